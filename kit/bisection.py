@@ -1,0 +1,282 @@
+"""The bisection algorithm, with no I/O: find where an outcome changes.
+
+Modelled on cargo-bisect-rustc's ``least_satisfying``. The caller hands in an
+ordered list of candidates (JAX versions, oldest first) and a *probe*: a
+callable that says, for one candidate, whether the bug shows
+(``Outcome.BAD``), does not (``Outcome.GOOD``), or could not be tested
+(``Outcome.SKIP``: not installable, crashed, inconclusive). Everything that
+installs and runs lives in ``kit.bisect``; keeping this module free of I/O is
+what lets the tests drive it with plain lists and a property test.
+
+Both directions are one search. A user hunting a regression has a good oldest
+end; a user hunting a fix has a bad oldest end. Either way we look for the
+*first candidate whose outcome differs from the oldest end's*, so the
+direction is just ``old_outcome``.
+
+Typical use by the driver::
+
+    cache = load_previous_probes()          # resume: finished probes are free
+    problem = verify_bounds(versions, probe, cache, old_outcome=Outcome.GOOD)
+    if problem:
+        raise SomeUserError(problem)
+    log(f"about {expected_probes(len(versions))} probes")
+    result = bisect(versions, probe, old_outcome=Outcome.GOOD, cache=cache)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Generic, Hashable, List, Optional, Sequence, TypeVar
+
+__all__ = [
+    "Outcome",
+    "BisectResult",
+    "Transition",
+    "bisect",
+    "expected_probes",
+    "non_monotonic",
+    "scan_all",
+    "verify_bounds",
+]
+
+T = TypeVar("T", bound=Hashable)
+
+
+class Outcome(enum.Enum):
+    """What one probe of one candidate found."""
+
+    GOOD = "good"
+    """The bug does not show."""
+    BAD = "bad"
+    """The bug shows."""
+    SKIP = "skip"
+    """No answer: the candidate could not be installed or its run was inconclusive."""
+
+
+Probe = Callable[[T], Outcome]
+"""Tests one candidate. May be slow (installs a JAX release), so it is cached."""
+
+
+@dataclass
+class BisectResult(Generic[T]):
+    """Where the outcome changes, as narrowly as the probes allow.
+
+    The change lies in ``ambiguous + [first_different]``: when ``ambiguous``
+    is empty it is exactly ``first_different``; otherwise the skipped
+    candidates between the two known ends could each hold it.
+    """
+
+    last_same: T
+    """Newest candidate known to have the oldest end's outcome."""
+    first_different: T
+    """Oldest candidate known to have the other outcome, after ``last_same``."""
+    ambiguous: List[T]
+    """Skipped candidates strictly between the two; empty when the answer is exact."""
+    probes: List[T]
+    """Candidates probed by this call, in order (cache hits are not listed)."""
+    cache: Dict[T, Outcome]
+    """Every outcome known, including those passed in: save it to resume later."""
+    old_outcome: Outcome = Outcome.GOOD
+    """Outcome of the oldest end: GOOD for a regression hunt, BAD for a fix hunt."""
+
+    @property
+    def exact(self) -> bool:
+        """True when no skipped candidate blurs the answer."""
+        return not self.ambiguous
+
+    @property
+    def suspects(self) -> List[T]:
+        """Every candidate that could be the first with the new outcome."""
+        return [*self.ambiguous, self.first_different]
+
+
+@dataclass(frozen=True)
+class Transition(Generic[T]):
+    """One change of outcome between two neighbouring tested candidates."""
+
+    before: T
+    """Last tested candidate with the old outcome."""
+    after: T
+    """First tested candidate with the new outcome."""
+    outcome_before: Outcome
+    outcome_after: Outcome
+    skipped_between: List[T] = field(default_factory=list)
+    """Untestable candidates between the two; any of them could hold the change."""
+
+
+def _probe_cached(candidate: T, probe: Probe[T], cache: Dict[T, Outcome], probes: List[T]) -> Outcome:
+    """Probe once per candidate, ever: installs are minutes long."""
+    if candidate not in cache:
+        outcome = probe(candidate)
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"probe({candidate!r}) returned {outcome!r}, not an Outcome")
+        cache[candidate] = outcome
+        probes.append(candidate)
+    return cache[candidate]
+
+
+def _other(outcome: Outcome) -> Outcome:
+    if outcome is Outcome.SKIP:
+        raise ValueError("old_outcome must be Outcome.GOOD or Outcome.BAD, not SKIP")
+    return Outcome.BAD if outcome is Outcome.GOOD else Outcome.GOOD
+
+
+def expected_probes(k: int) -> int:
+    """About how many probes a full bisect of ``k`` candidates runs, for the log line.
+
+    ``ceil(log2 k) + 2``: the two end checks of :func:`verify_bounds` plus the
+    halvings of :func:`bisect` (which needs at most ``ceil(log2(k - 1))``, never
+    more than ``ceil(log2 k)``). It is an upper bound when nothing is skipped;
+    each skipped candidate costs about one probe more. Never more than ``k``.
+    """
+    if k <= 0:
+        return 0
+    ceil_log2 = (k - 1).bit_length()  # == ceil(log2 k) for k >= 1
+    return min(k, ceil_log2 + 2)
+
+
+def verify_bounds(
+    candidates: Sequence[T],
+    probe: Probe[T],
+    cache: Optional[Dict[T, Outcome]] = None,
+    *,
+    old_outcome: Outcome = Outcome.GOOD,
+) -> Optional[str]:
+    """Probe both ends and say, in one sentence, why bisecting would mislead.
+
+    :func:`bisect` trusts that the oldest candidate has ``old_outcome`` and the
+    newest the other one; this checks it first (the probes land in ``cache``,
+    so bisect will not repeat them). Returns None when the range is fine.
+    """
+    new_outcome = _other(old_outcome)
+    if len(candidates) < 2:
+        return f"need at least two versions to bisect, got {len(candidates)}: widen the range"
+    cache = {} if cache is None else cache
+    first, last = candidates[0], candidates[-1]
+    got_first = _probe_cached(first, probe, cache, [])
+    if got_first is Outcome.SKIP:
+        return f"the oldest version {first} could not be tested (skip): choose another start"
+    got_last = _probe_cached(last, probe, cache, [])
+    if got_last is Outcome.SKIP:
+        return f"the newest version {last} could not be tested (skip): choose another end"
+    if got_first is not old_outcome and got_last is not new_outcome:
+        return (
+            f"the oldest version {first} is {got_first.value} and the newest {last} is "
+            f"{got_last.value}, the reverse of what was asked: swap the direction "
+            f"(look for a {'fix' if old_outcome is Outcome.GOOD else 'regression'})"
+        )
+    if got_first is not old_outcome:
+        return (
+            f"the oldest version {first} is already {got_first.value}, like the newest "
+            f"{last}: start from an older version"
+        )
+    if got_last is not new_outcome:
+        return (
+            f"the newest version {last} is still {got_last.value}, like the oldest "
+            f"{first}: end at a newer version"
+        )
+    return None
+
+
+def _tighten(candidates: Sequence[T], cache: Dict[T, Outcome], old: Outcome, lo: int, hi: int) -> tuple[int, int]:
+    """Narrow [lo, hi] with outcomes already cached (a resumed bisect)."""
+    for i in range(lo + 1, hi):
+        if cache.get(candidates[i]) is not None and cache[candidates[i]] not in (old, Outcome.SKIP):
+            hi = i
+            break
+    for i in range(hi - 1, lo, -1):
+        if cache.get(candidates[i]) is old:
+            lo = i
+            break
+    return lo, hi
+
+
+def bisect(
+    candidates: Sequence[T],
+    probe: Probe[T],
+    *,
+    old_outcome: Outcome = Outcome.GOOD,
+    cache: Optional[Dict[T, Outcome]] = None,
+) -> BisectResult[T]:
+    """Find the first candidate whose outcome differs from the oldest one's.
+
+    The ends are taken as known: ``candidates[0]`` has ``old_outcome`` and
+    ``candidates[-1]`` the other (check with :func:`verify_bounds`; neither is
+    probed here). Every probe goes through ``cache``, which may arrive
+    pre-filled from an earlier run. When the midpoint is skipped, its nearest
+    untested neighbour is tried instead; when only skipped candidates remain
+    between the last same and the first different, they are returned as
+    ``ambiguous``. Assumes one change (monotonic outcomes); use
+    :func:`scan_all` when that is in doubt.
+    """
+    new_outcome = _other(old_outcome)
+    if len(candidates) < 2:
+        raise ValueError(f"need at least two candidates to bisect, got {len(candidates)}")
+    if len(set(candidates)) != len(candidates):
+        raise ValueError("candidates must be distinct")
+    cache = {} if cache is None else cache
+    for end, expected in ((candidates[0], old_outcome), (candidates[-1], new_outcome)):
+        if end in cache and cache[end] is not expected:
+            raise ValueError(
+                f"{end} is known to be {cache[end].value}, but bisect needs it {expected.value}; "
+                "run verify_bounds first"
+            )
+    probes: List[T] = []
+    lo, hi = _tighten(candidates, cache, old_outcome, 0, len(candidates) - 1)
+    while hi - lo > 1:
+        untested = [i for i in range(lo + 1, hi) if cache.get(candidates[i]) is not Outcome.SKIP]
+        if not untested:
+            break  # only skipped candidates are left between the ends: ambiguous
+        mid = (lo + hi) // 2
+        # Nearest to the midpoint; on a tie the lower one, as the true midpoint rounds down.
+        index = min(untested, key=lambda i: (abs(i - mid), i))
+        outcome = _probe_cached(candidates[index], probe, cache, probes)
+        if outcome is old_outcome:
+            lo = index
+        elif outcome is new_outcome:
+            hi = index
+        # SKIP: now known; the next round picks a neighbour.
+    return BisectResult(
+        last_same=candidates[lo],
+        first_different=candidates[hi],
+        ambiguous=list(candidates[lo + 1 : hi]),
+        probes=probes,
+        cache=cache,
+        old_outcome=old_outcome,
+    )
+
+
+def scan_all(
+    candidates: Sequence[T],
+    probe: Probe[T],
+    cache: Optional[Dict[T, Outcome]] = None,
+) -> List[Transition[T]]:
+    """Probe every candidate and list every change of outcome, oldest first.
+
+    The ``--all`` mode: slower than :func:`bisect` but it does not assume a
+    single change, so it shows a bug that came, went and came back. Skipped
+    candidates are stepped over and reported inside the transition they blur.
+    More than one transition means the outcomes are not monotonic (see
+    :func:`non_monotonic`) and a bisect over this range would be misleading.
+    """
+    cache = {} if cache is None else cache
+    probes: List[T] = []
+    transitions: List[Transition[T]] = []
+    previous: Optional[T] = None
+    skipped: List[T] = []
+    for candidate in candidates:
+        outcome = _probe_cached(candidate, probe, cache, probes)
+        if outcome is Outcome.SKIP:
+            if previous is not None:
+                skipped.append(candidate)
+            continue
+        if previous is not None and cache[previous] is not outcome:
+            transitions.append(Transition(previous, candidate, cache[previous], outcome, skipped))
+        previous, skipped = candidate, []
+    return transitions
+
+
+def non_monotonic(transitions: Sequence[Transition[T]]) -> bool:
+    """True when the outcome changes more than once: bisect cannot be trusted there."""
+    return len(transitions) > 1

@@ -1,0 +1,210 @@
+"""Tests for kit.bisection: a table of cases, probe caching and a property test."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, List, Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kit.bisection import (
+    Outcome,
+    bisect,
+    expected_probes,
+    non_monotonic,
+    scan_all,
+    verify_bounds,
+)
+
+G, B, S = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
+
+
+class CountingProbe:
+    """Answers from a fixed list and counts calls, so caching can be checked."""
+
+    def __init__(self, outcomes: Sequence[Outcome]) -> None:
+        self.outcomes = list(outcomes)
+        self.calls: List[int] = []
+
+    def __call__(self, candidate: int) -> Outcome:
+        self.calls.append(candidate)
+        return self.outcomes[candidate]
+
+
+@dataclass
+class Case:
+    id: str
+    outcomes: str  # one letter per candidate: g, b or s
+    old: Outcome
+    last_same: int
+    first_different: int
+    ambiguous: List[int]
+
+
+def parse(letters: str) -> List[Outcome]:
+    return [{"g": G, "b": B, "s": S}[c] for c in letters]
+
+
+CASES = [
+    Case("regression", "gggggbbbbb", G, 4, 5, []),
+    Case("fix", "bbbgggggg", B, 2, 3, []),
+    Case("change-at-first-after-oldest", "gbbbbbbb", G, 0, 1, []),
+    Case("change-at-newest", "gggggggb", G, 6, 7, []),
+    Case("two-candidates", "gb", G, 0, 1, []),
+    Case("two-candidates-fix", "bg", B, 0, 1, []),
+    Case("skip-at-midpoint", "gggsbbbb", G, 2, 4, [3]),
+    Case("skip-at-midpoint-exact", "ggsgbbbb", G, 3, 4, []),
+    Case("skips-next-to-answer", "gggssbbbb", G, 2, 5, [3, 4]),
+    Case("skips-either-side", "ggsgsbsbb", G, 3, 5, [4]),
+    Case("all-skip", "gssssb", G, 0, 5, [1, 2, 3, 4]),
+    Case("fix-with-skips", "bbssgg", B, 1, 4, [2, 3]),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bisect_table(case: Case) -> None:
+    outcomes = parse(case.outcomes)
+    probe = CountingProbe(outcomes)
+    result = bisect(list(range(len(outcomes))), probe, old_outcome=case.old)
+    assert (result.last_same, result.first_different, result.ambiguous) == (
+        case.last_same,
+        case.first_different,
+        case.ambiguous,
+    )
+    assert result.exact == (not case.ambiguous)
+    assert result.probes == probe.calls
+    assert 0 not in probe.calls and len(outcomes) - 1 not in probe.calls, "ends are the caller's to verify"
+
+
+def test_bisect_works_on_version_strings() -> None:
+    versions = ["0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35", "0.4.36"]
+    bad_from = versions.index("0.4.34")
+    result = bisect(versions, lambda v: B if versions.index(v) >= bad_from else G)
+    assert (result.last_same, result.first_different) == ("0.4.33", "0.4.34")
+    assert result.suspects == ["0.4.34"]
+
+
+def test_each_candidate_probed_at_most_once() -> None:
+    outcomes = parse("gsgsgsbsbsbsbb")
+    probe = CountingProbe(outcomes)
+    cache: Dict[int, Outcome] = {}
+    candidates = list(range(len(outcomes)))
+    assert verify_bounds(candidates, probe, cache) is None
+    bisect(candidates, probe, cache=cache)
+    scan_all(candidates, probe, cache)
+    assert sorted(probe.calls) == sorted(set(probe.calls))
+    assert len(probe.calls) == len(outcomes)
+
+
+def test_resumed_bisect_reuses_cache() -> None:
+    outcomes = parse("g" * 20 + "b" * 12)
+    candidates = list(range(len(outcomes)))
+    first = bisect(candidates, CountingProbe(outcomes))
+    again = CountingProbe(outcomes)
+    resumed = bisect(candidates, again, cache=dict(first.cache))
+    assert again.calls == [] and resumed.probes == []
+    assert (resumed.last_same, resumed.first_different) == (first.last_same, first.first_different)
+
+
+def test_partial_cache_narrows_the_search() -> None:
+    outcomes = parse("g" * 20 + "b" * 12)
+    candidates = list(range(len(outcomes)))
+    probe = CountingProbe(outcomes)
+    result = bisect(candidates, probe, cache={17: G, 22: B})
+    assert result.first_different == 20
+    assert all(17 < c < 22 for c in probe.calls)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 7, 8, 9, 16, 17, 33, 100, 257])
+def test_probe_count_is_logarithmic(k: int) -> None:
+    bound = math.ceil(math.log2(k)) + 1
+    for change in range(1, k):
+        probe = CountingProbe([G] * change + [B] * (k - change))
+        bisect(list(range(k)), probe)
+        assert len(probe.calls) <= bound, (k, change)
+        assert len(probe.calls) + 2 <= expected_probes(k)
+
+
+@pytest.mark.parametrize(("k", "expected"), [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (8, 5), (9, 6), (100, 9)])
+def test_expected_probes(k: int, expected: int) -> None:
+    assert expected_probes(k) == expected
+
+
+def test_bisect_rejects_contradicting_cache() -> None:
+    with pytest.raises(ValueError, match="verify_bounds"):
+        bisect([0, 1, 2], CountingProbe(parse("ggb")), cache={0: B})
+
+
+@pytest.mark.parametrize(
+    ("letters", "old", "fragment"),
+    [
+        ("gggbb", G, None),
+        ("bbggg", B, None),
+        ("bbbbb", G, "start from an older version"),
+        ("ggggg", G, "end at a newer version"),
+        ("bbggg", G, "swap the direction"),
+        ("sgggb", G, "oldest version 0 could not be tested"),
+        ("ggggs", G, "newest version 4 could not be tested"),
+        ("g", G, "at least two"),
+    ],
+)
+def test_verify_bounds(letters: str, old: Outcome, fragment: str | None) -> None:
+    outcomes = parse(letters)
+    problem = verify_bounds(list(range(len(outcomes))), CountingProbe(outcomes), old_outcome=old)
+    if fragment is None:
+        assert problem is None
+    else:
+        assert problem is not None and fragment in problem
+
+
+def test_scan_all_reports_every_change() -> None:
+    outcomes = parse("ggbbsggsbb")
+    transitions = scan_all(list(range(len(outcomes))), CountingProbe(outcomes))
+    assert [(t.before, t.after, t.skipped_between) for t in transitions] == [(1, 2, []), (3, 5, [4]), (6, 8, [7])]
+    assert [(t.outcome_before, t.outcome_after) for t in transitions] == [(G, B), (B, G), (G, B)]
+    assert non_monotonic(transitions)
+
+
+def test_scan_all_monotonic() -> None:
+    outcomes = parse("sggsbb")
+    transitions = scan_all(list(range(len(outcomes))), CountingProbe(outcomes))
+    assert [(t.before, t.after, t.skipped_between) for t in transitions] == [(2, 4, [3])]
+    assert not non_monotonic(transitions)
+
+
+@st.composite
+def monotonic_with_skips(draw: st.DrawFn) -> tuple[List[Outcome], Outcome, int]:
+    """Ends testable, one true change at ``change``, any interior point may skip."""
+    n = draw(st.integers(min_value=2, max_value=60))
+    change = draw(st.integers(min_value=1, max_value=n - 1))
+    old = draw(st.sampled_from([G, B]))
+    new = B if old is G else G
+    truth = [old] * change + [new] * (n - change)
+    skips = draw(st.lists(st.booleans(), min_size=n - 2, max_size=n - 2))
+    observed = [truth[0]] + [S if s else t for s, t in zip(skips, truth[1:-1])] + [truth[-1]]
+    return observed, old, change
+
+
+@settings(max_examples=300, deadline=None)
+@given(monotonic_with_skips())
+def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) -> None:
+    observed, old, change = data
+    probe = CountingProbe(observed)
+    candidates = list(range(len(observed)))
+    result = bisect(candidates, probe, old_outcome=old)
+    # Brute force: the first testable candidate that differs, and the last same before it.
+    first_seen = next(i for i, o in enumerate(observed) if o not in (old, S))
+    last_same = max(i for i in range(first_seen) if observed[i] is old)
+    assert result.first_different == first_seen
+    assert result.last_same == last_same
+    assert result.ambiguous == list(range(last_same + 1, first_seen))
+    assert all(observed[i] is S for i in result.ambiguous)
+    assert change in result.suspects
+    assert len(probe.calls) == len(set(probe.calls)) <= len(observed) - 2
+    if S not in observed:
+        assert result.exact and len(probe.calls) <= math.ceil(math.log2(len(observed)))
+    transitions = scan_all(candidates, probe, result.cache)
+    assert len(transitions) == 1 and transitions[0].after == first_seen
