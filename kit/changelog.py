@@ -1,0 +1,216 @@
+"""JAX release notes and compare links for bisect reports.
+
+A bisect report ends with the range found, a compare link and "the changelog
+sections of the releases in between", ready to paste into an issue.
+
+Where the changelog can come from (checked November 2026):
+
+* JAX's ``CHANGELOG.md`` lives in the GitHub repository only. The jax sdists
+  on PyPI do **not** ship it (checked 0.4.13, 0.4.36, 0.5.0, 0.9.2 and
+  0.12.0.1: they hold ``README.md`` and the package, nothing else; PKG-INFO
+  only links to https://docs.jax.dev/en/latest/changelog.html), and wheels
+  never did. jaxlib has no sdist.
+* At run time only PyPI is reachable, so the kit cannot fetch the text
+  itself. It therefore reads a ``CHANGELOG.md`` the user saved (passed
+  explicitly, or dropped at ``<cache_dir>/CHANGELOG.md``, e.g. with
+  ``git -C jax show origin/main:CHANGELOG.md > .cache/CHANGELOG.md``), and
+  otherwise says plainly that the notes are not available and links to them.
+
+Heading formats seen across eras (all level-2 headings, newest first)::
+
+    ## Unreleased                      (HEAD, since 0.6)
+    ## JAX 0.6.0 (April 16, 2025)      (upper case since 0.6.0)
+    ## jax 0.4.36 (Dec 5, 2024)        (month abbreviated or not, comma or not)
+    ## jax 0.4.36                      (the release's own tag: no date yet)
+    ## jaxlib 0.4.32 (September 11, 2024)  (separate jaxlib notes up to 0.4.32)
+    ## jaxlib 0.1.58 (January 12ish 2021)
+    ## jax 0.3.16                      (some old releases have no date)
+    ## jax (0.2.0) (September 23 2020)
+
+Tags are ``jax-v<version>`` (``jax-v0.4.35``) for every release since 0.2.0;
+the changelog itself links ``compare/jax-v0.1.77...jax-v0.2.0``. Separate
+``jaxlib-v`` tags stop at 0.4.32, so compare links always use ``jax-v``.
+
+Parsing (:func:`parse_changelog`, :func:`select_sections`) is pure; only
+:func:`find_changelog` touches the file system.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+
+__all__ = [
+    "DOCS_CHANGELOG_URL",
+    "JAX_REPOSITORY",
+    "ReleaseSection",
+    "changelog_sections",
+    "changelog_url",
+    "compare_url",
+    "find_changelog",
+    "not_available_text",
+    "parse_changelog",
+    "render_changes",
+    "select_sections",
+    "tag",
+]
+
+JAX_REPOSITORY = "https://github.com/jax-ml/jax"
+DOCS_CHANGELOG_URL = "https://docs.jax.dev/en/latest/changelog.html"
+CHANGELOG_NAME = "CHANGELOG.md"
+
+_HEADING = re.compile(
+    r"""^\#\#[ \t]+
+        (?P<package>jaxlib|jax)[ \t]+
+        \(?v?(?P<version>\d+(?:\.\d+)+)\)?      # 0.4.36, or (0.2.0) in 2020
+        (?:[ \t]*\((?P<date>[^)]*)\))?           # optional: (Dec 5, 2024)
+        [ \t]*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_ANY_TOP_HEADING = re.compile(r"^#{1,2}[ \t]")
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+
+# MyST roles render as literal braces on GitHub; rewrite them for an issue.
+_ISSUE_ROLE = re.compile(r"\{jax-issue\}`#?(\d+)`")
+_TITLED_ROLE = re.compile(r"\{(?:py:)?[a-z]+\}`([^`<]+?)\s*<[^`>]*>`")
+_PLAIN_ROLE = re.compile(r"\{(?:py:)?[a-z]+\}`~?([^`]+)`")
+
+
+@dataclass(frozen=True)
+class ReleaseSection:
+    """One ``## jax X`` or ``## jaxlib X`` section of CHANGELOG.md."""
+
+    package: str
+    """``"jax"`` or ``"jaxlib"`` (lower case, whatever the heading said)."""
+    version: str
+    date: Optional[str]
+    """As written (``"Dec 5, 2024"``); None for an unreleased or undated heading."""
+    markdown: str
+    """Heading and body, trailing blank lines removed."""
+
+
+def tag(version: str) -> str:
+    """The git tag of a JAX release: ``jax-v0.4.35``."""
+    return f"jax-v{version}"
+
+
+def compare_url(good: str, bad: str) -> str:
+    """GitHub's commit comparison between two releases, oldest first."""
+    return f"{JAX_REPOSITORY}/compare/{tag(good)}...{tag(bad)}"
+
+
+def changelog_url(version: str) -> str:
+    """CHANGELOG.md as it stood at a release: readable when the text is not at hand."""
+    return f"{JAX_REPOSITORY}/blob/{tag(version)}/{CHANGELOG_NAME}"
+
+
+def _demyst(markdown: str) -> str:
+    """Turn Sphinx/MyST roles into plain GitHub markdown (``{func}`jax.jit``` → ```jax.jit```)."""
+    markdown = _ISSUE_ROLE.sub(r"#\1", markdown)
+    markdown = _TITLED_ROLE.sub(r"\1", markdown)
+    return _PLAIN_ROLE.sub(r"`\1`", markdown)
+
+
+def parse_changelog(text: str) -> List[ReleaseSection]:
+    """Split JAX's CHANGELOG.md into release sections, in file order (newest first).
+
+    A section runs from its ``## jax[lib] X`` heading to the next level-1 or
+    level-2 heading, ignoring lines inside fenced code blocks (some notes show
+    code). ``## Unreleased`` and the preamble are not releases and are dropped.
+    """
+    sections: List[ReleaseSection] = []
+    current: Optional[re.Match[str]] = None
+    body: List[str] = []
+    in_fence = False
+
+    def close() -> None:
+        if current is not None:
+            date = (current.group("date") or "").strip() or None
+            text = "\n".join(body).rstrip()
+            sections.append(
+                ReleaseSection(current.group("package").lower(), current.group("version"), date, _demyst(text))
+            )
+
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and _ANY_TOP_HEADING.match(line):
+            close()
+            current, body = _HEADING.match(line.rstrip()), []
+        if current is not None:
+            body.append(line)
+    close()
+    return sections
+
+
+def not_available_text(version: str, why: str) -> str:
+    """What the report shows instead of a release's notes, with where to read them."""
+    return (
+        f"_Release notes for jax {version} are not available here: {why}. "
+        f"Read them at {changelog_url(version)} or {DOCS_CHANGELOG_URL}._"
+    )
+
+
+def select_sections(sections: Iterable[ReleaseSection], versions: Sequence[str]) -> Dict[str, str]:
+    """Markdown per requested version: the jax notes, then the jaxlib notes if separate.
+
+    Every requested version gets an entry; one the changelog lacks (a
+    post-release such as 0.9.0.1, or a release newer than the file) gets
+    :func:`not_available_text`.
+    """
+    by_version: Dict[str, List[ReleaseSection]] = {}
+    for section in sections:
+        by_version.setdefault(section.version, []).append(section)
+    result: Dict[str, str] = {}
+    for version in versions:
+        found = sorted(by_version.get(version, []), key=lambda s: s.package != "jax")
+        if found:
+            result[version] = "\n\n".join(s.markdown for s in found)
+        else:
+            result[version] = not_available_text(version, "the changelog at hand has no section for it")
+    return result
+
+
+def find_changelog(cache_dir: Path, changelog: Optional[Path] = None) -> Optional[Path]:
+    """The CHANGELOG.md to read: the one given, else ``<cache_dir>/CHANGELOG.md``, else None."""
+    for candidate in (changelog, cache_dir / CHANGELOG_NAME):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    return None
+
+
+def changelog_sections(
+    versions: Sequence[str], cache_dir: Path, changelog: Optional[Path] = None
+) -> Dict[str, str]:
+    """Release notes per version, for the releases a bisect report spans.
+
+    Never fails: when no CHANGELOG.md is at hand (PyPI, the only index
+    reachable at run time, does not carry it) each version gets a sentence
+    saying so, with links.
+    """
+    path = find_changelog(cache_dir, changelog)
+    if path is None:
+        why = (
+            "JAX's sdists on PyPI do not include CHANGELOG.md; "
+            f"save a copy as {cache_dir / CHANGELOG_NAME} to include the notes"
+        )
+        return {version: not_available_text(version, why) for version in versions}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return {version: not_available_text(version, f"{path} could not be read ({error})") for version in versions}
+    return select_sections(parse_changelog(text), versions)
+
+
+def render_changes(good: str, bad: str, sections: Mapping[str, str]) -> str:
+    """The report block: compare link, then each release's notes.
+
+    ``sections`` is :func:`changelog_sections` for the releases after ``good``
+    up to and including ``bad``; they are shown in its order.
+    """
+    lines = [f"Changes from jax {good} to {bad}: {compare_url(good, bad)}", ""]
+    for markdown in sections.values():
+        lines += [markdown, ""]
+    return "\n".join(lines).rstrip() + "\n"
