@@ -1,0 +1,313 @@
+"""matrix.toml: which JAX releases to test, how to install them, how big each check is.
+
+Read once, validated on load. Every mistake is reported as one sentence that
+names the key and the fix (``ConfigError``), never as a traceback: the people
+editing this file are scientists adding the release they run on a cluster.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from packaging.version import InvalidVersion, Version
+
+from .errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+BACKENDS = ("cpu", "cuda")
+
+# The parameters each repro understands, with a validator per key. They are
+# passed to ``python -m repro.<check>`` as ``--key-with-dashes value``.
+_Validator = Callable[[Any], bool]
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _pos_int(v: Any) -> bool:
+    return _is_int(v) and v > 0
+
+
+def _pos_int_list(v: Any) -> bool:
+    return isinstance(v, list) and all(_pos_int(x) for x in v)
+
+
+def _str_list(allowed: tuple[str, ...]) -> _Validator:
+    return lambda v: isinstance(v, list) and len(v) > 0 and all(x in allowed for x in v)
+
+
+def _one_of(allowed: tuple[str, ...]) -> _Validator:
+    return lambda v: v in allowed
+
+
+def _pos_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+_DTYPES = ("float32", "float64")
+
+CHECK_PARAMETERS: dict[str, dict[str, tuple[_Validator, str]]] = {
+    "scaling": {
+        "devices": (lambda v: _pos_int_list(v) and len(v) > 0, "a non-empty list of device counts, e.g. [1, 2, 4]"),
+        "batch": (_pos_int, "a positive integer"),
+        "matrix_size": (_pos_int, "a positive integer"),
+        "in_features": (_pos_int, "a positive integer"),
+        "hidden": (_pos_int_list, "a list of layer widths, e.g. [8192, 8192]"),
+        "dtype": (_one_of(_DTYPES), "one of float32, float64"),
+        "repeats": (_pos_int, "a positive integer"),
+        "warmup": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+        "modes": (_str_list(("jit", "shard_map")), 'a list drawn from ["jit", "shard_map"]'),
+        "passes": (_str_list(("forward", "grad")), 'a list drawn from ["forward", "grad"]'),
+    },
+    "correctness": {
+        "matrix_size": (_pos_int, "a positive integer"),
+        "dtypes": (_str_list(_DTYPES), 'a list drawn from ["float32", "float64"]'),
+        "batches": (lambda v: v == "auto" or (_pos_int_list(v) and len(v) > 0), '"auto" or a list of batch sizes'),
+        "samples": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+        "window": (_pos_int, "a positive integer"),
+        "seed": (_is_int, "an integer"),
+        "max_memory_gb": (_pos_number, "a positive number of GiB"),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Release:
+    """One JAX release and whatever it needs to install."""
+
+    version: str
+    note: str = ""
+    python: str | None = None
+    find_links: tuple[str, ...] = ()
+    extra_index_urls: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> Version:
+        return Version(self.version)
+
+
+@dataclass(frozen=True)
+class InstallSettings:
+    """How every release is installed unless the release says otherwise."""
+
+    pythons: tuple[str, ...] = ("3.13", "3.12", "3.11", "3.10", "3.9")
+    index_url: str = "https://pypi.org/simple"
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    # Dependencies are resolved as of the release's upload date plus this slack,
+    # so a numpy/scipy published days after the release (and tested by its
+    # users) still counts as its era.
+    era_slack_days: int = 14
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    parameters: Mapping[str, Any]
+    presets: Mapping[str, Mapping[str, Any]]
+    timeout_s: int
+    description: str
+
+
+@dataclass(frozen=True)
+class Matrix:
+    path: Path
+    releases: tuple[Release, ...]
+    checks: Mapping[str, Check]
+    install: InstallSettings = field(default_factory=InstallSettings)
+    results_dir: Path = Path("reports/results")
+    envs_dir: Path = Path(".nox/jax-envs")
+
+    def release(self, version: str) -> Release:
+        """The configured release, or an ad-hoc one for a version the matrix lacks."""
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise ConfigError(
+                f"{version!r} is not a JAX version",
+                "give a release number such as 0.4.35",
+            ) from None
+        for release in self.releases:
+            if release.key == Version(version):
+                return release
+        return Release(version=version, note="not in matrix.toml")
+
+    def check(self, name: str) -> Check:
+        if name not in self.checks:
+            raise ConfigError(
+                f"unknown check {name!r}",
+                f"use one of: {', '.join(sorted(self.checks))}",
+            )
+        return self.checks[name]
+
+
+def load_matrix(path: Path | str = "matrix.toml") -> Matrix:
+    """Read and validate matrix.toml; raise ConfigError naming the bad key."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path} not found", "run from the repository root, where matrix.toml lives") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}", "fix the line named above") from None
+    return parse_matrix(raw, path)
+
+
+def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Matrix:
+    _known_keys(raw, {"kit", "install", "release", "checks"}, "")
+    kit = _table(raw, "kit", "")
+    _known_keys(kit, {"results_dir", "envs_dir"}, "kit")
+    install = _parse_install(_table(raw, "install", ""))
+    releases = _parse_releases(raw.get("release", []))
+    checks_raw = _table(raw, "checks", "")
+    if not checks_raw:
+        raise ConfigError("matrix.toml has no [checks.*] tables", "add [checks.scaling] and [checks.correctness]")
+    _known_keys(checks_raw, set(CHECK_PARAMETERS), "checks")
+    checks = {name: _parse_check(name, _table(checks_raw, name, "checks")) for name in checks_raw}
+    return Matrix(
+        path=path,
+        releases=releases,
+        checks=checks,
+        install=install,
+        results_dir=Path(_string(kit, "results_dir", "kit", "reports/results")),
+        envs_dir=Path(_string(kit, "envs_dir", "kit", ".nox/jax-envs")),
+    )
+
+
+def _parse_install(table: Mapping[str, Any]) -> InstallSettings:
+    where = "install"
+    _known_keys(table, {"pythons", "index_url", "extra_index_urls", "find_links", "era_slack_days"}, where)
+    defaults = InstallSettings()
+    pythons = _strings(table, "pythons", where, defaults.pythons)
+    for py in pythons:
+        if not _looks_like_python(py):
+            raise ConfigError(f"install.pythons has {py!r}", 'list interpreter versions like "3.12"')
+    slack = table.get("era_slack_days", defaults.era_slack_days)
+    if not _is_int(slack) or slack < 0:
+        raise ConfigError("install.era_slack_days must be a non-negative integer", "e.g. era_slack_days = 14")
+    return InstallSettings(
+        pythons=pythons,
+        index_url=_string(table, "index_url", where, defaults.index_url),
+        extra_index_urls=_strings(table, "extra_index_urls", where, ()),
+        find_links=_strings(table, "find_links", where, ()),
+        era_slack_days=slack,
+    )
+
+
+def _parse_releases(items: Any) -> tuple[Release, ...]:
+    if not isinstance(items, list) or not items:
+        raise ConfigError("matrix.toml has no [[release]] entries", 'add one: [[release]] version = "0.6.0"')
+    releases: list[Release] = []
+    seen: set[Version] = set()
+    for i, item in enumerate(items):
+        where = f"release[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where} must be a table", "write it as [[release]] followed by key = value lines")
+        _known_keys(item, {"version", "note", "python", "find_links", "extra_index_urls"}, where)
+        version = item.get("version")
+        if not isinstance(version, str):
+            raise ConfigError(f"{where} has no version string", 'add version = "0.4.35"')
+        try:
+            parsed = Version(version)
+        except InvalidVersion:
+            raise ConfigError(f"{where}.version {version!r} is not a version number", 'write it like "0.4.35"') from None
+        where = f"release {version}"
+        if parsed in seen:
+            raise ConfigError(f"{where} is listed twice", "keep one [[release]] entry per version")
+        seen.add(parsed)
+        python = item.get("python")
+        if python is not None and not (isinstance(python, str) and _looks_like_python(python)):
+            raise ConfigError(f"{where}: python must be a version string", 'e.g. python = "3.11"')
+        releases.append(
+            Release(
+                version=version,
+                note=_string(item, "note", where, ""),
+                python=python,
+                find_links=_strings(item, "find_links", where, ()),
+                extra_index_urls=_strings(item, "extra_index_urls", where, ()),
+            )
+        )
+    return tuple(sorted(releases, key=lambda r: r.key))
+
+
+def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
+    where = f"checks.{name}"
+    schema = CHECK_PARAMETERS[name]
+    meta = {"presets", "timeout_s", "description"}
+    _known_keys(table, set(schema) | meta, where)
+    parameters = {k: v for k, v in table.items() if k not in meta}
+    validate_parameters(name, parameters, where)
+    presets_raw = _table(table, "presets", where)
+    presets: dict[str, Mapping[str, Any]] = {}
+    for preset, values in presets_raw.items():
+        pwhere = f"{where}.presets.{preset}"
+        if not isinstance(values, dict):
+            raise ConfigError(f"{pwhere} must be a table", f"write it as [{pwhere}]")
+        _known_keys(values, set(schema), pwhere)
+        validate_parameters(name, values, pwhere)
+        presets[preset] = dict(values)
+    timeout = table.get("timeout_s", 1800)
+    if not _pos_int(timeout):
+        raise ConfigError(f"{where}.timeout_s must be a positive integer (seconds)", "e.g. timeout_s = 900")
+    return Check(
+        name=name,
+        parameters=parameters,
+        presets=presets,
+        timeout_s=timeout,
+        description=_string(table, "description", where, f"{name} check"),
+    )
+
+
+def validate_parameters(check: str, parameters: Mapping[str, Any], where: str) -> None:
+    """Raise ConfigError for an unknown key or a value of the wrong shape."""
+    schema = CHECK_PARAMETERS[check]
+    _known_keys(parameters, set(schema), where)
+    for key, value in parameters.items():
+        ok, expected = schema[key]
+        if not ok(value):
+            raise ConfigError(f"{where}.{key} = {value!r} is not valid", f"{key} must be {expected}")
+
+
+def _known_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, sorted(allowed), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
+            name = f"{where}.{key}" if where else key
+            raise ConfigError(f"unknown key {name!r} in matrix.toml", hint)
+
+
+def _table(raw: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    value = raw.get(key, {})
+    if not isinstance(value, dict):
+        name = f"{where}.{key}" if where else key
+        raise ConfigError(f"{name} must be a table", f"write it as [{name}]")
+    return value
+
+
+def _string(table: Mapping[str, Any], key: str, where: str, default: str) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}.{key} must be a string", f'e.g. {key} = "..."')
+    return value
+
+
+def _strings(table: Mapping[str, Any], key: str, where: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = table.get(key, list(default))
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}.{key} must be a list of strings", f'e.g. {key} = ["..."]')
+    return tuple(value)
+
+
+def _looks_like_python(text: str) -> bool:
+    parts = text.split(".")
+    return len(parts) == 2 and all(p.isdigit() for p in parts)

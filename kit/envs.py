@@ -1,0 +1,151 @@
+"""One environment per (release, backend, python), behind a small interface.
+
+uv is the default: it resolves with an era cut-off (``--exclude-newer``) and
+installs from a shared cache in seconds. Where uv is missing, plain virtualenv
+(or the standard venv) plus pip does the same job, slower, with the pins uv
+would have chosen replaced by era constraints computed from the index.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol
+
+from .errors import UsageError
+from .install import InstallPlan, Resolution, _uv_env, find_uv
+
+Log = Callable[[str], None]
+
+_MARKER = "kit-env.json"
+
+
+@dataclass(frozen=True)
+class Env:
+    path: Path
+    python: Path
+    reused: bool
+    pins: dict[str, str]
+
+
+class InstallFailed(Exception):
+    """The installer ran and failed; the message is its last words."""
+
+
+class EnvBackend(Protocol):
+    name: str
+
+    def create(self, path: Path, interpreter: Path) -> None: ...
+
+    def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None: ...
+
+
+class UvBackend:
+    name = "uv"
+
+    def __init__(self, uv: str) -> None:
+        self.uv = uv
+
+    def create(self, path: Path, interpreter: Path) -> None:
+        _run([self.uv, "venv", "--quiet", "--python", str(interpreter), str(path)])
+
+    def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
+        # Install exactly what the resolution pinned, so the record's versions
+        # are the versions that ran.
+        pins = [f"{name}=={version}" for name, version in sorted(resolution.pins.items())]
+        _run([self.uv, "pip", "install", "--python", str(env_python(path)), *plan.uv_args(), *pins])
+
+
+class VirtualenvBackend:
+    name = "virtualenv"
+
+    def create(self, path: Path, interpreter: Path) -> None:
+        if shutil.which("virtualenv"):
+            _run(["virtualenv", "--quiet", "-p", str(interpreter), str(path)])
+        else:
+            _run([str(interpreter), "-m", "venv", str(path)])
+
+    def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
+        pins = [f"{name}=={version}" for name, version in sorted(resolution.pins.items())]
+        args = ["--index-url", plan.index_url]
+        for url in plan.extra_index_urls:
+            args += ["--extra-index-url", url]
+        for link in plan.find_links:
+            args += ["--find-links", link]
+        _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *pins])
+
+
+def pick_backend() -> EnvBackend:
+    """uv when present, virtualenv otherwise (or as KIT_VENV_BACKEND says)."""
+    if os.environ.get("KIT_VENV_BACKEND") == "virtualenv":
+        return VirtualenvBackend()
+    try:
+        return UvBackend(find_uv())
+    except UsageError:
+        return VirtualenvBackend()
+
+
+def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backend: EnvBackend,
+               log: Log) -> Env:
+    """Reuse the environment built from this exact plan, or build it."""
+    name = f"jax-{plan.jax}-{plan.backend}-py{resolution.python}-{plan.fingerprint(resolution.python)}"
+    path = (envs_dir / name).resolve()
+    marker = path / _MARKER
+    if marker.exists():
+        try:
+            saved = json.loads(marker.read_text(encoding="utf-8"))
+            if env_python(path).exists():
+                log(f"reusing environment {path}")
+                return Env(path=path, python=env_python(path), reused=True, pins=saved.get("pins", {}))
+        except ValueError:
+            pass
+    interpreter = find_interpreter(resolution.python)
+    if interpreter is None:
+        raise InstallFailed(f"Python {resolution.python} is not installed here")
+    if path.exists():
+        shutil.rmtree(path)  # a half-built environment from an interrupted run
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log(f"creating environment {path} ({backend.name}, Python {resolution.python})")
+    backend.create(path, interpreter)
+    log("installing " + ", ".join(f"{k}=={v}" for k, v in sorted(resolution.pins.items())))
+    backend.install(path, plan, resolution)
+    # The marker is written last: its presence means the install finished.
+    tmp = marker.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"plan": plan.to_json(), "python": resolution.python, "pins": resolution.pins},
+                              indent=2), encoding="utf-8")
+    os.replace(tmp, marker)
+    return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
+
+
+def env_python(path: Path) -> Path:
+    return path / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+
+
+def available_pythons(wanted: tuple[str, ...]) -> list[str]:
+    return [py for py in wanted if find_interpreter(py) is not None]
+
+
+def find_interpreter(version: str) -> Path | None:
+    """An installed CPython ``version`` (e.g. "3.12"): pyenv's first, then PATH."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    # The glob's "3.12." prefix already pins the minor version.
+    for candidate in sorted(glob.glob(str(root / "versions" / f"{version}.*" / "bin" / "python")), reverse=True):
+        if os.access(candidate, os.X_OK):
+            return Path(candidate)
+    found = shutil.which(f"python{version}")
+    if found:
+        return Path(found)
+    return None
+
+
+def _run(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_uv_env())
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
+        raise InstallFailed("\n".join(tail) or f"{cmd[0]} exited with {proc.returncode}")

@@ -1,0 +1,38 @@
+"""The few errors a user can meet, each one sentence plus a tip.
+
+Low-level failures (a bad TOML line, a refused download) are translated into
+these at the boundary, so the command line prints one ``ERROR`` line and a
+``TIP`` instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class KitError(Exception):
+    """Something the user can fix; ``tip`` says how."""
+
+    def __init__(self, message: str, tip: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.tip = tip
+
+    def __str__(self) -> str:
+        return self.message
+
+    def render(self) -> str:
+        lines = [f"ERROR: {self.message}"]
+        if self.tip:
+            lines.append(f"TIP: {self.tip}")
+        return "\n".join(lines)
+
+
+class ConfigError(KitError):
+    """matrix.toml (or a command-line override of it) is wrong."""
+
+
+class PackageIndexError(KitError):
+    """The package index could not be read (network, bad URL)."""
+
+
+class UsageError(KitError):
+    """A bad command-line argument."""

@@ -1,0 +1,189 @@
+"""Which JAX releases the package index has, and when each was published.
+
+Reads the index's JSON simple API (PEP 691), which every modern index serves,
+so a private mirror configured in matrix.toml works the same as PyPI. Answers
+are cached on disk for an hour: a bisect lists candidates many times, and the
+machines we run on are often offline-ish clusters with slow proxies.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.parser import Parser
+from pathlib import Path
+from typing import Iterable
+
+from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from .errors import PackageIndexError
+
+_ACCEPT = "application/vnd.pypi.simple.v1+json"
+_CACHE_TTL_S = 3600.0
+
+
+@dataclass(frozen=True)
+class DistFile:
+    filename: str
+    version: Version
+    url: str
+    upload_time: datetime | None
+    yanked: bool
+    python_tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    files: tuple[DistFile, ...]
+
+    def versions(self) -> list[Version]:
+        """Final (non-pre) releases that have at least one file not yanked, oldest first."""
+        found = {f.version for f in self.files if not f.yanked and not f.version.is_prerelease}
+        return sorted(found)
+
+    def has(self, version: str | Version) -> bool:
+        v = Version(str(version))
+        return any(f.version == v and not f.yanked for f in self.files)
+
+    def first_upload(self, version: str | Version) -> datetime | None:
+        v = Version(str(version))
+        times = [f.upload_time for f in self.files if f.version == v and f.upload_time]
+        return min(times) if times else None
+
+    def files_for(self, version: str | Version) -> list[DistFile]:
+        v = Version(str(version))
+        return [f for f in self.files if f.version == v and not f.yanked]
+
+
+class PackageIndex:
+    """A read-only view of one package index, with an on-disk cache."""
+
+    def __init__(self, url: str = "https://pypi.org/simple", cache_dir: Path | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.cache_dir = cache_dir or Path(os.environ.get("KIT_CACHE_DIR", ".cache/kit"))
+        self._projects: dict[str, Project] = {}
+
+    def project(self, name: str) -> Project:
+        if name not in self._projects:
+            self._projects[name] = _parse_project(name, self._fetch_json(name))
+        return self._projects[name]
+
+    def jax_releases(self) -> list[Version]:
+        return self.project("jax").versions()
+
+    def release_date(self, version: str) -> datetime | None:
+        """When jax==version was first uploaded: the start of its era."""
+        return self.project("jax").first_upload(version)
+
+    def installable_jaxlibs(self) -> list[Version]:
+        return self.project("jaxlib").versions()
+
+    def neighbours(self, version: str) -> list[str]:
+        """The nearest releases below and above whose jaxlib the index still has."""
+        target = Version(version)
+        jaxlibs = set(self.installable_jaxlibs())
+        candidates = [v for v in self.jax_releases() if v in jaxlibs and v != target]
+        below = [v for v in candidates if v < target]
+        above = [v for v in candidates if v > target]
+        return [str(v) for v in ([below[-1]] if below else []) + ([above[0]] if above else [])]
+
+    def jax_extras(self, version: str) -> set[str]:
+        """The extras jax==version declares (cpu, cuda12, cuda12_pip, cuda13, ...).
+
+        Read from the wheel's METADATA, because the extras that install a GPU
+        build changed names over the years and only the release itself knows.
+        """
+        cache = self.cache_dir / "metadata" / f"jax-{version}.METADATA"
+        if not cache.exists():
+            wheels = [f for f in self.project("jax").files_for(version) if f.filename.endswith(".whl")]
+            if not wheels:
+                raise PackageIndexError(f"the index has no jax {version} wheel", "check the version number")
+            data = _download(wheels[0].url)
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                cache.write_bytes(zf.read(name))
+        metadata = Parser().parsestr(cache.read_text(encoding="utf-8"))
+        return set(metadata.get_all("Provides-Extra") or [])
+
+    def _fetch_json(self, name: str) -> dict:
+        cache = self.cache_dir / "simple" / f"{_cache_name(self.url)}-{name}.json"
+        if cache.exists() and time.time() - cache.stat().st_mtime < _CACHE_TTL_S:
+            try:
+                return json.loads(cache.read_text(encoding="utf-8"))
+            except ValueError:
+                pass  # a torn cache file: fetch again
+        data = json.loads(_download(f"{self.url}/{name}/", accept=_ACCEPT))
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, cache)
+        return data
+
+
+def _download(url: str, accept: str | None = None) -> bytes:
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.read()
+    except (urllib.error.URLError, OSError) as exc:
+        raise PackageIndexError(
+            f"could not read {url}: {getattr(exc, 'reason', exc)}",
+            "check the network or set install.index_url in matrix.toml to a reachable index",
+        ) from None
+
+
+def _parse_project(name: str, data: dict) -> Project:
+    files = []
+    for item in data.get("files", []):
+        parsed = _parse_filename(item.get("filename", ""))
+        if parsed is None:
+            continue
+        version, tags = parsed
+        files.append(
+            DistFile(
+                filename=item["filename"],
+                version=version,
+                url=item.get("url", ""),
+                upload_time=_parse_time(item.get("upload-time")),
+                yanked=bool(item.get("yanked")),
+                python_tags=tags,
+            )
+        )
+    return Project(name=name, files=tuple(files))
+
+
+def _parse_filename(filename: str) -> tuple[Version, tuple[str, ...]] | None:
+    try:
+        if filename.endswith(".whl"):
+            _, version, _, tags = parse_wheel_filename(filename)
+            return version, tuple(sorted({t.interpreter for t in tags}))
+        _, version = parse_sdist_filename(filename)
+        return version, ()
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+def _cache_name(url: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in url)[-60:]
+
+
+def versions_between(versions: Iterable[Version], low: str, high: str) -> list[Version]:
+    """Versions v with low <= v <= high, oldest first."""
+    lo, hi = sorted((Version(low), Version(high)))
+    return sorted(v for v in versions if lo <= v <= hi)

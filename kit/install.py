@@ -1,0 +1,200 @@
+"""How to install one JAX release, era-correctly, and whether the index can.
+
+An install plan is data: requirements, the era cut-off date, the indexes and
+wheel folders. ``resolve`` asks uv to solve it without downloading the large
+wheels, which is how we tell "not installable here" apart from a crash, and
+how we pick a Python that the release's jaxlib has wheels for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from .config import Matrix, Release
+from .errors import UsageError
+from .index import PackageIndex
+
+# JAX's installation guide names these pages for wheels the index no longer has
+# ("Installing older jaxlib wheels") and for the CUDA builds of the cuda*_pip era.
+JAX_ARCHIVE_PAGE = "https://storage.googleapis.com/jax-releases/jax_releases.html"
+JAX_CUDA_ARCHIVE_PAGE = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
+
+# These are pinned by the release itself, so they are exempt from the era
+# cut-off (pruned wheels are sometimes re-uploaded years later).
+_OWN_PACKAGES = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt")
+
+# GPU extras, newest first: the first one a release declares is the one to use.
+_CUDA_EXTRAS = ("cuda13", "cuda12", "cuda12_pip", "cuda")
+
+# Platform to resolve GPU plans for: the wheels clusters run.
+GPU_PLATFORM = "x86_64-manylinux_2_28"
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    jax: str
+    backend: str
+    requirements: tuple[str, ...]
+    exclude_newer: str | None
+    index_url: str
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    pythons: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def fingerprint(self, python: str) -> str:
+        blob = json.dumps([self.to_json(), python], sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:10]
+
+    def uv_args(self) -> list[str]:
+        """The resolver flags shared by ``uv pip compile`` and ``uv pip install``."""
+        args = ["--index-url", self.index_url]
+        for url in self.extra_index_urls:
+            args += ["--extra-index-url", url]
+        for link in self.find_links:
+            args += ["--find-links", link]
+        if self.exclude_newer:
+            args += ["--exclude-newer", self.exclude_newer]
+            for name in _OWN_PACKAGES:
+                args += ["--exclude-newer-package", f"{name}=2100-01-01T00:00:00Z"]
+        return args
+
+
+@dataclass(frozen=True)
+class Resolution:
+    python: str
+    ok: bool
+    pins: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+
+
+def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageIndex,
+                 extra_find_links: tuple[str, ...] = ()) -> InstallPlan:
+    """The requirements and era cut-off that install ``release`` for ``backend``."""
+    notes: list[str] = []
+    date = index.release_date(release.version)
+    if date is None:
+        exclude_newer = None
+        notes.append(f"jax {release.version} is not on {matrix.install.index_url}; resolving without an era cut-off")
+    else:
+        cutoff = date + timedelta(days=matrix.install.era_slack_days)
+        exclude_newer = cutoff.strftime("%Y-%m-%dT%H:%M:%SZ")
+    find_links = matrix.install.find_links + release.find_links + extra_find_links
+    jax_req = _jax_requirement(release.version, backend, index, notes)
+    if jax_req.endswith("]==" + release.version) and "cuda12_pip]" in jax_req:
+        # The cuda*_pip extras only resolve against JAX's own page of CUDA jaxlibs.
+        find_links = find_links + (JAX_CUDA_ARCHIVE_PAGE,)
+    pythons = (release.python,) if release.python else matrix.install.pythons
+    return InstallPlan(
+        jax=release.version,
+        backend=backend,
+        requirements=(jax_req, "scipy"),
+        exclude_newer=exclude_newer,
+        index_url=matrix.install.index_url,
+        extra_index_urls=matrix.install.extra_index_urls + release.extra_index_urls,
+        find_links=find_links,
+        pythons=pythons,
+        notes=tuple(notes),
+    )
+
+
+def _jax_requirement(version: str, backend: str, index: PackageIndex, notes: list[str]) -> str:
+    if backend == "cpu":
+        # jax[cpu] pins the matching jaxlib; for jax-only releases (0.4.37,
+        # 0.5.2) it pins the jaxlib they were released against.
+        return f"jax[cpu]=={version}"
+    if backend == "cuda":
+        extras = index.jax_extras(version)
+        for extra in _CUDA_EXTRAS:
+            if extra in extras:
+                notes.append(f"GPU build through the jax[{extra}] extra, as declared by jax {version}")
+                return f"jax[{extra}]=={version}"
+        raise UsageError(f"jax {version} declares no CUDA extra", f"its extras are: {', '.join(sorted(extras))}")
+    raise UsageError(f"unknown backend {backend!r}", "use --backend cpu or --backend cuda")
+
+
+def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str | None = None) -> Resolution:
+    """Solve the plan for one Python without installing (metadata only)."""
+    uv = uv or find_uv()
+    with tempfile.TemporaryDirectory() as tmp:
+        req = Path(tmp) / "requirements.in"
+        req.write_text("\n".join(plan.requirements) + "\n", encoding="utf-8")
+        cmd = [uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate",
+               "--python-version", python, *plan.uv_args(), str(req)]
+        if platform or plan.backend == "cuda":
+            cmd += ["--python-platform", platform or GPU_PLATFORM]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=_uv_env())
+    if proc.returncode != 0:
+        return Resolution(python=python, ok=False, error=_uv_error(proc.stderr))
+    return Resolution(python=python, ok=True, pins=parse_pins(proc.stdout))
+
+
+def choose_python(plan: InstallPlan, available: list[str]) -> tuple[Resolution | None, list[Resolution]]:
+    """The newest available interpreter the release installs on, and every attempt."""
+    attempts = []
+    for python in plan.pythons:
+        if python not in available:
+            continue
+        resolution = resolve(plan, python)
+        attempts.append(resolution)
+        if resolution.ok:
+            return resolution, attempts
+    return None, attempts
+
+
+def parse_pins(text: str) -> dict[str, str]:
+    pins = {}
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([^\s;]+)", line.strip())
+        if m:
+            pins[m.group(1).lower()] = m.group(2)
+    return pins
+
+
+def how_to_supply(version: str) -> str:
+    return (
+        f"Put a jaxlib {version} wheel for your Python in a folder and run again with "
+        f"`-- --find-links DIR` (or add find_links = [\"DIR\"] to its [[release]] in matrix.toml). "
+        f"JAX's installation guide keeps pruned jaxlib wheels at {JAX_ARCHIVE_PAGE} "
+        f"(CUDA builds at {JAX_CUDA_ARCHIVE_PAGE}); where that page is reachable, use it as the find-links."
+    )
+
+
+def find_uv() -> str:
+    found = shutil.which("uv")
+    if found:
+        return found
+    try:
+        from uv import find_uv_bin  # the PyPI 'uv' package ships the binary
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        raise UsageError("uv is not installed", "run: python3 -m pip install -r requirements.txt") from None
+
+
+def _uv_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # pip's machine-wide config (constraints, find-links) must not leak into
+    # era resolution: the plan alone says where wheels come from.
+    env.setdefault("UV_NO_CONFIG", "1")
+    return env
+
+
+def _uv_error(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    keep = [ln for ln in lines if not ln.lower().startswith("warning")]
+    text = " ".join(keep or lines)
+    text = re.sub(r"\s+", " ", text)
+    return text[:600] or "uv could not resolve the requirements"
