@@ -103,10 +103,20 @@ def record_jax(record: Mapping[str, Any]) -> str:
     return str(requested.get("jax") or environment.get("jax") or "unknown")
 
 
+# matrix.toml asks for "cuda"; jax.default_backend() answers "gpu".
+_BACKEND_ALIASES = {"cuda": "gpu", "rocm": "gpu"}
+
+
 def record_backend(record: Mapping[str, Any]) -> str:
+    """The backend measured, as jax names it (cpu, gpu, tpu).
+
+    The requested backend comes first so a run that never started (no
+    environment backend) lands in the same cell as the runs that did.
+    """
     requested = record.get("requested") or {}
     environment = record.get("environment") or {}
-    return str(environment.get("backend") or requested.get("backend") or "unknown")
+    name = str(requested.get("backend") or environment.get("backend") or "unknown").lower()
+    return _BACKEND_ALIASES.get(name, name)
 
 
 def record_machine(record: Mapping[str, Any]) -> str:
@@ -361,7 +371,7 @@ def parse_record(text: str) -> Record:
         if not text.strip():
             raise RecordError("empty file") from None
         raise RecordError(
-            f"not valid JSON (truncated or corrupt?): {error.msg} at line {error.lineno}"
+            f"not valid JSON (truncated or corrupt?): {error.msg} (line {error.lineno}, column {error.colno})"
         ) from None
     if not isinstance(data, dict):
         raise RecordError(f"not a record: top level is a JSON {type(data).__name__}, not an object")

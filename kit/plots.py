@@ -1,0 +1,375 @@
+"""PNG plots for the report: the only module that imports matplotlib.
+
+* ``scaling-<backend>.png``: jit time against device count, slogdet next to
+  the control (same program with a sum instead of slogdet), one panel per
+  release. Without timing detail in a record's evidence, the summary's
+  efficiencies at 2 and 4 devices are drawn instead.
+* ``correctness-<backend>.png``: relative error against batch index around
+  the 2**31-byte boundary, one line per release. Without per-index detail,
+  the summary's maximum relative error per release is drawn instead.
+
+A plot whose data is missing is skipped with a note; a missing matplotlib
+skips them all with a note. The report builds either way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from .records import LoadedRecord, newest_per_cell, record_backend, record_jax
+
+AFFECTED_COLOR = "#c0392b"
+UNAFFECTED_COLOR = "#2471a3"
+OTHER_COLOR = "#7f8c8d"
+CONTROL_COLOR = "#7f8c8d"
+
+
+@dataclass(frozen=True)
+class PlotImage:
+    title: str
+    path: Path
+
+
+@dataclass
+class PlotOutcome:
+    images: list[PlotImage] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------
+# Reading evidence (tolerant: the layout is the repro's, not ours)
+
+
+@dataclass(frozen=True)
+class TimingPoint:
+    devices: int
+    slogdet_s: float
+    control_s: float | None
+
+
+@dataclass(frozen=True)
+class ErrorSeries:
+    index: list[int]
+    rel_error: list[float]
+    boundary_index: float | None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(float(value)) else None
+
+
+def _time_of(entry: Mapping[str, Any], words: Sequence[str]) -> float | None:
+    """A time in seconds from keys like ``slogdet_s``, ``slogdet_ms`` or ``{"slogdet": {"median_s": ...}}``."""
+    for key, value in entry.items():
+        name = str(key).lower()
+        if not any(word in name for word in words):
+            continue
+        if "speedup" in name or "efficiency" in name:
+            continue
+        if isinstance(value, Mapping):
+            inner = _time_of(value, ("median", "mean", "best", "min", "time", "_s", "_ms"))
+            if inner is not None:
+                return inner
+            continue
+        seconds = _number(value)
+        if seconds is None:
+            continue
+        if name.endswith("_ms"):
+            seconds /= 1000.0
+        elif name.endswith("_us"):
+            seconds /= 1e6
+        return seconds
+    return None
+
+
+def scaling_points(evidence: Mapping[str, Any]) -> list[TimingPoint]:
+    """Timing per device count from a scaling record's evidence, or []."""
+    candidates: list[Any] = []
+    for key in ("timings", "timing", "per_devices", "by_devices", "runs", "measurements", "devices"):
+        if key in evidence:
+            candidates.append(evidence[key])
+    candidates.extend(v for k, v in evidence.items() if k != "summary" and v not in candidates)
+    for candidate in candidates:
+        rows: list[tuple[int, Mapping[str, Any]]] = []
+        if isinstance(candidate, list):
+            for item in candidate:
+                if isinstance(item, Mapping):
+                    n = item.get("devices", item.get("device_count", item.get("n_devices")))
+                    if isinstance(n, int) and not isinstance(n, bool):
+                        rows.append((n, item))
+        elif isinstance(candidate, Mapping):
+            for key, item in candidate.items():
+                if isinstance(item, Mapping) and str(key).isdigit():
+                    rows.append((int(key), item))
+        points = []
+        for n, item in rows:
+            slogdet = _time_of(item, ("slogdet", "det"))
+            if slogdet is None:
+                continue
+            points.append(TimingPoint(n, slogdet, _time_of(item, ("control", "sum", "baseline"))))
+        if points:
+            return sorted(points, key=lambda p: p.devices)
+    return []
+
+
+def error_series(evidence: Mapping[str, Any]) -> ErrorSeries | None:
+    """Relative error per batch index from a correctness record's evidence, or None.
+
+    Searches the evidence (three levels deep, the summary excepted) for
+    parallel ``index``/``rel_error`` lists or a list of ``{index, rel_error}``
+    points, and returns the longest series found.
+    """
+    found: list[ErrorSeries] = []
+
+    def visit(value: Any, depth: int) -> None:
+        series = _series_from(value)
+        if series is not None:
+            found.append(series)
+            return
+        if depth >= 3:
+            return
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                if key != "summary":
+                    visit(inner, depth + 1)
+        elif isinstance(value, list):
+            for inner in value:
+                visit(inner, depth + 1)
+
+    visit(evidence, 0)
+    return max(found, key=lambda s: len(s.index)) if found else None
+
+
+def _series_from(value: Any) -> ErrorSeries | None:
+    if isinstance(value, Mapping):
+        index = value.get("index", value.get("indices", value.get("batch_index")))
+        errors = value.get("rel_error", value.get("rel_errors", value.get("relative_error")))
+        if isinstance(index, list) and isinstance(errors, list) and index and len(index) == len(errors):
+            pairs = [
+                (int(i), e)
+                for i, raw in zip(index, errors)
+                if isinstance(i, int) and (e := _number(raw)) is not None
+            ]
+            if pairs:
+                boundary = _number(value.get("boundary_index", value.get("first_index_past_boundary")))
+                return ErrorSeries([p[0] for p in pairs], [p[1] for p in pairs], boundary)
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        pairs = []
+        for item in value:
+            i = item.get("index", item.get("batch_index"))
+            e = _number(item.get("rel_error", item.get("relative_error")))
+            if isinstance(i, int) and e is not None:
+                pairs.append((i, e))
+        if pairs:
+            pairs.sort()
+            return ErrorSeries([p[0] for p in pairs], [p[1] for p in pairs], None)
+    return None
+
+
+# --------------------------------------------------------------------------
+# Drawing
+
+
+def make_plots(records: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
+    """Draw every plot the records allow into ``out_dir``; say what was skipped."""
+    outcome = PlotOutcome()
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: F401  (imported here so a missing install is one note)
+    except ImportError:
+        outcome.notes.append("matplotlib is not installed: plots skipped (pip install matplotlib).")
+        return outcome
+    newest, _older = newest_per_cell(records)
+    ran = [e for e in newest.values() if e.record.get("status") == "ran"]
+    out_dir = Path(out_dir)
+    for backend in sorted({record_backend(e.record) for e in ran}):
+        on_backend = sorted(
+            (e for e in ran if record_backend(e.record) == backend), key=lambda e: _release_key(record_jax(e.record))
+        )
+        scaling = [e for e in on_backend if e.record.get("check") == "scaling"]
+        correctness = [e for e in on_backend if e.record.get("check") == "correctness"]
+        if scaling:
+            _plot_scaling(scaling, backend, out_dir, outcome)
+        if correctness:
+            _plot_correctness(correctness, backend, out_dir, outcome)
+    if not ran:
+        outcome.notes.append("No record that ran: nothing to plot.")
+    return outcome
+
+
+def _release_key(release: str) -> tuple[int, Version | str]:
+    try:
+        return (0, Version(release))
+    except InvalidVersion:
+        return (1, release)
+
+
+def _label(entry: LoadedRecord, several_machines: bool) -> str:
+    release = record_jax(entry.record)
+    if several_machines:
+        host = (entry.record.get("host") or {}).get("name") or (entry.record.get("environment") or {}).get("hostname")
+        return f"{release} ({host})" if host else release
+    return release
+
+
+def _verdict_color(record: Mapping[str, Any]) -> str:
+    return {"affected": AFFECTED_COLOR, "unaffected": UNAFFECTED_COLOR}.get(str(record.get("verdict")), OTHER_COLOR)
+
+
+def _evidence(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    evidence = record.get("evidence")
+    return evidence if isinstance(evidence, Mapping) else {}
+
+
+def _summary(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    summary = _evidence(record).get("summary")
+    return summary if isinstance(summary, Mapping) else {}
+
+
+def _several_machines(entries: Sequence[LoadedRecord]) -> bool:
+    machines = {(e.record.get("host") or {}).get("machine_id") for e in entries}
+    return len(machines) > 1
+
+
+def _save(fig: Any, path: Path, title: str, outcome: PlotOutcome) -> None:
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".tmp-{path.name}")
+    fig.savefig(temp, dpi=110, format="png")
+    plt.close(fig)
+    temp.replace(path)
+    outcome.images.append(PlotImage(title, path))
+
+
+def _plot_scaling(entries: list[LoadedRecord], backend: str, out_dir: Path, outcome: PlotOutcome) -> None:
+    import matplotlib.pyplot as plt
+
+    several = _several_machines(entries)
+    timed = [(e, scaling_points(_evidence(e.record))) for e in entries]
+    with_points = [(e, p) for e, p in timed if len(p) >= 2]
+    missing = [record_jax(e.record) for e, p in timed if len(p) < 2]
+    if with_points:
+        ncols = min(4, len(with_points))
+        nrows = math.ceil(len(with_points) / ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 2.9 * nrows + 0.6), squeeze=False)
+        for ax in axes.flat[len(with_points):]:
+            ax.set_visible(False)
+        for ax, (entry, points) in zip(axes.flat, with_points):
+            devices = [p.devices for p in points]
+            ax.plot(devices, [p.slogdet_s * 1e3 for p in points], "o-", color=_verdict_color(entry.record),
+                    label="slogdet")
+            control = [(p.devices, p.control_s * 1e3) for p in points if p.control_s is not None]
+            if control:
+                ax.plot([c[0] for c in control], [c[1] for c in control], "s--", color=CONTROL_COLOR,
+                        label="control (sum)")
+                base = control[0]
+                ax.plot([base[0], devices[-1]], [base[1], base[1] * base[0] / devices[-1]], ":",
+                        color=CONTROL_COLOR, linewidth=0.8, label="ideal")
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(devices, [str(d) for d in devices])
+            ax.set_title(f"jax {_label(entry, several)}: {entry.record.get('verdict')}", fontsize=9)
+            ax.set_xlabel("devices", fontsize=8)
+            ax.set_ylabel("jit forward time (ms)", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.set_ylim(bottom=0)
+            ax.grid(alpha=0.3)
+        axes.flat[0].legend(fontsize=7)
+        fig.suptitle(f"Sharded slogdet vs control, {backend} (red: affected, blue: unaffected)", fontsize=10)
+        fig.tight_layout()
+        title = f"Scaling on {backend}: time vs device count"
+        _save(fig, out_dir / f"scaling-{backend}.png", title, outcome)
+        if missing:
+            outcome.notes.append(f"Scaling on {backend}: no timing detail for {', '.join(missing)}.")
+        return
+    # Fallback: efficiency from the summary.
+    series: list[tuple[LoadedRecord, list[tuple[int, float]]]] = []
+    for entry in entries:
+        summary = _summary(entry.record)
+        efficiencies = [(1, 1.0)] + [
+            (n, eff) for n in (2, 4) if (eff := _number(summary.get(f"efficiency_{n}"))) is not None
+        ]
+        if len(efficiencies) > 1:
+            series.append((entry, efficiencies))
+    if not series:
+        outcome.notes.append(f"Scaling plot on {backend} skipped: no timing detail or efficiencies in the records.")
+        return
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for entry, efficiencies in series:
+        ax.plot([p[0] for p in efficiencies], [p[1] for p in efficiencies], "o-",
+                color=_verdict_color(entry.record), alpha=0.85, label=_label(entry, several))
+        ax.annotate(_label(entry, several), efficiencies[-1], fontsize=7, xytext=(4, 0), textcoords="offset points",
+                    va="center")
+    ax.axhline(1.0, color=CONTROL_COLOR, linestyle=":", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([1, 2, 4], ["1", "2", "4"])
+    ax.set_ylim(0, max(1.2, max(p[1] for _, pts in series for p in pts) * 1.1))
+    ax.set_xlabel("devices")
+    ax.set_ylabel("efficiency (slogdet speedup ÷ control speedup)")
+    ax.set_title(f"Sharded slogdet scaling on {backend} (red: affected, blue: unaffected)", fontsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    _save(fig, out_dir / f"scaling-{backend}.png", f"Scaling efficiency on {backend}", outcome)
+    outcome.notes.append(f"Scaling on {backend}: no timing detail in the records; efficiencies from the summary.")
+
+
+def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, outcome: PlotOutcome) -> None:
+    import matplotlib.pyplot as plt
+
+    several = _several_machines(entries)
+    detailed = [(e, s) for e in entries if (s := error_series(_evidence(e.record))) is not None]
+    if detailed:
+        boundary = next((s.boundary_index for _, s in detailed if s.boundary_index is not None), None)
+        if boundary is None:
+            first_bad = [_number(_summary(e.record).get("first_bad_index")) for e, _ in detailed]
+            boundary = next((b for b in first_bad if b is not None), None)
+        offset = int(boundary) if boundary is not None else 0
+        fig, ax = plt.subplots(figsize=(7.0, 4.2))
+        floor = 1e-17
+        for entry, series in detailed:
+            affected = entry.record.get("verdict") == "affected"
+            ax.plot([i - offset for i in series.index], [max(v, floor) for v in series.rel_error],
+                    "x-" if affected else ".-", markersize=4, linewidth=1.2 if affected else 0.8,
+                    color=_verdict_color(entry.record), alpha=0.8, label=_label(entry, several))
+        if boundary is not None:
+            ax.axvline(0, color="black", linestyle="--", linewidth=0.8, label="2**31-byte boundary")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"batch index − {offset}" if offset else "batch index")
+        ax.set_ylabel("relative error vs scipy")
+        ax.set_title(f"det/slogdet error around the 2**31-byte boundary, {backend}", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        _save(fig, out_dir / f"correctness-{backend}.png", f"Correctness on {backend}: error vs batch index",
+              outcome)
+        missing = [record_jax(e.record) for e in entries if all(e is not d for d, _ in detailed)]
+        if missing:
+            outcome.notes.append(f"Correctness on {backend}: no per-index errors for {', '.join(missing)}.")
+        return
+    points = [(e, err) for e in entries if (err := _number(_summary(e.record).get("max_rel_error"))) is not None]
+    if not points:
+        outcome.notes.append(f"Correctness plot on {backend} skipped: no errors in the records.")
+        return
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.45 * len(points) + 2), 3.8))
+    labels = [_label(e, several) for e, _ in points]
+    x = list(range(len(points)))
+    ax.scatter(x, [max(err, 1e-17) for _, err in points], c=[_verdict_color(e.record) for e, _ in points], zorder=3)
+    ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("max relative error vs scipy")
+    ax.set_title(f"Large-batch det/slogdet, max error per release, {backend}\n(red: affected, blue: unaffected)",
+                 fontsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    _save(fig, out_dir / f"correctness-{backend}.png", f"Correctness on {backend}: max error per release", outcome)
+    outcome.notes.append(f"Correctness on {backend}: no per-index errors in the records; max error per release.")
