@@ -1,0 +1,66 @@
+"""scaling_verdict: structure decides, timing can only veto a strongly contradicted 'unaffected'."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import pytest
+
+from repro.verdicts import AFFECTED, INCONCLUSIVE, UNAFFECTED, scaling_verdict
+
+# Figures as measured at 4 forced host devices, global batch 4096.
+JAX_0_4_35 = {"devices": 4, "global_batch": 4096, "lu_batch": 4096, "lu_fed_by": ["all-gather"]}
+JAX_0_4_13 = {"devices": 4, "global_batch": 4096, "lu_batch": 4096, "lu_fed_by": ["all-reduce"]}
+JAX_0_5_3 = {"devices": 4, "global_batch": 4096, "lu_batch": 1024, "lu_fed_by": []}
+
+
+def verdict(positive_control_ok: bool = True, **figures: Any) -> str:
+    return scaling_verdict(positive_control_ok=positive_control_ok, **figures)[0]
+
+
+@pytest.mark.parametrize(
+    "figures, expected",
+    [
+        (JAX_0_4_35, AFFECTED),
+        (JAX_0_4_13, AFFECTED),  # zero-padded all-reduce instead of all-gather: same replication
+        (JAX_0_5_3, UNAFFECTED),
+        # Global batch on every device even without a detected collective.
+        ({**JAX_0_5_3, "lu_batch": 4096}, AFFECTED),
+        # Gathered to half the batch: still more than a device's share.
+        ({**JAX_0_5_3, "lu_batch": 2048, "lu_fed_by": ["all-gather"]}, AFFECTED),
+        # Resharded by a collective but only its own share: neither pattern.
+        ({**JAX_0_5_3, "lu_fed_by": ["all-to-all"]}, INCONCLUSIVE),
+        ({**JAX_0_5_3, "lu_batch": 512}, INCONCLUSIVE),
+        ({**JAX_0_5_3, "lu_batch": None}, INCONCLUSIVE),  # no LU custom call found
+        ({**JAX_0_4_35, "devices": 1, "lu_batch": 4096, "lu_fed_by": []}, INCONCLUSIVE),
+    ],
+)
+def test_structure_decides(figures: Dict[str, Any], expected: str) -> None:
+    assert verdict(**figures) == expected
+
+
+def test_failed_positive_control_makes_even_clear_structure_inconclusive() -> None:
+    for figures in (JAX_0_4_35, JAX_0_5_3):
+        result, reason = scaling_verdict(positive_control_ok=False, **figures)
+        assert result == INCONCLUSIVE
+        assert "positive control" in reason
+
+
+def test_timing_vetoes_unaffected_only_when_the_control_scaled() -> None:
+    assert verdict(**JAX_0_5_3, efficiency=0.3, control_speedup=3.5) == INCONCLUSIVE
+    # The control itself did not scale (forced devices on two cores): timing carries no weight.
+    assert verdict(**JAX_0_5_3, efficiency=0.3, control_speedup=1.1) == UNAFFECTED
+    assert verdict(**JAX_0_5_3, efficiency=0.9, control_speedup=3.5) == UNAFFECTED
+
+
+def test_timing_never_clears_replicated_work() -> None:
+    # Replicated LU is a fact of the compiled program; a cheap LU may just hide it.
+    assert verdict(**JAX_0_4_35, efficiency=1.0, control_speedup=3.8) == AFFECTED
+
+
+def test_reason_states_the_figures_in_words() -> None:
+    _, reason = scaling_verdict(positive_control_ok=True, efficiency=0.11, control_speedup=3.79, **JAX_0_4_35)
+    assert "4096 of 4096" in reason
+    assert "1024" in reason
+    assert "all-gather" in reason
+    assert "0.11" in reason and "3.79" in reason
