@@ -48,9 +48,12 @@ class PlotOutcome:
 
 @dataclass(frozen=True)
 class TimingPoint:
+    """Median jit time (seconds) of one loss at one device count, with its IQR."""
+
     devices: int
-    slogdet_s: float
-    control_s: float | None
+    median_s: float
+    q1_s: float | None = None
+    q3_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -66,58 +69,31 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(float(value)) else None
 
 
-def _time_of(entry: Mapping[str, Any], words: Sequence[str]) -> float | None:
-    """A time in seconds from keys like ``slogdet_s``, ``slogdet_ms`` or ``{"slogdet": {"median_s": ...}}``."""
-    for key, value in entry.items():
-        name = str(key).lower()
-        if not any(word in name for word in words):
-            continue
-        if "speedup" in name or "efficiency" in name:
-            continue
-        if isinstance(value, Mapping):
-            inner = _time_of(value, ("median", "mean", "best", "min", "time", "_s", "_ms"))
-            if inner is not None:
-                return inner
-            continue
-        seconds = _number(value)
-        if seconds is None:
-            continue
-        if name.endswith("_ms"):
-            seconds /= 1000.0
-        elif name.endswith("_us"):
-            seconds /= 1e6
-        return seconds
-    return None
+def scaling_curves(evidence: Mapping[str, Any]) -> dict[tuple[str, str, str], list[TimingPoint]]:
+    """Timing curves from ``evidence.timings`` as repro.scaling writes it.
 
-
-def scaling_points(evidence: Mapping[str, Any]) -> list[TimingPoint]:
-    """Timing per device count from a scaling record's evidence, or []."""
-    candidates: list[Any] = []
-    for key in ("timings", "timing", "per_devices", "by_devices", "runs", "measurements", "devices"):
-        if key in evidence:
-            candidates.append(evidence[key])
-    candidates.extend(v for k, v in evidence.items() if k != "summary" and v not in candidates)
-    for candidate in candidates:
-        rows: list[tuple[int, Mapping[str, Any]]] = []
-        if isinstance(candidate, list):
-            for item in candidate:
-                if isinstance(item, Mapping):
-                    n = item.get("devices", item.get("device_count", item.get("n_devices")))
-                    if isinstance(n, int) and not isinstance(n, bool):
-                        rows.append((n, item))
-        elif isinstance(candidate, Mapping):
-            for key, item in candidate.items():
-                if isinstance(item, Mapping) and str(key).isdigit():
-                    rows.append((int(key), item))
-        points = []
-        for n, item in rows:
-            slogdet = _time_of(item, ("slogdet", "det"))
-            if slogdet is None:
-                continue
-            points.append(TimingPoint(n, slogdet, _time_of(item, ("control", "sum", "baseline"))))
-        if points:
-            return sorted(points, key=lambda p: p.devices)
-    return []
+    Each timing entry is ``{mode, pass, loss, devices, median_s, q1_s, q3_s,
+    ...}``; the result maps (mode, pass, loss) to points sorted by device
+    count. Entries without a usable median are left out; no timings, no curves.
+    """
+    curves: dict[tuple[str, str, str], list[TimingPoint]] = {}
+    timings = evidence.get("timings")
+    if not isinstance(timings, list):
+        return curves
+    for item in timings:
+        if not isinstance(item, Mapping):
+            continue
+        devices = item.get("devices")
+        median = _number(item.get("median_s"))
+        if not isinstance(devices, int) or isinstance(devices, bool) or median is None:
+            continue
+        key = (str(item.get("mode", "jit")), str(item.get("pass", "forward")), str(item.get("loss", "slogdet")))
+        curves.setdefault(key, []).append(
+            TimingPoint(devices, median, _number(item.get("q1_s")), _number(item.get("q3_s")))
+        )
+    for points in curves.values():
+        points.sort(key=lambda p: p.devices)
+    return curves
 
 
 def error_series(evidence: Mapping[str, Any]) -> ErrorSeries | None:
@@ -185,7 +161,8 @@ def make_plots(records: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # noqa: F401  (imported here so a missing install is one note)
+        # Figure without pyplot: no global state, and about a second less to import.
+        from matplotlib.figure import Figure  # noqa: F401
     except ImportError:
         outcome.notes.append("matplotlib is not installed: plots skipped (pip install matplotlib).")
         return outcome
@@ -242,50 +219,60 @@ def _several_machines(entries: Sequence[LoadedRecord]) -> bool:
 
 
 def _save(fig: Any, path: Path, title: str, outcome: PlotOutcome) -> None:
-    import matplotlib.pyplot as plt
-
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".tmp-{path.name}")
     fig.savefig(temp, dpi=110, format="png")
-    plt.close(fig)
     temp.replace(path)
     outcome.images.append(PlotImage(title, path))
 
 
 def _plot_scaling(entries: list[LoadedRecord], backend: str, out_dir: Path, outcome: PlotOutcome) -> None:
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     several = _several_machines(entries)
-    timed = [(e, scaling_points(_evidence(e.record))) for e in entries]
-    with_points = [(e, p) for e, p in timed if len(p) >= 2]
-    missing = [record_jax(e.record) for e, p in timed if len(p) < 2]
+    timed = [(e, scaling_curves(_evidence(e.record))) for e in entries]
+    with_points = [(e, c) for e, c in timed if len(c.get(("jit", "forward", "slogdet"), [])) >= 2]
+    missing = [record_jax(e.record) for e, c in timed if all(e is not w for w, _ in with_points)]
     if with_points:
         ncols = min(4, len(with_points))
         nrows = math.ceil(len(with_points) / ncols)
-        fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 2.9 * nrows + 0.6), squeeze=False)
+        fig = Figure(figsize=(3.4 * ncols, 2.9 * nrows + 0.7))
+        axes = fig.subplots(nrows, ncols, squeeze=False)
         for ax in axes.flat[len(with_points):]:
             ax.set_visible(False)
-        for ax, (entry, points) in zip(axes.flat, with_points):
-            devices = [p.devices for p in points]
-            ax.plot(devices, [p.slogdet_s * 1e3 for p in points], "o-", color=_verdict_color(entry.record),
-                    label="slogdet")
-            control = [(p.devices, p.control_s * 1e3) for p in points if p.control_s is not None]
+        for ax, (entry, curves) in zip(axes.flat, with_points):
+            color = _verdict_color(entry.record)
+            all_devices: set[int] = set()
+            for mode, style in (("jit", "-"), ("shard_map", "--")):
+                for loss, line_color, marker in (("slogdet", color, "o"), ("control", CONTROL_COLOR, "s")):
+                    points = curves.get((mode, "forward", loss), [])
+                    if len(points) < 2:
+                        continue
+                    devices = [p.devices for p in points]
+                    all_devices.update(devices)
+                    medians = [p.median_s * 1e3 for p in points]
+                    low = [max(0.0, m - (p.q1_s * 1e3 if p.q1_s is not None else m)) for m, p in zip(medians, points)]
+                    high = [max(0.0, (p.q3_s * 1e3 if p.q3_s is not None else m) - m) for m, p in zip(medians, points)]
+                    ax.errorbar(devices, medians, yerr=[low, high], fmt=marker + style, color=line_color,
+                                markersize=4, capsize=2, linewidth=1.2, label=f"{loss}, {mode}")
+            control = curves.get(("jit", "forward", "control"), [])
             if control:
-                ax.plot([c[0] for c in control], [c[1] for c in control], "s--", color=CONTROL_COLOR,
-                        label="control (sum)")
                 base = control[0]
-                ax.plot([base[0], devices[-1]], [base[1], base[1] * base[0] / devices[-1]], ":",
+                top = max(all_devices)
+                ax.plot([base.devices, top], [base.median_s * 1e3, base.median_s * 1e3 * base.devices / top], ":",
                         color=CONTROL_COLOR, linewidth=0.8, label="ideal")
+            ticks = sorted(all_devices)
             ax.set_xscale("log", base=2)
-            ax.set_xticks(devices, [str(d) for d in devices])
+            ax.set_xticks(ticks, [str(d) for d in ticks])
             ax.set_title(f"jax {_label(entry, several)}: {entry.record.get('verdict')}", fontsize=9)
             ax.set_xlabel("devices", fontsize=8)
-            ax.set_ylabel("jit forward time (ms)", fontsize=8)
+            ax.set_ylabel("forward time, median (ms)", fontsize=8)
             ax.tick_params(labelsize=7)
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
-        axes.flat[0].legend(fontsize=7)
-        fig.suptitle(f"Sharded slogdet vs control, {backend} (red: affected, blue: unaffected)", fontsize=10)
+        axes.flat[0].legend(fontsize=6)
+        fig.suptitle(f"Sharded slogdet vs control (sum), {backend}: red affected, blue unaffected; "
+                     "bars are the IQR", fontsize=9)
         fig.tight_layout()
         title = f"Scaling on {backend}: time vs device count"
         _save(fig, out_dir / f"scaling-{backend}.png", title, outcome)
@@ -304,7 +291,8 @@ def _plot_scaling(entries: list[LoadedRecord], backend: str, out_dir: Path, outc
     if not series:
         outcome.notes.append(f"Scaling plot on {backend} skipped: no timing detail or efficiencies in the records.")
         return
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig = Figure(figsize=(6.4, 4.0))
+    ax = fig.subplots()
     for entry, efficiencies in series:
         ax.plot([p[0] for p in efficiencies], [p[1] for p in efficiencies], "o-",
                 color=_verdict_color(entry.record), alpha=0.85, label=_label(entry, several))
@@ -324,7 +312,7 @@ def _plot_scaling(entries: list[LoadedRecord], backend: str, out_dir: Path, outc
 
 
 def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, outcome: PlotOutcome) -> None:
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     several = _several_machines(entries)
     detailed = [(e, s) for e in entries if (s := error_series(_evidence(e.record))) is not None]
@@ -334,7 +322,8 @@ def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, 
             first_bad = [_number(_summary(e.record).get("first_bad_index")) for e, _ in detailed]
             boundary = next((b for b in first_bad if b is not None), None)
         offset = int(boundary) if boundary is not None else 0
-        fig, ax = plt.subplots(figsize=(7.0, 4.2))
+        fig = Figure(figsize=(7.0, 4.2))
+        ax = fig.subplots()
         floor = 1e-17
         for entry, series in detailed:
             affected = entry.record.get("verdict") == "affected"
@@ -360,7 +349,8 @@ def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, 
     if not points:
         outcome.notes.append(f"Correctness plot on {backend} skipped: no errors in the records.")
         return
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.45 * len(points) + 2), 3.8))
+    fig = Figure(figsize=(max(5.0, 0.45 * len(points) + 2), 3.8))
+    ax = fig.subplots()
     labels = [_label(e, several) for e, _ in points]
     x = list(range(len(points)))
     ax.scatter(x, [max(err, 1e-17) for _, err in points], c=[_verdict_color(e.record) for e, _ in points], zorder=3)

@@ -236,7 +236,7 @@ def record_filename(record: Mapping[str, Any], now: datetime | None = None) -> s
     key = cell_key(record)
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S%fZ")
     parts = [key.check, key.jax, key.backend, key.machine[:12], stamp, secrets.token_hex(4)]
-    return "-".join(_NAME_PART.sub("_", part).strip("_") or "x" for part in parts) + ".json"
+    return "-".join(_NAME_PART.sub("_", part).strip("_.") or "x" for part in parts) + ".json"
 
 
 def write_record(record: Mapping[str, Any], results_dir: Path) -> Path:

@@ -1,0 +1,195 @@
+"""kit.records: atomic unique writes, tolerant loading, cells and freshness."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kit import records
+from kit.records import (
+    SCHEMA,
+    CellKey,
+    cell_key,
+    environment_fingerprint,
+    is_current,
+    load_records,
+    machine_id,
+    newest_per_cell,
+    record_fingerprint,
+    write_record,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "records"
+
+
+def make_record(**overrides: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "schema": SCHEMA,
+        "kit_version": "0.1.0",
+        "check": "scaling",
+        "requested": {"jax": "0.4.35", "backend": "cpu"},
+        "status": "ran",
+        "verdict": "affected",
+        "reason": "whole batch on every device",
+        "environment": {"backend": "cpu", "device_kind": "cpu", "device_count": 4},
+        "install": {"python": "3.11", "requirements": ["jax[cpu]==0.4.35"], "exclude_newer": "2024-10-23T20:57:46Z"},
+        "parameters": {"devices": [1, 2, 4], "matrix_size": 32, "batch": 8192},
+        "evidence": {"summary": {"all_gathers": 1}},
+        "host": {"name": "box", "machine_id": "abc123abc123"},
+        "reproduce": "nox -s scaling-0.4.35",
+        "created": "2026-11-29T21:30:00Z",
+        "duration_s": 1.0,
+    }
+    record.update(overrides)
+    return record
+
+
+def test_write_then_load_round_trips(tmp_path: Path) -> None:
+    path = write_record(make_record(), tmp_path / "results" / "nested")
+    assert path.parent == tmp_path / "results" / "nested"
+    assert path.name.startswith("scaling-0.4.35-cpu-abc123abc123-")
+    loaded = load_records(tmp_path / "results")
+    assert loaded.problems == []
+    assert loaded.records == [make_record()]
+
+
+def test_names_never_collide_even_for_identical_records(tmp_path: Path) -> None:
+    paths = {write_record(make_record(), tmp_path) for _ in range(50)}
+    assert len(paths) == 50
+    assert len(list(tmp_path.iterdir())) == 50
+
+
+def test_existing_record_is_never_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = write_record(make_record(verdict="affected"), tmp_path)
+    names = iter([first.name, "second.json"])
+    monkeypatch.setattr(records, "record_filename", lambda record, now=None: next(names))
+    second = write_record(make_record(verdict="unaffected"), tmp_path)
+    assert second.name == "second.json"
+    assert json.loads(first.read_text())["verdict"] == "affected"
+
+
+def test_failed_write_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken_fsync(fd: int) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="disk full"):
+        write_record(make_record(), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unserialisable_record_writes_nothing(tmp_path: Path) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        write_record(make_record(duration_s=float("nan")), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_temp_files_of_unfinished_writes_are_ignored(tmp_path: Path) -> None:
+    (tmp_path / ".tmp-abandoned.json").write_text("{")
+    assert load_records(tmp_path).problems == []
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ('{"schema": 1, "check": "scal', "not valid JSON"),
+        ("", "empty file"),
+        ("[1, 2]", "top level is a JSON list"),
+        (json.dumps(make_record(schema=2)), "newer kit (schema 2"),
+        (json.dumps(make_record(schema="one")), "no usable 'schema'"),
+        (json.dumps(make_record(schema=0)), "no migration"),
+        (json.dumps(make_record(requested={})), "requested.jax"),
+        (json.dumps(make_record(verdict="maybe")), "unknown verdict"),
+        (json.dumps(make_record(status="exploded")), "unknown status"),
+        (json.dumps(make_record(evidence={"summary": [1]})), "evidence.summary"),
+    ],
+)
+def test_unusable_file_is_a_problem_not_a_crash(tmp_path: Path, content: str, reason: str) -> None:
+    (tmp_path / "bad.json").write_text(content)
+    write_record(make_record(), tmp_path)
+    loaded = load_records(tmp_path)
+    assert len(loaded.records) == 1
+    [problem] = loaded.problems
+    assert problem.path == tmp_path / "bad.json"
+    assert reason in problem.reason
+
+
+def test_migration_hook_upgrades_old_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    old = make_record(schema=0)
+    del old["kit_version"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    monkeypatch.setitem(records.MIGRATIONS, 0, lambda r: {**r, "kit_version": "0.0.1"})
+    [record] = load_records(tmp_path).records
+    assert record["schema"] == SCHEMA and record["kit_version"] == "0.0.1"
+
+
+def test_fixture_set_reports_corrupt_and_future_records() -> None:
+    loaded = load_records(FIXTURES)
+    reasons = {p.path.name: p.reason for p in loaded.problems}
+    assert set(reasons) == {"corrupt-truncated.json", "newer-schema-from-future-kit.json"}
+    assert "not valid JSON" in reasons["corrupt-truncated.json"]
+    assert len(loaded.records) == 17
+
+
+def test_missing_results_folder_is_empty() -> None:
+    loaded = load_records(Path("/nonexistent/results"))
+    assert loaded.records == [] and loaded.problems == []
+
+
+def test_cell_key_uses_requested_release_and_jax_backend_name() -> None:
+    ran = make_record(requested={"jax": "0.5.3", "backend": "cuda"}, environment={"backend": "gpu"})
+    never_started = make_record(requested={"jax": "0.5.3", "backend": "cuda"}, environment={}, status="not-installable")
+    assert cell_key(ran) == cell_key(never_started) == CellKey("scaling", "0.5.3", "gpu", "abc123abc123")
+
+
+def test_newest_per_cell_keeps_older_as_history() -> None:
+    entries = load_records(FIXTURES / "conflicting-two-runs-same-cell").entries
+    newest, older = newest_per_cell(entries)
+    [winner] = newest.values()
+    assert winner.record["verdict"] == "affected"
+    assert [e.record["verdict"] for e in older] == ["inconclusive"]
+
+
+def test_machine_id_is_stable_and_short() -> None:
+    assert machine_id() == machine_id()
+    assert len(machine_id()) == 12
+    int(machine_id(), 16)
+
+
+def test_is_current() -> None:
+    record = make_record()
+    fingerprint = record_fingerprint(record)
+    assert fingerprint == environment_fingerprint(
+        python="3.11", requirements=["jax[cpu]==0.4.35"], exclude_newer="2024-10-23T20:57:46Z",
+        backend="cpu", machine="abc123abc123",
+    )
+    assert is_current(record, "0.1.0", {"devices": [1, 2, 4]}, fingerprint)
+    assert not is_current(record, "0.2.0", {"devices": [1, 2, 4]}, fingerprint)
+    assert not is_current(record, "0.1.0", {"devices": [1, 2, 8]}, fingerprint)
+    assert not is_current(record, "0.1.0", {"unknown_key": 1}, fingerprint)
+    assert not is_current(record, "0.1.0", {}, "other-fingerprint")
+    assert not is_current(make_record(status="crashed"), "0.1.0", {}, fingerprint)
+    assert is_current(make_record(status="not-installable", parameters={}), "0.1.0", {"devices": [1]}, fingerprint)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    check=st.text(min_size=1, max_size=12),
+    jax=st.text(min_size=1, max_size=12),
+    backend=st.text(min_size=1, max_size=8),
+)
+def test_any_names_give_safe_distinct_files(tmp_path_factory: pytest.TempPathFactory, check: str, jax: str,
+                                            backend: str) -> None:
+    folder = tmp_path_factory.mktemp("results")
+    record = make_record(check=check, requested={"jax": jax, "backend": backend})
+    first, second = write_record(record, folder), write_record(record, folder)
+    assert first != second
+    assert first.parent == second.parent == folder
+    assert "/" not in first.name and not first.name.startswith(".")
+    assert [r["check"] for r in load_records(folder).records] == [check, check]
