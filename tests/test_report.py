@@ -1,0 +1,149 @@
+"""kit.report: the answer and the matrix rows, built from fixture records alone."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit.records import load_records
+from kit.report import build_report, main, render_answer, render_markdown, render_rows, write_report
+
+FIXTURES = Path(__file__).parent / "fixtures" / "records"
+
+
+@pytest.fixture(scope="module")
+def report_md() -> str:
+    loaded = load_records(FIXTURES)
+    report = build_report(loaded.entries, matrix_releases=["0.4.16", "0.4.35", "0.4.38"], problems=loaded.problems)
+    return render_markdown(report)
+
+
+def _report() -> Any:
+    loaded = load_records(FIXTURES)
+    return build_report(loaded.entries, problems=loaded.problems)
+
+
+def test_answer_names_lowest_passing_release_per_backend() -> None:
+    lines = render_answer(_report())
+    assert "- **cpu**: lowest release passing every check (scaling, correctness): **0.5.3**" in lines
+    assert "- **gpu**: lowest release passing every check (scaling, correctness): **0.5.3**" in lines
+
+
+def test_answer_gives_measured_ranges_and_upstream_links() -> None:
+    text = "\n".join(render_answer(_report()))
+    assert "  - cpu: affected 0.4.35 … 0.5.2 (2 of 4 measured releases); first unaffected above: 0.5.3" in text
+    assert "  - gpu: affected 0.4.35 … 0.4.36 (2 of 3 measured releases); first unaffected above: 0.5.3" in text
+    assert "  - gpu: affected 0.4.35 (1 of 3 measured releases); first unaffected above: 0.4.36" in text
+    assert "  - cpu: no measured release affected (4 measured: 0.4.35, 0.5.2, 0.5.3, 0.6.0)" in text
+    assert "<https://github.com/jax-ml/jax/issues/24843>" in text
+    assert "fixed in 0.5.3 by Add and test support for partitioning of batch dimensions in lax.linalg" in text
+    assert "f93c2a1aa51d0d124bf0632eacbe95c261dacd57" in text
+
+
+def test_ranges_follow_the_records_not_upstream() -> None:
+    """A record saying 0.6.0 is affected again must show, whatever upstream claims."""
+    loaded = load_records(FIXTURES)
+    regressed = [dict(e.record) for e in loaded.entries]
+    extra = json.loads((FIXTURES / "cpu-laptop-sweep" / "scaling-0.6.0-unaffected.json").read_text())
+    extra.update(verdict="affected", created="2026-12-01T00:00:00Z")
+    text = "\n".join(render_answer(build_report(regressed + [extra])))
+    assert "- **cpu**: lowest release passing every check (scaling, correctness): **0.5.3** — but above it, " \
+           "not passing: 0.6.0 (scaling affected)" in text
+    assert "  - cpu: affected 0.4.35 … 0.6.0 (3 of 4 measured releases); no unaffected release measured above it; " \
+           "unaffected inside the range: 0.5.3" in text
+
+
+def test_rows_one_per_release_backend_machine(report_md: str) -> None:
+    rows = [line for line in report_md.splitlines() if line.startswith("| 0.")]
+    assert [r.split(" | ")[:2] for r in rows] == [
+        ["| 0.4.16", "cpu"],
+        ["| 0.4.35", "cpu"],
+        ["| 0.4.35", "gpu"],
+        ["| 0.4.36", "gpu"],
+        ["| 0.5.2", "cpu"],
+        ["| 0.5.3", "cpu"],
+        ["| 0.5.3", "gpu"],
+        ["| 0.6.0", "cpu"],
+    ]
+    assert (
+        "| 0.4.35 | gpu | NVIDIA H100 80GB HBM3 ×4 | 3.12.3 | 0.4.35 | ok "
+        "| **affected** · 1 all-gather; LU batch 8192 per device of 8192 on 4 devices; efficiency 0.72 @2, 0.44 @4 "
+        "| **affected** · max rel error 1.7e+00; 2048 bad, first at index 134217728 "
+        "| `nox -s scaling-0.4.35 -- --backend cuda`<br>`nox -s correctness-0.4.35 -- --backend cuda` |"
+    ) in rows
+    assert (
+        "| 0.5.3 | cpu | cpu ×4 | 3.11.9 | 0.5.3 | ok "
+        "| unaffected · 0 all-gathers; LU batch 2048 per device of 8192 on 4 devices; efficiency 0.97 @2, 0.93 @4 "
+        "| unaffected · max rel error 2.4e-07; none bad "
+        "| `nox -s scaling-0.5.3`<br>`nox -s correctness-0.5.3` |"
+    ) in rows
+
+
+def test_not_installable_release_has_a_row_with_the_reason(report_md: str) -> None:
+    assert (
+        "| 0.4.16 | cpu | — | 3.12.3 | — | not installable: jaxlib 0.4.16 has no wheel for Python 3.12; "
+        "supply one with --python 3.11 | not installable | — | `nox -s scaling-0.4.16` |"
+    ) in report_md
+
+
+def test_newest_record_wins_and_older_are_listed(report_md: str) -> None:
+    assert "## Older records (2 superseded by a newer record of the same cell)" in report_md
+    assert "verdict inconclusive (`scaling-0.5.2-first-run-inconclusive.json`)" in report_md
+    assert "verdict affected (`scaling-0.6.0-from-kit-0.0.9.json`)" in report_md
+    row_052 = next(line for line in report_md.splitlines() if line.startswith("| 0.5.2 |"))
+    assert "efficiency 0.52 @2, 0.29 @4" in row_052
+
+
+def test_problems_and_machines_and_not_measured(report_md: str) -> None:
+    assert "## Problems (2 record files skipped)" in report_md
+    assert "corrupt-truncated.json`: not valid JSON (truncated or corrupt?)" in report_md
+    assert "newer-schema-from-future-kit.json`: written by a newer kit (schema 2" in report_md
+    assert ("Records produced on: `laptop-cpu` (machine aaaa1111bbbb; AMD EPYC 7B13; cpu ×4), "
+            "`gpu-node-7` (machine cccc2222dddd; Intel Xeon Platinum 8480+; gpu NVIDIA H100 80GB HBM3 ×4).") \
+        in report_md
+    assert "Not measured yet: 0.4.38." in report_md
+
+
+def test_no_records_says_what_to_run() -> None:
+    text = render_markdown(build_report([]))
+    assert "No records yet: run `nox -s matrix`" in text
+    assert render_rows(build_report([]))[0].startswith("| Release |")
+
+
+def test_write_report_writes_md_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURES, results)
+    assert main(["--results", str(results), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr()
+    assert f"wrote {tmp_path / 'out' / 'matrix.md'}" in out.out
+    assert "PROBLEM:" in out.err and "corrupt-truncated.json" in out.err
+    data = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    assert [b["lowest_passing"] for b in data["backends"]] == ["0.5.3", "0.5.3"]
+    assert len(data["rows"]) == 8 and len(data["older"]) == 2 and len(data["problems"]) == 2
+    assert {p["file"] for p in data["problems"]} == {"corrupt-truncated.json", "newer-schema-from-future-kit.json"}
+    md = (tmp_path / "out" / "matrix.md").read_text()
+    for name in ("scaling-cpu", "scaling-gpu", "correctness-cpu", "correctness-gpu"):
+        assert f"](plots/{name}.png)" in md
+        assert (tmp_path / "out" / "plots" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.name.startswith(".tmp-")]
+
+
+def test_report_builds_without_matplotlib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def no_matplotlib(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.startswith("matplotlib"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    result = write_report(FIXTURES, tmp_path)
+    assert result.plots == []
+    md = result.markdown.read_text()
+    assert "matplotlib is not installed: plots skipped" in md
+    assert "**0.5.3**" in md
