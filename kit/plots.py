@@ -345,6 +345,10 @@ def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, 
         if missing:
             outcome.notes.append(f"Correctness on {backend}: no per-index errors for {', '.join(missing)}.")
         return
+    windows = [(e, w) for e in entries if (w := boundary_windows(_evidence(e.record)))]
+    if windows:
+        _plot_boundary_windows(windows, backend, several, out_dir, outcome)
+        return
     points = [(e, err) for e in entries if (err := _number(_summary(e.record).get("max_rel_error"))) is not None]
     if not points:
         outcome.notes.append(f"Correctness plot on {backend} skipped: no errors in the records.")
@@ -363,3 +367,69 @@ def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, 
     fig.tight_layout()
     _save(fig, out_dir / f"correctness-{backend}.png", f"Correctness on {backend}: max error per release", outcome)
     outcome.notes.append(f"Correctness on {backend}: no per-index errors in the records; max error per release.")
+
+
+@dataclass(frozen=True)
+class BoundaryWindow:
+    """One checked window around the 2**31-byte boundary, relative to it."""
+
+    dtype: str
+    boundary_index: int
+    checked: tuple[int, int]
+    bad: list[int]
+
+
+def boundary_windows(evidence: Mapping[str, Any]) -> list[BoundaryWindow]:
+    """Checked windows and bad indices around the 2**31-byte index, from ``evidence.cases``.
+
+    repro.correctness records, per case, ``boundaries`` (name, index,
+    checked [lo, hi]) and ``comparison.bad_indices``; no per-index errors.
+    """
+    windows: list[BoundaryWindow] = []
+    cases = evidence.get("cases")
+    for case in cases if isinstance(cases, list) else []:
+        if not isinstance(case, Mapping) or case.get("error") is not None:
+            continue
+        comparison = case.get("comparison") if isinstance(case.get("comparison"), Mapping) else {}
+        bad = [i for i in (comparison or {}).get("bad_indices") or [] if isinstance(i, int)]
+        for boundary in case.get("boundaries") or []:
+            if not isinstance(boundary, Mapping) or boundary.get("name") != "2**31 bytes":
+                continue
+            index, checked = boundary.get("index"), boundary.get("checked")
+            if isinstance(index, int) and isinstance(checked, list) and len(checked) == 2:
+                lo, hi = int(checked[0]), int(checked[1])
+                windows.append(BoundaryWindow(str(case.get("dtype")), index, (lo - index, hi - index),
+                                              sorted(i - index for i in bad if lo <= i <= hi)))
+    return windows
+
+
+def _plot_boundary_windows(
+    windows: list[tuple[LoadedRecord, list[BoundaryWindow]]],
+    backend: str,
+    several: bool,
+    out_dir: Path,
+    outcome: PlotOutcome,
+) -> None:
+    from matplotlib.figure import Figure
+
+    rows = [(entry, w) for entry, ws in windows for w in ws]
+    fig = Figure(figsize=(7.0, 0.45 * len(rows) + 1.6))
+    ax = fig.subplots()
+    labels = []
+    for y, (entry, window) in enumerate(rows):
+        lo, hi = window.checked
+        ax.plot([lo, hi], [y, y], color="#d5d8dc", linewidth=8, solid_capstyle="butt", zorder=1)
+        if window.bad:
+            ax.scatter(window.bad, [y] * len(window.bad), marker="|", s=120, color=AFFECTED_COLOR, zorder=3)
+        labels.append(f"{_label(entry, several)} {window.dtype}")
+    ax.axvline(0, color="black", linestyle="--", linewidth=0.8)
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("batch index − first index past 2**31 bytes (grey: checked, red: wrong result)")
+    ax.set_title(f"Large-batch det/slogdet around the 2**31-byte boundary, {backend}", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    _save(fig, out_dir / f"correctness-{backend}.png", f"Correctness on {backend}: wrong results by batch index",
+          outcome)
+    outcome.notes.append(f"Correctness on {backend}: the records hold bad indices, not per-index errors; "
+                         "the plot shows where results went wrong.")
