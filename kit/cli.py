@@ -1,0 +1,166 @@
+"""Command line: ``python -m kit run CHECK VERSION [options]`` and friends.
+
+The nox sessions are thin wrappers around these commands, so everything a
+session does can also be run (and tested) without nox. Exit codes:
+
+* 0 — the check ran (whatever its verdict);
+* 1 — the check crashed or timed out, or ``--fail-on-affected`` and it is affected;
+* 2 — bad input (a mistyped version, option or matrix.toml key): one ERROR line;
+* 3 — the release is not installable here (a record says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .config import CHECK_PARAMETERS, Matrix, load_matrix
+from .errors import KitError, UsageError
+from .runner import RunRequest, run_check
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE = 0, 1, 2, 3
+
+Log = Callable[[str], None]
+
+
+def _log(message: str) -> None:
+    print(f"kit: {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = "matrix.toml") -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if not argv or argv[0] in ("-h", "--help"):
+            print(__doc__)
+            return EXIT_OK
+        command, rest = argv[0], argv[1:]
+        matrix = load_matrix(matrix_path)
+        if command == "run":
+            return cmd_run(matrix, rest, log)
+        if command == "bisect":
+            from .bisect import main as bisect_main
+
+            return bisect_main(matrix, rest, log)
+        if command == "matrix":
+            from .sweep import main as sweep_main
+
+            return sweep_main(matrix, rest, log)
+        raise UsageError(f"unknown command {command!r}", "use: run, bisect or matrix")
+    except KitError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_USAGE
+
+
+def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None = None) -> int:
+    if len(argv) < 2 or argv[0].startswith("-") or argv[1].startswith("-"):
+        raise UsageError("run needs a check and a version", "e.g. python -m kit run scaling 0.6.0")
+    check_name, version = argv[0], argv[1]
+    check = matrix.check(check_name)
+    matrix.release(version)  # validates the version string
+    args = run_parser(check_name, check.parameters).parse_args(list(argv[2:]))
+    overrides = {key: getattr(args, key) for key in CHECK_PARAMETERS[check_name] if getattr(args, key) is not None}
+    request = RunRequest(
+        check=check_name,
+        version=version,
+        backend=args.backend,
+        preset=args.preset,
+        overrides=overrides,
+        find_links=tuple(args.find_links),
+        timeout_s=args.timeout,
+        reproduce=reproduce or "python -m kit run " + " ".join(argv),
+    )
+    record, path = run_check(matrix, request, log)
+    print(summary(record, path))
+    return exit_code(record, args.fail_on_affected)
+
+
+def exit_code(record: dict[str, Any], fail_on_affected: bool) -> int:
+    status = record.get("status")
+    if status == "not-installable":
+        return EXIT_NOT_INSTALLABLE
+    if status != "ran":
+        return EXIT_FAILED
+    if fail_on_affected and record.get("verdict") == "affected":
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one sentence, no usage dump
+        raise UsageError(message, "see README.md, or `nox -l`, for the options")
+
+
+def run_parser(check: str, defaults: dict[str, Any]) -> argparse.ArgumentParser:
+    parser = _Parser(prog=f"nox -s {check}-VERSION --", add_help=True)
+    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--preset", default=None)
+    parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
+    parser.add_argument("--timeout", type=int, default=None, metavar="SECONDS")
+    parser.add_argument("--fail-on-affected", action="store_true",
+                        help="exit 1 when the verdict is affected (for other projects' CI)")
+    for key in CHECK_PARAMETERS[check]:
+        parser.add_argument(f"--{key.replace('_', '-')}", dest=key, default=None,
+                            type=_value_parser(defaults.get(key)))
+    return parser
+
+
+def _value_parser(example: Any) -> Callable[[str], Any]:
+    """Parse a flag value into the shape matrix.toml uses for that key."""
+
+    def parse(text: str) -> Any:
+        if isinstance(example, list) or "," in text:
+            return [_scalar(x) for x in text.split(",") if x.strip()]
+        return _scalar(text)
+
+    return parse
+
+
+def _scalar(text: str) -> Any:
+    text = text.strip()
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def summary(record: dict[str, Any], path: Path) -> str:
+    """The few lines a user reads after a run (also pasted into issues)."""
+    requested = record.get("requested", {})
+    status = record.get("status")
+    head = f"{record.get('check')} · jax {requested.get('jax')} · {requested.get('backend')}"
+    if status == "ran":
+        verdict = str(record.get("verdict")).upper()
+        env = record.get("environment", {})
+        where = f"{env.get('backend')} × {env.get('device_count')} ({env.get('device_kind')})"
+        lines = [f"== {head}: {verdict}", f"   {record.get('reason')}", f"   ran on {where}, "
+                 f"jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
+                 f"python {env.get('python')}"]
+        figures = (record.get("evidence") or {}).get("summary") or {}
+        if figures:
+            lines.append("   key figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))
+    elif status == "not-installable":
+        install = record.get("install", {})
+        lines = [f"== {head}: NOT INSTALLABLE HERE", f"   {record.get('reason')}"]
+        neighbours = install.get("neighbours") or []
+        if neighbours:
+            lines.append("   installable neighbours: " + ", ".join(neighbours)
+                         + f" (e.g. nox -s {record.get('check')}-{neighbours[0]})")
+        lines.append(f"   to supply wheels: {install.get('how_to_supply')}")
+    else:
+        lines = [f"== {head}: {str(status).upper()}", f"   {record.get('reason')}"]
+    lines += [f"   record: {path}", f"   reproduce: {record.get('reproduce')}"]
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

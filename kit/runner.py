@@ -1,0 +1,273 @@
+"""Run one check for one release: plan, install, run the repro, keep a record.
+
+Every path ends in exactly one record: ``ran``, ``not-installable``,
+``crashed`` or ``timed-out``. The repro's own output streams to the terminal
+as it comes (the long runs need progress), and its last lines are kept for
+the record when it crashes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from . import __version__, records
+from .config import Matrix, validate_parameters
+from .envs import Env, InstallFailed, available_pythons, ensure_env, pick_backend
+from .errors import UsageError
+from .index import PackageIndex
+from .install import InstallPlan, Resolution, choose_python, how_to_supply, plan_install
+
+Log = Callable[[str], None]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class RunRequest:
+    check: str
+    version: str
+    backend: str = "cpu"
+    preset: str | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    find_links: tuple[str, ...] = ()
+    timeout_s: int | None = None
+    reproduce: str = ""
+
+
+@dataclass
+class Prepared:
+    """A release made ready to run a check: either an environment or a reason."""
+
+    plan: InstallPlan
+    resolution: Resolution | None
+    env: Env | None
+    problem: str = ""
+    attempts: list[Resolution] = field(default_factory=list)
+
+
+def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
+    """matrix.toml's parameters, then the preset's, then the command line's."""
+    check = matrix.check(request.check)
+    params = dict(check.parameters)
+    if request.preset:
+        if request.preset not in check.presets:
+            known = ", ".join(sorted(check.presets)) or "none"
+            raise UsageError(f"{request.check} has no preset {request.preset!r}", f"presets: {known}")
+        params.update(check.presets[request.preset])
+    validate_parameters(request.check, request.overrides, "command line")
+    params.update(request.overrides)
+    return params
+
+
+def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None) -> Prepared:
+    """Plan, pick a Python, and build (or reuse) the release's environment."""
+    index = index or PackageIndex(matrix.install.index_url)
+    release = matrix.release(request.version)
+    plan = plan_install(matrix, release, request.backend, index, request.find_links)
+    for note in plan.notes:
+        log(note)
+    log(f"resolving {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}")
+    resolution, attempts = choose_python(plan, available_pythons(plan.pythons))
+    if resolution is None:
+        return Prepared(plan, None, None, unresolvable_reason(plan, attempts), attempts)
+    log(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
+        f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}")
+    try:
+        env = ensure_env(matrix.envs_dir, plan, resolution, pick_backend(), log)
+    except InstallFailed as exc:
+        return Prepared(plan, resolution, None, f"install failed: {exc}", attempts)
+    return Prepared(plan, resolution, env, "", attempts)
+
+
+def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution]) -> str:
+    """Why no Python could install the plan, in the user's words first."""
+    if not attempts:
+        return f"none of Python {', '.join(plan.pythons)} is installed here"
+    tried = ", ".join(a.python for a in attempts)
+    where = ", ".join((plan.index_url, *plan.extra_index_urls, *plan.find_links))
+    missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
+    if missing:
+        return (f"{where} has no {missing.group(1)} {missing.group(2)} wheels "
+                f"(tried Python {tried}). uv said: {attempts[-1].error}")
+    return f"no installed Python ({tried}) can install it. uv said: {attempts[-1].error}"
+
+
+def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
+              prepared: Prepared | None = None) -> tuple[dict[str, Any], Path]:
+    """Run the check and write its record; return the record and where it went."""
+    started = time.monotonic()
+    params = parameters_for(matrix, request)
+    index = index or PackageIndex(matrix.install.index_url)
+    prepared = prepared or prepare(matrix, request, log, index)
+    record = _base_record(request, params, prepared)
+    if prepared.env is None:
+        record.update(status="not-installable", reason=f"jax {request.version} is not installable here: "
+                      f"{prepared.problem}")
+        record["install"]["neighbours"] = _neighbours(index, request.version)
+        record["install"]["how_to_supply"] = how_to_supply(request.version)
+    else:
+        timeout = request.timeout_s or matrix.check(request.check).timeout_s
+        record.update(_run_repro(prepared.env, request, params, timeout, log))
+    record["duration_s"] = round(time.monotonic() - started, 2)
+    path = records.write_record(_json_safe(record), matrix.results_dir)
+    return record, path
+
+
+def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
+    resolution = prepared.resolution
+    return {
+        "schema": records.SCHEMA,
+        "kit_version": __version__,
+        "check": request.check,
+        "requested": {"jax": request.version, "backend": request.backend, "preset": request.preset},
+        "status": None,
+        "verdict": None,
+        "reason": "",
+        "environment": host_facts(resolution.python if resolution else None),
+        "install": {
+            "python": resolution.python if resolution else None,
+            "requirements": list(prepared.plan.requirements),
+            "exclude_newer": prepared.plan.exclude_newer,
+            "find_links": list(prepared.plan.find_links),
+            "resolved": dict(resolution.pins) if resolution else {},
+            "tried_pythons": [a.python for a in prepared.attempts],
+            "env_reused": prepared.env.reused if prepared.env else None,
+        },
+        "parameters": dict(params),
+        "evidence": {},
+        "host": {"name": socket.gethostname(), "machine_id": records.machine_id()},
+        "reproduce": request.reproduce,
+        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout: int,
+               log: Log) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="kit-") as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
+        log("running " + " ".join(cmd[1:]))
+        code, tail = _stream(cmd, timeout)
+        if code is None:
+            return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
+                    "evidence": {"output_tail": tail}}
+        result = _read_result(out)
+        if code != 0 or result is None:
+            why = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
+            last = tail[-1] if tail else "no output"
+            return {"status": "crashed", "reason": f"the repro crashed ({why}): {last}",
+                    "evidence": {"output_tail": tail}}
+    fields = {"status": "ran"}
+    fields.update({k: result[k] for k in ("verdict", "reason", "evidence", "parameters") if k in result})
+    fields["environment"] = {**host_facts(None), **result.get("environment", {})}
+    return fields
+
+
+def to_flags(params: Mapping[str, Any]) -> list[str]:
+    """``{"matrix_size": 32, "devices": [1, 2]}`` → ``--matrix-size 32 --devices 1,2``."""
+    flags: list[str] = []
+    for key, value in params.items():
+        if isinstance(value, list):
+            value = ",".join(str(v) for v in value)
+        flags += [f"--{key.replace('_', '-')}", str(value)]
+    return flags
+
+
+def _stream(cmd: list[str], timeout: int) -> tuple[int | None, list[str]]:
+    """Run, echoing output live; return (exit code or None on timeout, last lines)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    tail: deque[str] = deque(maxlen=40)
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace", start_new_session=True)
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            tail.append(line.rstrip())
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        code: int | None = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        code = None
+    except BaseException:
+        _kill(proc)  # Ctrl-C: stop the child too, records already written stay
+        raise
+    reader.join(timeout=5)
+    return code, list(tail)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _read_result(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _neighbours(index: PackageIndex, version: str) -> list[str]:
+    try:
+        return index.neighbours(version)
+    except Exception:  # the record is still worth writing without them
+        return []
+
+
+def host_facts(python: str | None) -> dict[str, Any]:
+    """What this machine is, for records of runs that never reached JAX."""
+    return {
+        "python": python,
+        "platform": platform.platform(),
+        "host": socket.gethostname(),
+        "cpu_model": _cpu_model(),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities become null: records are strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value

@@ -1,0 +1,102 @@
+"""Sessions generated from matrix.toml.
+
+    nox -l                          # what there is
+    nox -s scaling-0.6.0            # one release, one check
+    nox -s correctness-0.4.35
+    nox -s matrix                   # every check on every release, then the report
+    nox -s report                   # rebuild reports/matrix.md from records only
+    nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
+    nox -s tests                    # the kit's own tests
+
+The JAX sessions run in nox's own process (python=False): the kit builds one
+environment per release itself, era-resolved with uv, and shares it between
+checks, the matrix and bisect. Options after ``--`` are in README.md.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import nox
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from kit import cli  # noqa: E402
+from kit.config import load_matrix  # noqa: E402
+from kit.errors import KitError  # noqa: E402
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+try:
+    MATRIX = load_matrix(HERE / "matrix.toml")
+except KitError as exc:
+    print(exc.render(), file=sys.stderr)
+    sys.exit(2)
+
+
+def _run(session: nox.Session, argv: list[str]) -> None:
+    """Run a kit command in-process and turn its exit code into nox's terms."""
+    reproduce = "nox -s " + session.name + (" -- " + shlex.join(session.posargs) if session.posargs else "")
+    try:
+        if argv[0] == "run":
+            code = cli.cmd_run(MATRIX, argv[1:], session.log, reproduce=reproduce)
+        else:
+            code = cli.main(argv, log=session.log, matrix_path=str(HERE / "matrix.toml"))
+    except KitError as exc:
+        session.error(exc.render())
+    if code == cli.EXIT_NOT_INSTALLABLE:
+        session.skip("not installable here; the record above says why and what to do")
+    if code != cli.EXIT_OK:
+        session.error(f"exit code {code} (see above)")
+
+
+def _check_session(check: str, version: str, note: str) -> None:
+    description = MATRIX.checks[check].description
+
+    def session(s: nox.Session) -> None:
+        _run(s, ["run", check, version, *s.posargs])
+
+    session.__doc__ = f"jax {version}: {description}" + (f" ({note})" if note else "")
+    nox.session(name=f"{check}-{version}", python=False, default=False,
+                tags=[check, f"jax-{version}"])(session)
+
+
+for _release in MATRIX.releases:
+    for _check in MATRIX.checks:
+        _check_session(_check, _release.version, _release.note)
+
+
+@nox.session(python=False, default=False)
+def matrix(session: nox.Session) -> None:
+    """Every check on every release in matrix.toml, then reports/matrix.md."""
+    _run(session, ["matrix", *session.posargs])
+    report(session)
+
+
+@nox.session(python=False, default=False)
+def bisect(session: nox.Session) -> None:
+    """Find the first JAX release where a check's verdict changes."""
+    _run(session, ["bisect", *session.posargs])
+
+
+@nox.session(default=False)
+def report(session: nox.Session) -> None:
+    """Rebuild reports/matrix.md and matrix.json from the records, installing no JAX."""
+    if session.venv_backend == "none":
+        session.run(sys.executable, "-m", "kit.report", *session.posargs, external=True)
+        return
+    session.install("matplotlib", "packaging")
+    session.run("python", "-m", "kit.report", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The kit's own tests (unit, plus integration tests that install real releases)."""
+    session.install("-r", "requirements-test.txt")
+    session.run("mypy")
+    session.run("pytest", *session.posargs)
