@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from .config import CHECK_PARAMETERS, Matrix, load_matrix
 from .errors import KitError, UsageError
-from .runner import RunRequest, run_check
+from .runner import RunRequest, parameters_for, run_check
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE = 0, 1, 2, 3
 
@@ -71,6 +71,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         timeout_s=args.timeout,
         reproduce=reproduce or "python -m kit run " + " ".join(argv),
     )
+    parameters_for(matrix, request)  # bad parameters stop here, before any install
     record, path = run_check(matrix, request, log)
     print(summary(record, path))
     return exit_code(record, args.fail_on_affected)

@@ -1,0 +1,98 @@
+"""The command line: summaries users paste into issues, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kit import cli
+from kit.errors import UsageError
+
+RAN = {
+    "check": "scaling",
+    "requested": {"jax": "0.4.35", "backend": "cpu"},
+    "status": "ran",
+    "verdict": "affected",
+    "reason": "Every device factorises the whole batch.",
+    "environment": {"backend": "cpu", "device_count": 4, "device_kind": "cpu", "jax": "0.4.35",
+                    "jaxlib": "0.4.35", "numpy": "2.1.3", "python": "3.13.0"},
+    "evidence": {"summary": {"all_gathers": 1, "lu_batch_per_device": 4096, "efficiency_4": 0.0812}},
+    "reproduce": "nox -s scaling-0.4.35",
+}
+
+NOT_INSTALLABLE = {
+    "check": "scaling",
+    "requested": {"jax": "0.4.16", "backend": "cpu"},
+    "status": "not-installable",
+    "verdict": None,
+    "reason": "jax 0.4.16 is not installable here: https://pypi.org/simple has no jaxlib 0.4.16 wheels",
+    "install": {"neighbours": ["0.4.13", "0.4.18"], "how_to_supply": "Put a jaxlib 0.4.16 wheel in DIR."},
+    "reproduce": "nox -s scaling-0.4.16",
+}
+
+
+def test_summary_of_a_run() -> None:
+    assert cli.summary(RAN, Path("reports/results/x.json")).splitlines() == [
+        "== scaling · jax 0.4.35 · cpu: AFFECTED",
+        "   Every device factorises the whole batch.",
+        "   ran on cpu × 4 (cpu), jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, python 3.13.0",
+        "   key figures: all_gathers=1, lu_batch_per_device=4096, efficiency_4=0.0812",
+        "   record: reports/results/x.json",
+        "   reproduce: nox -s scaling-0.4.35",
+    ]
+
+
+def test_summary_of_a_release_that_cannot_be_installed_says_what_to_do() -> None:
+    lines = cli.summary(NOT_INSTALLABLE, Path("r.json")).splitlines()
+    assert lines[0] == "== scaling · jax 0.4.16 · cpu: NOT INSTALLABLE HERE"
+    assert "installable neighbours: 0.4.13, 0.4.18 (e.g. nox -s scaling-0.4.13)" in lines[2]
+    assert lines[3] == "   to supply wheels: Put a jaxlib 0.4.16 wheel in DIR."
+
+
+@pytest.mark.parametrize(
+    ("record", "fail_on_affected", "code"),
+    [
+        (RAN, False, cli.EXIT_OK),
+        (RAN, True, cli.EXIT_FAILED),
+        ({**RAN, "verdict": "unaffected"}, True, cli.EXIT_OK),
+        ({**RAN, "status": "crashed"}, False, cli.EXIT_FAILED),
+        ({**RAN, "status": "timed-out"}, False, cli.EXIT_FAILED),
+        (NOT_INSTALLABLE, True, cli.EXIT_NOT_INSTALLABLE),
+    ],
+)
+def test_exit_codes(record: dict, fail_on_affected: bool, code: int) -> None:
+    assert cli.exit_code(record, fail_on_affected) == code
+
+
+def test_check_parameters_parse_into_matrix_shapes() -> None:
+    parser = cli.run_parser("scaling", {"devices": [1, 2, 4], "batch": 4096, "dtype": "float32"})
+    args = parser.parse_args(["--devices", "2", "--batch", "8192", "--dtype", "float64", "--backend", "cuda"])
+    assert (args.devices, args.batch, args.dtype, args.backend) == ([2], 8192, "float64", "cuda")
+
+
+def test_unknown_option_is_a_usage_error_not_a_usage_dump() -> None:
+    with pytest.raises(UsageError, match="unrecognized arguments: --devcies"):
+        cli.run_parser("scaling", {}).parse_args(["--devcies", "4"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["frobnicate"], "ERROR: unknown command 'frobnicate'"),
+        (["run", "scaling"], "ERROR: run needs a check and a version"),
+        (["run", "speed", "0.6.0"], "ERROR: unknown check 'speed'"),
+        (["run", "scaling", "latest"], "ERROR: 'latest' is not a JAX version"),
+        (["run", "scaling", "0.6.0", "--batch", "-3"], "ERROR: command line.batch = -3 is not valid"),
+        (["run", "scaling", "0.6.0", "--preset", "huge"], "ERROR: scaling has no preset 'huge'"),
+    ],
+)
+def test_bad_input_prints_one_error_and_a_tip(argv: list[str], message: str, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    # The run itself must never start for bad input.
+    monkeypatch.setattr(cli, "run_check", lambda *a, **k: pytest.fail("ran despite bad input"))
+    monkeypatch.setattr("kit.runner.prepare", lambda *a, **k: pytest.fail("prepared despite bad input"))
+    assert cli.main(argv, log=lambda m: None) == cli.EXIT_USAGE
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == message or err[0].startswith(message)
+    assert err[1].startswith("TIP: ")

@@ -1,0 +1,87 @@
+"""matrix.toml validation: each mistake is one sentence naming the key and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kit.config import load_matrix, parse_matrix
+from kit.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _minimal() -> dict:
+    return {
+        "release": [{"version": "0.4.35"}, {"version": "0.6.0"}],
+        "checks": {"scaling": {"devices": [1, 2, 4], "batch": 64}},
+    }
+
+
+def test_the_shipped_matrix_loads_with_the_releases_users_asked_for() -> None:
+    matrix = load_matrix(ROOT / "matrix.toml")
+    versions = [r.version for r in matrix.releases]
+    for wanted in ("0.4.16", "0.4.35", "0.4.36", "0.5.3", "0.6.0"):
+        assert wanted in versions
+    # 0.4.16's jaxlib is gone from the index: its installable neighbours are there too.
+    assert "0.4.13" in versions and "0.4.18" in versions
+    assert set(matrix.checks) == {"scaling", "correctness"}
+    assert "thread" in matrix.checks["scaling"].presets
+    assert "issue-24843" in matrix.checks["correctness"].presets
+
+
+def test_releases_are_sorted_by_version_not_text() -> None:
+    raw = _minimal()
+    raw["release"] = [{"version": "0.10.0"}, {"version": "0.4.35"}, {"version": "0.9.1"}]
+    assert [r.version for r in parse_matrix(raw).releases] == ["0.4.35", "0.9.1", "0.10.0"]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "names", "tip"),
+    [
+        (lambda r: r["checks"]["scaling"].update(devcies=[1]), "checks.scaling.devcies", "did you mean 'devices'"),
+        (lambda r: r["checks"]["scaling"].update(devices="4"), "checks.scaling.devices", "list of device counts"),
+        (lambda r: r["checks"]["scaling"].update(dtype="float16"), "checks.scaling.dtype", "float32, float64"),
+        (lambda r: r["checks"]["scaling"].update(batch=True), "checks.scaling.batch", "positive integer"),
+        (lambda r: r["release"].append({"version": "0.4.x"}), "release[2].version", '"0.4.35"'),
+        (lambda r: r["release"].append({"version": "0.6.0"}), "release 0.6.0 is listed twice", "one [[release]]"),
+        (lambda r: r["release"][0].update(pyhton="3.11"), "release[0].pyhton", "did you mean 'python'"),
+        (lambda r: r["release"][0].update(python=3.11), "python must be a version string", '"3.11"'),
+        (lambda r: r.update(install={"pythons": ["3"]}), "install.pythons", '"3.12"'),
+        (lambda r: r["checks"].update(speed={}), "checks.speed", "allowed keys"),
+        (lambda r: r.pop("release"), "no [[release]]", "version ="),
+        (lambda r: r["checks"]["scaling"].update(presets={"big": {"batch": -1}}), "presets.big.batch", "positive"),
+    ],
+)
+def test_a_mistake_names_the_key_and_the_fix(mutate, names: str, tip: str) -> None:
+    raw = _minimal()
+    mutate(raw)
+    with pytest.raises(ConfigError) as caught:
+        parse_matrix(raw)
+    assert names in caught.value.message
+    assert tip in caught.value.tip
+    assert caught.value.render().count("\n") == 1  # one ERROR line, one TIP line
+
+
+def test_broken_toml_is_one_sentence(tmp_path: Path) -> None:
+    bad = tmp_path / "matrix.toml"
+    bad.write_text('[[release]]\nversion = "0.4.35\n')
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_matrix(bad)
+
+
+def test_missing_file_says_where_to_run(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_matrix(tmp_path / "matrix.toml")
+    assert "repository root" in caught.value.tip
+
+
+def test_unknown_version_and_check_lookups() -> None:
+    matrix = parse_matrix(_minimal())
+    assert matrix.release("0.4.35").version == "0.4.35"
+    assert matrix.release("0.5.0").note == "not in matrix.toml"  # ad hoc releases are allowed
+    with pytest.raises(ConfigError, match="not a JAX version"):
+        matrix.release("latest")
+    with pytest.raises(ConfigError, match="unknown check"):
+        matrix.check("speed")

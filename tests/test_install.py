@@ -1,0 +1,85 @@
+"""Install plans: era cut-off, GPU extras by era, pins, and the not-installable reason."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from kit.config import parse_matrix
+from kit.errors import UsageError
+from kit.install import JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_pins, plan_install
+from kit.runner import to_flags, unresolvable_reason
+
+
+class FakeIndex:
+    """The two questions a plan asks of the index, answered from a table."""
+
+    def __init__(self, extras: dict[str, set[str]] | None = None) -> None:
+        self.extras = extras or {}
+
+    def release_date(self, version: str) -> datetime | None:
+        return {"0.4.35": datetime(2024, 10, 22, 20, 56, tzinfo=timezone.utc)}.get(version)
+
+    def jax_extras(self, version: str) -> set[str]:
+        return self.extras[version]
+
+
+MATRIX = parse_matrix({"release": [{"version": "0.4.35"}], "checks": {"scaling": {}}})
+
+
+def test_cpu_plan_pins_the_release_and_cuts_the_rest_off_at_its_era() -> None:
+    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), "cpu", FakeIndex())  # type: ignore[arg-type]
+    assert plan.requirements == ("jax[cpu]==0.4.35", "scipy")
+    assert plan.exclude_newer == "2024-11-05T20:56:00Z"  # upload date + 14 days of slack
+    args = plan.uv_args()
+    assert args[args.index("--exclude-newer") + 1] == "2024-11-05T20:56:00Z"
+    # jax and jaxlib are pinned by the release itself, so they are exempt from the cut-off.
+    assert "jaxlib=2100-01-01T00:00:00Z" in args
+
+
+def test_a_release_missing_from_the_index_is_planned_without_a_cutoff() -> None:
+    plan = plan_install(MATRIX, MATRIX.release("9.9.9"), "cpu", FakeIndex())  # type: ignore[arg-type]
+    assert plan.exclude_newer is None
+    assert "--exclude-newer" not in plan.uv_args()
+    assert any("not on" in note for note in plan.notes)
+
+
+@pytest.mark.parametrize(
+    ("extras", "requirement", "needs_archive_page"),
+    [
+        ({"cpu", "cuda", "cuda12", "cuda13"}, "jax[cuda13]==0.4.35", False),
+        ({"cpu", "cuda", "cuda12", "cuda12_pip"}, "jax[cuda12]==0.4.35", False),
+        ({"cpu", "cuda", "cuda11_pip", "cuda12_pip"}, "jax[cuda12_pip]==0.4.35", True),
+    ],
+)
+def test_cuda_plan_uses_the_extra_the_release_declares(extras, requirement, needs_archive_page) -> None:
+    index = FakeIndex({"0.4.35": extras})
+    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), "cuda", index)  # type: ignore[arg-type]
+    assert plan.requirements[0] == requirement
+    assert (JAX_CUDA_ARCHIVE_PAGE in plan.find_links) is needs_archive_page
+
+
+def test_cuda_plan_for_a_release_without_gpu_extras_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="declares no CUDA extra"):
+        plan_install(MATRIX, MATRIX.release("0.4.35"), "cuda", FakeIndex({"0.4.35": {"cpu", "tpu"}}))  # type: ignore[arg-type]
+
+
+def test_parse_pins_reads_uv_compile_output() -> None:
+    text = "jax==0.4.35\njaxlib==0.4.35\nml-dtypes==0.5.0\nnumpy==2.1.3 ; python_version >= '3.10'\n# comment\n"
+    assert parse_pins(text) == {"jax": "0.4.35", "jaxlib": "0.4.35", "ml-dtypes": "0.5.0", "numpy": "2.1.3"}
+
+
+def test_not_installable_reason_names_the_missing_wheel_and_where_it_looked() -> None:
+    plan = InstallPlan(jax="0.4.16", backend="cpu", requirements=("jax[cpu]==0.4.16",), exclude_newer=None,
+                       index_url="https://pypi.org/simple", pythons=("3.12", "3.11"))
+    error = "Because there is no version of jaxlib==0.4.16 and jax[cpu]==0.4.16 depends on jaxlib==0.4.16, ..."
+    attempts = [Resolution("3.12", False, error=error), Resolution("3.11", False, error=error)]
+    reason = unresolvable_reason(plan, attempts)
+    assert reason.startswith("https://pypi.org/simple has no jaxlib 0.4.16 wheels (tried Python 3.12, 3.11)")
+    assert unresolvable_reason(plan, []) == "none of Python 3.12, 3.11 is installed here"
+
+
+def test_parameters_become_repro_flags() -> None:
+    assert to_flags({"matrix_size": 32, "devices": [1, 2, 4], "hidden": []}) == [
+        "--matrix-size", "32", "--devices", "1,2,4", "--hidden", ""]
