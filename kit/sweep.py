@@ -1,0 +1,423 @@
+"""``nox -s matrix``: every check on every release in matrix.toml, one record each.
+
+The sweep is resumable by design. Records are written one by one (atomically,
+by `kit.runner`), and before running anything the sweep asks of each cell
+(release × check) whether its newest record is still current: same kit
+version, same parameters, same environment fingerprint. That question is
+answered from install *plans* alone (uv resolves metadata, installs nothing),
+so a warm matrix where every cell is current finishes in seconds to a minute
+and a Ctrl-C costs only the cell that was running.
+
+    nox -s matrix -- [--backend cpu|cuda] [--only 0.4.16,0.6.2] [--checks scaling]
+                     [--rerun | --rerun-check scaling] [--timeout S] [--strict]
+
+Exit codes: 0 when the sweep completed (whatever the verdicts); 1 with
+``--strict`` when a cell crashed, timed out or met an unexpected error;
+130 after Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from packaging.version import InvalidVersion, Version
+
+from . import __version__, records
+from .config import Matrix
+from .envs import available_pythons
+from .errors import UsageError
+from .index import PackageIndex
+from .install import InstallPlan, choose_python, plan_install
+from .runner import Prepared, RunRequest, parameters_for, prepare, run_check
+
+Log = Callable[[str], None]
+
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+
+# An ETA from one or two cells is mostly noise (the first cell of a release
+# also pays for its install), so it is shown once this many cells have run.
+ETA_AFTER = 3
+
+# Statuses that --strict turns into exit code 1. "error" is the sweep's own
+# word for an unexpected exception in a cell: no record was written for it.
+FAILED = ("crashed", "timed-out", "error")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One release × check: what a record measures on this machine."""
+
+    version: str
+    check: str
+
+    def __str__(self) -> str:
+        return f"{self.check} · jax {self.version}"
+
+
+@dataclass(frozen=True)
+class Options:
+    backend: str = "cpu"
+    only: tuple[str, ...] = ()
+    checks: tuple[str, ...] = ()
+    rerun: bool = False
+    rerun_checks: tuple[str, ...] = ()
+    timeout_s: int | None = None
+    strict: bool = False
+
+
+@dataclass
+class Outcome:
+    """What became of one cell in this sweep, for the closing table."""
+
+    cell: Cell
+    status: str | None
+    verdict: str | None
+    current: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What decides a release's environment, known without installing it.
+
+    ``python`` is the interpreter `prepare` would pick (None: not installable).
+    ``problem`` is set when planning itself failed (say, the index was
+    unreachable); such a release is never current, so its cells run and
+    report the failure themselves.
+    """
+
+    plan: InstallPlan | None
+    python: str | None
+    problem: str = ""
+
+
+# --------------------------------------------------------------------------
+# Entry point
+
+
+def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
+    """Run the matrix; see the module docstring for options and exit codes."""
+    options = parse_options(matrix, argv)
+    cells = select_cells(matrix, options)
+    index = PackageIndex(matrix.install.index_url)
+    started = time.monotonic()
+    log(f"sweeping {len(cells)} cells on {options.backend}; checking which records are current "
+        "(install plans only, nothing is installed)")
+    current = current_cells(matrix, cells, options, index, log)
+    log(f"{len(current)} of {len(cells)} cells are current ({_clock_text(time.monotonic() - started)}); "
+        f"{len(cells) - len(current)} to run")
+    sweep = Sweep(matrix, options, index, log)
+    try:
+        sweep.run(cells, current)
+    except KeyboardInterrupt:
+        left = [cell for cell in cells if cell not in sweep.done]
+        log(f"interrupted: {len(sweep.done)} cells done (their records are kept), {len(left)} left: "
+            + ", ".join(str(cell) for cell in left))
+        print(render_table(sweep.outcomes))
+        return EXIT_INTERRUPTED
+    print(render_table(sweep.outcomes))
+    log(f"matrix done in {_clock_text(time.monotonic() - started)}")
+    return exit_code(sweep.outcomes, options.strict)
+
+
+def exit_code(outcomes: Sequence[Outcome], strict: bool) -> int:
+    if strict and any(outcome.status in FAILED for outcome in outcomes):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------
+# Options and cells
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one sentence, no usage dump
+        raise UsageError(message, "see `nox -s matrix -- --help` for the options")
+
+
+def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
+    """The command line, checked against matrix.toml (unknown names are usage errors)."""
+    parser = _Parser(prog="nox -s matrix --", description="Every check on every release in matrix.toml.")
+    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--only", action="append", default=[], metavar="VERSION[,..]",
+                        help="sweep only these releases")
+    parser.add_argument("--checks", action="append", default=[], metavar="NAME[,..]",
+                        help="sweep only these checks")
+    parser.add_argument("--rerun", action="store_true", help="run every selected cell, current or not")
+    parser.add_argument("--rerun-check", action="append", default=[], metavar="NAME[,..]",
+                        help="run this check's cells even when current")
+    parser.add_argument("--timeout", type=int, default=None, metavar="SECONDS",
+                        help="per-cell limit instead of matrix.toml's timeout_s")
+    parser.add_argument("--strict", action="store_true", help="exit 1 if a cell crashed or timed out")
+    args = parser.parse_args(list(argv))
+    checks = _split(args.checks)
+    rerun_checks = _split(args.rerun_check)
+    for name in (*checks, *rerun_checks):
+        matrix.check(name)  # ConfigError naming the known checks
+    return Options(
+        backend=args.backend,
+        only=tuple(_matrix_version(matrix, v) for v in _split(args.only)),
+        checks=checks,
+        rerun=args.rerun,
+        rerun_checks=rerun_checks,
+        timeout_s=args.timeout,
+        strict=args.strict,
+    )
+
+
+def _split(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _matrix_version(matrix: Matrix, version: str) -> str:
+    """matrix.toml's spelling of ``version``; the matrix only sweeps what it lists."""
+    known = [release.version for release in matrix.releases]
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        wanted = None
+    for release in matrix.releases:
+        if release.key == wanted:
+            return release.version
+    raise UsageError(f"--only {version}: not a release in matrix.toml",
+                     f"use one of {', '.join(known)}, or `nox -s scaling-{version}` for a one-off run")
+
+
+def select_cells(matrix: Matrix, options: Options) -> list[Cell]:
+    """Releases oldest first, each release's checks together (they share one environment)."""
+    return [
+        Cell(release.version, check)
+        for release in matrix.releases
+        if not options.only or release.version in options.only
+        for check in matrix.checks
+        if not options.checks or check in options.checks
+    ]
+
+
+# --------------------------------------------------------------------------
+# Which cells are current
+
+
+def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index: PackageIndex,
+                  log: Log) -> dict[Cell, records.Record]:
+    """The cells whose newest record on this machine would not change if run again, with it."""
+    wanted = [cell for cell in cells if not _forced(cell, options)]
+    if not wanted:
+        return {}
+    newest, _older = records.newest_per_cell(records.load_records(matrix.results_dir).entries)
+    versions = sorted({cell.version for cell in wanted}, key=Version)
+    plans = plan_releases(matrix, versions, options.backend, index, log)
+    machine = records.machine_id()
+    current = {}
+    for cell in wanted:
+        entry = newest.get(_cell_key(cell, options.backend, machine))
+        if entry is not None and _is_current(matrix, cell, entry.record, plans[cell.version], options):
+            current[cell] = entry.record
+    return current
+
+
+def _forced(cell: Cell, options: Options) -> bool:
+    return options.rerun or cell.check in options.rerun_checks
+
+
+def _cell_key(cell: Cell, backend: str, machine: str) -> records.CellKey:
+    # Built through records.cell_key so backend aliases (cuda -> gpu) match
+    # exactly what the stored records are keyed by.
+    return records.cell_key({"check": cell.check, "requested": {"jax": cell.version, "backend": backend},
+                             "host": {"machine_id": machine}})
+
+
+def _is_current(matrix: Matrix, cell: Cell, record: dict[str, Any], release: ReleasePlan,
+                options: Options) -> bool:
+    if release.plan is None:
+        return False
+    fingerprint = records.environment_fingerprint(
+        python=release.python,
+        requirements=release.plan.requirements,
+        exclude_newer=release.plan.exclude_newer,
+        backend=options.backend,
+        machine=records.machine_id(),
+    )
+    parameters = parameters_for(matrix, _request(cell, options))
+    return records.is_current(record, __version__, parameters, fingerprint)
+
+
+def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
+                  log: Log) -> dict[str, ReleasePlan]:
+    """Each release's install plan and chosen Python, from metadata only.
+
+    uv first answers from its cache alone (about a second per release instead
+    of ten against a slow index). That is sound for a release that resolves:
+    the era cut-off excludes anything uploaded since the cache was filled, and
+    a cache can only make a Python fail that the index would accept, which
+    costs a needless rerun, never a wrongly skipped cell. A release that does
+    not resolve from the cache is asked of the index, so "not installable"
+    is always the index's answer.
+    """
+    plans: dict[str, ReleasePlan] = {}
+    for version in versions:
+        try:
+            plan = plan_install(matrix, matrix.release(version), backend, index)
+        except Exception as exc:  # the index unreachable, say: its cells will run and say so
+            log(f"jax {version}: could not plan the install ({exc}); its cells will run")
+            plans[version] = ReleasePlan(None, None, str(exc))
+        else:
+            plans[version] = ReleasePlan(plan, None)
+    with _uv_offline():
+        for version, release in plans.items():
+            plans[version] = _with_python(release, version, log)
+    for version, release in plans.items():
+        if release.plan is not None and release.python is None:
+            log(f"jax {version}: not resolvable from the uv cache; asking the index")
+            plans[version] = _with_python(release, version, log)
+    return plans
+
+
+def _with_python(release: ReleasePlan, version: str, log: Log) -> ReleasePlan:
+    if release.plan is None:
+        return release
+    try:
+        resolution, _attempts = choose_python(release.plan, available_pythons(release.plan.pythons))
+    except Exception as exc:
+        log(f"jax {version}: could not resolve ({exc}); its cells will run")
+        return ReleasePlan(None, None, str(exc))
+    return ReleasePlan(release.plan, resolution.python if resolution else None)
+
+
+@contextlib.contextmanager
+def _uv_offline() -> Iterator[None]:
+    """Make every uv call inside answer from its cache (kit.install copies os.environ per call)."""
+    saved = os.environ.get("UV_OFFLINE")
+    os.environ["UV_OFFLINE"] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("UV_OFFLINE", None)
+        else:
+            os.environ["UV_OFFLINE"] = saved
+
+
+# --------------------------------------------------------------------------
+# Running
+
+
+class Sweep:
+    """Runs the cells that are not current, one environment per release."""
+
+    def __init__(self, matrix: Matrix, options: Options, index: PackageIndex, log: Log) -> None:
+        self.matrix = matrix
+        self.options = options
+        self.index = index
+        self.log = log
+        self.outcomes: list[Outcome] = []
+        self.done: set[Cell] = set()
+        self._prepared: dict[str, Prepared] = {}
+
+    def run(self, cells: Sequence[Cell], current: Mapping[Cell, records.Record]) -> None:
+        progress = Progress(sum(1 for cell in cells if cell not in current))
+        for cell in cells:
+            if cell in current:
+                record = current[cell]
+                self.outcomes.append(Outcome(cell, record.get("status"), record.get("verdict"), current=True))
+            else:
+                self.log(progress.starting(str(cell)))
+                started = time.monotonic()
+                self.outcomes.append(self._run_cell(cell))
+                progress.finished(time.monotonic() - started)
+            self.done.add(cell)
+
+    def _run_cell(self, cell: Cell) -> Outcome:
+        """One cell, whatever happens short of Ctrl-C: the sweep goes on."""
+        try:
+            request = _request(cell, self.options)
+            record, path = run_check(self.matrix, request, self.log, self.index, prepared=self._prepare(request))
+        except Exception as exc:
+            self.log(f"ERROR in {cell}: {type(exc).__name__}: {exc} (no record written; the sweep goes on)\n"
+                     + traceback.format_exc().rstrip())
+            return Outcome(cell, "error", None, note=f"{type(exc).__name__}: {exc}")
+        self.log(f"{cell}: {record.get('status')}"
+                 + (f", {record.get('verdict')}" if record.get("verdict") else "") + f" -> {path}")
+        return Outcome(cell, record.get("status"), record.get("verdict"), note=str(record.get("reason") or ""))
+
+    def _prepare(self, request: RunRequest) -> Prepared:
+        # Once per release: its checks share the environment. Only the release
+        # being swept is kept, since cells come grouped by release.
+        if request.version not in self._prepared:
+            self._prepared = {request.version: prepare(self.matrix, request, self.log, self.index)}
+        return self._prepared[request.version]
+
+
+def _request(cell: Cell, options: Options) -> RunRequest:
+    backend_flag = f" -- --backend {options.backend}" if options.backend != "cpu" else ""
+    return RunRequest(
+        check=cell.check,
+        version=cell.version,
+        backend=options.backend,
+        timeout_s=options.timeout_s,
+        reproduce=f"nox -s {cell.check}-{cell.version}{backend_flag}",
+    )
+
+
+# --------------------------------------------------------------------------
+# Progress and the closing table
+
+
+@dataclass
+class Progress:
+    """``[4/5] scaling · jax 0.6.2 (1 more after it, 1m04s elapsed, ETA 40s)``."""
+
+    total: int
+    clock: Callable[[], float] = time.monotonic
+    durations: list[float] = field(default_factory=list)
+    started: float | None = None
+
+    def starting(self, what: str) -> str:
+        now = self.clock()
+        if self.started is None:
+            self.started = now
+        position = len(self.durations) + 1
+        line = (f"[{position}/{self.total}] {what} ({self.total - position} more after it, "
+                f"{_clock_text(now - self.started)} elapsed")
+        if len(self.durations) >= ETA_AFTER:
+            # Mean of the cells so far: installs make the first cell of each
+            # release slower, and the mean spreads that over what is left.
+            mean = sum(self.durations) / len(self.durations)
+            line += f", ETA {_clock_text(mean * (self.total - position + 1))}"
+        return line + ")"
+
+    def finished(self, seconds: float) -> None:
+        self.durations.append(seconds)
+
+
+def _clock_text(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def render_table(outcomes: Sequence[Outcome]) -> str:
+    """release | check | status | verdict | this run, plus a one-line tally."""
+    header = ("release", "check", "status", "verdict", "this run")
+    rows = [
+        (o.cell.version, o.cell.check, o.status or "-", o.verdict or "-", "current, skipped" if o.current else "ran")
+        for o in outcomes
+    ]
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip() for row in (header, *rows)]
+    ran = sum(1 for o in outcomes if not o.current)
+    failed = sum(1 for o in outcomes if o.status in FAILED)
+    lines.append(f"{len(outcomes)} cells: {ran} ran, {len(outcomes) - ran} current (skipped), "
+                 f"{failed} crashed, timed out or errored")
+    return "\n".join(lines)

@@ -1,0 +1,246 @@
+"""kit.sweep: every cell in order, current cells skipped, failures contained, Ctrl-C safe.
+
+Installing and running are replaced by fakes that write real records, so a
+second sweep sees what the first one left, exactly as on a real machine.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from kit import __version__, records, sweep
+from kit.config import Matrix, parse_matrix
+from kit.errors import KitError
+from kit.install import InstallPlan, Resolution
+from kit.runner import Prepared, RunRequest, parameters_for
+
+RELEASES = ("0.4.13", "0.4.16", "0.6.2")
+NOT_INSTALLABLE = "0.4.16"
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Matrix:
+    raw = {
+        "kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
+        "release": [{"version": v} for v in RELEASES],
+        "checks": {"scaling": {"devices": [1, 2]}, "correctness": {"matrix_size": 4}},
+    }
+    return parse_matrix(raw, tmp_path / "matrix.toml")
+
+
+def fake_plan(matrix: Matrix, release: Any, backend: str, index: Any, *_: Any) -> InstallPlan:
+    return InstallPlan(jax=release.version, backend=backend, requirements=(f"jax[cpu]=={release.version}", "scipy"),
+                       exclude_newer="2025-01-01T00:00:00Z", index_url="https://example.invalid/simple",
+                       pythons=("3.12",))
+
+
+def fake_choose(plan: InstallPlan, available: list[str]) -> tuple[Resolution | None, list[Resolution]]:
+    if plan.jax == NOT_INSTALLABLE:
+        return None, [Resolution("3.12", ok=False, error="no version of jaxlib==0.4.16")]
+    return Resolution("3.12", ok=True, pins={"jax": plan.jax}), []
+
+
+class FakeKit:
+    """Stands in for runner.prepare and runner.run_check; writes real records."""
+
+    def __init__(self, matrix: Matrix) -> None:
+        self.matrix = matrix
+        self.prepared: list[str] = []
+        self.ran: list[tuple[str, str]] = []
+        # (version, check) -> what run_check does instead of succeeding
+        self.behaviour: dict[tuple[str, str], Callable[[], Any]] = {}
+
+    def prepare(self, matrix: Matrix, request: RunRequest, log: Any, index: Any = None) -> Prepared:
+        self.prepared.append(request.version)
+        plan = fake_plan(matrix, matrix.release(request.version), request.backend, index)
+        resolution, attempts = fake_choose(plan, ["3.12"])
+        return Prepared(plan, resolution, None, "" if resolution else "no wheels", attempts)
+
+    def run_check(self, matrix: Matrix, request: RunRequest, log: Any, index: Any = None,
+                  prepared: Prepared | None = None) -> tuple[dict[str, Any], Path]:
+        assert prepared is not None, "the sweep must share one prepared environment per release"
+        self.ran.append((request.version, request.check))
+        status = "ran" if prepared.resolution else "not-installable"
+        special = self.behaviour.get((request.version, request.check))
+        if special is not None:
+            status = special()
+        record = self.record(request, prepared, status)
+        return record, records.write_record(record, matrix.results_dir)
+
+    def record(self, request: RunRequest, prepared: Prepared, status: str) -> dict[str, Any]:
+        return {
+            "schema": records.SCHEMA,
+            "kit_version": __version__,
+            "check": request.check,
+            "requested": {"jax": request.version, "backend": request.backend, "preset": None},
+            "status": status,
+            "verdict": "unaffected" if status == "ran" else None,
+            "reason": status,
+            "environment": {},
+            "install": {"python": prepared.resolution.python if prepared.resolution else None,
+                        "requirements": list(prepared.plan.requirements),
+                        "exclude_newer": prepared.plan.exclude_newer},
+            "parameters": parameters_for(self.matrix, request),
+            "evidence": {},
+            "host": {"name": "test", "machine_id": records.machine_id()},
+            "reproduce": request.reproduce,
+            "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        }
+
+
+@pytest.fixture
+def kit(matrix: Matrix, monkeypatch: pytest.MonkeyPatch) -> FakeKit:
+    fake = FakeKit(matrix)
+    monkeypatch.setattr(sweep, "plan_install", fake_plan)
+    monkeypatch.setattr(sweep, "choose_python", fake_choose)
+    monkeypatch.setattr(sweep, "available_pythons", lambda wanted: list(wanted))
+    monkeypatch.setattr(sweep, "prepare", fake.prepare)
+    monkeypatch.setattr(sweep, "run_check", fake.run_check)
+    return fake
+
+
+def run(matrix: Matrix, *argv: str) -> tuple[int, list[str]]:
+    lines: list[str] = []
+    code = sweep.main(matrix, list(argv), lines.append)
+    return code, lines
+
+
+ALL_CELLS = [(v, c) for v in RELEASES for c in ("scaling", "correctness")]
+
+
+def test_every_cell_runs_in_order_with_one_prepare_per_release(matrix: Matrix, kit: FakeKit) -> None:
+    code, _ = run(matrix)
+    assert code == sweep.EXIT_OK
+    assert kit.ran == ALL_CELLS
+    assert kit.prepared == list(RELEASES)
+    assert len(records.load_records(matrix.results_dir).records) == 6
+
+
+def test_second_sweep_skips_current_cells_including_the_not_installable_one(
+        matrix: Matrix, kit: FakeKit, capsys: pytest.CaptureFixture[str]) -> None:
+    run(matrix)
+    kit.ran.clear()
+    kit.prepared.clear()
+    code, lines = run(matrix)
+    assert code == sweep.EXIT_OK
+    assert kit.ran == [] and kit.prepared == []
+    assert "6 of 6 cells are current" in "\n".join(lines)
+    table = capsys.readouterr().out
+    assert re.search(r"0\.4\.16\s+scaling\s+not-installable\s+-\s+current, skipped", table)
+    assert "6 cells: 0 ran, 6 current (skipped)" in table
+
+
+def test_a_changed_parameter_makes_a_cell_stale(matrix: Matrix, kit: FakeKit, tmp_path: Path) -> None:
+    run(matrix)
+    kit.ran.clear()
+    raw = {
+        "kit": {"results_dir": str(matrix.results_dir), "envs_dir": str(tmp_path / "envs")},
+        "release": [{"version": v} for v in RELEASES],
+        "checks": {"scaling": {"devices": [1, 2, 4]}, "correctness": {"matrix_size": 4}},
+    }
+    changed = parse_matrix(raw, tmp_path / "matrix.toml")
+    kit.matrix = changed
+    run(changed)
+    # A not-installable record does not depend on the parameters; runs do.
+    assert kit.ran == [("0.4.13", "scaling"), ("0.6.2", "scaling")]
+
+
+def test_rerun_runs_everything_and_rerun_check_only_that_check(matrix: Matrix, kit: FakeKit) -> None:
+    run(matrix)
+    kit.ran.clear()
+    run(matrix, "--rerun")
+    assert kit.ran == ALL_CELLS
+    kit.ran.clear()
+    run(matrix, "--rerun-check", "correctness")
+    assert kit.ran == [(v, "correctness") for v in RELEASES]
+
+
+def test_only_and_checks_filter_the_cells(matrix: Matrix, kit: FakeKit) -> None:
+    run(matrix, "--only", "0.6.2,0.4.13", "--checks", "scaling")
+    assert kit.ran == [("0.4.13", "scaling"), ("0.6.2", "scaling")]
+
+
+def test_a_crashed_record_is_not_current(matrix: Matrix, kit: FakeKit) -> None:
+    kit.behaviour[("0.6.2", "scaling")] = lambda: "crashed"
+    run(matrix)
+    kit.ran.clear()
+    del kit.behaviour[("0.6.2", "scaling")]
+    run(matrix)
+    assert kit.ran == [("0.6.2", "scaling")]
+
+
+def test_an_exception_in_one_cell_does_not_stop_the_rest(
+        matrix: Matrix, kit: FakeKit, capsys: pytest.CaptureFixture[str]) -> None:
+    def boom() -> str:
+        raise RuntimeError("kit bug")
+
+    kit.behaviour[("0.4.13", "correctness")] = boom
+    code, lines = run(matrix)
+    assert code == sweep.EXIT_OK
+    assert kit.ran == ALL_CELLS
+    assert any(line.startswith("ERROR in correctness · jax 0.4.13: RuntimeError: kit bug") for line in lines)
+    assert re.search(r"0\.4\.13\s+correctness\s+error\s", capsys.readouterr().out)
+
+
+def test_strict_fails_on_a_crash_or_timeout_but_not_on_verdicts(matrix: Matrix, kit: FakeKit) -> None:
+    assert run(matrix, "--strict")[0] == sweep.EXIT_OK  # not-installable is an answer, not a failure
+    kit.behaviour[("0.6.2", "correctness")] = lambda: "timed-out"
+    assert run(matrix, "--strict", "--rerun")[0] == sweep.EXIT_FAILED
+    assert run(matrix, "--rerun")[0] == sweep.EXIT_OK
+
+
+def test_ctrl_c_keeps_earlier_records_and_exits_130(matrix: Matrix, kit: FakeKit) -> None:
+    def interrupt() -> str:
+        raise KeyboardInterrupt
+
+    kit.behaviour[("0.4.16", "correctness")] = interrupt
+    code, lines = run(matrix)
+    assert code == sweep.EXIT_INTERRUPTED
+    assert kit.ran == ALL_CELLS[:4]
+    kept = {(records.record_jax(r), r["check"]) for r in records.load_records(matrix.results_dir).records}
+    assert kept == set(ALL_CELLS[:3])
+    assert any(line.startswith("interrupted: 3 cells done (their records are kept), 3 left: "
+                               "correctness · jax 0.4.16, scaling · jax 0.6.2") for line in lines)
+    # The next sweep picks up where this one stopped.
+    del kit.behaviour[("0.4.16", "correctness")]
+    kit.ran.clear()
+    run(matrix)
+    assert kit.ran == ALL_CELLS[3:]
+
+
+def test_progress_names_the_cell_and_counts_down(matrix: Matrix, kit: FakeKit) -> None:
+    _, lines = run(matrix, "--only", "0.6.2")
+    progress = [line for line in lines if line.startswith("[")]
+    assert [p.split(" (")[0] for p in progress] == ["[1/2] scaling · jax 0.6.2", "[2/2] correctness · jax 0.6.2"]
+    assert re.fullmatch(r"\[1/2\] scaling · jax 0\.6\.2 \(1 more after it, \d+s elapsed\)", progress[0])
+
+
+def test_progress_shows_an_eta_once_a_few_cells_ran() -> None:
+    now = [0.0]
+    progress = sweep.Progress(total=5, clock=lambda: now[0])
+    lines = []
+    for _ in range(5):
+        lines.append(progress.starting("cell"))
+        now[0] += 30.0
+        progress.finished(30.0)
+    assert lines[0] == "[1/5] cell (4 more after it, 0s elapsed)"
+    assert "ETA" not in lines[2]
+    assert lines[3] == "[4/5] cell (1 more after it, 1m30s elapsed, ETA 1m00s)"
+
+
+def test_unknown_release_or_check_is_one_usage_error(matrix: Matrix, kit: FakeKit) -> None:
+    with pytest.raises(KitError, match="--only 0.9.9: not a release in matrix.toml"):
+        run(matrix, "--only", "0.9.9")
+    with pytest.raises(KitError, match="unknown check 'scalin'"):
+        run(matrix, "--checks", "scalin")
+    assert kit.ran == []
+
+
+def test_cuda_cells_reproduce_with_the_backend_flag() -> None:
+    request = sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.Options(backend="cuda"))
+    assert request.reproduce == "nox -s scaling-0.6.2 -- --backend cuda"
