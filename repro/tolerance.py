@@ -138,6 +138,9 @@ class Comparison:
     inf_count: int
     sign_mismatch_count: int
     undetermined_count: int  # κβ ≥ 1: precision cannot decide, never flagged
+    # With sampled checks the errors start somewhere after this index (None:
+    # no good entry was checked before the first bad one).
+    last_good_before_first_bad: Optional[int] = None
     bad_indices: List[int] = field(default_factory=list)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -253,6 +256,7 @@ def compare(
     bad_positions = index_array[bad]
     first_bad = int(bad_positions.min()) if bad_positions.size else None
     checked = int(index_array.size)
+    good_before = index_array[judgeable & ~bad & (index_array < first_bad)] if first_bad is not None else index_array[:0]
     with np.errstate(invalid="ignore"):
         return Comparison(
             n=n,
@@ -268,6 +272,7 @@ def compare(
             inf_count=int(judged["inf"].sum()),
             sign_mismatch_count=int(judged["sign_mismatch"].sum()),
             undetermined_count=int((~judgeable).sum()),
+            last_good_before_first_bad=int(good_before.max()) if good_before.size else None,
             bad_indices=[int(i) for i in np.sort(bad_positions)[:BAD_INDEX_SAMPLE]],
         )
 

@@ -79,6 +79,7 @@ def test_corruption_from_index_k_is_found_at_k(k: int) -> None:
     result = _compare(data)
     assert result.first_bad_index == k
     assert result.first_bad_byte_offset == k * N * N * 4
+    assert result.last_good_before_first_bad == (k - 1 if k else None)
     # Nearly every corrupted entry is caught; only near-singular ones can hide.
     corrupted_count = 2000 - k
     assert result.bad_count >= 0.95 * corrupted_count
