@@ -32,12 +32,15 @@ def scaling_verdict(
     positive_control_ok: bool,
     efficiency: Optional[float] = None,
     control_speedup: Optional[float] = None,
+    timing_is_evidence: bool = True,
 ) -> Tuple[str, str]:
     """The verdict and a reason in words for one compiled slogdet at `devices`.
 
     lu_batch: matrices the LU custom call factorises per device (None: no LU
     call found). lu_fed_by: collectives upstream of its operand.
     efficiency: slogdet speedup ÷ control speedup at `devices`.
+    timing_is_evidence: False where the devices share the same cores (forced
+    host CPU devices), so speedups say more about threading than partitioning.
     """
     if not positive_control_ok:
         return INCONCLUSIVE, (
@@ -58,12 +61,12 @@ def scaling_verdict(
         f"at {devices} devices the LU factorises {lu_batch} of {global_batch} matrices per device "
         f"(an even share is {share}), fed by {upstream}"
     )
-    timing = _timing_words(efficiency, control_speedup)
+    timing = _timing_words(efficiency, control_speedup, timing_is_evidence)
 
     if lu_batch >= global_batch or (lu_fed_by and lu_batch > share):
         return AFFECTED, f"Every device factorises the whole batch: {figures}. {timing}"
     if not lu_fed_by and lu_batch == share:
-        if _timing_contradicts(efficiency, control_speedup):
+        if timing_is_evidence and _timing_contradicts(efficiency, control_speedup):
             return INCONCLUSIVE, (
                 f"The compiled program is partitioned ({figures}), "
                 f"but timing disagrees strongly. {timing}"
@@ -81,10 +84,12 @@ def _timing_contradicts(efficiency: Optional[float], control_speedup: Optional[f
     )
 
 
-def _timing_words(efficiency: Optional[float], control_speedup: Optional[float]) -> str:
+def _timing_words(efficiency: Optional[float], control_speedup: Optional[float], is_evidence: bool) -> str:
     if efficiency is None or control_speedup is None:
         return "Timing was not measured."
     words = f"Timing: control speedup {control_speedup:.2f}x, slogdet scaling efficiency {efficiency:.2f}"
+    if not is_evidence:
+        return words + " (the devices share the same CPU cores, so timing is shown but not weighed)."
     if control_speedup < CONTROL_SPEEDUP_FOR_TIMING:
         return words + " (the control did not scale here, so timing carries little weight)."
     return words + "."

@@ -53,6 +53,13 @@ def test_timing_vetoes_unaffected_only_when_the_control_scaled() -> None:
     assert verdict(**JAX_0_5_3, efficiency=0.9, control_speedup=3.5) == UNAFFECTED
 
 
+def test_timing_on_devices_sharing_cores_is_shown_but_not_weighed() -> None:
+    result, reason = scaling_verdict(positive_control_ok=True, efficiency=0.24, control_speedup=3.6,
+                                     timing_is_evidence=False, **JAX_0_5_3)
+    assert result == UNAFFECTED
+    assert "0.24" in reason and "not weighed" in reason
+
+
 def test_timing_never_clears_replicated_work() -> None:
     # Replicated LU is a fact of the compiled program; a cheap LU may just hide it.
     assert verdict(**JAX_0_4_35, efficiency=1.0, control_speedup=3.8) == AFFECTED
