@@ -9,9 +9,9 @@ import pytest
 from repro.verdicts import AFFECTED, INCONCLUSIVE, UNAFFECTED, scaling_verdict
 
 # Figures as measured at 4 forced host devices, global batch 4096.
-JAX_0_4_35 = {"devices": 4, "global_batch": 4096, "lu_batch": 4096, "lu_fed_by": ["all-gather"]}
-JAX_0_4_13 = {"devices": 4, "global_batch": 4096, "lu_batch": 4096, "lu_fed_by": ["all-reduce"]}
-JAX_0_5_3 = {"devices": 4, "global_batch": 4096, "lu_batch": 1024, "lu_fed_by": []}
+JAX_0_4_35: Dict[str, Any] = {"devices": 4, "global_batch": 4096, "lu_batch": 4096, "lu_fed_by": ["all-gather"]}
+JAX_0_4_13: Dict[str, Any] = {"devices": 4, "global_batch": 4096, "lu_batch": 4096, "lu_fed_by": ["all-reduce"]}
+JAX_0_5_3: Dict[str, Any] = {"devices": 4, "global_batch": 4096, "lu_batch": 1024, "lu_fed_by": []}
 
 
 def verdict(positive_control_ok: bool = True, **figures: Any) -> str:
