@@ -79,6 +79,12 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session(python=False, default=False)
+def plan(session: nox.Session) -> None:
+    """Show how a release installs (e.g. `-- 0.4.35 --backend cuda`), downloading nothing."""
+    _run(session, ["plan", *session.posargs])
+
+
+@nox.session(python=False, default=False)
 def bisect(session: nox.Session) -> None:
     """Find the first JAX release where a check's verdict changes."""
     _run(session, ["bisect", *session.posargs])

@@ -7,6 +7,9 @@ session does can also be run (and tested) without nox. Exit codes:
 * 1 — the check crashed or timed out, or ``--fail-on-affected`` and it is affected;
 * 2 — bad input (a mistyped version, option or matrix.toml key): one ERROR line;
 * 3 — the release is not installable here (a record says why).
+
+``plan VERSION [--backend cuda]`` shows the install plan, resolved without
+downloading wheels.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from typing import Any, Callable, Sequence
 
 from .config import CHECK_PARAMETERS, Matrix, load_matrix
 from .errors import KitError, UsageError
-from .runner import RunRequest, parameters_for, run_check
+from .envs import available_pythons
+from .index import PackageIndex
+from .install import choose_python, how_to_supply, plan_install
+from .runner import RunRequest, parameters_for, run_check, unresolvable_reason
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE = 0, 1, 2, 3
 
@@ -39,6 +45,8 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
         matrix = load_matrix(matrix_path)
         if command == "run":
             return cmd_run(matrix, rest, log)
+        if command == "plan":
+            return cmd_plan(matrix, rest, log)
         if command == "bisect":
             from .bisect import main as bisect_main
 
@@ -47,7 +55,7 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
             from .sweep import main as sweep_main
 
             return sweep_main(matrix, rest, log)
-        raise UsageError(f"unknown command {command!r}", "use: run, bisect or matrix")
+        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect or matrix")
     except KitError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_USAGE
@@ -75,6 +83,36 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
     record, path = run_check(matrix, request, log)
     print(summary(record, path))
     return exit_code(record, args.fail_on_affected)
+
+
+def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
+    """Show how a release would be installed, resolving without downloading wheels.
+
+    This is how a GPU plan (gigabytes of CUDA wheels) is checked on a machine
+    without a GPU, or before queueing a cluster job.
+    """
+    parser = _Parser(prog="nox -s plan --")
+    parser.add_argument("version")
+    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
+    args = parser.parse_args(list(argv))
+    release = matrix.release(args.version)
+    plan = plan_install(matrix, release, args.backend, PackageIndex(matrix.install.index_url),
+                        tuple(args.find_links))
+    print(f"jax {plan.jax} for {plan.backend}: {' '.join(plan.requirements)}")
+    print(f"  dependencies as of: {plan.exclude_newer or 'today (release not on the index)'}")
+    for note in plan.notes:
+        print(f"  note: {note}")
+    pythons = available_pythons(plan.pythons)
+    resolution, attempts = choose_python(plan, pythons)
+    if resolution is None:
+        print(f"  NOT INSTALLABLE: {unresolvable_reason(plan, attempts)}")
+        print(f"  to supply wheels: {how_to_supply(plan.jax)}")
+        return EXIT_NOT_INSTALLABLE
+    print(f"  python {resolution.python} resolves to:")
+    for name, version in sorted(resolution.pins.items()):
+        print(f"    {name}=={version}")
+    return EXIT_OK
 
 
 def exit_code(record: dict[str, Any], fail_on_affected: bool) -> int:

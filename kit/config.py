@@ -178,8 +178,9 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
         releases=releases,
         checks=checks,
         install=install,
-        results_dir=Path(_string(kit, "results_dir", "kit", "reports/results")),
-        envs_dir=Path(_string(kit, "envs_dir", "kit", ".nox/jax-envs")),
+        # Relative folders are relative to matrix.toml, not to wherever nox was started.
+        results_dir=path.parent / _string(kit, "results_dir", "kit", "reports/results"),
+        envs_dir=path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"),
     )
 
 

@@ -93,7 +93,7 @@ def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageI
         exclude_newer = cutoff.strftime("%Y-%m-%dT%H:%M:%SZ")
     find_links = matrix.install.find_links + release.find_links + extra_find_links
     jax_req = _jax_requirement(release.version, backend, index, notes)
-    if jax_req.endswith("]==" + release.version) and "cuda12_pip]" in jax_req:
+    if "cuda12_pip]" in jax_req:
         # The cuda*_pip extras only resolve against JAX's own page of CUDA jaxlibs.
         find_links = find_links + (JAX_CUDA_ARCHIVE_PAGE,)
     pythons = (release.python,) if release.python else matrix.install.pythons
@@ -120,6 +120,8 @@ def _jax_requirement(version: str, backend: str, index: PackageIndex, notes: lis
         for extra in _CUDA_EXTRAS:
             if extra in extras:
                 notes.append(f"GPU build through the jax[{extra}] extra, as declared by jax {version}")
+                # Taken as declared, pins and all: jax 0.4.35's cuda12 extra pins
+                # jaxlib 0.4.34, and that is what its GPU users got.
                 return f"jax[{extra}]=={version}"
         raise UsageError(f"jax {version} declares no CUDA extra", f"its extras are: {', '.join(sorted(extras))}")
     raise UsageError(f"unknown backend {backend!r}", "use --backend cpu or --backend cuda")
