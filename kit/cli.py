@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .config import CHECK_PARAMETERS, Matrix, load_matrix
 from .errors import KitError, UsageError
@@ -131,7 +131,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message, "see README.md, or `nox -l`, for the options")
 
 
-def run_parser(check: str, defaults: dict[str, Any]) -> argparse.ArgumentParser:
+def run_parser(check: str, defaults: Mapping[str, Any]) -> argparse.ArgumentParser:
     parser = _Parser(prog=f"nox -s {check}-VERSION --", add_help=True)
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--preset", default=None)

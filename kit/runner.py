@@ -37,6 +37,9 @@ Log = Callable[[str], None]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# The repro's exit code for "this size does not fit the machine" (see docs/architecture.md).
+REPRO_REFUSED = 3
+
 
 @dataclass
 class RunRequest:
@@ -169,11 +172,14 @@ def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout
                     "evidence": {"output_tail": tail}}
         result = _read_result(out)
         if code != 0 or result is None:
-            why = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
-            last = tail[-1] if tail else "no output"
-            return {"status": "crashed", "reason": f"the repro crashed ({why}): {last}",
-                    "evidence": {"output_tail": tail}}
-    fields = {"status": "ran"}
+            last = next((line for line in reversed(tail) if line.strip()), "no output")
+            if code == REPRO_REFUSED:
+                reason = f"the repro refused the size: {last}"
+            else:
+                why = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
+                reason = f"the repro crashed ({why}): {last}"
+            return {"status": "crashed", "reason": reason, "evidence": {"output_tail": tail}}
+    fields: dict[str, Any] = {"status": "ran"}
     fields.update({k: result[k] for k in ("verdict", "reason", "evidence", "parameters") if k in result})
     fields["environment"] = {**host_facts(None), **result.get("environment", {})}
     return fields
