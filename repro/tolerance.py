@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -233,7 +233,7 @@ def _judge(
 
 
 def compare(
-    indices: Sequence[int],
+    indices: Union[Sequence[int], np.ndarray],
     sign: np.ndarray,
     logabsdet: np.ndarray,
     ref_sign: np.ndarray,
