@@ -39,10 +39,15 @@ def fake_plan(matrix: Matrix, release: Any, backend: str, index: Any, *_: Any) -
                        pythons=("3.12",))
 
 
-def fake_choose(plan: InstallPlan, available: list[str]) -> tuple[Resolution | None, list[Resolution]]:
+def fake_resolve(plan: InstallPlan, python: str) -> Resolution:
     if plan.jax == NOT_INSTALLABLE:
-        return None, [Resolution("3.12", ok=False, error="no version of jaxlib==0.4.16")]
-    return Resolution("3.12", ok=True, pins={"jax": plan.jax}), []
+        return Resolution(python, ok=False, error=f"no version of jaxlib=={plan.jax}")
+    return Resolution(python, ok=True, pins={"jax": plan.jax})
+
+
+def fake_choose(plan: InstallPlan, available: list[str]) -> tuple[Resolution | None, list[Resolution]]:
+    resolution = fake_resolve(plan, "3.12")
+    return (resolution if resolution.ok else None), [resolution]
 
 
 class FakeKit:
@@ -97,7 +102,7 @@ class FakeKit:
 def kit(matrix: Matrix, monkeypatch: pytest.MonkeyPatch) -> FakeKit:
     fake = FakeKit(matrix)
     monkeypatch.setattr(sweep, "plan_install", fake_plan)
-    monkeypatch.setattr(sweep, "choose_python", fake_choose)
+    monkeypatch.setattr(sweep, "resolve", fake_resolve)
     monkeypatch.setattr(sweep, "available_pythons", lambda wanted: list(wanted))
     monkeypatch.setattr(sweep, "prepare", fake.prepare)
     monkeypatch.setattr(sweep, "run_check", fake.run_check)
@@ -213,6 +218,18 @@ def test_ctrl_c_keeps_earlier_records_and_exits_130(matrix: Matrix, kit: FakeKit
     assert kit.ran == ALL_CELLS[3:]
 
 
+def test_ctrl_c_while_checking_currency_exits_130_without_running(
+        matrix: Matrix, kit: FakeKit, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupt(plan: InstallPlan, python: str) -> Resolution:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "resolve", interrupt)
+    code, lines = run(matrix)
+    assert code == sweep.EXIT_INTERRUPTED
+    assert kit.ran == []
+    assert lines[-1].startswith("interrupted: 0 cells done (their records are kept), 6 left: ")
+
+
 def test_progress_names_the_cell_and_counts_down(matrix: Matrix, kit: FakeKit) -> None:
     _, lines = run(matrix, "--only", "0.6.2")
     progress = [line for line in lines if line.startswith("[")]
@@ -239,6 +256,16 @@ def test_unknown_release_or_check_is_one_usage_error(matrix: Matrix, kit: FakeKi
     with pytest.raises(KitError, match="unknown check 'scalin'"):
         run(matrix, "--checks", "scalin")
     assert kit.ran == []
+
+
+def test_the_first_python_in_preference_order_that_resolves_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = InstallPlan(jax="0.4.35", backend="cpu", requirements=("jax[cpu]==0.4.35",), exclude_newer=None,
+                       index_url="https://example.invalid/simple", pythons=("3.13", "3.12", "3.11", "3.10"))
+    monkeypatch.setattr(sweep, "available_pythons", lambda wanted: [p for p in wanted if p != "3.12"])
+    monkeypatch.setattr(sweep, "resolve", lambda plan, python: Resolution(python, ok=python <= "3.11"))
+    assert sweep.first_resolving_python(plan) == "3.11"
+    monkeypatch.setattr(sweep, "resolve", lambda plan, python: Resolution(python, ok=False))
+    assert sweep.first_resolving_python(plan) is None
 
 
 def test_cuda_cells_reproduce_with_the_backend_flag() -> None:
