@@ -632,22 +632,29 @@ def search(matrix: Matrix, options: Options, good: str, bad: str, how: str, name
 
 def verify(good: str, bad: str, probe: Callable[[str], Outcome], cache: dict[str, Outcome], options: Options,
            store: ProbeStore) -> None:
-    """Good must be good and bad bad before halving trusts them; else one clear UsageError."""
-    script = bool(options.script)
-    for flag, version, wanted in (("--good", good, Outcome.GOOD), ("--bad", bad, Outcome.BAD)):
+    """Good must be good and bad bad before halving trusts them; else one clear UsageError.
+
+    Both ends are probed before judging, so reversed bounds are told apart
+    from one wrong bound.
+    """
+    ends = (("--good", good, Outcome.GOOD), ("--bad", bad, Outcome.BAD))
+    for _flag, version, _wanted in ends:
         if version not in cache:
             cache[version] = probe(version)
-        got = cache[version]
-        if got is wanted:
-            continue
-        why = store.probes.get(version, {}).get("reason", "")
-        tip = ("swap --good and --bad" if got is _opposite(wanted)
-               else f"choose a {flag[2:]} release that can be tested here")
-        raise UsageError(f"{flag} {version} is {_word(got, script)}, not {wanted.value}: {why}", tip)
-
-
-def _opposite(outcome_: Outcome) -> Outcome:
-    return Outcome.BAD if outcome_ is Outcome.GOOD else Outcome.GOOD
+    wrong = [(flag, version, wanted) for flag, version, wanted in ends if cache[version] is not wanted]
+    if not wrong:
+        return
+    flag, version, wanted = wrong[0]
+    got = cache[version]
+    why = store.probes.get(version, {}).get("reason", "")
+    message = f"{flag} {version} is {_word(got, bool(options.script))}, not {wanted.value}: {why}"
+    if len(wrong) == 2 and cache[good] is Outcome.BAD and cache[bad] is Outcome.GOOD:
+        raise UsageError(message, "swap --good and --bad")
+    if got is Outcome.SKIP:
+        raise UsageError(message, f"choose a {flag} release that can be tested here")
+    other = bad if flag == "--good" else good
+    away = "an older" if Version(version) < Version(other) else "a newer"
+    raise UsageError(message, f"move {flag} away from {other}: try {away} release")
 
 
 # --------------------------------------------------------------------------
