@@ -9,22 +9,23 @@ after XLA_FLAGS are final, since it imports jax.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import jax
 import numpy as np
 from jax.sharding import Mesh
 
 
-def _shard_map_function() -> Callable[..., Any]:
+def _shard_map_function() -> Tuple[str, Callable[..., Any]]:
+    """shard_map and the public path it was found at."""
     # jax.shard_map became public around 0.6/0.7; before that it lived in
     # jax.experimental.shard_map, which newer releases deprecate or drop.
     public = getattr(jax, "shard_map", None)
     if callable(public):
-        return public
+        return "jax.shard_map", public
     from jax.experimental.shard_map import shard_map as experimental
 
-    return experimental
+    return "jax.experimental.shard_map.shard_map", experimental
 
 
 def _replication_check_keyword(function: Callable[..., Any]) -> Optional[str]:
@@ -47,7 +48,7 @@ def shard_map(
     function: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any
 ) -> Callable[..., Any]:
     """shard_map(function) over `mesh`, replication checks off, on any release."""
-    implementation = _shard_map_function()
+    _, implementation = _shard_map_function()
     keywords: Dict[str, Any] = {"mesh": mesh, "in_specs": in_specs, "out_specs": out_specs}
     check_keyword = _replication_check_keyword(implementation)
     if check_keyword is not None:
@@ -57,8 +58,9 @@ def shard_map(
 
 def shard_map_location() -> str:
     """Where shard_map was found, for the result's evidence."""
-    implementation = _shard_map_function()
-    return f"{implementation.__module__}.{implementation.__name__}"
+    path, implementation = _shard_map_function()
+    keyword = _replication_check_keyword(implementation)
+    return f"{path}({keyword}=False)" if keyword else path
 
 
 def random_key(seed: int) -> Any:
