@@ -398,7 +398,6 @@ class Prober:
         self.reused: list[str] = []
         self.from_records: list[str] = []
         self._prepared: dict[str, runner.Prepared] = {}
-        self._records = self._current_records() if options.check else {}
 
     def __call__(self, version: str) -> Outcome:
         observation = self.observe(self.candidates[version])
@@ -422,7 +421,8 @@ class Prober:
 
     # -- records
 
-    def _current_records(self) -> dict[str, records.Record]:
+    def _newest_records(self) -> dict[str, records.Record]:
+        # Read afresh for every probe: a sweep running alongside may have just measured this release.
         backend = records.record_backend({"requested": {"backend": self.options.backend}})
         newest, _older = records.newest_per_cell(records.load_records(self.matrix.results_dir).entries)
         return {key.jax: entry.record for key, entry in newest.items()
@@ -430,8 +430,10 @@ class Prober:
                 and key.machine == records.machine_id()}
 
     def _record_observation(self, candidate: Candidate) -> Observation | None:
-        record = self._records.get(candidate.version)
-        if record is None or not self.options.check:
+        if not self.options.check:
+            return None
+        record = self._newest_records().get(candidate.version)
+        if record is None:
             return None
         fingerprint = records.environment_fingerprint(
             **candidate.fingerprint_args, backend=self.options.backend, machine=records.machine_id())
@@ -554,7 +556,11 @@ class Finding:
 
     @property
     def reproduce(self) -> str:
-        return "nox -s bisect -- " + shlex.join(self.options.argv)
+        """The command line, with the bounds spelled out when they came from the records (they move)."""
+        argv = list(self.options.argv)
+        if self.options.good is None:
+            argv += ["--good", self.good, "--bad", self.bad]
+        return "nox -s bisect -- " + shlex.join(argv)
 
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:

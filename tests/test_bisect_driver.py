@@ -186,7 +186,9 @@ def test_bounds_from_records(matrix: Any, tmp_path: Path, monkeypatch: pytest.Mo
     code, log = run(matrix, "--check", "scaling")
     assert code == 0
     assert any("newest affected release 0.4.35, newest unaffected 0.6.0" in line for line in log)
-    assert (report_json(matrix)["bad"], report_json(matrix)["good"]) == ("0.4.35", "0.6.0")
+    data = report_json(matrix)
+    assert (data["bad"], data["good"]) == ("0.4.35", "0.6.0")
+    assert data["reproduce"] == "nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35"
 
 
 def test_no_records_and_no_bounds_is_a_usage_error(matrix: Any, tmp_path: Path,
