@@ -88,14 +88,13 @@ class ReleasePlan:
     """What decides a release's environment, known without installing it.
 
     ``python`` is the interpreter `prepare` would pick (None: not installable).
-    ``problem`` is set when planning itself failed (say, the index was
+    ``plan`` is None when planning itself failed (say, the index was
     unreachable); such a release is never current, so its cells run and
     report the failure themselves.
     """
 
     plan: InstallPlan | None
     python: str | None
-    problem: str = ""
 
 
 # --------------------------------------------------------------------------
@@ -213,15 +212,14 @@ def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index
     if not wanted:
         return {}
     newest, _older = records.newest_per_cell(records.load_records(matrix.results_dir).entries)
-    versions = sorted({cell.version for cell in wanted}, key=Version)
-    plans = plan_releases(matrix, versions, options.backend, index, log)
     machine = records.machine_id()
-    current = {}
-    for cell in wanted:
-        entry = newest.get(_cell_key(cell, options.backend, machine))
-        if entry is not None and _is_current(matrix, cell, entry.record, plans[cell.version], options):
-            current[cell] = entry.record
-    return current
+    found = {cell: newest[key].record for cell in wanted
+             if (key := _cell_key(cell, options.backend, machine)) in newest}
+    # Only releases with a record are worth resolving: the rest run anyway.
+    versions = sorted({cell.version for cell in found}, key=Version)
+    plans = plan_releases(matrix, versions, options.backend, index, log)
+    return {cell: record for cell, record in found.items()
+            if _is_current(matrix, cell, record, plans[cell.version], options)}
 
 
 def _forced(cell: Cell, options: Options) -> bool:
@@ -268,7 +266,7 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
             plan = plan_install(matrix, matrix.release(version), backend, index)
         except Exception as exc:  # the index unreachable, say: its cells will run and say so
             log(f"jax {version}: could not plan the install ({exc}); its cells will run")
-            plans[version] = ReleasePlan(None, None, str(exc))
+            plans[version] = ReleasePlan(None, None)
         else:
             plans[version] = ReleasePlan(plan, None)
     with _uv_offline():
@@ -288,7 +286,7 @@ def _with_python(release: ReleasePlan, version: str, log: Log) -> ReleasePlan:
         python = first_resolving_python(release.plan)
     except Exception as exc:
         log(f"jax {version}: could not resolve ({exc}); its cells will run")
-        return ReleasePlan(None, None, str(exc))
+        return ReleasePlan(None, None)
     return ReleasePlan(release.plan, python)
 
 

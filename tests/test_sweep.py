@@ -140,6 +140,21 @@ def test_second_sweep_skips_current_cells_including_the_not_installable_one(
     assert "6 cells: 0 ran, 6 current (skipped)" in table
 
 
+def test_releases_without_records_are_not_resolved_before_running(
+        matrix: Matrix, kit: FakeKit, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str] = []
+
+    def counting_resolve(plan: InstallPlan, python: str) -> Resolution:
+        asked.append(plan.jax)
+        return fake_resolve(plan, python)
+
+    monkeypatch.setattr(sweep, "resolve", counting_resolve)
+    run(matrix, "--only", "0.6.2")
+    assert asked == []  # a cold cell goes straight to prepare()
+    run(matrix, "--only", "0.6.2")
+    assert asked == ["0.6.2"]
+
+
 def test_a_changed_parameter_makes_a_cell_stale(matrix: Matrix, kit: FakeKit, tmp_path: Path) -> None:
     run(matrix)
     kit.ran.clear()
@@ -223,6 +238,8 @@ def test_ctrl_c_while_checking_currency_exits_130_without_running(
     def interrupt(plan: InstallPlan, python: str) -> Resolution:
         raise KeyboardInterrupt
 
+    run(matrix)
+    kit.ran.clear()
     monkeypatch.setattr(sweep, "resolve", interrupt)
     code, lines = run(matrix)
     assert code == sweep.EXIT_INTERRUPTED
