@@ -532,7 +532,9 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
         "verdict": verdict,
         "reason": reason,
         "environment": describe_environment(),
-        "parameters": dict(parameters),
+        # "auto" resolved: the batch sizes that actually ran, per dtype.
+        "parameters": {**parameters, "batches_resolved": {
+            dtype: [plan["batch"] for plan in plans if plan["dtype"] == dtype] for dtype in parameters["dtypes"]}},
         "evidence": {
             "summary": summary,
             "cases": cases,
