@@ -173,8 +173,10 @@ def parse_instructions(hlo_text: str) -> Iterator[Instruction]:
     """Every instruction in the module, tagged with its computation's name."""
     computation = ""
     for line in hlo_text.splitlines():
+        # `%name (params) -> shape {` opens a computation; instructions,
+        # `name = shape opcode(...)`, never end in a brace.
         header = _COMPUTATION_HEADER.match(line)
-        if header is not None and "=" not in line.split("->", 1)[0].split("(", 1)[0]:
+        if header is not None:
             computation = header.group("name")
             continue
         instruction = _parse_instruction(line, computation)
