@@ -76,6 +76,7 @@ CHECK_PARAMETERS: dict[str, dict[str, tuple[_Validator, str]]] = {
         "window": (_pos_int, "a positive integer"),
         "seed": (_is_int, "an integer"),
         "max_memory_gb": (_pos_number, "a positive number of GiB"),
+        "full_check_max": (lambda v: _is_int(v) and v >= 0, "a non-negative batch size"),
     },
 }
 
