@@ -385,6 +385,8 @@ class Observation:
     runs: list[str] = field(default_factory=list)
     """Each run's verdict or status, in order, when there was more than one."""
     flipped: bool = False
+    environment: str | None = None
+    """``built`` or ``reused`` when this probe prepared the release's environment; None when it did not."""
 
 
 class Prober:
@@ -394,10 +396,8 @@ class Prober:
                  index: PackageIndex, log: Log) -> None:
         self.matrix, self.options, self.store, self.index, self.log = matrix, options, store, index, log
         self.candidates = {c.version: c for c in candidates}
-        self.built: list[str] = []
-        self.reused: list[str] = []
-        self.from_records: list[str] = []
         self._prepared: dict[str, runner.Prepared] = {}
+        self._environments: dict[str, str] = {}
 
     def __call__(self, version: str) -> Outcome:
         observation = self.observe(self.candidates[version])
@@ -417,7 +417,9 @@ class Prober:
             runs.append(self._run(candidate))  # an inconclusive probe is re-run once before it counts
         if runs[-1].verdict in ("affected", "unaffected"):
             runs += [self._run(candidate) for _ in range(self.options.confirm)]
-        return settle(runs)
+        observation = settle(runs)
+        observation.environment = self._environments.get(candidate.version)
+        return observation
 
     # -- records
 
@@ -440,7 +442,6 @@ class Prober:
         parameters = runner.parameters_for(self.matrix, self._request(candidate.version))
         if not records.is_current(record, __version__, parameters, fingerprint):
             return None
-        self.from_records.append(candidate.version)
         return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record")
 
     # -- runs
@@ -456,7 +457,7 @@ class Prober:
         if version not in self._prepared:
             prepared = runner.prepare(self.matrix, self._request(version), self.log, self.index)
             if prepared.env is not None:
-                (self.reused if prepared.env.reused else self.built).append(version)
+                self._environments[version] = "reused" if prepared.env.reused else "built"
             self._prepared[version] = prepared
         return self._prepared[version]
 
@@ -486,16 +487,17 @@ def settle(runs: Sequence[Observation]) -> Observation:
     with it, or the release is noisy: reported as flipped, and skipped.
     """
     labels = [r.verdict or r.status for r in runs]
+    source = "+".join(dict.fromkeys(r.source for r in runs))  # "record+run": a record, then a re-run
     conclusive = [r for r in runs if r.verdict in ("affected", "unaffected")]
     if not conclusive:
         last = runs[-1]
-        return Observation(last.status, last.verdict, last.reason, runs[0].source, labels if len(runs) > 1 else [])
+        return Observation(last.status, last.verdict, last.reason, source, labels if len(runs) > 1 else [])
     counted = conclusive[0]
     if any(r.verdict != counted.verdict for r in conclusive[1:]):
         reason = f"the verdict changed between runs ({', '.join(labels)}): too noisy to count"
-        return Observation("ran", "inconclusive", reason, counted.source, labels, flipped=True)
+        return Observation("ran", "inconclusive", reason, source, labels, flipped=True)
     flipped = len(runs) > 1 and runs[0].verdict == "inconclusive"
-    return Observation(counted.status, counted.verdict, counted.reason, runs[0].source,
+    return Observation(counted.status, counted.verdict, counted.reason, source,
                        labels if len(runs) > 1 else [], flipped)
 
 
@@ -542,12 +544,26 @@ class Finding:
     observations: dict[str, dict[str, Any]]
     probed_now: list[str]
     resumed: list[str]
-    built: list[str]
-    reused: list[str]
-    from_records: list[str]
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = field(default_factory=list)
     seconds: float = 0.0
+
+    def with_environment(self, state: str) -> list[str]:
+        """Releases whose environment a probe of this bisect (now or before a resume) built or reused."""
+        return [v for v, p in self.observations.items() if p.get("environment") == state]
+
+    @property
+    def built(self) -> list[str]:
+        return self.with_environment("built")
+
+    @property
+    def reused(self) -> list[str]:
+        return self.with_environment("reused")
+
+    @property
+    def from_records(self) -> list[str]:
+        """Releases answered by a current record alone, without a run."""
+        return [v for v, p in self.observations.items() if p.get("source") == "record"]
 
     @property
     def fix(self) -> bool:
@@ -632,8 +648,7 @@ def search(matrix: Matrix, options: Options, good: str, bad: str, how: str, name
         verify(good, bad, prober, cache, options, store)
         result = bisect(versions, prober, old_outcome=old_outcome, cache=cache)
     return Finding(name, options, good, bad, how, candidates, dict(cache), dict(store.probes),
-                   [v for v in versions if v in cache and v not in resumed], resumed,
-                   prober.built, prober.reused, prober.from_records, result, transitions)
+                   [v for v in versions if v in cache and v not in resumed], resumed, result, transitions)
 
 
 def verify(good: str, bad: str, probe: Callable[[str], Outcome], cache: dict[str, Outcome], options: Options,

@@ -324,10 +324,13 @@ def test_current_records_are_not_rerun(matrix: Any, tmp_path: Path, monkeypatch:
     write_record(matrix, "0.4.35", "unaffected")
     write_record(matrix, "0.6.0", "affected")
     write_record(matrix, "0.5.0", "affected", current=False)  # another kit version: measured again
+    write_record(matrix, "0.5.1", "inconclusive")  # current, but re-run once before it counts
     run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     assert "0.4.35" not in world.prepared and "0.6.0" not in world.prepared
-    assert "0.5.0" in world.runs
-    assert report_json(matrix)["answered_by_records"] == ["0.4.35", "0.6.0"]
+    assert "0.5.0" in world.runs and world.runs.count("0.5.1") == 1
+    data = report_json(matrix)
+    assert data["answered_by_records"] == ["0.4.35", "0.6.0"]
+    assert data["observations"]["0.5.1"]["source"] == "record+run"
 
 
 def test_rerun_resumes_from_the_probes_file(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -344,7 +347,9 @@ def test_rerun_resumes_from_the_probes_file(matrix: Any, tmp_path: Path, monkeyp
     second = report_json(matrix)
     assert world.runs == [] and world.prepared == [] and world.resolved == []
     assert second["first_different"] == first["first_different"]
-    assert second["resumed"] == sorted(first["outcomes"], key=Version) and second["probed_now"] == []
+    assert sorted(second["resumed"], key=Version) == sorted(first["outcomes"], key=Version)
+    assert second["probed_now"] == []
+    assert second["environments_built"] == first["environments_built"] != []  # installs are not forgotten
 
 
 def test_interrupted_bisect_keeps_finished_probes(matrix: Any, tmp_path: Path,
