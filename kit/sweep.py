@@ -109,7 +109,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     started = time.monotonic()
     sweep = Sweep(matrix, options, index, log)
     try:
-        log(f"sweeping {len(cells)} cells on {options.backend}; checking which records are current "
+        log(f"sweeping {_cells(len(cells))} on {options.backend}; checking which records are current "
             "(install plans only, nothing is installed)")
         current = current_cells(matrix, cells, options, index, log)
         log(f"{len(current)} of {len(cells)} cells are current ({_clock_text(time.monotonic() - started)}); "
@@ -118,7 +118,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     except KeyboardInterrupt:
         # Records are written one by one, atomically: everything done so far stays.
         left = [cell for cell in cells if cell not in sweep.done]
-        log(f"interrupted: {len(sweep.done)} cells done (their records are kept), {len(left)} left: "
+        log(f"interrupted: {_cells(len(sweep.done))} done (their records are kept), {len(left)} left: "
             + ", ".join(str(cell) for cell in left))
         print(render_table(sweep.outcomes))
         return EXIT_INTERRUPTED
@@ -423,6 +423,10 @@ def _clock_text(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+def _cells(count: int) -> str:
+    return f"{count} cell" + ("" if count == 1 else "s")
+
+
 def render_table(outcomes: Sequence[Outcome]) -> str:
     """release | check | status | verdict | this run, plus a one-line tally."""
     header = ("release", "check", "status", "verdict", "this run")
@@ -434,6 +438,6 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
     lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip() for row in (header, *rows)]
     ran = sum(1 for o in outcomes if not o.current)
     failed = sum(1 for o in outcomes if o.status in FAILED)
-    lines.append(f"{len(outcomes)} cells: {ran} ran, {len(outcomes) - ran} current (skipped), "
+    lines.append(f"{_cells(len(outcomes))}: {ran} ran, {len(outcomes) - ran} current (skipped), "
                  f"{failed} crashed, timed out or errored")
     return "\n".join(lines)
