@@ -428,7 +428,7 @@ def _cells(count: int) -> str:
 
 
 def render_table(outcomes: Sequence[Outcome]) -> str:
-    """release | check | status | verdict | this run, plus a one-line tally."""
+    """release | check | status | verdict | this run, a one-line tally, and why cells failed."""
     header = ("release", "check", "status", "verdict", "this run")
     rows = [
         (o.cell.version, o.cell.check, o.status or "-", o.verdict or "-", "current, skipped" if o.current else "ran")
@@ -440,4 +440,12 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
     failed = sum(1 for o in outcomes if o.status in FAILED)
     lines.append(f"{_cells(len(outcomes))}: {ran} ran, {len(outcomes) - ran} current (skipped), "
                  f"{failed} crashed, timed out or errored")
+    # The reason is in the record (or the log, for an error), but a reader of
+    # the table should not have to dig to learn why a cell failed.
+    lines += [f"  {o.cell}: {_shorten(o.note)}" for o in outcomes if o.status in FAILED]
     return "\n".join(lines)
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -204,7 +204,9 @@ def test_an_exception_in_one_cell_does_not_stop_the_rest(
     assert code == sweep.EXIT_OK
     assert kit.ran == ALL_CELLS
     assert any(line.startswith("ERROR in correctness · jax 0.4.13: RuntimeError: kit bug") for line in lines)
-    assert re.search(r"0\.4\.13\s+correctness\s+error\s", capsys.readouterr().out)
+    table = capsys.readouterr().out
+    assert re.search(r"0\.4\.13\s+correctness\s+error\s", table)
+    assert table.rstrip().endswith("  correctness · jax 0.4.13: RuntimeError: kit bug")
 
 
 def test_strict_fails_on_a_crash_or_timeout_but_not_on_verdicts(matrix: Matrix, kit: FakeKit) -> None:
@@ -288,3 +290,20 @@ def test_the_first_python_in_preference_order_that_resolves_wins(monkeypatch: py
 def test_cuda_cells_reproduce_with_the_backend_flag() -> None:
     request = sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.Options(backend="cuda"))
     assert request.reproduce == "nox -s scaling-0.6.2 -- --backend cuda"
+
+
+def test_closing_table_snapshot() -> None:
+    outcomes = [
+        sweep.Outcome(sweep.Cell("0.4.16", "scaling"), "not-installable", None, current=True),
+        sweep.Outcome(sweep.Cell("0.6.2", "scaling"), "crashed", None,
+                      note="the repro crashed (killed by signal 6): rendezvous timeout"),
+        sweep.Outcome(sweep.Cell("0.6.2", "correctness"), "ran", "unaffected"),
+    ]
+    assert sweep.render_table(outcomes).splitlines() == [
+        "release  check        status           verdict     this run",
+        "0.4.16   scaling      not-installable  -           current, skipped",
+        "0.6.2    scaling      crashed          -           ran",
+        "0.6.2    correctness  ran              unaffected  ran",
+        "3 cells: 2 ran, 1 current (skipped), 1 crashed, timed out or errored",
+        "  scaling · jax 0.6.2: the repro crashed (killed by signal 6): rendezvous timeout",
+    ]
