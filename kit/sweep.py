@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
+import json
 import os
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
@@ -44,6 +47,12 @@ EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 # An ETA from one or two cells is mostly noise (the first cell of a release
 # also pays for its install), so it is shown once this many cells have run.
 ETA_AFTER = 3
+
+# Asking the index whether a release installs on no Python here costs a uv
+# resolve per interpreter (10-60 s in all on a busy 2-core machine), on every
+# sweep, for an answer that changes only when wheels are re-uploaded. Like the
+# index's own page cache, the answer is kept for an hour.
+UNRESOLVABLE_TTL_S = 3600.0
 
 # Statuses that --strict turns into exit code 1. "error" is the sweep's own
 # word for an unexpected exception in a cell: no record was written for it.
@@ -258,7 +267,7 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
     a cache can only make a Python fail that the index would accept, which
     costs a needless rerun, never a wrongly skipped cell. A release that does
     not resolve from the cache is asked of the index, so "not installable"
-    is always the index's answer.
+    is always the index's answer (remembered for `UNRESOLVABLE_TTL_S`).
     """
     plans: dict[str, ReleasePlan] = {}
     for version in versions:
@@ -273,10 +282,32 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
         for version, release in plans.items():
             plans[version] = _with_python(release, version, log)
     for version, release in plans.items():
-        if release.plan is not None and release.python is None:
-            log(f"jax {version}: not resolvable from the uv cache; asking the index")
-            plans[version] = _with_python(release, version, log)
+        if release.plan is None or release.python is not None:
+            continue
+        memo = _unresolvable_memo(index, release.plan)
+        if _fresh(memo):
+            log(f"jax {version}: the index could not install it {_clock_text(time.time() - memo.stat().st_mtime)} "
+                f"ago (asked again after {_clock_text(UNRESOLVABLE_TTL_S)})")
+            continue
+        log(f"jax {version}: not resolvable from the uv cache; asking the index")
+        plans[version] = _with_python(release, version, log)
+        if plans[version].plan is not None and plans[version].python is None:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            memo.write_text(json.dumps(release.plan.to_json(), indent=2), encoding="utf-8")
     return plans
+
+
+def _unresolvable_memo(index: PackageIndex, plan: InstallPlan) -> Path:
+    """Where the index's last "installs on no Python here" answer for ``plan`` is kept."""
+    key = json.dumps([plan.to_json(), available_pythons(plan.pythons)], sort_keys=True)
+    return index.cache_dir / "unresolvable" / f"{plan.jax}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+
+
+def _fresh(memo: Path) -> bool:
+    try:
+        return time.time() - memo.stat().st_mtime < UNRESOLVABLE_TTL_S
+    except OSError:
+        return False
 
 
 def _with_python(release: ReleasePlan, version: str, log: Log) -> ReleasePlan:

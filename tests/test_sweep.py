@@ -6,6 +6,7 @@ second sweep sees what the first one left, exactly as on a real machine.
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -99,8 +100,9 @@ class FakeKit:
 
 
 @pytest.fixture
-def kit(matrix: Matrix, monkeypatch: pytest.MonkeyPatch) -> FakeKit:
+def kit(matrix: Matrix, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeKit:
     fake = FakeKit(matrix)
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(sweep, "plan_install", fake_plan)
     monkeypatch.setattr(sweep, "resolve", fake_resolve)
     monkeypatch.setattr(sweep, "available_pythons", lambda wanted: list(wanted))
@@ -153,6 +155,26 @@ def test_releases_without_records_are_not_resolved_before_running(
     assert asked == []  # a cold cell goes straight to prepare()
     run(matrix, "--only", "0.6.2")
     assert asked == ["0.6.2"]
+
+
+def test_the_index_is_asked_about_a_not_installable_release_once_an_hour(
+        matrix: Matrix, kit: FakeKit, monkeypatch: pytest.MonkeyPatch) -> None:
+    online: list[str] = []
+
+    def counting_resolve(plan: InstallPlan, python: str) -> Resolution:
+        if os.environ.get("UV_OFFLINE") != "1":
+            online.append(plan.jax)
+        return fake_resolve(plan, python)
+
+    monkeypatch.setattr(sweep, "resolve", counting_resolve)
+    run(matrix)
+    run(matrix)
+    _, lines = run(matrix)
+    assert online == [NOT_INSTALLABLE]
+    assert any(line.startswith("jax 0.4.16: the index could not install it") for line in lines)
+    monkeypatch.setattr(sweep, "UNRESOLVABLE_TTL_S", 0.0)
+    run(matrix)
+    assert online == [NOT_INSTALLABLE] * 2
 
 
 def test_a_changed_parameter_makes_a_cell_stale(matrix: Matrix, kit: FakeKit, tmp_path: Path) -> None:
