@@ -107,6 +107,8 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     resolution, attempts = choose_python(plan, pythons)
     if resolution is None:
         print(f"  NOT INSTALLABLE: {unresolvable_reason(plan, attempts)}")
+        if attempts:
+            print(f"  uv said: {attempts[-1].error}")
         print(f"  to supply wheels: {how_to_supply(plan.jax)}")
         return EXIT_NOT_INSTALLABLE
     print(f"  python {resolution.python} resolves to:")

@@ -99,16 +99,19 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
 
 
 def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution]) -> str:
-    """Why no Python could install the plan, in the user's words first."""
+    """Why no Python could install the plan, in one sentence (uv's words go to the record)."""
     if not attempts:
         return f"none of Python {', '.join(plan.pythons)} is installed here"
     tried = ", ".join(a.python for a in attempts)
     where = ", ".join((plan.index_url, *plan.extra_index_urls, *plan.find_links))
     missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
     if missing:
-        return (f"{where} has no {missing.group(1)} {missing.group(2)} wheels "
-                f"(tried Python {tried}). uv said: {attempts[-1].error}")
-    return f"no installed Python ({tried}) can install it. uv said: {attempts[-1].error}"
+        return f"{where} has no {missing.group(1)} {missing.group(2)} wheels (tried Python {tried})"
+    wheels = re.search(r"(\S+) \(v([\w.]+)\) with the following Python ABI tags: (.*?)(?:$|\s*hint)",
+                       attempts[-1].error)
+    if wheels:
+        return f"{wheels.group(1).strip('`')} {wheels.group(2)} has wheels only for {wheels.group(3)} (tried Python {tried})"
+    return f"no installed Python ({tried}) can install it; see install.resolver_error"
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
@@ -122,6 +125,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     if prepared.env is None:
         record.update(status="not-installable", reason=f"jax {request.version} is not installable here: "
                       f"{prepared.problem}")
+        record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
         record["install"]["neighbours"] = _neighbours(index, request.version)
         record["install"]["how_to_supply"] = how_to_supply(request.version)
     else:
