@@ -13,6 +13,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -80,6 +81,13 @@ def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
 
 def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None) -> Prepared:
     """Plan, pick a Python, and build (or reuse) the release's environment."""
+    if request.backend == "cuda" and not shutil.which("nvidia-smi") and not os.environ.get("KIT_ALLOW_NO_GPU"):
+        raise UsageError(
+            "no NVIDIA GPU is visible here (nvidia-smi not found), so --backend cuda would download "
+            "gigabytes of CUDA wheels and then run on the CPU",
+            f"check the install plan without downloading: nox -s plan -- {request.version} --backend cuda "
+            "(set KIT_ALLOW_NO_GPU=1 to install anyway)",
+        )
     index = index or PackageIndex(matrix.install.index_url)
     release = matrix.release(request.version)
     plan = plan_install(matrix, release, request.backend, index, request.find_links)

@@ -96,3 +96,14 @@ def test_bad_input_prints_one_error_and_a_tip(argv: list[str], message: str, cap
     err = capsys.readouterr().err.splitlines()
     assert err[0] == message or err[0].startswith(message)
     assert err[1].startswith("TIP: ")
+
+
+def test_cuda_without_a_gpu_stops_before_downloading_anything(capsys, monkeypatch) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    monkeypatch.setattr("kit.runner.shutil.which", lambda name: None)
+    monkeypatch.delenv("KIT_ALLOW_NO_GPU", raising=False)
+    monkeypatch.setattr("kit.runner.plan_install", lambda *a, **k: pytest.fail("planned without a GPU"))
+    assert cli.main(["run", "scaling", "0.6.0", "--backend", "cuda"], log=lambda m: None) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "no NVIDIA GPU is visible here" in err
+    assert "TIP: check the install plan without downloading: nox -s plan -- 0.6.0 --backend cuda" in err
