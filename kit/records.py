@@ -65,11 +65,11 @@ def machine_id() -> str:
             continue
         if raw:
             return hashlib.sha256(raw.encode()).hexdigest()[:12]
-    fallback = f"{socket.gethostname()}|{_cpu_model()}"
+    fallback = f"{socket.gethostname()}|{cpu_model()}"
     return hashlib.sha256(fallback.encode()).hexdigest()[:12]
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
             for line in cpuinfo:

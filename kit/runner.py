@@ -266,18 +266,8 @@ def host_facts(python: str | None) -> dict[str, Any]:
         "python": python,
         "platform": platform.platform(),
         "host": socket.gethostname(),
-        "cpu_model": _cpu_model(),
+        "cpu_model": records.cpu_model(),
     }
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _json_safe(value: Any) -> Any:

@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
-import os
 import sys
 import time
-from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from repro import tolerance
+from repro.cli import Parser, UsageError, merge_parameters, name_list, write_result
 
 DEFAULTS: Dict[str, Any] = {
     "matrix_size": 20,
@@ -68,10 +67,6 @@ PEAK_FACTOR = 2.6
 RUNTIME_OVERHEAD_BYTES = 600 * 2**20
 
 
-class UsageError(Exception):
-    """A bad command line; reported as one line with exit code 2."""
-
-
 class DoesNotFit(Exception):
     """The requested batch does not fit; reported as one line with exit code 3."""
 
@@ -84,15 +79,6 @@ def _progress(message: str) -> None:
 # Command line
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, no usage dump
-        raise UsageError(message)
-
-
-def _name_list(text: str) -> List[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def _batches(text: str) -> Any:
     if text.strip() == "auto":
         return "auto"
@@ -103,11 +89,11 @@ def _batches(text: str) -> Any:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m repro.correctness", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m repro.correctness", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="where to write RESULT.json")
     parser.add_argument("--preset", choices=sorted(PRESETS), help="a named shape; flags override it")
     parser.add_argument("--matrix-size", type=int, help="n of the n×n matrices")
-    parser.add_argument("--dtypes", type=_name_list, help="float32,float64")
+    parser.add_argument("--dtypes", type=name_list, help="float32,float64")
     parser.add_argument("--batches", type=_batches, help="'auto' (below and across 2**31 bytes) or sizes")
     parser.add_argument("--samples", type=int, help="random entries checked per batch")
     parser.add_argument("--window", type=int, help="entries checked each side of a boundary index")
@@ -119,17 +105,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def parse_parameters(argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
     """The output path and the full parameters: defaults, then preset, then flags."""
-    args = _parser().parse_args(list(argv))
-    parameters = dict(DEFAULTS)
-    parameters["preset"] = args.preset
-    if args.preset:
-        parameters.update(PRESETS[args.preset])
-    for key in DEFAULTS:
-        value = getattr(args, key, None)
-        if value is not None:
-            parameters[key] = value
+    out, parameters = merge_parameters(_parser(), argv, DEFAULTS, PRESETS)
     _validate(parameters)
-    return args.out, parameters
+    return out, parameters
 
 
 def _validate(parameters: Dict[str, Any]) -> None:
@@ -581,29 +559,6 @@ def human_summary(result: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _json_safe(value: Any) -> Any:
-    """NaN/Inf become null: RESULT.json must be strict JSON."""
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(item) for item in value]
-    if isinstance(value, np.generic):
-        return _json_safe(value.item())
-    return value
-
-
-def _write_json(path: str, result: Dict[str, Any]) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    temporary = f"{path}.tmp-{os.getpid()}"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(_json_safe(result), handle, indent=2, allow_nan=False)
-        handle.write("\n")
-    os.replace(temporary, path)
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         out, parameters = parse_parameters(sys.argv[1:] if argv is None else argv)
@@ -617,7 +572,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: does not fit: {error}", file=sys.stderr)
         return EXIT_DOES_NOT_FIT
     result["evidence"]["duration_s"] = round(time.perf_counter() - started, 2)
-    _write_json(out, result)
+    write_result(out, result)
     print(human_summary(result))
     _progress(f"wrote {out}")
     return EXIT_OK

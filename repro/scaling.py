@@ -18,15 +18,15 @@ only inside main(), after the flag is set.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from repro import hlo, verdicts
+from repro.cli import EXIT_USAGE, Parser, UsageError, int_list, merge_parameters, name_list, write_result
 
 DEFAULTS: Dict[str, Any] = {
     # Sized so one CPU run takes seconds on a 2-core machine.
@@ -58,61 +58,33 @@ LOSSES = ("control", "slogdet")
 DTYPES = ("float32", "float64")
 
 
-class UsageError(Exception):
-    """A bad command line; reported as one line with exit code 2."""
-
-
 # --------------------------------------------------------------------------
 # Command line
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, no usage dump
-        raise UsageError(message)
-
-
-def _int_list(text: str) -> List[int]:
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
-def _name_list(text: str) -> List[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m repro.scaling", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m repro.scaling", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="where to write RESULT.json")
     parser.add_argument("--preset", choices=sorted(PRESETS), help="a named workload; flags override it")
-    parser.add_argument("--devices", type=_int_list, help="device counts, e.g. 1,2,4")
+    parser.add_argument("--devices", type=int_list, help="device counts, e.g. 1,2,4")
     parser.add_argument("--batch", type=int, help="global batch of matrices")
     parser.add_argument("--matrix-size", type=int, help="n of the n×n matrices")
     parser.add_argument("--in-features", type=int, help="MLP input width")
-    parser.add_argument("--hidden", type=_int_list, help="hidden layer widths, '' for none")
+    parser.add_argument("--hidden", type=int_list, help="hidden layer widths, '' for none")
     parser.add_argument("--dtype", choices=DTYPES)
     parser.add_argument("--repeats", type=int, help="timed runs per case")
     parser.add_argument("--warmup", type=int, help="untimed runs before timing")
-    parser.add_argument("--modes", type=_name_list, help="jit,shard_map")
-    parser.add_argument("--passes", type=_name_list, help="forward,grad")
+    parser.add_argument("--modes", type=name_list, help="jit,shard_map")
+    parser.add_argument("--passes", type=name_list, help="forward,grad")
     parser.add_argument("--seed", type=int)
     return parser
 
 
 def parse_parameters(argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
     """The output path and the full parameters: defaults, then preset, then flags."""
-    args = _parser().parse_args(list(argv))
-    parameters = dict(DEFAULTS)
-    parameters["preset"] = args.preset
-    if args.preset:
-        parameters.update(PRESETS[args.preset])
-    for key in DEFAULTS:
-        value = getattr(args, key, None)
-        if value is not None:
-            parameters[key] = value
+    out, parameters = merge_parameters(_parser(), argv, DEFAULTS, PRESETS)
     _validate(parameters)
-    return args.out, parameters
+    return out, parameters
 
 
 def _validate(parameters: Dict[str, Any]) -> None:
@@ -356,16 +328,6 @@ def _progress(message: str) -> None:
     print(f"[scaling] {message}", file=sys.stderr, flush=True)
 
 
-def _write_json(path: str, payload: Dict[str, Any]) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    temporary = f"{path}.tmp.{os.getpid()}"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(payload, handle, indent=2, sort_keys=False)
-        handle.write("\n")
-    os.replace(temporary, path)
-
-
 def _force_host_devices(count: int) -> None:
     """Ask XLA's CPU backend for `count` devices; must run before jax is imported."""
     flag = f"--xla_force_host_platform_device_count={count}"
@@ -491,9 +453,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         out, parameters = parse_parameters(sys.argv[1:] if argv is None else argv)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     outcome = run(parameters)
-    _write_json(out, outcome["result"])
+    write_result(out, outcome["result"])
     print(_human_summary(outcome["result"], outcome["cases"], outcome["rows"]))
     _progress(f"wrote {out}")
     return 0
