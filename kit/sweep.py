@@ -19,16 +19,14 @@ Exit codes: 0 when the sweep completed (whatever the verdicts); 1 with
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
-import os
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
@@ -278,9 +276,8 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
             plans[version] = ReleasePlan(None, None)
         else:
             plans[version] = ReleasePlan(plan, None)
-    with _uv_offline():
-        for version, release in plans.items():
-            plans[version] = _with_python(release, version, log)
+    for version, release in plans.items():
+        plans[version] = _with_python(release, version, log, offline=True)
     for version, release in plans.items():
         if release.plan is None or release.python is not None:
             continue
@@ -310,18 +307,18 @@ def _fresh(memo: Path) -> bool:
         return False
 
 
-def _with_python(release: ReleasePlan, version: str, log: Log) -> ReleasePlan:
+def _with_python(release: ReleasePlan, version: str, log: Log, offline: bool = False) -> ReleasePlan:
     if release.plan is None:
         return release
     try:
-        python = first_resolving_python(release.plan)
+        python = first_resolving_python(release.plan, offline)
     except Exception as exc:
         log(f"jax {version}: could not resolve ({exc}); its cells will run")
         return ReleasePlan(None, None)
     return ReleasePlan(release.plan, python)
 
 
-def first_resolving_python(plan: InstallPlan) -> str | None:
+def first_resolving_python(plan: InstallPlan, offline: bool = False) -> str | None:
     """`choose_python`'s answer, with every Python asked at once.
 
     ``choose_python`` asks one interpreter after another, about ten seconds
@@ -333,22 +330,8 @@ def first_resolving_python(plan: InstallPlan) -> str | None:
     if not pythons:
         return None
     with ThreadPoolExecutor(max_workers=len(pythons)) as pool:
-        resolutions = list(pool.map(lambda python: resolve(plan, python), pythons))
+        resolutions = list(pool.map(lambda python: resolve(plan, python, offline=offline), pythons))
     return next((r.python for r in resolutions if r.ok), None)
-
-
-@contextlib.contextmanager
-def _uv_offline() -> Iterator[None]:
-    """Make every uv call inside answer from its cache (kit.install copies os.environ per call)."""
-    saved = os.environ.get("UV_OFFLINE")
-    os.environ["UV_OFFLINE"] = "1"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("UV_OFFLINE", None)
-        else:
-            os.environ["UV_OFFLINE"] = saved
 
 
 # --------------------------------------------------------------------------

@@ -6,7 +6,6 @@ second sweep sees what the first one left, exactly as on a real machine.
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,7 +39,7 @@ def fake_plan(matrix: Matrix, release: Any, backend: str, index: Any, *_: Any) -
                        pythons=("3.12",))
 
 
-def fake_resolve(plan: InstallPlan, python: str) -> Resolution:
+def fake_resolve(plan: InstallPlan, python: str, offline: bool = False) -> Resolution:
     if plan.jax == NOT_INSTALLABLE:
         return Resolution(python, ok=False, error=f"no version of jaxlib=={plan.jax}")
     return Resolution(python, ok=True, pins={"jax": plan.jax})
@@ -146,7 +145,7 @@ def test_releases_without_records_are_not_resolved_before_running(
         matrix: Matrix, kit: FakeKit, monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[str] = []
 
-    def counting_resolve(plan: InstallPlan, python: str) -> Resolution:
+    def counting_resolve(plan: InstallPlan, python: str, offline: bool = False) -> Resolution:
         asked.append(plan.jax)
         return fake_resolve(plan, python)
 
@@ -161,8 +160,8 @@ def test_the_index_is_asked_about_a_not_installable_release_once_an_hour(
         matrix: Matrix, kit: FakeKit, monkeypatch: pytest.MonkeyPatch) -> None:
     online: list[str] = []
 
-    def counting_resolve(plan: InstallPlan, python: str) -> Resolution:
-        if os.environ.get("UV_OFFLINE") != "1":
+    def counting_resolve(plan: InstallPlan, python: str, offline: bool = False) -> Resolution:
+        if not offline:
             online.append(plan.jax)
         return fake_resolve(plan, python)
 
@@ -259,7 +258,7 @@ def test_ctrl_c_keeps_earlier_records_and_exits_130(matrix: Matrix, kit: FakeKit
 
 def test_ctrl_c_while_checking_currency_exits_130_without_running(
         matrix: Matrix, kit: FakeKit, monkeypatch: pytest.MonkeyPatch) -> None:
-    def interrupt(plan: InstallPlan, python: str) -> Resolution:
+    def interrupt(plan: InstallPlan, python: str, offline: bool = False) -> Resolution:
         raise KeyboardInterrupt
 
     run(matrix)
@@ -303,9 +302,9 @@ def test_the_first_python_in_preference_order_that_resolves_wins(monkeypatch: py
     plan = InstallPlan(jax="0.4.35", backend="cpu", requirements=("jax[cpu]==0.4.35",), exclude_newer=None,
                        index_url="https://example.invalid/simple", pythons=("3.13", "3.12", "3.11", "3.10"))
     monkeypatch.setattr(sweep, "available_pythons", lambda wanted: [p for p in wanted if p != "3.12"])
-    monkeypatch.setattr(sweep, "resolve", lambda plan, python: Resolution(python, ok=python <= "3.11"))
+    monkeypatch.setattr(sweep, "resolve", lambda plan, python, offline=False: Resolution(python, ok=python <= "3.11"))
     assert sweep.first_resolving_python(plan) == "3.11"
-    monkeypatch.setattr(sweep, "resolve", lambda plan, python: Resolution(python, ok=False))
+    monkeypatch.setattr(sweep, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False))
     assert sweep.first_resolving_python(plan) is None
 
 
