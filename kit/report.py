@@ -90,6 +90,8 @@ class KnownProblem:
     title: str
     links: tuple[str, ...]
     fix: UpstreamChange
+    # Where the bug shows; a clean result on another backend does not clear a release.
+    shows_on: tuple[str, ...] = ("cpu", "gpu")
 
 
 KNOWN_PROBLEMS: tuple[KnownProblem, ...] = (
@@ -109,6 +111,7 @@ KNOWN_PROBLEMS: tuple[KnownProblem, ...] = (
         title="Wrong det/slogdet for large batches on GPU (JAX issue #24843)",
         links=("https://github.com/jax-ml/jax/issues/24843", ISSUE_24843_FIX.url),
         fix=ISSUE_24843_FIX,
+        shows_on=("gpu",),
     ),
 )
 
@@ -182,6 +185,7 @@ class ProblemAnswer:
     upstream_fixed_in: str
     upstream_change: str
     ranges: list[ProblemRange]
+    shows_on: list[str] = field(default_factory=lambda: ["cpu", "gpu"])
 
 
 @dataclass
@@ -357,6 +361,7 @@ def _problem_answer(problem: KnownProblem, current: list[LoadedRecord]) -> Probl
         upstream_fixed_in=problem.fix.release,
         upstream_change=f"{problem.fix.title} — {problem.fix.url}",
         ranges=ranges,
+        shows_on=list(problem.shows_on),
     )
 
 
@@ -422,6 +427,10 @@ def _install_status(group: list[LoadedRecord]) -> str:
                       for e in group if e.record.get("status") == "not-installable"})
     if not reasons:
         return "ok"
+    neighbours = sorted({n for e in group for n in (e.record.get("install") or {}).get("neighbours") or []},
+                        key=release_key)
+    if neighbours:
+        reasons.append(f"installable neighbours: {', '.join(neighbours)}")
     if len(reasons) == len(group) or all(e.record.get("status") == "not-installable" for e in group):
         return "not installable: " + "; ".join(reasons)
     return "partly: " + "; ".join(reasons)
@@ -588,7 +597,13 @@ def render_answer(report: Report) -> list[str]:
         if not problem.ranges:
             lines.append(f"  - not measured yet (`nox -s {problem.check}-<release>`)")
         for r in problem.ranges:
-            lines.append(f"  - {r.backend}: {_range_text(r)}")
+            caveat = "" if r.backend in problem.shows_on else (
+                f" (reported on {', '.join(problem.shows_on)} only: this does not clear a release there)")
+            lines.append(f"  - {r.backend}: {_range_text(r)}{caveat}")
+        for backend in problem.shows_on:
+            if backend not in {r.backend for r in problem.ranges}:
+                lines.append(f"  - {backend}: not measured in these records "
+                             f"(`nox -s {problem.check}-<release> -- --backend cuda` on a {backend} machine)")
         lines.append(f"  - upstream: fixed in {problem.upstream_fixed_in} by {problem.upstream_change}")
     lines.append("")
     return lines

@@ -131,8 +131,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     prepared = prepared or prepare(matrix, request, log, index)
     record = _base_record(request, params, prepared)
     if prepared.env is None:
-        record.update(status="not-installable", reason=f"jax {request.version} is not installable here: "
-                      f"{prepared.problem}")
+        record.update(status="not-installable", reason=prepared.problem)
         record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
         record["install"]["neighbours"] = _neighbours(index, request.version)
         record["install"]["how_to_supply"] = how_to_supply(request.version)

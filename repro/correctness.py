@@ -316,6 +316,16 @@ class _Judged:
     def indices(self) -> np.ndarray:
         return np.concatenate(self.parts["index"]) if self.parts["index"] else np.zeros(0, dtype=np.int64)
 
+    def profile(self, lo: int, hi: int, boundary: int) -> Dict[str, Any]:
+        """Relative error of each checked entry in [lo, hi]: what the report plots."""
+        joined = {key: np.concatenate(values) if values else np.zeros(0) for key, values in self.parts.items()}
+        keep = (joined["index"] >= lo) & (joined["index"] <= hi)
+        order = np.argsort(joined["index"][keep])
+        rel = tolerance.relative_errors(joined["sign"][keep], joined["logabsdet"][keep],
+                                        joined["ref_sign"][keep], joined["ref_logabsdet"][keep])[order]
+        return {"boundary_index": boundary, "index": [int(i) for i in joined["index"][keep][order]],
+                "rel_error": [float(e) if np.isfinite(e) else None for e in rel]}
+
 
 def run_case(jax: Any, compat: Any, plan: Dict[str, Any], parameters: Dict[str, Any]) -> Dict[str, Any]:
     """Draw, factorise and judge one (dtype, batch) case."""
@@ -386,6 +396,8 @@ def run_case(jax: Any, compat: Any, plan: Dict[str, Any], parameters: Dict[str, 
     comparison = judged.compare(n, dtype)
     checked = judged.indices()
     at_bytes = boundary_indices(n, itemsize)["2**31 bytes"]
+    window_checked = next((b["checked"] for b in boundaries if b["name"] == "2**31 bytes" and b["checked"]), None)
+    profile = judged.profile(window_checked[0], window_checked[1], at_bytes) if window_checked else None
     timings["check_s"] = time.perf_counter() - started
     _progress(f"{label}: checked {comparison.checked_count} entries in {timings['check_s']:.1f} s, "
               f"{comparison.bad_count} bad, max rel error {comparison.max_rel_error}")
@@ -399,6 +411,7 @@ def run_case(jax: Any, compat: Any, plan: Dict[str, Any], parameters: Dict[str, 
         "checked_count": comparison.checked_count,
         "checked_past_boundary": int((checked >= at_bytes).sum()),
         "boundaries": boundaries,
+        "boundary_profile": profile,
         "comparison": comparison.to_dict(),
         "whole_batch": whole_batch,
         "reference_crosscheck_max_abs_diff": crosscheck,

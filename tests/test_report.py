@@ -147,3 +147,14 @@ def test_report_builds_without_matplotlib(tmp_path: Path, monkeypatch: pytest.Mo
     md = result.markdown.read_text()
     assert "matplotlib is not installed: plots skipped" in md
     assert "**0.5.3**" in md
+
+
+def test_a_cpu_only_correctness_result_does_not_clear_releases_for_gpus() -> None:
+    loaded = load_records(FIXTURES)
+    cpu_only = [dict(e.record) for e in loaded.entries if e.record.get("requested", {}).get("backend") == "cpu"]
+    text = "\n".join(render_answer(build_report(cpu_only)))
+    assert "(reported on gpu only: this does not clear a release there)" in text
+    assert "  - gpu: not measured in these records (`nox -s correctness-<release> -- --backend cuda`" in text
+    # Scaling shows on every backend: no caveat on its CPU range.
+    scaling_lines = [line for line in text.splitlines() if line.startswith("  - cpu: affected")]
+    assert scaling_lines and all("does not clear" not in line for line in scaling_lines)
