@@ -233,6 +233,8 @@ def _stream(cmd: list[str], timeout: int) -> tuple[int | None, list[str]]:
         _kill(proc)  # Ctrl-C: stop the child too, records already written stay
         raise
     reader.join(timeout=5)
+    if proc.stdout is not None:
+        proc.stdout.close()  # the pipe outlives the process otherwise
     return code, list(tail)
 
 
