@@ -14,6 +14,8 @@ skips them all with a note. The report builds either way.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -154,8 +156,50 @@ def _series_from(value: Any) -> ErrorSeries | None:
 # Drawing
 
 
+MANIFEST = "plots.json"
+
+
 def make_plots(records: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
-    """Draw every plot the records allow into ``out_dir``; say what was skipped."""
+    """Draw every plot the records allow into ``out_dir``; say what was skipped.
+
+    Plots depend on the newest records alone, so when those are the ones the
+    last drawing used (``plots.json`` says which) the images are kept as they
+    are: matplotlib is most of a report's time, and `nox -s report` is meant
+    to take seconds.
+    """
+    out_dir = Path(out_dir)
+    newest, _older = newest_per_cell(records)
+    inputs = _inputs_digest(newest.values())
+    kept = _unchanged(out_dir, inputs)
+    if kept is not None:
+        return kept
+    outcome = _draw(newest.values(), out_dir)
+    if outcome.images:
+        manifest = {"inputs": inputs, "images": [{"title": i.title, "path": i.path.name} for i in outcome.images],
+                    "notes": outcome.notes}
+        (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return outcome
+
+
+def _inputs_digest(entries: Iterable[LoadedRecord]) -> str:
+    blob = json.dumps(sorted((json.dumps(e.record, sort_keys=True, default=str) for e in entries)))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _unchanged(out_dir: Path, inputs: str) -> PlotOutcome | None:
+    try:
+        manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("inputs") != inputs:
+        return None
+    images = [PlotImage(str(i["title"]), out_dir / str(i["path"])) for i in manifest.get("images", [])]
+    if not images or not all(image.path.exists() for image in images):
+        return None
+    return PlotOutcome(images=images, notes=[str(n) for n in manifest.get("notes", [])])
+
+
+def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
     outcome = PlotOutcome()
     try:
         import matplotlib
@@ -166,9 +210,7 @@ def make_plots(records: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
     except ImportError:
         outcome.notes.append("matplotlib is not installed: plots skipped (pip install matplotlib).")
         return outcome
-    newest, _older = newest_per_cell(records)
-    ran = [e for e in newest.values() if e.record.get("status") == "ran"]
-    out_dir = Path(out_dir)
+    ran = [e for e in newest if e.record.get("status") == "ran"]
     for backend in sorted({record_backend(e.record) for e in ran}):
         on_backend = sorted(
             (e for e in ran if record_backend(e.record) == backend), key=lambda e: _release_key(record_jax(e.record))

@@ -1,0 +1,35 @@
+"""kit.plots: plots are redrawn only when the records they show change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kit import plots
+from kit.records import load_records
+
+FIXTURES = Path(__file__).parent / "fixtures" / "records" / "cpu-laptop-sweep"
+
+
+def test_unchanged_records_keep_the_images_and_changed_ones_redraw(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURES, results)
+    first = plots.make_plots(load_records(results).entries, tmp_path / "plots")
+    assert first.images and all(image.path.exists() for image in first.images)
+
+    monkeypatch.setattr(plots, "_draw", lambda *a, **k: pytest.fail("redrew unchanged plots"))
+    again = plots.make_plots(load_records(results).entries, tmp_path / "plots")
+    assert [i.path for i in again.images] == [i.path for i in first.images]
+
+    record_path = next(results.glob("scaling-*.json"))
+    record = json.loads(record_path.read_text())
+    record["verdict"] = "affected" if record.get("verdict") != "affected" else "unaffected"
+    record_path.write_text(json.dumps(record))
+    drawn: list[int] = []
+    monkeypatch.setattr(plots, "_draw", lambda entries, out_dir: drawn.append(1) or plots.PlotOutcome())
+    plots.make_plots(load_records(results).entries, tmp_path / "plots")
+    assert drawn == [1]
