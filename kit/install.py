@@ -127,6 +127,12 @@ def _jax_requirement(version: str, backend: str, index: PackageIndex, notes: lis
     raise UsageError(f"unknown backend {backend!r}", "use --backend cpu or --backend cuda")
 
 
+# Answers already given in this process: a bisect lists its candidates and then
+# prepares some of them, a sweep plans every release and then runs some; a
+# release that resolves on no Python costs a uv call per interpreter each time.
+_RESOLVED: dict[tuple[str, str, str, bool], Resolution] = {}
+
+
 def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str | None = None,
             offline: bool = False) -> Resolution:
     """Solve the plan for one Python without installing (metadata only).
@@ -134,14 +140,22 @@ def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str
     ``offline`` answers from uv's cache alone: a second instead of ten against
     a slow index, for callers that can fall back to asking the index.
     """
-    uv = uv or find_uv()
+    if platform is None and plan.backend == "cuda":
+        platform = GPU_PLATFORM
+    key = (json.dumps(plan.to_json(), sort_keys=True), python, platform or "", offline)
+    if key not in _RESOLVED:
+        _RESOLVED[key] = _resolve(plan, python, uv or find_uv(), platform, offline)
+    return _RESOLVED[key]
+
+
+def _resolve(plan: InstallPlan, python: str, uv: str, platform: str | None, offline: bool) -> Resolution:
     with tempfile.TemporaryDirectory() as tmp:
         req = Path(tmp) / "requirements.in"
         req.write_text("\n".join(plan.requirements) + "\n", encoding="utf-8")
         cmd = [uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate",
                "--python-version", python, *plan.uv_args(), str(req)]
-        if platform or plan.backend == "cuda":
-            cmd += ["--python-platform", platform or GPU_PLATFORM]
+        if platform:
+            cmd += ["--python-platform", platform]
         env = _uv_env()
         if offline:
             env["UV_OFFLINE"] = "1"
@@ -151,13 +165,18 @@ def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str
     return Resolution(python=python, ok=True, pins=parse_pins(proc.stdout))
 
 
-def choose_python(plan: InstallPlan, available: list[str]) -> tuple[Resolution | None, list[Resolution]]:
-    """The newest available interpreter the release installs on, and every attempt."""
+def choose_python(plan: InstallPlan, available: list[str],
+                  offline: bool = False) -> tuple[Resolution | None, list[Resolution]]:
+    """The most preferred available interpreter the release installs on, and every attempt.
+
+    One interpreter after another: concurrent uv calls contend for its cache
+    and took five times longer here than the same calls in a row.
+    """
     attempts = []
     for python in plan.pythons:
         if python not in available:
             continue
-        resolution = resolve(plan, python)
+        resolution = resolve(plan, python, offline=offline)
         attempts.append(resolution)
         if resolution.ok:
             return resolution, attempts

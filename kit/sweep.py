@@ -23,7 +23,6 @@ import hashlib
 import json
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -35,7 +34,7 @@ from .config import Matrix
 from .envs import available_pythons
 from .errors import UsageError
 from .index import PackageIndex
-from .install import InstallPlan, plan_install, resolve
+from .install import InstallPlan, choose_python, plan_install
 from .runner import Prepared, RunRequest, parameters_for, prepare, run_check
 
 Log = Callable[[str], None]
@@ -319,19 +318,9 @@ def _with_python(release: ReleasePlan, version: str, log: Log, offline: bool = F
 
 
 def first_resolving_python(plan: InstallPlan, offline: bool = False) -> str | None:
-    """`choose_python`'s answer, with every Python asked at once.
-
-    ``choose_python`` asks one interpreter after another, about ten seconds
-    each against a slow index; a release that installs on none of them
-    (0.4.16) would pay for all five on every sweep. The uv calls mostly wait
-    on the network, so they overlap well even on two cores.
-    """
-    pythons = available_pythons(plan.pythons)  # in the plan's order of preference
-    if not pythons:
-        return None
-    with ThreadPoolExecutor(max_workers=len(pythons)) as pool:
-        resolutions = list(pool.map(lambda python: resolve(plan, python, offline=offline), pythons))
-    return next((r.python for r in resolutions if r.ok), None)
+    """The Python `choose_python` picks for the plan, or None where none installs it."""
+    resolution, _ = choose_python(plan, available_pythons(plan.pythons), offline=offline)
+    return resolution.python if resolution else None
 
 
 # --------------------------------------------------------------------------

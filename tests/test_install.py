@@ -83,3 +83,23 @@ def test_not_installable_reason_names_the_missing_wheel_and_where_it_looked() ->
 def test_parameters_become_repro_flags() -> None:
     assert to_flags({"matrix_size": 32, "devices": [1, 2, 4], "hidden": []}) == [
         "--matrix-size", "32", "--devices", "1,2,4", "--hidden", ""]
+
+
+def test_a_plan_is_resolved_once_per_python_in_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kit.install as install
+
+    calls: list[str] = []
+
+    def fake_uv(plan: InstallPlan, python: str, uv: str, platform: str | None, offline: bool) -> Resolution:
+        calls.append(python)
+        return Resolution(python, ok=python == "3.11")
+
+    monkeypatch.setattr(install, "_resolve", fake_uv)
+    monkeypatch.setattr(install, "_RESOLVED", {})
+    plan = InstallPlan(jax="0.4.13", backend="cpu", requirements=("jax[cpu]==0.4.13",), exclude_newer=None,
+                       index_url="https://pypi.org/simple", pythons=("3.13", "3.12", "3.11", "3.10"))
+    first, attempts = install.choose_python(plan, ["3.13", "3.11", "3.10"], offline=False)
+    again, _ = install.choose_python(plan, ["3.13", "3.11", "3.10"], offline=False)
+    assert first == again and first is not None and first.python == "3.11"
+    assert [a.python for a in attempts] == ["3.13", "3.11"]  # in preference order, stopping at the first
+    assert calls == ["3.13", "3.11"]  # the second choice asked uv nothing

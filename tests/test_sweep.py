@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
-from kit import __version__, records, sweep
+from kit import __version__, install, records, sweep
 from kit.config import Matrix, parse_matrix
 from kit.errors import KitError
 from kit.install import InstallPlan, Resolution
@@ -103,7 +103,7 @@ def kit(matrix: Matrix, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Fake
     fake = FakeKit(matrix)
     monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(sweep, "plan_install", fake_plan)
-    monkeypatch.setattr(sweep, "resolve", fake_resolve)
+    monkeypatch.setattr(install, "resolve", fake_resolve)
     monkeypatch.setattr(sweep, "available_pythons", lambda wanted: list(wanted))
     monkeypatch.setattr(sweep, "prepare", fake.prepare)
     monkeypatch.setattr(sweep, "run_check", fake.run_check)
@@ -149,7 +149,7 @@ def test_releases_without_records_are_not_resolved_before_running(
         asked.append(plan.jax)
         return fake_resolve(plan, python)
 
-    monkeypatch.setattr(sweep, "resolve", counting_resolve)
+    monkeypatch.setattr(install, "resolve", counting_resolve)
     run(matrix, "--only", "0.6.2")
     assert asked == []  # a cold cell goes straight to prepare()
     run(matrix, "--only", "0.6.2")
@@ -165,7 +165,7 @@ def test_the_index_is_asked_about_a_not_installable_release_once_an_hour(
             online.append(plan.jax)
         return fake_resolve(plan, python)
 
-    monkeypatch.setattr(sweep, "resolve", counting_resolve)
+    monkeypatch.setattr(install, "resolve", counting_resolve)
     run(matrix)
     run(matrix)
     _, lines = run(matrix)
@@ -263,7 +263,7 @@ def test_ctrl_c_while_checking_currency_exits_130_without_running(
 
     run(matrix)
     kit.ran.clear()
-    monkeypatch.setattr(sweep, "resolve", interrupt)
+    monkeypatch.setattr(install, "resolve", interrupt)
     code, lines = run(matrix)
     assert code == sweep.EXIT_INTERRUPTED
     assert kit.ran == []
@@ -302,9 +302,9 @@ def test_the_first_python_in_preference_order_that_resolves_wins(monkeypatch: py
     plan = InstallPlan(jax="0.4.35", backend="cpu", requirements=("jax[cpu]==0.4.35",), exclude_newer=None,
                        index_url="https://example.invalid/simple", pythons=("3.13", "3.12", "3.11", "3.10"))
     monkeypatch.setattr(sweep, "available_pythons", lambda wanted: [p for p in wanted if p != "3.12"])
-    monkeypatch.setattr(sweep, "resolve", lambda plan, python, offline=False: Resolution(python, ok=python <= "3.11"))
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=python <= "3.11"))
     assert sweep.first_resolving_python(plan) == "3.11"
-    monkeypatch.setattr(sweep, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False))
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False))
     assert sweep.first_resolving_python(plan) is None
 
 
