@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import shlex
-import signal
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -511,19 +509,11 @@ def run_script(cmd: list[str], timeout: int) -> int | None:
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        runner.kill_process_group(proc)
         return None
     except BaseException:
-        _kill_group(proc)  # Ctrl-C: stop the script too
+        runner.kill_process_group(proc)  # Ctrl-C: stop the script too
         raise
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
 
 
 # --------------------------------------------------------------------------

@@ -227,10 +227,10 @@ def _stream(cmd: list[str], timeout: int) -> tuple[int | None, list[str]]:
     try:
         code: int | None = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill(proc)
+        kill_process_group(proc)
         code = None
     except BaseException:
-        _kill(proc)  # Ctrl-C: stop the child too, records already written stay
+        kill_process_group(proc)  # Ctrl-C: stop the child too, records already written stay
         raise
     reader.join(timeout=5)
     if proc.stdout is not None:
@@ -238,7 +238,8 @@ def _stream(cmd: list[str], timeout: int) -> tuple[int | None, list[str]]:
     return code, list(tail)
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def kill_process_group(proc: subprocess.Popen) -> None:
+    """Kill a child started with ``start_new_session`` and everything it spawned."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
