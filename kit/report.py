@@ -443,6 +443,8 @@ def _cell(entry: LoadedRecord) -> Cell:
     summary = evidence.get("summary") if isinstance(evidence, dict) else None
     summary = summary if isinstance(summary, dict) else {}
     status = str(record.get("status"))
+    if check == "scaling" and "lu_fed_by" not in summary:
+        summary = {**summary, "lu_fed_by": _lu_fed_by(evidence)}  # records from before the key existed
     figure = key_figure(check, summary) if status == "ran" else ""
     return Cell(
         check=check,
@@ -463,6 +465,18 @@ def _num(value: Any, spec: str) -> str | None:
     return format(value, spec)
 
 
+def _lu_fed_by(evidence: Any) -> str | None:
+    """Which collectives fed the LU in the case the verdict came from, read from the detail."""
+    if not isinstance(evidence, dict) or not isinstance(evidence.get("verdict_from"), dict):
+        return None
+    source = evidence["verdict_from"]
+    for case in evidence.get("structure") or []:
+        if isinstance(case, dict) and case.get("loss") == "slogdet" and all(
+                case.get(key) == source.get(key) for key in ("mode", "pass", "devices")):
+            return ",".join(case.get("lu_fed_by") or [])
+    return None
+
+
 def key_figure(check: str, summary: Mapping[str, Any]) -> str:
     """The few numbers that show a check's verdict, in words."""
     parts: list[str] = []
@@ -470,6 +484,9 @@ def key_figure(check: str, summary: Mapping[str, Any]) -> str:
         gathers = summary.get("all_gathers")
         if isinstance(gathers, int):
             parts.append(f"{gathers} all-gather" + ("" if gathers == 1 else "s"))
+        fed_by = summary.get("lu_fed_by")
+        if isinstance(fed_by, str):
+            parts.append(f"LU input via {fed_by}" if fed_by else "no collective before the LU")
         lu, total = summary.get("lu_batch_per_device"), summary.get("global_batch")
         if lu is not None and total is not None:
             devices = summary.get("devices")

@@ -219,11 +219,16 @@ def _positive_control(jax: Any, compat: Any, devices: Sequence[Any], parameters:
 # Figures
 
 
+def _fed_by(evidence: hlo.HloEvidence) -> List[str]:
+    """The collectives upstream of the LU's operand, by name."""
+    return sorted({name for call in evidence.lu_calls for name in call.fed_by})
+
+
 def _structure_record(evidence: hlo.HloEvidence) -> Dict[str, Any]:
     return {
         "collectives": dict(evidence.collectives),
         "lu_batch": evidence.lu_batch,
-        "lu_fed_by": sorted({name for call in evidence.lu_calls for name in call.fed_by}),
+        "lu_fed_by": _fed_by(evidence),
         "linalg_calls": [
             {"target": call.target, "kind": call.kind, "operand_shape": list(call.operand_shape or []),
              "batch": call.batch, "shape_source": call.shape_source, "fed_by": list(call.fed_by)}
@@ -394,6 +399,9 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
         "all_gathers": jit_forward.evidence.all_gathers if jit_forward else None,
         "collectives": jit_forward.evidence.collective_count if jit_forward else None,
         "lu_batch_per_device": jit_forward.evidence.lu_batch if jit_forward else None,
+        # Which collectives feed the LU's operand ("" for none): old releases
+        # replicate with an all-reduce, later ones with an all-gather.
+        "lu_fed_by": ",".join(_fed_by(jit_forward.evidence)) if jit_forward else None,
         "global_batch": parameters["batch"],
         "devices": largest or None,
         "efficiency_2": _find(rows, "jit", "forward", 2).get("efficiency"),

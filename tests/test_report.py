@@ -158,3 +158,29 @@ def test_a_cpu_only_correctness_result_does_not_clear_releases_for_gpus() -> Non
     # Scaling shows on every backend: no caveat on its CPU range.
     scaling_lines = [line for line in text.splitlines() if line.startswith("  - cpu: affected")]
     assert scaling_lines and all("does not clear" not in line for line in scaling_lines)
+
+
+def test_the_scaling_cell_says_which_collective_feeds_the_lu() -> None:
+    from kit.report import key_figure
+
+    # Old releases replicate the batch with an all-reduce: no all-gather, still affected.
+    figure = key_figure("scaling", {"all_gathers": 0, "lu_fed_by": "all-reduce", "lu_batch_per_device": 4096,
+                                    "global_batch": 4096, "devices": 4})
+    assert figure == "0 all-gathers; LU input via all-reduce; LU batch 4096 per device of 4096 on 4 devices"
+    fixed = key_figure("scaling", {"all_gathers": 0, "lu_fed_by": "", "lu_batch_per_device": 1024,
+                                   "global_batch": 4096, "devices": 4})
+    assert "no collective before the LU" in fixed
+
+
+def test_records_without_lu_fed_by_get_it_from_their_structure() -> None:
+    from kit.records import LoadedRecord
+    from kit.report import _cell
+
+    record = json.loads((FIXTURES / "cpu-laptop-sweep" / "scaling-0.6.0-unaffected.json").read_text())
+    record["evidence"]["summary"].pop("lu_fed_by", None)
+    record["evidence"]["verdict_from"] = {"mode": "jit", "pass": "forward", "devices": 4}
+    record["evidence"]["structure"] = [
+        {"loss": "control", "mode": "jit", "pass": "forward", "devices": 4, "lu_fed_by": []},
+        {"loss": "slogdet", "mode": "jit", "pass": "forward", "devices": 4, "lu_fed_by": ["all-gather"]},
+    ]
+    assert "LU input via all-gather" in _cell(LoadedRecord(Path("x.json"), record)).figure
