@@ -75,8 +75,7 @@ for _release in MATRIX.releases:
 def matrix(session: nox.Session) -> None:
     """Every check on every release in matrix.toml, then reports/matrix.md."""
     _run(session, ["matrix", *session.posargs])
-    # The sweep's options are not the report's: the report reads every record.
-    session.run(sys.executable, "-m", "kit.report", external=True)
+    _write_report(session, [])  # the sweep's options are not the report's
 
 
 @nox.session(python=False, default=False)
@@ -91,14 +90,17 @@ def bisect(session: nox.Session) -> None:
     _run(session, ["bisect", *session.posargs])
 
 
-@nox.session(default=False)
+@nox.session(python=False, default=False)
 def report(session: nox.Session) -> None:
-    """Rebuild reports/matrix.md and matrix.json from the records, installing no JAX."""
-    if session.venv_backend == "none":
-        session.run(sys.executable, "-m", "kit.report", *session.posargs, external=True)
-        return
-    session.install("matplotlib", "packaging")
-    session.run("python", "-m", "kit.report", *session.posargs)
+    """Rebuild reports/matrix.md and matrix.json from the records, installing nothing."""
+    _write_report(session, list(session.posargs))
+
+
+def _write_report(session: nox.Session, argv: list[str]) -> None:
+    from kit.report import main as report_main
+
+    if report_main(["--results", str(MATRIX.results_dir), "--out", str(MATRIX.results_dir.parent), *argv]) != 0:
+        session.error("the report could not be written (see above)")
 
 
 @nox.session
