@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
 
-from .records import LoadedRecord, newest_per_cell, record_backend, record_jax
+from .records import LoadedRecord, newest_per_cell, record_backend, record_jax, release_key
 
 AFFECTED_COLOR = "#c0392b"
 UNAFFECTED_COLOR = "#2471a3"
@@ -213,7 +212,7 @@ def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
     ran = [e for e in newest if e.record.get("status") == "ran"]
     for backend in sorted({record_backend(e.record) for e in ran}):
         on_backend = sorted(
-            (e for e in ran if record_backend(e.record) == backend), key=lambda e: _release_key(record_jax(e.record))
+            (e for e in ran if record_backend(e.record) == backend), key=lambda e: release_key(record_jax(e.record))
         )
         scaling = [e for e in on_backend if e.record.get("check") == "scaling"]
         correctness = [e for e in on_backend if e.record.get("check") == "correctness"]
@@ -224,13 +223,6 @@ def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
     if not ran:
         outcome.notes.append("No record that ran: nothing to plot.")
     return outcome
-
-
-def _release_key(release: str) -> tuple[int, Version | str]:
-    try:
-        return (0, Version(release))
-    except InvalidVersion:
-        return (1, release)
 
 
 def _label(entry: LoadedRecord, several_machines: bool) -> str:

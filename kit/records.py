@@ -30,6 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 SCHEMA = 1
 """The record schema this kit writes. Readers accept this and older ones."""
 
@@ -129,6 +131,14 @@ def record_machine(record: Mapping[str, Any]) -> str:
         or environment.get("hostname")
         or "unknown"
     )
+
+
+def release_key(release: str) -> tuple[int, Version | str]:
+    """Sort key: valid versions by `packaging.version.Version`, the rest after, by name."""
+    try:
+        return (0, Version(release))
+    except InvalidVersion:
+        return (1, release)
 
 
 def cell_key(record: Mapping[str, Any]) -> CellKey:

@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
 
 from . import __version__ as KIT_VERSION
 from .records import (
+    release_key,
     LoadedRecord,
     Problem,
     atomic_write_text,
@@ -236,14 +236,6 @@ class Report:
 
 # --------------------------------------------------------------------------
 # Building
-
-
-def release_key(release: str) -> tuple[int, Version | str]:
-    """Sort key: valid versions by `packaging.version.Version`, the rest after, by name."""
-    try:
-        return (0, Version(release))
-    except InvalidVersion:
-        return (1, release)
 
 
 def _sorted_releases(releases: Iterable[str]) -> list[str]:
