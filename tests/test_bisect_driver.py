@@ -1,4 +1,4 @@
-"""kit.bisect, driven with a fake index, fake resolves, fake environments and fake runs.
+"""kit.bisect end to end (kit.bisect.driver), driven with a fake index, fake resolves, fake environments and fake runs.
 
 Each fake release behaves as a table says (``BEHAVIOUR``: version → verdict,
 status, or a list of them for successive runs), so every path of the driver
@@ -18,8 +18,11 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from kit import __version__, bisect as driver, records, runner
-from kit.bisection import Outcome, expected_probes
+from kit import __version__, records, runner
+from kit.bisect import candidates, driver
+from kit.bisect.candidates import Candidate
+from kit.bisect.outcomes import CRASH_MODES
+from kit.bisect.search import Outcome, expected_probes
 from kit.config import load_matrix, parse_matrix
 from kit.envs import Env
 from kit.errors import ConfigError, UsageError
@@ -67,12 +70,12 @@ def matrix(tmp_path: Path) -> Any:
 
 
 def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path) -> None:
-    def resolve_candidate(matrix: Any, version: str, backend: str, index: Any, find_links: Any) -> driver.Candidate:
+    def resolve_candidate(matrix: Any, version: str, backend: str, index: Any, find_links: Any) -> Candidate:
         world.resolved.append(version)
         if version in world.uninstallable:
-            return driver.Candidate(version, (f"jax[cpu]=={version}", "scipy"), None, None, None,
+            return Candidate(version, (f"jax[cpu]=={version}", "scipy"), None, None, None,
                                     f"https://pypi.org/simple has no jaxlib {version} wheels")
-        return driver.Candidate(version, (f"jax[cpu]=={version}", "scipy"), None, "3.12", version)
+        return Candidate(version, (f"jax[cpu]=={version}", "scipy"), None, "3.12", version)
 
     def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> runner.Prepared:
         world.prepared.append(request.version)
@@ -93,9 +96,9 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
         return {"status": "ran", "verdict": result, "reason": f"measured {result}"}, tmp_path
 
     monkeypatch.setattr(driver, "PackageIndex", FakeIndex)
-    monkeypatch.setattr(driver, "resolve_candidate", resolve_candidate)
-    monkeypatch.setattr(driver.runner, "prepare", prepare)
-    monkeypatch.setattr(driver.runner, "run_check", run_check)
+    monkeypatch.setattr(candidates, "resolve_candidate", resolve_candidate)
+    monkeypatch.setattr(runner, "prepare", prepare)
+    monkeypatch.setattr(runner, "run_check", run_check)
 
 
 def fake_python(tmp_path: Path, version: str) -> Path:
@@ -255,17 +258,7 @@ def test_crash_modes(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--crash", mode)
     data = report_json(matrix)
     assert data["first_different"] == expected_first_bad
-    assert data["outcomes"]["0.5.0"] == driver.CRASH_MODES[mode].value
-
-
-def test_outcome_mapping_table() -> None:
-    assert driver.outcome("ran", "unaffected", "skip") is Outcome.GOOD
-    assert driver.outcome("ran", "affected", "skip") is Outcome.BAD
-    assert driver.outcome("ran", "inconclusive", "bad") is Outcome.SKIP
-    assert driver.outcome("not-installable", None, "bad") is Outcome.SKIP
-    assert driver.outcome("timed-out", None, "bad") is Outcome.BAD
-    assert driver.outcome("crashed", None, "good") is Outcome.GOOD
-    assert driver.outcome("crashed", None, "skip") is Outcome.SKIP
+    assert data["outcomes"]["0.5.0"] == CRASH_MODES[mode].value
 
 
 def test_inconclusive_is_rerun_once_and_the_flip_reported(matrix: Any, tmp_path: Path,
@@ -357,21 +350,21 @@ def test_interrupted_bisect_keeps_finished_probes(matrix: Any, tmp_path: Path,
     world = World(verdicts("0.5.1"))
     world.behaviour["0.5.2"] = "boom"
     install_fakes(monkeypatch, world, tmp_path)
-    real_run_check = driver.runner.run_check
+    real_run_check = runner.run_check
 
     def interrupted(matrix: Any, request: runner.RunRequest, *args: Any, **kwargs: Any) -> Any:
         if request.version == "0.5.2":
             raise KeyboardInterrupt
         return real_run_check(matrix, request, *args, **kwargs)
 
-    monkeypatch.setattr(driver.runner, "run_check", interrupted)
+    monkeypatch.setattr(runner, "run_check", interrupted)
     argv = ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0"]
     with pytest.raises(KeyboardInterrupt):
         run(matrix, *argv)
     done = list(world.runs)
     assert done  # the ends and 0.5.0 were probed before the interrupt
     world.behaviour["0.5.2"] = "affected"
-    monkeypatch.setattr(driver.runner, "run_check", real_run_check)
+    monkeypatch.setattr(runner, "run_check", real_run_check)
     world.runs.clear()
     run(matrix, *argv)
     assert not set(world.runs) & set(done)
@@ -413,15 +406,6 @@ def test_all_reports_every_transition_and_flags_non_monotonic(matrix: Any, tmp_p
 
 # --------------------------------------------------------------------------
 # User scripts, as `git bisect run` reads them
-
-
-@pytest.mark.parametrize(
-    ("code", "status", "verdict"),
-    [(0, "ran", "unaffected"), (1, "ran", "affected"), (127, "ran", "affected"), (125, "ran", "untestable"),
-     (-9, "crashed", None), (137, "crashed", None), (None, "timed-out", None)],
-)
-def test_script_exit_codes(code: int | None, status: str, verdict: str | None) -> None:
-    assert driver.script_observation(code, 5)[:2] == (status, verdict)
 
 
 SCRIPT = textwrap.dedent(

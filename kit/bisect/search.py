@@ -5,7 +5,7 @@ ordered list of candidates (JAX versions, oldest first) and a *probe*: a
 callable that says, for one candidate, whether the bug shows
 (``Outcome.BAD``), does not (``Outcome.GOOD``), or could not be tested
 (``Outcome.SKIP``: not installable, crashed, inconclusive). Everything that
-installs and runs lives in ``kit.bisect``; keeping this module free of I/O is
+installs and runs lives in the rest of ``kit.bisect``; keeping this module free of I/O is
 what lets the tests drive it with plain lists and a property test.
 
 Both directions are one search. A user hunting a regression has a good oldest
@@ -18,7 +18,7 @@ Typical use by the driver::
     cache = load_previous_probes()          # resume: finished probes are free
     problem = verify_bounds(versions, probe, cache, old_outcome=Outcome.GOOD)
     if problem:
-        raise SomeUserError(problem)
+        raise SomeUserError(problem.message)
     log(f"about {expected_probes(len(versions))} probes")
     result = bisect(versions, probe, old_outcome=Outcome.GOOD, cache=cache)
 """
@@ -32,6 +32,7 @@ from typing import Callable, Dict, Generic, Hashable, List, Optional, Sequence, 
 __all__ = [
     "Outcome",
     "BisectResult",
+    "BoundsProblem",
     "Transition",
     "bisect",
     "expected_probes",
@@ -136,46 +137,63 @@ def expected_probes(k: int) -> int:
     return min(k, ceil_log2 + 2)
 
 
+@dataclass(frozen=True)
+class BoundsProblem(Generic[T]):
+    """Why bisecting these ends would mislead: what one end (or both) showed instead."""
+
+    kind: str
+    """``too-few``, ``reversed`` (both ends the other way round), ``untestable`` or ``unchanged``."""
+    end: Optional[T]
+    """The end at fault (the oldest when both are), None for ``too-few``."""
+    got: Optional[Outcome]
+    wanted: Optional[Outcome]
+    message: str
+    """One sentence in the search's words (oldest / newest); drivers may say it in theirs."""
+
+
 def verify_bounds(
     candidates: Sequence[T],
     probe: Probe[T],
     cache: Optional[Dict[T, Outcome]] = None,
     *,
     old_outcome: Outcome = Outcome.GOOD,
-) -> Optional[str]:
-    """Probe both ends and say, in one sentence, why bisecting would mislead.
+) -> Optional[BoundsProblem[T]]:
+    """Probe both ends and say why bisecting would mislead; None when the range is fine.
 
     :func:`bisect` trusts that the oldest candidate has ``old_outcome`` and the
     newest the other one; this checks it first (the probes land in ``cache``,
-    so bisect will not repeat them). Returns None when the range is fine.
+    so bisect will not repeat them). Both ends are probed before judging, so
+    reversed ends are told apart from one wrong end.
     """
     new_outcome = _other(old_outcome)
     if len(candidates) < 2:
-        return f"need at least two versions to bisect, got {len(candidates)}: widen the range"
+        return BoundsProblem("too-few", None, None, None,
+                             f"need at least two versions to bisect, got {len(candidates)}: widen the range")
     cache = {} if cache is None else cache
     first, last = candidates[0], candidates[-1]
     got_first = _probe_cached(first, probe, cache, [])
-    if got_first is Outcome.SKIP:
-        return f"the oldest version {first} could not be tested (skip): choose another start"
     got_last = _probe_cached(last, probe, cache, [])
+    if got_first is Outcome.SKIP:
+        return BoundsProblem("untestable", first, got_first, old_outcome,
+                             f"the oldest version {first} could not be tested (skip): choose another start")
     if got_last is Outcome.SKIP:
-        return f"the newest version {last} could not be tested (skip): choose another end"
+        return BoundsProblem("untestable", last, got_last, new_outcome,
+                             f"the newest version {last} could not be tested (skip): choose another end")
     if got_first is not old_outcome and got_last is not new_outcome:
-        return (
+        return BoundsProblem(
+            "reversed", first, got_first, old_outcome,
             f"the oldest version {first} is {got_first.value} and the newest {last} is "
             f"{got_last.value}, the reverse of what was asked: swap the direction "
-            f"(look for a {'fix' if old_outcome is Outcome.GOOD else 'regression'})"
+            f"(look for a {'fix' if old_outcome is Outcome.GOOD else 'regression'})",
         )
     if got_first is not old_outcome:
-        return (
-            f"the oldest version {first} is already {got_first.value}, like the newest "
-            f"{last}: start from an older version"
-        )
+        return BoundsProblem("unchanged", first, got_first, old_outcome,
+                             f"the oldest version {first} is already {got_first.value}, like the newest "
+                             f"{last}: start from an older version")
     if got_last is not new_outcome:
-        return (
-            f"the newest version {last} is still {got_last.value}, like the oldest "
-            f"{first}: end at a newer version"
-        )
+        return BoundsProblem("unchanged", last, got_last, new_outcome,
+                             f"the newest version {last} is still {got_last.value}, like the oldest "
+                             f"{first}: end at a newer version")
     return None
 
 

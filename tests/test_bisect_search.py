@@ -1,4 +1,4 @@
-"""Tests for kit.bisection: a table of cases, probe caching and a property test."""
+"""Tests for kit.bisect.search: a table of cases, probe caching and a property test."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kit.bisection import (
+from kit.bisect.search import (
     Outcome,
     bisect,
     expected_probes,
@@ -157,7 +157,7 @@ def test_verify_bounds(letters: str, old: Outcome, fragment: str | None) -> None
     if fragment is None:
         assert problem is None
     else:
-        assert problem is not None and fragment in problem
+        assert problem is not None and fragment in problem.message
 
 
 def test_scan_all_reports_every_change() -> None:

@@ -1,0 +1,17 @@
+"""``nox -s bisect``: find the first JAX release where a behaviour changes.
+
+The modules follow a bisect from start to end:
+
+* :mod:`.options`: the command line, and the two ends (given, or from the records);
+* :mod:`.candidates`: the releases between them, and what installs each;
+* :mod:`.search`: the pure algorithm (no I/O): bisect, verify the ends, scan all;
+* :mod:`.outcomes`: what a release did, and the one place it becomes good / bad / skip;
+* :mod:`.probes`: one probe, from a current record or a run in the release's environment;
+* :mod:`.store`: finished probes on disk, so a bisect resumes;
+* :mod:`.report`: the markdown and JSON ready to paste into an issue;
+* :mod:`.driver`: ``main``, which runs them in that order.
+"""
+
+from .driver import main
+
+__all__ = ["main"]

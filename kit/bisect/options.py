@@ -1,0 +1,191 @@
+"""The options of ``nox -s bisect``, and the two ends of the search.
+
+Words, from the user's side: *good* means the bug does not show (a check's
+``unaffected``, a script's exit 0), *bad* means it does. ``--good`` and
+``--bad`` may come in either order, so one search finds regressions (good is
+older) and fixes (bad is older). Without them, the ends come from this
+machine's newest records of the check.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from packaging.version import InvalidVersion, Version
+
+from .. import records
+from ..config import Matrix
+from ..errors import UsageError
+from .outcomes import CRASH_MODES
+
+Log = Callable[[str], None]
+
+DEFAULT_SCRIPT_TIMEOUT_S = 900
+
+_HELP_EPILOG = """\
+outcomes:
+  A check is good when its verdict is unaffected and bad when it is affected.
+  An inconclusive verdict is re-run once before it counts (still inconclusive:
+  skip). A release that cannot be installed here is skipped and named.
+
+  --script follows `git bisect run`: the script runs with the release's own
+  python, inside that release's environment, and its exit code decides:
+    0                      good
+    125                    skip (cannot test this release)
+    1-127 (except 125)     bad
+    killed by a signal, exit code above 127, or over --timeout: crashed
+  A crashed probe counts as --crash says: skip (default), bad or good, like
+  cargo-bisect-rustc's --regress modes.
+
+  Finished probes are kept in reports/bisect/<name>.probes.json and reused when
+  the same bisect runs again; --fresh ignores them. The result goes to
+  reports/bisect-<name>.md and .json.
+
+examples:
+  nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
+  nox -s bisect -- --script repro.py --good 0.4.34 --bad 0.4.36
+  nox -s bisect -- --check scaling            # bounds from the recorded matrix
+"""
+
+
+@dataclass(frozen=True)
+class Options:
+    check: str | None
+    script: Path | None
+    good: str | None
+    bad: str | None
+    backend: str = "cpu"
+    preset: str | None = None
+    crash: str = "skip"
+    confirm: int = 0
+    scan: bool = False
+    timeout: int | None = None
+    find_links: tuple[str, ...] = ()
+    changelog: Path | None = None
+    fresh: bool = False
+    argv: tuple[str, ...] = ()
+
+    @property
+    def subject(self) -> str:
+        """What is bisected, for file names and headings: the check or ``script-<stem>``."""
+        return self.check or f"script-{self.script.stem if self.script else 'unknown'}"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one sentence, not a usage dump
+        raise UsageError(message, "see `nox -s bisect -- --help`")
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="nox -s bisect --", add_help=False, epilog=_HELP_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     description="Find the first JAX release where a check's verdict or a script's exit code changes.")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
+    what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
+    parser.add_argument("--good", metavar="VERSION", help="a release without the bug (older or newer than --bad)")
+    parser.add_argument("--bad", metavar="VERSION", help="a release with the bug")
+    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--preset", default=None, help="a preset of the check in matrix.toml")
+    parser.add_argument("--crash", default="skip", choices=tuple(CRASH_MODES),
+                        help="how a crashed or timed-out probe counts (default: skip)")
+    parser.add_argument("--confirm", type=int, default=0, metavar="N",
+                        help="re-run each fresh probe N more times; a probe that flips is skipped and reported")
+    parser.add_argument("--all", dest="scan", action="store_true",
+                        help="probe every candidate and report every transition (short ranges)")
+    parser.add_argument("--timeout", type=int, default=None, metavar="SECONDS",
+                        help=f"per probe (checks: matrix.toml's timeout_s; scripts: {DEFAULT_SCRIPT_TIMEOUT_S})")
+    parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL",
+                        help="extra wheels, e.g. a jaxlib the index no longer serves")
+    parser.add_argument("--changelog", type=Path, default=None,
+                        help="JAX's CHANGELOG.md, for the release notes in the report")
+    parser.add_argument("--fresh", action="store_true", help="ignore the saved probes of an earlier run")
+    parser.add_argument("-h", "--help", action="store_true", help="show this help")
+    return parser
+
+
+def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
+    """Parse and validate; every mistake is a UsageError/ConfigError naming the fix."""
+    args = make_parser().parse_args(list(argv))
+    if not args.check and not args.script:
+        raise UsageError("say what to bisect", "pass --check scaling, --check correctness or --script path/to/repro.py")
+    if args.check:
+        matrix.check(args.check)  # ConfigError naming the known checks
+    if args.script and not args.script.is_file():
+        raise UsageError(f"script {args.script} not found", "give the path of a Python file that exits 0 when good")
+    if args.preset and not args.check:
+        raise UsageError("--preset only applies to --check", "drop --preset, or bisect a check")
+    if args.confirm < 0:
+        raise UsageError("--confirm must be 0 or more", "e.g. --confirm 2")
+    if (args.good is None) != (args.bad is None):
+        raise UsageError("give both --good and --bad, or neither", "without them the bounds come from the records")
+    for flag, version in (("--good", args.good), ("--bad", args.bad)):
+        if version is not None:
+            _parse_version(flag, version)
+    if args.good is not None and Version(args.good) == Version(args.bad):
+        raise UsageError(f"--good and --bad are both {args.good}", "give two different releases")
+    return Options(
+        check=args.check, script=args.script.resolve() if args.script else None, good=args.good, bad=args.bad,
+        backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
+        timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
+        argv=tuple(argv),
+    )
+
+
+def _parse_version(flag: str, text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise UsageError(f"{flag} {text!r} is not a JAX version", "give a release number such as 0.4.35") from None
+
+
+def bounds(matrix: Matrix, options: Options) -> tuple[str, str, str]:
+    """(good, bad, how they were chosen): from the command line, else from the records."""
+    if options.good and options.bad:
+        return options.good, options.bad, f"bounds from the command line: good {options.good}, bad {options.bad}"
+    return bounds_from_records(matrix, options)
+
+
+
+def bounds_from_records(matrix: Matrix, options: Options) -> tuple[str, str, str]:
+    """(good, bad, how) from this machine's newest records of the check.
+
+    Takes the newest release on each side and narrows the other end to the
+    nearest release across the change, so the range is as short as the
+    records allow.
+    """
+    if not options.check:
+        raise UsageError("a script has no recorded matrix to take bounds from", "pass --good and --bad")
+    verdicts = _recorded_verdicts(matrix, options)
+    affected = sorted((v for v, verdict in verdicts.items() if verdict == "affected"), key=Version)
+    unaffected = sorted((v for v, verdict in verdicts.items() if verdict == "unaffected"), key=Version)
+    if not affected or not unaffected:
+        raise UsageError(
+            f"the records in {matrix.results_dir} do not hold both an affected and an unaffected "
+            f"{options.check} run on this machine ({options.backend})",
+            f"pass --good and --bad, or run e.g. nox -s {options.check}-0.4.35 and nox -s {options.check}-0.6.0 first",
+        )
+    newest_bad, newest_good = affected[-1], unaffected[-1]
+    if Version(newest_bad) < Version(newest_good):  # a fix: bad is older
+        good = next(v for v in unaffected if Version(v) > Version(newest_bad))
+        bad = newest_bad
+    else:  # a regression: good is older
+        bad = next(v for v in affected if Version(v) > Version(newest_good))
+        good = newest_good
+    how = (f"bounds from the records in {matrix.results_dir}: newest affected release {newest_bad}, "
+           f"newest unaffected {newest_good}; searching between bad {bad} and good {good}")
+    return good, bad, how
+
+
+def _recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
+    backend = records.record_backend({"requested": {"backend": options.backend}})
+    newest, _older = records.newest_per_cell(records.load_records(matrix.results_dir).entries)
+    return {
+        key.jax: str(entry.record.get("verdict"))
+        for key, entry in newest.items()
+        if key.check == options.check and key.backend == backend and key.machine == records.machine_id()
+        and entry.record.get("status") == "ran"
+    }
