@@ -21,10 +21,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .config import CHECK_PARAMETERS, Matrix, load_matrix
 from .errors import KitError, UsageError
-from .envs import available_pythons
-from .index import PackageIndex
-from .install import choose_python, how_to_supply, plan_install
-from .runner import RunRequest, parameters_for, run_check, unresolvable_reason
+from .release import resolve_release
+from .runner import RunRequest, parameters_for, run_check
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE = 0, 1, 2, 3
 
@@ -96,20 +94,17 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
     args = parser.parse_args(list(argv))
-    release = matrix.release(args.version)
-    plan = plan_install(matrix, release, args.backend, PackageIndex(matrix.install.index_url),
-                        tuple(args.find_links))
+    resolved = resolve_release(matrix, args.version, args.backend, find_links=tuple(args.find_links))
+    plan, resolution = resolved.plan, resolved.resolution
     print(f"jax {plan.jax} for {plan.backend}: {' '.join(plan.requirements)}")
     print(f"  dependencies as of: {plan.exclude_newer or 'today (release not on the index)'}")
     for note in plan.notes:
         print(f"  note: {note}")
-    pythons = available_pythons(plan.pythons)
-    resolution, attempts = choose_python(plan, pythons)
     if resolution is None:
-        print(f"  NOT INSTALLABLE: {unresolvable_reason(plan, attempts)}")
-        if attempts:
-            print(f"  uv said: {attempts[-1].error}")
-        print(f"  to supply wheels: {how_to_supply(plan.jax)}")
+        print(f"  NOT INSTALLABLE: {resolved.problem}")
+        if resolved.attempts:
+            print(f"  uv said: {resolved.attempts[-1].error}")
+        print(f"  to supply wheels: {resolved.how_to_supply}")
         return EXIT_NOT_INSTALLABLE
     print(f"  python {resolution.python} resolves to:")
     for name, version in sorted(resolution.pins.items()):

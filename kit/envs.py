@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from .errors import UsageError
-from .install import InstallPlan, Resolution, _uv_env, find_uv
+from .install import InstallPlan, Resolution, find_uv, uv_env
 
 Log = Callable[[str], None]
 
@@ -134,8 +134,9 @@ def available_pythons(wanted: tuple[str, ...]) -> list[str]:
 def find_interpreter(version: str) -> Path | None:
     """An installed CPython ``version`` (e.g. "3.12"): pyenv's first, then PATH."""
     root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    # The glob's "3.12." prefix already pins the minor version.
-    for candidate in sorted(glob.glob(str(root / "versions" / f"{version}.*" / "bin" / "python")), reverse=True):
+    # The glob's "3.12." prefix already pins the minor version; the newest patch release wins.
+    found_here = glob.glob(str(root / "versions" / f"{version}.*" / "bin" / "python"))
+    for candidate in sorted(found_here, key=_patch_number, reverse=True):
         if os.access(candidate, os.X_OK):
             return Path(candidate)
     found = shutil.which(f"python{version}")
@@ -144,8 +145,14 @@ def find_interpreter(version: str) -> Path | None:
     return None
 
 
+def _patch_number(python: str) -> int:
+    """3.11.10 -> 10 for ``.../versions/3.11.10/bin/python`` (pre-releases and odd names sort first)."""
+    patch = Path(python).parent.parent.name.split(".")[2:3]
+    return int(patch[0]) if patch and patch[0].isdigit() else -1
+
+
 def _run(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_uv_env())
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=uv_env())
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
         raise InstallFailed("\n".join(tail) or f"{cmd[0]} exited with {proc.returncode}")

@@ -144,11 +144,12 @@ def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str
         platform = GPU_PLATFORM
     key = (json.dumps(plan.to_json(), sort_keys=True), python, platform or "", offline)
     if key not in _RESOLVED:
-        _RESOLVED[key] = _resolve(plan, python, uv or find_uv(), platform, offline)
+        _RESOLVED[key] = _resolve(plan, python, uv, platform, offline)
     return _RESOLVED[key]
 
 
-def _resolve(plan: InstallPlan, python: str, uv: str, platform: str | None, offline: bool) -> Resolution:
+def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool) -> Resolution:
+    uv = uv or find_uv()
     with tempfile.TemporaryDirectory() as tmp:
         req = Path(tmp) / "requirements.in"
         req.write_text("\n".join(plan.requirements) + "\n", encoding="utf-8")
@@ -156,7 +157,7 @@ def _resolve(plan: InstallPlan, python: str, uv: str, platform: str | None, offl
                "--python-version", python, *plan.uv_args(), str(req)]
         if platform:
             cmd += ["--python-platform", platform]
-        env = _uv_env()
+        env = uv_env()
         if offline:
             env["UV_OFFLINE"] = "1"
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -192,6 +193,22 @@ def parse_pins(text: str) -> dict[str, str]:
     return pins
 
 
+def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Resolution, ...]) -> str:
+    """Why no Python could install the plan, in one sentence (uv's words go to the record)."""
+    if not attempts:
+        return f"none of Python {', '.join(plan.pythons)} is installed here"
+    tried = ", ".join(a.python for a in attempts)
+    where = ", ".join((plan.index_url, *plan.extra_index_urls, *plan.find_links))
+    missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
+    if missing:
+        return f"{where} has no {missing.group(1)} {missing.group(2)} wheels (tried Python {tried})"
+    wheels = re.search(r"(\S+) \(v([\w.]+)\) with the following Python ABI tags: (.*?)(?:$|\s*hint)",
+                       attempts[-1].error)
+    if wheels:
+        return f"{wheels.group(1).strip('`')} {wheels.group(2)} has wheels only for {wheels.group(3)} (tried Python {tried})"
+    return f"no installed Python ({tried}) can install it; see install.resolver_error"
+
+
 def how_to_supply(version: str) -> str:
     return (
         f"Put a jaxlib {version} wheel for your Python in a folder and run again with "
@@ -213,7 +230,8 @@ def find_uv() -> str:
         raise UsageError("uv is not installed", "run: python3 -m pip install -r requirements.txt") from None
 
 
-def _uv_env() -> dict[str, str]:
+def uv_env() -> dict[str, str]:
+    """The environment every uv call runs with."""
     env = dict(os.environ)
     # pip's machine-wide config (constraints, find-links) must not leak into
     # era resolution: the plan alone says where wheels come from.

@@ -29,10 +29,11 @@ from typing import Any, Callable, Mapping
 
 from . import __version__, records
 from .config import Matrix, validate_parameters
-from .envs import Env, InstallFailed, available_pythons, ensure_env, pick_backend
+from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .errors import UsageError
 from .index import PackageIndex
-from .install import InstallPlan, Resolution, choose_python, how_to_supply, plan_install
+from .install import InstallPlan, Resolution, how_to_supply
+from .release import resolve_release
 
 Log = Callable[[str], None]
 
@@ -89,14 +90,13 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
             "(set KIT_ALLOW_NO_GPU=1 to install anyway)",
         )
     index = index or PackageIndex(matrix.install.index_url)
-    release = matrix.release(request.version)
-    plan = plan_install(matrix, release, request.backend, index, request.find_links)
+    resolved = resolve_release(matrix, request.version, request.backend, index, request.find_links)
+    plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
     for note in plan.notes:
         log(note)
-    log(f"resolving {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}")
-    resolution, attempts = choose_python(plan, available_pythons(plan.pythons))
+    log(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}")
     if resolution is None:
-        return Prepared(plan, None, None, unresolvable_reason(plan, attempts), attempts)
+        return Prepared(plan, None, None, resolved.problem, attempts)
     log(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
         f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}")
     try:
@@ -104,22 +104,6 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
     except InstallFailed as exc:
         return Prepared(plan, resolution, None, f"install failed: {exc}", attempts)
     return Prepared(plan, resolution, env, "", attempts)
-
-
-def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution]) -> str:
-    """Why no Python could install the plan, in one sentence (uv's words go to the record)."""
-    if not attempts:
-        return f"none of Python {', '.join(plan.pythons)} is installed here"
-    tried = ", ".join(a.python for a in attempts)
-    where = ", ".join((plan.index_url, *plan.extra_index_urls, *plan.find_links))
-    missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
-    if missing:
-        return f"{where} has no {missing.group(1)} {missing.group(2)} wheels (tried Python {tried})"
-    wheels = re.search(r"(\S+) \(v([\w.]+)\) with the following Python ABI tags: (.*?)(?:$|\s*hint)",
-                       attempts[-1].error)
-    if wheels:
-        return f"{wheels.group(1).strip('`')} {wheels.group(2)} has wheels only for {wheels.group(3)} (tried Python {tried})"
-    return f"no installed Python ({tried}) can install it; see install.resolver_error"
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,

@@ -29,12 +29,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from . import __version__, records
+from . import records
 from .config import Matrix
-from .envs import available_pythons
 from .errors import UsageError
 from .index import PackageIndex
-from .install import InstallPlan, choose_python, plan_install
+from .release import ResolvedRelease, newest_records_here, open_index, record_is_current, resolve_release
 from .runner import Prepared, RunRequest, parameters_for, prepare, run_check
 
 Log = Callable[[str], None]
@@ -89,20 +88,6 @@ class Outcome:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class ReleasePlan:
-    """What decides a release's environment, known without installing it.
-
-    ``python`` is the interpreter `prepare` would pick (None: not installable).
-    ``plan`` is None when planning itself failed (say, the index was
-    unreachable); such a release is never current, so its cells run and
-    report the failure themselves.
-    """
-
-    plan: InstallPlan | None
-    python: str | None
-
-
 # --------------------------------------------------------------------------
 # Entry point
 
@@ -111,7 +96,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Run the matrix; see the module docstring for options and exit codes."""
     options = parse_options(matrix, argv)
     cells = select_cells(matrix, options)
-    index = PackageIndex(matrix.install.index_url)
+    index = open_index(matrix)
     started = time.monotonic()
     sweep = Sweep(matrix, options, index, log)
     try:
@@ -217,10 +202,8 @@ def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index
     wanted = [cell for cell in cells if not _forced(cell, options)]
     if not wanted:
         return {}
-    newest, _older = records.newest_per_cell(records.load_records(matrix.results_dir).entries)
-    machine = records.machine_id()
-    found = {cell: newest[key].record for cell in wanted
-             if (key := _cell_key(cell, options.backend, machine)) in newest}
+    newest = newest_records_here(matrix.results_dir, options.backend)
+    found = {cell: newest[(cell.check, cell.version)] for cell in wanted if (cell.check, cell.version) in newest}
     # Only releases with a record are worth resolving: the rest run anyway.
     versions = sorted({cell.version for cell in found}, key=Version)
     plans = plan_releases(matrix, versions, options.backend, index, log)
@@ -232,31 +215,18 @@ def _forced(cell: Cell, options: Options) -> bool:
     return options.rerun or cell.check in options.rerun_checks
 
 
-def _cell_key(cell: Cell, backend: str, machine: str) -> records.CellKey:
-    # Built through records.cell_key so backend aliases (cuda -> gpu) match
-    # exactly what the stored records are keyed by.
-    return records.cell_key({"check": cell.check, "requested": {"jax": cell.version, "backend": backend},
-                             "host": {"machine_id": machine}})
-
-
-def _is_current(matrix: Matrix, cell: Cell, record: dict[str, Any], release: ReleasePlan,
+def _is_current(matrix: Matrix, cell: Cell, record: dict[str, Any], release: ResolvedRelease | None,
                 options: Options) -> bool:
-    if release.plan is None:
+    if release is None:
         return False
-    fingerprint = records.environment_fingerprint(
-        python=release.python,
-        requirements=release.plan.requirements,
-        exclude_newer=release.plan.exclude_newer,
-        backend=options.backend,
-        machine=records.machine_id(),
-    )
     parameters = parameters_for(matrix, _request(cell, options))
-    return records.is_current(record, __version__, parameters, fingerprint)
+    return record_is_current(record, parameters, backend=options.backend, python=release.python,
+                             requirements=release.plan.requirements, exclude_newer=release.plan.exclude_newer)
 
 
 def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
-                  log: Log) -> dict[str, ReleasePlan]:
-    """Each release's install plan and chosen Python, from metadata only.
+                  log: Log) -> dict[str, ResolvedRelease | None]:
+    """Each release's install plan and chosen Python, from metadata only (None: planning failed).
 
     uv first answers from its cache alone (about a second per release instead
     of ten against a slow index). That is sound for a release that resolves:
@@ -265,38 +235,41 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
     costs a needless rerun, never a wrongly skipped cell. A release that does
     not resolve from the cache is asked of the index, so "not installable"
     is always the index's answer (remembered for `UNRESOLVABLE_TTL_S`).
+    A release whose planning fails (the index unreachable, say) is never
+    current, so its cells run and report the failure themselves.
     """
-    plans: dict[str, ReleasePlan] = {}
-    for version in versions:
-        try:
-            plan = plan_install(matrix, matrix.release(version), backend, index)
-        except Exception as exc:  # the index unreachable, say: its cells will run and say so
-            log(f"jax {version}: could not plan the install ({exc}); its cells will run")
-            plans[version] = ReleasePlan(None, None)
-        else:
-            plans[version] = ReleasePlan(plan, None)
+    plans = {version: _resolve(matrix, version, backend, index, log, offline=True) for version in versions}
     for version, release in plans.items():
-        plans[version] = _with_python(release, version, log, offline=True)
-    for version, release in plans.items():
-        if release.plan is None or release.python is not None:
+        if release is None or release.resolution is not None:
             continue
-        memo = _unresolvable_memo(index, release.plan)
+        memo = _unresolvable_memo(index, release)
         if _fresh(memo):
             log(f"jax {version}: the index could not install it {_clock_text(time.time() - memo.stat().st_mtime)} "
                 f"ago (asked again after {_clock_text(UNRESOLVABLE_TTL_S)})")
             continue
         log(f"jax {version}: not resolvable from the uv cache; asking the index")
-        plans[version] = _with_python(release, version, log)
-        if plans[version].plan is not None and plans[version].python is None:
+        asked = plans[version] = _resolve(matrix, version, backend, index, log)
+        if asked is not None and asked.resolution is None:
             memo.parent.mkdir(parents=True, exist_ok=True)
             memo.write_text(json.dumps(release.plan.to_json(), indent=2), encoding="utf-8")
     return plans
 
 
-def _unresolvable_memo(index: PackageIndex, plan: InstallPlan) -> Path:
-    """Where the index's last "installs on no Python here" answer for ``plan`` is kept."""
-    key = json.dumps([plan.to_json(), available_pythons(plan.pythons)], sort_keys=True)
-    return index.cache_dir / "unresolvable" / f"{plan.jax}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+def _resolve(matrix: Matrix, version: str, backend: str, index: PackageIndex, log: Log,
+             offline: bool = False) -> ResolvedRelease | None:
+    try:
+        return resolve_release(matrix, version, backend, index, offline=offline)
+    except Exception as exc:  # the index unreachable, say: its cells will run and say so
+        log(f"jax {version}: could not resolve ({exc}); its cells will run")
+        return None
+
+
+def _unresolvable_memo(index: PackageIndex, release: ResolvedRelease) -> Path:
+    """Where the index's last "installs on no Python here" answer for the release is kept."""
+    tried = [attempt.python for attempt in release.attempts]
+    key = json.dumps([release.plan.to_json(), tried], sort_keys=True)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return index.cache_dir / "unresolvable" / f"{release.plan.jax}-{digest}.json"
 
 
 def _fresh(memo: Path) -> bool:
@@ -304,23 +277,6 @@ def _fresh(memo: Path) -> bool:
         return time.time() - memo.stat().st_mtime < UNRESOLVABLE_TTL_S
     except OSError:
         return False
-
-
-def _with_python(release: ReleasePlan, version: str, log: Log, offline: bool = False) -> ReleasePlan:
-    if release.plan is None:
-        return release
-    try:
-        python = first_resolving_python(release.plan, offline)
-    except Exception as exc:
-        log(f"jax {version}: could not resolve ({exc}); its cells will run")
-        return ReleasePlan(None, None)
-    return ReleasePlan(release.plan, python)
-
-
-def first_resolving_python(plan: InstallPlan, offline: bool = False) -> str | None:
-    """The Python `choose_python` picks for the plan, or None where none installs it."""
-    resolution, _ = choose_python(plan, available_pythons(plan.pythons), offline=offline)
-    return resolution.python if resolution else None
 
 
 # --------------------------------------------------------------------------

@@ -102,7 +102,7 @@ def test_cuda_without_a_gpu_stops_before_downloading_anything(capsys, monkeypatc
     monkeypatch.chdir(Path(__file__).resolve().parent.parent)
     monkeypatch.setattr("kit.runner.shutil.which", lambda name: None)
     monkeypatch.delenv("KIT_ALLOW_NO_GPU", raising=False)
-    monkeypatch.setattr("kit.runner.plan_install", lambda *a, **k: pytest.fail("planned without a GPU"))
+    monkeypatch.setattr("kit.release.plan_install", lambda *a, **k: pytest.fail("planned without a GPU"))
     assert cli.main(["run", "scaling", "0.6.0", "--backend", "cuda"], log=lambda m: None) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "no NVIDIA GPU is visible here" in err

@@ -9,7 +9,7 @@ import pytest
 from kit.config import parse_matrix
 from kit.errors import UsageError
 from kit.install import JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_pins, plan_install
-from kit.runner import to_flags, unresolvable_reason
+from kit.install import unresolvable_reason
 
 
 class FakeIndex:
@@ -78,11 +78,6 @@ def test_not_installable_reason_names_the_missing_wheel_and_where_it_looked() ->
     reason = unresolvable_reason(plan, attempts)
     assert reason == "https://pypi.org/simple has no jaxlib 0.4.16 wheels (tried Python 3.12, 3.11)"
     assert unresolvable_reason(plan, []) == "none of Python 3.12, 3.11 is installed here"
-
-
-def test_parameters_become_repro_flags() -> None:
-    assert to_flags({"matrix_size": 32, "devices": [1, 2, 4], "hidden": []}) == [
-        "--matrix-size", "32", "--devices", "1,2,4", "--hidden", ""]
 
 
 def test_a_plan_is_resolved_once_per_python_in_a_process(monkeypatch: pytest.MonkeyPatch) -> None:

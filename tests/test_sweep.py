@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
-from kit import __version__, install, records, sweep
+from kit import __version__, install, records, release, sweep
 from kit.config import Matrix, parse_matrix
 from kit.errors import KitError
 from kit.install import InstallPlan, Resolution
@@ -102,9 +102,9 @@ class FakeKit:
 def kit(matrix: Matrix, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeKit:
     fake = FakeKit(matrix)
     monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(sweep, "plan_install", fake_plan)
+    monkeypatch.setattr(release, "plan_install", fake_plan)
     monkeypatch.setattr(install, "resolve", fake_resolve)
-    monkeypatch.setattr(sweep, "available_pythons", lambda wanted: list(wanted))
+    monkeypatch.setattr(release, "available_pythons", lambda wanted: list(wanted))
     monkeypatch.setattr(sweep, "prepare", fake.prepare)
     monkeypatch.setattr(sweep, "run_check", fake.run_check)
     return fake
@@ -296,16 +296,6 @@ def test_unknown_release_or_check_is_one_usage_error(matrix: Matrix, kit: FakeKi
     with pytest.raises(KitError, match="unknown check 'scalin'"):
         run(matrix, "--checks", "scalin")
     assert kit.ran == []
-
-
-def test_the_first_python_in_preference_order_that_resolves_wins(monkeypatch: pytest.MonkeyPatch) -> None:
-    plan = InstallPlan(jax="0.4.35", backend="cpu", requirements=("jax[cpu]==0.4.35",), exclude_newer=None,
-                       index_url="https://example.invalid/simple", pythons=("3.13", "3.12", "3.11", "3.10"))
-    monkeypatch.setattr(sweep, "available_pythons", lambda wanted: [p for p in wanted if p != "3.12"])
-    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=python <= "3.11"))
-    assert sweep.first_resolving_python(plan) == "3.11"
-    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False))
-    assert sweep.first_resolving_python(plan) is None
 
 
 def test_cuda_cells_reproduce_with_the_backend_flag() -> None:

@@ -13,12 +13,10 @@ from typing import Any, Sequence
 
 from packaging.version import Version
 
-from .. import runner
 from ..config import Matrix
-from ..envs import available_pythons
 from ..errors import UsageError
 from ..index import PackageIndex, versions_between
-from ..install import choose_python, plan_install
+from ..release import resolve_release
 
 
 @dataclass(frozen=True)
@@ -57,13 +55,10 @@ def _ordinal(version: Version) -> int:
 def resolve_candidate(matrix: Matrix, version: str, backend: str, index: PackageIndex,
                       find_links: tuple[str, ...]) -> Candidate:
     """Plan and resolve one release (metadata only) to name its jaxlib and python."""
-    plan = plan_install(matrix, matrix.release(version), backend, index, find_links)
-    resolution, attempts = choose_python(plan, available_pythons(plan.pythons))
-    if resolution is None:
-        problem = runner.unresolvable_reason(plan, attempts)
-        return Candidate(version, plan.requirements, plan.exclude_newer, None, None, problem)
-    return Candidate(version, plan.requirements, plan.exclude_newer, resolution.python,
-                     resolution.pins.get("jaxlib"))
+    resolved = resolve_release(matrix, version, backend, index, find_links)
+    plan = resolved.plan
+    return Candidate(version, plan.requirements, plan.exclude_newer, resolved.python,
+                     resolved.pins.get("jaxlib"), resolved.problem)
 
 
 def resolve_candidates(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,

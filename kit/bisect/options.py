@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 from .. import records
 from ..config import Matrix
 from ..errors import UsageError
+from ..release import newest_records_here
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -181,11 +182,6 @@ def bounds_from_records(matrix: Matrix, options: Options) -> tuple[str, str, str
 
 
 def _recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
-    backend = records.record_backend({"requested": {"backend": options.backend}})
-    newest, _older = records.newest_per_cell(records.load_records(matrix.results_dir).entries)
-    return {
-        key.jax: str(entry.record.get("verdict"))
-        for key, entry in newest.items()
-        if key.check == options.check and key.backend == backend and key.machine == records.machine_id()
-        and entry.record.get("status") == "ran"
-    }
+    newest = newest_records_here(matrix.results_dir, options.backend)
+    return {jax: str(record.get("verdict")) for (check, jax), record in newest.items()
+            if check == options.check and record.get("status") == "ran"}

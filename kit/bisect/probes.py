@@ -12,9 +12,10 @@ from __future__ import annotations
 import subprocess
 from typing import Sequence
 
-from .. import __version__, records, runner
+from .. import records, runner
 from ..config import Matrix
 from ..index import PackageIndex
+from ..release import newest_records_here, record_is_current
 from .candidates import Candidate
 from .options import DEFAULT_SCRIPT_TIMEOUT_S, Log, Options
 from .outcomes import Observation, classify, describe, script_observation, settle
@@ -58,11 +59,8 @@ class Prober:
 
     def _newest_records(self) -> dict[str, records.Record]:
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
-        backend = records.record_backend({"requested": {"backend": self.options.backend}})
-        newest, _older = records.newest_per_cell(records.load_records(self.matrix.results_dir).entries)
-        return {key.jax: entry.record for key, entry in newest.items()
-                if key.check == self.options.check and key.backend == backend
-                and key.machine == records.machine_id()}
+        newest = newest_records_here(self.matrix.results_dir, self.options.backend)
+        return {jax: record for (check, jax), record in newest.items() if check == self.options.check}
 
     def _record_observation(self, candidate: Candidate) -> Observation | None:
         if not self.options.check:
@@ -70,10 +68,8 @@ class Prober:
         record = self._newest_records().get(candidate.version)
         if record is None:
             return None
-        fingerprint = records.environment_fingerprint(
-            **candidate.fingerprint_args, backend=self.options.backend, machine=records.machine_id())
         parameters = runner.parameters_for(self.matrix, self._request(candidate.version))
-        if not records.is_current(record, __version__, parameters, fingerprint):
+        if not record_is_current(record, parameters, backend=self.options.backend, **candidate.fingerprint_args):
             return None
         return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record")
 

@@ -1,0 +1,77 @@
+"""kit.release: how a release installs here, and whether a record of it is current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit import __version__, install, records, release
+from kit.config import parse_matrix
+from kit.install import InstallPlan, Resolution
+
+MATRIX = parse_matrix({"release": [{"version": "0.4.35"}], "checks": {"scaling": {}}})
+
+
+def plan_for(matrix: Any, rel: Any, backend: str, index: Any, *_: Any) -> InstallPlan:
+    return InstallPlan(jax=rel.version, backend=backend, requirements=(f"jax[cpu]=={rel.version}", "scipy"),
+                       exclude_newer="2024-11-05T20:56:00Z", index_url="https://example.invalid/simple",
+                       pythons=("3.13", "3.12", "3.11", "3.10"))
+
+
+@pytest.fixture(autouse=True)
+def no_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(release, "plan_install", plan_for)
+    monkeypatch.setattr(release, "available_pythons", lambda wanted: [p for p in wanted if p != "3.12"])
+
+
+def test_the_first_installed_python_in_preference_order_that_resolves_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=python <= "3.11"))
+    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", None)  # type: ignore[arg-type]
+    assert resolved.python == "3.11" and resolved.problem == ""
+    assert [a.python for a in resolved.attempts] == ["3.13", "3.11"]  # 3.12 is not installed
+
+
+def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    error = "Because there is no version of jaxlib==0.4.35 and jax[cpu]==0.4.35 depends on it"
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False, error=error))
+    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", None)  # type: ignore[arg-type]
+    assert resolved.python is None and resolved.pins == {}
+    assert resolved.problem == "https://example.invalid/simple has no jaxlib 0.4.35 wheels (tried Python 3.13, 3.11, 3.10)"
+
+
+def make_record(jax: str, backend: str = "cpu", machine: str | None = None, python: str = "3.11",
+                parameters: dict[str, Any] | None = None, created: str = "2026-01-01T00:00:00Z") -> dict[str, Any]:
+    return {"schema": records.SCHEMA, "kit_version": __version__, "check": "scaling",
+            "requested": {"jax": jax, "backend": backend}, "status": "ran", "verdict": "unaffected",
+            "install": {"python": python, "requirements": [f"jax[cpu]=={jax}", "scipy"],
+                        "exclude_newer": "2024-11-05T20:56:00Z"},
+            "parameters": parameters or {"devices": [1, 2]},
+            "host": {"machine_id": machine or records.machine_id()}, "created": created}
+
+
+def test_newest_records_here_keeps_this_machine_and_backend_only(tmp_path: Path) -> None:
+    older = make_record("0.4.35", created="2026-01-01T00:00:00Z")
+    newer = make_record("0.4.35", created="2026-01-02T00:00:00Z", python="3.12")
+    for record in (older, newer, make_record("0.4.35", machine="another-machine"), make_record("0.6.0", backend="cuda")):
+        records.write_record(record, tmp_path)
+    newest = release.newest_records_here(tmp_path, "cpu")
+    assert list(newest) == [("scaling", "0.4.35")]
+    assert newest[("scaling", "0.4.35")]["install"]["python"] == "3.12"
+    assert list(release.newest_records_here(tmp_path, "cuda")) == [("scaling", "0.6.0")]
+
+
+@pytest.mark.parametrize(("change", "current"), [
+    ({}, True),
+    ({"python": "3.12"}, False),
+    ({"exclude_newer": "2025-01-01T00:00:00Z"}, False),
+    ({"parameters": {"devices": [1, 2, 4]}}, False),
+])
+def test_a_record_is_current_only_for_the_same_environment_and_parameters(change: dict[str, Any], current: bool) -> None:
+    record = make_record("0.4.35")
+    environment: dict[str, Any] = {"python": "3.11", "requirements": ["jax[cpu]==0.4.35", "scipy"],
+                                   "exclude_newer": "2024-11-05T20:56:00Z"}
+    environment.update({k: v for k, v in change.items() if k != "parameters"})
+    parameters = change.get("parameters", {"devices": [1, 2]})
+    assert release.record_is_current(record, parameters, backend="cpu", **environment) is current

@@ -1,0 +1,66 @@
+"""kit.runner: parameters, flags, one record per run whatever happens, and a repro that overruns is stopped."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit import records, runner
+from kit.config import Matrix, parse_matrix
+from kit.errors import UsageError
+from kit.install import InstallPlan, Resolution
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Matrix:
+    return parse_matrix({
+        "kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
+        "release": [{"version": "0.4.16"}],
+        "checks": {"scaling": {"devices": [1, 2], "repeats": 5, "presets": {"quick": {"repeats": 1}}}},
+    }, tmp_path / "matrix.toml")
+
+
+def test_parameters_are_matrix_then_preset_then_command_line(matrix: Matrix) -> None:
+    request = runner.RunRequest("scaling", "0.4.16", preset="quick", overrides={"devices": [1]})
+    params = runner.parameters_for(matrix, request)
+    assert params["devices"] == [1] and params["repeats"] == 1
+
+
+def test_an_unknown_preset_names_the_known_ones(matrix: Matrix) -> None:
+    with pytest.raises(UsageError, match="scaling has no preset 'slow'"):
+        runner.parameters_for(matrix, runner.RunRequest("scaling", "0.4.16", preset="slow"))
+
+
+def test_parameters_become_repro_flags() -> None:
+    assert runner.to_flags({"matrix_size": 32, "devices": [1, 2, 4], "hidden": []}) == [
+        "--matrix-size", "32", "--devices", "1,2,4", "--hidden", ""]
+
+
+class NeighbourIndex:
+    def neighbours(self, version: str) -> list[str]:
+        return ["0.4.13", "0.4.18"]
+
+
+def test_a_release_without_wheels_gets_a_not_installable_record(matrix: Matrix) -> None:
+    plan = InstallPlan(jax="0.4.16", backend="cpu", requirements=("jax[cpu]==0.4.16", "scipy"), exclude_newer=None,
+                       index_url="https://example.invalid/simple", pythons=("3.11",))
+    attempt = Resolution("3.11", ok=False, error="no version of jaxlib==0.4.16")
+    prepared = runner.Prepared(plan, None, None, "no jaxlib 0.4.16 wheels", [attempt])
+    record, path = runner.run_check(matrix, runner.RunRequest("scaling", "0.4.16"), lambda m: None,
+                                    NeighbourIndex(), prepared)  # type: ignore[arg-type]
+    assert path.parent == matrix.results_dir
+    assert records.load_records(matrix.results_dir).records[0]["status"] == "not-installable"
+    assert record["install"]["neighbours"] == ["0.4.13", "0.4.18"]
+    assert record["install"]["resolver_error"] == "no version of jaxlib==0.4.16"
+    assert "--find-links" in record["install"]["how_to_supply"]
+
+
+def test_a_repro_that_overruns_its_timeout_is_killed(capsys: Any) -> None:
+    started = time.monotonic()
+    code, tail = runner._stream([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 2)
+    assert code is None and tail == ["started"]
+    assert time.monotonic() - started < 10
