@@ -16,7 +16,6 @@ from typing import Any, Callable, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from .. import records
 from ..config import Matrix
 from ..errors import UsageError
 from ..release import newest_records_here
