@@ -109,6 +109,12 @@ def record_jax(record: Mapping[str, Any]) -> str:
 _BACKEND_ALIASES = {"cuda": "gpu", "rocm": "gpu"}
 
 
+def backend_name(name: str) -> str:
+    """A backend as jax names it (cpu, gpu, tpu): matrix.toml's ``cuda`` is jax's ``gpu``."""
+    name = name.lower()
+    return _BACKEND_ALIASES.get(name, name)
+
+
 def record_backend(record: Mapping[str, Any]) -> str:
     """The backend measured, as jax names it (cpu, gpu, tpu).
 
@@ -117,8 +123,7 @@ def record_backend(record: Mapping[str, Any]) -> str:
     """
     requested = record.get("requested") or {}
     environment = record.get("environment") or {}
-    name = str(requested.get("backend") or environment.get("backend") or "unknown").lower()
-    return _BACKEND_ALIASES.get(name, name)
+    return backend_name(str(requested.get("backend") or environment.get("backend") or "unknown"))
 
 
 def record_machine(record: Mapping[str, Any]) -> str:
@@ -288,18 +293,47 @@ def write_record(record: Mapping[str, Any], results_dir: Path) -> Path:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically (for reports, not records)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".part")
+    atomic_write_texts({Path(path): text})
+
+
+def atomic_write_texts(files: Mapping[Path, str]) -> None:
+    """Replace several files together or not at all (as far as a file system allows).
+
+    Every temp file is written and fsynced before the first one is moved into
+    place, so a full disk or a crash while writing leaves all the old files
+    as they were; the moves themselves need no space. Files get the mode the
+    umask gives (mkstemp's 0600 would hide reports from other users).
+    """
+    temps: dict[Path, str] = {}
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
+        for path, text in files.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".part")
+            temps[path] = temp_name
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fchmod(handle.fileno(), 0o666 & ~_umask())
+                os.fsync(handle.fileno())
+        for path, temp_name in temps.items():
+            os.replace(temp_name, path)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
+        for temp_name in temps.values():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_name)
+
+
+def _umask() -> int:
+    try:  # Linux says it without changing it (os.umask is process-wide, threads share it)
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -320,7 +354,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 @dataclass(frozen=True)
-class Problem:
+class UnusableFile:
     """A file in the results folder that could not be used, and why."""
 
     path: Path
@@ -336,7 +370,7 @@ class LoadedRecord:
 @dataclass
 class LoadResult:
     entries: list[LoadedRecord] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    unusable: list[UnusableFile] = field(default_factory=list)
 
     @property
     def records(self) -> list[Record]:
@@ -351,7 +385,7 @@ def load_records(results_dir: Path) -> LoadResult:
     """Every usable record under ``results_dir`` (searched recursively).
 
     Files that are not valid JSON, not a record, or of an unknown schema are
-    listed in ``problems`` with the reason and skipped. Temp files of writes
+    listed in ``unusable`` with the reason and skipped. Temp files of writes
     still in progress (or abandoned) are ignored. A missing folder is no
     records, not an error.
     """
@@ -365,9 +399,9 @@ def load_records(results_dir: Path) -> LoadResult:
         try:
             record = parse_record(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as error:
-            result.problems.append(Problem(path, f"unreadable: {error}"))
+            result.unusable.append(UnusableFile(path, f"unreadable: {error}"))
         except RecordError as error:
-            result.problems.append(Problem(path, str(error)))
+            result.unusable.append(UnusableFile(path, str(error)))
         else:
             result.entries.append(LoadedRecord(path, record))
     return result

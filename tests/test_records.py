@@ -55,7 +55,7 @@ def test_write_then_load_round_trips(tmp_path: Path) -> None:
     assert path.parent == tmp_path / "results" / "nested"
     assert path.name.startswith("scaling-0.4.35-cpu-abc123abc123-")
     loaded = load_records(tmp_path / "results")
-    assert loaded.problems == []
+    assert loaded.unusable == []
     assert loaded.records == [make_record()]
 
 
@@ -92,7 +92,7 @@ def test_unserialisable_record_writes_nothing(tmp_path: Path) -> None:
 
 def test_temp_files_of_unfinished_writes_are_ignored(tmp_path: Path) -> None:
     (tmp_path / ".tmp-abandoned.json").write_text("{")
-    assert load_records(tmp_path).problems == []
+    assert load_records(tmp_path).unusable == []
 
 
 @pytest.mark.parametrize(
@@ -115,7 +115,7 @@ def test_unusable_file_is_a_problem_not_a_crash(tmp_path: Path, content: str, re
     write_record(make_record(), tmp_path)
     loaded = load_records(tmp_path)
     assert len(loaded.records) == 1
-    [problem] = loaded.problems
+    [problem] = loaded.unusable
     assert problem.path == tmp_path / "bad.json"
     assert reason in problem.reason
 
@@ -131,7 +131,7 @@ def test_migration_hook_upgrades_old_schema(tmp_path: Path, monkeypatch: pytest.
 
 def test_fixture_set_reports_corrupt_and_future_records() -> None:
     loaded = load_records(FIXTURES)
-    reasons = {p.path.name: p.reason for p in loaded.problems}
+    reasons = {p.path.name: p.reason for p in loaded.unusable}
     assert set(reasons) == {"corrupt-truncated.json", "newer-schema-from-future-kit.json"}
     assert "not valid JSON" in reasons["corrupt-truncated.json"]
     assert len(loaded.records) == 17
@@ -139,7 +139,7 @@ def test_fixture_set_reports_corrupt_and_future_records() -> None:
 
 def test_missing_results_folder_is_empty() -> None:
     loaded = load_records(Path("/nonexistent/results"))
-    assert loaded.records == [] and loaded.problems == []
+    assert loaded.records == [] and loaded.unusable == []
 
 
 def test_cell_key_uses_requested_release_and_jax_backend_name() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -11,21 +12,25 @@ from typing import Any
 import pytest
 
 from kit.records import load_records
-from kit.report import build_report, main, render_answer, render_markdown, render_rows, write_report
+from kit.matrix_markdown import render_answer, render_markdown, render_rows
+from kit import cli
+from kit.matrix_model import SCHEMA, build_report
+from kit.report import write_report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
+MATRIX = str(Path(__file__).parent.parent / "matrix.toml")
 
 
 @pytest.fixture(scope="module")
 def report_md() -> str:
     loaded = load_records(FIXTURES)
-    report = build_report(loaded.entries, matrix_releases=["0.4.16", "0.4.35", "0.4.38"], problems=loaded.problems)
+    report = build_report(loaded.entries, matrix_releases=["0.4.16", "0.4.35", "0.4.38"], unusable=loaded.unusable)
     return render_markdown(report)
 
 
 def _report() -> Any:
     loaded = load_records(FIXTURES)
-    return build_report(loaded.entries, problems=loaded.problems)
+    return build_report(loaded.entries, unusable=loaded.unusable)
 
 
 def test_answer_names_lowest_passing_release_per_backend() -> None:
@@ -115,17 +120,20 @@ def test_no_records_says_what_to_run() -> None:
     assert render_rows(build_report([]))[0].startswith("| Release |")
 
 
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="matplotlib is not installed: no plots")
 def test_write_report_writes_md_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results = tmp_path / "results"
     shutil.copytree(FIXTURES, results)
-    assert main(["--results", str(results), "--out", str(tmp_path / "out")]) == 0
+    assert cli.main(["report", "--results", str(results), "--out", str(tmp_path / "out")], matrix_path=MATRIX) == 0
     out = capsys.readouterr()
     assert f"wrote {tmp_path / 'out' / 'matrix.md'}" in out.out
-    assert "PROBLEM:" in out.err and "corrupt-truncated.json" in out.err
+    assert "skipped" in out.err and "corrupt-truncated.json" in out.err
     data = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    assert data["schema"] == SCHEMA
     assert [b["lowest_passing"] for b in data["backends"]] == ["0.5.3", "0.5.3"]
-    assert len(data["rows"]) == 8 and len(data["older"]) == 2 and len(data["problems"]) == 2
-    assert {p["file"] for p in data["problems"]} == {"corrupt-truncated.json", "newer-schema-from-future-kit.json"}
+    assert len(data["rows"]) == 8 and len(data["older"]) == 2 and len(data["unusable_files"]) == 2
+    assert {p["file"] for p in data["unusable_files"]} == {"corrupt-truncated.json",
+                                                           "newer-schema-from-future-kit.json"}
     md = (tmp_path / "out" / "matrix.md").read_text()
     for name in ("scaling-cpu", "scaling-gpu", "correctness-cpu", "correctness-gpu"):
         assert f"](plots/{name}.png)" in md
@@ -161,7 +169,7 @@ def test_a_cpu_only_correctness_result_does_not_clear_releases_for_gpus() -> Non
 
 
 def test_the_scaling_cell_says_which_collective_feeds_the_lu() -> None:
-    from kit.report import key_figure
+    from kit.key_figures import key_figure
 
     # Old releases replicate the batch with an all-reduce: no all-gather, still affected.
     figure = key_figure("scaling", {"all_gathers": 0, "lu_fed_by": "all-reduce", "lu_batch_per_device": 4096,
@@ -174,7 +182,7 @@ def test_the_scaling_cell_says_which_collective_feeds_the_lu() -> None:
 
 def test_records_without_lu_fed_by_get_it_from_their_structure() -> None:
     from kit.records import LoadedRecord
-    from kit.report import _cell
+    from kit.matrix_model import _finding
 
     record = json.loads((FIXTURES / "cpu-laptop-sweep" / "scaling-0.6.0-unaffected.json").read_text())
     record["evidence"]["summary"].pop("lu_fed_by", None)
@@ -183,4 +191,4 @@ def test_records_without_lu_fed_by_get_it_from_their_structure() -> None:
         {"loss": "control", "mode": "jit", "pass": "forward", "devices": 4, "lu_fed_by": []},
         {"loss": "slogdet", "mode": "jit", "pass": "forward", "devices": 4, "lu_fed_by": ["all-gather"]},
     ]
-    assert "LU input via all-gather" in _cell(LoadedRecord(Path("x.json"), record)).figure
+    assert "LU input via all-gather" in _finding(LoadedRecord(Path("x.json"), record)).figure

@@ -1,0 +1,69 @@
+"""Key figures: the few numbers from a record's summary that show its verdict, in words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+def _num(value: Any, spec: str) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return format(value, spec)
+
+
+def lu_fed_by(evidence: Any) -> str | None:
+    """Which collectives fed the LU in the case the verdict came from, read from the detail."""
+    if not isinstance(evidence, dict) or not isinstance(evidence.get("verdict_from"), dict):
+        return None
+    source = evidence["verdict_from"]
+    for case in evidence.get("structure") or []:
+        if isinstance(case, dict) and case.get("loss") == "slogdet" and all(
+                case.get(key) == source.get(key) for key in ("mode", "pass", "devices")):
+            return ",".join(case.get("lu_fed_by") or [])
+    return None
+
+
+def key_figure(check: str, summary: Mapping[str, Any]) -> str:
+    """The few numbers that show a check's verdict, in words."""
+    parts: list[str] = []
+    if check == "scaling":
+        gathers = summary.get("all_gathers")
+        if isinstance(gathers, int):
+            parts.append(f"{gathers} all-gather" + ("" if gathers == 1 else "s"))
+        fed_by = summary.get("lu_fed_by")
+        if isinstance(fed_by, str):
+            parts.append(f"LU input via {fed_by}" if fed_by else "no collective before the LU")
+        lu, total = summary.get("lu_batch_per_device"), summary.get("global_batch")
+        if lu is not None and total is not None:
+            devices = summary.get("devices")
+            on = f" on {devices} devices" if devices is not None else ""
+            parts.append(f"LU batch {lu} per device of {total}{on}")
+        effs = [
+            f"{text} @{n}"
+            for n in (2, 4)
+            if (text := _num(summary.get(f"efficiency_{n}"), ".2f")) is not None
+        ]
+        if effs:
+            parts.append("efficiency " + ", ".join(effs))
+        if summary.get("positive_control_ok") is False:
+            parts.append("positive control FAILED")
+    elif check == "correctness":
+        err = _num(summary.get("max_rel_error"), ".1e")
+        if err is not None:
+            parts.append(f"max rel error {err}")
+        bad = summary.get("bad_count")
+        first = summary.get("first_bad_index")
+        if isinstance(bad, int) and bad > 0:
+            parts.append(f"{bad} bad" + (f", first at index {first}" if first is not None else ""))
+        elif bad == 0:
+            parts.append("none bad")
+        for name, label in (("nan_count", "NaN"), ("inf_count", "inf")):
+            value = summary.get(name)
+            if isinstance(value, int) and value > 0:
+                parts.append(f"{value} {label}")
+        if summary.get("crossed_boundary") is False:
+            parts.append("did not reach 2**31 bytes")
+    else:
+        parts = [f"{k}={v}" for k, v in sorted(summary.items())][:4]
+    return "; ".join(parts)
+

@@ -1,0 +1,141 @@
+"""reports/matrix.md: the matrix model rendered as markdown, answer first."""
+
+from __future__ import annotations
+
+from .matrix_model import AffectedRange, Finding, Report
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _range_text(r: AffectedRange) -> str:
+    if r.first_affected is None:
+        return f"no measured release affected ({len(r.releases_measured)} measured: {', '.join(r.releases_measured)})"
+    span = r.first_affected if r.first_affected == r.last_affected else f"{r.first_affected} … {r.last_affected}"
+    text = f"affected {span} ({len(r.affected)} of {len(r.releases_measured)} measured releases)"
+    if r.first_unaffected_above:
+        text += f"; first unaffected above: {r.first_unaffected_above}"
+    else:
+        text += "; no unaffected release measured above it"
+    if r.unaffected_inside:
+        text += f"; unaffected inside the range: {', '.join(r.unaffected_inside)}"
+    if r.inconclusive:
+        text += f"; inconclusive: {', '.join(r.inconclusive)}"
+    return text
+
+
+def render_answer(report: Report) -> list[str]:
+    """The lines at the top of matrix.md: which release to use, and why."""
+    lines = ["## Answer", ""]
+    if not report.backends:
+        lines += ["No records yet: run `nox -s matrix` (or one `nox -s <check>-<release>`).", ""]
+    for answer in report.backends:
+        checks = ", ".join(answer.checks) or "no check that ran"
+        if answer.lowest_passing:
+            line = (
+                f"- **{answer.backend}**: lowest release passing every check ({checks}): "
+                f"**{answer.lowest_passing}**"
+            )
+            if answer.not_passing_above:
+                line += f" — but above it, not passing: {', '.join(answer.not_passing_above)}"
+        else:
+            line = (
+                f"- **{answer.backend}**: no measured release passes every check ({checks}); "
+                f"measured: {', '.join(answer.releases_measured)}"
+            )
+        lines.append(line)
+    lines += ["", "Known problems (ranges measured from the records; upstream fix for comparison):", ""]
+    for problem in report.known_problems:
+        links = ", ".join(f"<{link}>" for link in problem.links)
+        lines.append(f"- **{problem.title}** — check `{problem.check}`; {links}")
+        if not problem.ranges:
+            lines.append(f"  - not measured yet (`nox -s {problem.check}-<release>`)")
+        for r in problem.ranges:
+            caveat = "" if r.backend in problem.shows_on else (
+                f" (reported on {', '.join(problem.shows_on)} only: this does not clear a release there)")
+            lines.append(f"  - {r.backend}: {_range_text(r)}{caveat}")
+        for backend in problem.shows_on:
+            if backend not in {r.backend for r in problem.ranges}:
+                lines.append(f"  - {backend}: not measured in these records "
+                             f"(`nox -s {problem.check}-<release> -- --backend cuda` on a {backend} machine)")
+        lines.append(f"  - upstream: fixed in {problem.upstream_fixed_in} by {problem.upstream_change}")
+    lines.append("")
+    return lines
+
+
+def _finding_text(cell: Finding | None) -> str:
+    if cell is None:
+        return "—"
+    if cell.status == "not-installable":
+        return "not installable"
+    if cell.status != "ran":
+        return f"{cell.status}: {cell.reason}" if cell.reason else cell.status
+    verdict = f"**{cell.verdict}**" if cell.verdict == "affected" else str(cell.verdict)
+    return f"{verdict} · {cell.figure}" if cell.figure else verdict
+
+
+def render_rows(report: Report) -> list[str]:
+    """The matrix table: one row per (release, backend, machine)."""
+    header = ["Release", "Backend", "Devices", "Python", "jaxlib", "Install", *report.checks, "Reproduce"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in report.rows:
+        devices = " ".join(x for x in (row.device_kind, f"×{row.device_count}" if row.device_count else "") if x)
+        cells = [
+            row.release,
+            row.backend,
+            devices or "—",
+            row.python or "—",
+            row.jaxlib or "—",
+            row.install,
+            *(_finding_text(row.findings.get(check)) for check in report.checks),
+            "<br>".join(f"`{cmd}`" for cmd in row.reproduce),
+        ]
+        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    return lines
+
+
+def render_markdown(report: Report) -> str:
+    lines = ["# JAX slogdet: sharding scaling and large-batch correctness, by release", ""]
+    lines += render_answer(report)
+    lines += [f"## Matrix ({report.record_count} records, newest per cell)", ""]
+    if report.rows:
+        lines += render_rows(report)
+    else:
+        lines.append("No records.")
+    lines.append("")
+    if report.not_measured:
+        lines += [f"Not measured yet: {', '.join(report.not_measured)}.", ""]
+    lines += ["Records produced on: " + (_machines_text(report) or "no machine yet") + ".", ""]
+    lines += ["## Plots", ""]
+    for plot in report.plots:
+        lines += [f"![{plot.title}]({plot.path})", ""]
+    for note in report.plot_notes:
+        lines.append(f"- {note}")
+    if not report.plots and not report.plot_notes:
+        lines.append("Plots were not built.")
+    lines.append("")
+    lines += [f"## Older records ({len(report.older)} superseded by a newer record of the same cell)", ""]
+    for old in report.older:
+        lines.append(
+            f"- {old.check} {old.release} {old.backend} on {old.machine[:12]}: {old.created}, "
+            f"{old.status}, verdict {old.verdict} (`{old.file}`)"
+        )
+    if not report.older:
+        lines.append("None.")
+    lines += ["", f"## Problems ({len(report.unusable_files)} record files skipped)", ""]
+    for unusable in report.unusable_files:
+        lines.append(f"- `{unusable['file']}`: {unusable['reason']}")
+    if not report.unusable_files:
+        lines.append("None.")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _machines_text(report: Report) -> str:
+    parts = []
+    for m in report.machines:
+        facts = [f"machine {m.machine[:12]}", *m.cpu_models, *m.devices]
+        name = ", ".join(m.hosts) or "unnamed host"
+        parts.append(f"`{name}` ({'; '.join(facts)})")
+    return ", ".join(parts)
+

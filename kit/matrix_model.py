@@ -1,0 +1,410 @@
+"""The matrix model: what the records say, per release, backend and machine.
+
+Built from records alone (no installs, no JAX): the answer users ask for
+("which release can I use?"), the measured range of each known problem, one
+row per (release, backend, machine) with what each check found there, and the
+records superseded or skipped. `kit.matrix_markdown` renders it and
+`kit.report` writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__ as KIT_VERSION
+from .key_figures import key_figure, lu_fed_by
+from .known_problems import KNOWN_PROBLEMS, KnownProblem
+from .records import (
+    LoadedRecord,
+    UnusableFile,
+    cell_key,
+    created_at,
+    newest_per_cell,
+    record_backend,
+    record_jax,
+    record_machine,
+    release_key,
+)
+
+SCHEMA = 1
+"""Version of matrix.json's layout; bump it when a key changes meaning or goes away."""
+
+CHECK_ORDER = ("scaling", "correctness")
+
+# --------------------------------------------------------------------------
+# The report's data
+
+
+@dataclass
+class Finding:
+    """What one check found in one row: its newest record there, in a few words."""
+
+    check: str
+    status: str
+    verdict: str | None
+    figure: str
+    reason: str
+    created: str
+    reproduce: str
+    file: str
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Row:
+    """One (release, backend, machine): what each check found there."""
+
+    release: str
+    backend: str
+    machine: str
+    host: str
+    device_kind: str
+    device_count: str
+    python: str
+    jaxlib: str
+    install: str
+    findings: dict[str, Finding]
+    reproduce: list[str]
+
+
+@dataclass
+class BackendAnswer:
+    backend: str
+    checks: list[str]
+    lowest_passing: str | None
+    releases_measured: list[str]
+    not_passing_above: list[str]
+    """Releases above `lowest_passing` that were measured and did not pass, with why."""
+
+
+@dataclass
+class AffectedRange:
+    backend: str
+    first_affected: str | None
+    last_affected: str | None
+    affected: list[str]
+    unaffected_inside: list[str]
+    first_unaffected_above: str | None
+    inconclusive: list[str]
+    releases_measured: list[str]
+
+
+@dataclass
+class KnownProblemAnswer:
+    key: str
+    check: str
+    title: str
+    links: list[str]
+    upstream_fixed_in: str
+    upstream_change: str
+    ranges: list[AffectedRange]
+    shows_on: list[str] = field(default_factory=lambda: ["cpu", "gpu"])
+
+
+@dataclass
+class OlderRecord:
+    check: str
+    release: str
+    backend: str
+    machine: str
+    created: str
+    status: str
+    verdict: str | None
+    file: str
+
+
+@dataclass
+class Machine:
+    machine: str
+    hosts: list[str]
+    cpu_models: list[str]
+    devices: list[str]
+
+
+@dataclass
+class PlotRef:
+    title: str
+    path: str
+
+
+@dataclass
+class Report:
+    backends: list[BackendAnswer]
+    known_problems: list[KnownProblemAnswer]
+    rows: list[Row]
+    checks: list[str]
+    older: list[OlderRecord]
+    unusable_files: list[dict[str, str]]
+    machines: list[Machine]
+    not_measured: list[str]
+    record_count: int
+    plots: list[PlotRef] = field(default_factory=list)
+    plot_notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["kit_version"] = KIT_VERSION
+        data["schema"] = SCHEMA
+        return data
+
+
+# --------------------------------------------------------------------------
+# Building
+
+
+def _sorted_releases(releases: Iterable[str]) -> list[str]:
+    return sorted(set(releases), key=release_key)
+
+
+def _as_entries(records: Iterable[LoadedRecord | Mapping[str, Any]]) -> list[LoadedRecord]:
+    entries = []
+    for item in records:
+        if isinstance(item, LoadedRecord):
+            entries.append(item)
+        else:
+            entries.append(LoadedRecord(Path(str(item.get("_path", ""))), dict(item)))
+    return entries
+
+
+def build_report(
+    records: Iterable[LoadedRecord | Mapping[str, Any]],
+    matrix_releases: Sequence[str] | None = None,
+    unusable: Sequence[UnusableFile] = (),
+) -> Report:
+    """The whole report from records (dicts or `LoadedRecord`s) and the files that could not be used."""
+    entries = _as_entries(records)
+    newest, older = newest_per_cell(entries)
+    current = list(newest.values())
+    checks = sorted(
+        {cell_key(e.record).check for e in current},
+        key=lambda c: (CHECK_ORDER.index(c) if c in CHECK_ORDER else len(CHECK_ORDER), c),
+    )
+    rows = _rows(current)
+    measured = {record_jax(e.record) for e in entries}
+    return Report(
+        backends=_backend_answers(current),
+        known_problems=[_known_problem_answer(p, current) for p in KNOWN_PROBLEMS],
+        rows=rows,
+        checks=checks,
+        older=[_older(e) for e in sorted(older, key=lambda e: _sort_entry(e))],
+        unusable_files=[{"file": str(p.path), "reason": p.reason} for p in unusable],
+        machines=_machines(entries),
+        not_measured=_sorted_releases(r for r in (matrix_releases or ()) if r not in measured),
+        record_count=len(entries),
+    )
+
+
+def _sort_entry(entry: LoadedRecord) -> tuple[Any, ...]:
+    key = cell_key(entry.record)
+    return (release_key(key.jax), key.backend, key.machine, key.check, created_at(entry.record))
+
+
+def _passes(entry: LoadedRecord) -> bool:
+    record = entry.record
+    return record.get("status") == "ran" and record.get("verdict") == "unaffected"
+
+
+def _why_not(entry: LoadedRecord) -> str:
+    record = entry.record
+    check = record.get("check")
+    if record.get("status") != "ran":
+        return f"{check} {record.get('status')}"
+    return f"{check} {record.get('verdict')}"
+
+
+def _backend_answers(current: list[LoadedRecord]) -> list[BackendAnswer]:
+    answers = []
+    for backend in sorted({cell_key(e.record).backend for e in current}):
+        on_backend = [e for e in current if cell_key(e.record).backend == backend]
+        checks = sorted({cell_key(e.record).check for e in on_backend if e.record.get("status") == "ran"},
+                        key=lambda c: (CHECK_ORDER.index(c) if c in CHECK_ORDER else 9, c))
+        releases = _sorted_releases(cell_key(e.record).jax for e in on_backend)
+        verdicts: dict[str, tuple[bool, list[str]]] = {}
+        for release in releases:
+            here = [e for e in on_backend if cell_key(e.record).jax == release]
+            why = sorted({_why_not(e) for e in here if not _passes(e)})
+            missing = [c for c in checks if not any(cell_key(e.record).check == c for e in here)]
+            verdicts[release] = (bool(checks) and not why and not missing, why)
+        lowest = next((r for r in releases if verdicts[r][0]), None)
+        above: list[str] = []
+        if lowest is not None:
+            for release in releases[releases.index(lowest) + 1:]:
+                ok, why = verdicts[release]
+                failing = [w for w in why if "not-installable" not in w]
+                if not ok and failing:
+                    above.append(f"{release} ({', '.join(failing)})")
+        answers.append(BackendAnswer(backend, checks, lowest, releases, above))
+    return answers
+
+
+def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) -> KnownProblemAnswer:
+    ranges = []
+    ran = [e for e in current if e.record.get("check") == problem.check and e.record.get("status") == "ran"]
+    for backend in sorted({cell_key(e.record).backend for e in ran}):
+        by_release: dict[str, set[str]] = {}
+        for e in ran:
+            if cell_key(e.record).backend == backend:
+                by_release.setdefault(record_jax(e.record), set()).add(str(e.record.get("verdict")))
+        releases = _sorted_releases(by_release)
+        # Any machine measuring the release as affected makes it affected.
+        affected = [r for r in releases if "affected" in by_release[r]]
+        clean = [r for r in releases if by_release[r] == {"unaffected"}]
+        inconclusive = [r for r in releases if r not in affected and r not in clean]
+        first = affected[0] if affected else None
+        last = affected[-1] if affected else None
+        inside: list[str] = []
+        above = None
+        if first is not None and last is not None:
+            lo, hi = release_key(first), release_key(last)
+            inside = [r for r in clean if lo < release_key(r) < hi]
+            above = next((r for r in clean if release_key(r) > hi), None)
+        ranges.append(AffectedRange(backend, first, last, affected, inside, above, inconclusive, releases))
+    return KnownProblemAnswer(
+        key=problem.key,
+        check=problem.check,
+        title=problem.title,
+        links=list(problem.links),
+        upstream_fixed_in=problem.fix.release,
+        upstream_change=f"{problem.fix.title} — {problem.fix.url}",
+        ranges=ranges,
+        shows_on=list(problem.shows_on),
+    )
+
+
+def _environment(record: Mapping[str, Any]) -> dict[str, Any]:
+    env = record.get("environment")
+    return env if isinstance(env, dict) else {}
+
+
+def _host_name(record: Mapping[str, Any]) -> str:
+    host = record.get("host") or {}
+    env = _environment(record)
+    return str(host.get("name") or env.get("host") or env.get("hostname") or "")
+
+
+def _rows(current: list[LoadedRecord]) -> list[Row]:
+    groups: dict[tuple[str, str, str], list[LoadedRecord]] = {}
+    for entry in current:
+        key = cell_key(entry.record)
+        groups.setdefault((key.jax, key.backend, key.machine), []).append(entry)
+    rows = []
+    for (release, backend, machine), group in sorted(
+        groups.items(), key=lambda item: (release_key(item[0][0]), item[0][1], item[0][2])
+    ):
+        findings = {cell_key(e.record).check: _finding(e) for e in group}
+        envs = [_environment(e.record) for e in group]
+        installs = [e.record.get("install") or {} for e in group]
+        kinds = sorted({str(env["device_kind"]) for env in envs if env.get("device_kind")})
+        counts = sorted({int(env["device_count"]) for env in envs if isinstance(env.get("device_count"), int)})
+        pythons = sorted({str(env.get("python") or inst.get("python") or "") for env, inst in zip(envs, installs)} - {""})
+        # A resolved-but-never-installed jaxlib would mislead; only runs count.
+        jaxlibs = sorted(
+            {
+                str(env.get("jaxlib") or (inst.get("resolved") or {}).get("jaxlib") or "")
+                for env, inst, e in zip(envs, installs, group)
+                if e.record.get("status") != "not-installable"
+            }
+            - {""}
+        )
+        rows.append(
+            Row(
+                release=release,
+                backend=backend,
+                machine=machine,
+                host=", ".join(sorted({_host_name(e.record) for e in group} - {""})),
+                device_kind=", ".join(kinds),
+                device_count=", ".join(str(c) for c in counts),
+                python=", ".join(pythons),
+                jaxlib=", ".join(jaxlibs),
+                install=_install_status(group),
+                findings=findings,
+                reproduce=[findings[c].reproduce for c in sorted(findings, key=_check_order)],
+            )
+        )
+    return rows
+
+
+def _check_order(check: str) -> tuple[int, str]:
+    return (CHECK_ORDER.index(check) if check in CHECK_ORDER else len(CHECK_ORDER), check)
+
+
+def _install_status(group: list[LoadedRecord]) -> str:
+    reasons = sorted({str(e.record.get("reason") or "no reason given")
+                      for e in group if e.record.get("status") == "not-installable"})
+    if not reasons:
+        return "ok"
+    neighbours = sorted({n for e in group for n in (e.record.get("install") or {}).get("neighbours") or []},
+                        key=release_key)
+    if neighbours:
+        reasons.append(f"installable neighbours: {', '.join(neighbours)}")
+    if len(reasons) == len(group) or all(e.record.get("status") == "not-installable" for e in group):
+        return "not installable: " + "; ".join(reasons)
+    return "partly: " + "; ".join(reasons)
+
+
+def _finding(entry: LoadedRecord) -> Finding:
+    record = entry.record
+    check = str(record.get("check"))
+    evidence = record.get("evidence") or {}
+    summary = evidence.get("summary") if isinstance(evidence, dict) else None
+    summary = summary if isinstance(summary, dict) else {}
+    status = str(record.get("status"))
+    if check == "scaling" and "lu_fed_by" not in summary:
+        summary = {**summary, "lu_fed_by": lu_fed_by(evidence)}  # records from before the key existed
+    figure = key_figure(check, summary) if status == "ran" else ""
+    return Finding(
+        check=check,
+        status=status,
+        verdict=record.get("verdict"),
+        figure=figure,
+        reason=str(record.get("reason") or ""),
+        created=str(record.get("created") or ""),
+        reproduce=str(record.get("reproduce") or f"nox -s {check}-{record_jax(record)}"),
+        file=entry.path.name,
+        summary=dict(summary),
+    )
+
+
+def _older(entry: LoadedRecord) -> OlderRecord:
+    key = cell_key(entry.record)
+    return OlderRecord(
+        check=key.check,
+        release=key.jax,
+        backend=key.backend,
+        machine=key.machine,
+        created=str(entry.record.get("created") or ""),
+        status=str(entry.record.get("status")),
+        verdict=entry.record.get("verdict"),
+        file=entry.path.name,
+    )
+
+
+def _machines(entries: list[LoadedRecord]) -> list[Machine]:
+    found: dict[str, Machine] = {}
+    for entry in entries:
+        record = entry.record
+        env = _environment(record)
+        machine = found.setdefault(record_machine(record), Machine(record_machine(record), [], [], []))
+        for target, value in (
+            (machine.hosts, _host_name(record)),
+            (machine.cpu_models, str(env.get("cpu_model") or "")),
+        ):
+            if value and value not in target:
+                target.append(value)
+        if env.get("device_kind"):
+            count = env.get("device_count")
+            backend = record_backend(record)
+            kind = str(env["device_kind"])
+            device = backend if kind.lower() == backend else f"{backend} {kind}"
+            device = f"{device} ×{count}" if count else device
+            if device not in machine.devices:
+                machine.devices.append(device)
+    for machine in found.values():
+        machine.hosts.sort()
+        machine.cpu_models.sort()
+        machine.devices.sort()
+    return sorted(found.values(), key=lambda m: m.machine)
+
