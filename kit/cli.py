@@ -9,13 +9,15 @@ session does can also be run (and tested) without nox. Exit codes:
 * 3 — the release is not installable here (a record says why).
 
 ``plan VERSION [--backend cuda]`` shows the install plan, resolved without
-downloading wheels.
+downloading wheels. ``report [--results DIR] [--out DIR] [--no-plots]``
+rebuilds reports/matrix.md and matrix.json from the records alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -33,7 +35,9 @@ def _log(message: str) -> None:
     print(f"kit: {message}", file=sys.stderr, flush=True)
 
 
-def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = "matrix.toml") -> int:
+def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = "matrix.toml",
+         reproduce: str | None = None) -> int:
+    """Run one command; a `KitError` becomes one ERROR line and a TIP, exit 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if not argv or argv[0] in ("-h", "--help"):
@@ -42,7 +46,9 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
         command, rest = argv[0], argv[1:]
         matrix = load_matrix(matrix_path)
         if command == "run":
-            return cmd_run(matrix, rest, log)
+            return cmd_run(matrix, rest, log, reproduce=reproduce)
+        if command == "report":
+            return cmd_report(matrix, rest, log)
         if command == "plan":
             return cmd_plan(matrix, rest, log)
         if command == "bisect":
@@ -53,7 +59,7 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
             from .sweep import main as sweep_main
 
             return sweep_main(matrix, rest, log)
-        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect or matrix")
+        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, matrix or report")
     except KitError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_USAGE
@@ -109,6 +115,32 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     print(f"  python {resolution.python} resolves to:")
     for name, version in sorted(resolution.pins.items()):
         print(f"    {name}=={version}")
+    return EXIT_OK
+
+
+def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
+    """Rebuild reports/matrix.md and matrix.json (and the plots) from the records alone."""
+    parser = _Parser(prog="nox -s report --")
+    parser.add_argument("--results", type=Path, default=matrix.results_dir, help="folder of records")
+    parser.add_argument("--out", type=Path, default=matrix.results_dir.parent, help="where matrix.md/json go")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    args = parser.parse_args(list(argv))
+    from .matrix_markdown import render_answer
+    from .report import write_report
+
+    start = time.perf_counter()
+    result = write_report(args.results, args.out, plots=not args.no_plots)
+    print(f"wrote {result.markdown} and {result.json} from {result.report.record_count} records "
+          f"in {time.perf_counter() - start:.1f} s")
+    for path in result.plots:
+        print(f"wrote {path}")
+    for note in result.report.plot_notes:
+        print(f"note: {note}")
+    for line in render_answer(result.report)[2:]:
+        if line.startswith("- **"):
+            print(line)
+    for unusable in result.unusable:
+        log(f"skipped {unusable.path}: {unusable.reason}")
     return EXIT_OK
 
 
