@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 
-from .records import LoadedRecord, newest_per_cell, record_backend, record_jax, release_key
+from .records import LoadedRecord, atomic_write_text, newest_per_cell, record_backend, record_jax, release_key
 
 AFFECTED_COLOR = "#c0392b"
 UNAFFECTED_COLOR = "#2471a3"
@@ -156,6 +156,8 @@ def _series_from(value: Any) -> ErrorSeries | None:
 
 
 MANIFEST = "plots.json"
+MANIFEST_SCHEMA = 1
+"""Version of plots.json's layout; a manifest of another version is redrawn, not read."""
 
 
 def make_plots(records: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
@@ -174,9 +176,10 @@ def make_plots(records: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
         return kept
     outcome = _draw(newest.values(), out_dir)
     if outcome.images:
-        manifest = {"inputs": inputs, "images": [{"title": i.title, "path": i.path.name} for i in outcome.images],
+        manifest = {"schema": MANIFEST_SCHEMA, "inputs": inputs,
+                    "images": [{"title": i.title, "path": i.path.name} for i in outcome.images],
                     "notes": outcome.notes}
-        (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        atomic_write_text(out_dir / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return outcome
 
 
@@ -190,7 +193,7 @@ def _unchanged(out_dir: Path, inputs: str) -> PlotOutcome | None:
         manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(manifest, dict) or manifest.get("inputs") != inputs:
+    if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA or manifest.get("inputs") != inputs:
         return None
     images = [PlotImage(str(i["title"]), out_dir / str(i["path"])) for i in manifest.get("images", [])]
     if not images or not all(image.path.exists() for image in images):
@@ -255,65 +258,89 @@ def _several_machines(entries: Sequence[LoadedRecord]) -> bool:
 def _save(fig: Any, path: Path, title: str, outcome: PlotOutcome) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".tmp-{path.name}")
-    fig.savefig(temp, dpi=110, format="png")
-    temp.replace(path)
+    try:
+        fig.savefig(temp, dpi=110, format="png")
+        temp.replace(path)
+    finally:
+        temp.unlink(missing_ok=True)
     outcome.images.append(PlotImage(title, path))
 
 
 def _plot_scaling(entries: list[LoadedRecord], backend: str, out_dir: Path, outcome: PlotOutcome) -> None:
+    """Time against devices per release; efficiencies from the summary when there is no timing detail."""
+    timed = [(e, scaling_curves(_evidence(e.record))) for e in entries]
+    with_points = [(e, c) for e, c in timed if len(c.get(("jit", "forward", "slogdet"), [])) >= 2]
+    if not with_points:
+        _plot_summary_efficiencies(entries, backend, out_dir, outcome)
+        return
+    _plot_timing_panels(with_points, backend, _several_machines(entries), out_dir, outcome)
+    missing = [record_jax(e.record) for e, c in timed if all(e is not w for w, _ in with_points)]
+    if missing:
+        outcome.notes.append(f"Scaling on {backend}: no timing detail for {', '.join(missing)}.")
+
+
+Curves = dict[tuple[str, str, str], list[TimingPoint]]
+
+
+def _plot_timing_panels(with_points: list[tuple[LoadedRecord, Curves]], backend: str, several: bool,
+                        out_dir: Path, outcome: PlotOutcome) -> None:
+    """One panel per release: slogdet and control times under jit and shard_map, with the ideal line."""
+    from matplotlib.figure import Figure
+
+    ncols = min(4, len(with_points))
+    nrows = math.ceil(len(with_points) / ncols)
+    fig = Figure(figsize=(3.4 * ncols, 2.9 * nrows + 0.7))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for ax in axes.flat[len(with_points):]:
+        ax.set_visible(False)
+    for ax, (entry, curves) in zip(axes.flat, with_points):
+        _draw_timing_panel(ax, entry, curves, several)
+    axes.flat[0].legend(fontsize=6)
+    fig.suptitle(f"Sharded slogdet vs control (sum), {backend}: red affected, blue unaffected; "
+                 "bars are the IQR", fontsize=9)
+    fig.tight_layout()
+    title = f"Scaling on {backend}: time vs device count"
+    _save(fig, out_dir / f"scaling-{backend}.png", title, outcome)
+
+
+def _draw_timing_panel(ax: Any, entry: LoadedRecord, curves: Curves, several: bool) -> None:
+    color = _verdict_color(entry.record)
+    all_devices: set[int] = set()
+    for mode, style in (("jit", "-"), ("shard_map", "--")):
+        for loss, line_color, marker in (("slogdet", color, "o"), ("control", CONTROL_COLOR, "s")):
+            points = curves.get((mode, "forward", loss), [])
+            if len(points) < 2:
+                continue
+            devices = [p.devices for p in points]
+            all_devices.update(devices)
+            medians = [p.median_s * 1e3 for p in points]
+            low = [max(0.0, m - (p.q1_s * 1e3 if p.q1_s is not None else m)) for m, p in zip(medians, points)]
+            high = [max(0.0, (p.q3_s * 1e3 if p.q3_s is not None else m) - m) for m, p in zip(medians, points)]
+            ax.errorbar(devices, medians, yerr=[low, high], fmt=marker + style, color=line_color,
+                        markersize=4, capsize=2, linewidth=1.2, label=f"{loss}, {mode}")
+    control = curves.get(("jit", "forward", "control"), [])
+    if control:
+        base = control[0]
+        top = max(all_devices)
+        ax.plot([base.devices, top], [base.median_s * 1e3, base.median_s * 1e3 * base.devices / top], ":",
+                color=CONTROL_COLOR, linewidth=0.8, label="ideal")
+    ticks = sorted(all_devices)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ticks, [str(d) for d in ticks])
+    ax.set_title(f"jax {_label(entry, several)}: {entry.record.get('verdict')}", fontsize=9)
+    ax.set_xlabel("devices", fontsize=8)
+    ax.set_ylabel("forward time, median (ms)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+
+
+def _plot_summary_efficiencies(entries: list[LoadedRecord], backend: str, out_dir: Path,
+                               outcome: PlotOutcome) -> None:
+    """The fallback: efficiency at 2 and 4 devices from each record's summary, on one axis."""
     from matplotlib.figure import Figure
 
     several = _several_machines(entries)
-    timed = [(e, scaling_curves(_evidence(e.record))) for e in entries]
-    with_points = [(e, c) for e, c in timed if len(c.get(("jit", "forward", "slogdet"), [])) >= 2]
-    missing = [record_jax(e.record) for e, c in timed if all(e is not w for w, _ in with_points)]
-    if with_points:
-        ncols = min(4, len(with_points))
-        nrows = math.ceil(len(with_points) / ncols)
-        fig = Figure(figsize=(3.4 * ncols, 2.9 * nrows + 0.7))
-        axes = fig.subplots(nrows, ncols, squeeze=False)
-        for ax in axes.flat[len(with_points):]:
-            ax.set_visible(False)
-        for ax, (entry, curves) in zip(axes.flat, with_points):
-            color = _verdict_color(entry.record)
-            all_devices: set[int] = set()
-            for mode, style in (("jit", "-"), ("shard_map", "--")):
-                for loss, line_color, marker in (("slogdet", color, "o"), ("control", CONTROL_COLOR, "s")):
-                    points = curves.get((mode, "forward", loss), [])
-                    if len(points) < 2:
-                        continue
-                    devices = [p.devices for p in points]
-                    all_devices.update(devices)
-                    medians = [p.median_s * 1e3 for p in points]
-                    low = [max(0.0, m - (p.q1_s * 1e3 if p.q1_s is not None else m)) for m, p in zip(medians, points)]
-                    high = [max(0.0, (p.q3_s * 1e3 if p.q3_s is not None else m) - m) for m, p in zip(medians, points)]
-                    ax.errorbar(devices, medians, yerr=[low, high], fmt=marker + style, color=line_color,
-                                markersize=4, capsize=2, linewidth=1.2, label=f"{loss}, {mode}")
-            control = curves.get(("jit", "forward", "control"), [])
-            if control:
-                base = control[0]
-                top = max(all_devices)
-                ax.plot([base.devices, top], [base.median_s * 1e3, base.median_s * 1e3 * base.devices / top], ":",
-                        color=CONTROL_COLOR, linewidth=0.8, label="ideal")
-            ticks = sorted(all_devices)
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(ticks, [str(d) for d in ticks])
-            ax.set_title(f"jax {_label(entry, several)}: {entry.record.get('verdict')}", fontsize=9)
-            ax.set_xlabel("devices", fontsize=8)
-            ax.set_ylabel("forward time, median (ms)", fontsize=8)
-            ax.tick_params(labelsize=7)
-            ax.set_ylim(bottom=0)
-            ax.grid(alpha=0.3)
-        axes.flat[0].legend(fontsize=6)
-        fig.suptitle(f"Sharded slogdet vs control (sum), {backend}: red affected, blue unaffected; "
-                     "bars are the IQR", fontsize=9)
-        fig.tight_layout()
-        title = f"Scaling on {backend}: time vs device count"
-        _save(fig, out_dir / f"scaling-{backend}.png", title, outcome)
-        if missing:
-            outcome.notes.append(f"Scaling on {backend}: no timing detail for {', '.join(missing)}.")
-        return
-    # Fallback: efficiency from the summary.
     series: list[tuple[LoadedRecord, list[tuple[int, float]]]] = []
     for entry in entries:
         summary = _summary(entry.record)

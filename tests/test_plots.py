@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -13,7 +14,11 @@ from kit.records import load_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records" / "cpu-laptop-sweep"
 
+needs_matplotlib = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None,
+                                      reason="matplotlib is not installed: there is no PNG to draw")
 
+
+@needs_matplotlib
 def test_unchanged_records_keep_the_images_and_changed_ones_redraw(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     results = tmp_path / "results"
@@ -32,4 +37,19 @@ def test_unchanged_records_keep_the_images_and_changed_ones_redraw(tmp_path: Pat
     drawn: list[int] = []
     monkeypatch.setattr(plots, "_draw", lambda entries, out_dir: drawn.append(1) or plots.PlotOutcome())
     plots.make_plots(load_records(results).entries, tmp_path / "plots")
+    assert drawn == [1]
+
+
+@needs_matplotlib
+def test_a_manifest_of_another_schema_is_redrawn_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = load_records(FIXTURES).entries
+    plots.make_plots(entries, tmp_path / "plots")
+    manifest = json.loads((tmp_path / "plots" / plots.MANIFEST).read_text())
+    assert manifest["schema"] == plots.MANIFEST_SCHEMA
+    assert not [p for p in (tmp_path / "plots").iterdir() if p.name.startswith(".tmp-")]
+    manifest.pop("schema")
+    (tmp_path / "plots" / plots.MANIFEST).write_text(json.dumps(manifest))
+    drawn: list[int] = []
+    monkeypatch.setattr(plots, "_draw", lambda entries, out_dir: drawn.append(1) or plots.PlotOutcome())
+    plots.make_plots(entries, tmp_path / "plots")
     assert drawn == [1]
