@@ -27,6 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from repro.contract import EXIT_REFUSED
+
 from . import __version__, records
 from .config import Matrix, validate_parameters
 from .envs import Env, InstallFailed, ensure_env, pick_backend
@@ -39,8 +41,6 @@ Log = Callable[[str], None]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# The repro's exit code for "this size does not fit the machine" (see docs/architecture.md).
-REPRO_REFUSED = 3
 
 
 @dataclass
@@ -168,7 +168,7 @@ def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout
         result = _read_result(out)
         if code != 0 or result is None:
             last = next((line for line in reversed(tail) if line.strip()), "no output")
-            if code == REPRO_REFUSED:
+            if code == EXIT_REFUSED:
                 reason = f"the repro refused the size: {last}"
             else:
                 why = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"

@@ -13,7 +13,7 @@ import math
 import os
 from typing import Any, Dict, List, Mapping, NoReturn, Sequence, Tuple
 
-EXIT_USAGE = 2
+from repro.contract import EXIT_USAGE  # noqa: F401  (the repros' one usage exit code)
 
 
 class UsageError(Exception):

@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from repro import tolerance
+from repro.contract import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from repro.cli import Parser, UsageError, merge_parameters, name_list, write_result
 
 DEFAULTS: Dict[str, Any] = {
@@ -50,7 +51,6 @@ PRESETS: Dict[str, Dict[str, Any]] = {
 }
 
 DTYPES = ("float32", "float64")
-EXIT_OK, EXIT_USAGE, EXIT_DOES_NOT_FIT = 0, 2, 3
 
 # Rows moved to the host per step when checking in full: 128 MiB of float64,
 # so the host working set stays small next to the input array.
@@ -329,31 +329,11 @@ class _Judged:
 
 def run_case(jax: Any, compat: Any, plan: Dict[str, Any], parameters: Dict[str, Any]) -> Dict[str, Any]:
     """Draw, factorise and judge one (dtype, batch) case."""
-    jnp = jax.numpy
     n, dtype, batch = plan["n"], plan["dtype"], plan["batch"]
     itemsize = np.dtype(dtype).itemsize
-    window, samples = parameters["window"], parameters["samples"]
     label = f"{dtype} batch {batch}"
     timings: Dict[str, float] = {}
-
-    started = time.perf_counter()
-    # Same key for every case: case (1500000, 20, 20) float32 is exactly the issue's array.
-    x = jax.random.normal(compat.random_key(parameters["seed"]), (batch, n, n), dtype=jnp.dtype(dtype))
-    compat.block_until_ready(x)
-    timings["draw_s"] = time.perf_counter() - started
-    _progress(f"{label}: drew {_gb(x.nbytes)} on {plan['backend']} in {timings['draw_s']:.1f} s")
-
-    started = time.perf_counter()
-    sign, logabsdet = jax.jit(jnp.linalg.slogdet)(x)
-    outputs = {"sign": np.asarray(sign), "logabsdet": np.asarray(logabsdet)}
-    del sign, logabsdet
-    timings["slogdet_s"] = time.perf_counter() - started
-    started = time.perf_counter()
-    outputs["det"] = np.asarray(jax.jit(jnp.linalg.det)(x))
-    timings["det_s"] = time.perf_counter() - started
-    _progress(f"{label}: slogdet {timings['slogdet_s']:.1f} s, det {timings['det_s']:.1f} s")
-
-    nonfinite = ~(np.isfinite(outputs["sign"]) & np.isfinite(outputs["logabsdet"]) & np.isfinite(outputs["det"]))
+    x, outputs = _draw_and_factorise(jax, compat, plan, parameters["seed"], label, timings)
     whole_batch = {
         "nan_count": int((np.isnan(outputs["sign"]) | np.isnan(outputs["logabsdet"]) | np.isnan(outputs["det"])).sum()),
         "inf_count": int((np.isinf(outputs["logabsdet"]) | np.isinf(outputs["det"])).sum()),
@@ -361,35 +341,12 @@ def run_case(jax: Any, compat: Any, plan: Dict[str, Any], parameters: Dict[str, 
 
     started = time.perf_counter()
     judged = _Judged()
-    ranges, boundaries = _ranges_to_check(batch, n, itemsize, window)
+    ranges, boundaries = _ranges_to_check(batch, n, itemsize, parameters["window"])
     full = batch <= parameters["full_check_max"]
-    if full:
-        ranges = [(0, batch)]
-    chunk = max(1, CHUNK_BYTES // (n * n * 8))
-    for lo, hi in _merge(ranges):
-        for start in range(lo, hi, chunk):
-            stop = min(hi, start + chunk)
-            rows = np.asarray(x[start:stop])  # slice on the device, then move only these rows
-            judged.add(np.arange(start, stop), rows, outputs, n, dtype)
-    covered = judged.indices()
-
-    # Boundary windows' references, recomputed by scipy's LU: the yardstick must be sound.
-    crosscheck_rows = [b["checked"] for b in boundaries if b["checked"]]
-    crosscheck: Optional[float] = None
-    if crosscheck_rows:
-        lo, hi = crosscheck_rows[0]
-        rows = np.asarray(x[lo:hi + 1])
-        crosscheck = _scipy_crosscheck(rows, _references(rows)[1])
-
+    _judge_ranges(x, outputs, [(0, batch)] if full else ranges, judged, n, dtype)
+    crosscheck = _crosscheck_boundary(x, boundaries)
     if not full:
-        rng = np.random.default_rng(parameters["seed"])
-        sampled = rng.choice(batch, size=min(samples, batch), replace=False) if samples else np.zeros(0, np.int64)
-        suspicious = np.flatnonzero(nonfinite)[:MAX_NONFINITE_RECHECK]
-        extra = np.setdiff1d(np.union1d(sampled, suspicious), covered).astype(np.int64)
-        for start in range(0, len(extra), chunk):
-            picked = extra[start:start + chunk]
-            rows = np.asarray(x[jnp.asarray(picked)])  # gather on the device
-            judged.add(picked, rows, outputs, n, dtype)
+        _judge_samples(jax, x, outputs, judged, n, dtype, parameters)
     del x
     gc.collect()
 
@@ -419,6 +376,71 @@ def run_case(jax: Any, compat: Any, plan: Dict[str, Any], parameters: Dict[str, 
         "timings_s": {key: round(value, 3) for key, value in timings.items()},
         "error": None,
     }
+
+
+def _draw_and_factorise(jax: Any, compat: Any, plan: Dict[str, Any], seed: int, label: str,
+                        timings: Dict[str, float]) -> Tuple[Any, Dict[str, np.ndarray]]:
+    """The batch on the device, and slogdet's and det's outputs on the host."""
+    jnp = jax.numpy
+    n, dtype, batch = plan["n"], plan["dtype"], plan["batch"]
+    started = time.perf_counter()
+    # Same key for every case: case (1500000, 20, 20) float32 is exactly the issue's array.
+    x = jax.random.normal(compat.random_key(seed), (batch, n, n), dtype=jnp.dtype(dtype))
+    compat.block_until_ready(x)
+    timings["draw_s"] = time.perf_counter() - started
+    _progress(f"{label}: drew {_gb(x.nbytes)} on {plan['backend']} in {timings['draw_s']:.1f} s")
+
+    started = time.perf_counter()
+    sign, logabsdet = jax.jit(jnp.linalg.slogdet)(x)
+    outputs = {"sign": np.asarray(sign), "logabsdet": np.asarray(logabsdet)}
+    del sign, logabsdet
+    timings["slogdet_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    outputs["det"] = np.asarray(jax.jit(jnp.linalg.det)(x))
+    timings["det_s"] = time.perf_counter() - started
+    _progress(f"{label}: slogdet {timings['slogdet_s']:.1f} s, det {timings['det_s']:.1f} s")
+    return x, outputs
+
+
+def _chunk_rows(n: int) -> int:
+    return max(1, CHUNK_BYTES // (n * n * 8))
+
+
+def _judge_ranges(x: Any, outputs: Dict[str, np.ndarray], ranges: List[Tuple[int, int]], judged: "_Judged",
+                  n: int, dtype: str) -> None:
+    """Judge every entry in the ranges, a chunk of rows at a time."""
+    chunk = _chunk_rows(n)
+    for lo, hi in _merge(ranges):
+        for start in range(lo, hi, chunk):
+            stop = min(hi, start + chunk)
+            rows = np.asarray(x[start:stop])  # slice on the device, then move only these rows
+            judged.add(np.arange(start, stop), rows, outputs, n, dtype)
+
+
+def _crosscheck_boundary(x: Any, boundaries: List[Dict[str, Any]]) -> Optional[float]:
+    """Boundary windows' references, recomputed by scipy's LU: the yardstick must be sound."""
+    crosscheck_rows = [b["checked"] for b in boundaries if b["checked"]]
+    if not crosscheck_rows:
+        return None
+    lo, hi = crosscheck_rows[0]
+    rows = np.asarray(x[lo:hi + 1])
+    return _scipy_crosscheck(rows, _references(rows)[1])
+
+
+def _judge_samples(jax: Any, x: Any, outputs: Dict[str, np.ndarray], judged: "_Judged", n: int, dtype: str,
+                   parameters: Dict[str, Any]) -> None:
+    """Random samples across the batch and every non-finite output not judged yet."""
+    batch, samples = x.shape[0], parameters["samples"]
+    nonfinite = ~(np.isfinite(outputs["sign"]) & np.isfinite(outputs["logabsdet"]) & np.isfinite(outputs["det"]))
+    rng = np.random.default_rng(parameters["seed"])
+    sampled = rng.choice(batch, size=min(samples, batch), replace=False) if samples else np.zeros(0, np.int64)
+    suspicious = np.flatnonzero(nonfinite)[:MAX_NONFINITE_RECHECK]
+    extra = np.setdiff1d(np.union1d(sampled, suspicious), judged.indices()).astype(np.int64)
+    chunk = _chunk_rows(n)
+    for start in range(0, len(extra), chunk):
+        picked = extra[start:start + chunk]
+        rows = np.asarray(x[jax.numpy.asarray(picked)])  # gather on the device
+        judged.add(picked, rows, outputs, n, dtype)
 
 
 # --------------------------------------------------------------------------
@@ -583,7 +605,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         result = run(parameters)
     except DoesNotFit as error:
         print(f"error: does not fit: {error}", file=sys.stderr)
-        return EXIT_DOES_NOT_FIT
+        return EXIT_REFUSED
     result["evidence"]["duration_s"] = round(time.perf_counter() - started, 2)
     write_result(out, result)
     print(human_summary(result))
