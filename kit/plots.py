@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -203,6 +204,9 @@ def _unchanged(out_dir: Path, inputs: str) -> PlotOutcome | None:
 
 def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
     outcome = PlotOutcome()
+    # nox logs at DEBUG; matplotlib's font search and PIL's PNG chunks would fill the terminal.
+    for name in ("matplotlib", "PIL"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     try:
         import matplotlib
 

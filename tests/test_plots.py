@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -53,3 +54,19 @@ def test_a_manifest_of_another_schema_is_redrawn_not_read(tmp_path: Path, monkey
     monkeypatch.setattr(plots, "_draw", lambda entries, out_dir: drawn.append(1) or plots.PlotOutcome())
     plots.make_plots(entries, tmp_path / "plots")
     assert drawn == [1]
+
+
+@needs_matplotlib
+def test_drawing_under_a_debug_logger_prints_no_matplotlib_debug_lines(tmp_path: Path,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    # nox runs sessions with the root logger at DEBUG: matplotlib's font search then logged dozens of lines.
+    for name in ("matplotlib", "PIL"):
+        logging.getLogger(name).setLevel(logging.NOTSET)
+    from matplotlib import font_manager
+
+    # findfont logs only on a cache miss: empty the cache so earlier drawings do not hide the lines.
+    getattr(font_manager.fontManager, "_findfont_cached", None).cache_clear()
+    caplog.set_level(logging.DEBUG)
+    outcome = plots.make_plots(load_records(FIXTURES).entries, tmp_path / "plots")
+    assert outcome.images
+    assert [r.name for r in caplog.records if r.name.startswith(("matplotlib", "PIL"))] == []
