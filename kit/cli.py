@@ -72,7 +72,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
     check = matrix.check(check_name)
     matrix.release(version)  # validates the version string
     args = run_parser(check_name, check.parameters).parse_args(list(argv[2:]))
-    overrides = {key: getattr(args, key) for key in CHECK_PARAMETERS[check_name] if getattr(args, key) is not None}
+    overrides = {key: getattr(args, key) for key in CHECK_PARAMETERS.get(check_name, {}) if getattr(args, key) is not None}
     request = RunRequest(
         check=check_name,
         version=version,
@@ -168,7 +168,7 @@ def run_parser(check: str, defaults: Mapping[str, Any]) -> argparse.ArgumentPars
     parser.add_argument("--timeout", type=int, default=None, metavar="SECONDS")
     parser.add_argument("--fail-on-affected", action="store_true",
                         help="exit 1 when the verdict is affected (for other projects' CI)")
-    for key in CHECK_PARAMETERS[check]:
+    for key in CHECK_PARAMETERS.get(check, {}):
         parser.add_argument(f"--{key.replace('_', '-')}", dest=key, default=None,
                             type=_value_parser(defaults.get(key)))
     return parser

@@ -110,13 +110,27 @@ class InstallSettings:
     era_slack_days: int = 14
 
 
+# A user check is a script instead of a built-in repro; these are its only keys.
+SCRIPT_CHECK_KEYS = ("script", "description", "host_devices", "timeout_s")
+
+
 @dataclass(frozen=True)
 class Check:
+    """A built-in repro (``python -m repro.<name>``) or a user's script (``script`` is set)."""
+
     name: str
     parameters: Mapping[str, Any]
     presets: Mapping[str, Mapping[str, Any]]
     timeout_s: int
     description: str
+    script: Path | None = None
+    """Absolute path of a user check's script; None for the built-in checks."""
+    host_devices: int | None = None
+    """CPU runs of a script check get this many forced host devices."""
+
+    @property
+    def builtin(self) -> bool:
+        return self.script is None
 
 
 @dataclass(frozen=True)
@@ -172,8 +186,7 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
     checks_raw = _table(raw, "checks", "")
     if not checks_raw:
         raise ConfigError("matrix.toml has no [checks.*] tables", "add [checks.scaling] and [checks.correctness]")
-    _known_keys(checks_raw, set(CHECK_PARAMETERS), "checks")
-    checks = {name: _parse_check(name, _table(checks_raw, name, "checks")) for name in checks_raw}
+    checks = {name: _parse_any_check(name, _table(checks_raw, name, "checks"), path) for name in checks_raw}
     return Matrix(
         path=path,
         releases=releases,
@@ -241,6 +254,52 @@ def _parse_releases(items: Any) -> tuple[Release, ...]:
     return tuple(sorted(releases, key=lambda r: r.key))
 
 
+def _parse_any_check(name: str, table: Mapping[str, Any], path: Path) -> Check:
+    """A built-in check by its name, anything else by its ``script``."""
+    if name in CHECK_PARAMETERS:
+        if "script" in table:
+            raise ConfigError(f"checks.{name} is a built-in check and cannot have a script",
+                              f"give your check another name, e.g. [checks.my-{name}]")
+        return _parse_check(name, table)
+    if "script" not in table:
+        close = difflib.get_close_matches(name, sorted(CHECK_PARAMETERS), n=1)
+        hint = f"did you mean the built-in {close[0]!r}? " if close else ""
+        raise ConfigError(f"checks.{name} has no script (and is not a built-in check)",
+                          hint + f'add script = "checks/{name}.py" (relative to matrix.toml)')
+    return _parse_script_check(name, table, path)
+
+
+def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Check:
+    where = f"checks.{name}"
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise ConfigError(f"check name {name!r} has characters a session name cannot hold",
+                          "use letters, digits, - and _")
+    _known_keys(table, set(SCRIPT_CHECK_KEYS), where)
+    script = path.parent / _string(table, "script", where, "")
+    if not script.is_file():
+        raise ConfigError(f"{where}.script {str(table['script'])!r} is not a file (looked at {script})",
+                          "the path is relative to matrix.toml; copy an example from examples/checks/")
+    devices = table.get("host_devices")
+    if devices is not None and not _pos_int(devices):
+        raise ConfigError(f"{where}.host_devices must be a positive integer", "e.g. host_devices = 4")
+    return Check(
+        name=name,
+        parameters={},
+        presets={},
+        timeout_s=_timeout(table, where),
+        description=_string(table, "description", where, f"{name} check ({table['script']})"),
+        script=script.resolve(),
+        host_devices=devices,
+    )
+
+
+def _timeout(table: Mapping[str, Any], where: str) -> int:
+    timeout = table.get("timeout_s", 1800)
+    if not _pos_int(timeout):
+        raise ConfigError(f"{where}.timeout_s must be a positive integer (seconds)", "e.g. timeout_s = 900")
+    return int(timeout)
+
+
 def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
     where = f"checks.{name}"
     schema = CHECK_PARAMETERS[name]
@@ -257,21 +316,18 @@ def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
         _known_keys(values, set(schema), pwhere)
         validate_parameters(name, values, pwhere)
         presets[preset] = dict(values)
-    timeout = table.get("timeout_s", 1800)
-    if not _pos_int(timeout):
-        raise ConfigError(f"{where}.timeout_s must be a positive integer (seconds)", "e.g. timeout_s = 900")
     return Check(
         name=name,
         parameters=parameters,
         presets=presets,
-        timeout_s=timeout,
+        timeout_s=_timeout(table, where),
         description=_string(table, "description", where, f"{name} check"),
     )
 
 
 def validate_parameters(check: str, parameters: Mapping[str, Any], where: str) -> None:
     """Raise ConfigError for an unknown key or a value of the wrong shape."""
-    schema = CHECK_PARAMETERS[check]
+    schema = CHECK_PARAMETERS.get(check, {})  # a script check takes no parameters
     _known_keys(parameters, set(schema), where)
     for key, value in parameters.items():
         ok, expected = schema[key]

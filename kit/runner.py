@@ -8,6 +8,7 @@ the record when it crashes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -29,8 +30,8 @@ from typing import Any, Callable, Mapping
 
 from repro.contract import EXIT_REFUSED
 
-from . import __version__, records
-from .config import Matrix, validate_parameters
+from . import __version__, protocol, records
+from .config import Check, Matrix, validate_parameters
 from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .errors import UsageError
 from .index import PackageIndex
@@ -69,6 +70,11 @@ class Prepared:
 def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
     """matrix.toml's parameters, then the preset's, then the command line's."""
     check = matrix.check(request.check)
+    if check.script is not None:
+        if request.preset or request.overrides:
+            raise UsageError(f"{request.check} is a script check: it takes no preset or parameters",
+                             "put the script's settings in the script itself")
+        return script_parameters(matrix, check)
     params = dict(check.parameters)
     if request.preset:
         if request.preset not in check.presets:
@@ -78,6 +84,17 @@ def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
     validate_parameters(request.check, request.overrides, "command line")
     params.update(request.overrides)
     return params
+
+
+def script_parameters(matrix: Matrix, check: Check) -> dict[str, Any]:
+    """What a script check's record must match to stay current: the script's text and its devices."""
+    assert check.script is not None
+    try:
+        shown = str(check.script.relative_to(matrix.path.parent.resolve()))
+    except ValueError:
+        shown = str(check.script)
+    return {"script": shown, "script_sha256": hashlib.sha256(check.script.read_bytes()).hexdigest(),
+            "host_devices": check.host_devices}
 
 
 def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None) -> Prepared:
@@ -120,8 +137,13 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         record["install"]["neighbours"] = _neighbours(index, request.version)
         record["install"]["how_to_supply"] = how_to_supply(request.version)
     else:
-        timeout = request.timeout_s or matrix.check(request.check).timeout_s
-        record.update(_run_repro(prepared.env, request, params, timeout, log))
+        check = matrix.check(request.check)
+        timeout = request.timeout_s or check.timeout_s
+        if check.script is not None:
+            record.update(run_script(prepared.env, check.script, request.backend, check.host_devices, timeout, log))
+            record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
+        else:
+            record.update(_run_repro(prepared.env, request, params, timeout, log))
     record["duration_s"] = round(time.monotonic() - started, 2)
     path = records.write_record(_json_safe(record), matrix.results_dir)
     return record, path
@@ -177,6 +199,50 @@ def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout
     fields: dict[str, Any] = {"status": "ran"}
     fields.update({k: result[k] for k in ("verdict", "reason", "evidence", "parameters") if k in result})
     fields["environment"] = {**host_facts(None), **result.get("environment", {})}
+    try:
+        protocol.check_metrics(result.get("metrics", {}))
+        fields["metrics"] = protocol.normalise_metrics(result.get("metrics", {}))
+    except protocol.ResultError as exc:
+        log(f"ignoring the repro's metrics: {exc}")
+    return fields
+
+
+def script_env(result_path: Path, backend: str, host_devices: int | None) -> dict[str, str]:
+    """The variables a script check runs with: KIT_RESULT, and forced host devices on CPU."""
+    extra = {"KIT_RESULT": str(result_path)}
+    if backend == "cpu" and host_devices:
+        flags = os.environ.get("XLA_FLAGS", "")
+        flags = re.sub(r"--xla_force_host_platform_device_count=\S+", "", flags).strip()
+        extra["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={host_devices}".strip()
+    return extra
+
+
+def run_script(env: Env, script: Path, backend: str, host_devices: int | None, timeout: int,
+               log: Log) -> dict[str, Any]:
+    """Run a script check with the release's python; the record fields its exit code and KIT_RESULT give.
+
+    The protocol is kit/protocol.py (README: "Your own check").
+    """
+    with tempfile.TemporaryDirectory(prefix="kit-") as tmp:
+        out = Path(tmp) / "kit-result.json"
+        cmd = [str(env.python), str(script)]
+        log("running " + " ".join(cmd))
+        code, tail = _stream(cmd, timeout, script_env(out, backend, host_devices))
+        try:
+            result = protocol.read_result(out)
+        except protocol.ResultError as exc:
+            return {"status": "crashed", "reason": f"{exc}", "evidence": {"exit_code": code, "output_tail": tail}}
+    fields = protocol.observation(code, timeout, result)
+    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code}
+    if fields["status"] != "ran" or fields["verdict"] == "affected":
+        evidence["output_tail"] = tail[-15:]
+        last = next((line for line in reversed(tail) if line.strip()), "")
+        if fields["status"] == "crashed" and last:
+            fields["reason"] += f": {last}"
+    fields["evidence"] = evidence
+    env_facts = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
+                 "backend": backend, "device_count": host_devices or None}
+    fields["environment"] = {**host_facts(None), **env_facts, **((result or {}).get("environment") or {})}
     return fields
 
 
@@ -190,9 +256,9 @@ def to_flags(params: Mapping[str, Any]) -> list[str]:
     return flags
 
 
-def _stream(cmd: list[str], timeout: int) -> tuple[int | None, list[str]]:
+def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = None) -> tuple[int | None, list[str]]:
     """Run, echoing output live; return (exit code or None on timeout, last lines)."""
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["PYTHONUNBUFFERED"] = "1"
     tail: deque[str] = deque(maxlen=40)

@@ -1,0 +1,245 @@
+"""Measured metrics: summaries of samples, and whether one release's samples are a step from another's.
+
+Pure functions, no I/O, the standard library only: the nox process has no
+scipy (requirements.txt keeps the driver small), and the one test we need,
+Mann-Whitney U, is fifty lines. ``tests/test_metrics.py`` checks it against
+scipy.stats.mannwhitneyu in the test environment.
+
+The decision rule, asv-style (``asv compare``: a ratio *and* a statistical
+test, never one timing):
+
+* the bounds set the scene: the good release's samples are the baseline, and
+  whichever way the bad release's median moved is *worse*. Bounds that do not
+  differ by at least ``factor`` (or that a rank test cannot tell apart) mean
+  there is no step to find: :class:`NoStep`.
+* a probe is **bad** when its median is worse than the good median by at least
+  ``factor`` and the rank test says its samples differ from the good ones;
+* it is **good** when it is worse by less than ``factor`` and the rank test
+  tells it apart from the bad samples (it is on the good side of the step);
+* anything else is **undecided** (within noise): the caller measures more
+  samples and asks again, and counts a probe that stays undecided as skipped.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+DEFAULT_FACTOR = 1.5
+DEFAULT_ALPHA = 0.01
+# Exact U distribution up to this many sample pairs; the normal approximation beyond.
+EXACT_MAX_PAIRS = 400
+
+
+# --------------------------------------------------------------------------
+# Summaries
+
+
+def quantile(samples: Sequence[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default), for 0 <= q <= 1."""
+    if not samples:
+        raise ValueError("no samples")
+    ordered = sorted(samples)
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def median(samples: Sequence[float]) -> float:
+    return quantile(samples, 0.5)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Median and spread of one release's samples, for the matrix."""
+
+    median: float
+    q1: float
+    q3: float
+    n: int
+
+    @property
+    def iqr(self) -> float:
+        return self.q3 - self.q1
+
+    @property
+    def spread_pct(self) -> float:
+        """IQR as a percentage of the median (0 when the median is 0)."""
+        return 100.0 * self.iqr / abs(self.median) if self.median else 0.0
+
+
+def summarise(samples: Sequence[float]) -> Summary:
+    return Summary(median(samples), quantile(samples, 0.25), quantile(samples, 0.75), len(samples))
+
+
+def worse_by(reference: float, value: float, worse: str) -> float:
+    """How many times worse ``value`` is than ``reference`` (below 1: better); ``worse`` is higher|lower."""
+    if reference <= 0 or value <= 0:
+        raise ValueError("metric medians must be positive to compare as ratios")
+    return value / reference if worse == "higher" else reference / value
+
+
+# --------------------------------------------------------------------------
+# Mann-Whitney U
+
+
+def mann_whitney_p(x: Sequence[float], y: Sequence[float]) -> float:
+    """Two-sided p-value that x and y come from the same distribution.
+
+    Exact when there are no ties and few pairs, else the normal approximation
+    with tie correction and continuity correction; both as scipy computes them.
+    """
+    n1, n2 = len(x), len(y)
+    if n1 == 0 or n2 == 0:
+        raise ValueError("both samples need at least one value")
+    ranks = _midranks([*x, *y])
+    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
+    u = max(u1, n1 * n2 - u1)
+    tied = len(set([*x, *y])) < n1 + n2
+    if not tied and n1 * n2 <= EXACT_MAX_PAIRS:
+        return min(1.0, 2 * _exact_sf(int(round(u)), n1, n2))
+    return _normal_p(u, n1, n2, ranks)
+
+
+def _midranks(values: Sequence[float]) -> list[float]:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def _exact_sf(u: int, n1: int, n2: int) -> float:
+    """P(U >= u) under the null, from the exact distribution of U."""
+    counts = _u_counts(min(n1, n2), max(n1, n2))
+    return sum(counts[u:]) / sum(counts)
+
+
+@lru_cache(maxsize=64)
+def _u_counts(m: int, n: int) -> tuple[int, ...]:
+    """How many arrangements give U = 0 .. m*n (coefficients of the Gaussian binomial)."""
+    # f(m, n) = f(m-1, n) shifted by n  +  f(m, n-1), built row by row.
+    table = [[(1,) for _ in range(n + 1)]]
+    for i in range(1, m + 1):
+        row = [(1,)]
+        for j in range(1, n + 1):
+            a, b = table[i - 1][j], row[j - 1]
+            size = i * j + 1
+            out = [0] * size
+            for k, c in enumerate(a):
+                out[k + j] += c
+            for k, c in enumerate(b):
+                out[k] += c
+            row.append(tuple(out))
+        table.append(row)
+    return table[m][n]
+
+
+def _normal_p(u: float, n1: int, n2: int, ranks: Sequence[float]) -> float:
+    n = n1 + n2
+    ties: dict[float, int] = {}
+    for r in ranks:
+        ties[r] = ties.get(r, 0) + 1
+    tie_term = sum(t ** 3 - t for t in ties.values()) / (n * (n - 1)) if n > 1 else 0.0
+    variance = n1 * n2 / 12 * ((n + 1) - tie_term)
+    if variance <= 0:
+        return 1.0
+    z = (u - n1 * n2 / 2 - 0.5) / math.sqrt(variance)
+    return min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+# --------------------------------------------------------------------------
+# The decision
+
+
+class NoStep(Exception):
+    """The bounds do not differ by the factor (or not beyond noise): nothing to bisect."""
+
+
+class Call(enum.Enum):
+    GOOD = "good"
+    BAD = "bad"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The bounds' samples: what good looks like, and which way is worse."""
+
+    good: tuple[float, ...]
+    bad: tuple[float, ...]
+    worse: str
+    factor: float = DEFAULT_FACTOR
+    alpha: float = DEFAULT_ALPHA
+
+    @property
+    def step(self) -> float:
+        return worse_by(median(self.good), median(self.bad), self.worse)
+
+
+@dataclass(frozen=True)
+class Decision:
+    call: Call
+    ratio: float
+    """How many times worse than the good median the probe's median is."""
+    p_good: float
+    p_bad: float
+    reason: str
+
+
+def baseline(good: Sequence[float], bad: Sequence[float], factor: float = DEFAULT_FACTOR,
+             alpha: float = DEFAULT_ALPHA, unit: str = "") -> Baseline:
+    """The baseline from the bounds' samples; NoStep when they do not differ by ``factor``."""
+    if factor <= 1:
+        raise ValueError("the factor must be above 1")
+    worse = "higher" if median(bad) > median(good) else "lower"
+    ratio = worse_by(median(good), median(bad), worse)
+    medians = f"good median {median(good):.4g}{unit}, bad median {median(bad):.4g}{unit}"
+    if ratio < factor:
+        raise NoStep(f"no step: the bounds differ by {ratio:.2f}x ({medians}), less than the factor {factor:g}")
+    p = mann_whitney_p(good, bad)
+    if p >= alpha:
+        raise NoStep(f"no step: the bounds differ by {ratio:.2f}x ({medians}) but a rank test cannot tell "
+                     f"their {len(good)} and {len(bad)} samples apart (p = {p:.3g} >= {alpha:g}); "
+                     "more samples per run would help")
+    return Baseline(tuple(good), tuple(bad), worse, factor, alpha)
+
+
+def decide(base: Baseline, probe: Sequence[float]) -> Decision:
+    """Is this probe on the bad side of the step, the good side, or within noise?"""
+    ratio = worse_by(median(base.good), median(probe), base.worse)
+    p_good = mann_whitney_p(base.good, probe)
+    p_bad = mann_whitney_p(base.bad, probe)
+    better_than_bad = worse_by(median(probe), median(base.bad), base.worse) > 1
+    figures = f"{ratio:.2f}x the good median (p = {p_good:.2g} vs good, {p_bad:.2g} vs bad, n = {len(probe)})"
+    if ratio >= base.factor and p_good < base.alpha:
+        return Decision(Call.BAD, ratio, p_good, p_bad, f"bad: {figures}")
+    if ratio < base.factor and better_than_bad and p_bad < base.alpha:
+        return Decision(Call.GOOD, ratio, p_good, p_bad, f"good: {figures}")
+    return Decision(Call.UNDECIDED, ratio, p_good, p_bad, f"within noise: {figures}")
+
+
+def steps(series: Sequence[tuple[str, Sequence[float]]], factor: float = DEFAULT_FACTOR,
+          alpha: float = DEFAULT_ALPHA) -> list[tuple[str, str, float, float]]:
+    """Every step between neighbours (in the given order) of at least ``factor`` that a rank test confirms.
+
+    Returns (before, after, after's median / before's median, p) per step, either direction.
+    """
+    found = []
+    for (before, a), (after, b) in zip(series, series[1:]):
+        ratio = median(b) / median(a)
+        if max(ratio, 1 / ratio) >= factor:
+            p = mann_whitney_p(a, b)
+            if p < alpha:
+                found.append((before, after, ratio, p))
+    return found

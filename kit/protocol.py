@@ -1,0 +1,132 @@
+"""The check protocol: how any check (a user's script or a built-in repro) says what it found.
+
+One protocol for every check, so the report and bisect treat a user's bug the
+way they treat the built-in ones:
+
+* **Exit code**, as ``git bisect run`` reads it: 0 unaffected, 125
+  inconclusive (cannot test this release), any other 1-127 affected; killed by
+  a signal (or an exit code above 127) is a crash, running past the timeout is
+  ``timed-out``.
+* **KIT_RESULT** (optional): the script may write a JSON object to the path in
+  the environment variable ``KIT_RESULT``::
+
+      {"verdict": "affected", "reason": "one sentence",
+       "summary": {"all_gathers": 1},                     # flat figures for the matrix cell
+       "metrics": {"solve": {"unit": "ms", "samples": [4.1, 4.0], "better": "lower"}}}
+
+  Every key is optional. A ``verdict`` that contradicts the exit code makes the
+  run ``crashed`` (the script disagrees with itself, so neither can be trusted).
+
+This module is pure (no I/O but reading the result file) and runs in the nox
+process; the optional helper a script can import is ``repro/kitcheck.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+EXIT_UNAFFECTED = 0
+EXIT_INCONCLUSIVE = 125
+VERDICTS = ("affected", "unaffected", "inconclusive")
+BETTER = ("lower", "higher")
+RESULT_KEYS = ("verdict", "reason", "summary", "metrics", "environment")
+
+
+class ResultError(ValueError):
+    """KIT_RESULT is not what the protocol says; the message names the key."""
+
+
+def exit_observation(code: int | None, timeout: int) -> tuple[str, str | None, str]:
+    """(status, verdict, reason) for a script's exit code, or None when it timed out."""
+    if code is None:
+        return "timed-out", None, f"the script did not finish within {timeout} s"
+    if code < 0 or code > 127:
+        signal_no = -code if code < 0 else code - 128
+        return "crashed", None, f"the script was killed by signal {signal_no}"
+    if code == EXIT_UNAFFECTED:
+        return "ran", "unaffected", "the script exited 0 (unaffected)"
+    if code == EXIT_INCONCLUSIVE:
+        return "ran", "inconclusive", "the script exited 125 (cannot test this release)"
+    return "ran", "affected", f"the script exited {code} (affected)"
+
+
+def read_result(path: Path) -> dict[str, Any] | None:
+    """The script's KIT_RESULT, validated; None when it wrote none. Raises ResultError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ResultError(f"KIT_RESULT is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ResultError("KIT_RESULT must hold a JSON object")
+    check_result(data)
+    return data
+
+
+def check_result(data: Mapping[str, Any]) -> None:
+    """Raise ResultError naming the first key that breaks the protocol."""
+    unknown = sorted(set(data) - set(RESULT_KEYS) - {"check", "parameters", "evidence"})
+    if unknown:
+        raise ResultError(f"KIT_RESULT has unknown key {unknown[0]!r} (allowed: {', '.join(RESULT_KEYS)})")
+    if "verdict" in data and data["verdict"] not in VERDICTS:
+        raise ResultError(f"KIT_RESULT verdict {data['verdict']!r} is not one of {', '.join(VERDICTS)}")
+    if "reason" in data and not isinstance(data["reason"], str):
+        raise ResultError("KIT_RESULT reason must be a string")
+    summary = data.get("summary", {})
+    if not isinstance(summary, dict) or not all(_scalar(v) for v in summary.values()):
+        raise ResultError("KIT_RESULT summary must be a flat object of numbers, strings, booleans or null")
+    check_metrics(data.get("metrics", {}))
+
+
+def check_metrics(metrics: Any) -> None:
+    """``{"name": {"unit": "ms", "samples": [...], "better": "lower"}}``, else ResultError."""
+    if not isinstance(metrics, dict):
+        raise ResultError("metrics must be an object of name -> {unit, samples, better}")
+    for name, metric in metrics.items():
+        if not isinstance(metric, dict):
+            raise ResultError(f"metric {name!r} must be an object with unit, samples and better")
+        samples = metric.get("samples")
+        if not isinstance(samples, list) or not samples or not all(_finite(x) for x in samples):
+            raise ResultError(f"metric {name!r}: samples must be a non-empty list of finite numbers")
+        if metric.get("better", "lower") not in BETTER:
+            raise ResultError(f"metric {name!r}: better must be \"lower\" or \"higher\"")
+        if not isinstance(metric.get("unit", ""), str):
+            raise ResultError(f"metric {name!r}: unit must be a string")
+
+
+def observation(code: int | None, timeout: int, result: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The record fields of one script run: exit code first, KIT_RESULT adds detail."""
+    status, verdict, reason = exit_observation(code, timeout)
+    fields: dict[str, Any] = {"status": status, "verdict": verdict, "reason": reason}
+    if result is None or status != "ran":
+        return fields
+    claimed = result.get("verdict")
+    if claimed is not None and claimed != verdict:
+        return {"status": "crashed", "verdict": None,
+                "reason": f"the script exited {code} ({verdict}) but its KIT_RESULT says {claimed}"}
+    if result.get("reason"):
+        fields["reason"] = result["reason"]
+    fields["summary"] = dict(result.get("summary") or {})
+    fields["metrics"] = normalise_metrics(result.get("metrics") or {})
+    return fields
+
+
+def normalise_metrics(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every metric with its three keys spelled out (better defaults to lower)."""
+    return {name: {"unit": str(m.get("unit", "")), "samples": [float(x) for x in m["samples"]],
+                   "better": m.get("better", "lower")}
+            for name, m in metrics.items()}
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, bool, int)) or _finite(value)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
