@@ -129,9 +129,9 @@ def _exact_sf(u: int, n1: int, n2: int) -> float:
 def _u_counts(m: int, n: int) -> tuple[int, ...]:
     """How many arrangements give U = 0 .. m*n (coefficients of the Gaussian binomial)."""
     # f(m, n) = f(m-1, n) shifted by n  +  f(m, n-1), built row by row.
-    table = [[(1,) for _ in range(n + 1)]]
+    table: list[list[tuple[int, ...]]] = [[(1,) for _ in range(n + 1)]]
     for i in range(1, m + 1):
-        row = [(1,)]
+        row: list[tuple[int, ...]] = [(1,)]
         for j in range(1, n + 1):
             a, b = table[i - 1][j], row[j - 1]
             size = i * j + 1

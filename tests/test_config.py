@@ -49,7 +49,7 @@ def test_releases_are_sorted_by_version_not_text() -> None:
         (lambda r: r["release"][0].update(pyhton="3.11"), "release[0].pyhton", "did you mean 'python'"),
         (lambda r: r["release"][0].update(python=3.11), "python must be a version string", '"3.11"'),
         (lambda r: r.update(install={"pythons": ["3"]}), "install.pythons", '"3.12"'),
-        (lambda r: r["checks"].update(speed={}), "checks.speed", "allowed keys"),
+        (lambda r: r["checks"].update(speed={}), "checks.speed has no script", 'script = "checks/speed.py"'),
         (lambda r: r.pop("release"), "no [[release]]", "version ="),
         (lambda r: r["checks"]["scaling"].update(presets={"big": {"batch": -1}}), "presets.big.batch", "positive"),
     ],
@@ -85,3 +85,49 @@ def test_unknown_version_and_check_lookups() -> None:
         matrix.release("latest")
     with pytest.raises(ConfigError, match="unknown check"):
         matrix.check("speed")
+
+
+# -- user (script) checks
+
+
+def _with_script_check(tmp_path: Path, **table: object) -> dict:
+    (tmp_path / "checks").mkdir(exist_ok=True)
+    (tmp_path / "checks" / "eigh.py").write_text("import sys; sys.exit(0)\n")
+    raw = _minimal()
+    raw["checks"]["eigh"] = {"script": "checks/eigh.py", **table}
+    return raw
+
+
+def test_script_check_path_is_relative_to_matrix_toml(tmp_path: Path) -> None:
+    raw = _with_script_check(tmp_path, description="eigh shards?", host_devices=4, timeout_s=60)
+    check = parse_matrix(raw, tmp_path / "matrix.toml").check("eigh")
+    assert check.script == (tmp_path / "checks" / "eigh.py").resolve()
+    assert (check.host_devices, check.timeout_s, check.description, check.builtin) == (4, 60, "eigh shards?", False)
+    assert not check.parameters and not check.presets
+
+
+@pytest.mark.parametrize(
+    ("table", "names", "tip"),
+    [
+        ({"script": "checks/eigh_typo.py"}, "checks.eigh.script 'checks/eigh_typo.py' is not a file",
+         "relative to matrix.toml"),
+        ({"host_devices": 0}, "host_devices must be a positive integer", "host_devices = 4"),
+        ({"timeout": 60}, "unknown key 'checks.eigh.timeout'", "did you mean 'timeout_s'"),
+        ({"batch": 64}, "unknown key 'checks.eigh.batch'", "allowed keys: description, host_devices, script"),
+    ],
+)
+def test_a_script_check_mistake_stops_at_load_in_one_sentence(tmp_path: Path, table: dict, names: str,
+                                                             tip: str) -> None:
+    raw = _with_script_check(tmp_path, **table)
+    with pytest.raises(ConfigError) as caught:
+        parse_matrix(raw, tmp_path / "matrix.toml")
+    assert names in caught.value.message
+    assert tip in caught.value.tip
+    assert caught.value.render().count("\n") == 1
+
+
+def test_a_built_in_check_cannot_be_replaced_by_a_script(tmp_path: Path) -> None:
+    raw = _with_script_check(tmp_path)
+    raw["checks"]["scaling"]["script"] = "checks/eigh.py"
+    with pytest.raises(ConfigError, match="built-in check"):
+        parse_matrix(raw, tmp_path / "matrix.toml")
