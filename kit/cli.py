@@ -4,7 +4,8 @@ The nox sessions are thin wrappers around these commands, so everything a
 session does can also be run (and tested) without nox. Exit codes:
 
 * 0 — the check ran (whatever its verdict);
-* 1 — the check crashed or timed out, or ``--fail-on-affected`` and it is affected;
+* 1 — the check crashed, timed out or refused a size that does not fit, or
+  ``--fail-on-affected`` and it is affected;
 * 2 — bad input (a mistyped version, option or matrix.toml key): one ERROR line;
 * 3 — the release is not installable here (a record says why).
 
@@ -20,6 +21,9 @@ import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+
+from repro import parameters as parameter_rules
+from repro.parameters import TIMEOUT_RULE
 
 from .config import CHECK_PARAMETERS, Matrix, load_matrix
 from .errors import KitError, UsageError
@@ -165,23 +169,37 @@ def run_parser(check: str, defaults: Mapping[str, Any]) -> argparse.ArgumentPars
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--preset", default=None)
     parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
-    parser.add_argument("--timeout", type=int, default=None, metavar="SECONDS")
+    parser.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                        help="time limit for the repro (default: timeout_s in matrix.toml)")
     parser.add_argument("--fail-on-affected", action="store_true",
                         help="exit 1 when the verdict is affected (for other projects' CI)")
     for key in CHECK_PARAMETERS.get(check, {}):
         parser.add_argument(f"--{key.replace('_', '-')}", dest=key, default=None,
-                            type=_value_parser(defaults.get(key)))
+                            type=_value_parser(check, key, defaults.get(key)))
     return parser
 
 
-def _value_parser(example: Any) -> Callable[[str], Any]:
-    """Parse a flag value into the shape matrix.toml uses for that key."""
+def _seconds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not TIMEOUT_RULE.valid(value):
+        raise argparse.ArgumentTypeError(f"must be {TIMEOUT_RULE.expected}, got {text!r}")
+    return value
+
+
+def _value_parser(check: str, key: str, example: Any) -> Callable[[str], Any]:
+    """Parse a flag value into the shape matrix.toml uses for that key (a list stays a list)."""
 
     def parse(text: str) -> Any:
+        if key in parameter_rules.RULES.get(check, {}):
+            return parameter_rules.parse_value(check, key, text)
         if isinstance(example, list) or "," in text:
             return [_scalar(x) for x in text.split(",") if x.strip()]
         return _scalar(text)
 
+    parse.__name__ = key  # argparse names the type in "invalid <type> value"
     return parse
 
 

@@ -15,6 +15,8 @@ from typing import Any, Callable, Mapping
 
 from packaging.version import InvalidVersion, Version
 
+from repro import parameters as parameter_rules
+
 from .errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -25,7 +27,9 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 BACKENDS = ("cpu", "cuda")
 
 # The parameters each repro understands, with a validator per key. They are
-# passed to ``python -m repro.<check>`` as ``--key-with-dashes value``.
+# passed to ``python -m repro.<check>`` as ``--key-with-dashes value``. The
+# rules (and the repros' defaults) live in repro/parameters.py, shared with the
+# repros so that both halves accept and refuse the same values.
 _Validator = Callable[[Any], bool]
 
 
@@ -37,48 +41,15 @@ def _pos_int(v: Any) -> bool:
     return _is_int(v) and v > 0
 
 
-def _pos_int_list(v: Any) -> bool:
-    return isinstance(v, list) and all(_pos_int(x) for x in v)
-
-
-def _str_list(allowed: tuple[str, ...]) -> _Validator:
-    return lambda v: isinstance(v, list) and len(v) > 0 and all(x in allowed for x in v)
-
-
-def _one_of(allowed: tuple[str, ...]) -> _Validator:
-    return lambda v: v in allowed
-
-
-def _pos_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
-
-
-_DTYPES = ("float32", "float64")
-
 CHECK_PARAMETERS: dict[str, dict[str, tuple[_Validator, str]]] = {
-    "scaling": {
-        "devices": (lambda v: _pos_int_list(v) and len(v) > 0, "a non-empty list of device counts, e.g. [1, 2, 4]"),
-        "batch": (_pos_int, "a positive integer"),
-        "matrix_size": (_pos_int, "a positive integer"),
-        "in_features": (_pos_int, "a positive integer"),
-        "hidden": (_pos_int_list, "a list of layer widths, e.g. [8192, 8192]"),
-        "dtype": (_one_of(_DTYPES), "one of float32, float64"),
-        "repeats": (_pos_int, "a positive integer"),
-        "warmup": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
-        "modes": (_str_list(("jit", "shard_map")), 'a list drawn from ["jit", "shard_map"]'),
-        "passes": (_str_list(("forward", "grad")), 'a list drawn from ["forward", "grad"]'),
-    },
-    "correctness": {
-        "matrix_size": (_pos_int, "a positive integer"),
-        "dtypes": (_str_list(_DTYPES), 'a list drawn from ["float32", "float64"]'),
-        "batches": (lambda v: v == "auto" or (_pos_int_list(v) and len(v) > 0), '"auto" or a list of batch sizes'),
-        "samples": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
-        "window": (_pos_int, "a positive integer"),
-        "seed": (_is_int, "an integer"),
-        "max_memory_gb": (_pos_number, "a positive number of GiB"),
-        "full_check_max": (lambda v: _is_int(v) and v >= 0, "a non-negative batch size"),
-    },
+    check: {key: (rule.valid, rule.expected) for key, rule in rules.items()}
+    for check, rules in parameter_rules.RULES.items()
 }
+
+
+def parameter_problems(check: str, parameters: Mapping[str, Any]) -> list[str]:
+    """What the repro would refuse in ``parameters`` (its defaults filled in), one sentence each."""
+    return parameter_rules.problems(check, {**parameter_rules.DEFAULTS.get(check, {}), **parameters})
 
 
 @dataclass(frozen=True)
@@ -307,6 +278,7 @@ def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
     _known_keys(table, set(schema) | meta, where)
     parameters = {k: v for k, v in table.items() if k not in meta}
     validate_parameters(name, parameters, where)
+    _refuse_combinations(name, parameters, where)
     presets_raw = _table(table, "presets", where)
     presets: dict[str, Mapping[str, Any]] = {}
     for preset, values in presets_raw.items():
@@ -315,6 +287,7 @@ def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
             raise ConfigError(f"{pwhere} must be a table", f"write it as [{pwhere}]")
         _known_keys(values, set(schema), pwhere)
         validate_parameters(name, values, pwhere)
+        _refuse_combinations(name, {**parameters, **values}, pwhere)
         presets[preset] = dict(values)
     return Check(
         name=name,
@@ -323,6 +296,13 @@ def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
         timeout_s=_timeout(table, where),
         description=_string(table, "description", where, f"{name} check"),
     )
+
+
+def _refuse_combinations(check: str, parameters: Mapping[str, Any], where: str) -> None:
+    """Values fine alone but not together (a batch that does not split over a device count)."""
+    broken = parameter_problems(check, parameters)
+    if broken:
+        raise ConfigError(f"[{where}] in matrix.toml: {broken[0]}", "change the values named above")
 
 
 def validate_parameters(check: str, parameters: Mapping[str, Any], where: str) -> None:

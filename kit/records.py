@@ -41,7 +41,8 @@ Record = dict[str, Any]
 # migrate yet; when SCHEMA becomes 2, add ``1: _upgrade_1_to_2`` here.
 MIGRATIONS: dict[int, Callable[[Record], Record]] = {}
 
-STATUSES = ("ran", "not-installable", "crashed", "timed-out")
+STATUSES = ("ran", "not-installable", "crashed", "refused", "timed-out")
+"""``refused``: the repro declined a size that does not fit this machine's memory (before any work)."""
 VERDICTS = ("affected", "unaffected", "inconclusive", None)
 
 TEMP_PREFIX = ".tmp-"

@@ -1,8 +1,8 @@
 """Run one check for one release: plan, install, run the repro, keep a record.
 
 Every path ends in exactly one record: ``ran``, ``not-installable``,
-``crashed`` or ``timed-out``. The repro's own output streams to the terminal
-as it comes (the long runs need progress), and its last lines are kept for
+``crashed``, ``refused`` (the size does not fit this machine) or
+``timed-out``. The repro's own output streams to the terminal as it comes (the long runs need progress), and its last lines are kept for
 the record when it crashes.
 """
 
@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from repro.contract import EXIT_REFUSED
+from repro.parameters import flag, shown
 
 from . import __version__, protocol, records
-from .config import Check, Matrix, validate_parameters
+from .config import Check, Matrix, parameter_problems, validate_parameters
 from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .errors import UsageError
 from .index import PackageIndex
@@ -81,8 +82,13 @@ def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
             known = ", ".join(sorted(check.presets)) or "none"
             raise UsageError(f"{request.check} has no preset {request.preset!r}", f"presets: {known}")
         params.update(check.presets[request.preset])
-    validate_parameters(request.check, request.overrides, "command line")
     params.update(request.overrides)
+    broken = parameter_problems(request.check, params)
+    if broken:
+        given = " ".join(f"{flag(k)} {shown(v)}" for k, v in request.overrides.items()) or "no overrides"
+        raise UsageError(broken[0], f"the repro would refuse it after the install; you gave {given}, "
+                                    f"the rest is [checks.{request.check}] in matrix.toml")
+    validate_parameters(request.check, request.overrides, "command line")  # keys no repro knows
     return params
 
 
@@ -190,12 +196,12 @@ def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout
         result = _read_result(out)
         if code != 0 or result is None:
             last = next((line for line in reversed(tail) if line.strip()), "no output")
-            if code == EXIT_REFUSED:
-                reason = f"the repro refused the size: {last}"
-            else:
-                why = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
-                reason = f"the repro crashed ({why}): {last}"
-            return {"status": "crashed", "reason": reason, "evidence": {"output_tail": tail}}
+            if code == EXIT_REFUSED:  # a size this machine cannot hold: a fact about the machine, not a crash
+                return {"status": "refused", "reason": f"the repro refused the size: {last}",
+                        "evidence": {"output_tail": tail}}
+            why = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
+            return {"status": "crashed", "reason": f"the repro crashed ({why}): {last}",
+                    "evidence": {"output_tail": tail}}
     fields: dict[str, Any] = {"status": "ran"}
     fields.update({k: result[k] for k in ("verdict", "reason", "evidence", "parameters") if k in result})
     fields["environment"] = {**host_facts(None), **result.get("environment", {})}

@@ -28,29 +28,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from repro import parameters as parameters_rules
 from repro import tolerance
 from repro.contract import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from repro.cli import Parser, UsageError, merge_parameters, name_list, write_result
 
-DEFAULTS: Dict[str, Any] = {
-    "matrix_size": 20,
-    "dtypes": ["float32", "float64"],
-    "batches": "auto",
-    "samples": 2000,
-    "window": 64,
-    "seed": 0,
-    "max_memory_gb": None,
-    # Checking every entry costs ~10 µs per matrix on the host; batches up to
-    # this size are checked in full, larger ones by windows and samples.
-    "full_check_max": 400_000,
-}
-
-PRESETS: Dict[str, Dict[str, Any]] = {
-    # The shape reported in jax#24843: jax.random.normal(key, (1500000, 20, 20)).
-    "issue-24843": {"matrix_size": 20, "dtypes": ["float32"], "batches": [1_500_000]},
-}
-
-DTYPES = ("float32", "float64")
+# Defaults, presets and limits live in repro/parameters.py, shared with the kit.
+DEFAULTS: Dict[str, Any] = parameters_rules.DEFAULTS["correctness"]
+PRESETS: Dict[str, Dict[str, Any]] = parameters_rules.PRESETS["correctness"]
 
 # Rows moved to the host per step when checking in full: 128 MiB of float64,
 # so the host working set stays small next to the input array.
@@ -111,19 +96,9 @@ def parse_parameters(argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
 
 
 def _validate(parameters: Dict[str, Any]) -> None:
-    if parameters["matrix_size"] < 1:
-        raise UsageError(f"--matrix-size must be at least 1, got {parameters['matrix_size']}")
-    unknown = [name for name in parameters["dtypes"] if name not in DTYPES]
-    if unknown or not parameters["dtypes"]:
-        raise UsageError(f"--dtypes takes some of {','.join(DTYPES)}, got {','.join(parameters['dtypes']) or 'nothing'}")
-    batches = parameters["batches"]
-    if batches != "auto" and (not batches or any(size < 1 for size in batches)):
-        raise UsageError(f"--batches needs positive sizes or 'auto', got {batches}")
-    for key in ("samples", "window", "full_check_max"):
-        if parameters[key] < 0:
-            raise UsageError(f"--{key.replace('_', '-')} must be 0 or more, got {parameters[key]}")
-    if parameters["max_memory_gb"] is not None and parameters["max_memory_gb"] <= 0:
-        raise UsageError(f"--max-memory-gb must be positive, got {parameters['max_memory_gb']}")
+    broken = parameters_rules.problems("correctness", parameters)
+    if broken:
+        raise UsageError(broken[0])
 
 
 # --------------------------------------------------------------------------

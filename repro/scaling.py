@@ -26,34 +26,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from repro import hlo, verdicts
+from repro import parameters as parameters_rules
 from repro.cli import EXIT_USAGE, Parser, UsageError, int_list, merge_parameters, name_list, write_result
 
-DEFAULTS: Dict[str, Any] = {
-    # Sized so one CPU run takes seconds on a 2-core machine.
-    "devices": [1, 2, 4],
-    "batch": 4096,
-    "matrix_size": 32,
-    "in_features": 64,
-    "hidden": [],
-    "dtype": "float32",
-    "repeats": 7,
-    "warmup": 2,
-    "modes": ["jit", "shard_map"],
-    # grad is opt-in: slogdet's backward pass on CPU takes seconds per call in
-    # newer releases (batched triangular solves), minutes for a full sweep.
-    "passes": ["forward"],
-    "seed": 0,
-}
+# Defaults, presets and limits live in repro/parameters.py, shared with the kit.
+DEFAULTS: Dict[str, Any] = parameters_rules.DEFAULTS["scaling"]
+PRESETS: Dict[str, Dict[str, Any]] = parameters_rules.PRESETS["scaling"]
 
-PRESETS: Dict[str, Dict[str, Any]] = {
-    # The thread's full GPU workload (layer_sizes 784, 8192×3, 32*32; batch 8192).
-    # The thread timed both the loss and its gradient.
-    "thread": {"in_features": 784, "hidden": [8192, 8192, 8192], "matrix_size": 32, "batch": 8192,
-               "passes": ["forward", "grad"]},
-}
-
-MODES = ("jit", "shard_map")
-PASSES = ("forward", "grad")
+MODES, PASSES, DTYPES = parameters_rules.MODES, parameters_rules.PASSES, parameters_rules.DTYPES
 LOSSES = ("control", "slogdet")
 DTYPES = ("float32", "float64")
 
@@ -88,24 +68,10 @@ def parse_parameters(argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
 
 
 def _validate(parameters: Dict[str, Any]) -> None:
-    devices = parameters["devices"]
-    if not devices or any(count < 1 for count in devices):
-        raise UsageError(f"--devices needs positive counts, got {devices}")
-    parameters["devices"] = sorted(set(devices))
-    for key in ("batch", "matrix_size", "in_features", "repeats"):
-        if parameters[key] < 1:
-            raise UsageError(f"--{key.replace('_', '-')} must be at least 1, got {parameters[key]}")
-    if parameters["warmup"] < 0:
-        raise UsageError(f"--warmup must be 0 or more, got {parameters['warmup']}")
-    if any(width < 1 for width in parameters["hidden"]):
-        raise UsageError(f"--hidden widths must be positive, got {parameters['hidden']}")
-    for count in parameters["devices"]:
-        if parameters["batch"] % count:
-            raise UsageError(f"--batch {parameters['batch']} does not split evenly over {count} devices")
-    for key, allowed in (("modes", MODES), ("passes", PASSES)):
-        unknown = [name for name in parameters[key] if name not in allowed]
-        if unknown or not parameters[key]:
-            raise UsageError(f"--{key} takes some of {','.join(allowed)}, got {','.join(parameters[key]) or 'nothing'}")
+    broken = parameters_rules.problems("scaling", parameters)
+    if broken:
+        raise UsageError(broken[0])
+    parameters["devices"] = sorted(set(parameters["devices"]))
 
 
 # --------------------------------------------------------------------------

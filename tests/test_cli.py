@@ -83,7 +83,7 @@ def test_unknown_option_is_a_usage_error_not_a_usage_dump() -> None:
         (["run", "scaling"], "ERROR: run needs a check and a version"),
         (["run", "speed", "0.6.0"], "ERROR: unknown check 'speed'"),
         (["run", "scaling", "latest"], "ERROR: 'latest' is not a JAX version"),
-        (["run", "scaling", "0.6.0", "--batch", "-3"], "ERROR: command line.batch = -3 is not valid"),
+        (["run", "scaling", "0.6.0", "--batch", "-3"], "ERROR: --batch -3 is not valid: it must be a positive integer"),
         (["run", "scaling", "0.6.0", "--preset", "huge"], "ERROR: scaling has no preset 'huge'"),
     ],
 )
@@ -107,3 +107,50 @@ def test_cuda_without_a_gpu_stops_before_downloading_anything(capsys, monkeypatc
     err = capsys.readouterr().err
     assert "no NVIDIA GPU is visible here" in err
     assert "TIP: check the install plan without downloading: nox -s plan -- 0.6.0 --backend cuda" in err
+
+
+MATRIX_TOML = str(Path(__file__).parent.parent / "matrix.toml")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["scaling", "0.6.0", "--devices", "3"], "ERROR: --batch 4096 does not split evenly over 3 devices"),
+        (["scaling", "0.6.0", "--timeout", "-1"], "ERROR: argument --timeout: must be a positive number of seconds"),
+        (["scaling", "0.6.0", "--timeout", "0"], "ERROR: argument --timeout: must be a positive number of seconds"),
+        (["scaling", "0.6.0", "--repeats", "0"], "ERROR: --repeats 0 is not valid: it must be a positive integer"),
+        (["correctness", "0.6.0", "--batches", "0"], "ERROR: --batches 0 is not valid"),
+    ],
+)
+def test_bad_parameters_stop_before_anything_is_resolved_or_written(argv: list[str], message: str, capsys,
+                                                                     monkeypatch) -> None:
+    from kit import runner
+
+    def no_install(*args: object, **kwargs: object) -> None:
+        pytest.fail("resolved or installed a release for parameters the repro would refuse")
+
+    monkeypatch.setattr(runner, "prepare", no_install)
+    monkeypatch.setattr(runner.records, "write_record", no_install)
+    assert cli.main(["run", *argv], matrix_path=MATRIX_TOML) == cli.EXIT_USAGE
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(message) and err[1].startswith("TIP: ") and len(err) == 2
+
+
+def test_a_single_value_for_a_list_parameter_is_a_one_element_list(monkeypatch) -> None:
+    from kit import runner
+
+    seen: list[dict] = []
+
+    def stop(matrix: object, request: runner.RunRequest, log: object, *args: object) -> None:
+        seen.append(runner.parameters_for(matrix, request))  # type: ignore[arg-type]
+        raise UsageError("stop here", "")
+
+    monkeypatch.setattr(cli, "run_check", stop)
+    cli.main(["run", "correctness", "0.6.0", "--batches", "200000000"], matrix_path=MATRIX_TOML)
+    assert seen and seen[0]["batches"] == [200000000]
+
+
+def test_report_with_a_bad_flag_is_one_error_and_a_tip(capsys) -> None:
+    assert cli.main(["report", "--bogus"], matrix_path=MATRIX_TOML) == cli.EXIT_USAGE
+    assert capsys.readouterr().err.splitlines() == [
+        "ERROR: unrecognized arguments: --bogus", "TIP: see README.md, or `nox -l`, for the options"]
