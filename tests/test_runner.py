@@ -64,3 +64,16 @@ def test_a_repro_that_overruns_its_timeout_is_killed(capsys: Any) -> None:
     code, tail = runner._stream([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 2)
     assert code is None and tail == ["started"]
     assert time.monotonic() - started < 10
+
+
+def test_a_size_the_repro_refuses_is_recorded_as_refused_not_crashed(tmp_path: Path) -> None:
+    from kit.envs import Env
+    from repro.contract import EXIT_REFUSED
+
+    fake_python = tmp_path / "python"
+    fake_python.write_text(f"#!/bin/sh\necho 'error: does not fit: needs about 780 GiB' >&2\nexit {EXIT_REFUSED}\n")
+    fake_python.chmod(0o755)
+    env = Env(tmp_path, fake_python, True, {})
+    fields = runner._run_repro(env, runner.RunRequest("correctness", "0.6.0"), {}, 30, lambda m: None)
+    assert fields["status"] == "refused"
+    assert fields["reason"] == "the repro refused the size: error: does not fit: needs about 780 GiB"
