@@ -122,6 +122,14 @@ def render_markdown(report: Report) -> str:
         )
     if not report.older:
         lines.append("None.")
+    lines += ["", f"## Ad-hoc runs ({len(report.ad_hoc)} with parameters other than matrix.toml's; "
+                  "not in the answer or the matrix)", ""]
+    for run in report.ad_hoc:
+        verdict = f", verdict {run.verdict}" if run.verdict else ""
+        lines.append(f"- {run.check} {run.release} {run.backend} on {run.machine[:12]} with `{run.differs}`: "
+                     f"{run.created}, {run.status}{verdict} (`{run.file}`)")
+    if not report.ad_hoc:
+        lines.append("None.")
     lines += ["", f"## Problems ({len(report.unusable_files)} record files skipped)", ""]
     for unusable in report.unusable_files:
         lines.append(f"- `{unusable['file']}`: {unusable['reason']}")

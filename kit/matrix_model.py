@@ -17,6 +17,8 @@ from typing import Any
 from . import __version__ as KIT_VERSION
 from .key_figures import key_figure, lu_fed_by
 from .known_problems import KNOWN_PROBLEMS, KnownProblem
+from repro.parameters import flag, shown
+
 from .records import (
     LoadedRecord,
     UnusableFile,
@@ -117,6 +119,22 @@ class OlderRecord:
 
 
 @dataclass
+class AdHocRun:
+    """A record of parameters other than the matrix's: kept and listed, never in the answer."""
+
+    check: str
+    release: str
+    backend: str
+    machine: str
+    created: str
+    status: str
+    verdict: str | None
+    differs: str
+    """How it differs from the matrix's parameters, as flags (``--devices 1 --repeats 1``)."""
+    file: str
+
+
+@dataclass
 class Machine:
     machine: str
     hosts: list[str]
@@ -137,6 +155,7 @@ class Report:
     rows: list[Row]
     checks: list[str]
     older: list[OlderRecord]
+    ad_hoc: list[AdHocRun]
     unusable_files: list[dict[str, str]]
     machines: list[Machine]
     not_measured: list[str]
@@ -169,31 +188,81 @@ def _as_entries(records: Iterable[LoadedRecord | Mapping[str, Any]]) -> list[Loa
     return entries
 
 
+Configured = Mapping[str, Mapping[str, Any]]
+"""Per check, the parameters matrix.toml configures (no preset, no command-line overrides)."""
+
+
 def build_report(
     records: Iterable[LoadedRecord | Mapping[str, Any]],
     matrix_releases: Sequence[str] | None = None,
     unusable: Sequence[UnusableFile] = (),
+    configured: Configured | None = None,
 ) -> Report:
-    """The whole report from records (dicts or `LoadedRecord`s) and the files that could not be used."""
+    """The whole report from records (dicts or `LoadedRecord`s) and the files that could not be used.
+
+    With ``configured``, only records of the matrix's own parameters make the
+    answer and the rows; the others are listed as ad-hoc runs. Without it
+    (tests, a results folder without a matrix), every record counts.
+    """
     entries = _as_entries(records)
-    newest, older = newest_per_cell(entries)
+    in_matrix, ad_hoc = split_ad_hoc(entries, configured)
+    newest, older = newest_per_cell(in_matrix)
     current = list(newest.values())
-    checks = sorted(
-        {cell_key(e.record).check for e in current},
-        key=lambda c: (CHECK_ORDER.index(c) if c in CHECK_ORDER else len(CHECK_ORDER), c),
-    )
-    rows = _rows(current)
-    measured = {record_jax(e.record) for e in entries}
+    checks = sorted({cell_key(e.record).check for e in current}, key=_check_order)
+    measured = {record_jax(e.record) for e in in_matrix}
     return Report(
         backends=_backend_answers(current),
         known_problems=[_known_problem_answer(p, current) for p in KNOWN_PROBLEMS],
-        rows=rows,
+        rows=_rows(current),
         checks=checks,
         older=[_older(e) for e in sorted(older, key=lambda e: _sort_entry(e))],
+        ad_hoc=[_ad_hoc(e, why) for e, why in sorted(ad_hoc, key=lambda item: _sort_entry(item[0]))],
         unusable_files=[{"file": str(p.path), "reason": p.reason} for p in unusable],
         machines=_machines(entries),
         not_measured=_sorted_releases(r for r in (matrix_releases or ()) if r not in measured),
-        record_count=len(entries),
+        record_count=len(in_matrix),
+    )
+
+
+def split_ad_hoc(entries: Iterable[LoadedRecord], configured: Configured | None,
+                 ) -> tuple[list[LoadedRecord], list[tuple[LoadedRecord, str]]]:
+    """Records of the matrix's parameters, and the others with how they differ."""
+    in_matrix: list[LoadedRecord] = []
+    ad_hoc: list[tuple[LoadedRecord, str]] = []
+    for entry in entries:
+        differs = _differs(entry.record, configured)
+        if differs:
+            ad_hoc.append((entry, differs))
+        else:
+            in_matrix.append(entry)
+    return in_matrix, ad_hoc
+
+
+def _differs(record: Mapping[str, Any], configured: Configured | None) -> str:
+    """How a record's parameters differ from the matrix's, as flags; "" when they do not."""
+    check = str(record.get("check"))
+    if configured is None or check not in configured:
+        return ""  # a check the matrix does not configure has nothing to differ from
+    preset = (record.get("requested") or {}).get("preset")
+    used = record.get("parameters") or {}
+    wanted = configured[check]
+    changed = [f"{flag(key)} {shown(used.get(key))}" if key in used else f"no {flag(key)}"
+               for key, value in wanted.items() if used.get(key) != value]
+    return " ".join(([f"--preset {preset}"] if preset else []) + changed)
+
+
+def _ad_hoc(entry: LoadedRecord, differs: str) -> AdHocRun:
+    key = cell_key(entry.record)
+    return AdHocRun(
+        check=key.check,
+        release=key.jax,
+        backend=key.backend,
+        machine=key.machine,
+        created=str(entry.record.get("created") or ""),
+        status=str(entry.record.get("status")),
+        verdict=entry.record.get("verdict"),
+        differs=differs,
+        file=entry.path.name,
     )
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .matrix_markdown import render_markdown
-from .matrix_model import PlotRef, Report, build_report
+from .matrix_model import Configured, PlotRef, Report, build_report, split_ad_hoc
 from .records import UnusableFile, atomic_write_texts, load_records
 
 
@@ -36,11 +36,18 @@ def write_report(
     out_dir: Path,
     matrix_releases: Sequence[str] | None = None,
     plots: bool = True,
+    configured: Configured | None = None,
 ) -> WriteResult:
-    """Load records, build the report and plots, write matrix.md and matrix.json."""
+    """Load records, build the report and plots, write matrix.md and matrix.json.
+
+    ``configured`` (per check, matrix.toml's parameters) keeps ad-hoc runs out
+    of the answer, the rows and the plots; they are listed on their own.
+    """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     loaded = load_records(results_dir)
-    report = build_report(loaded.entries, matrix_releases=matrix_releases, unusable=loaded.unusable)
+    report = build_report(loaded.entries, matrix_releases=matrix_releases, unusable=loaded.unusable,
+                          configured=configured)
+    in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured)
     for unusable in report.unusable_files:
         try:
             unusable["file"] = str(Path(unusable["file"]).relative_to(results_dir))
@@ -50,7 +57,7 @@ def write_report(
     if plots:
         from .plots import make_plots  # the only module that imports matplotlib
 
-        outcome = make_plots(loaded.entries, out_dir / "plots")
+        outcome = make_plots(in_matrix, out_dir / "plots")
         written = [image.path for image in outcome.images]
         report.plots = [
             PlotRef(image.title, image.path.relative_to(out_dir).as_posix()) for image in outcome.images

@@ -18,7 +18,20 @@ from kit.matrix_model import SCHEMA, build_report
 from kit.report import write_report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
-MATRIX = str(Path(__file__).parent.parent / "matrix.toml")
+# The parameters the fixture records ran with, as a matrix.toml would configure them.
+FIXTURE_MATRIX = """
+[[release]]
+version = "0.5.3"
+
+[checks.scaling]
+batch = 8192
+devices = [1, 2, 4]
+matrix_size = 32
+
+[checks.correctness]
+matrix_size = 4
+"""
+CONFIGURED = {"scaling": {"batch": 8192, "devices": [1, 2, 4], "matrix_size": 32}, "correctness": {"matrix_size": 4}}
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +137,10 @@ def test_no_records_says_what_to_run() -> None:
 def test_write_report_writes_md_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results = tmp_path / "results"
     shutil.copytree(FIXTURES, results)
-    assert cli.main(["report", "--results", str(results), "--out", str(tmp_path / "out")], matrix_path=MATRIX) == 0
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(FIXTURE_MATRIX)
+    assert cli.main(["report", "--results", str(results), "--out", str(tmp_path / "out")],
+                    matrix_path=str(matrix)) == 0
     out = capsys.readouterr()
     assert f"wrote {tmp_path / 'out' / 'matrix.md'}" in out.out
     assert "skipped" in out.err and "corrupt-truncated.json" in out.err
@@ -192,3 +208,47 @@ def test_records_without_lu_fed_by_get_it_from_their_structure() -> None:
         {"loss": "slogdet", "mode": "jit", "pass": "forward", "devices": 4, "lu_fed_by": ["all-gather"]},
     ]
     assert "LU input via all-gather" in _finding(LoadedRecord(Path("x.json"), record)).figure
+
+
+def _answer(markdown: str) -> str:
+    return markdown.split("## Answer", 1)[1].split("## Matrix", 1)[0]
+
+
+def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) -> None:
+    # As `nox -s scaling-0.6.0 -- --devices 1 --repeats 1` followed by `nox -s report`.
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURES / "cpu-laptop-sweep", results)
+    before = write_report(results, tmp_path / "before", plots=False, configured=CONFIGURED)
+    one_off = json.loads((results / "scaling-0.6.0-unaffected.json").read_text())
+    one_off.update(created="2030-01-01T00:00:00Z", verdict="inconclusive", reproduce="nox -s scaling-0.6.0 -- ...")
+    one_off["parameters"] = {**one_off["parameters"], "devices": [1], "repeats": 1}
+    (results / "scaling-0.6.0-one-off.json").write_text(json.dumps(one_off))
+    preset = {**one_off, "parameters": {**one_off["parameters"], "devices": [1, 2, 4]},
+              "requested": {**one_off["requested"], "preset": "thread"}}
+    (results / "scaling-0.6.0-preset.json").write_text(json.dumps(preset))
+
+    after = write_report(results, tmp_path / "after", plots=False, configured=CONFIGURED)
+    md = after.markdown.read_text()
+    assert _answer(md) == _answer(before.markdown.read_text())
+    assert [r.findings["scaling"].verdict for r in after.report.rows if r.release == "0.6.0"] == ["unaffected"]
+    assert "## Ad-hoc runs (2 with parameters other than matrix.toml's; not in the answer or the matrix)" in md
+    assert "- scaling 0.6.0 cpu on " in md and "with `--devices 1`: 2030-01-01T00:00:00Z, ran, verdict inconclusive" in md
+    assert "with `--preset thread`:" in md
+    assert [run.file for run in after.report.ad_hoc] == ["scaling-0.6.0-one-off.json", "scaling-0.6.0-preset.json"]
+
+
+def test_without_a_matrix_every_record_counts() -> None:
+    loaded = load_records(FIXTURES / "cpu-laptop-sweep")
+    assert build_report(loaded.entries).ad_hoc == []
+    odd = build_report(loaded.entries, configured={"scaling": {"batch": 1}})
+    assert {run.check for run in odd.ad_hoc} == {"scaling"} and odd.checks == ["correctness"]
+
+
+def test_a_refused_size_shows_as_refused() -> None:
+    loaded = load_records(FIXTURES / "cpu-laptop-sweep")
+    refused = json.loads((FIXTURES / "cpu-laptop-sweep" / "correctness-0.6.0-unaffected.json").read_text())
+    refused.update(status="refused", verdict=None, created="2030-01-01T00:00:00Z",
+                   reason="the repro refused the size: error: does not fit: needs about 780 GiB")
+    report = build_report([*loaded.entries, refused])
+    assert "refused: the repro refused the size" in "\n".join(render_rows(report))
+    assert "0.6.0 (correctness refused)" in "\n".join(render_answer(report))
