@@ -43,10 +43,10 @@ def _run(session: nox.Session, argv: list[str]) -> None:
     """Run a kit command in-process and turn its exit code into nox's terms."""
     reproduce = "nox -s " + session.name + (" -- " + shlex.join(session.posargs) if session.posargs else "")
     code = cli.main(argv, log=session.log, matrix_path=str(HERE / "matrix.toml"), reproduce=reproduce)
-    if code == cli.EXIT_USAGE:
-        # The ERROR and TIP above say it all; exit 2 as the kit's command line does
+    if code in (cli.EXIT_USAGE, cli.EXIT_NETWORK):
+        # The ERROR and TIP above say it all; exit as the kit's command line does
         # (session.error would add a second message and exit 1).
-        raise SystemExit(cli.EXIT_USAGE)
+        raise SystemExit(code)
     if code == cli.EXIT_NOT_INSTALLABLE:
         session.skip("not installable here; the record above says why and what to do")
     if code != cli.EXIT_OK:

@@ -7,7 +7,10 @@ session does can also be run (and tested) without nox. Exit codes:
 * 1 — the check crashed, timed out or refused a size that does not fit, or
   ``--fail-on-affected`` and it is affected;
 * 2 — bad input (a mistyped version, option or matrix.toml key): one ERROR line;
-* 3 — the release is not installable here (a record says why).
+* 3 — the release is not installable here (a record says why);
+* 4 — the package index could not be reached and the release's environment
+  is not built yet (nothing ran, no record: the network says nothing about
+  the release).
 
 ``plan VERSION [--backend cuda]`` shows the install plan, resolved without
 downloading wheels. ``report [--results DIR] [--out DIR] [--no-plots]``
@@ -26,11 +29,11 @@ from repro import parameters as parameter_rules
 from repro.parameters import TIMEOUT_RULE
 
 from .config import CHECK_PARAMETERS, Matrix, load_matrix
-from .errors import KitError, UsageError
+from .errors import IndexUnreachable, KitError, UsageError
 from .release import resolve_release
 from .runner import RunRequest, parameters_for, run_check
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE, EXIT_NETWORK = 0, 1, 2, 3, 4
 
 Log = Callable[[str], None]
 
@@ -64,6 +67,9 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
 
             return sweep_main(matrix, rest, log)
         raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, matrix or report")
+    except IndexUnreachable as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_NETWORK
     except KitError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_USAGE
@@ -85,6 +91,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         overrides=overrides,
         find_links=tuple(args.find_links),
         timeout_s=args.timeout,
+        refresh=args.refresh,
         reproduce=reproduce or "python -m kit run " + " ".join(argv),
     )
     parameters_for(matrix, request)  # bad parameters stop here, before any install
@@ -173,6 +180,8 @@ def run_parser(check: str, defaults: Mapping[str, Any]) -> argparse.ArgumentPars
     parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
     parser.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
                         help="time limit for the repro (default: timeout_s in matrix.toml)")
+    parser.add_argument("--refresh", action="store_true",
+                        help="resolve the install plan against the index again instead of using the lock")
     parser.add_argument("--fail-on-affected", action="store_true",
                         help="exit 1 when the verdict is affected (for other projects' CI)")
     for key in CHECK_PARAMETERS.get(check, {}):

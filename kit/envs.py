@@ -16,10 +16,16 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from contextlib import contextmanager
+from typing import Callable, Iterator, Protocol
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 from .errors import UsageError
-from .install import InstallPlan, Resolution, find_uv, uv_env
+from .install import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
 
 Log = Callable[[str], None]
 
@@ -93,34 +99,62 @@ def pick_backend() -> EnvBackend:
 
 def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backend: EnvBackend,
                log: Log) -> Env:
-    """Reuse the environment built from this exact plan, or build it."""
+    """Reuse the environment built from this exact plan, or build it (one builder at a time)."""
     name = f"jax-{plan.jax}-{plan.backend}-py{resolution.python}-{plan.fingerprint(resolution.python)}"
     path = (envs_dir / name).resolve()
-    marker = path / _MARKER
-    if marker.exists():
-        try:
-            saved = json.loads(marker.read_text(encoding="utf-8"))
-            if env_python(path).exists():
-                log(f"reusing environment {path}")
-                return Env(path=path, python=env_python(path), reused=True, pins=saved.get("pins", {}))
-        except ValueError:
-            pass
-    interpreter = find_interpreter(resolution.python)
-    if interpreter is None:
-        raise InstallFailed(f"Python {resolution.python} is not installed here")
-    if path.exists():
-        shutil.rmtree(path)  # a half-built environment from an interrupted run
+    built = _finished_env(path, log)
+    if built is not None:
+        return built
     path.parent.mkdir(parents=True, exist_ok=True)
-    log(f"creating environment {path} ({backend.name}, Python {resolution.python})")
-    backend.create(path, interpreter)
-    log("installing " + ", ".join(f"{k}=={v}" for k, v in sorted(resolution.pins.items())))
-    backend.install(path, plan, resolution)
-    # The marker is written last: its presence means the install finished.
-    tmp = marker.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"plan": plan.to_json(), "python": resolution.python, "pins": resolution.pins},
-                              indent=2), encoding="utf-8")
-    os.replace(tmp, marker)
+    with _build_lock(path, log):
+        built = _finished_env(path, log)  # another process may have built it while we waited
+        if built is not None:
+            return built
+        interpreter = find_or_fetch_interpreter(resolution.python, log)
+        if path.exists():
+            # Half-built by a run that was interrupted: with the lock held, no one else is building it.
+            shutil.rmtree(path)
+        log(f"creating environment {path} ({backend.name}, Python {resolution.python})")
+        backend.create(path, interpreter)
+        log("installing " + ", ".join(f"{k}=={v}" for k, v in sorted(resolution.pins.items())))
+        backend.install(path, plan, resolution)
+        # The marker is written last: its presence means the install finished.
+        marker = path / _MARKER
+        tmp = marker.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"plan": plan.to_json(), "python": resolution.python, "pins": resolution.pins},
+                                  indent=2), encoding="utf-8")
+        os.replace(tmp, marker)
     return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
+
+
+def _finished_env(path: Path, log: Log) -> Env | None:
+    try:
+        saved = json.loads((path / _MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not env_python(path).exists():
+        return None
+    log(f"reusing environment {path}")
+    return Env(path=path, python=env_python(path), reused=True, pins=saved.get("pins", {}))
+
+
+@contextmanager
+def _build_lock(path: Path, log: Log) -> Iterator[None]:
+    """Hold ``<env>.lock`` while building: a second builder waits (and says so), then reuses."""
+    if fcntl is None:  # pragma: no cover - Windows: no advisory locks, builds are not shared
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for another process that is building {path.name} ...")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            log(f"the other build of {path.name} finished")
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def env_python(path: Path) -> Path:
@@ -145,6 +179,54 @@ def find_interpreter(version: str) -> Path | None:
     return None
 
 
+# uv downloads a managed Python in well under a minute where it can reach its
+# source at all; where it cannot, it retries for about twenty seconds.
+UV_PYTHON_INSTALL_TIMEOUT_S = 300
+
+
+def find_or_fetch_interpreter(version: str, log: Log) -> Path:
+    """An interpreter for ``version``: installed (pyenv, PATH), uv-managed, or downloaded by uv.
+
+    Raises `InstallFailed` naming the Python and the command that supplies it
+    when none is installed and uv cannot download one.
+    """
+    found = find_interpreter(version)
+    if found is not None:
+        return found
+    supply = f"install it with `uv python install {version}` or `pyenv install {version}`, then run again"
+    try:
+        uv = find_uv()
+    except UsageError:
+        raise InstallFailed(f"this release needs Python {version}, which is not installed here; {supply}") from None
+    found = _uv_python_find(uv, version)
+    if found is not None:
+        return found
+    log(f"Python {version} is not installed here; asking uv for a managed one (uv python install {version})")
+    try:
+        proc = subprocess.run([uv, "python", "install", version], capture_output=True, text=True,
+                              env=uv_env(), timeout=UV_PYTHON_INSTALL_TIMEOUT_S)
+        failure = "" if proc.returncode == 0 else _last_cause(proc.stderr)
+    except subprocess.TimeoutExpired:
+        failure = f"no download within {UV_PYTHON_INSTALL_TIMEOUT_S} s"
+    found = None if failure else _uv_python_find(uv, version)
+    if found is None:
+        raise InstallFailed(f"this release needs Python {version}, which is not installed here, and uv could not "
+                            f"download it ({failure or 'not found after install'}); {supply}")
+    return found
+
+
+def _uv_python_find(uv: str, version: str) -> Path | None:
+    proc = subprocess.run([uv, "python", "find", version], capture_output=True, text=True, env=uv_env())
+    found = proc.stdout.strip().splitlines()
+    return Path(found[-1]) if proc.returncode == 0 and found and Path(found[-1]).exists() else None
+
+
+def _last_cause(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    causes = [ln[len("cause:"):].strip() for ln in lines if ln.startswith("cause:")]
+    return (causes or lines or ["uv gave no reason"])[-1]
+
+
 def _patch_number(python: str) -> int:
     """3.11.10 -> 10 for ``.../versions/3.11.10/bin/python`` (pre-releases and odd names sort first)."""
     patch = Path(python).parent.parent.name.split(".")[2:3]
@@ -154,5 +236,6 @@ def _patch_number(python: str) -> int:
 def _run(cmd: list[str]) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, env=uv_env())
     if proc.returncode != 0:
+        raise_if_network_trouble(proc.stderr)  # a download cut off says nothing about the release
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
         raise InstallFailed("\n".join(tail) or f"{cmd[0]} exited with {proc.returncode}")

@@ -34,5 +34,13 @@ class PackageIndexError(KitError):
     """The package index could not be read (network, bad URL)."""
 
 
+class IndexUnreachable(PackageIndexError):
+    """The network stood between us and the index: nothing is known about the release.
+
+    Never a property of the release, so it becomes no record (a record would
+    read as "not installable" in the matrix); the command exits non-zero.
+    """
+
+
 class UsageError(KitError):
     """A bad command-line argument."""

@@ -24,10 +24,14 @@ from typing import Iterable
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from .errors import PackageIndexError
+from .errors import IndexUnreachable, PackageIndexError
 
 _ACCEPT = "application/vnd.pypi.simple.v1+json"
 _CACHE_TTL_S = 3600.0
+
+# How long to wait for the index before calling it unreachable. A healthy
+# index answers in well under a second; uv would otherwise retry for minutes.
+PROBE_TIMEOUT_S = 8.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,23 @@ class PackageIndex:
         self.url = url.rstrip("/")
         self.cache_dir = cache_dir or Path(os.environ.get("KIT_CACHE_DIR", ".cache/kit"))
         self._projects: dict[str, Project] = {}
+        self._reachable = False
+
+    def check_reachable(self) -> None:
+        """Ask the index once, quickly, before uv does; raise `IndexUnreachable` if it does not answer.
+
+        Asked of the network even when the pages are cached: uv, called next,
+        goes to the network regardless, and would spend minutes retrying.
+        """
+        if self._reachable:
+            return
+        try:
+            _download(f"{self.url}/jax/", accept=_ACCEPT, method="HEAD", timeout=PROBE_TIMEOUT_S)
+        except IndexUnreachable:
+            raise
+        except PackageIndexError:
+            pass  # it answered, if only to refuse a HEAD request: the network is fine
+        self._reachable = True
 
     def project(self, name: str) -> Project:
         if name not in self._projects:
@@ -79,6 +100,14 @@ class PackageIndex:
 
     def jax_releases(self) -> list[Version]:
         return self.project("jax").versions()
+
+    def unknown_release(self, version: str) -> str:
+        """"" when jax==version is on the index; otherwise one sentence saying so and naming the newest."""
+        if self.project("jax").has(version):
+            return ""
+        releases = self.jax_releases()
+        newest = f"; newest is {releases[-1]}" if releases else ""
+        return f"jax {version} is not a JAX release on {self.url}{newest}"
 
     def release_date(self, version: str) -> datetime | None:
         """When jax==version was first uploaded: the start of its era."""
@@ -130,16 +159,25 @@ class PackageIndex:
         return data
 
 
-def _download(url: str, accept: str | None = None) -> bytes:
-    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+def _download(url: str, accept: str | None = None, method: str = "GET", timeout: float = 60) -> bytes:
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {}, method=method)
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.read()
+    except urllib.error.HTTPError as exc:  # the index answered, with an error
+        raise PackageIndexError(f"{url} answered HTTP {exc.code} ({exc.reason})",
+                                "check install.index_url in matrix.toml") from None
     except (urllib.error.URLError, OSError) as exc:
-        raise PackageIndexError(
-            f"could not read {url}: {getattr(exc, 'reason', exc)}",
-            "check the network or set install.index_url in matrix.toml to a reachable index",
+        raise IndexUnreachable(
+            f"the package index could not be reached: {url} gave {_network_reason(exc)}",
+            "check the network (and HTTPS_PROXY) or set install.index_url in matrix.toml to a reachable "
+            "index; releases whose environment is already built run without it",
         ) from None
+
+
+def _network_reason(exc: Exception) -> str:
+    reason = getattr(exc, "reason", exc)
+    return str(getattr(reason, "strerror", None) or reason)
 
 
 def _parse_project(name: str, data: dict) -> Project:

@@ -20,7 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from .config import Matrix, Release
-from .errors import UsageError
+from .errors import IndexUnreachable, UsageError
 from .index import PackageIndex
 
 # JAX's installation guide names these pages for wheels the index no longer has
@@ -162,8 +162,26 @@ def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | Non
             env["UV_OFFLINE"] = "1"
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
+        if not offline:
+            raise_if_network_trouble(proc.stderr)
         return Resolution(python=python, ok=False, error=_uv_error(proc.stderr))
     return Resolution(python=python, ok=True, pins=parse_pins(proc.stdout))
+
+
+# What uv says when the network, not the index, failed it.
+_NETWORK_TROUBLE = re.compile(r"error sending request|tcp connect error|dns error|Connection refused|"
+                              r"operation timed out|failed to lookup address|tunnel error|Network is unreachable",
+                              re.IGNORECASE)
+
+
+def raise_if_network_trouble(stderr: str) -> None:
+    """`IndexUnreachable` when uv's failure was the network's, not an answer about the release."""
+    if not _NETWORK_TROUBLE.search(stderr):
+        return
+    causes = [ln.strip()[len("cause:"):].strip() for ln in stderr.splitlines() if ln.strip().startswith("cause:")]
+    raise IndexUnreachable(f"uv could not reach the package index: {causes[-1] if causes else _uv_error(stderr)}",
+                           "check the network (and HTTPS_PROXY); releases whose environment is already built "
+                           "run without it")
 
 
 def choose_python(plan: InstallPlan, available: list[str],

@@ -13,15 +13,17 @@ change to how a release is planned or judged happens in one place:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import __version__, records
 from .config import Matrix
 from .envs import available_pythons
+from .errors import UsageError
 from .index import PackageIndex
 from .install import InstallPlan, Resolution, choose_python, how_to_supply, plan_install, unresolvable_reason
+from .lockfile import Lock, install_settings, read_lock, write_lock
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,10 @@ class ResolvedRelease:
     resolution: Resolution | None
     attempts: tuple[Resolution, ...] = ()
     problem: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The install settings that decided it (the lock's key)."""
+    lock: Lock | None = None
+    """The lock it was read from; None when it was resolved just now."""
 
     @property
     def python(self) -> str | None:
@@ -53,15 +59,46 @@ def open_index(matrix: Matrix) -> PackageIndex:
 
 
 def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
-                    find_links: tuple[str, ...] = (), offline: bool = False) -> ResolvedRelease:
-    """Plan ``version`` for ``backend`` and pick the first Python in preference order that installs it.
+                    find_links: tuple[str, ...] = (), offline: bool = False,
+                    refresh: bool = False) -> ResolvedRelease:
+    """The release's install plan and the first Python in preference order that installs it.
 
-    ``offline`` answers from uv's cache alone (see `install.resolve`).
+    A release whose environment was built answers from its lock (no index,
+    no uv) unless ``refresh``. Otherwise the index is asked once, quickly, so
+    an unreachable index is `IndexUnreachable` in seconds and a version the
+    index does not have is a `UsageError`; then uv resolves, from its cache
+    alone when ``offline`` (see `install.resolve`). Installed Pythons are
+    tried first; a Python uv can supply is tried only when none of them works.
     """
-    plan = plan_install(matrix, matrix.release(version), backend, index or open_index(matrix), find_links)
-    resolution, attempts = choose_python(plan, available_pythons(plan.pythons), offline=offline)
+    release = matrix.release(version)
+    settings = install_settings(matrix, release, backend, find_links)
+    lock = None if refresh else read_lock(matrix.envs_dir, settings)
+    if lock is not None:
+        return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock)
+    index = index or open_index(matrix)
+    if not offline:
+        index.check_reachable()
+    if not (find_links or release.find_links or release.extra_index_urls
+            or matrix.install.find_links or matrix.install.extra_index_urls):
+        unknown = index.unknown_release(version)
+        if unknown:
+            raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
+    plan = plan_install(matrix, release, backend, index, find_links)
+    installed = available_pythons(plan.pythons)
+    resolution, attempts = choose_python(plan, installed, offline=offline)
+    if resolution is None:
+        others = [python for python in plan.pythons if python not in installed]
+        resolution, more = choose_python(plan, others, offline=offline)
+        attempts += more
     problem = "" if resolution else unresolvable_reason(plan, attempts)
-    return ResolvedRelease(plan, resolution, tuple(attempts), problem)
+    return ResolvedRelease(plan, resolution, tuple(attempts), problem, settings)
+
+
+def lock_release(matrix: Matrix, resolved: ResolvedRelease) -> Path | None:
+    """Keep a resolution whose environment is built, so the next session need not resolve it."""
+    if resolved.resolution is None or resolved.lock is not None:
+        return resolved.lock.path if resolved.lock else None
+    return write_lock(matrix.envs_dir, resolved.settings, resolved.plan, resolved.resolution)
 
 
 def newest_records_here(results_dir: Path, backend: str) -> dict[tuple[str, str], records.Record]:

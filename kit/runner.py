@@ -37,7 +37,7 @@ from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .errors import UsageError
 from .index import PackageIndex
 from .install import InstallPlan, Resolution, how_to_supply
-from .release import resolve_release
+from .release import lock_release, resolve_release
 
 Log = Callable[[str], None]
 
@@ -55,6 +55,8 @@ class RunRequest:
     find_links: tuple[str, ...] = ()
     timeout_s: int | None = None
     reproduce: str = ""
+    refresh: bool = False
+    """Resolve again even where the environment's lock answers."""
 
 
 @dataclass
@@ -113,11 +115,16 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
             "(set KIT_ALLOW_NO_GPU=1 to install anyway)",
         )
     index = index or PackageIndex(matrix.install.index_url)
-    resolved = resolve_release(matrix, request.version, request.backend, index, request.find_links)
+    resolved = resolve_release(matrix, request.version, request.backend, index, request.find_links,
+                               refresh=request.refresh)
     plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
-    for note in plan.notes:
-        log(note)
-    log(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}")
+    if resolved.lock is not None:
+        log(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "
+            "-- --refresh resolves again)")
+    else:
+        for note in plan.notes:
+            log(note)
+        log(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}")
     if resolution is None:
         return Prepared(plan, None, None, resolved.problem, attempts)
     log(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
@@ -126,6 +133,7 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
         env = ensure_env(matrix.envs_dir, plan, resolution, pick_backend(), log)
     except InstallFailed as exc:
         return Prepared(plan, resolution, None, f"install failed: {exc}", attempts)
+    lock_release(matrix, resolved)
     return Prepared(plan, resolution, env, "", attempts)
 
 

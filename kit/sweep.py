@@ -9,7 +9,7 @@ so a warm matrix where every cell is current finishes in seconds to a minute
 and a Ctrl-C costs only the cell that was running.
 
     nox -s matrix -- [--backend cpu|cuda] [--only 0.4.16,0.6.2] [--checks scaling]
-                     [--rerun | --rerun-check scaling] [--timeout S] [--strict]
+                     [--rerun | --rerun-check scaling] [--timeout S] [--strict] [--refresh]
 
 Exit codes: 0 when the sweep completed (whatever the verdicts); 1 with
 ``--strict`` when a cell crashed, timed out or met an unexpected error;
@@ -75,6 +75,7 @@ class Options:
     rerun_checks: tuple[str, ...] = ()
     timeout_s: int | None = None
     strict: bool = False
+    refresh: bool = False
 
 
 @dataclass
@@ -147,6 +148,8 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     parser.add_argument("--timeout", type=int, default=None, metavar="SECONDS",
                         help="per-cell limit instead of matrix.toml's timeout_s")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a cell crashed or timed out")
+    parser.add_argument("--refresh", action="store_true",
+                        help="resolve every release against the index again instead of using the locks")
     args = parser.parse_args(list(argv))
     checks = _split(args.checks)
     rerun_checks = _split(args.rerun_check)
@@ -160,6 +163,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         rerun_checks=rerun_checks,
         timeout_s=args.timeout,
         strict=args.strict,
+        refresh=args.refresh,
     )
 
 
@@ -206,7 +210,7 @@ def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index
     found = {cell: newest[(cell.check, cell.version)] for cell in wanted if (cell.check, cell.version) in newest}
     # Only releases with a record are worth resolving: the rest run anyway.
     versions = sorted({cell.version for cell in found}, key=Version)
-    plans = plan_releases(matrix, versions, options.backend, index, log)
+    plans = plan_releases(matrix, versions, options.backend, index, log, options.refresh)
     return {cell: record for cell, record in found.items()
             if _is_current(matrix, cell, record, plans[cell.version], options)}
 
@@ -225,7 +229,7 @@ def _is_current(matrix: Matrix, cell: Cell, record: dict[str, Any], release: Res
 
 
 def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
-                  log: Log) -> dict[str, ResolvedRelease | None]:
+                  log: Log, refresh: bool = False) -> dict[str, ResolvedRelease | None]:
     """Each release's install plan and chosen Python, from metadata only (None: planning failed).
 
     uv first answers from its cache alone (about a second per release instead
@@ -238,7 +242,8 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
     A release whose planning fails (the index unreachable, say) is never
     current, so its cells run and report the failure themselves.
     """
-    plans = {version: _resolve(matrix, version, backend, index, log, offline=True) for version in versions}
+    plans = {version: _resolve(matrix, version, backend, index, log, offline=True, refresh=refresh)
+             for version in versions}
     for version, release in plans.items():
         if release is None or release.resolution is not None:
             continue
@@ -248,7 +253,7 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
                 f"ago (asked again after {_clock_text(UNRESOLVABLE_TTL_S)})")
             continue
         log(f"jax {version}: not resolvable from the uv cache; asking the index")
-        asked = plans[version] = _resolve(matrix, version, backend, index, log)
+        asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh)
         if asked is not None and asked.resolution is None:
             memo.parent.mkdir(parents=True, exist_ok=True)
             memo.write_text(json.dumps(release.plan.to_json(), indent=2), encoding="utf-8")
@@ -256,9 +261,9 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
 
 
 def _resolve(matrix: Matrix, version: str, backend: str, index: PackageIndex, log: Log,
-             offline: bool = False) -> ResolvedRelease | None:
+             offline: bool = False, refresh: bool = False) -> ResolvedRelease | None:
     try:
-        return resolve_release(matrix, version, backend, index, offline=offline)
+        return resolve_release(matrix, version, backend, index, offline=offline, refresh=refresh)
     except Exception as exc:  # the index unreachable, say: its cells will run and say so
         log(f"jax {version}: could not resolve ({exc}); its cells will run")
         return None
@@ -336,6 +341,7 @@ def _request(cell: Cell, options: Options) -> RunRequest:
         version=cell.version,
         backend=options.backend,
         timeout_s=options.timeout_s,
+        refresh=options.refresh,
         reproduce=f"nox -s {cell.check}-{cell.version}{backend_flag}",
     )
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from kit import cli
 from kit.errors import UsageError
+from tests.fake_index import refused_url, serve_index
 
 RAN = {
     "check": "scaling",
@@ -154,3 +156,30 @@ def test_report_with_a_bad_flag_is_one_error_and_a_tip(capsys) -> None:
     assert cli.main(["report", "--bogus"], matrix_path=MATRIX_TOML) == cli.EXIT_USAGE
     assert capsys.readouterr().err.splitlines() == [
         "ERROR: unrecognized arguments: --bogus", "TIP: see README.md, or `nox -l`, for the options"]
+
+
+def matrix_file(tmp_path: Path, index_url: str) -> str:
+    path = tmp_path / "matrix.toml"
+    path.write_text(f'[kit]\nresults_dir = "{tmp_path}/results"\nenvs_dir = "{tmp_path}/envs"\n'
+                    f'[install]\nindex_url = "{index_url}"\n'
+                    '[[release]]\nversion = "0.6.0"\n[checks.scaling]\ndevices = [1, 2]\n', encoding="utf-8")
+    return str(path)
+
+
+def test_an_unreachable_index_and_no_environment_is_a_network_error_and_no_record(tmp_path: Path, capsys) -> None:
+    started = time.monotonic()
+    code = cli.main(["run", "scaling", "0.6.0"], log=lambda m: None, matrix_path=matrix_file(tmp_path, refused_url()))
+    assert code == cli.EXIT_NETWORK
+    assert time.monotonic() - started < 15
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("ERROR: the package index could not be reached: ") and err[1].startswith("TIP: ")
+    assert not (tmp_path / "results").exists()  # nothing the matrix could read as "not installable"
+
+
+def test_a_release_the_index_does_not_have_is_bad_input_and_no_record(tmp_path: Path, capsys) -> None:
+    with serve_index() as served:
+        code = cli.main(["run", "scaling", "9.9.9"], log=lambda m: None, matrix_path=matrix_file(tmp_path, served.url))
+    assert code == cli.EXIT_USAGE
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"ERROR: jax 9.9.9 is not a JAX release on {served.url}; newest is 0.6.0")
+    assert not (tmp_path / "results").exists()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -61,10 +63,58 @@ def test_a_failing_installer_raises_its_last_words(tmp_path: Path) -> None:
         envs._run([sys.executable, "-c", "import sys; sys.exit('boom')"])
 
 
-def test_a_missing_python_is_an_install_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def fake_uv(tmp_path: Path, find: str, install: str) -> str:
+    """A uv whose `python find` and `python install` run the given shell lines."""
+    uv = tmp_path / "uv"
+    uv.write_text(f'#!/bin/sh\ncase "$2" in find) {find} ;; install) {install} ;; esac\n')
+    uv.chmod(0o755)
+    return str(uv)
+
+
+def test_a_python_nobody_can_supply_names_itself_and_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(envs, "find_interpreter", lambda version: None)
-    with pytest.raises(envs.InstallFailed, match="Python 3.11 is not installed here"):
+    uv = fake_uv(tmp_path, "exit 2", "echo 'error: Failed to download' >&2; echo '  cause: dns error' >&2; exit 1")
+    monkeypatch.setattr(envs, "find_uv", lambda: uv)
+    with pytest.raises(envs.InstallFailed) as failed:
         envs.ensure_env(tmp_path, PLAN, RESOLUTION, FakeBackend(), lambda m: None)
+    assert str(failed.value) == (
+        "this release needs Python 3.11, which is not installed here, and uv could not download it (dns error); "
+        "install it with `uv python install 3.11` or `pyenv install 3.11`, then run again")
+
+
+def test_a_python_uv_manages_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(envs, "find_interpreter", lambda version: None)
+    marker = tmp_path / "installed"
+    uv = fake_uv(tmp_path, f"test -e {marker} && echo {sys.executable} || exit 2", f"touch {marker}")
+    monkeypatch.setattr(envs, "find_uv", lambda: uv)
+    lines: list[str] = []
+    assert envs.find_or_fetch_interpreter("3.11", lines.append) == Path(sys.executable)
+    assert lines == ["Python 3.11 is not installed here; asking uv for a managed one (uv python install 3.11)"]
+
+
+def test_a_second_builder_waits_for_the_first_then_reuses(tmp_path: Path) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    class SlowBackend(FakeBackend):
+        def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
+            started.set()
+            assert release.wait(10)
+            super().install(path, plan, resolution)
+
+    backend, first_lines, second_lines = SlowBackend(), [], []
+    first = threading.Thread(target=envs.ensure_env, args=(tmp_path, PLAN, RESOLUTION, backend, first_lines.append))
+    first.start()
+    assert started.wait(10)
+    second: list[envs.Env] = []
+    waiter = threading.Thread(target=lambda: second.append(
+        envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, second_lines.append)))
+    waiter.start()
+    time.sleep(0.5)  # the second builder is now waiting on the lock, and must not touch the half-built folder
+    assert any("waiting for another process that is building" in line for line in second_lines)
+    release.set()
+    first.join(10)
+    waiter.join(10)
+    assert second[0].reused and len(backend.built) == 1
 
 
 def test_interpreters_are_found_under_pyenv_newest_patch_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

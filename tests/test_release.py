@@ -2,22 +2,40 @@
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kit import __version__, install, records, release
+from kit import __version__, install, lockfile, records, release
 from kit.config import parse_matrix
+from kit.errors import IndexUnreachable, UsageError
 from kit.install import InstallPlan, Resolution
+from tests.fake_index import refused_url, serve_index
 
-MATRIX = parse_matrix({"release": [{"version": "0.4.35"}], "checks": {"scaling": {}}})
+MATRIX = parse_matrix({"kit": {"envs_dir": "/nonexistent/envs"}, "release": [{"version": "0.4.35"}],
+                       "checks": {"scaling": {}}})
 
 
 def plan_for(matrix: Any, rel: Any, backend: str, index: Any, *_: Any) -> InstallPlan:
     return InstallPlan(jax=rel.version, backend=backend, requirements=(f"jax[cpu]=={rel.version}", "scipy"),
                        exclude_newer="2024-11-05T20:56:00Z", index_url="https://example.invalid/simple",
                        pythons=("3.13", "3.12", "3.11", "3.10"))
+
+
+class AnsweringIndex:
+    """An index that is up and has every release asked about."""
+
+    def check_reachable(self) -> None:
+        pass
+
+    def unknown_release(self, version: str) -> str:
+        return ""
+
+
+INDEX: Any = AnsweringIndex()
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +46,7 @@ def no_index(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_first_installed_python_in_preference_order_that_resolves_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=python <= "3.11"))
-    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", None)  # type: ignore[arg-type]
+    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX)
     assert resolved.python == "3.11" and resolved.problem == ""
     assert [a.python for a in resolved.attempts] == ["3.13", "3.11"]  # 3.12 is not installed
 
@@ -36,9 +54,11 @@ def test_the_first_installed_python_in_preference_order_that_resolves_wins(monke
 def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     error = "Because there is no version of jaxlib==0.4.35 and jax[cpu]==0.4.35 depends on it"
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False, error=error))
-    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", None)  # type: ignore[arg-type]
+    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX)
     assert resolved.python is None and resolved.pins == {}
-    assert resolved.problem == "https://example.invalid/simple has no jaxlib 0.4.35 wheels (tried Python 3.13, 3.11, 3.10)"
+    # Installed Pythons first, then the one uv could supply.
+    assert resolved.problem == ("https://example.invalid/simple has no jaxlib 0.4.35 wheels "
+                                "(tried Python 3.13, 3.11, 3.10, 3.12)")
 
 
 def make_record(jax: str, backend: str = "cpu", machine: str | None = None, python: str = "3.11",
@@ -75,3 +95,56 @@ def test_a_record_is_current_only_for_the_same_environment_and_parameters(change
     environment.update({k: v for k, v in change.items() if k != "parameters"})
     parameters = change.get("parameters", {"devices": [1, 2]})
     assert release.record_is_current(record, parameters, backend="cpu", **environment) is current
+
+
+# --------------------------------------------------------------------------
+# The lock, and an index that is down or lacks the release
+
+
+def matrix_on(index_url: str, tmp_path: Path, slack: int = 14) -> Any:
+    return parse_matrix({"kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
+                         "install": {"index_url": index_url, "era_slack_days": slack},
+                         "release": [{"version": "0.6.0"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
+
+
+def lock_0_6_0(matrix: Any) -> InstallPlan:
+    plan = plan_for(matrix, matrix.release("0.6.0"), "cpu", None)
+    settings = lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu")
+    lockfile.write_lock(matrix.envs_dir, settings, plan, Resolution("3.12", ok=True, pins={"jaxlib": "0.6.0"}))
+    return plan
+
+
+@pytest.fixture
+def uv_must_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(install, "resolve", lambda *a, **k: pytest.fail("uv was asked"))
+
+
+def test_a_locked_release_needs_neither_index_nor_uv(tmp_path: Path, uv_must_not_run: None) -> None:
+    matrix = matrix_on(refused_url(), tmp_path)
+    plan = lock_0_6_0(matrix)
+    resolved = release.resolve_release(matrix, "0.6.0", "cpu")
+    assert resolved.lock is not None and resolved.plan == plan
+    assert resolved.python == "3.12" and resolved.pins == {"jaxlib": "0.6.0"}
+
+
+@pytest.mark.parametrize("how", ["refresh", "settings changed"])
+def test_refresh_or_changed_settings_resolve_again(how: str, tmp_path: Path, uv_must_not_run: None) -> None:
+    url = refused_url()
+    lock_0_6_0(matrix_on(url, tmp_path))
+    matrix = matrix_on(url, tmp_path, slack=30 if how == "settings changed" else 14)
+    with pytest.raises(IndexUnreachable):  # it went to the index, which is down
+        release.resolve_release(matrix, "0.6.0", "cpu", refresh=how == "refresh")
+
+
+def test_an_unreachable_index_is_said_in_seconds_before_uv_is_asked(tmp_path: Path, uv_must_not_run: None) -> None:
+    started = time.monotonic()
+    with pytest.raises(IndexUnreachable, match="the package index could not be reached"):
+        release.resolve_release(matrix_on(refused_url(), tmp_path), "0.6.0", "cpu")
+    assert time.monotonic() - started < 15
+
+
+def test_a_version_the_index_lacks_is_a_usage_error_naming_the_newest(tmp_path: Path, uv_must_not_run: None) -> None:
+    with serve_index() as served:
+        with pytest.raises(UsageError, match=re.escape(f"jax 9.9.9 is not a JAX release on {served.url}; "
+                                                       "newest is 0.6.0")):
+            release.resolve_release(matrix_on(served.url, tmp_path), "9.9.9", "cpu")

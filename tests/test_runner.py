@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from kit import records, runner
+from kit import envs, install, lockfile, records, runner
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
 from kit.install import InstallPlan, Resolution
+from tests.fake_index import refused_url
 
 
 @pytest.fixture
@@ -77,3 +78,36 @@ def test_a_size_the_repro_refuses_is_recorded_as_refused_not_crashed(tmp_path: P
     fields = runner._run_repro(env, runner.RunRequest("correctness", "0.6.0"), {}, 30, lambda m: None)
     assert fields["status"] == "refused"
     assert fields["reason"] == "the repro refused the size: error: does not fit: needs about 780 GiB"
+
+
+class LinkBackend:
+    """An 'environment' whose python is this interpreter."""
+
+    name = "link"
+
+    def create(self, path: Path, interpreter: Path) -> None:
+        envs.env_python(path).parent.mkdir(parents=True)
+        envs.env_python(path).symlink_to(sys.executable)
+
+    def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
+        pass
+
+
+def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    matrix = parse_matrix({"kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
+                           "install": {"index_url": refused_url()},
+                           "release": [{"version": "0.6.0"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
+    plan = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
+                       exclude_newer="2025-04-30T00:00:00Z", index_url=matrix.install.index_url, pythons=("3.11",))
+    resolution = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
+    monkeypatch.setattr(envs, "find_interpreter", lambda version: Path(sys.executable))
+    built = envs.ensure_env(matrix.envs_dir, plan, resolution, LinkBackend(), lambda m: None)
+    lockfile.write_lock(matrix.envs_dir, lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu"),
+                        plan, resolution)
+    monkeypatch.setattr(install, "resolve", lambda *a, **k: pytest.fail("uv was asked"))
+    lines: list[str] = []
+    prepared = runner.prepare(matrix, runner.RunRequest("scaling", "0.6.0"), lines.append)
+    assert prepared.env is not None and prepared.env.reused and prepared.env.path == built.path
+    assert prepared.resolution == resolution and prepared.plan == plan
+    assert "as locked in" in lines[0]

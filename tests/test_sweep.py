@@ -16,6 +16,7 @@ import pytest
 from kit import __version__, install, records, release, sweep
 from kit.config import Matrix, parse_matrix
 from kit.errors import KitError
+from kit.index import PackageIndex
 from kit.install import InstallPlan, Resolution
 from kit.runner import Prepared, RunRequest, parameters_for
 
@@ -102,6 +103,8 @@ class FakeKit:
 def kit(matrix: Matrix, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeKit:
     fake = FakeKit(matrix)
     monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(PackageIndex, "check_reachable", lambda self: None)
+    monkeypatch.setattr(PackageIndex, "unknown_release", lambda self, version: "")
     monkeypatch.setattr(release, "plan_install", fake_plan)
     monkeypatch.setattr(install, "resolve", fake_resolve)
     monkeypatch.setattr(release, "available_pythons", lambda wanted: list(wanted))

@@ -1,0 +1,87 @@
+"""The lock of a built environment: the plan and exact versions it was resolved to.
+
+Resolving a release asks the index and uv (seconds to a minute, and nothing
+at all when the network is down). Once a release's environment is built, the
+answer is kept here, keyed by the install settings that decide it, so the
+next session goes straight from matrix.toml to the repro: no index, no uv.
+
+It is resolved again only when asked (``--refresh``) or when those settings
+change: the release's block in matrix.toml, the ``[install]`` section, the
+backend, extra ``--find-links``, or the kit's way of planning (`PLAN_FORMAT`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .config import Matrix, Release
+from .install import InstallPlan, Resolution
+from .records import atomic_write_text
+
+LOCK_SCHEMA = 1
+
+# Bump when plan_install would plan the same settings differently, so every
+# lock made by the older planning is resolved again.
+PLAN_FORMAT = 2
+
+
+@dataclass(frozen=True)
+class Lock:
+    path: Path
+    plan: InstallPlan
+    resolution: Resolution
+    resolved_at: str
+
+
+def install_settings(matrix: Matrix, release: Release, backend: str,
+                     extra_find_links: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Everything in matrix.toml and on the command line that decides how the release installs."""
+    return {
+        "plan_format": PLAN_FORMAT,
+        "jax": release.version,
+        "backend": backend,
+        "release": {"python": release.python, "find_links": list(release.find_links),
+                    "extra_index_urls": list(release.extra_index_urls)},
+        "install": json.loads(json.dumps(asdict(matrix.install))),
+        "extra_find_links": list(extra_find_links),
+    }
+
+
+def lock_path(envs_dir: Path, settings: dict[str, Any]) -> Path:
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+    return Path(envs_dir) / "locks" / f"jax-{settings['jax']}-{settings['backend']}-{digest}.json"
+
+
+def read_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
+    """The lock made under exactly these settings, or None (missing, torn, or other settings)."""
+    path = lock_path(envs_dir, settings)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("schema") != LOCK_SCHEMA or data.get("settings") != settings:
+            return None
+        fields: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
+                                  for key, value in data["plan"].items()}
+        plan = InstallPlan(**fields)
+        resolution = Resolution(python=data["python"], ok=True, pins=dict(data["pins"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return Lock(path, plan, resolution, str(data.get("resolved_at", "")))
+
+
+def write_lock(envs_dir: Path, settings: dict[str, Any], plan: InstallPlan, resolution: Resolution) -> Path:
+    path = lock_path(envs_dir, settings)
+    data = {
+        "schema": LOCK_SCHEMA,
+        "settings": settings,
+        "plan": plan.to_json(),
+        "python": resolution.python,
+        "pins": dict(sorted(resolution.pins.items())),
+        "resolved_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return path
