@@ -169,7 +169,7 @@ def _download(url: str, accept: str | None = None, method: str = "GET", timeout:
                                 "check install.index_url in matrix.toml") from None
     except (urllib.error.URLError, OSError) as exc:
         raise IndexUnreachable(
-            f"the package index could not be reached: {url} gave {_network_reason(exc)}",
+            f"{url} could not be reached over the network ({_network_reason(exc)})",
             "check the network (and HTTPS_PROXY) or set install.index_url in matrix.toml to a reachable "
             "index; releases whose environment is already built run without it",
         ) from None

@@ -179,7 +179,8 @@ def raise_if_network_trouble(stderr: str) -> None:
     if not _NETWORK_TROUBLE.search(stderr):
         return
     causes = [ln.strip()[len("cause:"):].strip() for ln in stderr.splitlines() if ln.strip().startswith("cause:")]
-    raise IndexUnreachable(f"uv could not reach the package index: {causes[-1] if causes else _uv_error(stderr)}",
+    raise IndexUnreachable(f"uv could not reach the package index over the network "
+                           f"({causes[-1] if causes else _uv_error(stderr)})",
                            "check the network (and HTTPS_PROXY); releases whose environment is already built "
                            "run without it")
 

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from . import __version__, records
 from .config import Matrix
 from .envs import available_pythons
-from .errors import UsageError
+from .errors import IndexUnreachable, UsageError
 from .index import PackageIndex
 from .install import InstallPlan, Resolution, choose_python, how_to_supply, plan_install, unresolvable_reason
 from .lockfile import Lock, install_settings, read_lock, write_lock
@@ -77,7 +77,11 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock)
     index = index or open_index(matrix)
     if not offline:
-        index.check_reachable()
+        try:
+            index.check_reachable()
+        except IndexUnreachable as exc:
+            raise IndexUnreachable(f"jax {version} needs the package index to resolve its install, and {exc}",
+                                   exc.tip) from None
     if not (find_links or release.find_links or release.extra_index_urls
             or matrix.install.find_links or matrix.install.extra_index_urls):
         unknown = index.unknown_release(version)
