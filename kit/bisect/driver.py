@@ -15,6 +15,7 @@ from .candidates import Candidate, release_versions, resolve_candidates
 from .options import Options, bounds, make_parser, parse_options
 from .options import Log
 from .outcomes import describe
+from .metric import MetricProber, metric_summary
 from .probes import Prober
 from .search import BisectResult, Outcome, Transition, bisect, scan_all, verify_bounds
 from .store import ProbeStore, bisect_name, probes_key
@@ -58,20 +59,29 @@ def _candidates(matrix: Matrix, versions: list[str], options: Options, index: Pa
 def search(matrix: Matrix, options: Options, good: str, bad: str, how: str, name: str,
            candidates: list[Candidate], store: ProbeStore, index: PackageIndex, log: Log) -> report.Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all)."""
-    prober = Prober(matrix, options, candidates, store, index, log)
+    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, store, index, log)
     cache = store.outcomes(options.crash)
-    resumed = list(cache)
+    if isinstance(prober, MetricProber):
+        # A metric's baseline is measured afresh each run: a saved probe is judged against saved bounds.
+        store.probes.clear()
+        cache.clear()
+        prober.set_baseline(good, bad, cache)
+    resumed = list(cache) if not options.metric else []
     versions = [c.version for c in candidates]
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = []
     if options.scan:
         transitions = scan_all(versions, prober, cache)
     else:
-        verify(good, bad, versions, prober, cache, options, store)
+        if not options.metric:
+            verify(good, bad, versions, prober, cache, options, store)
         old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
         result = bisect(versions, prober, old_outcome=old_outcome, cache=cache)
-    return report.Finding(name, options, good, bad, how, candidates, dict(cache), dict(store.probes),
-                   [v for v in versions if v in cache and v not in resumed], resumed, result, transitions)
+    finding = report.Finding(name, options, good, bad, how, candidates, dict(cache), dict(store.probes),
+                             [v for v in versions if v in cache and v not in resumed], resumed, result, transitions)
+    if isinstance(prober, MetricProber):
+        finding.metric = metric_summary(prober, finding.observations)
+    return finding
 
 
 def verify(good: str, bad: str, versions: list[str], prober: Prober, cache: dict[str, Outcome],

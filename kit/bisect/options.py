@@ -48,6 +48,17 @@ examples:
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
   nox -s bisect -- --script repro.py --good 0.4.34 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
+  nox -s bisect -- --check slogdet-time --metric slogdet_ms --good 0.6.0 --bad 0.4.35
+
+metrics (--metric NAME):
+  Each probe runs the check or script and reads the metric's samples from its
+  result (KIT_RESULT "metrics"). The bounds' samples set the baseline and
+  which way is worse; they must differ by --factor and a Mann-Whitney U test,
+  else there is no step to find. A probe is bad when its median is at least
+  --factor times worse than --good's and the test tells it from --good's
+  samples; good when it is less and the test tells it from --bad's; otherwise
+  it is within noise: run again and pooled, and skipped (named) if still so.
+  With --all every release is measured and every step over --factor is shown.
 """
 
 
@@ -67,6 +78,9 @@ class Options:
     changelog: Path | None = None
     fresh: bool = False
     argv: tuple[str, ...] = ()
+    metric: str | None = None
+    """Bisect a measured metric (a step by ``factor``) instead of the verdict."""
+    factor: float = 1.5
 
     @property
     def subject(self) -> str:
@@ -103,6 +117,10 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--changelog", type=Path, default=None,
                         help="JAX's CHANGELOG.md, for the release notes in the report")
     parser.add_argument("--fresh", action="store_true", help="ignore the saved probes of an earlier run")
+    parser.add_argument("--metric", default=None, metavar="NAME",
+                        help="bisect a metric the check or script reports (KIT_RESULT metrics) instead of its verdict")
+    parser.add_argument("--factor", type=float, default=1.5, metavar="F",
+                        help="--metric: a probe is bad when its median is F times worse than --good's (default 1.5)")
     parser.add_argument("-h", "--help", action="store_true", help="show this help")
     return parser
 
@@ -125,13 +143,17 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     for flag, version in (("--good", args.good), ("--bad", args.bad)):
         if version is not None:
             _parse_version(flag, version)
+    if args.metric and args.good is None:
+        raise UsageError("--metric needs --good and --bad", "their samples set the baseline and which way is worse")
+    if not args.factor > 1:
+        raise UsageError(f"--factor {args.factor:g} must be above 1", "e.g. --factor 1.5 (a 50% slowdown)")
     if args.good is not None and Version(args.good) == Version(args.bad):
         raise UsageError(f"--good and --bad are both {args.good}", "give two different releases")
     return Options(
         check=args.check, script=args.script.resolve() if args.script else None, good=args.good, bad=args.bad,
         backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
-        argv=tuple(argv),
+        argv=tuple(argv), metric=args.metric, factor=args.factor,
     )
 
 

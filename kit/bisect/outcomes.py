@@ -33,6 +33,8 @@ class Observation:
     flipped: bool = False
     environment: str | None = None
     """``built`` or ``reused`` when this probe prepared the release's environment; None when it did not."""
+    samples: list[float] = field(default_factory=list)
+    """``--metric``: every sample measured for this release (a metric's verdict is its step decision)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

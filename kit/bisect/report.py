@@ -36,6 +36,8 @@ class Finding:
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = field(default_factory=list)
     seconds: float = 0.0
+    metric: dict[str, Any] | None = None
+    """``--metric``: the baseline, each measured release's median and every step over the factor."""
 
     def with_environment(self, state: str) -> list[str]:
         """Releases whose environment a probe of this bisect (now or before a resume) built or reused."""
@@ -106,7 +108,9 @@ def render_markdown(finding: Finding, notes: Mapping[str, str]) -> str:
              f"Searched jax {lo} … {hi} ({len(finding.candidates)} releases) with {what}; "
              f"good = {finding.good}, bad = {finding.bad} ({'hunting a fix' if finding.fix else 'hunting a regression'}).",
              f"{finding.bounds_from}.", ""]
-    lines += _answer_lines(finding)
+    lines += _metric_lines(finding.metric) if finding.metric and o.scan else _answer_lines(finding)
+    if finding.metric and not o.scan:
+        lines += ["", *_metric_lines(finding.metric)]
     skipped = [v for v, out in finding.outcomes.items() if out is Outcome.SKIP]
     flipped = [v for v, p in finding.observations.items() if p.get("flipped")]
     lines += ["", "## Probes", "",
@@ -129,6 +133,20 @@ def render_markdown(finding: Finding, notes: Mapping[str, str]) -> str:
     lines += [notes[v] + "\n" for v in notes] or ["(none)"]
     lines += ["## Reproduce with:", "", "    " + finding.reproduce, ""]
     return "\n".join(lines)
+
+
+def _metric_lines(metric: Mapping[str, Any]) -> list[str]:
+    unit = metric["unit"]
+    lines = [f"## Metric `{metric['metric']}` ({metric['worse']} is worse, factor {metric['factor']:g})", "",
+             f"The bounds differ by {metric['step']:.2f}x. Medians measured, oldest first:", "",
+             "| jax | median | samples |", "|---|---|---|"]
+    lines += [f"| {v} | {m:.4g} {unit} | {metric['samples'][v]} |" for v, m in metric["medians"].items()]
+    steps = metric["steps"]
+    lines += ["", f"Steps of at least {metric['factor']:g}x between neighbouring measured releases "
+              "(Mann-Whitney U, p < 0.01):" if steps else "No step of the factor between neighbouring measured releases."]
+    lines += [f"- jax {s['before']} → jax {s['after']}: {s['ratio']:.2f}x (p = {s['p']:.2g}): "
+              f"{changelog.compare_url(s['before'], s['after'])}" for s in steps]
+    return lines
 
 
 def _answer_lines(finding: Finding) -> list[str]:
@@ -182,6 +200,8 @@ def to_json(finding: Finding) -> dict[str, Any]:
                                 "outcome_after": t.outcome_after.value, "skipped_between": t.skipped_between}
                                for t in finding.transitions]
         data["non_monotonic"] = non_monotonic(finding.transitions)
+    if finding.metric:
+        data["metric"] = finding.metric
     return data
 
 

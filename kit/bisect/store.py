@@ -26,6 +26,8 @@ def bisect_name(options: Options, good: str, bad: str) -> str:
         name += f"-{options.preset}"
     if options.scan:
         name += "-all"
+    if options.metric:
+        name += f"-{options.metric}-x{options.factor:g}"
     return "".join(c if c.isalnum() or c in ".-_" else "_" for c in name)
 
 
@@ -36,6 +38,8 @@ def probes_key(matrix: Matrix, options: Options) -> dict[str, Any]:
     if options.check:
         request = runner.RunRequest(check=options.check, version="0", backend=options.backend, preset=options.preset)
         key["parameters"] = runner.parameters_for(matrix, request)
+    if options.metric:
+        key["metric"], key["factor"] = options.metric, options.factor
     if options.script:
         key["script_sha256"] = hashlib.sha256(options.script.read_bytes()).hexdigest()
     return json.loads(json.dumps(key))  # as it reads back from the file

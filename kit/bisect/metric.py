@@ -1,0 +1,135 @@
+"""``--metric``: bisect where a measured metric stepped, from repeated samples and a rank test.
+
+Each probe runs the check (a record, as the matrix keeps them) or the script
+(its KIT_RESULT) and reads one metric's samples. The bounds' samples set the
+baseline and which way is worse (:func:`kit.metrics.baseline`); each probe is
+then judged by :func:`kit.metrics.decide`: bad, good, or within noise. A probe
+within noise runs once more and its samples are pooled before it counts; one
+still within noise is ``inconclusive`` and the search steps around it (a skip,
+named in the report). The verdict a metric probe gets is its decision, so the
+one mapping to good/bad/skip (:func:`kit.bisect.outcomes.classify`) and the
+pure search need nothing new.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packaging.version import Version
+
+from .. import metrics, runner
+from ..errors import UsageError
+from .candidates import Candidate
+from .outcomes import Observation, classify, describe
+from .options import DEFAULT_SCRIPT_TIMEOUT_S
+from .probes import Prober
+from .search import Outcome
+
+VERDICTS = {metrics.Call.BAD: "affected", metrics.Call.GOOD: "unaffected", metrics.Call.UNDECIDED: "inconclusive"}
+
+
+class MetricProber(Prober):
+    """Measures a metric per release; once the bounds set the baseline, a probe is a step decision."""
+
+    base: metrics.Baseline | None = None
+    unit: str = ""
+
+    def __call__(self, version: str) -> Outcome:
+        assert self.base is not None, "set_baseline first"
+        observation = self.observe(self.candidates[version])
+        self.store.probes[version] = observation.to_json()
+        self.store.save()
+        result = classify(observation, self.options.crash)
+        self.log(f"probe jax {version}: {describe(result, bool(self.options.script))} [{observation.source}] "
+                 f"{observation.reason}")
+        return result
+
+    def observe(self, candidate: Candidate) -> Observation:
+        """Measure; within noise, measure again and pool; decide."""
+        assert self.base is not None
+        first = self.measure(candidate)
+        if first.status != "ran":
+            return first
+        samples, runs = list(first.samples), 1
+        decision = metrics.decide(self.base, samples)
+        if decision.call is metrics.Call.UNDECIDED:
+            again = self.measure(candidate)
+            runs += 1
+            if again.status == "ran":
+                samples += again.samples
+                decision = metrics.decide(self.base, samples)
+        reason = decision.reason + (f" after {runs} runs, pooled" if runs > 1 else "")
+        return Observation("ran", VERDICTS[decision.call], reason, "run", [], False,
+                           self._environments.get(candidate.version), samples)
+
+    def measure(self, candidate: Candidate) -> Observation:
+        """One run of the check or script; its samples of the metric, or why there are none."""
+        prepared = self._prepare(candidate.version)
+        if prepared.env is None:
+            return Observation("not-installable", None, f"not installable here: {prepared.problem}")
+        if self.options.script:
+            timeout = self.options.timeout or DEFAULT_SCRIPT_TIMEOUT_S
+            fields = runner.run_script(prepared.env, self.options.script, self.options.backend, None, timeout,
+                                       self.log)
+        else:
+            fields, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log, self.index,
+                                             prepared=prepared)
+        if fields.get("status") != "ran":
+            return Observation(str(fields.get("status")), None, str(fields.get("reason") or ""))
+        metric = (fields.get("metrics") or {}).get(self.options.metric)
+        if metric is None:
+            known = ", ".join(sorted(fields.get("metrics") or {})) or "none"
+            raise UsageError(f"jax {candidate.version}: the {'script' if self.options.script else 'check'} "
+                             f"reported no metric {self.options.metric!r} (it reported: {known})",
+                             "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")
+        self.unit = str(metric.get("unit") or "")
+        return Observation("ran", None, "measured", "run", [], False,
+                           self._environments.get(candidate.version), [float(x) for x in metric["samples"]])
+
+    def set_baseline(self, good: str, bad: str, cache: dict[str, Outcome]) -> metrics.Baseline:
+        """Measure both bounds (twice, pooled, when the first look shows no step); NoStep → UsageError."""
+        looks = {v: self._bound_samples(v) for v in (good, bad)}
+        try:
+            self.base = metrics.baseline(looks[good], looks[bad], self.options.factor, unit=f" {self.unit}")
+        except metrics.NoStep:
+            for version in (good, bad):
+                looks[version] += self._bound_samples(version)
+            try:
+                self.base = metrics.baseline(looks[good], looks[bad], self.options.factor, unit=f" {self.unit}")
+            except metrics.NoStep as exc:
+                raise UsageError(f"{self.options.metric}: {exc} between --good {good} and --bad {bad}",
+                                 "nothing to bisect: choose bounds across the slowdown, or a smaller --factor") from None
+        for version, wanted in ((good, Outcome.GOOD), (bad, Outcome.BAD)):
+            reason = (f"bound: median {metrics.median(looks[version]):.4g} {self.unit}, "
+                      f"{len(looks[version])} samples; step {self.base.step:.2f}x, worse = {self.base.worse}")
+            verdict = "unaffected" if wanted is Outcome.GOOD else "affected"
+            self.store.probes[version] = Observation("ran", verdict, reason, "run", [], False,
+                                                     self._environments.get(version), looks[version]).to_json()
+            cache[version] = wanted
+        self.store.save()
+        self.log(f"{self.options.metric}: --good {good} median {metrics.median(looks[good]):.4g} {self.unit}, "
+                 f"--bad {bad} median {metrics.median(looks[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
+                 f"({self.base.worse} is worse)")
+        return self.base
+
+    def _bound_samples(self, version: str) -> list[float]:
+        observation = self.measure(self.candidates[version])
+        if observation.status != "ran":
+            raise UsageError(f"bound {version} could not be measured: {observation.reason}",
+                             "choose bounds that install and run here")
+        return list(observation.samples)
+
+
+def metric_summary(prober: MetricProber, observations: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The baseline and every measured release's median, in version order, for the report."""
+    assert prober.base is not None
+    series = sorted(((v, p["samples"]) for v, p in observations.items() if p.get("samples")),
+                    key=lambda item: Version(item[0]))
+    return {
+        "metric": prober.options.metric, "unit": prober.unit, "factor": prober.options.factor,
+        "worse": prober.base.worse, "step": round(prober.base.step, 3),
+        "medians": {v: metrics.median(s) for v, s in series},
+        "samples": {v: len(s) for v, s in series},
+        "steps": [{"before": a, "after": b, "ratio": round(r, 3), "p": p}
+                  for a, b, r, p in metrics.steps(series, prober.options.factor, prober.base.alpha)],
+    }

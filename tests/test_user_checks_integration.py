@@ -1,0 +1,76 @@
+"""User checks against real releases: a script check's verdicts, and metric bisection of a planted slowdown.
+
+Installs jax 0.4.35, 0.5.2, 0.5.3 and 0.6.0 for real (shared environments,
+so mostly hard links from uv's cache once the other integration tests ran).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.bisect import main as bisect_main
+from kit.config import Matrix, parse_matrix
+from kit.errors import UsageError
+from kit.runner import RunRequest, run_check
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parent.parent
+USER_CHECKS = {
+    "qr": {"script": str(ROOT / "examples" / "checks" / "qr_sharding.py"), "host_devices": 4, "timeout_s": 300},
+    "planted": {"script": str(ROOT / "tests" / "fixtures" / "checks" / "slow_when_replicated.py"),
+                "host_devices": 4, "timeout_s": 300},
+}
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
+    raw = tomllib.loads((ROOT / "matrix.toml").read_text())
+    raw["checks"].update(USER_CHECKS)
+    parsed = parse_matrix(raw, ROOT / "matrix.toml")  # environments shared with the sessions
+    return dataclasses.replace(parsed, results_dir=tmp_path_factory.mktemp("reports") / "results")
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def test_a_user_check_gets_the_verdict_of_each_real_release(matrix: Matrix) -> None:
+    verdicts = {}
+    for version in ("0.4.35", "0.6.0"):
+        record, path = run_check(matrix, RunRequest(check="qr", version=version), _log)
+        assert record["status"] == "ran", record["reason"]
+        assert record["check"] == "qr" and path.name.startswith("qr-")
+        assert record["environment"]["jax"] == version
+        assert record["parameters"]["host_devices"] == 4 and len(record["parameters"]["script_sha256"]) == 64
+        verdicts[version] = (record["verdict"], record["evidence"]["summary"]["batch_per_device"])
+    assert verdicts == {"0.4.35": ("affected", 64), "0.6.0": ("unaffected", 16)}
+
+
+def test_a_metric_bisect_names_the_release_where_the_planted_slowdown_ends(matrix: Matrix) -> None:
+    argv = ["--check", "planted", "--metric", "step_ms", "--good", "0.6.0", "--bad", "0.5.2", "--fresh"]
+    assert bisect_main(matrix, argv, _log) == 0
+    reports = matrix.results_dir.parent
+    found = json.loads(next(reports.glob("bisect-planted-*-step_ms-x1.5.json")).read_text())
+    assert (found["last_same"], found["first_different"], found["ambiguous"]) == ("0.5.2", "0.5.3", [])
+    installs = len(found["environments_built"]) + len(found["environments_reused"])
+    assert installs <= math.ceil(math.log2(3)) + 2
+    assert found["metric"]["worse"] == "higher" and found["metric"]["step"] > 3
+    assert [(s["before"], s["after"]) for s in found["metric"]["steps"]] == [("0.5.2", "0.5.3")]
+
+
+def test_a_metric_bisect_over_a_flat_range_stops_saying_there_is_no_step(matrix: Matrix) -> None:
+    argv = ["--check", "planted", "--metric", "step_ms", "--good", "0.6.0", "--bad", "0.5.3", "--fresh"]
+    with pytest.raises(UsageError, match="no step: the bounds differ by 1.0"):
+        bisect_main(matrix, argv, _log)
