@@ -20,10 +20,13 @@ rebuilds reports/matrix.md and matrix.json from the records alone.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro import parameters as parameter_rules
 from repro.parameters import TIMEOUT_RULE
@@ -46,6 +49,11 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
          reproduce: str | None = None) -> int:
     """Run one command; a `KitError` becomes one ERROR line and a TIP, exit 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    with unwind_on_stop_signals():
+        return _main(argv, log, matrix_path, reproduce)
+
+
+def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) -> int:
     try:
         if not argv or argv[0] in ("-h", "--help"):
             print(__doc__)
@@ -73,6 +81,29 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
     except KitError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_USAGE
+
+
+@contextmanager
+def unwind_on_stop_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop the kit the way Ctrl-C does, instead of killing it where it stands.
+
+    So the repro's process group is killed with it and its temp folder is
+    removed (a batch scheduler's SIGTERM or a closed terminal would otherwise
+    leave both behind); records already written stay. Exit 128 + the signal.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None = None) -> int:

@@ -273,6 +273,7 @@ def write_record(record: Mapping[str, Any], results_dir: Path) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # as any file the user writes, not mkstemp's 0600
             os.fsync(handle.fileno())
         for _attempt in range(100):
             final = results_dir / record_filename(record)

@@ -23,10 +23,11 @@ import tempfile
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from repro.contract import EXIT_REFUSED
 from repro.parameters import flag, shown
@@ -193,8 +194,8 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
 
 def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout: int,
                log: Log) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="kit-") as tmp:
-        out = Path(tmp) / "result.json"
+    with scratch_dir() as tmp:
+        out = tmp / "result.json"
         cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
         log("running " + " ".join(cmd[1:]))
         code, tail = _stream(cmd, timeout)
@@ -237,8 +238,8 @@ def run_script(env: Env, script: Path, backend: str, host_devices: int | None, t
 
     The protocol is kit/protocol.py (README: "Your own check").
     """
-    with tempfile.TemporaryDirectory(prefix="kit-") as tmp:
-        out = Path(tmp) / "kit-result.json"
+    with scratch_dir() as tmp:
+        out = tmp / "kit-result.json"
         cmd = [str(env.python), str(script)]
         log("running " + " ".join(cmd))
         code, tail = _stream(cmd, timeout, script_env(out, backend, host_devices))
@@ -258,6 +259,43 @@ def run_script(env: Env, script: Path, backend: str, host_devices: int | None, t
                  "backend": backend, "device_count": host_devices or None}
     fields["environment"] = {**host_facts(None), **env_facts, **((result or {}).get("environment") or {})}
     return fields
+
+
+_SCRATCH_PREFIX = "kit-"
+
+
+@contextmanager
+def scratch_dir() -> Iterator[Path]:
+    """A private temp folder for one run's result file, named ``kit-<pid>-*``, removed when the run ends.
+
+    A session stopped by SIGTERM or SIGHUP unwinds through here (`cli.main`
+    turns those signals into SystemExit); one killed outright (SIGKILL) leaves
+    its folder, which the next run removes once that pid is gone.
+    """
+    root = Path(tempfile.gettempdir())
+    _remove_abandoned_scratch(root)
+    path = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-", dir=root))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _remove_abandoned_scratch(root: Path) -> None:
+    for folder in root.glob(f"{_SCRATCH_PREFIX}*-*"):
+        pid = folder.name[len(_SCRATCH_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and folder.is_dir() and folder.stat().st_uid == os.getuid() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def to_flags(params: Mapping[str, Any]) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -193,3 +194,14 @@ def test_any_names_give_safe_distinct_files(tmp_path_factory: pytest.TempPathFac
     assert first.parent == second.parent == folder
     assert "/" not in first.name and not first.name.startswith(".")
     assert [r["check"] for r in load_records(folder).records] == [check, check]
+
+
+def test_records_and_reports_get_the_mode_the_umask_gives(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        record = records.write_record(make_record(), tmp_path / "results")
+        records.atomic_write_text(tmp_path / "matrix.md", "# matrix\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(record.stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "matrix.md").stat().st_mode) == 0o644

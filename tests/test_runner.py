@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -111,3 +115,34 @@ def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(
     assert prepared.env is not None and prepared.env.reused and prepared.env.path == built.path
     assert prepared.resolution == resolution and prepared.plan == plan
     assert "as locked in" in lines[0]
+
+
+def test_a_terminated_session_kills_its_repro_and_leaves_no_temp_folder(tmp_path: Path) -> None:
+    script = ("import sys; from kit import cli, runner\n"
+              "with cli.unwind_on_stop_signals():\n"
+              "    with runner.scratch_dir() as folder:\n"
+              "        print(folder, flush=True)\n"
+              "        runner._stream([sys.executable, '-c', 'import time; print(\"child\", flush=True); time.sleep(60)'], 60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert proc.stdout is not None
+    folder = Path(proc.stdout.readline().strip())
+    assert proc.stdout.readline().strip() == "child" and folder.is_dir()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(20) == 128 + signal.SIGTERM
+    proc.stdout.close()
+    assert not folder.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_left_by_a_killed_session_is_removed_by_the_next_run(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    abandoned = tmp_path / f"kit-{dead.pid}-abc"
+    abandoned.mkdir()
+    alive = tmp_path / f"kit-{os.getpid()}-def"  # a run in progress (this process) is left alone
+    alive.mkdir()
+    with runner.scratch_dir() as folder:
+        assert folder.is_dir()
+    assert not abandoned.exists() and alive.exists() and not folder.exists()
