@@ -173,7 +173,8 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     start = time.perf_counter()
     # A record counts in the matrix when it ran what `nox -s matrix` would run.
     configured = {name: parameters_for(matrix, RunRequest(name, "0")) for name in matrix.checks}
-    result = write_report(args.results, args.out, plots=not args.no_plots, configured=configured)
+    result = write_report(args.results, args.out, plots=not args.no_plots, configured=configured,
+                          known_problems=matrix.path.parent / "known_problems.toml")
     print(f"wrote {result.markdown} and {result.json} from {result.report.record_count} records "
           f"in {time.perf_counter() - start:.1f} s")
     for path in result.plots:

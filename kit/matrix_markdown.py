@@ -58,7 +58,10 @@ def render_answer(report: Report) -> list[str]:
             if backend not in {r.backend for r in problem.ranges}:
                 lines.append(f"  - {backend}: not measured in these records "
                              f"(`nox -s {problem.check}-<release> -- --backend cuda` on a {backend} machine)")
-        lines.append(f"  - upstream: fixed in {problem.upstream_fixed_in} by {problem.upstream_change}")
+        if problem.upstream_fixed_in:
+            lines.append(f"  - upstream: fixed in {problem.upstream_fixed_in} by {problem.upstream_change}")
+        else:
+            lines.append("  - upstream: no fix recorded in known_problems.toml")
     lines.append("")
     return lines
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import __version__ as KIT_VERSION
 from .key_figures import key_figure, lu_fed_by
-from .known_problems import KNOWN_PROBLEMS, KnownProblem
+from .known_problems import KnownProblem, load_known_problems
 from repro.parameters import flag, shown
 
 from .records import (
@@ -197,8 +197,11 @@ def build_report(
     matrix_releases: Sequence[str] | None = None,
     unusable: Sequence[UnusableFile] = (),
     configured: Configured | None = None,
+    known_problems: Sequence[KnownProblem] | None = None,
 ) -> Report:
     """The whole report from records (dicts or `LoadedRecord`s) and the files that could not be used.
+
+    ``known_problems`` default to the kit's own known_problems.toml.
 
     With ``configured``, only records of the matrix's own parameters make the
     answer and the rows; the others are listed as ad-hoc runs. Without it
@@ -212,7 +215,8 @@ def build_report(
     measured = {record_jax(e.record) for e in in_matrix}
     return Report(
         backends=_backend_answers(current),
-        known_problems=[_known_problem_answer(p, current) for p in KNOWN_PROBLEMS],
+        known_problems=[_known_problem_answer(p, current)
+                        for p in (load_known_problems() if known_problems is None else known_problems)],
         rows=_rows(current),
         checks=checks,
         older=[_older(e) for e in sorted(older, key=lambda e: _sort_entry(e))],
@@ -336,8 +340,8 @@ def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) ->
         check=problem.check,
         title=problem.title,
         links=list(problem.links),
-        upstream_fixed_in=problem.fix.release,
-        upstream_change=f"{problem.fix.title} — {problem.fix.url}",
+        upstream_fixed_in=problem.fix.release if problem.fix else "",
+        upstream_change=f"{problem.fix.title} — {problem.fix.url}" if problem.fix else "",
         ranges=ranges,
         shows_on=list(problem.shows_on),
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from .known_problems import load_known_problems
 from .matrix_markdown import render_markdown
 from .matrix_model import Configured, PlotRef, Report, build_report, split_ad_hoc
 from .records import UnusableFile, atomic_write_texts, load_records
@@ -37,16 +38,19 @@ def write_report(
     matrix_releases: Sequence[str] | None = None,
     plots: bool = True,
     configured: Configured | None = None,
+    known_problems: Path | None = None,
 ) -> WriteResult:
     """Load records, build the report and plots, write matrix.md and matrix.json.
 
     ``configured`` (per check, matrix.toml's parameters) keeps ad-hoc runs out
     of the answer, the rows and the plots; they are listed on their own.
+    ``known_problems`` is the known_problems.toml to cite (default: the kit's own).
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     loaded = load_records(results_dir)
     report = build_report(loaded.entries, matrix_releases=matrix_releases, unusable=loaded.unusable,
-                          configured=configured)
+                          configured=configured,
+                          known_problems=load_known_problems(known_problems) if known_problems else None)
     in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured)
     for unusable in report.unusable_files:
         try:
