@@ -5,7 +5,8 @@ session does can also be run (and tested) without nox. Exit codes:
 
 * 0 — the check ran (whatever its verdict);
 * 1 — the check crashed, timed out or refused a size that does not fit, or
-  ``--fail-on-affected`` and it is affected;
+  ``--fail-on-affected`` and it is affected, or a file could not be written
+  (disk full: the message says where the record was kept instead);
 * 2 — bad input (a mistyped version, option or matrix.toml key): one ERROR line;
 * 3 — the release is not installable here (a record says why);
 * 4 — the package index could not be reached and the release's environment
@@ -80,7 +81,7 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) ->
         return EXIT_NETWORK
     except KitError as exc:
         print(exc.render(), file=sys.stderr)
-        return EXIT_USAGE
+        return exc.exit_code
 
 
 @contextmanager

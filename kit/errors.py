@@ -11,6 +11,8 @@ from __future__ import annotations
 class KitError(Exception):
     """Something the user can fix; ``tip`` says how."""
 
+    exit_code = 2  # bad input, unless a subclass says otherwise
+
     def __init__(self, message: str, tip: str = "") -> None:
         super().__init__(message)
         self.message = message
@@ -44,3 +46,9 @@ class IndexUnreachable(PackageIndexError):
 
 class UsageError(KitError):
     """A bad command-line argument."""
+
+
+class StorageError(KitError):
+    """A file could not be written (disk full, read-only folder); nothing measured is lost."""
+
+    exit_code = 1

@@ -22,6 +22,7 @@ import platform
 import re
 import secrets
 import socket
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
+
+from .errors import StorageError
 
 SCHEMA = 1
 """The record schema this kit writes. Readers accept this and older ones."""
@@ -291,6 +294,40 @@ def write_record(record: Mapping[str, Any], results_dir: Path) -> Path:
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
+
+
+UNSAVED_DIR_NAME = "jax-kit-unsaved-records"
+
+
+def save_record(record: Mapping[str, Any], results_dir: Path) -> Path:
+    """`write_record`, or, when the results folder cannot take it, keep it elsewhere and say where.
+
+    A full disk or a read-only folder must not lose a run that took minutes:
+    the record goes to the temp folder (often another file system), else to
+    ``~/.cache``, else is printed to stderr, and `StorageError` names the place.
+    """
+    try:
+        return write_record(record, results_dir)
+    except OSError as error:
+        why = error.strerror or str(error)
+        kept = _keep_unsaved(record)
+    where = f"it was kept at {kept}" if kept else "it is printed above (no folder could take it)"
+    move = f"mv {kept} {results_dir}/" if kept else f"save the JSON above into {results_dir}/"
+    raise StorageError(f"could not write the record into {results_dir} ({why}); {where}",
+                       f"free some space (or fix the folder's permissions), then {move}")
+
+
+def _keep_unsaved(record: Mapping[str, Any]) -> Path | None:
+    text = json.dumps(record, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    for folder in (Path(tempfile.gettempdir()) / UNSAVED_DIR_NAME, Path.home() / ".cache" / UNSAVED_DIR_NAME):
+        path = folder / record_filename(record)
+        try:
+            atomic_write_text(path, text)
+        except OSError:
+            continue
+        return path
+    print(text, file=sys.stderr, flush=True)
+    return None
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -20,7 +20,8 @@ from typing import Sequence
 from .known_problems import load_known_problems
 from .matrix_markdown import render_markdown
 from .matrix_model import Configured, PlotRef, Report, build_report, split_ad_hoc
-from .records import UnusableFile, atomic_write_texts, load_records
+from .errors import StorageError
+from .records import LoadedRecord, UnusableFile, atomic_write_texts, load_records
 
 
 @dataclass
@@ -57,6 +58,20 @@ def write_report(
             unusable["file"] = str(Path(unusable["file"]).relative_to(results_dir))
         except ValueError:
             pass
+    try:
+        written = _write_files(report, in_matrix, out_dir, plots)
+    except OSError as error:
+        raise StorageError(
+            f"could not write the report into {out_dir} ({error.strerror or error}); "
+            "matrix.md and matrix.json were left as they were",
+            "free some space (or fix the folder's permissions), then run nox -s report again",
+        ) from None
+    markdown, data = out_dir / "matrix.md", out_dir / "matrix.json"
+    return WriteResult(markdown, data, written, loaded.unusable, report)
+
+
+def _write_files(report: Report, in_matrix: list[LoadedRecord], out_dir: Path, plots: bool) -> list[Path]:
+    """The plots, then matrix.md and matrix.json together; the images written."""
     written: list[Path] = []
     if plots:
         from .plots import make_plots  # the only module that imports matplotlib
@@ -69,9 +84,8 @@ def write_report(
         report.plot_notes = list(outcome.notes)
     else:
         report.plot_notes = ["Plots skipped (--no-plots)."]
-    markdown, data = out_dir / "matrix.md", out_dir / "matrix.json"
     atomic_write_texts({
-        markdown: render_markdown(report),
-        data: json.dumps(report.to_json(), indent=2, sort_keys=True, default=str) + "\n",
+        out_dir / "matrix.md": render_markdown(report),
+        out_dir / "matrix.json": json.dumps(report.to_json(), indent=2, sort_keys=True, default=str) + "\n",
     })
-    return WriteResult(markdown, data, written, loaded.unusable, report)
+    return written

@@ -160,7 +160,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         else:
             record.update(_run_repro(prepared.env, request, params, timeout, log))
     record["duration_s"] = round(time.monotonic() - started, 2)
-    path = records.write_record(_json_safe(record), matrix.results_dir)
+    path = records.save_record(_json_safe(record), matrix.results_dir)  # StorageError says where it went instead
     return record, path
 
 

@@ -205,3 +205,56 @@ def test_records_and_reports_get_the_mode_the_umask_gives(tmp_path: Path) -> Non
         os.umask(old)
     assert stat.S_IMODE(record.stat().st_mode) == 0o644
     assert stat.S_IMODE((tmp_path / "matrix.md").stat().st_mode) == 0o644
+
+
+def _disk_full(*args: Any, **kwargs: Any) -> Any:
+    raise OSError(28, "No space left on device")
+
+
+def test_a_full_results_folder_keeps_the_record_elsewhere_and_says_where(tmp_path: Path, monkeypatch) -> None:
+    from kit.errors import StorageError
+
+    monkeypatch.setattr(records.tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setattr(records, "write_record", _disk_full)
+    record = make_record(status="ran", verdict="affected")
+    with pytest.raises(StorageError) as caught:
+        records.save_record(record, tmp_path / "results")
+    kept = next((tmp_path / "tmp" / records.UNSAVED_DIR_NAME).glob("*.json"))
+    assert json.loads(kept.read_text()) == record
+    assert caught.value.message == (f"could not write the record into {tmp_path / 'results'} "
+                                    f"(No space left on device); it was kept at {kept}")
+    assert caught.value.tip.endswith(f"then mv {kept} {tmp_path / 'results'}/")
+    assert caught.value.exit_code == 1
+
+
+def test_when_no_folder_takes_the_record_it_is_printed(tmp_path: Path, monkeypatch, capsys) -> None:
+    from kit.errors import StorageError
+
+    monkeypatch.setattr(records, "write_record", _disk_full)
+    monkeypatch.setattr(records, "atomic_write_text", _disk_full)
+    with pytest.raises(StorageError, match="it is printed above"):
+        records.save_record(make_record(status="ran"), tmp_path / "results")
+    assert json.loads(capsys.readouterr().err)["status"] == "ran"
+
+
+def test_files_written_together_are_replaced_together_or_not_at_all(tmp_path: Path, monkeypatch) -> None:
+    first, second = tmp_path / "matrix.md", tmp_path / "matrix.json"
+    first.write_text("old md")
+    second.write_text("old json")
+    real_fsync, calls = os.fsync, []
+
+    def fsync_then_full(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:  # the second temp file does not fit
+            _disk_full()
+        real_fsync(fd)
+
+    monkeypatch.setattr(records.os, "fsync", fsync_then_full)
+    with pytest.raises(OSError):
+        records.atomic_write_texts({first: "new md", second: "new json"})
+    assert (first.read_text(), second.read_text()) == ("old md", "old json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["matrix.json", "matrix.md"]
+    monkeypatch.setattr(records.os, "fsync", real_fsync)
+    records.atomic_write_texts({first: "new md", second: "new json"})
+    assert (first.read_text(), second.read_text()) == ("new md", "new json")
+    assert oct(first.stat().st_mode & 0o777) == oct(0o666 & ~records._umask())

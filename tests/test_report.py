@@ -252,3 +252,45 @@ def test_a_refused_size_shows_as_refused() -> None:
     report = build_report([*loaded.entries, refused])
     assert "refused: the repro refused the size" in "\n".join(render_rows(report))
     assert "0.6.0 (correctness refused)" in "\n".join(render_answer(report))
+
+
+def test_a_full_disk_is_one_sentence_and_leaves_matrix_md_and_json_as_they_were(tmp_path: Path, monkeypatch,
+                                                                               capsys) -> None:
+    from kit import records
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "matrix.md").write_text("old md")
+    (out / "matrix.json").write_text("{}")
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(FIXTURE_MATRIX)
+
+    def disk_full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(records.os, "fsync", disk_full)
+    code = cli.main(["report", "--results", str(FIXTURES / "cpu-laptop-sweep"), "--out", str(out), "--no-plots"],
+                    matrix_path=str(matrix))
+    assert code == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"ERROR: could not write the report into {out} (No space left on device); "
+        "matrix.md and matrix.json were left as they were",
+        "TIP: free some space (or fix the folder's permissions), then run nox -s report again"]
+    assert (out / "matrix.md").read_text() == "old md" and (out / "matrix.json").read_text() == "{}"
+    assert sorted(p.name for p in out.iterdir()) == ["matrix.json", "matrix.md"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="matplotlib is not installed: no plots")
+def test_a_plot_that_does_not_fit_on_disk_is_the_same_one_sentence(tmp_path: Path, monkeypatch) -> None:
+    from matplotlib.figure import Figure
+
+    from kit.errors import StorageError
+
+    def disk_full(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", disk_full)
+    with pytest.raises(StorageError, match=r"\(No space left on device\); matrix.md and matrix.json were left"):
+        write_report(FIXTURES / "cpu-laptop-sweep", tmp_path / "out")
+    assert not (tmp_path / "out" / "matrix.md").exists()
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
