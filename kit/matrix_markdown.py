@@ -36,6 +36,8 @@ def render_answer(report: Report) -> list[str]:
                 f"- **{answer.backend}**: lowest release passing every check ({checks}): "
                 f"**{answer.lowest_passing}**"
             )
+            if answer.newest_passing and answer.newest_passing != answer.lowest_passing:
+                line += f"; newest measured that passes: **{answer.newest_passing}**"
             if answer.not_passing_above:
                 line += f" — but above it, not passing: {', '.join(answer.not_passing_above)}"
         else:
@@ -54,6 +56,8 @@ def render_answer(report: Report) -> list[str]:
             caveat = "" if r.backend in problem.shows_on else (
                 f" (reported on {', '.join(problem.shows_on)} only: this does not clear a release there)")
             lines.append(f"  - {r.backend}: {_range_text(r)}{caveat}")
+            if r.workaround:
+                lines.append(f"  - {r.backend}, workaround the records support: {r.workaround}")
         for backend in problem.shows_on:
             if backend not in {r.backend for r in problem.ranges}:
                 lines.append(f"  - {backend}: not measured in these records "

@@ -16,6 +16,7 @@ from typing import Any
 
 from . import __version__ as KIT_VERSION
 from .key_figures import key_figure, lu_fed_by
+from .workarounds import shard_map_figures, shard_map_text
 from .known_problems import KnownProblem, load_known_problems
 from repro.parameters import flag, shown
 
@@ -80,6 +81,8 @@ class BackendAnswer:
     releases_measured: list[str]
     not_passing_above: list[str]
     """Releases above `lowest_passing` that were measured and did not pass, with why."""
+    newest_passing: str | None = None
+    """The newest measured release that passes every check: what to pick when upgrading."""
 
 
 @dataclass
@@ -92,6 +95,8 @@ class AffectedRange:
     first_unaffected_above: str | None
     inconclusive: list[str]
     releases_measured: list[str]
+    workaround: str = ""
+    """What the affected releases' own records show avoids the problem, with the figures ("" if nothing)."""
 
 
 @dataclass
@@ -309,7 +314,8 @@ def _backend_answers(current: list[LoadedRecord]) -> list[BackendAnswer]:
                 failing = [w for w in why if "not-installable" not in w]
                 if not ok and failing:
                     above.append(f"{release} ({', '.join(failing)})")
-        answers.append(BackendAnswer(backend, checks, lowest, releases, above))
+        newest = next((r for r in reversed(releases) if verdicts[r][0]), None)
+        answers.append(BackendAnswer(backend, checks, lowest, releases, above, newest))
     return answers
 
 
@@ -334,7 +340,10 @@ def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) ->
             lo, hi = release_key(first), release_key(last)
             inside = [r for r in clean if lo < release_key(r) < hi]
             above = next((r for r in clean if release_key(r) > hi), None)
-        ranges.append(AffectedRange(backend, first, last, affected, inside, above, inconclusive, releases))
+        affected_records = [e for e in ran if cell_key(e.record).backend == backend
+                            and e.record.get("verdict") == "affected"]
+        ranges.append(AffectedRange(backend, first, last, affected, inside, above, inconclusive, releases,
+                                    _workaround(problem.check, affected_records)))
     return KnownProblemAnswer(
         key=problem.key,
         check=problem.check,
@@ -345,6 +354,15 @@ def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) ->
         ranges=ranges,
         shows_on=list(problem.shows_on),
     )
+
+
+def _workaround(check: str, affected: list[LoadedRecord]) -> str:
+    """A workaround the affected records' own evidence supports, in words; "" when they show none."""
+    if check != "scaling":
+        return ""
+    figures = [f for e in sorted(affected, key=lambda e: release_key(record_jax(e.record)))
+               if (f := shard_map_figures(record_jax(e.record), e.record.get("evidence") or {})) is not None]
+    return shard_map_text(figures)
 
 
 def _environment(record: Mapping[str, Any]) -> dict[str, Any]:

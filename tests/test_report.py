@@ -48,7 +48,8 @@ def _report() -> Any:
 
 def test_answer_names_lowest_passing_release_per_backend() -> None:
     lines = render_answer(_report())
-    assert "- **cpu**: lowest release passing every check (scaling, correctness): **0.5.3**" in lines
+    assert ("- **cpu**: lowest release passing every check (scaling, correctness): **0.5.3**; "
+            "newest measured that passes: **0.6.0**") in lines
     assert "- **gpu**: lowest release passing every check (scaling, correctness): **0.5.3**" in lines
 
 
@@ -294,3 +295,10 @@ def test_a_plot_that_does_not_fit_on_disk_is_the_same_one_sentence(tmp_path: Pat
         write_report(FIXTURES / "cpu-laptop-sweep", tmp_path / "out")
     assert not (tmp_path / "out" / "matrix.md").exists()
     assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+
+
+def test_the_answer_names_the_newest_passing_release_too() -> None:
+    loaded = load_records(FIXTURES / "cpu-laptop-sweep")
+    [answer] = build_report(loaded.entries).backends
+    assert (answer.lowest_passing, answer.newest_passing) == ("0.5.3", "0.6.0")
+    assert "**0.5.3**; newest measured that passes: **0.6.0**" in "\n".join(render_answer(build_report(loaded.entries)))
