@@ -64,6 +64,7 @@ RULES: Dict[str, Dict[str, Rule]] = {
         "modes": Rule(_some_of(MODES), "some of jit,shard_map", True),
         "passes": Rule(_some_of(PASSES), "some of forward,grad", True),
         "seed": Rule(_is_int, "an integer"),
+        "processes": Rule(_pos_int, "a positive integer (processes joined by jax.distributed)"),
     },
     "correctness": {
         "matrix_size": Rule(_pos_int, "a positive integer"),
@@ -94,6 +95,9 @@ DEFAULTS: Dict[str, Dict[str, Any]] = {
         # newer releases (batched triangular solves), minutes for a full sweep.
         "passes": ["forward"],
         "seed": 0,
+        # More than 1: the kit starts this many copies joined by jax.distributed,
+        # each with an equal share of the devices (repro/distributed.py).
+        "processes": 1,
     },
     "correctness": {
         "matrix_size": 20,
@@ -155,8 +159,15 @@ def problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
 
 
 def _cross_problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
-    """Rules between parameters: each device count must split the batch evenly."""
-    if check != "scaling" or "batch" not in parameters:
+    """Rules between parameters: each device count must split the batch evenly, and the
+    largest count must split evenly over the processes."""
+    if check != "scaling":
+        return []
+    processes, devices = parameters.get("processes", 1), parameters.get("devices") or []
+    if devices and max(devices) % processes:
+        return [f"--processes {processes} does not divide the largest device count {max(devices)}: "
+                "each process gets an equal share of the devices"]
+    if "batch" not in parameters:
         return []
     uneven = [n for n in parameters.get("devices") or [] if parameters["batch"] % n]
     if not uneven:

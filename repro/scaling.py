@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -27,16 +26,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from repro import hlo, verdicts
 from repro import parameters as parameters_rules
+from repro import scaling_figures as figures
 from repro.cli import EXIT_USAGE, Parser, UsageError, int_list, merge_parameters, name_list, write_result
+from repro.scaling_figures import LOSSES, Case
 
 # Defaults, presets and limits live in repro/parameters.py, shared with the kit.
 DEFAULTS: Dict[str, Any] = parameters_rules.DEFAULTS["scaling"]
 PRESETS: Dict[str, Dict[str, Any]] = parameters_rules.PRESETS["scaling"]
 
 MODES, PASSES, DTYPES = parameters_rules.MODES, parameters_rules.PASSES, parameters_rules.DTYPES
-LOSSES = ("control", "slogdet")
-DTYPES = ("float32", "float64")
-
 
 # --------------------------------------------------------------------------
 # Command line
@@ -57,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--modes", type=name_list, help="jit,shard_map")
     parser.add_argument("--passes", type=name_list, help="forward,grad")
     parser.add_argument("--seed", type=int)
+    parser.add_argument("--processes", type=int, help="processes joined by jax.distributed (the kit starts them)")
     return parser
 
 
@@ -131,17 +130,6 @@ def _in_mode(jax: Any, compat: Any, mode: str, loss: Callable[..., Any], mesh: A
     return compat.shard_map(local, mesh, in_specs=(P(), P("batch")), out_specs=P())
 
 
-@dataclass
-class Case:
-    mode: str
-    pass_: str
-    loss: str
-    devices: int
-    evidence: hlo.HloEvidence
-    flops: Optional[float]
-    times_s: List[float]
-
-
 def _run_case(jax: Any, compat: Any, function: Callable[..., Any], args: Tuple[Any, ...],
               parameters: Dict[str, Any]) -> Tuple[hlo.HloEvidence, Optional[float], List[float]]:
     """Compile once, read the HLO, then warm up and time the compiled program."""
@@ -158,8 +146,9 @@ def _run_case(jax: Any, compat: Any, function: Callable[..., Any], args: Tuple[A
     return evidence, flops, times
 
 
-def _positive_control(jax: Any, compat: Any, devices: Sequence[Any], parameters: Dict[str, Any]) -> Dict[str, Any]:
+def _positive_control(setup: Setup, devices: Sequence[Any], parameters: Dict[str, Any]) -> Dict[str, Any]:
     """slogdet with matrix rows sharded: must be gathered, so must show a collective."""
+    jax, compat = setup.jax, setup.compat
     jnp = jax.numpy
     n, count = parameters["matrix_size"], len(devices)
     record: Dict[str, Any] = {"devices": count, "sharded_axis": "matrix rows", "ok": False}
@@ -169,130 +158,16 @@ def _positive_control(jax: Any, compat: Any, devices: Sequence[Any], parameters:
     P = jax.sharding.PartitionSpec
     mesh = compat.batch_mesh(devices)
     try:
-        shape = (parameters["batch"], n, n)
-        x = jax.device_put(jnp.ones(shape, parameters["dtype"]), jax.sharding.NamedSharding(mesh, P(None, "batch")))
+        ones = jnp.ones((parameters["batch"], n, n), parameters["dtype"])
+        x = _put(setup, ones, jax.sharding.NamedSharding(mesh, P(None, "batch")))
         compiled = jax.jit(lambda m: jnp.mean(jnp.linalg.slogdet(m)[1])).lower(x).compile()
     except Exception as error:  # e.g. rows that do not split evenly on an old release
         record["why_not"] = f"{type(error).__name__}: {error}".splitlines()[0]
         return record
     evidence = hlo.read_evidence(compat.compiled_hlo_text(compiled))
-    record.update(_structure_record(evidence))
+    record.update(figures.structure_record(evidence))
     record["ok"] = evidence.collective_count > 0
     return record
-
-
-# --------------------------------------------------------------------------
-# Figures
-
-
-def _fed_by(evidence: hlo.HloEvidence) -> List[str]:
-    """The collectives upstream of the LU's operand, by name."""
-    return sorted({name for call in evidence.lu_calls for name in call.fed_by})
-
-
-def _structure_record(evidence: hlo.HloEvidence) -> Dict[str, Any]:
-    return {
-        "collectives": dict(evidence.collectives),
-        "lu_batch": evidence.lu_batch,
-        "lu_fed_by": _fed_by(evidence),
-        "linalg_calls": [
-            {"target": call.target, "kind": call.kind, "operand_shape": list(call.operand_shape or []),
-             "batch": call.batch, "shape_source": call.shape_source, "fed_by": list(call.fed_by)}
-            for call in evidence.linalg_calls
-        ],
-    }
-
-
-def _timing_record(times: List[float]) -> Dict[str, Any]:
-    ordered = sorted(times)
-    if len(ordered) >= 2:
-        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
-    else:
-        q1 = q3 = ordered[0]
-    return {"median_s": statistics.median(ordered), "q1_s": q1, "q3_s": q3,
-            "min_s": ordered[0], "max_s": ordered[-1], "runs": len(ordered)}
-
-
-def _scaling_rows(cases: List[Case]) -> List[Dict[str, Any]]:
-    """Speedup vs 1 device for each loss, and efficiency = slogdet ÷ control speedup."""
-    median = {(c.mode, c.pass_, c.loss, c.devices): statistics.median(c.times_s) for c in cases}
-    rows = []
-    for mode, pass_, loss, devices in median:
-        if loss != "slogdet":
-            continue
-        row: Dict[str, Any] = {"mode": mode, "pass": pass_, "devices": devices,
-                               "control_speedup": None, "slogdet_speedup": None, "efficiency": None}
-        for name in LOSSES:
-            base = median.get((mode, pass_, name, 1))
-            here = median.get((mode, pass_, name, devices))
-            if base is not None and here:
-                row[f"{name}_speedup"] = base / here
-        if row["control_speedup"] and row["slogdet_speedup"] is not None:
-            row["efficiency"] = row["slogdet_speedup"] / row["control_speedup"]
-        rows.append(row)
-    return rows
-
-
-def _find(rows: List[Dict[str, Any]], mode: str, pass_: str, devices: int) -> Dict[str, Any]:
-    for row in rows:
-        if (row["mode"], row["pass"], row["devices"]) == (mode, pass_, devices):
-            return row
-    return {}
-
-
-def _primary(cases: List[Case], largest: int) -> Optional[Case]:
-    """The case the verdict rests on: jit forward slogdet at the largest count."""
-    slogdet = [c for c in cases if c.loss == "slogdet" and c.devices == largest]
-    for mode, pass_ in (("jit", "forward"), ("jit", "grad")):
-        for case in slogdet:
-            if (case.mode, case.pass_) == (mode, pass_):
-                return case
-    return slogdet[0] if slogdet else None
-
-
-# --------------------------------------------------------------------------
-# Output
-
-
-def _human_summary(result: Dict[str, Any], cases: List[Case], rows: List[Dict[str, Any]]) -> str:
-    env = result["environment"]
-    lines = [
-        f"scaling check: jax {env.get('jax')} on {env.get('backend')} ({env.get('device_count')} devices)",
-        f"verdict: {result['verdict']}",
-        f"reason: {result['reason']}",
-        "",
-        "structure (compiled HLO, per device):",
-        f"  {'mode':<10}{'pass':<9}{'loss':<9}{'dev':>4}{'all-gather':>11}{'collectives':>12}{'LU batch':>10}  LU fed by",
-    ]
-    for case in cases:
-        fed = sorted({n for call in case.evidence.lu_calls for n in call.fed_by})
-        lu_batch = case.evidence.lu_batch
-        lines.append(
-            f"  {case.mode:<10}{case.pass_:<9}{case.loss:<9}{case.devices:>4}{case.evidence.all_gathers:>11}"
-            f"{case.evidence.collective_count:>12}{'-' if lu_batch is None else lu_batch:>10}  {', '.join(fed) or '-'}"
-        )
-    control = result["evidence"]["positive_control"]
-    lines.append(f"  positive control (rows sharded, {control['devices']} dev): "
-                 f"{'collective seen' if control['ok'] else 'NO collective: ' + control.get('why_not', 'detector blind')}")
-    lines += ["", "timings (ms; median [IQR]; speedup vs 1 device; efficiency = slogdet ÷ control speedup):"]
-    lines.append(f"  {'mode':<10}{'pass':<9}{'dev':>4}{'control':>24}{'slogdet':>24}{'ctl x':>7}{'det x':>7}{'eff':>6}")
-    timing = {(c.mode, c.pass_, c.loss, c.devices): _timing_record(c.times_s) for c in cases}
-    for row in rows:
-        cells = []
-        for loss in LOSSES:
-            t = timing[(row["mode"], row["pass"], loss, row["devices"])]
-            cells.append(f"{t['median_s'] * 1e3:.2f} [{t['q1_s'] * 1e3:.2f}-{t['q3_s'] * 1e3:.2f}]")
-        lines.append(
-            f"  {row['mode']:<10}{row['pass']:<9}{row['devices']:>4}{cells[0]:>24}{cells[1]:>24}"
-            f"{_fmt(row['control_speedup']):>7}{_fmt(row['slogdet_speedup']):>7}{_fmt(row['efficiency']):>6}"
-        )
-    for note in result["evidence"]["notes"]:
-        lines.append(f"note: {note}")
-    return "\n".join(lines)
-
-
-def _fmt(value: Optional[float]) -> str:
-    return "-" if value is None else f"{value:.2f}"
 
 
 def _progress(message: str) -> None:
@@ -311,36 +186,109 @@ def _force_host_devices(count: int) -> None:
 # Main
 
 
+@dataclass
+class Setup:
+    """What one run (or one process of a multi-process run) works with."""
+
+    jax: Any
+    compat: Any
+    environment: Dict[str, Any]
+    processes: int
+    process: Optional[Dict[str, Any]]  # this process's facts in a multi-process run
+    notes: List[str]
+
+
 def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
-    """Measure everything: the RESULT.json dict, plus the cases and scaling rows for the summary."""
-    _force_host_devices(max(parameters["devices"]))
+    """Measure everything: the RESULT.json dict, plus the cases and scaling rows for the summary.
+
+    Raises `distributed.Unsupported` when a multi-process run cannot form its mesh.
+    """
+    setup = _start(parameters)
+    measured = _device_counts(setup, parameters)
+    cases = _measure(setup, parameters, measured)
+    largest = max(measured) if measured else 0
+    _progress(f"positive control at {largest} devices")
+    control = _positive_control(setup, _mesh_devices(setup, largest), parameters)
+    rows = figures.scaling_rows(cases)
+    primary = figures.primary(cases, largest)
+    verdict, reason = _verdict(primary, control, rows, parameters, setup.environment["backend"])
+    evidence = _evidence(setup, parameters, cases, rows, control, primary, measured)
+    result: Dict[str, Any] = {"check": "scaling", "verdict": verdict, "reason": reason, "environment": setup.environment,
+              "parameters": dict(parameters), "evidence": evidence}
+    if setup.process is not None:
+        result["environment"]["process_count"] = setup.processes
+        result["process"] = setup.process
+    return {"result": result, "cases": cases, "rows": rows}
+
+
+def _start(parameters: Dict[str, Any]) -> Setup:
+    """Force the host devices, import jax, join the other processes if there are any."""
+    processes = parameters.get("processes", 1)
+    _force_host_devices(max(parameters["devices"]) // processes)
     import jax
 
     if parameters["dtype"] == "float64":
         jax.config.update("jax_enable_x64", True)
+    process = None
+    if processes > 1:
+        from repro import distributed
+
+        _progress(f"joining {processes} processes through jax.distributed")
+        process = distributed.join(jax, processes)  # before anything touches a device
     from repro import compat
     from repro.environment import describe_environment
 
-    environment = describe_environment()
-    available = jax.devices()
-    notes: List[str] = []
-    measured = [count for count in parameters["devices"] if count <= len(available)]
-    skipped = [count for count in parameters["devices"] if count > len(available)]
-    if skipped:
-        notes.append(f"requested {skipped} devices but only {len(available)} exist on "
-                     f"{environment['backend']}; measured {measured or 'nothing'}")
-    _progress(f"jax {environment['jax']} on {environment['backend']}: {len(available)} devices, "
-              f"measuring {measured}")
+    return Setup(jax, compat, describe_environment(), processes, process, [])
 
+
+def _device_counts(setup: Setup, parameters: Dict[str, Any]) -> List[int]:
+    """The requested device counts this run can measure; notes say why any are left out."""
+    available = len(setup.jax.devices())
+    requested = parameters["devices"]
+    measured = [count for count in requested if count <= available]
+    if len(measured) < len(requested):
+        setup.notes.append(f"requested {[c for c in requested if c > available]} devices but only {available} "
+                           f"exist on {setup.environment['backend']}; measured {measured or 'nothing'}")
+    if setup.processes > 1:
+        even = [count for count in measured if count % setup.processes == 0]
+        if len(even) < len(measured):
+            setup.notes.append(f"{[c for c in measured if c not in even]} devices cannot be shared equally by "
+                               f"{setup.processes} processes; measured {even or 'nothing'}")
+        measured = even
+    _progress(f"jax {setup.environment['jax']} on {setup.environment['backend']}: {available} devices"
+              + (f" over {setup.processes} processes" if setup.processes > 1 else "") + f", measuring {measured}")
+    return measured
+
+
+def _mesh_devices(setup: Setup, count: int) -> List[Any]:
+    if setup.processes > 1:
+        from repro import distributed
+
+        return distributed.mesh_devices(setup.jax, count, setup.processes)
+    return list(setup.jax.devices()[:count])
+
+
+def _put(setup: Setup, value: Any, sharding: Any) -> Any:
+    """``value`` laid out by ``sharding``; across processes each one supplies its own shards."""
+    if setup.processes == 1:
+        return setup.jax.device_put(value, sharding)
+    from repro import distributed
+
+    return setup.jax.tree_util.tree_map(lambda leaf: distributed.global_array(setup.jax, leaf, sharding), value)
+
+
+def _measure(setup: Setup, parameters: Dict[str, Any], measured: List[int]) -> List[Case]:
+    """Every device count × mode × pass × loss: compiled HLO and timings."""
+    jax, compat = setup.jax, setup.compat
     params, batch = _make_workload(jax, compat, parameters)
     losses = _losses(jax, parameters["matrix_size"])
     P = jax.sharding.PartitionSpec
     NamedSharding = jax.sharding.NamedSharding
     cases: List[Case] = []
     for count in measured:
-        mesh = compat.batch_mesh(available[:count])
-        sharded_batch = jax.device_put(batch, NamedSharding(mesh, P("batch")))
-        replicated_params = jax.device_put(params, NamedSharding(mesh, P()))
+        mesh = compat.batch_mesh(_mesh_devices(setup, count))
+        sharded_batch = _put(setup, batch, NamedSharding(mesh, P("batch")))
+        replicated_params = _put(setup, params, NamedSharding(mesh, P()))
         for mode in parameters["modes"]:
             for pass_ in parameters["passes"]:
                 for loss_name in LOSSES:
@@ -351,63 +299,56 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
                     evidence, flops, times = _run_case(
                         jax, compat, function, (replicated_params, sharded_batch), parameters)
                     cases.append(Case(mode, pass_, loss_name, count, evidence, flops, times))
+    return cases
 
-    largest = max(measured) if measured else 0
-    _progress(f"positive control at {largest} devices")
-    control = _positive_control(jax, compat, available[:largest], parameters)
-    rows = _scaling_rows(cases)
-    primary = _primary(cases, largest)
-    verdict, reason = _verdict(primary, control, rows, parameters, environment["backend"])
 
+def _summary(parameters: Dict[str, Any], cases: List[Case], rows: List[Dict[str, Any]],
+             control: Dict[str, Any], largest: int) -> Dict[str, Any]:
     jit_forward = next((c for c in cases if (c.mode, c.pass_, c.loss, c.devices)
                         == ("jit", "forward", "slogdet", largest)), None)
-    summary = {
+    return {
         "all_gathers": jit_forward.evidence.all_gathers if jit_forward else None,
         "collectives": jit_forward.evidence.collective_count if jit_forward else None,
         "lu_batch_per_device": jit_forward.evidence.lu_batch if jit_forward else None,
         # Which collectives feed the LU's operand ("" for none): old releases
         # replicate with an all-reduce, later ones with an all-gather.
-        "lu_fed_by": ",".join(_fed_by(jit_forward.evidence)) if jit_forward else None,
+        "lu_fed_by": ",".join(figures.fed_by(jit_forward.evidence)) if jit_forward else None,
         "global_batch": parameters["batch"],
         "devices": largest or None,
-        "efficiency_2": _find(rows, "jit", "forward", 2).get("efficiency"),
-        "efficiency_4": _find(rows, "jit", "forward", 4).get("efficiency"),
+        "efficiency_2": figures.find(rows, "jit", "forward", 2).get("efficiency"),
+        "efficiency_4": figures.find(rows, "jit", "forward", 4).get("efficiency"),
         "positive_control_ok": bool(control["ok"]),
     }
-    result = {
-        "check": "scaling",
-        "verdict": verdict,
-        "reason": reason,
-        "environment": environment,
-        "parameters": dict(parameters),
-        "evidence": {
-            "summary": summary,
-            "verdict_from": None if primary is None else
-            {"mode": primary.mode, "pass": primary.pass_, "devices": primary.devices},
-            "devices_requested": parameters["devices"],
-            "devices_measured": measured,
-            "shard_map": compat.shard_map_location(),
-            "positive_control": control,
-            "structure": [
-                {"mode": c.mode, "pass": c.pass_, "loss": c.loss, "devices": c.devices,
-                 "flops": c.flops, **_structure_record(c.evidence)} for c in cases
-            ],
-            "timings": [
-                {"mode": c.mode, "pass": c.pass_, "loss": c.loss, "devices": c.devices,
-                 **_timing_record(c.times_s)} for c in cases
-            ],
-            "scaling": rows,
-            "notes": notes,
-        },
+
+
+def _evidence(setup: Setup, parameters: Dict[str, Any], cases: List[Case], rows: List[Dict[str, Any]],
+              control: Dict[str, Any], primary: Optional[Case], measured: List[int]) -> Dict[str, Any]:
+    return {
+        "summary": _summary(parameters, cases, rows, control, max(measured) if measured else 0),
+        "verdict_from": None if primary is None else
+        {"mode": primary.mode, "pass": primary.pass_, "devices": primary.devices},
+        "devices_requested": parameters["devices"],
+        "devices_measured": measured,
+        "shard_map": setup.compat.shard_map_location(),
+        "positive_control": control,
+        "structure": [
+            {"mode": c.mode, "pass": c.pass_, "loss": c.loss, "devices": c.devices,
+             "flops": c.flops, **figures.structure_record(c.evidence)} for c in cases
+        ],
+        "timings": [
+            {"mode": c.mode, "pass": c.pass_, "loss": c.loss, "devices": c.devices,
+             **figures.timing_record(c.times_s)} for c in cases
+        ],
+        "scaling": rows,
+        "notes": setup.notes,
     }
-    return {"result": result, "cases": cases, "rows": rows}
 
 
 def _verdict(primary: Optional[Case], control: Dict[str, Any], rows: List[Dict[str, Any]],
              parameters: Dict[str, Any], backend: str) -> Tuple[str, str]:
     if primary is None:
         return verdicts.INCONCLUSIVE, "Nothing was measured: no requested device count exists here."
-    row = _find(rows, primary.mode, primary.pass_, primary.devices)
+    row = figures.find(rows, primary.mode, primary.pass_, primary.devices)
     verdict, reason = verdicts.scaling_verdict(
         devices=primary.devices,
         global_batch=parameters["batch"],
@@ -428,11 +369,42 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    if parameters["processes"] > 1:
+        return _main_in_process(out, parameters)
     outcome = run(parameters)
     write_result(out, outcome["result"])
-    print(_human_summary(outcome["result"], outcome["cases"], outcome["rows"]))
+    print(figures.human_summary(outcome["result"], outcome["cases"], outcome["rows"]))
     _progress(f"wrote {out}")
     return 0
+
+
+def _main_in_process(out: str, parameters: Dict[str, Any]) -> int:
+    """One of N processes: its own result file, named for its rank; the kit merges them."""
+    from repro import distributed
+
+    path = process_result_path(out, distributed.process_rank_hint())
+    try:
+        outcome = run(parameters)
+    except distributed.Unsupported as why:
+        write_result(path, {"check": "scaling", "verdict": None, "unsupported": str(why),
+                            "parameters": dict(parameters)})
+        print(f"cannot run {parameters['processes']} processes: {why}", flush=True)
+        return distributed.EXIT_UNSUPPORTED
+    import jax
+
+    distributed.leave(jax)
+    path = process_result_path(out, jax.process_index())
+    write_result(path, outcome["result"])
+    if jax.process_index() == 0:
+        print(figures.human_summary(outcome["result"], outcome["cases"], outcome["rows"]))
+    _progress(f"wrote {path}")
+    return 0
+
+
+def process_result_path(out: str, rank: int) -> str:
+    """``result.json`` → ``result.p1.json``: where process ``rank`` writes (the kit reads them all)."""
+    stem, dot, suffix = out.rpartition(".")
+    return f"{stem}.p{rank}.{suffix}" if dot else f"{out}.p{rank}"
 
 
 if __name__ == "__main__":
