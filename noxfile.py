@@ -49,6 +49,8 @@ def _run(session: nox.Session, argv: list[str]) -> None:
         raise SystemExit(code)
     if code == cli.EXIT_NOT_INSTALLABLE:
         session.skip("not installable here; the record above says why and what to do")
+    if code == cli.EXIT_UNSUPPORTED:
+        session.skip("this release cannot run that here; the record above says why")
     if code != cli.EXIT_OK:
         session.error(f"exit code {code} (see above)")
 

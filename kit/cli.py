@@ -11,7 +11,9 @@ session does can also be run (and tested) without nox. Exit codes:
 * 3 — the release is not installable here (a record says why);
 * 4 — the package index could not be reached and the release's environment
   is not built yet (nothing ran, no record: the network says nothing about
-  the release).
+  the release);
+* 5 — the release cannot run what was asked here, e.g. ``--processes 2`` on a
+  release whose CPU client has no cross-process collectives (a record says why).
 
 ``plan VERSION [--backend cuda]`` shows the install plan, resolved without
 downloading wheels. ``report [--results DIR] [--out DIR] [--no-plots]``
@@ -37,7 +39,7 @@ from .errors import IndexUnreachable, KitError, UsageError
 from .release import resolve_release
 from .runner import RunRequest, parameters_for, run_check
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE, EXIT_NETWORK = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE, EXIT_NETWORK, EXIT_UNSUPPORTED = 0, 1, 2, 3, 4, 5
 
 Log = Callable[[str], None]
 
@@ -194,6 +196,8 @@ def exit_code(record: dict[str, Any], fail_on_affected: bool) -> int:
     status = record.get("status")
     if status == "not-installable":
         return EXIT_NOT_INSTALLABLE
+    if status == "unsupported":
+        return EXIT_UNSUPPORTED
     if status != "ran":
         return EXIT_FAILED
     if fail_on_affected and record.get("verdict") == "affected":
@@ -266,6 +270,9 @@ def summary(record: dict[str, Any], path: Path) -> str:
         verdict = str(record.get("verdict")).upper()
         env = record.get("environment", {})
         where = f"{env.get('backend')} × {env.get('device_count')} ({env.get('device_kind')})"
+        if (env.get("process_count") or 1) > 1:
+            agree = "agree" if (record.get("evidence") or {}).get("processes_agree") else "DISAGREE"
+            where += f" over {env['process_count']} processes (jax.distributed; their verdicts {agree})"
         lines = [f"== {head}: {verdict}", f"   {record.get('reason')}", f"   ran on {where}, "
                  f"jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
                  f"python {env.get('python')}"]

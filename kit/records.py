@@ -44,8 +44,10 @@ Record = dict[str, Any]
 # migrate yet; when SCHEMA becomes 2, add ``1: _upgrade_1_to_2`` here.
 MIGRATIONS: dict[int, Callable[[Record], Record]] = {}
 
-STATUSES = ("ran", "not-installable", "crashed", "refused", "timed-out")
-"""``refused``: the repro declined a size that does not fit this machine's memory (before any work)."""
+STATUSES = ("ran", "not-installable", "crashed", "refused", "timed-out", "unsupported")
+"""``refused``: the repro declined a size that does not fit this machine's memory (before any work).
+``unsupported``: the release cannot run what was asked here (e.g. processes joined on a CPU client without
+cross-process collectives)."""
 VERDICTS = ("affected", "unaffected", "inconclusive", None)
 
 TEMP_PREFIX = ".tmp-"
@@ -241,6 +243,8 @@ def is_current(
     if record_fingerprint(record) != environment_fingerprint:
         return False
     used = record.get("parameters") or {}
+    if used.get("processes", 1) != parameters.get("processes", 1):
+        return False  # a multi-process run measures another cell than a single-process one
     if record.get("status") == "ran":
         return all(key in used and used[key] == value for key, value in parameters.items())
     return True

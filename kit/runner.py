@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Mapping
 from repro.contract import EXIT_REFUSED
 from repro.parameters import flag, shown
 
-from . import __version__, protocol, records
+from . import __version__, multiprocess, protocol, records
 from .config import Check, Matrix, parameter_problems, validate_parameters
 from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .errors import UsageError
@@ -198,6 +198,8 @@ def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout
         out = tmp / "result.json"
         cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
         log("running " + " ".join(cmd[1:]))
+        if int(params.get("processes") or 1) > 1:
+            return _run_processes(cmd, out, int(params["processes"]), timeout, log)
         code, tail = _stream(cmd, timeout)
         if code is None:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
@@ -308,13 +310,26 @@ def to_flags(params: Mapping[str, Any]) -> list[str]:
     return flags
 
 
-def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = None) -> tuple[int | None, list[str]]:
-    """Run, echoing output live; return (exit code or None on timeout, last lines)."""
+def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, log: Log) -> dict[str, Any]:
+    """The repro as N processes joined by jax.distributed (kit/multiprocess.py), merged into one record."""
+    fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(), log)
+    if fields["status"] == "ran":
+        fields["environment"] = {**host_facts(None), **fields["environment"]}
+    return fields
+
+
+def repro_env(extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A repro's environment: ours, with the repository importable and output unbuffered."""
     env = {**os.environ, **(extra_env or {})}
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = None) -> tuple[int | None, list[str]]:
+    """Run, echoing output live; return (exit code or None on timeout, last lines)."""
     tail: deque[str] = deque(maxlen=40)
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=repro_env(extra_env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, errors="replace", start_new_session=True)
 
     def pump() -> None:

@@ -122,3 +122,38 @@ def test_gpu_plan_of_the_cuda12_pip_era_needs_jax_s_own_page() -> None:
     plan, resolution = _resolve_gpu("0.4.18")
     assert plan.requirements[0] == "jax[cuda12_pip]==0.4.18"
     assert any("jax_cuda_releases.html" in link for link in plan.find_links)
+
+
+# Two processes joined by jax.distributed, each with 2 of the 4 forced host devices.
+TWO_PROCESSES = {**SMALL_SCALING, "devices": [2, 4], "processes": 2}
+
+
+def test_two_processes_on_jax_0_6_0_split_the_lu_and_agree(matrix: Matrix) -> None:
+    record = _run(matrix, "scaling", "0.6.0", **TWO_PROCESSES)
+    assert record["status"] == "ran", record["reason"]
+    assert record["verdict"] == "unaffected", record["reason"]
+    assert record["environment"]["process_count"] == 2
+    assert record["environment"]["device_count"] == 4
+    processes = record["evidence"]["processes"]
+    assert [p["process_index"] for p in processes] == [0, 1]
+    assert [p["local_devices"] for p in processes] == [2, 2]
+    assert record["evidence"]["processes_agree"] is True
+    assert {p["lu_batch_per_device"] for p in processes} == {256}
+
+
+def test_two_processes_on_jax_0_4_35_replicate_the_lu_through_an_all_gather(matrix: Matrix) -> None:
+    record = _run(matrix, "scaling", "0.4.35", **TWO_PROCESSES)
+    assert record["status"] == "ran", record["reason"]
+    assert record["verdict"] == "affected", record["reason"]
+    assert "all-gather" in record["reason"]
+    assert record["evidence"]["summary"]["lu_fed_by"] == "all-gather"
+    # 0.4.35 has CPU collectives only when asked for: the repro found the option.
+    assert {p["cpu_collectives"] for p in record["evidence"]["processes"]} == {
+        "jax_cpu_collectives_implementation=gloo"}
+
+
+def test_two_processes_on_a_release_without_cpu_collectives_end_unsupported(matrix: Matrix) -> None:
+    record = _run(matrix, "scaling", "0.4.13", **TWO_PROCESSES)
+    assert record["status"] == "unsupported", record
+    assert "process_count 1" in record["reason"]
+    assert record["verdict"] is None

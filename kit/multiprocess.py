@@ -1,0 +1,221 @@
+"""A check across N processes joined by jax.distributed: start them, watch them, merge their results.
+
+Locally the kit starts N copies of the repro itself, each in its own process
+group, with the coordinator (127.0.0.1 on a free port) and its rank in the
+environment (see repro/distributed.py). Inside a SLURM job started by
+`kit.slurm`, ``srun`` starts them instead and ``jax.distributed.initialize()``
+reads SLURM's variables by itself.
+
+Every process reads the compiled HLO and reaches a verdict on its own; the
+merged record keeps process 0's evidence, every process's facts, and says
+whether they agree. One process that dies or hangs takes the others down
+(a short grace lets partners that are failing the same way write why), and
+the timeout or Ctrl-C kills every process group: nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+Log = Callable[[str], None]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# The repro's exit code for "this release cannot run the requested processes"
+# (repro/distributed.py EXIT_UNSUPPORTED).
+EXIT_UNSUPPORTED = 4
+
+# After one process fails, how long the others get to finish or fail on their
+# own before they are killed: long enough to write their reason, short enough
+# that a partner blocked in a collective does not wait out the whole timeout.
+GRACE_S = 20.0
+
+# Set by the SLURM batch script: start the processes with srun, not locally.
+SRUN_ENV = "KIT_SRUN"
+
+# Summary figures that come from the compiled HLO: every process must see the same.
+STRUCTURAL_KEYS = ("all_gathers", "collectives", "lu_batch_per_device", "lu_fed_by", "devices",
+                   "positive_control_ok")
+
+
+def result_path(out: Path, rank: int) -> Path:
+    """Where process ``rank`` writes (repro.scaling.process_result_path)."""
+    return out.with_name(f"{out.stem}.p{rank}{out.suffix}")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, env: dict[str, str],
+                  log: Log) -> dict[str, Any]:
+    """Run the repro as ``processes`` processes; the record fields (status, verdict, evidence...)."""
+    if os.environ.get(SRUN_ENV):
+        launch = [["srun", f"--ntasks={processes}", "--kill-on-bad-exit=1", "--cpu-bind=none", *cmd]]
+        envs = [dict(env)]
+        log(f"starting {processes} processes with srun (SLURM job {os.environ.get('SLURM_JOB_ID', '?')})")
+    else:
+        coordinator = f"127.0.0.1:{free_port()}"
+        launch = [list(cmd)] * processes
+        envs = [{**env, "KIT_COORDINATOR": coordinator, "KIT_PROCESS_ID": str(rank)} for rank in range(processes)]
+        log(f"starting {processes} local processes, coordinator {coordinator}")
+    group = ProcessGroup(launch, envs)
+    codes, tail = group.wait(timeout)
+    if group.timed_out:
+        return {"status": "timed-out", "reason": f"the {processes} processes did not finish within {timeout} s; "
+                "all were killed", "evidence": {"output_tail": tail, "exit_codes": codes}}
+    return merge(out, processes, codes, tail)
+
+
+def merge(out: Path, processes: int, codes: Sequence[int | None], tail: list[str]) -> dict[str, Any]:
+    """One record's fields from the N result files (or why there is no result)."""
+    results = [_read(result_path(out, rank)) for rank in range(processes)]
+    unsupported = [r["unsupported"] for r in results if r and r.get("unsupported")]
+    if unsupported:
+        return {"status": "unsupported", "reason": f"{processes} processes cannot run here: {unsupported[0]}",
+                "evidence": {"exit_codes": list(codes), "per_process": unsupported}}
+    missing = [rank for rank, r in enumerate(results) if r is None]
+    if missing or any(code != 0 for code in codes):
+        last = next((line for line in reversed(tail) if line.strip()), "no output")
+        return {"status": "crashed", "reason": f"process(es) {missing or 'all'} of {processes} gave no result "
+                f"(exit codes {list(codes)}): {last}", "evidence": {"output_tail": tail, "exit_codes": list(codes)}}
+    return _agreed([r for r in results if r is not None], processes)
+
+
+def _agreed(results: list[dict[str, Any]], processes: int) -> dict[str, Any]:
+    """Process 0's result, each process's facts, and whether they all read the same evidence."""
+    first = results[0]
+    verdict, reason = first.get("verdict"), first.get("reason", "")
+    disagreements = [
+        f"process {rank}: {what}"
+        for rank, result in enumerate(results[1:], start=1)
+        for what in _differences(first, result)
+    ]
+    if disagreements:
+        verdict = "inconclusive"
+        reason = f"the {processes} processes read different evidence ({'; '.join(disagreements)})"
+    evidence = dict(first.get("evidence") or {})
+    evidence["processes"] = [_process_facts(result) for result in results]
+    evidence["processes_agree"] = not disagreements
+    environment = dict(first.get("environment") or {})
+    environment["process_count"] = processes
+    environment["device_count"] = (first.get("process") or {}).get("global_devices", environment.get("device_count"))
+    return {"status": "ran", "verdict": verdict, "reason": reason, "evidence": evidence,
+            "parameters": first.get("parameters", {}), "environment": environment}
+
+
+def _differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    found = []
+    if other.get("verdict") != first.get("verdict"):
+        found.append(f"verdict {other.get('verdict')} vs {first.get('verdict')}")
+    mine = (first.get("evidence") or {}).get("summary") or {}
+    theirs = (other.get("evidence") or {}).get("summary") or {}
+    found += [f"{key} {theirs.get(key)} vs {mine.get(key)}" for key in STRUCTURAL_KEYS
+              if theirs.get(key) != mine.get(key)]
+    return found
+
+
+def _process_facts(result: dict[str, Any]) -> dict[str, Any]:
+    summary = (result.get("evidence") or {}).get("summary") or {}
+    facts = dict(result.get("process") or {})
+    facts["verdict"] = result.get("verdict")
+    facts.update({key: summary.get(key) for key in STRUCTURAL_KEYS})
+    return facts
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class ProcessGroup:
+    """N commands, each in its own process group, output interleaved with a ``[pN]`` prefix."""
+
+    def __init__(self, commands: Sequence[Sequence[str]], envs: Sequence[dict[str, str]]) -> None:
+        self.tail: deque[str] = deque(maxlen=60)
+        self.timed_out = False
+        self.procs: list[subprocess.Popen] = []
+        self._readers: list[threading.Thread] = []
+        try:
+            for rank, (cmd, env) in enumerate(zip(commands, envs)):
+                self._start(rank, cmd, env, len(commands) > 1)
+        except BaseException:
+            self.kill_all()
+            raise
+
+    def _start(self, rank: int, cmd: Sequence[str], env: dict[str, str], prefixed: bool) -> None:
+        proc = subprocess.Popen(list(cmd), cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", start_new_session=True)
+        self.procs.append(proc)
+        prefix = f"[p{rank}] " if prefixed else ""
+        reader = threading.Thread(target=self._pump, args=(proc, prefix), daemon=True)
+        reader.start()
+        self._readers.append(reader)
+
+    def _pump(self, proc: subprocess.Popen, prefix: str) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(prefix + line)
+            sys.stdout.flush()
+            self.tail.append(prefix + line.rstrip())
+
+    def wait(self, timeout: float, grace: float = GRACE_S) -> tuple[list[int | None], list[str]]:
+        """Wait for all; a failure gives the rest ``grace`` seconds; the timeout kills everything."""
+        deadline = time.monotonic() + timeout
+        grace_ends: float | None = None
+        try:
+            while any(proc.poll() is None for proc in self.procs):
+                now = time.monotonic()
+                if now >= deadline:
+                    self.timed_out = True
+                    break
+                if grace_ends is None and any(proc.poll() not in (None, 0) for proc in self.procs):
+                    grace_ends = now + grace
+                if grace_ends is not None and now >= grace_ends:
+                    break  # a partner failed: the rest would wait in a collective forever
+                time.sleep(0.1)
+        finally:
+            self.kill_all()  # also on Ctrl-C: no process outlives the kit
+        for reader in self._readers:
+            reader.join(timeout=5)
+        for proc in self.procs:
+            if proc.stdout is not None:
+                proc.stdout.close()  # the pipe outlives the process otherwise
+        return [proc.returncode for proc in self.procs], list(self.tail)
+
+    def kill_all(self) -> None:
+        """SIGTERM every group still running (srun passes it on to its tasks), then SIGKILL."""
+        running = [proc for proc in self.procs if proc.poll() is None]
+        for proc in running:
+            _signal_group(proc, signal.SIGTERM)
+        end = time.monotonic() + 5
+        for proc in running:
+            try:
+                proc.wait(timeout=max(0.1, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        for proc in self.procs:
+            _signal_group(proc, signal.SIGKILL)  # stragglers, and children of processes that exited
+            proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,151 @@
+"""kit.multiprocess: N processes started, watched, killed together, and their results merged."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit import multiprocess
+from kit.multiprocess import ProcessGroup, merge, result_path
+
+
+def _python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            return stat.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def _result(verdict: str = "affected", rank: int = 0, **summary: Any) -> dict[str, Any]:
+    figures = {"all_gathers": 1, "collectives": 1, "lu_batch_per_device": 1024, "lu_fed_by": "all-gather",
+               "devices": 4, "positive_control_ok": True}
+    figures.update(summary)
+    return {"verdict": verdict, "reason": "why", "environment": {"jax": "0.4.35", "device_count": 2},
+            "parameters": {"processes": 2}, "evidence": {"summary": figures},
+            "process": {"process_index": rank, "global_devices": 4, "local_devices": 2}}
+
+
+def _write(out: Path, rank: int, data: dict[str, Any]) -> None:
+    result_path(out, rank).write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_result_files_are_named_per_rank_like_the_repro_names_them(tmp_path: Path) -> None:
+    from repro.scaling import process_result_path
+
+    out = tmp_path / "result.json"
+    assert str(result_path(out, 1)) == process_result_path(str(out), 1)
+
+
+def test_agreeing_processes_merge_into_one_record_with_every_process(tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    _write(out, 0, _result(rank=0))
+    _write(out, 1, _result(rank=1))
+    fields = merge(out, 2, [0, 0], [])
+    assert fields["status"] == "ran"
+    assert fields["verdict"] == "affected"
+    assert fields["environment"]["process_count"] == 2
+    assert fields["environment"]["device_count"] == 4  # the global count, not one process's
+    assert [p["process_index"] for p in fields["evidence"]["processes"]] == [0, 1]
+    assert fields["evidence"]["processes_agree"] is True
+
+
+def test_processes_that_read_different_hlo_make_the_verdict_inconclusive(tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    _write(out, 0, _result(rank=0))
+    _write(out, 1, _result(rank=1, lu_batch_per_device=2048))
+    fields = merge(out, 2, [0, 0], [])
+    assert fields["verdict"] == "inconclusive"
+    assert "process 1: lu_batch_per_device 2048 vs 1024" in fields["reason"]
+    assert fields["evidence"]["processes_agree"] is False
+
+
+def test_a_release_that_cannot_join_processes_is_unsupported_with_its_reason(tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    _write(out, 0, {"unsupported": "the cpu client ignores jax.distributed", "verdict": None})
+    fields = merge(out, 2, [4, 4], [])
+    assert fields["status"] == "unsupported"
+    assert "ignores jax.distributed" in fields["reason"]
+
+
+def test_a_process_without_a_result_makes_the_run_crashed(tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    _write(out, 0, _result(rank=0))
+    fields = merge(out, 2, [0, -9], ["[p1] Fatal Python error: Aborted"])
+    assert fields["status"] == "crashed"
+    assert "[1]" in fields["reason"] and "Aborted" in fields["reason"]
+
+
+def test_one_process_dying_takes_the_hung_one_down_within_the_grace(tmp_path: Path) -> None:
+    pid_file = tmp_path / "hung.pid"
+    hung = _python(f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)")
+    dies = _python("import time, sys; time.sleep(0.5); sys.exit(7)")
+    started = time.monotonic()
+    group = ProcessGroup([hung, dies], [dict(os.environ)] * 2)
+    codes, _tail = group.wait(timeout=120, grace=1.0)
+    assert time.monotonic() - started < 30
+    assert codes[1] == 7 and codes[0] is not None and codes[0] < 0  # killed by a signal
+    assert not _alive(int(pid_file.read_text()))
+    assert not group.timed_out
+
+
+def test_a_timeout_kills_every_process_and_their_children(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    # The process starts a grandchild of its own: the group kill must reach it too.
+    spawner = _python(
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(600)\n")
+    group = ProcessGroup([spawner, spawner], [dict(os.environ)] * 2)
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _codes, _tail = group.wait(timeout=2)
+    assert group.timed_out
+    assert not _alive(int(pid_file.read_text()))
+
+
+def test_output_is_prefixed_with_the_rank(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    group = ProcessGroup([_python("print('hello')"), _python("print('world')")], [dict(os.environ)] * 2)
+    codes, tail = group.wait(timeout=60)
+    assert codes == [0, 0]
+    assert sorted(tail) == ["[p0] hello", "[p1] world"]
+
+
+def test_under_srun_one_srun_starts_the_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[list[str]] = []
+
+    class FakeGroup:
+        timed_out = False
+
+        def __init__(self, commands: list[list[str]], envs: list[dict[str, str]]) -> None:
+            started.extend(commands)
+
+        def wait(self, timeout: float) -> tuple[list[int], list[str]]:
+            return [0], []
+
+    monkeypatch.setenv(multiprocess.SRUN_ENV, "1")
+    monkeypatch.setattr(multiprocess, "ProcessGroup", FakeGroup)
+    out = tmp_path / "result.json"
+    _write(out, 0, _result(rank=0))
+    _write(out, 1, _result(rank=1))
+    fields = multiprocess.run_processes(["python", "-m", "repro.scaling"], out, 2, 60, {}, lambda m: None)
+    assert started == [["srun", "--ntasks=2", "--kill-on-bad-exit=1", "--cpu-bind=none",
+                        "python", "-m", "repro.scaling"]]
+    assert fields["status"] == "ran"
