@@ -64,3 +64,12 @@ def test_the_repro_refuses_what_the_kit_refuses() -> None:
 
     with pytest.raises(repro_cli.UsageError, match="--batch 4096 does not split evenly over 3 devices"):
         scaling.parse_parameters(["--out", "result.json", "--devices", "3"])
+
+
+def test_processes_must_share_the_largest_device_count_equally() -> None:
+    from repro.parameters import problems
+
+    assert problems("scaling", {"devices": [1, 2, 4], "processes": 2}) == []
+    broken = problems("scaling", {"devices": [1, 2, 4], "processes": 3})
+    assert broken == ["--processes 3 does not divide the largest device count 4: "
+                      "each process gets an equal share of the devices"]
