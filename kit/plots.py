@@ -4,6 +4,9 @@
   the control (same program with a sum instead of slogdet), one panel per
   release. Without timing detail in a record's evidence, the summary's
   efficiencies at 2 and 4 devices are drawn instead.
+* ``scaling-overview-<backend>.png``: every release on one axis, efficiency
+  (slogdet speedup ÷ control speedup) against devices, under jit and under
+  shard_map, so releases compare at a glance.
 * ``correctness-<backend>.png``: relative error against batch index around
   the 2**31-byte boundary, one line per release. Without per-index detail,
   the summary's maximum relative error per release is drawn instead.
@@ -24,6 +27,15 @@ from pathlib import Path
 from typing import Any
 
 
+from .plot_data import (
+    BoundaryWindow,
+    TimingPoint,
+    boundary_windows,
+    efficiency_curves,
+    error_series,
+    number,
+    scaling_curves,
+)
 from .records import LoadedRecord, atomic_write_text, newest_per_cell, record_backend, record_jax, release_key
 
 AFFECTED_COLOR = "#c0392b"
@@ -42,114 +54,6 @@ class PlotImage:
 class PlotOutcome:
     images: list[PlotImage] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-# --------------------------------------------------------------------------
-# Reading evidence (tolerant: the layout is the repro's, not ours)
-
-
-@dataclass(frozen=True)
-class TimingPoint:
-    """Median jit time (seconds) of one loss at one device count, with its IQR."""
-
-    devices: int
-    median_s: float
-    q1_s: float | None = None
-    q3_s: float | None = None
-
-
-@dataclass(frozen=True)
-class ErrorSeries:
-    index: list[int]
-    rel_error: list[float]
-    boundary_index: float | None
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(float(value)) else None
-
-
-def scaling_curves(evidence: Mapping[str, Any]) -> dict[tuple[str, str, str], list[TimingPoint]]:
-    """Timing curves from ``evidence.timings`` as repro.scaling writes it.
-
-    Each timing entry is ``{mode, pass, loss, devices, median_s, q1_s, q3_s,
-    ...}``; the result maps (mode, pass, loss) to points sorted by device
-    count. Entries without a usable median are left out; no timings, no curves.
-    """
-    curves: dict[tuple[str, str, str], list[TimingPoint]] = {}
-    timings = evidence.get("timings")
-    if not isinstance(timings, list):
-        return curves
-    for item in timings:
-        if not isinstance(item, Mapping):
-            continue
-        devices = item.get("devices")
-        median = _number(item.get("median_s"))
-        if not isinstance(devices, int) or isinstance(devices, bool) or median is None:
-            continue
-        key = (str(item.get("mode", "jit")), str(item.get("pass", "forward")), str(item.get("loss", "slogdet")))
-        curves.setdefault(key, []).append(
-            TimingPoint(devices, median, _number(item.get("q1_s")), _number(item.get("q3_s")))
-        )
-    for points in curves.values():
-        points.sort(key=lambda p: p.devices)
-    return curves
-
-
-def error_series(evidence: Mapping[str, Any]) -> ErrorSeries | None:
-    """Relative error per batch index from a correctness record's evidence, or None.
-
-    Searches the evidence (three levels deep, the summary excepted) for
-    parallel ``index``/``rel_error`` lists or a list of ``{index, rel_error}``
-    points, and returns the longest series found.
-    """
-    found: list[ErrorSeries] = []
-
-    def visit(value: Any, depth: int) -> None:
-        series = _series_from(value)
-        if series is not None:
-            found.append(series)
-            return
-        if depth >= 3:
-            return
-        if isinstance(value, Mapping):
-            for key, inner in value.items():
-                if key != "summary":
-                    visit(inner, depth + 1)
-        elif isinstance(value, list):
-            for inner in value:
-                visit(inner, depth + 1)
-
-    visit(evidence, 0)
-    return max(found, key=lambda s: len(s.index)) if found else None
-
-
-def _series_from(value: Any) -> ErrorSeries | None:
-    if isinstance(value, Mapping):
-        index = value.get("index", value.get("indices", value.get("batch_index")))
-        errors = value.get("rel_error", value.get("rel_errors", value.get("relative_error")))
-        if isinstance(index, list) and isinstance(errors, list) and index and len(index) == len(errors):
-            pairs = [
-                (int(i), e)
-                for i, raw in zip(index, errors)
-                if isinstance(i, int) and (e := _number(raw)) is not None
-            ]
-            if pairs:
-                boundary = _number(value.get("boundary_index", value.get("first_index_past_boundary")))
-                return ErrorSeries([p[0] for p in pairs], [p[1] for p in pairs], boundary)
-    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
-        pairs = []
-        for item in value:
-            i = item.get("index", item.get("batch_index"))
-            e = _number(item.get("rel_error", item.get("relative_error")))
-            if isinstance(i, int) and e is not None:
-                pairs.append((i, e))
-        if pairs:
-            pairs.sort()
-            return ErrorSeries([p[0] for p in pairs], [p[1] for p in pairs], None)
-    return None
 
 
 # --------------------------------------------------------------------------
@@ -278,6 +182,7 @@ def _plot_scaling(entries: list[LoadedRecord], backend: str, out_dir: Path, outc
         _plot_summary_efficiencies(entries, backend, out_dir, outcome)
         return
     _plot_timing_panels(with_points, backend, _several_machines(entries), out_dir, outcome)
+    _plot_efficiency_overview(entries, backend, out_dir, outcome)
     missing = [record_jax(e.record) for e, c in timed if all(e is not w for w, _ in with_points)]
     if missing:
         outcome.notes.append(f"Scaling on {backend}: no timing detail for {', '.join(missing)}.")
@@ -339,6 +244,47 @@ def _draw_timing_panel(ax: Any, entry: LoadedRecord, curves: Curves, several: bo
     ax.grid(alpha=0.3)
 
 
+def _plot_efficiency_overview(entries: list[LoadedRecord], backend: str, out_dir: Path,
+                              outcome: PlotOutcome) -> None:
+    """Every release on one axis per mode: efficiency against devices, so releases compare at a glance."""
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+
+    several = _several_machines(entries)
+    series = [(e, curves) for e in entries if (curves := efficiency_curves(_evidence(e.record)))]
+    modes = [m for m in ("jit", "shard_map") if any(m in curves for _, curves in series)]
+    if not modes:
+        return
+    fig = Figure(figsize=(5.2 * len(modes), 4.2))
+    axes = fig.subplots(1, len(modes), squeeze=False, sharey=True)[0]
+    palette = colormaps["tab10"]
+    top = max(1.2, max(v for _, curves in series for points in curves.values() for _, v in points) * 1.1)
+    for ax, mode in zip(axes, modes):
+        for i, (entry, curves) in enumerate(series):
+            points = curves.get(mode)
+            if not points:
+                continue
+            affected = entry.record.get("verdict") == "affected"
+            ax.plot([p[0] for p in points], [p[1] for p in points], "x--" if affected else "o-",
+                    color=palette(i % 10), linewidth=1.3, markersize=5,
+                    label=f"{_label(entry, several)} ({entry.record.get('verdict')})")
+        ax.axhline(1.0, color=CONTROL_COLOR, linestyle=":", linewidth=0.8)
+        ticks = sorted({p[0] for _, curves in series for p in curves.get(mode, [])})
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.set_ylim(0, top)
+        ax.set_xlabel("devices")
+        ax.set_title(f"under {mode}", fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("efficiency (slogdet speedup ÷ control speedup)")
+    axes[-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(f"Scaling on {backend}, all releases on one axis: 1 = slogdet scales like the control; "
+                 "dashed = affected", fontsize=9)
+    fig.tight_layout()
+    _save(fig, out_dir / f"scaling-overview-{backend}.png", f"Scaling on {backend}: efficiency vs devices, "
+          "all releases", outcome)
+
+
 def _plot_summary_efficiencies(entries: list[LoadedRecord], backend: str, out_dir: Path,
                                outcome: PlotOutcome) -> None:
     """The fallback: efficiency at 2 and 4 devices from each record's summary, on one axis."""
@@ -349,7 +295,7 @@ def _plot_summary_efficiencies(entries: list[LoadedRecord], backend: str, out_di
     for entry in entries:
         summary = _summary(entry.record)
         efficiencies = [(1, 1.0)] + [
-            (n, eff) for n in (2, 4) if (eff := _number(summary.get(f"efficiency_{n}"))) is not None
+            (n, eff) for n in (2, 4) if (eff := number(summary.get(f"efficiency_{n}"))) is not None
         ]
         if len(efficiencies) > 1:
             series.append((entry, efficiencies))
@@ -384,7 +330,7 @@ def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, 
     if detailed:
         boundary = next((s.boundary_index for _, s in detailed if s.boundary_index is not None), None)
         if boundary is None:
-            first_bad = [_number(_summary(e.record).get("first_bad_index")) for e, _ in detailed]
+            first_bad = [number(_summary(e.record).get("first_bad_index")) for e, _ in detailed]
             boundary = next((b for b in first_bad if b is not None), None)
         offset = int(boundary) if boundary is not None else 0
         fig = Figure(figsize=(7.0, 4.2))
@@ -414,7 +360,7 @@ def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, 
     if windows:
         _plot_boundary_windows(windows, backend, several, out_dir, outcome)
         return
-    points = [(e, err) for e in entries if (err := _number(_summary(e.record).get("max_rel_error"))) is not None]
+    points = [(e, err) for e in entries if (err := number(_summary(e.record).get("max_rel_error"))) is not None]
     if not points:
         outcome.notes.append(f"Correctness plot on {backend} skipped: no errors in the records.")
         return
@@ -432,40 +378,6 @@ def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, 
     fig.tight_layout()
     _save(fig, out_dir / f"correctness-{backend}.png", f"Correctness on {backend}: max error per release", outcome)
     outcome.notes.append(f"Correctness on {backend}: no per-index errors in the records; max error per release.")
-
-
-@dataclass(frozen=True)
-class BoundaryWindow:
-    """One checked window around the 2**31-byte boundary, relative to it."""
-
-    dtype: str
-    boundary_index: int
-    checked: tuple[int, int]
-    bad: list[int]
-
-
-def boundary_windows(evidence: Mapping[str, Any]) -> list[BoundaryWindow]:
-    """Checked windows and bad indices around the 2**31-byte index, from ``evidence.cases``.
-
-    repro.correctness records, per case, ``boundaries`` (name, index,
-    checked [lo, hi]) and ``comparison.bad_indices``; no per-index errors.
-    """
-    windows: list[BoundaryWindow] = []
-    cases = evidence.get("cases")
-    for case in cases if isinstance(cases, list) else []:
-        if not isinstance(case, Mapping) or case.get("error") is not None:
-            continue
-        comparison = case.get("comparison") if isinstance(case.get("comparison"), Mapping) else {}
-        bad = [i for i in (comparison or {}).get("bad_indices") or [] if isinstance(i, int)]
-        for boundary in case.get("boundaries") or []:
-            if not isinstance(boundary, Mapping) or boundary.get("name") != "2**31 bytes":
-                continue
-            index, checked = boundary.get("index"), boundary.get("checked")
-            if isinstance(index, int) and isinstance(checked, list) and len(checked) == 2:
-                lo, hi = int(checked[0]), int(checked[1])
-                windows.append(BoundaryWindow(str(case.get("dtype")), index, (lo - index, hi - index),
-                                              sorted(i - index for i in bad if lo <= i <= hi)))
-    return windows
 
 
 def _plot_boundary_windows(
