@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .matrix_metrics import render_metrics
 from .matrix_model import AffectedRange, Finding, Report
 
 def _md(text: str) -> str:
@@ -113,6 +114,7 @@ def render_markdown(report: Report) -> str:
     if report.not_measured:
         lines += [f"Not measured yet: {', '.join(report.not_measured)}.", ""]
     lines += ["Records produced on: " + (_machines_text(report) or "no machine yet") + ".", ""]
+    lines += render_metrics(report.metrics)
     lines += ["## Plots", ""]
     for plot in report.plots:
         lines += [f"![{plot.title}]({plot.path})", ""]

@@ -16,6 +16,7 @@ from typing import Any
 
 from . import __version__ as KIT_VERSION
 from .key_figures import key_figure, lu_fed_by
+from .matrix_metrics import MetricSeries, metric_series
 from .workarounds import shard_map_figures, shard_map_text
 from .known_problems import KnownProblem, load_known_problems
 from repro.parameters import flag, shown
@@ -167,6 +168,8 @@ class Report:
     record_count: int
     plots: list[PlotRef] = field(default_factory=list)
     plot_notes: list[str] = field(default_factory=list)
+    metrics: list[MetricSeries] = field(default_factory=list)
+    """Per check, metric and backend: each release's median and spread (kit.matrix_metrics)."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -230,6 +233,7 @@ def build_report(
         machines=_machines(entries),
         not_measured=_sorted_releases(r for r in (matrix_releases or ()) if r not in measured),
         record_count=len(in_matrix),
+        metrics=metric_series(current),
     )
 
 

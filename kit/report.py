@@ -19,6 +19,7 @@ from typing import Sequence
 
 from .known_problems import load_known_problems
 from .matrix_markdown import render_markdown
+from .matrix_metrics import plot_metrics
 from .matrix_model import Configured, PlotRef, Report, build_report, split_ad_hoc
 from .errors import StorageError
 from .records import LoadedRecord, UnusableFile, atomic_write_texts, load_records
@@ -82,6 +83,7 @@ def _write_files(report: Report, in_matrix: list[LoadedRecord], out_dir: Path, p
             PlotRef(image.title, image.path.relative_to(out_dir).as_posix()) for image in outcome.images
         ]
         report.plot_notes = list(outcome.notes)
+        written += plot_metrics(report.metrics, out_dir / "plots", out_dir)  # linked from the Metrics section
     else:
         report.plot_notes = ["Plots skipped (--no-plots)."]
     atomic_write_texts({

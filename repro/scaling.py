@@ -214,7 +214,7 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
     verdict, reason = _verdict(primary, control, rows, parameters, setup.environment["backend"])
     evidence = _evidence(setup, parameters, cases, rows, control, primary, measured)
     result: Dict[str, Any] = {"check": "scaling", "verdict": verdict, "reason": reason, "environment": setup.environment,
-              "parameters": dict(parameters), "evidence": evidence}
+              "parameters": dict(parameters), "evidence": evidence, "metrics": figures.metrics(cases)}
     if setup.process is not None:
         result["environment"]["process_count"] = setup.processes
         result["process"] = setup.process

@@ -58,6 +58,12 @@ def timing_record(times: List[float]) -> Dict[str, Any]:
             "min_s": ordered[0], "max_s": ordered[-1], "runs": len(ordered)}
 
 
+def metrics(cases: List[Case]) -> Dict[str, Any]:
+    """The key timings in the check protocol's terms (README, "Your own check"): jit forward, per device count."""
+    return {f"{c.loss}_{c.devices}dev_ms": {"unit": "ms", "samples": [t * 1e3 for t in c.times_s], "better": "lower"}
+            for c in cases if (c.mode, c.pass_) == ("jit", "forward") and c.times_s}
+
+
 def scaling_rows(cases: List[Case]) -> List[Dict[str, Any]]:
     """Speedup vs 1 device for each loss, and efficiency = slogdet ÷ control speedup."""
     median = {(c.mode, c.pass_, c.loss, c.devices): statistics.median(c.times_s) for c in cases}

@@ -1,0 +1,54 @@
+"""Metrics in the matrix: per release median and spread, a table and a plot per metric."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kit.matrix_markdown import render_markdown
+from kit.matrix_metrics import metric_series, plot_metrics
+from kit.matrix_model import build_report
+from kit.records import LoadedRecord
+
+
+def _record(version: str, samples: list[float], check: str = "mine") -> LoadedRecord:
+    record = {"schema": 1, "check": check, "status": "ran", "verdict": "unaffected",
+              "created": "2026-11-30T00:00:00Z", "requested": {"jax": version, "backend": "cpu"},
+              "environment": {"backend": "cpu"}, "host": {"machine_id": "m"},
+              "metrics": {"solve_ms": {"unit": "ms", "samples": samples, "better": "lower"}}}
+    return LoadedRecord(Path(f"{check}-{version}.json"), record)
+
+
+def test_series_are_in_version_order_not_text_order() -> None:
+    entries = [_record("0.10.0", [3.0, 3.0, 3.0]), _record("0.4.35", [1.0, 2.0, 3.0, 4.0, 5.0]),
+               _record("0.9.1", [2.0])]
+    (series,) = metric_series(entries)
+    assert [p.release for p in series.points] == ["0.4.35", "0.9.1", "0.10.0"]
+    first = series.points[0]
+    assert (first.median, first.q1, first.q3, first.n) == (3.0, 2.0, 4.0, 5)
+
+
+def test_matrix_md_has_a_table_per_metric() -> None:
+    report = build_report([_record("0.4.35", [10.0, 11.0, 12.0]), _record("0.6.0", [2.0, 2.5, 3.0])])
+    text = render_markdown(report)
+    assert "**mine** on cpu\n\n| Release | solve_ms (ms) |" in text
+    assert "| 0.4.35 | 11 ±5% (3) |" in text and "| 0.6.0 | 2.5 ±10% (3) |" in text
+    assert report.to_json()["metrics"][0]["points"][1]["median"] == 2.5
+
+
+def test_a_record_without_metrics_adds_no_section() -> None:
+    entry = _record("0.6.0", [1.0])
+    del entry.record["metrics"]
+    assert "## Metrics" not in render_markdown(build_report([entry]))
+
+
+def test_each_metric_gets_a_plot_linked_from_the_matrix(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    report = build_report([_record("0.4.35", [10.0, 11.0, 12.0]), _record("0.6.0", [2.0, 2.5, 3.0])])
+    (path,) = plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
+    assert path.name == "metric-mine-solve_ms-cpu.png" and path.stat().st_size > 1000
+    assert "Plots across releases: [solve_ms](plots/metric-mine-solve_ms-cpu.png)." in render_markdown(report)
+    before = path.stat().st_mtime_ns
+    plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
+    assert path.stat().st_mtime_ns == before  # unchanged data: the image is kept
