@@ -70,6 +70,11 @@ for _release in MATRIX.releases:
     for _check in MATRIX.checks:
         _check_session(_check, _release.version, _release.note)
 
+# `nox -s scaling-9.9.9` for a release not in matrix.toml: nox will say "Sessions
+# not found"; say first where sessions come from.
+for _hint in cli.unknown_session_hints(MATRIX, sys.argv[1:]):
+    print(_hint, file=sys.stderr)
+
 
 @nox.session(python=False, default=False)
 def matrix(session: nox.Session) -> None:

@@ -192,6 +192,39 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     return EXIT_OK
 
 
+def unknown_session_hints(matrix: Matrix, argv: Sequence[str]) -> list[str]:
+    """What to say about ``nox -s scaling-9.9.9`` when 9.9.9 is no [[release]] in matrix.toml.
+
+    nox only says "Sessions not found" and offers no hook for unknown names,
+    so the noxfile, which nox imports first, prints these lines from its argv.
+    """
+    known = {release.version for release in matrix.releases}
+    hints = []
+    for name in _requested_sessions(argv):
+        check, _, version = name.partition("-")
+        if check in matrix.checks and version and version not in known:
+            hints.append(f"kit: there is no session {name}: jax {version} is not a [[release]] in matrix.toml. "
+                         f"Add one there (README: Adding a release), or run it once without the matrix: "
+                         f"python -m kit run {check} {version}")
+    return hints
+
+
+def _requested_sessions(argv: Sequence[str]) -> list[str]:
+    names, taking = [], False
+    for arg in argv:
+        if arg == "--":
+            break
+        if arg in ("-s", "-e", "--session", "--sessions"):
+            taking = True
+        elif arg.startswith(("--session=", "--sessions=")):
+            names.append(arg.split("=", 1)[1])
+        elif arg.startswith("-"):
+            taking = False
+        elif taking:
+            names.append(arg)
+    return [part for name in names for part in name.split(",") if part]
+
+
 def exit_code(record: dict[str, Any], fail_on_affected: bool) -> int:
     status = record.get("status")
     if status == "not-installable":

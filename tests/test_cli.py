@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kit import cli
+from kit.config import parse_matrix
 from kit.errors import UsageError
 from tests.fake_index import refused_url, serve_index
 
@@ -183,3 +184,13 @@ def test_a_release_the_index_does_not_have_is_bad_input_and_no_record(tmp_path: 
     assert capsys.readouterr().err.splitlines()[0] == (
         f"ERROR: jax 9.9.9 is not a JAX release on {served.url}; newest is 0.6.0")
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("argv", [["-s", "scaling-9.9.9"], ["--session=scaling-9.9.9"],
+                                  ["-s", "correctness-0.6.0", "scaling-9.9.9", "--", "--devices", "1"]])
+def test_a_session_for_a_release_not_in_the_matrix_points_at_matrix_toml(argv: list[str]) -> None:
+    matrix = parse_matrix({"release": [{"version": "0.6.0"}], "checks": {"scaling": {}, "correctness": {}}})
+    assert cli.unknown_session_hints(matrix, argv) == [
+        "kit: there is no session scaling-9.9.9: jax 9.9.9 is not a [[release]] in matrix.toml. Add one there "
+        "(README: Adding a release), or run it once without the matrix: python -m kit run scaling 9.9.9"]
+    assert cli.unknown_session_hints(matrix, ["-s", "scaling-0.6.0", "tests", "matrix"]) == []
