@@ -79,6 +79,9 @@ class InstallSettings:
     # so a numpy/scipy published days after the release (and tested by its
     # users) still counts as its era.
     era_slack_days: int = 14
+    # JAX's own page of jaxlib wheels the index pruned, tried as a find-links
+    # when the index lacks a release's jaxlib ("" turns that off).
+    jaxlib_archive: str = "https://storage.googleapis.com/jax-releases/jax_releases.html"
 
 
 # A user check is a script instead of a built-in repro; these are its only keys.
@@ -171,7 +174,8 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
 
 def _parse_install(table: Mapping[str, Any]) -> InstallSettings:
     where = "install"
-    _known_keys(table, {"pythons", "index_url", "extra_index_urls", "find_links", "era_slack_days"}, where)
+    _known_keys(table, {"pythons", "index_url", "extra_index_urls", "find_links", "era_slack_days",
+                        "jaxlib_archive"}, where)
     defaults = InstallSettings()
     pythons = _strings(table, "pythons", where, defaults.pythons)
     for py in pythons:
@@ -186,6 +190,7 @@ def _parse_install(table: Mapping[str, Any]) -> InstallSettings:
         extra_index_urls=_strings(table, "extra_index_urls", where, ()),
         find_links=_strings(table, "find_links", where, ()),
         era_slack_days=slack,
+        jaxlib_archive=_string(table, "jaxlib_archive", where, defaults.jaxlib_archive),
     )
 
 

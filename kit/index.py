@@ -159,6 +159,20 @@ class PackageIndex:
         return data
 
 
+def page_unreachable(url: str, timeout: float = PROBE_TIMEOUT_S) -> str:
+    """"" when the page (a URL or a local folder) can be read; otherwise why not, in a few words."""
+    if "://" not in url:
+        return "" if Path(url).exists() else "no such folder"
+    try:
+        _download(url, method="HEAD", timeout=timeout)
+    except IndexUnreachable as exc:
+        return str(exc).rsplit("(", 1)[-1].rstrip(")")
+    except PackageIndexError as exc:
+        if not any(f"HTTP {code}" in str(exc) for code in (405, 501)):  # a server that refuses HEAD is up
+            return str(exc).split(" answered ", 1)[-1]
+    return ""
+
+
 def _download(url: str, accept: str | None = None, method: str = "GET", timeout: float = 60) -> bytes:
     request = urllib.request.Request(url, headers={"Accept": accept} if accept else {}, method=method)
     try:

@@ -200,7 +200,14 @@ def choose_python(plan: InstallPlan, available: list[str],
         attempts.append(resolution)
         if resolution.ok:
             return resolution, attempts
+        if missing_everywhere(resolution):
+            break  # the index has no such version for any Python: asking again costs a uv call each
     return None, attempts
+
+
+def missing_everywhere(resolution: Resolution) -> bool:
+    """uv found no version of the pinned jax or jaxlib at all (not merely none for this Python)."""
+    return bool(re.search(r"no version of (jax|jaxlib)==", resolution.error))
 
 
 def parse_pins(text: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ change to how a release is planned or judged happens in one place:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -21,8 +21,9 @@ from . import __version__, records
 from .config import Matrix
 from .envs import available_pythons
 from .errors import IndexUnreachable, UsageError
-from .index import PackageIndex
-from .install import InstallPlan, Resolution, choose_python, how_to_supply, plan_install, unresolvable_reason
+from .index import PackageIndex, page_unreachable
+from .install import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
+                      unresolvable_reason)
 from .lockfile import Lock, install_settings, read_lock, write_lock
 
 
@@ -88,14 +89,42 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         if unknown:
             raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
     plan = plan_install(matrix, release, backend, index, find_links)
+    resolution, attempts = _first_python(plan, offline)
+    archive = matrix.install.jaxlib_archive
+    if resolution is None and not offline and archive and archive not in plan.find_links and _lacks_jaxlib(attempts):
+        return _from_archive(plan, attempts, archive, settings)
+    problem = "" if resolution else unresolvable_reason(plan, attempts)
+    return ResolvedRelease(plan, resolution, tuple(attempts), problem, settings)
+
+
+def _first_python(plan: InstallPlan, offline: bool) -> tuple[Resolution | None, list[Resolution]]:
+    """Installed Pythons in preference order first; then those uv could supply."""
     installed = available_pythons(plan.pythons)
     resolution, attempts = choose_python(plan, installed, offline=offline)
-    if resolution is None:
+    if resolution is None and not (attempts and missing_everywhere(attempts[-1])):
         others = [python for python in plan.pythons if python not in installed]
         resolution, more = choose_python(plan, others, offline=offline)
         attempts += more
-    problem = "" if resolution else unresolvable_reason(plan, attempts)
-    return ResolvedRelease(plan, resolution, tuple(attempts), problem, settings)
+    return resolution, attempts
+
+
+def _lacks_jaxlib(attempts: Sequence[Resolution]) -> bool:
+    return bool(attempts) and "no version of jaxlib==" in attempts[-1].error
+
+
+def _from_archive(plan: InstallPlan, attempts: list[Resolution], archive: str,
+                  settings: dict[str, Any]) -> ResolvedRelease:
+    """The index lacks the release's jaxlib: try JAX's archive of pruned jaxlibs as a find-links."""
+    unreachable = page_unreachable(archive)
+    if unreachable:
+        problem = (f"{unresolvable_reason(plan, attempts)}, and JAX's archive of pruned jaxlibs ({archive}) "
+                   f"could not be reached ({unreachable})")
+        return ResolvedRelease(plan, None, tuple(attempts), problem, settings)
+    wider = replace(plan, find_links=plan.find_links + (archive,),
+                    notes=plan.notes + (f"the index lacks its jaxlib; trying JAX's archive of pruned jaxlibs {archive}",))
+    resolution, more = _first_python(wider, offline=False)
+    problem = "" if resolution else unresolvable_reason(wider, more)
+    return ResolvedRelease(wider, resolution, tuple(attempts + more), problem, settings)
 
 
 def lock_release(matrix: Matrix, resolved: ResolvedRelease) -> Path | None:

@@ -6,9 +6,11 @@ but lacks wheels) talk to this instead of PyPI.
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import threading
+import zipfile
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Iterator
@@ -27,35 +29,64 @@ JAX_FILES: Files = {
 }
 
 
+def wheel(name: str, version: str, requires: tuple[str, ...] = (), extras: tuple[str, ...] = ()) -> tuple[str, bytes]:
+    """A tiny installable-looking wheel: just the metadata a resolver reads."""
+    filename = f"{name}-{version}-py3-none-any.whl"
+    metadata = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    metadata += [f"Provides-Extra: {extra}" for extra in extras]
+    metadata += [f"Requires-Dist: {requirement}" for requirement in requires]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        info = f"{name}-{version}.dist-info"
+        zf.writestr(f"{info}/METADATA", "\n".join(metadata) + "\n")
+        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(f"{info}/RECORD", "")
+    return filename, buffer.getvalue()
+
+
 class FakeIndex:
-    """The served URL and how many requests it answered."""
+    """The served URL, how many requests it answered, and its find-links page ``/archive/``."""
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self.archive = url.replace("/simple", "/archive/")
         self.requests: list[str] = []
 
 
 @contextmanager
-def serve_index(files: Files = JAX_FILES) -> Iterator[FakeIndex]:
-    """Serve ``/simple/<project>/`` as PEP 691 JSON; unknown projects are 404."""
+def serve_index(files: Files = JAX_FILES, blobs: dict[str, bytes] | None = None,
+                archive: tuple[str, ...] = ()) -> Iterator[FakeIndex]:
+    """Serve ``/simple/<project>/`` as PEP 691 JSON (unknown projects are 404), ``/files/<name>``
+    from ``blobs``, and ``/archive/``: a find-links page listing the ``archive`` files."""
     index: FakeIndex
+    blobs = blobs or {}
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             index.requests.append(self.path)
+            status, kind, body = self.answer()
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        do_HEAD = do_GET  # noqa: N815
+
+        def answer(self) -> tuple[int, str, bytes]:
             name = self.path.strip("/").split("/")[-1]
             if self.path.startswith("/simple/") and name in files:
                 body = json.dumps({"meta": {"api-version": "1.1"}, "name": name, "files": [
                     {"filename": f, "url": f"/files/{f}", "hashes": {}, "upload-time": t}
                     for f, t in files[name]]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
-            else:
-                body = b"not found"
-                self.send_response(404)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+                return 200, "application/vnd.pypi.simple.v1+json", body
+            if self.path.startswith("/files/") and name in blobs:
+                return 200, "application/octet-stream", blobs[name]
+            if self.path == "/archive/":
+                links = "".join(f'<a href="/files/{f}">{f}</a><br>' for f in archive)
+                return 200, "text/html", f"<html><body>{links}</body></html>".encode()
+            return 404, "text/plain", b"not found"
 
         def log_message(self, *args: object) -> None:
             pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,10 @@ from kit import __version__, install, lockfile, records, release
 from kit.config import parse_matrix
 from kit.errors import IndexUnreachable, UsageError
 from kit.install import InstallPlan, Resolution
-from tests.fake_index import refused_url, serve_index
+from tests.fake_index import refused_url, serve_index, wheel
 
-MATRIX = parse_matrix({"kit": {"envs_dir": "/nonexistent/envs"}, "release": [{"version": "0.4.35"}],
-                       "checks": {"scaling": {}}})
+MATRIX = parse_matrix({"kit": {"envs_dir": "/nonexistent/envs"}, "install": {"jaxlib_archive": ""},
+                       "release": [{"version": "0.4.35"}], "checks": {"scaling": {}}})
 
 
 def plan_for(matrix: Any, rel: Any, backend: str, index: Any, *_: Any) -> InstallPlan:
@@ -52,13 +53,19 @@ def test_the_first_installed_python_in_preference_order_that_resolves_wins(monke
 
 
 def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    error = "Because there is no version of jaxlib==0.4.35 and jax[cpu]==0.4.35 depends on it"
+    error = "jaxlib (v0.4.35) with the following Python ABI tags: cp314"
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False, error=error))
     resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX)
     assert resolved.python is None and resolved.pins == {}
     # Installed Pythons first, then the one uv could supply.
-    assert resolved.problem == ("https://example.invalid/simple has no jaxlib 0.4.35 wheels "
-                                "(tried Python 3.13, 3.11, 3.10, 3.12)")
+    assert resolved.problem == "jaxlib 0.4.35 has wheels only for cp314 (tried Python 3.13, 3.11, 3.10, 3.12)"
+
+
+def test_a_jaxlib_missing_from_the_index_is_not_asked_again_for_every_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    error = "Because there is no version of jaxlib==0.4.35 and jax[cpu]==0.4.35 depends on it"
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False, error=error))
+    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX)
+    assert resolved.problem == "https://example.invalid/simple has no jaxlib 0.4.35 wheels (tried Python 3.13)"
 
 
 def make_record(jax: str, backend: str = "cpu", machine: str | None = None, python: str = "3.11",
@@ -148,3 +155,57 @@ def test_a_version_the_index_lacks_is_a_usage_error_naming_the_newest(tmp_path: 
         with pytest.raises(UsageError, match=re.escape(f"jax 9.9.9 is not a JAX release on {served.url}; "
                                                        "newest is 0.6.0")):
             release.resolve_release(matrix_on(served.url, tmp_path), "9.9.9", "cpu")
+
+
+# --------------------------------------------------------------------------
+# JAX's archive of pruned jaxlibs, as a local find-links page (uv resolves for real)
+
+needs_uv = pytest.mark.skipif(shutil.which("uv") is None, reason="uv resolves these plans")
+
+PRUNED = {
+    "jax": [("jax-0.4.16-py3-none-any.whl", "2023-09-18T20:00:00Z")],
+    "jaxlib": [("jaxlib-0.4.13-py3-none-any.whl", "2023-06-22T20:00:00Z")],  # 0.4.16's jaxlib was pruned
+    "scipy": [("scipy-1.11.2-py3-none-any.whl", "2023-08-17T20:00:00Z")],
+}
+BLOBS = dict([wheel("jax", "0.4.16", requires=('jaxlib==0.4.16; extra == "cpu"',), extras=("cpu",)),
+              wheel("jaxlib", "0.4.13"), wheel("jaxlib", "0.4.16"), wheel("scipy", "1.11.2")])
+
+
+def pruned_matrix(index_url: str, archive: str, tmp_path: Path) -> Any:
+    return parse_matrix({"kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
+                         "install": {"index_url": index_url, "jaxlib_archive": archive, "pythons": ["3.11"]},
+                         "release": [{"version": "0.4.16"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
+
+
+@pytest.fixture
+def own_uv_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "kit-cache"))
+    monkeypatch.setattr(release, "available_pythons", lambda wanted: list(wanted))
+    monkeypatch.setattr(release, "plan_install", install.plan_install)  # the real plan, on the fake index
+
+
+@needs_uv
+def test_a_jaxlib_the_index_pruned_comes_from_the_archive_page(tmp_path: Path, own_uv_cache: None) -> None:
+    with serve_index(PRUNED, BLOBS, archive=("jaxlib-0.4.16-py3-none-any.whl",)) as served:
+        resolved = release.resolve_release(pruned_matrix(served.url, served.archive, tmp_path), "0.4.16", "cpu")
+    assert resolved.problem == "" and resolved.pins["jaxlib"] == "0.4.16"
+    assert served.archive in resolved.plan.find_links  # so the install (and the record) use it too
+
+
+@needs_uv
+def test_an_unreachable_archive_page_is_said_in_the_reason(tmp_path: Path, own_uv_cache: None) -> None:
+    archive = refused_url().replace("/simple", "/jax_releases.html")
+    with serve_index(PRUNED, BLOBS) as served:
+        resolved = release.resolve_release(pruned_matrix(served.url, archive, tmp_path), "0.4.16", "cpu")
+    assert resolved.python is None
+    assert resolved.problem == (f"{served.url} has no jaxlib 0.4.16 wheels (tried Python 3.11), and JAX's archive "
+                                f"of pruned jaxlibs ({archive}) could not be reached (Connection refused)")
+
+
+@needs_uv
+def test_the_archive_is_not_tried_when_matrix_toml_turns_it_off(tmp_path: Path, own_uv_cache: None) -> None:
+    with serve_index(PRUNED, BLOBS, archive=("jaxlib-0.4.16-py3-none-any.whl",)) as served:
+        resolved = release.resolve_release(pruned_matrix(served.url, "", tmp_path), "0.4.16", "cpu")
+        assert not any(path.startswith("/archive") for path in served.requests)
+    assert resolved.problem == f"{served.url} has no jaxlib 0.4.16 wheels (tried Python 3.11)"
