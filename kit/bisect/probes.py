@@ -9,6 +9,7 @@ every probe, and :func:`~kit.bisect.outcomes.classify` says what it counts as.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from typing import Sequence
 
@@ -114,7 +115,9 @@ def run_script(cmd: list[str], timeout: int) -> int | None:
     Its own session, so a timeout kills the whole process group (a script
     that spawns workers must not leave them behind).
     """
-    proc = subprocess.Popen(cmd, start_new_session=True)
+    # As for a check: the repository root is importable, so `from repro import kitcheck` works in a script.
+    env = {**os.environ, "PYTHONPATH": str(runner.REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(cmd, start_new_session=True, env=env)
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
