@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__ as KIT_VERSION
+from .configured_runs import Configured, split_ad_hoc
 from .key_figures import key_figure, lu_fed_by
-from .matrix_metrics import MetricSeries, metric_series
-from .workarounds import shard_map_figures, shard_map_text
 from .known_problems import KnownProblem, load_known_problems
-from repro.parameters import flag, shown
-
+from .matrix_metrics import MetricSeries, metric_series
 from .records import (
     LoadedRecord,
     UnusableFile,
@@ -32,6 +30,7 @@ from .records import (
     record_machine,
     release_key,
 )
+from .workarounds import shard_map_figures, shard_map_text
 
 SCHEMA = 1
 """Version of matrix.json's layout; bump it when a key changes meaning or goes away."""
@@ -196,10 +195,6 @@ def _as_entries(records: Iterable[LoadedRecord | Mapping[str, Any]]) -> list[Loa
     return entries
 
 
-Configured = Mapping[str, Mapping[str, Any]]
-"""Per check, the parameters matrix.toml configures (no preset, no command-line overrides)."""
-
-
 def build_report(
     records: Iterable[LoadedRecord | Mapping[str, Any]],
     matrix_releases: Sequence[str] | None = None,
@@ -235,33 +230,6 @@ def build_report(
         record_count=len(in_matrix),
         metrics=metric_series(current),
     )
-
-
-def split_ad_hoc(entries: Iterable[LoadedRecord], configured: Configured | None,
-                 ) -> tuple[list[LoadedRecord], list[tuple[LoadedRecord, str]]]:
-    """Records of the matrix's parameters, and the others with how they differ."""
-    in_matrix: list[LoadedRecord] = []
-    ad_hoc: list[tuple[LoadedRecord, str]] = []
-    for entry in entries:
-        differs = _differs(entry.record, configured)
-        if differs:
-            ad_hoc.append((entry, differs))
-        else:
-            in_matrix.append(entry)
-    return in_matrix, ad_hoc
-
-
-def _differs(record: Mapping[str, Any], configured: Configured | None) -> str:
-    """How a record's parameters differ from the matrix's, as flags; "" when they do not."""
-    check = str(record.get("check"))
-    if configured is None or check not in configured:
-        return ""  # a check the matrix does not configure has nothing to differ from
-    preset = (record.get("requested") or {}).get("preset")
-    used = record.get("parameters") or {}
-    wanted = configured[check]
-    changed = [f"{flag(key)} {shown(used.get(key))}" if key in used else f"no {flag(key)}"
-               for key, value in wanted.items() if used.get(key) != value]
-    return " ".join(([f"--preset {preset}"] if preset else []) + changed)
 
 
 def _ad_hoc(entry: LoadedRecord, differs: str) -> AdHocRun:

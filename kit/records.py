@@ -33,7 +33,10 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from .atomic_files import TEMP_PREFIX, atomic_write_text, atomic_write_texts, file_mode_mask, fsync_dir
 from .errors import StorageError
+
+__all__ = ["TEMP_PREFIX", "atomic_write_text", "atomic_write_texts"]  # callers that write reports import them from here too
 
 SCHEMA = 1
 """The record schema this kit writes. Readers accept this and older ones."""
@@ -50,7 +53,6 @@ STATUSES = ("ran", "not-installable", "crashed", "refused", "timed-out", "unsupp
 cross-process collectives)."""
 VERDICTS = ("affected", "unaffected", "inconclusive", None)
 
-TEMP_PREFIX = ".tmp-"
 _NAME_PART = re.compile(r"[^A-Za-z0-9.]+")
 
 
@@ -280,7 +282,7 @@ def write_record(record: Mapping[str, Any], results_dir: Path) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
-            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # as any file the user writes, not mkstemp's 0600
+            os.fchmod(handle.fileno(), 0o666 & ~file_mode_mask())  # as any file the user writes, not mkstemp's 0600
             os.fsync(handle.fileno())
         for _attempt in range(100):
             final = results_dir / record_filename(record)
@@ -292,7 +294,7 @@ def write_record(record: Mapping[str, Any], results_dir: Path) -> Path:
                 if final.exists():
                     continue
                 os.replace(temp, final)
-            _fsync_dir(results_dir)
+            fsync_dir(results_dir)
             return final
         raise FileExistsError(f"could not find a free record name in {results_dir}")
     finally:
@@ -332,64 +334,6 @@ def _keep_unsaved(record: Mapping[str, Any]) -> Path | None:
         return path
     print(text, file=sys.stderr, flush=True)
     return None
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (for reports, not records)."""
-    atomic_write_texts({Path(path): text})
-
-
-def atomic_write_texts(files: Mapping[Path, str]) -> None:
-    """Replace several files together or not at all (as far as a file system allows).
-
-    Every temp file is written and fsynced before the first one is moved into
-    place, so a full disk or a crash while writing leaves all the old files
-    as they were; the moves themselves need no space. Files get the mode the
-    umask gives (mkstemp's 0600 would hide reports from other users).
-    """
-    temps: dict[Path, str] = {}
-    try:
-        for path, text in files.items():
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".part")
-            temps[path] = temp_name
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fchmod(handle.fileno(), 0o666 & ~_umask())
-                os.fsync(handle.fileno())
-        for path, temp_name in temps.items():
-            os.replace(temp_name, path)
-    finally:
-        for temp_name in temps.values():
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp_name)
-
-
-def _umask() -> int:
-    try:  # Linux says it without changing it (os.umask is process-wide, threads share it)
-        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # --------------------------------------------------------------------------

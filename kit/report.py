@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from .atomic_files import atomic_write_texts
+from .configured_runs import Configured, split_ad_hoc
+from .errors import StorageError
 from .known_problems import load_known_problems
 from .matrix_markdown import render_markdown
 from .matrix_metrics import plot_metrics
-from .matrix_model import Configured, PlotRef, Report, build_report, split_ad_hoc
-from .errors import StorageError
-from .records import LoadedRecord, UnusableFile, atomic_write_texts, load_records
+from .matrix_model import PlotRef, Report, build_report
+from .records import LoadedRecord, UnusableFile, load_records
 
 
 @dataclass

@@ -30,6 +30,18 @@ import numpy as np
 
 from repro import parameters as parameters_rules
 from repro import tolerance
+from repro.correctness_plan import (
+    CHUNK_BYTES,
+    DoesNotFit,
+    auto_batches,
+    boundary_indices,
+    check_fits,
+    gb,
+    mem_available_bytes,
+    memory_plan,
+    merge_ranges,
+    ranges_to_check,
+)
 from repro.contract import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from repro.cli import Parser, UsageError, merge_parameters, name_list, write_result
 
@@ -37,25 +49,8 @@ from repro.cli import Parser, UsageError, merge_parameters, name_list, write_res
 DEFAULTS: Dict[str, Any] = parameters_rules.DEFAULTS["correctness"]
 PRESETS: Dict[str, Dict[str, Any]] = parameters_rules.PRESETS["correctness"]
 
-# Rows moved to the host per step when checking in full: 128 MiB of float64,
-# so the host working set stays small next to the input array.
-CHUNK_BYTES = 2**27
 # Non-finite outputs are all re-checked, up to this many per case.
 MAX_NONFINITE_RECHECK = 10_000
-# Peak memory of one case relative to its input. The peak is while drawing:
-# threefry's counters and random bits sit next to the output (measured on CPU,
-# jax 0.4.35, 2.0 GiB float32 input: 5.2 GiB RSS, 2.5×). Factorising needs the
-# input plus the LU factors (2×), and host-side checks only add small chunks.
-# Drawing in one call keeps the matrices identical to the issue's array.
-PEAK_FACTOR = 2.6
-# What the runtime itself holds (jax, XLA, numpy, compiled kernels).
-RUNTIME_OVERHEAD_BYTES = 600 * 2**20
-
-
-class DoesNotFit(Exception):
-    """The requested batch does not fit; reported as one line with exit code 3."""
-
-
 def _progress(message: str) -> None:
     print(f"[correctness] {message}", file=sys.stderr, flush=True)
 
@@ -99,138 +94,6 @@ def _validate(parameters: Dict[str, Any]) -> None:
     broken = parameters_rules.problems("correctness", parameters)
     if broken:
         raise UsageError(broken[0])
-
-
-# --------------------------------------------------------------------------
-# Plan: sizes, boundaries, memory
-
-
-def boundary_indices(n: int, itemsize: int) -> Dict[str, int]:
-    """The first batch index whose matrix reaches each overflow boundary."""
-    return {
-        "2**31 bytes": tolerance.BOUNDARY_BYTES // (n * n * itemsize),
-        "2**29 elements": tolerance.BOUNDARY_ELEMENTS // (n * n),
-    }
-
-
-def auto_batches(n: int, itemsize: int, window: int, backend: str) -> List[int]:
-    """Batch sizes below (2**28 bytes), at and (off CPU) beyond the 2**31-byte boundary.
-
-    On CPU only `below` and `at` run, so the default run takes about a minute
-    on two cores yet still crosses the boundary with a full window past it;
-    the smallest batch that does is the one index at the boundary + window + 1.
-    """
-    boundaries = boundary_indices(n, itemsize)
-    at_bytes = boundaries["2**31 bytes"]
-    sizes = [max(1, at_bytes // 8), at_bytes + window + 1]
-    if backend != "cpu":
-        sizes.append(at_bytes * 5 // 4)
-        elements = boundaries["2**29 elements"]
-        if elements > at_bytes:  # float64: the element count overflows later
-            sizes.append(elements + window + 1)
-    return sorted(set(sizes))
-
-
-def _mem_available_bytes() -> Optional[int]:
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _device_free_bytes(device: Any) -> Optional[int]:
-    """Free accelerator memory from memory_stats(), where the backend offers it."""
-    stats_method = getattr(device, "memory_stats", None)
-    if not callable(stats_method):
-        return None
-    try:
-        stats = stats_method()
-    except Exception:  # unimplemented on some backends/releases
-        return None
-    if not stats or "bytes_limit" not in stats:
-        return None
-    return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
-
-
-def memory_plan(n: int, dtype: str, batch: int) -> Dict[str, int]:
-    """Bytes this case needs on the device and on the host."""
-    itemsize = np.dtype(dtype).itemsize
-    input_bytes = batch * n * n * itemsize
-    # sign, logabsdet, det on the host (float64 copies), plus a chunk of rows in
-    # float64 with its reference workspace (≈4 copies).
-    host_working = 3 * batch * 8 + 4 * min(CHUNK_BYTES, batch * n * n * 8)
-    return {
-        "input_bytes": input_bytes,
-        "device_peak_bytes": int(PEAK_FACTOR * input_bytes),
-        "host_working_bytes": host_working + RUNTIME_OVERHEAD_BYTES,
-    }
-
-
-def check_fits(plans: List[Dict[str, Any]], backend: str, device: Any, max_memory_gb: Optional[float]) -> None:
-    """Raise DoesNotFit, naming the case and the figures, if any case is too big."""
-    available = _mem_available_bytes()
-    user_cap = None if max_memory_gb is None else int(max_memory_gb * 2**30)
-    device_free = None if backend == "cpu" else _device_free_bytes(device)
-    for plan in plans:
-        memory = plan["memory"]
-        if backend == "cpu":  # the device is the host: both add up
-            needed = memory["device_peak_bytes"] + memory["host_working_bytes"]
-            limits = [(available, "available memory (MemAvailable)"), (user_cap, "--max-memory-gb")]
-        else:
-            needed = memory["device_peak_bytes"]
-            limits = [(device_free, f"free {backend} memory (memory_stats)"), (user_cap, "--max-memory-gb")]
-            host_needed = memory["host_working_bytes"]
-            if available is not None and host_needed > available:
-                raise DoesNotFit(_no_fit(plan, host_needed, available, "available host memory (MemAvailable)"))
-        for limit, name in limits:
-            if limit is not None and needed > limit:
-                raise DoesNotFit(_no_fit(plan, needed, limit, name))
-
-
-def _gb(value: float) -> str:
-    return f"{value / 2**30:.2f} GiB"
-
-
-def _no_fit(plan: Dict[str, Any], needed: int, limit: int, name: str) -> str:
-    return (
-        f"batch {plan['batch']} × {plan['n']}×{plan['n']} {plan['dtype']} needs about {_gb(needed)} "
-        f"(input {_gb(plan['memory']['input_bytes'])}, peak ≈ {PEAK_FACTOR}× input) but {name} is {_gb(limit)}; "
-        "choose smaller --batches or run on a machine with more memory"
-    )
-
-
-# --------------------------------------------------------------------------
-# Which entries to check
-
-
-def _ranges_to_check(batch: int, n: int, itemsize: int, window: int) -> Tuple[List[Tuple[int, int]], List[Dict[str, Any]]]:
-    """Contiguous [lo, hi) ranges: head, tail and a window around each boundary in range."""
-    ranges = [(0, min(batch, window)), (max(0, batch - window), batch)]
-    boundaries = []
-    for name, index in boundary_indices(n, itemsize).items():
-        inside = index < batch
-        entry: Dict[str, Any] = {"name": name, "index": index, "byte_offset": index * n * n * itemsize,
-                                 "in_batch": inside, "checked": None}
-        if inside:
-            lo, hi = max(0, index - window), min(batch, index + window + 1)
-            ranges.append((lo, hi))
-            entry["checked"] = [lo, hi - 1]
-        boundaries.append(entry)
-    return [(lo, hi) for lo, hi in ranges if hi > lo], boundaries
-
-
-def _merge(ranges: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
-    merged: List[Tuple[int, int]] = []
-    for lo, hi in sorted(ranges):
-        if merged and lo <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return merged
 
 
 # --------------------------------------------------------------------------
@@ -316,7 +179,7 @@ def run_case(jax: Any, compat: Any, plan: Dict[str, Any], parameters: Dict[str, 
 
     started = time.perf_counter()
     judged = _Judged()
-    ranges, boundaries = _ranges_to_check(batch, n, itemsize, parameters["window"])
+    ranges, boundaries = ranges_to_check(batch, n, itemsize, parameters["window"])
     full = batch <= parameters["full_check_max"]
     _judge_ranges(x, outputs, [(0, batch)] if full else ranges, judged, n, dtype)
     crosscheck = _crosscheck_boundary(x, boundaries)
@@ -363,7 +226,7 @@ def _draw_and_factorise(jax: Any, compat: Any, plan: Dict[str, Any], seed: int, 
     x = jax.random.normal(compat.random_key(seed), (batch, n, n), dtype=jnp.dtype(dtype))
     compat.block_until_ready(x)
     timings["draw_s"] = time.perf_counter() - started
-    _progress(f"{label}: drew {_gb(x.nbytes)} on {plan['backend']} in {timings['draw_s']:.1f} s")
+    _progress(f"{label}: drew {gb(x.nbytes)} on {plan['backend']} in {timings['draw_s']:.1f} s")
 
     started = time.perf_counter()
     sign, logabsdet = jax.jit(jnp.linalg.slogdet)(x)
@@ -385,7 +248,7 @@ def _judge_ranges(x: Any, outputs: Dict[str, np.ndarray], ranges: List[Tuple[int
                   n: int, dtype: str) -> None:
     """Judge every entry in the ranges, a chunk of rows at a time."""
     chunk = _chunk_rows(n)
-    for lo, hi in _merge(ranges):
+    for lo, hi in merge_ranges(ranges):
         for start in range(lo, hi, chunk):
             stop = min(hi, start + chunk)
             rows = np.asarray(x[start:stop])  # slice on the device, then move only these rows
@@ -470,24 +333,20 @@ def summarize(cases: List[Dict[str, Any]]) -> Dict[str, Any]:
     }
 
 
-def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
-    """Plan, check memory, run every case; the RESULT.json object. Raises DoesNotFit."""
-    jax, compat = _import_jax(parameters["dtypes"])
-    from repro.environment import describe_environment
-
-    backend = jax.default_backend()
-    device = jax.devices()[0]
-    plans = plan_cases(parameters, backend)
+def _say_plan(plans: List[Dict[str, Any]], backend: str) -> None:
     for plan in plans:
         memory = plan["memory"]
         _progress(f"plan: {plan['dtype']} batch {plan['batch']} × {plan['n']}×{plan['n']}: "
-                  f"input {_gb(memory['input_bytes'])}, device peak ≈ {_gb(memory['device_peak_bytes'])}, "
-                  f"host working ≈ {_gb(memory['host_working_bytes'])}")
-    available = _mem_available_bytes()
-    _progress(f"memory: MemAvailable {_gb(available) if available is not None else 'unknown'}, "
+                  f"input {gb(memory['input_bytes'])}, device peak ≈ {gb(memory['device_peak_bytes'])}, "
+                  f"host working ≈ {gb(memory['host_working_bytes'])}")
+    available = mem_available_bytes()
+    _progress(f"memory: MemAvailable {gb(available) if available is not None else 'unknown'}, "
               f"backend {backend}")
-    check_fits(plans, backend, device, parameters["max_memory_gb"])
 
+
+def _run_cases(jax: Any, compat: Any, plans: List[Dict[str, Any]],
+               parameters: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], bool]:
+    """Every case's result, and whether all of them ran (a failed case is kept with its error)."""
     cases = []
     completed = True
     for plan in plans:
@@ -500,7 +359,20 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
                           "bytes": plan["memory"]["input_bytes"], "memory": plan["memory"],
                           "error": f"{type(error).__name__}: {str(error)[:500]}"})
             gc.collect()
+    return cases, completed
 
+
+def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
+    """Plan, check memory, run every case; the RESULT.json object. Raises DoesNotFit."""
+    jax, compat = _import_jax(parameters["dtypes"])
+    from repro.environment import describe_environment
+
+    backend = jax.default_backend()
+    device = jax.devices()[0]
+    plans = plan_cases(parameters, backend)
+    _say_plan(plans, backend)
+    check_fits(plans, backend, device, parameters["max_memory_gb"])
+    cases, completed = _run_cases(jax, compat, plans, parameters)
     summary = summarize(cases)
     ran = [case for case in cases if case["error"] is None]
     verdict, reason = tolerance.correctness_verdict(

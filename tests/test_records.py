@@ -235,26 +235,3 @@ def test_when_no_folder_takes_the_record_it_is_printed(tmp_path: Path, monkeypat
     with pytest.raises(StorageError, match="it is printed above"):
         records.save_record(make_record(status="ran"), tmp_path / "results")
     assert json.loads(capsys.readouterr().err)["status"] == "ran"
-
-
-def test_files_written_together_are_replaced_together_or_not_at_all(tmp_path: Path, monkeypatch) -> None:
-    first, second = tmp_path / "matrix.md", tmp_path / "matrix.json"
-    first.write_text("old md")
-    second.write_text("old json")
-    real_fsync, calls = os.fsync, []
-
-    def fsync_then_full(fd: int) -> None:
-        calls.append(fd)
-        if len(calls) == 2:  # the second temp file does not fit
-            _disk_full()
-        real_fsync(fd)
-
-    monkeypatch.setattr(records.os, "fsync", fsync_then_full)
-    with pytest.raises(OSError):
-        records.atomic_write_texts({first: "new md", second: "new json"})
-    assert (first.read_text(), second.read_text()) == ("old md", "old json")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["matrix.json", "matrix.md"]
-    monkeypatch.setattr(records.os, "fsync", real_fsync)
-    records.atomic_write_texts({first: "new md", second: "new json"})
-    assert (first.read_text(), second.read_text()) == ("new md", "new json")
-    assert oct(first.stat().st_mode & 0o777) == oct(0o666 & ~records._umask())

@@ -257,7 +257,7 @@ def test_a_refused_size_shows_as_refused() -> None:
 
 def test_a_full_disk_is_one_sentence_and_leaves_matrix_md_and_json_as_they_were(tmp_path: Path, monkeypatch,
                                                                                capsys) -> None:
-    from kit import records
+    from kit import atomic_files
 
     out = tmp_path / "out"
     out.mkdir()
@@ -269,7 +269,7 @@ def test_a_full_disk_is_one_sentence_and_leaves_matrix_md_and_json_as_they_were(
     def disk_full(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(records.os, "fsync", disk_full)
+    monkeypatch.setattr(atomic_files.os, "fsync", disk_full)
     code = cli.main(["report", "--results", str(FIXTURES / "cpu-laptop-sweep"), "--out", str(out), "--no-plots"],
                     matrix_path=str(matrix))
     assert code == 1

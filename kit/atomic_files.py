@@ -1,0 +1,77 @@
+"""Write files so that a crash or a full disk never leaves half of one.
+
+Each file goes to a temp file in the same folder, is fsynced, and is then
+moved over the old one with ``os.replace``; several files meant to agree
+(matrix.md and matrix.json) are all written before any is moved. Files get the
+mode the umask gives, not mkstemp's 0600.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+TEMP_PREFIX = ".tmp-"
+"""Temp files start with this; readers of a folder skip them."""
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (for reports, not records)."""
+    atomic_write_texts({Path(path): text})
+
+
+def atomic_write_texts(files: Mapping[Path, str]) -> None:
+    """Replace several files together or not at all (as far as a file system allows).
+
+    Every temp file is written and fsynced before the first one is moved into
+    place, so a full disk or a crash while writing leaves all the old files
+    as they were; the moves themselves need no space. Files get the mode the
+    umask gives (mkstemp's 0600 would hide reports from other users).
+    """
+    temps: dict[Path, str] = {}
+    try:
+        for path, text in files.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".part")
+            temps[path] = temp_name
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fchmod(handle.fileno(), 0o666 & ~file_mode_mask())
+                os.fsync(handle.fileno())
+        for path, temp_name in temps.items():
+            os.replace(temp_name, path)
+    finally:
+        for temp_name in temps.values():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_name)
+
+
+def file_mode_mask() -> int:
+    """The process's umask, read without a window in which another thread sees it changed."""
+    try:  # Linux says it without changing it (os.umask is process-wide, threads share it)
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

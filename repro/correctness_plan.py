@@ -1,0 +1,161 @@
+"""The correctness repro's plan for one case: boundary indices, what to check, and whether it fits.
+
+Pure arithmetic on sizes (numpy for dtype sizes, no jax): which batch index
+first passes each overflow boundary, which windows around them get checked,
+and whether the case's peak memory fits the host and the device, refused
+before any work (exit code 3) when it does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from repro import tolerance
+
+# Rows moved to the host per step when checking in full: 128 MiB of float64,
+# so the host working set stays small next to the input array.
+CHUNK_BYTES = 2**27
+# Peak memory of one case relative to its input. The peak is while drawing:
+# threefry's counters and random bits sit next to the output (measured on CPU,
+# jax 0.4.35, 2.0 GiB float32 input: 5.2 GiB RSS, 2.5×). Factorising needs the
+# input plus the LU factors (2×), and host-side checks only add small chunks.
+# Drawing in one call keeps the matrices identical to the issue's array.
+PEAK_FACTOR = 2.6
+# What the runtime itself holds (jax, XLA, numpy, compiled kernels).
+RUNTIME_OVERHEAD_BYTES = 600 * 2**20
+
+
+class DoesNotFit(Exception):
+    """The requested batch does not fit; reported as one line with exit code 3."""
+
+
+
+
+def boundary_indices(n: int, itemsize: int) -> Dict[str, int]:
+    """The first batch index whose matrix reaches each overflow boundary."""
+    return {
+        "2**31 bytes": tolerance.BOUNDARY_BYTES // (n * n * itemsize),
+        "2**29 elements": tolerance.BOUNDARY_ELEMENTS // (n * n),
+    }
+
+
+def auto_batches(n: int, itemsize: int, window: int, backend: str) -> List[int]:
+    """Batch sizes below (2**28 bytes), at and (off CPU) beyond the 2**31-byte boundary.
+
+    On CPU only `below` and `at` run, so the default run takes about a minute
+    on two cores yet still crosses the boundary with a full window past it;
+    the smallest batch that does is the one index at the boundary + window + 1.
+    """
+    boundaries = boundary_indices(n, itemsize)
+    at_bytes = boundaries["2**31 bytes"]
+    sizes = [max(1, at_bytes // 8), at_bytes + window + 1]
+    if backend != "cpu":
+        sizes.append(at_bytes * 5 // 4)
+        elements = boundaries["2**29 elements"]
+        if elements > at_bytes:  # float64: the element count overflows later
+            sizes.append(elements + window + 1)
+    return sorted(set(sizes))
+
+
+def mem_available_bytes() -> Optional[int]:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _device_free_bytes(device: Any) -> Optional[int]:
+    """Free accelerator memory from memory_stats(), where the backend offers it."""
+    stats_method = getattr(device, "memory_stats", None)
+    if not callable(stats_method):
+        return None
+    try:
+        stats = stats_method()
+    except Exception:  # unimplemented on some backends/releases
+        return None
+    if not stats or "bytes_limit" not in stats:
+        return None
+    return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
+
+
+def memory_plan(n: int, dtype: str, batch: int) -> Dict[str, int]:
+    """Bytes this case needs on the device and on the host."""
+    itemsize = np.dtype(dtype).itemsize
+    input_bytes = batch * n * n * itemsize
+    # sign, logabsdet, det on the host (float64 copies), plus a chunk of rows in
+    # float64 with its reference workspace (≈4 copies).
+    host_working = 3 * batch * 8 + 4 * min(CHUNK_BYTES, batch * n * n * 8)
+    return {
+        "input_bytes": input_bytes,
+        "device_peak_bytes": int(PEAK_FACTOR * input_bytes),
+        "host_working_bytes": host_working + RUNTIME_OVERHEAD_BYTES,
+    }
+
+
+def check_fits(plans: List[Dict[str, Any]], backend: str, device: Any, max_memory_gb: Optional[float]) -> None:
+    """Raise DoesNotFit, naming the case and the figures, if any case is too big."""
+    available = mem_available_bytes()
+    user_cap = None if max_memory_gb is None else int(max_memory_gb * 2**30)
+    device_free = None if backend == "cpu" else _device_free_bytes(device)
+    for plan in plans:
+        memory = plan["memory"]
+        if backend == "cpu":  # the device is the host: both add up
+            needed = memory["device_peak_bytes"] + memory["host_working_bytes"]
+            limits = [(available, "available memory (MemAvailable)"), (user_cap, "--max-memory-gb")]
+        else:
+            needed = memory["device_peak_bytes"]
+            limits = [(device_free, f"free {backend} memory (memory_stats)"), (user_cap, "--max-memory-gb")]
+            host_needed = memory["host_working_bytes"]
+            if available is not None and host_needed > available:
+                raise DoesNotFit(_no_fit(plan, host_needed, available, "available host memory (MemAvailable)"))
+        for limit, name in limits:
+            if limit is not None and needed > limit:
+                raise DoesNotFit(_no_fit(plan, needed, limit, name))
+
+
+def gb(value: float) -> str:
+    return f"{value / 2**30:.2f} GiB"
+
+
+def _no_fit(plan: Dict[str, Any], needed: int, limit: int, name: str) -> str:
+    return (
+        f"batch {plan['batch']} × {plan['n']}×{plan['n']} {plan['dtype']} needs about {gb(needed)} "
+        f"(input {gb(plan['memory']['input_bytes'])}, peak ≈ {PEAK_FACTOR}× input) but {name} is {gb(limit)}; "
+        "choose smaller --batches or run on a machine with more memory"
+    )
+
+
+# --------------------------------------------------------------------------
+# Which entries to check
+
+
+def ranges_to_check(batch: int, n: int, itemsize: int, window: int) -> Tuple[List[Tuple[int, int]], List[Dict[str, Any]]]:
+    """Contiguous [lo, hi) ranges: head, tail and a window around each boundary in range."""
+    ranges = [(0, min(batch, window)), (max(0, batch - window), batch)]
+    boundaries = []
+    for name, index in boundary_indices(n, itemsize).items():
+        inside = index < batch
+        entry: Dict[str, Any] = {"name": name, "index": index, "byte_offset": index * n * n * itemsize,
+                                 "in_batch": inside, "checked": None}
+        if inside:
+            lo, hi = max(0, index - window), min(batch, index + window + 1)
+            ranges.append((lo, hi))
+            entry["checked"] = [lo, hi - 1]
+        boundaries.append(entry)
+    return [(lo, hi) for lo, hi in ranges if hi > lo], boundaries
+
+
+def merge_ranges(ranges: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    merged: List[Tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
