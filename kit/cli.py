@@ -277,21 +277,11 @@ def _value_parser(check: str, key: str, example: Any) -> Callable[[str], Any]:
         if key in parameter_rules.RULES.get(check, {}):
             return parameter_rules.parse_value(check, key, text)
         if isinstance(example, list) or "," in text:
-            return [_scalar(x) for x in text.split(",") if x.strip()]
-        return _scalar(text)
+            return [parameter_rules.scalar(x) for x in text.split(",") if x.strip()]
+        return parameter_rules.scalar(text)
 
     parse.__name__ = key  # argparse names the type in "invalid <type> value"
     return parse
-
-
-def _scalar(text: str) -> Any:
-    text = text.strip()
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def summary(record: dict[str, Any], path: Path) -> str:

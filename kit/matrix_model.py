@@ -112,7 +112,9 @@ class KnownProblemAnswer:
 
 
 @dataclass
-class OlderRecord:
+class ListedRecord:
+    """A record the report lists outside the matrix (superseded by a newer one of its cell)."""
+
     check: str
     release: str
     backend: str
@@ -124,19 +126,11 @@ class OlderRecord:
 
 
 @dataclass
-class AdHocRun:
+class AdHocRun(ListedRecord):
     """A record of parameters other than the matrix's: kept and listed, never in the answer."""
 
-    check: str
-    release: str
-    backend: str
-    machine: str
-    created: str
-    status: str
-    verdict: str | None
-    differs: str
+    differs: str = ""
     """How it differs from the matrix's parameters, as flags (``--devices 1 --repeats 1``)."""
-    file: str
 
 
 @dataclass
@@ -159,7 +153,7 @@ class Report:
     known_problems: list[KnownProblemAnswer]
     rows: list[Row]
     checks: list[str]
-    older: list[OlderRecord]
+    older: list[ListedRecord]
     ad_hoc: list[AdHocRun]
     unusable_files: list[dict[str, str]]
     machines: list[Machine]
@@ -222,7 +216,7 @@ def build_report(
                         for p in (load_known_problems() if known_problems is None else known_problems)],
         rows=_rows(current),
         checks=checks,
-        older=[_older(e) for e in sorted(older, key=lambda e: _sort_entry(e))],
+        older=[_listed(e) for e in sorted(older, key=lambda e: _sort_entry(e))],
         ad_hoc=[_ad_hoc(e, why) for e, why in sorted(ad_hoc, key=lambda item: _sort_entry(item[0]))],
         unusable_files=[{"file": str(p.path), "reason": p.reason} for p in unusable],
         machines=_machines(entries),
@@ -233,18 +227,7 @@ def build_report(
 
 
 def _ad_hoc(entry: LoadedRecord, differs: str) -> AdHocRun:
-    key = cell_key(entry.record)
-    return AdHocRun(
-        check=key.check,
-        release=key.jax,
-        backend=key.backend,
-        machine=key.machine,
-        created=str(entry.record.get("created") or ""),
-        status=str(entry.record.get("status")),
-        verdict=entry.record.get("verdict"),
-        differs=differs,
-        file=entry.path.name,
-    )
+    return AdHocRun(**asdict(_listed(entry)), differs=differs)
 
 
 def _sort_entry(entry: LoadedRecord) -> tuple[Any, ...]:
@@ -431,9 +414,9 @@ def _finding(entry: LoadedRecord) -> Finding:
     )
 
 
-def _older(entry: LoadedRecord) -> OlderRecord:
+def _listed(entry: LoadedRecord) -> ListedRecord:
     key = cell_key(entry.record)
-    return OlderRecord(
+    return ListedRecord(
         check=key.check,
         release=key.jax,
         backend=key.backend,

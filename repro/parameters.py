@@ -183,11 +183,12 @@ def parse_value(check: str, key: str, text: str) -> Any:
     if rule is not None and rule.is_list:
         if text.strip() == "auto" and check == "correctness" and key == "batches":
             return "auto"
-        return [_scalar(part) for part in text.split(",") if part.strip()]
-    return _scalar(text)
+        return [scalar(part) for part in text.split(",") if part.strip()]
+    return scalar(text)
 
 
-def _scalar(text: str) -> Any:
+def scalar(text: str) -> Any:
+    """A flag's text as an int, else a float, else the text itself."""
     text = text.strip()
     for kind in (int, float):
         try:
