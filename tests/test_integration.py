@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -61,6 +62,31 @@ def test_jax_0_6_0_splits_the_lu_across_devices(matrix: Matrix) -> None:
     assert record["verdict"] == "unaffected", record["reason"]
     assert summary["all_gathers"] == 0
     assert summary["lu_batch_per_device"] == summary["global_batch"] // 4 == 256
+
+
+# Runs one check in a fresh process, whose proxy settings urllib and uv read at start.
+_RUN_IN_A_FRESH_PROCESS = """
+import dataclasses, json, sys
+from pathlib import Path
+from kit.config import load_matrix
+from kit.runner import RunRequest, run_check
+matrix = dataclasses.replace(load_matrix("matrix.toml"), results_dir=Path(sys.argv[1]))
+request = RunRequest("scaling", "0.6.0", overrides=json.loads(sys.argv[2]))
+record, _ = run_check(matrix, request, lambda m: print(m, file=sys.stderr))
+print(json.dumps({"status": record["status"], "verdict": record["verdict"]}))
+"""
+
+
+def test_a_built_release_runs_with_the_network_cut(matrix: Matrix, tmp_path: Path) -> None:
+    online = _run(matrix, "scaling", "0.6.0", **SMALL_SCALING)  # builds (or reuses) the environment
+    cut = {"HTTPS_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+           "HTTP_PROXY": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9"}
+    proc = subprocess.run([sys.executable, "-c", _RUN_IN_A_FRESH_PROCESS, str(tmp_path), json.dumps(SMALL_SCALING)],
+                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, **cut}, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    offline = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert offline == {"status": "ran", "verdict": online["verdict"]}
+    assert "as locked in" in proc.stderr
 
 
 def test_the_oldest_supported_release_runs_the_repro(matrix: Matrix) -> None:
