@@ -21,7 +21,7 @@ from typing import Any
 
 from .config import Matrix, Release
 from .install import InstallPlan, Resolution
-from .records import atomic_write_text
+from .atomic_files import atomic_write_text
 
 LOCK_SCHEMA = 1
 
