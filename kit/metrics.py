@@ -215,6 +215,38 @@ def baseline(good: Sequence[float], bad: Sequence[float], factor: float = DEFAUL
     return Baseline(tuple(good), tuple(bad), worse, factor, alpha)
 
 
+def baseline_from_rounds(good_runs: Sequence[Sequence[float]], bad_runs: Sequence[Sequence[float]],
+                         factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_ALPHA, unit: str = "") -> Baseline:
+    """The baseline from runs of the bounds taken in turns (good, bad, good, bad, ...).
+
+    Samples from one run share that moment's machine load, so a rank test on
+    them alone is overconfident: on a shared machine one run can be 2x slower
+    than the next. The step must therefore show in every round, not only in
+    the pooled samples; otherwise it is load, not the release: NoStep.
+    """
+    base = baseline([x for run in good_runs for x in run], [x for run in bad_runs for x in run], factor, alpha, unit)
+    ratios = [worse_by(median(g), median(b), base.worse) for g, b in zip(good_runs, bad_runs)]
+    if min(ratios) < factor:
+        shown = ", ".join(f"{r:.2f}x" for r in ratios)
+        raise NoStep(f"no step: pooled, the bounds differ by {base.step:.2f}x, but not in every round of runs "
+                     f"taken in turns ({shown}): the difference moves with the machine's load, not the release")
+    return base
+
+
+def decide_runs(base: Baseline, runs: Sequence[Sequence[float]]) -> Decision:
+    """The pooled decision, kept only when every run's own median is on the same side of the factor."""
+    pooled = decide(base, [x for run in runs for x in run])
+    if pooled.call is Call.UNDECIDED:
+        return pooled
+    ratios = [worse_by(median(base.good), median(run), base.worse) for run in runs]
+    agree = all((r >= base.factor) == (pooled.call is Call.BAD) for r in ratios)
+    if agree:
+        return pooled
+    shown = ", ".join(f"{r:.2f}x" for r in ratios)
+    return Decision(Call.UNDECIDED, pooled.ratio, pooled.p_good, pooled.p_bad,
+                    f"within noise: the runs disagree ({shown} the good median)")
+
+
 def decide(base: Baseline, probe: Sequence[float]) -> Decision:
     """Is this probe on the bad side of the step, the good side, or within noise?"""
     ratio = worse_by(median(base.good), median(probe), base.worse)

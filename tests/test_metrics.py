@@ -125,3 +125,11 @@ def test_steps_lists_every_jump_larger_than_the_factor() -> None:
     series = [("a", noisy(10, 9, 1)), ("b", noisy(10, 9, 2)), ("c", noisy(30, 9, 3)), ("d", noisy(10, 9, 4))]
     found = metrics.steps(series)
     assert [(before, after) for before, after, _r, _p in found] == [("b", "c"), ("c", "d")]
+
+
+def test_a_step_that_shows_in_only_some_rounds_is_load_not_a_step() -> None:
+    good_runs = [noisy(10, 9, 1), noisy(10, 9, 2), noisy(10, 9, 3)]
+    bad_runs = [noisy(20, 9, 4), noisy(20, 9, 5), noisy(11, 9, 6)]  # the third round: no step
+    with pytest.raises(NoStep, match=r"not in every round .* 1\.\d\dx\)"):
+        metrics.baseline_from_rounds(good_runs, bad_runs)
+    assert metrics.baseline_from_rounds(good_runs, bad_runs[:2] + [noisy(20, 9, 7)]).step > 1.8

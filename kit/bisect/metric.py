@@ -1,12 +1,14 @@
 """``--metric``: bisect where a measured metric stepped, from repeated samples and a rank test.
 
 Each probe runs the check (a record, as the matrix keeps them) or the script
-(its KIT_RESULT) and reads one metric's samples. The bounds' samples set the
-baseline and which way is worse (:func:`kit.metrics.baseline`); each probe is
-then judged by :func:`kit.metrics.decide`: bad, good, or within noise. A probe
-within noise runs once more and its samples are pooled before it counts; one
-still within noise is ``inconclusive`` and the search steps around it (a skip,
-named in the report). The verdict a metric probe gets is its decision, so the
+(its KIT_RESULT) and reads one metric's samples. The bounds, run in turns for
+``BOUND_ROUNDS`` rounds, set the baseline and which way is worse
+(:func:`kit.metrics.baseline_from_rounds`: the step must show in every round,
+since one run's samples share that moment's machine load); each probe runs
+``PROBE_RUNS`` times and is judged by :func:`kit.metrics.decide_runs`: bad,
+good, or within noise. A probe within noise runs once more and its samples are
+pooled before it counts; one still within noise is ``inconclusive`` and the
+search steps around it (a skip, named in the report). The verdict a metric probe gets is its decision, so the
 one mapping to good/bad/skip (:func:`kit.bisect.outcomes.classify`) and the
 pure search need nothing new.
 """
@@ -25,6 +27,9 @@ from .options import DEFAULT_SCRIPT_TIMEOUT_S
 from .probes import Prober
 from .search import Outcome
 
+# Runs of each bound, taken in turns, and runs per probe: samples of one run share its moment's load.
+BOUND_ROUNDS = 3
+PROBE_RUNS = 2
 VERDICTS = {metrics.Call.BAD: "affected", metrics.Call.GOOD: "unaffected", metrics.Call.UNDECIDED: "inconclusive"}
 
 
@@ -33,6 +38,8 @@ class MetricProber(Prober):
 
     base: metrics.Baseline | None = None
     unit: str = ""
+    better: str = "lower"
+    """What the metric itself declares; the bounds decide the direction, this only words a warning."""
 
     def __call__(self, version: str) -> Outcome:
         assert self.base is not None, "set_baseline first"
@@ -45,22 +52,28 @@ class MetricProber(Prober):
         return result
 
     def observe(self, candidate: Candidate) -> Observation:
-        """Measure; within noise, measure again and pool; decide."""
-        assert self.base is not None
-        first = self.measure(candidate)
-        if first.status != "ran":
-            return first
-        samples, runs = list(first.samples), 1
-        decision = metrics.decide(self.base, samples)
-        if decision.call is metrics.Call.UNDECIDED:
-            again = self.measure(candidate)
-            runs += 1
-            if again.status == "ran":
-                samples += again.samples
-                decision = metrics.decide(self.base, samples)
-        reason = decision.reason + (f" after {runs} runs, pooled" if runs > 1 else "")
-        return Observation("ran", VERDICTS[decision.call], reason, "run", [], False,
-                           self._environments.get(candidate.version), samples)
+        """Two runs, decided together and each on its own; within noise, a third run; decide."""
+        runs: list[list[float]] = []
+        decision: metrics.Decision | None = None
+        for _ in range(PROBE_RUNS + 1):
+            one = self.measure(candidate)
+            if one.status != "ran":
+                return one
+            runs.append(list(one.samples))
+            if len(runs) < PROBE_RUNS:
+                continue
+            decision = metrics.decide_runs(self.base_or_fail, runs)
+            if decision.call is not metrics.Call.UNDECIDED:
+                break
+        assert decision is not None
+        samples = [x for run in runs for x in run]
+        return Observation("ran", VERDICTS[decision.call], f"{decision.reason}; {len(runs)} runs",
+                           "run", [], False, self._environments.get(candidate.version), samples)
+
+    @property
+    def base_or_fail(self) -> metrics.Baseline:
+        assert self.base is not None, "set_baseline first"
+        return self.base
 
     def measure(self, candidate: Candidate) -> Observation:
         """One run of the check or script; its samples of the metric, or why there are none."""
@@ -83,33 +96,37 @@ class MetricProber(Prober):
                              f"reported no metric {self.options.metric!r} (it reported: {known})",
                              "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")
         self.unit = str(metric.get("unit") or "")
+        self.better = str(metric.get("better") or "lower")
         return Observation("ran", None, "measured", "run", [], False,
                            self._environments.get(candidate.version), [float(x) for x in metric["samples"]])
 
     def set_baseline(self, good: str, bad: str, cache: dict[str, Outcome]) -> metrics.Baseline:
-        """Measure both bounds (twice, pooled, when the first look shows no step); NoStep → UsageError."""
-        looks = {v: self._bound_samples(v) for v in (good, bad)}
-        try:
-            self.base = metrics.baseline(looks[good], looks[bad], self.options.factor, unit=f" {self.unit}")
-        except metrics.NoStep:
+        """Measure the bounds in turns (good, bad, good, bad, ...); a step that does not hold → UsageError."""
+        looks: dict[str, list[list[float]]] = {good: [], bad: []}
+        for _ in range(BOUND_ROUNDS):
             for version in (good, bad):
-                looks[version] += self._bound_samples(version)
-            try:
-                self.base = metrics.baseline(looks[good], looks[bad], self.options.factor, unit=f" {self.unit}")
-            except metrics.NoStep as exc:
-                raise UsageError(f"{self.options.metric}: {exc} between --good {good} and --bad {bad}",
-                                 "nothing to bisect: choose bounds across the slowdown, or a smaller --factor") from None
+                looks[version].append(self._bound_samples(version))
+        try:
+            self.base = metrics.baseline_from_rounds(looks[good], looks[bad], self.options.factor,
+                                                     unit=f" {self.unit}")
+        except metrics.NoStep as exc:
+            raise UsageError(f"{self.options.metric}: {exc} between --good {good} and --bad {bad}",
+                             "nothing to bisect: choose bounds across the slowdown, or a smaller --factor") from None
+        pooled = {v: [x for run in runs for x in run] for v, runs in looks.items()}
         for version, wanted in ((good, Outcome.GOOD), (bad, Outcome.BAD)):
-            reason = (f"bound: median {metrics.median(looks[version]):.4g} {self.unit}, "
-                      f"{len(looks[version])} samples; step {self.base.step:.2f}x, worse = {self.base.worse}")
+            reason = (f"bound: median {metrics.median(pooled[version]):.4g} {self.unit}, {BOUND_ROUNDS} runs, "
+                      f"{len(pooled[version])} samples; step {self.base.step:.2f}x, worse = {self.base.worse}")
             verdict = "unaffected" if wanted is Outcome.GOOD else "affected"
             self.store.probes[version] = Observation("ran", verdict, reason, "run", [], False,
-                                                     self._environments.get(version), looks[version]).to_json()
+                                                     self._environments.get(version), pooled[version]).to_json()
             cache[version] = wanted
         self.store.save()
-        self.log(f"{self.options.metric}: --good {good} median {metrics.median(looks[good]):.4g} {self.unit}, "
-                 f"--bad {bad} median {metrics.median(looks[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
-                 f"({self.base.worse} is worse)")
+        self.log(f"{self.options.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
+                 f"--bad {bad} median {metrics.median(pooled[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
+                 f"({self.base.worse} is worse), in each of {BOUND_ROUNDS} rounds")
+        if self.base.worse == self.better:
+            self.log(f"note: the metric says {self.better} is better, so --bad {bad} measures better than "
+                     f"--good {good}: this finds where it improved (swap --good and --bad for a slowdown hunt)")
         return self.base
 
     def _bound_samples(self, version: str) -> list[float]:

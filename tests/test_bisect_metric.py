@@ -1,0 +1,98 @@
+"""--metric probes without installs: measurements come from a table, the decisions and the search are real."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from kit.bisect.candidates import Candidate
+from kit.bisect.metric import MetricProber
+from kit.bisect.options import parse_options
+from kit.bisect.outcomes import Observation
+from kit.bisect.search import Outcome, bisect
+from kit.bisect.store import ProbeStore
+from kit.config import load_matrix
+from kit.errors import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSIONS = ["0.4.35", "0.4.36", "0.4.37", "0.4.38", "0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
+
+
+def noisy(center: float, seed: int, n: int = 9) -> list[float]:
+    rng = random.Random(seed)
+    return [center * (1 + rng.gauss(0, 0.05)) for _ in range(n)]
+
+
+class TableProber(MetricProber):
+    """Measures by calling ``table[version](run_number)``; counts the runs."""
+
+    table: dict[str, Callable[[int], list[float]]]
+
+    def measure(self, candidate: Candidate) -> Observation:
+        self.runs[candidate.version] = self.runs.get(candidate.version, 0) + 1
+        return Observation("ran", None, "measured", samples=self.table[candidate.version](self.runs[candidate.version]))
+
+
+def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good: str = "0.6.0",
+            bad: str = "0.4.35") -> TableProber:
+    matrix = load_matrix(ROOT / "matrix.toml")
+    options = parse_options(matrix, ["--check", "scaling", "--metric", "t_ms", "--good", good, "--bad", bad])
+    candidates = [Candidate(v, (), None, "3.12", v) for v in VERSIONS]
+    prober = TableProber(matrix, options, candidates, ProbeStore(tmp_path / "p.json", {}), None,  # type: ignore[arg-type]
+                         lambda _m: None)
+    prober.table, prober.runs = table, {}
+    return prober
+
+
+def _step_at(first_fast: str) -> dict[str, Callable[[int], list[float]]]:
+    """Slow (20 ms) before ``first_fast``, fast (10 ms) from it on: a fix hunt, bad is older."""
+    at = VERSIONS.index(first_fast)
+    return {v: (lambda run, i=i: noisy(20 if i < at else 10, seed=i * 10 + run)) for i, v in enumerate(VERSIONS)}
+
+
+def _search(prober: TableProber, good: str = "0.6.0", bad: str = "0.4.35"):
+    cache: dict[str, Outcome] = {}
+    prober.set_baseline(good, bad, cache)
+    return bisect(VERSIONS, prober, old_outcome=Outcome.BAD, cache=cache)
+
+
+def test_a_clean_2x_step_is_found_in_log2_probes(tmp_path: Path) -> None:
+    prober = _prober(tmp_path, _step_at("0.5.3"))
+    result = _search(prober)
+    assert (result.last_same, result.first_different, result.ambiguous) == ("0.5.2", "0.5.3", [])
+    assert len(prober.runs) <= 2 + 4  # the bounds and ceil(log2 9) releases
+    assert prober.runs["0.6.0"] == prober.runs["0.4.35"] == 3  # bounds: three rounds taken in turns
+    assert all(n == 2 for v, n in prober.runs.items() if v not in ("0.6.0", "0.4.35"))
+
+
+def test_a_probe_within_noise_is_measured_again_and_pooled(tmp_path: Path) -> None:
+    table = _step_at("0.5.3")
+    # 0.5.0 reports one sample a run: two runs cannot pass a rank test, a third with nine more can.
+    table["0.5.0"] = lambda run: [20.0] if run < 3 else noisy(20, seed=99)
+    prober = _prober(tmp_path, table)
+    result = _search(prober)
+    assert result.first_different == "0.5.3"
+    assert prober.runs["0.5.0"] == 3
+    assert prober.store.probes["0.5.0"]["verdict"] == "affected"
+    assert len(prober.store.probes["0.5.0"]["samples"]) == 11
+
+
+def test_a_probe_whose_runs_disagree_is_skipped_and_named(tmp_path: Path) -> None:
+    table = _step_at("0.5.3")
+    table["0.5.2"] = lambda run: noisy(20 if run == 2 else 10, seed=run)  # one slow run among fast ones: load
+    prober = _prober(tmp_path, table)
+    result = _search(prober)
+    assert prober.store.probes["0.5.2"]["verdict"] == "inconclusive"
+    assert "the runs disagree" in prober.store.probes["0.5.2"]["reason"]
+    assert result.first_different == "0.5.3" and result.ambiguous == ["0.5.2"]
+
+
+def test_bounds_without_the_factor_between_them_stop_saying_no_step(tmp_path: Path) -> None:
+    flat = {v: (lambda run, i=i: noisy(10, seed=i * 10 + run)) for i, v in enumerate(VERSIONS)}
+    prober = _prober(tmp_path, flat)
+    with pytest.raises(UsageError, match="t_ms: no step: the bounds differ by 1.0"):
+        _search(prober)
+    assert prober.runs == {"0.6.0": 3, "0.4.35": 3}  # three rounds each before giving up
