@@ -174,9 +174,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     from .report import write_report
 
     start = time.perf_counter()
-    # A record counts in the matrix when it ran what `nox -s matrix` would run.
-    configured = {name: parameters_for(matrix, RunRequest(name, "0")) for name in matrix.checks}
-    result = write_report(args.results, args.out, plots=not args.no_plots, configured=configured,
+    result = write_report(args.results, args.out, plots=not args.no_plots, configured=_configured(matrix, log),
                           known_problems=matrix.path.parent / "known_problems.toml")
     print(f"wrote {result.markdown} and {result.json} from {result.report.record_count} records "
           f"in {time.perf_counter() - start:.1f} s")
@@ -223,6 +221,17 @@ def _requested_sessions(argv: Sequence[str]) -> list[str]:
         elif taking:
             names.append(arg)
     return [part for name in names for part in name.split(",") if part]
+
+
+def _configured(matrix: Matrix, log: Log) -> dict[str, dict[str, Any]]:
+    """Per check, what `nox -s matrix` would run: a record counts in the matrix when it ran that."""
+    configured = {}
+    for name in matrix.checks:
+        try:
+            configured[name] = parameters_for(matrix, RunRequest(name, "0"))
+        except (KitError, OSError) as error:  # e.g. a check script that went missing: its records all count
+            log(f"{name}: every record counts in the matrix ({error})")
+    return configured
 
 
 def exit_code(record: dict[str, Any], fail_on_affected: bool) -> int:
