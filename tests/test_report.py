@@ -185,32 +185,6 @@ def test_a_cpu_only_correctness_result_does_not_clear_releases_for_gpus() -> Non
     assert scaling_lines and all("does not clear" not in line for line in scaling_lines)
 
 
-def test_the_scaling_cell_says_which_collective_feeds_the_lu() -> None:
-    from kit.key_figures import key_figure
-
-    # Old releases replicate the batch with an all-reduce: no all-gather, still affected.
-    figure = key_figure("scaling", {"all_gathers": 0, "lu_fed_by": "all-reduce", "lu_batch_per_device": 4096,
-                                    "global_batch": 4096, "devices": 4})
-    assert figure == "0 all-gathers; LU input via all-reduce; LU batch 4096 per device of 4096 on 4 devices"
-    fixed = key_figure("scaling", {"all_gathers": 0, "lu_fed_by": "", "lu_batch_per_device": 1024,
-                                   "global_batch": 4096, "devices": 4})
-    assert "no collective before the LU" in fixed
-
-
-def test_records_without_lu_fed_by_get_it_from_their_structure() -> None:
-    from kit.records import LoadedRecord
-    from kit.matrix_model import _finding
-
-    record = json.loads((FIXTURES / "cpu-laptop-sweep" / "scaling-0.6.0-unaffected.json").read_text())
-    record["evidence"]["summary"].pop("lu_fed_by", None)
-    record["evidence"]["verdict_from"] = {"mode": "jit", "pass": "forward", "devices": 4}
-    record["evidence"]["structure"] = [
-        {"loss": "control", "mode": "jit", "pass": "forward", "devices": 4, "lu_fed_by": []},
-        {"loss": "slogdet", "mode": "jit", "pass": "forward", "devices": 4, "lu_fed_by": ["all-gather"]},
-    ]
-    assert "LU input via all-gather" in _finding(LoadedRecord(Path("x.json"), record)).figure
-
-
 def _answer(markdown: str) -> str:
     return markdown.split("## Answer", 1)[1].split("## Matrix", 1)[0]
 
@@ -236,13 +210,6 @@ def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) ->
     assert "- scaling 0.6.0 cpu on " in md and "with `--devices 1`: 2030-01-01T00:00:00Z, ran, verdict inconclusive" in md
     assert "with `--preset thread`:" in md
     assert [run.file for run in after.report.ad_hoc] == ["scaling-0.6.0-one-off.json", "scaling-0.6.0-preset.json"]
-
-
-def test_without_a_matrix_every_record_counts() -> None:
-    loaded = load_records(FIXTURES / "cpu-laptop-sweep")
-    assert build_report(loaded.entries).ad_hoc == []
-    odd = build_report(loaded.entries, configured={"scaling": {"batch": 1}})
-    assert {run.check for run in odd.ad_hoc} == {"scaling"} and odd.checks == ["correctness"]
 
 
 def test_a_refused_size_shows_as_refused() -> None:
