@@ -76,10 +76,11 @@ def _finding_text(cell: Finding | None) -> str:
         return "—"
     if cell.status == "not-installable":
         return "not installable"
+    ran_by = f" ({cell.ran_by})" if cell.ran_by else ""
     if cell.status != "ran":
-        return f"{cell.status}: {cell.reason}" if cell.reason else cell.status
+        return (f"{cell.status}: {cell.reason}" if cell.reason else cell.status) + ran_by
     verdict = f"**{cell.verdict}**" if cell.verdict == "affected" else str(cell.verdict)
-    return f"{verdict} · {cell.figure}" if cell.figure else verdict
+    return (f"{verdict} · {cell.figure}" if cell.figure else verdict) + ran_by
 
 
 def render_rows(report: Report) -> list[str]:

@@ -19,6 +19,7 @@ from .configured_runs import Configured, split_ad_hoc
 from .key_figures import key_figure, lu_fed_by
 from .known_problems import KnownProblem, load_known_problems
 from .matrix_metrics import MetricSeries, metric_series
+from .slurm import job_label
 from .records import (
     LoadedRecord,
     UnusableFile,
@@ -54,6 +55,7 @@ class Finding:
     reproduce: str
     file: str
     summary: dict[str, Any] = field(default_factory=dict)
+    ran_by: str = ""  # "SLURM job 12_1 on node01" for a record from a job array, else ""
 
 
 @dataclass
@@ -411,6 +413,7 @@ def _finding(entry: LoadedRecord) -> Finding:
         reproduce=str(record.get("reproduce") or f"nox -s {check}-{record_jax(record)}"),
         file=entry.path.name,
         summary=dict(summary),
+        ran_by=job_label(record.get("slurm")),
     )
 
 

@@ -39,6 +39,7 @@ from .errors import UsageError
 from .index import PackageIndex
 from .install import InstallPlan, Resolution, how_to_supply
 from .release import lock_release, resolve_release
+from .slurm import job_facts
 
 Log = Callable[[str], None]
 
@@ -146,6 +147,8 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     index = index or PackageIndex(matrix.install.index_url)
     prepared = prepared or prepare(matrix, request, log, index)
     record = _base_record(request, params, prepared)
+    if job_facts():
+        record["slurm"] = job_facts()  # which job, array task and node ran it
     if prepared.env is None:
         record.update(status="not-installable", reason=prepared.problem)
         record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""

@@ -10,6 +10,7 @@ and a Ctrl-C costs only the cell that was running.
 
     nox -s matrix -- [--backend cpu|cuda] [--only 0.4.16,0.6.2] [--checks scaling]
                      [--rerun | --rerun-check scaling] [--timeout S] [--strict] [--refresh]
+                     [--slurm [--partition P] [--time T] [--no-wait]]   (kit/slurm.py)
 
 Exit codes: 0 when the sweep completed (whatever the verdicts); 1 with
 ``--strict`` when a cell crashed, timed out or met an unexpected error;
@@ -29,12 +30,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from . import records
+from . import records, slurm
 from .config import Matrix
 from .errors import UsageError
 from .index import PackageIndex
 from .release import ResolvedRelease, newest_records_here, open_index, record_is_current, resolve_release
 from .runner import Prepared, RunRequest, parameters_for, prepare, run_check
+from .slurm import SlurmOptions
 
 Log = Callable[[str], None]
 
@@ -76,6 +78,7 @@ class Options:
     timeout_s: int | None = None
     strict: bool = False
     refresh: bool = False
+    slurm: SlurmOptions | None = None  # submit the pending cells as a SLURM job array (kit/slurm.py)
 
 
 @dataclass
@@ -106,7 +109,10 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         current = current_cells(matrix, cells, options, index, log)
         log(f"{len(current)} of {len(cells)} cells are current ({_clock_text(time.monotonic() - started)}); "
             f"{len(cells) - len(current)} to run")
-        sweep.run(cells, current)
+        if options.slurm:
+            sweep.run_on_slurm(cells, current, options.slurm)
+        else:
+            sweep.run(cells, current)
     except KeyboardInterrupt:
         # Records are written one by one, atomically: everything done so far stays.
         left = [cell for cell in cells if cell not in sweep.done]
@@ -150,7 +156,13 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     parser.add_argument("--strict", action="store_true", help="exit 1 if a cell crashed or timed out")
     parser.add_argument("--refresh", action="store_true",
                         help="resolve every release against the index again instead of using the locks")
+    parser.add_argument("--slurm", action="store_true", help="run the pending cells as one SLURM job array")
+    parser.add_argument("--partition", default=None, help="--slurm: the partition to submit to")
+    parser.add_argument("--time", default=None, metavar="LIMIT", help="--slurm: time limit per array task")
+    parser.add_argument("--no-wait", action="store_true", help="--slurm: print the job id and return")
     args = parser.parse_args(list(argv))
+    if not args.slurm and (args.partition or args.time or args.no_wait):
+        raise UsageError("--partition, --time and --no-wait go with --slurm", "add --slurm, or drop them")
     checks = _split(args.checks)
     rerun_checks = _split(args.rerun_check)
     for name in (*checks, *rerun_checks):
@@ -164,6 +176,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         timeout_s=args.timeout,
         strict=args.strict,
         refresh=args.refresh,
+        slurm=SlurmOptions(args.partition, args.time, not args.no_wait) if args.slurm else None,
     )
 
 
@@ -311,6 +324,38 @@ class Sweep:
                 started = time.monotonic()
                 self.outcomes.append(self._run_cell(cell))
                 progress.finished(time.monotonic() - started)
+            self.done.add(cell)
+
+    def run_on_slurm(self, cells: Sequence[Cell], current: Mapping[Cell, records.Record],
+                     options: SlurmOptions) -> None:
+        """Environments built here, once per release; then the pending cells as one job array."""
+        slurm.require_sbatch()
+        pending: list[Cell] = []
+        for cell in cells:
+            if cell in current:
+                self.run([cell], current)
+            elif self._prepare(_request(cell, self.options)).env is None:
+                self.run([cell], {})  # not installable: its record is written here, in seconds
+            else:
+                pending.append(cell)
+        if not pending:
+            return
+        tasks = [slurm.ArrayTask(c.check, c.version, int(parameters_for(self.matrix, _request(c, self.options))
+                                                          .get("processes") or 1)) for c in pending]
+        flags = [*(["--backend", self.options.backend] if self.options.backend != "cpu" else []),
+                 *(["--timeout", str(self.options.timeout_s)] if self.options.timeout_s else [])]
+        landed = slurm.run_matrix(tasks, self.matrix.envs_dir.parent / "slurm", self.matrix.results_dir, options,
+                                  flags, self.log)
+        for task_id, cell in enumerate(pending):
+            record = (landed or {}).get(task_id)
+            if landed is None:
+                self.outcomes.append(Outcome(cell, "submitted", None, note="--no-wait"))
+            elif record is None:
+                self.outcomes.append(Outcome(cell, "error", None, note="the array task left no record"))
+            else:
+                rec = record[1]
+                self.outcomes.append(Outcome(cell, rec.get("status"), rec.get("verdict"),
+                                             note=slurm.job_label(rec.get("slurm"))))
             self.done.add(cell)
 
     def _run_cell(self, cell: Cell) -> Outcome:

@@ -6,6 +6,7 @@ second sweep sees what the first one left, exactly as on a real machine.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -321,3 +322,31 @@ def test_closing_table_snapshot() -> None:
         "3 cells: 2 ran, 1 current (skipped), 1 crashed, timed out or errored",
         "  scaling · jax 0.6.2: the repro crashed (killed by signal 6): rendezvous timeout",
     ]
+
+
+def test_slurm_submits_the_pending_installable_cells_as_one_array(
+        matrix: Matrix, kit: FakeKit, monkeypatch: pytest.MonkeyPatch) -> None:
+    submitted: dict[str, Any] = {}
+
+    def fake_run_matrix(tasks: Any, jobs_dir: Path, results_dir: Path, options: Any, flags: Any, log: Any) -> None:
+        submitted.update(tasks=[(t.check, t.version) for t in tasks], options=options, flags=flags)
+        return None  # as with --no-wait
+
+    def prepare_with_env(*args: Any, **kwargs: Any) -> Prepared:
+        prepared = kit.prepare(*args, **kwargs)
+        return dataclasses.replace(prepared, env=object() if prepared.resolution else None)
+
+    monkeypatch.setattr(sweep.slurm, "require_sbatch", lambda: None)
+    monkeypatch.setattr(sweep.slurm, "run_matrix", fake_run_matrix)
+    monkeypatch.setattr(sweep, "prepare", prepare_with_env)
+    code, _ = run(matrix, "--slurm", "--no-wait", "--partition", "p1", "--checks", "scaling", "--timeout", "60")
+    assert code == 0
+    assert submitted["tasks"] == [("scaling", "0.4.13"), ("scaling", "0.6.2")]
+    assert submitted["options"] == sweep.SlurmOptions("p1", None, wait=False)
+    assert submitted["flags"] == ["--timeout", "60"]
+    assert kit.ran == [("0.4.16", "scaling")]  # not installable: its record is written here, not on a node
+
+
+def test_slurm_only_options_without_slurm_are_a_usage_error(matrix: Matrix, kit: FakeKit) -> None:
+    with pytest.raises(KitError, match="go with --slurm"):
+        run(matrix, "--no-wait")

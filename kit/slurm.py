@@ -1,0 +1,222 @@
+"""``nox -s matrix -- --slurm``: the matrix's pending cells as one SLURM job array.
+
+The sweep (kit/sweep.py) decides which cells are pending; this module builds
+their environments here, once per release, then submits one ``sbatch`` job
+array with one cell per array task. Each task runs the same kit command a
+check session runs (``python -m kit run CHECK VERSION``) on its node, in this
+checkout, so the checkout, its ``.nox/jax-envs`` and ``reports/results`` must
+be on a folder every node shares (README: "On a SLURM cluster"). A cell with
+``processes`` > 1 gets ``srun`` to start its processes inside the task's
+allocation; ``jax.distributed.initialize()`` reads SLURM's variables itself.
+
+By default the kit waits, printing a line per cell as it starts and lands,
+then the matrix session writes the report. With ``--no-wait`` it prints the
+job id and returns; ``nox -s report`` merges the records once they land.
+Every record written inside a job says which job, array task and node ran it
+(`job_facts`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from .errors import UsageError
+from .multiprocess import SRUN_ENV
+
+Log = Callable[[str], None]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+POLL_S = 3.0
+
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    partition: str | None = None
+    time: str | None = None
+    wait: bool = True
+
+
+@dataclass(frozen=True)
+class ArrayTask:
+    """One cell as one array task: ``python -m kit run CHECK VERSION [flags]``."""
+
+    check: str
+    version: str
+    processes: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.check} · jax {self.version}"
+
+
+def job_facts() -> dict[str, Any] | None:
+    """Which SLURM job, array task and node this process runs in; None outside SLURM."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return None
+    env = os.environ
+    return {
+        "job_id": env.get("SLURM_JOB_ID"),
+        "array_job_id": env.get("SLURM_ARRAY_JOB_ID"),
+        "array_task_id": env.get("SLURM_ARRAY_TASK_ID"),
+        "node": env.get("SLURMD_NODENAME"),
+        "job_name": env.get("SLURM_JOB_NAME"),
+    }
+
+
+def job_label(facts: Mapping[str, Any] | None) -> str:
+    """``job 12_1 on node01``: how a report names the job that ran a record."""
+    if not facts:
+        return ""
+    array, task = facts.get("array_job_id"), facts.get("array_task_id")
+    job = f"{array}_{task}" if array and task is not None else str(facts.get("job_id"))
+    return f"SLURM job {job}" + (f" on {facts['node']}" if facts.get("node") else "")
+
+
+def require_sbatch() -> None:
+    if not shutil.which("sbatch"):
+        raise UsageError("--slurm needs SLURM's sbatch, which is not on PATH here",
+                         "run it on a login node of the cluster, or start the local test cluster: "
+                         "scripts/slurm-local.sh up && eval \"$(scripts/slurm-local.sh env)\"")
+
+
+def batch_script(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run_flags: Sequence[str],
+                 python: str = sys.executable) -> str:
+    """The sbatch script: array task i runs line i of cells.tsv with the kit, in this checkout."""
+    ntasks = max(task.processes for task in tasks)
+    lines = ["#!/usr/bin/env bash", "#SBATCH --job-name=jax-kit-matrix", f"#SBATCH --array=0-{len(tasks) - 1}",
+             f"#SBATCH --output={job_dir}/%A_%a.out", f"#SBATCH --ntasks={ntasks}"]
+    if options.partition:
+        lines.append(f"#SBATCH --partition={options.partition}")
+    if options.time:
+        lines.append(f"#SBATCH --time={options.time}")
+    lines += [
+        "set -euo pipefail",
+        f"cd {shlex.quote(str(REPO_ROOT))}",
+        f'read -r check version < <(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {shlex.quote(str(job_dir / "cells.tsv"))})',
+        f"export {SRUN_ENV}=1  # processes of a multi-process cell start with srun",
+        'echo "array task $SLURM_ARRAY_TASK_ID: $check $version on $(hostname)"',
+        f'exec {shlex.quote(python)} -m kit run "$check" "$version" {shlex.join(run_flags)}'.rstrip(),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def submit(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run_flags: Sequence[str],
+           log: Log) -> str:
+    """Write the job folder and submit the array; the job id."""
+    require_sbatch()
+    job_dir.mkdir(parents=True, exist_ok=True)
+    (job_dir / "cells.tsv").write_text("".join(f"{t.check}\t{t.version}\n" for t in tasks), encoding="utf-8")
+    script = job_dir / "job.sh"
+    script.write_text(batch_script(tasks, job_dir, options, run_flags), encoding="utf-8")
+    done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True, cwd=REPO_ROOT)
+    if done.returncode != 0:
+        raise UsageError(f"sbatch refused the job: {done.stderr.strip() or done.stdout.strip()}",
+                         f"the script is {script}; check --partition and --time against `sinfo`")
+    job_id = done.stdout.strip().split(";")[0]
+    (job_dir / "job.json").write_text(json.dumps({"schema": 1, "job_id": job_id, "cells": [
+        {"array_task_id": i, "check": t.check, "version": t.version} for i, t in enumerate(tasks)]}, indent=2),
+        encoding="utf-8")
+    log(f"submitted SLURM job array {job_id}: {len(tasks)} cells ({job_dir})")
+    return job_id
+
+
+def new_job_dir(base: Path) -> Path:
+    return base / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+# --------------------------------------------------------------------------
+# Waiting
+
+
+def queued_states(job_id: str) -> dict[int, tuple[str, str]] | None:
+    """Array task -> (state, node) for the tasks still queued or running; None if squeue failed."""
+    done = subprocess.run(["squeue", "-h", "-r", "-j", job_id, "-o", "%K|%T|%N"], capture_output=True, text=True)
+    if done.returncode != 0:
+        # squeue forgets a finished job quickly; "Invalid job id" then means "all done".
+        return {} if "Invalid job id" in done.stderr else None
+    states: dict[int, tuple[str, str]] = {}
+    for line in done.stdout.splitlines():
+        task, state, node = (line.split("|") + ["", ""])[:3]
+        if task.strip().isdigit():
+            states[int(task)] = (state.strip(), node.strip())
+    return states
+
+
+def landed_records(results_dir: Path, job_id: str, since: float) -> dict[int, tuple[Path, dict[str, Any]]]:
+    """Records written by this job's array tasks, by task id."""
+    found: dict[int, tuple[Path, dict[str, Any]]] = {}
+    for path in Path(results_dir).glob("*.json"):
+        try:
+            if path.stat().st_mtime < since:
+                continue
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        facts = record.get("slurm") if isinstance(record, dict) else None
+        if isinstance(facts, dict) and facts.get("array_job_id") == job_id and str(facts.get("array_task_id")).isdigit():
+            found[int(facts["array_task_id"])] = (path, record)
+    return found
+
+
+def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Path, since: float, log: Log,
+         poll_s: float = POLL_S) -> dict[int, tuple[Path, dict[str, Any]] | None]:
+    """Print each task's start and landing; return each task's record (None: it left no record)."""
+    seen: dict[int, str] = {}
+    started = time.monotonic()
+    while True:
+        states = queued_states(job_id)
+        records = landed_records(results_dir, job_id, since)
+        for task_id, (state, node) in sorted((states or {}).items()):
+            if seen.get(task_id) != state and task_id < len(tasks):
+                seen[task_id] = state
+                log(f"[{task_id + 1}/{len(tasks)}] {tasks[task_id]}: {state.lower()}" + (f" on {node}" if node else ""))
+        for task_id in range(len(tasks)):
+            if seen.get(task_id) != "LANDED" and states is not None and task_id not in states:
+                seen[task_id] = "LANDED"
+                log(_landed_line(task_id, tasks, records.get(task_id), job_dir, job_id, time.monotonic() - started))
+        if states == {} and all(seen.get(i) == "LANDED" for i in range(len(tasks))):
+            return {i: records.get(i) for i in range(len(tasks))}
+        time.sleep(poll_s)
+
+
+def _landed_line(task_id: int, tasks: Sequence[ArrayTask], landed: tuple[Path, dict[str, Any]] | None,
+                 job_dir: Path, job_id: str, elapsed: float) -> str:
+    head = f"[{task_id + 1}/{len(tasks)}] {tasks[task_id]}: "
+    if landed is None:
+        return head + f"finished without a record; see {job_dir / f'{job_id}_{task_id}.out'}"
+    path, record = landed
+    verdict = f", {record.get('verdict')}" if record.get("verdict") else ""
+    return head + f"{record.get('status')}{verdict} -> {path} ({elapsed:.0f} s since submission)"
+
+
+# --------------------------------------------------------------------------
+# The matrix on SLURM
+
+
+def run_matrix(tasks: Sequence[ArrayTask], jobs_dir: Path, results_dir: Path, options: SlurmOptions,
+               run_flags: Sequence[str], log: Log) -> dict[int, tuple[Path, dict[str, Any]] | None] | None:
+    """Submit the array; wait for it unless --no-wait (then None)."""
+    job_dir = new_job_dir(jobs_dir)
+    since = time.time() - 1
+    job_id = submit(tasks, job_dir, options, run_flags, log)
+    if not options.wait:
+        log(f"not waiting (--no-wait): `squeue -j {job_id}` shows the array; its records land in "
+            f"{results_dir}, and `nox -s report` merges them into the report")
+        return None
+    log(f"waiting for job {job_id} (Ctrl-C stops waiting, not the job: `scancel {job_id}` does)")
+    try:
+        return wait(job_id, tasks, job_dir, results_dir, since, log)
+    except KeyboardInterrupt:
+        log(f"stopped waiting; job {job_id} goes on, and `nox -s report` merges its records when they land")
+        raise
