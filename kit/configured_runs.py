@@ -44,4 +44,7 @@ def _differs(record: Mapping[str, Any], configured: Configured | None) -> str:
     wanted = configured[check]
     changed = [f"{flag(key)} {shown(used.get(key))}" if key in used else f"no {flag(key)}"
                for key, value in wanted.items() if used.get(key) != value]
+    if "processes" not in wanted and used.get("processes", 1) != 1:
+        # A multi-process run measures something else even where matrix.toml leaves processes at 1.
+        changed.append(f"--processes {used['processes']}")
     return " ".join(([f"--preset {preset}"] if preset else []) + changed)

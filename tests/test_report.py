@@ -269,3 +269,19 @@ def test_the_answer_names_the_newest_passing_release_too() -> None:
     [answer] = build_report(loaded.entries).backends
     assert (answer.lowest_passing, answer.newest_passing) == ("0.5.3", "0.6.0")
     assert "**0.5.3**; newest measured that passes: **0.6.0**" in "\n".join(render_answer(build_report(loaded.entries)))
+
+
+def test_a_multi_process_run_is_ad_hoc_unless_matrix_toml_configures_processes(tmp_path: Path) -> None:
+    # As `nox -s scaling-0.6.0 -- --processes 2`: matrix.toml leaves processes at 1.
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURES / "cpu-laptop-sweep", results)
+    two = json.loads((results / "scaling-0.6.0-unaffected.json").read_text())
+    two.update(created="2030-01-01T00:00:00Z", slurm={"array_job_id": "12", "array_task_id": "1", "node": "n1"})
+    two["parameters"] = {**two["parameters"], "processes": 2}
+    (results / "scaling-0.6.0-two-processes.json").write_text(json.dumps(two))
+    md = write_report(results, tmp_path / "out", plots=False, configured=CONFIGURED).markdown.read_text()
+    assert "with `--processes 2`:" in md
+    assert "SLURM job 12_1" not in md.split("## Ad-hoc runs", 1)[0]  # not the matrix's cell
+    configured = {**CONFIGURED, "scaling": {**CONFIGURED["scaling"], "processes": 2}}
+    md = write_report(results, tmp_path / "out2", plots=False, configured=configured).markdown.read_text()
+    assert "SLURM job 12_1 on n1" in md.split("## Ad-hoc runs", 1)[0]
