@@ -140,7 +140,7 @@ def render_markdown(report: Report) -> str:
                      f"{run.created}, {run.status}{verdict} (`{run.file}`)")
     if not report.ad_hoc:
         lines.append("None.")
-    lines += ["", f"## Problems ({len(report.unusable_files)} record files skipped)", ""]
+    lines += ["", f"## Unusable files ({len(report.unusable_files)} record files skipped)", ""]
     for unusable in report.unusable_files:
         lines.append(f"- `{unusable['file']}`: {unusable['reason']}")
     if not report.unusable_files:

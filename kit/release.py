@@ -136,8 +136,7 @@ def lock_release(matrix: Matrix, resolved: ResolvedRelease) -> Path | None:
 
 def newest_records_here(results_dir: Path, backend: str) -> dict[tuple[str, str], records.Record]:
     """This machine's newest record per (check, release) on ``backend``."""
-    # Built through records.record_backend so aliases (cuda -> gpu) match the stored keys.
-    wanted = records.record_backend({"requested": {"backend": backend}})
+    wanted = records.backend_name(backend)  # cuda -> gpu, as the stored keys name it
     machine = records.machine_id()
     newest, _older = records.newest_per_cell(records.load_records(results_dir).entries)
     return {(key.check, key.jax): entry.record for key, entry in newest.items()

@@ -119,7 +119,7 @@ def test_newest_record_wins_and_older_are_listed(report_md: str) -> None:
 
 
 def test_problems_and_machines_and_not_measured(report_md: str) -> None:
-    assert "## Problems (2 record files skipped)" in report_md
+    assert "## Unusable files (2 record files skipped)" in report_md
     assert "corrupt-truncated.json`: not valid JSON (truncated or corrupt?)" in report_md
     assert "newer-schema-from-future-kit.json`: written by a newer kit (schema 2" in report_md
     assert ("Records produced on: `laptop-cpu` (machine aaaa1111bbbb; AMD EPYC 7B13; cpu ×4), "
