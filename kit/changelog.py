@@ -10,11 +10,13 @@ Where the changelog can come from (checked November 2026):
   0.12.0.1: they hold ``README.md`` and the package, nothing else; PKG-INFO
   only links to https://docs.jax.dev/en/latest/changelog.html), and wheels
   never did. jaxlib has no sdist.
-* At run time only PyPI is reachable, so the kit cannot fetch the text
-  itself. It therefore reads a ``CHANGELOG.md`` the user saved (passed
-  explicitly, or dropped at ``<cache_dir>/CHANGELOG.md``, e.g. with
-  ``git -C jax show origin/main:CHANGELOG.md > .cache/CHANGELOG.md``), and
-  otherwise says plainly that the notes are not available and links to them.
+* :func:`release_notes` therefore fetches it from the repository
+  (:data:`RAW_CHANGELOG_URL`) when that can be reached, keeps a copy at
+  ``<cache_dir>/CHANGELOG.md`` (refreshed daily) and quotes the sections of
+  the releases asked for. Where the repository cannot be reached (on the
+  machine this kit is developed on only package registries can) it uses the
+  copy it has, a file passed with ``--changelog``, or else says so in ONE
+  line with a link per release.
 
 Heading formats seen across eras (all level-2 headings, newest first)::
 
@@ -37,7 +39,12 @@ Parsing (:func:`parse_changelog`, :func:`select_sections`) is pure; only
 
 from __future__ import annotations
 
+import os
 import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
@@ -52,6 +59,8 @@ __all__ = [
     "find_changelog",
     "not_available_text",
     "parse_changelog",
+    "fetch_changelog",
+    "release_notes",
     "render_changes",
     "select_sections",
     "tag",
@@ -60,6 +69,9 @@ __all__ = [
 JAX_REPOSITORY = "https://github.com/jax-ml/jax"
 DOCS_CHANGELOG_URL = "https://docs.jax.dev/en/latest/changelog.html"
 CHANGELOG_NAME = "CHANGELOG.md"
+RAW_CHANGELOG_URL = "https://raw.githubusercontent.com/jax-ml/jax/main/CHANGELOG.md"
+_REFRESH_S = 24 * 3600  # a kept copy is fresh for a day (new releases add sections)
+_RETRY_S = 3600  # an unreachable repository is not asked again for an hour
 
 _HEADING = re.compile(
     r"""^\#\#[ \t]+
@@ -214,3 +226,53 @@ def render_changes(good: str, bad: str, sections: Mapping[str, str]) -> str:
     for markdown in sections.values():
         lines += [markdown, ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def fetch_changelog(cache_dir: Path, url: str = RAW_CHANGELOG_URL, timeout_s: float = 5.0) -> tuple[Optional[Path], str]:
+    """(the kept copy, why it could not be refreshed): fetched from ``url`` when the copy is a day old.
+
+    A failure is remembered for an hour, so a machine that cannot reach the
+    repository does not wait on it in every report. The copy is returned
+    even when stale; None only when there never was one.
+    """
+    copy = cache_dir / CHANGELOG_NAME
+    marker = cache_dir / f"{CHANGELOG_NAME}.unreachable"
+    if copy.is_file() and time.time() - copy.stat().st_mtime < _REFRESH_S:
+        return copy, ""
+    if marker.is_file() and time.time() - marker.stat().st_mtime < _RETRY_S:
+        return (copy if copy.is_file() else None), marker.read_text(encoding="utf-8").strip()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            text = response.read().decode("utf-8")
+    except (urllib.error.URLError, OSError, UnicodeDecodeError, ValueError) as exc:
+        why = f"{urllib.parse.urlsplit(url).netloc or url} could not be reached ({getattr(exc, 'reason', exc)})"
+        marker.write_text(why + "\n", encoding="utf-8")
+        return (copy if copy.is_file() else None), why
+    tmp = copy.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, copy)
+    marker.unlink(missing_ok=True)
+    return copy, ""
+
+
+def release_notes(versions: Sequence[str], cache_dir: Path, changelog: Optional[Path] = None,
+                  url: str = RAW_CHANGELOG_URL) -> List[str]:
+    """Markdown lines for a report: the quoted sections, or one line of links when there is no text."""
+    if not versions:
+        return ["(none: no release between the two sides)"]
+    path, why = (changelog, "") if changelog is not None and changelog.is_file() else fetch_changelog(cache_dir, url)
+    text = None
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            why = f"{path} could not be read ({error})"
+    if text is None:
+        links = ", ".join(f"[jax {v}]({changelog_url(v)})" for v in versions)
+        return [f"Release notes not quoted ({why}; pass --changelog FILE to quote a saved copy): {links}; "
+                f"all releases: {DOCS_CHANGELOG_URL}"]
+    lines: List[str] = []
+    for markdown in select_sections(parse_changelog(text), versions).values():
+        lines += [markdown, ""]
+    return lines[:-1]

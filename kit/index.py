@@ -8,15 +8,15 @@ machines we run on are often offline-ish clusters with slow proxies.
 
 from __future__ import annotations
 
-import io
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
-import zipfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from email.message import Message
 from email.parser import Parser
 from pathlib import Path
 from typing import Iterable
@@ -25,6 +25,7 @@ from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sd
 from packaging.version import InvalidVersion, Version
 
 from .errors import IndexUnreachable, PackageIndexError
+from .wheel_metadata import remote_metadata
 
 _ACCEPT = "application/vnd.pypi.simple.v1+json"
 _CACHE_TTL_S = 3600.0
@@ -42,6 +43,10 @@ class DistFile:
     upload_time: datetime | None
     yanked: bool
     python_tags: tuple[str, ...]
+    size: int | None = None
+    metadata: bool = False
+    """The index serves this wheel's METADATA on its own (PEP 658 / 714)."""
+    yanked_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,10 +54,19 @@ class Project:
     name: str
     files: tuple[DistFile, ...]
 
-    def versions(self) -> list[Version]:
-        """Final (non-pre) releases that have at least one file not yanked, oldest first."""
-        found = {f.version for f in self.files if not f.yanked and not f.version.is_prerelease}
+    def versions(self, include_yanked: bool = False) -> list[Version]:
+        """Final (non-pre) releases that have at least one file not yanked (or any file), oldest first."""
+        found = {f.version for f in self.files
+                 if (include_yanked or not f.yanked) and not f.version.is_prerelease}
         return sorted(found)
+
+    def yanked(self, version: str | Version) -> str | None:
+        """Why every file of ``version`` was yanked (PEP 592), or None when one is still served."""
+        v = Version(str(version))
+        files = [f for f in self.files if f.version == v]
+        if not files or not all(f.yanked for f in files):
+            return None
+        return next((f.yanked_reason for f in files if f.yanked_reason), "") or "yanked"
 
     def has(self, version: str | Version) -> bool:
         v = Version(str(version))
@@ -98,8 +112,8 @@ class PackageIndex:
             self._projects[name] = _parse_project(name, self._fetch_json(name))
         return self._projects[name]
 
-    def jax_releases(self) -> list[Version]:
-        return self.project("jax").versions()
+    def jax_releases(self, include_yanked: bool = False) -> list[Version]:
+        return self.project("jax").versions(include_yanked)
 
     def unknown_release(self, version: str) -> str:
         """"" when jax==version is on the index; otherwise one sentence saying so and naming the newest."""
@@ -131,18 +145,21 @@ class PackageIndex:
         Read from the wheel's METADATA, because the extras that install a GPU
         build changed names over the years and only the release itself knows.
         """
-        cache = self.cache_dir / "metadata" / f"jax-{version}.METADATA"
+        wheels = [f for f in self.project("jax").files_for(version) if f.filename.endswith(".whl")]
+        if not wheels:
+            raise PackageIndexError(f"the index has no jax {version} wheel", "check the version number")
+        return set(self.core_metadata(wheels[0]).get_all("Provides-Extra") or [])
+
+    def core_metadata(self, file: DistFile) -> Message:
+        """The wheel's METADATA, fetched once ever (a file on an index never changes) and kept on disk."""
+        cache = self.cache_dir / "metadata" / f"{file.filename}.METADATA"
         if not cache.exists():
-            wheels = [f for f in self.project("jax").files_for(version) if f.filename.endswith(".whl")]
-            if not wheels:
-                raise PackageIndexError(f"the index has no jax {version} wheel", "check the version number")
-            data = _download(wheels[0].url)
-            with zipfile.ZipFile(io.BytesIO(data)) as zf:
-                name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                cache.write_bytes(zf.read(name))
-        metadata = Parser().parsestr(cache.read_text(encoding="utf-8"))
-        return set(metadata.get_all("Provides-Extra") or [])
+            text = remote_metadata(file.url, file.size, file.metadata)
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, cache)
+        return Parser().parsestr(cache.read_text(encoding="utf-8"))
 
     def _fetch_json(self, name: str) -> dict:
         cache = self.cache_dir / "simple" / f"{_cache_name(self.url)}-{name}.json"
@@ -209,6 +226,9 @@ def _parse_project(name: str, data: dict) -> Project:
                 upload_time=_parse_time(item.get("upload-time")),
                 yanked=bool(item.get("yanked")),
                 python_tags=tags,
+                size=item.get("size"),
+                metadata=bool(item.get("core-metadata") or item.get("data-dist-info-metadata")),
+                yanked_reason=item["yanked"] if isinstance(item.get("yanked"), str) else "",
             )
         )
     return Project(name=name, files=tuple(files))

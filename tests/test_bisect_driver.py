@@ -18,13 +18,15 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from kit import __version__, records, runner
-from kit.bisect import candidates, driver
+from kit import __version__, changelog, records, runner
+from kit.bisect import driver
 from kit.bisect.candidates import Candidate
+from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import Outcome, expected_probes
 from kit.config import load_matrix, parse_matrix
 from kit.envs import Env
+from kit.install import Resolution
 from kit.errors import ConfigError, UsageError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,11 +40,11 @@ MATRIX_TOML = {
 
 
 class FakeIndex:
-    def __init__(self, url: str = "https://pypi.org/simple") -> None:
+    def __init__(self, cache_dir: Path, url: str = "https://pypi.org/simple") -> None:
         self.url = url
-        self.cache_dir = Path("/nonexistent-cache")
+        self.cache_dir = cache_dir
 
-    def jax_releases(self) -> list[Version]:
+    def jax_releases(self, include_yanked: bool = False) -> list[Version]:
         return [Version(v) for v in RELEASES]
 
 
@@ -54,7 +56,6 @@ class World:
         self.uninstallable = uninstallable
         self.runs: list[str] = []
         self.prepared: list[str] = []
-        self.resolved: list[str] = []
 
     def next_result(self, version: str) -> Any:
         got = self.behaviour[version]
@@ -70,12 +71,12 @@ def matrix(tmp_path: Path) -> Any:
 
 
 def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path) -> None:
-    def resolve_candidate(matrix: Any, version: str, backend: str, index: Any, find_links: Any) -> Candidate:
-        world.resolved.append(version)
-        if version in world.uninstallable:
-            return Candidate(version, (f"jax[cpu]=={version}", "scipy"), None, None, None,
-                                    f"https://pypi.org/simple has no jaxlib {version} wheels")
-        return Candidate(version, (f"jax[cpu]=={version}", "scipy"), None, "3.12", version)
+    def list_candidates(matrix: Any, versions: list[str], backend: str, index: Any, find_links: Any) -> list[Candidate]:
+        return [Candidate(v, (f"jax[cpu]=={v}", "scipy"), None, None, v,
+                          f"https://pypi.org/simple has no jaxlib {v} wheels", uploaded="2025-01-01")
+                if v in world.uninstallable else
+                Candidate(v, (f"jax[cpu]=={v}", "scipy"), None, "3.12", v, uploaded="2025-01-01")
+                for v in versions]
 
     def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> runner.Prepared:
         world.prepared.append(request.version)
@@ -83,7 +84,8 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
         if request.version in world.uninstallable:
             return runner.Prepared(plan, None, None, f"no jaxlib {request.version} wheels")
         python = fake_python(tmp_path, request.version)
-        return runner.Prepared(plan, None, Env(python.parent, python, reused=False, pins={}))
+        resolution = Resolution("3.12", True, {"jaxlib": request.version})
+        return runner.Prepared(plan, resolution, Env(python.parent, python, reused=False, pins={}))
 
     def run_check(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None,
                   prepared: Any = None) -> tuple[dict[str, Any], Path]:
@@ -95,8 +97,9 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
             return {"status": result, "verdict": None, "reason": f"the repro {result}"}, tmp_path
         return {"status": "ran", "verdict": result, "reason": f"measured {result}"}, tmp_path
 
-    monkeypatch.setattr(driver, "PackageIndex", FakeIndex)
-    monkeypatch.setattr(candidates, "resolve_candidate", resolve_candidate)
+    monkeypatch.setattr(driver, "open_index", lambda matrix: FakeIndex(tmp_path / "cache"))
+    monkeypatch.setattr(driver, "list_candidates", list_candidates)
+    monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
     monkeypatch.setattr(runner, "prepare", prepare)
     monkeypatch.setattr(runner, "run_check", run_check)
 
@@ -117,9 +120,11 @@ def run(matrix: Any, *argv: str) -> tuple[int, list[str]]:
     return code, lines
 
 
-def report_json(matrix: Any) -> dict[str, Any]:
-    (path,) = (matrix.results_dir.parent).glob("bisect-*.json")
-    return json.loads(path.read_text())
+def report_json(matrix: Any, name: str = "*") -> dict[str, Any]:
+    path = max((matrix.results_dir.parent).glob(f"bisect-{name}.json"), key=lambda p: p.stat().st_mtime_ns)
+    data = json.loads(path.read_text())
+    assert data["schema"] == REPORT_SCHEMA
+    return data
 
 
 def verdicts(first_bad: str, *, fix: bool = False) -> dict[str, str]:
@@ -233,8 +238,9 @@ def test_uninstallable_release_is_skipped_and_named(matrix: Any, tmp_path: Path,
     data = report_json(matrix)
     assert data["first_different"] == "0.5.1" and data["outcomes"]["0.5.0"] == "skip"
     out = capsys.readouterr().out
-    assert "jax 0.5.0      NOT INSTALLABLE" in out
-    assert "Skipped (not installable, crashed, inconclusive or exit 125): 0.5.0." in out
+    assert "jax 0.5.0      2025-01-01  NOT INSTALLABLE" in out
+    assert "Skipped (yanked, not installable, crashed, inconclusive or exit 125): 0.5.0." in out
+    assert "0.5.0" not in world.prepared  # the index's metadata already said so: nothing resolved
 
 
 def test_skip_next_to_the_change_leaves_it_ambiguous(matrix: Any, tmp_path: Path,
@@ -326,23 +332,38 @@ def test_current_records_are_not_rerun(matrix: Any, tmp_path: Path, monkeypatch:
     assert data["observations"]["0.5.1"]["source"] == "record+run"
 
 
-def test_rerun_resumes_from_the_probes_file(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rerun_runs_nothing_and_says_so(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
     world = World(verdicts("0.5.1"))
     install_fakes(monkeypatch, world, tmp_path)
     argv = ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0"]
     run(matrix, *argv)
     first = report_json(matrix)
-    probes_file = matrix.results_dir.parent / "bisect" / "scaling-good0.4.35-bad0.6.0-cpu.probes.json"
-    assert probes_file.is_file()
-    for calls in (world.runs, world.prepared, world.resolved):
-        calls.clear()
+    assert first["cost"][0].startswith(f"This run probed {len(first['probed_now'])} releases")
+    assert list((matrix.results_dir.parent / "bisect" / "probes").glob("*.json"))
+    world.runs.clear(), world.prepared.clear()
+    capsys.readouterr()
     run(matrix, *argv)
     second = report_json(matrix)
-    assert world.runs == [] and world.prepared == [] and world.resolved == []
+    assert world.runs == [] and world.prepared == []
     assert second["first_different"] == first["first_different"]
-    assert sorted(second["resumed"], key=Version) == sorted(first["outcomes"], key=Version)
-    assert second["probed_now"] == []
-    assert sorted(second["environments_built"]) == sorted(first["environments_built"]) != []  # installs are remembered
+    assert second["probed_now"] == [] and second["environments_built_now"] == []
+    assert sorted(second["answered_by_cache"], key=Version) == sorted(first["probed_now"], key=Version)
+    out = capsys.readouterr().out
+    assert "This run ran nothing and built nothing" in out
+    assert f"they had built {len(first['environments_built_now'])} environments" in out
+
+
+def test_other_bounds_rerun_nothing_already_known(matrix: Any, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World(verdicts("0.5.1"))
+    install_fakes(monkeypatch, world, tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    done = set(world.runs)
+    world.runs.clear()
+    run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.5.2", "--all")
+    assert not set(world.runs) & done  # one cache for every bisect, whatever its bounds or mode
+    assert set(report_json(matrix, name="*-all")["answered_by_cache"]) == done & set(RELEASES[:8])
 
 
 def test_interrupted_bisect_keeps_finished_probes(matrix: Any, tmp_path: Path,
@@ -380,9 +401,8 @@ def test_changed_parameters_do_not_reuse_probes(matrix: Any, tmp_path: Path,
     changed = dataclasses.replace(matrix, checks={"scaling": dataclasses.replace(
         matrix.checks["scaling"], parameters={**matrix.checks["scaling"].parameters, "batch": 128})})
     world.runs.clear()
-    _code, log = run(changed, *argv)
-    assert world.runs  # measured again
-    assert any("made with other parameters" in line for line in log)
+    run(changed, *argv)
+    assert world.runs  # measured again: the parameters are part of the probe's key
 
 
 # --------------------------------------------------------------------------
@@ -456,6 +476,46 @@ def test_script_crash_and_timeout(matrix: Any, tmp_path: Path, monkeypatch: pyte
     assert data["observations"]["0.4.36"]["status"] == ("crashed" if behaviour == "kill" else "timed-out")
 
 
+def test_timeout_reads_as_such_and_is_remembered(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    install_fakes(monkeypatch, World({}), tmp_path)
+    script = write_script(tmp_path, {"0.4.34": 0, "0.4.35": 0, "0.4.36": "hang", "0.4.37": 1, "0.4.38": 1})
+    run(matrix, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "1")
+    assert "| timed out after 1 s, counted bad by --crash bad |" in capsys.readouterr().out
+    # Other bounds over the same script: the timeout is known, not waited for again ...
+    run(matrix, "--script", str(script), "--good", "0.4.34", "--bad", "0.4.38", "--crash", "bad", "--timeout", "1",
+        "--all")
+    data = report_json(matrix, name="*-all")
+    assert "0.4.36" in data["answered_by_cache"] and "0.4.36" not in data["probed_now"]
+    # ... but a longer timeout deserves a new try.
+    run(matrix, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "2")
+    assert report_json(matrix, name="*0.4.37-cpu")["probed_now"] == ["0.4.36"]
+
+
+def test_all_checks_the_labels_of_the_bounds(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    world = World(verdicts("0.5.1"))
+    install_fakes(monkeypatch, world, tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.5.0", "--all")  # 0.5.0 is still good
+    out = capsys.readouterr().out
+    assert "**--bad 0.5.0 tested good (unaffected), not bad**" in out
+    assert "- --good 0.4.35 tested good (unaffected), as given." in out
+    data = report_json(matrix)
+    assert data["bounds_tested"]["--bad"] == {"version": "0.5.0", "wanted": "bad", "tested": "good"}
+
+
+def test_release_notes_are_one_line_of_links_when_unreachable(matrix: Any, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World(verdicts("0.5.1"))
+    world.behaviour["0.5.0"] = "crashed"
+    install_fakes(monkeypatch, world, tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")  # ambiguous: 0.5.0 or 0.5.1
+    notes = report_json(matrix)["release_notes"]
+    assert len(notes) == 1 and "offline in the tests" in notes[0]
+    assert "[jax 0.5.0](https://github.com/jax-ml/jax/blob/jax-v0.5.0/CHANGELOG.md)" in notes[0]
+    assert "[jax 0.5.1](" in notes[0]
+
+
 def test_help_explains_git_bisect_run_codes(capsys: pytest.CaptureFixture[str], matrix: Any) -> None:
     assert driver.main(matrix, ["--help"], print) == 0
     out = capsys.readouterr().out
@@ -484,7 +544,7 @@ def test_report_has_links_notes_and_reproduce_line(matrix: Any, tmp_path: Path, 
     assert "Searched jax 0.4.35 … 0.6.0 (9 releases)" in markdown
     data = report_json(matrix)
     assert data["compare"].endswith("jax-v0.5.2...jax-v0.5.3")
-    assert data["environments_built"] and data["probes"] == len(data["outcomes"])
+    assert data["environments_built_now"] and data["probes"] == len(data["outcomes"])
 
 
 # --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from kit.bisect.metric import MetricProber
 from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
 from kit.bisect.search import Outcome, bisect
-from kit.bisect.store import ProbeStore
+from kit.bisect.probe_cache import ProbeCache
 from kit.config import load_matrix
 from kit.errors import UsageError
 
@@ -41,8 +41,8 @@ def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good
     matrix = load_matrix(ROOT / "matrix.toml")
     options = parse_options(matrix, ["--check", "scaling", "--metric", "t_ms", "--good", good, "--bad", bad])
     candidates = [Candidate(v, (), None, "3.12", v) for v in VERSIONS]
-    prober = TableProber(matrix, options, candidates, ProbeStore(tmp_path / "p.json", {}), None,  # type: ignore[arg-type]
-                         lambda _m: None)
+    prober = TableProber(matrix, options, candidates, ProbeCache(tmp_path / "probes"), {}, "test",
+                         None, lambda _m: None)  # type: ignore[arg-type]
     prober.table, prober.runs = table, {}
     return prober
 
@@ -76,8 +76,8 @@ def test_a_probe_within_noise_is_measured_again_and_pooled(tmp_path: Path) -> No
     result = _search(prober)
     assert result.first_different == "0.5.3"
     assert prober.runs["0.5.0"] == 3
-    assert prober.store.probes["0.5.0"]["verdict"] == "affected"
-    assert len(prober.store.probes["0.5.0"]["samples"]) == 11
+    assert prober.observations["0.5.0"].verdict == "affected"
+    assert len(prober.observations["0.5.0"].samples) == 11
 
 
 def test_a_probe_whose_runs_disagree_is_skipped_and_named(tmp_path: Path) -> None:
@@ -85,8 +85,8 @@ def test_a_probe_whose_runs_disagree_is_skipped_and_named(tmp_path: Path) -> Non
     table["0.5.2"] = lambda run: noisy(20 if run == 2 else 10, seed=run)  # one slow run among fast ones: load
     prober = _prober(tmp_path, table)
     result = _search(prober)
-    assert prober.store.probes["0.5.2"]["verdict"] == "inconclusive"
-    assert "the runs disagree" in prober.store.probes["0.5.2"]["reason"]
+    assert prober.observations["0.5.2"].verdict == "inconclusive"
+    assert "the runs disagree" in prober.observations["0.5.2"].reason
     assert result.first_different == "0.5.3" and result.ambiguous == ["0.5.2"]
 
 

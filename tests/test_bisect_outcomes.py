@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kit.bisect.outcomes import Observation, classify, script_observation, settle
+from kit.bisect.outcomes import Observation, classify, label, script_observation, settle
 from kit.bisect.search import Outcome
 
 
@@ -14,7 +14,7 @@ from kit.bisect.search import Outcome
         ("ran", "unaffected", "skip", Outcome.GOOD),
         ("ran", "affected", "skip", Outcome.BAD),
         ("ran", "inconclusive", "bad", Outcome.SKIP),
-        ("ran", "untestable", "bad", Outcome.SKIP),
+        ("yanked", None, "bad", Outcome.SKIP),
         ("not-installable", None, "bad", Outcome.SKIP),
         ("timed-out", None, "bad", Outcome.BAD),
         ("crashed", None, "good", Outcome.GOOD),
@@ -27,7 +27,7 @@ def test_classify_table(status: str, verdict: str | None, crash: str, expected: 
 
 @pytest.mark.parametrize(
     ("code", "status", "verdict"),
-    [(0, "ran", "unaffected"), (1, "ran", "affected"), (127, "ran", "affected"), (125, "ran", "untestable"),
+    [(0, "ran", "unaffected"), (1, "ran", "affected"), (127, "ran", "affected"), (125, "ran", "inconclusive"),
      (-9, "crashed", None), (137, "crashed", None), (None, "timed-out", None)],
 )
 def test_script_exit_codes(code: int | None, status: str, verdict: str | None) -> None:
@@ -44,3 +44,20 @@ def test_settle_reports_a_flip_between_conclusive_runs() -> None:
 def test_saved_observation_with_unknown_keys_reads_back() -> None:
     saved = {**Observation("ran", "affected", "why", source="record").to_json(), "from_a_newer_kit": 1}
     assert Observation.from_json(saved) == Observation("ran", "affected", "why", source="record")
+
+
+@pytest.mark.parametrize(
+    ("observation", "crash", "script", "text"),
+    [
+        (Observation("timed-out", None, "", timeout_s=60), "bad", False, "timed out after 60 s, counted bad by --crash bad"),
+        (Observation("crashed", None, ""), "skip", True, "crashed, counted skip by --crash skip"),
+        (Observation("not-installable", None, ""), "bad", False, "skip (not installable)"),
+        (Observation("yanked", None, ""), "bad", False, "skip (yanked)"),
+        (Observation("ran", "inconclusive", ""), "bad", True, "skip (exit 125)"),
+        (Observation("ran", "inconclusive", ""), "bad", False, "skip (inconclusive)"),
+        (Observation("ran", "affected", ""), "skip", False, "bad (affected)"),
+        (Observation("ran", "unaffected", ""), "skip", True, "good"),
+    ],
+)
+def test_label_says_why(observation: Observation, crash: str, script: bool, text: str) -> None:
+    assert label(classify(observation, crash), observation, crash, script) == text

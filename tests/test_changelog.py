@@ -8,6 +8,8 @@ from typing import List
 import pytest
 
 from kit.changelog import (
+    fetch_changelog,
+    release_notes,
     ReleaseSection,
     changelog_sections,
     changelog_url,
@@ -112,3 +114,37 @@ def test_render_changes_starts_with_compare_link(sections: List[ReleaseSection])
         "Changes from jax 0.5.3 to 0.6.0: https://github.com/jax-ml/jax/compare/jax-v0.5.3...jax-v0.6.0"
     )
     assert "## JAX 0.6.0" in block and block.endswith("\n")
+
+
+# --------------------------------------------------------------------------
+# Fetching and quoting (kit.changelog.release_notes)
+
+SAVED = "# Changelog\n\n## jax 0.5.3 (March 19, 2025)\n\n* Fixed sharding of batched LU.\n\n## jax 0.5.2\n\n* older\n"
+
+
+def test_reachable_changelog_is_kept_and_quoted(tmp_path: Path) -> None:
+    upstream = tmp_path / "upstream.md"
+    upstream.write_text(SAVED)
+    lines = release_notes(["0.5.3"], tmp_path / "cache", url=upstream.as_uri())
+    assert "* Fixed sharding of batched LU." in "\n".join(lines) and "* older" not in "\n".join(lines)
+    assert (tmp_path / "cache" / "CHANGELOG.md").read_text() == SAVED  # a copy is kept
+    upstream.unlink()
+    assert "Fixed sharding" in "\n".join(release_notes(["0.5.3"], tmp_path / "cache", url=upstream.as_uri()))
+
+
+def test_unreachable_changelog_is_one_line_of_links(tmp_path: Path) -> None:
+    missing = (tmp_path / "nowhere.md").as_uri()
+    lines = release_notes(["0.5.1", "0.5.2", "0.5.3"], tmp_path / "cache", url=missing)
+    assert len(lines) == 1
+    assert "[jax 0.5.2](https://github.com/jax-ml/jax/blob/jax-v0.5.2/CHANGELOG.md)" in lines[0]
+    assert "could not be reached" in lines[0]
+    # Remembered for an hour: the next report does not wait on the network again.
+    assert fetch_changelog(tmp_path / "cache", url="http://127.0.0.1:9/never")[1] == fetch_changelog(
+        tmp_path / "cache", url=missing)[1]
+
+
+def test_a_saved_copy_given_explicitly_wins(tmp_path: Path) -> None:
+    saved = tmp_path / "mine.md"
+    saved.write_text(SAVED)
+    lines = release_notes(["0.5.3"], tmp_path / "cache", saved, url=(tmp_path / "nowhere.md").as_uri())
+    assert lines[0].startswith("## jax 0.5.3")

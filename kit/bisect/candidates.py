@@ -1,27 +1,39 @@
-"""The releases between the two ends, and what installs each one.
+"""The releases between the two ends, and what each one would install here.
 
-Listed from the index and resolved (metadata only, nothing downloaded), so
-the candidate table can say up front which jaxlib and Python each release
-gets and which cannot be installed here.
+Listed from the index's own metadata, in seconds: the PEP 691 JSON pages of
+jax and jaxlib (upload times, yanked state, which Pythons each jaxlib has
+wheels for) and each jax wheel's METADATA (the jaxlib its extra pins, fetched
+once ever and kept on disk). Nothing is resolved here: a release is resolved
+fully (uv, with the era cut-off) only when it is probed, once. The Python
+named is the one the install plan prefers among those installed here that
+the pinned jaxlib has wheels for, which is what the resolver picks unless
+numpy or scipy of that era cannot be found for it.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+from packaging import tags
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 from ..config import Matrix
+from ..envs import available_pythons
 from ..errors import UsageError
 from ..index import PackageIndex, versions_between
-from ..release import resolve_release
+from ..install import plan_install
+
+# GPU extras, newest first, as kit.install picks them; "cpu" for the CPU build.
+_EXTRAS = {"cpu": ("cpu",), "cuda": ("cuda13", "cuda12", "cuda12_pip", "cuda")}
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One release to probe, and what installs it (resolved, nothing downloaded)."""
+    """One release to probe, and what it would install here (from the index's metadata)."""
 
     version: str
     requirements: tuple[str, ...]
@@ -29,6 +41,10 @@ class Candidate:
     python: str | None
     jaxlib: str | None
     problem: str = ""
+    """Why it cannot be installed here, when the metadata already says so."""
+    uploaded: str | None = None
+    yanked: str | None = None
+    """The yanked reason (PEP 592), or None for a release the index still serves."""
 
     @property
     def fingerprint_args(self) -> dict[str, Any]:
@@ -36,8 +52,8 @@ class Candidate:
 
 
 def release_versions(index: PackageIndex, good: str, bad: str) -> list[str]:
-    """Final releases from the index between the bounds, oldest first; both bounds must exist."""
-    releases = index.jax_releases()
+    """Final releases from the index between the bounds, yanked ones too, oldest first."""
+    releases = index.jax_releases(include_yanked=True)
     for flag, version in (("--good", good), ("--bad", bad)):
         if Version(version) not in releases:
             near = [str(v) for v in releases if abs(_ordinal(v) - _ordinal(Version(version))) <= 2][:6]
@@ -52,19 +68,72 @@ def _ordinal(version: Version) -> int:
     return parts[0] * 10000 + parts[1] * 100 + parts[2]
 
 
-def resolve_candidate(matrix: Matrix, version: str, backend: str, index: PackageIndex,
-                      find_links: tuple[str, ...]) -> Candidate:
-    """Plan and resolve one release (metadata only) to name its jaxlib and python."""
-    resolved = resolve_release(matrix, version, backend, index, find_links)
-    plan = resolved.plan
-    return Candidate(version, plan.requirements, plan.exclude_newer, resolved.python,
-                     resolved.pins.get("jaxlib"), resolved.problem)
+def list_candidates(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
+                    find_links: tuple[str, ...]) -> list[Candidate]:
+    """Every release described from the index's metadata, in the given order."""
+    index.project("jax"), index.project("jaxlib")  # two pages, fetched once before the threads start
+    # Each metadata read is a few small requests that wait on the network: overlap them.
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(lambda v: candidate_for(matrix, v, backend, index, find_links), versions))
 
 
-def resolve_candidates(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
-                       find_links: tuple[str, ...]) -> list[Candidate]:
-    """Every release resolved, in the given order."""
-    # uv's resolves wait on the network, not the CPU: a few at once is faster.
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return list(pool.map(lambda v: resolve_candidate(matrix, v, backend, index, find_links),
-                             versions))
+def candidate_for(matrix: Matrix, version: str, backend: str, index: PackageIndex,
+                  find_links: tuple[str, ...]) -> Candidate:
+    """One release: its plan (no resolve), the jaxlib it pins, the Python it would get here."""
+    plan = plan_install(matrix, matrix.release(version), backend, index, find_links)
+    project = index.project("jax")
+    uploaded = project.first_upload(version)
+    base = Candidate(version, plan.requirements, plan.exclude_newer, None, None,
+                     uploaded=uploaded.strftime("%Y-%m-%d") if uploaded else None, yanked=project.yanked(version))
+    jaxlib = pinned_jaxlib(index, version, backend)
+    if jaxlib is None:
+        return replace(base, problem=f"jax {version} pins no jaxlib for {backend}")
+    installed = available_pythons(plan.pythons)
+    with_wheels = [py for py in installed if _has_wheel(index, jaxlib, py)]
+    if with_wheels:
+        return replace(base, python=with_wheels[0], jaxlib=jaxlib)
+    if plan.find_links or plan.extra_index_urls:
+        return replace(base, jaxlib=jaxlib)  # wheels may come from there: the probe will tell
+    if not installed:
+        return replace(base, jaxlib=jaxlib, problem=f"none of Python {', '.join(plan.pythons)} is installed here")
+    where = f"{index.url} has no jaxlib {jaxlib} wheels"
+    problem = f"{where} for Python {', '.join(installed)} on this platform"
+    if not index.project("jaxlib").files_for(jaxlib.split("+")[0]):
+        problem = f"{where} (tried Python {', '.join(installed)})"
+    return replace(base, jaxlib=jaxlib, problem=problem)
+
+
+def pinned_jaxlib(index: PackageIndex, version: str, backend: str) -> str | None:
+    """The jaxlib that ``jax[<backend's extra>]==version`` pins, from the wheel's METADATA."""
+    wanted = Version(version)
+    wheels = sorted((f for f in index.project("jax").files if f.version == wanted and f.filename.endswith(".whl")),
+                    key=lambda f: f.yanked)  # a yanked release still says what it pinned
+    if not wheels:
+        return None
+    metadata = index.core_metadata(wheels[0])
+    declared = set(metadata.get_all("Provides-Extra") or [])
+    extra = next((e for e in _EXTRAS.get(backend, ()) if e in declared), None)
+    if extra is None:
+        return None
+    for line in metadata.get_all("Requires-Dist") or []:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if requirement.name == "jaxlib" and requirement.marker and requirement.marker.evaluate({"extra": extra}):
+            pins = [s.version for s in requirement.specifier if s.operator == "=="]
+            if pins:
+                return pins[0]
+    return None
+
+
+def _has_wheel(index: PackageIndex, jaxlib: str, python: str) -> bool:
+    """Does the index serve a jaxlib ``jaxlib`` wheel this machine can install under ``python``?"""
+    major, minor = (int(part) for part in python.split(".")[:2])
+    platforms = list(tags.platform_tags())
+    supported = {*tags.cpython_tags((major, minor), platforms=platforms),
+                 *tags.compatible_tags((major, minor), f"cp{major}{minor}", platforms)}
+    for file in index.project("jaxlib").files_for(jaxlib.split("+")[0]):
+        if file.filename.endswith(".whl") and supported & set(parse_wheel_filename(file.filename)[3]):
+            return True
+    return False

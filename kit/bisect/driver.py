@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Sequence
 
 from packaging.version import Version
 
+from .. import changelog
 from ..config import Matrix
 from ..errors import UsageError
-from ..index import PackageIndex
+from ..release import open_index
 from . import report
-from .candidates import Candidate, release_versions, resolve_candidates
-from .options import Options, bounds, make_parser, parse_options
-from .options import Log
+from .candidates import Candidate, list_candidates, release_versions
+from .finding import Finding
+from .options import Log, Options, bisect_name, bounds, make_parser, parse_options
 from .outcomes import describe
+from .probe_cache import ProbeCache, subject_key
 from .metric import MetricProber, metric_summary
 from .probes import Prober
 from .search import BisectResult, Outcome, Transition, bisect, scan_all, verify_bounds
-from .store import ProbeStore, bisect_name, probes_key
 
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
@@ -28,64 +30,54 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         return 0
     started = time.monotonic()
     options = parse_options(matrix, argv)
-    index = PackageIndex(matrix.install.index_url)
+    index = open_index(matrix)
     good, bad, how = bounds(matrix, options)
     log(how)
     versions = release_versions(index, good, bad)
+    log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
+    candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
     name = bisect_name(options, good, bad)
-    store = ProbeStore.open(matrix.results_dir.parent / "bisect" / f"{name}.probes.json",
-                            probes_key(matrix, options), options.fresh, log)
-    candidates = _candidates(matrix, versions, options, index, store, log)
-    print(report.candidate_table(candidates, options, store))
-    finding = search(matrix, options, good, bad, how, name, candidates, store, index, log)
+    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh)
+    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache,
+                                                          subject_key(matrix, options), name, index, log)
+    print(report.candidate_table(candidates, options, prober.known_releases()), flush=True)
+    finding = search(options, good, bad, how, name, candidates, prober)
     finding.seconds = time.monotonic() - started
-    text = report.render_markdown(finding, report.release_notes(finding, index))
-    report.write_report(matrix.results_dir.parent, finding, text)
-    print(text)
+    notes = changelog.release_notes(report.release_versions(finding), index.cache_dir, options.changelog)
+    print(report.write_report(matrix.results_dir.parent, finding, notes))
     return 0
 
 
-def _candidates(matrix: Matrix, versions: list[str], options: Options, index: PackageIndex, store: ProbeStore,
-                log: Log) -> list[Candidate]:
-    """Resolved candidates, from the probes file when it lists exactly these releases."""
-    if [c.version for c in store.candidates] == versions:
-        return store.candidates
-    log(f"resolving {len(versions)} releases (metadata only, nothing is downloaded)")
-    store.candidates = resolve_candidates(matrix, versions, options.backend, index, options.find_links)
-    store.save()
-    return store.candidates
+def probe_cache_dir(matrix: Matrix) -> Path:
+    """Where every bisect's probes are kept (next to the reports; not committed)."""
+    return matrix.results_dir.parent / "bisect" / "probes"
 
 
-def search(matrix: Matrix, options: Options, good: str, bad: str, how: str, name: str,
-           candidates: list[Candidate], store: ProbeStore, index: PackageIndex, log: Log) -> report.Finding:
+def search(options: Options, good: str, bad: str, how: str, name: str, candidates: list[Candidate],
+           prober: Prober) -> Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all)."""
-    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, store, index, log)
-    cache = store.outcomes(options.crash)
-    if isinstance(prober, MetricProber):
-        # A metric's baseline is measured afresh each run: a saved probe is judged against saved bounds.
-        store.probes.clear()
-        cache.clear()
-        prober.set_baseline(good, bad, cache)
-    resumed = list(cache) if not options.metric else []
+    cache: dict[str, Outcome] = {}
     versions = [c.version for c in candidates]
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = []
+    if isinstance(prober, MetricProber):
+        prober.set_baseline(good, bad, cache)  # measured afresh each run: a metric probe is judged against it
     if options.scan:
         transitions = scan_all(versions, prober, cache)
     else:
         if not options.metric:
-            verify(good, bad, versions, prober, cache, options, store)
+            verify(good, bad, versions, prober, cache, options)
         old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
         result = bisect(versions, prober, old_outcome=old_outcome, cache=cache)
-    finding = report.Finding(name, options, good, bad, how, candidates, dict(cache), dict(store.probes),
-                             [v for v in versions if v in cache and v not in resumed], resumed, result, transitions)
+    finding = Finding(name, options, good, bad, how, candidates, dict(cache), dict(prober.observations),
+                      list(prober.ran_now), result, transitions)
     if isinstance(prober, MetricProber):
         finding.metric = metric_summary(prober, finding.observations)
     return finding
 
 
 def verify(good: str, bad: str, versions: list[str], prober: Prober, cache: dict[str, Outcome],
-           options: Options, store: ProbeStore) -> None:
+           options: Options) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
 
     The search's :func:`verify_bounds` judges; this says it with the user's flags.
@@ -99,8 +91,9 @@ def verify(good: str, bad: str, versions: list[str], prober: Prober, cache: dict
     version = problem.end
     flag, other = ("--good", bad) if version == good else ("--bad", good)
     wanted = Outcome.GOOD if flag == "--good" else Outcome.BAD
-    why = store.probes.get(version, {}).get("reason", "")
-    message = f"{flag} {version} is {describe(problem.got, bool(options.script))}, not {wanted.value}: {why}"
+    seen = prober.observations.get(version)
+    message = f"{flag} {version} is {describe(problem.got, bool(options.script))}, not {wanted.value}: " \
+              f"{seen.reason if seen else ''}"
     if problem.kind == "reversed":
         raise UsageError(message, "swap --good and --bad")
     if problem.kind == "untestable":

@@ -44,8 +44,9 @@ class MetricProber(Prober):
     def __call__(self, version: str) -> Outcome:
         assert self.base is not None, "set_baseline first"
         observation = self.observe(self.candidates[version])
-        self.store.probes[version] = observation.to_json()
-        self.store.save()
+        self.observations[version] = observation
+        if version not in self.ran_now:
+            self.ran_now.append(version)  # measured afresh: a metric is judged against this run's baseline
         result = classify(observation, self.options.crash)
         self.log(f"probe jax {version}: {describe(result, bool(self.options.script))} [{observation.source}] "
                  f"{observation.reason}")
@@ -117,10 +118,10 @@ class MetricProber(Prober):
             reason = (f"bound: median {metrics.median(pooled[version]):.4g} {self.unit}, {BOUND_ROUNDS} runs, "
                       f"{len(pooled[version])} samples; step {self.base.step:.2f}x, worse = {self.base.worse}")
             verdict = "unaffected" if wanted is Outcome.GOOD else "affected"
-            self.store.probes[version] = Observation("ran", verdict, reason, "run", [], False,
-                                                     self._environments.get(version), pooled[version]).to_json()
+            self.observations[version] = Observation("ran", verdict, reason, "run", [], False,
+                                                     self._environments.get(version), pooled[version])
+            self.ran_now.append(version)
             cache[version] = wanted
-        self.store.save()
         self.log(f"{self.options.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
                  f"--bad {bad} median {metrics.median(pooled[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
                  f"({self.base.worse} is worse), in each of {BOUND_ROUNDS} rounds")
@@ -137,10 +138,10 @@ class MetricProber(Prober):
         return list(observation.samples)
 
 
-def metric_summary(prober: MetricProber, observations: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def metric_summary(prober: MetricProber, observations: dict[str, Observation]) -> dict[str, Any]:
     """The baseline and every measured release's median, in version order, for the report."""
     assert prober.base is not None
-    series = sorted(((v, p["samples"]) for v, p in observations.items() if p.get("samples")),
+    series = sorted(((v, o.samples) for v, o in observations.items() if o.samples),
                     key=lambda item: Version(item[0]))
     return {
         "metric": prober.options.metric, "unit": prober.unit, "factor": prober.options.factor,

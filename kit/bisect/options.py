@@ -40,8 +40,13 @@ outcomes:
   A crashed probe counts as --crash says: skip (default), bad or good, like
   cargo-bisect-rustc's --regress modes.
 
-  Finished probes are kept in reports/bisect/<name>.probes.json and reused when
-  the same bisect runs again; --fresh ignores them. The result goes to
+  Every probe is kept in one cache, reports/bisect/probes/, keyed by what ran
+  (the check and its parameters, or the script's content; the release, backend,
+  Python and jaxlib), so any later bisect over the same releases, with any
+  bounds, reuses it; a timeout is reused only under a timeout no longer than
+  the one it hit. --fresh ignores the cache (and current records). The
+  candidate list comes from the index's metadata, in seconds; a release is
+  resolved and installed only when it is probed. The result goes to
   reports/bisect-<name>.md and .json.
 
 examples:
@@ -116,7 +121,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="extra wheels, e.g. a jaxlib the index no longer serves")
     parser.add_argument("--changelog", type=Path, default=None,
                         help="JAX's CHANGELOG.md, for the release notes in the report")
-    parser.add_argument("--fresh", action="store_true", help="ignore the saved probes of an earlier run")
+    parser.add_argument("--fresh", action="store_true", help="ignore the probe cache and the records: probe everything again")
     parser.add_argument("--metric", default=None, metavar="NAME",
                         help="bisect a metric the check or script reports (KIT_RESULT metrics) instead of its verdict")
     parser.add_argument("--factor", type=float, default=1.5, metavar="F",
@@ -206,3 +211,15 @@ def _recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
     newest = newest_records_here(matrix.results_dir, options.backend)
     return {jax: str(record.get("verdict")) for (check, jax), record in newest.items()
             if check == options.check and record.get("status") == "ran"}
+
+
+def bisect_name(options: Options, good: str, bad: str) -> str:
+    """The file-name-safe name of one bisect: what, the ends, the backend and the mode."""
+    name = f"{options.subject}-good{good}-bad{bad}-{options.backend}"
+    if options.preset:
+        name += f"-{options.preset}"
+    if options.scan:
+        name += "-all"
+    if options.metric:
+        name += f"-{options.metric}-x{options.factor:g}"
+    return "".join(c if c.isalnum() or c in ".-_" else "_" for c in name)

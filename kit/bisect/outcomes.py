@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
+from .. import protocol
 from .search import Outcome
 
 CRASH_MODES = {"skip": Outcome.SKIP, "bad": Outcome.BAD, "good": Outcome.GOOD}
@@ -22,12 +23,12 @@ class Observation:
     """What one release did, before it is mapped to an outcome."""
 
     status: str
-    """``ran``, ``not-installable``, ``crashed`` or ``timed-out``, as in a record."""
+    """``ran``, ``not-installable``, ``crashed`` or ``timed-out``, as in a record; or ``yanked`` (not probed)."""
     verdict: str | None
-    """``affected``, ``unaffected``, ``inconclusive`` (checks) or ``untestable`` (a script's 125)."""
+    """``affected``, ``unaffected`` or ``inconclusive`` (a script's 125 too); None when it did not run."""
     reason: str
     source: str = "run"
-    """``run`` (measured now) or ``record`` (a current record of an earlier run)."""
+    """``run`` (measured by this bisect), ``record`` (a current record) or ``cache`` (an earlier bisect's probe)."""
     runs: list[str] = field(default_factory=list)
     """Each run's verdict or status, in order, when there was more than one."""
     flipped: bool = False
@@ -35,6 +36,17 @@ class Observation:
     """``built`` or ``reused`` when this probe prepared the release's environment; None when it did not."""
     samples: list[float] = field(default_factory=list)
     """``--metric``: every sample measured for this release (a metric's verdict is its step decision)."""
+    python: str | None = None
+    jaxlib: str | None = None
+    """What it ran with (the probe cache's key)."""
+    timeout_s: int | None = None
+    """The time limit it ran under: a timeout is only as final as its limit."""
+    seconds: float = 0.0
+    """Wall time of the probe, environment included."""
+    ran_at: str = ""
+    """When it ran (UTC, ISO 8601)."""
+    by: str = ""
+    """The bisect that ran it."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,9 +61,9 @@ class Observation:
 def classify(observation: Observation, crash: str) -> Outcome:
     """Map one observation to the search's outcome.
 
-    unaffected → GOOD, affected → BAD, inconclusive (after its re-run) or a
-    script's 125 → SKIP, not installable → SKIP, crashed or timed out → as
-    ``--crash`` says.
+    unaffected → GOOD, affected → BAD, inconclusive (a check's, after its
+    re-run, or a script's 125) → SKIP, not installable or yanked → SKIP,
+    crashed or timed out → as ``--crash`` says.
     """
     if observation.status in ("crashed", "timed-out"):
         return CRASH_MODES[crash]
@@ -61,17 +73,9 @@ def classify(observation: Observation, crash: str) -> Outcome:
 
 
 def script_observation(code: int | None, timeout: int) -> Observation:
-    """A script's exit code, as ``git bisect run`` reads it (None: it timed out)."""
-    if code is None:
-        return Observation("timed-out", None, f"the script did not finish within {timeout} s")
-    if code < 0 or code > 127:
-        signal_no = -code if code < 0 else code - 128
-        return Observation("crashed", None, f"the script was killed by signal {signal_no}")
-    if code == 0:
-        return Observation("ran", "unaffected", "the script exited 0 (good)")
-    if code == 125:
-        return Observation("ran", "untestable", "the script exited 125 (cannot test this release: skip)")
-    return Observation("ran", "affected", f"the script exited {code} (bad)")
+    """A script's exit code, as ``git bisect run`` reads it (None: it timed out); see kit.protocol."""
+    status, verdict, reason = protocol.exit_observation(code, timeout)
+    return Observation(status, verdict, reason, timeout_s=timeout)
 
 
 def settle(runs: Sequence[Observation]) -> Observation:
@@ -93,6 +97,22 @@ def settle(runs: Sequence[Observation]) -> Observation:
     flipped = len(runs) > 1 and runs[0].verdict == "inconclusive"
     return Observation(counted.status, counted.verdict, counted.reason, source,
                        labels if len(runs) > 1 else [], flipped)
+
+
+def label(outcome: Outcome, observation: Observation, crash: str, script: bool) -> str:
+    """The outcome with why, for the probes table: a timeout or a crash never reads as a plain bad."""
+    counted = f"counted {outcome.value} by --crash {crash}"
+    if observation.status == "timed-out":
+        return f"timed out after {observation.timeout_s} s, {counted}"
+    if observation.status == "crashed":
+        return f"crashed, {counted}"
+    if observation.status != "ran":
+        return f"skip ({observation.status.replace('-', ' ')})"
+    if observation.flipped and outcome is Outcome.SKIP:
+        return "skip (flipped between runs)"
+    if outcome is Outcome.SKIP:
+        return "skip (exit 125)" if script and observation.verdict == "inconclusive" else f"skip ({observation.verdict})"
+    return describe(outcome, script)
 
 
 def describe(outcome: Outcome, script: bool) -> str:

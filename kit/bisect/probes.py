@@ -1,17 +1,23 @@
-"""One probe: turn a release into an outcome, from a current record or a run.
+"""One probe: turn a release into an outcome, from what is known or from a run.
 
-A check runs through the runner (one record per run, as the matrix keeps
-them); a script runs with the release's own python and its exit code is read
-the ``git bisect run`` way. Either way the result is an
-:class:`~kit.bisect.outcomes.Observation`, kept in the probes file after
-every probe, and :func:`~kit.bisect.outcomes.classify` says what it counts as.
+Known first: the probe cache (any earlier bisect's probe of the same thing on
+the same release, Python and jaxlib), then, for a check, a current record of
+the matrix. Otherwise the release is resolved and its environment built or
+reused (once per bisect), and the check runs through the runner (writing a
+record, as the matrix does) or the script runs with the release's own python,
+its exit code read the ``git bisect run`` way. Either way the result is an
+:class:`~kit.bisect.outcomes.Observation`, kept in the probe cache at once,
+and :func:`~kit.bisect.outcomes.classify` says what it counts as.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
-from typing import Sequence
+import time
+from datetime import datetime, timezone
+from typing import Any, Mapping, Sequence
 
 from .. import records, runner
 from ..config import Matrix
@@ -20,24 +26,36 @@ from ..release import newest_records_here, record_is_current
 from .candidates import Candidate
 from .options import DEFAULT_SCRIPT_TIMEOUT_S, Log, Options
 from .outcomes import Observation, classify, describe, script_observation, settle
+from .probe_cache import ProbeCache, ProbeKey
 from .search import Outcome
-from .store import ProbeStore
 
 
 class Prober:
-    """Turns a release into an outcome: records first, then an environment and a run."""
+    """Turns a release into an outcome; remembers every observation it made or found."""
 
-    def __init__(self, matrix: Matrix, options: Options, candidates: Sequence[Candidate], store: ProbeStore,
-                 index: PackageIndex, log: Log) -> None:
-        self.matrix, self.options, self.store, self.index, self.log = matrix, options, store, index, log
+    def __init__(self, matrix: Matrix, options: Options, candidates: Sequence[Candidate], cache: ProbeCache,
+                 subject: Mapping[str, Any], name: str, index: PackageIndex, log: Log) -> None:
+        self.matrix, self.options, self.cache, self.index, self.log = matrix, options, cache, index, log
+        self.subject, self.name = subject, name
         self.candidates = {c.version: c for c in candidates}
+        self.observations: dict[str, Observation] = {}
+        self.ran_now: list[str] = []
+        """Releases this bisect ran (not found in the cache or the records)."""
         self._prepared: dict[str, runner.Prepared] = {}
         self._environments: dict[str, str] = {}
+        """``built`` or ``reused``, per release this bisect prepared."""
+
+    @property
+    def timeout(self) -> int:
+        if self.options.timeout:
+            return self.options.timeout
+        if self.options.check:
+            return self.matrix.check(self.options.check).timeout_s
+        return DEFAULT_SCRIPT_TIMEOUT_S
 
     def __call__(self, version: str) -> Outcome:
         observation = self.observe(self.candidates[version])
-        self.store.probes[version] = observation.to_json()
-        self.store.save()  # after every probe: an interrupted bisect loses at most the one running
+        self.observations[version] = observation
         result = classify(observation, self.options.crash)
         flip = f" — flipped: {' → '.join(observation.runs)}" if observation.flipped else ""
         self.log(f"probe jax {version}: {describe(result, bool(self.options.script))} "
@@ -45,34 +63,73 @@ class Prober:
         return result
 
     def observe(self, candidate: Candidate) -> Observation:
-        """Look once (a current record, or a run); re-run an inconclusive look; confirm on request."""
-        first = self._record_observation(candidate) or self._run(candidate)
-        runs = [first]
-        if first.verdict == "inconclusive":
-            runs.append(self._run(candidate))  # an inconclusive probe is re-run once before it counts
-        if runs[-1].verdict in ("affected", "unaffected"):
-            runs += [self._run(candidate) for _ in range(self.options.confirm)]
-        observation = settle(runs)
-        observation.environment = self._environments.get(candidate.version)
+        """What the release does: known already, or measured now (and then remembered)."""
+        if candidate.yanked is not None:
+            return Observation("yanked", None, f"yanked from the index ({candidate.yanked}): not probed", "index")
+        if candidate.problem:
+            return Observation("not-installable", None, f"not installable here: {candidate.problem}", "index",
+                               jaxlib=candidate.jaxlib)
+        known = self._cached(candidate, candidate.python, candidate.jaxlib)
+        if known is not None:
+            return known  # settled when it was made: an inconclusive one had its re-run then
+        recorded = self._record_observation(candidate)
+        if recorded is not None and recorded.verdict != "inconclusive":
+            return recorded
+        started = time.monotonic()
+        prepared = self._prepare(candidate.version)
+        python = prepared.resolution.python if prepared.resolution else None
+        jaxlib = prepared.resolution.pins.get("jaxlib") if prepared.resolution else candidate.jaxlib
+        if (python, jaxlib) != (candidate.python, candidate.jaxlib):
+            known = self._cached(candidate, python, jaxlib)  # the resolver chose otherwise than the metadata said
+            if known is not None:
+                return known
+        observation = dataclasses.replace(
+            self._looks(candidate, prepared, recorded), python=python, jaxlib=jaxlib, timeout_s=self.timeout,
+            environment=self._environments.get(candidate.version),
+            seconds=round(time.monotonic() - started, 1), by=self.name,
+            ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        self.cache.put(self._key(candidate.version, python, jaxlib), observation)
+        self.ran_now.append(candidate.version)
         return observation
+
+    def known_releases(self) -> set[str]:
+        """Candidates the probe cache already answers (as the metadata describes them), for the plan line."""
+        return {c.version for c in self.candidates.values()
+                if self.cache.get(self._key(c.version, c.python, c.jaxlib), self.timeout) is not None}
+
+    def _key(self, version: str, python: str | None, jaxlib: str | None) -> ProbeKey:
+        return ProbeKey(self.subject, version, self.options.backend, python, jaxlib, records.machine_id())
+
+    def _cached(self, candidate: Candidate, python: str | None, jaxlib: str | None) -> Observation | None:
+        cached = self.cache.get(self._key(candidate.version, python, jaxlib), self.timeout)
+        return dataclasses.replace(cached, source="cache") if cached is not None else None
+
+    def _looks(self, candidate: Candidate, prepared: runner.Prepared, first: Observation | None) -> Observation:
+        """Look once (or start from an inconclusive record); re-run a check's inconclusive look; confirm on request."""
+        runs = [first or self._run(candidate, prepared)]
+        if runs[0].verdict == "inconclusive" and self.options.check:
+            runs.append(self._run(candidate, prepared))  # an inconclusive check is re-run once before it counts
+        if runs[-1].verdict in ("affected", "unaffected"):
+            runs += [self._run(candidate, prepared) for _ in range(self.options.confirm)]
+        return settle(runs)
 
     # -- records
 
-    def _newest_records(self) -> dict[str, records.Record]:
+    def _record_observation(self, candidate: Candidate) -> Observation | None:
+        if not self.options.check or not self.cache.read:
+            return None
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
         newest = newest_records_here(self.matrix.results_dir, self.options.backend)
-        return {jax: record for (check, jax), record in newest.items() if check == self.options.check}
-
-    def _record_observation(self, candidate: Candidate) -> Observation | None:
-        if not self.options.check:
-            return None
-        record = self._newest_records().get(candidate.version)
+        record = newest.get((self.options.check, candidate.version))
         if record is None:
             return None
         parameters = runner.parameters_for(self.matrix, self._request(candidate.version))
         if not record_is_current(record, parameters, backend=self.options.backend, **candidate.fingerprint_args):
             return None
-        return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record")
+        install = record.get("install") or {}
+        return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record",
+                           python=install.get("python"), jaxlib=(install.get("resolved") or {}).get("jaxlib"),
+                           ran_at=str(record.get("created") or ""), seconds=float(record.get("duration_s") or 0))
 
     # -- runs
 
@@ -83,7 +140,7 @@ class Prober:
                                  reproduce=f"nox -s {self.options.check}-{version}")
 
     def _prepare(self, version: str) -> runner.Prepared:
-        """The release's environment, built at most once per bisect."""
+        """The release resolved and its environment built or reused, at most once per bisect."""
         if version not in self._prepared:
             prepared = runner.prepare(self.matrix, self._request(version), self.log, self.index)
             if prepared.env is not None:
@@ -91,8 +148,7 @@ class Prober:
             self._prepared[version] = prepared
         return self._prepared[version]
 
-    def _run(self, candidate: Candidate) -> Observation:
-        prepared = self._prepare(candidate.version)
+    def _run(self, candidate: Candidate, prepared: runner.Prepared) -> Observation:
         if self.options.script:
             return self._run_script(prepared)
         record, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log,
@@ -103,10 +159,9 @@ class Prober:
         if prepared.env is None:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
         assert self.options.script is not None
-        timeout = self.options.timeout or DEFAULT_SCRIPT_TIMEOUT_S
         self.log(f"running {prepared.env.python} {self.options.script}")
-        code = run_script([str(prepared.env.python), str(self.options.script)], timeout)
-        return script_observation(code, timeout)
+        code = run_script([str(prepared.env.python), str(self.options.script)], self.timeout)
+        return script_observation(code, self.timeout)
 
 
 def run_script(cmd: list[str], timeout: int) -> int | None:

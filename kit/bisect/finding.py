@@ -1,0 +1,126 @@
+"""What one bisect found and what it cost: the facts both reports are written from."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from packaging.version import Version
+
+from .. import changelog
+from .candidates import Candidate
+from .options import Options
+from .outcomes import Observation
+from .search import BisectResult, Outcome, Transition
+
+REPORT_SCHEMA = 1
+"""Version of the bisect JSON report's layout."""
+
+
+@dataclass
+class Finding:
+    """Everything the report says."""
+
+    name: str
+    options: Options
+    good: str
+    bad: str
+    bounds_from: str
+    candidates: list[Candidate]
+    outcomes: dict[str, Outcome]
+    observations: dict[str, Observation]
+    probed_now: list[str]
+    """Releases this run measured; every other observation was known before it started."""
+    result: BisectResult[str] | None = None
+    transitions: list[Transition[str]] = field(default_factory=list)
+    seconds: float = 0.0
+    metric: dict[str, Any] | None = None
+    """``--metric``: the baseline, each measured release's median and every step over the factor."""
+
+    def where(self, source: str) -> list[str]:
+        """Releases whose observation came from ``source`` (run, cache, record, index)."""
+        return [v for v, o in self.observations.items() if o.source == source]
+
+    def environments(self, versions: list[str], state: str) -> list[str]:
+        """Of ``versions``, those whose probe ``built`` or ``reused`` the release's environment."""
+        return [v for v in versions if self.observations[v].environment == state]
+
+    @property
+    def fix(self) -> bool:
+        """True when hunting a fix: the bad release is the older one."""
+        return Version(self.bad) < Version(self.good)
+
+    @property
+    def bound_checks(self) -> list[tuple[str, str, Outcome, Outcome | None]]:
+        """(flag, version, outcome wanted, outcome tested) for --good and --bad."""
+        return [(flag, version, wanted, self.outcomes.get(version))
+                for flag, version, wanted in (("--good", self.good, Outcome.GOOD), ("--bad", self.bad, Outcome.BAD))]
+
+    @property
+    def reproduce(self) -> str:
+        """The command line, with the bounds spelled out when they came from the records (they move)."""
+        argv = list(self.options.argv)
+        if self.options.good is None:
+            argv += ["--good", self.good, "--bad", self.bad]
+        return "nox -s bisect -- " + shlex.join(argv)
+
+
+def cost_lines(finding: Finding) -> list[str]:
+    """What this run did, and what the earlier runs it reused did, each in one sentence."""
+    now = finding.probed_now
+    built_now = finding.environments(now, "built")
+    if now:
+        this = (f"This run probed {len(now)} releases ({', '.join(now)}): {len(built_now)} environments built, "
+                f"{len(finding.environments(now, 'reused'))} reused; {finding.seconds:.1f} s in all.")
+    else:
+        this = f"This run ran nothing and built nothing: every probe was known before it started ({finding.seconds:.1f} s)."
+    lines = [this]
+    earlier = finding.where("cache")
+    if earlier:
+        observed = [finding.observations[v] for v in earlier]
+        runs = sorted({o.by for o in observed if o.by})
+        times = sorted(o.ran_at for o in observed if o.ran_at)
+        when = f", {times[0]} … {times[-1]}" if times else ""
+        lines.append(f"Earlier runs answered {len(earlier)} ({', '.join(earlier)}) from the probe cache; "
+                     f"they had built {len(finding.environments(earlier, 'built'))} environments and spent "
+                     f"{sum(o.seconds for o in observed):.0f} s probing them ({', '.join(runs) or 'unnamed'}{when}).")
+    records = finding.where("record")
+    if records:
+        lines.append(f"Current matrix records answered {len(records)} ({', '.join(records)}) without a run.")
+    index = finding.where("index")
+    if index:
+        lines.append(f"The index's metadata answered {len(index)} ({', '.join(index)}: yanked or not installable).")
+    return lines
+
+
+def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
+    """The JSON report (``schema`` names its layout)."""
+    data: dict[str, Any] = {
+        "schema": REPORT_SCHEMA,
+        "name": finding.name, "subject": finding.options.subject, "backend": finding.options.backend,
+        "good": finding.good, "bad": finding.bad, "bounds_from": finding.bounds_from,
+        "bounds_tested": {flag: {"version": version, "wanted": wanted.value, "tested": got.value if got else None}
+                          for flag, version, wanted, got in finding.bound_checks},
+        "candidates": [asdict(c) for c in finding.candidates],
+        "outcomes": {v: o.value for v, o in finding.outcomes.items()},
+        "observations": {v: o.to_json() for v, o in finding.observations.items()},
+        "probes": len(finding.outcomes), "probed_now": finding.probed_now,
+        "answered_by_cache": finding.where("cache"), "answered_by_records": finding.where("record"),
+        "environments_built_now": finding.environments(finding.probed_now, "built"),
+        "environments_reused_now": finding.environments(finding.probed_now, "reused"),
+        "seconds": round(finding.seconds, 1), "cost": cost_lines(finding),
+        "release_notes": notes, "reproduce": finding.reproduce,
+    }
+    if finding.result is not None:
+        result = finding.result
+        data.update(last_same=result.last_same, first_different=result.first_different,
+                    ambiguous=result.ambiguous, compare=changelog.compare_url(result.last_same, result.first_different))
+    else:
+        data["transitions"] = [{"before": t.before, "after": t.after, "outcome_before": t.outcome_before.value,
+                                "outcome_after": t.outcome_after.value, "skipped_between": t.skipped_between}
+                               for t in finding.transitions]
+        data["non_monotonic"] = len(finding.transitions) > 1
+    if finding.metric:
+        data["metric"] = finding.metric
+    return data
