@@ -61,7 +61,7 @@ def open_index(matrix: Matrix) -> PackageIndex:
 
 def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
                     find_links: tuple[str, ...] = (), offline: bool = False,
-                    refresh: bool = False) -> ResolvedRelease:
+                    refresh: bool = False, first_python: str | None = None) -> ResolvedRelease:
     """The release's install plan and the first Python in preference order that installs it.
 
     A release whose environment was built answers from its lock (no index,
@@ -70,6 +70,7 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     index does not have is a `UsageError`; then uv resolves, from its cache
     alone when ``offline`` (see `install.resolve`). Installed Pythons are
     tried first; a Python uv can supply is tried only when none of them works.
+    ``first_python`` is tried before the others (see `install.choose_python`).
     """
     release = matrix.release(version)
     settings = install_settings(matrix, release, backend, find_links)
@@ -89,7 +90,7 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         if unknown:
             raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
     plan = plan_install(matrix, release, backend, index, find_links)
-    resolution, attempts = _first_python(plan, offline)
+    resolution, attempts = _first_python(plan, offline, first_python)
     archive = matrix.install.jaxlib_archive
     if resolution is None and not offline and archive and archive not in plan.find_links and _lacks_jaxlib(attempts):
         return _from_archive(plan, attempts, archive, settings)
@@ -97,10 +98,11 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     return ResolvedRelease(plan, resolution, tuple(attempts), problem, settings)
 
 
-def _first_python(plan: InstallPlan, offline: bool) -> tuple[Resolution | None, list[Resolution]]:
-    """Installed Pythons in preference order first; then those uv could supply."""
+def _first_python(plan: InstallPlan, offline: bool,
+                  first_python: str | None = None) -> tuple[Resolution | None, list[Resolution]]:
+    """Installed Pythons in preference order (``first_python`` before them) first; then those uv could supply."""
     installed = available_pythons(plan.pythons)
-    resolution, attempts = choose_python(plan, installed, offline=offline)
+    resolution, attempts = choose_python(plan, installed, offline=offline, first=first_python)
     if resolution is None and not (attempts and missing_everywhere(attempts[-1])):
         others = [python for python in plan.pythons if python not in installed]
         resolution, more = choose_python(plan, others, offline=offline)

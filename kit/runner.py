@@ -59,6 +59,8 @@ class RunRequest:
     reproduce: str = ""
     refresh: bool = False
     """Resolve again even where the environment's lock answers."""
+    first_python: str | None = None
+    """A Python to try first when resolving (bisect knows it from the index's metadata)."""
 
 
 @dataclass
@@ -118,7 +120,7 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
         )
     index = index or PackageIndex(matrix.install.index_url)
     resolved = resolve_release(matrix, request.version, request.backend, index, request.find_links,
-                               refresh=request.refresh)
+                               refresh=request.refresh, first_python=request.first_python)
     plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
     if resolved.lock is not None:
         log(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "

@@ -24,6 +24,8 @@ JAX_METADATA = {
     "0.4.32": "Provides-Extra: cpu\nRequires-Dist: jaxlib ==0.4.32 ; extra == 'cpu'\n",
     "0.4.37": "Provides-Extra: cpu\nRequires-Dist: jaxlib ==0.4.36 ; extra == 'cpu'\n",  # a jax-only release
     "0.4.38": "Provides-Extra: cpu\nRequires-Dist: jaxlib ==0.4.38 ; extra == 'cpu'\n",
+    # Since 0.4.30 the cpu extra is empty and jax bounds jaxlib itself; 0.5.2 had no jaxlib of its own.
+    "0.5.2": "Provides-Extra: cpu\nRequires-Dist: jaxlib<=0.5.2,>=0.5.1\nRequires-Dist: jaxlib==0.5.1; extra == 'ci'\n",
 }
 UPLOADED = datetime(2024, 12, 1, tzinfo=timezone.utc)
 
@@ -50,7 +52,8 @@ class MetadataIndex:
             "jax": Project("jax", tuple([jax_file(v, yanked=v == "0.4.32") for v in JAX_METADATA])),
             # 0.4.38's jaxlib only for a Python this machine does not have; 0.4.32's jaxlib pruned.
             "jaxlib": Project("jaxlib", (jaxlib_file("0.4.31", "3.12"), jaxlib_file("0.4.36", "3.12"),
-                                         jaxlib_file("0.4.38", "3.99"))),
+                                         jaxlib_file("0.4.38", "3.99"), jaxlib_file("0.5.1", "3.12"),
+                                         jaxlib_file("0.5.0", "3.12"))),
         }
 
     def project(self, name: str) -> Project:
@@ -69,8 +72,9 @@ class MetadataIndex:
 
 @pytest.fixture
 def matrix() -> Any:
-    return parse_matrix({"install": {"pythons": ["3.13", "3.12"]}, "release": [{"version": "0.4.31"}],
-                         "checks": {"scaling": {}}})
+    # No archive of pruned jaxlibs: the index alone decides what is installable.
+    return parse_matrix({"install": {"pythons": ["3.13", "3.12"], "jaxlib_archive": ""},
+                         "release": [{"version": "0.4.31"}], "checks": {"scaling": {}}})
 
 
 @pytest.fixture(autouse=True)
@@ -87,21 +91,21 @@ def test_yanked_releases_are_listed() -> None:
 
 @pytest.mark.parametrize(("version", "backend", "jaxlib"),
                          [("0.4.31", "cpu", "0.4.31"), ("0.4.37", "cpu", "0.4.36"), ("0.4.31", "cuda", "0.4.31"),
-                          ("0.4.32", "cuda", None)])
+                          ("0.4.32", "cuda", None), ("0.5.2", "cpu", "0.5.1"), ("0.4.32", "cpu", "0.4.32")])
 def test_pinned_jaxlib_follows_the_backends_extra(version: str, backend: str, jaxlib: str | None) -> None:
     assert pinned_jaxlib(MetadataIndex(), version, backend) == jaxlib  # type: ignore[arg-type]
 
 
 def test_candidates_name_python_jaxlib_and_why_not(matrix: Any) -> None:
     index: Any = MetadataIndex()
-    listed = {c.version: c for c in list_candidates(matrix, ["0.4.31", "0.4.32", "0.4.37", "0.4.38"], "cpu",
-                                                    index, ())}
+    listed = {c.version: c for c in list_candidates(matrix, list(JAX_METADATA), "cpu", index, ())}
     assert (listed["0.4.31"].python, listed["0.4.31"].jaxlib, listed["0.4.31"].problem) == ("3.12", "0.4.31", "")
     assert listed["0.4.31"].uploaded == "2024-12-01" and listed["0.4.31"].yanked is None
     assert listed["0.4.32"].yanked == "broken wheel"
     assert "has no jaxlib 0.4.32 wheels (tried Python 3.12)" in listed["0.4.32"].problem
     assert listed["0.4.37"].jaxlib == "0.4.36" and listed["0.4.37"].python == "3.12"
     assert "no jaxlib 0.4.38 wheels for Python 3.12 on this platform" in listed["0.4.38"].problem
+    assert (listed["0.5.2"].jaxlib, listed["0.5.2"].python) == ("0.5.1", "3.12")
     assert listed["0.4.31"].requirements == ("jax[cpu]==0.4.31", "scipy")
     assert sorted(index.metadata_reads) == sorted(f"jax-{v}-py3-none-any.whl" for v in JAX_METADATA)
 
@@ -110,3 +114,6 @@ def test_find_links_leave_the_judgement_to_the_probe(matrix: Any) -> None:
     candidate = candidate_for(matrix, "0.4.38", "cpu", MetadataIndex(), ("/wheels",))  # type: ignore[arg-type]
     assert (candidate.python, candidate.jaxlib, candidate.problem) == (None, "0.4.38", "")
     assert dataclasses.asdict(candidate)["version"] == "0.4.38"
+    with_archive = dataclasses.replace(matrix, install=dataclasses.replace(matrix.install, jaxlib_archive="https://a"))
+    pruned = candidate_for(with_archive, "0.4.32", "cpu", MetadataIndex(), ())  # type: ignore[arg-type]
+    assert (pruned.jaxlib, pruned.problem) == ("0.4.32", "")  # the archive may have it: the probe will tell

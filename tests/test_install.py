@@ -98,3 +98,22 @@ def test_a_plan_is_resolved_once_per_python_in_a_process(monkeypatch: pytest.Mon
     assert first == again and first is not None and first.python == "3.11"
     assert [a.python for a in attempts] == ["3.13", "3.11"]  # in preference order, stopping at the first
     assert calls == ["3.13", "3.11"]  # the second choice asked uv nothing
+
+
+def test_a_python_known_to_fit_is_tried_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kit.install as install
+
+    calls: list[str] = []
+
+    def fake_uv(plan: InstallPlan, python: str, uv: str, platform: str | None, offline: bool) -> Resolution:
+        calls.append(python)
+        return Resolution(python, ok=python in ("3.12", "3.11"))
+
+    monkeypatch.setattr(install, "_resolve", fake_uv)
+    monkeypatch.setattr(install, "_RESOLVED", {})
+    plan = InstallPlan(jax="0.4.20", backend="cpu", requirements=("jax[cpu]==0.4.20",), exclude_newer=None,
+                       index_url="https://pypi.org/simple", pythons=("3.13", "3.12", "3.11"))
+    chosen, attempts = install.choose_python(plan, ["3.13", "3.12", "3.11"], first="3.12")
+    assert chosen is not None and chosen.python == "3.12" and calls == ["3.12"]  # no resolve that must fail
+    unknown, _ = install.choose_python(plan, ["3.13", "3.12", "3.11"], first="2.7")  # not in the plan: ignored
+    assert unknown is not None and unknown.python == "3.12" and calls == ["3.12", "3.13"]

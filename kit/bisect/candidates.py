@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from packaging import tags
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
@@ -72,39 +73,46 @@ def list_candidates(matrix: Matrix, versions: Sequence[str], backend: str, index
                     find_links: tuple[str, ...]) -> list[Candidate]:
     """Every release described from the index's metadata, in the given order."""
     index.project("jax"), index.project("jaxlib")  # two pages, fetched once before the threads start
-    # Each metadata read is a few small requests that wait on the network: overlap them.
-    with ThreadPoolExecutor(max_workers=8) as pool:
+    # Each metadata read is two small requests that wait on the network: overlap a few (more than
+    # four at once stalled ~5 s behind the proxy here).
+    with ThreadPoolExecutor(max_workers=4) as pool:
         return list(pool.map(lambda v: candidate_for(matrix, v, backend, index, find_links), versions))
 
 
 def candidate_for(matrix: Matrix, version: str, backend: str, index: PackageIndex,
                   find_links: tuple[str, ...]) -> Candidate:
-    """One release: its plan (no resolve), the jaxlib it pins, the Python it would get here."""
+    """One release: its plan (no resolve), the jaxlib it would get and the Python, or why not."""
     plan = plan_install(matrix, matrix.release(version), backend, index, find_links)
     project = index.project("jax")
     uploaded = project.first_upload(version)
     base = Candidate(version, plan.requirements, plan.exclude_newer, None, None,
                      uploaded=uploaded.strftime("%Y-%m-%d") if uploaded else None, yanked=project.yanked(version))
-    jaxlib = pinned_jaxlib(index, version, backend)
-    if jaxlib is None:
-        return replace(base, problem=f"jax {version} pins no jaxlib for {backend}")
+    spec = jaxlib_requirement(index, version, backend)
+    if spec is None:
+        return replace(base, problem=f"jax {version} declares no {backend} extra")
     installed = available_pythons(plan.pythons)
-    with_wheels = [py for py in installed if _has_wheel(index, jaxlib, py)]
-    if with_wheels:
-        return replace(base, python=with_wheels[0], jaxlib=jaxlib)
-    if plan.find_links or plan.extra_index_urls:
-        return replace(base, jaxlib=jaxlib)  # wheels may come from there: the probe will tell
+    for python in installed:
+        jaxlib = _newest_jaxlib(index, spec, python)
+        if jaxlib is not None:
+            return replace(base, python=python, jaxlib=jaxlib)
+    wanted = _pinned(spec) or f"jaxlib{spec}"
+    if plan.find_links or plan.extra_index_urls or matrix.install.jaxlib_archive:
+        return replace(base, jaxlib=_pinned(spec))  # wheels may come from there: the probe will tell
     if not installed:
-        return replace(base, jaxlib=jaxlib, problem=f"none of Python {', '.join(plan.pythons)} is installed here")
-    where = f"{index.url} has no jaxlib {jaxlib} wheels"
-    problem = f"{where} for Python {', '.join(installed)} on this platform"
-    if not index.project("jaxlib").files_for(jaxlib.split("+")[0]):
-        problem = f"{where} (tried Python {', '.join(installed)})"
-    return replace(base, jaxlib=jaxlib, problem=problem)
+        return replace(base, problem=f"none of Python {', '.join(plan.pythons)} is installed here")
+    if not any(spec.contains(v) for v in index.project("jaxlib").versions()):
+        return replace(base, problem=f"{index.url} has no jaxlib {wanted} wheels (tried Python {', '.join(installed)})")
+    return replace(base, problem=f"{index.url} has no jaxlib {wanted} wheels for Python "
+                                 f"{', '.join(installed)} on this platform")
 
 
-def pinned_jaxlib(index: PackageIndex, version: str, backend: str) -> str | None:
-    """The jaxlib that ``jax[<backend's extra>]==version`` pins, from the wheel's METADATA."""
+def jaxlib_requirement(index: PackageIndex, version: str, backend: str) -> SpecifierSet | None:
+    """What ``jax[<backend's extra>]==version`` asks of jaxlib, from the wheel's METADATA.
+
+    Older releases pin it in the extra (``jaxlib==0.4.20; extra == "cpu"``);
+    since 0.4.30 the extra is empty and jax itself bounds it
+    (``jaxlib<=0.5.2,>=0.5.1``), so every requirement that applies counts.
+    """
     wanted = Version(version)
     wheels = sorted((f for f in index.project("jax").files if f.version == wanted and f.filename.endswith(".whl")),
                     key=lambda f: f.yanked)  # a yanked release still says what it pinned
@@ -115,25 +123,48 @@ def pinned_jaxlib(index: PackageIndex, version: str, backend: str) -> str | None
     extra = next((e for e in _EXTRAS.get(backend, ()) if e in declared), None)
     if extra is None:
         return None
+    spec = SpecifierSet()
     for line in metadata.get_all("Requires-Dist") or []:
         try:
             requirement = Requirement(line)
         except InvalidRequirement:
             continue
-        if requirement.name == "jaxlib" and requirement.marker and requirement.marker.evaluate({"extra": extra}):
-            pins = [s.version for s in requirement.specifier if s.operator == "=="]
-            if pins:
-                return pins[0]
-    return None
+        if requirement.name == "jaxlib" and (requirement.marker is None
+                                             or requirement.marker.evaluate({"extra": extra})):
+            spec &= requirement.specifier
+    return spec
 
 
-def _has_wheel(index: PackageIndex, jaxlib: str, python: str) -> bool:
-    """Does the index serve a jaxlib ``jaxlib`` wheel this machine can install under ``python``?"""
+def pinned_jaxlib(index: PackageIndex, version: str, backend: str) -> str | None:
+    """The newest jaxlib on the index that ``jax[<extra>]==version`` accepts (what a resolver picks)."""
+    spec = jaxlib_requirement(index, version, backend)
+    if spec is None:
+        return None
+    accepted = [v for v in index.project("jaxlib").versions() if spec.contains(v)]
+    return str(accepted[-1]) if accepted else _pinned(spec)
+
+
+def _pinned(spec: SpecifierSet) -> str | None:
+    """The one version ``==X`` or ``<=X,>=X`` names, if it names one."""
+    exact = [s.version for s in spec if s.operator == "=="]
+    if exact:
+        return exact[0]
+    upper = [s.version for s in spec if s.operator == "<="]
+    lower = [s.version for s in spec if s.operator == ">="]
+    return upper[0] if upper and upper == lower else None
+
+
+def _newest_jaxlib(index: PackageIndex, spec: SpecifierSet, python: str) -> str | None:
+    """The newest jaxlib the spec accepts with a wheel this machine can install under ``python``."""
     major, minor = (int(part) for part in python.split(".")[:2])
     platforms = list(tags.platform_tags())
     supported = {*tags.cpython_tags((major, minor), platforms=platforms),
                  *tags.compatible_tags((major, minor), f"cp{major}{minor}", platforms)}
-    for file in index.project("jaxlib").files_for(jaxlib.split("+")[0]):
-        if file.filename.endswith(".whl") and supported & set(parse_wheel_filename(file.filename)[3]):
-            return True
-    return False
+    project = index.project("jaxlib")
+    for version in reversed(project.versions()):
+        if not spec.contains(version):
+            continue
+        for file in project.files_for(version):
+            if file.filename.endswith(".whl") and supported & set(parse_wheel_filename(file.filename)[3]):
+                return str(version)
+    return None

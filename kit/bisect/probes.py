@@ -137,7 +137,8 @@ class Prober:
         return runner.RunRequest(check=self.options.check or "script", version=version,
                                  backend=self.options.backend, preset=self.options.preset,
                                  find_links=self.options.find_links, timeout_s=self.options.timeout,
-                                 reproduce=f"nox -s {self.options.check}-{version}")
+                                 reproduce=f"nox -s {self.options.check}-{version}",
+                                 first_python=self.candidates[version].python)
 
     def _prepare(self, version: str) -> runner.Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""
