@@ -577,4 +577,4 @@ def test_real_script_bisect_finds_the_release(tmp_path: Path, capsys: pytest.Cap
     assert data["candidates"][2]["jaxlib"] == "0.5.1"  # 0.5.2 is a jax-only release
     assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.5.1", "0.5.2", [])
     # Both ends plus ceil(log2 3) halvings: every candidate of so short a range.
-    assert len(data["environments_built"]) + len(data["environments_reused"]) <= expected_probes(4)
+    assert len(data["environments_built_now"]) + len(data["environments_reused_now"]) <= expected_probes(4)
