@@ -64,7 +64,7 @@ def test_a_metric_bisect_names_the_release_where_the_planted_slowdown_ends(matri
     reports = matrix.results_dir.parent
     found = json.loads(next(reports.glob("bisect-planted-*-step_ms-x1.5.json")).read_text())
     assert (found["last_same"], found["first_different"], found["ambiguous"]) == ("0.5.2", "0.5.3", [])
-    installs = len(found["environments_built"]) + len(found["environments_reused"])
+    installs = len(found["environments_built_now"]) + len(found["environments_reused_now"])
     assert installs <= math.ceil(math.log2(3)) + 2
     assert found["metric"]["worse"] == "higher" and found["metric"]["step"] > 3
     assert [(s["before"], s["after"]) for s in found["metric"]["steps"]] == [("0.5.2", "0.5.3")]
