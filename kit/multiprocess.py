@@ -81,7 +81,7 @@ def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, e
 
 def merge(out: Path, processes: int, codes: Sequence[int | None], tail: list[str]) -> dict[str, Any]:
     """One record's fields from the N result files (or why there is no result)."""
-    results = [_read(result_path(out, rank)) for rank in range(processes)]
+    results = [read_result(result_path(out, rank)) for rank in range(processes)]
     unsupported = [r["unsupported"] for r in results if r and r.get("unsupported")]
     if unsupported:
         return {"status": "unsupported", "reason": f"{processes} processes cannot run here: {unsupported[0]}",
@@ -135,7 +135,8 @@ def _process_facts(result: dict[str, Any]) -> dict[str, Any]:
     return facts
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def read_result(path: Path) -> dict[str, Any] | None:
+    """A repro's RESULT.json as a dict; None when it is missing, torn or not an object."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

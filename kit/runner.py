@@ -209,7 +209,7 @@ def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout
         if code is None:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
                     "evidence": {"output_tail": tail}}
-        result = _read_result(out)
+        result = multiprocess.read_result(out)
         if code != 0 or result is None:
             last = next((line for line in reversed(tail) if line.strip()), "no output")
             if code == EXIT_REFUSED:  # a size this machine cannot hold: a fact about the machine, not a crash
@@ -367,14 +367,6 @@ def kill_process_group(proc: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     proc.wait()
-
-
-def _read_result(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _neighbours(index: PackageIndex, version: str) -> list[str]:
