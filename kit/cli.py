@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro import parameters as parameter_rules
-from repro.parameters import TIMEOUT_RULE
 
-from .config import CHECK_PARAMETERS, Matrix, load_matrix
+from .config import CHECK_PARAMETERS, Matrix, load_matrix, timeout_seconds
 from .errors import IndexUnreachable, KitError, UsageError
 from .release import resolve_release
 from .runner import RunRequest, parameters_for, run_check
@@ -257,7 +256,7 @@ def run_parser(check: str, defaults: Mapping[str, Any]) -> argparse.ArgumentPars
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--preset", default=None)
     parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
-    parser.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+    parser.add_argument("--timeout", type=timeout_seconds, default=None, metavar="SECONDS",
                         help="time limit for the repro (default: timeout_s in matrix.toml)")
     parser.add_argument("--refresh", action="store_true",
                         help="resolve the install plan against the index again instead of using the lock")
@@ -267,16 +266,6 @@ def run_parser(check: str, defaults: Mapping[str, Any]) -> argparse.ArgumentPars
         parser.add_argument(f"--{key.replace('_', '-')}", dest=key, default=None,
                             type=_value_parser(check, key, defaults.get(key)))
     return parser
-
-
-def _seconds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not TIMEOUT_RULE.valid(value):
-        raise argparse.ArgumentTypeError(f"must be {TIMEOUT_RULE.expected}, got {text!r}")
-    return value
 
 
 def _value_parser(check: str, key: str, example: Any) -> Callable[[str], Any]:

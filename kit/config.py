@@ -7,6 +7,7 @@ editing this file are scientists adding the release they run on a cluster.
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import sys
 from dataclasses import dataclass, field
@@ -45,6 +46,17 @@ CHECK_PARAMETERS: dict[str, dict[str, tuple[_Validator, str]]] = {
     check: {key: (rule.valid, rule.expected) for key, rule in rules.items()}
     for check, rules in parameter_rules.RULES.items()
 }
+
+
+def timeout_seconds(text: str) -> int:
+    """``--timeout`` as argparse reads it, in every command: a positive number of seconds (0 is no default)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not parameter_rules.TIMEOUT_RULE.valid(value):
+        raise argparse.ArgumentTypeError(f"must be {parameter_rules.TIMEOUT_RULE.expected}, got {text!r}")
+    return value
 
 
 def parameter_problems(check: str, parameters: Mapping[str, Any]) -> list[str]:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from packaging.version import InvalidVersion, Version
 
 from . import records, slurm
-from .config import Matrix
+from .config import Matrix, timeout_seconds
 from .errors import UsageError
 from .index import PackageIndex
 from .release import ResolvedRelease, newest_records_here, open_index, record_is_current, resolve_release
@@ -151,7 +151,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     parser.add_argument("--rerun", action="store_true", help="run every selected cell, current or not")
     parser.add_argument("--rerun-check", action="append", default=[], metavar="NAME[,..]",
                         help="run this check's cells even when current")
-    parser.add_argument("--timeout", type=int, default=None, metavar="SECONDS",
+    parser.add_argument("--timeout", type=timeout_seconds, default=None, metavar="SECONDS",
                         help="per-cell limit instead of matrix.toml's timeout_s")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a cell crashed or timed out")
     parser.add_argument("--refresh", action="store_true",

@@ -131,3 +131,14 @@ def test_a_built_in_check_cannot_be_replaced_by_a_script(tmp_path: Path) -> None
     raw["checks"]["scaling"]["script"] = "checks/eigh.py"
     with pytest.raises(ConfigError, match="built-in check"):
         parse_matrix(raw, tmp_path / "matrix.toml")
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "soon", "1.5"])
+def test_a_timeout_is_a_positive_number_of_seconds_in_every_command(text: str) -> None:
+    import argparse
+
+    from kit.config import timeout_seconds
+
+    with pytest.raises(argparse.ArgumentTypeError, match="must be a positive number of seconds"):
+        timeout_seconds(text)
+    assert timeout_seconds("60") == 60

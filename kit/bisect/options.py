@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from ..config import Matrix
+from ..config import Matrix, timeout_seconds
 from ..errors import UsageError
 from ..release import newest_records_here
 from .outcomes import CRASH_MODES
@@ -115,7 +115,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="re-run each fresh probe N more times; a probe that flips is skipped and reported")
     parser.add_argument("--all", dest="scan", action="store_true",
                         help="probe every candidate and report every transition (short ranges)")
-    parser.add_argument("--timeout", type=int, default=None, metavar="SECONDS",
+    parser.add_argument("--timeout", type=timeout_seconds, default=None, metavar="SECONDS",
                         help=f"per probe (checks: matrix.toml's timeout_s; scripts: {DEFAULT_SCRIPT_TIMEOUT_S})")
     parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL",
                         help="extra wheels, e.g. a jaxlib the index no longer serves")
