@@ -143,10 +143,15 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     parser.add_argument("version")
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
+    parser.add_argument("--refresh", action="store_true", help="resolve again instead of reading the lock")
     args = parser.parse_args(list(argv))
-    resolved = resolve_release(matrix, args.version, args.backend, find_links=tuple(args.find_links))
+    resolved = resolve_release(matrix, args.version, args.backend, find_links=tuple(args.find_links),
+                               refresh=args.refresh)
     plan, resolution = resolved.plan, resolved.resolution
     print(f"jax {plan.jax} for {plan.backend}: {' '.join(plan.requirements)}")
+    if resolved.lock is not None:
+        print(f"  as locked when its environment was built ({resolved.lock.path}, {resolved.lock.resolved_at}; "
+              "--refresh resolves again)")
     print(f"  dependencies as of: {plan.exclude_newer or 'today (release not on the index)'}")
     for note in plan.notes:
         print(f"  note: {note}")

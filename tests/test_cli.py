@@ -194,3 +194,21 @@ def test_a_session_for_a_release_not_in_the_matrix_points_at_matrix_toml(argv: l
         "kit: there is no session scaling-9.9.9: jax 9.9.9 is not a [[release]] in matrix.toml. Add one there "
         "(README: Adding a release), or run it once without the matrix: python -m kit run scaling 9.9.9"]
     assert cli.unknown_session_hints(matrix, ["-s", "scaling-0.6.0", "tests", "matrix"]) == []
+
+
+def test_plan_says_it_answered_from_the_lock(tmp_path: Path, capsys) -> None:
+    from kit import lockfile
+    from kit.config import load_matrix
+    from kit.install import InstallPlan, Resolution
+
+    path = matrix_file(tmp_path, refused_url())  # the index is down: only the lock can answer
+    matrix = load_matrix(path)
+    plan = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
+                       exclude_newer="2025-05-01T00:00:18Z", index_url=matrix.install.index_url, pythons=("3.13",))
+    lockfile.write_lock(matrix.envs_dir, lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu"), plan,
+                        Resolution("3.13", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"}))
+    assert cli.main(["plan", "0.6.0"], log=lambda m: None, matrix_path=path) == cli.EXIT_OK
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("  as locked when its environment was built (")
+    assert "    jaxlib==0.6.0" in out
+    assert cli.main(["plan", "0.6.0", "--refresh"], log=lambda m: None, matrix_path=path) == cli.EXIT_NETWORK

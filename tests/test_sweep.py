@@ -350,3 +350,20 @@ def test_slurm_submits_the_pending_installable_cells_as_one_array(
 def test_slurm_only_options_without_slurm_are_a_usage_error(matrix: Matrix, kit: FakeKit) -> None:
     with pytest.raises(KitError, match="go with --slurm"):
         run(matrix, "--no-wait")
+
+
+def test_refresh_resolves_every_release_again_instead_of_reading_locks(
+        matrix: Matrix, kit: FakeKit, monkeypatch: pytest.MonkeyPatch) -> None:
+    run(matrix)  # records to judge, so the second sweep resolves every release
+    asked: list[bool] = []
+    real = sweep.resolve_release
+
+    def resolve_release(*args: Any, refresh: bool = False, **kwargs: Any) -> Any:
+        asked.append(refresh)
+        return real(*args, refresh=refresh, **kwargs)
+
+    monkeypatch.setattr(sweep, "resolve_release", resolve_release)
+    run(matrix, "--refresh")
+    assert len(asked) >= len(RELEASES) and all(asked)
+    # and a cell that runs prepares its release afresh too
+    assert sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.Options(refresh=True)).refresh
