@@ -82,7 +82,7 @@ class Options:
 
 
 @dataclass
-class Outcome:
+class CellResult:
     """What became of one cell in this sweep, for the closing table."""
 
     cell: Cell
@@ -125,7 +125,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     return exit_code(sweep.outcomes, options.strict)
 
 
-def exit_code(outcomes: Sequence[Outcome], strict: bool) -> int:
+def exit_code(outcomes: Sequence[CellResult], strict: bool) -> int:
     if strict and any(outcome.status in FAILED for outcome in outcomes):
         return EXIT_FAILED
     return EXIT_OK
@@ -309,7 +309,7 @@ class Sweep:
         self.options = options
         self.index = index
         self.log = log
-        self.outcomes: list[Outcome] = []
+        self.outcomes: list[CellResult] = []
         self.done: set[Cell] = set()
         self._prepared: dict[str, Prepared] = {}
 
@@ -318,7 +318,7 @@ class Sweep:
         for cell in cells:
             if cell in current:
                 record = current[cell]
-                self.outcomes.append(Outcome(cell, record.get("status"), record.get("verdict"), current=True))
+                self.outcomes.append(CellResult(cell, record.get("status"), record.get("verdict"), current=True))
             else:
                 self.log(progress.starting(str(cell)))
                 started = time.monotonic()
@@ -349,16 +349,16 @@ class Sweep:
         for task_id, cell in enumerate(pending):
             record = (landed or {}).get(task_id)
             if landed is None:
-                self.outcomes.append(Outcome(cell, "submitted", None, note="--no-wait"))
+                self.outcomes.append(CellResult(cell, "submitted", None, note="--no-wait"))
             elif record is None:
-                self.outcomes.append(Outcome(cell, "error", None, note="the array task left no record"))
+                self.outcomes.append(CellResult(cell, "error", None, note="the array task left no record"))
             else:
                 rec = record[1]
-                self.outcomes.append(Outcome(cell, rec.get("status"), rec.get("verdict"),
+                self.outcomes.append(CellResult(cell, rec.get("status"), rec.get("verdict"),
                                              note=slurm.job_label(rec.get("slurm"))))
             self.done.add(cell)
 
-    def _run_cell(self, cell: Cell) -> Outcome:
+    def _run_cell(self, cell: Cell) -> CellResult:
         """One cell, whatever happens short of Ctrl-C: the sweep goes on."""
         try:
             request = _request(cell, self.options)
@@ -366,10 +366,10 @@ class Sweep:
         except Exception as exc:
             self.log(f"ERROR in {cell}: {type(exc).__name__}: {exc} (no record written; the sweep goes on)\n"
                      + traceback.format_exc().rstrip())
-            return Outcome(cell, "error", None, note=f"{type(exc).__name__}: {exc}")
+            return CellResult(cell, "error", None, note=f"{type(exc).__name__}: {exc}")
         self.log(f"{cell}: {record.get('status')}"
                  + (f", {record.get('verdict')}" if record.get("verdict") else "") + f" -> {path}")
-        return Outcome(cell, record.get("status"), record.get("verdict"), note=str(record.get("reason") or ""))
+        return CellResult(cell, record.get("status"), record.get("verdict"), note=str(record.get("reason") or ""))
 
     def _prepare(self, request: RunRequest) -> Prepared:
         # Once per release: its checks share the environment. Only the release
@@ -437,7 +437,7 @@ def _cells(count: int) -> str:
     return f"{count} cell" + ("" if count == 1 else "s")
 
 
-def render_table(outcomes: Sequence[Outcome]) -> str:
+def render_table(outcomes: Sequence[CellResult]) -> str:
     """release | check | status | verdict | this run, a one-line tally, and why cells failed."""
     header = ("release", "check", "status", "verdict", "this run")
     rows = [

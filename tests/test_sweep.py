@@ -309,10 +309,10 @@ def test_cuda_cells_reproduce_with_the_backend_flag() -> None:
 
 def test_closing_table_snapshot() -> None:
     outcomes = [
-        sweep.Outcome(sweep.Cell("0.4.16", "scaling"), "not-installable", None, current=True),
-        sweep.Outcome(sweep.Cell("0.6.2", "scaling"), "crashed", None,
+        sweep.CellResult(sweep.Cell("0.4.16", "scaling"), "not-installable", None, current=True),
+        sweep.CellResult(sweep.Cell("0.6.2", "scaling"), "crashed", None,
                       note="the repro crashed (killed by signal 6): rendezvous timeout"),
-        sweep.Outcome(sweep.Cell("0.6.2", "correctness"), "ran", "unaffected"),
+        sweep.CellResult(sweep.Cell("0.6.2", "correctness"), "ran", "unaffected"),
     ]
     assert sweep.render_table(outcomes).splitlines() == [
         "release  check        status           verdict     this run",
