@@ -233,14 +233,22 @@ def baseline_from_rounds(good_runs: Sequence[Sequence[float]], bad_runs: Sequenc
     return base
 
 
-def decide_runs(base: Baseline, runs: Sequence[Sequence[float]]) -> Decision:
-    """The pooled decision, kept only when every run's own median is on the same side of the factor."""
-    pooled = decide(base, [x for run in runs for x in run])
+def decide_runs(base: Baseline, runs: Sequence[Sequence[float]],
+                good_runs: Sequence[Sequence[float]] | None = None) -> Decision:
+    """The pooled decision, kept only when every run's own median is on the same side of the factor.
+
+    With ``good_runs`` (the good bound run again right before each probe
+    run), each probe run is compared with its own good run and the pooled
+    test uses those fresh good samples: load that comes and goes over minutes
+    then moves both sides of each ratio alike (asv compares the same way).
+    """
+    goods = list(good_runs) if good_runs else [list(base.good)] * len(runs)
+    local = Baseline(tuple(x for run in goods for x in run), base.bad, base.worse, base.factor, base.alpha)
+    pooled = decide(local, [x for run in runs for x in run])
     if pooled.call is Call.UNDECIDED:
         return pooled
-    ratios = [worse_by(median(base.good), median(run), base.worse) for run in runs]
-    agree = all((r >= base.factor) == (pooled.call is Call.BAD) for r in ratios)
-    if agree:
+    ratios = [worse_by(median(g), median(run), base.worse) for g, run in zip(goods, runs)]
+    if all((r >= base.factor) == (pooled.call is Call.BAD) for r in ratios):
         return pooled
     shown = ", ".join(f"{r:.2f}x" for r in ratios)
     return Decision(Call.UNDECIDED, pooled.ratio, pooled.p_good, pooled.p_bad,

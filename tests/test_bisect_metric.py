@@ -64,8 +64,9 @@ def test_a_clean_2x_step_is_found_in_log2_probes(tmp_path: Path) -> None:
     result = _search(prober)
     assert (result.last_same, result.first_different, result.ambiguous) == ("0.5.2", "0.5.3", [])
     assert len(prober.runs) <= 2 + 4  # the bounds and ceil(log2 9) releases
-    assert prober.runs["0.6.0"] == prober.runs["0.4.35"] == 3  # bounds: three rounds taken in turns
-    assert all(n == 2 for v, n in prober.runs.items() if v not in ("0.6.0", "0.4.35"))
+    probed = [v for v in prober.runs if v not in ("0.6.0", "0.4.35")]
+    assert all(prober.runs[v] == 2 for v in probed)  # two runs a probe, each after a run of --good
+    assert prober.runs["0.4.35"] == 3 and prober.runs["0.6.0"] == 3 + 2 * len(probed)
 
 
 def test_a_probe_within_noise_is_measured_again_and_pooled(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ class MetricProber(Prober):
     base: metrics.Baseline | None = None
     unit: str = ""
     better: str = "lower"
+    good: str = ""
     """What the metric itself declares; the bounds decide the direction, this only words a warning."""
 
     def __call__(self, version: str) -> Outcome:
@@ -53,23 +54,29 @@ class MetricProber(Prober):
         return result
 
     def observe(self, candidate: Candidate) -> Observation:
-        """Two runs, decided together and each on its own; within noise, a third run; decide."""
+        """Runs of the probe, each right after a run of --good; decided together and pair by pair.
+
+        Within noise after ``PROBE_RUNS`` pairs, one more pair runs and everything is pooled.
+        """
         runs: list[list[float]] = []
+        goods: list[list[float]] = []
         decision: metrics.Decision | None = None
         for _ in range(PROBE_RUNS + 1):
+            goods.append(self._bound_samples(self.good))
             one = self.measure(candidate)
             if one.status != "ran":
                 return one
             runs.append(list(one.samples))
             if len(runs) < PROBE_RUNS:
                 continue
-            decision = metrics.decide_runs(self.base_or_fail, runs)
+            decision = metrics.decide_runs(self.base_or_fail, runs, goods)
             if decision.call is not metrics.Call.UNDECIDED:
                 break
         assert decision is not None
         samples = [x for run in runs for x in run]
-        return Observation("ran", VERDICTS[decision.call], f"{decision.reason}; {len(runs)} runs",
-                           "run", [], False, self._environments.get(candidate.version), samples)
+        return Observation("ran", VERDICTS[decision.call], f"{decision.reason}; {len(runs)} runs, each after "
+                           f"a run of --good {self.good}", "run", [], False,
+                           self._environments.get(candidate.version), samples)
 
     @property
     def base_or_fail(self) -> metrics.Baseline:
@@ -103,6 +110,7 @@ class MetricProber(Prober):
 
     def set_baseline(self, good: str, bad: str, cache: dict[str, Outcome]) -> metrics.Baseline:
         """Measure the bounds in turns (good, bad, good, bad, ...); a step that does not hold → UsageError."""
+        self.good = good
         looks: dict[str, list[list[float]]] = {good: [], bad: []}
         for _ in range(BOUND_ROUNDS):
             for version in (good, bad):
