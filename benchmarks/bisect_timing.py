@@ -11,7 +11,8 @@
    when the candidate list is printed and the whole bisect, and counting
    installs and probes.
 3. The same script with other bounds (``--good 0.6.0 --bad 0.4.25``): how many
-   releases run again (target: none), and its cost line.
+   releases run again (target: none; the new bound 0.4.25 itself must be
+   probed unless the first bisect happened to), and its cost line.
 4. The first bisect again: its cost line ("ran nothing and built nothing").
 
 Targets (issue 10, on this 2-core machine): candidate list within 10 s, whole
@@ -117,16 +118,19 @@ def main(argv: list[str]) -> int:
           f"probes run: {len(cold.probes_run)} ({', '.join(cold.probes_run)})")
     print(f"  answer: {cold.first(r'last bad release')} / {cold.first(r'first good release')}")
     for name, run in (("rerun, other bounds", other), ("rerun, same bounds", again)):
+        repeated = [v for v in run.probes_run if v in cold.probes_run]
+        new = [v for v in run.probes_run if v not in cold.probes_run]
         print(f"\n{name}: {' '.join(run.argv)}")
         print(f"  {run.seconds:.1f} s; candidate list after {run.list_seconds or float('nan'):.1f} s; "
-              f"releases run again: {len(run.probes_run)} {run.probes_run or ''}; "
-              f"environments created: {run.count(r'creating environment')}")
+              f"releases run again: {len(repeated)} {repeated or ''}; releases never run before: {len(new)} "
+              f"{new or ''}; environments created: {run.count(r'creating environment')}")
         print(f"  answer: {run.first(r'last bad release')} / {run.first(r'first good release')}")
         print(f"  cost line: {run.first(r'^This run ')}")
         earlier = run.first(r'^Earlier runs answered')
         if earlier:
             print(f"             {earlier}")
-    return 0 if not other.probes_run and not again.probes_run else 1
+    repeated = [v for v in other.probes_run + again.probes_run if v in cold.probes_run]
+    return 0 if not repeated and not again.probes_run else 1
 
 
 if __name__ == "__main__":

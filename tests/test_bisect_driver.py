@@ -366,6 +366,19 @@ def test_other_bounds_rerun_nothing_already_known(matrix: Any, tmp_path: Path,
     assert set(report_json(matrix, name="*-all")["answered_by_cache"]) == done & set(RELEASES[:8])
 
 
+def test_a_wider_bisect_runs_only_its_new_bound(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    world = World(verdicts("0.5.1"))
+    install_fakes(monkeypatch, world, tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.36", "--bad", "0.6.0")
+    world.runs.clear()
+    capsys.readouterr()
+    run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0")
+    assert world.runs == ["0.4.34"]  # the known outcomes narrow the search before any midpoint is picked
+    assert report_json(matrix, name="*0.4.34*")["first_different"] == "0.5.1"
+    assert "already known" in capsys.readouterr().out
+
+
 def test_interrupted_bisect_keeps_finished_probes(matrix: Any, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     world = World(verdicts("0.5.1"))

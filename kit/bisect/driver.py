@@ -40,8 +40,9 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh)
     prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache,
                                                           subject_key(matrix, options), name, index, log)
-    print(report.candidate_table(candidates, options, prober.known_releases()), flush=True)
-    finding = search(options, good, bad, how, name, candidates, prober)
+    known = {} if options.metric else prober.known_outcomes()  # a metric is judged against this run's bounds
+    print(report.candidate_table(candidates, options, set(known)), flush=True)
+    finding = search(options, good, bad, how, name, candidates, prober, known)
     finding.seconds = time.monotonic() - started
     notes = changelog.release_notes(report.release_versions(finding), index.cache_dir, options.changelog)
     print(report.write_report(matrix.results_dir.parent, finding, notes))
@@ -54,9 +55,9 @@ def probe_cache_dir(matrix: Matrix) -> Path:
 
 
 def search(options: Options, good: str, bad: str, how: str, name: str, candidates: list[Candidate],
-           prober: Prober) -> Finding:
-    """Verify the bounds, then bisect (or scan every candidate with --all)."""
-    cache: dict[str, Outcome] = {}
+           prober: Prober, known: dict[str, Outcome]) -> Finding:
+    """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known."""
+    cache = dict(known)
     versions = [c.version for c in candidates]
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = []

@@ -92,10 +92,21 @@ class Prober:
         self.ran_now.append(candidate.version)
         return observation
 
-    def known_releases(self) -> set[str]:
-        """Candidates the probe cache already answers (as the metadata describes them), for the plan line."""
-        return {c.version for c in self.candidates.values()
-                if self.cache.get(self._key(c.version, c.python, c.jaxlib), self.timeout) is not None}
+    def known_outcomes(self) -> dict[str, Outcome]:
+        """What the probe cache already says about these candidates, as the search's starting cache.
+
+        Handed to the search before it starts, so it narrows straight to the
+        known change instead of picking midpoints it would then have to run.
+        """
+        known: dict[str, Outcome] = {}
+        for candidate in self.candidates.values():
+            if candidate.yanked is not None or candidate.problem:
+                continue
+            cached = self._cached(candidate, candidate.python, candidate.jaxlib)
+            if cached is not None:
+                self.observations[candidate.version] = cached
+                known[candidate.version] = classify(cached, self.options.crash)
+        return known
 
     def _key(self, version: str, python: str | None, jaxlib: str | None) -> ProbeKey:
         return ProbeKey(self.subject, version, self.options.backend, python, jaxlib, records.machine_id())
