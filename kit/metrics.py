@@ -235,7 +235,9 @@ def baseline_from_rounds(good_runs: Sequence[Sequence[float]], bad_runs: Sequenc
 
 def decide_runs(base: Baseline, runs: Sequence[Sequence[float]],
                 good_runs: Sequence[Sequence[float]] | None = None) -> Decision:
-    """The pooled decision, kept only when every run's own median is on the same side of the factor.
+    """The pooled decision, kept when the runs' own medians are on the same side of the factor.
+
+    Two runs must both agree with it; with three or more, one may disagree.
 
     With ``good_runs`` (the good bound run again right before each probe
     run), each probe run is compared with its own good run and the pooled
@@ -248,7 +250,9 @@ def decide_runs(base: Baseline, runs: Sequence[Sequence[float]],
     if pooled.call is Call.UNDECIDED:
         return pooled
     ratios = [worse_by(median(g), median(run), base.worse) for g, run in zip(goods, runs)]
-    if all((r >= base.factor) == (pooled.call is Call.BAD) for r in ratios):
+    # Two runs must agree; from three on, one run may be the odd one out (a burst of load).
+    disagree = sum((r >= base.factor) != (pooled.call is Call.BAD) for r in ratios)
+    if disagree <= max(0, len(ratios) - 2):
         return pooled
     shown = ", ".join(f"{r:.2f}x" for r in ratios)
     return Decision(Call.UNDECIDED, pooled.ratio, pooled.p_good, pooled.p_bad,

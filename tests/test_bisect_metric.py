@@ -81,13 +81,23 @@ def test_a_probe_within_noise_is_measured_again_and_pooled(tmp_path: Path) -> No
     assert len(prober.observations["0.5.0"].samples) == 11
 
 
-def test_a_probe_whose_runs_disagree_is_skipped_and_named(tmp_path: Path) -> None:
+def test_one_odd_run_out_of_three_is_outvoted(tmp_path: Path) -> None:
     table = _step_at("0.5.3")
-    table["0.5.2"] = lambda run: noisy(20 if run == 2 else 10, seed=run)  # one slow run among fast ones: load
+    table["0.5.3"] = lambda run: noisy(20 if run == 2 else 10, seed=run)  # the second run met a burst of load
     prober = _prober(tmp_path, table)
     result = _search(prober)
-    assert prober.observations["0.5.2"].verdict == "inconclusive"
-    assert "the runs disagree" in prober.observations["0.5.2"].reason
+    assert prober.runs["0.5.3"] == 3  # two runs disagreed, so a third decided
+    assert (result.first_different, result.ambiguous) == ("0.5.3", [])
+
+
+def test_a_probe_that_stays_within_noise_is_skipped_and_named(tmp_path: Path) -> None:
+    table = _step_at("0.5.3")
+    table["0.5.2"] = lambda run: [5, 8, 11, 14.5, 14.5, 16, 25, 30, 40]  # 1.45x, too spread to tell from bad
+    prober = _prober(tmp_path, table)
+    result = _search(prober)
+    assert prober.runs["0.5.2"] == 3
+    assert getattr(prober.observations["0.5.2"], "verdict") == "inconclusive"
+    assert "within noise" in getattr(prober.observations["0.5.2"], "reason")
     assert result.first_different == "0.5.3" and result.ambiguous == ["0.5.2"]
 
 
