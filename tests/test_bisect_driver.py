@@ -339,7 +339,7 @@ def test_rerun_runs_nothing_and_says_so(matrix: Any, tmp_path: Path, monkeypatch
     argv = ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0"]
     run(matrix, *argv)
     first = report_json(matrix)
-    assert first["cost"][0].startswith(f"This run probed {len(first['probed_now'])} releases")
+    assert first["cost"][0].startswith(f"This run probed {len(first['probed_now'])} releases (")
     assert list((matrix.results_dir.parent / "bisect" / "probes").glob("*.json"))
     world.runs.clear(), world.prepared.clear()
     capsys.readouterr()

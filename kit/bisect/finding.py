@@ -66,13 +66,18 @@ class Finding:
         return "nox -s bisect -- " + shlex.join(argv)
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def cost_lines(finding: Finding) -> list[str]:
     """What this run did, and what the earlier runs it reused did, each in one sentence."""
     now = finding.probed_now
     built_now = finding.environments(now, "built")
     if now:
-        this = (f"This run probed {len(now)} releases ({', '.join(now)}): {len(built_now)} environments built, "
-                f"{len(finding.environments(now, 'reused'))} reused; {finding.seconds:.1f} s in all.")
+        this = (f"This run probed {_count(len(now), 'release')} ({', '.join(now)}): "
+                f"{_count(len(built_now), 'environment')} built, {len(finding.environments(now, 'reused'))} reused; "
+                f"{finding.seconds:.1f} s in all.")
     else:
         this = f"This run ran nothing and built nothing: every probe was known before it started ({finding.seconds:.1f} s)."
     lines = [this]
@@ -83,7 +88,7 @@ def cost_lines(finding: Finding) -> list[str]:
         times = sorted(o.ran_at for o in observed if o.ran_at)
         when = f", {times[0]} … {times[-1]}" if times else ""
         lines.append(f"Earlier runs answered {len(earlier)} ({', '.join(earlier)}) from the probe cache; "
-                     f"they had built {len(finding.environments(earlier, 'built'))} environments and spent "
+                     f"they had built {_count(len(finding.environments(earlier, 'built')), 'environment')} and spent "
                      f"{sum(o.seconds for o in observed):.0f} s probing them ({', '.join(runs) or 'unnamed'}{when}).")
     records = finding.where("record")
     if records:

@@ -1,0 +1,51 @@
+"""kit.bisect.finding: what a bisect cost, said from what each observation records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kit.bisect.candidates import Candidate
+from kit.bisect.finding import REPORT_SCHEMA, Finding, cost_lines, to_json
+from kit.bisect.options import Options
+from kit.bisect.outcomes import Observation
+from kit.bisect.search import Outcome
+
+OPTIONS = Options(check=None, script=Path("repro.py"), good="0.6.0", bad="0.4.20", argv=("--script", "repro.py"))
+
+
+def finding(observations: dict[str, Observation], now: list[str]) -> Finding:
+    outcomes = {v: Outcome.BAD if o.verdict == "affected" else Outcome.GOOD for v, o in observations.items()}
+    candidates = [Candidate(v, (), None, "3.12", v) for v in observations]
+    return Finding("script-repro", OPTIONS, "0.6.0", "0.4.20", "given", candidates, outcomes, observations, now,
+                   seconds=2.5)
+
+
+def test_a_rerun_says_it_ran_nothing_and_what_the_earlier_runs_did() -> None:
+    earlier = {
+        "0.4.20": Observation("ran", "affected", "exit 1", "cache", environment="built", seconds=40.0,
+                              ran_at="2026-11-30T03:46:27Z", by="script-repro-good0.6.0-bad0.4.20-cpu"),
+        "0.6.0": Observation("ran", "unaffected", "exit 0", "cache", environment="reused", seconds=8.0,
+                             ran_at="2026-11-30T03:47:00Z", by="script-repro-good0.6.0-bad0.4.20-cpu"),
+    }
+    lines = cost_lines(finding(earlier, []))
+    assert lines[0] == "This run ran nothing and built nothing: every probe was known before it started (2.5 s)."
+    assert lines[1] == ("Earlier runs answered 2 (0.4.20, 0.6.0) from the probe cache; they had built 1 environment "
+                        "and spent 48 s probing them (script-repro-good0.6.0-bad0.4.20-cpu, "
+                        "2026-11-30T03:46:27Z … 2026-11-30T03:47:00Z).")
+
+
+def test_a_fresh_run_counts_only_its_own_builds() -> None:
+    seen = {
+        "0.4.20": Observation("ran", "affected", "exit 1", "run", environment="built", seconds=40.0),
+        "0.6.0": Observation("ran", "unaffected", "exit 0", "record"),
+    }
+    lines = cost_lines(finding(seen, ["0.4.20"]))
+    assert lines == ["This run probed 1 release (0.4.20): 1 environment built, 0 reused; 2.5 s in all.",
+                     "Current matrix records answered 1 (0.6.0) without a run."]
+
+
+def test_the_json_report_names_its_schema_and_the_bounds_as_tested() -> None:
+    seen = {"0.4.20": Observation("ran", "unaffected", "exit 0"), "0.6.0": Observation("ran", "unaffected", "exit 0")}
+    data = to_json(finding(seen, ["0.4.20", "0.6.0"]), ["notes"])
+    assert data["schema"] == REPORT_SCHEMA
+    assert data["bounds_tested"]["--bad"] == {"version": "0.4.20", "wanted": "bad", "tested": "good"}
