@@ -29,7 +29,8 @@ _HELP_EPILOG = """\
 outcomes:
   A check is good when its verdict is unaffected and bad when it is affected.
   An inconclusive verdict is re-run once before it counts (still inconclusive:
-  skip). A release that cannot be installed here is skipped and named.
+  skip). A release that cannot be installed here is skipped and named; a
+  release the index has yanked is listed and skipped without a probe.
 
   --script follows `git bisect run`: the script runs with the release's own
   python, inside that release's environment, and its exit code decides:
