@@ -22,6 +22,7 @@ JAX_METADATA = {
     "0.4.31": "Provides-Extra: cpu\nProvides-Extra: cuda12\nRequires-Dist: jaxlib ==0.4.31 ; extra == 'cpu'\n"
               "Requires-Dist: jaxlib ==0.4.31 ; extra == 'cuda12'\nRequires-Dist: jaxlib >=0.4.27\n",
     "0.4.32": "Provides-Extra: cpu\nRequires-Dist: jaxlib ==0.4.32 ; extra == 'cpu'\n",
+    "0.4.34": "Provides-Extra: cpu\nRequires-Dist: jaxlib ==0.4.34 ; extra == 'cpu'\n",  # wheels for 3.13 only
     "0.4.37": "Provides-Extra: cpu\nRequires-Dist: jaxlib ==0.4.36 ; extra == 'cpu'\n",  # a jax-only release
     "0.4.38": "Provides-Extra: cpu\nRequires-Dist: jaxlib ==0.4.38 ; extra == 'cpu'\n",
     # Since 0.4.30 the cpu extra is empty and jax bounds jaxlib itself; 0.5.2 had no jaxlib of its own.
@@ -52,7 +53,7 @@ class MetadataIndex:
             "jax": Project("jax", tuple([jax_file(v, yanked=v == "0.4.32") for v in JAX_METADATA])),
             # 0.4.38's jaxlib only for a Python this machine does not have; 0.4.32's jaxlib pruned.
             "jaxlib": Project("jaxlib", (jaxlib_file("0.4.31", "3.12"), jaxlib_file("0.4.36", "3.12"),
-                                         jaxlib_file("0.4.38", "3.99"), jaxlib_file("0.5.1", "3.12"),
+                                         jaxlib_file("0.4.38", "3.99"), jaxlib_file("0.5.1", "3.12"), jaxlib_file("0.4.34", "3.13"),
                                          jaxlib_file("0.5.0", "3.12"))),
         }
 
@@ -84,9 +85,9 @@ def only_python_312_installed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_yanked_releases_are_listed() -> None:
     index: Any = MetadataIndex()
-    assert release_versions(index, "0.4.38", "0.4.31") == ["0.4.31", "0.4.32", "0.4.37", "0.4.38"]
-    with pytest.raises(UsageError, match="0.4.33 is not a jax release"):
-        release_versions(index, "0.4.33", "0.4.31")
+    assert release_versions(index, "0.4.38", "0.4.31") == ["0.4.31", "0.4.32", "0.4.34", "0.4.37", "0.4.38"]
+    with pytest.raises(UsageError, match="0.4.35 is not a jax release"):
+        release_versions(index, "0.4.35", "0.4.31")
 
 
 @pytest.mark.parametrize(("version", "backend", "jaxlib"),
@@ -106,6 +107,8 @@ def test_candidates_name_python_jaxlib_and_why_not(matrix: Any) -> None:
     assert listed["0.4.37"].jaxlib == "0.4.36" and listed["0.4.37"].python == "3.12"
     assert "no jaxlib 0.4.38 wheels for Python 3.12 on this platform" in listed["0.4.38"].problem
     assert (listed["0.5.2"].jaxlib, listed["0.5.2"].python) == ("0.5.1", "3.12")
+    # A Python the plan allows but this machine lacks: uv may supply it when probed, so no verdict yet.
+    assert (listed["0.4.34"].jaxlib, listed["0.4.34"].python, listed["0.4.34"].problem) == ("0.4.34", None, "")
     assert listed["0.4.31"].requirements == ("jax[cpu]==0.4.31", "scipy")
     assert sorted(index.metadata_reads) == sorted(f"jax-{v}-py3-none-any.whl" for v in JAX_METADATA)
 

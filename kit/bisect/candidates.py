@@ -96,6 +96,10 @@ def candidate_for(matrix: Matrix, version: str, backend: str, index: PackageInde
         if jaxlib is not None:
             return replace(base, python=python, jaxlib=jaxlib)
     wanted = _pinned(spec) or f"jaxlib{spec}"
+    for python in (p for p in plan.pythons if p not in installed):
+        jaxlib = _newest_jaxlib(index, spec, python)
+        if jaxlib is not None:
+            return replace(base, jaxlib=jaxlib)  # for a Python uv may supply when probed (kit.release)
     if plan.find_links or plan.extra_index_urls or matrix.install.jaxlib_archive:
         return replace(base, jaxlib=_pinned(spec))  # wheels may come from there: the probe will tell
     if not installed:
