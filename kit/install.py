@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -78,6 +77,8 @@ class Resolution:
     ok: bool
     pins: dict[str, str] = field(default_factory=dict)
     error: str = ""
+    hashes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """sha256 of each pinned package's files, where the index gives them (see `_resolve`)."""
 
 
 def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageIndex,
@@ -150,22 +151,24 @@ def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str
 
 def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool) -> Resolution:
     uv = uv or find_uv()
-    with tempfile.TemporaryDirectory() as tmp:
-        req = Path(tmp) / "requirements.in"
-        req.write_text("\n".join(plan.requirements) + "\n", encoding="utf-8")
-        cmd = [uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate",
-               "--python-version", python, *plan.uv_args(), str(req)]
-        if platform:
-            cmd += ["--python-platform", platform]
-        env = uv_env()
-        if offline:
-            env["UV_OFFLINE"] = "1"
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    # Requirements on stdin: no temp folder for a killed session to leave behind.
+    cmd = [uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate",
+           "--python-version", python, *plan.uv_args(), "-"]
+    if not plan.find_links:
+        # The index lists every file's sha256, so hashes cost nothing; a find-links
+        # page may not, and uv would then download the wheels to hash them.
+        cmd.append("--generate-hashes")
+    if platform:
+        cmd += ["--python-platform", platform]
+    env = uv_env()
+    if offline:
+        env["UV_OFFLINE"] = "1"
+    proc = subprocess.run(cmd, input="\n".join(plan.requirements) + "\n", capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         if not offline:
             raise_if_network_trouble(proc.stderr)
         return Resolution(python=python, ok=False, error=_uv_error(proc.stderr))
-    return Resolution(python=python, ok=True, pins=parse_pins(proc.stdout))
+    return Resolution(python=python, ok=True, pins=parse_pins(proc.stdout), hashes=parse_hashes(proc.stdout))
 
 
 # What uv says when the network, not the index, failed it.
@@ -174,10 +177,13 @@ _NETWORK_TROUBLE = re.compile(r"error sending request|tcp connect error|dns erro
                               re.IGNORECASE)
 
 
+_FIND_LINKS_UNREACHABLE = re.compile(r"Failed to read `--find-links` URL: (\S+)")
+
+
 def raise_if_network_trouble(stderr: str) -> None:
     """`IndexUnreachable` when uv's failure was the network's, not an answer about the release."""
-    if not _NETWORK_TROUBLE.search(stderr):
-        return
+    if not _NETWORK_TROUBLE.search(stderr) or _FIND_LINKS_UNREACHABLE.search(stderr):
+        return  # a find-links page out of reach is an answer about where this release's wheels are
     causes = [ln.strip()[len("cause:"):].strip() for ln in stderr.splitlines() if ln.strip().startswith("cause:")]
     raise IndexUnreachable(f"uv could not reach the package index over the network "
                            f"({causes[-1] if causes else _uv_error(stderr)})",
@@ -214,6 +220,20 @@ def missing_everywhere(resolution: Resolution) -> bool:
     return bool(re.search(r"no version of (jax|jaxlib)==", resolution.error))
 
 
+def parse_hashes(text: str) -> dict[str, tuple[str, ...]]:
+    """``name==1.0 \\`` followed by ``--hash=sha256:...`` lines → {name: (sha256:..., ...)}."""
+    hashes: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        pin = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==", line)
+        if pin:
+            current = pin.group(1).lower()
+        for found in re.findall(r"--hash=(\S+)", line):
+            if current:
+                hashes.setdefault(current, []).append(found)
+    return {name: tuple(found) for name, found in hashes.items()}
+
+
 def parse_pins(text: str) -> dict[str, str]:
     pins = {}
     for line in text.splitlines():
@@ -229,6 +249,10 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
         return f"none of Python {', '.join(plan.pythons)} is installed here"
     tried = ", ".join(a.python for a in attempts)
     where = ", ".join((plan.index_url, *plan.extra_index_urls, *plan.find_links))
+    page = _FIND_LINKS_UNREACHABLE.search(attempts[-1].error)
+    if page:
+        cause = attempts[-1].error.rsplit("cause:", 1)[-1].strip()
+        return f"the find-links page {page.group(1)} could not be reached ({cause}; tried Python {tried})"
     missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
     if missing:
         return f"{where} has no {missing.group(1)} {missing.group(2)} wheels (tried Python {tried})"

@@ -1,4 +1,4 @@
-"""The lock of a built environment: the plan and exact versions it was resolved to.
+"""The lock of a built environment: the plan, exact versions and file hashes it was resolved to.
 
 Resolving a release asks the index and uv (seconds to a minute, and nothing
 at all when the network is down). Once a release's environment is built, the
@@ -67,7 +67,8 @@ def read_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
         fields: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
                                   for key, value in data["plan"].items()}
         plan = InstallPlan(**fields)
-        resolution = Resolution(python=data["python"], ok=True, pins=dict(data["pins"]))
+        resolution = Resolution(python=data["python"], ok=True, pins=dict(data["pins"]),
+                                hashes={name: tuple(found) for name, found in data.get("hashes", {}).items()})
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return Lock(path, plan, resolution, str(data.get("resolved_at", "")))
@@ -81,6 +82,7 @@ def write_lock(envs_dir: Path, settings: dict[str, Any], plan: InstallPlan, reso
         "plan": plan.to_json(),
         "python": resolution.python,
         "pins": dict(sorted(resolution.pins.items())),
+        "hashes": {name: list(found) for name, found in sorted(resolution.hashes.items())},
         "resolved_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

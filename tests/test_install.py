@@ -8,7 +8,10 @@ import pytest
 
 from kit.config import parse_matrix
 from kit.errors import UsageError
-from kit.install import JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_pins, plan_install
+from kit import install
+from kit.errors import IndexUnreachable
+from kit.install import (JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_hashes, parse_pins, plan_install,
+                         raise_if_network_trouble)
 from kit.install import unresolvable_reason
 
 
@@ -68,6 +71,36 @@ def test_cuda_plan_for_a_release_without_gpu_extras_is_a_usage_error() -> None:
 def test_parse_pins_reads_uv_compile_output() -> None:
     text = "jax==0.4.35\njaxlib==0.4.35\nml-dtypes==0.5.0\nnumpy==2.1.3 ; python_version >= '3.10'\n# comment\n"
     assert parse_pins(text) == {"jax": "0.4.35", "jaxlib": "0.4.35", "ml-dtypes": "0.5.0", "numpy": "2.1.3"}
+
+
+def test_parse_hashes_reads_uv_compile_output() -> None:
+    text = ("jax==0.6.0 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb\n"
+            "numpy==2.2.5 ; python_version >= '3.10' \\\n    --hash=sha256:cc\n")
+    assert parse_hashes(text) == {"jax": ("sha256:aa", "sha256:bb"), "numpy": ("sha256:cc",)}
+    assert parse_pins(text) == {"jax": "0.6.0", "numpy": "2.2.5"}
+
+
+UV_NO_INDEX = ("error: Request failed after 3 retries\n  cause: Failed to fetch: `https://pypi.org/simple/jax/`\n"
+               "  cause: error sending request for url (https://pypi.org/simple/jax/)\n"
+               "  cause: tcp connect error\n  cause: Connection refused (os error 111)\n")
+UV_NO_PAGE = ("error: Failed to read `--find-links` URL: https://example.invalid/jax_cuda_releases.html\n"
+              "  cause: Request failed after 3 retries\n  cause: dns error\n"
+              "  cause: failed to lookup address information: Name or service not known\n")
+
+
+def test_uv_failing_to_reach_the_index_is_the_network_not_the_release() -> None:
+    with pytest.raises(IndexUnreachable, match=r"over the network \(Connection refused \(os error 111\)\)"):
+        raise_if_network_trouble(UV_NO_INDEX)
+    raise_if_network_trouble("Because there is no version of jaxlib==0.4.16 ...")  # an answer: no error
+
+
+def test_an_unreachable_find_links_page_is_an_answer_about_the_release_and_says_so() -> None:
+    raise_if_network_trouble(UV_NO_PAGE)  # the index answered; the page the release needs did not
+    plan = InstallPlan(jax="0.4.18", backend="cuda", requirements=("jax[cuda12_pip]==0.4.18",), exclude_newer=None,
+                       index_url="https://pypi.org/simple", pythons=("3.11",))
+    assert unresolvable_reason(plan, [Resolution("3.11", False, error=install._uv_error(UV_NO_PAGE))]) == (
+        "the find-links page https://example.invalid/jax_cuda_releases.html could not be reached "
+        "(failed to lookup address information: Name or service not known; tried Python 3.11)")
 
 
 def test_not_installable_reason_names_the_missing_wheel_and_where_it_looked() -> None:

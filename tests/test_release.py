@@ -117,7 +117,8 @@ def matrix_on(index_url: str, tmp_path: Path, slack: int = 14) -> Any:
 def lock_0_6_0(matrix: Any) -> InstallPlan:
     plan = plan_for(matrix, matrix.release("0.6.0"), "cpu", None)
     settings = lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu")
-    lockfile.write_lock(matrix.envs_dir, settings, plan, Resolution("3.12", ok=True, pins={"jaxlib": "0.6.0"}))
+    lockfile.write_lock(matrix.envs_dir, settings, plan, Resolution("3.12", ok=True, pins={"jaxlib": "0.6.0"},
+                                                                    hashes={"jaxlib": ("sha256:aa", "sha256:bb")}))
     return plan
 
 
@@ -132,6 +133,7 @@ def test_a_locked_release_needs_neither_index_nor_uv(tmp_path: Path, uv_must_not
     resolved = release.resolve_release(matrix, "0.6.0", "cpu")
     assert resolved.lock is not None and resolved.plan == plan
     assert resolved.python == "3.12" and resolved.pins == {"jaxlib": "0.6.0"}
+    assert resolved.resolution is not None and resolved.resolution.hashes == {"jaxlib": ("sha256:aa", "sha256:bb")}
 
 
 @pytest.mark.parametrize("how", ["refresh", "settings changed"])
