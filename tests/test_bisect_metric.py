@@ -107,3 +107,17 @@ def test_bounds_without_the_factor_between_them_stop_saying_no_step(tmp_path: Pa
     with pytest.raises(UsageError, match="t_ms: no step: the bounds differ by 1.0"):
         _search(prober)
     assert prober.runs == {"0.6.0": 3, "0.4.35": 3}  # three rounds each before giving up
+
+
+def test_all_lists_every_step_larger_than_the_factor(tmp_path: Path) -> None:
+    from kit.bisect.metric import metric_summary
+    from kit.bisect.search import scan_all
+
+    table = _step_at("0.5.3")
+    table["0.4.37"] = lambda run: noisy(60, seed=run)  # a second, 3x step up and back down
+    prober = _prober(tmp_path, table)
+    cache: dict[str, Outcome] = {}
+    prober.set_baseline("0.6.0", "0.4.35", cache)
+    scan_all(VERSIONS, prober, cache)
+    steps = [(s["before"], s["after"]) for s in metric_summary(prober, prober.observations)["steps"]]
+    assert steps == [("0.4.36", "0.4.37"), ("0.4.37", "0.4.38"), ("0.5.2", "0.5.3")]
