@@ -39,6 +39,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 POLL_S = 3.0
 
+# squeue failing this many polls in a row (about a minute) ends the waiting, not the job.
+SQUEUE_FAILURES = 20
+
 
 
 @dataclass(frozen=True)
@@ -174,9 +177,15 @@ def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Pa
     """Print each task's start and landing; return each task's record (None: it left no record)."""
     seen: dict[int, str] = {}
     started = time.monotonic()
+    failures = 0
     while True:
         states = queued_states(job_id)
         records = landed_records(results_dir, job_id, since)
+        failures = 0 if states is not None else failures + 1
+        if failures >= SQUEUE_FAILURES:
+            log(f"squeue has failed {failures} times in a row; stopped waiting for job {job_id}: "
+                "`nox -s report` merges its records when they land")
+            return {i: records.get(i) for i in range(len(tasks))}
         for task_id, (state, node) in sorted((states or {}).items()):
             if seen.get(task_id) != state and task_id < len(tasks):
                 seen[task_id] = state

@@ -24,9 +24,10 @@ Import this module only after XLA_FLAGS are final.
 
 from __future__ import annotations
 
+import inspect
 import os
 import socket
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
 # The repro's exit code for "this release cannot run the requested processes".
 EXIT_UNSUPPORTED = 4
@@ -82,8 +83,6 @@ def _enable_cpu_collectives(jax: Any) -> Optional[str]:
 
 
 def _initialize_keywords(jax: Any, processes: int) -> Dict[str, Any]:
-    import inspect
-
     keywords: Dict[str, Any] = {}
     coordinator = os.environ.get(COORDINATOR_ENV)
     if coordinator:
@@ -161,7 +160,3 @@ def _first_line(error: BaseException) -> str:
     text = f"{type(error).__name__}: {error}"
     return text.strip().splitlines()[0] if text.strip() else type(error).__name__
 
-
-def shares_evenly(counts: Sequence[int], processes: int) -> List[int]:
-    """The device counts a mesh over ``processes`` can use: multiples of it."""
-    return [count for count in counts if count % processes == 0]

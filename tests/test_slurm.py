@@ -87,6 +87,16 @@ def test_squeue_lines_become_task_states(tmp_path: Path, monkeypatch: pytest.Mon
     assert slurm.queued_states("12") == {0: ("RUNNING", "vm"), 1: ("PENDING", "")}
 
 
+def test_waiting_ends_when_squeue_keeps_failing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "squeue"
+    fake.write_text("#!/bin/sh\necho 'slurm_load_jobs error: Unable to contact slurm controller' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    lines: list[str] = []
+    landed = slurm.wait("12", [ArrayTask("scaling", "0.6.0")], tmp_path, tmp_path, 0, lines.append, poll_s=0)
+    assert landed == {0: None}
+    assert "stopped waiting for job 12" in lines[-1]
+
 # --------------------------------------------------------------------------
 # A real SLURM: scripts/slurm-local.sh starts one on this machine.
 
