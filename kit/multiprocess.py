@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -88,10 +89,29 @@ def merge(out: Path, processes: int, codes: Sequence[int | None], tail: list[str
                 "evidence": {"exit_codes": list(codes), "per_process": unsupported}}
     missing = [rank for rank, r in enumerate(results) if r is None]
     if missing or any(code != 0 for code in codes):
-        last = next((line for line in reversed(tail) if line.strip()), "no output")
         return {"status": "crashed", "reason": f"process(es) {missing or 'all'} of {processes} gave no result "
-                f"(exit codes {list(codes)}): {last}", "evidence": {"output_tail": tail, "exit_codes": list(codes)}}
+                f"(exit codes {list(codes)}): {telling_line(tail)}",
+                "evidence": {"output_tail": tail, "exit_codes": list(codes)}}
     return _agreed([r for r in results if r is not None], processes)
+
+
+# Lines that say why a process died, best first: a C++ exception's message, then
+# a Python or XLA error; the partners' "missing heartbeat" noise comes after them.
+TELLING = (re.compile(r"what\(\):\s*(.*)"), re.compile(r"((?:\w+Error|\w+Exception|Error|FATAL)\b.*)"))
+
+GLOO_HINT = ("; this release's gloo CPU collectives could not span several devices per process "
+             "(jax 0.4.25 fails so, and works with one device per process: --devices 2 --processes 2)")
+
+
+def telling_line(tail: Sequence[str]) -> str:
+    """The line of the interleaved output that best says why the run failed."""
+    for pattern in TELLING:
+        for line in tail:
+            found = pattern.search(line)
+            if found and "heartbeat" not in line.lower():
+                text = line.split("] ", 1)[0] + "] " + found.group(1) if line.startswith("[p") else found.group(1)
+                return text + (GLOO_HINT if "Gloo context initialization failed" in text else "")
+    return next((line for line in reversed(tail) if line.strip()), "no output")
 
 
 def _agreed(results: list[dict[str, Any]], processes: int) -> dict[str, Any]:

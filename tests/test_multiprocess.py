@@ -149,3 +149,19 @@ def test_under_srun_one_srun_starts_the_processes(tmp_path: Path, monkeypatch: p
     assert started == [["srun", "--ntasks=2", "--kill-on-bad-exit=1", "--cpu-bind=none",
                         "python", "-m", "repro.scaling"]]
     assert fields["status"] == "ran"
+
+
+def test_a_crash_is_explained_by_the_dying_process_not_its_partners_heartbeat_noise() -> None:
+    # As jax 0.4.25 printed it with 2 devices in each of 2 processes.
+    tail = [
+        "[p0] terminate called after throwing an instance of 'absl::lts_20230802::BadStatusOrAccess'",
+        "[p0]   what():  Bad StatusOr access: UNKNOWN: Gloo context initialization failed: DEADLINE_EXCEEDED: "
+        "GetKeyValue() timed out with key: cpu:gloo/0,1,2,3/1",
+        "[p1] F1130 client.h:78] Terminating process because the coordinator detected missing heartbeats.",
+        '[p1] :{"created":"@1796010613.457451459","description":"Failed to pick subchannel"}',
+    ]
+    line = multiprocess.telling_line(tail)
+    assert line.startswith("[p0] Bad StatusOr access: UNKNOWN: Gloo context initialization failed")
+    assert "one device per process" in line
+    assert multiprocess.telling_line(["[p1] Traceback (most recent call last):", "[p1] ValueError: bad mesh"]) == \
+        "[p1] ValueError: bad mesh"
