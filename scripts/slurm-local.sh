@@ -9,7 +9,9 @@
 #
 # Everything it writes (slurm.conf, the munge key and socket, spool, logs,
 # pid files) lives in one state folder, KIT_SLURM_STATE (default
-# /tmp/kit-slurm), so it never touches /etc/slurm or a system munged. The node
+# /tmp/kit-slurm), so it never touches /etc/slurm or a system munged, and two
+# clusters with different state folders (two CI runs on one machine) do not
+# meet: each gets free ports (or KIT_SLURM_CTLD_PORT / KIT_SLURM_SLURMD_PORT). The node
 # has this machine's CPUs and most of its memory. Daemons run as root: this is
 # a test cluster on a machine you own, not a template for a real one.
 #
@@ -17,8 +19,6 @@
 set -euo pipefail
 
 STATE="${KIT_SLURM_STATE:-/tmp/kit-slurm}"
-CTLD_PORT="${KIT_SLURM_CTLD_PORT:-16817}"
-SLURMD_PORT="${KIT_SLURM_SLURMD_PORT:-16818}"
 NODE="$(hostname -s)"
 CONF="$STATE/slurm.conf"
 
@@ -41,7 +41,12 @@ install_packages() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
 }
 
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'
+}
+
 write_config() {
+    local ctld_port="${KIT_SLURM_CTLD_PORT:-$(free_port)}" slurmd_port="${KIT_SLURM_SLURMD_PORT:-$(free_port)}"
     mkdir -p "$STATE"/{ctld,spool,log,run,munge}
     chmod 700 "$STATE/munge"
     local cpus mem_mb
@@ -52,8 +57,8 @@ write_config() {
 # Written by scripts/slurm-local.sh; removed by "down".
 ClusterName=kitlocal
 SlurmctldHost=$NODE
-SlurmctldPort=$CTLD_PORT
-SlurmdPort=$SLURMD_PORT
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge

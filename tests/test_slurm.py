@@ -104,24 +104,29 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def local_slurm() -> Iterator[dict[str, str]]:
+def local_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """A running single-node SLURM: the one CI started, or one this fixture starts and stops."""
     env = dict(os.environ)
-    if env.get("SLURM_CONF") and shutil.which("sinfo") and _sinfo_ok(env):
+    if env.get("SLURM_CONF") and Path(env["SLURM_CONF"]).is_file() and shutil.which("sinfo") and _sinfo_ok(env):
         yield env
         return
+    # A state folder (and free ports) of its own: a cluster someone else runs here is left alone.
+    env["KIT_SLURM_STATE"] = str(tmp_path_factory.mktemp("slurm-state"))
     script = str(ROOT / "scripts" / "slurm-local.sh")
-    subprocess.run([script, "up"], check=True, timeout=900)
-    conf = subprocess.run([script, "env"], check=True, capture_output=True, text=True).stdout.split("=", 1)[1]
-    env["SLURM_CONF"] = conf.strip()
+    subprocess.run([script, "up"], check=True, timeout=900, env=env)
+    conf = subprocess.run([script, "env"], check=True, capture_output=True, text=True, env=env).stdout
+    env["SLURM_CONF"] = conf.split("=", 1)[1].strip()
     try:
         yield env
     finally:
-        subprocess.run([script, "down"], timeout=120)
+        subprocess.run([script, "down"], timeout=120, env=env)
 
 
 def _sinfo_ok(env: dict[str, str]) -> bool:
-    return subprocess.run(["sinfo", "-h"], env=env, capture_output=True, timeout=30).returncode == 0
+    try:
+        return subprocess.run(["sinfo", "-h"], env=env, capture_output=True, timeout=30).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
 
 
 def _checkout_copy(tmp_path: Path) -> Path:
