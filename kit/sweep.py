@@ -32,7 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from . import records, slurm
 from .config import Matrix, timeout_seconds
-from .errors import UsageError
+from .errors import KitError, UsageError
 from .index import PackageIndex
 from .release import ResolvedRelease, newest_records_here, open_index, record_is_current, resolve_release
 from .runner import Prepared, RunRequest, parameters_for, prepare, run_check
@@ -363,6 +363,9 @@ class Sweep:
         try:
             request = _request(cell, self.options)
             record, path = run_check(self.matrix, request, self.log, self.index, prepared=self._prepare(request))
+        except KitError as exc:  # the index down, say: one sentence, as the kit says it everywhere
+            self.log(f"ERROR in {cell}: {exc} (no record written; the sweep goes on)")
+            return CellResult(cell, "error", None, note=str(exc))
         except Exception as exc:
             self.log(f"ERROR in {cell}: {type(exc).__name__}: {exc} (no record written; the sweep goes on)\n"
                      + traceback.format_exc().rstrip())

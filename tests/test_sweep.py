@@ -16,7 +16,7 @@ import pytest
 
 from kit import __version__, install, records, release, sweep
 from kit.config import Matrix, parse_matrix
-from kit.errors import KitError
+from kit.errors import IndexUnreachable, KitError
 from kit.index import PackageIndex
 from kit.install import InstallPlan, Resolution
 from kit.runner import Prepared, RunRequest, parameters_for
@@ -232,6 +232,21 @@ def test_an_exception_in_one_cell_does_not_stop_the_rest(
     table = capsys.readouterr().out
     assert re.search(r"0\.4\.13\s+correctness\s+error\s", table)
     assert table.rstrip().endswith("  correctness · jax 0.4.13: RuntimeError: kit bug")
+
+
+def test_an_unreachable_index_in_one_cell_is_one_sentence_no_traceback_and_no_record(
+        matrix: Matrix, kit: FakeKit, capsys: pytest.CaptureFixture[str]) -> None:
+    def index_down() -> str:
+        raise IndexUnreachable("jax 0.4.13 needs the package index to resolve its install, and it could not be reached")
+
+    kit.behaviour[("0.4.13", "scaling")] = index_down
+    code, lines = run(matrix)
+    assert code == sweep.EXIT_OK and kit.ran == ALL_CELLS
+    errors = [line for line in lines if line.startswith("ERROR in scaling · jax 0.4.13")]
+    assert errors == ["ERROR in scaling · jax 0.4.13: jax 0.4.13 needs the package index to resolve its install, "
+                      "and it could not be reached (no record written; the sweep goes on)"]
+    assert not any("Traceback" in line for line in lines)
+    assert len(records.load_records(matrix.results_dir).records) == 5
 
 
 def test_strict_fails_on_a_crash_or_timeout_but_not_on_verdicts(matrix: Matrix, kit: FakeKit) -> None:
