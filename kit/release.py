@@ -89,7 +89,7 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         unknown = index.unknown_release(version)
         if unknown:
             raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
-    plan = plan_install(matrix, release, backend, index, find_links)
+    plan = plan_release(matrix, version, backend, index, find_links)
     resolution, attempts = _first_python(plan, offline, first_python)
     archive = matrix.install.jaxlib_archive
     if resolution is None and not offline and archive and archive not in plan.find_links and _lacks_jaxlib(attempts):
@@ -98,10 +98,21 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     return ResolvedRelease(plan, resolution, tuple(attempts), problem, settings)
 
 
+def plan_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
+                 find_links: tuple[str, ...] = ()) -> InstallPlan:
+    """The release's install plan alone, nothing resolved: for callers that judge from index metadata."""
+    return plan_install(matrix, matrix.release(version), backend, index or open_index(matrix), find_links)
+
+
+def installed_pythons(plan: InstallPlan) -> list[str]:
+    """The plan's Pythons that are installed here, in its order of preference."""
+    return available_pythons(plan.pythons)
+
+
 def _first_python(plan: InstallPlan, offline: bool,
                   first_python: str | None = None) -> tuple[Resolution | None, list[Resolution]]:
     """Installed Pythons in preference order (``first_python`` before them) first; then those uv could supply."""
-    installed = available_pythons(plan.pythons)
+    installed = installed_pythons(plan)
     resolution, attempts = choose_python(plan, installed, offline=offline, first=first_python)
     if resolution is None and not (attempts and missing_everywhere(attempts[-1])):
         others = [python for python in plan.pythons if python not in installed]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from kit.bisect import candidates
+from kit import release
 from kit.bisect.candidates import candidate_for, list_candidates, pinned_jaxlib, release_versions
 from kit.config import parse_matrix
 from kit.errors import UsageError
@@ -80,7 +80,7 @@ def matrix() -> Any:
 
 @pytest.fixture(autouse=True)
 def only_python_312_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(candidates, "available_pythons", lambda wanted: [p for p in wanted if p == "3.12"])
+    monkeypatch.setattr(release, "available_pythons", lambda wanted: [p for p in wanted if p == "3.12"])
 
 
 def test_yanked_releases_are_listed() -> None:

@@ -23,10 +23,9 @@ from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 from ..config import Matrix
-from ..envs import available_pythons
 from ..errors import UsageError
 from ..index import PackageIndex, versions_between
-from ..install import plan_install
+from ..release import installed_pythons, plan_release
 
 # GPU extras, newest first, as kit.install picks them; "cpu" for the CPU build.
 _EXTRAS = {"cpu": ("cpu",), "cuda": ("cuda13", "cuda12", "cuda12_pip", "cuda")}
@@ -82,7 +81,7 @@ def list_candidates(matrix: Matrix, versions: Sequence[str], backend: str, index
 def candidate_for(matrix: Matrix, version: str, backend: str, index: PackageIndex,
                   find_links: tuple[str, ...]) -> Candidate:
     """One release: its plan (no resolve), the jaxlib it would get and the Python, or why not."""
-    plan = plan_install(matrix, matrix.release(version), backend, index, find_links)
+    plan = plan_release(matrix, version, backend, index, find_links)
     project = index.project("jax")
     uploaded = project.first_upload(version)
     base = Candidate(version, plan.requirements, plan.exclude_newer, None, None,
@@ -90,7 +89,7 @@ def candidate_for(matrix: Matrix, version: str, backend: str, index: PackageInde
     spec = jaxlib_requirement(index, version, backend)
     if spec is None:
         return replace(base, problem=f"jax {version} declares no {backend} extra")
-    installed = available_pythons(plan.pythons)
+    installed = installed_pythons(plan)
     for python in installed:
         jaxlib = _newest_jaxlib(index, spec, python)
         if jaxlib is not None:
