@@ -116,8 +116,10 @@ class PackageIndex:
         return self.project("jax").versions(include_yanked)
 
     def unknown_release(self, version: str) -> str:
-        """"" when jax==version is on the index; otherwise one sentence saying so and naming the newest."""
-        if self.project("jax").has(version):
+        """"" when jax==version is on the index (yanked too: uv installs an exact pin of one);
+        otherwise one sentence saying so and naming the newest."""
+        project = self.project("jax")
+        if project.has(version) or project.yanked(version):
             return ""
         releases = self.jax_releases()
         newest = f"; newest is {releases[-1]}" if releases else ""

@@ -23,6 +23,13 @@ def test_releases_dates_and_neighbours_come_from_the_index(tmp_path: Path) -> No
         assert index.neighbours("0.4.16") == ["0.4.13", "0.4.18"]
 
 
+def test_a_version_the_index_lacks_is_named_with_the_newest(tmp_path: Path) -> None:
+    with serve_index() as served:
+        index = PackageIndex(served.url, cache_dir=tmp_path)
+        assert index.unknown_release("0.4.16") == ""
+        assert index.unknown_release("9.9.9") == f"jax 9.9.9 is not a JAX release on {served.url}; newest is 0.6.0"
+
+
 def test_a_second_index_object_reads_the_page_from_the_disk_cache(tmp_path: Path) -> None:
     with serve_index() as served:
         PackageIndex(served.url, cache_dir=tmp_path).jax_releases()
