@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+import threading
 import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from kit.wheel_metadata import NotAWheel, read_zip_member
+from kit.wheel_metadata import NotAWheel, read_zip_member, remote_metadata
 
 METADATA = "Metadata-Version: 2.1\nName: jax\nVersion: 0.4.20\nRequires-Dist: jaxlib ==0.4.20 ; extra == 'cpu'\n"
 
@@ -58,3 +60,37 @@ def test_missing_member_is_named() -> None:
     data = wheel(zipfile.ZIP_DEFLATED)
     with pytest.raises(NotAWheel, match="no member ending in .dist-info/WHEEL"):
         read_zip_member(len(data), Ranges(data), ".dist-info/WHEEL")
+
+
+class _Wheels(BaseHTTPRequestHandler):
+    """Serves one wheel, honouring Range requests only under /ranges/."""
+
+    data = wheel(zipfile.ZIP_DEFLATED)
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        spec = self.headers.get("Range", "")
+        if self.path.startswith("/ranges/") and spec.startswith("bytes="):
+            start, end = (int(x) for x in spec[len("bytes="):].split("-"))
+            body, status = self.data[start : end + 1], 206
+        else:
+            body, status = self.data, 200
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("path", ["/ranges/jax.whl", "/whole/jax.whl"])
+def test_metadata_over_http_with_and_without_range_support(path: str) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Wheels)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}{path}"
+        assert remote_metadata(url, len(_Wheels.data), pep658=False) == METADATA
+    finally:
+        server.shutdown()
+        server.server_close()
