@@ -130,7 +130,7 @@ def submit(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run
     (job_dir / "job.json").write_text(json.dumps({"schema": 1, "job_id": job_id, "cells": [
         {"array_task_id": i, "check": t.check, "version": t.version} for i, t in enumerate(tasks)]}, indent=2),
         encoding="utf-8")
-    log(f"submitted SLURM job array {job_id}: {len(tasks)} cells ({job_dir})")
+    log(f"submitted SLURM job array {job_id}: {len(tasks)} cell{'' if len(tasks) == 1 else 's'} ({job_dir})")
     return job_id
 
 
