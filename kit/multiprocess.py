@@ -212,12 +212,15 @@ class ProcessGroup:
                 time.sleep(0.1)
         finally:
             self.kill_all()  # also on Ctrl-C: no process outlives the kit
+            self._close_pipes()
+        return [proc.returncode for proc in self.procs], list(self.tail)
+
+    def _close_pipes(self) -> None:
         for reader in self._readers:
             reader.join(timeout=5)
         for proc in self.procs:
             if proc.stdout is not None:
                 proc.stdout.close()  # the pipe outlives the process otherwise
-        return [proc.returncode for proc in self.procs], list(self.tail)
 
     def kill_all(self) -> None:
         """SIGTERM every group still running (srun passes it on to its tasks), then SIGKILL."""
@@ -225,14 +228,16 @@ class ProcessGroup:
         for proc in running:
             _signal_group(proc, signal.SIGTERM)
         end = time.monotonic() + 5
-        for proc in running:
-            try:
-                proc.wait(timeout=max(0.1, end - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-        for proc in self.procs:
-            _signal_group(proc, signal.SIGKILL)  # stragglers, and children of processes that exited
-            proc.wait()
+        try:
+            for proc in running:
+                try:
+                    proc.wait(timeout=max(0.1, end - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:  # even if a second Ctrl-C cuts the polite wait short
+            for proc in self.procs:
+                _signal_group(proc, signal.SIGKILL)  # stragglers, and children of processes that exited
+                proc.wait()
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:

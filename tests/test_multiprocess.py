@@ -165,3 +165,26 @@ def test_a_crash_is_explained_by_the_dying_process_not_its_partners_heartbeat_no
     assert "one device per process" in line
     assert multiprocess.telling_line(["[p1] Traceback (most recent call last):", "[p1] ValueError: bad mesh"]) == \
         "[p1] ValueError: bad mesh"
+
+
+def test_ctrl_c_while_waiting_kills_every_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pid_file = tmp_path / "p.pid"
+    sleeper = _python(f"import os, time; open({str(pid_file)!r}, 'a').write(str(os.getpid()) + ' '); time.sleep(600)")
+    group = ProcessGroup([sleeper, sleeper], [dict(os.environ)] * 2)
+    deadline = time.monotonic() + 30
+    while len(pid_file.read_text().split() if pid_file.exists() else []) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+    real_sleep = time.sleep
+    calls: list[float] = []
+
+    def interrupted_once(seconds: float) -> None:  # as one Ctrl-C arrives during the wait
+        calls.append(seconds)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        real_sleep(seconds)
+
+    monkeypatch.setattr(multiprocess.time, "sleep", interrupted_once)
+    with pytest.raises(KeyboardInterrupt):
+        group.wait(timeout=600)
+    assert not any(_alive(int(pid)) for pid in pid_file.read_text().split())
