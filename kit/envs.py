@@ -65,7 +65,15 @@ class UvBackend:
         # Install exactly what the resolution pinned, so the record's versions
         # are the versions that ran.
         pins = [f"{name}=={version}" for name, version in sorted(resolution.pins.items())]
-        _run([self.uv, "pip", "install", "--python", str(env_python(path)), *plan.uv_args(), *pins])
+        command = [self.uv, "pip", "install", "--python", str(env_python(path)), *plan.uv_args()]
+        if resolution.pins and all(resolution.hashes.get(name) for name in resolution.pins):
+            # The lock's hashes too: a wheel that changed since it was resolved is refused.
+            locked = path / "kit-requirements.txt"
+            locked.write_text("".join(f"{pin} " + " ".join(f"--hash={h}" for h in resolution.hashes[pin.split('==')[0]])
+                                      + "\n" for pin in pins), encoding="utf-8")
+            _run([*command, "--require-hashes", "-r", str(locked)])
+        else:
+            _run([*command, *pins])
 
 
 class VirtualenvBackend:

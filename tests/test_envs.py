@@ -128,3 +128,16 @@ def test_interpreters_are_found_under_pyenv_newest_patch_first(tmp_path: Path, m
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert envs.find_interpreter("3.11") == tmp_path / "versions" / "3.11.10" / "bin" / "python"
     assert envs.find_interpreter("3.7") is None
+
+
+def test_uv_installs_the_locked_hashes_when_every_pin_has_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    commands: list[list[str]] = []
+    monkeypatch.setattr(envs, "_run", commands.append)
+    hashed = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"},
+                        hashes={"jax": ("sha256:aa",), "jaxlib": ("sha256:bb", "sha256:cc")})
+    envs.UvBackend("uv").install(tmp_path, PLAN, hashed)
+    assert commands[-1][-3:] == ["--require-hashes", "-r", str(tmp_path / "kit-requirements.txt")]
+    assert (tmp_path / "kit-requirements.txt").read_text().splitlines() == [
+        "jax==0.6.0 --hash=sha256:aa", "jaxlib==0.6.0 --hash=sha256:bb --hash=sha256:cc"]
+    envs.UvBackend("uv").install(tmp_path, PLAN, RESOLUTION)  # no hashes (a find-links plan): pins alone
+    assert commands[-1][-2:] == ["jax==0.6.0", "jaxlib==0.6.0"]
