@@ -41,10 +41,11 @@ def _differs(record: Mapping[str, Any], configured: Configured | None) -> str:
         return ""  # a check the matrix does not configure has nothing to differ from
     preset = (record.get("requested") or {}).get("preset")
     used = record.get("parameters") or {}
-    wanted = configured[check]
+    if check == "scaling":
+        # Records from before `processes` existed ran one process.
+        used = {"processes": 1, **used}
+    # A multi-process run measures something else even where matrix.toml leaves processes at 1.
+    wanted = {"processes": 1, **configured[check]} if "processes" in used else configured[check]
     changed = [f"{flag(key)} {shown(used.get(key))}" if key in used else f"no {flag(key)}"
                for key, value in wanted.items() if used.get(key) != value]
-    if "processes" not in wanted and used.get("processes", 1) != 1:
-        # A multi-process run measures something else even where matrix.toml leaves processes at 1.
-        changed.append(f"--processes {used['processes']}")
     return " ".join(([f"--preset {preset}"] if preset else []) + changed)

@@ -244,9 +244,11 @@ def is_current(
         return False
     if record_fingerprint(record) != environment_fingerprint:
         return False
-    used = record.get("parameters") or {}
-    if used.get("processes", 1) != parameters.get("processes", 1):
-        return False  # a multi-process run measures another cell than a single-process one
+    # A record from before `processes` existed ran one process; a multi-process run
+    # measures another cell than a single-process one, configured or not.
+    used = {"processes": 1, **(record.get("parameters") or {})}
+    if used["processes"] != parameters.get("processes", 1):
+        return False
     if record.get("status") == "ran":
         return all(key in used and used[key] == value for key, value in parameters.items())
     return True

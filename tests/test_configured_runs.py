@@ -39,3 +39,16 @@ def test_without_a_matrix_every_record_counts() -> None:
     assert build_report(loaded.entries).ad_hoc == []
     odd = build_report(loaded.entries, configured={"scaling": {"batch": 1}})
     assert {run.check for run in odd.ad_hoc} == {"scaling"} and odd.checks == ["correctness"]
+
+
+def test_processes_other_than_the_matrix_s_make_a_run_ad_hoc_and_absent_means_one() -> None:
+    base = {"devices": [1, 2, 4], "batch": 4096, "repeats": 7}
+    old = _entry()  # from before the parameter: one process
+    one = _entry(parameters={**base, "processes": 1})
+    two = _entry(parameters={**base, "processes": 2})
+    in_matrix, ad_hoc = split_ad_hoc([old, one, two], {"scaling": base})
+    assert in_matrix == [old, one] and [why for _, why in ad_hoc] == ["--processes 2"]
+    in_matrix, ad_hoc = split_ad_hoc([old, one, two], {"scaling": {**base, "processes": 1}})
+    assert in_matrix == [old, one]
+    in_matrix, ad_hoc = split_ad_hoc([old, one, two], {"scaling": {**base, "processes": 2}})
+    assert in_matrix == [two] and [why for _, why in ad_hoc] == ["--processes 1", "--processes 1"]

@@ -179,6 +179,16 @@ def test_is_current() -> None:
     assert is_current(make_record(status="not-installable", parameters={}), "0.1.0", {"devices": [1]}, fingerprint)
 
 
+def test_a_multi_process_record_is_never_current_for_a_single_process_cell() -> None:
+    two = make_record(parameters={"devices": [1, 2, 4], "processes": 2})
+    fingerprint = record_fingerprint(two)
+    # matrix.toml leaves processes at 1 (absent): the 2-process run measured another cell.
+    assert not is_current(two, "0.1.0", {"devices": [1, 2, 4]}, fingerprint)
+    assert is_current(two, "0.1.0", {"devices": [1, 2, 4], "processes": 2}, fingerprint)
+    # Records from before the parameter existed ran one process.
+    assert is_current(make_record(), "0.1.0", {"devices": [1, 2, 4], "processes": 1}, fingerprint)
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     check=st.text(min_size=1, max_size=12),
