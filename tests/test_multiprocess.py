@@ -32,6 +32,28 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _dead_soon(pid: int, within: float = 10.0) -> bool:
+    """SIGKILL is delivered asynchronously: on a loaded machine a killed process
+    can show as running for a moment after the kill returns."""
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _wait_for_pids(pid_file: Path, count: int, within: float = 60.0) -> list[int]:
+    """Python can take seconds to start on a loaded machine: wait for the processes to say who they are."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        pids = pid_file.read_text().split() if pid_file.exists() else []
+        if len(pids) >= count:
+            return [int(pid) for pid in pids]
+        time.sleep(0.05)
+    raise AssertionError(f"{count} processes did not start within {within} s")
+
+
 def _result(verdict: str = "affected", rank: int = 0, **summary: Any) -> dict[str, Any]:
     figures = {"all_gathers": 1, "collectives": 1, "lu_batch_per_device": 1024, "lu_fed_by": "all-gather",
                "devices": 4, "positive_control_ok": True}
@@ -93,14 +115,18 @@ def test_a_process_without_a_result_makes_the_run_crashed(tmp_path: Path) -> Non
 
 def test_one_process_dying_takes_the_hung_one_down_within_the_grace(tmp_path: Path) -> None:
     pid_file = tmp_path / "hung.pid"
-    hung = _python(f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)")
-    dies = _python("import time, sys; time.sleep(0.5); sys.exit(7)")
+    hung = _python(f"import os, time; open({str(pid_file)!r}, 'a').write(str(os.getpid()) + ' '); time.sleep(600)")
+    # It dies once the hung one is up (not after a fixed delay: on a loaded
+    # machine the other interpreter may not have started by then).
+    dies = _python("import os, sys, time\n"
+                   f"while not os.path.exists({str(pid_file)!r}): time.sleep(0.05)\n"
+                   "sys.exit(7)\n")
     started = time.monotonic()
     group = ProcessGroup([hung, dies], [dict(os.environ)] * 2)
     codes, _tail = group.wait(timeout=120, grace=1.0)
     assert time.monotonic() - started < 30
     assert codes[1] == 7 and codes[0] is not None and codes[0] < 0  # killed by a signal
-    assert not _alive(int(pid_file.read_text()))
+    assert _dead_soon(_wait_for_pids(pid_file, 1)[0])
     assert not group.timed_out
 
 
@@ -110,15 +136,13 @@ def test_a_timeout_kills_every_process_and_their_children(tmp_path: Path) -> Non
     spawner = _python(
         "import subprocess, sys, time\n"
         f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        f"open({str(pid_file)!r}, 'a').write(str(child.pid) + ' ')\n"
         "time.sleep(600)\n")
     group = ProcessGroup([spawner, spawner], [dict(os.environ)] * 2)
-    deadline = time.monotonic() + 30
-    while not pid_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    children = _wait_for_pids(pid_file, 2)
     _codes, _tail = group.wait(timeout=2)
     assert group.timed_out
-    assert not _alive(int(pid_file.read_text()))
+    assert all(_dead_soon(pid) for pid in children)
 
 
 def test_output_is_prefixed_with_the_rank(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -171,9 +195,7 @@ def test_ctrl_c_while_waiting_kills_every_process(tmp_path: Path, monkeypatch: p
     pid_file = tmp_path / "p.pid"
     sleeper = _python(f"import os, time; open({str(pid_file)!r}, 'a').write(str(os.getpid()) + ' '); time.sleep(600)")
     group = ProcessGroup([sleeper, sleeper], [dict(os.environ)] * 2)
-    deadline = time.monotonic() + 30
-    while len(pid_file.read_text().split() if pid_file.exists() else []) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    pids = _wait_for_pids(pid_file, 2)
 
     real_sleep = time.sleep
     calls: list[float] = []
@@ -187,4 +209,4 @@ def test_ctrl_c_while_waiting_kills_every_process(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(multiprocess.time, "sleep", interrupted_once)
     with pytest.raises(KeyboardInterrupt):
         group.wait(timeout=600)
-    assert not any(_alive(int(pid)) for pid in pid_file.read_text().split())
+    assert all(_dead_soon(pid) for pid in pids)
