@@ -35,8 +35,8 @@ from repro import parameters as parameter_rules
 
 from .config import CHECK_PARAMETERS, Matrix, load_matrix, timeout_seconds
 from .errors import IndexUnreachable, KitError, UsageError
-from .release import resolve_release
-from .runner import RunRequest, parameters_for, run_check
+from .install.release import resolve_release
+from .run.runner import RunRequest, parameters_for, run_check
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE, EXIT_NETWORK, EXIT_UNSUPPORTED = 0, 1, 2, 3, 4, 5
 
@@ -73,7 +73,7 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) ->
 
             return bisect_main(matrix, rest, log)
         if command == "matrix":
-            from .sweep import main as sweep_main
+            from .matrix.sweep import main as sweep_main
 
             return sweep_main(matrix, rest, log)
         raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, matrix or report")
@@ -174,8 +174,8 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     parser.add_argument("--out", type=Path, default=matrix.results_dir.parent, help="where matrix.md/json go")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     args = parser.parse_args(list(argv))
-    from .matrix_markdown import render_answer
-    from .report import write_report
+    from .matrix.markdown import render_answer
+    from .matrix.report import write_report
 
     start = time.perf_counter()
     result = write_report(args.results, args.out, plots=not args.no_plots, configured=_configured(matrix, log),

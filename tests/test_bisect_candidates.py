@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from kit import release
+from kit.install import release
 from kit.bisect.candidates import candidate_for, list_candidates, pinned_jaxlib, release_versions
 from kit.config import parse_matrix
 from kit.errors import UsageError
-from kit.index import DistFile, Project
+from kit.install.index import DistFile, Project
 
 JAX_METADATA = {
     "0.4.31": "Provides-Extra: cpu\nProvides-Extra: cuda12\nRequires-Dist: jaxlib ==0.4.31 ; extra == 'cpu'\n"

@@ -18,15 +18,17 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from kit import __version__, changelog, records, runner
+from kit import __version__
+from kit.bisect import changelog
+from kit.run import records, runner
 from kit.bisect import driver
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import Outcome, expected_probes
 from kit.config import load_matrix, parse_matrix
-from kit.envs import Env
-from kit.install import Resolution
+from kit.install.envs import Env
+from kit.install.plan import Resolution
 from kit.errors import ConfigError, UsageError
 
 REPO = Path(__file__).resolve().parent.parent

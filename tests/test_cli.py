@@ -94,7 +94,7 @@ def test_bad_input_prints_one_error_and_a_tip(argv: list[str], message: str, cap
     monkeypatch.chdir(Path(__file__).resolve().parent.parent)
     # The run itself must never start for bad input.
     monkeypatch.setattr(cli, "run_check", lambda *a, **k: pytest.fail("ran despite bad input"))
-    monkeypatch.setattr("kit.runner.prepare", lambda *a, **k: pytest.fail("prepared despite bad input"))
+    monkeypatch.setattr("kit.run.runner.prepare", lambda *a, **k: pytest.fail("prepared despite bad input"))
     assert cli.main(argv, log=lambda m: None) == cli.EXIT_USAGE
     err = capsys.readouterr().err.splitlines()
     assert err[0] == message or err[0].startswith(message)
@@ -103,9 +103,9 @@ def test_bad_input_prints_one_error_and_a_tip(argv: list[str], message: str, cap
 
 def test_cuda_without_a_gpu_stops_before_downloading_anything(capsys, monkeypatch) -> None:
     monkeypatch.chdir(Path(__file__).resolve().parent.parent)
-    monkeypatch.setattr("kit.runner.shutil.which", lambda name: None)
+    monkeypatch.setattr("kit.run.runner.shutil.which", lambda name: None)
     monkeypatch.delenv("KIT_ALLOW_NO_GPU", raising=False)
-    monkeypatch.setattr("kit.release.plan_install", lambda *a, **k: pytest.fail("planned without a GPU"))
+    monkeypatch.setattr("kit.install.release.plan_install", lambda *a, **k: pytest.fail("planned without a GPU"))
     assert cli.main(["run", "scaling", "0.6.0", "--backend", "cuda"], log=lambda m: None) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "no NVIDIA GPU is visible here" in err
@@ -127,7 +127,7 @@ MATRIX_TOML = str(Path(__file__).parent.parent / "matrix.toml")
 )
 def test_bad_parameters_stop_before_anything_is_resolved_or_written(argv: list[str], message: str, capsys,
                                                                      monkeypatch) -> None:
-    from kit import runner
+    from kit.run import runner
 
     def no_install(*args: object, **kwargs: object) -> None:
         pytest.fail("resolved or installed a release for parameters the repro would refuse")
@@ -140,7 +140,7 @@ def test_bad_parameters_stop_before_anything_is_resolved_or_written(argv: list[s
 
 
 def test_a_single_value_for_a_list_parameter_is_a_one_element_list(monkeypatch) -> None:
-    from kit import runner
+    from kit.run import runner
 
     seen: list[dict] = []
 
@@ -197,9 +197,9 @@ def test_a_session_for_a_release_not_in_the_matrix_points_at_matrix_toml(argv: l
 
 
 def test_plan_says_it_answered_from_the_lock(tmp_path: Path, capsys) -> None:
-    from kit import lockfile
+    from kit.install import lockfile
     from kit.config import load_matrix
-    from kit.install import InstallPlan, Resolution
+    from kit.install.plan import InstallPlan, Resolution
 
     path = matrix_file(tmp_path, refused_url())  # the index is down: only the lock can answer
     matrix = load_matrix(path)

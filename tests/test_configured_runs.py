@@ -1,12 +1,12 @@
-"""kit.configured_runs: which records ran matrix.toml's parameters, and how the others differ."""
+"""kit.matrix.configured_runs: which records ran matrix.toml's parameters, and how the others differ."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kit.configured_runs import split_ad_hoc
-from kit.matrix_model import build_report
-from kit.records import LoadedRecord, load_records
+from kit.matrix.configured_runs import split_ad_hoc
+from kit.matrix.model import build_report
+from kit.run.records import LoadedRecord, load_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
 

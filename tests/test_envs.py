@@ -1,4 +1,4 @@
-"""kit.envs: an environment is built once per plan, reused after, and rebuilt over an interrupted build."""
+"""kit.install.envs: an environment is built once per plan, reused after, and rebuilt over an interrupted build."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kit import envs
-from kit.install import InstallPlan, Resolution
+from kit.install import envs
+from kit.install.plan import InstallPlan, Resolution
 
 PLAN = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
                    exclude_newer="2025-04-30T00:00:00Z", index_url="https://example.invalid/simple",

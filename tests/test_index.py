@@ -1,4 +1,4 @@
-"""kit.index: releases, upload dates and neighbours read from a PEP 691 index, cached on disk."""
+"""kit.install.index: releases, upload dates and neighbours read from a PEP 691 index, cached on disk."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from packaging.version import Version
 
 from kit.errors import IndexUnreachable
-from kit.index import PackageIndex, versions_between
+from kit.install.index import PackageIndex, versions_between
 from tests.fake_index import refused_url, serve_index
 
 

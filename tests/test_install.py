@@ -8,11 +8,11 @@ import pytest
 
 from kit.config import parse_matrix
 from kit.errors import UsageError
-from kit import install
+from kit.install import plan as install
 from kit.errors import IndexUnreachable
-from kit.install import (JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_hashes, parse_pins, plan_install,
+from kit.install.plan import (JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_hashes, parse_pins, plan_install,
                          raise_if_network_trouble)
-from kit.install import unresolvable_reason
+from kit.install.plan import unresolvable_reason
 
 
 class FakeIndex:
@@ -114,7 +114,7 @@ def test_not_installable_reason_names_the_missing_wheel_and_where_it_looked() ->
 
 
 def test_a_plan_is_resolved_once_per_python_in_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kit.install as install
+    import kit.install.plan as install
 
     calls: list[str] = []
 
@@ -134,7 +134,7 @@ def test_a_plan_is_resolved_once_per_python_in_a_process(monkeypatch: pytest.Mon
 
 
 def test_a_python_known_to_fit_is_tried_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kit.install as install
+    import kit.install.plan as install
 
     calls: list[str] = []
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kit.config import Matrix, load_matrix
-from kit.runner import RunRequest, run_check
+from kit.run.runner import RunRequest, run_check
 
 pytestmark = pytest.mark.integration
 
@@ -69,7 +69,7 @@ _RUN_IN_A_FRESH_PROCESS = """
 import dataclasses, json, sys
 from pathlib import Path
 from kit.config import load_matrix
-from kit.runner import RunRequest, run_check
+from kit.run.runner import RunRequest, run_check
 matrix = dataclasses.replace(load_matrix("matrix.toml"), results_dir=Path(sys.argv[1]))
 request = RunRequest("scaling", "0.6.0", overrides=json.loads(sys.argv[2]))
 record, _ = run_check(matrix, request, lambda m: print(m, file=sys.stderr))
@@ -126,8 +126,8 @@ def test_nox_lists_a_session_per_release_and_check() -> None:
 
 
 def _resolve_gpu(version: str) -> tuple[Any, Any]:
-    from kit.index import PackageIndex
-    from kit.install import plan_install, resolve
+    from kit.install.index import PackageIndex
+    from kit.install.plan import plan_install, resolve
 
     real = load_matrix(ROOT / "matrix.toml")
     plan = plan_install(real, real.release(version), "cuda", PackageIndex(real.install.index_url))

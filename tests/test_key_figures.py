@@ -1,13 +1,13 @@
-"""kit.key_figures: a record's summary in the few words a matrix cell shows."""
+"""kit.matrix.key_figures: a record's summary in the few words a matrix cell shows."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from kit.key_figures import key_figure
-from kit.matrix_model import _finding
-from kit.records import LoadedRecord
+from kit.matrix.key_figures import key_figure
+from kit.matrix.model import _finding
+from kit.run.records import LoadedRecord
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
 

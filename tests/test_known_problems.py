@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from kit.errors import ConfigError
-from kit.known_problems import DEFAULT_PATH, load_known_problems
-from kit.matrix_markdown import render_markdown
-from kit.matrix_model import build_report
+from kit.matrix.known_problems import DEFAULT_PATH, load_known_problems
+from kit.matrix.markdown import render_markdown
+from kit.matrix.model import build_report
 
 
 def test_the_shipped_file_cites_both_upstream_fixes() -> None:

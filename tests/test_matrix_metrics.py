@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kit.matrix_markdown import render_markdown
-from kit.matrix_metrics import metric_series, plot_metrics
-from kit.matrix_model import build_report
-from kit.records import LoadedRecord
+from kit.matrix.markdown import render_markdown
+from kit.matrix.metric_series import metric_series, plot_metrics
+from kit.matrix.model import build_report
+from kit.run.records import LoadedRecord
 
 
 def _record(version: str, samples: list[float], check: str = "mine") -> LoadedRecord:

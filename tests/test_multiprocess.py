@@ -1,4 +1,4 @@
-"""kit.multiprocess: N processes started, watched, killed together, and their results merged."""
+"""kit.run.multiprocess: N processes started, watched, killed together, and their results merged."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from kit import multiprocess
-from kit.multiprocess import ProcessGroup, merge, result_path
+from kit.run import multiprocess
+from kit.run.multiprocess import ProcessGroup, merge, result_path
 
 
 def _python(code: str) -> list[str]:

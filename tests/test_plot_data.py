@@ -1,4 +1,4 @@
-"""kit.plot_data: series read from evidence, with or without the repro's own efficiency figures."""
+"""kit.matrix.plot_data: series read from evidence, with or without the repro's own efficiency figures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.plot_data import efficiency_curves, scaling_curves
+from kit.matrix.plot_data import efficiency_curves, scaling_curves
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records" / "cpu-laptop-sweep"
 

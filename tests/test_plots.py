@@ -1,4 +1,4 @@
-"""kit.plots: plots are redrawn only when the records they show change."""
+"""kit.matrix.plots: plots are redrawn only when the records they show change."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kit import plots
-from kit.records import load_records
+from kit.matrix import plots
+from kit.run.records import load_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records" / "cpu-laptop-sweep"
 

@@ -1,4 +1,4 @@
-"""The check protocol (kit/protocol.py) and the runner's script runs, with this interpreter standing in
+"""The check protocol (kit/run/protocol.py) and the runner's script runs, with this interpreter standing in
 for a release's python: exit codes, KIT_RESULT, forced host devices, timeouts."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kit import protocol, runner
-from kit.envs import Env
+from kit.run import protocol, runner
+from kit.install.envs import Env
 
 
 @pytest.mark.parametrize(("code", "status", "verdict"), [

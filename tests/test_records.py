@@ -1,4 +1,4 @@
-"""kit.records: atomic unique writes, tolerant loading, cells and freshness."""
+"""kit.run.records: atomic unique writes, tolerant loading, cells and freshness."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kit import records
-from kit.records import (
+from kit.run import records
+from kit.run.records import (
     SCHEMA,
     CellKey,
     cell_key,

@@ -1,4 +1,4 @@
-"""kit.release: how a release installs here, and whether a record of it is current."""
+"""kit.install.release: how a release installs here, and whether a record of it is current."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
-from kit import __version__, install, lockfile, records, release
+from kit import __version__
+from kit.install import plan as install, lockfile, release
+from kit.run import records
 from kit.config import parse_matrix
 from kit.errors import IndexUnreachable, UsageError
-from kit.install import InstallPlan, Resolution
+from kit.install.plan import InstallPlan, Resolution
 from tests.fake_index import refused_url, serve_index, wheel
 
 MATRIX = parse_matrix({"kit": {"envs_dir": "/nonexistent/envs"}, "install": {"jaxlib_archive": ""},

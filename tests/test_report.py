@@ -1,4 +1,4 @@
-"""kit.report: the answer and the matrix rows, built from fixture records alone."""
+"""kit.matrix.report: the answer and the matrix rows, built from fixture records alone."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from kit.records import load_records
-from kit.matrix_markdown import render_answer, render_markdown, render_rows
+from kit.run.records import load_records
+from kit.matrix.markdown import render_answer, render_markdown, render_rows
 from kit import cli
-from kit.matrix_model import SCHEMA, build_report
-from kit.report import write_report
+from kit.matrix.model import SCHEMA, build_report
+from kit.matrix.report import write_report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
 # The parameters the fixture records ran with, as a matrix.toml would configure them.

@@ -1,4 +1,4 @@
-"""kit.runner: parameters, flags, one record per run whatever happens, and a repro that overruns is stopped."""
+"""kit.run.runner: parameters, flags, one record per run whatever happens, and a repro that overruns is stopped."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from kit import envs, install, lockfile, records, runner
+from kit.install import envs, plan as install, lockfile
+from kit.run import records, runner
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
-from kit.install import InstallPlan, Resolution
+from kit.install.plan import InstallPlan, Resolution
 from tests.fake_index import refused_url
 
 
@@ -72,7 +73,7 @@ def test_a_repro_that_overruns_its_timeout_is_killed(capsys: Any) -> None:
 
 
 def test_a_size_the_repro_refuses_is_recorded_as_refused_not_crashed(tmp_path: Path) -> None:
-    from kit.envs import Env
+    from kit.install.envs import Env
     from repro.contract import EXIT_REFUSED
 
     fake_python = tmp_path / "python"
@@ -118,7 +119,7 @@ def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(
 
 
 def test_a_terminated_session_kills_its_repro_and_leaves_no_temp_folder(tmp_path: Path) -> None:
-    script = ("import sys; from kit import cli, runner\n"
+    script = ("import sys; from kit import cli; from kit.run import runner\n"
               "with cli.unwind_on_stop_signals():\n"
               "    with runner.scratch_dir() as folder:\n"
               "        print(folder, flush=True)\n"

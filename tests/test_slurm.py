@@ -1,4 +1,4 @@
-"""kit.slurm: the batch script, job facts, and reading back what an array's tasks left."""
+"""kit.matrix.slurm: the batch script, job facts, and reading back what an array's tasks left."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Iterator
 
 import pytest
 
-from kit import slurm
+from kit.matrix import slurm
 from kit.errors import UsageError
-from kit.slurm import ArrayTask, SlurmOptions, batch_script, job_label, landed_records
+from kit.matrix.slurm import ArrayTask, SlurmOptions, batch_script, job_label, landed_records
 
 
 def test_the_batch_script_runs_line_i_of_the_cells_with_the_kit(tmp_path: Path) -> None:

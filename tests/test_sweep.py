@@ -1,4 +1,4 @@
-"""kit.sweep: every cell in order, current cells skipped, failures contained, Ctrl-C safe.
+"""kit.matrix.sweep: every cell in order, current cells skipped, failures contained, Ctrl-C safe.
 
 Installing and running are replaced by fakes that write real records, so a
 second sweep sees what the first one left, exactly as on a real machine.
@@ -14,12 +14,15 @@ from typing import Any, Callable
 
 import pytest
 
-from kit import __version__, install, records, release, sweep
+from kit import __version__
+from kit.install import plan as install, release
+from kit.run import records
+from kit.matrix import sweep
 from kit.config import Matrix, parse_matrix
 from kit.errors import IndexUnreachable, KitError
-from kit.index import PackageIndex
-from kit.install import InstallPlan, Resolution
-from kit.runner import Prepared, RunRequest, parameters_for
+from kit.install.index import PackageIndex
+from kit.install.plan import InstallPlan, Resolution
+from kit.run.runner import Prepared, RunRequest, parameters_for
 
 RELEASES = ("0.4.13", "0.4.16", "0.6.2")
 NOT_INSTALLABLE = "0.4.16"

@@ -17,7 +17,7 @@ import pytest
 from kit.bisect import main as bisect_main
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
-from kit.runner import RunRequest, run_check
+from kit.run.runner import RunRequest, run_check
 
 if sys.version_info >= (3, 11):
     import tomllib

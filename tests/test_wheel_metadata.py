@@ -1,4 +1,4 @@
-"""kit.wheel_metadata: METADATA out of a wheel with a few range reads, checked against real zips."""
+"""kit.install.wheel_metadata: METADATA out of a wheel with a few range reads, checked against real zips."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from kit.wheel_metadata import NotAWheel, read_zip_member, remote_metadata
+from kit.install.wheel_metadata import NotAWheel, read_zip_member, remote_metadata
 
 METADATA = "Metadata-Version: 2.1\nName: jax\nVersion: 0.4.20\nRequires-Dist: jaxlib ==0.4.20 ; extra == 'cpu'\n"
 

@@ -1,10 +1,10 @@
-"""kit.workarounds: a workaround is stated only when an affected record's own evidence shows it."""
+"""kit.matrix.workarounds: a workaround is stated only when an affected record's own evidence shows it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kit.workarounds import shard_map_figures, shard_map_text
+from kit.matrix.workarounds import shard_map_figures, shard_map_text
 
 
 def _evidence(shard_map_share: int, jit_eff: float = 0.18, shard_map_eff: float = 0.61) -> dict[str, Any]:

@@ -9,6 +9,7 @@ The modules follow a bisect from start to end:
 * :mod:`.probes`: one probe, from a current record or a run in the release's environment;
 * :mod:`.store`: finished probes on disk, so a bisect resumes;
 * :mod:`.report`: the markdown and JSON ready to paste into an issue;
+* :mod:`.changelog`: the compare links and release notes the report quotes;
 * :mod:`.driver`: ``main``, which runs them in that order.
 """
 

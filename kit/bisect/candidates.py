@@ -23,10 +23,10 @@ from packaging.version import Version
 
 from ..config import Matrix
 from ..errors import UsageError
-from ..index import PackageIndex, versions_between
-from ..release import installed_pythons, plan_release
+from ..install.index import PackageIndex, versions_between
+from ..install.release import installed_pythons, plan_release
 
-# GPU extras, newest first, as kit.install picks them; "cpu" for the CPU build.
+# GPU extras, newest first, as kit.install.plan picks them; "cpu" for the CPU build.
 _EXTRAS = {"cpu": ("cpu",), "cuda": ("cuda13", "cuda12", "cuda12_pip", "cuda")}
 
 
@@ -71,7 +71,7 @@ def list_candidates(matrix: Matrix, versions: Sequence[str], backend: str, index
                     find_links: tuple[str, ...]) -> list[Candidate]:
     """Every release described from the index's metadata, in the given order."""
     index.project("jax"), index.project("jaxlib")  # two pages, fetched once before the threads start
-    # Metadata reads go one at a time over one kept-alive connection (kit.wheel_metadata): about
+    # Metadata reads go one at a time over one kept-alive connection (kit.install.wheel_metadata): about
     # 25 ms each here, where threads opening a connection each stalled 5 s now and then.
     return [candidate_for(matrix, v, backend, index, find_links) for v in versions]
 
@@ -96,7 +96,7 @@ def candidate_for(matrix: Matrix, version: str, backend: str, index: PackageInde
     for python in (p for p in plan.pythons if p not in installed):
         jaxlib = _newest_jaxlib(index, spec, python)
         if jaxlib is not None:
-            return replace(base, jaxlib=jaxlib)  # for a Python uv may supply when probed (kit.release)
+            return replace(base, jaxlib=jaxlib)  # for a Python uv may supply when probed (kit.install.release)
     if plan.find_links or plan.extra_index_urls or matrix.install.jaxlib_archive:
         return replace(base, jaxlib=_pinned(spec))  # wheels may come from there: the probe will tell
     if not installed:

@@ -8,10 +8,10 @@ from typing import Sequence
 
 from packaging.version import Version
 
-from .. import changelog
+from . import changelog
 from ..config import Matrix
 from ..errors import UsageError
-from ..release import open_index
+from ..install.release import open_index
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding

@@ -8,7 +8,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from .. import changelog
+from . import changelog
 from .candidates import Candidate
 from .options import Options
 from .outcomes import Observation

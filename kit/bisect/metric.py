@@ -19,7 +19,8 @@ from typing import Any
 
 from packaging.version import Version
 
-from .. import metrics, runner
+from .. import metrics
+from ..run import runner
 from ..errors import UsageError
 from .candidates import Candidate
 from .outcomes import Observation, classify, describe

@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..config import Matrix, timeout_seconds
 from ..errors import UsageError
-from ..release import newest_records_here
+from ..install.release import newest_records_here
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
-from .. import protocol
+from ..run import protocol
 from .search import Outcome
 
 CRASH_MODES = {"skip": Outcome.SKIP, "bad": Outcome.BAD, "good": Outcome.GOOD}
@@ -73,7 +73,7 @@ def classify(observation: Observation, crash: str) -> Outcome:
 
 
 def script_observation(code: int | None, timeout: int) -> Observation:
-    """A script's exit code, as ``git bisect run`` reads it (None: it timed out); see kit.protocol."""
+    """A script's exit code, as ``git bisect run`` reads it (None: it timed out); see kit.run.protocol."""
     status, verdict, reason = protocol.exit_observation(code, timeout)
     return Observation(status, verdict, reason, timeout_s=timeout)
 

@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import __version__, records, runner
+from .. import __version__
+from ..run import records, runner
 from ..config import Matrix
 from .options import Options
 from .outcomes import Observation

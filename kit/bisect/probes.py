@@ -19,10 +19,10 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
-from .. import records, runner
+from ..run import records, runner
 from ..config import Matrix
-from ..index import PackageIndex
-from ..release import newest_records_here, record_is_current
+from ..install.index import PackageIndex
+from ..install.release import newest_records_here, record_is_current
 from .candidates import Candidate
 from .options import DEFAULT_SCRIPT_TIMEOUT_S, Log, Options
 from .outcomes import Observation, classify, describe, script_observation, settle

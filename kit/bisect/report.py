@@ -8,7 +8,8 @@ from typing import Any, Mapping, Sequence
 
 from packaging.version import Version
 
-from .. import changelog, records
+from . import changelog
+from ..run import records
 from .candidates import Candidate
 from .finding import Finding, cost_lines, to_json
 from .options import Options

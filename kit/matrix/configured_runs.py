@@ -14,7 +14,7 @@ from typing import Any
 
 from repro.parameters import flag, shown
 
-from .records import LoadedRecord
+from ..run.records import LoadedRecord
 
 Configured = Mapping[str, Mapping[str, Any]]
 """Per check, the parameters matrix.toml configures (no preset, no command-line overrides)."""

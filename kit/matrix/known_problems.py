@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -23,7 +23,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 FILE_NAME = "known_problems.toml"
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / FILE_NAME
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / FILE_NAME
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import __version__, records
-from .config import Matrix
+from .. import __version__
+from ..run import records
+from ..config import Matrix
 from .envs import available_pythons
-from .errors import IndexUnreachable, UsageError
+from ..errors import IndexUnreachable, UsageError
 from .index import PackageIndex, page_unreachable
-from .install import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
+from .plan import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
                       unresolvable_reason)
 from .lockfile import Lock, install_settings, read_lock, write_lock
 

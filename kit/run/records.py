@@ -1,6 +1,6 @@
 """The record store: one JSON file per run under ``reports/results/``.
 
-A record is what `kit.runner` makes of one check in one environment (the
+A record is what `kit.run.runner` makes of one check in one environment (the
 schema is in docs/architecture.md). This module writes records atomically
 under names that never collide, loads them back while reporting (never
 raising on) files that are corrupt, truncated or from another schema, and
@@ -33,8 +33,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from .atomic_files import TEMP_PREFIX, atomic_write_text, atomic_write_texts, file_mode_mask, fsync_dir
-from .errors import StorageError
+from ..atomic_files import TEMP_PREFIX, atomic_write_text, atomic_write_texts, file_mode_mask, fsync_dir
+from ..errors import StorageError
 
 __all__ = ["TEMP_PREFIX", "atomic_write_text", "atomic_write_texts"]  # callers that write reports import them from here too
 

@@ -24,8 +24,8 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-from .errors import UsageError
-from .install import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
+from ..errors import UsageError
+from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
 
 Log = Callable[[str], None]
 

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .metrics import summarise
-from .records import LoadedRecord, atomic_write_text, record_backend, record_jax, release_key
+from ..metrics import summarise
+from ..run.records import LoadedRecord, atomic_write_text, record_backend, record_jax, release_key
 
 MANIFEST = "metrics.json"
 

@@ -2,7 +2,7 @@
 
 No installs and no JAX: the report reads ``reports/results/`` and answers the
 question users ask ("which release can I use?") before showing the evidence.
-`kit.matrix_model` builds what the records say, `kit.matrix_markdown` renders
+`kit.matrix.model` builds what the records say, `kit.matrix.markdown` renders
 it; this module writes both files so that they always describe the same
 records: both are written to temp files first and only then put in place.
 
@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .atomic_files import atomic_write_texts
+from ..atomic_files import atomic_write_texts
 from .configured_runs import Configured, split_ad_hoc
-from .errors import StorageError
+from ..errors import StorageError
 from .known_problems import load_known_problems
-from .matrix_markdown import render_markdown
-from .matrix_metrics import plot_metrics
-from .matrix_model import PlotRef, Report, build_report
-from .records import LoadedRecord, UnusableFile, load_records
+from .markdown import render_markdown
+from .metric_series import plot_metrics
+from .model import PlotRef, Report, build_report
+from ..run.records import LoadedRecord, UnusableFile, load_records
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .matrix_metrics import render_metrics
-from .matrix_model import AffectedRange, Finding, Report
+from .metric_series import render_metrics
+from .model import AffectedRange, Finding, Report
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")

@@ -1,6 +1,6 @@
 """``nox -s matrix -- --slurm``: the matrix's pending cells as one SLURM job array.
 
-The sweep (kit/sweep.py) decides which cells are pending; this module builds
+The sweep (kit/matrix/sweep.py) decides which cells are pending; this module builds
 their environments here, once per release, then submits one ``sbatch`` job
 array with one cell per array task. Each task runs the same kit command a
 check session runs (``python -m kit run CHECK VERSION``) on its node, in this
@@ -30,12 +30,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import UsageError
-from .multiprocess import SRUN_ENV
+from ..errors import UsageError
+from ..run.multiprocess import SRUN_ENV
 
 Log = Callable[[str], None]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 POLL_S = 3.0
 

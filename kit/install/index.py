@@ -24,7 +24,7 @@ from typing import Iterable
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from .errors import IndexUnreachable, PackageIndexError
+from ..errors import IndexUnreachable, PackageIndexError
 from .wheel_metadata import remote_metadata
 
 _ACCEPT = "application/vnd.pypi.simple.v1+json"

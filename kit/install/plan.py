@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from .config import Matrix, Release
-from .errors import IndexUnreachable, UsageError
+from ..config import Matrix, Release
+from ..errors import IndexUnreachable, UsageError
 from .index import PackageIndex
 
 # JAX's installation guide names these pages for wheels the index no longer has

@@ -3,7 +3,7 @@
 Locally the kit starts N copies of the repro itself, each in its own process
 group, with the coordinator (127.0.0.1 on a free port) and its rank in the
 environment (see repro/distributed.py). Inside a SLURM job started by
-`kit.slurm`, ``srun`` starts them instead and ``jax.distributed.initialize()``
+`kit.matrix.slurm`, ``srun`` starts them instead and ``jax.distributed.initialize()``
 reads SLURM's variables by itself.
 
 Every process reads the compiled HLO and reaches a verdict on its own; the
@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 
 Log = Callable[[str], None]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # The repro's exit code for "this release cannot run the requested processes"
 # (repro/distributed.py EXIT_UNSUPPORTED).

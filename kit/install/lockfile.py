@@ -19,9 +19,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .config import Matrix, Release
-from .install import InstallPlan, Resolution
-from .atomic_files import atomic_write_text
+from ..config import Matrix, Release
+from .plan import InstallPlan, Resolution
+from ..atomic_files import atomic_write_text
 
 LOCK_SCHEMA = 1
 

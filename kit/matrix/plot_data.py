@@ -1,7 +1,7 @@
 """What the plots read from a record's evidence (tolerant: the layout is the repro's, not ours).
 
 No matplotlib here: these turn ``evidence.timings``, ``evidence.scaling`` and
-``evidence.cases`` into plain series that `kit.plots` draws and tests check.
+``evidence.cases`` into plain series that `kit.matrix.plots` draws and tests check.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``nox -s matrix``: every check on every release in matrix.toml, one record each.
 
 The sweep is resumable by design. Records are written one by one (atomically,
-by `kit.runner`), and before running anything the sweep asks of each cell
+by `kit.run.runner`), and before running anything the sweep asks of each cell
 (release × check) whether its newest record is still current: same kit
 version, same parameters, same environment fingerprint. That question is
 answered from install *plans* alone (uv resolves metadata, installs nothing),
@@ -10,7 +10,7 @@ and a Ctrl-C costs only the cell that was running.
 
     nox -s matrix -- [--backend cpu|cuda] [--only 0.4.16,0.6.2] [--checks scaling]
                      [--rerun | --rerun-check scaling] [--timeout S] [--strict] [--refresh]
-                     [--slurm [--partition P] [--time T] [--no-wait]]   (kit/slurm.py)
+                     [--slurm [--partition P] [--time T] [--no-wait]]   (kit/matrix/slurm.py)
 
 Exit codes: 0 when the sweep completed (whatever the verdicts); 1 with
 ``--strict`` when a cell crashed, timed out or met an unexpected error;
@@ -30,12 +30,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from . import records, slurm
-from .config import Matrix, timeout_seconds
-from .errors import KitError, UsageError
-from .index import PackageIndex
-from .release import ResolvedRelease, newest_records_here, open_index, record_is_current, resolve_release
-from .runner import Prepared, RunRequest, parameters_for, prepare, run_check
+from ..run import records
+from . import slurm
+from ..config import Matrix, timeout_seconds
+from ..errors import KitError, UsageError
+from ..install.index import PackageIndex
+from ..install.release import ResolvedRelease, newest_records_here, open_index, record_is_current, resolve_release
+from ..run.runner import Prepared, RunRequest, parameters_for, prepare, run_check
 from .slurm import SlurmOptions
 
 Log = Callable[[str], None]
@@ -78,7 +79,7 @@ class Options:
     timeout_s: int | None = None
     strict: bool = False
     refresh: bool = False
-    slurm: SlurmOptions | None = None  # submit the pending cells as a SLURM job array (kit/slurm.py)
+    slurm: SlurmOptions | None = None  # submit the pending cells as a SLURM job array (kit/matrix/slurm.py)
 
 
 @dataclass

@@ -3,8 +3,8 @@
 Built from records alone (no installs, no JAX): the answer users ask for
 ("which release can I use?"), the measured range of each known problem, one
 row per (release, backend, machine) with what each check found there, and the
-records superseded or skipped. `kit.matrix_markdown` renders it and
-`kit.report` writes it.
+records superseded or skipped. `kit.matrix.markdown` renders it and
+`kit.matrix.report` writes it.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__ as KIT_VERSION
+from .. import __version__ as KIT_VERSION
 from .configured_runs import Configured, split_ad_hoc
 from .key_figures import key_figure, lu_fed_by
 from .known_problems import KnownProblem, load_known_problems
-from .matrix_metrics import MetricSeries, metric_series
+from .metric_series import MetricSeries, metric_series
 from .slurm import job_label
-from .records import (
+from ..run.records import (
     LoadedRecord,
     UnusableFile,
     cell_key,
@@ -164,7 +164,7 @@ class Report:
     plots: list[PlotRef] = field(default_factory=list)
     plot_notes: list[str] = field(default_factory=list)
     metrics: list[MetricSeries] = field(default_factory=list)
-    """Per check, metric and backend: each release's median and spread (kit.matrix_metrics)."""
+    """Per check, metric and backend: each release's median and spread (kit.matrix.metric_series)."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 
-from .atomic_files import atomic_write_text
+from ..atomic_files import atomic_write_text
 from .plot_data import (
     BoundaryWindow,
     TimingPoint,
@@ -37,7 +37,7 @@ from .plot_data import (
     number,
     scaling_curves,
 )
-from .records import LoadedRecord, newest_per_cell, record_backend, record_jax, release_key
+from ..run.records import LoadedRecord, newest_per_cell, record_backend, record_jax, release_key
 
 AFFECTED_COLOR = "#c0392b"
 UNAFFECTED_COLOR = "#2471a3"

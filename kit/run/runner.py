@@ -32,18 +32,19 @@ from typing import Any, Callable, Iterator, Mapping
 from repro.contract import EXIT_REFUSED
 from repro.parameters import flag, shown
 
-from . import __version__, multiprocess, protocol, records
-from .config import Check, Matrix, parameter_problems, validate_parameters
-from .envs import Env, InstallFailed, ensure_env, pick_backend
-from .errors import UsageError
-from .index import PackageIndex
-from .install import InstallPlan, Resolution, how_to_supply
-from .release import lock_release, resolve_release
-from .slurm import job_facts
+from .. import __version__
+from . import multiprocess, protocol, records
+from ..config import Check, Matrix, parameter_problems, validate_parameters
+from ..install.envs import Env, InstallFailed, ensure_env, pick_backend
+from ..errors import UsageError
+from ..install.index import PackageIndex
+from ..install.plan import InstallPlan, Resolution, how_to_supply
+from ..install.release import lock_release, resolve_release
+from ..matrix.slurm import job_facts
 
 Log = Callable[[str], None]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 
@@ -243,7 +244,7 @@ def run_script(env: Env, script: Path, backend: str, host_devices: int | None, t
                log: Log) -> dict[str, Any]:
     """Run a script check with the release's python; the record fields its exit code and KIT_RESULT give.
 
-    The protocol is kit/protocol.py (README: "Your own check").
+    The protocol is kit/run/protocol.py (README: "Your own check").
     """
     with scratch_dir() as tmp:
         out = tmp / "kit-result.json"
@@ -316,7 +317,7 @@ def to_flags(params: Mapping[str, Any]) -> list[str]:
 
 
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, log: Log) -> dict[str, Any]:
-    """The repro as N processes joined by jax.distributed (kit/multiprocess.py), merged into one record."""
+    """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one record."""
     fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(), log)
     if fields["status"] == "ran":
         fields["environment"] = {**host_facts(None), **fields["environment"]}

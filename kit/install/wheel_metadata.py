@@ -23,7 +23,7 @@ import urllib.request
 import zlib
 from typing import Callable
 
-from .errors import PackageIndexError
+from ..errors import PackageIndexError
 
 Fetch = Callable[[int, int], bytes]
 """``fetch(start, end)``: bytes ``start`` to ``end - 1`` of the file."""

@@ -1,0 +1,1 @@
+"""How does release X get onto this machine? The index, the install plan, the environment and its lock."""
