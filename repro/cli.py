@@ -13,6 +13,7 @@ import math
 import os
 from typing import Any, Dict, List, Mapping, NoReturn, Sequence, Tuple
 
+from repro import parameters as parameter_rules
 from repro.contract import EXIT_USAGE  # noqa: F401  (the repros' one usage exit code)
 
 
@@ -34,6 +35,20 @@ def int_list(text: str) -> List[int]:
 
 def name_list(text: str) -> List[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def checked_parameters(check: str, parser: argparse.ArgumentParser,
+                       argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
+    """The output path and the full parameters of ``check``, judged by the rules the kit applies too.
+
+    Defaults, presets and limits all come from repro/parameters.py, so a value
+    the kit let through is never refused here, and the other way round.
+    """
+    out, parameters = merge_parameters(parser, argv, parameter_rules.DEFAULTS[check], parameter_rules.PRESETS[check])
+    broken = parameter_rules.problems(check, parameters)
+    if broken:
+        raise UsageError(broken[0])
+    return out, parameters
 
 
 def merge_parameters(parser: argparse.ArgumentParser, argv: Sequence[str], defaults: Mapping[str, Any],

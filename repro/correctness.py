@@ -43,7 +43,7 @@ from repro.correctness_plan import (
     ranges_to_check,
 )
 from repro.contract import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
-from repro.cli import Parser, UsageError, merge_parameters, name_list, write_result
+from repro.cli import Parser, UsageError, checked_parameters, name_list, write_result
 
 # Defaults, presets and limits live in repro/parameters.py, shared with the kit.
 DEFAULTS: Dict[str, Any] = parameters_rules.DEFAULTS["correctness"]
@@ -85,15 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def parse_parameters(argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
     """The output path and the full parameters: defaults, then preset, then flags."""
-    out, parameters = merge_parameters(_parser(), argv, DEFAULTS, PRESETS)
-    _validate(parameters)
-    return out, parameters
-
-
-def _validate(parameters: Dict[str, Any]) -> None:
-    broken = parameters_rules.problems("correctness", parameters)
-    if broken:
-        raise UsageError(broken[0])
+    return checked_parameters("correctness", _parser(), argv)
 
 
 # --------------------------------------------------------------------------

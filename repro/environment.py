@@ -31,7 +31,7 @@ def _jaxlib_version() -> Optional[str]:
     return getattr(jaxlib_version, "__version__", None)
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     """The CPU's marketing name; timings mean little without it."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
@@ -67,7 +67,7 @@ def describe_environment() -> Dict[str, Any]:
         "platform": platform.platform(),
     }
     facts.update(_device_facts())
-    facts["cpu_model"] = _cpu_model()
+    facts["cpu_model"] = cpu_model()
     facts["hostname"] = socket.gethostname()
     facts["executable"] = sys.executable
     return facts

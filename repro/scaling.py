@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from repro import hlo, verdicts
 from repro import parameters as parameters_rules
 from repro import scaling_figures as figures
-from repro.cli import EXIT_USAGE, Parser, UsageError, int_list, merge_parameters, name_list, write_result
+from repro.cli import EXIT_USAGE, Parser, UsageError, checked_parameters, int_list, name_list, write_result
 from repro.scaling_figures import LOSSES, Case
 
 # Defaults, presets and limits live in repro/parameters.py, shared with the kit.
@@ -61,16 +61,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def parse_parameters(argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
     """The output path and the full parameters: defaults, then preset, then flags."""
-    out, parameters = merge_parameters(_parser(), argv, DEFAULTS, PRESETS)
-    _validate(parameters)
-    return out, parameters
-
-
-def _validate(parameters: Dict[str, Any]) -> None:
-    broken = parameters_rules.problems("scaling", parameters)
-    if broken:
-        raise UsageError(broken[0])
+    out, parameters = checked_parameters("scaling", _parser(), argv)
     parameters["devices"] = sorted(set(parameters["devices"]))
+    return out, parameters
 
 
 # --------------------------------------------------------------------------

@@ -7,7 +7,9 @@ The modules follow a bisect from start to end:
 * :mod:`.search`: the pure algorithm (no I/O): bisect, verify the ends, scan all;
 * :mod:`.outcomes`: what a release did, and the one place it becomes good / bad / skip;
 * :mod:`.probes`: one probe, from a current record or a run in the release's environment;
-* :mod:`.store`: finished probes on disk, so a bisect resumes;
+* :mod:`.probe_cache`: finished probes on disk, keyed by what ran, shared by every bisect;
+* :mod:`.metric`: a slowdown judged from repeated samples (``--metric``);
+* :mod:`.finding`: what the search found and what it cost, for the report;
 * :mod:`.report`: the markdown and JSON ready to paste into an issue;
 * :mod:`.changelog`: the compare links and release notes the report quotes;
 * :mod:`.driver`: ``main``, which runs them in that order.

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..metrics import summarise
+from .plots import save_png
 from ..run.records import LoadedRecord, atomic_write_text, record_backend, record_jax, release_key
 
 MANIFEST = "metrics.json"
@@ -150,13 +151,7 @@ def _draw(one: MetricSeries, path: Path) -> bool:
     ax.set_title(f"{one.check} · {one.metric} on {one.backend} ({one.better} is better)", fontsize=10)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".tmp-{path.name}")
-    try:
-        fig.savefig(temp, dpi=110, format="png")
-        temp.replace(path)
-    finally:
-        temp.unlink(missing_ok=True)
+    save_png(fig, path)
     return True
 
 

@@ -165,6 +165,12 @@ def _several_machines(entries: Sequence[LoadedRecord]) -> bool:
 
 
 def _save(fig: Any, path: Path, title: str, outcome: PlotOutcome) -> None:
+    save_png(fig, path)
+    outcome.images.append(PlotImage(title, path))
+
+
+def save_png(fig: Any, path: Path) -> None:
+    """Write the figure through a temp file, so a reader never sees half a PNG."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".tmp-{path.name}")
     try:
@@ -172,7 +178,6 @@ def _save(fig: Any, path: Path, title: str, outcome: PlotOutcome) -> None:
         temp.replace(path)
     finally:
         temp.unlink(missing_ok=True)
-    outcome.images.append(PlotImage(title, path))
 
 
 def _plot_scaling(entries: list[LoadedRecord], backend: str, out_dir: Path, outcome: PlotOutcome) -> None:

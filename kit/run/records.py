@@ -33,6 +33,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from repro.environment import cpu_model  # stdlib-only: one reading of the CPU for both halves
+
 from ..atomic_files import TEMP_PREFIX, atomic_write_text, atomic_write_texts, file_mode_mask, fsync_dir
 from ..errors import StorageError
 
@@ -78,16 +80,6 @@ def machine_id() -> str:
     fallback = f"{socket.gethostname()}|{cpu_model()}"
     return hashlib.sha256(fallback.encode()).hexdigest()[:12]
 
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
-            for line in cpuinfo:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
 
 
 @dataclass(frozen=True, order=True)
