@@ -141,3 +141,16 @@ def test_uv_installs_the_locked_hashes_when_every_pin_has_them(tmp_path: Path, m
         "jax==0.6.0 --hash=sha256:aa", "jaxlib==0.6.0 --hash=sha256:bb --hash=sha256:cc"]
     envs.UvBackend("uv").install(tmp_path, PLAN, RESOLUTION)  # no hashes (a find-links plan): pins alone
     assert commands[-1][-2:] == ["jax==0.6.0", "jaxlib==0.6.0"]
+
+
+def test_an_environment_knows_its_full_python_version_from_pyvenv_cfg(tmp_path: Path) -> None:
+    # uv writes version_info, the standard venv writes version; a script check's record quotes it.
+    uv_env = tmp_path / "uv"
+    uv_env.mkdir()
+    (uv_env / "pyvenv.cfg").write_text("home = /x/bin\nimplementation = CPython\nuv = 0.13.9\nversion_info = 3.13.0\n")
+    venv_env = tmp_path / "venv"
+    venv_env.mkdir()
+    (venv_env / "pyvenv.cfg").write_text("home = /x/bin\ninclude-system-site-packages = false\nversion = 3.9.18\n")
+    assert envs.Env(uv_env, uv_env / "bin/python", False, {}).python_version() == "3.13.0"
+    assert envs.Env(venv_env, venv_env / "bin/python", False, {}).python_version() == "3.9.18"
+    assert envs.Env(tmp_path / "gone", tmp_path / "gone/bin/python", False, {}).python_version() is None

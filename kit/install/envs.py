@@ -39,6 +39,20 @@ class Env:
     reused: bool
     pins: dict[str, str]
 
+    def python_version(self) -> str | None:
+        """The interpreter's full version (3.13.0), as the venv recorded it: no process to start.
+
+        The plan only knows the minor version; the built-in repros report the
+        full one, and a script check's record should say the same.
+        """
+        try:
+            lines = (self.path / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return None
+        found = dict(line.split("=", 1) for line in lines if "=" in line)
+        found = {key.strip(): value.strip() for key, value in found.items()}
+        return found.get("version_info") or found.get("version") or None
+
 
 class InstallFailed(Exception):
     """The installer ran and failed; the message is its last words."""

@@ -264,7 +264,7 @@ def run_script(env: Env, script: Path, backend: str, host_devices: int | None, t
             fields["reason"] += f": {last}"
     fields["evidence"] = evidence
     env_facts = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
-                 "backend": backend, "device_count": host_devices or None}
+                 "python": env.python_version(), "backend": backend, "device_count": host_devices or None}
     fields["environment"] = {**host_facts(None), **env_facts, **((result or {}).get("environment") or {})}
     return fields
 
