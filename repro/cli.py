@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 from typing import Any, Dict, List, Mapping, NoReturn, Sequence, Tuple
 
 from repro import parameters as parameter_rules
 from repro.contract import EXIT_USAGE  # noqa: F401  (the repros' one usage exit code)
+from repro.contract import json_safe
 
 
 class UsageError(Exception):
@@ -75,15 +75,3 @@ def write_result(path: str, result: Mapping[str, Any]) -> None:
         json.dump(json_safe(result), handle, indent=2, allow_nan=False)
         handle.write("\n")
     os.replace(temporary, path)
-
-
-def json_safe(value: Any) -> Any:
-    if hasattr(value, "item") and callable(value.item) and getattr(value, "shape", None) == ():
-        value = value.item()  # numpy scalars
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    return value

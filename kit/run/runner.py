@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import platform
 import re
@@ -29,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from repro.contract import EXIT_REFUSED
+from repro.contract import EXIT_REFUSED, json_safe
 from repro.parameters import flag, shown
 
 from .. import __version__
@@ -166,7 +165,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         else:
             record.update(_run_repro(prepared.env, request, params, timeout, log))
     record["duration_s"] = round(time.monotonic() - started, 2)
-    path = records.save_record(_json_safe(record), matrix.results_dir)  # StorageError says where it went instead
+    path = records.save_record(json_safe(record), matrix.results_dir)  # StorageError says where it went instead
     return record, path
 
 
@@ -385,14 +384,3 @@ def host_facts(python: str | None) -> dict[str, Any]:
         "host": socket.gethostname(),
         "cpu_model": records.cpu_model(),
     }
-
-
-def _json_safe(value: Any) -> Any:
-    """NaN and infinities become null: records are strict JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
