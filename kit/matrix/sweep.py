@@ -32,6 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..run import records
 from . import slurm
+from ..atomic_files import atomic_write_text
 from ..config import Matrix, timeout_seconds
 from ..errors import KitError, UsageError
 from ..install.index import PackageIndex
@@ -269,8 +270,7 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
         log(f"jax {version}: not resolvable from the uv cache; asking the index")
         asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh)
         if asked is not None and asked.resolution is None:
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            memo.write_text(json.dumps(release.plan.to_json(), indent=2), encoding="utf-8")
+            atomic_write_text(memo, json.dumps(release.plan.to_json(), indent=2))
     return plans
 
 
