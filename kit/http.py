@@ -155,6 +155,7 @@ class _KeptAlive:
                     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
                     connection = self._connections[key] = kind(parts.netloc, timeout=timeout)
                 try:
+                    connection.timeout = timeout  # for a (re)connect; a live socket is told below
                     if connection.sock is not None:
                         connection.sock.settimeout(timeout)
                     connection.request(method, path, headers=headers)
