@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from repro import parameters as parameter_rules
 
 from .errors import ConfigError
+
 # The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
 

@@ -32,13 +32,13 @@ from packaging.version import InvalidVersion, Version
 
 from ..run import records
 from . import slurm
-from ..atomic_files import atomic_write_text
 from ..config import Matrix, timeout_seconds
 from ..errors import KitError, UsageError
 from ..install.index import PackageIndex
 from ..install.release import ResolvedRelease, newest_records_here, open_index, record_is_current, resolve_release
 from ..run.runner import Prepared, RunRequest, parameters_for, prepare, run_check
 from .slurm import SlurmOptions
+from ..atomic_files import atomic_write_text
 
 Log = Callable[[str], None]
 
