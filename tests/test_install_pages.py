@@ -13,6 +13,7 @@ from tests.fake_index import refused_url, serve_index
 @pytest.fixture(autouse=True)
 def nothing_heard_yet(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pages, "_ANSWERED", set())
+    monkeypatch.setattr(pages, "_SILENT", {})
 
 
 def test_the_pages_are_extra_indexes_and_find_links_on_servers() -> None:
@@ -39,6 +40,19 @@ def test_the_first_silent_page_is_named_with_the_release_and_the_reason() -> Non
                                       "over the network (Connection refused)")
     assert "an outage says nothing about the release" in unreachable.value.tip
     assert pages._ANSWERED == {served.archive}  # the one that answered is not asked again
+
+
+def test_a_silent_page_is_not_asked_again_for_a_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str] = []
+    monkeypatch.setattr(pages.http, "unreachable", lambda page, timeout: asked.append(page) or "timed out")
+    for version in ("0.4.18", "0.4.20"):  # a sweep: one release after another needs the same page
+        with pytest.raises(IndexUnreachable, match=r"could not be reached over the network \(timed out\)"):
+            pages.require_pages([JAX_CUDA_ARCHIVE_PAGE], version)
+    assert asked == [JAX_CUDA_ARCHIVE_PAGE]
+    monkeypatch.setattr(pages, "SILENT_FOR_S", 0.0)
+    with pytest.raises(IndexUnreachable):
+        pages.require_pages([JAX_CUDA_ARCHIVE_PAGE], "0.4.23")
+    assert len(asked) == 2
 
 
 def test_jax_pages_are_called_what_jax_calls_them() -> None:

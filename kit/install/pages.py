@@ -6,8 +6,9 @@ jaxlibs (the ``cuda12_pip`` era), JAX's archive of pruned jaxlibs. Asked to
 resolve with one of them out of reach, uv retries it for seconds, once per
 Python, and then fails in words that read like an answer about the release.
 An outage says nothing about a release, so the same rule holds for every
-page as for the index: each is probed once per process, all at once and
-quickly, and the first that does not answer is `IndexUnreachable` (exit 4,
+page as for the index: each is probed once per process (one that did not
+answer is asked again after a minute), all at once and quickly, and the
+first that does not answer is `IndexUnreachable` (exit 4,
 one sentence naming the page, no record), before uv runs.
 
 Any HTTP answer counts, an error status too: the probe judges the network;
@@ -17,6 +18,7 @@ not probed: they are no network's.
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
@@ -26,6 +28,13 @@ from .plan import JAX_ARCHIVE_PAGE, JAX_CUDA_ARCHIVE_PAGE, NETWORK_TIP, InstallP
 
 _ANSWERED: set[str] = set()
 """Pages that answered in this process: a sweep or a bisect plans many releases against the same pages."""
+
+_SILENT: dict[str, tuple[float, str]] = {}
+"""Pages that did not answer: (when, why). A sweep meets the CUDA page once per cuda12_pip-era release,
+and a page that times out would cost its timeout each time."""
+
+SILENT_FOR_S = 60.0
+"""How long a silent page is taken as still silent before it is asked again."""
 
 
 def plan_pages(plan: InstallPlan) -> tuple[str, ...]:
@@ -42,13 +51,25 @@ def require_pages(pages: Sequence[str], version: str, tip: str = NETWORK_TIP, wh
     todo = [page for page in dict.fromkeys(pages) if _on_a_server(page) and page not in _ANSWERED]
     if not todo:
         return
-    with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-        answers = list(pool.map(lambda page: http.unreachable(page, timeout), todo))
-    for page, why in zip(todo, answers):
-        if why:
-            raise IndexUnreachable(f"jax {version} needs {what or describe(page)} {page} to install, and it could not be "
-                                   f"reached over the network ({why})", tip)
-        _ANSWERED.add(page)
+    fresh = [page for page in todo if not _recently_silent(page)]
+    if fresh:
+        with ThreadPoolExecutor(max_workers=min(8, len(fresh))) as pool:
+            answers = list(pool.map(lambda page: http.unreachable(page, timeout), fresh))
+        for page, why in zip(fresh, answers):
+            if why:
+                _SILENT[page] = (time.monotonic(), why)
+            else:
+                _SILENT.pop(page, None)
+                _ANSWERED.add(page)
+    for page in todo:
+        if page in _SILENT:
+            raise IndexUnreachable(f"jax {version} needs {what or describe(page)} {page} to install, and it could not "
+                                   f"be reached over the network ({_SILENT[page][1]})", tip)
+
+
+def _recently_silent(page: str) -> bool:
+    since = _SILENT.get(page)
+    return since is not None and time.monotonic() - since[0] < SILENT_FOR_S
 
 
 def describe(page: str) -> str:

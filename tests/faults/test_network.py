@@ -47,6 +47,7 @@ def run_kit(folder: Path, *argv: str, **env: str) -> tuple[subprocess.CompletedP
 @pytest.fixture(autouse=True)
 def pages_not_heard_from(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pages, "_ANSWERED", set())
+    monkeypatch.setattr(pages, "_SILENT", {})
 
 
 def test_jaxs_cuda_page_out_of_reach_is_exit_4_not_not_installable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
