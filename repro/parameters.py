@@ -151,10 +151,6 @@ PRESETS: Dict[str, Dict[str, Dict[str, Any]]] = {
     },
 }
 
-TIMEOUT_RULE = Rule(_pos_int, "a positive number of seconds")
-"""The kit's per-run time limit (``--timeout``, ``timeout_s`` in matrix.toml)."""
-
-
 def flag(key: str) -> str:
     return "--" + key.replace("_", "-")
 

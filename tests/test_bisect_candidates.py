@@ -13,7 +13,8 @@ import pytest
 from packaging.version import Version
 
 from kit.install import release
-from kit.bisect.candidates import candidate_for, list_candidates, pinned_jaxlib, release_versions
+from kit.bisect.candidates import candidate_for, list_candidates, release_versions
+from kit.install.prediction import pinned_jaxlib
 from kit.config import parse_matrix
 from kit.errors import UsageError
 from kit.install.index import DistFile, Project
