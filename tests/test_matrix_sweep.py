@@ -387,3 +387,36 @@ def test_refresh_resolves_every_release_again_instead_of_reading_locks(
     assert len(asked) >= len(RELEASES) and all(asked)
     # and a cell that runs prepares its release afresh too
     assert sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.Options(refresh=True)).refresh
+
+
+# --------------------------------------------------------------------------
+# End to end: the real runner, a built release whose python reads the flags with the repro's own parser
+
+
+def test_devices_in_any_order_leave_a_second_sweep_nothing_to_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 17: devices = [4, 2, 1] made every record "not current" forever; and issue 18: an ad-hoc run
+    (-- --devices 1,2) made the next sweep rerun a cell it had called current."""
+    from kit import cli
+    from tests.fake_repro import install_fake_release
+
+    toml = tmp_path / "matrix.toml"
+    toml.write_text('[kit]\nresults_dir = "results"\nenvs_dir = "envs"\n[install]\nindex_url = "http://127.0.0.1:9/simple"\n'
+                    '[[release]]\nversion = "0.6.0"\n[checks.scaling]\ndevices = [4, 2, 1]\nbatch = 4096\n')
+    matrix = cli.load_matrix(toml)
+    install_fake_release(matrix.envs_dir, matrix, "0.6.0")
+    lines: list[str] = []
+
+    def sweep_once() -> str:
+        capsys.readouterr()
+        assert cli.main(["matrix"], log=lines.append, matrix_path=str(toml)) == exit_codes.EXIT_OK
+        return capsys.readouterr().out
+
+    first = sweep_once()
+    assert "1 cell: 1 ran, 0 current (skipped)" in first
+    [record] = records.load_records(matrix.results_dir).records
+    assert record["status"] == "ran" and record["parameters"]["devices"] == [1, 2, 4]
+    assert "1 cell: 0 ran, 1 current (skipped)" in sweep_once()
+    assert cli.main(["run", "scaling", "0.6.0", "--devices", "2,1"], log=lines.append, matrix_path=str(toml)) == 0
+    assert "1 cell: 0 ran, 1 current (skipped)" in sweep_once()
+    assert len(records.load_records(matrix.results_dir).records) == 2  # the matrix's run and the ad-hoc one
