@@ -43,7 +43,7 @@ def decode(text: str) -> Any:
         raise JsonTextError(f"not usable JSON: {_first_line(error)}") from None
     depth = nesting_depth(data)
     if depth > MAX_DEPTH:
-        raise JsonTextError(f"nested {depth} levels deep (the kit reads up to {MAX_DEPTH})")
+        raise JsonTextError(f"nested more than {MAX_DEPTH} levels deep (the kit reads up to {MAX_DEPTH})")
     return data
 
 
@@ -66,7 +66,8 @@ def read_json(path: Path, limit: int = MAX_BYTES) -> Any:
 
 
 def nesting_depth(value: Any) -> int:
-    """How many arrays and objects deep ``value`` goes (0 for a scalar), without recursion."""
+    """How many arrays and objects deep ``value`` goes (0 for a scalar), without recursion; past
+    `MAX_DEPTH` it stops counting at `MAX_DEPTH` + 1."""
     deepest, stack = 0, [(value, 0)]
     while stack:
         item, depth = stack.pop()
