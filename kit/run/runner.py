@@ -308,11 +308,17 @@ def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = 
         code = None
     except BaseException:
         kill_process_group(proc)  # Ctrl-C: stop the child too, records already written stay
+        _close_output(proc, reader)
         raise
+    _close_output(proc, reader)
+    return code, list(tail)
+
+
+def _close_output(proc: subprocess.Popen, reader: threading.Thread) -> None:
+    """Let the reader drain what the child wrote, then close the pipe (it outlives the process otherwise)."""
     reader.join(timeout=5)
     if proc.stdout is not None:
-        proc.stdout.close()  # the pipe outlives the process otherwise
-    return code, list(tail)
+        proc.stdout.close()
 
 
 def kill_process_group(proc: subprocess.Popen) -> None:
