@@ -13,8 +13,6 @@ and :func:`~kit.bisect.outcomes.classify` says what it counts as.
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
 import time
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
@@ -172,24 +170,5 @@ class Prober:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
         assert self.options.script is not None
         self.log(f"running {prepared.env.python} {self.options.script}")
-        code = run_script([str(prepared.env.python), str(self.options.script)], self.timeout)
+        code = runner.run_child([str(prepared.env.python), str(self.options.script)], self.timeout, self.log).code
         return script_observation(code, self.timeout)
-
-
-def run_script(cmd: list[str], timeout: int) -> int | None:
-    """Run a user script with output to the terminal; its exit code, or None on timeout.
-
-    Its own session, so a timeout kills the whole process group (a script
-    that spawns workers must not leave them behind).
-    """
-    # As for a check: the repository root is importable, so `from repro import kitcheck` works in a script.
-    env = {**os.environ, "PYTHONPATH": str(runner.REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(cmd, start_new_session=True, env=env)
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        runner.kill_process_group(proc)
-        return None
-    except BaseException:
-        runner.kill_process_group(proc)  # Ctrl-C: stop the script too
-        raise
