@@ -9,6 +9,7 @@ whole one.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 LINE_KEEP_BYTES = 2_000
@@ -47,11 +48,23 @@ def cut_marker(removed_bytes: int) -> str:
     return f"… [cut {human_size(removed_bytes)}]"
 
 
+_UNITS = {"byte": 1, "bytes": 1, "kB": 1000, "MB": 1000**2, "GB": 1000**3}
+_EARLIER_CUT = re.compile(r"… \[cut ([0-9.]+) (bytes?|kB|MB|GB)\]$")
+
+
 def cut(text: str, limit: int) -> str:
-    """``text`` if it holds at most ``limit`` characters, else its head and how much was cut."""
+    """``text`` if it holds at most ``limit`` characters, else its head and how much was cut.
+
+    Text cut before (a record's reason, cut again for a matrix cell) says the
+    whole amount, not only the second cut's.
+    """
     if len(text) <= limit:
         return text
-    removed = len(text[limit:].encode("utf-8", "replace"))
+    earlier = _EARLIER_CUT.search(text)
+    before = 0
+    if earlier:
+        text, before = text[:earlier.start()], int(float(earlier.group(1)) * _UNITS[earlier.group(2)])
+    removed = len(text[limit:].encode("utf-8", "replace")) + before
     return text[:limit] + cut_marker(removed)
 
 
