@@ -12,8 +12,10 @@ and a Ctrl-C costs only the cell that was running.
                      [--rerun | --rerun-check scaling] [--timeout S] [--strict] [--refresh]
                      [--slurm [--partition P] [--time T] [--no-wait]]   (kit/matrix/slurm.py)
 
-Exit codes: 0 when the sweep completed (whatever the verdicts); 1 with
-``--strict`` when a cell crashed, timed out or met an unexpected error;
+Exit codes: 0 when the sweep completed (whatever the verdicts); 1 when a
+cell's record could not be written (a read-only or full results folder: the
+sweep stops there, the record is kept aside and the message says where), and
+with ``--strict`` when a cell crashed, timed out or met an unexpected error;
 130 after Ctrl-C.
 """
 
@@ -33,7 +35,7 @@ from packaging.version import InvalidVersion, Version
 from ..run import records
 from . import slurm
 from ..config import Matrix, timeout_seconds
-from ..errors import KitError, UsageError
+from ..errors import KitError, StorageError, UsageError
 from ..install.index import PackageIndex
 from ..install.release import ResolvedRelease, newest_records_here, open_index, record_is_current, resolve_release
 from ..run.runner import Prepared, RunRequest, parameters_for, prepare, run_check
@@ -55,7 +57,9 @@ UNRESOLVABLE_TTL_S = 3600.0
 
 # Statuses that --strict turns into exit code 1. "error" is the sweep's own
 # word for an unexpected exception in a cell: no record was written for it.
-FAILED = ("crashed", "timed-out", "error")
+# "unsaved": the cell ran but its record could not be written into the
+# results folder (kept aside instead); that fails the sweep even without --strict.
+FAILED = ("crashed", "timed-out", "error", "unsaved")
 
 
 @dataclass(frozen=True)
@@ -122,11 +126,18 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         print(render_table(sweep.outcomes))
         return EXIT_INTERRUPTED
     print(render_table(sweep.outcomes))
+    if sweep.unsaved is not None:
+        left = [cell for cell in cells if cell not in sweep.done]
+        log(f"matrix FAILED after {_clock_text(time.monotonic() - started)}: a record could not be kept, so the "
+            f"sweep stopped with {_cells(len(left))} not run; TIP: {sweep.unsaved.tip}")
+        return EXIT_FAILED
     log(f"matrix done in {_clock_text(time.monotonic() - started)}")
     return exit_code(sweep.outcomes, options.strict)
 
 
 def exit_code(outcomes: Sequence[CellResult], strict: bool) -> int:
+    if any(outcome.status == "unsaved" for outcome in outcomes):
+        return EXIT_FAILED  # a sweep that could not keep a record is no success, strict or not
     if strict and any(outcome.status in FAILED for outcome in outcomes):
         return EXIT_FAILED
     return EXIT_OK
@@ -313,10 +324,14 @@ class Sweep:
         self.outcomes: list[CellResult] = []
         self.done: set[Cell] = set()
         self._prepared: dict[str, Prepared] = {}
+        self.unsaved: StorageError | None = None
+        """Why the sweep stopped early: a record it could not write (every later one would fail the same way)."""
 
     def run(self, cells: Sequence[Cell], current: Mapping[Cell, records.Record]) -> None:
         progress = Progress(sum(1 for cell in cells if cell not in current))
         for cell in cells:
+            if self.unsaved is not None:
+                return
             if cell in current:
                 record = current[cell]
                 self.outcomes.append(CellResult(cell, record.get("status"), record.get("verdict"), current=True))
@@ -339,8 +354,8 @@ class Sweep:
                 self.run([cell], {})  # not installable: its record is written here, in seconds
             else:
                 pending.append(cell)
-        if not pending:
-            return
+        if not pending or self.unsaved is not None:
+            return  # nothing to submit, or nowhere to keep what it would measure
         tasks = [slurm.ArrayTask(c.check, c.version, int(parameters_for(self.matrix, _request(c, self.options))
                                                           .get("processes") or 1)) for c in pending]
         flags = [*(["--backend", self.options.backend] if self.options.backend != "cpu" else []),
@@ -364,6 +379,10 @@ class Sweep:
         try:
             request = _request(cell, self.options)
             record, path = run_check(self.matrix, request, self.log, self.index, prepared=self._prepare(request))
+        except StorageError as exc:  # the results folder is read-only or full: the next cells would only repeat it
+            self.unsaved = exc
+            self.log(f"ERROR in {cell}: {exc}")
+            return CellResult(cell, "unsaved", None, note=str(exc))
         except KitError as exc:  # the index down, say: one sentence, as the kit says it everywhere
             self.log(f"ERROR in {cell}: {exc} (no record written; the sweep goes on)")
             return CellResult(cell, "error", None, note=str(exc))
