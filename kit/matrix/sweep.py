@@ -59,7 +59,8 @@ UNRESOLVABLE_TTL_S = 3600.0
 # word for an unexpected exception in a cell: no record was written for it.
 # "unsaved": the cell ran but its record could not be written into the
 # results folder (kept aside instead); that fails the sweep even without --strict.
-FAILED = ("crashed", "timed-out", "error", "unsaved")
+# "cancelled": SLURM cancelled the cell's array task (scancel, a time limit).
+FAILED = ("crashed", "timed-out", "error", "unsaved", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,9 @@ class CellResult:
 def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Run the matrix; see the module docstring for options and exit codes."""
     options = parse_options(matrix, argv)
+    if options.slurm:  # before anything is planned or built: a missing cluster is said in a second
+        slurm.require_sbatch()
+        slurm.require_controller()
     cells = select_cells(matrix, options)
     index = open_index(matrix)
     started = time.monotonic()
@@ -367,7 +371,10 @@ class Sweep:
             if landed is None:
                 self.outcomes.append(CellResult(cell, "submitted", None, note="--no-wait"))
             elif record is None:
-                self.outcomes.append(CellResult(cell, "error", None, note="the array task left no record"))
+                self.outcomes.append(CellResult(cell, "error", None, note="no record when the waiting stopped; "
+                                                "`nox -s report` merges it if it lands"))
+            elif isinstance(record, slurm.TaskEnd):  # cancelled by SLURM, or it ended on an error
+                self.outcomes.append(CellResult(cell, record.status, None, note=record.sentence))
             else:
                 rec = record[1]
                 self.outcomes.append(CellResult(cell, rec.get("status"), rec.get("verdict"),
@@ -463,20 +470,26 @@ def _cells(count: int) -> str:
 def render_table(outcomes: Sequence[CellResult]) -> str:
     """release | check | status | verdict | this run, a one-line tally, and why cells failed."""
     header = ("release", "check", "status", "verdict", "this run")
-    rows = [
-        (o.cell.version, o.cell.check, o.status or "-", o.verdict or "-", "current, skipped" if o.current else "ran")
-        for o in outcomes
-    ]
+    rows = [(o.cell.version, o.cell.check, o.status or "-", o.verdict or "-", _this_run(o)) for o in outcomes]
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip() for row in (header, *rows)]
-    ran = sum(1 for o in outcomes if not o.current)
+    ran = sum(1 for o in outcomes if _this_run(o) == "ran")
     failed = sum(1 for o in outcomes if o.status in FAILED)
-    lines.append(f"{_cells(len(outcomes))}: {ran} ran, {len(outcomes) - ran} current (skipped), "
-                 f"{failed} crashed, timed out or errored")
+    current = sum(1 for o in outcomes if o.current)
+    lines.append(f"{_cells(len(outcomes))}: {ran} ran, {current} current (skipped), "
+                 f"{failed} crashed, timed out, cancelled or errored")
     # The reason is in the record (or the log, for an error), but a reader of
     # the table should not have to dig to learn why a cell failed.
     lines += [f"  {o.cell}: {_shorten(o.note)}" for o in outcomes if o.status in FAILED]
     return "\n".join(lines)
+
+
+# What became of a cell that has no record of this sweep, in the table's "this run" column.
+NOT_RUN = {"submitted": "submitted", "cancelled": "cancelled", "error": "no record", "unsaved": "record kept aside"}
+
+
+def _this_run(outcome: CellResult) -> str:
+    return "current, skipped" if outcome.current else NOT_RUN.get(outcome.status or "", "ran")
 
 
 def _shorten(text: str, limit: int = 200) -> str:
