@@ -101,7 +101,7 @@ class MetricProber(Prober):
 
     def _costed(self, version: str, reused: bool, seconds: float, observation: Observation) -> Observation:
         """The observation with what it cost and what it ran with; a release measured now counts as run now."""
-        by, ran_at = self.samples.kept_by if (reused and self.samples) else (self.name, _now())
+        by, ran_at = self.samples.kept_by(version) if (reused and self.samples) else (self.name, _now())
         if not reused:
             self.ran_now.append(version)
         python, jaxlib = self._resolved(version)

@@ -113,10 +113,11 @@ class MetricSamples:
             return []  # another Python or jaxlib than this run's: its samples are of something else
         return [(list(p["good"]), list(p["probe"]), float(p.get("seconds") or 0)) for p in kept]
 
-    @property
-    def kept_by(self) -> tuple[str, str]:
-        """(the bisect that started these samples, when)."""
-        return str(self._data.get("by") or ""), _now_text(lambda: float(self._data.get("started") or 0))
+    def kept_by(self, version: str) -> tuple[str, str]:
+        """(the bisect that measured these samples, when ``version``'s last run of them was taken)."""
+        runs = self._data["pairs"].get(version) or self._data["rounds"]
+        at = runs[-1].get("at") if runs else None
+        return str(self._data.get("by") or ""), str(at or _now_text(lambda: float(self._data.get("started") or 0)))
 
     # -- writing
 
