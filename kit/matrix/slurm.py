@@ -209,7 +209,8 @@ def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Pa
     """Print each task's start and landing; return each task's record, or how it ended without one."""
     ends: dict[int, TaskEnd] = {}
 
-    def outcome(task_id: int, records: Mapping[int, tuple[Path, dict[str, Any]]]) -> tuple[Path, dict[str, Any]] | TaskEnd:
+    def outcome(task_id: int,
+                records: Mapping[int, tuple[Path, dict[str, Any]]]) -> tuple[Path, dict[str, Any]] | TaskEnd:
         landed = records.get(task_id)
         if landed is not None:
             return landed

@@ -2,8 +2,10 @@
 
 Every path ends in exactly one record: ``ran``, ``not-installable``,
 ``crashed``, ``refused`` (the size does not fit this machine) or
-``timed-out``. The repro's own output streams to the terminal as it comes (the long runs need progress), and its last lines are kept for
-the record when it crashes.
+``timed-out``. The repro's own output streams to the terminal as it comes
+(the long runs need progress), each line bounded, and its last lines are kept
+for the record when it crashes; whatever it started ends with it
+(kit/run/child_processes.py).
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ from ..install.release import lock_release, resolve_release
 from ..matrix.slurm import job_facts
 
 Log = Callable[[str], None]
+
+# A script that forks hundreds of helpers still gets a short record: the first few name the rest.
+LEFTOVERS_SHOWN = 10
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -265,7 +270,8 @@ def run_script(env: Env, script: Path, backend: str, host_devices: int | None, t
     return fields
 
 
-def script_fields(ended: child_processes.Ended, out: Path, timeout: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def script_fields(ended: child_processes.Ended, out: Path,
+                  timeout: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """A script run's record fields (and its KIT_RESULT): the exit code first, KIT_RESULT adds detail.
 
     KIT_RESULT is read only when the script ran to its end: after a timeout or
@@ -299,10 +305,6 @@ def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, st
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended
-
-
-# A script that forks hundreds of helpers still gets a short record: the first few name the rest.
-LEFTOVERS_SHOWN = 10
 
 
 def _leftover_sentence(ended: child_processes.Ended) -> str:
