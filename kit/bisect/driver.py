@@ -10,7 +10,7 @@ from packaging.version import Version
 
 from . import changelog
 from ..config import Matrix
-from ..run import records
+from .. import records
 from ..errors import UsageError
 from ..install.release import open_index
 from . import report
@@ -39,7 +39,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
     candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
     name = bisect_name(options, good, bad)
-    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh)
+    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
     subject = subject_key(matrix, options)
     prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, name, index, log)
     if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again

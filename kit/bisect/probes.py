@@ -17,10 +17,11 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
-from ..run import records, runner
+from .. import records
 from ..config import Matrix
+from ..install.environment import Prepared
 from ..install.index import PackageIndex
-from ..install.release import newest_records_here, record_is_current
+from ..run import runner
 from .candidates import Candidate
 from .options import DEFAULT_SCRIPT_TIMEOUT_S, Log, Options
 from .outcomes import Observation, classify, describe, script_observation, settle
@@ -39,7 +40,7 @@ class Prober:
         self.observations: dict[str, Observation] = {}
         self.ran_now: list[str] = []
         """Releases this bisect ran (not found in the cache or the records)."""
-        self._prepared: dict[str, runner.Prepared] = {}
+        self._prepared: dict[str, Prepared] = {}
         self._environments: dict[str, str] = {}
         """``built`` or ``reused``, per release this bisect prepared."""
 
@@ -113,7 +114,7 @@ class Prober:
         cached = self.cache.get(self._key(candidate.version, python, jaxlib), self.timeout)
         return dataclasses.replace(cached, source="cache") if cached is not None else None
 
-    def _looks(self, candidate: Candidate, prepared: runner.Prepared, first: Observation | None) -> Observation:
+    def _looks(self, candidate: Candidate, prepared: Prepared, first: Observation | None) -> Observation:
         """Look once (or start from an inconclusive record); re-run a check's inconclusive look; confirm on request."""
         runs = [first or self._run(candidate, prepared)]
         if runs[0].verdict == "inconclusive" and self.options.check:
@@ -128,12 +129,12 @@ class Prober:
         if not self.options.check or not self.cache.read:
             return None
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
-        newest = newest_records_here(self.matrix.results_dir, self.options.backend)
-        record = newest.get((self.options.check, candidate.version))
-        if record is None:
-            return None
         parameters = runner.parameters_for(self.matrix, self._request(candidate.version))
-        if not record_is_current(record, parameters, backend=self.options.backend, **candidate.fingerprint_args):
+        newest = records.newest_records_here(self.matrix.results_dir, self.options.backend,
+                                             {self.options.check: parameters}, self.options.preset)
+        record = newest.get((self.options.check, candidate.version))
+        if record is None or not records.is_current(record, parameters, backend=self.options.backend,
+                                                    preset=self.options.preset, **candidate.fingerprint_args):
             return None
         install = record.get("install") or {}
         return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record",
@@ -149,26 +150,28 @@ class Prober:
                                  reproduce=f"nox -s {self.options.check}-{version}",
                                  first_python=self.candidates[version].python)
 
-    def _prepare(self, version: str) -> runner.Prepared:
+    def _prepare(self, version: str) -> Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""
         if version not in self._prepared:
             prepared = runner.prepare(self.matrix, self._request(version), self.log, self.index)
-            if prepared.env is not None:
-                self._environments[version] = "reused" if prepared.env.reused else "built"
+            if prepared.environment is not None:
+                self._environments[version] = prepared.environment.obtained
             self._prepared[version] = prepared
         return self._prepared[version]
 
-    def _run(self, candidate: Candidate, prepared: runner.Prepared) -> Observation:
+    def _run(self, candidate: Candidate, prepared: Prepared) -> Observation:
         if self.options.script:
             return self._run_script(prepared)
         record, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log,
                                          self.index, prepared=prepared)
         return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""))
 
-    def _run_script(self, prepared: runner.Prepared) -> Observation:
-        if prepared.env is None:
+    def _run_script(self, prepared: Prepared) -> Observation:
+        if prepared.environment is None:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
         assert self.options.script is not None
-        self.log(f"running {prepared.env.python} {self.options.script}")
-        code = runner.run_child([str(prepared.env.python), str(self.options.script)], self.timeout, self.log).code
+        python = prepared.environment.python
+        self.log(f"running {python} {self.options.script}")
+        code = runner.run_child([str(python), str(self.options.script)], self.timeout, self.log,
+                                pythonpath=prepared.environment.pythonpath).code
         return script_observation(code, self.timeout)

@@ -27,10 +27,10 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
+from repro.contract import EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
+
 from . import result_files
 
-EXIT_UNAFFECTED = 0
-EXIT_INCONCLUSIVE = 125
 VERDICTS = ("affected", "unaffected", "inconclusive")
 BETTER = ("lower", "higher")
 RESULT_KEYS = ("verdict", "reason", "summary", "metrics", "environment")

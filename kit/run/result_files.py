@@ -7,25 +7,23 @@ UTF-8, text that is not JSON, or JSON nested deeper than Python's recursion
 limit. Each is refused here, before it is read whole, with one sentence that
 names the file; the run then ends ``crashed`` with that sentence and a record,
 never a traceback. The limits also bound what a record can inherit from the
-file (``MAX_BYTES``, ``MAX_DEPTH``).
+file (``MAX_BYTES``, and json_text's ``MAX_DEPTH``). The text itself is decoded
+as every file read back is (kit/records/json_text.py); this module adds what a
+file a check just wrote can be besides bad text.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
-from ..text_bounds import cut, human_size
+from ..records.json_text import JsonTextError, decode
+from ..text_bounds import human_size
 
 MAX_BYTES = 4_000_000
 """A result is a verdict, a reason, key figures and samples: a few kB, a few MB with long sample lists."""
-
-MAX_DEPTH = 64
-"""Levels of nested objects and arrays a result may have; the kit's own records nest fewer than ten."""
-
 
 class ResultFileError(ValueError):
     """The file is there but unusable; the message is one sentence naming it."""
@@ -50,15 +48,11 @@ def read_json_object(path: Path, name: str) -> dict[str, Any] | None:
         raise ResultFileError(f"{name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") \
             from None
     try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ResultFileError(f"{name} nests deeper than the {MAX_DEPTH} levels a result may have") from None
-    except ValueError as exc:
-        raise ResultFileError(f"{name} is not JSON ({cut(str(exc), 200)})") from None
+        value = decode(text)  # any text: JSON values or one reason (too deep, a 5000-digit integer, torn)
+    except JsonTextError as exc:
+        raise ResultFileError(f"{name}: {exc}") from None
     if not isinstance(value, dict):
         raise ResultFileError(f"{name} must hold a JSON object, not {_kind(value)}")
-    if nesting_depth(value) > MAX_DEPTH:
-        raise ResultFileError(f"{name} nests deeper than the {MAX_DEPTH} levels a result may have")
     return value
 
 
@@ -81,23 +75,6 @@ def _read_bounded(path: Path, name: str) -> bytes:
         raise ResultFileError(f"{name} holds {human_size(size)}, more than the {human_size(MAX_BYTES)} "
                               "a result may hold")
     return data
-
-
-def nesting_depth(value: Any) -> int:
-    """How many levels of objects and arrays ``value`` has (0 for a scalar); iterative, so any depth is safe."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-        else:
-            deepest = max(deepest, depth)
-            continue
-        deepest = max(deepest, depth + 1)
-    return deepest
 
 
 def _kind(value: Any) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.config import Matrix, parse_matrix
-from kit.install.envs import Env
+from kit.install.environment import REUSED, Environment, Prepared
 from kit.install.plan import InstallPlan, Resolution
 from kit.run import runner
 from tests.fake_index import refused_url
@@ -21,12 +21,12 @@ def script_matrix(tmp_path: Path, script: Path, timeout_s: int = 60) -> Matrix:
                         tmp_path / "matrix.toml")
 
 
-def prepared_here(tmp_path: Path) -> runner.Prepared:
+def prepared_here(tmp_path: Path) -> Prepared:
     """A 'built environment' whose python is this interpreter: the run starts at once, offline."""
     plan = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0",),
                        exclude_newer="2025-04-30T00:00:00Z", index_url=refused_url(), pythons=("3.11",))
     resolution = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
-    return runner.Prepared(plan, resolution, Env(tmp_path, Path(sys.executable), True, {"jax": "0.6.0"}))
+    return Prepared(plan, resolution, Environment(Path(sys.executable), {"jax": "0.6.0"}, REUSED))
 
 
 def run_script_check(tmp_path: Path, body: str, timeout_s: int = 60) -> tuple[dict[str, Any], Path]:

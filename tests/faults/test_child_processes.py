@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.install.envs import Env
+from kit.install.environment import REUSED, Environment
 from kit.run import child_processes, multiprocess, runner
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the process tree is found through Linux's /proc")
@@ -70,8 +70,8 @@ def _script(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def _env(tmp_path: Path) -> Env:
-    return Env(path=tmp_path, python=Path(sys.executable), reused=True, pins={})
+def _env(tmp_path: Path) -> Environment:
+    return Environment(python=Path(sys.executable), pins={}, obtained=REUSED)
 
 
 def _running(pid: int) -> bool:
@@ -149,9 +149,9 @@ DRIVER = """
 import sys
 from pathlib import Path
 from kit import cli
-from kit.install.envs import Env
+from kit.install.environment import REUSED, Environment
 from kit.run import runner
-env = Env(path=Path("."), python=Path(sys.executable), reused=True, pins={})
+env = Environment(python=Path(sys.executable), pins={}, obtained=REUSED)
 with cli.unwind_on_stop_signals():
     runner.run_script(env, Path(sys.argv[1]), "cpu", None, 600, print)
 """

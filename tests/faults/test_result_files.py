@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kit.install.envs import Env
-from kit.run import multiprocess, records, result_files, runner
+from kit import records
+from kit.install.environment import REUSED, Environment
+from kit.run import multiprocess, result_files, runner
 from tests.faults.script_checks import run_script_check
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -22,9 +23,9 @@ ODD_KIT_RESULTS = {
                  "KIT_RESULT is not UTF-8 text (byte 0xff at offset 0)"),
     "a-folder": ("os.mkdir(path)", "KIT_RESULT is a folder, not a file"),
     "nested-100000-deep": (f"open(path, 'w').write('{{\"summary\": ' + {DEEP!r} + '}}')",
-                           "KIT_RESULT nests deeper than the 64 levels a result may have"),
+                           "KIT_RESULT: nested too deeply to read (the kit reads up to 64 levels)"),
     "nested-100-deep": ("open(path, 'w').write('{\"environment\": {\"x\": ' + '[' * 100 + ']' * 100 + '}}')",
-                        "KIT_RESULT nests deeper than the 64 levels a result may have"),
+                        "KIT_RESULT: nested more than 64 levels deep (the kit reads up to 64)"),
     "a-named-pipe": ("os.mkfifo(path)", "KIT_RESULT is not a regular file (a pipe, a device or a socket)"),
     "huge": ("open(path, 'w').write('{\"reason\": \"' + 'x' * 5_000_000 + '\"}')",
              "KIT_RESULT holds 5.0 MB, more than the 4.0 MB a result may hold"),
@@ -32,7 +33,9 @@ ODD_KIT_RESULTS = {
     "environment-not-an-object": ("open(path, 'w').write('{\"environment\": [1]}')",
                                   "KIT_RESULT environment must be an object"),
     "a-5000-digit-integer": ("open(path, 'w').write('{\"summary\": {\"n\": ' + '9' * 5000 + '}}')",
-                             "KIT_RESULT is not JSON (Exceeds the limit (4300 digits)"),
+                             "KIT_RESULT: not usable JSON: Exceeds the limit (4300 digits)"),
+    "torn": ("open(path, 'w').write('{\"verdict\": \"aff')",
+             "KIT_RESULT: not valid JSON (truncated or corrupt?): Unterminated string"),
 }
 
 
@@ -52,12 +55,12 @@ def test_a_torn_kit_result_after_a_timeout_still_reads_timed_out(tmp_path: Path)
     assert record["status"] == "timed-out"
 
 
-def _fake_repro(tmp_path: Path, make: str) -> Env:
+def _fake_repro(tmp_path: Path, make: str) -> Environment:
     """A 'python' that, run as `python -m repro.X --out PATH ...`, makes PATH odd and exits 0."""
     fake = tmp_path / "python"
     fake.write_text(f"#!{sys.executable}\nimport os, sys\npath = sys.argv[sys.argv.index('--out') + 1]\n{make}\n")
     fake.chmod(0o755)
-    return Env(tmp_path, fake, True, {})
+    return Environment(fake, {}, REUSED)
 
 
 @pytest.mark.parametrize("case", ["not-utf8", "a-folder", "nested-100000-deep", "a-named-pipe", "huge"])
@@ -89,4 +92,3 @@ def test_reading_refuses_before_reading_whole(tmp_path: Path) -> None:
     with pytest.raises(result_files.ResultFileError, match="not a regular file"):
         result_files.read_json_object(link, "KIT_RESULT")
     assert result_files.read_json_object(tmp_path / "absent.json", "KIT_RESULT") is None
-    assert result_files.nesting_depth({"a": [[1]], "b": 2}) == 3

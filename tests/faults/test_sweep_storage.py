@@ -17,7 +17,8 @@ from kit.config import Matrix, parse_matrix
 from kit.install import plan as install, release
 from kit.install.index import PackageIndex
 from kit.matrix import sweep
-from kit.run import records, runner
+from kit import records
+from kit.run import runner
 from tests.faults.script_checks import prepared_here
 from tests.test_matrix_sweep import fake_plan, fake_resolve
 
