@@ -280,7 +280,7 @@ def test_closing_table_snapshot() -> None:
         "0.4.16   scaling      not-installable  -           current, skipped",
         "0.6.2    scaling      crashed          -           ran",
         "0.6.2    correctness  ran              unaffected  ran",
-        "3 cells: 2 ran, 1 current (skipped), 1 crashed, timed out or errored",
+        "3 cells: 2 ran, 1 current (skipped), 1 crashed, timed out, cancelled or errored",
         "  scaling · jax 0.6.2: the repro crashed (killed by signal 6): rendezvous timeout",
     ]
 
@@ -294,6 +294,7 @@ def test_slurm_submits_the_pending_installable_cells_as_one_array(
         return None  # as with --no-wait
 
     monkeypatch.setattr(sweep.slurm, "require_sbatch", lambda: None)
+    monkeypatch.setattr(sweep.slurm, "require_controller", lambda: None)
     monkeypatch.setattr(sweep.slurm, "run_matrix", fake_run_matrix)
     code, _ = run(machine, "--slurm", "--no-wait", "--partition", "p1", "--checks", "scaling", "--timeout", "60")
     assert code == 0
