@@ -294,8 +294,7 @@ def _summary(parameters: Dict[str, Any], cases: List[Case], rows: List[Dict[str,
         "lu_fed_by": ",".join(figures.fed_by(jit_forward.evidence)) if jit_forward else None,
         "global_batch": parameters["batch"],
         "devices": largest or None,
-        "efficiency_2": figures.find(rows, "jit", "forward", 2).get("efficiency"),
-        "efficiency_4": figures.find(rows, "jit", "forward", 4).get("efficiency"),
+        **figures.speedup_summary(rows),
         "positive_control_ok": bool(control["ok"]),
     }
 

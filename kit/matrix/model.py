@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__ as KIT_VERSION
-from .key_figures import key_figure, lu_fed_by
+from .key_figures import key_figure, lu_fed_by, speedups
 from .known_problems import KnownProblem, load_known_problems
 from .metric_series import MetricSeries, metric_series
 from .slurm import job_label
@@ -404,6 +404,8 @@ def _finding(entry: LoadedRecord) -> Finding:
     status = str(record.get("status"))
     if check == "scaling" and "lu_fed_by" not in summary:
         summary = {**summary, "lu_fed_by": lu_fed_by(evidence)}  # records from before the key existed
+    if check == "scaling" and not any(key.endswith(("_speedup_2", "_speedup_4")) for key in summary):
+        summary = {**speedups(evidence), **summary}  # records from before the speedups were in the summary
     figure = key_figure(check, summary) if status == "ran" else ""
     return Finding(
         check=check,
