@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from kit.bisect import report
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA, Finding
-from kit.bisect.options import Options
+from kit.bisect.options import Options, shown_path
 from kit.bisect.outcomes import Observation
 from kit.bisect.search import BisectResult, Outcome, Transition
 
@@ -122,3 +123,22 @@ def test_both_files_are_written_and_the_json_names_its_schema(tmp_path: Path) ->
     assert data["environments_built_now"] == ["0.5.2"] and data["answered_by_cache"] == ["0.6.0"]
     assert data["release_notes"] == ["notes line"] and "## Release notes\n\nnotes line\n" in markdown
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp")]
+
+
+# Where a checkout lives on the machines this kit runs on: none of it belongs in a committed report.
+ABSOLUTE = re.compile(r"(?<![\w.])/(?:work|home|root|tmp|Users|private|var)/")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_script_is_named_relative_to_the_project(tmp_path: Path) -> None:
+    inside = tmp_path / "examples" / "repro.py"
+    assert shown_path(inside, tmp_path) == "examples/repro.py"
+    assert shown_path(Path("/elsewhere/repro.py"), tmp_path) == "/elsewhere/repro.py"  # as the user gave it
+    script_run = finding({}, {}, check=None, script=inside, script_shown="examples/repro.py")
+    assert "with script `examples/repro.py`;" in report.render_markdown(script_run, [])
+
+
+def test_committed_reports_hold_no_absolute_path() -> None:
+    for committed in sorted((ROOT / "reports").glob("*.md")) + sorted((ROOT / "reports").glob("*.json")):
+        found = ABSOLUTE.findall(committed.read_text(encoding="utf-8"))
+        assert not found, f"{committed.name} holds an absolute path ({found[0]}...)"

@@ -48,7 +48,7 @@ def release_versions(finding: Finding) -> list[str]:
 def render_markdown(finding: Finding, notes: Sequence[str]) -> str:
     o = finding.options
     lo, hi = sorted((finding.good, finding.bad), key=Version)
-    what = f"check `{o.check}`" if o.check else f"script `{o.script}`"
+    what = f"check `{o.check}`" if o.check else f"script `{o.script_shown or o.script}`"
     lines = [f"# Bisect: {o.subject} ({o.backend})", "",
              f"Searched jax {lo} … {hi} ({len(finding.candidates)} releases) with {what}; "
              f"given good = {finding.good}, bad = {finding.bad} "
