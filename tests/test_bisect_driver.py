@@ -9,6 +9,7 @@ integration test at the end installs real releases.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import textwrap
@@ -24,7 +25,7 @@ from kit.bisect import driver
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import expected_probes
-from kit.config import load_matrix
+from kit.config import Matrix, load_matrix
 from kit.errors import ConfigError, UsageError
 from tests.fake_releases import FakeReleases
 
@@ -55,8 +56,10 @@ def run(machine: FakeReleases, *argv: str) -> tuple[int, list[str]]:
     return code, lines
 
 
-def report_json(machine: FakeReleases, name: str = "*") -> dict[str, Any]:
-    path = max(machine.matrix.results_dir.parent.glob(f"bisect-{name}.json"), key=lambda p: p.stat().st_mtime_ns)
+def report_json(where: FakeReleases | Matrix, name: str = "*") -> dict[str, Any]:
+    """The newest bisect report's JSON (next to the results folder of the machine's, or a real, matrix)."""
+    matrix = where.matrix if isinstance(where, FakeReleases) else where
+    path = max(matrix.results_dir.parent.glob(f"bisect-{name}.json"), key=lambda p: p.stat().st_mtime_ns)
     data = json.loads(path.read_text())
     assert data["schema"] == REPORT_SCHEMA
     return data
