@@ -25,9 +25,8 @@ from ..records import (
     UnusableFile,
     cell_key,
     created_at,
-    environment_cell,
     environment_name,
-    newest_by,
+    newest_per_environment,
     newest_per_cell,
     record_backend,
     record_jax,
@@ -187,7 +186,7 @@ def build_report(
     named = [e for e in in_matrix if environment_name(e.record) is not None]
     in_matrix = [e for e in in_matrix if environment_name(e.record) is None]
     newest, older = newest_per_cell(in_matrix)
-    newest_named, older_named = newest_by(named, environment_cell)
+    newest_named, older_named = newest_per_environment(named)
     older += older_named
     current = list(newest.values())
     checks = sorted({cell_key(e.record).check for e in [*current, *newest_named.values()]}, key=check_order)

@@ -26,8 +26,8 @@ from typing import Any
 from repro.parameters import flag, shown
 
 from .. import __version__
-from .identity import (backend_name, environment_name, existing_interpreter, machine_id, newest_per_cell,
-                       record_backend, record_machine)
+from .identity import backend_name, machine_id, newest_per_cell, record_backend, record_machine
+from .origin import environment_name, existing_interpreter
 from .schema import LoadedRecord, Record
 from .store import load_records
 

@@ -1,13 +1,7 @@
-"""Which cell a record measures, on which machine, in whose environment; which record of a cell is the newest.
+"""Which cell a record measures, on which machine, and which record of a cell is the newest.
 
 A cell is (check, JAX release, backend, machine): the newest record per cell
-wins and older ones are kept as history (`newest_per_cell`). A record made
-with a user's own interpreter (``--python``, an ``[[environment]]``) says so
-(``install.environment`` is ``existing``, with the interpreter and
-`packages_fingerprint` of what it had installed): it measures that
-installation, not the kit's build of the release, so it is never taken for
-one (`existing_interpreter`, `environment_name`; a named environment's cells
-are `EnvironmentCell`).
+wins and older ones are kept as history (`newest_per_cell`).
 """
 
 from __future__ import annotations
@@ -16,12 +10,12 @@ import hashlib
 import json
 import re
 import socket
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -145,30 +139,14 @@ def newest_per_cell(
 
     Ties on ``created`` are broken by file name, so the choice is stable.
     """
-    return newest_by(entries, cell_key)
-
-
-K = TypeVar("K", bound=Hashable)
-
-
-def newest_by(entries: Iterable[LoadedRecord], key: Callable[[Mapping[str, Any]], K],
-              ) -> tuple[dict[K, LoadedRecord], list[LoadedRecord]]:
-    """`newest_per_cell` with another notion of cell (``key`` of a record), e.g. `environment_cell`."""
-    newest: dict[K, LoadedRecord] = {}
+    newest: dict[CellKey, LoadedRecord] = {}
     older: list[LoadedRecord] = []
     for entry in sorted(entries, key=lambda e: (created_at(e.record), str(e.path))):
-        cell = key(entry.record)
-        if cell in newest:
-            older.append(newest[cell])
-        newest[cell] = entry
+        key = cell_key(entry.record)
+        if key in newest:
+            older.append(newest[key])
+        newest[key] = entry
     return newest, older
-
-
-# --------------------------------------------------------------------------
-# Existing environments: a user's own interpreter, not the kit's build
-
-EXISTING = "existing"
-"""``install.environment`` of a record made with an interpreter the kit did not build."""
 
 
 def packages_fingerprint(packages: Mapping[str, str]) -> str:
@@ -177,49 +155,7 @@ def packages_fingerprint(packages: Mapping[str, str]) -> str:
     Names compare as PEP 503 normalises them (``Jax_Cuda12-Plugin`` is
     ``jax-cuda12-plugin``) and order does not matter, so the same installation
     read twice gets the same name, and any added, removed or changed package
-    gets another.
+    gets another. A user's own interpreter (`kit.records.origin`) is named by it.
     """
-    normal = {_normal_name(name): str(version) for name, version in packages.items()}
-    payload = json.dumps(sorted(normal.items()))
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-def _normal_name(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def existing_interpreter(record: Mapping[str, Any]) -> str | None:
-    """The interpreter a record ran with when it was a user's own (``--python``, ``[[environment]]``); else None."""
-    install = record.get("install")
-    if not isinstance(install, dict) or install.get("environment") != EXISTING:
-        return None
-    return str(install.get("interpreter") or "an existing interpreter")
-
-
-def environment_name(record: Mapping[str, Any]) -> str | None:
-    """The ``[[environment]]`` of matrix.toml a record ran in; None for any other record."""
-    if existing_interpreter(record) is None:
-        return None
-    name = (record.get("install") or {}).get("name")
-    return name if isinstance(name, str) and name else None
-
-
-@dataclass(frozen=True, order=True)
-class EnvironmentCell:
-    """What one record of a named environment measures: its newest per cell makes the environment's row.
-
-    The JAX release is not part of it: the row shows what the environment holds
-    now, and a record from before an upgrade is superseded like any older record.
-    """
-
-    check: str
-    environment: str
-    backend: str
-    machine: str
-
-
-def environment_cell(record: Mapping[str, Any]) -> EnvironmentCell:
-    """(check, environment name, backend, machine) of a named environment's record."""
-    return EnvironmentCell(check=str(record.get("check") or "unknown"),
-                           environment=environment_name(record) or existing_interpreter(record) or "",
-                           backend=record_backend(record), machine=record_machine(record))
+    normal = {re.sub(r"[-_.]+", "-", name).lower(): str(version) for name, version in packages.items()}
+    return hashlib.sha256(json.dumps(sorted(normal.items())).encode()).hexdigest()[:16]

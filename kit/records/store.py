@@ -25,7 +25,8 @@ from repro.contract import strict_json
 
 from ..atomic_files import TEMP_PREFIX, atomic_write_text, file_mode_mask, fsync_dir
 from ..errors import StorageError
-from .identity import EXISTING, cell_key, environment_name, existing_interpreter
+from .identity import cell_key
+from .origin import EXISTING, environment_name, existing_interpreter
 from .json_text import JsonTextError, read_text
 from .schema import LoadedRecord, LoadResult, RecordError, UnusableFile, parse_record
 
