@@ -40,8 +40,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from repro import parameters as parameter_rules
 
-from .config import (Matrix, configured_parameters, is_release_number, load_matrix, release_number,
-                     timeout_seconds)
+from .config import (Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
+                     release_number, timeout_seconds)
 from .errors import IndexUnreachable, KitError, UsageError
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
@@ -150,12 +150,13 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
 def run_target(matrix: Matrix, target: str | None, args: argparse.Namespace) -> tuple[str, ExistingPython | None]:
     """What ``run`` runs in: a release (its number), or an existing interpreter (and the release it must hold, or "").
 
-    A name that is no release number is an ``[[environment]]`` of matrix.toml;
-    with ``--python`` the interpreter is the one given. Options that only
+    A name (a letter first) is an ``[[environment]]`` of matrix.toml; anything
+    else must be a release number (``v0.6.0`` is refused as one); with
+    ``--python`` the interpreter is the one given. Options that only
     shape an install (``--refresh``, ``--find-links``) mean nothing there and are refused.
     """
     python: Path | None = args.python
-    if target is not None and not is_release_number(target):
+    if target is not None and is_environment_name(target):  # a letter first: never a release number
         named = matrix.environment(target)  # ConfigError: neither a release nor an environment
         if python is not None:
             raise UsageError(f"environment {named.name} already names its interpreter ({named.python})",

@@ -79,6 +79,11 @@ def is_release_number(text: str) -> bool:
     return bool(_RELEASE_NUMBER.fullmatch(text))
 
 
+def is_environment_name(text: str) -> bool:
+    """Could ``text`` name an ``[[environment]]`` (a letter first, then letters, digits, - and _)?"""
+    return bool(_ENVIRONMENT_NAME.fullmatch(text))
+
+
 def timeout_value(value: Any) -> int | None:
     """A time limit in whole seconds, or None when ``value`` is not one (1 to `MAX_TIMEOUT_S`)."""
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
@@ -307,7 +312,7 @@ def _parse_environments(items: Any, path: Path, releases: tuple[Release, ...],
             raise ConfigError(f"{where} must be a table", "write it as [[environment]] followed by key = value lines")
         _known_keys(item, {"name", "python", "note"}, where)
         name = _string(item, "name", where, "")
-        if not _ENVIRONMENT_NAME.fullmatch(name):
+        if not is_environment_name(name):
             raise ConfigError(f"{where}.name {name!r} cannot name sessions (scaling-<name>) and record files",
                               'start with a letter, then letters, digits, - and _, e.g. name = "cluster-module"')
         where = f"environment {name}"
