@@ -15,6 +15,7 @@ from typing import Any
 from ..records import LoadedRecord, cell_key, environment_cell, existing_interpreter, record_jax, release_key
 from .key_figures import key_figure, lu_fed_by
 from .slurm import job_label
+from ..text_bounds import REASON_CHARS, cut
 
 CHECK_ORDER = ("scaling", "correctness")
 
@@ -175,7 +176,7 @@ def finding(entry: LoadedRecord) -> Finding:
         status=status,
         verdict=record.get("verdict"),
         figure=figure,
-        reason=str(record.get("reason") or ""),
+        reason=cut(str(record.get("reason") or ""), REASON_CHARS),  # records from before reasons were bounded
         created=str(record.get("created") or ""),
         reproduce=str(record.get("reproduce") or f"nox -s {check}-{record_jax(record)}"),
         file=entry.path.name,
