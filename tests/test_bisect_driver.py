@@ -22,14 +22,15 @@ from kit import __version__
 from kit.bisect import changelog
 from kit import records
 from kit.run import runner
-from kit.bisect import driver
+from kit.bisect import driver, probes
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import Outcome, expected_probes
 from kit.config import load_matrix, parse_matrix
 from kit.install.environment import BUILT, Environment, Prepared
-from kit.install.plan import Resolution
+from kit.install.plan import InstallPlan, Resolution
+from kit.install.release import ResolvedRelease
 from kit.errors import ConfigError, UsageError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -83,12 +84,18 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
 
     def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
         world.prepared.append(request.version)
-        plan: Any = None
+        plan = fake_plan(request.version)
         if request.version in world.uninstallable:
             return Prepared(plan, None, None, f"no jaxlib {request.version} wheels")
         python = fake_python(tmp_path, request.version)
-        resolution = Resolution("3.12", True, {"jaxlib": request.version})
-        return Prepared(plan, resolution, Environment(python, {}, BUILT))
+        resolution = fake_resolution(request.version)
+        return Prepared(plan, resolution, Environment(python, dict(resolution.pins), BUILT))
+
+    def locked_release(matrix: Any, version: str, backend: str, find_links: Any = ()) -> ResolvedRelease | None:
+        # As if every installable release's environment had been built once: its lock says what it installs.
+        if version in world.uninstallable:
+            return None
+        return ResolvedRelease(fake_plan(version), fake_resolution(version))
 
     def run_check(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None,
                   prepared: Any = None) -> tuple[dict[str, Any], Path]:
@@ -105,6 +112,16 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
     monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
     monkeypatch.setattr(runner, "prepare", prepare)
     monkeypatch.setattr(runner, "run_check", run_check)
+    monkeypatch.setattr(probes, "locked_release", locked_release)
+
+
+def fake_plan(version: str) -> InstallPlan:
+    return InstallPlan(version, "cpu", (f"jax[cpu]=={version}", "scipy"), "2025-01-02T00:00:00Z",
+                       "https://pypi.org/simple")
+
+
+def fake_resolution(version: str) -> Resolution:
+    return Resolution("3.12", True, {"jax": version, "jaxlib": version, "numpy": "2.2.1"})
 
 
 def fake_python(tmp_path: Path, version: str) -> Path:
@@ -308,14 +325,17 @@ def test_confirm_catches_a_noisy_probe(matrix: Any, tmp_path: Path, monkeypatch:
 
 
 def write_record(matrix: Any, version: str, verdict: str, *, current: bool = True) -> None:
-    parameters = runner.parameters_for(matrix, runner.RunRequest(check="scaling", version=version))
+    request = runner.RunRequest(check="scaling", version=version)
+    parameters = runner.parameters_for(matrix, request)
+    identity = runner.prepared_identity(runner.check_subject(request, parameters), version, "cpu",
+                                        Prepared(fake_plan(version), fake_resolution(version), None))
     record = {
         "schema": records.SCHEMA, "kit_version": __version__ if current else "0.0.1", "check": "scaling",
         "requested": {"jax": version, "backend": "cpu"}, "status": "ran", "verdict": verdict,
         "reason": f"recorded {verdict}", "environment": {},
         "install": {"python": "3.12", "requirements": [f"jax[cpu]=={version}", "scipy"], "exclude_newer": None},
         "parameters": parameters, "evidence": {}, "host": {"machine_id": records.machine_id()},
-        "created": "2026-11-29T00:00:00Z",
+        "created": "2026-11-29T00:00:00Z", "identity": identity.to_json(),
     }
     records.write_record(record, matrix.results_dir)
 
@@ -343,7 +363,7 @@ def test_rerun_runs_nothing_and_says_so(matrix: Any, tmp_path: Path, monkeypatch
     run(matrix, *argv)
     first = report_json(matrix)
     assert first["cost"][0].startswith(f"This run probed {len(first['probed_now'])} releases (")
-    assert list((matrix.results_dir.parent / "bisect" / "probes").glob("*.json"))
+    assert list((matrix.results_dir.parent / "bisect" / "probes").rglob("*.json"))
     world.runs.clear(), world.prepared.clear()
     capsys.readouterr()
     run(matrix, *argv)

@@ -14,7 +14,7 @@ import pytest
 
 from kit.matrix import slurm
 from kit.errors import UsageError
-from kit.matrix.slurm import ArrayTask, SlurmOptions, batch_script, job_label, landed_records
+from kit.matrix.slurm import ArrayTask, SlurmOptions, batch_script, landed_records
 
 
 def test_the_batch_script_runs_line_i_of_the_cells_with_the_kit(tmp_path: Path) -> None:
@@ -34,13 +34,6 @@ def test_without_a_partition_or_time_slurm_defaults_apply(tmp_path: Path) -> Non
     script = batch_script([ArrayTask("scaling", "0.6.0")], tmp_path, SlurmOptions(), [])
     assert "--partition" not in script and "--time" not in script
     assert "#SBATCH --ntasks=1" in script
-
-
-def test_a_job_is_named_by_its_array_task_and_node() -> None:
-    assert job_label({"job_id": "13", "array_job_id": "12", "array_task_id": "1", "node": "node01"}) \
-        == "SLURM job 12_1 on node01"
-    assert job_label({"job_id": "7"}) == "SLURM job 7"
-    assert job_label(None) == ""
 
 
 def test_landed_records_are_matched_to_their_array_task(tmp_path: Path) -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kit.matrix.slurm import job_label
-from kit.run.facts import host_facts, job_facts
+from kit.run.facts import host_facts, job_facts, job_label
 
 
 def test_job_facts_name_the_job_array_task_and_node(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -25,3 +24,10 @@ def test_host_facts_say_which_machine_without_jax() -> None:
     facts = host_facts("3.12")
     assert facts["python"] == "3.12" and facts["host"] and facts["platform"]
     assert set(facts) == {"python", "platform", "host", "cpu_model"}
+
+
+def test_a_job_is_named_by_its_array_task_and_node() -> None:
+    assert job_label({"job_id": "13", "array_job_id": "12", "array_task_id": "1", "node": "node01"}) \
+        == "SLURM job 12_1 on node01"
+    assert job_label({"job_id": "7"}) == "SLURM job 7"
+    assert job_label(None) == ""

@@ -94,6 +94,18 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     return ResolvedRelease(plan, resolution, tuple(attempts), problem, settings)
 
 
+def locked_release(matrix: Matrix, version: str, backend: str,
+                   find_links: tuple[str, ...] = ()) -> ResolvedRelease | None:
+    """The release as the lock of its built environment has it, or None: no index, no uv, in milliseconds.
+
+    For callers that only want to know what a release installed here, if it
+    ever was (bisect's probe cache is keyed by every installed package).
+    """
+    settings = install_settings(matrix, matrix.release(version), backend, find_links)
+    lock = read_lock(matrix.envs_dir, settings)
+    return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock) if lock is not None else None
+
+
 def plan_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
                  find_links: tuple[str, ...] = ()) -> InstallPlan:
     """The release's install plan alone, nothing resolved: for callers that judge from index metadata."""

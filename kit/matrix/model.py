@@ -18,7 +18,7 @@ from .. import __version__ as KIT_VERSION
 from .key_figures import key_figure, lu_fed_by
 from .known_problems import KnownProblem, load_known_problems
 from .metric_series import MetricSeries, metric_series
-from .slurm import job_label
+from ..run.facts import job_label
 from ..records import (
     Configured,
     LoadedRecord,

@@ -13,7 +13,7 @@ By default the kit waits, printing a line per cell as it starts and lands,
 then the matrix session writes the report. With ``--no-wait`` it prints the
 job id and returns; ``nox -s report`` merges the records once they land.
 Every record written inside a job says which job, array task and node ran it
-(`kit.run.facts.job_facts`; `job_label` names it in the report).
+(`kit.run.facts.job_facts`; `kit.run.facts.job_label` names it in the report).
 """
 
 from __future__ import annotations
@@ -61,15 +61,6 @@ class ArrayTask:
 
     def __str__(self) -> str:
         return f"{self.check} · jax {self.version}"
-
-
-def job_label(facts: Mapping[str, Any] | None) -> str:
-    """``job 12_1 on node01``: how a report names the job that ran a record."""
-    if not facts:
-        return ""
-    array, task = facts.get("array_job_id"), facts.get("array_task_id")
-    job = f"{array}_{task}" if array and task is not None else str(facts.get("job_id"))
-    return f"SLURM job {job}" + (f" on {facts['node']}" if facts.get("node") else "")
 
 
 def require_sbatch() -> None:

@@ -20,6 +20,7 @@ Exit codes: 0 when the sweep completed (whatever the verdicts); 1 with
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import time
@@ -38,7 +39,8 @@ from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
 from ..install.release import ResolvedRelease, open_index, resolve_release
-from ..run.runner import RunRequest, prepare, run_check
+from ..run.facts import identity_here, job_label
+from ..run.runner import RunRequest, check_subject, prepare, run_check
 from .slurm import SlurmOptions
 
 Log = Callable[[str], None]
@@ -226,7 +228,7 @@ def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index
     versions = sorted({cell.version for cell in found}, key=Version)
     plans = plan_releases(matrix, versions, options.backend, index, log, options.refresh)
     return {cell: record for cell, record in found.items()
-            if _is_current(record, configured[cell.check], plans[cell.version], options)}
+            if _is_current(record, configured[cell.check], plans[cell.version], cell, options)}
 
 
 def _forced(cell: Cell, options: Options) -> bool:
@@ -234,11 +236,19 @@ def _forced(cell: Cell, options: Options) -> bool:
 
 
 def _is_current(record: dict[str, Any], parameters: Mapping[str, Any], release: ResolvedRelease | None,
-                options: Options) -> bool:
+                cell: Cell, options: Options) -> bool:
+    """The record's identity is this run's: same check and parameters, install, hardware and JAX/XLA variables."""
     if release is None:
         return False
-    return records.is_current(record, parameters, backend=options.backend, python=release.python,
-                              requirements=release.plan.requirements, exclude_newer=release.plan.exclude_newer)
+    request = _request(cell, options)
+    here = identity_here(subject=check_subject(request, parameters), jax=cell.version, backend=options.backend,
+                         python=release.python, packages=release.pins, requirements=release.plan.requirements,
+                         exclude_newer=release.plan.exclude_newer)
+    if options.slurm and record.get("slurm"):
+        # The nodes' hardware is known only on the nodes: a record one of them made stands for the cluster's.
+        earlier = records.record_identity(record)
+        here = dataclasses.replace(here, hardware=earlier.hardware) if earlier else here
+    return records.is_current(record, here)
 
 
 def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
@@ -355,7 +365,7 @@ class Sweep:
             else:
                 rec = record[1]
                 self.outcomes.append(CellResult(cell, rec.get("status"), rec.get("verdict"),
-                                             note=slurm.job_label(rec.get("slurm"))))
+                                             note=job_label(rec.get("slurm"))))
             self.done.add(cell)
 
     def _run_cell(self, cell: Cell) -> CellResult:

@@ -10,13 +10,15 @@ of them answers these questions on its own.
 * `identity`: which cell a record measures and on which machine; the newest per cell;
 * `store`: writing records atomically, keeping them elsewhere when the disk
   is full, loading a folder of them;
+* `identity`: everything a run's outcome depends on, and whether two runs are the same;
 * `currency`: which records ran the matrix's parameters (the rest are
-  ad-hoc), and whether a record is still current.
+  ad-hoc), and whether a record is still current (the same identity).
 """
 
-from .currency import (Configured, differences, environment_fingerprint, is_current, newest_records_here,
-                       record_fingerprint, split_ad_hoc)
-from .identity import (CellKey, backend_name, cell_key, created_at, machine_id, newest_per_cell, record_backend,
+from .currency import (Configured, differences, is_current, newest_records_here, record_identity, split_ad_hoc,
+                       staleness)
+from .identity import Identity, mismatch, run_identity, same, same_install, summary
+from .cells import (CellKey, backend_name, cell_key, created_at, machine_id, newest_per_cell, record_backend,
                        record_jax, record_machine, release_key)
 from .schema import (MIGRATIONS, SCHEMA, STATUSES, VERDICTS, LoadedRecord, LoadResult, Record, RecordError,
                      UnusableFile, migrate, parse_record, validate)
@@ -24,10 +26,10 @@ from .json_text import JsonTextError, read_json
 from .store import UNSAVED_DIR_NAME, load_records, record_filename, save_record, write_record
 
 __all__ = [
-    "CellKey", "Configured", "JsonTextError", "LoadResult", "LoadedRecord", "MIGRATIONS", "Record", "RecordError", "SCHEMA",
-    "STATUSES", "UNSAVED_DIR_NAME", "UnusableFile", "VERDICTS", "backend_name", "cell_key", "created_at",
-    "differences", "environment_fingerprint", "is_current", "load_records", "machine_id", "migrate",
+    "CellKey", "Configured", "Identity", "JsonTextError", "LoadResult", "LoadedRecord", "MIGRATIONS", "Record",
+    "RecordError", "SCHEMA", "STATUSES", "UNSAVED_DIR_NAME", "UnusableFile", "VERDICTS", "backend_name",
+    "cell_key", "created_at", "differences", "is_current", "load_records", "machine_id", "migrate", "mismatch",
     "newest_per_cell", "newest_records_here", "parse_record", "read_json", "record_backend", "record_filename",
-    "record_fingerprint", "record_jax", "record_machine", "release_key", "save_record", "split_ad_hoc",
-    "validate", "write_record",
+    "record_identity", "record_jax", "record_machine", "release_key", "run_identity", "same", "same_install",
+    "save_record", "split_ad_hoc", "staleness", "summary", "validate", "write_record",
 ]

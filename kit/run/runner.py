@@ -36,7 +36,8 @@ from ..install import environment
 from ..install.environment import Environment, Prepared
 from ..install.index import PackageIndex
 from ..install.plan import how_to_supply
-from .facts import host_facts, job_facts
+from ..records.identity import Identity
+from .facts import host_facts, identity_here, job_facts
 
 Log = Callable[[str], None]
 
@@ -58,6 +59,8 @@ class RunRequest:
     """Resolve again even where the environment's lock answers."""
     first_python: str | None = None
     """A Python to try first when resolving (bisect knows it from the index's metadata)."""
+    output_log: Path | None = None
+    """Where to append the run's whole output (a bisect probe's log), besides the terminal."""
 
 
 def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
@@ -87,6 +90,24 @@ def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
         raise UsageError(broken[0], f"the repro would refuse it after the install; you gave {given}, "
                                     f"the rest is [checks.{request.check}] in matrix.toml")
     return params
+
+
+def check_subject(request: RunRequest, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What a check run runs, for its identity: the check, the parameters asked (merged, judged), preset, kit.
+
+    ``processes`` absent means one process, for every check (as `records.differences` reads a record).
+    """
+    return {"check": request.check, "parameters": {"processes": 1, **parameters}, "preset": request.preset,
+            "kit_version": __version__}
+
+
+def prepared_identity(subject: Mapping[str, Any], version: str, backend: str, prepared: Prepared) -> Identity:
+    """The identity of running ``subject`` in a prepared environment here (`kit.records.identity`)."""
+    resolution = prepared.resolution
+    packages = prepared.environment.pins if prepared.environment else (resolution.pins if resolution else {})
+    return identity_here(subject=subject, jax=version, backend=backend,
+                         python=resolution.python if resolution else None, packages=packages,
+                         requirements=prepared.plan.requirements, exclude_newer=prepared.plan.exclude_newer)
 
 
 def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None) -> Prepared:
@@ -120,7 +141,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         timeout = request.timeout_s or check.timeout_s
         if check.script is not None:
             record.update(run_script(prepared.environment, check.script, request.backend, check.host_devices,
-                                     timeout, log))
+                                     timeout, log, request.output_log))
             record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
         else:
             record.update(_run_repro(prepared.environment, request, params, timeout, log))
@@ -150,6 +171,8 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
             "env_reused": prepared.environment.reused if prepared.environment else None,
         },
         "parameters": dict(params),
+        "identity": prepared_identity(check_subject(request, params), request.version, request.backend,
+                                      prepared).to_json(),
         "evidence": {},
         "host": {"name": socket.gethostname(), "machine_id": records.machine_id()},
         "reproduce": request.reproduce,
@@ -165,7 +188,7 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
             return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log)
-        code, tail = _stream(cmd, timeout, pythonpath=env.pythonpath)
+        code, tail = stream(cmd, timeout, pythonpath=env.pythonpath, output_log=request.output_log)
         if code is None:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
                     "evidence": {"output_tail": tail}}
@@ -200,7 +223,7 @@ def script_env(result_path: Path, backend: str, host_devices: int | None) -> dic
 
 
 def run_script(env: Environment, script: Path, backend: str, host_devices: int | None, timeout: int,
-               log: Log) -> dict[str, Any]:
+               log: Log, output_log: Path | None = None) -> dict[str, Any]:
     """Run a script check with the release's python; the record fields its exit code and KIT_RESULT give.
 
     The protocol is kit/run/protocol.py (README: "Your own check").
@@ -209,7 +232,7 @@ def run_script(env: Environment, script: Path, backend: str, host_devices: int |
         out = tmp / "kit-result.json"
         cmd = [str(env.python), str(script)]
         log("running " + " ".join(cmd))
-        code, tail = _stream(cmd, timeout, script_env(out, backend, host_devices), env.pythonpath)
+        code, tail = stream(cmd, timeout, script_env(out, backend, host_devices), env.pythonpath, output_log)
         try:
             result = protocol.read_result(out)
         except protocol.ResultError as exc:
@@ -284,19 +307,24 @@ def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path
     return env
 
 
-def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = None,
-            pythonpath: tuple[Path, ...] = ()) -> tuple[int | None, list[str]]:
-    """Run, echoing output live; return (exit code or None on timeout, last lines)."""
+def stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = None,
+           pythonpath: tuple[Path, ...] = (), output_log: Path | None = None,
+           cwd: Path | None = REPO_ROOT) -> tuple[int | None, list[str]]:
+    """Run, echoing output live (and appending it to ``output_log``); return (exit code or None on timeout, last lines)."""
     tail: deque[str] = deque(maxlen=40)
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=repro_env(extra_env, pythonpath), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, cwd=cwd, env=repro_env(extra_env, pythonpath), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT,
                             text=True, errors="replace", start_new_session=True)
+    kept = open(output_log, "a", encoding="utf-8") if output_log is not None else None
 
     def pump() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             sys.stdout.write(line)
             sys.stdout.flush()
+            if kept is not None:
+                kept.write(line)
+                kept.flush()  # a probe killed mid-run still leaves what it said
             tail.append(line.rstrip())
 
     reader = threading.Thread(target=pump, daemon=True)
@@ -309,9 +337,12 @@ def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = 
     except BaseException:
         kill_process_group(proc)  # Ctrl-C: stop the child too, records already written stay
         raise
-    reader.join(timeout=5)
-    if proc.stdout is not None:
-        proc.stdout.close()  # the pipe outlives the process otherwise
+    finally:
+        reader.join(timeout=5)
+        if proc.stdout is not None:
+            proc.stdout.close()  # the pipe outlives the process otherwise
+        if kept is not None:
+            kept.close()
     return code, list(tail)
 
 

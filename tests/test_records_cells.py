@@ -1,4 +1,4 @@
-"""kit.records.identity: which cell a record measures, on which machine, and the newest per cell."""
+"""kit.records.cells: which cell a record measures, on which machine, and the newest per cell."""
 
 from __future__ import annotations
 
