@@ -71,7 +71,8 @@ class World:
 @pytest.fixture
 def matrix(tmp_path: Path) -> Any:
     m = parse_matrix(MATRIX_TOML)
-    return dataclasses.replace(m, results_dir=tmp_path / "reports" / "results", envs_dir=tmp_path / "envs")
+    return dataclasses.replace(m, path=tmp_path / "matrix.toml", results_dir=tmp_path / "reports" / "results",
+                               envs_dir=tmp_path / "envs")
 
 
 def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path) -> None:
@@ -121,7 +122,9 @@ def fake_plan(version: str) -> InstallPlan:
 
 
 def fake_resolution(version: str) -> Resolution:
-    return Resolution("3.12", True, {"jax": version, "jaxlib": version, "numpy": "2.2.1"})
+    # numpy moved with the era, as it did from 0.4.38 to 0.5.0: the report must say so.
+    numpy = "2.2.2" if Version(version) >= Version("0.5.0") else "2.2.1"
+    return Resolution("3.12", True, {"jax": version, "jaxlib": version, "numpy": numpy, "scipy": "1.14.1"})
 
 
 def fake_python(tmp_path: Path, version: str) -> Path:
@@ -497,6 +500,79 @@ def test_script_is_bisected_by_its_exit_codes(matrix: Any, tmp_path: Path, monke
     assert data["name"] == "script-repro-good0.4.34-bad0.6.0-cpu"
     out = capsys.readouterr().out
     assert "first bad release: **jax 0.5.2**" in out
+
+
+NOISY_SCRIPT = textwrap.dedent(
+    """\
+    import os, sys
+    for line in range(30):
+        print(f"line {line} of jax {os.environ['FAKE_JAX']}")
+    partitionable = os.environ.get("JAX_THREEFRY_PARTITIONABLE") == "1"
+    sys.exit(1 if partitionable or os.environ["FAKE_JAX"] >= "0.5" else 0)
+    """
+)
+
+
+def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
+        matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 20: with JAX_THREEFRY_PARTITIONABLE=1 exported, a rerun answered from probes made without it.
+    install_fakes(monkeypatch, World({}), tmp_path)
+    script = tmp_path / "repro.py"
+    script.write_text(NOISY_SCRIPT)
+    argv = ["--script", str(script), "--good", "0.4.35", "--bad", "0.6.0"]
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE", raising=False)
+    run(matrix, *argv)
+    first = report_json(matrix)
+    assert first["first_different"] == "0.5.0"
+    monkeypatch.setenv("JAX_THREEFRY_PARTITIONABLE", "1")
+    with pytest.raises(UsageError, match=r"--good 0.4.35 is bad.*probed now; an earlier probe .* was not reused: "
+                                         r"JAX_THREEFRY_PARTITIONABLE unset there, 1 here"):
+        run(matrix, *argv)
+    second = report_json(matrix)  # a search that stopped at its bounds still leaves its report
+    assert second["probed_now"] == ["0.4.35", "0.6.0"] and second["answered_by_cache"] == []
+    assert "JAX_THREEFRY_PARTITIONABLE unset there, 1 here" in second["observations"]["0.4.35"]["not_reused"]
+    markdown = (matrix.results_dir.parent / f"bisect-{second['name']}.md").read_text()
+    assert "## Stopped" in markdown and "Run again although an earlier probe" in markdown
+    # And back without the variable: the first run's probes answer, and the report says why they matched.
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE")
+    run(matrix, *argv)
+    third = report_json(matrix)
+    assert third["probed_now"] == [] and sorted(third["answered_by_cache"], key=Version) == sorted(
+        first["probed_now"], key=Version)
+    assert third["observations"]["0.5.0"]["matched"].endswith("JAX/XLA variables: none set")
+
+
+def test_each_probe_keeps_its_output_tail_and_whole_log(matrix: Any, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    install_fakes(monkeypatch, World({}), tmp_path)
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE", raising=False)
+    script = tmp_path / "repro.py"
+    script.write_text(NOISY_SCRIPT)
+    run(matrix, "--script", str(script), "--good", "0.4.35", "--bad", "0.6.0")
+    data = report_json(matrix)
+    seen = data["observations"]["0.5.0"]
+    assert seen["output_tail"] == [f"line {n} of jax 0.5.0" for n in range(15, 30)]  # bounded: the last 15
+    log = Path(seen["log"])
+    assert not log.is_absolute() and log.parts[:3] == ("reports", "bisect", "probes")  # relative to the project
+    whole = (matrix.path.parent / log).read_text().splitlines()
+    assert whole == [f"line {n} of jax 0.5.0" for n in range(30)]  # the whole output, beside the probe file
+    markdown = (matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "## Output of each probe" in markdown and "line 29 of jax 0.5.0" in markdown
+
+
+def test_the_report_says_what_else_changed_between_the_two_ends(matrix: Any, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    install_fakes(monkeypatch, World(verdicts("0.5.0")), tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    data = report_json(matrix)
+    changed = data["what_else_changed"][0]
+    assert (changed["before"], changed["after"]) == ("0.4.38", "0.5.0")
+    assert changed["packages"] == {"jaxlib": {"before": "0.4.38", "after": "0.5.0"},
+                                   "numpy": {"before": "2.2.1", "after": "2.2.2"}}  # scipy did not change
+    assert changed["era"] == {"before": "2025-01-02T00:00:00Z", "after": "2025-01-02T00:00:00Z"}
+    markdown = (matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "| numpy | 2.2.1 | 2.2.2 |" in markdown
+    assert "--pin numpy==2.2.1" in markdown  # how to hold it
 
 
 @pytest.mark.parametrize(("behaviour", "mode", "outcome"), [("kill", "skip", "skip"), ("kill", "bad", "bad"),

@@ -16,7 +16,7 @@ from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding
 from .options import Log, Options, bisect_name, bounds, make_parser, parse_options
-from .outcomes import describe
+from .outcomes import Observation, classify, describe
 from .probe_cache import ProbeCache, subject_key
 from .metric import MetricProber, metric_summary
 from .probes import Prober
@@ -42,7 +42,15 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
                                                           subject_key(matrix, options), name, index, log)
     known = {} if options.metric else prober.known_outcomes()  # a metric is judged against this run's bounds
     print(report.candidate_table(candidates, options, set(known)), flush=True)
-    finding = search(options, good, bad, how, name, candidates, prober, known)
+    try:
+        finding = search(options, good, bad, how, name, candidates, prober, known)
+    except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
+        finding = Finding(name, options, good, bad, how, candidates, {}, dict(prober.observations),
+                          list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop))
+        finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
+        finding.seconds = time.monotonic() - started
+        print(report.write_report(matrix.results_dir.parent, finding, []))
+        raise
     finding.seconds = time.monotonic() - started
     notes = changelog.release_notes(report.release_versions(finding), index.cache_dir, options.changelog)
     print(report.write_report(matrix.results_dir.parent, finding, notes))
@@ -77,6 +85,17 @@ def search(options: Options, good: str, bad: str, how: str, name: str, candidate
     return finding
 
 
+def _provenance(seen: Observation | None) -> str:
+    """Where a bound's outcome came from, so an answer from an earlier probe is never taken for a new one."""
+    if seen is None:
+        return ""
+    if seen.source == "cache":
+        return f" (answered by an earlier probe, {seen.by or 'unnamed'} {seen.ran_at}, under the same {seen.matched})"
+    if seen.source == "record":
+        return f" (answered by a current record, {seen.ran_at}, under the same {seen.matched})"
+    return f" (probed now; {seen.not_reused})" if seen.not_reused else ""
+
+
 def verify(good: str, bad: str, versions: list[str], prober: Prober, cache: dict[str, Outcome],
            options: Options) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
@@ -94,7 +113,7 @@ def verify(good: str, bad: str, versions: list[str], prober: Prober, cache: dict
     wanted = Outcome.GOOD if flag == "--good" else Outcome.BAD
     seen = prober.observations.get(version)
     message = f"{flag} {version} is {describe(problem.got, bool(options.script))}, not {wanted.value}: " \
-              f"{seen.reason if seen else ''}"
+              f"{seen.reason if seen else ''}{_provenance(seen)}"
     if problem.kind == "reversed":
         raise UsageError(message, "swap --good and --bad")
     if problem.kind == "untestable":

@@ -37,6 +37,8 @@ class Finding:
     seconds: float = 0.0
     metric: dict[str, Any] | None = None
     """``--metric``: the baseline, each measured release's median and every step over the factor."""
+    stopped: str = ""
+    """Why the search stopped before it began (the bounds did not test as given), in the error's words."""
 
     def where(self, source: str) -> list[str]:
         """Releases whose observation came from ``source`` (run, cache, record, index)."""
@@ -117,7 +119,9 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         "seconds": round(finding.seconds, 1), "cost": cost_lines(finding),
         "release_notes": notes, "reproduce": finding.reproduce,
     }
-    if finding.result is not None:
+    if finding.stopped:
+        data["stopped"] = finding.stopped
+    elif finding.result is not None:
         result = finding.result
         data.update(last_same=result.last_same, first_different=result.first_different,
                     ambiguous=result.ambiguous, compare=changelog.compare_url(result.last_same, result.first_different))

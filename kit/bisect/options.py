@@ -88,6 +88,8 @@ class Options:
     metric: str | None = None
     """Bisect a measured metric (a step by ``factor``) instead of the verdict."""
     factor: float = 1.5
+    script_shown: str = ""
+    """The script as reports name it: relative to the project when it is inside, else as it was given."""
 
     @property
     def subject(self) -> str:
@@ -159,7 +161,16 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
         argv=tuple(argv), metric=args.metric, factor=args.factor,
+        script_shown=shown_path(args.script, matrix.path.parent) if args.script else "",
     )
+
+
+def shown_path(path: Path, project: Path) -> str:
+    """How a report names a file: relative to the project when it lies inside it, else as the user gave it."""
+    try:
+        return str(path.resolve().relative_to(project.resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _factor(text: str) -> float:

@@ -148,7 +148,8 @@ class Prober:
         cached = self.cache.get(identity, self.timeout)
         if cached is None:
             return None
-        return dataclasses.replace(cached, source="cache", matched=records.summary(identity))
+        # Why that probe had once been run afresh is its own story, not this run's.
+        return dataclasses.replace(cached, source="cache", matched=records.summary(identity), not_reused="")
 
     def _looks(self, candidate: Candidate, prepared: Prepared, here: Identity,
                first: Observation | None) -> Observation:
