@@ -13,7 +13,6 @@ from typing import Iterator
 import pytest
 
 from kit.matrix import slurm
-from kit.errors import UsageError
 from kit.matrix.slurm import ArrayTask, SlurmOptions, batch_script, landed_records
 
 
@@ -47,21 +46,6 @@ def test_landed_records_are_matched_to_their_array_task(tmp_path: Path) -> None:
     found = landed_records(tmp_path, "12", since=0)
     assert list(found) == [1]
     assert found[1][0].name == "a.json"
-
-
-def test_sbatch_missing_is_a_usage_error_with_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(UsageError) as caught:
-        slurm.require_sbatch()
-    assert "scripts/slurm-local.sh up" in caught.value.render()
-
-
-def test_squeue_forgetting_the_job_means_every_task_is_done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = tmp_path / "squeue"
-    fake.write_text("#!/bin/sh\necho 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    assert slurm.queued_states("12") == {}
 
 
 def test_squeue_lines_become_task_states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,36 +19,18 @@ Every record written inside a job says which job, array task and node ran it
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import UsageError
 from ..run.multiprocess import SRUN_ENV
+from ..run.slurm_jobs import (POLL_S, REPO_ROOT, SQUEUE_FAILURES, SlurmOptions, array_header, new_job_dir,
+                              queued_states, require_sbatch, sbatch)
 
 Log = Callable[[str], None]
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-POLL_S = 3.0
-
-# squeue failing this many polls in a row (about a minute) ends the waiting, not the job.
-SQUEUE_FAILURES = 20
-
-
-
-@dataclass(frozen=True)
-class SlurmOptions:
-    partition: str | None = None
-    time: str | None = None
-    wait: bool = True
 
 
 @dataclass(frozen=True)
@@ -63,23 +45,10 @@ class ArrayTask:
         return f"{self.check} · jax {self.version}"
 
 
-def require_sbatch() -> None:
-    if not shutil.which("sbatch"):
-        raise UsageError("--slurm needs SLURM's sbatch, which is not on PATH here",
-                         "run it on a login node of the cluster, or start the local test cluster: "
-                         "scripts/slurm-local.sh up && eval \"$(scripts/slurm-local.sh env)\"")
-
-
 def batch_script(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run_flags: Sequence[str],
                  python: str = sys.executable) -> str:
     """The sbatch script: array task i runs line i of cells.tsv with the kit, in this checkout."""
-    ntasks = max(task.processes for task in tasks)
-    lines = ["#!/usr/bin/env bash", "#SBATCH --job-name=jax-kit-matrix", f"#SBATCH --array=0-{len(tasks) - 1}",
-             f"#SBATCH --output={job_dir}/%A_%a.out", f"#SBATCH --ntasks={ntasks}"]
-    if options.partition:
-        lines.append(f"#SBATCH --partition={options.partition}")
-    if options.time:
-        lines.append(f"#SBATCH --time={options.time}")
+    lines = array_header("jax-kit-matrix", len(tasks), job_dir, max(task.processes for task in tasks), options)
     lines += [
         "set -euo pipefail",
         f"cd {shlex.quote(str(REPO_ROOT))}",
@@ -99,11 +68,7 @@ def submit(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run
     (job_dir / "cells.tsv").write_text("".join(f"{t.check}\t{t.version}\n" for t in tasks), encoding="utf-8")
     script = job_dir / "job.sh"
     script.write_text(batch_script(tasks, job_dir, options, run_flags), encoding="utf-8")
-    done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True, cwd=REPO_ROOT)
-    if done.returncode != 0:
-        raise UsageError(f"sbatch refused the job: {done.stderr.strip() or done.stdout.strip()}",
-                         f"the script is {script}; check --partition and --time against `sinfo`")
-    job_id = done.stdout.strip().split(";")[0]
+    job_id = sbatch(script)
     (job_dir / "job.json").write_text(json.dumps({"schema": 1, "job_id": job_id, "cells": [
         {"array_task_id": i, "check": t.check, "version": t.version} for i, t in enumerate(tasks)]}, indent=2),
         encoding="utf-8")
@@ -111,26 +76,8 @@ def submit(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run
     return job_id
 
 
-def new_job_dir(base: Path) -> Path:
-    return base / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
 # --------------------------------------------------------------------------
 # Waiting
-
-
-def queued_states(job_id: str) -> dict[int, tuple[str, str]] | None:
-    """Array task -> (state, node) for the tasks still queued or running; None if squeue failed."""
-    done = subprocess.run(["squeue", "-h", "-r", "-j", job_id, "-o", "%K|%T|%N"], capture_output=True, text=True)
-    if done.returncode != 0:
-        # squeue forgets a finished job quickly; "Invalid job id" then means "all done".
-        return {} if "Invalid job id" in done.stderr else None
-    states: dict[int, tuple[str, str]] = {}
-    for line in done.stdout.splitlines():
-        task, state, node = (line.split("|") + ["", ""])[:3]
-        if task.strip().isdigit():
-            states[int(task)] = (state.strip(), node.strip())
-    return states
 
 
 def landed_records(results_dir: Path, job_id: str, since: float) -> dict[int, tuple[Path, dict[str, Any]]]:
