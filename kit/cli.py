@@ -15,6 +15,7 @@ session does can also be run (and tested) without nox. Exit codes:
 * 5 — the release cannot run what was asked here, e.g. ``--processes 2`` on a
   release whose CPU client has no cross-process collectives (a record says why).
 
+``probe JOB_DIR TASK`` is one probe of ``bisect --slurm``, run by its job script on a node.
 ``plan VERSION [--backend cuda]`` shows the install plan, resolved without
 downloading wheels. ``report [--results DIR] [--out DIR] [--no-plots]``
 rebuilds reports/matrix.md and matrix.json from the records alone.
@@ -75,6 +76,10 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) ->
             from .matrix.sweep import main as sweep_main
 
             return sweep_main(matrix, rest, log)
+        if command == "probe":  # one task of `bisect --slurm`'s job array, on a node
+            from .bisect.cluster import run_task
+
+            return run_task(matrix, rest, log)
         raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, matrix or report")
     except IndexUnreachable as exc:
         print(exc.render(), file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import stat
 import sys
 import textwrap
@@ -22,7 +23,7 @@ from kit import __version__
 from kit.bisect import changelog
 from kit import records
 from kit.run import runner
-from kit.bisect import driver, probes
+from kit.bisect import cluster, driver, probes
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
@@ -690,3 +691,81 @@ def test_real_script_bisect_finds_the_release(tmp_path: Path, capsys: pytest.Cap
     assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.5.1", "0.5.2", [])
     # Both ends plus ceil(log2 3) halvings: every candidate of so short a range.
     assert len(data["environments_built_now"]) + len(data["environments_reused_now"]) <= expected_probes(4)
+
+
+# --------------------------------------------------------------------------
+# Rounds: --jobs K side by side here, and --slurm (sbatch and squeue stood in for, the tasks run in-process)
+
+
+def test_jobs_probe_k_releases_per_round_and_name_the_same_release(matrix: Any, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World(verdicts("0.5.1"))
+    install_fakes(monkeypatch, world, tmp_path)
+    code, lines = run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--jobs", "3")
+    assert code == 0
+    data = report_json(matrix)
+    assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
+    assert data["rounds"][0] == ["0.4.34", "0.6.0"]  # both bounds in the first round
+    assert all(len(batch) <= 3 for batch in data["rounds"]) and len(data["rounds"]) <= 3
+    assert any("--jobs 3 on this machine" in line and "2-core machine" in line for line in lines)
+    sequential = World(verdicts("0.5.1"))
+    install_fakes(monkeypatch, sequential, tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--fresh")
+    one_by_one = report_json(matrix)
+    assert one_by_one["first_different"] == "0.5.1" and len(one_by_one["rounds"]) > len(data["rounds"])
+
+
+def fake_cluster(monkeypatch: pytest.MonkeyPatch, matrix: Any) -> list[str]:
+    """sbatch runs each array task of the job script at once, in-process, with SLURM's variables; squeue is empty."""
+    submitted: list[str] = []
+
+    def sbatch(script: Path) -> str:
+        job_id = str(100 + len(submitted))
+        submitted.append(script.read_text())
+        job_dir = script.parent
+        count = len(json.loads((job_dir / cluster.SPEC).read_text())["candidates"])
+        for task in range(count):
+            with monkeypatch.context() as node:
+                for name, value in (("SLURM_JOB_ID", f"{job_id}{task}"), ("SLURM_ARRAY_JOB_ID", job_id),
+                                    ("SLURM_ARRAY_TASK_ID", str(task)), ("SLURMD_NODENAME", "node01")):
+                    node.setenv(name, value)
+                cluster.run_task(matrix, [str(job_dir), str(task)], lambda line: None)
+        return job_id
+
+    monkeypatch.setattr(cluster, "sbatch", sbatch)
+    monkeypatch.setattr(cluster, "require_sbatch", lambda: None)
+    monkeypatch.setattr(driver, "require_sbatch", lambda: None)
+    monkeypatch.setattr(cluster, "queued_states", lambda job_id: {})
+    monkeypatch.setattr(cluster, "parse_options", lambda m, argv: driver.parse_options(matrix, argv))
+    return submitted
+
+
+def test_slurm_runs_each_probe_as_an_array_task_and_the_report_names_job_and_node(
+        matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World(verdicts("0.5.1"), uninstallable=("0.5.2",))
+    install_fakes(monkeypatch, world, tmp_path)
+    submitted = fake_cluster(monkeypatch, matrix)
+    code, lines = run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--slurm", "--jobs", "3",
+                      "--partition", "gpu", "--time", "00:20:00")
+    assert code == 0
+    data = report_json(matrix)
+    assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
+    assert data["slurm"] and data["rounds"][0] == ["0.4.34", "0.6.0"]
+    assert "#SBATCH --array=0-1" in submitted[0] and "#SBATCH --partition=gpu" in submitted[0]
+    assert "-m kit probe" in submitted[0] and "#SBATCH --time=00:20:00" in submitted[0]
+    ran = [v for v, seen in data["observations"].items() if seen["source"] == "run"]
+    assert ran and all(re.fullmatch(r"SLURM job 1\d\d_\d on node01", data["observations"][v]["job"]) for v in ran)
+    assert data["observations"]["0.4.34"]["environment"] == "built"  # built here, on the login node, before submission
+    markdown = (matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "SLURM job 100_0 on node01" in markdown and "(up to 3 per round, SLURM jobs)" in markdown
+    assert any(line.startswith("submitted SLURM job array 100: 2 probes (jax 0.4.34, 0.6.0)") for line in lines)
+
+
+def test_slurm_and_jobs_refuse_what_they_cannot_do(matrix: Any) -> None:
+    with pytest.raises(UsageError, match="--metric runs one probe at a time"):
+        driver.parse_options(matrix, ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--metric", "x",
+                                      "--slurm"])
+    with pytest.raises(UsageError, match="go with --slurm"):
+        driver.parse_options(matrix, ["--check", "scaling", "--partition", "gpu"])
+    with pytest.raises(UsageError, match="1 or more"):
+        driver.parse_options(matrix, ["--check", "scaling", "--jobs", "0"])
