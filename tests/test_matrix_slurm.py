@@ -14,6 +14,7 @@ import pytest
 
 from kit.matrix import slurm
 from kit.matrix.slurm import ArrayTask, SlurmOptions, batch_script, landed_records
+from tests.local_slurm import checkout_copy, local_slurm  # noqa: F401 (a fixture)
 
 
 def test_the_batch_script_runs_line_i_of_the_cells_with_the_kit(tmp_path: Path) -> None:
@@ -67,50 +68,13 @@ def test_waiting_ends_when_squeue_keeps_failing(tmp_path: Path, monkeypatch: pyt
     assert "stopped waiting for job 12" in lines[-1]
 
 # --------------------------------------------------------------------------
-# A real SLURM: scripts/slurm-local.sh starts one on this machine.
+# A real SLURM: scripts/slurm-local.sh starts one on this machine (tests/local_slurm.py).
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def local_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A running single-node SLURM: the one CI started, or one this fixture starts and stops."""
-    env = dict(os.environ)
-    if env.get("SLURM_CONF") and Path(env["SLURM_CONF"]).is_file() and shutil.which("sinfo") and _sinfo_ok(env):
-        yield env
-        return
-    # A state folder (and free ports) of its own: a cluster someone else runs here is left alone.
-    env["KIT_SLURM_STATE"] = str(tmp_path_factory.mktemp("slurm-state"))
-    script = str(ROOT / "scripts" / "slurm-local.sh")
-    subprocess.run([script, "up"], check=True, timeout=900, env=env)
-    conf = subprocess.run([script, "env"], check=True, capture_output=True, text=True, env=env).stdout
-    env["SLURM_CONF"] = conf.split("=", 1)[1].strip()
-    try:
-        yield env
-    finally:
-        subprocess.run([script, "down"], timeout=120, env=env)
-
-
-def _sinfo_ok(env: dict[str, str]) -> bool:
-    try:
-        return subprocess.run(["sinfo", "-h"], env=env, capture_output=True, timeout=30).returncode == 0
-    except subprocess.TimeoutExpired:
-        return False
-
-
-def _checkout_copy(tmp_path: Path) -> Path:
-    """This checkout's files, without its records, sharing its JAX environments."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
-                            check=True, capture_output=True, text=True).stdout.split("\0")
-    copy = tmp_path / "checkout"
-    for name in filter(None, listed):
-        if name.startswith("reports/") or not (ROOT / name).is_file():
-            continue
-        (copy / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, copy / name)
-    (ROOT / ".nox" / "jax-envs").mkdir(parents=True, exist_ok=True)
-    (copy / ".nox").mkdir()
-    (copy / ".nox" / "jax-envs").symlink_to(ROOT / ".nox" / "jax-envs")
+@pytest.mark.integration
+@pytest.mark.slurm
+def test_a_two_cell_job_array_lands_both_records_and_the_report_names_the_job(
+        local_slurm: dict[str, str], tmp_path: Path) -> None:
+    copy = checkout_copy(tmp_path)
     # Small scaling cells, each as 2 processes started by srun inside its array task.
     toml = (copy / "matrix.toml").read_text(encoding="utf-8")
     toml = toml.replace("[checks.scaling]\n", "[checks.scaling]\nprocesses = 2\n", 1)
@@ -118,14 +82,6 @@ def _checkout_copy(tmp_path: Path) -> Path:
                        ("modes", '["jit"]')):
         toml = re.sub(rf"(?m)^({key} = ).*$", rf"\g<1>{value}", toml, count=1)
     (copy / "matrix.toml").write_text(toml, encoding="utf-8")
-    return copy
-
-
-@pytest.mark.integration
-@pytest.mark.slurm
-def test_a_two_cell_job_array_lands_both_records_and_the_report_names_the_job(
-        local_slurm: dict[str, str], tmp_path: Path) -> None:
-    copy = _checkout_copy(tmp_path)
     done = subprocess.run(["nox", "-s", "matrix", "--", "--slurm", "--only", "0.4.35,0.6.0", "--checks", "scaling"],
                           cwd=copy, env=local_slurm, capture_output=True, text=True, timeout=1500)
     output = done.stdout + done.stderr

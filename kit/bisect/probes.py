@@ -148,8 +148,9 @@ class Prober:
         cached = self.cache.get(identity, self.timeout)
         if cached is None:
             return None
-        # Why that probe had once been run afresh is its own story, not this run's.
-        return dataclasses.replace(cached, source="cache", matched=records.summary(identity), not_reused="")
+        # Why that probe had once been run afresh is its own story, not this run's; the job is the one that looked.
+        return dataclasses.replace(cached, source="cache", matched=records.summary(identity), not_reused="",
+                                   job=job_label(job_facts()))
 
     def _looks(self, candidate: Candidate, prepared: Prepared, here: Identity,
                first: Observation | None) -> Observation:
