@@ -178,10 +178,12 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     args = parser.parse_args(list(argv))
     from .matrix.markdown import render_answer
     from .matrix.report import write_report
+    from .matrix.reproduce import session_names
 
     start = time.perf_counter()
     result = write_report(args.results, args.out, plots=not args.no_plots, configured=_configured(matrix, log),
-                          known_problems=matrix.path.parent / "known_problems.toml")
+                          known_problems=matrix.path.parent / "known_problems.toml",
+                          sessions=session_names(matrix.checks, [release.version for release in matrix.releases]))
     print(f"wrote {result.markdown} and {result.json} from {result.report.record_count} records "
           f"in {time.perf_counter() - start:.1f} s")
     for path in result.plots:

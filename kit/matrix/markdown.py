@@ -47,6 +47,9 @@ def render_answer(report: Report) -> list[str]:
                 f"measured: {', '.join(answer.releases_measured)}"
             )
         lines.append(line)
+    if report.measured_only:
+        lines.append(f"- not in the answer: {', '.join(f'`{c}`' for c in report.measured_only)} only measure "
+                     "(metrics, no verdict of their own); their cells say *measured*")
     lines += ["", "Known problems (ranges measured from the records; upstream fix for comparison):", ""]
     for problem in report.known_problems:
         links = ", ".join(f"<{link}>" for link in problem.links)
@@ -79,7 +82,8 @@ def _finding_text(cell: Finding | None) -> str:
     ran_by = f" ({cell.ran_by})" if cell.ran_by else ""
     if cell.status != "ran":
         return (f"{cell.status}: {cell.reason}" if cell.reason else cell.status) + ran_by
-    verdict = f"**{cell.verdict}**" if cell.verdict == "affected" else str(cell.verdict)
+    verdict = "measured" if cell.measured else f"**{cell.verdict}**" if cell.verdict == "affected" \
+        else str(cell.verdict)
     return (f"{verdict} · {cell.figure}" if cell.figure else verdict) + ran_by
 
 

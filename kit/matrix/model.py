@@ -9,7 +9,7 @@ records superseded or skipped. `kit.matrix.markdown` renders it and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from .. import __version__ as KIT_VERSION
 from .key_figures import key_figure, lu_fed_by
 from .known_problems import KnownProblem, load_known_problems
+from .measured import measuring_checks
 from .metric_series import MetricSeries, metric_series
 from ..run.facts import job_label
 from ..records import (
@@ -32,6 +33,7 @@ from ..records import (
     release_key,
     split_ad_hoc,
 )
+from .reproduce import working_command
 from .workarounds import shard_map_figures, shard_map_text
 
 SCHEMA = 1
@@ -57,6 +59,8 @@ class Finding:
     file: str
     summary: dict[str, Any] = field(default_factory=dict)
     ran_by: str = ""  # "SLURM job 12_1 on node01" for a record from a job array, else ""
+    measured: bool = False
+    """The check only measures (metrics, no verdict of its own): shown as measured, not in the answer."""
 
 
 @dataclass
@@ -166,6 +170,8 @@ class Report:
     plot_notes: list[str] = field(default_factory=list)
     metrics: list[MetricSeries] = field(default_factory=list)
     """Per check, metric and backend: each release's median and spread (kit.matrix.metric_series)."""
+    measured_only: list[str] = field(default_factory=list)
+    """Checks that report metrics but never a verdict of their own (kit.matrix.measured): not in the answer."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -198,6 +204,7 @@ def build_report(
     unusable: Sequence[UnusableFile] = (),
     configured: Configured | None = None,
     known_problems: Sequence[KnownProblem] | None = None,
+    sessions: Collection[str] | None = None,
 ) -> Report:
     """The whole report from records (dicts or `LoadedRecord`s) and the files that could not be used.
 
@@ -206,6 +213,9 @@ def build_report(
     With ``configured``, only records of the matrix's own parameters make the
     answer and the rows; the others are listed as ad-hoc runs. Without it
     (tests, a results folder without a matrix), every record counts.
+    ``sessions`` (the nox sessions matrix.toml makes) turns a Reproduce
+    command whose session does not exist into ``python -m kit run ...``.
+    A check that only measures is shown as measured and kept out of the answer.
     """
     entries = _as_entries(records)
     in_matrix, ad_hoc = split_ad_hoc(entries, configured)
@@ -213,11 +223,13 @@ def build_report(
     current = list(newest.values())
     checks = sorted({cell_key(e.record).check for e in current}, key=_check_order)
     measured = {record_jax(e.record) for e in in_matrix}
+    measuring = measuring_checks(in_matrix)
+    judged = [e for e in current if str(e.record.get("check")) not in measuring]
     return Report(
-        backends=_backend_answers(current),
-        known_problems=[_known_problem_answer(p, current)
+        backends=_backend_answers(judged),
+        known_problems=[_known_problem_answer(p, judged)
                         for p in (load_known_problems() if known_problems is None else known_problems)],
-        rows=_rows(current),
+        rows=_rows(current, sessions, measuring),
         checks=checks,
         older=[_listed(e) for e in sorted(older, key=lambda e: _sort_entry(e))],
         ad_hoc=[_ad_hoc(e, why) for e, why in sorted(ad_hoc, key=lambda item: _sort_entry(item[0]))],
@@ -226,6 +238,7 @@ def build_report(
         not_measured=_sorted_releases(r for r in (matrix_releases or ()) if r not in measured),
         record_count=len(in_matrix),
         metrics=metric_series(current),
+        measured_only=sorted(measuring, key=_check_order),
     )
 
 
@@ -334,7 +347,7 @@ def _host_name(record: Mapping[str, Any]) -> str:
     return str(host.get("name") or env.get("host") or env.get("hostname") or "")
 
 
-def _rows(current: list[LoadedRecord]) -> list[Row]:
+def _rows(current: list[LoadedRecord], sessions: Collection[str] | None, measuring: Collection[str]) -> list[Row]:
     groups: dict[tuple[str, str, str], list[LoadedRecord]] = {}
     for entry in current:
         key = cell_key(entry.record)
@@ -343,7 +356,7 @@ def _rows(current: list[LoadedRecord]) -> list[Row]:
     for (release, backend, machine), group in sorted(
         groups.items(), key=lambda item: (release_key(item[0][0]), item[0][1], item[0][2])
     ):
-        findings = {cell_key(e.record).check: _finding(e) for e in group}
+        findings = {cell_key(e.record).check: _finding(e, sessions, measuring) for e in group}
         envs = [_environment(e.record) for e in group]
         installs = [e.record.get("install") or {} for e in group]
         kinds = sorted({str(env["device_kind"]) for env in envs if env.get("device_kind")})
@@ -394,7 +407,8 @@ def _install_status(group: list[LoadedRecord]) -> str:
     return "partly: " + "; ".join(reasons)
 
 
-def _finding(entry: LoadedRecord) -> Finding:
+def _finding(entry: LoadedRecord, sessions: Collection[str] | None = None,
+             measuring: Collection[str] = ()) -> Finding:
     record = entry.record
     check = str(record.get("check"))
     evidence = record.get("evidence") or {}
@@ -411,10 +425,11 @@ def _finding(entry: LoadedRecord) -> Finding:
         figure=figure,
         reason=str(record.get("reason") or ""),
         created=str(record.get("created") or ""),
-        reproduce=str(record.get("reproduce") or f"nox -s {check}-{record_jax(record)}"),
+        reproduce=working_command(record, sessions),
         file=entry.path.name,
         summary=dict(summary),
         ran_by=job_label(record.get("slurm")),
+        measured=check in measuring,
     )
 
 

@@ -238,7 +238,10 @@ def run_script(env: Environment, script: Path, backend: str, host_devices: int |
         except protocol.ResultError as exc:
             return {"status": "crashed", "reason": f"{exc}", "evidence": {"exit_code": code, "output_tail": tail}}
     fields = protocol.observation(code, timeout, result)
-    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code}
+    # Whether KIT_RESULT stated the verdict or the exit code alone gave it: a script that only measures
+    # (metrics, exit 0, no verdict) is shown as measured, not unaffected (kit/matrix/measured.py).
+    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code,
+                                "verdict_from": fields.pop("verdict_from", "exit code")}
     if fields["status"] != "ran" or fields["verdict"] == "affected":
         evidence["output_tail"] = tail[-15:]
         last = next((line for line in reversed(tail) if line.strip()), "")
