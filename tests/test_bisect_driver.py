@@ -61,6 +61,7 @@ class World:
         self.uninstallable = uninstallable
         self.runs: list[str] = []
         self.prepared: list[str] = []
+        self.pins: list[tuple[str, ...]] = []
 
     def next_result(self, version: str) -> Any:
         got = self.behaviour[version]
@@ -86,18 +87,20 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
 
     def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
         world.prepared.append(request.version)
-        plan = fake_plan(request.version)
+        plan = fake_plan(request.version, request.pins)
+        world.pins.append(request.pins)
         if request.version in world.uninstallable:
             return Prepared(plan, None, None, f"no jaxlib {request.version} wheels")
         python = fake_python(tmp_path, request.version)
-        resolution = fake_resolution(request.version)
+        resolution = fake_resolution(request.version, request.pins)
         return Prepared(plan, resolution, Environment(python, dict(resolution.pins), BUILT))
 
-    def locked_release(matrix: Any, version: str, backend: str, find_links: Any = ()) -> ResolvedRelease | None:
+    def locked_release(matrix: Any, version: str, backend: str, find_links: Any = (),
+                       pins: tuple[str, ...] = ()) -> ResolvedRelease | None:
         # As if every installable release's environment had been built once: its lock says what it installs.
         if version in world.uninstallable:
             return None
-        return ResolvedRelease(fake_plan(version), fake_resolution(version))
+        return ResolvedRelease(fake_plan(version, pins), fake_resolution(version, pins))
 
     def run_check(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None,
                   prepared: Any = None) -> tuple[dict[str, Any], Path]:
@@ -117,15 +120,16 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
     monkeypatch.setattr(probes, "locked_release", locked_release)
 
 
-def fake_plan(version: str) -> InstallPlan:
-    return InstallPlan(version, "cpu", (f"jax[cpu]=={version}", "scipy"), "2025-01-02T00:00:00Z",
-                       "https://pypi.org/simple")
+def fake_plan(version: str, pins: tuple[str, ...] = ()) -> InstallPlan:
+    return InstallPlan(version, "cpu", (f"jax[cpu]=={version}", "scipy", *pins), "2025-01-02T00:00:00Z",
+                       "https://pypi.org/simple", pins=pins)
 
 
-def fake_resolution(version: str) -> Resolution:
-    # numpy moved with the era, as it did from 0.4.38 to 0.5.0: the report must say so.
+def fake_resolution(version: str, pins: tuple[str, ...] = ()) -> Resolution:
+    # numpy moved with the era, as it did from 0.4.38 to 0.5.0: the report must say so (unless it is pinned).
     numpy = "2.2.2" if Version(version) >= Version("0.5.0") else "2.2.1"
-    return Resolution("3.12", True, {"jax": version, "jaxlib": version, "numpy": numpy, "scipy": "1.14.1"})
+    held = dict(pin.split("==", 1) for pin in pins)
+    return Resolution("3.12", True, {"jax": version, "jaxlib": version, "numpy": numpy, "scipy": "1.14.1", **held})
 
 
 def fake_python(tmp_path: Path, version: str) -> Path:
@@ -759,6 +763,32 @@ def test_slurm_runs_each_probe_as_an_array_task_and_the_report_names_job_and_nod
     markdown = (matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
     assert "SLURM job 100_0 on node01" in markdown and "(up to 3 per round, SLURM jobs)" in markdown
     assert any(line.startswith("submitted SLURM job array 100: 2 probes (jax 0.4.34, 0.6.0)") for line in lines)
+
+
+def test_a_pin_holds_a_package_in_every_probe_and_the_report_says_so(matrix: Any, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World(verdicts("0.5.0"))
+    install_fakes(monkeypatch, world, tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    world.runs.clear()
+    code, lines = run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--pin", "NumPy==2.2.1")
+    assert code == 0 and set(world.pins[-len(world.runs):]) == {("numpy==2.2.1",)}  # into the install entry point
+    data = report_json(matrix, "scaling-good0.4.35-bad0.6.0-cpu-pin-numpy-2.2.1")
+    assert data["first_different"] == "0.5.0" and world.runs  # the unpinned probes are another identity
+    assert all(seen["pins"] == ["numpy==2.2.1"] for seen in data["observations"].values())
+    probe_lines = [line for line in lines if line.startswith("probe jax ")]
+    assert probe_lines and all("(holding numpy==2.2.1)" in line for line in probe_lines)
+    assert "requirements" in data["observations"]["0.5.0"]["not_reused"]  # and says why it was not reused
+    changed = data["what_else_changed"][0]
+    assert "numpy" not in changed["packages"] and changed["held"] == ["numpy==2.2.1"]
+
+
+@pytest.mark.parametrize(("pins", "message"), [
+    (["numpy>=2"], "NAME==VERSION"), (["numpy==2.*"], "NAME==VERSION"), (["jaxlib==0.5.0"], "what a bisect walks"),
+    (["numpy==2.2.1", "numpy==2.2.2"], "at two versions")])
+def test_a_pin_is_one_package_at_one_version(matrix: Any, pins: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        driver.parse_options(matrix, ["--check", "scaling", *[arg for pin in pins for arg in ("--pin", pin)]])
 
 
 def test_slurm_and_jobs_refuse_what_they_cannot_do(matrix: Any) -> None:

@@ -102,6 +102,16 @@ def test_a_locked_release_needs_neither_index_nor_uv(tmp_path: Path, uv_must_not
     assert resolved.resolution is not None and resolved.resolution.hashes == {"jaxlib": ("sha256:aa", "sha256:bb")}
 
 
+def test_pins_have_a_lock_of_their_own_and_none_is_the_lock_as_before(tmp_path: Path, uv_must_not_run: None) -> None:
+    matrix = matrix_on(refused_url(), tmp_path)
+    lock_0_6_0(matrix)
+    unpinned = lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu")
+    assert "pins" not in unpinned and release.locked_release(matrix, "0.6.0", "cpu") is not None
+    assert release.locked_release(matrix, "0.6.0", "cpu", pins=("numpy==2.2.1",)) is None  # never built
+    with pytest.raises(IndexUnreachable):  # so it is resolved, at the index
+        release.resolve_release(matrix, "0.6.0", "cpu", pins=("numpy==2.2.1",))
+
+
 @pytest.mark.parametrize("how", ["refresh", "settings changed"])
 def test_refresh_or_changed_settings_resolve_again(how: str, tmp_path: Path, uv_must_not_run: None) -> None:
     url = refused_url()

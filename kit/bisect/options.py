@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from ..config import Matrix, configured_parameters, release_number, timeout_seconds
@@ -105,6 +106,8 @@ class Options:
     """Probes per round, run side by side: K+1-section (`search.ksect`) when more than one."""
     slurm: SlurmOptions | None = None
     """Each probe a task of a SLURM job array (kit/bisect/cluster.py), environments built here first."""
+    pins: tuple[str, ...] = ()
+    """``NAME==VERSION`` held in every probe (``--pin``), names in normal form, sorted."""
 
     @property
     def subject(self) -> str:
@@ -145,6 +148,9 @@ def make_parser() -> argparse.ArgumentParser:
                         help="bisect a metric the check or script reports (KIT_RESULT metrics) instead of its verdict")
     parser.add_argument("--factor", type=_factor, default=1.5, metavar="F",
                         help="--metric: a probe is bad when its median is F times worse than --good's (default 1.5)")
+    parser.add_argument("--pin", action="append", default=[], type=_pin, metavar="PKG==VERSION",
+                        help="hold a package at one version in every probe (repeatable), e.g. --pin numpy==2.2.1: "
+                             "rules it out as what changed")
     parser.add_argument("--jobs", type=_jobs, default=1, metavar="K",
                         help="probe K releases per round at once: about log_{K+1}(n) rounds instead of log2(n)")
     parser.add_argument("--slurm", action="store_true",
@@ -190,6 +196,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         argv=tuple(argv), metric=args.metric, factor=args.factor,
         script_shown=shown_path(args.script, matrix.path.parent) if args.script else "",
         jobs=args.jobs, slurm=SlurmOptions(args.partition, args.time) if args.slurm else None,
+        pins=_pins(args.pin),
     )
 
 
@@ -210,6 +217,35 @@ def _factor(text: str) -> float:
     if not (math.isfinite(value) and value > 1):
         raise argparse.ArgumentTypeError(f"must be a finite number above 1, e.g. 1.5 (a 50% slowdown), got {text!r}")
     return value
+
+
+def _pin(text: str) -> str:
+    """``--pin``: one exact ``NAME==VERSION``, the name in its normal form (``ml-dtypes`` → ``ml_dtypes``)."""
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        requirement = None
+    specifiers = list(requirement.specifier) if requirement else []
+    if requirement is None or requirement.extras or requirement.marker or requirement.url or len(specifiers) != 1 \
+            or specifiers[0].operator != "==" or "*" in specifiers[0].version:
+        raise argparse.ArgumentTypeError(f"must be one package at one version, NAME==VERSION (e.g. numpy==2.2.1), "
+                                         f"got {text!r}")
+    name = requirement.name.lower().replace("-", "_").replace(".", "_")
+    if name in ("jax", "jaxlib"):
+        raise argparse.ArgumentTypeError(f"{name} is what a bisect walks; pin the packages beside it")
+    return f"{name}=={specifiers[0].version}"
+
+
+def _pins(pins: Sequence[str]) -> tuple[str, ...]:
+    """The pins sorted, one per package: a package given twice at two versions is a mistake."""
+    by_name: dict[str, str] = {}
+    for pin in pins:
+        name = pin.split("==", 1)[0]
+        if by_name.get(name, pin) != pin:
+            raise UsageError(f"--pin {by_name[name]} and --pin {pin} hold {name} at two versions",
+                             "give each package one --pin")
+        by_name[name] = pin
+    return tuple(sorted(by_name.values()))
 
 
 def _jobs(text: str) -> int:
@@ -275,4 +311,6 @@ def bisect_name(options: Options, good: str, bad: str) -> str:
         name += "-all"
     if options.metric:
         name += f"-{options.metric}-x{options.factor:g}"
+    for pin in options.pins:
+        name += f"-pin-{pin.replace('==', '-')}"
     return "".join(c if c.isalnum() or c in ".-_" else "_" for c in name)

@@ -90,7 +90,8 @@ class Prober:
             self._looks(candidate, prepared, here, recorded), timeout_s=self.timeout,
             environment=self._environments.get(candidate.version), seconds=round(time.monotonic() - started, 1),
             by=self.name, ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            not_reused=self.cache.why_not(here), job=job_label(job_facts()), **_installed(here))
+            not_reused=self.cache.why_not(here), job=job_label(job_facts()), **_installed(here),
+            pins=list(self.options.pins))
         self.cache.put(here, observation)
         self.ran_now.append(candidate.version)
         return observation
@@ -122,7 +123,7 @@ class Prober:
 
     def locked_identity(self, version: str) -> Identity | None:
         """This probe's identity from the lock of the release's built environment; None when it was never built."""
-        locked = locked_release(self.matrix, version, self.options.backend, self.options.find_links)
+        locked = locked_release(self.matrix, version, self.options.backend, self.options.find_links, self.options.pins)
         if locked is None or locked.resolution is None:
             return None
         return identity_here(subject=self.subject, jax=version, backend=self.options.backend,
@@ -150,7 +151,7 @@ class Prober:
             return None
         # Why that probe had once been run afresh is its own story, not this run's; the job is the one that looked.
         return dataclasses.replace(cached, source="cache", matched=records.summary(identity), not_reused="",
-                                   job=job_label(job_facts()))
+                                   job=job_label(job_facts()), pins=list(self.options.pins))
 
     def _looks(self, candidate: Candidate, prepared: Prepared, here: Identity,
                first: Observation | None) -> Observation:
@@ -187,7 +188,7 @@ class Prober:
         return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record",
                            ran_at=str(record.get("created") or ""), seconds=float(record.get("duration_s") or 0),
                            matched=records.summary(here), output_tail=list(evidence.get("output_tail") or []),
-                           job=job_label(record.get("slurm")), **_installed(here))
+                           job=job_label(record.get("slurm")), **_installed(here), pins=list(self.options.pins))
 
     # -- runs
 
@@ -196,7 +197,8 @@ class Prober:
                                  backend=self.options.backend, preset=self.options.preset,
                                  find_links=self.options.find_links, timeout_s=self.options.timeout,
                                  reproduce=reproduce_command(self.matrix, self.options, version),
-                                 first_python=self.candidates[version].python, output_log=log_file)
+                                 first_python=self.candidates[version].python, output_log=log_file,
+                                 pins=self.options.pins)
 
     def _prepare(self, version: str) -> Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""
@@ -225,10 +227,9 @@ class Prober:
 
 
 def _installed(identity: Identity) -> dict[str, Any]:
-    """The observation's account of what was installed: every package, the era cut-off and the pins held."""
-    install = identity.install
+    """The observation's account of what was installed: every package and the era cut-off."""
     return {"python": identity.python, "jaxlib": identity.packages.get("jaxlib"), "packages": dict(identity.packages),
-            "era": install.get("exclude_newer"), "pins": list(install.get("pins") or [])}
+            "era": identity.install.get("exclude_newer")}
 
 
 def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:

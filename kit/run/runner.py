@@ -61,6 +61,8 @@ class RunRequest:
     """A Python to try first when resolving (bisect knows it from the index's metadata)."""
     output_log: Path | None = None
     """Where to append the run's whole output (a bisect probe's log), besides the terminal."""
+    pins: tuple[str, ...] = ()
+    """``NAME==VERSION`` held fixed in the environment (bisect's ``--pin``)."""
 
 
 def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
@@ -114,7 +116,7 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
     """The request's environment, as `kit.install.environment.prepare` (the one place that answers it) gives it."""
     return environment.prepare(matrix, request.version, request.backend, log, index=index,
                                find_links=request.find_links, refresh=request.refresh,
-                               first_python=request.first_python)
+                               first_python=request.first_python, pins=request.pins)
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
