@@ -90,7 +90,7 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         unknown = index.unknown_release(version)
         if unknown:
             raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
-    plan = plan_release(matrix, version, backend, index, find_links)
+    plan = plan_release(matrix, version, backend, index, find_links, pins)
     if not offline:
         require_pages(plan_pages(plan), version)  # an outage of any page is exit 4, before uv retries it per Python
     resolution, attempts = _first_python(plan, offline, first_python)
