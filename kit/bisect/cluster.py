@@ -36,6 +36,7 @@ from ..records import JsonTextError, read_json
 from ..run.multiprocess import SRUN_ENV
 from ..run.slurm_jobs import (POLL_S, REPO_ROOT, SQUEUE_FAILURES, SlurmOptions, array_header, new_job_dir,
                               queued_states, require_sbatch, sbatch)
+from ..run.task_output import task_end
 from .candidates import Candidate
 from .options import Log, parse_options
 from .outcomes import Observation, classify
@@ -125,10 +126,11 @@ class ClusterProbes:
         try:
             saved = read_json(job_dir / f"{task}.json")
             observation = Observation.from_json(saved.get("observation") if isinstance(saved, dict) else None)
-        except (JsonTextError, ValueError) as error:
-            out = job_dir / f"{job_id}_{task}.out"
-            return Observation("crashed", None, f"SLURM job {job_id}_{task} left no probe ({error}); its output is "
-                               f"{out}", job=f"SLURM job {job_id}_{task}")
+        except (JsonTextError, ValueError):
+            # Cancelled (scancel, its time limit) or ended on an error: its output says which.
+            end = task_end(job_dir / f"{job_id}_{task}.out")
+            return Observation("crashed", None, f"SLURM job {job_id}_{task} left no probe: {end.sentence}",
+                               job=f"SLURM job {job_id}_{task}")
         return dataclasses.replace(observation, environment=self.prober._environments.get(version))
 
     def _ntasks(self) -> int:

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import Version
 
+from repro.environment import jax_variables
+
 from . import changelog
 from ..config import Matrix
+from .. import records
 from ..errors import UsageError
 from ..install.release import open_index
-from ..run.slurm_jobs import require_sbatch
+from ..run.facts import hardware_facts
+from ..run.slurm_jobs import require_controller, require_sbatch
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding
@@ -21,6 +25,7 @@ from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
 from .probe_cache import ProbeCache, probe_cache_dir, subject_key
 from .metric import MetricProber, metric_summary
+from .metric_samples import MetricSamples
 from .probes import Prober
 from .rounds import ProbeMany, Rounds, side_by_side
 from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
@@ -35,6 +40,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     options = parse_options(matrix, argv)
     if options.slurm:  # before anything is listed or built: a missing cluster is said in a second
         require_sbatch()
+        require_controller()
     index = open_index(matrix)
     good, bad, how = bounds(matrix, options)
     log(how)
@@ -43,8 +49,10 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
     name = bisect_name(options, good, bad)
     cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
-    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache,
-                                                          subject_key(matrix, options), name, index, log)
+    subject = subject_key(matrix, options)
+    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, name, index, log)
+    if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again
+        prober.samples = metric_samples(matrix, options, subject, good, bad, prober, name, log)
     # A metric is judged against this run's bounds; on SLURM a probe's identity holds its node's hardware,
     # known only there: each task looks itself up in the probe cache.
     known = {} if options.metric or options.slurm else prober.known_outcomes()
@@ -75,6 +83,17 @@ def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:
     return None
 
 
+def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any], good: str, bad: str,
+                   prober: Prober, name: str, log: Log) -> MetricSamples:
+    """Where this metric bisect keeps its samples (reports/bisect/metric/), and what an earlier run left there."""
+    # What else the samples depend on, as a probe's identity holds it: the hardware, the JAX/XLA variables, the pins.
+    identity = {"subject": subject, "metric": options.metric, "good": good, "bad": bad, "backend": options.backend,
+                "hardware": hardware_facts(options.backend), "variables": jax_variables(), "pins": list(options.pins)}
+    bounds = {v: (prober.candidates[v].python, prober.candidates[v].jaxlib) for v in (good, bad)}
+    return MetricSamples(matrix.results_dir.parent / "bisect" / "metric", identity, records.machine_id(), bounds,
+                         name, read=not options.fresh, log=log)
+
+
 def search(options: Options, good: str, bad: str, how: str, name: str, candidates: list[Candidate],
            prober: Prober, known: dict[str, Outcome], rounds: Rounds) -> Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
@@ -88,7 +107,7 @@ def search(options: Options, good: str, bad: str, how: str, name: str, candidate
     transitions: list[Transition[str]] = []
     together = options.jobs > 1 or options.slurm is not None
     if isinstance(prober, MetricProber):
-        prober.set_baseline(good, bad, cache)  # measured afresh each run: a metric probe is judged against it
+        prober.set_baseline(good, bad, cache)  # a metric probe is judged against it (kit/bisect/metric_samples.py)
     if options.scan:
         if together:
             for start in range(0, len(versions), options.jobs):

@@ -2,9 +2,11 @@
 
 "The script exited 1 (affected)" says what counted, not what happened: the
 output does. Each probe's output goes to the terminal as it comes and to
-``<probe>.log`` (every run of the probe, in order); the report and the JSON
-quote its last lines, bounded in lines and in characters per line, and name
-the log by its path in the project, never a machine's absolute path.
+``<probe>.log`` (every run of the probe, in order; each line as the console
+shows it, bounded by `kit.text_bounds`); the report and the JSON quote its
+last lines, bounded in lines and in characters per line (a cut says how much,
+`text_bounds.cut`), and name the log by its path in the project, never a
+machine's absolute path.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections import deque
 from pathlib import Path
 
 from ..config import Matrix
+from ..text_bounds import cut
 from ..run import runner
+from .options import Log
 from .outcomes import Observation, script_observation
 
 TAIL_LINES = 15
@@ -31,7 +35,7 @@ def output_tail(log_file: Path, lines: int = TAIL_LINES, width: int = TAIL_LINE_
             for line in text:
                 line = line.rstrip()
                 if line.strip():
-                    kept.append(line if len(line) <= width else f"{line[:width]}… [cut {len(line) - width} chars]")
+                    kept.append(cut(line, width))
     except OSError:
         return []
     return list(kept)
@@ -46,9 +50,10 @@ def project_path(path: Path, matrix: Matrix) -> str:
         return str(path)
 
 
-def run_script_logged(cmd: list[str], timeout: int, pythonpath: tuple[Path, ...], log_file: Path) -> Observation:
-    """Run a bisect script, its output echoed and appended to ``log_file``; its exit code read as git bisect does."""
+def run_script_logged(cmd: list[str], timeout: int, pythonpath: tuple[Path, ...], log_file: Path,
+                      log: Log) -> Observation:
+    """Run a bisect script (kit/run/child_processes.py), its output echoed and appended to ``log_file``;
+    its exit code read as git bisect does."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    # The user's working folder, as `git bisect run` would: a script may read files relative to it.
-    code, _tail = runner.stream(cmd, timeout, pythonpath=pythonpath, output_log=log_file, cwd=None)
-    return script_observation(code, timeout)
+    ended = runner.run_child(cmd, timeout, log, pythonpath=pythonpath, output_log=log_file)
+    return script_observation(ended.code, timeout)

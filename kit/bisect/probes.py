@@ -223,7 +223,7 @@ class Prober:
         python = prepared.environment.python
         self.log(f"running {python} {self.options.script}")
         return run_script_logged([str(python), str(self.options.script)], self.timeout,
-                                 prepared.environment.pythonpath, log_file)
+                                 prepared.environment.pythonpath, log_file, self.log)
 
 
 def _installed(identity: Identity) -> dict[str, Any]:

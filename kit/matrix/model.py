@@ -20,6 +20,7 @@ from .known_problems import KnownProblem, load_known_problems
 from .measured import measuring_checks
 from .metric_series import MetricSeries, metric_series
 from ..run.facts import job_label
+from ..text_bounds import REASON_CHARS, cut
 from ..records import (
     Configured,
     LoadedRecord,
@@ -423,7 +424,7 @@ def _finding(entry: LoadedRecord, sessions: Collection[str] | None = None,
         status=status,
         verdict=record.get("verdict"),
         figure=figure,
-        reason=str(record.get("reason") or ""),
+        reason=cut(str(record.get("reason") or ""), REASON_CHARS),  # records from before reasons were bounded
         created=str(record.get("created") or ""),
         reproduce=working_command(record, sessions),
         file=entry.path.name,

@@ -1,7 +1,7 @@
 """SLURM job arrays, as both drivers submit them: the matrix (one cell per task) and bisect (one probe per task).
 
 What the two share lives here, below both (they may not import each other):
-whether ``sbatch`` is here, the array's ``#SBATCH`` header, submitting a
+whether ``sbatch`` is here and the controller answers, the array's ``#SBATCH`` header, submitting a
 script and reading back its job id, which tasks squeue still lists (and on
 which node), and where a job's files go. What a task runs and what it leaves
 (a record, a probe's observation) is each driver's own: kit/matrix/slurm.py,
@@ -16,6 +16,7 @@ variables set there reach the tasks, and each task's identity says which it saw.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -47,6 +48,32 @@ def require_sbatch() -> None:
         raise UsageError("--slurm needs SLURM's sbatch, which is not on PATH here",
                          "run it on a login node of the cluster, or start the local test cluster: "
                          "scripts/slurm-local.sh up && eval \"$(scripts/slurm-local.sh env)\"")
+
+
+# `scontrol ping` answers in milliseconds whether the controller is up or down, where sbatch and
+# squeue retry a silent controller for ten seconds to a minute each before they give up.
+PING_TIMEOUT_S = 15
+
+
+def require_controller() -> None:
+    """One sentence, at once, when no SLURM controller answers: before any environment is built or job sent."""
+    scontrol = shutil.which("scontrol")
+    if scontrol is None:
+        return  # an unusual install: sbatch will say what it finds
+    try:
+        done = subprocess.run([scontrol, "ping"], capture_output=True, text=True, timeout=PING_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        answer = f"no answer within {PING_TIMEOUT_S} s"
+    else:
+        if done.returncode == 0 and " is DOWN" not in done.stdout:
+            return
+        said = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip().strip("*")]
+        answer = said[0] if said else f"exit code {done.returncode}"
+    conf = os.environ.get("SLURM_CONF") or "the system's slurm.conf"
+    raise UsageError(f"--slurm: the SLURM controller is not answering (scontrol ping: {answer}); "
+                     "nothing was built or submitted",
+                     f"start the controller, or point SLURM_CONF (now {conf}) at a running cluster; the local test "
+                     "cluster: scripts/slurm-local.sh up && eval \"$(scripts/slurm-local.sh env)\"")
 
 
 def array_header(job_name: str, count: int, job_dir: Path, ntasks: int, options: SlurmOptions) -> list[str]:
