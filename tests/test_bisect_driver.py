@@ -756,6 +756,8 @@ def test_slurm_runs_each_probe_as_an_array_task_and_the_report_names_job_and_nod
     data = report_json(matrix)
     assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
     assert data["slurm"] and data["rounds"][0] == ["0.4.34", "0.6.0"]
+    assert all("0.5.2" not in batch for batch in data["rounds"])  # ruled out by the index: no place in a round
+    assert data["observations"]["0.5.2"]["source"] == "index"
     assert "#SBATCH --array=0-1" in submitted[0] and "#SBATCH --partition=gpu" in submitted[0]
     assert "-m kit probe" in submitted[0] and "#SBATCH --time=00:20:00" in submitted[0]
     ran = [v for v, seen in data["observations"].items() if seen["source"] == "run"]

@@ -59,7 +59,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
     try:
-        finding = search(options, good, bad, how, name, candidates, prober, known, rounds)
+        finding = search(options, good, bad, how, name, candidates, prober, {**prober.ruled_out(), **known}, rounds)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
         finding = Finding(name, options, good, bad, how, candidates, {}, dict(prober.observations),
                           list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop),

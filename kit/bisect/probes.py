@@ -115,6 +115,19 @@ class Prober:
                 known[candidate.version] = classify(cached, self.options.crash)
         return known
 
+    def ruled_out(self) -> dict[str, Outcome]:
+        """The candidates the index's metadata already rules out (yanked, or no wheels here): skips, known at once.
+
+        Handed to the search too, so a round of ``--jobs K`` never spends a
+        place on a release that needs no probe.
+        """
+        ruled: dict[str, Outcome] = {}
+        for candidate in self.candidates.values():
+            if candidate.yanked is not None or candidate.problem:
+                self.observations[candidate.version] = self.observe(candidate)
+                ruled[candidate.version] = classify(self.observations[candidate.version], self.options.crash)
+        return ruled
+
     # -- identity
 
     def identity(self, version: str, prepared: Prepared) -> Identity:
