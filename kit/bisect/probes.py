@@ -124,7 +124,8 @@ class Prober:
         ruled: dict[str, Outcome] = {}
         for candidate in self.candidates.values():
             if candidate.yanked is not None or candidate.problem:
-                self.observations[candidate.version] = self.observe(candidate)
+                # The release prober's answer from the metadata alone (a metric prober's observe would measure).
+                self.observations[candidate.version] = Prober.observe(self, candidate)
                 ruled[candidate.version] = classify(self.observations[candidate.version], self.options.crash)
         return ruled
 
