@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kit.records import Identity, mismatch, run_identity, same, same_install, summary
+from kit.records import Identity, mismatch, packages_fingerprint, run_identity, same, same_install, summary
 from repro.environment import jax_variables
 
 
@@ -86,3 +86,11 @@ def test_the_variables_jax_and_xla_read_are_the_identity_s() -> None:
                "KIT_RESULT": "/tmp/x", "JAXLIB_X": "no"}
     assert jax_variables(environ) == {"CUDA_VISIBLE_DEVICES": "0,1", "JAX_ENABLE_X64": "1", "NCCL_DEBUG": "INFO",
                                       "TF_CPP_MIN_LOG_LEVEL": "0", "XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"}
+
+
+def test_a_package_set_has_one_fingerprint_however_it_is_spelled_or_ordered() -> None:
+    one = packages_fingerprint({"jax": "0.4.35", "Jax_Cuda12.Plugin": "0.4.35", "numpy": "2.1.3"})
+    same = packages_fingerprint({"numpy": "2.1.3", "jax-cuda12-plugin": "0.4.35", "JAX": "0.4.35"})
+    assert one == same and len(one) == 16
+    assert packages_fingerprint({"jax": "0.4.35", "jax-cuda12-plugin": "0.4.35", "numpy": "2.2.0"}) != one
+    assert packages_fingerprint({"jax": "0.4.35", "jax-cuda12-plugin": "0.4.35"}) != one

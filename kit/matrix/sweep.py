@@ -3,7 +3,8 @@
 The sweep is resumable by design. Records are written one by one (atomically,
 by `kit.run.runner`), and before running anything the sweep asks of each cell
 (release × check) whether its newest record is still current: same kit
-version, same parameters, same environment fingerprint. That question is
+version and the same identity (kit/records/identity.py: parameters, every
+installed package, hardware, JAX/XLA variables). That question is
 answered from install *plans* alone (uv resolves metadata, installs nothing),
 so a warm matrix where every cell is current finishes in seconds to a minute
 and a Ctrl-C costs only the cell that was running.

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -168,6 +169,19 @@ def _parameters_text(subject: Mapping[str, Any]) -> str:
     return preset + (text or "no parameters")
 
 
+def packages_fingerprint(packages: Mapping[str, str]) -> str:
+    """A short hash naming an installed package set: equal sets, equal fingerprints.
+
+    Names compare as PEP 503 normalises them (``Jax_Cuda12-Plugin`` is
+    ``jax-cuda12-plugin``) and order does not matter, so the same installation
+    read twice gets the same name, and any added, removed or changed package
+    gets another. A user's own interpreter (`kit.records.origin`) is named by it;
+    its identity holds the packages themselves.
+    """
+    normal = {re.sub(r"[-_.]+", "-", name).lower(): str(version) for name, version in packages.items()}
+    return hashlib.sha256(json.dumps(sorted(normal.items())).encode()).hexdigest()[:16]
+
+
 def _package_name(name: str) -> str:
     """PEP 503's normal form, so ``ml-dtypes`` and ``ml_dtypes`` are one package (underscores, as pip shows them)."""
     return name.lower().replace("-", "_").replace(".", "_")
@@ -177,5 +191,5 @@ def _hash(data: Any, length: int) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:length]
 
 
-__all__ = ["HEADLINE_PACKAGES", "IDENTITY_SCHEMA", "Identity", "mismatch", "run_identity", "same",
-           "same_install", "summary"]
+__all__ = ["HEADLINE_PACKAGES", "IDENTITY_SCHEMA", "Identity", "mismatch", "packages_fingerprint", "run_identity",
+           "same", "same_install", "summary"]
