@@ -36,6 +36,7 @@ import pytest
 from kit.config import Matrix, parse_matrix
 from kit.install import environment, envs, plan as install_plan, release
 from kit.install.environment import Prepared
+from kit.install.plan import InstallPlan
 from tests.fake_index import FakeIndex, jax_releases, serve_index
 from tests.fake_repro import RESULTS, FakeBackend, install_fake_release
 
@@ -45,8 +46,11 @@ PYTHON = "3.11"
 class FakeReleases:
     """The fake machine: its matrix, its index, and what ran on it."""
 
-    def __init__(self, folder: Path, raw: dict[str, Any], index: FakeIndex, stop_index: Callable[[], None]) -> None:
+    def __init__(self, folder: Path, raw: dict[str, Any], index: FakeIndex, stop_index: Callable[[], None],
+                 numpy_moved: str | None = None) -> None:
         self.folder = folder
+        self.numpy_moved = numpy_moved
+        """When numpy 2.2.2 was uploaded (None: never): eras cut off after it resolve it."""
         self.index = index
         self._raw = raw
         self._stop_index = stop_index
@@ -54,6 +58,8 @@ class FakeReleases:
         self._forgotten = 0
         self.prepared: list[str] = []
         """Every release `kit.install.environment.prepare` was asked for, in order (whoever asked)."""
+        self.prepared_pins: list[tuple[str, ...]] = []
+        """The ``pins`` each of those prepares was asked to hold (``--pin``)."""
 
     # -- set-up
 
@@ -61,8 +67,14 @@ class FakeReleases:
         """Build these releases' environments, as a first `prepare` of each would, from the kit's own plan."""
         for version in versions:
             plan = release.plan_release(self.matrix, version, "cpu", release.open_index(self.matrix))
-            install_fake_release(self.matrix.envs_dir, self.matrix, version, plan,
-                                 pins={"jax": version, "jaxlib": version, "scipy": "1.11.2"})  # as uv pins them here
+            install_fake_release(self.matrix.envs_dir, self.matrix, version, plan, pins=self.pins(plan))
+
+    def pins(self, plan: InstallPlan) -> dict[str, str]:
+        """What uv resolves for the plan on this index: the release's own jax and jaxlib, and its era's numpy."""
+        era_has_new_numpy = (self.numpy_moved is not None and plan.exclude_newer is not None
+                             and plan.exclude_newer >= self.numpy_moved)
+        return {"jax": plan.jax, "jaxlib": plan.jax, "numpy": "2.2.2" if era_has_new_numpy else "2.2.1",
+                "scipy": "1.11.2"}
 
     def behave(self, version: str, *results: str, check: str | None = None) -> None:
         """What the release's repro answers on successive runs (the last repeats); every check unless ``check``."""
@@ -98,6 +110,7 @@ class FakeReleases:
     def forget(self) -> None:
         """Count runs and prepares afresh from here."""
         self.prepared.clear()
+        self.prepared_pins.clear()
         self._forgotten = len(self._all_runs())
 
     def _all_runs(self) -> list[tuple[str, str]]:
@@ -112,8 +125,11 @@ def make_fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
     def make(versions: Sequence[str], *, not_installable: Sequence[str] = (), built: Sequence[str] | None = None,
              checks: Mapping[str, Any] | None = None, matrix_releases: Sequence[str] | None = None,
-             install: Mapping[str, Any] | None = None) -> FakeReleases:
+             install: Mapping[str, Any] | None = None, numpy_moves_at: str | None = None) -> FakeReleases:
         """The index serves ``versions``; all but ``not_installable`` are built unless ``built`` names them.
+
+        ``numpy_moves_at``: the release from whose era on numpy 2.2.2 is resolved
+        instead of 2.2.1 (`tests.fake_index.jax_releases`).
 
         A release left unbuilt is built by the kit when first prepared (uv
         resolves it against the index; the environment is a fake one too).
@@ -126,7 +142,8 @@ def make_fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             pytest.skip("uv resolves the releases the index lacks wheels for")
         folder = tmp_path / "fake-machine"
         folder.mkdir()
-        files, blobs = jax_releases(versions, missing_jaxlib=not_installable)
+        files, blobs = jax_releases(versions, missing_jaxlib=not_installable, numpy_moves_at=numpy_moves_at)
+        numpy_moved = next((uploaded for name, uploaded in files["numpy"] if "2.2.2" in name), None)
         server = ExitStack()
         index = server.enter_context(serve_index(files, blobs))
         stack.callback(server.close)
@@ -146,11 +163,12 @@ def make_fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         monkeypatch.setattr(environment, "pick_backend", FakeBackend)
         monkeypatch.setattr(envs, "find_or_fetch_interpreter", lambda wanted, log: Path(sys.executable))
         monkeypatch.setattr(install_plan, "_RESOLVED", {})  # uv's answers this process kept: another test's index had this port
-        releases = FakeReleases(folder, raw, index, server.close)
+        releases = FakeReleases(folder, raw, index, server.close, numpy_moved)
         real_prepare = environment.prepare
 
         def counted_prepare(matrix: Matrix, version: str, *args: Any, **kwargs: Any) -> Prepared:
             releases.prepared.append(version)
+            releases.prepared_pins.append(tuple(kwargs.get("pins") or ()))
             return real_prepare(matrix, version, *args, **kwargs)
 
         monkeypatch.setattr(environment, "prepare", counted_prepare)

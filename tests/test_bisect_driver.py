@@ -21,11 +21,12 @@ from packaging.version import Version
 
 from kit.bisect import changelog
 from kit.run import runner
-from kit.bisect import driver
+from kit.bisect import cluster, driver
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import expected_probes
-from kit.config import Matrix, load_matrix
+from kit.config import Matrix, load_matrix, parse_matrix
+from kit.install.release import plan_release
 from kit.errors import ConfigError, UsageError
 from tests.fake_releases import FakeReleases
 
@@ -34,6 +35,9 @@ REPO = Path(__file__).resolve().parent.parent
 RELEASES = ["0.4.34", "0.4.35", "0.4.36", "0.4.37", "0.4.38", "0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
 
 CHECKS = {"scaling": {"devices": [1, 2], "batch": 64, "timeout_s": 60}}
+
+PLAIN_MATRIX = parse_matrix({"release": [{"version": "0.4.35"}, {"version": "0.6.0"}], "checks": CHECKS})
+"""For what is decided from the command line alone."""
 
 
 @pytest.fixture
@@ -287,7 +291,7 @@ def test_rerun_runs_nothing_and_says_so(machine: Callable[..., FakeReleases],
     first = report_json(releases)
     assert first["cost"][0].startswith(f"This run probed {len(first['probed_now'])} releases (")
     assert first["environments_built_now"] and first["environments_reused_now"]
-    assert list((releases.matrix.results_dir.parent / "bisect" / "probes").glob("*.json"))
+    assert list((releases.matrix.results_dir.parent / "bisect" / "probes").rglob("*.json"))
     releases.forget()
     capsys.readouterr()
     run(releases, *argv)
@@ -402,6 +406,84 @@ def test_script_is_bisected_by_its_exit_codes(machine: Callable[..., FakeRelease
     assert "first bad release: **jax 0.5.2**" in out
 
 
+NOISY_SCRIPT = textwrap.dedent(
+    """\
+    import os, sys
+    for line in range(30):
+        print(f"line {line} of jax {os.environ['FAKE_JAX']}")
+    partitionable = os.environ.get("JAX_THREEFRY_PARTITIONABLE") == "1"
+    sys.exit(1 if partitionable or os.environ["FAKE_JAX"] >= "0.5" else 0)
+    """
+)
+
+
+def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
+        machine: Callable[..., FakeReleases], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 20: with JAX_THREEFRY_PARTITIONABLE=1 exported, a rerun answered from probes made without it.
+    releases = machine()
+    script = tmp_path / "repro.py"
+    script.write_text(NOISY_SCRIPT)
+    argv = ["--script", str(script), "--good", "0.4.35", "--bad", "0.6.0"]
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE", raising=False)
+    run(releases, *argv)
+    first = report_json(releases)
+    assert first["first_different"] == "0.5.0"
+    monkeypatch.setenv("JAX_THREEFRY_PARTITIONABLE", "1")
+    with pytest.raises(UsageError, match=r"--good 0.4.35 is bad.*probed now; an earlier probe .* was not reused: "
+                                         r"JAX_THREEFRY_PARTITIONABLE unset there, 1 here"):
+        run(releases, *argv)
+    second = report_json(releases)  # a search that stopped at its bounds still leaves its report
+    assert second["probed_now"] == ["0.4.35", "0.6.0"] and second["answered_by_cache"] == []
+    assert "JAX_THREEFRY_PARTITIONABLE unset there, 1 here" in second["observations"]["0.4.35"]["not_reused"]
+    markdown = (releases.matrix.results_dir.parent / f"bisect-{second['name']}.md").read_text()
+    assert "## Stopped" in markdown and "Run again although an earlier probe" in markdown
+    # And back without the variable: the first run's probes answer, and the report says why they matched.
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE")
+    releases.forget()
+    run(releases, *argv)
+    third = report_json(releases)
+    assert releases.runs == [] and third["probed_now"] == []
+    assert sorted(third["answered_by_cache"], key=Version) == sorted(first["probed_now"], key=Version)
+    assert third["observations"]["0.5.0"]["matched"].endswith("JAX/XLA variables: none set")
+
+
+def test_each_probe_keeps_its_output_tail_and_whole_log(machine: Callable[..., FakeReleases], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    releases = machine()
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE", raising=False)
+    script = tmp_path / "repro.py"
+    script.write_text(NOISY_SCRIPT)
+    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.6.0")
+    data = report_json(releases)
+    seen = data["observations"]["0.5.0"]
+    assert seen["output_tail"] == [f"line {n} of jax 0.5.0" for n in range(15, 30)]  # bounded: the last 15
+    log = Path(seen["log"])
+    assert not log.is_absolute() and log.parts[:3] == ("reports", "bisect", "probes")  # relative to the project
+    whole = (releases.matrix.path.parent / log).read_text().splitlines()
+    assert whole == [f"line {n} of jax 0.5.0" for n in range(30)]  # the whole output, beside the probe file
+    markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "## Output of each probe" in markdown and "line 29 of jax 0.5.0" in markdown
+
+
+def era(releases: FakeReleases, version: str) -> str | None:
+    """The release's era cut-off, as the kit plans it from the index."""
+    return plan_release(releases.matrix, version, "cpu").exclude_newer
+
+
+def test_the_report_says_what_else_changed_between_the_two_ends(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.0"), numpy_moves_at="0.5.0")  # numpy moved with the era, as it did then
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    data = report_json(releases)
+    changed = data["what_else_changed"][0]
+    assert (changed["before"], changed["after"]) == ("0.4.38", "0.5.0")
+    assert changed["packages"] == {"jaxlib": {"before": "0.4.38", "after": "0.5.0"},
+                                   "numpy": {"before": "2.2.1", "after": "2.2.2"}}  # scipy did not change
+    assert changed["era"] == {"before": era(releases, "0.4.38"), "after": era(releases, "0.5.0")}
+    markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "| numpy | 2.2.1 | 2.2.2 |" in markdown
+    assert "--pin numpy==2.2.1" in markdown  # how to hold it
+
+
 @pytest.mark.parametrize(("behaviour", "mode", "outcome"), [("kill", "skip", "skip"), ("kill", "bad", "bad"),
                                                             ("hang", "good", "good")])
 def test_script_crash_and_timeout(machine: Callable[..., FakeReleases], tmp_path: Path, behaviour: str,
@@ -514,3 +596,104 @@ def test_real_script_bisect_finds_the_release(tmp_path: Path, capsys: pytest.Cap
     assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.5.1", "0.5.2", [])
     # Both ends plus ceil(log2 3) halvings: every candidate of so short a range.
     assert len(data["environments_built_now"]) + len(data["environments_reused_now"]) <= expected_probes(4)
+
+
+# --------------------------------------------------------------------------
+# Rounds: --jobs K side by side here, and --slurm (sbatch and squeue stood in for, the tasks run in-process)
+
+
+def test_jobs_probe_k_releases_per_round_and_name_the_same_release(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.1"))
+    code, lines = run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--jobs", "3")
+    assert code == 0
+    data = report_json(releases)
+    assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
+    assert data["rounds"][0] == ["0.4.34", "0.6.0"]  # both bounds in the first round
+    assert all(len(batch) <= 3 for batch in data["rounds"]) and len(data["rounds"]) <= 3
+    assert any("--jobs 3 on this machine" in line and "2-core machine" in line for line in lines)
+    run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--fresh")
+    one_by_one = report_json(releases)
+    assert one_by_one["first_different"] == "0.5.1" and len(one_by_one["rounds"]) > len(data["rounds"])
+
+
+def fake_cluster(monkeypatch: pytest.MonkeyPatch, matrix: Any) -> list[str]:
+    """sbatch runs each array task of the job script at once, in-process, with SLURM's variables; squeue is empty."""
+    submitted: list[str] = []
+
+    def sbatch(script: Path) -> str:
+        job_id = str(100 + len(submitted))
+        submitted.append(script.read_text())
+        job_dir = script.parent
+        count = len(json.loads((job_dir / cluster.SPEC).read_text())["candidates"])
+        for task in range(count):
+            with monkeypatch.context() as node:
+                for name, value in (("SLURM_JOB_ID", f"{job_id}{task}"), ("SLURM_ARRAY_JOB_ID", job_id),
+                                    ("SLURM_ARRAY_TASK_ID", str(task)), ("SLURMD_NODENAME", "node01")):
+                    node.setenv(name, value)
+                cluster.run_task(matrix, [str(job_dir), str(task)], lambda line: None)
+        return job_id
+
+    monkeypatch.setattr(cluster, "sbatch", sbatch)
+    monkeypatch.setattr(cluster, "require_sbatch", lambda: None)
+    monkeypatch.setattr(driver, "require_sbatch", lambda: None)
+    monkeypatch.setattr(driver, "require_controller", lambda: None)
+    monkeypatch.setattr(cluster, "queued_states", lambda job_id: {})
+    monkeypatch.setattr(cluster, "parse_options", lambda m, argv: driver.parse_options(matrix, argv))
+    return submitted
+
+
+def test_slurm_runs_each_probe_as_an_array_task_and_the_report_names_job_and_node(
+        machine: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> None:
+    releases = machine(verdicts("0.5.1"), not_installable=["0.5.2"], built=())  # built here as they are probed
+    submitted = fake_cluster(monkeypatch, releases.matrix)
+    code, lines = run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--slurm", "--jobs", "3",
+                      "--partition", "gpu", "--time", "00:20:00")
+    assert code == 0
+    data = report_json(releases)
+    assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
+    assert data["slurm"] and data["rounds"][0] == ["0.4.34", "0.6.0"]
+    assert all("0.5.2" not in batch for batch in data["rounds"])  # ruled out by the index: no place in a round
+    assert data["observations"]["0.5.2"]["source"] == "index"
+    assert "#SBATCH --array=0-1" in submitted[0] and "#SBATCH --partition=gpu" in submitted[0]
+    assert "-m kit probe" in submitted[0] and "#SBATCH --time=00:20:00" in submitted[0]
+    ran = [v for v, seen in data["observations"].items() if seen["source"] == "run"]
+    assert ran and all(re.fullmatch(r"SLURM job 1\d\d_\d on node01", data["observations"][v]["job"]) for v in ran)
+    assert data["observations"]["0.4.34"]["environment"] == "built"  # built here, on the login node, before submission
+    assert set(releases.versions_run) == set(ran)  # the array tasks ran the releases' own python
+    markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "SLURM job 100_0 on node01" in markdown and "(up to 3 per round, SLURM jobs)" in markdown
+    assert any(line.startswith("submitted SLURM job array 100: 2 probes (jax 0.4.34, 0.6.0)") for line in lines)
+
+
+def test_a_pin_holds_a_package_in_every_probe_and_the_report_says_so(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.0"), numpy_moves_at="0.5.0")
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    releases.forget()
+    code, lines = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--pin", "NumPy==2.2.1")
+    assert code == 0 and releases.prepared and set(releases.prepared_pins) == {("numpy==2.2.1",)}
+    data = report_json(releases, "scaling-good0.4.35-bad0.6.0-cpu-pin-numpy-2.2.1")
+    assert data["first_different"] == "0.5.0" and releases.runs  # the unpinned probes are another identity
+    assert all(seen["pins"] == ["numpy==2.2.1"] for seen in data["observations"].values())
+    probe_lines = [line for line in lines if line.startswith("probe jax ")]
+    assert probe_lines and all("(holding numpy==2.2.1)" in line for line in probe_lines)
+    assert "requirements" in data["observations"]["0.5.0"]["not_reused"]  # and says why it was not reused
+    changed = data["what_else_changed"][0]
+    assert "numpy" not in changed["packages"] and changed["held"] == ["numpy==2.2.1"]
+
+
+@pytest.mark.parametrize(("pins", "message"), [
+    (["numpy>=2"], "NAME==VERSION"), (["numpy==2.*"], "NAME==VERSION"), (["jaxlib==0.5.0"], "what a bisect walks"),
+    (["numpy==2.2.1", "numpy==2.2.2"], "at two versions")])
+def test_a_pin_is_one_package_at_one_version(pins: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        driver.parse_options(PLAIN_MATRIX, ["--check", "scaling", *[arg for pin in pins for arg in ("--pin", pin)]])
+
+
+def test_slurm_and_jobs_refuse_what_they_cannot_do() -> None:
+    with pytest.raises(UsageError, match="--metric runs one probe at a time"):
+        driver.parse_options(PLAIN_MATRIX, ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--metric", "x",
+                                            "--slurm"])
+    with pytest.raises(UsageError, match="go with --slurm"):
+        driver.parse_options(PLAIN_MATRIX, ["--check", "scaling", "--partition", "gpu"])
+    with pytest.raises(UsageError, match="1 or more"):
+        driver.parse_options(PLAIN_MATRIX, ["--check", "scaling", "--jobs", "0"])

@@ -84,15 +84,15 @@ def test_what_the_index_already_says_is_not_installed_or_run(machine: FakeReleas
     assert probe.known_outcomes() == {}  # nor looked up in the cache
 
 
-def test_when_the_resolver_picks_another_python_the_cache_is_asked_under_that_one(machine: FakeReleases) -> None:
-    prober(machine)("0.5.2")  # kept under the Python the environment really has (3.11)
+def test_a_release_without_a_lock_is_looked_up_once_it_is_prepared(machine: FakeReleases) -> None:
+    prober(machine)("0.5.2")  # kept under the identity of the environment it ran in
     machine.forget()
-    listed = list_candidates(machine.matrix, RELEASES, "cpu", open_index(machine.matrix), ())
-    mispredicted = [dataclasses.replace(c, python="3.12") for c in listed]  # the metadata said 3.12
-    probe = prober(machine, candidates=mispredicted)
-    assert probe.known_outcomes() == {}  # nothing kept under 3.12
+    for lock in (machine.matrix.envs_dir / "locks").glob("jax-0.5.2-*.json"):
+        lock.unlink()  # the environment is there, but nothing says what it installs without resolving
+    probe = prober(machine)
+    assert probe.known_outcomes() == {}  # nothing to know it by before the search starts
     assert probe("0.5.2") is Outcome.GOOD
-    assert machine.prepared == ["0.5.2"] and machine.runs == []  # resolved (3.11), then found: not run
+    assert machine.prepared == ["0.5.2"] and machine.runs == []  # resolved (uv, the index), then found: not run
     assert probe.observations["0.5.2"].source == "cache"
 
 
