@@ -352,7 +352,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     outcome = run(parameters)
     write_result(out, outcome["result"])
     print(figures.human_summary(outcome["result"], outcome["cases"], outcome["rows"]))
-    _progress(f"wrote {out}")
+    # Its name only: the kit passes a path in its scratch folder, gone once the run is over,
+    # and these last lines are quoted in reports (a bisect's probe output).
+    _progress(f"wrote {os.path.basename(out)}")
     return 0
 
 
@@ -375,7 +377,9 @@ def _main_in_process(out: str, parameters: Dict[str, Any]) -> int:
     write_result(path, outcome["result"])
     if jax.process_index() == 0:
         print(figures.human_summary(outcome["result"], outcome["cases"], outcome["rows"]))
-    _progress(f"wrote {path}")
+    # Its name only: the kit passes a path in its scratch folder, gone once the run is over,
+    # and these last lines are quoted in reports (a bisect's probe output).
+    _progress(f"wrote {os.path.basename(path)}")
     return 0
 
 
