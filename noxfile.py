@@ -11,7 +11,7 @@
 
 The JAX sessions run in nox's own process (python=False): the kit builds one
 environment per release itself, era-resolved with uv, and shares it between
-checks, the matrix and bisect. Options after ``--`` are in README.md.
+checks, the matrix and bisect. Options after ``--`` are in docs/install.md.
 """
 
 from __future__ import annotations

@@ -325,7 +325,7 @@ def exit_code(record: dict[str, Any], fail_on_affected: bool) -> int:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one sentence, no usage dump
-        raise UsageError(message, "see README.md, or `nox -l`, for the options")
+        raise UsageError(message, "see docs/install.md (options), or `nox -l`")
 
 
 def run_parser(check: str) -> argparse.ArgumentParser:

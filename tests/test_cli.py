@@ -161,7 +161,7 @@ def test_a_single_value_for_a_list_parameter_is_a_one_element_list(monkeypatch) 
 def test_report_with_a_bad_flag_is_one_error_and_a_tip(capsys) -> None:
     assert cli.main(["report", "--bogus"], matrix_path=MATRIX_TOML) == exit_codes.EXIT_USAGE
     assert capsys.readouterr().err.splitlines() == [
-        "ERROR: unrecognized arguments: --bogus", "TIP: see README.md, or `nox -l`, for the options"]
+        "ERROR: unrecognized arguments: --bogus", "TIP: see docs/install.md (options), or `nox -l`"]
 
 
 def matrix_file(tmp_path: Path, index_url: str) -> str:

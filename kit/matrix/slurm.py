@@ -5,7 +5,7 @@ their environments here, once per release, then submits one ``sbatch`` job
 array with one cell per array task. Each task runs the same kit command a
 check session runs (``python -m kit run CHECK VERSION``) on its node, in this
 checkout, so the checkout, its ``.nox/jax-envs`` and ``reports/results`` must
-be on a folder every node shares (README: "On a SLURM cluster"). A cell with
+be on a folder every node shares (docs/cluster.md: "What the nodes must share"). A cell with
 ``processes`` > 1 gets ``srun`` to start its processes inside the task's
 allocation; ``jax.distributed.initialize()`` reads SLURM's variables itself.
 

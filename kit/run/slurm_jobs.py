@@ -9,7 +9,7 @@ kit/bisect/cluster.py.
 
 Everything a task needs must be on a folder every node shares: this
 checkout, its ``.nox/jax-envs`` (built before submission, on the login node)
-and ``reports/`` (README: "On a SLURM cluster"). sbatch passes the submitting
+and ``reports/`` (docs/cluster.md: "What the nodes must share"). sbatch passes the submitting
 shell's environment on (its default ``--export=ALL``), so the JAX/XLA
 variables set there reach the tasks, and each task's identity says which it saw.
 """
