@@ -6,16 +6,21 @@ and an `Environment` (the interpreter, the packages installed in it, extra
 ``PYTHONPATH`` entries, and whether it was built now or reused), or the
 reason there is none ("not installable here").
 
-Today there is one way: a release's environment, era-resolved and built once
-by `kit.install.release` and `kit.install.envs`, reused after that. This is
-the extension point for the others; each is one more way to make an
+A release's environment is era-resolved and built once by
+`kit.install.release` and `kit.install.envs`, reused after that. A check's
+extra packages (``requires``: a tuple of requirements in `kit.requirements`'
+normal form) are an input here, not a side path: they are resolved with the
+release under the same era cut-off, and the requirement set keys the plan,
+the lock and the environment's folder, so a check that needs flax gets its
+own environment and the built-in checks' environments stay as they are.
+``Environment.pins`` then names the version of each extra package.
+
+The other ways to get a Python are each one more way to make an
 `Environment`, chosen here, so the runner never learns where its Python came from:
 
 * a JAX commit's sources laid over a built release environment: the built
   `Environment` with the commit's tree in ``pythonpath`` (first on the path,
   so its ``jax/`` shadows the installed one);
-* a check's extra ``requires``: a built environment with more packages, its
-  ``pins`` saying which;
 * an existing interpreter (``--python``): ``python`` is the user's, ``pins``
   what it has installed, ``obtained`` says so.
 """
@@ -30,6 +35,7 @@ from typing import Callable, Mapping
 
 from ..config import Matrix
 from ..errors import UsageError
+from ..requirements import installed_versions, versions_text
 from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .index import PackageIndex
 from .plan import InstallPlan, Resolution
@@ -72,17 +78,19 @@ class Prepared:
 
 
 def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: PackageIndex | None = None,
-            find_links: tuple[str, ...] = (), refresh: bool = False, first_python: str | None = None) -> Prepared:
+            find_links: tuple[str, ...] = (), refresh: bool = False, first_python: str | None = None,
+            requires: tuple[str, ...] = ()) -> Prepared:
     """Plan the release, pick a Python, and build (or reuse) its environment.
 
     ``refresh`` resolves again even where the environment's lock answers;
     ``first_python`` is tried first when resolving (bisect knows it from the
-    index's metadata).
+    index's metadata); ``requires`` adds a check's extra packages, of the
+    release's era, in an environment of their own.
     """
     if backend == "cuda":
         _require_gpu(version)
     resolved = resolve_release(matrix, version, backend, index or open_index(matrix), find_links,
-                               refresh=refresh, first_python=first_python)
+                               refresh=refresh, first_python=first_python, requires=requires)
     plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
     if resolved.lock is not None:
         log(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "
@@ -93,8 +101,10 @@ def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: Pack
         log(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}")
     if resolution is None:
         return Prepared(plan, None, None, resolved.problem, attempts)
+    extras = versions_text(installed_versions(plan.requires, resolution.pins))
     log(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
-        f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}")
+        f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}"
+        + (f"; requires: {extras}" if extras else ""))
     try:
         env = ensure_env(matrix.envs_dir, plan, resolution, pick_backend(), log)
     except InstallFailed as exc:

@@ -41,10 +41,15 @@ class Lock:
     resolved_at: str
 
 
-def install_settings(matrix: Matrix, release: Release, backend: str,
-                     extra_find_links: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Everything in matrix.toml and on the command line that decides how the release installs."""
-    return {
+def install_settings(matrix: Matrix, release: Release, backend: str, extra_find_links: tuple[str, ...] = (),
+                     requires: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Everything in matrix.toml and on the command line that decides how the release installs.
+
+    A check's extra packages (``requires``) are a setting like the others: each
+    requirement set has its own lock. Without them the settings are exactly
+    what they were before checks could ask for extras, so those locks still answer.
+    """
+    settings: dict[str, Any] = {
         "plan_format": PLAN_FORMAT,
         "jax": release.version,
         "backend": backend,
@@ -53,6 +58,9 @@ def install_settings(matrix: Matrix, release: Release, backend: str,
         "install": json.loads(json.dumps(asdict(matrix.install))),
         "extra_find_links": list(extra_find_links),
     }
+    if requires:
+        settings["requires"] = list(requires)
+    return settings
 
 
 def lock_path(envs_dir: Path, settings: dict[str, Any]) -> Path:

@@ -21,6 +21,7 @@ from typing import Collection
 
 from ..config import Matrix, Release
 from ..errors import IndexUnreachable, UsageError
+from ..requirements import package_name
 from .index import PackageIndex
 
 # JAX's installation guide names these pages for wheels the index no longer has
@@ -51,9 +52,16 @@ class InstallPlan:
     find_links: tuple[str, ...] = ()
     pythons: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    """The check's extra packages (`kit.requirements`), also in ``requirements``: resolved as of the same era."""
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if not self.requires:
+            # A plan without extras keeps the exact form (and so the fingerprint, the environment
+            # folder and the lock) it had before checks could ask for extras.
+            del data["requires"]
+        return data
 
     def fingerprint(self, python: str) -> str:
         blob = json.dumps([self.to_json(), python], sort_keys=True).encode()
@@ -84,8 +92,12 @@ class Resolution:
 
 
 def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageIndex,
-                 extra_find_links: tuple[str, ...] = ()) -> InstallPlan:
-    """The requirements and era cut-off that install ``release`` for ``backend``."""
+                 extra_find_links: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> InstallPlan:
+    """The requirements and era cut-off that install ``release`` for ``backend``, with a check's extra packages.
+
+    ``requires`` is resolved with everything else, under the same cut-off, so
+    the extra packages are of the release's era and fit its numpy and scipy.
+    """
     notes: list[str] = []
     date = index.release_date(release.version)
     if date is None:
@@ -103,13 +115,14 @@ def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageI
     return InstallPlan(
         jax=release.version,
         backend=backend,
-        requirements=(jax_req, "scipy"),
+        requirements=(jax_req, "scipy", *requires),
         exclude_newer=exclude_newer,
         index_url=matrix.install.index_url,
         extra_index_urls=matrix.install.extra_index_urls + release.extra_index_urls,
         find_links=find_links,
         pythons=pythons,
         notes=tuple(notes),
+        requires=requires,
     )
 
 
@@ -236,14 +249,26 @@ def choose_python(plan: InstallPlan, available: list[str], offline: bool = False
         attempts.append(resolution)
         if resolution.ok:
             return resolution, attempts
-        if missing_everywhere(resolution):
+        if missing_everywhere(resolution, plan.requires):
             break  # the index has no such version for any Python: asking again costs a uv call each
     return None, attempts
 
 
-def missing_everywhere(resolution: Resolution) -> bool:
-    """uv found no version of the pinned jax or jaxlib at all (not merely none for this Python)."""
-    return bool(re.search(r"no version of (jax|jaxlib)==", resolution.error))
+def missing_everywhere(resolution: Resolution, requires: tuple[str, ...] = ()) -> bool:
+    """uv found no version of the pinned jax or jaxlib at all (not merely none for this Python), or none of
+    an extra package in ``requires`` before the era's cut-off."""
+    if re.search(r"no version of (jax|jaxlib)==", resolution.error):
+        return True
+    if "Python" in resolution.error or "wheel" in resolution.error:
+        return False  # the interpreter may be what does not fit: another Python is worth a try
+    named = _NOT_ON_INDEX.search(resolution.error) or _NONE_OF_ITS_ERA.search(resolution.error)
+    return named is not None and package_name(named.group(1)) in {package_name(text) for text in requires}
+
+
+# uv's words when a package does not exist at all, or has no release before the era's cut-off that
+# meets the requirement: for an extra package, no other Python changes either answer.
+_NOT_ON_INDEX = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
+_NONE_OF_ITS_ERA = re.compile(r"Because (?:only |there (?:is|are) no versions? of )([A-Za-z0-9_.\-]+?)(?=[<>=!~ ]|$)")
 
 
 def parse_hashes(text: str) -> dict[str, tuple[str, ...]]:
@@ -282,11 +307,30 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
     missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
     if missing:
         return no_wheels(where, missing.group(1), missing.group(2), tried)
+    extra = _unsatisfied_extra(plan, attempts[-1].error)
+    if extra:
+        era = f"uploaded before {plan.exclude_newer[:10]}, jax {plan.jax}'s era" if plan.exclude_newer else "on the index"
+        return (f"the check requires {extra}, and no release of {package_name(extra)} {era}, installs with "
+                f"jax {plan.jax} (tried Python {tried}): {_cause(attempts[-1].error)}")
     wheels = re.search(r"(\S+) \(v([\w.]+)\) with the following Python ABI tags: (.*?)(?:$|\s*hint)",
                        attempts[-1].error)
     if wheels:
         return f"{wheels.group(1).strip('`')} {wheels.group(2)} has wheels only for {wheels.group(3)} (tried Python {tried})"
     return f"no installed Python ({tried}) can install it; see install.resolver_error"
+
+
+def _unsatisfied_extra(plan: InstallPlan, error: str) -> str | None:
+    """The first extra requirement uv's refusal names, or None when it names none of them."""
+    for text in plan.requires:
+        if re.search(rf"(?<![\w.-]){re.escape(package_name(text))}(?![\w-])", error, re.IGNORECASE):
+            return text
+    return None
+
+
+def _cause(error: str) -> str:
+    """uv's reason without its "No solution found" preamble and its hints."""
+    text = error.split("cause:", 1)[-1].split(" hint:", 1)[0].strip()
+    return text.removeprefix("error: ").strip()
 
 
 def how_to_supply(version: str) -> str:

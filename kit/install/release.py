@@ -57,7 +57,8 @@ def open_index(matrix: Matrix) -> PackageIndex:
 
 def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
                     find_links: tuple[str, ...] = (), offline: bool = False,
-                    refresh: bool = False, first_python: str | None = None) -> ResolvedRelease:
+                    refresh: bool = False, first_python: str | None = None,
+                    requires: tuple[str, ...] = ()) -> ResolvedRelease:
     """The release's install plan and the first Python in preference order that installs it.
 
     A release whose environment was built answers from its lock (no index,
@@ -67,9 +68,11 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     alone when ``offline`` (see `install.resolve`). Installed Pythons are
     tried first; a Python uv can supply is tried only when none of them works.
     ``first_python`` is tried before the others (see `install.choose_python`).
+    ``requires``: a check's extra packages (`kit.requirements`), resolved with
+    the release under its era cut-off; they key their own plan and lock.
     """
     release = matrix.release(version)
-    settings = install_settings(matrix, release, backend, find_links)
+    settings = install_settings(matrix, release, backend, find_links, requires)
     lock = None if refresh else read_lock(matrix.envs_dir, settings)
     if lock is not None:
         return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock)
@@ -85,7 +88,7 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         unknown = index.unknown_release(version)
         if unknown:
             raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
-    plan = plan_release(matrix, version, backend, index, find_links)
+    plan = plan_release(matrix, version, backend, index, find_links, requires)
     resolution, attempts = _first_python(plan, offline, first_python)
     archive = matrix.install.jaxlib_archive
     if resolution is None and not offline and archive and archive not in plan.find_links and _lacks_jaxlib(attempts):
@@ -95,9 +98,9 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
 
 
 def plan_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
-                 find_links: tuple[str, ...] = ()) -> InstallPlan:
+                 find_links: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> InstallPlan:
     """The release's install plan alone, nothing resolved: for callers that judge from index metadata."""
-    return plan_install(matrix, matrix.release(version), backend, index or open_index(matrix), find_links)
+    return plan_install(matrix, matrix.release(version), backend, index or open_index(matrix), find_links, requires)
 
 
 def installed_pythons(plan: InstallPlan) -> list[str]:
@@ -110,7 +113,7 @@ def _first_python(plan: InstallPlan, offline: bool,
     """Installed Pythons in preference order (``first_python`` before them) first; then those uv could supply."""
     installed = installed_pythons(plan)
     resolution, attempts = choose_python(plan, installed, offline=offline, first=first_python)
-    if resolution is None and not (attempts and missing_everywhere(attempts[-1])):
+    if resolution is None and not (attempts and missing_everywhere(attempts[-1], plan.requires)):
         others = [python for python in plan.pythons if python not in installed]
         resolution, more = choose_python(plan, others, offline=offline)
         attempts += more
