@@ -37,6 +37,7 @@ from .config import Matrix, configured_parameters, load_matrix, release_number, 
 from .errors import IndexUnreachable, KitError, UsageError
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.release import resolve_release
+from .requirements import requirements
 from .run.runner import RunRequest, parameters_for, run_check
 
 Log = Callable[[str], None]
@@ -123,6 +124,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         timeout_s=args.timeout,
         refresh=args.refresh,
         reproduce=reproduce or "python -m kit run " + " ".join(argv),
+        requires=requirements(args.requires, "--requires"),
     )
     parameters = parameters_for(matrix, request)  # bad parameters stop here, before any install
     record, path = run_check(matrix, request, log, parameters=parameters)
@@ -265,6 +267,9 @@ def run_parser(check: str) -> argparse.ArgumentParser:
                         help="resolve the install plan against the index again instead of using the lock")
     parser.add_argument("--fail-on-affected", action="store_true",
                         help="exit 1 when the verdict is affected (for other projects' CI)")
+    parser.add_argument("--requires", action="append", default=[], metavar="PKG",
+                        help="script checks: one more package the script imports, installed for the release's era "
+                             "(repeatable; added to the check's requires)")
     parameter_rules.add_flags(parser, check)
     return parser
 
@@ -281,9 +286,10 @@ def summary(record: dict[str, Any], path: Path) -> str:
         if (env.get("process_count") or 1) > 1:
             agree = "agree" if (record.get("evidence") or {}).get("processes_agree") else "DISAGREE"
             where += f" over {env['process_count']} processes (jax.distributed; their verdicts {agree})"
+        extras = "".join(f", {name} {version or 'missing'}" for name, version in (env.get("packages") or {}).items())
         lines = [f"== {head}: {verdict}", f"   {record.get('reason')}", f"   ran on {where}, "
                  f"jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
-                 f"python {env.get('python')}"]
+                 f"python {env.get('python')}{extras}"]
         figures = (record.get("evidence") or {}).get("summary") or {}
         if figures:
             lines.append("   key figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))

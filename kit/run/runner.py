@@ -8,6 +8,7 @@ the record when it crashes.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -29,9 +30,10 @@ from repro.contract import EXIT_REFUSED, json_safe
 from repro.parameters import flag, shown, to_flags
 
 from .. import __version__, records
-from . import multiprocess, protocol
-from ..config import Matrix, configured_parameters, parameter_problems
+from . import failures, multiprocess, protocol
+from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
 from ..errors import UsageError
+from ..requirements import installed_versions, merged
 from ..install import environment
 from ..install.environment import Environment, Prepared
 from ..install.index import PackageIndex
@@ -58,6 +60,28 @@ class RunRequest:
     """Resolve again even where the environment's lock answers."""
     first_python: str | None = None
     """A Python to try first when resolving (bisect knows it from the index's metadata)."""
+    requires: tuple[str, ...] = ()
+    """Extra packages from the command line (``--requires``), in `kit.requirements`' normal form: added to the
+    check's own ``requires``."""
+    script: Check | None = None
+    """A script given on the command line (bisect's ``--script``), made a check where it entered
+    (`kit.config.script_check`); None: the check named ``check`` in matrix.toml."""
+
+
+def check_for(matrix: Matrix, request: RunRequest) -> Check:
+    """The check the request runs, as one value: matrix.toml's block or the ``--script``, with ``--requires`` added.
+
+    The one answer the runner, the environment step and the probe cache ask,
+    so a script from the command line and the same script in a check block
+    run the same way.
+    """
+    check = request.script if request.script is not None else matrix.check(request.check)
+    if not request.requires:
+        return check
+    if check.script is None:
+        raise UsageError(f"{request.check} is a built-in check: it imports only jax, numpy and scipy",
+                         "--requires is for script checks (README: Your own check)")
+    return dataclasses.replace(check, requires=merged(check.requires, request.requires))
 
 
 def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
@@ -68,12 +92,12 @@ def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
     command line); here they are merged and judged together, once, before
     anything is resolved or installed.
     """
-    check = matrix.check(request.check)
+    check = check_for(matrix, request)
     if check.script is not None:
         if request.preset or request.overrides:
             raise UsageError(f"{request.check} is a script check: it takes no preset or parameters",
                              "put the script's settings in the script itself")
-        return configured_parameters(matrix, request.check)
+        return script_parameters(check, matrix.path.parent)
     params = configured_parameters(matrix, request.check)
     if request.preset:
         if request.preset not in check.presets:
@@ -93,7 +117,7 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
     """The request's environment, as `kit.install.environment.prepare` (the one place that answers it) gives it."""
     return environment.prepare(matrix, request.version, request.backend, log, index=index,
                                find_links=request.find_links, refresh=request.refresh,
-                               first_python=request.first_python)
+                               first_python=request.first_python, requires=check_for(matrix, request).requires)
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
@@ -116,11 +140,10 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         record["install"]["neighbours"] = _neighbours(index, request.version)
         record["install"]["how_to_supply"] = how_to_supply(request.version)
     else:
-        check = matrix.check(request.check)
+        check = check_for(matrix, request)
         timeout = request.timeout_s or check.timeout_s
         if check.script is not None:
-            record.update(run_script(prepared.environment, check.script, request.backend, check.host_devices,
-                                     timeout, log))
+            record.update(run_script(prepared.environment, check, request.backend, timeout, log))
             record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
         else:
             record.update(_run_repro(prepared.environment, request, params, timeout, log))
@@ -148,6 +171,7 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
             "resolved": dict(resolution.pins) if resolution else {},
             "tried_pythons": [a.python for a in prepared.attempts],
             "env_reused": prepared.environment.reused if prepared.environment else None,
+            **({"requires": list(prepared.plan.requires)} if prepared.plan.requires else {}),
         },
         "parameters": dict(params),
         "evidence": {},
@@ -199,31 +223,40 @@ def script_env(result_path: Path, backend: str, host_devices: int | None) -> dic
     return extra
 
 
-def run_script(env: Environment, script: Path, backend: str, host_devices: int | None, timeout: int,
-               log: Log) -> dict[str, Any]:
-    """Run a script check with the release's python; the record fields its exit code and KIT_RESULT give.
+def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log) -> dict[str, Any]:
+    """Run a script check with the environment's python; the record fields its exit, KIT_RESULT and output give.
 
-    The protocol is kit/run/protocol.py (README: "Your own check").
+    The one way a script runs, whether it came from a check block or from
+    ``--script``: KIT_RESULT, forced host devices on CPU, the environment's
+    paths and the repository root on PYTHONPATH. The exit code and KIT_RESULT
+    are read by kit/run/protocol.py, a failure is classed by
+    kit/run/failures.py (an exception, an import, ``bad_if``).
     """
+    assert check.script is not None
     with scratch_dir() as tmp:
         out = tmp / "kit-result.json"
-        cmd = [str(env.python), str(script)]
+        cmd = [str(env.python), str(check.script)]
         log("running " + " ".join(cmd))
-        code, tail = _stream(cmd, timeout, script_env(out, backend, host_devices), env.pythonpath)
+        code, tail = _stream(cmd, timeout, script_env(out, backend, check.host_devices), env.pythonpath)
         try:
             result = protocol.read_result(out)
         except protocol.ResultError as exc:
             return {"status": "crashed", "reason": f"{exc}", "evidence": {"exit_code": code, "output_tail": tail}}
     fields = protocol.observation(code, timeout, result)
-    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code}
-    if fields["status"] != "ran" or fields["verdict"] == "affected":
+    judged = failures.judge(fields, code, tail, check.bad_if, env.pins, env.python_version)
+    fields.update(status=judged.status, verdict=judged.verdict, reason=judged.reason)
+    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code, **judged.evidence}
+    if failures.failed(code) or fields["status"] != "ran":
         evidence["output_tail"] = tail[-15:]
         last = next((line for line in reversed(tail) if line.strip()), "")
-        if fields["status"] == "crashed" and last:
+        if fields["status"] == "crashed" and last and "exception" not in judged.evidence:
             fields["reason"] += f": {last}"
     fields["evidence"] = evidence
-    env_facts = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
-                 "python": env.python_version, "backend": backend, "device_count": host_devices or None}
+    env_facts: dict[str, Any] = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
+                                 "python": env.python_version, "backend": backend,
+                                 "device_count": check.host_devices or None}
+    if check.requires:
+        env_facts["packages"] = installed_versions(check.requires, env.pins)  # what the extra packages were
     fields["environment"] = {**host_facts(None), **env_facts, **((result or {}).get("environment") or {})}
     return fields
 
