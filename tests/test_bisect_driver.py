@@ -29,7 +29,7 @@ from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import Outcome, expected_probes
 from kit.config import load_matrix, parse_matrix
 from kit.install.environment import BUILT, Environment, Prepared
-from kit.install.plan import Resolution
+from kit.install.plan import InstallPlan, Resolution
 from kit.errors import ConfigError, UsageError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,12 +51,20 @@ class FakeIndex:
         return [Version(v) for v in RELEASES]
 
 
+class NoNeighbours:
+    def neighbours(self, version: str) -> list[str]:
+        return []
+
+
 class World:
     """The fakes' shared state: what each release does, and what was called."""
 
-    def __init__(self, behaviour: dict[str, Any], uninstallable: tuple[str, ...] = ()) -> None:
+    def __init__(self, behaviour: dict[str, Any], uninstallable: tuple[str, ...] = (),
+                 extra_pins: dict[str, dict[str, str]] | None = None) -> None:
         self.behaviour = behaviour
         self.uninstallable = uninstallable
+        self.extra_pins = extra_pins or {}
+        """Per release, the extra packages its environment has (as a check's requires would install)."""
         self.runs: list[str] = []
         self.prepared: list[str] = []
 
@@ -81,18 +89,25 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
                 Candidate(v, (f"jax[cpu]=={v}", "scipy"), None, "3.12", v, uploaded="2025-01-01")
                 for v in versions]
 
+    real_run_check = runner.run_check
+
     def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
         world.prepared.append(request.version)
-        plan: Any = None
+        requires = runner.check_for(matrix, request).requires
+        plan = InstallPlan(request.version, "cpu", (f"jax[cpu]=={request.version}", "scipy", *requires), None,
+                           "https://pypi.org/simple", pythons=("3.12",), requires=requires)
         if request.version in world.uninstallable:
             return Prepared(plan, None, None, f"no jaxlib {request.version} wheels")
         python = fake_python(tmp_path, request.version)
-        resolution = Resolution("3.12", True, {"jaxlib": request.version})
-        return Prepared(plan, resolution, Environment(python, {}, BUILT))
+        pins = {"jax": request.version, "jaxlib": request.version, **world.extra_pins.get(request.version, {})}
+        resolution = Resolution("3.12", True, pins)
+        return Prepared(plan, resolution, Environment(python, pins, BUILT))
 
     def run_check(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None,
                   prepared: Any = None) -> tuple[dict[str, Any], Path]:
         world.runs.append(request.version)
+        if runner.check_for(matrix, request).script is not None:  # a script runs for real, with the fake python
+            return real_run_check(matrix, request, log, index or NoNeighbours(), prepared)
         if prepared is not None and prepared.environment is None:
             return {"status": "not-installable", "verdict": None, "reason": prepared.problem}, tmp_path
         result = world.next_result(request.version)

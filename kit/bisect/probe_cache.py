@@ -36,13 +36,20 @@ PROBE_SCHEMA = 1
 
 
 def subject_key(matrix: Matrix, options: Options) -> dict[str, Any]:
-    """What a probe runs, apart from the release: the check and its parameters, or the script's content."""
-    if options.check:
-        request = runner.RunRequest(check=options.check, version="0", backend=options.backend, preset=options.preset)
-        key = {"check": options.check, "parameters": runner.parameters_for(matrix, request), "kit_version": __version__}
+    """What a probe runs, apart from the release: a built-in check and its parameters, or a script.
+
+    A script is keyed by what decides its outcome: its content and its
+    settings (devices, extra packages, bad_if), not its path or name, so a
+    ``--script`` and a check block with the same script and settings share
+    their probes.
+    """
+    request = runner.RunRequest(check=options.subject, version="0", backend=options.backend, preset=options.preset,
+                                script=options.script_check)
+    parameters = runner.parameters_for(matrix, request)
+    if runner.check_for(matrix, request).script is None:
+        key: dict[str, Any] = {"check": options.check, "parameters": parameters, "kit_version": __version__}
     else:
-        assert options.script is not None
-        key = {"script_sha256": hashlib.sha256(options.script.read_bytes()).hexdigest()}
+        key = {name: value for name, value in parameters.items() if name != "script"}
     return json.loads(json.dumps(key))  # as it reads back from a file
 
 

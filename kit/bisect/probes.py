@@ -3,18 +3,18 @@
 Known first: the probe cache (any earlier bisect's probe of the same thing on
 the same release, Python and jaxlib), then, for a check, a current record of
 the matrix. Otherwise the release is resolved and its environment built or
-reused (once per bisect), and the check runs through the runner (writing a
-record, as the matrix does) or the script runs with the release's own python,
-its exit code read the ``git bisect run`` way. Either way the result is an
-:class:`~kit.bisect.outcomes.Observation`, kept in the probe cache at once,
-and :func:`~kit.bisect.outcomes.classify` says what it counts as.
+reused (once per bisect), and the check runs through the runner, the one
+route for a check and for a ``--script`` (which runs as the check block with
+that script would, its records kept apart in ``reports/bisect/script-records/``).
+Either way the result is an :class:`~kit.bisect.outcomes.Observation`, kept in
+the probe cache at once, and :func:`~kit.bisect.outcomes.classify` says what
+it counts as.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
+import shlex
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,8 +26,8 @@ from ..install.environment import Prepared
 from ..install.index import PackageIndex
 from ..run import runner
 from .candidates import Candidate
-from .options import DEFAULT_SCRIPT_TIMEOUT_S, Log, Options
-from .outcomes import Observation, classify, describe, script_observation, settle
+from .options import Log, Options
+from .outcomes import Observation, classify, describe, observation_of, settle
 from .probe_cache import ProbeCache, ProbeKey
 from .search import Outcome
 
@@ -37,6 +37,8 @@ class Prober:
 
     def __init__(self, matrix: Matrix, options: Options, candidates: Sequence[Candidate], cache: ProbeCache,
                  subject: Mapping[str, Any], name: str, index: PackageIndex, log: Log) -> None:
+        if options.script is not None:  # a --script's records stay out of the matrix's folder: it is no check of it
+            matrix = dataclasses.replace(matrix, results_dir=script_records_dir(matrix))
         self.matrix, self.options, self.cache, self.index, self.log = matrix, options, cache, index, log
         self.subject, self.name = subject, name
         self.candidates = {c.version: c for c in candidates}
@@ -51,17 +53,16 @@ class Prober:
     def timeout(self) -> int:
         if self.options.timeout:
             return self.options.timeout
-        if self.options.check:
-            return self.matrix.check(self.options.check).timeout_s
-        return DEFAULT_SCRIPT_TIMEOUT_S
+        return runner.check_for(self.matrix, self._request("0")).timeout_s
 
     def __call__(self, version: str) -> Outcome:
         observation = self.observe(self.candidates[version])
         self.observations[version] = observation
         result = classify(observation, self.options.crash)
         flip = f" — flipped: {' → '.join(observation.runs)}" if observation.flipped else ""
+        extras = f" · {observation.details}" if observation.details else ""
         self.log(f"probe jax {version}: {describe(result, bool(self.options.script))} "
-                 f"[{observation.source}] {observation.reason}{flip}")
+                 f"[{observation.source}] {observation.reason}{extras}{flip}")
         return result
 
     def observe(self, candidate: Candidate) -> Observation:
@@ -120,8 +121,10 @@ class Prober:
     def _looks(self, candidate: Candidate, prepared: Prepared, first: Observation | None) -> Observation:
         """Look once (or start from an inconclusive record); re-run a check's inconclusive look; confirm on request."""
         runs = [first or self._run(candidate, prepared)]
-        if runs[0].verdict == "inconclusive" and self.options.check:
-            runs.append(self._run(candidate, prepared))  # an inconclusive check is re-run once before it counts
+        if runs[0].verdict == "inconclusive" and self.options.check and not runs[0].exception:
+            # An inconclusive check is re-run once before it counts; a script that died of another
+            # exception (an import, a failure bad_if does not match) would only die of it again.
+            runs.append(self._run(candidate, prepared))
         if runs[-1].verdict in ("affected", "unaffected"):
             runs += [self._run(candidate, prepared) for _ in range(self.options.confirm)]
         return settle(runs)
@@ -132,26 +135,35 @@ class Prober:
         if not self.options.check or not self.cache.read:
             return None
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
-        parameters = runner.parameters_for(self.matrix, self._request(candidate.version))
+        request = self._request(candidate.version)
+        parameters = runner.parameters_for(self.matrix, request)
         newest = records.newest_records_here(self.matrix.results_dir, self.options.backend,
                                              {self.options.check: parameters}, self.options.preset)
         record = newest.get((self.options.check, candidate.version))
+        # The check's extra packages are part of its environment's requirements, as the record holds them.
+        wanted = {**candidate.fingerprint_args,
+                  "requirements": (*candidate.requirements, *runner.check_for(self.matrix, request).requires)}
         if record is None or not records.is_current(record, parameters, backend=self.options.backend,
-                                                    preset=self.options.preset, **candidate.fingerprint_args):
+                                                    preset=self.options.preset, **wanted):
             return None
         install = record.get("install") or {}
-        return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record",
-                           python=install.get("python"), jaxlib=(install.get("resolved") or {}).get("jaxlib"),
-                           ran_at=str(record.get("created") or ""), seconds=float(record.get("duration_s") or 0))
+        return dataclasses.replace(observation_of(record, "record"), python=install.get("python"),
+                                   jaxlib=(install.get("resolved") or {}).get("jaxlib"),
+                                   ran_at=str(record.get("created") or ""), seconds=float(record.get("duration_s") or 0))
 
     # -- runs
 
     def _request(self, version: str) -> runner.RunRequest:
-        return runner.RunRequest(check=self.options.check or "script", version=version,
+        reproduce = (f"nox -s {self.options.check}-{version}" if self.options.check
+                     else f"nox -s bisect -- {shlex.join(self.options.argv)}")
+        return runner.RunRequest(check=self.options.subject, version=version, script=self.options.script_check,
                                  backend=self.options.backend, preset=self.options.preset,
                                  find_links=self.options.find_links, timeout_s=self.options.timeout,
-                                 reproduce=f"nox -s {self.options.check}-{version}",
-                                 first_python=self.candidates[version].python)
+                                 reproduce=reproduce, first_python=self._first_python(version))
+
+    def _first_python(self, version: str) -> str | None:
+        candidate = self.candidates.get(version)
+        return candidate.python if candidate is not None else None
 
     def _prepare(self, version: str) -> Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""
@@ -163,38 +175,12 @@ class Prober:
         return self._prepared[version]
 
     def _run(self, candidate: Candidate, prepared: Prepared) -> Observation:
-        if self.options.script:
-            return self._run_script(prepared)
+        """One run through the runner, which writes its record; what the record says."""
         record, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log,
                                          self.index, prepared=prepared)
-        return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""))
-
-    def _run_script(self, prepared: Prepared) -> Observation:
-        if prepared.environment is None:
-            return Observation("not-installable", None, f"not installable here: {prepared.problem}")
-        assert self.options.script is not None
-        python = prepared.environment.python
-        self.log(f"running {python} {self.options.script}")
-        code = run_script([str(python), str(self.options.script)], self.timeout, prepared.environment.pythonpath)
-        return script_observation(code, self.timeout)
+        return observation_of(record)
 
 
-def run_script(cmd: list[str], timeout: int, pythonpath: tuple[Path, ...] = ()) -> int | None:
-    """Run a user script with output to the terminal; its exit code, or None on timeout.
-
-    Its own session, so a timeout kills the whole process group (a script
-    that spawns workers must not leave them behind).
-    """
-    # As for a check: the environment's paths and the repository root are importable, so
-    # `from repro import kitcheck` works in a script.
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*(str(path) for path in pythonpath), str(runner.REPO_ROOT),
-                                                        os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen(cmd, start_new_session=True, env=env)
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        runner.kill_process_group(proc)
-        return None
-    except BaseException:
-        runner.kill_process_group(proc)  # Ctrl-C: stop the script too
-        raise
+def script_records_dir(matrix: Matrix) -> Path:
+    """Where the records of ``--script`` probes go: beside the probe cache, not among the matrix's records."""
+    return matrix.results_dir.parent / "bisect" / "script-records"
