@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__ as KIT_VERSION
-from .key_figures import key_figure, lu_fed_by
+from .key_figures import failure_figure, key_figure, lu_fed_by, packages_figure
 from .known_problems import KnownProblem, load_known_problems
 from .metric_series import MetricSeries, metric_series
 from .slurm import job_label
@@ -403,7 +403,8 @@ def _finding(entry: LoadedRecord) -> Finding:
     status = str(record.get("status"))
     if check == "scaling" and "lu_fed_by" not in summary:
         summary = {**summary, "lu_fed_by": lu_fed_by(evidence)}  # records from before the key existed
-    figure = key_figure(check, summary) if status == "ran" else ""
+    figures = [key_figure(check, summary), failure_figure(evidence), packages_figure(record.get("environment"))]
+    figure = "; ".join(text for text in figures if text) if status == "ran" else ""
     return Finding(
         check=check,
         status=status,

@@ -38,7 +38,7 @@ from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
 from ..install.release import ResolvedRelease, open_index, resolve_release
-from ..run.runner import RunRequest, prepare, run_check
+from ..run.runner import RunRequest, check_for, prepare, run_check
 from .slurm import SlurmOptions
 
 Log = Callable[[str], None]
@@ -222,11 +222,16 @@ def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index
     configured = {check: configured_parameters(matrix, check) for check in {cell.check for cell in wanted}}
     newest = records.newest_records_here(matrix.results_dir, options.backend, configured)
     found = {cell: newest[(cell.check, cell.version)] for cell in wanted if (cell.check, cell.version) in newest}
-    # Only releases with a record are worth resolving: the rest run anyway.
-    versions = sorted({cell.version for cell in found}, key=Version)
-    plans = plan_releases(matrix, versions, options.backend, index, log, options.refresh)
+    # Only releases with a record are worth resolving: the rest run anyway. A check with extra packages
+    # has its own plan of each release (its requirements are in the environment's fingerprint).
+    plans: dict[tuple[str, ...], dict[str, ResolvedRelease | None]] = {}
+    for requires in sorted({matrix.check(cell.check).requires for cell in found}):
+        versions = sorted({cell.version for cell in found if matrix.check(cell.check).requires == requires},
+                          key=Version)
+        plans[requires] = plan_releases(matrix, versions, options.backend, index, log, options.refresh, requires)
     return {cell: record for cell, record in found.items()
-            if _is_current(record, configured[cell.check], plans[cell.version], options)}
+            if _is_current(record, configured[cell.check], plans[matrix.check(cell.check).requires][cell.version],
+                           options)}
 
 
 def _forced(cell: Cell, options: Options) -> bool:
@@ -242,7 +247,7 @@ def _is_current(record: dict[str, Any], parameters: Mapping[str, Any], release: 
 
 
 def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
-                  log: Log, refresh: bool = False) -> dict[str, ResolvedRelease | None]:
+                  log: Log, refresh: bool = False, requires: tuple[str, ...] = ()) -> dict[str, ResolvedRelease | None]:
     """Each release's install plan and chosen Python, from metadata only (None: planning failed).
 
     uv first answers from its cache alone (about a second per release instead
@@ -255,7 +260,7 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
     A release whose planning fails (the index unreachable, say) is never
     current, so its cells run and report the failure themselves.
     """
-    plans = {version: _resolve(matrix, version, backend, index, log, offline=True, refresh=refresh)
+    plans = {version: _resolve(matrix, version, backend, index, log, offline=True, refresh=refresh, requires=requires)
              for version in versions}
     for version, release in plans.items():
         if release is None or release.resolution is not None:
@@ -266,7 +271,7 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
                 f"ago (asked again after {_clock_text(UNRESOLVABLE_TTL_S)})")
             continue
         log(f"jax {version}: not resolvable from the uv cache; asking the index")
-        asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh)
+        asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh, requires=requires)
         if asked is not None and asked.resolution is None:
             memo.parent.mkdir(parents=True, exist_ok=True)
             memo.write_text(json.dumps(release.plan.to_json(), indent=2), encoding="utf-8")
@@ -274,9 +279,9 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
 
 
 def _resolve(matrix: Matrix, version: str, backend: str, index: PackageIndex, log: Log,
-             offline: bool = False, refresh: bool = False) -> ResolvedRelease | None:
+             offline: bool = False, refresh: bool = False, requires: tuple[str, ...] = ()) -> ResolvedRelease | None:
     try:
-        return resolve_release(matrix, version, backend, index, offline=offline, refresh=refresh)
+        return resolve_release(matrix, version, backend, index, offline=offline, refresh=refresh, requires=requires)
     except Exception as exc:  # the index unreachable, say: its cells will run and say so
         log(f"jax {version}: could not resolve ({exc}); its cells will run")
         return None
@@ -311,7 +316,7 @@ class Sweep:
         self.log = log
         self.outcomes: list[CellResult] = []
         self.done: set[Cell] = set()
-        self._prepared: dict[str, Prepared] = {}
+        self._prepared: dict[tuple[str, tuple[str, ...]], Prepared] = {}
 
     def run(self, cells: Sequence[Cell], current: Mapping[Cell, records.Record]) -> None:
         progress = Progress(sum(1 for cell in cells if cell not in current))
@@ -375,11 +380,14 @@ class Sweep:
         return CellResult(cell, record.get("status"), record.get("verdict"), note=str(record.get("reason") or ""))
 
     def _prepare(self, request: RunRequest) -> Prepared:
-        # Once per release: its checks share the environment. Only the release
-        # being swept is kept, since cells come grouped by release.
-        if request.version not in self._prepared:
-            self._prepared = {request.version: prepare(self.matrix, request, self.log, self.index)}
-        return self._prepared[request.version]
+        # Once per release and requirement set: checks without extra packages share the release's
+        # environment, a check that requires flax gets its own. Only the release being swept is
+        # kept, since cells come grouped by release.
+        key = (request.version, check_for(self.matrix, request).requires)
+        if key not in self._prepared:
+            kept = {k: v for k, v in self._prepared.items() if k[0] == request.version}
+            self._prepared = {**kept, key: prepare(self.matrix, request, self.log, self.index)}
+        return self._prepared[key]
 
 
 def _request(cell: Cell, options: Options) -> RunRequest:
