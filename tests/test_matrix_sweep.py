@@ -34,6 +34,7 @@ NOT_INSTALLABLE = "0.4.16"
 def matrix(tmp_path: Path) -> Matrix:
     raw = {
         "kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
+        "install": {"jaxlib_archive": ""},  # the (fake) index alone decides; JAX's archive is a real page
         "release": [{"version": v} for v in RELEASES],
         "checks": {"scaling": {"devices": [1, 2]}, "correctness": {"matrix_size": 4}},
     }
@@ -190,6 +191,7 @@ def test_a_changed_parameter_makes_a_cell_stale(matrix: Matrix, kit: FakeKit, tm
     kit.ran.clear()
     raw = {
         "kit": {"results_dir": str(matrix.results_dir), "envs_dir": str(tmp_path / "envs")},
+        "install": {"jaxlib_archive": ""},
         "release": [{"version": v} for v in RELEASES],
         "checks": {"scaling": {"devices": [1, 2, 4]}, "correctness": {"matrix_size": 4}},
     }

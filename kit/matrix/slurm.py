@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ..atomic_files import atomic_write_text, atomic_write_texts
 from ..errors import UsageError
 from ..run.multiprocess import SRUN_ENV
 
@@ -105,17 +106,16 @@ def submit(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run
     """Write the job folder and submit the array; the job id."""
     require_sbatch()
     job_dir.mkdir(parents=True, exist_ok=True)
-    (job_dir / "cells.tsv").write_text("".join(f"{t.check}\t{t.version}\n" for t in tasks), encoding="utf-8")
     script = job_dir / "job.sh"
-    script.write_text(batch_script(tasks, job_dir, options, run_flags), encoding="utf-8")
+    atomic_write_texts({job_dir / "cells.tsv": "".join(f"{t.check}\t{t.version}\n" for t in tasks),
+                        script: batch_script(tasks, job_dir, options, run_flags)})
     done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True, cwd=REPO_ROOT)
     if done.returncode != 0:
         raise UsageError(f"sbatch refused the job: {done.stderr.strip() or done.stdout.strip()}",
                          f"the script is {script}; check --partition and --time against `sinfo`")
     job_id = done.stdout.strip().split(";")[0]
-    (job_dir / "job.json").write_text(json.dumps({"schema": 1, "job_id": job_id, "cells": [
-        {"array_task_id": i, "check": t.check, "version": t.version} for i, t in enumerate(tasks)]}, indent=2),
-        encoding="utf-8")
+    atomic_write_text(job_dir / "job.json", json.dumps({"schema": 1, "job_id": job_id, "cells": [
+        {"array_task_id": i, "check": t.check, "version": t.version} for i, t in enumerate(tasks)]}, indent=2))
     log(f"submitted SLURM job array {job_id}: {len(tasks)} cell{'' if len(tasks) == 1 else 's'} ({job_dir})")
     return job_id
 

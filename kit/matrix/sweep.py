@@ -40,6 +40,7 @@ from ..install.index import PackageIndex
 from ..install.release import ResolvedRelease, open_index, resolve_release
 from ..run.runner import RunRequest, check_for, prepare, run_check
 from .slurm import SlurmOptions
+from ..atomic_files import atomic_write_text
 
 Log = Callable[[str], None]
 
@@ -273,8 +274,7 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
         log(f"jax {version}: not resolvable from the uv cache; asking the index")
         asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh, requires=requires)
         if asked is not None and asked.resolution is None:
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            memo.write_text(json.dumps(release.plan.to_json(), indent=2), encoding="utf-8")
+            atomic_write_text(memo, json.dumps(release.plan.to_json(), indent=2))
     return plans
 
 
