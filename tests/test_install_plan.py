@@ -175,6 +175,10 @@ def test_extra_packages_are_resolved_with_the_release_under_its_era_cut_off() ->
     # Not exempt from the cut-off, as jax and jaxlib are: jax 0.4.35 gets a flax of its time.
     assert args[args.index("--exclude-newer") + 1] == "2024-11-05T20:56:00Z"
     assert "flax=2100-01-01T00:00:00Z" not in args
+    # Wheels only, so a Python the era's wheels fit is chosen instead of building an sdist.
+    assert args[args.index("--only-binary") + 1] == ":all:"
+    assert "--only-binary" not in plan_install(MATRIX, MATRIX.release("0.4.35"), "cpu",  # type: ignore[arg-type]
+                                               FakeIndex()).uv_args()
 
 
 def test_a_plan_without_extras_keeps_its_fingerprint_and_one_with_them_gets_its_own() -> None:
@@ -212,3 +216,31 @@ def test_an_extra_package_no_release_of_its_era_satisfies_is_named_in_the_reason
 ])
 def test_an_extra_package_missing_for_every_python_is_not_asked_again(error: str, everywhere: bool) -> None:
     assert install.missing_everywhere(Resolution("3.13", False, error=error), ("flax>=0.10", "flaxx")) is everywhere
+
+
+def test_extra_packages_are_the_era_s_versions_in_wheels_for_the_python_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As uv answered for jax 0.4.34 with flax: builds allowed, flax 0.10.0 (tensorstore 0.1.66, no 3.13 wheel);
+    # wheels only, uv would reach back to flax 0.6.1 on 3.13. The era's flax, as wheels, fits Python 3.12.
+    asked: list[tuple[str, tuple[str, ...], bool]] = []
+
+    def fake_uv(plan: InstallPlan, python: str, uv: str, platform: str | None, offline: bool,
+                builds: bool = False) -> Resolution:
+        asked.append((python, plan.requirements, builds))
+        if builds:
+            return Resolution(python, ok=True, pins={"jax": "0.4.34", "flax": "0.10.0", "tensorstore": "0.1.66"})
+        if python == "3.13":
+            return Resolution(python, ok=False, error="Because tensorstore==0.1.66 has no wheels with a matching "
+                                                      "Python ABI tag (cp313) ...")
+        return Resolution(python, ok=True, pins={"jax": "0.4.34", "flax": "0.10.0", "tensorstore": "0.1.66"})
+
+    monkeypatch.setattr(install, "_resolve", fake_uv)
+    monkeypatch.setattr(install, "_RESOLVED", {})
+    plan = InstallPlan(jax="0.4.34", backend="cpu", requirements=("jax[cpu]==0.4.34", "scipy", "flax"),
+                       exclude_newer="2024-10-18T14:37:10Z", index_url="https://pypi.org/simple",
+                       pythons=("3.13", "3.12"), requires=("flax",))
+    chosen, attempts = install.choose_python(plan, ["3.13", "3.12"])
+    assert chosen is not None and chosen.python == "3.12" and chosen.pins["flax"] == "0.10.0"
+    assert asked[:2] == [("3.13", plan.requirements, True), ("3.13", (*plan.requirements, "flax==0.10.0"), False)]
+    assert unresolvable_reason(plan, attempts[:1]) == (
+        "the check requires flax: flax==0.10.0 (of jax 0.4.34's era) or a package it needs has no wheels for "
+        "Python 3.13")

@@ -105,6 +105,8 @@ class VirtualenvBackend:
             args += ["--extra-index-url", url]
         for link in plan.find_links:
             args += ["--find-links", link]
+        if plan.requires:
+            args += ["--only-binary", ":all:"]  # as resolved (InstallPlan.uv_args): no sdist builds
         _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *pins])
 
 

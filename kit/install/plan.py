@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Collection
@@ -67,8 +67,12 @@ class InstallPlan:
         blob = json.dumps([self.to_json(), python], sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:10]
 
-    def uv_args(self) -> list[str]:
-        """The resolver flags shared by ``uv pip compile`` and ``uv pip install``."""
+    def uv_args(self, builds: bool = False) -> list[str]:
+        """The resolver flags shared by ``uv pip compile`` and ``uv pip install``.
+
+        A plan with extra packages installs wheels only, unless ``builds``
+        (only to learn which versions are of the era: see `_era_wheels`).
+        """
         args = ["--index-url", self.index_url]
         for url in self.extra_index_urls:
             args += ["--extra-index-url", url]
@@ -78,6 +82,11 @@ class InstallPlan:
             args += ["--exclude-newer", self.exclude_newer]
             for name in _OWN_PACKAGES:
                 args += ["--exclude-newer-package", f"{name}=2100-01-01T00:00:00Z"]
+        if self.requires and not builds:
+            # Wheels only: an extra package of an old era often has no wheel for the newest Python
+            # (tensorstore 0.1.66, flax's dependency for jax 0.4.34, has none for 3.13), and building
+            # its sdist needs compilers and the network.
+            args += ["--only-binary", ":all:"]
         return args
 
 
@@ -184,15 +193,43 @@ def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str
         platform = GPU_PLATFORM
     key = (json.dumps(plan.to_json(), sort_keys=True), python, platform or "", offline)
     if key not in _RESOLVED:
-        _RESOLVED[key] = _resolve(plan, python, uv, platform, offline)
+        _RESOLVED[key] = (_era_wheels(plan, python, uv, platform, offline) if plan.requires
+                          else _resolve(plan, python, uv, platform, offline))
     return _RESOLVED[key]
 
 
-def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool) -> Resolution:
+# How `_era_wheels` says the era's extra packages have no wheels for a Python (`unresolvable_reason` reads it).
+_NO_ERA_WHEELS = "has no wheels for Python "
+
+
+def _era_wheels(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool) -> Resolution:
+    """A plan with extra packages: their versions of the release's era, as wheels for this Python.
+
+    Asked for wheels alone, uv reaches back years for a version whose
+    dependencies have wheels for this Python (flax 0.6.1, of 2022, for
+    jax 0.4.34 on Python 3.13); asked with builds allowed, it names the era's
+    versions (flax 0.10.0), whose tensorstore has no wheel for 3.13 and would
+    be built from source. So the era's versions come first, then those exact
+    versions as wheels; where they have none, the next Python is tried.
+    """
+    era = _resolve(plan, python, uv, platform, offline, builds=True)
+    if not era.ok:
+        return era
+    names = sorted({package_name(text) for text in plan.requires})
+    pinned = tuple(f"{name}=={era.pins[name]}" for name in names if name in era.pins)
+    wheels = _resolve(replace(plan, requirements=plan.requirements + pinned), python, uv, platform, offline)
+    if wheels.ok:
+        return wheels
+    return Resolution(python, ok=False, error=f"{', '.join(pinned)} (of jax {plan.jax}'s era) or a package it "
+                                              f"needs {_NO_ERA_WHEELS}{python}; uv: {wheels.error}")
+
+
+def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool,
+             builds: bool = False) -> Resolution:
     uv = uv or find_uv()
     # Requirements on stdin: no temp folder for a killed session to leave behind.
     cmd = [uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate",
-           "--python-version", python, *plan.uv_args(), "-"]
+           "--python-version", python, *plan.uv_args(builds), "-"]
     if not plan.find_links:
         # The index lists every file's sha256, so hashes cost nothing; a find-links
         # page may not, and uv would then download the wheels to hash them.
@@ -316,6 +353,8 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
     if missing:
         return no_wheels(where, missing.group(1), missing.group(2), tried)
     extra = _unsatisfied_extra(plan, attempts[-1].error)
+    if extra and _NO_ERA_WHEELS in attempts[-1].error:
+        return f"the check requires {extra}: {attempts[-1].error.split(_NO_ERA_WHEELS, 1)[0]}{_NO_ERA_WHEELS}{tried}"
     if extra:
         era = f"uploaded before {plan.exclude_newer[:10]}, jax {plan.jax}'s era" if plan.exclude_newer else "on the index"
         return (f"the check requires {extra}, and no release of {package_name(extra)} {era}, installs with "
