@@ -180,3 +180,27 @@ def test_a_script_s_settings_are_checked_where_they_enter(matrix: Any, tmp_path:
     argv = [str(script) if arg == "SCRIPT" else arg for arg in argv]
     with pytest.raises(UsageError, match=message.replace("(", r"\(")):
         parse_options(matrix, [*argv, "--good", "0.4.34", "--bad", "0.4.36"])
+
+
+def test_an_install_that_failed_is_tried_again_by_the_next_bisect(matrix: Any, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World({})
+    install_fakes(monkeypatch, world, tmp_path)
+    prepare, failing = runner.prepare, {"0.4.35"}
+
+    def install_fails(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
+        prepared = prepare(matrix, request, log, index)
+        if request.version in failing:  # resolved, but the build of a dependency failed
+            return dataclasses.replace(prepared, environment=None, problem="install failed: a build needed the network")
+        return prepared
+
+    monkeypatch.setattr(runner, "prepare", install_fails)
+    script = _script(tmp_path, "import os, sys\nsys.exit(0 if os.environ['FAKE_JAX'] >= '0.4.36' else 1)\n")
+    argv = ["--script", str(script), "--good", "0.4.36", "--bad", "0.4.34", "--all"]
+    run(matrix, *argv)
+    assert report_json(matrix)["outcomes"]["0.4.35"] == "skip"
+    failing.clear()
+    run(matrix, *argv)
+    data = report_json(matrix)
+    assert data["outcomes"]["0.4.35"] == "bad" and "0.4.35" in data["probed_now"]
+    assert "0.4.34" in data["answered_by_cache"]  # what did run is known

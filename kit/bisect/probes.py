@@ -91,7 +91,10 @@ class Prober:
             environment=self._environments.get(candidate.version),
             seconds=round(time.monotonic() - started, 1), by=self.name,
             ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
-        self.cache.put(self._key(candidate.version, python, jaxlib), observation)
+        if prepared.environment is not None or prepared.resolution is None:
+            # Resolved but not built is an install that failed here (a build, a disk, a download):
+            # worth another try, not a fact about the release to keep.
+            self.cache.put(self._key(candidate.version, python, jaxlib), observation)
         self.ran_now.append(candidate.version)
         return observation
 
