@@ -300,7 +300,8 @@ def summary(record: dict[str, Any], path: Path) -> str:
         if neighbours:
             lines.append("   installable neighbours: " + ", ".join(neighbours)
                          + f" (e.g. nox -s {record.get('check')}-{neighbours[0]})")
-        lines.append(f"   to supply wheels: {install.get('how_to_supply')}")
+        what = "to supply wheels" if not install.get("requires") or neighbours else "what to do"
+        lines.append(f"   {what}: {install.get('how_to_supply')}")
     else:
         lines = [f"== {head}: {str(status).upper()}", f"   {record.get('reason')}"]
     lines += [f"   record: {path}", f"   reproduce: {record.get('reproduce')}"]

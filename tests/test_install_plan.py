@@ -197,9 +197,10 @@ UV_NO_FLAX_OF_ITS_ERA = (
 
 
 def test_an_extra_package_no_release_of_its_era_satisfies_is_named_in_the_reason() -> None:
-    plan = InstallPlan(jax="0.4.30", backend="cpu", requirements=("jax[cpu]==0.4.30", "scipy", "flax>=0.10"),
+    # The check's "flax" and the command line's "flax>=0.10": the one uv quotes is named.
+    plan = InstallPlan(jax="0.4.30", backend="cpu", requirements=("jax[cpu]==0.4.30", "scipy", "flax", "flax>=0.10"),
                        exclude_newer="2024-07-02T00:00:00Z", index_url="https://pypi.org/simple",
-                       pythons=("3.12",), requires=("flax>=0.10",))
+                       pythons=("3.12",), requires=("flax", "flax>=0.10"))
     reason = unresolvable_reason(plan, [Resolution("3.12", False, error=UV_NO_FLAX_OF_ITS_ERA)])
     assert reason == ("the check requires flax>=0.10, and no release of flax uploaded before 2024-07-02, "
                       "jax 0.4.30's era, installs with jax 0.4.30 (tried Python 3.12): Because only flax<=0.8.5 "

@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import asdict, dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Collection
+from typing import Collection, Sequence
 
 from ..config import Matrix, Release
 from ..errors import IndexUnreachable, UsageError
@@ -367,11 +367,25 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
 
 
 def _unsatisfied_extra(plan: InstallPlan, error: str) -> str | None:
-    """The first extra requirement uv's refusal names, or None when it names none of them."""
-    for text in plan.requires:
-        if re.search(rf"(?<![\w.-]){re.escape(package_name(text))}(?![\w-])", error, re.IGNORECASE):
-            return text
-    return None
+    """The extra requirement uv's refusal names (as written where uv quotes it), or None when it names none."""
+    named = [text for text in plan.requires
+             if re.search(rf"(?<![\w.-]){re.escape(package_name(text))}(?![\w-])", error, re.IGNORECASE)]
+    quoted = sorted((text for text in named if text in error), key=len, reverse=True)  # "flax>=0.10" over "flax"
+    return quoted[0] if quoted else (named[0] if named else None)
+
+
+def unsatisfied_extra(plan: InstallPlan, attempts: Sequence[Resolution]) -> str | None:
+    """The check's extra requirement that kept the plan from resolving, or None when the release itself did."""
+    if not plan.requires or not attempts or re.search(r"no version of (jax|jaxlib)==", attempts[-1].error):
+        return None
+    return _unsatisfied_extra(plan, attempts[-1].error)
+
+
+def how_to_supply_extra(plan: InstallPlan, requirement: str) -> str:
+    """What to do when a check's extra package has no release of the era that installs with the release."""
+    era = f"uploaded by {plan.exclude_newer[:10]}" if plan.exclude_newer else "on the index"
+    return (f"Ask for a {package_name(requirement)} {era} (loosen or drop the pin in requires / --requires), or run "
+            f"a later jax release, whose era has the {package_name(requirement)} you need.")
 
 
 def _cause(error: str) -> str:

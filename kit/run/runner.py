@@ -37,7 +37,7 @@ from ..requirements import installed_versions, merged
 from ..install import environment
 from ..install.environment import Environment, Prepared
 from ..install.index import PackageIndex
-from ..install.plan import how_to_supply
+from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from .facts import host_facts, job_facts
 
 Log = Callable[[str], None]
@@ -137,8 +137,11 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     if prepared.environment is None:
         record.update(status="not-installable", reason=prepared.problem)
         record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
-        record["install"]["neighbours"] = _neighbours(index, request.version)
-        record["install"]["how_to_supply"] = how_to_supply(request.version)
+        extra = unsatisfied_extra(prepared.plan, prepared.attempts)
+        # The release's neighbours and its wheels answer a missing jaxlib, not a missing flax.
+        record["install"]["neighbours"] = [] if extra else _neighbours(index, request.version)
+        record["install"]["how_to_supply"] = (how_to_supply_extra(prepared.plan, extra) if extra
+                                              else how_to_supply(request.version))
     else:
         check = check_for(matrix, request)
         timeout = request.timeout_s or check.timeout_s
