@@ -341,7 +341,7 @@ def test_closing_table_snapshot() -> None:
         "0.4.16   scaling      not-installable  -           current, skipped",
         "0.6.2    scaling      crashed          -           ran",
         "0.6.2    correctness  ran              unaffected  ran",
-        "3 cells: 2 ran, 1 current (skipped), 1 crashed, timed out or errored",
+        "3 cells: 2 ran, 1 current (skipped), 1 crashed, timed out, cancelled or errored",
         "  scaling · jax 0.6.2: the repro crashed (killed by signal 6): rendezvous timeout",
     ]
 
@@ -359,6 +359,7 @@ def test_slurm_submits_the_pending_installable_cells_as_one_array(
         return dataclasses.replace(prepared, environment=object() if prepared.resolution else None)
 
     monkeypatch.setattr(sweep.slurm, "require_sbatch", lambda: None)
+    monkeypatch.setattr(sweep.slurm, "require_controller", lambda: None)
     monkeypatch.setattr(sweep.slurm, "run_matrix", fake_run_matrix)
     monkeypatch.setattr(sweep, "prepare", prepare_with_env)
     code, _ = run(matrix, "--slurm", "--no-wait", "--partition", "p1", "--checks", "scaling", "--timeout", "60")
