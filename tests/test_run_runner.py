@@ -124,3 +124,8 @@ def test_a_folder_left_by_a_killed_session_is_removed_by_the_next_run(tmp_path: 
     with runner.scratch_dir() as folder:
         assert folder.is_dir()
     assert not abandoned.exists() and alive.exists() and not folder.exists()
+
+
+def test_requires_is_for_script_checks(matrix: Matrix) -> None:
+    with pytest.raises(UsageError, match="scaling is a built-in check: it imports only jax, numpy and scipy"):
+        runner.parameters_for(matrix, runner.RunRequest("scaling", "0.4.16", requires=("flax",)))
