@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import stat
 import sys
 import textwrap
@@ -22,7 +23,7 @@ from kit import __version__
 from kit.bisect import changelog
 from kit import records
 from kit.run import runner
-from kit.bisect import driver
+from kit.bisect import cluster, driver, probes
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
@@ -30,6 +31,7 @@ from kit.bisect.search import Outcome, expected_probes
 from kit.config import load_matrix, parse_matrix
 from kit.install.environment import BUILT, Environment, Prepared
 from kit.install.plan import InstallPlan, Resolution
+from kit.install.release import ResolvedRelease
 from kit.errors import ConfigError, UsageError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,22 +53,17 @@ class FakeIndex:
         return [Version(v) for v in RELEASES]
 
 
-class NoNeighbours:
-    def neighbours(self, version: str) -> list[str]:
-        return []
-
-
 class World:
     """The fakes' shared state: what each release does, and what was called."""
 
-    def __init__(self, behaviour: dict[str, Any], uninstallable: tuple[str, ...] = (),
-                 extra_pins: dict[str, dict[str, str]] | None = None) -> None:
+    def __init__(self, behaviour: dict[str, Any], uninstallable: tuple[str, ...] = ()) -> None:
         self.behaviour = behaviour
         self.uninstallable = uninstallable
-        self.extra_pins = extra_pins or {}
+        self.extra_pins: dict[str, dict[str, str]] = {}
         """Per release, the extra packages its environment has (as a check's requires would install)."""
         self.runs: list[str] = []
         self.prepared: list[str] = []
+        self.pins: list[tuple[str, ...]] = []
 
     def next_result(self, version: str) -> Any:
         got = self.behaviour[version]
@@ -78,7 +75,8 @@ class World:
 @pytest.fixture
 def matrix(tmp_path: Path) -> Any:
     m = parse_matrix(MATRIX_TOML)
-    return dataclasses.replace(m, results_dir=tmp_path / "reports" / "results", envs_dir=tmp_path / "envs")
+    return dataclasses.replace(m, path=tmp_path / "matrix.toml", results_dir=tmp_path / "reports" / "results",
+                               envs_dir=tmp_path / "envs")
 
 
 def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path) -> None:
@@ -94,14 +92,21 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
     def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
         world.prepared.append(request.version)
         requires = runner.check_for(matrix, request).requires
-        plan = InstallPlan(request.version, "cpu", (f"jax[cpu]=={request.version}", "scipy", *requires), None,
-                           "https://pypi.org/simple", pythons=("3.12",), requires=requires)
+        plan = fake_plan(request.version, request.pins, requires)
+        world.pins.append(request.pins)
         if request.version in world.uninstallable:
             return Prepared(plan, None, None, f"no jaxlib {request.version} wheels")
         python = fake_python(tmp_path, request.version)
-        pins = {"jax": request.version, "jaxlib": request.version, **world.extra_pins.get(request.version, {})}
-        resolution = Resolution("3.12", True, pins)
-        return Prepared(plan, resolution, Environment(python, pins, BUILT))
+        resolution = fake_resolution(request.version, request.pins, world.extra_pins.get(request.version, {}))
+        return Prepared(plan, resolution, Environment(python, dict(resolution.pins), BUILT))
+
+    def locked_release(matrix: Any, version: str, backend: str, find_links: Any = (),
+                       pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> ResolvedRelease | None:
+        # As if every installable release's environment had been built once: its lock says what it installs.
+        if version in world.uninstallable:
+            return None
+        return ResolvedRelease(fake_plan(version, pins, requires),
+                               fake_resolution(version, pins, world.extra_pins.get(version, {})))
 
     def run_check(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None,
                   prepared: Any = None) -> tuple[dict[str, Any], Path]:
@@ -120,6 +125,25 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
     monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
     monkeypatch.setattr(runner, "prepare", prepare)
     monkeypatch.setattr(runner, "run_check", run_check)
+    monkeypatch.setattr(probes, "locked_release", locked_release)
+
+
+def fake_plan(version: str, pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> InstallPlan:
+    return InstallPlan(version, "cpu", (f"jax[cpu]=={version}", "scipy", *requires, *pins), "2025-01-02T00:00:00Z",
+                       "https://pypi.org/simple", pins=pins, requires=requires)
+
+
+def fake_resolution(version: str, pins: tuple[str, ...] = (), extra: dict[str, str] | None = None) -> Resolution:
+    # numpy moved with the era, as it did from 0.4.38 to 0.5.0: the report must say so (unless it is pinned).
+    numpy = "2.2.2" if Version(version) >= Version("0.5.0") else "2.2.1"
+    held = dict(pin.split("==", 1) for pin in pins)
+    return Resolution("3.12", True, {"jax": version, "jaxlib": version, "numpy": numpy, "scipy": "1.14.1",
+                                     **(extra or {}), **held})
+
+
+class NoNeighbours:
+    def neighbours(self, version: str) -> list[str]:
+        return []
 
 
 def fake_python(tmp_path: Path, version: str) -> Path:
@@ -323,14 +347,17 @@ def test_confirm_catches_a_noisy_probe(matrix: Any, tmp_path: Path, monkeypatch:
 
 
 def write_record(matrix: Any, version: str, verdict: str, *, current: bool = True) -> None:
-    parameters = runner.parameters_for(matrix, runner.RunRequest(check="scaling", version=version))
+    request = runner.RunRequest(check="scaling", version=version)
+    parameters = runner.parameters_for(matrix, request)
+    identity = runner.prepared_identity(runner.check_subject(request, parameters), version, "cpu",
+                                        Prepared(fake_plan(version), fake_resolution(version), None))
     record = {
         "schema": records.SCHEMA, "kit_version": __version__ if current else "0.0.1", "check": "scaling",
         "requested": {"jax": version, "backend": "cpu"}, "status": "ran", "verdict": verdict,
         "reason": f"recorded {verdict}", "environment": {},
         "install": {"python": "3.12", "requirements": [f"jax[cpu]=={version}", "scipy"], "exclude_newer": None},
         "parameters": parameters, "evidence": {}, "host": {"machine_id": records.machine_id()},
-        "created": "2026-11-29T00:00:00Z",
+        "created": "2026-11-29T00:00:00Z", "identity": identity.to_json(),
     }
     records.write_record(record, matrix.results_dir)
 
@@ -358,7 +385,7 @@ def test_rerun_runs_nothing_and_says_so(matrix: Any, tmp_path: Path, monkeypatch
     run(matrix, *argv)
     first = report_json(matrix)
     assert first["cost"][0].startswith(f"This run probed {len(first['probed_now'])} releases (")
-    assert list((matrix.results_dir.parent / "bisect" / "probes").glob("*.json"))
+    assert list((matrix.results_dir.parent / "bisect" / "probes").rglob("*.json"))
     world.runs.clear(), world.prepared.clear()
     capsys.readouterr()
     run(matrix, *argv)
@@ -494,6 +521,79 @@ def test_script_is_bisected_by_its_exit_codes(matrix: Any, tmp_path: Path, monke
     assert "first bad release: **jax 0.5.2**" in out
 
 
+NOISY_SCRIPT = textwrap.dedent(
+    """\
+    import os, sys
+    for line in range(30):
+        print(f"line {line} of jax {os.environ['FAKE_JAX']}")
+    partitionable = os.environ.get("JAX_THREEFRY_PARTITIONABLE") == "1"
+    sys.exit(1 if partitionable or os.environ["FAKE_JAX"] >= "0.5" else 0)
+    """
+)
+
+
+def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
+        matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 20: with JAX_THREEFRY_PARTITIONABLE=1 exported, a rerun answered from probes made without it.
+    install_fakes(monkeypatch, World({}), tmp_path)
+    script = tmp_path / "repro.py"
+    script.write_text(NOISY_SCRIPT)
+    argv = ["--script", str(script), "--good", "0.4.35", "--bad", "0.6.0"]
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE", raising=False)
+    run(matrix, *argv)
+    first = report_json(matrix)
+    assert first["first_different"] == "0.5.0"
+    monkeypatch.setenv("JAX_THREEFRY_PARTITIONABLE", "1")
+    with pytest.raises(UsageError, match=r"--good 0.4.35 is bad.*probed now; an earlier probe .* was not reused: "
+                                         r"JAX_THREEFRY_PARTITIONABLE unset there, 1 here"):
+        run(matrix, *argv)
+    second = report_json(matrix)  # a search that stopped at its bounds still leaves its report
+    assert second["probed_now"] == ["0.4.35", "0.6.0"] and second["answered_by_cache"] == []
+    assert "JAX_THREEFRY_PARTITIONABLE unset there, 1 here" in second["observations"]["0.4.35"]["not_reused"]
+    markdown = (matrix.results_dir.parent / f"bisect-{second['name']}.md").read_text()
+    assert "## Stopped" in markdown and "Run again although an earlier probe" in markdown
+    # And back without the variable: the first run's probes answer, and the report says why they matched.
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE")
+    run(matrix, *argv)
+    third = report_json(matrix)
+    assert third["probed_now"] == [] and sorted(third["answered_by_cache"], key=Version) == sorted(
+        first["probed_now"], key=Version)
+    assert third["observations"]["0.5.0"]["matched"].endswith("JAX/XLA variables: none set")
+
+
+def test_each_probe_keeps_its_output_tail_and_whole_log(matrix: Any, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    install_fakes(monkeypatch, World({}), tmp_path)
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE", raising=False)
+    script = tmp_path / "repro.py"
+    script.write_text(NOISY_SCRIPT)
+    run(matrix, "--script", str(script), "--good", "0.4.35", "--bad", "0.6.0")
+    data = report_json(matrix)
+    seen = data["observations"]["0.5.0"]
+    assert seen["output_tail"] == [f"line {n} of jax 0.5.0" for n in range(15, 30)]  # bounded: the last 15
+    log = Path(seen["log"])
+    assert not log.is_absolute() and log.parts[:3] == ("reports", "bisect", "probes")  # relative to the project
+    whole = (matrix.path.parent / log).read_text().splitlines()
+    assert whole == [f"line {n} of jax 0.5.0" for n in range(30)]  # the whole output, beside the probe file
+    markdown = (matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "## Output of each probe" in markdown and "line 29 of jax 0.5.0" in markdown
+
+
+def test_the_report_says_what_else_changed_between_the_two_ends(matrix: Any, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    install_fakes(monkeypatch, World(verdicts("0.5.0")), tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    data = report_json(matrix)
+    changed = data["what_else_changed"][0]
+    assert (changed["before"], changed["after"]) == ("0.4.38", "0.5.0")
+    assert changed["packages"] == {"jaxlib": {"before": "0.4.38", "after": "0.5.0"},
+                                   "numpy": {"before": "2.2.1", "after": "2.2.2"}}  # scipy did not change
+    assert changed["era"] == {"before": "2025-01-02T00:00:00Z", "after": "2025-01-02T00:00:00Z"}
+    markdown = (matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "| numpy | 2.2.1 | 2.2.2 |" in markdown
+    assert "--pin numpy==2.2.1" in markdown  # how to hold it
+
+
 @pytest.mark.parametrize(("behaviour", "mode", "outcome"), [("kill", "skip", "skip"), ("kill", "bad", "bad"),
                                                             ("hang", "good", "good")])
 def test_script_crash_and_timeout(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str,
@@ -609,3 +709,110 @@ def test_real_script_bisect_finds_the_release(tmp_path: Path, capsys: pytest.Cap
     assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.5.1", "0.5.2", [])
     # Both ends plus ceil(log2 3) halvings: every candidate of so short a range.
     assert len(data["environments_built_now"]) + len(data["environments_reused_now"]) <= expected_probes(4)
+
+
+# --------------------------------------------------------------------------
+# Rounds: --jobs K side by side here, and --slurm (sbatch and squeue stood in for, the tasks run in-process)
+
+
+def test_jobs_probe_k_releases_per_round_and_name_the_same_release(matrix: Any, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World(verdicts("0.5.1"))
+    install_fakes(monkeypatch, world, tmp_path)
+    code, lines = run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--jobs", "3")
+    assert code == 0
+    data = report_json(matrix)
+    assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
+    assert data["rounds"][0] == ["0.4.34", "0.6.0"]  # both bounds in the first round
+    assert all(len(batch) <= 3 for batch in data["rounds"]) and len(data["rounds"]) <= 3
+    assert any("--jobs 3 on this machine" in line and "2-core machine" in line for line in lines)
+    sequential = World(verdicts("0.5.1"))
+    install_fakes(monkeypatch, sequential, tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--fresh")
+    one_by_one = report_json(matrix)
+    assert one_by_one["first_different"] == "0.5.1" and len(one_by_one["rounds"]) > len(data["rounds"])
+
+
+def fake_cluster(monkeypatch: pytest.MonkeyPatch, matrix: Any) -> list[str]:
+    """sbatch runs each array task of the job script at once, in-process, with SLURM's variables; squeue is empty."""
+    submitted: list[str] = []
+
+    def sbatch(script: Path) -> str:
+        job_id = str(100 + len(submitted))
+        submitted.append(script.read_text())
+        job_dir = script.parent
+        count = len(json.loads((job_dir / cluster.SPEC).read_text())["candidates"])
+        for task in range(count):
+            with monkeypatch.context() as node:
+                for name, value in (("SLURM_JOB_ID", f"{job_id}{task}"), ("SLURM_ARRAY_JOB_ID", job_id),
+                                    ("SLURM_ARRAY_TASK_ID", str(task)), ("SLURMD_NODENAME", "node01")):
+                    node.setenv(name, value)
+                cluster.run_task(matrix, [str(job_dir), str(task)], lambda line: None)
+        return job_id
+
+    monkeypatch.setattr(cluster, "sbatch", sbatch)
+    monkeypatch.setattr(cluster, "require_sbatch", lambda: None)
+    monkeypatch.setattr(driver, "require_sbatch", lambda: None)
+    monkeypatch.setattr(driver, "require_controller", lambda: None)
+    monkeypatch.setattr(cluster, "queued_states", lambda job_id: {})
+    monkeypatch.setattr(cluster, "parse_options", lambda m, argv: driver.parse_options(matrix, argv))
+    return submitted
+
+
+def test_slurm_runs_each_probe_as_an_array_task_and_the_report_names_job_and_node(
+        matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World(verdicts("0.5.1"), uninstallable=("0.5.2",))
+    install_fakes(monkeypatch, world, tmp_path)
+    submitted = fake_cluster(monkeypatch, matrix)
+    code, lines = run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--slurm", "--jobs", "3",
+                      "--partition", "gpu", "--time", "00:20:00")
+    assert code == 0
+    data = report_json(matrix)
+    assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
+    assert data["slurm"] and data["rounds"][0] == ["0.4.34", "0.6.0"]
+    assert all("0.5.2" not in batch for batch in data["rounds"])  # ruled out by the index: no place in a round
+    assert data["observations"]["0.5.2"]["source"] == "index"
+    assert "#SBATCH --array=0-1" in submitted[0] and "#SBATCH --partition=gpu" in submitted[0]
+    assert "-m kit probe" in submitted[0] and "#SBATCH --time=00:20:00" in submitted[0]
+    ran = [v for v, seen in data["observations"].items() if seen["source"] == "run"]
+    assert ran and all(re.fullmatch(r"SLURM job 1\d\d_\d on node01", data["observations"][v]["job"]) for v in ran)
+    assert data["observations"]["0.4.34"]["environment"] == "built"  # built here, on the login node, before submission
+    markdown = (matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "SLURM job 100_0 on node01" in markdown and "(up to 3 per round, SLURM jobs)" in markdown
+    assert any(line.startswith("submitted SLURM job array 100: 2 probes (jax 0.4.34, 0.6.0)") for line in lines)
+
+
+def test_a_pin_holds_a_package_in_every_probe_and_the_report_says_so(matrix: Any, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World(verdicts("0.5.0"))
+    install_fakes(monkeypatch, world, tmp_path)
+    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    world.runs.clear()
+    code, lines = run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--pin", "NumPy==2.2.1")
+    assert code == 0 and set(world.pins[-len(world.runs):]) == {("numpy==2.2.1",)}  # into the install entry point
+    data = report_json(matrix, "scaling-good0.4.35-bad0.6.0-cpu-pin-numpy-2.2.1")
+    assert data["first_different"] == "0.5.0" and world.runs  # the unpinned probes are another identity
+    assert all(seen["pins"] == ["numpy==2.2.1"] for seen in data["observations"].values())
+    probe_lines = [line for line in lines if line.startswith("probe jax ")]
+    assert probe_lines and all("(holding numpy==2.2.1)" in line for line in probe_lines)
+    assert "requirements" in data["observations"]["0.5.0"]["not_reused"]  # and says why it was not reused
+    changed = data["what_else_changed"][0]
+    assert "numpy" not in changed["packages"] and changed["held"] == ["numpy==2.2.1"]
+
+
+@pytest.mark.parametrize(("pins", "message"), [
+    (["numpy>=2"], "NAME==VERSION"), (["numpy==2.*"], "NAME==VERSION"), (["jaxlib==0.5.0"], "what a bisect walks"),
+    (["numpy==2.2.1", "numpy==2.2.2"], "at two versions")])
+def test_a_pin_is_one_package_at_one_version(matrix: Any, pins: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        driver.parse_options(matrix, ["--check", "scaling", *[arg for pin in pins for arg in ("--pin", pin)]])
+
+
+def test_slurm_and_jobs_refuse_what_they_cannot_do(matrix: Any) -> None:
+    with pytest.raises(UsageError, match="--metric runs one probe at a time"):
+        driver.parse_options(matrix, ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--metric", "x",
+                                      "--slurm"])
+    with pytest.raises(UsageError, match="go with --slurm"):
+        driver.parse_options(matrix, ["--check", "scaling", "--partition", "gpu"])
+    with pytest.raises(UsageError, match="1 or more"):
+        driver.parse_options(matrix, ["--check", "scaling", "--jobs", "0"])

@@ -92,7 +92,7 @@ def test_with_requires_each_probe_line_names_the_version_its_release_got(
     assert (data["last_same"], data["first_different"]) == ("0.4.35", "0.4.36")
     probes = [line for line in log if line.startswith("probe jax ")]
     assert probes and all(line.endswith(f" · flax {FLAX[line.split()[2].rstrip(':')]}") for line in probes)
-    assert data["observations"]["0.4.35"]["packages"] == {"flax": "0.10.1"}
+    assert data["observations"]["0.4.35"]["extra_packages"] == {"flax": "0.10.1"}
     # The probes' records are kept, apart from the matrix's.
     kept = list((matrix.results_dir.parent / "bisect" / "script-records").glob("*-0.*-cpu-*.json"))
     assert len(kept) == len(world.runs) and not matrix.results_dir.exists()
@@ -157,14 +157,21 @@ def test_a_script_and_the_same_file_as_a_check_give_equal_records(tmp_path: Path
     as_check = runner.RunRequest(check="kwarg", version="0.4.36")
     made = [runner.run_check(matrix, request, lambda _m: None, driver.open_index(matrix),
                              runner.prepare(matrix, request, lambda _m: None))[0] for request in (as_script, as_check)]
-    volatile = {"check", "created", "duration_s", "reproduce"}
+    volatile = {"check", "created", "duration_s", "reproduce", "identity"}
     assert {k: v for k, v in made[0].items() if k not in volatile} == {k: v for k, v in made[1].items()
                                                                        if k not in volatile}
+    # Their identities differ only in the check's name: the same script, settings, packages and machine.
+    identities = [{**record["identity"], "subject": {**record["identity"]["subject"], "check": None}} for record in made]
+    assert identities[0] == identities[1]
     assert made[0]["verdict"] == "affected" and made[0]["environment"]["packages"] == {"flax": "0.10.2"}
     assert made[0]["environment"]["device_count"] == 2 and made[0]["parameters"]["bad_if"] == "argument 'f'"
-    # And a bisect of either shares the other's probes: they are keyed by what ran.
-    check_options = parse_options(matrix, ["--check", "kwarg", "--good", "0.4.34", "--bad", "0.4.36"])
-    assert subject_key(matrix, options) == subject_key(matrix, check_options)
+    # A --script's probes are keyed by what decides its outcome: its content and settings, not its path.
+    moved = _script(tmp_path, script.read_text(), "elsewhere.py")
+    same = parse_options(matrix, ["--script", str(moved), "--host-devices", "2", "--requires", "flax",
+                                  "--bad-if", "argument 'f'", "--good", "0.4.34", "--bad", "0.4.36"])
+    other = parse_options(matrix, ["--script", str(moved), "--host-devices", "2", "--requires", "flax",
+                                   "--good", "0.4.34", "--bad", "0.4.36"])
+    assert subject_key(matrix, options) == subject_key(matrix, same) != subject_key(matrix, other)
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -24,7 +24,7 @@ from kit.errors import IndexUnreachable, KitError
 from kit.install.index import PackageIndex
 from kit.install.plan import InstallPlan, Resolution
 from kit.install.environment import Prepared
-from kit.run.runner import RunRequest, parameters_for
+from kit.run.runner import RunRequest, check_subject, parameters_for, prepared_identity
 
 RELEASES = ("0.4.13", "0.4.16", "0.6.2")
 NOT_INSTALLABLE = "0.4.16"
@@ -99,6 +99,8 @@ class FakeKit:
                         "requirements": list(prepared.plan.requirements),
                         "exclude_newer": prepared.plan.exclude_newer},
             "parameters": parameters_for(self.matrix, request),
+            "identity": prepared_identity(check_subject(request, parameters_for(self.matrix, request)),
+                                          request.version, request.backend, prepared).to_json(),
             "evidence": {},
             "host": {"name": "test", "machine_id": records.machine_id()},
             "reproduce": request.reproduce,

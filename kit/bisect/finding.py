@@ -37,6 +37,10 @@ class Finding:
     seconds: float = 0.0
     metric: dict[str, Any] | None = None
     """``--metric``: the baseline, each measured release's median and every step over the factor."""
+    stopped: str = ""
+    """Why the search stopped before it began (the bounds did not test as given), in the error's words."""
+    rounds: list[list[str]] = field(default_factory=list)
+    """The candidates the search waited for, round by round (one each unless --jobs or --slurm)."""
 
     def where(self, source: str) -> list[str]:
         """Releases whose observation came from ``source`` (run, cache, record, index)."""
@@ -80,7 +84,7 @@ def cost_lines(finding: Finding) -> list[str]:
                 f"{finding.seconds:.1f} s in all.")
     else:
         this = f"This run ran nothing and built nothing: every probe was known before it started ({finding.seconds:.1f} s)."
-    lines = [this]
+    lines = [this, rounds_line(finding)] if finding.rounds else [this]
     earlier = finding.where("cache")
     if earlier:
         observed = [finding.observations[v] for v in earlier]
@@ -100,6 +104,15 @@ def cost_lines(finding: Finding) -> list[str]:
     return lines
 
 
+def rounds_line(finding: Finding) -> str:
+    """How many rounds the search waited for, and how many probes ran together."""
+    o = finding.options
+    where = "SLURM jobs" if o.slurm else "side by side on this machine" if o.jobs > 1 else "one at a time"
+    jobs = f"up to {o.jobs} per round, " if o.jobs > 1 else ""
+    return (f"The search waited for {_count(len(finding.rounds), 'round')} of probes ({jobs}{where}): "
+            + "; ".join(", ".join(batch) for batch in finding.rounds) + ".")
+
+
 def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
     """The JSON report (``schema`` names its layout)."""
     data: dict[str, Any] = {
@@ -116,9 +129,12 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         "environments_built_now": finding.environments(finding.probed_now, "built"),
         "environments_reused_now": finding.environments(finding.probed_now, "reused"),
         "seconds": round(finding.seconds, 1), "cost": cost_lines(finding),
+        "rounds": finding.rounds, "jobs": finding.options.jobs, "slurm": finding.options.slurm is not None,
         "release_notes": notes, "reproduce": finding.reproduce,
     }
-    if finding.result is not None:
+    if finding.stopped:
+        data["stopped"] = finding.stopped
+    elif finding.result is not None:
         result = finding.result
         data.update(last_same=result.last_same, first_different=result.first_different,
                     ambiguous=result.ambiguous, compare=changelog.compare_url(result.last_same, result.first_different))

@@ -48,12 +48,28 @@ class Observation:
     """When it ran (UTC, ISO 8601)."""
     by: str = ""
     """The bisect that ran it."""
+    packages: dict[str, str] = field(default_factory=dict)
+    """Every package installed where it ran (the report's "what else changed")."""
+    era: str | None = None
+    """The era cut-off its dependencies were resolved at (uploaded no later than this)."""
+    pins: list[str] = field(default_factory=list)
+    """``--pin`` requirements held while it ran."""
+    matched: str = ""
+    """Answered without a run: why the earlier probe or record counts as this one (what their identity holds)."""
+    not_reused: str = ""
+    """Run although an earlier probe of the same release exists: what differed."""
+    output_tail: list[str] = field(default_factory=list)
+    """The last lines of its output, bounded."""
+    log: str = ""
+    """Its whole output, as a path relative to the project (beside its probe file)."""
+    job: str = ""
+    """The SLURM job that ran it (``SLURM job 12_0 on node01``), or "" for a local run."""
     exception: str | None = None
     """The exception that ended the script (``TypeError: ...``), where it died of one."""
     missing_import: str | None = None
     """A package the script could not import and the environment lacks: add it to requires."""
-    packages: dict[str, str | None] = field(default_factory=dict)
-    """The version of each extra package (``requires``) it ran with."""
+    extra_packages: dict[str, str | None] = field(default_factory=dict)
+    """The version of each extra package (a check's ``requires``, ``--requires``) it ran with."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,7 +77,7 @@ class Observation:
     @property
     def details(self) -> str:
         """What the probe line adds after the reason: the extra packages' versions (``flax 0.10.1``)."""
-        return versions_text(self.packages)
+        return versions_text(self.extra_packages)
 
     @classmethod
     def from_json(cls, data: Any) -> Observation:
@@ -85,6 +101,10 @@ def _text_or_none(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -96,8 +116,12 @@ _OBSERVATION_SHAPES = {
     "samples": lambda v: isinstance(v, list) and all(_number(x) for x in v), "python": _text_or_none,
     "jaxlib": _text_or_none, "timeout_s": lambda v: v is None or (_number(v) and int(v) == v),
     "seconds": _number, "ran_at": lambda v: isinstance(v, str), "by": lambda v: isinstance(v, str),
-    "exception": _text_or_none, "missing_import": _text_or_none,
-    "packages": lambda v: isinstance(v, dict) and all(isinstance(k, str) and _text_or_none(x) for k, x in v.items()),
+    "packages": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+    "era": _text_or_none, "pins": _strings, "matched": lambda v: isinstance(v, str),
+    "not_reused": lambda v: isinstance(v, str), "output_tail": _strings, "log": lambda v: isinstance(v, str),
+    "job": lambda v: isinstance(v, str), "exception": _text_or_none, "missing_import": _text_or_none,
+    "extra_packages": lambda v: isinstance(v, dict) and all(isinstance(k, str) and _text_or_none(x)
+                                                            for k, x in v.items()),
 }
 
 
@@ -110,12 +134,12 @@ def observation_of(record: Mapping[str, Any], source: str = "run") -> Observatio
     evidence = _mapping(record.get("evidence"))
     exception = _mapping(evidence.get("exception"))
     imported = _mapping(evidence.get("import_error"))
-    packages = _mapping(_mapping(record.get("environment")).get("packages"))
+    extras = _mapping(_mapping(record.get("environment")).get("packages"))
     return Observation(
         str(record.get("status")), record.get("verdict"), str(record.get("reason") or ""), source,
         exception=f"{exception.get('type')}: {exception.get('message', '')}".splitlines()[0] if exception else None,
         missing_import=str(imported["package"]) if imported.get("package") and not imported.get("installed") else None,
-        packages={str(k): (str(v) if v is not None else None) for k, v in packages.items()})
+        extra_packages={str(k): (str(v) if v is not None else None) for k, v in extras.items()})
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -166,9 +190,9 @@ def settle(runs: Sequence[Observation]) -> Observation:
 
 def _told(run: Observation, status: str, verdict: str | None, reason: str, source: str, runs: list[str],
           flipped: bool = False) -> Observation:
-    """The settled observation, keeping what the run it rests on showed (its exception, its packages)."""
+    """The settled observation, keeping what the run it rests on showed (its exception, its extra packages)."""
     return Observation(status, verdict, reason, source, runs, flipped, exception=run.exception,
-                       missing_import=run.missing_import, packages=dict(run.packages))
+                       missing_import=run.missing_import, extra_packages=dict(run.extra_packages))
 
 
 def label(outcome: Outcome, observation: Observation, crash: str, script: bool) -> str:

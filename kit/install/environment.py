@@ -116,7 +116,8 @@ class Prepared:
 
 def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: PackageIndex | None = None,
             find_links: tuple[str, ...] = (), refresh: bool = False, first_python: str | None = None,
-            existing: ExistingPython | None = None, check: str = "", requires: tuple[str, ...] = ()) -> Prepared:
+            existing: ExistingPython | None = None, check: str = "", pins: tuple[str, ...] = (),
+            requires: tuple[str, ...] = ()) -> Prepared:
     """Plan the release, pick a Python, and build (or reuse) its environment; or take an existing one.
 
     ``refresh`` resolves again even where the environment's lock answers;
@@ -125,14 +126,16 @@ def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: Pack
     release's era, in an environment of their own. With ``existing``,
     `prepare_existing` answers instead (``version``, when given, is what that
     interpreter must have; ``check`` names the check, ``requires`` what else
-    it must be able to import).
+    it must be able to import). ``pins`` (``NAME==VERSION``, bisect's
+    ``--pin``) are held fixed instead of the era's versions: they are in the
+    plan, so in the lock's key and the environment's folder.
     """
     if existing is not None:
         return prepare_existing(matrix, existing, check, log, expected_jax=version or None, requires=requires)
     if backend == "cuda":
         _require_gpu(version)
     resolved = resolve_release(matrix, version, backend, index or open_index(matrix), find_links,
-                               refresh=refresh, first_python=first_python, requires=requires)
+                               refresh=refresh, first_python=first_python, pins=pins, requires=requires)
     plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
     if resolved.lock is not None:
         log(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "
@@ -146,7 +149,8 @@ def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: Pack
     extras = versions_text(installed_versions(plan.requires, resolution.pins))
     log(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
         f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}"
-        + (f"; requires: {extras}" if extras else ""))
+        + (f"; requires: {extras}" if extras else "")
+        + (f"; holding {', '.join(pins)}" if pins else ""))
     try:
         env = ensure_env(matrix.envs_dir, plan, resolution, pick_backend(), log)
     except InstallFailed as exc:

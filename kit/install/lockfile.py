@@ -42,12 +42,13 @@ class Lock:
 
 
 def install_settings(matrix: Matrix, release: Release, backend: str, extra_find_links: tuple[str, ...] = (),
-                     requires: tuple[str, ...] = ()) -> dict[str, Any]:
+                     pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> dict[str, Any]:
     """Everything in matrix.toml and on the command line that decides how the release installs.
 
-    A check's extra packages (``requires``) are a setting like the others: each
-    requirement set has its own lock. Without them the settings are exactly
-    what they were before checks could ask for extras, so those locks still answer.
+    Packages held with ``--pin`` and a check's extra packages (``requires``)
+    are settings like the others: each pin set and requirement set has its own
+    lock. Without them the settings are exactly what they were before either
+    existed, so those locks still answer.
     """
     settings: dict[str, Any] = {
         "plan_format": PLAN_FORMAT,
@@ -58,6 +59,8 @@ def install_settings(matrix: Matrix, release: Release, backend: str, extra_find_
         "install": json.loads(json.dumps(asdict(matrix.install))),
         "extra_find_links": list(extra_find_links),
     }
+    if pins:
+        settings["pins"] = list(pins)
     if requires:
         settings["requires"] = list(requires)
     return settings

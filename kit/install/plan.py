@@ -52,15 +52,18 @@ class InstallPlan:
     find_links: tuple[str, ...] = ()
     pythons: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    pins: tuple[str, ...] = ()
+    """``NAME==VERSION`` held fixed (bisect's ``--pin``), also in ``requirements``; exempt from the era cut-off."""
     requires: tuple[str, ...] = ()
     """The check's extra packages (`kit.requirements`), also in ``requirements``: resolved as of the same era."""
 
     def to_json(self) -> dict:
         data = asdict(self)
-        if not self.requires:
-            # A plan without extras keeps the exact form (and so the fingerprint, the environment
-            # folder and the lock) it had before checks could ask for extras.
-            del data["requires"]
+        # A plan without pins or extras keeps the exact form (so the fingerprint, the environment
+        # folder and the lock) it had before either existed.
+        for name in ("pins", "requires"):
+            if not data[name]:
+                del data[name]
         return data
 
     def fingerprint(self, python: str) -> str:
@@ -80,7 +83,8 @@ class InstallPlan:
             args += ["--find-links", link]
         if self.exclude_newer:
             args += ["--exclude-newer", self.exclude_newer]
-            for name in _OWN_PACKAGES:
+            # A pinned version is asked for by name: it may be newer than the release's era.
+            for name in (*_OWN_PACKAGES, *(pin.split("==", 1)[0] for pin in self.pins)):
                 args += ["--exclude-newer-package", f"{name}=2100-01-01T00:00:00Z"]
         if self.requires and not builds:
             # Wheels only: an extra package of an old era often has no wheel for the newest Python
@@ -101,8 +105,10 @@ class Resolution:
 
 
 def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageIndex,
-                 extra_find_links: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> InstallPlan:
-    """The requirements and era cut-off that install ``release`` for ``backend``, with a check's extra packages.
+                 extra_find_links: tuple[str, ...] = (), pins: tuple[str, ...] = (),
+                 requires: tuple[str, ...] = ()) -> InstallPlan:
+    """The requirements and era cut-off that install ``release`` for ``backend``, with ``pins`` held fixed and a
+    check's extra packages.
 
     ``requires`` is resolved with everything else, under the same cut-off, so
     the extra packages are of the release's era and fit its numpy and scipy.
@@ -124,13 +130,14 @@ def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageI
     return InstallPlan(
         jax=release.version,
         backend=backend,
-        requirements=(jax_req, "scipy", *requires),
+        requirements=(jax_req, "scipy", *requires, *pins),
         exclude_newer=exclude_newer,
         index_url=matrix.install.index_url,
         extra_index_urls=matrix.install.extra_index_urls + release.extra_index_urls,
         find_links=find_links,
         pythons=pythons,
         notes=tuple(notes),
+        pins=pins,
         requires=requires,
     )
 

@@ -50,6 +50,9 @@ def render_answer(report: Report) -> list[str]:
                 f"measured: {', '.join(answer.releases_measured)}"
             )
         lines.append(line)
+    if report.measured_only:
+        lines.append(f"- not in the answer: {', '.join(f'`{c}`' for c in report.measured_only)} only measure "
+                     "(metrics, no verdict of their own); their cells say *measured*")
     lines += ["", "Known problems (ranges measured from the records; upstream fix for comparison):", ""]
     for problem in report.known_problems:
         links = ", ".join(f"<{link}>" for link in problem.links)
@@ -83,7 +86,8 @@ def _finding_text(cell: Finding | None) -> str:
     if cell.status != "ran":
         # A cell is short; the record keeps the whole reason (up to REASON_CHARS).
         return (f"{cell.status}: {cut(cell.reason, CELL_CHARS)}" if cell.reason else cell.status) + ran_by
-    verdict = f"**{cell.verdict}**" if cell.verdict == "affected" else str(cell.verdict)
+    verdict = "measured" if cell.measured else f"**{cell.verdict}**" if cell.verdict == "affected" \
+        else str(cell.verdict)
     return (f"{verdict} · {cut(cell.figure, CELL_CHARS)}" if cell.figure else verdict) + ran_by
 
 
