@@ -1,9 +1,14 @@
-"""kit.bisect.probes: a ``--script`` probe runs through the runner, as the check block with that script would.
+"""kit.bisect.probes: one probe of a check, answered from what is known first, run (once) otherwise.
 
-Scripts run for real with this interpreter standing in for each release's
-python (``FAKE_JAX`` names the release); installs are faked as in
-tests/test_bisect_driver.py. A fake ``flax`` package on the environment's
-path stands in for an extra package installed for the release's era.
+A `Prober` on the fake machine (tests/fake_releases.py): candidates from the
+index's metadata, the probe cache, records and runs all real; each test
+asks it for one release and sees where the answer came from.
+
+A ``--script`` probe runs through the runner, as the check block with that
+script would: the script runs for real with the fake release's python
+(``FAKE_JAX`` names the release), and ``--requires flax`` is resolved by uv
+against the fake index, which has a flax of each era (`FLAX`), installed as a
+stub that knows its version.
 """
 
 from __future__ import annotations
@@ -11,46 +16,158 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
 from kit.bisect import driver
+from kit.bisect.candidates import Candidate, list_candidates
 from kit.bisect.options import parse_options
-from kit.bisect.probe_cache import subject_key
-from kit.config import parse_matrix
+from kit.bisect.outcomes import Observation
+from kit.bisect.probe_cache import ProbeCache, subject_key
+from kit.bisect.probes import Prober
+from kit.bisect.search import Outcome
+from kit.config import DEFAULT_TIMEOUT_S
 from kit.errors import UsageError
 from kit.install.environment import Prepared
+from kit.install.release import open_index
 from kit.run import runner
-from tests.test_bisect_driver import MATRIX_TOML, World, install_fakes, report_json, run
+from tests.fake_releases import FakeReleases
+from tests.test_bisect_driver import CHECKS, PLAIN_MATRIX, RELEASES as TEN_RELEASES, report_json, run
 
-# Each release's era gets its own flax (what --requires flax would install).
-FLAX = {"0.4.34": "0.10.0", "0.4.35": "0.10.1", "0.4.36": "0.10.2", "0.4.37": "0.10.2", "0.4.38": "0.10.2",
-        "0.5.0": "0.10.2", "0.5.1": "0.10.4", "0.5.2": "0.10.4", "0.5.3": "0.10.4", "0.6.0": "0.10.6"}
+RELEASES = ["0.5.0", "0.5.1", "0.5.2"]
 
 
 @pytest.fixture
-def matrix(tmp_path: Path) -> Any:
-    m = parse_matrix(MATRIX_TOML)
-    return dataclasses.replace(m, results_dir=tmp_path / "reports" / "results", envs_dir=tmp_path / "envs")
+def machine(fake_releases: Callable[..., FakeReleases]) -> FakeReleases:
+    return fake_releases(RELEASES, checks={"scaling": {"devices": [1, 2], "batch": 64, "timeout_s": 60}})
 
 
-def with_flax(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path) -> None:
-    """Environments that required flax have a 'flax' package on their path; the others do not."""
-    site = tmp_path / "site-with-flax"
-    (site / "flax").mkdir(parents=True)
-    (site / "flax" / "__init__.py").write_text("import os\n__version__ = " + repr(FLAX) + "[os.environ['FAKE_JAX']]\n")
-    world.extra_pins = {version: {"flax": flax} for version, flax in FLAX.items()}
-    prepare = runner.prepare
+def prober(machine: FakeReleases, *flags: str, candidates: list[Candidate] | None = None) -> Prober:
+    options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2", *flags])
+    index = open_index(machine.matrix)
+    listed = candidates or list_candidates(machine.matrix, RELEASES, "cpu", index, ())
+    cache = ProbeCache(driver.probe_cache_dir(machine.matrix), read=not options.fresh)
+    return Prober(machine.matrix, options, listed, cache, subject_key(machine.matrix, options), "test", index,
+                  lambda line: None)
 
-    def prepare_with_flax(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
-        prepared = prepare(matrix, request, log, index)
-        if prepared.environment is None or "flax" not in runner.check_for(matrix, request).requires:
-            return dataclasses.replace(prepared, environment=prepared.environment and dataclasses.replace(
-                prepared.environment, pins={k: v for k, v in prepared.environment.pins.items() if k != "flax"}))
-        return dataclasses.replace(prepared, environment=dataclasses.replace(prepared.environment, pythonpath=(site,)))
 
-    monkeypatch.setattr(runner, "prepare", prepare_with_flax)
+def test_a_release_runs_once_and_its_observation_is_kept_for_every_later_bisect(machine: FakeReleases) -> None:
+    machine.behave("0.5.1", "affected")
+    assert prober(machine)("0.5.1") is Outcome.BAD
+    assert machine.versions_run == ["0.5.1"] and machine.prepared == ["0.5.1"]
+    machine.forget()
+    again = prober(machine)
+    assert again("0.5.1") is Outcome.BAD
+    assert machine.runs == [] and machine.prepared == []  # known: nothing resolved, nothing run
+    assert again.observations["0.5.1"].source == "cache" and again.ran_now == []
+    assert prober(machine).known_outcomes() == {"0.5.1": Outcome.BAD}  # handed to the search before it starts
+
+
+def test_fresh_measures_again(machine: FakeReleases) -> None:
+    prober(machine)("0.5.1")
+    machine.forget()
+    machine.behave("0.5.1", "affected")
+    fresh = prober(machine, "--fresh")
+    assert fresh.known_outcomes() == {}
+    assert fresh("0.5.1") is Outcome.BAD and machine.versions_run == ["0.5.1"]
+
+
+def test_a_current_record_of_the_matrix_answers_without_a_run(machine: FakeReleases) -> None:
+    machine.behave("0.5.0", "unaffected")
+    runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version="0.5.0"), lambda line: None)
+    machine.forget()
+    probe = prober(machine)
+    assert probe("0.5.0") is Outcome.GOOD
+    assert machine.runs == [] and machine.prepared == []
+    assert probe.observations["0.5.0"].source == "record" and probe.ran_now == []
+
+
+def test_what_the_index_already_says_is_not_installed_or_run(machine: FakeReleases) -> None:
+    listed = list_candidates(machine.matrix, RELEASES, "cpu", open_index(machine.matrix), ())
+    yanked = dataclasses.replace(listed[0], yanked="broken wheel")
+    missing = dataclasses.replace(listed[1], problem="the index has no jaxlib 0.5.1 wheels", python=None)
+    probe = prober(machine, candidates=[yanked, missing, listed[2]])
+    assert probe("0.5.0") is Outcome.SKIP and probe("0.5.1") is Outcome.SKIP
+    assert machine.runs == [] and machine.prepared == []
+    assert [probe.observations[v].source for v in ("0.5.0", "0.5.1")] == ["index", "index"]
+    assert probe.observations["0.5.0"].reason == "yanked from the index (broken wheel): not probed"
+    assert probe.known_outcomes() == {}  # nor looked up in the cache
+
+
+def test_a_release_without_a_lock_is_looked_up_once_it_is_prepared(machine: FakeReleases) -> None:
+    prober(machine)("0.5.2")  # kept under the identity of the environment it ran in
+    machine.forget()
+    for lock in (machine.matrix.envs_dir / "locks").glob("jax-0.5.2-*.json"):
+        lock.unlink()  # the environment is there, but nothing says what it installs without resolving
+    probe = prober(machine)
+    assert probe.known_outcomes() == {}  # nothing to know it by before the search starts
+    assert probe("0.5.2") is Outcome.GOOD
+    assert machine.prepared == ["0.5.2"] and machine.runs == []  # resolved (uv, the index), then found: not run
+    assert probe.observations["0.5.2"].source == "cache"
+
+
+def test_an_inconclusive_run_is_run_once_more_in_the_same_environment(machine: FakeReleases) -> None:
+    machine.behave("0.5.1", "inconclusive", "affected")
+    probe = prober(machine)
+    assert probe("0.5.1") is Outcome.BAD
+    assert machine.versions_run == ["0.5.1", "0.5.1"] and machine.prepared == ["0.5.1"]
+    seen = probe.observations["0.5.1"]
+    assert seen.runs == ["inconclusive", "affected"] and seen.flipped
+    assert (seen.python, seen.jaxlib, seen.environment, seen.timeout_s) == ("3.11", "0.5.1", "reused", 60)
+
+
+@pytest.mark.parametrize(("flags", "timeout"), [((), 60), (("--timeout", "5"), 5)])
+def test_the_time_limit_is_the_command_lines_else_the_checks(machine: FakeReleases, flags: tuple[str, ...],
+                                                              timeout: int) -> None:
+    assert prober(machine, *flags).timeout == timeout
+
+
+def test_a_script_without_a_limit_gets_the_default(machine: FakeReleases, tmp_path: Path) -> None:
+    script = tmp_path / "repro.py"
+    script.write_text("raise SystemExit(0)\n")
+    options = parse_options(machine.matrix, ["--script", str(script), "--good", "0.5.0", "--bad", "0.5.2"])
+    probe: Any = Prober(machine.matrix, options, [], ProbeCache(tmp_path), {}, "test", open_index(machine.matrix),
+                        print)
+    assert probe.timeout == DEFAULT_TIMEOUT_S  # a check block's default, as the same script in one would get
+
+
+def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeReleases) -> None:
+    lines: list[str] = []
+    options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
+    index = open_index(machine.matrix)
+    probe = Prober(machine.matrix, options, list_candidates(machine.matrix, RELEASES, "cpu", index, ()),
+                   ProbeCache(driver.probe_cache_dir(machine.matrix)), subject_key(machine.matrix, options), "test",
+                   index, lines.append)
+    machine.behave("0.5.0", "crash")
+    assert probe("0.5.0") is Outcome.SKIP  # --crash skip, the default
+    assert lines[-1] == ("probe jax 0.5.0: skip [run] the repro crashed (exit code 1): "
+                         "RuntimeError: fake crash of scaling on jax 0.5.0")
+    assert isinstance(probe.observations["0.5.0"], Observation)
+
+
+# --------------------------------------------------------------------------
+# Scripts: --requires, --bad-if, and the one route a script and a check share
+
+# Each release's era gets its own flax (what --requires flax installs): uploaded with the release named.
+FLAX = {"0.4.34": "0.10.0", "0.4.35": "0.10.1", "0.4.36": "0.10.2", "0.4.37": "0.10.2", "0.4.38": "0.10.2",
+        "0.5.0": "0.10.2", "0.5.1": "0.10.4", "0.5.2": "0.10.4", "0.5.3": "0.10.4", "0.6.0": "0.10.6"}
+FLAX_UPLOADS = [("flax", "0.10.0", "0.4.34"), ("flax", "0.10.1", "0.4.35"), ("flax", "0.10.2", "0.4.36"),
+                ("flax", "0.10.4", "0.5.1"), ("flax", "0.10.6", "0.6.0")]
+
+
+@pytest.fixture
+def ten(fake_releases: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeReleases]:
+    """``ten(checks=...)``: the ten releases of tests/test_bisect_driver.py, with a flax of each era on the index."""
+    from kit.bisect import changelog
+
+    monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
+
+    def make(checks: dict[str, Any] | None = None) -> FakeReleases:
+        return fake_releases(TEN_RELEASES, matrix_releases=["0.4.35", "0.6.0"], checks={**CHECKS, **(checks or {})},
+                             packages=FLAX_UPLOADS)
+
+    return make
 
 
 IMPORTS_FLAX = textwrap.dedent("""\
@@ -65,37 +182,33 @@ def _script(tmp_path: Path, body: str, name: str = "uses_flax.py") -> Path:
     return path
 
 
-def test_bounds_that_cannot_import_a_package_stop_naming_it_and_requires(
-        matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World({})
-    install_fakes(monkeypatch, world, tmp_path)
-    with_flax(monkeypatch, world, tmp_path)
+def test_bounds_that_cannot_import_a_package_stop_naming_it_and_requires(ten: Callable[..., FakeReleases],
+                                                                       tmp_path: Path) -> None:
+    machine = ten()
     script = _script(tmp_path, IMPORTS_FLAX)
     with pytest.raises(UsageError) as error:
-        run(matrix, "--script", str(script), "--good", "0.5.0", "--bad", "0.4.34")
+        run(machine, "--script", str(script), "--good", "0.5.0", "--bad", "0.4.34")
     assert str(error.value).startswith("the script could not import flax on jax ")
     assert "; pass --requires flax to install it for each release's era" in str(error.value)
     assert error.value.tip.endswith("--requires flax")
-    assert sorted(world.runs) == ["0.4.34", "0.5.0"]  # the bounds only, each once
+    assert sorted(machine.versions_run) == ["0.4.34", "0.5.0"]  # the bounds only, each once
 
 
-def test_with_requires_each_probe_line_names_the_version_its_release_got(
-        matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World({})
-    install_fakes(monkeypatch, world, tmp_path)
-    with_flax(monkeypatch, world, tmp_path)
+def test_with_requires_each_probe_line_names_the_version_its_release_got(ten: Callable[..., FakeReleases],
+                                                                        tmp_path: Path) -> None:
+    machine = ten()
     body = IMPORTS_FLAX + "import os, sys\nsys.exit(0 if os.environ['FAKE_JAX'] >= '0.4.36' else 1)\n"
-    code, log = run(matrix, "--script", str(_script(tmp_path, body)), "--requires", "flax",
+    code, log = run(machine, "--script", str(_script(tmp_path, body)), "--requires", "flax",
                     "--good", "0.5.0", "--bad", "0.4.34")
     assert code == 0
-    data = report_json(matrix)
+    data = report_json(machine)
     assert (data["last_same"], data["first_different"]) == ("0.4.35", "0.4.36")
     probes = [line for line in log if line.startswith("probe jax ")]
     assert probes and all(line.endswith(f" · flax {FLAX[line.split()[2].rstrip(':')]}") for line in probes)
     assert data["observations"]["0.4.35"]["extra_packages"] == {"flax": "0.10.1"}
     # The probes' records are kept, apart from the matrix's.
-    kept = list((matrix.results_dir.parent / "bisect" / "script-records").glob("*-0.*-cpu-*.json"))
-    assert len(kept) == len(world.runs) and not matrix.results_dir.exists()
+    kept = list((machine.matrix.results_dir.parent / "bisect" / "script-records").glob("*-0.*-cpu-*.json"))
+    assert len(kept) == len(machine.runs) and not machine.matrix.results_dir.exists()
 
 
 # A user's repro of jax#25329 ("jit errors if an argument is named f", 0.4.36 only, here 0.4.37 to 0.5.1), in a
@@ -114,15 +227,15 @@ KWARG_F = textwrap.dedent("""\
 
 
 def test_bad_if_finds_the_release_of_that_error_and_skips_the_others_naming_them(
-        matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    install_fakes(monkeypatch, World({}), tmp_path)
+        ten: Callable[..., FakeReleases], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    machine = ten()
     script = _script(tmp_path, KWARG_F, "kwarg_f.py")
     argv = ["--script", str(script), "--good", "0.4.34", "--bad", "0.5.1", "--all"]
-    run(matrix, *argv)
-    plain = report_json(matrix)  # without --bad-if every failure is bad: 0.4.35's AttributeError is the "change"
+    run(machine, *argv)
+    plain = report_json(machine)  # without --bad-if every failure is bad: 0.4.35's AttributeError is the "change"
     assert plain["transitions"][0]["after"] == "0.4.35"
-    run(matrix, *argv, "--bad-if", "multiple values for argument 'f'")
-    data = report_json(matrix, name="*0.5.1-cpu-all")
+    run(machine, *argv, "--bad-if", "multiple values for argument 'f'")
+    data = report_json(machine, name="*0.5.1-cpu-all")
     assert [(t["before"], t["after"]) for t in data["transitions"]] == [("0.4.36", "0.4.37")]
     assert data["outcomes"]["0.4.35"] == data["outcomes"]["0.5.0"] == "skip"
     assert data["observations"]["0.5.0"]["exception"] == "ValueError: Incompatible shapes for broadcasting: (3,) and (4,)"
@@ -131,32 +244,29 @@ def test_bad_if_finds_the_release_of_that_error_and_skips_the_others_naming_them
     assert "| skip (failed otherwise: ValueError) |" in out
 
 
-def test_bad_if_narrows_a_bisect_to_the_right_release(matrix: Any, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    install_fakes(monkeypatch, World({}), tmp_path)
+def test_bad_if_narrows_a_bisect_to_the_right_release(ten: Callable[..., FakeReleases], tmp_path: Path) -> None:
+    machine = ten()
     script = _script(tmp_path, KWARG_F, "kwarg_f.py")
-    run(matrix, "--script", str(script), "--good", "0.4.34", "--bad", "0.5.1", "--bad-if", "argument 'f'")
-    data = report_json(matrix)
+    run(machine, "--script", str(script), "--good", "0.4.34", "--bad", "0.5.1", "--bad-if", "argument 'f'")
+    data = report_json(machine)
     assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.4.36", "0.4.37", [])
 
 
-def test_a_script_and_the_same_file_as_a_check_give_equal_records(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_script_and_the_same_file_as_a_check_give_equal_records(ten: Callable[..., FakeReleases],
+                                                                  tmp_path: Path) -> None:
     script = _script(tmp_path, IMPORTS_FLAX + "raise TypeError(\"got multiple values for argument 'f'\")\n",
                      "kwarg_f.py")
     table = {"script": str(script), "host_devices": 2, "requires": ["flax"], "bad_if": "argument 'f'"}
-    matrix = parse_matrix({**MATRIX_TOML, "checks": {**MATRIX_TOML["checks"], "kwarg": table}},
-                          tmp_path / "matrix.toml")
-    matrix = dataclasses.replace(matrix, results_dir=tmp_path / "results", envs_dir=tmp_path / "envs")
-    world = World({})
-    install_fakes(monkeypatch, world, tmp_path)
-    with_flax(monkeypatch, world, tmp_path)
+    machine = ten(checks={"kwarg": table})
+    matrix = machine.matrix
     options = parse_options(matrix, ["--script", str(script), "--host-devices", "2", "--requires", "flax",
                                      "--bad-if", "argument 'f'", "--good", "0.4.34", "--bad", "0.4.36"])
     as_script = runner.RunRequest(check=options.subject, version="0.4.36", script=options.script_check)
     as_check = runner.RunRequest(check="kwarg", version="0.4.36")
+    runner.prepare(matrix, as_check, lambda _m: None)  # the environment is built once: both reuse it
     made = [runner.run_check(matrix, request, lambda _m: None, driver.open_index(matrix),
                              runner.prepare(matrix, request, lambda _m: None))[0] for request in (as_script, as_check)]
+    assert [record["install"]["environment"] for record in made] == ["reused", "reused"]
     volatile = {"check", "created", "duration_s", "reproduce", "identity"}
     assert {k: v for k, v in made[0].items() if k not in volatile} == {k: v for k, v in made[1].items()
                                                                        if k not in volatile}
@@ -181,18 +291,16 @@ def test_a_script_and_the_same_file_as_a_check_give_equal_records(tmp_path: Path
     (["--script", "SCRIPT", "--requires", "jax"], "--requires 'jax' is part of the release under test"),
     (["--script", "SCRIPT", "--host-devices", "0"], "argument --host-devices: must be a positive whole number"),
 ])
-def test_a_script_s_settings_are_checked_where_they_enter(matrix: Any, tmp_path: Path, argv: list[str],
-                                                         message: str) -> None:
+def test_a_script_s_settings_are_checked_where_they_enter(tmp_path: Path, argv: list[str], message: str) -> None:
     script = _script(tmp_path, "print('ok')\n")
     argv = [str(script) if arg == "SCRIPT" else arg for arg in argv]
     with pytest.raises(UsageError, match=message.replace("(", r"\(")):
-        parse_options(matrix, [*argv, "--good", "0.4.34", "--bad", "0.4.36"])
+        parse_options(PLAIN_MATRIX, [*argv, "--good", "0.4.34", "--bad", "0.4.36"])
 
 
-def test_an_install_that_failed_is_tried_again_by_the_next_bisect(matrix: Any, tmp_path: Path,
+def test_an_install_that_failed_is_tried_again_by_the_next_bisect(ten: Callable[..., FakeReleases], tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World({})
-    install_fakes(monkeypatch, world, tmp_path)
+    machine = ten()
     prepare, failing = runner.prepare, {"0.4.35"}
 
     def install_fails(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
@@ -204,10 +312,10 @@ def test_an_install_that_failed_is_tried_again_by_the_next_bisect(matrix: Any, t
     monkeypatch.setattr(runner, "prepare", install_fails)
     script = _script(tmp_path, "import os, sys\nsys.exit(0 if os.environ['FAKE_JAX'] >= '0.4.36' else 1)\n")
     argv = ["--script", str(script), "--good", "0.4.36", "--bad", "0.4.34", "--all"]
-    run(matrix, *argv)
-    assert report_json(matrix)["outcomes"]["0.4.35"] == "skip"
+    run(machine, *argv)
+    assert report_json(machine)["outcomes"]["0.4.35"] == "skip"
     failing.clear()
-    run(matrix, *argv)
-    data = report_json(matrix)
+    run(machine, *argv)
+    data = report_json(machine)
     assert data["outcomes"]["0.4.35"] == "bad" and "0.4.35" in data["probed_now"]
     assert "0.4.34" in data["answered_by_cache"]  # what did run is known

@@ -125,6 +125,10 @@ def render_markdown(report: Report) -> str:
     if report.not_measured:
         lines += [f"Not measured yet: {', '.join(report.not_measured)}.", ""]
     lines += ["Records produced on: " + (_machines_text(report) or "no machine yet") + ".", ""]
+    if report.older:
+        # One line: the list is for tools (matrix.json), not for the reader looking for an answer.
+        lines += [f"Older records: {len(report.older)} superseded by a newer record of the same cell "
+                  "(listed in matrix.json under `older`).", ""]
     lines += render_metrics(report.metrics)
     lines += ["## Plots", ""]
     for plot in report.plots:
@@ -134,15 +138,7 @@ def render_markdown(report: Report) -> str:
     if not report.plots and not report.plot_notes:
         lines.append("Plots were not built.")
     lines.append("")
-    lines += [f"## Older records ({len(report.older)} superseded by a newer record of the same cell)", ""]
-    for old in report.older:
-        lines.append(
-            f"- {old.check} {old.release} {old.backend} on {old.machine[:12]}: {old.created}, "
-            f"{old.status}, verdict {old.verdict} (`{old.file}`)"
-        )
-    if not report.older:
-        lines.append("None.")
-    lines += ["", f"## Ad-hoc runs ({len(report.ad_hoc)} with parameters other than matrix.toml's; "
+    lines += [f"## Ad-hoc runs ({len(report.ad_hoc)} with parameters other than matrix.toml's; "
                   "not in the answer or the matrix)", ""]
     for run in report.ad_hoc:
         verdict = f", verdict {run.verdict}" if run.verdict else ""
