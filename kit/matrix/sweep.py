@@ -28,7 +28,7 @@ import hashlib
 import json
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -44,15 +44,12 @@ from ..install.index import PackageIndex
 from ..install.release import ResolvedRelease, open_index, resolve_release
 from ..run.facts import identity_here, job_label
 from ..run.runner import RunRequest, check_for, check_subject, prepare, run_check
+from .progress import Progress, clock_text
 from .slurm import SlurmOptions
 from ..atomic_files import atomic_write_text
 
 Log = Callable[[str], None]
 
-
-# An ETA from one or two cells is mostly noise (the first cell of a release
-# also pays for its install), so it is shown once this many cells have run.
-ETA_AFTER = 3
 
 # Asking the index whether a release installs on no Python here costs a uv
 # resolve per interpreter (10-60 s in all on a busy 2-core machine), on every
@@ -121,7 +118,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         log(f"sweeping {_cells(len(cells))} on {options.backend}; checking which records are current "
             "(install plans only, nothing is installed)")
         current = current_cells(matrix, cells, options, index, log)
-        log(f"{len(current)} of {len(cells)} cells are current ({_clock_text(time.monotonic() - started)}); "
+        log(f"{len(current)} of {len(cells)} cells are current ({clock_text(time.monotonic() - started)}); "
             f"{len(cells) - len(current)} to run")
         if options.slurm:
             sweep.run_on_slurm(cells, current, options.slurm)
@@ -137,10 +134,10 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     print(render_table(sweep.outcomes))
     if sweep.unsaved is not None:
         left = [cell for cell in cells if cell not in sweep.done]
-        log(f"matrix FAILED after {_clock_text(time.monotonic() - started)}: a record could not be kept, so the "
+        log(f"matrix FAILED after {clock_text(time.monotonic() - started)}: a record could not be kept, so the "
             f"sweep stopped with {_cells(len(left))} not run; TIP: {sweep.unsaved.tip}")
         return EXIT_FAILED
-    log(f"matrix done in {_clock_text(time.monotonic() - started)}")
+    log(f"matrix done in {clock_text(time.monotonic() - started)}")
     return exit_code(sweep.outcomes, options.strict)
 
 
@@ -294,8 +291,8 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
             continue
         memo = _unresolvable_memo(index, release)
         if _fresh(memo):
-            log(f"jax {version}: the index could not install it {_clock_text(time.time() - memo.stat().st_mtime)} "
-                f"ago (asked again after {_clock_text(UNRESOLVABLE_TTL_S)})")
+            log(f"jax {version}: the index could not install it {clock_text(time.time() - memo.stat().st_mtime)} "
+                f"ago (asked again after {clock_text(UNRESOLVABLE_TTL_S)})")
             continue
         log(f"jax {version}: not resolvable from the uv cache; asking the index")
         asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh, requires=requires)
@@ -440,45 +437,7 @@ def _request(cell: Cell, options: Options) -> RunRequest:
 
 
 # --------------------------------------------------------------------------
-# Progress and the closing table
-
-
-@dataclass
-class Progress:
-    """``[4/5] scaling · jax 0.6.2 (1 more after it, 1m04s elapsed, ETA 40s)``."""
-
-    total: int
-    clock: Callable[[], float] = time.monotonic
-    durations: list[float] = field(default_factory=list)
-    started: float | None = None
-
-    def starting(self, what: str) -> str:
-        now = self.clock()
-        if self.started is None:
-            self.started = now
-        position = len(self.durations) + 1
-        line = (f"[{position}/{self.total}] {what} ({self.total - position} more after it, "
-                f"{_clock_text(now - self.started)} elapsed")
-        if len(self.durations) >= ETA_AFTER:
-            # Mean of the cells so far: installs make the first cell of each
-            # release slower, and the mean spreads that over what is left.
-            mean = sum(self.durations) / len(self.durations)
-            line += f", ETA {_clock_text(mean * (self.total - position + 1))}"
-        return line + ")"
-
-    def finished(self, seconds: float) -> None:
-        self.durations.append(seconds)
-
-
-def _clock_text(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
+# The closing table (progress lines: kit/matrix/progress.py)
 
 
 def _cells(count: int) -> str:
