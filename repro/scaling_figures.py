@@ -59,7 +59,7 @@ def timing_record(times: List[float]) -> Dict[str, Any]:
 
 
 def metrics(cases: List[Case]) -> Dict[str, Any]:
-    """The key timings in the check protocol's terms (README, "Your own check"): jit forward, per device count."""
+    """The key timings in the check protocol's terms (docs/checks.md, "The protocol"): jit forward, per device count."""
     return {f"{c.loss}_{c.devices}dev_ms": {"unit": "ms", "samples": [t * 1e3 for t in c.times_s], "better": "lower"}
             for c in cases if (c.mode, c.pass_) == ("jit", "forward") and c.times_s}
 

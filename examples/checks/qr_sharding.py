@@ -1,4 +1,4 @@
-"""Does a batch-sharded QR split across devices? A user check (see README, "Your own check").
+"""Does a batch-sharded QR split across devices? A user check (docs/checks.md, "The protocol").
 
 Copy it for any linalg op: change OP below ("qr", "eigh", "cholesky", "svd",
 "lu"), put the file in your project, and add to matrix.toml::

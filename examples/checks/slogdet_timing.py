@@ -1,4 +1,4 @@
-"""How long does a jitted, batch-sharded slogdet take? A metric check (see README, "Your own check").
+"""How long does a jitted, batch-sharded slogdet take? A metric check (docs/checks.md, "The protocol").
 
 It reports a metric, ``slogdet_ms`` (wall time of one call, several samples),
 and always exits 0: the number is the evidence, and ``--metric`` bisects it::
