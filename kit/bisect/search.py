@@ -219,6 +219,21 @@ def _tighten(candidates: Sequence[T], cache: Dict[T, Outcome], old: Outcome, lo:
     return lo, hi
 
 
+def _known_ends(candidates: Sequence[T], cache: Optional[Dict[T, Outcome]], old_outcome: Outcome,
+                search: str) -> Dict[T, Outcome]:
+    """The search's cache, after checking that the ends are as the search takes them (the oldest ``old_outcome``)."""
+    if len(candidates) < 2:
+        raise ValueError(f"need at least two candidates to bisect, got {len(candidates)}")
+    if len(set(candidates)) != len(candidates):
+        raise ValueError("candidates must be distinct")
+    cache = {} if cache is None else cache
+    for end, expected in ((candidates[0], old_outcome), (candidates[-1], _other(old_outcome))):
+        if end in cache and cache[end] is not expected:
+            raise ValueError(f"{end} is known to be {cache[end].value}, but {search} needs it {expected.value}; "
+                             "run verify_bounds first")
+    return cache
+
+
 def bisect(
     candidates: Sequence[T],
     probe: Probe[T],
@@ -238,17 +253,7 @@ def bisect(
     :func:`scan_all` when that is in doubt.
     """
     new_outcome = _other(old_outcome)
-    if len(candidates) < 2:
-        raise ValueError(f"need at least two candidates to bisect, got {len(candidates)}")
-    if len(set(candidates)) != len(candidates):
-        raise ValueError("candidates must be distinct")
-    cache = {} if cache is None else cache
-    for end, expected in ((candidates[0], old_outcome), (candidates[-1], new_outcome)):
-        if end in cache and cache[end] is not expected:
-            raise ValueError(
-                f"{end} is known to be {cache[end].value}, but bisect needs it {expected.value}; "
-                "run verify_bounds first"
-            )
+    cache = _known_ends(candidates, cache, old_outcome, "bisect")
     probes: List[T] = []
     lo, hi = _tighten(candidates, cache, old_outcome, 0, len(candidates) - 1)
     while hi - lo > 1:
@@ -346,15 +351,7 @@ def ksect(
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     new_outcome = _other(old_outcome)
-    if len(candidates) < 2:
-        raise ValueError(f"need at least two candidates to bisect, got {len(candidates)}")
-    if len(set(candidates)) != len(candidates):
-        raise ValueError("candidates must be distinct")
-    cache = {} if cache is None else cache
-    for end, expected in ((candidates[0], old_outcome), (candidates[-1], new_outcome)):
-        if end in cache and cache[end] is not expected:
-            raise ValueError(f"{end} is known to be {cache[end].value}, but ksect needs it {expected.value}; "
-                             "run verify_bounds first")
+    cache = _known_ends(candidates, cache, old_outcome, "ksect")
     probes: List[T] = []
     rounds: List[List[T]] = []
     lo, hi = _tighten(candidates, cache, old_outcome, 0, len(candidates) - 1)

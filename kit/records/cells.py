@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Hashable, TypeVar
 
 from packaging.version import InvalidVersion, Version
 
 from repro.environment import cpu_model  # stdlib-only: one reading of the CPU for both halves
 
 from .schema import LoadedRecord
+
+K = TypeVar("K", bound=Hashable)
 
 
 @lru_cache(maxsize=1)
@@ -133,15 +135,21 @@ def created_at(record: Mapping[str, Any]) -> datetime:
 def newest_per_cell(
     entries: Iterable[LoadedRecord],
 ) -> tuple[dict[CellKey, LoadedRecord], list[LoadedRecord]]:
-    """Split records into the newest per cell and the older ones it superseded.
+    """Split records into the newest per cell and the older ones it superseded."""
+    return newest_by(entries, cell_key)
+
+
+def newest_by(entries: Iterable[LoadedRecord], key: Callable[[Mapping[str, Any]], K],
+              ) -> tuple[dict[K, LoadedRecord], list[LoadedRecord]]:
+    """The newest record per ``key(record)``, and the older ones it superseded.
 
     Ties on ``created`` are broken by file name, so the choice is stable.
     """
-    newest: dict[CellKey, LoadedRecord] = {}
+    newest: dict[K, LoadedRecord] = {}
     older: list[LoadedRecord] = []
     for entry in sorted(entries, key=lambda e: (created_at(e.record), str(e.path))):
-        key = cell_key(entry.record)
-        if key in newest:
-            older.append(newest[key])
-        newest[key] = entry
+        cell = key(entry.record)
+        if cell in newest:
+            older.append(newest[cell])
+        newest[cell] = entry
     return newest, older

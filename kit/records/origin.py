@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .cells import created_at, record_backend, record_machine
+from .cells import newest_by, record_backend, record_machine
 from .schema import LoadedRecord
 
 EXISTING = "existing"
@@ -63,11 +63,4 @@ def environment_cell(record: Mapping[str, Any]) -> EnvironmentCell:
 def newest_per_environment(entries: Iterable[LoadedRecord],
                            ) -> tuple[dict[EnvironmentCell, LoadedRecord], list[LoadedRecord]]:
     """As `kit.records.newest_per_cell`, per `EnvironmentCell`: the newest wins, the older are history."""
-    newest: dict[EnvironmentCell, LoadedRecord] = {}
-    older: list[LoadedRecord] = []
-    for entry in sorted(entries, key=lambda e: (created_at(e.record), str(e.path))):
-        cell = environment_cell(entry.record)
-        if cell in newest:
-            older.append(newest[cell])
-        newest[cell] = entry
-    return newest, older
+    return newest_by(entries, environment_cell)
