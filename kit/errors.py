@@ -52,3 +52,12 @@ class StorageError(KitError):
     """A file could not be written (disk full, read-only folder); nothing measured is lost."""
 
     exit_code = 1
+
+
+class HistoryUnreachable(KitError):
+    """JAX's git history is needed, no clone is at hand and its remote cannot be reached.
+
+    Like an unreachable index, an outage says nothing about JAX: exit 4, no record.
+    """
+
+    exit_code = 4

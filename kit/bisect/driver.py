@@ -10,6 +10,11 @@ from packaging.version import Version
 
 from . import changelog
 from ..config import Matrix
+from ..history.commit_range import tag
+from ..history.commits import read_text
+from ..history.source import History, open_history
+from .changelog import CHANGELOG_NAME
+from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import UsageError
 from ..install.release import open_index
 from . import report
@@ -30,6 +35,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         return 0
     started = time.monotonic()
     options = parse_options(matrix, argv)
+    history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
     good, bad, how = bounds(matrix, options)
     log(how)
@@ -43,10 +49,31 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     known = {} if options.metric else prober.known_outcomes()  # a metric is judged against this run's bounds
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     finding = search(options, good, bad, how, name, candidates, prober, known)
+    if history is not None and finding.result is not None:
+        finding.commits = narrow_to_commits(CommitPhase(matrix, finding, prober, history, log))
     finding.seconds = time.monotonic() - started
-    notes = changelog.release_notes(report.release_versions(finding), index.cache_dir, options.changelog)
+    versions = report.release_versions(finding)
+    notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
+                                    text=clone_changelog(history, versions) if options.changelog is None else None)
     print(report.write_report(matrix.results_dir.parent, finding, notes))
     return 0
+
+
+def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
+    """The clone --commits reads: --jax-repo, else matrix.toml's jax_repo, else the kit's own (cloned now if need be)."""
+    given, given_by = options.jax_repo, "--jax-repo"
+    if given is None and matrix.jax_repo is not None:
+        given, given_by = matrix.jax_repo, "matrix.toml's [install] jax_repo"
+    history = open_history(given, given_by, matrix.envs_dir.parent / "jax-history" / "jax.git", log)
+    log(f"JAX's history: {history.path} ({history.origin})")
+    return history
+
+
+def clone_changelog(history: History | None, versions: list[str]) -> str | None:
+    """CHANGELOG.md as it stood at the newest release asked for, from the clone (None without one)."""
+    if history is None or not versions:
+        return None
+    return read_text(history, tag(max(versions, key=Version)), CHANGELOG_NAME)
 
 
 def probe_cache_dir(matrix: Matrix) -> Path:

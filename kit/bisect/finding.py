@@ -9,13 +9,14 @@ from typing import Any
 from packaging.version import Version
 
 from . import changelog
+from . import commit_finding
 from .candidates import Candidate
 from .options import Options
 from .outcomes import Observation
 from .search import BisectResult, Outcome, Transition
 
-REPORT_SCHEMA = 1
-"""Version of the bisect JSON report's layout."""
+REPORT_SCHEMA = 2
+"""Version of the bisect JSON report's layout (2: ``commits``, the ``--commits`` phase)."""
 
 
 @dataclass
@@ -37,6 +38,8 @@ class Finding:
     seconds: float = 0.0
     metric: dict[str, Any] | None = None
     """``--metric``: the baseline, each measured release's median and every step over the factor."""
+    commits: commit_finding.CommitFinding | None = None
+    """``--commits``: the search below the releases."""
 
     def where(self, source: str) -> list[str]:
         """Releases whose observation came from ``source`` (run, cache, record, index)."""
@@ -96,7 +99,21 @@ def cost_lines(finding: Finding) -> list[str]:
     index = finding.where("index")
     if index:
         lines.append(f"The index's metadata answered {len(index)} ({', '.join(index)}: yanked or not installable).")
+    if finding.commits is not None:
+        lines.append(_commit_cost(finding.commits))
     return lines
+
+
+def _commit_cost(found: commit_finding.CommitFinding) -> str:
+    """The commit phase's own line: how many commits ran, on which builds, what was built, how long."""
+    ran = [found.observations[k] for k in found.commit_probes if k in found.observations]
+    built = sum(1 for o in ran if o.environment == "built")
+    builds = sorted({o.jaxlib for o in ran if o.jaxlib})
+    known = len(found.observations) - len(ran)
+    return (f"The commit phase ran {_count(len(ran), 'commit probe')}"
+            + (f" on jaxlib {', '.join(builds)}" if builds else "")
+            + f" ({sum(o.seconds for o in ran):.0f} s of probes), {_count(built, 'environment')} built for it, "
+            f"{known} answered without a run (probe cache or the release's own probe); {found.seconds:.1f} s in all.")
 
 
 def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
@@ -128,4 +145,6 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         data["non_monotonic"] = len(finding.transitions) > 1
     if finding.metric:
         data["metric"] = finding.metric
+    if finding.commits is not None:
+        data["commits"] = commit_finding.to_json(finding.commits)
     return data

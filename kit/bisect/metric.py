@@ -50,7 +50,7 @@ class MetricProber(Prober):
         if version not in self.ran_now:
             self.ran_now.append(version)  # measured afresh: a metric is judged against this run's baseline
         result = classify(observation, self.options.crash)
-        self.log(f"probe jax {version}: {describe(result, bool(self.options.script))} [{observation.source}] "
+        self.log(f"probe {self.name_of(version)}: {describe(result, bool(self.options.script))} [{observation.source}] "
                  f"{observation.reason}")
         return result
 

@@ -50,8 +50,20 @@ outcomes:
   resolved and installed only when it is probed. The result goes to
   reports/bisect-<name>.md and .json.
 
+commits (--commits):
+  After the releases, the commits between the last unchanged and the first
+  changed release are searched the same way, without building jaxlib: each
+  commit's jax/ and jaxlib Python are laid over a release environment whose
+  jaxlib that commit accepts (jax/version.py), the bad side's first. The
+  history comes from --jax-repo, else [install] jax_repo in matrix.toml, else
+  a partial clone the kit keeps under .nox/jax-history/ (no clone and GitHub
+  unreachable: exit 4). When the same Python gives both outcomes on two jaxlib
+  builds, the report says the change is not in JAX's Python and names the XLA
+  range. Commit probes share the probe cache, keyed by commit and jaxlib.
+
 examples:
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
+  nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --commits --jax-repo ../jax
   nox -s bisect -- --script repro.py --good 0.4.34 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
   nox -s bisect -- --check slogdet-time --metric slogdet_ms --good 0.6.0 --bad 0.4.35
@@ -87,6 +99,10 @@ class Options:
     metric: str | None = None
     """Bisect a measured metric (a step by ``factor``) instead of the verdict."""
     factor: float = 1.5
+    commits: bool = False
+    """After the releases, bisect JAX's commits between the two releases found (``--commits``)."""
+    jax_repo: Path | None = None
+    """A clone of JAX to read the commits from (``--jax-repo``; else matrix.toml's, else the kit's own)."""
 
     @property
     def subject(self) -> str:
@@ -127,6 +143,10 @@ def make_parser() -> argparse.ArgumentParser:
                         help="bisect a metric the check or script reports (KIT_RESULT metrics) instead of its verdict")
     parser.add_argument("--factor", type=float, default=1.5, metavar="F",
                         help="--metric: a probe is bad when its median is F times worse than --good's (default 1.5)")
+    parser.add_argument("--commits", action="store_true",
+                        help="then narrow to the JAX commit: its Python laid over a built release (docs/commits.md)")
+    parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH",
+                        help="--commits: a clone of github.com/jax-ml/jax (else [install] jax_repo, else the kit's own)")
     parser.add_argument("-h", "--help", action="store_true", help="show this help")
     return parser
 
@@ -155,11 +175,16 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError(f"--factor {args.factor:g} must be above 1", "e.g. --factor 1.5 (a 50% slowdown)")
     if args.good is not None and Version(args.good) == Version(args.bad):
         raise UsageError(f"--good and --bad are both {args.good}", "give two different releases")
+    if args.jax_repo is not None and not args.commits:
+        raise UsageError("--jax-repo only applies with --commits", "add --commits, or drop --jax-repo")
+    if args.commits and args.scan:
+        raise UsageError("--commits narrows one change and --all lists every change", "drop one of them")
     return Options(
         check=args.check, script=args.script.resolve() if args.script else None, good=args.good, bad=args.bad,
         backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
-        argv=tuple(argv), metric=args.metric, factor=args.factor,
+        argv=tuple(argv), metric=args.metric, factor=args.factor, commits=args.commits,
+        jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
     )
 
 
@@ -223,4 +248,6 @@ def bisect_name(options: Options, good: str, bad: str) -> str:
         name += "-all"
     if options.metric:
         name += f"-{options.metric}-x{options.factor:g}"
+    if options.commits:
+        name += "-commits"
     return "".join(c if c.isalnum() or c in ".-_" else "_" for c in name)

@@ -17,6 +17,7 @@ import os
 import subprocess
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..run import records, runner
@@ -58,7 +59,7 @@ class Prober:
         self.observations[version] = observation
         result = classify(observation, self.options.crash)
         flip = f" — flipped: {' → '.join(observation.runs)}" if observation.flipped else ""
-        self.log(f"probe jax {version}: {describe(result, bool(self.options.script))} "
+        self.log(f"probe {self.name_of(version)}: {describe(result, bool(self.options.script))} "
                  f"[{observation.source}] {observation.reason}{flip}")
         return result
 
@@ -107,6 +108,10 @@ class Prober:
                 self.observations[candidate.version] = cached
                 known[candidate.version] = classify(cached, self.options.crash)
         return known
+
+    def name_of(self, version: str) -> str:
+        """How a log line names what is probed."""
+        return f"jax {version}"
 
     def _key(self, version: str, python: str | None, jaxlib: str | None) -> ProbeKey:
         return ProbeKey(self.subject, version, self.options.backend, python, jaxlib, records.machine_id())
@@ -172,18 +177,20 @@ class Prober:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
         assert self.options.script is not None
         self.log(f"running {prepared.env.python} {self.options.script}")
-        code = run_script([str(prepared.env.python), str(self.options.script)], self.timeout)
+        code = run_script([str(prepared.env.python), str(self.options.script)], self.timeout, prepared.env.pythonpath)
         return script_observation(code, self.timeout)
 
 
-def run_script(cmd: list[str], timeout: int) -> int | None:
+def run_script(cmd: list[str], timeout: int, pythonpath: Sequence[Path] = ()) -> int | None:
     """Run a user script with output to the terminal; its exit code, or None on timeout.
 
     Its own session, so a timeout kills the whole process group (a script
-    that spawns workers must not leave them behind).
+    that spawns workers must not leave them behind). ``pythonpath`` comes
+    first: a commit's sources laid over the release's environment.
     """
     # As for a check: the repository root is importable, so `from repro import kitcheck` works in a script.
-    env = {**os.environ, "PYTHONPATH": str(runner.REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    path = [*map(str, pythonpath), str(runner.REPO_ROOT), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     proc = subprocess.Popen(cmd, start_new_session=True, env=env)
     try:
         return proc.wait(timeout=timeout)

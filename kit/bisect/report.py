@@ -11,6 +11,7 @@ from packaging.version import Version
 from . import changelog
 from ..run import records
 from .candidates import Candidate
+from .commit_report import commit_section
 from .finding import Finding, cost_lines, to_json
 from .options import Options
 from .outcomes import Observation, describe, label
@@ -58,6 +59,8 @@ def render_markdown(finding: Finding, notes: Sequence[str]) -> str:
     else:
         lines += _answer_lines(finding) if finding.result is not None else _transition_lines(finding)
         lines += ["", *_metric_lines(finding.metric)] if finding.metric else []
+    if finding.commits is not None:
+        lines += ["", *commit_section(finding.commits, finding.fix, o.crash, bool(o.script))]
     lines += ["", "## Probes", "", *cost_lines(finding), ""]
     lines += _probe_table(finding)
     lines += ["", "## Release notes", "", *notes, "", "## Reproduce with:", "", "    " + finding.reproduce, ""]

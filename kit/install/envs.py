@@ -38,6 +38,8 @@ class Env:
     python: Path
     reused: bool
     pins: dict[str, str]
+    pythonpath: tuple[Path, ...] = ()
+    """Folders put first on PYTHONPATH when it runs: a commit's sources laid over this env (kit.install.overlay)."""
 
     def python_version(self) -> str | None:
         """The interpreter's full version (3.13.0), as the venv recorded it: no process to start.
@@ -122,8 +124,7 @@ def pick_backend() -> EnvBackend:
 def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backend: EnvBackend,
                log: Log) -> Env:
     """Reuse the environment built from this exact plan, or build it (one builder at a time)."""
-    name = f"jax-{plan.jax}-{plan.backend}-py{resolution.python}-{plan.fingerprint(resolution.python)}"
-    path = (envs_dir / name).resolve()
+    path = env_path(envs_dir, plan, resolution)
     built = _finished_env(path, log)
     if built is not None:
         return built
@@ -149,15 +150,28 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
     return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
 
 
-def _finished_env(path: Path, log: Log) -> Env | None:
+def env_path(envs_dir: Path, plan: InstallPlan, resolution: Resolution) -> Path:
+    """Where the environment of this exact plan and resolution lives (built or not)."""
+    name = f"jax-{plan.jax}-{plan.backend}-py{resolution.python}-{plan.fingerprint(resolution.python)}"
+    return (envs_dir / name).resolve()
+
+
+def finished_env(path: Path) -> Env | None:
+    """The environment at ``path`` if its install finished (its marker is written last); None otherwise."""
     try:
         saved = json.loads((path / _MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not env_python(path).exists():
         return None
-    log(f"reusing environment {path}")
     return Env(path=path, python=env_python(path), reused=True, pins=saved.get("pins", {}))
+
+
+def _finished_env(path: Path, log: Log) -> Env | None:
+    built = finished_env(path)
+    if built is not None:
+        log(f"reusing environment {path}")
+    return built
 
 
 @contextmanager

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from .. import __version__
 from ..run import records
 from ..config import Matrix
-from .envs import available_pythons
+from .envs import Env, available_pythons, env_path, finished_env
 from ..errors import IndexUnreachable, UsageError
 from .index import PackageIndex, page_unreachable
 from .plan import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
@@ -146,6 +146,15 @@ def lock_release(matrix: Matrix, resolved: ResolvedRelease) -> Path | None:
     if resolved.resolution is None or resolved.lock is not None:
         return resolved.lock.path if resolved.lock else None
     return write_lock(matrix.envs_dir, resolved.settings, resolved.plan, resolved.resolution)
+
+
+def built_env(matrix: Matrix, version: str, backend: str, find_links: tuple[str, ...] = ()) -> Env | None:
+    """The release's environment if it is built here (its lock and its finished install); resolves nothing."""
+    settings = install_settings(matrix, matrix.release(version), backend, find_links)
+    lock = read_lock(matrix.envs_dir, settings)
+    if lock is None:
+        return None
+    return finished_env(env_path(matrix.envs_dir, lock.plan, lock.resolution))
 
 
 def newest_records_here(results_dir: Path, backend: str) -> dict[tuple[str, str], records.Record]:

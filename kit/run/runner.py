@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro.contract import EXIT_REFUSED, json_safe
 from repro.parameters import flag, shown
@@ -204,8 +204,8 @@ def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout
         cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
-            return _run_processes(cmd, out, int(params["processes"]), timeout, log)
-        code, tail = _stream(cmd, timeout)
+            return _run_processes(cmd, out, int(params["processes"]), timeout, log, env.pythonpath)
+        code, tail = _stream(cmd, timeout, pythonpath=env.pythonpath)
         if code is None:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
                     "evidence": {"output_tail": tail}}
@@ -249,7 +249,7 @@ def run_script(env: Env, script: Path, backend: str, host_devices: int | None, t
         out = tmp / "kit-result.json"
         cmd = [str(env.python), str(script)]
         log("running " + " ".join(cmd))
-        code, tail = _stream(cmd, timeout, script_env(out, backend, host_devices))
+        code, tail = _stream(cmd, timeout, script_env(out, backend, host_devices), env.pythonpath)
         try:
             result = protocol.read_result(out)
         except protocol.ResultError as exc:
@@ -315,26 +315,31 @@ def to_flags(params: Mapping[str, Any]) -> list[str]:
     return flags
 
 
-def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, log: Log) -> dict[str, Any]:
+def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, log: Log,
+                   pythonpath: Sequence[Path] = ()) -> dict[str, Any]:
     """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one record."""
-    fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(), log)
+    fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(pythonpath=pythonpath), log)
     if fields["status"] == "ran":
         fields["environment"] = {**host_facts(None), **fields["environment"]}
     return fields
 
 
-def repro_env(extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A repro's environment: ours, with the repository importable and output unbuffered."""
+def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: Sequence[Path] = ()) -> dict[str, str]:
+    """A repro's environment: ours, with the repository importable and output unbuffered.
+
+    ``pythonpath`` goes first: a commit's sources laid over the release's env (kit.install.overlay).
+    """
     env = {**os.environ, **(extra_env or {})}
-    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), str(REPO_ROOT), env.get("PYTHONPATH", "")])
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
-def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = None) -> tuple[int | None, list[str]]:
+def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = None,
+            pythonpath: Sequence[Path] = ()) -> tuple[int | None, list[str]]:
     """Run, echoing output live; return (exit code or None on timeout, last lines)."""
     tail: deque[str] = deque(maxlen=40)
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=repro_env(extra_env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=repro_env(extra_env, pythonpath), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, errors="replace", start_new_session=True)
 
     def pump() -> None:

@@ -1,0 +1,127 @@
+"""A JAX commit on this machine: its Python laid over a release environment already built.
+
+JAX's repository holds the ``jax`` package (pure Python) and the Python files
+of ``jaxlib``; the compiled part of jaxlib changes only with jaxlib releases.
+So a commit between two releases runs, with no compiler, as "the commit's
+Python on a released jaxlib build": its ``jax/`` and those of its
+``jaxlib/**.py`` files that the installed jaxlib also has (``lapack.py``,
+``gpu_solver.py``, ...: the Python that builds the custom calls; jax's
+sharding rules for linalg moved into them with f93c2a1aa5) are written to a
+folder that goes first on ``PYTHONPATH``.
+
+A package folder earlier on the path hides the installed package entirely,
+so the overlay's ``jaxlib/`` is a whole package: every installed entry linked
+(extensions, data, ``version.py`` that names the binary), the commit's files
+in place of their installed copies. ``__pycache__`` is not linked, so
+bytecode of the commit's files never lands in the built environment.
+
+Which build: jax refuses a jaxlib outside ``_minimum_jaxlib_version`` ..
+its own version (:class:`kit.history.version_file.JaxlibRange`);
+:func:`choose_build` takes the first accepted build in the caller's order,
+preferring one already built.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+from ..history.export import export_files
+from ..history.source import History
+from ..history.version_file import JaxlibRange
+from .envs import Env
+
+_RELEASE_VERSION = re.compile(r"^_release_version\s*(?::[^=\n]*)?=\s*None\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Build:
+    """A release environment a commit can run on: which release, which jaxlib, built yet or not."""
+
+    release: str
+    jaxlib: str
+    python: str | None
+    built: bool
+    side: str = ""
+    """``bad`` or ``good``: which end of the release search it comes from (for the report)."""
+
+    def __str__(self) -> str:
+        return f"jaxlib {self.jaxlib} (jax {self.release}'s environment)"
+
+
+def choose_build(accepted: JaxlibRange | None, builds: Sequence[Build]) -> tuple[Build | None, str]:
+    """The build to run a commit on, or None and why: accepted builds, built ones first, in ``builds``' order."""
+    if accepted is None:
+        return None, "its jax/version.py names no jaxlib range (not JAX's package at this commit?)"
+    fitting = [build for build in builds if accepted.accepts(build.jaxlib)]
+    if not fitting:
+        have = ", ".join(f"jaxlib {b.jaxlib}" for b in builds) or "none"
+        return None, f"it needs {accepted}; the builds at hand are {have}"
+    return next((build for build in fitting if build.built), fitting[0]), ""
+
+
+def commit_version(accepted: JaxlibRange, date: str, commit: str) -> str:
+    """The version the overlay's jax reports: ``0.5.2.dev20250227+f93c2a1aa5``, as JAX names a source build."""
+    return f"{accepted.jax}.dev{date[:10].replace('-', '')}+{commit[:10]}"
+
+
+def new_overlay_folder() -> Path:
+    """A private folder for one commit's overlay.
+
+    Named ``kit-<pid>-...`` in the temp folder, as the runner's scratch
+    folders are, so one left by a killed bisect is removed by the next run.
+    """
+    return Path(tempfile.mkdtemp(prefix=f"kit-{os.getpid()}-commit-"))
+
+
+def lay_over(history: History, commit: str, env: Env, folder: Path, version: str) -> Env:
+    """``env`` with ``commit``'s ``jax/`` and jaxlib Python first on its path (written into ``folder``)."""
+    installed = installed_package(env, "jaxlib").absolute()  # links must not depend on the working folder
+    export_files(history, commit, ["jax"], folder)
+    export_files(history, commit, ["jaxlib"], folder,
+                 wanted=lambda path: path.endswith(".py") and (installed / path[len("jaxlib/"):]).is_file())
+    _link_missing(installed, folder / "jaxlib")
+    _stamp_version(folder / "jax" / "version.py", version)
+    return replace(env, pins={**env.pins, "jax": version}, pythonpath=(folder, *env.pythonpath))
+
+
+def remove_overlay(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def installed_package(env: Env, name: str) -> Path:
+    """Where ``name`` is installed in the environment (site-packages/NAME)."""
+    found = sorted(env.path.glob(f"lib/python*/site-packages/{name}")) + sorted(env.path.glob(f"Lib/site-packages/{name}"))
+    if not found:
+        raise FileNotFoundError(f"{name} is not installed in {env.path}")
+    return found[0]
+
+
+def _link_missing(installed: Path, overlay: Path) -> None:
+    """Make ``overlay`` the whole package: link every installed entry it does not replace."""
+    overlay.mkdir(parents=True, exist_ok=True)
+    for entry in installed.iterdir():
+        if entry.name == "__pycache__":
+            continue
+        target = overlay / entry.name
+        if target.is_dir() and not target.is_symlink() and entry.is_dir():
+            _link_missing(entry, target)  # a folder holding a replaced file: link the rest of it
+        elif not os.path.lexists(target):
+            os.symlink(entry, target)
+
+
+def _stamp_version(version_file: Path, version: str) -> None:
+    # JAX's own build writes _release_version the same way; here it names the commit, so every
+    # record and log line says which Python ran (the jaxlib check reads _version, not this).
+    try:
+        text = version_file.read_text(encoding="utf-8")
+    except OSError:
+        return
+    stamped, count = _RELEASE_VERSION.subn(f'_release_version = "{version}"', text)
+    if count:
+        version_file.write_text(stamped, encoding="utf-8")
