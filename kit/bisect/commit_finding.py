@@ -37,6 +37,8 @@ class CommitLevel:
     problem: BoundsProblem[str] | None = None
     result: BisectResult[str] | None = None
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    unprobed: list[str] = field(default_factory=list)
+    """Commits left unrun once the search's skip budget was spent (they count as skipped)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class TieBreak:
     old_build: Build | None
     new_build: Build | None
     outcome: Outcome | None
+    why: str = ""
+    """The facts that decided it, in one sentence for the report."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,7 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
                              "on_jaxlib": tie.probe.jaxlib if tie.probe else None,
                              "outcome": tie.outcome.value if tie.outcome else None,
                              "old_jaxlib": tie.old_build.jaxlib if tie.old_build else None,
-                             "new_jaxlib": tie.new_build.jaxlib if tie.new_build else None}
+                             "new_jaxlib": tie.new_build.jaxlib if tie.new_build else None, "why": tie.why}
     if found.compiled is not None:
         data["not_in_python"] = {**asdict(found.compiled), "compiled_files": list(found.compiled.compiled_files),
                                  "xla_compare": found.compiled.xla_compare}
@@ -176,6 +180,7 @@ def _level_json(level: CommitLevel) -> dict[str, Any]:
             "problem": level.problem.message if level.problem else None,
             "last_same": level.result.last_same if level.result else None,
             "first_different": level.result.first_different if level.result else None,
+            "unprobed": len(level.unprobed),
             "outcomes": {k: o.value for k, o in level.outcomes.items()}}
 
 

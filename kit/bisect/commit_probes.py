@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from ..config import Matrix
 from ..history.source import History
 from ..install.index import PackageIndex
-from ..install.overlay import lay_over, new_overlay_folder, remove_overlay
+from ..install.overlay import OVERLAY_FORMAT, lay_over, new_overlay_folder, remove_overlay
 from ..run import records, runner
 from .candidates import Candidate
 from .commit_candidates import CommitCandidate
@@ -61,8 +61,9 @@ class CommitProber(Prober):
         candidate = self.commits.get(version)
         if candidate is None:
             return super()._key(version, python, jaxlib)
-        # The commit and the build it ran on: the same pair probed by any bisect, under any key, is known.
-        return ProbeKey(self.subject, candidate.commit, self.options.backend, python, jaxlib, records.machine_id())
+        # The commit, the build it ran on and how it was laid over: known to any bisect, under any key.
+        subject = {**self.subject, "overlay_format": OVERLAY_FORMAT}
+        return ProbeKey(subject, candidate.commit, self.options.backend, python, jaxlib, records.machine_id())
 
     def _record_observation(self, candidate: Candidate) -> Observation | None:
         if candidate.version in self.commits:
@@ -97,8 +98,19 @@ class CommitProber(Prober):
             self._prepared[version] = dataclasses.replace(base, env=env)
         return self._prepared[version]
 
+    def observe(self, candidate: Candidate) -> Observation:
+        """As for a release; then the commit's overlay goes (about 13 MB each: hundreds would fill a disk)."""
+        try:
+            return super().observe(candidate)
+        finally:
+            prepared = self._prepared.pop(candidate.version, None) if candidate.version in self.commits else None
+            for folder in prepared.env.pythonpath if prepared is not None and prepared.env is not None else ():
+                if folder in self._folders:
+                    remove_overlay(folder)
+                    self._folders.remove(folder)
+
     def close(self) -> None:
-        """Remove every overlay this prober laid (the probe cache keeps what they showed)."""
+        """Remove every overlay this prober laid that is still there (the probe cache keeps what they showed)."""
         for folder in self._folders:
             remove_overlay(folder)
         self._folders.clear()

@@ -39,9 +39,8 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     if verdict == "not-in-python":
         lines += [f"- {_binary_sentence(found.tie_break)}"]
     elif verdict == "binary-may-be-the-cause":
-        lines += ["- The outcome changed exactly where the probes switched jaxlib builds, and no commit there "
-                  "runs on both builds to tell them apart: the binary may be the cause rather than the commit "
-                  "named below."]
+        why = found.tie_break.why if found.tie_break else ""
+        lines += [f"- The binary may be the cause rather than the commit named below: {why}."]
     if found.last_same is not None and found.first_different is not None:
         lines += [f"- last {old_word} commit: {_named(found.last_same, found.build_of(found.last_same.hash))}",
                   f"- first {new_word} commit: {_named(found.first_different, found.build_of(found.first_different.hash))}"
@@ -52,7 +51,12 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     result = found.answer_level.result
     if result is not None and result.ambiguous:
         names = [found.probed_candidates[k].short if k in found.probed_candidates else k[:10] for k in result.ambiguous]
-        lines.append(f"- skipped between them (any could hold the change): {', '.join(names)}")
+        more = f" and {len(names) - 20} more" if len(names) > 20 else ""
+        lines.append(f"- skipped between them (any could hold the change): {', '.join(names[:20])}{more}")
+    unprobed = sum(len(level.unprobed) for level in found.levels)
+    if unprobed:
+        lines.append(f"- {unprobed} commits were left unrun: the search stopped probing after "
+                     "its budget of skipped probes (commits that cannot run on the builds at hand)")
     for level in found.levels[1:]:
         lines.append(f"- {level.commit_range.shape}" + (f": {level.problem.message}" if level.problem else ""))
     if found.tie_break is not None and found.tie_break.kind == "python":
@@ -69,19 +73,12 @@ def _named(info: CommitInfo, jaxlib: str | None) -> str:
 
 
 def _binary_sentence(tie: TieBreak | None) -> str:
-    if tie is None or tie.probe is None:
-        old = tie.old_build.jaxlib if tie and tie.old_build else "?"
-        return (f"Not in JAX's Python: both ends of the range gave the same outcome on jaxlib {old}, while the "
-                "releases differ; the change is in the compiled jaxlib.")
-    return (f"Not in JAX's Python: commit {tie.probe.short}'s Python gave {tie.outcome.value if tie.outcome else '?'} "
-            f"on jaxlib {tie.probe.jaxlib}, the other outcome than on the build beside it; the same Python changed "
-            f"with the jaxlib build, so the change is in the compiled jaxlib.")
+    why = tie.why if tie is not None else ""
+    return f"Not in JAX's Python: {why}; the change is in the compiled jaxlib."
 
 
 def _python_sentence(tie: TieBreak) -> str:
-    assert tie.probe is not None
-    return (f"The probes switched jaxlib builds at this commit; run on jaxlib {tie.probe.jaxlib} too, commit "
-            f"{tie.probe.short} gave {tie.outcome.value if tie.outcome else '?'}: the Python, not the build, made the change.")
+    return f"The probes switched jaxlib builds at this commit, so it was run on the other build too: {tie.why}."
 
 
 def _compiled_lines(found: CommitFinding) -> list[str]:
@@ -96,8 +93,17 @@ def _compiled_lines(found: CommitFinding) -> list[str]:
 
 
 def _probe_rows(found: CommitFinding, crash: str, script: bool) -> Sequence[str]:
+    """Commits run now, and the known ones that frame the answer (the JSON report lists every one)."""
+    result = found.answer_level.result
+    framing = {found.levels[0].candidates[0].version, found.levels[0].candidates[-1].version}
+    if result is not None:
+        framing |= {result.last_same, result.first_different}
+    if found.tie_break is not None and found.tie_break.probe is not None:
+        framing.add(found.tie_break.probe.version)
+    shown = [k for k in found.observations if k in framing or k in found.commit_probes]
     rows = []
-    for key, seen in found.observations.items():
+    for key in shown:
+        seen = found.observations[key]
         candidate = found.probed_candidates.get(key)
         outcome = next((level.outcomes[key] for level in found.levels if key in level.outcomes), None)
         text = label(outcome, seen, crash, script) if outcome is not None else seen.status
@@ -106,4 +112,8 @@ def _probe_rows(found: CommitFinding, crash: str, script: bool) -> Sequence[str]
         title = (candidate.title if candidate else "").replace("|", "\\|")[:70]
         rows.append(f"| {candidate.short if candidate else key[:10]} | {(candidate.date if candidate else '')[:10]} "
                     f"| {title} | {seen.jaxlib or '—'} | {text} | {how} | {seen.seconds:.1f} |")
+    hidden = len(found.observations) - len(shown)
+    if hidden:
+        rows.append(f"\n{hidden} more commits were known before this run (probe cache) and narrowed the search; "
+                    "the JSON report lists them.")
     return rows

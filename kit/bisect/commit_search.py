@@ -23,8 +23,10 @@ it accepts (:mod:`.commit_probes`). Around it, three things only commits need:
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from packaging.version import Version
 
@@ -44,6 +46,8 @@ from .outcomes import classify
 from .probes import Prober
 from .search import Outcome, bisect, expected_probes, verify_bounds
 
+MIN_SKIP_BUDGET = 4
+"""Skipped commit probes allowed per search at least; more for longer lists (log2 of their length)."""
 MAX_MERGE_DEPTH = 3
 """Merges opened one inside another at most this deep (a PR merging a branch that merged a branch ...)."""
 
@@ -128,12 +132,38 @@ def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: Commit
     phase.log(f"{commit_range.shape}. {len(candidates)} commits ({runnable} runnable on "
               f"{', '.join(str(b) for b in builds)}); about {expected_probes(runnable)} probes")
     level = CommitLevel(commit_range, candidates)
-    level.problem = verify_bounds(keys, prober, cache, old_outcome=old_outcome)
+    probe = SkipBudget(prober, max(MIN_SKIP_BUDGET, math.ceil(math.log2(max(runnable, 2)))))
+    level.problem = verify_bounds(keys, probe, cache, old_outcome=old_outcome)
     if level.problem is None:
-        _probe_old_build_end(prober, candidates, cache)
-        level.result = bisect(keys, prober, old_outcome=old_outcome, cache=cache)
-    level.outcomes = {k: cache[k] for k in keys if k in cache}
+        _probe_old_build_end(probe, candidates, cache)
+        level.result = bisect(keys, probe, old_outcome=old_outcome, cache=cache)
+    level.outcomes = {k: cache[k] for k in keys if k in cache and k not in probe.unprobed}
+    level.unprobed = list(probe.unprobed)
     return level
+
+
+class SkipBudget:
+    """The prober, until ``limit`` probes of one search were skipped; after that every commit is a skip, unrun.
+
+    A stretch of commits that cannot run on the builds at hand (a module the
+    old jaxlib lacks) would otherwise be walked one commit at a time, since
+    the search steps to a neighbour of each skipped one. Past the budget the
+    search ends with the untested stretch as its short list, at once.
+    """
+
+    def __init__(self, prober: CommitProber, limit: int) -> None:
+        self.prober, self.limit = prober, limit
+        self.skipped = 0
+        self.unprobed: list[str] = []
+
+    def __call__(self, key: str) -> Outcome:
+        if self.skipped >= self.limit:
+            self.unprobed.append(key)
+            return Outcome.SKIP
+        outcome = self.prober(key)
+        if outcome is Outcome.SKIP and self.prober.observations[key].source not in ("cache", "release"):
+            self.skipped += 1
+        return outcome
 
 
 def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCandidate],
@@ -164,7 +194,8 @@ def _tag_commit(phase: CommitPhase, version: str) -> str | None:
         return None  # a release whose tag the clone lacks is simply not reused
 
 
-def _probe_old_build_end(prober: CommitProber, candidates: list[CommitCandidate], cache: dict[str, Outcome]) -> None:
+def _probe_old_build_end(prober: Callable[[str], Outcome], candidates: list[CommitCandidate],
+                         cache: dict[str, Outcome]) -> None:
     """The newest commit on the old end's build, probed first when the new end runs on another build."""
     first, last = candidates[0].build, candidates[-1].build
     if first is None or last is None or first.jaxlib == last.jaxlib:
@@ -206,7 +237,11 @@ def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: Co
 
 
 def _ends_on_one_build(prober: CommitProber, level: CommitLevel) -> TieBreak | None:
-    """Both ends of the range, on the same build, gave the same outcome: the Python did not change it."""
+    """Both ends of the range, on the same build, gave the same outcome: the Python did not change it.
+
+    The newest end is the newer release's own tag, and that release gave the
+    other outcome on its own jaxlib: the same Python, two builds, two outcomes.
+    """
     problem = level.problem
     assert problem is not None
     if problem.kind != "unchanged":
@@ -214,7 +249,12 @@ def _ends_on_one_build(prober: CommitProber, level: CommitLevel) -> TieBreak | N
     first, last = level.candidates[0], level.candidates[-1]
     if first.build is None or last.build is None or first.build.jaxlib != last.build.jaxlib:
         return None
-    return TieBreak("binary", None, first.build, last.build, None)
+    outcome = problem.got
+    why = (f"{level.commit_range.new_name}'s own Python ({last.short}) gave {outcome.value if outcome else '?'} on "
+           f"jaxlib {last.build.jaxlib}, as the old end {first.short} did on that build, while the release made "
+           f"from that tag, on its own jaxlib, gave the other outcome: the same Python behaves differently on two "
+           f"jaxlib builds")
+    return TieBreak("binary", last, first.build, None, outcome, why)
 
 
 def _same_python_other_build(prober: CommitProber, same: CommitCandidate, changed: CommitCandidate,
@@ -222,8 +262,8 @@ def _same_python_other_build(prober: CommitProber, same: CommitCandidate, change
     """One probe that tells the binary from the Python at a build switch (two when the first cannot run)."""
     assert same.build is not None and changed.build is not None and level.result is not None
     old = level.result.old_outcome
-    tries = ((changed, same.build), (same, changed.build))
-    for commit, build in tries:
+    a, b = same.build.jaxlib, changed.build.jaxlib
+    for commit, build in ((changed, same.build), (same, changed.build)):
         moved = on_build(commit, build)
         if moved is None:
             continue
@@ -233,6 +273,12 @@ def _same_python_other_build(prober: CommitProber, same: CommitCandidate, change
         if outcome is Outcome.SKIP:
             continue
         # Same Python, other build: if the outcome follows the build, the build made the change.
-        follows_build = (outcome is old) == (build.jaxlib == same.build.jaxlib)
-        return TieBreak("binary" if follows_build else "python", moved, same.build, changed.build, outcome)
-    return TieBreak("unknown", None, same.build, changed.build, None)
+        follows_build = (outcome is old) == (build.jaxlib == a)
+        seen = f"commit {commit.short} gave {outcome.value} on jaxlib {build.jaxlib}"
+        why = (f"{seen}, and {'the other outcome' if follows_build else 'the same'} on jaxlib "
+               f"{b if build.jaxlib == a else a}: " + ("the outcome follows the jaxlib build, not the Python"
+                                                       if follows_build else "the Python made the change"))
+        return TieBreak("binary" if follows_build else "python", moved, same.build, changed.build, outcome, why)
+    why = (f"the outcome changed where the probes switched from jaxlib {a} ({same.short}) to jaxlib {b} "
+           f"({changed.short}), and neither commit runs on the other's build")
+    return TieBreak("unknown", None, same.build, changed.build, None, why)

@@ -36,6 +36,10 @@ from ..history.source import History
 from ..history.version_file import JaxlibRange
 from .envs import Env
 
+OVERLAY_FORMAT = 2
+"""What an overlay holds; part of every commit probe's cache key, so a change to it re-runs commits.
+(1: installed jaxlib files only; 2: plus new modules in folders the installed jaxlib has.)"""
+
 _RELEASE_VERSION = re.compile(r"^_release_version\s*(?::[^=\n]*)?=\s*None\s*$", re.MULTILINE)
 
 
@@ -83,11 +87,23 @@ def lay_over(history: History, commit: str, env: Env, folder: Path, version: str
     """``env`` with ``commit``'s ``jax/`` and jaxlib Python first on its path (written into ``folder``)."""
     installed = installed_package(env, "jaxlib").absolute()  # links must not depend on the working folder
     export_files(history, commit, ["jax"], folder)
-    export_files(history, commit, ["jaxlib"], folder,
-                 wanted=lambda path: path.endswith(".py") and (installed / path[len("jaxlib/"):]).is_file())
+    export_files(history, commit, ["jaxlib"], folder, wanted=lambda path: _jaxlib_python(path, installed))
     _link_missing(installed, folder / "jaxlib")
     _stamp_version(folder / "jax" / "version.py", version)
     return replace(env, pins={**env.pins, "jax": version}, pythonpath=(folder, *env.pythonpath))
+
+
+def _jaxlib_python(path: str, installed: Path) -> bool:
+    """A commit's ``jaxlib/...py`` file belongs in the overlay when the installed jaxlib has its folder.
+
+    The wheel keeps the repository's layout for its Python (``jaxlib/lapack.py``,
+    ``jaxlib/mosaic/python/tpu.py``), so same folder, same module: replaced if
+    installed, added if new (``plugin_support.py`` appeared between 0.5.2 and
+    0.5.3 and jax imports it). Folders the wheel lacks (``jaxlib/tools``) are
+    build scripts. ``version.py`` is never taken: it names the binary.
+    """
+    relative = Path(path).relative_to("jaxlib")
+    return path.endswith(".py") and relative.name != "version.py" and (installed / relative.parent).is_dir()
 
 
 def remove_overlay(folder: Path) -> None:
