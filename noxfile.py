@@ -25,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from kit import cli  # noqa: E402
+from kit.exit_codes import EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE  # noqa: E402
 from kit.config import load_matrix  # noqa: E402
 from kit.errors import KitError  # noqa: E402
 
@@ -43,15 +44,15 @@ def _run(session: nox.Session, argv: list[str]) -> None:
     """Run a kit command in-process and turn its exit code into nox's terms."""
     reproduce = "nox -s " + session.name + (" -- " + shlex.join(session.posargs) if session.posargs else "")
     code = cli.main(argv, log=session.log, matrix_path=str(HERE / "matrix.toml"), reproduce=reproduce)
-    if code in (cli.EXIT_USAGE, cli.EXIT_NETWORK):
+    if code in (EXIT_USAGE, EXIT_NETWORK):
         # The ERROR and TIP above say it all; exit as the kit's command line does
         # (session.error would add a second message and exit 1).
         raise SystemExit(code)
-    if code == cli.EXIT_NOT_INSTALLABLE:
+    if code == EXIT_NOT_INSTALLABLE:
         session.skip("not installable here; the record above says why and what to do")
-    if code == cli.EXIT_UNSUPPORTED:
+    if code == EXIT_UNSUPPORTED:
         session.skip("this release cannot run that here; the record above says why")
-    if code != cli.EXIT_OK:
+    if code != EXIT_OK:
         session.error(f"exit code {code} (see above)")
 
 

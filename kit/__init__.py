@@ -1,11 +1,13 @@
 """Code that drives nox. Its folders follow the way a record takes:
 
-* ``install/``: how does release X get onto this machine?
+* ``install/``: how does this run get its Python (how does release X get onto this machine)?
 * ``run/``: run one check, keep one record;
 * ``matrix/``: every cell, and the page people read;
 * ``bisect/``: which release changed it?
 
-What all of them use (cli, config, errors, atomic_files, metrics) stays at the top.
+What all of them read (config, records, errors, exit_codes, atomic_files,
+metrics) is the bottom layer; ``cli`` is the entry point on top. Imports only
+run down (tests/test_layers.py).
 
 Runs in the nox process, never inside a JAX environment.
 """

@@ -29,16 +29,15 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from repro import parameters as parameter_rules
 
-from .config import CHECK_PARAMETERS, Matrix, load_matrix, timeout_seconds
+from .config import Matrix, configured_parameters, load_matrix, release_number, timeout_seconds
 from .errors import IndexUnreachable, KitError, UsageError
+from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.release import resolve_release
 from .run.runner import RunRequest, parameters_for, run_check
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_INSTALLABLE, EXIT_NETWORK, EXIT_UNSUPPORTED = 0, 1, 2, 3, 4, 5
 
 Log = Callable[[str], None]
 
@@ -111,24 +110,22 @@ def unwind_on_stop_signals() -> Iterator[None]:
 def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None = None) -> int:
     if len(argv) < 2 or argv[0].startswith("-") or argv[1].startswith("-"):
         raise UsageError("run needs a check and a version", "e.g. python -m kit run scaling 0.6.0")
-    check_name, version = argv[0], argv[1]
-    check = matrix.check(check_name)
-    matrix.release(version)  # validates the version string
-    args = run_parser(check_name, check.parameters).parse_args(list(argv[2:]))
-    overrides = {key: getattr(args, key) for key in CHECK_PARAMETERS.get(check_name, {}) if getattr(args, key) is not None}
+    check_name, version = argv[0], release_number(argv[1], "version")
+    matrix.check(check_name)  # ConfigError naming the known checks
+    args = run_parser(check_name).parse_args(list(argv[2:]))
     request = RunRequest(
         check=check_name,
         version=version,
         backend=args.backend,
         preset=args.preset,
-        overrides=overrides,
+        overrides=parameter_rules.given(check_name, args),  # parsed and in normal form
         find_links=tuple(args.find_links),
         timeout_s=args.timeout,
         refresh=args.refresh,
         reproduce=reproduce or "python -m kit run " + " ".join(argv),
     )
-    parameters_for(matrix, request)  # bad parameters stop here, before any install
-    record, path = run_check(matrix, request, log)
+    parameters = parameters_for(matrix, request)  # bad parameters stop here, before any install
+    record, path = run_check(matrix, request, log, parameters=parameters)
     print(summary(record, path))
     return exit_code(record, args.fail_on_affected)
 
@@ -145,7 +142,7 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
     parser.add_argument("--refresh", action="store_true", help="resolve again instead of reading the lock")
     args = parser.parse_args(list(argv))
-    resolved = resolve_release(matrix, args.version, args.backend, find_links=tuple(args.find_links),
+    resolved = resolve_release(matrix, release_number(args.version, "version"), args.backend, find_links=tuple(args.find_links),
                                refresh=args.refresh)
     plan, resolution = resolved.plan, resolved.resolution
     print(f"jax {plan.jax} for {plan.backend}: {' '.join(plan.requirements)}")
@@ -232,8 +229,8 @@ def _configured(matrix: Matrix, log: Log) -> dict[str, dict[str, Any]]:
     configured = {}
     for name in matrix.checks:
         try:
-            configured[name] = parameters_for(matrix, RunRequest(name, "0"))
-        except (KitError, OSError) as error:  # e.g. a check script that went missing: its records all count
+            configured[name] = configured_parameters(matrix, name)
+        except OSError as error:  # e.g. a check script that went missing: its records all count
             log(f"{name}: every record counts in the matrix ({error})")
     return configured
 
@@ -256,7 +253,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message, "see README.md, or `nox -l`, for the options")
 
 
-def run_parser(check: str, defaults: Mapping[str, Any]) -> argparse.ArgumentParser:
+def run_parser(check: str) -> argparse.ArgumentParser:
+    """``nox -s CHECK-VERSION --``'s options: the kit's own, then one per parameter, from the repro's rules."""
     parser = _Parser(prog=f"nox -s {check}-VERSION --", add_help=True)
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--preset", default=None)
@@ -267,24 +265,8 @@ def run_parser(check: str, defaults: Mapping[str, Any]) -> argparse.ArgumentPars
                         help="resolve the install plan against the index again instead of using the lock")
     parser.add_argument("--fail-on-affected", action="store_true",
                         help="exit 1 when the verdict is affected (for other projects' CI)")
-    for key in CHECK_PARAMETERS.get(check, {}):
-        parser.add_argument(f"--{key.replace('_', '-')}", dest=key, default=None,
-                            type=_value_parser(check, key, defaults.get(key)))
+    parameter_rules.add_flags(parser, check)
     return parser
-
-
-def _value_parser(check: str, key: str, example: Any) -> Callable[[str], Any]:
-    """Parse a flag value into the shape matrix.toml uses for that key (a list stays a list)."""
-
-    def parse(text: str) -> Any:
-        if key in parameter_rules.RULES.get(check, {}):
-            return parameter_rules.parse_value(check, key, text)
-        if isinstance(example, list) or "," in text:
-            return [parameter_rules.scalar(x) for x in text.split(",") if x.strip()]
-        return parameter_rules.scalar(text)
-
-    parse.__name__ = key  # argparse names the type in "invalid <type> value"
-    return parse
 
 
 def summary(record: dict[str, Any], path: Path) -> str:

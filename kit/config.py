@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
+import math
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from repro import parameters as parameter_rules
 
-from .errors import ConfigError
+from .errors import ConfigError, KitError, UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,11 +30,22 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 
 BACKENDS = ("cpu", "cuda")
 
-# The parameters each repro understands, with a validator per key. They are
-# passed to ``python -m repro.<check>`` as ``--key-with-dashes value``. The
-# rules (and the repros' defaults) live in repro/parameters.py, shared with the
-# repros so that both halves accept and refuse the same values.
-_Validator = Callable[[Any], bool]
+# The parameters each built-in check understands, their shapes, limits and normal
+# form live in repro/parameters.py, shared with the repros so that both halves
+# accept and refuse the same values. They are checked and normalised here, once,
+# where matrix.toml enters; the command line's go through the same functions.
+BUILTIN_CHECKS = tuple(parameter_rules.RULES)
+
+# A check's name becomes a nox session name and part of every record's file
+# name: ASCII letters, digits, - and _ keep it the same in both.
+_CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+# A release as JAX numbers them: digits and dots, nothing around them.
+_RELEASE_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)+")
+
+# The longest time limit a run can have: Python's waits overflow near 292 years,
+# and a limit past a human life means "no limit" anyway.
+MAX_TIMEOUT_S = 10**9
 
 
 def _is_int(v: Any) -> bool:
@@ -42,20 +56,34 @@ def _pos_int(v: Any) -> bool:
     return _is_int(v) and v > 0
 
 
-CHECK_PARAMETERS: dict[str, dict[str, tuple[_Validator, str]]] = {
-    check: {key: (rule.valid, rule.expected) for key, rule in rules.items()}
-    for check, rules in parameter_rules.RULES.items()
-}
+def release_number(text: str, where: str, error: type[KitError] = UsageError) -> str:
+    """``text`` when it is a plain JAX release number (``0.4.35``); else ``error``, one sentence naming it.
+
+    The one parser of a JAX version, for matrix.toml's releases (`ConfigError`)
+    and every command line that names one (`UsageError`), so a version travels
+    as this string after it.
+    """
+    if not isinstance(text, str) or not _RELEASE_NUMBER.fullmatch(text):
+        raise error(f"{where} {text!r} is not a plain JAX release number",
+                          "write it like 0.4.35: digits and dots, nothing else")
+    return text
+
+
+def timeout_value(value: Any) -> int | None:
+    """A time limit in whole seconds, or None when ``value`` is not one (1 to `MAX_TIMEOUT_S`)."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)  # 1e9 written as a float is still a whole number of seconds
+    return value if _is_int(value) and 1 <= value <= MAX_TIMEOUT_S else None
+
+
+_TIMEOUT_WORDS = f"a whole number of seconds from 1 to {MAX_TIMEOUT_S}"
 
 
 def timeout_seconds(text: str) -> int:
-    """``--timeout`` as argparse reads it, in every command: a positive number of seconds (0 is no default)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not parameter_rules.TIMEOUT_RULE.valid(value):
-        raise argparse.ArgumentTypeError(f"must be {parameter_rules.TIMEOUT_RULE.expected}, got {text!r}")
+    """``--timeout`` as argparse reads it, in every command: a whole number of seconds."""
+    value = timeout_value(parameter_rules.scalar(text))
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be {_TIMEOUT_WORDS}, got {text!r}")
     return value
 
 
@@ -131,14 +159,10 @@ class Matrix:
     """``[install] jax_repo``: a clone of JAX for ``bisect --commits`` (not an install setting: no lock depends on it)."""
 
     def release(self, version: str) -> Release:
-        """The configured release, or an ad-hoc one for a version the matrix lacks."""
-        try:
-            Version(version)
-        except InvalidVersion:
-            raise ConfigError(
-                f"{version!r} is not a JAX version",
-                "give a release number such as 0.4.35",
-            ) from None
+        """The configured release, or an ad-hoc one for a version the matrix lacks.
+
+        ``version`` has been through `release_number` where it entered.
+        """
         for release in self.releases:
             if release.key == Version(version):
                 return release
@@ -224,10 +248,7 @@ def _parse_releases(items: Any) -> tuple[Release, ...]:
         version = item.get("version")
         if not isinstance(version, str):
             raise ConfigError(f"{where} has no version string", 'add version = "0.4.35"')
-        try:
-            parsed = Version(version)
-        except InvalidVersion:
-            raise ConfigError(f"{where}.version {version!r} is not a version number", 'write it like "0.4.35"') from None
+        parsed = Version(release_number(version, f"{where}.version", ConfigError))
         where = f"release {version}"
         if parsed in seen:
             raise ConfigError(f"{where} is listed twice", "keep one [[release]] entry per version")
@@ -249,13 +270,13 @@ def _parse_releases(items: Any) -> tuple[Release, ...]:
 
 def _parse_any_check(name: str, table: Mapping[str, Any], path: Path) -> Check:
     """A built-in check by its name, anything else by its ``script``."""
-    if name in CHECK_PARAMETERS:
+    if name in BUILTIN_CHECKS:
         if "script" in table:
             raise ConfigError(f"checks.{name} is a built-in check and cannot have a script",
                               f"give your check another name, e.g. [checks.my-{name}]")
         return _parse_check(name, table)
     if "script" not in table:
-        close = difflib.get_close_matches(name, sorted(CHECK_PARAMETERS), n=1)
+        close = difflib.get_close_matches(name, sorted(BUILTIN_CHECKS), n=1)
         hint = f"did you mean the built-in {close[0]!r}? " if close else ""
         raise ConfigError(f"checks.{name} has no script (and is not a built-in check)",
                           hint + f'add script = "checks/{name}.py" (relative to matrix.toml)')
@@ -264,9 +285,9 @@ def _parse_any_check(name: str, table: Mapping[str, Any], path: Path) -> Check:
 
 def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Check:
     where = f"checks.{name}"
-    if not name.replace("-", "").replace("_", "").isalnum():
-        raise ConfigError(f"check name {name!r} has characters a session name cannot hold",
-                          "use letters, digits, - and _")
+    if not _CHECK_NAME.fullmatch(name):
+        raise ConfigError(f"check name {name!r} has characters a session or record file name cannot hold",
+                          "use ASCII letters, digits, - and _ (starting with a letter or digit)")
     _known_keys(table, set(SCRIPT_CHECK_KEYS), where)
     script = path.parent / _string(table, "script", where, "")
     if not script.is_file():
@@ -287,30 +308,28 @@ def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Chec
 
 
 def _timeout(table: Mapping[str, Any], where: str) -> int:
-    timeout = table.get("timeout_s", 1800)
-    if not _pos_int(timeout):
-        raise ConfigError(f"{where}.timeout_s must be a positive integer (seconds)", "e.g. timeout_s = 900")
-    return int(timeout)
+    timeout = timeout_value(table.get("timeout_s", 1800))
+    if timeout is None:
+        raise ConfigError(f"{where}.timeout_s = {table['timeout_s']!r} is not {_TIMEOUT_WORDS}",
+                          "e.g. timeout_s = 900")
+    return timeout
 
 
 def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
+    """A built-in check: its parameters and presets checked and put in their normal form, once."""
     where = f"checks.{name}"
-    schema = CHECK_PARAMETERS[name]
+    rules = parameter_rules.RULES[name]
     meta = {"presets", "timeout_s", "description"}
-    _known_keys(table, set(schema) | meta, where)
-    parameters = {k: v for k, v in table.items() if k not in meta}
-    validate_parameters(name, parameters, where)
-    _refuse_combinations(name, parameters, where)
+    _known_keys(table, set(rules) | meta, where)
+    parameters = _checked_parameters(name, {k: v for k, v in table.items() if k not in meta}, {}, where)
     presets_raw = _table(table, "presets", where)
     presets: dict[str, Mapping[str, Any]] = {}
     for preset, values in presets_raw.items():
         pwhere = f"{where}.presets.{preset}"
         if not isinstance(values, dict):
             raise ConfigError(f"{pwhere} must be a table", f"write it as [{pwhere}]")
-        _known_keys(values, set(schema), pwhere)
-        validate_parameters(name, values, pwhere)
-        _refuse_combinations(name, {**parameters, **values}, pwhere)
-        presets[preset] = dict(values)
+        _known_keys(values, set(rules), pwhere)
+        presets[preset] = _checked_parameters(name, values, parameters, pwhere)
     return Check(
         name=name,
         parameters=parameters,
@@ -320,21 +339,37 @@ def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
     )
 
 
-def _refuse_combinations(check: str, parameters: Mapping[str, Any], where: str) -> None:
-    """Values fine alone but not together (a batch that does not split over a device count)."""
-    broken = parameter_problems(check, parameters)
+def _checked_parameters(check: str, values: Mapping[str, Any], under: Mapping[str, Any],
+                        where: str) -> dict[str, Any]:
+    """``values`` in their normal form, or ConfigError: a value of the wrong shape, or values fine alone but
+    not together with ``under`` (a batch that does not split over a device count)."""
+    rules = parameter_rules.RULES[check]
+    for key, value in values.items():
+        if not rules[key].valid(value):
+            raise ConfigError(f"{where}.{key} = {value!r} is not valid", f"{key} must be {rules[key].expected}")
+    normal = parameter_rules.normalise(check, values)
+    broken = parameter_problems(check, {**under, **normal})
     if broken:
         raise ConfigError(f"[{where}] in matrix.toml: {broken[0]}", "change the values named above")
+    return normal
 
 
-def validate_parameters(check: str, parameters: Mapping[str, Any], where: str) -> None:
-    """Raise ConfigError for an unknown key or a value of the wrong shape."""
-    schema = CHECK_PARAMETERS.get(check, {})  # a script check takes no parameters
-    _known_keys(parameters, set(schema), where)
-    for key, value in parameters.items():
-        ok, expected = schema[key]
-        if not ok(value):
-            raise ConfigError(f"{where}.{key} = {value!r} is not valid", f"{key} must be {expected}")
+def configured_parameters(matrix: Matrix, name: str) -> dict[str, Any]:
+    """What `nox -s matrix` runs for check ``name``: what its records must match to count and stay current.
+
+    A built-in check: matrix.toml's parameters (in their normal form). A script
+    check: the script's path and SHA-256 and its devices, so an edited script
+    makes its records stale. OSError when the script went missing since load.
+    """
+    check = matrix.check(name)
+    if check.script is None:
+        return dict(check.parameters)
+    try:
+        shown = str(check.script.relative_to(matrix.path.parent.resolve()))
+    except ValueError:
+        shown = str(check.script)
+    return {"script": shown, "script_sha256": hashlib.sha256(check.script.read_bytes()).hexdigest(),
+            "host_devices": check.host_devices}
 
 
 def _known_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:

@@ -7,11 +7,13 @@ these at the boundary, so the command line prints one ``ERROR`` line and a
 
 from __future__ import annotations
 
+from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_USAGE
+
 
 class KitError(Exception):
     """Something the user can fix; ``tip`` says how."""
 
-    exit_code = 2  # bad input, unless a subclass says otherwise
+    exit_code = EXIT_USAGE  # bad input, unless a subclass says otherwise
 
     def __init__(self, message: str, tip: str = "") -> None:
         super().__init__(message)
@@ -51,7 +53,7 @@ class UsageError(KitError):
 class StorageError(KitError):
     """A file could not be written (disk full, read-only folder); nothing measured is lost."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class HistoryUnreachable(KitError):
@@ -60,4 +62,4 @@ class HistoryUnreachable(KitError):
     Like an unreachable index, an outage says nothing about JAX: exit 4, no record.
     """
 
-    exit_code = 4
+    exit_code = EXIT_NETWORK

@@ -8,13 +8,11 @@ then the flags'. Bad input is one ``error:`` line and exit code 2.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-from typing import Any, Dict, List, Mapping, NoReturn, Sequence, Tuple
+from typing import Any, Dict, Mapping, NoReturn, Sequence, Tuple
 
 from repro import parameters as parameter_rules
-from repro.contract import EXIT_USAGE  # noqa: F401  (the repros' one usage exit code)
-from repro.contract import json_safe
+from repro.contract import strict_json
 
 
 class UsageError(Exception):
@@ -26,43 +24,30 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def int_list(text: str) -> List[int]:
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
-def name_list(text: str) -> List[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+def parser(check: str, description: str) -> argparse.ArgumentParser:
+    """``python -m repro.<check>``'s parser: ``--out``, ``--preset`` and one option per parameter rule."""
+    made = Parser(prog=f"python -m repro.{check}", description=description)
+    made.add_argument("--out", required=True, help="where to write RESULT.json")
+    made.add_argument("--preset", choices=sorted(parameter_rules.PRESETS[check]),
+                      help="a named workload; flags override it")
+    parameter_rules.add_flags(made, check)
+    return made
 
 
 def checked_parameters(check: str, parser: argparse.ArgumentParser,
                        argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
-    """The output path and the full parameters of ``check``, judged by the rules the kit applies too.
+    """The output path and the full parameters of ``check`` (defaults, then preset, then flags, in their
+    normal form), judged by the rules the kit applies too.
 
-    Defaults, presets and limits all come from repro/parameters.py, so a value
-    the kit let through is never refused here, and the other way round.
+    Defaults, presets, shapes and limits all come from repro/parameters.py, so a
+    value the kit let through is never refused here, and the other way round.
     """
-    out, parameters = merge_parameters(parser, argv, parameter_rules.DEFAULTS[check], parameter_rules.PRESETS[check])
+    args = parser.parse_args(list(argv))
+    parameters = parameter_rules.merged(check, args.preset, parameter_rules.given(check, args))
     broken = parameter_rules.problems(check, parameters)
     if broken:
         raise UsageError(broken[0])
-    return out, parameters
-
-
-def merge_parameters(parser: argparse.ArgumentParser, argv: Sequence[str], defaults: Mapping[str, Any],
-                     presets: Mapping[str, Mapping[str, Any]]) -> Tuple[str, Dict[str, Any]]:
-    """The output path and the full parameters: defaults, then preset, then flags."""
-    args = parser.parse_args(list(argv))
-    parameters = dict(defaults)
-    parameters["preset"] = args.preset
-    if args.preset:
-        parameters.update(presets[args.preset])
-    for key in defaults:
-        value = getattr(args, key, None)
-        if value is not None:
-            parameters[key] = value
+    parameters["preset"] = args.preset  # the record says which preset ran
     return args.out, parameters
 
 
@@ -72,6 +57,5 @@ def write_result(path: str, result: Mapping[str, Any]) -> None:
     os.makedirs(directory, exist_ok=True)
     temporary = f"{path}.tmp-{os.getpid()}"
     with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(json_safe(result), handle, indent=2, allow_nan=False)
-        handle.write("\n")
+        handle.write(strict_json(result, sort_keys=False))
     os.replace(temporary, path)

@@ -20,7 +20,6 @@ requested size does not fit the machine's memory.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
 import time
@@ -43,7 +42,7 @@ from repro.correctness_plan import (
     ranges_to_check,
 )
 from repro.contract import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
-from repro.cli import Parser, UsageError, checked_parameters, name_list, write_result
+from repro.cli import UsageError, checked_parameters, parser, write_result
 
 # Defaults, presets and limits live in repro/parameters.py, shared with the kit.
 DEFAULTS: Dict[str, Any] = parameters_rules.DEFAULTS["correctness"]
@@ -59,33 +58,9 @@ def _progress(message: str) -> None:
 # Command line
 
 
-def _batches(text: str) -> Any:
-    if text.strip() == "auto":
-        return "auto"
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 'auto' or comma-separated integers, got {text!r}") from None
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m repro.correctness", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, help="where to write RESULT.json")
-    parser.add_argument("--preset", choices=sorted(PRESETS), help="a named shape; flags override it")
-    parser.add_argument("--matrix-size", type=int, help="n of the n×n matrices")
-    parser.add_argument("--dtypes", type=name_list, help="float32,float64")
-    parser.add_argument("--batches", type=_batches, help="'auto' (below and across 2**31 bytes) or sizes")
-    parser.add_argument("--samples", type=int, help="random entries checked per batch")
-    parser.add_argument("--window", type=int, help="entries checked each side of a boundary index")
-    parser.add_argument("--seed", type=int, help="PRNG seed for the matrices and the samples")
-    parser.add_argument("--max-memory-gb", type=float, help="refuse cases whose peak estimate exceeds this")
-    parser.add_argument("--full-check-max", type=int, help="check every entry of batches up to this size")
-    return parser
-
-
 def parse_parameters(argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
     """The output path and the full parameters: defaults, then preset, then flags."""
-    return checked_parameters("correctness", _parser(), argv)
+    return checked_parameters("correctness", parser("correctness", __doc__.split("\n\n")[0]), argv)
 
 
 # --------------------------------------------------------------------------
@@ -344,7 +319,10 @@ def _run_cases(jax: Any, compat: Any, plans: List[Dict[str, Any]],
     for plan in plans:
         try:
             cases.append(run_case(jax, compat, plan, parameters))
-        except Exception as error:  # e.g. RESOURCE_EXHAUSTED: the run is cut short, not wrong
+        except (RuntimeError, MemoryError) as error:
+            # JAX's runtime errors (XlaRuntimeError, e.g. RESOURCE_EXHAUSTED) and host memory: the run is
+            # cut short, not wrong. Anything else is the repro's own bug: it crashes the run rather than
+            # become a finding about the release.
             completed = False
             _progress(f"{plan['dtype']} batch {plan['batch']}: failed: {type(error).__name__}: {error}")
             cases.append({"dtype": plan["dtype"], "batch": plan["batch"], "n": plan["n"],

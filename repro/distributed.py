@@ -29,8 +29,7 @@ import os
 import socket
 from typing import Any, Dict, List, Optional
 
-# The repro's exit code for "this release cannot run the requested processes".
-EXIT_UNSUPPORTED = 4
+from repro.contract import EXIT_UNSUPPORTED  # noqa: F401  (the repro's exit code for "cannot run N processes")
 
 # Where the local launcher puts the coordinator and this process's rank.
 COORDINATOR_ENV = "KIT_COORDINATOR"

@@ -25,7 +25,9 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-EXIT_CODES = {"unaffected": 0, "affected": 1, "inconclusive": 125}
+from repro.contract import EXIT_AFFECTED, EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
+
+EXIT_CODES = {"unaffected": EXIT_UNAFFECTED, "affected": EXIT_AFFECTED, "inconclusive": EXIT_INCONCLUSIVE}
 
 
 def time_ms(fn: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> List[float]:

@@ -1,29 +1,48 @@
 """Each check's parameters: defaults, presets, the shape of each value, and the limits.
 
-One set of rules for both halves. The repros (inside each JAX environment)
-validate what they were given with them; the kit (in nox's process, before it
-resolves or installs anything) validates matrix.toml and the command line with
-the same ones, so a value the repro would refuse is refused in seconds, with
-nothing installed and no record written. Standard library only, Python 3.9+.
+One set of rules for both halves, and the one road a parameter takes:
+
+* `parse_value` turns a flag's text into the value matrix.toml would hold
+  (lists stay lists even with one item), already in its normal form
+  (`normalise`: device counts sorted and de-duplicated);
+* `problems` says, one sentence each, what breaks a rule, including the rules
+  between values (every device count must split the batch and the matrix);
+* `to_flags` writes parameters as the repro's command line, and
+  `add_flags` builds that command line's parser, so
+  ``parse(to_flags(p)) == p`` for every valid ``p`` (tests/test_parameters.py).
+
+The kit (in nox's process) parses and checks matrix.toml and its own command
+line with these once, where they enter, before it resolves or installs
+anything; the repros (inside each JAX environment) check what they were given
+with the same rules, so a value the repro would refuse is refused in seconds,
+with nothing installed and no record written. Standard library only, Python 3.9+.
 
 A rule breaks as one sentence naming the flag (``--devices``) and what it needs.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Tuple
+import argparse
+import math
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Sequence, Tuple
 
 DTYPES = ("float32", "float64")
 MODES = ("jit", "shard_map")
 PASSES = ("forward", "grad")
 
 
+def _as_is(value: Any) -> Any:
+    return value
+
+
 class Rule(NamedTuple):
-    """What one parameter's value must be: a test, the words for it, and whether it is a list."""
+    """What one parameter's value must be: a test, the words for it, whether it is a list, its normal form."""
 
     valid: Callable[[Any], bool]
     expected: str
     is_list: bool = False
+    normal: Callable[[Any], Any] = _as_is
+    """The one spelling of a valid value (applied after `valid` passed)."""
 
 
 def _is_int(v: Any) -> bool:
@@ -47,13 +66,19 @@ def _some_of(allowed: Tuple[str, ...]) -> Callable[[Any], bool]:
 
 
 def _pos_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def _sorted_unique(values: List[int]) -> List[int]:
+    # The repro measures each count once, smallest first; one spelling means a
+    # record of [4, 2, 1] and one of [1, 2, 4] are the same measurement.
+    return sorted(set(values))
 
 
 RULES: Dict[str, Dict[str, Rule]] = {
     "scaling": {
         "devices": Rule(lambda v: _pos_int_list(v) and len(v) > 0,
-                        "a non-empty list of device counts, e.g. 1,2,4", True),
+                        "a non-empty list of device counts, e.g. 1,2,4", True, _sorted_unique),
         "batch": Rule(_pos_int, "a positive integer"),
         "matrix_size": Rule(_pos_int, "a positive integer"),
         "in_features": Rule(_pos_int, "a positive integer"),
@@ -126,10 +151,6 @@ PRESETS: Dict[str, Dict[str, Dict[str, Any]]] = {
     },
 }
 
-TIMEOUT_RULE = Rule(_pos_int, "a positive number of seconds")
-"""The kit's per-run time limit (``--timeout``, ``timeout_s`` in matrix.toml)."""
-
-
 def flag(key: str) -> str:
     return "--" + key.replace("_", "-")
 
@@ -139,6 +160,13 @@ def shown(value: Any) -> str:
     if isinstance(value, list):
         return ",".join(str(item) for item in value) or "''"
     return str(value)
+
+
+def normalise(check: str, parameters: Mapping[str, Any]) -> Dict[str, Any]:
+    """The parameters with every valid value in its one spelling; invalid ones are left for `problems`."""
+    rules = RULES.get(check, {})
+    return {key: rules[key].normal(value) if key in rules and rules[key].valid(value) else value
+            for key, value in parameters.items()}
 
 
 def problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
@@ -159,32 +187,41 @@ def problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
 
 
 def _cross_problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
-    """Rules between parameters: each device count must split the batch evenly, and the
-    largest count must split evenly over the processes."""
+    """Rules between parameters (scaling): each device count must split the batch and the matrix rows
+    evenly, and the largest count must split evenly over the processes."""
     if check != "scaling":
         return []
     processes, devices = parameters.get("processes", 1), parameters.get("devices") or []
     if devices and max(devices) % processes:
         return [f"--processes {processes} does not divide the largest device count {max(devices)}: "
                 "each process gets an equal share of the devices"]
-    if "batch" not in parameters:
-        return []
-    uneven = [n for n in parameters.get("devices") or [] if parameters["batch"] % n]
-    if not uneven:
-        return []
-    counts = ",".join(str(n) for n in uneven)
-    return [f"--batch {parameters['batch']} does not split evenly over {counts} devices: "
-            "each device count must divide the batch"]
+    found = []
+    for key, why in (("batch", "each device count must divide the batch"),
+                     # The positive control shards each matrix's rows over the devices
+                     # (repro/scaling.py); JAX refuses rows that do not split evenly.
+                     ("matrix_size", "the positive control splits each matrix's rows over the devices, "
+                                     "so each device count must divide the matrix size")):
+        if key not in parameters:
+            continue
+        uneven = [n for n in devices if parameters[key] % n]
+        if uneven:
+            counts = ",".join(str(n) for n in uneven)
+            found.append(f"{flag(key)} {parameters[key]} does not split evenly over {counts} devices: {why}")
+    return found
 
 
 def parse_value(check: str, key: str, text: str) -> Any:
-    """A flag's text as the value matrix.toml would hold: lists stay lists even with one item."""
+    """A flag's text as the value matrix.toml would hold, in its normal form: lists stay lists even with
+    one item. Text that fits no shape is kept as it is, for `problems` to name."""
     rule = RULES.get(check, {}).get(key)
-    if rule is not None and rule.is_list:
-        if text.strip() == "auto" and check == "correctness" and key == "batches":
-            return "auto"
-        return [scalar(part) for part in text.split(",") if part.strip()]
-    return scalar(text)
+    if rule is None:
+        return scalar(text)
+    whole = scalar(text)
+    if rule.is_list and not (isinstance(whole, str) and rule.valid(whole)):  # "auto" is a whole value
+        value: Any = [scalar(part) for part in text.split(",") if part.strip()]
+    else:
+        value = whole
+    return rule.normal(value) if rule.valid(value) else value
 
 
 def scalar(text: str) -> Any:
@@ -196,3 +233,56 @@ def scalar(text: str) -> Any:
         except ValueError:
             pass
     return text
+
+
+def to_flags(parameters: Mapping[str, Any]) -> List[str]:
+    """``{"matrix_size": 32, "devices": [1, 2]}`` → ``--matrix-size 32 --devices 1,2``.
+
+    None is written as no flag: the only rule that accepts it (``max_memory_gb``)
+    has None as its default, so the repro fills it back in.
+    """
+    flags: List[str] = []
+    for key, value in parameters.items():
+        if value is None:
+            continue
+        flags += [flag(key), ",".join(str(v) for v in value) if isinstance(value, list) else str(value)]
+    return flags
+
+
+def add_flags(parser: argparse.ArgumentParser, check: str) -> None:
+    """One ``--key`` option per parameter of ``check``, parsed by `parse_value` (the repros' and the kit's
+    parsers are both built with this). Unset options are None."""
+    for key, rule in RULES.get(check, {}).items():
+        parser.add_argument(flag(key), dest=key, default=None, type=_flag_parser(check, key),
+                            metavar="VALUE", help=rule.expected)
+
+
+def _flag_parser(check: str, key: str) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        return parse_value(check, key, text)
+
+    parse.__name__ = key  # argparse names the type in "invalid <type> value"
+    return parse
+
+
+def given(check: str, namespace: argparse.Namespace) -> Dict[str, Any]:
+    """The parameters a parsed command line set (the options `add_flags` made that were given)."""
+    return {key: getattr(namespace, key) for key in RULES.get(check, {}) if getattr(namespace, key, None) is not None}
+
+
+def merged(check: str, preset: str | None, flags: Mapping[str, Any]) -> Dict[str, Any]:
+    """The repro's full parameters: its defaults, then the preset's, then the flags'."""
+    parameters = dict(DEFAULTS[check])
+    if preset:
+        parameters.update(PRESETS[check][preset])
+    parameters.update(flags)
+    return normalise(check, parameters)
+
+
+def parse(check: str, argv: Sequence[str]) -> Dict[str, Any]:
+    """The repro's full parameters from its command line (no ``--out``), unchecked: `to_flags`'s inverse."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--preset", default=None)
+    add_flags(parser, check)
+    args = parser.parse_args(list(argv))
+    return merged(check, args.preset, given(check, args))

@@ -17,7 +17,6 @@ only inside main(), after the flag is set.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -27,7 +26,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from repro import hlo, verdicts
 from repro import parameters as parameters_rules
 from repro import scaling_figures as figures
-from repro.cli import EXIT_USAGE, Parser, UsageError, checked_parameters, int_list, name_list, write_result
+from repro.cli import UsageError, checked_parameters, parser, write_result
+from repro.contract import EXIT_UNSUPPORTED, EXIT_USAGE
 from repro.scaling_figures import LOSSES, Case
 
 # Defaults, presets and limits live in repro/parameters.py, shared with the kit.
@@ -40,30 +40,9 @@ MODES, PASSES, DTYPES = parameters_rules.MODES, parameters_rules.PASSES, paramet
 # Command line
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m repro.scaling", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, help="where to write RESULT.json")
-    parser.add_argument("--preset", choices=sorted(PRESETS), help="a named workload; flags override it")
-    parser.add_argument("--devices", type=int_list, help="device counts, e.g. 1,2,4")
-    parser.add_argument("--batch", type=int, help="global batch of matrices")
-    parser.add_argument("--matrix-size", type=int, help="n of the n×n matrices")
-    parser.add_argument("--in-features", type=int, help="MLP input width")
-    parser.add_argument("--hidden", type=int_list, help="hidden layer widths, '' for none")
-    parser.add_argument("--dtype", choices=DTYPES)
-    parser.add_argument("--repeats", type=int, help="timed runs per case")
-    parser.add_argument("--warmup", type=int, help="untimed runs before timing")
-    parser.add_argument("--modes", type=name_list, help="jit,shard_map")
-    parser.add_argument("--passes", type=name_list, help="forward,grad")
-    parser.add_argument("--seed", type=int)
-    parser.add_argument("--processes", type=int, help="processes joined by jax.distributed (the kit starts them)")
-    return parser
-
-
 def parse_parameters(argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
-    """The output path and the full parameters: defaults, then preset, then flags."""
-    out, parameters = checked_parameters("scaling", _parser(), argv)
-    parameters["devices"] = sorted(set(parameters["devices"]))
-    return out, parameters
+    """The output path and the full parameters: defaults, then preset, then flags (devices sorted, once)."""
+    return checked_parameters("scaling", parser("scaling", __doc__.split("\n\n")[0]), argv)
 
 
 # --------------------------------------------------------------------------
@@ -148,13 +127,20 @@ def _positive_control(setup: Setup, devices: Sequence[Any], parameters: Dict[str
     if count < 2:
         record["why_not"] = "needs at least 2 devices"
         return record
+    if n % count:
+        # The repro's own mistake, never the release's: repro/parameters.py refuses these parameters
+        # before anything runs, so reaching here is a bug in the repro, and it must crash, not judge JAX.
+        raise ValueError(f"--matrix-size {n} does not split evenly over {count} devices: the positive control "
+                         "splits each matrix's rows over the devices")
     P = jax.sharding.PartitionSpec
     mesh = compat.batch_mesh(devices)
+    shape, dtype = (parameters["batch"], n, n), parameters["dtype"]
     try:
-        ones = jnp.ones((parameters["batch"], n, n), parameters["dtype"])
+        # Only calls into JAX inside: what fails here is a fact about this release.
+        ones = jnp.ones(shape, dtype)
         x = _put(setup, ones, jax.sharding.NamedSharding(mesh, P(None, "batch")))
         compiled = jax.jit(lambda m: jnp.mean(jnp.linalg.slogdet(m)[1])).lower(x).compile()
-    except Exception as error:  # e.g. rows that do not split evenly on an old release
+    except Exception as error:
         record["why_not"] = f"{type(error).__name__}: {error}".splitlines()[0]
         return record
     evidence = hlo.read_evidence(compat.compiled_hlo_text(compiled))
@@ -382,7 +368,7 @@ def _main_in_process(out: str, parameters: Dict[str, Any]) -> int:
         write_result(path, {"check": "scaling", "verdict": None, "unsupported": str(why),
                             "parameters": dict(parameters)})
         print(f"cannot run {parameters['processes']} processes: {why}", flush=True)
-        return distributed.EXIT_UNSUPPORTED
+        return EXIT_UNSUPPORTED
     import jax
 
     distributed.leave(jax)

@@ -13,7 +13,7 @@ import pytest
 from packaging.version import Version
 
 from kit.install import release
-from kit.bisect.candidates import candidate_for, list_candidates, pinned_jaxlib, release_versions
+from kit.bisect.candidates import candidate_for, list_candidates, release_versions
 from kit.config import parse_matrix
 from kit.errors import UsageError
 from kit.install.index import DistFile, Project
@@ -88,13 +88,6 @@ def test_yanked_releases_are_listed() -> None:
     assert release_versions(index, "0.4.38", "0.4.31") == ["0.4.31", "0.4.32", "0.4.34", "0.4.37", "0.4.38"]
     with pytest.raises(UsageError, match="0.4.35 is not a jax release"):
         release_versions(index, "0.4.35", "0.4.31")
-
-
-@pytest.mark.parametrize(("version", "backend", "jaxlib"),
-                         [("0.4.31", "cpu", "0.4.31"), ("0.4.37", "cpu", "0.4.36"), ("0.4.31", "cuda", "0.4.31"),
-                          ("0.4.32", "cuda", None), ("0.5.2", "cpu", "0.5.1"), ("0.4.32", "cpu", "0.4.32")])
-def test_pinned_jaxlib_follows_the_backends_extra(version: str, backend: str, jaxlib: str | None) -> None:
-    assert pinned_jaxlib(MetadataIndex(), version, backend) == jaxlib  # type: ignore[arg-type]
 
 
 def test_candidates_name_python_jaxlib_and_why_not(matrix: Any) -> None:

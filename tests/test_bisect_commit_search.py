@@ -25,7 +25,7 @@ from kit.bisect.finding import REPORT_SCHEMA
 from kit.config import parse_matrix
 from kit.errors import HistoryUnreachable, UsageError
 from kit.history import source
-from kit.install.envs import Env
+from kit.install.environment import BUILT, REUSED, Environment, Prepared
 from kit.install.plan import Resolution
 from kit.run import runner
 
@@ -63,13 +63,13 @@ def world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
     def list_candidates(matrix: Any, versions: list[str], backend: str, index: Any, find_links: Any) -> list[Candidate]:
         return [Candidate(v, (f"jax[cpu]=={v}",), None, "3.12", v, uploaded="2025-01-01") for v in versions]
 
-    def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> runner.Prepared:
+    def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
         world.prepared.append(request.version)
         env = fake_env(tmp_path / "envs", repo, request.version)
-        reused = request.version in world.built
+        obtained = REUSED if request.version in world.built else BUILT
         world.built.add(request.version)
-        return runner.Prepared(None, Resolution("3.12", True, {"jaxlib": request.version}),  # type: ignore[arg-type]
-                               Env(env, env / "bin" / "python", reused=reused, pins={"jaxlib": request.version}))
+        return Prepared(None, Resolution("3.12", True, {"jaxlib": request.version}),  # type: ignore[arg-type]
+                        Environment(env / "bin" / "python", {"jaxlib": request.version}, obtained))
 
     monkeypatch.setattr(driver, "open_index", lambda matrix: FakeIndex(tmp_path / "cache"))
     monkeypatch.setattr(driver, "list_candidates", list_candidates)

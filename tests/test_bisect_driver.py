@@ -20,14 +20,15 @@ from packaging.version import Version
 
 from kit import __version__
 from kit.bisect import changelog
-from kit.run import records, runner
+from kit import records
+from kit.run import runner
 from kit.bisect import driver
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import Outcome, expected_probes
 from kit.config import load_matrix, parse_matrix
-from kit.install.envs import Env
+from kit.install.environment import BUILT, Environment, Prepared
 from kit.install.plan import Resolution
 from kit.errors import ConfigError, UsageError
 
@@ -80,19 +81,19 @@ def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path)
                 Candidate(v, (f"jax[cpu]=={v}", "scipy"), None, "3.12", v, uploaded="2025-01-01")
                 for v in versions]
 
-    def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> runner.Prepared:
+    def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
         world.prepared.append(request.version)
         plan: Any = None
         if request.version in world.uninstallable:
-            return runner.Prepared(plan, None, None, f"no jaxlib {request.version} wheels")
+            return Prepared(plan, None, None, f"no jaxlib {request.version} wheels")
         python = fake_python(tmp_path, request.version)
         resolution = Resolution("3.12", True, {"jaxlib": request.version})
-        return runner.Prepared(plan, resolution, Env(python.parent, python, reused=False, pins={}))
+        return Prepared(plan, resolution, Environment(python, {}, BUILT))
 
     def run_check(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None,
                   prepared: Any = None) -> tuple[dict[str, Any], Path]:
         world.runs.append(request.version)
-        if prepared is not None and prepared.env is None:
+        if prepared is not None and prepared.environment is None:
             return {"status": "not-installable", "verdict": None, "reason": prepared.problem}, tmp_path
         result = world.next_result(request.version)
         if result in ("crashed", "timed-out"):
@@ -212,7 +213,7 @@ def test_no_records_and_no_bounds_is_a_usage_error(matrix: Any, tmp_path: Path,
     ("argv", "error", "message"),
     [
         (["--check", "nope", "--good", "0.4.35", "--bad", "0.6.0"], ConfigError, "unknown check 'nope'"),
-        (["--check", "scaling", "--good", "banana", "--bad", "0.6.0"], UsageError, "not a JAX version"),
+        (["--check", "scaling", "--good", "banana", "--bad", "0.6.0"], UsageError, "--good 'banana' is not a plain JAX release number"),
         (["--check", "scaling", "--good", "0.4.99", "--bad", "0.6.0"], UsageError, "not a jax release"),
         (["--check", "scaling", "--good", "0.4.35"], UsageError, "both --good and --bad"),
         (["--script", "/no/such/repro.py", "--good", "0.4.35", "--bad", "0.6.0"], UsageError, "not found"),

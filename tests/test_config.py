@@ -44,7 +44,8 @@ def test_releases_are_sorted_by_version_not_text() -> None:
         (lambda r: r["checks"]["scaling"].update(devices="4"), "checks.scaling.devices", "list of device counts"),
         (lambda r: r["checks"]["scaling"].update(dtype="float16"), "checks.scaling.dtype", "float32, float64"),
         (lambda r: r["checks"]["scaling"].update(batch=True), "checks.scaling.batch", "positive integer"),
-        (lambda r: r["release"].append({"version": "0.4.x"}), "release[2].version", '"0.4.35"'),
+        (lambda r: r["release"].append({"version": "0.4.x"}), "release[2].version '0.4.x' is not a plain JAX release",
+         "write it like 0.4.35"),
         (lambda r: r["release"].append({"version": "0.6.0"}), "release 0.6.0 is listed twice", "one [[release]]"),
         (lambda r: r["release"][0].update(pyhton="3.11"), "release[0].pyhton", "did you mean 'python'"),
         (lambda r: r["release"][0].update(python=3.11), "python must be a version string", '"3.11"'),
@@ -81,8 +82,6 @@ def test_unknown_version_and_check_lookups() -> None:
     matrix = parse_matrix(_minimal())
     assert matrix.release("0.4.35").version == "0.4.35"
     assert matrix.release("0.5.0").note == "not in matrix.toml"  # ad hoc releases are allowed
-    with pytest.raises(ConfigError, match="not a JAX version"):
-        matrix.release("latest")
     with pytest.raises(ConfigError, match="unknown check"):
         matrix.check("speed")
 
@@ -133,12 +132,13 @@ def test_a_built_in_check_cannot_be_replaced_by_a_script(tmp_path: Path) -> None
         parse_matrix(raw, tmp_path / "matrix.toml")
 
 
-@pytest.mark.parametrize("text", ["0", "-1", "soon", "1.5"])
-def test_a_timeout_is_a_positive_number_of_seconds_in_every_command(text: str) -> None:
+@pytest.mark.parametrize("text", ["0", "-1", "soon", "1.5", "1e10", "inf", "nan"])
+def test_a_timeout_is_a_whole_number_of_seconds_in_every_command(text: str) -> None:
     import argparse
 
     from kit.config import timeout_seconds
 
-    with pytest.raises(argparse.ArgumentTypeError, match="must be a positive number of seconds"):
+    with pytest.raises(argparse.ArgumentTypeError, match="must be a whole number of seconds from 1 to 1000000000"):
         timeout_seconds(text)
     assert timeout_seconds("60") == 60
+    assert timeout_seconds("1e9") == 10**9  # a whole number of seconds, however it is written

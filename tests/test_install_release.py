@@ -1,4 +1,4 @@
-"""kit.install.release: how a release installs here, and whether a record of it is current."""
+"""kit.install.release: how a release installs here (its plan, its Python, its lock)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from kit import __version__
 from kit.install import plan as install, lockfile, release
-from kit.run import records
+from kit import records
 from kit.config import parse_matrix
 from kit.errors import IndexUnreachable, UsageError
 from kit.install.plan import InstallPlan, Resolution
@@ -68,42 +68,6 @@ def test_a_jaxlib_missing_from_the_index_is_not_asked_again_for_every_python(mon
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False, error=error))
     resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX)
     assert resolved.problem == "https://example.invalid/simple has no jaxlib 0.4.35 wheels (tried Python 3.13)"
-
-
-def make_record(jax: str, backend: str = "cpu", machine: str | None = None, python: str = "3.11",
-                parameters: dict[str, Any] | None = None, created: str = "2026-01-01T00:00:00Z") -> dict[str, Any]:
-    return {"schema": records.SCHEMA, "kit_version": __version__, "check": "scaling",
-            "requested": {"jax": jax, "backend": backend}, "status": "ran", "verdict": "unaffected",
-            "install": {"python": python, "requirements": [f"jax[cpu]=={jax}", "scipy"],
-                        "exclude_newer": "2024-11-05T20:56:00Z"},
-            "parameters": parameters or {"devices": [1, 2]},
-            "host": {"machine_id": machine or records.machine_id()}, "created": created}
-
-
-def test_newest_records_here_keeps_this_machine_and_backend_only(tmp_path: Path) -> None:
-    older = make_record("0.4.35", created="2026-01-01T00:00:00Z")
-    newer = make_record("0.4.35", created="2026-01-02T00:00:00Z", python="3.12")
-    for record in (older, newer, make_record("0.4.35", machine="another-machine"), make_record("0.6.0", backend="cuda")):
-        records.write_record(record, tmp_path)
-    newest = release.newest_records_here(tmp_path, "cpu")
-    assert list(newest) == [("scaling", "0.4.35")]
-    assert newest[("scaling", "0.4.35")]["install"]["python"] == "3.12"
-    assert list(release.newest_records_here(tmp_path, "cuda")) == [("scaling", "0.6.0")]
-
-
-@pytest.mark.parametrize(("change", "current"), [
-    ({}, True),
-    ({"python": "3.12"}, False),
-    ({"exclude_newer": "2025-01-01T00:00:00Z"}, False),
-    ({"parameters": {"devices": [1, 2, 4]}}, False),
-])
-def test_a_record_is_current_only_for_the_same_environment_and_parameters(change: dict[str, Any], current: bool) -> None:
-    record = make_record("0.4.35")
-    environment: dict[str, Any] = {"python": "3.11", "requirements": ["jax[cpu]==0.4.35", "scipy"],
-                                   "exclude_newer": "2024-11-05T20:56:00Z"}
-    environment.update({k: v for k, v in change.items() if k != "parameters"})
-    parameters = change.get("parameters", {"devices": [1, 2]})
-    assert release.record_is_current(record, parameters, backend="cpu", **environment) is current
 
 
 # --------------------------------------------------------------------------

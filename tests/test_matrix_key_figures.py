@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kit.matrix.key_figures import key_figure
 from kit.matrix.model import _finding
-from kit.run.records import LoadedRecord
+from kit.records import LoadedRecord
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
 

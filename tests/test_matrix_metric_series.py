@@ -9,7 +9,7 @@ import pytest
 from kit.matrix.markdown import render_markdown
 from kit.matrix.metric_series import metric_series, plot_metrics
 from kit.matrix.model import build_report
-from kit.run.records import LoadedRecord
+from kit.records import LoadedRecord
 
 
 def _record(version: str, samples: list[float], check: str = "mine") -> LoadedRecord:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kit.matrix import plots
-from kit.run.records import load_records
+from kit.records import load_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records" / "cpu-laptop-sweep"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kit.run.records import load_records
+from kit.records import load_records
 from kit.matrix.markdown import render_answer, render_markdown, render_rows
 from kit import cli
 from kit.matrix.model import SCHEMA, build_report

@@ -36,17 +36,9 @@ def test_without_a_partition_or_time_slurm_defaults_apply(tmp_path: Path) -> Non
     assert "#SBATCH --ntasks=1" in script
 
 
-def test_job_facts_name_the_job_array_task_and_node(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME"):
-        monkeypatch.delenv(name, raising=False)
-    assert slurm.job_facts() is None
-    monkeypatch.setenv("SLURM_JOB_ID", "13")
-    monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "12")
-    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
-    monkeypatch.setenv("SLURMD_NODENAME", "node01")
-    facts = slurm.job_facts()
-    assert facts is not None
-    assert job_label(facts) == "SLURM job 12_1 on node01"
+def test_a_job_is_named_by_its_array_task_and_node() -> None:
+    assert job_label({"job_id": "13", "array_job_id": "12", "array_task_id": "1", "node": "node01"}) \
+        == "SLURM job 12_1 on node01"
     assert job_label({"job_id": "7"}) == "SLURM job 7"
     assert job_label(None) == ""
 

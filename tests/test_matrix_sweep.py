@@ -16,13 +16,15 @@ import pytest
 
 from kit import __version__
 from kit.install import plan as install, release
-from kit.run import records
+from kit import records
+from kit import exit_codes
 from kit.matrix import sweep
 from kit.config import Matrix, parse_matrix
 from kit.errors import IndexUnreachable, KitError
 from kit.install.index import PackageIndex
 from kit.install.plan import InstallPlan, Resolution
-from kit.run.runner import Prepared, RunRequest, parameters_for
+from kit.install.environment import Prepared
+from kit.run.runner import RunRequest, parameters_for
 
 RELEASES = ("0.4.13", "0.4.16", "0.6.2")
 NOT_INSTALLABLE = "0.4.16"
@@ -128,7 +130,7 @@ ALL_CELLS = [(v, c) for v in RELEASES for c in ("scaling", "correctness")]
 
 def test_every_cell_runs_in_order_with_one_prepare_per_release(matrix: Matrix, kit: FakeKit) -> None:
     code, _ = run(matrix)
-    assert code == sweep.EXIT_OK
+    assert code == exit_codes.EXIT_OK
     assert kit.ran == ALL_CELLS
     assert kit.prepared == list(RELEASES)
     assert len(records.load_records(matrix.results_dir).records) == 6
@@ -140,7 +142,7 @@ def test_second_sweep_skips_current_cells_including_the_not_installable_one(
     kit.ran.clear()
     kit.prepared.clear()
     code, lines = run(matrix)
-    assert code == sweep.EXIT_OK
+    assert code == exit_codes.EXIT_OK
     assert kit.ran == [] and kit.prepared == []
     assert "6 of 6 cells are current" in "\n".join(lines)
     table = capsys.readouterr().out
@@ -229,7 +231,7 @@ def test_an_exception_in_one_cell_does_not_stop_the_rest(
 
     kit.behaviour[("0.4.13", "correctness")] = boom
     code, lines = run(matrix)
-    assert code == sweep.EXIT_OK
+    assert code == exit_codes.EXIT_OK
     assert kit.ran == ALL_CELLS
     assert any(line.startswith("ERROR in correctness · jax 0.4.13: RuntimeError: kit bug") for line in lines)
     table = capsys.readouterr().out
@@ -244,7 +246,7 @@ def test_an_unreachable_index_in_one_cell_is_one_sentence_no_traceback_and_no_re
 
     kit.behaviour[("0.4.13", "scaling")] = index_down
     code, lines = run(matrix)
-    assert code == sweep.EXIT_OK and kit.ran == ALL_CELLS
+    assert code == exit_codes.EXIT_OK and kit.ran == ALL_CELLS
     errors = [line for line in lines if line.startswith("ERROR in scaling · jax 0.4.13")]
     assert errors == ["ERROR in scaling · jax 0.4.13: jax 0.4.13 needs the package index to resolve its install, "
                       "and it could not be reached (no record written; the sweep goes on)"]
@@ -253,10 +255,10 @@ def test_an_unreachable_index_in_one_cell_is_one_sentence_no_traceback_and_no_re
 
 
 def test_strict_fails_on_a_crash_or_timeout_but_not_on_verdicts(matrix: Matrix, kit: FakeKit) -> None:
-    assert run(matrix, "--strict")[0] == sweep.EXIT_OK  # not-installable is an answer, not a failure
+    assert run(matrix, "--strict")[0] == exit_codes.EXIT_OK  # not-installable is an answer, not a failure
     kit.behaviour[("0.6.2", "correctness")] = lambda: "timed-out"
-    assert run(matrix, "--strict", "--rerun")[0] == sweep.EXIT_FAILED
-    assert run(matrix, "--rerun")[0] == sweep.EXIT_OK
+    assert run(matrix, "--strict", "--rerun")[0] == exit_codes.EXIT_FAILED
+    assert run(matrix, "--rerun")[0] == exit_codes.EXIT_OK
 
 
 def test_ctrl_c_keeps_earlier_records_and_exits_130(matrix: Matrix, kit: FakeKit) -> None:
@@ -265,7 +267,7 @@ def test_ctrl_c_keeps_earlier_records_and_exits_130(matrix: Matrix, kit: FakeKit
 
     kit.behaviour[("0.4.16", "correctness")] = interrupt
     code, lines = run(matrix)
-    assert code == sweep.EXIT_INTERRUPTED
+    assert code == exit_codes.EXIT_INTERRUPTED
     assert kit.ran == ALL_CELLS[:4]
     kept = {(records.record_jax(r), r["check"]) for r in records.load_records(matrix.results_dir).records}
     assert kept == set(ALL_CELLS[:3])
@@ -287,7 +289,7 @@ def test_ctrl_c_while_checking_currency_exits_130_without_running(
     kit.ran.clear()
     monkeypatch.setattr(install, "resolve", interrupt)
     code, lines = run(matrix)
-    assert code == sweep.EXIT_INTERRUPTED
+    assert code == exit_codes.EXIT_INTERRUPTED
     assert kit.ran == []
     assert lines[-1].startswith("interrupted: 0 cells done (their records are kept), 6 left: ")
 
@@ -352,7 +354,7 @@ def test_slurm_submits_the_pending_installable_cells_as_one_array(
 
     def prepare_with_env(*args: Any, **kwargs: Any) -> Prepared:
         prepared = kit.prepare(*args, **kwargs)
-        return dataclasses.replace(prepared, env=object() if prepared.resolution else None)
+        return dataclasses.replace(prepared, environment=object() if prepared.resolution else None)
 
     monkeypatch.setattr(sweep.slurm, "require_sbatch", lambda: None)
     monkeypatch.setattr(sweep.slurm, "run_matrix", fake_run_matrix)
@@ -385,3 +387,36 @@ def test_refresh_resolves_every_release_again_instead_of_reading_locks(
     assert len(asked) >= len(RELEASES) and all(asked)
     # and a cell that runs prepares its release afresh too
     assert sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.Options(refresh=True)).refresh
+
+
+# --------------------------------------------------------------------------
+# End to end: the real runner, a built release whose python reads the flags with the repro's own parser
+
+
+def test_devices_in_any_order_leave_a_second_sweep_nothing_to_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 17: devices = [4, 2, 1] made every record "not current" forever; and issue 18: an ad-hoc run
+    (-- --devices 1,2) made the next sweep rerun a cell it had called current."""
+    from kit import cli
+    from tests.fake_repro import install_fake_release
+
+    toml = tmp_path / "matrix.toml"
+    toml.write_text('[kit]\nresults_dir = "results"\nenvs_dir = "envs"\n[install]\nindex_url = "http://127.0.0.1:9/simple"\n'
+                    '[[release]]\nversion = "0.6.0"\n[checks.scaling]\ndevices = [4, 2, 1]\nbatch = 4096\n')
+    matrix = cli.load_matrix(toml)
+    install_fake_release(matrix.envs_dir, matrix, "0.6.0")
+    lines: list[str] = []
+
+    def sweep_once() -> str:
+        capsys.readouterr()
+        assert cli.main(["matrix"], log=lines.append, matrix_path=str(toml)) == exit_codes.EXIT_OK
+        return capsys.readouterr().out
+
+    first = sweep_once()
+    assert "1 cell: 1 ran, 0 current (skipped)" in first
+    [record] = records.load_records(matrix.results_dir).records
+    assert record["status"] == "ran" and record["parameters"]["devices"] == [1, 2, 4]
+    assert "1 cell: 0 ran, 1 current (skipped)" in sweep_once()
+    assert cli.main(["run", "scaling", "0.6.0", "--devices", "2,1"], log=lines.append, matrix_path=str(toml)) == 0
+    assert "1 cell: 0 ran, 1 current (skipped)" in sweep_once()
+    assert len(records.load_records(matrix.results_dir).records) == 2  # the matrix's run and the ad-hoc one

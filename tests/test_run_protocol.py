@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kit.run import protocol, runner
-from kit.install.envs import Env
+from kit.install.environment import REUSED, Environment
 
 
 @pytest.mark.parametrize(("code", "status", "verdict"), [
@@ -38,8 +38,8 @@ def test_a_verdict_that_contradicts_the_exit_code_is_a_crash() -> None:
     assert fields["status"] == "crashed" and "exited 0" in fields["reason"]
 
 
-def _env(tmp_path: Path) -> Env:
-    return Env(path=tmp_path, python=Path(sys.executable), reused=True, pins={"jax": "0.6.0"})
+def _env(tmp_path: Path) -> Environment:
+    return Environment(python=Path(sys.executable), pins={"jax": "0.6.0"}, obtained=REUSED)
 
 
 def _script(tmp_path: Path, body: str) -> Path:

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from kit.install import envs, plan as install, lockfile
-from kit.run import records, runner
+from kit.install.environment import REUSED, Environment, Prepared
+from kit import records
+from kit.run import runner
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
 from kit.install.plan import InstallPlan, Resolution
@@ -41,11 +42,6 @@ def test_an_unknown_preset_names_the_known_ones(matrix: Matrix) -> None:
         runner.parameters_for(matrix, runner.RunRequest("scaling", "0.4.16", preset="slow"))
 
 
-def test_parameters_become_repro_flags() -> None:
-    assert runner.to_flags({"matrix_size": 32, "devices": [1, 2, 4], "hidden": []}) == [
-        "--matrix-size", "32", "--devices", "1,2,4", "--hidden", ""]
-
-
 class NeighbourIndex:
     def neighbours(self, version: str) -> list[str]:
         return ["0.4.13", "0.4.18"]
@@ -55,7 +51,7 @@ def test_a_release_without_wheels_gets_a_not_installable_record(matrix: Matrix) 
     plan = InstallPlan(jax="0.4.16", backend="cpu", requirements=("jax[cpu]==0.4.16", "scipy"), exclude_newer=None,
                        index_url="https://example.invalid/simple", pythons=("3.11",))
     attempt = Resolution("3.11", ok=False, error="no version of jaxlib==0.4.16")
-    prepared = runner.Prepared(plan, None, None, "no jaxlib 0.4.16 wheels", [attempt])
+    prepared = Prepared(plan, None, None, "no jaxlib 0.4.16 wheels", [attempt])
     record, path = runner.run_check(matrix, runner.RunRequest("scaling", "0.4.16"), lambda m: None,
                                     NeighbourIndex(), prepared)  # type: ignore[arg-type]
     assert path.parent == matrix.results_dir
@@ -73,49 +69,15 @@ def test_a_repro_that_overruns_its_timeout_is_killed(capsys: Any) -> None:
 
 
 def test_a_size_the_repro_refuses_is_recorded_as_refused_not_crashed(tmp_path: Path) -> None:
-    from kit.install.envs import Env
     from repro.contract import EXIT_REFUSED
 
     fake_python = tmp_path / "python"
     fake_python.write_text(f"#!/bin/sh\necho 'error: does not fit: needs about 780 GiB' >&2\nexit {EXIT_REFUSED}\n")
     fake_python.chmod(0o755)
-    env = Env(tmp_path, fake_python, True, {})
+    env = Environment(fake_python, {}, REUSED)
     fields = runner._run_repro(env, runner.RunRequest("correctness", "0.6.0"), {}, 30, lambda m: None)
     assert fields["status"] == "refused"
     assert fields["reason"] == "the repro refused the size: error: does not fit: needs about 780 GiB"
-
-
-class LinkBackend:
-    """An 'environment' whose python is this interpreter."""
-
-    name = "link"
-
-    def create(self, path: Path, interpreter: Path) -> None:
-        envs.env_python(path).parent.mkdir(parents=True)
-        envs.env_python(path).symlink_to(sys.executable)
-
-    def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
-        pass
-
-
-def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    matrix = parse_matrix({"kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
-                           "install": {"index_url": refused_url()},
-                           "release": [{"version": "0.6.0"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
-    plan = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
-                       exclude_newer="2025-04-30T00:00:00Z", index_url=matrix.install.index_url, pythons=("3.11",))
-    resolution = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
-    monkeypatch.setattr(envs, "find_interpreter", lambda version: Path(sys.executable))
-    built = envs.ensure_env(matrix.envs_dir, plan, resolution, LinkBackend(), lambda m: None)
-    lockfile.write_lock(matrix.envs_dir, lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu"),
-                        plan, resolution)
-    monkeypatch.setattr(install, "resolve", lambda *a, **k: pytest.fail("uv was asked"))
-    lines: list[str] = []
-    prepared = runner.prepare(matrix, runner.RunRequest("scaling", "0.6.0"), lines.append)
-    assert prepared.env is not None and prepared.env.reused and prepared.env.path == built.path
-    assert prepared.resolution == resolution and prepared.plan == plan
-    assert "as locked in" in lines[0]
 
 
 def test_a_terminated_session_kills_its_repro_and_leaves_no_temp_folder(tmp_path: Path) -> None:

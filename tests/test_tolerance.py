@@ -27,8 +27,12 @@ def _honest_batch(batch: int, seed: int = 0, dtype: type = np.float32) -> Dict[s
     """Gaussian matrices, their working-precision slogdet/det and float64 references."""
     rng = np.random.default_rng(seed)
     matrices = rng.standard_normal((batch, N, N)).astype(dtype)
-    sign, logabsdet = np.linalg.slogdet(matrices)  # LAPACK in `dtype`: an honest kernel
-    det = np.linalg.det(matrices)
+    # LAPACK in `dtype` on the transposes: an honest kernel (same determinant) whose
+    # rounding differs from the reference's even in float64, where numpy's slogdet of
+    # the same matrices would be the reference itself, bit for bit.
+    transposed = np.swapaxes(matrices, -1, -2)
+    sign, logabsdet = np.linalg.slogdet(transposed)
+    det = np.linalg.det(transposed)
     ref_sign, ref_logabsdet = np.linalg.slogdet(matrices.astype(np.float64))
     return {
         "matrices": matrices,

@@ -1,33 +1,24 @@
 """The releases between the two ends, and what each one would install here.
 
-Listed from the index's own metadata, in seconds: the PEP 691 JSON pages of
-jax and jaxlib (upload times, yanked state, which Pythons each jaxlib has
-wheels for) and each jax wheel's METADATA (the jaxlib its extra pins, fetched
-once ever and kept on disk). Nothing is resolved here: a release is resolved
-fully (uv, with the era cut-off) only when it is probed, once. The Python
-named is the one the install plan prefers among those installed here that
-the pinned jaxlib has wheels for, which is what the resolver picks unless
-numpy or scipy of that era cannot be found for it.
+Listed from the index's own metadata, in seconds: upload times and yanked
+state from the jax project page, and what each release would install here
+(the jaxlib its extra pins, the Python it would get, or why not) from
+`kit.install.prediction`, the install side's answer from metadata alone.
+Nothing is resolved here: a release is resolved fully (uv, with the era
+cut-off) only when it is probed, once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Sequence
 
-from packaging import tags
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 from ..config import Matrix
 from ..errors import UsageError
 from ..install.index import PackageIndex, versions_between
-from ..install.release import installed_pythons, plan_release
-
-# GPU extras, newest first, as kit.install.plan picks them; "cpu" for the CPU build.
-_EXTRAS = {"cpu": ("cpu",), "cuda": ("cuda13", "cuda12", "cuda12_pip", "cuda")}
+from ..install.prediction import predict
 
 
 @dataclass(frozen=True)
@@ -79,93 +70,9 @@ def list_candidates(matrix: Matrix, versions: Sequence[str], backend: str, index
 def candidate_for(matrix: Matrix, version: str, backend: str, index: PackageIndex,
                   find_links: tuple[str, ...]) -> Candidate:
     """One release: its plan (no resolve), the jaxlib it would get and the Python, or why not."""
-    plan = plan_release(matrix, version, backend, index, find_links)
+    predicted = predict(matrix, version, backend, index, find_links)
     project = index.project("jax")
     uploaded = project.first_upload(version)
-    base = Candidate(version, plan.requirements, plan.exclude_newer, None, None,
-                     uploaded=uploaded.strftime("%Y-%m-%d") if uploaded else None, yanked=project.yanked(version))
-    spec = jaxlib_requirement(index, version, backend)
-    if spec is None:
-        return replace(base, problem=f"jax {version} declares no {backend} extra")
-    installed = installed_pythons(plan)
-    for python in installed:
-        jaxlib = _newest_jaxlib(index, spec, python)
-        if jaxlib is not None:
-            return replace(base, python=python, jaxlib=jaxlib)
-    wanted = _pinned(spec) or f"jaxlib{spec}"
-    for python in (p for p in plan.pythons if p not in installed):
-        jaxlib = _newest_jaxlib(index, spec, python)
-        if jaxlib is not None:
-            return replace(base, jaxlib=jaxlib)  # for a Python uv may supply when probed (kit.install.release)
-    if plan.find_links or plan.extra_index_urls or matrix.install.jaxlib_archive:
-        return replace(base, jaxlib=_pinned(spec))  # wheels may come from there: the probe will tell
-    if not installed:
-        return replace(base, problem=f"none of Python {', '.join(plan.pythons)} is installed here")
-    if not any(spec.contains(v) for v in index.project("jaxlib").versions()):
-        return replace(base, problem=f"{index.url} has no jaxlib {wanted} wheels (tried Python {', '.join(installed)})")
-    return replace(base, problem=f"{index.url} has no jaxlib {wanted} wheels for Python "
-                                 f"{', '.join(installed)} on this platform")
-
-
-def jaxlib_requirement(index: PackageIndex, version: str, backend: str) -> SpecifierSet | None:
-    """What ``jax[<backend's extra>]==version`` asks of jaxlib, from the wheel's METADATA.
-
-    Older releases pin it in the extra (``jaxlib==0.4.20; extra == "cpu"``);
-    since 0.4.30 the extra is empty and jax itself bounds it
-    (``jaxlib<=0.5.2,>=0.5.1``), so every requirement that applies counts.
-    """
-    wanted = Version(version)
-    wheels = sorted((f for f in index.project("jax").files if f.version == wanted and f.filename.endswith(".whl")),
-                    key=lambda f: f.yanked)  # a yanked release still says what it pinned
-    if not wheels:
-        return None
-    metadata = index.core_metadata(wheels[0])
-    declared = set(metadata.get_all("Provides-Extra") or [])
-    extra = next((e for e in _EXTRAS.get(backend, ()) if e in declared), None)
-    if extra is None:
-        return None
-    spec = SpecifierSet()
-    for line in metadata.get_all("Requires-Dist") or []:
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if requirement.name == "jaxlib" and (requirement.marker is None
-                                             or requirement.marker.evaluate({"extra": extra})):
-            spec &= requirement.specifier
-    return spec
-
-
-def pinned_jaxlib(index: PackageIndex, version: str, backend: str) -> str | None:
-    """The newest jaxlib on the index that ``jax[<extra>]==version`` accepts (what a resolver picks)."""
-    spec = jaxlib_requirement(index, version, backend)
-    if spec is None:
-        return None
-    accepted = [v for v in index.project("jaxlib").versions() if spec.contains(v)]
-    return str(accepted[-1]) if accepted else _pinned(spec)
-
-
-def _pinned(spec: SpecifierSet) -> str | None:
-    """The one version ``==X`` or ``<=X,>=X`` names, if it names one."""
-    exact = [s.version for s in spec if s.operator == "=="]
-    if exact:
-        return exact[0]
-    upper = [s.version for s in spec if s.operator == "<="]
-    lower = [s.version for s in spec if s.operator == ">="]
-    return upper[0] if upper and upper == lower else None
-
-
-def _newest_jaxlib(index: PackageIndex, spec: SpecifierSet, python: str) -> str | None:
-    """The newest jaxlib the spec accepts with a wheel this machine can install under ``python``."""
-    major, minor = (int(part) for part in python.split(".")[:2])
-    platforms = list(tags.platform_tags())
-    supported = {*tags.cpython_tags((major, minor), platforms=platforms),
-                 *tags.compatible_tags((major, minor), f"cp{major}{minor}", platforms)}
-    project = index.project("jaxlib")
-    for version in reversed(project.versions()):
-        if not spec.contains(version):
-            continue
-        for file in project.files_for(version):
-            if file.filename.endswith(".whl") and supported & set(parse_wheel_filename(file.filename)[3]):
-                return str(version)
-    return None
+    return Candidate(version, predicted.plan.requirements, predicted.plan.exclude_newer, predicted.python,
+                     predicted.jaxlib, predicted.problem, uploaded=uploaded.strftime("%Y-%m-%d") if uploaded else None,
+                     yanked=project.yanked(version))

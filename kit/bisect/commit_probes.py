@@ -20,8 +20,10 @@ from typing import Any, Mapping, Sequence
 from ..config import Matrix
 from ..history.source import History
 from ..install.index import PackageIndex
-from ..install.overlay import OVERLAY_FORMAT, lay_over, new_overlay_folder, remove_overlay
-from ..run import records, runner
+from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
+from .. import records
+from ..install.environment import Prepared, over_release
+from ..run import runner
 from .candidates import Candidate
 from .commit_candidates import CommitCandidate
 from .metric import MetricProber
@@ -78,7 +80,7 @@ class CommitProber(Prober):
         return dataclasses.replace(request, version=candidate.jax_version,
                                    reproduce=f"nox -s bisect -- {' '.join(self.options.argv)}")
 
-    def _prepare(self, version: str) -> runner.Prepared:
+    def _prepare(self, version: str) -> Prepared:
         """The build's release environment (prepared once, by the release prober), the commit laid over it."""
         candidate = self.commits.get(version)
         if candidate is None or candidate.build is None:
@@ -87,15 +89,14 @@ class CommitProber(Prober):
             release = candidate.build.release
             known_before = release in self.releases._prepared
             base = self.releases._prepare(release)
-            if base.env is None:
+            if base.environment is None:
                 self._prepared[version] = base
                 return base
             folder = new_overlay_folder()
             self._folders.append(folder)
-            env = lay_over(self.history, candidate.commit, base.env, folder, candidate.jax_version)
-            self.log(f"laid {candidate.short}'s jax/ and jaxlib Python over {base.env.path.name} ({folder})")
-            self._environments[version] = "built" if not known_before and not base.env.reused else "reused"
-            self._prepared[version] = dataclasses.replace(base, env=env)
+            self._prepared[version] = over_release(base, self.history, candidate.commit, candidate.jax_version, folder)
+            self.log(f"laid {candidate.short}'s jax/ and jaxlib Python over jax {release}'s environment ({folder})")
+            self._environments[version] = "built" if not known_before and not base.environment.reused else "reused"
         return self._prepared[version]
 
     def observe(self, candidate: Candidate) -> Observation:
@@ -104,7 +105,8 @@ class CommitProber(Prober):
             return super().observe(candidate)
         finally:
             prepared = self._prepared.pop(candidate.version, None) if candidate.version in self.commits else None
-            for folder in prepared.env.pythonpath if prepared is not None and prepared.env is not None else ():
+            laid = prepared.environment.pythonpath if prepared is not None and prepared.environment else ()
+            for folder in laid:
                 if folder in self._folders:
                     remove_overlay(folder)
                     self._folders.remove(folder)

@@ -43,7 +43,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
     candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
     name = bisect_name(options, good, bad)
-    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh)
+    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
     prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache,
                                                           subject_key(matrix, options), name, index, log)
     known = {} if options.metric else prober.known_outcomes()  # a metric is judged against this run's bounds

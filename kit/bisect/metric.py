@@ -87,11 +87,11 @@ class MetricProber(Prober):
     def measure(self, candidate: Candidate) -> Observation:
         """One run of the check or script; its samples of the metric, or why there are none."""
         prepared = self._prepare(candidate.version)
-        if prepared.env is None:
+        if prepared.environment is None:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
         if self.options.script:
             timeout = self.options.timeout or DEFAULT_SCRIPT_TIMEOUT_S
-            fields = runner.run_script(prepared.env, self.options.script, self.options.backend, None, timeout,
+            fields = runner.run_script(prepared.environment, self.options.script, self.options.backend, None, timeout,
                                        self.log)
         else:
             fields, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log, self.index,

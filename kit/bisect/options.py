@@ -10,15 +10,16 @@ machine's newest records of the check.
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from ..config import Matrix, timeout_seconds
+from ..config import Matrix, configured_parameters, release_number, timeout_seconds
 from ..errors import UsageError
-from ..install.release import newest_records_here
+from ..records import newest_records_here
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -141,7 +142,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fresh", action="store_true", help="ignore the probe cache and the records: probe everything again")
     parser.add_argument("--metric", default=None, metavar="NAME",
                         help="bisect a metric the check or script reports (KIT_RESULT metrics) instead of its verdict")
-    parser.add_argument("--factor", type=float, default=1.5, metavar="F",
+    parser.add_argument("--factor", type=_factor, default=1.5, metavar="F",
                         help="--metric: a probe is bad when its median is F times worse than --good's (default 1.5)")
     parser.add_argument("--commits", action="store_true",
                         help="then narrow to the JAX commit: its Python laid over a built release (docs/commits.md)")
@@ -168,11 +169,9 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError("give both --good and --bad, or neither", "without them the bounds come from the records")
     for flag, version in (("--good", args.good), ("--bad", args.bad)):
         if version is not None:
-            _parse_version(flag, version)
+            release_number(version, flag)
     if args.metric and args.good is None:
         raise UsageError("--metric needs --good and --bad", "their samples set the baseline and which way is worse")
-    if not args.factor > 1:
-        raise UsageError(f"--factor {args.factor:g} must be above 1", "e.g. --factor 1.5 (a 50% slowdown)")
     if args.good is not None and Version(args.good) == Version(args.bad):
         raise UsageError(f"--good and --bad are both {args.good}", "give two different releases")
     if args.jax_repo is not None and not args.commits:
@@ -188,11 +187,15 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     )
 
 
-def _parse_version(flag: str, text: str) -> Version:
+def _factor(text: str) -> float:
+    """``--factor``: a finite number above 1 (how many times worse a probe must be to count as bad)."""
     try:
-        return Version(text)
-    except InvalidVersion:
-        raise UsageError(f"{flag} {text!r} is not a JAX version", "give a release number such as 0.4.35") from None
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 1):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 1, e.g. 1.5 (a 50% slowdown), got {text!r}")
+    return value
 
 
 def bounds(matrix: Matrix, options: Options) -> tuple[str, str, str]:
@@ -234,7 +237,10 @@ def bounds_from_records(matrix: Matrix, options: Options) -> tuple[str, str, str
 
 
 def _recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
-    newest = newest_records_here(matrix.results_dir, options.backend)
+    """Per release, the verdict of this machine's newest record of the check's matrix.toml parameters."""
+    assert options.check is not None
+    newest = newest_records_here(matrix.results_dir, options.backend,
+                                 {options.check: configured_parameters(matrix, options.check)})
     return {jax: str(record.get("verdict")) for (check, jax), record in newest.items()
             if check == options.check and record.get("status") == "ran"}
 

@@ -52,10 +52,39 @@ class Observation:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Observation:
-        """Read back a saved observation; keys this kit does not know are dropped."""
-        known = {f.name for f in fields(cls)}
+    def from_json(cls, data: Any) -> Observation:
+        """Read back a saved observation; keys this kit does not know are dropped.
+
+        A file anyone can edit: ValueError names the first field of the wrong shape.
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError("the observation is not a JSON object")
+        known = {f.name: f for f in fields(cls)}
+        for name in ("status", "verdict", "reason"):
+            if name not in data:
+                raise ValueError(f"the observation has no {name!r}")
+        for name, value in data.items():
+            if name in known and not _OBSERVATION_SHAPES[name](value):
+                raise ValueError(f"the observation's {name!r} is not {known[name].type}")
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_OBSERVATION_SHAPES = {
+    "status": lambda v: isinstance(v, str), "verdict": _text_or_none, "reason": lambda v: isinstance(v, str),
+    "source": lambda v: isinstance(v, str), "runs": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "flipped": lambda v: isinstance(v, bool), "environment": _text_or_none,
+    "samples": lambda v: isinstance(v, list) and all(_number(x) for x in v), "python": _text_or_none,
+    "jaxlib": _text_or_none, "timeout_s": lambda v: v is None or (_number(v) and int(v) == v),
+    "seconds": _number, "ran_at": lambda v: isinstance(v, str), "by": lambda v: isinstance(v, str),
+}
 
 
 def classify(observation: Observation, crash: str) -> Outcome:

@@ -20,10 +20,14 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+from repro.contract import strict_json
 
 from .. import __version__
-from ..run import records, runner
+from ..atomic_files import atomic_write_text
+from ..records import JsonTextError, read_json
+from ..run import runner
 from ..config import Matrix
 from .options import Options
 from .outcomes import Observation
@@ -59,27 +63,45 @@ class ProbeKey:
 class ProbeCache:
     """Observations on disk, one file per :class:`ProbeKey`."""
 
-    def __init__(self, folder: Path, read: bool = True) -> None:
+    def __init__(self, folder: Path, read: bool = True, log: Callable[[str], None] | None = None) -> None:
         self.folder = folder
         self.read = read
         """False for ``--fresh``: earlier observations are ignored (and replaced)."""
+        self.log = log or (lambda message: None)
+        self.unusable: dict[Path, str] = {}
+        """Files that could not be used, and why (each is said once, then probed again)."""
 
     def get(self, key: ProbeKey, timeout_s: int) -> Observation | None:
-        """The observation kept under ``key``, if it still answers a probe under ``timeout_s``."""
+        """The observation kept under ``key``, if it still answers a probe under ``timeout_s``.
+
+        Whatever a cache file holds, a file that cannot be used is named once
+        with its reason and the probe runs again: never a traceback.
+        """
         if not self.read:
             return None
-        try:
-            saved = json.loads((self.folder / f"{key.digest()}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None  # absent, or torn by a crash: probe again
-        if saved.get("schema") != PROBE_SCHEMA or saved.get("key") != json.loads(json.dumps(asdict(key))):
+        path = self.folder / f"{key.digest()}.json"
+        if not path.exists():
             return None
-        observation = Observation.from_json(saved.get("observation", {}))
-        if observation.status == "timed-out" and (observation.timeout_s or 0) < timeout_s:
-            return None  # it only ran out of a shorter time
+        try:
+            observation = self._read(path, key)
+        except (JsonTextError, ValueError) as error:
+            if path not in self.unusable:
+                self.unusable[path] = str(error)
+                self.log(f"skipped the probe cache file {path}: {error} (the release is probed again)")
+            return None
+        if observation is None or (observation.status == "timed-out" and (observation.timeout_s or 0) < timeout_s):
+            return None  # another key's file, or it only ran out of a shorter time
         return observation
+
+    @staticmethod
+    def _read(path: Path, key: ProbeKey) -> Observation | None:
+        saved = read_json(path)
+        if not isinstance(saved, dict) or saved.get("schema") != PROBE_SCHEMA:
+            raise ValueError(f"not a probe of this kit (schema {PROBE_SCHEMA})")
+        if saved.get("key") != json.loads(json.dumps(asdict(key))):
+            return None
+        return Observation.from_json(saved.get("observation"))
 
     def put(self, key: ProbeKey, observation: Observation) -> None:
         data = {"schema": PROBE_SCHEMA, "key": asdict(key), "observation": observation.to_json()}
-        records.atomic_write_text(self.folder / f"{key.digest()}.json",
-                                  json.dumps(data, indent=2, sort_keys=True, default=dict) + "\n")
+        atomic_write_text(self.folder / f"{key.digest()}.json", strict_json(data, default=dict))

@@ -20,10 +20,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..run import records, runner
+from .. import records
 from ..config import Matrix
+from ..install.environment import Prepared
 from ..install.index import PackageIndex
-from ..install.release import newest_records_here, record_is_current
+from ..run import runner
 from .candidates import Candidate
 from .options import DEFAULT_SCRIPT_TIMEOUT_S, Log, Options
 from .outcomes import Observation, classify, describe, script_observation, settle
@@ -42,7 +43,7 @@ class Prober:
         self.observations: dict[str, Observation] = {}
         self.ran_now: list[str] = []
         """Releases this bisect ran (not found in the cache or the records)."""
-        self._prepared: dict[str, runner.Prepared] = {}
+        self._prepared: dict[str, Prepared] = {}
         self._environments: dict[str, str] = {}
         """``built`` or ``reused``, per release this bisect prepared."""
 
@@ -120,7 +121,7 @@ class Prober:
         cached = self.cache.get(self._key(candidate.version, python, jaxlib), self.timeout)
         return dataclasses.replace(cached, source="cache") if cached is not None else None
 
-    def _looks(self, candidate: Candidate, prepared: runner.Prepared, first: Observation | None) -> Observation:
+    def _looks(self, candidate: Candidate, prepared: Prepared, first: Observation | None) -> Observation:
         """Look once (or start from an inconclusive record); re-run a check's inconclusive look; confirm on request."""
         runs = [first or self._run(candidate, prepared)]
         if runs[0].verdict == "inconclusive" and self.options.check:
@@ -135,12 +136,12 @@ class Prober:
         if not self.options.check or not self.cache.read:
             return None
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
-        newest = newest_records_here(self.matrix.results_dir, self.options.backend)
-        record = newest.get((self.options.check, candidate.version))
-        if record is None:
-            return None
         parameters = runner.parameters_for(self.matrix, self._request(candidate.version))
-        if not record_is_current(record, parameters, backend=self.options.backend, **candidate.fingerprint_args):
+        newest = records.newest_records_here(self.matrix.results_dir, self.options.backend,
+                                             {self.options.check: parameters}, self.options.preset)
+        record = newest.get((self.options.check, candidate.version))
+        if record is None or not records.is_current(record, parameters, backend=self.options.backend,
+                                                    preset=self.options.preset, **candidate.fingerprint_args):
             return None
         install = record.get("install") or {}
         return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record",
@@ -156,41 +157,43 @@ class Prober:
                                  reproduce=f"nox -s {self.options.check}-{version}",
                                  first_python=self.candidates[version].python)
 
-    def _prepare(self, version: str) -> runner.Prepared:
+    def _prepare(self, version: str) -> Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""
         if version not in self._prepared:
             prepared = runner.prepare(self.matrix, self._request(version), self.log, self.index)
-            if prepared.env is not None:
-                self._environments[version] = "reused" if prepared.env.reused else "built"
+            if prepared.environment is not None:
+                self._environments[version] = prepared.environment.obtained
             self._prepared[version] = prepared
         return self._prepared[version]
 
-    def _run(self, candidate: Candidate, prepared: runner.Prepared) -> Observation:
+    def _run(self, candidate: Candidate, prepared: Prepared) -> Observation:
         if self.options.script:
             return self._run_script(prepared)
         record, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log,
                                          self.index, prepared=prepared)
         return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""))
 
-    def _run_script(self, prepared: runner.Prepared) -> Observation:
-        if prepared.env is None:
+    def _run_script(self, prepared: Prepared) -> Observation:
+        if prepared.environment is None:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
         assert self.options.script is not None
-        self.log(f"running {prepared.env.python} {self.options.script}")
-        code = run_script([str(prepared.env.python), str(self.options.script)], self.timeout, prepared.env.pythonpath)
+        python = prepared.environment.python
+        self.log(f"running {python} {self.options.script}")
+        code = run_script([str(python), str(self.options.script)], self.timeout, prepared.environment.pythonpath)
         return script_observation(code, self.timeout)
 
 
-def run_script(cmd: list[str], timeout: int, pythonpath: Sequence[Path] = ()) -> int | None:
+def run_script(cmd: list[str], timeout: int, pythonpath: tuple[Path, ...] = ()) -> int | None:
     """Run a user script with output to the terminal; its exit code, or None on timeout.
 
     Its own session, so a timeout kills the whole process group (a script
     that spawns workers must not leave them behind). ``pythonpath`` comes
     first: a commit's sources laid over the release's environment.
     """
-    # As for a check: the repository root is importable, so `from repro import kitcheck` works in a script.
-    path = [*map(str, pythonpath), str(runner.REPO_ROOT), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    # As for a check: the environment's paths and the repository root are importable, so
+    # `from repro import kitcheck` works in a script.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*(str(path) for path in pythonpath), str(runner.REPO_ROOT),
+                                                        os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(cmd, start_new_session=True, env=env)
     try:
         return proc.wait(timeout=timeout)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from packaging.version import Version
 
 from . import changelog
-from ..run import records
+from repro.contract import strict_json
+
+from ..atomic_files import atomic_write_text
 from .candidates import Candidate
 from .commit_report import commit_section
 from .finding import Finding, cost_lines, to_json
@@ -151,7 +152,6 @@ def _transition_lines(finding: Finding) -> list[str]:
 def write_report(reports_dir: Path, finding: Finding, notes: Sequence[str]) -> str:
     """Write bisect-<name>.md and .json; return the markdown."""
     markdown = render_markdown(finding, notes)
-    records.atomic_write_text(reports_dir / f"bisect-{finding.name}.md", markdown)
-    records.atomic_write_text(reports_dir / f"bisect-{finding.name}.json",
-                              json.dumps(to_json(finding, list(notes)), indent=2, sort_keys=True) + "\n")
+    atomic_write_text(reports_dir / f"bisect-{finding.name}.md", markdown)
+    atomic_write_text(reports_dir / f"bisect-{finding.name}.json", strict_json(to_json(finding, list(notes))))
     return markdown

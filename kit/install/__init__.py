@@ -1,1 +1,2 @@
-"""How does release X get onto this machine? The index, the install plan, the environment and its lock."""
+"""How does this run get its Python? One entry point (`environment.prepare`); for a release: the index, the
+install plan, what the metadata predicts, the built environment and its lock."""

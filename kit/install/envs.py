@@ -38,8 +38,6 @@ class Env:
     python: Path
     reused: bool
     pins: dict[str, str]
-    pythonpath: tuple[Path, ...] = ()
-    """Folders put first on PYTHONPATH when it runs: a commit's sources laid over this env (kit.install.overlay)."""
 
     def python_version(self) -> str | None:
         """The interpreter's full version (3.13.0), as the venv recorded it: no process to start.

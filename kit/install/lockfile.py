@@ -19,9 +19,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..config import Matrix, Release
-from .plan import InstallPlan, Resolution
+from repro.contract import strict_json
+
 from ..atomic_files import atomic_write_text
+from ..config import Matrix, Release
+from ..records import JsonTextError, read_json
+from .plan import InstallPlan, Resolution
 
 LOCK_SCHEMA = 1
 
@@ -61,7 +64,7 @@ def read_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
     """The lock made under exactly these settings, or None (missing, torn, or other settings)."""
     path = lock_path(envs_dir, settings)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
         if data.get("schema") != LOCK_SCHEMA or data.get("settings") != settings:
             return None
         fields: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
@@ -69,8 +72,8 @@ def read_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
         plan = InstallPlan(**fields)
         resolution = Resolution(python=data["python"], ok=True, pins=dict(data["pins"]),
                                 hashes={name: tuple(found) for name, found in data.get("hashes", {}).items()})
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    except (JsonTextError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # missing, torn or hand-edited: resolve again
     return Lock(path, plan, resolution, str(data.get("resolved_at", "")))
 
 
@@ -85,5 +88,5 @@ def write_lock(envs_dir: Path, settings: dict[str, Any], plan: InstallPlan, reso
         "hashes": {name: list(found) for name, found in sorted(resolution.hashes.items())},
         "resolved_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(path, strict_json(data))
     return path

@@ -23,18 +23,22 @@ preferring one already built.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..history.export import export_files
 from ..history.source import History
 from ..history.version_file import JaxlibRange
-from .envs import Env
+
+if TYPE_CHECKING:  # environment.py lays commits over with this module: the type alone, no import cycle
+    from .environment import Environment
 
 OVERLAY_FORMAT = 2
 """What an overlay holds; part of every commit probe's cache key, so a change to it re-runs commits.
@@ -83,14 +87,15 @@ def new_overlay_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix=f"kit-{os.getpid()}-commit-"))
 
 
-def lay_over(history: History, commit: str, env: Env, folder: Path, version: str) -> Env:
-    """``env`` with ``commit``'s ``jax/`` and jaxlib Python first on its path (written into ``folder``)."""
-    installed = installed_package(env, "jaxlib").absolute()  # links must not depend on the working folder
+def lay_over(history: History, commit: str, environment: Environment, folder: Path, version: str) -> Environment:
+    """``environment`` with ``commit``'s ``jax/`` and jaxlib Python first on its path (written into ``folder``)."""
+    installed = installed_package(environment.python, "jaxlib")
     export_files(history, commit, ["jax"], folder)
     export_files(history, commit, ["jaxlib"], folder, wanted=lambda path: _jaxlib_python(path, installed))
     _link_missing(installed, folder / "jaxlib")
     _stamp_version(folder / "jax" / "version.py", version)
-    return replace(env, pins={**env.pins, "jax": version}, pythonpath=(folder, *env.pythonpath))
+    return replace(environment, pins={**environment.pins, "jax": version},
+                   pythonpath=(folder, *environment.pythonpath))
 
 
 def _jaxlib_python(path: str, installed: Path) -> bool:
@@ -110,12 +115,19 @@ def remove_overlay(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def installed_package(env: Env, name: str) -> Path:
-    """Where ``name`` is installed in the environment (site-packages/NAME)."""
-    found = sorted(env.path.glob(f"lib/python*/site-packages/{name}")) + sorted(env.path.glob(f"Lib/site-packages/{name}"))
+@functools.lru_cache(maxsize=None)
+def installed_package(python: Path, name: str) -> Path:
+    """Where ``python`` imports package ``name`` from (asked once per interpreter; nothing is imported).
+
+    ``find_spec`` of a top-level package locates it without running it, so
+    this costs a bare interpreter start, and works for any interpreter, not
+    only a venv laid out as ``lib/pythonX.Y/site-packages``.
+    """
+    code = f"import importlib.util as u; s = u.find_spec({name!r}); print(s.submodule_search_locations[0] if s else '')"
+    found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
     if not found:
-        raise FileNotFoundError(f"{name} is not installed in {env.path}")
-    return found[0]
+        raise FileNotFoundError(f"{name} is not installed for {python}")
+    return Path(found).absolute()  # links made from it must not depend on the working folder
 
 
 def _link_missing(installed: Path, overlay: Path) -> None:

@@ -17,6 +17,7 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Collection
 
 from ..config import Matrix, Release
 from ..errors import IndexUnreachable, UsageError
@@ -31,8 +32,9 @@ JAX_CUDA_ARCHIVE_PAGE = "https://storage.googleapis.com/jax-releases/jax_cuda_re
 # cut-off (pruned wheels are sometimes re-uploaded years later).
 _OWN_PACKAGES = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt")
 
-# GPU extras, newest first: the first one a release declares is the one to use.
-_CUDA_EXTRAS = ("cuda13", "cuda12", "cuda12_pip", "cuda")
+# The extra each backend installs through, GPU ones newest first: the first one
+# a release declares is the one to use (for the plan and for bisect's candidate list).
+EXTRAS = {"cpu": ("cpu",), "cuda": ("cuda13", "cuda12", "cuda12_pip", "cuda")}
 
 # Platform to resolve GPU plans for: the wheels clusters run.
 GPU_PLATFORM = "x86_64-manylinux_2_28"
@@ -118,14 +120,38 @@ def _jax_requirement(version: str, backend: str, index: PackageIndex, notes: lis
         return f"jax[cpu]=={version}"
     if backend == "cuda":
         extras = index.jax_extras(version)
-        for extra in _CUDA_EXTRAS:
-            if extra in extras:
-                notes.append(f"GPU build through the jax[{extra}] extra, as declared by jax {version}")
-                # Taken as declared, pins and all: jax 0.4.35's cuda12 extra pins
-                # jaxlib 0.4.34, and that is what its GPU users got.
-                return f"jax[{extra}]=={version}"
-        raise UsageError(f"jax {version} declares no CUDA extra", f"its extras are: {', '.join(sorted(extras))}")
+        extra = backend_extra(backend, extras)
+        if extra is not None:
+            notes.append(f"GPU build through the jax[{extra}] extra, as declared by jax {version}")
+            # Taken as declared, pins and all: jax 0.4.35's cuda12 extra pins
+            # jaxlib 0.4.34, and that is what its GPU users got.
+            return f"jax[{extra}]=={version}"
+        raise UsageError(no_extra(version, backend), f"its extras are: {', '.join(sorted(extras))}")
     raise UsageError(f"unknown backend {backend!r}", "use --backend cpu or --backend cuda")
+
+
+def backend_extra(backend: str, declared: Collection[str]) -> str | None:
+    """The extra of ``declared`` that installs ``backend``, or None when the release declares none."""
+    return next((extra for extra in EXTRAS.get(backend, ()) if extra in declared), None)
+
+
+# The sentences that say why a release does not install here: one wording whether
+# the resolver found it out (`unresolvable_reason`) or the index's metadata did
+# (kit.install.prediction, for bisect's candidate list).
+
+
+def no_extra(version: str, backend: str) -> str:
+    return f"jax {version} declares no {'CUDA' if backend == 'cuda' else backend} extra"
+
+
+def no_python(pythons: tuple[str, ...] | list[str]) -> str:
+    return f"none of Python {', '.join(pythons)} is installed here"
+
+
+def no_wheels(where: str, package: str, version: str, tried: str, *, on_this_platform: bool = False) -> str:
+    if on_this_platform:
+        return f"{where} has no {package} {version} wheels for Python {tried} on this platform"
+    return f"{where} has no {package} {version} wheels (tried Python {tried})"
 
 
 # Answers already given in this process: a bisect lists its candidates and then
@@ -246,7 +272,7 @@ def parse_pins(text: str) -> dict[str, str]:
 def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Resolution, ...]) -> str:
     """Why no Python could install the plan, in one sentence (uv's words go to the record)."""
     if not attempts:
-        return f"none of Python {', '.join(plan.pythons)} is installed here"
+        return no_python(plan.pythons)
     tried = ", ".join(a.python for a in attempts)
     where = ", ".join((plan.index_url, *plan.extra_index_urls, *plan.find_links))
     page = _FIND_LINKS_UNREACHABLE.search(attempts[-1].error)
@@ -255,7 +281,7 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
         return f"the find-links page {page.group(1)} could not be reached ({cause}; tried Python {tried})"
     missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
     if missing:
-        return f"{where} has no {missing.group(1)} {missing.group(2)} wheels (tried Python {tried})"
+        return no_wheels(where, missing.group(1), missing.group(2), tried)
     wheels = re.search(r"(\S+) \(v([\w.]+)\) with the following Python ABI tags: (.*?)(?:$|\s*hint)",
                        attempts[-1].error)
     if wheels:

@@ -1,24 +1,19 @@
-"""A release on this machine: how it installs here, and whether a record of it is current.
+"""A release on this machine: how it installs here, resolved from metadata without downloading wheels.
 
-The drivers (one run, the matrix sweep, bisect, ``nox -s plan``) ask these
-two questions of every release they touch. Each has one answer here, so a
-change to how a release is planned or judged happens in one place:
-
-* `resolve_release` — the install plan, the Python that installs it (or why
-  none does), resolved from metadata without downloading wheels;
-* `newest_records_here` and `record_is_current` — this machine's newest
-  record of each check and release, and whether running it again would
-  measure anything new.
+The drivers (one run, the matrix sweep, bisect, ``nox -s plan``) ask this of
+every release they touch, here, so a change to how a release is planned
+happens in one place: `resolve_release` gives the install plan and the Python
+that installs it (or why none does), from the environment's lock when it was
+built. Building the environment is `kit.install.environment`; whether a
+record of the release is current is `kit.records.currency`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
-from .. import __version__
-from ..run import records
 from ..config import Matrix
 from .envs import Env, available_pythons, env_path, finished_env
 from ..errors import IndexUnreachable, UsageError
@@ -155,26 +150,3 @@ def built_env(matrix: Matrix, version: str, backend: str, find_links: tuple[str,
     if lock is None:
         return None
     return finished_env(env_path(matrix.envs_dir, lock.plan, lock.resolution))
-
-
-def newest_records_here(results_dir: Path, backend: str) -> dict[tuple[str, str], records.Record]:
-    """This machine's newest record per (check, release) on ``backend``."""
-    wanted = records.backend_name(backend)  # cuda -> gpu, as the stored keys name it
-    machine = records.machine_id()
-    newest, _older = records.newest_per_cell(records.load_records(results_dir).entries)
-    return {(key.check, key.jax): entry.record for key, entry in newest.items()
-            if key.backend == wanted and key.machine == machine}
-
-
-def record_is_current(record: Mapping[str, Any], parameters: Mapping[str, Any], *, backend: str,
-                      python: str | None, requirements: Sequence[str], exclude_newer: str | None) -> bool:
-    """Would running the record's cell again, in the environment described, measure nothing new?
-
-    The environment is named by what decides it (the chosen Python, the
-    requirements and the era cut-off), so callers that know it from a stored
-    candidate and callers that just resolved it ask the same question.
-    """
-    fingerprint = records.environment_fingerprint(
-        python=python, requirements=list(requirements), exclude_newer=exclude_newer,
-        backend=backend, machine=records.machine_id())
-    return records.is_current(record, __version__, parameters, fingerprint)

@@ -18,7 +18,10 @@ from typing import Any, Iterable, Mapping
 
 from ..metrics import summarise
 from .plots import save_png
-from ..run.records import LoadedRecord, atomic_write_text, record_backend, record_jax, release_key
+from repro.contract import strict_json
+
+from ..atomic_files import atomic_write_text
+from ..records import JsonTextError, LoadedRecord, read_json, record_backend, record_jax, release_key
 
 MANIFEST = "metrics.json"
 
@@ -65,12 +68,14 @@ def metric_series(newest: Iterable[LoadedRecord]) -> list[MetricSeries]:
             continue
         for name, metric in metrics.items():
             samples = metric.get("samples") if isinstance(metric, Mapping) else None
-            if not isinstance(samples, list) or not samples:
+            # A null sample is a NaN or infinity the run measured (records are strict JSON): not a time.
+            finite = [float(x) for x in samples if isinstance(x, (int, float))] if isinstance(samples, list) else []
+            if not finite:
                 continue
             key = (str(record.get("check")), str(name), record_backend(record))
             one = series.setdefault(key, MetricSeries(*key[:2], str(metric.get("unit", "")),
                                                       str(metric.get("better", "lower")), key[2]))
-            s = summarise([float(x) for x in samples])
+            s = summarise(finite)
             one.points.append(MetricPoint(record_jax(record), s.median, s.q1, s.q3, s.n))
     for one in series.values():
         one.points.sort(key=lambda p: release_key(p.release))
@@ -108,9 +113,11 @@ def plot_metrics(series: list[MetricSeries], out_dir: Path, md_dir: Path) -> lis
     """Draw one PNG per series (kept when its data has not changed); set each series' ``plot``."""
     manifest_path = out_dir / MANIFEST
     try:
-        drawn = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        drawn = read_json(manifest_path)
+    except JsonTextError:
         drawn = {}
+    if not isinstance(drawn, dict):
+        drawn = {}  # not ours (any more): every plot is drawn again
     paths, now = [], {}
     for one in series:
         path = out_dir / f"{one.slug}.png"
@@ -122,7 +129,7 @@ def plot_metrics(series: list[MetricSeries], out_dir: Path, md_dir: Path) -> lis
         one.plot = path.relative_to(md_dir).as_posix() if path.is_relative_to(md_dir) else str(path)
         paths.append(path)
     if now != drawn and now:
-        atomic_write_text(manifest_path, json.dumps(now, indent=2, sort_keys=True) + "\n")
+        atomic_write_text(manifest_path, strict_json(now))
     return paths
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__ as KIT_VERSION
-from .configured_runs import Configured, split_ad_hoc
 from .key_figures import key_figure, lu_fed_by
 from .known_problems import KnownProblem, load_known_problems
 from .metric_series import MetricSeries, metric_series
 from .slurm import job_label
-from ..run.records import (
+from ..records import (
+    Configured,
     LoadedRecord,
     UnusableFile,
     cell_key,
@@ -30,6 +30,7 @@ from ..run.records import (
     record_jax,
     record_machine,
     release_key,
+    split_ad_hoc,
 )
 from .workarounds import shard_map_figures, shard_map_text
 

@@ -31,6 +31,11 @@ class ErrorSeries:
     boundary_index: float | None
 
 
+def objects(value: Any) -> list[Mapping[str, Any]]:
+    """The objects of an evidence list; [] for anything else (a record is a file anyone can edit)."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
 def number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -160,8 +165,8 @@ def efficiency_curves(evidence: Mapping[str, Any]) -> dict[str, list[tuple[int, 
     Only modes with at least two device counts are returned.
     """
     curves: dict[str, list[tuple[int, float]]] = {}
-    for item in evidence.get("scaling") or []:
-        if not isinstance(item, Mapping) or item.get("pass", "forward") != "forward":
+    for item in objects(evidence.get("scaling")):
+        if item.get("pass", "forward") != "forward":
             continue
         devices, value = item.get("devices"), number(item.get("efficiency"))
         if isinstance(devices, int) and not isinstance(devices, bool) and value is not None:

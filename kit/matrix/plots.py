@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_text
 from .plot_data import (
@@ -37,7 +38,7 @@ from .plot_data import (
     number,
     scaling_curves,
 )
-from ..run.records import LoadedRecord, newest_per_cell, record_backend, record_jax, release_key
+from ..records import JsonTextError, LoadedRecord, newest_per_cell, read_json, record_backend, record_jax, release_key
 
 AFFECTED_COLOR = "#c0392b"
 UNAFFECTED_COLOR = "#2471a3"
@@ -85,7 +86,7 @@ def make_plots(records: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
         manifest = {"schema": MANIFEST_SCHEMA, "inputs": inputs,
                     "images": [{"title": i.title, "path": i.path.name} for i in outcome.images],
                     "notes": outcome.notes}
-        atomic_write_text(out_dir / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+        atomic_write_text(out_dir / MANIFEST, strict_json(manifest, sort_keys=False))
     return outcome
 
 
@@ -96,15 +97,19 @@ def _inputs_digest(entries: Iterable[LoadedRecord]) -> str:
 
 def _unchanged(out_dir: Path, inputs: str) -> PlotOutcome | None:
     try:
-        manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_json(out_dir / MANIFEST)
+    except JsonTextError:
         return None
     if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA or manifest.get("inputs") != inputs:
         return None
-    images = [PlotImage(str(i["title"]), out_dir / str(i["path"])) for i in manifest.get("images", [])]
+    listed = manifest.get("images")
+    if not isinstance(listed, list) or not all(isinstance(i, dict) and "title" in i and "path" in i for i in listed):
+        return None  # not as this kit writes it: draw again
+    images = [PlotImage(str(i["title"]), out_dir / str(i["path"])) for i in listed]
     if not images or not all(image.path.exists() for image in images):
         return None
-    return PlotOutcome(images=images, notes=[str(n) for n in manifest.get("notes", [])])
+    notes = manifest.get("notes")
+    return PlotOutcome(images=images, notes=[str(n) for n in notes] if isinstance(notes, list) else [])
 
 
 def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:

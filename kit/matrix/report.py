@@ -12,19 +12,19 @@ Run through the command line: ``python -m kit report [--results DIR] [--out DIR]
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from repro.contract import strict_json
+
 from ..atomic_files import atomic_write_texts
-from .configured_runs import Configured, split_ad_hoc
 from ..errors import StorageError
 from .known_problems import load_known_problems
 from .markdown import render_markdown
 from .metric_series import plot_metrics
 from .model import PlotRef, Report, build_report
-from ..run.records import LoadedRecord, UnusableFile, load_records
+from ..records import Configured, LoadedRecord, UnusableFile, load_records, split_ad_hoc
 
 
 @dataclass
@@ -90,6 +90,6 @@ def _write_files(report: Report, in_matrix: list[LoadedRecord], out_dir: Path, p
         report.plot_notes = ["Plots skipped (--no-plots)."]
     atomic_write_texts({
         out_dir / "matrix.md": render_markdown(report),
-        out_dir / "matrix.json": json.dumps(report.to_json(), indent=2, sort_keys=True, default=str) + "\n",
+        out_dir / "matrix.json": strict_json(report.to_json(), default=str),
     })
     return written

@@ -13,7 +13,7 @@ By default the kit waits, printing a line per cell as it starts and lands,
 then the matrix session writes the report. With ``--no-wait`` it prints the
 job id and returns; ``nox -s report`` merges the records once they land.
 Every record written inside a job says which job, array task and node ran it
-(`job_facts`).
+(`kit.run.facts.job_facts`; `job_label` names it in the report).
 """
 
 from __future__ import annotations
@@ -61,20 +61,6 @@ class ArrayTask:
 
     def __str__(self) -> str:
         return f"{self.check} · jax {self.version}"
-
-
-def job_facts() -> dict[str, Any] | None:
-    """Which SLURM job, array task and node this process runs in; None outside SLURM."""
-    if "SLURM_JOB_ID" not in os.environ:
-        return None
-    env = os.environ
-    return {
-        "job_id": env.get("SLURM_JOB_ID"),
-        "array_job_id": env.get("SLURM_ARRAY_JOB_ID"),
-        "array_task_id": env.get("SLURM_ARRAY_TASK_ID"),
-        "node": env.get("SLURMD_NODENAME"),
-        "job_name": env.get("SLURM_JOB_NAME"),
-    }
 
 
 def job_label(facts: Mapping[str, Any] | None) -> str:

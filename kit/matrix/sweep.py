@@ -28,20 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from ..run import records
+from .. import records
 from . import slurm
-from ..config import Matrix, timeout_seconds
+from ..config import Matrix, configured_parameters, release_number, timeout_seconds
 from ..errors import KitError, UsageError
+from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from ..install.environment import Prepared
 from ..install.index import PackageIndex
-from ..install.release import ResolvedRelease, newest_records_here, open_index, record_is_current, resolve_release
-from ..run.runner import Prepared, RunRequest, parameters_for, prepare, run_check
+from ..install.release import ResolvedRelease, open_index, resolve_release
+from ..run.runner import RunRequest, prepare, run_check
 from .slurm import SlurmOptions
 
 Log = Callable[[str], None]
 
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
 # An ETA from one or two cells is mostly noise (the first cell of a release
 # also pays for its install), so it is shown once this many cells have run.
@@ -188,10 +189,7 @@ def _split(values: Sequence[str]) -> tuple[str, ...]:
 def _matrix_version(matrix: Matrix, version: str) -> str:
     """matrix.toml's spelling of ``version``; the matrix only sweeps what it lists."""
     known = [release.version for release in matrix.releases]
-    try:
-        wanted = Version(version)
-    except InvalidVersion:
-        wanted = None
+    wanted = Version(release_number(version, "--only"))
     for release in matrix.releases:
         if release.key == wanted:
             return release.version
@@ -216,30 +214,31 @@ def select_cells(matrix: Matrix, options: Options) -> list[Cell]:
 
 def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index: PackageIndex,
                   log: Log) -> dict[Cell, records.Record]:
-    """The cells whose newest record on this machine would not change if run again, with it."""
+    """The cells whose newest record of matrix.toml's parameters on this machine would not change if run
+    again, with it (an ad-hoc record of the same cell neither counts nor gets in the way)."""
     wanted = [cell for cell in cells if not _forced(cell, options)]
     if not wanted:
         return {}
-    newest = newest_records_here(matrix.results_dir, options.backend)
+    configured = {check: configured_parameters(matrix, check) for check in {cell.check for cell in wanted}}
+    newest = records.newest_records_here(matrix.results_dir, options.backend, configured)
     found = {cell: newest[(cell.check, cell.version)] for cell in wanted if (cell.check, cell.version) in newest}
     # Only releases with a record are worth resolving: the rest run anyway.
     versions = sorted({cell.version for cell in found}, key=Version)
     plans = plan_releases(matrix, versions, options.backend, index, log, options.refresh)
     return {cell: record for cell, record in found.items()
-            if _is_current(matrix, cell, record, plans[cell.version], options)}
+            if _is_current(record, configured[cell.check], plans[cell.version], options)}
 
 
 def _forced(cell: Cell, options: Options) -> bool:
     return options.rerun or cell.check in options.rerun_checks
 
 
-def _is_current(matrix: Matrix, cell: Cell, record: dict[str, Any], release: ResolvedRelease | None,
+def _is_current(record: dict[str, Any], parameters: Mapping[str, Any], release: ResolvedRelease | None,
                 options: Options) -> bool:
     if release is None:
         return False
-    parameters = parameters_for(matrix, _request(cell, options))
-    return record_is_current(record, parameters, backend=options.backend, python=release.python,
-                             requirements=release.plan.requirements, exclude_newer=release.plan.exclude_newer)
+    return records.is_current(record, parameters, backend=options.backend, python=release.python,
+                              requirements=release.plan.requirements, exclude_newer=release.plan.exclude_newer)
 
 
 def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
@@ -335,13 +334,13 @@ class Sweep:
         for cell in cells:
             if cell in current:
                 self.run([cell], current)
-            elif self._prepare(_request(cell, self.options)).env is None:
+            elif self._prepare(_request(cell, self.options)).environment is None:
                 self.run([cell], {})  # not installable: its record is written here, in seconds
             else:
                 pending.append(cell)
         if not pending:
             return
-        tasks = [slurm.ArrayTask(c.check, c.version, int(parameters_for(self.matrix, _request(c, self.options))
+        tasks = [slurm.ArrayTask(c.check, c.version, int(configured_parameters(self.matrix, c.check)
                                                           .get("processes") or 1)) for c in pending]
         flags = [*(["--backend", self.options.backend] if self.options.backend != "cpu" else []),
                  *(["--timeout", str(self.options.timeout_s)] if self.options.timeout_s else [])]

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .plot_data import objects
+
 
 @dataclass(frozen=True)
 class ShardMapFigures:
@@ -29,9 +31,10 @@ class ShardMapFigures:
 
 def shard_map_figures(release: str, evidence: Mapping[str, Any]) -> ShardMapFigures | None:
     """The figures when ``evidence`` shows shard_map giving each device only its share; else None."""
-    structure = [s for s in evidence.get("structure") or [] if isinstance(s, Mapping)
-                 and s.get("loss") == "slogdet" and s.get("pass", "forward") == "forward"]
-    per_mode = {(s.get("mode"), s.get("devices")): s for s in structure}
+    structure = [s for s in objects(evidence.get("structure")) if s.get("loss") == "slogdet"
+                 and s.get("pass", "forward") == "forward" and isinstance(s.get("mode"), str)
+                 and isinstance(s.get("devices"), int)]
+    per_mode = {(s["mode"], s["devices"]): s for s in structure}
     counts = sorted({d for (mode, d) in per_mode if mode == "shard_map" and isinstance(d, int) and d > 1})
     if not counts:
         return None
@@ -54,8 +57,8 @@ def shard_map_figures(release: str, evidence: Mapping[str, Any]) -> ShardMapFigu
 
 
 def _efficiency(evidence: Mapping[str, Any], mode: str, devices: int) -> float | None:
-    for item in evidence.get("scaling") or []:
-        if (isinstance(item, Mapping) and item.get("mode") == mode and item.get("devices") == devices
+    for item in objects(evidence.get("scaling")):
+        if (item.get("mode") == mode and item.get("devices") == devices
                 and item.get("pass", "forward") == "forward"):
             value = item.get("efficiency")
             if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -1,1 +1,1 @@
-"""Run one check, keep one record: the runner, the check protocol, N processes, the record store."""
+"""Run one check, keep one record: the runner, the check protocol, N processes, the facts of the process."""

@@ -32,9 +32,6 @@ Log = Callable[[str], None]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-# The repro's exit code for "this release cannot run the requested processes"
-# (repro/distributed.py EXIT_UNSUPPORTED).
-EXIT_UNSUPPORTED = 4
 
 # After one process fails, how long the others get to finish or fail on their
 # own before they are killed: long enough to write their reason, short enough

@@ -28,8 +28,8 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-EXIT_UNAFFECTED = 0
-EXIT_INCONCLUSIVE = 125
+from repro.contract import EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
+
 VERDICTS = ("affected", "unaffected", "inconclusive")
 BETTER = ("lower", "higher")
 RESULT_KEYS = ("verdict", "reason", "summary", "metrics", "environment")

@@ -8,10 +8,7 @@ the record when it crashes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import platform
 import re
 import shutil
 import signal
@@ -26,20 +23,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping
 
 from repro.contract import EXIT_REFUSED, json_safe
-from repro.parameters import flag, shown
+from repro.parameters import flag, shown, to_flags
 
-from .. import __version__
-from . import multiprocess, protocol, records
-from ..config import Check, Matrix, parameter_problems, validate_parameters
-from ..install.envs import Env, InstallFailed, ensure_env, pick_backend
+from .. import __version__, records
+from . import multiprocess, protocol
+from ..config import Matrix, configured_parameters, parameter_problems
 from ..errors import UsageError
+from ..install import environment
+from ..install.environment import Environment, Prepared
 from ..install.index import PackageIndex
-from ..install.plan import InstallPlan, Resolution, how_to_supply
-from ..install.release import lock_release, resolve_release
-from ..matrix.slurm import job_facts
+from ..install.plan import how_to_supply
+from .facts import host_facts, job_facts
 
 Log = Callable[[str], None]
 
@@ -63,26 +60,21 @@ class RunRequest:
     """A Python to try first when resolving (bisect knows it from the index's metadata)."""
 
 
-@dataclass
-class Prepared:
-    """A release made ready to run a check: either an environment or a reason."""
-
-    plan: InstallPlan
-    resolution: Resolution | None
-    env: Env | None
-    problem: str = ""
-    attempts: list[Resolution] = field(default_factory=list)
-
-
 def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
-    """matrix.toml's parameters, then the preset's, then the command line's."""
+    """What the run asks of its check: matrix.toml's parameters, then the preset's, then the command line's.
+
+    Each of these was parsed and put in its normal form where it entered
+    (`kit.config` for matrix.toml, `repro.parameters.parse_value` for the
+    command line); here they are merged and judged together, once, before
+    anything is resolved or installed.
+    """
     check = matrix.check(request.check)
     if check.script is not None:
         if request.preset or request.overrides:
             raise UsageError(f"{request.check} is a script check: it takes no preset or parameters",
                              "put the script's settings in the script itself")
-        return script_parameters(matrix, check)
-    params = dict(check.parameters)
+        return configured_parameters(matrix, request.check)
+    params = configured_parameters(matrix, request.check)
     if request.preset:
         if request.preset not in check.presets:
             known = ", ".join(sorted(check.presets)) or "none"
@@ -94,64 +86,31 @@ def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
         given = " ".join(f"{flag(k)} {shown(v)}" for k, v in request.overrides.items()) or "no overrides"
         raise UsageError(broken[0], f"the repro would refuse it after the install; you gave {given}, "
                                     f"the rest is [checks.{request.check}] in matrix.toml")
-    validate_parameters(request.check, request.overrides, "command line")  # keys no repro knows
     return params
 
 
-def script_parameters(matrix: Matrix, check: Check) -> dict[str, Any]:
-    """What a script check's record must match to stay current: the script's text and its devices."""
-    assert check.script is not None
-    try:
-        shown = str(check.script.relative_to(matrix.path.parent.resolve()))
-    except ValueError:
-        shown = str(check.script)
-    return {"script": shown, "script_sha256": hashlib.sha256(check.script.read_bytes()).hexdigest(),
-            "host_devices": check.host_devices}
-
-
 def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None) -> Prepared:
-    """Plan, pick a Python, and build (or reuse) the release's environment."""
-    if request.backend == "cuda" and not shutil.which("nvidia-smi") and not os.environ.get("KIT_ALLOW_NO_GPU"):
-        raise UsageError(
-            "no NVIDIA GPU is visible here (nvidia-smi not found), so --backend cuda would download "
-            "gigabytes of CUDA wheels and then run on the CPU",
-            f"check the install plan without downloading: nox -s plan -- {request.version} --backend cuda "
-            "(set KIT_ALLOW_NO_GPU=1 to install anyway)",
-        )
-    index = index or PackageIndex(matrix.install.index_url)
-    resolved = resolve_release(matrix, request.version, request.backend, index, request.find_links,
-                               refresh=request.refresh, first_python=request.first_python)
-    plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
-    if resolved.lock is not None:
-        log(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "
-            "-- --refresh resolves again)")
-    else:
-        for note in plan.notes:
-            log(note)
-        log(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}")
-    if resolution is None:
-        return Prepared(plan, None, None, resolved.problem, attempts)
-    log(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
-        f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}")
-    try:
-        env = ensure_env(matrix.envs_dir, plan, resolution, pick_backend(), log)
-    except InstallFailed as exc:
-        return Prepared(plan, resolution, None, f"install failed: {exc}", attempts)
-    lock_release(matrix, resolved)
-    return Prepared(plan, resolution, env, "", attempts)
+    """The request's environment, as `kit.install.environment.prepare` (the one place that answers it) gives it."""
+    return environment.prepare(matrix, request.version, request.backend, log, index=index,
+                               find_links=request.find_links, refresh=request.refresh,
+                               first_python=request.first_python)
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
-              prepared: Prepared | None = None) -> tuple[dict[str, Any], Path]:
-    """Run the check and write its record; return the record and where it went."""
+              prepared: Prepared | None = None, parameters: dict[str, Any] | None = None) -> tuple[dict[str, Any], Path]:
+    """Run the check and write its record; return the record and where it went.
+
+    ``parameters``: `parameters_for` the request, where the caller already
+    judged them; otherwise they are judged here, before anything is installed.
+    """
     started = time.monotonic()
-    params = parameters_for(matrix, request)
+    params = parameters if parameters is not None else parameters_for(matrix, request)
     index = index or PackageIndex(matrix.install.index_url)
     prepared = prepared or prepare(matrix, request, log, index)
     record = _base_record(request, params, prepared)
     if job_facts():
         record["slurm"] = job_facts()  # which job, array task and node ran it
-    if prepared.env is None:
+    if prepared.environment is None:
         record.update(status="not-installable", reason=prepared.problem)
         record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
         record["install"]["neighbours"] = _neighbours(index, request.version)
@@ -160,10 +119,11 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         check = matrix.check(request.check)
         timeout = request.timeout_s or check.timeout_s
         if check.script is not None:
-            record.update(run_script(prepared.env, check.script, request.backend, check.host_devices, timeout, log))
+            record.update(run_script(prepared.environment, check.script, request.backend, check.host_devices,
+                                     timeout, log))
             record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
         else:
-            record.update(_run_repro(prepared.env, request, params, timeout, log))
+            record.update(_run_repro(prepared.environment, request, params, timeout, log))
     record["duration_s"] = round(time.monotonic() - started, 2)
     path = records.save_record(json_safe(record), matrix.results_dir)  # StorageError says where it went instead
     return record, path
@@ -187,7 +147,7 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
             "find_links": list(prepared.plan.find_links),
             "resolved": dict(resolution.pins) if resolution else {},
             "tried_pythons": [a.python for a in prepared.attempts],
-            "env_reused": prepared.env.reused if prepared.env else None,
+            "env_reused": prepared.environment.reused if prepared.environment else None,
         },
         "parameters": dict(params),
         "evidence": {},
@@ -197,14 +157,14 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
     }
 
 
-def _run_repro(env: Env, request: RunRequest, params: Mapping[str, Any], timeout: int,
+def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any], timeout: int,
                log: Log) -> dict[str, Any]:
     with scratch_dir() as tmp:
         out = tmp / "result.json"
         cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
-            return _run_processes(cmd, out, int(params["processes"]), timeout, log, env.pythonpath)
+            return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log)
         code, tail = _stream(cmd, timeout, pythonpath=env.pythonpath)
         if code is None:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
@@ -239,7 +199,7 @@ def script_env(result_path: Path, backend: str, host_devices: int | None) -> dic
     return extra
 
 
-def run_script(env: Env, script: Path, backend: str, host_devices: int | None, timeout: int,
+def run_script(env: Environment, script: Path, backend: str, host_devices: int | None, timeout: int,
                log: Log) -> dict[str, Any]:
     """Run a script check with the release's python; the record fields its exit code and KIT_RESULT give.
 
@@ -263,7 +223,7 @@ def run_script(env: Env, script: Path, backend: str, host_devices: int | None, t
             fields["reason"] += f": {last}"
     fields["evidence"] = evidence
     env_facts = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
-                 "python": env.python_version(), "backend": backend, "device_count": host_devices or None}
+                 "python": env.python_version, "backend": backend, "device_count": host_devices or None}
     fields["environment"] = {**host_facts(None), **env_facts, **((result or {}).get("environment") or {})}
     return fields
 
@@ -305,18 +265,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def to_flags(params: Mapping[str, Any]) -> list[str]:
-    """``{"matrix_size": 32, "devices": [1, 2]}`` → ``--matrix-size 32 --devices 1,2``."""
-    flags: list[str] = []
-    for key, value in params.items():
-        if isinstance(value, list):
-            value = ",".join(str(v) for v in value)
-        flags += [f"--{key.replace('_', '-')}", str(value)]
-    return flags
-
-
-def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, log: Log,
-                   pythonpath: Sequence[Path] = ()) -> dict[str, Any]:
+def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],
+                   log: Log) -> dict[str, Any]:
     """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one record."""
     fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(pythonpath=pythonpath), log)
     if fields["status"] == "ran":
@@ -324,22 +274,22 @@ def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, log:
     return fields
 
 
-def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: Sequence[Path] = ()) -> dict[str, str]:
-    """A repro's environment: ours, with the repository importable and output unbuffered.
-
-    ``pythonpath`` goes first: a commit's sources laid over the release's env (kit.install.overlay).
-    """
+def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path, ...] = ()) -> dict[str, str]:
+    """A repro's environment: ours, with the environment's extra paths and the repository importable,
+    and output unbuffered."""
     env = {**os.environ, **(extra_env or {})}
-    env["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), str(REPO_ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(REPO_ROOT),
+                                         env.get("PYTHONPATH", "")])
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
 def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = None,
-            pythonpath: Sequence[Path] = ()) -> tuple[int | None, list[str]]:
+            pythonpath: tuple[Path, ...] = ()) -> tuple[int | None, list[str]]:
     """Run, echoing output live; return (exit code or None on timeout, last lines)."""
     tail: deque[str] = deque(maxlen=40)
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=repro_env(extra_env, pythonpath), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=repro_env(extra_env, pythonpath), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT,
                             text=True, errors="replace", start_new_session=True)
 
     def pump() -> None:
@@ -379,13 +329,3 @@ def _neighbours(index: PackageIndex, version: str) -> list[str]:
         return index.neighbours(version)
     except Exception:  # the record is still worth writing without them
         return []
-
-
-def host_facts(python: str | None) -> dict[str, Any]:
-    """What this machine is, for records of runs that never reached JAX."""
-    return {
-        "python": python,
-        "platform": platform.platform(),
-        "host": socket.gethostname(),
-        "cpu_model": records.cpu_model(),
-    }

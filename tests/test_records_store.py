@@ -1,4 +1,4 @@
-"""kit.run.records: atomic unique writes, tolerant loading, cells and freshness."""
+"""kit.records.store: atomic unique writes, records kept elsewhere when the disk is full, tolerant loading."""
 
 from __future__ import annotations
 
@@ -12,19 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kit.run import records
-from kit.run.records import (
-    SCHEMA,
-    CellKey,
-    cell_key,
-    environment_fingerprint,
-    is_current,
-    load_records,
-    machine_id,
-    newest_per_cell,
-    record_fingerprint,
-    write_record,
-)
+from kit import records
+from kit.records import store
+from kit.records import SCHEMA, load_records, write_record
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
 
@@ -69,7 +59,7 @@ def test_names_never_collide_even_for_identical_records(tmp_path: Path) -> None:
 def test_existing_record_is_never_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = write_record(make_record(verdict="affected"), tmp_path)
     names = iter([first.name, "second.json"])
-    monkeypatch.setattr(records, "record_filename", lambda record, now=None: next(names))
+    monkeypatch.setattr(store, "record_filename", lambda record, now=None: next(names))
     second = write_record(make_record(verdict="unaffected"), tmp_path)
     assert second.name == "second.json"
     assert json.loads(first.read_text())["verdict"] == "affected"
@@ -86,9 +76,16 @@ def test_failed_write_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_unserialisable_record_writes_nothing(tmp_path: Path) -> None:
-    with pytest.raises((TypeError, ValueError)):
-        write_record(make_record(duration_s=float("nan")), tmp_path)
+    with pytest.raises(TypeError):
+        write_record(make_record(duration_s=object()), tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_record_is_written_as_strict_json(tmp_path: Path) -> None:
+    path = write_record(make_record(duration_s=float("nan"), metrics={"t": {"samples": [float("inf"), 1.0]}}),
+                        tmp_path)
+    strict = json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(f"{name} in a record"))
+    assert strict["duration_s"] is None and strict["metrics"]["t"]["samples"] == [None, 1.0]
 
 
 def test_temp_files_of_unfinished_writes_are_ignored(tmp_path: Path) -> None:
@@ -143,52 +140,6 @@ def test_missing_results_folder_is_empty() -> None:
     assert loaded.records == [] and loaded.unusable == []
 
 
-def test_cell_key_uses_requested_release_and_jax_backend_name() -> None:
-    ran = make_record(requested={"jax": "0.5.3", "backend": "cuda"}, environment={"backend": "gpu"})
-    never_started = make_record(requested={"jax": "0.5.3", "backend": "cuda"}, environment={}, status="not-installable")
-    assert cell_key(ran) == cell_key(never_started) == CellKey("scaling", "0.5.3", "gpu", "abc123abc123")
-
-
-def test_newest_per_cell_keeps_older_as_history() -> None:
-    entries = load_records(FIXTURES / "conflicting-two-runs-same-cell").entries
-    newest, older = newest_per_cell(entries)
-    [winner] = newest.values()
-    assert winner.record["verdict"] == "affected"
-    assert [e.record["verdict"] for e in older] == ["inconclusive"]
-
-
-def test_machine_id_is_stable_and_short() -> None:
-    assert machine_id() == machine_id()
-    assert len(machine_id()) == 12
-    int(machine_id(), 16)
-
-
-def test_is_current() -> None:
-    record = make_record()
-    fingerprint = record_fingerprint(record)
-    assert fingerprint == environment_fingerprint(
-        python="3.11", requirements=["jax[cpu]==0.4.35"], exclude_newer="2024-10-23T20:57:46Z",
-        backend="cpu", machine="abc123abc123",
-    )
-    assert is_current(record, "0.1.0", {"devices": [1, 2, 4]}, fingerprint)
-    assert not is_current(record, "0.2.0", {"devices": [1, 2, 4]}, fingerprint)
-    assert not is_current(record, "0.1.0", {"devices": [1, 2, 8]}, fingerprint)
-    assert not is_current(record, "0.1.0", {"unknown_key": 1}, fingerprint)
-    assert not is_current(record, "0.1.0", {}, "other-fingerprint")
-    assert not is_current(make_record(status="crashed"), "0.1.0", {}, fingerprint)
-    assert is_current(make_record(status="not-installable", parameters={}), "0.1.0", {"devices": [1]}, fingerprint)
-
-
-def test_a_multi_process_record_is_never_current_for_a_single_process_cell() -> None:
-    two = make_record(parameters={"devices": [1, 2, 4], "processes": 2})
-    fingerprint = record_fingerprint(two)
-    # matrix.toml leaves processes at 1 (absent): the 2-process run measured another cell.
-    assert not is_current(two, "0.1.0", {"devices": [1, 2, 4]}, fingerprint)
-    assert is_current(two, "0.1.0", {"devices": [1, 2, 4], "processes": 2}, fingerprint)
-    # Records from before the parameter existed ran one process.
-    assert is_current(make_record(), "0.1.0", {"devices": [1, 2, 4], "processes": 1}, fingerprint)
-
-
 @settings(max_examples=30, deadline=None)
 @given(
     check=st.text(min_size=1, max_size=12),
@@ -210,7 +161,7 @@ def test_records_and_reports_get_the_mode_the_umask_gives(tmp_path: Path) -> Non
     old = os.umask(0o022)
     try:
         record = records.write_record(make_record(), tmp_path / "results")
-        records.atomic_write_text(tmp_path / "matrix.md", "# matrix\n")
+        store.atomic_write_text(tmp_path / "matrix.md", "# matrix\n")
     finally:
         os.umask(old)
     assert stat.S_IMODE(record.stat().st_mode) == 0o644
@@ -224,8 +175,8 @@ def _disk_full(*args: Any, **kwargs: Any) -> Any:
 def test_a_full_results_folder_keeps_the_record_elsewhere_and_says_where(tmp_path: Path, monkeypatch) -> None:
     from kit.errors import StorageError
 
-    monkeypatch.setattr(records.tempfile, "tempdir", str(tmp_path / "tmp"))
-    monkeypatch.setattr(records, "write_record", _disk_full)
+    monkeypatch.setattr(store.tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setattr(store, "write_record", _disk_full)
     record = make_record(status="ran", verdict="affected")
     with pytest.raises(StorageError) as caught:
         records.save_record(record, tmp_path / "results")
@@ -240,8 +191,8 @@ def test_a_full_results_folder_keeps_the_record_elsewhere_and_says_where(tmp_pat
 def test_when_no_folder_takes_the_record_it_is_printed(tmp_path: Path, monkeypatch, capsys) -> None:
     from kit.errors import StorageError
 
-    monkeypatch.setattr(records, "write_record", _disk_full)
-    monkeypatch.setattr(records, "atomic_write_text", _disk_full)
+    monkeypatch.setattr(store, "write_record", _disk_full)
+    monkeypatch.setattr(store, "atomic_write_text", _disk_full)
     with pytest.raises(StorageError, match="it is printed above"):
         records.save_record(make_record(status="ran"), tmp_path / "results")
     assert json.loads(capsys.readouterr().err)["status"] == "ran"

@@ -1,0 +1,33 @@
+"""The record store and record currency: what every folder of the kit reads.
+
+One JSON record per run under ``reports/results/``. Below install, run,
+matrix and bisect, next to config: they all write or read records, and none
+of them answers these questions on its own.
+
+* `schema`: what a record is, its fields, migrations, and `parse_record`,
+  which turns any file's text into a record or one sentence saying why not;
+* `json_text`: JSON read from files anyone can write, never raising;
+* `identity`: which cell a record measures and on which machine; the newest per cell;
+* `store`: writing records atomically, keeping them elsewhere when the disk
+  is full, loading a folder of them;
+* `currency`: which records ran the matrix's parameters (the rest are
+  ad-hoc), and whether a record is still current.
+"""
+
+from .currency import (Configured, differences, environment_fingerprint, is_current, newest_records_here,
+                       record_fingerprint, split_ad_hoc)
+from .identity import (CellKey, backend_name, cell_key, created_at, machine_id, newest_per_cell, record_backend,
+                       record_jax, record_machine, release_key)
+from .schema import (MIGRATIONS, SCHEMA, STATUSES, VERDICTS, LoadedRecord, LoadResult, Record, RecordError,
+                     UnusableFile, migrate, parse_record, validate)
+from .json_text import JsonTextError, read_json
+from .store import UNSAVED_DIR_NAME, load_records, record_filename, save_record, write_record
+
+__all__ = [
+    "CellKey", "Configured", "JsonTextError", "LoadResult", "LoadedRecord", "MIGRATIONS", "Record", "RecordError", "SCHEMA",
+    "STATUSES", "UNSAVED_DIR_NAME", "UnusableFile", "VERDICTS", "backend_name", "cell_key", "created_at",
+    "differences", "environment_fingerprint", "is_current", "load_records", "machine_id", "migrate",
+    "newest_per_cell", "newest_records_here", "parse_record", "read_json", "record_backend", "record_filename",
+    "record_fingerprint", "record_jax", "record_machine", "release_key", "save_record", "split_ad_hoc",
+    "validate", "write_record",
+]

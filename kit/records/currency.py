@@ -1,0 +1,145 @@
+"""Is a record current, and which records ran the matrix's own parameters: one answer to each.
+
+`nox -s matrix` runs every check with matrix.toml's parameters; a one-off
+(``nox -s scaling-0.6.0 -- --devices 1``, or a preset) measures something
+else. Such an *ad-hoc* record is kept and listed, but it neither changes the
+matrix's answer (`split_ad_hoc`) nor decides whether a cell is current
+(`newest_records_here` looks only at the records that ran what was asked).
+A record is *current* (`is_current`) when running its cell again would
+measure nothing new: same kit, same environment, same parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from repro.parameters import flag, shown
+
+from .. import __version__
+from .identity import backend_name, machine_id, newest_per_cell, record_backend, record_machine
+from .schema import LoadedRecord, Record
+from .store import load_records
+
+Configured = Mapping[str, Mapping[str, Any]]
+"""Per check, the parameters asked for (matrix.toml's: no preset, no command-line overrides)."""
+
+
+def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset: str | None = None) -> str:
+    """How the record's run differs from asking ``parameters`` (and ``preset``), as flags; "" when it ran them.
+
+    Every parameter asked for must have that value in the record (the record
+    also holds the defaults the repro filled in, so extra keys there are
+    fine). ``processes`` counts for every check: a record from before it
+    existed, or of a check without it, ran one process, and a multi-process
+    run measures another cell than a single-process one, configured or not.
+    A release that could not be installed says so whatever was asked of it:
+    such a record differs from nothing.
+    """
+    if record.get("status") == "not-installable":
+        return ""
+    used = {"processes": 1, **(record.get("parameters") or {})}
+    wanted = {"processes": 1, **parameters}
+    ran_preset = (record.get("requested") or {}).get("preset")
+    changed = [f"--preset {ran_preset}" if ran_preset else "no --preset"] if ran_preset != preset else []
+    changed += [f"{flag(key)} {shown(used[key])}" if key in used else f"no {flag(key)}"
+                for key, value in wanted.items() if used.get(key) != value]
+    return " ".join(changed)
+
+
+def split_ad_hoc(entries: Iterable[LoadedRecord], configured: Configured | None,
+                 ) -> tuple[list[LoadedRecord], list[tuple[LoadedRecord, str]]]:
+    """Records of the matrix's parameters, and the others with how they differ.
+
+    A check the matrix does not configure has nothing to differ from: its records all count.
+    """
+    in_matrix: list[LoadedRecord] = []
+    ad_hoc: list[tuple[LoadedRecord, str]] = []
+    for entry in entries:
+        check = str(entry.record.get("check"))
+        differs = differences(entry.record, configured[check]) if configured and check in configured else ""
+        if differs:
+            ad_hoc.append((entry, differs))
+        else:
+            in_matrix.append(entry)
+    return in_matrix, ad_hoc
+
+
+def newest_records_here(results_dir: Path, backend: str, asked: Configured,
+                        preset: str | None = None) -> dict[tuple[str, str], Record]:
+    """This machine's newest record per (check, release) on ``backend``, among those that ran what was asked.
+
+    ``asked`` names the checks to look at and the parameters each must have
+    run (with ``preset``); a record of other parameters never stands for the
+    cell, so an ad-hoc run neither makes a cell current nor makes it stale.
+    """
+    wanted = backend_name(backend)  # cuda -> gpu, as the stored keys name it
+    machine = machine_id()
+    entries = [entry for entry in load_records(results_dir).entries
+               if str(entry.record.get("check")) in asked
+               and not differences(entry.record, asked[str(entry.record.get("check"))], preset)]
+    newest, _older = newest_per_cell(entries)
+    return {(key.check, key.jax): entry.record for key, entry in newest.items()
+            if key.backend == wanted and key.machine == machine}
+
+
+def environment_fingerprint(
+    *,
+    python: str | None,
+    requirements: Sequence[str],
+    exclude_newer: str | None,
+    backend: str,
+    machine: str,
+) -> str:
+    """A short hash of what decides the environment a check runs in.
+
+    Two runs with the same fingerprint install the same packages on the same
+    machine, so their results are interchangeable. `nox -s matrix` computes
+    it from its install plan; `record_fingerprint` computes it from a record.
+    """
+    payload = json.dumps(
+        {
+            "python": python,
+            "requirements": sorted(requirements),
+            "exclude_newer": exclude_newer,
+            "backend": backend,
+            "machine": machine,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def record_fingerprint(record: Mapping[str, Any]) -> str:
+    """`environment_fingerprint` of the environment a record ran in."""
+    install = record.get("install") or {}
+    requested = record.get("requested") or {}
+    requirements = install.get("requirements")
+    return environment_fingerprint(
+        python=install.get("python") if isinstance(install.get("python"), str) else None,
+        requirements=[str(r) for r in requirements] if isinstance(requirements, list) else [],
+        exclude_newer=install.get("exclude_newer") if isinstance(install.get("exclude_newer"), str) else None,
+        backend=str(requested.get("backend") or record_backend(record)),
+        machine=record_machine(record),
+    )
+
+
+def is_current(record: Mapping[str, Any], parameters: Mapping[str, Any], *, backend: str, python: str | None,
+               requirements: Sequence[str], exclude_newer: str | None, preset: str | None = None) -> bool:
+    """Would running the record's cell again, in the environment described, measure nothing new?
+
+    Same kit version, same environment (named by what decides it: the chosen
+    Python, the requirements and the era cut-off, on this machine), and the
+    record ran ``parameters`` (`differences`). A run that crashed or timed
+    out is never current: it is worth another try. A release that could not
+    be installed stays current until the install plan (and so the
+    environment) changes.
+    """
+    if record.get("status") not in ("ran", "not-installable") or record.get("kit_version") != __version__:
+        return False
+    fingerprint = environment_fingerprint(python=python, requirements=list(requirements),
+                                          exclude_newer=exclude_newer, backend=backend, machine=machine_id())
+    return record_fingerprint(record) == fingerprint and not differences(record, parameters, preset)

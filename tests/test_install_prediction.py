@@ -1,0 +1,46 @@
+"""kit.install.prediction: what a release would install here, from the index's metadata alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kit.errors import UsageError
+from kit.install import release
+from kit.install.plan import Resolution, unresolvable_reason
+from kit.install.prediction import pinned_jaxlib, predict
+from tests.test_bisect_candidates import MetadataIndex, matrix  # noqa: F401  (a fixture)
+
+
+@pytest.fixture(autouse=True)
+def only_python_312_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(release, "available_pythons", lambda wanted: [p for p in wanted if p == "3.12"])
+
+
+@pytest.mark.parametrize(("version", "backend", "jaxlib"),
+                         [("0.4.31", "cpu", "0.4.31"), ("0.4.37", "cpu", "0.4.36"), ("0.4.31", "cuda", "0.4.31"),
+                          ("0.4.32", "cuda", None), ("0.5.2", "cpu", "0.5.1"), ("0.4.32", "cpu", "0.4.32")])
+def test_pinned_jaxlib_follows_the_backends_extra(version: str, backend: str, jaxlib: str | None) -> None:
+    assert pinned_jaxlib(MetadataIndex(), version, backend) == jaxlib  # type: ignore[arg-type]
+
+
+def test_metadata_and_the_resolver_say_why_in_the_same_words(matrix: Any) -> None:  # noqa: F811
+    index: Any = MetadataIndex()
+    predicted = predict(matrix, "0.4.32", "cpu", index)
+    resolver_error = "Because there is no version of jaxlib==0.4.32 and jax[cpu]==0.4.32 depends on it, ..."
+    assert predicted.problem == unresolvable_reason(predicted.plan, [Resolution("3.12", False, error=resolver_error)])
+    assert predicted.problem == "https://pypi.org/simple has no jaxlib 0.4.32 wheels (tried Python 3.12)"
+
+
+class ExtrasIndex(MetadataIndex):
+    def jax_extras(self, version: str) -> set[str]:
+        return {"cpu", "cuda12"} if version == "0.4.31" else {"cpu"}
+
+
+def test_a_backend_the_release_declares_no_extra_for(matrix: Any) -> None:  # noqa: F811
+    index: Any = ExtrasIndex()
+    with pytest.raises(UsageError, match="^jax 0.4.32 declares no CUDA extra$"):  # the plan's own sentence
+        predict(matrix, "0.4.32", "cuda", index)
+    assert (predict(matrix, "0.4.31", "cuda", index).jaxlib, predict(matrix, "0.4.31", "cuda", index).problem) \
+        == ("0.4.31", "")

@@ -1,0 +1,125 @@
+"""Imports run down the layers of kit/ (PLAN.md, docs/architecture.md): never up, never sideways.
+
+Every module under kit/ is parsed (not imported) and each of its imports,
+top-level or inside a function, is checked against the layer table below. A
+new module must be placed in the table: the test names it until it is.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+KIT = Path(__file__).resolve().parent.parent / "kit"
+
+# Lower numbers are lower layers; a module may import its own layer only inside its own package
+# (the bottom layer's modules are one foundation and may import each other, and so may the entry's).
+LAYERS: dict[str, int] = {
+    # 0: what everything reads: errors, the kit's exit codes, config, the record store and currency,
+    # whole-file writes, sample statistics, one HTTP helper, JAX's git history.
+    "kit": 0, "kit.errors": 0, "kit.exit_codes": 0, "kit.config": 0, "kit.records": 0, "kit.atomic_files": 0,
+    "kit.metrics": 0, "kit.http": 0, "kit.history": 0,
+    "kit.install": 1,  # how does this run get its Python
+    "kit.run": 2,  # run one check in one environment -> one record
+    "kit.matrix": 3, "kit.bisect": 3,  # the drivers; they do not import each other
+    "kit.cli": 4, "kit.__main__": 4,  # the entry point: it may import every driver
+}
+BOTTOM, ENTRY = 0, 4
+
+# kit/ may import only these modules of repro/ (standard library only: they import in nox's process).
+REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment"}
+
+
+def _module(path: Path) -> str:
+    """kit/matrix/sweep.py -> kit.matrix.sweep (from the last folder named kit)."""
+    parts = path.with_suffix("").parts
+    parts = parts[len(parts) - 1 - parts[::-1].index("kit"):]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, absolute module) for every import in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            # `from . import records` imports the module kit.records, not a name of kit.
+            found += [(node.lineno, f"{target}.{alias.name}" if not node.module else target) for alias in node.names]
+    return found
+
+
+def _layer(module: str) -> tuple[str, int] | None:
+    """The table's entry for ``module``: its longest prefix in LAYERS."""
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        if prefix in LAYERS:
+            return prefix, LAYERS[prefix]
+    return None
+
+
+def _group(module: str) -> str:
+    """A kit module's package for the sideways rule: kit.matrix.sweep -> kit.matrix."""
+    entry = _layer(module)
+    return entry[0] if entry else module
+
+
+MODULES = sorted(KIT.rglob("*.py"))
+
+
+def _violations(path: Path) -> list[str]:
+    """Each import of the module that runs up or sideways, in one line."""
+    here = _module(path)
+    placed = _layer(here)
+    assert placed is not None, f"{here} is in no layer: add it (or its package) to LAYERS in tests/test_layers.py"
+    mine, level = placed
+    wrong = []
+    for line, target in _imports(path):
+        if target == "repro" or target.startswith("repro."):
+            if target not in REPRO_FOR_KIT:
+                wrong.append(f"line {line}: {target} (kit imports only repro's stdlib modules {sorted(REPRO_FOR_KIT)})")
+            continue
+        if not (target == "kit" or target.startswith("kit.")):
+            continue
+        entry = _layer(target)
+        assert entry is not None, f"{here} line {line} imports {target}, which is in no layer"
+        theirs, their_level = entry
+        if their_level > level:
+            wrong.append(f"line {line}: {target} is above {here} (layer {their_level} > {level})")
+        elif their_level == level and level not in (BOTTOM, ENTRY) and theirs != mine:
+            wrong.append(f"line {line}: {target} is beside {here} (both layer {level}, different packages)")
+    return wrong
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(KIT.parent)) for p in MODULES])
+def test_imports_run_down_the_layers(path: Path) -> None:
+    wrong = _violations(path)
+    assert not wrong, f"{_module(path)} imports against the layers:\n" + "\n".join(wrong)
+
+
+def test_the_table_is_checked_against_known_mistakes(tmp_path: Path) -> None:
+    # The rule itself can fail: the two imports that used to run up, and matrix beside bisect.
+    assert _layer("kit.run.records") == ("kit.run", 2) and _layer("kit.records.store") == ("kit.records", 0)
+    assert LAYERS["kit.matrix"] == LAYERS["kit.bisect"] > LAYERS["kit.run"] > LAYERS["kit.install"] > BOTTOM
+    assert _group("kit.matrix.slurm") != _group("kit.bisect.probes")
+    fake = tmp_path / "kit" / "install" / "release.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("from ..run import records\nfrom ..matrix.slurm import job_facts\nfrom . import plan\n"
+                    "def later():\n    from kit.bisect import probes\n    import repro.scaling\n")
+    assert [target for _, target in _imports(fake)] == ["kit.run", "kit.matrix.slurm", "kit.install.plan",
+                                                         "kit.bisect", "repro.scaling"]
+    assert [why.split(":")[0] for why in _violations(fake)] == ["line 1", "line 2", "line 5", "line 6"]
+    sideways = tmp_path / "kit" / "matrix" / "sweep.py"
+    sideways.parent.mkdir(parents=True)
+    sideways.write_text("from ..bisect.options import Options\n")
+    assert "beside" in _violations(sideways)[0]
