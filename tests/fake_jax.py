@@ -12,6 +12,8 @@ known commits:
   alone (a stand-in for a compiled extension); the repository only changes
   ``jaxlib/kernels.cc``: a change no overlay can show;
 * one commit asks for a jaxlib no build has (:data:`UNRUNNABLE_TITLE`);
+* one adds ``jaxlib/plugin_support.py``, which jax imports from then on and
+  jaxlib 0.1.0 lacks (:data:`PLUGINS_TITLE`, as c7ed1bd3a8 did before 0.5.3);
 * ``_version`` becomes 0.2.0 at :data:`BUMP_TITLE`, and the release commit
   raises ``_minimum_jaxlib_version`` to 0.2.0 (as jax-v0.5.3 did).
 
@@ -36,6 +38,7 @@ MERGE_TITLE = "Merge pull request #4242 from dev:batch-dims"
 UNRUNNABLE_TITLE = "Bump the minimum jaxlib version to 0.1.5"
 BUMP_TITLE = "Update version numbers after 0.1.0 release"
 KERNELS_TITLE = "Speed up the CPU kernels"
+PLUGINS_TITLE = "Add jaxlib.plugin_support, imported by jax"
 XLA_OLD, XLA_NEW = "a" * 40, "b" * 40
 
 JAX_INIT = '''\
@@ -68,7 +71,7 @@ def batch_sharded():
 '''
 
 KERNELS = '''\
-def fast_kernel():
+{plugins}def fast_kernel():
     import jaxlib._kernels  # in the installed jaxlib only: a compiled extension's stand-in
     return jaxlib._kernels.FAST
 '''
@@ -94,13 +97,16 @@ SCRIPT_KERNEL = "import sys, jax\nsys.exit(0 if jax.fast_kernel() else 1)\n"
 
 
 def _files(version: str = "0.1.0", minimum: str = "0.1.0", jax_rule: bool = False, lapack: bool = False,
-           kernels: str = "slow", xla: str = XLA_OLD, noise: int = 0, changelog: str = CHANGELOG_1) -> dict[str, str]:
-    return {
+           kernels: str = "slow", xla: str = XLA_OLD, noise: int = 0, changelog: str = CHANGELOG_1,
+           plugins: bool = False) -> dict[str, str]:
+    extra = {"jaxlib/plugin_support.py": "PLUGINS = ()\n"} if plugins else {}
+    return {**extra,
         "jax/__init__.py": JAX_INIT,
         "jax/version.py": VERSION.format(version=version, minimum=minimum),
         "jax/_src/__init__.py": "",
         "jax/_src/linalg.py": LINALG.format(flag=jax_rule),
-        "jax/_src/kernels.py": KERNELS,
+        "jax/_src/kernels.py": KERNELS.format(plugins="import jaxlib.plugin_support  # new: not in jaxlib 0.1.0\n\n\n"
+                                              if plugins else ""),
         "jax/_src/noise.py": f"NOISE = {noise}\n",
         "jaxlib/lapack.py": f"SUPPORTS_BATCH = {lapack}\n",
         "jaxlib/kernels.cc": f"// {kernels} kernels\n",
@@ -145,7 +151,9 @@ def _history() -> tuple[list[_Commit], dict[str, int], dict[str, int]]:
     state.update({**saved, "jaxlib/lapack.py": "SUPPORTS_BATCH = True\n",
                   "jax/_src/linalg.py": LINALG.format(flag=True)})
     commit(MERGE_TITLE, parents=(main_tip, fix))
-    for i in range(5, 9):
+    commit(f"Change noise to 5", noise=5)
+    commit(PLUGINS_TITLE, plugins=True)
+    for i in range(6, 9):
         commit(f"Change noise to {i}", noise=i)
     commit(UNRUNNABLE_TITLE, minimum="0.1.5")
     commit("Revert the minimum jaxlib bump", minimum="0.1.0")
@@ -171,16 +179,24 @@ def _current(state: dict[str, str]) -> dict[str, object]:
         "xla": state["third_party/xla/workspace.bzl"].split('"')[1],
         "noise": int(state["jax/_src/noise.py"].split("=")[1]),
         "changelog": state["CHANGELOG.md"],
+        "plugins": "jaxlib/plugin_support.py" in state,
     }
 
 
 def make_repo(path: Path) -> Path:
     """The fake JAX repository at ``path`` (a normal clone with a work tree); returns ``path``."""
     commits, tags, branches = _history()
+    return write_history(path, commits, tags, branches)
+
+
+def write_history(path: Path, commits: list[_Commit], tags: dict[str, int], branches: dict[str, int]) -> Path:
+    """A repository holding exactly ``commits`` (one a day from 2025-01-03), with the tags and branches given."""
     stream: list[bytes] = []
     when = 1735776000  # 2025-01-02
     for c in commits:
         when += 86400
+        if not c.parents:
+            stream.append(b"reset refs/heads/main\n\n")  # a root: the branch starts again from nothing
         stream.append(f"commit refs/heads/main\nmark :{c.mark}\n".encode())
         stream.append(f"author Jax Dev <dev@example.com> {when} +0000\n"
                       f"committer Jax Dev <dev@example.com> {when} +0000\n".encode())
@@ -205,6 +221,27 @@ def make_repo(path: Path) -> Path:
     _git(path, "config", "uploadpack.allowFilter", "true")
     _git(path, "config", "uploadpack.allowAnySHA1InWant", "true")
     return path
+
+
+def small_history(path: Path, shape: str) -> Path:
+    """Five-commit histories of the two shapes a release range can take besides a plain line.
+
+    ``branch``: jax-v0.1.1 is a patch release cut on a branch from m1 and merged back at m4.
+    ``rootless``: jax-v0.1.0 is a root the newer tag's line never meets (a filtered clone, like the CI bundle).
+    """
+    files = _files()
+    if shape == "branch":
+        commits = [_Commit(1, "m1 base", files, ()), _Commit(2, "m2 main work", {**files, "jax/_src/noise.py": "N = 2\n"}, (1,)),
+                   _Commit(3, "b1 Prepare the patch release", {**files, "CHANGELOG.md": "patch\n"}, (1,)),
+                   _Commit(4, "m3 main work", {**files, "jax/_src/noise.py": "N = 3\n"}, (2,)),
+                   _Commit(5, "m4 Merge branch release/0.1.1 into main",
+                           {**files, "jax/_src/noise.py": "N = 3\n", "CHANGELOG.md": "patch\n"}, (4, 3)),
+                   _Commit(6, "m5 main work", {**files, "jax/_src/noise.py": "N = 5\n", "CHANGELOG.md": "patch\n"}, (5,))]
+        return write_history(path, commits, {"jax-v0.1.1": 3, "jax-v0.2.0": 6}, {"main": 6})
+    commits = [_Commit(1, "r1 old release, filtered to a root", files, ()),
+               _Commit(2, "s1 first commit of the slice", {**files, "jax/_src/noise.py": "N = 1\n"}, ()),
+               _Commit(3, "s2 new release", {**files, "jax/_src/noise.py": "N = 2\n"}, (2,))]
+    return write_history(path, commits, {"jax-v0.1.0": 1, "jax-v0.2.0": 3}, {"main": 3, "old": 1})
 
 
 def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> str:
@@ -237,7 +274,9 @@ def fake_env(root: Path, repo: Path, release: str) -> Path:
     jaxlib.mkdir()
     (jaxlib / "__init__.py").write_text("")
     (jaxlib / "version.py").write_text(f'__version__ = "{release}"\n')
-    (jaxlib / "lapack.py").write_text(_git(repo, "show", f"jax-v{release}:jaxlib/lapack.py"))
+    for path in _git(repo, "ls-tree", "--name-only", f"jax-v{release}", "jaxlib/").split():
+        if path.endswith(".py"):  # the wheel carries the repository's jaxlib Python
+            (jaxlib / Path(path).name).write_text(_git(repo, "show", f"jax-v{release}:{path}"))
     (jaxlib / "_kernels.py").write_text(f"FAST = {release != '0.1.0'}\n")
     python = env / "bin" / "python"
     python.parent.mkdir(parents=True)

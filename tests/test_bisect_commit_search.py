@@ -183,3 +183,40 @@ def test_kits_own_clone_from_a_file_remote(matrix: Any, world: World, tmp_path: 
     clone = matrix.envs_dir.parent / "jax-history" / "jax.git"
     assert any(f"cloning JAX's history from {world.repo.as_uri()}" in line for line in log)
     assert "the kit's clone" in data["commits"]["history"] and (clone / "HEAD").is_file()
+
+
+METRIC_SCRIPT = """\
+import json, os, jax
+base = 1.0 if jax.batch_sharded() else 3.0  # 3x slower until the fix
+samples = [base + 0.01 * i for i in range(12)]
+with open(os.environ["KIT_RESULT"], "w") as out:
+    json.dump({"metrics": {"t_ms": {"unit": "ms", "samples": samples, "better": "lower"}}}, out)
+"""
+
+
+def test_metric_over_commits_names_the_commit(matrix: Any, world: World, tmp_path: Path) -> None:
+    data, _md, _log = run(matrix, "--script", str(script(tmp_path, METRIC_SCRIPT)), "--metric", "t_ms", "--good",
+                          "0.2.0", "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    assert data["commits"]["verdict"] == "commit"
+    assert data["commits"]["first_different"]["title"] == FIX_TITLE
+
+
+SKIPPY_SCRIPT = """\
+import sys, jax
+from jax._src import noise
+if 1 <= noise.NOISE <= 10:
+    sys.exit(125)  # "cannot test this one", for most of the range
+sys.exit(0 if jax.batch_sharded() else 1)
+"""
+
+
+def test_a_long_untestable_stretch_stops_after_the_skip_budget(matrix: Any, world: World, tmp_path: Path) -> None:
+    data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SKIPPY_SCRIPT)), "--good", "0.2.0",
+                               "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    commits = data["commits"]
+    skipped_runs = [p for p in commits["probes"] if p["outcome"] == "skip" and p["key"] in commits["probed_now"]]
+    assert commits["verdict"] == "short-list"
+    runnable = commits["levels"][0]["candidates"] - 1  # one commit no build accepts: skipped without a run
+    assert len(skipped_runs) == max(commit_search.MIN_SKIP_BUDGET, math.ceil(math.log2(runnable)))
+    assert commits["levels"][0]["unprobed"] > 0 and "were left unrun" in markdown
+    assert len(commits["ambiguous"]) > 5  # the untested stretch is the short list

@@ -51,11 +51,21 @@ def _tree_entries(history: History, commit: str, roots: Sequence[str]) -> list[t
 
 
 def is_partial(history: History) -> str | None:
-    """The promisor remote of a partial clone (contents fetched on demand); None for a full clone."""
-    try:
-        return git(history.path, "config", "--get", "extensions.partialclone").strip() or None
-    except GitFailed:
-        return None
+    """The promisor remote of a partial clone (contents fetched on demand); None for a full clone.
+
+    ``clone --filter`` marks it ``remote.<name>.promisor = true`` (older gits
+    wrote ``extensions.partialclone = <name>``).
+    """
+    for key in ("extensions.partialclone", r"^remote\..*\.promisor$"):
+        try:
+            out = git(history.path, "config", "--get-regexp", key).split()
+        except GitFailed:
+            continue  # not set
+        if key.startswith("extensions") and len(out) > 1:
+            return out[1]
+        if len(out) > 1 and out[1] == "true":
+            return out[0][len("remote."):-len(".promisor")]
+    return None
 
 
 def fetch_missing(history: History, commit: str, roots: Sequence[str], oids: set[str]) -> None:
