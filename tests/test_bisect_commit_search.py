@@ -158,10 +158,14 @@ def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None
     assert by_title[KERNELS_TITLE].accepts is not None and by_title[KERNELS_TITLE].accepts.accepts("0.2.0")
 
 
-def test_jax_repo_without_commits_is_refused(matrix: Any, world: World, tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="--jax-repo only applies with --commits"):
+@pytest.mark.parametrize(("flags", "message"), [(["--jax-repo", "."], "--jax-repo only applies with --commits"),
+                                               (["--commits", "--all"], "--commits narrows one change")])
+def test_options_that_do_not_go_together_are_refused(matrix: Any, world: World, tmp_path: Path, flags: list[str],
+                                                    message: str) -> None:
+    with pytest.raises(UsageError, match=message):
         driver.main(matrix, ["--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
-                             "--jax-repo", str(world.repo)], print)
+                             *flags], print)
+    assert world.prepared == []
 
 
 def test_no_clone_and_remote_unreachable_is_exit_4_before_any_probe(matrix: Any, world: World, tmp_path: Path,

@@ -194,4 +194,5 @@ def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
             "jaxlib": seen.jaxlib, "python": seen.python,
             "release_env": candidate.build.release if candidate and candidate.build else None,
             "status": seen.status, "verdict": seen.verdict, "reason": seen.reason, "source": seen.source,
+            "environment": seen.environment,
             "seconds": seen.seconds, "ran_at": seen.ran_at}
