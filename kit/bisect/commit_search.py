@@ -177,7 +177,9 @@ def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCand
     for candidate in candidates:
         if candidate.problem or candidate.version in cache:
             continue
-        cached = prober._cached(candidate, candidate.python, candidate.jaxlib)
+        # A metric is judged against this run's baseline, so earlier metric probes are not reused (as for releases).
+        metric = isinstance(prober, MetricProber)
+        cached = None if metric else prober._cached(candidate, candidate.python, candidate.jaxlib)
         release = tags.get(candidate.commit)
         seen = phase.finding.observations.get(release) if release else None
         if cached is None and seen is not None and candidate.build and candidate.build.release == release:
