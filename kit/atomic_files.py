@@ -19,27 +19,33 @@ TEMP_PREFIX = ".tmp-"
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (for reports, not records)."""
+    """Replace ``path`` with ``text`` (UTF-8) atomically (for reports, caches, markers; not records)."""
     atomic_write_texts({Path(path): text})
 
 
-def atomic_write_texts(files: Mapping[Path, str]) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically (a PNG, say)."""
+    atomic_write_texts({Path(path): data})
+
+
+def atomic_write_texts(files: Mapping[Path, str | bytes]) -> None:
     """Replace several files together or not at all (as far as a file system allows).
 
     Every temp file is written and fsynced before the first one is moved into
     place, so a full disk or a crash while writing leaves all the old files
     as they were; the moves themselves need no space. Files get the mode the
-    umask gives (mkstemp's 0600 would hide reports from other users).
+    umask gives (mkstemp's 0600 would hide reports from other users). Text is
+    written as UTF-8, bytes as they are.
     """
     temps: dict[Path, str] = {}
     try:
-        for path, text in files.items():
+        for path, content in files.items():
             path = Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".part")
             temps[path] = temp_name
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content.encode("utf-8") if isinstance(content, str) else content)
                 handle.flush()
                 os.fchmod(handle.fileno(), 0o666 & ~file_mode_mask())
                 os.fsync(handle.fileno())

@@ -12,7 +12,6 @@ import difflib
 import hashlib
 import math
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -23,10 +22,8 @@ from repro import parameters as parameter_rules
 
 from .errors import ConfigError, KitError, UsageError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
+# The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
+from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
 
 BACKENDS = ("cpu", "cuda")
 
@@ -181,11 +178,9 @@ def load_matrix(path: Path | str = "matrix.toml") -> Matrix:
     """Read and validate matrix.toml; raise ConfigError naming the bad key."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = read_toml(path)
     except FileNotFoundError:
         raise ConfigError(f"{path} not found", "run from the repository root, where matrix.toml lives") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}", "fix the line named above") from None
     return parse_matrix(raw, path)
 
 
@@ -370,37 +365,6 @@ def configured_parameters(matrix: Matrix, name: str) -> dict[str, Any]:
         shown = str(check.script)
     return {"script": shown, "script_sha256": hashlib.sha256(check.script.read_bytes()).hexdigest(),
             "host_devices": check.host_devices}
-
-
-def _known_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    for key in table:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, sorted(allowed), n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
-            name = f"{where}.{key}" if where else key
-            raise ConfigError(f"unknown key {name!r} in matrix.toml", hint)
-
-
-def _table(raw: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
-    value = raw.get(key, {})
-    if not isinstance(value, dict):
-        name = f"{where}.{key}" if where else key
-        raise ConfigError(f"{name} must be a table", f"write it as [{name}]")
-    return value
-
-
-def _string(table: Mapping[str, Any], key: str, where: str, default: str) -> str:
-    value = table.get(key, default)
-    if not isinstance(value, str):
-        raise ConfigError(f"{where}.{key} must be a string", f'e.g. {key} = "..."')
-    return value
-
-
-def _strings(table: Mapping[str, Any], key: str, where: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    value = table.get(key, list(default))
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}.{key} must be a list of strings", f'e.g. {key} = ["..."]')
-    return tuple(value)
 
 
 def _looks_like_python(text: str) -> bool:

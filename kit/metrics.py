@@ -2,7 +2,8 @@
 
 Pure functions, no I/O, the standard library only: the nox process has no
 scipy (requirements.txt keeps the driver small), and the one test we need,
-Mann-Whitney U, is fifty lines. ``tests/test_metrics.py`` checks it against
+Mann-Whitney U, is fifty lines. Medians and quartiles are the ``statistics``
+module's (quartiles by its "inclusive" method, as the repro computes them). ``tests/test_metrics.py`` checks it against
 scipy.stats.mannwhitneyu in the test environment.
 
 The decision rule, asv-style (``asv compare``: a ratio *and* a statistical
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import math
+import statistics
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
@@ -38,19 +40,25 @@ EXACT_MAX_PAIRS = 400
 # Summaries
 
 
-def quantile(samples: Sequence[float], q: float) -> float:
-    """Linear-interpolation quantile (numpy's default), for 0 <= q <= 1."""
+def median(samples: Sequence[float]) -> float:
     if not samples:
         raise ValueError("no samples")
-    ordered = sorted(samples)
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    return statistics.median(samples)
 
 
-def median(samples: Sequence[float]) -> float:
-    return quantile(samples, 0.5)
+def quartiles(samples: Sequence[float]) -> tuple[float, float]:
+    """(Q1, Q3) by linear interpolation between order statistics (numpy's default, the repro's method)."""
+    if not samples:
+        raise ValueError("no samples")
+    if len(samples) == 1:  # statistics.quantiles wants two points before Python 3.13
+        return samples[0], samples[0]
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return q1, q3
+
+
+def spread_pct(median: float, q1: float, q3: float) -> float:
+    """The interquartile range as a percentage of the median (0 when the median is 0)."""
+    return 100.0 * (q3 - q1) / abs(median) if median else 0.0
 
 
 @dataclass(frozen=True)
@@ -68,12 +76,11 @@ class Summary:
 
     @property
     def spread_pct(self) -> float:
-        """IQR as a percentage of the median (0 when the median is 0)."""
-        return 100.0 * self.iqr / abs(self.median) if self.median else 0.0
+        return spread_pct(self.median, self.q1, self.q3)
 
 
 def summarise(samples: Sequence[float]) -> Summary:
-    return Summary(median(samples), quantile(samples, 0.25), quantile(samples, 0.75), len(samples))
+    return Summary(median(samples), *quartiles(samples), len(samples))
 
 
 def worse_by(reference: float, value: float, worse: str) -> float:

@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -109,12 +110,23 @@ def test_a_second_builder_waits_for_the_first_then_reuses(tmp_path: Path) -> Non
     waiter = threading.Thread(target=lambda: second.append(
         envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, second_lines.append)))
     waiter.start()
-    time.sleep(0.5)  # the second builder is now waiting on the lock, and must not touch the half-built folder
-    assert any("waiting for another process that is building" in line for line in second_lines)
+    # The second builder says it waits on the lock (and must not touch the half-built folder meanwhile).
+    assert eventually(lambda: any("waiting for another process that is building" in line for line in second_lines))
+    assert not backend.built and waiter.is_alive()
     release.set()
     first.join(10)
     waiter.join(10)
     assert second[0].reused and len(backend.built) == 1
+
+
+def eventually(condition: Callable[[], bool], within_s: float = 10.0) -> bool:
+    """Poll ``condition`` until it holds or ``within_s`` passes: no guess at how fast a loaded machine is."""
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def test_interpreters_are_found_under_pyenv_newest_patch_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

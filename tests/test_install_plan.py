@@ -94,13 +94,23 @@ def test_uv_failing_to_reach_the_index_is_the_network_not_the_release() -> None:
     raise_if_network_trouble("Because there is no version of jaxlib==0.4.16 ...")  # an answer: no error
 
 
-def test_an_unreachable_find_links_page_is_an_answer_about_the_release_and_says_so() -> None:
-    raise_if_network_trouble(UV_NO_PAGE)  # the index answered; the page the release needs did not
+def test_uv_failing_to_reach_a_find_links_page_is_the_network_too_and_names_the_page() -> None:
+    # The pages are probed before uv runs; this is a page that went away in between.
+    with pytest.raises(IndexUnreachable, match=r"uv could not reach the find-links page "
+                                               r"https://example.invalid/jax_cuda_releases.html over the network "
+                                               r"\(failed to lookup address information"):
+        raise_if_network_trouble(UV_NO_PAGE)
+
+
+def test_a_find_links_page_that_answered_with_an_error_is_named_in_the_reason() -> None:
     plan = InstallPlan(jax="0.4.18", backend="cuda", requirements=("jax[cuda12_pip]==0.4.18",), exclude_newer=None,
                        index_url="https://pypi.org/simple", pythons=("3.11",))
-    assert unresolvable_reason(plan, [Resolution("3.11", False, error=install._uv_error(UV_NO_PAGE))]) == (
-        "the find-links page https://example.invalid/jax_cuda_releases.html could not be reached "
-        "(failed to lookup address information: Name or service not known; tried Python 3.11)")
+    uv_said = ("error: Failed to read `--find-links` URL: https://example.org/wheels.html\n"
+               "  cause: HTTP status client error (404 Not Found) for url (https://example.org/wheels.html)\n")
+    raise_if_network_trouble(uv_said)  # the page answered: not the network's
+    assert unresolvable_reason(plan, [Resolution("3.11", False, error=install._uv_error(uv_said))]) == (
+        "the find-links page https://example.org/wheels.html could not be read (HTTP status client error "
+        "(404 Not Found) for url (https://example.org/wheels.html); tried Python 3.11)")
 
 
 def test_not_installable_reason_names_the_missing_wheel_and_where_it_looked() -> None:

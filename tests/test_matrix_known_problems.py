@@ -44,7 +44,7 @@ def test_a_project_without_the_file_cites_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ('[[problem]]\nkey = "a"\ncheck = "qr"\ntitle = "t"\nlink = []\n', "unknown key 'link'"),
+    ('[[problem]]\nkey = "a"\ncheck = "qr"\ntitle = "t"\nlink = []\n', r"unknown key 'problem\[0\]\.link' in known_problems.toml"),
     ('[[problem]]\nkey = "a"\ntitle = "t"\n', "needs check"),
     ('[[problem]]\nkey = "a"\ncheck = "qr"\ntitle = "t"\n[problem.fix]\nurl = "u"\ntitle = "t"\n', "needs release"),
 ])

@@ -34,6 +34,7 @@ NOT_INSTALLABLE = "0.4.16"
 def matrix(tmp_path: Path) -> Matrix:
     raw = {
         "kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
+        "install": {"jaxlib_archive": ""},  # the (fake) index alone decides; JAX's archive is a real page
         "release": [{"version": v} for v in RELEASES],
         "checks": {"scaling": {"devices": [1, 2]}, "correctness": {"matrix_size": 4}},
     }
@@ -190,6 +191,7 @@ def test_a_changed_parameter_makes_a_cell_stale(matrix: Matrix, kit: FakeKit, tm
     kit.ran.clear()
     raw = {
         "kit": {"results_dir": str(matrix.results_dir), "envs_dir": str(tmp_path / "envs")},
+        "install": {"jaxlib_archive": ""},
         "release": [{"version": v} for v in RELEASES],
         "checks": {"scaling": {"devices": [1, 2, 4]}, "correctness": {"matrix_size": 4}},
     }
@@ -339,7 +341,7 @@ def test_closing_table_snapshot() -> None:
         "0.4.16   scaling      not-installable  -           current, skipped",
         "0.6.2    scaling      crashed          -           ran",
         "0.6.2    correctness  ran              unaffected  ran",
-        "3 cells: 2 ran, 1 current (skipped), 1 crashed, timed out or errored",
+        "3 cells: 2 ran, 1 current (skipped), 1 crashed, timed out, cancelled or errored",
         "  scaling · jax 0.6.2: the repro crashed (killed by signal 6): rendezvous timeout",
     ]
 
@@ -357,6 +359,7 @@ def test_slurm_submits_the_pending_installable_cells_as_one_array(
         return dataclasses.replace(prepared, environment=object() if prepared.resolution else None)
 
     monkeypatch.setattr(sweep.slurm, "require_sbatch", lambda: None)
+    monkeypatch.setattr(sweep.slurm, "require_controller", lambda: None)
     monkeypatch.setattr(sweep.slurm, "run_matrix", fake_run_matrix)
     monkeypatch.setattr(sweep, "prepare", prepare_with_env)
     code, _ = run(matrix, "--slurm", "--no-wait", "--partition", "p1", "--checks", "scaling", "--timeout", "60")

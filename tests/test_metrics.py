@@ -64,6 +64,27 @@ def test_quantiles_match_numpys_linear_interpolation() -> None:
         (np.median(samples), np.quantile(samples, 0.25), np.quantile(samples, 0.75)))
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.floats(0.001, 1e6), min_size=1, max_size=15))
+def test_summaries_are_numpys_for_any_number_of_samples(samples: list[float]) -> None:
+    import numpy as np
+
+    summary = metrics.summarise(samples)
+    assert (summary.median, summary.q1, summary.q3, summary.n) == pytest.approx(
+        (np.median(samples), np.quantile(samples, 0.25), np.quantile(samples, 0.75), len(samples)), rel=1e-12)
+
+
+def test_spread_is_the_iqr_over_the_median_in_percent() -> None:
+    assert metrics.spread_pct(10.0, 9.0, 11.0) == pytest.approx(20.0)
+    assert metrics.spread_pct(0.0, -1.0, 1.0) == 0.0  # no scale to compare with
+    assert metrics.summarise([9.0, 10.0, 11.0]).spread_pct == pytest.approx(10.0)
+
+
+def test_an_empty_sample_is_refused() -> None:
+    with pytest.raises(ValueError, match="no samples"):
+        metrics.summarise([])
+
+
 # -- the decision rules
 
 

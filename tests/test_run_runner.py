@@ -63,8 +63,9 @@ def test_a_release_without_wheels_gets_a_not_installable_record(matrix: Matrix) 
 
 def test_a_repro_that_overruns_its_timeout_is_killed(capsys: Any) -> None:
     started = time.monotonic()
-    code, tail = runner._stream([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 2)
-    assert code is None and tail == ["started"]
+    ended = runner.run_child([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 2,
+                             lambda m: None)
+    assert ended.code is None and ended.tail == ["started"]
     assert time.monotonic() - started < 10
 
 
@@ -85,7 +86,8 @@ def test_a_terminated_session_kills_its_repro_and_leaves_no_temp_folder(tmp_path
               "with cli.unwind_on_stop_signals():\n"
               "    with runner.scratch_dir() as folder:\n"
               "        print(folder, flush=True)\n"
-              "        runner._stream([sys.executable, '-c', 'import time; print(\"child\", flush=True); time.sleep(60)'], 60)\n")
+              "        runner.run_child([sys.executable, '-c', 'import time; print(\"child\", flush=True); time.sleep(60)'], 60,\n"
+              "                         print)\n")
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
                             cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert proc.stdout is not None

@@ -39,15 +39,15 @@ Parsing (:func:`parse_changelog`, :func:`select_sections`) is pure; only
 
 from __future__ import annotations
 
-import os
 import re
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+
+from .. import http
+from ..atomic_files import atomic_write_text
 
 __all__ = [
     "DOCS_CHANGELOG_URL",
@@ -241,19 +241,25 @@ def fetch_changelog(cache_dir: Path, url: str = RAW_CHANGELOG_URL, timeout_s: fl
         return copy, ""
     if marker.is_file() and time.time() - marker.stat().st_mtime < _RETRY_S:
         return (copy if copy.is_file() else None), marker.read_text(encoding="utf-8").strip()
-    cache_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:
-            text = response.read().decode("utf-8")
-    except (urllib.error.URLError, OSError, UnicodeDecodeError, ValueError) as exc:
-        why = f"{urllib.parse.urlsplit(url).netloc or url} could not be reached ({getattr(exc, 'reason', exc)})"
-        marker.write_text(why + "\n", encoding="utf-8")
+        text = http.get(url, timeout=timeout_s).body.decode("utf-8")
+    except (http.Unreachable, http.HttpError, UnicodeDecodeError) as exc:
+        why = _why_not(url, exc)
+        atomic_write_text(marker, why + "\n")
         return (copy if copy.is_file() else None), why
-    tmp = copy.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, copy)
+    atomic_write_text(copy, text)
     marker.unlink(missing_ok=True)
     return copy, ""
+
+
+def _why_not(url: str, exc: Exception) -> str:
+    """Why the changelog could not be fetched, naming the host only (the report shows the links)."""
+    where = urllib.parse.urlsplit(url).netloc or url
+    if isinstance(exc, http.Unreachable):
+        return f"{where} could not be reached ({exc.reason})"
+    if isinstance(exc, http.HttpError):
+        return f"{where} answered HTTP {exc.status} ({exc.reason})"
+    return f"{where} did not send UTF-8 text"
 
 
 def release_notes(versions: Sequence[str], cache_dir: Path, changelog: Optional[Path] = None,

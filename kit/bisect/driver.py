@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from packaging.version import Version
 
 from . import changelog
 from ..config import Matrix
+from .. import records
 from ..history.commit_range import tag
 from ..history.commits import read_text
 from ..history.source import History, open_history
@@ -24,6 +25,7 @@ from .options import Log, Options, bisect_name, bounds, make_parser, parse_optio
 from .outcomes import describe
 from .probe_cache import ProbeCache, subject_key
 from .metric import MetricProber, metric_summary
+from .metric_samples import MetricSamples
 from .probes import Prober
 from .search import BisectResult, Outcome, Transition, bisect, scan_all, verify_bounds
 
@@ -44,8 +46,10 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
     name = bisect_name(options, good, bad)
     cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
-    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache,
-                                                          subject_key(matrix, options), name, index, log)
+    subject = subject_key(matrix, options)
+    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, name, index, log)
+    if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again
+        prober.samples = metric_samples(matrix, options, subject, good, bad, prober, name, log)
     known = {} if options.metric else prober.known_outcomes()  # a metric is judged against this run's bounds
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     finding = search(options, good, bad, how, name, candidates, prober, known)
@@ -81,6 +85,15 @@ def probe_cache_dir(matrix: Matrix) -> Path:
     return matrix.results_dir.parent / "bisect" / "probes"
 
 
+def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any], good: str, bad: str,
+                   prober: Prober, name: str, log: Log) -> MetricSamples:
+    """Where this metric bisect keeps its samples (reports/bisect/metric/), and what an earlier run left there."""
+    identity = {"subject": subject, "metric": options.metric, "good": good, "bad": bad, "backend": options.backend}
+    bounds = {v: (prober.candidates[v].python, prober.candidates[v].jaxlib) for v in (good, bad)}
+    return MetricSamples(matrix.results_dir.parent / "bisect" / "metric", identity, records.machine_id(), bounds,
+                         name, read=not options.fresh, log=log)
+
+
 def search(options: Options, good: str, bad: str, how: str, name: str, candidates: list[Candidate],
            prober: Prober, known: dict[str, Outcome]) -> Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known."""
@@ -89,7 +102,7 @@ def search(options: Options, good: str, bad: str, how: str, name: str, candidate
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = []
     if isinstance(prober, MetricProber):
-        prober.set_baseline(good, bad, cache)  # measured afresh each run: a metric probe is judged against it
+        prober.set_baseline(good, bad, cache)  # a metric probe is judged against it (kit/bisect/metric_samples.py)
     if options.scan:
         transitions = scan_all(versions, prober, cache)
     else:

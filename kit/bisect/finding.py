@@ -90,7 +90,8 @@ def cost_lines(finding: Finding) -> list[str]:
         runs = sorted({o.by for o in observed if o.by})
         times = sorted(o.ran_at for o in observed if o.ran_at)
         when = f", {times[0]} … {times[-1]}" if times else ""
-        lines.append(f"Earlier runs answered {len(earlier)} ({', '.join(earlier)}) from the probe cache; "
+        kept = "their kept metric samples" if finding.options.metric else "the probe cache"
+        lines.append(f"Earlier runs answered {len(earlier)} ({', '.join(earlier)}) from {kept}; "
                      f"they had built {_count(len(finding.environments(earlier, 'built')), 'environment')} and spent "
                      f"{sum(o.seconds for o in observed):.0f} s probing them ({', '.join(runs) or 'unnamed'}{when}).")
     records = finding.where("record")

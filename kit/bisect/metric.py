@@ -15,6 +15,9 @@ pure search need nothing new.
 
 from __future__ import annotations
 
+import dataclasses
+import time
+from datetime import datetime, timezone
 from typing import Any
 
 from packaging.version import Version
@@ -23,6 +26,7 @@ from .. import metrics
 from ..run import runner
 from ..errors import UsageError
 from .candidates import Candidate
+from .metric_samples import MetricSamples
 from .outcomes import Observation, classify, describe
 from .options import DEFAULT_SCRIPT_TIMEOUT_S
 from .probes import Prober
@@ -42,13 +46,13 @@ class MetricProber(Prober):
     better: str = "lower"
     good: str = ""
     """What the metric itself declares; the bounds decide the direction, this only words a warning."""
+    samples: MetricSamples | None = None
+    """Where measured samples are kept so an interrupted bisect resumes (None: nothing kept)."""
 
     def __call__(self, version: str) -> Outcome:
         assert self.base is not None, "set_baseline first"
         observation = self.observe(self.candidates[version])
         self.observations[version] = observation
-        if version not in self.ran_now:
-            self.ran_now.append(version)  # measured afresh: a metric is judged against this run's baseline
         result = classify(observation, self.options.crash)
         self.log(f"probe {self.name_of(version)}: {describe(result, bool(self.options.script))} [{observation.source}] "
                  f"{observation.reason}")
@@ -57,27 +61,54 @@ class MetricProber(Prober):
     def observe(self, candidate: Candidate) -> Observation:
         """Runs of the probe, each right after a run of --good; decided together and pair by pair.
 
-        Within noise after ``PROBE_RUNS`` pairs, one more pair runs and everything is pooled.
+        Within noise after ``PROBE_RUNS`` pairs, one more pair runs and
+        everything is pooled. Pairs kept by an interrupted run of this bisect
+        count first (kit/bisect/metric_samples.py); only the rest are measured.
         """
+        environment = (candidate.python, candidate.jaxlib)
+        kept = self.samples.pairs(candidate.version, environment) if self.samples else []
         runs: list[list[float]] = []
         goods: list[list[float]] = []
+        spent, reused_s, last = 0.0, 0.0, None
         decision: metrics.Decision | None = None
-        for _ in range(PROBE_RUNS + 1):
-            goods.append(self._bound_samples(self.good))
-            one = self.measure(candidate)
-            if one.status != "ran":
-                return one
-            runs.append(list(one.samples))
-            if len(runs) < PROBE_RUNS:
-                continue
-            decision = metrics.decide_runs(self.base_or_fail, runs, goods)
-            if decision.call is not metrics.Call.UNDECIDED:
-                break
+        for index in range(PROBE_RUNS + 1):
+            if index < len(kept):
+                good, probe, seconds = kept[index]
+                reused_s += seconds
+            else:
+                started = time.monotonic()
+                good = self._bound_samples(self.good)[0]
+                last = self.measure(candidate)
+                if last.status != "ran":
+                    return self._costed(candidate.version, False, spent + time.monotonic() - started, last)
+                probe, seconds = list(last.samples), time.monotonic() - started
+                spent += seconds
+                if self.samples is not None:
+                    self.samples.add_pair(candidate.version, environment, good, probe, seconds)
+            goods.append(good)
+            runs.append(probe)
+            if len(runs) >= PROBE_RUNS:
+                decision = metrics.decide_runs(self.base_or_fail, runs, goods)
+                if decision.call is not metrics.Call.UNDECIDED:
+                    break
         assert decision is not None
-        samples = [x for run in runs for x in run]
-        return Observation("ran", VERDICTS[decision.call], f"{decision.reason}; {len(runs)} runs, each after "
-                           f"a run of --good {self.good}", "run", [], False,
-                           self._environments.get(candidate.version), samples)
+        reason = f"{decision.reason}; {len(runs)} runs, each after a run of --good {self.good}"
+        if kept and last is not None:
+            reason += f" ({min(len(kept), len(runs))} of them kept from an interrupted run)"
+        return self._costed(candidate.version, last is None, spent or reused_s,
+                            Observation("ran", VERDICTS[decision.call], reason,
+                                        samples=[x for run in runs for x in run]))
+
+    def _costed(self, version: str, reused: bool, seconds: float, observation: Observation) -> Observation:
+        """The observation with what it cost and what it ran with; a release measured now counts as run now."""
+        by, ran_at = self.samples.kept_by(version) if (reused and self.samples) else (self.name, _now())
+        if not reused:
+            self.ran_now.append(version)
+        python, jaxlib = self._resolved(version)
+        return dataclasses.replace(
+            observation, source="cache" if reused else "run",
+            environment=None if reused else self._environments.get(version),
+            python=python, jaxlib=jaxlib, seconds=round(seconds, 1), by=by, ran_at=ran_at, timeout_s=self.timeout)
 
     @property
     def base_or_fail(self) -> metrics.Baseline:
@@ -96,8 +127,11 @@ class MetricProber(Prober):
         else:
             fields, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log, self.index,
                                              prepared=prepared)
+        resolution = prepared.resolution
+        python, jaxlib = (resolution.python, resolution.pins.get("jaxlib")) if resolution else (None, None)
         if fields.get("status") != "ran":
-            return Observation(str(fields.get("status")), None, str(fields.get("reason") or ""))
+            return Observation(str(fields.get("status")), None, str(fields.get("reason") or ""),
+                               python=python, jaxlib=jaxlib)
         metric = (fields.get("metrics") or {}).get(self.options.metric)
         if metric is None:
             known = ", ".join(sorted(fields.get("metrics") or {})) or "none"
@@ -106,30 +140,63 @@ class MetricProber(Prober):
                              "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")
         self.unit = str(metric.get("unit") or "")
         self.better = str(metric.get("better") or "lower")
-        return Observation("ran", None, "measured", "run", [], False,
-                           self._environments.get(candidate.version), [float(x) for x in metric["samples"]])
+        return Observation("ran", None, "measured", "run", [], False, self._environments.get(candidate.version),
+                           [float(x) for x in metric["samples"]], python=python, jaxlib=jaxlib)
 
     def set_baseline(self, good: str, bad: str, cache: dict[str, Outcome]) -> metrics.Baseline:
-        """Measure the bounds in turns (good, bad, good, bad, ...); a step that does not hold → UsageError."""
+        """Measure the bounds in turns (good, bad, good, bad, ...); a step that does not hold → UsageError.
+
+        Rounds kept by an interrupted run of this bisect count first; only the rest are measured.
+        """
         self.good = good
         looks: dict[str, list[list[float]]] = {good: [], bad: []}
-        for _ in range(BOUND_ROUNDS):
-            for version in (good, bad):
-                looks[version].append(self._bound_samples(version))
+        spent = {good: 0.0, bad: 0.0}
+        kept = self._kept_rounds(good, bad, looks, spent)
+        while len(looks[good]) < BOUND_ROUNDS:
+            (good_run, good_s), (bad_run, bad_s) = self._bound_samples(good), self._bound_samples(bad)
+            looks[good].append(good_run)
+            looks[bad].append(bad_run)
+            spent[good] += good_s
+            spent[bad] += bad_s
+            if self.samples is not None:
+                self.samples.add_round(good_run, bad_run, good_s, bad_s, self.unit, self.better)
         try:
             self.base = metrics.baseline_from_rounds(looks[good], looks[bad], self.options.factor,
                                                      unit=f" {self.unit}")
         except metrics.NoStep as exc:
             raise UsageError(f"{self.options.metric}: {exc} between --good {good} and --bad {bad}",
                              "nothing to bisect: choose bounds across the slowdown, or a smaller --factor") from None
+        self._bound_observations(good, bad, looks, spent, kept, cache)
+        return self.base
+
+    def _kept_rounds(self, good: str, bad: str, looks: dict[str, list[list[float]]],
+                     spent: dict[str, float]) -> int:
+        if self.samples is None:
+            return 0
+        if self.samples.note:
+            self.log(self.samples.note)
+        rounds = self.samples.rounds()[:BOUND_ROUNDS]
+        for good_run, bad_run, good_s, bad_s in rounds:
+            looks[good].append(good_run)
+            looks[bad].append(bad_run)
+            spent[good] += good_s
+            spent[bad] += bad_s
+        if rounds:
+            self.unit, self.better = self.samples.unit, self.samples.better
+        return len(rounds)
+
+    def _bound_observations(self, good: str, bad: str, looks: dict[str, list[list[float]]],
+                            spent: dict[str, float], kept: int, cache: dict[str, Outcome]) -> None:
+        assert self.base is not None
         pooled = {v: [x for run in runs for x in run] for v, runs in looks.items()}
         for version, wanted in ((good, Outcome.GOOD), (bad, Outcome.BAD)):
             reason = (f"bound: median {metrics.median(pooled[version]):.4g} {self.unit}, {BOUND_ROUNDS} runs, "
                       f"{len(pooled[version])} samples; step {self.base.step:.2f}x, worse = {self.base.worse}")
+            if 0 < kept < BOUND_ROUNDS:
+                reason += f" ({kept} of the runs kept from an interrupted run)"
             verdict = "unaffected" if wanted is Outcome.GOOD else "affected"
-            self.observations[version] = Observation("ran", verdict, reason, "run", [], False,
-                                                     self._environments.get(version), pooled[version])
-            self.ran_now.append(version)
+            self.observations[version] = self._costed(version, kept == BOUND_ROUNDS, spent[version],
+                                                      Observation("ran", verdict, reason, samples=pooled[version]))
             cache[version] = wanted
         self.log(f"{self.options.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
                  f"--bad {bad} median {metrics.median(pooled[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
@@ -137,14 +204,27 @@ class MetricProber(Prober):
         if self.base.worse == self.better:
             self.log(f"note: the metric says {self.better} is better, so --bad {bad} measures better than "
                      f"--good {good}: this finds where it improved (swap --good and --bad for a slowdown hunt)")
-        return self.base
 
-    def _bound_samples(self, version: str) -> list[float]:
+    def _resolved(self, version: str) -> tuple[str | None, str | None]:
+        """The Python and jaxlib the release ran with here (the index's metadata when it did not run now)."""
+        prepared = self._prepared.get(version)
+        resolution = prepared.resolution if prepared else None
+        if resolution is None:
+            return self.candidates[version].python, self.candidates[version].jaxlib
+        return resolution.python, resolution.pins.get("jaxlib")
+
+    def _bound_samples(self, version: str) -> tuple[list[float], float]:
+        """One run of a bound: its samples and the seconds it took (its environment's build included)."""
+        started = time.monotonic()
         observation = self.measure(self.candidates[version])
         if observation.status != "ran":
             raise UsageError(f"bound {version} could not be measured: {observation.reason}",
                              "choose bounds that install and run here")
-        return list(observation.samples)
+        return list(observation.samples), time.monotonic() - started
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def metric_summary(prober: MetricProber, observations: dict[str, Observation]) -> dict[str, Any]:

@@ -13,11 +13,8 @@ and :func:`~kit.bisect.outcomes.classify` says what it counts as.
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .. import records
@@ -179,27 +176,6 @@ class Prober:
         assert self.options.script is not None
         python = prepared.environment.python
         self.log(f"running {python} {self.options.script}")
-        code = run_script([str(python), str(self.options.script)], self.timeout, prepared.environment.pythonpath)
+        code = runner.run_child([str(python), str(self.options.script)], self.timeout, self.log,
+                                pythonpath=prepared.environment.pythonpath).code
         return script_observation(code, self.timeout)
-
-
-def run_script(cmd: list[str], timeout: int, pythonpath: tuple[Path, ...] = ()) -> int | None:
-    """Run a user script with output to the terminal; its exit code, or None on timeout.
-
-    Its own session, so a timeout kills the whole process group (a script
-    that spawns workers must not leave them behind). ``pythonpath`` comes
-    first: a commit's sources laid over the release's environment.
-    """
-    # As for a check: the environment's paths and the repository root are importable, so
-    # `from repro import kitcheck` works in a script.
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*(str(path) for path in pythonpath), str(runner.REPO_ROOT),
-                                                        os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen(cmd, start_new_session=True, env=env)
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        runner.kill_process_group(proc)
-        return None
-    except BaseException:
-        runner.kill_process_group(proc)  # Ctrl-C: stop the script too
-        raise

@@ -78,8 +78,9 @@ def _probe_table(finding: Finding) -> list[str]:
             continue
         text = label(out, seen, finding.options.crash, bool(finding.options.script))
         reason = seen.reason.replace("|", "\\|").replace("\n", " ")
+        how = _how(seen, bool(finding.options.metric))
         lines.append(f"| {c.version} | {c.uploaded or '—'} | {seen.jaxlib or c.jaxlib or '—'} | "
-                     f"{seen.python or c.python or '—'} | {text} | {_how(seen)} | {reason[:200]} |")
+                     f"{seen.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
     skipped = [v for v, out in finding.outcomes.items() if out is Outcome.SKIP]
     if skipped:
         lines += ["", "Skipped (yanked, not installable, crashed, inconclusive or exit 125): " + ", ".join(skipped) + "."]
@@ -89,8 +90,9 @@ def _probe_table(finding: Finding) -> list[str]:
     return lines
 
 
-def _how(seen: Observation) -> str:
-    how = {"cache": f"probe cache ({seen.by or 'earlier run'}, {seen.ran_at})", "record": f"record ({seen.ran_at})",
+def _how(seen: Observation, metric: bool = False) -> str:
+    kept = "kept metric samples" if metric else "probe cache"
+    how = {"cache": f"{kept} ({seen.by or 'earlier run'}, {seen.ran_at})", "record": f"record ({seen.ran_at})",
            "index": "index metadata"}.get(seen.source, f"run ({seen.environment or 'no'} environment, {seen.seconds:.0f} s)")
     return how + (" (flipped: " + " → ".join(seen.runs) + ")" if seen.flipped else "")
 

@@ -19,11 +19,9 @@ from pathlib import Path
 from contextlib import contextmanager
 from typing import Callable, Iterator, Protocol
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+from filelock import FileLock, Timeout
 
+from ..atomic_files import atomic_write_text
 from ..errors import UsageError
 from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
 
@@ -83,8 +81,8 @@ class UvBackend:
         if resolution.pins and all(resolution.hashes.get(name) for name in resolution.pins):
             # The lock's hashes too: a wheel that changed since it was resolved is refused.
             locked = path / "kit-requirements.txt"
-            locked.write_text("".join(f"{pin} " + " ".join(f"--hash={h}" for h in resolution.hashes[pin.split('==')[0]])
-                                      + "\n" for pin in pins), encoding="utf-8")
+            atomic_write_text(locked, "".join(f"{pin} " + " ".join(f"--hash={h}" for h in resolution.hashes[pin.split('==')[0]])
+                                              + "\n" for pin in pins))
             _run([*command, "--require-hashes", "-r", str(locked)])
         else:
             _run([*command, *pins])
@@ -140,11 +138,8 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
         log("installing " + ", ".join(f"{k}=={v}" for k, v in sorted(resolution.pins.items())))
         backend.install(path, plan, resolution)
         # The marker is written last: its presence means the install finished.
-        marker = path / _MARKER
-        tmp = marker.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"plan": plan.to_json(), "python": resolution.python, "pins": resolution.pins},
-                                  indent=2), encoding="utf-8")
-        os.replace(tmp, marker)
+        atomic_write_text(path / _MARKER, json.dumps({"plan": plan.to_json(), "python": resolution.python,
+                                                      "pins": resolution.pins}, indent=2))
     return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
 
 
@@ -174,21 +169,22 @@ def _finished_env(path: Path, log: Log) -> Env | None:
 
 @contextmanager
 def _build_lock(path: Path, log: Log) -> Iterator[None]:
-    """Hold ``<env>.lock`` while building: a second builder waits (and says so), then reuses."""
-    if fcntl is None:  # pragma: no cover - Windows: no advisory locks, builds are not shared
+    """Hold ``<env>.lock`` while building: a second builder waits (and says so), then reuses.
+
+    An OS lock on every platform (flock; msvcrt on Windows), which the OS
+    drops when its holder dies, so a killed build never blocks the next one.
+    """
+    lock = FileLock(path.with_name(path.name + ".lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        log(f"waiting for another process that is building {path.name} ...")
+        lock.acquire()
+        log(f"the other build of {path.name} finished")
+    try:
         yield
-        return
-    with open(path.with_name(path.name + ".lock"), "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log(f"waiting for another process that is building {path.name} ...")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            log(f"the other build of {path.name} finished")
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        lock.release()
 
 
 def env_python(path: Path) -> Path:

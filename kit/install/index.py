@@ -10,29 +10,30 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.message import Message
 from email.parser import Parser
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, TypeVar
 
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from .. import http
+from ..atomic_files import atomic_write_text
 from ..errors import IndexUnreachable, PackageIndexError
 from .wheel_metadata import remote_metadata
+
+_T = TypeVar("_T")
 
 _ACCEPT = "application/vnd.pypi.simple.v1+json"
 _CACHE_TTL_S = 3600.0
 
-# How long to wait for the index before calling it unreachable. A healthy
-# index answers in well under a second; uv would otherwise retry for minutes.
-PROBE_TIMEOUT_S = 8.0
+# How long to wait for the index before calling it unreachable (uv would retry for minutes).
+PROBE_TIMEOUT_S = http.PROBE_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -99,17 +100,15 @@ class PackageIndex:
         """
         if self._reachable:
             return
-        try:
-            _download(f"{self.url}/jax/", accept=_ACCEPT, method="HEAD", timeout=PROBE_TIMEOUT_S)
-        except IndexUnreachable:
-            raise
-        except PackageIndexError:
-            pass  # it answered, if only to refuse a HEAD request: the network is fine
+        url = f"{self.url}/jax/"
+        why = http.unreachable(url, timeout=PROBE_TIMEOUT_S)  # any answer, a refused HEAD too, means the network is fine
+        if why:
+            raise _unreachable(url, why)
         self._reachable = True
 
     def project(self, name: str) -> Project:
         if name not in self._projects:
-            self._projects[name] = _parse_project(name, self._fetch_json(name))
+            self._projects[name] = _parse_project(name, self._fetch_json(name), f"{self.url}/{name}/")
         return self._projects[name]
 
     def jax_releases(self, include_yanked: bool = False) -> list[Version]:
@@ -156,11 +155,7 @@ class PackageIndex:
         """The wheel's METADATA, fetched once ever (a file on an index never changes) and kept on disk."""
         cache = self.cache_dir / "metadata" / f"{file.filename}.METADATA"
         if not cache.exists():
-            text = remote_metadata(file.url, file.size, file.metadata)
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, cache)
+            atomic_write_text(cache, _read(file.url, lambda: remote_metadata(file.url, file.size, file.metadata)))
         return Parser().parsestr(cache.read_text(encoding="utf-8"))
 
     def _fetch_json(self, name: str) -> dict:
@@ -171,49 +166,34 @@ class PackageIndex:
             except ValueError:
                 pass  # a torn cache file: fetch again
         data = json.loads(_download(f"{self.url}/{name}/", accept=_ACCEPT))
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, cache)
+        atomic_write_text(cache, json.dumps(data))
         return data
 
 
-def page_unreachable(url: str, timeout: float = PROBE_TIMEOUT_S) -> str:
-    """"" when the page (a URL or a local folder) can be read; otherwise why not, in a few words."""
-    if "://" not in url:
-        return "" if Path(url).exists() else "no such folder"
+def _download(url: str, accept: str | None = None) -> bytes:
+    return _read(url, lambda: http.get(url, {"Accept": accept} if accept else {}).body)
+
+
+def _read(url: str, read: Callable[[], _T]) -> _T:
+    """``read()``, with its failures in the kit's words: the network's (exit 4) or the index's answer (exit 2)."""
     try:
-        _download(url, method="HEAD", timeout=timeout)
-    except IndexUnreachable as exc:
-        return str(exc).rsplit("(", 1)[-1].rstrip(")")
-    except PackageIndexError as exc:
-        if not any(f"HTTP {code}" in str(exc) for code in (405, 501)):  # a server that refuses HEAD is up
-            return str(exc).split(" answered ", 1)[-1]
-    return ""
+        return read()
+    except http.HttpError as exc:
+        raise PackageIndexError(str(exc), "check install.index_url in matrix.toml") from None
+    except http.Unreachable as exc:
+        raise _unreachable(url, exc.reason) from None
 
 
-def _download(url: str, accept: str | None = None, method: str = "GET", timeout: float = 60) -> bytes:
-    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {}, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.read()
-    except urllib.error.HTTPError as exc:  # the index answered, with an error
-        raise PackageIndexError(f"{url} answered HTTP {exc.code} ({exc.reason})",
-                                "check install.index_url in matrix.toml") from None
-    except (urllib.error.URLError, OSError) as exc:
-        raise IndexUnreachable(
-            f"{url} could not be reached over the network ({_network_reason(exc)})",
-            "check the network (and HTTPS_PROXY) or set install.index_url in matrix.toml to a reachable "
-            "index; releases whose environment is already built run without it",
-        ) from None
+def _unreachable(url: str, why: str) -> IndexUnreachable:
+    return IndexUnreachable(
+        f"{url} could not be reached over the network ({why})",
+        "check the network (and HTTPS_PROXY) or set install.index_url in matrix.toml to a reachable "
+        "index; releases whose environment is already built run without it",
+    )
 
 
-def _network_reason(exc: Exception) -> str:
-    reason = getattr(exc, "reason", exc)
-    return str(getattr(reason, "strerror", None) or reason)
-
-
-def _parse_project(name: str, data: dict) -> Project:
+def _parse_project(name: str, data: dict, page_url: str) -> Project:
+    """The project's files; their URLs made absolute (PEP 691 lets a page give them relative to itself)."""
     files = []
     for item in data.get("files", []):
         parsed = _parse_filename(item.get("filename", ""))
@@ -224,7 +204,7 @@ def _parse_project(name: str, data: dict) -> Project:
             DistFile(
                 filename=item["filename"],
                 version=version,
-                url=item.get("url", ""),
+                url=urllib.parse.urljoin(page_url, item.get("url", "")),
                 upload_time=_parse_time(item.get("upload-time")),
                 yanked=bool(item.get("yanked")),
                 python_tags=tags,

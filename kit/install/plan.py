@@ -203,18 +203,26 @@ _NETWORK_TROUBLE = re.compile(r"error sending request|tcp connect error|dns erro
                               re.IGNORECASE)
 
 
-_FIND_LINKS_UNREACHABLE = re.compile(r"Failed to read `--find-links` URL: (\S+)")
+NETWORK_TIP = ("check the network (and HTTPS_PROXY); an outage says nothing about the release, so nothing was "
+               "recorded; releases whose environment is already built run without it")
+
+_FIND_LINKS_UNREADABLE = re.compile(r"Failed to read `--find-links` URL: (\S+)")
 
 
 def raise_if_network_trouble(stderr: str) -> None:
-    """`IndexUnreachable` when uv's failure was the network's, not an answer about the release."""
-    if not _NETWORK_TROUBLE.search(stderr) or _FIND_LINKS_UNREACHABLE.search(stderr):
-        return  # a find-links page out of reach is an answer about where this release's wheels are
+    """`IndexUnreachable` when uv's failure was the network's, not an answer about the release.
+
+    A find-links page out of reach is the network's too: the pages are probed
+    before uv runs (`pages.require_pages`), and this catches one that went
+    away in between.
+    """
+    if not _NETWORK_TROUBLE.search(stderr):
+        return
     causes = [ln.strip()[len("cause:"):].strip() for ln in stderr.splitlines() if ln.strip().startswith("cause:")]
-    raise IndexUnreachable(f"uv could not reach the package index over the network "
-                           f"({causes[-1] if causes else _uv_error(stderr)})",
-                           "check the network (and HTTPS_PROXY); releases whose environment is already built "
-                           "run without it")
+    page = _FIND_LINKS_UNREADABLE.search(stderr)
+    what = f"the find-links page {page.group(1)}" if page else "the package index"
+    raise IndexUnreachable(f"uv could not reach {what} over the network "
+                           f"({causes[-1] if causes else _uv_error(stderr)})", NETWORK_TIP)
 
 
 def choose_python(plan: InstallPlan, available: list[str], offline: bool = False,
@@ -275,10 +283,10 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
         return no_python(plan.pythons)
     tried = ", ".join(a.python for a in attempts)
     where = ", ".join((plan.index_url, *plan.extra_index_urls, *plan.find_links))
-    page = _FIND_LINKS_UNREACHABLE.search(attempts[-1].error)
-    if page:
+    page = _FIND_LINKS_UNREADABLE.search(attempts[-1].error)
+    if page:  # it answered (a network failure stops at raise_if_network_trouble), with an error
         cause = attempts[-1].error.rsplit("cause:", 1)[-1].strip()
-        return f"the find-links page {page.group(1)} could not be reached ({cause}; tried Python {tried})"
+        return f"the find-links page {page.group(1)} could not be read ({cause}; tried Python {tried})"
     missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
     if missing:
         return no_wheels(where, missing.group(1), missing.group(2), tried)

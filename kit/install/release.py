@@ -17,7 +17,8 @@ from typing import Any, Sequence
 from ..config import Matrix
 from .envs import Env, available_pythons, env_path, finished_env
 from ..errors import IndexUnreachable, UsageError
-from .index import PackageIndex, page_unreachable
+from .index import PackageIndex
+from .pages import NETWORK_TIP, plan_pages, require_pages
 from .plan import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
                       unresolvable_reason)
 from .lockfile import Lock, install_settings, read_lock, write_lock
@@ -63,8 +64,10 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     A release whose environment was built answers from its lock (no index,
     no uv) unless ``refresh``. Otherwise the index is asked once, quickly, so
     an unreachable index is `IndexUnreachable` in seconds and a version the
-    index does not have is a `UsageError`; then uv resolves, from its cache
-    alone when ``offline`` (see `install.resolve`). Installed Pythons are
+    index does not have is a `UsageError`; every other page the plan reads
+    (extra indexes, find-links pages, JAX's archive when it is tried) is
+    probed the same way (`pages.require_pages`); then uv resolves, from its
+    cache alone when ``offline`` (see `install.resolve`). Installed Pythons are
     tried first; a Python uv can supply is tried only when none of them works.
     ``first_python`` is tried before the others (see `install.choose_python`).
     """
@@ -86,6 +89,8 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         if unknown:
             raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
     plan = plan_release(matrix, version, backend, index, find_links)
+    if not offline:
+        require_pages(plan_pages(plan), version)  # an outage of any page is exit 4, before uv retries it per Python
     resolution, attempts = _first_python(plan, offline, first_python)
     archive = matrix.install.jaxlib_archive
     if resolution is None and not offline and archive and archive not in plan.find_links and _lacks_jaxlib(attempts):
@@ -123,12 +128,13 @@ def _lacks_jaxlib(attempts: Sequence[Resolution]) -> bool:
 
 def _from_archive(plan: InstallPlan, attempts: list[Resolution], archive: str,
                   settings: dict[str, Any]) -> ResolvedRelease:
-    """The index lacks the release's jaxlib: try JAX's archive of pruned jaxlibs as a find-links."""
-    unreachable = page_unreachable(archive)
-    if unreachable:
-        problem = (f"{unresolvable_reason(plan, attempts)}, and JAX's archive of pruned jaxlibs ({archive}) "
-                   f"could not be reached ({unreachable})")
-        return ResolvedRelease(plan, None, tuple(attempts), problem, settings)
+    """The index lacks the release's jaxlib: try JAX's archive of pruned jaxlibs as a find-links.
+
+    The archive may well have it, so an archive out of reach leaves the
+    release's installability unknown: `IndexUnreachable`, not "not installable".
+    """
+    require_pages([archive], plan.jax, what="the archive of pruned jaxlibs (install.jaxlib_archive)",
+                  tip=f'{NETWORK_TIP}; or set install.jaxlib_archive = "" in matrix.toml to judge from the index alone')
     wider = replace(plan, find_links=plan.find_links + (archive,),
                     notes=plan.notes + (f"the index lacks its jaxlib; trying JAX's archive of pruned jaxlibs {archive}",))
     resolution, more = _first_python(wider, offline=False)

@@ -14,16 +14,11 @@ zip walk is tested without a network.
 
 from __future__ import annotations
 
-import http.client
 import struct
-import threading
-import urllib.error
-import urllib.parse
-import urllib.request
 import zlib
 from typing import Callable
 
-from ..errors import PackageIndexError
+from .. import http
 
 Fetch = Callable[[int, int], bytes]
 """``fetch(start, end)``: bytes ``start`` to ``end - 1`` of the file."""
@@ -85,92 +80,23 @@ def _find_member(directory: bytes, suffix: str) -> tuple[int, int, int]:
     raise NotAWheel(f"no member ending in {suffix}")
 
 
-class _KeptAlive:
-    """One kept-alive HTTPS connection per host, used by one request at a time.
-
-    Two dozen wheels cost about fifty small reads; opening a connection for
-    each (DNS, TLS) stalled for 5 s now and then here, in the name lookup.
-    One connection per host asks the resolver once.
-    """
-
-    def __init__(self) -> None:
-        self._connections: dict[str, http.client.HTTPSConnection] = {}
-        self._lock = threading.Lock()
-
-    def get(self, url: str, headers: dict[str, str]) -> tuple[int, bytes]:
-        parts = urllib.parse.urlsplit(url)
-        path = parts.path + (f"?{parts.query}" if parts.query else "")
-        with self._lock:
-            for attempt in range(2):  # a kept connection the server closed meanwhile: reconnect once
-                connection = self._connections.get(parts.netloc)
-                if connection is None:
-                    connection = self._connections[parts.netloc] = http.client.HTTPSConnection(parts.netloc,
-                                                                                                timeout=60)
-                try:
-                    connection.request("GET", path, headers=headers)
-                    response = connection.getresponse()
-                    return response.status, response.read()
-                except (http.client.HTTPException, OSError):
-                    connection.close()
-                    del self._connections[parts.netloc]
-                    if attempt:
-                        raise
-        raise AssertionError("unreachable")
-
-
-_KEPT = _KeptAlive()
-
-
-def _kept_alive_possible(url: str) -> bool:
-    """https without a proxy (urllib honours proxy settings; a bare connection would not)."""
-    return url.startswith("https://") and not urllib.request.getproxies()
-
-
 def http_fetch(url: str) -> Fetch:
-    """A range reader for ``url`` (a server that ignores ranges is sliced locally)."""
+    """A range reader for ``url`` over `kit.http` (kept-alive where it can be)."""
 
     def fetch(start: int, end: int) -> bytes:
-        headers = {"Range": f"bytes={start}-{end - 1}"}
-        try:
-            if _kept_alive_possible(url):
-                status, data = _KEPT.get(url, headers)
-                if status in (200, 206):
-                    return data[start:end] if status == 200 else data
-            # No kept connection, or a redirect or an error to report in urllib's words.
-            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60) as response:
-                data = response.read()
-                whole = response.status == 200
-        except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
-            raise PackageIndexError(f"could not read {url}: {getattr(exc, 'reason', exc)}",
-                                    "check the network or the index_url in matrix.toml") from None
-        return data[start:end] if whole else data
+        return http.read_range(url, start, end)
 
     return fetch
 
 
 def remote_metadata(url: str, size: int | None, pep658: bool) -> str:
-    """METADATA of the wheel at ``url``: PEP 658's file when offered, else read by ranges."""
+    """METADATA of the wheel at ``url``: PEP 658's file when offered, else read by ranges.
+
+    Network failures are `kit.http`'s (`Unreachable`, `HttpError`); the index
+    that asked says them in its own words.
+    """
     if pep658:
-        return _get(url + ".metadata").decode("utf-8")
-    fetch = http_fetch(url)
+        return http.get(url + ".metadata").body.decode("utf-8")
     if size is None:
-        size = _content_length(url)
-    return read_zip_member(size, fetch, ".dist-info/METADATA").decode("utf-8")
-
-
-def _get(url: str) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response:
-            return response.read()
-    except (urllib.error.URLError, OSError) as exc:
-        raise PackageIndexError(f"could not read {url}: {getattr(exc, 'reason', exc)}",
-                                "check the network or the index_url in matrix.toml") from None
-
-
-def _content_length(url: str) -> int:
-    request = urllib.request.Request(url, method="HEAD")
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return int(response.headers["Content-Length"])
-    except (urllib.error.URLError, OSError, TypeError, ValueError) as exc:
-        raise PackageIndexError(f"could not size {url}: {exc}", "check the network") from None
+        size = http.content_length(url)
+    return read_zip_member(size, http_fetch(url), ".dist-info/METADATA").decode("utf-8")

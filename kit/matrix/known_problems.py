@@ -10,17 +10,12 @@ bug next to their own check, and the report cites it the same way.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
+from ..toml_tables import known_keys, read_toml, required_string, strings
 
 FILE_NAME = "known_problems.toml"
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / FILE_NAME
@@ -52,16 +47,15 @@ class KnownProblem:
 
 def load_known_problems(path: Path = DEFAULT_PATH) -> tuple[KnownProblem, ...]:
     """The problems in ``path``; none when the file does not exist; ConfigError naming a bad entry."""
+    path = Path(path)
     try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = read_toml(path)
     except FileNotFoundError:
         return ()
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}", "fix the line named above") from None
     items = raw.get("problem", [])
     if set(raw) - {"problem"} or not isinstance(items, list):
         raise ConfigError(f"{path} must hold only [[problem]] entries", "see the comment at the top of the file")
-    problems = [_problem(item, f"{path.name} problem[{i}]") for i, item in enumerate(items)]
+    problems = [_problem(item, f"problem[{i}]", path.name) for i, item in enumerate(items)]
     keys = [p.key for p in problems]
     duplicate = next((k for k in keys if keys.count(k) > 1), None)
     if duplicate:
@@ -73,47 +67,30 @@ _PROBLEM_KEYS = {"key", "check", "title", "links", "shows_on", "fix"}
 _FIX_KEYS = {"release", "title", "url", "commit", "verified", "related"}
 
 
-def _problem(item: Any, where: str) -> KnownProblem:
+def _problem(item: Any, entry: str, source: str) -> KnownProblem:
+    where = f"{source} {entry}"
     if not isinstance(item, dict):
         raise ConfigError(f"{where} must be a table", "write it as [[problem]] followed by key = value lines")
-    _only(item, _PROBLEM_KEYS, where)
+    known_keys(item, _PROBLEM_KEYS, entry, source)
     fix = item.get("fix")
     if fix is not None and not isinstance(fix, dict):
         raise ConfigError(f"{where}.fix must be a table", "write it as [problem.fix]")
     return KnownProblem(
-        key=_text(item, "key", where),
-        check=_text(item, "check", where),
-        title=_text(item, "title", where),
-        links=_texts(item, "links", where),
-        fix=_fix(fix, f"{where}.fix") if fix is not None else None,
-        shows_on=_texts(item, "shows_on", where) if "shows_on" in item else ("cpu", "gpu"),
+        key=required_string(item, "key", where),
+        check=required_string(item, "check", where),
+        title=required_string(item, "title", where),
+        links=strings(item, "links", where),
+        fix=_fix(fix, f"{entry}.fix", source) if fix is not None else None,
+        shows_on=strings(item, "shows_on", where, ("cpu", "gpu")),
     )
 
 
-def _fix(table: Mapping[str, Any], where: str) -> UpstreamChange:
-    _only(table, _FIX_KEYS, where)
+def _fix(table: Mapping[str, Any], entry: str, source: str) -> UpstreamChange:
+    where = f"{source} {entry}"
+    known_keys(table, _FIX_KEYS, entry, source)
     return UpstreamChange(
-        release=_text(table, "release", where), title=_text(table, "title", where), url=_text(table, "url", where),
+        release=required_string(table, "release", where), title=required_string(table, "title", where),
+        url=required_string(table, "url", where),
         commit=str(table.get("commit", "")), verified=str(table.get("verified", "")),
-        related=_texts(table, "related", where) if "related" in table else (),
+        related=strings(table, "related", where),
     )
-
-
-def _only(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r} in {where}", f"allowed keys: {', '.join(sorted(allowed))}")
-
-
-def _text(table: Mapping[str, Any], key: str, where: str) -> str:
-    value = table.get(key)
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where} needs {key} as a non-empty string", f'add {key} = "..."')
-    return value
-
-
-def _texts(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
-    value = table.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}.{key} must be a list of strings", f'e.g. {key} = ["..."]')
-    return tuple(value)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .metric_series import render_metrics
 from .model import AffectedRange, Finding, Report
+from ..text_bounds import CELL_CHARS, cut
+
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
@@ -78,9 +80,10 @@ def _finding_text(cell: Finding | None) -> str:
         return "not installable"
     ran_by = f" ({cell.ran_by})" if cell.ran_by else ""
     if cell.status != "ran":
-        return (f"{cell.status}: {cell.reason}" if cell.reason else cell.status) + ran_by
+        # A cell is short; the record keeps the whole reason (up to REASON_CHARS).
+        return (f"{cell.status}: {cut(cell.reason, CELL_CHARS)}" if cell.reason else cell.status) + ran_by
     verdict = f"**{cell.verdict}**" if cell.verdict == "affected" else str(cell.verdict)
-    return (f"{verdict} · {cell.figure}" if cell.figure else verdict) + ran_by
+    return (f"{verdict} · {cut(cell.figure, CELL_CHARS)}" if cell.figure else verdict) + ran_by
 
 
 def render_rows(report: Report) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..metrics import summarise
+from ..metrics import spread_pct, summarise
 from .plots import save_png
 from repro.contract import strict_json
 
@@ -36,7 +36,7 @@ class MetricPoint:
 
     @property
     def spread_pct(self) -> float:
-        return 100.0 * (self.q3 - self.q1) / abs(self.median) if self.median else 0.0
+        return spread_pct(self.median, self.q1, self.q3)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from .key_figures import key_figure, lu_fed_by
 from .known_problems import KnownProblem, load_known_problems
 from .metric_series import MetricSeries, metric_series
 from .slurm import job_label
+from ..text_bounds import REASON_CHARS, cut
 from ..records import (
     Configured,
     LoadedRecord,
@@ -409,7 +410,7 @@ def _finding(entry: LoadedRecord) -> Finding:
         status=status,
         verdict=record.get("verdict"),
         figure=figure,
-        reason=str(record.get("reason") or ""),
+        reason=cut(str(record.get("reason") or ""), REASON_CHARS),  # records from before reasons were bounded
         created=str(record.get("created") or ""),
         reproduce=str(record.get("reproduce") or f"nox -s {check}-{record_jax(record)}"),
         file=entry.path.name,

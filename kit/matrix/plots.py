@@ -18,6 +18,7 @@ skips them all with a note. The report builds either way.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import math
@@ -28,7 +29,7 @@ from typing import Any
 
 from repro.contract import strict_json
 
-from ..atomic_files import atomic_write_text
+from ..atomic_files import atomic_write_bytes, atomic_write_text
 from .plot_data import (
     BoundaryWindow,
     TimingPoint,
@@ -175,14 +176,10 @@ def _save(fig: Any, path: Path, title: str, outcome: PlotOutcome) -> None:
 
 
 def save_png(fig: Any, path: Path) -> None:
-    """Write the figure through a temp file, so a reader never sees half a PNG."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".tmp-{path.name}")
-    try:
-        fig.savefig(temp, dpi=110, format="png")
-        temp.replace(path)
-    finally:
-        temp.unlink(missing_ok=True)
+    """Write the figure atomically, so a reader never sees half a PNG."""
+    png = io.BytesIO()
+    fig.savefig(png, dpi=110, format="png")
+    atomic_write_bytes(path, png.getvalue())
 
 
 def _plot_scaling(entries: list[LoadedRecord], backend: str, out_dir: Path, outcome: PlotOutcome) -> None:

@@ -30,8 +30,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ..atomic_files import atomic_write_text, atomic_write_texts
 from ..errors import UsageError
 from ..run.multiprocess import SRUN_ENV
+from .task_output import TaskEnd, task_end
 
 Log = Callable[[str], None]
 
@@ -79,6 +81,32 @@ def require_sbatch() -> None:
                          "scripts/slurm-local.sh up && eval \"$(scripts/slurm-local.sh env)\"")
 
 
+# `scontrol ping` answers in milliseconds whether the controller is up or down, where sbatch and
+# squeue retry a silent controller for ten seconds to a minute each before they give up.
+PING_TIMEOUT_S = 15
+
+
+def require_controller() -> None:
+    """One sentence, at once, when no SLURM controller answers: before any environment is built or job sent."""
+    scontrol = shutil.which("scontrol")
+    if scontrol is None:
+        return  # an unusual install: sbatch will say what it finds
+    try:
+        done = subprocess.run([scontrol, "ping"], capture_output=True, text=True, timeout=PING_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        answer = f"no answer within {PING_TIMEOUT_S} s"
+    else:
+        if done.returncode == 0 and " is DOWN" not in done.stdout:
+            return
+        said = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip().strip("*")]
+        answer = said[0] if said else f"exit code {done.returncode}"
+    conf = os.environ.get("SLURM_CONF") or "the system's slurm.conf"
+    raise UsageError(f"--slurm: the SLURM controller is not answering (scontrol ping: {answer}); "
+                     "nothing was built or submitted",
+                     f"start the controller, or point SLURM_CONF (now {conf}) at a running cluster; the local test "
+                     "cluster: scripts/slurm-local.sh up && eval \"$(scripts/slurm-local.sh env)\"")
+
+
 def batch_script(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run_flags: Sequence[str],
                  python: str = sys.executable) -> str:
     """The sbatch script: array task i runs line i of cells.tsv with the kit, in this checkout."""
@@ -105,17 +133,16 @@ def submit(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run
     """Write the job folder and submit the array; the job id."""
     require_sbatch()
     job_dir.mkdir(parents=True, exist_ok=True)
-    (job_dir / "cells.tsv").write_text("".join(f"{t.check}\t{t.version}\n" for t in tasks), encoding="utf-8")
     script = job_dir / "job.sh"
-    script.write_text(batch_script(tasks, job_dir, options, run_flags), encoding="utf-8")
+    atomic_write_texts({job_dir / "cells.tsv": "".join(f"{t.check}\t{t.version}\n" for t in tasks),
+                        script: batch_script(tasks, job_dir, options, run_flags)})
     done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True, cwd=REPO_ROOT)
     if done.returncode != 0:
         raise UsageError(f"sbatch refused the job: {done.stderr.strip() or done.stdout.strip()}",
                          f"the script is {script}; check --partition and --time against `sinfo`")
     job_id = done.stdout.strip().split(";")[0]
-    (job_dir / "job.json").write_text(json.dumps({"schema": 1, "job_id": job_id, "cells": [
-        {"array_task_id": i, "check": t.check, "version": t.version} for i, t in enumerate(tasks)]}, indent=2),
-        encoding="utf-8")
+    atomic_write_text(job_dir / "job.json", json.dumps({"schema": 1, "job_id": job_id, "cells": [
+        {"array_task_id": i, "check": t.check, "version": t.version} for i, t in enumerate(tasks)]}, indent=2))
     log(f"submitted SLURM job array {job_id}: {len(tasks)} cell{'' if len(tasks) == 1 else 's'} ({job_dir})")
     return job_id
 
@@ -158,9 +185,25 @@ def landed_records(results_dir: Path, job_id: str, since: float) -> dict[int, tu
     return found
 
 
+Landed = dict[int, "tuple[Path, dict[str, Any]] | TaskEnd | None"]
+"""Each array task's record and where it is, or how it ended without one (cancelled, an error), or None:
+not known, as the waiting stopped first."""
+
+
 def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Path, since: float, log: Log,
-         poll_s: float = POLL_S) -> dict[int, tuple[Path, dict[str, Any]] | None]:
-    """Print each task's start and landing; return each task's record (None: it left no record)."""
+         poll_s: float = POLL_S) -> Landed:
+    """Print each task's start and landing; return each task's record, or how it ended without one."""
+    ends: dict[int, TaskEnd] = {}
+
+    def outcome(task_id: int,
+                records: Mapping[int, tuple[Path, dict[str, Any]]]) -> tuple[Path, dict[str, Any]] | TaskEnd:
+        landed = records.get(task_id)
+        if landed is not None:
+            return landed
+        if task_id not in ends:  # read once: the output file does not change after the task
+            ends[task_id] = task_end(job_dir / f"{job_id}_{task_id}.out")
+        return ends[task_id]
+
     seen: dict[int, str] = {}
     started = time.monotonic()
     failures = 0
@@ -171,7 +214,7 @@ def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Pa
         if failures >= SQUEUE_FAILURES:
             log(f"squeue has failed {failures} times in a row; stopped waiting for job {job_id}: "
                 "`nox -s report` merges its records when they land")
-            return {i: records.get(i) for i in range(len(tasks))}
+            return {i: records.get(i) for i in range(len(tasks))}  # the others may still be running
         for task_id, (state, node) in sorted((states or {}).items()):
             if seen.get(task_id) != state and task_id < len(tasks):
                 seen[task_id] = state
@@ -179,17 +222,17 @@ def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Pa
         for task_id in range(len(tasks)):
             if seen.get(task_id) != "LANDED" and states is not None and task_id not in states:
                 seen[task_id] = "LANDED"
-                log(_landed_line(task_id, tasks, records.get(task_id), job_dir, job_id, time.monotonic() - started))
+                log(_landed_line(task_id, tasks, outcome(task_id, records), time.monotonic() - started))
         if states == {} and all(seen.get(i) == "LANDED" for i in range(len(tasks))):
-            return {i: records.get(i) for i in range(len(tasks))}
+            return {i: outcome(i, records) for i in range(len(tasks))}
         time.sleep(poll_s)
 
 
-def _landed_line(task_id: int, tasks: Sequence[ArrayTask], landed: tuple[Path, dict[str, Any]] | None,
-                 job_dir: Path, job_id: str, elapsed: float) -> str:
+def _landed_line(task_id: int, tasks: Sequence[ArrayTask], landed: tuple[Path, dict[str, Any]] | TaskEnd,
+                 elapsed: float) -> str:
     head = f"[{task_id + 1}/{len(tasks)}] {tasks[task_id]}: "
-    if landed is None:
-        return head + f"finished without a record; see {job_dir / f'{job_id}_{task_id}.out'}"
+    if isinstance(landed, TaskEnd):
+        return head + landed.sentence
     path, record = landed
     verdict = f", {record.get('verdict')}" if record.get("verdict") else ""
     return head + f"{record.get('status')}{verdict} -> {path} ({elapsed:.0f} s since submission)"
@@ -200,7 +243,7 @@ def _landed_line(task_id: int, tasks: Sequence[ArrayTask], landed: tuple[Path, d
 
 
 def run_matrix(tasks: Sequence[ArrayTask], jobs_dir: Path, results_dir: Path, options: SlurmOptions,
-               run_flags: Sequence[str], log: Log) -> dict[int, tuple[Path, dict[str, Any]] | None] | None:
+               run_flags: Sequence[str], log: Log) -> Landed | None:
     """Submit the array; wait for it unless --no-wait (then None)."""
     job_dir = new_job_dir(jobs_dir)
     since = time.time() - 1

@@ -12,8 +12,10 @@ and a Ctrl-C costs only the cell that was running.
                      [--rerun | --rerun-check scaling] [--timeout S] [--strict] [--refresh]
                      [--slurm [--partition P] [--time T] [--no-wait]]   (kit/matrix/slurm.py)
 
-Exit codes: 0 when the sweep completed (whatever the verdicts); 1 with
-``--strict`` when a cell crashed, timed out or met an unexpected error;
+Exit codes: 0 when the sweep completed (whatever the verdicts); 1 when a
+cell's record could not be written (a read-only or full results folder: the
+sweep stops there, the record is kept aside and the message says where), and
+with ``--strict`` when a cell crashed, timed out or met an unexpected error;
 130 after Ctrl-C.
 """
 
@@ -33,13 +35,14 @@ from packaging.version import Version
 from .. import records
 from . import slurm
 from ..config import Matrix, configured_parameters, release_number, timeout_seconds
-from ..errors import KitError, UsageError
+from ..errors import KitError, StorageError, UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
 from ..install.release import ResolvedRelease, open_index, resolve_release
 from ..run.runner import RunRequest, prepare, run_check
 from .slurm import SlurmOptions
+from ..atomic_files import atomic_write_text
 
 Log = Callable[[str], None]
 
@@ -56,7 +59,10 @@ UNRESOLVABLE_TTL_S = 3600.0
 
 # Statuses that --strict turns into exit code 1. "error" is the sweep's own
 # word for an unexpected exception in a cell: no record was written for it.
-FAILED = ("crashed", "timed-out", "error")
+# "unsaved": the cell ran but its record could not be written into the
+# results folder (kept aside instead); that fails the sweep even without --strict.
+# "cancelled": SLURM cancelled the cell's array task (scancel, a time limit).
+FAILED = ("crashed", "timed-out", "error", "unsaved", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,9 @@ class CellResult:
 def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Run the matrix; see the module docstring for options and exit codes."""
     options = parse_options(matrix, argv)
+    if options.slurm:  # before anything is planned or built: a missing cluster is said in a second
+        slurm.require_sbatch()
+        slurm.require_controller()
     cells = select_cells(matrix, options)
     index = open_index(matrix)
     started = time.monotonic()
@@ -123,11 +132,18 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         print(render_table(sweep.outcomes))
         return EXIT_INTERRUPTED
     print(render_table(sweep.outcomes))
+    if sweep.unsaved is not None:
+        left = [cell for cell in cells if cell not in sweep.done]
+        log(f"matrix FAILED after {_clock_text(time.monotonic() - started)}: a record could not be kept, so the "
+            f"sweep stopped with {_cells(len(left))} not run; TIP: {sweep.unsaved.tip}")
+        return EXIT_FAILED
     log(f"matrix done in {_clock_text(time.monotonic() - started)}")
     return exit_code(sweep.outcomes, options.strict)
 
 
 def exit_code(outcomes: Sequence[CellResult], strict: bool) -> int:
+    if any(outcome.status == "unsaved" for outcome in outcomes):
+        return EXIT_FAILED  # a sweep that could not keep a record is no success, strict or not
     if strict and any(outcome.status in FAILED for outcome in outcomes):
         return EXIT_FAILED
     return EXIT_OK
@@ -268,8 +284,7 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
         log(f"jax {version}: not resolvable from the uv cache; asking the index")
         asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh)
         if asked is not None and asked.resolution is None:
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            memo.write_text(json.dumps(release.plan.to_json(), indent=2), encoding="utf-8")
+            atomic_write_text(memo, json.dumps(release.plan.to_json(), indent=2))
     return plans
 
 
@@ -312,10 +327,14 @@ class Sweep:
         self.outcomes: list[CellResult] = []
         self.done: set[Cell] = set()
         self._prepared: dict[str, Prepared] = {}
+        self.unsaved: StorageError | None = None
+        """Why the sweep stopped early: a record it could not write (every later one would fail the same way)."""
 
     def run(self, cells: Sequence[Cell], current: Mapping[Cell, records.Record]) -> None:
         progress = Progress(sum(1 for cell in cells if cell not in current))
         for cell in cells:
+            if self.unsaved is not None:
+                return
             if cell in current:
                 record = current[cell]
                 self.outcomes.append(CellResult(cell, record.get("status"), record.get("verdict"), current=True))
@@ -338,8 +357,8 @@ class Sweep:
                 self.run([cell], {})  # not installable: its record is written here, in seconds
             else:
                 pending.append(cell)
-        if not pending:
-            return
+        if not pending or self.unsaved is not None:
+            return  # nothing to submit, or nowhere to keep what it would measure
         tasks = [slurm.ArrayTask(c.check, c.version, int(configured_parameters(self.matrix, c.check)
                                                           .get("processes") or 1)) for c in pending]
         flags = [*(["--backend", self.options.backend] if self.options.backend != "cpu" else []),
@@ -351,7 +370,10 @@ class Sweep:
             if landed is None:
                 self.outcomes.append(CellResult(cell, "submitted", None, note="--no-wait"))
             elif record is None:
-                self.outcomes.append(CellResult(cell, "error", None, note="the array task left no record"))
+                self.outcomes.append(CellResult(cell, "error", None, note="no record when the waiting stopped; "
+                                                "`nox -s report` merges it if it lands"))
+            elif isinstance(record, slurm.TaskEnd):  # cancelled by SLURM, or it ended on an error
+                self.outcomes.append(CellResult(cell, record.status, None, note=record.sentence))
             else:
                 rec = record[1]
                 self.outcomes.append(CellResult(cell, rec.get("status"), rec.get("verdict"),
@@ -363,6 +385,10 @@ class Sweep:
         try:
             request = _request(cell, self.options)
             record, path = run_check(self.matrix, request, self.log, self.index, prepared=self._prepare(request))
+        except StorageError as exc:  # the results folder is read-only or full: the next cells would only repeat it
+            self.unsaved = exc
+            self.log(f"ERROR in {cell}: {exc}")
+            return CellResult(cell, "unsaved", None, note=str(exc))
         except KitError as exc:  # the index down, say: one sentence, as the kit says it everywhere
             self.log(f"ERROR in {cell}: {exc} (no record written; the sweep goes on)")
             return CellResult(cell, "error", None, note=str(exc))
@@ -443,20 +469,26 @@ def _cells(count: int) -> str:
 def render_table(outcomes: Sequence[CellResult]) -> str:
     """release | check | status | verdict | this run, a one-line tally, and why cells failed."""
     header = ("release", "check", "status", "verdict", "this run")
-    rows = [
-        (o.cell.version, o.cell.check, o.status or "-", o.verdict or "-", "current, skipped" if o.current else "ran")
-        for o in outcomes
-    ]
+    rows = [(o.cell.version, o.cell.check, o.status or "-", o.verdict or "-", _this_run(o)) for o in outcomes]
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip() for row in (header, *rows)]
-    ran = sum(1 for o in outcomes if not o.current)
+    ran = sum(1 for o in outcomes if _this_run(o) == "ran")
     failed = sum(1 for o in outcomes if o.status in FAILED)
-    lines.append(f"{_cells(len(outcomes))}: {ran} ran, {len(outcomes) - ran} current (skipped), "
-                 f"{failed} crashed, timed out or errored")
+    current = sum(1 for o in outcomes if o.current)
+    lines.append(f"{_cells(len(outcomes))}: {ran} ran, {current} current (skipped), "
+                 f"{failed} crashed, timed out, cancelled or errored")
     # The reason is in the record (or the log, for an error), but a reader of
     # the table should not have to dig to learn why a cell failed.
     lines += [f"  {o.cell}: {_shorten(o.note)}" for o in outcomes if o.status in FAILED]
     return "\n".join(lines)
+
+
+# What became of a cell that has no record of this sweep, in the table's "this run" column.
+NOT_RUN = {"submitted": "submitted", "cancelled": "cancelled", "error": "no record", "unsaved": "record kept aside"}
+
+
+def _this_run(outcome: CellResult) -> str:
+    return "current, skipped" if outcome.current else NOT_RUN.get(outcome.status or "", "ran")
 
 
 def _shorten(text: str, limit: int = 200) -> str:

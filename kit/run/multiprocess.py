@@ -15,18 +15,16 @@ the timeout or Ctrl-C kills every process group: nothing is left behind.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import signal
 import socket
-import subprocess
-import sys
-import threading
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from . import result_files
+from .child_output import Tail
+from .child_processes import Child, end_all
 
 Log = Callable[[str], None]
 
@@ -37,6 +35,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # own before they are killed: long enough to write their reason, short enough
 # that a partner blocked in a collective does not wait out the whole timeout.
 GRACE_S = 20.0
+
+# How long SIGTERM gets before SIGKILL when the processes are ended (srun cancels its step on SIGTERM).
+KILL_GRACE_S = 5.0
 
 # Set by the SLURM batch script: start the processes with srun, not locally.
 SRUN_ENV = "KIT_SRUN"
@@ -79,15 +80,17 @@ def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, e
 
 def merge(out: Path, processes: int, codes: Sequence[int | None], tail: list[str]) -> dict[str, Any]:
     """One record's fields from the N result files (or why there is no result)."""
-    results = [read_result(result_path(out, rank)) for rank in range(processes)]
+    read = [read_result(result_path(out, rank)) for rank in range(processes)]
+    results = [result for result, _why in read]
     unsupported = [r["unsupported"] for r in results if r and r.get("unsupported")]
     if unsupported:
         return {"status": "unsupported", "reason": f"{processes} processes cannot run here: {unsupported[0]}",
                 "evidence": {"exit_codes": list(codes), "per_process": unsupported}}
     missing = [rank for rank, r in enumerate(results) if r is None]
     if missing or any(code != 0 for code in codes):
+        unusable = next((why for _result, why in read if why), "")
         return {"status": "crashed", "reason": f"process(es) {missing or 'all'} of {processes} gave no result "
-                f"(exit codes {list(codes)}): {telling_line(tail)}",
+                f"(exit codes {list(codes)}): {unusable or telling_line(tail)}",
                 "evidence": {"output_tail": tail, "exit_codes": list(codes)}}
     return _agreed([r for r in results if r is not None], processes)
 
@@ -152,93 +155,52 @@ def _process_facts(result: dict[str, Any]) -> dict[str, Any]:
     return facts
 
 
-def read_result(path: Path) -> dict[str, Any] | None:
-    """A repro's RESULT.json as a dict; None when it is missing, torn or not an object."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+def read_result(path: Path, name: str = "") -> tuple[dict[str, Any] | None, str]:
+    """A repro's RESULT.json as a dict, or None and why ("" when it is simply missing).
+
+    Any content is an answer, never an exception (kit/run/result_files.py): a
+    torn, non-UTF-8, huge or absurdly nested file is one sentence naming it
+    (``name``, or the file's own name).
+    """
+    return result_files.read_or_why(path, name or path.name)
 
 
 class ProcessGroup:
-    """N commands, each in its own process group, output interleaved with a ``[pN]`` prefix."""
+    """N commands, each in its own session (kit/run/child_processes.py), output interleaved with a ``[pN]`` prefix."""
 
     def __init__(self, commands: Sequence[Sequence[str]], envs: Sequence[dict[str, str]]) -> None:
-        self.tail: deque[str] = deque(maxlen=60)
+        self.tail = Tail(max_lines=60)
         self.timed_out = False
-        self.procs: list[subprocess.Popen] = []
-        self._readers: list[threading.Thread] = []
+        self.children: list[Child] = []
+        self.leftovers: list[str] = []
         try:
             for rank, (cmd, env) in enumerate(zip(commands, envs)):
-                self._start(rank, cmd, env, len(commands) > 1)
+                prefix = f"[p{rank}] " if len(commands) > 1 else ""
+                self.children.append(Child(cmd, env, REPO_ROOT, self.tail, prefix))
         except BaseException:
             self.kill_all()
             raise
-
-    def _start(self, rank: int, cmd: Sequence[str], env: dict[str, str], prefixed: bool) -> None:
-        proc = subprocess.Popen(list(cmd), cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                errors="replace", start_new_session=True)
-        self.procs.append(proc)
-        prefix = f"[p{rank}] " if prefixed else ""
-        reader = threading.Thread(target=self._pump, args=(proc, prefix), daemon=True)
-        reader.start()
-        self._readers.append(reader)
-
-    def _pump(self, proc: subprocess.Popen, prefix: str) -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            sys.stdout.write(prefix + line)
-            sys.stdout.flush()
-            self.tail.append(prefix + line.rstrip())
 
     def wait(self, timeout: float, grace: float = GRACE_S) -> tuple[list[int | None], list[str]]:
         """Wait for all; a failure gives the rest ``grace`` seconds; the timeout kills everything."""
         deadline = time.monotonic() + timeout
         grace_ends: float | None = None
         try:
-            while any(proc.poll() is None for proc in self.procs):
+            while not all(child.exited() for child in self.children):
                 now = time.monotonic()
                 if now >= deadline:
                     self.timed_out = True
                     break
-                if grace_ends is None and any(proc.poll() not in (None, 0) for proc in self.procs):
+                if grace_ends is None and any(child.status() not in (None, 0) for child in self.children):
                     grace_ends = now + grace
                 if grace_ends is not None and now >= grace_ends:
                     break  # a partner failed: the rest would wait in a collective forever
                 time.sleep(0.1)
         finally:
-            self.kill_all()  # also on Ctrl-C: no process outlives the kit
-            self._close_pipes()
-        return [proc.returncode for proc in self.procs], list(self.tail)
-
-    def _close_pipes(self) -> None:
-        for reader in self._readers:
-            reader.join(timeout=5)
-        for proc in self.procs:
-            if proc.stdout is not None:
-                proc.stdout.close()  # the pipe outlives the process otherwise
+            self.kill_all()  # also on Ctrl-C: no process, nor anything it started, outlives the kit
+        return [child.returncode for child in self.children], self.tail.lines()
 
     def kill_all(self) -> None:
-        """SIGTERM every group still running (srun passes it on to its tasks), then SIGKILL."""
-        running = [proc for proc in self.procs if proc.poll() is None]
-        for proc in running:
-            _signal_group(proc, signal.SIGTERM)
-        end = time.monotonic() + 5
-        try:
-            for proc in running:
-                try:
-                    proc.wait(timeout=max(0.1, end - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
-        finally:  # even if a second Ctrl-C cuts the polite wait short
-            for proc in self.procs:
-                _signal_group(proc, signal.SIGKILL)  # stragglers, and children of processes that exited
-                proc.wait()
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+        """SIGTERM every tree still running (srun passes it on to its tasks), then SIGKILL."""
+        ended = end_all(self.children, grace_s=KILL_GRACE_S)
+        self.leftovers = [line for left in ended for line in left]

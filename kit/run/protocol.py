@@ -17,18 +17,19 @@ way they treat the built-in ones:
   Every key is optional. A ``verdict`` that contradicts the exit code makes the
   run ``crashed`` (the script disagrees with itself, so neither can be trusted).
 
-This module is pure (no I/O but reading the result file) and runs in the nox
-process; the optional helper a script can import is ``repro/kitcheck.py``.
+This module is pure (no I/O but reading the result file, through
+kit/run/result_files.py) and runs in the nox process; the optional helper a script can import is ``repro/kitcheck.py``.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Mapping
 
 from repro.contract import EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
+
+from . import result_files
 
 VERDICTS = ("affected", "unaffected", "inconclusive")
 BETTER = ("lower", "higher")
@@ -54,18 +55,17 @@ def exit_observation(code: int | None, timeout: int) -> tuple[str, str | None, s
 
 
 def read_result(path: Path) -> dict[str, Any] | None:
-    """The script's KIT_RESULT, validated; None when it wrote none. Raises ResultError."""
+    """The script's KIT_RESULT, validated; None when it wrote none. Raises ResultError.
+
+    Whatever the script left there (a folder, bytes that are not UTF-8, JSON
+    nested 100,000 deep) is one ResultError sentence (kit/run/result_files.py).
+    """
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ResultError(f"KIT_RESULT is not JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise ResultError("KIT_RESULT must hold a JSON object")
-    check_result(data)
+        data = result_files.read_json_object(path, "KIT_RESULT")
+    except result_files.ResultFileError as exc:
+        raise ResultError(str(exc)) from None
+    if data is not None:
+        check_result(data)
     return data
 
 
@@ -78,6 +78,8 @@ def check_result(data: Mapping[str, Any]) -> None:
         raise ResultError(f"KIT_RESULT verdict {data['verdict']!r} is not one of {', '.join(VERDICTS)}")
     if "reason" in data and not isinstance(data["reason"], str):
         raise ResultError("KIT_RESULT reason must be a string")
+    if not isinstance(data.get("environment", {}), dict):
+        raise ResultError("KIT_RESULT environment must be an object (facts such as {\"gpu\": \"H100\"})")
     summary = data.get("summary", {})
     if not isinstance(summary, dict) or not all(_scalar(v) for v in summary.values()):
         raise ResultError("KIT_RESULT summary must be a flat object of numbers, strings, booleans or null")

@@ -2,8 +2,10 @@
 
 Every path ends in exactly one record: ``ran``, ``not-installable``,
 ``crashed``, ``refused`` (the size does not fit this machine) or
-``timed-out``. The repro's own output streams to the terminal as it comes (the long runs need progress), and its last lines are kept for
-the record when it crashes.
+``timed-out``. The repro's own output streams to the terminal as it comes
+(the long runs need progress), each line bounded, and its last lines are kept
+for the record when it crashes; whatever it started ends with it
+(kit/run/child_processes.py).
 """
 
 from __future__ import annotations
@@ -11,14 +13,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import socket
-import subprocess
-import sys
 import tempfile
-import threading
 import time
-from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -29,8 +26,9 @@ from repro.contract import EXIT_REFUSED, json_safe
 from repro.parameters import flag, shown, to_flags
 
 from .. import __version__, records
-from . import multiprocess, protocol
+from . import child_processes, multiprocess, protocol
 from ..config import Matrix, configured_parameters, parameter_problems
+from ..text_bounds import bound_record
 from ..errors import UsageError
 from ..install import environment
 from ..install.environment import Environment, Prepared
@@ -39,6 +37,9 @@ from ..install.plan import how_to_supply
 from .facts import host_facts, job_facts
 
 Log = Callable[[str], None]
+
+# A script that forks hundreds of helpers still gets a short record: the first few name the rest.
+LEFTOVERS_SHOWN = 10
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,6 +126,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         else:
             record.update(_run_repro(prepared.environment, request, params, timeout, log))
     record["duration_s"] = round(time.monotonic() - started, 2)
+    record = bound_record(record)  # a script's 20 MB line or reason must not become a 20 MB record
     path = records.save_record(json_safe(record), matrix.results_dir)  # StorageError says where it went instead
     return record, path
 
@@ -165,28 +167,39 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
             return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log)
-        code, tail = _stream(cmd, timeout, pythonpath=env.pythonpath)
-        if code is None:
+        ended = run_child(cmd, timeout, log, pythonpath=env.pythonpath)
+        if ended.timed_out:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
-                    "evidence": {"output_tail": tail}}
-        result = multiprocess.read_result(out)
-        if code != 0 or result is None:
-            last = next((line for line in reversed(tail) if line.strip()), "no output")
-            if code == EXIT_REFUSED:  # a size this machine cannot hold: a fact about the machine, not a crash
-                return {"status": "refused", "reason": f"the repro refused the size: {last}",
-                        "evidence": {"output_tail": tail}}
-            why = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
-            return {"status": "crashed", "reason": f"the repro crashed ({why}): {last}",
-                    "evidence": {"output_tail": tail}}
+                    "evidence": {"output_tail": ended.tail, **_leftover_evidence(ended)}}
+        result, unusable = multiprocess.read_result(out, f"its {out.name}")
+    code, tail = ended.code, ended.tail
+    if code != 0 or result is None:
+        return _repro_failure(code, tail, unusable, _leftover_evidence(ended))
     fields: dict[str, Any] = {"status": "ran"}
     fields.update({k: result[k] for k in ("verdict", "reason", "evidence", "parameters") if k in result})
-    fields["environment"] = {**host_facts(None), **result.get("environment", {})}
+    fields["environment"] = {**host_facts(None), **(result.get("environment") or {})}
+    if ended.leftovers:
+        fields["evidence"] = {**(fields.get("evidence") or {}), **_leftover_evidence(ended)}
     try:
         protocol.check_metrics(result.get("metrics", {}))
         fields["metrics"] = protocol.normalise_metrics(result.get("metrics", {}))
     except protocol.ResultError as exc:
         log(f"ignoring the repro's metrics: {exc}")
     return fields
+
+
+def _repro_failure(code: int | None, tail: list[str], unusable: str, more: Mapping[str, Any]) -> dict[str, Any]:
+    """A repro that exited non-zero or left no usable result: refused (the size), else crashed, with why."""
+    evidence = {"output_tail": tail, **more}
+    last = last_line(tail) or "no output"
+    if code == EXIT_REFUSED:  # a size this machine cannot hold: a fact about the machine, not a crash
+        return {"status": "refused", "reason": f"the repro refused the size: {last}", "evidence": evidence}
+    assert code is not None
+    if code == 0:
+        why = f"the repro exited 0, but {unusable}" if unusable else f"the repro exited 0 without a result: {last}"
+        return {"status": "crashed", "reason": why, "evidence": evidence}
+    how = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
+    return {"status": "crashed", "reason": f"the repro crashed ({how}): {unusable or last}", "evidence": evidence}
 
 
 def script_env(result_path: Path, backend: str, host_devices: int | None) -> dict[str, str]:
@@ -209,23 +222,65 @@ def run_script(env: Environment, script: Path, backend: str, host_devices: int |
         out = tmp / "kit-result.json"
         cmd = [str(env.python), str(script)]
         log("running " + " ".join(cmd))
-        code, tail = _stream(cmd, timeout, script_env(out, backend, host_devices), env.pythonpath)
-        try:
-            result = protocol.read_result(out)
-        except protocol.ResultError as exc:
-            return {"status": "crashed", "reason": f"{exc}", "evidence": {"exit_code": code, "output_tail": tail}}
-    fields = protocol.observation(code, timeout, result)
-    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code}
-    if fields["status"] != "ran" or fields["verdict"] == "affected":
-        evidence["output_tail"] = tail[-15:]
-        last = next((line for line in reversed(tail) if line.strip()), "")
-        if fields["status"] == "crashed" and last:
-            fields["reason"] += f": {last}"
-    fields["evidence"] = evidence
+        ended = run_child(cmd, timeout, log, script_env(out, backend, host_devices), env.pythonpath)
+        fields, result = script_fields(ended, out, timeout)
     env_facts = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
                  "python": env.python_version, "backend": backend, "device_count": host_devices or None}
     fields["environment"] = {**host_facts(None), **env_facts, **((result or {}).get("environment") or {})}
     return fields
+
+
+def script_fields(ended: child_processes.Ended, out: Path,
+                  timeout: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A script run's record fields (and its KIT_RESULT): the exit code first, KIT_RESULT adds detail.
+
+    KIT_RESULT is read only when the script ran to its end: after a timeout or
+    a signal, a torn result file says nothing the exit does not.
+    """
+    code = ended.code
+    result = None
+    try:
+        if protocol.exit_observation(code, timeout)[0] == "ran":
+            result = protocol.read_result(out)
+    except protocol.ResultError as exc:
+        return {"status": "crashed", "verdict": None, "reason": f"{exc}",
+                "evidence": {"exit_code": code, "output_tail": ended.tail[-15:], **_leftover_evidence(ended)}}, None
+    fields = protocol.observation(code, timeout, result)
+    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code, **_leftover_evidence(ended)}
+    if fields["status"] != "ran" or fields["verdict"] == "affected":
+        evidence["output_tail"] = ended.tail[-15:]
+        last = last_line(ended.tail)
+        if fields["status"] == "crashed" and last:
+            fields["reason"] += f": {last}"
+    if ended.leftovers and not ended.timed_out:
+        fields["reason"] += f"; {_leftover_sentence(ended)}"
+    fields["evidence"] = evidence
+    return fields, result
+
+
+def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
+              pythonpath: tuple[Path, ...] = ()) -> child_processes.Ended:
+    """Run a check's process (kit/run/child_processes.py): output echoed, bounded; its whole tree ended."""
+    ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT)
+    if ended.leftovers and not ended.timed_out:
+        log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
+    return ended
+
+
+def _leftover_sentence(ended: child_processes.Ended) -> str:
+    count = len(ended.leftovers)
+    return f"it left {count} process{'' if count == 1 else 'es'} running when it exited, killed then"
+
+
+def _leftover_evidence(ended: child_processes.Ended) -> dict[str, Any]:
+    if not ended.leftovers:
+        return {}
+    return {"left_running": ended.leftovers[:LEFTOVERS_SHOWN], "left_running_count": len(ended.leftovers)}
+
+
+def last_line(tail: list[str]) -> str:
+    """The last line of output that says something ("" for none)."""
+    return next((line for line in reversed(tail) if line.strip()), "")
 
 
 _SCRATCH_PREFIX = "kit-"
@@ -282,46 +337,6 @@ def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path
                                          env.get("PYTHONPATH", "")])
     env["PYTHONUNBUFFERED"] = "1"
     return env
-
-
-def _stream(cmd: list[str], timeout: int, extra_env: Mapping[str, str] | None = None,
-            pythonpath: tuple[Path, ...] = ()) -> tuple[int | None, list[str]]:
-    """Run, echoing output live; return (exit code or None on timeout, last lines)."""
-    tail: deque[str] = deque(maxlen=40)
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=repro_env(extra_env, pythonpath), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT,
-                            text=True, errors="replace", start_new_session=True)
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-            tail.append(line.rstrip())
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    try:
-        code: int | None = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_process_group(proc)
-        code = None
-    except BaseException:
-        kill_process_group(proc)  # Ctrl-C: stop the child too, records already written stay
-        raise
-    reader.join(timeout=5)
-    if proc.stdout is not None:
-        proc.stdout.close()  # the pipe outlives the process otherwise
-    return code, list(tail)
-
-
-def kill_process_group(proc: subprocess.Popen) -> None:
-    """Kill a child started with ``start_new_session`` and everything it spawned."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
 
 
 def _neighbours(index: PackageIndex, version: str) -> list[str]:

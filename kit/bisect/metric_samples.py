@@ -1,0 +1,145 @@
+"""The samples a ``--metric`` bisect measured, kept so that an interrupted one resumes instead of measuring again.
+
+A metric probe is judged against the bounds' samples, so a probe's samples
+are kept with the bounds they were judged against: one file per bisect (what
+runs, the metric, the bounds, the backend) under ``reports/bisect/metric/``,
+holding the bounds' completed rounds (a run of --good and one of --bad, taken
+in turn) and every probe's completed pairs (a run of --good, then one of the
+probe). Each is written, atomically, as soon as it is complete, so Ctrl-C
+loses at most the round or pair under way. Decisions are not kept: they are
+made again from the samples, so a rerun with another ``--factor`` reuses
+them too.
+
+A later bisect reuses the file when its samples are of this machine, this
+kit, the same Python and jaxlib for the bounds, and at most ``MAX_AGE_H``
+hours old (a shared machine's load moves over a day); otherwise it says which
+of these differs and measures afresh. ``--fresh`` always measures afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from .. import __version__
+from ..atomic_files import atomic_write_text
+
+SCHEMA = 1
+MAX_AGE_H = 24.0
+
+Log = Callable[[str], None]
+Environment = Sequence[Any]
+"""A release's (python, jaxlib), as the index's metadata names them."""
+
+
+def _now_text(clock: Callable[[], float]) -> str:
+    return datetime.fromtimestamp(clock(), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class MetricSamples:
+    """One metric bisect's samples on disk: the bounds' rounds and each probe's pairs."""
+
+    def __init__(self, folder: Path, identity: Mapping[str, Any], machine: str, bounds: Mapping[str, Environment],
+                 by: str, read: bool, log: Log, clock: Callable[[], float] = time.time) -> None:
+        key = json.dumps(identity, sort_keys=True, default=str)
+        self.path = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+        self.log, self.clock = log, clock
+        self.reused = False
+        self._data: dict[str, Any] = {
+            "schema": SCHEMA, "identity": json.loads(key), "machine": machine, "kit_version": __version__,
+            "environments": {v: list(env) for v, env in bounds.items()}, "started": clock(), "by": by,
+            "rounds": [], "pairs": {}}
+        self._write_failed = False
+        self.note = self._load(bounds) if read else "--fresh: the bounds and probes are measured afresh"
+
+    # -- reading
+
+    def _load(self, bounds: Mapping[str, Environment]) -> str:
+        try:
+            saved = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return ""  # nothing kept (or torn by a crash): measure
+        if not isinstance(saved, dict) or not saved.get("rounds"):
+            return ""
+        why = self._why_not(saved, bounds)
+        when = _now_text(lambda: float(saved.get("started") or 0))
+        if why:
+            return f"not reusing the metric samples measured from {when} ({why}): measuring afresh"
+        self._data, self.reused = saved, True
+        pairs = sum(len(p) for p in saved.get("pairs", {}).values())
+        return (f"reusing the metric samples measured from {when} by {saved.get('by') or 'an earlier run'}: "
+                f"{len(saved['rounds'])} rounds of the bounds and {pairs} probe runs "
+                f"(--fresh measures afresh)")
+
+    def _why_not(self, saved: Mapping[str, Any], bounds: Mapping[str, Environment]) -> str:
+        if saved.get("schema") != SCHEMA:
+            return "they were kept by another version of this file's layout"
+        if saved.get("machine") != self._data["machine"]:
+            return "they were measured on another machine"
+        if saved.get("kit_version") != __version__:
+            return f"they were measured by kit {saved.get('kit_version')}, this is {__version__}"
+        kept = saved.get("environments") or {}
+        for version, env in bounds.items():
+            if list(env) != list(kept.get(version) or []):
+                return (f"jax {version} ran with python/jaxlib {'/'.join(map(str, kept.get(version) or ['?']))} "
+                        f"then, {'/'.join(map(str, env))} now")
+        age_h = (self.clock() - float(saved.get("started") or 0)) / 3600
+        if age_h > MAX_AGE_H:
+            return (f"they are {age_h:.0f} h old; samples older than {MAX_AGE_H:.0f} h are measured again, "
+                    "as this machine's load has moved since")
+        return ""
+
+    @property
+    def unit(self) -> str:
+        return str(self._data.get("unit") or "")
+
+    @property
+    def better(self) -> str:
+        return str(self._data.get("better") or "lower")
+
+    def rounds(self) -> list[tuple[list[float], list[float], float, float]]:
+        """The bounds' completed rounds: (--good's samples, --bad's samples, and the seconds each run took)."""
+        return [(list(r["good"]), list(r["bad"]), float(r.get("good_s") or 0), float(r.get("bad_s") or 0))
+                for r in self._data["rounds"]]
+
+    def pairs(self, version: str, environment: Environment) -> list[tuple[list[float], list[float], float]]:
+        """A probe's completed pairs (--good's samples, the probe's, seconds), if it ran with ``environment``."""
+        kept = self._data["pairs"].get(version) or []
+        if kept and list((self._data["environments"].get(version)) or []) != list(environment):
+            return []  # another Python or jaxlib than this run's: its samples are of something else
+        return [(list(p["good"]), list(p["probe"]), float(p.get("seconds") or 0)) for p in kept]
+
+    def kept_by(self, version: str) -> tuple[str, str]:
+        """(the bisect that measured these samples, when ``version``'s last run of them was taken)."""
+        runs = self._data["pairs"].get(version) or self._data["rounds"]
+        at = runs[-1].get("at") if runs else None
+        return str(self._data.get("by") or ""), str(at or _now_text(lambda: float(self._data.get("started") or 0)))
+
+    # -- writing
+
+    def add_round(self, good: list[float], bad: list[float], good_s: float, bad_s: float, unit: str,
+                  better: str) -> None:
+        self._data["rounds"].append({"good": good, "bad": bad, "good_s": round(good_s, 2), "bad_s": round(bad_s, 2),
+                                     "at": _now_text(self.clock)})
+        self._data.update(unit=unit, better=better)
+        self._save()
+
+    def add_pair(self, version: str, environment: Environment, good: list[float], probe: list[float],
+                 seconds: float) -> None:
+        self._data["environments"][version] = list(environment)
+        self._data["pairs"].setdefault(version, []).append(
+            {"good": good, "probe": probe, "seconds": round(seconds, 2), "at": _now_text(self.clock)})
+        self._save()
+
+    def _save(self) -> None:
+        try:
+            atomic_write_text(self.path, json.dumps(self._data, indent=1, sort_keys=True) + "\n")
+        except OSError as exc:
+            if not self._write_failed:  # a cache: the bisect goes on, only a resume would measure again
+                self.log(f"could not keep the metric samples in {self.path} ({exc.strerror or exc}); "
+                         "an interrupted bisect would measure them again")
+            self._write_failed = True

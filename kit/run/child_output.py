@@ -1,0 +1,97 @@
+"""What the kit echoes and keeps of a child's output: lines, each bounded, from chunks.
+
+The pipe is read in chunks (kit/run/child_processes.py), never a line at a
+time: a script that prints one 20 MB line would otherwise hold all of it in
+memory, echo all of it and keep it in its record. Here each line keeps at most
+its first ``LINE_ECHO_BYTES`` (the rest is only counted), is echoed cut to
+that, and goes into the output tail cut to ``LINE_KEEP_BYTES``; the tail keeps
+the last ``TAIL_LINES`` lines and never more than ``TAIL_BYTES`` of them.
+Every cut line says how much was cut.
+"""
+
+from __future__ import annotations
+
+import codecs
+import sys
+import threading
+from collections import deque
+from typing import Callable
+
+from ..text_bounds import LINE_ECHO_BYTES, LINE_KEEP_BYTES, TAIL_BYTES, TAIL_LINES, cut_marker
+
+Echo = Callable[[str], None]
+
+_CONSOLE_LOCK = threading.Lock()
+
+
+def echo_to_console(line: str) -> None:
+    """One whole line to the kit's stdout (a lock keeps lines of several children apart)."""
+    with _CONSOLE_LOCK:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+class Tail:
+    """The last lines of output, bounded in lines and in bytes; shared by the children of one run."""
+
+    def __init__(self, max_lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._lines: deque[str] = deque(maxlen=max_lines)
+        self._lock = threading.Lock()
+
+    def add(self, line: str) -> None:
+        with self._lock:
+            self._lines.append(line)
+            while len(self._lines) > 1 and sum(len(x.encode("utf-8", "replace")) for x in self._lines) > self.max_bytes:
+                self._lines.popleft()
+
+    def lines(self) -> list[str]:
+        with self._lock:
+            return list(self._lines)
+
+
+def _head(data: bytes, limit: int) -> str:
+    """The first ``limit`` bytes as text; a character split by the limit is left out, not garbled."""
+    return codecs.getincrementaldecoder("utf-8")("replace").decode(data[:limit], final=len(data) <= limit)
+
+
+class Lines:
+    """Turns chunks of one child's output into bounded lines, echoed and kept as they end."""
+
+    def __init__(self, tail: Tail, prefix: str = "", echo: Echo | None = echo_to_console) -> None:
+        self.tail, self.prefix, self.echo = tail, prefix, echo
+        self._head = bytearray()
+        self._dropped = 0
+        self._keep = max(LINE_ECHO_BYTES, LINE_KEEP_BYTES)
+
+    def feed(self, chunk: bytes) -> None:
+        """Add a chunk read from the pipe; every line it completes is echoed and kept."""
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            room = self._keep - len(self._head)
+            self._head += piece[:max(room, 0)]
+            self._dropped += max(len(piece) - max(room, 0), 0)
+            if end < 0:
+                return
+            self._emit()
+            start = end + 1
+
+    def close(self) -> None:
+        """The output ended: a last line without a newline still counts."""
+        if self._head or self._dropped:
+            self._emit()
+
+    def _emit(self) -> None:
+        data, dropped = bytes(self._head).rstrip(b"\r"), self._dropped
+        self._head.clear()
+        self._dropped = 0
+        if self.echo is not None:
+            self.echo(self.prefix + self._bounded(data, dropped, LINE_ECHO_BYTES))
+        self.tail.add(self.prefix + self._bounded(data, dropped, LINE_KEEP_BYTES).rstrip())
+
+    @staticmethod
+    def _bounded(data: bytes, dropped: int, limit: int) -> str:
+        removed = dropped + max(len(data) - limit, 0)
+        return _head(data, limit) + (cut_marker(removed) if removed else "")

@@ -1,0 +1,132 @@
+"""A metric bisect stopped by Ctrl-C (docs/faults.md, "Bisect"): the rerun reuses what was measured, or says
+plainly why not. Measurements come from a table (as in tests/test_bisect_metric.py); the samples file, the
+decisions and the search are real."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from kit.bisect.candidates import Candidate
+from kit.bisect.metric import MetricProber
+from kit.bisect.metric_samples import MAX_AGE_H, MetricSamples
+from kit.bisect.options import parse_options
+from kit.bisect.outcomes import Observation
+from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.search import Outcome, bisect
+from kit.config import load_matrix
+from tests.test_bisect_metric import VERSIONS, _step_at
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD, BAD = "0.6.0", "0.4.35"
+
+
+class CountingProber(MetricProber):
+    """Measures from a table, counting runs; raises KeyboardInterrupt at the run named by ``stop_at``."""
+
+    table: dict[str, Callable[[int], list[float]]]
+    runs: dict[str, int]
+    lines: list[str]
+    stop_at: tuple[str, int] | None = None
+
+    def measure(self, candidate: Candidate) -> Observation:
+        version = candidate.version
+        self.runs[version] = self.runs.get(version, 0) + 1
+        if (version, self.runs[version]) == self.stop_at:
+            raise KeyboardInterrupt
+        time.sleep(0.05)  # a cost to report
+        return Observation("ran", None, "measured", samples=self.table[version](self.runs[version]))
+
+
+def _prober(tmp_path: Path, machine: str = "this-machine", factor: str = "1.5",
+            clock: Callable[[], float] = time.time, fresh: bool = False) -> CountingProber:
+    matrix = load_matrix(ROOT / "matrix.toml")
+    argv = ["--check", "scaling", "--metric", "t_ms", "--good", GOOD, "--bad", BAD, "--factor", factor]
+    options = parse_options(matrix, argv + (["--fresh"] if fresh else []))
+    candidates = [Candidate(v, (), None, "3.12", v) for v in VERSIONS]
+    lines: list[str] = []
+    prober = CountingProber(matrix, options, candidates, ProbeCache(tmp_path / "probes"), {}, "test-bisect",
+                            None, lines.append)  # type: ignore[arg-type]
+    prober.table, prober.runs, prober.lines = _step_at("0.5.3"), {}, lines
+    identity = {"subject": "table", "metric": "t_ms", "good": GOOD, "bad": BAD, "backend": "cpu"}
+    prober.samples = MetricSamples(tmp_path / "metric", identity, machine, {GOOD: ("3.12", GOOD), BAD: ("3.12", BAD)},
+                                   "test-bisect", read=not fresh, log=prober.log, clock=clock)
+    return prober
+
+
+def _search(prober: CountingProber) -> tuple[str, list[str]]:
+    cache: dict[str, Outcome] = {}
+    prober.set_baseline(GOOD, BAD, cache)
+    result = bisect(VERSIONS, prober, old_outcome=Outcome.BAD, cache=cache)
+    return result.first_different, result.ambiguous
+
+
+def test_a_rerun_after_ctrl_c_measures_only_what_was_not_finished(tmp_path: Path) -> None:
+    whole = _prober(tmp_path / "whole")
+    assert _search(whole) == ("0.5.3", [])
+    probed = [v for v in whole.runs if v not in (GOOD, BAD)]
+    interrupted = _prober(tmp_path)
+    interrupted.stop_at = (probed[1], 2)  # the second run of the second probe: its first pair is complete
+    with pytest.raises(KeyboardInterrupt):
+        _search(interrupted)
+    resumed = _prober(tmp_path)
+    assert _search(resumed) == ("0.5.3", [])
+    assert resumed.lines[0].startswith("reusing the metric samples measured from ")
+    assert "3 rounds of the bounds and 3 probe runs" in resumed.lines[0]
+    assert BAD not in resumed.runs and probed[0] not in resumed.runs  # kept whole: nothing measured again
+    assert resumed.runs[probed[1]] == 1  # only its missing run
+    assert resumed.observations[BAD].source == "cache" and resumed.observations[probed[0]].source == "cache"
+    assert "1 of them kept from an interrupted run" in resumed.observations[probed[1]].reason
+    assert sum(resumed.runs.values()) < sum(whole.runs.values()) - 6
+
+
+def test_a_completed_metric_bisect_reruns_nothing_even_with_another_factor(tmp_path: Path) -> None:
+    assert _search(_prober(tmp_path)) == ("0.5.3", [])
+    again = _prober(tmp_path, factor="1.8")  # the decisions are made again from the kept samples
+    assert _search(again) == ("0.5.3", [])
+    assert again.runs == {} and again.ran_now == []
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ({"machine": "another-machine"}, "they were measured on another machine"),
+    ({"clock": lambda: time.time() + (MAX_AGE_H + 6) * 3600}, "they are 30 h old; samples older than 24 h"),
+])
+def test_samples_of_another_machine_or_too_old_are_not_reused_and_it_says_why(
+        tmp_path: Path, change: dict, why: str) -> None:
+    _search(_prober(tmp_path))
+    again = _prober(tmp_path, **change)
+    _search(again)
+    assert again.lines[0].startswith("not reusing the metric samples measured from ")
+    assert why in again.lines[0] and again.lines[0].endswith(": measuring afresh")
+    assert again.runs[BAD] == 3
+
+
+def test_fresh_measures_everything_and_says_so(tmp_path: Path) -> None:
+    _search(_prober(tmp_path))
+    again = _prober(tmp_path, fresh=True)
+    _search(again)
+    assert again.lines[0] == "--fresh: the bounds and probes are measured afresh"
+    assert again.runs[BAD] == 3
+
+
+def test_each_measured_probe_reports_what_it_ran_with_and_cost(tmp_path: Path) -> None:
+    prober = _prober(tmp_path)
+    _search(prober)
+    for version in prober.ran_now:
+        seen = prober.observations[version]
+        assert seen.source == "run" and (seen.python, seen.jaxlib) == ("3.12", version)
+        assert seen.seconds > 0 and seen.by == "test-bisect" and seen.ran_at
+
+
+def test_a_torn_samples_file_is_measured_again(tmp_path: Path) -> None:
+    _search(_prober(tmp_path))
+    [kept] = (tmp_path / "metric").glob("*.json")
+    kept.write_text(kept.read_text()[:100])
+    again = _prober(tmp_path)
+    _search(again)
+    assert again.runs[BAD] == 3
+    assert json.loads(kept.read_text())["rounds"]
