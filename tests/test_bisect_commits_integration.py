@@ -37,19 +37,7 @@ FIX = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
 FIX_TITLE = "Add and test support for partitioning of batch dimensions in lax.linalg."
 SMALL_SCALING = {"devices": [2], "batch": 64, "matrix_size": 8, "in_features": 8, "hidden": [], "repeats": 1,
                  "warmup": 0, "modes": ["jit"], "passes": ["forward"], "timeout_s": 600}
-# jax#21403 (fixed by jaxlib 0.4.29, "XLA sharded some concatenation operations incorrectly"): a sharded
-# cumulative sum on 8 CPU devices is wrong on jaxlib 0.4.28 whatever JAX's Python.
-CUMSUM_SCRIPT = """\
-import os, sys
-os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
-import numpy as np
-import jax, jax.numpy as jnp
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-mesh = Mesh(np.array(jax.devices()[:2]), ("x",))
-x = np.arange(32, dtype=np.float32) % 7
-got = np.asarray(jax.jit(jnp.cumsum)(jax.device_put(x, NamedSharding(mesh, P("x")))))
-sys.exit(0 if np.allclose(got, np.cumsum(x)) else 1)
-"""
+CUMSUM_SCRIPT = REPO / "examples" / "sharded_cumsum_21403.py"  # jax#21403: fixed in jaxlib 0.4.29's XLA only
 
 
 def bundle() -> Path | None:
@@ -120,9 +108,7 @@ def test_full_clone_names_the_fix_and_a_binary_only_change(tmp_path: Path) -> No
     commits = assert_fix_named(data, 480)
     assert commits["first_different"]["hash"] == FIX
     assert "was cut on a release branch" in commits["range"]["shape"]  # jax-v0.5.2 is a patch release on a branch
-    script = tmp_path / "cumsum_21403.py"
-    script.write_text(CUMSUM_SCRIPT)
-    binary = bisect(matrix, "--script", str(script), "--good", "0.4.29", "--bad", "0.4.28", "--commits",
+    binary = bisect(matrix, "--script", str(CUMSUM_SCRIPT), "--good", "0.4.29", "--bad", "0.4.28", "--commits",
                     "--jax-repo", clone)["commits"]
     assert binary["verdict"] == "not-in-python", binary
     assert binary["not_in_python"]["xla_compare"].startswith("https://github.com/openxla/xla/compare/")
