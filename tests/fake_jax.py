@@ -227,6 +227,7 @@ def small_history(path: Path, shape: str) -> Path:
     """Five-commit histories of the two shapes a release range can take besides a plain line.
 
     ``branch``: jax-v0.1.1 is a patch release cut on a branch from m1 and merged back at m4.
+    ``unmerged``: the same, but the branch never comes back (jax-v0.6.2 is no ancestor of jax-v0.7.0).
     ``rootless``: jax-v0.1.0 is a root the newer tag's line never meets (a filtered clone, like the CI bundle).
     """
     files = _files()
@@ -238,6 +239,11 @@ def small_history(path: Path, shape: str) -> Path:
                            {**files, "jax/_src/noise.py": "N = 3\n", "CHANGELOG.md": "patch\n"}, (4, 3)),
                    _Commit(6, "m5 main work", {**files, "jax/_src/noise.py": "N = 5\n", "CHANGELOG.md": "patch\n"}, (5,))]
         return write_history(path, commits, {"jax-v0.1.1": 3, "jax-v0.2.0": 6}, {"main": 6})
+    if shape == "unmerged":
+        commits = [_Commit(1, "m1 base", files, ()), _Commit(2, "m2 main work", {**files, "jax/_src/noise.py": "N = 2\n"}, (1,)),
+                   _Commit(3, "b1 Prepare the patch release", {**files, "CHANGELOG.md": "patch\n"}, (1,)),
+                   _Commit(4, "m3 main work", {**files, "jax/_src/noise.py": "N = 3\n"}, (2,))]
+        return write_history(path, commits, {"jax-v0.1.1": 3, "jax-v0.2.0": 4}, {"main": 4})
     commits = [_Commit(1, "r1 old release, filtered to a root", files, ()),
                _Commit(2, "s1 first commit of the slice", {**files, "jax/_src/noise.py": "N = 1\n"}, ()),
                _Commit(3, "s2 new release", {**files, "jax/_src/noise.py": "N = 2\n"}, (2,))]

@@ -17,6 +17,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, History]:
     root = tmp_path_factory.mktemp("ranges")
     return {"line": History(make_repo(root / "line"), "test"),
             "branch": History(small_history(root / "branch", "branch"), "test"),
+            "unmerged": History(small_history(root / "unmerged", "unmerged"), "test"),
             "rootless": History(small_history(root / "rootless", "rootless"), "test")}
 
 
@@ -46,6 +47,14 @@ def test_patch_release_cut_on_a_branch_starts_at_the_branch_point(repos: dict[st
     assert titles(history, found.candidates) == ["m1", "m2", "m3", "m4", "m5"]
     assert titles(history, found.off_line) == ["b1"]
     assert "was cut on a release branch" in found.shape and found.old_name == found.old_end[:10]
+
+
+def test_patch_release_never_merged_back_says_its_branch_is_outside(repos: dict[str, History]) -> None:
+    history = repos["unmerged"]
+    found = release_range(history, "0.1.1", "0.2.0")
+    assert titles(history, found.candidates) == ["m1", "m2", "m3"]
+    assert titles(history, found.off_line) == ["b1"]
+    assert "is not an ancestor of jax-v0.2.0" in found.shape and "not in this range" in found.shape
 
 
 def test_merge_back_of_the_release_branch_opens_onto_the_branch(repos: dict[str, History]) -> None:

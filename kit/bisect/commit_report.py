@@ -57,6 +57,10 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     if unprobed:
         lines.append(f"- {unprobed} commits were left unrun: the search stopped probing after "
                      "its budget of skipped probes (commits that cannot run on the builds at hand)")
+    off_line = found.levels[0].commit_range.off_line
+    if off_line:
+        lines.append(f"- on the older tag's branch, not on the line searched: {', '.join(c[:10] for c in off_line[:20])}"
+                     + (f" and {len(off_line) - 20} more" if len(off_line) > 20 else ""))
     for level in found.levels[1:]:
         lines.append(f"- {level.commit_range.shape}" + (f": {level.problem.message}" if level.problem else ""))
     if found.tie_break is not None and found.tie_break.kind == "python":

@@ -11,7 +11,9 @@ main actually passed through, oldest first. Its old end is
 * otherwise the *branch point*: the newest commit on the line that the older
   tag's history contains (the older tag was cut on a branch; the commits on
   that branch are listed, and reach the line through the merge that brought
-  them back, so the search sees them there);
+  them back, so the search sees them there; when the branch was never merged
+  back, the older tag is no ancestor of the newer one, and a change made only
+  on that branch is outside the range: the report says so);
 * the older tag itself again when no commit on the line is in its history
   (a filtered clone such as the CI bundle, whose older tag is a root).
 
@@ -84,17 +86,36 @@ def release_range(history: History, old_version: str, new_version: str) -> Commi
         shape = f"{old_tag} is on {new_tag}'s first-parent line: the {n} commits after it, oldest first"
         return CommitRange(old, tuple(line), shape, old_tag, new_tag)
     if below:
-        branch_point = below[0]
-        off_line = tuple(git(history.path, "rev-list", old, f"^{branch_point}").split())
-        shape = (f"{old_tag} is not on {new_tag}'s first-parent line (it was cut on a release branch: "
-                 f"{len(off_line)} commit(s) on the branch); the search walks {new_tag}'s line from "
-                 f"{branch_point[:10]}, the newest commit on it that {old_tag} contains, which is probed "
-                 f"as the old end; the branch's commits come back in through the merge that brought them "
-                 f"to main, where the search sees them")
-        return CommitRange(branch_point, tuple(line), shape, branch_point[:10], new_tag, off_line)
+        return _from_branch_point(history, old, new, old_tag, new_tag, below[0], line)
     shape = (f"no commit on {new_tag}'s first-parent line is in {old_tag}'s history (a filtered or grafted "
              f"clone): the search takes {old_tag} itself as the old end, then the line's {n} commits")
     return CommitRange(old, tuple(line), shape, old_tag, new_tag)
+
+
+def _from_branch_point(history: History, old: str, new: str, old_tag: str, new_tag: str, branch_point: str,
+                       line: list[str]) -> CommitRange:
+    """The older tag was cut on a branch: start from where that branch left the newer tag's line."""
+    where = (f"the search walks {new_tag}'s line from {branch_point[:10]}, the newest commit on it that "
+             f"{old_tag} contains, probed as the old end")
+    if is_ancestor(history, old, new):
+        off_line = tuple(git(history.path, "rev-list", old, f"^{branch_point}").split())
+        shape = (f"{old_tag} is not on {new_tag}'s first-parent line (it was cut on a release branch: "
+                 f"{len(off_line)} commit(s) on the branch); {where}; the branch's commits come back in "
+                 f"through the merge that brought them to main, where the search sees them")
+    else:
+        off_line = tuple(git(history.path, "rev-list", old, f"^{new}").split())
+        shape = (f"{old_tag} is not an ancestor of {new_tag} (cut on a release branch never merged into "
+                 f"{new_tag}'s history: {len(off_line)} commit(s) only there, listed in the report); {where}; "
+                 f"a change made only on that branch is not in this range")
+    return CommitRange(branch_point, tuple(line), shape, branch_point[:10], new_tag, off_line)
+
+
+def is_ancestor(history: History, old: str, new: str) -> bool:
+    try:
+        git(history.path, "merge-base", "--is-ancestor", old, new)
+    except GitFailed:
+        return False
+    return True
 
 
 def merged_branch(history: History, merge: str) -> CommitRange | None:
