@@ -140,7 +140,7 @@ def test_regression_direction_and_identical_rerun_runs_nothing(matrix: Any, worl
     assert again["probed_now"] == [] and again["commits"]["probed_now"] == []
     assert again["commits"]["first_different"]["hash"] == first["commits"]["first_different"]["hash"]
     assert world.prepared == []  # nothing was even prepared
-    assert "The commit phase ran 0 commit probes" in markdown
+    assert "The commit phase ran 0 commit probes" in markdown and "This run ran no release probe" in markdown
 
 
 def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None:

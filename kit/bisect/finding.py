@@ -77,12 +77,18 @@ def cost_lines(finding: Finding) -> list[str]:
     """What this run did, and what the earlier runs it reused did, each in one sentence."""
     now = finding.probed_now
     built_now = finding.environments(now, "built")
+    # With --commits the commit phase has its own line; this one is the releases' (the total closes the list).
+    seconds = finding.seconds - (finding.commits.seconds if finding.commits else 0.0)
+    span = "on releases" if finding.commits else "in all"
     if now:
         this = (f"This run probed {_count(len(now), 'release')} ({', '.join(now)}): "
                 f"{_count(len(built_now), 'environment')} built, {len(finding.environments(now, 'reused'))} reused; "
-                f"{finding.seconds:.1f} s in all.")
+                f"{seconds:.1f} s {span}.")
+    elif finding.commits:
+        this = (f"This run ran no release probe and built nothing for the releases: each was known before it "
+                f"started ({seconds:.1f} s {span}).")
     else:
-        this = f"This run ran nothing and built nothing: every probe was known before it started ({finding.seconds:.1f} s)."
+        this = f"This run ran nothing and built nothing: every probe was known before it started ({seconds:.1f} s)."
     lines = [this]
     earlier = finding.where("cache")
     if earlier:
@@ -101,7 +107,7 @@ def cost_lines(finding: Finding) -> list[str]:
     if index:
         lines.append(f"The index's metadata answered {len(index)} ({', '.join(index)}: yanked or not installable).")
     if finding.commits is not None:
-        lines.append(_commit_cost(finding.commits))
+        lines += [_commit_cost(finding.commits), f"{finding.seconds:.1f} s in all."]
     return lines
 
 
