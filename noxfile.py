@@ -3,6 +3,7 @@
     nox -l                          # what there is
     nox -s scaling-0.6.0            # one release, one check
     nox -s correctness-0.4.35
+    nox -s scaling-mine             # an [[environment]] of matrix.toml: your own interpreter, as it is
     nox -s matrix                   # every check on every release, then the report
     nox -s report                   # rebuild reports/matrix.md from records only
     nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
@@ -70,6 +71,22 @@ def _check_session(check: str, version: str, note: str) -> None:
 for _release in MATRIX.releases:
     for _check in MATRIX.checks:
         _check_session(_check, _release.version, _release.note)
+
+
+def _environment_session(check: str, name: str, python: Path, note: str) -> None:
+    """`nox -s scaling-<name>`: the check with an [[environment]]'s interpreter, as it is (nothing installed)."""
+    description = MATRIX.checks[check].description
+
+    def session(s: nox.Session) -> None:
+        _run(s, ["run", check, name, *s.posargs])
+
+    session.__doc__ = f"your environment {name} ({python}): {description}" + (f" ({note})" if note else "")
+    nox.session(name=f"{check}-{name}", python=False, default=False, tags=[check, f"env-{name}"])(session)
+
+
+for _environment in MATRIX.environments:
+    for _check in MATRIX.checks:
+        _environment_session(_check, _environment.name, _environment.python, _environment.note)
 
 # `nox -s scaling-9.9.9` for a release not in matrix.toml: nox will say "Sessions
 # not found"; say first where sessions come from.

@@ -1,5 +1,10 @@
 """Command line: ``python -m kit run CHECK VERSION [options]`` and friends.
 
+``run CHECK --python PATH`` runs the check with that interpreter as it is
+(nothing resolved or installed, no index asked); ``run CHECK NAME`` with an
+``[[environment]]`` of matrix.toml. A VERSION given with ``--python`` is what
+that interpreter must hold (``nox -s scaling-0.4.35 -- --python P``).
+
 The nox sessions are thin wrappers around these commands, so everything a
 session does can also be run (and tested) without nox. Exit codes:
 
@@ -23,6 +28,8 @@ rebuilds reports/matrix.md and matrix.json from the records alone.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import signal
 import sys
 import threading
@@ -33,9 +40,11 @@ from typing import Any, Callable, Iterator, Sequence
 
 from repro import parameters as parameter_rules
 
-from .config import Matrix, configured_parameters, load_matrix, release_number, timeout_seconds
+from .config import (Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
+                     release_number, timeout_seconds)
 from .errors import IndexUnreachable, KitError, UsageError
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
+from .install.environment import ExistingPython
 from .install.release import resolve_release
 from .run.runner import RunRequest, parameters_for, run_check
 
@@ -107,27 +116,77 @@ def unwind_on_stop_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+_RUN_TIP = ("e.g. python -m kit run scaling 0.6.0 (a release), python -m kit run scaling --python VENV/bin/python "
+            "(your own installation, as it is) or python -m kit run scaling NAME (an [[environment]] in matrix.toml)")
+
+
 def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None = None) -> int:
-    if len(argv) < 2 or argv[0].startswith("-") or argv[1].startswith("-"):
-        raise UsageError("run needs a check and a version", "e.g. python -m kit run scaling 0.6.0")
-    check_name, version = argv[0], release_number(argv[1], "version")
+    """``run CHECK VERSION``, ``run CHECK --python PATH`` or ``run CHECK ENVIRONMENT``, with options."""
+    if not argv or argv[0].startswith("-"):
+        raise UsageError("run needs a check", _RUN_TIP)
+    check_name = argv[0]
     matrix.check(check_name)  # ConfigError naming the known checks
-    args = run_parser(check_name).parse_args(list(argv[2:]))
+    target = argv[1] if len(argv) > 1 and not argv[1].startswith("-") else None
+    args = run_parser(check_name).parse_args(list(argv[2 if target is not None else 1:]))
+    version, existing = run_target(matrix, target, args)
     request = RunRequest(
         check=check_name,
         version=version,
-        backend=args.backend,
+        backend=args.backend or "cpu",
         preset=args.preset,
         overrides=parameter_rules.given(check_name, args),  # parsed and in normal form
         find_links=tuple(args.find_links),
         timeout_s=args.timeout,
         refresh=args.refresh,
         reproduce=reproduce or "python -m kit run " + " ".join(argv),
+        existing=existing,
     )
     parameters = parameters_for(matrix, request)  # bad parameters stop here, before any install
     record, path = run_check(matrix, request, log, parameters=parameters)
     print(summary(record, path))
     return exit_code(record, args.fail_on_affected)
+
+
+def run_target(matrix: Matrix, target: str | None, args: argparse.Namespace) -> tuple[str, ExistingPython | None]:
+    """What ``run`` runs in: a release (its number), or an existing interpreter (and the release it must hold, or "").
+
+    A name (a letter first) is an ``[[environment]]`` of matrix.toml; anything
+    else must be a release number (``v0.6.0`` is refused as one); with
+    ``--python`` the interpreter is the one given. Options that only
+    shape an install (``--refresh``, ``--find-links``) mean nothing there and are refused.
+    """
+    python: Path | None = args.python
+    if target is not None and is_environment_name(target):  # a letter first: never a release number
+        named = matrix.environment(target)  # ConfigError: neither a release nor an environment
+        if python is not None:
+            raise UsageError(f"environment {named.name} already names its interpreter ({named.python})",
+                             f"drop --python, or run python -m kit run CHECK --python {python} without the name")
+        version, existing = "", ExistingPython(named.python, named.name, args.backend)
+    elif python is not None:
+        version = release_number(target, "version") if target is not None else ""
+        existing = ExistingPython(python, None, args.backend)
+    elif target is None:
+        raise UsageError("run needs a check and a version, an [[environment]] name or --python PATH", _RUN_TIP)
+    else:
+        return release_number(target, "version"), None
+    if args.refresh or args.find_links:
+        raise UsageError(f"{'--refresh' if args.refresh else '--find-links'} shapes an install, and an existing "
+                         "interpreter is used as it is", "drop it (nothing is resolved or installed there)")
+    return version, existing
+
+
+def interpreter_path(text: str) -> Path:
+    """``--python`` as argparse reads it: a path (``~`` expanded, made absolute, links kept) or a name on PATH.
+
+    Links are not resolved: a venv's ``bin/python`` links to its base
+    interpreter, and resolving it would lose the venv. Whether it is a Python
+    at all is for `kit.install.existing.inspect_interpreter` to find out.
+    """
+    if os.sep not in text and not text.startswith("~"):
+        found = shutil.which(text)
+        if found:
+            return Path(os.path.abspath(found))
+    return Path(os.path.abspath(os.path.expanduser(text)))
 
 
 def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
@@ -176,7 +235,8 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
 
     start = time.perf_counter()
     result = write_report(args.results, args.out, plots=not args.no_plots, configured=_configured(matrix, log),
-                          known_problems=matrix.path.parent / "known_problems.toml")
+                          known_problems=matrix.path.parent / "known_problems.toml",
+                          environments=[environment.name for environment in matrix.environments])
     print(f"wrote {result.markdown} and {result.json} from {result.report.record_count} records "
           f"in {time.perf_counter() - start:.1f} s")
     for path in result.plots:
@@ -197,14 +257,20 @@ def unknown_session_hints(matrix: Matrix, argv: Sequence[str]) -> list[str]:
     nox only says "Sessions not found" and offers no hook for unknown names,
     so the noxfile, which nox imports first, prints these lines from its argv.
     """
-    known = {release.version for release in matrix.releases}
+    known = {release.version for release in matrix.releases} | {env.name for env in matrix.environments}
     hints = []
     for name in _requested_sessions(argv):
         check, _, version = name.partition("-")
-        if check in matrix.checks and version and version not in known:
+        if check not in matrix.checks or not version or version in known:
+            continue
+        if is_release_number(version):
             hints.append(f"kit: there is no session {name}: jax {version} is not a [[release]] in matrix.toml. "
                          f"Add one there (README: Adding a release), or run it once without the matrix: "
                          f"python -m kit run {check} {version}")
+        else:
+            hints.append(f"kit: there is no session {name}: {version} is not an [[environment]] in matrix.toml. "
+                         f"Add one there (README: Is my installation affected?), or run it once with "
+                         f"python -m kit run {check} --python PATH")
     return hints
 
 
@@ -256,7 +322,10 @@ class _Parser(argparse.ArgumentParser):
 def run_parser(check: str) -> argparse.ArgumentParser:
     """``nox -s CHECK-VERSION --``'s options: the kit's own, then one per parameter, from the repro's rules."""
     parser = _Parser(prog=f"nox -s {check}-VERSION --", add_help=True)
-    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--backend", default=None, choices=("cpu", "cuda"),
+                        help="which build to install (default cpu); with --python: what that JAX must report")
+    parser.add_argument("--python", type=interpreter_path, default=None, metavar="PATH",
+                        help="run with this interpreter as it is: nothing resolved or installed, no index asked")
     parser.add_argument("--preset", default=None)
     parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
     parser.add_argument("--timeout", type=timeout_seconds, default=None, metavar="SECONDS",
@@ -273,20 +342,16 @@ def summary(record: dict[str, Any], path: Path) -> str:
     """The few lines a user reads after a run (also pasted into issues)."""
     requested = record.get("requested", {})
     status = record.get("status")
-    head = f"{record.get('check')} · jax {requested.get('jax')} · {requested.get('backend')}"
+    install = record.get("install") or {}
+    existing = install.get("environment") == "existing"
+    head = f"{record.get('check')} · jax {requested.get('jax') or '(none)'} · {requested.get('backend')}"
+    if existing:
+        head += f" · {'environment ' + install['name'] if install.get('name') else 'existing interpreter'}"
     if status == "ran":
-        verdict = str(record.get("verdict")).upper()
-        env = record.get("environment", {})
-        where = f"{env.get('backend')} × {env.get('device_count')} ({env.get('device_kind')})"
-        if (env.get("process_count") or 1) > 1:
-            agree = "agree" if (record.get("evidence") or {}).get("processes_agree") else "DISAGREE"
-            where += f" over {env['process_count']} processes (jax.distributed; their verdicts {agree})"
-        lines = [f"== {head}: {verdict}", f"   {record.get('reason')}", f"   ran on {where}, "
-                 f"jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
-                 f"python {env.get('python')}"]
-        figures = (record.get("evidence") or {}).get("summary") or {}
-        if figures:
-            lines.append("   key figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))
+        lines = [f"== {head}: {str(record.get('verdict')).upper()}", f"   {record.get('reason')}"]
+        lines += _ran_lines(record)
+    elif status == "not-installable" and existing:
+        lines = [f"== {head}: NO JAX RELEASE THERE", f"   {record.get('reason')}"]
     elif status == "not-installable":
         install = record.get("install", {})
         lines = [f"== {head}: NOT INSTALLABLE HERE", f"   {record.get('reason')}"]
@@ -297,8 +362,28 @@ def summary(record: dict[str, Any], path: Path) -> str:
         lines.append(f"   to supply wheels: {install.get('how_to_supply')}")
     else:
         lines = [f"== {head}: {str(status).upper()}", f"   {record.get('reason')}"]
+    if existing:
+        lines.append(f"   environment: existing, {install.get('interpreter')} as it is (Python {install.get('python')}, "
+                     f"{len(install.get('packages') or {})} packages, fingerprint {install.get('packages_fingerprint')})")
     lines += [f"   record: {path}", f"   reproduce: {record.get('reproduce')}"]
     return "\n".join(lines)
+
+
+def _ran_lines(record: dict[str, Any]) -> list[str]:
+    """Where a run ran and its key figures; nothing where it never started (a package it needs was missing)."""
+    env = record.get("environment", {})
+    if not env.get("backend") and not env.get("jax"):
+        return []
+    where = f"{env.get('backend')} × {env.get('device_count')} ({env.get('device_kind')})"
+    if (env.get("process_count") or 1) > 1:
+        agree = "agree" if (record.get("evidence") or {}).get("processes_agree") else "DISAGREE"
+        where += f" over {env['process_count']} processes (jax.distributed; their verdicts {agree})"
+    lines = [f"   ran on {where}, jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
+             f"python {env.get('python')}"]
+    figures = (record.get("evidence") or {}).get("summary") or {}
+    if figures:
+        lines.append("   key figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))
+    return lines
 
 
 def _fmt(value: Any) -> str:

@@ -40,6 +40,11 @@ _CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 # A release as JAX numbers them: digits and dots, nothing around them.
 _RELEASE_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)+")
 
+# An [[environment]]'s name becomes part of session names (`scaling-<name>`)
+# and record file names, and stands where a release number would
+# (`python -m kit run scaling <name>`): a letter first, so it never reads as one.
+_ENVIRONMENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
 # The longest time limit a run can have: Python's waits overflow near 292 years,
 # and a limit past a human life means "no limit" anyway.
 MAX_TIMEOUT_S = 10**9
@@ -64,6 +69,16 @@ def release_number(text: str, where: str, error: type[KitError] = UsageError) ->
         raise error(f"{where} {text!r} is not a plain JAX release number",
                           "write it like 0.4.35: digits and dots, nothing else")
     return text
+
+
+def is_release_number(text: str) -> bool:
+    """Does ``text`` read as a JAX release number (``0.4.35``) rather than a name?"""
+    return bool(_RELEASE_NUMBER.fullmatch(text))
+
+
+def is_environment_name(text: str) -> bool:
+    """Could ``text`` name an ``[[environment]]`` (a letter first, then letters, digits, - and _)?"""
+    return bool(_ENVIRONMENT_NAME.fullmatch(text))
 
 
 def timeout_value(value: Any) -> int | None:
@@ -145,6 +160,16 @@ class Check:
 
 
 @dataclass(frozen=True)
+class NamedEnvironment:
+    """A user's own installation (``[[environment]]``): checks run with its interpreter as it is."""
+
+    name: str
+    python: Path
+    """The interpreter, absolute (a relative path in matrix.toml is relative to that file)."""
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Matrix:
     path: Path
     releases: tuple[Release, ...]
@@ -152,6 +177,7 @@ class Matrix:
     install: InstallSettings = field(default_factory=InstallSettings)
     results_dir: Path = Path("reports/results")
     envs_dir: Path = Path(".nox/jax-envs")
+    environments: tuple[NamedEnvironment, ...] = ()
     jax_repo: Path | None = None
     """``[install] jax_repo``: a clone of JAX for ``bisect --commits`` (not an install setting: no lock depends on it)."""
 
@@ -164,6 +190,16 @@ class Matrix:
             if release.key == Version(version):
                 return release
         return Release(version=version, note="not in matrix.toml")
+
+    def environment(self, name: str) -> NamedEnvironment:
+        """The ``[[environment]]`` called ``name``; ConfigError naming the known ones."""
+        for environment in self.environments:
+            if environment.name == name:
+                return environment
+        known = ", ".join(e.name for e in self.environments) or "none yet"
+        raise ConfigError(f"{name!r} is neither a JAX release number nor an [[environment]] in matrix.toml",
+                          f"write a release like 0.4.35, one of the environments ({known}), "
+                          "or --python PATH for any interpreter")
 
     def check(self, name: str) -> Check:
         if name not in self.checks:
@@ -185,7 +221,7 @@ def load_matrix(path: Path | str = "matrix.toml") -> Matrix:
 
 
 def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Matrix:
-    _known_keys(raw, {"kit", "install", "release", "checks"}, "")
+    _known_keys(raw, {"kit", "install", "release", "checks", "environment"}, "")
     kit = _table(raw, "kit", "")
     _known_keys(kit, {"results_dir", "envs_dir"}, "kit")
     install_table = _table(raw, "install", "")
@@ -200,6 +236,7 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
         path=path,
         releases=releases,
         checks=checks,
+        environments=_parse_environments(raw.get("environment", []), path, releases, tuple(checks)),
         install=install,
         # Relative folders are relative to matrix.toml, not to wherever nox was started.
         results_dir=path.parent / _string(kit, "results_dir", "kit", "reports/results"),
@@ -261,6 +298,56 @@ def _parse_releases(items: Any) -> tuple[Release, ...]:
             )
         )
     return tuple(sorted(releases, key=lambda r: r.key))
+
+
+def _parse_environments(items: Any, path: Path, releases: tuple[Release, ...],
+                        checks: tuple[str, ...]) -> tuple[NamedEnvironment, ...]:
+    """The ``[[environment]]`` blocks: a name that is a safe session name and clashes with nothing, a python."""
+    if not isinstance(items, list):
+        raise ConfigError("environment must be a list of tables", 'write each as [[environment]] name = "..."')
+    found: list[NamedEnvironment] = []
+    for i, item in enumerate(items):
+        where = f"environment[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where} must be a table", "write it as [[environment]] followed by key = value lines")
+        _known_keys(item, {"name", "python", "note"}, where)
+        name = _string(item, "name", where, "")
+        if not is_environment_name(name):
+            raise ConfigError(f"{where}.name {name!r} cannot name sessions (scaling-<name>) and record files",
+                              'start with a letter, then letters, digits, - and _, e.g. name = "cluster-module"')
+        where = f"environment {name}"
+        if any(other.name == name for other in found):
+            raise ConfigError(f"{where} is listed twice", "keep one [[environment]] per name")
+        python = _string(item, "python", where, "")
+        if not python:
+            raise ConfigError(f"{where} has no python", 'add python = "/path/to/bin/python" (the interpreter to use)')
+        found.append(NamedEnvironment(name, path.parent / Path(python).expanduser(), _string(item, "note", where, "")))
+    _no_session_clashes(found, releases, checks)
+    return tuple(found)
+
+
+def _no_session_clashes(environments: list[NamedEnvironment], releases: tuple[Release, ...],
+                        checks: tuple[str, ...]) -> None:
+    """Every session name (``<check>-<release>``, ``<check>-<environment>``) must name one thing only.
+
+    Check and environment names may hold ``-``, so check ``slogdet`` with
+    environment ``time-mine`` and check ``slogdet-time`` with environment
+    ``mine`` would both be ``slogdet-time-mine``: refused here, at load, rather
+    than one session silently shadowing the other. (An environment's name has
+    no dot, so it never meets a release's session.)
+    """
+    sessions = {f"{check}-{release.version}": f"check {check} on release {release.version}"
+                for check in checks for release in releases}
+    for environment in environments:
+        if environment.name in checks:
+            raise ConfigError(f"environment name {environment.name!r} is also a check's name",
+                              "give the environment another name, e.g. " + repr(f"my-{environment.name}"))
+        for check in checks:
+            session = f"{check}-{environment.name}"
+            if session in sessions:
+                raise ConfigError(f"environment {environment.name!r} would make session {session}, which is "
+                                  f"already {sessions[session]}", "give the environment another name")
+            sessions[session] = f"check {check} in environment {environment.name}"
 
 
 def _parse_any_check(name: str, table: Mapping[str, Any], path: Path) -> Check:

@@ -87,7 +87,10 @@ def test_unknown_option_is_a_usage_error_not_a_usage_dump() -> None:
         (["frobnicate"], "ERROR: unknown command 'frobnicate'"),
         (["run", "scaling"], "ERROR: run needs a check and a version"),
         (["run", "speed", "0.6.0"], "ERROR: unknown check 'speed'"),
-        (["run", "scaling", "latest"], "ERROR: version 'latest' is not a plain JAX release number"),
+        (["run", "scaling", "latest"],
+         "ERROR: 'latest' is neither a JAX release number nor an [[environment]] in matrix.toml"),
+        (["run", "scaling", "0.6.0", "--python", "/no/such/python", "--refresh"],
+         "ERROR: --refresh shapes an install, and an existing interpreter is used as it is"),
         (["run", "scaling", "0.6.0", "--batch", "-3"], "ERROR: --batch -3 is not valid: it must be a positive integer"),
         (["run", "scaling", "0.6.0", "--preset", "huge"], "ERROR: scaling has no preset 'huge'"),
     ],
@@ -214,3 +217,107 @@ def test_plan_says_it_answered_from_the_lock(tmp_path: Path, capsys) -> None:
     assert out[1].startswith("  as locked when its environment was built (")
     assert "    jaxlib==0.6.0" in out
     assert cli.main(["plan", "0.6.0", "--refresh"], log=lambda m: None, matrix_path=path) == exit_codes.EXIT_NETWORK
+
+
+# --------------------------------------------------------------------------
+# Is my installation affected? `run CHECK --python PATH` and `run CHECK ENVIRONMENT`
+
+
+def _environment_matrix(tmp_path: Path, python: Path) -> str:
+    path = tmp_path / "matrix.toml"
+    path.write_text(f'[kit]\nresults_dir = "{tmp_path / "results"}"\n[install]\nindex_url = "{refused_url()}"\n'
+                    '[[release]]\nversion = "0.4.35"\n[checks.scaling]\ndevices = [1, 2]\n[checks.correctness]\n'
+                    f'[[environment]]\nname = "mine"\npython = "{python}"\n', encoding="utf-8")
+    return str(path)
+
+
+def _asked(monkeypatch: pytest.MonkeyPatch) -> list:
+    asked: list = []
+    monkeypatch.setattr(cli, "run_check", lambda matrix, request, *a, **k: asked.append(request) or (RAN, Path("r")))
+    return asked
+
+
+@pytest.mark.parametrize(("argv", "version", "python", "name"), [
+    (["run", "scaling", "--python", "{python}"], "", "{python}", None),
+    (["run", "scaling", "0.4.35", "--python", "{python}"], "0.4.35", "{python}", None),  # nox -s scaling-0.4.35 -- --python
+    (["run", "scaling", "mine"], "", "{python}", "mine"),  # nox -s scaling-mine
+])
+def test_run_reads_a_release_an_interpreter_or_an_environment(argv: list[str], version: str, python: str,
+                                                              name: str | None, tmp_path: Path, monkeypatch) -> None:
+    venv_python = tmp_path / "venv" / "bin" / "python"
+    asked = _asked(monkeypatch)
+    argv = [arg.format(python=venv_python) for arg in argv]
+    assert cli.main(argv, log=lambda m: None, matrix_path=_environment_matrix(tmp_path, venv_python)) == 0
+    [request] = asked
+    assert request.version == version and request.existing is not None
+    assert (request.existing.python, request.existing.name, request.existing.backend) == (venv_python, name, None)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["run", "scaling", "mine", "--python", "/usr/bin/python3"], "ERROR: environment mine already names its interpreter"),
+    (["run", "scaling", "theirs"], "ERROR: 'theirs' is neither a JAX release number nor an [[environment]]"),
+    (["run", "scaling", "mine", "--find-links", "/wheels"], "ERROR: --find-links shapes an install"),
+    (["run", "scaling", "--python", "{missing}"], "ERROR: {missing} does not exist"),
+    (["run", "scaling", "--python", "{folder}"], "ERROR: {folder} is a folder, not a Python interpreter"),
+    (["run", "scaling", "--python", "/bin/true"], "ERROR: /bin/true did not answer as a Python interpreter"),
+])
+def test_an_interpreter_that_is_not_one_is_one_error_and_no_record(argv: list[str], message: str, tmp_path: Path,
+                                                                   capsys, monkeypatch) -> None:
+    monkeypatch.setattr("kit.run.runner.PackageIndex", lambda *a: pytest.fail("the index was asked"))
+    places = {"missing": tmp_path / "nope" / "python", "folder": tmp_path}
+    argv = [arg.format(**places) for arg in argv]
+    code = cli.main(argv, log=lambda m: None, matrix_path=_environment_matrix(tmp_path, tmp_path / "mine" / "python"))
+    assert code == exit_codes.EXIT_USAGE
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(message.format(**places)) and err[1].startswith("TIP: ") and len(err) == 2
+    assert not (tmp_path / "results").exists()
+
+
+def test_python_may_be_a_name_on_path(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "python3.42").write_text("#!/bin/sh\n")
+    (tmp_path / "python3.42").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert cli.interpreter_path("python3.42") == tmp_path / "python3.42"
+    monkeypatch.chdir(tmp_path)
+    assert cli.interpreter_path("venv/bin/python") == tmp_path / "venv" / "bin" / "python"  # absolute, links kept
+
+
+def test_a_session_for_an_environment_not_in_the_matrix_points_at_matrix_toml(tmp_path: Path) -> None:
+    matrix = parse_matrix({"release": [{"version": "0.6.0"}], "checks": {"scaling": {}},
+                           "environment": [{"name": "mine", "python": "/v/bin/python"}]}, tmp_path / "matrix.toml")
+    assert cli.unknown_session_hints(matrix, ["-s", "scaling-mine"]) == []
+    assert cli.unknown_session_hints(matrix, ["-s", "scaling-theirs"]) == [
+        "kit: there is no session scaling-theirs: theirs is not an [[environment]] in matrix.toml. Add one there "
+        "(README: Is my installation affected?), or run it once with python -m kit run scaling --python PATH"]
+
+
+EXISTING_INSTALL = {"environment": "existing", "interpreter": "/v/bin/python", "name": None, "python": "3.12.1",
+                    "packages": {"jax": "0.4.35", "jaxlib": "0.4.35"}, "packages_fingerprint": "0123456789abcdef"}
+
+
+def test_summary_of_an_existing_interpreter_says_so() -> None:
+    record = {**RAN, "install": EXISTING_INSTALL, "reproduce": "python -m kit run scaling --python /v/bin/python"}
+    lines = cli.summary(record, Path("r.json")).splitlines()
+    assert lines[0] == "== scaling · jax 0.4.35 · cpu · existing interpreter: AFFECTED"
+    assert lines[-3] == ("   environment: existing, /v/bin/python as it is (Python 3.12.1, 2 packages, "
+                         "fingerprint 0123456789abcdef)")
+    named = cli.summary({**record, "install": {**EXISTING_INSTALL, "name": "mine"}}, Path("r.json"))
+    assert named.splitlines()[0] == "== scaling · jax 0.4.35 · cpu · environment mine: AFFECTED"
+
+
+def test_summary_of_an_interpreter_without_jax_or_scipy_is_its_sentence() -> None:
+    no_jax = {"check": "scaling", "requested": {"jax": "", "backend": "unknown"}, "status": "not-installable",
+              "reason": "/v/bin/python has no jax or jaxlib installed ...", "install": EXISTING_INSTALL,
+              "environment": {"python": "3.12.1"}}
+    lines = cli.summary(no_jax, Path("r.json")).splitlines()
+    assert lines[:2] == ["== scaling · jax (none) · unknown · existing interpreter: NO JAX RELEASE THERE",
+                         "   /v/bin/python has no jax or jaxlib installed ..."]
+    assert cli.exit_code(no_jax, False) == exit_codes.EXIT_NOT_INSTALLABLE
+    no_scipy = {**no_jax, "requested": {"jax": "0.4.35", "backend": "cpu"}, "status": "ran", "verdict": "inconclusive",
+                "reason": "/v/bin/python has no scipy installed ..."}
+    lines = cli.summary(no_scipy, Path("r.json")).splitlines()
+    assert lines[:3] == ["== scaling · jax 0.4.35 · cpu · existing interpreter: INCONCLUSIVE",
+                         "   /v/bin/python has no scipy installed ...",
+                         "   environment: existing, /v/bin/python as it is (Python 3.12.1, 2 packages, "
+                         "fingerprint 0123456789abcdef)"]
+    assert cli.exit_code(no_scipy, False) == exit_codes.EXIT_OK

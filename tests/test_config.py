@@ -142,3 +142,60 @@ def test_a_timeout_is_a_whole_number_of_seconds_in_every_command(text: str) -> N
         timeout_seconds(text)
     assert timeout_seconds("60") == 60
     assert timeout_seconds("1e9") == 10**9  # a whole number of seconds, however it is written
+
+
+# --------------------------------------------------------------------------
+# [[environment]]: a user's own installation, checked at load
+
+
+def _with_environments(tmp_path: Path, *environments: dict) -> dict:
+    script = tmp_path / "checks" / "slogdet.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("print('ok')\n")
+    return {**_minimal(), "checks": {**_minimal()["checks"], "slogdet-time": {"script": "checks/slogdet.py"}},
+            "environment": list(environments)}
+
+
+def test_a_named_environment_is_read_with_its_python_relative_to_matrix_toml(tmp_path: Path) -> None:
+    raw = _with_environments(tmp_path, {"name": "cluster-module", "python": "/opt/jax/bin/python", "note": "the module"},
+                             {"name": "mine", "python": "venvs/mine/bin/python"})
+    matrix = parse_matrix(raw, tmp_path / "matrix.toml")
+    module, mine = matrix.environments
+    assert (module.name, module.python, module.note) == ("cluster-module", Path("/opt/jax/bin/python"), "the module")
+    assert mine.python == tmp_path / "venvs" / "mine" / "bin" / "python"
+    assert matrix.environment("mine") is mine
+    with pytest.raises(ConfigError, match="'other' is neither a JAX release number nor an \\[\\[environment\\]\\]"):
+        matrix.environment("other")
+
+
+@pytest.mark.parametrize(("environment", "names"), [
+    ({"name": "my env", "python": "/p"}, "environment[0].name 'my env' cannot name sessions"),
+    ({"name": "0.4.35", "python": "/p"}, "environment[0].name '0.4.35' cannot name sessions"),
+    ({"name": "", "python": "/p"}, "environment[0].name '' cannot name sessions"),
+    ({"name": "scaling", "python": "/p"}, "environment name 'scaling' is also a check's name"),
+    ({"name": "mine.2", "python": "/p"}, "environment[0].name 'mine.2' cannot name sessions"),
+    ({"name": "mine"}, "environment mine has no python"),
+    ({"name": "mine", "python": 3}, "environment mine.python must be a string"),
+    ({"name": "mine", "python": "/p", "pyhton": "/q"}, "unknown key 'environment[0].pyhton'"),
+])
+def test_an_environment_mistake_stops_at_load_in_one_sentence(tmp_path: Path, environment: dict, names: str) -> None:
+    raw = _with_environments(tmp_path, environment)
+    with pytest.raises(ConfigError) as caught:
+        parse_matrix(raw, tmp_path / "matrix.toml")
+    assert caught.value.message.startswith(names), caught.value.message
+    assert "\n" not in caught.value.message
+
+
+def test_two_environments_cannot_make_the_same_session(tmp_path: Path) -> None:
+    # Check names hold "-" too: slogdet + time-mine and slogdet-time + mine are both slogdet-time-mine.
+    raw = _with_environments(tmp_path, {"name": "time-mine", "python": "/a"}, {"name": "mine", "python": "/b"})
+    raw["checks"]["slogdet"] = {"script": "checks/slogdet.py"}
+    with pytest.raises(ConfigError, match="environment 'mine' would make session slogdet-time-mine, which is already "
+                                          "check slogdet in environment time-mine"):
+        parse_matrix(raw, tmp_path / "matrix.toml")
+
+
+def test_an_environment_is_named_once(tmp_path: Path) -> None:
+    raw = _with_environments(tmp_path, {"name": "mine", "python": "/a"}, {"name": "mine", "python": "/b"})
+    with pytest.raises(ConfigError, match="environment mine is listed twice"):
+        parse_matrix(raw, tmp_path / "matrix.toml")

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from kit.config import parse_matrix
+from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
 from kit.install import environment, envs, lockfile, plan as install
 from kit.install.plan import InstallPlan, Resolution
+from kit.records import packages_fingerprint
 from tests.fake_index import refused_url
+from tests.fake_interpreter import RELEASE, fake_interpreter
 
 
 class LinkBackend:
@@ -66,3 +69,95 @@ def test_cuda_without_a_gpu_stops_before_anything_is_resolved(tmp_path: Path, mo
     monkeypatch.setattr(environment, "resolve_release", lambda *a, **k: pytest.fail("resolved"))
     with pytest.raises(UsageError, match="no NVIDIA GPU is visible here"):
         environment.prepare(matrix, "0.6.0", "cuda", lambda m: None)
+
+
+# --------------------------------------------------------------------------
+# An existing interpreter: one more way to obtain an Environment, nothing resolved or installed
+
+
+def _offline_matrix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Matrix:
+    """A matrix whose index refuses connections, where resolving or building anything fails the test."""
+    monkeypatch.setattr(environment, "resolve_release", lambda *a, **k: pytest.fail("a release was resolved"))
+    monkeypatch.setattr(environment, "ensure_env", lambda *a, **k: pytest.fail("an environment was built"))
+    return parse_matrix({"kit": {"envs_dir": str(tmp_path / "envs")}, "install": {"index_url": refused_url()},
+                         "release": [{"version": "0.4.35"}], "checks": {"scaling": {}, "correctness": {}}},
+                        tmp_path / "matrix.toml")
+
+
+def test_an_existing_interpreter_is_used_as_it_is_and_says_what_it_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    matrix = _offline_matrix(tmp_path, monkeypatch)
+    python = fake_interpreter(tmp_path / "venv", RELEASE)
+    lines: list[str] = []
+    prepared = environment.prepare(matrix, "", "cpu", lines.append, existing=environment.ExistingPython(python),
+                                   check="scaling")
+    made = prepared.environment
+    assert made is not None and made.obtained == environment.EXISTING and not made.reused
+    assert (made.python, dict(made.pins), made.pythonpath) == (python, RELEASE, ())
+    assert (prepared.plan, prepared.resolution, prepared.jax, prepared.backend) == (None, None, "0.4.35", "cpu")
+    assert prepared.problem == prepared.cannot_test == ""
+    assert lines[0].endswith("used as it is (nothing is resolved or installed, no index is asked)")
+    assert lines[1].startswith("found jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1; JAX reports backend cpu")
+    facts = environment.install_facts(prepared)
+    assert (facts["environment"], facts["interpreter"], facts["packages"]) == ("existing", str(python), RELEASE)
+    assert facts["packages_fingerprint"] == packages_fingerprint(RELEASE)
+
+
+def test_cuda_asked_of_an_existing_gpu_jax_needs_no_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The nvidia-smi guard is there to stop a download of CUDA wheels; here nothing is downloaded, and
+    # the backend is what that JAX reports.
+    matrix = _offline_matrix(tmp_path, monkeypatch)
+    monkeypatch.setattr(environment.shutil, "which", lambda name: None)
+    monkeypatch.delenv("KIT_ALLOW_NO_GPU", raising=False)
+    python = fake_interpreter(tmp_path / "venv", RELEASE, backend="gpu", kind="NVIDIA H200", count=8)
+    for asked in (None, "cuda"):
+        prepared = environment.prepare(matrix, "0.4.35", "cuda", lambda m: None,
+                                       existing=environment.ExistingPython(python, backend=asked), check="correctness")
+        assert prepared.environment is not None and prepared.backend == "gpu"
+
+
+def test_a_backend_other_than_the_one_jax_reports_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    matrix = _offline_matrix(tmp_path, monkeypatch)
+    python = fake_interpreter(tmp_path / "venv", RELEASE, backend="cpu")
+    with pytest.raises(UsageError, match=f"the JAX in {python} runs on cpu, not cuda: --backend cannot change"):
+        environment.prepare(matrix, "", "cuda", lambda m: None, existing=environment.ExistingPython(python, backend="cuda"))
+
+
+def test_a_release_other_than_the_one_installed_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    matrix = _offline_matrix(tmp_path, monkeypatch)
+    python = fake_interpreter(tmp_path / "venv", RELEASE)
+    with pytest.raises(UsageError, match=f"{python} has jax 0.4.35, not 0.4.36") as caught:
+        environment.prepare(matrix, "0.4.36", "cpu", lambda m: None, existing=environment.ExistingPython(python),
+                            check="scaling")
+    assert caught.value.tip.endswith(f"python -m kit run scaling --python {python}")
+
+
+def test_a_missing_scipy_is_one_sentence_and_the_check_cannot_test(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    matrix = _offline_matrix(tmp_path, monkeypatch)
+    python = fake_interpreter(tmp_path / "venv", {k: v for k, v in RELEASE.items() if k != "scipy"})
+    prepared = environment.prepare(matrix, "", "cpu", lambda m: None, existing=environment.ExistingPython(python),
+                                   check="correctness")
+    assert prepared.environment is not None and prepared.problem == ""
+    assert prepared.cannot_test == (
+        f"{python} has no scipy installed (jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3 are there), which the correctness "
+        "check needs; install it there, or run without --python for the kit's own build of jax 0.4.35")
+
+
+def test_an_interpreter_without_jaxlib_holds_no_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    matrix = _offline_matrix(tmp_path, monkeypatch)
+    python = fake_interpreter(tmp_path / "venv", {"jax": "0.4.35", "numpy": "2.1.3"})
+    prepared = environment.prepare(matrix, "", "cpu", lambda m: None, existing=environment.ExistingPython(python),
+                                   check="scaling")
+    assert prepared.environment is None and prepared.jax == "0.4.35"
+    assert prepared.problem.startswith(f"{python} has no jaxlib installed (jax 0.4.35, numpy 2.1.3 are there), "
+                                       "so it holds no JAX release to check")
+
+
+def test_a_check_needs_the_kit_s_packages_and_its_own_requires(tmp_path: Path) -> None:
+    matrix = parse_matrix({"release": [{"version": "0.4.35"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
+    assert environment.needed_packages(matrix.check("scaling")) == ("jax", "jaxlib", "numpy", "scipy")
+    # A check's `requires` (issue 16) are looked for by name in an existing interpreter, never installed there.
+    with_requires = SimpleNamespace(requires=("optax>=0.1.7", "Flax", "numpy<2"))
+    assert environment.needed_packages(with_requires) == (  # type: ignore[arg-type]
+        "jax", "jaxlib", "numpy", "scipy", "optax", "flax")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from kit.matrix.key_figures import key_figure
-from kit.matrix.model import _finding
+from kit.matrix.rows import finding as _finding
 from kit.records import LoadedRecord
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records"

@@ -62,6 +62,42 @@ def test_not_installable_is_an_answer_whatever_was_asked() -> None:
     assert differences(record, {"devices": [1, 2, 4]}) == "" and differences(record, {}, preset="thread") == ""
 
 
+EXISTING = {"environment": "existing", "interpreter": "/opt/jax/bin/python", "name": None,
+            "packages": {"jax": "0.6.0", "jaxlib": "0.6.0"}}
+
+
+def test_an_existing_interpreter_s_record_is_ad_hoc_whatever_its_parameters() -> None:
+    configured = {"scaling": {"devices": [1, 2, 4], "batch": 4096, "repeats": 7}}
+    existing = _entry(install=EXISTING)
+    no_jax = _entry(install=EXISTING, status="not-installable")  # says nothing about the release 0.6.0
+    one_off = _entry(install=EXISTING, parameters={"devices": [1], "batch": 4096, "repeats": 7})
+    in_matrix, ad_hoc = split_ad_hoc([existing, no_jax, one_off], configured)
+    assert in_matrix == []
+    assert [why for _, why in ad_hoc] == ["--python /opt/jax/bin/python"] * 2 + ["--python /opt/jax/bin/python --devices 1"]
+    # Without a matrix, or for a check it does not configure, the kit's own records count, an interpreter's do not.
+    assert split_ad_hoc([existing], None)[0] == [] and split_ad_hoc([existing], {"qr": {}})[0] == []
+
+
+def test_a_named_environment_s_records_count_where_it_is_named() -> None:
+    configured = {"scaling": {"devices": [1, 2, 4], "batch": 4096, "repeats": 7}}
+    named = _entry(install={**EXISTING, "name": "mine"})
+    one_off = _entry(install={**EXISTING, "name": "mine"}, parameters={"devices": [1], "batch": 4096, "repeats": 7})
+    in_matrix, ad_hoc = split_ad_hoc([named, one_off], configured, environments=["mine"])
+    assert in_matrix == [named]
+    assert [why for _, why in ad_hoc] == ["environment mine (/opt/jax/bin/python) --devices 1"]
+    # Gone from matrix.toml (or not asked for): an ad-hoc run like any other interpreter's.
+    assert [why for _, why in split_ad_hoc([named], configured)[1]] == ["environment mine (/opt/jax/bin/python)"]
+    assert differences(_entry().record, configured["scaling"], environment="mine") == "not environment mine"
+
+
+def test_an_existing_interpreter_s_record_never_makes_a_release_current(tmp_path: Path) -> None:
+    configured = {"devices": [1, 2]}
+    existing = make_record("0.4.35", parameters=configured, install={**EXISTING, **ENVIRONMENT})
+    records.write_record(existing, tmp_path)
+    assert newest_records_here(tmp_path, "cpu", {"scaling": configured}) == {}
+    assert not is_current(existing, configured, backend="cpu", **ENVIRONMENT)
+
+
 def test_processes_mean_the_same_for_every_check() -> None:
     # One rule for currency and for the report: a correctness record (no processes at all) ran one process.
     correctness = _entry(check="correctness", parameters={"matrix_size": 20})

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-
-from kit.records import CellKey, cell_key, load_records, machine_id, newest_per_cell
+from kit.records import CellKey, cell_key, load_records, machine_id, newest_per_cell, packages_fingerprint
 from tests.test_records_store import FIXTURES, make_record
 
 
@@ -25,3 +24,11 @@ def test_machine_id_is_stable_and_short() -> None:
     assert machine_id() == machine_id()
     assert len(machine_id()) == 12
     int(machine_id(), 16)
+
+
+def test_a_package_set_has_one_fingerprint_however_it_is_spelled_or_ordered() -> None:
+    one = packages_fingerprint({"jax": "0.4.35", "Jax_Cuda12.Plugin": "0.4.35", "numpy": "2.1.3"})
+    same = packages_fingerprint({"numpy": "2.1.3", "jax-cuda12-plugin": "0.4.35", "JAX": "0.4.35"})
+    assert one == same and len(one) == 16
+    assert packages_fingerprint({"jax": "0.4.35", "jax-cuda12-plugin": "0.4.35", "numpy": "2.2.0"}) != one
+    assert packages_fingerprint({"jax": "0.4.35", "jax-cuda12-plugin": "0.4.35"}) != one

@@ -50,6 +50,14 @@ def test_write_then_load_round_trips(tmp_path: Path) -> None:
     assert loaded.records == [make_record()]
 
 
+def test_a_record_of_an_existing_interpreter_is_named_as_one(tmp_path: Path) -> None:
+    existing = {"environment": "existing", "interpreter": "/v/bin/python"}
+    assert store.record_filename(make_record(install=existing)).startswith("scaling-0.4.35-existing-cpu-abc123abc123-")
+    named = store.record_filename(make_record(install={**existing, "name": "cluster-module"}))
+    assert named.startswith("scaling-0.4.35-cluster_module-cpu-")
+    assert store.record_filename(make_record()).startswith("scaling-0.4.35-cpu-abc123abc123-")
+
+
 def test_names_never_collide_even_for_identical_records(tmp_path: Path) -> None:
     paths = {write_record(make_record(), tmp_path) for _ in range(50)}
     assert len(paths) == 50

@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from kit.install.environment import REUSED, Environment, Prepared
+from kit.install.environment import REUSED, Environment, ExistingPython, Prepared
 from kit import records
 from kit.run import runner
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
 from kit.install.plan import InstallPlan, Resolution
 from tests.fake_index import refused_url
+from tests.fake_interpreter import RELEASE, fake_interpreter
 
 
 @pytest.fixture
@@ -111,3 +112,80 @@ def test_a_folder_left_by_a_killed_session_is_removed_by_the_next_run(tmp_path: 
     with runner.scratch_dir() as folder:
         assert folder.is_dir()
     assert not abandoned.exists() and alive.exists() and not folder.exists()
+
+
+# --------------------------------------------------------------------------
+# An existing interpreter: the same one route, the record says where it ran
+
+# A check script that writes what it was run with (its interpreter's JAX is a stand-in that reports a GPU).
+REPORTING_SCRIPT = """
+import json, os, sys
+import jax
+result = {"verdict": "unaffected", "reason": "ran on " + jax.default_backend(),
+          "summary": {"xla_flags": os.environ.get("XLA_FLAGS", ""), "python": sys.executable}}
+json.dump(result, open(os.environ["KIT_RESULT"], "w"))
+"""
+
+
+class NoIndex:
+    """An index that fails the test when anything asks it."""
+
+    def __getattr__(self, name: str) -> Any:
+        pytest.fail(f"the index was asked ({name})")
+
+
+@pytest.fixture
+def script_matrix(tmp_path: Path) -> Matrix:
+    (tmp_path / "report.py").write_text(REPORTING_SCRIPT)
+    return parse_matrix({
+        "kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
+        "install": {"index_url": refused_url()},
+        "release": [{"version": "0.4.35"}],
+        "checks": {"scaling": {}, "correctness": {}, "report": {"script": "report.py", "host_devices": 4}},
+    }, tmp_path / "matrix.toml")
+
+
+def _existing_run(matrix: Matrix, check: str, python: Path, backend: str | None = None) -> dict[str, Any]:
+    request = runner.RunRequest(check, "", existing=ExistingPython(python, backend=backend),
+                                reproduce=f"python -m kit run {check} --python {python}")
+    record, path = runner.run_check(matrix, request, lambda m: None, NoIndex())  # type: ignore[arg-type]
+    assert records.load_records(matrix.results_dir).records == [record] and "existing" in path.name
+    return record
+
+
+def test_an_existing_gpu_jax_runs_the_check_on_the_backend_it_reports(script_matrix: Matrix, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # No GPU here: the stand-in JAX reports one. What is tested is the kit's logic (no nvidia-smi guard,
+    # no CPU host devices forced, the backend taken from JAX), not a GPU run.
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    python = fake_interpreter(tmp_path / "gpu-node", RELEASE, backend="gpu", kind="NVIDIA H200", count=8)
+    record = _existing_run(script_matrix, "report", python, backend="cuda")
+    assert (record["status"], record["verdict"], record["reason"]) == ("ran", "unaffected", "ran on gpu")
+    assert record["requested"] == {"jax": "0.4.35", "backend": "gpu", "preset": None, "python": str(python),
+                                   "environment": None}
+    assert record["environment"]["backend"] == "gpu" and record["environment"]["jax"] == "0.4.35"
+    assert "xla_force_host_platform_device_count" not in record["evidence"]["summary"]["xla_flags"]
+    assert record["install"]["environment"] == "existing" and record["install"]["interpreter"] == str(python)
+    assert record["install"]["packages"] == RELEASE
+
+
+def test_an_existing_cpu_jax_gets_the_check_s_host_devices(script_matrix: Matrix, tmp_path: Path) -> None:
+    record = _existing_run(script_matrix, "report", fake_interpreter(tmp_path / "laptop", RELEASE))
+    assert record["requested"]["backend"] == "cpu"
+    assert "--xla_force_host_platform_device_count=4" in record["evidence"]["summary"]["xla_flags"]
+
+
+def test_a_missing_scipy_is_an_inconclusive_record_and_nothing_runs(script_matrix: Matrix, tmp_path: Path) -> None:
+    python = fake_interpreter(tmp_path / "venv", {k: v for k, v in RELEASE.items() if k != "scipy"},
+                              jax_source="raise SystemExit('the check ran')")
+    record = _existing_run(script_matrix, "correctness", python)
+    assert (record["status"], record["verdict"]) == ("ran", "inconclusive")
+    assert record["reason"].startswith(f"{python} has no scipy installed (jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3 are")
+    assert record["evidence"] == {}
+
+
+def test_an_interpreter_without_jax_is_a_not_installable_record_that_asks_no_index(script_matrix: Matrix,
+                                                                                   tmp_path: Path) -> None:
+    record = _existing_run(script_matrix, "scaling", fake_interpreter(tmp_path / "venv", {"numpy": "2.1.3"}))
+    assert record["status"] == "not-installable" and "has no jax or jaxlib installed" in record["reason"]
+    assert "neighbours" not in record["install"] and record["requested"]["jax"] == ""

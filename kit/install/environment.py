@@ -6,19 +6,25 @@ and an `Environment` (the interpreter, the packages installed in it, extra
 ``PYTHONPATH`` entries, and whether it was built now or reused), or the
 reason there is none ("not installable here").
 
-Today there is one way: a release's environment, era-resolved and built once
-by `kit.install.release` and `kit.install.envs`, reused after that. This is
-the extension point for the others; each is one more way to make an
-`Environment`, chosen here, so the runner never learns where its Python came from:
+Three ways today, each one more way to make an `Environment`, chosen here, so
+the runner never learns where its Python came from:
 
+* a release's environment, era-resolved and built once by
+  `kit.install.release` and `kit.install.envs`, reused after that;
+* an existing interpreter (``--python``, an ``[[environment]]``;
+  `prepare_existing`): ``python`` is the user's, ``pins`` what it has
+  installed (read by `kit.install.existing`), ``obtained`` is ``existing``;
+  nothing is resolved or installed and no index is asked;
 * a JAX commit's sources laid over a built release environment
   (`over_release`, made by `kit.install.overlay`): the built `Environment`
   with the commit's ``jax/`` and a whole ``jaxlib`` package in ``pythonpath``
-  (first on the path, so they shadow the installed ones);
+  (first on the path, so they shadow the installed ones).
+
+To come:
+
 * a check's extra ``requires``: a built environment with more packages, its
-  ``pins`` saying which;
-* an existing interpreter (``--python``): ``python`` is the user's, ``pins``
-  what it has installed, ``obtained`` says so.
+  ``pins`` saying which (in an existing interpreter they are only looked for:
+  `needed_packages`).
 """
 
 from __future__ import annotations
@@ -27,12 +33,17 @@ import os
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
-from ..config import Matrix
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from ..config import Check, Matrix
 from ..errors import UsageError
 from ..history.source import History
+from ..records import EXISTING, backend_name
 from .envs import Env, InstallFailed, ensure_env, pick_backend
+from .existing import Interpreter, inspect_interpreter
 from .overlay import lay_over
 from .index import PackageIndex
 from .plan import InstallPlan, Resolution
@@ -41,6 +52,11 @@ from .release import lock_release, open_index, resolve_release
 Log = Callable[[str], None]
 
 BUILT, REUSED = "built", "reused"
+
+NEEDED = ("jax", "jaxlib", "numpy", "scipy")
+"""What every check may import (repro/ runs on these and the standard library): each kit build has them."""
+OWN = ("jax", "jaxlib")
+"""The release's own packages: an interpreter without them holds no release to check (`not-installable`)."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +68,7 @@ class Environment:
     pins: Mapping[str, str]
     """Installed package versions (jax, jaxlib, numpy, scipy, ...), as the resolver pinned them."""
     obtained: str
-    """How it was obtained: `BUILT` now, or `REUSED` from an earlier build."""
+    """How it was obtained: `BUILT` now, `REUSED` from an earlier build, or `EXISTING` (a user's own, as it is)."""
     pythonpath: tuple[Path, ...] = ()
     """Extra import paths, before the repository root: a commit's sources laid over (`over_release`)."""
     python_version: str | None = None
@@ -63,25 +79,52 @@ class Environment:
         return self.obtained == REUSED
 
 
+@dataclass(frozen=True)
+class ExistingPython:
+    """Run with this interpreter as it is (``--python PATH``, or an ``[[environment]]``'s python)."""
+
+    python: Path
+    name: str | None = None
+    """The ``[[environment]]`` it is, if it is one."""
+    backend: str | None = None
+    """``--backend`` as given, None when not: it must agree with what that JAX reports, it changes nothing."""
+
+
 @dataclass
 class Prepared:
     """A release made ready to run a check: an environment, or the reason there is none."""
 
-    plan: InstallPlan
+    plan: InstallPlan | None
+    """The install plan; None for an existing interpreter (nothing was planned)."""
     resolution: Resolution | None
     environment: Environment | None
     problem: str = ""
     attempts: list[Resolution] = field(default_factory=list)
+    existing: ExistingPython | None = None
+    interpreter: Interpreter | None = None
+    """What an existing interpreter reported (its packages, its JAX's backend and devices)."""
+    backend: str | None = None
+    """The backend, where the environment decides it (an existing JAX's own); None: the one asked for."""
+    jax: str | None = None
+    """The release, where the environment decides it (what an existing interpreter has); None: the one asked for."""
+    cannot_test: str = ""
+    """Why the environment cannot test the check although it has JAX (a package the check needs is missing):
+    the record is `inconclusive` and nothing runs."""
 
 
 def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: PackageIndex | None = None,
-            find_links: tuple[str, ...] = (), refresh: bool = False, first_python: str | None = None) -> Prepared:
-    """Plan the release, pick a Python, and build (or reuse) its environment.
+            find_links: tuple[str, ...] = (), refresh: bool = False, first_python: str | None = None,
+            existing: ExistingPython | None = None, check: str = "") -> Prepared:
+    """Plan the release, pick a Python, and build (or reuse) its environment; or take an existing one.
 
     ``refresh`` resolves again even where the environment's lock answers;
     ``first_python`` is tried first when resolving (bisect knows it from the
-    index's metadata).
+    index's metadata). With ``existing``, `prepare_existing` answers instead
+    (``version``, when given, is what that interpreter must have; ``check``
+    names what it must be able to import).
     """
+    if existing is not None:
+        return prepare_existing(matrix, existing, check, log, expected_jax=version or None)
     if backend == "cuda":
         _require_gpu(version)
     resolved = resolve_release(matrix, version, backend, index or open_index(matrix), find_links,
@@ -121,6 +164,113 @@ def release_environment(env: Env) -> Environment:
     """A release's built environment as the runner consumes it."""
     return Environment(python=env.python, pins=dict(env.pins), obtained=REUSED if env.reused else BUILT,
                        python_version=env.python_version())
+
+
+def prepare_existing(matrix: Matrix, existing: ExistingPython, check: str, log: Log,
+                     expected_jax: str | None = None) -> Prepared:
+    """An interpreter as it is: what it has, said before anything runs; nothing resolved, installed or asked.
+
+    The backend is what its JAX reports (a ``--backend`` that disagrees is
+    refused; no nvidia-smi guard: nothing is downloaded). Without jax or
+    jaxlib there is no release to check (`Prepared.problem`, a
+    `not-installable` record); without another package the check needs,
+    `Prepared.cannot_test` says which (an `inconclusive` record). Bad input
+    (not an interpreter, a release or backend other than asked) is `UsageError`.
+    """
+    interpreter = inspect_interpreter(existing.python)
+    needed = needed_packages(matrix.check(check)) if check else NEEDED
+    log(f"{existing.python}: Python {interpreter.python_version}, used as it is "
+        "(nothing is resolved or installed, no index is asked)")
+    log(f"found {interpreter.versions(needed)}; {interpreter.report()}; "
+        f"{len(interpreter.packages)} packages, fingerprint {interpreter.fingerprint}")
+    found = interpreter.packages.get("jax")
+    _must_hold(existing.python, found, expected_jax, check)
+    backend = _existing_backend(existing, interpreter)
+    environment = Environment(python=existing.python, pins=dict(interpreter.packages), obtained=EXISTING,
+                              python_version=interpreter.python_version)
+    prepared = Prepared(None, None, environment, existing=existing, interpreter=interpreter, backend=backend,
+                        jax=found or expected_jax)
+    missing = [name for name in needed if name not in interpreter.packages]
+    if not missing:
+        return prepared
+    there = ", ".join(f"{name} {interpreter.packages[name]}" for name in needed if name in interpreter.packages)
+    has = f" ({there} {'is' if len(needed) - len(missing) == 1 else 'are'} there)" if there else ""
+    if any(name in OWN for name in missing):
+        prepared.environment = None
+        prepared.problem = (f"{existing.python} has no {' or '.join(n for n in missing if n in OWN)} installed{has}, "
+                            "so it holds no JAX release to check; install one there, or run without --python "
+                            "to let the kit build a release")
+        return prepared
+    prepared.cannot_test = (f"{existing.python} has no {', '.join(missing)} installed{has}, which the {check or 'check'} "
+                            f"check needs; install it there, or run without --python for the kit's own build of "
+                            f"jax {found}")
+    return prepared
+
+
+def needed_packages(check: Check) -> tuple[str, ...]:
+    """What ``check`` must be able to import: `NEEDED`, then its own ``requires`` (issue 16) by name."""
+    names = list(NEEDED)
+    for requirement in getattr(check, "requires", ()):  # a typed tuple once the check's `requires` lands
+        try:
+            name = Requirement(str(requirement)).name.lower()
+        except InvalidRequirement:
+            name = str(requirement).lower()
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def _must_hold(python: Path, found: str | None, expected: str | None, check: str) -> None:
+    """A release named with ``--python`` (``nox -s scaling-0.4.35 -- --python P``) must be the one installed there."""
+    if expected is None or found is None:
+        return
+    try:
+        same = Version(found) == Version(expected)
+    except InvalidVersion:
+        same = found == expected
+    if not same:
+        raise UsageError(f"{python} has jax {found}, not {expected}",
+                         f"with --python the release is whatever is installed there: "
+                         f"python -m kit run {check or 'CHECK'} --python {python}")
+
+
+def _existing_backend(existing: ExistingPython, interpreter: Interpreter) -> str:
+    """What that JAX reports; a ``--backend`` that disagrees is refused, one that cannot be checked is taken."""
+    reported, asked = interpreter.backend, existing.backend
+    if asked is not None and reported is not None and backend_name(asked) != backend_name(reported):
+        raise UsageError(f"the JAX in {existing.python} runs on {reported}, not {asked}: --backend cannot change "
+                         "an existing installation",
+                         f"drop --backend (the backend is the one that JAX reports), or point --python at a JAX "
+                         f"built for {asked}")
+    return reported or asked or "unknown"
+
+
+def install_facts(prepared: Prepared) -> dict[str, Any]:
+    """The record's ``install``: how the environment was obtained, and what it holds.
+
+    A release's: the plan, what the resolver chose and whether the environment
+    was reused. An existing interpreter's: ``environment: existing``, the
+    interpreter, its ``[[environment]]`` name, every installed package and their
+    `kit.records.packages_fingerprint`.
+    """
+    env = prepared.environment
+    if prepared.interpreter is not None and prepared.existing is not None:
+        interpreter = prepared.interpreter
+        return {"environment": EXISTING, "interpreter": str(prepared.existing.python), "name": prepared.existing.name,
+                "python": interpreter.python_version, "packages": dict(interpreter.packages),
+                "packages_fingerprint": interpreter.fingerprint,
+                "jax_report": interpreter.report()}
+    plan, resolution = prepared.plan, prepared.resolution
+    return {
+        "environment": env.obtained if env else None,
+        "python": resolution.python if resolution else None,
+        "requirements": list(plan.requirements) if plan else [],
+        "exclude_newer": plan.exclude_newer if plan else None,
+        "find_links": list(plan.find_links) if plan else [],
+        "resolved": dict(resolution.pins) if resolution else {},
+        "tried_pythons": [a.python for a in prepared.attempts],
+        "env_reused": env.reused if env else None,
+    }
 
 
 def _require_gpu(version: str) -> None:

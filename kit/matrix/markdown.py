@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .metric_series import render_metrics
-from .model import AffectedRange, Finding, Report
+from .model import AffectedRange, Report
+from .rows import Finding
 from ..text_bounds import CELL_CHARS, cut
 
 
@@ -87,13 +88,15 @@ def _finding_text(cell: Finding | None) -> str:
 
 
 def render_rows(report: Report) -> list[str]:
-    """The matrix table: one row per (release, backend, machine)."""
+    """The matrix table: one row per (release, backend, machine), then each named environment's rows."""
     header = ["Release", "Backend", "Devices", "Python", "jaxlib", "Install", *report.checks, "Reproduce"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in report.rows:
+    for row in [*report.rows, *report.environment_rows]:
         devices = " ".join(x for x in (row.device_kind, f"×{row.device_count}" if row.device_count else "") if x)
+        # A user's own installation reads as itself, with what it holds, never as the release it has.
+        label = f"**{row.environment}** (your environment: {row.versions})" if row.environment else row.release
         cells = [
-            row.release,
+            label,
             row.backend,
             devices or "—",
             row.python or "—",
@@ -110,7 +113,7 @@ def render_markdown(report: Report) -> str:
     lines = ["# JAX slogdet: sharding scaling and large-batch correctness, by release", ""]
     lines += render_answer(report)
     lines += [f"## Matrix ({report.record_count} records, newest per cell)", ""]
-    if report.rows:
+    if report.rows or report.environment_rows:
         lines += render_rows(report)
     else:
         lines.append("No records.")

@@ -2,9 +2,11 @@
 
 Built from records alone (no installs, no JAX): the answer users ask for
 ("which release can I use?"), the measured range of each known problem, one
-row per (release, backend, machine) with what each check found there, and the
-records superseded or skipped. `kit.matrix.markdown` renders it and
-`kit.matrix.report` writes it.
+row per (release, backend, machine) with what each check found there, one row
+per named ``[[environment]]`` (a user's own installation, under the releases:
+its records count there and never in the answer), and the records superseded
+or skipped. `kit.matrix.rows` builds the rows, `kit.matrix.markdown` renders
+the model and `kit.matrix.report` writes it.
 """
 
 from __future__ import annotations
@@ -15,17 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__ as KIT_VERSION
-from .key_figures import key_figure, lu_fed_by
 from .known_problems import KnownProblem, load_known_problems
 from .metric_series import MetricSeries, metric_series
-from .slurm import job_label
-from ..text_bounds import REASON_CHARS, cut
 from ..records import (
     Configured,
     LoadedRecord,
     UnusableFile,
     cell_key,
     created_at,
+    environment_name,
+    newest_per_environment,
     newest_per_cell,
     record_backend,
     record_jax,
@@ -33,48 +34,14 @@ from ..records import (
     release_key,
     split_ad_hoc,
 )
+from .rows import CHECK_ORDER, Row, check_order, environment_rows, host_name, record_environment, release_rows
 from .workarounds import shard_map_figures, shard_map_text
 
 SCHEMA = 1
 """Version of matrix.json's layout; bump it when a key changes meaning or goes away."""
 
-CHECK_ORDER = ("scaling", "correctness")
-
 # --------------------------------------------------------------------------
 # The report's data
-
-
-@dataclass
-class Finding:
-    """What one check found in one row: its newest record there, in a few words."""
-
-    check: str
-    status: str
-    verdict: str | None
-    figure: str
-    reason: str
-    created: str
-    reproduce: str
-    file: str
-    summary: dict[str, Any] = field(default_factory=dict)
-    ran_by: str = ""  # "SLURM job 12_1 on node01" for a record from a job array, else ""
-
-
-@dataclass
-class Row:
-    """One (release, backend, machine): what each check found there."""
-
-    release: str
-    backend: str
-    machine: str
-    host: str
-    device_kind: str
-    device_count: str
-    python: str
-    jaxlib: str
-    install: str
-    findings: dict[str, Finding]
-    reproduce: list[str]
 
 
 @dataclass
@@ -167,6 +134,8 @@ class Report:
     plot_notes: list[str] = field(default_factory=list)
     metrics: list[MetricSeries] = field(default_factory=list)
     """Per check, metric and backend: each release's median and spread (kit.matrix.metric_series)."""
+    environment_rows: list[Row] = field(default_factory=list)
+    """One row per named environment (and backend, machine), shown under the releases; never in the answer."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -199,6 +168,7 @@ def build_report(
     unusable: Sequence[UnusableFile] = (),
     configured: Configured | None = None,
     known_problems: Sequence[KnownProblem] | None = None,
+    environments: Sequence[str] = (),
 ) -> Report:
     """The whole report from records (dicts or `LoadedRecord`s) and the files that could not be used.
 
@@ -206,27 +176,35 @@ def build_report(
 
     With ``configured``, only records of the matrix's own parameters make the
     answer and the rows; the others are listed as ad-hoc runs. Without it
-    (tests, a results folder without a matrix), every record counts.
+    (tests, a results folder without a matrix), every record counts. Records of
+    an existing interpreter never make the answer: those of the named
+    ``environments`` (matrix.toml's ``[[environment]]``) make their rows, the
+    others are ad-hoc runs.
     """
     entries = _as_entries(records)
-    in_matrix, ad_hoc = split_ad_hoc(entries, configured)
+    in_matrix, ad_hoc = split_ad_hoc(entries, configured, environments)
+    named = [e for e in in_matrix if environment_name(e.record) is not None]
+    in_matrix = [e for e in in_matrix if environment_name(e.record) is None]
     newest, older = newest_per_cell(in_matrix)
+    newest_named, older_named = newest_per_environment(named)
+    older += older_named
     current = list(newest.values())
-    checks = sorted({cell_key(e.record).check for e in current}, key=_check_order)
+    checks = sorted({cell_key(e.record).check for e in [*current, *newest_named.values()]}, key=check_order)
     measured = {record_jax(e.record) for e in in_matrix}
     return Report(
         backends=_backend_answers(current),
         known_problems=[_known_problem_answer(p, current)
                         for p in (load_known_problems() if known_problems is None else known_problems)],
-        rows=_rows(current),
+        rows=release_rows(current),
         checks=checks,
         older=[_listed(e) for e in sorted(older, key=lambda e: _sort_entry(e))],
         ad_hoc=[_ad_hoc(e, why) for e, why in sorted(ad_hoc, key=lambda item: _sort_entry(item[0]))],
         unusable_files=[{"file": str(p.path), "reason": p.reason} for p in unusable],
         machines=_machines(entries),
         not_measured=_sorted_releases(r for r in (matrix_releases or ()) if r not in measured),
-        record_count=len(in_matrix),
+        record_count=len(in_matrix) + len(named),
         metrics=metric_series(current),
+        environment_rows=environment_rows(list(newest_named.values())),
     )
 
 
@@ -324,101 +302,6 @@ def _workaround(check: str, affected: list[LoadedRecord]) -> str:
     return shard_map_text(figures)
 
 
-def _environment(record: Mapping[str, Any]) -> dict[str, Any]:
-    env = record.get("environment")
-    return env if isinstance(env, dict) else {}
-
-
-def _host_name(record: Mapping[str, Any]) -> str:
-    host = record.get("host") or {}
-    env = _environment(record)
-    return str(host.get("name") or env.get("host") or env.get("hostname") or "")
-
-
-def _rows(current: list[LoadedRecord]) -> list[Row]:
-    groups: dict[tuple[str, str, str], list[LoadedRecord]] = {}
-    for entry in current:
-        key = cell_key(entry.record)
-        groups.setdefault((key.jax, key.backend, key.machine), []).append(entry)
-    rows = []
-    for (release, backend, machine), group in sorted(
-        groups.items(), key=lambda item: (release_key(item[0][0]), item[0][1], item[0][2])
-    ):
-        findings = {cell_key(e.record).check: _finding(e) for e in group}
-        envs = [_environment(e.record) for e in group]
-        installs = [e.record.get("install") or {} for e in group]
-        kinds = sorted({str(env["device_kind"]) for env in envs if env.get("device_kind")})
-        counts = sorted({int(env["device_count"]) for env in envs if isinstance(env.get("device_count"), int)})
-        pythons = sorted({str(env.get("python") or inst.get("python") or "") for env, inst in zip(envs, installs)} - {""})
-        # A resolved-but-never-installed jaxlib would mislead; only runs count.
-        jaxlibs = sorted(
-            {
-                str(env.get("jaxlib") or (inst.get("resolved") or {}).get("jaxlib") or "")
-                for env, inst, e in zip(envs, installs, group)
-                if e.record.get("status") != "not-installable"
-            }
-            - {""}
-        )
-        rows.append(
-            Row(
-                release=release,
-                backend=backend,
-                machine=machine,
-                host=", ".join(sorted({_host_name(e.record) for e in group} - {""})),
-                device_kind=", ".join(kinds),
-                device_count=", ".join(str(c) for c in counts),
-                python=", ".join(pythons),
-                jaxlib=", ".join(jaxlibs),
-                install=_install_status(group),
-                findings=findings,
-                reproduce=[findings[c].reproduce for c in sorted(findings, key=_check_order)],
-            )
-        )
-    return rows
-
-
-def _check_order(check: str) -> tuple[int, str]:
-    return (CHECK_ORDER.index(check) if check in CHECK_ORDER else len(CHECK_ORDER), check)
-
-
-def _install_status(group: list[LoadedRecord]) -> str:
-    reasons = sorted({str(e.record.get("reason") or "no reason given")
-                      for e in group if e.record.get("status") == "not-installable"})
-    if not reasons:
-        return "ok"
-    neighbours = sorted({n for e in group for n in (e.record.get("install") or {}).get("neighbours") or []},
-                        key=release_key)
-    if neighbours:
-        reasons.append(f"installable neighbours: {', '.join(neighbours)}")
-    if len(reasons) == len(group) or all(e.record.get("status") == "not-installable" for e in group):
-        return "not installable: " + "; ".join(reasons)
-    return "partly: " + "; ".join(reasons)
-
-
-def _finding(entry: LoadedRecord) -> Finding:
-    record = entry.record
-    check = str(record.get("check"))
-    evidence = record.get("evidence") or {}
-    summary = evidence.get("summary") if isinstance(evidence, dict) else None
-    summary = summary if isinstance(summary, dict) else {}
-    status = str(record.get("status"))
-    if check == "scaling" and "lu_fed_by" not in summary:
-        summary = {**summary, "lu_fed_by": lu_fed_by(evidence)}  # records from before the key existed
-    figure = key_figure(check, summary) if status == "ran" else ""
-    return Finding(
-        check=check,
-        status=status,
-        verdict=record.get("verdict"),
-        figure=figure,
-        reason=cut(str(record.get("reason") or ""), REASON_CHARS),  # records from before reasons were bounded
-        created=str(record.get("created") or ""),
-        reproduce=str(record.get("reproduce") or f"nox -s {check}-{record_jax(record)}"),
-        file=entry.path.name,
-        summary=dict(summary),
-        ran_by=job_label(record.get("slurm")),
-    )
-
-
 def _listed(entry: LoadedRecord) -> ListedRecord:
     key = cell_key(entry.record)
     return ListedRecord(
@@ -437,10 +320,10 @@ def _machines(entries: list[LoadedRecord]) -> list[Machine]:
     found: dict[str, Machine] = {}
     for entry in entries:
         record = entry.record
-        env = _environment(record)
+        env = record_environment(record)
         machine = found.setdefault(record_machine(record), Machine(record_machine(record), [], [], []))
         for target, value in (
-            (machine.hosts, _host_name(record)),
+            (machine.hosts, host_name(record)),
             (machine.cpu_models, str(env.get("cpu_model") or "")),
         ):
             if value and value not in target:

@@ -43,19 +43,23 @@ def write_report(
     plots: bool = True,
     configured: Configured | None = None,
     known_problems: Path | None = None,
+    environments: Sequence[str] = (),
 ) -> WriteResult:
     """Load records, build the report and plots, write matrix.md and matrix.json.
 
     ``configured`` (per check, matrix.toml's parameters) keeps ad-hoc runs out
     of the answer, the rows and the plots; they are listed on their own.
     ``known_problems`` is the known_problems.toml to cite (default: the kit's own).
+    ``environments`` (matrix.toml's ``[[environment]]`` names) get rows of their
+    own; the plots, like the answer, are of the releases alone.
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     loaded = load_records(results_dir)
     report = build_report(loaded.entries, matrix_releases=matrix_releases, unusable=loaded.unusable,
                           configured=configured,
-                          known_problems=load_known_problems(known_problems) if known_problems else None)
-    in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured)
+                          known_problems=load_known_problems(known_problems) if known_problems else None,
+                          environments=environments)
+    in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured)  # no environments: theirs are not releases
     for unusable in report.unusable_files:
         try:
             unusable["file"] = str(Path(unusable["file"]).relative_to(results_dir))

@@ -7,7 +7,10 @@ of them answers these questions on its own.
 * `schema`: what a record is, its fields, migrations, and `parse_record`,
   which turns any file's text into a record or one sentence saying why not;
 * `json_text`: JSON read from files anyone can write, never raising;
-* `identity`: which cell a record measures and on which machine; the newest per cell;
+* `identity`: which cell a record measures and on which machine; the newest
+  per cell; `packages_fingerprint`, the name of an installed package set;
+* `origin`: whose environment a record ran in (the kit's build, or a user's
+  own interpreter), and a named environment's cells;
 * `store`: writing records atomically, keeping them elsewhere when the disk
   is full, loading a folder of them;
 * `currency`: which records ran the matrix's parameters (the rest are
@@ -15,15 +18,19 @@ of them answers these questions on its own.
 """
 
 from .currency import (Configured, differences, environment_fingerprint, is_current, newest_records_here,
-                       record_fingerprint, split_ad_hoc)
-from .identity import (CellKey, backend_name, cell_key, created_at, machine_id, newest_per_cell, record_backend,
-                       record_jax, record_machine, release_key)
+                       origin_difference, record_fingerprint, split_ad_hoc)
+from .identity import (CellKey, backend_name, cell_key, created_at, machine_id, newest_per_cell, packages_fingerprint,
+                       record_backend, record_jax, record_machine, release_key)
+from .origin import (EXISTING, EnvironmentCell, environment_cell, environment_name, existing_interpreter,
+                     newest_per_environment)
 from .schema import (MIGRATIONS, SCHEMA, STATUSES, VERDICTS, LoadedRecord, LoadResult, Record, RecordError,
                      UnusableFile, migrate, parse_record, validate)
 from .json_text import JsonTextError, read_json
 from .store import UNSAVED_DIR_NAME, load_records, record_filename, save_record, write_record
 
 __all__ = [
+    "EXISTING", "EnvironmentCell", "environment_cell", "environment_name", "existing_interpreter",
+    "newest_per_environment", "origin_difference", "packages_fingerprint",
     "CellKey", "Configured", "JsonTextError", "LoadResult", "LoadedRecord", "MIGRATIONS", "Record", "RecordError", "SCHEMA",
     "STATUSES", "UNSAVED_DIR_NAME", "UnusableFile", "VERDICTS", "backend_name", "cell_key", "created_at",
     "differences", "environment_fingerprint", "is_current", "load_records", "machine_id", "migrate",

@@ -7,13 +7,19 @@ matrix's answer (`split_ad_hoc`) nor decides whether a cell is current
 (`newest_records_here` looks only at the records that ran what was asked).
 A record is *current* (`is_current`) when running its cell again would
 measure nothing new: same kit, same environment, same parameters.
+
+A record made with a user's own interpreter (``--python``) measures that
+installation, not the kit's build of its release: it differs from what the
+matrix asks whatever its parameters (`origin_difference`), so it is ad-hoc,
+never current and never in the answer. A named ``[[environment]]``'s records
+count for that environment's own row when the caller names it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +27,7 @@ from repro.parameters import flag, shown
 
 from .. import __version__
 from .identity import backend_name, machine_id, newest_per_cell, record_backend, record_machine
+from .origin import environment_name, existing_interpreter
 from .schema import LoadedRecord, Record
 from .store import load_records
 
@@ -28,8 +35,26 @@ Configured = Mapping[str, Mapping[str, Any]]
 """Per check, the parameters asked for (matrix.toml's: no preset, no command-line overrides)."""
 
 
-def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset: str | None = None) -> str:
-    """How the record's run differs from asking ``parameters`` (and ``preset``), as flags; "" when it ran them.
+def origin_difference(record: Mapping[str, Any], environment: str | None = None) -> str:
+    """How the record's environment differs from the one asked for, in words; "" when it is that one.
+
+    ``environment`` None asks for the kit's own build of the release: a record
+    made with an existing interpreter differs (``--python /opt/jax/bin/python``).
+    A name asks for that ``[[environment]]``: any other record differs.
+    """
+    interpreter = existing_interpreter(record)
+    name = environment_name(record)
+    if environment is None:
+        if interpreter is None:
+            return ""
+        return f"environment {name} ({interpreter})" if name else f"--python {interpreter}"
+    return "" if name == environment else f"not environment {environment}"
+
+
+def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset: str | None = None,
+                environment: str | None = None) -> str:
+    """How the record's run differs from asking ``parameters`` (and ``preset``, in ``environment``) as flags;
+    "" when it ran them.
 
     Every parameter asked for must have that value in the record (the record
     also holds the defaults the repro filled in, so extra keys there are
@@ -37,30 +62,45 @@ def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset
     existed, or of a check without it, ran one process, and a multi-process
     run measures another cell than a single-process one, configured or not.
     A release that could not be installed says so whatever was asked of it:
-    such a record differs from nothing.
+    such a record differs from nothing but another environment
+    (`origin_difference`: an existing interpreter without jax says nothing
+    about the release).
     """
+    origin = origin_difference(record, environment)
     if record.get("status") == "not-installable":
-        return ""
+        return origin
     used = {"processes": 1, **(record.get("parameters") or {})}
     wanted = {"processes": 1, **parameters}
     ran_preset = (record.get("requested") or {}).get("preset")
     changed = [f"--preset {ran_preset}" if ran_preset else "no --preset"] if ran_preset != preset else []
     changed += [f"{flag(key)} {shown(used[key])}" if key in used else f"no {flag(key)}"
                 for key, value in wanted.items() if used.get(key) != value]
-    return " ".join(changed)
+    return " ".join(filter(None, [origin, *changed]))
 
 
 def split_ad_hoc(entries: Iterable[LoadedRecord], configured: Configured | None,
-                 ) -> tuple[list[LoadedRecord], list[tuple[LoadedRecord, str]]]:
+                 environments: Collection[str] = ()) -> tuple[list[LoadedRecord], list[tuple[LoadedRecord, str]]]:
     """Records of the matrix's parameters, and the others with how they differ.
 
-    A check the matrix does not configure has nothing to differ from: its records all count.
+    A check the matrix does not configure has nothing to differ from: its
+    records all count, unless they ran in an existing interpreter. Records of
+    the named ``environments`` (matrix.toml's ``[[environment]]`` names) count
+    too, for their environment's row: tell them apart with
+    `kit.records.environment_name`. Without ``environments`` every record of
+    an existing interpreter is ad-hoc.
     """
     in_matrix: list[LoadedRecord] = []
     ad_hoc: list[tuple[LoadedRecord, str]] = []
     for entry in entries:
         check = str(entry.record.get("check"))
-        differs = differences(entry.record, configured[check]) if configured and check in configured else ""
+        name = environment_name(entry.record)
+        asked = name if name in environments else None
+        if configured and check in configured:
+            differs = differences(entry.record, configured[check], environment=asked)
+            if differs and asked is not None:  # listed as ad-hoc: say whose environment, not only the flags
+                differs = differences(entry.record, configured[check])
+        else:
+            differs = origin_difference(entry.record, asked)
         if differs:
             ad_hoc.append((entry, differs))
         else:

@@ -7,6 +7,8 @@ wins and older ones are kept as history (`newest_per_cell`).
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -145,3 +147,15 @@ def newest_per_cell(
             older.append(newest[key])
         newest[key] = entry
     return newest, older
+
+
+def packages_fingerprint(packages: Mapping[str, str]) -> str:
+    """A short hash naming an installed package set: equal sets, equal fingerprints.
+
+    Names compare as PEP 503 normalises them (``Jax_Cuda12-Plugin`` is
+    ``jax-cuda12-plugin``) and order does not matter, so the same installation
+    read twice gets the same name, and any added, removed or changed package
+    gets another. A user's own interpreter (`kit.records.origin`) is named by it.
+    """
+    normal = {re.sub(r"[-_.]+", "-", name).lower(): str(version) for name, version in packages.items()}
+    return hashlib.sha256(json.dumps(sorted(normal.items())).encode()).hexdigest()[:16]

@@ -26,6 +26,7 @@ from repro.contract import strict_json
 from ..atomic_files import TEMP_PREFIX, atomic_write_text, file_mode_mask, fsync_dir
 from ..errors import StorageError
 from .identity import cell_key
+from .origin import EXISTING, environment_name, existing_interpreter
 from .json_text import JsonTextError, read_text
 from .schema import LoadedRecord, LoadResult, RecordError, UnusableFile, parse_record
 
@@ -37,10 +38,16 @@ _NAME_PART = re.compile(r"[^A-Za-z0-9.]+")
 
 
 def record_filename(record: Mapping[str, Any], now: datetime | None = None) -> str:
-    """``{check}-{jax}-{backend}-{machine}-{UTC timestamp}-{random}.json``."""
+    """``{check}-{jax}-{backend}-{machine}-{UTC timestamp}-{random}.json``.
+
+    A record of an existing interpreter has its environment's name, or
+    ``existing``, after the release, so a listing never shows it as the kit's
+    build of that release.
+    """
     key = cell_key(record)
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S%fZ")
-    parts = [key.check, key.jax, key.backend, key.machine[:12], stamp, secrets.token_hex(4)]
+    where = [environment_name(record) or EXISTING] if existing_interpreter(record) else []
+    parts = [key.check, key.jax, *where, key.backend, key.machine[:12], stamp, secrets.token_hex(4)]
     return "-".join(_NAME_PART.sub("_", part).strip("_.") or "x" for part in parts) + ".json"
 
 

@@ -31,7 +31,7 @@ from ..config import Matrix, configured_parameters, parameter_problems
 from ..text_bounds import bound_record
 from ..errors import UsageError
 from ..install import environment
-from ..install.environment import Environment, Prepared
+from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
 from ..install.plan import how_to_supply
 from .facts import host_facts, job_facts
@@ -59,6 +59,9 @@ class RunRequest:
     """Resolve again even where the environment's lock answers."""
     first_python: str | None = None
     """A Python to try first when resolving (bisect knows it from the index's metadata)."""
+    existing: ExistingPython | None = None
+    """Run with this interpreter as it is (``--python``, an ``[[environment]]``); ``version`` is then ""
+    or the release it must hold."""
 
 
 def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
@@ -94,7 +97,7 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
     """The request's environment, as `kit.install.environment.prepare` (the one place that answers it) gives it."""
     return environment.prepare(matrix, request.version, request.backend, log, index=index,
                                find_links=request.find_links, refresh=request.refresh,
-                               first_python=request.first_python)
+                               first_python=request.first_python, existing=request.existing, check=request.check)
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
@@ -106,51 +109,57 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     """
     started = time.monotonic()
     params = parameters if parameters is not None else parameters_for(matrix, request)
-    index = index or PackageIndex(matrix.install.index_url)
+    if request.existing is None:  # an existing interpreter is never resolved: no index to open
+        index = index or PackageIndex(matrix.install.index_url)
     prepared = prepared or prepare(matrix, request, log, index)
     record = _base_record(request, params, prepared)
     if job_facts():
         record["slurm"] = job_facts()  # which job, array task and node ran it
     if prepared.environment is None:
         record.update(status="not-installable", reason=prepared.problem)
-        record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
-        record["install"]["neighbours"] = _neighbours(index, request.version)
-        record["install"]["how_to_supply"] = how_to_supply(request.version)
+        if prepared.plan is not None and index is not None:  # a release the index lacks: what to do about it
+            record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
+            record["install"]["neighbours"] = _neighbours(index, request.version)
+            record["install"]["how_to_supply"] = how_to_supply(request.version)
+    elif prepared.cannot_test:
+        # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
+        record.update(status="ran", verdict="inconclusive", reason=prepared.cannot_test)
     else:
-        check = matrix.check(request.check)
-        timeout = request.timeout_s or check.timeout_s
-        if check.script is not None:
-            record.update(run_script(prepared.environment, check.script, request.backend, check.host_devices,
-                                     timeout, log))
-            record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
-        else:
-            record.update(_run_repro(prepared.environment, request, params, timeout, log))
+        record.update(_run_in(prepared.environment, matrix, request, params, record["requested"]["backend"], log))
+        record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
     record["duration_s"] = round(time.monotonic() - started, 2)
     record = bound_record(record)  # a script's 20 MB line or reason must not become a 20 MB record
     path = records.save_record(json_safe(record), matrix.results_dir)  # StorageError says where it went instead
     return record, path
 
 
+def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mapping[str, Any], backend: str,
+            log: Log) -> dict[str, Any]:
+    """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
+    check = matrix.check(request.check)
+    timeout = request.timeout_s or check.timeout_s
+    if check.script is not None:
+        return run_script(env, check.script, backend, check.host_devices, timeout, log)
+    return _run_repro(env, request, params, timeout, log)
+
+
 def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
     resolution = prepared.resolution
+    requested: dict[str, Any] = {"jax": prepared.jax or request.version,
+                                 "backend": prepared.backend or request.backend, "preset": request.preset}
+    if request.existing is not None:  # what was asked was an interpreter, not a release
+        requested.update(python=str(request.existing.python), environment=request.existing.name)
+    python = prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
     return {
         "schema": records.SCHEMA,
         "kit_version": __version__,
         "check": request.check,
-        "requested": {"jax": request.version, "backend": request.backend, "preset": request.preset},
+        "requested": requested,
         "status": None,
         "verdict": None,
         "reason": "",
-        "environment": host_facts(resolution.python if resolution else None),
-        "install": {
-            "python": resolution.python if resolution else None,
-            "requirements": list(prepared.plan.requirements),
-            "exclude_newer": prepared.plan.exclude_newer,
-            "find_links": list(prepared.plan.find_links),
-            "resolved": dict(resolution.pins) if resolution else {},
-            "tried_pythons": [a.python for a in prepared.attempts],
-            "env_reused": prepared.environment.reused if prepared.environment else None,
-        },
+        "environment": host_facts(python),
+        "install": install_facts(prepared),
         "parameters": dict(params),
         "evidence": {},
         "host": {"name": socket.gethostname(), "machine_id": records.machine_id()},

@@ -1,0 +1,185 @@
+"""The matrix's rows: one per release (and backend, machine), one per named environment, each check's finding.
+
+A row is what the newest record of each check there says, in a few words
+(`Finding`), and what those records say about where they ran. A named
+``[[environment]]`` (a user's own installation) gets rows of its own, shown
+under the releases, labelled with its name and the versions found there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..records import LoadedRecord, cell_key, environment_cell, existing_interpreter, record_jax, release_key
+from .key_figures import key_figure, lu_fed_by
+from .slurm import job_label
+from ..text_bounds import REASON_CHARS, cut
+
+CHECK_ORDER = ("scaling", "correctness")
+
+
+@dataclass
+class Finding:
+    """What one check found in one row: its newest record there, in a few words."""
+
+    check: str
+    status: str
+    verdict: str | None
+    figure: str
+    reason: str
+    created: str
+    reproduce: str
+    file: str
+    summary: dict[str, Any] = field(default_factory=dict)
+    ran_by: str = ""  # "SLURM job 12_1 on node01" for a record from a job array, else ""
+
+
+@dataclass
+class Row:
+    """One (release, backend, machine): what each check found there."""
+
+    release: str
+    backend: str
+    machine: str
+    host: str
+    device_kind: str
+    device_count: str
+    python: str
+    jaxlib: str
+    install: str
+    findings: dict[str, Finding]
+    reproduce: list[str]
+    environment: str = ""
+    """The ``[[environment]]`` of a user's own installation; "" for a release the kit built."""
+    versions: str = ""
+    """An environment's versions as found there (``jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1``)."""
+
+
+def record_environment(record: Mapping[str, Any]) -> dict[str, Any]:
+    env = record.get("environment")
+    return env if isinstance(env, dict) else {}
+
+
+def host_name(record: Mapping[str, Any]) -> str:
+    host = record.get("host") or {}
+    env = record_environment(record)
+    return str(host.get("name") or env.get("host") or env.get("hostname") or "")
+
+
+def release_rows(current: list[LoadedRecord]) -> list[Row]:
+    """One row per (release, backend, machine) of the newest records, releases in order."""
+    groups: dict[tuple[str, str, str], list[LoadedRecord]] = {}
+    for entry in current:
+        key = cell_key(entry.record)
+        groups.setdefault((key.jax, key.backend, key.machine), []).append(entry)
+    return [_row(release, backend, machine, group) for (release, backend, machine), group in sorted(
+        groups.items(), key=lambda item: (release_key(item[0][0]), item[0][1], item[0][2]))]
+
+
+# The packages an environment's row names, in this order (what every check may import).
+_ROW_PACKAGES = ("jax", "jaxlib", "numpy", "scipy")
+
+
+def environment_rows(current: list[LoadedRecord]) -> list[Row]:
+    """One row per named environment, backend and machine: what each check found there, and what it holds."""
+    groups: dict[tuple[str, str, str], list[LoadedRecord]] = {}
+    for entry in current:
+        cell = environment_cell(entry.record)
+        groups.setdefault((cell.environment, cell.backend, cell.machine), []).append(entry)
+    rows = []
+    for (name, backend, machine), group in sorted(groups.items()):
+        releases = ", ".join(sorted({record_jax(e.record) for e in group}, key=release_key))
+        row = _row(releases, backend, machine, group)
+        row.environment = name
+        row.versions = _versions_found(group)
+        row.install = f"existing: {existing_interpreter(group[0].record)}" if row.install == "ok" else row.install
+        rows.append(row)
+    return rows
+
+
+def _versions_found(group: list[LoadedRecord]) -> str:
+    """``jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1``: what the environment's records found installed."""
+    found: dict[str, set[str]] = {}
+    for entry in group:
+        packages = (entry.record.get("install") or {}).get("packages") or {}
+        for name in _ROW_PACKAGES:
+            found.setdefault(name, set()).add(str(packages.get(name) or "absent"))
+    return ", ".join(f"{name} {' / '.join(sorted(found[name]))}" for name in _ROW_PACKAGES if name in found)
+
+
+def _row(release: str, backend: str, machine: str, group: list[LoadedRecord]) -> Row:
+    """One row: the newest record of each check there, and what they say about the environment."""
+    findings = {cell_key(e.record).check: finding(e) for e in group}
+    envs = [record_environment(e.record) for e in group]
+    installs = [e.record.get("install") or {} for e in group]
+    kinds = sorted({str(env["device_kind"]) for env in envs if env.get("device_kind")})
+    counts = sorted({int(env["device_count"]) for env in envs if isinstance(env.get("device_count"), int)})
+    pythons = sorted({str(env.get("python") or inst.get("python") or "") for env, inst in zip(envs, installs)} - {""})
+    # A resolved-but-never-installed jaxlib would mislead; only runs count.
+    jaxlibs = sorted(
+        {
+            str(env.get("jaxlib") or (inst.get("resolved") or {}).get("jaxlib") or "")
+            for env, inst, e in zip(envs, installs, group)
+            if e.record.get("status") != "not-installable"
+        }
+        - {""}
+    )
+    return Row(
+        release=release,
+        backend=backend,
+        machine=machine,
+        host=", ".join(sorted({host_name(e.record) for e in group} - {""})),
+        device_kind=", ".join(kinds),
+        device_count=", ".join(str(c) for c in counts),
+        python=", ".join(pythons),
+        jaxlib=", ".join(jaxlibs),
+        install=_install_status(group),
+        findings=findings,
+        reproduce=[findings[c].reproduce for c in sorted(findings, key=check_order)],
+    )
+
+
+def check_order(check: str) -> tuple[int, str]:
+    """Sort key: the built-in checks first, in their order, then the others by name."""
+    return (CHECK_ORDER.index(check) if check in CHECK_ORDER else len(CHECK_ORDER), check)
+
+
+def _install_status(group: list[LoadedRecord]) -> str:
+    reasons = sorted({str(e.record.get("reason") or "no reason given")
+                      for e in group if e.record.get("status") == "not-installable"})
+    if not reasons:
+        return "ok"
+    neighbours = sorted({n for e in group for n in (e.record.get("install") or {}).get("neighbours") or []},
+                        key=release_key)
+    if neighbours:
+        reasons.append(f"installable neighbours: {', '.join(neighbours)}")
+    if len(reasons) == len(group) or all(e.record.get("status") == "not-installable" for e in group):
+        return "not installable: " + "; ".join(reasons)
+    return "partly: " + "; ".join(reasons)
+
+
+def finding(entry: LoadedRecord) -> Finding:
+    """What one record says, as its cell shows it."""
+    record = entry.record
+    check = str(record.get("check"))
+    evidence = record.get("evidence") or {}
+    summary = evidence.get("summary") if isinstance(evidence, dict) else None
+    summary = summary if isinstance(summary, dict) else {}
+    status = str(record.get("status"))
+    if check == "scaling" and "lu_fed_by" not in summary:
+        summary = {**summary, "lu_fed_by": lu_fed_by(evidence)}  # records from before the key existed
+    figure = key_figure(check, summary) if status == "ran" else ""
+    return Finding(
+        check=check,
+        status=status,
+        verdict=record.get("verdict"),
+        figure=figure,
+        reason=cut(str(record.get("reason") or ""), REASON_CHARS),  # records from before reasons were bounded
+        created=str(record.get("created") or ""),
+        reproduce=str(record.get("reproduce") or f"nox -s {check}-{record_jax(record)}"),
+        file=entry.path.name,
+        summary=dict(summary),
+        ran_by=job_label(record.get("slurm")),
+    )
