@@ -120,7 +120,7 @@ def _commit_cost(found: commit_finding.CommitFinding) -> str:
     return (f"The commit phase ran {_count(len(ran), 'commit probe')}"
             + (f" on jaxlib {', '.join(builds)}" if builds else "")
             + f" ({sum(o.seconds for o in ran):.0f} s of probes), {_count(built, 'environment')} built for it, "
-            f"{known} answered without a run (probe cache or the release's own probe); {found.seconds:.1f} s in all.")
+            f"{known} answered without a run (probe cache or the release's own probe); {found.seconds:.1f} s for the commit phase.")
 
 
 def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
