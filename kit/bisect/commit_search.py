@@ -73,7 +73,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
     ensure_tags(phase.history, [tag(old), tag(new)], log)
     commit_range = release_range(phase.history, old, new)
     builds = release_builds(phase)
-    prober = _prober(phase, [])
+    prober = _prober(phase)
     try:
         level = _search_level(phase, prober, commit_range, builds)
         result = CommitFinding(phase.history.origin, builds, [level])
@@ -108,10 +108,11 @@ def release_builds(phase: CommitPhase) -> list[Build]:
     return builds
 
 
-def _prober(phase: CommitPhase, commits: list[CommitCandidate]) -> CommitProber:
+def _prober(phase: CommitPhase) -> CommitProber:
+    """The commit prober beside the release prober (it prepares their environments); commits are added per search."""
     releases = phase.releases
     kind = CommitMetricProber if isinstance(releases, MetricProber) else CommitProber
-    prober = kind(releases.matrix, releases.options, commits, releases.cache, releases.subject, releases.name,
+    prober = kind(releases.matrix, releases.options, [], releases.cache, releases.subject, releases.name,
                   releases.index, phase.log, releases, phase.history)
     if isinstance(prober, CommitMetricProber) and isinstance(releases, MetricProber):
         prober.adopt_baseline(releases)
