@@ -1,16 +1,16 @@
-"""Scaling efficiency of an affected and a fixed release, and a warm session's wall time.
+"""How an affected and a fixed release scale (speedup over one device), and a warm session's wall time.
 
     python benchmarks/scaling_efficiency.py [--affected 0.4.35] [--fixed 0.6.0] [-- extra session args]
 
 Runs ``nox -s scaling-<v>`` for both releases back to back in one run (so the
 two sets of timings share the machine's conditions), then prints from their
-records the scaling efficiency (slogdet speedup ÷ control speedup, jit
-forward) at 2 and 4 devices, the structural figures, and the session's wall
-time. Run it once first to build the environments: the second run is the
+records slogdet's speedup over one device at 2 and 4 devices with the
+control's beside it (jit forward), the structural figures, and the session's
+wall time. Run it once first to build the environments: the second run is the
 warm figure (the script says which it was).
 
-On CPU the "devices" are host threads sharing the same cores, so efficiency
-there is a hint, not a measurement of GPU scaling; the HLO figures are exact.
+On CPU the "devices" are host threads sharing the same cores, so speedups
+there are a hint, not a measurement of GPU scaling; the HLO figures are exact.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def main() -> int:
     parser.add_argument("extra", nargs="*", help="passed to the sessions after --")
     args = parser.parse_args()
 
-    print(f"{'release':>9} {'verdict':>12} {'eff@2':>6} {'eff@4':>6} {'LU/dev':>7} {'global':>7} "
+    print(f"{'release':>9} {'verdict':>12} {'det x2':>6} {'det x4':>6} {'ctl x4':>6} {'LU/dev':>7} {'global':>7} "
           f"{'all-gathers':>11} {'env':>7} {'wall s':>7}")
     for version in (args.affected, args.fixed):
         seconds, record = run_session(version, args.extra)
@@ -59,10 +59,11 @@ def main() -> int:
             continue
         s = record.get("evidence", {}).get("summary", {})
         warm = "warm" if record.get("install", {}).get("env_reused") else "cold"
-        print(f"{version:>9} {str(record.get('verdict')):>12} {_f(s.get('efficiency_2')):>6} "
-              f"{_f(s.get('efficiency_4')):>6} {str(s.get('lu_batch_per_device')):>7} "
+        print(f"{version:>9} {str(record.get('verdict')):>12} {_f(s.get('slogdet_speedup_2')):>6} "
+              f"{_f(s.get('slogdet_speedup_4')):>6} {_f(s.get('control_speedup_4')):>6} "
+              f"{str(s.get('lu_batch_per_device')):>7} "
               f"{str(s.get('global_batch')):>7} {str(s.get('all_gathers')):>11} {warm:>7} {seconds:>7.1f}")
-    print("eff = slogdet speedup / control speedup (1.0 = slogdet scales like the control).")
+    print("det xN, ctl xN: slogdet's and the control's speedup over one device at N devices (N is ideal).")
     return 0
 
 

@@ -20,6 +20,7 @@ session does can also be run (and tested) without nox. Exit codes:
 * 5 — the release cannot run what was asked here, e.g. ``--processes 2`` on a
   release whose CPU client has no cross-process collectives (a record says why).
 
+``probe JOB_DIR TASK`` is one probe of ``bisect --slurm``, run by its job script on a node.
 ``plan VERSION [--backend cuda]`` shows the install plan, resolved without
 downloading wheels. ``report [--results DIR] [--out DIR] [--no-plots]``
 rebuilds reports/matrix.md and matrix.json from the records alone.
@@ -84,6 +85,10 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) ->
             from .matrix.sweep import main as sweep_main
 
             return sweep_main(matrix, rest, log)
+        if command == "probe":  # one task of `bisect --slurm`'s job array, on a node
+            from .bisect.cluster import run_task
+
+            return run_task(matrix, rest, log)
         raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, matrix or report")
     except IndexUnreachable as exc:
         print(exc.render(), file=sys.stderr)
@@ -232,11 +237,15 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     args = parser.parse_args(list(argv))
     from .matrix.markdown import render_answer
     from .matrix.report import write_report
+    from .matrix.reproduce import session_names
 
     start = time.perf_counter()
     result = write_report(args.results, args.out, plots=not args.no_plots, configured=_configured(matrix, log),
                           known_problems=matrix.path.parent / "known_problems.toml",
-                          environments=[environment.name for environment in matrix.environments])
+                          environments=[environment.name for environment in matrix.environments],
+                          # nox makes a session per check and release, and per check and [[environment]]
+                          sessions=session_names(matrix.checks, [release.version for release in matrix.releases]
+                                                 + [environment.name for environment in matrix.environments]))
     print(f"wrote {result.markdown} and {result.json} from {result.report.record_count} records "
           f"in {time.perf_counter() - start:.1f} s")
     for path in result.plots:

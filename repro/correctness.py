@@ -21,6 +21,7 @@ requested size does not fit the machine's memory.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -426,7 +427,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     result["evidence"]["duration_s"] = round(time.perf_counter() - started, 2)
     write_result(out, result)
     print(human_summary(result))
-    _progress(f"wrote {out}")
+    # Its name only: the kit passes a path in its scratch folder, gone once the run is over,
+    # and these last lines are quoted in reports (a bisect's probe output).
+    _progress(f"wrote {os.path.basename(out)}")
     return EXIT_OK
 
 

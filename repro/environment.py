@@ -6,10 +6,23 @@ XLA_FLAGS were set), so the device count reflects the run itself.
 
 from __future__ import annotations
 
+import os
 import platform
 import socket
+import subprocess
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
+
+# The environment variables that can change what JAX does, and so a run's outcome: a run's
+# identity holds every one of them that is set (docs/bisect.md, "What a probe depends on").
+# JAX reads each config option from JAX_<OPTION> (JAX_ENABLE_X64, JAX_THREEFRY_PARTITIONABLE,
+# JAX_PLATFORMS, ...); XLA reads XLA_FLAGS and the client's XLA_PYTHON_CLIENT_*; TF_CPP_* set
+# XLA's logging (and, with VMODULE, what it dumps); TPU_*/LIBTPU_*, NCCL_* and PJRT_* configure
+# the accelerator runtimes; the *_VISIBLE_DEVICES choose the devices; NVIDIA_TF32_OVERRIDE
+# changes matmul precision on Ampere and later GPUs.
+IDENTITY_PREFIXES = ("JAX_", "XLA_", "TF_CPP_", "TPU_", "LIBTPU_", "NCCL_", "PJRT_")
+IDENTITY_NAMES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                  "NVIDIA_TF32_OVERRIDE", "ENABLE_PJRT_COMPATIBILITY")
 
 
 def _version_of(module_name: str) -> Optional[str]:
@@ -43,6 +56,40 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+def jax_variables(environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    """Every set variable JAX, XLA or their runtimes read (``IDENTITY_PREFIXES``, ``IDENTITY_NAMES``), sorted."""
+    environ = os.environ if environ is None else environ
+    return {name: environ[name] for name in sorted(environ)
+            if name.startswith(IDENTITY_PREFIXES) or name in IDENTITY_NAMES}
+
+
+_GPU_FACTS: Dict[str, Optional[str]] = {}
+
+
+def gpu_facts() -> Dict[str, Optional[str]]:
+    """The GPUs nvidia-smi lists (``2 x NVIDIA H100 80GB HBM3``) and the driver; both None without one.
+
+    Read once per process: the hardware does not change under a run.
+    """
+    if not _GPU_FACTS:
+        _GPU_FACTS.update(_query_nvidia_smi())
+    return dict(_GPU_FACTS)
+
+
+def _query_nvidia_smi() -> Dict[str, Optional[str]]:
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return {"gpu": None, "gpu_driver": None}
+    rows = [[part.strip() for part in line.split(",")] for line in done.stdout.splitlines() if "," in line]
+    if done.returncode != 0 or not rows:
+        return {"gpu": None, "gpu_driver": None}
+    names = sorted({row[0] for row in rows})
+    gpu = "; ".join(f"{sum(1 for row in rows if row[0] == name)} x {name}" for name in names)
+    return {"gpu": gpu, "gpu_driver": ", ".join(sorted({row[1] for row in rows}))}
+
+
 def _device_facts() -> Dict[str, Any]:
     try:
         import jax
@@ -70,4 +117,7 @@ def describe_environment() -> Dict[str, Any]:
     facts["cpu_model"] = cpu_model()
     facts["hostname"] = socket.gethostname()
     facts["executable"] = sys.executable
+    facts["variables"] = jax_variables()  # what this process saw, the kit's own additions (XLA_FLAGS) included
+    if facts.get("backend") == "gpu":
+        facts.update(gpu_facts())
     return facts

@@ -294,8 +294,7 @@ def _summary(parameters: Dict[str, Any], cases: List[Case], rows: List[Dict[str,
         "lu_fed_by": ",".join(figures.fed_by(jit_forward.evidence)) if jit_forward else None,
         "global_batch": parameters["batch"],
         "devices": largest or None,
-        "efficiency_2": figures.find(rows, "jit", "forward", 2).get("efficiency"),
-        "efficiency_4": figures.find(rows, "jit", "forward", 4).get("efficiency"),
+        **figures.speedup_summary(rows),
         "positive_control_ok": bool(control["ok"]),
     }
 
@@ -353,7 +352,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     outcome = run(parameters)
     write_result(out, outcome["result"])
     print(figures.human_summary(outcome["result"], outcome["cases"], outcome["rows"]))
-    _progress(f"wrote {out}")
+    # Its name only: the kit passes a path in its scratch folder, gone once the run is over,
+    # and these last lines are quoted in reports (a bisect's probe output).
+    _progress(f"wrote {os.path.basename(out)}")
     return 0
 
 
@@ -376,7 +377,9 @@ def _main_in_process(out: str, parameters: Dict[str, Any]) -> int:
     write_result(path, outcome["result"])
     if jax.process_index() == 0:
         print(figures.human_summary(outcome["result"], outcome["cases"], outcome["rows"]))
-    _progress(f"wrote {path}")
+    # Its name only: the kit passes a path in its scratch folder, gone once the run is over,
+    # and these last lines are quoted in reports (a bisect's probe output).
+    _progress(f"wrote {os.path.basename(path)}")
     return 0
 
 

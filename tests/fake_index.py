@@ -12,8 +12,9 @@ import socket
 import threading
 import zipfile
 from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
+from typing import Iterator, Sequence
 
 # project -> [(filename, upload time)]
 Files = dict[str, list[tuple[str, str]]]
@@ -42,6 +43,43 @@ def wheel(name: str, version: str, requires: tuple[str, ...] = (), extras: tuple
         zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         zf.writestr(f"{info}/RECORD", "")
     return filename, buffer.getvalue()
+
+
+NUMPY_BEFORE_ALL = "2023-06-01T20:00:00Z"
+
+
+def jax_releases(versions: Sequence[str], *, missing_jaxlib: Sequence[str] = (),
+                 first_upload: datetime = datetime(2024, 1, 1, tzinfo=timezone.utc),
+                 days_apart: int = 20, numpy_moves_at: str | None = None) -> tuple[Files, dict[str, bytes]]:
+    """An index page and wheel files for these JAX releases, as the kit reads a real one.
+
+    Each ``jax`` wheel's METADATA pins its own jaxlib through the ``cpu`` extra
+    (as jax 0.4.x did) and asks for numpy, so the kit's planner, bisect's
+    candidate list and uv all read the same answer from it; a release in
+    ``missing_jaxlib`` has no jaxlib on the index (as PyPI pruned 0.4.14, 0.4.16
+    and 0.4.17). Releases are uploaded ``days_apart`` days apart, oldest first,
+    so each has its own era cut-off. scipy 1.11.2 and numpy 2.2.1 predate them
+    all; numpy 2.2.2 is uploaded with release ``numpy_moves_at``, so the eras
+    from then on resolve it instead (as numpy moved between jax 0.4.38 and 0.5.0).
+    """
+    files: Files = {"jax": [], "jaxlib": [], "scipy": [("scipy-1.11.2-py3-none-any.whl", "2023-08-17T20:00:00Z")],
+                    "numpy": [("numpy-2.2.1-py3-none-any.whl", NUMPY_BEFORE_ALL)]}
+    blobs = dict([wheel("scipy", "1.11.2"), wheel("numpy", "2.2.1")])
+    for number, version in enumerate(versions):
+        uploaded = (first_upload + timedelta(days=days_apart * number)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        name, blob = wheel("jax", version, requires=(f'jaxlib=={version}; extra == "cpu"', "numpy>=1.22"),
+                           extras=("cpu",))
+        files["jax"].append((name, uploaded))
+        blobs[name] = blob
+        if version not in missing_jaxlib:
+            name, blob = wheel("jaxlib", version)
+            files["jaxlib"].append((name, uploaded))
+            blobs[name] = blob
+        if version == numpy_moves_at:
+            name, blob = wheel("numpy", "2.2.2")
+            files["numpy"].append((name, uploaded))
+            blobs[name] = blob
+    return files, blobs
 
 
 class FakeIndex:
@@ -93,7 +131,8 @@ def serve_index(files: Files = JAX_FILES, blobs: dict[str, bytes] | None = None,
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     index = FakeIndex(f"http://127.0.0.1:{server.server_address[1]}/simple")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for it, and the drivers' suites start an index per test.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield index

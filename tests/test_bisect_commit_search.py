@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from packaging.version import Version
 
 from fake_jax import (BUMP_TITLE, FIX_TITLE, KERNELS_TITLE, MERGE_TITLE, SCRIPT_BATCH, SCRIPT_KERNEL, XLA_NEW,
                       XLA_OLD, commit_titled, fake_env, make_repo)
-from kit.bisect import changelog, commit_search, driver
+from kit.bisect import changelog, commit_search, driver, probes
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.config import parse_matrix
@@ -76,6 +77,15 @@ def world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
     monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
     monkeypatch.setattr(runner, "prepare", prepare)
     monkeypatch.setattr(commit_search, "built_env", lambda matrix, version, *args: version in world.built or None)
+
+    def locked_release(matrix: Any, version: str, *args: Any) -> Any:
+        # A built fake environment's lock: what prepare() above would give, so a known probe needs no prepare.
+        if version not in world.built:
+            return None
+        return SimpleNamespace(resolution=Resolution("3.12", True, {"jaxlib": version}),
+                               plan=SimpleNamespace(requirements=(), exclude_newer=None))
+
+    monkeypatch.setattr(probes, "locked_release", locked_release)
     return world
 
 

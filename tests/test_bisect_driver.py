@@ -1,212 +1,166 @@
-"""kit.bisect end to end (kit.bisect.driver), driven with a fake index, fake resolves, fake environments and fake runs.
+"""kit.bisect end to end (kit.bisect.driver), on a fake machine (`tests.fake_releases`).
 
-Each fake release behaves as a table says (``BEHAVIOUR``: version → verdict,
-status, or a list of them for successive runs), so every path of the driver
-runs in milliseconds. One integration test at the end installs real releases.
+Ten releases on a local index, built as fake environments whose repro answers
+as each test says (`verdicts`: every release before a version one way, from
+it on the other); the candidate list, the probes, the runner, the records and
+their currency, the probe cache and the reports are the kit's own. One
+integration test at the end installs real releases.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import stat
-import sys
+import re
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from packaging.version import Version
 
-from kit import __version__
 from kit.bisect import changelog
-from kit import records
 from kit.run import runner
-from kit.bisect import driver
-from kit.bisect.candidates import Candidate
+from kit.bisect import cluster, driver
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
-from kit.bisect.search import Outcome, expected_probes
-from kit.config import load_matrix, parse_matrix
-from kit.install.environment import BUILT, Environment, Prepared
-from kit.install.plan import Resolution
+from kit.bisect.search import expected_probes
+from kit.config import Matrix, load_matrix, parse_matrix
+from kit.install.release import plan_release
 from kit.errors import ConfigError, UsageError
+from tests.fake_releases import FakeReleases
 
 REPO = Path(__file__).resolve().parent.parent
 
 RELEASES = ["0.4.34", "0.4.35", "0.4.36", "0.4.37", "0.4.38", "0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
 
-MATRIX_TOML = {
-    "release": [{"version": "0.4.35"}, {"version": "0.6.0"}],
-    "checks": {"scaling": {"devices": [1, 2], "batch": 64, "timeout_s": 60}},
-}
+CHECKS = {"scaling": {"devices": [1, 2], "batch": 64, "timeout_s": 60}}
 
-
-class FakeIndex:
-    def __init__(self, cache_dir: Path, url: str = "https://pypi.org/simple") -> None:
-        self.url = url
-        self.cache_dir = cache_dir
-
-    def jax_releases(self, include_yanked: bool = False) -> list[Version]:
-        return [Version(v) for v in RELEASES]
-
-
-class World:
-    """The fakes' shared state: what each release does, and what was called."""
-
-    def __init__(self, behaviour: dict[str, Any], uninstallable: tuple[str, ...] = ()) -> None:
-        self.behaviour = behaviour
-        self.uninstallable = uninstallable
-        self.runs: list[str] = []
-        self.prepared: list[str] = []
-
-    def next_result(self, version: str) -> Any:
-        got = self.behaviour[version]
-        if isinstance(got, list):
-            return got.pop(0) if len(got) > 1 else got[0]
-        return got
+PLAIN_MATRIX = parse_matrix({"release": [{"version": "0.4.35"}, {"version": "0.6.0"}], "checks": CHECKS})
+"""For what is decided from the command line alone."""
 
 
 @pytest.fixture
-def matrix(tmp_path: Path) -> Any:
-    m = parse_matrix(MATRIX_TOML)
-    return dataclasses.replace(m, results_dir=tmp_path / "reports" / "results", envs_dir=tmp_path / "envs")
-
-
-def install_fakes(monkeypatch: pytest.MonkeyPatch, world: World, tmp_path: Path) -> None:
-    def list_candidates(matrix: Any, versions: list[str], backend: str, index: Any, find_links: Any) -> list[Candidate]:
-        return [Candidate(v, (f"jax[cpu]=={v}", "scipy"), None, None, v,
-                          f"https://pypi.org/simple has no jaxlib {v} wheels", uploaded="2025-01-01")
-                if v in world.uninstallable else
-                Candidate(v, (f"jax[cpu]=={v}", "scipy"), None, "3.12", v, uploaded="2025-01-01")
-                for v in versions]
-
-    def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
-        world.prepared.append(request.version)
-        plan: Any = None
-        if request.version in world.uninstallable:
-            return Prepared(plan, None, None, f"no jaxlib {request.version} wheels")
-        python = fake_python(tmp_path, request.version)
-        resolution = Resolution("3.12", True, {"jaxlib": request.version})
-        return Prepared(plan, resolution, Environment(python, {}, BUILT))
-
-    def run_check(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None,
-                  prepared: Any = None) -> tuple[dict[str, Any], Path]:
-        world.runs.append(request.version)
-        if prepared is not None and prepared.environment is None:
-            return {"status": "not-installable", "verdict": None, "reason": prepared.problem}, tmp_path
-        result = world.next_result(request.version)
-        if result in ("crashed", "timed-out"):
-            return {"status": result, "verdict": None, "reason": f"the repro {result}"}, tmp_path
-        return {"status": "ran", "verdict": result, "reason": f"measured {result}"}, tmp_path
-
-    monkeypatch.setattr(driver, "open_index", lambda matrix: FakeIndex(tmp_path / "cache"))
-    monkeypatch.setattr(driver, "list_candidates", list_candidates)
+def machine(fake_releases: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeReleases]:
+    """``machine(verdicts, not_installable=..., built=...)``: the ten releases, each answering as ``verdicts`` say."""
     monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
-    monkeypatch.setattr(runner, "prepare", prepare)
-    monkeypatch.setattr(runner, "run_check", run_check)
+
+    def make(behaviour: dict[str, Any] | None = None, **kwargs: Any) -> FakeReleases:
+        made = fake_releases(RELEASES, matrix_releases=["0.4.35", "0.6.0"], checks=CHECKS, **kwargs)
+        for version, results in (behaviour or {}).items():
+            made.behave(version, *(results if isinstance(results, list) else [results]))
+        return made
+
+    return make
 
 
-def fake_python(tmp_path: Path, version: str) -> Path:
-    """A 'release python': the real one, with FAKE_JAX naming the release, for user scripts."""
-    path = tmp_path / "envs" / version / "bin" / "python"
-    if not path.exists():
-        path.parent.mkdir(parents=True)
-        path.write_text(f'#!/bin/sh\nFAKE_JAX={version} exec "{sys.executable}" "$@"\n')
-        path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    return path
-
-
-def run(matrix: Any, *argv: str) -> tuple[int, list[str]]:
+def run(machine: FakeReleases, *argv: str) -> tuple[int, list[str]]:
     lines: list[str] = []
-    code = driver.main(matrix, list(argv), lines.append)
+    code = driver.main(machine.matrix, list(argv), lines.append)
     return code, lines
 
 
-def report_json(matrix: Any, name: str = "*") -> dict[str, Any]:
-    path = max((matrix.results_dir.parent).glob(f"bisect-{name}.json"), key=lambda p: p.stat().st_mtime_ns)
+def report_json(where: FakeReleases | Matrix, name: str = "*") -> dict[str, Any]:
+    """The newest bisect report's JSON (next to the results folder of the machine's, or a real, matrix)."""
+    matrix = where.matrix if isinstance(where, FakeReleases) else where
+    path = max(matrix.results_dir.parent.glob(f"bisect-{name}.json"), key=lambda p: p.stat().st_mtime_ns)
     data = json.loads(path.read_text())
     assert data["schema"] == REPORT_SCHEMA
     return data
 
 
-def verdicts(first_bad: str, *, fix: bool = False) -> dict[str, str]:
+def verdicts(first_bad: str, *, fix: bool = False) -> dict[str, Any]:
     """Every release affected from ``first_bad`` on (a regression), or unaffected from there on (a fix)."""
     before, after = ("affected", "unaffected") if fix else ("unaffected", "affected")
     return {v: (after if Version(v) >= Version(first_bad) else before) for v in RELEASES}
+
+
+def record_run(machine: FakeReleases, version: str, *results: str) -> None:
+    """Run the check on ``version`` as `nox -s scaling-<version>` would, leaving the record it writes."""
+    machine.behave(version, *results)
+    runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version=version), lambda line: None)
 
 
 # --------------------------------------------------------------------------
 # Directions
 
 
-def test_regression_is_found_with_few_probes(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_regression_is_found_with_few_probes(machine: Callable[..., FakeReleases],
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    world = World(verdicts("0.5.1"))
-    install_fakes(monkeypatch, world, tmp_path)
-    code, _log = run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    releases = machine(verdicts("0.5.1"))
+    code, _log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     assert code == 0
-    data = report_json(matrix)
+    data = report_json(releases)
     assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.5.0", "0.5.1", [])
-    assert len(world.runs) <= 5  # ceil(log2 9) + 1
+    assert len(releases.runs) <= 5  # ceil(log2 9) + 1
+    assert {check for _version, check in releases.runs} == {"scaling"}
     out = capsys.readouterr().out
     assert "9 candidate releases" in out and "about 6 probes" in out
     assert "last good release: **jax 0.5.0**" in out and "first bad release: **jax 0.5.1**" in out
 
 
-def test_fix_direction_with_good_newer(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_fix_direction_with_good_newer(machine: Callable[..., FakeReleases],
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    world = World(verdicts("0.5.3", fix=True))
-    install_fakes(monkeypatch, world, tmp_path)
-    code, _log = run(matrix, "--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35")
+    releases = machine(verdicts("0.5.3", fix=True))
+    code, _log = run(releases, "--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35")
     assert code == 0
-    data = report_json(matrix)
+    data = report_json(releases)
     assert (data["last_same"], data["first_different"]) == ("0.5.2", "0.5.3")
     out = capsys.readouterr().out
     assert "last bad release: **jax 0.5.2**" in out and "first good release: **jax 0.5.3**" in out
     assert "hunting a fix" in out
 
 
+def test_each_probe_leaves_a_record_of_the_matrix_parameters(machine: Callable[..., FakeReleases]) -> None:
+    from kit import records
+
+    releases = machine(verdicts("0.5.1"))
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    written = records.load_records(releases.matrix.results_dir).records
+    assert sorted((records.record_jax(r) for r in written), key=Version) == sorted(releases.versions_run, key=Version)
+    assert {tuple(r["parameters"]["devices"]) for r in written} == {(1, 2)}
+    assert all(r["parameters"]["batch"] == 64 and r["status"] == "ran" for r in written)
+
+
 # --------------------------------------------------------------------------
 # Bounds
 
 
-def test_good_bound_that_is_bad_stops_with_one_message(matrix: Any, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World({v: "affected" for v in RELEASES})
-    install_fakes(monkeypatch, world, tmp_path)
+def test_good_bound_that_is_bad_stops_with_one_message(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine({v: "affected" for v in RELEASES})
     with pytest.raises(UsageError, match=r"--good 0.4.35 is bad \(affected\), not good") as error:
-        run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+        run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     assert error.value.tip == "move --good away from 0.6.0: try an older release"
-    assert sorted(world.runs) == ["0.4.35", "0.6.0"]  # stopped before probing anything in between
+    assert sorted(releases.versions_run) == ["0.4.35", "0.6.0"]  # stopped before probing anything in between
 
 
-def test_swapped_bounds_say_swap(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World(verdicts("0.5.1"))
-    install_fakes(monkeypatch, world, tmp_path)
+def test_swapped_bounds_say_swap(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.1"))
     with pytest.raises(UsageError) as error:
-        run(matrix, "--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35")
+        run(releases, "--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35")
     assert error.value.tip == "swap --good and --bad"
 
 
-def test_bounds_from_records(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World(verdicts("0.5.3", fix=True))
-    install_fakes(monkeypatch, world, tmp_path)
-    for version, verdict in (("0.4.34", "affected"), ("0.4.35", "affected"), ("0.6.0", "unaffected")):
-        write_record(matrix, version, verdict, current=False)
-    code, log = run(matrix, "--check", "scaling")
+def test_bounds_from_records(machine: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> None:
+    releases = machine(verdicts("0.5.3", fix=True))
+    with monkeypatch.context() as older:
+        older.setattr(runner, "__version__", "0.0.1")  # records an older kit wrote still say where to look
+        for version, verdict in (("0.4.34", "affected"), ("0.4.35", "affected"), ("0.6.0", "unaffected")):
+            record_run(releases, version, verdict)
+    releases.behave("0.4.34", "affected")
+    code, log = run(releases, "--check", "scaling")
     assert code == 0
     assert any("newest affected release 0.4.35, newest unaffected 0.6.0" in line for line in log)
-    data = report_json(matrix)
+    data = report_json(releases)
     assert (data["bad"], data["good"]) == ("0.4.35", "0.6.0")
     assert data["reproduce"] == "nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35"
+    assert data["answered_by_records"] == []  # an older kit's records are measured again
 
 
-def test_no_records_and_no_bounds_is_a_usage_error(matrix: Any, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    install_fakes(monkeypatch, World({}), tmp_path)
+def test_no_records_and_no_bounds_is_a_usage_error(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine()
     with pytest.raises(UsageError, match="do not hold both an affected and an unaffected"):
-        run(matrix, "--check", "scaling")
+        run(releases, "--check", "scaling")
 
 
 @pytest.mark.parametrize(
@@ -221,134 +175,128 @@ def test_no_records_and_no_bounds_is_a_usage_error(matrix: Any, tmp_path: Path,
         (["--check", "scaling", "--crash", "maybe"], UsageError, "invalid choice"),
     ],
 )
-def test_bad_input_is_one_error(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str],
+def test_bad_input_is_one_error(machine: Callable[..., FakeReleases], argv: list[str],
                                 error: type[Exception], message: str) -> None:
-    install_fakes(monkeypatch, World({}), tmp_path)
+    releases = machine()
     with pytest.raises(error, match=message):
-        run(matrix, *argv)
+        run(releases, *argv)
+    assert releases.runs == [] and releases.prepared == []
 
 
 # --------------------------------------------------------------------------
 # Skips, crashes, noise
 
 
-def test_uninstallable_release_is_skipped_and_named(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_uninstallable_release_is_skipped_and_named(machine: Callable[..., FakeReleases],
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    world = World(verdicts("0.5.1"), uninstallable=("0.5.0",))
-    install_fakes(monkeypatch, world, tmp_path)
-    code, log = run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    releases = machine(verdicts("0.5.1"), not_installable=["0.5.0"])
+    code, log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     assert code == 0
-    data = report_json(matrix)
+    data = report_json(releases)
     assert data["first_different"] == "0.5.1" and data["outcomes"]["0.5.0"] == "skip"
     out = capsys.readouterr().out
-    assert "jax 0.5.0      2025-01-01  NOT INSTALLABLE" in out
+    assert re.search(r"jax 0\.5\.0 +[0-9-]+  NOT INSTALLABLE: http://127\.0\.0\.1:\d+/simple has no jaxlib 0\.5\.0 "
+                     r"wheels \(tried Python 3\.11\)", out)
     assert "Skipped (yanked, not installable, crashed, inconclusive or exit 125): 0.5.0." in out
-    assert "0.5.0" not in world.prepared  # the index's metadata already said so: nothing resolved
+    assert "0.5.0" not in releases.prepared  # the index's metadata already said so: nothing resolved
 
 
-def test_skip_next_to_the_change_leaves_it_ambiguous(matrix: Any, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch,
+def test_skip_next_to_the_change_leaves_it_ambiguous(machine: Callable[..., FakeReleases],
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    world = World(verdicts("0.5.1"), uninstallable=("0.5.0",))
-    world.behaviour["0.5.0"] = "affected"  # would be the answer, but cannot be installed
-    install_fakes(monkeypatch, world, tmp_path)
-    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
-    data = report_json(matrix)
+    releases = machine(verdicts("0.5.1"), not_installable=["0.5.0"])
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    data = report_json(releases)
     assert data["ambiguous"] == ["0.5.0"] and data["first_different"] == "0.5.1"
     assert "ambiguous: the change is in one of 0.5.0, 0.5.1" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("mode", "expected_first_bad"), [("skip", "0.5.1"), ("bad", "0.5.0"), ("good", "0.5.1")])
-def test_crash_modes(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str,
-                     expected_first_bad: str) -> None:
-    world = World(verdicts("0.5.1"))
-    world.behaviour["0.5.0"] = "crashed"
-    install_fakes(monkeypatch, world, tmp_path)
-    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--crash", mode)
-    data = report_json(matrix)
+def test_crash_modes(machine: Callable[..., FakeReleases], mode: str, expected_first_bad: str) -> None:
+    releases = machine({**verdicts("0.5.1"), "0.5.0": "crash"})
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--crash", mode)
+    data = report_json(releases)
     assert data["first_different"] == expected_first_bad
     assert data["outcomes"]["0.5.0"] == CRASH_MODES[mode].value
+    assert data["observations"]["0.5.0"]["reason"] == ("the repro crashed (exit code 1): "
+                                                       "RuntimeError: fake crash of scaling on jax 0.5.0")
 
 
-def test_inconclusive_is_rerun_once_and_the_flip_reported(matrix: Any, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch,
+def test_inconclusive_is_rerun_once_and_the_flip_reported(machine: Callable[..., FakeReleases],
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    world = World(verdicts("0.5.1"))
-    world.behaviour["0.5.0"] = ["inconclusive", "unaffected"]
-    install_fakes(monkeypatch, world, tmp_path)
-    _code, log = run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
-    assert world.runs.count("0.5.0") == 2
-    assert world.prepared.count("0.5.0") == 1  # the re-run reuses the environment
-    assert report_json(matrix)["outcomes"]["0.5.0"] == "good"
+    releases = machine({**verdicts("0.5.1"), "0.5.0": ["inconclusive", "unaffected"]})
+    _code, log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    assert releases.versions_run.count("0.5.0") == 2
+    assert releases.prepared.count("0.5.0") == 1  # the re-run reuses the environment
+    assert report_json(releases)["outcomes"]["0.5.0"] == "good"
     assert any("flipped: inconclusive → unaffected" in line for line in log)
     assert "Flipped between runs: 0.5.0." in capsys.readouterr().out
 
 
-def test_twice_inconclusive_is_a_skip(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World(verdicts("0.5.1"))
-    world.behaviour["0.5.0"] = "inconclusive"
-    install_fakes(monkeypatch, world, tmp_path)
-    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
-    assert world.runs.count("0.5.0") == 2
-    assert report_json(matrix)["outcomes"]["0.5.0"] == "skip"
+def test_twice_inconclusive_is_a_skip(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine({**verdicts("0.5.1"), "0.5.0": "inconclusive"})
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    assert releases.versions_run.count("0.5.0") == 2
+    assert report_json(releases)["outcomes"]["0.5.0"] == "skip"
 
 
-def test_confirm_catches_a_noisy_probe(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World(verdicts("0.5.1"))
-    world.behaviour["0.5.0"] = ["unaffected", "affected"]
-    install_fakes(monkeypatch, world, tmp_path)
-    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--confirm", "1")
-    data = report_json(matrix)
+def test_confirm_catches_a_noisy_probe(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine({**verdicts("0.5.1"), "0.5.0": ["unaffected", "affected"]})
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--confirm", "1")
+    data = report_json(releases)
     assert data["outcomes"]["0.5.0"] == "skip" and data["observations"]["0.5.0"]["flipped"]
-    assert world.runs.count("0.6.0") == 2  # every fresh probe is confirmed once
+    assert releases.versions_run.count("0.6.0") == 2  # every fresh probe is confirmed once
 
 
 # --------------------------------------------------------------------------
 # Reuse: records and the probes file
 
 
-def write_record(matrix: Any, version: str, verdict: str, *, current: bool = True) -> None:
-    parameters = runner.parameters_for(matrix, runner.RunRequest(check="scaling", version=version))
-    record = {
-        "schema": records.SCHEMA, "kit_version": __version__ if current else "0.0.1", "check": "scaling",
-        "requested": {"jax": version, "backend": "cpu"}, "status": "ran", "verdict": verdict,
-        "reason": f"recorded {verdict}", "environment": {},
-        "install": {"python": "3.12", "requirements": [f"jax[cpu]=={version}", "scipy"], "exclude_newer": None},
-        "parameters": parameters, "evidence": {}, "host": {"machine_id": records.machine_id()},
-        "created": "2026-11-29T00:00:00Z",
-    }
-    records.write_record(record, matrix.results_dir)
-
-
-def test_current_records_are_not_rerun(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World(verdicts("0.5.1"))
-    install_fakes(monkeypatch, world, tmp_path)
-    write_record(matrix, "0.4.35", "unaffected")
-    write_record(matrix, "0.6.0", "affected")
-    write_record(matrix, "0.5.0", "affected", current=False)  # another kit version: measured again
-    write_record(matrix, "0.5.1", "inconclusive")  # current, but re-run once before it counts
-    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
-    assert "0.4.35" not in world.prepared and "0.6.0" not in world.prepared
-    assert "0.5.0" in world.runs and world.runs.count("0.5.1") == 1
-    data = report_json(matrix)
+def test_current_records_are_not_rerun(machine: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> None:
+    releases = machine()
+    record_run(releases, "0.4.35", "unaffected")
+    record_run(releases, "0.6.0", "affected")
+    record_run(releases, "0.5.1", "inconclusive")  # current, but re-run once before it counts
+    with monkeypatch.context() as older:
+        older.setattr(runner, "__version__", "0.0.1")
+        record_run(releases, "0.5.0", "affected")  # an older kit's: measured again
+    releases.forget()
+    for version, verdict in verdicts("0.5.1").items():
+        releases.behave(version, verdict)
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    assert "0.4.35" not in releases.prepared and "0.6.0" not in releases.prepared
+    assert "0.5.0" in releases.versions_run and releases.versions_run.count("0.5.1") == 1
+    data = report_json(releases)
     assert data["answered_by_records"] == ["0.4.35", "0.6.0"]
     assert data["observations"]["0.5.1"]["source"] == "record+run"
+    assert data["outcomes"]["0.5.0"] == "good"  # as measured now, not as the stale record said
 
 
-def test_rerun_runs_nothing_and_says_so(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_record_of_other_parameters_is_not_an_answer(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.1"))
+    releases.behave("0.6.0", "unaffected")  # what an ad-hoc run on one device saw
+    runner.run_check(releases.matrix, runner.RunRequest(check="scaling", version="0.6.0", overrides={"devices": [1]}),
+                     lambda line: None)
+    releases.forget()
+    releases.behave("0.6.0", "affected")
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    assert "0.6.0" in releases.versions_run
+    assert report_json(releases)["answered_by_records"] == []
+
+
+def test_rerun_runs_nothing_and_says_so(machine: Callable[..., FakeReleases],
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    world = World(verdicts("0.5.1"))
-    install_fakes(monkeypatch, world, tmp_path)
+    releases = machine(verdicts("0.5.1"), built=RELEASES[:5])  # the newer half is built by this bisect
     argv = ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0"]
-    run(matrix, *argv)
-    first = report_json(matrix)
+    run(releases, *argv)
+    first = report_json(releases)
     assert first["cost"][0].startswith(f"This run probed {len(first['probed_now'])} releases (")
-    assert list((matrix.results_dir.parent / "bisect" / "probes").glob("*.json"))
-    world.runs.clear(), world.prepared.clear()
+    assert first["environments_built_now"] and first["environments_reused_now"]
+    assert list((releases.matrix.results_dir.parent / "bisect" / "probes").rglob("*.json"))
+    releases.forget()
     capsys.readouterr()
-    run(matrix, *argv)
-    second = report_json(matrix)
-    assert world.runs == [] and world.prepared == []
+    run(releases, *argv)
+    second = report_json(releases)
+    assert releases.runs == [] and releases.prepared == []
     assert second["first_different"] == first["first_different"]
     assert second["probed_now"] == [] and second["environments_built_now"] == []
     assert sorted(second["answered_by_cache"], key=Version) == sorted(first["probed_now"], key=Version)
@@ -357,83 +305,61 @@ def test_rerun_runs_nothing_and_says_so(matrix: Any, tmp_path: Path, monkeypatch
     assert f"they had built {len(first['environments_built_now'])} environments" in out
 
 
-def test_other_bounds_rerun_nothing_already_known(matrix: Any, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World(verdicts("0.5.1"))
-    install_fakes(monkeypatch, world, tmp_path)
-    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
-    done = set(world.runs)
-    world.runs.clear()
-    run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.5.2", "--all")
-    assert not set(world.runs) & done  # one cache for every bisect, whatever its bounds or mode
-    assert set(report_json(matrix, name="*-all")["answered_by_cache"]) == done & set(RELEASES[:8])
+def test_other_bounds_rerun_nothing_already_known(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.1"))
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    done = set(releases.versions_run)
+    releases.forget()
+    run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.5.2", "--all")
+    assert not set(releases.versions_run) & done  # one cache for every bisect, whatever its bounds or mode
+    assert set(report_json(releases, name="*-all")["answered_by_cache"]) == done & set(RELEASES[:8])
 
 
-def test_a_wider_bisect_runs_only_its_new_bound(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_wider_bisect_runs_only_its_new_bound(machine: Callable[..., FakeReleases],
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    world = World(verdicts("0.5.1"))
-    install_fakes(monkeypatch, world, tmp_path)
-    run(matrix, "--check", "scaling", "--good", "0.4.36", "--bad", "0.6.0")
-    world.runs.clear()
+    releases = machine(verdicts("0.5.1"))
+    run(releases, "--check", "scaling", "--good", "0.4.36", "--bad", "0.6.0")
+    releases.forget()
     capsys.readouterr()
-    run(matrix, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0")
-    assert world.runs == ["0.4.34"]  # the known outcomes narrow the search before any midpoint is picked
-    assert report_json(matrix, name="*0.4.34*")["first_different"] == "0.5.1"
+    run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0")
+    assert releases.versions_run == ["0.4.34"]  # the known outcomes narrow the search before any midpoint is picked
+    assert report_json(releases, name="*0.4.34*")["first_different"] == "0.5.1"
     assert "already known" in capsys.readouterr().out
 
 
-def test_interrupted_bisect_keeps_finished_probes(matrix: Any, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World(verdicts("0.5.1"))
-    world.behaviour["0.5.2"] = "boom"
-    install_fakes(monkeypatch, world, tmp_path)
-    real_run_check = runner.run_check
-
-    def interrupted(matrix: Any, request: runner.RunRequest, *args: Any, **kwargs: Any) -> Any:
-        if request.version == "0.5.2":
-            raise KeyboardInterrupt
-        return real_run_check(matrix, request, *args, **kwargs)
-
-    monkeypatch.setattr(runner, "run_check", interrupted)
+def test_interrupted_bisect_keeps_finished_probes(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine({**verdicts("0.5.1"), "0.5.2": ["interrupt", "affected"]})  # Ctrl-C while 0.5.2 runs
     argv = ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0"]
     with pytest.raises(KeyboardInterrupt):
-        run(matrix, *argv)
-    done = list(world.runs)
-    assert done  # the ends and 0.5.0 were probed before the interrupt
-    world.behaviour["0.5.2"] = "affected"
-    monkeypatch.setattr(runner, "run_check", real_run_check)
-    world.runs.clear()
-    run(matrix, *argv)
-    assert not set(world.runs) & set(done)
-    assert report_json(matrix)["first_different"] == "0.5.1"
+        run(releases, *argv)
+    done = [version for version in releases.versions_run if version != "0.5.2"]
+    assert done and releases.versions_run[-1] == "0.5.2"  # the ends and 0.5.0 were probed before the interrupt
+    releases.forget()
+    run(releases, *argv)
+    assert not set(releases.versions_run) & set(done)
+    assert report_json(releases)["first_different"] == "0.5.1"
 
 
-def test_changed_parameters_do_not_reuse_probes(matrix: Any, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World(verdicts("0.5.1"))
-    install_fakes(monkeypatch, world, tmp_path)
+def test_changed_parameters_do_not_reuse_probes(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.1"))
     argv = ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0"]
-    run(matrix, *argv)
-    changed = dataclasses.replace(matrix, checks={"scaling": dataclasses.replace(
-        matrix.checks["scaling"], parameters={**matrix.checks["scaling"].parameters, "batch": 128})})
-    world.runs.clear()
-    run(changed, *argv)
-    assert world.runs  # measured again: the parameters are part of the probe's key
+    run(releases, *argv)
+    releases.forget()
+    releases.reconfigure(checks={"scaling": {**CHECKS["scaling"], "batch": 128}})
+    run(releases, *argv)
+    assert releases.runs  # measured again: the parameters are part of the probe's key
 
 
 # --------------------------------------------------------------------------
 # --all
 
 
-def test_all_reports_every_transition_and_flags_non_monotonic(matrix: Any, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch,
+def test_all_reports_every_transition_and_flags_non_monotonic(machine: Callable[..., FakeReleases],
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    world = World(verdicts("0.5.1"))
-    world.behaviour["0.4.37"] = "affected"  # came, went, came back
-    install_fakes(monkeypatch, world, tmp_path)
-    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--all")
-    assert sorted(world.runs, key=Version) == RELEASES[1:]
-    data = report_json(matrix)
+    releases = machine({**verdicts("0.5.1"), "0.4.37": "affected"})  # came, went, came back
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--all")
+    assert sorted(releases.versions_run, key=Version) == RELEASES[1:]
+    data = report_json(releases)
     assert data["non_monotonic"] is True
     assert [(t["before"], t["after"]) for t in data["transitions"]] == [
         ("0.4.36", "0.4.37"), ("0.4.37", "0.4.38"), ("0.5.0", "0.5.1")]
@@ -464,76 +390,152 @@ def write_script(tmp_path: Path, exits: dict[str, Any]) -> Path:
     return path
 
 
-def test_script_is_bisected_by_its_exit_codes(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_script_is_bisected_by_its_exit_codes(machine: Callable[..., FakeReleases], tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    install_fakes(monkeypatch, World({}), tmp_path)
+    releases = machine()
     exits = {v: (3 if Version(v) >= Version("0.5.2") else 0) for v in RELEASES}
     exits["0.5.0"] = 125
     script = write_script(tmp_path, exits)
-    code, log = run(matrix, "--script", str(script), "--good", "0.4.34", "--bad", "0.6.0")
+    code, log = run(releases, "--script", str(script), "--good", "0.4.34", "--bad", "0.6.0")
     assert code == 0
-    data = report_json(matrix)
+    data = report_json(releases)
     assert (data["last_same"], data["first_different"]) == ("0.5.1", "0.5.2")
     assert data["name"] == "script-repro-good0.4.34-bad0.6.0-cpu"
+    assert {check for _version, check in releases.runs} == {"script"}
     out = capsys.readouterr().out
     assert "first bad release: **jax 0.5.2**" in out
 
 
+NOISY_SCRIPT = textwrap.dedent(
+    """\
+    import os, sys
+    for line in range(30):
+        print(f"line {line} of jax {os.environ['FAKE_JAX']}")
+    partitionable = os.environ.get("JAX_THREEFRY_PARTITIONABLE") == "1"
+    sys.exit(1 if partitionable or os.environ["FAKE_JAX"] >= "0.5" else 0)
+    """
+)
+
+
+def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
+        machine: Callable[..., FakeReleases], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 20: with JAX_THREEFRY_PARTITIONABLE=1 exported, a rerun answered from probes made without it.
+    releases = machine()
+    script = tmp_path / "repro.py"
+    script.write_text(NOISY_SCRIPT)
+    argv = ["--script", str(script), "--good", "0.4.35", "--bad", "0.6.0"]
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE", raising=False)
+    run(releases, *argv)
+    first = report_json(releases)
+    assert first["first_different"] == "0.5.0"
+    monkeypatch.setenv("JAX_THREEFRY_PARTITIONABLE", "1")
+    with pytest.raises(UsageError, match=r"--good 0.4.35 is bad.*probed now; an earlier probe .* was not reused: "
+                                         r"JAX_THREEFRY_PARTITIONABLE unset there, 1 here"):
+        run(releases, *argv)
+    second = report_json(releases)  # a search that stopped at its bounds still leaves its report
+    assert second["probed_now"] == ["0.4.35", "0.6.0"] and second["answered_by_cache"] == []
+    assert "JAX_THREEFRY_PARTITIONABLE unset there, 1 here" in second["observations"]["0.4.35"]["not_reused"]
+    markdown = (releases.matrix.results_dir.parent / f"bisect-{second['name']}.md").read_text()
+    assert "## Stopped" in markdown and "Run again although an earlier probe" in markdown
+    # And back without the variable: the first run's probes answer, and the report says why they matched.
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE")
+    releases.forget()
+    run(releases, *argv)
+    third = report_json(releases)
+    assert releases.runs == [] and third["probed_now"] == []
+    assert sorted(third["answered_by_cache"], key=Version) == sorted(first["probed_now"], key=Version)
+    assert third["observations"]["0.5.0"]["matched"].endswith("JAX/XLA variables: none set")
+
+
+def test_each_probe_keeps_its_output_tail_and_whole_log(machine: Callable[..., FakeReleases], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    releases = machine()
+    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE", raising=False)
+    script = tmp_path / "repro.py"
+    script.write_text(NOISY_SCRIPT)
+    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.6.0")
+    data = report_json(releases)
+    seen = data["observations"]["0.5.0"]
+    assert seen["output_tail"] == [f"line {n} of jax 0.5.0" for n in range(15, 30)]  # bounded: the last 15
+    log = Path(seen["log"])
+    assert not log.is_absolute() and log.parts[:3] == ("reports", "bisect", "probes")  # relative to the project
+    whole = (releases.matrix.path.parent / log).read_text().splitlines()
+    assert whole == [f"line {n} of jax 0.5.0" for n in range(30)]  # the whole output, beside the probe file
+    markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "## Output of each probe" in markdown and "line 29 of jax 0.5.0" in markdown
+
+
+def era(releases: FakeReleases, version: str) -> str | None:
+    """The release's era cut-off, as the kit plans it from the index."""
+    return plan_release(releases.matrix, version, "cpu").exclude_newer
+
+
+def test_the_report_says_what_else_changed_between_the_two_ends(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.0"), numpy_moves_at="0.5.0")  # numpy moved with the era, as it did then
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    data = report_json(releases)
+    changed = data["what_else_changed"][0]
+    assert (changed["before"], changed["after"]) == ("0.4.38", "0.5.0")
+    assert changed["packages"] == {"jaxlib": {"before": "0.4.38", "after": "0.5.0"},
+                                   "numpy": {"before": "2.2.1", "after": "2.2.2"}}  # scipy did not change
+    assert changed["era"] == {"before": era(releases, "0.4.38"), "after": era(releases, "0.5.0")}
+    markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "| numpy | 2.2.1 | 2.2.2 |" in markdown
+    assert "--pin numpy==2.2.1" in markdown  # how to hold it
+
+
 @pytest.mark.parametrize(("behaviour", "mode", "outcome"), [("kill", "skip", "skip"), ("kill", "bad", "bad"),
                                                             ("hang", "good", "good")])
-def test_script_crash_and_timeout(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str,
+def test_script_crash_and_timeout(machine: Callable[..., FakeReleases], tmp_path: Path, behaviour: str,
                                   mode: str, outcome: str) -> None:
-    install_fakes(monkeypatch, World({}), tmp_path)
+    releases = machine()
     exits: dict[str, Any] = {"0.4.35": 0, "0.4.36": behaviour, "0.4.37": 1}
     script = write_script(tmp_path, exits)
-    run(matrix, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", mode, "--timeout", "2")
-    data = report_json(matrix)
+    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", mode, "--timeout", "2")
+    data = report_json(releases)
     assert data["outcomes"]["0.4.36"] == outcome
     assert data["observations"]["0.4.36"]["status"] == ("crashed" if behaviour == "kill" else "timed-out")
 
 
-def test_timeout_reads_as_such_and_is_remembered(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_timeout_reads_as_such_and_is_remembered(machine: Callable[..., FakeReleases], tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    install_fakes(monkeypatch, World({}), tmp_path)
+    releases = machine()
     script = write_script(tmp_path, {"0.4.34": 0, "0.4.35": 0, "0.4.36": "hang", "0.4.37": 1, "0.4.38": 1})
-    run(matrix, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "1")
+    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "1")
     assert "| timed out after 1 s, counted bad by --crash bad |" in capsys.readouterr().out
     # Other bounds over the same script: the timeout is known, not waited for again ...
-    run(matrix, "--script", str(script), "--good", "0.4.34", "--bad", "0.4.38", "--crash", "bad", "--timeout", "1",
+    run(releases, "--script", str(script), "--good", "0.4.34", "--bad", "0.4.38", "--crash", "bad", "--timeout", "1",
         "--all")
-    data = report_json(matrix, name="*-all")
+    data = report_json(releases, name="*-all")
     assert "0.4.36" in data["answered_by_cache"] and "0.4.36" not in data["probed_now"]
     # ... but a longer timeout deserves a new try.
-    run(matrix, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "2")
-    assert report_json(matrix, name="*0.4.37-cpu")["probed_now"] == ["0.4.36"]
+    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "2")
+    assert report_json(releases, name="*0.4.37-cpu")["probed_now"] == ["0.4.36"]
 
 
-def test_all_checks_the_labels_of_the_bounds(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_all_checks_the_labels_of_the_bounds(machine: Callable[..., FakeReleases],
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    world = World(verdicts("0.5.1"))
-    install_fakes(monkeypatch, world, tmp_path)
-    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.5.0", "--all")  # 0.5.0 is still good
+    releases = machine(verdicts("0.5.1"))
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.5.0", "--all")  # 0.5.0 is still good
     out = capsys.readouterr().out
     assert "**--bad 0.5.0 tested good (unaffected), not bad**" in out
     assert "- --good 0.4.35 tested good (unaffected), as given." in out
-    data = report_json(matrix)
+    data = report_json(releases)
     assert data["bounds_tested"]["--bad"] == {"version": "0.5.0", "wanted": "bad", "tested": "good"}
 
 
-def test_release_notes_are_one_line_of_links_when_unreachable(matrix: Any, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    world = World(verdicts("0.5.1"))
-    world.behaviour["0.5.0"] = "crashed"
-    install_fakes(monkeypatch, world, tmp_path)
-    run(matrix, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")  # ambiguous: 0.5.0 or 0.5.1
-    notes = report_json(matrix)["release_notes"]
+def test_release_notes_are_one_line_of_links_when_unreachable(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine({**verdicts("0.5.1"), "0.5.0": "crash"})
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")  # ambiguous: 0.5.0 or 0.5.1
+    notes = report_json(releases)["release_notes"]
     assert len(notes) == 1 and "offline in the tests" in notes[0]
     assert "[jax 0.5.0](https://github.com/jax-ml/jax/blob/jax-v0.5.0/CHANGELOG.md)" in notes[0]
     assert "[jax 0.5.1](" in notes[0]
 
 
-def test_help_explains_git_bisect_run_codes(capsys: pytest.CaptureFixture[str], matrix: Any) -> None:
-    assert driver.main(matrix, ["--help"], print) == 0
+def test_help_explains_git_bisect_run_codes(capsys: pytest.CaptureFixture[str],
+                                            machine: Callable[..., FakeReleases]) -> None:
+    assert driver.main(machine().matrix, ["--help"], print) == 0
     out = capsys.readouterr().out
     assert "git bisect run" in out and "125" in out and "--timeout" in out
 
@@ -542,25 +544,25 @@ def test_help_explains_git_bisect_run_codes(capsys: pytest.CaptureFixture[str], 
 # The report
 
 
-def test_report_has_links_notes_and_reproduce_line(matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   ) -> None:
-    world = World(verdicts("0.5.3", fix=True))
-    install_fakes(monkeypatch, world, tmp_path)
+def test_report_has_links_notes_and_reproduce_line(machine: Callable[..., FakeReleases], tmp_path: Path) -> None:
+    releases = machine(verdicts("0.5.3", fix=True), built=["0.4.35", "0.6.0"])  # the rest are built as probed
     notes = tmp_path / "CHANGELOG.md"
     notes.write_text("# Changelog\n\n## JAX 0.6.0 (April 16, 2025)\n\n* newer\n\n"
                      "## jax 0.5.3 (March 19, 2025)\n\n* Fixed sharding of batched LU.\n\n"
                      "## jax 0.5.2 (Mar 4, 2025)\n\n* older\n")
     argv = ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35", "--changelog", str(notes)]
-    run(matrix, *argv)
-    markdown = (matrix.results_dir.parent / "bisect-scaling-good0.6.0-bad0.4.35-cpu.md").read_text()
+    run(releases, *argv)
+    markdown = (releases.matrix.results_dir.parent / "bisect-scaling-good0.6.0-bad0.4.35-cpu.md").read_text()
     assert "https://github.com/jax-ml/jax/compare/jax-v0.5.2...jax-v0.5.3" in markdown
     assert "Fixed sharding of batched LU." in markdown and "* older" not in markdown
     assert "## Reproduce with:" in markdown
     assert "    nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --changelog " + str(notes) in markdown
     assert "Searched jax 0.4.35 … 0.6.0 (9 releases)" in markdown
-    data = report_json(matrix)
+    data = report_json(releases)
     assert data["compare"].endswith("jax-v0.5.2...jax-v0.5.3")
-    assert data["environments_built_now"] and data["probes"] == len(data["outcomes"])
+    assert sorted(data["environments_reused_now"]) == ["0.4.35", "0.6.0"]
+    assert data["environments_built_now"] and set(data["environments_built_now"]) == set(data["probed_now"]) - {"0.4.35", "0.6.0"}
+    assert data["probes"] == len(data["outcomes"])
 
 
 # --------------------------------------------------------------------------
@@ -594,3 +596,104 @@ def test_real_script_bisect_finds_the_release(tmp_path: Path, capsys: pytest.Cap
     assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.5.1", "0.5.2", [])
     # Both ends plus ceil(log2 3) halvings: every candidate of so short a range.
     assert len(data["environments_built_now"]) + len(data["environments_reused_now"]) <= expected_probes(4)
+
+
+# --------------------------------------------------------------------------
+# Rounds: --jobs K side by side here, and --slurm (sbatch and squeue stood in for, the tasks run in-process)
+
+
+def test_jobs_probe_k_releases_per_round_and_name_the_same_release(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.1"))
+    code, lines = run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--jobs", "3")
+    assert code == 0
+    data = report_json(releases)
+    assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
+    assert data["rounds"][0] == ["0.4.34", "0.6.0"]  # both bounds in the first round
+    assert all(len(batch) <= 3 for batch in data["rounds"]) and len(data["rounds"]) <= 3
+    assert any("--jobs 3 on this machine" in line and "2-core machine" in line for line in lines)
+    run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--fresh")
+    one_by_one = report_json(releases)
+    assert one_by_one["first_different"] == "0.5.1" and len(one_by_one["rounds"]) > len(data["rounds"])
+
+
+def fake_cluster(monkeypatch: pytest.MonkeyPatch, matrix: Any) -> list[str]:
+    """sbatch runs each array task of the job script at once, in-process, with SLURM's variables; squeue is empty."""
+    submitted: list[str] = []
+
+    def sbatch(script: Path) -> str:
+        job_id = str(100 + len(submitted))
+        submitted.append(script.read_text())
+        job_dir = script.parent
+        count = len(json.loads((job_dir / cluster.SPEC).read_text())["candidates"])
+        for task in range(count):
+            with monkeypatch.context() as node:
+                for name, value in (("SLURM_JOB_ID", f"{job_id}{task}"), ("SLURM_ARRAY_JOB_ID", job_id),
+                                    ("SLURM_ARRAY_TASK_ID", str(task)), ("SLURMD_NODENAME", "node01")):
+                    node.setenv(name, value)
+                cluster.run_task(matrix, [str(job_dir), str(task)], lambda line: None)
+        return job_id
+
+    monkeypatch.setattr(cluster, "sbatch", sbatch)
+    monkeypatch.setattr(cluster, "require_sbatch", lambda: None)
+    monkeypatch.setattr(driver, "require_sbatch", lambda: None)
+    monkeypatch.setattr(driver, "require_controller", lambda: None)
+    monkeypatch.setattr(cluster, "queued_states", lambda job_id: {})
+    monkeypatch.setattr(cluster, "parse_options", lambda m, argv: driver.parse_options(matrix, argv))
+    return submitted
+
+
+def test_slurm_runs_each_probe_as_an_array_task_and_the_report_names_job_and_node(
+        machine: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> None:
+    releases = machine(verdicts("0.5.1"), not_installable=["0.5.2"], built=())  # built here as they are probed
+    submitted = fake_cluster(monkeypatch, releases.matrix)
+    code, lines = run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--slurm", "--jobs", "3",
+                      "--partition", "gpu", "--time", "00:20:00")
+    assert code == 0
+    data = report_json(releases)
+    assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
+    assert data["slurm"] and data["rounds"][0] == ["0.4.34", "0.6.0"]
+    assert all("0.5.2" not in batch for batch in data["rounds"])  # ruled out by the index: no place in a round
+    assert data["observations"]["0.5.2"]["source"] == "index"
+    assert "#SBATCH --array=0-1" in submitted[0] and "#SBATCH --partition=gpu" in submitted[0]
+    assert "-m kit probe" in submitted[0] and "#SBATCH --time=00:20:00" in submitted[0]
+    ran = [v for v, seen in data["observations"].items() if seen["source"] == "run"]
+    assert ran and all(re.fullmatch(r"SLURM job 1\d\d_\d on node01", data["observations"][v]["job"]) for v in ran)
+    assert data["observations"]["0.4.34"]["environment"] == "built"  # built here, on the login node, before submission
+    assert set(releases.versions_run) == set(ran)  # the array tasks ran the releases' own python
+    markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
+    assert "SLURM job 100_0 on node01" in markdown and "(up to 3 per round, SLURM jobs)" in markdown
+    assert any(line.startswith("submitted SLURM job array 100: 2 probes (jax 0.4.34, 0.6.0)") for line in lines)
+
+
+def test_a_pin_holds_a_package_in_every_probe_and_the_report_says_so(machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.0"), numpy_moves_at="0.5.0")
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    releases.forget()
+    code, lines = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--pin", "NumPy==2.2.1")
+    assert code == 0 and releases.prepared and set(releases.prepared_pins) == {("numpy==2.2.1",)}
+    data = report_json(releases, "scaling-good0.4.35-bad0.6.0-cpu-pin-numpy-2.2.1")
+    assert data["first_different"] == "0.5.0" and releases.runs  # the unpinned probes are another identity
+    assert all(seen["pins"] == ["numpy==2.2.1"] for seen in data["observations"].values())
+    probe_lines = [line for line in lines if line.startswith("probe jax ")]
+    assert probe_lines and all("(holding numpy==2.2.1)" in line for line in probe_lines)
+    assert "requirements" in data["observations"]["0.5.0"]["not_reused"]  # and says why it was not reused
+    changed = data["what_else_changed"][0]
+    assert "numpy" not in changed["packages"] and changed["held"] == ["numpy==2.2.1"]
+
+
+@pytest.mark.parametrize(("pins", "message"), [
+    (["numpy>=2"], "NAME==VERSION"), (["numpy==2.*"], "NAME==VERSION"), (["jaxlib==0.5.0"], "what a bisect walks"),
+    (["numpy==2.2.1", "numpy==2.2.2"], "at two versions")])
+def test_a_pin_is_one_package_at_one_version(pins: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        driver.parse_options(PLAIN_MATRIX, ["--check", "scaling", *[arg for pin in pins for arg in ("--pin", pin)]])
+
+
+def test_slurm_and_jobs_refuse_what_they_cannot_do() -> None:
+    with pytest.raises(UsageError, match="--metric runs one probe at a time"):
+        driver.parse_options(PLAIN_MATRIX, ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--metric", "x",
+                                            "--slurm"])
+    with pytest.raises(UsageError, match="go with --slurm"):
+        driver.parse_options(PLAIN_MATRIX, ["--check", "scaling", "--partition", "gpu"])
+    with pytest.raises(UsageError, match="1 or more"):
+        driver.parse_options(PLAIN_MATRIX, ["--check", "scaling", "--jobs", "0"])

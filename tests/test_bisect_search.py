@@ -14,8 +14,12 @@ from kit.bisect.search import (
     Outcome,
     bisect,
     expected_probes,
+    expected_rounds,
+    ksect,
     non_monotonic,
+    probe_round,
     scan_all,
+    section_points,
     verify_bounds,
 )
 
@@ -28,10 +32,16 @@ class CountingProbe:
     def __init__(self, outcomes: Sequence[Outcome]) -> None:
         self.outcomes = list(outcomes)
         self.calls: List[int] = []
+        self.rounds: List[List[int]] = []
 
     def __call__(self, candidate: int) -> Outcome:
         self.calls.append(candidate)
         return self.outcomes[candidate]
+
+    def many(self, batch: Sequence[int]) -> Dict[int, Outcome]:
+        """Several candidates at once, as SLURM jobs side by side would answer them."""
+        self.rounds.append(list(batch))
+        return {candidate: self(candidate) for candidate in batch}
 
 
 @dataclass
@@ -208,3 +218,72 @@ def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) ->
         assert result.exact and len(probe.calls) <= math.ceil(math.log2(len(observed)))
     transitions = scan_all(candidates, probe, result.cache)
     assert len(transitions) == 1 and transitions[0].after == first_seen
+
+
+# --------------------------------------------------------------------------
+# k-section: K probes per round, run together
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_ksect_table(case: Case, k: int) -> None:
+    outcomes = parse(case.outcomes)
+    probe = CountingProbe(outcomes)
+    result = ksect(list(range(len(outcomes))), probe.many, k, old_outcome=case.old)
+    assert (result.last_same, result.first_different, result.ambiguous) == (
+        case.last_same, case.first_different, case.ambiguous)
+    assert all(len(batch) <= k for batch in probe.rounds) and result.rounds == probe.rounds
+    assert result.probes == probe.calls and 0 not in probe.calls and len(outcomes) - 1 not in probe.calls
+
+
+@pytest.mark.parametrize(("lo", "hi", "k", "skipped", "points"), [
+    (0, 9, 1, set(), [4]),             # bisection's midpoint
+    (0, 9, 2, set(), [3, 6]),           # thirds
+    (0, 12, 3, set(), [3, 6, 9]),       # quarters
+    (0, 9, 2, {3}, [2, 6]),             # a skip is stepped around, to the lower neighbour on a tie
+    (0, 3, 5, set(), [1, 2]),           # fewer left than asked
+    (0, 4, 3, {1, 2, 3}, []),           # only skips left
+])
+def test_section_points(lo: int, hi: int, k: int, skipped: set[int], points: List[int]) -> None:
+    assert section_points(lo, hi, k, skipped) == points
+
+
+def test_ksect_with_one_job_probes_what_bisect_probes() -> None:
+    outcomes = parse("ggsggggsgbbbbbsbbbbbbbbbbbbb")
+    one = CountingProbe(outcomes)
+    bisect(list(range(len(outcomes))), one)
+    many = CountingProbe(outcomes)
+    ksect(list(range(len(outcomes))), many.many, 1)
+    assert one.calls == many.calls
+
+
+@pytest.mark.parametrize(("k", "jobs", "expected"), [
+    (0, 3, 0), (1, 3, 1), (2, 3, 1), (5, 1, 3), (24, 1, 6), (24, 3, 4), (24, 7, 3), (100, 3, 5)])
+def test_expected_rounds(k: int, jobs: int, expected: int) -> None:
+    assert expected_rounds(k, jobs) == expected
+
+
+def test_probe_round_probes_only_the_unknown_and_checks_the_answers() -> None:
+    probe = CountingProbe(parse("gggbb"))
+    cache = {1: G}
+    probes: List[int] = []
+    assert probe_round([1, 2, 2, 3], probe.many, cache, probes) == [2, 3]
+    assert probe.rounds == [[2, 3]] and cache == {1: G, 2: G, 3: B} and probes == [2, 3]
+    with pytest.raises(TypeError, match="not an Outcome"):
+        probe_round([4], lambda batch: {}, cache, probes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(monotonic_with_skips(), st.integers(min_value=1, max_value=6))
+def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[Outcome], Outcome, int], k: int) -> None:
+    observed, old, change = data
+    probe = CountingProbe(observed)
+    result = ksect(list(range(len(observed))), probe.many, k, old_outcome=old)
+    first_seen = next(i for i, o in enumerate(observed) if o not in (old, S))
+    last_same = max(i for i in range(first_seen) if observed[i] is old)
+    assert (result.last_same, result.first_different) == (last_same, first_seen)
+    assert result.ambiguous == list(range(last_same + 1, first_seen)) and change in result.suspects
+    assert len(probe.calls) == len(set(probe.calls)) <= len(observed) - 2
+    if S not in observed:
+        # Rounds, not probes, are what waiting costs: log_{k+1}, the bounds' round aside.
+        assert result.exact and len(result.rounds) <= expected_rounds(len(observed), k) - 1

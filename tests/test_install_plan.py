@@ -41,6 +41,17 @@ def test_cpu_plan_pins_the_release_and_cuts_the_rest_off_at_its_era() -> None:
     assert "jaxlib=2100-01-01T00:00:00Z" in args
 
 
+def test_a_pinned_package_is_required_at_its_version_whatever_the_era() -> None:
+    plain = plan_install(MATRIX, MATRIX.release("0.4.35"), "cpu", FakeIndex())  # type: ignore[arg-type]
+    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), "cpu", FakeIndex(),  # type: ignore[arg-type]
+                        pins=("numpy==2.2.2",))
+    assert plan.requirements == ("jax[cpu]==0.4.35", "scipy", "numpy==2.2.2") and plan.pins == ("numpy==2.2.2",)
+    assert "numpy=2100-01-01T00:00:00Z" in plan.uv_args()  # numpy 2.2.2 came after jax 0.4.35's era
+    # Another pin set is another plan (another environment folder); no pins is the plan as it always was.
+    assert plan.fingerprint("3.12") != plain.fingerprint("3.12")
+    assert "pins" not in plain.to_json() and plan.to_json()["pins"] == ("numpy==2.2.2",)
+
+
 def test_a_release_missing_from_the_index_is_planned_without_a_cutoff() -> None:
     plan = plan_install(MATRIX, MATRIX.release("9.9.9"), "cpu", FakeIndex())  # type: ignore[arg-type]
     assert plan.exclude_newer is None

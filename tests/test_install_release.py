@@ -22,10 +22,11 @@ MATRIX = parse_matrix({"kit": {"envs_dir": "/nonexistent/envs"}, "install": {"ja
                        "release": [{"version": "0.4.35"}], "checks": {"scaling": {}}})
 
 
-def plan_for(matrix: Any, rel: Any, backend: str, index: Any, *_: Any) -> InstallPlan:
-    return InstallPlan(jax=rel.version, backend=backend, requirements=(f"jax[cpu]=={rel.version}", "scipy"),
+def plan_for(matrix: Any, rel: Any, backend: str, index: Any, find_links: Any = (),
+             pins: tuple[str, ...] = ()) -> InstallPlan:
+    return InstallPlan(jax=rel.version, backend=backend, requirements=(f"jax[cpu]=={rel.version}", "scipy", *pins),
                        exclude_newer="2024-11-05T20:56:00Z", index_url="https://example.invalid/simple",
-                       pythons=("3.13", "3.12", "3.11", "3.10"))
+                       pythons=("3.13", "3.12", "3.11", "3.10"), pins=pins)
 
 
 class AnsweringIndex:
@@ -52,6 +53,15 @@ def test_the_first_installed_python_in_preference_order_that_resolves_wins(monke
     resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX)
     assert resolved.python == "3.11" and resolved.problem == ""
     assert [a.python for a in resolved.attempts] == ["3.13", "3.11"]  # 3.12 is not installed
+
+
+def test_pins_reach_the_plan_that_is_resolved(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[InstallPlan] = []
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: asked.append(plan) or
+                        Resolution(python, ok=True, pins={"numpy": "2.2.1"}))
+    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX, pins=("numpy==2.2.1",))
+    assert asked and all(plan.pins == ("numpy==2.2.1",) and "numpy==2.2.1" in plan.requirements for plan in asked)
+    assert resolved.plan.pins == ("numpy==2.2.1",) and resolved.settings["pins"] == ["numpy==2.2.1"]
 
 
 def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,6 +110,16 @@ def test_a_locked_release_needs_neither_index_nor_uv(tmp_path: Path, uv_must_not
     assert resolved.lock is not None and resolved.plan == plan
     assert resolved.python == "3.12" and resolved.pins == {"jaxlib": "0.6.0"}
     assert resolved.resolution is not None and resolved.resolution.hashes == {"jaxlib": ("sha256:aa", "sha256:bb")}
+
+
+def test_pins_have_a_lock_of_their_own_and_none_is_the_lock_as_before(tmp_path: Path, uv_must_not_run: None) -> None:
+    matrix = matrix_on(refused_url(), tmp_path)
+    lock_0_6_0(matrix)
+    unpinned = lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu")
+    assert "pins" not in unpinned and release.locked_release(matrix, "0.6.0", "cpu") is not None
+    assert release.locked_release(matrix, "0.6.0", "cpu", pins=("numpy==2.2.1",)) is None  # never built
+    with pytest.raises(IndexUnreachable):  # so it is resolved, at the index
+        release.resolve_release(matrix, "0.6.0", "cpu", pins=("numpy==2.2.1",))
 
 
 @pytest.mark.parametrize("how", ["refresh", "settings changed"])

@@ -53,6 +53,9 @@ def test_jax_0_4_35_replicates_the_lu_on_every_device(matrix: Matrix) -> None:
     assert summary["all_gathers"] > 0
     assert summary["lu_batch_per_device"] == summary["global_batch"] == 1024
     assert summary["positive_control_ok"] is True
+    # Timings as speedups over one device, slogdet's and the control's, each by name.
+    assert all(isinstance(summary[f"{loss}_speedup_{n}"], float) for loss in ("slogdet", "control") for n in (2, 4))
+    assert not any(key.startswith("efficiency") for key in summary)
 
 
 def test_jax_0_6_0_splits_the_lu_across_devices(matrix: Matrix) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,31 @@ def test_each_metric_gets_a_plot_linked_from_the_matrix(tmp_path: Path) -> None:
     before = path.stat().st_mtime_ns
     plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
     assert path.stat().st_mtime_ns == before  # unchanged data: the image is kept
+
+
+@pytest.mark.parametrize("old", ["before the schema", "another schema"])
+def test_the_manifest_carries_a_schema_and_one_of_another_layout_is_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str) -> None:
+    from kit.matrix import metric_series
+
+    drawn: list[str] = []
+
+    def draw(one: object, path: Path) -> bool:
+        drawn.append(path.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"png")
+        return True
+
+    monkeypatch.setattr(metric_series, "_draw", draw)
+    report = build_report([_record("0.4.35", [10.0, 11.0, 12.0])])
+    plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
+    manifest = tmp_path / "plots" / metric_series.MANIFEST
+    written = json.loads(manifest.read_text())
+    assert written["schema"] == metric_series.MANIFEST_SCHEMA and list(written["images"]) == drawn
+    plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
+    assert len(drawn) == 1  # read back: nothing to draw
+    # As the kit wrote it before it had a schema (the images' digests at the top), or of a later layout.
+    manifest.write_text(json.dumps(written["images"] if old == "before the schema"
+                                   else {**written, "schema": metric_series.MANIFEST_SCHEMA + 1}))
+    plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
+    assert len(drawn) == 2 and json.loads(manifest.read_text()) == written

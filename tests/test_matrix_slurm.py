@@ -13,8 +13,8 @@ from typing import Iterator
 import pytest
 
 from kit.matrix import slurm
-from kit.errors import UsageError
-from kit.matrix.slurm import ArrayTask, SlurmOptions, batch_script, job_label, landed_records
+from kit.matrix.slurm import ArrayTask, SlurmOptions, batch_script, landed_records
+from tests.local_slurm import checkout_copy, local_slurm  # noqa: F401 (a fixture)
 
 
 def test_the_batch_script_runs_line_i_of_the_cells_with_the_kit(tmp_path: Path) -> None:
@@ -36,13 +36,6 @@ def test_without_a_partition_or_time_slurm_defaults_apply(tmp_path: Path) -> Non
     assert "#SBATCH --ntasks=1" in script
 
 
-def test_a_job_is_named_by_its_array_task_and_node() -> None:
-    assert job_label({"job_id": "13", "array_job_id": "12", "array_task_id": "1", "node": "node01"}) \
-        == "SLURM job 12_1 on node01"
-    assert job_label({"job_id": "7"}) == "SLURM job 7"
-    assert job_label(None) == ""
-
-
 def test_landed_records_are_matched_to_their_array_task(tmp_path: Path) -> None:
     def write(name: str, facts: dict | None) -> None:
         (tmp_path / name).write_text(json.dumps({"status": "ran", **({"slurm": facts} if facts else {})}))
@@ -54,21 +47,6 @@ def test_landed_records_are_matched_to_their_array_task(tmp_path: Path) -> None:
     found = landed_records(tmp_path, "12", since=0)
     assert list(found) == [1]
     assert found[1][0].name == "a.json"
-
-
-def test_sbatch_missing_is_a_usage_error_with_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(UsageError) as caught:
-        slurm.require_sbatch()
-    assert "scripts/slurm-local.sh up" in caught.value.render()
-
-
-def test_squeue_forgetting_the_job_means_every_task_is_done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = tmp_path / "squeue"
-    fake.write_text("#!/bin/sh\necho 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    assert slurm.queued_states("12") == {}
 
 
 def test_squeue_lines_become_task_states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,50 +68,13 @@ def test_waiting_ends_when_squeue_keeps_failing(tmp_path: Path, monkeypatch: pyt
     assert "stopped waiting for job 12" in lines[-1]
 
 # --------------------------------------------------------------------------
-# A real SLURM: scripts/slurm-local.sh starts one on this machine.
+# A real SLURM: scripts/slurm-local.sh starts one on this machine (tests/local_slurm.py).
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def local_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A running single-node SLURM: the one CI started, or one this fixture starts and stops."""
-    env = dict(os.environ)
-    if env.get("SLURM_CONF") and Path(env["SLURM_CONF"]).is_file() and shutil.which("sinfo") and _sinfo_ok(env):
-        yield env
-        return
-    # A state folder (and free ports) of its own: a cluster someone else runs here is left alone.
-    env["KIT_SLURM_STATE"] = str(tmp_path_factory.mktemp("slurm-state"))
-    script = str(ROOT / "scripts" / "slurm-local.sh")
-    subprocess.run([script, "up"], check=True, timeout=900, env=env)
-    conf = subprocess.run([script, "env"], check=True, capture_output=True, text=True, env=env).stdout
-    env["SLURM_CONF"] = conf.split("=", 1)[1].strip()
-    try:
-        yield env
-    finally:
-        subprocess.run([script, "down"], timeout=120, env=env)
-
-
-def _sinfo_ok(env: dict[str, str]) -> bool:
-    try:
-        return subprocess.run(["sinfo", "-h"], env=env, capture_output=True, timeout=30).returncode == 0
-    except subprocess.TimeoutExpired:
-        return False
-
-
-def _checkout_copy(tmp_path: Path) -> Path:
-    """This checkout's files, without its records, sharing its JAX environments."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
-                            check=True, capture_output=True, text=True).stdout.split("\0")
-    copy = tmp_path / "checkout"
-    for name in filter(None, listed):
-        if name.startswith("reports/") or not (ROOT / name).is_file():
-            continue
-        (copy / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, copy / name)
-    (ROOT / ".nox" / "jax-envs").mkdir(parents=True, exist_ok=True)
-    (copy / ".nox").mkdir()
-    (copy / ".nox" / "jax-envs").symlink_to(ROOT / ".nox" / "jax-envs")
+@pytest.mark.integration
+@pytest.mark.slurm
+def test_a_two_cell_job_array_lands_both_records_and_the_report_names_the_job(
+        local_slurm: dict[str, str], tmp_path: Path) -> None:
+    copy = checkout_copy(tmp_path)
     # Small scaling cells, each as 2 processes started by srun inside its array task.
     toml = (copy / "matrix.toml").read_text(encoding="utf-8")
     toml = toml.replace("[checks.scaling]\n", "[checks.scaling]\nprocesses = 2\n", 1)
@@ -141,14 +82,6 @@ def _checkout_copy(tmp_path: Path) -> Path:
                        ("modes", '["jit"]')):
         toml = re.sub(rf"(?m)^({key} = ).*$", rf"\g<1>{value}", toml, count=1)
     (copy / "matrix.toml").write_text(toml, encoding="utf-8")
-    return copy
-
-
-@pytest.mark.integration
-@pytest.mark.slurm
-def test_a_two_cell_job_array_lands_both_records_and_the_report_names_the_job(
-        local_slurm: dict[str, str], tmp_path: Path) -> None:
-    copy = _checkout_copy(tmp_path)
     done = subprocess.run(["nox", "-s", "matrix", "--", "--slurm", "--only", "0.4.35,0.6.0", "--checks", "scaling"],
                           cwd=copy, env=local_slurm, capture_output=True, text=True, timeout=1500)
     output = done.stdout + done.stderr

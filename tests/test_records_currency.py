@@ -92,10 +92,12 @@ def test_a_named_environment_s_records_count_where_it_is_named() -> None:
 
 def test_an_existing_interpreter_s_record_never_makes_a_release_current(tmp_path: Path) -> None:
     configured = {"devices": [1, 2]}
-    existing = make_record("0.4.35", parameters=configured, install={**EXISTING, **ENVIRONMENT})
+    # Even with the very identity a run of the kit's own build would have: it ran in another installation.
+    existing = make_record("0.4.35", parameters=configured, install={**EXISTING, "python": "3.11"})
     records.write_record(existing, tmp_path)
     assert newest_records_here(tmp_path, "cpu", {"scaling": configured}) == {}
-    assert not is_current(existing, configured, backend="cpu", **ENVIRONMENT)
+    assert not is_current(existing, identity(parameters=configured))
+    assert records.staleness(existing, identity(parameters=configured)).startswith("it ran in another environment")
 
 
 def test_processes_mean_the_same_for_every_check() -> None:
@@ -103,6 +105,20 @@ def test_processes_mean_the_same_for_every_check() -> None:
     correctness = _entry(check="correctness", parameters={"matrix_size": 20})
     assert differences(correctness.record, {"matrix_size": 20}) == ""
     assert differences(correctness.record, {"matrix_size": 20, "processes": 2}) == "--processes 1"
+
+
+def identity(jax: str = "0.4.35", backend: str = "cpu", parameters: dict[str, Any] | None = None,
+             preset: str | None = None, **changes: Any) -> records.Identity:
+    """The identity of a scaling run (override any of run_identity's arguments)."""
+    arguments: dict[str, Any] = {
+        "subject": {"check": "scaling", "parameters": {"processes": 1, **(parameters or {"devices": [1, 2]})},
+                    "preset": preset, "kit_version": __version__},
+        "jax": jax, "backend": backend, "python": "3.11",
+        "packages": {"jax": jax, "jaxlib": jax, "numpy": "2.1.3", "scipy": "1.14.1"},
+        "requirements": [f"jax[cpu]=={jax}", "scipy"], "exclude_newer": "2024-11-05T20:56:00Z",
+        "hardware": {"cpu": "AMD EPYC 7B13"}, "variables": {}}
+    arguments.update(changes)
+    return records.run_identity(**arguments)
 
 
 def make_record(jax: str, backend: str = "cpu", machine: str | None = None, python: str = "3.11",
@@ -113,13 +129,10 @@ def make_record(jax: str, backend: str = "cpu", machine: str | None = None, pyth
               "install": {"python": python, "requirements": [f"jax[cpu]=={jax}", "scipy"],
                           "exclude_newer": "2024-11-05T20:56:00Z"},
               "parameters": parameters or {"devices": [1, 2]},
+              "identity": identity(jax, backend, parameters, python=python).to_json(),
               "host": {"machine_id": machine or records.machine_id()}, "created": created}
     record.update(fields)
     return record
-
-
-ENVIRONMENT: dict[str, Any] = {"python": "3.11", "requirements": ["jax[cpu]==0.4.35", "scipy"],
-                               "exclude_newer": "2024-11-05T20:56:00Z"}
 
 
 def test_newest_records_here_keeps_this_machine_and_backend_only(tmp_path: Path) -> None:
@@ -144,49 +157,55 @@ def test_an_ad_hoc_run_neither_makes_a_cell_current_nor_stale(tmp_path: Path) ->
         records.write_record(record, tmp_path)
     newest = newest_records_here(tmp_path, "cpu", {"scaling": configured})
     assert newest[("scaling", "0.4.35")] == matrix_run
-    assert is_current(newest[("scaling", "0.4.35")], configured, backend="cpu", **ENVIRONMENT)
+    assert is_current(newest[("scaling", "0.4.35")], identity(parameters=configured))
     # And the ad-hoc run is the newest of its own parameters, for whoever asks them (bisect's probes).
     assert newest_records_here(tmp_path, "cpu", {"scaling": {"devices": [1, 2]}})[("scaling", "0.4.35")] == ad_hoc
 
 
-@pytest.mark.parametrize(("change", "current"), [
-    ({}, True),
-    ({"python": "3.12"}, False),
-    ({"exclude_newer": "2025-01-01T00:00:00Z"}, False),
-    ({"parameters": {"devices": [1, 2, 4]}}, False),
-    ({"parameters": {"unknown_key": 1}}, False),
-    ({"preset": "thread"}, False),
+@pytest.mark.parametrize(("change", "why"), [
+    ({}, ""),
+    ({"python": "3.12"}, "Python 3.11 there, 3.12 here"),
+    ({"exclude_newer": "2025-01-01T00:00:00Z"}, "exclude_newer 2024-11-05T20:56:00Z there, 2025-01-01T00:00:00Z here"),
+    ({"parameters": {"devices": [1, 2, 4]}}, 'what ran: parameters {"devices": [1, 2], "processes": 1} there, '
+                                             '{"devices": [1, 2, 4], "processes": 1} here'),
+    ({"preset": "thread"}, "what ran: preset none there, thread here"),
+    ({"packages": {"jax": "0.4.35", "jaxlib": "0.4.35", "numpy": "2.2.0", "scipy": "1.14.1"}},
+     "numpy 2.1.3 there, 2.2.0 here"),
+    ({"hardware": {"cpu": "Intel(R) Xeon(R) Processor"}}, "cpu AMD EPYC 7B13 there, Intel(R) Xeon(R) Processor here"),
+    ({"variables": {"JAX_ENABLE_X64": "1"}}, "JAX_ENABLE_X64 unset there, 1 here"),
+    ({"backend": "cuda", "hardware": {"cpu": "AMD EPYC 7B13", "gpu": "1 x NVIDIA H100", "gpu_driver": "550.54"}},
+     "backend cpu there, cuda here; gpu none there, 1 x NVIDIA H100 here; gpu_driver none there, 550.54 here"),
 ])
-def test_a_record_is_current_only_for_the_same_environment_and_parameters(change: dict[str, Any], current: bool) -> None:
+def test_a_record_is_current_only_under_the_same_identity(change: dict[str, Any], why: str) -> None:
+    # Whatever could change the outcome (issue 20): parameters, packages, hardware, the JAX/XLA variables set.
     record = make_record("0.4.35")
-    environment = {**ENVIRONMENT, **{k: v for k, v in change.items() if k in ENVIRONMENT}}
-    parameters = change.get("parameters", {"devices": [1, 2]})
-    assert is_current(record, parameters, backend="cpu", preset=change.get("preset"), **environment) is current
+    assert records.staleness(record, identity(**change)) == why
+    assert is_current(record, identity(**change)) is (why == "")
 
 
 def test_what_is_never_current() -> None:
-    assert not is_current(make_record("0.4.35", kit_version="0.0.9"), {"devices": [1, 2]}, backend="cpu", **ENVIRONMENT)
-    assert not is_current(make_record("0.4.35", status="crashed"), {}, backend="cpu", **ENVIRONMENT)
-    assert not is_current(make_record("0.4.35", machine="another-machine"), {}, backend="cpu", **ENVIRONMENT)
-    assert not is_current(make_record("0.4.35"), {}, backend="cuda", **ENVIRONMENT)
-    # A release that could not be installed stays so until its install plan changes.
-    assert is_current(make_record("0.4.35", status="not-installable"), {"devices": [1, 2]}, backend="cpu",
-                      **ENVIRONMENT)
+    here = identity()
+    assert records.staleness(make_record("0.4.35", kit_version="0.0.9"), here) == \
+        f"made by kit 0.0.9, this is kit {__version__}"
+    assert records.staleness(make_record("0.4.35", status="crashed"), here) == "it crashed: worth another try"
+    old = make_record("0.4.35")
+    del old["identity"]  # made before records held their identity: what it depended on is unknown
+    assert "made before records held their identity" in records.staleness(old, here)
+    assert not is_current(make_record("0.4.35", identity={"schema": 99}), here)
+
+
+def test_a_release_that_did_not_install_stays_so_until_its_install_request_changes() -> None:
+    record = make_record("0.4.35", status="not-installable",
+                         identity=identity(python=None, packages={}).to_json())
+    # Whatever was asked of it, on whatever hardware, with whatever variables set.
+    assert is_current(record, identity(parameters={"devices": [1]}, hardware={"cpu": "other"},
+                                       variables={"JAX_ENABLE_X64": "1"}, packages={}))
+    assert records.staleness(record, identity(requirements=["jax[cpu]==0.4.35", "scipy", "numpy==1.26.4"])) == \
+        'requirements ["jax[cpu]==0.4.35", "scipy"] there, ["jax[cpu]==0.4.35", "numpy==1.26.4", "scipy"] here'
 
 
 def test_a_multi_process_record_is_never_current_for_a_single_process_cell() -> None:
-    two = make_record("0.4.35", parameters={"devices": [1, 2, 4], "processes": 2})
+    two = make_record("0.4.35", identity=identity(parameters={"devices": [1, 2, 4], "processes": 2}).to_json())
     # matrix.toml leaves processes at 1 (absent): the 2-process run measured another cell.
-    assert not is_current(two, {"devices": [1, 2, 4]}, backend="cpu", **ENVIRONMENT)
-    assert is_current(two, {"devices": [1, 2, 4], "processes": 2}, backend="cpu", **ENVIRONMENT)
-    # Records from before the parameter existed ran one process.
-    assert is_current(make_record("0.4.35", parameters={"devices": [1, 2, 4]}), {"devices": [1, 2, 4], "processes": 1},
-                      backend="cpu", **ENVIRONMENT)
-
-
-def test_the_fingerprint_names_what_decides_the_environment() -> None:
-    record = make_record("0.4.35")
-    assert records.record_fingerprint(record) == records.environment_fingerprint(
-        backend="cpu", machine=records.machine_id(), **ENVIRONMENT)
-    # A hand-edited record of odd shapes still has a fingerprint (it is just not current).
-    assert records.record_fingerprint({**record, "install": {"requirements": "jax", "python": 3}})
+    assert not is_current(two, identity(parameters={"devices": [1, 2, 4]}))
+    assert is_current(two, identity(parameters={"devices": [1, 2, 4], "processes": 2}))

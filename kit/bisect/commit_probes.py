@@ -21,7 +21,7 @@ from ..config import Matrix
 from ..history.source import History
 from ..install.index import PackageIndex
 from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
-from .. import records
+from ..records import Identity
 from ..install.environment import Prepared, over_release
 from ..run import runner
 from .candidates import Candidate
@@ -29,7 +29,7 @@ from .commit_candidates import CommitCandidate
 from .metric import MetricProber
 from .options import Log, Options
 from .outcomes import Observation
-from .probe_cache import ProbeCache, ProbeKey
+from .probe_cache import ProbeCache
 from .probes import Prober
 
 
@@ -59,24 +59,36 @@ class CommitProber(Prober):
         on = f" on jaxlib {candidate.jaxlib}" if candidate.jaxlib else ""
         return f"commit {candidate.short} ({candidate.title[:60]}){on}"
 
-    def _key(self, version: str, python: str | None, jaxlib: str | None) -> ProbeKey:
-        candidate = self.commits.get(version)
-        if candidate is None:
-            return super()._key(version, python, jaxlib)
-        # The commit, the build it ran on and how it was laid over: known to any bisect, under any key.
-        subject = {**self.subject, "overlay_format": OVERLAY_FORMAT}
-        return ProbeKey(subject, candidate.commit, self.options.backend, python, jaxlib, records.machine_id())
-
-    def _record_observation(self, candidate: Candidate) -> Observation | None:
-        if candidate.version in self.commits:
-            return None  # commits have no matrix records
-        return self.releases._record_observation(candidate)
-
-    def _request(self, version: str) -> runner.RunRequest:
+    def identity(self, version: str, prepared: Prepared) -> Identity:
         candidate = self.commits.get(version)
         if candidate is None or candidate.build is None:
-            return self.releases._request(version)
-        request = self.releases._request(candidate.build.release)
+            return super().identity(version, prepared)
+        return self._as_commit(candidate, super().identity(candidate.build.release, prepared))
+
+    def locked_identity(self, version: str) -> Identity | None:
+        candidate = self.commits.get(version)
+        if candidate is None or candidate.build is None:
+            return super().locked_identity(version)
+        base = super().locked_identity(candidate.build.release)
+        return self._as_commit(candidate, base) if base is not None else None
+
+    def _as_commit(self, candidate: CommitCandidate, release: Identity) -> Identity:
+        """The release's identity, made the commit's: the same probe on the same build, from any bisect, is known."""
+        # The overlay's format is part of what ran: a change to what is laid over runs every commit again.
+        subject = {**release.subject, "overlay_format": OVERLAY_FORMAT}
+        return dataclasses.replace(release, subject=subject, jax=candidate.jax_version, commit=candidate.commit,
+                                   packages={**release.packages, "jax": candidate.jax_version})
+
+    def _record_observation(self, here: Identity, version: str) -> Observation | None:
+        if version in self.commits:
+            return None  # commits have no matrix records
+        return super()._record_observation(here, version)
+
+    def _request(self, version: str, log_file: Path | None = None) -> runner.RunRequest:
+        candidate = self.commits.get(version)
+        if candidate is None or candidate.build is None:
+            return super()._request(version, log_file)
+        request = super()._request(candidate.build.release, log_file)
         return dataclasses.replace(request, version=candidate.jax_version,
                                    reproduce=f"nox -s bisect -- {' '.join(self.options.argv)}")
 
@@ -88,7 +100,7 @@ class CommitProber(Prober):
         if version not in self._prepared:
             release = candidate.build.release
             known_before = release in self.releases._prepared
-            base = self.releases._prepare(release)
+            base = self.releases._prepare(release)  # the release prober's: each release prepared once per bisect
             if base.environment is None:
                 self._prepared[version] = base
                 return base

@@ -180,7 +180,8 @@ def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCand
             continue
         # A metric is judged against this run's baseline, so earlier metric probes are not reused (as for releases).
         metric = isinstance(prober, MetricProber)
-        cached = None if metric else prober._cached(candidate, candidate.python, candidate.jaxlib)
+        identity = None if metric else prober.locked_identity(candidate.version)
+        cached = prober._cached(identity) if identity is not None else None
         release = tags.get(candidate.commit)
         seen = phase.finding.observations.get(release) if release else None
         if cached is None and seen is not None and candidate.build and candidate.build.release == release:

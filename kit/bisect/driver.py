@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import Version
+
+from repro.environment import jax_variables
 
 from . import changelog
 from ..config import Matrix
@@ -18,16 +20,20 @@ from .changelog import CHANGELOG_NAME
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import UsageError
 from ..install.release import open_index
+from ..run.facts import hardware_facts
+from ..run.slurm_jobs import require_controller, require_sbatch
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding
-from .options import Log, Options, bisect_name, bounds, make_parser, parse_options
-from .outcomes import describe
-from .probe_cache import ProbeCache, subject_key
+from .options import Log, Options, bisect_name, bounds, make_parser, parse_options, shown_path
+from .outcomes import Observation, classify, describe
+from .cluster import ClusterProbes
+from .probe_cache import ProbeCache, probe_cache_dir, subject_key
 from .metric import MetricProber, metric_summary
 from .metric_samples import MetricSamples
 from .probes import Prober
-from .search import BisectResult, Outcome, Transition, bisect, scan_all, verify_bounds
+from .rounds import ProbeMany, Rounds, side_by_side
+from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
 
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
@@ -37,6 +43,9 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         return 0
     started = time.monotonic()
     options = parse_options(matrix, argv)
+    if options.slurm:  # before anything is listed or built: a missing cluster is said in a second
+        require_sbatch()
+        require_controller()
     history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
     good, bad, how = bounds(matrix, options)
@@ -50,9 +59,21 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, name, index, log)
     if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again
         prober.samples = metric_samples(matrix, options, subject, good, bad, prober, name, log)
-    known = {} if options.metric else prober.known_outcomes()  # a metric is judged against this run's bounds
+    # A metric is judged against this run's bounds; on SLURM a probe's identity holds its node's hardware,
+    # known only there: each task looks itself up in the probe cache.
+    known = {} if options.metric or options.slurm else prober.known_outcomes()
     print(report.candidate_table(candidates, options, set(known)), flush=True)
-    finding = search(options, good, bad, how, name, candidates, prober, known)
+    rounds = Rounds(prober, _parallel(prober, options, log))
+    try:
+        finding = search(options, good, bad, how, name, candidates, prober, {**prober.ruled_out(), **known}, rounds)
+    except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
+        finding = Finding(name, options, good, bad, how, candidates, {}, dict(prober.observations),
+                          list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop),
+                          rounds=rounds.rounds)
+        finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
+        finding.seconds = time.monotonic() - started
+        print(report.write_report(matrix.results_dir.parent, finding, []))
+        raise
     if history is not None and finding.result is not None:
         finding.commits = narrow_to_commits(CommitPhase(matrix, finding, prober, history, log))
     finding.seconds = time.monotonic() - started
@@ -65,10 +86,13 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
 
 def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
     """The clone --commits reads: --jax-repo, else matrix.toml's jax_repo, else the kit's own (cloned now if need be)."""
-    given, given_by = options.jax_repo, "--jax-repo"
+    given, given_by, shown = options.jax_repo, "--jax-repo", options.jax_repo_shown
     if given is None and matrix.jax_repo is not None:
         given, given_by = matrix.jax_repo, "matrix.toml's [install] jax_repo"
-    history = open_history(given, given_by, matrix.envs_dir.parent / "jax-history" / "jax.git", log)
+        shown = shown_path(matrix.jax_repo, matrix.path.parent)
+    cache = matrix.envs_dir.parent / "jax-history" / "jax.git"
+    # Reports name the clone as the user did, or relative to the project: no machine's absolute path in them.
+    history = open_history(given, given_by, cache, log, shown=shown or shown_path(cache, matrix.path.parent))
     log(f"JAX's history: {history.path} ({history.origin})")
     return history
 
@@ -80,51 +104,79 @@ def clone_changelog(history: History | None, versions: list[str]) -> str | None:
     return read_text(history, tag(max(versions, key=Version)), CHANGELOG_NAME)
 
 
-def probe_cache_dir(matrix: Matrix) -> Path:
-    """Where every bisect's probes are kept (next to the reports; not committed)."""
-    return matrix.results_dir.parent / "bisect" / "probes"
+def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:
+    """How a round of several probes runs: SLURM jobs, threads here, or (None) one after another."""
+    if options.slurm:
+        return ClusterProbes(prober, options.slurm, log).many
+    if options.jobs > 1:
+        return side_by_side(prober, options.jobs, log)
+    return None
 
 
 def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any], good: str, bad: str,
                    prober: Prober, name: str, log: Log) -> MetricSamples:
     """Where this metric bisect keeps its samples (reports/bisect/metric/), and what an earlier run left there."""
-    identity = {"subject": subject, "metric": options.metric, "good": good, "bad": bad, "backend": options.backend}
+    # What else the samples depend on, as a probe's identity holds it: the hardware, the JAX/XLA variables, the pins.
+    identity = {"subject": subject, "metric": options.metric, "good": good, "bad": bad, "backend": options.backend,
+                "hardware": hardware_facts(options.backend), "variables": jax_variables(), "pins": list(options.pins)}
     bounds = {v: (prober.candidates[v].python, prober.candidates[v].jaxlib) for v in (good, bad)}
     return MetricSamples(matrix.results_dir.parent / "bisect" / "metric", identity, records.machine_id(), bounds,
                          name, read=not options.fresh, log=log)
 
 
 def search(options: Options, good: str, bad: str, how: str, name: str, candidates: list[Candidate],
-           prober: Prober, known: dict[str, Outcome]) -> Finding:
-    """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known."""
+           prober: Prober, known: dict[str, Outcome], rounds: Rounds) -> Finding:
+    """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
+
+    With ``--jobs K`` or ``--slurm`` the probes go in rounds of up to K at
+    once: both bounds in the first round, then K+1-section (`search.ksect`).
+    """
     cache = dict(known)
     versions = [c.version for c in candidates]
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = []
+    together = options.jobs > 1 or options.slurm is not None
     if isinstance(prober, MetricProber):
         prober.set_baseline(good, bad, cache)  # a metric probe is judged against it (kit/bisect/metric_samples.py)
     if options.scan:
-        transitions = scan_all(versions, prober, cache)
+        if together:
+            for start in range(0, len(versions), options.jobs):
+                probe_round(versions[start:start + options.jobs], rounds.many, cache, [])
+        transitions = scan_all(versions, rounds.one, cache)
     else:
         if not options.metric:
-            verify(good, bad, versions, prober, cache, options)
+            if together:
+                probe_round([versions[0], versions[-1]], rounds.many, cache, [])
+            verify(good, bad, versions, rounds.one, prober, cache, options)
         old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
-        result = bisect(versions, prober, old_outcome=old_outcome, cache=cache)
+        result = (ksect(versions, rounds.many, options.jobs, old_outcome=old_outcome, cache=cache) if together
+                  else bisect(versions, rounds.one, old_outcome=old_outcome, cache=cache))
     finding = Finding(name, options, good, bad, how, candidates, dict(cache), dict(prober.observations),
-                      list(prober.ran_now), result, transitions)
+                      list(prober.ran_now), result, transitions, rounds=rounds.rounds)
     if isinstance(prober, MetricProber):
         finding.metric = metric_summary(prober, finding.observations)
     return finding
 
 
-def verify(good: str, bad: str, versions: list[str], prober: Prober, cache: dict[str, Outcome],
-           options: Options) -> None:
+def _provenance(seen: Observation | None) -> str:
+    """Where a bound's outcome came from, so an answer from an earlier probe is never taken for a new one."""
+    if seen is None:
+        return ""
+    if seen.source == "cache":
+        return f" (answered by an earlier probe, {seen.by or 'unnamed'} {seen.ran_at}, under the same {seen.matched})"
+    if seen.source == "record":
+        return f" (answered by a current record, {seen.ran_at}, under the same {seen.matched})"
+    return f" (probed now; {seen.not_reused})" if seen.not_reused else ""
+
+
+def verify(good: str, bad: str, versions: list[str], probe: Callable[[str], Outcome], prober: Prober,
+           cache: dict[str, Outcome], options: Options) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
 
     The search's :func:`verify_bounds` judges; this says it with the user's flags.
     """
     old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
-    problem = verify_bounds(versions, prober, cache, old_outcome=old_outcome)
+    problem = verify_bounds(versions, probe, cache, old_outcome=old_outcome)
     if problem is None:
         return
     if problem.end is None or problem.got is None or problem.wanted is None:
@@ -134,7 +186,7 @@ def verify(good: str, bad: str, versions: list[str], prober: Prober, cache: dict
     wanted = Outcome.GOOD if flag == "--good" else Outcome.BAD
     seen = prober.observations.get(version)
     message = f"{flag} {version} is {describe(problem.got, bool(options.script))}, not {wanted.value}: " \
-              f"{seen.reason if seen else ''}"
+              f"{seen.reason if seen else ''}{_provenance(seen)}"
     if problem.kind == "reversed":
         raise UsageError(message, "swap --good and --bad")
     if problem.kind == "untestable":

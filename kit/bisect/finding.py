@@ -38,6 +38,10 @@ class Finding:
     seconds: float = 0.0
     metric: dict[str, Any] | None = None
     """``--metric``: the baseline, each measured release's median and every step over the factor."""
+    stopped: str = ""
+    """Why the search stopped before it began (the bounds did not test as given), in the error's words."""
+    rounds: list[list[str]] = field(default_factory=list)
+    """The candidates the search waited for, round by round (one each unless --jobs or --slurm)."""
     commits: commit_finding.CommitFinding | None = None
     """``--commits``: the search below the releases."""
 
@@ -89,7 +93,7 @@ def cost_lines(finding: Finding) -> list[str]:
                 f"started ({seconds:.1f} s {span}).")
     else:
         this = f"This run ran nothing and built nothing: every probe was known before it started ({seconds:.1f} s)."
-    lines = [this]
+    lines = [this, rounds_line(finding)] if finding.rounds else [this]
     earlier = finding.where("cache")
     if earlier:
         observed = [finding.observations[v] for v in earlier]
@@ -123,6 +127,15 @@ def _commit_cost(found: commit_finding.CommitFinding) -> str:
             f"{known} answered without a run (probe cache or the release's own probe); {found.seconds:.1f} s for the commit phase.")
 
 
+def rounds_line(finding: Finding) -> str:
+    """How many rounds the search waited for, and how many probes ran together."""
+    o = finding.options
+    where = "SLURM jobs" if o.slurm else "side by side on this machine" if o.jobs > 1 else "one at a time"
+    jobs = f"up to {o.jobs} per round, " if o.jobs > 1 else ""
+    return (f"The search waited for {_count(len(finding.rounds), 'round')} of probes ({jobs}{where}): "
+            + "; ".join(", ".join(batch) for batch in finding.rounds) + ".")
+
+
 def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
     """The JSON report (``schema`` names its layout)."""
     data: dict[str, Any] = {
@@ -139,9 +152,12 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         "environments_built_now": finding.environments(finding.probed_now, "built"),
         "environments_reused_now": finding.environments(finding.probed_now, "reused"),
         "seconds": round(finding.seconds, 1), "cost": cost_lines(finding),
+        "rounds": finding.rounds, "jobs": finding.options.jobs, "slurm": finding.options.slurm is not None,
         "release_notes": notes, "reproduce": finding.reproduce,
     }
-    if finding.result is not None:
+    if finding.stopped:
+        data["stopped"] = finding.stopped
+    elif finding.result is not None:
         result = finding.result
         data.update(last_same=result.last_same, first_different=result.first_different,
                     ambiguous=result.ambiguous, compare=changelog.compare_url(result.last_same, result.first_different))

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from ..config import Matrix, configured_parameters, release_number, timeout_seconds
 from ..errors import UsageError
 from ..records import newest_records_here
+from ..run.slurm_jobs import SlurmOptions
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -42,14 +44,23 @@ outcomes:
   A crashed probe counts as --crash says: skip (default), bad or good, like
   cargo-bisect-rustc's --regress modes.
 
-  Every probe is kept in one cache, reports/bisect/probes/, keyed by what ran
-  (the check and its parameters, or the script's content; the release, backend,
-  Python and jaxlib), so any later bisect over the same releases, with any
-  bounds, reuses it; a timeout is reused only under a timeout no longer than
-  the one it hit. --fresh ignores the cache (and current records). The
+  Every probe is kept in one cache, reports/bisect/probes/, keyed by its
+  identity: what ran (the check and its parameters, or the script's content),
+  the release, every installed package, the backend, the hardware (CPU; GPU
+  and driver) and every JAX/XLA variable set (JAX_*, XLA_*, TF_CPP_*,
+  CUDA_VISIBLE_DEVICES, ...; docs/bisect.md). Any later bisect with the same
+  identity, with any bounds, reuses it and the report says why it matched; a
+  probe of another identity is never reused, and the report says what
+  differed. A timeout is reused only under a timeout no longer than the one it hit. --fresh ignores the cache (and current records). The
   candidate list comes from the index's metadata, in seconds; a release is
   resolved and installed only when it is probed. The result goes to
   reports/bisect-<name>.md and .json.
+
+  --jobs K probes K releases per round side by side (K+1-section): fewer
+  rounds, more probes in all. With --slurm each probe is a SLURM job (the
+  environments are built here first, as for `nox -s matrix -- --slurm`), so a
+  GPU bisect starts from a login node; without it they run on this machine
+  (worth it when builds wait on downloads, not when probes need the cores).
 
 commits (--commits):
   After the releases, the commits between the last unchanged and the first
@@ -68,6 +79,7 @@ examples:
   nox -s bisect -- --script repro.py --good 0.4.34 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
   nox -s bisect -- --check slogdet-time --metric slogdet_ms --good 0.6.0 --bad 0.4.35
+  nox -s bisect -- --script repro.py --good 0.4.20 --bad 0.6.0 --slurm --jobs 3 --partition gpu
 
 metrics (--metric NAME):
   Each probe runs the check or script and reads the metric's samples from its
@@ -104,6 +116,16 @@ class Options:
     """After the releases, bisect JAX's commits between the two releases found (``--commits``)."""
     jax_repo: Path | None = None
     """A clone of JAX to read the commits from (``--jax-repo``; else matrix.toml's, else the kit's own)."""
+    jax_repo_shown: str = ""
+    """``--jax-repo`` as reports name it: relative to the project when inside it, else as it was given."""
+    script_shown: str = ""
+    """The script as reports name it: relative to the project when it is inside, else as it was given."""
+    jobs: int = 1
+    """Probes per round, run side by side: K+1-section (`search.ksect`) when more than one."""
+    slurm: SlurmOptions | None = None
+    """Each probe a task of a SLURM job array (kit/bisect/cluster.py), environments built here first."""
+    pins: tuple[str, ...] = ()
+    """``NAME==VERSION`` held in every probe (``--pin``), names in normal form, sorted."""
 
     @property
     def subject(self) -> str:
@@ -148,6 +170,15 @@ def make_parser() -> argparse.ArgumentParser:
                         help="then narrow to the JAX commit: its Python laid over a built release (docs/commits.md)")
     parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH",
                         help="--commits: a clone of github.com/jax-ml/jax (else [install] jax_repo, else the kit's own)")
+    parser.add_argument("--pin", action="append", default=[], type=_pin, metavar="PKG==VERSION",
+                        help="hold a package at one version in every probe (repeatable), e.g. --pin numpy==2.2.1: "
+                             "rules it out as what changed")
+    parser.add_argument("--jobs", type=_jobs, default=1, metavar="K",
+                        help="probe K releases per round at once: about log_{K+1}(n) rounds instead of log2(n)")
+    parser.add_argument("--slurm", action="store_true",
+                        help="run each probe as a SLURM job (environments are built here first; see docs/cluster.md)")
+    parser.add_argument("--partition", default=None, help="--slurm: the partition to submit to")
+    parser.add_argument("--time", default=None, metavar="LIMIT", help="--slurm: time limit per probe's job")
     parser.add_argument("-h", "--help", action="store_true", help="show this help")
     return parser
 
@@ -178,13 +209,34 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError("--jax-repo only applies with --commits", "add --commits, or drop --jax-repo")
     if args.commits and args.scan:
         raise UsageError("--commits narrows one change and --all lists every change", "drop one of them")
+    if args.commits and args.slurm:
+        raise UsageError("--commits runs its commit probes here, one at a time: each is laid over an environment "
+                         "of this machine", "drop --slurm (the release search may use --jobs)")
+    if not args.slurm and (args.partition or args.time):
+        raise UsageError("--partition and --time go with --slurm", "add --slurm, or drop them")
+    if args.metric and (args.slurm or args.jobs > 1):
+        raise UsageError("--metric runs one probe at a time, here: each is judged against a run of --good right "
+                         "before it, on the same machine and under the same load",
+                         "drop --slurm and --jobs, or bisect the verdict instead of the metric")
     return Options(
         check=args.check, script=args.script.resolve() if args.script else None, good=args.good, bad=args.bad,
         backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
-        argv=tuple(argv), metric=args.metric, factor=args.factor, commits=args.commits,
-        jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
+        argv=tuple(argv), metric=args.metric, factor=args.factor,
+        script_shown=shown_path(args.script, matrix.path.parent) if args.script else "",
+        jobs=args.jobs, slurm=SlurmOptions(args.partition, args.time) if args.slurm else None,
+        pins=_pins(args.pin),
+        commits=args.commits, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
+        jax_repo_shown=shown_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
     )
+
+
+def shown_path(path: Path, project: Path) -> str:
+    """How a report names a file: relative to the project when it lies inside it, else as the user gave it."""
+    try:
+        return str(path.resolve().relative_to(project.resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _factor(text: str) -> float:
@@ -196,6 +248,42 @@ def _factor(text: str) -> float:
     if not (math.isfinite(value) and value > 1):
         raise argparse.ArgumentTypeError(f"must be a finite number above 1, e.g. 1.5 (a 50% slowdown), got {text!r}")
     return value
+
+
+def _pin(text: str) -> str:
+    """``--pin``: one exact ``NAME==VERSION``, the name in its normal form (``ml-dtypes`` → ``ml_dtypes``)."""
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        requirement = None
+    specifiers = list(requirement.specifier) if requirement else []
+    if requirement is None or requirement.extras or requirement.marker or requirement.url or len(specifiers) != 1 \
+            or specifiers[0].operator != "==" or "*" in specifiers[0].version:
+        raise argparse.ArgumentTypeError(f"must be one package at one version, NAME==VERSION (e.g. numpy==2.2.1), "
+                                         f"got {text!r}")
+    name = requirement.name.lower().replace("-", "_").replace(".", "_")
+    if name in ("jax", "jaxlib"):
+        raise argparse.ArgumentTypeError(f"{name} is what a bisect walks; pin the packages beside it")
+    return f"{name}=={specifiers[0].version}"
+
+
+def _pins(pins: Sequence[str]) -> tuple[str, ...]:
+    """The pins sorted, one per package: a package given twice at two versions is a mistake."""
+    by_name: dict[str, str] = {}
+    for pin in pins:
+        name = pin.split("==", 1)[0]
+        if by_name.get(name, pin) != pin:
+            raise UsageError(f"--pin {by_name[name]} and --pin {pin} hold {name} at two versions",
+                             "give each package one --pin")
+        by_name[name] = pin
+    return tuple(sorted(by_name.values()))
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: a whole number of probes per round, 1 or more."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of probes per round, 1 or more, got {text!r}")
+    return int(text)
 
 
 def bounds(matrix: Matrix, options: Options) -> tuple[str, str, str]:
@@ -256,4 +344,6 @@ def bisect_name(options: Options, good: str, bad: str) -> str:
         name += f"-{options.metric}-x{options.factor:g}"
     if options.commits:
         name += "-commits"
+    for pin in options.pins:
+        name += f"-pin-{pin.replace('==', '-')}"
     return "".join(c if c.isalnum() or c in ".-_" else "_" for c in name)

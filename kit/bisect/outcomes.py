@@ -47,6 +47,22 @@ class Observation:
     """When it ran (UTC, ISO 8601)."""
     by: str = ""
     """The bisect that ran it."""
+    packages: dict[str, str] = field(default_factory=dict)
+    """Every package installed where it ran (the report's "what else changed")."""
+    era: str | None = None
+    """The era cut-off its dependencies were resolved at (uploaded no later than this)."""
+    pins: list[str] = field(default_factory=list)
+    """``--pin`` requirements held while it ran."""
+    matched: str = ""
+    """Answered without a run: why the earlier probe or record counts as this one (what their identity holds)."""
+    not_reused: str = ""
+    """Run although an earlier probe of the same release exists: what differed."""
+    output_tail: list[str] = field(default_factory=list)
+    """The last lines of its output, bounded."""
+    log: str = ""
+    """Its whole output, as a path relative to the project (beside its probe file)."""
+    job: str = ""
+    """The SLURM job that ran it (``SLURM job 12_0 on node01``), or "" for a local run."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,6 +89,10 @@ def _text_or_none(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -84,6 +104,10 @@ _OBSERVATION_SHAPES = {
     "samples": lambda v: isinstance(v, list) and all(_number(x) for x in v), "python": _text_or_none,
     "jaxlib": _text_or_none, "timeout_s": lambda v: v is None or (_number(v) and int(v) == v),
     "seconds": _number, "ran_at": lambda v: isinstance(v, str), "by": lambda v: isinstance(v, str),
+    "packages": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+    "era": _text_or_none, "pins": _strings, "matched": lambda v: isinstance(v, str),
+    "not_reused": lambda v: isinstance(v, str), "output_tail": _strings, "log": lambda v: isinstance(v, str),
+    "job": lambda v: isinstance(v, str),
 }
 
 

@@ -1,67 +1,73 @@
-"""One probe cache, keyed by what ran, shared by every bisect on this machine.
+"""One probe cache, keyed by a probe's identity, shared by every bisect on this machine (or cluster).
 
-A probe's observation is kept under the key of what produced it: the check
-and its parameters (with the kit version, whose repro ran) or the script's
-content hash; the release; the backend; the Python and the jaxlib it ran
-with; the machine. The bounds and the bisect's name are not in the key, so a
-second bisect over overlapping releases (other bounds, ``--all``) re-runs
-nothing already known, and an interrupted bisect resumes where it stopped.
-Check probes also write a record, as the matrix does; records stay the
-matrix's currency and are consulted too (see :mod:`.probes`).
+A probe's observation is kept under its identity (`kit.records.identity`):
+what ran (the check and its parameters, or the script's content), the release
+or commit, every installed package, the backend, the hardware and the JAX/XLA
+variables that were set; the same identity the matrix asks of its records.
+The bounds and the bisect's name are not in it, so a second bisect over
+overlapping releases (other bounds, ``--all``) re-runs nothing already known,
+and an interrupted bisect resumes where it stopped.
+
+Files are kept by question (what ran, on which release, which backend), one
+folder each, one file per identity in it: ``<question>/<identity>.json``, the
+probe's whole output beside it as ``<identity>.log``. A probe of another
+identity is never reused; the folder is where `why_not` finds it and says what
+differs, so a report can say why a release was probed again.
 
 A remembered timeout is reused only under a timeout no longer than the one
-it hit: a longer ``--timeout`` deserves a new try. One file per key, written
-atomically, so bisects running side by side never lose each other's probes.
+it hit: a longer ``--timeout`` deserves a new try. One file per identity,
+written atomically, so bisects running side by side never lose each other's probes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from repro.contract import strict_json
 
-from .. import __version__
 from ..atomic_files import atomic_write_text
-from ..records import JsonTextError, read_json
-from ..run import runner
 from ..config import Matrix
+from ..records import Identity, JsonTextError, mismatch, read_json
+from ..run import runner
 from .options import Options
 from .outcomes import Observation
 
-PROBE_SCHEMA = 1
+PROBE_SCHEMA = 2
+"""Schema 1 keyed probes by release, Python and jaxlib alone; its files are not read."""
+
+
+def probe_cache_dir(matrix: Matrix) -> Path:
+    """Where every bisect's probes are kept (next to the reports; not committed)."""
+    return matrix.results_dir.parent / "bisect" / "probes"
 
 
 def subject_key(matrix: Matrix, options: Options) -> dict[str, Any]:
-    """What a probe runs, apart from the release: the check and its parameters, or the script's content."""
+    """What a probe runs, apart from the release: the check and its parameters, or the script's content.
+
+    A check's subject is the one its records hold (`runner.check_subject`), so
+    a probe and a record of the same run have the same identity.
+    """
     if options.check:
         request = runner.RunRequest(check=options.check, version="0", backend=options.backend, preset=options.preset)
-        key = {"check": options.check, "parameters": runner.parameters_for(matrix, request), "kit_version": __version__}
-    else:
-        assert options.script is not None
-        key = {"script_sha256": hashlib.sha256(options.script.read_bytes()).hexdigest()}
-    return json.loads(json.dumps(key))  # as it reads back from a file
+        return runner.check_subject(request, runner.parameters_for(matrix, request))
+    assert options.script is not None
+    return {"script_sha256": hashlib.sha256(options.script.read_bytes()).hexdigest()}
 
 
 @dataclass(frozen=True)
-class ProbeKey:
-    subject: Mapping[str, Any]
-    jax: str
-    backend: str
-    python: str | None
-    jaxlib: str | None
-    machine: str
+class Kept:
+    """A probe on disk: the identity it ran under and what it observed."""
 
-    def digest(self) -> str:
-        blob = json.dumps(asdict(self), sort_keys=True, default=dict).encode()
-        return hashlib.sha256(blob).hexdigest()[:24]
+    path: Path
+    identity: Identity
+    observation: Observation
 
 
 class ProbeCache:
-    """Observations on disk, one file per :class:`ProbeKey`."""
+    """Observations on disk, one file per identity."""
 
     def __init__(self, folder: Path, read: bool = True, log: Callable[[str], None] | None = None) -> None:
         self.folder = folder
@@ -71,37 +77,69 @@ class ProbeCache:
         self.unusable: dict[Path, str] = {}
         """Files that could not be used, and why (each is said once, then probed again)."""
 
-    def get(self, key: ProbeKey, timeout_s: int) -> Observation | None:
-        """The observation kept under ``key``, if it still answers a probe under ``timeout_s``.
+    def path(self, identity: Identity) -> Path:
+        return self.folder / identity.question() / f"{identity.digest()}.json"
+
+    def log_path(self, identity: Identity) -> Path:
+        """Where the probe's whole output is kept, beside its observation."""
+        return self.path(identity).with_suffix(".log")
+
+    def get(self, identity: Identity, timeout_s: int) -> Observation | None:
+        """The observation kept under ``identity``, if it still answers a probe under ``timeout_s``.
 
         Whatever a cache file holds, a file that cannot be used is named once
         with its reason and the probe runs again: never a traceback.
         """
         if not self.read:
             return None
-        path = self.folder / f"{key.digest()}.json"
+        kept = self._load(self.path(identity))
+        if kept is None or kept.identity.to_json() != identity.to_json():
+            return None  # none, unusable, or a hash collision
+        observation = kept.observation
+        if observation.status == "timed-out" and (observation.timeout_s or 0) < timeout_s:
+            return None  # it only ran out of a shorter time
+        return observation
+
+    def why_not(self, identity: Identity) -> str:
+        """Why earlier probes of the same question were not reused: the nearest one's differences ("" if none).
+
+        Said for the probe that differs least (fewest differences), newest first on a tie.
+        """
+        if not self.read:
+            return ""
+        folder = self.path(identity).parent
+        others = [kept for path in sorted(folder.glob("*.json")) if path != self.path(identity)
+                  for kept in [self._load(path)] if kept is not None]
+        if not others:
+            return ""
+        nearest = min(others, key=lambda k: (len(mismatch(k.identity, identity)), _newest_first(k.observation)))
+        differs = mismatch(nearest.identity, identity)
+        more = f" ({len(others)} earlier probes of it, none the same)" if len(others) > 1 else ""
+        by = f" by {nearest.observation.by}" if nearest.observation.by else ""
+        return f"an earlier probe{by} ({nearest.observation.ran_at or 'undated'}) was not reused: " \
+               f"{'; '.join(differs)}{more}"
+
+    def put(self, identity: Identity, observation: Observation) -> Path:
+        data = {"schema": PROBE_SCHEMA, "identity": identity.to_json(), "observation": observation.to_json()}
+        path = self.path(identity)
+        atomic_write_text(path, strict_json(data, default=dict))
+        return path
+
+    def _load(self, path: Path) -> Kept | None:
         if not path.exists():
             return None
         try:
-            observation = self._read(path, key)
+            saved = read_json(path)
+            if not isinstance(saved, dict) or saved.get("schema") != PROBE_SCHEMA:
+                raise ValueError(f"not a probe of this kit (schema {PROBE_SCHEMA})")
+            return Kept(path, Identity.from_json(saved.get("identity")), Observation.from_json(saved.get("observation")))
         except (JsonTextError, ValueError) as error:
             if path not in self.unusable:
                 self.unusable[path] = str(error)
                 self.log(f"skipped the probe cache file {path}: {error} (the release is probed again)")
             return None
-        if observation is None or (observation.status == "timed-out" and (observation.timeout_s or 0) < timeout_s):
-            return None  # another key's file, or it only ran out of a shorter time
-        return observation
 
-    @staticmethod
-    def _read(path: Path, key: ProbeKey) -> Observation | None:
-        saved = read_json(path)
-        if not isinstance(saved, dict) or saved.get("schema") != PROBE_SCHEMA:
-            raise ValueError(f"not a probe of this kit (schema {PROBE_SCHEMA})")
-        if saved.get("key") != json.loads(json.dumps(asdict(key))):
-            return None
-        return Observation.from_json(saved.get("observation"))
 
-    def put(self, key: ProbeKey, observation: Observation) -> None:
-        data = {"schema": PROBE_SCHEMA, "key": asdict(key), "observation": observation.to_json()}
-        atomic_write_text(self.folder / f"{key.digest()}.json", strict_json(data, default=dict))
+def _newest_first(observation: Observation) -> str:
+    """A sort key putting newer probes first (ISO 8601 times sort as text)."""
+    return "".join(chr(0x10FFFF - ord(c)) for c in observation.ran_at)

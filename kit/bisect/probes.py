@@ -1,11 +1,15 @@
 """One probe: turn a release into an outcome, from what is known or from a run.
 
-Known first: the probe cache (any earlier bisect's probe of the same thing on
-the same release, Python and jaxlib), then, for a check, a current record of
-the matrix. Otherwise the release is resolved and its environment built or
-reused (once per bisect), and the check runs through the runner (writing a
-record, as the matrix does) or the script runs with the release's own python,
-its exit code read the ``git bisect run`` way. Either way the result is an
+Known first, and only under the same identity (`kit.records.identity`: what
+ran, the release, every installed package, the hardware, the JAX/XLA
+variables set): the probe cache (any earlier bisect's probe), then, for a
+check, a current record of the matrix. What a release installs is read from
+its environment's lock when it was built, so a known probe costs no resolve;
+otherwise the release is resolved and its environment built or reused (once
+per bisect) and asked again. Then the check runs through the runner (writing
+a record, as the matrix does) or the script runs with the release's own
+python, its exit code read the ``git bisect run`` way, its whole output kept
+beside the probe file. Either way the result is an
 :class:`~kit.bisect.outcomes.Observation`, kept in the probe cache at once,
 and :func:`~kit.bisect.outcomes.classify` says what it counts as.
 """
@@ -15,17 +19,22 @@ from __future__ import annotations
 import dataclasses
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .. import records
 from ..config import Matrix
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
+from ..install.release import locked_release
+from ..records import Identity
 from ..run import runner
+from ..run.facts import identity_here, job_facts, job_label
 from .candidates import Candidate
 from .options import DEFAULT_SCRIPT_TIMEOUT_S, Log, Options
-from .outcomes import Observation, classify, describe, script_observation, settle
-from .probe_cache import ProbeCache, ProbeKey
+from .outcomes import Observation, classify, describe, settle
+from .probe_cache import ProbeCache
+from .probe_output import output_tail, project_path, run_script_logged
 from .search import Outcome
 
 
@@ -56,38 +65,38 @@ class Prober:
         observation = self.observe(self.candidates[version])
         self.observations[version] = observation
         result = classify(observation, self.options.crash)
-        flip = f" — flipped: {' → '.join(observation.runs)}" if observation.flipped else ""
-        self.log(f"probe {self.name_of(version)}: {describe(result, bool(self.options.script))} "
-                 f"[{observation.source}] {observation.reason}{flip}")
+        self.log(probe_line(self.name_of(version), observation, result, self.options))
         return result
 
+    def name_of(self, version: str) -> str:
+        """How a log line names what is probed: ``jax 0.5.3``, or a commit and its build (`commit_probes`)."""
+        return f"jax {version}"
+
     def observe(self, candidate: Candidate) -> Observation:
-        """What the release does: known already, or measured now (and then remembered)."""
+        """What the release does: known already under this identity, or measured now (and then remembered)."""
         if candidate.yanked is not None:
             return Observation("yanked", None, f"yanked from the index ({candidate.yanked}): not probed", "index")
         if candidate.problem:
             return Observation("not-installable", None, f"not installable here: {candidate.problem}", "index",
                                jaxlib=candidate.jaxlib)
-        known = self._cached(candidate, candidate.python, candidate.jaxlib)
+        locked = self.locked_identity(candidate.version)
+        known, recorded = self.known(locked, candidate.version) if locked is not None else (None, None)
         if known is not None:
-            return known  # settled when it was made: an inconclusive one had its re-run then
-        recorded = self._record_observation(candidate)
-        if recorded is not None and recorded.verdict != "inconclusive":
-            return recorded
+            return known
         started = time.monotonic()
         prepared = self._prepare(candidate.version)
-        python = prepared.resolution.python if prepared.resolution else None
-        jaxlib = prepared.resolution.pins.get("jaxlib") if prepared.resolution else candidate.jaxlib
-        if (python, jaxlib) != (candidate.python, candidate.jaxlib):
-            known = self._cached(candidate, python, jaxlib)  # the resolver chose otherwise than the metadata said
+        here = self.identity(candidate.version, prepared)
+        if locked is None or here.digest() != locked.digest():
+            known, recorded = self.known(here, candidate.version)  # the resolver answered otherwise than the lock
             if known is not None:
                 return known
         observation = dataclasses.replace(
-            self._looks(candidate, prepared, recorded), python=python, jaxlib=jaxlib, timeout_s=self.timeout,
-            environment=self._environments.get(candidate.version),
-            seconds=round(time.monotonic() - started, 1), by=self.name,
-            ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
-        self.cache.put(self._key(candidate.version, python, jaxlib), observation)
+            self._looks(candidate, prepared, here, recorded), timeout_s=self.timeout,
+            environment=self._environments.get(candidate.version), seconds=round(time.monotonic() - started, 1),
+            by=self.name, ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            not_reused=self.cache.why_not(here), job=job_label(job_facts()), **_installed(here),
+            pins=list(self.options.pins))
+        self.cache.put(here, observation)
         self.ran_now.append(candidate.version)
         return observation
 
@@ -96,63 +105,118 @@ class Prober:
 
         Handed to the search before it starts, so it narrows straight to the
         known change instead of picking midpoints it would then have to run.
+        Only releases whose environment was built here can be known this way
+        (their lock says what they install); the others are asked when probed.
         """
         known: dict[str, Outcome] = {}
         for candidate in self.candidates.values():
             if candidate.yanked is not None or candidate.problem:
                 continue
-            cached = self._cached(candidate, candidate.python, candidate.jaxlib)
+            identity = self.locked_identity(candidate.version)
+            cached = self._cached(identity) if identity is not None else None
             if cached is not None:
                 self.observations[candidate.version] = cached
                 known[candidate.version] = classify(cached, self.options.crash)
         return known
 
-    def name_of(self, version: str) -> str:
-        """How a log line names what is probed."""
-        return f"jax {version}"
+    def ruled_out(self) -> dict[str, Outcome]:
+        """The candidates the index's metadata already rules out (yanked, or no wheels here): skips, known at once.
 
-    def _key(self, version: str, python: str | None, jaxlib: str | None) -> ProbeKey:
-        return ProbeKey(self.subject, version, self.options.backend, python, jaxlib, records.machine_id())
+        Handed to the search too, so a round of ``--jobs K`` never spends a
+        place on a release that needs no probe.
+        """
+        ruled: dict[str, Outcome] = {}
+        for candidate in self.candidates.values():
+            if candidate.yanked is not None or candidate.problem:
+                # The release prober's answer from the metadata alone (a metric prober's observe would measure).
+                self.observations[candidate.version] = Prober.observe(self, candidate)
+                ruled[candidate.version] = classify(self.observations[candidate.version], self.options.crash)
+        return ruled
 
-    def _cached(self, candidate: Candidate, python: str | None, jaxlib: str | None) -> Observation | None:
-        cached = self.cache.get(self._key(candidate.version, python, jaxlib), self.timeout)
-        return dataclasses.replace(cached, source="cache") if cached is not None else None
+    # -- identity
 
-    def _looks(self, candidate: Candidate, prepared: Prepared, first: Observation | None) -> Observation:
-        """Look once (or start from an inconclusive record); re-run a check's inconclusive look; confirm on request."""
-        runs = [first or self._run(candidate, prepared)]
+    def identity(self, version: str, prepared: Prepared) -> Identity:
+        """This probe's identity, in the environment prepared for it."""
+        return runner.prepared_identity(self.subject, version, self.options.backend, prepared)
+
+    def locked_identity(self, version: str) -> Identity | None:
+        """This probe's identity from the lock of the release's built environment; None when it was never built."""
+        locked = locked_release(self.matrix, version, self.options.backend, self.options.find_links, self.options.pins)
+        if locked is None or locked.resolution is None:
+            return None
+        return identity_here(subject=self.subject, jax=version, backend=self.options.backend,
+                             python=locked.resolution.python, packages=locked.resolution.pins,
+                             requirements=locked.plan.requirements, exclude_newer=locked.plan.exclude_newer)
+
+    def known(self, identity: Identity, version: str) -> tuple[Observation | None, Observation | None]:
+        """(the answer, if this identity's is known; a current but inconclusive record, to start from).
+
+        Known: an earlier probe of this identity (settled when it was made), or
+        (a check) a current record of it that is conclusive. An inconclusive
+        record is a first look: the probe runs once more before it counts.
+        """
+        cached = self._cached(identity)
+        if cached is not None:
+            return cached, None
+        recorded = self._record_observation(identity, version)
+        if recorded is not None and recorded.verdict != "inconclusive":
+            return recorded, None
+        return None, recorded
+
+    def _cached(self, identity: Identity) -> Observation | None:
+        cached = self.cache.get(identity, self.timeout)
+        if cached is None:
+            return None
+        # Why that probe had once been run afresh is its own story, not this run's; the job is the one that looked.
+        return dataclasses.replace(cached, source="cache", matched=records.summary(identity), not_reused="",
+                                   job=job_label(job_facts()), pins=list(self.options.pins))
+
+    def _looks(self, candidate: Candidate, prepared: Prepared, here: Identity,
+               first: Observation | None) -> Observation:
+        """Look once (or start from an inconclusive record); re-run a check's inconclusive look; confirm on request.
+
+        Every look's output goes to the probe's log, in order.
+        """
+        log_file = self.cache.log_path(here)
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        log_file.unlink(missing_ok=True)  # this identity's earlier log, if its probe is being redone (--fresh)
+        runs = [first or self._run(candidate, prepared, log_file)]
         if runs[0].verdict == "inconclusive" and self.options.check:
-            runs.append(self._run(candidate, prepared))  # an inconclusive check is re-run once before it counts
+            runs.append(self._run(candidate, prepared, log_file))  # an inconclusive check is re-run once before it counts
         if runs[-1].verdict in ("affected", "unaffected"):
-            runs += [self._run(candidate, prepared) for _ in range(self.options.confirm)]
-        return settle(runs)
+            runs += [self._run(candidate, prepared, log_file) for _ in range(self.options.confirm)]
+        if not log_file.exists():
+            return settle(runs)
+        return dataclasses.replace(settle(runs), output_tail=output_tail(log_file),
+                                   log=project_path(log_file, self.matrix))
 
     # -- records
 
-    def _record_observation(self, candidate: Candidate) -> Observation | None:
+    def _record_observation(self, here: Identity, version: str) -> Observation | None:
         if not self.options.check or not self.cache.read:
             return None
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
-        parameters = runner.parameters_for(self.matrix, self._request(candidate.version))
+        parameters = dict(here.subject.get("parameters") or {})
         newest = records.newest_records_here(self.matrix.results_dir, self.options.backend,
                                              {self.options.check: parameters}, self.options.preset)
-        record = newest.get((self.options.check, candidate.version))
-        if record is None or not records.is_current(record, parameters, backend=self.options.backend,
-                                                    preset=self.options.preset, **candidate.fingerprint_args):
+        record = newest.get((self.options.check, version))
+        if record is None or not records.is_current(record, here):
             return None
-        install = record.get("install") or {}
+        evidence = record.get("evidence") or {}
         return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record",
-                           python=install.get("python"), jaxlib=(install.get("resolved") or {}).get("jaxlib"),
-                           ran_at=str(record.get("created") or ""), seconds=float(record.get("duration_s") or 0))
+                           ran_at=str(record.get("created") or ""), seconds=float(record.get("duration_s") or 0),
+                           matched=records.summary(here), output_tail=list(evidence.get("output_tail") or []),
+                           job=job_label(record.get("slurm")), **_installed(here), pins=list(self.options.pins))
 
     # -- runs
 
-    def _request(self, version: str) -> runner.RunRequest:
+    def _request(self, version: str, log_file: Path | None = None) -> runner.RunRequest:
         return runner.RunRequest(check=self.options.check or "script", version=version,
                                  backend=self.options.backend, preset=self.options.preset,
                                  find_links=self.options.find_links, timeout_s=self.options.timeout,
-                                 reproduce=f"nox -s {self.options.check}-{version}",
-                                 first_python=self.candidates[version].python)
+                                 reproduce=reproduce_command(self.matrix, self.options, version),
+                                 first_python=self.candidates[version].python, output_log=log_file,
+                                 pins=self.options.pins)
 
     def _prepare(self, version: str) -> Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""
@@ -163,19 +227,46 @@ class Prober:
             self._prepared[version] = prepared
         return self._prepared[version]
 
-    def _run(self, candidate: Candidate, prepared: Prepared) -> Observation:
+    def _run(self, candidate: Candidate, prepared: Prepared, log_file: Path) -> Observation:
         if self.options.script:
-            return self._run_script(prepared)
-        record, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log,
+            return self._run_script(prepared, log_file)
+        record, _path = runner.run_check(self.matrix, self._request(candidate.version, log_file), self.log,
                                          self.index, prepared=prepared)
         return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""))
 
-    def _run_script(self, prepared: Prepared) -> Observation:
+    def _run_script(self, prepared: Prepared, log_file: Path) -> Observation:
         if prepared.environment is None:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
         assert self.options.script is not None
         python = prepared.environment.python
         self.log(f"running {python} {self.options.script}")
-        code = runner.run_child([str(python), str(self.options.script)], self.timeout, self.log,
-                                pythonpath=prepared.environment.pythonpath).code
-        return script_observation(code, self.timeout)
+        return run_script_logged([str(python), str(self.options.script)], self.timeout,
+                                 prepared.environment.pythonpath, log_file, self.log)
+
+
+def _installed(identity: Identity) -> dict[str, Any]:
+    """The observation's account of what was installed: every package and the era cut-off."""
+    return {"python": identity.python, "jaxlib": identity.packages.get("jaxlib"), "packages": dict(identity.packages),
+            "era": identity.install.get("exclude_newer")}
+
+
+def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
+    """A command that reruns one probe's check as written: a nox session where matrix.toml has one."""
+    if options.check and any(release.version == version for release in matrix.releases):
+        return f"nox -s {options.check}-{version}"
+    flags = f" --backend {options.backend}" if options.backend != "cpu" else ""
+    flags += f" --preset {options.preset}" if options.preset else ""
+    return f"python -m kit run {options.check or 'script'} {version}{flags}"
+
+
+def probe_line(name: str, observation: Observation, result: Outcome, options: Options) -> str:
+    """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused."""
+    flip = f" — flipped: {' → '.join(observation.runs)}" if observation.flipped else ""
+    held = f" (holding {', '.join(observation.pins)})" if observation.pins else ""
+    line = f"probe {name}{held}: {describe(result, bool(options.script))} [{observation.source}" \
+           + (f", {observation.job}" if observation.job else "") + f"] {observation.reason}{flip}"
+    if observation.matched:
+        line += f"\n  reused: the same {observation.matched}"
+    if observation.not_reused:
+        line += f"\n  ran again: {observation.not_reused}"
+    return line

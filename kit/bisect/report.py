@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from . import changelog
 from repro.contract import strict_json
@@ -17,6 +18,7 @@ from .finding import Finding, cost_lines, to_json
 from .options import Options
 from .outcomes import Observation, describe, label
 from .search import Outcome, expected_probes, non_monotonic
+from .what_changed import Changes, changes_between, changes_lines
 
 
 def candidate_table(candidates: Sequence[Candidate], options: Options, known: set[str]) -> str:
@@ -49,23 +51,92 @@ def release_versions(finding: Finding) -> list[str]:
 def render_markdown(finding: Finding, notes: Sequence[str]) -> str:
     o = finding.options
     lo, hi = sorted((finding.good, finding.bad), key=Version)
-    what = f"check `{o.check}`" if o.check else f"script `{o.script}`"
+    what = f"check `{o.check}`" if o.check else f"script `{o.script_shown or o.script}`"
     lines = [f"# Bisect: {o.subject} ({o.backend})", "",
              f"Searched jax {lo} … {hi} ({len(finding.candidates)} releases) with {what}; "
              f"given good = {finding.good}, bad = {finding.bad} "
              f"({'hunting a fix' if finding.fix else 'hunting a regression'}).",
              f"{finding.bounds_from}.", ""]
-    if finding.metric and o.scan:
+    if finding.stopped:
+        lines += ["## Stopped", "", f"The bounds did not test as given, so nothing was searched: {finding.stopped}."]
+    elif finding.metric and o.scan:
         lines += _metric_lines(finding.metric)
     else:
         lines += _answer_lines(finding) if finding.result is not None else _transition_lines(finding)
         lines += ["", *_metric_lines(finding.metric)] if finding.metric else []
+    for changes in what_else_changed(finding):
+        lines += ["", *changes_lines(changes, _words(finding, changes), shlex.split(finding.reproduce))]
     if finding.commits is not None:
         lines += ["", *commit_section(finding.commits, finding.fix, o.crash, bool(o.script))]
     lines += ["", "## Probes", "", *cost_lines(finding), ""]
     lines += _probe_table(finding)
-    lines += ["", "## Release notes", "", *notes, "", "## Reproduce with:", "", "    " + finding.reproduce, ""]
+    lines += _reuse_lines(finding)
+    lines += _output_lines(finding)
+    lines += ["", "## Release notes", "", *notes] if notes else []
+    lines += ["", "## Reproduce with:", "", "    " + finding.reproduce, ""]
     return "\n".join(lines)
+
+
+def _words(finding: Finding, changes: Changes) -> tuple[str, str]:
+    """How the two ends of a change are called: (last good, first bad) for a regression, the other way for a fix."""
+    before = finding.outcomes.get(changes.before)
+    after = finding.outcomes.get(changes.after)
+    return (f"last {before.value if before else 'old'}", f"first {after.value if after else 'new'}")
+
+
+def _reuse_lines(finding: Finding) -> list[str]:
+    """What was answered without a run and why it matched; what was run although an earlier probe existed, and why."""
+    reused = [(v, o) for v, o in finding.observations.items() if o.matched]
+    again = [(v, o) for v, o in finding.observations.items() if o.not_reused]
+    lines: list[str] = []
+    if reused:
+        lines += ["", "Reused without a run, each under the same identity (what ran, the release, every installed "
+                  "package, the hardware and the JAX/XLA variables set):", ""]
+        lines += [f"- jax {v} ({_source_text(o)}): the same {o.matched}" for v, o in _in_order(reused)]
+    if again:
+        lines += ["", "Run again although an earlier probe of the release existed, because its identity differs:", ""]
+        lines += [f"- jax {v}: {o.not_reused}" for v, o in _in_order(again)]
+    return lines
+
+
+def _output_lines(finding: Finding) -> list[str]:
+    """Each probe's last lines of output, and where its whole log is."""
+    shown = [(v, o) for v, o in _in_order(list(finding.observations.items())) if o.output_tail or o.log]
+    if not shown:
+        return []
+    lines = ["", "## Output of each probe", ""]
+    for version, seen in shown:
+        where = f" (whole log: `{seen.log}`)" if seen.log else ""
+        lines += [f"**jax {version}**{where}:", "", "```", *seen.output_tail, "```", ""]
+    return lines[:-1]
+
+
+def _source_text(seen: Observation) -> str:
+    if seen.source == "record":
+        return f"a current record, {seen.ran_at}"
+    return f"probe cache, {seen.by or 'an earlier run'}, {seen.ran_at}"
+
+
+def _in_order(items: list[tuple[str, Observation]]) -> list[tuple[str, Observation]]:
+    return sorted(items, key=lambda item: _version_key(item[0]))
+
+
+def _version_key(version: str) -> tuple[int, Version | str]:
+    try:
+        return (0, Version(version))
+    except InvalidVersion:
+        return (1, version)
+
+
+def what_else_changed(finding: Finding) -> list[Changes]:
+    """The packages and era dates that changed across each change found (the result, or each transition)."""
+    if finding.stopped or (finding.metric and finding.options.scan):
+        return []
+    if finding.result is not None:
+        pairs = [(finding.result.last_same, finding.result.first_different)]
+    else:
+        pairs = [(t.before, t.after) for t in finding.transitions]
+    return [changes_between(a, b, finding.observations, finding.candidates) for a, b in pairs]
 
 
 def _probe_table(finding: Finding) -> list[str]:
@@ -77,6 +148,7 @@ def _probe_table(finding: Finding) -> list[str]:
             lines.append(f"| {c.version} | {c.uploaded or '—'} | {c.jaxlib or '—'} | {c.python or '—'} | not probed | | |")
             continue
         text = label(out, seen, finding.options.crash, bool(finding.options.script))
+        text += f" (holding {', '.join(seen.pins)})" if seen.pins else ""
         reason = seen.reason.replace("|", "\\|").replace("\n", " ")
         how = _how(seen, bool(finding.options.metric))
         lines.append(f"| {c.version} | {c.uploaded or '—'} | {seen.jaxlib or c.jaxlib or '—'} | "
@@ -94,6 +166,7 @@ def _how(seen: Observation, metric: bool = False) -> str:
     kept = "kept metric samples" if metric else "probe cache"
     how = {"cache": f"{kept} ({seen.by or 'earlier run'}, {seen.ran_at})", "record": f"record ({seen.ran_at})",
            "index": "index metadata"}.get(seen.source, f"run ({seen.environment or 'no'} environment, {seen.seconds:.0f} s)")
+    how += f", {seen.job}" if seen.job else ""
     return how + (" (flipped: " + " → ".join(seen.runs) + ")" if seen.flipped else "")
 
 
@@ -155,5 +228,7 @@ def write_report(reports_dir: Path, finding: Finding, notes: Sequence[str]) -> s
     """Write bisect-<name>.md and .json; return the markdown."""
     markdown = render_markdown(finding, notes)
     atomic_write_text(reports_dir / f"bisect-{finding.name}.md", markdown)
-    atomic_write_text(reports_dir / f"bisect-{finding.name}.json", strict_json(to_json(finding, list(notes))))
+    data = to_json(finding, list(notes))
+    data["what_else_changed"] = [changes.to_json() for changes in what_else_changed(finding)]
+    atomic_write_text(reports_dir / f"bisect-{finding.name}.json", strict_json(data))
     return markdown

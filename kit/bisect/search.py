@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Generic, Hashable, List, Optional, Sequence, TypeVar
+from typing import Callable, Dict, Generic, Hashable, List, Mapping, Optional, Sequence, TypeVar
 
 __all__ = [
     "Outcome",
@@ -36,8 +36,12 @@ __all__ = [
     "Transition",
     "bisect",
     "expected_probes",
+    "expected_rounds",
+    "ksect",
     "non_monotonic",
+    "probe_round",
     "scan_all",
+    "section_points",
     "verify_bounds",
 ]
 
@@ -57,6 +61,9 @@ class Outcome(enum.Enum):
 
 Probe = Callable[[T], Outcome]
 """Tests one candidate. May be slow (installs a JAX release), so it is cached."""
+
+ProbeMany = Callable[[Sequence[T]], Mapping[T, Outcome]]
+"""Tests several candidates at once (SLURM jobs side by side, or local processes); an outcome for each."""
 
 
 @dataclass
@@ -80,6 +87,8 @@ class BisectResult(Generic[T]):
     """Every outcome known, including those passed in: save it to resume later."""
     old_outcome: Outcome = Outcome.GOOD
     """Outcome of the oldest end: GOOD for a regression hunt, BAD for a fix hunt."""
+    rounds: List[List[T]] = field(default_factory=list)
+    """:func:`ksect`: the candidates probed together, round by round (one each in :func:`bisect`)."""
 
     @property
     def exact(self) -> bool:
@@ -262,7 +271,102 @@ def bisect(
         probes=probes,
         cache=cache,
         old_outcome=old_outcome,
+        rounds=[[candidate] for candidate in probes],
     )
+
+
+def expected_rounds(k: int, jobs: int) -> int:
+    """Rounds of :func:`ksect` over ``k`` candidates with ``jobs`` probes per round, the bounds' round included.
+
+    Each round cuts the range left into ``jobs + 1`` parts, so about
+    ``log_{jobs+1}(k)`` rounds instead of ``log2(k)``; an upper bound when
+    nothing is skipped. ``jobs = 1`` is plain bisection.
+    """
+    if k <= 1:
+        return k
+    length, rounds = k - 1, 1  # the round that tests both ends
+    while length > 1:
+        length = -(-length // (jobs + 1))  # the longest part left after one round
+        rounds += 1
+    return rounds
+
+
+def section_points(lo: int, hi: int, k: int, skipped: Optional[set[int]] = None) -> List[int]:
+    """Up to ``k`` indices strictly between ``lo`` and ``hi`` that cut it into ``k + 1`` near-equal parts.
+
+    Each aims at ``lo + j * (hi - lo) // (k + 1)`` and takes the nearest index
+    not skipped and not taken (on a tie the lower one), so skipped candidates
+    are stepped around as :func:`bisect` does; fewer than ``k`` when fewer are left.
+    """
+    free = [i for i in range(lo + 1, hi) if i not in (skipped or set())]
+    chosen: List[int] = []
+    for j in range(1, k + 1):
+        target = lo + (j * (hi - lo)) // (k + 1)
+        left = [i for i in free if i not in chosen]
+        if not left:
+            break
+        chosen.append(min(left, key=lambda i: (abs(i - target), i)))
+    return sorted(chosen)
+
+
+def probe_round(batch: Sequence[T], probe_many: ProbeMany[T], cache: Dict[T, Outcome], probes: List[T]) -> List[T]:
+    """Probe, in one call, every candidate of ``batch`` not known yet; return those probed."""
+    todo = [candidate for candidate in dict.fromkeys(batch) if candidate not in cache]
+    if not todo:
+        return []
+    got = probe_many(todo)
+    for candidate in todo:
+        outcome = got.get(candidate)
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"probe_many gave {outcome!r} for {candidate!r}, not an Outcome")
+        cache[candidate] = outcome
+        probes.append(candidate)
+    return todo
+
+
+def ksect(
+    candidates: Sequence[T],
+    probe_many: ProbeMany[T],
+    k: int,
+    *,
+    old_outcome: Outcome = Outcome.GOOD,
+    cache: Optional[Dict[T, Outcome]] = None,
+) -> BisectResult[T]:
+    """:func:`bisect` with ``k`` probes per round, run together: (k+1)-section.
+
+    Each round probes the ``k`` candidates that cut the range left into
+    ``k + 1`` near-equal parts (:func:`section_points`), then keeps the part
+    where the outcome changes, so a search needs about ``log_{k+1}(n)``
+    rounds where bisection needs ``log2(n)`` (more probes in all, fewer
+    waits: worth it when probes run side by side, as SLURM jobs). The ends are
+    taken as known, as in :func:`bisect`; skipped candidates are stepped
+    around, and those left between the last same and the first different
+    are ``ambiguous``. ``k = 1`` picks the same candidates as :func:`bisect`.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    new_outcome = _other(old_outcome)
+    if len(candidates) < 2:
+        raise ValueError(f"need at least two candidates to bisect, got {len(candidates)}")
+    if len(set(candidates)) != len(candidates):
+        raise ValueError("candidates must be distinct")
+    cache = {} if cache is None else cache
+    for end, expected in ((candidates[0], old_outcome), (candidates[-1], new_outcome)):
+        if end in cache and cache[end] is not expected:
+            raise ValueError(f"{end} is known to be {cache[end].value}, but ksect needs it {expected.value}; "
+                             "run verify_bounds first")
+    probes: List[T] = []
+    rounds: List[List[T]] = []
+    lo, hi = _tighten(candidates, cache, old_outcome, 0, len(candidates) - 1)
+    while hi - lo > 1:
+        skipped = {i for i in range(lo + 1, hi) if cache.get(candidates[i]) is Outcome.SKIP}
+        points = section_points(lo, hi, k, skipped)
+        if not points:
+            break  # only skipped candidates are left between the ends: ambiguous
+        rounds.append(probe_round([candidates[i] for i in points], probe_many, cache, probes))
+        lo, hi = _tighten(candidates, cache, old_outcome, lo, hi)
+    return BisectResult(candidates[lo], candidates[hi], list(candidates[lo + 1 : hi]), probes, cache, old_outcome,
+                        rounds)
 
 
 def scan_all(

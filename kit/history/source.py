@@ -44,13 +44,16 @@ class History:
 
 
 def open_history(given: Path | None, given_by: str, cache: Path, log: Log,
-                 remote: str | None = None) -> History:
-    """The clone to read: ``given`` (checked), else the kit's clone under ``cache``, made now if need be."""
+                 remote: str | None = None, shown: str | None = None) -> History:
+    """The clone to read: ``given`` (checked), else the kit's clone under ``cache``, made now if need be.
+
+    ``shown`` is how reports name the clone used (a path relative to the project, or as the user gave it).
+    """
     if given is not None:
         path = _checked_clone(given, given_by)
-        return History(path, f"{path} ({given_by})")
+        return History(path, f"{shown or path} ({given_by})")
     remote = remote or JAX_REMOTE
-    origin = f"the kit's clone of {remote} in {cache}"
+    origin = f"the kit's clone of {remote} in {shown or cache}"
     if _is_git_dir(cache):
         return History(cache, origin, remote)
     _clone(remote, cache, log)

@@ -114,21 +114,23 @@ class Prepared:
 
 def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: PackageIndex | None = None,
             find_links: tuple[str, ...] = (), refresh: bool = False, first_python: str | None = None,
-            existing: ExistingPython | None = None, check: str = "") -> Prepared:
+            existing: ExistingPython | None = None, check: str = "", pins: tuple[str, ...] = ()) -> Prepared:
     """Plan the release, pick a Python, and build (or reuse) its environment; or take an existing one.
 
     ``refresh`` resolves again even where the environment's lock answers;
     ``first_python`` is tried first when resolving (bisect knows it from the
     index's metadata). With ``existing``, `prepare_existing` answers instead
     (``version``, when given, is what that interpreter must have; ``check``
-    names what it must be able to import).
+    names what it must be able to import). ``pins`` (``NAME==VERSION``,
+    bisect's ``--pin``) are held fixed instead of the era's versions: they are
+    in the plan, so in the lock's key and the environment's folder.
     """
     if existing is not None:
         return prepare_existing(matrix, existing, check, log, expected_jax=version or None)
     if backend == "cuda":
         _require_gpu(version)
     resolved = resolve_release(matrix, version, backend, index or open_index(matrix), find_links,
-                               refresh=refresh, first_python=first_python)
+                               refresh=refresh, first_python=first_python, pins=pins)
     plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
     if resolved.lock is not None:
         log(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "
@@ -140,7 +142,8 @@ def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: Pack
     if resolution is None:
         return Prepared(plan, None, None, resolved.problem, attempts)
     log(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
-        f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}")
+        f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}"
+        + (f"; holding {', '.join(pins)}" if pins else ""))
     try:
         env = ensure_env(matrix.envs_dir, plan, resolution, pick_backend(), log)
     except InstallFailed as exc:

@@ -41,10 +41,15 @@ class Lock:
     resolved_at: str
 
 
-def install_settings(matrix: Matrix, release: Release, backend: str,
-                     extra_find_links: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Everything in matrix.toml and on the command line that decides how the release installs."""
-    return {
+def install_settings(matrix: Matrix, release: Release, backend: str, extra_find_links: tuple[str, ...] = (),
+                     pins: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Everything in matrix.toml and on the command line that decides how the release installs.
+
+    Packages held with ``--pin`` are a setting like the others: each pin set has
+    its own lock. Without pins the settings are exactly what they were before
+    pins existed, so those locks still answer.
+    """
+    settings: dict[str, Any] = {
         "plan_format": PLAN_FORMAT,
         "jax": release.version,
         "backend": backend,
@@ -53,6 +58,9 @@ def install_settings(matrix: Matrix, release: Release, backend: str,
         "install": json.loads(json.dumps(asdict(matrix.install))),
         "extra_find_links": list(extra_find_links),
     }
+    if pins:
+        settings["pins"] = list(pins)
+    return settings
 
 
 def lock_path(envs_dir: Path, settings: dict[str, Any]) -> Path:

@@ -51,9 +51,16 @@ class InstallPlan:
     find_links: tuple[str, ...] = ()
     pythons: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    pins: tuple[str, ...] = ()
+    """``NAME==VERSION`` held fixed (bisect's ``--pin``), also in ``requirements``; exempt from the era cut-off."""
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if not self.pins:
+            # A plan without pins keeps the exact form (so the fingerprint, the environment folder and the
+            # lock) it had before pins existed.
+            del data["pins"]
+        return data
 
     def fingerprint(self, python: str) -> str:
         blob = json.dumps([self.to_json(), python], sort_keys=True).encode()
@@ -68,7 +75,8 @@ class InstallPlan:
             args += ["--find-links", link]
         if self.exclude_newer:
             args += ["--exclude-newer", self.exclude_newer]
-            for name in _OWN_PACKAGES:
+            # A pinned version is asked for by name: it may be newer than the release's era.
+            for name in (*_OWN_PACKAGES, *(pin.split("==", 1)[0] for pin in self.pins)):
                 args += ["--exclude-newer-package", f"{name}=2100-01-01T00:00:00Z"]
         return args
 
@@ -84,8 +92,8 @@ class Resolution:
 
 
 def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageIndex,
-                 extra_find_links: tuple[str, ...] = ()) -> InstallPlan:
-    """The requirements and era cut-off that install ``release`` for ``backend``."""
+                 extra_find_links: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> InstallPlan:
+    """The requirements and era cut-off that install ``release`` for ``backend``, with ``pins`` held fixed."""
     notes: list[str] = []
     date = index.release_date(release.version)
     if date is None:
@@ -103,13 +111,14 @@ def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageI
     return InstallPlan(
         jax=release.version,
         backend=backend,
-        requirements=(jax_req, "scipy"),
+        requirements=(jax_req, "scipy", *pins),
         exclude_newer=exclude_newer,
         index_url=matrix.install.index_url,
         extra_index_urls=matrix.install.extra_index_urls + release.extra_index_urls,
         find_links=find_links,
         pythons=pythons,
         notes=tuple(notes),
+        pins=pins,
     )
 
 

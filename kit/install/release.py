@@ -58,7 +58,8 @@ def open_index(matrix: Matrix) -> PackageIndex:
 
 def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
                     find_links: tuple[str, ...] = (), offline: bool = False,
-                    refresh: bool = False, first_python: str | None = None) -> ResolvedRelease:
+                    refresh: bool = False, first_python: str | None = None,
+                    pins: tuple[str, ...] = ()) -> ResolvedRelease:
     """The release's install plan and the first Python in preference order that installs it.
 
     A release whose environment was built answers from its lock (no index,
@@ -70,9 +71,10 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     cache alone when ``offline`` (see `install.resolve`). Installed Pythons are
     tried first; a Python uv can supply is tried only when none of them works.
     ``first_python`` is tried before the others (see `install.choose_python`).
+    ``pins`` (``NAME==VERSION``) are held fixed, whatever the release's era would choose.
     """
     release = matrix.release(version)
-    settings = install_settings(matrix, release, backend, find_links)
+    settings = install_settings(matrix, release, backend, find_links, pins)
     lock = None if refresh else read_lock(matrix.envs_dir, settings)
     if lock is not None:
         return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock)
@@ -88,7 +90,7 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         unknown = index.unknown_release(version)
         if unknown:
             raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
-    plan = plan_release(matrix, version, backend, index, find_links)
+    plan = plan_release(matrix, version, backend, index, find_links, pins)
     if not offline:
         require_pages(plan_pages(plan), version)  # an outage of any page is exit 4, before uv retries it per Python
     resolution, attempts = _first_python(plan, offline, first_python)
@@ -99,10 +101,22 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     return ResolvedRelease(plan, resolution, tuple(attempts), problem, settings)
 
 
+def locked_release(matrix: Matrix, version: str, backend: str, find_links: tuple[str, ...] = (),
+                   pins: tuple[str, ...] = ()) -> ResolvedRelease | None:
+    """The release as the lock of its built environment has it, or None: no index, no uv, in milliseconds.
+
+    For callers that only want to know what a release installed here, if it
+    ever was (bisect's probe cache is keyed by every installed package).
+    """
+    settings = install_settings(matrix, matrix.release(version), backend, find_links, pins)
+    lock = read_lock(matrix.envs_dir, settings)
+    return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock) if lock is not None else None
+
+
 def plan_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
-                 find_links: tuple[str, ...] = ()) -> InstallPlan:
+                 find_links: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> InstallPlan:
     """The release's install plan alone, nothing resolved: for callers that judge from index metadata."""
-    return plan_install(matrix, matrix.release(version), backend, index or open_index(matrix), find_links)
+    return plan_install(matrix, matrix.release(version), backend, index or open_index(matrix), find_links, pins)
 
 
 def installed_pythons(plan: InstallPlan) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .plot_data import speedup_curves
+
 def _num(value: Any, spec: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -23,6 +25,37 @@ def lu_fed_by(evidence: Any) -> str | None:
     return None
 
 
+SPEEDUP_DEVICE_COUNTS = (2, 4)
+"""The device counts a scaling record's summary gives speedups for."""
+
+
+def speedups(evidence: Any) -> dict[str, float]:
+    """``slogdet_speedup_N`` and ``control_speedup_N`` (jit forward) read from the detail (``evidence.scaling``,
+    else the timings), for records whose summary predates those keys (it had only their ratio, ``efficiency_N``)."""
+    if not isinstance(evidence, dict):
+        return {}
+    return {f"{loss}_speedup_{devices}": value
+            for loss in ("slogdet", "control")
+            for devices, value in speedup_curves(evidence, loss).get("jit", [])
+            if devices in SPEEDUP_DEVICE_COUNTS}
+
+
+def _speedup_words(summary: Mapping[str, Any]) -> str | None:
+    """Speedup over one device, slogdet's with the control's beside it: what the timings mean, by name."""
+    def at(loss: str) -> list[str]:
+        return [f"{text}x @{n}" for n in SPEEDUP_DEVICE_COUNTS
+                if (text := _num(summary.get(f"{loss}_speedup_{n}"), ".2f")) is not None]
+
+    slogdet, control = at("slogdet"), at("control")
+    if slogdet or control:
+        return "speedup over 1 device: " + "; ".join(
+            f"{loss} {', '.join(values)}" for loss, values in (("slogdet", slogdet), ("control", control)) if values)
+    # Records with neither the keys nor the detail: their ratio, under its own name.
+    ratios = [f"{text} @{n}" for n in SPEEDUP_DEVICE_COUNTS
+              if (text := _num(summary.get(f"efficiency_{n}"), ".2f")) is not None]
+    return "slogdet speedup ÷ control speedup " + ", ".join(ratios) if ratios else None
+
+
 def key_figure(check: str, summary: Mapping[str, Any]) -> str:
     """The few numbers that show a check's verdict, in words."""
     parts: list[str] = []
@@ -38,13 +71,9 @@ def key_figure(check: str, summary: Mapping[str, Any]) -> str:
             devices = summary.get("devices")
             on = f" on {devices} devices" if devices is not None else ""
             parts.append(f"LU batch {lu} per device of {total}{on}")
-        effs = [
-            f"{text} @{n}"
-            for n in (2, 4)
-            if (text := _num(summary.get(f"efficiency_{n}"), ".2f")) is not None
-        ]
-        if effs:
-            parts.append("efficiency " + ", ".join(effs))
+        timing = _speedup_words(summary)
+        if timing:
+            parts.append(timing)
         if summary.get("positive_control_ok") is False:
             parts.append("positive control FAILED")
     elif check == "correctness":

@@ -50,6 +50,9 @@ def render_answer(report: Report) -> list[str]:
                 f"measured: {', '.join(answer.releases_measured)}"
             )
         lines.append(line)
+    if report.measured_only:
+        lines.append(f"- not in the answer: {', '.join(f'`{c}`' for c in report.measured_only)} only measure "
+                     "(metrics, no verdict of their own); their cells say *measured*")
     lines += ["", "Known problems (ranges measured from the records; upstream fix for comparison):", ""]
     for problem in report.known_problems:
         links = ", ".join(f"<{link}>" for link in problem.links)
@@ -83,7 +86,8 @@ def _finding_text(cell: Finding | None) -> str:
     if cell.status != "ran":
         # A cell is short; the record keeps the whole reason (up to REASON_CHARS).
         return (f"{cell.status}: {cut(cell.reason, CELL_CHARS)}" if cell.reason else cell.status) + ran_by
-    verdict = f"**{cell.verdict}**" if cell.verdict == "affected" else str(cell.verdict)
+    verdict = "measured" if cell.measured else f"**{cell.verdict}**" if cell.verdict == "affected" \
+        else str(cell.verdict)
     return (f"{verdict} · {cut(cell.figure, CELL_CHARS)}" if cell.figure else verdict) + ran_by
 
 
@@ -121,6 +125,10 @@ def render_markdown(report: Report) -> str:
     if report.not_measured:
         lines += [f"Not measured yet: {', '.join(report.not_measured)}.", ""]
     lines += ["Records produced on: " + (_machines_text(report) or "no machine yet") + ".", ""]
+    if report.older:
+        # One line: the list is for tools (matrix.json), not for the reader looking for an answer.
+        lines += [f"Older records: {len(report.older)} superseded by a newer record of the same cell "
+                  "(listed in matrix.json under `older`).", ""]
     lines += render_metrics(report.metrics)
     lines += ["## Plots", ""]
     for plot in report.plots:
@@ -130,15 +138,7 @@ def render_markdown(report: Report) -> str:
     if not report.plots and not report.plot_notes:
         lines.append("Plots were not built.")
     lines.append("")
-    lines += [f"## Older records ({len(report.older)} superseded by a newer record of the same cell)", ""]
-    for old in report.older:
-        lines.append(
-            f"- {old.check} {old.release} {old.backend} on {old.machine[:12]}: {old.created}, "
-            f"{old.status}, verdict {old.verdict} (`{old.file}`)"
-        )
-    if not report.older:
-        lines.append("None.")
-    lines += ["", f"## Ad-hoc runs ({len(report.ad_hoc)} with parameters other than matrix.toml's; "
+    lines += [f"## Ad-hoc runs ({len(report.ad_hoc)} with parameters other than matrix.toml's; "
                   "not in the answer or the matrix)", ""]
     for run in report.ad_hoc:
         verdict = f", verdict {run.verdict}" if run.verdict else ""

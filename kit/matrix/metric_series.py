@@ -24,6 +24,9 @@ from ..atomic_files import atomic_write_text
 from ..records import JsonTextError, LoadedRecord, read_json, record_backend, record_jax, release_key
 
 MANIFEST = "metrics.json"
+MANIFEST_SCHEMA = 1
+"""Version of metrics.json's layout (``{"schema", "images": {png name: digest of its data}}``); a manifest of
+another version (or none, as before it had one) is not read: every metric plot is drawn again."""
 
 
 @dataclass
@@ -113,9 +116,11 @@ def plot_metrics(series: list[MetricSeries], out_dir: Path, md_dir: Path) -> lis
     """Draw one PNG per series (kept when its data has not changed); set each series' ``plot``."""
     manifest_path = out_dir / MANIFEST
     try:
-        drawn = read_json(manifest_path)
+        manifest = read_json(manifest_path)
     except JsonTextError:
-        drawn = {}
+        manifest = {}
+    ours = isinstance(manifest, dict) and manifest.get("schema") == MANIFEST_SCHEMA
+    drawn = manifest.get("images") if ours else {}
     if not isinstance(drawn, dict):
         drawn = {}  # not ours (any more): every plot is drawn again
     paths, now = [], {}
@@ -128,8 +133,8 @@ def plot_metrics(series: list[MetricSeries], out_dir: Path, md_dir: Path) -> lis
         now[path.name] = digest
         one.plot = path.relative_to(md_dir).as_posix() if path.is_relative_to(md_dir) else str(path)
         paths.append(path)
-    if now != drawn and now:
-        atomic_write_text(manifest_path, strict_json(now))
+    if (now != drawn or not ours) and now:
+        atomic_write_text(manifest_path, strict_json({"schema": MANIFEST_SCHEMA, "images": now}))
     return paths
 
 

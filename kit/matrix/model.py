@@ -11,7 +11,7 @@ the model and `kit.matrix.report` writes it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,9 @@ from ..records import (
     release_key,
     split_ad_hoc,
 )
-from .rows import CHECK_ORDER, Row, check_order, environment_rows, host_name, record_environment, release_rows
+from .measured import measuring_checks
+from .rows import (CHECK_ORDER, Row, Shown, check_order, environment_rows, host_name, record_environment,
+                   release_rows)
 from .workarounds import shard_map_figures, shard_map_text
 
 SCHEMA = 1
@@ -136,6 +138,8 @@ class Report:
     """Per check, metric and backend: each release's median and spread (kit.matrix.metric_series)."""
     environment_rows: list[Row] = field(default_factory=list)
     """One row per named environment (and backend, machine), shown under the releases; never in the answer."""
+    measured_only: list[str] = field(default_factory=list)
+    """Checks that report metrics but never a verdict of their own (kit.matrix.measured): not in the answer."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -169,6 +173,7 @@ def build_report(
     configured: Configured | None = None,
     known_problems: Sequence[KnownProblem] | None = None,
     environments: Sequence[str] = (),
+    sessions: Collection[str] | None = None,
 ) -> Report:
     """The whole report from records (dicts or `LoadedRecord`s) and the files that could not be used.
 
@@ -179,7 +184,10 @@ def build_report(
     (tests, a results folder without a matrix), every record counts. Records of
     an existing interpreter never make the answer: those of the named
     ``environments`` (matrix.toml's ``[[environment]]``) make their rows, the
-    others are ad-hoc runs.
+    others are ad-hoc runs. ``sessions`` (the nox sessions matrix.toml makes)
+    turns a Reproduce command whose session does not exist into
+    ``python -m kit run ...``. A check that only measures is shown as
+    measured and kept out of the answer.
     """
     entries = _as_entries(records)
     in_matrix, ad_hoc = split_ad_hoc(entries, configured, environments)
@@ -191,11 +199,14 @@ def build_report(
     current = list(newest.values())
     checks = sorted({cell_key(e.record).check for e in [*current, *newest_named.values()]}, key=check_order)
     measured = {record_jax(e.record) for e in in_matrix}
+    measuring = measuring_checks(in_matrix)
+    judged = [e for e in current if str(e.record.get("check")) not in measuring]
+    shown = Shown(sessions, measuring)
     return Report(
-        backends=_backend_answers(current),
-        known_problems=[_known_problem_answer(p, current)
+        backends=_backend_answers(judged),
+        known_problems=[_known_problem_answer(p, judged)
                         for p in (load_known_problems() if known_problems is None else known_problems)],
-        rows=release_rows(current),
+        rows=release_rows(current, shown),
         checks=checks,
         older=[_listed(e) for e in sorted(older, key=lambda e: _sort_entry(e))],
         ad_hoc=[_ad_hoc(e, why) for e, why in sorted(ad_hoc, key=lambda item: _sort_entry(item[0]))],
@@ -204,7 +215,8 @@ def build_report(
         not_measured=_sorted_releases(r for r in (matrix_releases or ()) if r not in measured),
         record_count=len(in_matrix) + len(named),
         metrics=metric_series(current),
-        environment_rows=environment_rows(list(newest_named.values())),
+        environment_rows=environment_rows(list(newest_named.values()), shown),
+        measured_only=sorted(measuring, key=check_order),
     )
 
 

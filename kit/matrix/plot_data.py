@@ -157,35 +157,30 @@ def boundary_windows(evidence: Mapping[str, Any]) -> list[BoundaryWindow]:
     return windows
 
 
-def efficiency_curves(evidence: Mapping[str, Any]) -> dict[str, list[tuple[int, float]]]:
-    """Efficiency (slogdet speedup ÷ control speedup) against devices, per mode, forward pass.
+def speedup_curves(evidence: Mapping[str, Any], loss: str = "slogdet") -> dict[str, list[tuple[int, float]]]:
+    """``loss``'s speedup over one device (time on 1 ÷ time on N) against devices, per mode, forward pass.
 
     From ``evidence.scaling`` where the repro wrote it; otherwise computed
-    from the timing medians (speedup at n devices = time at 1 ÷ time at n).
-    Only modes with at least two device counts are returned.
+    from the timing medians. Only modes with at least two device counts are returned.
     """
     curves: dict[str, list[tuple[int, float]]] = {}
     for item in objects(evidence.get("scaling")):
         if item.get("pass", "forward") != "forward":
             continue
-        devices, value = item.get("devices"), number(item.get("efficiency"))
+        devices, value = item.get("devices"), number(item.get(f"{loss}_speedup"))
         if isinstance(devices, int) and not isinstance(devices, bool) and value is not None:
             curves.setdefault(str(item.get("mode", "jit")), []).append((devices, value))
     if not curves:
-        curves = _efficiencies_from_timings(scaling_curves(evidence))
+        curves = _speedups_from_timings(scaling_curves(evidence), loss)
     return {mode: sorted(points) for mode, points in curves.items() if len(points) >= 2}
 
 
-def _efficiencies_from_timings(timings: dict[tuple[str, str, str], list[TimingPoint]],
-                               ) -> dict[str, list[tuple[int, float]]]:
+def _speedups_from_timings(timings: dict[tuple[str, str, str], list[TimingPoint]],
+                           loss: str) -> dict[str, list[tuple[int, float]]]:
     curves: dict[str, list[tuple[int, float]]] = {}
-    for (mode, pass_, loss), points in timings.items():
-        control = {p.devices: p.median_s for p in timings.get((mode, pass_, "control"), [])}
-        if pass_ != "forward" or loss != "slogdet" or 1 not in control:
+    for (mode, pass_, measured), points in timings.items():
+        medians = {p.devices: p.median_s for p in points}
+        if pass_ != "forward" or measured != loss or 1 not in medians:
             continue
-        slogdet = {p.devices: p.median_s for p in points}
-        if 1 not in slogdet:
-            continue
-        curves[mode] = [(n, (slogdet[1] / slogdet[n]) / (control[1] / control[n]))
-                        for n in sorted(slogdet) if n in control and slogdet[n] > 0 and control[n] > 0]
+        curves[mode] = [(n, medians[1] / medians[n]) for n in sorted(medians) if medians[n] > 0]
     return curves

@@ -3,10 +3,11 @@
 * ``scaling-<backend>.png``: jit time against device count, slogdet next to
   the control (same program with a sum instead of slogdet), one panel per
   release. Without timing detail in a record's evidence, the summary's
-  efficiencies at 2 and 4 devices are drawn instead.
-* ``scaling-overview-<backend>.png``: every release on one axis, efficiency
-  (slogdet speedup ÷ control speedup) against devices, under jit and under
-  shard_map, so releases compare at a glance.
+  speedups at 2 and 4 devices are drawn instead.
+* ``scaling-overview-<backend>.png``: every release on one axis, speedup over
+  one device (time on 1 ÷ time on N) against devices: slogdet under jit and
+  under shard_map, and the control beside them, with the ideal (N× on N
+  devices), so releases compare at a glance.
 * ``correctness-<backend>.png``: relative error against batch index around
   the 2**31-byte boundary, one line per release. Without per-index detail,
   the summary's maximum relative error per release is drawn instead.
@@ -34,11 +35,12 @@ from .plot_data import (
     BoundaryWindow,
     TimingPoint,
     boundary_windows,
-    efficiency_curves,
     error_series,
     number,
     scaling_curves,
+    speedup_curves,
 )
+from .key_figures import SPEEDUP_DEVICE_COUNTS, speedups
 from ..records import JsonTextError, LoadedRecord, newest_per_cell, read_json, record_backend, record_jax, release_key
 
 AFFECTED_COLOR = "#c0392b"
@@ -67,6 +69,10 @@ MANIFEST = "plots.json"
 MANIFEST_SCHEMA = 1
 """Version of plots.json's layout; a manifest of another version is redrawn, not read."""
 
+DRAWING = 2
+"""Version of what is drawn from the same records: bump it when a plot changes, so the images are redrawn.
+2: scaling shown as speedup over one device, the control's beside it (was: slogdet ÷ control speedup)."""
+
 
 def make_plots(records: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
     """Draw every plot the records allow into ``out_dir``; say what was skipped.
@@ -84,7 +90,7 @@ def make_plots(records: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
         return kept
     outcome = _draw(newest.values(), out_dir)
     if outcome.images:
-        manifest = {"schema": MANIFEST_SCHEMA, "inputs": inputs,
+        manifest = {"schema": MANIFEST_SCHEMA, "drawing": DRAWING, "inputs": inputs,
                     "images": [{"title": i.title, "path": i.path.name} for i in outcome.images],
                     "notes": outcome.notes}
         atomic_write_text(out_dir / MANIFEST, strict_json(manifest, sort_keys=False))
@@ -101,7 +107,8 @@ def _unchanged(out_dir: Path, inputs: str) -> PlotOutcome | None:
         manifest = read_json(out_dir / MANIFEST)
     except JsonTextError:
         return None
-    if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA or manifest.get("inputs") != inputs:
+    if (not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA
+            or manifest.get("drawing", 1) != DRAWING or manifest.get("inputs") != inputs):
         return None
     listed = manifest.get("images")
     if not isinstance(listed, list) or not all(isinstance(i, dict) and "title" in i and "path" in i for i in listed):
@@ -183,14 +190,14 @@ def save_png(fig: Any, path: Path) -> None:
 
 
 def _plot_scaling(entries: list[LoadedRecord], backend: str, out_dir: Path, outcome: PlotOutcome) -> None:
-    """Time against devices per release; efficiencies from the summary when there is no timing detail."""
+    """Time against devices per release; speedups from the summary when there is no timing detail."""
     timed = [(e, scaling_curves(_evidence(e.record))) for e in entries]
     with_points = [(e, c) for e, c in timed if len(c.get(("jit", "forward", "slogdet"), [])) >= 2]
     if not with_points:
-        _plot_summary_efficiencies(entries, backend, out_dir, outcome)
+        _plot_summary_speedups(entries, backend, out_dir, outcome)
         return
     _plot_timing_panels(with_points, backend, _several_machines(entries), out_dir, outcome)
-    _plot_efficiency_overview(entries, backend, out_dir, outcome)
+    _plot_speedup_overview(entries, backend, out_dir, outcome)
     missing = [record_jax(e.record) for e, c in timed if all(e is not w for w, _ in with_points)]
     if missing:
         outcome.notes.append(f"Scaling on {backend}: no timing detail for {', '.join(missing)}.")
@@ -252,82 +259,108 @@ def _draw_timing_panel(ax: Any, entry: LoadedRecord, curves: Curves, several: bo
     ax.grid(alpha=0.3)
 
 
-def _plot_efficiency_overview(entries: list[LoadedRecord], backend: str, out_dir: Path,
-                              outcome: PlotOutcome) -> None:
-    """Every release on one axis per mode: efficiency against devices, so releases compare at a glance."""
+SPEEDUP_LABEL = "speedup over 1 device (time on 1 ÷ time on N)"
+
+# The overview's panels: slogdet under each mode, and the control (the same program with a sum) beside it.
+OVERVIEW_PANELS = (("slogdet", "jit"), ("slogdet", "shard_map"), ("control", "jit"))
+
+
+def _plot_speedup_overview(entries: list[LoadedRecord], backend: str, out_dir: Path,
+                           outcome: PlotOutcome) -> None:
+    """Every release on one axis per panel: speedup over one device against devices, so releases compare at a
+    glance; the dotted line is the ideal (N times faster on N devices)."""
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
     several = _several_machines(entries)
-    series = [(e, curves) for e in entries if (curves := efficiency_curves(_evidence(e.record)))]
-    modes = [m for m in ("jit", "shard_map") if any(m in curves for _, curves in series)]
-    if not modes:
+    series = [(e, {loss: speedup_curves(_evidence(e.record), loss) for loss in ("slogdet", "control")})
+              for e in entries]
+    series = [(e, curves) for e, curves in series if any(curves.values())]
+    panels = [(loss, mode) for loss, mode in OVERVIEW_PANELS if any(mode in curves[loss] for _, curves in series)]
+    if not panels:
         return
-    fig = Figure(figsize=(5.2 * len(modes), 4.2))
-    axes = fig.subplots(1, len(modes), squeeze=False, sharey=True)[0]
+    fig = Figure(figsize=(4.6 * len(panels), 4.2))
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
     palette = colormaps["tab10"]
-    top = max(1.2, max(v for _, curves in series for points in curves.values() for _, v in points) * 1.1)
-    for ax, mode in zip(axes, modes):
+    ticks = sorted({p[0] for _, curves in series for loss, mode in panels for p in curves[loss].get(mode, [])})
+    values = [v for _, curves in series for loss, mode in panels for _, v in curves[loss].get(mode, [])]
+    top = max(1.2, max(ticks) * 1.1, max(values) * 1.1)
+    for ax, (loss, mode) in zip(axes, panels):
         for i, (entry, curves) in enumerate(series):
-            points = curves.get(mode)
+            points = curves[loss].get(mode)
             if not points:
                 continue
             affected = entry.record.get("verdict") == "affected"
             ax.plot([p[0] for p in points], [p[1] for p in points], "x--" if affected else "o-",
                     color=palette(i % 10), linewidth=1.3, markersize=5,
                     label=f"{_label(entry, several)} ({entry.record.get('verdict')})")
-        ax.axhline(1.0, color=CONTROL_COLOR, linestyle=":", linewidth=0.8)
-        ticks = sorted({p[0] for _, curves in series for p in curves.get(mode, [])})
+        ax.plot(ticks, ticks, ":", color=CONTROL_COLOR, linewidth=0.9, label="ideal: N× on N devices")
+        ax.axhline(1.0, color=CONTROL_COLOR, linestyle="-", linewidth=0.5)
         ax.set_xscale("log", base=2)
         ax.set_xticks(ticks, [str(t) for t in ticks])
         ax.set_ylim(0, top)
         ax.set_xlabel("devices")
-        ax.set_title(f"under {mode}", fontsize=9)
+        ax.set_title(f"{'control (sum)' if loss == 'control' else loss} under {mode}", fontsize=9)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("efficiency (slogdet speedup ÷ control speedup)")
+    axes[0].set_ylabel(SPEEDUP_LABEL)
     axes[-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle(f"Scaling on {backend}, all releases on one axis: 1 = slogdet scales like the control; "
+    fig.suptitle(f"Scaling on {backend}, all releases: speedup over one device; dotted = ideal; "
                  "dashed = affected", fontsize=9)
     fig.tight_layout()
-    _save(fig, out_dir / f"scaling-overview-{backend}.png", f"Scaling on {backend}: efficiency vs devices, "
-          "all releases", outcome)
+    _save(fig, out_dir / f"scaling-overview-{backend}.png",
+          f"Scaling on {backend}: speedup over one device vs devices, all releases", outcome)
 
 
-def _plot_summary_efficiencies(entries: list[LoadedRecord], backend: str, out_dir: Path,
-                               outcome: PlotOutcome) -> None:
-    """The fallback: efficiency at 2 and 4 devices from each record's summary, on one axis."""
+def _plot_summary_speedups(entries: list[LoadedRecord], backend: str, out_dir: Path,
+                           outcome: PlotOutcome) -> None:
+    """The fallback: slogdet's speedup over one device at 2 and 4 devices from each record's summary, the
+    control's beside it; records that summarised only their ratio (``efficiency_N``) show that, by name."""
     from matplotlib.figure import Figure
 
     several = _several_machines(entries)
-    series: list[tuple[LoadedRecord, list[tuple[int, float]]]] = []
+    series: list[tuple[LoadedRecord, list[tuple[int, float]], list[tuple[int, float]]]] = []
     for entry in entries:
-        summary = _summary(entry.record)
-        efficiencies = [(1, 1.0)] + [
-            (n, eff) for n in (2, 4) if (eff := number(summary.get(f"efficiency_{n}"))) is not None
-        ]
-        if len(efficiencies) > 1:
-            series.append((entry, efficiencies))
+        summary = {**speedups(_evidence(entry.record)), **_summary(entry.record)}
+        slogdet, control = ([(1, 1.0)] + [(n, v) for n in SPEEDUP_DEVICE_COUNTS
+                                          if (v := number(summary.get(f"{loss}_speedup_{n}"))) is not None]
+                            for loss in ("slogdet", "control"))
+        if len(slogdet) > 1:
+            series.append((entry, slogdet, control))
+    if series:
+        ylabel, title, what = SPEEDUP_LABEL, f"Scaling on {backend}: speedup over one device", "speedups"
+    else:  # older records: only the ratio was summarised
+        for entry in entries:
+            given = _summary(entry.record)
+            ratio = [(1, 1.0)] + [(n, v) for n in SPEEDUP_DEVICE_COUNTS
+                                  if (v := number(given.get(f"efficiency_{n}"))) is not None]
+            if len(ratio) > 1:
+                series.append((entry, ratio, []))
+        ylabel, what = "slogdet speedup ÷ control speedup", "the slogdet ÷ control speedup ratio"
+        title = f"Scaling on {backend}: slogdet speedup ÷ control speedup"
     if not series:
-        outcome.notes.append(f"Scaling plot on {backend} skipped: no timing detail or efficiencies in the records.")
+        outcome.notes.append(f"Scaling plot on {backend} skipped: no timing detail or speedups in the records.")
         return
     fig = Figure(figsize=(6.4, 4.0))
     ax = fig.subplots()
-    for entry, efficiencies in series:
-        ax.plot([p[0] for p in efficiencies], [p[1] for p in efficiencies], "o-",
+    for entry, points, control in series:
+        ax.plot([p[0] for p in points], [p[1] for p in points], "o-",
                 color=_verdict_color(entry.record), alpha=0.85, label=_label(entry, several))
-        ax.annotate(_label(entry, several), efficiencies[-1], fontsize=7, xytext=(4, 0), textcoords="offset points",
+        if len(control) > 1:
+            ax.plot([p[0] for p in control], [p[1] for p in control], ":", color=CONTROL_COLOR, linewidth=0.8)
+        ax.annotate(_label(entry, several), points[-1], fontsize=7, xytext=(4, 0), textcoords="offset points",
                     va="center")
-    ax.axhline(1.0, color=CONTROL_COLOR, linestyle=":", linewidth=0.8)
+    ax.axhline(1.0, color=CONTROL_COLOR, linestyle="-", linewidth=0.5)
     ax.set_xscale("log", base=2)
     ax.set_xticks([1, 2, 4], ["1", "2", "4"])
-    ax.set_ylim(0, max(1.2, max(p[1] for _, pts in series for p in pts) * 1.1))
+    ax.set_ylim(0, max(1.2, max(p[1] for _, pts, ctl in series for p in [*pts, *ctl]) * 1.1))
     ax.set_xlabel("devices")
-    ax.set_ylabel("efficiency (slogdet speedup ÷ control speedup)")
-    ax.set_title(f"Sharded slogdet scaling on {backend} (red: affected, blue: unaffected)", fontsize=10)
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"Sharded slogdet scaling on {backend} (red: affected, blue: unaffected; dotted grey: control)",
+                 fontsize=9)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    _save(fig, out_dir / f"scaling-{backend}.png", f"Scaling efficiency on {backend}", outcome)
-    outcome.notes.append(f"Scaling on {backend}: no timing detail in the records; efficiencies from the summary.")
+    _save(fig, out_dir / f"scaling-{backend}.png", title, outcome)
+    outcome.notes.append(f"Scaling on {backend}: no timing detail in the records; {what} from the summary.")
 
 
 def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, outcome: PlotOutcome) -> None:

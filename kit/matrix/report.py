@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 
 from repro.contract import strict_json
 
@@ -44,6 +44,7 @@ def write_report(
     configured: Configured | None = None,
     known_problems: Path | None = None,
     environments: Sequence[str] = (),
+    sessions: Collection[str] | None = None,
 ) -> WriteResult:
     """Load records, build the report and plots, write matrix.md and matrix.json.
 
@@ -52,11 +53,12 @@ def write_report(
     ``known_problems`` is the known_problems.toml to cite (default: the kit's own).
     ``environments`` (matrix.toml's ``[[environment]]`` names) get rows of their
     own; the plots, like the answer, are of the releases alone.
+    ``sessions``: the nox sessions that exist, so every Reproduce cell runs as written.
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     loaded = load_records(results_dir)
     report = build_report(loaded.entries, matrix_releases=matrix_releases, unusable=loaded.unusable,
-                          configured=configured,
+                          configured=configured, sessions=sessions,
                           known_problems=load_known_problems(known_problems) if known_problems else None,
                           environments=environments)
     in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured)  # no environments: theirs are not releases

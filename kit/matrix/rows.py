@@ -8,13 +8,14 @@ under the releases, labelled with its name and the versions found there.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..records import LoadedRecord, cell_key, environment_cell, existing_interpreter, record_jax, release_key
-from .key_figures import key_figure, lu_fed_by
-from .slurm import job_label
+from .key_figures import key_figure, lu_fed_by, speedups
+from .reproduce import working_command
+from ..run.facts import job_label
 from ..text_bounds import REASON_CHARS, cut
 
 CHECK_ORDER = ("scaling", "correctness")
@@ -34,6 +35,18 @@ class Finding:
     file: str
     summary: dict[str, Any] = field(default_factory=dict)
     ran_by: str = ""  # "SLURM job 12_1 on node01" for a record from a job array, else ""
+    measured: bool = False
+    """The check only measures (metrics, no verdict of its own): shown as measured, not in the answer."""
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How the records' cells are shown: which nox sessions exist, which checks only measure."""
+
+    sessions: Collection[str] | None = None
+    """The nox sessions matrix.toml makes (None: unknown): a Reproduce command whose session is gone is rewritten."""
+    measuring: Collection[str] = ()
+    """Checks that report metrics but no verdict of their own (kit.matrix.measured)."""
 
 
 @dataclass
@@ -68,13 +81,13 @@ def host_name(record: Mapping[str, Any]) -> str:
     return str(host.get("name") or env.get("host") or env.get("hostname") or "")
 
 
-def release_rows(current: list[LoadedRecord]) -> list[Row]:
+def release_rows(current: list[LoadedRecord], shown: Shown = Shown()) -> list[Row]:
     """One row per (release, backend, machine) of the newest records, releases in order."""
     groups: dict[tuple[str, str, str], list[LoadedRecord]] = {}
     for entry in current:
         key = cell_key(entry.record)
         groups.setdefault((key.jax, key.backend, key.machine), []).append(entry)
-    return [_row(release, backend, machine, group) for (release, backend, machine), group in sorted(
+    return [_row(release, backend, machine, group, shown) for (release, backend, machine), group in sorted(
         groups.items(), key=lambda item: (release_key(item[0][0]), item[0][1], item[0][2]))]
 
 
@@ -82,7 +95,7 @@ def release_rows(current: list[LoadedRecord]) -> list[Row]:
 _ROW_PACKAGES = ("jax", "jaxlib", "numpy", "scipy")
 
 
-def environment_rows(current: list[LoadedRecord]) -> list[Row]:
+def environment_rows(current: list[LoadedRecord], shown: Shown = Shown()) -> list[Row]:
     """One row per named environment, backend and machine: what each check found there, and what it holds."""
     groups: dict[tuple[str, str, str], list[LoadedRecord]] = {}
     for entry in current:
@@ -91,7 +104,7 @@ def environment_rows(current: list[LoadedRecord]) -> list[Row]:
     rows = []
     for (name, backend, machine), group in sorted(groups.items()):
         releases = ", ".join(sorted({record_jax(e.record) for e in group}, key=release_key))
-        row = _row(releases, backend, machine, group)
+        row = _row(releases, backend, machine, group, shown)
         row.environment = name
         row.versions = _versions_found(group)
         row.install = f"existing: {existing_interpreter(group[0].record)}" if row.install == "ok" else row.install
@@ -109,9 +122,9 @@ def _versions_found(group: list[LoadedRecord]) -> str:
     return ", ".join(f"{name} {' / '.join(sorted(found[name]))}" for name in _ROW_PACKAGES if name in found)
 
 
-def _row(release: str, backend: str, machine: str, group: list[LoadedRecord]) -> Row:
+def _row(release: str, backend: str, machine: str, group: list[LoadedRecord], shown: Shown) -> Row:
     """One row: the newest record of each check there, and what they say about the environment."""
-    findings = {cell_key(e.record).check: finding(e) for e in group}
+    findings = {cell_key(e.record).check: finding(e, shown) for e in group}
     envs = [record_environment(e.record) for e in group]
     installs = [e.record.get("install") or {} for e in group]
     kinds = sorted({str(env["device_kind"]) for env in envs if env.get("device_kind")})
@@ -160,8 +173,8 @@ def _install_status(group: list[LoadedRecord]) -> str:
     return "partly: " + "; ".join(reasons)
 
 
-def finding(entry: LoadedRecord) -> Finding:
-    """What one record says, as its cell shows it."""
+def finding(entry: LoadedRecord, shown: Shown = Shown()) -> Finding:
+    """What one record says, as its cell shows it (with a Reproduce command that runs as written)."""
     record = entry.record
     check = str(record.get("check"))
     evidence = record.get("evidence") or {}
@@ -170,6 +183,8 @@ def finding(entry: LoadedRecord) -> Finding:
     status = str(record.get("status"))
     if check == "scaling" and "lu_fed_by" not in summary:
         summary = {**summary, "lu_fed_by": lu_fed_by(evidence)}  # records from before the key existed
+    if check == "scaling" and not any(key.endswith(("_speedup_2", "_speedup_4")) for key in summary):
+        summary = {**speedups(evidence), **summary}  # records from before the speedups were in the summary
     figure = key_figure(check, summary) if status == "ran" else ""
     return Finding(
         check=check,
@@ -178,8 +193,9 @@ def finding(entry: LoadedRecord) -> Finding:
         figure=figure,
         reason=cut(str(record.get("reason") or ""), REASON_CHARS),  # records from before reasons were bounded
         created=str(record.get("created") or ""),
-        reproduce=str(record.get("reproduce") or f"nox -s {check}-{record_jax(record)}"),
+        reproduce=working_command(record, shown.sessions),
         file=entry.path.name,
         summary=dict(summary),
         ran_by=job_label(record.get("slurm")),
+        measured=check in shown.measuring,
     )

@@ -13,44 +13,26 @@ By default the kit waits, printing a line per cell as it starts and lands,
 then the matrix session writes the report. With ``--no-wait`` it prints the
 job id and returns; ``nox -s report`` merges the records once they land.
 Every record written inside a job says which job, array task and node ran it
-(`kit.run.facts.job_facts`; `job_label` names it in the report).
+(`kit.run.facts.job_facts`; `kit.run.facts.job_label` names it in the report).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..atomic_files import atomic_write_text, atomic_write_texts
-from ..errors import UsageError
 from ..run.multiprocess import SRUN_ENV
-from .task_output import TaskEnd, task_end
+from ..run.slurm_jobs import (POLL_S, REPO_ROOT, SQUEUE_FAILURES, SlurmOptions, array_header, new_job_dir,
+                              queued_states, require_controller, require_sbatch, sbatch)
+from ..run.task_output import TaskEnd, task_end
 
 Log = Callable[[str], None]
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-POLL_S = 3.0
-
-# squeue failing this many polls in a row (about a minute) ends the waiting, not the job.
-SQUEUE_FAILURES = 20
-
-
-
-@dataclass(frozen=True)
-class SlurmOptions:
-    partition: str | None = None
-    time: str | None = None
-    wait: bool = True
 
 
 @dataclass(frozen=True)
@@ -65,58 +47,10 @@ class ArrayTask:
         return f"{self.check} · jax {self.version}"
 
 
-def job_label(facts: Mapping[str, Any] | None) -> str:
-    """``job 12_1 on node01``: how a report names the job that ran a record."""
-    if not facts:
-        return ""
-    array, task = facts.get("array_job_id"), facts.get("array_task_id")
-    job = f"{array}_{task}" if array and task is not None else str(facts.get("job_id"))
-    return f"SLURM job {job}" + (f" on {facts['node']}" if facts.get("node") else "")
-
-
-def require_sbatch() -> None:
-    if not shutil.which("sbatch"):
-        raise UsageError("--slurm needs SLURM's sbatch, which is not on PATH here",
-                         "run it on a login node of the cluster, or start the local test cluster: "
-                         "scripts/slurm-local.sh up && eval \"$(scripts/slurm-local.sh env)\"")
-
-
-# `scontrol ping` answers in milliseconds whether the controller is up or down, where sbatch and
-# squeue retry a silent controller for ten seconds to a minute each before they give up.
-PING_TIMEOUT_S = 15
-
-
-def require_controller() -> None:
-    """One sentence, at once, when no SLURM controller answers: before any environment is built or job sent."""
-    scontrol = shutil.which("scontrol")
-    if scontrol is None:
-        return  # an unusual install: sbatch will say what it finds
-    try:
-        done = subprocess.run([scontrol, "ping"], capture_output=True, text=True, timeout=PING_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        answer = f"no answer within {PING_TIMEOUT_S} s"
-    else:
-        if done.returncode == 0 and " is DOWN" not in done.stdout:
-            return
-        said = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip().strip("*")]
-        answer = said[0] if said else f"exit code {done.returncode}"
-    conf = os.environ.get("SLURM_CONF") or "the system's slurm.conf"
-    raise UsageError(f"--slurm: the SLURM controller is not answering (scontrol ping: {answer}); "
-                     "nothing was built or submitted",
-                     f"start the controller, or point SLURM_CONF (now {conf}) at a running cluster; the local test "
-                     "cluster: scripts/slurm-local.sh up && eval \"$(scripts/slurm-local.sh env)\"")
-
-
 def batch_script(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run_flags: Sequence[str],
                  python: str = sys.executable) -> str:
     """The sbatch script: array task i runs line i of cells.tsv with the kit, in this checkout."""
-    ntasks = max(task.processes for task in tasks)
-    lines = ["#!/usr/bin/env bash", "#SBATCH --job-name=jax-kit-matrix", f"#SBATCH --array=0-{len(tasks) - 1}",
-             f"#SBATCH --output={job_dir}/%A_%a.out", f"#SBATCH --ntasks={ntasks}"]
-    if options.partition:
-        lines.append(f"#SBATCH --partition={options.partition}")
-    if options.time:
-        lines.append(f"#SBATCH --time={options.time}")
+    lines = array_header("jax-kit-matrix", len(tasks), job_dir, max(task.processes for task in tasks), options)
     lines += [
         "set -euo pipefail",
         f"cd {shlex.quote(str(REPO_ROOT))}",
@@ -136,37 +70,15 @@ def submit(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run
     script = job_dir / "job.sh"
     atomic_write_texts({job_dir / "cells.tsv": "".join(f"{t.check}\t{t.version}\n" for t in tasks),
                         script: batch_script(tasks, job_dir, options, run_flags)})
-    done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True, cwd=REPO_ROOT)
-    if done.returncode != 0:
-        raise UsageError(f"sbatch refused the job: {done.stderr.strip() or done.stdout.strip()}",
-                         f"the script is {script}; check --partition and --time against `sinfo`")
-    job_id = done.stdout.strip().split(";")[0]
+    job_id = sbatch(script)
     atomic_write_text(job_dir / "job.json", json.dumps({"schema": 1, "job_id": job_id, "cells": [
         {"array_task_id": i, "check": t.check, "version": t.version} for i, t in enumerate(tasks)]}, indent=2))
     log(f"submitted SLURM job array {job_id}: {len(tasks)} cell{'' if len(tasks) == 1 else 's'} ({job_dir})")
     return job_id
 
 
-def new_job_dir(base: Path) -> Path:
-    return base / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
 # --------------------------------------------------------------------------
 # Waiting
-
-
-def queued_states(job_id: str) -> dict[int, tuple[str, str]] | None:
-    """Array task -> (state, node) for the tasks still queued or running; None if squeue failed."""
-    done = subprocess.run(["squeue", "-h", "-r", "-j", job_id, "-o", "%K|%T|%N"], capture_output=True, text=True)
-    if done.returncode != 0:
-        # squeue forgets a finished job quickly; "Invalid job id" then means "all done".
-        return {} if "Invalid job id" in done.stderr else None
-    states: dict[int, tuple[str, str]] = {}
-    for line in done.stdout.splitlines():
-        task, state, node = (line.split("|") + ["", ""])[:3]
-        if task.strip().isdigit():
-            states[int(task)] = (state.strip(), node.strip())
-    return states
 
 
 def landed_records(results_dir: Path, job_id: str, since: float) -> dict[int, tuple[Path, dict[str, Any]]]:

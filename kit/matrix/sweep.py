@@ -3,7 +3,8 @@
 The sweep is resumable by design. Records are written one by one (atomically,
 by `kit.run.runner`), and before running anything the sweep asks of each cell
 (release × check) whether its newest record is still current: same kit
-version, same parameters, same environment fingerprint. That question is
+version and the same identity (kit/records/identity.py: parameters, every
+installed package, hardware, JAX/XLA variables). That question is
 answered from install *plans* alone (uv resolves metadata, installs nothing),
 so a warm matrix where every cell is current finishes in seconds to a minute
 and a Ctrl-C costs only the cell that was running.
@@ -22,6 +23,7 @@ with ``--strict`` when a cell crashed, timed out or met an unexpected error;
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import time
@@ -40,7 +42,8 @@ from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
 from ..install.release import ResolvedRelease, open_index, resolve_release
-from ..run.runner import RunRequest, prepare, run_check
+from ..run.facts import identity_here, job_label
+from ..run.runner import RunRequest, check_subject, prepare, run_check
 from .slurm import SlurmOptions
 from ..atomic_files import atomic_write_text
 
@@ -242,7 +245,7 @@ def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index
     versions = sorted({cell.version for cell in found}, key=Version)
     plans = plan_releases(matrix, versions, options.backend, index, log, options.refresh)
     return {cell: record for cell, record in found.items()
-            if _is_current(record, configured[cell.check], plans[cell.version], options)}
+            if _is_current(record, configured[cell.check], plans[cell.version], cell, options)}
 
 
 def _forced(cell: Cell, options: Options) -> bool:
@@ -250,11 +253,19 @@ def _forced(cell: Cell, options: Options) -> bool:
 
 
 def _is_current(record: dict[str, Any], parameters: Mapping[str, Any], release: ResolvedRelease | None,
-                options: Options) -> bool:
+                cell: Cell, options: Options) -> bool:
+    """The record's identity is this run's: same check and parameters, install, hardware and JAX/XLA variables."""
     if release is None:
         return False
-    return records.is_current(record, parameters, backend=options.backend, python=release.python,
-                              requirements=release.plan.requirements, exclude_newer=release.plan.exclude_newer)
+    request = _request(cell, options)
+    here = identity_here(subject=check_subject(request, parameters), jax=cell.version, backend=options.backend,
+                         python=release.python, packages=release.pins, requirements=release.plan.requirements,
+                         exclude_newer=release.plan.exclude_newer)
+    if options.slurm and record.get("slurm"):
+        # The nodes' hardware is known only on the nodes: a record one of them made stands for the cluster's.
+        earlier = records.record_identity(record)
+        here = dataclasses.replace(here, hardware=earlier.hardware) if earlier else here
+    return records.is_current(record, here)
 
 
 def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
@@ -377,7 +388,7 @@ class Sweep:
             else:
                 rec = record[1]
                 self.outcomes.append(CellResult(cell, rec.get("status"), rec.get("verdict"),
-                                             note=slurm.job_label(rec.get("slurm"))))
+                                             note=job_label(rec.get("slurm"))))
             self.done.add(cell)
 
     def _run_cell(self, cell: Cell) -> CellResult:

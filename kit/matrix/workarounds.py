@@ -25,8 +25,9 @@ class ShardMapFigures:
     global_batch: int
     lu_batch_jit: int | None
     lu_batch_shard_map: int
-    efficiency_jit: float | None
-    efficiency_shard_map: float | None
+    speedup_jit: float | None
+    """slogdet's speedup over one device under jit, at ``devices``."""
+    speedup_shard_map: float | None
 
 
 def shard_map_figures(release: str, evidence: Mapping[str, Any]) -> ShardMapFigures | None:
@@ -51,16 +52,16 @@ def shard_map_figures(release: str, evidence: Mapping[str, Any]) -> ShardMapFigu
         global_batch=global_batch,
         lu_batch_jit=jit.get("lu_batch") if isinstance(jit.get("lu_batch"), int) else None,
         lu_batch_shard_map=share,
-        efficiency_jit=_efficiency(evidence, "jit", devices),
-        efficiency_shard_map=_efficiency(evidence, "shard_map", devices),
+        speedup_jit=_speedup(evidence, "jit", devices),
+        speedup_shard_map=_speedup(evidence, "shard_map", devices),
     )
 
 
-def _efficiency(evidence: Mapping[str, Any], mode: str, devices: int) -> float | None:
+def _speedup(evidence: Mapping[str, Any], mode: str, devices: int) -> float | None:
     for item in objects(evidence.get("scaling")):
         if (item.get("mode") == mode and item.get("devices") == devices
                 and item.get("pass", "forward") == "forward"):
-            value = item.get("efficiency")
+            value = item.get("slogdet_speedup")
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 return float(value)
     return None
@@ -79,10 +80,10 @@ def shard_map_text(figures: Sequence[ShardMapFigures]) -> str:
     else:
         split = "each device's LU gets only its share (" + "; ".join(
             f"{f.release}: {f.lu_batch_shard_map} of {f.global_batch} on {f.devices}" for f in figures) + ")"
-    effs = [f"{f.release} {f.efficiency_shard_map:.2f} vs {f.efficiency_jit:.2f}" for f in figures
-            if f.efficiency_shard_map is not None and f.efficiency_jit is not None]
+    speedups = [f"{f.release} {f.speedup_shard_map:.2f}x vs {f.speedup_jit:.2f}x" for f in figures
+                if f.speedup_shard_map is not None and f.speedup_jit is not None]
     text = f"`shard_map` instead of jit: on {releases} {split}"
-    if effs:
+    if speedups:
         devices = max(f.devices for f in figures)
-        text += f"; efficiency @{devices} under shard_map vs jit: " + ", ".join(effs)
+        text += f"; slogdet speedup over 1 device @{devices} under shard_map vs jit: " + ", ".join(speedups)
     return text

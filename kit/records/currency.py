@@ -6,7 +6,8 @@ else. Such an *ad-hoc* record is kept and listed, but it neither changes the
 matrix's answer (`split_ad_hoc`) nor decides whether a cell is current
 (`newest_records_here` looks only at the records that ran what was asked).
 A record is *current* (`is_current`) when running its cell again would
-measure nothing new: same kit, same environment, same parameters.
+measure nothing new: same kit and the same identity (`kit.records.identity`,
+the one a bisect's probe cache asks too); `staleness` says why not.
 
 A record made with a user's own interpreter (``--python``) measures that
 installation, not the kit's build of its release: it differs from what the
@@ -17,16 +18,16 @@ count for that environment's own row when the caller names it.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from repro.parameters import flag, shown
 
 from .. import __version__
-from .identity import backend_name, machine_id, newest_per_cell, record_backend, record_machine
+from .cells import backend_name, machine_id, newest_per_cell
+from .identity import Identity, mismatch, same, same_install
 from .origin import environment_name, existing_interpreter
 from .schema import LoadedRecord, Record
 from .store import load_records
@@ -126,60 +127,47 @@ def newest_records_here(results_dir: Path, backend: str, asked: Configured,
             if key.backend == wanted and key.machine == machine}
 
 
-def environment_fingerprint(
-    *,
-    python: str | None,
-    requirements: Sequence[str],
-    exclude_newer: str | None,
-    backend: str,
-    machine: str,
-) -> str:
-    """A short hash of what decides the environment a check runs in.
+def record_identity(record: Mapping[str, Any]) -> Identity | None:
+    """The identity a record was made under (`kit.records.identity`); None for a record without a usable one."""
+    try:
+        return Identity.from_json(record.get("identity"))
+    except ValueError:
+        return None
 
-    Two runs with the same fingerprint install the same packages on the same
-    machine, so their results are interchangeable. `nox -s matrix` computes
-    it from its install plan; `record_fingerprint` computes it from a record.
+
+def staleness(record: Mapping[str, Any], here: Identity) -> str:
+    """Why running the record's cell again, as ``here`` describes it, could measure something new; "" when current.
+
+    Current means: the same kit, and the same identity (`kit.records.identity`:
+    what ran, the release, every installed package, the hardware, the JAX/XLA
+    variables set). A run that crashed or timed out is never current: it is
+    worth another try. A release that could not be installed stays current
+    until its install request changes (what was asked of it, the hardware and
+    the variables cannot make the index hold its wheels). A record that does
+    not say what it depended on (made before records held their identity) is
+    never current.
     """
-    payload = json.dumps(
-        {
-            "python": python,
-            "requirements": sorted(requirements),
-            "exclude_newer": exclude_newer,
-            "backend": backend,
-            "machine": machine,
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    status = record.get("status")
+    if status not in ("ran", "not-installable"):
+        return f"it {status}: worth another try"
+    origin = origin_difference(record)
+    if origin:
+        return f"it ran in another environment ({origin})"
+    if record.get("kit_version") != __version__:
+        return f"made by kit {record.get('kit_version')}, this is kit {__version__}"
+    earlier = record_identity(record)
+    if earlier is None:
+        return "it does not say what its outcome depended on (made before records held their identity)"
+    if status == "not-installable":
+        if same_install(earlier, here):
+            return ""
+        earlier = replace(earlier, subject=here.subject, python=here.python, packages=here.packages,
+                          hardware=here.hardware, variables=here.variables)
+    elif same(earlier, here):
+        return ""
+    return "; ".join(mismatch(earlier, here))
 
 
-def record_fingerprint(record: Mapping[str, Any]) -> str:
-    """`environment_fingerprint` of the environment a record ran in."""
-    install = record.get("install") or {}
-    requested = record.get("requested") or {}
-    requirements = install.get("requirements")
-    return environment_fingerprint(
-        python=install.get("python") if isinstance(install.get("python"), str) else None,
-        requirements=[str(r) for r in requirements] if isinstance(requirements, list) else [],
-        exclude_newer=install.get("exclude_newer") if isinstance(install.get("exclude_newer"), str) else None,
-        backend=str(requested.get("backend") or record_backend(record)),
-        machine=record_machine(record),
-    )
-
-
-def is_current(record: Mapping[str, Any], parameters: Mapping[str, Any], *, backend: str, python: str | None,
-               requirements: Sequence[str], exclude_newer: str | None, preset: str | None = None) -> bool:
-    """Would running the record's cell again, in the environment described, measure nothing new?
-
-    Same kit version, same environment (named by what decides it: the chosen
-    Python, the requirements and the era cut-off, on this machine), and the
-    record ran ``parameters`` (`differences`). A run that crashed or timed
-    out is never current: it is worth another try. A release that could not
-    be installed stays current until the install plan (and so the
-    environment) changes.
-    """
-    if record.get("status") not in ("ran", "not-installable") or record.get("kit_version") != __version__:
-        return False
-    fingerprint = environment_fingerprint(python=python, requirements=list(requirements),
-                                          exclude_newer=exclude_newer, backend=backend, machine=machine_id())
-    return record_fingerprint(record) == fingerprint and not differences(record, parameters, preset)
+def is_current(record: Mapping[str, Any], here: Identity) -> bool:
+    """Would running the record's cell again, as ``here`` describes it, measure nothing new? (`staleness`)"""
+    return not staleness(record, here)

@@ -1,7 +1,19 @@
-"""Which cell a record measures, on which machine, and which record of a cell is the newest.
+"""A run's identity: everything that can change its outcome, and one answer to "is that the same run?".
 
-A cell is (check, JAX release, backend, machine): the newest record per cell
-wins and older ones are kept as history (`newest_per_cell`).
+An outcome depends on more than the release: what ran (a check and its
+parameters, or a script's content), the release or commit, every package
+installed beside it, the backend and the hardware under it (the CPU model;
+the GPU model and its driver), and the environment variables JAX, XLA and
+their runtimes read (`repro.environment.jax_variables`). A bisect's probe
+cache (`kit.bisect.probe_cache`) and the matrix's "is this record current"
+(`kit.records.currency`) both ask `same` of two identities made by
+`run_identity`, so a probe or a record is reused exactly when nothing that
+could change its outcome differs, and `mismatch` says what did when it is not.
+
+Not in it on purpose: the machine's name and id (two nodes with the same
+hardware and packages measure the same thing; one id can hide two CPU models,
+as a container's /etc/machine-id does), the bisect's bounds and name, and the
+time of day.
 """
 
 from __future__ import annotations
@@ -9,144 +21,152 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import socket
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from functools import lru_cache
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+IDENTITY_SCHEMA = 1
+"""Bump when a field changes meaning: identities of another schema are never the same as this one's."""
 
-from repro.environment import cpu_model  # stdlib-only: one reading of the CPU for both halves
-
-from .schema import LoadedRecord
-
-
-@lru_cache(maxsize=1)
-def machine_id() -> str:
-    """A stable 12-hex-digit name for this machine.
-
-    Hashes /etc/machine-id where there is one (stable across reboots and
-    hostname changes); otherwise hostname plus CPU model. The hash keeps the
-    raw id out of records that may be pasted into public issues.
-    """
-    for candidate in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
-        try:
-            raw = Path(candidate).read_text(encoding="utf-8").strip()
-        except OSError:
-            continue
-        if raw:
-            return hashlib.sha256(raw.encode()).hexdigest()[:12]
-    fallback = f"{socket.gethostname()}|{cpu_model()}"
-    return hashlib.sha256(fallback.encode()).hexdigest()[:12]
+HEADLINE_PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "ml_dtypes")
+"""The packages a one-line summary names; every package counts in `same`."""
 
 
-@dataclass(frozen=True, order=True)
-class CellKey:
-    """What one record measures; the newest record per key wins.
+@dataclass(frozen=True)
+class Identity:
+    """What one run's outcome depends on. Build it with `run_identity`; compare with `same` and `mismatch`."""
 
-    The device kind is not part of the key: on one machine a backend has one
-    kind of device, and a record for a release that could not be installed
-    has no device at all but must still replace (or be replaced by) the runs
-    of that release on that machine.
-    """
-
-    check: str
+    subject: Mapping[str, Any]
+    """What ran: ``{"check", "parameters", "preset", "kit_version"}`` or ``{"script_sha256"}``."""
     jax: str
+    """The release asked for (a commit's own version for a commit)."""
     backend: str
-    machine: str
+    python: str | None
+    packages: Mapping[str, str]
+    """Every installed package and its version (pins held with ``--pin`` included); empty when none installed."""
+    install: Mapping[str, Any]
+    """How it was installed: the requirements (pins included) and the era cut-off."""
+    hardware: Mapping[str, Any]
+    """The CPU model, and for a GPU backend the GPUs and their driver (`kit.run.facts.hardware_facts`)."""
+    variables: Mapping[str, str]
+    """Every JAX/XLA variable that was set, with its value."""
+    commit: str | None = None
+    """The JAX commit whose sources ran over the release, for a commit probe."""
+    schema: int = IDENTITY_SCHEMA
 
+    def to_json(self) -> dict[str, Any]:
+        return json.loads(json.dumps(asdict(self), sort_keys=True, default=dict))
 
-def record_jax(record: Mapping[str, Any]) -> str:
-    """The release the record was asked to measure."""
-    requested = record.get("requested") or {}
-    environment = record.get("environment") or {}
-    return str(requested.get("jax") or environment.get("jax") or "unknown")
+    def digest(self) -> str:
+        """A file-name-safe hash of the whole identity."""
+        return _hash(self.to_json(), 24)
 
+    def question(self) -> str:
+        """A hash of what is asked (what ran, on which release or commit, which backend), not where or with what.
 
-# matrix.toml asks for "cuda"; jax.default_backend() answers "gpu".
-_BACKEND_ALIASES = {"cuda": "gpu", "rocm": "gpu"}
+        Identities with the same question are the runs that could have answered
+        it: the probe cache keeps them together, to say why one was not reused.
+        """
+        data = self.to_json()
+        return _hash({key: data[key] for key in ("subject", "jax", "commit", "backend", "schema")}, 16)
 
-
-def backend_name(name: str) -> str:
-    """A backend as jax names it (cpu, gpu, tpu): matrix.toml's ``cuda`` is jax's ``gpu``."""
-    name = name.lower()
-    return _BACKEND_ALIASES.get(name, name)
-
-
-def record_backend(record: Mapping[str, Any]) -> str:
-    """The backend measured, as jax names it (cpu, gpu, tpu).
-
-    The requested backend comes first so a run that never started (no
-    environment backend) lands in the same cell as the runs that did.
-    """
-    requested = record.get("requested") or {}
-    environment = record.get("environment") or {}
-    return backend_name(str(requested.get("backend") or environment.get("backend") or "unknown"))
-
-
-def record_machine(record: Mapping[str, Any]) -> str:
-    host = record.get("host") or {}
-    environment = record.get("environment") or {}
-    return str(
-        host.get("machine_id")
-        or host.get("name")
-        or environment.get("host")
-        or environment.get("hostname")
-        or "unknown"
-    )
-
-
-def release_key(release: str) -> tuple[int, Version | str]:
-    """Sort key: valid versions by `packaging.version.Version`, the rest after, by name."""
-    try:
-        return (0, Version(release))
-    except InvalidVersion:
-        return (1, release)
-
-
-def cell_key(record: Mapping[str, Any]) -> CellKey:
-    """(check, jax release, backend, machine) of one record."""
-    return CellKey(
-        check=str(record.get("check") or "unknown"),
-        jax=record_jax(record),
-        backend=record_backend(record),
-        machine=record_machine(record),
-    )
-
-
-def created_at(record: Mapping[str, Any]) -> datetime:
-    """When the record was made (UTC); records without a date sort oldest."""
-    raw = record.get("created")
-    if isinstance(raw, str):
+    @classmethod
+    def from_json(cls, data: Any) -> Identity:
+        """An identity read back from a record or a probe file; ValueError when it is not one."""
+        if not isinstance(data, Mapping) or data.get("schema") != IDENTITY_SCHEMA:
+            raise ValueError(f"not an identity of schema {IDENTITY_SCHEMA}")
         try:
-            parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=timezone.utc)
-            return parsed
-    return datetime.min.replace(tzinfo=timezone.utc)
+            return cls(subject=dict(data["subject"]), jax=str(data["jax"]), backend=str(data["backend"]),
+                       python=data.get("python"), packages=dict(data["packages"]), install=dict(data["install"]),
+                       hardware=dict(data["hardware"]), variables=dict(data["variables"]),
+                       commit=data.get("commit"))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"an identity without a usable {error}") from None
 
 
-def newest_per_cell(
-    entries: Iterable[LoadedRecord],
-) -> tuple[dict[CellKey, LoadedRecord], list[LoadedRecord]]:
-    """Split records into the newest per cell and the older ones it superseded.
+def run_identity(*, subject: Mapping[str, Any], jax: str, backend: str, python: str | None,
+                 packages: Mapping[str, str], requirements: Sequence[str], exclude_newer: str | None,
+                 hardware: Mapping[str, Any], variables: Mapping[str, str], commit: str | None = None) -> Identity:
+    """The one way to make an identity, for a probe and for a record alike (values in their normal form)."""
+    return Identity(
+        subject=json.loads(json.dumps(subject, sort_keys=True)),  # as it reads back from a file
+        jax=jax, backend=backend, python=python,
+        packages={_package_name(name): str(version) for name, version in sorted(packages.items())},
+        install={"requirements": sorted(requirements), "exclude_newer": exclude_newer},
+        hardware={key: value for key, value in sorted(hardware.items()) if value is not None},
+        variables=dict(sorted(variables.items())), commit=commit)
 
-    Ties on ``created`` are broken by file name, so the choice is stable.
+
+def same(earlier: Identity, here: Identity) -> bool:
+    """True when nothing that could change the outcome differs."""
+    return earlier.to_json() == here.to_json()
+
+
+def same_install(earlier: Identity, here: Identity) -> bool:
+    """For a run that installed nothing (not installable): the same release, backend and install request.
+
+    What was asked of it, the hardware and the variables cannot change
+    whether the index has its wheels.
     """
-    newest: dict[CellKey, LoadedRecord] = {}
-    older: list[LoadedRecord] = []
-    for entry in sorted(entries, key=lambda e: (created_at(e.record), str(e.path))):
-        key = cell_key(entry.record)
-        if key in newest:
-            older.append(newest[key])
-        newest[key] = entry
-    return newest, older
+    return (earlier.jax, earlier.commit, earlier.backend, dict(earlier.install)) == \
+        (here.jax, here.commit, here.backend, dict(here.install))
+
+
+def mismatch(earlier: Identity, here: Identity) -> list[str]:
+    """What differs, one phrase each, earlier value first: ``JAX_ENABLE_X64 unset there, 1 here``."""
+    there, now = earlier.to_json(), here.to_json()
+    found: list[str] = []
+    if there["subject"] != now["subject"]:
+        found.append(_subject_change(there["subject"], now["subject"]))
+    for key, what in (("jax", "jax"), ("commit", "commit"), ("backend", "backend"), ("python", "Python")):
+        if there[key] != now[key]:
+            found.append(f"{what} {there[key] or 'none'} there, {now[key] or 'none'} here")
+    found += [f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there["packages"], now["packages"])]
+    found += [f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there["install"], now["install"])]
+    found += [f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there["hardware"], now["hardware"])]
+    found += [f"{name} {_value(a, 'unset')} there, {_value(b, 'unset')} here"
+              for name, a, b in _changed(there["variables"], now["variables"])]
+    return found
+
+
+def summary(identity: Identity) -> str:
+    """Why two runs matched, in one line: what the identity holds, headline packages named."""
+    subject = identity.subject
+    what = (f"script sha256 {str(subject.get('script_sha256'))[:12]}" if "script_sha256" in subject
+            else f"check {subject.get('check')} ({_parameters_text(subject)}, kit {subject.get('kit_version')})")
+    named = [f"{name} {identity.packages[name]}" for name in HEADLINE_PACKAGES if name in identity.packages]
+    others = len(identity.packages) - len(named)
+    packages = ", ".join(named) + (f" and {others} more packages" if others > 0 else "") if named else "nothing installed"
+    hardware = ", ".join(f"{value}" for value in identity.hardware.values()) or "unknown hardware"
+    variables = ", ".join(f"{k}={v}" for k, v in identity.variables.items()) or "none set"
+    release = f"jax {identity.jax}" + (f" at commit {identity.commit[:12]}" if identity.commit else "")
+    return (f"{what}; {release} on Python {identity.python or '—'} with {packages}; {identity.backend} on "
+            f"{hardware}; JAX/XLA variables: {variables}")
+
+
+def _subject_change(there: Mapping[str, Any], here: Mapping[str, Any]) -> str:
+    if "script_sha256" in there or "script_sha256" in here:
+        return (f"the script's content (sha256 {str(there.get('script_sha256'))[:12]} there, "
+                f"{str(here.get('script_sha256'))[:12]} here)")
+    return "what ran: " + "; ".join(f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there, here))
+
+
+def _changed(there: Mapping[str, Any], here: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    return [(key, there.get(key), here.get(key)) for key in sorted(set(there) | set(here))
+            if there.get(key) != here.get(key)]
+
+
+def _value(value: Any, none: str = "none") -> str:
+    if value is None:
+        return none
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _parameters_text(subject: Mapping[str, Any]) -> str:
+    parameters = subject.get("parameters") or {}
+    text = ", ".join(f"{k}={_value(v)}" for k, v in sorted(parameters.items()) if k != "script_sha256")
+    preset = f"preset {subject['preset']}; " if subject.get("preset") else ""
+    return preset + (text or "no parameters")
 
 
 def packages_fingerprint(packages: Mapping[str, str]) -> str:
@@ -155,7 +175,21 @@ def packages_fingerprint(packages: Mapping[str, str]) -> str:
     Names compare as PEP 503 normalises them (``Jax_Cuda12-Plugin`` is
     ``jax-cuda12-plugin``) and order does not matter, so the same installation
     read twice gets the same name, and any added, removed or changed package
-    gets another. A user's own interpreter (`kit.records.origin`) is named by it.
+    gets another. A user's own interpreter (`kit.records.origin`) is named by it;
+    its identity holds the packages themselves.
     """
     normal = {re.sub(r"[-_.]+", "-", name).lower(): str(version) for name, version in packages.items()}
     return hashlib.sha256(json.dumps(sorted(normal.items())).encode()).hexdigest()[:16]
+
+
+def _package_name(name: str) -> str:
+    """PEP 503's normal form, so ``ml-dtypes`` and ``ml_dtypes`` are one package (underscores, as pip shows them)."""
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def _hash(data: Any, length: int) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:length]
+
+
+__all__ = ["HEADLINE_PACKAGES", "IDENTITY_SCHEMA", "Identity", "mismatch", "packages_fingerprint", "run_identity",
+           "same", "same_install", "summary"]

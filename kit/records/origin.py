@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .identity import created_at, record_backend, record_machine
+from .cells import created_at, record_backend, record_machine
 from .schema import LoadedRecord
 
 EXISTING = "existing"

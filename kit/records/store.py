@@ -5,7 +5,7 @@ Records are written atomically under names that never collide
 the folder cannot take it), and loaded back (`load_records`) while listing,
 never raising on, files that are corrupt, truncated, hostile or from another
 schema. What a record holds is `kit.records.schema`; which cell it measures is
-`kit.records.identity`; whether it is still current is `kit.records.currency`.
+`kit.records.cells`; whether it is still current is `kit.records.currency`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from repro.contract import strict_json
 
 from ..atomic_files import TEMP_PREFIX, atomic_write_text, file_mode_mask, fsync_dir
 from ..errors import StorageError
-from .identity import cell_key
+from .cells import cell_key
 from .origin import EXISTING, environment_name, existing_interpreter
 from .json_text import JsonTextError, read_text
 from .schema import LoadedRecord, LoadResult, RecordError, UnusableFile, parse_record

@@ -1,7 +1,9 @@
 """Facts about the process that runs a check: which machine it is on, and which SLURM job it belongs to.
 
 Records quote them so a reader knows where a result came from (the repro adds
-what JAX saw; these cover runs that never reached JAX, and jobs).
+what JAX saw; these cover runs that never reached JAX, and jobs). The
+hardware and the JAX/XLA variables set here are also part of a run's
+identity (`identity_here`): what a probe or a record must share to be reused.
 """
 
 from __future__ import annotations
@@ -9,9 +11,12 @@ from __future__ import annotations
 import os
 import platform
 import socket
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from repro.environment import cpu_model  # stdlib-only: one reading of the CPU for both halves
+from repro.environment import cpu_model, gpu_facts, jax_variables  # stdlib-only: one reading for both halves
+
+from ..records.identity import Identity, run_identity
 
 
 def host_facts(python: str | None) -> dict[str, Any]:
@@ -36,3 +41,33 @@ def job_facts() -> dict[str, Any] | None:
         "node": env.get("SLURMD_NODENAME"),
         "job_name": env.get("SLURM_JOB_NAME"),
     }
+
+
+def job_label(facts: Mapping[str, Any] | None) -> str:
+    """``SLURM job 12_1 on node01``: how a report names the job that ran a record or a probe ("" outside SLURM)."""
+    if not facts:
+        return ""
+    array, task = facts.get("array_job_id"), facts.get("array_task_id")
+    job = f"{array}_{task}" if array and task is not None else str(facts.get("job_id"))
+    return f"SLURM job {job}" + (f" on {facts['node']}" if facts.get("node") else "")
+
+
+def hardware_facts(backend: str) -> dict[str, Any]:
+    """The hardware a run on ``backend`` uses here: the CPU model, and for a GPU backend the GPUs and driver.
+
+    Only what the backend uses: a CPU run on a GPU machine measures the same
+    as one on a machine without GPUs.
+    """
+    facts: dict[str, Any] = {"cpu": cpu_model()}
+    if backend not in ("cpu",):
+        facts.update(gpu_facts())
+    return facts
+
+
+def identity_here(*, subject: Mapping[str, Any], jax: str, backend: str, python: str | None,
+                  packages: Mapping[str, str], requirements: Sequence[str], exclude_newer: str | None,
+                  commit: str | None = None) -> Identity:
+    """The identity of a run made in this process: the given install, this hardware, the variables set here."""
+    return run_identity(subject=subject, jax=jax, backend=backend, python=python, packages=packages,
+                        requirements=requirements, exclude_newer=exclude_newer, hardware=hardware_facts(backend),
+                        variables=jax_variables(os.environ), commit=commit)

@@ -107,13 +107,14 @@ def observation(code: int | None, timeout: int, result: Mapping[str, Any] | None
     status, verdict, reason = exit_observation(code, timeout)
     fields: dict[str, Any] = {"status": status, "verdict": verdict, "reason": reason}
     if result is None or status != "ran":
-        return fields
+        return {**fields, "verdict_from": "exit code"}
     claimed = result.get("verdict")
     if claimed is not None and claimed != verdict:
         return {"status": "crashed", "verdict": None,
                 "reason": f"the script exited {code} ({verdict}) but its KIT_RESULT says {claimed}"}
     if result.get("reason"):
         fields["reason"] = result["reason"]
+    fields["verdict_from"] = "result" if claimed is not None else "exit code"
     fields["summary"] = dict(result.get("summary") or {})
     fields["metrics"] = normalise_metrics(result.get("metrics") or {})
     return fields

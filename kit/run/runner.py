@@ -27,6 +27,7 @@ from repro.parameters import flag, shown, to_flags
 
 from .. import __version__, records
 from . import child_processes, multiprocess, protocol
+from .child_output import echo_to_console
 from ..config import Matrix, configured_parameters, parameter_problems
 from ..text_bounds import bound_record
 from ..errors import UsageError
@@ -34,7 +35,8 @@ from ..install import environment
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
 from ..install.plan import how_to_supply
-from .facts import host_facts, job_facts
+from ..records.identity import Identity
+from .facts import host_facts, identity_here, job_facts
 
 Log = Callable[[str], None]
 
@@ -59,6 +61,10 @@ class RunRequest:
     """Resolve again even where the environment's lock answers."""
     first_python: str | None = None
     """A Python to try first when resolving (bisect knows it from the index's metadata)."""
+    output_log: Path | None = None
+    """Where to append the run's whole output (a bisect probe's log), besides the terminal."""
+    pins: tuple[str, ...] = ()
+    """``NAME==VERSION`` held fixed in the environment (bisect's ``--pin``)."""
     existing: ExistingPython | None = None
     """Run with this interpreter as it is (``--python``, an ``[[environment]]``); ``version`` is then ""
     or the release it must hold."""
@@ -93,11 +99,32 @@ def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
     return params
 
 
+def check_subject(request: RunRequest, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What a check run runs, for its identity: the check, the parameters asked (merged, judged), preset, kit.
+
+    ``processes`` absent means one process, for every check (as `records.differences` reads a record).
+    """
+    return {"check": request.check, "parameters": {"processes": 1, **parameters}, "preset": request.preset,
+            "kit_version": __version__}
+
+
+def prepared_identity(subject: Mapping[str, Any], version: str, backend: str, prepared: Prepared) -> Identity:
+    """The identity of running ``subject`` in a prepared environment here (`kit.records.identity`)."""
+    resolution, plan = prepared.resolution, prepared.plan
+    packages = prepared.environment.pins if prepared.environment else (resolution.pins if resolution else {})
+    # An existing interpreter was not planned: what it has (its packages, its Python) is its install.
+    python = prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
+    return identity_here(subject=subject, jax=prepared.jax or version, backend=prepared.backend or backend,
+                         python=python, packages=packages, requirements=plan.requirements if plan else (),
+                         exclude_newer=plan.exclude_newer if plan else None)
+
+
 def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None) -> Prepared:
     """The request's environment, as `kit.install.environment.prepare` (the one place that answers it) gives it."""
     return environment.prepare(matrix, request.version, request.backend, log, index=index,
                                find_links=request.find_links, refresh=request.refresh,
-                               first_python=request.first_python, existing=request.existing, check=request.check)
+                               first_python=request.first_python, existing=request.existing, check=request.check,
+                               pins=request.pins)
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
@@ -139,7 +166,7 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     check = matrix.check(request.check)
     timeout = request.timeout_s or check.timeout_s
     if check.script is not None:
-        return run_script(env, check.script, backend, check.host_devices, timeout, log)
+        return run_script(env, check.script, backend, check.host_devices, timeout, log, request.output_log)
     return _run_repro(env, request, params, timeout, log)
 
 
@@ -161,6 +188,8 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
         "environment": host_facts(python),
         "install": install_facts(prepared),
         "parameters": dict(params),
+        "identity": prepared_identity(check_subject(request, params), requested["jax"], requested["backend"],
+                                      prepared).to_json(),
         "evidence": {},
         "host": {"name": socket.gethostname(), "machine_id": records.machine_id()},
         "reproduce": request.reproduce,
@@ -176,7 +205,7 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
             return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log)
-        ended = run_child(cmd, timeout, log, pythonpath=env.pythonpath)
+        ended = run_child(cmd, timeout, log, pythonpath=env.pythonpath, output_log=request.output_log)
         if ended.timed_out:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
                     "evidence": {"output_tail": ended.tail, **_leftover_evidence(ended)}}
@@ -222,7 +251,7 @@ def script_env(result_path: Path, backend: str, host_devices: int | None) -> dic
 
 
 def run_script(env: Environment, script: Path, backend: str, host_devices: int | None, timeout: int,
-               log: Log) -> dict[str, Any]:
+               log: Log, output_log: Path | None = None) -> dict[str, Any]:
     """Run a script check with the release's python; the record fields its exit code and KIT_RESULT give.
 
     The protocol is kit/run/protocol.py (README: "Your own check").
@@ -231,7 +260,7 @@ def run_script(env: Environment, script: Path, backend: str, host_devices: int |
         out = tmp / "kit-result.json"
         cmd = [str(env.python), str(script)]
         log("running " + " ".join(cmd))
-        ended = run_child(cmd, timeout, log, script_env(out, backend, host_devices), env.pythonpath)
+        ended = run_child(cmd, timeout, log, script_env(out, backend, host_devices), env.pythonpath, output_log)
         fields, result = script_fields(ended, out, timeout)
     env_facts = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
                  "python": env.python_version, "backend": backend, "device_count": host_devices or None}
@@ -255,7 +284,10 @@ def script_fields(ended: child_processes.Ended, out: Path,
         return {"status": "crashed", "verdict": None, "reason": f"{exc}",
                 "evidence": {"exit_code": code, "output_tail": ended.tail[-15:], **_leftover_evidence(ended)}}, None
     fields = protocol.observation(code, timeout, result)
-    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code, **_leftover_evidence(ended)}
+    # Whether KIT_RESULT stated the verdict or the exit code alone gave it: a script that only measures
+    # (metrics, exit 0, no verdict) is shown as measured, not unaffected (kit/matrix/measured.py).
+    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code,
+                                "verdict_from": fields.pop("verdict_from", "exit code"), **_leftover_evidence(ended)}
     if fields["status"] != "ran" or fields["verdict"] == "affected":
         evidence["output_tail"] = ended.tail[-15:]
         last = last_line(ended.tail)
@@ -268,12 +300,31 @@ def script_fields(ended: child_processes.Ended, out: Path,
 
 
 def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
-              pythonpath: tuple[Path, ...] = ()) -> child_processes.Ended:
-    """Run a check's process (kit/run/child_processes.py): output echoed, bounded; its whole tree ended."""
-    ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT)
+              pythonpath: tuple[Path, ...] = (), output_log: Path | None = None) -> child_processes.Ended:
+    """Run a check's process (kit/run/child_processes.py): output echoed, bounded; its whole tree ended.
+
+    ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
+    """
+    with kept_output(output_log) as echo:
+        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=echo)
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended
+
+
+@contextmanager
+def kept_output(output_log: Path | None) -> Iterator[Callable[[str], None]]:
+    """An echo that shows each line and, with ``output_log``, appends it there as it comes (a kill keeps the rest)."""
+    if output_log is None:
+        yield echo_to_console
+        return
+    with open(output_log, "a", encoding="utf-8") as kept:
+        def echo(line: str) -> None:
+            echo_to_console(line)
+            kept.write(line + "\n")
+            kept.flush()
+
+        yield echo
 
 
 def _leftover_sentence(ended: child_processes.Ended) -> str:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from kit import __version__, cli, exit_codes, records
 from kit.bisect.outcomes import Observation
-from kit.bisect.probe_cache import ProbeCache, ProbeKey
+from kit.bisect.probe_cache import ProbeCache
 from kit.install import lockfile
 from kit.matrix.model import build_report
 from kit.matrix.markdown import render_markdown
@@ -137,21 +137,26 @@ def test_bisect_takes_its_bounds_from_the_records_past_hostile_ones(tmp_path: Pa
     assert "Traceback" not in err and err.startswith("ERROR: ")
 
 
-def _key() -> ProbeKey:
-    return ProbeKey({"check": "scaling"}, "0.6.0", "cpu", "3.11", "0.6.0", records.machine_id())
+def _identity() -> records.Identity:
+    return records.run_identity(subject={"check": "scaling"}, jax="0.6.0", backend="cpu", python="3.11",
+                                packages={"jaxlib": "0.6.0"}, requirements=[], exclude_newer=None,
+                                hardware={"cpu": "x"}, variables={})
 
 
 @pytest.mark.parametrize("content", [content for name, (content, _reason) in HOSTILE.items()
                                      if not name.startswith("bad-")] + [
-    b'{"schema": 1, "key": KEY, "observation": {"status": 5, "verdict": null, "reason": ""}}',
-    b'{"schema": 1, "key": KEY, "observation": ["ran"]}',
-    b'{"schema": 1, "key": KEY, "observation": {"status": "ran"}}',
-    b'{"schema": 1, "key": KEY, "observation": {"status": "ran", "verdict": null, "reason": "", "runs": 3}}',
+    b'{"schema": 2, "identity": KEY, "observation": {"status": 5, "verdict": null, "reason": ""}}',
+    b'{"schema": 2, "identity": KEY, "observation": ["ran"]}',
+    b'{"schema": 2, "identity": KEY, "observation": {"status": "ran"}}',
+    b'{"schema": 2, "identity": KEY, "observation": {"status": "ran", "verdict": null, "reason": "", "runs": 3}}',
+    b'{"schema": 2, "identity": {"schema": 1}, "observation": {"status": "ran", "verdict": null, "reason": ""}}',
+    b'{"schema": 1, "key": KEY, "observation": {"status": "ran", "verdict": null, "reason": ""}}',
 ])
 def test_a_hostile_probe_cache_file_is_named_once_and_probed_again(tmp_path: Path, content: bytes) -> None:
-    key = _key()
-    path = tmp_path / f"{key.digest()}.json"
-    path.write_bytes(content.replace(b"KEY", json.dumps(json.loads(json.dumps(key.__dict__))).encode()))
+    key = _identity()
+    path = ProbeCache(tmp_path).path(key)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content.replace(b"KEY", json.dumps(key.to_json()).encode()))
     lines: list[str] = []
     cache = ProbeCache(tmp_path, log=lines.append)
     assert cache.get(key, 60) is None and cache.get(key, 60) is None

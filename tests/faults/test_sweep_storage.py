@@ -1,8 +1,8 @@
 """A sweep that cannot keep its records (docs/faults.md, "Sweep"): exit 1 and one sentence, not "successful".
 
-The cells really run (a script check, this interpreter standing in for the
-release's python) and really fail to write into the results folder; only
-planning is faked, as in tests/test_matrix_sweep.py.
+The cells really run (a script check on the fake machine of tests/fake_releases.py:
+planned, locked, prepared and run by the kit itself) and really fail to write
+into the results folder.
 """
 
 from __future__ import annotations
@@ -10,37 +10,27 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
-from kit.config import Matrix, parse_matrix
-from kit.install import plan as install, release
-from kit.install.index import PackageIndex
+from kit.config import Matrix
 from kit.matrix import sweep
 from kit import records
 from kit.run import runner
-from tests.faults.script_checks import prepared_here
-from tests.test_matrix_sweep import fake_plan, fake_resolve
+from tests.fake_releases import FakeReleases
 
 
 @pytest.fixture
-def matrix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Matrix:
+def matrix(fake_releases: Callable[..., FakeReleases], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Matrix:
     script = tmp_path / "quick.py"
     script.write_text("print('measured')\n")
-    raw = {"kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
-           "release": [{"version": "0.6.0"}, {"version": "0.6.2"}],
-           "checks": {"quick": {"script": str(script)}, "other": {"script": str(script)}}}
-    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # where an unsaved record is kept aside
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
-    monkeypatch.setattr(PackageIndex, "check_reachable", lambda self: None)
-    monkeypatch.setattr(PackageIndex, "unknown_release", lambda self, version: "")
-    monkeypatch.setattr(release, "plan_install", fake_plan)
-    monkeypatch.setattr(install, "resolve", fake_resolve)
-    monkeypatch.setattr(release, "available_pythons", lambda wanted: list(wanted))
-    monkeypatch.setattr(sweep, "prepare", lambda *args, **kwargs: prepared_here(tmp_path))
-    return parse_matrix(raw, tmp_path / "matrix.toml")
+    machine = fake_releases(["0.6.0", "0.6.2"],
+                            checks={"quick": {"script": str(script)}, "other": {"script": str(script)}})
+    return machine.matrix
 
 
 def test_a_results_folder_that_cannot_be_written_fails_the_sweep(matrix: Matrix, tmp_path: Path,

@@ -1,0 +1,173 @@
+"""``nox -s bisect -- --slurm``: each probe a task of a SLURM job array, a round's probes in one array.
+
+The login node (where bisect runs) has no GPU; the nodes do. So a round's
+releases are resolved and their environments built here, where the matrix
+builds them (`nox -s matrix -- --slurm`, kit/matrix/slurm.py), and the probes
+themselves run on the nodes: one array per round, task i running
+``python -m kit probe JOB_DIR i`` in this checkout (shared with every node).
+A task is a whole probe, as a local one is: it computes its identity there
+(the node's hardware, the variables sbatch passed on), answers from the probe
+cache when that identity is known, else runs and keeps its observation in the
+cache and in ``JOB_DIR/i.json`` for the login node to read. Each observation
+names its job and node, and the report shows them.
+
+A release the index's metadata already rules out, or whose environment
+cannot be built here, is answered here without a job. Ctrl-C stops the
+waiting, not the job: its probes still land in the probe cache, and a rerun
+uses them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from repro.contract import strict_json
+
+from ..atomic_files import atomic_write_text
+from ..config import Matrix
+from ..errors import UsageError
+from ..install.release import open_index
+from ..records import JsonTextError, read_json
+from ..run.multiprocess import SRUN_ENV
+from ..run.slurm_jobs import (POLL_S, REPO_ROOT, SQUEUE_FAILURES, SlurmOptions, array_header, new_job_dir,
+                              queued_states, require_sbatch, sbatch)
+from ..run.task_output import task_end
+from .candidates import Candidate
+from .options import Log, parse_options
+from .outcomes import Observation, classify
+from .probe_cache import ProbeCache, probe_cache_dir, subject_key
+from .probes import Prober, probe_line
+from .search import Outcome
+
+JOB_NAME = "jax-kit-bisect"
+SPEC = "probes.json"
+SPEC_SCHEMA = 1
+
+
+class ClusterProbes:
+    """Answers a round of probes with one SLURM job array; what needs no job is answered here."""
+
+    def __init__(self, prober: Prober, options: SlurmOptions, log: Log, poll_s: float = POLL_S) -> None:
+        self.prober, self.options, self.log, self.poll_s = prober, options, log, poll_s
+        self.jobs_dir = prober.matrix.envs_dir.parent / "slurm"
+
+    def many(self, batch: Sequence[str]) -> dict[str, Outcome]:
+        answers: dict[str, Outcome] = {}
+        remote: list[str] = []
+        for version in batch:
+            candidate = self.prober.candidates[version]
+            if candidate.yanked is not None or candidate.problem or self.prober._prepare(version).environment is None:
+                answers[version] = self.prober(version)  # the index, or an environment that cannot be built here
+            else:
+                remote.append(version)
+        if remote:
+            answers.update(self._on_the_cluster(remote))
+        return answers
+
+    def _on_the_cluster(self, versions: list[str]) -> dict[str, Outcome]:
+        job_dir = new_job_dir(self.jobs_dir)
+        job_id = self.submit(versions, job_dir)
+        self.follow(job_id, versions)
+        answers = {}
+        for task, version in enumerate(versions):
+            observation = self._landed(job_dir, job_id, task, version)
+            self.prober.observations[version] = observation
+            if "run" in observation.source.split("+"):
+                self.prober.ran_now.append(version)
+            answers[version] = classify(observation, self.prober.options.crash)
+            self.log(probe_line(self.prober.name_of(version), observation, answers[version], self.prober.options))
+        return answers
+
+    def submit(self, versions: Sequence[str], job_dir: Path) -> str:
+        """Write the round's probes and the job script into ``job_dir``, submit the array; its job id."""
+        require_sbatch()
+        job_dir.mkdir(parents=True, exist_ok=True)
+        spec = {"schema": SPEC_SCHEMA, "argv": list(self.prober.options.argv), "name": self.prober.name,
+                "candidates": [dataclasses.asdict(self.prober.candidates[v]) for v in versions]}
+        atomic_write_text(job_dir / SPEC, strict_json(spec))
+        script = job_dir / "job.sh"
+        atomic_write_text(script, batch_script(len(versions), job_dir, self.options, self._ntasks()))
+        job_id = sbatch(script)
+        self.log(f"submitted SLURM job array {job_id}: {len(versions)} probe{'' if len(versions) == 1 else 's'} "
+                 f"(jax {', '.join(versions)}) ({job_dir})")
+        return job_id
+
+    def follow(self, job_id: str, versions: Sequence[str]) -> None:
+        """Say each task's state as it changes (and on which node), until squeue no longer lists the job."""
+        seen: dict[int, str] = {}
+        failures = 0
+        try:
+            while True:
+                states = queued_states(job_id)
+                failures = 0 if states is not None else failures + 1
+                if failures >= SQUEUE_FAILURES:
+                    self.log(f"squeue has failed {failures} times in a row; stopped waiting for job {job_id}")
+                    return
+                for task, (state, node) in sorted((states or {}).items()):
+                    if seen.get(task) != state and task < len(versions):
+                        seen[task] = state
+                        self.log(f"[{task + 1}/{len(versions)}] jax {versions[task]}: job {job_id}_{task} "
+                                 f"{state.lower()}" + (f" on {node}" if node else ""))
+                if states == {}:
+                    return
+                time.sleep(self.poll_s)
+        except KeyboardInterrupt:
+            self.log(f"stopped waiting; job {job_id} goes on (`scancel {job_id}` stops it), and its probes land in "
+                     "the probe cache, where a rerun finds them")
+            raise
+
+    def _landed(self, job_dir: Path, job_id: str, task: int, version: str) -> Observation:
+        """The task's observation, with how the login node obtained its environment; a crash when it left none."""
+        try:
+            saved = read_json(job_dir / f"{task}.json")
+            observation = Observation.from_json(saved.get("observation") if isinstance(saved, dict) else None)
+        except (JsonTextError, ValueError):
+            # Cancelled (scancel, its time limit) or ended on an error: its output says which.
+            end = task_end(job_dir / f"{job_id}_{task}.out")
+            return Observation("crashed", None, f"SLURM job {job_id}_{task} left no probe: {end.sentence}",
+                               job=f"SLURM job {job_id}_{task}")
+        return dataclasses.replace(observation, environment=self.prober._environments.get(version))
+
+    def _ntasks(self) -> int:
+        """A check with processes > 1 gets that many tasks, started by srun inside the job (as the matrix does)."""
+        subject = self.prober.subject
+        return int((subject.get("parameters") or {}).get("processes") or 1) if "check" in subject else 1
+
+
+def batch_script(count: int, job_dir: Path, options: SlurmOptions, ntasks: int = 1,
+                 python: str = sys.executable) -> str:
+    """The sbatch script: array task i runs probe i of ``job_dir/probes.json`` with the kit, in this checkout."""
+    lines = array_header(JOB_NAME, count, job_dir, ntasks, options)
+    lines += ["set -euo pipefail", f"cd {shlex.quote(str(REPO_ROOT))}",
+              f"export {SRUN_ENV}=1  # processes of a multi-process check start with srun",
+              f'exec {shlex.quote(python)} -m kit probe {shlex.quote(str(job_dir))} "$SLURM_ARRAY_TASK_ID"']
+    return "\n".join(lines) + "\n"
+
+
+def run_task(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
+    """``python -m kit probe JOB_DIR TASK``: one probe of a round, on a node; its observation into ``JOB_DIR/TASK.json``."""
+    if len(argv) != 2 or not argv[1].isdigit():
+        raise UsageError("probe needs a job folder and a task number", "it is run by the job script bisect --slurm writes")
+    job_dir, task = Path(argv[0]), int(argv[1])
+    spec = read_json(job_dir / SPEC)
+    if not isinstance(spec, dict) or spec.get("schema") != SPEC_SCHEMA:
+        raise UsageError(f"{job_dir / SPEC} is not a bisect job's probes", "resubmit with nox -s bisect -- --slurm")
+    options = parse_options(matrix, spec["argv"])
+    candidate = _candidate(spec["candidates"][task])
+    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
+    prober = Prober(matrix, options, [candidate], cache, subject_key(matrix, options), str(spec["name"]),
+                    open_index(matrix), log)
+    observation = prober.observe(candidate)
+    atomic_write_text(job_dir / f"{task}.json", strict_json({"schema": SPEC_SCHEMA, "version": candidate.version,
+                                                            "observation": observation.to_json()}))
+    log(probe_line(f"jax {candidate.version}", observation, classify(observation, options.crash), options))
+    return 0
+
+
+def _candidate(saved: Mapping[str, Any]) -> Candidate:
+    return Candidate(**{**saved, "requirements": tuple(saved.get("requirements") or ())})

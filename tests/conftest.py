@@ -1,0 +1,22 @@
+"""Fixtures shared by the suites."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from tests.fake_releases import FakeReleases, make_fake_releases
+
+
+@pytest.fixture
+def fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., FakeReleases]]:
+    """Make a fake machine: releases on a local index, built as fake environments, the kit's road real.
+
+    ``fake_releases(["0.4.13", "0.4.16", "0.6.2"], not_installable=["0.4.16"])``;
+    see `tests.fake_releases` for what is real and what is not.
+    """
+    with ExitStack() as stack:
+        yield make_fake_releases(tmp_path, monkeypatch, stack)

@@ -1,0 +1,22 @@
+"""kit.bisect.probe_output: a probe's output kept whole in its log, quoted bounded in the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kit.bisect.probe_output import output_tail, project_path
+from kit.config import parse_matrix
+
+
+def test_the_tail_is_the_last_lines_each_bounded(tmp_path: Path) -> None:
+    log = tmp_path / "probe.log"
+    log.write_text("".join(f"line {n}\n" for n in range(40)) + "\n   \n" + "x" * 1000 + "\n")
+    tail = output_tail(log, lines=3, width=10)
+    assert tail == ["line 38", "line 39", "xxxxxxxxxx… [cut 990 bytes]"]  # blank lines say nothing
+    assert output_tail(tmp_path / "missing.log") == []
+
+
+def test_paths_are_named_relative_to_the_project(tmp_path: Path) -> None:
+    matrix = parse_matrix({"release": [{"version": "0.6.0"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
+    assert project_path(tmp_path / "reports" / "x.log", matrix) == "reports/x.log"
+    assert project_path(Path("/elsewhere/x.log"), matrix) == "/elsewhere/x.log"

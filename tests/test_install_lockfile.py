@@ -1,0 +1,93 @@
+"""kit.install.lockfile: a built release's resolution, kept under the settings that decided it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit.config import parse_matrix
+from kit.install import lockfile
+from kit.install.plan import InstallPlan, Resolution
+
+PLAN = InstallPlan(jax="0.4.35", backend="cpu", requirements=("jax[cpu]==0.4.35", "scipy"),
+                   exclude_newer="2024-11-05T20:56:34Z", index_url="https://pypi.org/simple",
+                   find_links=("/wheels",), pythons=("3.13", "3.12"), notes=("a note",))
+RESOLUTION = Resolution("3.13", ok=True, pins={"scipy": "1.14.1", "jaxlib": "0.4.35", "jax": "0.4.35"},
+                        hashes={"jaxlib": ("sha256:aa", "sha256:bb")})
+
+
+def matrix(**install: Any) -> Any:
+    return parse_matrix({"install": install, "release": [{"version": "0.4.35", "python": "3.13"}],
+                         "checks": {"scaling": {}}})
+
+
+def settings(**install: Any) -> dict[str, Any]:
+    m = matrix(**install)
+    return lockfile.install_settings(m, m.release("0.4.35"), "cpu")
+
+
+def test_a_lock_reads_back_as_it_was_written(tmp_path: Path) -> None:
+    path = lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
+    lock = lockfile.read_lock(tmp_path, settings())
+    assert lock is not None and lock.path == path
+    assert lock.plan == PLAN  # tuples stay tuples, so the plan compares (and fingerprints) as before
+    assert lock.resolution == RESOLUTION
+    assert lock.resolved_at.endswith("Z")
+    # Written sorted, so two builds of the same answer make the same file.
+    assert list(json.loads(path.read_text())["pins"]) == ["jax", "jaxlib", "scipy"]
+
+
+def test_every_setting_that_decides_the_install_names_another_lock(tmp_path: Path) -> None:
+    m = matrix()
+    release = m.release("0.4.35")
+    base = lockfile.install_settings(m, release, "cpu")
+    others = [
+        lockfile.install_settings(m, release, "cuda"),
+        lockfile.install_settings(m, release, "cpu", ("/more/wheels",)),
+        lockfile.install_settings(m, dataclasses.replace(release, python="3.12"), "cpu"),
+        settings(era_slack_days=30),
+        settings(index_url="https://mirror.example/simple"),
+        {**base, "plan_format": lockfile.PLAN_FORMAT + 1},  # the kit plans differently now
+    ]
+    paths = {lockfile.lock_path(tmp_path, s) for s in [base, *others]}
+    assert len(paths) == 1 + len(others)
+    lockfile.write_lock(tmp_path, base, PLAN, RESOLUTION)
+    assert all(lockfile.read_lock(tmp_path, s) is None for s in others)
+    assert lockfile.lock_path(tmp_path, base).name.startswith("jax-0.4.35-cpu-")
+
+
+def test_the_release_note_does_not_decide_the_install() -> None:
+    m = matrix()
+    release = m.release("0.4.35")
+    assert lockfile.install_settings(m, dataclasses.replace(release, note="another note"), "cpu") == \
+        lockfile.install_settings(m, release, "cpu")
+
+
+@pytest.mark.parametrize("damage", ["missing", "torn", "not an object", "other schema", "other settings",
+                                    "no plan", "plan with an unknown key", "pins not a mapping"])
+def test_a_lock_that_cannot_be_trusted_is_resolved_again(tmp_path: Path, damage: str) -> None:
+    path = lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
+    data = json.loads(path.read_text())
+    if damage == "missing":
+        path.unlink()
+    elif damage == "torn":
+        path.write_text(path.read_text()[:40])
+    elif damage == "not an object":
+        path.write_text("[1, 2]")
+    else:
+        if damage == "other schema":
+            data["schema"] = lockfile.LOCK_SCHEMA + 1
+        elif damage == "other settings":
+            data["settings"]["jax"] = "0.4.36"  # hand-edited or copied from another release's lock
+        elif damage == "no plan":
+            del data["plan"]
+        elif damage == "plan with an unknown key":
+            data["plan"]["wheels"] = []
+        elif damage == "pins not a mapping":
+            data["pins"] = ["jax==0.4.35"]
+        path.write_text(json.dumps(data))
+    assert lockfile.read_lock(tmp_path, settings()) is None
