@@ -41,11 +41,10 @@ CUMSUM_SCRIPT = REPO / "examples" / "sharded_cumsum_21403.py"  # jax#21403: fixe
 
 
 def bundle() -> Path | None:
-    """The bundle file, where the environment, the checkout's neighbour or this machine keeps it."""
-    for place in (os.environ.get("KIT_JAX_HISTORY_BUNDLE"), REPO.parent / "shared" / "jax-history",
-                  "/work/shared/jax-history"):
-        if not place:
-            continue
+    """The bundle file, where ``$KIT_JAX_HISTORY_BUNDLE`` (only there, when set), the checkout's neighbour
+    or this machine keeps it."""
+    named = os.environ.get("KIT_JAX_HISTORY_BUNDLE")
+    for place in [named] if named else [REPO.parent / "shared" / "jax-history", "/work/shared/jax-history"]:
         path = Path(place)
         found = [path] if path.is_file() else sorted(path.glob("*.bundle")) if path.is_dir() else []
         if found:
@@ -84,6 +83,8 @@ def assert_fix_named(data: dict[str, Any], commits_in_range: int) -> dict[str, A
 @pytest.mark.integration
 def test_scaling_fix_narrowed_to_its_commit_over_the_ci_bundle(tmp_path: Path) -> None:
     found = bundle()
+    if found is None and os.environ.get("KIT_JAX_HISTORY_BUNDLE"):
+        pytest.fail(f"KIT_JAX_HISTORY_BUNDLE={os.environ['KIT_JAX_HISTORY_BUNDLE']} names no bundle")  # .ci/run sets it
     if found is None:
         pytest.skip("no jax-history bundle: set KIT_JAX_HISTORY_BUNDLE or put shared/jax-history/ beside the repo")
     clone = tmp_path / "jax.git"
