@@ -127,6 +127,18 @@ def test_fix_is_named_inside_the_merge_with_jaxlib_python_laid_over(matrix: Any,
     assert "Batch dimensions of lax.linalg are partitioned." in markdown  # notes from the clone's CHANGELOG.md
 
 
+def files_of(tree: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(tree)): (p.stat().st_size, p.stat().st_mtime_ns) for p in tree.rglob("*") if p.is_file()}
+
+
+def test_a_users_clone_is_only_read(matrix: Any, world: World, tmp_path: Path) -> None:
+    before = files_of(world.repo)  # a full clone, as /work/.mirror's read-only one: nothing fetched, locked or written
+    data, _markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0",
+                                "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    assert data["commits"]["verdict"] == "commit"
+    assert files_of(world.repo) == before
+
+
 def test_change_only_in_the_compiled_jaxlib_is_not_in_python(matrix: Any, world: World, tmp_path: Path) -> None:
     data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_KERNEL)), "--good", "0.2.0",
                                "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))

@@ -3,8 +3,9 @@
 In order: ``--jax-repo PATH``, then ``[install] jax_repo`` in matrix.toml,
 else a clone the kit makes once under ``.nox/jax-history/`` (bare, partial:
 commits and trees up front, file contents fetched only for the commits a
-bisect lays over an environment). A user's clone is only read; the kit's own
-clone fetches a tag it lacks (a release newer than the clone) when asked.
+bisect lays over an environment). A user's clone is only read (a partial one
+gets the contents of the commits laid over, as git does on any read); the
+kit's own clone fetches a tag it lacks (a release newer than the clone) when asked.
 
 No clone and the remote unreachable is :class:`~kit.errors.HistoryUnreachable`
 (exit 4, nothing ran, no record): as with an unreachable package index, an
