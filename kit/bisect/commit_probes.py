@@ -82,7 +82,7 @@ class CommitProber(Prober):
     def _record_observation(self, here: Identity, version: str) -> Observation | None:
         if version in self.commits:
             return None  # commits have no matrix records
-        return super()._record_observation(here, version)
+        return self.releases._record_observation(here, version)  # the matrix's records, not commit-records/
 
     def _request(self, version: str, log_file: Path | None = None) -> runner.RunRequest:
         candidate = self.commits.get(version)
