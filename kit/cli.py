@@ -47,6 +47,7 @@ from .errors import IndexUnreachable, KitError, UsageError
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
 from .install.release import resolve_release
+from .requirements import requirements
 from .run.runner import RunRequest, parameters_for, run_check
 
 Log = Callable[[str], None]
@@ -145,6 +146,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         refresh=args.refresh,
         reproduce=reproduce or "python -m kit run " + " ".join(argv),
         existing=existing,
+        requires=requirements(args.requires, "--requires"),
     )
     parameters = parameters_for(matrix, request)  # bad parameters stop here, before any install
     record, path = run_check(matrix, request, log, parameters=parameters)
@@ -343,6 +345,9 @@ def run_parser(check: str) -> argparse.ArgumentParser:
                         help="resolve the install plan against the index again instead of using the lock")
     parser.add_argument("--fail-on-affected", action="store_true",
                         help="exit 1 when the verdict is affected (for other projects' CI)")
+    parser.add_argument("--requires", action="append", default=[], metavar="PKG",
+                        help="script checks: one more package the script imports, installed for the release's era "
+                             "(repeatable; added to the check's requires)")
     parameter_rules.add_flags(parser, check)
     return parser
 
@@ -368,7 +373,8 @@ def summary(record: dict[str, Any], path: Path) -> str:
         if neighbours:
             lines.append("   installable neighbours: " + ", ".join(neighbours)
                          + f" (e.g. nox -s {record.get('check')}-{neighbours[0]})")
-        lines.append(f"   to supply wheels: {install.get('how_to_supply')}")
+        what = "to supply wheels" if not install.get("requires") or neighbours else "what to do"
+        lines.append(f"   {what}: {install.get('how_to_supply')}")
     else:
         lines = [f"== {head}: {str(status).upper()}", f"   {record.get('reason')}"]
     if existing:
@@ -387,8 +393,9 @@ def _ran_lines(record: dict[str, Any]) -> list[str]:
     if (env.get("process_count") or 1) > 1:
         agree = "agree" if (record.get("evidence") or {}).get("processes_agree") else "DISAGREE"
         where += f" over {env['process_count']} processes (jax.distributed; their verdicts {agree})"
+    extras = "".join(f", {name} {version or 'missing'}" for name, version in (env.get("packages") or {}).items())
     lines = [f"   ran on {where}, jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
-             f"python {env.get('python')}"]
+             f"python {env.get('python')}{extras}"]
     figures = (record.get("evidence") or {}).get("summary") or {}
     if figures:
         lines.append("   key figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))

@@ -20,6 +20,7 @@ from packaging.version import Version
 
 from repro import parameters as parameter_rules
 
+from . import requirements as extra_packages
 from .errors import ConfigError, KitError, UsageError
 
 # The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
@@ -137,7 +138,21 @@ class InstallSettings:
 
 
 # A user check is a script instead of a built-in repro; these are its only keys.
-SCRIPT_CHECK_KEYS = ("script", "description", "host_devices", "timeout_s")
+SCRIPT_CHECK_KEYS = ("script", "description", "host_devices", "timeout_s", "requires", "bad_if")
+
+DEFAULT_TIMEOUT_S = 1800
+"""A check's time limit when its block (or ``--script``'s ``--timeout``) names none."""
+
+
+def bad_if_pattern(text: Any, where: str, error: type[KitError] = UsageError) -> re.Pattern[str]:
+    """``bad_if`` / ``--bad-if``: a regular expression, compiled once here; else ``error`` naming it."""
+    if not isinstance(text, str) or not text:
+        raise error(f"{where} must be a non-empty regular expression", 'e.g. bad_if = "TypeError: .*argument"')
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise error(f"{where} {text!r} is not a regular expression ({exc})",
+                    r"escape what should match literally with a backslash, e.g. 'index\[0\]' or 'f\(x\)'") from None
 
 
 @dataclass(frozen=True)
@@ -153,10 +168,26 @@ class Check:
     """Absolute path of a user check's script; None for the built-in checks."""
     host_devices: int | None = None
     """CPU runs of a script check get this many forced host devices."""
+    requires: tuple[str, ...] = ()
+    """Extra packages the script imports, in normal form (`kit.requirements`), installed for each release's era."""
+    bad_if: re.Pattern[str] | None = None
+    """A script check is affected only when it fails and its output matches this; another failure is inconclusive."""
 
     @property
     def builtin(self) -> bool:
         return self.script is None
+
+
+def script_check(name: str, script: Path, *, description: str = "", host_devices: int | None = None,
+                 timeout_s: int = DEFAULT_TIMEOUT_S, requires: tuple[str, ...] = (),
+                 bad_if: re.Pattern[str] | None = None) -> Check:
+    """A user's script as a check, from matrix.toml or from the command line (``--script``): one shape for both.
+
+    Every value has been checked where it entered; ``script`` is made absolute.
+    """
+    return Check(name=name, parameters={}, presets={}, timeout_s=timeout_s,
+                 description=description or f"{name} check ({script.name})", script=script.resolve(),
+                 host_devices=host_devices, requires=requires, bad_if=bad_if)
 
 
 @dataclass(frozen=True)
@@ -178,8 +209,7 @@ class Matrix:
     results_dir: Path = Path("reports/results")
     envs_dir: Path = Path(".nox/jax-envs")
     environments: tuple[NamedEnvironment, ...] = ()
-    jax_repo: Path | None = None
-    """``[install] jax_repo``: a clone of JAX for ``bisect --commits`` (not an install setting: no lock depends on it)."""
+    jax_repo: Path | None = None  # [install] jax_repo: a JAX clone for bisect --commits (no lock depends on it)
 
     def release(self, version: str) -> Release:
         """The configured release, or an ad-hoc one for a version the matrix lacks.
@@ -224,9 +254,7 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
     _known_keys(raw, {"kit", "install", "release", "checks", "environment"}, "")
     kit = _table(raw, "kit", "")
     _known_keys(kit, {"results_dir", "envs_dir"}, "kit")
-    install_table = _table(raw, "install", "")
-    install = _parse_install(install_table)
-    jax_repo = _string(install_table, "jax_repo", "install", "")
+    install = _parse_install(install_raw := _table(raw, "install", ""))
     releases = _parse_releases(raw.get("release", []))
     checks_raw = _table(raw, "checks", "")
     if not checks_raw:
@@ -241,7 +269,7 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
         # Relative folders are relative to matrix.toml, not to wherever nox was started.
         results_dir=path.parent / _string(kit, "results_dir", "kit", "reports/results"),
         envs_dir=path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"),
-        jax_repo=(path.parent / jax_repo).expanduser() if jax_repo else None,
+        jax_repo=path.parent / Path(r).expanduser() if (r := _string(install_raw, "jax_repo", "install", "")) else None,
     )
 
 
@@ -378,19 +406,14 @@ def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Chec
     devices = table.get("host_devices")
     if devices is not None and not _pos_int(devices):
         raise ConfigError(f"{where}.host_devices must be a positive integer", "e.g. host_devices = 4")
-    return Check(
-        name=name,
-        parameters={},
-        presets={},
-        timeout_s=_timeout(table, where),
-        description=_string(table, "description", where, f"{name} check ({table['script']})"),
-        script=script.resolve(),
-        host_devices=devices,
-    )
+    requires = extra_packages.requirements(_strings(table, "requires", where, ()), f"{where}.requires", ConfigError)
+    bad_if = bad_if_pattern(table["bad_if"], f"{where}.bad_if", ConfigError) if "bad_if" in table else None
+    return script_check(name, script, description=_string(table, "description", where, f"{name} check ({table['script']})"),
+                        host_devices=devices, timeout_s=_timeout(table, where), requires=requires, bad_if=bad_if)
 
 
 def _timeout(table: Mapping[str, Any], where: str) -> int:
-    timeout = timeout_value(table.get("timeout_s", 1800))
+    timeout = timeout_value(table.get("timeout_s", DEFAULT_TIMEOUT_S))
     if timeout is None:
         raise ConfigError(f"{where}.timeout_s = {table['timeout_s']!r} is not {_TIMEOUT_WORDS}",
                           "e.g. timeout_s = 900")
@@ -446,12 +469,30 @@ def configured_parameters(matrix: Matrix, name: str) -> dict[str, Any]:
     check = matrix.check(name)
     if check.script is None:
         return dict(check.parameters)
+    return script_parameters(check, matrix.path.parent)
+
+
+def script_parameters(check: Check, root: Path) -> dict[str, Any]:
+    """A script check's parameters in its records: what it ran, and every setting that can change its verdict.
+
+    The script's path (relative to ``root``, matrix.toml's folder, where it is
+    inside) and SHA-256, its devices, and, where set, its extra packages and
+    ``bad_if``: a record of other settings is not the same measurement.
+    Set only when set, so records from before these settings stay current.
+    OSError when the script went missing.
+    """
+    assert check.script is not None
     try:
-        shown = str(check.script.relative_to(matrix.path.parent.resolve()))
+        shown = str(check.script.relative_to(root.resolve()))
     except ValueError:
         shown = str(check.script)
-    return {"script": shown, "script_sha256": hashlib.sha256(check.script.read_bytes()).hexdigest(),
-            "host_devices": check.host_devices}
+    parameters: dict[str, Any] = {"script": shown, "script_sha256": hashlib.sha256(check.script.read_bytes()).hexdigest(),
+                                  "host_devices": check.host_devices}
+    if check.requires:
+        parameters["requires"] = list(check.requires)
+    if check.bad_if is not None:
+        parameters["bad_if"] = check.bad_if.pattern
+    return parameters
 
 
 def _looks_like_python(text: str) -> bool:

@@ -50,7 +50,8 @@ NUMPY_BEFORE_ALL = "2023-06-01T20:00:00Z"
 
 def jax_releases(versions: Sequence[str], *, missing_jaxlib: Sequence[str] = (),
                  first_upload: datetime = datetime(2024, 1, 1, tzinfo=timezone.utc),
-                 days_apart: int = 20, numpy_moves_at: str | None = None) -> tuple[Files, dict[str, bytes]]:
+                 days_apart: int = 20, numpy_moves_at: str | None = None,
+                 packages: Sequence[tuple[str, str, str]] = ()) -> tuple[Files, dict[str, bytes]]:
     """An index page and wheel files for these JAX releases, as the kit reads a real one.
 
     Each ``jax`` wheel's METADATA pins its own jaxlib through the ``cpu`` extra
@@ -61,6 +62,8 @@ def jax_releases(versions: Sequence[str], *, missing_jaxlib: Sequence[str] = (),
     so each has its own era cut-off. scipy 1.11.2 and numpy 2.2.1 predate them
     all; numpy 2.2.2 is uploaded with release ``numpy_moves_at``, so the eras
     from then on resolve it instead (as numpy moved between jax 0.4.38 and 0.5.0).
+    ``packages``: more projects, each ``(name, version, release)`` uploaded with
+    that release (say flax 0.10.1 with jax 0.4.35), so each era has its own.
     """
     files: Files = {"jax": [], "jaxlib": [], "scipy": [("scipy-1.11.2-py3-none-any.whl", "2023-08-17T20:00:00Z")],
                     "numpy": [("numpy-2.2.1-py3-none-any.whl", NUMPY_BEFORE_ALL)]}
@@ -79,6 +82,11 @@ def jax_releases(versions: Sequence[str], *, missing_jaxlib: Sequence[str] = (),
             name, blob = wheel("numpy", "2.2.2")
             files["numpy"].append((name, uploaded))
             blobs[name] = blob
+        for project, project_version, with_release in packages:
+            if with_release == version:
+                name, blob = wheel(project, project_version)
+                files.setdefault(project, []).append((name, uploaded))
+                blobs[name] = blob
     return files, blobs
 
 

@@ -125,11 +125,15 @@ def make_fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
     def make(versions: Sequence[str], *, not_installable: Sequence[str] = (), built: Sequence[str] | None = None,
              checks: Mapping[str, Any] | None = None, matrix_releases: Sequence[str] | None = None,
-             install: Mapping[str, Any] | None = None, numpy_moves_at: str | None = None) -> FakeReleases:
+             install: Mapping[str, Any] | None = None, numpy_moves_at: str | None = None,
+             packages: Sequence[tuple[str, str, str]] = ()) -> FakeReleases:
         """The index serves ``versions``; all but ``not_installable`` are built unless ``built`` names them.
 
         ``numpy_moves_at``: the release from whose era on numpy 2.2.2 is resolved
-        instead of 2.2.1 (`tests.fake_index.jax_releases`).
+        instead of 2.2.1 (`tests.fake_index.jax_releases`). ``packages``: more
+        projects on the index, ``(name, version, release it was uploaded with)``,
+        for a check's ``requires``; an environment that installs one can import it
+        (a stub that knows its ``__version__``).
 
         A release left unbuilt is built by the kit when first prepared (uv
         resolves it against the index; the environment is a fake one too).
@@ -142,7 +146,8 @@ def make_fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             pytest.skip("uv resolves the releases the index lacks wheels for")
         folder = tmp_path / "fake-machine"
         folder.mkdir()
-        files, blobs = jax_releases(versions, missing_jaxlib=not_installable, numpy_moves_at=numpy_moves_at)
+        files, blobs = jax_releases(versions, missing_jaxlib=not_installable, numpy_moves_at=numpy_moves_at,
+                                    packages=packages)
         numpy_moved = next((uploaded for name, uploaded in files["numpy"] if "2.2.2" in name), None)
         server = ExitStack()
         index = server.enter_context(serve_index(files, blobs))

@@ -38,6 +38,8 @@ def main(argv: list[str]) -> int:
     version = os.environ.get("FAKE_JAX", "0.6.0")
     if argv[:1] != ["-m"] or not argv[1].startswith("repro.") or argv[1] == "repro.kitcheck":
         _log_run(version, "script")
+        if os.environ.get("FAKE_SITE"):  # the extra packages the environment "installed" (`FakeBackend`)
+            sys.path.insert(0, os.environ["FAKE_SITE"])
         sys.argv = argv
         runpy.run_path(argv[0], run_name="__main__")
         return 0
@@ -118,7 +120,14 @@ class FakeBackend:
 
         python = envs.env_python(path)
         python.parent.mkdir(parents=True)
-        python.write_text(f'#!/bin/sh\nFAKE_JAX={plan.jax} exec "{sys.executable}" "{__file__}" "$@"\n')
+        # A check's extra packages (requires) as importable stubs that know their version; the release's own
+        # packages are the real interpreter's.
+        site = path / "fake-site"
+        for name, version in resolution.pins.items():
+            if name not in ("jax", "jaxlib", "numpy", "scipy"):
+                (site / name).mkdir(parents=True)
+                (site / name / "__init__.py").write_text(f"__version__ = {version!r}\n")
+        python.write_text(f'#!/bin/sh\nFAKE_JAX={plan.jax} FAKE_SITE="{site}" exec "{sys.executable}" "{__file__}" "$@"\n')
         python.chmod(0o755)
 
 

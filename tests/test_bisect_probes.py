@@ -3,11 +3,18 @@
 A `Prober` on the fake machine (tests/fake_releases.py): candidates from the
 index's metadata, the probe cache, records and runs all real; each test
 asks it for one release and sees where the answer came from.
+
+A ``--script`` probe runs through the runner, as the check block with that
+script would: the script runs for real with the fake release's python
+(``FAKE_JAX`` names the release), and ``--requires flax`` is resolved by uv
+against the fake index, which has a flax of each era (`FLAX`), installed as a
+stub that knows its version.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,14 +22,18 @@ import pytest
 
 from kit.bisect import driver
 from kit.bisect.candidates import Candidate, list_candidates
-from kit.bisect.options import DEFAULT_SCRIPT_TIMEOUT_S, parse_options
+from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
 from kit.bisect.probe_cache import ProbeCache, subject_key
 from kit.bisect.probes import Prober
 from kit.bisect.search import Outcome
+from kit.config import DEFAULT_TIMEOUT_S
+from kit.errors import UsageError
+from kit.install.environment import Prepared
 from kit.install.release import open_index
 from kit.run import runner
 from tests.fake_releases import FakeReleases
+from tests.test_bisect_driver import CHECKS, PLAIN_MATRIX, RELEASES as TEN_RELEASES, report_json, run
 
 RELEASES = ["0.5.0", "0.5.1", "0.5.2"]
 
@@ -118,7 +129,7 @@ def test_a_script_without_a_limit_gets_the_default(machine: FakeReleases, tmp_pa
     options = parse_options(machine.matrix, ["--script", str(script), "--good", "0.5.0", "--bad", "0.5.2"])
     probe: Any = Prober(machine.matrix, options, [], ProbeCache(tmp_path), {}, "test", open_index(machine.matrix),
                         print)
-    assert probe.timeout == DEFAULT_SCRIPT_TIMEOUT_S
+    assert probe.timeout == DEFAULT_TIMEOUT_S  # a check block's default, as the same script in one would get
 
 
 def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeReleases) -> None:
@@ -133,3 +144,178 @@ def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeR
     assert lines[-1] == ("probe jax 0.5.0: skip [run] the repro crashed (exit code 1): "
                          "RuntimeError: fake crash of scaling on jax 0.5.0")
     assert isinstance(probe.observations["0.5.0"], Observation)
+
+
+# --------------------------------------------------------------------------
+# Scripts: --requires, --bad-if, and the one route a script and a check share
+
+# Each release's era gets its own flax (what --requires flax installs): uploaded with the release named.
+FLAX = {"0.4.34": "0.10.0", "0.4.35": "0.10.1", "0.4.36": "0.10.2", "0.4.37": "0.10.2", "0.4.38": "0.10.2",
+        "0.5.0": "0.10.2", "0.5.1": "0.10.4", "0.5.2": "0.10.4", "0.5.3": "0.10.4", "0.6.0": "0.10.6"}
+FLAX_UPLOADS = [("flax", "0.10.0", "0.4.34"), ("flax", "0.10.1", "0.4.35"), ("flax", "0.10.2", "0.4.36"),
+                ("flax", "0.10.4", "0.5.1"), ("flax", "0.10.6", "0.6.0")]
+
+
+@pytest.fixture
+def ten(fake_releases: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeReleases]:
+    """``ten(checks=...)``: the ten releases of tests/test_bisect_driver.py, with a flax of each era on the index."""
+    from kit.bisect import changelog
+
+    monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
+
+    def make(checks: dict[str, Any] | None = None) -> FakeReleases:
+        return fake_releases(TEN_RELEASES, matrix_releases=["0.4.35", "0.6.0"], checks={**CHECKS, **(checks or {})},
+                             packages=FLAX_UPLOADS)
+
+    return make
+
+
+IMPORTS_FLAX = textwrap.dedent("""\
+    import flax
+    print("flax", flax.__version__)
+    """)
+
+
+def _script(tmp_path: Path, body: str, name: str = "uses_flax.py") -> Path:
+    path = tmp_path / name
+    path.write_text(body)
+    return path
+
+
+def test_bounds_that_cannot_import_a_package_stop_naming_it_and_requires(ten: Callable[..., FakeReleases],
+                                                                       tmp_path: Path) -> None:
+    machine = ten()
+    script = _script(tmp_path, IMPORTS_FLAX)
+    with pytest.raises(UsageError) as error:
+        run(machine, "--script", str(script), "--good", "0.5.0", "--bad", "0.4.34")
+    assert str(error.value).startswith("the script could not import flax on jax ")
+    assert "; pass --requires flax to install it for each release's era" in str(error.value)
+    assert error.value.tip.endswith("--requires flax")
+    assert sorted(machine.versions_run) == ["0.4.34", "0.5.0"]  # the bounds only, each once
+
+
+def test_with_requires_each_probe_line_names_the_version_its_release_got(ten: Callable[..., FakeReleases],
+                                                                        tmp_path: Path) -> None:
+    machine = ten()
+    body = IMPORTS_FLAX + "import os, sys\nsys.exit(0 if os.environ['FAKE_JAX'] >= '0.4.36' else 1)\n"
+    code, log = run(machine, "--script", str(_script(tmp_path, body)), "--requires", "flax",
+                    "--good", "0.5.0", "--bad", "0.4.34")
+    assert code == 0
+    data = report_json(machine)
+    assert (data["last_same"], data["first_different"]) == ("0.4.35", "0.4.36")
+    probes = [line for line in log if line.startswith("probe jax ")]
+    assert probes and all(line.endswith(f" · flax {FLAX[line.split()[2].rstrip(':')]}") for line in probes)
+    assert data["observations"]["0.4.35"]["extra_packages"] == {"flax": "0.10.1"}
+    # The probes' records are kept, apart from the matrix's.
+    kept = list((machine.matrix.results_dir.parent / "bisect" / "script-records").glob("*-0.*-cpu-*.json"))
+    assert len(kept) == len(machine.runs) and not machine.matrix.results_dir.exists()
+
+
+# A user's repro of jax#25329 ("jit errors if an argument is named f", 0.4.36 only, here 0.4.37 to 0.5.1), in a
+# script that fails otherwise on two releases: as real repros do, it meets other changes on the way.
+KWARG_F = textwrap.dedent("""\
+    import os
+    jax = os.environ["FAKE_JAX"]
+    if jax == "0.4.35":
+        raise AttributeError("module 'jax.numpy' has no attribute 'unstack'")
+    if jax == "0.5.0":
+        raise ValueError("Incompatible shapes for broadcasting: (3,) and (4,)")
+    if jax in ("0.4.37", "0.4.38", "0.5.1"):
+        raise TypeError("result_paths() got multiple values for argument 'f'")
+    print("ok")
+    """)
+
+
+def test_bad_if_finds_the_release_of_that_error_and_skips_the_others_naming_them(
+        ten: Callable[..., FakeReleases], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    machine = ten()
+    script = _script(tmp_path, KWARG_F, "kwarg_f.py")
+    argv = ["--script", str(script), "--good", "0.4.34", "--bad", "0.5.1", "--all"]
+    run(machine, *argv)
+    plain = report_json(machine)  # without --bad-if every failure is bad: 0.4.35's AttributeError is the "change"
+    assert plain["transitions"][0]["after"] == "0.4.35"
+    run(machine, *argv, "--bad-if", "multiple values for argument 'f'")
+    data = report_json(machine, name="*0.5.1-cpu-all")
+    assert [(t["before"], t["after"]) for t in data["transitions"]] == [("0.4.36", "0.4.37")]
+    assert data["outcomes"]["0.4.35"] == data["outcomes"]["0.5.0"] == "skip"
+    assert data["observations"]["0.5.0"]["exception"] == "ValueError: Incompatible shapes for broadcasting: (3,) and (4,)"
+    out = capsys.readouterr().out
+    assert "0.4.35 (AttributeError: module 'jax.numpy' has no attribute 'unstack')" in out
+    assert "| skip (failed otherwise: ValueError) |" in out
+
+
+def test_bad_if_narrows_a_bisect_to_the_right_release(ten: Callable[..., FakeReleases], tmp_path: Path) -> None:
+    machine = ten()
+    script = _script(tmp_path, KWARG_F, "kwarg_f.py")
+    run(machine, "--script", str(script), "--good", "0.4.34", "--bad", "0.5.1", "--bad-if", "argument 'f'")
+    data = report_json(machine)
+    assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.4.36", "0.4.37", [])
+
+
+def test_a_script_and_the_same_file_as_a_check_give_equal_records(ten: Callable[..., FakeReleases],
+                                                                  tmp_path: Path) -> None:
+    script = _script(tmp_path, IMPORTS_FLAX + "raise TypeError(\"got multiple values for argument 'f'\")\n",
+                     "kwarg_f.py")
+    table = {"script": str(script), "host_devices": 2, "requires": ["flax"], "bad_if": "argument 'f'"}
+    machine = ten(checks={"kwarg": table})
+    matrix = machine.matrix
+    options = parse_options(matrix, ["--script", str(script), "--host-devices", "2", "--requires", "flax",
+                                     "--bad-if", "argument 'f'", "--good", "0.4.34", "--bad", "0.4.36"])
+    as_script = runner.RunRequest(check=options.subject, version="0.4.36", script=options.script_check)
+    as_check = runner.RunRequest(check="kwarg", version="0.4.36")
+    runner.prepare(matrix, as_check, lambda _m: None)  # the environment is built once: both reuse it
+    made = [runner.run_check(matrix, request, lambda _m: None, driver.open_index(matrix),
+                             runner.prepare(matrix, request, lambda _m: None))[0] for request in (as_script, as_check)]
+    assert [record["install"]["environment"] for record in made] == ["reused", "reused"]
+    volatile = {"check", "created", "duration_s", "reproduce", "identity"}
+    assert {k: v for k, v in made[0].items() if k not in volatile} == {k: v for k, v in made[1].items()
+                                                                       if k not in volatile}
+    # Their identities differ only in the check's name: the same script, settings, packages and machine.
+    identities = [{**record["identity"], "subject": {**record["identity"]["subject"], "check": None}} for record in made]
+    assert identities[0] == identities[1]
+    assert made[0]["verdict"] == "affected" and made[0]["environment"]["packages"] == {"flax": "0.10.2"}
+    assert made[0]["environment"]["device_count"] == 2 and made[0]["parameters"]["bad_if"] == "argument 'f'"
+    # A --script's probes are keyed by what decides its outcome: its content and settings, not its path.
+    moved = _script(tmp_path, script.read_text(), "elsewhere.py")
+    same = parse_options(matrix, ["--script", str(moved), "--host-devices", "2", "--requires", "flax",
+                                  "--bad-if", "argument 'f'", "--good", "0.4.34", "--bad", "0.4.36"])
+    other = parse_options(matrix, ["--script", str(moved), "--host-devices", "2", "--requires", "flax",
+                                   "--good", "0.4.34", "--bad", "0.4.36"])
+    assert subject_key(matrix, options) == subject_key(matrix, same) != subject_key(matrix, other)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--check", "scaling", "--requires", "flax"], "--requires applies to --script"),
+    (["--check", "scaling", "--bad-if", "x"], "--bad-if applies to --script"),
+    (["--script", "SCRIPT", "--bad-if", "f(x"], "--bad-if 'f(x' is not a regular expression"),
+    (["--script", "SCRIPT", "--requires", "jax"], "--requires 'jax' is part of the release under test"),
+    (["--script", "SCRIPT", "--host-devices", "0"], "argument --host-devices: must be a positive whole number"),
+])
+def test_a_script_s_settings_are_checked_where_they_enter(tmp_path: Path, argv: list[str], message: str) -> None:
+    script = _script(tmp_path, "print('ok')\n")
+    argv = [str(script) if arg == "SCRIPT" else arg for arg in argv]
+    with pytest.raises(UsageError, match=message.replace("(", r"\(")):
+        parse_options(PLAIN_MATRIX, [*argv, "--good", "0.4.34", "--bad", "0.4.36"])
+
+
+def test_an_install_that_failed_is_tried_again_by_the_next_bisect(ten: Callable[..., FakeReleases], tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    machine = ten()
+    prepare, failing = runner.prepare, {"0.4.35"}
+
+    def install_fails(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
+        prepared = prepare(matrix, request, log, index)
+        if request.version in failing:  # resolved, but the build of a dependency failed
+            return dataclasses.replace(prepared, environment=None, problem="install failed: a build needed the network")
+        return prepared
+
+    monkeypatch.setattr(runner, "prepare", install_fails)
+    script = _script(tmp_path, "import os, sys\nsys.exit(0 if os.environ['FAKE_JAX'] >= '0.4.36' else 1)\n")
+    argv = ["--script", str(script), "--good", "0.4.36", "--bad", "0.4.34", "--all"]
+    run(machine, *argv)
+    assert report_json(machine)["outcomes"]["0.4.35"] == "skip"
+    failing.clear()
+    run(machine, *argv)
+    data = report_json(machine)
+    assert data["outcomes"]["0.4.35"] == "bad" and "0.4.35" in data["probed_now"]
+    assert "0.4.34" in data["answered_by_cache"]  # what did run is known

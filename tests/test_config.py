@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.config import load_matrix, parse_matrix
+from kit.config import configured_parameters, load_matrix, parse_matrix
 from kit.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,6 +105,15 @@ def test_script_check_path_is_relative_to_matrix_toml(tmp_path: Path) -> None:
     assert not check.parameters and not check.presets
 
 
+def test_install_jax_repo_is_relative_to_matrix_toml_and_expands_home(tmp_path: Path) -> None:
+    raw: dict = {"release": [{"version": "0.6.0"}], "checks": {"scaling": {}}, "install": {"jax_repo": "../jax"}}
+    assert parse_matrix(raw, tmp_path / "matrix.toml").jax_repo == tmp_path / ".." / "jax"
+    raw["install"] = {"jax_repo": "~/src/jax"}
+    assert parse_matrix(raw, tmp_path / "matrix.toml").jax_repo == Path.home() / "src" / "jax"
+    del raw["install"]
+    assert parse_matrix(raw, tmp_path / "matrix.toml").jax_repo is None
+
+
 @pytest.mark.parametrize(
     ("table", "names", "tip"),
     [
@@ -112,7 +121,7 @@ def test_script_check_path_is_relative_to_matrix_toml(tmp_path: Path) -> None:
          "relative to matrix.toml"),
         ({"host_devices": 0}, "host_devices must be a positive integer", "host_devices = 4"),
         ({"timeout": 60}, "unknown key 'checks.eigh.timeout'", "did you mean 'timeout_s'"),
-        ({"batch": 64}, "unknown key 'checks.eigh.batch'", "allowed keys: description, host_devices, script"),
+        ({"batch": 64}, "unknown key 'checks.eigh.batch'", "allowed keys: bad_if, description, host_devices, requires, script"),
     ],
 )
 def test_a_script_check_mistake_stops_at_load_in_one_sentence(tmp_path: Path, table: dict, names: str,
@@ -123,6 +132,45 @@ def test_a_script_check_mistake_stops_at_load_in_one_sentence(tmp_path: Path, ta
     assert names in caught.value.message
     assert tip in caught.value.tip
     assert caught.value.render().count("\n") == 1
+
+
+def test_a_script_check_takes_extra_packages_and_a_bad_if_pattern(tmp_path: Path) -> None:
+    raw = _with_script_check(tmp_path, requires=["optax>=0.2", "Flax"], bad_if="TypeError: .*argument 'f'")
+    matrix = parse_matrix(raw, tmp_path / "matrix.toml")
+    check = matrix.check("eigh")
+    assert check.requires == ("flax", "optax>=0.2")  # one spelling: the set keys an environment
+    assert check.bad_if is not None and check.bad_if.search("TypeError: got multiple values for argument 'f'")
+    # Both change what a run measures, so its records say them.
+    assert configured_parameters(matrix, "eigh") == {
+        "script": "checks/eigh.py", "script_sha256": configured_parameters(matrix, "eigh")["script_sha256"],
+        "host_devices": None, "requires": ["flax", "optax>=0.2"], "bad_if": "TypeError: .*argument 'f'"}
+
+
+def test_without_requires_or_bad_if_a_script_check_s_parameters_are_as_before(tmp_path: Path) -> None:
+    # Records made before these settings existed stay current.
+    matrix = parse_matrix(_with_script_check(tmp_path), tmp_path / "matrix.toml")
+    assert set(configured_parameters(matrix, "eigh")) == {"script", "script_sha256", "host_devices"}
+
+
+@pytest.mark.parametrize(("table", "names", "tip"), [
+    ({"bad_if": "f(x"}, "checks.eigh.bad_if 'f(x' is not a regular expression (missing ), unterminated subpattern",
+     "with a backslash"),
+    ({"bad_if": ""}, "checks.eigh.bad_if must be a non-empty regular expression", "bad_if = "),
+    ({"requires": ["jax"]}, "checks.eigh.requires 'jax' is part of the release under test", "jax and jaxlib"),
+    ({"requires": "flax"}, "checks.eigh.requires must be a list of strings", "requires = "),
+])
+def test_a_bad_requires_or_bad_if_stops_at_load_in_one_sentence(tmp_path: Path, table: dict, names: str,
+                                                                tip: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_matrix(_with_script_check(tmp_path, **table), tmp_path / "matrix.toml")
+    assert caught.value.message.startswith(names) and tip in caught.value.tip
+
+
+def test_a_built_in_check_takes_no_extra_packages(tmp_path: Path) -> None:
+    raw = _minimal()
+    raw["checks"]["scaling"]["requires"] = ["flax"]
+    with pytest.raises(ConfigError, match="unknown key 'checks.scaling.requires'"):
+        parse_matrix(raw, tmp_path / "matrix.toml")
 
 
 def test_a_built_in_check_cannot_be_replaced_by_a_script(tmp_path: Path) -> None:

@@ -171,3 +171,88 @@ def test_a_python_known_to_fit_is_tried_first(monkeypatch: pytest.MonkeyPatch) -
     assert chosen is not None and chosen.python == "3.12" and calls == ["3.12"]  # no resolve that must fail
     unknown, _ = install.choose_python(plan, ["3.13", "3.12", "3.11"], first="2.7")  # not in the plan: ignored
     assert unknown is not None and unknown.python == "3.12" and calls == ["3.12", "3.13"]
+
+
+# --------------------------------------------------------------------------
+# A check's extra packages (requires)
+
+
+def test_extra_packages_are_resolved_with_the_release_under_its_era_cut_off() -> None:
+    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), "cpu", FakeIndex(),  # type: ignore[arg-type]
+                        requires=("flax", "optax>=0.2"))
+    assert plan.requirements == ("jax[cpu]==0.4.35", "scipy", "flax", "optax>=0.2")
+    assert plan.requires == ("flax", "optax>=0.2")
+    args = plan.uv_args()
+    # Not exempt from the cut-off, as jax and jaxlib are: jax 0.4.35 gets a flax of its time.
+    assert args[args.index("--exclude-newer") + 1] == "2024-11-05T20:56:00Z"
+    assert "flax=2100-01-01T00:00:00Z" not in args
+    # Wheels only, so a Python the era's wheels fit is chosen instead of building an sdist.
+    assert args[args.index("--only-binary") + 1] == ":all:"
+    assert "--only-binary" not in plan_install(MATRIX, MATRIX.release("0.4.35"), "cpu",  # type: ignore[arg-type]
+                                               FakeIndex()).uv_args()
+
+
+def test_a_plan_without_extras_keeps_its_fingerprint_and_one_with_them_gets_its_own() -> None:
+    plain = plan_install(MATRIX, MATRIX.release("0.4.35"), "cpu", FakeIndex())  # type: ignore[arg-type]
+    assert "requires" not in plain.to_json()  # environments built before requires existed are still found
+    with_flax = plan_install(MATRIX, MATRIX.release("0.4.35"), "cpu", FakeIndex(),  # type: ignore[arg-type]
+                             requires=("flax",))
+    assert with_flax.fingerprint("3.12") != plain.fingerprint("3.12")
+
+
+# uv's words, as `uv pip compile` said them for jax 0.4.30 with flax>=0.10 as of its era.
+UV_NO_FLAX_OF_ITS_ERA = (
+    "error: No solution found when resolving dependencies cause: Because only flax<=0.8.5 is available and you "
+    "require flax>=0.10, we can conclude that your requirements are unsatisfiable. hint: `flax` was filtered by "
+    "`exclude-newer` to only include packages uploaded before 2024-07-02T00:00:00Z.")
+
+
+def test_an_extra_package_no_release_of_its_era_satisfies_is_named_in_the_reason() -> None:
+    # The check's "flax" and the command line's "flax>=0.10": the one uv quotes is named.
+    plan = InstallPlan(jax="0.4.30", backend="cpu", requirements=("jax[cpu]==0.4.30", "scipy", "flax", "flax>=0.10"),
+                       exclude_newer="2024-07-02T00:00:00Z", index_url="https://pypi.org/simple",
+                       pythons=("3.12",), requires=("flax", "flax>=0.10"))
+    reason = unresolvable_reason(plan, [Resolution("3.12", False, error=UV_NO_FLAX_OF_ITS_ERA)])
+    assert reason == ("the check requires flax>=0.10, and no release of flax uploaded before 2024-07-02, "
+                      "jax 0.4.30's era, installs with jax 0.4.30 (tried Python 3.12): Because only flax<=0.8.5 "
+                      "is available and you require flax>=0.10, we can conclude that your requirements are "
+                      "unsatisfiable.")
+
+
+@pytest.mark.parametrize(("error", "everywhere"), [
+    (UV_NO_FLAX_OF_ITS_ERA, True),  # no other Python brings a newer flax: stop asking
+    ("Because nosuch was not found in the package registry and you require nosuch, ...", False),  # not required
+    ("Because flaxx was not found in the package registry and you require flaxx, ...", True),
+    # The interpreter may be what does not fit: another Python is worth a try.
+    ("Because only flax<=0.8.5 is available and flax==0.8.5 depends on Python>=3.9,<3.13, ...", False),
+])
+def test_an_extra_package_missing_for_every_python_is_not_asked_again(error: str, everywhere: bool) -> None:
+    assert install.missing_everywhere(Resolution("3.13", False, error=error), ("flax>=0.10", "flaxx")) is everywhere
+
+
+def test_extra_packages_are_the_era_s_versions_in_wheels_for_the_python_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As uv answered for jax 0.4.34 with flax: builds allowed, flax 0.10.0 (tensorstore 0.1.66, no 3.13 wheel);
+    # wheels only, uv would reach back to flax 0.6.1 on 3.13. The era's flax, as wheels, fits Python 3.12.
+    asked: list[tuple[str, tuple[str, ...], bool]] = []
+
+    def fake_uv(plan: InstallPlan, python: str, uv: str, platform: str | None, offline: bool,
+                builds: bool = False) -> Resolution:
+        asked.append((python, plan.requirements, builds))
+        if builds:
+            return Resolution(python, ok=True, pins={"jax": "0.4.34", "flax": "0.10.0", "tensorstore": "0.1.66"})
+        if python == "3.13":
+            return Resolution(python, ok=False, error="Because tensorstore==0.1.66 has no wheels with a matching "
+                                                      "Python ABI tag (cp313) ...")
+        return Resolution(python, ok=True, pins={"jax": "0.4.34", "flax": "0.10.0", "tensorstore": "0.1.66"})
+
+    monkeypatch.setattr(install, "_resolve", fake_uv)
+    monkeypatch.setattr(install, "_RESOLVED", {})
+    plan = InstallPlan(jax="0.4.34", backend="cpu", requirements=("jax[cpu]==0.4.34", "scipy", "flax"),
+                       exclude_newer="2024-10-18T14:37:10Z", index_url="https://pypi.org/simple",
+                       pythons=("3.13", "3.12"), requires=("flax",))
+    chosen, attempts = install.choose_python(plan, ["3.13", "3.12"])
+    assert chosen is not None and chosen.python == "3.12" and chosen.pins["flax"] == "0.10.0"
+    assert asked[:2] == [("3.13", plan.requirements, True), ("3.13", (*plan.requirements, "flax==0.10.0"), False)]
+    assert unresolvable_reason(plan, attempts[:1]) == (
+        "the check requires flax: flax==0.10.0 (of jax 0.4.34's era) or a package it needs has no wheels for "
+        "Python 3.13")

@@ -23,10 +23,11 @@ MATRIX = parse_matrix({"kit": {"envs_dir": "/nonexistent/envs"}, "install": {"ja
 
 
 def plan_for(matrix: Any, rel: Any, backend: str, index: Any, find_links: Any = (),
-             pins: tuple[str, ...] = ()) -> InstallPlan:
-    return InstallPlan(jax=rel.version, backend=backend, requirements=(f"jax[cpu]=={rel.version}", "scipy", *pins),
+             pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> InstallPlan:
+    return InstallPlan(jax=rel.version, backend=backend,
+                       requirements=(f"jax[cpu]=={rel.version}", "scipy", *requires, *pins),
                        exclude_newer="2024-11-05T20:56:00Z", index_url="https://example.invalid/simple",
-                       pythons=("3.13", "3.12", "3.11", "3.10"), pins=pins)
+                       pythons=("3.13", "3.12", "3.11", "3.10"), pins=pins, requires=requires)
 
 
 class AnsweringIndex:

@@ -33,6 +33,26 @@ def test_records_without_lu_fed_by_get_it_from_their_structure() -> None:
     assert "LU input via all-gather" in _finding(LoadedRecord(Path("x.json"), record)).figure
 
 
+def _script_record(evidence: dict, packages: dict | None = None, verdict: str = "affected") -> dict:
+    environment = {"jax": "0.4.36", "packages": packages} if packages is not None else {"jax": "0.4.36"}
+    return {"check": "kwarg", "status": "ran", "verdict": verdict, "reason": "...", "evidence": evidence,
+            "environment": environment, "requested": {"jax": "0.4.36", "backend": "cpu"}}
+
+
+def test_a_script_cell_shows_the_exception_and_the_extra_packages_it_ran_with() -> None:
+    evidence = {"summary": {}, "exception": {"type": "TypeError",
+                                             "message": "result_paths() got multiple values for argument 'f'\nmore"}}
+    finding = _finding(LoadedRecord(Path("kwarg-0.4.36.json"), _script_record(evidence, {"flax": "0.10.2"})))
+    assert finding.figure == "TypeError: result_paths() got multiple values for argument 'f'; flax 0.10.2"
+
+
+def test_a_script_cell_says_which_package_it_could_not_import() -> None:
+    evidence = {"summary": {}, "import_error": {"module": "flax.linen", "package": "flax", "installed": None},
+                "exception": {"type": "ModuleNotFoundError", "message": "No module named 'flax'"}}
+    finding = _finding(LoadedRecord(Path("x.json"), _script_record(evidence, verdict="inconclusive")))
+    assert finding.figure == "could not import flax"
+
+
 def test_scaling_is_shown_as_speedup_over_one_device_with_the_controls_beside_it() -> None:
     # jax 0.12.0.1 on 4 forced CPU devices: slogdet twice as fast, the control (a sum) slower. Their ratio
     # (3.5, once shown as "efficiency") said neither.

@@ -19,7 +19,7 @@ import pytest
 from kit import records
 from kit import exit_codes
 from kit.install import plan as install
-from kit.matrix import sweep
+from kit.matrix import progress, sweep
 from kit.errors import KitError
 from kit.install.plan import InstallPlan, Resolution
 from kit.install.environment import Prepared
@@ -244,12 +244,12 @@ def test_progress_names_the_cell_and_counts_down(machine: FakeReleases) -> None:
 
 def test_progress_shows_an_eta_once_a_few_cells_ran() -> None:
     now = [0.0]
-    progress = sweep.Progress(total=5, clock=lambda: now[0])
+    shown = progress.Progress(total=5, clock=lambda: now[0])
     lines = []
     for _ in range(5):
-        lines.append(progress.starting("cell"))
+        lines.append(shown.starting("cell"))
         now[0] += 30.0
-        progress.finished(30.0)
+        shown.finished(30.0)
     assert lines[0] == "[1/5] cell (4 more after it, 0s elapsed)"
     assert "ETA" not in lines[2]
     assert lines[3] == "[4/5] cell (1 more after it, 1m30s elapsed, ETA 1m00s)"

@@ -56,6 +56,10 @@ def test_a_mismatch_names_each_difference_with_both_values() -> None:
         "JAX_THREEFRY_PARTITIONABLE unset there, 1 here"]
     assert mismatch(identity(), identity(subject={"script_sha256": "fedcba9876543210"})) == [
         "the script's content (sha256 0123456789ab there, fedcba987654 here)"]
+    # The same script with another --bad-if is another run, and says so.
+    with_bad_if = identity(subject={"script_sha256": "0123456789abcdef", "bad_if": "argument 'f'"})
+    assert mismatch(identity(), with_bad_if) == ["what ran: bad_if none there, argument 'f' here"]
+    assert summary(with_bad_if).startswith("script sha256 0123456789ab (bad_if=argument 'f'); ")
 
 
 def test_the_summary_says_why_two_runs_matched() -> None:

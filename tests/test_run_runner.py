@@ -62,6 +62,19 @@ def test_a_release_without_wheels_gets_a_not_installable_record(matrix: Matrix) 
     assert "--find-links" in record["install"]["how_to_supply"]
 
 
+def test_an_extra_package_of_no_release_of_the_era_says_what_to_do_about_it(matrix: Matrix) -> None:
+    plan = InstallPlan(jax="0.4.16", backend="cpu", requirements=("jax[cpu]==0.4.16", "scipy", "flax>=0.10"),
+                       exclude_newer="2023-10-18T00:00:00Z", index_url="https://example.invalid/simple",
+                       pythons=("3.11",), requires=("flax>=0.10",))
+    attempt = Resolution("3.11", ok=False, error="Because only flax<=0.7.4 is available and you require flax>=0.10")
+    prepared = Prepared(plan, None, None, "the check requires flax>=0.10, and ...", [attempt])
+    record, _path = runner.run_check(matrix, runner.RunRequest("scaling", "0.4.16"), lambda m: None,
+                                     NeighbourIndex(), prepared)  # type: ignore[arg-type]
+    assert record["install"]["requires"] == ["flax>=0.10"]
+    assert record["install"]["neighbours"] == []  # other releases' jaxlibs are not the answer
+    assert record["install"]["how_to_supply"].startswith("Ask for a flax uploaded by 2023-10-18")
+
+
 def test_a_repro_that_overruns_its_timeout_is_killed(capsys: Any) -> None:
     started = time.monotonic()
     ended = runner.run_child([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 2,
@@ -112,6 +125,11 @@ def test_a_folder_left_by_a_killed_session_is_removed_by_the_next_run(tmp_path: 
     with runner.scratch_dir() as folder:
         assert folder.is_dir()
     assert not abandoned.exists() and alive.exists() and not folder.exists()
+
+
+def test_requires_is_for_script_checks(matrix: Matrix) -> None:
+    with pytest.raises(UsageError, match="scaling is a built-in check: it imports only jax, numpy and scipy"):
+        runner.parameters_for(matrix, runner.RunRequest("scaling", "0.4.16", requires=("flax",)))
 
 
 # --------------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""User checks against real releases: a script check's verdicts, and metric bisection of a planted slowdown.
+"""User checks against real releases: a script check's verdicts, metric bisection of a planted slowdown, and a
+check that requires an extra package.
 
 Installs jax 0.4.35, 0.5.2, 0.5.3 and 0.6.0 for real (shared environments,
-so mostly hard links from uv's cache once the other integration tests ran).
+so mostly hard links from uv's cache once the other integration tests ran),
+and 0.4.35 and 0.6.0 once more each with optax (small: optax, chex, absl-py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from kit.bisect import main as bisect_main
 from kit.config import Matrix, parse_matrix
@@ -31,6 +34,8 @@ USER_CHECKS = {
     "qr": {"script": str(ROOT / "examples" / "checks" / "qr_sharding.py"), "host_devices": 4, "timeout_s": 300},
     "planted": {"script": str(ROOT / "tests" / "fixtures" / "checks" / "slow_when_replicated.py"),
                 "host_devices": 4, "timeout_s": 300},
+    "optax-step": {"script": str(ROOT / "tests" / "fixtures" / "checks" / "optax_step.py"), "requires": ["optax"],
+                   "timeout_s": 300},
 }
 
 
@@ -81,3 +86,27 @@ def test_a_metric_bisect_over_a_flat_range_stops_saying_there_is_no_step(matrix:
     argv = ["--check", "planted", "--metric", "step_ms", "--good", "0.6.0", "--bad", "0.5.3", "--fresh"]
     with pytest.raises(UsageError, match="no step: the bounds differ by 1.0"):
         bisect_main(matrix, argv, _log)
+
+
+def test_a_check_that_requires_a_package_gets_the_one_of_each_release_s_era(matrix: Matrix) -> None:
+    found = {}
+    for version in ("0.4.35", "0.6.0"):
+        record, _path = run_check(matrix, RunRequest(check="optax-step", version=version), _log)
+        assert (record["status"], record["verdict"]) == ("ran", "unaffected"), record["reason"]
+        assert record["install"]["requires"] == ["optax"] and "optax" in record["install"]["requirements"]
+        assert record["parameters"]["requires"] == ["optax"]
+        found[version] = record["environment"]["packages"]["optax"]
+        assert record["evidence"]["summary"]["optax"] == found[version]  # what the script itself imported
+    # Resolved as of each release's date: jax 0.4.35 (Oct 2024) and 0.6.0 (Apr 2025) get different optax.
+    assert found["0.4.35"] != found["0.6.0"], found
+    assert Version(found["0.4.35"]) < Version(found["0.6.0"])
+
+
+def test_a_check_that_lacks_a_package_is_inconclusive_naming_it(matrix: Matrix) -> None:
+    # The same script without requires: its import fails, and that is never the bug.
+    lacking = dataclasses.replace(matrix, checks={**matrix.checks, "optax-step": dataclasses.replace(
+        matrix.checks["optax-step"], requires=())})
+    record, _path = run_check(lacking, RunRequest(check="optax-step", version="0.6.0"), _log)
+    assert (record["status"], record["verdict"]) == ("ran", "inconclusive")
+    assert record["reason"] == "the script could not import optax; add it to requires"
+    assert record["evidence"]["exception"]["type"] == "ModuleNotFoundError"

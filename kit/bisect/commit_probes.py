@@ -84,8 +84,8 @@ class CommitProber(Prober):
             return None  # commits have no matrix records
         return self.releases._record_observation(here, version)  # the matrix's records, not commit-records/
 
-    def _request(self, version: str, log_file: Path | None = None) -> runner.RunRequest:
-        candidate = self.commits.get(version)
+    def _request(self, version: str | None, log_file: Path | None = None) -> runner.RunRequest:
+        candidate = self.commits.get(version) if version is not None else None
         if candidate is None or candidate.build is None:
             return super()._request(version, log_file)
         request = super()._request(candidate.build.release, log_file)

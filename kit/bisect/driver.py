@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -185,6 +186,8 @@ def verify(good: str, bad: str, versions: list[str], probe: Callable[[str], Outc
     flag, other = ("--good", bad) if version == good else ("--bad", good)
     wanted = Outcome.GOOD if flag == "--good" else Outcome.BAD
     seen = prober.observations.get(version)
+    if seen is not None and seen.missing_import:
+        raise missing_import_stop(seen.missing_import, flag, version, options)
     message = f"{flag} {version} is {describe(problem.got, bool(options.script))}, not {wanted.value}: " \
               f"{seen.reason if seen else ''}{_provenance(seen)}"
     if problem.kind == "reversed":
@@ -193,3 +196,14 @@ def verify(good: str, bad: str, versions: list[str], probe: Callable[[str], Outc
         raise UsageError(message, f"choose a {flag} release that can be tested here")
     away = "an older" if Version(version) < Version(other) else "a newer"
     raise UsageError(message, f"move {flag} away from {other}: try {away} release")
+
+
+def missing_import_stop(package: str, flag: str, version: str, options: Options) -> UsageError:
+    """A bound whose script could not import a package: the fix is the package, not other bounds."""
+    if options.check:
+        return UsageError(f"the check's script could not import {package} on jax {version} ({flag}); add it to "
+                          f"requires in [checks.{options.check}] (requires = [\"{package}\"])",
+                          "it is then installed for each release's era, like numpy and scipy")
+    return UsageError(f"the script could not import {package} on jax {version} ({flag}); pass --requires {package} "
+                      f"to install it for each release's era",
+                      f"nox -s bisect -- {shlex.join([*options.argv, '--requires', package])}")

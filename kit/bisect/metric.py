@@ -1,7 +1,7 @@
 """``--metric``: bisect where a measured metric stepped, from repeated samples and a rank test.
 
-Each probe runs the check (a record, as the matrix keeps them) or the script
-(its KIT_RESULT) and reads one metric's samples. The bounds, run in turns for
+Each probe runs the check or the script through the runner (a record, as the
+matrix keeps them; a script's KIT_RESULT) and reads one metric's samples. The bounds, run in turns for
 ``BOUND_ROUNDS`` rounds, set the baseline and which way is worse
 (:func:`kit.metrics.baseline_from_rounds`: the step must show in every round,
 since one run's samples share that moment's machine load); each probe runs
@@ -28,7 +28,6 @@ from ..errors import UsageError
 from .candidates import Candidate
 from .metric_samples import MetricSamples
 from .outcomes import Observation, classify, describe
-from .options import DEFAULT_SCRIPT_TIMEOUT_S
 from .probes import Prober
 from .search import Outcome
 
@@ -120,13 +119,8 @@ class MetricProber(Prober):
         prepared = self._prepare(candidate.version)
         if prepared.environment is None:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
-        if self.options.script:
-            timeout = self.options.timeout or DEFAULT_SCRIPT_TIMEOUT_S
-            fields = runner.run_script(prepared.environment, self.options.script, self.options.backend, None, timeout,
-                                       self.log)
-        else:
-            fields, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log, self.index,
-                                             prepared=prepared)
+        fields, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log, self.index,
+                                         prepared=prepared)
         resolution = prepared.resolution
         python, jaxlib = (resolution.python, resolution.pins.get("jaxlib")) if resolution else (None, None)
         if fields.get("status") != "ran":

@@ -18,15 +18,15 @@ from typing import Any, Callable, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
-from ..config import Matrix, configured_parameters, release_number, timeout_seconds
+from ..config import (DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
+                      script_check, timeout_seconds)
 from ..errors import UsageError
 from ..records import newest_records_here
+from ..requirements import requirements
 from ..run.slurm_jobs import SlurmOptions
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
-
-DEFAULT_SCRIPT_TIMEOUT_S = 900
 
 _HELP_EPILOG = """\
 outcomes:
@@ -35,14 +35,20 @@ outcomes:
   skip). A release that cannot be installed here is skipped and named; a
   release the index has yanked is listed and skipped without a probe.
 
-  --script follows `git bisect run`: the script runs with the release's own
-  python, inside that release's environment, and its exit code decides:
+  --script runs exactly as a check block with that script would (README: Your
+  own check): the release's own python, KIT_RESULT, --host-devices, --timeout,
+  --requires, --bad-if, one record per probe (reports/bisect/script-records/).
+  Its exit code decides, as `git bisect run` reads it:
     0                      good
     125                    skip (cannot test this release)
     1-127 (except 125)     bad
     killed by a signal, exit code above 127, or over --timeout: crashed
   A crashed probe counts as --crash says: skip (default), bad or good, like
-  cargo-bisect-rustc's --regress modes.
+  cargo-bisect-rustc's --regress modes. A failed import of a package that is
+  not JAX's own is never bad: it is a skip, and bounds that fail that way stop
+  the bisect naming the package to pass with --requires. With --bad-if REGEX a
+  failure is bad only when the script's output matches; any other failure is
+  a skip, named in the report with its exception.
 
   Every probe is kept in one cache, reports/bisect/probes/, keyed by its
   identity: what ran (the check and its parameters, or the script's content),
@@ -77,6 +83,8 @@ examples:
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --commits --jax-repo ../jax
   nox -s bisect -- --script repro.py --good 0.4.34 --bad 0.4.36
+  nox -s bisect -- --script uses_flax.py --requires flax --good 0.5.0 --bad 0.4.34
+  nox -s bisect -- --script jit_kwarg.py --bad-if "multiple values for argument 'f'" --good 0.4.30 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
   nox -s bisect -- --check slogdet-time --metric slogdet_ms --good 0.6.0 --bad 0.4.35
   nox -s bisect -- --script repro.py --good 0.4.20 --bad 0.6.0 --slurm --jobs 3 --partition gpu
@@ -126,11 +134,20 @@ class Options:
     """Each probe a task of a SLURM job array (kit/bisect/cluster.py), environments built here first."""
     pins: tuple[str, ...] = ()
     """``NAME==VERSION`` held in every probe (``--pin``), names in normal form, sorted."""
+    script_check: Check | None = None
+    """``--script`` and its settings (``--host-devices``, ``--timeout``, ``--requires``, ``--bad-if``) as the
+    check it runs as: the same value a ``[checks.NAME]`` block with that script gives."""
 
     @property
     def subject(self) -> str:
         """What is bisected, for file names and headings: the check or ``script-<stem>``."""
-        return self.check or f"script-{self.script.stem if self.script else 'unknown'}"
+        return self.check or script_name(self.script)
+
+
+def script_name(script: Path | None) -> str:
+    """``script-<stem>``: a ``--script``'s check name, spelled as a check name must be (it names record files)."""
+    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in (script.stem if script else "unknown"))
+    return f"script-{stem}"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -156,7 +173,14 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--all", dest="scan", action="store_true",
                         help="probe every candidate and report every transition (short ranges)")
     parser.add_argument("--timeout", type=timeout_seconds, default=None, metavar="SECONDS",
-                        help=f"per probe (checks: matrix.toml's timeout_s; scripts: {DEFAULT_SCRIPT_TIMEOUT_S})")
+                        help=f"per probe (checks: matrix.toml's timeout_s; scripts: {DEFAULT_TIMEOUT_S})")
+    parser.add_argument("--host-devices", type=_host_devices, default=None, metavar="N",
+                        help="--script: CPU runs get N forced host devices, as a check's host_devices")
+    parser.add_argument("--requires", action="append", default=[], metavar="PKG",
+                        help="--script: a package it imports (flax, optax>=0.2), installed for each release's era; "
+                             "repeatable")
+    parser.add_argument("--bad-if", default=None, metavar="REGEX",
+                        help="--script: bad only when it fails and its output matches REGEX; other failures skip")
     parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL",
                         help="extra wheels, e.g. a jaxlib the index no longer serves")
     parser.add_argument("--changelog", type=Path, default=None,
@@ -194,6 +218,11 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError(f"script {args.script} not found", "give the path of a Python file that exits 0 when good")
     if args.preset and not args.check:
         raise UsageError("--preset only applies to --check", "drop --preset, or bisect a check")
+    given = [flag for flag, value in (("--host-devices", args.host_devices), ("--requires", args.requires),
+                                      ("--bad-if", args.bad_if)) if value not in (None, [])]
+    if given and not args.script:
+        raise UsageError(f"{given[0]} applies to --script", f"for --check {args.check}, set host_devices, requires "
+                         f"or bad_if in [checks.{args.check}] in matrix.toml")
     if args.confirm < 0:
         raise UsageError("--confirm must be 0 or more", "e.g. --confirm 2")
     if (args.good is None) != (args.bad is None):
@@ -218,8 +247,9 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError("--metric runs one probe at a time, here: each is judged against a run of --good right "
                          "before it, on the same machine and under the same load",
                          "drop --slurm and --jobs, or bisect the verdict instead of the metric")
+    script = args.script.resolve() if args.script else None
     return Options(
-        check=args.check, script=args.script.resolve() if args.script else None, good=args.good, bad=args.bad,
+        check=args.check, script=script, good=args.good, bad=args.bad,
         backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
         argv=tuple(argv), metric=args.metric, factor=args.factor,
@@ -228,6 +258,11 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         pins=_pins(args.pin),
         commits=args.commits, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
         jax_repo_shown=shown_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
+        script_check=script_check(script_name(script), script, host_devices=args.host_devices,
+                                  timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
+                                  requires=requirements(args.requires, "--requires"),
+                                  bad_if=bad_if_pattern(args.bad_if, "--bad-if") if args.bad_if is not None else None)
+        if script else None,
     )
 
 
@@ -237,6 +272,13 @@ def shown_path(path: Path, project: Path) -> str:
         return str(path.resolve().relative_to(project.resolve()))
     except ValueError:
         return str(path)
+
+
+def _host_devices(text: str) -> int:
+    """``--host-devices``: a positive whole number, as a check block's host_devices."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, e.g. 4, got {text!r}")
+    return int(text)
 
 
 def _factor(text: str) -> float:

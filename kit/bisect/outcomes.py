@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
+from ..requirements import versions_text
 from ..run import protocol
 from .search import Outcome
 
@@ -63,9 +64,20 @@ class Observation:
     """Its whole output, as a path relative to the project (beside its probe file)."""
     job: str = ""
     """The SLURM job that ran it (``SLURM job 12_0 on node01``), or "" for a local run."""
+    exception: str | None = None
+    """The exception that ended the script (``TypeError: ...``), where it died of one."""
+    missing_import: str | None = None
+    """A package the script could not import and the environment lacks: add it to requires."""
+    extra_packages: dict[str, str | None] = field(default_factory=dict)
+    """The version of each extra package (a check's ``requires``, ``--requires``) it ran with."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def details(self) -> str:
+        """What the probe line adds after the reason: the extra packages' versions (``flax 0.10.1``)."""
+        return versions_text(self.extra_packages)
 
     @classmethod
     def from_json(cls, data: Any) -> Observation:
@@ -107,8 +119,32 @@ _OBSERVATION_SHAPES = {
     "packages": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
     "era": _text_or_none, "pins": _strings, "matched": lambda v: isinstance(v, str),
     "not_reused": lambda v: isinstance(v, str), "output_tail": _strings, "log": lambda v: isinstance(v, str),
-    "job": lambda v: isinstance(v, str),
+    "job": lambda v: isinstance(v, str), "exception": _text_or_none, "missing_import": _text_or_none,
+    "extra_packages": lambda v: isinstance(v, dict) and all(isinstance(k, str) and _text_or_none(x)
+                                                            for k, x in v.items()),
 }
+
+
+def observation_of(record: Mapping[str, Any], source: str = "run") -> Observation:
+    """What a record says a release did: its status, verdict and reason, and how a failure ended.
+
+    One reading for a record the probe just wrote and one found current in
+    the matrix's folder, so both show the same in a probe line and a report.
+    """
+    evidence = _mapping(record.get("evidence"))
+    exception = _mapping(evidence.get("exception"))
+    imported = _mapping(evidence.get("import_error"))
+    extras = _mapping(_mapping(record.get("environment")).get("packages"))
+    return Observation(
+        str(record.get("status")), record.get("verdict"), str(record.get("reason") or ""), source,
+        exception=f"{exception.get('type')}: {exception.get('message', '')}".splitlines()[0] if exception else None,
+        missing_import=str(imported["package"]) if imported.get("package") and not imported.get("installed") else None,
+        extra_packages={str(k): (str(v) if v is not None else None) for k, v in extras.items()})
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """A record's sub-object, or an empty one where a record (anyone can edit it) holds something else."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def classify(observation: Observation, crash: str) -> Outcome:
@@ -142,14 +178,21 @@ def settle(runs: Sequence[Observation]) -> Observation:
     conclusive = [r for r in runs if r.verdict in ("affected", "unaffected")]
     if not conclusive:
         last = runs[-1]
-        return Observation(last.status, last.verdict, last.reason, source, labels if len(runs) > 1 else [])
+        return _told(last, last.status, last.verdict, last.reason, source, labels if len(runs) > 1 else [])
     counted = conclusive[0]
     if any(r.verdict != counted.verdict for r in conclusive[1:]):
         reason = f"the verdict changed between runs ({', '.join(labels)}): too noisy to count"
-        return Observation("ran", "inconclusive", reason, source, labels, flipped=True)
+        return _told(counted, "ran", "inconclusive", reason, source, labels, flipped=True)
     flipped = len(runs) > 1 and runs[0].verdict == "inconclusive"
-    return Observation(counted.status, counted.verdict, counted.reason, source,
-                       labels if len(runs) > 1 else [], flipped)
+    return _told(counted, counted.status, counted.verdict, counted.reason, source,
+                 labels if len(runs) > 1 else [], flipped)
+
+
+def _told(run: Observation, status: str, verdict: str | None, reason: str, source: str, runs: list[str],
+          flipped: bool = False) -> Observation:
+    """The settled observation, keeping what the run it rests on showed (its exception, its extra packages)."""
+    return Observation(status, verdict, reason, source, runs, flipped, exception=run.exception,
+                       missing_import=run.missing_import, extra_packages=dict(run.extra_packages))
 
 
 def label(outcome: Outcome, observation: Observation, crash: str, script: bool) -> str:
@@ -164,6 +207,10 @@ def label(outcome: Outcome, observation: Observation, crash: str, script: bool) 
     if observation.flipped and outcome is Outcome.SKIP:
         return "skip (flipped between runs)"
     if outcome is Outcome.SKIP:
+        if observation.missing_import:
+            return f"skip (could not import {observation.missing_import})"
+        if observation.exception:
+            return f"skip (failed otherwise: {observation.exception.split(':', 1)[0]})"
         return "skip (exit 125)" if script and observation.verdict == "inconclusive" else f"skip ({observation.verdict})"
     return describe(outcome, script)
 

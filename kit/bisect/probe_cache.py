@@ -21,7 +21,7 @@ written atomically, so bisects running side by side never lose each other's prob
 
 from __future__ import annotations
 
-import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -53,8 +53,12 @@ def subject_key(matrix: Matrix, options: Options) -> dict[str, Any]:
     if options.check:
         request = runner.RunRequest(check=options.check, version="0", backend=options.backend, preset=options.preset)
         return runner.check_subject(request, runner.parameters_for(matrix, request))
-    assert options.script is not None
-    return {"script_sha256": hashlib.sha256(options.script.read_bytes()).hexdigest()}
+    # A --script by what decides its outcome: its content and its settings (devices, extra packages,
+    # bad_if), not its path: a copy of the script elsewhere is the same probe.
+    request = runner.RunRequest(check=options.subject, version="0", backend=options.backend,
+                                script=options.script_check)
+    parameters = runner.parameters_for(matrix, request)
+    return json.loads(json.dumps({name: value for name, value in parameters.items() if name != "script"}))
 
 
 @dataclass(frozen=True)

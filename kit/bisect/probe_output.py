@@ -16,9 +16,6 @@ from pathlib import Path
 
 from ..config import Matrix
 from ..text_bounds import cut
-from ..run import runner
-from .options import Log
-from .outcomes import Observation, script_observation
 
 TAIL_LINES = 15
 """Lines of a probe's output the report and the JSON quote (the log has them all)."""
@@ -48,12 +45,3 @@ def project_path(path: Path, matrix: Matrix) -> str:
         return str(Path(path).resolve().relative_to(root))
     except ValueError:
         return str(path)
-
-
-def run_script_logged(cmd: list[str], timeout: int, pythonpath: tuple[Path, ...], log_file: Path,
-                      log: Log) -> Observation:
-    """Run a bisect script (kit/run/child_processes.py), its output echoed and appended to ``log_file``;
-    its exit code read as git bisect does."""
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    ended = runner.run_child(cmd, timeout, log, pythonpath=pythonpath, output_log=log_file)
-    return script_observation(ended.code, timeout)

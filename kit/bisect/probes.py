@@ -6,10 +6,10 @@ variables set): the probe cache (any earlier bisect's probe), then, for a
 check, a current record of the matrix. What a release installs is read from
 its environment's lock when it was built, so a known probe costs no resolve;
 otherwise the release is resolved and its environment built or reused (once
-per bisect) and asked again. Then the check runs through the runner (writing
-a record, as the matrix does) or the script runs with the release's own
-python, its exit code read the ``git bisect run`` way, its whole output kept
-beside the probe file. Either way the result is an
+per bisect) and asked again. Then the check runs through the runner, the one
+route for a check and for a ``--script`` (which runs as a check block with
+that script would, its records kept in ``reports/bisect/script-records/``),
+its whole output kept beside the probe file. Either way the result is an
 :class:`~kit.bisect.outcomes.Observation`, kept in the probe cache at once,
 and :func:`~kit.bisect.outcomes.classify` says what it counts as.
 """
@@ -17,6 +17,7 @@ and :func:`~kit.bisect.outcomes.classify` says what it counts as.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,10 +32,10 @@ from ..records import Identity
 from ..run import runner
 from ..run.facts import identity_here, job_facts, job_label
 from .candidates import Candidate
-from .options import DEFAULT_SCRIPT_TIMEOUT_S, Log, Options
-from .outcomes import Observation, classify, describe, settle
+from .options import Log, Options
+from .outcomes import Observation, classify, describe, observation_of, settle
 from .probe_cache import ProbeCache
-from .probe_output import output_tail, project_path, run_script_logged
+from .probe_output import output_tail, project_path
 from .search import Outcome
 
 
@@ -43,6 +44,8 @@ class Prober:
 
     def __init__(self, matrix: Matrix, options: Options, candidates: Sequence[Candidate], cache: ProbeCache,
                  subject: Mapping[str, Any], name: str, index: PackageIndex, log: Log) -> None:
+        if options.script is not None:  # a --script's records stay out of the matrix's folder: it is no check of it
+            matrix = dataclasses.replace(matrix, results_dir=script_records_dir(matrix))
         self.matrix, self.options, self.cache, self.index, self.log = matrix, options, cache, index, log
         self.subject, self.name = subject, name
         self.candidates = {c.version: c for c in candidates}
@@ -57,9 +60,7 @@ class Prober:
     def timeout(self) -> int:
         if self.options.timeout:
             return self.options.timeout
-        if self.options.check:
-            return self.matrix.check(self.options.check).timeout_s
-        return DEFAULT_SCRIPT_TIMEOUT_S
+        return runner.check_for(self.matrix, self._request(None)).timeout_s
 
     def __call__(self, version: str) -> Outcome:
         observation = self.observe(self.candidates[version])
@@ -96,7 +97,10 @@ class Prober:
             by=self.name, ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             not_reused=self.cache.why_not(here), job=job_label(job_facts()), **_installed(here),
             pins=list(self.options.pins))
-        self.cache.put(here, observation)
+        if prepared.environment is not None or prepared.resolution is None:
+            # Resolved but not built is an install that failed here (a build, a disk, a download):
+            # worth another try, not a fact about the release to keep.
+            self.cache.put(here, observation)
         self.ran_now.append(candidate.version)
         return observation
 
@@ -141,7 +145,9 @@ class Prober:
 
     def locked_identity(self, version: str) -> Identity | None:
         """This probe's identity from the lock of the release's built environment; None when it was never built."""
-        locked = locked_release(self.matrix, version, self.options.backend, self.options.find_links, self.options.pins)
+        requires = runner.check_for(self.matrix, self._request(version)).requires
+        locked = locked_release(self.matrix, version, self.options.backend, self.options.find_links, self.options.pins,
+                                requires)
         if locked is None or locked.resolution is None:
             return None
         return identity_here(subject=self.subject, jax=version, backend=self.options.backend,
@@ -181,8 +187,10 @@ class Prober:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         log_file.unlink(missing_ok=True)  # this identity's earlier log, if its probe is being redone (--fresh)
         runs = [first or self._run(candidate, prepared, log_file)]
-        if runs[0].verdict == "inconclusive" and self.options.check:
-            runs.append(self._run(candidate, prepared, log_file))  # an inconclusive check is re-run once before it counts
+        if runs[0].verdict == "inconclusive" and self.options.check and not runs[0].exception:
+            # An inconclusive check is re-run once before it counts; a script that died of another
+            # exception (an import, a failure bad_if does not match) would only die of it again.
+            runs.append(self._run(candidate, prepared, log_file))
         if runs[-1].verdict in ("affected", "unaffected"):
             runs += [self._run(candidate, prepared, log_file) for _ in range(self.options.confirm)]
         if not log_file.exists():
@@ -203,20 +211,23 @@ class Prober:
         if record is None or not records.is_current(record, here):
             return None
         evidence = record.get("evidence") or {}
-        return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""), "record",
-                           ran_at=str(record.get("created") or ""), seconds=float(record.get("duration_s") or 0),
-                           matched=records.summary(here), output_tail=list(evidence.get("output_tail") or []),
-                           job=job_label(record.get("slurm")), **_installed(here), pins=list(self.options.pins))
+        return dataclasses.replace(
+            observation_of(record, "record"), ran_at=str(record.get("created") or ""),
+            seconds=float(record.get("duration_s") or 0), matched=records.summary(here),
+            output_tail=list(evidence.get("output_tail") or []), job=job_label(record.get("slurm")),
+            **_installed(here), pins=list(self.options.pins))
 
     # -- runs
 
-    def _request(self, version: str, log_file: Path | None = None) -> runner.RunRequest:
-        return runner.RunRequest(check=self.options.check or "script", version=version,
+    def _request(self, version: str | None, log_file: Path | None = None) -> runner.RunRequest:
+        """What the runner is asked for ``version`` (None: the check alone, as `timeout` asks)."""
+        candidate = self.candidates.get(version) if version is not None else None
+        return runner.RunRequest(check=self.options.subject, version=version or "", script=self.options.script_check,
                                  backend=self.options.backend, preset=self.options.preset,
                                  find_links=self.options.find_links, timeout_s=self.options.timeout,
-                                 reproduce=reproduce_command(self.matrix, self.options, version),
-                                 first_python=self.candidates[version].python, output_log=log_file,
-                                 pins=self.options.pins)
+                                 reproduce=reproduce_command(self.matrix, self.options, version or ""),
+                                 first_python=candidate.python if candidate is not None else None,
+                                 output_log=log_file, pins=self.options.pins)
 
     def _prepare(self, version: str) -> Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""
@@ -228,20 +239,16 @@ class Prober:
         return self._prepared[version]
 
     def _run(self, candidate: Candidate, prepared: Prepared, log_file: Path) -> Observation:
-        if self.options.script:
-            return self._run_script(prepared, log_file)
+        """One run through the runner, which writes its record; what the record says."""
+        log_file.parent.mkdir(parents=True, exist_ok=True)
         record, _path = runner.run_check(self.matrix, self._request(candidate.version, log_file), self.log,
                                          self.index, prepared=prepared)
-        return Observation(str(record["status"]), record.get("verdict"), str(record.get("reason") or ""))
+        return observation_of(record)
 
-    def _run_script(self, prepared: Prepared, log_file: Path) -> Observation:
-        if prepared.environment is None:
-            return Observation("not-installable", None, f"not installable here: {prepared.problem}")
-        assert self.options.script is not None
-        python = prepared.environment.python
-        self.log(f"running {python} {self.options.script}")
-        return run_script_logged([str(python), str(self.options.script)], self.timeout,
-                                 prepared.environment.pythonpath, log_file, self.log)
+
+def script_records_dir(matrix: Matrix) -> Path:
+    """Where the records of ``--script`` probes go: beside the probe cache, not among the matrix's records."""
+    return matrix.results_dir.parent / "bisect" / "script-records"
 
 
 def _installed(identity: Identity) -> dict[str, Any]:
@@ -251,7 +258,12 @@ def _installed(identity: Identity) -> dict[str, Any]:
 
 
 def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
-    """A command that reruns one probe's check as written: a nox session where matrix.toml has one."""
+    """A command that reruns one probe's check as written: a nox session where matrix.toml has one.
+
+    A ``--script`` has no command of its own for one release: the bisect that ran it reruns it.
+    """
+    if not options.check:
+        return f"nox -s bisect -- {shlex.join(options.argv)}"
     if options.check and any(release.version == version for release in matrix.releases):
         return f"nox -s {options.check}-{version}"
     flags = f" --backend {options.backend}" if options.backend != "cpu" else ""
@@ -263,8 +275,9 @@ def probe_line(name: str, observation: Observation, result: Outcome, options: Op
     """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused."""
     flip = f" — flipped: {' → '.join(observation.runs)}" if observation.flipped else ""
     held = f" (holding {', '.join(observation.pins)})" if observation.pins else ""
+    extras = f" · {observation.details}" if observation.details else ""
     line = f"probe {name}{held}: {describe(result, bool(options.script))} [{observation.source}" \
-           + (f", {observation.job}" if observation.job else "") + f"] {observation.reason}{flip}"
+           + (f", {observation.job}" if observation.job else "") + f"] {observation.reason}{extras}{flip}"
     if observation.matched:
         line += f"\n  reused: the same {observation.matched}"
     if observation.not_reused:

@@ -153,13 +153,22 @@ def _probe_table(finding: Finding) -> list[str]:
         how = _how(seen, bool(finding.options.metric))
         lines.append(f"| {c.version} | {c.uploaded or '—'} | {seen.jaxlib or c.jaxlib or '—'} | "
                      f"{seen.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
-    skipped = [v for v, out in finding.outcomes.items() if out is Outcome.SKIP]
+    skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is Outcome.SKIP]
     if skipped:
         lines += ["", "Skipped (yanked, not installable, crashed, inconclusive or exit 125): " + ", ".join(skipped) + "."]
     flipped = [v for v, seen in finding.observations.items() if seen.flipped]
     if flipped:
         lines += ["", "Flipped between runs: " + ", ".join(flipped) + "."]
     return lines
+
+
+def _skipped(version: str, seen: Observation | None) -> str:
+    """A skipped release, with what it died of where a failure class says (an import, another exception)."""
+    if seen is not None and seen.missing_import:
+        return f"{version} (could not import {seen.missing_import})"
+    if seen is not None and seen.exception:
+        return f"{version} ({seen.exception[:120]})"
+    return version
 
 
 def _how(seen: Observation, metric: bool = False) -> str:

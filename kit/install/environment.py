@@ -20,11 +20,14 @@ the runner never learns where its Python came from:
   with the commit's ``jax/`` and a whole ``jaxlib`` package in ``pythonpath``
   (first on the path, so they shadow the installed ones).
 
-To come:
-
-* a check's extra ``requires``: a built environment with more packages, its
-  ``pins`` saying which (in an existing interpreter they are only looked for:
-  `needed_packages`).
+A check's extra packages (``requires``: a tuple of requirements in
+`kit.requirements`' normal form) are an input here, not a side path: for a
+release they are resolved with it under the same era cut-off, and the
+requirement set keys the plan, the lock and the environment's folder, so a
+check that needs flax gets its own environment and the built-in checks'
+environments stay as they are (``Environment.pins`` names each extra
+package's version); in an existing interpreter they are only looked for
+(`needed_packages`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from ..config import Check, Matrix
 from ..errors import UsageError
 from ..history.source import History
 from ..records import EXISTING, backend_name
+from ..requirements import installed_versions, versions_text
 from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .existing import Interpreter, inspect_interpreter
 from .overlay import lay_over
@@ -114,23 +118,26 @@ class Prepared:
 
 def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: PackageIndex | None = None,
             find_links: tuple[str, ...] = (), refresh: bool = False, first_python: str | None = None,
-            existing: ExistingPython | None = None, check: str = "", pins: tuple[str, ...] = ()) -> Prepared:
+            existing: ExistingPython | None = None, check: str = "", pins: tuple[str, ...] = (),
+            requires: tuple[str, ...] = ()) -> Prepared:
     """Plan the release, pick a Python, and build (or reuse) its environment; or take an existing one.
 
     ``refresh`` resolves again even where the environment's lock answers;
     ``first_python`` is tried first when resolving (bisect knows it from the
-    index's metadata). With ``existing``, `prepare_existing` answers instead
-    (``version``, when given, is what that interpreter must have; ``check``
-    names what it must be able to import). ``pins`` (``NAME==VERSION``,
-    bisect's ``--pin``) are held fixed instead of the era's versions: they are
-    in the plan, so in the lock's key and the environment's folder.
+    index's metadata); ``requires`` adds a check's extra packages, of the
+    release's era, in an environment of their own. With ``existing``,
+    `prepare_existing` answers instead (``version``, when given, is what that
+    interpreter must have; ``check`` names the check, ``requires`` what else
+    it must be able to import). ``pins`` (``NAME==VERSION``, bisect's
+    ``--pin``) are held fixed instead of the era's versions: they are in the
+    plan, so in the lock's key and the environment's folder.
     """
     if existing is not None:
-        return prepare_existing(matrix, existing, check, log, expected_jax=version or None)
+        return prepare_existing(matrix, existing, check, log, expected_jax=version or None, requires=requires)
     if backend == "cuda":
         _require_gpu(version)
     resolved = resolve_release(matrix, version, backend, index or open_index(matrix), find_links,
-                               refresh=refresh, first_python=first_python, pins=pins)
+                               refresh=refresh, first_python=first_python, pins=pins, requires=requires)
     plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
     if resolved.lock is not None:
         log(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "
@@ -141,8 +148,10 @@ def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: Pack
         log(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}")
     if resolution is None:
         return Prepared(plan, None, None, resolved.problem, attempts)
+    extras = versions_text(installed_versions(plan.requires, resolution.pins))
     log(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
         f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}"
+        + (f"; requires: {extras}" if extras else "")
         + (f"; holding {', '.join(pins)}" if pins else ""))
     try:
         env = ensure_env(matrix.envs_dir, plan, resolution, pick_backend(), log)
@@ -170,7 +179,7 @@ def release_environment(env: Env) -> Environment:
 
 
 def prepare_existing(matrix: Matrix, existing: ExistingPython, check: str, log: Log,
-                     expected_jax: str | None = None) -> Prepared:
+                     expected_jax: str | None = None, requires: tuple[str, ...] = ()) -> Prepared:
     """An interpreter as it is: what it has, said before anything runs; nothing resolved, installed or asked.
 
     The backend is what its JAX reports (a ``--backend`` that disagrees is
@@ -181,7 +190,7 @@ def prepare_existing(matrix: Matrix, existing: ExistingPython, check: str, log: 
     (not an interpreter, a release or backend other than asked) is `UsageError`.
     """
     interpreter = inspect_interpreter(existing.python)
-    needed = needed_packages(matrix.check(check)) if check else NEEDED
+    needed = _needed(requires)  # the check's own, and any --requires, as the runner merged them
     log(f"{existing.python}: Python {interpreter.python_version}, used as it is "
         "(nothing is resolved or installed, no index is asked)")
     log(f"found {interpreter.versions(needed)}; {interpreter.report()}; "
@@ -211,9 +220,13 @@ def prepare_existing(matrix: Matrix, existing: ExistingPython, check: str, log: 
 
 
 def needed_packages(check: Check) -> tuple[str, ...]:
-    """What ``check`` must be able to import: `NEEDED`, then its own ``requires`` (issue 16) by name."""
+    """What ``check`` must be able to import: `NEEDED`, then its own ``requires`` by name."""
+    return _needed(check.requires)
+
+
+def _needed(requires: tuple[str, ...]) -> tuple[str, ...]:
     names = list(NEEDED)
-    for requirement in getattr(check, "requires", ()):  # a typed tuple once the check's `requires` lands
+    for requirement in requires:
         try:
             name = Requirement(str(requirement)).name.lower()
         except InvalidRequirement:
@@ -273,6 +286,7 @@ def install_facts(prepared: Prepared) -> dict[str, Any]:
         "resolved": dict(resolution.pins) if resolution else {},
         "tried_pythons": [a.python for a in prepared.attempts],
         "env_reused": env.reused if env else None,
+        **({"requires": list(plan.requires)} if plan and plan.requires else {}),
     }
 
 

@@ -23,6 +23,7 @@ from filelock import FileLock, Timeout
 
 from ..atomic_files import atomic_write_text
 from ..errors import UsageError
+from ..requirements import package_name
 from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
 
 Log = Callable[[str], None]
@@ -104,6 +105,8 @@ class VirtualenvBackend:
             args += ["--extra-index-url", url]
         for link in plan.find_links:
             args += ["--find-links", link]
+        if plan.requires:
+            args += ["--only-binary", ":all:"]  # as resolved (InstallPlan.uv_args): no sdist builds
         _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *pins])
 
 
@@ -145,7 +148,10 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
 
 def env_path(envs_dir: Path, plan: InstallPlan, resolution: Resolution) -> Path:
     """Where the environment of this exact plan and resolution lives (built or not)."""
-    name = f"jax-{plan.jax}-{plan.backend}-py{resolution.python}-{plan.fingerprint(resolution.python)}"
+    # The plan's fingerprint keys the folder (a check's extra packages change it); their names are
+    # only there for a person listing the folders.
+    extras = "-with-" + "+".join(sorted({package_name(text) for text in plan.requires}))[:60] if plan.requires else ""
+    name = f"jax-{plan.jax}-{plan.backend}-py{resolution.python}{extras}-{plan.fingerprint(resolution.python)}"
     return (envs_dir / name).resolve()
 
 

@@ -42,12 +42,13 @@ class Lock:
 
 
 def install_settings(matrix: Matrix, release: Release, backend: str, extra_find_links: tuple[str, ...] = (),
-                     pins: tuple[str, ...] = ()) -> dict[str, Any]:
+                     pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> dict[str, Any]:
     """Everything in matrix.toml and on the command line that decides how the release installs.
 
-    Packages held with ``--pin`` are a setting like the others: each pin set has
-    its own lock. Without pins the settings are exactly what they were before
-    pins existed, so those locks still answer.
+    Packages held with ``--pin`` and a check's extra packages (``requires``)
+    are settings like the others: each pin set and requirement set has its own
+    lock. Without them the settings are exactly what they were before either
+    existed, so those locks still answer.
     """
     settings: dict[str, Any] = {
         "plan_format": PLAN_FORMAT,
@@ -60,6 +61,8 @@ def install_settings(matrix: Matrix, release: Release, backend: str, extra_find_
     }
     if pins:
         settings["pins"] = list(pins)
+    if requires:
+        settings["requires"] = list(requires)
     return settings
 
 

@@ -14,13 +14,14 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Collection
+from typing import Collection, Sequence
 
 from ..config import Matrix, Release
 from ..errors import IndexUnreachable, UsageError
+from ..requirements import package_name
 from .index import PackageIndex
 
 # JAX's installation guide names these pages for wheels the index no longer has
@@ -53,21 +54,28 @@ class InstallPlan:
     notes: tuple[str, ...] = ()
     pins: tuple[str, ...] = ()
     """``NAME==VERSION`` held fixed (bisect's ``--pin``), also in ``requirements``; exempt from the era cut-off."""
+    requires: tuple[str, ...] = ()
+    """The check's extra packages (`kit.requirements`), also in ``requirements``: resolved as of the same era."""
 
     def to_json(self) -> dict:
         data = asdict(self)
-        if not self.pins:
-            # A plan without pins keeps the exact form (so the fingerprint, the environment folder and the
-            # lock) it had before pins existed.
-            del data["pins"]
+        # A plan without pins or extras keeps the exact form (so the fingerprint, the environment
+        # folder and the lock) it had before either existed.
+        for name in ("pins", "requires"):
+            if not data[name]:
+                del data[name]
         return data
 
     def fingerprint(self, python: str) -> str:
         blob = json.dumps([self.to_json(), python], sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:10]
 
-    def uv_args(self) -> list[str]:
-        """The resolver flags shared by ``uv pip compile`` and ``uv pip install``."""
+    def uv_args(self, builds: bool = False) -> list[str]:
+        """The resolver flags shared by ``uv pip compile`` and ``uv pip install``.
+
+        A plan with extra packages installs wheels only, unless ``builds``
+        (only to learn which versions are of the era: see `_era_wheels`).
+        """
         args = ["--index-url", self.index_url]
         for url in self.extra_index_urls:
             args += ["--extra-index-url", url]
@@ -78,6 +86,11 @@ class InstallPlan:
             # A pinned version is asked for by name: it may be newer than the release's era.
             for name in (*_OWN_PACKAGES, *(pin.split("==", 1)[0] for pin in self.pins)):
                 args += ["--exclude-newer-package", f"{name}=2100-01-01T00:00:00Z"]
+        if self.requires and not builds:
+            # Wheels only: an extra package of an old era often has no wheel for the newest Python
+            # (tensorstore 0.1.66, flax's dependency for jax 0.4.34, has none for 3.13), and building
+            # its sdist needs compilers and the network.
+            args += ["--only-binary", ":all:"]
         return args
 
 
@@ -92,8 +105,14 @@ class Resolution:
 
 
 def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageIndex,
-                 extra_find_links: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> InstallPlan:
-    """The requirements and era cut-off that install ``release`` for ``backend``, with ``pins`` held fixed."""
+                 extra_find_links: tuple[str, ...] = (), pins: tuple[str, ...] = (),
+                 requires: tuple[str, ...] = ()) -> InstallPlan:
+    """The requirements and era cut-off that install ``release`` for ``backend``, with ``pins`` held fixed and a
+    check's extra packages.
+
+    ``requires`` is resolved with everything else, under the same cut-off, so
+    the extra packages are of the release's era and fit its numpy and scipy.
+    """
     notes: list[str] = []
     date = index.release_date(release.version)
     if date is None:
@@ -111,7 +130,7 @@ def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageI
     return InstallPlan(
         jax=release.version,
         backend=backend,
-        requirements=(jax_req, "scipy", *pins),
+        requirements=(jax_req, "scipy", *requires, *pins),
         exclude_newer=exclude_newer,
         index_url=matrix.install.index_url,
         extra_index_urls=matrix.install.extra_index_urls + release.extra_index_urls,
@@ -119,6 +138,7 @@ def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageI
         pythons=pythons,
         notes=tuple(notes),
         pins=pins,
+        requires=requires,
     )
 
 
@@ -180,15 +200,43 @@ def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str
         platform = GPU_PLATFORM
     key = (json.dumps(plan.to_json(), sort_keys=True), python, platform or "", offline)
     if key not in _RESOLVED:
-        _RESOLVED[key] = _resolve(plan, python, uv, platform, offline)
+        _RESOLVED[key] = (_era_wheels(plan, python, uv, platform, offline) if plan.requires
+                          else _resolve(plan, python, uv, platform, offline))
     return _RESOLVED[key]
 
 
-def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool) -> Resolution:
+# How `_era_wheels` says the era's extra packages have no wheels for a Python (`unresolvable_reason` reads it).
+_NO_ERA_WHEELS = "has no wheels for Python "
+
+
+def _era_wheels(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool) -> Resolution:
+    """A plan with extra packages: their versions of the release's era, as wheels for this Python.
+
+    Asked for wheels alone, uv reaches back years for a version whose
+    dependencies have wheels for this Python (flax 0.6.1, of 2022, for
+    jax 0.4.34 on Python 3.13); asked with builds allowed, it names the era's
+    versions (flax 0.10.0), whose tensorstore has no wheel for 3.13 and would
+    be built from source. So the era's versions come first, then those exact
+    versions as wheels; where they have none, the next Python is tried.
+    """
+    era = _resolve(plan, python, uv, platform, offline, builds=True)
+    if not era.ok:
+        return era
+    names = sorted({package_name(text) for text in plan.requires})
+    pinned = tuple(f"{name}=={era.pins[name]}" for name in names if name in era.pins)
+    wheels = _resolve(replace(plan, requirements=plan.requirements + pinned), python, uv, platform, offline)
+    if wheels.ok:
+        return wheels
+    return Resolution(python, ok=False, error=f"{', '.join(pinned)} (of jax {plan.jax}'s era) or a package it "
+                                              f"needs {_NO_ERA_WHEELS}{python}; uv: {wheels.error}")
+
+
+def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool,
+             builds: bool = False) -> Resolution:
     uv = uv or find_uv()
     # Requirements on stdin: no temp folder for a killed session to leave behind.
     cmd = [uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate",
-           "--python-version", python, *plan.uv_args(), "-"]
+           "--python-version", python, *plan.uv_args(builds), "-"]
     if not plan.find_links:
         # The index lists every file's sha256, so hashes cost nothing; a find-links
         # page may not, and uv would then download the wheels to hash them.
@@ -253,14 +301,26 @@ def choose_python(plan: InstallPlan, available: list[str], offline: bool = False
         attempts.append(resolution)
         if resolution.ok:
             return resolution, attempts
-        if missing_everywhere(resolution):
+        if missing_everywhere(resolution, plan.requires):
             break  # the index has no such version for any Python: asking again costs a uv call each
     return None, attempts
 
 
-def missing_everywhere(resolution: Resolution) -> bool:
-    """uv found no version of the pinned jax or jaxlib at all (not merely none for this Python)."""
-    return bool(re.search(r"no version of (jax|jaxlib)==", resolution.error))
+def missing_everywhere(resolution: Resolution, requires: tuple[str, ...] = ()) -> bool:
+    """uv found no version of the pinned jax or jaxlib at all (not merely none for this Python), or none of
+    an extra package in ``requires`` before the era's cut-off."""
+    if re.search(r"no version of (jax|jaxlib)==", resolution.error):
+        return True
+    if "Python" in resolution.error or "wheel" in resolution.error:
+        return False  # the interpreter may be what does not fit: another Python is worth a try
+    named = _NOT_ON_INDEX.search(resolution.error) or _NONE_OF_ITS_ERA.search(resolution.error)
+    return named is not None and package_name(named.group(1)) in {package_name(text) for text in requires}
+
+
+# uv's words when a package does not exist at all, or has no release before the era's cut-off that
+# meets the requirement: for an extra package, no other Python changes either answer.
+_NOT_ON_INDEX = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
+_NONE_OF_ITS_ERA = re.compile(r"Because (?:only |there (?:is|are) no versions? of )([A-Za-z0-9_.\-]+?)(?=[<>=!~ ]|$)")
 
 
 def parse_hashes(text: str) -> dict[str, tuple[str, ...]]:
@@ -299,11 +359,46 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
     missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
     if missing:
         return no_wheels(where, missing.group(1), missing.group(2), tried)
+    extra = _unsatisfied_extra(plan, attempts[-1].error)
+    if extra and _NO_ERA_WHEELS in attempts[-1].error:
+        return f"the check requires {extra}: {attempts[-1].error.split(_NO_ERA_WHEELS, 1)[0]}{_NO_ERA_WHEELS}{tried}"
+    if extra:
+        era = f"uploaded before {plan.exclude_newer[:10]}, jax {plan.jax}'s era" if plan.exclude_newer else "on the index"
+        return (f"the check requires {extra}, and no release of {package_name(extra)} {era}, installs with "
+                f"jax {plan.jax} (tried Python {tried}): {_cause(attempts[-1].error)}")
     wheels = re.search(r"(\S+) \(v([\w.]+)\) with the following Python ABI tags: (.*?)(?:$|\s*hint)",
                        attempts[-1].error)
     if wheels:
         return f"{wheels.group(1).strip('`')} {wheels.group(2)} has wheels only for {wheels.group(3)} (tried Python {tried})"
     return f"no installed Python ({tried}) can install it; see install.resolver_error"
+
+
+def _unsatisfied_extra(plan: InstallPlan, error: str) -> str | None:
+    """The extra requirement uv's refusal names (as written where uv quotes it), or None when it names none."""
+    named = [text for text in plan.requires
+             if re.search(rf"(?<![\w.-]){re.escape(package_name(text))}(?![\w-])", error, re.IGNORECASE)]
+    quoted = sorted((text for text in named if text in error), key=len, reverse=True)  # "flax>=0.10" over "flax"
+    return quoted[0] if quoted else (named[0] if named else None)
+
+
+def unsatisfied_extra(plan: InstallPlan, attempts: Sequence[Resolution]) -> str | None:
+    """The check's extra requirement that kept the plan from resolving, or None when the release itself did."""
+    if not plan.requires or not attempts or re.search(r"no version of (jax|jaxlib)==", attempts[-1].error):
+        return None
+    return _unsatisfied_extra(plan, attempts[-1].error)
+
+
+def how_to_supply_extra(plan: InstallPlan, requirement: str) -> str:
+    """What to do when a check's extra package has no release of the era that installs with the release."""
+    era = f"uploaded by {plan.exclude_newer[:10]}" if plan.exclude_newer else "on the index"
+    return (f"Ask for a {package_name(requirement)} {era} (loosen or drop the pin in requires / --requires), or run "
+            f"a later jax release, whose era has the {package_name(requirement)} you need.")
+
+
+def _cause(error: str) -> str:
+    """uv's reason without its "No solution found" preamble and its hints."""
+    text = error.split("cause:", 1)[-1].split(" hint:", 1)[0].strip()
+    return text.removeprefix("error: ").strip()
 
 
 def how_to_supply(version: str) -> str:

@@ -59,7 +59,7 @@ def open_index(matrix: Matrix) -> PackageIndex:
 def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
                     find_links: tuple[str, ...] = (), offline: bool = False,
                     refresh: bool = False, first_python: str | None = None,
-                    pins: tuple[str, ...] = ()) -> ResolvedRelease:
+                    requires: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> ResolvedRelease:
     """The release's install plan and the first Python in preference order that installs it.
 
     A release whose environment was built answers from its lock (no index,
@@ -71,10 +71,12 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     cache alone when ``offline`` (see `install.resolve`). Installed Pythons are
     tried first; a Python uv can supply is tried only when none of them works.
     ``first_python`` is tried before the others (see `install.choose_python`).
+    ``requires``: a check's extra packages (`kit.requirements`), resolved with
+    the release under its era cut-off; they key their own plan and lock.
     ``pins`` (``NAME==VERSION``) are held fixed, whatever the release's era would choose.
     """
     release = matrix.release(version)
-    settings = install_settings(matrix, release, backend, find_links, pins)
+    settings = install_settings(matrix, release, backend, find_links, pins, requires)
     lock = None if refresh else read_lock(matrix.envs_dir, settings)
     if lock is not None:
         return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock)
@@ -90,7 +92,7 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         unknown = index.unknown_release(version)
         if unknown:
             raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
-    plan = plan_release(matrix, version, backend, index, find_links, pins)
+    plan = plan_release(matrix, version, backend, index, find_links, pins, requires)
     if not offline:
         require_pages(plan_pages(plan), version)  # an outage of any page is exit 4, before uv retries it per Python
     resolution, attempts = _first_python(plan, offline, first_python)
@@ -102,21 +104,23 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
 
 
 def locked_release(matrix: Matrix, version: str, backend: str, find_links: tuple[str, ...] = (),
-                   pins: tuple[str, ...] = ()) -> ResolvedRelease | None:
+                   pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> ResolvedRelease | None:
     """The release as the lock of its built environment has it, or None: no index, no uv, in milliseconds.
 
     For callers that only want to know what a release installed here, if it
     ever was (bisect's probe cache is keyed by every installed package).
     """
-    settings = install_settings(matrix, matrix.release(version), backend, find_links, pins)
+    settings = install_settings(matrix, matrix.release(version), backend, find_links, pins, requires)
     lock = read_lock(matrix.envs_dir, settings)
     return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock) if lock is not None else None
 
 
 def plan_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
-                 find_links: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> InstallPlan:
+                 find_links: tuple[str, ...] = (), pins: tuple[str, ...] = (),
+                 requires: tuple[str, ...] = ()) -> InstallPlan:
     """The release's install plan alone, nothing resolved: for callers that judge from index metadata."""
-    return plan_install(matrix, matrix.release(version), backend, index or open_index(matrix), find_links, pins)
+    return plan_install(matrix, matrix.release(version), backend, index or open_index(matrix), find_links, pins,
+                        requires)
 
 
 def installed_pythons(plan: InstallPlan) -> list[str]:
@@ -129,7 +133,7 @@ def _first_python(plan: InstallPlan, offline: bool,
     """Installed Pythons in preference order (``first_python`` before them) first; then those uv could supply."""
     installed = installed_pythons(plan)
     resolution, attempts = choose_python(plan, installed, offline=offline, first=first_python)
-    if resolution is None and not (attempts and missing_everywhere(attempts[-1])):
+    if resolution is None and not (attempts and missing_everywhere(attempts[-1], plan.requires)):
         others = [python for python in plan.pythons if python not in installed]
         resolution, more = choose_python(plan, others, offline=offline)
         attempts += more

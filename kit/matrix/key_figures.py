@@ -7,6 +7,10 @@ from typing import Any
 
 from .plot_data import speedup_curves
 
+# A matrix cell shows an exception's first line up to this many characters; the record keeps all of it.
+EXCEPTION_CHARS = 120
+
+
 def _num(value: Any, spec: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -96,3 +100,26 @@ def key_figure(check: str, summary: Mapping[str, Any]) -> str:
         parts = [f"{k}={v}" for k, v in sorted(summary.items())][:4]
     return "; ".join(parts)
 
+
+def failure_figure(evidence: Any) -> str:
+    """What a script died of, for its cell: the package it could not import, or the exception's first line."""
+    if not isinstance(evidence, Mapping):
+        return ""
+    imported = evidence.get("import_error")
+    if isinstance(imported, Mapping) and imported.get("package"):
+        installed = imported.get("installed")
+        return f"could not import {imported['package']}" + (f" (from {installed})" if installed else "")
+    exception = evidence.get("exception")
+    if not isinstance(exception, Mapping) or not exception.get("type"):
+        return ""
+    first = next((line.strip() for line in str(exception.get("message") or "").splitlines() if line.strip()), "")
+    text = f"{exception['type']}: {first}" if first else str(exception["type"])
+    return text if len(text) <= EXCEPTION_CHARS else text[: EXCEPTION_CHARS - 1] + "…"
+
+
+def packages_figure(environment: Any) -> str:
+    """The extra packages a script check ran with (``flax 0.10.1``), from the record's environment."""
+    packages = environment.get("packages") if isinstance(environment, Mapping) else None
+    if not isinstance(packages, Mapping):
+        return ""
+    return ", ".join(f"{name} {version or 'missing'}" for name, version in sorted(packages.items()))

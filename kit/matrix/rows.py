@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..records import LoadedRecord, cell_key, environment_cell, existing_interpreter, record_jax, release_key
-from .key_figures import key_figure, lu_fed_by, speedups
+from .key_figures import failure_figure, key_figure, lu_fed_by, packages_figure, speedups
 from .reproduce import working_command
 from ..run.facts import job_label
 from ..text_bounds import REASON_CHARS, cut
@@ -185,7 +185,8 @@ def finding(entry: LoadedRecord, shown: Shown = Shown()) -> Finding:
         summary = {**summary, "lu_fed_by": lu_fed_by(evidence)}  # records from before the key existed
     if check == "scaling" and not any(key.endswith(("_speedup_2", "_speedup_4")) for key in summary):
         summary = {**speedups(evidence), **summary}  # records from before the speedups were in the summary
-    figure = key_figure(check, summary) if status == "ran" else ""
+    figures = [key_figure(check, summary), failure_figure(evidence), packages_figure(record.get("environment"))]
+    figure = "; ".join(text for text in figures if text) if status == "ran" else ""
     return Finding(
         check=check,
         status=status,

@@ -28,7 +28,7 @@ import hashlib
 import json
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -43,16 +43,13 @@ from ..install.environment import Prepared
 from ..install.index import PackageIndex
 from ..install.release import ResolvedRelease, open_index, resolve_release
 from ..run.facts import identity_here, job_label
-from ..run.runner import RunRequest, check_subject, prepare, run_check
+from ..run.runner import RunRequest, check_for, check_subject, prepare, run_check
+from .progress import Progress, clock_text
 from .slurm import SlurmOptions
 from ..atomic_files import atomic_write_text
 
 Log = Callable[[str], None]
 
-
-# An ETA from one or two cells is mostly noise (the first cell of a release
-# also pays for its install), so it is shown once this many cells have run.
-ETA_AFTER = 3
 
 # Asking the index whether a release installs on no Python here costs a uv
 # resolve per interpreter (10-60 s in all on a busy 2-core machine), on every
@@ -121,7 +118,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         log(f"sweeping {_cells(len(cells))} on {options.backend}; checking which records are current "
             "(install plans only, nothing is installed)")
         current = current_cells(matrix, cells, options, index, log)
-        log(f"{len(current)} of {len(cells)} cells are current ({_clock_text(time.monotonic() - started)}); "
+        log(f"{len(current)} of {len(cells)} cells are current ({clock_text(time.monotonic() - started)}); "
             f"{len(cells) - len(current)} to run")
         if options.slurm:
             sweep.run_on_slurm(cells, current, options.slurm)
@@ -137,10 +134,10 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     print(render_table(sweep.outcomes))
     if sweep.unsaved is not None:
         left = [cell for cell in cells if cell not in sweep.done]
-        log(f"matrix FAILED after {_clock_text(time.monotonic() - started)}: a record could not be kept, so the "
+        log(f"matrix FAILED after {clock_text(time.monotonic() - started)}: a record could not be kept, so the "
             f"sweep stopped with {_cells(len(left))} not run; TIP: {sweep.unsaved.tip}")
         return EXIT_FAILED
-    log(f"matrix done in {_clock_text(time.monotonic() - started)}")
+    log(f"matrix done in {clock_text(time.monotonic() - started)}")
     return exit_code(sweep.outcomes, options.strict)
 
 
@@ -241,11 +238,16 @@ def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index
     configured = {check: configured_parameters(matrix, check) for check in {cell.check for cell in wanted}}
     newest = records.newest_records_here(matrix.results_dir, options.backend, configured)
     found = {cell: newest[(cell.check, cell.version)] for cell in wanted if (cell.check, cell.version) in newest}
-    # Only releases with a record are worth resolving: the rest run anyway.
-    versions = sorted({cell.version for cell in found}, key=Version)
-    plans = plan_releases(matrix, versions, options.backend, index, log, options.refresh)
+    # Only releases with a record are worth resolving: the rest run anyway. A check with extra packages
+    # has its own plan of each release (its requirements are in the environment's fingerprint).
+    plans: dict[tuple[str, ...], dict[str, ResolvedRelease | None]] = {}
+    for requires in sorted({matrix.check(cell.check).requires for cell in found}):
+        versions = sorted({cell.version for cell in found if matrix.check(cell.check).requires == requires},
+                          key=Version)
+        plans[requires] = plan_releases(matrix, versions, options.backend, index, log, options.refresh, requires)
     return {cell: record for cell, record in found.items()
-            if _is_current(record, configured[cell.check], plans[cell.version], cell, options)}
+            if _is_current(record, configured[cell.check], plans[matrix.check(cell.check).requires][cell.version],
+                           cell, options)}
 
 
 def _forced(cell: Cell, options: Options) -> bool:
@@ -269,7 +271,7 @@ def _is_current(record: dict[str, Any], parameters: Mapping[str, Any], release: 
 
 
 def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
-                  log: Log, refresh: bool = False) -> dict[str, ResolvedRelease | None]:
+                  log: Log, refresh: bool = False, requires: tuple[str, ...] = ()) -> dict[str, ResolvedRelease | None]:
     """Each release's install plan and chosen Python, from metadata only (None: planning failed).
 
     uv first answers from its cache alone (about a second per release instead
@@ -282,27 +284,27 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
     A release whose planning fails (the index unreachable, say) is never
     current, so its cells run and report the failure themselves.
     """
-    plans = {version: _resolve(matrix, version, backend, index, log, offline=True, refresh=refresh)
+    plans = {version: _resolve(matrix, version, backend, index, log, offline=True, refresh=refresh, requires=requires)
              for version in versions}
     for version, release in plans.items():
         if release is None or release.resolution is not None:
             continue
         memo = _unresolvable_memo(index, release)
         if _fresh(memo):
-            log(f"jax {version}: the index could not install it {_clock_text(time.time() - memo.stat().st_mtime)} "
-                f"ago (asked again after {_clock_text(UNRESOLVABLE_TTL_S)})")
+            log(f"jax {version}: the index could not install it {clock_text(time.time() - memo.stat().st_mtime)} "
+                f"ago (asked again after {clock_text(UNRESOLVABLE_TTL_S)})")
             continue
         log(f"jax {version}: not resolvable from the uv cache; asking the index")
-        asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh)
+        asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh, requires=requires)
         if asked is not None and asked.resolution is None:
             atomic_write_text(memo, json.dumps(release.plan.to_json(), indent=2))
     return plans
 
 
 def _resolve(matrix: Matrix, version: str, backend: str, index: PackageIndex, log: Log,
-             offline: bool = False, refresh: bool = False) -> ResolvedRelease | None:
+             offline: bool = False, refresh: bool = False, requires: tuple[str, ...] = ()) -> ResolvedRelease | None:
     try:
-        return resolve_release(matrix, version, backend, index, offline=offline, refresh=refresh)
+        return resolve_release(matrix, version, backend, index, offline=offline, refresh=refresh, requires=requires)
     except Exception as exc:  # the index unreachable, say: its cells will run and say so
         log(f"jax {version}: could not resolve ({exc}); its cells will run")
         return None
@@ -337,7 +339,7 @@ class Sweep:
         self.log = log
         self.outcomes: list[CellResult] = []
         self.done: set[Cell] = set()
-        self._prepared: dict[str, Prepared] = {}
+        self._prepared: dict[tuple[str, tuple[str, ...]], Prepared] = {}
         self.unsaved: StorageError | None = None
         """Why the sweep stopped early: a record it could not write (every later one would fail the same way)."""
 
@@ -412,11 +414,14 @@ class Sweep:
         return CellResult(cell, record.get("status"), record.get("verdict"), note=str(record.get("reason") or ""))
 
     def _prepare(self, request: RunRequest) -> Prepared:
-        # Once per release: its checks share the environment. Only the release
-        # being swept is kept, since cells come grouped by release.
-        if request.version not in self._prepared:
-            self._prepared = {request.version: prepare(self.matrix, request, self.log, self.index)}
-        return self._prepared[request.version]
+        # Once per release and requirement set: checks without extra packages share the release's
+        # environment, a check that requires flax gets its own. Only the release being swept is
+        # kept, since cells come grouped by release.
+        key = (request.version, check_for(self.matrix, request).requires)
+        if key not in self._prepared:
+            kept = {k: v for k, v in self._prepared.items() if k[0] == request.version}
+            self._prepared = {**kept, key: prepare(self.matrix, request, self.log, self.index)}
+        return self._prepared[key]
 
 
 def _request(cell: Cell, options: Options) -> RunRequest:
@@ -432,45 +437,7 @@ def _request(cell: Cell, options: Options) -> RunRequest:
 
 
 # --------------------------------------------------------------------------
-# Progress and the closing table
-
-
-@dataclass
-class Progress:
-    """``[4/5] scaling · jax 0.6.2 (1 more after it, 1m04s elapsed, ETA 40s)``."""
-
-    total: int
-    clock: Callable[[], float] = time.monotonic
-    durations: list[float] = field(default_factory=list)
-    started: float | None = None
-
-    def starting(self, what: str) -> str:
-        now = self.clock()
-        if self.started is None:
-            self.started = now
-        position = len(self.durations) + 1
-        line = (f"[{position}/{self.total}] {what} ({self.total - position} more after it, "
-                f"{_clock_text(now - self.started)} elapsed")
-        if len(self.durations) >= ETA_AFTER:
-            # Mean of the cells so far: installs make the first cell of each
-            # release slower, and the mean spreads that over what is left.
-            mean = sum(self.durations) / len(self.durations)
-            line += f", ETA {_clock_text(mean * (self.total - position + 1))}"
-        return line + ")"
-
-    def finished(self, seconds: float) -> None:
-        self.durations.append(seconds)
-
-
-def _clock_text(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
+# The closing table (progress lines: kit/matrix/progress.py)
 
 
 def _cells(count: int) -> str:

@@ -132,7 +132,8 @@ def mismatch(earlier: Identity, here: Identity) -> list[str]:
 def summary(identity: Identity) -> str:
     """Why two runs matched, in one line: what the identity holds, headline packages named."""
     subject = identity.subject
-    what = (f"script sha256 {str(subject.get('script_sha256'))[:12]}" if "script_sha256" in subject
+    what = (f"script sha256 {str(subject.get('script_sha256'))[:12]}{_script_settings(subject)}"
+            if "script_sha256" in subject
             else f"check {subject.get('check')} ({_parameters_text(subject)}, kit {subject.get('kit_version')})")
     named = [f"{name} {identity.packages[name]}" for name in HEADLINE_PACKAGES if name in identity.packages]
     others = len(identity.packages) - len(named)
@@ -144,8 +145,16 @@ def summary(identity: Identity) -> str:
             f"{hardware}; JAX/XLA variables: {variables}")
 
 
+def _script_settings(subject: Mapping[str, Any]) -> str:
+    """A script's settings that are set (``--host-devices``, ``--requires``, ``--bad-if``), as `` (name=value)``."""
+    settings = [f"{key}={_value(value)}" for key, value in sorted(subject.items())
+                if key != "script_sha256" and value is not None]
+    return f" ({', '.join(settings)})" if settings else ""
+
+
 def _subject_change(there: Mapping[str, Any], here: Mapping[str, Any]) -> str:
-    if "script_sha256" in there or "script_sha256" in here:
+    if ("script_sha256" in there or "script_sha256" in here) \
+            and there.get("script_sha256") != here.get("script_sha256"):
         return (f"the script's content (sha256 {str(there.get('script_sha256'))[:12]} there, "
                 f"{str(here.get('script_sha256'))[:12]} here)")
     return "what ran: " + "; ".join(f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there, here))

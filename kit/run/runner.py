@@ -10,6 +10,7 @@ for the record when it crashes; whatever it started ends with it
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -26,15 +27,16 @@ from repro.contract import EXIT_REFUSED, json_safe
 from repro.parameters import flag, shown, to_flags
 
 from .. import __version__, records
-from . import child_processes, multiprocess, protocol
+from . import child_processes, failures, multiprocess, protocol
 from .child_output import echo_to_console
-from ..config import Matrix, configured_parameters, parameter_problems
+from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
 from ..text_bounds import bound_record
 from ..errors import UsageError
 from ..install import environment
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
-from ..install.plan import how_to_supply
+from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
+from ..requirements import installed_versions, merged
 from ..records.identity import Identity
 from .facts import host_facts, identity_here, job_facts
 
@@ -68,6 +70,28 @@ class RunRequest:
     existing: ExistingPython | None = None
     """Run with this interpreter as it is (``--python``, an ``[[environment]]``); ``version`` is then ""
     or the release it must hold."""
+    requires: tuple[str, ...] = ()
+    """Extra packages from the command line (``--requires``), in `kit.requirements`' normal form: added to the
+    check's own ``requires``."""
+    script: Check | None = None
+    """A script given on the command line (bisect's ``--script``), made a check where it entered
+    (`kit.config.script_check`); None: the check named ``check`` in matrix.toml."""
+
+
+def check_for(matrix: Matrix, request: RunRequest) -> Check:
+    """The check the request runs, as one value: matrix.toml's block or the ``--script``, with ``--requires`` added.
+
+    The one answer the runner, the environment step and the probe cache ask,
+    so a script from the command line and the same script in a check block
+    run the same way.
+    """
+    check = request.script if request.script is not None else matrix.check(request.check)
+    if not request.requires:
+        return check
+    if check.script is None:
+        raise UsageError(f"{request.check} is a built-in check: it imports only jax, numpy and scipy",
+                         "--requires is for script checks (README: Your own check)")
+    return dataclasses.replace(check, requires=merged(check.requires, request.requires))
 
 
 def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
@@ -78,12 +102,12 @@ def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
     command line); here they are merged and judged together, once, before
     anything is resolved or installed.
     """
-    check = matrix.check(request.check)
+    check = check_for(matrix, request)
     if check.script is not None:
         if request.preset or request.overrides:
             raise UsageError(f"{request.check} is a script check: it takes no preset or parameters",
                              "put the script's settings in the script itself")
-        return configured_parameters(matrix, request.check)
+        return script_parameters(check, matrix.path.parent)
     params = configured_parameters(matrix, request.check)
     if request.preset:
         if request.preset not in check.presets:
@@ -124,7 +148,7 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
     return environment.prepare(matrix, request.version, request.backend, log, index=index,
                                find_links=request.find_links, refresh=request.refresh,
                                first_python=request.first_python, existing=request.existing, check=request.check,
-                               pins=request.pins)
+                               pins=request.pins, requires=check_for(matrix, request).requires)
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
@@ -146,8 +170,11 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         record.update(status="not-installable", reason=prepared.problem)
         if prepared.plan is not None and index is not None:  # a release the index lacks: what to do about it
             record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
-            record["install"]["neighbours"] = _neighbours(index, request.version)
-            record["install"]["how_to_supply"] = how_to_supply(request.version)
+            extra = unsatisfied_extra(prepared.plan, prepared.attempts)
+            # The release's neighbours and its wheels answer a missing jaxlib, not a missing flax.
+            record["install"]["neighbours"] = [] if extra else _neighbours(index, request.version)
+            record["install"]["how_to_supply"] = (how_to_supply_extra(prepared.plan, extra) if extra
+                                                  else how_to_supply(request.version))
     elif prepared.cannot_test:
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
         record.update(status="ran", verdict="inconclusive", reason=prepared.cannot_test)
@@ -163,10 +190,10 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
 def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mapping[str, Any], backend: str,
             log: Log) -> dict[str, Any]:
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
-    check = matrix.check(request.check)
+    check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
     if check.script is not None:
-        return run_script(env, check.script, backend, check.host_devices, timeout, log, request.output_log)
+        return run_script(env, check, backend, timeout, log, request.output_log)
     return _run_repro(env, request, params, timeout, log)
 
 
@@ -250,27 +277,37 @@ def script_env(result_path: Path, backend: str, host_devices: int | None) -> dic
     return extra
 
 
-def run_script(env: Environment, script: Path, backend: str, host_devices: int | None, timeout: int,
-               log: Log, output_log: Path | None = None) -> dict[str, Any]:
-    """Run a script check with the release's python; the record fields its exit code and KIT_RESULT give.
+def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log,
+               output_log: Path | None = None) -> dict[str, Any]:
+    """Run a script check with the environment's python; the record fields its exit, KIT_RESULT and output give.
 
-    The protocol is kit/run/protocol.py (README: "Your own check").
+    The one way a script runs, whether it came from a check block or from
+    ``--script``: KIT_RESULT, forced host devices on CPU, the environment's
+    paths and the repository root on PYTHONPATH. The exit code and KIT_RESULT
+    are read by kit/run/protocol.py, a failure is classed by
+    kit/run/failures.py (an exception, an import, ``bad_if``).
     """
+    assert check.script is not None
     with scratch_dir() as tmp:
         out = tmp / "kit-result.json"
-        cmd = [str(env.python), str(script)]
+        cmd = [str(env.python), str(check.script)]
         log("running " + " ".join(cmd))
-        ended = run_child(cmd, timeout, log, script_env(out, backend, host_devices), env.pythonpath, output_log)
-        fields, result = script_fields(ended, out, timeout)
-    env_facts = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
-                 "python": env.python_version, "backend": backend, "device_count": host_devices or None}
+        ended = run_child(cmd, timeout, log, script_env(out, backend, check.host_devices), env.pythonpath,
+                          output_log)
+        fields, result = script_fields(ended, out, timeout, check.bad_if, env)
+    env_facts: dict[str, Any] = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
+                                 "python": env.python_version, "backend": backend,
+                                 "device_count": check.host_devices or None}
+    if check.requires:
+        env_facts["packages"] = installed_versions(check.requires, env.pins)  # what the extra packages were
     fields["environment"] = {**host_facts(None), **env_facts, **((result or {}).get("environment") or {})}
     return fields
 
 
-def script_fields(ended: child_processes.Ended, out: Path,
-                  timeout: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """A script run's record fields (and its KIT_RESULT): the exit code first, KIT_RESULT adds detail.
+def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if: re.Pattern[str] | None = None,
+                  env: Environment | None = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A script run's record fields (and its KIT_RESULT): the exit code first, KIT_RESULT adds detail, and a
+    failure is classed by what it died of (kit/run/failures.py; ``env`` says what was installed).
 
     KIT_RESULT is read only when the script ran to its end: after a timeout or
     a signal, a torn result file says nothing the exit does not.
@@ -284,14 +321,18 @@ def script_fields(ended: child_processes.Ended, out: Path,
         return {"status": "crashed", "verdict": None, "reason": f"{exc}",
                 "evidence": {"exit_code": code, "output_tail": ended.tail[-15:], **_leftover_evidence(ended)}}, None
     fields = protocol.observation(code, timeout, result)
+    judged = failures.judge(fields, code, ended.tail, bad_if, env.pins if env else {},
+                            env.python_version if env else None)
+    fields.update(status=judged.status, verdict=judged.verdict, reason=judged.reason)
     # Whether KIT_RESULT stated the verdict or the exit code alone gave it: a script that only measures
     # (metrics, exit 0, no verdict) is shown as measured, not unaffected (kit/matrix/measured.py).
     evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code,
-                                "verdict_from": fields.pop("verdict_from", "exit code"), **_leftover_evidence(ended)}
-    if fields["status"] != "ran" or fields["verdict"] == "affected":
+                                "verdict_from": fields.pop("verdict_from", "exit code"), **judged.evidence,
+                                **_leftover_evidence(ended)}
+    if failures.failed(code) or fields["status"] != "ran":
         evidence["output_tail"] = ended.tail[-15:]
         last = last_line(ended.tail)
-        if fields["status"] == "crashed" and last:
+        if fields["status"] == "crashed" and last and "exception" not in judged.evidence:
             fields["reason"] += f": {last}"
     if ended.leftovers and not ended.timed_out:
         fields["reason"] += f"; {_leftover_sentence(ended)}"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kit.config import script_check
 from kit.install.environment import REUSED, Environment
 from kit.run import child_processes, multiprocess, runner
 
@@ -103,7 +104,7 @@ def _run_script(tmp_path: Path, body: str, timeout: int) -> tuple[dict, float, P
     pid_file = tmp_path / "pids"
     script = _script(tmp_path, body.replace("sys.argv[1]", repr(str(pid_file))))
     started = time.monotonic()
-    fields = runner.run_script(_env(tmp_path), script, "cpu", None, timeout, lambda _m: None)
+    fields = runner.run_script(_env(tmp_path), script_check("c", script), "cpu", timeout, lambda _m: None)
     return fields, time.monotonic() - started, pid_file
 
 
@@ -149,11 +150,12 @@ DRIVER = """
 import sys
 from pathlib import Path
 from kit import cli
+from kit.config import script_check
 from kit.install.environment import REUSED, Environment
 from kit.run import runner
 env = Environment(python=Path(sys.executable), pins={}, obtained=REUSED)
 with cli.unwind_on_stop_signals():
-    runner.run_script(env, Path(sys.argv[1]), "cpu", None, 600, print)
+    runner.run_script(env, script_check("c", Path(sys.argv[1])), "cpu", 600, print)
 """
 
 DETACH_THEN_SLEEP = DETACH + "time.sleep(600)\n"

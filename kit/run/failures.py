@@ -1,0 +1,213 @@
+"""Failure classes: what a failed script died of, and which failures can count as the bug.
+
+A script check's exit code says *that* it failed (kit/run/protocol.py); real
+repros fail in ways that are not the bug. Told apart here, from its output:
+
+* **an uncaught exception** (`uncaught_exception`): its type and message,
+  read from the last traceback in the output. JAX prints a note after the
+  exception line ("For simplicity, JAX has removed its internal frames ..."),
+  and Python 3.11+ prints notes after the message, so the last line of output
+  is not the exception: the traceback is parsed from its header down.
+* **an import that failed** for a module that is not JAX's own (flax, optax,
+  a typo): never the bug, always ``inconclusive``, with the package to add to
+  ``requires``.
+* **a script that does not compile** (SyntaxError) on the release's Python:
+  the script's problem, ``inconclusive``.
+* with **bad_if** (a regex): only a failure whose output matches is
+  ``affected``; any other failure is ``inconclusive`` (a bisect skips it and
+  names it), as cargo-bisect-rustc's ``--regress error|ice``.
+
+`judge` applies these to what `protocol.observation` read from the exit
+code and KIT_RESULT. Pure: it reads only what it is given.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..requirements import package_for_module
+
+TRACEBACK_HEADER = "Traceback (most recent call last):"
+
+# JAX's own modules: an import of these that fails is about the release under test, not a missing package.
+_JAX_MODULES = re.compile(r"^(jax|jaxlib|jax_[a-z0-9_]+)$")
+
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::[ \t]?(.*))?$")
+
+# What ends an exception's message in the output: JAX's note and its separator, and a new chain link.
+_AFTER_MESSAGE = ("--------------------", "For simplicity, JAX has removed its internal frames",
+                  "During handling of the above exception", "The above exception was the direct cause")
+
+_IMPORT_TYPES = ("ModuleNotFoundError", "ImportError")
+_SYNTAX_TYPES = ("SyntaxError", "IndentationError", "TabError")
+
+_NO_MODULE = re.compile(r"No module named '([^']+)'")
+_CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from (?:partially initialized module )?'([^']+)'")
+
+HEADLINE_CHARS = 200
+"""How much of an exception a matrix cell, a probe line or a reason shows (the record keeps the message)."""
+
+
+@dataclass(frozen=True)
+class RaisedException:
+    """An exception that ended a script, as its traceback printed it."""
+
+    type: str
+    """As printed: ``TypeError``, ``jax.errors.ConcretizationTypeError``, ``__main__.MyError``."""
+    message: str
+    """Every line of the message, up to the notes printed after it."""
+
+    @property
+    def name(self) -> str:
+        """The class name without its module (``ConcretizationTypeError``)."""
+        return self.type.rsplit(".", 1)[-1]
+
+    def headline(self, limit: int = HEADLINE_CHARS) -> str:
+        """``TypeError: first line of the message``, cut to ``limit`` characters."""
+        first = next((line.strip() for line in self.message.splitlines() if line.strip()), "")
+        text = f"{self.type}: {first}" if first else self.type
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    def to_json(self) -> dict[str, str]:
+        return {"type": self.type, "message": self.message}
+
+
+def uncaught_exception(lines: Sequence[str]) -> RaisedException | None:
+    """The exception the last traceback in ``lines`` ends with, or None when there is none.
+
+    The traceback's frames (indented lines under its header) are skipped; the
+    first line after them names the exception, and its message runs on until
+    a note (JAX's, or a chained traceback's preamble) or the end. A script
+    that does not compile prints no header, only the ``File ..., line N``
+    frame, the caret and the error: that is found too.
+    """
+    start = _last_traceback(lines)
+    if start is None:
+        return None
+    at = start
+    while at < len(lines) and (not lines[at].strip() or lines[at][:1] in (" ", "\t")):
+        at += 1  # frames, source lines, carets, "[Previous line repeated ...]"
+    if at >= len(lines):
+        return None
+    named = _EXCEPTION_LINE.match(lines[at].rstrip())
+    if not named:
+        return None
+    message = [named.group(2) or ""]
+    for line in lines[at + 1:]:
+        if line.startswith(_AFTER_MESSAGE):
+            break
+        message.append(line.rstrip())
+    return RaisedException(named.group(1), "\n".join(message).strip())
+
+
+def _last_traceback(lines: Sequence[str]) -> int | None:
+    """Where the frames of the last traceback start: after its header, or at a compile error's ``File`` line."""
+    for at in range(len(lines) - 1, -1, -1):
+        if lines[at].rstrip() == TRACEBACK_HEADER:
+            return at + 1
+    for at in range(len(lines) - 1, -1, -1):  # no header: a SyntaxError in the script itself
+        if re.match(r'^  File ".*", line \d+$', lines[at].rstrip()):
+            return at
+    return None
+
+
+@dataclass(frozen=True)
+class ImportFailure:
+    """An import of a module that is not JAX's own failed: what, and whether its package is here."""
+
+    module: str
+    package: str
+    installed: str | None
+    """The version of ``package`` in the environment, or None when it is not installed."""
+
+    def reason(self, exception: RaisedException) -> str:
+        if self.installed is None:
+            return f"the script could not import {self.package}; add it to requires"
+        return (f"the script could not import from {self.package} {self.installed} ({exception.headline()}): "
+                f"the {self.package} installed for this release lacks it; pin one that has it in requires")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"module": self.module, "package": self.package, "installed": self.installed}
+
+
+def import_failure(exception: RaisedException, pins: Mapping[str, str]) -> ImportFailure | None:
+    """The failed import ``exception`` reports, unless it is of JAX's own modules (or not an import at all)."""
+    if exception.name not in _IMPORT_TYPES:
+        return None
+    found = _CANNOT_IMPORT.search(exception.message)
+    module = found.group(2) if found else None
+    if module is None:
+        missing = _NO_MODULE.search(exception.message)
+        module = missing.group(1) if missing else None
+    if module is None:
+        return None
+    top = module.split(".")[0]
+    if _JAX_MODULES.match(top):
+        return None  # jax.experimental.foo gone: that is about the release, and may be the bug itself
+    package = package_for_module(top)
+    installed = {_canonical(name): version for name, version in pins.items()}.get(_canonical(package))
+    return ImportFailure(module, package, installed)
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def failed(code: int | None) -> bool:
+    """Did the script fail: a non-zero exit it chose (125 is a skip, not a failure) or a signal? A timeout is not."""
+    return code is not None and code not in (0, 125)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A failed run, classed: the record's status, verdict and reason, and what the evidence adds."""
+
+    status: str
+    verdict: str | None
+    reason: str
+    evidence: dict[str, Any]
+
+
+def judge(fields: Mapping[str, Any], code: int | None, tail: Sequence[str], bad_if: re.Pattern[str] | None,
+          pins: Mapping[str, str], python: str | None = None) -> Judged:
+    """A script run's status, verdict and reason once its failure is classed (see the module's docstring).
+
+    ``fields`` are `protocol.observation`'s for exit ``code``; ``tail`` the
+    last lines of the script's output; ``pins`` what the environment has
+    installed. The evidence gains ``exception``, ``import_error``, ``bad_if``
+    where they apply. A run that did not fail is returned as it was.
+    """
+    same = Judged(str(fields.get("status")), fields.get("verdict"), str(fields.get("reason") or ""), {})
+    if not failed(code):
+        return same
+    evidence: dict[str, Any] = {}
+    exception = uncaught_exception(tail)
+    if exception is not None:
+        evidence["exception"] = exception.to_json()
+        imported = import_failure(exception, pins)
+        if imported is not None:
+            evidence["import_error"] = imported.to_json()
+            return Judged("ran", "inconclusive", imported.reason(exception), evidence)
+        if exception.name in _SYNTAX_TYPES:
+            on = f" on Python {python}" if python else ""
+            return Judged("ran", "inconclusive", f"the script does not compile{on} ({exception.headline()})", evidence)
+    how = f"raised {exception.headline()}" if exception is not None else _exit_words(same.reason)
+    if bad_if is not None:
+        matched = bad_if.search("\n".join(tail))
+        evidence["bad_if"] = {"pattern": bad_if.pattern,
+                              "matched": matched.group(0)[:HEADLINE_CHARS] if matched else None}
+        if matched:
+            return Judged("ran", "affected", f"the script {how}, and its output matches bad_if {bad_if.pattern!r}",
+                          evidence)
+        return Judged("ran", "inconclusive", f"the script failed otherwise: it {how}, and its output does not "
+                                             f"match bad_if {bad_if.pattern!r}", evidence)
+    if exception is not None and same.verdict == "affected":
+        return Judged("ran", "affected", f"the script {how} (exit {code}: affected)", evidence)
+    return Judged(same.status, same.verdict, same.reason, evidence)
+
+
+def _exit_words(reason: str) -> str:
+    """How a failure without a traceback ended, in the exit observation's words ("exited 3", "was killed by ...")."""
+    return (reason or "the script failed").removeprefix("the script ").split(" (", 1)[0]

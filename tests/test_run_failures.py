@@ -1,0 +1,152 @@
+"""kit/run/failures.py: the exception a script died of, from real output, and which failures count as the bug."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.config import script_check
+from kit.install.environment import REUSED, Environment
+from kit.run import failures, protocol, runner
+
+TRACEBACKS = Path(__file__).resolve().parent / "fixtures" / "tracebacks"
+
+
+def _lines(name: str) -> list[str]:
+    return (TRACEBACKS / name).read_text().splitlines()
+
+
+@pytest.mark.parametrize(("fixture", "kind", "first_line"), [
+    # JAX's note comes after the exception line: the last line of output is not the exception.
+    ("jax-0.4.36-kwarg-f.txt", "TypeError", "result_paths() got multiple values for argument 'f'"),
+    # jax 0.4.13 chains an UnfilteredStackTrace first: the last traceback is the one that ended the script.
+    ("jax-0.4.13-reshape-chained.txt", "jax._src.core.InconclusiveDimensionOperation",
+     "Cannot divide evenly the sizes of shapes (7,) and (3, 5)"),
+    ("jax-0.6.0-concretization.txt", "jax.errors.TracerBoolConversionError",
+     "Attempted boolean conversion of traced array with shape bool[]."),
+    ("no-module-flax.txt", "ModuleNotFoundError", "No module named 'flax'"),
+    ("syntax-error.txt", "SyntaxError", "invalid syntax"),  # no traceback header at all
+])
+def test_the_exception_is_read_from_real_output(fixture: str, kind: str, first_line: str) -> None:
+    raised = failures.uncaught_exception(_lines(fixture))
+    assert raised is not None and raised.type == kind
+    assert raised.message.splitlines()[0] == first_line
+    assert "For simplicity" not in raised.message and "----" not in raised.message
+
+
+def test_a_multi_line_message_is_kept_whole_and_its_headline_is_the_first_line() -> None:
+    raised = failures.uncaught_exception(_lines("jax-0.6.0-concretization.txt"))
+    assert raised is not None and len(raised.message.splitlines()) == 3
+    assert raised.headline() == ("jax.errors.TracerBoolConversionError: Attempted boolean conversion of traced array "
+                                 "with shape bool[].")
+    assert raised.name == "TracerBoolConversionError"
+    assert len(raised.headline(limit=40)) == 40
+
+
+@pytest.mark.parametrize("lines", [[], ["all good"], ["Traceback (most recent call last):", '  File "x.py", line 1']])
+def test_output_without_a_finished_traceback_has_no_exception(lines: list[str]) -> None:
+    assert failures.uncaught_exception(lines) is None
+
+
+@pytest.mark.parametrize(("message", "pins", "package", "installed"), [
+    ("No module named 'flax'", {}, "flax", None),
+    ("No module named 'flax.linen'", {}, "flax", None),
+    ("No module named 'sklearn'", {}, "scikit-learn", None),  # the package, not the module, goes into requires
+    ("cannot import name 'nnx' from 'flax' (/env/flax/__init__.py)", {"Flax": "0.8.5"}, "flax", "0.8.5"),
+])
+def test_an_import_of_another_package_is_an_import_failure(message: str, pins: dict[str, str], package: str,
+                                                          installed: str | None) -> None:
+    kind = "ImportError" if "cannot" in message else "ModuleNotFoundError"
+    found = failures.import_failure(failures.RaisedException(kind, message), pins)
+    assert found is not None and (found.package, found.installed) == (package, installed)
+
+
+@pytest.mark.parametrize("message", ["No module named 'jax.experimental.maps'",
+                                     "cannot import name 'shard_map' from 'jax.experimental' (/env/x.py)",
+                                     "No module named 'jaxlib.mosaic'"])
+def test_an_import_of_jax_itself_is_not_an_import_failure(message: str) -> None:
+    # A module the release lacks may be the very change being bisected.
+    assert failures.import_failure(failures.RaisedException("ImportError", message), {}) is None
+
+
+def _judge(lines: list[str], code: int | None = 1, bad_if: str | None = None,
+           pins: dict[str, str] | None = None) -> failures.Judged:
+    fields = protocol.observation(code, 60, None)
+    return failures.judge(fields, code, lines, re.compile(bad_if) if bad_if else None, pins or {}, "3.13")
+
+
+def test_a_missing_package_is_inconclusive_naming_it() -> None:
+    judged = _judge(_lines("no-module-flax.txt"))
+    assert (judged.status, judged.verdict) == ("ran", "inconclusive")
+    assert judged.reason == "the script could not import flax; add it to requires"
+    assert judged.evidence["import_error"] == {"module": "flax", "package": "flax", "installed": None}
+
+
+def test_a_missing_package_is_never_affected_even_when_bad_if_matches() -> None:
+    assert _judge(_lines("no-module-flax.txt"), bad_if="Error").verdict == "inconclusive"
+
+
+def test_an_exception_without_bad_if_is_affected_and_named() -> None:
+    judged = _judge(_lines("jax-0.4.36-kwarg-f.txt"))
+    assert (judged.status, judged.verdict) == ("ran", "affected")
+    assert judged.reason == ("the script raised TypeError: result_paths() got multiple values for argument 'f' "
+                             "(exit 1: affected)")
+    assert judged.evidence["exception"]["type"] == "TypeError"
+
+
+def test_bad_if_makes_only_a_matching_failure_affected() -> None:
+    matching = _judge(_lines("jax-0.4.36-kwarg-f.txt"), bad_if=r"multiple values for argument 'f'")
+    assert matching.verdict == "affected" and "matches bad_if" in matching.reason
+    assert matching.evidence["bad_if"]["matched"] == "multiple values for argument 'f'"
+    other = _judge(_lines("jax-0.6.0-concretization.txt"), bad_if=r"multiple values for argument 'f'")
+    assert (other.status, other.verdict) == ("ran", "inconclusive")
+    assert other.reason.startswith("the script failed otherwise: it raised jax.errors.TracerBoolConversionError: ")
+    assert other.evidence["bad_if"]["matched"] is None
+
+
+def test_bad_if_leaves_a_pass_and_a_skip_alone_whatever_they_print() -> None:
+    printed = ["TypeError: multiple values for argument 'f' (printed, not raised)"]
+    assert _judge(printed, code=0, bad_if="TypeError").verdict == "unaffected"
+    assert _judge(printed, code=125, bad_if="TypeError").verdict == "inconclusive"
+    assert _judge(printed, code=None, bad_if="TypeError").status == "timed-out"  # a timeout stays one
+
+
+def test_bad_if_counts_a_matching_crash_and_skips_another() -> None:
+    fatal = ["F0000 xla/service/foo.cc:12] Check failed: shape.rank() == 2"]
+    assert _judge(fatal, code=-6, bad_if="Check failed").verdict == "affected"
+    skipped = _judge(["Segmentation fault"], code=-11, bad_if="Check failed")
+    assert (skipped.status, skipped.verdict) == ("ran", "inconclusive")
+    assert skipped.reason == ("the script failed otherwise: it was killed by signal 11, and its output does not "
+                              "match bad_if 'Check failed'")
+
+
+def test_a_script_that_does_not_compile_is_inconclusive() -> None:
+    judged = _judge(_lines("syntax-error.txt"))
+    assert judged.verdict == "inconclusive"
+    assert judged.reason == "the script does not compile on Python 3.13 (SyntaxError: invalid syntax)"
+
+
+# The runner, with this interpreter standing in for a release's python.
+
+
+def _run(tmp_path: Path, body: str, **settings: object) -> dict:
+    script = tmp_path / "check.py"
+    script.write_text(body)
+    env = Environment(python=Path(sys.executable), pins={"jax": "0.6.0", "optax": "0.2.4"}, obtained=REUSED)
+    return runner.run_script(env, script_check("c", script, **settings), "cpu", 60, lambda _m: None)  # type: ignore[arg-type]
+
+
+def test_the_runner_keeps_the_exception_in_the_record(tmp_path: Path) -> None:
+    fields = _run(tmp_path, "raise ValueError('bad shape\\nsecond line')\n")
+    assert fields["verdict"] == "affected" and "ValueError: bad shape" in fields["reason"]
+    assert fields["evidence"]["exception"] == {"type": "ValueError", "message": "bad shape\nsecond line"}
+
+
+def test_the_runner_names_a_missing_package_and_the_extra_packages_it_had(tmp_path: Path) -> None:
+    fields = _run(tmp_path, "import nosuchpackage_kit\n", requires=("optax",))
+    assert fields["verdict"] == "inconclusive"
+    assert fields["reason"] == "the script could not import nosuchpackage_kit; add it to requires"
+    assert fields["environment"]["packages"] == {"optax": "0.2.4"}
