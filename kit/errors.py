@@ -46,6 +46,14 @@ class IndexUnreachable(PackageIndexError):
     """
 
 
+class ArchiveUnreachable(IndexUnreachable):
+    """The index answered and lacks the release's jaxlib; only JAX's archive of pruned jaxlibs, out of reach, might have it.
+
+    Still nothing known about that one release, but the index is fine: a
+    bisect skips the release with this sentence and goes on with the others.
+    """
+
+
 class UsageError(KitError):
     """A bad command-line argument."""
 

@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import records
 from ..config import Matrix
+from ..errors import ArchiveUnreachable
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
 from ..install.release import locked_release
@@ -85,7 +86,10 @@ class Prober:
         if known is not None:
             return known
         started = time.monotonic()
-        prepared = self._prepare(candidate.version)
+        try:
+            prepared = self._prepare(candidate.version)
+        except ArchiveUnreachable as unknown:  # the index is fine: one release unknown, the others still testable
+            return install_unknown(unknown, candidate)
         here = self.identity(candidate.version, prepared)
         if locked is None or here.digest() != locked.digest():
             known, recorded = self.known(here, candidate.version)  # the resolver answered otherwise than the lock
@@ -244,6 +248,11 @@ class Prober:
         record, _path = runner.run_check(self.matrix, self._request(candidate.version, log_file), self.log,
                                          self.index, prepared=prepared)
         return observation_of(record)
+
+
+def install_unknown(unknown: ArchiveUnreachable, candidate: Candidate) -> Observation:
+    """A release whose jaxlib only an unreachable archive might hold: skipped, named, never kept as a fact."""
+    return Observation("unreachable", None, f"installability unknown here: {unknown}", "index", jaxlib=candidate.jaxlib)
 
 
 def script_records_dir(matrix: Matrix) -> Path:

@@ -155,7 +155,7 @@ def _probe_table(finding: Finding) -> list[str]:
                      f"{seen.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
     skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is Outcome.SKIP]
     if skipped:
-        lines += ["", "Skipped (yanked, not installable, crashed, inconclusive or exit 125): " + ", ".join(skipped) + "."]
+        lines += ["", "Skipped (yanked, not installable or unknown, crashed, inconclusive or exit 125): " + ", ".join(skipped) + "."]
     flipped = [v for v, seen in finding.observations.items() if seen.flipped]
     if flipped:
         lines += ["", "Flipped between runs: " + ", ".join(flipped) + "."]

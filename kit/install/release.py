@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from ..config import Matrix
 from .envs import Env, available_pythons, env_path, finished_env
-from ..errors import IndexUnreachable, UsageError
+from ..errors import ArchiveUnreachable, IndexUnreachable, UsageError
 from .index import PackageIndex
 from .pages import NETWORK_TIP, plan_pages, require_pages
 from .plan import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
@@ -149,10 +149,15 @@ def _from_archive(plan: InstallPlan, attempts: list[Resolution], archive: str,
     """The index lacks the release's jaxlib: try JAX's archive of pruned jaxlibs as a find-links.
 
     The archive may well have it, so an archive out of reach leaves the
-    release's installability unknown: `IndexUnreachable`, not "not installable".
+    release's installability unknown: `ArchiveUnreachable` (an `IndexUnreachable`),
+    not "not installable"; a bisect skips that one release on it.
     """
-    require_pages([archive], plan.jax, what="the archive of pruned jaxlibs (install.jaxlib_archive)",
-                  tip=f'{NETWORK_TIP}; or set install.jaxlib_archive = "" in matrix.toml to judge from the index alone')
+    try:
+        require_pages([archive], plan.jax, what="the archive of pruned jaxlibs (install.jaxlib_archive)",
+                      tip=f'{NETWORK_TIP}; or set install.jaxlib_archive = "" in matrix.toml '
+                          'to judge from the index alone')
+    except IndexUnreachable as unreachable:
+        raise ArchiveUnreachable(str(unreachable), unreachable.tip) from unreachable
     wider = replace(plan, find_links=plan.find_links + (archive,),
                     notes=plan.notes + (f"the index lacks its jaxlib; trying JAX's archive of pruned jaxlibs {archive}",))
     resolution, more = _first_python(wider, offline=False)
