@@ -109,7 +109,7 @@ def plan(session: nox.Session) -> None:
 
 @nox.session(python=False, default=False)
 def bisect(session: nox.Session) -> None:
-    """Find the first JAX release where a check's verdict changes."""
+    """Find the first JAX release where a check's verdict changes (and with --commits, the JAX commit)."""
     _run(session, ["bisect", *session.posargs])
 
 

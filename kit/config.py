@@ -209,6 +209,7 @@ class Matrix:
     results_dir: Path = Path("reports/results")
     envs_dir: Path = Path(".nox/jax-envs")
     environments: tuple[NamedEnvironment, ...] = ()
+    jax_repo: Path | None = None  # [install] jax_repo: a JAX clone for bisect --commits (no lock depends on it)
 
     def release(self, version: str) -> Release:
         """The configured release, or an ad-hoc one for a version the matrix lacks.
@@ -253,7 +254,7 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
     _known_keys(raw, {"kit", "install", "release", "checks", "environment"}, "")
     kit = _table(raw, "kit", "")
     _known_keys(kit, {"results_dir", "envs_dir"}, "kit")
-    install = _parse_install(_table(raw, "install", ""))
+    install = _parse_install(install_raw := _table(raw, "install", ""))
     releases = _parse_releases(raw.get("release", []))
     checks_raw = _table(raw, "checks", "")
     if not checks_raw:
@@ -268,13 +269,14 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
         # Relative folders are relative to matrix.toml, not to wherever nox was started.
         results_dir=path.parent / _string(kit, "results_dir", "kit", "reports/results"),
         envs_dir=path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"),
+        jax_repo=path.parent / Path(r).expanduser() if (r := _string(install_raw, "jax_repo", "install", "")) else None,
     )
 
 
 def _parse_install(table: Mapping[str, Any]) -> InstallSettings:
     where = "install"
     _known_keys(table, {"pythons", "index_url", "extra_index_urls", "find_links", "era_slack_days",
-                        "jaxlib_archive"}, where)
+                        "jaxlib_archive", "jax_repo"}, where)
     defaults = InstallSettings()
     pythons = _strings(table, "pythons", where, defaults.pythons)
     for py in pythons:

@@ -7,7 +7,7 @@ these at the boundary, so the command line prints one ``ERROR`` line and a
 
 from __future__ import annotations
 
-from .exit_codes import EXIT_FAILED, EXIT_USAGE
+from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_USAGE
 
 
 class KitError(Exception):
@@ -46,6 +46,14 @@ class IndexUnreachable(PackageIndexError):
     """
 
 
+class ArchiveUnreachable(IndexUnreachable):
+    """The index answered and lacks the release's jaxlib; only JAX's archive of pruned jaxlibs, out of reach, might have it.
+
+    Still nothing known about that one release, but the index is fine: a
+    bisect skips the release with this sentence and goes on with the others.
+    """
+
+
 class UsageError(KitError):
     """A bad command-line argument."""
 
@@ -54,3 +62,12 @@ class StorageError(KitError):
     """A file could not be written (disk full, read-only folder); nothing measured is lost."""
 
     exit_code = EXIT_FAILED
+
+
+class HistoryUnreachable(KitError):
+    """JAX's git history is needed, no clone is at hand and its remote cannot be reached.
+
+    Like an unreachable index, an outage says nothing about JAX: exit 4, no record.
+    """
+
+    exit_code = EXIT_NETWORK

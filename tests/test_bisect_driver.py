@@ -197,8 +197,24 @@ def test_uninstallable_release_is_skipped_and_named(machine: Callable[..., FakeR
     out = capsys.readouterr().out
     assert re.search(r"jax 0\.5\.0 +[0-9-]+  NOT INSTALLABLE: http://127\.0\.0\.1:\d+/simple has no jaxlib 0\.5\.0 "
                      r"wheels \(tried Python 3\.11\)", out)
-    assert "Skipped (yanked, not installable, crashed, inconclusive or exit 125): 0.5.0." in out
+    assert "Skipped (yanked, not installable or unknown, crashed, inconclusive or exit 125): 0.5.0." in out
     assert "0.5.0" not in releases.prepared  # the index's metadata already said so: nothing resolved
+
+
+def test_release_only_an_unreachable_archive_could_install_is_skipped_not_fatal(
+        machine: Callable[..., FakeReleases], capsys: pytest.CaptureFixture[str]) -> None:
+    """The index lacks 0.5.0's jaxlib and JAX's archive is out of reach: that one release is unknown, the rest bisect."""
+    silent = "http://127.0.0.1:9/jax_releases.html"  # nothing listens on port 9
+    releases = machine(verdicts("0.5.1"), not_installable=["0.5.0"], install={"jaxlib_archive": silent})
+    code, log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    assert code == 0
+    data = report_json(releases)
+    assert data["first_different"] == "0.5.1" and data["outcomes"]["0.5.0"] == "skip"
+    assert data["ambiguous"] == ["0.5.0"]
+    out = capsys.readouterr().out
+    assert re.search(r"installability unknown here: jax 0\.5\.0 needs the archive of pruned jaxlibs "
+                     r"\(install\.jaxlib_archive\) http://127\.0\.0\.1:9/jax_releases\.html", out)
+    assert "0.5.0" in releases.prepared  # asked, unlike a release the metadata rules out
 
 
 def test_skip_next_to_the_change_leaves_it_ambiguous(machine: Callable[..., FakeReleases],

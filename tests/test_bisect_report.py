@@ -68,7 +68,7 @@ def test_the_probe_table_says_how_each_release_was_answered() -> None:
     assert "| probe cache (earlier, ) |" in rows["| 0.6.0"]
     assert rows["| 0.5.3"] == "| 0.5.3 | 2025-03-01 | 0.5.3 | 3.13 | not probed | | |"
     markdown = report.render_markdown(FIX, [])
-    assert "Skipped (yanked, not installable, crashed, inconclusive or exit 125): 0.5.1." in markdown
+    assert "Skipped (yanked, not installable or unknown, crashed, inconclusive or exit 125): 0.5.1." in markdown
     assert markdown.rstrip().endswith("## Reproduce with:\n\n    nox -s bisect -- --check scaling --good 0.6.0 "
                                       "--bad 0.5.0")
 

@@ -105,6 +105,15 @@ def test_script_check_path_is_relative_to_matrix_toml(tmp_path: Path) -> None:
     assert not check.parameters and not check.presets
 
 
+def test_install_jax_repo_is_relative_to_matrix_toml_and_expands_home(tmp_path: Path) -> None:
+    raw: dict = {"release": [{"version": "0.6.0"}], "checks": {"scaling": {}}, "install": {"jax_repo": "../jax"}}
+    assert parse_matrix(raw, tmp_path / "matrix.toml").jax_repo == tmp_path / ".." / "jax"
+    raw["install"] = {"jax_repo": "~/src/jax"}
+    assert parse_matrix(raw, tmp_path / "matrix.toml").jax_repo == Path.home() / "src" / "jax"
+    del raw["install"]
+    assert parse_matrix(raw, tmp_path / "matrix.toml").jax_repo is None
+
+
 @pytest.mark.parametrize(
     ("table", "names", "tip"),
     [

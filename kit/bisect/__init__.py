@@ -1,4 +1,4 @@
-"""``nox -s bisect``: find the first JAX release where a behaviour changes.
+"""``nox -s bisect``: find the first JAX release where a behaviour changes, then (``--commits``) the commit.
 
 The modules follow a bisect from start to end:
 
@@ -12,6 +12,10 @@ The modules follow a bisect from start to end:
 * :mod:`.finding`: what the search found and what it cost, for the report;
 * :mod:`.report`: the markdown and JSON ready to paste into an issue;
 * :mod:`.changelog`: the compare links and release notes the report quotes;
+* ``--commits``, the same search over JAX's commits between the two releases found:
+  :mod:`.commit_search` (the phase), :mod:`.commit_candidates` (commits with the jaxlib
+  build each runs on), :mod:`.commit_probes` (a commit laid over its build),
+  :mod:`.commit_finding` (the verdict, the JSON), :mod:`.commit_report` (the markdown);
 * :mod:`.driver`: ``main``, which runs them in that order.
 """
 

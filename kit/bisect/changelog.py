@@ -263,12 +263,17 @@ def _why_not(url: str, exc: Exception) -> str:
 
 
 def release_notes(versions: Sequence[str], cache_dir: Path, changelog: Optional[Path] = None,
-                  url: str = RAW_CHANGELOG_URL) -> List[str]:
-    """Markdown lines for a report: the quoted sections, or one line of links when there is no text."""
+                  url: str = RAW_CHANGELOG_URL, text: Optional[str] = None) -> List[str]:
+    """Markdown lines for a report: the quoted sections, or one line of links when there is no text.
+
+    ``text`` is CHANGELOG.md already at hand (a JAX clone's, at a release tag): nothing is fetched then.
+    """
     if not versions:
         return ["(none: no release between the two sides)"]
-    path, why = (changelog, "") if changelog is not None and changelog.is_file() else fetch_changelog(cache_dir, url)
-    text = None
+    if text is not None:
+        path, why = None, ""
+    else:
+        path, why = (changelog, "") if changelog is not None and changelog.is_file() else fetch_changelog(cache_dir, url)
     if path is not None:
         try:
             text = path.read_text(encoding="utf-8")

@@ -80,7 +80,7 @@ class ClusterProbes:
             if "run" in observation.source.split("+"):
                 self.prober.ran_now.append(version)
             answers[version] = classify(observation, self.prober.options.crash)
-            self.log(probe_line(version, observation, answers[version], self.prober.options))
+            self.log(probe_line(self.prober.name_of(version), observation, answers[version], self.prober.options))
         return answers
 
     def submit(self, versions: Sequence[str], job_dir: Path) -> str:
@@ -165,7 +165,7 @@ def run_task(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     observation = prober.observe(candidate)
     atomic_write_text(job_dir / f"{task}.json", strict_json({"schema": SPEC_SCHEMA, "version": candidate.version,
                                                             "observation": observation.to_json()}))
-    log(probe_line(candidate.version, observation, classify(observation, options.crash), options))
+    log(probe_line(f"jax {candidate.version}", observation, classify(observation, options.crash), options))
     return 0
 
 

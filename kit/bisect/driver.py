@@ -14,6 +14,11 @@ from repro.environment import jax_variables
 from . import changelog
 from ..config import Matrix
 from .. import records
+from ..history.commit_range import tag
+from ..history.commits import read_text
+from ..history.source import History, open_history
+from .changelog import CHANGELOG_NAME
+from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import UsageError
 from ..install.release import open_index
 from ..run.facts import hardware_facts
@@ -21,7 +26,7 @@ from ..run.slurm_jobs import require_controller, require_sbatch
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding
-from .options import Log, Options, bisect_name, bounds, make_parser, parse_options
+from .options import Log, Options, bisect_name, bounds, make_parser, parse_options, shown_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
 from .probe_cache import ProbeCache, probe_cache_dir, subject_key
@@ -42,6 +47,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     if options.slurm:  # before anything is listed or built: a missing cluster is said in a second
         require_sbatch()
         require_controller()
+    history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
     good, bad, how = bounds(matrix, options)
     log(how)
@@ -69,10 +75,34 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         finding.seconds = time.monotonic() - started
         print(report.write_report(matrix.results_dir.parent, finding, []))
         raise
+    if history is not None and finding.result is not None:
+        finding.commits = narrow_to_commits(CommitPhase(matrix, finding, prober, history, log))
     finding.seconds = time.monotonic() - started
-    notes = changelog.release_notes(report.release_versions(finding), index.cache_dir, options.changelog)
+    versions = report.release_versions(finding)
+    notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
+                                    text=clone_changelog(history, versions) if options.changelog is None else None)
     print(report.write_report(matrix.results_dir.parent, finding, notes))
     return 0
+
+
+def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
+    """The clone --commits reads: --jax-repo, else matrix.toml's jax_repo, else the kit's own (cloned now if need be)."""
+    given, given_by, shown = options.jax_repo, "--jax-repo", options.jax_repo_shown
+    if given is None and matrix.jax_repo is not None:
+        given, given_by = matrix.jax_repo, "matrix.toml's [install] jax_repo"
+        shown = shown_path(matrix.jax_repo, matrix.path.parent)
+    cache = matrix.envs_dir.parent / "jax-history" / "jax.git"
+    # Reports name the clone as the user did, or relative to the project: no machine's absolute path in them.
+    history = open_history(given, given_by, cache, log, shown=shown or shown_path(cache, matrix.path.parent))
+    log(f"JAX's history: {history.path} ({history.origin})")
+    return history
+
+
+def clone_changelog(history: History | None, versions: list[str]) -> str | None:
+    """CHANGELOG.md as it stood at the newest release asked for, from the clone (None without one)."""
+    if history is None or not versions:
+        return None
+    return read_text(history, tag(max(versions, key=Version)), CHANGELOG_NAME)
 
 
 def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:

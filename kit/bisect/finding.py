@@ -9,13 +9,14 @@ from typing import Any
 from packaging.version import Version
 
 from . import changelog
+from . import commit_finding
 from .candidates import Candidate
 from .options import Options
 from .outcomes import Observation
 from .search import BisectResult, Outcome, Transition
 
-REPORT_SCHEMA = 1
-"""Version of the bisect JSON report's layout."""
+REPORT_SCHEMA = 2
+"""Version of the bisect JSON report's layout (2: ``commits``, the ``--commits`` phase)."""
 
 
 @dataclass
@@ -41,6 +42,8 @@ class Finding:
     """Why the search stopped before it began (the bounds did not test as given), in the error's words."""
     rounds: list[list[str]] = field(default_factory=list)
     """The candidates the search waited for, round by round (one each unless --jobs or --slurm)."""
+    commits: commit_finding.CommitFinding | None = None
+    """``--commits``: the search below the releases."""
 
     def where(self, source: str) -> list[str]:
         """Releases whose observation came from ``source`` (run, cache, record, index)."""
@@ -78,12 +81,18 @@ def cost_lines(finding: Finding) -> list[str]:
     """What this run did, and what the earlier runs it reused did, each in one sentence."""
     now = finding.probed_now
     built_now = finding.environments(now, "built")
+    # With --commits the commit phase has its own line; this one is the releases' (the total closes the list).
+    seconds = finding.seconds - (finding.commits.seconds if finding.commits else 0.0)
+    span = "on releases" if finding.commits else "in all"
     if now:
         this = (f"This run probed {_count(len(now), 'release')} ({', '.join(now)}): "
                 f"{_count(len(built_now), 'environment')} built, {len(finding.environments(now, 'reused'))} reused; "
-                f"{finding.seconds:.1f} s in all.")
+                f"{seconds:.1f} s {span}.")
+    elif finding.commits:
+        this = (f"This run ran no release probe and built nothing for the releases: each was known before it "
+                f"started ({seconds:.1f} s {span}).")
     else:
-        this = f"This run ran nothing and built nothing: every probe was known before it started ({finding.seconds:.1f} s)."
+        this = f"This run ran nothing and built nothing: every probe was known before it started ({seconds:.1f} s)."
     lines = [this, rounds_line(finding)] if finding.rounds else [this]
     earlier = finding.where("cache")
     if earlier:
@@ -101,7 +110,21 @@ def cost_lines(finding: Finding) -> list[str]:
     index = finding.where("index")
     if index:
         lines.append(f"The index's metadata answered {len(index)} ({', '.join(index)}: yanked or not installable).")
+    if finding.commits is not None:
+        lines += [_commit_cost(finding.commits), f"{finding.seconds:.1f} s in all."]
     return lines
+
+
+def _commit_cost(found: commit_finding.CommitFinding) -> str:
+    """The commit phase's own line: how many commits ran, on which builds, what was built, how long."""
+    ran = [found.observations[k] for k in found.commit_probes if k in found.observations]
+    built = sum(1 for o in ran if o.environment == "built")
+    builds = sorted({o.jaxlib for o in ran if o.jaxlib})
+    known = len(found.observations) - len(ran)
+    return (f"The commit phase ran {_count(len(ran), 'commit probe')}"
+            + (f" on jaxlib {', '.join(builds)}" if builds else "")
+            + f" ({sum(o.seconds for o in ran):.0f} s of probes), {_count(built, 'environment')} built for it, "
+            f"{known} answered without a run (probe cache or the release's own probe); {found.seconds:.1f} s for the commit phase.")
 
 
 def rounds_line(finding: Finding) -> str:
@@ -145,4 +168,6 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         data["non_monotonic"] = len(finding.transitions) > 1
     if finding.metric:
         data["metric"] = finding.metric
+    if finding.commits is not None:
+        data["commits"] = commit_finding.to_json(finding.commits)
     return data

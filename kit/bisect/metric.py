@@ -24,11 +24,11 @@ from packaging.version import Version
 
 from .. import metrics
 from ..run import runner
-from ..errors import UsageError
+from ..errors import ArchiveUnreachable, UsageError
 from .candidates import Candidate
 from .metric_samples import MetricSamples
 from .outcomes import Observation, classify, describe
-from .probes import Prober
+from .probes import Prober, install_unknown
 from .search import Outcome
 
 # Runs of each bound, taken in turns, and runs per probe: samples of one run share its moment's load.
@@ -53,7 +53,7 @@ class MetricProber(Prober):
         observation = self.observe(self.candidates[version])
         self.observations[version] = observation
         result = classify(observation, self.options.crash)
-        self.log(f"probe jax {version}: {describe(result, bool(self.options.script))} [{observation.source}] "
+        self.log(f"probe {self.name_of(version)}: {describe(result, bool(self.options.script))} [{observation.source}] "
                  f"{observation.reason}")
         return result
 
@@ -116,7 +116,10 @@ class MetricProber(Prober):
 
     def measure(self, candidate: Candidate) -> Observation:
         """One run of the check or script; its samples of the metric, or why there are none."""
-        prepared = self._prepare(candidate.version)
+        try:
+            prepared = self._prepare(candidate.version)
+        except ArchiveUnreachable as unknown:
+            return install_unknown(unknown, candidate)
         if prepared.environment is None:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
         fields, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log, self.index,

@@ -68,8 +68,20 @@ outcomes:
   GPU bisect starts from a login node; without it they run on this machine
   (worth it when builds wait on downloads, not when probes need the cores).
 
+commits (--commits):
+  After the releases, the commits between the last unchanged and the first
+  changed release are searched the same way, without building jaxlib: each
+  commit's jax/ and jaxlib Python are laid over a release environment whose
+  jaxlib that commit accepts (jax/version.py), the bad side's first. The
+  history comes from --jax-repo, else [install] jax_repo in matrix.toml, else
+  a partial clone the kit keeps under .nox/jax-history/ (no clone and GitHub
+  unreachable: exit 4). When the same Python gives both outcomes on two jaxlib
+  builds, the report says the change is not in JAX's Python and names the XLA
+  range. Commit probes share the probe cache, keyed by commit and jaxlib.
+
 examples:
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
+  nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --commits --jax-repo ../jax
   nox -s bisect -- --script repro.py --good 0.4.34 --bad 0.4.36
   nox -s bisect -- --script uses_flax.py --requires flax --good 0.5.0 --bad 0.4.34
   nox -s bisect -- --script jit_kwarg.py --bad-if "multiple values for argument 'f'" --good 0.4.30 --bad 0.4.36
@@ -108,6 +120,12 @@ class Options:
     metric: str | None = None
     """Bisect a measured metric (a step by ``factor``) instead of the verdict."""
     factor: float = 1.5
+    commits: bool = False
+    """After the releases, bisect JAX's commits between the two releases found (``--commits``)."""
+    jax_repo: Path | None = None
+    """A clone of JAX to read the commits from (``--jax-repo``; else matrix.toml's, else the kit's own)."""
+    jax_repo_shown: str = ""
+    """``--jax-repo`` as reports name it: relative to the project when inside it, else as it was given."""
     script_shown: str = ""
     """The script as reports name it: relative to the project when it is inside, else as it was given."""
     jobs: int = 1
@@ -172,6 +190,10 @@ def make_parser() -> argparse.ArgumentParser:
                         help="bisect a metric the check or script reports (KIT_RESULT metrics) instead of its verdict")
     parser.add_argument("--factor", type=_factor, default=1.5, metavar="F",
                         help="--metric: a probe is bad when its median is F times worse than --good's (default 1.5)")
+    parser.add_argument("--commits", action="store_true",
+                        help="then narrow to the JAX commit: its Python laid over a built release (docs/commits.md)")
+    parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH",
+                        help="--commits: a clone of github.com/jax-ml/jax (else [install] jax_repo, else the kit's own)")
     parser.add_argument("--pin", action="append", default=[], type=_pin, metavar="PKG==VERSION",
                         help="hold a package at one version in every probe (repeatable), e.g. --pin numpy==2.2.1: "
                              "rules it out as what changed")
@@ -212,6 +234,13 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError("--metric needs --good and --bad", "their samples set the baseline and which way is worse")
     if args.good is not None and Version(args.good) == Version(args.bad):
         raise UsageError(f"--good and --bad are both {args.good}", "give two different releases")
+    if args.jax_repo is not None and not args.commits:
+        raise UsageError("--jax-repo only applies with --commits", "add --commits, or drop --jax-repo")
+    if args.commits and args.scan:
+        raise UsageError("--commits narrows one change and --all lists every change", "drop one of them")
+    if args.commits and args.slurm:
+        raise UsageError("--commits runs its commit probes here, one at a time: each is laid over an environment "
+                         "of this machine", "drop --slurm (the release search may use --jobs)")
     if not args.slurm and (args.partition or args.time):
         raise UsageError("--partition and --time go with --slurm", "add --slurm, or drop them")
     if args.metric and (args.slurm or args.jobs > 1):
@@ -227,6 +256,8 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         script_shown=shown_path(args.script, matrix.path.parent) if args.script else "",
         jobs=args.jobs, slurm=SlurmOptions(args.partition, args.time) if args.slurm else None,
         pins=_pins(args.pin),
+        commits=args.commits, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
+        jax_repo_shown=shown_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
         script_check=script_check(script_name(script), script, host_devices=args.host_devices,
                                   timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
                                   requires=requirements(args.requires, "--requires"),
@@ -353,6 +384,8 @@ def bisect_name(options: Options, good: str, bad: str) -> str:
         name += "-all"
     if options.metric:
         name += f"-{options.metric}-x{options.factor:g}"
+    if options.commits:
+        name += "-commits"
     for pin in options.pins:
         name += f"-pin-{pin.replace('==', '-')}"
     return "".join(c if c.isalnum() or c in ".-_" else "_" for c in name)

@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import records
 from ..config import Matrix
+from ..errors import ArchiveUnreachable
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
 from ..install.release import locked_release
@@ -66,8 +67,12 @@ class Prober:
         observation = self.observe(self.candidates[version])
         self.observations[version] = observation
         result = classify(observation, self.options.crash)
-        self.log(probe_line(version, observation, result, self.options))
+        self.log(probe_line(self.name_of(version), observation, result, self.options))
         return result
+
+    def name_of(self, version: str) -> str:
+        """How a log line names what is probed: ``jax 0.5.3``, or a commit and its build (`commit_probes`)."""
+        return f"jax {version}"
 
     def observe(self, candidate: Candidate) -> Observation:
         """What the release does: known already under this identity, or measured now (and then remembered)."""
@@ -81,7 +86,10 @@ class Prober:
         if known is not None:
             return known
         started = time.monotonic()
-        prepared = self._prepare(candidate.version)
+        try:
+            prepared = self._prepare(candidate.version)
+        except ArchiveUnreachable as unknown:  # the index is fine: one release unknown, the others still testable
+            return install_unknown(unknown, candidate)
         here = self.identity(candidate.version, prepared)
         if locked is None or here.digest() != locked.digest():
             known, recorded = self.known(here, candidate.version)  # the resolver answered otherwise than the lock
@@ -242,6 +250,11 @@ class Prober:
         return observation_of(record)
 
 
+def install_unknown(unknown: ArchiveUnreachable, candidate: Candidate) -> Observation:
+    """A release whose jaxlib only an unreachable archive might hold: skipped, named, never kept as a fact."""
+    return Observation("unreachable", None, f"installability unknown here: {unknown}", "index", jaxlib=candidate.jaxlib)
+
+
 def script_records_dir(matrix: Matrix) -> Path:
     """Where the records of ``--script`` probes go: beside the probe cache, not among the matrix's records."""
     return matrix.results_dir.parent / "bisect" / "script-records"
@@ -267,12 +280,12 @@ def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
     return f"python -m kit run {options.check or 'script'} {version}{flags}"
 
 
-def probe_line(version: str, observation: Observation, result: Outcome, options: Options) -> str:
+def probe_line(name: str, observation: Observation, result: Outcome, options: Options) -> str:
     """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused."""
     flip = f" — flipped: {' → '.join(observation.runs)}" if observation.flipped else ""
     held = f" (holding {', '.join(observation.pins)})" if observation.pins else ""
     extras = f" · {observation.details}" if observation.details else ""
-    line = f"probe jax {version}{held}: {describe(result, bool(options.script))} [{observation.source}" \
+    line = f"probe {name}{held}: {describe(result, bool(options.script))} [{observation.source}" \
            + (f", {observation.job}" if observation.job else "") + f"] {observation.reason}{extras}{flip}"
     if observation.matched:
         line += f"\n  reused: the same {observation.matched}"

@@ -13,6 +13,7 @@ from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_text
 from .candidates import Candidate
+from .commit_report import commit_section
 from .finding import Finding, cost_lines, to_json
 from .options import Options
 from .outcomes import Observation, describe, label
@@ -65,6 +66,8 @@ def render_markdown(finding: Finding, notes: Sequence[str]) -> str:
         lines += ["", *_metric_lines(finding.metric)] if finding.metric else []
     for changes in what_else_changed(finding):
         lines += ["", *changes_lines(changes, _words(finding, changes), shlex.split(finding.reproduce))]
+    if finding.commits is not None:
+        lines += ["", *commit_section(finding.commits, finding.fix, o.crash, bool(o.script))]
     lines += ["", "## Probes", "", *cost_lines(finding), ""]
     lines += _probe_table(finding)
     lines += _reuse_lines(finding)
@@ -152,7 +155,7 @@ def _probe_table(finding: Finding) -> list[str]:
                      f"{seen.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
     skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is Outcome.SKIP]
     if skipped:
-        lines += ["", "Skipped (yanked, not installable, crashed, inconclusive or exit 125): " + ", ".join(skipped) + "."]
+        lines += ["", "Skipped (yanked, not installable or unknown, crashed, inconclusive or exit 125): " + ", ".join(skipped) + "."]
     flipped = [v for v, seen in finding.observations.items() if seen.flipped]
     if flipped:
         lines += ["", "Flipped between runs: " + ", ".join(flipped) + "."]

@@ -6,7 +6,7 @@ and an `Environment` (the interpreter, the packages installed in it, extra
 ``PYTHONPATH`` entries, and whether it was built now or reused), or the
 reason there is none ("not installable here").
 
-Two ways today, each one more way to make an `Environment`, chosen here, so
+Three ways today, each one more way to make an `Environment`, chosen here, so
 the runner never learns where its Python came from:
 
 * a release's environment, era-resolved and built once by
@@ -14,7 +14,11 @@ the runner never learns where its Python came from:
 * an existing interpreter (``--python``, an ``[[environment]]``;
   `prepare_existing`): ``python`` is the user's, ``pins`` what it has
   installed (read by `kit.install.existing`), ``obtained`` is ``existing``;
-  nothing is resolved or installed and no index is asked.
+  nothing is resolved or installed and no index is asked;
+* a JAX commit's sources laid over a built release environment
+  (`over_release`, made by `kit.install.overlay`): the built `Environment`
+  with the commit's ``jax/`` and a whole ``jaxlib`` package in ``pythonpath``
+  (first on the path, so they shadow the installed ones).
 
 A check's extra packages (``requires``: a tuple of requirements in
 `kit.requirements`' normal form) are an input here, not a side path: for a
@@ -24,17 +28,13 @@ check that needs flax gets its own environment and the built-in checks'
 environments stay as they are (``Environment.pins`` names each extra
 package's version); in an existing interpreter they are only looked for
 (`needed_packages`).
-
-To come: a JAX commit's sources laid over a built release environment: the
-built `Environment` with the commit's tree in ``pythonpath`` (first on the
-path, so its ``jax/`` shadows the installed one).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -43,10 +43,12 @@ from packaging.version import InvalidVersion, Version
 
 from ..config import Check, Matrix
 from ..errors import UsageError
+from ..history.source import History
 from ..records import EXISTING, backend_name
 from ..requirements import installed_versions, versions_text
 from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .existing import Interpreter, inspect_interpreter
+from .overlay import lay_over
 from .index import PackageIndex
 from .plan import InstallPlan, Resolution
 from .release import lock_release, open_index, resolve_release
@@ -72,7 +74,7 @@ class Environment:
     obtained: str
     """How it was obtained: `BUILT` now, `REUSED` from an earlier build, or `EXISTING` (a user's own, as it is)."""
     pythonpath: tuple[Path, ...] = ()
-    """Extra import paths, before the repository root (none yet: a commit's sources will go here)."""
+    """Extra import paths, before the repository root: a commit's sources laid over (`over_release`)."""
     python_version: str | None = None
     """The interpreter's full version (3.13.0) where known without starting it."""
 
@@ -157,6 +159,17 @@ def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: Pack
         return Prepared(plan, resolution, None, f"install failed: {exc}", attempts)
     lock_release(matrix, resolved)
     return Prepared(plan, resolution, release_environment(env), "", attempts)
+
+
+def over_release(prepared: Prepared, history: History, commit: str, version: str, folder: Path) -> Prepared:
+    """A JAX commit: its sources laid over a release's prepared environment (same plan, same jaxlib build).
+
+    The Python files go to ``folder``, first on the path (`kit.install.overlay`);
+    a release that could not be prepared stays what it was.
+    """
+    if prepared.environment is None:
+        return prepared
+    return replace(prepared, environment=lay_over(history, commit, prepared.environment, folder, version))
 
 
 def release_environment(env: Env) -> Environment:

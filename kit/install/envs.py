@@ -123,11 +123,7 @@ def pick_backend() -> EnvBackend:
 def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backend: EnvBackend,
                log: Log) -> Env:
     """Reuse the environment built from this exact plan, or build it (one builder at a time)."""
-    # The plan's fingerprint keys the folder (a check's extra packages change it); their names are
-    # only there for a person listing the folders.
-    extras = "-with-" + "+".join(sorted({package_name(text) for text in plan.requires}))[:60] if plan.requires else ""
-    name = f"jax-{plan.jax}-{plan.backend}-py{resolution.python}{extras}-{plan.fingerprint(resolution.python)}"
-    path = (envs_dir / name).resolve()
+    path = env_path(envs_dir, plan, resolution)
     built = _finished_env(path, log)
     if built is not None:
         return built
@@ -150,15 +146,31 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
     return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
 
 
-def _finished_env(path: Path, log: Log) -> Env | None:
+def env_path(envs_dir: Path, plan: InstallPlan, resolution: Resolution) -> Path:
+    """Where the environment of this exact plan and resolution lives (built or not)."""
+    # The plan's fingerprint keys the folder (a check's extra packages change it); their names are
+    # only there for a person listing the folders.
+    extras = "-with-" + "+".join(sorted({package_name(text) for text in plan.requires}))[:60] if plan.requires else ""
+    name = f"jax-{plan.jax}-{plan.backend}-py{resolution.python}{extras}-{plan.fingerprint(resolution.python)}"
+    return (envs_dir / name).resolve()
+
+
+def finished_env(path: Path) -> Env | None:
+    """The environment at ``path`` if its install finished (its marker is written last); None otherwise."""
     try:
         saved = json.loads((path / _MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not env_python(path).exists():
         return None
-    log(f"reusing environment {path}")
     return Env(path=path, python=env_python(path), reused=True, pins=saved.get("pins", {}))
+
+
+def _finished_env(path: Path, log: Log) -> Env | None:
+    built = finished_env(path)
+    if built is not None:
+        log(f"reusing environment {path}")
+    return built
 
 
 @contextmanager

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..config import Matrix
-from .envs import available_pythons
-from ..errors import IndexUnreachable, UsageError
+from .envs import Env, available_pythons, env_path, finished_env
+from ..errors import ArchiveUnreachable, IndexUnreachable, UsageError
 from .index import PackageIndex
 from .pages import NETWORK_TIP, plan_pages, require_pages
 from .plan import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
@@ -149,10 +149,15 @@ def _from_archive(plan: InstallPlan, attempts: list[Resolution], archive: str,
     """The index lacks the release's jaxlib: try JAX's archive of pruned jaxlibs as a find-links.
 
     The archive may well have it, so an archive out of reach leaves the
-    release's installability unknown: `IndexUnreachable`, not "not installable".
+    release's installability unknown: `ArchiveUnreachable` (an `IndexUnreachable`),
+    not "not installable"; a bisect skips that one release on it.
     """
-    require_pages([archive], plan.jax, what="the archive of pruned jaxlibs (install.jaxlib_archive)",
-                  tip=f'{NETWORK_TIP}; or set install.jaxlib_archive = "" in matrix.toml to judge from the index alone')
+    try:
+        require_pages([archive], plan.jax, what="the archive of pruned jaxlibs (install.jaxlib_archive)",
+                      tip=f'{NETWORK_TIP}; or set install.jaxlib_archive = "" in matrix.toml '
+                          'to judge from the index alone')
+    except IndexUnreachable as unreachable:
+        raise ArchiveUnreachable(str(unreachable), unreachable.tip) from unreachable
     wider = replace(plan, find_links=plan.find_links + (archive,),
                     notes=plan.notes + (f"the index lacks its jaxlib; trying JAX's archive of pruned jaxlibs {archive}",))
     resolution, more = _first_python(wider, offline=False)
@@ -165,3 +170,12 @@ def lock_release(matrix: Matrix, resolved: ResolvedRelease) -> Path | None:
     if resolved.resolution is None or resolved.lock is not None:
         return resolved.lock.path if resolved.lock else None
     return write_lock(matrix.envs_dir, resolved.settings, resolved.plan, resolved.resolution)
+
+
+def built_env(matrix: Matrix, version: str, backend: str, find_links: tuple[str, ...] = ()) -> Env | None:
+    """The release's environment if it is built here (its lock and its finished install); resolves nothing."""
+    settings = install_settings(matrix, matrix.release(version), backend, find_links)
+    lock = read_lock(matrix.envs_dir, settings)
+    if lock is None:
+        return None
+    return finished_env(env_path(matrix.envs_dir, lock.plan, lock.resolution))

@@ -1,0 +1,72 @@
+"""The commits between two releases as bisect candidates, each with the jaxlib build it runs on.
+
+A commit is one more kind of :class:`~kit.bisect.candidates.Candidate`: its
+``version`` is the key the search walks (the full hash), its ``python`` and
+``jaxlib`` are those of the release environment it is laid over, and a
+commit that no build at hand accepts carries the reason as its ``problem``,
+so the prober skips it as it skips an uninstallable release.
+
+The builds are the two releases the release search ended on, bad side first
+(the issue's preference: the bad side's environment shows the bug with the
+fewest surprises; the good side's next). :func:`~kit.install.overlay.choose_build`
+prefers one that is already built, so the commit phase builds nothing the
+release phase did not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from ..history.commit_range import CommitRange
+from ..history.commits import headlines
+from ..history.source import History
+from ..history.version_file import JaxlibRange, jaxlib_ranges
+from ..install.overlay import Build, choose_build, commit_version
+from .candidates import Candidate
+
+
+@dataclass(frozen=True)
+class CommitCandidate(Candidate):
+    """A commit to probe: its Python laid over ``build``'s environment."""
+
+    commit: str = ""
+    build: Build | None = None
+    accepts: JaxlibRange | None = None
+    title: str = ""
+    date: str = ""
+
+    @property
+    def short(self) -> str:
+        return self.commit[:10]
+
+    @property
+    def jax_version(self) -> str:
+        """What the overlay's jax reports, e.g. ``0.5.2.dev20250227+f93c2a1aa5``."""
+        return commit_version(self.accepts, self.date, self.commit) if self.accepts else self.short
+
+
+def commit_candidates(history: History, commit_range: CommitRange, builds: Sequence[Build]) -> list[CommitCandidate]:
+    """Every commit of the range, oldest first, with the build it runs on (or why none)."""
+    commits = list(commit_range.candidates)
+    ranges = jaxlib_ranges(history, commits)
+    heads = headlines(history, commits)
+    return [_candidate(commit, ranges.get(commit), heads.get(commit, ("", "")), builds) for commit in commits]
+
+
+def _candidate(commit: str, accepts: JaxlibRange | None, head: tuple[str, str],
+               builds: Sequence[Build]) -> CommitCandidate:
+    date, title = head
+    build, why = choose_build(accepts, builds)
+    return CommitCandidate(
+        version=commit, requirements=(), exclude_newer=None, python=build.python if build else None,
+        jaxlib=build.jaxlib if build else None, problem=f"no jaxlib build here runs it: {why}" if why else "",
+        uploaded=date[:10] or None, commit=commit, build=build, accepts=accepts, title=title, date=date)
+
+
+def on_build(candidate: CommitCandidate, build: Build) -> CommitCandidate | None:
+    """The same commit on another build (to tell the binary from the Python), if it accepts that build."""
+    if candidate.accepts is None or not candidate.accepts.accepts(build.jaxlib):
+        return None
+    return replace(candidate, version=f"{candidate.commit}@jaxlib-{build.jaxlib}", python=build.python,
+                   jaxlib=build.jaxlib, problem="", build=build)

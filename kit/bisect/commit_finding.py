@@ -1,0 +1,198 @@
+"""What the commit phase found and what it cost: the facts the report's commit section is written from.
+
+One verdict, from the user's side (:attr:`CommitFinding.verdict`):
+
+* ``commit``: the first changed commit, exactly (the report names it in full);
+* ``short-list``: skipped commits between the last unchanged and the first
+  changed one could each hold the change;
+* ``not-in-python``: the same Python gave both outcomes on two jaxlib builds,
+  or both ends of the range gave the same outcome on one build: the change
+  is in the compiled jaxlib (the report names both builds and the XLA range);
+* ``binary-may-be-the-cause``: the outcome changed exactly where the probes
+  switched builds, and no commit there runs on both to tell;
+* ``stopped``: the range's ends did not behave as the releases did (the reason says how).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..history.commit_range import CommitRange
+from ..history.commits import CommitInfo, commit_info, compare_url, compiled_changes
+from ..history.source import History
+from ..history.xla import xla_compare_url, xla_revision
+from ..install.overlay import Build
+from .commit_candidates import CommitCandidate
+from .outcomes import Observation
+from .search import BisectResult, BoundsProblem, Outcome
+
+
+@dataclass
+class CommitLevel:
+    """One search over one list: the release range, or the branch a merge brought in."""
+
+    commit_range: CommitRange
+    candidates: list[CommitCandidate]
+    problem: BoundsProblem[str] | None = None
+    result: BisectResult[str] | None = None
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    unprobed: list[str] = field(default_factory=list)
+    """Commits left unrun once the search's skip budget was spent (they count as skipped)."""
+
+
+@dataclass(frozen=True)
+class TieBreak:
+    """Binary or Python: ``probe`` is the commit run on the other build (None when the ends decided it)."""
+
+    kind: str
+    """``binary``, ``python`` or ``unknown``."""
+    probe: CommitCandidate | None
+    old_build: Build | None
+    new_build: Build | None
+    outcome: Outcome | None
+    why: str = ""
+    """The facts that decided it, in one sentence for the report."""
+
+
+@dataclass(frozen=True)
+class CompiledChange:
+    """Where to read next when the change is not in JAX's Python."""
+
+    old_jaxlib: str
+    new_jaxlib: str
+    old_xla: str | None
+    new_xla: str | None
+    compiled_files: tuple[str, ...]
+    """Files under jaxlib/ that are not Python and changed in the range."""
+
+    @property
+    def xla_compare(self) -> str | None:
+        return xla_compare_url(self.old_xla, self.new_xla) if self.old_xla and self.new_xla else None
+
+
+@dataclass
+class CommitFinding:
+    origin: str
+    """Where the history came from (``--jax-repo``, matrix.toml, the kit's clone)."""
+    builds: list[Build]
+    levels: list[CommitLevel]
+    tie_break: TieBreak | None = None
+    commit_probes: list[str] = field(default_factory=list)
+    """Keys of the commit probes this run measured (cache and release answers not counted)."""
+    observations: dict[str, Observation] = field(default_factory=dict)
+    probed_candidates: dict[str, CommitCandidate] = field(default_factory=dict)
+    seconds: float = 0.0
+    last_same: CommitInfo | None = None
+    first_different: CommitInfo | None = None
+    compiled: CompiledChange | None = None
+
+    @property
+    def answer_level(self) -> CommitLevel:
+        """The innermost search that found a change (a merge's branch), else the release range's."""
+        found = [level for level in self.levels if level.result is not None]
+        return found[-1] if found else self.levels[0]
+
+    @property
+    def verdict(self) -> str:
+        if self.tie_break is not None and self.tie_break.kind == "binary":
+            return "not-in-python"
+        if self.levels[0].problem is not None:
+            return "stopped"
+        if self.tie_break is not None and self.tie_break.kind == "unknown":
+            return "binary-may-be-the-cause"
+        result = self.answer_level.result
+        return "commit" if result is not None and result.exact else "short-list"
+
+    def build_of(self, key: str) -> str | None:
+        seen = self.observations.get(key)
+        candidate = self.probed_candidates.get(key)
+        return (seen.jaxlib if seen else None) or (candidate.jaxlib if candidate else None)
+
+
+def describe(history: History, found: CommitFinding) -> None:
+    """Fill in the commits named by the answer and, when the change is compiled, the XLA range."""
+    result = found.answer_level.result
+    if result is not None:
+        found.last_same = commit_info(history, _commit(found, result.last_same))
+        found.first_different = commit_info(history, _commit(found, result.first_different))
+    if found.verdict in ("not-in-python", "binary-may-be-the-cause"):
+        found.compiled = _compiled_change(history, found)
+
+
+def _commit(found: CommitFinding, key: str) -> str:
+    candidate = found.probed_candidates.get(key)
+    return candidate.commit if candidate else key
+
+
+def _compiled_change(history: History, found: CommitFinding) -> CompiledChange:
+    commit_range = found.levels[0].commit_range
+    old, new = commit_range.old_end, commit_range.commits[-1]
+    builds = sorted(found.builds, key=lambda b: _dotted(b.jaxlib))
+    return CompiledChange(builds[0].jaxlib if builds else "?", builds[-1].jaxlib if builds else "?",
+                          xla_revision(history, old), xla_revision(history, new),
+                          tuple(compiled_changes(history, old, new)))
+
+
+def _dotted(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
+def to_json(found: CommitFinding) -> dict[str, Any]:
+    """The report's ``commits`` object."""
+    first = found.levels[0].commit_range
+    result = found.answer_level.result
+    data: dict[str, Any] = {
+        "history": found.origin, "verdict": found.verdict,
+        "range": {"old": first.old_name, "new": first.new_name, "old_end": first.old_end,
+                  "new_end": first.commits[-1], "commits": len(first.commits), "shape": first.shape,
+                  "off_line": list(first.off_line)},
+        "builds": [asdict(b) for b in found.builds],
+        "levels": [_level_json(level) for level in found.levels],
+        "probes": [_probe_json(found, key) for key in found.observations],
+        "probed_now": found.commit_probes, "seconds": round(found.seconds, 1),
+    }
+    if result is not None:
+        data.update(ambiguous=[_commit(found, k) for k in result.ambiguous],
+                    compare=compare_url(_commit(found, result.last_same), _commit(found, result.first_different)))
+    for name, info in (("last_same", found.last_same), ("first_different", found.first_different)):
+        if info is not None:
+            data[name] = {**info.to_json(), "jaxlib": found.build_of(_key_of(found, info.hash))}
+    if found.tie_break is not None:
+        tie = found.tie_break
+        data["tie_break"] = {"kind": tie.kind, "probe": tie.probe.commit if tie.probe else None,
+                             "on_jaxlib": tie.probe.jaxlib if tie.probe else None,
+                             "outcome": tie.outcome.value if tie.outcome else None,
+                             "old_jaxlib": tie.old_build.jaxlib if tie.old_build else None,
+                             "new_jaxlib": tie.new_build.jaxlib if tie.new_build else None, "why": tie.why}
+    if found.compiled is not None:
+        data["not_in_python"] = {**asdict(found.compiled), "compiled_files": list(found.compiled.compiled_files),
+                                 "xla_compare": found.compiled.xla_compare}
+    return data
+
+
+def _key_of(found: CommitFinding, commit: str) -> str:
+    return next((k for k, c in found.probed_candidates.items() if c.commit == commit and "@" not in k), commit)
+
+
+def _level_json(level: CommitLevel) -> dict[str, Any]:
+    return {"shape": level.commit_range.shape, "candidates": len(level.candidates),
+            "problem": level.problem.message if level.problem else None,
+            "last_same": level.result.last_same if level.result else None,
+            "first_different": level.result.first_different if level.result else None,
+            "unprobed": len(level.unprobed),
+            "outcomes": {k: o.value for k, o in level.outcomes.items()}}
+
+
+def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
+    seen = found.observations[key]
+    candidate = found.probed_candidates.get(key)
+    outcome = next((level.outcomes[key] for level in found.levels if key in level.outcomes), None)
+    return {"key": key, "commit": candidate.commit if candidate else key,
+            "outcome": outcome.value if outcome else None,
+            "title": candidate.title if candidate else "", "date": candidate.date if candidate else "",
+            "jaxlib": seen.jaxlib, "python": seen.python,
+            "release_env": candidate.build.release if candidate and candidate.build else None,
+            "status": seen.status, "verdict": seen.verdict, "reason": seen.reason, "source": seen.source,
+            "environment": seen.environment,
+            "seconds": seen.seconds, "ran_at": seen.ran_at}

@@ -1,0 +1,143 @@
+"""One commit probe: the commit's Python laid over a release environment, then the same run as a release.
+
+:class:`CommitProber` is the release :class:`~kit.bisect.probes.Prober` with
+three answers changed: how a candidate is prepared (the build's release
+environment, prepared through the release prober so nothing is built twice,
+with the commit laid over it by :mod:`kit.install.overlay`), what names it in
+the probe cache (the commit and the jaxlib build, never the key the search
+walks), and where a check's record goes (``reports/bisect/commit-records/``:
+a commit is not a release, and the matrix reads only releases). Everything
+else, the cache, re-runs, ``--confirm``, ``--crash`` and ``--metric`` (via
+:class:`CommitMetricProber`), is the release prober's own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..config import Matrix
+from ..history.source import History
+from ..install.index import PackageIndex
+from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
+from ..records import Identity
+from ..install.environment import Prepared, over_release
+from ..run import runner
+from .candidates import Candidate
+from .commit_candidates import CommitCandidate
+from .metric import MetricProber
+from .options import Log, Options
+from .outcomes import Observation
+from .probe_cache import ProbeCache
+from .probes import Prober
+
+
+class CommitProber(Prober):
+    """Turns a commit (on its build) into an outcome; releases it is handed go to ``releases``."""
+
+    def __init__(self, matrix: Matrix, options: Options, commits: Sequence[CommitCandidate], cache: ProbeCache,
+                 subject: Mapping[str, Any], name: str, index: PackageIndex, log: Log,
+                 releases: Prober, history: History) -> None:
+        # Check records of commits stay out of the matrix's folder: its model reads releases only.
+        commit_matrix = dataclasses.replace(matrix, results_dir=commit_records_dir(matrix))
+        super().__init__(commit_matrix, options, [*releases.candidates.values(), *commits], cache, subject, name,
+                         index, log)
+        self.releases, self.history = releases, history
+        self.commits = {c.version: c for c in commits}
+        self._folders: list[Path] = []
+
+    def add(self, candidate: CommitCandidate) -> None:
+        """One more candidate (the same commit on another build), probed outside the search."""
+        self.commits[candidate.version] = candidate
+        self.candidates[candidate.version] = candidate
+
+    def name_of(self, version: str) -> str:
+        candidate = self.commits.get(version)
+        if candidate is None:
+            return super().name_of(version)
+        on = f" on jaxlib {candidate.jaxlib}" if candidate.jaxlib else ""
+        return f"commit {candidate.short} ({candidate.title[:60]}){on}"
+
+    def identity(self, version: str, prepared: Prepared) -> Identity:
+        candidate = self.commits.get(version)
+        if candidate is None or candidate.build is None:
+            return super().identity(version, prepared)
+        return self._as_commit(candidate, super().identity(candidate.build.release, prepared))
+
+    def locked_identity(self, version: str) -> Identity | None:
+        candidate = self.commits.get(version)
+        if candidate is None or candidate.build is None:
+            return super().locked_identity(version)
+        base = super().locked_identity(candidate.build.release)
+        return self._as_commit(candidate, base) if base is not None else None
+
+    def _as_commit(self, candidate: CommitCandidate, release: Identity) -> Identity:
+        """The release's identity, made the commit's: the same probe on the same build, from any bisect, is known."""
+        # The overlay's format is part of what ran: a change to what is laid over runs every commit again.
+        subject = {**release.subject, "overlay_format": OVERLAY_FORMAT}
+        return dataclasses.replace(release, subject=subject, jax=candidate.jax_version, commit=candidate.commit,
+                                   packages={**release.packages, "jax": candidate.jax_version})
+
+    def _record_observation(self, here: Identity, version: str) -> Observation | None:
+        if version in self.commits:
+            return None  # commits have no matrix records
+        return self.releases._record_observation(here, version)  # the matrix's records, not commit-records/
+
+    def _request(self, version: str | None, log_file: Path | None = None) -> runner.RunRequest:
+        candidate = self.commits.get(version) if version is not None else None
+        if candidate is None or candidate.build is None:
+            return super()._request(version, log_file)
+        request = super()._request(candidate.build.release, log_file)
+        return dataclasses.replace(request, version=candidate.jax_version,
+                                   reproduce=f"nox -s bisect -- {' '.join(self.options.argv)}")
+
+    def _prepare(self, version: str) -> Prepared:
+        """The build's release environment (prepared once, by the release prober), the commit laid over it."""
+        candidate = self.commits.get(version)
+        if candidate is None or candidate.build is None:
+            return self.releases._prepare(version)
+        if version not in self._prepared:
+            release = candidate.build.release
+            known_before = release in self.releases._prepared
+            base = self.releases._prepare(release)  # the release prober's: each release prepared once per bisect
+            if base.environment is None:
+                self._prepared[version] = base
+                return base
+            folder = new_overlay_folder()
+            self._folders.append(folder)
+            self._prepared[version] = over_release(base, self.history, candidate.commit, candidate.jax_version, folder)
+            self.log(f"laid {candidate.short}'s jax/ and jaxlib Python over jax {release}'s environment ({folder})")
+            self._environments[version] = "built" if not known_before and not base.environment.reused else "reused"
+        return self._prepared[version]
+
+    def observe(self, candidate: Candidate) -> Observation:
+        """As for a release; then the commit's overlay goes (about 13 MB each: hundreds would fill a disk)."""
+        try:
+            return super().observe(candidate)
+        finally:
+            prepared = self._prepared.pop(candidate.version, None) if candidate.version in self.commits else None
+            laid = prepared.environment.pythonpath if prepared is not None and prepared.environment else ()
+            for folder in laid:
+                if folder in self._folders:
+                    remove_overlay(folder)
+                    self._folders.remove(folder)
+
+    def close(self) -> None:
+        """Remove every overlay this prober laid that is still there (the probe cache keeps what they showed)."""
+        for folder in self._folders:
+            remove_overlay(folder)
+        self._folders.clear()
+
+
+class CommitMetricProber(CommitProber, MetricProber):
+    """``--metric`` over commits: each commit judged against runs of the --good release, as releases are."""
+
+    def adopt_baseline(self, releases: MetricProber) -> None:
+        """The release phase's baseline (the bounds' step and which way is worse) judges commits too."""
+        self.base, self.unit, self.better, self.good = releases.base, releases.unit, releases.better, releases.good
+
+
+def commit_records_dir(matrix: Matrix) -> Path:
+    """Where check records of commit probes go: beside the probe cache, not among the matrix's records."""
+    return matrix.results_dir.parent / "bisect" / "commit-records"

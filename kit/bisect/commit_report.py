@@ -1,0 +1,123 @@
+"""The report's commit section: the answer in one paragraph, then every commit probe."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..history.commits import CommitInfo, commit_url, compare_url
+from .commit_finding import CommitFinding, TieBreak
+from .outcomes import label
+
+_WHAT = {"commit": "the commit", "short-list": "a short list of commits", "not-in-python": "not in JAX's Python",
+         "binary-may-be-the-cause": "the jaxlib binary may be the cause", "stopped": "stopped at the ends"}
+
+
+def commit_section(found: CommitFinding, fix: bool, crash: str, script: bool) -> list[str]:
+    """Markdown lines: what was searched, the verdict, the named commits, the probes."""
+    first = found.levels[0]
+    builds = "; ".join(f"jaxlib {b.jaxlib} from jax {b.release}'s environment ({b.side} side"
+                       f"{'' if b.built else ', not built before'})" for b in found.builds)
+    lines = ["## Commits", "",
+             f"Searched {first.commit_range.old_name} … {first.commit_range.new_name} in {found.origin}: "
+             f"{first.commit_range.shape}. Builds: {builds or 'none'}.", "",
+             f"**Answer: {_WHAT[found.verdict]}.**", ""]
+    lines += _answer(found, fix)
+    lines += ["", f"### Commit probes, in the order they ran ({len(found.commit_probes)} run now, "
+                  f"{found.seconds:.0f} s)", "",
+              "| commit | date | title | jaxlib build | outcome | how | seconds |", "|---|---|---|---|---|---|---|"]
+    lines += _probe_rows(found, crash, script)
+    return lines
+
+
+def _answer(found: CommitFinding, fix: bool) -> list[str]:
+    old_word, new_word = ("bad", "good") if fix else ("good", "bad")
+    verdict = found.verdict
+    if verdict == "stopped":
+        problem = found.levels[0].problem
+        return [f"- The range's ends did not behave as the releases did: {problem.message if problem else ''}."]
+    lines: list[str] = []
+    if verdict == "not-in-python":
+        lines += [f"- {_binary_sentence(found.tie_break)}"]
+    elif verdict == "binary-may-be-the-cause":
+        why = found.tie_break.why if found.tie_break else ""
+        lines += [f"- The binary may be the cause rather than the commit named below: {why}."]
+    if found.last_same is not None and found.first_different is not None:
+        lines += [f"- last {old_word} commit: {_named(found.last_same, found.build_of(found.last_same.hash))}",
+                  f"- first {new_word} commit: {_named(found.first_different, found.build_of(found.first_different.hash))}"
+                  + (" (exact)" if verdict == "commit" else ""),
+                  f"  - files changed: {', '.join(found.first_different.files[:25]) or 'none'}"
+                  + (" …" if len(found.first_different.files) > 25 else ""),
+                  f"- compare: {compare_url(found.last_same.hash, found.first_different.hash)}"]
+    result = found.answer_level.result
+    if result is not None and result.ambiguous:
+        names = [found.probed_candidates[k].short if k in found.probed_candidates else k[:10] for k in result.ambiguous]
+        more = f" and {len(names) - 20} more" if len(names) > 20 else ""
+        lines.append(f"- skipped between them (any could hold the change): {', '.join(names[:20])}{more}")
+    unprobed = sum(len(level.unprobed) for level in found.levels)
+    if unprobed:
+        lines.append(f"- {unprobed} commits were left unrun: the search stopped probing after "
+                     "its budget of skipped probes (commits that cannot run on the builds at hand)")
+    off_line = found.levels[0].commit_range.off_line
+    if off_line:
+        lines.append(f"- on the older tag's branch, not on the line searched: {', '.join(c[:10] for c in off_line[:20])}"
+                     + (f" and {len(off_line) - 20} more" if len(off_line) > 20 else ""))
+    for level in found.levels[1:]:
+        lines.append(f"- {level.commit_range.shape}" + (f": {level.problem.message}" if level.problem else ""))
+    if found.tie_break is not None and found.tie_break.kind == "python":
+        lines.append(f"- {_python_sentence(found.tie_break)}")
+    if found.compiled is not None:
+        lines += _compiled_lines(found)
+    return lines
+
+
+def _named(info: CommitInfo, jaxlib: str | None) -> str:
+    pr = f", PR #{info.pr} ({info.pr_url})" if info.pr else ""
+    on = f"; probed on jaxlib {jaxlib}" if jaxlib else ""
+    return f"**{info.hash}** \"{info.title}\" — {info.author}, {info.date}{pr} — {commit_url(info.hash)}{on}"
+
+
+def _binary_sentence(tie: TieBreak | None) -> str:
+    why = tie.why if tie is not None else ""
+    return f"Not in JAX's Python: {why}; the change is in the compiled jaxlib."
+
+
+def _python_sentence(tie: TieBreak) -> str:
+    return f"The probes switched jaxlib builds at this commit, so it was run on the other build too: {tie.why}."
+
+
+def _compiled_lines(found: CommitFinding) -> list[str]:
+    compiled = found.compiled
+    assert compiled is not None
+    files = ", ".join(compiled.compiled_files[:30]) or "none"
+    more = f" (and {len(compiled.compiled_files) - 30} more)" if len(compiled.compiled_files) > 30 else ""
+    return [f"- jaxlib releases: {compiled.old_jaxlib} → {compiled.new_jaxlib}",
+            f"- XLA revision at the two ends: {compiled.old_xla or 'not pinned'} → {compiled.new_xla or 'not pinned'}"
+            + (f": {compiled.xla_compare}" if compiled.xla_compare else ""),
+            f"- non-Python files under jaxlib/ changed in the range: {files}{more}"]
+
+
+def _probe_rows(found: CommitFinding, crash: str, script: bool) -> Sequence[str]:
+    """Commits run now, and the known ones that frame the answer (the JSON report lists every one)."""
+    result = found.answer_level.result
+    framing = {found.levels[0].candidates[0].version, found.levels[0].candidates[-1].version}
+    if result is not None:
+        framing |= {result.last_same, result.first_different}
+    if found.tie_break is not None and found.tie_break.probe is not None:
+        framing.add(found.tie_break.probe.version)
+    shown = [k for k in found.observations if k in framing or k in found.commit_probes]
+    rows = []
+    for key in shown:
+        seen = found.observations[key]
+        candidate = found.probed_candidates.get(key)
+        outcome = next((level.outcomes[key] for level in found.levels if key in level.outcomes), None)
+        text = label(outcome, seen, crash, script) if outcome is not None else seen.status
+        how = {"cache": f"probe cache ({seen.by or 'earlier run'})", "release": "the release's own probe"}.get(
+            seen.source, f"run ({seen.environment or 'no'} environment)")
+        title = (candidate.title if candidate else "").replace("|", "\\|")[:70]
+        rows.append(f"| {candidate.short if candidate else key[:10]} | {(candidate.date if candidate else '')[:10]} "
+                    f"| {title} | {seen.jaxlib or '—'} | {text} | {how} | {seen.seconds:.1f} |")
+    hidden = len(found.observations) - len(shown)
+    if hidden:
+        rows.append(f"\n{hidden} more commits were known before this run (probe cache) and narrowed the search; "
+                    "the JSON report lists them.")
+    return rows

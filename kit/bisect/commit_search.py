@@ -1,0 +1,288 @@
+"""``--commits``: from the two releases the search ended on, down to the commit.
+
+The same pure search walks a new list: the commits between the two release
+tags (:mod:`kit.history.commit_range`), each laid over a release environment
+it accepts (:mod:`.commit_probes`). Around it, three things only commits need:
+
+* **One build where possible.** When the old end and the new end run on
+  different jaxlib builds, the newest commit on the old end's build is probed
+  first: if it still behaves like the old end, the Python up to there did not
+  make the change on that build, and the search goes straight to where the
+  builds switch.
+* **Binary or Python?** When the first changed commit ran on another build
+  than the last unchanged one, the outcome changed where the probes switched
+  jaxlib builds, so the binary may be the cause. One more probe tells them
+  apart where a commit accepts both builds: the same Python on the other
+  build. Same Python, other outcome: the change is in the compiled jaxlib,
+  "not in JAX's Python". Likewise when both ends of the range, on the same
+  build, give the same outcome.
+* **Merges.** A merge found to be the first changed commit is opened: the
+  search continues along the branch it merged (:func:`~kit.history.commit_range.merged_branch`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from packaging.version import Version
+
+from ..config import Matrix
+from ..errors import UsageError
+from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag
+from ..history.source import History, ensure_tags
+from ..install.overlay import Build
+from ..install.release import built_env
+from .commit_candidates import CommitCandidate, commit_candidates, on_build
+from .commit_finding import CommitFinding, CommitLevel, TieBreak, describe
+from .commit_probes import CommitMetricProber, CommitProber
+from .finding import Finding
+from .metric import MetricProber
+from .options import Log
+from .outcomes import classify
+from .probes import Prober
+from .search import Outcome, bisect, expected_probes, verify_bounds
+
+MIN_SKIP_BUDGET = 4
+"""Skipped commit probes allowed per search at least; more for longer lists (log2 of their length)."""
+MAX_MERGE_DEPTH = 3
+"""Merges opened one inside another at most this deep (a PR merging a branch that merged a branch ...)."""
+
+
+@dataclass
+class CommitPhase:
+    """What the commit phase needs from the release phase."""
+
+    matrix: Matrix
+    finding: Finding
+    releases: Prober
+    history: History
+    log: Log
+    cache: dict[str, Outcome] = field(default_factory=dict)
+
+
+def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
+    """Search the commits between the release result's two ends; the finding says what was found and how."""
+    started = time.monotonic()
+    finding, log = phase.finding, phase.log
+    assert finding.result is not None
+    old, new = sorted((finding.result.last_same, finding.result.first_different), key=Version)
+    ensure_tags(phase.history, [tag(old), tag(new)], log)
+    commit_range = release_range(phase.history, old, new)
+    builds = release_builds(phase)
+    prober = _prober(phase)
+    try:
+        level = _search_level(phase, prober, commit_range, builds)
+        result = CommitFinding(phase.history.origin, builds, [level])
+        _open_merges(phase, prober, result, builds)
+        _tell_binary_from_python(phase, prober, result)
+        result.commit_probes = [key for key in prober.ran_now if key in prober.commits]
+        result.observations = {k: v for k, v in prober.observations.items() if k in prober.commits}
+        result.probed_candidates = dict(prober.commits)
+        describe(phase.history, result)
+        result.seconds = time.monotonic() - started
+        return result
+    finally:
+        prober.close()
+
+
+def release_builds(phase: CommitPhase) -> list[Build]:
+    """The builds commits may run on: the bad-side release's environment first, then the good side's."""
+    finding = phase.finding
+    assert finding.result is not None
+    last_same, first_different = finding.result.last_same, finding.result.first_different
+    bad, good = (last_same, first_different) if finding.fix else (first_different, last_same)
+    candidates = {c.version: c for c in finding.candidates}
+    builds: list[Build] = []
+    for side, version in (("bad", bad), ("good", good)):
+        seen = finding.observations.get(version)
+        jaxlib = (seen.jaxlib if seen else None) or candidates[version].jaxlib
+        python = (seen.python if seen else None) or candidates[version].python
+        if jaxlib is None or any(b.jaxlib == jaxlib for b in builds):
+            continue  # one build per jaxlib: a jax-only release shares its predecessor's
+        built = built_env(phase.matrix, version, finding.options.backend, finding.options.find_links) is not None
+        builds.append(Build(version, jaxlib, python, built, side))
+    return builds
+
+
+def _prober(phase: CommitPhase) -> CommitProber:
+    """The commit prober beside the release prober (it prepares their environments); commits are added per search."""
+    releases = phase.releases
+    kind = CommitMetricProber if isinstance(releases, MetricProber) else CommitProber
+    prober = kind(releases.matrix, releases.options, [], releases.cache, releases.subject, releases.name,
+                  releases.index, phase.log, releases, phase.history)
+    if isinstance(prober, CommitMetricProber) and isinstance(releases, MetricProber):
+        prober.adopt_baseline(releases)
+    return prober
+
+
+def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: CommitRange,
+                  builds: list[Build]) -> CommitLevel:
+    """Verify the ends, probe the newest commit on the old end's build, then bisect."""
+    candidates = commit_candidates(phase.history, commit_range, builds)
+    for candidate in candidates:
+        prober.add(candidate)
+    keys = [c.version for c in candidates]
+    old_outcome = Outcome.GOOD if not phase.finding.fix else Outcome.BAD
+    cache = phase.cache
+    _known(phase, prober, candidates, cache)
+    runnable = sum(1 for c in candidates if not c.problem)
+    phase.log(f"{commit_range.shape}. {len(candidates)} commits ({runnable} runnable on "
+              f"{', '.join(str(b) for b in builds)}); about {expected_probes(runnable)} probes")
+    level = CommitLevel(commit_range, candidates)
+    probe = SkipBudget(prober, max(MIN_SKIP_BUDGET, math.ceil(math.log2(max(runnable, 2)))))
+    level.problem = verify_bounds(keys, probe, cache, old_outcome=old_outcome)
+    if level.problem is None:
+        _probe_old_build_end(probe, candidates, cache)
+        level.result = bisect(keys, probe, old_outcome=old_outcome, cache=cache)
+    level.outcomes = {k: cache[k] for k in keys if k in cache and k not in probe.unprobed}
+    level.unprobed = list(probe.unprobed)
+    return level
+
+
+class SkipBudget:
+    """The prober, until ``limit`` probes of one search were skipped; after that every commit is a skip, unrun.
+
+    A stretch of commits that cannot run on the builds at hand (a module the
+    old jaxlib lacks) would otherwise be walked one commit at a time, since
+    the search steps to a neighbour of each skipped one. Past the budget the
+    search ends with the untested stretch as its short list, at once.
+    """
+
+    def __init__(self, prober: CommitProber, limit: int) -> None:
+        self.prober, self.limit = prober, limit
+        self.skipped = 0
+        self.unprobed: list[str] = []
+
+    def __call__(self, key: str) -> Outcome:
+        if self.skipped >= self.limit:
+            self.unprobed.append(key)
+            return Outcome.SKIP
+        outcome = self.prober(key)
+        if outcome is Outcome.SKIP and "run" in self.prober.observations[key].source.split("+"):
+            self.skipped += 1  # only skips that cost a run: a commit no build accepts is skipped for free
+        return outcome
+
+
+def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCandidate],
+           cache: dict[str, Outcome]) -> None:
+    """What is known before any commit runs: the probe cache, and each release tag on its own build.
+
+    A release's wheel is built from its tag's tree, so "the tag's Python on
+    that release's own jaxlib" is the release probe itself: no run needed.
+    """
+    tags = {_tag_commit(phase, version): version for version in phase.finding.observations}
+    for candidate in candidates:
+        if candidate.problem or candidate.version in cache:
+            continue
+        # A metric is judged against this run's baseline, so earlier metric probes are not reused (as for releases).
+        metric = isinstance(prober, MetricProber)
+        identity = None if metric else prober.locked_identity(candidate.version)
+        cached = prober._cached(identity) if identity is not None else None
+        release = tags.get(candidate.commit)
+        seen = phase.finding.observations.get(release) if release else None
+        if cached is None and seen is not None and candidate.build and candidate.build.release == release:
+            cached = dataclasses.replace(seen, source="release")
+        if cached is not None:
+            prober.observations[candidate.version] = cached
+            cache[candidate.version] = classify(cached, phase.finding.options.crash)
+
+
+def _tag_commit(phase: CommitPhase, version: str) -> str | None:
+    try:
+        return resolve(phase.history, tag(version))
+    except UsageError:
+        return None  # a release whose tag the clone lacks is simply not reused
+
+
+def _probe_old_build_end(prober: Callable[[str], Outcome], candidates: list[CommitCandidate],
+                         cache: dict[str, Outcome]) -> None:
+    """The newest commit on the old end's build, probed first when the new end runs on another build."""
+    first, last = candidates[0].build, candidates[-1].build
+    if first is None or last is None or first.jaxlib == last.jaxlib:
+        return
+    on_first = [c for c in candidates[1:-1] if c.build is not None and c.build.jaxlib == first.jaxlib]
+    if on_first and on_first[-1].version not in cache:
+        cache[on_first[-1].version] = prober(on_first[-1].version)
+
+
+def _open_merges(phase: CommitPhase, prober: CommitProber, found: CommitFinding, builds: list[Build]) -> None:
+    """While the answer is a merge, search the branch it merged; keep the merge when that branch cannot say."""
+    for _ in range(MAX_MERGE_DEPTH):
+        level = found.levels[-1]
+        if level.result is None or not level.result.exact:
+            return
+        branch = merged_branch(phase.history, level.result.first_different)
+        if branch is None:
+            return
+        phase.log(branch.shape)
+        inner = _search_level(phase, prober, branch, builds)
+        found.levels.append(inner)
+        if inner.result is None:
+            return  # the branch's ends do not show the change alone: the merge itself stays the answer
+
+
+def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: CommitFinding) -> None:
+    """Where the outcome changed with the jaxlib build (or not at all on one build), ask the binary."""
+    level = found.answer_level
+    if level.problem is not None:
+        found.tie_break = _ends_on_one_build(prober, level)
+        return
+    if level.result is None:
+        return
+    same = prober.commits[level.result.last_same]
+    changed = prober.commits[level.result.first_different]
+    if same.build is None or changed.build is None or same.build.jaxlib == changed.build.jaxlib:
+        return
+    found.tie_break = _same_python_other_build(prober, same, changed, level)
+
+
+def _ends_on_one_build(prober: CommitProber, level: CommitLevel) -> TieBreak | None:
+    """Both ends of the range, on the same build, gave the same outcome: the Python did not change it.
+
+    The newest end is the newer release's own tag, and that release gave the
+    other outcome on its own jaxlib: the same Python, two builds, two outcomes.
+    """
+    problem = level.problem
+    assert problem is not None
+    if problem.kind != "unchanged":
+        return None
+    first, last = level.candidates[0], level.candidates[-1]
+    if first.build is None or last.build is None or first.build.jaxlib != last.build.jaxlib:
+        return None
+    outcome = problem.got
+    why = (f"{level.commit_range.new_name}'s own Python ({last.short}) gave {outcome.value if outcome else '?'} on "
+           f"jaxlib {last.build.jaxlib}, as the old end {first.short} did on that build, while the release made "
+           f"from that tag, on its own jaxlib, gave the other outcome: the same Python behaves differently on two "
+           f"jaxlib builds")
+    return TieBreak("binary", last, first.build, None, outcome, why)
+
+
+def _same_python_other_build(prober: CommitProber, same: CommitCandidate, changed: CommitCandidate,
+                             level: CommitLevel) -> TieBreak:
+    """One probe that tells the binary from the Python at a build switch (two when the first cannot run)."""
+    assert same.build is not None and changed.build is not None and level.result is not None
+    old = level.result.old_outcome
+    a, b = same.build.jaxlib, changed.build.jaxlib
+    for commit, build in ((changed, same.build), (same, changed.build)):
+        moved = on_build(commit, build)
+        if moved is None:
+            continue
+        prober.add(moved)
+        outcome = prober(moved.version)
+        level.outcomes[moved.version] = outcome
+        if outcome is Outcome.SKIP:
+            continue
+        # Same Python, other build: if the outcome follows the build, the build made the change.
+        follows_build = (outcome is old) == (build.jaxlib == a)
+        seen = f"commit {commit.short} gave {outcome.value} on jaxlib {build.jaxlib}"
+        why = (f"{seen}, and {'the other outcome' if follows_build else 'the same'} on jaxlib "
+               f"{b if build.jaxlib == a else a}: " + ("the outcome follows the jaxlib build, not the Python"
+                                                       if follows_build else "the Python made the change"))
+        return TieBreak("binary" if follows_build else "python", moved, same.build, changed.build, outcome, why)
+    why = (f"the outcome changed where the probes switched from jaxlib {a} ({same.short}) to jaxlib {b} "
+           f"({changed.short}), and neither commit runs on the other's build")
+    return TieBreak("unknown", None, same.build, changed.build, None, why)

@@ -1,0 +1,134 @@
+"""The commits between two JAX releases, as one ordered list a bisect can walk.
+
+JAX's history is not a line: GitHub pull requests arrive as merges, and
+patch releases are cut on release branches (``jax-v0.5.2`` is "a patch
+release over 0.5.1": three commits on ``release/0.5.2``, merged back into
+main two weeks later). The search needs one order in which the outcome
+changes once, so it walks the newer tag's *first-parent line*: the states
+main actually passed through, oldest first. Its old end is
+
+* the older tag itself, when that tag is on the line;
+* otherwise the *branch point*: the newest commit on the line that the older
+  tag's history contains (the older tag was cut on a branch; the commits on
+  that branch are listed, and reach the line through the merge that brought
+  them back, so the search sees them there; when the branch was never merged
+  back, the older tag is no ancestor of the newer one, and a change made only
+  on that branch is outside the range: the report says so);
+* the older tag itself again when no commit on the line is in its history
+  (a filtered clone such as the CI bundle, whose older tag is a root).
+
+A merge found to be the first changed commit is opened with
+:func:`merged_branch`: the same kind of list along the branch it merged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from .git import GitFailed, git
+from .source import History
+
+
+def tag(version: str) -> str:
+    """A JAX release's git tag: ``jax-v0.5.3``."""
+    return f"jax-v{version}"
+
+
+@dataclass(frozen=True)
+class CommitRange:
+    """An old end and the commits after it, oldest first, ending at the newer tag (or the merged branch's tip)."""
+
+    old_end: str
+    commits: tuple[str, ...]
+    shape: str
+    """One sentence: how this list was laid out from the history (for the report)."""
+    old_name: str = ""
+    new_name: str = ""
+    off_line: tuple[str, ...] = field(default_factory=tuple)
+    """Commits in the older tag's history that are not on this line (a release branch's own), newest first."""
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        """What the search walks: the old end, then every commit after it."""
+        return (self.old_end, *self.commits)
+
+
+def resolve(history: History, rev: str) -> str:
+    """A tag or commit as a full hash; a UsageError when the clone does not have it."""
+    try:
+        return git(history.path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+    except GitFailed:
+        raise UsageError(f"{rev} is not a commit in {history.origin}",
+                         f"update the clone (git -C {history.path} fetch --tags origin) or check the release") from None
+
+
+def parents(history: History, commit: str) -> list[str]:
+    return git(history.path, "rev-list", "--parents", "-n", "1", commit).split()[1:]
+
+
+def first_parent_line(history: History, old: str, new: str) -> list[str]:
+    """``new``'s first-parent line back to (not including) the first commit ``old`` contains, oldest first."""
+    return git(history.path, "rev-list", "--first-parent", "--reverse", f"{old}..{new}").split()
+
+
+def release_range(history: History, old_version: str, new_version: str) -> CommitRange:
+    """The commits from release ``old_version`` to ``new_version`` (older first by version) to search."""
+    old_tag, new_tag = tag(old_version), tag(new_version)
+    old, new = resolve(history, old_tag), resolve(history, new_tag)
+    line = first_parent_line(history, old, new)
+    if not line:
+        raise UsageError(f"{new_tag} holds no commit that {old_tag} lacks: nothing to search between them",
+                         "check that the two releases are given oldest first and differ")
+    below = parents(history, line[0])
+    n = len(line)
+    if below and below[0] == old:
+        shape = f"{old_tag} is on {new_tag}'s first-parent line: the {n} commits after it, oldest first"
+        return CommitRange(old, tuple(line), shape, old_tag, new_tag)
+    if below:
+        return _from_branch_point(history, old, new, old_tag, new_tag, below[0], line)
+    shape = (f"no commit on {new_tag}'s first-parent line is in {old_tag}'s history (a filtered or grafted "
+             f"clone): the search takes {old_tag} itself as the old end, then the line's {n} commits")
+    return CommitRange(old, tuple(line), shape, old_tag, new_tag)
+
+
+def _from_branch_point(history: History, old: str, new: str, old_tag: str, new_tag: str, branch_point: str,
+                       line: list[str]) -> CommitRange:
+    """The older tag was cut on a branch: start from where that branch left the newer tag's line."""
+    where = (f"the search walks {new_tag}'s line from {branch_point[:10]}, the newest commit on it that "
+             f"{old_tag} contains, probed as the old end")
+    if is_ancestor(history, old, new):
+        off_line = tuple(git(history.path, "rev-list", old, f"^{branch_point}").split())
+        shape = (f"{old_tag} is not on {new_tag}'s first-parent line (it was cut on a release branch: "
+                 f"{len(off_line)} commit(s) on the branch); {where}; the branch's commits come back in "
+                 f"through the merge that brought them to main, where the search sees them")
+    else:
+        off_line = tuple(git(history.path, "rev-list", old, f"^{new}").split())
+        shape = (f"{old_tag} is not an ancestor of {new_tag} (cut on a release branch never merged into "
+                 f"{new_tag}'s history: {len(off_line)} commit(s) only there, listed in the report); {where}; "
+                 f"a change made only on that branch is not in this range")
+    return CommitRange(branch_point, tuple(line), shape, branch_point[:10], new_tag, off_line)
+
+
+def is_ancestor(history: History, old: str, new: str) -> bool:
+    try:
+        git(history.path, "merge-base", "--is-ancestor", old, new)
+    except GitFailed:
+        return False
+    return True
+
+
+def merged_branch(history: History, merge: str) -> CommitRange | None:
+    """The commits a merge brought in, along its second parent's first-parent line; None for a plain commit."""
+    found = parents(history, merge)
+    if len(found) < 2:
+        return None
+    main, side = found[0], found[1]
+    line = first_parent_line(history, main, side)
+    if not line:
+        return None  # the branch adds nothing the main line lacks
+    below = parents(history, line[0])
+    old_end = below[0] if below else main
+    shape = (f"{merge[:10]} is a merge: the search continues along the {len(line)} commit(s) it merged, "
+             f"from {old_end[:10]}, where that branch left the main line")
+    return CommitRange(old_end, tuple(line), shape, old_end[:10], side[:10])

@@ -1,0 +1,115 @@
+"""What a commit is, for a report: hash, date, author, title, pull request, files, link.
+
+Also the two reads a report makes of a range: which files changed between
+two commits (the non-Python files under ``jaxlib/`` say what a jaxlib build
+compiled in), and a file's text at a tag (CHANGELOG.md as it stood there).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from .git import GitFailed, git
+from .source import History
+
+JAX_WEB = "https://github.com/jax-ml/jax"
+
+# "Merge pull request #27094 from ...", "... (#26812)", "PR #26812: ...", and copybara's "PiperOrigin-RevId"
+# lines carry no PR. The first match in the message wins.
+_PR = (re.compile(r"Merge pull request #(\d+)"), re.compile(r"\(#(\d+)\)\s*$", re.MULTILINE),
+       re.compile(r"\bPR #(\d+)\b"))
+_FIELD_SEPARATOR = "\x1f"
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as a report names it."""
+
+    hash: str
+    date: str
+    """Author date, ISO 8601."""
+    author: str
+    title: str
+    pr: int | None
+    files: tuple[str, ...]
+    """Paths it changed (against its first parent)."""
+    parents: tuple[str, ...] = ()
+
+    @property
+    def url(self) -> str:
+        return commit_url(self.hash)
+
+    @property
+    def pr_url(self) -> str | None:
+        return f"{JAX_WEB}/pull/{self.pr}" if self.pr else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "files": list(self.files), "parents": list(self.parents), "url": self.url,
+                "pr_url": self.pr_url}
+
+
+def commit_url(commit: str) -> str:
+    return f"{JAX_WEB}/commit/{commit}"
+
+
+def compare_url(old: str, new: str) -> str:
+    """GitHub's comparison of two commits or tags, oldest first."""
+    return f"{JAX_WEB}/compare/{old}...{new}"
+
+
+def pr_number(message: str) -> int | None:
+    """The pull request a commit message names, if any."""
+    for pattern in _PR:
+        match = pattern.search(message)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def commit_info(history: History, commit: str) -> CommitInfo:
+    """Metadata and changed files of one commit (no file contents needed)."""
+    fields = git(history.path, "show", "-s", f"--format=%H%x1f%aI%x1f%an <%ae>%x1f%P%x1f%s%x1f%B", commit)
+    full, date, author, parent_list, title, body = fields.split(_FIELD_SEPARATOR, 5)
+    parent_hashes = tuple(parent_list.split())
+    files = changed_files(history, parent_hashes[0], full) if parent_hashes else _root_files(history, full)
+    return CommitInfo(full, date, author, title, pr_number(body), tuple(files), parent_hashes)
+
+
+def changed_files(history: History, old: str, new: str, under: str | None = None) -> list[str]:
+    """Paths that differ between two commits (trees only), optionally only those under a folder."""
+    args = ["diff", "--name-only", "--no-renames", old, new]
+    if under:
+        args += ["--", under]
+    return [line for line in git(history.path, *args).splitlines() if line]
+
+
+def _root_files(history: History, commit: str) -> list[str]:
+    return git(history.path, "ls-tree", "-r", "--name-only", commit).splitlines()
+
+
+def compiled_changes(history: History, old: str, new: str) -> list[str]:
+    """Files under ``jaxlib/`` that changed and are not Python: what only a new jaxlib build carries."""
+    return [path for path in changed_files(history, old, new, "jaxlib/") if not path.endswith(".py")]
+
+
+def read_text(history: History, rev: str, path: str) -> str | None:
+    """A file's text at a commit or tag; None when it is not there."""
+    try:
+        return git(history.path, "show", f"{rev}:{path}")
+    except GitFailed:
+        return None
+
+
+def headlines(history: History, commits: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """(author date, title) of many commits from one ``git show``, for candidate lists."""
+    if not commits:
+        return {}
+    out = git(history.path, "show", "-s", "--format=%H%x1f%aI%x1f%s", *commits)
+    found: dict[str, tuple[str, str]] = {}
+    for line in out.splitlines():
+        parts = line.split(_FIELD_SEPARATOR)
+        if len(parts) == 3:
+            found[parts[0]] = (parts[1], parts[2])
+    return found

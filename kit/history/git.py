@@ -1,0 +1,73 @@
+"""Running git on a clone of JAX: one helper, so every git failure reads the same way.
+
+Everything in :mod:`kit.history` goes through :func:`git`. It never prompts
+(a clone that wants credentials fails instead of hanging a bisect), it has a
+time limit, and a failure is a :class:`GitFailed` carrying git's own last
+words; :func:`looks_like_network` tells an unreachable remote from anything
+else, because the two mean different things to the user (exit 4 vs a fix).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import UsageError
+
+DEFAULT_TIMEOUT_S = 120.0
+
+# What git prints when the remote cannot be reached at all (DNS, routing, proxy, TLS).
+_NETWORK_WORDS = ("could not resolve host", "failed to connect", "connection timed out", "network is unreachable",
+                  "connection refused", "could not read from remote repository", "unable to access",
+                  "operation timed out", "timed out after", "proxy", "ssl", "name or service not known")
+
+
+class GitFailed(Exception):
+    """git exited non-zero (or ran out of time); ``stderr`` holds its words."""
+
+    def __init__(self, args: Sequence[str], stderr: str) -> None:
+        self.stderr = stderr.strip()
+        self.last = self.stderr.splitlines()[-1] if self.stderr else "no output"
+        """git's last line: usually the one that says why."""
+        super().__init__(f"git {' '.join(args[:3])} failed: {self.last}")
+
+
+def git_executable() -> str:
+    """The git on PATH; a UsageError naming the fix when there is none."""
+    found = shutil.which("git")
+    if found is None:
+        raise UsageError("--commits needs git, and none is on PATH", "install git (e.g. apt-get install git)")
+    return found
+
+
+def git(repo: Path | None, *args: str, stdin: bytes | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> str:
+    """Run ``git -C repo ARGS`` and return its stdout as text (``repo`` None: no -C)."""
+    return git_bytes(repo, *args, stdin=stdin, timeout=timeout).decode("utf-8", errors="replace")
+
+
+def git_bytes(repo: Path | None, *args: str, stdin: bytes | None = None,
+              timeout: float = DEFAULT_TIMEOUT_S) -> bytes:
+    """As :func:`git`, stdout as bytes (file contents)."""
+    command = [git_executable(), *(["-C", str(repo)] if repo is not None else []), *args]
+    try:
+        proc = subprocess.run(command, input=stdin, capture_output=True, timeout=timeout, env=_quiet_env())
+    except subprocess.TimeoutExpired:
+        raise GitFailed(args, f"no answer within {timeout:.0f} s (timed out after {timeout:.0f} s)") from None
+    if proc.returncode != 0:
+        raise GitFailed(args, proc.stderr.decode("utf-8", errors="replace"))
+    return proc.stdout
+
+
+def _quiet_env() -> dict[str, str]:
+    # Never ask for a password or open an editor: a bisect is not interactive.
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true",
+            "GIT_EDITOR": "true", "LC_ALL": "C"}
+
+
+def looks_like_network(error: GitFailed) -> bool:
+    """True when git's words say the remote could not be reached (not: a bad ref, a full disk)."""
+    words = error.stderr.lower()
+    return any(word in words for word in _NETWORK_WORDS)

@@ -1,0 +1,155 @@
+"""A JAX commit on this machine: its Python laid over a release environment already built.
+
+JAX's repository holds the ``jax`` package (pure Python) and the Python files
+of ``jaxlib``; the compiled part of jaxlib changes only with jaxlib releases.
+So a commit between two releases runs, with no compiler, as "the commit's
+Python on a released jaxlib build": its ``jax/`` and those of its
+``jaxlib/**.py`` files that the installed jaxlib also has (``lapack.py``,
+``gpu_solver.py``, ...: the Python that builds the custom calls; jax's
+sharding rules for linalg moved into them with f93c2a1aa5) are written to a
+folder that goes first on ``PYTHONPATH``.
+
+A package folder earlier on the path hides the installed package entirely,
+so the overlay's ``jaxlib/`` is a whole package: every installed entry linked
+(extensions, data, ``version.py`` that names the binary), the commit's files
+in place of their installed copies. ``__pycache__`` is not linked, so
+bytecode of the commit's files never lands in the built environment.
+
+Which build: jax refuses a jaxlib outside ``_minimum_jaxlib_version`` ..
+its own version (:class:`kit.history.version_file.JaxlibRange`);
+:func:`choose_build` takes the first accepted build in the caller's order,
+preferring one already built.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from ..history.export import export_files
+from ..history.source import History
+from ..history.version_file import JaxlibRange
+
+if TYPE_CHECKING:  # environment.py lays commits over with this module: the type alone, no import cycle
+    from .environment import Environment
+
+OVERLAY_FORMAT = 2
+"""What an overlay holds; part of every commit probe's cache key, so a change to it re-runs commits.
+(1: installed jaxlib files only; 2: plus new modules in folders the installed jaxlib has.)"""
+
+_RELEASE_VERSION = re.compile(r"^_release_version\s*(?::[^=\n]*)?=\s*None\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Build:
+    """A release environment a commit can run on: which release, which jaxlib, built yet or not."""
+
+    release: str
+    jaxlib: str
+    python: str | None
+    built: bool
+    side: str = ""
+    """``bad`` or ``good``: which end of the release search it comes from (for the report)."""
+
+    def __str__(self) -> str:
+        return f"jaxlib {self.jaxlib} (jax {self.release}'s environment)"
+
+
+def choose_build(accepted: JaxlibRange | None, builds: Sequence[Build]) -> tuple[Build | None, str]:
+    """The build to run a commit on, or None and why: accepted builds, built ones first, in ``builds``' order."""
+    if accepted is None:
+        return None, "its jax/version.py names no jaxlib range (not JAX's package at this commit?)"
+    fitting = [build for build in builds if accepted.accepts(build.jaxlib)]
+    if not fitting:
+        have = ", ".join(f"jaxlib {b.jaxlib}" for b in builds) or "none"
+        return None, f"it needs {accepted}; the builds at hand are {have}"
+    return next((build for build in fitting if build.built), fitting[0]), ""
+
+
+def commit_version(accepted: JaxlibRange, date: str, commit: str) -> str:
+    """The version the overlay's jax reports: ``0.5.2.dev20250227+f93c2a1aa5``, as JAX names a source build."""
+    return f"{accepted.jax}.dev{date[:10].replace('-', '')}+{commit[:10]}"
+
+
+def new_overlay_folder() -> Path:
+    """A private folder for one commit's overlay.
+
+    Named ``kit-<pid>-...`` in the temp folder, as the runner's scratch
+    folders are, so one left by a killed bisect is removed by the next run.
+    """
+    return Path(tempfile.mkdtemp(prefix=f"kit-{os.getpid()}-commit-"))
+
+
+def lay_over(history: History, commit: str, environment: Environment, folder: Path, version: str) -> Environment:
+    """``environment`` with ``commit``'s ``jax/`` and jaxlib Python first on its path (written into ``folder``)."""
+    installed = installed_package(environment.python, "jaxlib")
+    export_files(history, commit, ["jax"], folder)
+    export_files(history, commit, ["jaxlib"], folder, wanted=lambda path: _jaxlib_python(path, installed))
+    _link_missing(installed, folder / "jaxlib")
+    _stamp_version(folder / "jax" / "version.py", version)
+    return replace(environment, pins={**environment.pins, "jax": version},
+                   pythonpath=(folder, *environment.pythonpath))
+
+
+def _jaxlib_python(path: str, installed: Path) -> bool:
+    """A commit's ``jaxlib/...py`` file belongs in the overlay when the installed jaxlib has its folder.
+
+    The wheel keeps the repository's layout for its Python (``jaxlib/lapack.py``,
+    ``jaxlib/mosaic/python/tpu.py``), so same folder, same module: replaced if
+    installed, added if new (``plugin_support.py`` appeared between 0.5.2 and
+    0.5.3 and jax imports it). Folders the wheel lacks (``jaxlib/tools``) are
+    build scripts. ``version.py`` is never taken: it names the binary.
+    """
+    relative = Path(path).relative_to("jaxlib")
+    return path.endswith(".py") and relative.name != "version.py" and (installed / relative.parent).is_dir()
+
+
+def remove_overlay(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=None)
+def installed_package(python: Path, name: str) -> Path:
+    """Where ``python`` imports package ``name`` from (asked once per interpreter; nothing is imported).
+
+    ``find_spec`` of a top-level package locates it without running it, so
+    this costs a bare interpreter start, and works for any interpreter, not
+    only a venv laid out as ``lib/pythonX.Y/site-packages``.
+    """
+    code = f"import importlib.util as u; s = u.find_spec({name!r}); print(s.submodule_search_locations[0] if s else '')"
+    found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
+    if not found:
+        raise FileNotFoundError(f"{name} is not installed for {python}")
+    return Path(found).absolute()  # links made from it must not depend on the working folder
+
+
+def _link_missing(installed: Path, overlay: Path) -> None:
+    """Make ``overlay`` the whole package: link every installed entry it does not replace."""
+    overlay.mkdir(parents=True, exist_ok=True)
+    for entry in installed.iterdir():
+        if entry.name == "__pycache__":
+            continue
+        target = overlay / entry.name
+        if target.is_dir() and not target.is_symlink() and entry.is_dir():
+            _link_missing(entry, target)  # a folder holding a replaced file: link the rest of it
+        elif not os.path.lexists(target):
+            os.symlink(entry, target)
+
+
+def _stamp_version(version_file: Path, version: str) -> None:
+    # JAX's own build writes _release_version the same way; here it names the commit, so every
+    # record and log line says which Python ran (the jaxlib check reads _version, not this).
+    try:
+        text = version_file.read_text(encoding="utf-8")
+    except OSError:
+        return
+    stamped, count = _RELEASE_VERSION.subn(f'_release_version = "{version}"', text)
+    if count:
+        version_file.write_text(stamped, encoding="utf-8")

@@ -1,0 +1,248 @@
+"""kit.bisect.commit_search end to end over the fake JAX history (tests/fake_jax.py).
+
+The releases' "built environments" are fakes (tests/fake_jax.fake_env), but
+the rest is real: the history is read with git, each commit is laid over an
+environment by kit.install.overlay, and the user's script runs with that
+environment's python and the overlay first on its path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from fake_jax import (BUMP_TITLE, FIX_TITLE, KERNELS_TITLE, MERGE_TITLE, SCRIPT_BATCH, SCRIPT_KERNEL, XLA_NEW,
+                      XLA_OLD, commit_titled, fake_env, make_repo)
+from kit.bisect import changelog, commit_search, driver, probes
+from kit.bisect.candidates import Candidate
+from kit.bisect.finding import REPORT_SCHEMA
+from kit.config import parse_matrix
+from kit.errors import HistoryUnreachable, UsageError
+from kit.history import source
+from kit.install.environment import BUILT, REUSED, Environment, Prepared
+from kit.install.plan import Resolution
+from kit.run import runner
+
+RELEASES = ["0.1.0", "0.2.0"]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_repo(tmp_path_factory.mktemp("history") / "jax")
+
+
+class FakeIndex:
+    def __init__(self, cache_dir: Path) -> None:
+        self.url = "https://pypi.org/simple"
+        self.cache_dir = cache_dir
+
+    def jax_releases(self, include_yanked: bool = False) -> list[Version]:
+        return [Version(v) for v in RELEASES]
+
+
+@dataclasses.dataclass
+class World:
+    """The fakes' shared state: which release environments were prepared (and built)."""
+
+    repo: Path
+    root: Path
+    prepared: list[str] = dataclasses.field(default_factory=list)
+    built: set[str] = dataclasses.field(default_factory=lambda: set(RELEASES))
+
+
+@pytest.fixture
+def world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    world = World(repo, tmp_path)
+
+    def list_candidates(matrix: Any, versions: list[str], backend: str, index: Any, find_links: Any) -> list[Candidate]:
+        return [Candidate(v, (f"jax[cpu]=={v}",), None, "3.12", v, uploaded="2025-01-01") for v in versions]
+
+    def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
+        world.prepared.append(request.version)
+        env = fake_env(tmp_path / "envs", repo, request.version)
+        obtained = REUSED if request.version in world.built else BUILT
+        world.built.add(request.version)
+        return Prepared(None, Resolution("3.12", True, {"jaxlib": request.version}),  # type: ignore[arg-type]
+                        Environment(env / "bin" / "python", {"jaxlib": request.version}, obtained))
+
+    monkeypatch.setattr(driver, "open_index", lambda matrix: FakeIndex(tmp_path / "cache"))
+    monkeypatch.setattr(driver, "list_candidates", list_candidates)
+    monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
+    monkeypatch.setattr(runner, "prepare", prepare)
+    monkeypatch.setattr(commit_search, "built_env", lambda matrix, version, *args: version in world.built or None)
+
+    def locked_release(matrix: Any, version: str, *args: Any) -> Any:
+        # A built fake environment's lock: what prepare() above would give, so a known probe needs no prepare.
+        if version not in world.built:
+            return None
+        return SimpleNamespace(resolution=Resolution("3.12", True, {"jaxlib": version}),
+                               plan=SimpleNamespace(requirements=(), exclude_newer=None))
+
+    monkeypatch.setattr(probes, "locked_release", locked_release)
+    return world
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Any:
+    m = parse_matrix({"release": [{"version": "0.1.0"}], "checks": {"scaling": {"devices": [1, 2], "batch": 64}}})
+    return dataclasses.replace(m, results_dir=tmp_path / "reports" / "results", envs_dir=tmp_path / ".nox" / "jax-envs")
+
+
+def script(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    return path
+
+
+def run(matrix: Any, *argv: str) -> tuple[dict[str, Any], str, list[str]]:
+    lines: list[str] = []
+    assert driver.main(matrix, list(argv), lines.append) == 0
+    path = max(matrix.results_dir.parent.glob("bisect-*.json"), key=lambda p: p.stat().st_mtime_ns)
+    data = json.loads(path.read_text())
+    assert data["schema"] == REPORT_SCHEMA
+    return data, path.with_suffix(".md").read_text(), lines
+
+
+def test_fix_is_named_inside_the_merge_with_jaxlib_python_laid_over(matrix: Any, world: World, tmp_path: Path) -> None:
+    data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0",
+                               "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    commits = data["commits"]
+    fix = commit_titled(world.repo, FIX_TITLE)
+    assert commits["verdict"] == "commit"
+    assert commits["first_different"]["hash"] == fix
+    assert commits["first_different"]["pr"] == 4242 and commits["first_different"]["author"].startswith("Jax Dev")
+    assert commits["first_different"]["files"] == ["jax/_src/linalg.py"]
+    assert commits["last_same"]["title"] == "Teach lapack about batch dimensions"
+    assert commits["levels"][1]["shape"].startswith(commit_titled(world.repo, MERGE_TITLE)[:10])  # the merge, opened
+    assert len(commits["probed_now"]) <= math.ceil(math.log2(commits["range"]["commits"])) + 3
+    assert world.built == set(RELEASES) and all(p["jaxlib"] in RELEASES for p in commits["probes"])
+    assert f"**{fix}** \"{FIX_TITLE}\"" in markdown and "PR #4242" in markdown
+    assert "Batch dimensions of lax.linalg are partitioned." in markdown  # notes from the clone's CHANGELOG.md
+
+
+def files_of(tree: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(tree)): (p.stat().st_size, p.stat().st_mtime_ns) for p in tree.rglob("*") if p.is_file()}
+
+
+def test_a_users_clone_is_only_read(matrix: Any, world: World, tmp_path: Path) -> None:
+    before = files_of(world.repo)  # a full clone, as /work/.mirror's read-only one: nothing fetched, locked or written
+    data, _markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0",
+                                "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    assert data["commits"]["verdict"] == "commit"
+    assert files_of(world.repo) == before
+
+
+def test_change_only_in_the_compiled_jaxlib_is_not_in_python(matrix: Any, world: World, tmp_path: Path) -> None:
+    data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_KERNEL)), "--good", "0.2.0",
+                               "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    commits = data["commits"]
+    assert commits["verdict"] == "not-in-python"
+    assert commits["not_in_python"]["old_xla"] == XLA_OLD and commits["not_in_python"]["new_xla"] == XLA_NEW
+    assert commits["not_in_python"]["compiled_files"] == ["jaxlib/kernels.cc"]
+    assert commits["not_in_python"]["xla_compare"] == f"https://github.com/openxla/xla/compare/{XLA_OLD}...{XLA_NEW}"
+    assert commits["tie_break"]["kind"] == "binary"
+    assert len(commits["probed_now"]) <= 3  # the newest commit on the old build, then that Python on the new build
+    assert "Not in JAX's Python" in markdown and "jaxlib releases: 0.1.0 → 0.2.0" in markdown
+
+
+def test_regression_direction_and_identical_rerun_runs_nothing(matrix: Any, world: World, tmp_path: Path) -> None:
+    repro = script(tmp_path, "import sys, jax\nsys.exit(1 if jax.batch_sharded() else 0)\n")  # the fix, as a regression
+    argv = ["--script", str(repro), "--good", "0.1.0", "--bad", "0.2.0", "--commits", "--jax-repo", str(world.repo)]
+    first, _md, _log = run(matrix, *argv)
+    assert first["commits"]["first_different"]["title"] == FIX_TITLE
+    world.prepared.clear()
+    again, markdown, _log = run(matrix, *argv)
+    assert again["probed_now"] == [] and again["commits"]["probed_now"] == []
+    assert again["commits"]["first_different"]["hash"] == first["commits"]["first_different"]["hash"]
+    assert world.prepared == []  # nothing was even prepared
+    assert "The commit phase ran 0 commit probes" in markdown and "This run ran no release probe" in markdown
+
+
+def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None:
+    from kit.bisect.commit_candidates import commit_candidates
+    from kit.history.commit_range import release_range
+    from kit.install.overlay import Build
+
+    history = source.History(world.repo, "--jax-repo")
+    builds = [Build("0.1.0", "0.1.0", "3.12", True, "bad"), Build("0.2.0", "0.2.0", "3.12", True, "good")]
+    candidates = commit_candidates(history, release_range(history, "0.1.0", "0.2.0"), builds)
+    by_title = {c.title: c for c in candidates}
+    assert "needs jaxlib >= 0.1.5 and <= 0.1.0" in by_title["Bump the minimum jaxlib version to 0.1.5"].problem
+    assert by_title[BUMP_TITLE].jaxlib == "0.1.0"  # accepts both: the bad side's build first
+    assert by_title["JAX release v0.2.0"].jaxlib == "0.2.0"  # accepts only the new jaxlib
+    assert by_title[KERNELS_TITLE].accepts is not None and by_title[KERNELS_TITLE].accepts.accepts("0.2.0")
+
+
+@pytest.mark.parametrize(("flags", "message"), [(["--jax-repo", "."], "--jax-repo only applies with --commits"),
+                                               (["--commits", "--all"], "--commits narrows one change")])
+def test_options_that_do_not_go_together_are_refused(matrix: Any, world: World, tmp_path: Path, flags: list[str],
+                                                    message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        driver.main(matrix, ["--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
+                             *flags], print)
+    assert world.prepared == []
+
+
+def test_no_clone_and_remote_unreachable_is_exit_4_before_any_probe(matrix: Any, world: World, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(source, "JAX_REMOTE", "https://127.0.0.1:9/jax-ml/jax.git")  # a port nothing listens on
+    with pytest.raises(HistoryUnreachable) as error:
+        driver.main(matrix, ["--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
+                             "--commits"], print)
+    assert error.value.exit_code == 4 and "--jax-repo" in error.value.message
+    assert world.prepared == [] and not matrix.results_dir.exists()
+
+
+def test_kits_own_clone_from_a_file_remote(matrix: Any, world: World, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(source, "JAX_REMOTE", world.repo.as_uri())
+    data, _md, log = run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad",
+                         "0.1.0", "--commits")
+    assert data["commits"]["first_different"]["title"] == FIX_TITLE
+    clone = matrix.envs_dir.parent / "jax-history" / "jax.git"
+    assert any(f"cloning JAX's history from {world.repo.as_uri()}" in line for line in log)
+    assert "the kit's clone" in data["commits"]["history"] and (clone / "HEAD").is_file()
+
+
+METRIC_SCRIPT = """\
+import json, os, jax
+base = 1.0 if jax.batch_sharded() else 3.0  # 3x slower until the fix
+samples = [base + 0.01 * i for i in range(12)]
+with open(os.environ["KIT_RESULT"], "w") as out:
+    json.dump({"metrics": {"t_ms": {"unit": "ms", "samples": samples, "better": "lower"}}}, out)
+"""
+
+
+def test_metric_over_commits_names_the_commit(matrix: Any, world: World, tmp_path: Path) -> None:
+    data, _md, _log = run(matrix, "--script", str(script(tmp_path, METRIC_SCRIPT)), "--metric", "t_ms", "--good",
+                          "0.2.0", "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    assert data["commits"]["verdict"] == "commit"
+    assert data["commits"]["first_different"]["title"] == FIX_TITLE
+
+
+SKIPPY_SCRIPT = """\
+import sys, jax
+from jax._src import noise
+if 1 <= noise.NOISE <= 10:
+    sys.exit(125)  # "cannot test this one", for most of the range
+sys.exit(0 if jax.batch_sharded() else 1)
+"""
+
+
+def test_a_long_untestable_stretch_stops_after_the_skip_budget(matrix: Any, world: World, tmp_path: Path) -> None:
+    data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SKIPPY_SCRIPT)), "--good", "0.2.0",
+                               "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    commits = data["commits"]
+    skipped_runs = [p for p in commits["probes"] if p["outcome"] == "skip" and p["key"] in commits["probed_now"]]
+    assert commits["verdict"] == "short-list"
+    runnable = commits["levels"][0]["candidates"] - 1  # one commit no build accepts: skipped without a run
+    assert len(skipped_runs) == max(commit_search.MIN_SKIP_BUDGET, math.ceil(math.log2(runnable)))
+    assert commits["levels"][0]["unprobed"] > 0 and "were left unrun" in markdown
+    assert len(commits["ambiguous"]) > 5  # the untested stretch is the short list

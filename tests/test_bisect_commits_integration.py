@@ -1,0 +1,116 @@
+"""``--commits`` for real: the scaling check narrowed to the commit over JAX's own history.
+
+CI cannot reach GitHub, so it uses the bundle of ``jax-v0.5.2..jax-v0.5.3``
+in ``shared/jax-history/`` (found through ``$KIT_JAX_HISTORY_BUNDLE``, else
+``<repo>/../shared/jax-history/``, else ``/work/shared/jax-history/``): real
+commits with filtered trees, so hashes differ from upstream and
+``upstream-commits.txt`` maps them. The scaling check runs with small
+parameters (two devices only, a batch of 64: seconds per probe, the same
+structural verdict). With ``KIT_JAX_REPO`` naming a whole clone of JAX, the
+fuller test runs the same search over the real history (a release cut on a
+branch) and a behaviour only jaxlib's binary changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit.bisect import driver
+from kit.config import Matrix, parse_matrix
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parent.parent
+FIX = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
+FIX_TITLE = "Add and test support for partitioning of batch dimensions in lax.linalg."
+SMALL_SCALING = {"devices": [2], "batch": 64, "matrix_size": 8, "in_features": 8, "hidden": [], "repeats": 1,
+                 "warmup": 0, "modes": ["jit"], "passes": ["forward"], "timeout_s": 600}
+CUMSUM_SCRIPT = REPO / "examples" / "sharded_cumsum_21403.py"  # jax#21403: fixed in jaxlib 0.4.29's XLA only
+
+
+def bundle() -> Path | None:
+    """The bundle file, where ``$KIT_JAX_HISTORY_BUNDLE`` (only there, when set), the checkout's neighbour
+    or this machine keeps it."""
+    named = os.environ.get("KIT_JAX_HISTORY_BUNDLE")
+    for place in [named] if named else [REPO.parent / "shared" / "jax-history", "/work/shared/jax-history"]:
+        path = Path(place)
+        found = [path] if path.is_file() else sorted(path.glob("*.bundle")) if path.is_dir() else []
+        if found:
+            return found[0]
+    return None
+
+
+def small_matrix(tmp_path: Path) -> Matrix:
+    """matrix.toml with a small scaling check; records and probes in ``tmp_path``, the real environments."""
+    raw = tomllib.loads((REPO / "matrix.toml").read_text(encoding="utf-8"))
+    raw["checks"]["scaling"] = {k: v for k, v in raw["checks"]["scaling"].items() if k == "presets"} | SMALL_SCALING
+    matrix = parse_matrix(raw, REPO / "matrix.toml")
+    return dataclasses.replace(matrix, results_dir=tmp_path / "reports" / "results")
+
+
+def bisect(matrix: Matrix, *argv: str) -> dict[str, Any]:
+    assert driver.main(matrix, list(argv), print) == 0
+    path = max(matrix.results_dir.parent.glob("bisect-*.json"), key=lambda p: p.stat().st_mtime_ns)
+    return json.loads(path.read_text())
+
+
+def assert_fix_named(data: dict[str, Any], commits_in_range: int) -> dict[str, Any]:
+    commits = data["commits"]
+    assert (data["last_same"], data["first_different"]) == ("0.5.2", "0.5.3")
+    assert commits["verdict"] == "commit", commits
+    assert commits["first_different"]["title"] == FIX_TITLE
+    assert commits["first_different"]["author"].startswith("Dan Foreman-Mackey")
+    assert commits["first_different"]["jaxlib"] == "0.5.1"  # the bad side's build: no new environment
+    assert len(commits["probed_now"]) <= math.ceil(math.log2(commits_in_range)) + 3
+    assert all(p["jaxlib"] in ("0.5.1", "0.5.3") for p in commits["probes"])
+    assert not [p for p in commits["probes"] if p["key"] in commits["probed_now"] and p["environment"] == "built"]
+    assert any(line.startswith("## jax 0.5.3") for line in data["release_notes"])  # the clone's CHANGELOG.md
+    return commits
+
+
+@pytest.mark.integration
+def test_scaling_fix_narrowed_to_its_commit_over_the_ci_bundle(tmp_path: Path) -> None:
+    found = bundle()
+    if found is None and os.environ.get("KIT_JAX_HISTORY_BUNDLE"):
+        pytest.fail(f"KIT_JAX_HISTORY_BUNDLE={os.environ['KIT_JAX_HISTORY_BUNDLE']} names no bundle")  # .ci/run sets it
+    if found is None:
+        pytest.skip("no jax-history bundle: set KIT_JAX_HISTORY_BUNDLE or put shared/jax-history/ beside the repo")
+    clone = tmp_path / "jax.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(found), str(clone)], check=True, capture_output=True)
+    matrix = small_matrix(tmp_path)
+    argv = ["--check", "scaling", "--good", "0.5.3", "--bad", "0.5.2", "--commits", "--jax-repo", str(clone)]
+    commits = assert_fix_named(bisect(matrix, *argv), 480)
+    upstream = dict(line.split()[:2] for line in (found.parent / "upstream-commits.txt").read_text().splitlines()
+                    if len(line.split()) >= 2)
+    assert upstream[commits["first_different"]["hash"]] == FIX  # hashes differ in the bundle: map back
+    again = bisect(matrix, *argv)
+    assert again["probed_now"] == [] and again["commits"]["probed_now"] == []  # an identical rerun runs nothing
+
+
+@pytest.mark.integration
+def test_full_clone_names_the_fix_and_a_binary_only_change(tmp_path: Path) -> None:
+    clone = os.environ.get("KIT_JAX_REPO")
+    if not clone:
+        pytest.skip("KIT_JAX_REPO does not name a clone of https://github.com/jax-ml/jax")
+    matrix = small_matrix(tmp_path)
+    data = bisect(matrix, "--check", "scaling", "--good", "0.5.3", "--bad", "0.5.2", "--commits", "--jax-repo", clone)
+    commits = assert_fix_named(data, 480)
+    assert commits["first_different"]["hash"] == FIX
+    assert "was cut on a release branch" in commits["range"]["shape"]  # jax-v0.5.2 is a patch release on a branch
+    binary = bisect(matrix, "--script", str(CUMSUM_SCRIPT), "--good", "0.4.29", "--bad", "0.4.28", "--commits",
+                    "--jax-repo", clone)["commits"]
+    assert binary["verdict"] == "not-in-python", binary
+    assert binary["not_in_python"]["xla_compare"].startswith("https://github.com/openxla/xla/compare/")
+    assert "jaxlib/BUILD" in binary["not_in_python"]["compiled_files"]
