@@ -100,11 +100,7 @@ class VirtualenvBackend:
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
         pins = [f"{name}=={version}" for name, version in sorted(resolution.pins.items())]
-        args = ["--index-url", plan.index_url]
-        for url in plan.extra_index_urls:
-            args += ["--extra-index-url", url]
-        for link in plan.find_links:
-            args += ["--find-links", link]
+        args = plan.source_args()
         if plan.requires:
             args += ["--only-binary", ":all:"]  # as resolved (InstallPlan.uv_args): no sdist builds
         _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *pins])

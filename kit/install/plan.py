@@ -70,17 +70,22 @@ class InstallPlan:
         blob = json.dumps([self.to_json(), python], sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:10]
 
+    def source_args(self) -> list[str]:
+        """Where packages come from, as flags both uv and pip read: the index, extra indexes, find-links."""
+        args = ["--index-url", self.index_url]
+        for url in self.extra_index_urls:
+            args += ["--extra-index-url", url]
+        for link in self.find_links:
+            args += ["--find-links", link]
+        return args
+
     def uv_args(self, builds: bool = False) -> list[str]:
         """The resolver flags shared by ``uv pip compile`` and ``uv pip install``.
 
         A plan with extra packages installs wheels only, unless ``builds``
         (only to learn which versions are of the era: see `_era_wheels`).
         """
-        args = ["--index-url", self.index_url]
-        for url in self.extra_index_urls:
-            args += ["--extra-index-url", url]
-        for link in self.find_links:
-            args += ["--find-links", link]
+        args = self.source_args()
         if self.exclude_newer:
             args += ["--exclude-newer", self.exclude_newer]
             # A pinned version is asked for by name: it may be newer than the release's era.
