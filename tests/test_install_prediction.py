@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from packaging.version import Version
+
 import pytest
 
 from kit.errors import UsageError
 from kit.install import release
+from kit.install.index import DistFile, Project
 from kit.install.plan import Resolution, unresolvable_reason
 from kit.install.prediction import pinned_jaxlib, predict
-from tests.test_bisect_candidates import MetadataIndex, matrix  # noqa: F401  (a fixture)
+from tests.test_bisect_candidates import UPLOADED, MetadataIndex, matrix  # noqa: F401  (a fixture)
 
 
 @pytest.fixture(autouse=True)
@@ -44,3 +47,20 @@ def test_a_backend_the_release_declares_no_extra_for(matrix: Any) -> None:  # no
         predict(matrix, "0.4.32", "cuda", index)
     assert (predict(matrix, "0.4.31", "cuda", index).jaxlib, predict(matrix, "0.4.31", "cuda", index).problem) \
         == ("0.4.31", "")
+
+
+class SdistOnlyIndex(MetadataIndex):
+    """jax 0.4.13 and 0.4.14 are on PyPI as sdists only: no wheel, so no METADATA to read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        sdist = DistFile("jax-0.4.13.tar.gz", Version("0.4.13"), "https://files/jax-0.4.13.tar.gz", UPLOADED, False, ())
+        self.projects["jax"] = Project("jax", self.projects["jax"].files + (sdist,))
+
+
+def test_an_sdist_only_release_is_left_to_the_probe_not_ruled_out(matrix: Any) -> None:  # noqa: F811
+    index: Any = SdistOnlyIndex()
+    predicted = predict(matrix, "0.4.13", "cpu", index)
+    assert predicted.problem == ""  # a check session builds it from the sdist; so does the probe
+    assert (predicted.python, predicted.jaxlib) == ("3.12", None)
+    assert index.metadata_reads == []

@@ -22,7 +22,7 @@ from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 from ..config import Matrix
-from .index import PackageIndex
+from .index import DistFile, PackageIndex
 from .plan import InstallPlan, backend_extra, no_extra, no_python, no_wheels
 from .release import installed_pythons, plan_release
 
@@ -42,6 +42,10 @@ def predict(matrix: Matrix, version: str, backend: str, index: PackageIndex,
             find_links: tuple[str, ...] = ()) -> Prediction:
     """How ``version`` would install here on ``backend``, judged from the index's metadata."""
     plan = plan_release(matrix, version, backend, index, find_links)
+    if not _jax_wheels(index, version):
+        # An sdist-only release (jax 0.4.13, 0.4.14) has no METADATA on the index to judge from:
+        # the resolver builds it when it is probed, as a check session does.
+        return Prediction(plan, next(iter(installed_pythons(plan)), None))
     spec = jaxlib_requirement(index, version, backend)
     if spec is None:
         return Prediction(plan, problem=no_extra(version, backend))
@@ -64,6 +68,11 @@ def predict(matrix: Matrix, version: str, backend: str, index: PackageIndex,
     return Prediction(plan, problem=no_wheels(index.url, "jaxlib", wanted, tried, on_this_platform=anywhere))
 
 
+def _jax_wheels(index: PackageIndex, version: str) -> list[DistFile]:
+    wanted = Version(version)
+    return [f for f in index.project("jax").files if f.version == wanted and f.filename.endswith(".whl")]
+
+
 def jaxlib_requirement(index: PackageIndex, version: str, backend: str) -> SpecifierSet | None:
     """What ``jax[<backend's extra>]==version`` asks of jaxlib, from the wheel's METADATA.
 
@@ -71,9 +80,7 @@ def jaxlib_requirement(index: PackageIndex, version: str, backend: str) -> Speci
     since 0.4.30 the extra is empty and jax itself bounds it
     (``jaxlib<=0.5.2,>=0.5.1``), so every requirement that applies counts.
     """
-    wanted = Version(version)
-    wheels = sorted((f for f in index.project("jax").files if f.version == wanted and f.filename.endswith(".whl")),
-                    key=lambda f: f.yanked)  # a yanked release still says what it pinned
+    wheels = sorted(_jax_wheels(index, version), key=lambda f: f.yanked)  # a yanked release still says what it pinned
     if not wheels:
         return None
     metadata = index.core_metadata(wheels[0])
