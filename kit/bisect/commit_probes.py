@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 from ..config import Matrix
 from ..history.source import History
 from ..install.index import PackageIndex
+from ..install.bytecode import fill_bytecode
 from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
 from ..records import Identity
 from ..install.environment import Prepared, over_release
@@ -107,7 +108,8 @@ class CommitProber(Prober):
             folder = new_overlay_folder()
             self._folders.append(folder)
             self._prepared[version] = over_release(base, self.history, candidate.commit, candidate.jax_version, folder)
-            self.log(f"laid {candidate.short}'s jax/ and jaxlib Python over jax {release}'s environment ({folder})")
+            made = fill_bytecode(base.environment.python, folder, commit_bytecode_dir(self.matrix))
+            self.log(f"laid {candidate.short}'s jax/ and jaxlib Python over jax {release}'s environment ({folder}); {made}")
             self._environments[version] = "built" if not known_before and not base.environment.reused else "reused"
         return self._prepared[version]
 
@@ -141,3 +143,8 @@ class CommitMetricProber(CommitProber, MetricProber):
 def commit_records_dir(matrix: Matrix) -> Path:
     """Where check records of commit probes go: beside the probe cache, not among the matrix's records."""
     return matrix.results_dir.parent / "bisect" / "commit-records"
+
+
+def commit_bytecode_dir(matrix: Matrix) -> Path:
+    """Where commit overlays' bytecode is kept between probes and bisects (`kit.install.bytecode`)."""
+    return matrix.envs_dir.parent / "commit-bytecode"
