@@ -77,6 +77,9 @@ def assert_fix_named(data: dict[str, Any], commits_in_range: int) -> dict[str, A
     assert all(p["jaxlib"] in ("0.5.1", "0.5.3") for p in commits["probes"])
     assert not [p for p in commits["probes"] if p["key"] in commits["probed_now"] and p["environment"] == "built"]
     assert any(line.startswith("## jax 0.5.3") for line in data["release_notes"])  # the clone's CHANGELOG.md
+    old_end = commits["range"]["old_end"]
+    if "was cut on a release branch" in commits["range"]["shape"]:  # the old end is no release's own commit
+        assert commits["levels"][0]["old_end_taken"] == old_end and old_end not in commits["probed_now"]
     return commits
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kit.bisect.search import (
     Outcome,
     bisect,
+    bisect_taking_old_end,
     expected_probes,
     expected_rounds,
     ksect,
@@ -218,6 +219,52 @@ def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) ->
         assert result.exact and len(probe.calls) <= math.ceil(math.log2(len(observed)))
     transitions = scan_all(candidates, probe, result.cache)
     assert len(transitions) == 1 and transitions[0].after == first_seen
+
+
+# --------------------------------------------------------------------------
+# The oldest end taken as given until the answer rests on it
+
+
+@pytest.mark.parametrize(("letters", "old", "oldest_run", "answer", "fragment"), [
+    ("bbbbbgggg", B, False, (4, 5), None),  # the change is between probed commits: 0 never runs
+    ("bggggggg", B, True, (0, 1), None),  # the answer is next to the oldest end: it runs, and holds
+    ("gggggggg", B, True, None, "start from an older version"),  # it runs, contradicts: judged as verify_bounds does
+    ("sggggggg", B, True, None, "oldest version 0 could not be tested"),
+    ("bbbbbbbb", B, True, None, "end at a newer version"),  # a wrong newest end: the oldest is run to say why
+    ("ggggbbbbbb", G, False, (3, 4), None),
+])
+def test_bisect_taking_old_end(letters: str, old: Outcome, oldest_run: bool, answer: tuple[int, int] | None,
+                               fragment: str | None) -> None:
+    outcomes = parse(letters)
+    probe = CountingProbe(outcomes)
+    cache: Dict[int, Outcome] = {}
+    problem, result, taken = bisect_taking_old_end(list(range(len(outcomes))), probe, cache, old_outcome=old)
+    assert (0 in probe.calls) == oldest_run and taken == (not oldest_run) and (0 in cache) == oldest_run
+    assert (result.last_same, result.first_different) == answer if result else answer is None
+    assert (problem is None) == (fragment is None) and (fragment is None or fragment in problem.message)
+
+
+def test_bisect_taking_old_end_runs_before_between_the_ends_and_the_search() -> None:
+    outcomes = parse("bbbbbbbbbgg")
+    probe = CountingProbe(outcomes)
+    cache: Dict[int, Outcome] = {}
+    _problem, result, taken = bisect_taking_old_end(list(range(11)), probe, cache, old_outcome=B,
+                                                    before=lambda: cache.setdefault(8, probe(8)))
+    assert probe.calls[:2] == [10, 8] and taken and result is not None and result.first_different == 9
+
+
+@settings(max_examples=300, deadline=None)
+@given(monotonic_with_skips())
+def test_bisect_taking_old_end_answers_as_verify_then_bisect(data: tuple[List[Outcome], Outcome, int]) -> None:
+    observed, old, _change = data
+    candidates = list(range(len(observed)))
+    plain = bisect(candidates, CountingProbe(observed), old_outcome=old)
+    probe = CountingProbe(observed)
+    problem, result, taken = bisect_taking_old_end(candidates, probe, {}, old_outcome=old)
+    assert problem is None and result is not None
+    assert (result.last_same, result.first_different, result.ambiguous) == (
+        plain.last_same, plain.first_different, plain.ambiguous)
+    assert taken == (result.last_same != 0) and len(probe.calls) == len(plain.probes) + 2 - taken
 
 
 # --------------------------------------------------------------------------

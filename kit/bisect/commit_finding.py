@@ -39,6 +39,8 @@ class CommitLevel:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     unprobed: list[str] = field(default_factory=list)
     """Commits left unrun once the search's skip budget was spent (they count as skipped)."""
+    old_end_taken: str | None = None
+    """The old end, when it was never run: the answer did not rest on it (`search.bisect_taking_old_end`)."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,7 @@ def _level_json(level: CommitLevel) -> dict[str, Any]:
             "problem": level.problem.message if level.problem else None,
             "last_same": level.result.last_same if level.result else None,
             "first_different": level.result.first_different if level.result else None,
-            "unprobed": len(level.unprobed),
+            "unprobed": len(level.unprobed), "old_end_taken": level.old_end_taken,
             "outcomes": {k: o.value for k, o in level.outcomes.items()}}
 
 

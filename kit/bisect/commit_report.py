@@ -61,6 +61,11 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     if off_line:
         lines.append(f"- on the older tag's branch, not on the line searched: {', '.join(c[:10] for c in off_line[:20])}"
                      + (f" and {len(off_line) - 20} more" if len(off_line) > 20 else ""))
+    for level in found.levels:
+        if level.old_end_taken:
+            taken = found.probed_candidates.get(level.old_end_taken)
+            lines.append(f"- the old end {taken.short if taken else level.old_end_taken[:10]} was not run: the "
+                         "change lies between two commits the search ran, so the answer does not rest on it")
     for level in found.levels[1:]:
         lines.append(f"- {level.commit_range.shape}" + (f": {level.problem.message}" if level.problem else ""))
     if found.tie_break is not None and found.tie_break.kind == "python":

@@ -8,7 +8,8 @@ it accepts (:mod:`.commit_probes`). Around it, three things only commits need:
   different jaxlib builds, the newest commit on the old end's build is probed
   first: if it still behaves like the old end, the Python up to there did not
   make the change on that build, and the search goes straight to where the
-  builds switch.
+  builds switch. The old end then waits: it is run only if the answer lands
+  next to it (:func:`~kit.bisect.search.bisect_taking_old_end`).
 * **Binary or Python?** When the first changed commit ran on another build
   than the last unchanged one, the outcome changed where the probes switched
   jaxlib builds, so the binary may be the cause. One more probe tells them
@@ -23,6 +24,7 @@ it accepts (:mod:`.commit_probes`). Around it, three things only commits need:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -44,7 +46,7 @@ from .metric import MetricProber
 from .options import Log
 from .outcomes import classify
 from .probes import Prober
-from .search import Outcome, bisect, expected_probes, verify_bounds
+from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 
 MIN_SKIP_BUDGET = 4
 """Skipped commit probes allowed per search at least; more for longer lists (log2 of their length)."""
@@ -134,10 +136,16 @@ def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: Commit
               f"{', '.join(str(b) for b in builds)}); about {expected_probes(runnable)} probes")
     level = CommitLevel(commit_range, candidates)
     probe = SkipBudget(prober, max(MIN_SKIP_BUDGET, math.ceil(math.log2(max(runnable, 2)))))
-    level.problem = verify_bounds(keys, probe, cache, old_outcome=old_outcome)
-    if level.problem is None:
-        _probe_old_build_end(probe, candidates, cache)
-        level.result = bisect(keys, probe, old_outcome=old_outcome, cache=cache)
+    steer = functools.partial(_probe_old_build_end, probe, candidates, cache)
+    if _old_end_can_wait(candidates):
+        level.problem, level.result, unprobed_old_end = bisect_taking_old_end(
+            keys, probe, cache, old_outcome=old_outcome, before=steer)
+        level.old_end_taken = keys[0] if unprobed_old_end else None
+    else:
+        level.problem = verify_bounds(keys, probe, cache, old_outcome=old_outcome)
+        if level.problem is None:
+            steer()
+            level.result = bisect(keys, probe, old_outcome=old_outcome, cache=cache)
     level.outcomes = {k: cache[k] for k in keys if k in cache and k not in probe.unprobed}
     level.unprobed = list(probe.unprobed)
     return level
@@ -196,6 +204,20 @@ def _tag_commit(phase: CommitPhase, version: str) -> str | None:
         return resolve(phase.history, tag(version))
     except UsageError:
         return None  # a release whose tag the clone lacks is simply not reused
+
+
+def _old_end_can_wait(candidates: list[CommitCandidate]) -> bool:
+    """Whether the old end's probe can wait until the answer rests on it (`bisect_taking_old_end`).
+
+    When the two ends run on different builds, the newest commit on the old
+    build is probed anyway, and it tells as much as the old end would: if it
+    still behaves like the old release, the Python did not change it on that
+    build. On one build, the old end is the one probe that says "not in the
+    Python" (both ends alike), so it runs first.
+    """
+    first, last = candidates[0], candidates[-1]
+    return (not first.problem and first.build is not None and last.build is not None
+            and first.build.jaxlib != last.build.jaxlib)
 
 
 def _probe_old_build_end(prober: Callable[[str], Outcome], candidates: list[CommitCandidate],

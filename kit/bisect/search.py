@@ -35,6 +35,7 @@ __all__ = [
     "BoundsProblem",
     "Transition",
     "bisect",
+    "bisect_taking_old_end",
     "expected_probes",
     "expected_rounds",
     "ksect",
@@ -278,6 +279,46 @@ def bisect(
         old_outcome=old_outcome,
         rounds=[[candidate] for candidate in probes],
     )
+
+
+def bisect_taking_old_end(
+    candidates: Sequence[T],
+    probe: Probe[T],
+    cache: Dict[T, Outcome],
+    *,
+    old_outcome: Outcome = Outcome.GOOD,
+    before: Callable[[], None] = lambda: None,
+) -> tuple[Optional[BoundsProblem[T]], Optional[BisectResult[T]], bool]:
+    """:func:`verify_bounds` then :func:`bisect`, probing the oldest end only if the answer rests on it.
+
+    For an oldest end that is expensive and expected to have ``old_outcome``
+    (the commit a bad release was cut from): it is taken to have it. The
+    answer stands without it whenever the last candidate with the old outcome
+    is one the search probed, since a probed pair of neighbours is a change
+    whatever the oldest end does. When the answer lands on the oldest end,
+    or the newest end is wrong, the oldest end is probed and judged as
+    :func:`verify_bounds` does. ``before`` runs between the two (a probe that
+    steers the search). Returns the problem, the result, and whether the
+    oldest end went unprobed (it is then left out of ``cache``).
+    """
+    if len(candidates) < 2:
+        return verify_bounds(candidates, probe, cache, old_outcome=old_outcome), None, False
+    first = candidates[0]
+    taken = first not in cache
+    if taken:
+        cache[first] = old_outcome
+    problem = verify_bounds(candidates, probe, cache, old_outcome=old_outcome)
+    result = None
+    if problem is None:
+        before()
+        result = bisect(candidates, probe, old_outcome=old_outcome, cache=cache)
+    if taken:
+        del cache[first]
+        if problem is not None or (result is not None and result.last_same == first):
+            taken = False  # the answer rests on the oldest end: probe it, and judge the ends for real
+            problem = verify_bounds(candidates, probe, cache, old_outcome=old_outcome)
+            result = result if problem is None else None
+    return problem, result, taken
 
 
 def expected_rounds(k: int, jobs: int) -> int:

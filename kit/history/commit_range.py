@@ -96,7 +96,7 @@ def _from_branch_point(history: History, old: str, new: str, old_tag: str, new_t
                        line: list[str]) -> CommitRange:
     """The older tag was cut on a branch: start from where that branch left the newer tag's line."""
     where = (f"the search walks {new_tag}'s line from {branch_point[:10]}, the newest commit on it that "
-             f"{old_tag} contains, probed as the old end")
+             f"{old_tag} contains, as the old end")
     if is_ancestor(history, old, new):
         off_line = tuple(git(history.path, "rev-list", old, f"^{branch_point}").split())
         shape = (f"{old_tag} is not on {new_tag}'s first-parent line (it was cut on a release branch: "
