@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from ..config import Matrix
 from ..history.source import History
 from ..install.index import PackageIndex
-from ..install.bytecode import fill_bytecode
+from ..install.bytecode import compile_environment, fill_bytecode
 from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
 from ..records import Identity
 from ..install.environment import Prepared, over_release
@@ -47,6 +47,7 @@ class CommitProber(Prober):
         self.releases, self.history = releases, history
         self.commits = {c.version: c for c in commits}
         self._folders: list[Path] = []
+        self._compiled: set[str] = set()
 
     def add(self, candidate: CommitCandidate) -> None:
         """One more candidate (the same commit on another build), probed outside the search."""
@@ -105,6 +106,9 @@ class CommitProber(Prober):
             if base.environment is None:
                 self._prepared[version] = base
                 return base
+            if release not in self._compiled:  # once per environment and bisect: later it is current
+                self._compiled.add(release)
+                self.log(f"jax {release}'s environment: {compile_environment(base.environment.python)}")
             folder = new_overlay_folder()
             self._folders.append(folder)
             self._prepared[version] = over_release(base, self.history, candidate.commit, candidate.jax_version, folder)

@@ -8,6 +8,13 @@ folder). Neighbouring commits share nearly every file, so the bytecode is
 kept in a cache under ``.nox/`` filed by the hash of each file's source and
 copied into the next overlay: a commit pays only for the files it changed.
 
+The release environment under the overlay gets the same once: the packages
+jax imports (jaxlib's Python, numpy, scipy.linalg, ...) were compiled at
+every probe too, another 1.5 s, since the kit's installer (uv) writes no
+bytecode. :func:`compile_environment` writes it into the environment's own
+``__pycache__`` folders, as pip would have at install time; a second call
+finds it current and costs a fraction of a second.
+
 The compiling is done by the environment's own interpreter
 (:mod:`kit.install.bytecode_child`), because bytecode belongs to one Python
 version. Nothing here changes what runs: the entries are checked-hash pycs
@@ -17,9 +24,12 @@ costs the time it was meant to save.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from .overlay import installed_package
 
 _CHILD = Path(__file__).with_name("bytecode_child.py")
 COMPILE_TIMEOUT_S = 300.0  # JAX's ~600 files compile in about 6 s here; a slow disk or a loaded node gets room
@@ -52,4 +62,24 @@ def fill_bytecode(python: Path, folder: Path, cache: Path) -> Bytecode:
     if done.returncode != 0 or len(counts) != 3 or not all(count.isdigit() for count in counts):
         last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
         return Bytecode(problem=last[:200])
-    return Bytecode(*(int(count) for count in counts))
+    copied, compiled, failed = (int(count) for count in counts)
+    return Bytecode(copied, compiled, failed)
+
+
+def compile_environment(python: Path) -> str:
+    """Bytecode for a built environment's packages where it is missing or stale; what was done, for the log.
+
+    Tests folders are left out (no check imports them: half of scipy's files),
+    and so is the ``jax`` package, which every overlay hides behind its own.
+    """
+    try:
+        site_packages = installed_package(python, "jaxlib").parent  # where the environment's packages are
+        skip = rf"/tests?/|^{re.escape(str(site_packages / 'jax'))}/"
+        done = subprocess.run([str(python), "-m", "compileall", "-q", "-x", skip, str(site_packages)],
+                              capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"no bytecode written ({type(exc).__name__}: {exc}); each import compiles it"
+    if done.returncode != 0:  # a file that does not compile: the rest was written, and an import of it says why
+        last = (done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or ["?"])[-1]
+        return f"bytecode written, but compileall failed on a file: {last[:200]}"
+    return "bytecode current"

@@ -1,0 +1,78 @@
+"""kit.install.bytecode: an overlay's bytecode from a cache filed by source, and a built environment's, once."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from fake_jax import fake_env, make_repo
+from kit.install.bytecode import compile_environment, fill_bytecode
+
+PYTHON = Path(sys.executable)
+
+
+def overlay(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def pyc_of(source: Path) -> Path:
+    return Path(importlib.util.cache_from_source(str(source)))
+
+
+def test_a_second_overlay_copies_what_the_first_compiled(tmp_path: Path) -> None:
+    files = {"jax/__init__.py": "from jax.core import X\n", "jax/core.py": "X = 1\n", "jax/new.py": "Y = 2\n"}
+    cache = tmp_path / "cache"
+    first = fill_bytecode(PYTHON, overlay(tmp_path / "a", files), cache)
+    assert (first.copied, first.compiled, first.failed, first.problem) == (0, 3, 0, "")
+    changed = {**files, "jax/core.py": "X = 3\n"}  # the next commit changed one file
+    second = fill_bytecode(PYTHON, overlay(tmp_path / "b", changed), cache)
+    assert (second.copied, second.compiled) == (2, 1) and "2 files from the cache, 1 compiled now" in str(second)
+    pyc = pyc_of(tmp_path / "b" / "jax" / "core.py").read_bytes()
+    assert int.from_bytes(pyc[4:8], "little") == 0b11  # checked-hash (PEP 552): valid wherever the source is
+    # The copied bytecode is what the import uses, and it runs the commit's source, not the first one's.
+    done = subprocess.run([sys.executable, "-c", "import jax; print(jax.X)"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path / "b"), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.stdout.strip() == "3", done.stderr
+
+
+def test_a_cache_entry_that_does_not_match_its_source_is_recompiled_on_import(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    fill_bytecode(PYTHON, overlay(tmp_path / "a", {"m.py": "V = 'right'\n"}), cache)
+    (entry,) = cache.rglob("*.pyc")
+    wrong = tmp_path / "w"
+    fill_bytecode(PYTHON, overlay(wrong, {"m.py": "V = 'wrong'\n"}), tmp_path / "other")
+    shutil.copyfile(pyc_of(wrong / "m.py"), entry)  # a corrupted cache: the wrong code under the right source's name
+    fill_bytecode(PYTHON, overlay(tmp_path / "b", {"m.py": "V = 'right'\n"}), cache)
+    done = subprocess.run([sys.executable, "-c", "import m; print(m.V)"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path / "b")})
+    assert done.stdout.strip() == "right"  # the hash in the pyc is checked against the source on import
+
+
+def test_linked_files_broken_files_and_a_missing_interpreter(tmp_path: Path) -> None:
+    root = overlay(tmp_path / "o", {"ok.py": "A = 1\n", "broken.py": "def (:\n"})
+    installed = overlay(tmp_path / "installed", {"lib.py": "B = 2\n"})
+    os.symlink(installed / "lib.py", root / "lib.py")
+    os.symlink(installed, root / "linked")
+    made = fill_bytecode(PYTHON, root, tmp_path / "cache")
+    assert (made.compiled, made.failed) == (1, 1) and "1 left to the import" in str(made)
+    assert not (installed / "__pycache__").exists()  # nothing written into the installed package
+    gone = fill_bytecode(tmp_path / "no-python", root, tmp_path / "cache")
+    assert gone.problem and "the import compiles it" in str(gone)
+
+
+def test_environment_bytecode_skips_tests_and_jax(tmp_path: Path) -> None:
+    env = fake_env(tmp_path / "envs", make_repo(tmp_path / "jax"), "0.1.0")
+    site = next(env.rglob("site-packages"))
+    overlay(site, {"numpy/__init__.py": "N = 1\n", "numpy/tests/test_n.py": "T = 1\n"})
+    assert compile_environment(env / "bin" / "python") == "bytecode current"
+    assert pyc_of(site / "numpy" / "__init__.py").exists() and pyc_of(site / "jaxlib" / "version.py").exists()
+    assert not pyc_of(site / "numpy" / "tests" / "test_n.py").exists()  # no check imports tests
+    assert not list((site / "jax").rglob("*.pyc"))  # every overlay hides it behind its own
+    assert compile_environment(tmp_path / "no-python").startswith("no bytecode written")
