@@ -82,4 +82,4 @@ def compile_environment(python: Path) -> str:
     if done.returncode != 0:  # a file that does not compile: the rest was written, and an import of it says why
         last = (done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or ["?"])[-1]
         return f"bytecode written, but compileall failed on a file: {last[:200]}"
-    return "bytecode current"
+    return "bytecode for its packages in place"
