@@ -90,8 +90,8 @@ def new_overlay_folder() -> Path:
 def lay_over(history: History, commit: str, environment: Environment, folder: Path, version: str) -> Environment:
     """``environment`` with ``commit``'s ``jax/`` and jaxlib Python first on its path (written into ``folder``)."""
     installed = installed_package(environment.python, "jaxlib")
-    export_files(history, commit, ["jax"], folder)
-    export_files(history, commit, ["jaxlib"], folder, wanted=lambda path: _jaxlib_python(path, installed))
+    export_files(history, commit, ["jax", "jaxlib"], folder,  # one read of the tree, one fetch when partial
+                 wanted=lambda path: not path.startswith("jaxlib/") or _jaxlib_python(path, installed))
     _link_missing(installed, folder / "jaxlib")
     _stamp_version(folder / "jax" / "version.py", version)
     return replace(environment, pins={**environment.pins, "jax": version},
