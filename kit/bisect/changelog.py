@@ -48,6 +48,8 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
 from .. import http
 from ..atomic_files import atomic_write_text
+from ..history.commit_range import tag
+from ..history.commits import JAX_WEB
 
 __all__ = [
     "DOCS_CHANGELOG_URL",
@@ -66,7 +68,7 @@ __all__ = [
     "tag",
 ]
 
-JAX_REPOSITORY = "https://github.com/jax-ml/jax"
+JAX_REPOSITORY = JAX_WEB  # the one address, kept in kit.history
 DOCS_CHANGELOG_URL = "https://docs.jax.dev/en/latest/changelog.html"
 CHANGELOG_NAME = "CHANGELOG.md"
 RAW_CHANGELOG_URL = "https://raw.githubusercontent.com/jax-ml/jax/main/CHANGELOG.md"
@@ -101,11 +103,6 @@ class ReleaseSection:
     """As written (``"Dec 5, 2024"``); None for an unreleased or undated heading."""
     markdown: str
     """Heading and body, trailing blank lines removed."""
-
-
-def tag(version: str) -> str:
-    """The git tag of a JAX release: ``jax-v0.4.35``."""
-    return f"jax-v{version}"
 
 
 def compare_url(good: str, bad: str) -> str:
