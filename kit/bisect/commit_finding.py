@@ -21,6 +21,7 @@ from typing import Any
 from ..history.commit_range import CommitRange
 from ..history.commits import CommitInfo, commit_info, compare_url, compiled_changes
 from ..history.source import History
+from ..history.version_file import dotted
 from ..history.xla import xla_compare_url, xla_revision
 from ..install.overlay import Build
 from .commit_candidates import CommitCandidate
@@ -106,6 +107,10 @@ class CommitFinding:
         result = self.answer_level.result
         return "commit" if result is not None and result.exact else "short-list"
 
+    def outcome_of(self, key: str) -> Outcome | None:
+        """What the first search that judged ``key`` made of it."""
+        return next((level.outcomes[key] for level in self.levels if key in level.outcomes), None)
+
     def build_of(self, key: str) -> str | None:
         seen = self.observations.get(key)
         candidate = self.probed_candidates.get(key)
@@ -130,14 +135,10 @@ def _commit(found: CommitFinding, key: str) -> str:
 def _compiled_change(history: History, found: CommitFinding) -> CompiledChange:
     commit_range = found.levels[0].commit_range
     old, new = commit_range.old_end, commit_range.commits[-1]
-    builds = sorted(found.builds, key=lambda b: _dotted(b.jaxlib))
+    builds = sorted(found.builds, key=lambda b: dotted(b.jaxlib))
     return CompiledChange(builds[0].jaxlib if builds else "?", builds[-1].jaxlib if builds else "?",
                           xla_revision(history, old), xla_revision(history, new),
                           tuple(compiled_changes(history, old, new)))
-
-
-def _dotted(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit())
 
 
 def to_json(found: CommitFinding) -> dict[str, Any]:
@@ -159,7 +160,7 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
                     compare=compare_url(_commit(found, result.last_same), _commit(found, result.first_different)))
     for name, info in (("last_same", found.last_same), ("first_different", found.first_different)):
         if info is not None:
-            data[name] = {**info.to_json(), "jaxlib": found.build_of(_key_of(found, info.hash))}
+            data[name] = {**info.to_json(), "jaxlib": found.build_of(info.hash)}
     if found.tie_break is not None:
         tie = found.tie_break
         data["tie_break"] = {"kind": tie.kind, "probe": tie.probe.commit if tie.probe else None,
@@ -171,10 +172,6 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
         data["not_in_python"] = {**asdict(found.compiled), "compiled_files": list(found.compiled.compiled_files),
                                  "xla_compare": found.compiled.xla_compare}
     return data
-
-
-def _key_of(found: CommitFinding, commit: str) -> str:
-    return next((k for k, c in found.probed_candidates.items() if c.commit == commit and "@" not in k), commit)
 
 
 def _level_json(level: CommitLevel) -> dict[str, Any]:
@@ -189,7 +186,7 @@ def _level_json(level: CommitLevel) -> dict[str, Any]:
 def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
     seen = found.observations[key]
     candidate = found.probed_candidates.get(key)
-    outcome = next((level.outcomes[key] for level in found.levels if key in level.outcomes), None)
+    outcome = found.outcome_of(key)
     return {"key": key, "commit": candidate.commit if candidate else key,
             "outcome": outcome.value if outcome else None,
             "title": candidate.title if candidate else "", "date": candidate.date if candidate else "",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from ..config import Matrix
 from ..history.source import History
@@ -37,15 +37,15 @@ from .probes import Prober
 class CommitProber(Prober):
     """Turns a commit (on its build) into an outcome; releases it is handed go to ``releases``."""
 
-    def __init__(self, matrix: Matrix, options: Options, commits: Sequence[CommitCandidate], cache: ProbeCache,
+    def __init__(self, matrix: Matrix, options: Options, cache: ProbeCache,
                  subject: Mapping[str, Any], name: str, index: PackageIndex, log: Log,
                  releases: Prober, history: History) -> None:
         # Check records of commits stay out of the matrix's folder: its model reads releases only.
         commit_matrix = dataclasses.replace(matrix, results_dir=commit_records_dir(matrix))
-        super().__init__(commit_matrix, options, [*releases.candidates.values(), *commits], cache, subject, name,
+        super().__init__(commit_matrix, options, list(releases.candidates.values()), cache, subject, name,
                          index, log)
         self.releases, self.history = releases, history
-        self.commits = {c.version: c for c in commits}
+        self.commits: dict[str, CommitCandidate] = {}  # added per search (`add`)
         self._folders: list[Path] = []
         self._compiled: set[str] = set()
 

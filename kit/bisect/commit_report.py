@@ -114,7 +114,7 @@ def _probe_rows(found: CommitFinding, crash: str, script: bool) -> Sequence[str]
     for key in shown:
         seen = found.observations[key]
         candidate = found.probed_candidates.get(key)
-        outcome = next((level.outcomes[key] for level in found.levels if key in level.outcomes), None)
+        outcome = found.outcome_of(key)
         text = label(outcome, seen, crash, script) if outcome is not None else seen.status
         how = {"cache": f"probe cache ({seen.by or 'earlier run'})", "release": "the release's own probe"}.get(
             seen.source, f"run ({seen.environment or 'no'} environment)")
