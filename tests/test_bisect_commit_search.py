@@ -125,6 +125,8 @@ def test_fix_is_named_inside_the_merge_with_jaxlib_python_laid_over(matrix: Any,
     assert world.built == set(RELEASES) and all(p["jaxlib"] in RELEASES for p in commits["probes"])
     assert f"**{fix}** \"{FIX_TITLE}\"" in markdown and "PR #4242" in markdown
     assert "Batch dimensions of lax.linalg are partitioned." in markdown  # notes from the clone's CHANGELOG.md
+    bisect_dir = matrix.results_dir.parent / "bisect"  # a --script's commit records: commit-records/, once
+    assert list((bisect_dir / "commit-records").glob("*.json")) and not (bisect_dir / "bisect").exists()
 
 
 def files_of(tree: Path) -> dict[str, tuple[int, int]]:

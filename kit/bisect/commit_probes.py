@@ -40,9 +40,7 @@ class CommitProber(Prober):
     def __init__(self, matrix: Matrix, options: Options, cache: ProbeCache,
                  subject: Mapping[str, Any], name: str, index: PackageIndex, log: Log,
                  releases: Prober, history: History) -> None:
-        # Check records of commits stay out of the matrix's folder: its model reads releases only.
-        commit_matrix = dataclasses.replace(matrix, results_dir=commit_records_dir(matrix))
-        super().__init__(commit_matrix, options, list(releases.candidates.values()), cache, subject, name,
+        super().__init__(matrix, options, list(releases.candidates.values()), cache, subject, name,
                          index, log)
         self.releases, self.history = releases, history
         self.commits: dict[str, CommitCandidate] = {}  # added per search (`add`)
@@ -53,6 +51,10 @@ class CommitProber(Prober):
         """One more candidate (the same commit on another build), probed outside the search."""
         self.commits[candidate.version] = candidate
         self.candidates[candidate.version] = candidate
+
+    def records_dir(self, matrix: Matrix, options: Options) -> Path:
+        # Check records of commits stay out of the matrix's folder (its model reads releases only), --script or not.
+        return commit_records_dir(matrix)
 
     def name_of(self, version: str) -> str:
         candidate = self.commits.get(version)

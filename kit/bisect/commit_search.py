@@ -114,7 +114,7 @@ def _prober(phase: CommitPhase) -> CommitProber:
     """The commit prober beside the release prober (it prepares their environments); commits are added per search."""
     releases = phase.releases
     kind = CommitMetricProber if isinstance(releases, MetricProber) else CommitProber
-    prober = kind(releases.matrix, releases.options, releases.cache, releases.subject, releases.name,
+    prober = kind(phase.matrix, releases.options, releases.cache, releases.subject, releases.name,
                   releases.index, phase.log, releases, phase.history)
     if isinstance(prober, CommitMetricProber) and isinstance(releases, MetricProber):
         prober.adopt_baseline(releases)

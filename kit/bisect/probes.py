@@ -45,8 +45,7 @@ class Prober:
 
     def __init__(self, matrix: Matrix, options: Options, candidates: Sequence[Candidate], cache: ProbeCache,
                  subject: Mapping[str, Any], name: str, index: PackageIndex, log: Log) -> None:
-        if options.script is not None:  # a --script's records stay out of the matrix's folder: it is no check of it
-            matrix = dataclasses.replace(matrix, results_dir=script_records_dir(matrix))
+        matrix = dataclasses.replace(matrix, results_dir=self.records_dir(matrix, options))
         self.matrix, self.options, self.cache, self.index, self.log = matrix, options, cache, index, log
         self.subject, self.name = subject, name
         self.candidates = {c.version: c for c in candidates}
@@ -56,6 +55,11 @@ class Prober:
         self._prepared: dict[str, Prepared] = {}
         self._environments: dict[str, str] = {}
         """``built`` or ``reused``, per release this bisect prepared."""
+
+    def records_dir(self, matrix: Matrix, options: Options) -> Path:
+        """Where this prober's check records go, given the matrix as configured."""
+        # A --script's records stay out of the matrix's folder: it is no check of it.
+        return script_records_dir(matrix) if options.script is not None else matrix.results_dir
 
     @property
     def timeout(self) -> int:
