@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from packaging.utils import canonicalize_name
+
 from ..requirements import package_for_module
 
 TRACEBACK_HEADER = "Traceback (most recent call last):"
@@ -147,12 +149,8 @@ def import_failure(exception: RaisedException, pins: Mapping[str, str]) -> Impor
     if _JAX_MODULES.match(top):
         return None  # jax.experimental.foo gone: that is about the release, and may be the bug itself
     package = package_for_module(top)
-    installed = {_canonical(name): version for name, version in pins.items()}.get(_canonical(package))
+    installed = {canonicalize_name(name): version for name, version in pins.items()}.get(canonicalize_name(package))
     return ImportFailure(module, package, installed)
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def failed(code: int | None) -> bool:

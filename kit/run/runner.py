@@ -304,8 +304,8 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
     return fields
 
 
-def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if: re.Pattern[str] | None = None,
-                  env: Environment | None = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if: re.Pattern[str] | None,
+                  env: Environment) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """A script run's record fields (and its KIT_RESULT): the exit code first, KIT_RESULT adds detail, and a
     failure is classed by what it died of (kit/run/failures.py; ``env`` says what was installed).
 
@@ -321,8 +321,7 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
         return {"status": "crashed", "verdict": None, "reason": f"{exc}",
                 "evidence": {"exit_code": code, "output_tail": ended.tail[-15:], **_leftover_evidence(ended)}}, None
     fields = protocol.observation(code, timeout, result)
-    judged = failures.judge(fields, code, ended.tail, bad_if, env.pins if env else {},
-                            env.python_version if env else None)
+    judged = failures.judge(fields, code, ended.tail, bad_if, env.pins, env.python_version)
     fields.update(status=judged.status, verdict=judged.verdict, reason=judged.reason)
     # Whether KIT_RESULT stated the verdict or the exit code alone gave it: a script that only measures
     # (metrics, exit 0, no verdict) is shown as measured, not unaffected (kit/matrix/measured.py).
