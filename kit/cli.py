@@ -47,7 +47,7 @@ from .errors import IndexUnreachable, KitError, UsageError
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
 from .install.release import resolve_release
-from .requirements import requirements
+from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
 
 Log = Callable[[str], None]
@@ -393,7 +393,7 @@ def _ran_lines(record: dict[str, Any]) -> list[str]:
     if (env.get("process_count") or 1) > 1:
         agree = "agree" if (record.get("evidence") or {}).get("processes_agree") else "DISAGREE"
         where += f" over {env['process_count']} processes (jax.distributed; their verdicts {agree})"
-    extras = "".join(f", {name} {version or 'missing'}" for name, version in (env.get("packages") or {}).items())
+    extras = f", {versions_text(env['packages'])}" if env.get("packages") else ""
     lines = [f"   ran on {where}, jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
              f"python {env.get('python')}{extras}"]
     figures = (record.get("evidence") or {}).get("summary") or {}

@@ -268,6 +268,8 @@ _NETWORK_TROUBLE = re.compile(r"error sending request|tcp connect error|dns erro
 NETWORK_TIP = ("check the network (and HTTPS_PROXY); an outage says nothing about the release, so nothing was "
                "recorded; releases whose environment is already built run without it")
 
+_RELEASE_MISSING = re.compile(r"no version of (jaxlib|jax)==([\w.]+)")
+"""uv's words when the release's own jax or jaxlib pin has no version at all (group 1 the package, 2 the version)."""
 _FIND_LINKS_UNREADABLE = re.compile(r"Failed to read `--find-links` URL: (\S+)")
 
 
@@ -314,7 +316,7 @@ def choose_python(plan: InstallPlan, available: list[str], offline: bool = False
 def missing_everywhere(resolution: Resolution, requires: tuple[str, ...] = ()) -> bool:
     """uv found no version of the pinned jax or jaxlib at all (not merely none for this Python), or none of
     an extra package in ``requires`` before the era's cut-off."""
-    if re.search(r"no version of (jax|jaxlib)==", resolution.error):
+    if _RELEASE_MISSING.search(resolution.error):
         return True
     if "Python" in resolution.error or "wheel" in resolution.error:
         return False  # the interpreter may be what does not fit: another Python is worth a try
@@ -361,7 +363,7 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
     if page:  # it answered (a network failure stops at raise_if_network_trouble), with an error
         cause = attempts[-1].error.rsplit("cause:", 1)[-1].strip()
         return f"the find-links page {page.group(1)} could not be read ({cause}; tried Python {tried})"
-    missing = re.search(r"no version of (jaxlib|jax)==([\w.]+)", attempts[-1].error)
+    missing = _RELEASE_MISSING.search(attempts[-1].error)
     if missing:
         return no_wheels(where, missing.group(1), missing.group(2), tried)
     extra = _unsatisfied_extra(plan, attempts[-1].error)
@@ -388,7 +390,7 @@ def _unsatisfied_extra(plan: InstallPlan, error: str) -> str | None:
 
 def unsatisfied_extra(plan: InstallPlan, attempts: Sequence[Resolution]) -> str | None:
     """The check's extra requirement that kept the plan from resolving, or None when the release itself did."""
-    if not plan.requires or not attempts or re.search(r"no version of (jax|jaxlib)==", attempts[-1].error):
+    if not plan.requires or not attempts or _RELEASE_MISSING.search(attempts[-1].error):
         return None
     return _unsatisfied_extra(plan, attempts[-1].error)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..requirements import versions_text
 from .plot_data import speedup_curves
 
 # A matrix cell shows an exception's first line up to this many characters; the record keeps all of it.
@@ -122,4 +123,4 @@ def packages_figure(environment: Any) -> str:
     packages = environment.get("packages") if isinstance(environment, Mapping) else None
     if not isinstance(packages, Mapping):
         return ""
-    return ", ".join(f"{name} {version or 'missing'}" for name, version in sorted(packages.items()))
+    return versions_text(dict(sorted(packages.items())))
