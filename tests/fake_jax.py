@@ -86,6 +86,22 @@ __version__ = _release_version or _version
 _minimum_jaxlib_version = "{minimum}"
 '''
 
+NUMPY = '''\
+"""Enough of jax.numpy for the kit's question "does JAX run here?" (kit/run/jax_runs.py)."""
+
+
+class _Array(list):
+    def __add__(self, other):
+        return _Array(x + other for x in self)
+
+    def sum(self):
+        return sum(self)
+
+
+def arange(n):
+    return _Array(range(n))
+'''
+
 CHANGELOG_1 = "# Changelog\n\n## jax 0.1.0 (Jan 2, 2025)\n\n* First release.\n"
 CHANGELOG_2 = ("# Changelog\n\n## jax 0.2.0 (Feb 20, 2025)\n\n* Batch dimensions of lax.linalg are partitioned.\n\n"
                "## jax 0.1.0 (Jan 2, 2025)\n\n* First release.\n")
@@ -104,6 +120,7 @@ def _files(version: str = "0.1.0", minimum: str = "0.1.0", jax_rule: bool = Fals
         "jax/__init__.py": JAX_INIT,
         "jax/version.py": VERSION.format(version=version, minimum=minimum),
         "jax/_src/__init__.py": "",
+        "jax/numpy.py": NUMPY,
         "jax/_src/linalg.py": LINALG.format(flag=jax_rule),
         "jax/_src/kernels.py": KERNELS.format(plugins="import jaxlib.plugin_support  # new: not in jaxlib 0.1.0\n\n\n"
                                               if plugins else ""),

@@ -86,6 +86,10 @@ class FakeReleases:
                                                               "from_run": len(self._all_runs())}
         table_path.write_text(json.dumps(table))
 
+    def break_jax(self, *versions: str) -> None:
+        """From now on JAX itself cannot import in these releases' environments (their scripts still start)."""
+        (self.folder / "broken-jax.json").write_text(json.dumps(list(versions)))
+
     def reconfigure(self, **tables: Any) -> Matrix:
         """matrix.toml with some top-level tables replaced (say ``checks``); the same results, envs and index."""
         self._raw = {**self._raw, **tables}

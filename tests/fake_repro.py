@@ -36,6 +36,8 @@ RESULTS = ("affected", "unaffected", "inconclusive", "crash", "hang", "refuse", 
 
 def main(argv: list[str]) -> int:
     version = os.environ.get("FAKE_JAX", "0.6.0")
+    if argv[:1] == ["-c"]:
+        return _does_jax_run(version)
     if argv[:1] != ["-m"] or not argv[1].startswith("repro.") or argv[1] == "repro.kitcheck":
         _log_run(version, "script")
         if os.environ.get("FAKE_SITE"):  # the extra packages the environment "installed" (`FakeBackend`)
@@ -154,6 +156,20 @@ def install_fake_release(envs_dir: Path, matrix: Any, version: str, plan: Any = 
         envs.find_or_fetch_interpreter = real_find  # type: ignore[assignment]
     lockfile.write_lock(envs_dir, lockfile.install_settings(matrix, matrix.release(version), "cpu"), plan, resolution)
     return built.python
+
+
+def _does_jax_run(version: str) -> int:
+    """The kit's "does JAX itself run here?" (kit/run/jax_runs.py): yes, unless the test broke this release's JAX."""
+    folder = os.environ.get("FAKE_RELEASES_DIR")
+    broken = Path(folder) / "broken-jax.json" if folder else None
+    if broken is not None and broken.exists() and version in json.loads(broken.read_text()):
+        print("Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+              f"ImportError: cannot import name '_jax' from 'jaxlib' (fake jax {version})", file=sys.stderr)
+        return 1
+    from kit.run.jax_runs import RAN_MARK
+
+    print(RAN_MARK, version, 6)
+    return 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ One verdict, from the user's side (:attr:`CommitFinding.verdict`):
 * ``not-in-python``: the same Python gave both outcomes on two jaxlib builds,
   or both ends of the range gave the same outcome on one build: the change
   is in the compiled jaxlib (the report names both builds and the XLA range);
+* ``commit-with-newer-jaxlib``: the first changed commit, exactly, but it
+  changes the behaviour only on the newer jaxlib build (its Python takes
+  another path there; the gates its diff adds are named);
 * ``binary-may-be-the-cause``: the outcome changed exactly where the probes
   switched builds, and no commit there runs on both to tell;
 * ``stopped``: the range's ends did not behave as the releases did (the reason says how).
@@ -49,13 +52,15 @@ class TieBreak:
     """Binary or Python: ``probe`` is the commit run on the other build (None when the ends decided it)."""
 
     kind: str
-    """``binary``, ``python`` or ``unknown``."""
+    """``binary``, ``python``, ``build-dependent`` (the commit, with the newer jaxlib only) or ``unknown``."""
     probe: CommitCandidate | None
     old_build: Build | None
     new_build: Build | None
     outcome: Outcome | None
     why: str = ""
     """The facts that decided it, in one sentence for the report."""
+    gates: tuple[str, ...] = ()
+    """``build-dependent``: the jaxlib version comparisons the commit's diff adds or changes."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,8 @@ class CommitFinding:
     observations: dict[str, Observation] = field(default_factory=dict)
     probed_candidates: dict[str, CommitCandidate] = field(default_factory=dict)
     seconds: float = 0.0
+    runnable_checks: tuple[int, float] = (0, 0.0)
+    """(pairs laid over only to ask whether JAX runs there, their seconds): `kit.bisect.runnable`."""
     last_same: CommitInfo | None = None
     first_different: CommitInfo | None = None
     compiled: CompiledChange | None = None
@@ -105,7 +112,9 @@ class CommitFinding:
         if self.tie_break is not None and self.tie_break.kind == "unknown":
             return "binary-may-be-the-cause"
         result = self.answer_level.result
-        return "commit" if result is not None and result.exact else "short-list"
+        if result is None or not result.exact:
+            return "short-list"
+        return "commit-with-newer-jaxlib" if self.tie_break and self.tie_break.kind == "build-dependent" else "commit"
 
     def outcome_of(self, key: str) -> Outcome | None:
         """What the first search that judged ``key`` made of it."""
@@ -154,6 +163,8 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
         "levels": [_level_json(level) for level in found.levels],
         "probes": [_probe_json(found, key) for key in found.observations],
         "probed_now": found.commit_probes, "seconds": round(found.seconds, 1),
+        "runnable_checks": {"pairs": found.runnable_checks[0], "seconds": found.runnable_checks[1]},
+        "cannot_run": [_commit(found, k) for k, seen in found.observations.items() if seen.jax_cannot_run],
     }
     if result is not None:
         data.update(ambiguous=[_commit(found, k) for k in result.ambiguous],
@@ -167,7 +178,8 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
                              "on_jaxlib": tie.probe.jaxlib if tie.probe else None,
                              "outcome": tie.outcome.value if tie.outcome else None,
                              "old_jaxlib": tie.old_build.jaxlib if tie.old_build else None,
-                             "new_jaxlib": tie.new_build.jaxlib if tie.new_build else None, "why": tie.why}
+                             "new_jaxlib": tie.new_build.jaxlib if tie.new_build else None, "why": tie.why,
+                             "gates": list(tie.gates)}
     if found.compiled is not None:
         data["not_in_python"] = {**asdict(found.compiled), "compiled_files": list(found.compiled.compiled_files),
                                  "xla_compare": found.compiled.xla_compare}
@@ -193,5 +205,6 @@ def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
             "jaxlib": seen.jaxlib, "python": seen.python,
             "release_env": candidate.build.release if candidate and candidate.build else None,
             "status": seen.status, "verdict": seen.verdict, "reason": seen.reason, "source": seen.source,
+            "jax_cannot_run": seen.jax_cannot_run,
             "environment": seen.environment,
             "seconds": seen.seconds, "ran_at": seen.ran_at}

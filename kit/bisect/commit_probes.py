@@ -25,6 +25,7 @@ from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
 from ..records import Identity
 from ..install.environment import Prepared, over_release
 from ..run import runner
+from ..run.jax_runs import JaxRuns, jax_runs
 from .candidates import Candidate
 from .commit_candidates import CommitCandidate
 from .metric import MetricProber
@@ -102,22 +103,47 @@ class CommitProber(Prober):
         if candidate is None or candidate.build is None:
             return self.releases._prepare(version)
         if version not in self._prepared:
-            release = candidate.build.release
-            known_before = release in self.releases._prepared
-            base = self.releases._prepare(release)  # the release prober's: each release prepared once per bisect
-            if base.environment is None:
-                self._prepared[version] = base
-                return base
-            if release not in self._compiled:  # once per environment and bisect: later it is current
-                self._compiled.add(release)
-                self.log(f"jax {release}'s environment: {compile_environment(base.environment.python)}")
-            folder = new_overlay_folder()
-            self._folders.append(folder)
-            self._prepared[version] = over_release(base, self.history, candidate.commit, candidate.jax_version, folder)
-            made = fill_bytecode(base.environment.python, folder, commit_bytecode_dir(self.matrix))
-            self.log(f"laid {candidate.short}'s jax/ and jaxlib Python over jax {release}'s environment ({folder}); {made}")
-            self._environments[version] = "built" if not known_before and not base.environment.reused else "reused"
+            known_before = candidate.build.release in self.releases._prepared
+            base, self._prepared[version] = self._lay(candidate)
+            if base.environment is not None:
+                self._environments[version] = "built" if not known_before and not base.environment.reused else "reused"
         return self._prepared[version]
+
+    def _lay(self, candidate: CommitCandidate) -> tuple[Prepared, Prepared]:
+        """(the build's release environment, the commit laid over it): a new overlay folder, this prober's to remove."""
+        assert candidate.build is not None
+        release = candidate.build.release
+        base = self.releases._prepare(release)  # the release prober's: each release prepared once per bisect
+        if base.environment is None:
+            return base, base
+        if release not in self._compiled:  # once per environment and bisect: later it is current
+            self._compiled.add(release)
+            self.log(f"jax {release}'s environment: {compile_environment(base.environment.python)}")
+        folder = new_overlay_folder()
+        self._folders.append(folder)
+        laid = over_release(base, self.history, candidate.commit, candidate.jax_version, folder)
+        made = fill_bytecode(base.environment.python, folder, commit_bytecode_dir(self.matrix))
+        self.log(f"laid {candidate.short}'s jax/ and jaxlib Python over jax {release}'s environment ({folder}); {made}")
+        return base, laid
+
+    def pair_runs(self, candidate: CommitCandidate) -> JaxRuns:
+        """Does JAX itself import and run with this commit laid over its build? (`kit.bisect.runnable`)"""
+        base, laid = self._lay(candidate)
+        try:
+            if laid.environment is None:
+                return JaxRuns(False, f"jax {candidate.build.release if candidate.build else '?'}'s environment "
+                                      f"could not be prepared: {base.problem}")
+            runs = jax_runs(laid.environment)
+        finally:
+            self._remove(laid)
+        self.log(f"  {candidate.short} on jaxlib {candidate.jaxlib}: {runs.sentence()} ({runs.seconds:.1f} s)")
+        return runs
+
+    def _remove(self, prepared: Prepared) -> None:
+        for folder in prepared.environment.pythonpath if prepared.environment else ():
+            if folder in self._folders:
+                remove_overlay(folder)
+                self._folders.remove(folder)
 
     def observe(self, candidate: Candidate) -> Observation:
         """As for a release; then the commit's overlay goes (about 13 MB each: hundreds would fill a disk)."""
@@ -125,11 +151,8 @@ class CommitProber(Prober):
             return super().observe(candidate)
         finally:
             prepared = self._prepared.pop(candidate.version, None) if candidate.version in self.commits else None
-            laid = prepared.environment.pythonpath if prepared is not None and prepared.environment else ()
-            for folder in laid:
-                if folder in self._folders:
-                    remove_overlay(folder)
-                    self._folders.remove(folder)
+            if prepared is not None:
+                self._remove(prepared)
 
     def close(self) -> None:
         """Remove every overlay this prober laid that is still there (the probe cache keeps what they showed)."""

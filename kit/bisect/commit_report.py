@@ -8,7 +8,8 @@ from ..history.commits import CommitInfo, commit_url, compare_url
 from .commit_finding import CommitFinding, TieBreak
 from .outcomes import label
 
-_WHAT = {"commit": "the commit", "short-list": "a short list of commits", "not-in-python": "not in JAX's Python",
+_WHAT = {"commit": "the commit", "commit-with-newer-jaxlib": "the commit, with the newer jaxlib only",
+         "short-list": "a short list of commits", "not-in-python": "not in JAX's Python",
          "binary-may-be-the-cause": "the jaxlib binary may be the cause", "stopped": "stopped at the ends"}
 
 
@@ -44,7 +45,7 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     if found.last_same is not None and found.first_different is not None:
         lines += [f"- last {old_word} commit: {_named(found.last_same, found.build_of(found.last_same.hash))}",
                   f"- first {new_word} commit: {_named(found.first_different, found.build_of(found.first_different.hash))}"
-                  + (" (exact)" if verdict == "commit" else ""),
+                  + (" (exact)" if verdict in ("commit", "commit-with-newer-jaxlib") else ""),
                   f"  - files changed: {', '.join(found.first_different.files[:25]) or 'none'}"
                   + (" …" if len(found.first_different.files) > 25 else ""),
                   f"- compare: {compare_url(found.last_same.hash, found.first_different.hash)}"]
@@ -68,8 +69,16 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
                          "change lies between two commits the search ran, so the answer does not rest on it")
     for level in found.levels[1:]:
         lines.append(f"- {level.commit_range.shape}" + (f": {level.problem.message}" if level.problem else ""))
-    if found.tie_break is not None and found.tie_break.kind == "python":
+    if found.tie_break is not None and found.tie_break.kind in ("python", "build-dependent"):
         lines.append(f"- {_python_sentence(found.tie_break)}")
+    cannot = [k for k, seen in found.observations.items() if seen.jax_cannot_run]
+    if cannot:
+        lines.append(f"- {len(cannot)} probes where JAX itself could not run were counted as neither good nor bad: "
+                     + "; ".join(f"{k[:10]}: {found.observations[k].jax_cannot_run}" for k in cannot[:3]))
+    asked, seconds = found.runnable_checks
+    if asked:
+        lines.append(f"- {asked} (commit, jaxlib) pairs were laid over only to ask whether JAX runs there "
+                     f"({seconds:.1f} s)")
     if found.compiled is not None:
         lines += _compiled_lines(found)
     return lines

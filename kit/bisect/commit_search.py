@@ -28,6 +28,7 @@ import functools
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from packaging.version import Version
@@ -35,6 +36,7 @@ from packaging.version import Version
 from ..config import Matrix
 from ..errors import UsageError
 from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag
+from ..history.commits import version_gates
 from ..history.source import History, ensure_tags
 from ..install.overlay import Build
 from ..install.release import built_env
@@ -46,6 +48,7 @@ from .metric import MetricProber
 from .options import Log
 from .outcomes import classify
 from .probes import Prober
+from .runnable import PairStore, Runnable, assign_builds
 from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 
 MIN_SKIP_BUDGET = 4
@@ -64,6 +67,8 @@ class CommitPhase:
     history: History
     log: Log
     cache: dict[str, Outcome] = field(default_factory=dict)
+    runnable: Runnable | None = None
+    """Which (commit, build) pairs JAX itself runs on, asked once each (`kit.bisect.runnable`)."""
 
 
 def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
@@ -76,6 +81,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
     commit_range = release_range(phase.history, old, new)
     builds = release_builds(phase)
     prober = _prober(phase)
+    phase.runnable = Runnable(PairStore(runnable_dir(phase.matrix), phase.finding.options.backend), prober.pair_runs)
     try:
         level = _search_level(phase, prober, commit_range, builds)
         result = CommitFinding(phase.history.origin, builds, [level])
@@ -86,6 +92,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
         result.probed_candidates = dict(prober.commits)
         describe(phase.history, result)
         result.seconds = time.monotonic() - started
+        result.runnable_checks = (phase.runnable.asked, round(phase.runnable.seconds, 1))
         return result
     finally:
         prober.close()
@@ -125,6 +132,8 @@ def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: Commit
                   builds: list[Build]) -> CommitLevel:
     """Verify the ends, probe the newest commit on the old end's build, then bisect."""
     candidates = commit_candidates(phase.history, commit_range, builds)
+    if phase.runnable is not None:
+        candidates = _runnable_builds(phase, candidates, builds, phase.runnable)
     for candidate in candidates:
         prober.add(candidate)
     keys = [c.version for c in candidates]
@@ -149,6 +158,30 @@ def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: Commit
     level.outcomes = {k: cache[k] for k in keys if k in cache and k not in probe.unprobed}
     level.unprobed = list(probe.unprobed)
     return level
+
+
+def _runnable_builds(phase: CommitPhase, candidates: list[CommitCandidate], builds: list[Build],
+                     runnable: Runnable) -> list[CommitCandidate]:
+    """Each commit on a build JAX itself runs it on; say where each build's span ends and what stopped it."""
+    asked = runnable.asked
+    placed = assign_builds(candidates, builds, runnable)
+    if runnable.asked == asked and placed == candidates:
+        return placed
+    for build in builds:
+        on = [c for c in placed if c.build is not None and c.build.jaxlib == build.jaxlib]
+        if on:
+            phase.log(f"jaxlib {build.jaxlib} runs {len(on)} commits ({on[0].short} .. {on[-1].short})")
+    stranded = [c for c, was in zip(placed, candidates) if c.problem and not was.problem]
+    if stranded:
+        phase.log(f"{len(stranded)} commits ({stranded[0].short} .. {stranded[-1].short}) run on no build here: "
+                  f"{stranded[0].problem}")
+    phase.log(f"runnable pairs: {runnable.asked - asked} laid over and run, {runnable.seconds:.1f} s in all so far")
+    return placed
+
+
+def runnable_dir(matrix: Matrix) -> Path:
+    """Where the (commit, build) pairs that ran are kept between bisects: beside the probe cache."""
+    return matrix.results_dir.parent / "bisect" / "runnable"
 
 
 class SkipBudget:
@@ -285,26 +318,52 @@ def _ends_on_one_build(prober: CommitProber, level: CommitLevel) -> TieBreak | N
 
 def _same_python_other_build(prober: CommitProber, same: CommitCandidate, changed: CommitCandidate,
                              level: CommitLevel) -> TieBreak:
-    """One probe that tells the binary from the Python at a build switch (two when the first cannot run)."""
+    """At a build switch, the two crossed pairs tell the Python from the binary from a build-dependent commit.
+
+    ``same`` (the last unchanged commit) ran on build A, ``changed`` (the first
+    changed one) on build B. The changed commit on A: if it shows the change
+    there too, the Python made it. If not, the unchanged commit on B: if that
+    still shows the old outcome, the commit makes the change, but only on
+    jaxlib B (its Python takes another path there, as JAX's gates on
+    ``jaxlib_extension_version`` do); if it shows the new one, the build did.
+    A pair JAX cannot run on tells nothing and is passed over.
+    """
     assert same.build is not None and changed.build is not None and level.result is not None
     old = level.result.old_outcome
-    a, b = same.build.jaxlib, changed.build.jaxlib
-    for commit, build in ((changed, same.build), (same, changed.build)):
-        moved = on_build(commit, build)
-        if moved is None:
-            continue
-        prober.add(moved)
-        outcome = prober(moved.version)
-        level.outcomes[moved.version] = outcome
-        if outcome is Outcome.SKIP:
-            continue
-        # Same Python, other build: if the outcome follows the build, the build made the change.
-        follows_build = (outcome is old) == (build.jaxlib == a)
-        seen = f"commit {commit.short} gave {outcome.value} on jaxlib {build.jaxlib}"
-        why = (f"{seen}, and {'the other outcome' if follows_build else 'the same'} on jaxlib "
-               f"{b if build.jaxlib == a else a}: " + ("the outcome follows the jaxlib build, not the Python"
-                                                       if follows_build else "the Python made the change"))
-        return TieBreak("binary" if follows_build else "python", moved, same.build, changed.build, outcome, why)
-    why = (f"the outcome changed where the probes switched from jaxlib {a} ({same.short}) to jaxlib {b} "
-           f"({changed.short}), and neither commit runs on the other's build")
-    return TieBreak("unknown", None, same.build, changed.build, None, why)
+    a, b = same.build, changed.build
+    changed_on_a = _crossed(prober, changed, a, level)
+    if changed_on_a is not None and changed_on_a[1] is not old:
+        why = (f"commit {changed.short} gave {changed_on_a[1].value} on jaxlib {a.jaxlib} as on jaxlib {b.jaxlib}: "
+               "the Python made the change, on either build")
+        return TieBreak("python", changed_on_a[0], a, b, changed_on_a[1], why)
+    same_on_b = _crossed(prober, same, b, level)
+    if same_on_b is None:
+        why = (f"the outcome changed where the probes switched from jaxlib {a.jaxlib} ({same.short}) to jaxlib "
+               f"{b.jaxlib} ({changed.short}), and JAX runs " + (
+                   "neither commit on the other's build" if changed_on_a is None else
+                   f"{same.short} only on jaxlib {a.jaxlib}, while {changed.short} gave the old outcome on it too: "
+                   "the build, or a Python change that needs the newer build, made it"))
+        return TieBreak("unknown", changed_on_a[0] if changed_on_a else None, a, b, None, why)
+    if same_on_b[1] is not old:
+        why = (f"the same Python ({same.short}) gave {old.value} on jaxlib {a.jaxlib} and {same_on_b[1].value} on "
+               f"jaxlib {b.jaxlib}: the outcome follows the jaxlib build, not the Python")
+        return TieBreak("binary", same_on_b[0], a, b, same_on_b[1], why)
+    gates = version_gates(prober.history, changed.commit)
+    on_a = (f"gave {old.value} on jaxlib {a.jaxlib} as well" if changed_on_a is not None
+            else f"cannot run on jaxlib {a.jaxlib}")
+    why = (f"{same.short} gave {old.value} on jaxlib {b.jaxlib} too, so on that build {changed.short} made the "
+           f"change; {changed.short} {on_a}" + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
+    kind = "build-dependent" if changed_on_a is not None else "python"
+    return TieBreak(kind, same_on_b[0], a, b, same_on_b[1], why, gates=tuple(gates))
+
+
+def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build,
+             level: CommitLevel) -> tuple[CommitCandidate, Outcome] | None:
+    """``commit`` run on ``build`` (the pair the search did not run); None where JAX does not run it there."""
+    moved = on_build(commit, build)
+    if moved is None:
+        return None
+    prober.add(moved)
+    outcome = prober(moved.version)
+    level.outcomes[moved.version] = outcome
+    return None if outcome is Outcome.SKIP else (moved, outcome)

@@ -70,6 +70,9 @@ class Observation:
     """A package the script could not import and the environment lacks: add it to requires."""
     extra_packages: dict[str, str | None] = field(default_factory=dict)
     """The version of each extra package (a check's ``requires``, ``--requires``) it ran with."""
+    jax_cannot_run: str | None = None
+    """What JAX itself died of where it was asked to import and run (`kit.run.jax_runs`): the run was no
+    verdict, the probe is a skip, and it is never kept in the probe cache as an outcome."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -122,6 +125,7 @@ _OBSERVATION_SHAPES = {
     "job": lambda v: isinstance(v, str), "exception": _text_or_none, "missing_import": _text_or_none,
     "extra_packages": lambda v: isinstance(v, dict) and all(isinstance(k, str) and _text_or_none(x)
                                                             for k, x in v.items()),
+    "jax_cannot_run": _text_or_none,
 }
 
 
@@ -135,11 +139,13 @@ def observation_of(record: Mapping[str, Any], source: str = "run") -> Observatio
     exception = _mapping(evidence.get("exception"))
     imported = _mapping(evidence.get("import_error"))
     extras = _mapping(_mapping(record.get("environment")).get("packages"))
+    jax_failed = _mapping(evidence.get("jax_cannot_run"))
     return Observation(
         str(record.get("status")), record.get("verdict"), str(record.get("reason") or ""), source,
         exception=f"{exception.get('type')}: {exception.get('message', '')}".splitlines()[0] if exception else None,
         missing_import=str(imported["package"]) if imported.get("package") and not imported.get("installed") else None,
-        extra_packages={str(k): (str(v) if v is not None else None) for k, v in extras.items()})
+        extra_packages={str(k): (str(v) if v is not None else None) for k, v in extras.items()},
+        jax_cannot_run=str(jax_failed.get("error") or "JAX could not run") if jax_failed else None)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -192,7 +198,8 @@ def _told(run: Observation, status: str, verdict: str | None, reason: str, sourc
           flipped: bool = False) -> Observation:
     """The settled observation, keeping what the run it rests on showed (its exception, its extra packages)."""
     return Observation(status, verdict, reason, source, runs, flipped, exception=run.exception,
-                       missing_import=run.missing_import, extra_packages=dict(run.extra_packages))
+                       missing_import=run.missing_import, extra_packages=dict(run.extra_packages),
+                       jax_cannot_run=run.jax_cannot_run)
 
 
 def label(outcome: Outcome, observation: Observation, crash: str, script: bool) -> str:
@@ -202,6 +209,8 @@ def label(outcome: Outcome, observation: Observation, crash: str, script: bool) 
         return f"timed out after {observation.timeout_s} s, {counted}"
     if observation.status == "crashed":
         return f"crashed, {counted}"
+    if observation.jax_cannot_run:
+        return f"skip (JAX itself cannot run here: {observation.jax_cannot_run})"
     if observation.status != "ran":
         return f"skip ({observation.status.replace('-', ' ')})"
     if observation.flipped and outcome is Outcome.SKIP:

@@ -105,9 +105,10 @@ class Prober:
             by=self.name, ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             not_reused=self.cache.why_not(here), job=job_label(job_facts()), **_installed(here),
             pins=list(self.options.pins))
-        if prepared.environment is not None or prepared.resolution is None:
+        if observation.jax_cannot_run is None and (prepared.environment is not None or prepared.resolution is None):
             # Resolved but not built is an install that failed here (a build, a disk, a download):
-            # worth another try, not a fact about the release to keep.
+            # worth another try, not a fact about the release to keep. Nor is a run where JAX itself
+            # could not import (a damaged environment, a corrupt bytecode file): it showed no behaviour.
             self.cache.put(here, observation)
         self.ran_now.append(candidate.version)
         return observation
@@ -195,7 +196,8 @@ class Prober:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         log_file.unlink(missing_ok=True)  # this identity's earlier log, if its probe is being redone (--fresh)
         runs = [first or self._run(candidate, prepared, log_file)]
-        if runs[0].verdict == "inconclusive" and self.options.check and not runs[0].exception:
+        if (runs[0].verdict == "inconclusive" and self.options.check and not runs[0].exception
+                and not runs[0].jax_cannot_run):
             # An inconclusive check is re-run once before it counts; a script that died of another
             # exception (an import, a failure bad_if does not match) would only die of it again.
             runs.append(self._run(candidate, prepared, log_file))

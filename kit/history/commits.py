@@ -113,3 +113,24 @@ def headlines(history: History, commits: Sequence[str]) -> dict[str, tuple[str, 
         if len(parts) == 3:
             found[parts[0]] = (parts[1], parts[2])
     return found
+
+
+# JAX's Python switches paths on the binary it runs with: comparisons of these against a number.
+_GATE = re.compile(r"\b(xla_extension_version|jaxlib_extension_version|ifrt_version|jaxlib_version|"
+                   r"_jaxlib_version|version\.__version_info__)\s*(?:[<>]=?|==|!=)\s*[\w.()\[\], ]+")
+
+
+def version_gates(history: History, commit: str) -> list[str]:
+    """The jaxlib version comparisons a commit's diff adds or changes (``jaxlib_extension_version >= 340``)."""
+    try:
+        diff = git(history.path, "show", "--format=", "--unified=0", "--no-renames", commit, "--", "jax", "jaxlib")
+    except GitFailed:
+        return []
+    found: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            for match in _GATE.finditer(line):
+                gate = " ".join(match.group(0).split()).rstrip(":) ,")
+                if gate not in found:
+                    found.append(gate)
+    return found[:5]

@@ -40,9 +40,10 @@ from ..history.version_file import JaxlibRange
 if TYPE_CHECKING:  # environment.py lays commits over with this module: the type alone, no import cycle
     from .environment import Environment
 
-OVERLAY_FORMAT = 2
+OVERLAY_FORMAT = 3
 """What an overlay holds; part of every commit probe's cache key, so a change to it re-runs commits.
-(1: installed jaxlib files only; 2: plus new modules in folders the installed jaxlib has.)"""
+(1: installed jaxlib files only; 2: plus new modules in folders the installed jaxlib has; 3: the same files,
+but probes of format 2 may hold a failed ``import jax`` counted as an outcome, so none of them is reused.)"""
 
 _RELEASE_VERSION = re.compile(r"^_release_version\s*(?::[^=\n]*)?=\s*None\s*$", re.MULTILINE)
 

@@ -28,6 +28,7 @@ from repro.parameters import flag, shown, to_flags
 
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
+from .jax_runs import jax_runs
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
 from ..text_bounds import bound_record
@@ -239,7 +240,9 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
         result, unusable = multiprocess.read_result(out, f"its {out.name}")
     code, tail = ended.code, ended.tail
     if code != 0 or result is None:
-        return _repro_failure(code, tail, unusable, _leftover_evidence(ended))
+        failed = _repro_failure(code, tail, unusable, _leftover_evidence(ended))
+        # A repro that exited 0 ran JAX; one that crashed may never have got past `import jax`.
+        return unless_jax_failed(failed, env, log) if failed["status"] == "crashed" and code != 0 else failed
     fields: dict[str, Any] = {"status": "ran"}
     fields.update({k: result[k] for k in ("verdict", "reason", "evidence", "parameters") if k in result})
     fields["environment"] = {**host_facts(None), **(result.get("environment") or {})}
@@ -265,6 +268,28 @@ def _repro_failure(code: int | None, tail: list[str], unusable: str, more: Mappi
         return {"status": "crashed", "reason": why, "evidence": evidence}
     how = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
     return {"status": "crashed", "reason": f"the repro crashed ({how}): {unusable or last}", "evidence": evidence}
+
+
+def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log) -> dict[str, Any]:
+    """A failed run's fields as they are, unless JAX itself cannot import and run here: then no verdict.
+
+    A failure inside ``import jax`` (a commit laid over a jaxlib it cannot
+    use, a damaged environment) is "cannot run here", never the script's
+    bad (`kit.run.jax_runs`); ``evidence.jax_cannot_run`` says what JAX died of.
+    """
+    health = jax_runs(env)
+    log(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)")
+    if health.ok:
+        return fields
+    evidence = {**(fields.get("evidence") or {}), "jax_cannot_run": health.to_json()}
+    reason = (f"JAX itself cannot import and run here ({health.error}), so the run's failure is not a verdict "
+              f"on the behaviour; it was: {fields.get('reason') or 'no reason given'}")
+    return {**fields, "status": "ran", "verdict": "inconclusive", "reason": reason, "evidence": evidence}
+
+
+def _bad_if_matched(fields: Mapping[str, Any]) -> bool:
+    """Did the user's bad_if match the failure? Then it is the verdict they asked for, whatever JAX did."""
+    return bool(((fields.get("evidence") or {}).get("bad_if") or {}).get("matched"))
 
 
 def script_env(result_path: Path, backend: str, host_devices: int | None) -> dict[str, str]:
@@ -295,6 +320,8 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         ended = run_child(cmd, timeout, log, script_env(out, backend, check.host_devices), env.pythonpath,
                           output_log)
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
+    if failures.failed(ended.code) and not _bad_if_matched(fields):
+        fields = unless_jax_failed(fields, env, log)
     env_facts: dict[str, Any] = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
                                  "python": env.python_version, "backend": backend,
                                  "device_count": check.host_devices or None}

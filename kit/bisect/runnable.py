@@ -1,0 +1,176 @@
+"""Which commits run on which jaxlib build: a commit counts only on a build where JAX itself runs.
+
+``jax/version.py`` says which jaxlib a commit accepts, and JAX's main branch
+does not keep that promise between releases: on 2025-04-23 the compiled
+module was renamed ``_jax``, and no later commit imports on jaxlib 0.6.0,
+although its ``version.py`` still accepts 0.6.0. A (commit, build) pair
+counts only where JAX imports and runs a trivial computation
+(`kit.run.jax_runs`); an overlay that cannot is "cannot run on jaxlib X",
+never good, never bad.
+
+Importability is monotonic enough to bisect: on the older build the commits
+that run are a prefix of the range, on the newer build a suffix. So each
+build's span is found with a check at the far end of what ``version.py``
+accepts (one check where the promise holds) and a bisection of the pairs
+only where it does not. Each commit then runs on the first build, in the
+caller's order of preference, whose span holds it; a commit no build runs
+carries the reason as its ``problem``, an ambiguous stretch of the answer.
+
+A pair that ran is kept on disk (the overlay's format and the build are in
+its key); a pair that failed is kept for this run only: the failure may be a
+corrupt cache or a full disk rather than the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+from packaging.version import Version
+
+from ..atomic_files import atomic_write_text
+from ..records import JsonTextError, read_json
+from ..run.jax_runs import JaxRuns
+from .commit_candidates import CommitCandidate, on_build
+from ..install.overlay import OVERLAY_FORMAT, Build
+
+Check = Callable[[CommitCandidate], JaxRuns]
+"""Lay one (commit, build) pair over and ask whether JAX runs there."""
+
+
+@dataclass
+class PairStore:
+    """What is known of (commit, build) pairs: those that ran on disk, those that failed in memory."""
+
+    folder: Path
+    backend: str
+    failed: dict[str, JaxRuns] = field(default_factory=dict)
+
+    def key(self, candidate: CommitCandidate) -> str:
+        assert candidate.build is not None
+        build = candidate.build
+        text = f"{candidate.commit} {build.release} {build.jaxlib} {build.python} {self.backend} {OVERLAY_FORMAT}"
+        return f"{candidate.commit[:12]}-jaxlib-{build.jaxlib}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+    def get(self, candidate: CommitCandidate) -> JaxRuns | None:
+        key = self.key(candidate)
+        if key in self.failed:
+            return self.failed[key]
+        try:
+            data = read_json(self.folder / f"{key}.json")
+        except (OSError, JsonTextError):
+            return None
+        return JaxRuns(True, "", (), float(data.get("seconds") or 0)) if isinstance(data, dict) and data.get("ok") else None
+
+    def put(self, candidate: CommitCandidate, runs: JaxRuns) -> None:
+        key = self.key(candidate)
+        if not runs.ok:
+            self.failed[key] = runs
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self.folder / f"{key}.json", json.dumps({"commit": candidate.commit, **runs.to_json()}))
+        except OSError:
+            pass  # only a cache: the pair is asked again next time
+
+
+@dataclass
+class Runnable:
+    """Runnability of pairs, asked once each: from the store, else by ``check``."""
+
+    store: PairStore
+    check: Check
+    asked: int = 0
+    """How many pairs were laid over and run in this search (the rest came from the store)."""
+    seconds: float = 0.0
+
+    def __call__(self, candidate: CommitCandidate) -> JaxRuns:
+        known = self.store.get(candidate)
+        if known is not None:
+            return known
+        runs = self.check(candidate)
+        self.asked += 1
+        self.seconds += runs.seconds
+        self.store.put(candidate, runs)
+        return runs
+
+
+@dataclass(frozen=True)
+class Span:
+    """The commits (indices into the range) that run on one build, and why the next one did not."""
+
+    build: Build
+    runs: frozenset[int]
+    stopped: str = ""
+    """What JAX died of at the first accepted commit past the span (empty: every accepted commit runs)."""
+
+
+def assign_builds(candidates: Sequence[CommitCandidate], builds: Sequence[Build],
+                  runnable: Runnable) -> list[CommitCandidate]:
+    """Each commit on the first build (in ``builds``' order) whose span holds it; none: the reason as its problem.
+
+    A candidate that already has a problem (no build accepts it) keeps it. With one build, no spans are
+    sought: every accepted commit is taken to run, and a probe that finds otherwise is a skip, not a verdict.
+    """
+    if len({b.jaxlib for b in builds}) < 2:
+        return list(candidates)
+    newest = max(builds, key=lambda b: Version(b.jaxlib)).jaxlib
+    spans: list[Span] = []
+    for build in builds:
+        covered = set().union(*(span.runs for span in spans)) if spans else set()
+        accepted = [i for i, c in enumerate(candidates) if i not in covered and _accepts(c, build)]
+        spans.append(_span(candidates, build, accepted, runnable, suffix=build.jaxlib == newest))
+    return [_placed(i, candidate, spans) for i, candidate in enumerate(candidates)]
+
+
+def _accepts(candidate: CommitCandidate, build: Build) -> bool:
+    return candidate.accepts is not None and candidate.accepts.accepts(build.jaxlib)
+
+
+def _span(candidates: Sequence[CommitCandidate], build: Build, accepted: list[int], runnable: Runnable,
+          suffix: bool) -> Span:
+    """The accepted commits that run on ``build``: a suffix of them on the newer build, a prefix on the older.
+
+    The far end first (the commit furthest from the build's own release): if it runs, they all do. Else
+    the near end, and if that runs too, a bisection for the last (first, on the newer build) that runs.
+    """
+    if not accepted:
+        return Span(build, frozenset())
+    order = list(reversed(accepted)) if suffix else accepted  # from the build's own end outwards
+    far = _asks(candidates[order[-1]], build, runnable)
+    if far.ok:
+        return Span(build, frozenset(accepted))
+    near = _asks(candidates[order[0]], build, runnable) if len(order) > 1 else far
+    if not near.ok:
+        return Span(build, frozenset(), near.error)
+    good, bad, stopped = 0, len(order) - 1, far.error
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        runs = _asks(candidates[order[middle]], build, runnable)
+        if runs.ok:
+            good = middle
+        else:
+            bad, stopped = middle, runs.error
+    return Span(build, frozenset(order[: good + 1]), stopped)
+
+
+def _asks(candidate: CommitCandidate, build: Build, runnable: Runnable) -> JaxRuns:
+    moved = on_build(candidate, build) if candidate.build != build else candidate
+    assert moved is not None  # only accepted pairs are asked
+    return runnable(moved)
+
+
+def _placed(index: int, candidate: CommitCandidate, spans: Sequence[Span]) -> CommitCandidate:
+    if candidate.problem:
+        return candidate
+    for span in spans:
+        if index in span.runs:
+            if candidate.build == span.build:
+                return candidate
+            return replace(candidate, build=span.build, python=span.build.python, jaxlib=span.build.jaxlib)
+    why = "; ".join(f"on jaxlib {s.build.jaxlib}: {s.stopped}" for s in spans if s.stopped and _accepts(candidate, s.build))
+    return replace(candidate, build=None, python=None, jaxlib=None,
+                   problem=f"JAX itself cannot run it on any jaxlib build here ({why or 'no build accepts it'})")

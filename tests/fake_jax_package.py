@@ -1,0 +1,35 @@
+"""The least of a ``jax`` package that the kit's "does JAX itself run here?" accepts (kit/run/jax_runs.py).
+
+For tests whose release environment is this interpreter, which has no JAX:
+a script that fails there must fail as a script, not because JAX is absent.
+``broken=True`` writes one whose import fails, as a commit laid over a
+jaxlib it cannot use does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_INIT = '__version__ = "0.6.0"\n'
+_BROKEN = "from jaxlib import _jax  # noqa: F401  (a jaxlib without it: the import fails)\n"
+_NUMPY = '''\
+class _Array(list):
+    def __add__(self, other):
+        return _Array(x + other for x in self)
+
+    def sum(self):
+        return sum(self)
+
+
+def arange(n):
+    return _Array(range(n))
+'''
+
+
+def write_fake_jax(folder: Path, broken: bool = False) -> Path:
+    """``folder`` holding ``jax/``: put it first on PYTHONPATH."""
+    package = folder / "jax"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text(_BROKEN + _INIT if broken else _INIT)
+    (package / "numpy.py").write_text(_NUMPY)
+    return folder
