@@ -267,6 +267,53 @@ def small_history(path: Path, shape: str) -> Path:
     return write_history(path, commits, {"jax-v0.1.0": 1, "jax-v0.2.0": 3}, {"main": 3, "old": 1})
 
 
+RENAME_TITLE = "Rename the compiled module xla_extension to _jax"
+NOISE_FIX_TITLE = "Fix the noise in pure Python"
+GATE_TITLE = "Take the new path when jaxlib_version >= (0, 2, 0)"
+SCRIPT_NOISE = "import sys, jax\nfrom jax._src import noise\nsys.exit(0 if noise.NOISE >= 10 else 1)\n"
+"""Good once :data:`NOISE_FIX_TITLE` is in: a pure-Python fix that lies after the rename."""
+SCRIPT_GATE = "import sys, jax\nfrom jax._src import gated\nsys.exit(0 if gated.NEW_PATH else 1)\n"
+"""Good on a jaxlib 0.2.0 build once :data:`GATE_TITLE` is in; never on jaxlib 0.1.0."""
+
+_COMPILED = "import jaxlib.{module} as _lib  # the compiled extension: jaxlib 0.1.0 has _xla, 0.2.0 has _jax\n"
+_GATED = ("import jaxlib.version as _v\n\njaxlib_version = tuple(int(p) for p in _v.__version__.split('.'))\n"
+          "NEW_PATH = {flag}\n")
+
+
+def renamed_history(path: Path) -> Path:
+    """A range whose late commits cannot import on the older build, although their version.py accepts it.
+
+    As JAX's 2025-04-23 rename of ``xla_extension`` to ``_jax``: from
+    :data:`RENAME_TITLE` on, jax imports ``jaxlib._jax``, which only the 0.2.0
+    build has, while ``version.py`` accepts jaxlib 0.1.0 to 0.2.0 until the
+    release commit. Before it, jax imports ``jaxlib._xla``, which both builds have (0.2.0 as an alias).
+    :data:`NOISE_FIX_TITLE` (after the rename) is a pure-Python fix;
+    :data:`GATE_TITLE` (before it) takes a new path only on jaxlib >= 0.2.0.
+    """
+    base = {**_files(), "jax/__init__.py": JAX_INIT + "from jax._src import compiled  # noqa: E402\n",
+            "jax/_src/compiled.py": _COMPILED.format(module="_xla"), "jax/_src/gated.py": _GATED.format(flag=False)}
+    gate = "False"
+    steps: list[tuple[str, dict[str, str]]] = [("Initial commit", {}), ("JAX release v0.1.0", {}),
+                                               (BUMP_TITLE, {"jax/version.py": VERSION.format(version="0.2.0", minimum="0.1.0")})]
+    for i in range(1, 4):
+        steps.append((f"Change noise to {i}", {"jax/_src/noise.py": f"NOISE = {i}\n"}))
+    gate = "jaxlib_version >= (0, 2, 0)"
+    steps.append((GATE_TITLE, {"jax/_src/gated.py": _GATED.format(flag=gate)}))
+    steps.append(("Change noise to 4", {"jax/_src/noise.py": "NOISE = 4\n"}))
+    steps.append((RENAME_TITLE, {"jax/_src/compiled.py": _COMPILED.format(module="_jax")}))
+    steps += [("Change noise to 5", {"jax/_src/noise.py": "NOISE = 5\n"}),
+              (NOISE_FIX_TITLE, {"jax/_src/noise.py": "NOISE = 10\n"}),
+              ("Change noise to 11", {"jax/_src/noise.py": "NOISE = 11\n"}),
+              ("JAX release v0.2.0", {"jax/version.py": VERSION.format(version="0.2.0", minimum="0.2.0"),
+                                      "CHANGELOG.md": CHANGELOG_2})]
+    commits: list[_Commit] = []
+    state = dict(base)
+    for mark, (title, changes) in enumerate(steps, start=1):
+        state = {**state, **changes}
+        commits.append(_Commit(mark, title, state, (mark - 1,) if mark > 1 else ()))
+    return write_history(path, commits, {"jax-v0.1.0": 2, "jax-v0.2.0": len(commits)}, {"main": len(commits)})
+
+
 def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> str:
     return subprocess.run(["git", "-C", str(cwd), *args], input=stdin, check=True, capture_output=True,
                           env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}).stdout.decode()
@@ -301,6 +348,9 @@ def fake_env(root: Path, repo: Path, release: str) -> Path:
         if path.endswith(".py"):  # the wheel carries the repository's jaxlib Python
             (jaxlib / Path(path).name).write_text(_git(repo, "show", f"jax-v{release}:{path}"))
     (jaxlib / "_kernels.py").write_text(f"FAST = {release != '0.1.0'}\n")
+    # The compiled module by era: 0.1.0 has _xla only; 0.2.0 has _jax and keeps _xla as an alias.
+    for module in ("_xla.py",) if release == "0.1.0" else ("_xla.py", "_jax.py"):
+        (jaxlib / module).write_text("")
     python = env / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec "{sys.executable}" "$@"\n')

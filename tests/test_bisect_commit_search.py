@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from fake_jax import (BUMP_TITLE, FIX_TITLE, KERNELS_TITLE, MERGE_TITLE, SCRIPT_BATCH, SCRIPT_KERNEL, XLA_NEW,
-                      XLA_OLD, commit_titled, fake_env, make_repo)
+from fake_jax import (BUMP_TITLE, FIX_TITLE, GATE_TITLE, KERNELS_TITLE, MERGE_TITLE, NOISE_FIX_TITLE, RENAME_TITLE,
+                      SCRIPT_BATCH, SCRIPT_GATE, SCRIPT_KERNEL, SCRIPT_NOISE, XLA_NEW, XLA_OLD, commit_titled,
+                      fake_env, make_repo, renamed_history)
 from kit.bisect import changelog, commit_search, driver, probes
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA
@@ -59,6 +60,11 @@ class World:
 
 @pytest.fixture
 def world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    return make_world(repo, tmp_path, monkeypatch)
+
+
+def make_world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    """The fake releases 0.1.0 and 0.2.0 of ``repo``, built, and the drivers pointed at them."""
     world = World(repo, tmp_path)
 
     def list_candidates(matrix: Any, versions: list[str], backend: str, index: Any, find_links: Any) -> list[Candidate]:
@@ -248,3 +254,75 @@ def test_a_long_untestable_stretch_stops_after_the_skip_budget(matrix: Any, worl
     assert len(skipped_runs) == max(commit_search.MIN_SKIP_BUDGET, math.ceil(math.log2(runnable)))
     assert commits["levels"][0]["unprobed"] > 0 and "were left unrun" in markdown
     assert len(commits["ambiguous"]) > 5  # the untested stretch is the short list
+
+
+@pytest.fixture(scope="module")
+def renamed_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return renamed_history(tmp_path_factory.mktemp("renamed") / "jax")
+
+
+def test_commits_that_cannot_import_on_the_older_build_run_on_the_newer(
+        matrix: Any, renamed_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """version.py accepts jaxlib 0.1.0 up to the release commit, but from the rename on JAX cannot import there.
+
+    Before, those commits' ImportError read as the script's "bad" on jaxlib 0.1.0, the release tag alone was
+    good, and the answer was "not in JAX's Python": a pure-Python fix, confidently mislaid.
+    """
+    world = make_world(renamed_repo, tmp_path, monkeypatch)
+    data, markdown, log = run(matrix, "--script", str(script(tmp_path, SCRIPT_NOISE)), "--good", "0.2.0",
+                              "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    commits = data["commits"]
+    assert commits["verdict"] == "commit", commits
+    assert commits["first_different"]["hash"] == commit_titled(world.repo, NOISE_FIX_TITLE)
+    assert commits["first_different"]["jaxlib"] == "0.2.0"
+    counted = [p for p in commits["probes"] if p["outcome"] in ("good", "bad")]
+    assert counted and not [p for p in counted if p["jax_cannot_run"]]
+    rename = commit_titled(world.repo, RENAME_TITLE)
+    on_old = [p for p in commits["probes"] if p["jaxlib"] == "0.1.0" and p["outcome"] in ("good", "bad")]
+    order = [c for c in _first_parent(world.repo)]
+    assert all(order.index(p["commit"]) < order.index(rename) for p in on_old)  # nothing past the rename on 0.1.0
+    assert commits["runnable_checks"]["pairs"] >= 2
+    assert any("jaxlib 0.1.0 runs" in line for line in log)
+    # The pairs that ran are kept: an identical rerun asks none again and runs nothing.
+    again, _md, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_NOISE)), "--good", "0.2.0",
+                           "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    assert again["commits"]["probed_now"] == [] and again["commits"]["runnable_checks"]["pairs"] == 0
+    assert again["commits"]["first_different"]["hash"] == commits["first_different"]["hash"]
+
+
+def test_an_import_failure_of_jax_is_never_a_verdict_nor_cached(
+        matrix: Any, renamed_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit probe whose JAX cannot import (here: every pair past the span, forced) is a skip, and not kept."""
+    world = make_world(renamed_repo, tmp_path, monkeypatch)
+    monkeypatch.setattr(commit_search, "assign_builds", lambda candidates, builds, check: list(candidates))
+    data, _md, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_NOISE)), "--good", "0.2.0",
+                          "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    commits = data["commits"]
+    skipped = [p for p in commits["probes"] if p["jax_cannot_run"]]
+    assert skipped and all(p["outcome"] == "skip" for p in skipped)
+    assert all("No module named 'jaxlib._" in p["jax_cannot_run"] for p in skipped)
+    assert commits["verdict"] != "not-in-python"  # without the spans: a short list or a stop, never a false binary
+    cached = [json.loads(f.read_text()) for f in (tmp_path / "reports" / "bisect" / "probes").rglob("*.json")]
+    assert not [c for c in cached if c.get("observation", c).get("jax_cannot_run")]
+
+
+def test_a_python_change_that_takes_effect_only_with_the_newer_jaxlib(
+        matrix: Any, renamed_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate commit changes nothing on jaxlib 0.1.0 and everything on 0.2.0: that commit, with its gate named."""
+    world = make_world(renamed_repo, tmp_path, monkeypatch)
+    data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_GATE)), "--good", "0.2.0",
+                               "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
+    commits = data["commits"]
+    assert commits["verdict"] == "commit-with-newer-jaxlib", commits
+    assert commits["first_different"]["hash"] == commit_titled(world.repo, GATE_TITLE)
+    assert commits["tie_break"]["kind"] == "build-dependent"
+    assert any("jaxlib_version >= (0, 2, 0)" in gate for gate in commits["tie_break"]["gates"])
+    assert "the commit, with the newer jaxlib only" in markdown
+
+
+def _first_parent(repo: Path) -> list[str]:
+    import subprocess
+
+    out = subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "--reverse", "main"],
+                         capture_output=True, text=True, check=True).stdout
+    return out.split()

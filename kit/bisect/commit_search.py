@@ -48,7 +48,7 @@ from .metric import MetricProber
 from .options import Log
 from .outcomes import classify
 from .probes import Prober
-from .runnable import PairStore, Runnable, assign_builds
+from .runnable import PairStore, Runnable, assign_builds, span_on
 from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 
 MIN_SKIP_BUDGET = 4
@@ -293,6 +293,8 @@ def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: Co
     if same.build is None or changed.build is None or same.build.jaxlib == changed.build.jaxlib:
         return
     found.tie_break = _same_python_other_build(prober, same, changed, level)
+    if found.tie_break.kind == "binary" and phase.runnable is not None:
+        found.tie_break = _change_on_newer_build(prober, level, same, changed.build, phase.runnable) or found.tie_break
 
 
 def _ends_on_one_build(prober: CommitProber, level: CommitLevel) -> TieBreak | None:
@@ -355,6 +357,48 @@ def _same_python_other_build(prober: CommitProber, same: CommitCandidate, change
            f"change; {changed.short} {on_a}" + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
     kind = "build-dependent" if changed_on_a is not None else "python"
     return TieBreak(kind, same_on_b[0], a, b, same_on_b[1], why, gates=tuple(gates))
+
+
+def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: CommitCandidate, build: Build,
+                           runnable: Runnable) -> TieBreak | None:
+    """Before calling it the binary, ask the newer build alone: does the Python change the outcome there?
+
+    The last unchanged commit gave the new outcome on ``build``. If the oldest
+    commit that runs on ``build`` gives the old one there, some commit between
+    them changes the behaviour on that build only (a path JAX's Python takes
+    with the newer jaxlib): bisected on ``build``, it becomes the answer.
+    None: the build alone made the change, as far as these commits run.
+    """
+    assert level.result is not None
+    old = level.result.old_outcome
+    end = [c.version for c in level.candidates].index(same.version)
+    accepted = [i for i in range(end + 1) if on_build(level.candidates[i], build) is not None]
+    span = span_on(level.candidates, build, accepted, runnable, suffix=True)
+    if len(span.runs) < 2:
+        return None
+    moved = [on_build(level.candidates[i], build) for i in sorted(span.runs)]
+    for candidate in moved:
+        assert candidate is not None
+        prober.add(candidate)
+    keys = [c.version for c in moved if c is not None]
+    first = prober(keys[0])
+    level.outcomes[keys[0]] = first
+    if first is not old:
+        return None
+    new = level.outcomes.get(keys[-1]) or prober(keys[-1])
+    result = bisect(keys, prober, old_outcome=old, cache={keys[0]: old, keys[-1]: new})
+    level.outcomes.update({k: result.cache[k] for k in result.probes})
+    if not result.exact:
+        return None
+    gate = prober.commits[result.first_different]
+    gates = version_gates(prober.history, gate.commit)
+    why = (f"on jaxlib {build.jaxlib} alone, {prober.commits[result.last_same].short} gave {old.value} and "
+           f"{gate.short} the other outcome, while on the older build every commit up to {same.short} gave "
+           f"{old.value}: {gate.short} changes the behaviour only with jaxlib {build.jaxlib}"
+           + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
+    level.result = result
+    return TieBreak("build-dependent", gate, None, build, Outcome.BAD if old is Outcome.GOOD else Outcome.GOOD, why,
+                    gates=tuple(gates))
 
 
 def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build,

@@ -16,9 +16,11 @@ only where it does not. Each commit then runs on the first build, in the
 caller's order of preference, whose span holds it; a commit no build runs
 carries the reason as its ``problem``, an ambiguous stretch of the answer.
 
-A pair that ran is kept on disk (the overlay's format and the build are in
-its key); a pair that failed is kept for this run only: the failure may be a
-corrupt cache or a full disk rather than the commit.
+Pairs are kept on disk (the overlay's format and the build are in the key),
+so a rerun asks none again: a pair that ran, and a pair whose JAX failed the
+way code fails against another binary (an ImportError, an AttributeError, a
+version check). Any other failure (a timeout, a signal, bad bytecode, a full
+disk) is kept for this run only: it may be the machine rather than the commit.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ from ..records import JsonTextError, read_json
 from ..run.jax_runs import JaxRuns
 from .commit_candidates import CommitCandidate, on_build
 from ..install.overlay import OVERLAY_FORMAT, Build
+
+CODE_AGAINST_BINARY = ("ImportError", "ModuleNotFoundError", "AttributeError", "RuntimeError", "NameError",
+                       "TypeError", "SyntaxError")
+"""How JAX's Python fails on a jaxlib it does not fit: a fact about the pair, worth keeping."""
 
 Check = Callable[[CommitCandidate], JaxRuns]
 """Lay one (commit, build) pair over and ask whether JAX runs there."""
@@ -63,11 +69,13 @@ class PairStore:
             data = read_json(self.folder / f"{key}.json")
         except (OSError, JsonTextError):
             return None
-        return JaxRuns(True, "", (), float(data.get("seconds") or 0)) if isinstance(data, dict) and data.get("ok") else None
+        if not isinstance(data, dict) or not isinstance(data.get("ok"), bool):
+            return None
+        return JaxRuns(data["ok"], str(data.get("error") or ""), (), float(data.get("seconds") or 0))
 
     def put(self, candidate: CommitCandidate, runs: JaxRuns) -> None:
         key = self.key(candidate)
-        if not runs.ok:
+        if not runs.ok and not runs.error.startswith(CODE_AGAINST_BINARY):
             self.failed[key] = runs
             return
         try:
@@ -122,7 +130,7 @@ def assign_builds(candidates: Sequence[CommitCandidate], builds: Sequence[Build]
     for build in builds:
         covered = set().union(*(span.runs for span in spans)) if spans else set()
         accepted = [i for i, c in enumerate(candidates) if i not in covered and _accepts(c, build)]
-        spans.append(_span(candidates, build, accepted, runnable, suffix=build.jaxlib == newest))
+        spans.append(span_on(candidates, build, accepted, runnable, suffix=build.jaxlib == newest))
     return [_placed(i, candidate, spans) for i, candidate in enumerate(candidates)]
 
 
@@ -130,7 +138,7 @@ def _accepts(candidate: CommitCandidate, build: Build) -> bool:
     return candidate.accepts is not None and candidate.accepts.accepts(build.jaxlib)
 
 
-def _span(candidates: Sequence[CommitCandidate], build: Build, accepted: list[int], runnable: Runnable,
+def span_on(candidates: Sequence[CommitCandidate], build: Build, accepted: list[int], runnable: Runnable,
           suffix: bool) -> Span:
     """The accepted commits that run on ``build``: a suffix of them on the newer build, a prefix on the older.
 

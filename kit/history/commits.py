@@ -130,7 +130,9 @@ def version_gates(history: History, commit: str) -> list[str]:
     for line in diff.splitlines():
         if line.startswith("+") and not line.startswith("+++"):
             for match in _GATE.finditer(line):
-                gate = " ".join(match.group(0).split()).rstrip(":) ,")
+                gate = " ".join(match.group(0).split()).rstrip(": ,")
+                while gate.count(")") > gate.count("(") and gate.endswith(")"):
+                    gate = gate[:-1].rstrip()  # the closing parenthesis of a call around the comparison
                 if gate not in found:
                     found.append(gate)
     return found[:5]
