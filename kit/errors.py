@@ -64,6 +64,13 @@ class StorageError(KitError):
     exit_code = EXIT_FAILED
 
 
+class OverlayUnwritable(StorageError):
+    """A commit's files could not be laid out in the overlay's folder (a full or read-only temp folder).
+
+    Nothing about the commit: the folder is named with the room an overlay needs, and TMPDIR is the fix.
+    """
+
+
 class HistoryUnreachable(KitError):
     """JAX's git history is needed, no clone is at hand and its remote cannot be reached.
 

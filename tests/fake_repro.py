@@ -129,8 +129,24 @@ class FakeBackend:
             if name not in ("jax", "jaxlib", "numpy", "scipy"):
                 (site / name).mkdir(parents=True)
                 (site / name / "__init__.py").write_text(f"__version__ = {version!r}\n")
+        write_installed(path, resolution.pins)
         python.write_text(f'#!/bin/sh\nFAKE_JAX={plan.jax} FAKE_SITE="{site}" exec "{sys.executable}" "{__file__}" "$@"\n')
         python.chmod(0o755)
+
+
+def write_installed(path: Path, pins: dict[str, str], python: str = "3.11") -> None:
+    """What an installer leaves in site-packages for ``pins``: each one's dist-info with a RECORD, and its package.
+
+    The kit checks these before it reuses an environment (`kit.install.installed`).
+    """
+    site = path / "lib" / f"python{python}" / "site-packages"
+    for name, version in pins.items():
+        folder = name.replace("-", "_")
+        (site / folder).mkdir(parents=True, exist_ok=True)
+        (site / folder / "__init__.py").write_text("")
+        info = site / f"{folder}-{version}.dist-info"
+        info.mkdir(exist_ok=True)
+        (info / "RECORD").write_text(f"{folder}/__init__.py,,\n{info.name}/RECORD,,\n")
 
 
 def install_fake_release(envs_dir: Path, matrix: Any, version: str, plan: Any = None,

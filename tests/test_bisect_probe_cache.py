@@ -50,6 +50,7 @@ def test_a_probe_of_another_identity_says_why_it_was_not_reused(tmp_path: Path) 
 def test_the_log_lies_beside_the_probe(tmp_path: Path) -> None:
     cache = ProbeCache(tmp_path)
     path = cache.put(identity(), Observation("ran", "unaffected", "exit 0"))
+    assert path is not None
     assert cache.log_path(identity()) == path.with_suffix(".log")
     assert path.parent.name == identity().question() and path.stem == identity().digest()
 

@@ -16,6 +16,7 @@ from kit.install.plan import InstallPlan, Resolution
 from kit.records import packages_fingerprint
 from tests.fake_index import refused_url
 from tests.fake_interpreter import RELEASE, fake_interpreter
+from tests.fake_repro import write_installed
 
 
 class LinkBackend:
@@ -28,7 +29,7 @@ class LinkBackend:
         envs.env_python(path).symlink_to(sys.executable)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
-        pass
+        write_installed(path, resolution.pins)
 
 
 def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(

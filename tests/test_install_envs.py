@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import threading
 import time
@@ -11,8 +12,9 @@ from typing import Callable
 
 import pytest
 
-from kit.install import envs
+from kit.install import envs, installed
 from kit.install.plan import InstallPlan, Resolution
+from tests.fake_repro import write_installed
 
 PLAN = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
                    exclude_newer="2025-04-30T00:00:00Z", index_url="https://example.invalid/simple",
@@ -34,6 +36,7 @@ class FakeBackend:
         python.symlink_to(sys.executable)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
+        write_installed(path, resolution.pins)
         self.built.append(path)
 
 
@@ -57,6 +60,25 @@ def test_an_interrupted_build_without_its_marker_is_rebuilt(tmp_path: Path) -> N
     (env.path / "kit-env.json").unlink()  # as if killed before the install finished
     rebuilt = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lambda m: None)
     assert not rebuilt.reused and len(backend.built) == 2
+
+
+def test_an_environment_missing_a_pinned_package_is_rebuilt_and_says_why(tmp_path: Path) -> None:
+    backend, lines = FakeBackend(), []
+    env = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
+    shutil.rmtree(env.path / "lib" / "python3.11" / "site-packages" / "jax")  # moved out by hand
+    rebuilt = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
+    assert not rebuilt.reused and len(backend.built) == 2
+    assert (f"environment {env.path} no longer holds what it installed (site-packages/jax, listed in jax 0.6.0's "
+            "RECORD, is missing): building it again") in lines
+    assert envs.finished_env(env.path) is not None
+
+
+def test_an_environment_missing_a_dist_info_is_not_finished(tmp_path: Path) -> None:
+    env = envs.ensure_env(tmp_path, PLAN, RESOLUTION, FakeBackend(), lambda m: None)
+    shutil.rmtree(env.path / "lib" / "python3.11" / "site-packages" / "jaxlib-0.6.0.dist-info")
+    assert envs.finished_env(env.path) is None
+    assert installed.missing_from(env.path, RESOLUTION.pins) == (
+        "jaxlib 0.6.0 has no jaxlib-0.6.0.dist-info in site-packages")
 
 
 def test_a_failing_installer_raises_its_last_words(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from ..history.commits import read_text
 from ..history.source import History, open_history
 from .changelog import CHANGELOG_NAME
 from .commit_search import CommitPhase, narrow_to_commits
-from ..errors import UsageError
+from ..errors import StorageError, UsageError
 from ..install.release import open_index
 from ..run.facts import hardware_facts
 from ..run.slurm_jobs import require_controller, require_sbatch
@@ -73,7 +73,10 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
                           rounds=rounds.rounds)
         finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
         finding.seconds = time.monotonic() - started
-        print(report.write_report(matrix.results_dir.parent, finding, []))
+        try:
+            report.publish_report(matrix.results_dir.parent, finding, [])
+        except StorageError as unsaved:
+            log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
     if history is not None and finding.result is not None:
         finding.commits = narrow_to_commits(CommitPhase(matrix, finding, prober, history, log))
@@ -81,7 +84,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     versions = report.release_versions(finding)
     notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
                                     text=clone_changelog(history, versions) if options.changelog is None else None)
-    print(report.write_report(matrix.results_dir.parent, finding, notes))
+    report.publish_report(matrix.results_dir.parent, finding, notes)  # printed first; a StorageError after it
     return 0
 
 

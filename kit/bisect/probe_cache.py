@@ -17,11 +17,17 @@ differs, so a report can say why a release was probed again.
 A remembered timeout is reused only under a timeout no longer than the one
 it hit: a longer ``--timeout`` deserves a new try. One file per identity,
 written atomically, so bisects running side by side never lose each other's probes.
+
+A cache that cannot be written (a read-only or full ``reports/bisect/``) is
+said once and the bisect goes on: its probes are only not kept for the next
+run, and their logs go to a temp folder instead.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -80,13 +86,33 @@ class ProbeCache:
         self.log = log or (lambda message: None)
         self.unusable: dict[Path, str] = {}
         """Files that could not be used, and why (each is said once, then probed again)."""
+        self.unwritable = ""
+        """Why the cache could not be written, once it could not ("" while it can): said once."""
 
     def path(self, identity: Identity) -> Path:
         return self.folder / identity.question() / f"{identity.digest()}.json"
 
     def log_path(self, identity: Identity) -> Path:
-        """Where the probe's whole output is kept, beside its observation."""
-        return self.path(identity).with_suffix(".log")
+        """Where the probe's whole output is kept: beside its observation, or in a temp folder if that is not writable."""
+        path = self.path(identity).with_suffix(".log")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if os.access(path.parent, os.W_OK):
+                return path
+            raise PermissionError(f"{path.parent} is not writable")
+        except OSError as exc:
+            self._cannot_write(exc)
+        elsewhere = Path(tempfile.gettempdir()) / "jax-kit-probe-logs" / identity.question() / path.name
+        elsewhere.parent.mkdir(parents=True, exist_ok=True)
+        return elsewhere
+
+    def _cannot_write(self, exc: OSError) -> None:
+        """Say once that probes are not kept: a cache costs time when missing, never the bisect."""
+        if self.unwritable:
+            return
+        self.unwritable = exc.strerror or str(exc)
+        self.log(f"could not keep probes in the probe cache {self.folder} ({self.unwritable}); the bisect goes on, "
+                 f"but a rerun probes them again (their logs go to {tempfile.gettempdir()}/jax-kit-probe-logs)")
 
     def get(self, identity: Identity, timeout_s: int) -> Observation | None:
         """The observation kept under ``identity``, if it still answers a probe under ``timeout_s``.
@@ -123,10 +149,15 @@ class ProbeCache:
         return f"an earlier probe{by} ({nearest.observation.ran_at or 'undated'}) was not reused: " \
                f"{'; '.join(differs)}{more}"
 
-    def put(self, identity: Identity, observation: Observation) -> Path:
+    def put(self, identity: Identity, observation: Observation) -> Path | None:
+        """Keep ``observation`` under ``identity``; where it went (None: the cache could not be written, said once)."""
         data = {"schema": PROBE_SCHEMA, "identity": identity.to_json(), "observation": observation.to_json()}
         path = self.path(identity)
-        atomic_write_text(path, strict_json(data, default=dict))
+        try:
+            atomic_write_text(path, strict_json(data, default=dict))
+        except OSError as exc:
+            self._cannot_write(exc)
+            return None
         return path
 
     def _load(self, path: Path) -> Kept | None:

@@ -11,7 +11,8 @@ from packaging.version import InvalidVersion, Version
 from . import changelog
 from repro.contract import strict_json
 
-from ..atomic_files import atomic_write_text
+from ..atomic_files import atomic_write_texts
+from ..errors import StorageError
 from .candidates import Candidate
 from .commit_report import commit_section
 from .finding import Finding, cost_lines, to_json
@@ -233,11 +234,35 @@ def _transition_lines(finding: Finding) -> list[str]:
     return lines
 
 
+def publish_report(reports_dir: Path, finding: Finding, notes: Sequence[str]) -> None:
+    """Print the report, then write bisect-<name>.md and .json.
+
+    Printed first: a folder that cannot be written (read-only, full) costs the
+    files, never the finding, which is on the console before the one
+    `StorageError` sentence about them.
+    """
+    markdown = render_markdown(finding, notes)
+    print(markdown, flush=True)
+    _keep(reports_dir, finding, notes, markdown)
+
+
 def write_report(reports_dir: Path, finding: Finding, notes: Sequence[str]) -> str:
     """Write bisect-<name>.md and .json; return the markdown."""
     markdown = render_markdown(finding, notes)
-    atomic_write_text(reports_dir / f"bisect-{finding.name}.md", markdown)
+    _keep(reports_dir, finding, notes, markdown)
+    return markdown
+
+
+def _keep(reports_dir: Path, finding: Finding, notes: Sequence[str], markdown: str) -> None:
+    """bisect-<name>.md and .json, written together; a `StorageError` when the folder cannot take them."""
     data = to_json(finding, list(notes))
     data["what_else_changed"] = [changes.to_json() for changes in what_else_changed(finding)]
-    atomic_write_text(reports_dir / f"bisect-{finding.name}.json", strict_json(data))
-    return markdown
+    try:
+        atomic_write_texts({reports_dir / f"bisect-{finding.name}.md": markdown,
+                            reports_dir / f"bisect-{finding.name}.json": strict_json(data)})
+    except OSError as error:
+        raise StorageError(
+            f"could not write the bisect's report into {reports_dir} ({error.strerror or error}); the finding "
+            f"printed above is all there is of it: bisect-{finding.name}.md and .json were left as they were",
+            "fix the folder's permissions (or free some space), then run the same command again",
+        ) from None

@@ -17,6 +17,10 @@ main actually passed through, oldest first. Its old end is
 * the older tag itself again when no commit on the line is in its history
   (a filtered clone such as the CI bundle, whose older tag is a root).
 
+A history that stops inside the range (a shallow clone's edge, a graft) is
+refused instead (:func:`refuse_a_cut_history`): the commit at the edge would
+look like a root that added the whole tree.
+
 A merge found to be the first changed commit is opened with
 :func:`merged_branch`: the same kind of list along the branch it merged.
 """
@@ -24,6 +28,7 @@ A merge found to be the first changed commit is opened with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import UsageError
 from .git import GitFailed, git
@@ -81,15 +86,64 @@ def release_range(history: History, old_version: str, new_version: str) -> Commi
         raise UsageError(f"{new_tag} holds no commit that {old_tag} lacks: nothing to search between them",
                          "check that the two releases are given oldest first and differ")
     below = parents(history, line[0])
+    refuse_a_cut_history(history, old, new, old_tag, new_tag, line[0], plain=bool(below) and below[0] == old)
     n = len(line)
     if below and below[0] == old:
         shape = f"{old_tag} is on {new_tag}'s first-parent line: the {n} commits after it, oldest first"
         return CommitRange(old, tuple(line), shape, old_tag, new_tag)
     if below:
         return _from_branch_point(history, old, new, old_tag, new_tag, below[0], line)
-    shape = (f"no commit on {new_tag}'s first-parent line is in {old_tag}'s history (a filtered or grafted "
-             f"clone): the search takes {old_tag} itself as the old end, then the line's {n} commits")
+    shape = (f"no commit on {new_tag}'s first-parent line is in {old_tag}'s history (a filtered clone "
+             f"whose {old_tag} is a root of its own): the search takes {old_tag} itself as the old end, then the line's {n} commits")
     return CommitRange(old, tuple(line), shape, old_tag, new_tag)
+
+
+def refuse_a_cut_history(history: History, old: str, new: str, old_tag: str, new_tag: str, first: str,
+                         plain: bool) -> None:
+    """A UsageError when the clone's history stops inside the range: a shallow clone's edge, or a graft.
+
+    git shows a commit whose parents a shallow clone lacks (or a graft hid) as
+    a root, so the line would seem to start there and its first commit would
+    seem to add the whole tree: the search would name a commit for no reason.
+    A real root (a filtered clone such as the CI bundle's, whose older tag is
+    a root of its own) has no parents in its object, and is walked as before.
+    ``plain``: the older tag is the parent of the line's ``first`` commit, so
+    nothing before it is read and its own history may stop anywhere.
+    """
+    edges = _shallow_edges(history)
+    if edges:
+        cut = edges & set(git(history.path, "rev-list", f"{old}..{new}").split())
+        if not cut and old in edges and not plain:
+            cut = {old}  # the branch point is looked for in the older tag's history, which stops at the tag
+        if cut:
+            raise UsageError(
+                f"{history.origin} is a shallow clone whose history stops at {min(cut)[:10]}, between {old_tag} and "
+                f"{new_tag}: the commits between them cannot be walked, and the first one left would look like "
+                "it changed the whole tree",
+                f"deepen it: git -C {history.path} fetch --unshallow (or pass --jax-repo PATH to a full clone; "
+                "one without file contents is enough: git clone --filter=blob:none https://github.com/jax-ml/jax)")
+    if not parents(history, first) and _stored_parents(history, first):
+        raise UsageError(
+            f"{history.origin} shows {first[:10]} without the parents its commit names (a graft or a replaced "
+            f"commit): the commits between {old_tag} and {new_tag} cannot be walked",
+            f"remove the graft (git -C {history.path} replace -l; info/grafts), or pass --jax-repo PATH to a full "
+            "clone of https://github.com/jax-ml/jax")
+
+
+def _shallow_edges(history: History) -> set[str]:
+    """The commits a shallow clone has without their parents (its ``shallow`` file); empty for a whole clone."""
+    where = Path(git(history.path, "rev-parse", "--git-path", "shallow").strip())
+    try:
+        return set((where if where.is_absolute() else history.path / where).read_text().split())
+    except OSError:
+        return set()
+
+
+def _stored_parents(history: History, commit: str) -> list[str]:
+    """The parents written in the commit object itself, whatever grafts or replacements show instead."""
+    text = git(history.path, "--no-replace-objects", "cat-file", "commit", commit)
+    header = text.split("\n\n", 1)[0]
+    return [line.split()[1] for line in header.splitlines() if line.startswith("parent ")]
 
 
 def _from_branch_point(history: History, old: str, new: str, old_tag: str, new_tag: str, branch_point: str,

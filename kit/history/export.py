@@ -10,11 +10,12 @@ process writes them out.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import UsageError
+from ..errors import OverlayUnwritable, UsageError
 from .git import GitFailed, git, git_bytes, looks_like_network
 from .source import FETCH_TIMEOUT_S, History, unreachable
 
@@ -28,16 +29,36 @@ def export_files(history: History, commit: str, roots: Sequence[str], folder: Pa
     chosen = [(mode, oid, path) for mode, kind, oid, path in entries if kind == "blob" and wanted(path)]
     fetch_missing(history, commit, roots, {oid for _mode, oid, _path in chosen})
     contents = _read_blobs(history, [oid for _mode, oid, _path in chosen])
-    for mode, oid, path in chosen:
-        target = folder / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if mode == _SYMLINK:
-            os.symlink(contents[oid].decode("utf-8"), target)
-            continue
-        target.write_bytes(contents[oid])
-        if mode == _EXECUTABLE:
-            target.chmod(0o755)
+    try:
+        for mode, oid, path in chosen:
+            _write(folder / path, mode, contents[oid])
+    except OSError as error:
+        raise _unwritable(commit, folder, error) from None
     return [path for _mode, _oid, path in chosen]
+
+
+OVERLAY_ROOM = "about 15 MB"
+"""What one commit's overlay takes on disk (JAX's Python and jaxlib's), for the sentence when it does not fit."""
+
+
+def _write(target: Path, mode: str, content: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if mode == _SYMLINK:
+        os.symlink(content.decode("utf-8"), target)
+        return
+    target.write_bytes(content)
+    if mode == _EXECUTABLE:
+        target.chmod(0o755)
+
+
+def _unwritable(commit: str, folder: Path, error: OSError) -> OverlayUnwritable:
+    """One sentence naming the folder, and the room an overlay needs when the disk is full; TMPDIR as the fix."""
+    full = error.errno in (errno.ENOSPC, errno.EDQUOT)
+    need = f"; an overlay needs {OVERLAY_ROOM} free there" if full else ""
+    return OverlayUnwritable(
+        f"could not lay commit {commit[:10]}'s files out in {folder} ({error.strerror or error}){need}",
+        f"{'free some space in' if full else 'make writable'} {folder.parent}, or set TMPDIR to a folder with "
+        f"room for it (the overlays go there): TMPDIR=/path/with/room nox -s bisect -- ...")
 
 
 def _tree_entries(history: History, commit: str, roots: Sequence[str]) -> list[tuple[str, str, str, str]]:

@@ -18,8 +18,10 @@ finds it current and costs a fraction of a second.
 The compiling is done by the environment's own interpreter
 (:mod:`kit.install.bytecode_child`), because bytecode belongs to one Python
 version. Nothing here changes what runs: the entries are checked-hash pycs
-that Python validates against the source on import, and a failure here only
-costs the time it was meant to save.
+that Python validates against the source on import, each filed with a hash of
+its whole content that is checked before it is copied (a torn or overwritten
+entry is dropped and compiled again, not imported into "bad marshal data"),
+and a failure here only costs the time it was meant to save.
 """
 
 from __future__ import annotations
@@ -37,18 +39,21 @@ COMPILE_TIMEOUT_S = 300.0  # JAX's ~600 files compile in about 6 s here; a slow 
 
 @dataclass(frozen=True)
 class Bytecode:
-    """What :func:`fill_bytecode` did: files copied from the cache, compiled now, failed (or why it could not run)."""
+    """What :func:`fill_bytecode` did: files copied from the cache, compiled now, failed, cache entries found bad
+    (or why it could not run)."""
 
     copied: int = 0
     compiled: int = 0
     failed: int = 0
+    dropped: int = 0
     problem: str = ""
 
     def __str__(self) -> str:
         if self.problem:
             return f"no bytecode prepared ({self.problem}); the import compiles it"
         return f"bytecode: {self.copied} files from the cache, {self.compiled} compiled now" + (
-            f", {self.failed} left to the import" if self.failed else "")
+            f", {self.failed} left to the import" if self.failed else "") + (
+            f" ({self.dropped} of them over cache entries that were damaged, dropped)" if self.dropped else "")
 
 
 def fill_bytecode(python: Path, folder: Path, cache: Path) -> Bytecode:
@@ -59,11 +64,11 @@ def fill_bytecode(python: Path, folder: Path, cache: Path) -> Bytecode:
     except (OSError, subprocess.SubprocessError) as exc:
         return Bytecode(problem=f"{type(exc).__name__}: {exc}")
     counts = done.stdout.split()
-    if done.returncode != 0 or len(counts) != 3 or not all(count.isdigit() for count in counts):
+    if done.returncode != 0 or len(counts) != 4 or not all(count.isdigit() for count in counts):
         last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
         return Bytecode(problem=last[:200])
-    copied, compiled, failed = (int(count) for count in counts)
-    return Bytecode(copied, compiled, failed)
+    copied, compiled, failed, dropped = (int(count) for count in counts)
+    return Bytecode(copied, compiled, failed, dropped)
 
 
 def compile_environment(python: Path) -> str:

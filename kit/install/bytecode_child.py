@@ -9,15 +9,19 @@ package's, left alone) gets its ``__pycache__`` entry copied from CACHE, where
 it is filed under a hash of its source and of this interpreter's bytecode
 magic; a file not in CACHE is compiled, then filed. Entries are checked-hash
 pycs (PEP 552): Python re-hashes the source on import and recompiles on any
-mismatch, so a wrong entry can cost time, never change what runs. Prints one
-line, ``<copied> <compiled> <failed>``.
+mismatch. That header check does not reach the code after it: a pyc whose
+body was torn or overwritten imports into "ValueError: bad marshal data", in
+every probe that copies it. So each entry is filed with the SHA-256 of its
+pyc after it, and is copied only when that hash, its magic and its source
+hash all match; one that does not is dropped and compiled again. A bad entry
+costs time, never changes what runs. Prints one line,
+``<copied> <compiled> <failed> <dropped>``.
 """
 
 import hashlib
 import importlib.util
 import os
 import py_compile
-import shutil
 import sys
 
 
@@ -36,24 +40,65 @@ def sources(folder: str) -> list:
 
 
 def file_away(pyc: str, cached: str) -> None:
-    """Into the cache atomically: another bisect may read the same entry now."""
+    """Into the cache atomically, the pyc's own hash after it: another bisect may read the same entry now."""
     os.makedirs(os.path.dirname(cached), exist_ok=True)
+    with open(pyc, "rb") as handle:
+        code = handle.read()
     partial = "%s.%d.tmp" % (cached, os.getpid())
-    shutil.copyfile(pyc, partial)
+    with open(partial, "wb") as handle:
+        handle.write(code + hashlib.sha256(code).digest())
     os.replace(partial, cached)
 
 
+def verified(entry: bytes, source: bytes) -> "bytes | None":
+    """The pyc a cache entry holds, if it is whole and of this source and Python; None otherwise.
+
+    Header, then code, then the SHA-256 of both: a torn write, a changed byte
+    or an entry of another format fails the hash; the header must be this
+    interpreter's magic and a checked hash of ``source``, as the import wants.
+    """
+    code, digest = entry[:-32], entry[-32:]
+    if len(code) < 16 or hashlib.sha256(code).digest() != digest:
+        return None
+    header_ok = (code[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(code[4:8], "little") == 0b11
+                 and code[8:16] == importlib.util.source_hash(source))
+    return code if header_ok else None
+
+
+COPIED, ABSENT, DROPPED = "copied", "absent", "dropped"
+
+
+def copy_cached(cached: str, source: bytes, pyc: str) -> str:
+    """Copy the cache's entry for ``source`` to ``pyc`` if it holds a good one; a bad one is dropped."""
+    try:
+        with open(cached, "rb") as handle:
+            code = verified(handle.read(), source)
+    except OSError:
+        return ABSENT  # not there (or unreadable): compiled and filed afresh
+    if code is None:
+        try:
+            os.remove(cached)
+        except OSError:
+            pass  # another bisect dropped it first; filing the new one replaces it anyway
+        return DROPPED
+    os.makedirs(os.path.dirname(pyc), exist_ok=True)
+    with open(pyc, "wb") as handle:
+        handle.write(code)
+    return COPIED
+
+
 def main(cache: str, folder: str) -> None:
-    copied = compiled = failed = 0
+    copied = compiled = failed = dropped = 0
     for source in sources(folder):
         with open(source, "rb") as handle:
-            cached = os.path.join(cache, cached_name(handle.read()))
+            text = handle.read()
+        cached = os.path.join(cache, cached_name(text))
         pyc = importlib.util.cache_from_source(source)
-        if os.path.exists(cached):
-            os.makedirs(os.path.dirname(pyc), exist_ok=True)
-            shutil.copyfile(cached, pyc)
+        found = copy_cached(cached, text, pyc)
+        if found == COPIED:
             copied += 1
             continue
+        dropped += found == DROPPED
         try:
             py_compile.compile(source, cfile=pyc, doraise=True,
                                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
@@ -62,7 +107,7 @@ def main(cache: str, folder: str) -> None:
             continue
         file_away(pyc, cached)
         compiled += 1
-    print(copied, compiled, failed)
+    print(copied, compiled, failed, dropped)
 
 
 if __name__ == "__main__":

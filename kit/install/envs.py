@@ -24,6 +24,7 @@ from filelock import FileLock, Timeout
 from ..atomic_files import atomic_write_text
 from ..errors import UsageError
 from ..requirements import package_name
+from .installed import missing_from
 from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
 
 Log = Callable[[str], None]
@@ -125,8 +126,9 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
         return built
     path.parent.mkdir(parents=True, exist_ok=True)
     with _build_lock(path, log):
-        built = _finished_env(path, log)  # another process may have built it while we waited
+        built = finished_env(path)  # another process may have built it while we waited
         if built is not None:
+            log(f"reusing environment {path}")
             return built
         interpreter = find_or_fetch_interpreter(resolution.python, log)
         if path.exists():
@@ -152,20 +154,35 @@ def env_path(envs_dir: Path, plan: InstallPlan, resolution: Resolution) -> Path:
 
 
 def finished_env(path: Path) -> Env | None:
+    """The environment at ``path`` if its install finished and it still holds what it installed; None otherwise."""
+    built = _marked_env(path)
+    if built is None or missing_from(path, built.pins):
+        return None
+    return built
+
+
+def _marked_env(path: Path) -> Env | None:
     """The environment at ``path`` if its install finished (its marker is written last); None otherwise."""
     try:
         saved = json.loads((path / _MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not env_python(path).exists():
+    if not env_python(path).exists() or not isinstance(saved, dict) or not isinstance(saved.get("pins"), dict):
         return None
-    return Env(path=path, python=env_python(path), reused=True, pins=saved.get("pins", {}))
+    return Env(path=path, python=env_python(path), reused=True, pins=saved["pins"])
 
 
 def _finished_env(path: Path, log: Log) -> Env | None:
-    built = finished_env(path)
-    if built is not None:
-        log(f"reusing environment {path}")
+    """`finished_env`, saying which it is: reused, or damaged since it was built (then it is built again)."""
+    built = _marked_env(path)
+    if built is None:
+        return None
+    damage = missing_from(path, built.pins)
+    if damage:
+        # A verdict from it would blame the release for what was removed here ("No module named 'jax'").
+        log(f"environment {path} no longer holds what it installed ({damage}): building it again")
+        return None
+    log(f"reusing environment {path}")
     return built
 
 

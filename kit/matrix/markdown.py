@@ -45,10 +45,14 @@ def render_answer(report: Report) -> list[str]:
             if answer.not_passing_above:
                 line += f" — but above it, not passing: {', '.join(answer.not_passing_above)}"
         else:
+            held = (f"; the newest, {answer.releases_measured[-1]}, has {', '.join(answer.newest_blocked)}"
+                    if answer.newest_blocked else "")
             line = (
-                f"- **{answer.backend}**: no measured release passes every check ({checks}); "
+                f"- **{answer.backend}**: no measured release passes every check ({checks}){held}; "
                 f"measured: {', '.join(answer.releases_measured)}"
             )
+        if answer.uncounted:
+            line += (f" (not counted, no verdict on any release: {'; '.join(answer.uncounted)})")
         lines.append(line)
     if report.measured_only:
         lines.append(f"- not in the answer: {', '.join(f'`{c}`' for c in report.measured_only)} only measure "

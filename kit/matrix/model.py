@@ -56,6 +56,11 @@ class BackendAnswer:
     """Releases above `lowest_passing` that were measured and did not pass, with why."""
     newest_passing: str | None = None
     """The newest measured release that passes every check: what to pick when upgrading."""
+    newest_blocked: list[str] = field(default_factory=list)
+    """When none passes: why the newest measured release does not (its cells without a pass, checks it lacks)."""
+    uncounted: list[str] = field(default_factory=list)
+    """Checks with no verdict on any release here (every cell crashed, timed out, ...): left out of the count,
+    each with its cells' statuses, so that one crashed cell of a user check never reads as every release failing."""
 
 
 @dataclass
@@ -250,11 +255,15 @@ def _backend_answers(current: list[LoadedRecord]) -> list[BackendAnswer]:
                         key=lambda c: (CHECK_ORDER.index(c) if c in CHECK_ORDER else 9, c))
         releases = _sorted_releases(cell_key(e.record).jax for e in on_backend)
         verdicts: dict[str, tuple[bool, list[str]]] = {}
+        blocked: list[str] = []
         for release in releases:
-            here = [e for e in on_backend if cell_key(e.record).jax == release]
+            # Only the counted checks' cells decide: a check with no verdict anywhere says nothing of any release.
+            here = [e for e in on_backend if cell_key(e.record).jax == release and cell_key(e.record).check in checks]
             why = sorted({_why_not(e) for e in here if not _passes(e)})
             missing = [c for c in checks if not any(cell_key(e.record).check == c for e in here)]
             verdicts[release] = (bool(checks) and not why and not missing, why)
+            if release == releases[-1]:  # said when no release passes: what holds the newest back
+                blocked = why + [f"no {c} record" for c in missing]
         lowest = next((r for r in releases if verdicts[r][0]), None)
         above: list[str] = []
         if lowest is not None:
@@ -264,8 +273,21 @@ def _backend_answers(current: list[LoadedRecord]) -> list[BackendAnswer]:
                 if not ok and failing:
                     above.append(f"{release} ({', '.join(failing)})")
         newest = next((r for r in reversed(releases) if verdicts[r][0]), None)
-        answers.append(BackendAnswer(backend, checks, lowest, releases, above, newest))
+        answers.append(BackendAnswer(backend, checks, lowest, releases, above, newest, blocked if newest is None else [],
+                                     _uncounted(on_backend, checks)))
     return answers
+
+
+def _uncounted(on_backend: list[LoadedRecord], counted: list[str]) -> list[str]:
+    """The checks left out of the count (no verdict on any release), each with what its cells were."""
+    left_out = sorted({cell_key(e.record).check for e in on_backend} - set(counted), key=check_order)
+    found = []
+    for check in left_out:
+        cells = [e for e in on_backend if cell_key(e.record).check == check]
+        statuses = ", ".join(f"{e.record.get('status')} on {cell_key(e.record).jax}"
+                             for e in sorted(cells, key=lambda e: release_key(cell_key(e.record).jax)))
+        found.append(f"{check} ({statuses})")
+    return found
 
 
 def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) -> KnownProblemAnswer:

@@ -18,7 +18,8 @@ repros fail in ways that are not the bug. Told apart here, from its output:
   names it), as cargo-bisect-rustc's ``--regress error|ice``.
 
 `judge` applies these to what `protocol.observation` read from the exit
-code and KIT_RESULT. Pure: it reads only what it is given.
+code and KIT_RESULT. It reads only what it is given; ``bad_if`` is searched
+in a child interpreter with a time limit (`kit.run.bounded_match`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any, Mapping, Sequence
 from packaging.utils import canonicalize_name
 
 from ..requirements import package_for_module
+from .bounded_match import bounded_search
 
 TRACEBACK_HEADER = "Traceback (most recent call last):"
 
@@ -193,10 +195,13 @@ def judge(fields: Mapping[str, Any], code: int | None, tail: Sequence[str], bad_
             return Judged("ran", "inconclusive", f"the script does not compile{on} ({exception.headline()})", evidence)
     how = f"raised {exception.headline()}" if exception is not None else _exit_words(same.reason)
     if bad_if is not None:
-        matched = bad_if.search("\n".join(tail))
+        searched = bounded_search(bad_if, "\n".join(tail))  # a pattern that backtracks without end gives up
         evidence["bad_if"] = {"pattern": bad_if.pattern,
-                              "matched": matched.group(0)[:HEADLINE_CHARS] if matched else None}
-        if matched:
+                              "matched": searched.matched[:HEADLINE_CHARS] if searched.matched is not None else None,
+                              **({"gave_up": searched.gave_up} if searched.gave_up else {})}
+        if searched.gave_up:
+            return Judged("ran", "inconclusive", f"the script {how}, and {searched.gave_up}", evidence)
+        if searched.matched is not None:
             return Judged("ran", "affected", f"the script {how}, and its output matches bad_if {bad_if.pattern!r}",
                           evidence)
         return Judged("ran", "inconclusive", f"the script failed otherwise: it {how}, and its output does not "

@@ -1,0 +1,37 @@
+"""The overlay's folder is full (issue 29 item 10): one sentence naming it and the room needed, TIP: TMPDIR.
+
+A real "No space left on device": the file the export writes is a link to
+/dev/full, which refuses every write with ENOSPC, as a 1 MB tmpfs would.
+docs/faults.md, "Environments and history".
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from fake_jax import make_repo
+from kit.errors import OverlayUnwritable, StorageError
+from kit.exit_codes import EXIT_FAILED
+from kit.history.commit_range import resolve
+from kit.history.export import export_files
+from kit.history.source import History
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full to fill a disk for real")
+def test_a_full_overlay_folder_is_one_sentence_with_the_room_an_overlay_needs(tmp_path: Path) -> None:
+    history = History(make_repo(tmp_path / "jax"), "test")
+    commit = resolve(history, "jax-v0.2.0")
+    folder = tmp_path / "tmp" / "kit-1-commit-x"
+    (folder / "jax").mkdir(parents=True)
+    os.symlink("/dev/full", folder / "jax" / "__init__.py")
+    with pytest.raises(OverlayUnwritable) as full:
+        export_files(history, commit, ["jax"], folder)
+    assert isinstance(full.value, StorageError) and full.value.exit_code == EXIT_FAILED
+    assert full.value.render() == (
+        f"ERROR: could not lay commit {commit[:10]}'s files out in {folder} (No space left on device); an overlay "
+        f"needs about 15 MB free there\n"
+        f"TIP: free some space in {folder.parent}, or set TMPDIR to a folder with room for it (the overlays go "
+        "there): TMPDIR=/path/with/room nox -s bisect -- ...")
