@@ -49,6 +49,7 @@ from .install.environment import ExistingPython
 from .install.release import resolve_release
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
+from .user_paths import find_links_argument
 
 Log = Callable[[str], None]
 
@@ -205,7 +206,7 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     parser = _Parser(prog="nox -s plan --")
     parser.add_argument("version")
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
-    parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
+    parser.add_argument("--find-links", action="append", default=[], type=find_links_argument, metavar="DIR_OR_URL")
     parser.add_argument("--refresh", action="store_true", help="resolve again instead of reading the lock")
     args = parser.parse_args(list(argv))
     resolved = resolve_release(matrix, release_number(args.version, "version"), args.backend, find_links=tuple(args.find_links),
@@ -338,7 +339,7 @@ def run_parser(check: str) -> argparse.ArgumentParser:
     parser.add_argument("--python", type=interpreter_path, default=None, metavar="PATH",
                         help="run with this interpreter as it is: nothing resolved or installed, no index asked")
     parser.add_argument("--preset", default=None)
-    parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
+    parser.add_argument("--find-links", action="append", default=[], type=find_links_argument, metavar="DIR_OR_URL")
     parser.add_argument("--timeout", type=timeout_seconds, default=None, metavar="SECONDS",
                         help="time limit for the repro (default: timeout_s in matrix.toml)")
     parser.add_argument("--refresh", action="store_true",

@@ -24,6 +24,7 @@ from ..errors import UsageError
 from ..records import newest_records_here
 from ..requirements import requirements
 from ..run.slurm_jobs import SlurmOptions
+from ..user_paths import find_links_argument
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -181,7 +182,7 @@ def make_parser() -> argparse.ArgumentParser:
                              "repeatable")
     parser.add_argument("--bad-if", default=None, metavar="REGEX",
                         help="--script: bad only when it fails and its output matches REGEX; other failures skip")
-    parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL",
+    parser.add_argument("--find-links", action="append", default=[], type=find_links_argument, metavar="DIR_OR_URL",
                         help="extra wheels, e.g. a jaxlib the index no longer serves")
     parser.add_argument("--changelog", type=Path, default=None,
                         help="JAX's CHANGELOG.md, for the release notes in the report")
