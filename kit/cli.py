@@ -49,7 +49,7 @@ from .install.environment import ExistingPython
 from .install.release import resolve_release
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
-from .user_paths import find_links_argument
+from .user_paths import find_links_argument, folder_problem
 
 Log = Callable[[str], None]
 
@@ -234,7 +234,7 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
 def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Rebuild reports/matrix.md and matrix.json (and the plots) from the records alone."""
     parser = _Parser(prog="nox -s report --")
-    parser.add_argument("--results", type=Path, default=matrix.results_dir, help="folder of records")
+    parser.add_argument("--results", type=_records_folder, default=matrix.results_dir, help="folder of records")
     parser.add_argument("--out", type=Path, default=matrix.results_dir.parent, help="where matrix.md/json go")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     args = parser.parse_args(list(argv))
@@ -261,6 +261,16 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     for unusable in result.unusable:
         log(f"skipped {unusable.path}: {unusable.reason}")
     return EXIT_OK
+
+
+def _records_folder(text: str) -> Path:
+    """``report --results``: a folder that is there. A mistyped one holds no records, and the report of no
+    records would replace a matrix.md of a hundred with "No records yet"."""
+    problem = folder_problem(Path(text))
+    if problem:
+        raise UsageError(f"--results {text!r} {problem}: matrix.md and matrix.json were left as they were",
+                         "give the folder of records (by default reports/results, [kit] results_dir in matrix.toml)")
+    return Path(text)
 
 
 def unknown_session_hints(matrix: Matrix, argv: Sequence[str]) -> list[str]:

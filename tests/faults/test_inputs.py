@@ -92,3 +92,30 @@ def test_a_find_links_folder_in_matrix_toml_that_is_not_there_is_refused_at_load
     (tmp_path / "wheels").mkdir()
     if install:
         assert load_matrix(path).install.find_links == ("wheels",)  # kept as written: the lock's key is unchanged
+
+
+# -- item 13: a report from a folder of records that is not there
+
+
+def test_a_report_from_a_results_folder_that_is_not_there_leaves_the_report_alone(tmp_path: Path) -> None:
+    write_matrix(tmp_path)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for name in ("matrix.md", "matrix.json"):
+        (reports / name).write_text(f"{name} of 100 records\n")
+    proc, _took = run_kit(tmp_path, "report", "--results", "/no/such/dir", "--out", str(reports), "--no-plots")
+    assert proc.returncode == exit_codes.EXIT_USAGE, proc.stderr
+    assert proc.stderr.splitlines()[0] == ("ERROR: --results '/no/such/dir' does not exist: matrix.md and "
+                                           "matrix.json were left as they were")
+    assert [(reports / name).read_text() for name in ("matrix.md", "matrix.json")] == [
+        "matrix.md of 100 records\n", "matrix.json of 100 records\n"]
+
+
+def test_a_report_from_a_file_given_as_results_says_it_is_a_file(tmp_path: Path, capsys) -> None:
+    record = tmp_path / "one-record.json"
+    record.write_text("{}")
+    code = cli.main(["report", "--results", str(record), "--out", str(tmp_path), "--no-plots"],
+                    matrix_path=str(write_matrix(tmp_path)))
+    assert code == exit_codes.EXIT_USAGE
+    assert capsys.readouterr().err.startswith(f"ERROR: --results {str(record)!r} is a file, not a folder")
+    assert not (tmp_path / "matrix.md").exists()
