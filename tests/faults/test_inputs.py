@@ -8,9 +8,11 @@ docs/faults.md, "Inputs", lists each case with what the kit says. The commands r
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,32 +20,36 @@ import pytest
 from kit import cli, exit_codes
 from kit.config import load_matrix
 from kit.errors import ConfigError
-from tests.fake_index import refused_url
+from kit.install.plan import InstallPlan, Resolution
+from kit.install.refusals import blamed_input
+from tests.fake_index import jax_releases, refused_url, serve_index, wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def write_matrix(folder: Path, install_extra: str = "", release_extra: str = "") -> Path:
-    """A matrix whose index refuses connections: a command that asked it would exit 4, not 2."""
+def write_matrix(folder: Path, install_extra: str = "", release_extra: str = "", index_url: str = "",
+                 checks: str = "", releases: tuple[str, ...] = ("0.6.0",)) -> Path:
+    """A matrix whose index refuses connections unless ``index_url``: a command that asked it would exit 4, not 2."""
     path = folder / "matrix.toml"
+    blocks = "".join(f'[[release]]\nversion = "{version}"\n{release_extra}' for version in releases)
     path.write_text(f'[kit]\nresults_dir = "results"\nenvs_dir = "envs"\n'
-                    f'[install]\nindex_url = "{refused_url()}"\npythons = ["3.11"]\njaxlib_archive = ""\n{install_extra}'
-                    f'[[release]]\nversion = "0.6.0"\n{release_extra}[checks.scaling]\n', encoding="utf-8")
+                    f'[install]\nindex_url = "{index_url or refused_url()}"\npythons = ["3.11"]\njaxlib_archive = ""\n'
+                    f'{install_extra}{blocks}[checks.scaling]\n{checks}', encoding="utf-8")
     return path
 
 
-def run_kit(folder: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], float]:
+def run_kit(folder: Path, *argv: str, **env: str) -> tuple[subprocess.CompletedProcess[str], float]:
     """``python -m kit ARGV`` from ``folder`` (its matrix.toml), as a user runs it; and its wall time."""
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "kit", *argv], cwd=folder, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "KIT_CACHE_DIR": str(folder / "cache")},
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "KIT_CACHE_DIR": str(folder / "cache"), **env},
                           timeout=120)
     return proc, time.monotonic() - started
 
 
 def no_records(folder: Path) -> bool:
-    results = folder / "results"
-    return not results.exists() or not any(results.rglob("*.json"))
+    """No record anywhere under ``folder``: the results, and a bisect's records of its probes."""
+    return not any('"status"' in path.read_text() for path in folder.rglob("*.json") if "cache" not in path.parts)
 
 
 # -- item 4: a mistyped --find-links folder
@@ -119,3 +125,91 @@ def test_a_report_from_a_file_given_as_results_says_it_is_a_file(tmp_path: Path,
     assert code == exit_codes.EXIT_USAGE
     assert capsys.readouterr().err.startswith(f"ERROR: --results {str(record)!r} is a file, not a folder")
     assert not (tmp_path / "matrix.md").exists()
+
+
+# -- item 5: uv kept offline by the user's environment, its cache empty
+
+
+def test_uv_offline_with_an_empty_cache_is_exit_4_naming_uv_offline_and_no_record(tmp_path: Path) -> None:
+    files, blobs = jax_releases(["0.6.0"])
+    with serve_index(files, blobs) as served:
+        write_matrix(tmp_path, index_url=served.url)
+        offline = {"UV_OFFLINE": "1", "UV_CACHE_DIR": str(tmp_path / "empty-uv-cache")}
+        planned, _took = run_kit(tmp_path, "plan", "0.6.0", **offline)
+        ran, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", **offline)
+        online, _took = run_kit(tmp_path, "plan", "0.6.0", UV_OFFLINE="0", UV_CACHE_DIR=str(tmp_path / "uv-cache"))
+    for proc in (planned, ran):
+        assert proc.returncode == exit_codes.EXIT_NETWORK, proc.stderr
+        assert proc.stderr.splitlines()[0] == (
+            "ERROR: jax 0.6.0 did not resolve with uv offline (UV_OFFLINE=1 in the environment): uv read only its "
+            "cache, which may lack what the release needs, so nothing is known about the release")
+        assert proc.stderr.splitlines()[1].startswith("TIP: unset UV_OFFLINE so that uv can ask the index")
+    assert "NOT INSTALLABLE" not in planned.stdout
+    assert no_records(tmp_path)
+    assert online.returncode == exit_codes.EXIT_OK, online.stderr  # the same release, uv allowed online
+    assert "python 3.11 resolves to:" in online.stdout
+
+
+# -- item 8: a --requires or --pin that uv blames is the input's fault, not the release's
+
+
+def test_a_required_package_not_on_the_index_is_exit_2_not_an_era_problem(tmp_path: Path) -> None:
+    (tmp_path / "uses_it.py").write_text("import no_such_package_xyz\n")
+    files, blobs = jax_releases(["0.6.0"])
+    with serve_index(files, blobs) as served:
+        write_matrix(tmp_path, index_url=served.url, checks='[checks.mine]\nscript = "uses_it.py"\n')
+        proc, _took = run_kit(tmp_path, "run", "mine", "0.6.0", "--requires", "no-such-package-xyz",
+                              UV_CACHE_DIR=str(tmp_path / "uv-cache"))
+    assert proc.returncode == exit_codes.EXIT_USAGE, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"ERROR: the check requires no-such-package-xyz, and no-such-package-xyz is not on the package index "
+        f"({served.url})",
+        "TIP: check the name (the one pip installs, e.g. scikit-learn for sklearn) in --requires or the check's "
+        "requires in matrix.toml"]
+    assert no_records(tmp_path)
+
+
+def test_a_pin_the_releases_python_cannot_install_is_exit_2_naming_the_pin(tmp_path: Path) -> None:
+    (tmp_path / "check.py").write_text("import sys\nsys.exit(0)\n")
+    files, blobs = jax_releases(["0.5.0", "0.6.0"])
+    name, blob = wheel("numpy", "1.23.0")
+    files["numpy"].append((name, "2023-01-01T00:00:00Z"))
+    blobs[name] = blob
+    with serve_index(files, blobs, requires_python={name: ">=3.12"}) as served:  # not for Python 3.11
+        write_matrix(tmp_path, index_url=served.url, releases=("0.5.0", "0.6.0"))
+        proc, took = run_kit(tmp_path, "bisect", "--script", "check.py", "--good", "0.6.0", "--bad", "0.5.0",
+                             "--pin", "numpy==1.23.0", UV_CACHE_DIR=str(tmp_path / "uv-cache"))
+    assert proc.returncode == exit_codes.EXIT_USAGE, proc.stderr
+    error = next(line for line in proc.stderr.splitlines() if line.startswith("ERROR:"))
+    assert re.match(r"ERROR: the pin numpy==1\.23\.0 cannot be installed with jax 0\.[56]\.0 on Python 3\.11: "
+                    r"Because the requested Python version \(>=3\.11\) does not satisfy Python>=3\.12", error)
+    assert "numpy==1.23.0 depends on Python>=3.12" in error
+    assert "TIP: drop or change --pin numpy==1.23.0" in proc.stderr
+    assert "--bad" not in error and no_records(tmp_path)
+    assert took < 60
+
+
+PLAN = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
+                   exclude_newer="2025-04-30T00:00:00Z", index_url="https://pypi.org/simple", pythons=("3.11",))
+
+
+@pytest.mark.parametrize(("requires", "pins", "uv_said", "blamed"), [
+    ((), ("numpy==9.9.9",), "cause: Because there is no version of numpy==9.9.9 and you require numpy==9.9.9, we can "
+     "conclude that your requirements are unsatisfiable.",
+     "--pin numpy==9.9.9: numpy 9.9.9 is not on the package index (https://pypi.org/simple)"),
+    ((), ("ml_dtypes==0.1.0",), "cause: Because all versions of jax depend on ml-dtypes>=0.4 and you require "
+     "ml-dtypes==0.1.0, we can conclude that your requirements are unsatisfiable.",
+     "the pin ml_dtypes==0.1.0 cannot be installed with jax 0.6.0 on Python 3.11: Because all versions of jax depend "
+     "on ml-dtypes>=0.4 and you require ml-dtypes==0.1.0, we can conclude that your requirements are unsatisfiable."),
+    # An extra package with no version of the release's era is the era's answer: a record says so.
+    (("flax",), (), "cause: Because there are no versions of flax and you require flax, we can conclude that your "
+     "requirements are unsatisfiable. hint: `flax` was filtered by `exclude-newer`", None),
+    # Neither input named: the release's own jaxlib is missing.
+    (("flax",), ("numpy==2.2.1",), "cause: Because there is no version of jaxlib==0.6.0 and jax[cpu]==0.6.0 depends "
+     "on jaxlib==0.6.0, we can conclude that your requirements are unsatisfiable.", None),
+])
+def test_whose_input_uvs_refusal_blames(requires: tuple[str, ...], pins: tuple[str, ...], uv_said: str,
+                                        blamed: str | None) -> None:
+    plan = replace(PLAN, requirements=PLAN.requirements + requires + pins, requires=requires, pins=pins)
+    found = blamed_input(plan, [Resolution("3.11", ok=False, error=uv_said)])
+    assert (found.message if found else None) == blamed
