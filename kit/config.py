@@ -25,7 +25,7 @@ from .errors import ConfigError, KitError, UsageError
 
 # The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
-from .user_paths import checked_find_links
+from .user_paths import checked_find_links, folder_or_nothing_yet
 
 BACKENDS = ("cpu", "cuda")
 
@@ -264,8 +264,8 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
         environments=_parse_environments(raw.get("environment", []), path, releases, tuple(checks)),
         install=install,
         # Relative folders are relative to matrix.toml, not to wherever nox was started.
-        results_dir=path.parent / _string(kit, "results_dir", "kit", "reports/results"),
-        envs_dir=path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"),
+        results_dir=folder_or_nothing_yet(path.parent / _string(kit, "results_dir", "kit", "reports/results"), "kit.results_dir"),
+        envs_dir=folder_or_nothing_yet(path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"), "kit.envs_dir"),
         jax_repo=path.parent / Path(r).expanduser() if (r := _string(install_raw, "jax_repo", "install", "")) else None,
     )
 

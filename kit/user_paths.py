@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Sequence
 from urllib.parse import urlsplit
 
-from .errors import KitError, UsageError
+from .errors import ConfigError, KitError, UsageError
 
 FIND_LINKS_TIP = "give a folder of wheels (.whl files) or the URL of a find-links page"
 
@@ -33,6 +33,20 @@ def folder_problem(path: Path) -> str | None:
     if not os.access(path, os.R_OK | os.X_OK):
         return "is a folder this user cannot read (permission denied)"
     return None
+
+
+def folder_or_nothing_yet(path: Path, where: str, error: type[KitError] = ConfigError) -> Path:
+    """``path`` when it is a folder or nothing is there yet (the kit makes it); else ``error`` naming what is there.
+
+    For matrix.toml's results and environments folders: a file there would
+    be found only when the first record or environment is written, after
+    the first check has run for nothing.
+    """
+    if os.path.lexists(path):
+        problem = folder_problem(path)
+        if problem:
+            raise error(f"{where} {str(path)!r} {problem}", "name a folder (it is made when first needed)")
+    return path
 
 
 def file_problem(path: Path) -> str | None:

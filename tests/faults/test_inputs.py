@@ -213,3 +213,56 @@ def test_whose_input_uvs_refusal_blames(requires: tuple[str, ...], pins: tuple[s
     plan = replace(PLAN, requirements=PLAN.requirements + requires + pins, requires=requires, pins=pins)
     found = blamed_input(plan, [Resolution("3.11", ok=False, error=uv_said)])
     assert (found.message if found else None) == blamed
+
+
+# -- the weak ones: each path said as what it is
+
+
+def _loop(folder: Path) -> Path:
+    loop = folder / "loop.py"
+    loop.symlink_to(loop)
+    return loop
+
+
+def _fifo(folder: Path) -> Path:
+    fifo = folder / "CHANGELOG.md"
+    os.mkfifo(fifo)
+    return fifo
+
+
+@pytest.mark.parametrize(("flag", "make", "said"), [
+    ("--script", lambda folder: folder, "ERROR: script {path} is a folder, not a file"),
+    ("--script", _loop, "ERROR: script {path} is a symbolic link loop (it leads back to itself)"),
+    ("--changelog", _fifo, "ERROR: --changelog {path} is not a regular file (a pipe, a device or a socket)"),
+    ("--changelog", lambda folder: Path("/dev/zero"), "ERROR: --changelog {path} is not a regular file (a pipe, a "
+                                                      "device or a socket)"),
+])
+def test_a_bisect_path_that_is_not_a_file_is_said_as_what_it_is(tmp_path: Path, capsys, flag: str, make,
+                                                                said: str) -> None:
+    path = make(tmp_path)
+    script = ["--script", str(path)] if flag == "--script" else ["--check", "scaling", "--changelog", str(path)]
+    code = cli.main(["bisect", *script, "--good", "0.6.0", "--bad", "0.5.0"], matrix_path=str(write_matrix(tmp_path)))
+    assert code == exit_codes.EXIT_USAGE
+    assert capsys.readouterr().err.splitlines()[0] == said.format(path=path)
+
+
+def test_an_interpreter_that_is_a_symbolic_link_loop_is_said_so(tmp_path: Path, capsys) -> None:
+    loop = _loop(tmp_path)
+    code = cli.main(["run", "scaling", "--python", str(loop)], matrix_path=str(write_matrix(tmp_path)))
+    assert code == exit_codes.EXIT_USAGE
+    assert capsys.readouterr().err.splitlines()[0] == f"ERROR: {loop} is a symbolic link loop (it leads back to itself)"
+
+
+def test_a_results_dir_that_is_a_file_is_refused_at_load(tmp_path: Path) -> None:
+    (tmp_path / "results").write_text("not a folder\n")
+    with pytest.raises(ConfigError, match=r"^kit\.results_dir '.*/results' is a file, not a folder$"):
+        load_matrix(write_matrix(tmp_path))
+
+
+def test_only_a_release_not_in_the_matrix_suggests_a_command_that_runs(tmp_path: Path, capsys) -> None:
+    code = cli.main(["matrix", "--only", "9.9.9"], matrix_path=str(write_matrix(tmp_path)))
+    assert code == exit_codes.EXIT_USAGE
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ERROR: --only 9.9.9: not a release in matrix.toml"
+    assert err[1].endswith("or run it once without the matrix: python -m kit run scaling 9.9.9")
+    assert "nox -s scaling-9.9.9" not in err[1]  # nox has no such session: it would refuse it
