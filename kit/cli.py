@@ -49,6 +49,7 @@ from .install.environment import ExistingPython
 from .install.release import resolve_release
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
+from .user_paths import find_links_argument, folder_problem
 
 Log = Callable[[str], None]
 
@@ -205,7 +206,7 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     parser = _Parser(prog="nox -s plan --")
     parser.add_argument("version")
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
-    parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
+    parser.add_argument("--find-links", action="append", default=[], type=find_links_argument, metavar="DIR_OR_URL")
     parser.add_argument("--refresh", action="store_true", help="resolve again instead of reading the lock")
     args = parser.parse_args(list(argv))
     resolved = resolve_release(matrix, release_number(args.version, "version"), args.backend, find_links=tuple(args.find_links),
@@ -233,7 +234,7 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
 def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Rebuild reports/matrix.md and matrix.json (and the plots) from the records alone."""
     parser = _Parser(prog="nox -s report --")
-    parser.add_argument("--results", type=Path, default=matrix.results_dir, help="folder of records")
+    parser.add_argument("--results", type=_records_folder, default=matrix.results_dir, help="folder of records")
     parser.add_argument("--out", type=Path, default=matrix.results_dir.parent, help="where matrix.md/json go")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     args = parser.parse_args(list(argv))
@@ -260,6 +261,16 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     for unusable in result.unusable:
         log(f"skipped {unusable.path}: {unusable.reason}")
     return EXIT_OK
+
+
+def _records_folder(text: str) -> Path:
+    """``report --results``: a folder that is there. A mistyped one holds no records, and the report of no
+    records would replace a matrix.md of a hundred with "No records yet"."""
+    problem = folder_problem(Path(text))
+    if problem:
+        raise UsageError(f"--results {text!r} {problem}: matrix.md and matrix.json were left as they were",
+                         "give the folder of records (by default reports/results, [kit] results_dir in matrix.toml)")
+    return Path(text)
 
 
 def unknown_session_hints(matrix: Matrix, argv: Sequence[str]) -> list[str]:
@@ -338,7 +349,7 @@ def run_parser(check: str) -> argparse.ArgumentParser:
     parser.add_argument("--python", type=interpreter_path, default=None, metavar="PATH",
                         help="run with this interpreter as it is: nothing resolved or installed, no index asked")
     parser.add_argument("--preset", default=None)
-    parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL")
+    parser.add_argument("--find-links", action="append", default=[], type=find_links_argument, metavar="DIR_OR_URL")
     parser.add_argument("--timeout", type=timeout_seconds, default=None, metavar="SECONDS",
                         help="time limit for the repro (default: timeout_s in matrix.toml)")
     parser.add_argument("--refresh", action="store_true",

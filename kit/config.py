@@ -25,6 +25,7 @@ from .errors import ConfigError, KitError, UsageError
 
 # The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
+from .user_paths import checked_find_links, folder_or_nothing_yet
 
 BACKENDS = ("cpu", "cuda")
 
@@ -53,10 +54,6 @@ MAX_TIMEOUT_S = 10**9
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _pos_int(v: Any) -> bool:
-    return _is_int(v) and v > 0
 
 
 def release_number(text: str, where: str, error: type[KitError] = UsageError) -> str:
@@ -254,8 +251,8 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
     _known_keys(raw, {"kit", "install", "release", "checks", "environment"}, "")
     kit = _table(raw, "kit", "")
     _known_keys(kit, {"results_dir", "envs_dir"}, "kit")
-    install = _parse_install(install_raw := _table(raw, "install", ""))
-    releases = _parse_releases(raw.get("release", []))
+    install = _parse_install(install_raw := _table(raw, "install", ""), path.parent)
+    releases = _parse_releases(raw.get("release", []), path.parent)
     checks_raw = _table(raw, "checks", "")
     if not checks_raw:
         raise ConfigError("matrix.toml has no [checks.*] tables", "add [checks.scaling] and [checks.correctness]")
@@ -267,13 +264,13 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
         environments=_parse_environments(raw.get("environment", []), path, releases, tuple(checks)),
         install=install,
         # Relative folders are relative to matrix.toml, not to wherever nox was started.
-        results_dir=path.parent / _string(kit, "results_dir", "kit", "reports/results"),
-        envs_dir=path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"),
+        results_dir=folder_or_nothing_yet(path.parent / _string(kit, "results_dir", "kit", "reports/results"), "kit.results_dir"),
+        envs_dir=folder_or_nothing_yet(path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"), "kit.envs_dir"),
         jax_repo=path.parent / Path(r).expanduser() if (r := _string(install_raw, "jax_repo", "install", "")) else None,
     )
 
 
-def _parse_install(table: Mapping[str, Any]) -> InstallSettings:
+def _parse_install(table: Mapping[str, Any], folder: Path) -> InstallSettings:
     where = "install"
     _known_keys(table, {"pythons", "index_url", "extra_index_urls", "find_links", "era_slack_days",
                         "jaxlib_archive", "jax_repo"}, where)
@@ -289,13 +286,14 @@ def _parse_install(table: Mapping[str, Any]) -> InstallSettings:
         pythons=pythons,
         index_url=_string(table, "index_url", where, defaults.index_url),
         extra_index_urls=_strings(table, "extra_index_urls", where, ()),
-        find_links=_strings(table, "find_links", where, ()),
+        # URLs, or folders that are there, relative to matrix.toml: nox runs uv from its folder.
+        find_links=checked_find_links(_strings(table, "find_links", where, ()), f"{where}.find_links", folder, ConfigError),
         era_slack_days=slack,
         jaxlib_archive=_string(table, "jaxlib_archive", where, defaults.jaxlib_archive),
     )
 
 
-def _parse_releases(items: Any) -> tuple[Release, ...]:
+def _parse_releases(items: Any, folder: Path) -> tuple[Release, ...]:
     if not isinstance(items, list) or not items:
         raise ConfigError("matrix.toml has no [[release]] entries", 'add one: [[release]] version = "0.6.0"')
     releases: list[Release] = []
@@ -321,7 +319,8 @@ def _parse_releases(items: Any) -> tuple[Release, ...]:
                 version=version,
                 note=_string(item, "note", where, ""),
                 python=python,
-                find_links=_strings(item, "find_links", where, ()),
+                find_links=checked_find_links(_strings(item, "find_links", where, ()), f"{where}: find_links", folder,
+                                              ConfigError),
                 extra_index_urls=_strings(item, "extra_index_urls", where, ()),
             )
         )
@@ -404,7 +403,7 @@ def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Chec
         raise ConfigError(f"{where}.script {str(table['script'])!r} is not a file (looked at {script})",
                           "the path is relative to matrix.toml; copy an example from examples/checks/")
     devices = table.get("host_devices")
-    if devices is not None and not _pos_int(devices):
+    if devices is not None and not (_is_int(devices) and devices > 0):
         raise ConfigError(f"{where}.host_devices must be a positive integer", "e.g. host_devices = 4")
     requires = extra_packages.requirements(_strings(table, "requires", where, ()), f"{where}.requires", ConfigError)
     bad_if = bad_if_pattern(table["bad_if"], f"{where}.bad_if", ConfigError) if "bad_if" in table else None

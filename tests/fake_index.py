@@ -101,9 +101,10 @@ class FakeIndex:
 
 @contextmanager
 def serve_index(files: Files = JAX_FILES, blobs: dict[str, bytes] | None = None,
-                archive: tuple[str, ...] = ()) -> Iterator[FakeIndex]:
+                archive: tuple[str, ...] = (), requires_python: dict[str, str] | None = None) -> Iterator[FakeIndex]:
     """Serve ``/simple/<project>/`` as PEP 691 JSON (unknown projects are 404), ``/files/<name>``
-    from ``blobs``, and ``/archive/``: a find-links page listing the ``archive`` files."""
+    from ``blobs``, and ``/archive/``: a find-links page listing the ``archive`` files.
+    ``requires_python``: a file's Requires-Python, listed on the page as PyPI does (uv reads it there)."""
     index: FakeIndex
     blobs = blobs or {}
 
@@ -124,7 +125,8 @@ def serve_index(files: Files = JAX_FILES, blobs: dict[str, bytes] | None = None,
             name = self.path.strip("/").split("/")[-1]
             if self.path.startswith("/simple/") and name in files:
                 body = json.dumps({"meta": {"api-version": "1.1"}, "name": name, "files": [
-                    {"filename": f, "url": f"/files/{f}", "hashes": {}, "upload-time": t}
+                    {"filename": f, "url": f"/files/{f}", "hashes": {}, "upload-time": t,
+                     **({"requires-python": (requires_python or {})[f]} if f in (requires_python or {}) else {})}
                     for f, t in files[name]]}).encode()
                 return 200, "application/vnd.pypi.simple.v1+json", body
             if self.path.startswith("/files/") and name in blobs:

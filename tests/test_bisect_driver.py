@@ -170,7 +170,7 @@ def test_no_records_and_no_bounds_is_a_usage_error(machine: Callable[..., FakeRe
         (["--check", "scaling", "--good", "banana", "--bad", "0.6.0"], UsageError, "--good 'banana' is not a plain JAX release number"),
         (["--check", "scaling", "--good", "0.4.99", "--bad", "0.6.0"], UsageError, "not a jax release"),
         (["--check", "scaling", "--good", "0.4.35"], UsageError, "both --good and --bad"),
-        (["--script", "/no/such/repro.py", "--good", "0.4.35", "--bad", "0.6.0"], UsageError, "not found"),
+        (["--script", "/no/such/repro.py", "--good", "0.4.35", "--bad", "0.6.0"], UsageError, "does not exist"),
         (["--good", "0.4.35", "--bad", "0.6.0"], UsageError, "say what to bisect"),
         (["--check", "scaling", "--crash", "maybe"], UsageError, "invalid choice"),
     ],

@@ -256,7 +256,7 @@ def test_run_reads_a_release_an_interpreter_or_an_environment(argv: list[str], v
 @pytest.mark.parametrize(("argv", "message"), [
     (["run", "scaling", "mine", "--python", "/usr/bin/python3"], "ERROR: environment mine already names its interpreter"),
     (["run", "scaling", "theirs"], "ERROR: 'theirs' is neither a JAX release number nor an [[environment]]"),
-    (["run", "scaling", "mine", "--find-links", "/wheels"], "ERROR: --find-links shapes an install"),
+    (["run", "scaling", "mine", "--find-links", "{folder}"], "ERROR: --find-links shapes an install"),
     (["run", "scaling", "--python", "{missing}"], "ERROR: {missing} does not exist"),
     (["run", "scaling", "--python", "{folder}"], "ERROR: {folder} is a folder, not a Python interpreter"),
     (["run", "scaling", "--python", "/bin/true"], "ERROR: /bin/true did not answer as a Python interpreter"),

@@ -24,6 +24,7 @@ from ..errors import UsageError
 from ..records import newest_records_here
 from ..requirements import requirements
 from ..run.slurm_jobs import SlurmOptions
+from ..user_paths import file_problem, find_links_argument
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -181,7 +182,7 @@ def make_parser() -> argparse.ArgumentParser:
                              "repeatable")
     parser.add_argument("--bad-if", default=None, metavar="REGEX",
                         help="--script: bad only when it fails and its output matches REGEX; other failures skip")
-    parser.add_argument("--find-links", action="append", default=[], metavar="DIR_OR_URL",
+    parser.add_argument("--find-links", action="append", default=[], type=find_links_argument, metavar="DIR_OR_URL",
                         help="extra wheels, e.g. a jaxlib the index no longer serves")
     parser.add_argument("--changelog", type=Path, default=None,
                         help="JAX's CHANGELOG.md, for the release notes in the report")
@@ -214,8 +215,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError("say what to bisect", "pass --check scaling, --check correctness or --script path/to/repro.py")
     if args.check:
         matrix.check(args.check)  # ConfigError naming the known checks
-    if args.script and not args.script.is_file():
-        raise UsageError(f"script {args.script} not found", "give the path of a Python file that exits 0 when good")
+    _regular_files(args)
     if args.preset and not args.check:
         raise UsageError("--preset only applies to --check", "drop --preset, or bisect a check")
     given = [flag for flag, value in (("--host-devices", args.host_devices), ("--requires", args.requires),
@@ -264,6 +264,17 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
                                   bad_if=bad_if_pattern(args.bad_if, "--bad-if") if args.bad_if is not None else None)
         if script else None,
     )
+
+
+def _regular_files(args: argparse.Namespace) -> None:
+    """``--script`` and ``--changelog`` must be regular files; a folder, a symbolic link loop or a pipe is said as
+    what it is (was: "not found" for any of them, and a --changelog pipe or /dev/zero skipped without a word)."""
+    for flag, path, tip in (("script", args.script, "give the path of a Python file that exits 0 when good"),
+                            ("--changelog", args.changelog,
+                             "give JAX's CHANGELOG.md, a regular file (or leave --changelog out: it is fetched)")):
+        problem = file_problem(path) if path is not None else None
+        if problem:
+            raise UsageError(f"{flag} {path} {problem}", tip)
 
 
 def shown_path(path: Path, project: Path) -> str:

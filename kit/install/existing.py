@@ -21,6 +21,7 @@ from typing import Any, Mapping
 
 from ..errors import UsageError
 from ..records import packages_fingerprint
+from ..user_paths import file_problem
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,8 +95,9 @@ def _must_be_a_program(python: Path) -> None:
         inside = next((p for p in (python / "bin" / "python", python / "Scripts" / "python.exe") if p.is_file()), None)
         tip = f"did you mean {inside}?" if inside else "give the interpreter itself, e.g. VENV/bin/python"
         raise UsageError(f"{python} is a folder, not a Python interpreter", tip)
-    if not python.is_file():
-        raise UsageError(f"{python} does not exist", "give the path of an interpreter, e.g. VENV/bin/python")
+    if not python.is_file():  # missing, a symbolic link loop, a pipe or a device: file_problem says which
+        raise UsageError(f"{python} {file_problem(python) or 'is not a file'}",
+                         "give the path of an interpreter, e.g. VENV/bin/python")
     if not os.access(python, os.X_OK):
         raise UsageError(f"{python} is not executable, so it cannot be a Python interpreter",
                          "give the path of an interpreter, e.g. VENV/bin/python")

@@ -308,25 +308,25 @@ def choose_python(plan: InstallPlan, available: list[str], offline: bool = False
         attempts.append(resolution)
         if resolution.ok:
             return resolution, attempts
-        if missing_everywhere(resolution, plan.requires):
+        if missing_everywhere(resolution, (*plan.requires, *plan.pins)):
             break  # the index has no such version for any Python: asking again costs a uv call each
     return None, attempts
 
 
 def missing_everywhere(resolution: Resolution, requires: tuple[str, ...] = ()) -> bool:
     """uv found no version of the pinned jax or jaxlib at all (not merely none for this Python), or none of
-    an extra package in ``requires`` before the era's cut-off."""
+    an extra package or ``--pin`` in ``requires`` (before the era's cut-off, for an extra package)."""
     if _RELEASE_MISSING.search(resolution.error):
         return True
     if "Python" in resolution.error or "wheel" in resolution.error:
         return False  # the interpreter may be what does not fit: another Python is worth a try
-    named = _NOT_ON_INDEX.search(resolution.error) or _NONE_OF_ITS_ERA.search(resolution.error)
+    named = NOT_ON_INDEX.search(resolution.error) or _NONE_OF_ITS_ERA.search(resolution.error)
     return named is not None and package_name(named.group(1)) in {package_name(text) for text in requires}
 
 
 # uv's words when a package does not exist at all, or has no release before the era's cut-off that
 # meets the requirement: for an extra package, no other Python changes either answer.
-_NOT_ON_INDEX = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
+NOT_ON_INDEX = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
 _NONE_OF_ITS_ERA = re.compile(r"Because (?:only |there (?:is|are) no versions? of )([A-Za-z0-9_.\-]+?)(?=[<>=!~ ]|$)")
 
 
@@ -372,7 +372,7 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
     if extra:
         era = f"uploaded before {plan.exclude_newer[:10]}, jax {plan.jax}'s era" if plan.exclude_newer else "on the index"
         return (f"the check requires {extra}, and no release of {package_name(extra)} {era}, installs with "
-                f"jax {plan.jax} (tried Python {tried}): {_cause(attempts[-1].error)}")
+                f"jax {plan.jax} (tried Python {tried}): {uv_cause(attempts[-1].error)}")
     wheels = re.search(r"(\S+) \(v([\w.]+)\) with the following Python ABI tags: (.*?)(?:$|\s*hint)",
                        attempts[-1].error)
     if wheels:
@@ -402,7 +402,7 @@ def how_to_supply_extra(plan: InstallPlan, requirement: str) -> str:
             f"a later jax release, whose era has the {package_name(requirement)} you need.")
 
 
-def _cause(error: str) -> str:
+def uv_cause(error: str) -> str:
     """uv's reason without its "No solution found" preamble and its hints."""
     text = error.split("cause:", 1)[-1].split(" hint:", 1)[0].strip()
     return text.removeprefix("error: ").strip()

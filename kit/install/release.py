@@ -21,6 +21,7 @@ from .index import PackageIndex
 from .pages import NETWORK_TIP, plan_pages, require_pages
 from .plan import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
                       unresolvable_reason)
+from .refusals import blamed_input, raise_if_offline
 from .lockfile import Lock, install_settings, read_lock, write_lock
 
 
@@ -96,6 +97,11 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     if not offline:
         require_pages(plan_pages(plan), version)  # an outage of any page is exit 4, before uv retries it per Python
     resolution, attempts = _first_python(plan, offline, first_python)
+    if resolution is None and not offline:  # the kit's own offline try is asked of the index next: no verdict yet
+        raise_if_offline(plan)  # the user's UV_OFFLINE: uv's cache alone said no, which says nothing of the release
+        blamed = blamed_input(plan, attempts)  # a --pin or --requires uv blames: the input's fault, not the release's
+        if blamed is not None:
+            raise blamed
     archive = matrix.install.jaxlib_archive
     if resolution is None and not offline and archive and archive not in plan.find_links and _lacks_jaxlib(attempts):
         return _from_archive(plan, attempts, archive, settings)
@@ -133,7 +139,7 @@ def _first_python(plan: InstallPlan, offline: bool,
     """Installed Pythons in preference order (``first_python`` before them) first; then those uv could supply."""
     installed = installed_pythons(plan)
     resolution, attempts = choose_python(plan, installed, offline=offline, first=first_python)
-    if resolution is None and not (attempts and missing_everywhere(attempts[-1], plan.requires)):
+    if resolution is None and not (attempts and missing_everywhere(attempts[-1], (*plan.requires, *plan.pins))):
         others = [python for python in plan.pythons if python not in installed]
         resolution, more = choose_python(plan, others, offline=offline)
         attempts += more

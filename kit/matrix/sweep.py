@@ -209,8 +209,11 @@ def _matrix_version(matrix: Matrix, version: str) -> str:
     for release in matrix.releases:
         if release.key == wanted:
             return release.version
+    # nox makes sessions only for matrix.toml's releases, so a one-off run of another goes through the kit itself.
+    check = next(iter(matrix.checks), "scaling")
     raise UsageError(f"--only {version}: not a release in matrix.toml",
-                     f"use one of {', '.join(known)}, or `nox -s scaling-{version}` for a one-off run")
+                     f"use one of {', '.join(known)}, add a [[release]] for it (README: Adding a release), "
+                     f"or run it once without the matrix: python -m kit run {check} {version}")
 
 
 def select_cells(matrix: Matrix, options: Options) -> list[Cell]:

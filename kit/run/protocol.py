@@ -5,7 +5,8 @@ way they treat the built-in ones:
 
 * **Exit code**, as ``git bisect run`` reads it: 0 unaffected, 125
   inconclusive (cannot test this release), any other 1-127 affected; killed by
-  a signal (or an exit code above 127) is a crash, running past the timeout is
+  a signal is a crash, and so is an exit code above 127 (``git bisect run``
+  aborts on those), said as the exit code it is; running past the timeout is
   ``timed-out``.
 * **KIT_RESULT** (optional): the script may write a JSON object to the path in
   the environment variable ``KIT_RESULT``::
@@ -44,9 +45,12 @@ def exit_observation(code: int | None, timeout: int) -> tuple[str, str | None, s
     """(status, verdict, reason) for a script's exit code, or None when it timed out."""
     if code is None:
         return "timed-out", None, f"the script did not finish within {timeout} s"
-    if code < 0 or code > 127:
-        signal_no = -code if code < 0 else code - 128
-        return "crashed", None, f"the script was killed by signal {signal_no}"
+    if code < 0:  # subprocess's word for a signal; an exit status never is negative
+        return "crashed", None, f"the script was killed by signal {-code}"
+    if code > 127:
+        # The script chose it (sys.exit(200)): no signal was involved, whatever a shell's 128+N convention
+        # suggests, so it is said as the exit it was.
+        return "crashed", None, f"the script exited {code} (outside git bisect run's 0-127)"
     if code == EXIT_UNAFFECTED:
         return "ran", "unaffected", "the script exited 0 (unaffected)"
     if code == EXIT_INCONCLUSIVE:

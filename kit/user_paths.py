@@ -1,0 +1,118 @@
+"""A path the user gave, checked where it enters: what is there, in one sentence when it is not what was asked.
+
+``Path.is_file()`` and ``is_dir()`` answer False for a path that does not
+exist, a symbolic link loop, a folder where a file was asked, a named pipe
+and a part of the path that is no folder alike, so a check built on them can
+only say "not found". These say which it is, so the ERROR line names the
+mistake: a mistyped folder, a link that loops, a FIFO given as a file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import Sequence
+from urllib.parse import urlsplit
+
+from .errors import ConfigError, KitError, UsageError
+
+FIND_LINKS_TIP = "give a folder of wheels (.whl files) or the URL of a find-links page"
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why ``path`` is not a folder the kit can list (``does not exist``, ``is a file, not a folder``, ...), or None."""
+    mode, problem = _mode(path)
+    if problem:
+        return problem
+    if stat.S_ISREG(mode):
+        return "is a file, not a folder"
+    if not stat.S_ISDIR(mode):
+        return "is not a folder (a pipe, a device or a socket)"
+    if not os.access(path, os.R_OK | os.X_OK):
+        return "is a folder this user cannot read (permission denied)"
+    return None
+
+
+def folder_or_nothing_yet(path: Path, where: str, error: type[KitError] = ConfigError) -> Path:
+    """``path`` when it is a folder or nothing is there yet (the kit makes it); else ``error`` naming what is there.
+
+    For matrix.toml's results and environments folders: a file there would
+    be found only when the first record or environment is written, after
+    the first check has run for nothing.
+    """
+    if os.path.lexists(path):
+        problem = folder_problem(path)
+        if problem:
+            raise error(f"{where} {str(path)!r} {problem}", "name a folder (it is made when first needed)")
+    return path
+
+
+def file_problem(path: Path) -> str | None:
+    """Why ``path`` is not a regular file the kit can read (``is a folder, not a file``, ...), or None.
+
+    A named pipe or a device (/dev/zero) is refused: reading one would wait forever or never end.
+    """
+    mode, problem = _mode(path)
+    if problem:
+        return problem
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a pipe, a device or a socket)"
+    if not os.access(path, os.R_OK):
+        return "is a file this user cannot read (permission denied)"
+    return None
+
+
+def _mode(path: Path) -> tuple[int, str | None]:
+    """``path``'s file mode (links followed), or 0 and why nothing can be found there."""
+    try:
+        return os.stat(path).st_mode, None
+    except OSError as error:
+        return 0, _missing(path, error)
+
+
+def _missing(path: Path, error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "is a symbolic link loop (it leads back to itself)"
+    if error.errno == errno.ENOENT and os.path.islink(path):
+        return f"is a symbolic link to {os.readlink(path)}, which does not exist"
+    if error.errno == errno.ENOENT:
+        return "does not exist"
+    if error.errno == errno.ENOTDIR:
+        return "does not exist (a part of it is a file, not a folder)"
+    if error.errno == errno.EACCES:
+        return "cannot be reached (permission denied on a folder above it)"
+    return f"cannot be read ({error.strerror or error})"
+
+
+def is_url(text: str) -> bool:
+    """Does ``text`` name a page (``https://...``, ``file://...``) rather than a path on this machine?"""
+    parts = urlsplit(text)
+    return len(parts.scheme) > 1 and bool(parts.netloc or parts.scheme == "file")  # "C:\\wheels" is a path
+
+
+def checked_find_links(links: Sequence[str], where: str, base: Path = Path("."),
+                       error: type[KitError] = UsageError) -> tuple[str, ...]:
+    """``links`` as given when each can be what it names; else ``error``, one sentence naming the first that cannot.
+
+    A URL is the network's and uv's to judge (`kit.install.pages` probes it
+    before uv runs); a local path must be a folder uv can read, as uv takes
+    only a folder of wheels as a path. Checked here, where it enters: uv
+    would otherwise skip a missing folder with a warning and report the
+    release "not installable", a record that blames the release for a typo.
+    A relative path is taken from ``base`` (where uv will run), as uv reads it.
+    """
+    for text in links:
+        problem = None if is_url(text) else folder_problem(base / text)
+        if problem:
+            relative = "" if Path(text).is_absolute() else f" (looked at {(base / text).absolute()})"
+            raise error(f"{where} {text!r} {problem}{relative}", FIND_LINKS_TIP)
+    return tuple(links)
+
+
+def find_links_argument(text: str) -> str:
+    """``--find-links`` as argparse reads it, in every command that takes it."""
+    return checked_find_links([text], "--find-links")[0]
