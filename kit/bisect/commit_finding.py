@@ -23,6 +23,7 @@ from typing import Any
 
 from ..history.commit_range import CommitRange
 from ..history.commits import CommitInfo, commit_info, compare_url, compiled_changes
+from ..history.twins import main_line_twin
 from ..history.source import History
 from ..history.version_file import dotted
 from ..history.xla import xla_compare_url, xla_revision
@@ -96,6 +97,9 @@ class CommitFinding:
     last_same: CommitInfo | None = None
     first_different: CommitInfo | None = None
     compiled: CompiledChange | None = None
+    main_line: tuple[CommitInfo, str] | None = None
+    """The first changed commit's twin on JAX's main line when it is a release branch's cherry-pick, and how
+    it was recognised (`kit.history.twins`)."""
 
     @property
     def answer_level(self) -> CommitLevel:
@@ -132,6 +136,8 @@ def describe(history: History, found: CommitFinding) -> None:
     if result is not None:
         found.last_same = commit_info(history, _commit(found, result.last_same))
         found.first_different = commit_info(history, _commit(found, result.first_different))
+        twin = main_line_twin(history, found.first_different.hash)
+        found.main_line = (commit_info(history, twin.commit), twin.how) if twin else None
     if found.verdict in ("not-in-python", "binary-may-be-the-cause"):
         found.compiled = _compiled_change(history, found)
 
@@ -172,6 +178,8 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
     for name, info in (("last_same", found.last_same), ("first_different", found.first_different)):
         if info is not None:
             data[name] = {**info.to_json(), "jaxlib": found.build_of(info.hash)}
+    if found.main_line is not None and "first_different" in data:
+        data["first_different"]["main_line"] = {**found.main_line[0].to_json(), "how": found.main_line[1]}
     if found.tie_break is not None:
         tie = found.tie_break
         data["tie_break"] = {"kind": tie.kind, "probe": tie.probe.commit if tie.probe else None,

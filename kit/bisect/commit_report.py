@@ -46,6 +46,7 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
         lines += [f"- last {old_word} commit: {_named(found.last_same, found.build_of(found.last_same.hash))}",
                   f"- first {new_word} commit: {_named(found.first_different, found.build_of(found.first_different.hash))}"
                   + (" (exact)" if verdict in ("commit", "commit-with-newer-jaxlib") else ""),
+                  *_twin_lines(found),
                   f"  - files changed: {', '.join(found.first_different.files[:25]) or 'none'}"
                   + (" …" if len(found.first_different.files) > 25 else ""),
                   f"- compare: {compare_url(found.last_same.hash, found.first_different.hash)}"]
@@ -82,6 +83,14 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     if found.compiled is not None:
         lines += _compiled_lines(found)
     return lines
+
+
+def _twin_lines(found: CommitFinding) -> list[str]:
+    """The cherry-pick's twin on the main line, where its pull request and review are."""
+    if found.main_line is None:
+        return []
+    info, how = found.main_line
+    return [f"  - a release branch's copy; on the main line ({how}): {_named(info, None)}"]
 
 
 def _named(info: CommitInfo, jaxlib: str | None) -> str:

@@ -23,6 +23,7 @@ preferring one already built.
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import re
@@ -94,6 +95,7 @@ def lay_over(history: History, commit: str, environment: Environment, folder: Pa
     export_files(history, commit, ["jax", "jaxlib"], folder,  # one read of the tree, one fetch when partial
                  wanted=lambda path: not path.startswith("jaxlib/") or _jaxlib_python(path, installed))
     _link_missing(installed, folder / "jaxlib")
+    _keep_importable(folder / "jaxlib", installed)
     _stamp_version(folder / "jax" / "version.py", version)
     return replace(environment, pins={**environment.pins, "jax": version},
                    pythonpath=(folder, *environment.pythonpath))
@@ -110,6 +112,49 @@ def _jaxlib_python(path: str, installed: Path) -> bool:
     """
     relative = Path(path).relative_to("jaxlib")
     return path.endswith(".py") and relative.name != "version.py" and (installed / relative.parent).is_dir()
+
+
+def _keep_importable(overlay: Path, installed: Path) -> None:
+    """Put the build's own copy back where the commit's file imports a jaxlib module the build does not have.
+
+    The wheel's layout is not always the repository's: from April 2025 the
+    repository keeps ``jaxlib/xla/xla_client.py`` and a two-line
+    ``jaxlib/xla_client.py`` that re-exports it, while the wheels of that time
+    ship the module itself as ``jaxlib/xla_client.py``. Laid over as it is,
+    the shim imports ``jaxlib.xla``, which the build lacks, and JAX cannot
+    import at all. Such a file is the build's business: its own copy stays.
+    """
+    for path in sorted(overlay.rglob("*.py")):
+        if path.is_symlink() or not (installed / path.relative_to(overlay)).exists():
+            continue  # linked from the build already, or new (nothing of the build's to fall back on)
+        missing = [name for name in _jaxlib_imports(path) if not _resolves(overlay, name)]
+        if missing:
+            path.unlink()
+            os.symlink(installed / path.relative_to(overlay), path)
+
+
+def _jaxlib_imports(path: Path) -> list[str]:
+    """The ``jaxlib.…`` modules a file imports by absolute name (a file that does not parse imports none)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+    return [name for name in names if name.startswith("jaxlib.")]
+
+
+def _resolves(overlay: Path, module: str) -> bool:
+    """Is ``jaxlib.a.b`` a package, a module or an extension in the overlay (which links the build's rest)?"""
+    parts = module.split(".")[1:]
+    place = overlay.joinpath(*parts)
+    if place.is_dir() or place.with_suffix(".py").exists() or place.with_suffix(".pyi").exists():
+        return True
+    return any(place.parent.glob(f"{parts[-1]}.*.so")) or place.with_suffix(".so").exists()
 
 
 def remove_overlay(folder: Path) -> None:

@@ -1,0 +1,59 @@
+"""kit.history.twins: a release branch's cherry-pick and its twin on the main line, in a real git history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fake_jax import _Commit, _files, commit_titled, write_history
+from kit.history.source import History
+from kit.history.twins import main_line_twin
+
+FIX = "Fix the batching rule of cumsum (#4711)"
+ADAPTED = "Guard the new lowering behind a flag"
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> History:
+    """main: m1, the fix (RevId 111), the flag change, m4; release/0.1.1 from m1: both picked, the second adapted."""
+    base = _files()
+    fixed = {**base, "jax/_src/noise.py": "NOISE = 7\n"}
+    flagged = {**fixed, "jax/_src/linalg.py": base["jax/_src/linalg.py"] + "FLAG = True\n"}
+    commits = [
+        _Commit(1, "m1 base", base, ()),
+        _Commit(2, f"{FIX}\n\nPiperOrigin-RevId: 111", fixed, (1,)),
+        _Commit(3, ADAPTED, flagged, (2,)),
+        _Commit(4, "m4 later work", {**flagged, "CHANGELOG.md": "later\n"}, (3,)),
+        _Commit(5, f"{FIX}\n\nPiperOrigin-RevId: 111", fixed, (1,)),  # the pick: same patch, same stamp
+        _Commit(6, ADAPTED, {**fixed, "jax/_src/linalg.py": base["jax/_src/linalg.py"] + "FLAG = False\n"}, (5,)),
+        _Commit(7, "b3 Prepare release 0.1.1", {**fixed, "CHANGELOG.md": "0.1.1\n"}, (6,)),
+    ]
+    path = write_history(tmp_path_factory.mktemp("twins") / "jax", commits, {"jax-v0.1.1": 7}, {"main": 4})
+    return History(path, "test")
+
+
+def _on(history: History, title: str, main: bool) -> str:
+    import subprocess
+
+    ref = "main" if main else "jax-v0.1.1"
+    out = subprocess.run(["git", "-C", str(history.path), "log", "--format=%H %s", ref], capture_output=True,
+                         text=True, check=True).stdout
+    return next(line.split(" ", 1)[0] for line in out.splitlines() if line.split(" ", 1)[1] == title)
+
+
+def test_a_pick_with_copybaras_stamp_finds_its_twin_by_it(history: History) -> None:
+    twin = main_line_twin(history, _on(history, FIX, main=False))
+    assert twin is not None and twin.commit == _on(history, FIX, main=True)
+    assert twin.how == "PiperOrigin-RevId 111"
+
+
+def test_a_pick_adapted_to_the_branch_is_matched_by_title_and_said_so(history: History) -> None:
+    twin = main_line_twin(history, _on(history, ADAPTED, main=False))
+    assert twin is not None and twin.commit == _on(history, ADAPTED, main=True)
+    assert twin.how.startswith("same title (the patches differ")
+
+
+def test_a_main_line_commit_and_a_branch_only_commit_have_no_twin(history: History) -> None:
+    assert main_line_twin(history, _on(history, FIX, main=True)) is None
+    assert main_line_twin(history, commit_titled(history.path, "b3 Prepare release 0.1.1")) is None
