@@ -23,6 +23,7 @@ from typing import Any
 
 from ..history.commit_range import CommitRange
 from ..history.commits import CommitInfo, commit_info, compare_url, compiled_changes
+from ..history.leads import Lead, binary_leads
 from ..history.twins import main_line_twin
 from ..history.source import History
 from ..history.version_file import dotted
@@ -97,6 +98,10 @@ class CommitFinding:
     last_same: CommitInfo | None = None
     first_different: CommitInfo | None = None
     compiled: CompiledChange | None = None
+    extension_versions: dict[str, int | None] = field(default_factory=dict)
+    """Each build's ``xla_client._version``, by jaxlib: asked when the change is not in JAX's Python."""
+    leads: list[Lead] = field(default_factory=list)
+    leads_note: str = ""
     main_line: tuple[CommitInfo, str] | None = None
     """The first changed commit's twin on JAX's main line when it is a release branch's cherry-pick, and how
     it was recognised (`kit.history.twins`)."""
@@ -140,6 +145,11 @@ def describe(history: History, found: CommitFinding) -> None:
         found.main_line = (commit_info(history, twin.commit), twin.how) if twin else None
     if found.verdict in ("not-in-python", "binary-may-be-the-cause"):
         found.compiled = _compiled_change(history, found)
+        commit_range = found.levels[0].commit_range
+        versions = found.extension_versions
+        found.leads, found.leads_note = binary_leads(
+            history, commit_range.old_end, commit_range.commits[-1],
+            versions.get(found.compiled.old_jaxlib), versions.get(found.compiled.new_jaxlib))
 
 
 def _commit(found: CommitFinding, key: str) -> str:
@@ -190,7 +200,9 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
                              "gates": list(tie.gates)}
     if found.compiled is not None:
         data["not_in_python"] = {**asdict(found.compiled), "compiled_files": list(found.compiled.compiled_files),
-                                 "xla_compare": found.compiled.xla_compare}
+                                 "xla_compare": found.compiled.xla_compare,
+                                 "extension_versions": dict(found.extension_versions),
+                                 "leads": [asdict(lead) for lead in found.leads], "leads_note": found.leads_note}
     return data
 
 

@@ -38,8 +38,12 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
         return [f"- The range's ends did not behave as the releases did: {problem.message if problem else ''}."]
     lines: list[str] = []
     if verdict == "not-in-python":
-        lines += [f"- {_binary_sentence(found.tie_break)}"]
-    elif verdict == "binary-may-be-the-cause":
+        lines += [f"- {_binary_sentence(found.tie_break)}", *_compiled_lines(found), *_lead_lines(found)]
+        if found.last_same is not None and found.first_different is not None:
+            lines.append(f"- where the search's probes switched builds (not a cause): {found.last_same.hash[:10]} "
+                         f"({old_word}) → {found.first_different.hash[:10]} ({new_word})")
+        return lines
+    if verdict == "binary-may-be-the-cause":
         why = found.tie_break.why if found.tie_break else ""
         lines += [f"- The binary may be the cause rather than the commit named below: {why}."]
     if found.last_same is not None and found.first_different is not None:
@@ -80,8 +84,8 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     if asked:
         lines.append(f"- {asked} (commit, jaxlib) pairs were laid over only to ask whether JAX runs there "
                      f"({seconds:.1f} s)")
-    if found.compiled is not None:
-        lines += _compiled_lines(found)
+    if found.compiled is not None and verdict != "not-in-python":
+        lines += [*_compiled_lines(found), *_lead_lines(found)]
     return lines
 
 
@@ -113,10 +117,24 @@ def _compiled_lines(found: CommitFinding) -> list[str]:
     assert compiled is not None
     files = ", ".join(compiled.compiled_files[:30]) or "none"
     more = f" (and {len(compiled.compiled_files) - 30} more)" if len(compiled.compiled_files) > 30 else ""
-    return [f"- jaxlib releases: {compiled.old_jaxlib} → {compiled.new_jaxlib}",
+    versions = found.extension_versions
+    binary = (f" (extension version {versions.get(compiled.old_jaxlib) or '?'} → "
+              f"{versions.get(compiled.new_jaxlib) or '?'})" if versions else "")
+    return [f"- jaxlib releases: {compiled.old_jaxlib} → {compiled.new_jaxlib}{binary}",
             f"- XLA revision at the two ends: {compiled.old_xla or 'not pinned'} → {compiled.new_xla or 'not pinned'}"
             + (f": {compiled.xla_compare}" if compiled.xla_compare else ""),
             f"- non-Python files under jaxlib/ changed in the range: {files}{more}"]
+
+
+def _lead_lines(found: CommitFinding) -> list[str]:
+    """JAX commits in the range worth reading first: leads, not an answer."""
+    lines = [f"- lead (read first, not an answer): {lead.commit[:10]} \"{lead.title[:80]}\" — {lead.why}"
+             for lead in found.leads]
+    if not found.leads:
+        lines.append("- no JAX commit in the range gates on the new binary version or says which issue it fixes")
+    if found.leads_note:
+        lines.append(f"- {found.leads_note}")
+    return lines
 
 
 def _probe_rows(found: CommitFinding, crash: str, script: bool) -> Sequence[str]:

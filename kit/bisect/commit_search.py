@@ -48,6 +48,7 @@ from .metric import MetricProber
 from .options import Log
 from .outcomes import classify
 from .probes import Prober
+from ..run.jax_runs import extension_version
 from .runnable import PairStore, Runnable, assign_builds, span_on
 from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 
@@ -87,6 +88,8 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
         result = CommitFinding(phase.history.origin, builds, [level])
         _open_merges(phase, prober, result, builds)
         _tell_binary_from_python(phase, prober, result)
+        if result.verdict in ("not-in-python", "binary-may-be-the-cause"):
+            result.extension_versions = _extension_versions(phase, builds)
         result.commit_probes = [key for key in prober.ran_now if key in prober.commits]
         result.observations = {k: v for k, v in prober.observations.items() if k in prober.commits}
         result.probed_candidates = dict(prober.commits)
@@ -177,6 +180,16 @@ def _runnable_builds(phase: CommitPhase, candidates: list[CommitCandidate], buil
                   f"{stranded[0].problem}")
     phase.log(f"runnable pairs: {runnable.asked - asked} laid over and run, {runnable.seconds:.1f} s in all so far")
     return placed
+
+
+def _extension_versions(phase: CommitPhase, builds: list[Build]) -> dict[str, int | None]:
+    """Each build's binary version (what JAX's gates compare), asked of its environment where it is built."""
+    versions: dict[str, int | None] = {}
+    for build in builds:
+        prepared = phase.releases._prepared.get(build.release)
+        environment = prepared.environment if prepared is not None else None
+        versions[build.jaxlib] = extension_version(environment) if environment is not None else None
+    return versions
 
 
 def runnable_dir(matrix: Matrix) -> Path:

@@ -86,3 +86,20 @@ def _error(lines: Sequence[str], code: int) -> str:
         return f"import jax was killed by signal {-code}"
     last = next((line.strip() for line in reversed(lines) if line.strip()), "")
     return f"import jax exited {code}" + (f": {last[:failures.HEADLINE_CHARS]}" if last else " and printed nothing")
+
+
+_EXTENSION = "from jaxlib import xla_client\nprint(getattr(xla_client, '_version', ''))\n"
+
+
+def extension_version(environment: Environment, timeout: int = 60) -> int | None:
+    """The compiled jaxlib's ``xla_client._version`` (JAX's ``xla_extension_version``, later
+    ``jaxlib_extension_version``): what JAX's Python gates new paths on. None where it does not say."""
+    from .runner import repro_env
+
+    try:
+        done = subprocess.run([str(environment.python), "-c", _EXTENSION], capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL, env=repro_env())
+    except (subprocess.TimeoutExpired, OSError):
+        return None
+    last = done.stdout.strip().splitlines()[-1:] if done.returncode == 0 else []
+    return int(last[0]) if last and last[0].isdigit() else None
