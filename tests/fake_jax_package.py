@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 _INIT = '__version__ = "0.6.0"\n'
-_BROKEN = "from jaxlib import _jax  # noqa: F401  (a jaxlib without it: the import fails)\n"
+_BROKEN = "raise ImportError(\"cannot import name '_jax' from 'jaxlib'\")  # as on a jaxlib without it\n"
 _NUMPY = '''\
 class _Array(list):
     def __add__(self, other):

@@ -326,3 +326,18 @@ def _first_parent(repo: Path) -> list[str]:
     out = subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "--reverse", "main"],
                          capture_output=True, text=True, check=True).stdout
     return out.split()
+
+
+def test_a_commit_phase_that_stops_still_publishes_the_release_answer_first(
+        matrix: Any, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kit.errors import OverlayUnwritable
+
+    def full(phase: Any) -> Any:
+        raise OverlayUnwritable("could not make a folder for a commit's overlay in /tmp (No space left on device)")
+
+    monkeypatch.setattr(driver, "narrow_to_commits", full)
+    with pytest.raises(OverlayUnwritable):
+        driver.main(matrix, ["--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
+                             "--commits", "--jax-repo", str(world.repo)], lambda line: None)
+    published = list((tmp_path / "reports").glob("bisect-*.json"))
+    assert published and json.loads(published[0].read_text())["first_different"] == "0.2.0"

@@ -10,6 +10,7 @@ import pytest
 
 from kit.config import script_check
 from kit.install.environment import REUSED, Environment
+from tests.fake_jax_package import write_fake_jax
 from kit.run import failures, protocol, runner
 
 TRACEBACKS = Path(__file__).resolve().parent / "fixtures" / "tracebacks"
@@ -132,10 +133,12 @@ def test_a_script_that_does_not_compile_is_inconclusive() -> None:
 # The runner, with this interpreter standing in for a release's python.
 
 
-def _run(tmp_path: Path, body: str, **settings: object) -> dict:
+def _run(tmp_path: Path, body: str, jax_broken: bool = False, **settings: object) -> dict:
     script = tmp_path / "check.py"
     script.write_text(body)
-    env = Environment(python=Path(sys.executable), pins={"jax": "0.6.0", "optax": "0.2.4"}, obtained=REUSED)
+    jax = write_fake_jax(tmp_path / "fake-jax", broken=jax_broken)
+    env = Environment(python=Path(sys.executable), pins={"jax": "0.6.0", "optax": "0.2.4"}, obtained=REUSED,
+                      pythonpath=(jax,))
     return runner.run_script(env, script_check("c", script, **settings), "cpu", 60, lambda _m: None)  # type: ignore[arg-type]
 
 
@@ -150,3 +153,21 @@ def test_the_runner_names_a_missing_package_and_the_extra_packages_it_had(tmp_pa
     assert fields["verdict"] == "inconclusive"
     assert fields["reason"] == "the script could not import nosuchpackage_kit; add it to requires"
     assert fields["environment"]["packages"] == {"optax": "0.2.4"}
+
+
+def test_a_failure_where_jax_itself_cannot_import_is_no_verdict(tmp_path: Path) -> None:
+    """The script died in `import jax`, and so does JAX's own import here: cannot run, not the bug."""
+    fields = _run(tmp_path, "import jax\n", jax_broken=True)
+    assert (fields["status"], fields["verdict"]) == ("ran", "inconclusive")
+    assert fields["reason"].startswith("JAX itself cannot import and run here (ImportError: cannot import name '_jax'")
+    assert fields["evidence"]["jax_cannot_run"]["ok"] is False
+
+
+def test_a_failure_bad_if_matches_stays_the_verdict_even_where_jax_cannot_import(tmp_path: Path) -> None:
+    fields = _run(tmp_path, "import jax\n", jax_broken=True, bad_if=re.compile("cannot import name '_jax'"))
+    assert fields["verdict"] == "affected" and "jax_cannot_run" not in fields["evidence"]
+
+
+def test_a_failure_where_jax_runs_is_the_scripts_verdict(tmp_path: Path) -> None:
+    fields = _run(tmp_path, "import jax, sys\nsys.exit(3)\n")
+    assert fields["verdict"] == "affected" and "jax_cannot_run" not in fields["evidence"]

@@ -19,7 +19,8 @@ from ..history.commits import read_text
 from ..history.source import History, open_history
 from .changelog import CHANGELOG_NAME
 from .commit_search import CommitPhase, narrow_to_commits
-from ..errors import StorageError, UsageError
+from ..errors import KitError, StorageError, UsageError
+from ..install.index import PackageIndex
 from ..install.release import open_index
 from ..run.facts import hardware_facts
 from ..run.slurm_jobs import require_controller, require_sbatch
@@ -79,13 +80,23 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
     if history is not None and finding.result is not None:
-        finding.commits = narrow_to_commits(CommitPhase(matrix, finding, prober, history, log))
+        try:
+            finding.commits = narrow_to_commits(CommitPhase(matrix, finding, prober, history, log))
+        except KitError:  # a full disk, a clone that cannot be read: the releases' answer still stands, said first
+            _publish(matrix, finding, index, history, started)
+            raise
+    _publish(matrix, finding, index, history, started)
+    return 0
+
+
+def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
+    """The report, with the release notes: printed first; a StorageError after it."""
     finding.seconds = time.monotonic() - started
     versions = report.release_versions(finding)
+    options = finding.options
     notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
                                     text=clone_changelog(history, versions) if options.changelog is None else None)
-    report.publish_report(matrix.results_dir.parent, finding, notes)  # printed first; a StorageError after it
-    return 0
+    report.publish_report(matrix.results_dir.parent, finding, notes)
 
 
 def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from ..errors import OverlayUnwritable
 from ..history.export import export_files
 from ..history.source import History
 from ..history.version_file import JaxlibRange
@@ -86,7 +87,14 @@ def new_overlay_folder() -> Path:
     Named ``kit-<pid>-...`` in the temp folder, as the runner's scratch
     folders are, so one left by a killed bisect is removed by the next run.
     """
-    return Path(tempfile.mkdtemp(prefix=f"kit-{os.getpid()}-commit-"))
+    try:
+        return Path(tempfile.mkdtemp(prefix=f"kit-{os.getpid()}-commit-"))
+    except OSError as error:  # a temp folder that is full or not writable: one sentence naming it, TIP: TMPDIR
+        raise OverlayUnwritable(
+            f"could not make a folder for a commit's overlay in {tempfile.gettempdir()} ({error.strerror or error}); "
+            "an overlay needs about 15 MB there",
+            "free some space there, or set TMPDIR to a folder with room: TMPDIR=/path/with/room nox -s bisect -- ...") \
+            from error
 
 
 def lay_over(history: History, commit: str, environment: Environment, folder: Path, version: str) -> Environment:

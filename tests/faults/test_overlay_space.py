@@ -35,3 +35,19 @@ def test_a_full_overlay_folder_is_one_sentence_with_the_room_an_overlay_needs(tm
         f"needs about 15 MB free there\n"
         f"TIP: free some space in {folder.parent}, or set TMPDIR to a folder with room for it (the overlays go "
         "there): TMPDIR=/path/with/room nox -s bisect -- ...")
+
+
+def test_an_unwritable_temp_folder_is_one_sentence(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The overlay's folder cannot even be made: one sentence naming the temp folder, TIP: TMPDIR."""
+    import tempfile
+
+    from kit.install.overlay import new_overlay_folder
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where TMPDIR should be a folder\n")
+    monkeypatch.setattr(tempfile, "tempdir", str(blocked))
+    with pytest.raises(OverlayUnwritable) as unwritable:
+        new_overlay_folder()
+    assert unwritable.value.render().startswith(f"ERROR: could not make a folder for a commit's overlay in {blocked}")
+    assert "TMPDIR" in unwritable.value.render()
