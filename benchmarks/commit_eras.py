@@ -1,8 +1,8 @@
 """How far each release range's commits run on the older release's jaxlib build, and why they stop.
 
-    python benchmarks/commit_eras.py --jax-repo DIR 0.4.20 0.4.25 0.4.30 ... [--out FILE]
+    python benchmarks/commit_eras.py --jax-repo DIR 0.4.20:0.4.21 0.4.35:0.4.36 ... [--out FILE]
 
-For each pair of consecutive releases given (old, new): the commits between
+For each pair of releases given (OLD:NEW, consecutive releases): the commits between
 their tags (`kit.history.commit_range.release_range`), how many of them
 ``jax/version.py`` says accept the old release's jaxlib, and how many JAX
 itself imports and runs one computation with on that build (the commit's
@@ -41,13 +41,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jax-repo", type=Path, required=True, help="a full clone of JAX")
     parser.add_argument("--out", type=Path, help="also write the table here")
-    parser.add_argument("releases", nargs="+", help="JAX releases, oldest first")
+    parser.add_argument("ranges", nargs="+", help="OLD:NEW release pairs, e.g. 0.6.0:0.6.1")
     args = parser.parse_args(argv)
     matrix = load_matrix(ROOT / "matrix.toml")
     history = History(args.jax_repo.resolve(), "--jax-repo")
     rows = ["| range | commits | accept the old jaxlib (version.py) | run on it | first that does not run there | "
             "why | seconds |", "|---|---|---|---|---|---|---|"]
-    for old, new in zip(args.releases, args.releases[1:]):
+    for old, new in (pair.split(":", 1) for pair in args.ranges):
         started = time.monotonic()
         rows.append(_row(matrix, history, old, new) + f" {time.monotonic() - started:.0f} |")
         print(rows[-1], flush=True)

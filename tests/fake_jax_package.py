@@ -10,7 +10,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_INIT = '__version__ = "0.6.0"\n'
+_INIT = '''\
+__version__ = "0.6.0"
+
+
+class _Device:
+    device_kind = "cpu"
+    platform = "cpu"
+
+
+def devices():
+    return [_Device()]
+
+
+def default_backend():
+    return "cpu"
+'''
 _BROKEN = "raise ImportError(\"cannot import name '_jax' from 'jaxlib'\")  # as on a jaxlib without it\n"
 _NUMPY = '''\
 class _Array(list):

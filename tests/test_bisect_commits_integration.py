@@ -117,3 +117,51 @@ def test_full_clone_names_the_fix_and_a_binary_only_change(tmp_path: Path) -> No
     assert binary["verdict"] == "not-in-python", binary
     assert binary["not_in_python"]["xla_compare"].startswith("https://github.com/openxla/xla/compare/")
     assert "jaxlib/BUILD" in binary["not_in_python"]["compiled_files"]
+
+
+# Real changes over JAX's whole history, one or more per era, each with its ground truth and how it was
+# established. Each script exits 0 (good) once the change is in, 1 before; bisected --good NEW --bad OLD.
+ERAS = {
+    # 0.4.2x. CHANGELOG 0.4.21: "Added jax.nn.squareplus"; `git log -S "def squareplus" jax-v0.4.20..jax-v0.4.21
+    # -- jax/_src/nn/functions.py` gives one commit, "Add nn.squareplus." (pure Python).
+    "squareplus": ("0.4.20", "0.4.21", "import sys, jax\nsys.exit(0 if hasattr(jax.nn, 'squareplus') else 1)\n",
+                   "9f8e1bc34a"),
+    # 0.4.3x. CHANGELOG 0.4.31: "jax.numpy.ceil, floor and trunc now return the output with the same dtype as the
+    # input" for ints; `git log --grep ceil -i jax-v0.4.30..jax-v0.4.31` gives 70b4823348 ("Updated
+    # jnp.ceil/floor/trunc to preserve int dtypes"), brought in by the merge of PR #21441 (e34ba4aa0d): the search
+    # opens the merge and names the commit on its branch.
+    "ceil-int": ("0.4.30", "0.4.31", "import sys, jax.numpy as jnp\n"
+                 "sys.exit(0 if jnp.issubdtype(jnp.ceil(jnp.arange(3)).dtype, jnp.integer) else 1)\n", "70b4823348"),
+    # 0.5.x. CHANGELOG 0.5.1: "Added low-level reduction APIs in jax.lax: jax.lax.reduce_sum, ..."; `git log -S
+    # reduce_sum jax-v0.5.0..jax-v0.5.1 -- jax/lax/__init__.py` gives e389b707ba ("Add public APIs for jax.lax
+    # monoidal reductions").
+    "reduce-sum": ("0.5.0", "0.5.1", "import sys, jax\nsys.exit(0 if hasattr(jax.lax, 'reduce_sum') else 1)\n",
+                   "e389b707ba"),
+    # 0.6. CHANGELOG 0.6.1: "Added jax.lax.axis_size"; `git log -S axis_size jax-v0.6.0..jax-v0.6.1 --
+    # jax/lax/__init__.py` gives c576d328bd, six days before the _jax rename: it runs on jaxlib 0.6.0.
+    "axis-size": ("0.6.0", "0.6.1", "import sys, jax\nsys.exit(0 if hasattr(jax.lax, 'axis_size') else 1)\n",
+                  "c576d328bd"),
+    # 0.6, after the rename. CHANGELOG 0.6.1: "jax.sharding.PartitionSpec no longer inherits from a tuple";
+    # `git log --grep PartitionSpec jax-v0.6.0..jax-v0.6.1` gives 17b02ecb1b ("Make PartitionSpec not inherit from
+    # a tuple at runtime"), 2025-05-07: no commit after 2025-04-23 imports on jaxlib 0.6.0 (version.py says it
+    # would), so this one must be found on jaxlib 0.6.1. Good here is "still a tuple": a regression.
+    "partitionspec": ("0.6.1", "0.6.0", (REPO / "examples" / "partitionspec_tuple.py").read_text(), "17b02ecb1b"),
+}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case", sorted(ERAS))
+def test_full_clone_names_real_changes_of_each_era(tmp_path: Path, case: str) -> None:
+    clone = os.environ.get("KIT_JAX_REPO")
+    if not clone:
+        pytest.skip("KIT_JAX_REPO does not name a clone of https://github.com/jax-ml/jax")
+    bad, good, body, expected = ERAS[case]
+    script = tmp_path / f"{case}.py"
+    script.write_text(body)
+    data = bisect(small_matrix(tmp_path), "--script", str(script), "--good", good, "--bad", bad, "--commits",
+                  "--jax-repo", clone)
+    commits = data["commits"]
+    assert commits["verdict"] == "commit", commits["verdict"]
+    assert commits["first_different"]["hash"].startswith(expected)
+    counted = [p for p in commits["probes"] if p["outcome"] in ("good", "bad")]
+    assert not [p for p in counted if p["jax_cannot_run"]]  # no import failure of JAX counted either way

@@ -202,3 +202,26 @@ def test_the_archive_is_not_tried_when_matrix_toml_turns_it_off(tmp_path: Path, 
         resolved = release.resolve_release(pruned_matrix(served.url, "", tmp_path), "0.4.16", "cpu")
         assert not any(path.startswith("/archive") for path in served.requests)
     assert resolved.problem == f"{served.url} has no jaxlib 0.4.16 wheels (tried Python 3.11)"
+
+
+def test_built_env_answers_for_the_environment_the_pins_and_requires_key(fake_releases: Any) -> None:
+    """A commit bisect with --pin asked whether the unpinned environment was built (and read its lock)."""
+    from types import SimpleNamespace
+
+    from kit.bisect import commit_search
+    from kit.install.release import built_env
+
+    releases = fake_releases(["0.6.0", "0.6.1"])
+    matrix = releases.matrix
+    assert built_env(matrix, "0.6.0", "cpu") is not None
+    assert built_env(matrix, "0.6.0", "cpu", (), ("numpy==2.2.2",)) is None  # that environment was never built
+    assert built_env(matrix, "0.6.0", "cpu", (), (), ("flax",)) is None
+    options = SimpleNamespace(backend="cpu", find_links=(), pins=("numpy==2.2.2",))
+    result = SimpleNamespace(last_same="0.6.0", first_different="0.6.1")
+    candidates = [SimpleNamespace(version=v, jaxlib=v, python="3.11") for v in ("0.6.0", "0.6.1")]
+    finding = SimpleNamespace(result=result, fix=True, candidates=candidates, observations={}, options=options)
+    phase = SimpleNamespace(matrix=matrix, finding=finding, releases=SimpleNamespace(requires=lambda version: ()))
+    builds = commit_search.release_builds(phase)  # type: ignore[arg-type]
+    assert [b.built for b in builds] == [False, False]  # built unpinned, not as this bisect installs them
+    options.pins = ()
+    assert [b.built for b in commit_search.release_builds(phase)] == [True, True]  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kit.config import script_check
+from tests.fake_jax_package import write_fake_jax
 from kit.run import protocol, runner
 from kit.install.environment import REUSED, Environment
 
@@ -40,7 +41,8 @@ def test_a_verdict_that_contradicts_the_exit_code_is_a_crash() -> None:
 
 
 def _env(tmp_path: Path) -> Environment:
-    return Environment(python=Path(sys.executable), pins={"jax": "0.6.0"}, obtained=REUSED)
+    jax = write_fake_jax(tmp_path / "fake-jax")  # a failed run asks whether JAX itself runs here: it does
+    return Environment(python=Path(sys.executable), pins={"jax": "0.6.0"}, obtained=REUSED, pythonpath=(jax,))
 
 
 def _script(tmp_path: Path, body: str) -> Path:

@@ -115,7 +115,9 @@ def release_builds(phase: CommitPhase) -> list[Build]:
         python = (seen.python if seen else None) or candidates[version].python
         if jaxlib is None or any(b.jaxlib == jaxlib for b in builds):
             continue  # one build per jaxlib: a jax-only release shares its predecessor's
-        built = built_env(phase.matrix, version, finding.options.backend, finding.options.find_links) is not None
+        options = finding.options
+        built = built_env(phase.matrix, version, options.backend, options.find_links, options.pins,
+                          phase.releases.requires(version)) is not None
         builds.append(Build(version, jaxlib, python, built, side))
     return builds
 

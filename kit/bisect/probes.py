@@ -152,11 +152,14 @@ class Prober:
         """This probe's identity, in the environment prepared for it."""
         return runner.prepared_identity(self.subject, version, self.options.backend, prepared)
 
+    def requires(self, version: str) -> tuple[str, ...]:
+        """The extra packages this probe's check installs with the release (its ``requires``, ``--requires``)."""
+        return runner.check_for(self.matrix, self._request(version)).requires
+
     def locked_identity(self, version: str) -> Identity | None:
         """This probe's identity from the lock of the release's built environment; None when it was never built."""
-        requires = runner.check_for(self.matrix, self._request(version)).requires
         locked = locked_release(self.matrix, version, self.options.backend, self.options.find_links, self.options.pins,
-                                requires)
+                                self.requires(version))
         if locked is None or locked.resolution is None:
             return None
         return identity_here(subject=self.subject, jax=version, backend=self.options.backend,

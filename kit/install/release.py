@@ -178,9 +178,14 @@ def lock_release(matrix: Matrix, resolved: ResolvedRelease) -> Path | None:
     return write_lock(matrix.envs_dir, resolved.settings, resolved.plan, resolved.resolution)
 
 
-def built_env(matrix: Matrix, version: str, backend: str, find_links: tuple[str, ...] = ()) -> Env | None:
-    """The release's environment if it is built here (its lock and its finished install); resolves nothing."""
-    settings = install_settings(matrix, matrix.release(version), backend, find_links)
+def built_env(matrix: Matrix, version: str, backend: str, find_links: tuple[str, ...] = (),
+              pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> Env | None:
+    """The release's environment, as these settings install it, if it is built here; resolves nothing.
+
+    The pins and a check's extra packages key the lock as they key the
+    environment: without them this would answer for another environment.
+    """
+    settings = install_settings(matrix, matrix.release(version), backend, find_links, pins, requires)
     lock = read_lock(matrix.envs_dir, settings)
     if lock is None:
         return None
