@@ -121,7 +121,7 @@ def test_full_clone_names_the_fix_and_a_binary_only_change(tmp_path: Path) -> No
 
 # Real changes over JAX's whole history, one or more per era, each with its ground truth and how it was
 # established. Each script exits 0 (good) once the change is in, 1 before; bisected --good NEW --bad OLD.
-ERAS = {
+ERAS: dict[str, tuple[str, ...]] = {
     # 0.4.2x. CHANGELOG 0.4.21: "Added jax.nn.squareplus"; `git log -S "def squareplus" jax-v0.4.20..jax-v0.4.21
     # -- jax/_src/nn/functions.py` gives one commit, "Add nn.squareplus." (pure Python).
     "squareplus": ("0.4.20", "0.4.21", "import sys, jax\nsys.exit(0 if hasattr(jax.nn, 'squareplus') else 1)\n",
@@ -146,6 +146,16 @@ ERAS = {
     # a tuple at runtime"), 2025-05-07: no commit after 2025-04-23 imports on jaxlib 0.6.0 (version.py says it
     # would), so this one must be found on jaxlib 0.6.1. Good here is "still a tuple": a regression.
     "partitionspec": ("0.6.1", "0.6.0", (REPO / "examples" / "partitionspec_tuple.py").read_text(), "17b02ecb1b"),
+    # Build-dependent. d3850e7fdd ("Support optimization_level ... XLA compilation options", 0.5.0..0.5.1) sets the
+    # option on XLA's build options behind `xla_extension_version >= 316` (its diff); jaxlib 0.5.0 is 303 and 0.5.1
+    # is 317 (`xla_client._version` in each environment). Run by hand: jax 0.5.1 compiles with it, 0.5.0 says "No such
+    # compile option", and so does every commit before d3850e7fdd on jaxlib 0.5.1.
+    "optimization-level": ("0.5.0", "0.5.1", (REPO / "examples" / "optimization_level.py").read_text(),
+                           "d3850e7fdd", "commit-with-newer-jaxlib"),
+    # Binary only, by construction: the script reads the compiled jaxlib's own version number (jaxlib 0.4.35 is
+    # 293), which no commit's Python changes.
+    "binary-version": ("0.4.35", "0.4.36", "import sys\nfrom jaxlib import xla_client\n"
+                       "sys.exit(0 if xla_client._version > 293 else 1)\n", "", "not-in-python"),
 }
 
 
@@ -155,13 +165,16 @@ def test_full_clone_names_real_changes_of_each_era(tmp_path: Path, case: str) ->
     clone = os.environ.get("KIT_JAX_REPO")
     if not clone:
         pytest.skip("KIT_JAX_REPO does not name a clone of https://github.com/jax-ml/jax")
-    bad, good, body, expected = ERAS[case]
+    bad, good, body, expected, *verdict = ERAS[case]
     script = tmp_path / f"{case}.py"
     script.write_text(body)
     data = bisect(small_matrix(tmp_path), "--script", str(script), "--good", good, "--bad", bad, "--commits",
                   "--jax-repo", clone)
     commits = data["commits"]
-    assert commits["verdict"] == "commit", commits["verdict"]
-    assert commits["first_different"]["hash"].startswith(expected)
+    assert commits["verdict"] == (verdict[0] if verdict else "commit"), commits["verdict"]
+    if expected:
+        assert commits["first_different"]["hash"].startswith(expected)
+    if commits["verdict"] == "not-in-python":
+        assert commits["not_in_python"]["extension_versions"]  # each build's binary said its version
     counted = [p for p in commits["probes"] if p["outcome"] in ("good", "bad")]
     assert not [p for p in counted if p["jax_cannot_run"]]  # no import failure of JAX counted either way

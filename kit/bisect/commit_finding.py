@@ -129,6 +129,12 @@ class CommitFinding:
         """What the first search that judged ``key`` made of it."""
         return next((level.outcomes[key] for level in self.levels if key in level.outcomes), None)
 
+    def answer_build(self, side: str) -> str | None:
+        """The jaxlib the answer's ``last_same`` or ``first_different`` probe ran on (the search's key, which
+        names the build for a commit moved to another one)."""
+        result = self.answer_level.result
+        return self.build_of(getattr(result, side)) if result is not None else None
+
     def build_of(self, key: str) -> str | None:
         seen = self.observations.get(key)
         candidate = self.probed_candidates.get(key)
@@ -187,7 +193,7 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
                     compare=compare_url(_commit(found, result.last_same), _commit(found, result.first_different)))
     for name, info in (("last_same", found.last_same), ("first_different", found.first_different)):
         if info is not None:
-            data[name] = {**info.to_json(), "jaxlib": found.build_of(info.hash)}
+            data[name] = {**info.to_json(), "jaxlib": found.answer_build(name)}
     if found.main_line is not None and "first_different" in data:
         data["first_different"]["main_line"] = {**found.main_line[0].to_json(), "how": found.main_line[1]}
     if found.tie_break is not None:

@@ -47,8 +47,8 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
         why = found.tie_break.why if found.tie_break else ""
         lines += [f"- The binary may be the cause rather than the commit named below: {why}."]
     if found.last_same is not None and found.first_different is not None:
-        lines += [f"- last {old_word} commit: {_named(found.last_same, found.build_of(found.last_same.hash))}",
-                  f"- first {new_word} commit: {_named(found.first_different, found.build_of(found.first_different.hash))}"
+        lines += [f"- last {old_word} commit: {_named(found.last_same, found.answer_build('last_same'))}",
+                  f"- first {new_word} commit: {_named(found.first_different, found.answer_build('first_different'))}"
                   + (" (exact)" if verdict in ("commit", "commit-with-newer-jaxlib") else ""),
                   *_twin_lines(found),
                   f"  - files changed: {', '.join(found.first_different.files[:25]) or 'none'}"
@@ -109,6 +109,8 @@ def _binary_sentence(tie: TieBreak | None) -> str:
 
 
 def _python_sentence(tie: TieBreak) -> str:
+    if tie.kind == "build-dependent":
+        return f"Build dependence: {tie.why}."
     return f"The probes switched jaxlib builds at this commit, so it was run on the other build too: {tie.why}."
 
 
