@@ -76,6 +76,10 @@ def inspect_interpreter(python: Path, timeout_s: float = PROBE_TIMEOUT_S) -> Int
     if not first.get("supported"):
         raise UsageError(f"{python} is Python {first.get('python', '?')}; the checks need Python 3.9 or newer",
                          "point it at an interpreter of Python 3.9 or newer")
+    if len(lines) == 1 and said.startswith("no answer within"):  # Python answered, then `import jax` hung
+        raise UsageError(f"{python}: import jax did not finish in {timeout_s:.0f} s (Python {first.get('python', '?')} "
+                         "answered, then its JAX did not), so no check can run with it",
+                         f"see where it hangs: {python} -X importtime -c 'import jax'")
     report = lines[1] if len(lines) > 1 else {"error": f"it stopped before JAX answered ({said or 'no reason given'})"}
     packages, backend, kind, count = (first.get("packages"), report.get("backend"), report.get("device_kind"),
                                       report.get("device_count"))
