@@ -32,6 +32,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.fake_jax_package import NUMPY
+
 FIX_TITLE = "Add and test support for partitioning of batch dimensions (#4242)"
 PREP_TITLE = "Teach lapack about batch dimensions"
 MERGE_TITLE = "Merge pull request #4242 from dev:batch-dims"
@@ -86,21 +88,6 @@ __version__ = _release_version or _version
 _minimum_jaxlib_version = "{minimum}"
 '''
 
-NUMPY = '''\
-"""Enough of jax.numpy for the kit's question "does JAX run here?" (kit/run/jax_runs.py)."""
-
-
-class _Array(list):
-    def __add__(self, other):
-        return _Array(x + other for x in self)
-
-    def sum(self):
-        return sum(self)
-
-
-def arange(n):
-    return _Array(range(n))
-'''
 
 CHANGELOG_1 = "# Changelog\n\n## jax 0.1.0 (Jan 2, 2025)\n\n* First release.\n"
 CHANGELOG_2 = ("# Changelog\n\n## jax 0.2.0 (Feb 20, 2025)\n\n* Batch dimensions of lax.linalg are partitioned.\n\n"

@@ -27,7 +27,10 @@ def default_backend():
     return "cpu"
 '''
 _BROKEN = "raise ImportError(\"cannot import name '_jax' from 'jaxlib'\")  # as on a jaxlib without it\n"
-_NUMPY = '''\
+NUMPY = '''\
+"""Enough of jax.numpy for the kit's question "does JAX run here?" (kit/run/jax_runs.py)."""
+
+
 class _Array(list):
     def __add__(self, other):
         return _Array(x + other for x in self)
@@ -46,5 +49,5 @@ def write_fake_jax(folder: Path, broken: bool = False) -> Path:
     package = folder / "jax"
     package.mkdir(parents=True, exist_ok=True)
     (package / "__init__.py").write_text(_BROKEN + _INIT if broken else _INIT)
-    (package / "numpy.py").write_text(_NUMPY)
+    (package / "numpy.py").write_text(NUMPY)
     return folder

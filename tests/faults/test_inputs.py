@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +19,7 @@ from kit.config import load_matrix
 from kit.errors import ConfigError
 from kit.install.plan import InstallPlan, Resolution
 from kit.install.refusals import blamed_input
+from tests.faults.kit_commands import run_kit
 from tests.fake_index import jax_releases, refused_url, serve_index, wheel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,15 +34,6 @@ def write_matrix(folder: Path, install_extra: str = "", release_extra: str = "",
                     f'[install]\nindex_url = "{index_url or refused_url()}"\npythons = ["3.11"]\njaxlib_archive = ""\n'
                     f'{install_extra}{blocks}[checks.scaling]\n{checks}', encoding="utf-8")
     return path
-
-
-def run_kit(folder: Path, *argv: str, **env: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """``python -m kit ARGV`` from ``folder`` (its matrix.toml), as a user runs it; and its wall time."""
-    started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "kit", *argv], cwd=folder, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "KIT_CACHE_DIR": str(folder / "cache"), **env},
-                          timeout=120)
-    return proc, time.monotonic() - started
 
 
 def no_records(folder: Path) -> bool:

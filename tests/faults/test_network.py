@@ -10,9 +10,6 @@ The unreachable addresses are real: a local port nothing listens on
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +17,7 @@ import pytest
 
 from kit import cli
 from kit.install import pages, plan as install
+from tests.faults.kit_commands import run_kit
 from tests.fake_index import JAX_FILES, serve_index, wheel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,15 +31,6 @@ def write_matrix(folder: Path, index_url: str, version: str, install_extra: str 
                     f'[install]\nindex_url = "{index_url}"\npythons = ["3.11"]\njaxlib_archive = ""\n{install_extra}'
                     f'[[release]]\nversion = "{version}"\n[checks.scaling]\n', encoding="utf-8")
     return path
-
-
-def run_kit(folder: Path, *argv: str, **env: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """``python -m kit ARGV`` from ``folder`` (its matrix.toml), as a user runs it; and its wall time."""
-    started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "kit", *argv], cwd=folder, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "KIT_CACHE_DIR": str(folder / "cache"), **env},
-                          timeout=120)
-    return proc, time.monotonic() - started
 
 
 @pytest.fixture(autouse=True)
