@@ -22,7 +22,6 @@ from kit.install.refusals import blamed_input
 from tests.faults.kit_commands import run_kit
 from tests.fake_index import jax_releases, refused_url, serve_index, wheel
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_matrix(folder: Path, install_extra: str = "", release_extra: str = "", index_url: str = "",

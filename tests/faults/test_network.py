@@ -20,7 +20,6 @@ from kit.install import pages, plan as install
 from tests.faults.kit_commands import run_kit
 from tests.fake_index import JAX_FILES, serve_index, wheel
 
-ROOT = Path(__file__).resolve().parents[2]
 NOWHERE = "http://127.0.0.1:9"  # the discard port: nothing listens there, connections are refused
 IN_SECONDS = 20.0  # before the probe, uv spent 78 s retrying one page for five Pythons
 
