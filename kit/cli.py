@@ -400,7 +400,9 @@ def _ran_lines(record: dict[str, Any]) -> list[str]:
     env = record.get("environment", {})
     if not env.get("backend") and not env.get("jax"):
         return []
-    where = f"{env.get('backend')} × {env.get('device_count')} ({env.get('device_kind')})"
+    where = str(env.get("backend") or "an unreported backend")
+    if env.get("device_count") is not None:  # a script that reports no devices: say nothing rather than "× None"
+        where += f" × {env.get('device_count')}" + (f" ({env['device_kind']})" if env.get("device_kind") else "")
     if (env.get("process_count") or 1) > 1:
         agree = "agree" if (record.get("evidence") or {}).get("processes_agree") else "DISAGREE"
         where += f" over {env['process_count']} processes (jax.distributed; their verdicts {agree})"

@@ -321,3 +321,10 @@ def test_summary_of_an_interpreter_without_jax_or_scipy_is_its_sentence() -> Non
                          "   environment: existing, /v/bin/python as it is (Python 3.12.1, 2 packages, "
                          "fingerprint 0123456789abcdef)"]
     assert cli.exit_code(no_scipy, False) == exit_codes.EXIT_OK
+
+
+def test_a_script_that_reports_no_devices_is_not_said_to_run_on_none() -> None:
+    from kit import cli
+
+    lines = cli._ran_lines({"environment": {"backend": "cpu", "jax": "0.6.0", "jaxlib": "0.6.0", "python": "3.12"}})
+    assert lines[0].startswith("   ran on cpu, jax 0.6.0") and "None" not in lines[0].split(", numpy")[0]

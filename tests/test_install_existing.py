@@ -104,3 +104,12 @@ def test_a_python_too_old_for_the_checks_says_its_version(version: str) -> None:
         pytest.skip(f"no Python {version} under pyenv here")
     assert _refused(found[0]).startswith(f"{found[0]} is Python {version}.")
     assert _refused(found[0]).endswith("the checks need Python 3.9 or newer")
+
+
+def test_a_shell_script_given_as_python_is_refused_with_what_it_printed(tmp_path: Path) -> None:
+    script = tmp_path / "python"
+    script.write_text("#!/bin/sh\necho 'this is not python'\n")
+    script.chmod(0o755)
+    with pytest.raises(UsageError) as refused:
+        inspect_interpreter(script)
+    assert "this is not python" in str(refused.value) and "printed nothing" not in str(refused.value)

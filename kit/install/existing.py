@@ -144,7 +144,10 @@ def _probe(python: Path, timeout_s: float) -> tuple[list[dict[str, Any]], str]:
                 continue
             if isinstance(parsed, dict):
                 lines.append(parsed)
-    last = next((line.strip() for line in reversed((err or "").splitlines()) if line.strip()), "")
+    # What it said last: on stderr, else on stdout (a shell script given as python prints there).
+    errors = [line.strip() for line in (err or "").splitlines() if line.strip()]
+    printed = [line.strip() for line in out.splitlines() if line.strip() and not line.startswith(PREFIX)]
+    last = (errors or printed or [""])[-1]
     return lines, "; ".join(filter(None, [ended, last[:300]]))
 
 
