@@ -319,6 +319,7 @@ def test_rerun_runs_nothing_and_says_so(machine: Callable[..., FakeReleases],
     out = capsys.readouterr().out
     assert "This run ran nothing and built nothing" in out
     assert f"they had built {len(first['environments_built_now'])} environments" in out
+    assert "JAX_*/XLA_* variables are the same" in out and "rerun with --fresh" in out  # what the memory covers
 
 
 def test_other_bounds_rerun_nothing_already_known(machine: Callable[..., FakeReleases]) -> None:

@@ -33,6 +33,14 @@ def test_a_given_path_that_is_no_clone_is_one_sentence(tmp_path: Path, make: obj
     assert "--jax-repo" in error.value.message
 
 
+def test_a_git_repository_that_is_not_jax_is_refused_before_any_probe(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    with pytest.raises(UsageError, match="has no jax-vX.Y.Z tag") as error:
+        open_history(other, "--jax-repo", tmp_path / "cache", print)
+    assert "fetch --tags" in (error.value.tip or "")
+
+
 def test_the_kits_clone_is_partial_and_made_once(upstream: Path, tmp_path: Path) -> None:
     lines: list[str] = []
     cache = tmp_path / ".nox" / "jax-history" / "jax.git"

@@ -104,6 +104,11 @@ def cost_lines(finding: Finding) -> list[str]:
         lines.append(f"Earlier runs answered {len(earlier)} ({', '.join(earlier)}) from {kept}; "
                      f"they had built {_count(len(finding.environments(earlier, 'built')), 'environment')} and spent "
                      f"{sum(o.seconds for o in observed):.0f} s probing them ({', '.join(runs) or 'unnamed'}{when}).")
+        if not now:  # the whole answer is remembered: say what the memory is keyed by, and how to distrust it
+            lines.append("A remembered probe counts where the check (its parameters or the script's content), the "
+                         "release, every installed package, the backend, the hardware and the JAX_*/XLA_* variables "
+                         "are the same; if something else changed what a run does (another variable, a file the "
+                         "script reads), rerun with --fresh.")
     records = finding.where("record")
     if records:
         lines.append(f"Current matrix records answered {len(records)} ({', '.join(records)}) without a run.")

@@ -68,6 +68,12 @@ def _checked_clone(path: Path, given_by: str) -> Path:
     if not _is_git_dir(path):
         raise UsageError(f"{given_by} {path} is not a git clone",
                          "clone JAX first: git clone --filter=blob:none https://github.com/jax-ml/jax")
+    if not git(path, "for-each-ref", "--count=1", "--format=%(refname)", "refs/tags/jax-v*", timeout=30).strip():
+        # Said before any release is probed: an empty or other repository would only fail after them.
+        raise UsageError(f"{given_by} {path} has no jax-vX.Y.Z tag: it is not a clone of JAX, or its tags were "
+                         "never fetched",
+                         f"fetch them (git -C {path} fetch --tags https://github.com/jax-ml/jax) or point "
+                         f"{given_by} at a clone of JAX: git clone --filter=blob:none https://github.com/jax-ml/jax")
     return path
 
 
