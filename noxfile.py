@@ -26,7 +26,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from kit import cli  # noqa: E402
-from kit.exit_codes import EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE  # noqa: E402
+from kit.exit_codes import (EXIT_INTERRUPTED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK,  # noqa: E402
+                            EXIT_UNSUPPORTED, EXIT_USAGE)
 from kit.config import load_matrix  # noqa: E402
 from kit.errors import KitError  # noqa: E402
 
@@ -45,7 +46,7 @@ def _run(session: nox.Session, argv: list[str]) -> None:
     """Run a kit command in-process and turn its exit code into nox's terms."""
     reproduce = "nox -s " + session.name + (" -- " + shlex.join(session.posargs) if session.posargs else "")
     code = cli.main(argv, log=session.log, matrix_path=str(HERE / "matrix.toml"), reproduce=reproduce)
-    if code in (EXIT_USAGE, EXIT_NETWORK):
+    if code in (EXIT_USAGE, EXIT_NETWORK, EXIT_INTERRUPTED):  # Ctrl-C: 130, as the shell reads an interrupted command
         # The ERROR and TIP above say it all; exit as the kit's command line does
         # (session.error would add a second message and exit 1).
         raise SystemExit(code)

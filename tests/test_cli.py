@@ -328,3 +328,18 @@ def test_a_script_that_reports_no_devices_is_not_said_to_run_on_none() -> None:
 
     lines = cli._ran_lines({"environment": {"backend": "cpu", "jax": "0.6.0", "jaxlib": "0.6.0", "python": "3.12"}})
     assert lines[0].startswith("   ran on cpu, jax 0.6.0") and "None" not in lines[0].split(", numpy")[0]
+
+
+def test_an_interrupted_kit_command_exits_130_through_nox(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in `nox -s matrix`: the sweep keeps its records and returns 130; nox must not turn it into 1."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("kit_noxfile", Path(__file__).resolve().parent.parent / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+    monkeypatch.setattr(noxfile.cli, "main", lambda *args, **kwargs: 130)
+    with pytest.raises(SystemExit) as stopped:
+        noxfile._run(SimpleNamespace(name="matrix", posargs=[], log=print), ["matrix"])
+    assert stopped.value.code == 130
