@@ -57,3 +57,16 @@ def test_a_pick_adapted_to_the_branch_is_matched_by_title_and_said_so(history: H
 def test_a_main_line_commit_and_a_branch_only_commit_have_no_twin(history: History) -> None:
     assert main_line_twin(history, _on(history, FIX, main=True)) is None
     assert main_line_twin(history, commit_titled(history.path, "b3 Prepare release 0.1.1")) is None
+
+
+def test_a_real_cherry_pick_on_jax_v0_9_0s_release_branch_finds_its_main_line_twin() -> None:
+    """jax-v0.9.0 was cut on a branch with ten picks; 2de5b8b070 ("Use maxsize=None with trace_to_jaxpr's
+    weakref_lru_cache ...") carries PiperOrigin-RevId 858211335, as main's d3c2609167 does (`git log main
+    --grep 'PiperOrigin-RevId: 858211335'`). Runs where KIT_JAX_REPO names a whole clone."""
+    import os
+
+    clone = os.environ.get("KIT_JAX_REPO")
+    if not clone:
+        pytest.skip("KIT_JAX_REPO does not name a clone of https://github.com/jax-ml/jax")
+    twin = main_line_twin(History(Path(clone), "KIT_JAX_REPO"), "2de5b8b070")
+    assert twin is not None and twin.commit.startswith("d3c2609167") and twin.how == "PiperOrigin-RevId 858211335"
