@@ -288,6 +288,9 @@ def test_commits_that_cannot_import_on_the_older_build_run_on_the_newer(
                            "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
     assert again["commits"]["probed_now"] == [] and again["commits"]["runnable_checks"]["pairs"] == 0
     assert again["commits"]["first_different"]["hash"] == commits["first_different"]["hash"]
+    fresh, _md, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_NOISE)), "--good", "0.2.0",
+                           "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo), "--fresh")
+    assert fresh["commits"]["runnable_checks"]["pairs"] == commits["runnable_checks"]["pairs"]  # asked again
 
 
 def test_an_import_failure_of_jax_is_never_a_verdict_nor_cached(

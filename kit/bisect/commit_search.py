@@ -82,7 +82,9 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
     commit_range = release_range(phase.history, old, new)
     builds = release_builds(phase)
     prober = _prober(phase)
-    phase.runnable = Runnable(PairStore(runnable_dir(phase.matrix), phase.finding.options.backend), prober.pair_runs)
+    options = phase.finding.options
+    phase.runnable = Runnable(PairStore(runnable_dir(phase.matrix), options.backend, read=not options.fresh),
+                              prober.pair_runs)
     try:
         level = _search_level(phase, prober, commit_range, builds)
         result = CommitFinding(phase.history.origin, builds, [level])

@@ -53,6 +53,8 @@ class PairStore:
 
     folder: Path
     backend: str
+    read: bool = True
+    """False with ``--fresh``: every pair is asked again (and kept again)."""
     failed: dict[str, JaxRuns] = field(default_factory=dict)
 
     def key(self, candidate: CommitCandidate) -> str:
@@ -65,6 +67,8 @@ class PairStore:
         key = self.key(candidate)
         if key in self.failed:
             return self.failed[key]
+        if not self.read:
+            return None
         try:
             data = read_json(self.folder / f"{key}.json")
         except (OSError, JsonTextError):
