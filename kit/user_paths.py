@@ -1,4 +1,5 @@
-"""A path the user gave, checked where it enters: what is there, in one sentence when it is not what was asked.
+"""A path the user gave, checked where it enters: what is there, in one sentence when it is not what was asked;
+and how a report shows a path, so that no machine's absolute path lands in a report pasted into a bug thread.
 
 ``Path.is_file()`` and ``is_dir()`` answer False for a path that does not
 exist, a symbolic link loop, a folder where a file was asked, a named pipe
@@ -116,3 +117,20 @@ def checked_find_links(links: Sequence[str], where: str, base: Path = Path("."),
 def find_links_argument(text: str) -> str:
     """``--find-links`` as argparse reads it, in every command that takes it."""
     return checked_find_links([text], "--find-links")[0]
+
+
+def shown_path(path: Path | str, project: Path) -> str:
+    """How a report or record names ``path``: relative to the project inside it, ``~/...`` under the home folder,
+    else as given.
+
+    Tried as written (made absolute, links kept: a venv's ``bin/python`` is a link, and the venv is what ran),
+    then resolved (a project reached through a link).
+    """
+    roots = [(Path(os.path.abspath(project)), ""), (project.resolve(), ""), (Path.home(), "~/")]
+    for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
+        for root, prefix in roots:
+            try:
+                return prefix + str(candidate.relative_to(root))
+            except ValueError:
+                continue
+    return str(path)

@@ -67,7 +67,8 @@ def main(argv: list[str]) -> int:
         os.kill(os.getppid(), signal.SIGINT)  # the kit started us: Ctrl-C reaches it while we run
         time.sleep(600)
     environment = {"jax": version, "backend": "cpu", "device_kind": "cpu",
-                   "device_count": max(parameters.get("devices") or [1]), "python": sys.version.split()[0]}
+                   "device_count": max(parameters.get("devices") or [1]), "python": sys.version.split()[0],
+                   "executable": os.environ.get("FAKE_PYTHON", sys.executable)}  # as a venv's python names itself
     written: dict[str, Any] = {"check": check, "verdict": result,
                                "reason": f"fake release: {result}; the parameters were read, nothing was measured",
                                "environment": environment, "parameters": parameters, "evidence": {"summary": {}}}
@@ -130,7 +131,7 @@ class FakeBackend:
                 (site / name).mkdir(parents=True)
                 (site / name / "__init__.py").write_text(f"__version__ = {version!r}\n")
         write_installed(path, resolution.pins)
-        python.write_text(f'#!/bin/sh\nFAKE_JAX={plan.jax} FAKE_SITE="{site}" exec "{sys.executable}" "{__file__}" "$@"\n')
+        python.write_text(f'#!/bin/sh\nFAKE_JAX={plan.jax} FAKE_SITE="{site}" FAKE_PYTHON="$0" exec "{sys.executable}" "{__file__}" "$@"\n')
         python.chmod(0o755)
 
 

@@ -10,7 +10,8 @@ from typing import Any
 from kit.bisect import report
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA, Finding
-from kit.bisect.options import Options, shown_path
+from kit.bisect.options import Options
+from kit.user_paths import shown_path
 from kit.bisect.outcomes import Observation
 from kit.bisect.search import BisectResult, Outcome, Transition
 
@@ -138,7 +139,17 @@ def test_a_script_is_named_relative_to_the_project(tmp_path: Path) -> None:
     assert "with script `examples/repro.py`;" in report.render_markdown(script_run, [])
 
 
+def test_a_path_under_the_home_folder_is_shown_from_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert shown_path(tmp_path / "home" / "jax", tmp_path / "project") == "~/jax"
+    venv_python = tmp_path / "project" / ".nox" / "jax-envs" / "jax-0.6.0" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.symlink_to("/usr/bin/python3")  # a venv's python is a link: the venv is what ran, not its target
+    assert shown_path(venv_python, tmp_path / "project") == ".nox/jax-envs/jax-0.6.0/bin/python"
+
+
 def test_committed_reports_hold_no_absolute_path() -> None:
-    for committed in sorted((ROOT / "reports").glob("*.md")) + sorted((ROOT / "reports").glob("*.json")):
+    committed_files = sorted((ROOT / "reports").glob("*.md")) + sorted((ROOT / "reports").glob("*.json"))
+    for committed in committed_files + sorted((ROOT / "reports" / "results").glob("*.json")):
         found = ABSOLUTE.findall(committed.read_text(encoding="utf-8"))
         assert not found, f"{committed.name} holds an absolute path ({found[0]}...)"

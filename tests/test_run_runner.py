@@ -207,3 +207,11 @@ def test_an_interpreter_without_jax_is_a_not_installable_record_that_asks_no_ind
     record = _existing_run(script_matrix, "scaling", fake_interpreter(tmp_path / "venv", {"numpy": "2.1.3"}))
     assert record["status"] == "not-installable" and "has no jax or jaxlib installed" in record["reason"]
     assert "neighbours" not in record["install"] and record["requested"]["jax"] == ""
+
+
+def test_a_record_names_the_interpreter_that_ran_relative_to_the_project(fake_releases: Any) -> None:
+    """Records are pasted into bug threads: the venv's python, not this machine's absolute path to it."""
+    releases = fake_releases(["0.6.0"])
+    record, _path = runner.run_check(releases.matrix, runner.RunRequest("scaling", "0.6.0"), lambda m: None)
+    executable = record["environment"]["executable"]
+    assert not Path(executable).is_absolute() and executable.endswith("bin/python"), executable

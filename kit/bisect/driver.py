@@ -27,7 +27,8 @@ from ..run.slurm_jobs import require_controller, require_sbatch
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding
-from .options import Log, Options, bisect_name, bounds, make_parser, parse_options, shown_path
+from .options import Log, Options, bisect_name, bounds, make_parser, parse_options
+from ..user_paths import shown_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
 from .probe_cache import ProbeCache, probe_cache_dir, subject_key

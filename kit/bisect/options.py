@@ -24,7 +24,7 @@ from ..errors import UsageError
 from ..records import newest_records_here
 from ..requirements import requirements
 from ..run.slurm_jobs import SlurmOptions
-from ..user_paths import file_problem, find_links_argument
+from ..user_paths import file_problem, find_links_argument, shown_path
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -275,14 +275,6 @@ def _regular_files(args: argparse.Namespace) -> None:
         problem = file_problem(path) if path is not None else None
         if problem:
             raise UsageError(f"{flag} {path} {problem}", tip)
-
-
-def shown_path(path: Path, project: Path) -> str:
-    """How a report names a file: relative to the project when it lies inside it, else as the user gave it."""
-    try:
-        return str(path.resolve().relative_to(project.resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _host_devices(text: str) -> int:

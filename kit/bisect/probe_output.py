@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..config import Matrix
 from ..text_bounds import cut
+from ..user_paths import shown_path
 
 TAIL_LINES = 15
 """Lines of a probe's output the report and the JSON quote (the log has them all)."""
@@ -39,9 +40,5 @@ def output_tail(log_file: Path, lines: int = TAIL_LINES, width: int = TAIL_LINE_
 
 
 def project_path(path: Path, matrix: Matrix) -> str:
-    """``path`` relative to the project (where matrix.toml is) when it is inside it; else as given."""
-    root = matrix.path.parent.resolve()
-    try:
-        return str(Path(path).resolve().relative_to(root))
-    except ValueError:
-        return str(path)
+    """``path`` as a report shows it: relative to the project (where matrix.toml is) when it is inside it."""
+    return shown_path(path, matrix.path.parent)

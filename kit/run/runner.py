@@ -32,6 +32,7 @@ from .jax_runs import jax_runs
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
 from ..text_bounds import bound_record
+from ..user_paths import shown_path
 from ..errors import UsageError
 from ..install import environment
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
@@ -183,6 +184,9 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         record.update(_run_in(prepared.environment, matrix, request, params, record["requested"]["backend"], log))
         record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
     record["duration_s"] = round(time.monotonic() - started, 2)
+    executable = record["environment"].get("executable")
+    if isinstance(executable, str):  # records are pasted into bug threads: no absolute path of this machine
+        record["environment"]["executable"] = shown_path(executable, matrix.path.parent)
     record = bound_record(record)  # a script's 20 MB line or reason must not become a 20 MB record
     path = records.save_record(json_safe(record), matrix.results_dir)  # StorageError says where it went instead
     return record, path
