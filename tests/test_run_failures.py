@@ -171,3 +171,14 @@ def test_a_failure_bad_if_matches_stays_the_verdict_even_where_jax_cannot_import
 def test_a_failure_where_jax_runs_is_the_scripts_verdict(tmp_path: Path) -> None:
     fields = _run(tmp_path, "import jax, sys\nsys.exit(3)\n")
     assert fields["verdict"] == "affected" and "jax_cannot_run" not in fields["evidence"]
+
+
+def test_what_jax_died_of_does_not_name_the_overlays_temporary_folder(tmp_path: Path) -> None:
+    """A commit's overlay is a /tmp folder: the sentence goes into reports pasted into bug threads."""
+    from kit.run.jax_runs import jax_runs
+
+    overlay = write_fake_jax(tmp_path / "kit-1-commit-x", broken=True)
+    (overlay / "jax" / "__init__.py").write_text(f"raise ImportError('cannot import name _jax from jaxlib ({overlay}/jaxlib)')\n")
+    env = Environment(python=Path(sys.executable), pins={}, obtained=REUSED, pythonpath=(overlay,))
+    health = jax_runs(env)
+    assert not health.ok and str(overlay) not in health.error and "<the commit's overlay>/jaxlib" in health.error

@@ -74,7 +74,10 @@ def jax_runs(environment: Environment, timeout: int = TIMEOUT_S) -> JaxRuns:
     seconds = time.monotonic() - started
     if done.returncode == 0 and any(line.startswith(RAN_MARK) and line.rstrip().endswith(" 6") for line in lines):
         return JaxRuns(True, "", (), seconds)
-    return JaxRuns(False, _error(lines, done.returncode), tuple(lines[-10:]), seconds)
+    error = _error(lines, done.returncode)
+    for folder in environment.pythonpath:  # a commit's overlay: a temporary folder no report should name
+        error = error.replace(str(folder), "<the commit's overlay>")
+    return JaxRuns(False, error, tuple(lines[-10:]), seconds)
 
 
 def _error(lines: Sequence[str], code: int) -> str:
