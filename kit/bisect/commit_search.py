@@ -190,8 +190,7 @@ def _extension_versions(phase: CommitPhase, builds: list[Build]) -> dict[str, in
     """Each build's binary version (what JAX's gates compare), asked of its environment where it is built."""
     versions: dict[str, int | None] = {}
     for build in builds:
-        prepared = phase.releases._prepared.get(build.release)
-        environment = prepared.environment if prepared is not None else None
+        environment = phase.releases.environment_of(build.release)
         versions[build.jaxlib] = extension_version(environment) if environment is not None else None
     return versions
 
@@ -393,11 +392,10 @@ def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: Commi
     span = span_on(level.candidates, build, accepted, runnable, suffix=True)
     if len(span.runs) < 2:
         return None
-    moved = [on_build(level.candidates[i], build) for i in sorted(span.runs)]
+    moved = [c for c in (on_build(level.candidates[i], build) for i in sorted(span.runs)) if c is not None]
     for candidate in moved:
-        assert candidate is not None
         prober.add(candidate)
-    keys = [c.version for c in moved if c is not None]
+    keys = [c.version for c in moved]
     first = prober(keys[0])
     level.outcomes[keys[0]] = first
     if first is not old:
@@ -414,8 +412,7 @@ def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: Commi
            f"{old.value}: {gate.short} changes the behaviour only with jaxlib {build.jaxlib}"
            + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
     level.result = result
-    return TieBreak("build-dependent", gate, None, build, Outcome.BAD if old is Outcome.GOOD else Outcome.GOOD, why,
-                    gates=tuple(gates))
+    return TieBreak("build-dependent", gate, None, build, new, why, gates=tuple(gates))
 
 
 def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build,

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 from .. import records
 from ..config import Matrix
 from ..errors import ArchiveUnreachable
-from ..install.environment import Prepared
+from ..install.environment import Environment, Prepared
 from ..install.index import PackageIndex
 from ..install.release import locked_release
 from ..records import Identity
@@ -151,6 +151,11 @@ class Prober:
     def identity(self, version: str, prepared: Prepared) -> Identity:
         """This probe's identity, in the environment prepared for it."""
         return runner.prepared_identity(self.subject, version, self.options.backend, prepared)
+
+    def environment_of(self, version: str) -> Environment | None:
+        """The environment this bisect prepared for ``version``; None when it prepared none (or could not)."""
+        prepared = self._prepared.get(version)
+        return prepared.environment if prepared is not None else None
 
     def requires(self, version: str) -> tuple[str, ...]:
         """The extra packages this probe's check installs with the release (its ``requires``, ``--requires``)."""

@@ -49,13 +49,14 @@ Check = Callable[[CommitCandidate], JaxRuns]
 
 @dataclass
 class PairStore:
-    """What is known of (commit, build) pairs: those that ran on disk, those that failed in memory."""
+    """What is known of (commit, build) pairs: every answer of this run, and on disk those worth keeping."""
 
     folder: Path
     backend: str
     read: bool = True
-    """False with ``--fresh``: every pair is asked again (and kept again)."""
-    failed: dict[str, JaxRuns] = field(default_factory=dict)
+    """False with ``--fresh``: what earlier runs kept is not read (each pair is asked once more, then kept)."""
+    seen: dict[str, JaxRuns] = field(default_factory=dict)
+    """This run's answers, by key: asked once per run, whatever is kept on disk."""
 
     def key(self, candidate: CommitCandidate) -> str:
         assert candidate.build is not None
@@ -65,8 +66,8 @@ class PairStore:
 
     def get(self, candidate: CommitCandidate) -> JaxRuns | None:
         key = self.key(candidate)
-        if key in self.failed:
-            return self.failed[key]
+        if key in self.seen:
+            return self.seen[key]
         if not self.read:
             return None
         try:
@@ -79,9 +80,9 @@ class PairStore:
 
     def put(self, candidate: CommitCandidate, runs: JaxRuns) -> None:
         key = self.key(candidate)
+        self.seen[key] = runs
         if not runs.ok and not runs.error.startswith(CODE_AGAINST_BINARY):
-            self.failed[key] = runs
-            return
+            return  # a timeout, a signal, bad bytecode: perhaps the machine, not the commit
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             atomic_write_text(self.folder / f"{key}.json", json.dumps({"commit": candidate.commit, **runs.to_json()}))

@@ -176,3 +176,16 @@ def end_all(children: Sequence[Child], grace_s: float = 0.0) -> list[list[str]]:
         for child, left in zip(todo, leftovers):
             child._after_end(left)
     return [child._leftovers or [] for child in children]
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path, ...] = ()) -> dict[str, str]:
+    """A repro's environment: ours, with the environment's extra paths and the repository importable,
+    and output unbuffered."""
+    env = {**os.environ, **(extra_env or {})}
+    env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(REPO_ROOT),
+                                         env.get("PYTHONPATH", "")])
+    env["PYTHONUNBUFFERED"] = "1"
+    return env

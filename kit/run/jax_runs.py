@@ -23,6 +23,7 @@ from typing import Sequence
 
 from ..install.environment import Environment
 from . import failures
+from .child_processes import repro_env  # the same variables and paths a check gets
 
 RAN_MARK = "KIT_JAX_RAN"
 
@@ -58,8 +59,6 @@ class JaxRuns:
 
 def jax_runs(environment: Environment, timeout: int = TIMEOUT_S) -> JaxRuns:
     """Import jax in ``environment`` (its interpreter, its extra paths) and run one small computation."""
-    from .runner import repro_env  # the same variables and paths a check gets (runner imports this module)
-
     started = time.monotonic()
     try:
         done = subprocess.run([str(environment.python), "-c", SMOKE], capture_output=True, text=True,
@@ -97,8 +96,6 @@ _EXTENSION = "from jaxlib import xla_client\nprint(getattr(xla_client, '_version
 def extension_version(environment: Environment, timeout: int = 60) -> int | None:
     """The compiled jaxlib's ``xla_client._version`` (JAX's ``xla_extension_version``, later
     ``jaxlib_extension_version``): what JAX's Python gates new paths on. None where it does not say."""
-    from .runner import repro_env
-
     try:
         done = subprocess.run([str(environment.python), "-c", _EXTENSION], capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, env=repro_env())

@@ -28,6 +28,7 @@ from repro.parameters import flag, shown, to_flags
 
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
+from .child_processes import REPO_ROOT, repro_env
 from .jax_runs import jax_runs
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
@@ -47,7 +48,6 @@ Log = Callable[[str], None]
 # A script that forks hundreds of helpers still gets a short record: the first few name the rest.
 LEFTOVERS_SHOWN = 10
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 
@@ -458,16 +458,6 @@ def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pyth
     if fields["status"] == "ran":
         fields["environment"] = {**host_facts(None), **fields["environment"]}
     return fields
-
-
-def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path, ...] = ()) -> dict[str, str]:
-    """A repro's environment: ours, with the environment's extra paths and the repository importable,
-    and output unbuffered."""
-    env = {**os.environ, **(extra_env or {})}
-    env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(REPO_ROOT),
-                                         env.get("PYTHONPATH", "")])
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
 
 
 def _neighbours(index: PackageIndex, version: str) -> list[str]:
