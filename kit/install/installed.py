@@ -25,8 +25,9 @@ def missing_from(env: Path, pins: Mapping[str, str]) -> str:
     sites = site_packages(env)
     if not sites:
         return "it has no site-packages folder" if pins else ""
+    installed = _dist_infos(sites)
     for name, version in sorted(pins.items()):
-        found = _dist_info(sites, name, version)
+        found = installed.get((canonicalize_name(name), _version(version)))
         if found is None:
             return f"{name} {version} has no {name}-{version}.dist-info in {_shown(sites[0], env)}"
         for entry in _top_level(found):
@@ -41,15 +42,14 @@ def site_packages(env: Path) -> list[Path]:
     return [folder for folder in found if folder.is_dir()]
 
 
-def _dist_info(sites: list[Path], name: str, version: str) -> Path | None:
-    """The ``.dist-info`` folder of ``name`` at ``version`` (names and versions compared in their normal forms)."""
-    wanted = (canonicalize_name(name), _version(version))
+def _dist_infos(sites: list[Path]) -> dict[tuple[str, Version | str], Path]:
+    """Every ``.dist-info`` folder, by its name and version in their normal forms: one listing per site-packages."""
+    found: dict[tuple[str, Version | str], Path] = {}
     for site in sites:
         for entry in site.glob("*.dist-info"):
-            found_name, _, found_version = entry.name[:-len(".dist-info")].rpartition("-")
-            if (canonicalize_name(found_name), _version(found_version)) == wanted:
-                return entry
-    return None
+            name, _, version = entry.name[:-len(".dist-info")].rpartition("-")
+            found.setdefault((canonicalize_name(name), _version(version)), entry)
+    return found
 
 
 def _top_level(dist_info: Path) -> list[str]:
