@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kit.config import load_matrix  # noqa: E402
+from kit.install.key import InstallKey  # noqa: E402
 from kit.history.commit_range import release_range  # noqa: E402
 from kit.history.commits import headlines  # noqa: E402
 from kit.history.source import History  # noqa: E402
@@ -59,7 +60,7 @@ def main(argv: list[str]) -> int:
 
 
 def _row(matrix, history: History, old: str, new: str) -> str:  # type: ignore[no-untyped-def]
-    prepared = environment.prepare(matrix, old, "cpu", lambda line: None)
+    prepared = environment.prepare(matrix, old, InstallKey("cpu"), lambda line: None)
     if prepared.environment is None:
         return f"| {old} → {new} | | | | | jax {old} is not installable here: {prepared.problem} |"
     jaxlib = prepared.environment.pins.get("jaxlib", old)

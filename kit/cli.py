@@ -46,6 +46,7 @@ from .config import (Matrix, configured_parameters, is_environment_name, is_rele
 from .errors import IndexUnreachable, KitError, UsageError
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
+from .install.key import InstallKey
 from .install.release import resolve_release
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
@@ -209,8 +210,8 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     parser.add_argument("--find-links", action="append", default=[], type=find_links_argument, metavar="DIR_OR_URL")
     parser.add_argument("--refresh", action="store_true", help="resolve again instead of reading the lock")
     args = parser.parse_args(list(argv))
-    resolved = resolve_release(matrix, release_number(args.version, "version"), args.backend, find_links=tuple(args.find_links),
-                               refresh=args.refresh)
+    resolved = resolve_release(matrix, release_number(args.version, "version"),
+                               InstallKey(args.backend, tuple(args.find_links)), refresh=args.refresh)
     plan, resolution = resolved.plan, resolved.resolution
     print(f"jax {plan.jax} for {plan.backend}: {' '.join(plan.requirements)}")
     if resolved.lock is not None:

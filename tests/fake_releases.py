@@ -37,6 +37,7 @@ from kit.config import Matrix, parse_matrix
 from kit.install import environment, envs, plan as install_plan, release
 from kit.install.environment import Prepared
 from kit.install.plan import InstallPlan
+from kit.install.key import InstallKey
 from tests.fake_index import FakeIndex, jax_releases, serve_index
 from tests.fake_repro import RESULTS, FakeBackend, install_fake_release
 
@@ -66,7 +67,7 @@ class FakeReleases:
     def build(self, *versions: str) -> None:
         """Build these releases' environments, as a first `prepare` of each would, from the kit's own plan."""
         for version in versions:
-            plan = release.plan_release(self.matrix, version, "cpu", release.open_index(self.matrix))
+            plan = release.plan_release(self.matrix, version, InstallKey("cpu"), release.open_index(self.matrix))
             install_fake_release(self.matrix.envs_dir, self.matrix, version, plan, pins=self.pins(plan))
 
     def pins(self, plan: InstallPlan) -> dict[str, str]:
@@ -175,10 +176,10 @@ def make_fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         releases = FakeReleases(folder, raw, index, server.close, numpy_moved)
         real_prepare = environment.prepare
 
-        def counted_prepare(matrix: Matrix, version: str, *args: Any, **kwargs: Any) -> Prepared:
+        def counted_prepare(matrix: Matrix, version: str, key: InstallKey, *args: Any, **kwargs: Any) -> Prepared:
             releases.prepared.append(version)
-            releases.prepared_pins.append(tuple(kwargs.get("pins") or ()))
-            return real_prepare(matrix, version, *args, **kwargs)
+            releases.prepared_pins.append(key.pins)
+            return real_prepare(matrix, version, key, *args, **kwargs)
 
         monkeypatch.setattr(environment, "prepare", counted_prepare)
         releases.build(*(built if built is not None else [v for v in versions if v not in not_installable]))

@@ -159,6 +159,7 @@ def install_fake_release(envs_dir: Path, matrix: Any, version: str, plan: Any = 
     is the one the environment "has"; ``pins`` what it "installed".
     """
     from kit.install import envs, lockfile
+    from kit.install.key import InstallKey
     from kit.install.plan import InstallPlan, Resolution
 
     plan = plan or InstallPlan(jax=version, backend="cpu", requirements=(f"jax[cpu]=={version}", "scipy"),
@@ -171,7 +172,7 @@ def install_fake_release(envs_dir: Path, matrix: Any, version: str, plan: Any = 
         built = envs.ensure_env(envs_dir, plan, resolution, FakeBackend(), lambda message: None)
     finally:
         envs.find_or_fetch_interpreter = real_find  # type: ignore[assignment]
-    lockfile.write_lock(envs_dir, lockfile.install_settings(matrix, matrix.release(version), "cpu"), plan, resolution)
+    lockfile.write_lock(envs_dir, lockfile.install_settings(matrix, matrix.release(version), InstallKey("cpu")), plan, resolution)
     return built.python
 
 

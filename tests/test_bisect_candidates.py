@@ -17,6 +17,7 @@ from kit.bisect.candidates import candidate_for, list_candidates, release_versio
 from kit.config import parse_matrix
 from kit.errors import UsageError
 from kit.install.index import DistFile, Project
+from kit.install.key import InstallKey
 
 JAX_METADATA = {
     "0.4.31": "Provides-Extra: cpu\nProvides-Extra: cuda12\nRequires-Dist: jaxlib ==0.4.31 ; extra == 'cpu'\n"
@@ -92,7 +93,7 @@ def test_yanked_releases_are_listed() -> None:
 
 def test_candidates_name_python_jaxlib_and_why_not(matrix: Any) -> None:
     index: Any = MetadataIndex()
-    listed = {c.version: c for c in list_candidates(matrix, list(JAX_METADATA), "cpu", index, ())}
+    listed = {c.version: c for c in list_candidates(matrix, list(JAX_METADATA), InstallKey("cpu"), index)}
     assert (listed["0.4.31"].python, listed["0.4.31"].jaxlib, listed["0.4.31"].problem) == ("3.12", "0.4.31", "")
     assert listed["0.4.31"].uploaded == "2024-12-01" and listed["0.4.31"].yanked is None
     assert listed["0.4.32"].yanked == "broken wheel"
@@ -107,9 +108,9 @@ def test_candidates_name_python_jaxlib_and_why_not(matrix: Any) -> None:
 
 
 def test_find_links_leave_the_judgement_to_the_probe(matrix: Any) -> None:
-    candidate = candidate_for(matrix, "0.4.38", "cpu", MetadataIndex(), ("/wheels",))  # type: ignore[arg-type]
+    candidate = candidate_for(matrix, "0.4.38", InstallKey("cpu", find_links=("/wheels",)), MetadataIndex())  # type: ignore[arg-type]
     assert (candidate.python, candidate.jaxlib, candidate.problem) == (None, "0.4.38", "")
     assert dataclasses.asdict(candidate)["version"] == "0.4.38"
     with_archive = dataclasses.replace(matrix, install=dataclasses.replace(matrix.install, jaxlib_archive="https://a"))
-    pruned = candidate_for(with_archive, "0.4.32", "cpu", MetadataIndex(), ())  # type: ignore[arg-type]
+    pruned = candidate_for(with_archive, "0.4.32", InstallKey("cpu"), MetadataIndex())  # type: ignore[arg-type]
     assert (pruned.jaxlib, pruned.problem) == ("0.4.32", "")  # the archive may have it: the probe will tell

@@ -67,7 +67,7 @@ def make_world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> W
     """The fake releases 0.1.0 and 0.2.0 of ``repo``, built, and the drivers pointed at them."""
     world = World(repo, tmp_path)
 
-    def list_candidates(matrix: Any, versions: list[str], backend: str, index: Any, find_links: Any) -> list[Candidate]:
+    def list_candidates(matrix: Any, versions: list[str], key: Any, index: Any) -> list[Candidate]:
         return [Candidate(v, (f"jax[cpu]=={v}",), None, "3.12", v, uploaded="2025-01-01") for v in versions]
 
     def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:

@@ -28,6 +28,7 @@ from kit.bisect.search import expected_probes
 from kit.config import Matrix, load_matrix, parse_matrix
 from kit.install.release import plan_release
 from kit.errors import ConfigError, UsageError
+from kit.install.key import InstallKey
 from tests.fake_releases import FakeReleases
 
 REPO = Path(__file__).resolve().parent.parent
@@ -484,7 +485,7 @@ def test_each_probe_keeps_its_output_tail_and_whole_log(machine: Callable[..., F
 
 def era(releases: FakeReleases, version: str) -> str | None:
     """The release's era cut-off, as the kit plans it from the index."""
-    return plan_release(releases.matrix, version, "cpu").exclude_newer
+    return plan_release(releases.matrix, version, InstallKey("cpu")).exclude_newer
 
 
 def test_the_report_says_what_else_changed_between_the_two_ends(machine: Callable[..., FakeReleases]) -> None:

@@ -67,3 +67,16 @@ def test_fresh_ignores_and_a_torn_file_is_no_answer(tmp_path: Path) -> None:
     assert ProbeCache(tmp_path, read=False).get(identity(), timeout_s=60) is None
     ProbeCache(tmp_path).path(identity()).write_text("{torn")
     assert ProbeCache(tmp_path).get(identity(), timeout_s=60) is None
+
+
+def test_a_probe_kept_under_identity_schema_1_is_still_found(tmp_path: Path) -> None:
+    """A kit of identity schema 1 filed probes under underscored package names; bumping it must not rerun them."""
+    cache = ProbeCache(tmp_path)
+    here = identity(packages={"jax": "0.5.0", "jaxlib": "0.5.0", "ml-dtypes": "0.5.1"})
+    (as_schema_1,) = here.earlier_forms()
+    seen = Observation("ran", "unaffected", "exit 0", python="3.12", jaxlib="0.5.0")
+    cache.put(as_schema_1, seen)  # exactly the file (path and content) the earlier kit wrote
+    assert '"ml_dtypes"' in cache.path(as_schema_1).read_text() and not cache.path(here).exists()
+    assert cache.get(here, timeout_s=60) == seen
+    other = identity(packages={"jax": "0.5.0", "jaxlib": "0.5.0", "ml-dtypes": "0.5.2"})
+    assert cache.get(other, timeout_s=60) is None

@@ -32,6 +32,7 @@ from kit.errors import UsageError
 from kit.install.environment import Prepared
 from kit.install.release import open_index
 from kit.run import runner
+from kit.install.key import InstallKey
 from tests.fake_releases import FakeReleases
 from tests.test_bisect_driver import CHECKS, PLAIN_MATRIX, RELEASES as TEN_RELEASES, report_json, run
 
@@ -46,7 +47,7 @@ def machine(fake_releases: Callable[..., FakeReleases]) -> FakeReleases:
 def prober(machine: FakeReleases, *flags: str, candidates: list[Candidate] | None = None) -> Prober:
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2", *flags])
     index = open_index(machine.matrix)
-    listed = candidates or list_candidates(machine.matrix, RELEASES, "cpu", index, ())
+    listed = candidates or list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index)
     cache = ProbeCache(driver.probe_cache_dir(machine.matrix), read=not options.fresh)
     return Prober(machine.matrix, options, listed, cache, subject_key(machine.matrix, options), "test", index,
                   lambda line: None)
@@ -84,7 +85,7 @@ def test_a_current_record_of_the_matrix_answers_without_a_run(machine: FakeRelea
 
 
 def test_what_the_index_already_says_is_not_installed_or_run(machine: FakeReleases) -> None:
-    listed = list_candidates(machine.matrix, RELEASES, "cpu", open_index(machine.matrix), ())
+    listed = list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), open_index(machine.matrix))
     yanked = dataclasses.replace(listed[0], yanked="broken wheel")
     missing = dataclasses.replace(listed[1], problem="the index has no jaxlib 0.5.1 wheels", python=None)
     probe = prober(machine, candidates=[yanked, missing, listed[2]])
@@ -136,7 +137,7 @@ def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeR
     lines: list[str] = []
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
     index = open_index(machine.matrix)
-    probe = Prober(machine.matrix, options, list_candidates(machine.matrix, RELEASES, "cpu", index, ()),
+    probe = Prober(machine.matrix, options, list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index),
                    ProbeCache(driver.probe_cache_dir(machine.matrix)), subject_key(machine.matrix, options), "test",
                    index, lines.append)
     machine.behave("0.5.0", "crash")

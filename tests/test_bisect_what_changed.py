@@ -14,19 +14,19 @@ def seen(packages: dict[str, str], era: str, pins: list[str] | None = None) -> O
     return Observation("ran", "unaffected", "", packages=packages, era=era, pins=pins or [])
 
 
-BEFORE = seen({"jax": "0.4.38", "jaxlib": "0.4.38", "numpy": "2.2.1", "scipy": "1.14.1", "ml_dtypes": "0.5.0",
-               "opt_einsum": "3.4.0"}, "2024-12-31T00:00:00Z")
-AFTER = seen({"jax": "0.5.0", "jaxlib": "0.5.0", "numpy": "2.2.2", "scipy": "1.15.1", "ml_dtypes": "0.5.1",
-              "opt_einsum": "3.4.0"}, "2025-01-31T00:00:00Z")
+BEFORE = seen({"jax": "0.4.38", "jaxlib": "0.4.38", "numpy": "2.2.1", "scipy": "1.14.1", "ml-dtypes": "0.5.0",
+               "opt-einsum": "3.4.0"}, "2024-12-31T00:00:00Z")
+AFTER = seen({"jax": "0.5.0", "jaxlib": "0.5.0", "numpy": "2.2.2", "scipy": "1.15.1", "ml-dtypes": "0.5.1",
+              "opt-einsum": "3.4.0"}, "2025-01-31T00:00:00Z")
 
 
 def test_every_package_that_differs_is_listed_with_the_era_dates() -> None:
     changes = changes_between("0.4.38", "0.5.0", {"0.4.38": BEFORE, "0.5.0": AFTER}, CANDIDATES)
-    assert changes.packages == {"jaxlib": ("0.4.38", "0.5.0"), "ml_dtypes": ("0.5.0", "0.5.1"),
+    assert changes.packages == {"jaxlib": ("0.4.38", "0.5.0"), "ml-dtypes": ("0.5.0", "0.5.1"),
                                 "numpy": ("2.2.1", "2.2.2"), "scipy": ("1.14.1", "1.15.1")}
     assert changes.uploaded == ("2024-12-17", "2025-01-17") and changes.known
     lines = changes_lines(changes, ("last good", "first bad"), ["nox", "-s", "bisect", "--", "--script", "r.py"])
-    assert "| numpy | 2.2.1 | 2.2.2 |" in lines and "| opt_einsum" not in "\n".join(lines)
+    assert "| numpy | 2.2.1 | 2.2.2 |" in lines and "| opt-einsum" not in "\n".join(lines)
     assert any("2024-12-31 and 2025-01-31 (the era cut-offs)" in line for line in lines)
     # The example names numpy first (what a JAX result leans on most), at the last good side's version.
     assert lines[-1].endswith("`nox -s bisect -- --script r.py --pin numpy==2.2.1`.")

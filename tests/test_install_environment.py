@@ -14,6 +14,7 @@ from kit.errors import UsageError
 from kit.install import environment, envs, lockfile, plan as install, release
 from kit.install.plan import InstallPlan, Resolution
 from kit.records import packages_fingerprint
+from kit.install.key import InstallKey
 from tests.fake_index import refused_url
 from tests.fake_interpreter import RELEASE, fake_interpreter
 from tests.fake_repro import write_installed
@@ -42,11 +43,11 @@ def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(
     resolution = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
     monkeypatch.setattr(envs, "find_interpreter", lambda version: Path(sys.executable))
     built = envs.ensure_env(matrix.envs_dir, plan, resolution, LinkBackend(), lambda m: None)
-    lockfile.write_lock(matrix.envs_dir, lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu"),
+    lockfile.write_lock(matrix.envs_dir, lockfile.install_settings(matrix, matrix.release("0.6.0"), InstallKey("cpu")),
                         plan, resolution)
     monkeypatch.setattr(install, "resolve", lambda *a, **k: pytest.fail("uv was asked"))
     lines: list[str] = []
-    prepared = environment.prepare(matrix, "0.6.0", "cpu", lines.append)
+    prepared = environment.prepare(matrix, "0.6.0", InstallKey("cpu"), lines.append)
     assert prepared.environment is not None and prepared.environment.reused
     assert prepared.environment.python == built.python and prepared.environment.pythonpath == ()
     assert prepared.resolution == resolution and prepared.plan == plan
@@ -70,7 +71,7 @@ def test_cuda_without_a_gpu_stops_before_anything_is_resolved(tmp_path: Path, mo
     monkeypatch.delenv("KIT_ALLOW_NO_GPU", raising=False)
     monkeypatch.setattr(environment, "resolve_release", lambda *a, **k: pytest.fail("resolved"))
     with pytest.raises(UsageError, match="no NVIDIA GPU is visible here"):
-        environment.prepare(matrix, "0.6.0", "cuda", lambda m: None)
+        environment.prepare(matrix, "0.6.0", InstallKey("cuda"), lambda m: None)
 
 
 class EraIndex:
@@ -103,9 +104,8 @@ def test_extra_packages_get_their_own_environment_and_lock_and_leave_the_release
     monkeypatch.setattr(envs, "find_interpreter", lambda version: Path(sys.executable))
     monkeypatch.setattr(environment, "pick_backend", LinkBackend)
     lines: list[str] = []
-    plain = environment.prepare(matrix, "0.6.0", "cpu", lines.append, index=EraIndex())  # type: ignore[arg-type]
-    with_flax = environment.prepare(matrix, "0.6.0", "cpu", lines.append, index=EraIndex(),  # type: ignore[arg-type]
-                                    requires=("flax",))
+    plain = environment.prepare(matrix, "0.6.0", InstallKey("cpu"), lines.append, index=EraIndex())  # type: ignore[arg-type]
+    with_flax = environment.prepare(matrix, "0.6.0", InstallKey("cpu", requires=("flax",)), lines.append, index=EraIndex())  # type: ignore[arg-type]
     assert plain.environment is not None and with_flax.environment is not None
     assert plain.environment.python.parent.parent != with_flax.environment.python.parent.parent
     assert "-with-flax-" in with_flax.environment.python.parent.parent.name
@@ -114,9 +114,9 @@ def test_extra_packages_get_their_own_environment_and_lock_and_leave_the_release
     assert asked == [("jax[cpu]==0.6.0", "scipy"), ("jax[cpu]==0.6.0", "scipy", "flax")]
     # Each set is locked under its own key: both answer again without uv.
     monkeypatch.setattr(install, "resolve", lambda *a, **k: pytest.fail("uv was asked"))
-    again = environment.prepare(matrix, "0.6.0", "cpu", lines.append, requires=("flax",))
+    again = environment.prepare(matrix, "0.6.0", InstallKey("cpu", requires=("flax",)), lines.append)
     assert again.environment is not None and again.environment.reused and again.plan.requires == ("flax",)
-    assert environment.prepare(matrix, "0.6.0", "cpu", lines.append).plan.requires == ()
+    assert environment.prepare(matrix, "0.6.0", InstallKey("cpu"), lines.append).plan.requires == ()
     assert len(list((tmp_path / "envs" / "locks").iterdir())) == 2
 
 
@@ -138,8 +138,7 @@ def test_an_existing_interpreter_is_used_as_it_is_and_says_what_it_found(
     matrix = _offline_matrix(tmp_path, monkeypatch)
     python = fake_interpreter(tmp_path / "venv", RELEASE)
     lines: list[str] = []
-    prepared = environment.prepare(matrix, "", "cpu", lines.append, existing=environment.ExistingPython(python),
-                                   check="scaling")
+    prepared = environment.prepare(matrix, "", InstallKey("cpu"), lines.append, existing=environment.ExistingPython(python), check="scaling")
     made = prepared.environment
     assert made is not None and made.obtained == environment.EXISTING and not made.reused
     assert (made.python, dict(made.pins), made.pythonpath) == (python, RELEASE, ())
@@ -160,8 +159,7 @@ def test_cuda_asked_of_an_existing_gpu_jax_needs_no_nvidia_smi(tmp_path: Path, m
     monkeypatch.delenv("KIT_ALLOW_NO_GPU", raising=False)
     python = fake_interpreter(tmp_path / "venv", RELEASE, backend="gpu", kind="NVIDIA H200", count=8)
     for asked in (None, "cuda"):
-        prepared = environment.prepare(matrix, "0.4.35", "cuda", lambda m: None,
-                                       existing=environment.ExistingPython(python, backend=asked), check="correctness")
+        prepared = environment.prepare(matrix, "0.4.35", InstallKey("cuda"), lambda m: None, existing=environment.ExistingPython(python, backend=asked), check="correctness")
         assert prepared.environment is not None and prepared.backend == "gpu"
 
 
@@ -169,15 +167,14 @@ def test_a_backend_other_than_the_one_jax_reports_is_refused(tmp_path: Path, mon
     matrix = _offline_matrix(tmp_path, monkeypatch)
     python = fake_interpreter(tmp_path / "venv", RELEASE, backend="cpu")
     with pytest.raises(UsageError, match=f"the JAX in {python} runs on cpu, not cuda: --backend cannot change"):
-        environment.prepare(matrix, "", "cuda", lambda m: None, existing=environment.ExistingPython(python, backend="cuda"))
+        environment.prepare(matrix, "", InstallKey("cuda"), lambda m: None, existing=environment.ExistingPython(python, backend="cuda"))
 
 
 def test_a_release_other_than_the_one_installed_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     matrix = _offline_matrix(tmp_path, monkeypatch)
     python = fake_interpreter(tmp_path / "venv", RELEASE)
     with pytest.raises(UsageError, match=f"{python} has jax 0.4.35, not 0.4.36") as caught:
-        environment.prepare(matrix, "0.4.36", "cpu", lambda m: None, existing=environment.ExistingPython(python),
-                            check="scaling")
+        environment.prepare(matrix, "0.4.36", InstallKey("cpu"), lambda m: None, existing=environment.ExistingPython(python), check="scaling")
     assert caught.value.tip.endswith(f"python -m kit run scaling --python {python}")
 
 
@@ -185,8 +182,7 @@ def test_a_missing_scipy_is_one_sentence_and_the_check_cannot_test(tmp_path: Pat
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     matrix = _offline_matrix(tmp_path, monkeypatch)
     python = fake_interpreter(tmp_path / "venv", {k: v for k, v in RELEASE.items() if k != "scipy"})
-    prepared = environment.prepare(matrix, "", "cpu", lambda m: None, existing=environment.ExistingPython(python),
-                                   check="correctness")
+    prepared = environment.prepare(matrix, "", InstallKey("cpu"), lambda m: None, existing=environment.ExistingPython(python), check="correctness")
     assert prepared.environment is not None and prepared.problem == ""
     assert prepared.cannot_test == (
         f"{python} has no scipy installed (jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3 are there), which the correctness "
@@ -196,8 +192,7 @@ def test_a_missing_scipy_is_one_sentence_and_the_check_cannot_test(tmp_path: Pat
 def test_an_interpreter_without_jaxlib_holds_no_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     matrix = _offline_matrix(tmp_path, monkeypatch)
     python = fake_interpreter(tmp_path / "venv", {"jax": "0.4.35", "numpy": "2.1.3"})
-    prepared = environment.prepare(matrix, "", "cpu", lambda m: None, existing=environment.ExistingPython(python),
-                                   check="scaling")
+    prepared = environment.prepare(matrix, "", InstallKey("cpu"), lambda m: None, existing=environment.ExistingPython(python), check="scaling")
     assert prepared.environment is None and prepared.jax == "0.4.35"
     assert prepared.problem.startswith(f"{python} has no jaxlib installed (jax 0.4.35, numpy 2.1.3 are there), "
                                        "so it holds no JAX release to check")

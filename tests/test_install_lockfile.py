@@ -12,6 +12,7 @@ import pytest
 from kit.config import parse_matrix
 from kit.install import lockfile
 from kit.install.plan import InstallPlan, Resolution
+from kit.install.key import InstallKey
 
 PLAN = InstallPlan(jax="0.4.35", backend="cpu", requirements=("jax[cpu]==0.4.35", "scipy"),
                    exclude_newer="2024-11-05T20:56:34Z", index_url="https://pypi.org/simple",
@@ -27,7 +28,7 @@ def matrix(**install: Any) -> Any:
 
 def settings(**install: Any) -> dict[str, Any]:
     m = matrix(**install)
-    return lockfile.install_settings(m, m.release("0.4.35"), "cpu")
+    return lockfile.install_settings(m, m.release("0.4.35"), InstallKey("cpu"))
 
 
 def test_a_lock_reads_back_as_it_was_written(tmp_path: Path) -> None:
@@ -44,11 +45,11 @@ def test_a_lock_reads_back_as_it_was_written(tmp_path: Path) -> None:
 def test_every_setting_that_decides_the_install_names_another_lock(tmp_path: Path) -> None:
     m = matrix()
     release = m.release("0.4.35")
-    base = lockfile.install_settings(m, release, "cpu")
+    base = lockfile.install_settings(m, release, InstallKey("cpu"))
     others = [
-        lockfile.install_settings(m, release, "cuda"),
-        lockfile.install_settings(m, release, "cpu", ("/more/wheels",)),
-        lockfile.install_settings(m, dataclasses.replace(release, python="3.12"), "cpu"),
+        lockfile.install_settings(m, release, InstallKey("cuda")),
+        lockfile.install_settings(m, release, InstallKey("cpu", find_links=("/more/wheels",))),
+        lockfile.install_settings(m, dataclasses.replace(release, python="3.12"), InstallKey("cpu")),
         settings(era_slack_days=30),
         settings(index_url="https://mirror.example/simple"),
         {**base, "plan_format": lockfile.PLAN_FORMAT + 1},  # the kit plans differently now
@@ -63,8 +64,8 @@ def test_every_setting_that_decides_the_install_names_another_lock(tmp_path: Pat
 def test_the_release_note_does_not_decide_the_install() -> None:
     m = matrix()
     release = m.release("0.4.35")
-    assert lockfile.install_settings(m, dataclasses.replace(release, note="another note"), "cpu") == \
-        lockfile.install_settings(m, release, "cpu")
+    assert lockfile.install_settings(m, dataclasses.replace(release, note="another note"), InstallKey("cpu")) == \
+        lockfile.install_settings(m, release, InstallKey("cpu"))
 
 
 @pytest.mark.parametrize("damage", ["missing", "torn", "not an object", "other schema", "other settings",

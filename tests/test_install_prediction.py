@@ -13,6 +13,7 @@ from kit.install import release
 from kit.install.index import DistFile, Project
 from kit.install.plan import Resolution, unresolvable_reason
 from kit.install.prediction import pinned_jaxlib, predict
+from kit.install.key import InstallKey
 from tests.test_bisect_candidates import UPLOADED, MetadataIndex, matrix  # noqa: F401  (a fixture)
 
 
@@ -30,7 +31,7 @@ def test_pinned_jaxlib_follows_the_backends_extra(version: str, backend: str, ja
 
 def test_metadata_and_the_resolver_say_why_in_the_same_words(matrix: Any) -> None:  # noqa: F811
     index: Any = MetadataIndex()
-    predicted = predict(matrix, "0.4.32", "cpu", index)
+    predicted = predict(matrix, "0.4.32", InstallKey("cpu"), index)
     resolver_error = "Because there is no version of jaxlib==0.4.32 and jax[cpu]==0.4.32 depends on it, ..."
     assert predicted.problem == unresolvable_reason(predicted.plan, [Resolution("3.12", False, error=resolver_error)])
     assert predicted.problem == "https://pypi.org/simple has no jaxlib 0.4.32 wheels (tried Python 3.12)"
@@ -44,8 +45,8 @@ class ExtrasIndex(MetadataIndex):
 def test_a_backend_the_release_declares_no_extra_for(matrix: Any) -> None:  # noqa: F811
     index: Any = ExtrasIndex()
     with pytest.raises(UsageError, match="^jax 0.4.32 declares no CUDA extra$"):  # the plan's own sentence
-        predict(matrix, "0.4.32", "cuda", index)
-    assert (predict(matrix, "0.4.31", "cuda", index).jaxlib, predict(matrix, "0.4.31", "cuda", index).problem) \
+        predict(matrix, "0.4.32", InstallKey("cuda"), index)
+    assert (predict(matrix, "0.4.31", InstallKey("cuda"), index).jaxlib, predict(matrix, "0.4.31", InstallKey("cuda"), index).problem) \
         == ("0.4.31", "")
 
 
@@ -60,7 +61,7 @@ class SdistOnlyIndex(MetadataIndex):
 
 def test_an_sdist_only_release_is_left_to_the_probe_not_ruled_out(matrix: Any) -> None:  # noqa: F811
     index: Any = SdistOnlyIndex()
-    predicted = predict(matrix, "0.4.13", "cpu", index)
+    predicted = predict(matrix, "0.4.13", InstallKey("cpu"), index)
     assert predicted.problem == ""  # a check session builds it from the sdist; so does the probe
     assert (predicted.python, predicted.jaxlib) == ("3.12", None)
     assert index.metadata_reads == []

@@ -16,18 +16,18 @@ from kit import records
 from kit.config import parse_matrix
 from kit.errors import IndexUnreachable, UsageError
 from kit.install.plan import InstallPlan, Resolution
+from kit.install.key import InstallKey
 from tests.fake_index import refused_url, serve_index, wheel
 
 MATRIX = parse_matrix({"kit": {"envs_dir": "/nonexistent/envs"}, "install": {"jaxlib_archive": ""},
                        "release": [{"version": "0.4.35"}], "checks": {"scaling": {}}})
 
 
-def plan_for(matrix: Any, rel: Any, backend: str, index: Any, find_links: Any = (),
-             pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> InstallPlan:
-    return InstallPlan(jax=rel.version, backend=backend,
-                       requirements=(f"jax[cpu]=={rel.version}", "scipy", *requires, *pins),
+def plan_for(matrix: Any, rel: Any, key: InstallKey, index: Any) -> InstallPlan:
+    return InstallPlan(jax=rel.version, backend=key.backend,
+                       requirements=(f"jax[cpu]=={rel.version}", "scipy", *key.requires, *key.pins),
                        exclude_newer="2024-11-05T20:56:00Z", index_url="https://example.invalid/simple",
-                       pythons=("3.13", "3.12", "3.11", "3.10"), pins=pins, requires=requires)
+                       pythons=("3.13", "3.12", "3.11", "3.10"), pins=key.pins, requires=key.requires)
 
 
 class AnsweringIndex:
@@ -51,7 +51,7 @@ def no_index(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_first_installed_python_in_preference_order_that_resolves_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=python <= "3.11"))
-    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX)
+    resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
     assert resolved.python == "3.11" and resolved.problem == ""
     assert [a.python for a in resolved.attempts] == ["3.13", "3.11"]  # 3.12 is not installed
 
@@ -60,7 +60,7 @@ def test_pins_reach_the_plan_that_is_resolved(monkeypatch: pytest.MonkeyPatch) -
     asked: list[InstallPlan] = []
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: asked.append(plan) or
                         Resolution(python, ok=True, pins={"numpy": "2.2.1"}))
-    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX, pins=("numpy==2.2.1",))
+    resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu", pins=("numpy==2.2.1",)), INDEX)
     assert asked and all(plan.pins == ("numpy==2.2.1",) and "numpy==2.2.1" in plan.requirements for plan in asked)
     assert resolved.plan.pins == ("numpy==2.2.1",) and resolved.settings["pins"] == ["numpy==2.2.1"]
 
@@ -68,7 +68,7 @@ def test_pins_reach_the_plan_that_is_resolved(monkeypatch: pytest.MonkeyPatch) -
 def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     error = "jaxlib (v0.4.35) with the following Python ABI tags: cp314"
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False, error=error))
-    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX)
+    resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
     assert resolved.python is None and resolved.pins == {}
     # Installed Pythons first, then the one uv could supply.
     assert resolved.problem == "jaxlib 0.4.35 has wheels only for cp314 (tried Python 3.13, 3.11, 3.10, 3.12)"
@@ -77,7 +77,7 @@ def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) 
 def test_a_jaxlib_missing_from_the_index_is_not_asked_again_for_every_python(monkeypatch: pytest.MonkeyPatch) -> None:
     error = "Because there is no version of jaxlib==0.4.35 and jax[cpu]==0.4.35 depends on it"
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False, error=error))
-    resolved = release.resolve_release(MATRIX, "0.4.35", "cpu", INDEX)
+    resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
     assert resolved.problem == "https://example.invalid/simple has no jaxlib 0.4.35 wheels (tried Python 3.13)"
 
 
@@ -92,8 +92,8 @@ def matrix_on(index_url: str, tmp_path: Path, slack: int = 14) -> Any:
 
 
 def lock_0_6_0(matrix: Any) -> InstallPlan:
-    plan = plan_for(matrix, matrix.release("0.6.0"), "cpu", None)
-    settings = lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu")
+    plan = plan_for(matrix, matrix.release("0.6.0"), InstallKey("cpu"), None)
+    settings = lockfile.install_settings(matrix, matrix.release("0.6.0"), InstallKey("cpu"))
     lockfile.write_lock(matrix.envs_dir, settings, plan, Resolution("3.12", ok=True, pins={"jaxlib": "0.6.0"},
                                                                     hashes={"jaxlib": ("sha256:aa", "sha256:bb")}))
     return plan
@@ -107,7 +107,7 @@ def uv_must_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_locked_release_needs_neither_index_nor_uv(tmp_path: Path, uv_must_not_run: None) -> None:
     matrix = matrix_on(refused_url(), tmp_path)
     plan = lock_0_6_0(matrix)
-    resolved = release.resolve_release(matrix, "0.6.0", "cpu")
+    resolved = release.resolve_release(matrix, "0.6.0", InstallKey("cpu"))
     assert resolved.lock is not None and resolved.plan == plan
     assert resolved.python == "3.12" and resolved.pins == {"jaxlib": "0.6.0"}
     assert resolved.resolution is not None and resolved.resolution.hashes == {"jaxlib": ("sha256:aa", "sha256:bb")}
@@ -116,11 +116,11 @@ def test_a_locked_release_needs_neither_index_nor_uv(tmp_path: Path, uv_must_not
 def test_pins_have_a_lock_of_their_own_and_none_is_the_lock_as_before(tmp_path: Path, uv_must_not_run: None) -> None:
     matrix = matrix_on(refused_url(), tmp_path)
     lock_0_6_0(matrix)
-    unpinned = lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu")
-    assert "pins" not in unpinned and release.locked_release(matrix, "0.6.0", "cpu") is not None
-    assert release.locked_release(matrix, "0.6.0", "cpu", pins=("numpy==2.2.1",)) is None  # never built
+    unpinned = lockfile.install_settings(matrix, matrix.release("0.6.0"), InstallKey("cpu"))
+    assert "pins" not in unpinned and release.locked_release(matrix, "0.6.0", InstallKey("cpu")) is not None
+    assert release.locked_release(matrix, "0.6.0", InstallKey("cpu", pins=("numpy==2.2.1",))) is None  # never built
     with pytest.raises(IndexUnreachable):  # so it is resolved, at the index
-        release.resolve_release(matrix, "0.6.0", "cpu", pins=("numpy==2.2.1",))
+        release.resolve_release(matrix, "0.6.0", InstallKey("cpu", pins=("numpy==2.2.1",)))
 
 
 @pytest.mark.parametrize("how", ["refresh", "settings changed"])
@@ -129,13 +129,13 @@ def test_refresh_or_changed_settings_resolve_again(how: str, tmp_path: Path, uv_
     lock_0_6_0(matrix_on(url, tmp_path))
     matrix = matrix_on(url, tmp_path, slack=30 if how == "settings changed" else 14)
     with pytest.raises(IndexUnreachable):  # it went to the index, which is down
-        release.resolve_release(matrix, "0.6.0", "cpu", refresh=how == "refresh")
+        release.resolve_release(matrix, "0.6.0", InstallKey("cpu"), refresh=how == "refresh")
 
 
 def test_an_unreachable_index_is_said_in_seconds_before_uv_is_asked(tmp_path: Path, uv_must_not_run: None) -> None:
     started = time.monotonic()
     with pytest.raises(IndexUnreachable, match="jax 0.6.0 needs the package index to resolve its install, and .* could not be reached over the network"):
-        release.resolve_release(matrix_on(refused_url(), tmp_path), "0.6.0", "cpu")
+        release.resolve_release(matrix_on(refused_url(), tmp_path), "0.6.0", InstallKey("cpu"))
     assert time.monotonic() - started < 15
 
 
@@ -143,7 +143,7 @@ def test_a_version_the_index_lacks_is_a_usage_error_naming_the_newest(tmp_path: 
     with serve_index() as served:
         with pytest.raises(UsageError, match=re.escape(f"jax 9.9.9 is not a JAX release on {served.url}; "
                                                        "newest is 0.6.0")):
-            release.resolve_release(matrix_on(served.url, tmp_path), "9.9.9", "cpu")
+            release.resolve_release(matrix_on(served.url, tmp_path), "9.9.9", InstallKey("cpu"))
 
 
 # --------------------------------------------------------------------------
@@ -177,7 +177,7 @@ def own_uv_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @needs_uv
 def test_a_jaxlib_the_index_pruned_comes_from_the_archive_page(tmp_path: Path, own_uv_cache: None) -> None:
     with serve_index(PRUNED, BLOBS, archive=("jaxlib-0.4.16-py3-none-any.whl",)) as served:
-        resolved = release.resolve_release(pruned_matrix(served.url, served.archive, tmp_path), "0.4.16", "cpu")
+        resolved = release.resolve_release(pruned_matrix(served.url, served.archive, tmp_path), "0.4.16", InstallKey("cpu"))
     assert resolved.problem == "" and resolved.pins["jaxlib"] == "0.4.16"
     assert served.archive in resolved.plan.find_links  # so the install (and the record) use it too
 
@@ -189,7 +189,7 @@ def test_an_unreachable_archive_page_leaves_the_release_unknown_not_uninstallabl
     archive = refused_url().replace("/simple", "/jax_releases.html")
     with serve_index(PRUNED, BLOBS) as served:
         with pytest.raises(IndexUnreachable) as unreachable:
-            release.resolve_release(pruned_matrix(served.url, archive, tmp_path), "0.4.16", "cpu")
+            release.resolve_release(pruned_matrix(served.url, archive, tmp_path), "0.4.16", InstallKey("cpu"))
     assert str(unreachable.value) == (f"jax 0.4.16 needs the archive of pruned jaxlibs (install.jaxlib_archive) "
                                       f"{archive} to install, and it could not be reached over the network "
                                       f"(Connection refused)")
@@ -199,7 +199,7 @@ def test_an_unreachable_archive_page_leaves_the_release_unknown_not_uninstallabl
 @needs_uv
 def test_the_archive_is_not_tried_when_matrix_toml_turns_it_off(tmp_path: Path, own_uv_cache: None) -> None:
     with serve_index(PRUNED, BLOBS, archive=("jaxlib-0.4.16-py3-none-any.whl",)) as served:
-        resolved = release.resolve_release(pruned_matrix(served.url, "", tmp_path), "0.4.16", "cpu")
+        resolved = release.resolve_release(pruned_matrix(served.url, "", tmp_path), "0.4.16", InstallKey("cpu"))
         assert not any(path.startswith("/archive") for path in served.requests)
     assert resolved.problem == f"{served.url} has no jaxlib 0.4.16 wheels (tried Python 3.11)"
 
@@ -213,9 +213,9 @@ def test_built_env_answers_for_the_environment_the_pins_and_requires_key(fake_re
 
     releases = fake_releases(["0.6.0", "0.6.1"])
     matrix = releases.matrix
-    assert built_env(matrix, "0.6.0", "cpu") is not None
-    assert built_env(matrix, "0.6.0", "cpu", (), ("numpy==2.2.2",)) is None  # that environment was never built
-    assert built_env(matrix, "0.6.0", "cpu", (), (), ("flax",)) is None
+    assert built_env(matrix, "0.6.0", InstallKey("cpu")) is not None
+    assert built_env(matrix, "0.6.0", InstallKey("cpu", pins=("numpy==2.2.2",))) is None  # that environment was never built
+    assert built_env(matrix, "0.6.0", InstallKey("cpu", requires=("flax",))) is None
     options = SimpleNamespace(backend="cpu", find_links=(), pins=("numpy==2.2.2",))
     result = SimpleNamespace(last_same="0.6.0", first_different="0.6.1")
     candidates = [SimpleNamespace(version=v, jaxlib=v, python="3.11") for v in ("0.6.0", "0.6.1")]

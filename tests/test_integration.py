@@ -73,6 +73,7 @@ import dataclasses, json, sys
 from pathlib import Path
 from kit.config import load_matrix
 from kit.run.runner import RunRequest, run_check
+from kit.install.key import InstallKey
 matrix = dataclasses.replace(load_matrix("matrix.toml"), results_dir=Path(sys.argv[1]))
 request = RunRequest("scaling", "0.6.0", overrides=json.loads(sys.argv[2]))
 record, _ = run_check(matrix, request, lambda m: print(m, file=sys.stderr))
@@ -135,7 +136,7 @@ def _gpu_plan(version: str) -> Any:
     from kit.install.plan import plan_install
 
     real = load_matrix(ROOT / "matrix.toml")
-    return plan_install(real, real.release(version), "cuda", PackageIndex(real.install.index_url))
+    return plan_install(real, real.release(version), InstallKey("cuda"), PackageIndex(real.install.index_url))
 
 
 def _resolve_gpu(version: str) -> tuple[Any, Any]:

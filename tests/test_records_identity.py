@@ -26,7 +26,7 @@ def test_one_identity_reads_back_as_itself_and_hashes_the_same() -> None:
     assert same(made, again) and made.digest() == again.digest()
     # Normal forms: requirement order and package spelling do not make another identity.
     assert same(identity(requirements=["jax[cpu]==0.5.0", "scipy"]), identity())
-    assert identity().packages["ml_dtypes"] == "0.5.1"
+    assert identity().packages["ml-dtypes"] == "0.5.1"
 
 
 @pytest.mark.parametrize("change", [
@@ -65,7 +65,7 @@ def test_a_mismatch_names_each_difference_with_both_values() -> None:
 def test_the_summary_says_why_two_runs_matched() -> None:
     assert summary(identity(variables={"JAX_ENABLE_X64": "1"})) == (
         "script sha256 0123456789ab; jax 0.5.0 on Python 3.13 with jax 0.5.0, jaxlib 0.5.0, numpy 2.2.2, "
-        "scipy 1.15.1, ml_dtypes 0.5.1 and 1 more packages; cpu on AMD EPYC 7B13; JAX/XLA variables: JAX_ENABLE_X64=1")
+        "scipy 1.15.1, ml-dtypes 0.5.1 and 1 more packages; cpu on AMD EPYC 7B13; JAX/XLA variables: JAX_ENABLE_X64=1")
     check = identity(subject={"check": "scaling", "parameters": {"devices": [1, 2]}, "preset": None,
                               "kit_version": "0.1.0"}, variables={})
     assert summary(check).startswith("check scaling (devices=[1, 2], kit 0.1.0); ")
@@ -98,3 +98,17 @@ def test_a_package_set_has_one_fingerprint_however_it_is_spelled_or_ordered() ->
     assert one == same and len(one) == 16
     assert packages_fingerprint({"jax": "0.4.35", "jax-cuda12-plugin": "0.4.35", "numpy": "2.2.0"}) != one
     assert packages_fingerprint({"jax": "0.4.35", "jax-cuda12-plugin": "0.4.35"}) != one
+
+
+def test_an_identity_of_schema_1_reads_back_renamed_and_is_the_same_run() -> None:
+    """Schema 1 spelled package names with underscores; records and probes made then must still answer."""
+    made = identity()
+    stored = {**made.to_json(), "schema": 1,
+              "packages": {name.replace("-", "_"): version for name, version in made.packages.items()}}
+    read = Identity.from_json(stored)
+    assert same(read, made) and read.packages["ml-dtypes"] == "0.5.1" and "ml_dtypes" not in read.packages
+    # Where a schema-1 kit filed it: its digest is that of the underscored, schema-1 form.
+    (earlier,) = made.earlier_forms()
+    assert earlier.to_json() == dict(sorted(stored.items())) and earlier.digest() != made.digest()
+    with pytest.raises(ValueError):
+        Identity.from_json({**made.to_json(), "schema": 3})  # a later kit's: not guessed at

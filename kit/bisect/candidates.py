@@ -18,6 +18,7 @@ from packaging.version import Version
 from ..config import Matrix
 from ..errors import UsageError
 from ..install.index import PackageIndex, versions_between
+from ..install.key import InstallKey
 from ..install.prediction import predict
 
 
@@ -58,19 +59,17 @@ def _ordinal(version: Version) -> int:
     return parts[0] * 10000 + parts[1] * 100 + parts[2]
 
 
-def list_candidates(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
-                    find_links: tuple[str, ...]) -> list[Candidate]:
+def list_candidates(matrix: Matrix, versions: Sequence[str], key: InstallKey, index: PackageIndex) -> list[Candidate]:
     """Every release described from the index's metadata, in the given order."""
     index.project("jax"), index.project("jaxlib")  # two pages, fetched once before the threads start
     # Metadata reads go one at a time over one kept-alive connection (kit.install.wheel_metadata): about
     # 25 ms each here, where threads opening a connection each stalled 5 s now and then.
-    return [candidate_for(matrix, v, backend, index, find_links) for v in versions]
+    return [candidate_for(matrix, v, key, index) for v in versions]
 
 
-def candidate_for(matrix: Matrix, version: str, backend: str, index: PackageIndex,
-                  find_links: tuple[str, ...]) -> Candidate:
+def candidate_for(matrix: Matrix, version: str, key: InstallKey, index: PackageIndex) -> Candidate:
     """One release: its plan (no resolve), the jaxlib it would get and the Python, or why not."""
-    predicted = predict(matrix, version, backend, index, find_links)
+    predicted = predict(matrix, version, key, index)
     project = index.project("jax")
     uploaded = project.first_upload(version)
     return Candidate(version, predicted.plan.requirements, predicted.plan.exclude_newer, predicted.python,

@@ -39,6 +39,7 @@ from ..history.commit_range import CommitRange, merged_branch, release_range, re
 from ..history.commits import version_gates
 from ..history.source import History, ensure_tags
 from ..install.overlay import Build
+from ..install.key import InstallKey
 from ..install.release import built_env
 from .commit_candidates import CommitCandidate, commit_candidates, on_build
 from .commit_finding import CommitFinding, CommitLevel, TieBreak, describe
@@ -118,8 +119,8 @@ def release_builds(phase: CommitPhase) -> list[Build]:
         if jaxlib is None or any(b.jaxlib == jaxlib for b in builds):
             continue  # one build per jaxlib: a jax-only release shares its predecessor's
         options = finding.options
-        built = built_env(phase.matrix, version, options.backend, options.find_links, options.pins,
-                          phase.releases.requires(version)) is not None
+        key = InstallKey(options.backend, options.find_links, options.pins, phase.releases.requires(version))
+        built = built_env(phase.matrix, version, key) is not None
         builds.append(Build(version, jaxlib, python, built, side))
     return builds
 

@@ -21,6 +21,7 @@ from .changelog import CHANGELOG_NAME
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import KitError, StorageError, UsageError
 from ..install.index import PackageIndex
+from ..install.key import InstallKey
 from ..install.release import open_index
 from ..run.facts import hardware_facts
 from ..run.slurm_jobs import require_controller, require_sbatch
@@ -55,7 +56,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     log(how)
     versions = release_versions(index, good, bad)
     log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
-    candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
+    candidates = list_candidates(matrix, versions, InstallKey(options.backend, options.find_links, options.pins), index)
     name = bisect_name(options, good, bad)
     cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
     subject = subject_key(matrix, options)

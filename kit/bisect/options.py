@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ..config import (DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
@@ -296,7 +297,7 @@ def _factor(text: str) -> float:
 
 
 def _pin(text: str) -> str:
-    """``--pin``: one exact ``NAME==VERSION``, the name in its normal form (``ml-dtypes`` → ``ml_dtypes``)."""
+    """``--pin``: one exact ``NAME==VERSION``, the name in its normal form (``ML_Dtypes`` → ``ml-dtypes``)."""
     try:
         requirement = Requirement(text)
     except InvalidRequirement:
@@ -306,7 +307,7 @@ def _pin(text: str) -> str:
             or specifiers[0].operator != "==" or "*" in specifiers[0].version:
         raise argparse.ArgumentTypeError(f"must be one package at one version, NAME==VERSION (e.g. numpy==2.2.1), "
                                          f"got {text!r}")
-    name = requirement.name.lower().replace("-", "_").replace(".", "_")
+    name = canonicalize_name(requirement.name)
     if name in ("jax", "jaxlib"):
         raise argparse.ArgumentTypeError(f"{name} is what a bisect walks; pin the packages beside it")
     return f"{name}=={specifiers[0].version}"

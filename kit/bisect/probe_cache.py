@@ -122,8 +122,11 @@ class ProbeCache:
         """
         if not self.read:
             return None
-        kept = self._load(self.path(identity))
-        if kept is None or kept.identity.to_json() != identity.to_json():
+        # Where this kit files it, then where a kit of an earlier identity schema did (read back migrated).
+        found = (self._load(self.path(form)) for form in (identity, *identity.earlier_forms()))
+        kept = next((kept for kept in found if kept is not None and kept.identity.to_json() == identity.to_json()),
+                    None)
+        if kept is None:
             return None  # none, unusable, or a hash collision
         observation = kept.observation
         if observation.status == "timed-out" and (observation.timeout_s or 0) < timeout_s:

@@ -28,6 +28,7 @@ from ..config import Matrix
 from ..errors import ArchiveUnreachable
 from ..install.environment import Environment, Prepared
 from ..install.index import PackageIndex
+from ..install.key import InstallKey
 from ..install.release import locked_release
 from ..records import Identity
 from ..run import runner
@@ -163,8 +164,8 @@ class Prober:
 
     def locked_identity(self, version: str) -> Identity | None:
         """This probe's identity from the lock of the release's built environment; None when it was never built."""
-        locked = locked_release(self.matrix, version, self.options.backend, self.options.find_links, self.options.pins,
-                                self.requires(version))
+        locked = locked_release(self.matrix, version, InstallKey(self.options.backend, self.options.find_links,
+                                                                 self.options.pins, self.requires(version)))
         if locked is None or locked.resolution is None:
             return None
         return identity_here(subject=self.subject, jax=version, backend=self.options.backend,

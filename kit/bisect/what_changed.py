@@ -89,7 +89,7 @@ def changes_lines(changes: Changes, words: tuple[str, str], reproduce: Sequence[
     return lines
 
 
-_SUSPECTS = ("numpy", "scipy", "ml_dtypes", "opt_einsum")
+_SUSPECTS = ("numpy", "scipy", "ml-dtypes", "opt-einsum")
 """Which package the report's "hold it" example names first: the ones a JAX result leans on most."""
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..config import Check, Matrix
@@ -50,6 +51,7 @@ from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .existing import Interpreter, inspect_interpreter
 from .overlay import lay_over
 from .index import PackageIndex
+from .key import InstallKey
 from .plan import InstallPlan, Resolution
 from .release import lock_release, open_index, resolve_release
 
@@ -116,28 +118,26 @@ class Prepared:
     the record is `inconclusive` and nothing runs."""
 
 
-def prepare(matrix: Matrix, version: str, backend: str, log: Log, *, index: PackageIndex | None = None,
-            find_links: tuple[str, ...] = (), refresh: bool = False, first_python: str | None = None,
-            existing: ExistingPython | None = None, check: str = "", pins: tuple[str, ...] = (),
-            requires: tuple[str, ...] = ()) -> Prepared:
-    """Plan the release, pick a Python, and build (or reuse) its environment; or take an existing one.
+def prepare(matrix: Matrix, version: str, key: InstallKey, log: Log, *, index: PackageIndex | None = None,
+            refresh: bool = False, existing: ExistingPython | None = None, check: str = "") -> Prepared:
+    """Plan the release as ``key`` asks, pick a Python, and build (or reuse) its environment; or take an existing one.
 
     ``refresh`` resolves again even where the environment's lock answers;
-    ``first_python`` is tried first when resolving (bisect knows it from the
-    index's metadata); ``requires`` adds a check's extra packages, of the
+    ``key.python`` is tried first when resolving (bisect knows it from the
+    index's metadata); ``key.requires`` adds a check's extra packages, of the
     release's era, in an environment of their own. With ``existing``,
     `prepare_existing` answers instead (``version``, when given, is what that
-    interpreter must have; ``check`` names the check, ``requires`` what else
-    it must be able to import). ``pins`` (``NAME==VERSION``, bisect's
+    interpreter must have; ``check`` names the check, ``key.requires`` what else
+    it must be able to import). ``key.pins`` (``NAME==VERSION``, bisect's
     ``--pin``) are held fixed instead of the era's versions: they are in the
     plan, so in the lock's key and the environment's folder.
     """
     if existing is not None:
-        return prepare_existing(matrix, existing, check, log, expected_jax=version or None, requires=requires)
-    if backend == "cuda":
+        return prepare_existing(matrix, existing, check, log, expected_jax=version or None, requires=key.requires)
+    if key.backend == "cuda":
         _require_gpu(version)
-    resolved = resolve_release(matrix, version, backend, index or open_index(matrix), find_links,
-                               refresh=refresh, first_python=first_python, pins=pins, requires=requires)
+    pins = key.pins
+    resolved = resolve_release(matrix, version, key, index or open_index(matrix), refresh=refresh)
     plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
     if resolved.lock is not None:
         log(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "
@@ -228,9 +228,9 @@ def _needed(requires: tuple[str, ...]) -> tuple[str, ...]:
     names = list(NEEDED)
     for requirement in requires:
         try:
-            name = Requirement(str(requirement)).name.lower()
+            name = canonicalize_name(Requirement(str(requirement)).name)
         except InvalidRequirement:
-            name = str(requirement).lower()
+            name = canonicalize_name(str(requirement))
         if name not in names:
             names.append(name)
     return tuple(names)

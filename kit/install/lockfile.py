@@ -24,6 +24,7 @@ from repro.contract import strict_json
 from ..atomic_files import atomic_write_text
 from ..config import Matrix, Release
 from ..records import JsonTextError, read_json
+from .key import InstallKey
 from .plan import InstallPlan, Resolution
 
 LOCK_SCHEMA = 1
@@ -41,28 +42,21 @@ class Lock:
     resolved_at: str
 
 
-def install_settings(matrix: Matrix, release: Release, backend: str, extra_find_links: tuple[str, ...] = (),
-                     pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> dict[str, Any]:
+def install_settings(matrix: Matrix, release: Release, key: InstallKey) -> dict[str, Any]:
     """Everything in matrix.toml and on the command line that decides how the release installs.
 
-    Packages held with ``--pin`` and a check's extra packages (``requires``)
-    are settings like the others: each pin set and requirement set has its own
-    lock. Without them the settings are exactly what they were before either
-    existed, so those locks still answer.
+    The run's `InstallKey` (backend, extra find-links, packages held with
+    ``--pin``, a check's extra packages) is one part: each pin set and
+    requirement set has its own lock.
     """
     settings: dict[str, Any] = {
         "plan_format": PLAN_FORMAT,
         "jax": release.version,
-        "backend": backend,
         "release": {"python": release.python, "find_links": list(release.find_links),
                     "extra_index_urls": list(release.extra_index_urls)},
         "install": json.loads(json.dumps(asdict(matrix.install))),
-        "extra_find_links": list(extra_find_links),
+        **key.settings(),
     }
-    if pins:
-        settings["pins"] = list(pins)
-    if requires:
-        settings["requires"] = list(requires)
     return settings
 
 

@@ -19,10 +19,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Collection, Sequence
 
+from packaging.utils import canonicalize_name
+
 from ..config import Matrix, Release
 from ..errors import IndexUnreachable, UsageError
 from ..requirements import package_name
 from .index import PackageIndex
+from .key import InstallKey, pinned_name
 
 # JAX's installation guide names these pages for wheels the index no longer has
 # ("Installing older jaxlib wheels") and for the CUDA builds of the cuda*_pip era.
@@ -89,7 +92,7 @@ class InstallPlan:
         if self.exclude_newer:
             args += ["--exclude-newer", self.exclude_newer]
             # A pinned version is asked for by name: it may be newer than the release's era.
-            for name in (*_OWN_PACKAGES, *(pin.split("==", 1)[0] for pin in self.pins)):
+            for name in (*_OWN_PACKAGES, *(pinned_name(pin) for pin in self.pins)):
                 args += ["--exclude-newer-package", f"{name}=2100-01-01T00:00:00Z"]
         if self.requires and not builds:
             # Wheels only: an extra package of an old era often has no wheel for the newest Python
@@ -109,13 +112,11 @@ class Resolution:
     """sha256 of each pinned package's files, where the index gives them (see `_resolve`)."""
 
 
-def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageIndex,
-                 extra_find_links: tuple[str, ...] = (), pins: tuple[str, ...] = (),
-                 requires: tuple[str, ...] = ()) -> InstallPlan:
-    """The requirements and era cut-off that install ``release`` for ``backend``, with ``pins`` held fixed and a
-    check's extra packages.
+def plan_install(matrix: Matrix, release: Release, key: InstallKey, index: PackageIndex) -> InstallPlan:
+    """The requirements and era cut-off that install ``release`` as ``key`` asks: its backend, with its pins held
+    fixed and a check's extra packages.
 
-    ``requires`` is resolved with everything else, under the same cut-off, so
+    ``key.requires`` is resolved with everything else, under the same cut-off, so
     the extra packages are of the release's era and fit its numpy and scipy.
     """
     notes: list[str] = []
@@ -126,7 +127,8 @@ def plan_install(matrix: Matrix, release: Release, backend: str, index: PackageI
     else:
         cutoff = date + timedelta(days=matrix.install.era_slack_days)
         exclude_newer = cutoff.strftime("%Y-%m-%dT%H:%M:%SZ")
-    find_links = matrix.install.find_links + release.find_links + extra_find_links
+    backend, pins, requires = key.backend, key.pins, key.requires
+    find_links = matrix.install.find_links + release.find_links + key.find_links
     jax_req = _jax_requirement(release.version, backend, index, notes)
     if "cuda12_pip]" in jax_req:
         # The cuda*_pip extras only resolve against JAX's own page of CUDA jaxlibs.
@@ -337,7 +339,7 @@ def parse_hashes(text: str) -> dict[str, tuple[str, ...]]:
     for line in text.splitlines():
         pin = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==", line)
         if pin:
-            current = pin.group(1).lower()
+            current = str(canonicalize_name(pin.group(1)))
         for found in re.findall(r"--hash=(\S+)", line):
             if current:
                 hashes.setdefault(current, []).append(found)
@@ -349,7 +351,7 @@ def parse_pins(text: str) -> dict[str, str]:
     for line in text.splitlines():
         m = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([^\s;]+)", line.strip())
         if m:
-            pins[m.group(1).lower()] = m.group(2)
+            pins[str(canonicalize_name(m.group(1)))] = m.group(2)
     return pins
 
 

@@ -23,6 +23,7 @@ from packaging.version import Version
 
 from ..config import Matrix
 from .index import DistFile, PackageIndex
+from .key import InstallKey
 from .plan import InstallPlan, backend_extra, no_extra, no_python, no_wheels
 from .release import installed_pythons, plan_release
 
@@ -38,10 +39,10 @@ class Prediction:
     problem: str = ""
 
 
-def predict(matrix: Matrix, version: str, backend: str, index: PackageIndex,
-            find_links: tuple[str, ...] = ()) -> Prediction:
-    """How ``version`` would install here on ``backend``, judged from the index's metadata."""
-    plan = plan_release(matrix, version, backend, index, find_links)
+def predict(matrix: Matrix, version: str, key: InstallKey, index: PackageIndex) -> Prediction:
+    """How ``version`` would install here as ``key`` asks, judged from the index's metadata."""
+    plan = plan_release(matrix, version, key, index)
+    backend = key.backend
     if not _jax_wheels(index, version):
         # An sdist-only release (jax 0.4.13, 0.4.14) has no METADATA on the index to judge from:
         # the resolver builds it when it is probed, as a check session does.

@@ -18,6 +18,7 @@ from ..config import Matrix
 from .envs import Env, available_pythons, env_path, finished_env
 from ..errors import ArchiveUnreachable, IndexUnreachable, UsageError
 from .index import PackageIndex
+from .key import InstallKey
 from .pages import NETWORK_TIP, plan_pages, require_pages
 from .plan import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
                       unresolvable_reason)
@@ -57,10 +58,8 @@ def open_index(matrix: Matrix) -> PackageIndex:
     return PackageIndex(matrix.install.index_url)
 
 
-def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
-                    find_links: tuple[str, ...] = (), offline: bool = False,
-                    refresh: bool = False, first_python: str | None = None,
-                    requires: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> ResolvedRelease:
+def resolve_release(matrix: Matrix, version: str, key: InstallKey, index: PackageIndex | None = None,
+                    offline: bool = False, refresh: bool = False) -> ResolvedRelease:
     """The release's install plan and the first Python in preference order that installs it.
 
     A release whose environment was built answers from its lock (no index,
@@ -71,13 +70,13 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     probed the same way (`pages.require_pages`); then uv resolves, from its
     cache alone when ``offline`` (see `install.resolve`). Installed Pythons are
     tried first; a Python uv can supply is tried only when none of them works.
-    ``first_python`` is tried before the others (see `install.choose_python`).
-    ``requires``: a check's extra packages (`kit.requirements`), resolved with
-    the release under its era cut-off; they key their own plan and lock.
-    ``pins`` (``NAME==VERSION``) are held fixed, whatever the release's era would choose.
+    ``key.python`` is tried before the others (see `install.choose_python`).
+    ``key.requires``: a check's extra packages (`kit.requirements`), resolved
+    with the release under its era cut-off; they key their own plan and lock.
+    ``key.pins`` (``NAME==VERSION``) are held fixed, whatever the release's era would choose.
     """
     release = matrix.release(version)
-    settings = install_settings(matrix, release, backend, find_links, pins, requires)
+    settings = install_settings(matrix, release, key)
     lock = None if refresh else read_lock(matrix.envs_dir, settings)
     if lock is not None:
         return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock)
@@ -88,15 +87,15 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
         except IndexUnreachable as exc:
             raise IndexUnreachable(f"jax {version} needs the package index to resolve its install, and {exc}",
                                    exc.tip) from None
-    if not (find_links or release.find_links or release.extra_index_urls
+    if not (key.find_links or release.find_links or release.extra_index_urls
             or matrix.install.find_links or matrix.install.extra_index_urls):
         unknown = index.unknown_release(version)
         if unknown:
             raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
-    plan = plan_release(matrix, version, backend, index, find_links, pins, requires)
+    plan = plan_release(matrix, version, key, index)
     if not offline:
         require_pages(plan_pages(plan), version)  # an outage of any page is exit 4, before uv retries it per Python
-    resolution, attempts = _first_python(plan, offline, first_python)
+    resolution, attempts = _first_python(plan, offline, key.python)
     if resolution is None and not offline:  # the kit's own offline try is asked of the index next: no verdict yet
         raise_if_offline(plan)  # the user's UV_OFFLINE: uv's cache alone said no, which says nothing of the release
         blamed = blamed_input(plan, attempts)  # a --pin or --requires uv blames: the input's fault, not the release's
@@ -109,24 +108,20 @@ def resolve_release(matrix: Matrix, version: str, backend: str, index: PackageIn
     return ResolvedRelease(plan, resolution, tuple(attempts), problem, settings)
 
 
-def locked_release(matrix: Matrix, version: str, backend: str, find_links: tuple[str, ...] = (),
-                   pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> ResolvedRelease | None:
+def locked_release(matrix: Matrix, version: str, key: InstallKey) -> ResolvedRelease | None:
     """The release as the lock of its built environment has it, or None: no index, no uv, in milliseconds.
 
     For callers that only want to know what a release installed here, if it
     ever was (bisect's probe cache is keyed by every installed package).
     """
-    settings = install_settings(matrix, matrix.release(version), backend, find_links, pins, requires)
+    settings = install_settings(matrix, matrix.release(version), key)
     lock = read_lock(matrix.envs_dir, settings)
     return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock) if lock is not None else None
 
 
-def plan_release(matrix: Matrix, version: str, backend: str, index: PackageIndex | None = None,
-                 find_links: tuple[str, ...] = (), pins: tuple[str, ...] = (),
-                 requires: tuple[str, ...] = ()) -> InstallPlan:
+def plan_release(matrix: Matrix, version: str, key: InstallKey, index: PackageIndex | None = None) -> InstallPlan:
     """The release's install plan alone, nothing resolved: for callers that judge from index metadata."""
-    return plan_install(matrix, matrix.release(version), backend, index or open_index(matrix), find_links, pins,
-                        requires)
+    return plan_install(matrix, matrix.release(version), key, index or open_index(matrix))
 
 
 def installed_pythons(plan: InstallPlan) -> list[str]:
@@ -178,14 +173,13 @@ def lock_release(matrix: Matrix, resolved: ResolvedRelease) -> Path | None:
     return write_lock(matrix.envs_dir, resolved.settings, resolved.plan, resolved.resolution)
 
 
-def built_env(matrix: Matrix, version: str, backend: str, find_links: tuple[str, ...] = (),
-              pins: tuple[str, ...] = (), requires: tuple[str, ...] = ()) -> Env | None:
+def built_env(matrix: Matrix, version: str, key: InstallKey) -> Env | None:
     """The release's environment, as these settings install it, if it is built here; resolves nothing.
 
     The pins and a check's extra packages key the lock as they key the
     environment: without them this would answer for another environment.
     """
-    settings = install_settings(matrix, matrix.release(version), backend, find_links, pins, requires)
+    settings = install_settings(matrix, matrix.release(version), key)
     lock = read_lock(matrix.envs_dir, settings)
     if lock is None:
         return None

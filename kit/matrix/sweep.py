@@ -41,6 +41,7 @@ from ..errors import KitError, StorageError, UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
+from ..install.key import InstallKey
 from ..install.release import ResolvedRelease, open_index, resolve_release
 from ..run.facts import identity_here, job_label
 from ..run.runner import RunRequest, check_for, check_subject, prepare, run_check
@@ -307,7 +308,8 @@ def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: 
 def _resolve(matrix: Matrix, version: str, backend: str, index: PackageIndex, log: Log,
              offline: bool = False, refresh: bool = False, requires: tuple[str, ...] = ()) -> ResolvedRelease | None:
     try:
-        return resolve_release(matrix, version, backend, index, offline=offline, refresh=refresh, requires=requires)
+        return resolve_release(matrix, version, InstallKey(backend, requires=requires), index, offline=offline,
+                               refresh=refresh)
     except Exception as exc:  # the index unreachable, say: its cells will run and say so
         log(f"jax {version}: could not resolve ({exc}); its cells will run")
         return None

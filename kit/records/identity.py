@@ -20,15 +20,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-IDENTITY_SCHEMA = 1
-"""Bump when a field changes meaning: identities of another schema are never the same as this one's."""
+from packaging.utils import canonicalize_name
 
-HEADLINE_PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "ml_dtypes")
+IDENTITY_SCHEMA = 2
+"""Bump when a field changes meaning: identities of another schema are never the same as this one's, unless
+`Identity.from_json` migrates them. 2: package names in `canonicalize_name`'s form (``ml-dtypes``); schema 1
+spelled them with underscores (``ml_dtypes``) and is read back renamed, so its records and probes still answer."""
+
+_MIGRATED_SCHEMAS = (1,)
+"""Earlier schemas `Identity.from_json` reads (and `Identity.earlier_forms` writes, to find their files)."""
+
+HEADLINE_PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "ml-dtypes")
 """The packages a one-line summary names; every package counts in `same`."""
 
 
@@ -72,16 +78,23 @@ class Identity:
 
     @classmethod
     def from_json(cls, data: Any) -> Identity:
-        """An identity read back from a record or a probe file; ValueError when it is not one."""
-        if not isinstance(data, Mapping) or data.get("schema") != IDENTITY_SCHEMA:
+        """An identity read back from a record or a probe file (schema 1 migrated); ValueError when it is not one."""
+        if not isinstance(data, Mapping) or data.get("schema") not in (IDENTITY_SCHEMA, *_MIGRATED_SCHEMAS):
             raise ValueError(f"not an identity of schema {IDENTITY_SCHEMA}")
         try:
+            packages = {_package_name(name): str(version) for name, version in sorted(data["packages"].items())}
             return cls(subject=dict(data["subject"]), jax=str(data["jax"]), backend=str(data["backend"]),
-                       python=data.get("python"), packages=dict(data["packages"]), install=dict(data["install"]),
+                       python=data.get("python"), packages=packages, install=dict(data["install"]),
                        hardware=dict(data["hardware"]), variables=dict(data["variables"]),
                        commit=data.get("commit"))
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise ValueError(f"an identity without a usable {error}") from None
+
+    def earlier_forms(self) -> list[Identity]:
+        """This identity as the earlier schemas `from_json` migrates wrote it: where their files are (their
+        `digest` and `question`), so a probe kept before the bump is still found."""
+        underscored = {name.replace("-", "_"): version for name, version in sorted(self.packages.items())}
+        return [replace(self, packages=underscored, schema=schema) for schema in _MIGRATED_SCHEMAS]
 
 
 def run_identity(*, subject: Mapping[str, Any], jax: str, backend: str, python: str | None,
@@ -187,13 +200,13 @@ def packages_fingerprint(packages: Mapping[str, str]) -> str:
     gets another. A user's own interpreter (`kit.records.origin`) is named by it;
     its identity holds the packages themselves.
     """
-    normal = {re.sub(r"[-_.]+", "-", name).lower(): str(version) for name, version in packages.items()}
+    normal = {_package_name(name): str(version) for name, version in packages.items()}
     return hashlib.sha256(json.dumps(sorted(normal.items())).encode()).hexdigest()[:16]
 
 
 def _package_name(name: str) -> str:
-    """PEP 503's normal form, so ``ml-dtypes`` and ``ml_dtypes`` are one package (underscores, as pip shows them)."""
-    return name.lower().replace("-", "_").replace(".", "_")
+    """The one normal form of a package name, so ``ml-dtypes``, ``ml_dtypes`` and ``ML.Dtypes`` are one package."""
+    return str(canonicalize_name(name))
 
 
 def _hash(data: Any, length: int) -> str:

@@ -38,6 +38,7 @@ from ..errors import UsageError
 from ..install import environment
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
+from ..install.key import InstallKey
 from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
@@ -147,10 +148,10 @@ def prepared_identity(subject: Mapping[str, Any], version: str, backend: str, pr
 
 def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None) -> Prepared:
     """The request's environment, as `kit.install.environment.prepare` (the one place that answers it) gives it."""
-    return environment.prepare(matrix, request.version, request.backend, log, index=index,
-                               find_links=request.find_links, refresh=request.refresh,
-                               first_python=request.first_python, existing=request.existing, check=request.check,
-                               pins=request.pins, requires=check_for(matrix, request).requires)
+    key = InstallKey(request.backend, request.find_links, request.pins, check_for(matrix, request).requires,
+                     request.first_python)
+    return environment.prepare(matrix, request.version, key, log, index=index, refresh=request.refresh,
+                               existing=request.existing, check=request.check)
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,

@@ -24,6 +24,7 @@ from kit.bisect.probe_cache import ProbeCache
 from kit.install import lockfile
 from kit.matrix.model import build_report
 from kit.matrix.markdown import render_markdown
+from kit.install.key import InstallKey
 from repro.contract import strict_json
 from tests.fake_index import refused_url
 
@@ -169,7 +170,7 @@ def test_a_hostile_probe_cache_file_is_named_once_and_probed_again(tmp_path: Pat
 
 def test_a_hostile_lock_is_resolved_again(tmp_path: Path) -> None:
     matrix = cli.load_matrix(Path(__file__).resolve().parents[2] / "matrix.toml")
-    settings_ = lockfile.install_settings(matrix, matrix.release("0.6.0"), "cpu")
+    settings_ = lockfile.install_settings(matrix, matrix.release("0.6.0"), InstallKey("cpu"))
     path = lockfile.lock_path(tmp_path, settings_)
     path.parent.mkdir(parents=True)
     for content, _reason in HOSTILE.values():

@@ -15,16 +15,17 @@ from typing import Callable
 from kit.install import envs
 from kit.install.release import built_env
 from kit.run import runner
+from kit.install.key import InstallKey
 from tests.fake_releases import FakeReleases
 
 
 def test_an_environment_missing_its_jax_is_built_again_before_the_check_runs(
         fake_releases: Callable[..., FakeReleases]) -> None:
     machine = fake_releases(["0.6.0"])
-    built = built_env(machine.matrix, "0.6.0", "cpu")
+    built = built_env(machine.matrix, "0.6.0", InstallKey("cpu"))
     assert built is not None
     shutil.move(str(built.path / "lib" / "python3.11" / "site-packages" / "jax"), str(machine.folder / "moved-jax"))
-    assert built_env(machine.matrix, "0.6.0", "cpu") is None, "a damaged environment is not a built one"
+    assert built_env(machine.matrix, "0.6.0", InstallKey("cpu")) is None, "a damaged environment is not a built one"
     lines: list[str] = []
     record, _path = runner.run_check(machine.matrix, runner.RunRequest("scaling", "0.6.0"), lines.append)
     assert (f"environment {built.path} no longer holds what it installed (site-packages/jax, listed in jax 0.6.0's "
