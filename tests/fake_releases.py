@@ -172,7 +172,7 @@ def make_fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         # A release not built yet is built by the kit itself (resolved by uv, locked), as a fake environment.
         monkeypatch.setattr(environment, "pick_backend", FakeBackend)
         monkeypatch.setattr(envs, "find_or_fetch_interpreter", lambda wanted, log: Path(sys.executable))
-        monkeypatch.setattr(install_plan, "_RESOLVED", {})  # uv's answers this process kept: another test's index had this port
+        monkeypatch.setattr(install_plan, "_RESOLVED", install_plan.Once())  # uv's answers this process kept: another test's index had this port
         releases = FakeReleases(folder, raw, index, server.close, numpy_moved)
         real_prepare = environment.prepare
 

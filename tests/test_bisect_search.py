@@ -334,3 +334,17 @@ def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[Outcome], Ou
     if S not in observed:
         # Rounds, not probes, are what waiting costs: log_{k+1}, the bounds' round aside.
         assert result.exact and len(result.rounds) <= expected_rounds(len(observed), k) - 1
+
+
+def test_likely_probes_lists_each_candidate_once_ends_first_then_each_round_s_midpoints() -> None:
+    from kit.bisect.search import likely_probes
+
+    assert likely_probes([]) == [] and likely_probes(["a"]) == ["a"] and likely_probes(["a", "b"]) == ["a", "b"]
+    assert likely_probes(list(range(9))) == [0, 8, 4, 2, 6, 1, 3, 5, 7]
+    for n in range(3, 40):
+        order = likely_probes(list(range(n)))
+        assert sorted(order) == list(range(n))
+        # The first midpoint is the one bisect probes first, whatever the outcomes.
+        probed: list[int] = []
+        bisect(list(range(n)), lambda c: (probed.append(c), Outcome.GOOD if c < n // 3 else Outcome.BAD)[1])
+        assert order[2] == probed[0]

@@ -94,7 +94,7 @@ def test_extra_packages_get_their_own_environment_and_lock_and_leave_the_release
                            "release": [{"version": "0.6.0"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
     asked: list[tuple[str, ...]] = []
 
-    def resolve(plan: InstallPlan, python: str, offline: bool = False) -> Resolution:
+    def resolve(plan: InstallPlan, python: str, offline: bool = False, store: object = None) -> Resolution:
         asked.append(plan.requirements)
         extra = {"flax": "0.10.6"} if "flax" in plan.requires else {}
         return Resolution(python, ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0", **extra})

@@ -144,7 +144,7 @@ def test_a_plan_is_resolved_once_per_python_in_a_process(monkeypatch: pytest.Mon
         return Resolution(python, ok=python == "3.11")
 
     monkeypatch.setattr(install, "_resolve", fake_uv)
-    monkeypatch.setattr(install, "_RESOLVED", {})
+    monkeypatch.setattr(install, "_RESOLVED", install.Once())
     plan = InstallPlan(jax="0.4.13", backend="cpu", requirements=("jax[cpu]==0.4.13",), exclude_newer=None,
                        index_url="https://pypi.org/simple", pythons=("3.13", "3.12", "3.11", "3.10"))
     first, attempts = install.choose_python(plan, ["3.13", "3.11", "3.10"], offline=False)
@@ -164,7 +164,7 @@ def test_a_python_known_to_fit_is_tried_first(monkeypatch: pytest.MonkeyPatch) -
         return Resolution(python, ok=python in ("3.12", "3.11"))
 
     monkeypatch.setattr(install, "_resolve", fake_uv)
-    monkeypatch.setattr(install, "_RESOLVED", {})
+    monkeypatch.setattr(install, "_RESOLVED", install.Once())
     plan = InstallPlan(jax="0.4.20", backend="cpu", requirements=("jax[cpu]==0.4.20",), exclude_newer=None,
                        index_url="https://pypi.org/simple", pythons=("3.13", "3.12", "3.11"))
     chosen, attempts = install.choose_python(plan, ["3.13", "3.12", "3.11"], first="3.12")
@@ -244,7 +244,7 @@ def test_extra_packages_are_the_era_s_versions_in_wheels_for_the_python_chosen(m
         return Resolution(python, ok=True, pins={"jax": "0.4.34", "flax": "0.10.0", "tensorstore": "0.1.66"})
 
     monkeypatch.setattr(install, "_resolve", fake_uv)
-    monkeypatch.setattr(install, "_RESOLVED", {})
+    monkeypatch.setattr(install, "_RESOLVED", install.Once())
     plan = InstallPlan(jax="0.4.34", backend="cpu", requirements=("jax[cpu]==0.4.34", "scipy", "flax"),
                        exclude_newer="2024-10-18T14:37:10Z", index_url="https://pypi.org/simple",
                        pythons=("3.13", "3.12"), requires=("flax",))

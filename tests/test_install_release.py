@@ -50,7 +50,7 @@ def no_index(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_first_installed_python_in_preference_order_that_resolves_wins(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=python <= "3.11"))
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False, store=None: Resolution(python, ok=python <= "3.11"))
     resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
     assert resolved.python == "3.11" and resolved.problem == ""
     assert [a.python for a in resolved.attempts] == ["3.13", "3.11"]  # 3.12 is not installed
@@ -58,16 +58,41 @@ def test_the_first_installed_python_in_preference_order_that_resolves_wins(monke
 
 def test_pins_reach_the_plan_that_is_resolved(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[InstallPlan] = []
-    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: asked.append(plan) or
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False, store=None: asked.append(plan) or
                         Resolution(python, ok=True, pins={"numpy": "2.2.1"}))
     resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu", pins=("numpy==2.2.1",)), INDEX)
     assert asked and all(plan.pins == ("numpy==2.2.1",) and "numpy==2.2.1" in plan.requirements for plan in asked)
     assert resolved.plan.pins == ("numpy==2.2.1",) and resolved.settings["pins"] == ["numpy==2.2.1"]
 
 
+@pytest.mark.parametrize("cache", ["answers", "predates the era", "lacks what 3.13 needs"])
+def test_uv_s_cache_is_asked_first_and_the_index_only_where_it_cannot_answer(
+        cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[str, bool]] = []
+    no_wheels = "Because jaxlib==0.4.35 has no wheels with a matching Python ABI tag (cp313)"
+
+    def resolve(plan: InstallPlan, python: str, offline: bool = False, store: Any = None) -> Resolution:
+        asked.append((python, offline))
+        if python == "3.13":
+            gap = offline and cache == "lacks what 3.13 needs"
+            return Resolution(python, ok=False, error="uv is offline: not in the cache: ml-dtypes" if gap else no_wheels)
+        if offline and cache == "predates the era":
+            return Resolution(python, ok=False, error=install.CACHE_PREDATES_ERA)
+        return Resolution(python, ok=True)
+
+    monkeypatch.setattr(install, "resolve", resolve)
+    resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
+    assert resolved.python == "3.11"
+    # The cache's answer stands only where every Python it passed over failed on what the index said too;
+    # the first thing it lacks ends its turn.
+    offline = [("3.13", True)] if cache == "lacks what 3.13 needs" else [("3.13", True), ("3.11", True)]
+    assert asked == (offline if cache == "answers" else offline + [("3.13", False), ("3.11", False)])
+    assert [attempt.error for attempt in resolved.attempts] == [no_wheels, ""]
+
+
 def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     error = "jaxlib (v0.4.35) with the following Python ABI tags: cp314"
-    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False, error=error))
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False, store=None: Resolution(python, ok=False, error=error))
     resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
     assert resolved.python is None and resolved.pins == {}
     # Installed Pythons first, then the one uv could supply.
@@ -76,7 +101,7 @@ def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) 
 
 def test_a_jaxlib_missing_from_the_index_is_not_asked_again_for_every_python(monkeypatch: pytest.MonkeyPatch) -> None:
     error = "Because there is no version of jaxlib==0.4.35 and jax[cpu]==0.4.35 depends on it"
-    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False: Resolution(python, ok=False, error=error))
+    monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False, store=None: Resolution(python, ok=False, error=error))
     resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
     assert resolved.problem == "https://example.invalid/simple has no jaxlib 0.4.35 wheels (tried Python 3.13)"
 

@@ -17,6 +17,7 @@ from .. import records
 from ..history.commit_range import tag
 from ..history.commits import read_text
 from ..history.source import History, open_history
+from .ahead import resolve_ahead
 from .changelog import CHANGELOG_NAME
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import KitError, StorageError, UsageError
@@ -68,6 +69,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     known = {} if options.metric or options.slurm else prober.known_outcomes()
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
+    ahead = resolve_ahead(matrix, options, candidates, {**prober.ruled_out(), **known}, prober.requires, index)
     try:
         finding = search(options, good, bad, how, name, candidates, prober, {**prober.ruled_out(), **known}, rounds)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
@@ -81,6 +83,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         except StorageError as unsaved:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
+    finally:
+        ahead.close()  # the releases are settled: what was not resolved yet is not needed
     if history is not None and finding.result is not None:
         try:
             finding.commits = narrow_to_commits(CommitPhase(matrix, finding, prober, history, log))

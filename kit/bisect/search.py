@@ -39,6 +39,7 @@ __all__ = [
     "expected_probes",
     "expected_rounds",
     "ksect",
+    "likely_probes",
     "non_monotonic",
     "probe_round",
     "scan_all",
@@ -440,3 +441,26 @@ def scan_all(
 def non_monotonic(transitions: Sequence[Transition[T]]) -> bool:
     """True when the outcome changes more than once: bisect cannot be trusted there."""
     return len(transitions) > 1
+
+
+def likely_probes(candidates: Sequence[T]) -> List[T]:
+    """Every candidate, in the order a bisection is likely to need it: the two ends, then each round's midpoints.
+
+    The midpoint of the whole range, then those of its halves, of their
+    halves, and so on (breadth first, as :func:`bisect` rounds down): round
+    ``r`` of any search probes one of the ``2**r`` candidates listed in its
+    row. For work done ahead of the probes (resolving the install of what the
+    next rounds may need); no outcome is known here.
+    """
+    if len(candidates) <= 2:
+        return list(candidates)
+    order = [0, len(candidates) - 1]
+    spans = [(0, len(candidates) - 1)]
+    while spans:
+        lo, hi = spans.pop(0)
+        if hi - lo < 2:
+            continue
+        mid = (lo + hi) // 2
+        order.append(mid)
+        spans += [(lo, mid), (mid, hi)]
+    return [candidates[i] for i in order]

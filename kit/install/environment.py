@@ -145,7 +145,9 @@ def prepare(matrix: Matrix, version: str, key: InstallKey, log: Log, *, index: P
     else:
         for note in plan.notes:
             log(note)
-        log(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}")
+        log(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}"
+            + (f" (as kept from {resolution.kept}: that era is closed; -- --refresh asks the index again)"
+               if resolution is not None and resolution.kept else ""))
     if resolution is None:
         return Prepared(plan, None, None, resolved.problem, attempts)
     extras = versions_text(installed_versions(plan.requires, resolution.pins))

@@ -26,6 +26,8 @@ from ..errors import IndexUnreachable, UsageError
 from ..requirements import package_name
 from .index import PackageIndex
 from .key import InstallKey, pinned_name
+from .resolutions import Once, ResolutionStore, era_closed
+from .uv_cache import holds_era
 
 # JAX's installation guide names these pages for wheels the index no longer has
 # ("Installing older jaxlib wheels") and for the CUDA builds of the cuda*_pip era.
@@ -110,6 +112,8 @@ class Resolution:
     error: str = ""
     hashes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """sha256 of each pinned package's files, where the index gives them (see `_resolve`)."""
+    kept: str = ""
+    """When this answer was made, where it was kept from an earlier run (`kit.install.resolutions`); "" if now."""
 
 
 def plan_install(matrix: Matrix, release: Release, key: InstallKey, index: PackageIndex) -> InstallPlan:
@@ -190,26 +194,43 @@ def no_wheels(where: str, package: str, version: str, tried: str, *, on_this_pla
     return f"{where} has no {package} {version} wheels (tried Python {tried})"
 
 
-# Answers already given in this process: a bisect lists its candidates and then
-# prepares some of them, a sweep plans every release and then runs some; a
-# release that resolves on no Python costs a uv call per interpreter each time.
-_RESOLVED: dict[tuple[str, str, str, bool], Resolution] = {}
+# Answers already given in this process, each asked once however many threads want it: a bisect lists
+# its candidates, resolves ahead of its rounds and then prepares some of them; a sweep plans every release
+# and then runs some; a release that resolves on no Python costs a uv call per interpreter each time.
+_RESOLVED: Once[Resolution] = Once()
 
 
 def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str | None = None,
-            offline: bool = False) -> Resolution:
+            offline: bool = False, store: ResolutionStore | None = None) -> Resolution:
     """Solve the plan for one Python without installing (metadata only).
 
-    ``offline`` answers from uv's cache alone: a second instead of ten against
-    a slow index, for callers that can fall back to asking the index.
+    ``offline`` answers from uv's cache alone, in hundredths of a second
+    instead of ten against a slow index, and only where the cache holds the
+    whole era (`kit.install.uv_cache`); otherwise it does not resolve, and the
+    caller asks the index. ``store`` keeps and gives back answers of closed eras.
     """
     if platform is None and plan.backend == "cuda":
         platform = GPU_PLATFORM
     key = (json.dumps(plan.to_json(), sort_keys=True), python, platform or "", offline)
-    if key not in _RESOLVED:
-        _RESOLVED[key] = (_era_wheels(plan, python, uv, platform, offline) if plan.requires
-                          else _resolve(plan, python, uv, platform, offline))
-    return _RESOLVED[key]
+    return _RESOLVED.get(key, lambda: _kept_or_resolved(plan, python, uv, platform, offline, store))
+
+
+def _kept_or_resolved(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool,
+                      store: ResolutionStore | None) -> Resolution:
+    """The store's answer where it has one for this closed era; else uv's, kept when it installs."""
+    inputs = {"plan": plan.to_json(), "python": python, "platform": platform or ""}
+    keep = store is not None and era_closed(plan.exclude_newer)
+    kept = store.get(inputs) if store is not None and keep else None
+    if kept is not None:
+        answer = kept["answer"]
+        return Resolution(python, ok=True, pins=dict(answer["pins"]), kept=str(kept.get("resolved_at", "")),
+                          hashes={name: tuple(found) for name, found in answer.get("hashes", {}).items()})
+    resolution = (_era_wheels(plan, python, uv, platform, offline) if plan.requires
+                  else _resolve(plan, python, uv, platform, offline))
+    if store is not None and keep and resolution.ok:
+        store.put(inputs, {"pins": resolution.pins, "hashes": resolution.hashes},
+                  "uv's cache, read after the era's cut-off" if offline else "the index")
+    return resolution
 
 
 # How `_era_wheels` says the era's extra packages have no wheels for a Python (`unresolvable_reason` reads it).
@@ -258,7 +279,24 @@ def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | Non
         if not offline:
             raise_if_network_trouble(proc.stderr)
         return Resolution(python=python, ok=False, error=_uv_error(proc.stderr))
-    return Resolution(python=python, ok=True, pins=parse_pins(proc.stdout), hashes=parse_hashes(proc.stdout))
+    pins = parse_pins(proc.stdout)
+    if offline and not holds_era(plan.index_url, bool(plan.extra_index_urls or plan.find_links), plan.exclude_newer,
+                                 pins, uv):
+        return Resolution(python=python, ok=False, error=CACHE_PREDATES_ERA)
+    return Resolution(python=python, ok=True, pins=pins, hashes=parse_hashes(proc.stdout))
+
+
+CACHE_PREDATES_ERA = "uv's cache cannot tell: some page it read may predate the era's cut-off"
+"""An offline resolve that uv answered from pages not known to hold the whole era: no answer (ask the index)."""
+
+
+def cache_gap(error: str) -> bool:
+    """An offline resolve failed on what uv's cache lacks (or may lack), not on what the index says."""
+    return error == CACHE_PREDATES_ERA or _OFFLINE_WORDS.search(error) is not None
+
+
+_OFFLINE_WORDS = re.compile(r"not (?:found )?in the cache|network was disabled|network connectivity is disabled|offline",
+                            re.IGNORECASE)
 
 
 # What uv says when the network, not the index, failed it.
@@ -291,8 +329,8 @@ def raise_if_network_trouble(stderr: str) -> None:
                            f"({causes[-1] if causes else _uv_error(stderr)})", NETWORK_TIP)
 
 
-def choose_python(plan: InstallPlan, available: list[str], offline: bool = False,
-                  first: str | None = None) -> tuple[Resolution | None, list[Resolution]]:
+def choose_python(plan: InstallPlan, available: list[str], offline: bool = False, first: str | None = None,
+                  store: ResolutionStore | None = None) -> tuple[Resolution | None, list[Resolution]]:
     """The most preferred available interpreter the release installs on, and every attempt.
 
     One interpreter after another: concurrent uv calls contend for its cache
@@ -306,12 +344,14 @@ def choose_python(plan: InstallPlan, available: list[str], offline: bool = False
     for python in order:
         if python not in available:
             continue
-        resolution = resolve(plan, python, offline=offline)
+        resolution = resolve(plan, python, offline=offline, store=store)
         attempts.append(resolution)
         if resolution.ok:
             return resolution, attempts
         if missing_everywhere(resolution, (*plan.requires, *plan.pins)):
             break  # the index has no such version for any Python: asking again costs a uv call each
+        if offline and cache_gap(resolution.error):
+            break  # the cache cannot choose among the Pythons: the index will be asked
     return None, attempts
 
 

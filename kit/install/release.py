@@ -20,9 +20,10 @@ from ..errors import ArchiveUnreachable, IndexUnreachable, UsageError
 from .index import PackageIndex
 from .key import InstallKey
 from .pages import NETWORK_TIP, plan_pages, require_pages
-from .plan import (InstallPlan, Resolution, choose_python, how_to_supply, missing_everywhere, plan_install,
+from .plan import (InstallPlan, Resolution, cache_gap, choose_python, how_to_supply, missing_everywhere, plan_install,
                       unresolvable_reason)
 from .refusals import blamed_input, raise_if_offline
+from .resolutions import ResolutionStore
 from .lockfile import Lock, install_settings, read_lock, write_lock
 
 
@@ -67,8 +68,12 @@ def resolve_release(matrix: Matrix, version: str, key: InstallKey, index: Packag
     an unreachable index is `IndexUnreachable` in seconds and a version the
     index does not have is a `UsageError`; every other page the plan reads
     (extra indexes, find-links pages, JAX's archive when it is tried) is
-    probed the same way (`pages.require_pages`); then uv resolves, from its
-    cache alone when ``offline`` (see `install.resolve`). Installed Pythons are
+    probed the same way (`pages.require_pages`); then uv resolves: from its
+    cache alone first, which answers in hundredths of a second where its
+    pages hold the whole era (`kit.install.uv_cache`), then (unless
+    ``offline``) from the index; a closed era's answer is kept
+    (`kit.install.resolutions`) and given back without uv, unless ``refresh``.
+    Installed Pythons are
     tried first; a Python uv can supply is tried only when none of them works.
     ``key.python`` is tried before the others (see `install.choose_python`).
     ``key.requires``: a check's extra packages (`kit.requirements`), resolved
@@ -95,7 +100,8 @@ def resolve_release(matrix: Matrix, version: str, key: InstallKey, index: Packag
     plan = plan_release(matrix, version, key, index)
     if not offline:
         require_pages(plan_pages(plan), version)  # an outage of any page is exit 4, before uv retries it per Python
-    resolution, attempts = _first_python(plan, offline, key.python)
+    store = resolution_store(matrix, read=not refresh)
+    resolution, attempts = _cache_first(plan, offline, key.python, store)
     if resolution is None and not offline:  # the kit's own offline try is asked of the index next: no verdict yet
         raise_if_offline(plan)  # the user's UV_OFFLINE: uv's cache alone said no, which says nothing of the release
         blamed = blamed_input(plan, attempts)  # a --pin or --requires uv blames: the input's fault, not the release's
@@ -129,14 +135,35 @@ def installed_pythons(plan: InstallPlan) -> list[str]:
     return available_pythons(plan.pythons)
 
 
-def _first_python(plan: InstallPlan, offline: bool,
-                  first_python: str | None = None) -> tuple[Resolution | None, list[Resolution]]:
+def _cache_first(plan: InstallPlan, offline: bool, first_python: str | None,
+                 store: ResolutionStore) -> tuple[Resolution | None, list[Resolution]]:
+    """uv's cache alone first (hundredths of a second), then, unless ``offline``, the index.
+
+    The cache's answer stands where it chose the Python the index would: every
+    Python it passed over failed on what it read (no wheels for it), not on
+    what the cache lacks. "Not installable" is always the index's word.
+    """
+    resolution, attempts = _first_python(plan, True, first_python, store)
+    if offline or (resolution is not None and not any(cache_gap(attempt.error) for attempt in attempts)):
+        return resolution, attempts
+    return _first_python(plan, False, first_python, store)
+
+
+def resolution_store(matrix: Matrix, read: bool = True) -> ResolutionStore:
+    """Where closed eras' resolutions are kept, beside the locks (``read=False``: ``--refresh``, keep only)."""
+    return ResolutionStore(matrix.envs_dir / "resolutions", read=read)
+
+
+def _first_python(plan: InstallPlan, offline: bool, first_python: str | None = None,
+                  store: ResolutionStore | None = None) -> tuple[Resolution | None, list[Resolution]]:
     """Installed Pythons in preference order (``first_python`` before them) first; then those uv could supply."""
     installed = installed_pythons(plan)
-    resolution, attempts = choose_python(plan, installed, offline=offline, first=first_python)
-    if resolution is None and not (attempts and missing_everywhere(attempts[-1], (*plan.requires, *plan.pins))):
+    resolution, attempts = choose_python(plan, installed, offline=offline, first=first_python, store=store)
+    stop = attempts and (missing_everywhere(attempts[-1], (*plan.requires, *plan.pins))
+                         or (offline and cache_gap(attempts[-1].error)))  # no other Python changes either answer
+    if resolution is None and not stop:
         others = [python for python in plan.pythons if python not in installed]
-        resolution, more = choose_python(plan, others, offline=offline)
+        resolution, more = choose_python(plan, others, offline=offline, store=store)
         attempts += more
     return resolution, attempts
 
@@ -161,7 +188,7 @@ def _from_archive(plan: InstallPlan, attempts: list[Resolution], archive: str,
         raise ArchiveUnreachable(str(unreachable), unreachable.tip) from unreachable
     wider = replace(plan, find_links=plan.find_links + (archive,),
                     notes=plan.notes + (f"the index lacks its jaxlib; trying JAX's archive of pruned jaxlibs {archive}",))
-    resolution, more = _first_python(wider, offline=False)
+    resolution, more = _first_python(wider, offline=False)  # no store: the archive's page is no closed era
     problem = "" if resolution else unresolvable_reason(wider, more)
     return ResolvedRelease(wider, resolution, tuple(attempts + more), problem, settings)
 

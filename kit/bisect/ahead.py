@@ -1,0 +1,32 @@
+"""What the release search will likely probe, resolved ahead while it probes (`kit.install.prefetch`).
+
+The candidates' order of need comes from the search (`search.likely_probes`:
+the ends, then each round's midpoints); a candidate already answered (the
+probe cache, the index's metadata ruling it out) needs no install and is
+left out. Each is resolved with the install key its probe will use, the
+Python the metadata named tried first, so the probe's own resolve finds
+the same question already answered.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+from ..config import Matrix
+from ..install.index import PackageIndex
+from ..install.key import InstallKey
+from ..install.prefetch import Prefetch
+from .candidates import Candidate
+from .options import Options
+from .search import Outcome, likely_probes
+
+
+def resolve_ahead(matrix: Matrix, options: Options, candidates: Sequence[Candidate], known: Mapping[str, Outcome],
+                  requires: Callable[[str], tuple[str, ...]], index: PackageIndex) -> Prefetch:
+    """Start resolving the candidates the search may need; `Prefetch.close` when it is done with releases."""
+    wanted = [candidate for candidate in likely_probes(list(candidates))
+              if candidate.version not in known and candidate.yanked is None and not candidate.problem]
+    prefetch = Prefetch(matrix, index)
+    prefetch.start([(c.version, InstallKey(options.backend, options.find_links, options.pins, requires(c.version),
+                                           c.python)) for c in wanted])
+    return prefetch

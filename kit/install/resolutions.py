@@ -1,0 +1,123 @@
+"""Resolutions kept for reuse: asked of the index once per run, and once ever for an era that is closed.
+
+Resolving a plan is a ``uv pip compile`` that waits on the index (12 s of a
+20 s cold probe, measured). Two things make most of those calls needless:
+
+* In one run the same plan is asked for again and again (a bisect lists its
+  candidates and then prepares some of them; a prefetch resolves what the next
+  rounds may need while a probe runs, and the probe may then ask for the same
+  plan while the prefetch is still waiting on uv). `Once` answers each key
+  once per process; a second asker waits for the first one's answer.
+* A plan whose era is cut off (``--exclude-newer``) at a date already past has
+  one answer: nothing uploaded since can enter it. `ResolutionStore` keeps
+  such an answer on disk with its inputs (the plan, the Python, the platform)
+  and the time it was made, so a later run, or a release whose environment
+  was deleted, resolves without uv. ``--refresh`` asks the index again.
+
+What is kept is only an answer that installs (a release that does not
+resolve is asked again each run: the index may get its wheels back), and a
+file that cannot be read is no answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Generic, Hashable, TypeVar
+
+from repro.contract import strict_json
+
+from ..atomic_files import atomic_write_text
+from ..records import JsonTextError, read_json
+
+STORE_SCHEMA = 1
+
+_T = TypeVar("_T")
+
+
+class Once(Generic[_T]):
+    """Each key's answer computed once per process, however many threads ask for it at once.
+
+    A computation that raises leaves no answer: the next asker computes it
+    again (a network failure is said by whoever needed the answer, not kept).
+    """
+
+    def __init__(self, answers: dict[Hashable, _T] | None = None) -> None:
+        self.answers: dict[Hashable, _T] = {} if answers is None else answers
+        self._asking: dict[Hashable, threading.Event] = {}
+        self._guard = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        while True:
+            with self._guard:
+                if key in self.answers:
+                    return self.answers[key]
+                asking = self._asking.get(key)
+                if asking is None:
+                    asking = self._asking[key] = threading.Event()
+                    break
+            asking.wait()  # another thread is asking uv the same question: its answer is ours
+        try:
+            answer = compute()
+            with self._guard:
+                self.answers[key] = answer
+            return answer
+        finally:
+            with self._guard:
+                self._asking.pop(key, None)
+            asking.set()
+
+
+def era_closed(exclude_newer: str | None, now: datetime | None = None) -> bool:
+    """True when the era's cut-off is in the past, so no upload can change what resolves under it."""
+    if not exclude_newer:
+        return False
+    try:
+        cutoff = datetime.strptime(exclude_newer, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return False
+    return cutoff < (now or datetime.now(timezone.utc))
+
+
+class ResolutionStore:
+    """Answers of closed eras on disk, one file per question, each with its inputs and when it was made."""
+
+    def __init__(self, folder: Path, read: bool = True) -> None:
+        self.folder = Path(folder)
+        self.read = read
+        """False for ``--refresh``: kept answers are not given back (and are replaced)."""
+
+    def path(self, inputs: dict[str, Any]) -> Path:
+        digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:20]
+        return self.folder / f"{digest}.json"
+
+    def get(self, inputs: dict[str, Any]) -> dict[str, Any] | None:
+        """The kept answer to exactly these inputs (``answer`` and ``resolved_at``, ``source``), or None."""
+        if not self.read:
+            return None
+        try:
+            data = read_json(self.path(inputs))
+        except JsonTextError:
+            return None  # missing, torn or unreadable: ask again
+        if not isinstance(data, dict) or data.get("schema") != STORE_SCHEMA or data.get("inputs") != _plain(inputs):
+            return None
+        if not isinstance(data.get("answer"), dict):
+            return None
+        return data
+
+    def put(self, inputs: dict[str, Any], answer: dict[str, Any], source: str) -> None:
+        """Keep ``answer``; a store that cannot be written costs the next run a resolve, never this one."""
+        data = {"schema": STORE_SCHEMA, "inputs": _plain(inputs), "answer": answer, "source": source,
+                "resolved_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+        try:
+            atomic_write_text(self.path(inputs), strict_json(data))
+        except OSError:
+            pass
+
+
+def _plain(inputs: dict[str, Any]) -> Any:
+    """``inputs`` as they read back from JSON (tuples as lists), to compare with what a file holds."""
+    return json.loads(json.dumps(inputs, sort_keys=True))

@@ -1,0 +1,33 @@
+"""A resolution from uv's cache alone whose pages were read before the era ended (issue 28 item 1).
+
+uv's cache answers a resolution in a second where the index takes twelve;
+but a page read before the era's cut-off may lack files of that era, and the
+answer would then differ from the index's: another numpy, installed and
+recorded as the era's. Such an answer is no answer, and the index is asked.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kit.install.plan as install
+from kit.install.plan import CACHE_PREDATES_ERA
+from tests.test_install_resolutions import PINS, PLAN, fake_uv_cache
+
+
+def test_an_offline_answer_from_pages_read_before_the_era_ended_is_no_answer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """uv's cache alone answered, from a numpy page read before the era ended: the index is asked instead."""
+    before = time.mktime((2024, 10, 1, 0, 0, 0, 0, 0, 0))
+    fake_uv_cache(tmp_path, monkeypatch, read_at=before)
+    stdout = "".join(f"{name}=={version}\n" for name, version in PINS.items())
+    completed: Any = type("Done", (), {"returncode": 0, "stdout": stdout, "stderr": ""})
+    monkeypatch.setattr(install.subprocess, "run", lambda *a, **k: completed)
+    assert install._resolve(PLAN, "3.13", "uv", None, offline=True).error == CACHE_PREDATES_ERA
+    assert install._resolve(PLAN, "3.13", "uv", None, offline=False).ok  # the index's own answer is taken
+    fake_uv_cache(tmp_path / "fresh", monkeypatch, read_at=time.time() - 60)
+    assert install._resolve(PLAN, "3.13", "uv", None, offline=True).pins == PINS

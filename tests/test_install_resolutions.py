@@ -1,0 +1,135 @@
+"""kit.install.resolutions and kit.install.uv_cache: a resolution asked once per run, kept once its era is closed,
+and answered from uv's cache only where that cache holds the whole era."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kit.install.plan as install
+from kit.install import uv_cache
+from kit.install.plan import InstallPlan, Resolution
+from kit.install.resolutions import Once, ResolutionStore, era_closed
+
+CLOSED = "2024-11-05T20:56:00Z"
+PLAN = InstallPlan(jax="0.4.35", backend="cpu", requirements=("jax[cpu]==0.4.35", "scipy"), exclude_newer=CLOSED,
+                   index_url="https://pypi.org/simple", pythons=("3.13",))
+PINS = {"jax": "0.4.35", "jaxlib": "0.4.35", "numpy": "2.1.3", "scipy": "1.14.1", "ml-dtypes": "0.5.0"}
+
+
+def test_two_threads_asking_one_question_get_one_answer_computed_once() -> None:
+    once: Once[int] = Once()
+    computed: list[int] = []
+    started = threading.Event()
+
+    def slow() -> int:
+        started.set()
+        time.sleep(0.2)  # the second asker arrives while the first is still waiting on "uv"
+        computed.append(1)
+        return 42
+
+    answers: list[int] = []
+    first = threading.Thread(target=lambda: answers.append(once.get("plan", slow)))
+    first.start()
+    started.wait()
+    answers.append(once.get("plan", lambda: pytest.fail("asked twice")))  # type: ignore[arg-type,return-value]
+    first.join()
+    assert answers == [42, 42] and computed == [1]
+
+
+def test_a_question_that_failed_is_asked_again_not_kept() -> None:
+    once: Once[int] = Once()
+
+    def unreachable() -> int:
+        raise ConnectionError("the index is down")
+
+    with pytest.raises(ConnectionError):
+        once.get("plan", unreachable)
+    assert once.get("plan", lambda: 7) == 7  # the failure was said once, by whoever needed the answer
+
+
+def test_only_an_era_already_over_is_closed() -> None:
+    assert era_closed(CLOSED) and not era_closed(None) and not era_closed("2999-01-01T00:00:00Z")
+    assert not era_closed("not a date")
+
+
+def uv_answering(monkeypatch: pytest.MonkeyPatch, answer: Resolution) -> list[bool]:
+    """uv replaced by one that answers ``answer`` and notes each call (True: offline)."""
+    calls: list[bool] = []
+
+    def fake_uv(plan: InstallPlan, python: str, uv: Any, platform: Any, offline: bool) -> Resolution:
+        calls.append(offline)
+        return answer
+
+    monkeypatch.setattr(install, "_resolve", fake_uv)
+    monkeypatch.setattr(install, "_RESOLVED", Once())
+    return calls
+
+
+def test_a_closed_era_s_answer_is_kept_with_its_inputs_and_given_back_without_uv(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = ResolutionStore(tmp_path / "resolutions")
+    calls = uv_answering(monkeypatch, Resolution("3.13", ok=True, pins=PINS, hashes={"jax": ("sha256:aa",)}))
+    made = install.resolve(PLAN, "3.13", store=store)
+    assert calls == [False] and made.kept == ""
+    (kept_file,) = (tmp_path / "resolutions").iterdir()
+    assert '"exclude_newer": "2024-11-05T20:56:00Z"' in kept_file.read_text()  # its inputs beside its answer
+    monkeypatch.setattr(install, "_RESOLVED", Once())  # a later run
+    again = install.resolve(PLAN, "3.13", store=store)
+    assert calls == [False] and again.pins == PINS and again.hashes == {"jax": ("sha256:aa",)}
+    assert again.kept.startswith(time.strftime("%Y-")) and again.kept.endswith("Z")  # and says when it was made
+    # --refresh: asked again (and kept again)
+    monkeypatch.setattr(install, "_RESOLVED", Once())
+    assert install.resolve(PLAN, "3.13", store=ResolutionStore(tmp_path / "resolutions", read=False)).kept == ""
+    assert calls == [False, False]
+
+
+@pytest.mark.parametrize("why", ["open era", "no era", "not installable", "torn file", "other inputs"])
+def test_what_is_not_kept_or_cannot_be_read_is_asked_again(
+        why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = ResolutionStore(tmp_path)
+    plan = {"open era": InstallPlan(**{**PLAN.to_json(), "exclude_newer": "2999-01-01T00:00:00Z"}),
+            "no era": InstallPlan(**{**PLAN.to_json(), "exclude_newer": None})}.get(why, PLAN)
+    calls = uv_answering(monkeypatch, Resolution("3.13", ok=why != "not installable", pins=PINS))
+    install.resolve(plan, "3.13", store=store)
+    if why == "torn file":
+        for path in tmp_path.iterdir():
+            path.write_text('{"schema": 1, "inp')
+    if why == "other inputs":
+        plan = InstallPlan(**{**PLAN.to_json(), "pythons": ("3.12",)})
+    monkeypatch.setattr(install, "_RESOLVED", Once())
+    assert install.resolve(plan, "3.13", store=store).kept == ""
+    assert calls == [False, False]
+
+
+def fake_uv_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_at: float) -> Path:
+    """uv's cache of PyPI pages, each last read from the index at ``read_at``."""
+    pages = tmp_path / "uv-cache" / "simple-v28" / "pypi"
+    pages.mkdir(parents=True)
+    for name in PINS:
+        (pages / f"{name}.rkyv").write_bytes(b"")
+        os.utime(pages / f"{name}.rkyv", (read_at, read_at))
+    monkeypatch.setattr(uv_cache, "_pypi_pages", lambda uv: pages)
+    return pages
+
+
+def test_uv_s_cache_answers_only_where_every_page_was_read_after_the_era_ended(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pages = fake_uv_cache(tmp_path, monkeypatch, read_at=time.time() - 3600)
+    assert uv_cache.holds_era("https://pypi.org/simple/", False, CLOSED, PINS, "uv")
+    assert uv_cache.holds_era("https://pypi.org/simple", False, CLOSED, ["ML_Dtypes"], "uv")  # by canonical name
+    before = time.mktime((2024, 10, 1, 0, 0, 0, 0, 0, 0))
+    os.utime(pages / "numpy.rkyv", (before, before))  # read before the era ended: may lack its newest numpy
+    assert not uv_cache.holds_era("https://pypi.org/simple", False, CLOSED, PINS, "uv")
+    os.utime(pages / "numpy.rkyv", None)
+    (pages / "scipy.rkyv").unlink()
+    assert not uv_cache.holds_era("https://pypi.org/simple", False, CLOSED, PINS, "uv")  # never read
+    (pages / "scipy.rkyv").write_bytes(b"")
+    assert not uv_cache.holds_era("https://mirror.example/simple", False, CLOSED, PINS, "uv")  # pages not judged
+    assert not uv_cache.holds_era("https://pypi.org/simple", True, CLOSED, PINS, "uv")  # find-links: unknown age
+    assert not uv_cache.holds_era("https://pypi.org/simple", False, None, PINS, "uv")  # no era at all
