@@ -7,7 +7,7 @@ import pytest
 from kit.bisect.commit_finding import CommitFinding, CommitLevel, TieBreak
 from kit.bisect.search import BisectResult, BoundsProblem, Outcome
 from kit.history.commit_range import CommitRange
-from kit.install.overlay import Build
+from kit.bisect.builds import Build
 
 RANGE = CommitRange("a" * 40, ("b" * 40, "c" * 40), "a line", "jax-v0.1.0", "jax-v0.2.0")
 A, B = Build("0.1.0", "0.1.0", "3.12", True, "bad"), Build("0.2.0", "0.2.0", "3.12", True, "good")

@@ -176,7 +176,7 @@ def test_regression_direction_and_identical_rerun_runs_nothing(matrix: Any, worl
 def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None:
     from kit.bisect.commit_candidates import commit_candidates
     from kit.history.commit_range import release_range
-    from kit.install.overlay import Build
+    from kit.bisect.builds import Build
 
     history = source.History(world.repo, "--jax-repo")
     builds = [Build("0.1.0", "0.1.0", "3.12", True, "bad"), Build("0.2.0", "0.2.0", "3.12", True, "good")]

@@ -11,28 +11,8 @@ import pytest
 from fake_jax import FIX_TITLE, PLUGINS_TITLE, PREP_TITLE, commit_titled, fake_env, make_repo
 from kit.history.source import History
 from kit.history.version_file import JaxlibRange
-from kit.install.environment import REUSED, Environment
-from kit.install.overlay import Build, choose_build, commit_version, installed_package, lay_over
-
-A = Build("0.5.2", "0.5.1", "3.13", True, "bad")
-B = Build("0.5.3", "0.5.3", "3.13", True, "good")
-B_UNBUILT = Build("0.5.3", "0.5.3", "3.13", False, "good")
-
-
-@pytest.mark.parametrize(("accepted", "builds", "chosen", "why"), [
-    (JaxlibRange("0.5.1", "0.5.2"), [A, B], A, ""),  # only the old jaxlib fits
-    (JaxlibRange("0.5.1", "0.5.3"), [A, B], A, ""),  # both fit: the first (the bad side's)
-    (JaxlibRange("0.5.1", "0.5.3"), [B, A], B, ""),
-    (JaxlibRange("0.5.3", "0.5.3"), [A, B], B, ""),  # the release commit raised the minimum
-    (JaxlibRange("0.5.1", "0.5.3"), [B_UNBUILT, A], A, ""),  # a built one before one to build
-    (JaxlibRange("0.5.3", "0.5.3"), [A, B_UNBUILT], B_UNBUILT, ""),  # none built fits: that one gets built
-    (JaxlibRange("0.5.2", "0.5.2"), [A, B], None, "needs jaxlib >= 0.5.2 and <= 0.5.2; the builds at hand are jaxlib 0.5.1, jaxlib 0.5.3"),
-    (None, [A, B], None, "names no jaxlib range"),
-])
-def test_choose_build(accepted: JaxlibRange | None, builds: list[Build], chosen: Build | None, why: str) -> None:
-    got, reason = choose_build(accepted, builds)
-    assert got == chosen and why in reason and bool(reason) == (chosen is None)
-
+from kit.install.environment import REUSED, Environment, overlaid
+from kit.install.overlay import commit_version, installed_package, lay_over
 
 def test_commit_version_names_the_commit() -> None:
     assert commit_version(JaxlibRange("0.5.1", "0.5.2"), "2025-02-27T08:15:45-08:00",
@@ -58,7 +38,8 @@ def test_the_commits_jax_and_jaxlib_python_are_what_imports(world: tuple[History
                                                             tmp_path: Path) -> None:
     history, base = world
     fix = commit_titled(history.path, FIX_TITLE)
-    laid = lay_over(history, fix, base, tmp_path, "0.1.0.dev20250110+fix")
+    lay_over(history, fix, base.python, tmp_path, "0.1.0.dev20250110+fix")
+    laid = overlaid(base, tmp_path, "0.1.0.dev20250110+fix")
     assert laid.pythonpath == (tmp_path,) and laid.pins["jax"] == "0.1.0.dev20250110+fix"
     assert laid.pins["jaxlib"] == "0.1.0" and laid.python == base.python
     out = run(laid, "import jax, jaxlib.lapack, jaxlib.version as v; "
@@ -71,7 +52,7 @@ def test_the_commits_jax_and_jaxlib_python_are_what_imports(world: tuple[History
 
 def test_the_overlay_is_a_whole_jaxlib_package(world: tuple[History, Environment], tmp_path: Path) -> None:
     history, base = world
-    lay_over(history, commit_titled(history.path, PREP_TITLE), base, tmp_path, "0.1.0.dev")
+    lay_over(history, commit_titled(history.path, PREP_TITLE), base.python, tmp_path, "0.1.0.dev")
     jaxlib = tmp_path / "jaxlib"
     assert (jaxlib / "_kernels.py").is_symlink() and (jaxlib / "version.py").is_symlink()  # the build's own
     assert not (jaxlib / "lapack.py").is_symlink()  # the commit's
@@ -83,6 +64,7 @@ def test_the_overlay_is_a_whole_jaxlib_package(world: tuple[History, Environment
 def test_a_jaxlib_module_new_in_the_commit_is_laid_over_too(world: tuple[History, Environment],
                                                              tmp_path: Path) -> None:
     history, base = world
-    laid = lay_over(history, commit_titled(history.path, PLUGINS_TITLE), base, tmp_path, "0.1.0.dev")
+    lay_over(history, commit_titled(history.path, PLUGINS_TITLE), base.python, tmp_path, "0.1.0.dev")
+    laid = overlaid(base, tmp_path, "0.1.0.dev")
     assert (tmp_path / "jaxlib" / "plugin_support.py").is_file()  # jaxlib 0.1.0 has no such module
     assert run(laid, "import jax._src.kernels, jaxlib.plugin_support as p; print(p.PLUGINS)") == "()"

@@ -8,7 +8,7 @@ so the prober skips it as it skips an uninstallable release.
 
 The builds are the two releases the release search ended on, bad side first
 (the issue's preference: the bad side's environment shows the bug with the
-fewest surprises; the good side's next). :func:`~kit.install.overlay.choose_build`
+fewest surprises; the good side's next). :func:`~kit.bisect.builds.choose_build`
 prefers one that is already built, so the commit phase builds nothing the
 release phase did not.
 """
@@ -22,7 +22,8 @@ from ..history.commit_range import CommitRange
 from ..history.commits import headlines
 from ..history.source import History
 from ..history.version_file import JaxlibRange, jaxlib_ranges
-from ..install.overlay import Build, choose_build, commit_version
+from ..install.overlay import commit_version
+from .builds import Build, choose_build
 from .candidates import Candidate
 
 

@@ -28,7 +28,7 @@ from ..history.twins import main_line_twin
 from ..history.source import History
 from ..history.version_file import dotted
 from ..history.xla import xla_compare_url, xla_revision
-from ..install.overlay import Build
+from .builds import Build
 from .commit_candidates import CommitCandidate
 from .outcomes import Observation
 from .search import BisectResult, BoundsProblem, Outcome

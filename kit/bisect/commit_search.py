@@ -38,7 +38,7 @@ from ..errors import UsageError
 from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag
 from ..history.commits import version_gates
 from ..history.source import History, ensure_tags
-from ..install.overlay import Build
+from .builds import Build
 from ..install.key import InstallKey
 from ..install.release import built_env
 from .commit_candidates import CommitCandidate, commit_candidates, on_build

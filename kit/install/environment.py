@@ -171,7 +171,14 @@ def over_release(prepared: Prepared, history: History, commit: str, version: str
     """
     if prepared.environment is None:
         return prepared
-    return replace(prepared, environment=lay_over(history, commit, prepared.environment, folder, version))
+    lay_over(history, commit, prepared.environment.python, folder, version)
+    return replace(prepared, environment=overlaid(prepared.environment, folder, version))
+
+
+def overlaid(environment: Environment, folder: Path, version: str) -> Environment:
+    """``environment`` with the overlay in ``folder`` first on its path, its jax named as the commit's ``version``."""
+    return replace(environment, pins={**environment.pins, "jax": version},
+                   pythonpath=(folder, *environment.pythonpath))
 
 
 def release_environment(env: Env) -> Environment:

@@ -15,10 +15,9 @@ so the overlay's ``jaxlib/`` is a whole package: every installed entry linked
 in place of their installed copies. ``__pycache__`` is not linked, so
 bytecode of the commit's files never lands in the built environment.
 
-Which build: jax refuses a jaxlib outside ``_minimum_jaxlib_version`` ..
-its own version (:class:`kit.history.version_file.JaxlibRange`);
-:func:`choose_build` takes the first accepted build in the caller's order,
-preferring one already built.
+This module writes files; the `Environment` that runs them is made by
+`kit.install.environment.over_release`, and which build a commit runs on is
+the commit search's choice (`kit.bisect.builds`).
 """
 
 from __future__ import annotations
@@ -30,17 +29,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
 
 from ..errors import OverlayUnwritable
 from ..history.export import export_files
 from ..history.source import History
 from ..history.version_file import JaxlibRange
-
-if TYPE_CHECKING:  # environment.py lays commits over with this module: the type alone, no import cycle
-    from .environment import Environment
 
 OVERLAY_FORMAT = 3
 """What an overlay holds; part of every commit probe's cache key, so a change to it re-runs commits.
@@ -48,32 +42,6 @@ OVERLAY_FORMAT = 3
 but probes of format 2 may hold a failed ``import jax`` counted as an outcome, so none of them is reused.)"""
 
 _RELEASE_VERSION = re.compile(r"^_release_version\s*(?::[^=\n]*)?=\s*None\s*$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Build:
-    """A release environment a commit can run on: which release, which jaxlib, built yet or not."""
-
-    release: str
-    jaxlib: str
-    python: str | None
-    built: bool
-    side: str = ""
-    """``bad`` or ``good``: which end of the release search it comes from (for the report)."""
-
-    def __str__(self) -> str:
-        return f"jaxlib {self.jaxlib} (jax {self.release}'s environment)"
-
-
-def choose_build(accepted: JaxlibRange | None, builds: Sequence[Build]) -> tuple[Build | None, str]:
-    """The build to run a commit on, or None and why: accepted builds, built ones first, in ``builds``' order."""
-    if accepted is None:
-        return None, "its jax/version.py names no jaxlib range (not JAX's package at this commit?)"
-    fitting = [build for build in builds if accepted.accepts(build.jaxlib)]
-    if not fitting:
-        have = ", ".join(f"jaxlib {b.jaxlib}" for b in builds) or "none"
-        return None, f"it needs {accepted}; the builds at hand are {have}"
-    return next((build for build in fitting if build.built), fitting[0]), ""
 
 
 def commit_version(accepted: JaxlibRange, date: str, commit: str) -> str:
@@ -97,16 +65,14 @@ def new_overlay_folder() -> Path:
             from error
 
 
-def lay_over(history: History, commit: str, environment: Environment, folder: Path, version: str) -> Environment:
-    """``environment`` with ``commit``'s ``jax/`` and jaxlib Python first on its path (written into ``folder``)."""
-    installed = installed_package(environment.python, "jaxlib")
+def lay_over(history: History, commit: str, python: Path, folder: Path, version: str) -> None:
+    """Write ``commit``'s ``jax/`` and a whole ``jaxlib`` package (its Python over ``python``'s build) into ``folder``."""
+    installed = installed_package(python, "jaxlib")
     export_files(history, commit, ["jax", "jaxlib"], folder,  # one read of the tree, one fetch when partial
                  wanted=lambda path: not path.startswith("jaxlib/") or _jaxlib_python(path, installed))
     _link_missing(installed, folder / "jaxlib")
     _keep_importable(folder / "jaxlib", installed)
     _stamp_version(folder / "jax" / "version.py", version)
-    return replace(environment, pins={**environment.pins, "jax": version},
-                   pythonpath=(folder, *environment.pythonpath))
 
 
 def _jaxlib_python(path: str, installed: Path) -> bool:
