@@ -41,7 +41,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from repro import parameters as parameter_rules
 
-from .config import (Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
+from .arguments import Parser
+from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
 from .errors import IndexUnreachable, KitError, UsageError
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
@@ -204,9 +205,9 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     This is how a GPU plan (gigabytes of CUDA wheels) is checked on a machine
     without a GPU, or before queueing a cluster job.
     """
-    parser = _Parser(prog="nox -s plan --")
+    parser = Parser(prog="nox -s plan --", tip=_TIP)
     parser.add_argument("version")
-    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--backend", default="cpu", choices=BACKENDS)
     parser.add_argument("--find-links", action="append", default=[], type=find_links_argument, metavar="DIR_OR_URL")
     parser.add_argument("--refresh", action="store_true", help="resolve again instead of reading the lock")
     args = parser.parse_args(list(argv))
@@ -234,7 +235,7 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
 
 def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Rebuild reports/matrix.md and matrix.json (and the plots) from the records alone."""
-    parser = _Parser(prog="nox -s report --")
+    parser = Parser(prog="nox -s report --", tip=_TIP)
     parser.add_argument("--results", type=_records_folder, default=matrix.results_dir, help="folder of records")
     parser.add_argument("--out", type=Path, default=matrix.results_dir.parent, help="where matrix.md/json go")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -337,15 +338,13 @@ def exit_code(record: dict[str, Any], fail_on_affected: bool) -> int:
     return EXIT_OK
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one sentence, no usage dump
-        raise UsageError(message, "see docs/install.md (options), or `nox -l`")
+_TIP = "see docs/install.md (options), or `nox -l`"
 
 
 def run_parser(check: str) -> argparse.ArgumentParser:
     """``nox -s CHECK-VERSION --``'s options: the kit's own, then one per parameter, from the repro's rules."""
-    parser = _Parser(prog=f"nox -s {check}-VERSION --", add_help=True)
-    parser.add_argument("--backend", default=None, choices=("cpu", "cuda"),
+    parser = Parser(prog=f"nox -s {check}-VERSION --", tip=_TIP, add_help=True)
+    parser.add_argument("--backend", default=None, choices=BACKENDS,
                         help="which build to install (default cpu); with --python: what that JAX must report")
     parser.add_argument("--python", type=interpreter_path, default=None, metavar="PATH",
                         help="run with this interpreter as it is: nothing resolved or installed, no index asked")

@@ -13,13 +13,14 @@ import argparse
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ..config import (DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
+from ..arguments import Parser
+from ..config import (BACKENDS, DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
                       script_check, timeout_seconds)
 from ..errors import UsageError
 from ..records import newest_records_here
@@ -152,13 +153,8 @@ def script_name(script: Path | None) -> str:
     return f"script-{stem}"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one sentence, not a usage dump
-        raise UsageError(message, "see `nox -s bisect -- --help`")
-
-
 def make_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="nox -s bisect --", add_help=False, epilog=_HELP_EPILOG,
+    parser = Parser(prog="nox -s bisect --", tip="see `nox -s bisect -- --help`", add_help=False, epilog=_HELP_EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      description="Find the first JAX release where a check's verdict or a script's exit code changes.")
     what = parser.add_mutually_exclusive_group()
@@ -166,7 +162,7 @@ def make_parser() -> argparse.ArgumentParser:
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
     parser.add_argument("--good", metavar="VERSION", help="a release without the bug (older or newer than --bad)")
     parser.add_argument("--bad", metavar="VERSION", help="a release with the bug")
-    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--backend", default="cpu", choices=BACKENDS)
     parser.add_argument("--preset", default=None, help="a preset of the check in matrix.toml")
     parser.add_argument("--crash", default="skip", choices=tuple(CRASH_MODES),
                         help="how a crashed or timed-out probe counts (default: skip)")

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field, replace
 from datetime import timedelta
-from pathlib import Path
 from typing import Collection, Sequence
 
 from packaging.utils import canonicalize_name

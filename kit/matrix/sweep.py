@@ -22,7 +22,6 @@ with ``--strict`` when a cell crashed, timed out or met an unexpected error;
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -36,7 +35,8 @@ from packaging.version import Version
 
 from .. import records
 from . import slurm
-from ..config import Matrix, configured_parameters, release_number, timeout_seconds
+from ..arguments import Parser
+from ..config import BACKENDS, Matrix, configured_parameters, release_number, timeout_seconds
 from ..errors import KitError, StorageError, UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install.environment import Prepared
@@ -154,15 +154,10 @@ def exit_code(outcomes: Sequence[CellResult], strict: bool) -> int:
 # Options and cells
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one sentence, no usage dump
-        raise UsageError(message, "see `nox -s matrix -- --help` for the options")
-
-
 def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     """The command line, checked against matrix.toml (unknown names are usage errors)."""
-    parser = _Parser(prog="nox -s matrix --", description="Every check on every release in matrix.toml.")
-    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser = Parser(prog="nox -s matrix --", tip="see `nox -s matrix -- --help` for the options", description="Every check on every release in matrix.toml.")
+    parser.add_argument("--backend", default="cpu", choices=BACKENDS)
     parser.add_argument("--only", action="append", default=[], metavar="VERSION[,..]",
                         help="sweep only these releases")
     parser.add_argument("--checks", action="append", default=[], metavar="NAME[,..]",

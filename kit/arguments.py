@@ -1,0 +1,25 @@
+"""The kit's command-line parsers: a mistake on the command line is one ERROR sentence and a TIP.
+
+argparse prints its usage and exits 2 on a bad option; the kit's commands
+say what was wrong in one sentence, where the rest of its errors are said
+(`kit.errors.UsageError`, rendered at the boundary), and name where the
+options are described.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, NoReturn
+
+from .errors import UsageError
+
+
+class Parser(argparse.ArgumentParser):
+    """An `argparse.ArgumentParser` whose errors are `UsageError`s with ``tip``."""
+
+    def __init__(self, *args: Any, tip: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tip = tip
+
+    def error(self, message: str) -> NoReturn:  # one sentence, no usage dump
+        raise UsageError(message, self.tip)
