@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kit.bisect.cluster import batch_script
-from kit.run.slurm_jobs import SlurmOptions
+from kit.slurm.jobs import SlurmOptions
 from tests.local_slurm import checkout_copy, local_slurm  # noqa: F401 (a fixture)
 
 

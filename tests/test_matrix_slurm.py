@@ -14,6 +14,7 @@ import pytest
 
 from kit.matrix import slurm
 from kit.matrix.slurm import ArrayTask, SlurmOptions, batch_script, landed_records
+from kit.slurm.jobs import queued_states
 from tests.local_slurm import checkout_copy, local_slurm  # noqa: F401 (a fixture)
 
 
@@ -54,7 +55,7 @@ def test_squeue_lines_become_task_states(tmp_path: Path, monkeypatch: pytest.Mon
     fake.write_text("#!/bin/sh\nprintf '0|RUNNING|vm\\n1|PENDING|\\n'\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    assert slurm.queued_states("12") == {0: ("RUNNING", "vm"), 1: ("PENDING", "")}
+    assert queued_states("12") == {0: ("RUNNING", "vm"), 1: ("PENDING", "")}
 
 
 def test_waiting_ends_when_squeue_keeps_failing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

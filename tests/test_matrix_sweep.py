@@ -293,8 +293,8 @@ def test_slurm_submits_the_pending_installable_cells_as_one_array(
         submitted.update(tasks=[(t.check, t.version) for t in tasks], options=options, flags=flags)
         return None  # as with --no-wait
 
-    monkeypatch.setattr(sweep.slurm, "require_sbatch", lambda: None)
-    monkeypatch.setattr(sweep.slurm, "require_controller", lambda: None)
+    monkeypatch.setattr(sweep, "require_sbatch", lambda: None)
+    monkeypatch.setattr(sweep, "require_controller", lambda: None)
     monkeypatch.setattr(sweep.slurm, "run_matrix", fake_run_matrix)
     code, _ = run(machine, "--slurm", "--no-wait", "--partition", "p1", "--checks", "scaling", "--timeout", "60")
     assert code == 0

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -34,9 +33,9 @@ from ..errors import UsageError
 from ..install.release import open_index
 from ..records import JsonTextError, read_json
 from ..run.multiprocess import SRUN_ENV
-from ..run.slurm_jobs import (POLL_S, REPO_ROOT, SQUEUE_FAILURES, SlurmOptions, array_header, new_job_dir,
-                              queued_states, require_sbatch, sbatch)
-from ..run.task_output import task_end
+from ..slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job_dir, require_sbatch, sbatch
+from ..slurm.follow import follow
+from ..slurm.task_output import task_end
 from .candidates import Candidate
 from .options import Log, parse_options
 from .outcomes import Observation, classify
@@ -99,23 +98,10 @@ class ClusterProbes:
 
     def follow(self, job_id: str, versions: Sequence[str]) -> None:
         """Say each task's state as it changes (and on which node), until squeue no longer lists the job."""
-        seen: dict[int, str] = {}
-        failures = 0
         try:
-            while True:
-                states = queued_states(job_id)
-                failures = 0 if states is not None else failures + 1
-                if failures >= SQUEUE_FAILURES:
-                    self.log(f"squeue has failed {failures} times in a row; stopped waiting for job {job_id}")
-                    return
-                for task, (state, node) in sorted((states or {}).items()):
-                    if seen.get(task) != state and task < len(versions):
-                        seen[task] = state
-                        self.log(f"[{task + 1}/{len(versions)}] jax {versions[task]}: job {job_id}_{task} "
-                                 f"{state.lower()}" + (f" on {node}" if node else ""))
-                if states == {}:
-                    return
-                time.sleep(self.poll_s)
+            follow(job_id, len(versions),
+                   lambda task: f"[{task + 1}/{len(versions)}] jax {versions[task]}: job {job_id}_{task}", self.log,
+                   poll_s=self.poll_s)
         except KeyboardInterrupt:
             self.log(f"stopped waiting; job {job_id} goes on (`scancel {job_id}` stops it), and its probes land in "
                      "the probe cache, where a rerun finds them")

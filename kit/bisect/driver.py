@@ -25,7 +25,7 @@ from ..install.index import PackageIndex
 from ..install.key import InstallKey
 from ..install.release import open_index
 from ..run.facts import hardware_facts
-from ..run.slurm_jobs import require_controller, require_sbatch
+from ..slurm.jobs import require_controller, require_sbatch
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding

@@ -25,7 +25,7 @@ from ..config import (BACKENDS, DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern
 from ..errors import UsageError
 from ..records import newest_records_here
 from ..requirements import requirements
-from ..run.slurm_jobs import SlurmOptions
+from ..slurm.jobs import SlurmOptions
 from ..user_paths import file_problem, find_links_argument, shown_path
 from .outcomes import CRASH_MODES
 

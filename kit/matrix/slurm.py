@@ -28,9 +28,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..atomic_files import atomic_write_text, atomic_write_texts
 from ..run.multiprocess import SRUN_ENV
-from ..run.slurm_jobs import (POLL_S, REPO_ROOT, SQUEUE_FAILURES, SlurmOptions, array_header, new_job_dir,
-                              queued_states, require_controller, require_sbatch, sbatch)
-from ..run.task_output import TaskEnd, task_end
+from ..slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job_dir, require_sbatch, sbatch
+from ..slurm.follow import follow
+from ..slurm.task_output import TaskEnd, task_end
 
 Log = Callable[[str], None]
 
@@ -116,28 +116,19 @@ def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Pa
             ends[task_id] = task_end(job_dir / f"{job_id}_{task_id}.out")
         return ends[task_id]
 
-    seen: dict[int, str] = {}
-    started = time.monotonic()
-    failures = 0
-    while True:
-        states = queued_states(job_id)
-        records = landed_records(results_dir, job_id, since)
-        failures = 0 if states is not None else failures + 1
-        if failures >= SQUEUE_FAILURES:
-            log(f"squeue has failed {failures} times in a row; stopped waiting for job {job_id}: "
-                "`nox -s report` merges its records when they land")
-            return {i: records.get(i) for i in range(len(tasks))}  # the others may still be running
-        for task_id, (state, node) in sorted((states or {}).items()):
-            if seen.get(task_id) != state and task_id < len(tasks):
-                seen[task_id] = state
-                log(f"[{task_id + 1}/{len(tasks)}] {tasks[task_id]}: {state.lower()}" + (f" on {node}" if node else ""))
-        for task_id in range(len(tasks)):
-            if seen.get(task_id) != "LANDED" and states is not None and task_id not in states:
-                seen[task_id] = "LANDED"
-                log(_landed_line(task_id, tasks, outcome(task_id, records), time.monotonic() - started))
-        if states == {} and all(seen.get(i) == "LANDED" for i in range(len(tasks))):
-            return {i: outcome(i, records) for i in range(len(tasks))}
-        time.sleep(poll_s)
+    found: dict[int, tuple[Path, dict[str, Any]]] = {}
+
+    def landed(task_id: int, elapsed: float) -> None:
+        if task_id not in found:  # the records folder read once per landing round, not once per poll
+            found.update(landed_records(results_dir, job_id, since))
+        log(_landed_line(task_id, tasks, outcome(task_id, found), elapsed))
+
+    finished = follow(job_id, len(tasks), lambda task_id: f"[{task_id + 1}/{len(tasks)}] {tasks[task_id]}", log,
+                      landed=landed, stopped_tip="`nox -s report` merges its records when they land", poll_s=poll_s)
+    records = landed_records(results_dir, job_id, since)
+    if not finished:
+        return {i: records.get(i) for i in range(len(tasks))}  # the others may still be running
+    return {i: outcome(i, records) for i in range(len(tasks))}
 
 
 def _landed_line(task_id: int, tasks: Sequence[ArrayTask], landed: tuple[Path, dict[str, Any]] | TaskEnd,

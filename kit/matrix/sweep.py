@@ -46,7 +46,7 @@ from ..install.release import ResolvedRelease, open_index, resolve_release
 from ..run.facts import identity_here, job_label
 from ..run.runner import RunRequest, check_for, check_subject, prepare, run_check
 from .progress import Progress, clock_text
-from .slurm import SlurmOptions
+from ..slurm.jobs import SlurmOptions, require_controller, require_sbatch
 from ..atomic_files import atomic_write_text
 
 Log = Callable[[str], None]
@@ -109,8 +109,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Run the matrix; see the module docstring for options and exit codes."""
     options = parse_options(matrix, argv)
     if options.slurm:  # before anything is planned or built: a missing cluster is said in a second
-        slurm.require_sbatch()
-        slurm.require_controller()
+        require_sbatch()
+        require_controller()
     cells = select_cells(matrix, options)
     index = open_index(matrix)
     started = time.monotonic()
@@ -361,7 +361,7 @@ class Sweep:
     def run_on_slurm(self, cells: Sequence[Cell], current: Mapping[Cell, records.Record],
                      options: SlurmOptions) -> None:
         """Environments built here, once per release; then the pending cells as one job array."""
-        slurm.require_sbatch()
+        require_sbatch()
         pending: list[Cell] = []
         for cell in cells:
             if cell in current:

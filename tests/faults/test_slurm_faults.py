@@ -13,7 +13,7 @@ from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
 from kit.matrix import slurm, sweep
 from kit.matrix.slurm import ArrayTask
-from kit.run.task_output import task_end
+from kit.slurm.task_output import task_end
 from tests.test_matrix_slurm import local_slurm  # noqa: F401  (the fixture: a running single-node SLURM)
 
 needs_slurm_tools = pytest.mark.skipif(not (shutil.which("sbatch") and shutil.which("scontrol")),

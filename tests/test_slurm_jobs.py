@@ -1,4 +1,4 @@
-"""kit.run.slurm_jobs: what the matrix's and bisect's job arrays share (sbatch, the header, squeue)."""
+"""kit.slurm.jobs: what the matrix's and bisect's job arrays share (sbatch, the header, squeue)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from kit.errors import UsageError
-from kit.run import slurm_jobs
-from kit.run.slurm_jobs import SlurmOptions, array_header
+from kit.slurm import jobs as slurm_jobs
+from kit.slurm.jobs import SlurmOptions, array_header
 
 
 def test_the_header_asks_for_an_array_with_each_task_s_output_in_the_job_folder(tmp_path: Path) -> None:
