@@ -32,7 +32,7 @@ from kit.history.commits import headlines  # noqa: E402
 from kit.history.source import History  # noqa: E402
 from kit.history.version_file import jaxlib_ranges  # noqa: E402
 from kit.install import environment  # noqa: E402
-from kit.install.overlay import commit_version, lay_over, new_overlay_folder, remove_overlay  # noqa: E402
+from kit.install.overlay import commit_version, new_overlay_folder, remove_overlay  # noqa: E402
 from kit.run.jax_runs import JaxRuns, jax_runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +73,8 @@ def _row(matrix, history: History, old: str, new: str) -> str:  # type: ignore[n
         folder = new_overlay_folder()
         try:
             version = commit_version(ranges[commit], heads.get(commit, ("", ""))[0], commit)  # type: ignore[arg-type]
-            return jax_runs(lay_over(history, commit, prepared.environment, folder, version))  # type: ignore[arg-type]
+            laid = environment.over_release(prepared, history, commit, version, folder)
+            return jax_runs(laid.environment)  # type: ignore[arg-type]
         finally:
             remove_overlay(folder)
 
