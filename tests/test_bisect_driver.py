@@ -655,7 +655,7 @@ def fake_cluster(monkeypatch: pytest.MonkeyPatch, matrix: Any) -> list[str]:
     monkeypatch.setattr(cluster, "require_sbatch", lambda: None)
     monkeypatch.setattr(driver, "require_sbatch", lambda: None)
     monkeypatch.setattr(driver, "require_controller", lambda: None)
-    monkeypatch.setattr(cluster, "queued_states", lambda job_id: {})
+    monkeypatch.setattr("kit.slurm.follow.queued_states", lambda job_id: {})
     monkeypatch.setattr(cluster, "parse_options", lambda m, argv: driver.parse_options(matrix, argv))
     return submitted
 

@@ -77,3 +77,24 @@ def test_a_probe_asking_what_is_being_resolved_waits_for_that_answer(
     answers.append(install.resolve(plan, "3.13"))
     background.join()
     assert calls == [False] and answers[0] == answers[1]
+
+
+def test_a_bisect_resolves_ahead_only_the_ends_and_the_first_rounds_midpoints_it_may_reach(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from kit.bisect import ahead
+    from kit.bisect.search import Outcome
+
+    started: list[list[tuple[str, InstallKey]]] = []
+    monkeypatch.setattr(ahead.Prefetch, "start", lambda self, wanted: started.append(list(wanted)))
+    versions = [f"0.4.{n}" for n in range(30, 39)]
+    candidates = [SimpleNamespace(version=v, python="3.12", yanked="bad upload" if v == "0.4.36" else None,
+                                  problem="") for v in versions]
+    options = SimpleNamespace(backend="cpu", find_links=(), pins=("numpy==2.1.3",))
+    ahead.resolve_ahead(MATRIX, options, candidates, {"0.4.30": Outcome.GOOD},  # type: ignore[arg-type]
+                        lambda version: ("flax",), index=None)  # type: ignore[arg-type]
+    (wanted,) = started
+    # The ends, the midpoint, the quarter points (0.4.32 and 0.4.36): the known end and the yanked one left out.
+    assert [version for version, _ in wanted] == ["0.4.38", "0.4.34", "0.4.32"]
+    assert wanted[0][1] == InstallKey("cpu", pins=("numpy==2.1.3",), requires=("flax",), python="3.12")
