@@ -98,3 +98,20 @@ def test_a_bisect_resolves_ahead_only_the_ends_and_the_first_rounds_midpoints_it
     # The ends, the midpoint, the quarter points (0.4.32 and 0.4.36): the known end and the yanked one left out.
     assert [version for version, _ in wanted] == ["0.4.38", "0.4.34", "0.4.32"]
     assert wanted[0][1] == InstallKey("cpu", pins=("numpy==2.1.3",), requires=("flax",), python="3.12")
+
+
+def test_on_ctrl_c_close_does_not_wait_for_a_resolution_under_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    asked = threading.Event()
+
+    def stuck(matrix: Any, version: str, key: InstallKey, index: Any) -> None:
+        asked.set()
+        release.wait(5)  # an index taking its time
+
+    monkeypatch.setattr(prefetch, "resolve_release", stuck)
+    ahead = prefetch.Prefetch(MATRIX, index=None, workers=1)  # type: ignore[arg-type]
+    ahead.start([("0.4.35", InstallKey("cpu"))])
+    asked.wait(5)
+    ahead.close(wait=False)
+    assert all(thread.daemon and thread.is_alive() for thread in ahead._threads)  # left to end with the kit
+    release.set()

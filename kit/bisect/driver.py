@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -84,7 +85,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
     finally:
-        ahead.close()  # the releases are settled: what was not resolved yet is not needed
+        ahead.close(wait=sys.exc_info()[0] is None)  # releases settled: the rest is not needed (Ctrl-C: no wait)
     if history is not None and finding.result is not None:
         try:
             finding.commits = narrow_to_commits(CommitPhase(matrix, finding, prober, history, log))

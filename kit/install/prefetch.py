@@ -55,9 +55,10 @@ class Prefetch:
             thread.start()
             self._threads.append(thread)
 
-    def close(self) -> None:
-        """Drop the resolutions not started and wait for those under way (at most one uv call per worker), so
-        no thread and no uv process outlives the search that wanted them."""
+    def close(self, wait: bool = True) -> None:
+        """Drop the resolutions not started and (``wait``) wait for those under way, at most one uv call per
+        worker, so no thread and no uv process outlives the search that wanted them. Not on Ctrl-C or an
+        error: the kit is leaving, and the daemon threads go with it."""
         while True:
             try:
                 self._todo.get_nowait()
@@ -65,7 +66,7 @@ class Prefetch:
                 break
         for _ in self._threads:
             self._todo.put(None)
-        for thread in self._threads:
+        for thread in self._threads if wait else ():
             thread.join()
 
     def _work(self) -> None:
