@@ -335,8 +335,8 @@ def _verdict(primary: Optional[Case], control: Dict[str, Any], rows: List[Dict[s
         positive_control_ok=bool(control["ok"]),
         efficiency=row.get("efficiency"),
         control_speedup=row.get("control_speedup"),
-        # Forced host devices all run on the same cores.
-        timing_is_evidence=backend != "cpu",
+        # Forced host devices all run on the same cores: one rule with the probes that skip timing there.
+        timing_is_evidence=parameters_rules.timing_weighed("scaling", backend),
     )
     return verdict, f"{primary.mode} {primary.pass_}: {reason}"
 

@@ -35,7 +35,7 @@ from ..run.facts import identity_here, job_facts, job_label
 from .candidates import Candidate
 from .options import Log, Options
 from .outcomes import Observation, classify, describe, observation_of, settle
-from .probe_cache import ProbeCache
+from .probe_cache import ProbeCache, probe_overrides, timed_identity
 from .probe_output import output_tail, project_path
 from .search import Outcome
 
@@ -222,6 +222,7 @@ class Prober:
         if not self.options.check or not self.cache.read:
             return None
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
+        here = timed_identity(here, self.matrix, self.options)  # a record with timings answers an untimed probe
         parameters = dict(here.subject.get("parameters") or {})
         newest = records.newest_records_here(self.matrix.results_dir, self.options.backend,
                                              {self.options.check: parameters}, self.options.preset)
@@ -245,7 +246,8 @@ class Prober:
                                  find_links=self.options.find_links, timeout_s=self.options.timeout,
                                  reproduce=reproduce_command(self.matrix, self.options, version or ""),
                                  first_python=candidate.python if candidate is not None else None,
-                                 output_log=log_file, pins=self.options.pins)
+                                 output_log=log_file, pins=self.options.pins,
+                                 overrides=probe_overrides(self.matrix, self.options))
 
     def _prepare(self, version: str) -> Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""
