@@ -40,6 +40,7 @@ def structure_record(evidence: hlo.HloEvidence) -> Dict[str, Any]:
         "collectives": dict(evidence.collectives),
         "lu_batch": evidence.lu_batch,
         "lu_fed_by": fed_by(evidence),
+        "program": evidence.program,
         "linalg_calls": [
             {"target": call.target, "kind": call.kind, "operand_shape": list(call.operand_shape or []),
              "batch": call.batch, "shape_source": call.shape_source, "fed_by": list(call.fed_by)}

@@ -29,6 +29,7 @@ from repro.parameters import flag, shown, to_flags
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
 from .child_processes import REPO_ROOT, repro_env
+from .compile_cache import compile_cache_env
 from .jax_runs import jax_runs
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
@@ -199,7 +200,7 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     timeout = request.timeout_s or check.timeout_s
     if check.script is not None:
         return run_script(env, check, backend, timeout, log, request.output_log)
-    return _run_repro(env, request, params, timeout, log)
+    return _run_repro(env, request, params, timeout, log, compile_cache_env(matrix.envs_dir, env, backend))
 
 
 def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
@@ -230,14 +231,15 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
 
 
 def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any], timeout: int,
-               log: Log) -> dict[str, Any]:
+               log: Log, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The repro in ``env``; ``extra_env``: what it is told besides (where its compiles are kept)."""
     with scratch_dir() as tmp:
         out = tmp / "result.json"
         cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
             return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log)
-        ended = run_child(cmd, timeout, log, pythonpath=env.pythonpath, output_log=request.output_log)
+        ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log)
         if ended.timed_out:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
                     "evidence": {"output_tail": ended.tail, **_leftover_evidence(ended)}}
