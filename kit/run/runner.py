@@ -37,11 +37,13 @@ from ..text_bounds import bound_record
 from ..user_paths import shown_path
 from ..errors import UsageError
 from ..install import environment
+from ..install.bytecode import release_bytecode
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
 from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
+from ..records.origin import EXISTING
 from .facts import host_facts, identity_here, job_facts
 
 Log = Callable[[str], None]
@@ -198,6 +200,12 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
+    # A user's own interpreter is used as it is: nothing written into it. A commit's overlay hides the
+    # environment's jax and brings its own bytecode (`kit.install.bytecode.fill_bytecode`).
+    if env.obtained != EXISTING and not env.pythonpath:
+        made = release_bytecode(env.python)
+        if made:
+            log(f"the environment's bytecode: {made}")
     if check.script is not None:
         return run_script(env, check, backend, timeout, log, request.output_log)
     return _run_repro(env, request, params, timeout, log, compile_cache_env(matrix.envs_dir, env, backend))
