@@ -52,6 +52,7 @@ TARGET_S = 180.0
 RATIO_TARGET = 0.5
 PHASE = re.compile(r"^commit phase: (\d+) s")
 COMMIT = re.compile(r"^commit: \S+: (\S+)")
+FIGURE = re.compile(r"^(releases|commit|commit probes run|commit phase|identical rerun): |^  [0-9a-f]{10} jaxlib ")
 
 
 def bisect(matrix: Any, argv: list[str]) -> tuple[dict[str, Any], float]:
@@ -110,9 +111,9 @@ def compare(args: argparse.Namespace, other: Path) -> int:
         mine = ["--warm-compiles"] if root == ROOT and args.warm_compiles else []
         done = subprocess.run([sys.executable, str(root / "benchmarks" / "commit_bisect_timing.py"), *flags, *mine],
                               cwd=root, capture_output=True, text=True, check=True)
-        print(f"== {root.name}")
-        print(done.stdout.rstrip())
         lines = done.stdout.splitlines()
+        print(f"== {root.name}")  # its figures; the probes' own output, echoed as they ran, is left out
+        print("\n".join(line for line in lines if FIGURE.match(line)))
         phase = next(int(m.group(1)) for line in lines for m in [PHASE.match(line)] if m)
         commit = next(m.group(1) for line in lines for m in [COMMIT.match(line)] if m)
         found[root] = (phase, commit)
