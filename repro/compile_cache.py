@@ -13,8 +13,8 @@ run with reused compiles reads the same HLO as one without
 
 Every setting is feature-detected, never read from a version string: the
 config names arrived in different releases (``jax_compilation_cache_dir``
-from 0.4.2x; before it, ``initialize_cache``), and the CPU backend caches
-only from about 0.4.30. Whether the cache was used is what JAX reports
+from 0.4.21; before it, ``initialize_cache``), and the CPU backend caches
+only from 0.4.28. Whether the cache was used is what JAX reports
 itself (its ``/jax/compilation_cache/...`` monitoring events, and the entries
 written); a release that compiled without using it says "not supported
 here", never a count it did not make.
