@@ -71,7 +71,7 @@ def test_the_probe_line_says_how_many_compiles_were_reused() -> None:
 
     record = {"status": "ran", "verdict": "unaffected", "reason": "each device factorises its share",
               "evidence": {"compile_cache": {"used": True, "compiles": 33, "reused": 30, "written": 3}}}
-    seen = observation_of(record)
+    seen = settle([observation_of(record)])  # as a probe settles its runs
     assert seen.compiles == "compile cache: 30 of 33 compiles reused"
     options = parse_options(PLAIN_MATRIX, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"])
     assert probe_line("jax 0.5.3", seen, Outcome.GOOD, options).endswith(

@@ -204,10 +204,11 @@ def settle(runs: Sequence[Observation]) -> Observation:
 
 def _told(run: Observation, status: str, verdict: str | None, reason: str, source: str, runs: list[str],
           flipped: bool = False) -> Observation:
-    """The settled observation, keeping what the run it rests on showed (its exception, its extra packages)."""
+    """The settled observation, keeping what the run it rests on showed (its exception, its extra packages, the
+    compiles it reused)."""
     return Observation(status, verdict, reason, source, runs, flipped, exception=run.exception,
                        missing_import=run.missing_import, extra_packages=dict(run.extra_packages),
-                       jax_cannot_run=run.jax_cannot_run)
+                       jax_cannot_run=run.jax_cannot_run, compiles=run.compiles)
 
 
 def label(outcome: Outcome, observation: Observation, crash: str, script: bool) -> str:
