@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent.parent
 ENVS = REPO / ".nox" / "jax-envs"
 
 CHILD = textwrap.dedent("""
