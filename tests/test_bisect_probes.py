@@ -329,6 +329,7 @@ def test_a_scaling_probe_on_cpu_times_nothing_and_is_kept_apart_from_timed_runs(
     assert probe("0.5.1") is Outcome.BAD
     record = next(r for r in _records(machine.matrix.results_dir) if r["requested"]["jax"] == "0.5.1")
     assert (record["parameters"]["repeats"], record["parameters"]["warmup"]) == (0, 0)
+    assert record["reproduce"].endswith(" --repeats 0 --warmup 0")  # it reruns what the probe ran
     timed = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2",
                                            "--metric", "slogdet_2dev_ms"])
     assert "repeats" not in subject_key(machine.matrix, timed)["parameters"]  # the check's own (matrix.toml's)

@@ -23,6 +23,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from repro.parameters import to_flags
+
 from .. import records
 from ..config import Matrix
 from ..errors import ArchiveUnreachable
@@ -289,10 +291,12 @@ def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
     """
     if not options.check:
         return f"nox -s bisect -- {shlex.join(options.argv)}"
+    untimed = " ".join(to_flags(probe_overrides(matrix, options)))  # the run as the probe made it
     if options.check and any(release.version == version for release in matrix.releases):
-        return f"nox -s {options.check}-{version}"
+        return f"nox -s {options.check}-{version}" + (f" -- {untimed}" if untimed else "")
     flags = f" --backend {options.backend}" if options.backend != "cpu" else ""
     flags += f" --preset {options.preset}" if options.preset else ""
+    flags += f" {untimed}" if untimed else ""
     return f"python -m kit run {options.check or 'script'} {version}{flags}"
 
 
