@@ -188,8 +188,7 @@ def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None
     assert by_title[KERNELS_TITLE].accepts is not None and by_title[KERNELS_TITLE].accepts.accepts("0.2.0")
 
 
-@pytest.mark.parametrize(("flags", "message"), [(["--jax-repo", "."], "--jax-repo only applies with --commits"),
-                                               (["--commits", "--all"], "--commits narrows one change")])
+@pytest.mark.parametrize(("flags", "message"), [(["--commits", "--all"], "--commits narrows one change")])
 def test_options_that_do_not_go_together_are_refused(matrix: Any, world: World, tmp_path: Path, flags: list[str],
                                                     message: str) -> None:
     with pytest.raises(UsageError, match=message):

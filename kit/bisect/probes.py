@@ -245,7 +245,8 @@ class Prober:
                                  find_links=self.options.find_links, timeout_s=self.options.timeout,
                                  reproduce=reproduce_command(self.matrix, self.options, version or ""),
                                  first_python=candidate.python if candidate is not None else None,
-                                 output_log=log_file, pins=self.options.pins)
+                                 output_log=log_file, pins=self.options.pins,
+                                 echo=self.options.verbose)  # quiet: the output is in the probe's log
 
     def _prepare(self, version: str) -> Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""
