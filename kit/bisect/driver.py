@@ -59,7 +59,6 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
     good, bad, how, candidates, prober = _bounds_and_prober(matrix, options, index, log)
-    log(how)
     name = prober.name = bisect_name(options, good, bad)
     if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again
         prober.samples = metric_samples(matrix, options, prober.subject, good, bad, prober, name, log)
@@ -111,9 +110,12 @@ def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
         started, before = time.monotonic(), len(known)
         galloped = gallop.gallop(side[1:], Outcome.BAD if options.bad else Outcome.GOOD, prober, known)
         good, bad, how = gallop.bounds_found(options, side, newer, galloped, time.monotonic() - started, before)
+        log(how)
         versions = release_versions(index, good, bad)
-        return good, bad, how, [c for c in wide if c.version in versions], prober
+        by_version = {c.version: c for c in wide}  # oldest first, as the search walks them
+        return good, bad, how, [by_version[v] for v in versions if v in by_version], prober
     good, bad, how = bounds(matrix, options)
+    log(how)
     versions = release_versions(index, good, bad)
     log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
     candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)

@@ -24,8 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Generic, MutableMapping, Sequence, TypeVar
 
-from packaging.version import Version
-
 from ..errors import UsageError
 from ..install.index import PackageIndex
 from .options import Options
@@ -137,8 +135,3 @@ def bounds_found(options: Options, versions: Sequence[str], newer: bool, result:
            + (f" (newest first: jax {result.far_end} is {other.value})" if result.far_end else "")
            + f": jax {result.found} is {describe(other, script)}{moved}; cost {cost}")
     return good, bad, how
-
-
-def ordered(versions: Sequence[str]) -> list[str]:
-    """Oldest first, as the search wants them."""
-    return sorted(versions, key=Version)
