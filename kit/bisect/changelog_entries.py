@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-_CALL = re.compile(r"\b(?:jax|jnp|lax|jsp|np|numpy|scipy|jr|random|linalg)(?:\.\w+)*\.(\w+)\s*\(")
+_CALL = re.compile(r"\b(?:jax|jnp|lax|jsp|jr)(?:\.\w+)*\.(\w+)\b")
+"""A name reached through JAX (``jnp.linalg.slogdet``, called or passed on): its last part."""
 _IMPORTED = re.compile(r"^\s*from\s+jax[\w.]*\s+import\s+\(?([\w\s,]+)\)?", re.MULTILINE)
 _ISSUE = re.compile(r"(?:#|/issues/|/pull/)(\d{4,6})\b")
 _QUOTED = re.compile(r"['`\"]([A-Za-z_][\w.]{3,})['`\"]")
@@ -28,7 +29,7 @@ COMMON = frozenset("""
     reshape sum mean max min abs print float32 float64 int32 astype normal uniform split eye dot matmul
     concatenate stack transpose allclose testing assert_allclose seed default_rng PRNGKey key linspace
     sqrt exp log where full empty shape size item tolist copy local_devices config update value_and_grad dtype
-    maximum minimum
+    maximum minimum numpy scipy linalg experimental random sharding tree_util interpreters extend
     """.split())
 """Names almost every JAX script calls: matching them would quote most of a section."""
 
@@ -49,7 +50,7 @@ def script_terms(text: str) -> list[str]:
     names = {m.group(1) for m in _CALL.finditer(text)}
     for imported in _IMPORTED.finditer(text):
         names |= {n.strip().split(" as ")[0] for n in imported.group(1).replace("\n", ",").split(",") if n.strip()}
-    terms = sorted(n for n in names if len(n) >= MIN_LENGTH and n not in COMMON)
+    terms = sorted(n for n in names if len(n) >= MIN_LENGTH and n not in COMMON and not n.startswith("_"))
     return terms + issue_terms(text)
 
 
