@@ -81,7 +81,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         finding.seconds = time.monotonic() - started
         try:
             report.publish_report(reports_dir(matrix, options), finding, [], bisected(matrix, options),
-                                  matrix.path.parent)
+                                  shown_paths(matrix, options))
         except StorageError as unsaved:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
@@ -128,6 +128,12 @@ def reports_dir(matrix: Matrix, options: Options) -> Path:
     return options.out or matrix.results_dir.parent
 
 
+def shown_paths(matrix: Matrix, options: Options) -> dict[str, str]:
+    """Absolute paths a report may quote (in a probe's traceback, say) and how it names them instead."""
+    given = [path for path in (options.script, options.jax_repo, options.changelog, REPO_ROOT) if path is not None]
+    return report.machine_paths(matrix.path.parent, given)
+
+
 def script_path(matrix: Matrix, options: Options) -> Path | None:
     """The script bisected: --script's, a check block's, or the built-in check's repro module."""
     if options.script is not None or not options.check:
@@ -150,7 +156,8 @@ def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: His
     notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
                                     text=clone_changelog(history, versions) if options.changelog is None else None,
                                     looking_for=notes_terms(matrix, options, finding))
-    report.publish_report(reports_dir(matrix, options), finding, notes, bisected(matrix, options), matrix.path.parent)
+    report.publish_report(reports_dir(matrix, options), finding, notes, bisected(matrix, options),
+                          shown_paths(matrix, options))
 
 
 def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:

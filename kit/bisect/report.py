@@ -22,7 +22,7 @@ from .outcomes import Observation, describe, label
 from .search import Outcome, expected_probes, non_monotonic
 from .summary import BisectedScript, console_tail, script_lines, summary_lines
 from .what_changed import Changes, changes_between, changes_lines
-from ..user_paths import shown_path
+from ..user_paths import report_path, shown_path
 
 
 def candidate_table(candidates: Sequence[Candidate], options: Options, known: set[str]) -> str:
@@ -260,44 +260,62 @@ def _transition_lines(finding: Finding) -> list[str]:
 
 
 def publish_report(reports_dir: Path, finding: Finding, notes: Sequence[str],
-                   script: BisectedScript | None = None, project: Path | None = None) -> None:
-    """Print the report (``-v``: all of it; else its summary), then write bisect-<name>.md and .json.
+                   script: BisectedScript | None = None, paths: Mapping[str, str] | None = None) -> None:
+    """Print the report (``-v``: all of it; else its summary), and write bisect-<name>.md and .json.
 
-    Printed first: a folder that cannot be written (read-only, full) costs the
-    files, never the finding, which is on the console before the one
-    `StorageError` sentence about them.
+    A folder that cannot be written (read-only, full) costs the files, never
+    the finding: the whole report is then on the console (with ``-v`` it was
+    already) before the one `StorageError` sentence about them.
     """
-    markdown = without_machine_paths(render_markdown(finding, notes, script), project)
+    markdown = without_machine_paths(render_markdown(finding, notes, script), paths)
     if finding.options.verbose:
         print(markdown, flush=True)
-    else:  # the summary, and the end of a deciding probe's failure: the rest is in the files named below
+    try:
+        _keep(reports_dir, finding, notes, markdown, paths)
+    except StorageError:
+        if not finding.options.verbose:
+            print(markdown, flush=True)
+        raise
+    if not finding.options.verbose:  # the summary, and the end of a deciding probe's failure: the rest is in the files
         print("\n".join([line for line in summary_lines(finding) if line] + console_tail(finding)), flush=True)
-    _keep(reports_dir, finding, notes, markdown, project)
     where = shown_path(reports_dir / f"bisect-{finding.name}.md", Path.cwd())
     print(f"report: {where} (and .json)" + ("" if finding.options.verbose else "; -v prints every step"),
           flush=True)
 
 
 def write_report(reports_dir: Path, finding: Finding, notes: Sequence[str],
-                 script: BisectedScript | None = None, project: Path | None = None) -> str:
+                 script: BisectedScript | None = None, paths: Mapping[str, str] | None = None) -> str:
     """Write bisect-<name>.md and .json; return the markdown."""
-    markdown = without_machine_paths(render_markdown(finding, notes, script), project)
-    _keep(reports_dir, finding, notes, markdown, project)
+    markdown = without_machine_paths(render_markdown(finding, notes, script), paths)
+    _keep(reports_dir, finding, notes, markdown, paths)
     return markdown
 
 
-def without_machine_paths(text: str, project: Path | None) -> str:
-    """``text`` with the project's absolute path made relative and the home folder's made ``~``: a probe's
+def without_machine_paths(text: str, paths: Mapping[str, str] | None) -> str:
+    """``text`` with each absolute path of ``paths`` (longest first) replaced by how reports show it: a probe's
     traceback quotes files by absolute path, and the report is pasted where this machine means nothing."""
-    if project is None:
-        return text
-    for root, shown in ((project.resolve(), ""), (Path(os.path.abspath(project)), ""), (Path.home(), "~/")):
-        if str(root) != "/":
-            text = text.replace(str(root) + "/", shown)
+    for absolute in sorted(paths or {}, key=len, reverse=True):
+        if absolute not in ("", "/"):
+            text = text.replace(absolute, (paths or {})[absolute])
     return text
 
 
-def _keep(reports_dir: Path, finding: Finding, notes: Sequence[str], markdown: str, project: Path | None) -> None:
+def machine_paths(project: Path, given: Sequence[Path] = ()) -> dict[str, str]:
+    """Absolute path → shown, for `without_machine_paths`: each path the user gave (a script, a clone, the kit's
+    own folder) as reports name it, then the project's folder (as written and resolved) and the home folder."""
+    paths: dict[str, str] = {}
+    for path in given:
+        folder = "/" if path.is_dir() else ""
+        for written in (Path(os.path.abspath(path)), path.resolve()):
+            paths[str(written) + folder] = report_path(written, project) + folder
+    paths[str(Path.home()) + "/"] = "~/"
+    for root in (Path(os.path.abspath(project)), project.resolve()):
+        paths[str(root) + "/"] = ""
+    return paths
+
+
+def _keep(reports_dir: Path, finding: Finding, notes: Sequence[str], markdown: str,
+          paths: Mapping[str, str] | None) -> None:
     """bisect-<name>.md and .json, written together; a `StorageError` when the folder cannot take them."""
     data = to_json(finding, list(notes))
     data["what_else_changed"] = [changes.to_json() for changes in what_else_changed(finding)]
@@ -305,7 +323,7 @@ def _keep(reports_dir: Path, finding: Finding, notes: Sequence[str], markdown: s
         reports_dir.mkdir(parents=True, exist_ok=True)  # --out DIR may name a folder still to make
         atomic_write_texts({reports_dir / f"bisect-{finding.name}.md": markdown,
                             reports_dir / f"bisect-{finding.name}.json": without_machine_paths(strict_json(data),
-                                                                                                project)})
+                                                                                                paths)})
     except OSError as error:
         raise StorageError(
             f"could not write the bisect's report into {reports_dir} ({error.strerror or error}); the finding "
