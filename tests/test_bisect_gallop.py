@@ -116,6 +116,14 @@ def test_bad_alone_finds_a_good_bound_and_the_fix(machine: Callable[..., FakeRel
     assert len(releases.runs) <= 7  # the newest, a doubling gallop, then a short bisect
 
 
+def test_fresh_runs_each_release_once_the_gallop_s_probes_answer_the_search(
+        machine: Callable[..., FakeReleases]) -> None:
+    releases = machine(verdicts("0.5.3", fix=True))
+    assert driver.main(releases.matrix, ["--check", "scaling", "--bad", "0.4.35", "--fresh"], lambda _l: None) == 0
+    ran = [version for version, _check in releases.runs]
+    assert len(ran) == len(set(ran)) and report_json(releases)["first_different"] == "0.5.3"
+
+
 def test_bad_alone_reuses_what_an_earlier_bisect_probed(machine: Callable[..., FakeReleases]) -> None:
     releases = machine(verdicts("0.5.3", fix=True))
     driver.main(releases.matrix, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"], lambda _line: None)

@@ -58,15 +58,15 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         require_controller()
     history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
-    good, bad, how, candidates, prober = _bounds_and_prober(matrix, options, index, log)
+    good, bad, how, candidates, prober, galloped = _bounds_and_prober(matrix, options, index, log)
     name = prober.name = bisect_name(options, good, bad)
     if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again
         prober.samples = metric_samples(matrix, options, prober.subject, good, bad, prober, name, log)
     # A metric is judged against this run's bounds; on SLURM a probe's identity holds its node's hardware,
     # known only there: each task looks itself up in the probe cache.
     in_range = {c.version for c in candidates}  # a gallop's prober knows releases beyond the bounds too
-    known = {} if options.metric or options.slurm else {v: o for v, o in prober.known_outcomes().items()
-                                                         if v in in_range}
+    known = {} if options.metric or options.slurm else {**galloped, **prober.known_outcomes()}
+    known = {v: o for v, o in known.items() if v in in_range}
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
     try:
@@ -96,8 +96,9 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
 
 
 def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
-                       log: Log) -> tuple[str, str, str, list[Candidate], Prober]:
-    """(good, bad, how they were chosen, the candidates between them, the prober): one bound alone is galloped."""
+                       log: Log) -> tuple[str, str, str, list[Candidate], Prober, dict[str, Outcome]]:
+    """(good, bad, how they were chosen, the candidates between them, the prober, what a gallop probed): one
+    bound alone is galloped."""
     cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
     subject = subject_key(matrix, options)
     if gallop.one_sided(options):
@@ -113,14 +114,14 @@ def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
         log(how)
         versions = release_versions(index, good, bad)
         by_version = {c.version: c for c in wide}  # oldest first, as the search walks them
-        return good, bad, how, [by_version[v] for v in versions if v in by_version], prober
+        return good, bad, how, [by_version[v] for v in versions if v in by_version], prober, known
     good, bad, how = bounds(matrix, options)
     log(how)
     versions = release_versions(index, good, bad)
     log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
     candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
     prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, "", index, log)
-    return good, bad, how, candidates, prober
+    return good, bad, how, candidates, prober, {}
 
 
 def reports_dir(matrix: Matrix, options: Options) -> Path:
