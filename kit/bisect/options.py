@@ -4,7 +4,8 @@ Words, from the user's side: *good* means the bug does not show (a check's
 ``unaffected``, a script's exit 0), *bad* means it does. ``--good`` and
 ``--bad`` may come in either order, so one search finds regressions (good is
 older) and fixes (bad is older). Without them, the ends come from this
-machine's newest records of the check.
+machine's newest records of the check; with one of them, the other is found
+by galloping (`kit.bisect.gallop`).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ examples:
   nox -s bisect -- --script uses_flax.py --requires flax --good 0.5.0 --bad 0.4.34
   nox -s bisect -- --script jit_kwarg.py --bad-if "multiple values for argument 'f'" --good 0.4.30 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
+  nox -s bisect -- --check scaling --bad 0.4.35   # is it fixed? the newest first, then galloping
   nox -s bisect -- --check slogdet-time --metric slogdet_ms --good 0.6.0 --bad 0.4.35
   nox -s bisect -- --script repro.py --good 0.4.20 --bad 0.6.0 --slurm --jobs 3 --partition gpu
 
