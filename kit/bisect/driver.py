@@ -11,18 +11,13 @@ from packaging.version import Version
 
 from repro.environment import jax_variables
 
-from . import changelog
 from ..config import Matrix
 from .. import records
-from ..history.commit_range import tag
-from ..history.commits import read_text
 from ..history.source import History, open_history
-from .changelog import CHANGELOG_NAME
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import KitError, StorageError, UsageError
 from ..install.index import PackageIndex
 from ..install.release import open_index
-from ..run.child_processes import REPO_ROOT
 from ..run.facts import hardware_facts
 from ..run.slurm_jobs import require_controller, require_sbatch
 from . import report
@@ -37,10 +32,8 @@ from .probe_cache import ProbeCache, probe_cache_dir, subject_key
 from .metric import MetricProber, metric_summary
 from .metric_samples import MetricSamples
 from .probes import Prober
-from . import gallop
+from . import gallop, report_inputs
 from .console import Console
-from .summary import BisectedScript, bisected_script, deciding_probes
-from .changelog_entries import error_terms, script_terms
 from .rounds import ProbeMany, Rounds, side_by_side
 from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
 
@@ -80,8 +73,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
         finding.seconds = time.monotonic() - started
         try:
-            report.publish_report(reports_dir(matrix, options), finding, [], bisected(matrix, options),
-                                  shown_paths(matrix, options))
+            report.publish_report(report_inputs.reports_dir(matrix, options), finding, [],
+                                  report_inputs.bisected(matrix, options), report_inputs.shown_paths(matrix, options))
         except StorageError as unsaved:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
@@ -102,19 +95,8 @@ def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
     cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
     subject = subject_key(matrix, options)
     if gallop.one_sided(options):
-        side, newer = gallop.side_versions(index, options)
-        log(f"listing {len(side)} releases {'from' if newer else 'back from'} jax {side[0]} from the index's "
-            "metadata, to find the other bound (nothing is resolved or downloaded)")
-        wide = list_candidates(matrix, side, options.backend, index, options.find_links)
-        prober = Prober(matrix, options, wide, cache, subject, "gallop", index, log)
-        known = {**prober.ruled_out(), **prober.known_outcomes()}
-        started, before = time.monotonic(), len(known)
-        galloped = gallop.gallop(side[1:], Outcome.BAD if options.bad else Outcome.GOOD, prober, known)
-        good, bad, how = gallop.bounds_found(options, side, newer, galloped, time.monotonic() - started, before)
-        log(how)
-        versions = release_versions(index, good, bad)
-        by_version = {c.version: c for c in wide}  # oldest first, as the search walks them
-        return good, bad, how, [by_version[v] for v in versions if v in by_version], prober, known
+        return gallop.find_bounds(matrix, options, index,
+                                  lambda wide: Prober(matrix, options, wide, cache, subject, "", index, log), log)
     good, bad, how = bounds(matrix, options)
     log(how)
     versions = release_versions(index, good, bad)
@@ -124,41 +106,13 @@ def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
     return good, bad, how, candidates, prober, {}
 
 
-def reports_dir(matrix: Matrix, options: Options) -> Path:
-    """Where bisect-<name>.md and .json go: --out, else the reports folder beside the records."""
-    return options.out or matrix.results_dir.parent
-
-
-def shown_paths(matrix: Matrix, options: Options) -> dict[str, str]:
-    """Absolute paths a report may quote (in a probe's traceback, say) and how it names them instead."""
-    given = [path for path in (options.script, options.jax_repo, options.changelog, REPO_ROOT) if path is not None]
-    return report.machine_paths(matrix.path.parent, given)
-
-
-def script_path(matrix: Matrix, options: Options) -> Path | None:
-    """The script bisected: --script's, a check block's, or the built-in check's repro module."""
-    if options.script is not None or not options.check:
-        return options.script
-    return matrix.check(options.check).script or REPO_ROOT / "repro" / f"{options.check}.py"
-
-
-def bisected(matrix: Matrix, options: Options) -> BisectedScript | None:
-    """The script as the report quotes it (or names it by path and hash)."""
-    path = script_path(matrix, options)
-    return bisected_script(path, report_path(path, matrix.path.parent)) if path is not None else None
-
-
 def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
     """The report, with the release notes: printed first; a StorageError after it."""
     finding.seconds = time.monotonic() - started
-    versions = report.release_versions(finding)
-    options = finding.options
-    history = history or notes_history(matrix, options)
-    notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
-                                    text=clone_changelog(history, versions) if options.changelog is None else None,
-                                    looking_for=notes_terms(matrix, options, finding))
-    report.publish_report(reports_dir(matrix, options), finding, notes, bisected(matrix, options),
-                          shown_paths(matrix, options))
+    notes = report_inputs.release_notes(matrix, finding, index, history)
+    report.publish_report(report_inputs.reports_dir(matrix, finding.options), finding, notes,
+                          report_inputs.bisected(matrix, finding.options),
+                          report_inputs.shown_paths(matrix, finding.options))
 
 
 def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
@@ -172,41 +126,6 @@ def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
     history = open_history(given, given_by, cache, log, shown=shown or report_path(cache, matrix.path.parent))
     log(f"JAX's history: {history.path} ({history.origin})")
     return history
-
-
-def notes_history(matrix: Matrix, options: Options) -> History | None:
-    """Without --commits, the clone named by --jax-repo or [install] jax_repo, for its CHANGELOG.md: read only,
-    nothing fetched or cloned (None when neither names one, or it cannot be read: the notes are fetched then)."""
-    given = options.jax_repo or matrix.jax_repo
-    if given is None:
-        return None
-    try:
-        return open_history(given, "--jax-repo" if options.jax_repo else "matrix.toml's [install] jax_repo",
-                            given, lambda _line: None, shown=report_path(given, matrix.path.parent))
-    except KitError:
-        return None
-
-
-def notes_terms(matrix: Matrix, options: Options, finding: Finding) -> list[str]:
-    """What the release notes are searched for: the script's JAX calls, the issues it cites, the error."""
-    path = script_path(matrix, options)
-    text = read_text_file(path) if path is not None else ""
-    errors = [seen.exception for _name, _word, seen in deciding_probes(finding)]
-    return list(dict.fromkeys([*script_terms(text), *(t for e in errors for t in error_terms(e))]))
-
-
-def read_text_file(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def clone_changelog(history: History | None, versions: list[str]) -> str | None:
-    """CHANGELOG.md as it stood at the newest release asked for, from the clone (None without one)."""
-    if history is None or not versions:
-        return None
-    return read_text(history, tag(max(versions, key=Version)), CHANGELOG_NAME)
 
 
 def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:

@@ -21,13 +21,17 @@ allow: the given bound moves up too, to the newest release that showed it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Generic, MutableMapping, Sequence, TypeVar
 
+from ..config import Matrix
 from ..errors import UsageError
 from ..install.index import PackageIndex
-from .options import Options
+from .candidates import Candidate, list_candidates, release_versions
+from .options import Log, Options
 from .outcomes import describe
+from .probes import Prober
 from .search import Outcome
 
 T = TypeVar("T")
@@ -135,3 +139,25 @@ def bounds_found(options: Options, versions: Sequence[str], newer: bool, result:
            + (f" (newest first: jax {result.far_end} is {other.value})" if result.far_end else "")
            + f": jax {result.found} is {describe(other, script)}{moved}; cost {cost}")
     return good, bad, how
+
+
+def find_bounds(matrix: Matrix, options: Options, index: PackageIndex, make_prober: Callable[[list[Candidate]], Prober],
+                log: Log) -> tuple[str, str, str, list[Candidate], Prober, dict[str, Outcome]]:
+    """(good, bad, how they were found, the candidates between them, the prober, every outcome the gallop knew).
+
+    The prober is made for the releases from the given bound away, and the search that follows keeps it, so
+    what the gallop probed is not probed again.
+    """
+    side, newer = side_versions(index, options)
+    log(f"listing {len(side)} releases {'from' if newer else 'back from'} jax {side[0]} from the index's "
+        "metadata, to find the other bound (nothing is resolved or downloaded)")
+    wide = list_candidates(matrix, side, options.backend, index, options.find_links)
+    prober = make_prober(wide)
+    known = {**prober.ruled_out(), **prober.known_outcomes()}
+    started, before = time.monotonic(), len(known)
+    galloped = gallop(side[1:], Outcome.BAD if options.bad else Outcome.GOOD, prober, known)
+    good, bad, how = bounds_found(options, side, newer, galloped, time.monotonic() - started, before)
+    log(how)
+    by_version = {c.version: c for c in wide}  # oldest first, as the search walks them
+    candidates = [by_version[v] for v in release_versions(index, good, bad) if v in by_version]
+    return good, bad, how, candidates, prober, known
