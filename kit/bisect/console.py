@@ -43,7 +43,7 @@ class Console:
     log: Log
     verbose: bool = False
     hidden: int = 0
-    """How many messages a quiet console left out (the closing line says how to see them)."""
+    """How many messages a quiet console left out."""
 
     def __call__(self, message: str) -> None:
         if self.verbose:
@@ -56,10 +56,6 @@ class Console:
         if lines[0].startswith("probe "):
             lines = [shorten(lines[0], PROBE_WIDTH)]
         self.log("\n".join(lines))
-
-    def say(self, message: str) -> None:
-        """A line shown however quiet (the summary, where the report went)."""
-        self.log(message)
 
 
 def shorten(line: str, width: int) -> str:

@@ -166,9 +166,7 @@ def _environment(finding: Finding, seen: list[Observation]) -> str:
     """Backend, Python, and the versions of jaxlib, numpy and scipy the deciding probes ran with."""
     parts = [finding.options.backend]
     for name in ("python", "jaxlib", "numpy", "scipy"):
-        values = sorted({(o.python if name == "python" else o.packages.get(name) or (o.jaxlib if name == "jaxlib"
-                                                                                   else None)) or "" for o in seen})
-        values = [v for v in values if v]
+        values = {value for o in seen if (value := _installed(o, name))}
         if values:
             parts.append(f"{name} {' / '.join(sorted(values, key=_loose_version))}")
     what = f"check `{finding.options.check}`" if finding.options.check else \
@@ -176,6 +174,13 @@ def _environment(finding: Finding, seen: list[Observation]) -> str:
     if finding.options.pins:
         what += f", holding {', '.join(finding.options.pins)}"
     return f"{', '.join(parts)}; {what}"
+
+
+def _installed(seen: Observation, name: str) -> str | None:
+    """What a probe ran with: its Python, or a package's version (jaxlib also from the probe's own field)."""
+    if name == "python":
+        return seen.python
+    return seen.packages.get(name) or (seen.jaxlib if name == "jaxlib" else None)
 
 
 def _loose_version(text: str) -> tuple[int, Version | str]:
