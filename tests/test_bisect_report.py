@@ -260,6 +260,7 @@ def test_out_writes_the_reports_into_another_folder_and_no_absolute_path(tmp_pat
                                                            f"  in {Path.home()}/src/thing.py"]),
                      "0.5.2": ran("unaffected")}, result=BisectResult("0.5.0", "0.5.2", [], [], {}, old_outcome=BAD))
     report.write_report(out, leaky, [], None, report.machine_paths(project))
+    assert json.loads((out / f"bisect-{leaky.name}.json").read_text())["summary"] == summary_lines(leaky)
     for written in out.glob("bisect-*"):
         text = written.read_text()
         assert str(project) not in text and str(Path.home()) + "/" not in text, written.name

@@ -319,6 +319,7 @@ def _keep(reports_dir: Path, finding: Finding, notes: Sequence[str], markdown: s
     """bisect-<name>.md and .json, written together; a `StorageError` when the folder cannot take them."""
     data = to_json(finding, list(notes))
     data["what_else_changed"] = [changes.to_json() for changes in what_else_changed(finding)]
+    data["summary"] = summary_lines(finding)  # the lines the markdown opens with, for a tool that posts them
     try:
         reports_dir.mkdir(parents=True, exist_ok=True)  # --out DIR may name a folder still to make
         atomic_write_texts({reports_dir / f"bisect-{finding.name}.md": markdown,
