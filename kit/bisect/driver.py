@@ -62,10 +62,10 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     known = {v: o for v, o in known.items() if v in in_range}
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
+    known = {**{v: o for v, o in prober.ruled_out().items() if v in in_range}, **known}
+    evidence = recorded_outcomes(recorded_verdicts(matrix, options)) if options.check else {}  # for the tip
     try:
-        evidence = recorded_outcomes(recorded_verdicts(matrix, options)) if options.check else {}
-        finding = search(options, good, bad, how, name, candidates, prober, {**{v: o for v, o in prober.ruled_out().items() if v in in_range}, **known}, rounds,
-                         evidence)
+        finding = search(options, good, bad, how, name, candidates, prober, known, rounds, evidence)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
         finding = Finding(name, options, good, bad, how, candidates, {}, dict(prober.observations),
                           list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop),

@@ -120,7 +120,8 @@ def bounds_found(options: Options, versions: Sequence[str], newer: bool, result:
     bound = versions[0]
     given = Outcome.BAD if options.bad else Outcome.GOOD
     other = Outcome.GOOD if given is Outcome.BAD else Outcome.BAD
-    cost = (f"{len(result.probed)} probe{'' if len(result.probed) == 1 else 's'} ({', '.join(result.probed) or 'none'}), "
+    probed = ", ".join(result.probed) or "none"
+    cost = (f"{len(result.probed)} probe{'' if len(result.probed) == 1 else 's'} ({probed}), "
             f"{known} outcome{'' if known == 1 else 's'} known before, {seconds:.1f} s")
     script = bool(options.script)
     if result.found is None:

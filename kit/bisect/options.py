@@ -171,8 +171,10 @@ def make_parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
-    parser.add_argument("--good", metavar="VERSION", help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
-    parser.add_argument("--bad", metavar="VERSION", help="a release with the bug (alone: is it fixed? the kit finds a good one)")
+    parser.add_argument("--good", metavar="VERSION",
+                        help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
+    parser.add_argument("--bad", metavar="VERSION",
+                        help="a release with the bug (alone: is it fixed? the kit finds a good one)")
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--preset", default=None, help="a preset of the check in matrix.toml")
     parser.add_argument("--crash", default="skip", choices=tuple(CRASH_MODES),
