@@ -147,4 +147,5 @@ def test_good_alone_at_the_newest_release_gallops_back(machine: Callable[..., Fa
     assert driver.main(releases.matrix, ["--check", "scaling", "--good", "0.6.0"], lambda _line: None) == 0
     data = report_json(releases)
     assert (data["last_same"], data["first_different"]) == ("0.4.38", "0.5.0")
-    assert "galloping older" in data["bounds_from"]
+    assert "galloping older" in data["bounds_from"] and "newest first" not in data["bounds_from"]
+    assert "0.4.34" not in {version for version, _check in releases.runs}  # the oldest end is not asked first

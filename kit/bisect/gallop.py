@@ -134,7 +134,7 @@ def bounds_found(options: Options, versions: Sequence[str], newer: bool, result:
                          + (": the bug is not fixed in any release yet" if given is Outcome.BAD and newer else ""))
     near = result.near or bound
     good, bad = (result.found, near) if given is Outcome.BAD else (near, result.found)
-    moved = f"; {given_flag} moved up to jax {near}, the nearest release that still tested {given.value}" \
+    moved = f"; {given_flag} moved to jax {near}, the nearest release that still tested {given.value}" \
         if near != bound else ""
     how = (f"{given_flag} {bound} given; {other_flag} found by galloping {'newer' if newer else 'older'}"
            + (f" (newest first: jax {result.far_end} is {other.value})" if result.far_end else "")
@@ -156,7 +156,8 @@ def find_bounds(matrix: Matrix, options: Options, index: PackageIndex, make_prob
     prober = make_prober(wide)
     known = {**prober.ruled_out(), **prober.known_outcomes()}
     started, before = time.monotonic(), len(known)
-    galloped = gallop(side[1:], Outcome.BAD if options.bad else Outcome.GOOD, prober, known)
+    # Older releases have no "is it there at all?" end: the oldest is no question anyone asks.
+    galloped = gallop(side[1:], Outcome.BAD if options.bad else Outcome.GOOD, prober, known, far_first=newer)
     good, bad, how = bounds_found(options, side, newer, galloped, time.monotonic() - started, before)
     log(how)
     by_version = {c.version: c for c in wide}  # oldest first, as the search walks them
