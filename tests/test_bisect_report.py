@@ -265,3 +265,18 @@ def test_out_writes_the_reports_into_another_folder_and_no_absolute_path(tmp_pat
         text = written.read_text()
         assert str(project) not in text and str(Path.home()) + "/" not in text, written.name
     assert '.nox/jax-envs/x/jax/core.py' in (out / f"bisect-{leaky.name}.md").read_text()
+
+
+def test_the_summary_of_all_lists_each_change_and_a_stop_says_why() -> None:
+    changes = finding({"0.5.0": GOOD, "0.5.1": BAD, "0.5.2": GOOD},
+                      {v: ran("unaffected" if o is GOOD else "affected") for v, o in
+                       (("0.5.0", GOOD), ("0.5.1", BAD), ("0.5.2", GOOD))},
+                      transitions=[Transition("0.5.0", "0.5.1", GOOD, BAD, []), Transition("0.5.1", "0.5.2", BAD, GOOD, [])],
+                      scan=True)
+    lines = summary_lines(changes)
+    assert lines[0] == "# Bisect: scaling (cpu): the outcome changes 2 times (--all)"
+    assert "- **Answer:** jax 0.5.0 (good) → 0.5.1 (bad), jax 0.5.1 (bad) → 0.5.2 (good) (every candidate probed)" in lines
+    stopped = finding({}, {})
+    stopped.stopped = "--bad 0.5.0 is good (unaffected), not bad: measured (move --bad away from 0.6.0)"
+    assert summary_lines(stopped)[2] == f"- **Stopped:** {stopped.stopped}"
+

@@ -99,7 +99,8 @@ def _answer(finding: Finding) -> list[str]:
         return [f"- **Stopped:** {finding.stopped}"]
     result = finding.result
     if result is None:
-        shown = [f"jax {t.before} → {t.after}" for t in finding.transitions[:4]]
+        shown = [f"jax {t.before} ({t.outcome_before.value}) → {t.after} ({t.outcome_after.value})"
+                 for t in finding.transitions[:4]]
         more = f" and {len(finding.transitions) - 4} more" if len(finding.transitions) > 4 else ""
         return [f"- **Answer:** {', '.join(shown) + more or 'no change of outcome'} (every candidate probed)"]
     old_word, new_word = ("bad", "good") if finding.fix else ("good", "bad")
