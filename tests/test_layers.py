@@ -1,4 +1,4 @@
-"""Imports run down the layers of kit/ (PLAN.md, docs/architecture.md): never up, never sideways.
+"""Imports run down the layers of kit/ (docs/architecture.md): never up, never sideways.
 
 Every module under kit/ is parsed (not imported) and each of its imports,
 top-level or inside a function, is checked against the layer table below. A
