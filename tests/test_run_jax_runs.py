@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from kit.install.environment import REUSED, Environment
 from kit.run.jax_runs import JaxRuns, extension_version, jax_runs
 from tests.fake_jax_package import write_fake_jax
@@ -99,3 +101,22 @@ def test_extension_version_is_none_where_jaxlib_does_not_say(tmp_path: Path) -> 
     for body in ("print('')", "print('3.1')", "raise SystemExit(1)", "pass", "print(-5)"):
         assert extension_version(_env(python=_fake_python(tmp_path, body))) is None, body
     assert extension_version(_env(python=tmp_path / "missing")) is None
+
+
+def _built_release(version: str) -> Path | None:
+    """A release environment already built here (.nox/jax-envs), whose install finished (its marker is there)."""
+    envs = Path(__file__).resolve().parents[1] / ".nox" / "jax-envs"
+    found = sorted(envs.glob(f"jax-{version}-cpu-py*/kit-env.json")) if envs.is_dir() else []
+    return found[0].parent / "bin" / "python" if found else None
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(_built_release("0.4.35") is None, reason="jax 0.4.35's environment is not built here")
+def test_a_real_release_runs_and_names_its_extension_version() -> None:
+    python = _built_release("0.4.35")
+    assert python is not None
+    env = _env(python=python)
+    answer = jax_runs(env)
+    assert answer.ok, answer.error
+    version = extension_version(env)
+    assert version == 293  # jaxlib 0.4.35's xla_extension_version
