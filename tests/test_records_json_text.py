@@ -45,14 +45,15 @@ def test_nesting_past_the_recursion_limit_is_a_sentence_not_a_recursion_error() 
 
 
 def test_an_integer_past_pythons_digit_limit_is_a_sentence() -> None:
-    # Python 3.11+ refuses to convert 4300+ digits with a ValueError; older Pythons read it.
+    # Python refuses to convert 4300+ digits (3.11+, and 3.9.14+ where it was backported) with a ValueError;
+    # the message differs by version ("(4300 digits)" from 3.11, "(4300)" before), so only its start is matched.
     try:
         value = decode("9" * 5000)
     except JsonTextError as error:
-        assert str(error).startswith("not usable JSON: Exceeds the limit (4300 digits)")
+        assert str(error).startswith("not usable JSON: Exceeds the limit (4300")
         assert "\n" not in str(error) and len(str(error)) <= len("not usable JSON: ") + 200
     else:
-        assert value == int("9" * 5000)
+        assert value == int("9" * 5000)  # a Python from before the limit reads it
 
 
 @pytest.mark.parametrize("value, depth", [(1, 0), ("s", 0), (None, 0), ([], 1), ({}, 1), ([1, [2]], 2),

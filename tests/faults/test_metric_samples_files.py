@@ -69,11 +69,11 @@ def test_a_sound_file_is_still_reused(tmp_path: Path) -> None:
 
 
 READ = """
-import sys
+import json, sys
 from pathlib import Path
-sys.path.insert(0, sys.argv[2])
-from tests.faults.test_metric_samples_files import _samples
-print(_samples(Path(sys.argv[1])).note)
+from kit.bisect.metric_samples import MetricSamples
+folder, identity, bounds = Path(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3])
+print(MetricSamples(folder, identity, "this-machine", bounds, "test-bisect", read=True, log=print).note)
 """
 
 
@@ -81,8 +81,9 @@ def test_a_named_pipe_as_the_kept_file_is_not_waited_on(tmp_path: Path) -> None:
     path = _samples(tmp_path, read=False).path
     path.parent.mkdir(parents=True)
     os.mkfifo(path)
-    done = subprocess.run([sys.executable, "-c", READ, str(tmp_path), str(ROOT)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=30)
+    # In a child, so that a read that blocks fails this test at its timeout instead of hanging the suite.
+    done = subprocess.run([sys.executable, "-c", READ, str(path.parent), json.dumps(IDENTITY), json.dumps(BOUNDS)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == (f"not reusing the metric samples in {path.name} (unreadable: not a regular file "
                                    "(a pipe, a device or a socket)): measuring afresh")
