@@ -43,8 +43,8 @@ from repro import parameters as parameter_rules
 
 from .config import (Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
-from .errors import IndexUnreachable, KitError, UsageError
-from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
+from .errors import KitError, UsageError
+from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
 from .install.release import resolve_release
 from .requirements import requirements, versions_text
@@ -92,9 +92,6 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) ->
 
             return run_task(matrix, rest, log)
         raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, matrix or report")
-    except IndexUnreachable as exc:
-        print(exc.render(), file=sys.stderr)
-        return EXIT_NETWORK
     except KitError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code

@@ -140,3 +140,11 @@ def test_repro_env_takes_a_pythonpath_given_as_extra_env(monkeypatch: pytest.Mon
     # The extra variables are merged first, so their PYTHONPATH is kept (after the repository), not lost.
     monkeypatch.setenv("PYTHONPATH", "/mine")
     assert repro_env({"PYTHONPATH": "/given"})["PYTHONPATH"].split(os.pathsep)[-1] == "/given"
+
+
+def test_repro_env_adds_no_empty_entry_that_would_put_the_working_folder_on_the_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert "" not in repro_env()["PYTHONPATH"].split(os.pathsep)
+    monkeypatch.setenv("PYTHONPATH", "/mine:")
+    assert repro_env()["PYTHONPATH"].split(os.pathsep) == [str(REPO_ROOT), "/mine"]
