@@ -84,18 +84,21 @@ def _wrong_value_wrapper(block: Block, wrong: WrongValue) -> str:
             return [(float(found), found) for found in NUMBER.findall(text)]
 
 
+        def decimals(digits):
+            return len(digits.split(".")[1].split("e")[0].split("E")[0]) if "." in digits else 0
+
+
         def close(printed, quoted):
-            """Equal to the digits the report quotes: 0.9653214 matches 0.96532142, not 0.9478."""
-            value, digits = quoted
-            decimals = len(digits.split(".")[1].split("e")[0].split("E")[0]) if "." in digits else 0
-            return abs(printed - value) <= 0.5 * 10.0 ** -decimals + 1e-12 * abs(value)
+            """Equal to the digits both write: 0.3322915 matches 0.33229148; 0.9478 does not match 0.947667."""
+            places = min(decimals(printed[1]), decimals(quoted[1]))
+            return abs(printed[0] - quoted[0]) <= 0.5 * 10.0 ** -places + 1e-12 * abs(quoted[0])
 
 
         def shows(printed, quoted_text):
             quoted = numbers(quoted_text)
             if not quoted:
                 return " ".join(quoted_text.split()) in " ".join(printed.split())
-            got = [value for value, _ in numbers(printed)]
+            got = numbers(printed)
             return any(all(close(got[at + k], quoted[k]) for k in range(len(quoted)))
                        for at in range(len(got) - len(quoted) + 1))
 

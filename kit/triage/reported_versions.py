@@ -64,8 +64,8 @@ def reported_versions(text: str, blocks: list[Block]) -> Versions:
             value = _release(found, 1, notes)
             first_bad, last_good = (value, last_good) if role == "first bad" else (first_bad, value)
             notes.append(f"{role} {value} (the prose: {found.group(0)!r})")
-    if not reported:
-        named = _PROSE.search(prose)
+    if not reported:  # the release it broke in, else the first release named that is not the one that worked
+        named = next((found for found in _PROSE.finditer(prose) if found.group(1) != last_good), None)
         reported = first_bad or (_release(named, 1, notes) if named else "")
         if reported:
             notes.append(f"ran {reported} ({'the release it broke in' if first_bad else 'named in the prose'})")
