@@ -48,7 +48,7 @@ def read_file(path: Path, root: Path) -> IssueText:
     return IssueText(shown_path(str(path.resolve()), root), text)
 
 
-def read_github_issue(reference: str, get: Get = http.get) -> IssueText:
+def read_github_issue(reference: str, get: Get | None = None) -> IssueText:
     """``OWNER/REPO#N``'s title and body from GitHub's API; `IssueUnreachable` or `UsageError` when it cannot."""
     named = _REFERENCE.match(reference.strip())
     if not named:
@@ -57,7 +57,7 @@ def read_github_issue(reference: str, get: Get = http.get) -> IssueText:
     save_it = (f"open https://github.com/{named['owner']}/{named['repo']}/issues/{named['number']}, save its text "
                "as a file (e.g. issue.md) and run nox -s triage -- issue.md")
     try:
-        response = get(url, {"Accept": "application/vnd.github+json", "User-Agent": "jax-bisect-kit"})
+        response = (get or http.get)(url, {"Accept": "application/vnd.github+json", "User-Agent": "jax-bisect-kit"})
     except http.Unreachable as error:
         raise IssueUnreachable(f"GitHub's API could not be reached to read {reference} ({error.reason})",
                                save_it) from None
