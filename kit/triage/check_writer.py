@@ -16,6 +16,7 @@ Nothing is added to the block's code: a report's code is what the reporter ran.
 from __future__ import annotations
 
 import re
+import string
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,47 +31,16 @@ WRONG_VALUE_LINE = "REPORTED WRONG VALUE:"
 WRONG_VALUE_BAD_IF = "(?m)^" + WRONG_VALUE_LINE
 
 
-@dataclass(frozen=True)
-class WrittenCheck:
-    path: Path
-    bad_if: str
-
-
-def check_name(source: str) -> str:
-    """A check's name from the report's file name or ``OWNER/REPO#N``: ``issue-jax-ml-jax-25329``, ``kwarg-f``."""
-    stem = Path(source).stem if "#" not in source else "issue-" + source.replace("/", "-").replace("#", "-")
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_").lower()
-    return name or "issue"
-
-
-def check_text(block: Block, failure: ReportedFailure, bad_if: str, header: str) -> str:
-    """The script's text: a docstring naming the report, the block, the failure and bad_if; then the protocol."""
-    doc = "\n".join([header, "", f"Reported failure: {failure.sentence()}", f"bad_if: {bad_if}", "",
-                     f"The code is block {block.number} of the report, as it holds it; nothing else was changed."])
-    docstring = '"""' + doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '\n"""\n'
-    if failure.wrong_value is None:
-        return docstring + "\n" + block.code.rstrip() + "\n"
-    return docstring + _wrong_value_wrapper(block, failure.wrong_value)
-
-
-def write_check(folder: Path, name: str, text: str, bad_if: str) -> WrittenCheck:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.py"
-    atomic_write_texts({path: text})
-    return WrittenCheck(path, bad_if)
-
-
-def _wrong_value_wrapper(block: Block, wrong: WrongValue) -> str:
-    """Run the block with its output kept, then say which of the quoted values it printed (stdlib only)."""
-    return textwrap.dedent(f'''
+# The wrong-value check after its docstring; `string.Template` fills in the block, the values and the line.
+_WRONG_VALUE_TEMPLATE = string.Template(textwrap.dedent('''
         import contextlib
         import io
         import re
         import sys
 
-        BLOCK = {block.code!r}
-        EXPECTED = {wrong.expected!r}
-        WRONG = {wrong.actual!r}
+        BLOCK = $block
+        EXPECTED = $expected
+        WRONG = $wrong
         NUMBER = re.compile(r"[-+]?(?:\\d+\\.\\d*|\\.\\d+|\\d+)(?:[eE][-+]?\\d+)?")
 
 
@@ -105,11 +75,11 @@ def _wrong_value_wrapper(block: Block, wrong: WrongValue) -> str:
 
         kept = Tee()
         with contextlib.redirect_stdout(kept):
-            exec(compile(BLOCK, "<report block {block.number}>", "exec"), {{"__name__": "__main__"}})
+            exec(compile(BLOCK, "<report block $number>", "exec"), {"__name__": "__main__"})
         printed = kept.getvalue()
         wrong, expected = shows(printed, WRONG), bool(EXPECTED) and shows(printed, EXPECTED)
         if wrong and not expected:
-            print("{WRONG_VALUE_LINE} the block printed " + repr(WRONG) + " again")
+            print("$line the block printed " + repr(WRONG) + " again")
             sys.exit(1)
         if expected and not wrong:
             print("the block printed the expected " + repr(EXPECTED))
@@ -119,4 +89,40 @@ def _wrong_value_wrapper(block: Block, wrong: WrongValue) -> str:
             sys.exit(0)
         print("cannot tell: the block printed " + ("both values" if wrong else "neither the expected nor the wrong value"))
         sys.exit(125)
-    ''')
+    '''))
+
+
+@dataclass(frozen=True)
+class WrittenCheck:
+    path: Path
+    bad_if: str
+
+
+def check_name(source: str) -> str:
+    """A check's name from the report's file name or ``OWNER/REPO#N``: ``issue-jax-ml-jax-25329``, ``kwarg-f``."""
+    stem = Path(source).stem if "#" not in source else "issue-" + source.replace("/", "-").replace("#", "-")
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_").lower()
+    return name or "issue"
+
+
+def check_text(block: Block, failure: ReportedFailure, bad_if: str, header: str) -> str:
+    """The script's text: a docstring naming the report, the block, the failure and bad_if; then the protocol."""
+    doc = "\n".join([header, "", f"Reported failure: {failure.sentence()}", f"bad_if: {bad_if}", "",
+                     f"The code is block {block.number} of the report, as it holds it; nothing else was changed."])
+    docstring = '"""' + doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '\n"""\n'
+    if failure.wrong_value is None:
+        return docstring + "\n" + block.code.rstrip() + "\n"
+    return docstring + _wrong_value_wrapper(block, failure.wrong_value)
+
+
+def write_check(folder: Path, name: str, text: str, bad_if: str) -> WrittenCheck:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    atomic_write_texts({path: text})
+    return WrittenCheck(path, bad_if)
+
+
+def _wrong_value_wrapper(block: Block, wrong: WrongValue) -> str:
+    """Run the block with its output kept, then say which of the quoted values it printed (stdlib only)."""
+    return _WRONG_VALUE_TEMPLATE.substitute(block=repr(block.code), expected=repr(wrong.expected),
+                                            wrong=repr(wrong.actual), number=block.number, line=WRONG_VALUE_LINE)
