@@ -91,3 +91,10 @@ def test_a_report_without_a_failure_says_so() -> None:
     reading = read_report(text)
     assert reading.bad_if == "" and reading.failure.sentence() == "no failure found"
     assert any("any failure of the block counts" in line for line in reading.lines())
+
+
+def test_a_block_with_an_assert_and_no_traceback_reports_the_assertion() -> None:
+    text = "The assert fails on 0.5.0:\n```python\nimport jax\nassert jax.numpy.ones(2).sum() == 3\n```\n"
+    reading = read_report(text)
+    assert reading.failure.sentence() == "AssertionError, from the assert in block 1"
+    assert reading.bad_if == r"(?m)^(?:[\w.]+\.)?AssertionError(?::|$)"

@@ -102,6 +102,11 @@ def imports_jax(code: str) -> bool:
     return bool(re.search(r"^\s*(import\s+jax\b|from\s+jax[\w.]*\s+import\b)", code, re.M))
 
 
+def has_assert(code: str) -> bool:
+    """Does the code check its result with an ``assert`` statement (then a failed assert is what it reports)?"""
+    return any(isinstance(node, ast.Assert) for node in ast.walk(ast.parse(code)))
+
+
 def only_prints_the_environment(code: str) -> bool:
     """A block whose only work is ``jax.print_environment_info()``: it says which JAX ran, it is not the bug."""
     calls = [node for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Call)]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..run.failures import RaisedException
 from .block_choice import Choice, choose_block
 from .check_writer import WRONG_VALUE_BAD_IF
 from .failure_pattern import bad_if_for
-from .issue_text import Block, code_blocks
+from .issue_text import Block, code_blocks, has_assert
 from .reported_failure import ReportedFailure, reported_failure
 from .reported_versions import Versions, reported_versions
 
@@ -38,6 +39,10 @@ def read_report(text: str, block: int | None = None) -> Reading:
     failure = reported_failure(text, blocks)
     traceback_text = "\n".join(b.text for b in blocks if b.kind in ("traceback", "console")) or text
     choice = choose_block(blocks, traceback_text, block)
+    if not failure.chain and failure.wrong_value is None and has_assert(choice.block.code):
+        # "the assertion fails", without its traceback: the block's own assert is the failure it names
+        failure = ReportedFailure((RaisedException("AssertionError", ""),),
+                                  source=f"the assert in block {choice.block.number}")
     if failure.chain:
         bad_if = bad_if_for(failure.chain)
     elif failure.wrong_value is not None:
