@@ -71,3 +71,16 @@ def test_a_block_that_fails_otherwise_does_not_print_the_wrong_value_line(tmp_pa
 ])
 def test_the_checks_name_comes_from_the_report(source: str, name: str) -> None:
     assert check_name(source) == name
+
+
+def test_a_check_a_triage_did_not_write_is_never_replaced(tmp_path: Path) -> None:
+    from kit.errors import UsageError
+    from kit.triage.check_writer import WRITTEN_BY
+
+    mine = tmp_path / "qr.py"
+    mine.write_text("# my own check\nimport jax\n")
+    with pytest.raises(UsageError, match="was not written by a triage: it is left as it is"):
+        write_check(tmp_path, "qr", f'"""x, {WRITTEN_BY}."""\n', "")
+    assert mine.read_text() == "# my own check\nimport jax\n"
+    write_check(tmp_path, "t", f'"""Triage check for a.md, {WRITTEN_BY}."""\n', "")
+    assert write_check(tmp_path, "t", f'"""again, {WRITTEN_BY}."""\n', "").path.read_text().startswith('"""again')

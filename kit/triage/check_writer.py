@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..atomic_files import atomic_write_texts
+from ..errors import UsageError
 from .issue_text import Block
 from .reported_failure import ReportedFailure, WrongValue
 
@@ -29,6 +30,9 @@ WRONG_VALUE_LINE = "REPORTED WRONG VALUE:"
 """What the wrong-value wrapper prints before it exits 1; its ``bad_if`` matches this line."""
 
 WRONG_VALUE_BAD_IF = "(?m)^" + WRONG_VALUE_LINE
+
+WRITTEN_BY = "written by nox -s triage"
+"""In every check's first line: a later triage may replace such a file, never another."""
 
 
 # The wrong-value check after its docstring; `string.Template` fills in the block, the values and the line.
@@ -116,8 +120,12 @@ def check_text(block: Block, failure: ReportedFailure, bad_if: str, header: str)
 
 
 def write_check(folder: Path, name: str, text: str, bad_if: str) -> WrittenCheck:
-    folder.mkdir(parents=True, exist_ok=True)
+    """``folder/name.py``; a file there that a triage did not write (a check of the user's) is never replaced."""
     path = folder / f"{name}.py"
+    if path.exists() and WRITTEN_BY not in path.read_text(encoding="utf-8", errors="replace")[:500]:
+        raise UsageError(f"{path} is there already and was not written by a triage: it is left as it is",
+                         "give the check another name with --name NAME, or another folder with --checks-dir DIR")
+    folder.mkdir(parents=True, exist_ok=True)
     atomic_write_texts({path: text})
     return WrittenCheck(path, bad_if)
 

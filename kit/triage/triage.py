@@ -29,7 +29,7 @@ from ..errors import IndexUnreachable
 from ..install.index import PackageIndex
 from ..run.runner import RunRequest, run_check
 from ..user_paths import shown_path
-from .check_writer import WrittenCheck, check_name, check_text, write_check
+from .check_writer import WRITTEN_BY, WrittenCheck, check_name, check_text, write_check
 from .report_reading import Reading, read_report
 
 Log = Callable[[str], None]
@@ -74,7 +74,7 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
         log(line)
     name = options.name or check_name(options.source)
     folder = options.checks_dir or matrix.path.parent / "checks"
-    header = f"Triage check for {options.source}, written by nox -s triage (kit/triage/)."
+    header = f"Triage check for {options.source}, {WRITTEN_BY} (kit/triage/)."
     written = write_check(folder, name, check_text(reading.choice.block, reading.failure, reading.bad_if, header),
                           reading.bad_if)
     log(f"wrote {shown_path(written.path, matrix.path.parent)}")
