@@ -1,4 +1,4 @@
-"""``from repro import kitcheck`` in a script of the user's own project, run by hand (issue 27 item 8).
+"""``from repro import kitcheck`` in a script of the user's own project, run by hand.
 
 The script lives outside the kit's folder. Run by hand it finds ``repro`` the two ways docs/checks.md gives
 (PYTHONPATH, or a ``.pth`` file in the environment's site-packages), prints its verdict and exits with the

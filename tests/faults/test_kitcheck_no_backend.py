@@ -1,4 +1,4 @@
-"""A check run by hand where jax imports but no backend starts (a CUDA build without its driver, issue 27 item 8):
+"""A check run by hand where jax imports but no backend starts (a CUDA build without its driver):
 ``kitcheck.finish`` still writes the verdict, with the JAX version only (it raised from ``jax.devices()`` and the
 verdict was lost). docs/faults.md, "Inputs".
 """
@@ -6,12 +6,30 @@ verdict was lost). docs/faults.md, "Inputs".
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-import os
 from pathlib import Path
 
-from tests.test_kitcheck_outside import KIT_ROOT, _clean_env, _project
+KIT_ROOT = Path(__file__).resolve().parent.parent.parent
+
+SCRIPT = """\
+from repro import kitcheck
+
+kitcheck.finish("affected", "sum is slow", summary={"n": 1000})
+"""
+
+
+def _project(tmp_path: Path) -> Path:
+    """The user's own project, far from the kit."""
+    script = tmp_path / "myproject" / "sum_check.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(SCRIPT)
+    return script
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KIT_RESULT")}, **extra}
 
 
 def test_a_jax_whose_backend_cannot_start_still_gets_its_verdict_written(tmp_path: Path) -> None:
