@@ -7,6 +7,7 @@
     nox -s matrix                   # every check on every release, then the report
     nox -s report                   # rebuild reports/matrix.md from records only
     nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
+    nox -s triage -- issue.md       # a bug report's code as a check: where it reproduces, and the bisect
     nox -s tests                    # the kit's own tests: the fast lane (Python 3.9 and 3.13)
     nox -s tests-integration        # the rest: real releases, a real SLURM
 
@@ -115,6 +116,12 @@ def plan(session: nox.Session) -> None:
 def bisect(session: nox.Session) -> None:
     """Find the first JAX release where a check's verdict changes (and with --commits, the JAX commit)."""
     _run(session, ["bisect", *session.posargs])
+
+
+@nox.session(python=False, default=False)
+def triage(session: nox.Session) -> None:
+    """A check from a bug report (`-- ISSUE.md`): where it reproduces, and the bisect to run (`--run` runs it)."""
+    _run(session, ["triage", *session.posargs])
 
 
 @nox.session(python=False, default=False)
