@@ -442,7 +442,7 @@ NOISY_SCRIPT = textwrap.dedent(
 
 def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
         machine: Callable[..., FakeReleases], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # issue 20: with JAX_THREEFRY_PARTITIONABLE=1 exported, a rerun answered from probes made without it.
+    # Once, with JAX_THREEFRY_PARTITIONABLE=1 exported, a rerun answered from probes made without it.
     releases = machine()
     script = tmp_path / "repro.py"
     script.write_text(NOISY_SCRIPT)
