@@ -12,7 +12,7 @@ from kit.bisect.options import Options
 from kit.bisect.search import Outcome
 from kit.errors import UsageError
 from tests.fake_releases import FakeReleases
-from tests.test_bisect_driver import CHECKS, RELEASES, record_run
+from tests.bisect_machine import CHECKS, RELEASES, record_run
 
 G, B, S = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
 OPTIONS = Options(check="scaling", script=None, good="0.6.0", bad="0.4.35",

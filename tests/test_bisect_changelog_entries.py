@@ -12,7 +12,7 @@ from kit.bisect import changelog, driver
 from kit.bisect.changelog import release_notes
 from kit.bisect.changelog_entries import entries, error_terms, matching, quoted, script_terms
 from tests.fake_releases import FakeReleases
-from tests.test_bisect_driver import CHECKS, RELEASES, verdicts
+from tests.bisect_machine import CHECKS, RELEASES, verdicts
 
 SECTION = """\
 ## jax 0.5.3 (March 19, 2025)

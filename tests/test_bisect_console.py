@@ -10,7 +10,7 @@ import pytest
 from kit.bisect import changelog, driver
 from kit.bisect.console import PROBE_WIDTH, Console
 from tests.fake_releases import FakeReleases
-from tests.test_bisect_driver import CHECKS, RELEASES
+from tests.bisect_machine import CHECKS, RELEASES
 
 FAILING = """\
 import os

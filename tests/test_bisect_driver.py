@@ -23,19 +23,15 @@ from packaging.version import Version
 from kit.bisect import changelog
 from kit.run import runner
 from kit.bisect import cluster, driver
-from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import expected_probes
-from kit.config import Matrix, load_matrix, parse_matrix
+from kit.config import load_matrix, parse_matrix
 from kit.install.release import plan_release
 from kit.errors import ConfigError, UsageError
+from tests.bisect_machine import CHECKS, RELEASES, record_run, report_json, verdicts  # noqa: F401 (shared)
 from tests.fake_releases import FakeReleases
 
 REPO = Path(__file__).resolve().parent.parent
-
-RELEASES = ["0.4.34", "0.4.35", "0.4.36", "0.4.37", "0.4.38", "0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
-
-CHECKS = {"scaling": {"devices": [1, 2], "batch": 64, "timeout_s": 60}}
 
 PLAIN_MATRIX = parse_matrix({"release": [{"version": "0.4.35"}, {"version": "0.6.0"}], "checks": CHECKS})
 """For what is decided from the command line alone."""
@@ -61,31 +57,10 @@ def run(machine: FakeReleases, *argv: str) -> tuple[int, list[str]]:
     return code, lines
 
 
-def report_json(where: FakeReleases | Matrix, name: str = "*") -> dict[str, Any]:
-    """The newest bisect report's JSON (next to the results folder of the machine's, or a real, matrix)."""
-    matrix = where.matrix if isinstance(where, FakeReleases) else where
-    path = max(matrix.results_dir.parent.glob(f"bisect-{name}.json"), key=lambda p: p.stat().st_mtime_ns)
-    data = json.loads(path.read_text())
-    assert data["schema"] == REPORT_SCHEMA
-    return data
-
-
 def seen(capsys: pytest.CaptureFixture[str], releases: FakeReleases) -> str:
     """What a user reads: the console (quiet unless -v: the summary) and then the newest markdown report."""
     newest = max(releases.matrix.results_dir.parent.glob("bisect-*.md"), key=lambda p: p.stat().st_mtime_ns)
     return capsys.readouterr().out + newest.read_text()
-
-
-def verdicts(first_bad: str, *, fix: bool = False) -> dict[str, Any]:
-    """Every release affected from ``first_bad`` on (a regression), or unaffected from there on (a fix)."""
-    before, after = ("affected", "unaffected") if fix else ("unaffected", "affected")
-    return {v: (after if Version(v) >= Version(first_bad) else before) for v in RELEASES}
-
-
-def record_run(machine: FakeReleases, version: str, *results: str) -> None:
-    """Run the check on ``version`` as `nox -s scaling-<version>` would, leaving the record it writes."""
-    machine.behave(version, *results)
-    runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version=version), lambda line: None)
 
 
 # --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from kit.bisect.gallop import Galloped, gallop
 from kit.bisect.search import Outcome
 from kit.errors import UsageError
 from tests.fake_releases import FakeReleases
-from tests.test_bisect_driver import CHECKS, RELEASES, report_json, verdicts
+from tests.bisect_machine import CHECKS, RELEASES, report_json, verdicts
 
 G, B, S = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
 

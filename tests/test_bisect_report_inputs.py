@@ -11,7 +11,7 @@ from kit.bisect import changelog, driver, report_inputs
 from kit.bisect.options import parse_options
 from kit.run.child_processes import REPO_ROOT
 from tests.fake_releases import FakeReleases
-from tests.test_bisect_driver import CHECKS, RELEASES, verdicts
+from tests.bisect_machine import CHECKS, RELEASES, verdicts
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import time
-from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import Version

@@ -25,7 +25,7 @@ from ..errors import UsageError
 from ..records import newest_records_here
 from ..requirements import requirements
 from ..run.slurm_jobs import SlurmOptions
-from ..user_paths import file_problem, find_links_argument, report_path, shown_path
+from ..user_paths import file_problem, find_links_argument, report_path
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
