@@ -1,4 +1,4 @@
-"""kit.bisect.advice: a tip that follows the evidence (issue 27, item 3); pure cases, then end to end."""
+"""kit.bisect.advice: a tip that follows the evidence; pure cases, then end to end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""kit.bisect.changelog_entries, and release notes read from a clone without --commits (issue 27, item 7)."""
+"""kit.bisect.changelog_entries, and release notes read from a clone without --commits."""
 
 from __future__ import annotations
 

@@ -156,7 +156,7 @@ def test_committed_reports_hold_no_absolute_path() -> None:
 
 
 # --------------------------------------------------------------------------
-# A report made for the thread (issue 27, item 4)
+# A report made for the thread
 
 from kit.bisect.commit_candidates import CommitCandidate  # noqa: E402
 from kit.bisect.commit_finding import CommitFinding, CommitLevel  # noqa: E402

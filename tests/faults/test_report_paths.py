@@ -1,4 +1,4 @@
-"""No machine's absolute path in a bisect report (issue 27, item 4): a report is pasted into a bug thread.
+"""No machine's absolute path in a bisect report: a report is pasted into a bug thread.
 
 The fault: `--jax-repo /abs/clone` or `--changelog /abs/file` outside the project and the home folder was
 quoted as given, in the clone's name and in "Reproduce with:", and a failing script's traceback quoted its
