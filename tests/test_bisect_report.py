@@ -159,7 +159,7 @@ def test_committed_reports_hold_no_absolute_path() -> None:
 # A report made for the thread
 
 from kit.bisect.commit_candidates import CommitCandidate  # noqa: E402
-from kit.bisect.commit_finding import CommitFinding, CommitLevel  # noqa: E402
+from kit.bisect.commit_finding import CommitFinding, CommitLevel, TieBreak  # noqa: E402
 from kit.bisect.summary import SCRIPT_LINES, SUMMARY_LINES, bisected_script, summary_lines  # noqa: E402
 from kit.history.commit_range import CommitRange  # noqa: E402
 from kit.history.commits import CommitInfo  # noqa: E402
@@ -279,4 +279,15 @@ def test_the_summary_of_all_lists_each_change_and_a_stop_says_why() -> None:
     stopped = finding({}, {})
     stopped.stopped = "--bad 0.5.0 is good (unaffected), not bad: measured (move --bad away from 0.6.0)"
     assert summary_lines(stopped)[2] == f"- **Stopped:** {stopped.stopped}"
+
+
+def test_not_in_python_names_no_commit_in_the_summary() -> None:
+    binary = commit_fix()
+    assert binary.commits is not None
+    binary.commits.tie_break = TieBreak("binary", None, Build("0.5.2", "0.5.1", "3.13", True, "bad"),
+                                        Build("0.5.3", "0.5.3", "3.13", True, "good"), BAD)
+    lines = summary_lines(binary)
+    assert lines[0] == "# Bisect: scaling (cpu): jax 0.5.3 fixed it"
+    assert "- **Commit:** not in JAX's Python: the jaxlib binary (see *Commits* below)" in lines
+    assert not any(FIRST_GOOD[:10] in line for line in lines[:4])
 

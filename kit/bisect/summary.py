@@ -108,7 +108,8 @@ def _answer(finding: Finding) -> list[str]:
     lines = [f"- **Answer:** first {new_word} release **jax {result.first_different}** ({exact}; last {old_word} "
              f"jax {result.last_same}): {changelog.compare_url(result.last_same, result.first_different)}"]
     found = finding.commits
-    if found is not None and found.first_different is not None:
+    # "Not in JAX's Python" names where the probes switched builds, no cause: no commit is named for it.
+    if found is not None and found.first_different is not None and found.verdict not in ("not-in-python", "stopped"):
         info = found.first_different
         pr = f", PR #{info.pr} {info.pr_url}" if info.pr else ""
         lines.append(f"- **Commit** ({_verdict_words(found.verdict)}): **{info.hash[:10]}** \"{info.title[:90]}\" "
