@@ -279,12 +279,18 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     )
 
 
+PATH_FLAGS = ("--script", "--changelog", "--jax-repo", "--out", "--find-links")
+"""The flags whose value is a path (``--find-links`` may also be a URL, which is left as it is)."""
+
+
 def shown_argv(argv: Sequence[str], project: Path) -> tuple[str, ...]:
-    """The command line with every absolute path (``/x``, ``--flag=/x``) made relative to the project."""
-    shown = []
+    """The command line with each absolute path a path flag was given (``--out /x``, ``--out=/x``) relative to the
+    project, as `user_paths.report_path` names it; anything else (a ``--bad-if`` regex) as it was."""
+    shown: list[str] = []
     for arg in argv:
-        flag, equals, value = arg.rpartition("=") if arg.startswith("--") and "=" in arg else ("", "", arg)
-        if value.startswith(("/", "~")) and Path(value).expanduser().exists():  # a path, not a regex
+        flag, equals, value = arg.partition("=") if arg.startswith("--") and "=" in arg else ("", "", arg)
+        after_flag = bool(shown) and shown[-1] in PATH_FLAGS and not equals
+        if (after_flag or (equals and flag in PATH_FLAGS)) and value.startswith(("/", "~")):
             value = report_path(Path(value).expanduser(), project)
         shown.append(flag + equals + value)
     return tuple(shown)

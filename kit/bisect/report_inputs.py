@@ -37,7 +37,8 @@ def reports_dir(matrix: Matrix, options: Options) -> Path:
 
 def shown_paths(matrix: Matrix, options: Options) -> dict[str, str]:
     """Absolute paths a report may quote (in a probe's traceback, say) and how it names them instead."""
-    given = [path for path in (options.script, options.jax_repo, options.changelog, REPO_ROOT) if path is not None]
+    given = [path for path in (options.script, options.jax_repo, options.changelog, options.out, REPO_ROOT)
+             if path is not None]
     return machine_paths(matrix.path.parent, given)
 
 

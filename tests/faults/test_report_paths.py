@@ -1,7 +1,7 @@
 """No machine's absolute path in a bisect report: a report is pasted into a bug thread.
 
-The fault: `--jax-repo /abs/clone` or `--changelog /abs/file` outside the project and the home folder was
-quoted as given, in the clone's name and in "Reproduce with:", and a failing script's traceback quoted its
+The fault: `--jax-repo /abs/clone`, `--changelog /abs/file` or `--out /abs/folder` outside the project and the
+home folder was quoted as given, in the clone's name and in "Reproduce with:", and a failing script's traceback quoted its
 files by absolute path. Now a path outside both is shown relative to the project (``../clone``), and the
 project's and home's absolute paths are taken out of what the probes printed. docs/faults.md, "Bisect".
 """
@@ -37,9 +37,10 @@ def test_a_bisect_report_names_no_absolute_path(fake_releases: Callable[..., Fak
     script, notes = outside / "repro.py", outside / "CHANGELOG.md"
     script.write_text(FAILING)
     notes.write_text("# Changelog\n\n## jax 0.5.0\n\n* Fixed `RuntimeError` on empty batches.\n")
-    argv = ["--script", str(script), "--good", "0.4.35", "--bad", "0.6.0", "--changelog", str(notes)]
+    out = outside / "reports-for-the-thread"  # absolute, and not there yet when the command line is read
+    argv = ["--script", str(script), "--good", "0.4.35", "--bad", "0.6.0", "--changelog", str(notes), "--out", str(out)]
     assert driver.main(machine.matrix, argv, lambda _line: None) == 0
-    written = sorted(machine.matrix.results_dir.parent.glob("bisect-*"))
+    written = sorted(out.glob("bisect-*"))
     assert [p.suffix for p in written] == [".json", ".md"]
     for path in written:
         text = path.read_text()
@@ -47,4 +48,5 @@ def test_a_bisect_report_names_no_absolute_path(fake_releases: Callable[..., Fak
     markdown = written[1].read_text()
     shown = os.path.relpath(script, machine.matrix.path.parent)
     assert shown.startswith("..") and f"--script {shown} " in markdown
+    assert f"--out {os.path.relpath(out, machine.matrix.path.parent)}`" in markdown
     assert "RuntimeError: broken on 0.5.0" in markdown  # the traceback is still quoted, its paths relative
