@@ -291,3 +291,10 @@ def test_not_in_python_names_no_commit_in_the_summary() -> None:
     assert "- **Commit:** not in JAX's Python: the jaxlib binary (see *Commits* below)" in lines
     assert not any(FIRST_GOOD[:10] in line for line in lines[:4])
 
+
+def test_a_path_is_rewritten_where_it_starts_never_inside_one_already_relative() -> None:
+    paths = {"/tmp/out": "../../tmp/out", "/work/p/": ""}
+    text = "--out ../../tmp/out` and --out /tmp/out and \"/tmp/out/x.md\" and /tmp/outer and /work/p/a.py"
+    assert report.without_machine_paths(text, paths) == (
+        "--out ../../tmp/out` and --out ../../tmp/out and \"../../tmp/out/x.md\" and /tmp/outer and a.py")
+

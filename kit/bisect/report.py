@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -295,8 +296,12 @@ def without_machine_paths(text: str, paths: Mapping[str, str] | None) -> str:
     """``text`` with each absolute path of ``paths`` (longest first) replaced by how reports show it: a probe's
     traceback quotes files by absolute path, and the report is pasted where this machine means nothing."""
     for absolute in sorted(paths or {}, key=len, reverse=True):
-        if absolute not in ("", "/"):
-            text = text.replace(absolute, (paths or {})[absolute])
+        if absolute in ("", "/"):
+            continue
+        # Only where the path starts (not inside ../../tmp/x, already relative) and, for a file, ends.
+        ends = "" if absolute.endswith("/") else r"(?![\w.-])"
+        shown = (paths or {})[absolute]
+        text = re.sub(r"(?<![\w./~-])" + re.escape(absolute) + ends, lambda _match: shown, text)
     return text
 
 
