@@ -9,7 +9,7 @@ One set of rules for both halves, and the one road a parameter takes:
   between values (every device count must split the batch and the matrix);
 * `to_flags` writes parameters as the repro's command line, and
   `add_flags` builds that command line's parser, so
-  ``parse(to_flags(p)) == p`` for every valid ``p`` (tests/test_parameters.py).
+  ``parse(to_flags(p)) == p`` for every valid ``p`` (tests/test_repro_parameters.py).
 
 The kit (in nox's process) parses and checks matrix.toml and its own command
 line with these once, where they enter, before it resolves or installs

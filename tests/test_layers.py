@@ -1,4 +1,4 @@
-"""Imports run down the layers of kit/ (PLAN.md, docs/architecture.md): never up, never sideways.
+"""Imports run down the layers of kit/ (docs/architecture.md): never up, never sideways.
 
 Every module under kit/ is parsed (not imported) and each of its imports,
 top-level or inside a function, is checked against the layer table below. A
@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     "kit.requirements": 0, "kit.user_paths": 0,
     "kit.install": 1,  # how does this run get its Python
     "kit.run": 2,  # run one check in one environment -> one record
-    "kit.matrix": 3, "kit.bisect": 3,  # the drivers; they do not import each other
+    "kit.matrix": 3, "kit.bisect": 3, "kit.triage": 3,  # the drivers; they do not import each other
     "kit.cli": 4, "kit.__main__": 4,  # the entry point: it may import every driver
 }
 BOTTOM, ENTRY = 0, 4

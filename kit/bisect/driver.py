@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import shlex
 import time
-from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import Version
 
 from repro.environment import jax_variables
 
-from . import changelog
 from ..config import Matrix
 from .. import records
-from ..history.commit_range import tag
-from ..history.commits import read_text
 from ..history.source import History, open_history
-from .changelog import CHANGELOG_NAME
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import KitError, StorageError, UsageError
 from ..install.index import PackageIndex
@@ -27,14 +22,17 @@ from ..run.slurm_jobs import require_controller, require_sbatch
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding
-from .options import Log, Options, bisect_name, bounds, make_parser, parse_options
-from ..user_paths import shown_path
+from .options import Log, Options, bisect_name, bounds, make_parser, parse_options, recorded_verdicts
+from .advice import recorded_outcomes, scan_tip
+from ..user_paths import report_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
 from .probe_cache import ProbeCache, probe_cache_dir, subject_key
 from .metric import MetricProber, metric_summary
 from .metric_samples import MetricSamples
 from .probes import Prober
+from . import gallop, report_inputs
+from .console import Console
 from .rounds import ProbeMany, Rounds, side_by_side
 from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
 
@@ -46,29 +44,27 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         return 0
     started = time.monotonic()
     options = parse_options(matrix, argv)
+    log = Console(log, options.verbose)  # quiet unless -v: one line a probe, the phases, the summary
     if options.slurm:  # before anything is listed or built: a missing cluster is said in a second
         require_sbatch()
         require_controller()
     history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
-    good, bad, how = bounds(matrix, options)
-    log(how)
-    versions = release_versions(index, good, bad)
-    log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
-    candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
-    name = bisect_name(options, good, bad)
-    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
-    subject = subject_key(matrix, options)
-    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, name, index, log)
+    good, bad, how, candidates, prober, galloped = _bounds_and_prober(matrix, options, index, log)
+    name = prober.name = bisect_name(options, good, bad)
     if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again
-        prober.samples = metric_samples(matrix, options, subject, good, bad, prober, name, log)
+        prober.samples = metric_samples(matrix, options, prober.subject, good, bad, prober, name, log)
     # A metric is judged against this run's bounds; on SLURM a probe's identity holds its node's hardware,
     # known only there: each task looks itself up in the probe cache.
-    known = {} if options.metric or options.slurm else prober.known_outcomes()
+    in_range = {c.version for c in candidates}  # a gallop's prober knows releases beyond the bounds too
+    known = {} if options.metric or options.slurm else {**galloped, **prober.known_outcomes()}
+    known = {v: o for v, o in known.items() if v in in_range}
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
+    known = {**{v: o for v, o in prober.ruled_out().items() if v in in_range}, **known}
+    evidence = recorded_outcomes(recorded_verdicts(matrix, options)) if options.check else {}  # for the tip
     try:
-        finding = search(options, good, bad, how, name, candidates, prober, {**prober.ruled_out(), **known}, rounds)
+        finding = search(options, good, bad, how, name, candidates, prober, known, rounds, evidence)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
         finding = Finding(name, options, good, bad, how, candidates, {}, dict(prober.observations),
                           list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop),
@@ -76,7 +72,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
         finding.seconds = time.monotonic() - started
         try:
-            report.publish_report(matrix.results_dir.parent, finding, [])
+            report.publish_report(report_inputs.reports_dir(matrix, options), finding, [],
+                                  report_inputs.bisected(matrix, options), report_inputs.shown_paths(matrix, options))
         except StorageError as unsaved:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
@@ -90,14 +87,31 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     return 0
 
 
+def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
+                       log: Log) -> tuple[str, str, str, list[Candidate], Prober, dict[str, Outcome]]:
+    """(good, bad, how they were chosen, the candidates between them, the prober, what a gallop probed): one
+    bound alone is galloped."""
+    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
+    subject = subject_key(matrix, options)
+    if gallop.one_sided(options):
+        return gallop.find_bounds(matrix, options, index,
+                                  lambda wide: Prober(matrix, options, wide, cache, subject, "", index, log), log)
+    good, bad, how = bounds(matrix, options)
+    log(how)
+    versions = release_versions(index, good, bad)
+    log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
+    candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
+    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, "", index, log)
+    return good, bad, how, candidates, prober, {}
+
+
 def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
     """The report, with the release notes: printed first; a StorageError after it."""
     finding.seconds = time.monotonic() - started
-    versions = report.release_versions(finding)
-    options = finding.options
-    notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
-                                    text=clone_changelog(history, versions) if options.changelog is None else None)
-    report.publish_report(matrix.results_dir.parent, finding, notes)
+    notes = report_inputs.release_notes(matrix, finding, index, history)
+    report.publish_report(report_inputs.reports_dir(matrix, finding.options), finding, notes,
+                          report_inputs.bisected(matrix, finding.options),
+                          report_inputs.shown_paths(matrix, finding.options))
 
 
 def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
@@ -105,19 +119,12 @@ def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
     given, given_by, shown = options.jax_repo, "--jax-repo", options.jax_repo_shown
     if given is None and matrix.jax_repo is not None:
         given, given_by = matrix.jax_repo, "matrix.toml's [install] jax_repo"
-        shown = shown_path(matrix.jax_repo, matrix.path.parent)
+        shown = report_path(matrix.jax_repo, matrix.path.parent)
     cache = matrix.envs_dir.parent / "jax-history" / "jax.git"
     # Reports name the clone as the user did, or relative to the project: no machine's absolute path in them.
-    history = open_history(given, given_by, cache, log, shown=shown or shown_path(cache, matrix.path.parent))
+    history = open_history(given, given_by, cache, log, shown=shown or report_path(cache, matrix.path.parent))
     log(f"JAX's history: {history.path} ({history.origin})")
     return history
-
-
-def clone_changelog(history: History | None, versions: list[str]) -> str | None:
-    """CHANGELOG.md as it stood at the newest release asked for, from the clone (None without one)."""
-    if history is None or not versions:
-        return None
-    return read_text(history, tag(max(versions, key=Version)), CHANGELOG_NAME)
 
 
 def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:
@@ -141,7 +148,8 @@ def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any],
 
 
 def search(options: Options, good: str, bad: str, how: str, name: str, candidates: list[Candidate],
-           prober: Prober, known: dict[str, Outcome], rounds: Rounds) -> Finding:
+           prober: Prober, known: dict[str, Outcome], rounds: Rounds,
+           evidence: Mapping[str, Outcome] | None = None) -> Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
 
     With ``--jobs K`` or ``--slurm`` the probes go in rounds of up to K at
@@ -163,7 +171,7 @@ def search(options: Options, good: str, bad: str, how: str, name: str, candidate
         if not options.metric:
             if together:
                 probe_round([versions[0], versions[-1]], rounds.many, cache, [])
-            verify(good, bad, versions, rounds.one, prober, cache, options)
+            verify(good, bad, versions, rounds.one, prober, cache, options, evidence or {})
         old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
         result = (ksect(versions, rounds.many, options.jobs, old_outcome=old_outcome, cache=cache) if together
                   else bisect(versions, rounds.one, old_outcome=old_outcome, cache=cache))
@@ -186,10 +194,11 @@ def _provenance(seen: Observation | None) -> str:
 
 
 def verify(good: str, bad: str, versions: list[str], probe: Callable[[str], Outcome], prober: Prober,
-           cache: dict[str, Outcome], options: Options) -> None:
+           cache: dict[str, Outcome], options: Options, evidence: Mapping[str, Outcome] | None = None) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
 
-    The search's :func:`verify_bounds` judges; this says it with the user's flags.
+    The search's :func:`verify_bounds` judges; this says it with the user's flags. ``evidence``: outcomes the
+    records show; with the probes', an outcome seen changing twice inside the bounds makes the tip ``--all``.
     """
     old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
     problem = verify_bounds(versions, probe, cache, old_outcome=old_outcome)
@@ -205,10 +214,13 @@ def verify(good: str, bad: str, versions: list[str], probe: Callable[[str], Outc
         raise missing_import_stop(seen.missing_import, flag, version, options)
     message = f"{flag} {version} is {describe(problem.got, bool(options.script))}, not {wanted.value}: " \
               f"{seen.reason if seen else ''}{_provenance(seen)}"
-    if problem.kind == "reversed":
-        raise UsageError(message, "swap --good and --bad")
     if problem.kind == "untestable":
         raise UsageError(message, f"choose a {flag} release that can be tested here")
+    twice = scan_tip({**(evidence or {}), **cache}, good, bad, options)
+    if twice is not None:  # a bug that came and went: moving a bound would hide it
+        raise UsageError(message, twice)
+    if problem.kind == "reversed":
+        raise UsageError(message, "swap --good and --bad")
     away = "an older" if Version(version) < Version(other) else "a newer"
     raise UsageError(message, f"move {flag} away from {other}: try {away} release")
 

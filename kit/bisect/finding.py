@@ -66,10 +66,12 @@ class Finding:
 
     @property
     def reproduce(self) -> str:
-        """The command line, with the bounds spelled out when they came from the records (they move)."""
-        argv = list(self.options.argv)
+        """The command line, with the bounds spelled out when they came from the records or a gallop (they move)."""
+        argv = list(self.options.argv_shown or self.options.argv)
         if self.options.good is None:
-            argv += ["--good", self.good, "--bad", self.bad]
+            argv += ["--good", self.good]
+        if self.options.bad is None:
+            argv += ["--bad", self.bad]
         return "nox -s bisect -- " + shlex.join(argv)
 
 

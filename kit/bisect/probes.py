@@ -249,7 +249,8 @@ class Prober:
                                  reproduce=reproduce_command(self.matrix, self.options, version or ""),
                                  first_python=candidate.python if candidate is not None else None,
                                  output_log=log_file, pins=self.options.pins,
-                                 overrides=probe_overrides(self.matrix, self.options))
+                                 overrides=probe_overrides(self.matrix, self.options),
+                                 echo=self.options.verbose)  # quiet: the output is in the probe's log
 
     def _prepare(self, version: str) -> Prepared:
         """The release resolved and its environment built or reused, at most once per bisect."""

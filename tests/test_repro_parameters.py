@@ -158,7 +158,7 @@ def test_devices_in_any_order_are_one_value() -> None:
 
 
 def test_a_positive_control_that_cannot_split_the_matrix_rows_is_refused() -> None:
-    # issue 18 item 5: accepted, then the positive control's ValueError blamed the release.
+    # Once accepted, then the positive control's ValueError blamed the release.
     broken = problems("scaling", {**DEFAULTS["scaling"], "devices": [1, 3], "batch": 4095})
     assert broken == ["--matrix-size 32 does not split evenly over 3 devices: the positive control splits each "
                       "matrix's rows over the devices, so each device count must divide the matrix size"]
