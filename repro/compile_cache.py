@@ -51,6 +51,11 @@ class CompileCache:
         self.counting = False
         self._entries_before = _entries(folder)
 
+    @classmethod
+    def unasked(cls) -> "CompileCache":
+        """No folder named: every compile is JAX's own."""
+        return cls(None, "not asked for")
+
     def listen(self, event: str, *args: Any, **kwargs: Any) -> None:
         if event in (_REQUESTS, _HITS):
             self.events.append(event)
@@ -77,7 +82,7 @@ def enable(jax: Any, environ: Optional[Dict[str, str]] = None) -> CompileCache:
     """
     folder = (os.environ if environ is None else environ).get(ENV) or None
     if folder is None:
-        return CompileCache(None, "not asked for")
+        return CompileCache.unasked()
     cache = CompileCache(folder)
     if not _point_at(jax, folder):
         cache.problem = "not supported here: this jax has no persistent compilation cache to point at a folder"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from repro import compile_cache, hlo, verdicts
@@ -175,7 +175,7 @@ class Setup:
     processes: int
     process: Optional[Dict[str, Any]]  # this process's facts in a multi-process run
     notes: List[str]
-    compile_cache: compile_cache.CompileCache
+    compile_cache: compile_cache.CompileCache = field(default_factory=compile_cache.CompileCache.unasked)
 
 
 def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
