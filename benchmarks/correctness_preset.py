@@ -6,9 +6,11 @@ Runs `python -m repro.correctness --preset issue-24843` (1,500,000 × 20×20
 float32, 2.4 GB) on CPU in the given interpreter, as a child process, and
 prints its wall time, peak RSS (getrusage of the child, so the figure is the
 repro's own and not this script's), the peak over the input's size against
-issue 28's target (at most 2×; it was 2.6× with jax 0.4.35, 5.77 GiB) and the
-verdict. Extra arguments after `--` go to the repro unchanged. It needs about
-2.3× the input (5.2 GiB) free: run it once, on a quiet machine.
+issue 28's target (at most 2×; it was 2.6× with jax 0.4.35, 5.77 GiB, and is
+2.2× since the batch is drawn a chunk at a time: `correctness_peak_parts.py`
+says what the rest is made of) and the verdict. Extra arguments after `--` go
+to the repro unchanged. It needs about 2.3× the input (5.2 GiB) free: run it
+once, on a quiet machine.
 """
 
 from __future__ import annotations

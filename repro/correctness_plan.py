@@ -18,7 +18,11 @@ from repro import tolerance
 # so the host working set stays small next to the input array.
 CHUNK_BYTES = 2**27
 # Peak memory of one case relative to its input: factorising, which needs the
-# input plus XLA's copy of it that the LU overwrites with its factors (2×). The
+# input plus its copy in the column-major layout LAPACK's getrf wants (XLA's
+# transposing copy into a fresh buffer, factorised in place there), plus the
+# pivots and the gathered diagonals (≈0.05× each). Donating the input cannot
+# free it: JAX refuses a donation that no output of the input's shape can take
+# (benchmarks/correctness_peak_parts.py measures each part and tries it). The
 # draw, a chunk at a time (repro/correctness.py), needs the input and one chunk;
 # drawn in one call, threefry's counters and bits sat beside it (2.5× on CPU
 # with jax 0.4.35, over 4× with newer releases' partitionable threefry).
