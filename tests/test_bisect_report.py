@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.bisect import report
+from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA, Finding
 from kit.bisect.options import Options
@@ -28,9 +29,10 @@ def candidate(version: str, **changes: Any) -> Candidate:
 def finding(outcomes: dict[str, Outcome], observations: dict[str, Observation], *, good: str = "0.6.0",
             bad: str = "0.5.0", result: BisectResult[str] | None = None, transitions: list[Transition[str]] = (),
             candidates: list[Candidate] | None = None, **options: Any) -> Finding:
-    opts = Options(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
+    bounds = Bounds.of_releases(good, bad, how="bounds from the command line")
+    opts = Options(check=options.pop("check", "scaling"), script=options.pop("script", None), bounds=bounds,
                    argv=("--check", "scaling", "--good", good, "--bad", bad), **options)
-    return Finding("scaling-good0.6.0-bad0.5.0-cpu", opts, good, bad, "bounds from the command line",
+    return Finding("scaling-good0.6.0-bad0.5.0-cpu", opts, bounds,
                    candidates or [candidate(v) for v in VERSIONS], outcomes, observations,
                    [v for v, o in observations.items() if o.source == "run"], result, list(transitions), seconds=12.3)
 
@@ -102,7 +104,7 @@ def test_the_candidate_table_says_what_each_release_would_install_before_any_pro
     candidates = [candidate("0.5.0"), candidate("0.5.1", yanked="broken wheel"),
                   candidate("0.5.2", problem="https://pypi.org/simple has no jaxlib 0.5.2 wheels", python=None),
                   candidate("0.5.3", python=None)]
-    table = report.candidate_table(candidates, Options("scaling", None, "0.5.3", "0.5.0"), {"0.5.0"})
+    table = report.candidate_table(candidates, Options("scaling", None, Bounds.of_releases("0.5.3", "0.5.0")), {"0.5.0"})
     assert table.splitlines() == [
         "4 candidate releases, oldest first; about 4 probes, 1 already known:",
         "  jax 0.5.0      2025-03-01  jaxlib 0.5.0, python 3.13  (known)",
@@ -110,7 +112,7 @@ def test_the_candidate_table_says_what_each_release_would_install_before_any_pro
         "  jax 0.5.2      2025-03-01  NOT INSTALLABLE: https://pypi.org/simple has no jaxlib 0.5.2 wheels",
         "  jax 0.5.3      2025-03-01  jaxlib 0.5.3, python chosen when probed",
     ]
-    scan = report.candidate_table(candidates, Options("scaling", None, "0.5.3", "0.5.0", scan=True), set())
+    scan = report.candidate_table(candidates, Options("scaling", None, Bounds.of_releases("0.5.3", "0.5.0"), scan=True), set())
     assert scan.splitlines()[0] == "4 candidate releases, oldest first; 4 probes (--all):"
 
 

@@ -144,7 +144,7 @@ def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: Commit
     for candidate in candidates:
         prober.add(candidate)
     keys = [c.version for c in candidates]
-    old_outcome = Outcome.GOOD if not phase.finding.fix else Outcome.BAD
+    old_outcome = phase.finding.bounds.old_outcome
     cache = phase.cache
     _known(phase, prober, candidates, cache)
     runnable = sum(1 for c in candidates if not c.problem)

@@ -27,7 +27,8 @@ from ..run.slurm_jobs import require_controller, require_sbatch
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding
-from .options import Log, Options, bisect_name, bounds, make_parser, parse_options
+from .bounds import Bounds
+from .options import Log, Options, bisect_name, make_parser, parse_options
 from ..user_paths import shown_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
@@ -51,26 +52,26 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         require_controller()
     history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
-    good, bad, how = bounds(matrix, options)
-    log(how)
-    versions = release_versions(index, good, bad)
+    bounds = options.bounds or Bounds.from_records(matrix, options.check, options.backend)
+    log(bounds.how)
+    versions = release_versions(index, bounds.good, bounds.bad)
     log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
     candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
-    name = bisect_name(options, good, bad)
+    name = bisect_name(options, bounds)
     cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
     subject = subject_key(matrix, options)
     prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, name, index, log)
     if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again
-        prober.samples = metric_samples(matrix, options, subject, good, bad, prober, name, log)
+        prober.samples = metric_samples(matrix, options, subject, bounds, prober, name, log)
     # A metric is judged against this run's bounds; on SLURM a probe's identity holds its node's hardware,
     # known only there: each task looks itself up in the probe cache.
     known = {} if options.metric or options.slurm else prober.known_outcomes()
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
     try:
-        finding = search(options, good, bad, how, name, candidates, prober, {**prober.ruled_out(), **known}, rounds)
+        finding = search(options, bounds, name, candidates, prober, {**prober.ruled_out(), **known}, rounds)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
-        finding = Finding(name, options, good, bad, how, candidates, {}, dict(prober.observations),
+        finding = Finding(name, options, bounds, candidates, {}, dict(prober.observations),
                           list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop),
                           rounds=rounds.rounds)
         finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
@@ -129,18 +130,19 @@ def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:
     return None
 
 
-def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any], good: str, bad: str,
+def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any], bounds: Bounds,
                    prober: Prober, name: str, log: Log) -> MetricSamples:
     """Where this metric bisect keeps its samples (reports/bisect/metric/), and what an earlier run left there."""
     # What else the samples depend on, as a probe's identity holds it: the hardware, the JAX/XLA variables, the pins.
+    good, bad = bounds.good, bounds.bad
     identity = {"subject": subject, "metric": options.metric, "good": good, "bad": bad, "backend": options.backend,
                 "hardware": hardware_facts(options.backend), "variables": jax_variables(), "pins": list(options.pins)}
-    bounds = {v: (prober.candidates[v].python, prober.candidates[v].jaxlib) for v in (good, bad)}
-    return MetricSamples(matrix.results_dir.parent / "bisect" / "metric", identity, records.machine_id(), bounds,
+    ends = {v: (prober.candidates[v].python, prober.candidates[v].jaxlib) for v in (good, bad)}
+    return MetricSamples(matrix.results_dir.parent / "bisect" / "metric", identity, records.machine_id(), ends,
                          name, read=not options.fresh, log=log)
 
 
-def search(options: Options, good: str, bad: str, how: str, name: str, candidates: list[Candidate],
+def search(options: Options, bounds: Bounds, name: str, candidates: list[Candidate],
            prober: Prober, known: dict[str, Outcome], rounds: Rounds) -> Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
 
@@ -153,7 +155,7 @@ def search(options: Options, good: str, bad: str, how: str, name: str, candidate
     transitions: list[Transition[str]] = []
     together = options.jobs > 1 or options.slurm is not None
     if isinstance(prober, MetricProber):
-        prober.set_baseline(good, bad, cache)  # a metric probe is judged against it (kit/bisect/metric_samples.py)
+        prober.set_baseline(bounds.good, bounds.bad, cache)  # a metric probe is judged against it (kit/bisect/metric_samples.py)
     if options.scan:
         if together:
             for start in range(0, len(versions), options.jobs):
@@ -163,11 +165,11 @@ def search(options: Options, good: str, bad: str, how: str, name: str, candidate
         if not options.metric:
             if together:
                 probe_round([versions[0], versions[-1]], rounds.many, cache, [])
-            verify(good, bad, versions, rounds.one, prober, cache, options)
-        old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
+            verify(bounds, versions, rounds.one, prober, cache, options)
+        old_outcome = bounds.old_outcome
         result = (ksect(versions, rounds.many, options.jobs, old_outcome=old_outcome, cache=cache) if together
                   else bisect(versions, rounds.one, old_outcome=old_outcome, cache=cache))
-    finding = Finding(name, options, good, bad, how, candidates, dict(cache), dict(prober.observations),
+    finding = Finding(name, options, bounds, candidates, dict(cache), dict(prober.observations),
                       list(prober.ran_now), result, transitions, rounds=rounds.rounds)
     if isinstance(prober, MetricProber):
         finding.metric = metric_summary(prober, finding.observations)
@@ -185,20 +187,19 @@ def _provenance(seen: Observation | None) -> str:
     return f" (probed now; {seen.not_reused})" if seen.not_reused else ""
 
 
-def verify(good: str, bad: str, versions: list[str], probe: Callable[[str], Outcome], prober: Prober,
+def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome], prober: Prober,
            cache: dict[str, Outcome], options: Options) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
 
     The search's :func:`verify_bounds` judges; this says it with the user's flags.
     """
-    old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
-    problem = verify_bounds(versions, probe, cache, old_outcome=old_outcome)
+    problem = verify_bounds(versions, probe, cache, old_outcome=bounds.old_outcome)
     if problem is None:
         return
     if problem.end is None or problem.got is None or problem.wanted is None:
         raise UsageError(problem.message, "widen the range between --good and --bad")
     version = problem.end
-    flag, other = ("--good", bad) if version == good else ("--bad", good)
+    flag, other = bounds.flag(version), bounds.other(version)
     wanted = Outcome.GOOD if flag == "--good" else Outcome.BAD
     seen = prober.observations.get(version)
     if seen is not None and seen.missing_import:
@@ -209,7 +210,7 @@ def verify(good: str, bad: str, versions: list[str], probe: Callable[[str], Outc
         raise UsageError(message, "swap --good and --bad")
     if problem.kind == "untestable":
         raise UsageError(message, f"choose a {flag} release that can be tested here")
-    away = "an older" if Version(version) < Version(other) else "a newer"
+    away = "an older" if version == bounds.older else "a newer"
     raise UsageError(message, f"move {flag} away from {other}: try {away} release")
 
 

@@ -1,10 +1,10 @@
-"""The options of ``nox -s bisect``, and the two ends of the search.
+"""The options of ``nox -s bisect``; ``--good`` and ``--bad`` parsed once, into a :class:`~kit.bisect.bounds.Bounds`.
 
 Words, from the user's side: *good* means the bug does not show (a check's
 ``unaffected``, a script's exit 0), *bad* means it does. ``--good`` and
 ``--bad`` may come in either order, so one search finds regressions (good is
 older) and fixes (bad is older). Without them, the ends come from this
-machine's newest records of the check.
+machine's newest records of the check (:meth:`Bounds.from_records`).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any, Callable, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
-from ..config import (DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
+from ..config import (DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, release_number,
                       script_check, timeout_seconds)
 from ..errors import UsageError
-from ..records import newest_records_here
 from ..requirements import requirements
 from ..run.slurm_jobs import SlurmOptions
 from ..user_paths import file_problem, find_links_argument, shown_path
+from .bounds import Bounds
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -106,8 +106,8 @@ metrics (--metric NAME):
 class Options:
     check: str | None
     script: Path | None
-    good: str | None
-    bad: str | None
+    bounds: Bounds | None = None
+    """``--good`` and ``--bad`` as given (None: they come from the records, `Bounds.from_records`)."""
     backend: str = "cpu"
     preset: str | None = None
     crash: str = "skip"
@@ -249,7 +249,8 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
                          "drop --slurm and --jobs, or bisect the verdict instead of the metric")
     script = args.script.resolve() if args.script else None
     return Options(
-        check=args.check, script=script, good=args.good, bad=args.bad,
+        check=args.check, script=script,
+        bounds=Bounds.of_releases(args.good, args.bad) if args.good is not None else None,
         backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
         argv=tuple(argv), metric=args.metric, factor=args.factor,
@@ -331,56 +332,9 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
-def bounds(matrix: Matrix, options: Options) -> tuple[str, str, str]:
-    """(good, bad, how they were chosen): from the command line, else from the records."""
-    if options.good and options.bad:
-        return options.good, options.bad, f"bounds from the command line: good {options.good}, bad {options.bad}"
-    return bounds_from_records(matrix, options)
-
-
-
-def bounds_from_records(matrix: Matrix, options: Options) -> tuple[str, str, str]:
-    """(good, bad, how) from this machine's newest records of the check.
-
-    Takes the newest release on each side and narrows the other end to the
-    nearest release across the change, so the range is as short as the
-    records allow.
-    """
-    if not options.check:
-        raise UsageError("a script has no recorded matrix to take bounds from", "pass --good and --bad")
-    verdicts = _recorded_verdicts(matrix, options)
-    affected = sorted((v for v, verdict in verdicts.items() if verdict == "affected"), key=Version)
-    unaffected = sorted((v for v, verdict in verdicts.items() if verdict == "unaffected"), key=Version)
-    if not affected or not unaffected:
-        raise UsageError(
-            f"the records in {matrix.results_dir} do not hold both an affected and an unaffected "
-            f"{options.check} run on this machine ({options.backend})",
-            f"pass --good and --bad, or run e.g. nox -s {options.check}-0.4.35 and nox -s {options.check}-0.6.0 first",
-        )
-    newest_bad, newest_good = affected[-1], unaffected[-1]
-    if Version(newest_bad) < Version(newest_good):  # a fix: bad is older
-        good = next(v for v in unaffected if Version(v) > Version(newest_bad))
-        bad = newest_bad
-    else:  # a regression: good is older
-        bad = next(v for v in affected if Version(v) > Version(newest_good))
-        good = newest_good
-    how = (f"bounds from the records in {matrix.results_dir}: newest affected release {newest_bad}, "
-           f"newest unaffected {newest_good}; searching between bad {bad} and good {good}")
-    return good, bad, how
-
-
-def _recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
-    """Per release, the verdict of this machine's newest record of the check's matrix.toml parameters."""
-    assert options.check is not None
-    newest = newest_records_here(matrix.results_dir, options.backend,
-                                 {options.check: configured_parameters(matrix, options.check)})
-    return {jax: str(record.get("verdict")) for (check, jax), record in newest.items()
-            if check == options.check and record.get("status") == "ran"}
-
-
-def bisect_name(options: Options, good: str, bad: str) -> str:
+def bisect_name(options: Options, bounds: Bounds) -> str:
     """The file-name-safe name of one bisect: what, the ends, the backend and the mode."""
-    name = f"{options.subject}-good{good}-bad{bad}-{options.backend}"
+    name = f"{options.subject}-good{bounds.good}-bad{bounds.bad}-{options.backend}"
     if options.preset:
         name += f"-{options.preset}"
     if options.scan:
