@@ -25,6 +25,7 @@ from kit.bisect.candidates import Candidate, list_candidates
 from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
 from kit.bisect.probe_cache import ProbeCache, subject_key
+from kit.bisect.judges import release_prober
 from kit.bisect.probes import Prober
 from kit.bisect.search import Outcome
 from kit.config import DEFAULT_TIMEOUT_S
@@ -48,7 +49,7 @@ def prober(machine: FakeReleases, *flags: str, candidates: list[Candidate] | Non
     index = open_index(machine.matrix)
     listed = candidates or list_candidates(machine.matrix, RELEASES, "cpu", index, ())
     cache = ProbeCache(driver.probe_cache_dir(machine.matrix), read=not options.fresh)
-    return Prober(machine.matrix, options, listed, cache, subject_key(machine.matrix, options), "test", index,
+    return release_prober(machine.matrix, options, listed, cache, subject_key(machine.matrix, options), "test", index,
                   lambda line: None)
 
 
@@ -120,23 +121,23 @@ def test_an_inconclusive_run_is_run_once_more_in_the_same_environment(machine: F
 @pytest.mark.parametrize(("flags", "timeout"), [((), 60), (("--timeout", "5"), 5)])
 def test_the_time_limit_is_the_command_lines_else_the_checks(machine: FakeReleases, flags: tuple[str, ...],
                                                               timeout: int) -> None:
-    assert prober(machine, *flags).timeout == timeout
+    assert prober(machine, *flags).subject.timeout == timeout
 
 
 def test_a_script_without_a_limit_gets_the_default(machine: FakeReleases, tmp_path: Path) -> None:
     script = tmp_path / "repro.py"
     script.write_text("raise SystemExit(0)\n")
     options = parse_options(machine.matrix, ["--script", str(script), "--good", "0.5.0", "--bad", "0.5.2"])
-    probe: Any = Prober(machine.matrix, options, [], ProbeCache(tmp_path), {}, "test", open_index(machine.matrix),
+    probe: Any = release_prober(machine.matrix, options, [], ProbeCache(tmp_path), {}, "test", open_index(machine.matrix),
                         print)
-    assert probe.timeout == DEFAULT_TIMEOUT_S  # a check block's default, as the same script in one would get
+    assert probe.subject.timeout == DEFAULT_TIMEOUT_S  # a check block's default, as the same script in one would get
 
 
 def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeReleases) -> None:
     lines: list[str] = []
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
     index = open_index(machine.matrix)
-    probe = Prober(machine.matrix, options, list_candidates(machine.matrix, RELEASES, "cpu", index, ()),
+    probe = release_prober(machine.matrix, options, list_candidates(machine.matrix, RELEASES, "cpu", index, ()),
                    ProbeCache(driver.probe_cache_dir(machine.matrix)), subject_key(machine.matrix, options), "test",
                    index, lines.append)
     machine.behave("0.5.0", "crash")

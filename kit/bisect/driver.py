@@ -33,9 +33,11 @@ from ..user_paths import shown_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
 from .probe_cache import ProbeCache, probe_cache_dir, subject_key
-from .metric import MetricProber, metric_summary
+from .judges import release_prober
+from .metric import MetricJudge
 from .metric_samples import MetricSamples
 from .probes import Prober
+from .release_subject import ReleaseSubject
 from .rounds import ProbeMany, Rounds, side_by_side
 from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
 
@@ -60,12 +62,13 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     name = bisect_name(options, bounds)
     cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
     subject = subject_key(matrix, options)
-    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, name, index, log)
-    if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again
-        prober.samples = metric_samples(matrix, options, subject, bounds, prober, name, log)
-    # A metric is judged against this run's bounds; on SLURM a probe's identity holds its node's hardware,
-    # known only there: each task looks itself up in the probe cache.
-    known = {} if options.metric or options.slurm else prober.known_outcomes()
+    # A metric's samples are kept so that Ctrl-C and a rerun do not measure everything again.
+    judge = MetricJudge(options, name, log, metric_samples(matrix, options, subject, bounds, candidates, name, log)) \
+        if options.metric else None
+    prober = release_prober(matrix, options, candidates, cache, subject, name, index, log, judge)
+    # On SLURM a probe's identity holds its node's hardware, known only there: each task looks itself up in the
+    # probe cache. (A metric judge remembers nothing: it judges against this run's bounds.)
+    known = {} if options.slurm else prober.known_outcomes()
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
     try:
@@ -121,7 +124,7 @@ def clone_changelog(history: History | None, versions: list[str]) -> str | None:
     return read_text(history, tag(max(versions, key=Version)), CHANGELOG_NAME)
 
 
-def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:
+def _parallel(prober: Prober[ReleaseSubject], options: Options, log: Log) -> ProbeMany | None:
     """How a round of several probes runs: SLURM jobs, threads here, or (None) one after another."""
     if options.slurm:
         return ClusterProbes(prober, options.slurm, log).many
@@ -131,19 +134,20 @@ def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:
 
 
 def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any], bounds: Bounds,
-                   prober: Prober, name: str, log: Log) -> MetricSamples:
+                   candidates: Sequence[Candidate], name: str, log: Log) -> MetricSamples:
     """Where this metric bisect keeps its samples (reports/bisect/metric/), and what an earlier run left there."""
     # What else the samples depend on, as a probe's identity holds it: the hardware, the JAX/XLA variables, the pins.
     good, bad = bounds.good, bounds.bad
     identity = {"subject": subject, "metric": options.metric, "good": good, "bad": bad, "backend": options.backend,
                 "hardware": hardware_facts(options.backend), "variables": jax_variables(), "pins": list(options.pins)}
-    ends = {v: (prober.candidates[v].python, prober.candidates[v].jaxlib) for v in (good, bad)}
+    listed = {c.version: c for c in candidates}
+    ends = {v: (listed[v].python, listed[v].jaxlib) for v in (good, bad)}
     return MetricSamples(matrix.results_dir.parent / "bisect" / "metric", identity, records.machine_id(), ends,
                          name, read=not options.fresh, log=log)
 
 
 def search(options: Options, bounds: Bounds, name: str, candidates: list[Candidate],
-           prober: Prober, known: dict[str, Outcome], rounds: Rounds) -> Finding:
+           prober: Prober[ReleaseSubject], known: dict[str, Outcome], rounds: Rounds) -> Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
 
     With ``--jobs K`` or ``--slurm`` the probes go in rounds of up to K at
@@ -154,8 +158,7 @@ def search(options: Options, bounds: Bounds, name: str, candidates: list[Candida
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = []
     together = options.jobs > 1 or options.slurm is not None
-    if isinstance(prober, MetricProber):
-        prober.set_baseline(bounds.good, bounds.bad, cache)  # a metric probe is judged against it (kit/bisect/metric_samples.py)
+    prober.start(bounds, cache)  # a metric's baseline, which each probe is judged against (kit/bisect/metric.py)
     if options.scan:
         if together:
             for start in range(0, len(versions), options.jobs):
@@ -171,8 +174,7 @@ def search(options: Options, bounds: Bounds, name: str, candidates: list[Candida
                   else bisect(versions, rounds.one, old_outcome=old_outcome, cache=cache))
     finding = Finding(name, options, bounds, candidates, dict(cache), dict(prober.observations),
                       list(prober.ran_now), result, transitions, rounds=rounds.rounds)
-    if isinstance(prober, MetricProber):
-        finding.metric = metric_summary(prober, finding.observations)
+    finding.metric = prober.summary()
     return finding
 
 
@@ -187,7 +189,7 @@ def _provenance(seen: Observation | None) -> str:
     return f" (probed now; {seen.not_reused})" if seen.not_reused else ""
 
 
-def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome], prober: Prober,
+def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome], prober: Prober[ReleaseSubject],
            cache: dict[str, Outcome], options: Options) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
 
