@@ -60,7 +60,7 @@ def _step_at(first_fast: str) -> dict[str, Callable[[int], list[float]]]:
     return {v: (lambda run, i=i: noisy(20 if i < at else 10, seed=i * 10 + run)) for i, v in enumerate(VERSIONS)}
 
 
-def _search(prober: TableProber, good: str = "0.6.0", bad: str = "0.4.35"):
+def _search(prober: Any, good: str = "0.6.0", bad: str = "0.4.35"):
     cache: dict[str, Outcome] = {}
     prober.start(Bounds.of_releases(good, bad), cache)
     return bisect(VERSIONS, prober, old_outcome=Outcome.BAD, cache=cache)

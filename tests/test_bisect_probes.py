@@ -48,7 +48,7 @@ def prober(machine: FakeReleases, *flags: str, candidates: list[Candidate] | Non
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2", *flags])
     index = open_index(machine.matrix)
     listed = candidates or list_candidates(machine.matrix, RELEASES, "cpu", index, ())
-    cache = ProbeCache(driver.probe_cache_dir(machine.matrix), read=not options.fresh)
+    cache = ProbeCache(machine.matrix.layout.probe_cache, read=not options.fresh)
     return release_prober(machine.matrix, options, listed, cache, subject_key(machine.matrix, options), "test", index,
                   lambda line: None)
 
@@ -138,7 +138,7 @@ def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeR
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
     index = open_index(machine.matrix)
     probe = release_prober(machine.matrix, options, list_candidates(machine.matrix, RELEASES, "cpu", index, ()),
-                   ProbeCache(driver.probe_cache_dir(machine.matrix)), subject_key(machine.matrix, options), "test",
+                   ProbeCache(machine.matrix.layout.probe_cache), subject_key(machine.matrix, options), "test",
                    index, lines.append)
     machine.behave("0.5.0", "crash")
     assert probe("0.5.0") is Outcome.SKIP  # --crash skip, the default

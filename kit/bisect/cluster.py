@@ -40,7 +40,7 @@ from ..run.task_output import task_end
 from .candidates import Candidate
 from .options import Log, parse_options
 from .outcomes import Observation, classify
-from .probe_cache import ProbeCache, probe_cache_dir, subject_key
+from .probe_cache import ProbeCache, subject_key
 from .judges import probe_line, release_prober
 from .probes import Prober
 from .release_subject import ReleaseSubject
@@ -56,7 +56,7 @@ class ClusterProbes:
 
     def __init__(self, prober: Prober[ReleaseSubject], options: SlurmOptions, log: Log, poll_s: float = POLL_S) -> None:
         self.prober, self.options, self.log, self.poll_s = prober, options, log, poll_s
-        self.jobs_dir = prober.subject.matrix.envs_dir.parent / "slurm"
+        self.jobs_dir = prober.subject.matrix.layout.slurm
 
     def many(self, batch: Sequence[str]) -> dict[str, Outcome]:
         answers: dict[str, Outcome] = {}
@@ -161,7 +161,7 @@ def run_task(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         raise UsageError(f"{job_dir / SPEC} is not a bisect job's probes", "resubmit with nox -s bisect -- --slurm")
     options = parse_options(matrix, spec["argv"])
     candidate = _candidate(spec["candidates"][task])
-    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
+    cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
     prober = release_prober(matrix, options, [candidate], cache, subject_key(matrix, options), str(spec["name"]),
                             open_index(matrix), log)
     observation = prober.observe(candidate.version)

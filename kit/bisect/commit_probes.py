@@ -17,7 +17,6 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from ..config import Matrix
 from ..history.source import History
 from ..install.bytecode import compile_environment, fill_bytecode
 from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
@@ -174,13 +173,3 @@ def _release_of(candidate: CommitCandidate) -> str:
 
 CommitProber = Prober[CommitSubject]
 """The commit phase's prober: commits as the subject, judged as the release phase judged releases."""
-
-
-def commit_records_dir(matrix: Matrix) -> Path:
-    """Where check records of commit probes go: beside the probe cache, not among the matrix's records."""
-    return matrix.results_dir.parent / "bisect" / "commit-records"
-
-
-def commit_bytecode_dir(matrix: Matrix) -> Path:
-    """Where commit overlays' bytecode is kept between probes and bisects (`kit.install.bytecode`)."""
-    return matrix.envs_dir.parent / "commit-bytecode"

@@ -28,7 +28,6 @@ import functools
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from packaging.version import Version
@@ -42,7 +41,7 @@ from ..install.overlay import Build
 from ..install.release import built_env
 from .commit_candidates import CommitCandidate, commit_candidates, on_build
 from .commit_finding import CommitFinding, CommitLevel, TieBreak, describe
-from .commit_probes import CommitProber, CommitSubject, commit_bytecode_dir, commit_records_dir
+from .commit_probes import CommitProber, CommitSubject
 from .finding import Finding
 from .options import Log
 from .outcomes import classify
@@ -83,7 +82,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
     builds = release_builds(phase)
     prober = _prober(phase)
     options = phase.finding.options
-    phase.runnable = Runnable(PairStore(runnable_dir(phase.matrix), options.backend, read=not options.fresh),
+    phase.runnable = Runnable(PairStore(phase.matrix.layout.runnable, options.backend, read=not options.fresh),
                               prober.subject.pair_runs)
     try:
         level = _search_level(phase, prober, commit_range, builds)
@@ -132,8 +131,8 @@ def _prober(phase: CommitPhase) -> CommitProber:
     metric's baseline set by the bounds. Commits are added per search.
     """
     releases = phase.releases
-    subject = CommitSubject(releases.subject, phase.history, commit_records_dir(phase.matrix),
-                            commit_bytecode_dir(phase.matrix))
+    layout = phase.matrix.layout
+    subject = CommitSubject(releases.subject, phase.history, layout.commit_records, layout.commit_bytecode)
     return Prober(subject, releases.judge, releases.options, releases.name, phase.log)
 
 
@@ -195,11 +194,6 @@ def _extension_versions(phase: CommitPhase, builds: list[Build]) -> dict[str, in
         environment = phase.releases.subject.environment_of(build.release)
         versions[build.jaxlib] = extension_version(environment) if environment is not None else None
     return versions
-
-
-def runnable_dir(matrix: Matrix) -> Path:
-    """Where the (commit, build) pairs that ran are kept between bisects: beside the probe cache."""
-    return matrix.results_dir.parent / "bisect" / "runnable"
 
 
 class SkipBudget:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import time
-from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import Version
@@ -32,7 +31,7 @@ from .options import Log, Options, bisect_name, make_parser, parse_options
 from ..user_paths import shown_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
-from .probe_cache import ProbeCache, probe_cache_dir, subject_key
+from .probe_cache import ProbeCache, subject_key
 from .judges import release_prober
 from .metric import MetricJudge
 from .metric_samples import MetricSamples
@@ -60,7 +59,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
     candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
     name = bisect_name(options, bounds)
-    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
+    cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
     subject = subject_key(matrix, options)
     # A metric's samples are kept so that Ctrl-C and a rerun do not measure everything again.
     judge = MetricJudge(options, name, log, metric_samples(matrix, options, subject, bounds, candidates, name, log)) \
@@ -80,7 +79,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
         finding.seconds = time.monotonic() - started
         try:
-            report.publish_report(matrix.results_dir.parent, finding, [])
+            report.publish_report(matrix.layout.reports, finding, [])
         except StorageError as unsaved:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
@@ -101,7 +100,7 @@ def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: His
     options = finding.options
     notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
                                     text=clone_changelog(history, versions) if options.changelog is None else None)
-    report.publish_report(matrix.results_dir.parent, finding, notes)
+    report.publish_report(matrix.layout.reports, finding, notes)
 
 
 def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
@@ -110,7 +109,7 @@ def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
     if given is None and matrix.jax_repo is not None:
         given, given_by = matrix.jax_repo, "matrix.toml's [install] jax_repo"
         shown = shown_path(matrix.jax_repo, matrix.path.parent)
-    cache = matrix.envs_dir.parent / "jax-history" / "jax.git"
+    cache = matrix.layout.jax_history
     # Reports name the clone as the user did, or relative to the project: no machine's absolute path in them.
     history = open_history(given, given_by, cache, log, shown=shown or shown_path(cache, matrix.path.parent))
     log(f"JAX's history: {history.path} ({history.origin})")
@@ -142,7 +141,7 @@ def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any],
                 "hardware": hardware_facts(options.backend), "variables": jax_variables(), "pins": list(options.pins)}
     listed = {c.version: c for c in candidates}
     ends = {v: (listed[v].python, listed[v].jaxlib) for v in (good, bad)}
-    return MetricSamples(matrix.results_dir.parent / "bisect" / "metric", identity, records.machine_id(), ends,
+    return MetricSamples(matrix.layout.metric_samples, identity, records.machine_id(), ends,
                          name, read=not options.fresh, log=log)
 
 

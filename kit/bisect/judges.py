@@ -43,15 +43,10 @@ def release_prober(matrix: Matrix, options: Options, candidates: Sequence[Candid
                    judge: Judge | None = None) -> Prober[ReleaseSubject]:
     """Releases judged by verdict (or by ``judge``, e.g. a metric's), their records where the layout keeps them."""
     # A --script's records stay out of the matrix's folder: it is no check of it.
-    records_dir = script_records_dir(matrix) if options.script is not None else None
+    records_dir = matrix.layout.script_records if options.script is not None else None
     subject = ReleaseSubject(matrix, options, candidates, identity_subject, index, log, records_dir)
     judge = judge or VerdictJudge(options, cache, name, matrix.path.parent)
     return Prober(subject, judge, options, name, log)
-
-
-def script_records_dir(matrix: Matrix) -> Path:
-    """Where the records of ``--script`` probes go: beside the probe cache, not among the matrix's records."""
-    return matrix.results_dir.parent / "bisect" / "script-records"
 
 
 class VerdictJudge:

@@ -63,7 +63,7 @@ def _prober(tmp_path: Path, machine: str = "this-machine", factor: str = "1.5",
     return prober
 
 
-def _search(prober: CountingProber) -> tuple[str, list[str]]:
+def _search(prober: Any) -> tuple[str, list[str]]:
     cache: dict[str, Outcome] = {}
     prober.start(Bounds.of_releases(GOOD, BAD), cache)
     result = bisect(VERSIONS, prober, old_outcome=Outcome.BAD, cache=cache)
