@@ -35,6 +35,8 @@ class Layout:
     """Which (commit, build) pairs JAX itself runs on (`kit.bisect.runnable`)."""
     metric_samples: Path
     """A metric bisect's kept samples, so a rerun resumes (`kit.bisect.metric_samples`)."""
+    triage_records: Path
+    """Records of checks ``nox -s triage`` wrote from a bug report: not yet a check of the matrix."""
     slurm: Path
     """SLURM job folders: scripts, task output, what each task left."""
     commit_bytecode: Path
@@ -48,5 +50,6 @@ class Layout:
         bisect, state = results.parent / "bisect", envs.parent
         return cls(results=results, envs=envs, reports=results.parent, probe_cache=bisect / "probes",
                    script_records=bisect / "script-records", commit_records=bisect / "commit-records",
-                   runnable=bisect / "runnable", metric_samples=bisect / "metric", slurm=state / "slurm",
+                   runnable=bisect / "runnable", metric_samples=bisect / "metric",
+                   triage_records=results.parent / "triage" / "records", slurm=state / "slurm",
                    commit_bytecode=state / "commit-bytecode", jax_history=state / "jax-history" / "jax.git")

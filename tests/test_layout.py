@@ -23,7 +23,7 @@ def test_the_defaults_are_the_folders_the_docs_name(tmp_path: Path) -> None:
         "results": "reports/results", "envs": ".nox/jax-envs", "reports": "reports",
         "probe_cache": "reports/bisect/probes", "script_records": "reports/bisect/script-records",
         "commit_records": "reports/bisect/commit-records", "runnable": "reports/bisect/runnable",
-        "metric_samples": "reports/bisect/metric", "slurm": ".nox/slurm", "commit_bytecode": ".nox/commit-bytecode",
+        "metric_samples": "reports/bisect/metric", "triage_records": "reports/triage/records", "slurm": ".nox/slurm", "commit_bytecode": ".nox/commit-bytecode",
         "jax_history": ".nox/jax-history/jax.git"}
 
 
