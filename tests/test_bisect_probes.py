@@ -320,3 +320,68 @@ def test_an_install_that_failed_is_tried_again_by_the_next_bisect(ten: Callable[
     data = report_json(machine)
     assert data["outcomes"]["0.4.35"] == "bad" and "0.4.35" in data["probed_now"]
     assert "0.4.34" in data["answered_by_cache"]  # what did run is known
+
+
+# --------------------------------------------------------------------------
+# The Prober itself: any subject with any judge, composed, never subclassed
+
+
+class _Subject:
+    """Only what the Prober asks of a subject directly: its candidates, a name, and ``done``."""
+
+    def __init__(self, candidates: list[Candidate]) -> None:
+        self.candidates = {c.version: c for c in candidates}
+        self.finished: list[str] = []
+
+    def name_of(self, key: str) -> str:
+        return f"thing {key}"
+
+    def done(self, key: str) -> None:
+        self.finished.append(key)
+
+
+class _Judge:
+    """Answers from a table; ``1.0`` measured now, ``2.0`` known before; ``3.0`` fails mid-probe."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def observe(self, subject: Any, candidate: Candidate) -> Any:
+        from kit.bisect.probes import Look
+        self.asked.append(candidate.version)
+        if candidate.version == "3.0":
+            raise KeyboardInterrupt  # Ctrl-C mid-run: the subject still cleans up
+        verdict = "affected" if candidate.version == "1.0" else "unaffected"
+        return Look(Observation("ran", verdict, "table", "run"), candidate.version == "1.0")
+
+    def remembered(self, subject: Any, key: str) -> Observation | None:
+        return Observation("ran", "unaffected", "kept", "cache") if key == "2.0" else None
+
+    def start(self, subject: Any, bounds: Any, cache: dict[str, Outcome]) -> dict[str, Any]:
+        from kit.bisect.probes import Look
+        return {bounds.good: Look(Observation("ran", "unaffected", "baseline", "run"), True)}
+
+    def line(self, name: str, observation: Observation, result: Outcome) -> str:
+        return f"{name}: {result.value}"
+
+    def summary(self, observations: Any) -> dict[str, Any]:
+        return {"seen": sorted(observations)}
+
+
+def test_a_prober_is_any_subject_judged_by_any_judge(machine: FakeReleases) -> None:
+    from kit.bisect.bounds import Bounds
+
+    options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
+    listed = [Candidate(v, (), None, "3.12", v) for v in ("1.0", "2.0", "3.0")]
+    listed.append(Candidate("4.0", (), None, "3.12", "4.0", yanked="broken"))
+    subject, judge, lines = _Subject(listed), _Judge(), []
+    probe = Prober(subject, judge, options, "t", lines.append)  # type: ignore[arg-type]
+    assert probe.ruled_out() == {"4.0": Outcome.SKIP} and probe.known_outcomes() == {"2.0": Outcome.GOOD}
+    assert probe("1.0") is Outcome.BAD and lines == ["thing 1.0: bad"]
+    assert probe("4.0") is Outcome.SKIP and "4.0" not in judge.asked  # the index's metadata answered it
+    with pytest.raises(KeyboardInterrupt):
+        probe("3.0")
+    assert subject.finished == ["1.0", "3.0"]  # after every probe the judge saw, even one that was interrupted
+    probe.start(Bounds.of_releases("2.0", "1.0"), {})
+    assert probe.ran_now == ["1.0", "2.0"]  # measured now: 1.0 by its probe, 2.0 by the judge's start
+    assert probe.summary() == {"seen": ["1.0", "2.0", "4.0"]}
