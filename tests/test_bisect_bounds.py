@@ -23,8 +23,7 @@ def test_the_direction_is_read_from_the_versions_once(good: str, bad: str, fix: 
     assert (bounds.flag(good), bounds.flag(bad), bounds.other(good), bounds.other(bad)) == ("--good", "--bad", bad, good)
 
 
-def test_the_command_line_gives_bounds_and_no_flags_give_none() -> None:
+def test_both_flags_given_are_the_bounds_as_the_command_line_said() -> None:
     matrix = load_matrix(ROOT / "matrix.toml")
-    given = parse_options(matrix, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"]).bounds
+    given = Bounds.given(parse_options(matrix, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"]))
     assert given == Bounds("0.6.0", "0.4.35", True, COMMAND_LINE, "bounds from the command line: good 0.6.0, bad 0.4.35")
-    assert parse_options(matrix, ["--check", "scaling"]).bounds is None  # then they come from the records

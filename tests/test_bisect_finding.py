@@ -12,7 +12,7 @@ from kit.bisect.outcomes import Observation
 from kit.bisect.search import Outcome
 
 BOUNDS = Bounds.of_releases("0.6.0", "0.4.20", how="given")
-OPTIONS = Options(check=None, script=Path("repro.py"), bounds=BOUNDS, argv=("--script", "repro.py"))
+OPTIONS = Options(check=None, script=Path("repro.py"), good="0.6.0", bad="0.4.20", argv=("--script", "repro.py"))
 
 
 def finding(observations: dict[str, Observation], now: list[str]) -> Finding:

@@ -12,7 +12,7 @@ import pytest
 
 from kit.errors import ConfigError, UsageError
 from kit.user_paths import (FIND_LINKS_TIP, checked_find_links, file_problem, folder_or_nothing_yet, folder_problem,
-                            is_url, shown_path)
+                            is_url, report_path, shown_path)
 
 as_root = os.geteuid() == 0
 
@@ -127,3 +127,14 @@ def test_shown_path_takes_relative_paths_from_the_working_folder(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     assert shown_path("sub/../x.py", tmp_path) == "x.py"  # made absolute (normalised), then relative
     assert shown_path("/opt/else/x.py", tmp_path / "p") == "/opt/else/x.py"
+
+
+def test_report_path_names_a_path_outside_project_and_home_relative_to_the_project(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report is pasted where this machine means nothing: no absolute path, still usable from the project."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "work" / "project"
+    assert report_path(tmp_path / "work" / "jax", project) == "../jax"
+    assert report_path(project / "checks" / "a.py", project) == "checks/a.py"
+    assert report_path(tmp_path / "home" / "src" / "jax", project) == "~/src/jax"
+

@@ -1,11 +1,13 @@
 """The two ends of a search as one value: good and bad, where they came from, which way the search runs.
 
 Like cargo-bisect-rustc's ``bounds.rs``: the ends are parsed and ordered once,
-where they enter (the command line in :func:`kit.bisect.options.parse_options`,
-or :meth:`Bounds.from_records`), and everything downstream (the search's
+where the search gets them (the command line, a gallop from one of them, or
+:meth:`Bounds.from_records`), and everything downstream (the search's
 direction, the report's "hunting a fix", which flag a failing end was) asks
-this value instead of comparing version strings again. The ends are the keys
-the search walks: releases, or commits when the commit phase narrows further.
+this value instead of comparing version strings again. ``--good`` and
+``--bad`` stay in :class:`~kit.bisect.options.Options` as the user gave them
+(one may be missing: :mod:`kit.bisect.gallop` finds the other); the bounds
+are what the search then runs between, made once in the driver.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from ..config import Matrix, configured_parameters
+from ..config import Matrix
 from ..errors import UsageError
-from ..records import newest_records_here
+from .options import Options, recorded_verdicts
 from .search import Outcome
 
 COMMAND_LINE = "command line"
 RECORDS = "records"
+GALLOP = "gallop"
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ class Bounds:
     fix: bool
     """True when hunting a fix (bad is older), False for a regression (good is older)."""
     source: str = COMMAND_LINE
-    """Where they came from: ``command line`` or ``records`` (then a rerun must spell them out: records move)."""
+    """Where they came from: ``command line``, ``gallop`` (one given, the other found) or ``records``."""
     how: str = ""
     """One sentence saying how they were chosen, for the log and the report."""
 
@@ -43,16 +46,23 @@ class Bounds:
         return cls(good, bad, Version(bad) < Version(good), source, how)
 
     @classmethod
-    def from_records(cls, matrix: Matrix, check: str | None, backend: str) -> Bounds:
+    def given(cls, options: Options) -> Bounds:
+        """Both ends from the command line."""
+        assert options.good is not None and options.bad is not None, "both --good and --bad"
+        return cls.of_releases(options.good, options.bad)
+
+    @classmethod
+    def from_records(cls, matrix: Matrix, options: Options) -> Bounds:
         """The ends from this machine's newest records of the check.
 
         Takes the newest release on each side and narrows the other end to the
         nearest release across the change, so the range is as short as the
         records allow.
         """
+        check, backend = options.check, options.backend
         if not check:
             raise UsageError("a script has no recorded matrix to take bounds from", "pass --good and --bad")
-        verdicts = _recorded_verdicts(matrix, check, backend)
+        verdicts = recorded_verdicts(matrix, options)
         affected = sorted((v for v, verdict in verdicts.items() if verdict == "affected"), key=Version)
         unaffected = sorted((v for v, verdict in verdicts.items() if verdict == "unaffected"), key=Version)
         if not affected or not unaffected:
@@ -92,11 +102,4 @@ class Bounds:
     def other(self, end: str) -> str:
         """The end that is not ``end``."""
         return self.bad if end == self.good else self.good
-
-
-def _recorded_verdicts(matrix: Matrix, check: str, backend: str) -> dict[str, str]:
-    """Per release, the verdict of this machine's newest record of the check's matrix.toml parameters."""
-    newest = newest_records_here(matrix.results_dir, backend, {check: configured_parameters(matrix, check)})
-    return {jax: str(record.get("verdict")) for (name, jax), record in newest.items()
-            if name == check and record.get("status") == "ran"}
 

@@ -133,7 +133,7 @@ def _prober(phase: CommitPhase) -> CommitProber:
     releases = phase.releases
     layout = phase.matrix.layout
     subject = CommitSubject(releases.subject, phase.history, layout.commit_records, layout.commit_bytecode)
-    return Prober(subject, releases.judge, releases.options, releases.name, phase.log)
+    return Prober(subject, releases.judge, releases.options, phase.log)
 
 
 def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: CommitRange,

@@ -6,17 +6,12 @@ import shlex
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from packaging.version import Version
 
 from repro.environment import jax_variables
 
-from . import changelog
 from ..config import Matrix
 from .. import records
-from ..history.commit_range import tag
-from ..history.commits import read_text
 from ..history.source import History, open_history
-from .changelog import CHANGELOG_NAME
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import KitError, StorageError, UsageError
 from ..install.index import PackageIndex
@@ -26,9 +21,10 @@ from ..run.slurm_jobs import require_controller, require_sbatch
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding
-from .bounds import Bounds
-from .options import Log, Options, bisect_name, make_parser, parse_options
-from ..user_paths import shown_path
+from .bounds import GALLOP, Bounds
+from .options import Log, Options, bisect_name, make_parser, parse_options, recorded_verdicts
+from .advice import recorded_outcomes, scan_tip
+from ..user_paths import report_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
 from .probe_cache import ProbeCache, subject_key
@@ -37,6 +33,8 @@ from .metric import MetricJudge
 from .metric_samples import MetricSamples
 from .probes import Prober
 from .release_subject import ReleaseSubject
+from . import gallop, report_inputs
+from .console import Console
 from .rounds import ProbeMany, Rounds, side_by_side
 from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
 
@@ -48,30 +46,25 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         return 0
     started = time.monotonic()
     options = parse_options(matrix, argv)
+    log = Console(log, options.verbose)  # quiet unless -v: one line a probe, the phases, the summary
     if options.slurm:  # before anything is listed or built: a missing cluster is said in a second
         require_sbatch()
         require_controller()
     history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
-    bounds = options.bounds or Bounds.from_records(matrix, options.check, options.backend)
-    log(bounds.how)
-    versions = release_versions(index, bounds.good, bounds.bad)
-    log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
-    candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
-    name = bisect_name(options, bounds)
-    cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
-    subject = subject_key(matrix, options)
-    # A metric's samples are kept so that Ctrl-C and a rerun do not measure everything again.
-    judge = MetricJudge(options, name, log, metric_samples(matrix, options, subject, bounds, candidates, name, log)) \
-        if options.metric else None
-    prober = release_prober(matrix, options, candidates, cache, subject, name, index, log, judge)
+    bounds, candidates, prober, galloped = _bounds_and_prober(matrix, options, index, log)
+    name = prober.name
     # On SLURM a probe's identity holds its node's hardware, known only there: each task looks itself up in the
     # probe cache. (A metric judge remembers nothing: it judges against this run's bounds.)
-    known = {} if options.slurm else prober.known_outcomes()
+    in_range = {c.version for c in candidates}  # a gallop's prober knows releases beyond the bounds too
+    known = {} if options.slurm else {**galloped, **prober.known_outcomes()}
+    known = {v: o for v, o in known.items() if v in in_range}
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
+    known = {**{v: o for v, o in prober.ruled_out().items() if v in in_range}, **known}
+    evidence = recorded_outcomes(recorded_verdicts(matrix, options)) if options.check else {}  # for the tip
     try:
-        finding = search(options, bounds, name, candidates, prober, {**prober.ruled_out(), **known}, rounds)
+        finding = search(options, bounds, name, candidates, prober, known, rounds, evidence)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
         finding = Finding(name, options, bounds, candidates, {}, dict(prober.observations),
                           list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop),
@@ -79,7 +72,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
         finding.seconds = time.monotonic() - started
         try:
-            report.publish_report(matrix.layout.reports, finding, [])
+            report.publish_report(report_inputs.reports_dir(matrix, options), finding, [],
+                                  report_inputs.bisected(matrix, options), report_inputs.shown_paths(matrix, options))
         except StorageError as unsaved:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
@@ -93,14 +87,37 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     return 0
 
 
+def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
+                       log: Log) -> tuple[Bounds, list[Candidate], Prober[ReleaseSubject], dict[str, Outcome]]:
+    """(the bounds, the candidates between them, the prober, what a gallop probed): from the command line, a
+    gallop from one bound alone, or the records."""
+    cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
+    subject = subject_key(matrix, options)
+    if gallop.one_sided(options):
+        good, bad, how, candidates, prober, galloped = gallop.find_bounds(
+            matrix, options, index, lambda wide: release_prober(matrix, options, wide, cache, subject, "", index, log),
+            log)
+        prober.name = bisect_name(options, good, bad)
+        return Bounds.of_releases(good, bad, GALLOP, how), candidates, prober, galloped
+    bounds = Bounds.given(options) if options.good is not None else Bounds.from_records(matrix, options)
+    log(bounds.how)
+    versions = release_versions(index, bounds.good, bounds.bad)
+    log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
+    candidates = list_candidates(matrix, versions, options.backend, index, options.find_links)
+    name = bisect_name(options, bounds.good, bounds.bad)
+    # A metric's samples are kept so that Ctrl-C and a rerun do not measure everything again.
+    judge = MetricJudge(options, name, log, metric_samples(matrix, options, subject, bounds, candidates, name, log)) \
+        if options.metric else None
+    return bounds, candidates, release_prober(matrix, options, candidates, cache, subject, name, index, log, judge), {}
+
+
 def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
     """The report, with the release notes: printed first; a StorageError after it."""
     finding.seconds = time.monotonic() - started
-    versions = report.release_versions(finding)
-    options = finding.options
-    notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
-                                    text=clone_changelog(history, versions) if options.changelog is None else None)
-    report.publish_report(matrix.layout.reports, finding, notes)
+    notes = report_inputs.release_notes(matrix, finding, index, history)
+    report.publish_report(report_inputs.reports_dir(matrix, finding.options), finding, notes,
+                          report_inputs.bisected(matrix, finding.options),
+                          report_inputs.shown_paths(matrix, finding.options))
 
 
 def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
@@ -108,19 +125,12 @@ def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
     given, given_by, shown = options.jax_repo, "--jax-repo", options.jax_repo_shown
     if given is None and matrix.jax_repo is not None:
         given, given_by = matrix.jax_repo, "matrix.toml's [install] jax_repo"
-        shown = shown_path(matrix.jax_repo, matrix.path.parent)
+        shown = report_path(matrix.jax_repo, matrix.path.parent)
     cache = matrix.layout.jax_history
     # Reports name the clone as the user did, or relative to the project: no machine's absolute path in them.
-    history = open_history(given, given_by, cache, log, shown=shown or shown_path(cache, matrix.path.parent))
+    history = open_history(given, given_by, cache, log, shown=shown or report_path(cache, matrix.path.parent))
     log(f"JAX's history: {history.path} ({history.origin})")
     return history
-
-
-def clone_changelog(history: History | None, versions: list[str]) -> str | None:
-    """CHANGELOG.md as it stood at the newest release asked for, from the clone (None without one)."""
-    if history is None or not versions:
-        return None
-    return read_text(history, tag(max(versions, key=Version)), CHANGELOG_NAME)
 
 
 def _parallel(prober: Prober[ReleaseSubject], options: Options, log: Log) -> ProbeMany | None:
@@ -146,7 +156,8 @@ def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any],
 
 
 def search(options: Options, bounds: Bounds, name: str, candidates: list[Candidate],
-           prober: Prober[ReleaseSubject], known: dict[str, Outcome], rounds: Rounds) -> Finding:
+           prober: Prober[ReleaseSubject], known: dict[str, Outcome], rounds: Rounds,
+           evidence: Mapping[str, Outcome] | None = None) -> Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
 
     With ``--jobs K`` or ``--slurm`` the probes go in rounds of up to K at
@@ -167,7 +178,7 @@ def search(options: Options, bounds: Bounds, name: str, candidates: list[Candida
         if not options.metric:
             if together:
                 probe_round([versions[0], versions[-1]], rounds.many, cache, [])
-            verify(bounds, versions, rounds.one, prober, cache, options)
+            verify(bounds, versions, rounds.one, prober, cache, options, evidence or {})
         old_outcome = bounds.old_outcome
         result = (ksect(versions, rounds.many, options.jobs, old_outcome=old_outcome, cache=cache) if together
                   else bisect(versions, rounds.one, old_outcome=old_outcome, cache=cache))
@@ -189,10 +200,11 @@ def _provenance(seen: Observation | None) -> str:
 
 
 def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome], prober: Prober[ReleaseSubject],
-           cache: dict[str, Outcome], options: Options) -> None:
+           cache: dict[str, Outcome], options: Options, evidence: Mapping[str, Outcome] | None = None) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
 
-    The search's :func:`verify_bounds` judges; this says it with the user's flags.
+    The search's :func:`verify_bounds` judges; this says it with the user's flags. ``evidence``: outcomes the
+    records show; with the probes', an outcome seen changing twice inside the bounds makes the tip ``--all``.
     """
     problem = verify_bounds(versions, probe, cache, old_outcome=bounds.old_outcome)
     if problem is None:
@@ -207,10 +219,13 @@ def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome],
         raise missing_import_stop(seen.missing_import, flag, version, options)
     message = f"{flag} {version} is {describe(problem.got, bool(options.script))}, not {wanted.value}: " \
               f"{seen.reason if seen else ''}{_provenance(seen)}"
-    if problem.kind == "reversed":
-        raise UsageError(message, "swap --good and --bad")
     if problem.kind == "untestable":
         raise UsageError(message, f"choose a {flag} release that can be tested here")
+    twice = scan_tip({**(evidence or {}), **cache}, bounds.good, bounds.bad, options)
+    if twice is not None:  # a bug that came and went: moving a bound would hide it
+        raise UsageError(message, twice)
+    if problem.kind == "reversed":
+        raise UsageError(message, "swap --good and --bad")
     away = "an older" if version == bounds.older else "a newer"
     raise UsageError(message, f"move {flag} away from {other}: try {away} release")
 

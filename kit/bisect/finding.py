@@ -8,7 +8,7 @@ from typing import Any
 
 from . import changelog
 from . import commit_finding
-from .bounds import COMMAND_LINE, Bounds
+from .bounds import Bounds
 from .candidates import Candidate
 from .options import Options
 from .outcomes import Observation
@@ -76,10 +76,12 @@ class Finding:
 
     @property
     def reproduce(self) -> str:
-        """The command line, with the bounds spelled out when they came from the records (they move)."""
-        argv = list(self.options.argv)
-        if self.bounds.source != COMMAND_LINE:
-            argv += ["--good", self.good, "--bad", self.bad]
+        """The command line, with the bounds spelled out when they came from the records or a gallop (they move)."""
+        argv = list(self.options.argv_shown or self.options.argv)
+        if self.options.good is None:
+            argv += ["--good", self.good]
+        if self.options.bad is None:
+            argv += ["--bad", self.bad]
         return "nox -s bisect -- " + shlex.join(argv)
 
 

@@ -46,7 +46,7 @@ def release_prober(matrix: Matrix, options: Options, candidates: Sequence[Candid
     records_dir = matrix.layout.script_records if options.script is not None else None
     subject = ReleaseSubject(matrix, options, candidates, identity_subject, index, log, records_dir)
     judge = judge or VerdictJudge(options, cache, name, matrix.path.parent)
-    return Prober(subject, judge, options, name, log)
+    return Prober(subject, judge, options, log)
 
 
 class VerdictJudge:

@@ -1,10 +1,11 @@
-"""The options of ``nox -s bisect``; ``--good`` and ``--bad`` parsed once, into a :class:`~kit.bisect.bounds.Bounds`.
+"""The options of ``nox -s bisect``, and the two ends of the search.
 
 Words, from the user's side: *good* means the bug does not show (a check's
 ``unaffected``, a script's exit 0), *bad* means it does. ``--good`` and
 ``--bad`` may come in either order, so one search finds regressions (good is
 older) and fixes (bad is older). Without them, the ends come from this
-machine's newest records of the check (:meth:`Bounds.from_records`).
+machine's newest records of the check; with one of them, the other is found
+by galloping (`kit.bisect.gallop`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from typing import Any, Callable, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
-from ..config import (DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, release_number,
+from ..config import (DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
                       script_check, timeout_seconds)
 from ..errors import UsageError
+from ..records import newest_records_here
 from ..requirements import requirements
 from ..run.slurm_jobs import SlurmOptions
-from ..user_paths import file_problem, find_links_argument, shown_path
-from .bounds import Bounds
+from ..user_paths import file_problem, find_links_argument, report_path
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -87,6 +88,7 @@ examples:
   nox -s bisect -- --script uses_flax.py --requires flax --good 0.5.0 --bad 0.4.34
   nox -s bisect -- --script jit_kwarg.py --bad-if "multiple values for argument 'f'" --good 0.4.30 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
+  nox -s bisect -- --check scaling --bad 0.4.35   # is it fixed? the newest first, then galloping
   nox -s bisect -- --check slogdet-time --metric slogdet_ms --good 0.6.0 --bad 0.4.35
   nox -s bisect -- --script repro.py --good 0.4.20 --bad 0.6.0 --slurm --jobs 3 --partition gpu
 
@@ -106,8 +108,8 @@ metrics (--metric NAME):
 class Options:
     check: str | None
     script: Path | None
-    bounds: Bounds | None = None
-    """``--good`` and ``--bad`` as given (None: they come from the records, `Bounds.from_records`)."""
+    good: str | None
+    bad: str | None
     backend: str = "cpu"
     preset: str | None = None
     crash: str = "skip"
@@ -135,6 +137,12 @@ class Options:
     """Each probe a task of a SLURM job array (kit/bisect/cluster.py), environments built here first."""
     pins: tuple[str, ...] = ()
     """``NAME==VERSION`` held in every probe (``--pin``), names in normal form, sorted."""
+    argv_shown: tuple[str, ...] = ()
+    """``argv`` as reports quote it: each path given absolute, relative to the project (`user_paths.report_path`)."""
+    verbose: bool = False
+    """``-v``: every install, overlay and run line and each probe's whole output on the console, as before."""
+    out: Path | None = None
+    """``--out DIR``: where bisect-<name>.md and .json go (else the reports folder beside the records)."""
     script_check: Check | None = None
     """``--script`` and its settings (``--host-devices``, ``--timeout``, ``--requires``, ``--bad-if``) as the
     check it runs as: the same value a ``[checks.NAME]`` block with that script gives."""
@@ -163,8 +171,10 @@ def make_parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
-    parser.add_argument("--good", metavar="VERSION", help="a release without the bug (older or newer than --bad)")
-    parser.add_argument("--bad", metavar="VERSION", help="a release with the bug")
+    parser.add_argument("--good", metavar="VERSION",
+                        help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
+    parser.add_argument("--bad", metavar="VERSION",
+                        help="a release with the bug (alone: is it fixed? the kit finds a good one)")
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--preset", default=None, help="a preset of the check in matrix.toml")
     parser.add_argument("--crash", default="skip", choices=tuple(CRASH_MODES),
@@ -194,7 +204,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--commits", action="store_true",
                         help="then narrow to the JAX commit: its Python laid over a built release (docs/commits.md)")
     parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH",
-                        help="--commits: a clone of github.com/jax-ml/jax (else [install] jax_repo, else the kit's own)")
+                        help="a clone of github.com/jax-ml/jax: the commits for --commits (else [install] jax_repo, else "
+                             "the kit's own) and the release notes, read from its CHANGELOG.md")
     parser.add_argument("--pin", action="append", default=[], type=_pin, metavar="PKG==VERSION",
                         help="hold a package at one version in every probe (repeatable), e.g. --pin numpy==2.2.1: "
                              "rules it out as what changed")
@@ -204,6 +215,10 @@ def make_parser() -> argparse.ArgumentParser:
                         help="run each probe as a SLURM job (environments are built here first; see docs/cluster.md)")
     parser.add_argument("--partition", default=None, help="--slurm: the partition to submit to")
     parser.add_argument("--time", default=None, metavar="LIMIT", help="--slurm: time limit per probe's job")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print every install and run line and each probe's whole output (else one line a probe)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="write bisect-<name>.md and .json into DIR (default: reports/)")
     parser.add_argument("-h", "--help", action="store_true", help="show this help")
     return parser
 
@@ -225,17 +240,13 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
                          f"or bad_if in [checks.{args.check}] in matrix.toml")
     if args.confirm < 0:
         raise UsageError("--confirm must be 0 or more", "e.g. --confirm 2")
-    if (args.good is None) != (args.bad is None):
-        raise UsageError("give both --good and --bad, or neither", "without them the bounds come from the records")
     for flag, version in (("--good", args.good), ("--bad", args.bad)):
         if version is not None:
             release_number(version, flag)
-    if args.metric and args.good is None:
+    if args.metric and (args.good is None or args.bad is None):
         raise UsageError("--metric needs --good and --bad", "their samples set the baseline and which way is worse")
-    if args.good is not None and Version(args.good) == Version(args.bad):
+    if args.good is not None and args.bad is not None and Version(args.good) == Version(args.bad):
         raise UsageError(f"--good and --bad are both {args.good}", "give two different releases")
-    if args.jax_repo is not None and not args.commits:
-        raise UsageError("--jax-repo only applies with --commits", "add --commits, or drop --jax-repo")
     if args.commits and args.scan:
         raise UsageError("--commits narrows one change and --all lists every change", "drop one of them")
     if args.commits and args.slurm:
@@ -249,22 +260,40 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
                          "drop --slurm and --jobs, or bisect the verdict instead of the metric")
     script = args.script.resolve() if args.script else None
     return Options(
-        check=args.check, script=script,
-        bounds=Bounds.of_releases(args.good, args.bad) if args.good is not None else None,
+        check=args.check, script=script, good=args.good, bad=args.bad,
         backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
         argv=tuple(argv), metric=args.metric, factor=args.factor,
-        script_shown=shown_path(args.script, matrix.path.parent) if args.script else "",
+        script_shown=report_path(args.script, matrix.path.parent) if args.script else "",
         jobs=args.jobs, slurm=SlurmOptions(args.partition, args.time) if args.slurm else None,
         pins=_pins(args.pin),
         commits=args.commits, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
-        jax_repo_shown=shown_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
+        jax_repo_shown=report_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
+        argv_shown=shown_argv(argv, matrix.path.parent),
+        verbose=args.verbose, out=args.out.expanduser().resolve() if args.out else None,
         script_check=script_check(script_name(script), script, host_devices=args.host_devices,
                                   timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
                                   requires=requirements(args.requires, "--requires"),
                                   bad_if=bad_if_pattern(args.bad_if, "--bad-if") if args.bad_if is not None else None)
         if script else None,
     )
+
+
+PATH_FLAGS = ("--script", "--changelog", "--jax-repo", "--out", "--find-links")
+"""The flags whose value is a path (``--find-links`` may also be a URL, which is left as it is)."""
+
+
+def shown_argv(argv: Sequence[str], project: Path) -> tuple[str, ...]:
+    """The command line with each absolute path a path flag was given (``--out /x``, ``--out=/x``) relative to the
+    project, as `user_paths.report_path` names it; anything else (a ``--bad-if`` regex) as it was."""
+    shown: list[str] = []
+    for arg in argv:
+        flag, equals, value = arg.partition("=") if arg.startswith("--") and "=" in arg else ("", "", arg)
+        after_flag = bool(shown) and shown[-1] in PATH_FLAGS and not equals
+        if (after_flag or (equals and flag in PATH_FLAGS)) and value.startswith(("/", "~")):
+            value = report_path(Path(value).expanduser(), project)
+        shown.append(flag + equals + value)
+    return tuple(shown)
 
 
 def _regular_files(args: argparse.Namespace) -> None:
@@ -332,9 +361,18 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
-def bisect_name(options: Options, bounds: Bounds) -> str:
+def recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
+    """Per release, the verdict of this machine's newest record of the check's matrix.toml parameters."""
+    assert options.check is not None
+    newest = newest_records_here(matrix.results_dir, options.backend,
+                                 {options.check: configured_parameters(matrix, options.check)})
+    return {jax: str(record.get("verdict")) for (check, jax), record in newest.items()
+            if check == options.check and record.get("status") == "ran"}
+
+
+def bisect_name(options: Options, good: str, bad: str) -> str:
     """The file-name-safe name of one bisect: what, the ends, the backend and the mode."""
-    name = f"{options.subject}-good{bounds.good}-bad{bounds.bad}-{options.backend}"
+    name = f"{options.subject}-good{good}-bad{bad}-{options.backend}"
     if options.preset:
         name += f"-{options.preset}"
     if options.scan:

@@ -70,6 +70,9 @@ class Subject(Protocol):
 class Judge(Protocol):
     """How a probe's run counts: what it observed, what is remembered, and its log line."""
 
+    name: str
+    """The bisect's name, which each observation it makes carries (``by``)."""
+
     def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]: ...
 
     def observe(self, subject: Subject, candidate: Candidate) -> Look: ...
@@ -87,11 +90,20 @@ S = TypeVar("S", bound=Subject)
 class Prober(Generic[S]):
     """Turns a candidate into an outcome; remembers every observation it made or found."""
 
-    def __init__(self, subject: S, judge: Judge, options: Options, name: str, log: Log) -> None:
-        self.subject, self.judge, self.options, self.name, self.log = subject, judge, options, name, log
+    def __init__(self, subject: S, judge: Judge, options: Options, log: Log) -> None:
+        self.subject, self.judge, self.options, self.log = subject, judge, options, log
         self.observations: dict[str, Observation] = {}
         self.ran_now: list[str] = []
         """Candidates this bisect ran (not found in the cache or the records)."""
+
+    @property
+    def name(self) -> str:
+        """The bisect's name: the judge's, so that what it observes says which bisect made it."""
+        return self.judge.name
+
+    @name.setter
+    def name(self, name: str) -> None:  # a gallop names the bisect once it has found the other bound
+        self.judge.name = name
 
     @property
     def candidates(self) -> dict[str, Candidate]:

@@ -138,7 +138,8 @@ class ReleaseSubject:
                                  backend=options.backend, preset=options.preset, find_links=options.find_links,
                                  timeout_s=options.timeout, reproduce=reproduce_command(self.matrix, options, key or ""),
                                  first_python=candidate.python if candidate is not None else None,
-                                 output_log=log_file, pins=options.pins, records_dir=self.records_dir)
+                                 output_log=log_file, pins=options.pins, records_dir=self.records_dir,
+                                 echo=options.verbose)  # quiet: the output is in the probe's log
 
     def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> dict[str, Any]:
         """One run through the runner, which writes its record (where this subject's records go); the record."""

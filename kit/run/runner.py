@@ -67,6 +67,8 @@ class RunRequest:
     """A Python to try first when resolving (bisect knows it from the index's metadata)."""
     output_log: Path | None = None
     """Where to append the run's whole output (a bisect probe's log), besides the terminal."""
+    echo: bool = True
+    """Show the run's output on the terminal as it comes; False keeps it in ``output_log`` only (a quiet bisect)."""
     pins: tuple[str, ...] = ()
     """``NAME==VERSION`` held fixed in the environment (bisect's ``--pin``)."""
     existing: ExistingPython | None = None
@@ -201,7 +203,7 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
     if check.script is not None:
-        return run_script(env, check, backend, timeout, log, request.output_log)
+        return run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo)
     return _run_repro(env, request, params, timeout, log)
 
 
@@ -240,7 +242,8 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
             return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log)
-        ended = run_child(cmd, timeout, log, pythonpath=env.pythonpath, output_log=request.output_log)
+        ended = run_child(cmd, timeout, log, pythonpath=env.pythonpath, output_log=request.output_log,
+                          echo=request.echo)
         if ended.timed_out:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
                     "evidence": {"output_tail": ended.tail, **_leftover_evidence(ended)}}
@@ -310,7 +313,7 @@ def script_env(result_path: Path, backend: str, host_devices: int | None) -> dic
 
 
 def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log,
-               output_log: Path | None = None) -> dict[str, Any]:
+               output_log: Path | None = None, echo: bool = True) -> dict[str, Any]:
     """Run a script check with the environment's python; the record fields its exit, KIT_RESULT and output give.
 
     The one way a script runs, whether it came from a check block or from
@@ -325,7 +328,7 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         cmd = [str(env.python), str(check.script)]
         log("running " + " ".join(cmd))
         ended = run_child(cmd, timeout, log, script_env(out, backend, check.host_devices), env.pythonpath,
-                          output_log)
+                          output_log, echo=echo)
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
     if failures.failed(ended.code) and not _bad_if_matched(fields):
         fields = unless_jax_failed(fields, env, log)
@@ -374,27 +377,33 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
 
 
 def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
-              pythonpath: tuple[Path, ...] = (), output_log: Path | None = None) -> child_processes.Ended:
+              pythonpath: tuple[Path, ...] = (), output_log: Path | None = None,
+              echo: bool = True) -> child_processes.Ended:
     """Run a check's process (kit/run/child_processes.py): output echoed, bounded; its whole tree ended.
 
     ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
+    ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
     """
-    with kept_output(output_log) as echo:
-        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=echo)
+    with kept_output(output_log, echo) as shown:
+        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=shown)
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended
 
 
 @contextmanager
-def kept_output(output_log: Path | None) -> Iterator[Callable[[str], None]]:
-    """An echo that shows each line and, with ``output_log``, appends it there as it comes (a kill keeps the rest)."""
+def kept_output(output_log: Path | None, console: bool = True) -> Iterator[Callable[[str], None]]:
+    """An echo that shows each line and, with ``output_log``, appends it there as it comes (a kill keeps the rest).
+
+    ``console=False`` shows nothing where a log keeps the lines; without a log the console is all there is.
+    """
     if output_log is None:
         yield echo_to_console
         return
     with open(output_log, "a", encoding="utf-8") as kept:
         def echo(line: str) -> None:
-            echo_to_console(line)
+            if console:
+                echo_to_console(line)
             kept.write(line + "\n")
             kept.flush()
 
