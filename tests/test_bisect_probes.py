@@ -387,3 +387,38 @@ def test_a_prober_is_any_subject_judged_by_any_judge(machine: FakeReleases) -> N
     probe.start(Bounds.of_releases("2.0", "1.0"), {})
     assert probe.ran_now == ["1.0", "2.0"]  # measured now: 1.0 by its probe, 2.0 by the judge's start
     assert probe.summary() == {"seen": ["1.0", "2.0", "4.0"]}
+
+
+def test_a_scaling_probe_on_cpu_times_nothing_and_is_kept_apart_from_timed_runs(machine: FakeReleases) -> None:
+    """Its verdict comes from the compiled HLO there: the probe runs with no repeats, its record says so,
+    and neither its cache entry nor its record stands for a run with timings (--metric, the matrix)."""
+    machine.behave("0.5.1", "affected")
+    probe = prober(machine)
+    assert probe("0.5.1") is Outcome.BAD
+    record = next(r for r in _records(machine.matrix.results_dir) if r["requested"]["jax"] == "0.5.1")
+    assert (record["parameters"]["repeats"], record["parameters"]["warmup"]) == (0, 0)
+    assert record["reproduce"].endswith(" --repeats 0 --warmup 0")  # it reruns what the probe ran
+    timed = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2",
+                                           "--metric", "slogdet_2dev_ms"])
+    assert "repeats" not in subject_key(machine.matrix, timed)["parameters"]  # the check's own (matrix.toml's)
+    checked = probe.subject.identity_subject  # what runs, apart from the release
+    assert subject_key(machine.matrix, timed) != checked and checked["parameters"]["repeats"] == 0
+    # A timed record of the same run still answers the untimed probe (it read the same HLO).
+    machine.behave("0.5.0", "unaffected")
+    runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version="0.5.0"), lambda line: None)
+    machine.forget()
+    again = prober(machine)
+    assert again("0.5.0") is Outcome.GOOD and again.observations["0.5.0"].source == "record" and machine.runs == []
+
+
+def test_a_probe_on_a_gpu_keeps_its_timings(machine: FakeReleases) -> None:
+    """There timing can veto "unaffected": the probe measures what the verdict weighs."""
+    options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2",
+                                             "--backend", "cuda"])
+    assert "repeats" not in subject_key(machine.matrix, options)["parameters"]
+
+
+def _records(folder: Path) -> list[dict[str, Any]]:
+    import json
+
+    return [json.loads(path.read_text()) for path in sorted(folder.rglob("*.json"))]

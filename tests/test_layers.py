@@ -31,7 +31,7 @@ LAYERS: dict[str, int] = {
 BOTTOM, ENTRY = 0, 4
 
 # kit/ may import only these modules of repro/ (standard library only: they import in nox's process).
-REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment"}
+REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment", "repro.compile_cache"}
 
 
 def _module(path: Path) -> str:

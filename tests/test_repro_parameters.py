@@ -17,7 +17,7 @@ from repro.parameters import DEFAULTS, parse_value, problems
         ("scaling", {"devices": [3]}, "--batch 4096 does not split evenly over 3 devices"),
         ("scaling", {"devices": [1, 3, 6], "batch": 4096}, "over 3,6 devices"),
         ("scaling", {"devices": []}, "--devices '' is not valid: it must be a non-empty list"),
-        ("scaling", {"repeats": 0}, "--repeats 0 is not valid: it must be a positive integer"),
+        ("scaling", {"repeats": -1}, "--repeats -1 is not valid: it must be a non-negative integer"),
         ("scaling", {"modes": ["pmap"]}, "--modes pmap is not valid: it must be some of jit,shard_map"),
         ("correctness", {"batches": 200000000}, "--batches 200000000 is not valid"),
         ("correctness", {"samples": -1}, "--samples -1 is not valid: it must be a non-negative integer"),

@@ -18,6 +18,8 @@ import shlex
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from repro.parameters import to_flags
+
 from .. import records
 from ..config import Matrix
 from ..install.environment import Environment, Prepared
@@ -29,6 +31,7 @@ from ..run.facts import identity_here, job_label
 from .candidates import Candidate
 from .options import Log, Options
 from .outcomes import Observation, observation_of
+from .probe_cache import probe_overrides, timed_identity
 
 
 class ReleaseSubject:
@@ -116,6 +119,7 @@ class ReleaseSubject:
         if not self.options.check:
             return None
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
+        here = timed_identity(here, self.matrix, self.options)  # a record with timings answers an untimed probe
         parameters = dict(here.subject.get("parameters") or {})
         newest = records.newest_records_here(self.matrix.results_dir, self.options.backend,
                                              {self.options.check: parameters}, self.options.preset)
@@ -139,6 +143,7 @@ class ReleaseSubject:
                                  timeout_s=options.timeout, reproduce=reproduce_command(self.matrix, options, key or ""),
                                  first_python=candidate.python if candidate is not None else None,
                                  output_log=log_file, pins=options.pins, records_dir=self.records_dir,
+                                 overrides=probe_overrides(self.matrix, options),
                                  echo=options.verbose)  # quiet: the output is in the probe's log
 
     def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> dict[str, Any]:
@@ -158,8 +163,10 @@ def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
     """
     if not options.check:
         return f"nox -s bisect -- {shlex.join(options.argv)}"
+    untimed = " ".join(to_flags(probe_overrides(matrix, options)))  # the run as the probe made it
     if options.check and any(release.version == version for release in matrix.releases):
-        return f"nox -s {options.check}-{version}"
+        return f"nox -s {options.check}-{version}" + (f" -- {untimed}" if untimed else "")
     flags = f" --backend {options.backend}" if options.backend != "cpu" else ""
     flags += f" --preset {options.preset}" if options.preset else ""
+    flags += f" {untimed}" if untimed else ""
     return f"python -m kit run {options.check or 'script'} {version}{flags}"

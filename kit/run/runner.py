@@ -29,6 +29,7 @@ from repro.parameters import flag, shown, to_flags
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
 from .child_processes import REPO_ROOT, repro_env
+from .compile_cache import compile_cache_env
 from .jax_runs import jax_runs
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
@@ -36,11 +37,13 @@ from ..text_bounds import bound_record
 from ..user_paths import shown_path
 from ..errors import UsageError
 from ..install import environment
+from ..install.bytecode import release_bytecode
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
 from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
+from ..records.origin import EXISTING
 from .facts import host_facts, identity_here, job_facts
 
 Log = Callable[[str], None]
@@ -202,9 +205,15 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
+    # A user's own interpreter is used as it is: nothing written into it. A commit's overlay hides the
+    # environment's jax and brings its own bytecode (`kit.install.bytecode.fill_bytecode`).
+    if env.obtained != EXISTING and not env.pythonpath:
+        made = release_bytecode(env.python)
+        if made:
+            log(f"the environment's bytecode: {made}")
     if check.script is not None:
         return run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo)
-    return _run_repro(env, request, params, timeout, log)
+    return _run_repro(env, request, params, timeout, log, compile_cache_env(matrix.envs_dir, env, backend))
 
 
 def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
@@ -235,14 +244,15 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
 
 
 def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any], timeout: int,
-               log: Log) -> dict[str, Any]:
+               log: Log, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The repro in ``env``; ``extra_env``: what it is told besides (where its compiles are kept)."""
     with scratch_dir() as tmp:
         out = tmp / "result.json"
         cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
             return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log)
-        ended = run_child(cmd, timeout, log, pythonpath=env.pythonpath, output_log=request.output_log,
+        ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log,
                           echo=request.echo)
         if ended.timed_out:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
