@@ -247,7 +247,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Rebuild reports/matrix.md and matrix.json (and the plots) from the records alone."""
     parser = _Parser(prog="nox -s report --")
     parser.add_argument("--results", type=_records_folder, default=matrix.results_dir, help="folder of records")
-    parser.add_argument("--out", type=Path, default=matrix.results_dir.parent, help="where matrix.md/json go")
+    parser.add_argument("--out", type=Path, default=matrix.layout.reports, help="where matrix.md/json go")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     args = parser.parse_args(list(argv))
     from .matrix.markdown import render_answer

@@ -21,7 +21,7 @@ from packaging.version import Version
 from fake_jax import (BUMP_TITLE, FIX_TITLE, GATE_TITLE, KERNELS_TITLE, MERGE_TITLE, NOISE_FIX_TITLE, RENAME_TITLE,
                       SCRIPT_BATCH, SCRIPT_GATE, SCRIPT_KERNEL, SCRIPT_NOISE, XLA_NEW, XLA_OLD, commit_titled,
                       fake_env, make_repo, renamed_history)
-from kit.bisect import changelog, commit_search, driver, probes
+from kit.bisect import changelog, commit_search, driver, release_subject
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.config import parse_matrix
@@ -91,7 +91,7 @@ def make_world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> W
         return SimpleNamespace(resolution=Resolution("3.12", True, {"jaxlib": version}),
                                plan=SimpleNamespace(requirements=(), exclude_newer=None))
 
-    monkeypatch.setattr(probes, "locked_release", locked_release)
+    monkeypatch.setattr(release_subject, "locked_release", locked_release)
     return world
 
 

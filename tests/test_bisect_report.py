@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.bisect import report
+from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA, Finding
 from kit.bisect.options import Options
@@ -28,9 +29,10 @@ def candidate(version: str, **changes: Any) -> Candidate:
 def finding(outcomes: dict[str, Outcome], observations: dict[str, Observation], *, good: str = "0.6.0",
             bad: str = "0.5.0", result: BisectResult[str] | None = None, transitions: list[Transition[str]] = (),
             candidates: list[Candidate] | None = None, **options: Any) -> Finding:
+    bounds = Bounds.of_releases(good, bad, how="bounds from the command line")
     opts = Options(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
                    argv=("--check", "scaling", "--good", good, "--bad", bad), **options)
-    return Finding("scaling-good0.6.0-bad0.5.0-cpu", opts, good, bad, "bounds from the command line",
+    return Finding("scaling-good0.6.0-bad0.5.0-cpu", opts, bounds,
                    candidates or [candidate(v) for v in VERSIONS], outcomes, observations,
                    [v for v, o in observations.items() if o.source == "run"], result, list(transitions), seconds=12.3)
 

@@ -361,44 +361,6 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
-def bounds(matrix: Matrix, options: Options) -> tuple[str, str, str]:
-    """(good, bad, how they were chosen): from the command line, else from the records."""
-    if options.good and options.bad:
-        return options.good, options.bad, f"bounds from the command line: good {options.good}, bad {options.bad}"
-    return bounds_from_records(matrix, options)
-
-
-
-def bounds_from_records(matrix: Matrix, options: Options) -> tuple[str, str, str]:
-    """(good, bad, how) from this machine's newest records of the check.
-
-    Takes the newest release on each side and narrows the other end to the
-    nearest release across the change, so the range is as short as the
-    records allow.
-    """
-    if not options.check:
-        raise UsageError("a script has no recorded matrix to take bounds from", "pass --good and --bad")
-    verdicts = recorded_verdicts(matrix, options)
-    affected = sorted((v for v, verdict in verdicts.items() if verdict == "affected"), key=Version)
-    unaffected = sorted((v for v, verdict in verdicts.items() if verdict == "unaffected"), key=Version)
-    if not affected or not unaffected:
-        raise UsageError(
-            f"the records in {matrix.results_dir} do not hold both an affected and an unaffected "
-            f"{options.check} run on this machine ({options.backend})",
-            f"pass --good and --bad, or run e.g. nox -s {options.check}-0.4.35 and nox -s {options.check}-0.6.0 first",
-        )
-    newest_bad, newest_good = affected[-1], unaffected[-1]
-    if Version(newest_bad) < Version(newest_good):  # a fix: bad is older
-        good = next(v for v in unaffected if Version(v) > Version(newest_bad))
-        bad = newest_bad
-    else:  # a regression: good is older
-        bad = next(v for v in affected if Version(v) > Version(newest_good))
-        good = newest_good
-    how = (f"bounds from the records in {matrix.results_dir}: newest affected release {newest_bad}, "
-           f"newest unaffected {newest_good}; searching between bad {bad} and good {good}")
-    return good, bad, how
-
-
 def recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
     """Per release, the verdict of this machine's newest record of the check's matrix.toml parameters."""
     assert options.check is not None

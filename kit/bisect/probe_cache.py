@@ -47,11 +47,6 @@ PROBE_SCHEMA = 2
 """Schema 1 keyed probes by release, Python and jaxlib alone; its files are not read."""
 
 
-def probe_cache_dir(matrix: Matrix) -> Path:
-    """Where every bisect's probes are kept (next to the reports; not committed)."""
-    return matrix.results_dir.parent / "bisect" / "probes"
-
-
 def subject_key(matrix: Matrix, options: Options) -> dict[str, Any]:
     """What a probe runs, apart from the release: the check and its parameters, or the script's content.
 

@@ -32,7 +32,7 @@ from .summary import BisectedScript, bisected_script, deciding_probes
 
 def reports_dir(matrix: Matrix, options: Options) -> Path:
     """Where bisect-<name>.md and .json go: --out, else the reports folder beside the records."""
-    return options.out or matrix.results_dir.parent
+    return options.out or matrix.layout.reports
 
 
 def shown_paths(matrix: Matrix, options: Options) -> dict[str, str]:

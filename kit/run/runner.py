@@ -83,6 +83,8 @@ class RunRequest:
     script: Check | None = None
     """A script given on the command line (bisect's ``--script``), made a check where it entered
     (`kit.config.script_check`); None: the check named ``check`` in matrix.toml."""
+    records_dir: Path | None = None
+    """Where the record goes; None: the matrix's ``results_dir`` (bisect keeps scripts' and commits' apart)."""
 
 
 def check_for(matrix: Matrix, request: RunRequest) -> Check:
@@ -193,7 +195,8 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     if isinstance(executable, str):  # records are pasted into bug threads: no absolute path of this machine
         record["environment"]["executable"] = shown_path(executable, matrix.path.parent)
     record = bound_record(record)  # a script's 20 MB line or reason must not become a 20 MB record
-    path = records.save_record(json_safe(record), matrix.results_dir)  # StorageError says where it went instead
+    folder = request.records_dir or matrix.results_dir
+    path = records.save_record(json_safe(record), folder)  # StorageError says where it went instead
     return record, path
 
 

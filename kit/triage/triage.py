@@ -17,7 +17,6 @@ on. `bisect_plan` turns that into the bisect's bounds:
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -93,10 +92,10 @@ def run_on(matrix: Matrix, options: TriageOptions, written: WrittenCheck, name: 
            log: Log) -> dict[str, Any]:
     """The check on one release, through the kit's runner; its record kept in ``reports/triage/records/``."""
     check = script_check(name, written.path, bad_if=bad_if_pattern(written.bad_if, "bad_if") if written.bad_if else None)
-    here = dataclasses.replace(matrix, results_dir=matrix.results_dir.parent / "triage" / "records")
-    request = RunRequest(check=name, version=version, script=check, reproduce=options.reproduce)
+    request = RunRequest(check=name, version=version, script=check, reproduce=options.reproduce,
+                         records_dir=matrix.layout.triage_records)
     log(f"running {name} on jax {version}")
-    record, _ = run_check(here, request, log)
+    record, _ = run_check(matrix, request, log)
     verdict = str(record.get("verdict") or record.get("status"))
     return {"verdict": verdict, "sentence": f"{verdict.upper()}: {record.get('reason')}"}
 
