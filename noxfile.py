@@ -7,7 +7,9 @@
     nox -s matrix                   # every check on every release, then the report
     nox -s report                   # rebuild reports/matrix.md from records only
     nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
-    nox -s tests                    # the kit's own tests
+    nox -s triage -- issue.md       # a bug report's code as a check: where it reproduces, and the bisect
+    nox -s tests                    # the kit's own tests: the fast lane (Python 3.9 and 3.13)
+    nox -s tests-integration        # the rest: real releases, a real SLURM
 
 The JAX sessions run in nox's own process (python=False): the kit builds one
 environment per release itself, era-resolved with uv, and shares it between
@@ -16,6 +18,7 @@ checks, the matrix and bisect. Options after ``--`` are in docs/install.md.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -30,6 +33,7 @@ from kit.exit_codes import (EXIT_INTERRUPTED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE
                             EXIT_UNSUPPORTED, EXIT_USAGE)
 from kit.config import load_matrix  # noqa: E402
 from kit.errors import KitError  # noqa: E402
+from kit.install.envs import find_interpreter  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["tests"]
@@ -115,14 +119,56 @@ def bisect(session: nox.Session) -> None:
 
 
 @nox.session(python=False, default=False)
+def triage(session: nox.Session) -> None:
+    """A check from a bug report (`-- ISSUE.md`): where it reproduces, and the bisect to run (`--run` runs it)."""
+    _run(session, ["triage", *session.posargs])
+
+
+@nox.session(python=False, default=False)
 def report(session: nox.Session) -> None:
     """Rebuild reports/matrix.md and matrix.json from the records, installing nothing."""
     _run(session, ["report", *session.posargs])
 
 
-@nox.session
+# The kit's own tests. `nox -s tests` is the fast lane for everyday work: no real JAX install, no
+# SLURM, on the oldest and the newest Python the kit supports. `nox -s tests-integration` is the rest:
+# real releases, real compiled HLO, a real single-node SLURM. CI runs both.
+TEST_PYTHONS = ("3.9", "3.13")
+FAST_LANE = "not integration and not slurm"
+
+
+def _pythons_where_nox_looks(versions: tuple[str, ...]) -> None:
+    """Link pyenv's interpreters for ``versions`` into a folder put first on PATH.
+
+    nox looks for ``python3.9`` on PATH, and pyenv's shims answer only for the versions made
+    active (`pyenv global`), so a machine with every Python installed still failed to find them.
+    """
+    folder = HERE / ".nox" / "pythons"
+    folder.mkdir(parents=True, exist_ok=True)
+    for version in versions:
+        found = find_interpreter(version)
+        link = folder / f"python{version}"
+        if found is None or (link.is_symlink() and link.resolve() == found.resolve()):
+            continue
+        link.unlink(missing_ok=True)
+        link.symlink_to(found)
+    os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+_pythons_where_nox_looks(TEST_PYTHONS)
+
+
+@nox.session(python=TEST_PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The kit's own tests (unit, plus integration tests that install real releases)."""
+    """The fast lane: every test that installs no JAX release and needs no SLURM (and mypy, on the newest)."""
     session.install("-r", "requirements-test.txt")
-    session.run("mypy")
-    session.run("pytest", *session.posargs)
+    if session.python == TEST_PYTHONS[-1]:
+        session.run("mypy")  # one Python is enough: it checks for the kit's target version either way
+    session.run("pytest", "-m", FAST_LANE, *session.posargs)
+
+
+@nox.session(name="tests-integration", python=TEST_PYTHONS[-1])
+def tests_integration(session: nox.Session) -> None:
+    """The rest: real JAX releases from the index, real HLO, a real SLURM (scripts/slurm-local.sh)."""
+    session.install("-r", "requirements-test.txt")
+    session.run("pytest", "-m", f"not ({FAST_LANE})", *session.posargs)

@@ -20,6 +20,7 @@ session does can also be run (and tested) without nox. Exit codes:
 * 5 — the release cannot run what was asked here, e.g. ``--processes 2`` on a
   release whose CPU client has no cross-process collectives (a record says why).
 
+``triage REPORT [--run]`` writes a check from a bug report and says where it reproduces (docs/triage.md).
 ``probe JOB_DIR TASK`` is one probe of ``bisect --slurm``, run by its job script on a node.
 ``plan VERSION [--backend cuda]`` shows the install plan, resolved without
 downloading wheels. ``report [--results DIR] [--out DIR] [--no-plots]``
@@ -44,8 +45,8 @@ from repro import parameters as parameter_rules
 from .arguments import Parser
 from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
-from .errors import IndexUnreachable, KitError, UsageError
-from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
+from .errors import KitError, UsageError
+from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
 from .install.key import InstallKey
 from .install.release import resolve_release
@@ -89,17 +90,28 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) ->
             from .matrix.sweep import main as sweep_main
 
             return sweep_main(matrix, rest, log)
+        if command == "triage":
+            return cmd_triage(matrix, rest, log, reproduce)
         if command == "probe":  # one task of `bisect --slurm`'s job array, on a node
             from .bisect.cluster import run_task
 
             return run_task(matrix, rest, log)
-        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, matrix or report")
-    except IndexUnreachable as exc:
-        print(exc.render(), file=sys.stderr)
-        return EXIT_NETWORK
+        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, matrix or report")
     except KitError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
+
+
+def cmd_triage(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None) -> int:
+    """``triage REPORT``: a check from a bug report, run where reported and on the newest; ``--run`` bisects next."""
+    from .triage.command import main as triage_main
+
+    code, bisect_argv = triage_main(matrix, argv, log, reproduce or "")
+    if bisect_argv is None:
+        return code
+    from .bisect import main as bisect_main
+
+    return bisect_main(matrix, bisect_argv, log)
 
 
 @contextmanager
@@ -237,7 +249,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Rebuild reports/matrix.md and matrix.json (and the plots) from the records alone."""
     parser = Parser(prog="nox -s report --", tip=_TIP)
     parser.add_argument("--results", type=_records_folder, default=matrix.results_dir, help="folder of records")
-    parser.add_argument("--out", type=Path, default=matrix.results_dir.parent, help="where matrix.md/json go")
+    parser.add_argument("--out", type=Path, default=matrix.layout.reports, help="where matrix.md/json go")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     args = parser.parse_args(list(argv))
     from .matrix.markdown import render_answer

@@ -22,6 +22,7 @@ from repro import parameters as parameter_rules
 
 from . import requirements as extra_packages
 from .errors import ConfigError, KitError, UsageError
+from .layout import Layout
 
 # The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
@@ -125,9 +126,8 @@ class InstallSettings:
     index_url: str = "https://pypi.org/simple"
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
-    # Dependencies are resolved as of the release's upload date plus this slack,
-    # so a numpy/scipy published days after the release (and tested by its
-    # users) still counts as its era.
+    # Dependencies are resolved as of the release's upload date plus this slack, so a numpy/scipy
+    # published days after the release (and tested by its users) still counts as its era.
     era_slack_days: int = 14
     # JAX's own page of jaxlib wheels the index pruned, tried as a find-links
     # when the index lacks a release's jaxlib ("" turns that off).
@@ -230,11 +230,12 @@ class Matrix:
 
     def check(self, name: str) -> Check:
         if name not in self.checks:
-            raise ConfigError(
-                f"unknown check {name!r}",
-                f"use one of: {', '.join(sorted(self.checks))}",
-            )
+            raise ConfigError(f"unknown check {name!r}", f"use one of: {', '.join(sorted(self.checks))}")
         return self.checks[name]
+
+    @property
+    def layout(self) -> Layout:  # where everything the kit writes goes, beside these two folders (kit/layout.py)
+        return Layout.of(self.results_dir, self.envs_dir)
 
 
 def load_matrix(path: Path | str = "matrix.toml") -> Matrix:

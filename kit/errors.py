@@ -42,8 +42,10 @@ class IndexUnreachable(PackageIndexError):
     """The network stood between us and the index: nothing is known about the release.
 
     Never a property of the release, so it becomes no record (a record would
-    read as "not installable" in the matrix); the command exits non-zero.
+    read as "not installable" in the matrix); the command exits 4, whoever catches it.
     """
+
+    exit_code = EXIT_NETWORK
 
 
 class ArchiveUnreachable(IndexUnreachable):

@@ -119,6 +119,18 @@ def find_links_argument(text: str) -> str:
     return checked_find_links([text], "--find-links")[0]
 
 
+def report_path(path: Path | str, project: Path) -> str:
+    """How a report meant for a bug thread names ``path``: as `shown_path`, and a path outside both the project
+    and the home folder relative to the project too (``../jax``), so no machine's absolute path is pasted."""
+    shown = shown_path(path, project)
+    if not os.path.isabs(shown):
+        return shown
+    try:
+        return os.path.relpath(os.path.abspath(path), os.path.abspath(project))
+    except ValueError:  # another drive (Windows): there is no relative way
+        return shown
+
+
 def shown_path(path: Path | str, project: Path) -> str:
     """How a report or record names ``path``: relative to the project inside it, ``~/...`` under the home folder,
     else as given.

@@ -17,12 +17,17 @@ from repro import tolerance
 # Rows moved to the host per step when checking in full: 128 MiB of float64,
 # so the host working set stays small next to the input array.
 CHUNK_BYTES = 2**27
-# Peak memory of one case relative to its input. The peak is while drawing:
-# threefry's counters and random bits sit next to the output (measured on CPU,
-# jax 0.4.35, 2.0 GiB float32 input: 5.2 GiB RSS, 2.5×). Factorising needs the
-# input plus the LU factors (2×), and host-side checks only add small chunks.
-# Drawing in one call keeps the matrices identical to the issue's array.
-PEAK_FACTOR = 2.6
+# Peak memory of one case relative to its input: factorising, which needs the
+# input plus its copy in the column-major layout LAPACK's getrf wants (XLA's
+# transposing copy into a fresh buffer, factorised in place there), plus the
+# pivots and the gathered diagonals (≈0.05× each). Donating the input cannot
+# free it: JAX refuses a donation that no output of the input's shape can take
+# (benchmarks/correctness_peak_parts.py measures each part and tries it). The
+# draw, a chunk at a time (repro/correctness.py), needs the input and one chunk;
+# drawn in one call, threefry's counters and bits sat beside it (2.5× on CPU
+# with jax 0.4.35, over 4× with newer releases' partitionable threefry).
+# Host-side checks only add small chunks.
+PEAK_FACTOR = 2.1
 # What the runtime itself holds (jax, XLA, numpy, compiled kernels).
 RUNTIME_OVERHEAD_BYTES = 600 * 2**20
 

@@ -19,6 +19,7 @@ HLO text differs between releases and the reader copes with all of them:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
@@ -103,6 +104,8 @@ class HloEvidence:
 
     collectives: Dict[str, int] = field(default_factory=dict)
     linalg_calls: List[LinalgCall] = field(default_factory=list)
+    program: str = ""
+    """A digest of the module without its source metadata (`program_digest`): equal digests, the same program."""
 
     @property
     def all_gathers(self) -> int:
@@ -134,7 +137,34 @@ def read_evidence(hlo_text: str) -> HloEvidence:
         collectives=count_collectives(module.instructions),
         linalg_calls=[module.linalg_call(instruction) for instruction in module.instructions
                       if _linalg_kind(instruction) is not None],
+        program=program_digest(hlo_text),
     )
+
+
+# Where each instruction came from in the Python source: newer releases print a table of it at the top and
+# number its frames in the order they were met, which an executable read back from the persistent
+# compilation cache (repro/compile_cache.py) meets in another order. No part of the program.
+_SOURCE_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_METADATA = re.compile(r", metadata=\{[^{}]*\}")
+
+
+def program_text(hlo_text: str) -> str:
+    """The module as a program: its instructions and computations, without the source metadata."""
+    kept: List[str] = []
+    skipping = False
+    for line in hlo_text.splitlines():
+        if line.strip() in _SOURCE_TABLES:
+            skipping = True
+        elif skipping and not line.strip():
+            skipping = False
+        elif not skipping:
+            kept.append(_METADATA.sub("", line))
+    return "\n".join(kept)
+
+
+def program_digest(hlo_text: str) -> str:
+    """A short hash of `program_text`: two compiles of one program, cached or not, have the same."""
+    return hashlib.sha256(program_text(hlo_text).encode()).hexdigest()[:16]
 
 
 def count_collectives(instructions: Sequence[Instruction]) -> Dict[str, int]:

@@ -4,7 +4,9 @@ A check is any script that exits as ``git bisect run`` expects (0 unaffected,
 125 inconclusive, 1-127 affected). This module only saves typing; it uses the
 standard library alone, so it imports in every release's environment (Python
 3.9+, jax 0.4.13 to newest). The kit puts the repository root on PYTHONPATH
-when it runs a check, so a script says::
+when it runs a check; a script of your own project run by hand needs the
+kit's folder on its path (docs/checks.md, "Checks outside the kit's folder").
+A script says::
 
     from repro import kitcheck
 
@@ -59,8 +61,12 @@ def environment() -> Dict[str, Any]:
         import jax
     except ImportError:
         return {}
-    devices = jax.devices()
-    return {"jax": jax.__version__, "backend": jax.default_backend(), "device_count": len(devices),
+    try:
+        devices = jax.devices()
+        backend = jax.default_backend()
+    except Exception:  # run by hand where no backend starts (a GPU build without its driver): the verdict still counts
+        return {"jax": jax.__version__}
+    return {"jax": jax.__version__, "backend": backend, "device_count": len(devices),
             "device_kind": devices[0].device_kind if devices else None}
 
 

@@ -9,7 +9,7 @@ One set of rules for both halves, and the one road a parameter takes:
   between values (every device count must split the batch and the matrix);
 * `to_flags` writes parameters as the repro's command line, and
   `add_flags` builds that command line's parser, so
-  ``parse(to_flags(p)) == p`` for every valid ``p`` (tests/test_parameters.py).
+  ``parse(to_flags(p)) == p`` for every valid ``p`` (tests/test_repro_parameters.py).
 
 The kit (in nox's process) parses and checks matrix.toml and its own command
 line with these once, where they enter, before it resolves or installs
@@ -84,7 +84,8 @@ RULES: Dict[str, Dict[str, Rule]] = {
         "in_features": Rule(_pos_int, "a positive integer"),
         "hidden": Rule(_pos_int_list, "a list of layer widths, e.g. 8192,8192 (empty for none)", True),
         "dtype": Rule(lambda v: v in DTYPES, "one of float32, float64"),
-        "repeats": Rule(_pos_int, "a positive integer"),
+        # 0 times nothing: the compiled HLO alone (what decides where timing is not weighed, `untimed`).
+        "repeats": Rule(_non_negative_int, "a non-negative integer (0 reads the compiled HLO and times nothing)"),
         "warmup": Rule(_non_negative_int, "a non-negative integer"),
         "modes": Rule(_some_of(MODES), "some of jit,shard_map", True),
         "passes": Rule(_some_of(PASSES), "some of forward,grad", True),
@@ -150,6 +151,28 @@ PRESETS: Dict[str, Dict[str, Dict[str, Any]]] = {
         "issue-24843": {"matrix_size": 20, "dtypes": ["float32"], "batches": [1_500_000]},
     },
 }
+
+def timing_weighed(check: str, backend: str) -> bool:
+    """Can timing change ``check``'s verdict on ``backend``? Only scaling's, and not on CPU.
+
+    Forced host CPU devices all run on the same cores, so there the scaling
+    verdict rests on the compiled HLO alone (`repro.verdicts.scaling_verdict`
+    is told so by `repro.scaling`); on a GPU a strong slowdown can veto
+    "unaffected". The correctness check times nothing.
+    """
+    return check == "scaling" and backend != "cpu"
+
+
+def untimed(check: str, backend: str) -> Dict[str, Any]:
+    """The parameters that leave out timings that cannot change ``check``'s verdict on ``backend``; {} for none.
+
+    A bisect probe asks for the verdict, not the timing table (the matrix keeps
+    that): on CPU a scaling probe compiles and reads the HLO, and times nothing.
+    """
+    if check == "scaling" and not timing_weighed(check, backend):
+        return {"repeats": 0, "warmup": 0}
+    return {}
+
 
 def flag(key: str) -> str:
     return "--" + key.replace("_", "-")

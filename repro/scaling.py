@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from repro import hlo, verdicts
+from repro import compile_cache, hlo, verdicts
 from repro import parameters as parameters_rules
 from repro import scaling_figures as figures
 from repro.cli import UsageError, checked_parameters, parser, write_result
@@ -175,6 +175,7 @@ class Setup:
     processes: int
     process: Optional[Dict[str, Any]]  # this process's facts in a multi-process run
     notes: List[str]
+    compile_cache: compile_cache.CompileCache = field(default_factory=compile_cache.CompileCache.unasked)
 
 
 def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
@@ -192,6 +193,8 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
     primary = figures.primary(cases, largest)
     verdict, reason = _verdict(primary, control, rows, parameters, setup.environment["backend"])
     evidence = _evidence(setup, parameters, cases, rows, control, primary, measured)
+    evidence["compile_cache"] = setup.compile_cache.figures()
+    _progress(compile_cache.summary(evidence["compile_cache"]))
     result: Dict[str, Any] = {"check": "scaling", "verdict": verdict, "reason": reason, "environment": setup.environment,
               "parameters": dict(parameters), "evidence": evidence, "metrics": figures.metrics(cases)}
     if setup.process is not None:
@@ -206,6 +209,7 @@ def _start(parameters: Dict[str, Any]) -> Setup:
     _force_host_devices(max(parameters["devices"]) // processes)
     import jax
 
+    cache = compile_cache.enable(jax)  # before anything compiles
     if parameters["dtype"] == "float64":
         jax.config.update("jax_enable_x64", True)
     process = None
@@ -217,7 +221,7 @@ def _start(parameters: Dict[str, Any]) -> Setup:
     from repro import compat
     from repro.environment import describe_environment
 
-    return Setup(jax, compat, describe_environment(), processes, process, [])
+    return Setup(jax, compat, describe_environment(), processes, process, [], cache)
 
 
 def _device_counts(setup: Setup, parameters: Dict[str, Any]) -> List[int]:
@@ -335,8 +339,8 @@ def _verdict(primary: Optional[Case], control: Dict[str, Any], rows: List[Dict[s
         positive_control_ok=bool(control["ok"]),
         efficiency=row.get("efficiency"),
         control_speedup=row.get("control_speedup"),
-        # Forced host devices all run on the same cores.
-        timing_is_evidence=backend != "cpu",
+        # Forced host devices all run on the same cores: one rule with the probes that skip timing there.
+        timing_is_evidence=parameters_rules.timing_weighed("scaling", backend),
     )
     return verdict, f"{primary.mode} {primary.pass_}: {reason}"
 

@@ -40,6 +40,7 @@ def structure_record(evidence: hlo.HloEvidence) -> Dict[str, Any]:
         "collectives": dict(evidence.collectives),
         "lu_batch": evidence.lu_batch,
         "lu_fed_by": fed_by(evidence),
+        "program": evidence.program,
         "linalg_calls": [
             {"target": call.target, "kind": call.kind, "operand_shape": list(call.operand_shape or []),
              "batch": call.batch, "shape_source": call.shape_source, "fed_by": list(call.fed_by)}
@@ -49,7 +50,10 @@ def structure_record(evidence: hlo.HloEvidence) -> Dict[str, Any]:
 
 
 def timing_record(times: List[float]) -> Dict[str, Any]:
+    """Median, quartiles and range of one case's times; all None for an untimed run (``repeats`` 0)."""
     ordered = sorted(times)
+    if not ordered:
+        return {"median_s": None, "q1_s": None, "q3_s": None, "min_s": None, "max_s": None, "runs": 0}
     if len(ordered) >= 2:
         q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
     else:
@@ -67,7 +71,8 @@ def metrics(cases: List[Case]) -> Dict[str, Any]:
 def scaling_rows(cases: List[Case]) -> List[Dict[str, Any]]:
     """Per mode, pass and device count: each loss's speedup over one device (time on 1 ÷ time on N),
     and ``efficiency``, the slogdet speedup ÷ the control's (what the verdict's timing veto weighs)."""
-    median = {(c.mode, c.pass_, c.loss, c.devices): statistics.median(c.times_s) for c in cases}
+    median = {(c.mode, c.pass_, c.loss, c.devices): statistics.median(c.times_s) if c.times_s else None
+              for c in cases}
     rows = []
     for mode, pass_, loss, devices in median:
         if loss != "slogdet":
@@ -154,7 +159,8 @@ def human_summary(result: Dict[str, Any], cases: List[Case], rows: List[Dict[str
         cells = []
         for loss in LOSSES:
             t = timing[(row["mode"], row["pass"], loss, row["devices"])]
-            cells.append(f"{t['median_s'] * 1e3:.2f} [{t['q1_s'] * 1e3:.2f}-{t['q3_s'] * 1e3:.2f}]")
+            cells.append("not timed" if t["median_s"] is None else
+                         f"{t['median_s'] * 1e3:.2f} [{t['q1_s'] * 1e3:.2f}-{t['q3_s'] * 1e3:.2f}]")
         lines.append(
             f"  {row['mode']:<10}{row['pass']:<9}{row['devices']:>4}{cells[0]:>24}{cells[1]:>24}"
             f"{_fmt(row['control_speedup']):>7}{_fmt(row['slogdet_speedup']):>7}{_fmt(row['efficiency']):>8}"

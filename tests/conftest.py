@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 import pytest
 
 from tests.fake_releases import FakeReleases, make_fake_releases
+from tests.local_slurm import local_slurm  # noqa: F401  (a fixture for every suite: a running single-node SLURM)
 
 
 @pytest.fixture

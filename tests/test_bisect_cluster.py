@@ -12,7 +12,7 @@ import pytest
 
 from kit.bisect.cluster import batch_script
 from kit.slurm.jobs import SlurmOptions
-from tests.local_slurm import checkout_copy, local_slurm  # noqa: F401 (a fixture)
+from tests.local_slurm import checkout_copy
 
 
 def test_the_batch_script_runs_probe_i_of_the_round_with_the_kit(tmp_path: Path) -> None:

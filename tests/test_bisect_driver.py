@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -22,20 +23,16 @@ from packaging.version import Version
 from kit.bisect import changelog
 from kit.run import runner
 from kit.bisect import cluster, driver
-from kit.bisect.finding import REPORT_SCHEMA
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import expected_probes
-from kit.config import Matrix, load_matrix, parse_matrix
+from kit.config import load_matrix, parse_matrix
 from kit.install.release import plan_release
 from kit.errors import ConfigError, UsageError
 from kit.install.key import InstallKey
+from tests.bisect_machine import CHECKS, RELEASES, record_run, report_json, verdicts  # noqa: F401 (shared)
 from tests.fake_releases import FakeReleases
 
 REPO = Path(__file__).resolve().parent.parent
-
-RELEASES = ["0.4.34", "0.4.35", "0.4.36", "0.4.37", "0.4.38", "0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
-
-CHECKS = {"scaling": {"devices": [1, 2], "batch": 64, "timeout_s": 60}}
 
 PLAIN_MATRIX = parse_matrix({"release": [{"version": "0.4.35"}, {"version": "0.6.0"}], "checks": CHECKS})
 """For what is decided from the command line alone."""
@@ -61,25 +58,10 @@ def run(machine: FakeReleases, *argv: str) -> tuple[int, list[str]]:
     return code, lines
 
 
-def report_json(where: FakeReleases | Matrix, name: str = "*") -> dict[str, Any]:
-    """The newest bisect report's JSON (next to the results folder of the machine's, or a real, matrix)."""
-    matrix = where.matrix if isinstance(where, FakeReleases) else where
-    path = max(matrix.results_dir.parent.glob(f"bisect-{name}.json"), key=lambda p: p.stat().st_mtime_ns)
-    data = json.loads(path.read_text())
-    assert data["schema"] == REPORT_SCHEMA
-    return data
-
-
-def verdicts(first_bad: str, *, fix: bool = False) -> dict[str, Any]:
-    """Every release affected from ``first_bad`` on (a regression), or unaffected from there on (a fix)."""
-    before, after = ("affected", "unaffected") if fix else ("unaffected", "affected")
-    return {v: (after if Version(v) >= Version(first_bad) else before) for v in RELEASES}
-
-
-def record_run(machine: FakeReleases, version: str, *results: str) -> None:
-    """Run the check on ``version`` as `nox -s scaling-<version>` would, leaving the record it writes."""
-    machine.behave(version, *results)
-    runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version=version), lambda line: None)
+def seen(capsys: pytest.CaptureFixture[str], releases: FakeReleases) -> str:
+    """What a user reads: the console (quiet unless -v: the summary) and then the newest markdown report."""
+    newest = max(releases.matrix.results_dir.parent.glob("bisect-*.md"), key=lambda p: p.stat().st_mtime_ns)
+    return capsys.readouterr().out + newest.read_text()
 
 
 # --------------------------------------------------------------------------
@@ -95,7 +77,7 @@ def test_regression_is_found_with_few_probes(machine: Callable[..., FakeReleases
     assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.5.0", "0.5.1", [])
     assert len(releases.runs) <= 5  # ceil(log2 9) + 1
     assert {check for _version, check in releases.runs} == {"scaling"}
-    out = capsys.readouterr().out
+    out = seen(capsys, releases)
     assert "9 candidate releases" in out and "about 6 probes" in out
     assert "last good release: **jax 0.5.0**" in out and "first bad release: **jax 0.5.1**" in out
 
@@ -107,7 +89,7 @@ def test_fix_direction_with_good_newer(machine: Callable[..., FakeReleases],
     assert code == 0
     data = report_json(releases)
     assert (data["last_same"], data["first_different"]) == ("0.5.2", "0.5.3")
-    out = capsys.readouterr().out
+    out = seen(capsys, releases)
     assert "last bad release: **jax 0.5.2**" in out and "first good release: **jax 0.5.3**" in out
     assert "hunting a fix" in out
 
@@ -170,7 +152,6 @@ def test_no_records_and_no_bounds_is_a_usage_error(machine: Callable[..., FakeRe
         (["--check", "nope", "--good", "0.4.35", "--bad", "0.6.0"], ConfigError, "unknown check 'nope'"),
         (["--check", "scaling", "--good", "banana", "--bad", "0.6.0"], UsageError, "--good 'banana' is not a plain JAX release number"),
         (["--check", "scaling", "--good", "0.4.99", "--bad", "0.6.0"], UsageError, "not a jax release"),
-        (["--check", "scaling", "--good", "0.4.35"], UsageError, "both --good and --bad"),
         (["--script", "/no/such/repro.py", "--good", "0.4.35", "--bad", "0.6.0"], UsageError, "does not exist"),
         (["--good", "0.4.35", "--bad", "0.6.0"], UsageError, "say what to bisect"),
         (["--check", "scaling", "--crash", "maybe"], UsageError, "invalid choice"),
@@ -195,7 +176,7 @@ def test_uninstallable_release_is_skipped_and_named(machine: Callable[..., FakeR
     assert code == 0
     data = report_json(releases)
     assert data["first_different"] == "0.5.1" and data["outcomes"]["0.5.0"] == "skip"
-    out = capsys.readouterr().out
+    out = seen(capsys, releases)
     assert re.search(r"jax 0\.5\.0 +[0-9-]+  NOT INSTALLABLE: http://127\.0\.0\.1:\d+/simple has no jaxlib 0\.5\.0 "
                      r"wheels \(tried Python 3\.11\)", out)
     assert "Skipped (yanked, not installable or unknown, crashed, inconclusive or exit 125): 0.5.0." in out
@@ -212,7 +193,7 @@ def test_release_only_an_unreachable_archive_could_install_is_skipped_not_fatal(
     data = report_json(releases)
     assert data["first_different"] == "0.5.1" and data["outcomes"]["0.5.0"] == "skip"
     assert data["ambiguous"] == ["0.5.0"]
-    out = capsys.readouterr().out
+    out = seen(capsys, releases)
     assert re.search(r"installability unknown here: jax 0\.5\.0 needs the archive of pruned jaxlibs "
                      r"\(install\.jaxlib_archive\) http://127\.0\.0\.1:9/jax_releases\.html", out)
     assert "0.5.0" in releases.prepared  # asked, unlike a release the metadata rules out
@@ -224,7 +205,7 @@ def test_skip_next_to_the_change_leaves_it_ambiguous(machine: Callable[..., Fake
     run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     data = report_json(releases)
     assert data["ambiguous"] == ["0.5.0"] and data["first_different"] == "0.5.1"
-    assert "ambiguous: the change is in one of 0.5.0, 0.5.1" in capsys.readouterr().out
+    assert "ambiguous: the change is in one of 0.5.0, 0.5.1" in seen(capsys, releases)
 
 
 @pytest.mark.parametrize(("mode", "expected_first_bad"), [("skip", "0.5.1"), ("bad", "0.5.0"), ("good", "0.5.1")])
@@ -246,7 +227,7 @@ def test_inconclusive_is_rerun_once_and_the_flip_reported(machine: Callable[...,
     assert releases.prepared.count("0.5.0") == 1  # the re-run reuses the environment
     assert report_json(releases)["outcomes"]["0.5.0"] == "good"
     assert any("flipped: inconclusive → unaffected" in line for line in log)
-    assert "Flipped between runs: 0.5.0." in capsys.readouterr().out
+    assert "Flipped between runs: 0.5.0." in seen(capsys, releases)
 
 
 def test_twice_inconclusive_is_a_skip(machine: Callable[..., FakeReleases]) -> None:
@@ -317,7 +298,7 @@ def test_rerun_runs_nothing_and_says_so(machine: Callable[..., FakeReleases],
     assert second["first_different"] == first["first_different"]
     assert second["probed_now"] == [] and second["environments_built_now"] == []
     assert sorted(second["answered_by_cache"], key=Version) == sorted(first["probed_now"], key=Version)
-    out = capsys.readouterr().out
+    out = seen(capsys, releases)
     assert "This run ran nothing and built nothing" in out
     assert f"they had built {len(first['environments_built_now'])} environments" in out
     assert "JAX_*/XLA_* variables are the same" in out and "rerun with --fresh" in out  # what the memory covers
@@ -381,7 +362,7 @@ def test_all_reports_every_transition_and_flags_non_monotonic(machine: Callable[
     assert data["non_monotonic"] is True
     assert [(t["before"], t["after"]) for t in data["transitions"]] == [
         ("0.4.36", "0.4.37"), ("0.4.37", "0.4.38"), ("0.5.0", "0.5.1")]
-    assert "**Non-monotonic**" in capsys.readouterr().out
+    assert "**Non-monotonic**" in seen(capsys, releases)
 
 
 # --------------------------------------------------------------------------
@@ -420,7 +401,7 @@ def test_script_is_bisected_by_its_exit_codes(machine: Callable[..., FakeRelease
     assert (data["last_same"], data["first_different"]) == ("0.5.1", "0.5.2")
     assert data["name"] == "script-repro-good0.4.34-bad0.6.0-cpu"
     assert {check for _version, check in releases.runs} == {"script"}
-    out = capsys.readouterr().out
+    out = seen(capsys, releases)
     assert "first bad release: **jax 0.5.2**" in out
 
 
@@ -437,7 +418,7 @@ NOISY_SCRIPT = textwrap.dedent(
 
 def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
         machine: Callable[..., FakeReleases], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # issue 20: with JAX_THREEFRY_PARTITIONABLE=1 exported, a rerun answered from probes made without it.
+    # Once, with JAX_THREEFRY_PARTITIONABLE=1 exported, a rerun answered from probes made without it.
     releases = machine()
     script = tmp_path / "repro.py"
     script.write_text(NOISY_SCRIPT)
@@ -520,7 +501,7 @@ def test_timeout_reads_as_such_and_is_remembered(machine: Callable[..., FakeRele
     releases = machine()
     script = write_script(tmp_path, {"0.4.34": 0, "0.4.35": 0, "0.4.36": "hang", "0.4.37": 1, "0.4.38": 1})
     run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "1")
-    assert "| timed out after 1 s, counted bad by --crash bad |" in capsys.readouterr().out
+    assert "| timed out after 1 s, counted bad by --crash bad |" in seen(capsys, releases)
     # Other bounds over the same script: the timeout is known, not waited for again ...
     run(releases, "--script", str(script), "--good", "0.4.34", "--bad", "0.4.38", "--crash", "bad", "--timeout", "1",
         "--all")
@@ -535,7 +516,7 @@ def test_all_checks_the_labels_of_the_bounds(machine: Callable[..., FakeReleases
                                               capsys: pytest.CaptureFixture[str]) -> None:
     releases = machine(verdicts("0.5.1"))
     run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.5.0", "--all")  # 0.5.0 is still good
-    out = capsys.readouterr().out
+    out = seen(capsys, releases)
     assert "**--bad 0.5.0 tested good (unaffected), not bad**" in out
     assert "- --good 0.4.35 tested good (unaffected), as given." in out
     data = report_json(releases)
@@ -566,15 +547,19 @@ def test_report_has_links_notes_and_reproduce_line(machine: Callable[..., FakeRe
     releases = machine(verdicts("0.5.3", fix=True), built=["0.4.35", "0.6.0"])  # the rest are built as probed
     notes = tmp_path / "CHANGELOG.md"
     notes.write_text("# Changelog\n\n## JAX 0.6.0 (April 16, 2025)\n\n* newer\n\n"
-                     "## jax 0.5.3 (March 19, 2025)\n\n* Fixed sharding of batched LU.\n\n"
+                     "## jax 0.5.3 (March 19, 2025)\n\n* Bug fixes\n  * Fixed sharding of batched `slogdet`.\n"
+                     "  * Fixed a typo in the docs.\n\n"
                      "## jax 0.5.2 (Mar 4, 2025)\n\n* older\n")
     argv = ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35", "--changelog", str(notes)]
     run(releases, *argv)
     markdown = (releases.matrix.results_dir.parent / "bisect-scaling-good0.6.0-bad0.4.35-cpu.md").read_text()
     assert "https://github.com/jax-ml/jax/compare/jax-v0.5.2...jax-v0.5.3" in markdown
-    assert "Fixed sharding of batched LU." in markdown and "* older" not in markdown
+    # Only the entry that names what the check's script calls (slogdet), under its group, then the link.
+    assert "* Bug fixes\n\n  * Fixed sharding of batched `slogdet`." in markdown and "* older" not in markdown
+    assert "typo" not in markdown and "_1 of 2 entries mention" in markdown
     assert "## Reproduce with:" in markdown
-    assert "    nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --changelog " + str(notes) in markdown
+    shown = os.path.relpath(notes, releases.matrix.path.parent)  # no machine's absolute path in the report
+    assert "    nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --changelog " + shown in markdown
     assert "Searched jax 0.4.35 … 0.6.0 (9 releases)" in markdown
     data = report_json(releases)
     assert data["compare"].endswith("jax-v0.5.2...jax-v0.5.3")

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA, Finding, cost_lines, to_json
 from kit.bisect.options import Options
 from kit.bisect.outcomes import Observation
 from kit.bisect.search import Outcome
 
+BOUNDS = Bounds.of_releases("0.6.0", "0.4.20", how="given")
 OPTIONS = Options(check=None, script=Path("repro.py"), good="0.6.0", bad="0.4.20", argv=("--script", "repro.py"))
 
 
 def finding(observations: dict[str, Observation], now: list[str]) -> Finding:
     outcomes = {v: Outcome.BAD if o.verdict == "affected" else Outcome.GOOD for v, o in observations.items()}
     candidates = [Candidate(v, (), None, "3.12", v) for v in observations]
-    return Finding("script-repro", OPTIONS, "0.6.0", "0.4.20", "given", candidates, outcomes, observations, now,
+    return Finding("script-repro", OPTIONS, BOUNDS, candidates, outcomes, observations, now,
                    seconds=2.5)
 
 

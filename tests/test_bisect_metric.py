@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
 from kit.bisect.candidates import Candidate
-from kit.bisect.metric import MetricProber
+from kit.bisect.bounds import Bounds
+from kit.bisect.judges import release_prober
+from kit.bisect.metric import MetricJudge
 from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
+from kit.bisect.probes import Subject
 from kit.bisect.search import Outcome, bisect
 from kit.bisect.probe_cache import ProbeCache
 from kit.config import load_matrix
@@ -26,24 +29,28 @@ def noisy(center: float, seed: int, n: int = 9) -> list[float]:
     return [center * (1 + rng.gauss(0, 0.05)) for _ in range(n)]
 
 
-class TableProber(MetricProber):
+class TableJudge(MetricJudge):
     """Measures by calling ``table[version](run_number)``; counts the runs."""
 
     table: dict[str, Callable[[int], list[float]]]
+    runs: dict[str, int]
 
-    def measure(self, candidate: Candidate) -> Observation:
+    def measure(self, subject: Subject, candidate: Candidate) -> Observation:
         self.runs[candidate.version] = self.runs.get(candidate.version, 0) + 1
         return Observation("ran", None, "measured", samples=self.table[candidate.version](self.runs[candidate.version]))
 
 
 def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good: str = "0.6.0",
-            bad: str = "0.4.35") -> TableProber:
+            bad: str = "0.4.35") -> Any:
+    """A release prober judged by a :class:`TableJudge`; its ``runs`` are the judge's."""
     matrix = load_matrix(ROOT / "matrix.toml")
     options = parse_options(matrix, ["--check", "scaling", "--metric", "t_ms", "--good", good, "--bad", bad])
     candidates = [Candidate(v, (), None, "3.12", v) for v in VERSIONS]
-    prober = TableProber(matrix, options, candidates, ProbeCache(tmp_path / "probes"), {}, "test",
-                         None, lambda _m: None)  # type: ignore[arg-type]
-    prober.table, prober.runs = table, {}
+    judge = TableJudge(options, "test", lambda _m: None)
+    judge.table, judge.runs = table, {}
+    prober: Any = release_prober(matrix, options, candidates, ProbeCache(tmp_path / "probes"), {}, "test",
+                                 None, lambda _m: None, judge)  # type: ignore[arg-type]
+    prober.runs = judge.runs
     return prober
 
 
@@ -53,9 +60,9 @@ def _step_at(first_fast: str) -> dict[str, Callable[[int], list[float]]]:
     return {v: (lambda run, i=i: noisy(20 if i < at else 10, seed=i * 10 + run)) for i, v in enumerate(VERSIONS)}
 
 
-def _search(prober: TableProber, good: str = "0.6.0", bad: str = "0.4.35"):
+def _search(prober: Any, good: str = "0.6.0", bad: str = "0.4.35"):
     cache: dict[str, Outcome] = {}
-    prober.set_baseline(good, bad, cache)
+    prober.start(Bounds.of_releases(good, bad), cache)
     return bisect(VERSIONS, prober, old_outcome=Outcome.BAD, cache=cache)
 
 
@@ -110,14 +117,13 @@ def test_bounds_without_the_factor_between_them_stop_saying_no_step(tmp_path: Pa
 
 
 def test_all_lists_every_step_larger_than_the_factor(tmp_path: Path) -> None:
-    from kit.bisect.metric import metric_summary
     from kit.bisect.search import scan_all
 
     table = _step_at("0.5.3")
     table["0.4.37"] = lambda run: noisy(60, seed=run)  # a second, 3x step up and back down
     prober = _prober(tmp_path, table)
     cache: dict[str, Outcome] = {}
-    prober.set_baseline("0.6.0", "0.4.35", cache)
+    prober.start(Bounds.of_releases("0.6.0", "0.4.35"), cache)
     scan_all(VERSIONS, prober, cache)
-    steps = [(s["before"], s["after"]) for s in metric_summary(prober, prober.observations)["steps"]]
+    steps = [(s["before"], s["after"]) for s in prober.summary()["steps"]]
     assert steps == [("0.4.36", "0.4.37"), ("0.4.37", "0.4.38"), ("0.5.2", "0.5.3")]

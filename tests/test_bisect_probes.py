@@ -25,6 +25,7 @@ from kit.bisect.candidates import Candidate, list_candidates
 from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
 from kit.bisect.probe_cache import ProbeCache, subject_key
+from kit.bisect.judges import release_prober
 from kit.bisect.probes import Prober
 from kit.bisect.search import Outcome
 from kit.config import DEFAULT_TIMEOUT_S
@@ -48,8 +49,8 @@ def prober(machine: FakeReleases, *flags: str, candidates: list[Candidate] | Non
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2", *flags])
     index = open_index(machine.matrix)
     listed = candidates or list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index)
-    cache = ProbeCache(driver.probe_cache_dir(machine.matrix), read=not options.fresh)
-    return Prober(machine.matrix, options, listed, cache, subject_key(machine.matrix, options), "test", index,
+    cache = ProbeCache(machine.matrix.layout.probe_cache, read=not options.fresh)
+    return release_prober(machine.matrix, options, listed, cache, subject_key(machine.matrix, options), "test", index,
                   lambda line: None)
 
 
@@ -121,24 +122,24 @@ def test_an_inconclusive_run_is_run_once_more_in_the_same_environment(machine: F
 @pytest.mark.parametrize(("flags", "timeout"), [((), 60), (("--timeout", "5"), 5)])
 def test_the_time_limit_is_the_command_lines_else_the_checks(machine: FakeReleases, flags: tuple[str, ...],
                                                               timeout: int) -> None:
-    assert prober(machine, *flags).timeout == timeout
+    assert prober(machine, *flags).subject.timeout == timeout
 
 
 def test_a_script_without_a_limit_gets_the_default(machine: FakeReleases, tmp_path: Path) -> None:
     script = tmp_path / "repro.py"
     script.write_text("raise SystemExit(0)\n")
     options = parse_options(machine.matrix, ["--script", str(script), "--good", "0.5.0", "--bad", "0.5.2"])
-    probe: Any = Prober(machine.matrix, options, [], ProbeCache(tmp_path), {}, "test", open_index(machine.matrix),
+    probe: Any = release_prober(machine.matrix, options, [], ProbeCache(tmp_path), {}, "test", open_index(machine.matrix),
                         print)
-    assert probe.timeout == DEFAULT_TIMEOUT_S  # a check block's default, as the same script in one would get
+    assert probe.subject.timeout == DEFAULT_TIMEOUT_S  # a check block's default, as the same script in one would get
 
 
 def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeReleases) -> None:
     lines: list[str] = []
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
     index = open_index(machine.matrix)
-    probe = Prober(machine.matrix, options, list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index),
-                   ProbeCache(driver.probe_cache_dir(machine.matrix)), subject_key(machine.matrix, options), "test",
+    probe = release_prober(machine.matrix, options, list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index),
+                   ProbeCache(machine.matrix.layout.probe_cache), subject_key(machine.matrix, options), "test",
                    index, lines.append)
     machine.behave("0.5.0", "crash")
     assert probe("0.5.0") is Outcome.SKIP  # --crash skip, the default
@@ -240,7 +241,8 @@ def test_bad_if_finds_the_release_of_that_error_and_skips_the_others_naming_them
     assert [(t["before"], t["after"]) for t in data["transitions"]] == [("0.4.36", "0.4.37")]
     assert data["outcomes"]["0.4.35"] == data["outcomes"]["0.5.0"] == "skip"
     assert data["observations"]["0.5.0"]["exception"] == "ValueError: Incompatible shapes for broadcasting: (3,) and (4,)"
-    out = capsys.readouterr().out
+    written = next(machine.matrix.results_dir.parent.glob("bisect-*0.5.1-cpu-all.md")).read_text()
+    out = capsys.readouterr().out + written  # the console is quiet: the report has the table
     assert "0.4.35 (AttributeError: module 'jax.numpy' has no attribute 'unstack')" in out
     assert "| skip (failed otherwise: ValueError) |" in out
 
@@ -320,3 +322,104 @@ def test_an_install_that_failed_is_tried_again_by_the_next_bisect(ten: Callable[
     data = report_json(machine)
     assert data["outcomes"]["0.4.35"] == "bad" and "0.4.35" in data["probed_now"]
     assert "0.4.34" in data["answered_by_cache"]  # what did run is known
+
+
+# --------------------------------------------------------------------------
+# The Prober itself: any subject with any judge, composed, never subclassed
+
+
+class _Subject:
+    """Only what the Prober asks of a subject directly: its candidates, a name, and ``done``."""
+
+    def __init__(self, candidates: list[Candidate]) -> None:
+        self.candidates = {c.version: c for c in candidates}
+        self.finished: list[str] = []
+
+    def name_of(self, key: str) -> str:
+        return f"thing {key}"
+
+    def done(self, key: str) -> None:
+        self.finished.append(key)
+
+
+class _Judge:
+    """Answers from a table; ``1.0`` measured now, ``2.0`` known before; ``3.0`` fails mid-probe."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+        self.name = "t"
+
+    def observe(self, subject: Any, candidate: Candidate) -> Any:
+        from kit.bisect.probes import Look
+        self.asked.append(candidate.version)
+        if candidate.version == "3.0":
+            raise KeyboardInterrupt  # Ctrl-C mid-run: the subject still cleans up
+        verdict = "affected" if candidate.version == "1.0" else "unaffected"
+        return Look(Observation("ran", verdict, "table", "run"), candidate.version == "1.0")
+
+    def remembered(self, subject: Any, key: str) -> Observation | None:
+        return Observation("ran", "unaffected", "kept", "cache") if key == "2.0" else None
+
+    def start(self, subject: Any, bounds: Any, cache: dict[str, Outcome]) -> dict[str, Any]:
+        from kit.bisect.probes import Look
+        return {bounds.good: Look(Observation("ran", "unaffected", "baseline", "run"), True)}
+
+    def line(self, name: str, observation: Observation, result: Outcome) -> str:
+        return f"{name}: {result.value}"
+
+    def summary(self, observations: Any) -> dict[str, Any]:
+        return {"seen": sorted(observations)}
+
+
+def test_a_prober_is_any_subject_judged_by_any_judge(machine: FakeReleases) -> None:
+    from kit.bisect.bounds import Bounds
+
+    options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
+    listed = [Candidate(v, (), None, "3.12", v) for v in ("1.0", "2.0", "3.0")]
+    listed.append(Candidate("4.0", (), None, "3.12", "4.0", yanked="broken"))
+    subject, judge, lines = _Subject(listed), _Judge(), []
+    probe = Prober(subject, judge, options, lines.append)  # type: ignore[arg-type]
+    assert probe.ruled_out() == {"4.0": Outcome.SKIP} and probe.known_outcomes() == {"2.0": Outcome.GOOD}
+    assert probe("1.0") is Outcome.BAD and lines == ["thing 1.0: bad"]
+    assert probe("4.0") is Outcome.SKIP and "4.0" not in judge.asked  # the index's metadata answered it
+    with pytest.raises(KeyboardInterrupt):
+        probe("3.0")
+    assert subject.finished == ["1.0", "3.0"]  # after every probe the judge saw, even one that was interrupted
+    probe.start(Bounds.of_releases("2.0", "1.0"), {})
+    assert probe.ran_now == ["1.0", "2.0"]  # measured now: 1.0 by its probe, 2.0 by the judge's start
+    assert probe.summary() == {"seen": ["1.0", "2.0", "4.0"]}
+
+
+def test_a_scaling_probe_on_cpu_times_nothing_and_is_kept_apart_from_timed_runs(machine: FakeReleases) -> None:
+    """Its verdict comes from the compiled HLO there: the probe runs with no repeats, its record says so,
+    and neither its cache entry nor its record stands for a run with timings (--metric, the matrix)."""
+    machine.behave("0.5.1", "affected")
+    probe = prober(machine)
+    assert probe("0.5.1") is Outcome.BAD
+    record = next(r for r in _records(machine.matrix.results_dir) if r["requested"]["jax"] == "0.5.1")
+    assert (record["parameters"]["repeats"], record["parameters"]["warmup"]) == (0, 0)
+    assert record["reproduce"].endswith(" --repeats 0 --warmup 0")  # it reruns what the probe ran
+    timed = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2",
+                                           "--metric", "slogdet_2dev_ms"])
+    assert "repeats" not in subject_key(machine.matrix, timed)["parameters"]  # the check's own (matrix.toml's)
+    checked = probe.subject.identity_subject  # what runs, apart from the release
+    assert subject_key(machine.matrix, timed) != checked and checked["parameters"]["repeats"] == 0
+    # A timed record of the same run still answers the untimed probe (it read the same HLO).
+    machine.behave("0.5.0", "unaffected")
+    runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version="0.5.0"), lambda line: None)
+    machine.forget()
+    again = prober(machine)
+    assert again("0.5.0") is Outcome.GOOD and again.observations["0.5.0"].source == "record" and machine.runs == []
+
+
+def test_a_probe_on_a_gpu_keeps_its_timings(machine: FakeReleases) -> None:
+    """There timing can veto "unaffected": the probe measures what the verdict weighs."""
+    options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2",
+                                             "--backend", "cuda"])
+    assert "repeats" not in subject_key(machine.matrix, options)["parameters"]
+
+
+def _records(folder: Path) -> list[dict[str, Any]]:
+    import json
+
+    return [json.loads(path.read_text()) for path in sorted(folder.rglob("*.json"))]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.bisect import report
+from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA, Finding
 from kit.bisect.options import Options
@@ -28,9 +29,10 @@ def candidate(version: str, **changes: Any) -> Candidate:
 def finding(outcomes: dict[str, Outcome], observations: dict[str, Observation], *, good: str = "0.6.0",
             bad: str = "0.5.0", result: BisectResult[str] | None = None, transitions: list[Transition[str]] = (),
             candidates: list[Candidate] | None = None, **options: Any) -> Finding:
+    bounds = Bounds.of_releases(good, bad, how="bounds from the command line")
     opts = Options(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
                    argv=("--check", "scaling", "--good", good, "--bad", bad), **options)
-    return Finding("scaling-good0.6.0-bad0.5.0-cpu", opts, good, bad, "bounds from the command line",
+    return Finding("scaling-good0.6.0-bad0.5.0-cpu", opts, bounds,
                    candidates or [candidate(v) for v in VERSIONS], outcomes, observations,
                    [v for v, o in observations.items() if o.source == "run"], result, list(transitions), seconds=12.3)
 
@@ -153,3 +155,148 @@ def test_committed_reports_hold_no_absolute_path() -> None:
     for committed in committed_files + sorted((ROOT / "reports" / "results").glob("*.json")):
         found = ABSOLUTE.findall(committed.read_text(encoding="utf-8"))
         assert not found, f"{committed.name} holds an absolute path ({found[0]}...)"
+
+
+# --------------------------------------------------------------------------
+# A report made for the thread
+
+from kit.bisect.commit_candidates import CommitCandidate  # noqa: E402
+from kit.bisect.commit_finding import CommitFinding, CommitLevel, TieBreak  # noqa: E402
+from kit.bisect.summary import SCRIPT_LINES, SUMMARY_LINES, bisected_script, summary_lines  # noqa: E402
+from kit.history.commit_range import CommitRange  # noqa: E402
+from kit.history.commits import CommitInfo  # noqa: E402
+from kit.bisect.builds import Build  # noqa: E402
+
+FIRST_GOOD = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
+LAST_BAD = "de4d047852986aebc7fd1c0872fb4a11448d9278"
+
+
+def with_commits(base: Finding) -> Finding:
+    """``base`` with a commit phase that named f93c2a1aa5 (PR 26839), both deciding commits on one build."""
+    packages = {"jax": "0.5.2.dev", "jaxlib": "0.5.1", "numpy": "2.2.4", "scipy": "1.15.2"}
+    build = Build("0.5.2", "0.5.1", "3.13", True, "bad")
+    commits = [CommitCandidate(key, (), None, "3.13", "0.5.1", commit=key, build=build, title=title,
+                               date="2025-02-27") for key, title in ((LAST_BAD, "int4"), (FIRST_GOOD, "lax.linalg"))]
+    level = CommitLevel(CommitRange("b" * 40, (LAST_BAD, FIRST_GOOD), "a line", "jax-v0.5.2", "jax-v0.5.3"), commits,
+                        None, BisectResult(LAST_BAD, FIRST_GOOD, [], [], {}, old_outcome=BAD),
+                        outcomes={LAST_BAD: BAD, FIRST_GOOD: GOOD})
+    found = CommitFinding("a clone", [build], [level], probed_candidates={c.version: c for c in commits},
+                          observations={
+        LAST_BAD: Observation("ran", "affected", "every device factorises the whole batch", jaxlib="0.5.1",
+                              python="3.13", packages=packages),
+        FIRST_GOOD: Observation("ran", "unaffected", "each device factorises only its own share", jaxlib="0.5.1",
+                                python="3.13", packages=packages)})
+    found.first_different = CommitInfo(FIRST_GOOD, "2025-02-27T08:15:45-08:00", "Dan", "Add and test support for "
+                                       "partitioning of batch dimensions in lax.linalg.", 26839, ("jax/_src/lax/linalg.py",))
+    found.last_same = CommitInfo(LAST_BAD, "2025-02-27T08:12:57-08:00", "Adrian", "Change int4 packing", None, ())
+    base.commits = found
+    return base
+
+
+def commit_fix() -> Finding:
+    packages = {"jax": "", "jaxlib": "", "numpy": "2.2.4"}
+    return with_commits(finding(
+        {"0.5.0": BAD, "0.5.2": BAD, "0.5.3": GOOD, "0.6.0": GOOD},
+        {"0.5.0": ran("affected"), "0.5.2": ran("affected", packages={**packages, "jaxlib": "0.5.1"}),
+         "0.5.3": ran("unaffected", packages={**packages, "jaxlib": "0.5.3"}), "0.6.0": ran("unaffected")},
+        result=BisectResult("0.5.2", "0.5.3", [], [], {}, old_outcome=BAD)))
+
+
+def test_the_first_ten_lines_hold_the_answer_the_commit_and_the_reproduce_command() -> None:
+    head = report.render_markdown(commit_fix(), []).splitlines()[:SUMMARY_LINES]
+    text = "\n".join(head)
+    assert head[0] == "# Bisect: scaling (cpu): jax 0.5.3 fixed it, commit f93c2a1aa5"
+    assert "- **Answer:** first good release **jax 0.5.3** (exact; last bad jax 0.5.2)" in text
+    assert ("- **Commit** (exact): **f93c2a1aa5** \"Add and test support for partitioning of batch dimensions in "
+            "lax.linalg.\" (2025-02-27, PR #26839 https://github.com/jax-ml/jax/pull/26839)") in text
+    assert "- **Reproduce:** `nox -s bisect -- --check scaling --good 0.6.0 --bad 0.5.0`" in text
+    assert "- **Environment:** cpu, python 3.13, jaxlib 0.5.1, numpy 2.2.4, scipy 1.15.2; check `scaling`" in text
+    assert ("- **First good** (commit f93c2a1aa5 on jaxlib 0.5.1): `each device factorises only its own share`"
+            in text)
+    assert "- **Last bad** (commit de4d047852 on jaxlib 0.5.1): `every device factorises the whole batch`" in text
+
+
+def test_everything_after_the_summary_and_script_is_folded_but_the_reproduce_line() -> None:
+    markdown = report.render_markdown(commit_fix(), ["## jax 0.5.3", "", "* a note"])
+    after = markdown.split("<details>", 1)[1]
+    assert markdown.count("<details>") == markdown.count("</details>") >= 5
+    for title in ("The search and its answer", "What else changed", "Commits", "Probes and their cost",
+                  "Release notes"):
+        assert f"<details>\n<summary>{title}</summary>\n" in markdown
+    outside = [part.split("</details>", 1)[-1] for part in after.split("<details>")]
+    assert "".join(outside).strip().startswith("## Reproduce with:")
+
+
+def test_what_the_commit_phase_held_fixed_is_not_offered_for_pin() -> None:
+    markdown = report.render_markdown(commit_fix(), [])
+    assert ("Ruled out by the commit phase, whose two deciding commits ran with the same version of each: "
+            "jaxlib 0.5.1.") in markdown
+    assert "--pin" not in markdown.split("What else changed", 1)[1].split("</details>", 1)[0]
+
+
+def test_a_short_script_is_quoted_and_a_long_one_named_by_path_and_hash(tmp_path: Path) -> None:
+    short, long = tmp_path / "short.py", tmp_path / "long.py"
+    short.write_text("import jax\nprint(jax.numpy.linalg.slogdet(jax.numpy.eye(2)))\n")
+    long.write_text("x = 1\n" * (SCRIPT_LINES + 1))
+    quoted = report.render_markdown(FIX, [], bisected_script(short, "short.py"))
+    assert "## The script\n\n`short.py` (sha256 " in quoted
+    assert "```python\nimport jax\nprint(jax.numpy.linalg.slogdet(jax.numpy.eye(2)))\n```" in quoted
+    assert quoted.index("## The script") < quoted.index("<details>")
+    named = report.render_markdown(FIX, [], bisected_script(long, "long.py"))
+    assert f"`long.py`: {SCRIPT_LINES + 1} lines, sha256 " in named and "x = 1" not in named
+
+
+def test_a_failing_deciding_probe_is_quoted_by_what_it_died_of() -> None:
+    died = Observation("ran", "affected", "the script exited 1 (affected)", exception="TypeError: f() got two",
+                       output_tail=["Traceback (most recent call last):", "  File 'r.py'", "TypeError: f() got two"])
+    script_fix = finding({"0.5.0": BAD, "0.5.2": GOOD}, {"0.5.0": died, "0.5.2": ran("unaffected")},
+                         result=BisectResult("0.5.0", "0.5.2", [], [], {}, old_outcome=BAD))
+    assert "- **Last bad** (jax 0.5.0): `TypeError: f() got two`" in summary_lines(script_fix)
+
+
+def test_out_writes_the_reports_into_another_folder_and_no_absolute_path(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    out = tmp_path / "elsewhere" / "reports"
+    leaky = finding({"0.5.0": BAD, "0.5.2": GOOD},
+                    {"0.5.0": ran("affected", output_tail=[f'  File "{project}/.nox/jax-envs/x/jax/core.py"',
+                                                           f"  in {Path.home()}/src/thing.py"]),
+                     "0.5.2": ran("unaffected")}, result=BisectResult("0.5.0", "0.5.2", [], [], {}, old_outcome=BAD))
+    report.write_report(out, leaky, [], None, report.machine_paths(project))
+    assert json.loads((out / f"bisect-{leaky.name}.json").read_text())["summary"] == summary_lines(leaky)
+    for written in out.glob("bisect-*"):
+        text = written.read_text()
+        assert str(project) not in text and str(Path.home()) + "/" not in text, written.name
+    assert '.nox/jax-envs/x/jax/core.py' in (out / f"bisect-{leaky.name}.md").read_text()
+
+
+def test_the_summary_of_all_lists_each_change_and_a_stop_says_why() -> None:
+    changes = finding({"0.5.0": GOOD, "0.5.1": BAD, "0.5.2": GOOD},
+                      {v: ran("unaffected" if o is GOOD else "affected") for v, o in
+                       (("0.5.0", GOOD), ("0.5.1", BAD), ("0.5.2", GOOD))},
+                      transitions=[Transition("0.5.0", "0.5.1", GOOD, BAD, []), Transition("0.5.1", "0.5.2", BAD, GOOD, [])],
+                      scan=True)
+    lines = summary_lines(changes)
+    assert lines[0] == "# Bisect: scaling (cpu): the outcome changes 2 times (--all)"
+    assert "- **Answer:** jax 0.5.0 (good) → 0.5.1 (bad), jax 0.5.1 (bad) → 0.5.2 (good) (every candidate probed)" in lines
+    stopped = finding({}, {})
+    stopped.stopped = "--bad 0.5.0 is good (unaffected), not bad: measured (move --bad away from 0.6.0)"
+    assert summary_lines(stopped)[2] == f"- **Stopped:** {stopped.stopped}"
+
+
+def test_not_in_python_names_no_commit_in_the_summary() -> None:
+    binary = commit_fix()
+    assert binary.commits is not None
+    binary.commits.tie_break = TieBreak("binary", None, Build("0.5.2", "0.5.1", "3.13", True, "bad"),
+                                        Build("0.5.3", "0.5.3", "3.13", True, "good"), BAD)
+    lines = summary_lines(binary)
+    assert lines[0] == "# Bisect: scaling (cpu): jax 0.5.3 fixed it"
+    assert "- **Commit:** not in JAX's Python: the jaxlib binary (see *Commits* below)" in lines
+    assert not any(FIRST_GOOD[:10] in line for line in lines[:4])
+
+
+def test_a_path_is_rewritten_where_it_starts_never_inside_one_already_relative() -> None:
+    paths = {"/tmp/out": "../../tmp/out", "/work/p/": ""}
+    text = "--out ../../tmp/out` and --out /tmp/out and \"/tmp/out/x.md\" and /tmp/outer and /work/p/a.py"
+    assert report.without_machine_paths(text, paths) == (
+        "--out ../../tmp/out` and --out ../../tmp/out and \"../../tmp/out/x.md\" and /tmp/outer and a.py")
+

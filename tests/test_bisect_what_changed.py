@@ -45,3 +45,19 @@ def test_a_probe_that_did_not_say_what_it_installed_is_not_guessed() -> None:
                               CANDIDATES)
     assert not changes.known
     assert changes_lines(changes, ("last good", "first bad"), [])[2].startswith("Not known:")
+
+
+def test_packages_the_commit_phase_held_are_ruled_out_and_the_next_one_is_offered_for_pin() -> None:
+    """The deciding commits ran with numpy 2.2.1 and jaxlib 0.4.38 both: numpy is not suggested, scipy is."""
+    changes = changes_between("0.4.38", "0.5.0", {"0.4.38": BEFORE, "0.5.0": AFTER}, CANDIDATES)
+    lines = changes_lines(changes, ("last good", "first bad"), ["nox", "-s", "bisect", "--", "--script", "r.py"],
+                          {"numpy": "2.2.1", "jaxlib": "0.4.38"})
+    assert ("Ruled out by the commit phase, whose two deciding commits ran with the same version of each: "
+            "jaxlib 0.4.38, numpy 2.2.1.") in lines
+    assert lines[-1].endswith("--pin scipy==1.14.1`.") and "--pin numpy" not in "\n".join(lines)
+
+
+def test_when_the_commit_phase_held_every_package_no_pin_is_offered() -> None:
+    changes = changes_between("0.4.38", "0.5.0", {"0.4.38": BEFORE, "0.5.0": AFTER}, CANDIDATES)
+    held = {name: versions[0] or "" for name, versions in changes.packages.items()}
+    assert "--pin" not in "\n".join(changes_lines(changes, ("last good", "first bad"), [], held))

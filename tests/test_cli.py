@@ -127,7 +127,7 @@ MATRIX_TOML = str(Path(__file__).parent.parent / "matrix.toml")
         (["scaling", "0.6.0", "--devices", "3"], "ERROR: --batch 4096 does not split evenly over 3 devices"),
         (["scaling", "0.6.0", "--timeout", "-1"], "ERROR: argument --timeout: must be a whole number of seconds from 1 to"),
         (["scaling", "0.6.0", "--timeout", "0"], "ERROR: argument --timeout: must be a whole number of seconds from 1 to"),
-        (["scaling", "0.6.0", "--repeats", "0"], "ERROR: --repeats 0 is not valid: it must be a positive integer"),
+        (["scaling", "0.6.0", "--repeats", "-1"], "ERROR: --repeats -1 is not valid: it must be a non-negative integer"),
         (["correctness", "0.6.0", "--batches", "0"], "ERROR: --batches 0 is not valid"),
     ],
 )

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from fake_jax import fake_env, make_repo
-from kit.install.bytecode import compile_environment, fill_bytecode
+from kit.install.bytecode import BYTECODE_STAMP, compile_environment, fill_bytecode, release_bytecode
 
 PYTHON = Path(sys.executable)
 
@@ -76,3 +76,19 @@ def test_environment_bytecode_skips_tests_and_jax(tmp_path: Path) -> None:
     assert not pyc_of(site / "numpy" / "tests" / "test_n.py").exists()  # no check imports tests
     assert not list((site / "jax").rglob("*.pyc"))  # every overlay hides it behind its own
     assert compile_environment(tmp_path / "no-python").startswith("no bytecode written")
+
+
+def test_a_release_environment_gets_its_own_jax_s_bytecode_once(tmp_path: Path) -> None:
+    """A release's own runs import its jax: compiled once (stamped), never on every ``import jax``."""
+    env = fake_env(tmp_path / "envs", make_repo(tmp_path / "jax"), "0.1.0")
+    site = next(env.rglob("site-packages"))
+    python = env / "bin" / "python"
+    if not (env / "pyvenv.cfg").is_file():
+        (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert release_bytecode(python) == "bytecode for its packages in place"
+    assert list((site / "jax").rglob("*.pyc")) and (env / BYTECODE_STAMP).exists()
+    for pyc in site.rglob("*.pyc"):
+        pyc.unlink()
+    assert release_bytecode(python) == ""  # stamped: not walked again
+    assert not list(site.rglob("*.pyc"))
+    assert release_bytecode(tmp_path / "not-a-venv" / "bin" / "python") == ""  # no environment of ours: untouched

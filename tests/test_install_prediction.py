@@ -14,7 +14,12 @@ from kit.install.index import DistFile, Project
 from kit.install.plan import Resolution, unresolvable_reason
 from kit.install.prediction import pinned_jaxlib, predict
 from kit.install.key import InstallKey
-from tests.test_bisect_candidates import UPLOADED, MetadataIndex, matrix  # noqa: F401  (a fixture)
+from tests.metadata_index import UPLOADED, MetadataIndex, candidates_matrix
+
+
+@pytest.fixture
+def matrix() -> Any:
+    return candidates_matrix()
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +34,7 @@ def test_pinned_jaxlib_follows_the_backends_extra(version: str, backend: str, ja
     assert pinned_jaxlib(MetadataIndex(), version, backend) == jaxlib  # type: ignore[arg-type]
 
 
-def test_metadata_and_the_resolver_say_why_in_the_same_words(matrix: Any) -> None:  # noqa: F811
+def test_metadata_and_the_resolver_say_why_in_the_same_words(matrix: Any) -> None:
     index: Any = MetadataIndex()
     predicted = predict(matrix, "0.4.32", InstallKey("cpu"), index)
     resolver_error = "Because there is no version of jaxlib==0.4.32 and jax[cpu]==0.4.32 depends on it, ..."
@@ -42,7 +47,7 @@ class ExtrasIndex(MetadataIndex):
         return {"cpu", "cuda12"} if version == "0.4.31" else {"cpu"}
 
 
-def test_a_backend_the_release_declares_no_extra_for(matrix: Any) -> None:  # noqa: F811
+def test_a_backend_the_release_declares_no_extra_for(matrix: Any) -> None:
     index: Any = ExtrasIndex()
     with pytest.raises(UsageError, match="^jax 0.4.32 declares no CUDA extra$"):  # the plan's own sentence
         predict(matrix, "0.4.32", InstallKey("cuda"), index)
@@ -59,7 +64,7 @@ class SdistOnlyIndex(MetadataIndex):
         self.projects["jax"] = Project("jax", self.projects["jax"].files + (sdist,))
 
 
-def test_an_sdist_only_release_is_left_to_the_probe_not_ruled_out(matrix: Any) -> None:  # noqa: F811
+def test_an_sdist_only_release_is_left_to_the_probe_not_ruled_out(matrix: Any) -> None:
     index: Any = SdistOnlyIndex()
     predicted = predict(matrix, "0.4.13", InstallKey("cpu"), index)
     assert predicted.problem == ""  # a check session builds it from the sdist; so does the probe

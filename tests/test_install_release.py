@@ -245,7 +245,7 @@ def test_built_env_answers_for_the_environment_the_pins_and_requires_key(fake_re
     result = SimpleNamespace(last_same="0.6.0", first_different="0.6.1")
     candidates = [SimpleNamespace(version=v, jaxlib=v, python="3.11") for v in ("0.6.0", "0.6.1")]
     finding = SimpleNamespace(result=result, fix=True, candidates=candidates, observations={}, options=options)
-    phase = SimpleNamespace(matrix=matrix, finding=finding, releases=SimpleNamespace(requires=lambda version: ()))
+    phase = SimpleNamespace(matrix=matrix, finding=finding, releases=SimpleNamespace(subject=SimpleNamespace(requires=lambda version: ())))
     builds = commit_search.release_builds(phase)  # type: ignore[arg-type]
     assert [b.built for b in builds] == [False, False]  # built unpinned, not as this bisect installs them
     options.pins = ()

@@ -1,4 +1,4 @@
-"""Imports run down the layers of kit/ (PLAN.md, docs/architecture.md): never up, never sideways.
+"""Imports run down the layers of kit/ (docs/architecture.md): never up, never sideways.
 
 Every module under kit/ is parsed (not imported) and each of its imports,
 top-level or inside a function, is checked against the layer table below. A
@@ -22,17 +22,17 @@ LAYERS: dict[str, int] = {
     # how much of a check's text is kept, a check's extra packages, what a path the user gave is.
     "kit": 0, "kit.errors": 0, "kit.exit_codes": 0, "kit.config": 0, "kit.records": 0, "kit.atomic_files": 0,
     "kit.metrics": 0, "kit.http": 0, "kit.toml_tables": 0, "kit.history": 0, "kit.text_bounds": 0,
-    "kit.requirements": 0, "kit.user_paths": 0, "kit.arguments": 0,
+    "kit.requirements": 0, "kit.user_paths": 0, "kit.layout": 0, "kit.arguments": 0,
     "kit.install": 1,  # how does this run get its Python
     "kit.run": 2,  # run one check in one environment -> one record
     "kit.slurm": 2,  # SLURM job arrays, as both drivers submit and follow them
-    "kit.matrix": 3, "kit.bisect": 3,  # the drivers; they do not import each other
+    "kit.matrix": 3, "kit.bisect": 3, "kit.triage": 3,  # the drivers; they do not import each other
     "kit.cli": 4, "kit.__main__": 4,  # the entry point: it may import every driver
 }
 BOTTOM, ENTRY = 0, 4
 
 # kit/ may import only these modules of repro/ (standard library only: they import in nox's process).
-REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment"}
+REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment", "repro.compile_cache"}
 
 
 def _module(path: Path) -> str:

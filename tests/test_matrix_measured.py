@@ -36,7 +36,7 @@ def test_a_run_that_only_measured_is_told_from_one_that_judged() -> None:
 
 
 def test_a_measuring_check_never_moves_the_answer() -> None:
-    # issue 20: a metric-only user check on 0.6.0 moved "newest measured that passes" from 0.12.0.1 to 0.6.0.
+    # Once, a metric-only user check on 0.6.0 moved "newest measured that passes" from 0.12.0.1 to 0.6.0.
     scaling = [record("scaling", v, "unaffected") for v in ("0.6.0", "0.12.0.1")]
     report = build_report([*scaling, timing("0.6.0")], known_problems=[])
     answer = report.backends[0]

@@ -17,7 +17,8 @@ from kit import cli
 from kit.matrix.model import SCHEMA, build_report
 from kit.matrix.report import write_report
 
-FIXTURES = Path(__file__).parent / "fixtures" / "records"
+from tests.record_samples import CONFIGURED, FIXTURES, answer_section
+
 # The parameters the fixture records ran with, as a matrix.toml would configure them.
 FIXTURE_MATRIX = """
 [[release]]
@@ -31,7 +32,6 @@ matrix_size = 32
 [checks.correctness]
 matrix_size = 4
 """
-CONFIGURED = {"scaling": {"batch": 8192, "devices": [1, 2, 4], "matrix_size": 32}, "correctness": {"matrix_size": 4}}
 
 
 @pytest.fixture(scope="module")
@@ -192,10 +192,6 @@ def test_a_cpu_only_correctness_result_does_not_clear_releases_for_gpus() -> Non
     assert scaling_lines and all("does not clear" not in line for line in scaling_lines)
 
 
-def _answer(markdown: str) -> str:
-    return markdown.split("## Answer", 1)[1].split("## Matrix", 1)[0]
-
-
 def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) -> None:
     # As `nox -s scaling-0.6.0 -- --devices 1 --repeats 1` followed by `nox -s report`.
     results = tmp_path / "results"
@@ -211,7 +207,7 @@ def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) ->
 
     after = write_report(results, tmp_path / "after", plots=False, configured=CONFIGURED)
     md = after.markdown.read_text()
-    assert _answer(md) == _answer(before.markdown.read_text())
+    assert answer_section(md) == answer_section(before.markdown.read_text())
     assert [r.findings["scaling"].verdict for r in after.report.rows if r.release == "0.6.0"] == ["unaffected"]
     assert "## Ad-hoc runs (2 with parameters other than matrix.toml's; not in the answer or the matrix)" in md
     assert "- scaling 0.6.0 cpu on " in md and "with `--devices 1`: 2030-01-01T00:00:00Z, ran, verdict inconclusive" in md

@@ -26,7 +26,7 @@ def test_a_session_that_exists_is_kept_and_one_that_does_not_becomes_the_kit_s_c
 
 
 def test_every_reproduce_cell_of_the_committed_matrix_names_a_session_or_a_kit_run_that_exists() -> None:
-    # Mechanically, as issue 20 asks: a nox session the noxfile makes from matrix.toml, or the kit's own
+    # Mechanically: a nox session the noxfile makes from matrix.toml, or the kit's own
     # command for a check matrix.toml has and a plain release number.
     matrix = load_matrix(ROOT / "matrix.toml")
     sessions = session_names(matrix.checks, [release.version for release in matrix.releases])

@@ -11,7 +11,7 @@ from kit.matrix.markdown import render_rows
 from kit.matrix.model import build_report
 from kit.matrix.report import write_report
 from kit.records import load_records
-from tests.test_matrix_report import CONFIGURED, FIXTURES, _answer
+from tests.record_samples import CONFIGURED, FIXTURES, answer_section
 
 SWEEP = FIXTURES / "cpu-laptop-sweep"
 PACKAGES = {"jax": "0.4.35", "jaxlib": "0.4.35", "numpy": "2.1.3", "scipy": "1.14.1", "ml-dtypes": "0.5.1"}
@@ -28,7 +28,7 @@ def _existing(fixture: str, name: str | None, interpreter: str, **fields: Any) -
     return record
 
 
-def test_a_named_environment_gets_a_row_and_no_interpreter_moves_the_answer(tmp_path: Path) -> None:
+def test_a_named_environment_gets_a_row_and_no_interpreter_moves_theanswer_section(tmp_path: Path) -> None:
     results = tmp_path / "results"
     shutil.copytree(SWEEP, results)
     before = write_report(results, tmp_path / "before", plots=False, configured=CONFIGURED, environments=["mine"])
@@ -46,7 +46,7 @@ def test_a_named_environment_gets_a_row_and_no_interpreter_moves_the_answer(tmp_
     after = write_report(results, tmp_path / "after", plots=False, configured=CONFIGURED, environments=["mine"])
     md = after.markdown.read_text()
 
-    assert _answer(md) == _answer(before.markdown.read_text())
+    assert answer_section(md) == answer_section(before.markdown.read_text())
     assert [row.release for row in after.report.rows] == [row.release for row in before.report.rows]
     [row] = after.report.environment_rows
     assert (row.environment, row.release, row.install) == ("mine", "0.4.35", "existing: /home/me/venv/bin/python")

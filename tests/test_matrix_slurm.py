@@ -5,17 +5,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from kit.matrix import slurm
 from kit.matrix.slurm import ArrayTask, SlurmOptions, batch_script, landed_records
 from kit.slurm.jobs import queued_states
-from tests.local_slurm import checkout_copy, local_slurm  # noqa: F401 (a fixture)
+from tests.local_slurm import checkout_copy
 
 
 def test_the_batch_script_runs_line_i_of_the_cells_with_the_kit(tmp_path: Path) -> None:

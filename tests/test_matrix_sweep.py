@@ -22,7 +22,6 @@ from kit.install import plan as install
 from kit.matrix import progress, sweep
 from kit.errors import KitError
 from kit.install.plan import InstallPlan, Resolution
-from kit.install.environment import Prepared
 from kit.run import runner
 from tests.fake_releases import FakeReleases
 
@@ -338,7 +337,7 @@ def test_refresh_resolves_every_release_again_instead_of_reading_locks(
 
 def test_devices_in_any_order_leave_a_second_sweep_nothing_to_run(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """issue 17: devices = [4, 2, 1] made every record "not current" forever; and issue 18: an ad-hoc run
+    """Once, devices = [4, 2, 1] made every record "not current" forever; and an ad-hoc run
     (-- --devices 1,2) made the next sweep rerun a cell it had called current."""
     from kit import cli
     from tests.fake_repro import install_fake_release

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from kit.records import CellKey, cell_key, load_records, machine_id, newest_per_cell
-from tests.test_records_store import FIXTURES, make_record
+from tests.record_samples import FIXTURES, make_record
 
 
 def test_cell_key_uses_requested_release_and_jax_backend_name() -> None:

@@ -149,7 +149,7 @@ def test_newest_records_here_keeps_this_machine_and_backend_only(tmp_path: Path)
 
 
 def test_an_ad_hoc_run_neither_makes_a_cell_current_nor_stale(tmp_path: Path) -> None:
-    # issue 18: `-- --devices 1,2` after a matrix run made the next matrix rerun the cell it had called current.
+    # Once, `-- --devices 1,2` after a matrix run made the next matrix rerun the cell it had called current.
     configured = {"devices": [1, 2, 4]}
     matrix_run = make_record("0.4.35", parameters=configured, created="2026-01-01T00:00:00Z")
     ad_hoc = make_record("0.4.35", parameters={"devices": [1, 2]}, created="2026-01-02T00:00:00Z")
@@ -177,7 +177,7 @@ def test_an_ad_hoc_run_neither_makes_a_cell_current_nor_stale(tmp_path: Path) ->
      "backend cpu there, cuda here; gpu none there, 1 x NVIDIA H100 here; gpu_driver none there, 550.54 here"),
 ])
 def test_a_record_is_current_only_under_the_same_identity(change: dict[str, Any], why: str) -> None:
-    # Whatever could change the outcome (issue 20): parameters, packages, hardware, the JAX/XLA variables set.
+    # Whatever could change the outcome: parameters, packages, hardware, the JAX/XLA variables set.
     record = make_record("0.4.35")
     assert records.staleness(record, identity(**change)) == why
     assert is_current(record, identity(**change)) is (why == "")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kit.records import (EnvironmentCell, LoadedRecord, environment_cell, environment_name, existing_interpreter,
                          newest_per_environment)
-from tests.test_records_store import make_record
+from tests.record_samples import make_record
 
 EXISTING_INSTALL = {"environment": "existing", "interpreter": "/opt/jax/bin/python", "name": None,
                     "packages": {"jax": "0.4.35", "jaxlib": "0.4.35"}, "packages_fingerprint": "f" * 16}

@@ -16,29 +16,7 @@ from kit import records
 from kit.records import store
 from kit.records import SCHEMA, load_records, write_record
 
-FIXTURES = Path(__file__).parent / "fixtures" / "records"
-
-
-def make_record(**overrides: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "schema": SCHEMA,
-        "kit_version": "0.1.0",
-        "check": "scaling",
-        "requested": {"jax": "0.4.35", "backend": "cpu"},
-        "status": "ran",
-        "verdict": "affected",
-        "reason": "whole batch on every device",
-        "environment": {"backend": "cpu", "device_kind": "cpu", "device_count": 4},
-        "install": {"python": "3.11", "requirements": ["jax[cpu]==0.4.35"], "exclude_newer": "2024-10-23T20:57:46Z"},
-        "parameters": {"devices": [1, 2, 4], "matrix_size": 32, "batch": 8192},
-        "evidence": {"summary": {"all_gathers": 1}},
-        "host": {"name": "box", "machine_id": "abc123abc123"},
-        "reproduce": "nox -s scaling-0.4.35",
-        "created": "2026-11-29T21:30:00Z",
-        "duration_s": 1.0,
-    }
-    record.update(overrides)
-    return record
+from tests.record_samples import FIXTURES, make_record  # noqa: F401  (FIXTURES: used below)
 
 
 def test_write_then_load_round_trips(tmp_path: Path) -> None:

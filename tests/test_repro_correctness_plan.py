@@ -75,7 +75,7 @@ def test_on_cpu_the_device_and_the_host_share_available_memory(monkeypatch: pyte
         check_fits([small, big], "cpu", None, None)
     assert str(refused.value) == (
         f"batch 400000 × 48×48 float32 needs about {plan.gb(needed)} (input {plan.gb(big['memory']['input_bytes'])}, "
-        f"peak ≈ 2.6× input) but available memory (MemAvailable) is {plan.gb(needed - 1)}; "
+        f"peak ≈ 2.1× input) but available memory (MemAvailable) is {plan.gb(needed - 1)}; "
         "choose smaller --batches or run on a machine with more memory")
 
 

@@ -93,3 +93,18 @@ def test_the_human_summary_names_the_speedups_and_their_ratio_apart() -> None:
     assert row.split()[-3:] == ["0.61", "2.11", "3.47"]
     assert "positive control (rows sharded, 4 dev): collective seen" in text
     assert text.endswith("note: forced host devices")
+
+
+def test_an_untimed_run_has_its_rows_and_structure_and_says_it_timed_nothing() -> None:
+    """``--repeats 0`` (a bisect probe on CPU): the HLO table stands, every timing figure is null, none is made up."""
+    untimed = [case(c.loss, c.devices, []) for c in CASES]
+    rows = figures.scaling_rows(untimed)
+    assert [row["devices"] for row in rows] == [1, 2, 4]
+    assert all(row["slogdet_speedup"] is row["control_speedup"] is row["efficiency"] is None for row in rows)
+    assert set(figures.speedup_summary(rows).values()) == {None} and figures.metrics(untimed) == {}
+    assert figures.timing_record([]) == {"median_s": None, "q1_s": None, "q3_s": None, "min_s": None, "max_s": None,
+                                         "runs": 0}
+    result = {"environment": {"jax": "0.6.0", "backend": "cpu", "device_count": 4}, "verdict": "unaffected",
+              "reason": "r", "evidence": {"positive_control": {"devices": 4, "ok": True}, "notes": []}}
+    text = figures.human_summary(result, untimed, rows)
+    assert "not timed" in text and "1024" in text

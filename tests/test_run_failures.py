@@ -47,6 +47,39 @@ def test_a_multi_line_message_is_kept_whole_and_its_headline_is_the_first_line()
     assert len(raised.headline(limit=40)) == 40
 
 
+def test_the_chain_holds_each_link_the_first_cause_first() -> None:
+    chain = failures.exception_chain(_lines("python-3.11-stopiteration-chain.txt"))
+    assert [(link.type, link.message) for link in chain] == [
+        ("StopIteration", ""), ("RuntimeError", "generator raised StopIteration")]
+    reshape = failures.exception_chain(_lines("jax-0.4.13-reshape-chained.txt"))
+    assert len(reshape) == 2 and reshape[-1] == failures.uncaught_exception(_lines("jax-0.4.13-reshape-chained.txt"))
+    assert reshape[0].type == "jax._src.traceback_util.UnfilteredStackTrace"
+
+
+def test_a_traceback_after_an_unrelated_one_is_a_chain_of_one() -> None:
+    """Two tracebacks printed apart (a caught one logged, then the fatal one) are not one chain."""
+    logged = _lines("python-3.11-stopiteration-chain.txt")[:4] + ["retrying", ""]
+    fatal = _lines("jax-0.4.36-kwarg-f.txt")
+    assert [link.name for link in failures.exception_chain(logged + fatal)] == ["TypeError"]
+
+
+def test_bad_if_matches_a_link_of_the_chain_the_last_line_does_not_show() -> None:
+    """An anchored pattern written for the overlay's bare StopIteration matches the release's chain too."""
+    judged = _judge(_lines("python-3.11-stopiteration-chain.txt"), bad_if=r"^StopIteration$")
+    assert judged.verdict == "affected" and "its exception chain matches" in judged.reason
+    assert judged.evidence["bad_if"]["matched_in"] == "exception chain: StopIteration"
+    assert judged.evidence["exception_chain"][0] == {"type": "StopIteration", "message": ""}
+    bare = _judge(["Traceback (most recent call last):", '  File "x.py", line 3, in <module>', "StopIteration"],
+                  bad_if=r"^StopIteration$")
+    assert bare.verdict == "affected" and "exception_chain" not in bare.evidence
+
+
+def test_bad_if_matches_a_link_under_its_bare_class_name() -> None:
+    judged = _judge(_lines("jax-0.6.0-concretization.txt"), bad_if=r"^TracerBoolConversionError: Attempted")
+    assert judged.verdict == "affected"
+    assert judged.evidence["bad_if"]["matched"] == "TracerBoolConversionError: Attempted"
+
+
 @pytest.mark.parametrize("lines", [[], ["all good"], ["Traceback (most recent call last):", '  File "x.py", line 1']])
 def test_output_without_a_finished_traceback_has_no_exception(lines: list[str]) -> None:
     assert failures.uncaught_exception(lines) is None

@@ -3,7 +3,6 @@ for a release's python: exit codes, KIT_RESULT, forced host devices, timeouts.""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 

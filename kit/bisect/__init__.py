@@ -3,6 +3,7 @@
 The modules follow a bisect from start to end:
 
 * :mod:`.options`: the command line, and the two ends (given, or from the records);
+* :mod:`.gallop`: one end given, the other found (the newest first, then doubling steps);
 * :mod:`.candidates`: the releases between them, and what installs each;
 * :mod:`.search`: the pure algorithm (no I/O): bisect, verify the ends, scan all;
 * :mod:`.outcomes`: what a release did, and the one place it becomes good / bad / skip;
@@ -10,8 +11,12 @@ The modules follow a bisect from start to end:
 * :mod:`.probe_cache`: finished probes on disk, keyed by what ran, shared by every bisect;
 * :mod:`.metric`: a slowdown judged from repeated samples (``--metric``);
 * :mod:`.finding`: what the search found and what it cost, for the report;
-* :mod:`.report`: the markdown and JSON ready to paste into an issue;
-* :mod:`.changelog`: the compare links and release notes the report quotes;
+* :mod:`.report`: the markdown and JSON ready to paste into an issue; :mod:`.summary` its first
+  10 lines, :mod:`.report_inputs` what it quotes besides the finding;
+* :mod:`.advice`: the tip when the bounds do not hold, following what is already known;
+* :mod:`.console`: what a bisect prints without ``-v`` (one line a probe, the phases);
+* :mod:`.changelog`: the compare links and release notes the report quotes
+  (:mod:`.changelog_entries`: only the entries that name what the script calls);
 * ``--commits``, the same search over JAX's commits between the two releases found:
   :mod:`.commit_search` (the phase), :mod:`.commit_candidates` (commits with the jaxlib
   build each runs on), :mod:`.commit_probes` (a commit laid over its build),

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
 from .. import http
+from . import changelog_entries
 from ..atomic_files import atomic_write_text
 from ..history.commit_range import tag
 from ..history.commits import JAX_WEB
@@ -260,10 +261,13 @@ def _why_not(url: str, exc: Exception) -> str:
 
 
 def release_notes(versions: Sequence[str], cache_dir: Path, changelog: Optional[Path] = None,
-                  url: str = RAW_CHANGELOG_URL, text: Optional[str] = None) -> List[str]:
+                  url: str = RAW_CHANGELOG_URL, text: Optional[str] = None,
+                  looking_for: Sequence[str] = ()) -> List[str]:
     """Markdown lines for a report: the quoted sections, or one line of links when there is no text.
 
     ``text`` is CHANGELOG.md already at hand (a JAX clone's, at a release tag): nothing is fetched then.
+    ``looking_for``: terms (what the script calls, its error, an issue number); each release then gets only
+    the entries that mention one (`kit.bisect.changelog_entries`), with a link to its whole section.
     """
     if not versions:
         return ["(none: no release between the two sides)"]
@@ -281,6 +285,10 @@ def release_notes(versions: Sequence[str], cache_dir: Path, changelog: Optional[
         return [f"Release notes not quoted ({why}; pass --changelog FILE to quote a saved copy): {links}; "
                 f"all releases: {DOCS_CHANGELOG_URL}"]
     lines: List[str] = []
-    for markdown in select_sections(parse_changelog(text), versions).values():
-        lines += [markdown, ""]
+    for version, markdown in select_sections(parse_changelog(text), versions).items():
+        if looking_for and not markdown.startswith("_"):  # a section (not the sentence saying there is none)
+            heading = markdown.splitlines()[0]
+            lines += [*changelog_entries.quoted(heading, markdown, looking_for, changelog_url(version)), ""]
+        else:
+            lines += [markdown, ""]
     return lines[:-1]

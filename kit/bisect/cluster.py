@@ -39,8 +39,10 @@ from ..slurm.task_output import task_end
 from .candidates import Candidate
 from .options import Log, parse_options
 from .outcomes import Observation, classify
-from .probe_cache import ProbeCache, probe_cache_dir, subject_key
-from .probes import Prober, probe_line
+from .probe_cache import ProbeCache, subject_key
+from .judges import probe_line, release_prober
+from .probes import Prober
+from .release_subject import ReleaseSubject
 from .search import Outcome
 
 JOB_NAME = "jax-kit-bisect"
@@ -51,16 +53,16 @@ SPEC_SCHEMA = 1
 class ClusterProbes:
     """Answers a round of probes with one SLURM job array; what needs no job is answered here."""
 
-    def __init__(self, prober: Prober, options: SlurmOptions, log: Log, poll_s: float = POLL_S) -> None:
+    def __init__(self, prober: Prober[ReleaseSubject], options: SlurmOptions, log: Log, poll_s: float = POLL_S) -> None:
         self.prober, self.options, self.log, self.poll_s = prober, options, log, poll_s
-        self.jobs_dir = prober.matrix.envs_dir.parent / "slurm"
+        self.jobs_dir = prober.subject.matrix.layout.slurm
 
     def many(self, batch: Sequence[str]) -> dict[str, Outcome]:
         answers: dict[str, Outcome] = {}
         remote: list[str] = []
         for version in batch:
             candidate = self.prober.candidates[version]
-            if candidate.yanked is not None or candidate.problem or self.prober._prepare(version).environment is None:
+            if candidate.yanked is not None or candidate.problem or self.prober.subject.prepare(version).environment is None:
                 answers[version] = self.prober(version)  # the index, or an environment that cannot be built here
             else:
                 remote.append(version)
@@ -117,11 +119,11 @@ class ClusterProbes:
             end = task_end(job_dir / f"{job_id}_{task}.out")
             return Observation("crashed", None, f"SLURM job {job_id}_{task} left no probe: {end.sentence}",
                                job=f"SLURM job {job_id}_{task}")
-        return dataclasses.replace(observation, environment=self.prober._environments.get(version))
+        return dataclasses.replace(observation, environment=self.prober.subject.environment_state(version))
 
     def _ntasks(self) -> int:
         """A check with processes > 1 gets that many tasks, started by srun inside the job (as the matrix does)."""
-        subject = self.prober.subject
+        subject = self.prober.subject.identity_subject
         return int((subject.get("parameters") or {}).get("processes") or 1) if "check" in subject else 1
 
 
@@ -145,10 +147,10 @@ def run_task(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         raise UsageError(f"{job_dir / SPEC} is not a bisect job's probes", "resubmit with nox -s bisect -- --slurm")
     options = parse_options(matrix, spec["argv"])
     candidate = _candidate(spec["candidates"][task])
-    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
-    prober = Prober(matrix, options, [candidate], cache, subject_key(matrix, options), str(spec["name"]),
-                    open_index(matrix), log)
-    observation = prober.observe(candidate)
+    cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
+    prober = release_prober(matrix, options, [candidate], cache, subject_key(matrix, options), str(spec["name"]),
+                            open_index(matrix), log)
+    observation = prober.observe(candidate.version)
     atomic_write_text(job_dir / f"{task}.json", strict_json({"schema": SPEC_SCHEMA, "version": candidate.version,
                                                             "observation": observation.to_json()}))
     log(probe_line(f"jax {candidate.version}", observation, classify(observation, options.crash), options))

@@ -28,7 +28,6 @@ import functools
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from packaging.version import Version
@@ -43,12 +42,12 @@ from ..install.key import InstallKey
 from ..install.release import built_env
 from .commit_candidates import CommitCandidate, commit_candidates, on_build
 from .commit_finding import CommitFinding, CommitLevel, TieBreak, describe
-from .commit_probes import CommitMetricProber, CommitProber
+from .commit_probes import CommitProber, CommitSubject
 from .finding import Finding
-from .metric import MetricProber
 from .options import Log
 from .outcomes import classify
 from .probes import Prober
+from .release_subject import ReleaseSubject
 from ..run.jax_runs import extension_version
 from .runnable import PairStore, Runnable, assign_builds, span_on
 from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
@@ -65,7 +64,7 @@ class CommitPhase:
 
     matrix: Matrix
     finding: Finding
-    releases: Prober
+    releases: Prober[ReleaseSubject]
     history: History
     log: Log
     cache: dict[str, Outcome] = field(default_factory=dict)
@@ -84,8 +83,8 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
     builds = release_builds(phase)
     prober = _prober(phase)
     options = phase.finding.options
-    phase.runnable = Runnable(PairStore(runnable_dir(phase.matrix), options.backend, read=not options.fresh),
-                              prober.pair_runs)
+    phase.runnable = Runnable(PairStore(phase.matrix.layout.runnable, options.backend, read=not options.fresh),
+                              prober.subject.pair_runs)
     try:
         level = _search_level(phase, prober, commit_range, builds)
         result = CommitFinding(phase.history.origin, builds, [level])
@@ -93,15 +92,16 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
         _tell_binary_from_python(phase, prober, result)
         if result.verdict in ("not-in-python", "binary-may-be-the-cause"):
             result.extension_versions = _extension_versions(phase, builds)
-        result.commit_probes = [key for key in prober.ran_now if key in prober.commits]
-        result.observations = {k: v for k, v in prober.observations.items() if k in prober.commits}
-        result.probed_candidates = dict(prober.commits)
+        commits = prober.subject.commits
+        result.commit_probes = [key for key in prober.ran_now if key in commits]
+        result.observations = {k: v for k, v in prober.observations.items() if k in commits}
+        result.probed_candidates = dict(commits)
         describe(phase.history, result)
         result.seconds = time.monotonic() - started
         result.runnable_checks = (phase.runnable.asked, round(phase.runnable.seconds, 1))
         return result
     finally:
-        prober.close()
+        prober.subject.close()
 
 
 def release_builds(phase: CommitPhase) -> list[Build]:
@@ -119,21 +119,22 @@ def release_builds(phase: CommitPhase) -> list[Build]:
         if jaxlib is None or any(b.jaxlib == jaxlib for b in builds):
             continue  # one build per jaxlib: a jax-only release shares its predecessor's
         options = finding.options
-        key = InstallKey(options.backend, options.find_links, options.pins, phase.releases.requires(version))
+        key = InstallKey(options.backend, options.find_links, options.pins, phase.releases.subject.requires(version))
         built = built_env(phase.matrix, version, key) is not None
         builds.append(Build(version, jaxlib, python, built, side))
     return builds
 
 
 def _prober(phase: CommitPhase) -> CommitProber:
-    """The commit prober beside the release prober (it prepares their environments); commits are added per search."""
+    """Commits as the subject (laid over environments the release subject prepares), judged by the release judge.
+
+    The judge is the release phase's own: a verdict's probe cache, or a
+    metric's baseline set by the bounds. Commits are added per search.
+    """
     releases = phase.releases
-    kind = CommitMetricProber if isinstance(releases, MetricProber) else CommitProber
-    prober = kind(phase.matrix, releases.options, releases.cache, releases.subject, releases.name,
-                  releases.index, phase.log, releases, phase.history)
-    if isinstance(prober, CommitMetricProber) and isinstance(releases, MetricProber):
-        prober.adopt_baseline(releases)
-    return prober
+    layout = phase.matrix.layout
+    subject = CommitSubject(releases.subject, phase.history, layout.commit_records, layout.commit_bytecode)
+    return Prober(subject, releases.judge, releases.options, phase.log)
 
 
 def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: CommitRange,
@@ -143,9 +144,9 @@ def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: Commit
     if phase.runnable is not None:
         candidates = _runnable_builds(phase, candidates, builds, phase.runnable)
     for candidate in candidates:
-        prober.add(candidate)
+        prober.subject.add(candidate)
     keys = [c.version for c in candidates]
-    old_outcome = Outcome.GOOD if not phase.finding.fix else Outcome.BAD
+    old_outcome = phase.finding.bounds.old_outcome
     cache = phase.cache
     _known(phase, prober, candidates, cache)
     runnable = sum(1 for c in candidates if not c.problem)
@@ -191,14 +192,9 @@ def _extension_versions(phase: CommitPhase, builds: list[Build]) -> dict[str, in
     """Each build's binary version (what JAX's gates compare), asked of its environment where it is built."""
     versions: dict[str, int | None] = {}
     for build in builds:
-        environment = phase.releases.environment_of(build.release)
+        environment = phase.releases.subject.environment_of(build.release)
         versions[build.jaxlib] = extension_version(environment) if environment is not None else None
     return versions
-
-
-def runnable_dir(matrix: Matrix) -> Path:
-    """Where the (commit, build) pairs that ran are kept between bisects: beside the probe cache."""
-    return matrix.results_dir.parent / "bisect" / "runnable"
 
 
 class SkipBudget:
@@ -236,10 +232,8 @@ def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCand
     for candidate in candidates:
         if candidate.problem or candidate.version in cache:
             continue
-        # A metric is judged against this run's baseline, so earlier metric probes are not reused (as for releases).
-        metric = isinstance(prober, MetricProber)
-        identity = None if metric else prober.locked_identity(candidate.version)
-        cached = prober._cached(identity) if identity is not None else None
+        # A metric judge remembers nothing: it judges against this run's baseline (as for releases).
+        cached = prober.remembered(candidate.version)
         release = tags.get(candidate.commit)
         seen = phase.finding.observations.get(release) if release else None
         if cached is None and seen is not None and candidate.build and candidate.build.release == release:
@@ -305,8 +299,8 @@ def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: Co
         return
     if level.result is None:
         return
-    same = prober.commits[level.result.last_same]
-    changed = prober.commits[level.result.first_different]
+    same = prober.subject.commits[level.result.last_same]
+    changed = prober.subject.commits[level.result.first_different]
     if same.build is None or changed.build is None or same.build.jaxlib == changed.build.jaxlib:
         return
     found.tie_break = _same_python_other_build(prober, same, changed, level)
@@ -367,7 +361,7 @@ def _same_python_other_build(prober: CommitProber, same: CommitCandidate, change
         why = (f"the same Python ({same.short}) gave {old.value} on jaxlib {a.jaxlib} and {same_on_b[1].value} on "
                f"jaxlib {b.jaxlib}: the outcome follows the jaxlib build, not the Python")
         return TieBreak("binary", same_on_b[0], a, b, same_on_b[1], why)
-    gates = version_gates(prober.history, changed.commit)
+    gates = version_gates(prober.subject.history, changed.commit)
     on_a = (f"gave {old.value} on jaxlib {a.jaxlib} as well" if changed_on_a is not None
             else f"cannot run on jaxlib {a.jaxlib}")
     why = (f"{same.short} gave {old.value} on jaxlib {b.jaxlib} too, so on that build {changed.short} made the "
@@ -395,7 +389,7 @@ def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: Commi
         return None
     moved = [c for c in (on_build(level.candidates[i], build) for i in sorted(span.runs)) if c is not None]
     for candidate in moved:
-        prober.add(candidate)
+        prober.subject.add(candidate)
     keys = [c.version for c in moved]
     first = prober(keys[0])
     level.outcomes[keys[0]] = first
@@ -406,9 +400,9 @@ def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: Commi
     level.outcomes.update({k: result.cache[k] for k in result.probes})
     if not result.exact:
         return None
-    gate = prober.commits[result.first_different]
-    gates = version_gates(prober.history, gate.commit)
-    why = (f"on jaxlib {build.jaxlib} alone, {prober.commits[result.last_same].short} gave {old.value} and "
+    gate = prober.subject.commits[result.first_different]
+    gates = version_gates(prober.subject.history, gate.commit)
+    why = (f"on jaxlib {build.jaxlib} alone, {prober.subject.commits[result.last_same].short} gave {old.value} and "
            f"{gate.short} the other outcome, while on the older build every commit up to {same.short} gave "
            f"{old.value}: {gate.short} changes the behaviour only with jaxlib {build.jaxlib}"
            + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
@@ -422,7 +416,7 @@ def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build,
     moved = on_build(commit, build)
     if moved is None:
         return None
-    prober.add(moved)
+    prober.subject.add(moved)
     outcome = prober(moved.version)
     level.outcomes[moved.version] = outcome
     return None if outcome is Outcome.SKIP else (moved, outcome)

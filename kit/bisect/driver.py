@@ -5,21 +5,15 @@ from __future__ import annotations
 import shlex
 import sys
 import time
-from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from packaging.version import Version
 
 from repro.environment import jax_variables
 
-from . import changelog
 from ..config import Matrix
 from .. import records
-from ..history.commit_range import tag
-from ..history.commits import read_text
 from ..history.source import History, open_history
 from .ahead import resolve_ahead
-from .changelog import CHANGELOG_NAME
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import KitError, StorageError, UsageError
 from ..install.index import PackageIndex
@@ -30,14 +24,20 @@ from ..slurm.jobs import require_controller, require_sbatch
 from . import report
 from .candidates import Candidate, list_candidates, release_versions
 from .finding import Finding
-from .options import Log, Options, bisect_name, bounds, make_parser, parse_options
-from ..user_paths import shown_path
+from .bounds import GALLOP, Bounds
+from .options import Log, Options, bisect_name, make_parser, parse_options, recorded_verdicts
+from .advice import recorded_outcomes, scan_tip
+from ..user_paths import report_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
-from .probe_cache import ProbeCache, probe_cache_dir, subject_key
-from .metric import MetricProber, metric_summary
+from .probe_cache import ProbeCache, subject_key
+from .judges import release_prober
+from .metric import MetricJudge
 from .metric_samples import MetricSamples
 from .probes import Prober
+from .release_subject import ReleaseSubject
+from . import gallop, report_inputs
+from .console import Console
 from .rounds import ProbeMany, Rounds, side_by_side
 from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
 
@@ -49,38 +49,35 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         return 0
     started = time.monotonic()
     options = parse_options(matrix, argv)
+    log = Console(log, options.verbose)  # quiet unless -v: one line a probe, the phases, the summary
     if options.slurm:  # before anything is listed or built: a missing cluster is said in a second
         require_sbatch()
         require_controller()
     history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
-    good, bad, how = bounds(matrix, options)
-    log(how)
-    versions = release_versions(index, good, bad)
-    log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
-    candidates = list_candidates(matrix, versions, InstallKey(options.backend, options.find_links, options.pins), index)
-    name = bisect_name(options, good, bad)
-    cache = ProbeCache(probe_cache_dir(matrix), read=not options.fresh, log=log)
-    subject = subject_key(matrix, options)
-    prober = (MetricProber if options.metric else Prober)(matrix, options, candidates, cache, subject, name, index, log)
-    if isinstance(prober, MetricProber):  # kept so that Ctrl-C and a rerun do not measure everything again
-        prober.samples = metric_samples(matrix, options, subject, good, bad, prober, name, log)
-    # A metric is judged against this run's bounds; on SLURM a probe's identity holds its node's hardware,
-    # known only there: each task looks itself up in the probe cache.
-    known = {} if options.metric or options.slurm else prober.known_outcomes()
+    bounds, candidates, prober, galloped = _bounds_and_prober(matrix, options, index, log)
+    name = prober.name
+    # On SLURM a probe's identity holds its node's hardware, known only there: each task looks itself up in the
+    # probe cache. (A metric judge remembers nothing: it judges against this run's bounds.)
+    in_range = {c.version for c in candidates}  # a gallop's prober knows releases beyond the bounds too
+    known = {} if options.slurm else {**galloped, **prober.known_outcomes()}
+    known = {v: o for v, o in known.items() if v in in_range}
     print(report.candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
-    ahead = resolve_ahead(matrix, options, candidates, {**prober.ruled_out(), **known}, prober.requires, index)
+    known = {**{v: o for v, o in prober.ruled_out().items() if v in in_range}, **known}
+    evidence = recorded_outcomes(recorded_verdicts(matrix, options)) if options.check else {}  # for the tip
+    ahead = resolve_ahead(matrix, options, candidates, known, prober.subject.requires, index)
     try:
-        finding = search(options, good, bad, how, name, candidates, prober, {**prober.ruled_out(), **known}, rounds)
+        finding = search(options, bounds, name, candidates, prober, known, rounds, evidence)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
-        finding = Finding(name, options, good, bad, how, candidates, {}, dict(prober.observations),
+        finding = Finding(name, options, bounds, candidates, {}, dict(prober.observations),
                           list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop),
                           rounds=rounds.rounds)
         finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
         finding.seconds = time.monotonic() - started
         try:
-            report.publish_report(matrix.results_dir.parent, finding, [])
+            report.publish_report(report_inputs.reports_dir(matrix, options), finding, [],
+                                  report_inputs.bisected(matrix, options), report_inputs.shown_paths(matrix, options))
         except StorageError as unsaved:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
@@ -96,14 +93,37 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     return 0
 
 
+def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
+                       log: Log) -> tuple[Bounds, list[Candidate], Prober[ReleaseSubject], dict[str, Outcome]]:
+    """(the bounds, the candidates between them, the prober, what a gallop probed): from the command line, a
+    gallop from one bound alone, or the records."""
+    cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
+    subject = subject_key(matrix, options)
+    if gallop.one_sided(options):
+        good, bad, how, candidates, prober, galloped = gallop.find_bounds(
+            matrix, options, index, lambda wide: release_prober(matrix, options, wide, cache, subject, "", index, log),
+            log)
+        prober.name = bisect_name(options, good, bad)
+        return Bounds.of_releases(good, bad, GALLOP, how), candidates, prober, galloped
+    bounds = Bounds.given(options) if options.good is not None else Bounds.from_records(matrix, options)
+    log(bounds.how)
+    versions = release_versions(index, bounds.good, bounds.bad)
+    log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
+    candidates = list_candidates(matrix, versions, InstallKey(options.backend, options.find_links, options.pins), index)
+    name = bisect_name(options, bounds.good, bounds.bad)
+    # A metric's samples are kept so that Ctrl-C and a rerun do not measure everything again.
+    judge = MetricJudge(options, name, log, metric_samples(matrix, options, subject, bounds, candidates, name, log)) \
+        if options.metric else None
+    return bounds, candidates, release_prober(matrix, options, candidates, cache, subject, name, index, log, judge), {}
+
+
 def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
     """The report, with the release notes: printed first; a StorageError after it."""
     finding.seconds = time.monotonic() - started
-    versions = report.release_versions(finding)
-    options = finding.options
-    notes = changelog.release_notes(versions, index.cache_dir, options.changelog,
-                                    text=clone_changelog(history, versions) if options.changelog is None else None)
-    report.publish_report(matrix.results_dir.parent, finding, notes)
+    notes = report_inputs.release_notes(matrix, finding, index, history)
+    report.publish_report(report_inputs.reports_dir(matrix, finding.options), finding, notes,
+                          report_inputs.bisected(matrix, finding.options),
+                          report_inputs.shown_paths(matrix, finding.options))
 
 
 def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
@@ -111,22 +131,15 @@ def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
     given, given_by, shown = options.jax_repo, "--jax-repo", options.jax_repo_shown
     if given is None and matrix.jax_repo is not None:
         given, given_by = matrix.jax_repo, "matrix.toml's [install] jax_repo"
-        shown = shown_path(matrix.jax_repo, matrix.path.parent)
-    cache = matrix.envs_dir.parent / "jax-history" / "jax.git"
+        shown = report_path(matrix.jax_repo, matrix.path.parent)
+    cache = matrix.layout.jax_history
     # Reports name the clone as the user did, or relative to the project: no machine's absolute path in them.
-    history = open_history(given, given_by, cache, log, shown=shown or shown_path(cache, matrix.path.parent))
+    history = open_history(given, given_by, cache, log, shown=shown or report_path(cache, matrix.path.parent))
     log(f"JAX's history: {history.path} ({history.origin})")
     return history
 
 
-def clone_changelog(history: History | None, versions: list[str]) -> str | None:
-    """CHANGELOG.md as it stood at the newest release asked for, from the clone (None without one)."""
-    if history is None or not versions:
-        return None
-    return read_text(history, tag(max(versions, key=Version)), CHANGELOG_NAME)
-
-
-def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:
+def _parallel(prober: Prober[ReleaseSubject], options: Options, log: Log) -> ProbeMany | None:
     """How a round of several probes runs: SLURM jobs, threads here, or (None) one after another."""
     if options.slurm:
         return ClusterProbes(prober, options.slurm, log).many
@@ -135,19 +148,22 @@ def _parallel(prober: Prober, options: Options, log: Log) -> ProbeMany | None:
     return None
 
 
-def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any], good: str, bad: str,
-                   prober: Prober, name: str, log: Log) -> MetricSamples:
+def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any], bounds: Bounds,
+                   candidates: Sequence[Candidate], name: str, log: Log) -> MetricSamples:
     """Where this metric bisect keeps its samples (reports/bisect/metric/), and what an earlier run left there."""
     # What else the samples depend on, as a probe's identity holds it: the hardware, the JAX/XLA variables, the pins.
+    good, bad = bounds.good, bounds.bad
     identity = {"subject": subject, "metric": options.metric, "good": good, "bad": bad, "backend": options.backend,
                 "hardware": hardware_facts(options.backend), "variables": jax_variables(), "pins": list(options.pins)}
-    bounds = {v: (prober.candidates[v].python, prober.candidates[v].jaxlib) for v in (good, bad)}
-    return MetricSamples(matrix.results_dir.parent / "bisect" / "metric", identity, records.machine_id(), bounds,
+    listed = {c.version: c for c in candidates}
+    ends = {v: (listed[v].python, listed[v].jaxlib) for v in (good, bad)}
+    return MetricSamples(matrix.layout.metric_samples, identity, records.machine_id(), ends,
                          name, read=not options.fresh, log=log)
 
 
-def search(options: Options, good: str, bad: str, how: str, name: str, candidates: list[Candidate],
-           prober: Prober, known: dict[str, Outcome], rounds: Rounds) -> Finding:
+def search(options: Options, bounds: Bounds, name: str, candidates: list[Candidate],
+           prober: Prober[ReleaseSubject], known: dict[str, Outcome], rounds: Rounds,
+           evidence: Mapping[str, Outcome] | None = None) -> Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
 
     With ``--jobs K`` or ``--slurm`` the probes go in rounds of up to K at
@@ -158,8 +174,7 @@ def search(options: Options, good: str, bad: str, how: str, name: str, candidate
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = []
     together = options.jobs > 1 or options.slurm is not None
-    if isinstance(prober, MetricProber):
-        prober.set_baseline(good, bad, cache)  # a metric probe is judged against it (kit/bisect/metric_samples.py)
+    prober.start(bounds, cache)  # a metric's baseline, which each probe is judged against (kit/bisect/metric.py)
     if options.scan:
         if together:
             for start in range(0, len(versions), options.jobs):
@@ -169,14 +184,13 @@ def search(options: Options, good: str, bad: str, how: str, name: str, candidate
         if not options.metric:
             if together:
                 probe_round([versions[0], versions[-1]], rounds.many, cache, [])
-            verify(good, bad, versions, rounds.one, prober, cache, options)
-        old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
+            verify(bounds, versions, rounds.one, prober, cache, options, evidence or {})
+        old_outcome = bounds.old_outcome
         result = (ksect(versions, rounds.many, options.jobs, old_outcome=old_outcome, cache=cache) if together
                   else bisect(versions, rounds.one, old_outcome=old_outcome, cache=cache))
-    finding = Finding(name, options, good, bad, how, candidates, dict(cache), dict(prober.observations),
+    finding = Finding(name, options, bounds, candidates, dict(cache), dict(prober.observations),
                       list(prober.ran_now), result, transitions, rounds=rounds.rounds)
-    if isinstance(prober, MetricProber):
-        finding.metric = metric_summary(prober, finding.observations)
+    finding.metric = prober.summary()
     return finding
 
 
@@ -191,31 +205,34 @@ def _provenance(seen: Observation | None) -> str:
     return f" (probed now; {seen.not_reused})" if seen.not_reused else ""
 
 
-def verify(good: str, bad: str, versions: list[str], probe: Callable[[str], Outcome], prober: Prober,
-           cache: dict[str, Outcome], options: Options) -> None:
+def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome], prober: Prober[ReleaseSubject],
+           cache: dict[str, Outcome], options: Options, evidence: Mapping[str, Outcome] | None = None) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
 
-    The search's :func:`verify_bounds` judges; this says it with the user's flags.
+    The search's :func:`verify_bounds` judges; this says it with the user's flags. ``evidence``: outcomes the
+    records show; with the probes', an outcome seen changing twice inside the bounds makes the tip ``--all``.
     """
-    old_outcome = Outcome.GOOD if Version(good) < Version(bad) else Outcome.BAD
-    problem = verify_bounds(versions, probe, cache, old_outcome=old_outcome)
+    problem = verify_bounds(versions, probe, cache, old_outcome=bounds.old_outcome)
     if problem is None:
         return
     if problem.end is None or problem.got is None or problem.wanted is None:
         raise UsageError(problem.message, "widen the range between --good and --bad")
     version = problem.end
-    flag, other = ("--good", bad) if version == good else ("--bad", good)
+    flag, other = bounds.flag(version), bounds.other(version)
     wanted = Outcome.GOOD if flag == "--good" else Outcome.BAD
     seen = prober.observations.get(version)
     if seen is not None and seen.missing_import:
         raise missing_import_stop(seen.missing_import, flag, version, options)
     message = f"{flag} {version} is {describe(problem.got, bool(options.script))}, not {wanted.value}: " \
               f"{seen.reason if seen else ''}{_provenance(seen)}"
-    if problem.kind == "reversed":
-        raise UsageError(message, "swap --good and --bad")
     if problem.kind == "untestable":
         raise UsageError(message, f"choose a {flag} release that can be tested here")
-    away = "an older" if Version(version) < Version(other) else "a newer"
+    twice = scan_tip({**(evidence or {}), **cache}, bounds.good, bounds.bad, options)
+    if twice is not None:  # a bug that came and went: moving a bound would hide it
+        raise UsageError(message, twice)
+    if problem.kind == "reversed":
+        raise UsageError(message, "swap --good and --bad")
+    away = "an older" if version == bounds.older else "a newer"
     raise UsageError(message, f"move {flag} away from {other}: try {away} release")
 
 

@@ -6,10 +6,9 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from packaging.version import Version
-
 from . import changelog
 from . import commit_finding
+from .bounds import Bounds
 from .candidates import Candidate
 from .options import Options
 from .outcomes import Observation
@@ -25,9 +24,7 @@ class Finding:
 
     name: str
     options: Options
-    good: str
-    bad: str
-    bounds_from: str
+    bounds: Bounds
     candidates: list[Candidate]
     outcomes: dict[str, Outcome]
     observations: dict[str, Observation]
@@ -54,9 +51,22 @@ class Finding:
         return [v for v in versions if self.observations[v].environment == state]
 
     @property
+    def good(self) -> str:
+        return self.bounds.good
+
+    @property
+    def bad(self) -> str:
+        return self.bounds.bad
+
+    @property
+    def bounds_from(self) -> str:
+        """How the bounds were chosen, in one sentence."""
+        return self.bounds.how
+
+    @property
     def fix(self) -> bool:
         """True when hunting a fix: the bad release is the older one."""
-        return Version(self.bad) < Version(self.good)
+        return self.bounds.fix
 
     @property
     def bound_checks(self) -> list[tuple[str, str, Outcome, Outcome | None]]:
@@ -66,10 +76,12 @@ class Finding:
 
     @property
     def reproduce(self) -> str:
-        """The command line, with the bounds spelled out when they came from the records (they move)."""
-        argv = list(self.options.argv)
+        """The command line, with the bounds spelled out when they came from the records or a gallop (they move)."""
+        argv = list(self.options.argv_shown or self.options.argv)
         if self.options.good is None:
-            argv += ["--good", self.good, "--bad", self.bad]
+            argv += ["--good", self.good]
+        if self.options.bad is None:
+            argv += ["--bad", self.bad]
         return "nox -s bisect -- " + shlex.join(argv)
 
 

@@ -18,17 +18,18 @@ from __future__ import annotations
 import dataclasses
 import time
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Mapping
 
 from packaging.version import Version
 
 from .. import metrics
-from ..run import runner
 from ..errors import ArchiveUnreachable, UsageError
+from .bounds import Bounds
 from .candidates import Candidate
 from .metric_samples import MetricSamples
-from .outcomes import Observation, classify, describe
-from .probes import Prober, install_unknown
+from .options import Log, Options
+from .outcomes import Observation, describe
+from .probes import Look, Subject, install_unknown
 from .search import Outcome
 
 # Runs of each bound, taken in turns, and runs per probe: samples of one run share its moment's load.
@@ -37,27 +38,37 @@ PROBE_RUNS = 2
 VERDICTS = {metrics.Call.BAD: "affected", metrics.Call.GOOD: "unaffected", metrics.Call.UNDECIDED: "inconclusive"}
 
 
-class MetricProber(Prober):
-    """Measures a metric per release; once the bounds set the baseline, a probe is a step decision."""
+class MetricJudge:
+    """Measures a metric per candidate; once the bounds set the baseline, a probe is a step decision.
 
-    base: metrics.Baseline | None = None
-    unit: str = ""
-    better: str = "lower"
-    good: str = ""
-    """What the metric itself declares; the bounds decide the direction, this only words a warning."""
-    samples: MetricSamples | None = None
-    """Where measured samples are kept so an interrupted bisect resumes (None: nothing kept)."""
+    The bounds are releases, measured on the release subject the search
+    starts with; a commit probe is judged against runs of the same --good
+    release, so the one judge serves both phases.
+    """
 
-    def __call__(self, version: str) -> Outcome:
-        assert self.base is not None, "set_baseline first"
-        observation = self.observe(self.candidates[version])
-        self.observations[version] = observation
-        result = classify(observation, self.options.crash)
-        self.log(f"probe {self.name_of(version)}: {describe(result, bool(self.options.script))} [{observation.source}] "
-                 f"{observation.reason}")
-        return result
+    def __init__(self, options: Options, name: str, log: Log, samples: MetricSamples | None = None) -> None:
+        self.options, self.name, self.log = options, name, log
+        self.samples = samples
+        """Where measured samples are kept so an interrupted bisect resumes (None: nothing kept)."""
+        self.base: metrics.Baseline | None = None
+        self.unit = ""
+        self.better = "lower"
+        """What the metric itself declares; the bounds decide the direction, this only words a warning."""
+        self.good = ""
+        self.bounds_subject: Subject | None = None
+        """Where the --good release is measured (the release subject of the bounds)."""
 
-    def observe(self, candidate: Candidate) -> Observation:
+    def line(self, name: str, observation: Observation, result: Outcome) -> str:
+        return f"probe {name}: {describe(result, bool(self.options.script))} [{observation.source}] {observation.reason}"
+
+    def remembered(self, subject: Subject, key: str) -> Observation | None:
+        """None: a metric is judged against this run's bounds, so no earlier probe counts without a run."""
+        return None
+
+    def summary(self, observations: Mapping[str, Observation]) -> dict[str, Any] | None:
+        return metric_summary(self, observations)
+
+    def observe(self, subject: Subject, candidate: Candidate) -> Look:
         """Runs of the probe, each right after a run of --good; decided together and pair by pair.
 
         Within noise after ``PROBE_RUNS`` pairs, one more pair runs and
@@ -77,9 +88,9 @@ class MetricProber(Prober):
             else:
                 started = time.monotonic()
                 good = self._bound_samples(self.good)[0]
-                last = self.measure(candidate)
+                last = self.measure(subject, candidate)
                 if last.status != "ran":
-                    return self._costed(candidate.version, False, spent + time.monotonic() - started, last)
+                    return self._costed(subject, candidate.version, False, spent + time.monotonic() - started, last)
                 probe, seconds = list(last.samples), time.monotonic() - started
                 spent += seconds
                 if self.samples is not None:
@@ -94,36 +105,34 @@ class MetricProber(Prober):
         reason = f"{decision.reason}; {len(runs)} runs, each after a run of --good {self.good}"
         if kept and last is not None:
             reason += f" ({min(len(kept), len(runs))} of them kept from an interrupted run)"
-        return self._costed(candidate.version, last is None, spent or reused_s,
+        return self._costed(subject, candidate.version, last is None, spent or reused_s,
                             Observation("ran", VERDICTS[decision.call], reason,
                                         samples=[x for run in runs for x in run]))
 
-    def _costed(self, version: str, reused: bool, seconds: float, observation: Observation) -> Observation:
-        """The observation with what it cost and what it ran with; a release measured now counts as run now."""
-        by, ran_at = self.samples.kept_by(version) if (reused and self.samples) else (self.name, _now())
-        if not reused:
-            self.ran_now.append(version)
-        python, jaxlib = self._resolved(version)
-        return dataclasses.replace(
+    def _costed(self, subject: Subject, key: str, reused: bool, seconds: float, observation: Observation) -> Look:
+        """The observation with what it cost and what it ran with; a candidate measured now counts as run now."""
+        by, ran_at = self.samples.kept_by(key) if (reused and self.samples) else (self.name, _now())
+        python, jaxlib = subject.resolved(key)
+        return Look(dataclasses.replace(
             observation, source="cache" if reused else "run",
-            environment=None if reused else self._environments.get(version),
-            python=python, jaxlib=jaxlib, seconds=round(seconds, 1), by=by, ran_at=ran_at, timeout_s=self.timeout)
+            environment=None if reused else subject.environment_state(key),
+            python=python, jaxlib=jaxlib, seconds=round(seconds, 1), by=by, ran_at=ran_at,
+            timeout_s=subject.timeout), not reused)
 
     @property
     def base_or_fail(self) -> metrics.Baseline:
         assert self.base is not None, "set_baseline first"
         return self.base
 
-    def measure(self, candidate: Candidate) -> Observation:
+    def measure(self, subject: Subject, candidate: Candidate) -> Observation:
         """One run of the check or script; its samples of the metric, or why there are none."""
         try:
-            prepared = self._prepare(candidate.version)
+            prepared = subject.prepare(candidate.version)
         except ArchiveUnreachable as unknown:
             return install_unknown(unknown, candidate)
         if prepared.environment is None:
             return Observation("not-installable", None, f"not installable here: {prepared.problem}")
-        fields, _path = runner.run_check(self.matrix, self._request(candidate.version), self.log, self.index,
-                                         prepared=prepared)
+        fields = subject.run(candidate.version, prepared)
         resolution = prepared.resolution
         python, jaxlib = (resolution.python, resolution.pins.get("jaxlib")) if resolution else (None, None)
         if fields.get("status") != "ran":
@@ -137,15 +146,16 @@ class MetricProber(Prober):
                              "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")
         self.unit = str(metric.get("unit") or "")
         self.better = str(metric.get("better") or "lower")
-        return Observation("ran", None, "measured", "run", [], False, self._environments.get(candidate.version),
+        return Observation("ran", None, "measured", "run", [], False, subject.environment_state(candidate.version),
                            [float(x) for x in metric["samples"]], python=python, jaxlib=jaxlib)
 
-    def set_baseline(self, good: str, bad: str, cache: dict[str, Outcome]) -> metrics.Baseline:
+    def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
         """Measure the bounds in turns (good, bad, good, bad, ...); a step that does not hold → UsageError.
 
         Rounds kept by an interrupted run of this bisect count first; only the rest are measured.
         """
-        self.good = good
+        good, bad = bounds.good, bounds.bad
+        self.good, self.bounds_subject = good, subject
         looks: dict[str, list[list[float]]] = {good: [], bad: []}
         spent = {good: 0.0, bad: 0.0}
         kept = self._kept_rounds(good, bad, looks, spent)
@@ -163,8 +173,7 @@ class MetricProber(Prober):
         except metrics.NoStep as exc:
             raise UsageError(f"{self.options.metric}: {exc} between --good {good} and --bad {bad}",
                              "nothing to bisect: choose bounds across the slowdown, or a smaller --factor") from None
-        self._bound_observations(good, bad, looks, spent, kept, cache)
-        return self.base
+        return self._bound_observations(subject, good, bad, looks, spent, kept, cache)
 
     def _kept_rounds(self, good: str, bad: str, looks: dict[str, list[list[float]]],
                      spent: dict[str, float]) -> int:
@@ -182,9 +191,10 @@ class MetricProber(Prober):
             self.unit, self.better = self.samples.unit, self.samples.better
         return len(rounds)
 
-    def _bound_observations(self, good: str, bad: str, looks: dict[str, list[list[float]]],
-                            spent: dict[str, float], kept: int, cache: dict[str, Outcome]) -> None:
+    def _bound_observations(self, subject: Subject, good: str, bad: str, looks: dict[str, list[list[float]]],
+                            spent: dict[str, float], kept: int, cache: dict[str, Outcome]) -> dict[str, Look]:
         assert self.base is not None
+        seen: dict[str, Look] = {}
         pooled = {v: [x for run in runs for x in run] for v, runs in looks.items()}
         for version, wanted in ((good, Outcome.GOOD), (bad, Outcome.BAD)):
             reason = (f"bound: median {metrics.median(pooled[version]):.4g} {self.unit}, {BOUND_ROUNDS} runs, "
@@ -192,8 +202,8 @@ class MetricProber(Prober):
             if 0 < kept < BOUND_ROUNDS:
                 reason += f" ({kept} of the runs kept from an interrupted run)"
             verdict = "unaffected" if wanted is Outcome.GOOD else "affected"
-            self.observations[version] = self._costed(version, kept == BOUND_ROUNDS, spent[version],
-                                                      Observation("ran", verdict, reason, samples=pooled[version]))
+            seen[version] = self._costed(subject, version, kept == BOUND_ROUNDS, spent[version],
+                                         Observation("ran", verdict, reason, samples=pooled[version]))
             cache[version] = wanted
         self.log(f"{self.options.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
                  f"--bad {bad} median {metrics.median(pooled[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
@@ -201,19 +211,13 @@ class MetricProber(Prober):
         if self.base.worse == self.better:
             self.log(f"note: the metric says {self.better} is better, so --bad {bad} measures better than "
                      f"--good {good}: this finds where it improved (swap --good and --bad for a slowdown hunt)")
-
-    def _resolved(self, version: str) -> tuple[str | None, str | None]:
-        """The Python and jaxlib the release ran with here (the index's metadata when it did not run now)."""
-        prepared = self._prepared.get(version)
-        resolution = prepared.resolution if prepared else None
-        if resolution is None:
-            return self.candidates[version].python, self.candidates[version].jaxlib
-        return resolution.python, resolution.pins.get("jaxlib")
+        return seen
 
     def _bound_samples(self, version: str) -> tuple[list[float], float]:
         """One run of a bound: its samples and the seconds it took (its environment's build included)."""
+        assert self.bounds_subject is not None, "start first"
         started = time.monotonic()
-        observation = self.measure(self.candidates[version])
+        observation = self.measure(self.bounds_subject, self.bounds_subject.candidates[version])
         if observation.status != "ran":
             raise UsageError(f"bound {version} could not be measured: {observation.reason}",
                              "choose bounds that install and run here")
@@ -224,7 +228,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def metric_summary(prober: MetricProber, observations: dict[str, Observation]) -> dict[str, Any]:
+def metric_summary(prober: MetricJudge, observations: Mapping[str, Observation]) -> dict[str, Any]:
     """The baseline and every measured release's median, in version order, for the report."""
     assert prober.base is not None
     series = sorted(((v, o.samples) for v, o in observations.items() if o.samples),

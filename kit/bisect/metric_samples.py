@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .. import __version__
 from ..atomic_files import atomic_write_text
+from ..records import JsonTextError, read_json
 
 SCHEMA = 1
 MAX_AGE_H = 24.0
@@ -38,6 +40,35 @@ Environment = Sequence[Any]
 
 def _now_text(clock: Callable[[], float]) -> str:
     return datetime.fromtimestamp(clock(), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _shape_problem(saved: Any) -> str:
+    """Why a kept file is not samples as this module writes them ("" when it is): every value read later is checked
+    here, so a file of the wrong types is measured again instead of raising mid-bisect."""
+    if not isinstance(saved, dict):
+        return f"it holds a JSON {type(saved).__name__}, not an object"
+    if not _number(saved.get("started")):
+        return "its start time is not a number"
+    rounds, pairs, environments = saved.get("rounds"), saved.get("pairs", {}), saved.get("environments") or {}
+    if not isinstance(rounds, list) or not all(_runs(r, ("good", "bad"), ("good_s", "bad_s")) for r in rounds):
+        return "its rounds of the bounds are not runs of numbers"
+    if not isinstance(pairs, dict) or not all(isinstance(kept, list) and all(_runs(p, ("good", "probe"), ("seconds",))
+                                                                            for p in kept) for kept in pairs.values()):
+        return "its probes' pairs are not runs of numbers"
+    if not isinstance(environments, dict) or not all(isinstance(env, list) for env in environments.values()):
+        return "its environments are not lists of python and jaxlib"
+    return ""
+
+
+def _runs(entry: Any, samples: Sequence[str], seconds: Sequence[str]) -> bool:
+    return isinstance(entry, dict) and \
+        all(isinstance(entry.get(key), list) and all(_number(x) for x in entry[key]) for key in samples) and \
+        all(entry.get(key) is None or _number(entry[key]) for key in seconds)
+
+
+def _number(value: Any) -> bool:
+    """A finite int or float (read_json turned NaN into null, which is none)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class MetricSamples:
@@ -59,11 +90,16 @@ class MetricSamples:
     # -- reading
 
     def _load(self, bounds: Mapping[str, Environment]) -> str:
+        if not os.path.lexists(self.path):
+            return ""  # nothing kept: measure
         try:
-            saved = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
-            return ""  # nothing kept (or torn by a crash): measure
-        if not isinstance(saved, dict) or not saved.get("rounds"):
+            saved = read_json(self.path)  # a FIFO, /dev/zero or 100,000 brackets: one sentence, never a hang
+        except JsonTextError as error:
+            return f"not reusing the metric samples in {self.path.name} ({error}): measuring afresh"
+        problem = _shape_problem(saved)
+        if problem:
+            return f"not reusing the metric samples in {self.path.name} ({problem}): measuring afresh"
+        if not saved["rounds"]:
             return ""
         why = self._why_not(saved, bounds)
         when = _now_text(lambda: float(saved.get("started") or 0))

@@ -4,7 +4,8 @@ Words, from the user's side: *good* means the bug does not show (a check's
 ``unaffected``, a script's exit 0), *bad* means it does. ``--good`` and
 ``--bad`` may come in either order, so one search finds regressions (good is
 older) and fixes (bad is older). Without them, the ends come from this
-machine's newest records of the check.
+machine's newest records of the check; with one of them, the other is found
+by galloping (`kit.bisect.gallop`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..errors import UsageError
 from ..records import newest_records_here
 from ..requirements import requirements
 from ..slurm.jobs import SlurmOptions
-from ..user_paths import file_problem, find_links_argument, shown_path
+from ..user_paths import file_problem, find_links_argument, report_path
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -89,6 +90,7 @@ examples:
   nox -s bisect -- --script uses_flax.py --requires flax --good 0.5.0 --bad 0.4.34
   nox -s bisect -- --script jit_kwarg.py --bad-if "multiple values for argument 'f'" --good 0.4.30 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
+  nox -s bisect -- --check scaling --bad 0.4.35   # is it fixed? the newest first, then galloping
   nox -s bisect -- --check slogdet-time --metric slogdet_ms --good 0.6.0 --bad 0.4.35
   nox -s bisect -- --script repro.py --good 0.4.20 --bad 0.6.0 --slurm --jobs 3 --partition gpu
 
@@ -137,6 +139,12 @@ class Options:
     """Each probe a task of a SLURM job array (kit/bisect/cluster.py), environments built here first."""
     pins: tuple[str, ...] = ()
     """``NAME==VERSION`` held in every probe (``--pin``), names in normal form, sorted."""
+    argv_shown: tuple[str, ...] = ()
+    """``argv`` as reports quote it: each path given absolute, relative to the project (`user_paths.report_path`)."""
+    verbose: bool = False
+    """``-v``: every install, overlay and run line and each probe's whole output on the console, as before."""
+    out: Path | None = None
+    """``--out DIR``: where bisect-<name>.md and .json go (else the reports folder beside the records)."""
     script_check: Check | None = None
     """``--script`` and its settings (``--host-devices``, ``--timeout``, ``--requires``, ``--bad-if``) as the
     check it runs as: the same value a ``[checks.NAME]`` block with that script gives."""
@@ -160,8 +168,10 @@ def make_parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
-    parser.add_argument("--good", metavar="VERSION", help="a release without the bug (older or newer than --bad)")
-    parser.add_argument("--bad", metavar="VERSION", help="a release with the bug")
+    parser.add_argument("--good", metavar="VERSION",
+                        help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
+    parser.add_argument("--bad", metavar="VERSION",
+                        help="a release with the bug (alone: is it fixed? the kit finds a good one)")
     parser.add_argument("--backend", default="cpu", choices=BACKENDS)
     parser.add_argument("--preset", default=None, help="a preset of the check in matrix.toml")
     parser.add_argument("--crash", default="skip", choices=tuple(CRASH_MODES),
@@ -191,7 +201,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--commits", action="store_true",
                         help="then narrow to the JAX commit: its Python laid over a built release (docs/commits.md)")
     parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH",
-                        help="--commits: a clone of github.com/jax-ml/jax (else [install] jax_repo, else the kit's own)")
+                        help="a clone of github.com/jax-ml/jax: the commits for --commits (else [install] jax_repo, else "
+                             "the kit's own) and the release notes, read from its CHANGELOG.md")
     parser.add_argument("--pin", action="append", default=[], type=_pin, metavar="PKG==VERSION",
                         help="hold a package at one version in every probe (repeatable), e.g. --pin numpy==2.2.1: "
                              "rules it out as what changed")
@@ -201,6 +212,10 @@ def make_parser() -> argparse.ArgumentParser:
                         help="run each probe as a SLURM job (environments are built here first; see docs/cluster.md)")
     parser.add_argument("--partition", default=None, help="--slurm: the partition to submit to")
     parser.add_argument("--time", default=None, metavar="LIMIT", help="--slurm: time limit per probe's job")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print every install and run line and each probe's whole output (else one line a probe)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="write bisect-<name>.md and .json into DIR (default: reports/)")
     parser.add_argument("-h", "--help", action="store_true", help="show this help")
     return parser
 
@@ -222,17 +237,13 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
                          f"or bad_if in [checks.{args.check}] in matrix.toml")
     if args.confirm < 0:
         raise UsageError("--confirm must be 0 or more", "e.g. --confirm 2")
-    if (args.good is None) != (args.bad is None):
-        raise UsageError("give both --good and --bad, or neither", "without them the bounds come from the records")
     for flag, version in (("--good", args.good), ("--bad", args.bad)):
         if version is not None:
             release_number(version, flag)
-    if args.metric and args.good is None:
+    if args.metric and (args.good is None or args.bad is None):
         raise UsageError("--metric needs --good and --bad", "their samples set the baseline and which way is worse")
-    if args.good is not None and Version(args.good) == Version(args.bad):
+    if args.good is not None and args.bad is not None and Version(args.good) == Version(args.bad):
         raise UsageError(f"--good and --bad are both {args.good}", "give two different releases")
-    if args.jax_repo is not None and not args.commits:
-        raise UsageError("--jax-repo only applies with --commits", "add --commits, or drop --jax-repo")
     if args.commits and args.scan:
         raise UsageError("--commits narrows one change and --all lists every change", "drop one of them")
     if args.commits and args.slurm:
@@ -250,17 +261,36 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
         argv=tuple(argv), metric=args.metric, factor=args.factor,
-        script_shown=shown_path(args.script, matrix.path.parent) if args.script else "",
+        script_shown=report_path(args.script, matrix.path.parent) if args.script else "",
         jobs=args.jobs, slurm=SlurmOptions(args.partition, args.time) if args.slurm else None,
         pins=_pins(args.pin),
         commits=args.commits, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
-        jax_repo_shown=shown_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
+        jax_repo_shown=report_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
+        argv_shown=shown_argv(argv, matrix.path.parent),
+        verbose=args.verbose, out=args.out.expanduser().resolve() if args.out else None,
         script_check=script_check(script_name(script), script, host_devices=args.host_devices,
                                   timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
                                   requires=requirements(args.requires, "--requires"),
                                   bad_if=bad_if_pattern(args.bad_if, "--bad-if") if args.bad_if is not None else None)
         if script else None,
     )
+
+
+PATH_FLAGS = ("--script", "--changelog", "--jax-repo", "--out", "--find-links")
+"""The flags whose value is a path (``--find-links`` may also be a URL, which is left as it is)."""
+
+
+def shown_argv(argv: Sequence[str], project: Path) -> tuple[str, ...]:
+    """The command line with each absolute path a path flag was given (``--out /x``, ``--out=/x``) relative to the
+    project, as `user_paths.report_path` names it; anything else (a ``--bad-if`` regex) as it was."""
+    shown: list[str] = []
+    for arg in argv:
+        flag, equals, value = arg.partition("=") if arg.startswith("--") and "=" in arg else ("", "", arg)
+        after_flag = bool(shown) and shown[-1] in PATH_FLAGS and not equals
+        if (after_flag or (equals and flag in PATH_FLAGS)) and value.startswith(("/", "~")):
+            value = report_path(Path(value).expanduser(), project)
+        shown.append(flag + equals + value)
+    return tuple(shown)
 
 
 def _regular_files(args: argparse.Namespace) -> None:
@@ -328,45 +358,7 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
-def bounds(matrix: Matrix, options: Options) -> tuple[str, str, str]:
-    """(good, bad, how they were chosen): from the command line, else from the records."""
-    if options.good and options.bad:
-        return options.good, options.bad, f"bounds from the command line: good {options.good}, bad {options.bad}"
-    return bounds_from_records(matrix, options)
-
-
-
-def bounds_from_records(matrix: Matrix, options: Options) -> tuple[str, str, str]:
-    """(good, bad, how) from this machine's newest records of the check.
-
-    Takes the newest release on each side and narrows the other end to the
-    nearest release across the change, so the range is as short as the
-    records allow.
-    """
-    if not options.check:
-        raise UsageError("a script has no recorded matrix to take bounds from", "pass --good and --bad")
-    verdicts = _recorded_verdicts(matrix, options)
-    affected = sorted((v for v, verdict in verdicts.items() if verdict == "affected"), key=Version)
-    unaffected = sorted((v for v, verdict in verdicts.items() if verdict == "unaffected"), key=Version)
-    if not affected or not unaffected:
-        raise UsageError(
-            f"the records in {matrix.results_dir} do not hold both an affected and an unaffected "
-            f"{options.check} run on this machine ({options.backend})",
-            f"pass --good and --bad, or run e.g. nox -s {options.check}-0.4.35 and nox -s {options.check}-0.6.0 first",
-        )
-    newest_bad, newest_good = affected[-1], unaffected[-1]
-    if Version(newest_bad) < Version(newest_good):  # a fix: bad is older
-        good = next(v for v in unaffected if Version(v) > Version(newest_bad))
-        bad = newest_bad
-    else:  # a regression: good is older
-        bad = next(v for v in affected if Version(v) > Version(newest_good))
-        good = newest_good
-    how = (f"bounds from the records in {matrix.results_dir}: newest affected release {newest_bad}, "
-           f"newest unaffected {newest_good}; searching between bad {bad} and good {good}")
-    return good, bad, how
-
-
-def _recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
+def recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
     """Per release, the verdict of this machine's newest record of the check's matrix.toml parameters."""
     assert options.check is not None
     newest = newest_records_here(matrix.results_dir, options.backend,

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
+from repro.compile_cache import summary as compile_summary
+
 from ..requirements import versions_text
 from ..run import protocol
 from .search import Outcome
@@ -73,14 +75,18 @@ class Observation:
     jax_cannot_run: str | None = None
     """What JAX itself died of where it was asked to import and run (`kit.run.jax_runs`): the run was no
     verdict, the probe is a skip, and it is never kept in the probe cache as an outcome."""
+    compiles: str = ""
+    """How many of the run's compiles JAX's persistent cache answered (``compile cache: 30 of 33 compiles
+    reused``), or why it was not used; "" where the run does not say (a script, an older record)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @property
     def details(self) -> str:
-        """What the probe line adds after the reason: the extra packages' versions (``flax 0.10.1``)."""
-        return versions_text(self.extra_packages)
+        """What the probe line adds after the reason: the extra packages' versions (``flax 0.10.1``), and how
+        many compiles were reused."""
+        return " · ".join(filter(None, [versions_text(self.extra_packages), self.compiles]))
 
     @classmethod
     def from_json(cls, data: Any) -> Observation:
@@ -125,7 +131,7 @@ _OBSERVATION_SHAPES = {
     "job": lambda v: isinstance(v, str), "exception": _text_or_none, "missing_import": _text_or_none,
     "extra_packages": lambda v: isinstance(v, dict) and all(isinstance(k, str) and _text_or_none(x)
                                                             for k, x in v.items()),
-    "jax_cannot_run": _text_or_none,
+    "jax_cannot_run": _text_or_none, "compiles": lambda v: isinstance(v, str),
 }
 
 
@@ -145,7 +151,9 @@ def observation_of(record: Mapping[str, Any], source: str = "run") -> Observatio
         exception=f"{exception.get('type')}: {exception.get('message', '')}".splitlines()[0] if exception else None,
         missing_import=str(imported["package"]) if imported.get("package") and not imported.get("installed") else None,
         extra_packages={str(k): (str(v) if v is not None else None) for k, v in extras.items()},
-        jax_cannot_run=str(jax_failed.get("error") or "JAX could not run") if jax_failed else None)
+        jax_cannot_run=str(jax_failed.get("error") or "JAX could not run") if jax_failed else None,
+        compiles=compile_summary(dict(_mapping(evidence.get("compile_cache")))) if evidence.get("compile_cache")
+        else "")
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -196,10 +204,11 @@ def settle(runs: Sequence[Observation]) -> Observation:
 
 def _told(run: Observation, status: str, verdict: str | None, reason: str, source: str, runs: list[str],
           flipped: bool = False) -> Observation:
-    """The settled observation, keeping what the run it rests on showed (its exception, its extra packages)."""
+    """The settled observation, keeping what the run it rests on showed (its exception, its extra packages, the
+    compiles it reused)."""
     return Observation(status, verdict, reason, source, runs, flipped, exception=run.exception,
                        missing_import=run.missing_import, extra_packages=dict(run.extra_packages),
-                       jax_cannot_run=run.jax_cannot_run)
+                       jax_cannot_run=run.jax_cannot_run, compiles=run.compiles)
 
 
 def label(outcome: Outcome, observation: Observation, crash: str, script: bool) -> str:

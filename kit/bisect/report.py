@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -19,7 +21,9 @@ from .finding import Finding, cost_lines, to_json
 from .options import Options
 from .outcomes import Observation, describe, label
 from .search import Outcome, expected_probes, non_monotonic
+from .summary import BisectedScript, console_tail, script_lines, summary_lines
 from .what_changed import Changes, changes_between, changes_lines
+from ..user_paths import report_path, shown_path
 
 
 def candidate_table(candidates: Sequence[Candidate], options: Options, known: set[str]) -> str:
@@ -49,33 +53,55 @@ def release_versions(finding: Finding) -> list[str]:
     return sorted(set(versions), key=Version)
 
 
-def render_markdown(finding: Finding, notes: Sequence[str]) -> str:
+def render_markdown(finding: Finding, notes: Sequence[str], script: BisectedScript | None = None) -> str:
+    """The report for the thread: the summary (at most 10 lines), the script, then each section folded."""
     o = finding.options
     lo, hi = sorted((finding.good, finding.bad), key=Version)
     what = f"check `{o.check}`" if o.check else f"script `{o.script_shown or o.script}`"
-    lines = [f"# Bisect: {o.subject} ({o.backend})", "",
-             f"Searched jax {lo} … {hi} ({len(finding.candidates)} releases) with {what}; "
-             f"given good = {finding.good}, bad = {finding.bad} "
-             f"({'hunting a fix' if finding.fix else 'hunting a regression'}).",
-             f"{finding.bounds_from}.", ""]
+    searched = [f"Searched jax {lo} … {hi} ({len(finding.candidates)} releases) with {what}; "
+                f"given good = {finding.good}, bad = {finding.bad} "
+                f"({'hunting a fix' if finding.fix else 'hunting a regression'}).",
+                f"{finding.bounds_from}.", ""]
     if finding.stopped:
-        lines += ["## Stopped", "", f"The bounds did not test as given, so nothing was searched: {finding.stopped}."]
+        searched += ["## Stopped", "", f"The bounds did not test as given, so nothing was searched: {finding.stopped}."]
     elif finding.metric and o.scan:
-        lines += _metric_lines(finding.metric)
+        searched += _metric_lines(finding.metric)
     else:
-        lines += _answer_lines(finding) if finding.result is not None else _transition_lines(finding)
-        lines += ["", *_metric_lines(finding.metric)] if finding.metric else []
+        searched += _answer_lines(finding) if finding.result is not None else _transition_lines(finding)
+        searched += ["", *_metric_lines(finding.metric)] if finding.metric else []
+    lines = [*summary_lines(finding), "", *script_lines(script), ""] if script else [*summary_lines(finding), ""]
+    lines += folded("The search and its answer", searched)
     for changes in what_else_changed(finding):
-        lines += ["", *changes_lines(changes, _words(finding, changes), shlex.split(finding.reproduce))]
+        lines += folded("What else changed", changes_lines(changes, _words(finding, changes),
+                                                           shlex.split(finding.reproduce), held_by_commits(finding)))
     if finding.commits is not None:
-        lines += ["", *commit_section(finding.commits, finding.fix, o.crash, bool(o.script))]
-    lines += ["", "## Probes", "", *cost_lines(finding), ""]
-    lines += _probe_table(finding)
-    lines += _reuse_lines(finding)
-    lines += _output_lines(finding)
-    lines += ["", "## Release notes", "", *notes] if notes else []
-    lines += ["", "## Reproduce with:", "", "    " + finding.reproduce, ""]
+        lines += folded("Commits", commit_section(finding.commits, finding.fix, o.crash, bool(o.script)))
+    lines += folded("Probes and their cost", ["## Probes", "", *cost_lines(finding), "", *_probe_table(finding),
+                                              *_reuse_lines(finding)])
+    output = _output_lines(finding)
+    lines += folded("Output of each probe", output[1:]) if output else []
+    lines += folded("Release notes", ["## Release notes", "", *notes]) if notes else []
+    lines += ["## Reproduce with:", "", "    " + finding.reproduce, ""]
     return "\n".join(lines)
+
+
+def folded(title: str, body: Sequence[str]) -> list[str]:
+    """A section folded under its title (GitHub's <details>): the thread shows the summary, the rest on a click."""
+    return ["<details>", f"<summary>{title}</summary>", "", *body, "", "</details>", ""]
+
+
+def held_by_commits(finding: Finding) -> dict[str, str]:
+    """Package → version, for each package the commit phase's two deciding probes ran with at the same version
+    (jaxlib included): the commit phase held them fixed, so they cannot be what changed."""
+    found = finding.commits
+    result = found.answer_level.result if found is not None else None
+    if found is None or result is None:
+        return {}
+    one, two = found.observations.get(result.last_same), found.observations.get(result.first_different)
+    if one is None or two is None or not one.packages or not two.packages:
+        return {}
+    return {name: version for name, version in one.packages.items()
+            if name != "jax" and two.packages.get(name) == version}
 
 
 def _words(finding: Finding, changes: Changes) -> tuple[str, str]:
@@ -234,32 +260,76 @@ def _transition_lines(finding: Finding) -> list[str]:
     return lines
 
 
-def publish_report(reports_dir: Path, finding: Finding, notes: Sequence[str]) -> None:
-    """Print the report, then write bisect-<name>.md and .json.
+def publish_report(reports_dir: Path, finding: Finding, notes: Sequence[str],
+                   script: BisectedScript | None = None, paths: Mapping[str, str] | None = None) -> None:
+    """Print the report (``-v``: all of it; else its summary), and write bisect-<name>.md and .json.
 
-    Printed first: a folder that cannot be written (read-only, full) costs the
-    files, never the finding, which is on the console before the one
-    `StorageError` sentence about them.
+    A folder that cannot be written (read-only, full) costs the files, never
+    the finding: the whole report is then on the console (with ``-v`` it was
+    already) before the one `StorageError` sentence about them.
     """
-    markdown = render_markdown(finding, notes)
-    print(markdown, flush=True)
-    _keep(reports_dir, finding, notes, markdown)
+    markdown = without_machine_paths(render_markdown(finding, notes, script), paths)
+    if finding.options.verbose:
+        print(markdown, flush=True)
+    try:
+        _keep(reports_dir, finding, notes, markdown, paths)
+    except StorageError:
+        if not finding.options.verbose:
+            print(markdown, flush=True)
+        raise
+    if not finding.options.verbose:  # the summary, and the end of a deciding probe's failure: the rest is in the files
+        print("\n".join([line for line in summary_lines(finding) if line] + console_tail(finding)), flush=True)
+    where = shown_path(reports_dir / f"bisect-{finding.name}.md", Path.cwd())
+    print(f"report: {where} (and .json)" + ("" if finding.options.verbose else "; -v prints every step"),
+          flush=True)
 
 
-def write_report(reports_dir: Path, finding: Finding, notes: Sequence[str]) -> str:
+def write_report(reports_dir: Path, finding: Finding, notes: Sequence[str],
+                 script: BisectedScript | None = None, paths: Mapping[str, str] | None = None) -> str:
     """Write bisect-<name>.md and .json; return the markdown."""
-    markdown = render_markdown(finding, notes)
-    _keep(reports_dir, finding, notes, markdown)
+    markdown = without_machine_paths(render_markdown(finding, notes, script), paths)
+    _keep(reports_dir, finding, notes, markdown, paths)
     return markdown
 
 
-def _keep(reports_dir: Path, finding: Finding, notes: Sequence[str], markdown: str) -> None:
+def without_machine_paths(text: str, paths: Mapping[str, str] | None) -> str:
+    """``text`` with each absolute path of ``paths`` (longest first) replaced by how reports show it: a probe's
+    traceback quotes files by absolute path, and the report is pasted where this machine means nothing."""
+    for absolute in sorted(paths or {}, key=len, reverse=True):
+        if absolute in ("", "/"):
+            continue
+        # Only where the path starts (not inside ../../tmp/x, already relative) and, for a file, ends.
+        ends = "" if absolute.endswith("/") else r"(?![\w.-])"
+        shown = (paths or {})[absolute]
+        text = re.sub(r"(?<![\w./~-])" + re.escape(absolute) + ends, lambda _match: shown, text)
+    return text
+
+
+def machine_paths(project: Path, given: Sequence[Path] = ()) -> dict[str, str]:
+    """Absolute path → shown, for `without_machine_paths`: each path the user gave (a script, a clone, the kit's
+    own folder) as reports name it, then the project's folder (as written and resolved) and the home folder."""
+    paths: dict[str, str] = {}
+    for path in given:
+        folder = "/" if path.is_dir() else ""
+        for written in (Path(os.path.abspath(path)), path.resolve()):
+            paths[str(written) + folder] = report_path(written, project) + folder
+    paths[str(Path.home()) + "/"] = "~/"
+    for root in (Path(os.path.abspath(project)), project.resolve()):
+        paths[str(root) + "/"] = ""
+    return paths
+
+
+def _keep(reports_dir: Path, finding: Finding, notes: Sequence[str], markdown: str,
+          paths: Mapping[str, str] | None) -> None:
     """bisect-<name>.md and .json, written together; a `StorageError` when the folder cannot take them."""
     data = to_json(finding, list(notes))
     data["what_else_changed"] = [changes.to_json() for changes in what_else_changed(finding)]
+    data["summary"] = summary_lines(finding)  # the lines the markdown opens with, for a tool that posts them
     try:
+        reports_dir.mkdir(parents=True, exist_ok=True)  # --out DIR may name a folder still to make
         atomic_write_texts({reports_dir / f"bisect-{finding.name}.md": markdown,
-                            reports_dir / f"bisect-{finding.name}.json": strict_json(data)})
+                            reports_dir / f"bisect-{finding.name}.json": without_machine_paths(strict_json(data),
+                                                                                                paths)})
     except OSError as error:
         raise StorageError(
             f"could not write the bisect's report into {reports_dir} ({error.strerror or error}); the finding "

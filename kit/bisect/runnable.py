@@ -75,9 +75,9 @@ class PairStore:
             data = read_json(self.folder / f"{key}.json")
         except (OSError, JsonTextError):
             return None
-        if not isinstance(data, dict) or not isinstance(data.get("ok"), bool):
-            return None
-        return JaxRuns(data["ok"], str(data.get("error") or ""), (), float(data.get("seconds") or 0))
+        if not _kept_pair(data):
+            return None  # not a pair this store wrote (a hand-edit, another tool): asked again
+        return JaxRuns(data["ok"], data.get("error") or "", (), float(data.get("seconds") or 0))
 
     def put(self, candidate: CommitCandidate, runs: JaxRuns) -> None:
         key = self.key(candidate)
@@ -89,6 +89,15 @@ class PairStore:
             atomic_write_text(self.folder / f"{key}.json", json.dumps({"commit": candidate.commit, **runs.to_json()}))
         except OSError:
             pass  # only a cache: the pair is asked again next time
+
+
+def _kept_pair(data: object) -> bool:
+    """Does ``data`` hold what `PairStore.put` writes: ``ok`` a boolean, ``error`` text, ``seconds`` a number?"""
+    if not isinstance(data, dict) or not isinstance(data.get("ok"), bool):
+        return False
+    seconds = data.get("seconds")
+    return isinstance(data.get("error") or "", str) and \
+        (seconds is None or (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)))
 
 
 @dataclass

@@ -59,8 +59,14 @@ def changes_between(before: str, after: str, observations: Mapping[str, Observat
                    known=bool(packages_before and packages_after))
 
 
-def changes_lines(changes: Changes, words: tuple[str, str], reproduce: Sequence[str]) -> list[str]:
-    """The report's section: a table of the packages that differ, the era dates, what was held, how to hold one."""
+def changes_lines(changes: Changes, words: tuple[str, str], reproduce: Sequence[str],
+                  held_by_commits: Mapping[str, str] | None = None) -> list[str]:
+    """The report's section: a table of the packages that differ, the era dates, what was held, how to hold one.
+
+    ``held_by_commits``: package → version the commit phase held fixed (its two deciding commits ran with the
+    same one): ruled out already, so never offered for ``--pin``.
+    """
+    held_by_commits = held_by_commits or {}
     first, second = changes.before, changes.after
     lines = ["## What else changed", ""]
     if not changes.known:
@@ -79,7 +85,12 @@ def changes_lines(changes: Changes, words: tuple[str, str], reproduce: Sequence[
               f"{_date(changes.era[1])} (the era cut-offs)."]
     if changes.held:
         lines.append(f"Held in every probe with --pin: {', '.join(changes.held)}.")
-    others = sorted((name for name in changes.packages if name != "jaxlib" and changes.packages[name][0]),
+    ruled_out = sorted(name for name in changes.packages if name in held_by_commits)
+    if ruled_out:
+        lines.append("Ruled out by the commit phase, whose two deciding commits ran with the same version of each: "
+                     + ", ".join(f"{name} {held_by_commits[name]}" for name in ruled_out) + ".")
+    others = sorted((name for name in changes.packages if name != "jaxlib" and changes.packages[name][0]
+                     and name not in held_by_commits),
                     key=lambda name: (_SUSPECTS.index(name) if name in _SUSPECTS else len(_SUSPECTS), name))
     if others:
         name = others[0]

@@ -71,15 +71,16 @@ def fill_bytecode(python: Path, folder: Path, cache: Path) -> Bytecode:
     return Bytecode(copied, compiled, failed, dropped)
 
 
-def compile_environment(python: Path) -> str:
+def compile_environment(python: Path, with_jax: bool = False) -> str:
     """Bytecode for a built environment's packages where it is missing or stale; what was done, for the log.
 
     Tests folders are left out (no check imports them: half of scipy's files),
-    and so is the ``jax`` package, which every overlay hides behind its own.
+    and so is the ``jax`` package, which every overlay hides behind its own,
+    unless ``with_jax`` (the release's own runs import it).
     """
     try:
         site_packages = installed_package(python, "jaxlib").parent  # where the environment's packages are
-        skip = rf"/tests?/|^{re.escape(str(site_packages / 'jax'))}/"
+        skip = r"/tests?/" if with_jax else rf"/tests?/|^{re.escape(str(site_packages / 'jax'))}/"
         done = subprocess.run([str(python), "-m", "compileall", "-q", "-x", skip, str(site_packages)],
                               capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -88,3 +89,29 @@ def compile_environment(python: Path) -> str:
         last = (done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or ["?"])[-1]
         return f"bytecode written, but compileall failed on a file: {last[:200]}"
     return "bytecode for its packages in place"
+
+
+BYTECODE_STAMP = ".kit-bytecode"
+"""In a built environment's folder: its packages' bytecode, its own jax's included, was written."""
+
+
+def release_bytecode(python: Path) -> str:
+    """A built environment's bytecode, its own jax included, written once; what was done ("" when already done).
+
+    A check run in a release's environment imports that release's jax: with no
+    bytecode there (uv writes none, and where ``PYTHONDONTWRITEBYTECODE`` is
+    set Python writes none either) every ``import jax`` compiled its ~500
+    files, 1.5 of a warm session's seconds here. A stamp in the environment
+    makes later runs pay one ``stat``; a failure only costs the time it was
+    meant to save, and is tried again next time.
+    """
+    root = python.parent.parent  # <environment>/bin/python
+    if not (root / "pyvenv.cfg").is_file() or (root / BYTECODE_STAMP).exists():
+        return ""
+    made = compile_environment(python, with_jax=True)
+    if made == "bytecode for its packages in place":
+        try:
+            (root / BYTECODE_STAMP).touch()
+        except OSError:
+            pass  # a read-only environment: compileall finds it current next time, a fraction of a second
+    return made

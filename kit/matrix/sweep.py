@@ -376,7 +376,7 @@ class Sweep:
                                                           .get("processes") or 1)) for c in pending]
         flags = [*(["--backend", self.options.backend] if self.options.backend != "cpu" else []),
                  *(["--timeout", str(self.options.timeout_s)] if self.options.timeout_s else [])]
-        landed = slurm.run_matrix(tasks, self.matrix.envs_dir.parent / "slurm", self.matrix.results_dir, options,
+        landed = slurm.run_matrix(tasks, self.matrix.layout.slurm, self.matrix.results_dir, options,
                                   flags, self.log)
         for task_id, cell in enumerate(pending):
             record = (landed or {}).get(task_id)

@@ -13,6 +13,7 @@ than `MAX_DEPTH`, so no later step (a report, a strict writer) meets them.
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,11 @@ def decode(text: str) -> Any:
 def read_text(path: Path, limit: int = MAX_BYTES) -> str:
     """A JSON file's text, or `JsonTextError` saying why it cannot be read (too large, not UTF-8, an OS error)."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+            # A FIFO nobody writes to would block the read forever, /dev/zero would never end it.
+            raise JsonTextError("unreadable: not a regular file (a pipe, a device or a socket)")
+        size = info.st_size
         if size > limit:
             raise JsonTextError(f"{size} bytes, larger than the {limit} the kit reads")
         return path.read_text(encoding="utf-8")

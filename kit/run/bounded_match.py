@@ -16,13 +16,15 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import Sequence
 
 LIMIT_S = 5.0
 """How long one ``bad_if`` search may take: a sane pattern over a record's tail takes milliseconds."""
 
 _SEARCH = ("import json, re, sys; asked = json.load(sys.stdin); "
-           "found = re.compile(asked['pattern'], asked['flags']).search(asked['text']); "
-           "print(json.dumps(found.group(0) if found else None))")
+           "pattern = re.compile(asked['pattern'], asked['flags']); "
+           "found = [[at, hit.group(0)] for at, hit in enumerate(map(pattern.search, asked['texts'])) if hit][:1]; "
+           "print(json.dumps(found[0] if found else None))")
 
 
 @dataclass(frozen=True)
@@ -31,12 +33,16 @@ class Searched:
 
     matched: str | None
     gave_up: str = ""
+    text: int = 0
+    """Which of the texts searched held the match (the first that did)."""
 
 
-def bounded_search(pattern: re.Pattern[str], text: str, limit_s: float | None = None) -> Searched:
-    """``pattern.search(text)`` in a child interpreter, killed after ``limit_s`` (default `LIMIT_S`)."""
+def bounded_search(pattern: re.Pattern[str], text: str | Sequence[str], limit_s: float | None = None) -> Searched:
+    """``pattern.search`` over ``text`` (or each of several texts in turn, up to the first match) in a child
+    interpreter, killed after ``limit_s`` (default `LIMIT_S`): one start, however many texts."""
     limit = LIMIT_S if limit_s is None else limit_s
-    asked = json.dumps({"pattern": pattern.pattern, "flags": pattern.flags, "text": text})
+    texts = [text] if isinstance(text, str) else list(text)
+    asked = json.dumps({"pattern": pattern.pattern, "flags": pattern.flags, "texts": texts})
     try:
         done = subprocess.run([sys.executable, "-I", "-S", "-c", _SEARCH], input=asked, capture_output=True,
                               text=True, timeout=limit)
@@ -50,4 +56,4 @@ def bounded_search(pattern: re.Pattern[str], text: str, limit_s: float | None = 
         last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
         return Searched(None, f"matching bad_if {pattern.pattern!r} failed ({last[:200]})")
     found = json.loads(done.stdout)
-    return Searched(found if isinstance(found, str) else None)
+    return Searched(found[1], text=found[0]) if isinstance(found, list) else Searched(None)

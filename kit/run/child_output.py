@@ -50,9 +50,16 @@ class Tail:
             return list(self._lines)
 
 
-def _head(data: bytes, limit: int) -> str:
-    """The first ``limit`` bytes as text; a character split by the limit is left out, not garbled."""
-    return codecs.getincrementaldecoder("utf-8")("replace").decode(data[:limit], final=len(data) <= limit)
+def _head(data: bytes, limit: int, whole: bool) -> tuple[str, int]:
+    """The first ``limit`` bytes as text, and how many bytes at its end were held back.
+
+    Unless ``data`` is the whole line, a character split by the limit is left
+    out (and counted as cut), not garbled into a replacement character: the
+    line may be whole here yet already cut while it was read.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text = decoder.decode(data[:limit], final=whole)
+    return text, len(decoder.getstate()[0])
 
 
 class Lines:
@@ -94,4 +101,5 @@ class Lines:
     @staticmethod
     def _bounded(data: bytes, dropped: int, limit: int) -> str:
         removed = dropped + max(len(data) - limit, 0)
-        return _head(data, limit) + (cut_marker(removed) if removed else "")
+        text, held = _head(data, limit, whole=not removed)
+        return text + (cut_marker(removed + held) if removed else "")

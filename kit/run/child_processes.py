@@ -185,7 +185,8 @@ def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path
     """A repro's environment: ours, with the environment's extra paths and the repository importable,
     and output unbuffered."""
     env = {**os.environ, **(extra_env or {})}
-    env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(REPO_ROOT),
-                                         env.get("PYTHONPATH", "")])
+    # An empty entry (PYTHONPATH unset, or ending in ':') would put the working folder on sys.path.
+    inherited = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(REPO_ROOT), *inherited])
     env["PYTHONUNBUFFERED"] = "1"
     return env

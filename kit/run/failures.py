@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 from packaging.utils import canonicalize_name
 
 from ..requirements import package_for_module
-from .bounded_match import bounded_search
+from . import bounded_match
 
 TRACEBACK_HEADER = "Traceback (most recent call last):"
 
@@ -41,8 +41,8 @@ _JAX_MODULES = re.compile(r"^(jax|jaxlib|jax_[a-z0-9_]+)$")
 _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::[ \t]?(.*))?$")
 
 # What ends an exception's message in the output: JAX's note and its separator, and a new chain link.
-_AFTER_MESSAGE = ("--------------------", "For simplicity, JAX has removed its internal frames",
-                  "During handling of the above exception", "The above exception was the direct cause")
+_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
+_AFTER_MESSAGE = ("--------------------", "For simplicity, JAX has removed its internal frames", *_CHAINED)
 
 _IMPORT_TYPES = ("ModuleNotFoundError", "ImportError")
 _SYNTAX_TYPES = ("SyntaxError", "IndentationError", "TabError")
@@ -88,8 +88,11 @@ def uncaught_exception(lines: Sequence[str]) -> RaisedException | None:
     frame, the caret and the error: that is found too.
     """
     start = _last_traceback(lines)
-    if start is None:
-        return None
+    return None if start is None else _exception_at(lines, start)
+
+
+def _exception_at(lines: Sequence[str], start: int) -> RaisedException | None:
+    """The exception named after the frames that start at ``start`` (see `uncaught_exception`)."""
     at = start
     while at < len(lines) and (not lines[at].strip() or lines[at][:1] in (" ", "\t")):
         at += 1  # frames, source lines, carets, "[Previous line repeated ...]"
@@ -100,10 +103,37 @@ def uncaught_exception(lines: Sequence[str]) -> RaisedException | None:
         return None
     message = [named.group(2) or ""]
     for line in lines[at + 1:]:
-        if line.startswith(_AFTER_MESSAGE):
+        if line.startswith(_AFTER_MESSAGE) or line.rstrip() == TRACEBACK_HEADER:
             break
         message.append(line.rstrip())
     return RaisedException(named.group(1), "\n".join(message).strip())
+
+
+def exception_chain(lines: Sequence[str]) -> list[RaisedException]:
+    """Every exception of the last traceback's chain (``__cause__``, ``__context__``), the first cause first.
+
+    Python prints a chain as one traceback per exception, joined by "The above
+    exception was the direct cause ..." or "During handling of the above
+    exception ..."; the last one printed is the one that ended the script
+    (`uncaught_exception`). The same failure can end in another link on
+    another build (``RuntimeError: generator raised StopIteration`` on a
+    release, ``StopIteration`` itself on a commit's overlay), so ``bad_if`` is
+    matched against each. Only what the kept output holds is found: a link
+    whose lines scrolled out of it is not.
+    """
+    headers = [at for at, line in enumerate(lines) if line.rstrip() == TRACEBACK_HEADER]
+    if not headers:
+        last = uncaught_exception(lines)
+        return [last] if last is not None else []
+    chain: list[RaisedException] = []
+    for k in range(len(headers) - 1, -1, -1):
+        raised = _exception_at(lines[:headers[k + 1]] if k + 1 < len(headers) else lines, headers[k] + 1)
+        if raised is not None:
+            chain.insert(0, raised)
+        joined = k > 0 and any(line.startswith(_CHAINED) for line in lines[headers[k - 1] + 1:headers[k]])
+        if not joined:
+            break
+    return chain
 
 
 def _last_traceback(lines: Sequence[str]) -> int | None:
@@ -186,6 +216,9 @@ def judge(fields: Mapping[str, Any], code: int | None, tail: Sequence[str], bad_
     exception = uncaught_exception(tail)
     if exception is not None:
         evidence["exception"] = exception.to_json()
+        chain = exception_chain(tail)
+        if len(chain) > 1:  # what it was raised from, as docs/checks.md's bad_if reads it
+            evidence["exception_chain"] = [link.to_json() for link in chain]
         imported = import_failure(exception, pins)
         if imported is not None:
             evidence["import_error"] = imported.to_json()
@@ -195,20 +228,42 @@ def judge(fields: Mapping[str, Any], code: int | None, tail: Sequence[str], bad_
             return Judged("ran", "inconclusive", f"the script does not compile{on} ({exception.headline()})", evidence)
     how = f"raised {exception.headline()}" if exception is not None else _exit_words(same.reason)
     if bad_if is not None:
-        searched = bounded_search(bad_if, "\n".join(tail))  # a pattern that backtracks without end gives up
-        evidence["bad_if"] = {"pattern": bad_if.pattern,
-                              "matched": searched.matched[:HEADLINE_CHARS] if searched.matched is not None else None,
-                              **({"gave_up": searched.gave_up} if searched.gave_up else {})}
-        if searched.gave_up:
-            return Judged("ran", "inconclusive", f"the script {how}, and {searched.gave_up}", evidence)
-        if searched.matched is not None:
-            return Judged("ran", "affected", f"the script {how}, and its output matches bad_if {bad_if.pattern!r}",
+        evidence["bad_if"] = searched = _bad_if_evidence(bad_if, tail)
+        if searched.get("gave_up"):
+            return Judged("ran", "inconclusive", f"the script {how}, and {searched['gave_up']}", evidence)
+        if searched["matched"] is not None:
+            where = "its exception chain" if "matched_in" in searched else "its output"
+            return Judged("ran", "affected", f"the script {how}, and {where} matches bad_if {bad_if.pattern!r}",
                           evidence)
         return Judged("ran", "inconclusive", f"the script failed otherwise: it {how}, and its output does not "
                                              f"match bad_if {bad_if.pattern!r}", evidence)
     if exception is not None and same.verdict == "affected":
         return Judged("ran", "affected", f"the script {how} (exit {code}: affected)", evidence)
     return Judged(same.status, same.verdict, same.reason, evidence)
+
+
+def _bad_if_evidence(bad_if: re.Pattern[str], tail: Sequence[str]) -> dict[str, Any]:
+    """``bad_if`` searched in the output, then in each link of the exception chain as ``Type: message``.
+
+    Each link is searched on its own (an anchored ``^StopIteration$`` matches
+    the link, not the whole output), under its printed type and its bare
+    class name (``jax.errors.X`` and ``X``), so a pattern written for one
+    link matches whichever link a release or an overlay ends with.
+    """
+    links = [form for raised in exception_chain(tail) for form in _link_forms(raised)]
+    searched = bounded_match.bounded_search(bad_if, ["\n".join(tail), *links])  # a runaway pattern gives up
+    evidence: dict[str, Any] = {"pattern": bad_if.pattern,
+                                "matched": searched.matched[:HEADLINE_CHARS] if searched.matched is not None else None}
+    if searched.matched is not None and searched.text > 0:
+        evidence["matched_in"] = f"exception chain: {links[searched.text - 1][:HEADLINE_CHARS]}"
+    if searched.gave_up:
+        evidence["gave_up"] = searched.gave_up
+    return evidence
+
+
+def _link_forms(raised: RaisedException) -> list[str]:
+    """How a chain link is matched: ``type: message`` as printed, and again under its bare class name."""
+    return [f"{kind}: {raised.message}" if raised.message else kind for kind in dict.fromkeys((raised.type, raised.name))]
 
 
 def _exit_words(reason: str) -> str:

@@ -29,6 +29,7 @@ from repro.parameters import flag, shown, to_flags
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
 from .child_processes import REPO_ROOT, repro_env
+from .compile_cache import compile_cache_env
 from .jax_runs import jax_runs
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
@@ -36,12 +37,14 @@ from ..text_bounds import bound_record
 from ..user_paths import shown_path
 from ..errors import UsageError
 from ..install import environment
+from ..install.bytecode import release_bytecode
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
 from ..install.key import InstallKey
 from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
+from ..records.origin import EXISTING
 from .facts import host_facts, identity_here, job_facts
 
 Log = Callable[[str], None]
@@ -68,6 +71,8 @@ class RunRequest:
     """A Python to try first when resolving (bisect knows it from the index's metadata)."""
     output_log: Path | None = None
     """Where to append the run's whole output (a bisect probe's log), besides the terminal."""
+    echo: bool = True
+    """Show the run's output on the terminal as it comes; False keeps it in ``output_log`` only (a quiet bisect)."""
     pins: tuple[str, ...] = ()
     """``NAME==VERSION`` held fixed in the environment (bisect's ``--pin``)."""
     existing: ExistingPython | None = None
@@ -79,6 +84,8 @@ class RunRequest:
     script: Check | None = None
     """A script given on the command line (bisect's ``--script``), made a check where it entered
     (`kit.config.script_check`); None: the check named ``check`` in matrix.toml."""
+    records_dir: Path | None = None
+    """Where the record goes; None: the matrix's ``results_dir`` (bisect keeps scripts' and commits' apart)."""
 
 
 def check_for(matrix: Matrix, request: RunRequest) -> Check:
@@ -189,7 +196,8 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     if isinstance(executable, str):  # records are pasted into bug threads: no absolute path of this machine
         record["environment"]["executable"] = shown_path(executable, matrix.path.parent)
     record = bound_record(record)  # a script's 20 MB line or reason must not become a 20 MB record
-    path = records.save_record(json_safe(record), matrix.results_dir)  # StorageError says where it went instead
+    folder = request.records_dir or matrix.results_dir
+    path = records.save_record(json_safe(record), folder)  # StorageError says where it went instead
     return record, path
 
 
@@ -198,9 +206,15 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
+    # A user's own interpreter is used as it is: nothing written into it. A commit's overlay hides the
+    # environment's jax and brings its own bytecode (`kit.install.bytecode.fill_bytecode`).
+    if env.obtained != EXISTING and not env.pythonpath:
+        made = release_bytecode(env.python)
+        if made:
+            log(f"the environment's bytecode: {made}")
     if check.script is not None:
-        return run_script(env, check, backend, timeout, log, request.output_log)
-    return _run_repro(env, request, params, timeout, log)
+        return run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo)
+    return _run_repro(env, request, params, timeout, log, compile_cache_env(matrix.envs_dir, env, backend))
 
 
 def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
@@ -231,14 +245,16 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
 
 
 def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any], timeout: int,
-               log: Log) -> dict[str, Any]:
+               log: Log, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The repro in ``env``; ``extra_env``: what it is told besides (where its compiles are kept)."""
     with scratch_dir() as tmp:
         out = tmp / "result.json"
         cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
             return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log)
-        ended = run_child(cmd, timeout, log, pythonpath=env.pythonpath, output_log=request.output_log)
+        ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log,
+                          echo=request.echo)
         if ended.timed_out:
             return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
                     "evidence": {"output_tail": ended.tail, **_leftover_evidence(ended)}}
@@ -308,7 +324,7 @@ def script_env(result_path: Path, backend: str, host_devices: int | None) -> dic
 
 
 def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log,
-               output_log: Path | None = None) -> dict[str, Any]:
+               output_log: Path | None = None, echo: bool = True) -> dict[str, Any]:
     """Run a script check with the environment's python; the record fields its exit, KIT_RESULT and output give.
 
     The one way a script runs, whether it came from a check block or from
@@ -323,7 +339,7 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         cmd = [str(env.python), str(check.script)]
         log("running " + " ".join(cmd))
         ended = run_child(cmd, timeout, log, script_env(out, backend, check.host_devices), env.pythonpath,
-                          output_log)
+                          output_log, echo=echo)
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
     if failures.failed(ended.code) and not _bad_if_matched(fields):
         fields = unless_jax_failed(fields, env, log)
@@ -372,27 +388,33 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
 
 
 def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
-              pythonpath: tuple[Path, ...] = (), output_log: Path | None = None) -> child_processes.Ended:
+              pythonpath: tuple[Path, ...] = (), output_log: Path | None = None,
+              echo: bool = True) -> child_processes.Ended:
     """Run a check's process (kit/run/child_processes.py): output echoed, bounded; its whole tree ended.
 
     ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
+    ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
     """
-    with kept_output(output_log) as echo:
-        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=echo)
+    with kept_output(output_log, echo) as shown:
+        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=shown)
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended
 
 
 @contextmanager
-def kept_output(output_log: Path | None) -> Iterator[Callable[[str], None]]:
-    """An echo that shows each line and, with ``output_log``, appends it there as it comes (a kill keeps the rest)."""
+def kept_output(output_log: Path | None, console: bool = True) -> Iterator[Callable[[str], None]]:
+    """An echo that shows each line and, with ``output_log``, appends it there as it comes (a kill keeps the rest).
+
+    ``console=False`` shows nothing where a log keeps the lines; without a log the console is all there is.
+    """
     if output_log is None:
         yield echo_to_console
         return
     with open(output_log, "a", encoding="utf-8") as kept:
         def echo(line: str) -> None:
-            echo_to_console(line)
+            if console:
+                echo_to_console(line)
             kept.write(line + "\n")
             kept.flush()
 

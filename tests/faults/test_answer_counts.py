@@ -1,4 +1,4 @@
-"""The Answer counts only what has a verdict (issue 29 item 7), and names what holds a release back.
+"""The Answer counts only what has a verdict, and names what holds a release back.
 
 One crashed cell of a user check, a check with no verdict on any release,
 made the answer read "no measured release passes every check (scaling,

@@ -1,4 +1,4 @@
-"""``--bad-if '(a+)+$'`` over a long line (issue 29 item 12): the match gives up at its limit, it never hangs.
+"""``--bad-if '(a+)+$'`` over a long line: the match gives up at its limit, it never hangs.
 
 Nested repeats backtrack in time exponential in the line's length (30 characters
 take a minute); the search runs in a child interpreter that is stopped at its

@@ -1,4 +1,4 @@
-"""A bisect whose reports folder cannot be written (issue 29 item 9): the finding first, then one ERROR sentence.
+"""A bisect whose reports folder cannot be written: the finding first, then one ERROR sentence.
 
 The probes really run (the fake machine of tests/fake_releases.py) and the
 files really fail: ``reports/bisect`` is a file, so the probe cache cannot be
@@ -9,7 +9,6 @@ docs/faults.md, "Bisect".
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Callable
 
 import pytest

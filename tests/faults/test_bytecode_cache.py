@@ -1,4 +1,4 @@
-"""A damaged commit-bytecode cache (issue 29 item 2): a bad entry is dropped and compiled again, never imported.
+"""A damaged commit-bytecode cache: a bad entry is dropped and compiled again, never imported.
 
 The entries under `.nox/commit-bytecode/` are checked-hash pycs; Python checks
 their header against the source, not the code after it, so a body overwritten

@@ -1,4 +1,4 @@
-"""A clone whose history stops inside the range (issue 29 item 3): refused with one sentence, never a wrong commit.
+"""A clone whose history stops inside the range: refused with one sentence, never a wrong commit.
 
 A shallow clone (or a graft) shows the commit at its edge as a root: the line
 seemed to start there, and the search named a commit whose "files changed"

@@ -1,4 +1,4 @@
-"""A built environment damaged since it was built (issue 29 item 1): rebuilt before it runs, never a verdict.
+"""A built environment damaged since it was built: rebuilt before it runs, never a verdict.
 
 A finished environment is reused only while it still holds what its lock
 names (`kit.install.installed`); one whose ``site-packages/jax`` was moved out
@@ -9,7 +9,6 @@ blame the release. docs/faults.md, "Environments".
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from typing import Callable
 
 from kit.install import envs

@@ -1,4 +1,4 @@
-"""Inputs that name something that is not there (issue 29): refused where they enter, exit 2, one sentence naming
+"""Inputs that name something that is not there: refused where they enter, exit 2, one sentence naming
 the input, no record; nothing about a release is concluded from a typo.
 
 docs/faults.md, "Inputs", lists each case with what the kit says. The commands run as a user runs them

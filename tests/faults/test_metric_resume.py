@@ -7,16 +7,19 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
 from kit.bisect.candidates import Candidate
-from kit.bisect.metric import MetricProber
+from kit.bisect.bounds import Bounds
+from kit.bisect.judges import release_prober
+from kit.bisect.metric import MetricJudge
 from kit.bisect.metric_samples import MAX_AGE_H, MetricSamples
 from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
 from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.probes import Subject
 from kit.bisect.search import Outcome, bisect
 from kit.config import load_matrix
 from tests.test_bisect_metric import VERSIONS, _step_at
@@ -25,15 +28,14 @@ ROOT = Path(__file__).resolve().parents[2]
 GOOD, BAD = "0.6.0", "0.4.35"
 
 
-class CountingProber(MetricProber):
+class CountingJudge(MetricJudge):
     """Measures from a table, counting runs; raises KeyboardInterrupt at the run named by ``stop_at``."""
 
     table: dict[str, Callable[[int], list[float]]]
     runs: dict[str, int]
-    lines: list[str]
     stop_at: tuple[str, int] | None = None
 
-    def measure(self, candidate: Candidate) -> Observation:
+    def measure(self, subject: Subject, candidate: Candidate) -> Observation:
         version = candidate.version
         self.runs[version] = self.runs.get(version, 0) + 1
         if (version, self.runs[version]) == self.stop_at:
@@ -43,24 +45,27 @@ class CountingProber(MetricProber):
 
 
 def _prober(tmp_path: Path, machine: str = "this-machine", factor: str = "1.5",
-            clock: Callable[[], float] = time.time, fresh: bool = False) -> CountingProber:
+            clock: Callable[[], float] = time.time, fresh: bool = False) -> Any:
+    """A release prober judged by a :class:`CountingJudge`; its ``runs`` and ``lines`` are the judge's."""
     matrix = load_matrix(ROOT / "matrix.toml")
     argv = ["--check", "scaling", "--metric", "t_ms", "--good", GOOD, "--bad", BAD, "--factor", factor]
     options = parse_options(matrix, argv + (["--fresh"] if fresh else []))
     candidates = [Candidate(v, (), None, "3.12", v) for v in VERSIONS]
     lines: list[str] = []
-    prober = CountingProber(matrix, options, candidates, ProbeCache(tmp_path / "probes"), {}, "test-bisect",
-                            None, lines.append)  # type: ignore[arg-type]
-    prober.table, prober.runs, prober.lines = _step_at("0.5.3"), {}, lines
     identity = {"subject": "table", "metric": "t_ms", "good": GOOD, "bad": BAD, "backend": "cpu"}
-    prober.samples = MetricSamples(tmp_path / "metric", identity, machine, {GOOD: ("3.12", GOOD), BAD: ("3.12", BAD)},
-                                   "test-bisect", read=not fresh, log=prober.log, clock=clock)
+    samples = MetricSamples(tmp_path / "metric", identity, machine, {GOOD: ("3.12", GOOD), BAD: ("3.12", BAD)},
+                            "test-bisect", read=not fresh, log=lines.append, clock=clock)
+    judge = CountingJudge(options, "test-bisect", lines.append, samples)
+    judge.table, judge.runs = _step_at("0.5.3"), {}
+    prober: Any = release_prober(matrix, options, candidates, ProbeCache(tmp_path / "probes"), {}, "test-bisect",
+                                 None, lines.append, judge)  # type: ignore[arg-type]
+    prober.runs, prober.lines = judge.runs, lines
     return prober
 
 
-def _search(prober: CountingProber) -> tuple[str, list[str]]:
+def _search(prober: Any) -> tuple[str, list[str]]:
     cache: dict[str, Outcome] = {}
-    prober.set_baseline(GOOD, BAD, cache)
+    prober.start(Bounds.of_releases(GOOD, BAD), cache)
     result = bisect(VERSIONS, prober, old_outcome=Outcome.BAD, cache=cache)
     return result.first_different, result.ambiguous
 
@@ -70,7 +75,7 @@ def test_a_rerun_after_ctrl_c_measures_only_what_was_not_finished(tmp_path: Path
     assert _search(whole) == ("0.5.3", [])
     probed = [v for v in whole.runs if v not in (GOOD, BAD)]
     interrupted = _prober(tmp_path)
-    interrupted.stop_at = (probed[1], 2)  # the second run of the second probe: its first pair is complete
+    interrupted.judge.stop_at = (probed[1], 2)  # the second run of the second probe: its first pair is complete
     with pytest.raises(KeyboardInterrupt):
         _search(interrupted)
     resumed = _prober(tmp_path)

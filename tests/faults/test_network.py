@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import cli
+from kit import cli, exit_codes
 from kit.install import pages, plan as install
 from tests.faults.kit_commands import run_kit
 from tests.fake_index import JAX_FILES, serve_index, wheel
@@ -53,7 +53,7 @@ def test_jaxs_cuda_page_out_of_reach_is_exit_4_not_not_installable(tmp_path: Pat
         code = cli.main(["plan", "0.4.18", "--backend", "cuda"], matrix_path=str(matrix))
         took = time.monotonic() - started
     out, err = capsys.readouterr()
-    assert code == cli.EXIT_NETWORK == 4
+    assert code == exit_codes.EXIT_NETWORK == 4
     assert err.splitlines()[0] == (f"ERROR: jax 0.4.18 needs JAX's page of CUDA jaxlibs {cuda_page} to install, "
                                    "and it could not be reached over the network (Connection refused)")
     assert err.splitlines()[1].startswith("TIP: check the network (and HTTPS_PROXY)")

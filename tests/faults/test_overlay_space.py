@@ -1,4 +1,4 @@
-"""The overlay's folder is full (issue 29 item 10): one sentence naming it and the room needed, TIP: TMPDIR.
+"""The overlay's folder is full: one sentence naming it and the room needed, TIP: TMPDIR.
 
 A real "No space left on device": the file the export writes is a link to
 /dev/full, which refuses every write with ENOSPC, as a 1 MB tmpfs would.

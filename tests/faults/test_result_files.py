@@ -33,7 +33,7 @@ ODD_KIT_RESULTS = {
     "environment-not-an-object": ("open(path, 'w').write('{\"environment\": [1]}')",
                                   "KIT_RESULT environment must be an object"),
     "a-5000-digit-integer": ("open(path, 'w').write('{\"summary\": {\"n\": ' + '9' * 5000 + '}}')",
-                             "KIT_RESULT: not usable JSON: Exceeds the limit (4300 digits)"),
+                             "KIT_RESULT: not usable JSON: Exceeds the limit (4300"),  # "(4300 digits)" from 3.11
     "torn": ("open(path, 'w').write('{\"verdict\": \"aff')",
              "KIT_RESULT: not valid JSON (truncated or corrupt?): Unterminated string"),
 }

@@ -14,7 +14,6 @@ from kit.errors import UsageError
 from kit.matrix import slurm, sweep
 from kit.matrix.slurm import ArrayTask
 from kit.slurm.task_output import task_end
-from tests.test_matrix_slurm import local_slurm  # noqa: F401  (the fixture: a running single-node SLURM)
 
 needs_slurm_tools = pytest.mark.skipif(not (shutil.which("sbatch") and shutil.which("scontrol")),
                                        reason="SLURM's sbatch and scontrol are not installed here")
@@ -78,7 +77,7 @@ def _controller_name() -> str:
 
 @pytest.mark.integration
 @pytest.mark.slurm
-def test_a_task_cancelled_with_scancel_is_reported_cancelled(local_slurm: dict[str, str],  # noqa: F811
+def test_a_task_cancelled_with_scancel_is_reported_cancelled(local_slurm: dict[str, str],
                                                               tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in local_slurm.items():

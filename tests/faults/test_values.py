@@ -1,4 +1,4 @@
-"""Values that pass one check and break the next (issue 18): each refused where it enters, in one true sentence.
+"""Values that pass one check and break the next: each refused where it enters, in one true sentence.
 
 docs/faults.md, "Values and records", lists each case with what the kit says.
 """
@@ -36,7 +36,7 @@ def _nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("kit.bisect.driver.open_index", refuse)
 
 
-# -- issue 18 item 5: parameters that pass the checks and then blame the release
+# -- parameters that pass the checks and then blame the release
 
 
 def test_devices_that_cannot_split_the_positive_control_are_refused_before_install(

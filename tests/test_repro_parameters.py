@@ -17,7 +17,7 @@ from repro.parameters import DEFAULTS, parse_value, problems
         ("scaling", {"devices": [3]}, "--batch 4096 does not split evenly over 3 devices"),
         ("scaling", {"devices": [1, 3, 6], "batch": 4096}, "over 3,6 devices"),
         ("scaling", {"devices": []}, "--devices '' is not valid: it must be a non-empty list"),
-        ("scaling", {"repeats": 0}, "--repeats 0 is not valid: it must be a positive integer"),
+        ("scaling", {"repeats": -1}, "--repeats -1 is not valid: it must be a non-negative integer"),
         ("scaling", {"modes": ["pmap"]}, "--modes pmap is not valid: it must be some of jit,shard_map"),
         ("correctness", {"batches": 200000000}, "--batches 200000000 is not valid"),
         ("correctness", {"samples": -1}, "--samples -1 is not valid: it must be a non-negative integer"),
@@ -158,7 +158,7 @@ def test_devices_in_any_order_are_one_value() -> None:
 
 
 def test_a_positive_control_that_cannot_split_the_matrix_rows_is_refused() -> None:
-    # issue 18 item 5: accepted, then the positive control's ValueError blamed the release.
+    # Once accepted, then the positive control's ValueError blamed the release.
     broken = problems("scaling", {**DEFAULTS["scaling"], "devices": [1, 3], "batch": 4095})
     assert broken == ["--matrix-size 32 does not split evenly over 3 devices: the positive control splits each "
                       "matrix's rows over the devices, so each device count must divide the matrix size"]

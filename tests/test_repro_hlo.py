@@ -18,6 +18,7 @@ from typing import Dict, Optional, Tuple
 
 import pytest
 
+from repro import hlo
 from repro.hlo import batch_of, parse_shape, read_evidence
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hlo"
@@ -161,3 +162,15 @@ def test_parse_shape(shape: str, expected: list) -> None:
 @pytest.mark.parametrize("dims, batch", [((32, 32), 1), ((4096, 32, 32), 4096), ((2, 3, 8, 8), 6)])
 def test_batch_of(dims: Tuple[int, ...], batch: Optional[int]) -> None:
     assert batch_of(dims) == batch
+
+
+def test_a_programs_digest_ignores_where_its_instructions_came_from_in_the_source() -> None:
+    """An executable read back from the persistent cache (0.10.2) numbers its source frames in another order."""
+    text = ("HloModule jit_f, is_scheduled=true\n\nFileNames\n1 \"f.py\"\n\nStackFrames\n"
+            "1 {file_location_id=%s parent_frame_id=1}\n\nENTRY %%main {\n"
+            "  %%p = f32[8]{0} parameter(0), metadata={op_name=\"x\" stack_frame_id=%s}\n"
+            "  ROOT %%a = f32[8]{0} all-gather(%%p), dimensions={0}\n}\n")
+    assert hlo.program_digest(text % (1, 1)) == hlo.program_digest(text % (2, 3))
+    assert "metadata" not in hlo.program_text(text % (1, 1)) and "StackFrames" not in hlo.program_text(text % (1, 1))
+    assert hlo.program_digest(text % (1, 1)) != hlo.program_digest((text % (1, 1)).replace("f32[8]", "f32[4]"))
+    assert hlo.read_evidence(text % (1, 1)).program == hlo.program_digest(text % (2, 2))

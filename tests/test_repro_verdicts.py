@@ -6,6 +6,7 @@ from typing import Any, Dict
 
 import pytest
 
+from repro.parameters import timing_weighed, untimed
 from repro.verdicts import AFFECTED, INCONCLUSIVE, UNAFFECTED, scaling_verdict
 
 # Figures as measured at 4 forced host devices, global batch 4096.
@@ -71,3 +72,20 @@ def test_reason_states_the_figures_in_words() -> None:
     assert "1024" in reason
     assert "all-gather" in reason
     assert "Timing over 1 device: slogdet speedup 0.42x, control speedup 3.79x." in reason
+
+
+@pytest.mark.parametrize("figures", [JAX_0_4_35, JAX_0_5_3, {**JAX_0_5_3, "lu_batch": 512}])
+@pytest.mark.parametrize("timing", [{"efficiency": 0.24, "control_speedup": 3.6},
+                                    {"efficiency": 1.0, "control_speedup": 3.8}, {}])
+def test_where_timing_is_not_weighed_an_untimed_run_has_the_timed_runs_verdict(figures: Dict[str, Any],
+                                                                               timing: Dict[str, Any]) -> None:
+    """What lets a bisect probe on CPU skip its timings (`repro.parameters.untimed`): no timing changes the verdict."""
+    assert not timing_weighed("scaling", "cpu") and untimed("scaling", "cpu") == {"repeats": 0, "warmup": 0}
+    weighed = timing_weighed("scaling", "cpu")
+    assert verdict(**figures, **timing, timing_is_evidence=weighed) == verdict(**figures, timing_is_evidence=weighed)
+
+
+def test_where_timing_can_veto_probes_keep_it() -> None:
+    assert timing_weighed("scaling", "cuda") and untimed("scaling", "cuda") == {}
+    assert untimed("correctness", "cpu") == {}  # it times nothing to leave out
+    assert verdict(**JAX_0_5_3, efficiency=0.24, control_speedup=3.6) != verdict(**JAX_0_5_3)

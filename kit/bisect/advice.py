@@ -1,0 +1,67 @@
+"""Advice that follows the evidence: when what is known already shows the outcome changing twice, say so.
+
+A bound that does not test as given usually means the bound is wrong, and
+"move --bad away from --good" is the right tip. But when the records or the
+probe cache already show the outcome changing twice inside the bounds (good,
+then bad, then good again: a bug that came and went), moving a bound only
+hides that range. Then the tip names the changes seen and gives the ``--all``
+command, which probes every release and reports every change. Pure: it reads
+outcomes, nothing else.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Mapping, Sequence
+
+from packaging.version import Version
+
+from .options import Options
+from .search import Outcome
+
+
+def changes_seen(outcomes: Mapping[str, Outcome], lo: str, hi: str) -> list[tuple[str, Outcome]]:
+    """The known outcomes from ``lo`` to ``hi`` (inclusive), oldest first, where each differs from the one
+    before it (skips left out): ``[(lo, good), (v, bad), (w, good)]`` means two changes."""
+    inside = sorted(((v, o) for v, o in outcomes.items() if o is not Outcome.SKIP
+                     and Version(lo) <= Version(v) <= Version(hi)), key=lambda item: Version(item[0]))
+    runs: list[tuple[str, Outcome]] = []
+    for version, outcome in inside:
+        if not runs or runs[-1][1] is not outcome:
+            runs.append((version, outcome))
+    return runs
+
+
+def scan_tip(outcomes: Mapping[str, Outcome], good: str, bad: str, options: Options) -> str | None:
+    """The tip when the known outcomes change at least twice between the bounds; None otherwise."""
+    lo, hi = sorted((good, bad), key=Version)
+    runs = changes_seen(outcomes, lo, hi)
+    if len(runs) < 3:
+        return None
+    shown = " → ".join(f"jax {v} {o.value}" for v, o in runs)
+    return (f"the records and probes already show the outcome changing {len(runs) - 1} times inside the bounds "
+            f"({shown}): no bound placement makes one bisect of this range right; list every change with "
+            f"`nox -s bisect -- {shlex.join(scan_argv(options))}`")
+
+
+def scan_argv(options: Options) -> Sequence[str]:
+    """The command line with --all, and without what --all does not go with (--commits, --jax-repo)."""
+    argv: list[str] = []
+    skip = False
+    for arg in options.argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--commits" or arg.startswith("--jax-repo="):
+            continue
+        if arg == "--jax-repo":
+            skip = True
+            continue
+        argv.append(arg)
+    return [*argv, "--all"] if "--all" not in argv else argv
+
+
+def recorded_outcomes(verdicts: Mapping[str, str]) -> dict[str, Outcome]:
+    """Records' verdicts (``affected``/``unaffected``) as outcomes; any other verdict says nothing here."""
+    return {v: Outcome.BAD if verdict == "affected" else Outcome.GOOD
+            for v, verdict in verdicts.items() if verdict in ("affected", "unaffected")}

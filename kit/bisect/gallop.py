@@ -1,0 +1,166 @@
+"""One bound given, the other found: gallop over the releases away from it.
+
+``--bad 0.4.35`` alone asks "is it fixed, and where?". The newest release is
+probed first: if it still shows the bug, nothing newer fixed it and the
+bisect stops there, one probe later, saying so. Otherwise the releases after
+the known bound are probed at doubling distances from it (1, 3, 7, 15 … away,
+each step measured from the newest release that still showed the given
+outcome), so a change a few releases away costs a few probes, near the
+releases a user has usually built already, and one far away costs about
+2·log2 of its distance. With ``--good`` alone it is the same hunt for the
+release that broke it. Where the known bound is the newest release, the
+gallop goes back instead, older by doubling steps.
+
+Every outcome already known (the probe cache, a current record, a release
+the index rules out) is used without a run, before any probe and at each
+step, and the bound found is the nearest one those outcomes and the probes
+allow: the given bound moves up too, to the newest release that showed it.
+:func:`gallop` is pure over a probe callable and a cache, like
+`kit.bisect.search`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Generic, MutableMapping, Sequence, TypeVar
+
+from ..config import Matrix
+from ..errors import UsageError
+from ..install.index import PackageIndex
+from ..install.key import InstallKey
+from .candidates import Candidate, list_candidates, release_versions
+from .options import Log, Options
+from .outcomes import describe
+from .probes import Prober
+from .search import Outcome
+
+T = TypeVar("T")
+
+FAR_END_TRIES = 3
+"""Releases tried from the far end when the newest ones cannot be tested (not installable, crashed)."""
+
+OLDER_REACH = 64
+"""How many releases back a gallop toward older releases may look (about six doubling steps)."""
+
+
+@dataclass
+class Galloped(Generic[T]):
+    """What a gallop found: the other bound, and the given one moved as near to it as the probes allow."""
+
+    found: T | None
+    """The nearest candidate with the other outcome; None when none showed it."""
+    near: T | None
+    """The candidate nearest to ``found`` that showed the given outcome; None: the given bound itself."""
+    probed: list[T] = field(default_factory=list)
+    """Candidates probed, in order (known outcomes are not probes)."""
+    far_end: T | None = None
+    """The far-end candidate that answered "is it there at all?" (when the gallop went newer)."""
+
+
+def gallop(side: Sequence[T], given: Outcome, probe: Callable[[T], Outcome], cache: MutableMapping[T, Outcome],
+           far_first: bool = True) -> Galloped[T]:
+    """Find the nearest candidate of ``side`` (ordered from the known bound away) with the other outcome.
+
+    ``cache`` holds what is known (it gains every probe). ``far_first``: the
+    far end is probed first, and a given outcome there ends the gallop at once.
+    """
+    other = Outcome.GOOD if given is Outcome.BAD else Outcome.BAD
+    probed: list[T] = []
+
+    def look(index: int) -> Outcome:
+        if side[index] not in cache:
+            cache[side[index]] = probe(side[index])
+            probed.append(side[index])
+        return cache[side[index]]
+
+    far_end = None
+    if far_first and side:
+        for index in range(len(side) - 1, max(-1, len(side) - 1 - FAR_END_TRIES), -1):
+            if look(index) is not Outcome.SKIP:
+                far_end = side[index]
+                break
+        if far_end is not None and cache[far_end] is given:
+            return Galloped(None, far_end, probed, far_end)
+    near, step = -1, 1
+    while True:
+        limit = next((i for i, c in enumerate(side) if cache.get(c) is other), len(side))
+        near = max([near, *(i for i in range(limit) if cache.get(side[i]) is given)])
+        index = near + step
+        if index >= limit:
+            found = side[limit] if limit < len(side) else None
+            return Galloped(found, side[near] if near >= 0 else None, probed, far_end)
+        look(index)
+        step *= 2
+
+
+def one_sided(options: Options) -> bool:
+    """True when exactly one of --good and --bad was given."""
+    return (options.good is None) != (options.bad is None)
+
+
+def side_versions(index: PackageIndex, options: Options) -> tuple[list[str], bool]:
+    """(the releases from the given bound away, the bound first; True when they run newer)."""
+    bound = options.good or options.bad
+    assert bound is not None
+    flag = "--good" if options.good else "--bad"
+    releases = [str(v) for v in index.jax_releases(include_yanked=True) if not v.is_devrelease]
+    if bound not in releases:
+        raise UsageError(f"{flag} {bound} is not a jax release on {index.url}",
+                         f"the newest releases are {', '.join(releases[-4:])}")
+    at = releases.index(bound)
+    if at < len(releases) - 1:
+        return releases[at:], True
+    return list(reversed(releases[max(0, at - OLDER_REACH):at + 1])), False
+
+
+def bounds_found(options: Options, versions: Sequence[str], newer: bool, result: Galloped[str],
+                 seconds: float, known: int) -> tuple[str, str, str]:
+    """(good, bad, how they were found), or the UsageError that says no release shows the other outcome."""
+    given_flag, other_flag = ("--bad", "--good") if options.bad else ("--good", "--bad")
+    bound = versions[0]
+    given = Outcome.BAD if options.bad else Outcome.GOOD
+    other = Outcome.GOOD if given is Outcome.BAD else Outcome.BAD
+    probed = ", ".join(result.probed) or "none"
+    cost = (f"{len(result.probed)} probe{'' if len(result.probed) == 1 else 's'} ({probed}), "
+            f"{known} outcome{'' if known == 1 else 's'} known before, {seconds:.1f} s")
+    script = bool(options.script)
+    if result.found is None:
+        where = (f"the newest release, jax {result.far_end}, is {describe(given, script)} too"
+                 if result.far_end is not None and newer else
+                 f"no release {'after' if newer else 'before'} jax {bound} that could be tested shows "
+                 f"{describe(other, script)}")
+        raise UsageError(f"{given_flag} {bound} alone: {where}; nothing to bisect ({cost})",
+                         f"give {other_flag} with a release you know is {other.value}"
+                         + (": the bug is not fixed in any release yet" if given is Outcome.BAD and newer else ""))
+    near = result.near or bound
+    good, bad = (result.found, near) if given is Outcome.BAD else (near, result.found)
+    moved = f"; {given_flag} moved to jax {near}, the nearest release that still tested {given.value}" \
+        if near != bound else ""
+    how = (f"{given_flag} {bound} given; {other_flag} found by galloping {'newer' if newer else 'older'}"
+           + (f" (newest first: jax {result.far_end} is {other.value})" if result.far_end else "")
+           + f": jax {result.found} is {describe(other, script)}{moved}; cost {cost}")
+    return good, bad, how
+
+
+def find_bounds(matrix: Matrix, options: Options, index: PackageIndex, make_prober: Callable[[list[Candidate]], Prober],
+                log: Log) -> tuple[str, str, str, list[Candidate], Prober, dict[str, Outcome]]:
+    """(good, bad, how they were found, the candidates between them, the prober, every outcome the gallop knew).
+
+    The prober is made for the releases from the given bound away, and the search that follows keeps it, so
+    what the gallop probed is not probed again.
+    """
+    side, newer = side_versions(index, options)
+    log(f"listing {len(side)} releases {'from' if newer else 'back from'} jax {side[0]} from the index's "
+        "metadata, to find the other bound (nothing is resolved or downloaded)")
+    wide = list_candidates(matrix, side, InstallKey(options.backend, options.find_links, options.pins), index)
+    prober = make_prober(wide)
+    known = {**prober.ruled_out(), **prober.known_outcomes()}
+    started, before = time.monotonic(), len(known)
+    # Older releases have no "is it there at all?" end: the oldest is no question anyone asks.
+    galloped = gallop(side[1:], Outcome.BAD if options.bad else Outcome.GOOD, prober, known, far_first=newer)
+    good, bad, how = bounds_found(options, side, newer, galloped, time.monotonic() - started, before)
+    log(how)
+    by_version = {c.version: c for c in wide}  # oldest first, as the search walks them
+    candidates = [by_version[v] for v in release_versions(index, good, bad) if v in by_version]
+    return good, bad, how, candidates, prober, known

@@ -1,0 +1,174 @@
+"""How a probe is judged by what its run says: a check's verdict, or a script's exit code.
+
+Known first, and only under the same identity (`kit.records.identity`: what
+ran, the release or commit, every installed package, the hardware, the
+JAX/XLA variables set): the probe cache (any earlier bisect's probe), then,
+for a check, a current record of the matrix. Otherwise the subject is
+prepared and run through the runner, the one route for a check and for a
+``--script``, its whole output kept beside the probe file. An inconclusive
+check is re-run once; ``--confirm N`` runs a decided probe N more times.
+Either way the result is an :class:`~kit.bisect.outcomes.Observation`, kept
+in the probe cache at once. (``--metric`` has its own judge: :mod:`kit.bisect.metric`.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .. import records
+from ..config import Matrix
+from ..errors import ArchiveUnreachable
+from ..install.index import PackageIndex
+from ..install.environment import Prepared
+from ..records import Identity
+from ..run.facts import job_facts, job_label
+from ..user_paths import shown_path
+from .bounds import Bounds
+from .candidates import Candidate
+from .options import Log, Options
+from .outcomes import Observation, describe, observation_of, settle
+from .probe_cache import ProbeCache
+from .probe_output import output_tail
+from .probes import Judge, Look, Prober, Subject, install_unknown
+from .release_subject import ReleaseSubject
+from .search import Outcome
+
+
+def release_prober(matrix: Matrix, options: Options, candidates: Sequence[Candidate], cache: ProbeCache,
+                   identity_subject: Mapping[str, Any], name: str, index: PackageIndex, log: Log,
+                   judge: Judge | None = None) -> Prober[ReleaseSubject]:
+    """Releases judged by verdict (or by ``judge``, e.g. a metric's), their records where the layout keeps them."""
+    # A --script's records stay out of the matrix's folder: it is no check of it.
+    records_dir = matrix.layout.script_records if options.script is not None else None
+    subject = ReleaseSubject(matrix, options, candidates, identity_subject, index, log, records_dir)
+    judge = judge or VerdictJudge(options, cache, name, matrix.path.parent)
+    return Prober(subject, judge, options, log)
+
+
+class VerdictJudge:
+    """Good or bad by the run's verdict (a script's by its exit code), remembered in the probe cache."""
+
+    def __init__(self, options: Options, cache: ProbeCache, name: str, project: Path) -> None:
+        self.options, self.cache, self.name, self.project = options, cache, name, project
+
+    def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
+        """Nothing to set up: a verdict needs no baseline."""
+        return {}
+
+    def summary(self, observations: Mapping[str, Observation]) -> dict[str, Any] | None:
+        """Nothing beyond the outcomes to report."""
+        return None
+
+    def line(self, name: str, observation: Observation, result: Outcome) -> str:
+        return probe_line(name, observation, result, self.options)
+
+    def observe(self, subject: Subject, candidate: Candidate) -> Look:
+        """What the candidate does: known already under this identity, or measured now (and then remembered)."""
+        key = candidate.version
+        locked = subject.locked_identity(key)
+        known, recorded = self.known(subject, locked, key) if locked is not None else (None, None)
+        if known is not None:
+            return Look(known, False)
+        started = time.monotonic()
+        try:
+            prepared = subject.prepare(key)
+        except ArchiveUnreachable as unknown:  # the index is fine: one release unknown, the others still testable
+            return Look(install_unknown(unknown, candidate), False)
+        here = subject.identity(key, prepared)
+        if locked is None or here.digest() != locked.digest():
+            known, recorded = self.known(subject, here, key)  # the resolver answered otherwise than the lock
+            if known is not None:
+                return Look(known, False)
+        observation = dataclasses.replace(
+            self._looks(subject, key, prepared, here, recorded), timeout_s=subject.timeout,
+            environment=subject.environment_state(key), seconds=round(time.monotonic() - started, 1),
+            by=self.name, ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            not_reused=self.cache.why_not(here), job=job_label(job_facts()), **_installed(here),
+            pins=list(self.options.pins))
+        if observation.jax_cannot_run is None and (prepared.environment is not None or prepared.resolution is None):
+            # Resolved but not built is an install that failed here (a build, a disk, a download):
+            # worth another try, not a fact about the release to keep. Nor is a run where JAX itself
+            # could not import (a damaged environment, a corrupt bytecode file): it showed no behaviour.
+            self.cache.put(here, observation)
+        return Look(observation, True)
+
+    def remembered(self, subject: Subject, key: str) -> Observation | None:
+        """An earlier probe of this candidate, where its built environment's lock says what it installs."""
+        identity = subject.locked_identity(key)
+        return self._cached(identity, subject.timeout) if identity is not None else None
+
+    def known(self, subject: Subject, identity: Identity, key: str) -> tuple[Observation | None, Observation | None]:
+        """(the answer, if this identity's is known; a current but inconclusive record, to start from).
+
+        Known: an earlier probe of this identity (settled when it was made), or
+        (a check) a current record of it that is conclusive. An inconclusive
+        record is a first look: the probe runs once more before it counts.
+        """
+        cached = self._cached(identity, subject.timeout)
+        if cached is not None:
+            return cached, None
+        recorded = subject.recorded(identity, key) if self.cache.read else None
+        if recorded is not None:
+            recorded = dataclasses.replace(recorded, **_installed(identity), pins=list(self.options.pins))
+        if recorded is not None and recorded.verdict != "inconclusive":
+            return recorded, None
+        return None, recorded
+
+    def _cached(self, identity: Identity, timeout: int) -> Observation | None:
+        cached = self.cache.get(identity, timeout)
+        if cached is None:
+            return None
+        # Why that probe had once been run afresh is its own story, not this run's; the job is the one that looked.
+        return dataclasses.replace(cached, source="cache", matched=records.summary(identity), not_reused="",
+                                   job=job_label(job_facts()), pins=list(self.options.pins))
+
+    def _looks(self, subject: Subject, key: str, prepared: Prepared, here: Identity,
+               first: Observation | None) -> Observation:
+        """Look once (or start from an inconclusive record); re-run a check's inconclusive look; confirm on request.
+
+        Every look's output goes to the probe's log, in order.
+        """
+        log_file = self.cache.log_path(here)
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        log_file.unlink(missing_ok=True)  # this identity's earlier log, if its probe is being redone (--fresh)
+
+        def run() -> Observation:
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            return observation_of(subject.run(key, prepared, log_file))
+
+        runs = [first or run()]
+        if (runs[0].verdict == "inconclusive" and self.options.check and not runs[0].exception
+                and not runs[0].jax_cannot_run):
+            # An inconclusive check is re-run once before it counts; a script that died of another
+            # exception (an import, a failure bad_if does not match) would only die of it again.
+            runs.append(run())
+        if runs[-1].verdict in ("affected", "unaffected"):
+            runs += [run() for _ in range(self.options.confirm)]
+        if not log_file.exists():
+            return settle(runs)
+        return dataclasses.replace(settle(runs), output_tail=output_tail(log_file),
+                                   log=shown_path(log_file, self.project))
+
+
+def _installed(identity: Identity) -> dict[str, Any]:
+    """The observation's account of what was installed: every package and the era cut-off."""
+    return {"python": identity.python, "jaxlib": identity.packages.get("jaxlib"), "packages": dict(identity.packages),
+            "era": identity.install.get("exclude_newer")}
+
+
+def probe_line(name: str, observation: Observation, result: Outcome, options: Options) -> str:
+    """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused."""
+    flip = f" — flipped: {' → '.join(observation.runs)}" if observation.flipped else ""
+    held = f" (holding {', '.join(observation.pins)})" if observation.pins else ""
+    extras = f" · {observation.details}" if observation.details else ""
+    line = f"probe {name}{held}: {describe(result, bool(options.script))} [{observation.source}" \
+           + (f", {observation.job}" if observation.job else "") + f"] {observation.reason}{extras}{flip}"
+    if observation.matched:
+        line += f"\n  reused: the same {observation.matched}"
+    if observation.not_reused:
+        line += f"\n  ran again: {observation.not_reused}"
+    return line

@@ -1,0 +1,174 @@
+"""What a release probe probes: a JAX release, its environment resolved and built once per bisect.
+
+A *subject* (:class:`~kit.bisect.probes.Subject`) says how a candidate is
+prepared, what identity its probe has and where its records go; a *judge*
+(:mod:`kit.bisect.judges`, :mod:`kit.bisect.metric`) says what the run
+counts as. This is the release subject: what a release installs is read from
+its environment's lock when it was built (so a known probe costs no
+resolve), otherwise the release is resolved and its environment built or
+reused, at most once per bisect. A check's records go to the matrix's
+folder, where the matrix reads them; a ``--script``'s to
+``reports/bisect/script-records/`` (it is no check of the matrix).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from repro.parameters import to_flags
+
+from .. import records
+from ..config import Matrix
+from ..install.environment import Environment, Prepared
+from ..install.index import PackageIndex
+from ..install.key import InstallKey
+from ..install.release import locked_release
+from ..records import Identity
+from ..run import runner
+from ..run.facts import identity_here, job_label
+from .candidates import Candidate
+from .options import Log, Options
+from .outcomes import Observation, observation_of
+from .probe_cache import probe_overrides, timed_identity
+
+
+class ReleaseSubject:
+    """A release: prepared once per bisect, keyed by what it installs, its records in the matrix's folder."""
+
+    def __init__(self, matrix: Matrix, options: Options, candidates: Sequence[Candidate],
+                 identity_subject: Mapping[str, Any], index: PackageIndex, log: Log, records_dir: Path | None) -> None:
+        self.matrix, self.options, self.index, self.log = matrix, options, index, log
+        self.identity_subject = identity_subject
+        """What runs, apart from the release (the check and its parameters, or the script's content)."""
+        self.records_dir = records_dir
+        """Where its check records go (None: the matrix's own folder)."""
+        self.candidates: dict[str, Candidate] = {c.version: c for c in candidates}
+        self.prepared: dict[str, Prepared] = {}
+        self.environments: dict[str, str] = {}
+        """``built`` or ``reused``, per release this bisect prepared."""
+
+    @property
+    def timeout(self) -> int:
+        """A probe's time limit: the command line's, else the check's (a script's default)."""
+        if self.options.timeout:
+            return self.options.timeout
+        return runner.check_for(self.matrix, self.request(None)).timeout_s
+
+    def name_of(self, key: str) -> str:
+        """How a log line names what is probed."""
+        return f"jax {key}"
+
+    # -- preparing
+
+    def prepare(self, key: str) -> Prepared:
+        """The release resolved and its environment built or reused, at most once per bisect."""
+        if key not in self.prepared:
+            prepared = runner.prepare(self.matrix, self.request(key), self.log, self.index)
+            if prepared.environment is not None:
+                self.environments[key] = prepared.environment.obtained
+            self.prepared[key] = prepared
+        return self.prepared[key]
+
+    def environment_state(self, key: str) -> str | None:
+        """Whether this bisect ``built`` or ``reused`` the environment it prepared for ``key`` (None: neither)."""
+        return self.environments.get(key)
+
+    def environment_of(self, key: str) -> Environment | None:
+        """The environment this bisect prepared for ``key``; None when it prepared none (or could not)."""
+        prepared = self.prepared.get(key)
+        return prepared.environment if prepared is not None else None
+
+    def resolved(self, key: str) -> tuple[str | None, str | None]:
+        """The Python and jaxlib the release ran with here (the index's metadata when it was not prepared)."""
+        prepared = self.prepared.get(key)
+        resolution = prepared.resolution if prepared else None
+        if resolution is None:
+            return self.candidates[key].python, self.candidates[key].jaxlib
+        return resolution.python, resolution.pins.get("jaxlib")
+
+    def done(self, key: str) -> None:
+        """Nothing to undo after a release's probe: its environment stays for the next one."""
+
+    def close(self) -> None:
+        """Nothing to remove: environments are kept between bisects."""
+
+    # -- identity
+
+    def identity(self, key: str, prepared: Prepared) -> Identity:
+        """This probe's identity, in the environment prepared for it."""
+        return runner.prepared_identity(self.identity_subject, key, self.options.backend, prepared)
+
+    def requires(self, key: str) -> tuple[str, ...]:
+        """The extra packages this probe's check installs with the release (its ``requires``, ``--requires``)."""
+        return runner.check_for(self.matrix, self.request(key)).requires
+
+    def locked_identity(self, key: str) -> Identity | None:
+        """This probe's identity from the lock of the release's built environment; None when it was never built."""
+        options = self.options
+        locked = locked_release(self.matrix, key, InstallKey(options.backend, options.find_links, options.pins,
+                                                             self.requires(key)))
+        if locked is None or locked.resolution is None:
+            return None
+        return identity_here(subject=self.identity_subject, jax=key, backend=options.backend,
+                             python=locked.resolution.python, packages=locked.resolution.pins,
+                             requirements=locked.plan.requirements, exclude_newer=locked.plan.exclude_newer)
+
+    def recorded(self, here: Identity, key: str) -> Observation | None:
+        """A check's current record of this identity among the matrix's records, as an observation."""
+        if not self.options.check:
+            return None
+        # Read afresh for every probe: a sweep running alongside may have just measured this release.
+        here = timed_identity(here, self.matrix, self.options)  # a record with timings answers an untimed probe
+        parameters = dict(here.subject.get("parameters") or {})
+        newest = records.newest_records_here(self.matrix.results_dir, self.options.backend,
+                                             {self.options.check: parameters}, self.options.preset)
+        record = newest.get((self.options.check, key))
+        if record is None or not records.is_current(record, here):
+            return None
+        evidence = record.get("evidence") or {}
+        return dataclasses.replace(
+            observation_of(record, "record"), ran_at=str(record.get("created") or ""),
+            seconds=float(record.get("duration_s") or 0), matched=records.summary(here),
+            output_tail=list(evidence.get("output_tail") or []), job=job_label(record.get("slurm")))
+
+    # -- running
+
+    def request(self, key: str | None, log_file: Path | None = None) -> runner.RunRequest:
+        """What the runner is asked for ``key`` (None: the check alone, as `timeout` asks)."""
+        candidate = self.candidates.get(key) if key is not None else None
+        options = self.options
+        return runner.RunRequest(check=options.subject, version=key or "", script=options.script_check,
+                                 backend=options.backend, preset=options.preset, find_links=options.find_links,
+                                 timeout_s=options.timeout, reproduce=reproduce_command(self.matrix, options, key or ""),
+                                 first_python=candidate.python if candidate is not None else None,
+                                 output_log=log_file, pins=options.pins, records_dir=self.records_dir,
+                                 overrides=probe_overrides(self.matrix, options),
+                                 echo=options.verbose)  # quiet: the output is in the probe's log
+
+    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> dict[str, Any]:
+        """One run through the runner, which writes its record (where this subject's records go); the record."""
+        return self.run_request(self.request(key, log_file), prepared)
+
+    def run_request(self, request: runner.RunRequest, prepared: Prepared) -> dict[str, Any]:
+        """``request`` run in ``prepared`` (a commit subject's too: it runs as its build's release would)."""
+        record, _path = runner.run_check(self.matrix, request, self.log, self.index, prepared=prepared)
+        return record
+
+
+def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
+    """A command that reruns one probe's check as written: a nox session where matrix.toml has one.
+
+    A ``--script`` has no command of its own for one release: the bisect that ran it reruns it.
+    """
+    if not options.check:
+        return f"nox -s bisect -- {shlex.join(options.argv)}"
+    untimed = " ".join(to_flags(probe_overrides(matrix, options)))  # the run as the probe made it
+    if options.check and any(release.version == version for release in matrix.releases):
+        return f"nox -s {options.check}-{version}" + (f" -- {untimed}" if untimed else "")
+    flags = f" --backend {options.backend}" if options.backend != "cpu" else ""
+    flags += f" --preset {options.preset}" if options.preset else ""
+    flags += f" {untimed}" if untimed else ""
+    return f"python -m kit run {options.check or 'script'} {version}{flags}"

@@ -1,0 +1,136 @@
+"""``checks/<name>.py`` from a report: the block as the text holds it, and only the protocol around it.
+
+Two shapes, by what the report says went wrong:
+
+* **an exception**: the block itself, under a docstring that says where it
+  came from. It exits 1 with a traceback when it fails; the kit matches that
+  against the ``bad_if`` from the reported exception (kit/triage/failure_pattern.py).
+* **a wrong value**: the block runs with its printed output kept, and the
+  numbers printed are compared with the values the report quotes: the wrong
+  one printed is exit 1 (with a line ``bad_if`` matches, so that another
+  failure of the block is not the bug), the expected one exit 0, neither 125.
+
+Nothing is added to the block's code: a report's code is what the reporter ran.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..atomic_files import atomic_write_texts
+from ..errors import UsageError
+from .issue_text import Block
+from .reported_failure import ReportedFailure, WrongValue
+
+WRONG_VALUE_LINE = "REPORTED WRONG VALUE:"
+"""What the wrong-value wrapper prints before it exits 1; its ``bad_if`` matches this line."""
+
+WRONG_VALUE_BAD_IF = "(?m)^" + WRONG_VALUE_LINE
+
+WRITTEN_BY = "written by nox -s triage"
+"""In every check's first line: a later triage may replace such a file, never another."""
+
+
+# The wrong-value check after its docstring; `string.Template` fills in the block, the values and the line.
+_WRONG_VALUE_TEMPLATE = string.Template(textwrap.dedent('''
+        import contextlib
+        import io
+        import re
+        import sys
+
+        BLOCK = $block
+        EXPECTED = $expected
+        WRONG = $wrong
+        NUMBER = re.compile(r"[-+]?(?:\\d+\\.\\d*|\\.\\d+|\\d+)(?:[eE][-+]?\\d+)?")
+
+
+        class Tee(io.StringIO):
+            def write(self, text):
+                sys.__stdout__.write(text)
+                return super().write(text)
+
+
+        def numbers(text):
+            return [(float(found), found) for found in NUMBER.findall(text)]
+
+
+        def decimals(digits):
+            return len(digits.split(".")[1].split("e")[0].split("E")[0]) if "." in digits else 0
+
+
+        def close(printed, quoted):
+            """Equal to the digits both write: 0.3322915 matches 0.33229148; 0.9478 does not match 0.947667."""
+            places = min(decimals(printed[1]), decimals(quoted[1]))
+            return abs(printed[0] - quoted[0]) <= 0.5 * 10.0 ** -places + 1e-12 * abs(quoted[0])
+
+
+        def shows(printed, quoted_text):
+            quoted = numbers(quoted_text)
+            if not quoted:
+                return " ".join(quoted_text.split()) in " ".join(printed.split())
+            got = numbers(printed)
+            return any(all(close(got[at + k], quoted[k]) for k in range(len(quoted)))
+                       for at in range(len(got) - len(quoted) + 1))
+
+
+        kept = Tee()
+        with contextlib.redirect_stdout(kept):
+            exec(compile(BLOCK, "<report block $number>", "exec"), {"__name__": "__main__"})
+        printed = kept.getvalue()
+        wrong, expected = shows(printed, WRONG), bool(EXPECTED) and shows(printed, EXPECTED)
+        if wrong and not expected:
+            print("$line the block printed " + repr(WRONG) + " again")
+            sys.exit(1)
+        if expected and not wrong:
+            print("the block printed the expected " + repr(EXPECTED))
+            sys.exit(0)
+        if not EXPECTED and not wrong and numbers(printed):
+            print("the block no longer printed " + repr(WRONG))
+            sys.exit(0)
+        print("cannot tell: the block printed " + ("both values" if wrong else "neither the expected nor the wrong value"))
+        sys.exit(125)
+    '''))
+
+
+@dataclass(frozen=True)
+class WrittenCheck:
+    path: Path
+    bad_if: str
+
+
+def check_name(source: str) -> str:
+    """A check's name from the report's file name or ``OWNER/REPO#N``: ``issue-jax-ml-jax-25329``, ``kwarg-f``."""
+    stem = Path(source).stem if "#" not in source else "issue-" + source.replace("/", "-").replace("#", "-")
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_").lower()
+    return name or "issue"
+
+
+def check_text(block: Block, failure: ReportedFailure, bad_if: str, header: str) -> str:
+    """The script's text: a docstring naming the report, the block, the failure and bad_if; then the protocol."""
+    doc = "\n".join([header, "", f"Reported failure: {failure.sentence()}", f"bad_if: {bad_if}", "",
+                     f"The code is block {block.number} of the report, as it holds it; nothing else was changed."])
+    docstring = '"""' + doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '\n"""\n'
+    if failure.wrong_value is None:
+        return docstring + "\n" + block.code.rstrip() + "\n"
+    return docstring + _wrong_value_wrapper(block, failure.wrong_value)
+
+
+def write_check(folder: Path, name: str, text: str, bad_if: str) -> WrittenCheck:
+    """``folder/name.py``; a file there that a triage did not write (a check of the user's) is never replaced."""
+    path = folder / f"{name}.py"
+    if path.exists() and WRITTEN_BY not in path.read_text(encoding="utf-8", errors="replace")[:500]:
+        raise UsageError(f"{path} is there already and was not written by a triage: it is left as it is",
+                         "give the check another name with --name NAME, or another folder with --checks-dir DIR")
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_texts({path: text})
+    return WrittenCheck(path, bad_if)
+
+
+def _wrong_value_wrapper(block: Block, wrong: WrongValue) -> str:
+    """Run the block with its output kept, then say which of the quoted values it printed (stdlib only)."""
+    return _WRONG_VALUE_TEMPLATE.substitute(block=repr(block.code), expected=repr(wrong.expected),
+                                            wrong=repr(wrong.actual), number=block.number, line=WRONG_VALUE_LINE)

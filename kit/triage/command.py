@@ -1,0 +1,63 @@
+"""``nox -s triage -- ISSUE.md [--issue OWNER/REPO#N] [--block N] [--run] [--commits --jax-repo PATH]``.
+
+Prints what it read, runs the check it wrote, and ends with the answer and the
+bisect command; with ``--run`` the command line runs that bisect next (this
+module hands it back: the drivers do not import each other).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..arguments import Parser
+from ..config import Matrix, release_number
+from ..errors import UsageError
+from ..exit_codes import EXIT_OK
+from .issue_source import read_file, read_github_issue
+from .triage import TriageOptions, answer_lines, triage
+
+Log = Callable[[str], None]
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="nox -s triage --", tip="see docs/triage.md, or nox -s triage -- --help", description=__doc__)
+    parser.add_argument("report", nargs="?", type=Path, help="a bug report saved as markdown or text")
+    parser.add_argument("--issue", metavar="OWNER/REPO#N", help="read the report from GitHub's API instead")
+    parser.add_argument("--block", type=int, default=None, metavar="N", help="run the report's block N (from 1)")
+    parser.add_argument("--name", default="", help="the check's name (default: from the report's file name)")
+    parser.add_argument("--checks-dir", type=Path, default=None, metavar="DIR",
+                        help="where to write NAME.py (default: checks/ beside matrix.toml)")
+    parser.add_argument("--reported", default="", metavar="VERSION", help="the release the reporter ran")
+    parser.add_argument("--good", default="", metavar="VERSION", help="a release where it worked")
+    parser.add_argument("--newest", default="", metavar="VERSION", help="compare with this release, not the newest")
+    parser.add_argument("--run", action="store_true", help="run the bisect it proposes")
+    parser.add_argument("--commits", action="store_true", help="the bisect goes on to the JAX commit")
+    parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH", help="a clone of JAX for --commits")
+    return parser
+
+
+def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> tuple[int, list[str] | None]:
+    """Triage one report; the exit code and, with ``--run`` and a bisect to run, that bisect's arguments."""
+    args = make_parser().parse_args(list(argv))
+    if (args.report is None) == (args.issue is None):
+        raise UsageError("triage needs one report: a file, or --issue OWNER/REPO#N",
+                         "e.g. nox -s triage -- issue.md, or nox -s triage -- --issue jax-ml/jax#25329")
+    source = read_github_issue(args.issue) if args.issue else read_file(args.report, matrix.path.parent)
+    options = TriageOptions(
+        source=source.source, text=source.text, block=args.block, name=args.name, checks_dir=args.checks_dir,
+        reported=_release(args.reported, "--reported"), good=_release(args.good, "--good"),
+        newest=_release(args.newest, "--newest"), commits=args.commits, jax_repo=args.jax_repo,
+        reproduce=reproduce or "python -m kit triage " + " ".join(argv))
+    result = triage(matrix, options, log)
+    print("\n".join(answer_lines(result)), flush=True)
+    if not (args.run and result.bisect_argv):
+        return EXIT_OK, None
+    argv_run = list(result.bisect_argv)
+    argv_run[1] = str(result.check.path)  # the printed command names it relative to the project
+    return EXIT_OK, argv_run
+
+
+def _release(text: str, where: str) -> str:
+    return release_number(text, where) if text else ""

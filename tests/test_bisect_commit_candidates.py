@@ -1,0 +1,74 @@
+"""kit/bisect/commit_candidates.py: each commit as a candidate on the build it runs on, or with why none does.
+
+The commit search's own world (a small git history) is in test_bisect_commit_search.py; here the candidate is
+built directly, and once over the real JAX history between two releases when a clone of it is at hand.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kit.bisect.commit_candidates import CommitCandidate, _candidate, commit_candidates, on_build
+from kit.history.version_file import JaxlibRange
+from kit.bisect.builds import Build
+
+COMMIT = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
+BAD = Build("0.5.2", "0.5.1", "3.12", built=True, side="bad")
+GOOD = Build("0.5.3", "0.5.3", "3.13", built=False, side="good")
+ACCEPTS_BOTH = JaxlibRange("0.5.0", "0.5.3")
+JAX_CLONE = Path(os.environ.get("KIT_JAX_REPO") or "/nonexistent")  # as in test_bisect_commits_integration
+
+
+def test_a_commit_runs_on_the_built_build_it_accepts() -> None:
+    candidate = _candidate(COMMIT, ACCEPTS_BOTH, ("2025-02-27T10:00:00Z", "Fix slogdet sharding"), [GOOD, BAD])
+    # Both accept it; the built one is taken whatever the order (nothing new is built for a commit).
+    assert (candidate.build, candidate.jaxlib, candidate.python, candidate.problem) == (BAD, "0.5.1", "3.12", "")
+    assert (candidate.version, candidate.short, candidate.uploaded) == (COMMIT, COMMIT[:10], "2025-02-27")
+    assert candidate.jax_version == "0.5.3.dev20250227+f93c2a1aa5"
+
+
+def test_a_commit_no_build_accepts_carries_why_and_no_python() -> None:
+    candidate = _candidate(COMMIT, JaxlibRange("0.5.4", "0.5.4"), ("2025-03-01", "Bump"), [BAD, GOOD])
+    assert candidate.build is None and candidate.python is None and candidate.jaxlib is None
+    assert candidate.problem == ("no jaxlib build here runs it: it needs jaxlib >= 0.5.4 and <= 0.5.4; the builds at "
+                                 "hand are jaxlib 0.5.1, jaxlib 0.5.3")
+
+
+def test_a_commit_without_a_version_file_is_skipped_with_its_reason() -> None:
+    candidate = _candidate(COMMIT, None, ("", ""), [BAD])
+    assert candidate.problem.startswith("no jaxlib build here runs it: its jax/version.py names no jaxlib range")
+    assert candidate.uploaded is None and candidate.jax_version == COMMIT[:10]
+
+
+def test_on_another_build_the_same_commit_is_a_new_key_on_that_build() -> None:
+    # A distinct version key: the probe cache and the search must not take the two runs for one.
+    candidate = _candidate(COMMIT, ACCEPTS_BOTH, ("2025-02-27", "t"), [BAD, GOOD])
+    other = on_build(candidate, GOOD)
+    assert other is not None
+    assert (other.version, other.jaxlib, other.python, other.build) == (f"{COMMIT}@jaxlib-0.5.3", "0.5.3", "3.13", GOOD)
+    assert (other.commit, other.title, other.accepts) == (COMMIT, "t", ACCEPTS_BOTH)
+
+
+def test_on_a_build_the_commit_refuses_there_is_no_candidate() -> None:
+    candidate = _candidate(COMMIT, JaxlibRange("0.5.0", "0.5.2"), ("2025-02-27", "t"), [BAD])
+    assert on_build(candidate, GOOD) is None
+    assert on_build(CommitCandidate(COMMIT, (), None, None, None, commit=COMMIT), BAD) is None  # no range known
+
+
+@pytest.mark.skipif(not JAX_CLONE.is_dir(), reason="KIT_JAX_REPO does not name a clone of JAX")
+def test_the_real_commits_between_two_releases_each_get_a_build_or_a_reason() -> None:
+    from kit.history.commit_range import release_range
+    from kit.history.source import History
+
+    history = History(JAX_CLONE, "--jax-repo")
+    builds = [Build("0.4.35", "0.4.35", "3.12", True, "bad"), Build("0.4.36", "0.4.36", "3.12", False, "good")]
+    candidates = commit_candidates(history, release_range(history, "0.4.35", "0.4.36"), builds)
+    assert len(candidates) > 10 and len({c.commit for c in candidates}) == len(candidates)
+    assert all(len(c.commit) == 40 and c.title and c.date for c in candidates)
+    for c in candidates:  # every one runs on a build it accepts, or says why not
+        assert (c.build is not None and c.accepts is not None and c.accepts.accepts(c.build.jaxlib)) or \
+            c.problem.startswith("no jaxlib build here runs it: ")
+    assert candidates[-1].jaxlib == "0.4.36"  # the release commit itself needs the new jaxlib

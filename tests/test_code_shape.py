@@ -1,0 +1,33 @@
+"""Small modules and functions that read top to bottom: no module over 500 lines, no function over 60.
+
+Parsed, not imported, like tests/test_layers.py: the kit's own code and the repro code both.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+
+
+def _sources() -> list[Path]:
+    return sorted([*ROOT.joinpath("kit").rglob("*.py"), *ROOT.joinpath("repro").rglob("*.py"), ROOT / "noxfile.py"])
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in _sources() if (n := p.read_text().count("\n")) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+def test_no_function_is_over_60_lines() -> None:
+    long = {}
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long[f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"] = lines
+    assert long == {}
