@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 
 import pytest
@@ -9,10 +11,13 @@ import pytest
 from kit import cli
 from kit.arguments import Parser
 from kit.bisect.options import make_parser
-from kit.config import BACKENDS
+from kit.config import BACKENDS, parse_matrix
 from kit.errors import UsageError
 from kit.matrix import sweep
-from tests.test_install_lockfile import matrix
+
+
+def matrix() -> Any:
+    return parse_matrix({"release": [{"version": "0.4.35", "python": "3.13"}], "checks": {"scaling": {}}})
 
 
 def test_a_mistake_is_a_usage_error_with_the_parser_s_tip() -> None:

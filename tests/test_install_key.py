@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from kit.config import BACKENDS
+from kit.config import BACKENDS, parse_matrix
 from kit.errors import UsageError
 from kit.install import lockfile
 from kit.install.key import InstallKey, normal_pin, pinned_name
-from tests.test_install_lockfile import matrix
+
+
+def matrix() -> Any:
+    return parse_matrix({"release": [{"version": "0.4.35", "python": "3.13"}], "checks": {"scaling": {}}})
 
 
 def test_pins_are_one_spelling_whatever_they_were_given_as() -> None:

@@ -15,11 +15,8 @@ import kit.install.plan as install
 from kit.install import uv_cache
 from kit.install.plan import InstallPlan, Resolution
 from kit.install.resolutions import Once, ResolutionStore, era_closed
+from tests.resolution_fixtures import CLOSED, PINS, PLAN, fake_uv_cache
 
-CLOSED = "2024-11-05T20:56:00Z"
-PLAN = InstallPlan(jax="0.4.35", backend="cpu", requirements=("jax[cpu]==0.4.35", "scipy"), exclude_newer=CLOSED,
-                   index_url="https://pypi.org/simple", pythons=("3.13",))
-PINS = {"jax": "0.4.35", "jaxlib": "0.4.35", "numpy": "2.1.3", "scipy": "1.14.1", "ml-dtypes": "0.5.0"}
 
 
 def test_two_threads_asking_one_question_get_one_answer_computed_once() -> None:
@@ -105,17 +102,6 @@ def test_what_is_not_kept_or_cannot_be_read_is_asked_again(
     monkeypatch.setattr(install, "_RESOLVED", Once())
     assert install.resolve(plan, "3.13", store=store).kept == ""
     assert calls == [False, False]
-
-
-def fake_uv_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_at: float) -> Path:
-    """uv's cache of PyPI pages, each last read from the index at ``read_at``."""
-    pages = tmp_path / "uv-cache" / "simple-v28" / "pypi"
-    pages.mkdir(parents=True)
-    for name in PINS:
-        (pages / f"{name}.rkyv").write_bytes(b"")
-        os.utime(pages / f"{name}.rkyv", (read_at, read_at))
-    monkeypatch.setattr(uv_cache, "_pypi_pages", lambda uv: pages)
-    return pages
 
 
 def test_uv_s_cache_answers_only_where_every_page_was_read_after_the_era_ended(

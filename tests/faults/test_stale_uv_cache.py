@@ -16,7 +16,7 @@ import pytest
 
 import kit.install.plan as install
 from kit.install.plan import CACHE_PREDATES_ERA
-from tests.test_install_resolutions import PINS, PLAN, fake_uv_cache
+from tests.resolution_fixtures import PINS, PLAN, fake_uv_cache
 
 
 def test_an_offline_answer_from_pages_read_before_the_era_ended_is_no_answer(
