@@ -6,18 +6,48 @@ Helpers, not tests: the suites import these rather than one another's internals.
 from __future__ import annotations
 
 import json
-from typing import Any
+import random
+from pathlib import Path
+from typing import Any, Callable
 
 from packaging.version import Version
 
 from kit.bisect.finding import REPORT_SCHEMA
-from kit.config import Matrix
+from kit.bisect import driver
+from kit.config import Matrix, parse_matrix
 from kit.run import runner
 from tests.fake_releases import FakeReleases
 
 RELEASES = ["0.4.34", "0.4.35", "0.4.36", "0.4.37", "0.4.38", "0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
 
 CHECKS = {"scaling": {"devices": [1, 2], "batch": 64, "timeout_s": 60}}
+
+PLAIN_MATRIX = parse_matrix({"release": [{"version": "0.4.35"}, {"version": "0.6.0"}], "checks": CHECKS})
+"""For what is decided from the command line alone."""
+
+ROOT = Path(__file__).resolve().parent.parent
+
+METRIC_VERSIONS = ["0.4.35", "0.4.36", "0.4.37", "0.4.38", "0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
+"""The releases a --metric table answers for."""
+
+
+def run(machine: FakeReleases, *argv: str) -> tuple[int, list[str]]:
+    """``nox -s bisect -- ARGV`` on the fake machine: its exit code and what it logged."""
+    lines: list[str] = []
+    code = driver.main(machine.matrix, list(argv), lines.append)
+    return code, lines
+
+
+def noisy(center: float, seed: int, n: int = 9) -> list[float]:
+    """``n`` timings around ``center`` with 5 % noise, the same for the same seed."""
+    rng = random.Random(seed)
+    return [center * (1 + rng.gauss(0, 0.05)) for _ in range(n)]
+
+
+def step_at(first_fast: str) -> dict[str, Callable[[int], list[float]]]:
+    """Slow (20 ms) before ``first_fast``, fast (10 ms) from it on: a fix hunt, bad is older."""
+    at = METRIC_VERSIONS.index(first_fast)
+    return {v: (lambda run, i=i: noisy(20 if i < at else 10, seed=i * 10 + run)) for i, v in enumerate(METRIC_VERSIONS)}
 
 
 def verdicts(first_bad: str, *, fix: bool = False) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from kit.bisect.bounds import COMMAND_LINE, Bounds
 from kit.bisect.options import parse_options
 from kit.bisect.search import Outcome
 from kit.config import load_matrix
-from tests.test_bisect_metric import ROOT
+from tests.bisect_machine import ROOT
 
 
 @pytest.mark.parametrize(("good", "bad", "fix", "older", "old_outcome"), [

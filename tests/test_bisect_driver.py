@@ -25,18 +25,14 @@ from kit.run import runner
 from kit.bisect import cluster, driver
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import expected_probes
-from kit.config import load_matrix, parse_matrix
+from kit.config import load_matrix
 from kit.install.release import plan_release
 from kit.errors import ConfigError, UsageError
 from kit.install.key import InstallKey
-from tests.bisect_machine import CHECKS, RELEASES, record_run, report_json, verdicts  # noqa: F401 (shared)
+from tests.bisect_machine import CHECKS, PLAIN_MATRIX, RELEASES, record_run, report_json, run, verdicts  # noqa: F401 (shared)
 from tests.fake_releases import FakeReleases
 
 REPO = Path(__file__).resolve().parent.parent
-
-PLAIN_MATRIX = parse_matrix({"release": [{"version": "0.4.35"}, {"version": "0.6.0"}], "checks": CHECKS})
-"""For what is decided from the command line alone."""
-
 
 @pytest.fixture
 def machine(fake_releases: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeReleases]:
@@ -50,12 +46,6 @@ def machine(fake_releases: Callable[..., FakeReleases], monkeypatch: pytest.Monk
         return made
 
     return make
-
-
-def run(machine: FakeReleases, *argv: str) -> tuple[int, list[str]]:
-    lines: list[str] = []
-    code = driver.main(machine.matrix, list(argv), lines.append)
-    return code, lines
 
 
 def seen(capsys: pytest.CaptureFixture[str], releases: FakeReleases) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,13 +19,7 @@ from kit.bisect.probe_cache import ProbeCache
 from kit.config import load_matrix
 from kit.errors import UsageError
 
-ROOT = Path(__file__).resolve().parent.parent
-VERSIONS = ["0.4.35", "0.4.36", "0.4.37", "0.4.38", "0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
-
-
-def noisy(center: float, seed: int, n: int = 9) -> list[float]:
-    rng = random.Random(seed)
-    return [center * (1 + rng.gauss(0, 0.05)) for _ in range(n)]
+from tests.bisect_machine import METRIC_VERSIONS as VERSIONS, ROOT, noisy, step_at as _step_at
 
 
 class TableJudge(MetricJudge):
@@ -52,12 +45,6 @@ def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good
                                  None, lambda _m: None, judge)  # type: ignore[arg-type]
     prober.runs = judge.runs
     return prober
-
-
-def _step_at(first_fast: str) -> dict[str, Callable[[int], list[float]]]:
-    """Slow (20 ms) before ``first_fast``, fast (10 ms) from it on: a fix hunt, bad is older."""
-    at = VERSIONS.index(first_fast)
-    return {v: (lambda run, i=i: noisy(20 if i < at else 10, seed=i * 10 + run)) for i, v in enumerate(VERSIONS)}
 
 
 def _search(prober: Any, good: str = "0.6.0", bad: str = "0.4.35"):

@@ -67,7 +67,7 @@ def test_the_probe_line_says_how_many_compiles_were_reused() -> None:
     from kit.bisect.options import parse_options
     from kit.bisect.outcomes import observation_of
     from kit.bisect.judges import probe_line
-    from tests.test_bisect_driver import PLAIN_MATRIX
+    from tests.bisect_machine import PLAIN_MATRIX
 
     record = {"status": "ran", "verdict": "unaffected", "reason": "each device factorises its share",
               "evidence": {"compile_cache": {"used": True, "compiles": 33, "reused": 30, "written": 3}}}

@@ -35,7 +35,7 @@ from kit.install.release import open_index
 from kit.run import runner
 from kit.install.key import InstallKey
 from tests.fake_releases import FakeReleases
-from tests.test_bisect_driver import CHECKS, PLAIN_MATRIX, RELEASES as TEN_RELEASES, report_json, run
+from tests.bisect_machine import CHECKS, PLAIN_MATRIX, RELEASES as TEN_RELEASES, report_json, run
 
 RELEASES = ["0.5.0", "0.5.1", "0.5.2"]
 

@@ -31,3 +31,15 @@ def test_no_function_is_over_60_lines() -> None:
                 if lines > MAX_FUNCTION_LINES:
                     long[f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"] = lines
     assert long == {}
+
+
+def test_no_test_module_imports_another() -> None:
+    # Shared fixtures live in conftest.py and helper modules (tests/*.py not named test_*): running one
+    # suite must not depend on another suite's internals.
+    tests = ROOT / "tests"
+    importing = {}
+    for path in sorted(tests.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1].startswith("test_"):
+                importing[str(path.relative_to(ROOT))] = node.module
+    assert importing == {}

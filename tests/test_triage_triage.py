@@ -68,12 +68,14 @@ def test_fixed_on_the_newest_without_a_good_release_bisects_the_fix(tmp_path: Pa
     assert fix.bisect_argv[-4:] == ["--good", "0.9.0", "--bad", "0.4.36"] and fix.other_command == []
 
 
-def test_still_there_without_a_good_release_asks_for_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_still_there_without_a_good_release_gallops_back_from_the_newest(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     text = "```python\nimport jax\nprint(jax.numpy.ones(2))\n```\nFails with jax 0.6.1:\n```\nValueError: x\n```"
     result = _triage(tmp_path, monkeypatch, text, {"0.6.1": "affected", "0.9.0": "affected"}, newest="0.9.0")
-    assert result.bisect_argv == []
-    assert result.answer.endswith("still there in the newest release, 0.9.0; name a release where it worked with "
-                                  "--good VERSION to find the change")
+    # --bad alone, at the newest: the bisect's gallop goes back from there to find a release that worked.
+    assert result.bisect_argv[-2:] == ["--bad", "0.9.0"] and "--good" not in result.bisect_argv
+    assert result.answer.endswith("still there in the newest release, 0.9.0; the bisect looks for a release where "
+                                  "it worked, going back from the newest")
     given = _triage(tmp_path, monkeypatch, text, {"0.6.1": "affected", "0.9.0": "affected"}, newest="0.9.0",
                     good="0.6.0")
     assert given.bisect_argv[-4:] == ["--good", "0.6.0", "--bad", "0.6.1"]

@@ -113,11 +113,17 @@ def _kill_all(trees: Sequence[tuple[int, str]]) -> None:
 
 
 def _signal(root: int, pids: Mapping[int, _Proc], sig: int) -> None:
+    # Each process gets the signal once: the group's members through killpg, the rest one by one. A
+    # second SIGTERM can land while a handler's clean exit is finalising Python (handlers are reset to
+    # the default there), and kill the process it was meant to let exit.
     try:
         os.killpg(root, sig)
+        grouped = True
     except (ProcessLookupError, PermissionError):
-        pass
-    for pid in pids:
+        grouped = False
+    for pid, proc in pids.items():
+        if grouped and proc.pgrp == root:
+            continue
         try:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):

@@ -135,16 +135,21 @@ def plan_bisect(result: Triage, matrix: Matrix, options: TriageOptions, reported
         result.bisect_argv, result.other_command = bisect_argv(result, matrix, options, good=good, bad=reported), fix
     elif fixed:
         result.bisect_argv = fix
-    else:
-        result.answer += "; name a release where it worked with --good VERSION to find the change"
+    elif on_newest == "affected":
+        # No release known to work: the bisect gallops back from the newest to find one (--bad alone).
+        result.answer += "; the bisect looks for a release where it worked, going back from the newest"
+        result.bisect_argv = bisect_argv(result, matrix, options, good=None, bad=newest)
 
 
-def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: str, bad: str) -> list[str]:
-    """``nox -s bisect -- ...``'s arguments for this check (a path relative to the project, as printed)."""
+def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: str | None, bad: str) -> list[str]:
+    """``nox -s bisect -- ...``'s arguments for this check (a path relative to the project, as printed).
+
+    Without ``good`` only ``--bad`` is given, and the bisect gallops to find a good release.
+    """
     argv = ["--script", shown_path(result.check.path, matrix.path.parent)]
     if result.check.bad_if:
         argv += ["--bad-if", result.check.bad_if]
-    argv += ["--good", good, "--bad", bad]
+    argv += (["--good", good] if good else []) + ["--bad", bad]
     if options.commits:
         argv.append("--commits")
         if options.jax_repo is not None:

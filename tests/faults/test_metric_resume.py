@@ -22,7 +22,7 @@ from kit.bisect.probe_cache import ProbeCache
 from kit.bisect.probes import Subject
 from kit.bisect.search import Outcome, bisect
 from kit.config import load_matrix
-from tests.test_bisect_metric import VERSIONS, _step_at
+from tests.bisect_machine import METRIC_VERSIONS as VERSIONS, step_at as _step_at
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD, BAD = "0.6.0", "0.4.35"
