@@ -119,3 +119,13 @@ def test_uv_s_cache_answers_only_where_every_page_was_read_after_the_era_ended(
     assert not uv_cache.holds_era("https://mirror.example/simple", False, CLOSED, PINS, "uv")  # pages not judged
     assert not uv_cache.holds_era("https://pypi.org/simple", True, CLOSED, PINS, "uv")  # find-links: unknown age
     assert not uv_cache.holds_era("https://pypi.org/simple", False, None, PINS, "uv")  # no era at all
+
+
+def test_uv_s_cache_is_found_by_uv_s_own_rule_without_asking_uv(tmp_path: Path) -> None:
+    from kit.install.uv_cache import default_cache_dir
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "xdg" / "uv").mkdir(parents=True)
+    assert default_cache_dir({"UV_CACHE_DIR": str(tmp_path / "mine")}) == tmp_path / "mine"
+    assert default_cache_dir({"XDG_CACHE_HOME": str(tmp_path / "xdg")}) == tmp_path / "xdg" / "uv"
+    assert default_cache_dir({"UV_CACHE_DIR": str(tmp_path / "none")}) is None  # not there: uv is asked
