@@ -90,7 +90,7 @@ def jax_releases(versions: Sequence[str], *, missing_jaxlib: Sequence[str] = (),
     return files, blobs
 
 
-class FakeIndex:
+class ServedIndex:
     """The served URL, how many requests it answered, and its find-links page ``/archive/``."""
 
     def __init__(self, url: str) -> None:
@@ -101,11 +101,11 @@ class FakeIndex:
 
 @contextmanager
 def serve_index(files: Files = JAX_FILES, blobs: dict[str, bytes] | None = None,
-                archive: tuple[str, ...] = (), requires_python: dict[str, str] | None = None) -> Iterator[FakeIndex]:
+                archive: tuple[str, ...] = (), requires_python: dict[str, str] | None = None) -> Iterator[ServedIndex]:
     """Serve ``/simple/<project>/`` as PEP 691 JSON (unknown projects are 404), ``/files/<name>``
     from ``blobs``, and ``/archive/``: a find-links page listing the ``archive`` files.
     ``requires_python``: a file's Requires-Python, listed on the page as PyPI does (uv reads it there)."""
-    index: FakeIndex
+    index: ServedIndex
     blobs = blobs or {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -140,7 +140,7 @@ def serve_index(files: Files = JAX_FILES, blobs: dict[str, bytes] | None = None,
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    index = FakeIndex(f"http://127.0.0.1:{server.server_address[1]}/simple")
+    index = ServedIndex(f"http://127.0.0.1:{server.server_address[1]}/simple")
     # A short poll: shutdown() waits for it, and the drivers' suites start an index per test.
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

@@ -38,7 +38,7 @@ from kit.install import environment, envs, plan as install_plan, release
 from kit.install.environment import Prepared
 from kit.install.plan import InstallPlan
 from kit.install.key import InstallKey
-from tests.fake_index import FakeIndex, jax_releases, serve_index
+from tests.fake_index import ServedIndex, jax_releases, serve_index
 from tests.fake_repro import RESULTS, FakeBackend, install_fake_release
 
 PYTHON = "3.11"
@@ -47,7 +47,7 @@ PYTHON = "3.11"
 class FakeReleases:
     """The fake machine: its matrix, its index, and what ran on it."""
 
-    def __init__(self, folder: Path, raw: dict[str, Any], index: FakeIndex, stop_index: Callable[[], None],
+    def __init__(self, folder: Path, raw: dict[str, Any], index: ServedIndex, stop_index: Callable[[], None],
                  numpy_moved: str | None = None) -> None:
         self.folder = folder
         self.numpy_moved = numpy_moved

@@ -16,7 +16,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from packaging.version import Version
 
 from fake_jax import (BUMP_TITLE, FIX_TITLE, GATE_TITLE, KERNELS_TITLE, MERGE_TITLE, NOISE_FIX_TITLE, RENAME_TITLE,
                       SCRIPT_BATCH, SCRIPT_GATE, SCRIPT_KERNEL, SCRIPT_NOISE, XLA_NEW, XLA_OLD, commit_titled,
@@ -30,6 +29,7 @@ from kit.history import source
 from kit.install.environment import BUILT, REUSED, Environment, Prepared
 from kit.install.plan import Resolution
 from kit.run import runner
+from tests.metadata_index import TableIndex
 
 RELEASES = ["0.1.0", "0.2.0"]
 
@@ -37,15 +37,6 @@ RELEASES = ["0.1.0", "0.2.0"]
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_repo(tmp_path_factory.mktemp("history") / "jax")
-
-
-class FakeIndex:
-    def __init__(self, cache_dir: Path) -> None:
-        self.url = "https://pypi.org/simple"
-        self.cache_dir = cache_dir
-
-    def jax_releases(self, include_yanked: bool = False) -> list[Version]:
-        return [Version(v) for v in RELEASES]
 
 
 @dataclasses.dataclass
@@ -78,7 +69,7 @@ def make_world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> W
         return Prepared(None, Resolution("3.12", True, {"jaxlib": request.version}),  # type: ignore[arg-type]
                         Environment(env / "bin" / "python", {"jaxlib": request.version}, obtained))
 
-    monkeypatch.setattr(driver, "open_index", lambda matrix: FakeIndex(tmp_path / "cache"))
+    monkeypatch.setattr(driver, "open_index", lambda matrix: TableIndex(releases=RELEASES, cache_dir=tmp_path / "cache"))
     monkeypatch.setattr(driver, "list_candidates", list_candidates)
     monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
     monkeypatch.setattr(runner, "prepare", prepare)

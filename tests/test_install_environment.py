@@ -6,6 +6,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from kit.install.key import InstallKey
 from tests.fake_index import refused_url
 from tests.fake_interpreter import RELEASE, fake_interpreter
 from tests.fake_repro import write_installed
+from tests.metadata_index import TableIndex
 
 
 class LinkBackend:
@@ -74,19 +76,6 @@ def test_cuda_without_a_gpu_stops_before_anything_is_resolved(tmp_path: Path, mo
         environment.prepare(matrix, "0.6.0", InstallKey("cuda"), lambda m: None)
 
 
-class EraIndex:
-    """An index that is up, has jax 0.6.0, and dates it."""
-
-    def check_reachable(self) -> None:
-        pass
-
-    def unknown_release(self, version: str) -> str:
-        return ""
-
-    def release_date(self, version: str) -> datetime:
-        return datetime(2025, 4, 16, tzinfo=timezone.utc)
-
-
 def test_extra_packages_get_their_own_environment_and_lock_and_leave_the_release_s_alone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     matrix = parse_matrix({"kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
@@ -104,8 +93,9 @@ def test_extra_packages_get_their_own_environment_and_lock_and_leave_the_release
     monkeypatch.setattr(envs, "find_interpreter", lambda version: Path(sys.executable))
     monkeypatch.setattr(environment, "pick_backend", LinkBackend)
     lines: list[str] = []
-    plain = environment.prepare(matrix, "0.6.0", InstallKey("cpu"), lines.append, index=EraIndex())  # type: ignore[arg-type]
-    with_flax = environment.prepare(matrix, "0.6.0", InstallKey("cpu", requires=("flax",)), lines.append, index=EraIndex())  # type: ignore[arg-type]
+    era: Any = TableIndex(dates={"0.6.0": datetime(2025, 4, 16, tzinfo=timezone.utc)})  # up, has jax 0.6.0, dates it
+    plain = environment.prepare(matrix, "0.6.0", InstallKey("cpu"), lines.append, index=era)
+    with_flax = environment.prepare(matrix, "0.6.0", InstallKey("cpu", requires=("flax",)), lines.append, index=era)
     assert plain.environment is not None and with_flax.environment is not None
     assert plain.environment.python.parent.parent != with_flax.environment.python.parent.parent
     assert "-with-flax-" in with_flax.environment.python.parent.parent.name

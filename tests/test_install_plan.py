@@ -14,26 +14,19 @@ from kit.install.plan import (JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, pa
                          raise_if_network_trouble)
 from kit.install.plan import unresolvable_reason
 from kit.install.key import InstallKey
+from tests.metadata_index import TableIndex
 
 
-class FakeIndex:
-    """The two questions a plan asks of the index, answered from a table."""
-
-    def __init__(self, extras: dict[str, set[str]] | None = None) -> None:
-        self.extras = extras or {}
-
-    def release_date(self, version: str) -> datetime | None:
-        return {"0.4.35": datetime(2024, 10, 22, 20, 56, tzinfo=timezone.utc)}.get(version)
-
-    def jax_extras(self, version: str) -> set[str]:
-        return self.extras[version]
+def plan_index(extras: dict[str, set[str]] | None = None) -> TableIndex:
+    """The two questions a plan asks of the index: jax 0.4.35's upload date and its extras."""
+    return TableIndex(dates={"0.4.35": datetime(2024, 10, 22, 20, 56, tzinfo=timezone.utc)}, extras=extras)
 
 
 MATRIX = parse_matrix({"release": [{"version": "0.4.35"}], "checks": {"scaling": {}}})
 
 
 def test_cpu_plan_pins_the_release_and_cuts_the_rest_off_at_its_era() -> None:
-    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu"), FakeIndex())  # type: ignore[arg-type]
+    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu"), plan_index())  # type: ignore[arg-type]
     assert plan.requirements == ("jax[cpu]==0.4.35", "scipy")
     assert plan.exclude_newer == "2024-11-05T20:56:00Z"  # upload date + 14 days of slack
     args = plan.uv_args()
@@ -43,8 +36,8 @@ def test_cpu_plan_pins_the_release_and_cuts_the_rest_off_at_its_era() -> None:
 
 
 def test_a_pinned_package_is_required_at_its_version_whatever_the_era() -> None:
-    plain = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu"), FakeIndex())  # type: ignore[arg-type]
-    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu", pins=("numpy==2.2.2",)), FakeIndex())  # type: ignore[arg-type]
+    plain = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu"), plan_index())  # type: ignore[arg-type]
+    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu", pins=("numpy==2.2.2",)), plan_index())  # type: ignore[arg-type]
     assert plan.requirements == ("jax[cpu]==0.4.35", "scipy", "numpy==2.2.2") and plan.pins == ("numpy==2.2.2",)
     assert "numpy=2100-01-01T00:00:00Z" in plan.uv_args()  # numpy 2.2.2 came after jax 0.4.35's era
     # Another pin set is another plan (another environment folder); no pins is the plan as it always was.
@@ -53,7 +46,7 @@ def test_a_pinned_package_is_required_at_its_version_whatever_the_era() -> None:
 
 
 def test_a_release_missing_from_the_index_is_planned_without_a_cutoff() -> None:
-    plan = plan_install(MATRIX, MATRIX.release("9.9.9"), InstallKey("cpu"), FakeIndex())  # type: ignore[arg-type]
+    plan = plan_install(MATRIX, MATRIX.release("9.9.9"), InstallKey("cpu"), plan_index())  # type: ignore[arg-type]
     assert plan.exclude_newer is None
     assert "--exclude-newer" not in plan.uv_args()
     assert any("not on" in note for note in plan.notes)
@@ -68,7 +61,7 @@ def test_a_release_missing_from_the_index_is_planned_without_a_cutoff() -> None:
     ],
 )
 def test_cuda_plan_uses_the_extra_the_release_declares(extras, requirement, needs_archive_page) -> None:
-    index = FakeIndex({"0.4.35": extras})
+    index = plan_index({"0.4.35": extras})
     plan = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cuda"), index)  # type: ignore[arg-type]
     assert plan.requirements[0] == requirement
     assert (JAX_CUDA_ARCHIVE_PAGE in plan.find_links) is needs_archive_page
@@ -76,7 +69,7 @@ def test_cuda_plan_uses_the_extra_the_release_declares(extras, requirement, need
 
 def test_cuda_plan_for_a_release_without_gpu_extras_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="declares no CUDA extra"):
-        plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cuda"), FakeIndex({"0.4.35": {"cpu", "tpu"}}))  # type: ignore[arg-type]
+        plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cuda"), plan_index({"0.4.35": {"cpu", "tpu"}}))  # type: ignore[arg-type]
 
 
 def test_parse_pins_reads_uv_compile_output() -> None:
@@ -178,7 +171,7 @@ def test_a_python_known_to_fit_is_tried_first(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_extra_packages_are_resolved_with_the_release_under_its_era_cut_off() -> None:
-    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu", requires=("flax", "optax>=0.2")), FakeIndex())  # type: ignore[arg-type]
+    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu", requires=("flax", "optax>=0.2")), plan_index())  # type: ignore[arg-type]
     assert plan.requirements == ("jax[cpu]==0.4.35", "scipy", "flax", "optax>=0.2")
     assert plan.requires == ("flax", "optax>=0.2")
     args = plan.uv_args()
@@ -188,13 +181,13 @@ def test_extra_packages_are_resolved_with_the_release_under_its_era_cut_off() ->
     # Wheels only, so a Python the era's wheels fit is chosen instead of building an sdist.
     assert args[args.index("--only-binary") + 1] == ":all:"
     assert "--only-binary" not in plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu"),  # type: ignore[arg-type]
-                                               FakeIndex()).uv_args()
+                                               plan_index()).uv_args()
 
 
 def test_a_plan_without_extras_keeps_its_fingerprint_and_one_with_them_gets_its_own() -> None:
-    plain = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu"), FakeIndex())  # type: ignore[arg-type]
+    plain = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu"), plan_index())  # type: ignore[arg-type]
     assert "requires" not in plain.to_json()  # environments built before requires existed are still found
-    with_flax = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu", requires=("flax",)), FakeIndex())  # type: ignore[arg-type]
+    with_flax = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu", requires=("flax",)), plan_index())  # type: ignore[arg-type]
     assert with_flax.fingerprint("3.12") != plain.fingerprint("3.12")
 
 

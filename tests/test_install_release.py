@@ -10,14 +10,13 @@ from typing import Any
 
 import pytest
 
-from kit import __version__
 from kit.install import plan as install, lockfile, release
-from kit import records
 from kit.config import parse_matrix
 from kit.errors import IndexUnreachable, UsageError
 from kit.install.plan import InstallPlan, Resolution
 from kit.install.key import InstallKey
 from tests.fake_index import refused_url, serve_index, wheel
+from tests.metadata_index import TableIndex
 
 MATRIX = parse_matrix({"kit": {"envs_dir": "/nonexistent/envs"}, "install": {"jaxlib_archive": ""},
                        "release": [{"version": "0.4.35"}], "checks": {"scaling": {}}})
@@ -30,17 +29,7 @@ def plan_for(matrix: Any, rel: Any, key: InstallKey, index: Any) -> InstallPlan:
                        pythons=("3.13", "3.12", "3.11", "3.10"), pins=key.pins, requires=key.requires)
 
 
-class AnsweringIndex:
-    """An index that is up and has every release asked about."""
-
-    def check_reachable(self) -> None:
-        pass
-
-    def unknown_release(self, version: str) -> str:
-        return ""
-
-
-INDEX: Any = AnsweringIndex()
+INDEX: Any = TableIndex()  # up, and has every release asked about
 
 
 @pytest.fixture(autouse=True)

@@ -21,6 +21,7 @@ from kit.errors import UsageError
 from kit.install.plan import InstallPlan, Resolution
 from tests.fake_index import refused_url
 from tests.fake_interpreter import RELEASE, fake_interpreter
+from tests.metadata_index import TableIndex
 
 
 @pytest.fixture
@@ -43,18 +44,13 @@ def test_an_unknown_preset_names_the_known_ones(matrix: Matrix) -> None:
         runner.parameters_for(matrix, runner.RunRequest("scaling", "0.4.16", preset="slow"))
 
 
-class NeighbourIndex:
-    def neighbours(self, version: str) -> list[str]:
-        return ["0.4.13", "0.4.18"]
-
-
 def test_a_release_without_wheels_gets_a_not_installable_record(matrix: Matrix) -> None:
     plan = InstallPlan(jax="0.4.16", backend="cpu", requirements=("jax[cpu]==0.4.16", "scipy"), exclude_newer=None,
                        index_url="https://example.invalid/simple", pythons=("3.11",))
     attempt = Resolution("3.11", ok=False, error="no version of jaxlib==0.4.16")
     prepared = Prepared(plan, None, None, "no jaxlib 0.4.16 wheels", [attempt])
     record, path = runner.run_check(matrix, runner.RunRequest("scaling", "0.4.16"), lambda m: None,
-                                    NeighbourIndex(), prepared)  # type: ignore[arg-type]
+                                    TableIndex(neighbours=["0.4.13", "0.4.18"]), prepared)  # type: ignore[arg-type]
     assert path.parent == matrix.results_dir
     assert records.load_records(matrix.results_dir).records[0]["status"] == "not-installable"
     assert record["install"]["neighbours"] == ["0.4.13", "0.4.18"]
@@ -69,7 +65,7 @@ def test_an_extra_package_of_no_release_of_the_era_says_what_to_do_about_it(matr
     attempt = Resolution("3.11", ok=False, error="Because only flax<=0.7.4 is available and you require flax>=0.10")
     prepared = Prepared(plan, None, None, "the check requires flax>=0.10, and ...", [attempt])
     record, _path = runner.run_check(matrix, runner.RunRequest("scaling", "0.4.16"), lambda m: None,
-                                     NeighbourIndex(), prepared)  # type: ignore[arg-type]
+                                     TableIndex(neighbours=["0.4.13", "0.4.18"]), prepared)  # type: ignore[arg-type]
     assert record["install"]["requires"] == ["flax>=0.10"]
     assert record["install"]["neighbours"] == []  # other releases' jaxlibs are not the answer
     assert record["install"]["how_to_supply"].startswith("Ask for a flax uploaded by 2023-10-18")
