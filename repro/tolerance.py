@@ -272,7 +272,7 @@ def compare(
             inf_count=int(judged["inf"].sum()),
             sign_mismatch_count=int(judged["sign_mismatch"].sum()),
             undetermined_count=int((~judgeable).sum()),
-            last_good_before_first_bad=int(good_before.max()) if good_before.size else None,
+            last_good_before_first_bad=int(np.max(good_before)) if good_before.size else None,
             bad_indices=[int(i) for i in np.sort(bad_positions)[:BAD_INDEX_SAMPLE]],
         )
 
