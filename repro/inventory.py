@@ -43,9 +43,12 @@ def _distributions():
 
     found = {}  # type: dict
     for dist in metadata.distributions():
-        name = dist.metadata["Name"]  # None for a broken install's leftover folder
-        if name and dist.version:
-            found.setdefault(_normal_name(name), dist.version)
+        # A broken install's leftover folder lacks them; asked first, since Python 3.13 warns on a missing key.
+        fields = dist.metadata
+        name = fields["Name"] if "Name" in fields else None
+        version = fields["Version"] if "Version" in fields else None
+        if name and version:
+            found.setdefault(_normal_name(name), version)
     return found
 
 

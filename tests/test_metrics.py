@@ -47,6 +47,10 @@ def test_identical_samples_give_p_one() -> None:
 @given(st.lists(st.integers(0, 30), min_size=1, max_size=12), st.lists(st.integers(0, 30), min_size=1, max_size=12))
 def test_mann_whitney_matches_scipy_on_any_samples(x: list[int], y: list[int]) -> None:
     tied = len(set(x + y)) < len(x) + len(y)
+    if len(set(x + y)) == 1:
+        # Every value the same: no spread to test, and scipy's answer changed (1.0 up to 1.17, nan from
+        # 1.18). The kit's is 1.0, no evidence of a difference: test_identical_samples_give_p_one.
+        return
     method = "asymptotic" if tied or len(x) * len(y) > metrics.EXACT_MAX_PAIRS else "exact"
     expected = stats.mannwhitneyu(x, y, alternative="two-sided", method=method).pvalue
     assert mann_whitney_p(x, y) == pytest.approx(expected, rel=1e-9, abs=1e-12)
