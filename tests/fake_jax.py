@@ -21,6 +21,8 @@ Tags ``jax-v0.1.0`` and ``jax-v0.2.0``. :func:`fake_env` makes a "built
 environment" of release 0.1.0 or 0.2.0: that tag's jax installed, a jaxlib
 of that version, and a ``bin/python`` that puts its site-packages after
 whatever PYTHONPATH holds (where an overlay goes), as a venv would.
+:func:`build_fake_release` leaves what a real build does: that environment
+where the kit looks for it, finished, and the lock that names it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ import stat
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from tests.fake_jax_package import NUMPY
 
@@ -314,11 +318,12 @@ def commit_titled(repo: Path, title: str) -> str:
     return found[0]
 
 
-def fake_env(root: Path, repo: Path, release: str) -> Path:
-    """A 'built environment' of a fake release: the tag's jax, a jaxlib of that version, a python."""
-    env = root / f"env-{release}"
-    if env.exists():
-        return env
+def fake_env(env: Path, repo: Path, release: str, jaxlib: str | None = None) -> Path:
+    """A 'built environment' of a fake release in ``env``: the tag's jax, a jaxlib (the release's by default), a python.
+
+    Files already there (an installer's dist-info stubs, `tests.fake_repro.write_installed`) are overwritten.
+    """
+    jaxlib = jaxlib or release
     site = env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
     for path in _git(repo, "ls-tree", "-r", "--name-only", f"jax-v{release}", "jax").split():
         target = site / path
@@ -327,20 +332,72 @@ def fake_env(root: Path, repo: Path, release: str) -> Path:
     version_py = site / "jax" / "version.py"
     version_py.write_text(version_py.read_text().replace("_release_version: str | None = None",
                                                          f'_release_version = "{release}"'))
-    jaxlib = site / "jaxlib"
-    jaxlib.mkdir()
-    (jaxlib / "__init__.py").write_text("")
-    (jaxlib / "version.py").write_text(f'__version__ = "{release}"\n')
+    lib = site / "jaxlib"
+    lib.mkdir(exist_ok=True)
+    (lib / "__init__.py").write_text("")
+    (lib / "version.py").write_text(f'__version__ = "{jaxlib}"\n')
     for path in _git(repo, "ls-tree", "--name-only", f"jax-v{release}", "jaxlib/").split():
         if path.endswith(".py"):  # the wheel carries the repository's jaxlib Python
-            (jaxlib / Path(path).name).write_text(_git(repo, "show", f"jax-v{release}:{path}"))
-    (jaxlib / "_kernels.py").write_text(f"FAST = {release != '0.1.0'}\n")
+            (lib / Path(path).name).write_text(_git(repo, "show", f"jax-v{release}:{path}"))
+    (lib / "_kernels.py").write_text(f"FAST = {release != '0.1.0'}\n")
     # The compiled module by era: 0.1.0 has _xla only; 0.2.0 has _jax and keeps _xla as an alias.
     for module in ("_xla.py",) if release == "0.1.0" else ("_xla.py", "_jax.py"):
-        (jaxlib / module).write_text("")
+        (lib / module).write_text("")
     python = env / "bin" / "python"
-    python.parent.mkdir(parents=True)
+    python.parent.mkdir(parents=True, exist_ok=True)
     python.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec "{sys.executable}" "$@"\n')
     python.chmod(python.stat().st_mode | stat.S_IEXEC)
     (env / "pyvenv.cfg").write_text(f"version_info = {sys.version.split()[0]}\n")
     return env
+
+
+class FakeJaxBackend:
+    """The kit's `EnvBackend` for the fake releases: "installs" a release of ``repo`` as `fake_env` makes it."""
+
+    name = "fake-jax"
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+
+    def create(self, path: Path, interpreter: Path) -> None:
+        path.mkdir(parents=True)
+
+    def install(self, path: Path, plan: Any, resolution: Any) -> None:
+        from tests.fake_repro import write_installed
+
+        # Each resolved package's dist-info and RECORD first, as `kit.install.installed` checks before a reuse;
+        # then the release's own files over the stubs it wrote.
+        write_installed(path, resolution.pins, python=f"{sys.version_info[0]}.{sys.version_info[1]}")
+        fake_env(path, self.repo, plan.jax, resolution.pins.get("jaxlib"))
+
+
+def build_fake_release(matrix: Any, key: Any, repo: Path, release: str, jaxlib: str | None = None) -> Path:
+    """What a real build of ``release`` as ``key`` asks leaves behind; the environment's folder.
+
+    The environment is built by the kit's own `kit.install.envs.ensure_env` (with `FakeJaxBackend`), so it lies
+    at `envs.env_path` for its plan and resolution with the finished-build marker the kit writes; the lock is
+    `lockfile.write_lock`'s under ``matrix.envs_dir``, keyed by `lockfile.install_settings` for ``key`` (a
+    `kit.install.key.InstallKey`): its pins and extra packages are in the plan, as `plan_install` puts them.
+    ``jaxlib``: another jaxlib than the release's own (a lock that must not answer for other settings).
+    """
+    from kit.install import envs, lockfile
+    from kit.install.plan import InstallPlan, Resolution
+
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    tagged = int(_git(repo, "log", "-1", "--format=%ct", f"jax-v{release}"))
+    era = datetime.fromtimestamp(tagged, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # the release's cut-off
+    plan = InstallPlan(jax=release, backend=key.backend,
+                       requirements=(f"jax[{key.backend}]=={release}", "scipy", *key.pins, *key.requires),
+                       exclude_newer=era, index_url=matrix.install.index_url, find_links=key.find_links,
+                       pythons=(python,), pins=key.pins, requires=key.requires)
+    held = dict(pin.split("==", 1) for pin in key.pins)
+    resolution = Resolution(python, ok=True, pins={"jax": release, "jaxlib": jaxlib or release, **held})
+    real_find = envs.find_or_fetch_interpreter
+    envs.find_or_fetch_interpreter = lambda wanted, log: Path(sys.executable)  # type: ignore[assignment]
+    try:  # the release's "Python" is this one: nothing to look for or download
+        built = envs.ensure_env(matrix.envs_dir, plan, resolution, FakeJaxBackend(repo), lambda line: None)
+    finally:
+        envs.find_or_fetch_interpreter = real_find  # type: ignore[assignment]
+    lockfile.write_lock(matrix.envs_dir, lockfile.install_settings(matrix, matrix.release(release), key), plan,
+                        resolution)
+    return built.path

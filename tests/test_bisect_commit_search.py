@@ -1,7 +1,10 @@
 """kit.bisect.commit_search end to end over the fake JAX history (tests/fake_jax.py).
 
 The releases' "built environments" are fakes (tests/fake_jax.fake_env), but
-the rest is real: the history is read with git, each commit is laid over an
+they are built as a real build leaves them (tests/fake_jax.build_fake_release:
+the environment where kit.install.envs looks, finished, and its lock), and
+the rest is real: which release is built and what it installed are read from
+the locks, the history is read with git, each commit is laid over an
 environment by kit.install.overlay, and the user's script runs with that
 environment's python and the overlay first on its path.
 """
@@ -11,23 +14,24 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from fake_jax import (BUMP_TITLE, FIX_TITLE, GATE_TITLE, KERNELS_TITLE, MERGE_TITLE, NOISE_FIX_TITLE, RENAME_TITLE,
                       SCRIPT_BATCH, SCRIPT_GATE, SCRIPT_KERNEL, SCRIPT_NOISE, XLA_NEW, XLA_OLD, commit_titled,
-                      fake_env, make_repo, renamed_history)
-from kit.bisect import changelog, commit_search, driver, release_subject
+                      build_fake_release, make_repo, renamed_history)
+from kit.bisect import changelog, commit_search, driver
 from kit.bisect.candidates import Candidate
 from kit.bisect.finding import REPORT_SCHEMA
 from kit.config import parse_matrix
 from kit.errors import HistoryUnreachable, UsageError
 from kit.history import source
-from kit.install.environment import BUILT, REUSED, Environment, Prepared
-from kit.install.plan import Resolution
+from kit.install.environment import BUILT, Prepared
+from kit.install.key import InstallKey
+from kit.install.lockfile import install_settings, read_lock
 from kit.run import runner
 from tests.metadata_index import TableIndex
 
@@ -50,46 +54,52 @@ class World:
 
 
 @pytest.fixture
-def world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    return make_world(repo, tmp_path, monkeypatch)
+def matrix(tmp_path: Path) -> Any:
+    m = parse_matrix({"release": [{"version": "0.1.0"}], "checks": {"scaling": {"devices": [1, 2], "batch": 64}}})
+    return dataclasses.replace(m, results_dir=tmp_path / "reports" / "results", envs_dir=tmp_path / ".nox" / "jax-envs")
 
 
-def make_world(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    """The fake releases 0.1.0 and 0.2.0 of ``repo``, built, and the drivers pointed at them."""
+@pytest.fixture
+def world(repo: Path, matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    return make_world(repo, matrix, tmp_path, monkeypatch)
+
+
+def make_world(repo: Path, matrix: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+               key: InstallKey = InstallKey("cpu")) -> World:
+    """The fake releases 0.1.0 and 0.2.0 of ``repo``, built as ``key`` asks, and the drivers pointed at them.
+
+    Each is built as a real build leaves it (`fake_jax.build_fake_release`: its environment where
+    `kit.install.envs` looks, finished, and its lock), so what reads locks and environments runs for real:
+    `release.built_env`, `release.locked_release` and `environment.prepare` itself. Only the install is faked
+    (in `prepare` below, for an environment not built yet).
+    """
     world = World(repo, tmp_path)
+    for version in RELEASES:
+        build_fake_release(matrix, key, repo, version)
 
     def list_candidates(matrix: Any, versions: list[str], key: Any, index: Any) -> list[Candidate]:
         return [Candidate(v, (f"jax[cpu]=={v}",), None, "3.12", v, uploaded="2025-01-01") for v in versions]
 
+    real_prepare = runner.prepare
+
     def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
         world.prepared.append(request.version)
-        env = fake_env(tmp_path / "envs", repo, request.version)
-        obtained = REUSED if request.version in world.built else BUILT
+        key = InstallKey(request.backend, request.find_links, request.pins, runner.check_for(matrix, request).requires)
+        settings = install_settings(matrix, matrix.release(request.version), key)
+        fresh = read_lock(matrix.envs_dir, settings) is None
+        if fresh:  # what installing it would leave; the kit then finds it as built
+            build_fake_release(matrix, key, repo, request.version)
         world.built.add(request.version)
-        return Prepared(None, Resolution("3.12", True, {"jaxlib": request.version}),  # type: ignore[arg-type]
-                        Environment(env / "bin" / "python", {"jaxlib": request.version}, obtained))
+        prepared = real_prepare(matrix, request, log, index)
+        assert prepared.environment is not None, prepared.problem
+        return dataclasses.replace(prepared, environment=dataclasses.replace(prepared.environment, obtained=BUILT)) \
+            if fresh else prepared
 
     monkeypatch.setattr(driver, "open_index", lambda matrix: TableIndex(releases=RELEASES, cache_dir=tmp_path / "cache"))
     monkeypatch.setattr(driver, "list_candidates", list_candidates)
     monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
     monkeypatch.setattr(runner, "prepare", prepare)
-    monkeypatch.setattr(commit_search, "built_env", lambda matrix, version, *args: version in world.built or None)
-
-    def locked_release(matrix: Any, version: str, *args: Any) -> Any:
-        # A built fake environment's lock: what prepare() above would give, so a known probe needs no prepare.
-        if version not in world.built:
-            return None
-        return SimpleNamespace(resolution=Resolution("3.12", True, {"jaxlib": version}),
-                               plan=SimpleNamespace(requirements=(), exclude_newer=None))
-
-    monkeypatch.setattr(release_subject, "locked_release", locked_release)
     return world
-
-
-@pytest.fixture
-def matrix(tmp_path: Path) -> Any:
-    m = parse_matrix({"release": [{"version": "0.1.0"}], "checks": {"scaling": {"devices": [1, 2], "batch": 64}}})
-    return dataclasses.replace(m, results_dir=tmp_path / "reports" / "results", envs_dir=tmp_path / ".nox" / "jax-envs")
 
 
 def script(tmp_path: Path, text: str) -> Path:
@@ -164,6 +174,36 @@ def test_regression_direction_and_identical_rerun_runs_nothing(matrix: Any, worl
     assert again["commits"]["first_different"]["hash"] == first["commits"]["first_different"]["hash"]
     assert world.prepared == []  # nothing was even prepared
     assert "The commit phase ran 0 commit probes" in markdown and "This run ran no release probe" in markdown
+
+
+PIN = "numpy==1.26.4"
+
+
+def test_a_pinned_commit_bisect_reads_the_pinned_environments_lock(matrix: Any, repo: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--pin``: whether a build is built, and what each probe installed, come from the pinned environment's lock.
+
+    Each release also has an unpinned lock, naming another jaxlib, whose environment has been removed since.
+    Read for the pinned bisect (the pins dropped on the way, as ``built_env`` once did), it would call both
+    builds unbuilt and miss every probe's kept answer on a rerun, which then prepares the releases again.
+    """
+    world = make_world(repo, matrix, tmp_path, monkeypatch, key=InstallKey("cpu", pins=(PIN,)))
+    for version in RELEASES:
+        shutil.rmtree(build_fake_release(matrix, InstallKey("cpu"), repo, version, jaxlib="0.1.5"))
+    argv = ["--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0", "--commits",
+            "--jax-repo", str(repo), "--pin", PIN]
+    first, markdown, _log = run(matrix, *argv)
+    commits = first["commits"]
+    assert commits["first_different"]["title"] == FIX_TITLE
+    assert [(b["jaxlib"], b["built"]) for b in commits["builds"]] == [("0.1.0", True), ("0.2.0", True)]
+    assert "not built before" not in markdown
+    assert all(seen["packages"] == {"jax": v, "jaxlib": v, "numpy": "1.26.4"} for v, seen in first["observations"].items())
+    assert all(probe["jaxlib"] in RELEASES for probe in commits["probes"])
+    world.prepared.clear()
+    again, _md, _log = run(matrix, *argv)
+    assert again["probed_now"] == [] and again["commits"]["probed_now"] == []
+    assert world.prepared == []  # every answer found under the identity the pinned lock gives
+    assert again["commits"]["first_different"]["hash"] == commits["first_different"]["hash"]
 
 
 def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None:
@@ -260,7 +300,7 @@ def test_commits_that_cannot_import_on_the_older_build_run_on_the_newer(
     Before, those commits' ImportError read as the script's "bad" on jaxlib 0.1.0, the release tag alone was
     good, and the answer was "not in JAX's Python": a pure-Python fix, confidently mislaid.
     """
-    world = make_world(renamed_repo, tmp_path, monkeypatch)
+    world = make_world(renamed_repo, matrix, tmp_path, monkeypatch)
     data, markdown, log = run(matrix, "--script", str(script(tmp_path, SCRIPT_NOISE)), "--good", "0.2.0",
                               "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
     commits = data["commits"]
@@ -288,7 +328,7 @@ def test_commits_that_cannot_import_on_the_older_build_run_on_the_newer(
 def test_an_import_failure_of_jax_is_never_a_verdict_nor_cached(
         matrix: Any, renamed_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A commit probe whose JAX cannot import (here: every pair past the span, forced) is a skip, and not kept."""
-    world = make_world(renamed_repo, tmp_path, monkeypatch)
+    world = make_world(renamed_repo, matrix, tmp_path, monkeypatch)
     monkeypatch.setattr(commit_search, "assign_builds", lambda candidates, builds, check: list(candidates))
     data, _md, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_NOISE)), "--good", "0.2.0",
                           "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
@@ -304,7 +344,7 @@ def test_an_import_failure_of_jax_is_never_a_verdict_nor_cached(
 def test_a_python_change_that_takes_effect_only_with_the_newer_jaxlib(
         matrix: Any, renamed_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The gate commit changes nothing on jaxlib 0.1.0 and everything on 0.2.0: that commit, with its gate named."""
-    world = make_world(renamed_repo, tmp_path, monkeypatch)
+    world = make_world(renamed_repo, matrix, tmp_path, monkeypatch)
     data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_GATE)), "--good", "0.2.0",
                                "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
     commits = data["commits"]
