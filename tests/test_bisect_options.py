@@ -153,7 +153,7 @@ def test_shown_argv_leaves_a_path_flag_s_value_that_is_the_next_flag_alone(tmp_p
 
 
 def _options(**changes: object) -> Options:
-    base = dict(check="scaling", script=None, good="0.6.0", bad="0.4.35")
+    base: dict[str, object] = dict(check="scaling", script=None, good="0.6.0", bad="0.4.35")
     base.update(changes)
     return Options(**base)  # type: ignore[arg-type]
 
