@@ -1,0 +1,239 @@
+"""kit/bisect/judges.py: how `VerdictJudge` turns a subject's runs into one observation, and what it keeps.
+
+The subject here is a stand-in that answers from a script of records (the judge is what is tested; the release
+subject and the runner have their own suites): it counts its runs, so each rule about *how many* looks a probe
+takes, and which observations the probe cache keeps, is checked by number.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from kit.bisect.candidates import Candidate
+from kit.bisect.judges import VerdictJudge, probe_line
+from kit.bisect.options import Options
+from kit.bisect.outcomes import Observation, observation_of
+from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.search import Outcome
+from kit.errors import ArchiveUnreachable
+from kit.install.environment import Prepared
+from kit.records import Identity
+
+
+def identity(version: str, jaxlib: str | None = None) -> Identity:
+    return Identity(subject={"check": "scaling"}, jax=version, backend="cpu", python="3.13",
+                    packages={"jax": version, "jaxlib": jaxlib or version, "numpy": "2.1.3"},
+                    install={"exclude_newer": "2024-11-05T00:00:00Z"}, hardware={"cpu_model": "test"}, variables={})
+
+
+BUILT = Prepared(plan=None, resolution=None, environment=None)
+"""Nothing resolved and nothing built: the judge keeps such a probe (an existing interpreter's run is one)."""
+
+
+class ScriptedSubject:
+    """Answers each run of a release with the next record of its script, and counts the runs."""
+
+    def __init__(self, runs: dict[str, list[dict[str, Any]]], locked: dict[str, Identity] | None = None,
+                 prepared: Prepared = BUILT, recorded: Observation | None = None,
+                 identity_of: dict[str, Identity] | None = None) -> None:
+        self.script: dict[str, Iterator[dict[str, Any]]] = {key: iter(records) for key, records in runs.items()}
+        self.ran: list[str] = []
+        self.locked, self.prepared, self.recorded_answer = locked or {}, prepared, recorded
+        self.identity_of = identity_of or {}
+        self.candidates: dict[str, Candidate] = {}
+        self.timeout = 60
+        self.unreachable = False
+
+    def name_of(self, key: str) -> str:
+        return f"jax {key}"
+
+    def resolved(self, key: str) -> tuple[str | None, str | None]:
+        return key, key
+
+    def done(self, key: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def locked_identity(self, key: str) -> Identity | None:
+        return self.locked.get(key)
+
+    def prepare(self, key: str) -> Prepared:
+        if self.unreachable:
+            raise ArchiveUnreachable("jaxlib 0.4.1 is only in JAX's archive, which did not answer")
+        return self.prepared
+
+    def identity(self, key: str, prepared: Prepared) -> Identity:
+        return self.identity_of.get(key) or identity(key)
+
+    def recorded(self, here: Identity, key: str) -> Observation | None:
+        return self.recorded_answer
+
+    def environment_state(self, key: str) -> str | None:
+        return "reused"
+
+    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> dict[str, Any]:
+        self.ran.append(key)
+        record = next(self.script[key])
+        if log_file is not None:
+            with log_file.open("a") as log:
+                log.write(f"run {len(self.ran)}: {record.get('verdict')}\n")
+        return record
+
+
+def ran(verdict: str | None, status: str = "ran", **evidence: Any) -> dict[str, Any]:
+    return {"status": status, "verdict": verdict, "reason": f"it was {verdict}", "evidence": evidence}
+
+
+def options(check: str | None = "scaling", confirm: int = 0, pins: tuple[str, ...] = ()) -> Options:
+    return Options(check=check, script=None if check else Path("r.py"), good="0.4.35", bad="0.6.0", confirm=confirm,
+                   pins=pins)
+
+
+def candidate(version: str) -> Candidate:
+    return Candidate(version, (f"jax=={version}",), None, "3.13", version)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> ProbeCache:
+    return ProbeCache(tmp_path / "probes")
+
+
+def judge(cache: ProbeCache, project: Path, **settings: Any) -> VerdictJudge:
+    return VerdictJudge(options(**settings), cache, "test-bisect", project)
+
+
+def test_an_inconclusive_check_is_run_once_more_and_the_second_look_counts(cache: ProbeCache, tmp_path: Path) -> None:
+    subject = ScriptedSubject({"0.5.0": [ran("inconclusive"), ran("unaffected")]})
+    look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
+    assert subject.ran == ["0.5.0", "0.5.0"] and look.ran_now
+    assert (look.observation.verdict, look.observation.runs, look.observation.flipped) == (
+        "unaffected", ["inconclusive", "unaffected"], True)
+    # Both looks' output is in the one log, in order, and the report names it relative to the project.
+    assert look.observation.output_tail[-2:] == ["run 1: inconclusive", "run 2: unaffected"]
+    assert not Path(look.observation.log).is_absolute()
+    assert look.observation.by == "test-bisect" and look.observation.jaxlib == "0.5.0"
+
+
+def test_a_check_inconclusive_twice_is_left_inconclusive_not_run_a_third_time(cache: ProbeCache, tmp_path: Path) -> None:
+    subject = ScriptedSubject({"0.5.0": [ran("inconclusive"), ran("inconclusive"), ran("affected")]})
+    look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
+    assert len(subject.ran) == 2 and look.observation.verdict == "inconclusive"
+
+
+@pytest.mark.parametrize(("settings", "record"), [
+    ({"check": None}, ran("inconclusive")),  # a script's 125 means "cannot test": asking again gives the same
+    ({}, ran("inconclusive", exception={"type": "ImportError", "message": "no flax"})),  # it would die of it again
+    ({}, ran("inconclusive", jax_cannot_run={"error": "jaxlib's extension did not load"})),
+])
+def test_an_inconclusive_look_that_would_only_repeat_itself_is_not_run_again(
+        cache: ProbeCache, tmp_path: Path, settings: dict[str, Any], record: dict[str, Any]) -> None:
+    subject = ScriptedSubject({"0.5.0": [record, ran("unaffected")]})
+    look = judge(cache, tmp_path, **settings).observe(subject, candidate("0.5.0"))
+    assert subject.ran == ["0.5.0"] and look.observation.verdict == "inconclusive"
+
+
+def test_confirm_runs_a_decided_probe_that_many_more_times_and_a_flip_is_too_noisy(
+        cache: ProbeCache, tmp_path: Path) -> None:
+    steady = ScriptedSubject({"0.5.0": [ran("affected")] * 3})
+    assert judge(cache, tmp_path, confirm=2).observe(steady, candidate("0.5.0")).observation.verdict == "affected"
+    assert len(steady.ran) == 3
+    noisy = ScriptedSubject({"0.5.1": [ran("affected"), ran("affected"), ran("unaffected")]})
+    seen = judge(cache, tmp_path, confirm=2).observe(noisy, candidate("0.5.1")).observation
+    assert (seen.verdict, seen.flipped, seen.runs) == ("inconclusive", True, ["affected", "affected", "unaffected"])
+
+
+def test_confirm_does_not_repeat_a_run_that_decided_nothing(cache: ProbeCache, tmp_path: Path) -> None:
+    # A crash is not a verdict to confirm: --confirm 2 must not run a crashed release twice more.
+    subject = ScriptedSubject({"0.5.0": [ran(None, status="crashed")] * 3})
+    seen = judge(cache, tmp_path, confirm=2).observe(subject, candidate("0.5.0")).observation
+    assert len(subject.ran) == 1 and seen.status == "crashed"
+
+
+def test_a_kept_probe_answers_the_next_look_at_the_same_identity_without_a_run(
+        cache: ProbeCache, tmp_path: Path) -> None:
+    first = ScriptedSubject({"0.5.0": [ran("affected")]})
+    judge(cache, tmp_path).observe(first, candidate("0.5.0"))
+    again = ScriptedSubject({"0.5.0": []}, locked={"0.5.0": identity("0.5.0")})
+    look = judge(cache, tmp_path, pins=("numpy==2.1.3",)).observe(again, candidate("0.5.0"))
+    assert again.ran == [] and not look.ran_now
+    assert (look.observation.source, look.observation.verdict) == ("cache", "affected")
+    assert look.observation.matched and look.observation.pins == ["numpy==2.1.3"]  # this run's pins, not the old one's
+    assert judge(cache, tmp_path).remembered(again, "0.5.0") is not None
+
+
+def test_an_identity_other_than_the_lock_s_is_looked_up_again_once_prepared(cache: ProbeCache, tmp_path: Path) -> None:
+    # The lock said jaxlib 0.5.0 (nothing kept for it); the environment prepared has 0.5.1, whose answer is kept:
+    # that answer counts, without a run (a judge that only asked about the lock would run it again).
+    cache.put(identity("0.5.0", jaxlib="0.5.1"), Observation("ran", "affected", "kept"))
+    subject = ScriptedSubject({"0.5.0": []}, locked={"0.5.0": identity("0.5.0")},
+                              identity_of={"0.5.0": identity("0.5.0", jaxlib="0.5.1")})
+    look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
+    assert subject.ran == [] and (look.observation.source, look.observation.verdict) == ("cache", "affected")
+
+
+def test_a_kept_probe_of_another_jaxlib_is_not_reused_and_the_difference_is_named(
+        cache: ProbeCache, tmp_path: Path) -> None:
+    cache.put(identity("0.5.0"), Observation("ran", "affected", "kept"))
+    subject = ScriptedSubject({"0.5.0": [ran("unaffected")]}, identity_of={"0.5.0": identity("0.5.0", jaxlib="0.5.1")})
+    look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
+    assert subject.ran == ["0.5.0"] and look.observation.verdict == "unaffected"
+    assert "jaxlib" in look.observation.not_reused
+
+
+def test_fresh_ignores_the_cache_but_still_keeps_what_it_measured(tmp_path: Path) -> None:
+    fresh = ProbeCache(tmp_path / "probes", read=False)
+    fresh.put(identity("0.5.0"), Observation("ran", "affected", "kept"))
+    subject = ScriptedSubject({"0.5.0": [ran("unaffected")]}, locked={"0.5.0": identity("0.5.0")})
+    assert judge(fresh, tmp_path).observe(subject, candidate("0.5.0")).observation.verdict == "unaffected"
+    kept = ProbeCache(tmp_path / "probes").get(identity("0.5.0"), 60)
+    assert kept is not None and kept.verdict == "unaffected"  # replaced, not left stale
+
+
+@pytest.mark.parametrize(("prepared", "record"), [
+    # Resolved but not built: a failed install here, worth another try, not a fact about the release.
+    (Prepared(plan=None, resolution=object(), environment=None), ran(None, status="not-installable")),  # type: ignore[arg-type]
+    # JAX itself did not import: no behaviour was shown.
+    (BUILT, ran("inconclusive", jax_cannot_run={"error": "ImportError: libtpu"})),
+])
+def test_a_probe_that_showed_nothing_about_the_release_is_not_kept(
+        cache: ProbeCache, tmp_path: Path, prepared: Prepared, record: dict[str, Any]) -> None:
+    subject = ScriptedSubject({"0.5.0": [record]}, prepared=prepared)
+    assert judge(cache, tmp_path).observe(subject, candidate("0.5.0")).ran_now
+    assert cache.get(identity("0.5.0"), 60) is None
+
+
+def test_a_conclusive_current_record_answers_and_an_inconclusive_one_is_a_first_look(
+        cache: ProbeCache, tmp_path: Path) -> None:
+    recorded = observation_of(ran("affected"), source="record")
+    subject = ScriptedSubject({"0.5.0": []}, recorded=recorded)
+    look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
+    assert subject.ran == [] and look.observation.source == "record" and look.observation.packages["numpy"] == "2.1.3"
+    first = ScriptedSubject({"0.5.0": [ran("unaffected")]}, recorded=observation_of(ran("inconclusive"), "record"))
+    seen = judge(cache, tmp_path).observe(first, candidate("0.5.0")).observation
+    assert len(first.ran) == 1 and (seen.verdict, seen.source) == ("unaffected", "record+run")
+
+
+def test_an_unreachable_archive_skips_the_one_release_and_keeps_nothing(cache: ProbeCache, tmp_path: Path) -> None:
+    subject = ScriptedSubject({"0.4.1": []})
+    subject.unreachable = True
+    look = judge(cache, tmp_path).observe(subject, candidate("0.4.1"))
+    assert (look.observation.status, look.ran_now, subject.ran) == ("unreachable", False, [])
+    assert "did not answer" in look.observation.reason and not any(cache.folder.rglob("*.json"))
+
+
+def test_the_probe_line_says_what_was_held_what_flipped_and_why_it_was_reused_or_not() -> None:
+    seen = Observation("ran", "inconclusive", "too noisy", "run", runs=["affected", "unaffected"], flipped=True,
+                       pins=["numpy==2.2.1"], job="SLURM job 12_0 on node01", not_reused="jaxlib 0.5.0 → 0.5.1")
+    line = probe_line("jax 0.5.0", seen, Outcome.SKIP, options())
+    first, second = line.split("\n")
+    assert first == ("probe jax 0.5.0 (holding numpy==2.2.1): skip [run, SLURM job 12_0 on node01] too noisy"
+                     " — flipped: affected → unaffected")
+    assert second == "  ran again: jaxlib 0.5.0 → 0.5.1"
+    reused = probe_line("jax 0.5.0", Observation("ran", "affected", "bad", "cache", matched="check, release"),
+                        Outcome.BAD, options(check=None))
+    assert reused == "probe jax 0.5.0: bad [cache] bad\n  reused: the same check, release"  # a script: no verdict named
