@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kit.bisect import report
 from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate

@@ -73,7 +73,6 @@ import dataclasses, json, sys
 from pathlib import Path
 from kit.config import load_matrix
 from kit.run.runner import RunRequest, run_check
-from kit.install.key import InstallKey
 matrix = dataclasses.replace(load_matrix("matrix.toml"), results_dir=Path(sys.argv[1]))
 request = RunRequest("scaling", "0.6.0", overrides=json.loads(sys.argv[2]))
 record, _ = run_check(matrix, request, lambda m: print(m, file=sys.stderr))
@@ -133,6 +132,7 @@ def test_nox_lists_a_session_per_release_and_check() -> None:
 
 def _gpu_plan(version: str) -> Any:
     from kit.install.index import PackageIndex
+    from kit.install.key import InstallKey
     from kit.install.plan import plan_install
 
     real = load_matrix(ROOT / "matrix.toml")
