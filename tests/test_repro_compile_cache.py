@@ -26,6 +26,7 @@ from kit.install.overlay import lay_over
 from kit.run.compile_cache import compile_cache_dir
 from repro import compile_cache
 from repro.compile_cache import CompileCache
+from tests.real_releases import release_python
 
 REPO = Path(__file__).resolve().parent.parent
 ENVS = REPO / ".nox" / "jax-envs"
@@ -99,10 +100,7 @@ def test_each_jaxlib_build_and_backend_has_its_own_folder(tmp_path: Path) -> Non
 
 
 def env_python(version: str) -> Path:
-    found = sorted(ENVS.glob(f"jax-{version}-cpu-*/bin/python"))
-    if not found:
-        pytest.skip(f"no built environment of jax {version} in {ENVS}")
-    return found[0]
+    return release_python(version)  # built here first where it is not (the integration lane installs releases)
 
 
 def scaling(python: Path, out: Path, cache: Path | None, *flags: str, pythonpath: tuple[Path, ...] = ()) -> Any:

@@ -14,6 +14,7 @@ import pytest
 from kit.install.environment import REUSED, Environment
 from kit.run.jax_runs import JaxRuns, extension_version, jax_runs
 from tests.fake_jax_package import write_fake_jax
+from tests.real_releases import release_python
 
 
 def _env(*pythonpath: Path, python: Path = Path(sys.executable)) -> Environment:
@@ -103,17 +104,9 @@ def test_extension_version_is_none_where_jaxlib_does_not_say(tmp_path: Path) -> 
     assert extension_version(_env(python=tmp_path / "missing")) is None
 
 
-def _built_release(version: str) -> Path | None:
-    """A release environment already built here (.nox/jax-envs), whose install finished (its marker is there)."""
-    envs = Path(__file__).resolve().parents[1] / ".nox" / "jax-envs"
-    found = sorted(envs.glob(f"jax-{version}-cpu-py*/kit-env.json")) if envs.is_dir() else []
-    return found[0].parent / "bin" / "python" if found else None
-
-
 @pytest.mark.integration
-@pytest.mark.skipif(_built_release("0.4.35") is None, reason="jax 0.4.35's environment is not built here")
 def test_a_real_release_runs_and_names_its_extension_version() -> None:
-    python = _built_release("0.4.35")
+    python = release_python("0.4.35")  # built here first where it is not
     assert python is not None
     env = _env(python=python)
     answer = jax_runs(env)

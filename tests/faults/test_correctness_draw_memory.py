@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.real_releases import release_python
 
 REPO = Path(__file__).resolve().parent.parent.parent
 ENVS = REPO / ".nox" / "jax-envs"
@@ -53,11 +54,9 @@ CHILD = textwrap.dedent("""
 @pytest.mark.integration
 @pytest.mark.parametrize("version", ["0.4.20", "0.6.0"])
 def test_the_batch_is_drawn_a_chunk_at_a_time_in_place(version: str) -> None:
-    found = sorted(ENVS.glob(f"jax-{version}-cpu-*/bin/python"))
-    if not found:
-        pytest.skip(f"no built environment of jax {version} in {ENVS}")
+    python = release_python(version)  # built here first where it is not
     env = {**os.environ, "PYTHONPATH": str(REPO), "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run([str(found[0]), "-c", CHILD], env=env, capture_output=True, text=True, timeout=600,
+    done = subprocess.run([str(python), "-c", CHILD], env=env, capture_output=True, text=True, timeout=600,
                           check=True)
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["same"] and figures["again"]
