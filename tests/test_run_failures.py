@@ -215,3 +215,4 @@ def test_what_jax_died_of_does_not_name_the_overlays_temporary_folder(tmp_path: 
     env = Environment(python=Path(sys.executable), pins={}, obtained=REUSED, pythonpath=(overlay,))
     health = jax_runs(env)
     assert not health.ok and str(overlay) not in health.error and "<the commit's overlay>/jaxlib" in health.error
+    assert not any(str(overlay) in line for line in health.output_tail)  # the tail is kept under reports/ too

@@ -19,6 +19,7 @@ from __future__ import annotations
 import subprocess
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from ..install.environment import Environment
@@ -73,10 +74,17 @@ def jax_runs(environment: Environment, timeout: int = TIMEOUT_S) -> JaxRuns:
     seconds = time.monotonic() - started
     if done.returncode == 0 and any(line.startswith(RAN_MARK) and line.rstrip().endswith(" 6") for line in lines):
         return JaxRuns(True, "", (), seconds)
-    error = _error(lines, done.returncode)
-    for folder in environment.pythonpath:  # a commit's overlay: a temporary folder no report should name
-        error = error.replace(str(folder), "<the commit's overlay>")
-    return JaxRuns(False, error, tuple(lines[-10:]), seconds)
+    error = _unnamed_overlays(_error(lines, done.returncode), environment.pythonpath)
+    tail = tuple(_unnamed_overlays(line, environment.pythonpath) for line in lines[-10:])
+    return JaxRuns(False, error, tail, seconds)
+
+
+def _unnamed_overlays(text: str, folders: Sequence[Path]) -> str:
+    """``text`` with each of a commit's overlay folders (temporary, under /tmp) said as such: the error and the
+    tail go into reports pasted into bug threads and into the kept pairs under reports/."""
+    for folder in folders:
+        text = text.replace(str(folder), "<the commit's overlay>")
+    return text
 
 
 def _error(lines: Sequence[str], code: int) -> str:
