@@ -27,7 +27,7 @@ from .candidates import Candidate
 from .commit_candidates import CommitCandidate
 from .outcomes import Observation
 from .probes import Prober
-from .release_subject import ReleaseSubject
+from .release_subject import ReleaseSubject, resolved_python_and_jaxlib
 
 
 class CommitSubject:
@@ -99,11 +99,7 @@ class CommitSubject:
 
     def resolved(self, key: str) -> tuple[str | None, str | None]:
         """The Python and jaxlib of the build it was laid over (its candidate's, where it was not prepared)."""
-        prepared = self.prepared.get(key)
-        resolution = prepared.resolution if prepared else None
-        if resolution is None:
-            return self.commits[key].python, self.commits[key].jaxlib
-        return resolution.python, resolution.pins.get("jaxlib")
+        return resolved_python_and_jaxlib(self.prepared.get(key), self.commits[key])
 
     def _lay(self, candidate: CommitCandidate) -> tuple[Prepared, Prepared]:
         """(the build's release environment, the commit laid over it): a new overlay folder, this subject's to remove."""

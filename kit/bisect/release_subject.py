@@ -83,11 +83,7 @@ class ReleaseSubject:
 
     def resolved(self, key: str) -> tuple[str | None, str | None]:
         """The Python and jaxlib the release ran with here (the index's metadata when it was not prepared)."""
-        prepared = self.prepared.get(key)
-        resolution = prepared.resolution if prepared else None
-        if resolution is None:
-            return self.candidates[key].python, self.candidates[key].jaxlib
-        return resolution.python, resolution.pins.get("jaxlib")
+        return resolved_python_and_jaxlib(self.prepared.get(key), self.candidates[key])
 
     def done(self, key: str) -> None:
         """Nothing to undo after a release's probe: its environment stays for the next one."""
@@ -172,3 +168,11 @@ def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
     flags += f" --preset {options.preset}" if options.preset else ""
     flags += f" {untimed}" if untimed else ""
     return f"python -m kit run {options.check or 'script'} {version}{flags}"
+
+
+def resolved_python_and_jaxlib(prepared: Prepared | None, candidate: Candidate) -> tuple[str | None, str | None]:
+    """The Python and jaxlib ``prepared`` resolved; the candidate's (from the index's metadata) where it has none."""
+    resolution = prepared.resolution if prepared else None
+    if resolution is None:
+        return candidate.python, candidate.jaxlib
+    return resolution.python, resolution.pins.get("jaxlib")
