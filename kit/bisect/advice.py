@@ -48,7 +48,7 @@ def scan_argv(options: Options) -> Sequence[str]:
     """The command line with --all, and without what --all does not go with (--commits, --jax-repo)."""
     argv: list[str] = []
     skip = False
-    for arg in options.argv:
+    for arg in options.quoted_argv:
         if skip:
             skip = False
             continue

@@ -14,6 +14,7 @@ the release phase's own, so the cache, re-runs, ``--confirm``, ``--crash`` and
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,7 @@ class CommitSubject:
         candidate = self.commits[key]
         request = dataclasses.replace(self.releases.request(self._build_of(key), log_file),
                                       version=candidate.jax_version, records_dir=self.records_dir,
-                                      reproduce=f"nox -s bisect -- {' '.join(self.releases.options.argv)}")
+                                      reproduce=f"nox -s bisect -- {shlex.join(self.releases.options.quoted_argv)}")
         return self.releases.run_request(request, prepared)
 
     def done(self, key: str) -> None:

@@ -244,4 +244,4 @@ def missing_import_stop(package: str, flag: str, version: str, options: Options)
                           "it is then installed for each release's era, like numpy and scipy")
     return UsageError(f"the script could not import {package} on jax {version} ({flag}); pass --requires {package} "
                       f"to install it for each release's era",
-                      f"nox -s bisect -- {shlex.join([*options.argv, '--requires', package])}")
+                      f"nox -s bisect -- {shlex.join([*options.quoted_argv, '--requires', package])}")

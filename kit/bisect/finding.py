@@ -77,7 +77,7 @@ class Finding:
     @property
     def reproduce(self) -> str:
         """The command line, with the bounds spelled out when they came from the records or a gallop (they move)."""
-        argv = list(self.options.argv_shown or self.options.argv)
+        argv = list(self.options.quoted_argv)
         if self.options.good is None:
             argv += ["--good", self.good]
         if self.options.bad is None:

@@ -154,6 +154,11 @@ class Options:
         """What is bisected, for file names and headings: the check or ``script-<stem>``."""
         return self.check or script_name(self.script)
 
+    @property
+    def quoted_argv(self) -> tuple[str, ...]:
+        """The command line as reports, records and TIPs quote it (`argv_shown`; ``argv`` where none was made)."""
+        return self.argv_shown or self.argv
+
 
 def script_name(script: Path | None) -> str:
     """``script-<stem>``: a ``--script``'s check name, spelled as a check name must be (it names record files)."""

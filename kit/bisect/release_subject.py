@@ -160,7 +160,7 @@ def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
     A ``--script`` has no command of its own for one release: the bisect that ran it reruns it.
     """
     if not options.check:
-        return f"nox -s bisect -- {shlex.join(options.argv)}"
+        return f"nox -s bisect -- {shlex.join(options.quoted_argv)}"
     untimed = " ".join(to_flags(probe_overrides(matrix, options)))  # the run as the probe made it
     if options.check and any(release.version == version for release in matrix.releases):
         return f"nox -s {options.check}-{version}" + (f" -- {untimed}" if untimed else "")

@@ -8,6 +8,7 @@ project's and home's absolute paths are taken out of what the probes printed. do
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -22,6 +23,7 @@ RELEASES = ["0.4.35", "0.4.36", "0.5.0", "0.6.0"]
 ABSOLUTE = re.compile(r"(?<![\w.])/(?:work|home|root|tmp|Users|private|var)/")
 
 FAILING = """\
+import json
 import os
 if os.environ["FAKE_JAX"] >= "0.5.0":
     raise RuntimeError("broken on " + os.environ["FAKE_JAX"])
@@ -50,3 +52,21 @@ def test_a_bisect_report_names_no_absolute_path(fake_releases: Callable[..., Fak
     assert shown.startswith("..") and f"--script {shown} " in markdown
     assert f"--out {os.path.relpath(out, machine.matrix.path.parent)}`" in markdown
     assert "RuntimeError: broken on 0.5.0" in markdown  # the traceback is still quoted, its paths relative
+
+
+def test_a_probes_record_reproduces_without_an_absolute_path(fake_releases: Callable[..., FakeReleases],
+                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The report quoted the command line with its paths relative, but each probe's record kept it as typed:
+    # `reproduce` held `--script /abs/...` (and `--jax-repo /abs/clone` in a commit bisect's records).
+    monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
+    machine = fake_releases(RELEASES)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    script = outside / "repro.py"
+    script.write_text(FAILING)
+    assert driver.main(machine.matrix, ["--script", str(script), "--good", "0.4.35", "--bad", "0.6.0"],
+                       lambda _line: None) == 0
+    reproduced = [json.loads(path.read_text())["reproduce"]
+                  for path in machine.matrix.layout.script_records.glob("*.json")]
+    assert reproduced and all(not ABSOLUTE.search(line) for line in reproduced), reproduced
+    assert all(f"--script {os.path.relpath(script, machine.matrix.path.parent)} " in line for line in reproduced)
