@@ -11,6 +11,7 @@ really left, exactly as on a real machine.
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -103,13 +104,41 @@ def test_releases_without_records_are_not_resolved_before_running(
     assert planned == ["0.6.2"]
 
 
+def test_the_pending_cells_releases_are_resolved_ahead_in_sweep_order(
+        machine: FakeReleases, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold sweep resolves the next releases while a cell runs; a current cell's release is not asked."""
+    from kit.install import prefetch
+
+    asked: list[tuple[str, str]] = []
+    monkeypatch.setattr(prefetch, "resolve_release",
+                        lambda matrix, version, key, index: asked.append((version, key.backend)))
+    run(machine, "--only", "0.4.13")
+    machine.forget()
+    _wait_for(lambda: len(asked) >= 1)
+    asked.clear()
+    run(machine)  # 0.4.13's cells are current now
+    _wait_for(lambda: len(asked) >= 2)
+    assert asked == [("0.4.16", "cpu"), ("0.6.2", "cpu")]  # once per release, both checks sharing it
+    asked.clear()
+    run(machine, "--rerun", "--refresh")  # every cell resolves afresh itself: nothing asked ahead
+    assert asked == []
+
+
+def _wait_for(condition: Callable[[], bool]) -> None:
+    import time
+    deadline = time.monotonic() + 5
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def test_the_index_is_asked_about_a_not_installable_release_once_an_hour(
         machine: FakeReleases, monkeypatch: pytest.MonkeyPatch) -> None:
     online: list[str] = []
     real = install.resolve
 
     def counting_resolve(plan: InstallPlan, python: str, *args: Any, offline: bool = False, **kwargs: Any) -> Resolution:
-        if not offline:
+        # The sweep's own asking; its resolving ahead (the "kit-prefetch" thread) shares the cell's answer.
+        if not offline and threading.current_thread().name != "kit-prefetch":
             online.append(plan.jax)
         return real(plan, python, *args, offline=offline, **kwargs)
 

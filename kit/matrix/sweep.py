@@ -42,6 +42,7 @@ from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
 from ..install.key import InstallKey
+from ..install.prefetch import Prefetch
 from ..install.release import ResolvedRelease, open_index, resolve_release
 from ..run.facts import identity_here, job_label
 from ..run.runner import RunRequest, check_for, check_subject, prepare, run_check
@@ -345,6 +346,25 @@ class Sweep:
 
     def run(self, cells: Sequence[Cell], current: Mapping[Cell, records.Record]) -> None:
         progress = Progress(sum(1 for cell in cells if cell not in current))
+        ahead = self._resolve_ahead([cell for cell in cells if cell not in current])
+        try:
+            self._run_cells(cells, current, progress)
+        finally:
+            ahead.close(wait=False)  # a resolution under way for a cell not reached is not waited for
+
+    def _resolve_ahead(self, pending: Sequence[Cell]) -> Prefetch:
+        """The pending cells' releases resolved in sweep order on one background thread, so a cell whose
+        environment must be built finds its resolution made while the cells before it ran (in a cold sweep,
+        seconds of waiting on the index per release). One thread: the cells running meanwhile are timed."""
+        prefetch = Prefetch(self.matrix, self.index, workers=1)
+        if self.options.refresh:  # every release is asked of the index again, by its own cell
+            return prefetch
+        wanted = {(cell.version, InstallKey(self.options.backend, requires=self.matrix.check(cell.check).requires)): None
+                  for cell in pending}
+        prefetch.start(list(wanted))
+        return prefetch
+
+    def _run_cells(self, cells: Sequence[Cell], current: Mapping[Cell, records.Record], progress: Progress) -> None:
         for cell in cells:
             if self.unsaved is not None:
                 return
