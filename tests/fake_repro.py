@@ -133,6 +133,7 @@ class FakeBackend:
         write_installed(path, resolution.pins)
         python.write_text(f'#!/bin/sh\nFAKE_JAX={plan.jax} FAKE_SITE="{site}" FAKE_PYTHON="$0" exec "{sys.executable}" "{__file__}" "$@"\n')
         python.chmod(0o755)
+        (path / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")  # as every venv the kit builds
 
 
 def write_installed(path: Path, pins: dict[str, str], python: str = "3.11") -> None:

@@ -1,4 +1,4 @@
-"""kit.install.bytecode: an overlay's bytecode from a cache filed by source, and a built environment's, once."""
+"""kit.install.bytecode: an overlay's bytecode from a cache filed by source; a release run's kept as it imports."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from fake_jax import fake_env, make_repo
-from kit.install.bytecode import BYTECODE_STAMP, compile_environment, fill_bytecode, release_bytecode
+from kit.install.bytecode import PYCACHE, compile_environment, fill_bytecode, release_bytecode_env
 
 PYTHON = Path(sys.executable)
 
@@ -78,17 +78,28 @@ def test_environment_bytecode_skips_tests_and_jax(tmp_path: Path) -> None:
     assert compile_environment(tmp_path / "no-python").startswith("no bytecode written")
 
 
-def test_a_release_environment_gets_its_own_jax_s_bytecode_once(tmp_path: Path) -> None:
-    """A release's own runs import its jax: compiled once (stamped), never on every ``import jax``."""
+def test_a_release_run_keeps_the_bytecode_of_what_it_imports_in_its_environment(tmp_path: Path) -> None:
+    """Only what the run imported is compiled and kept, under the environment's folder, never beside a source;
+    the next run loads it (Python's own check against the source's time stamp)."""
     env = fake_env(tmp_path / "envs", make_repo(tmp_path / "jax"), "0.1.0")
-    site = next(env.rglob("site-packages"))
-    python = env / "bin" / "python"
     if not (env / "pyvenv.cfg").is_file():
         (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
-    assert release_bytecode(python) == "bytecode for its packages in place"
-    assert list((site / "jax").rglob("*.pyc")) and (env / BYTECODE_STAMP).exists()
-    for pyc in site.rglob("*.pyc"):
-        pyc.unlink()
-    assert release_bytecode(python) == ""  # stamped: not walked again
-    assert not list(site.rglob("*.pyc"))
-    assert release_bytecode(tmp_path / "not-a-venv" / "bin" / "python") == ""  # no environment of ours: untouched
+    site = next(env.rglob("site-packages"))
+    overlay(site, {"numpy/__init__.py": "N = 1\n", "numpy/unused.py": "U = 1\n"})
+    user = overlay(tmp_path / "user", {"helper.py": "H = 1\n"})  # a check's own module beside its script
+    told = release_bytecode_env(env / "bin" / "python")
+    assert told["PYTHONDONTWRITEBYTECODE"] == ""  # as here, a user may have it set: it would write nothing
+    run = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **told, "PYTHONPATH": f"{site}{os.pathsep}{user}"}
+    code = "import sys, numpy, helper; print(sys.modules['helper'].__cached__)"
+    first = subprocess.run([sys.executable, "-c", code], env=run, cwd=user, capture_output=True, text=True, check=True)
+    prefix = env / PYCACHE  # mirrors each source's absolute path
+    kept = sorted(str(path.relative_to(prefix)) for folder in (site, user)
+                  for path in (prefix / folder.relative_to(folder.anchor)).rglob("*.pyc"))
+    tag = sys.implementation.cache_tag
+    assert kept == [f"{site.relative_to(site.anchor)}/numpy/__init__.{tag}.pyc",  # numpy.unused was never imported
+                    f"{user.relative_to(user.anchor)}/helper.{tag}.pyc"]
+    assert not list(site.rglob("__pycache__")) and not (user / "__pycache__").exists()
+    second = subprocess.run([sys.executable, "-v", "-c", code], env=run, cwd=user, capture_output=True, text=True,
+                            check=True)
+    assert first.stdout == second.stdout and f"matches {user / 'helper.py'}" in second.stderr  # loaded, not compiled
+    assert release_bytecode_env(tmp_path / "not-a-venv" / "bin" / "python") == {}  # no environment of ours

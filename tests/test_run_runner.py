@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from kit.install.bytecode import PYCACHE
 from kit.install.environment import REUSED, Environment, ExistingPython, Prepared
 from kit import records
 from kit.run import runner
@@ -136,7 +138,8 @@ REPORTING_SCRIPT = """
 import json, os, sys
 import jax
 result = {"verdict": "unaffected", "reason": "ran on " + jax.default_backend(),
-          "summary": {"xla_flags": os.environ.get("XLA_FLAGS", ""), "python": sys.executable}}
+          "summary": {"xla_flags": os.environ.get("XLA_FLAGS", ""), "python": sys.executable,
+                      "pycache_prefix": str(sys.pycache_prefix)}}
 json.dump(result, open(os.environ["KIT_RESULT"], "w"))
 """
 
@@ -187,6 +190,7 @@ def test_an_existing_cpu_jax_gets_the_check_s_host_devices(script_matrix: Matrix
     record = _existing_run(script_matrix, "report", fake_interpreter(tmp_path / "laptop", RELEASE))
     assert record["requested"]["backend"] == "cpu"
     assert "--xla_force_host_platform_device_count=4" in record["evidence"]["summary"]["xla_flags"]
+    assert record["evidence"]["summary"]["pycache_prefix"] == str(sys.pycache_prefix)  # nothing written into it
 
 
 def test_a_missing_scipy_is_an_inconclusive_record_and_nothing_runs(script_matrix: Matrix, tmp_path: Path) -> None:
@@ -211,3 +215,15 @@ def test_a_record_names_the_interpreter_that_ran_relative_to_the_project(fake_re
     record, _path = runner.run_check(releases.matrix, runner.RunRequest("scaling", "0.6.0"), lambda m: None)
     executable = record["environment"]["executable"]
     assert not Path(executable).is_absolute() and executable.endswith("bin/python"), executable
+
+
+def test_a_release_s_own_run_keeps_its_bytecode_in_its_environment(fake_releases: Any, tmp_path: Path) -> None:
+    releases = fake_releases(["0.6.0"])
+    (tmp_path / "report.py").write_text(
+        "import json, os, sys\n"
+        "json.dump({'summary': {'pycache_prefix': str(sys.pycache_prefix)}}, open(os.environ['KIT_RESULT'], 'w'))\n")
+    check = dataclasses.replace(releases.matrix.check("scaling"), script=tmp_path / "report.py")
+    record, _path = runner.run_check(releases.matrix, runner.RunRequest("scaling", "0.6.0", script=check),
+                                     lambda m: None)
+    [env] = [path for path in releases.matrix.envs_dir.iterdir() if path.is_dir() and path.name.startswith("jax-")]
+    assert record["evidence"]["summary"]["pycache_prefix"] == str(env.absolute() / PYCACHE)

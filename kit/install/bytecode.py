@@ -13,7 +13,9 @@ jax imports (jaxlib's Python, numpy, scipy.linalg, ...) were compiled at
 every probe too, another 1.5 s, since the kit's installer (uv) writes no
 bytecode. :func:`compile_environment` writes it into the environment's own
 ``__pycache__`` folders, as pip would have at install time; a second call
-finds it current and costs a fraction of a second.
+finds it current and costs a fraction of a second. A release's own runs
+(no overlay) keep the bytecode their imports compile instead
+(:func:`release_bytecode_env`).
 
 The compiling is done by the environment's own interpreter
 (:mod:`kit.install.bytecode_child`), because bytecode belongs to one Python
@@ -92,27 +94,27 @@ def compile_environment(python: Path, with_jax: bool = False) -> str:
     return "bytecode for its packages in place"
 
 
-BYTECODE_STAMP = ".kit-bytecode"
-"""In a built environment's folder: its packages' bytecode, its own jax's included, was written."""
+PYCACHE = ".kit-pycache"
+"""In a built environment's folder: the bytecode its own runs wrote, for exactly the modules they imported."""
 
 
-def release_bytecode(python: Path) -> str:
-    """A built environment's bytecode, its own jax included, written once; what was done ("" when already done).
+def release_bytecode_env(python: Path) -> dict[str, str]:
+    """What a run in a built release environment is told so that its imports keep their bytecode ({} if not ours).
 
-    A check run in a release's environment imports that release's jax: with no
-    bytecode there (uv writes none, and where ``PYTHONDONTWRITEBYTECODE`` is
-    set Python writes none either) every ``import jax`` compiled its ~500
-    files, 1.5 of a warm session's seconds here. A stamp in the environment
-    makes later runs pay one ``stat``; a failure only costs the time it was
-    meant to save, and is tried again next time.
+    uv writes no bytecode, and where ``PYTHONDONTWRITEBYTECODE`` is set (as
+    on this machine kind) Python writes none either, so every ``import jax``
+    compiled its ~450 modules again: 1.5 of a warm session's seconds here.
+    Compiling the whole environment once after the build (``compileall``, as
+    pip does) cost a cold probe 3.6 s for files no check imports (most of
+    scipy); letting the run write what it compiles costs nothing extra. The
+    bytecode goes under the environment's own folder (``PYTHONPYCACHEPREFIX``)
+    so that nothing is written beside the kit's or a user's sources, and it goes
+    with the environment when that is deleted. Python validates each pyc
+    against its source's time stamp and writes atomically, so runs side by side
+    are safe, and a read-only environment only costs the time this saves.
     """
     root = python.parent.parent  # <environment>/bin/python
-    if not (root / "pyvenv.cfg").is_file() or (root / BYTECODE_STAMP).exists():
-        return ""
-    made = compile_environment(python, with_jax=True)
-    if made == "bytecode for its packages in place":
-        try:
-            (root / BYTECODE_STAMP).touch()
-        except OSError:
-            pass  # a read-only environment: compileall finds it current next time, a fraction of a second
-    return made
+    if not (root / "pyvenv.cfg").is_file():
+        return {}
+    # An empty PYTHONDONTWRITEBYTECODE is unset as far as Python is concerned (the variable needs a non-empty value).
+    return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(root.absolute() / PYCACHE)}

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
 from repro.parameters import flag, shown, to_flags
 
@@ -37,7 +38,7 @@ from ..text_bounds import bound_record
 from ..user_paths import shown_path
 from ..errors import UsageError
 from ..install import environment
-from ..install.bytecode import release_bytecode
+from ..install.bytecode import release_bytecode_env
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
 from ..install.key import InstallKey
@@ -208,13 +209,12 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     timeout = request.timeout_s or check.timeout_s
     # A user's own interpreter is used as it is: nothing written into it. A commit's overlay hides the
     # environment's jax and brings its own bytecode (`kit.install.bytecode.fill_bytecode`).
-    if env.obtained != EXISTING and not env.pythonpath:
-        made = release_bytecode(env.python)
-        if made:
-            log(f"the environment's bytecode: {made}")
+    bytecode = release_bytecode_env(env.python) if env.obtained != EXISTING and not env.pythonpath else {}
     if check.script is not None:
-        return run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo)
-    return _run_repro(env, request, params, timeout, log, compile_cache_env(matrix.envs_dir, env, backend))
+        return run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo,
+                          extra_env=bytecode)
+    return _run_repro(env, request, params, timeout, log,
+                      {**compile_cache_env(matrix.envs_dir, env, backend), **bytecode})
 
 
 def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
@@ -252,7 +252,9 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
         cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
         log("running " + " ".join(cmd[1:]))
         if int(params.get("processes") or 1) > 1:
-            return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log)
+            # Their bytecode, not the compile cache: it was never proven with jax.distributed's processes.
+            bytecode = {k: v for k, v in (extra_env or {}).items() if k != COMPILE_CACHE_ENV}
+            return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log, bytecode)
         ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log,
                           echo=request.echo)
         if ended.timed_out:
@@ -324,7 +326,8 @@ def script_env(result_path: Path, backend: str, host_devices: int | None) -> dic
 
 
 def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log,
-               output_log: Path | None = None, echo: bool = True) -> dict[str, Any]:
+               output_log: Path | None = None, echo: bool = True,
+               extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Run a script check with the environment's python; the record fields its exit, KIT_RESULT and output give.
 
     The one way a script runs, whether it came from a check block or from
@@ -338,8 +341,8 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         out = tmp / "kit-result.json"
         cmd = [str(env.python), str(check.script)]
         log("running " + " ".join(cmd))
-        ended = run_child(cmd, timeout, log, script_env(out, backend, check.host_devices), env.pythonpath,
-                          output_log, echo=echo)
+        ended = run_child(cmd, timeout, log, {**(extra_env or {}), **script_env(out, backend, check.host_devices)},
+                          env.pythonpath, output_log, echo=echo)
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
     if failures.failed(ended.code) and not _bad_if_matched(fields):
         fields = unless_jax_failed(fields, env, log)
@@ -475,9 +478,9 @@ def _alive(pid: int) -> bool:
 
 
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],
-                   log: Log) -> dict[str, Any]:
+                   log: Log, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one record."""
-    fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(pythonpath=pythonpath), log)
+    fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log)
     if fields["status"] == "ran":
         fields["environment"] = {**host_facts(None), **fields["environment"]}
     return fields
