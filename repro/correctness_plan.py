@@ -23,7 +23,7 @@ CHUNK_BYTES = 2**27
 # pivots and the gathered diagonals (≈0.05× each). Donating the input cannot
 # free it: JAX refuses a donation that no output of the input's shape can take
 # (benchmarks/correctness_peak_parts.py measures each part and tries it). The
-# draw, a chunk at a time (repro/correctness.py), needs the input and one chunk;
+# draw, a chunk at a time (repro/correctness.py), needs the input and a few chunks;
 # drawn in one call, threefry's counters and bits sat beside it (2.5× on CPU
 # with jax 0.4.35, over 4× with newer releases' partitionable threefry).
 # Host-side checks only add small chunks.

@@ -1,9 +1,10 @@
 """repro.correctness._draw in real releases: the batch a chunk at a time, in place, the same on every call.
 
-Where ``.nox/jax-envs/`` has an old and a new release (skipped where absent):
-the drawn batch is exactly each chunk's ``normal(fold_in(key, i))`` laid end
-to end (a short last chunk included), and the draw's peak memory is the batch
-and a chunk, well under the 2.4-4× of one ``jax.random.normal`` call for the whole.
+In an old and a new release (built first where absent): the drawn batch is
+exactly each chunk's standard normal from the seed's ``i``-th spawned numpy
+stream, laid end to end (a short last chunk included), whatever the number of
+drawing threads, and the draw's peak memory is the batch and a few chunks,
+well under the 2.4-4× of one ``jax.random.normal`` call for the whole.
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ CHILD = textwrap.dedent("""
     correctness.DRAW_CHUNK_BYTES = rows * n * n * 4  # chunks of 5 rows: 13 rows are 5 + 5 + 3
     plan = {"n": n, "dtype": "float32", "batch": 13}
     drawn = np.asarray(correctness._draw(jax, compat, plan, 7))
-    key = compat.random_key(7)
-    parts = [np.asarray(jax.random.normal(jax.random.fold_in(key, i), (m, n, n), "float32"))
+    parts = [np.random.default_rng(np.random.SeedSequence(7, spawn_key=(i,))).standard_normal((m, n, n), "float32")
              for i, m in enumerate((5, 5, 3))]
     same = bool(np.array_equal(drawn, np.concatenate(parts)))
+    correctness.DRAW_WORKERS = 1  # another number of threads: the same batch
     again = bool(np.array_equal(drawn, np.asarray(correctness._draw(jax, compat, plan, 7))))
-    correctness.DRAW_CHUNK_BYTES = 2**26
+    correctness.DRAW_CHUNK_BYTES, correctness.DRAW_WORKERS = 2**26, 2
+    key = compat.random_key(7)
     big = {"n": 20, "dtype": "float32", "batch": 200_000}  # 0.30 GiB
     before = peak()
     x = correctness._draw(jax, compat, big, 0)
