@@ -47,7 +47,8 @@ def cold_matrix(clone: Path, args: list[str]) -> tuple[float, int, str]:
 
 
 def summary(output: str) -> str:
-    statuses = re.findall(r"jax \S+: (ran|unsupported|crashed|timed-out|not-installable|error|unsaved)\b", output)
+    statuses = re.findall(r"jax \S+: (ran|unsupported|crashed|timed-out|not-installable|unsaved)\b", output)
+    statuses += ["error (no record)"] * len(re.findall(r"^nox > ERROR in ", output, re.MULTILINE))
     counts = {status: statuses.count(status) for status in sorted(set(statuses))}
     done = re.search(r"matrix done in (\S+)", output)
     return f"{sum(counts.values())} cells ({', '.join(f'{n} {s}' for s, n in counts.items()) or 'none parsed'})" \
