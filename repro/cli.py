@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import Any, Dict, Mapping, NoReturn, Sequence, Tuple
 
 from repro import parameters as parameter_rules
@@ -59,3 +60,17 @@ def write_result(path: str, result: Mapping[str, Any]) -> None:
     with open(temporary, "w", encoding="utf-8") as handle:
         handle.write(strict_json(result, sort_keys=False))
     os.replace(temporary, path)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process with ``code`` once its output is flushed, without the interpreter's teardown.
+
+    Once the result file is written nothing else of the run matters to the
+    kit, and tearing JAX down (its exit hooks, the backend's threads, every
+    module's finalisation) took 0.16 s of a 3.4 s warm scaling run here. Only
+    for a run in one process: processes joined by jax.distributed leave
+    together first (`repro.distributed.leave`) and exit normally.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -45,7 +45,7 @@ from repro.correctness_plan import (
     ranges_to_check,
 )
 from repro.contract import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
-from repro.cli import UsageError, checked_parameters, parser, write_result
+from repro.cli import UsageError, checked_parameters, exit_now, parser, write_result
 
 # Defaults, presets and limits live in repro/parameters.py, shared with the kit.
 DEFAULTS: Dict[str, Any] = parameters_rules.DEFAULTS["correctness"]
@@ -459,7 +459,9 @@ def human_summary(result: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Optional[Sequence[str]] = None, script: bool = False) -> int:
+    """The repro; ``script``: run as ``python -m repro.correctness``, so it ends as soon as its result is out
+    (`repro.cli.exit_now`)."""
     try:
         out, parameters = parse_parameters(sys.argv[1:] if argv is None else argv)
     except UsageError as error:
@@ -477,8 +479,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # Its name only: the kit passes a path in its scratch folder, gone once the run is over,
     # and these last lines are quoted in reports (a bisect's probe output).
     _progress(f"wrote {os.path.basename(out)}")
+    if script:
+        exit_now(EXIT_OK)
     return EXIT_OK
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(script=True))

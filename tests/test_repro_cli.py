@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,3 +82,11 @@ def test_a_bare_file_name_is_written_in_the_working_folder(tmp_path: Path, monke
     write_result("RESULT.json", {"ok": True})
     assert json.loads((tmp_path / "RESULT.json").read_text()) == {"ok": True}
     assert os.listdir(tmp_path) == ["RESULT.json"]
+
+
+def test_exit_now_flushes_the_output_and_skips_the_teardown() -> None:
+    code = ("import atexit, sys; from repro.cli import exit_now; atexit.register(lambda: print('teardown')); "
+            "print('result written', end=''); sys.stderr.write('last line'); exit_now(3)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "result written", "last line")
