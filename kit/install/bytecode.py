@@ -73,16 +73,16 @@ def fill_bytecode(python: Path, folder: Path, cache: Path) -> Bytecode:
     return Bytecode(copied, compiled, failed, dropped)
 
 
-def compile_environment(python: Path, with_jax: bool = False) -> str:
-    """Bytecode for a built environment's packages where it is missing or stale; what was done, for the log.
+def compile_environment(python: Path) -> str:
+    """Bytecode for the packages of a built environment that commits are laid over, where it is missing or stale;
+    what was done, for the log.
 
     Tests folders are left out (no check imports them: half of scipy's files),
-    and so is the ``jax`` package, which every overlay hides behind its own,
-    unless ``with_jax`` (the release's own runs import it).
+    and so is the ``jax`` package, which every overlay hides behind its own.
     """
     try:
         site_packages = installed_package(python, "jaxlib").parent  # where the environment's packages are
-        skip = r"/tests?/" if with_jax else rf"/tests?/|^{re.escape(str(site_packages / 'jax'))}/"
+        skip = rf"/tests?/|^{re.escape(str(site_packages / 'jax'))}/"
         # -j 0: one worker per core; a cold build's first run waits on this (2.8 s -> 2.0 s here for jax 0.5.x).
         done = subprocess.run([str(python), "-m", "compileall", "-q", "-j", "0", "-x", skip, str(site_packages)],
                               capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, stdin=subprocess.DEVNULL)
