@@ -11,6 +11,8 @@ from pathlib import Path
 
 from fake_jax import fake_env, make_repo
 from kit.install.bytecode import PYCACHE, compile_environment, fill_bytecode, release_bytecode_env
+from kit.install.environment import REUSED, Environment
+from kit.records import EXISTING
 
 PYTHON = Path(sys.executable)
 
@@ -87,7 +89,7 @@ def test_a_release_run_keeps_the_bytecode_of_what_it_imports_in_its_environment(
     site = next(env.rglob("site-packages"))
     overlay(site, {"numpy/__init__.py": "N = 1\n", "numpy/unused.py": "U = 1\n"})
     user = overlay(tmp_path / "user", {"helper.py": "H = 1\n"})  # a check's own module beside its script
-    told = release_bytecode_env(env / "bin" / "python")
+    told = release_bytecode_env(Environment(env / "bin" / "python", {}, REUSED))
     assert told["PYTHONDONTWRITEBYTECODE"] == ""  # as here, a user may have it set: it would write nothing
     run = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **told, "PYTHONPATH": f"{site}{os.pathsep}{user}"}
     code = "import sys, numpy, helper; print(sys.modules['helper'].__cached__)"
@@ -102,4 +104,7 @@ def test_a_release_run_keeps_the_bytecode_of_what_it_imports_in_its_environment(
     second = subprocess.run([sys.executable, "-v", "-c", code], env=run, cwd=user, capture_output=True, text=True,
                             check=True)
     assert first.stdout == second.stdout and f"matches {user / 'helper.py'}" in second.stderr  # loaded, not compiled
-    assert release_bytecode_env(tmp_path / "not-a-venv" / "bin" / "python") == {}  # no environment of ours
+    python = env / "bin" / "python"
+    assert release_bytecode_env(Environment(tmp_path / "not-a-venv" / "bin" / "python", {}, REUSED)) == {}
+    assert release_bytecode_env(Environment(python, {}, EXISTING)) == {}  # a user's own: used as it is
+    assert release_bytecode_env(Environment(python, {}, REUSED, pythonpath=(tmp_path,))) == {}  # an overlay's own

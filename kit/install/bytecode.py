@@ -29,10 +29,13 @@ and a failure here only costs the time it was meant to save.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..records import EXISTING
+from .environment import Environment
 from .overlay import installed_package
 
 _CHILD = Path(__file__).with_name("bytecode_child.py")
@@ -98,8 +101,9 @@ PYCACHE = ".kit-pycache"
 """In a built environment's folder: the bytecode its own runs wrote, for exactly the modules they imported."""
 
 
-def release_bytecode_env(python: Path) -> dict[str, str]:
-    """What a run in a built release environment is told so that its imports keep their bytecode ({} if not ours).
+def release_bytecode_env(env: Environment) -> dict[str, str]:
+    """What a run in a release environment the kit built is told so that its imports keep their bytecode; {} for
+    a user's own interpreter (used as it is) and for a commit's overlay (it brings its own, `fill_bytecode`).
 
     uv writes no bytecode, and where ``PYTHONDONTWRITEBYTECODE`` is set (as
     on this machine kind) Python writes none either, so every ``import jax``
@@ -113,8 +117,23 @@ def release_bytecode_env(python: Path) -> dict[str, str]:
     against its source's time stamp and writes atomically, so runs side by side
     are safe, and a read-only environment only costs the time this saves.
     """
-    root = python.parent.parent  # <environment>/bin/python
-    if not (root / "pyvenv.cfg").is_file():
+    root = env.python.parent.parent  # <environment>/bin/python
+    if env.obtained == EXISTING or env.pythonpath or not (root / "pyvenv.cfg").is_file():
         return {}
     # An empty PYTHONDONTWRITEBYTECODE is unset as far as Python is concerned (the variable needs a non-empty value).
     return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(root.absolute() / PYCACHE)}
+
+
+# What an import of a damaged pyc dies of: Python checks a pyc's header against its source, not the code after it.
+_DAMAGED = ("bad marshal data", "marshal data too short")
+
+
+def drop_damaged_bytecode(env: Environment, error: str) -> bool:
+    """Remove a release environment's kept bytecode when ``error`` (what its ``import jax`` died of) says a pyc
+    there is damaged; whether it did. Python writes each pyc whole (a temporary file, then a rename), so only
+    something outside it tears one; the bytecode is only a cache, so the next import compiles afresh."""
+    kept = env.python.parent.parent / PYCACHE
+    if not release_bytecode_env(env) or not any(mark in error for mark in _DAMAGED) or not kept.is_dir():
+        return False
+    shutil.rmtree(kept, ignore_errors=True)
+    return not kept.exists()

@@ -20,7 +20,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..install.environment import Environment
 from . import failures
@@ -58,13 +58,15 @@ class JaxRuns:
                 "seconds": round(self.seconds, 2)}
 
 
-def jax_runs(environment: Environment, timeout: int = TIMEOUT_S) -> JaxRuns:
-    """Import jax in ``environment`` (its interpreter, its extra paths) and run one small computation."""
+def jax_runs(environment: Environment, timeout: int = TIMEOUT_S,
+             extra_env: Mapping[str, str] | None = None) -> JaxRuns:
+    """Import jax in ``environment`` (its interpreter, its extra paths) and run one small computation; ``extra_env``:
+    what the run that failed was told besides (where its bytecode is kept), so JAX imports as it did there."""
     started = time.monotonic()
     try:
         done = subprocess.run([str(environment.python), "-c", SMOKE], capture_output=True, text=True,
                               errors="replace", timeout=timeout, stdin=subprocess.DEVNULL,
-                              env=repro_env(pythonpath=environment.pythonpath))
+                              env=repro_env(extra_env, environment.pythonpath))
     except subprocess.TimeoutExpired:
         return JaxRuns(False, f"import jax did not finish in {timeout} s", (), time.monotonic() - started)
     except OSError as exc:

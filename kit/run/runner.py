@@ -38,14 +38,13 @@ from ..text_bounds import bound_record
 from ..user_paths import shown_path
 from ..errors import UsageError
 from ..install import environment
-from ..install.bytecode import release_bytecode_env
+from ..install.bytecode import drop_damaged_bytecode, release_bytecode_env
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
 from ..install.key import InstallKey
 from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
-from ..records.origin import EXISTING
 from .facts import host_facts, identity_here, job_facts
 
 Log = Callable[[str], None]
@@ -207,14 +206,18 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
-    # A user's own interpreter is used as it is: nothing written into it. A commit's overlay hides the
-    # environment's jax and brings its own bytecode (`kit.install.bytecode.fill_bytecode`).
-    bytecode = release_bytecode_env(env.python) if env.obtained != EXISTING and not env.pythonpath else {}
-    if check.script is not None:
-        return run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                          extra_env=bytecode)
-    return _run_repro(env, request, params, timeout, log,
-                      {**compile_cache_env(matrix.envs_dir, env, backend), **bytecode})
+    for _ in range(2):
+        if check.script is not None:
+            fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo,
+                                extra_env=release_bytecode_env(env))
+        else:
+            fields = _run_repro(env, request, params, timeout, log,
+                                {**compile_cache_env(matrix.envs_dir, env, backend), **release_bytecode_env(env)})
+        died_of = str(((fields.get("evidence") or {}).get("jax_cannot_run") or {}).get("error") or "")
+        if not drop_damaged_bytecode(env, died_of):  # a cache that fails is dropped, and the run made again
+            return fields
+        log(f"the environment's kept bytecode was damaged ({died_of}): dropped; running again")
+    return fields
 
 
 def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
@@ -300,7 +303,7 @@ def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log) -> dic
     use, a damaged environment) is "cannot run here", never the script's
     bad (`kit.run.jax_runs`); ``evidence.jax_cannot_run`` says what JAX died of.
     """
-    health = jax_runs(env)
+    health = jax_runs(env, extra_env=release_bytecode_env(env))  # as the run imported it: its bytecode too
     log(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)")
     if health.ok:
         return fields
