@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable, Iterator
@@ -10,6 +11,14 @@ import pytest
 
 from tests.fake_releases import FakeReleases, make_fake_releases
 from tests.local_slurm import local_slurm  # noqa: F401  (a fixture for every suite: a running single-node SLURM)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The Ctrl-C tests need SIGINT to reach Python, here and in the processes the tests start. A shell without job
+    # control starts a background job (`bash .ci/run &`) with SIGINT ignored, every process below inherits that,
+    # and Python installs no KeyboardInterrupt for an ignored SIGINT: those tests then hang until their timeouts.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
