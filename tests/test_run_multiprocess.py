@@ -13,45 +13,11 @@ import pytest
 
 from kit.run import multiprocess
 from kit.run.multiprocess import ProcessGroup, merge, result_path
+from tests.process_state import ended_soon, pids_written
 
 
 def _python(code: str) -> list[str]:
     return [sys.executable, "-c", code]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); it is dead for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
-            return stat.read().split()[2] != "Z"
-    except OSError:
-        return False
-
-
-def _dead_soon(pid: int, within: float = 10.0) -> bool:
-    """SIGKILL is delivered asynchronously: on a loaded machine a killed process
-    can show as running for a moment after the kill returns."""
-    deadline = time.monotonic() + within
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def _wait_for_pids(pid_file: Path, count: int, within: float = 60.0) -> list[int]:
-    """Python can take seconds to start on a loaded machine: wait for the processes to say who they are."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        pids = pid_file.read_text().split() if pid_file.exists() else []
-        if len(pids) >= count:
-            return [int(pid) for pid in pids]
-        time.sleep(0.05)
-    raise AssertionError(f"{count} processes did not start within {within} s")
 
 
 def _result(verdict: str = "affected", rank: int = 0, **summary: Any) -> dict[str, Any]:
@@ -126,7 +92,7 @@ def test_one_process_dying_takes_the_hung_one_down_within_the_grace(tmp_path: Pa
     codes, _tail = group.wait(timeout=120, grace=1.0)
     assert time.monotonic() - started < 30
     assert codes[1] == 7 and codes[0] is not None and codes[0] < 0  # killed by a signal
-    assert _dead_soon(_wait_for_pids(pid_file, 1)[0])
+    assert ended_soon(pids_written(pid_file, 1, within=60)[0])
     assert not group.timed_out
 
 
@@ -139,10 +105,10 @@ def test_a_timeout_kills_every_process_and_their_children(tmp_path: Path) -> Non
         f"open({str(pid_file)!r}, 'a').write(str(child.pid) + ' ')\n"
         "time.sleep(600)\n")
     group = ProcessGroup([spawner, spawner], [dict(os.environ)] * 2)
-    children = _wait_for_pids(pid_file, 2)
+    children = pids_written(pid_file, 2, within=60)
     _codes, _tail = group.wait(timeout=2)
     assert group.timed_out
-    assert all(_dead_soon(pid) for pid in children)
+    assert all(ended_soon(pid) for pid in children)
 
 
 def test_output_is_prefixed_with_the_rank(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -195,7 +161,7 @@ def test_ctrl_c_while_waiting_kills_every_process(tmp_path: Path, monkeypatch: p
     pid_file = tmp_path / "p.pid"
     sleeper = _python(f"import os, time; open({str(pid_file)!r}, 'a').write(str(os.getpid()) + ' '); time.sleep(600)")
     group = ProcessGroup([sleeper, sleeper], [dict(os.environ)] * 2)
-    pids = _wait_for_pids(pid_file, 2)
+    pids = pids_written(pid_file, 2, within=60)
 
     real_sleep = time.sleep
     calls: list[float] = []
@@ -209,4 +175,4 @@ def test_ctrl_c_while_waiting_kills_every_process(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(multiprocess.time, "sleep", interrupted_once)
     with pytest.raises(KeyboardInterrupt):
         group.wait(timeout=600)
-    assert all(_dead_soon(pid) for pid in pids)
+    assert all(ended_soon(pid) for pid in pids)

@@ -10,12 +10,12 @@ import ctypes
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from kit.run.process_tree import TREE_ENV, Subreaper, end_trees, tagged_env
+from tests.process_state import ended_soon
 
 ROOT = Path(__file__).resolve().parents[1]
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the tree is found through Linux's /proc")
@@ -32,14 +32,6 @@ if os.fork() == 0:
 print(os.read(r, 32).decode(), flush=True)
 time.sleep(120)
 """
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
 
 
 def _is_subreaper() -> bool:
@@ -71,10 +63,7 @@ def test_end_trees_kills_a_root_and_the_descendant_that_left_its_session() -> No
         [leftovers] = end_trees([(proc.pid, token)])
         assert proc.wait(timeout=10) < 0
     assert leftovers == [f"pid {escapee} ({Path(sys.executable).name[:15]})"]  # comm: the name exec was given
-    deadline = time.monotonic() + 10
-    while _running(escapee) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _running(escapee)
+    assert ended_soon(escapee)
 
 
 @linux_only

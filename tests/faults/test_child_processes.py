@@ -18,6 +18,7 @@ import pytest
 from kit.config import script_check
 from kit.install.environment import REUSED, Environment
 from kit.run import child_processes, multiprocess, runner
+from tests.process_state import ended_soon, pids_written, running
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the process tree is found through Linux's /proc")
 
@@ -75,31 +76,6 @@ def _env(tmp_path: Path) -> Environment:
     return Environment(python=Path(sys.executable), pins={}, obtained=REUSED)
 
 
-def _running(pid: int) -> bool:
-    """True while ``pid`` is a process that has not ended (a zombie has ended: only its exit status is left)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
-def _ended_soon(pid: int, within: float = 10.0) -> bool:
-    deadline = time.monotonic() + within
-    while _running(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not _running(pid)
-
-
-def _pids(path: Path, count: int = 1, within: float = 30.0) -> list[int]:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if path.exists() and len(path.read_text().split()) >= count:
-            return [int(x) for x in path.read_text().split()]
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never named {count} pid(s)")
-
-
 def _run_script(tmp_path: Path, body: str, timeout: int) -> tuple[dict, float, Path]:
     pid_file = tmp_path / "pids"
     script = _script(tmp_path, body.replace("sys.argv[1]", repr(str(pid_file))))
@@ -114,15 +90,15 @@ def test_a_forked_child_holding_stdout_ends_when_the_script_exits(tmp_path: Path
     assert (fields["status"], fields["verdict"]) == ("ran", "unaffected")
     assert "left 1 process running when it exited, killed then" in fields["reason"]
     assert fields["evidence"]["left_running_count"] == 1
-    [child] = _pids(pid_file)
-    assert _ended_soon(child)
+    [child] = pids_written(pid_file)
+    assert ended_soon(child)
 
 
 def test_a_script_waiting_on_its_child_times_out_at_its_limit_with_the_child(tmp_path: Path) -> None:
     fields, seconds, pid_file = _run_script(tmp_path, FORK_AND_WAIT, timeout=3)
     assert fields["status"] == "timed-out" and fields["reason"] == "the script did not finish within 3 s"
     assert seconds < 20
-    assert all(_ended_soon(pid) for pid in _pids(pid_file, 2))
+    assert all(ended_soon(pid) for pid in pids_written(pid_file, 2))
 
 
 @pytest.mark.parametrize("body", [DETACH, DETACH_HOLDING_STDOUT], ids=["stdio-to-devnull", "holding-stdout"])
@@ -130,8 +106,8 @@ def test_a_detached_daemon_does_not_outlive_the_check(tmp_path: Path, body: str)
     fields, seconds, pid_file = _run_script(tmp_path, body, timeout=60)
     assert seconds < 20
     assert (fields["status"], fields["verdict"]) == ("ran", "unaffected")
-    [daemon] = _pids(pid_file)
-    assert _ended_soon(daemon)
+    [daemon] = pids_written(pid_file)
+    assert ended_soon(daemon)
     assert fields["evidence"]["left_running_count"] == 1
 
 
@@ -140,7 +116,7 @@ def test_a_process_the_check_did_not_start_is_left_alone(tmp_path: Path) -> None
     try:
         fields, _seconds, _pid_file = _run_script(tmp_path, DETACH, timeout=60)
         assert fields["status"] == "ran"
-        assert _running(bystander.pid)
+        assert running(bystander.pid)
     finally:
         bystander.kill()
         bystander.wait()
@@ -167,14 +143,14 @@ def test_stopping_the_kit_ends_the_whole_tree(tmp_path: Path, stop: int) -> None
     script = _script(tmp_path, DETACH_THEN_SLEEP.replace("sys.argv[1]", repr(str(pid_file))))
     kit = subprocess.Popen([sys.executable, "-c", DRIVER, str(script)], cwd=ROOT, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
-    [daemon] = _pids(pid_file)
+    [daemon] = pids_written(pid_file)
     started = time.monotonic()
     kit.send_signal(stop)
     code = kit.wait(30)
     # SIGTERM: cli's SystemExit(128 + 15); Ctrl-C: Python ends by its own SIGINT after the KeyboardInterrupt.
     assert code == (128 + signal.SIGTERM if stop == signal.SIGTERM else -signal.SIGINT)
     assert time.monotonic() - started < 20
-    assert _ended_soon(daemon)
+    assert ended_soon(daemon)
 
 
 def test_the_processes_of_a_multi_process_run_take_their_daemons_with_them(tmp_path: Path) -> None:
@@ -184,8 +160,8 @@ def test_the_processes_of_a_multi_process_run_take_their_daemons_with_them(tmp_p
                                       [{**os.environ, "RANK": str(rank)} for rank in range(2)])
     codes, _tail = group.wait(timeout=60)
     assert codes == [0, 0]
-    daemons = [_pids(Path(f"{pid_file}{rank}"))[0] for rank in range(2)]
-    assert all(_ended_soon(pid) for pid in daemons)
+    daemons = [pids_written(Path(f"{pid_file}{rank}"))[0] for rank in range(2)]
+    assert all(ended_soon(pid) for pid in daemons)
     assert len(group.leftovers) == 2
 
 
@@ -199,7 +175,7 @@ def test_output_reading_stops_even_when_a_writer_escaped_the_tree(tmp_path: Path
     started = time.monotonic()
     ended = child_processes.run([sys.executable, "-c", body], os.environ, 60, echo=None)
     seconds = time.monotonic() - started
-    [escaped] = _pids(pid_file)
+    [escaped] = pids_written(pid_file)
     os.kill(escaped, signal.SIGKILL)
     try:
         os.waitpid(escaped, 0)  # it re-parented to this process, the subreaper at the time
