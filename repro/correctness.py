@@ -194,7 +194,6 @@ def _draw_and_factorise(jax: Any, compat: Any, plan: Dict[str, Any], seed: int, 
                         timings: Dict[str, float]) -> Tuple[Any, Dict[str, np.ndarray]]:
     """The batch on the device, and slogdet's and det's outputs on the host."""
     jnp = jax.numpy
-    n, dtype, batch = plan["n"], plan["dtype"], plan["batch"]
     started = time.perf_counter()
     x = _draw(jax, compat, plan, seed)
     compat.block_until_ready(x)
@@ -224,30 +223,30 @@ def _draw(jax: Any, compat: Any, plan: Dict[str, Any], seed: int) -> Any:
     check, is then the peak. Chunk ``i`` is numpy's standard normal from the
     seed's ``i``-th spawned stream (`_drawn_chunks`), on the host's cores:
     threefry on the device took 8.0 s of a 35 s CPU run for 2 GiB, these
-    2.3 s on 2 cores. The same seed gives the same batch on every release and
+    3.9 s on 2 cores. The same seed gives the same batch on every release and
     backend, whatever the number of threads (chunk size `DRAW_CHUNK_BYTES`).
     """
     jnp = jax.numpy
     n, dtype, batch = plan["n"], np.dtype(plan["dtype"]), plan["batch"]
     rows = max(1, DRAW_CHUNK_BYTES // (n * n * dtype.itemsize))
-    starts = list(range(0, batch, rows))
+    starts = range(0, batch, rows)
     put = jax.jit(lambda x, part, lo: jax.lax.dynamic_update_slice(x, part, (lo, 0, 0)), donate_argnums=0)
     x = jnp.zeros((batch, n, n), dtype)
-    for lo, part in zip(starts, _drawn_chunks(seed, [(lo, min(rows, batch - lo)) for lo in starts], n, dtype)):
+    for lo, part in zip(starts, _drawn_chunks(seed, [min(rows, batch - lo) for lo in starts], n, dtype)):
         x = put(x, part, lo)
     return x
 
 
-def _drawn_chunks(seed: int, chunks: List[Tuple[int, int]], n: int, dtype: Any) -> Iterator[np.ndarray]:
-    """Each (start, rows) chunk's matrices in order, drawn on `DRAW_WORKERS` threads (numpy's generators let go of
+def _drawn_chunks(seed: int, rows: List[int], n: int, dtype: Any) -> Iterator[np.ndarray]:
+    """Each chunk's ``rows[i]`` matrices in order, drawn on `DRAW_WORKERS` threads (numpy's generators let go of
     the GIL while they fill), at most two per thread waiting, so the chunks held at once stay a few."""
     def draw(index: int) -> np.ndarray:
         stream = np.random.SeedSequence(seed % 2**64, spawn_key=(index,))  # the seed's index-th child stream
-        return np.random.default_rng(stream).standard_normal((chunks[index][1], n, n), dtype=dtype)
+        return np.random.default_rng(stream).standard_normal((rows[index], n, n), dtype=dtype)
 
     with ThreadPoolExecutor(DRAW_WORKERS) as pool:
         waiting: Deque[Any] = deque()
-        for index in range(len(chunks)):
+        for index in range(len(rows)):
             waiting.append(pool.submit(draw, index))
             if len(waiting) > 2 * DRAW_WORKERS:
                 yield waiting.popleft().result()
