@@ -65,8 +65,7 @@ def release_number(text: str, where: str, error: type[KitError] = UsageError) ->
     as this string after it.
     """
     if not isinstance(text, str) or not _RELEASE_NUMBER.fullmatch(text):
-        raise error(f"{where} {text!r} is not a plain JAX release number",
-                          "write it like 0.4.35: digits and dots, nothing else")
+        raise error(f"{where} {text!r} is not a plain JAX release number", "write it like 0.4.35: digits and dots, nothing else")
     return text
 
 
@@ -207,6 +206,7 @@ class Matrix:
     envs_dir: Path = Path(".nox/jax-envs")
     environments: tuple[NamedEnvironment, ...] = ()
     jax_repo: Path | None = None  # [install] jax_repo: a JAX clone for bisect --commits (no lock depends on it)
+    shared_dir: Path | None = None  # the jax-kit command's user cache: probes every project shares (kit/project.py)
 
     def release(self, version: str) -> Release:
         """The configured release, or an ad-hoc one for a version the matrix lacks.
@@ -235,7 +235,7 @@ class Matrix:
 
     @property
     def layout(self) -> Layout:  # where everything the kit writes goes, beside these two folders (kit/layout.py)
-        return Layout.of(self.results_dir, self.envs_dir)
+        return Layout.of(self.results_dir, self.envs_dir, self.shared_dir)
 
 
 def load_matrix(path: Path | str = "matrix.toml") -> Matrix:

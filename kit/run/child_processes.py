@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..package_files import PACKAGE_ROOT, repro_root
 from .child_output import Echo, Lines, Tail, echo_to_console
 from .process_tree import REAP_S, SUBREAPER, end_trees, tagged_env
 
@@ -178,15 +179,15 @@ def end_all(children: Sequence[Child], grace_s: float = 0.0) -> list[list[str]]:
     return [child._leftovers or [] for child in children]
 
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = PACKAGE_ROOT  # the kit's own files, read (a built-in check's source); children get `repro_root()`
 
 
 def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path, ...] = ()) -> dict[str, str]:
-    """A repro's environment: ours, with the environment's extra paths and the repository importable,
-    and output unbuffered."""
+    """A repro's environment: ours, with the environment's extra paths and ``repro`` importable (the checkout,
+    or an installed kit's copy of it: `kit.package_files.repro_root`), and output unbuffered."""
     env = {**os.environ, **(extra_env or {})}
     # An empty entry (PYTHONPATH unset, or ending in ':') would put the working folder on sys.path.
     inherited = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
-    env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(REPO_ROOT), *inherited])
+    env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(repro_root()), *inherited])
     env["PYTHONUNBUFFERED"] = "1"
     return env

@@ -29,12 +29,13 @@ from repro.parameters import flag, shown, to_flags
 
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
-from .child_processes import REPO_ROOT, repro_env
+from .child_processes import repro_env
 from .compile_cache import compile_cache_env
 from .jax_runs import jax_runs
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
 from ..text_bounds import bound_record
+from ..package_files import repro_root
 from ..user_paths import shown_path
 from ..errors import UsageError
 from ..install import environment
@@ -402,7 +403,7 @@ def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, st
     ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
     """
     with kept_output(output_log, echo) as shown:
-        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=shown)
+        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=repro_root(), echo=shown)
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended
