@@ -161,6 +161,19 @@ def _over(base: Any, top: Any, depth: int = 1) -> Any:
     return merged
 
 
+def bisect_command(matrix: Matrix) -> str:
+    """How a bisect's command line begins where reports and records quote it: ``jax-kit bisect`` in a project,
+    the repository's session otherwise."""
+    return "jax-kit bisect" if matrix.shared_dir is not None else "nox -s bisect --"
+
+
+def run_command(matrix: Matrix, check: str, version: str) -> str:
+    """The command that runs ``check`` on ``version`` as the front door in use spells it (before its flags)."""
+    if matrix.shared_dir is not None:
+        return f"jax-kit {check} {version}"
+    return f"python -m kit run {check} {version}"
+
+
 def known_problems_file(matrix: Matrix) -> Path:
     """The known_problems.toml a report cites: the one beside matrix.toml, else (``jax-kit`` in a folder
     without one) the package's."""

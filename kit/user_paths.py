@@ -119,6 +119,17 @@ def find_links_argument(text: str) -> str:
     return checked_find_links([text], "--find-links")[0]
 
 
+def relative_to_what(path: Path | str) -> str:
+    """For a relative path the user gave, the words saying what it was read from: ``nox`` runs in the noxfile's
+    folder, not where it was started, so "does not exist" alone sent users looking in the wrong folder."""
+    if os.path.isabs(path):
+        return ""
+    here = os.getcwd()
+    nox = " (nox runs from the noxfile's folder: give an absolute path there)" \
+        if os.path.isfile(os.path.join(here, "noxfile.py")) else ""
+    return f" (a relative path, read from the current folder {here}{nox})"
+
+
 def report_path(path: Path | str, project: Path) -> str:
     """How a report meant for a bug thread names ``path``: as `shown_path`, and a path outside both the project
     and the home folder relative to the project too (``../jax``), so no machine's absolute path is pasted."""
