@@ -82,6 +82,9 @@ def project_options(argv: Sequence[str]) -> ProjectOptions:
             raise UsageError(f"{flag} needs a {'file' if flag == '--config' else 'folder'}",
                              f"e.g. {flag} {'matrix.toml' if flag == '--config' else REPORTS_FOLDER}")
         given[flag] = Path(value).expanduser()
+    if "--slurm" in rest:  # its job scripts `cd` into the checkout and read matrix.toml there
+        raise UsageError("jax-kit does not submit to SLURM yet: the job scripts run the kit from a repository checkout",
+                         "run nox -s matrix -- --slurm or nox -s bisect -- --slurm from a clone of the repository")
     return ProjectOptions(given.get("--config"), given.get("--out"), tuple(rest))
 
 

@@ -44,6 +44,11 @@ def test_a_flag_without_its_value_is_one_usage_error(argv: list[str]) -> None:
         project_options(argv)
 
 
+def test_slurm_is_refused_in_words_rather_than_failing_on_a_node() -> None:
+    with pytest.raises(UsageError, match="jax-kit does not submit to SLURM yet"):
+        project_options(["matrix", "--slurm"])
+
+
 def test_version_and_help_need_no_matrix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
@@ -229,3 +234,8 @@ def test_two_projects_share_one_build_of_a_release(fake_releases, tmp_path: Path
     assert [record["install"]["environment"] for record in records] == ["built", "reused"]
     assert records[1]["reproduce"] == "jax-kit scaling 0.6.0"
     assert "reusing environment" in capsys.readouterr().err
+    # The matrix from the project: its record is current (not run again), the report lands beside it.
+    assert cli.main(["matrix", "--only", "0.6.0", "--checks", "scaling"], project=True) == 0
+    assert releases.runs == [("0.6.0", "scaling")] * 2
+    report = (tmp_path / "project-b" / REPORTS_FOLDER / "matrix.md").read_text()
+    assert "`jax-kit scaling 0.6.0`" in report

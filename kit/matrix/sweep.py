@@ -89,6 +89,7 @@ class Options:
     strict: bool = False
     refresh: bool = False
     slurm: SlurmOptions | None = None  # submit the pending cells as a SLURM job array (kit/matrix/slurm.py)
+    project: bool = False  # the jax-kit command's (kit/project.py): records say `jax-kit CHECK VERSION`
 
 
 @dataclass
@@ -192,6 +193,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         strict=args.strict,
         refresh=args.refresh,
         slurm=SlurmOptions(args.partition, args.time, not args.no_wait) if args.slurm else None,
+        project=matrix.shared_dir is not None,
     )
 
 
@@ -452,7 +454,8 @@ def _request(cell: Cell, options: Options) -> RunRequest:
         backend=options.backend,
         timeout_s=options.timeout_s,
         refresh=options.refresh,
-        reproduce=f"nox -s {cell.check}-{cell.version}{backend_flag}",
+        reproduce=f"jax-kit {cell.check} {cell.version}{backend_flag[3:]}" if options.project
+        else f"nox -s {cell.check}-{cell.version}{backend_flag}",
     )
 
 
