@@ -56,6 +56,26 @@ grep -q "== scaling · jax 0.6.0 · cpu: UNAFFECTED" scaling.out || { cat scalin
 ls jax-kit-reports/results/scaling-0.6.0-cpu-*.json > /dev/null || fail "no record in ./jax-kit-reports/results"
 grep -q "reproduce: jax-kit scaling 0.6.0" scaling.out || fail "the reproduce line is not a jax-kit command"
 
+# The release's own numpy ran, not the one the kit's venv holds (matplotlib's): repro/ reached the child
+# from its copy in the user cache, never with the venv's site-packages on PYTHONPATH.
+"$WORK/venv/bin/python" - jax-kit-reports/results/scaling-0.6.0-cpu-*.json <<'EOF' || fail "the run saw the kit's packages"
+import json, sys
+record = json.load(open(sys.argv[1]))
+ran, pinned = record["environment"]["numpy"], record["install"]["resolved"]["numpy"]
+sys.exit(0 if ran == pinned else f"numpy {ran} ran, the release's environment pins {pinned}")
+EOF
+env_python="$(ls -d "$JAX_KIT_CACHE"/jax-envs/jax-0.6.0-cpu-*/bin/python)"
+step "jax-kit run scaling --python (jax 0.6.0's interpreter, as it is)"
+run existing.out "$jax_kit" run scaling --python "$env_python"
+grep -q "existing interpreter: UNAFFECTED" existing.out || { cat existing.out; fail "no verdict with --python"; }
+"$WORK/venv/bin/python" - jax-kit-reports/results/scaling-*.json <<'EOF' || fail "the inventory saw the kit's own packages"
+import json, sys
+for path in sys.argv[1:]:
+    install = json.load(open(path))["install"]
+    if install.get("environment") == "existing" and ({"matplotlib", "nox"} & set(install["packages"])):
+        sys.exit(f"{path}: the interpreter's packages include the kit's: {sorted(install['packages'])}")
+EOF
+
 step "jax-kit bisect --script ./x.py --good 0.4.35 --bad 0.4.36 (a relative script path)"
 cat > x.py <<'EOF'
 # A keyword argument named f to a jitted function (examples/issues/jit-kwarg-named-f.md).
@@ -93,7 +113,7 @@ sys.exit(0 if install.get("environment") == "reused" and install.get("env_reused
 EOF
 built="$(find "$JAX_KIT_CACHE/jax-envs" -maxdepth 1 -type d -name 'jax-0.6.0-cpu-*' | wc -l)"
 [ "$built" = 1 ] || fail "$built environments of jax 0.6.0 in the user cache, not 1"
-[ "$(ls "$WORK"/project-a/jax-kit-reports/results/ | wc -l)" = 1 ] || fail "project b's record went to project a"
+[ "$(ls "$WORK"/project-a/jax-kit-reports/results/ | wc -l)" = 2 ] || fail "project b's record went to project a"
 run report.out "$jax_kit" report --no-plots
 [ -f jax-kit-reports/matrix.md ] || fail "jax-kit report wrote no ./jax-kit-reports/matrix.md"
 
