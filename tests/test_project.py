@@ -21,6 +21,7 @@ from kit.layout import Layout
 from kit.package_files import PACKAGE_ROOT, default_file, in_checkout, lay_repro
 from kit.project import (REPORTS_FOLDER, ProjectOptions, USAGE, bisect_command, known_problems_file, merged_tables,
                          project_matrix, project_options, run_command)
+from kit.toml_tables import read_toml
 from kit.user_cache import cache_dir, tagged
 from kit.user_paths import relative_to_what
 
@@ -202,8 +203,7 @@ def test_repro_is_laid_alone_named_by_its_content_and_importable_from_there(tmp_
 # --- the package itself ---------------------------------------------------------------------------
 
 def test_the_package_depends_on_what_requirements_txt_names() -> None:
-    tomllib = pytest.importorskip("tomllib")
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = read_toml(ROOT / "pyproject.toml")["project"]
     wanted = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
     assert [d.replace("'", '"').replace(" ", "") for d in project["dependencies"]] == \
         [w.replace(" ", "") for w in wanted if w]
