@@ -86,7 +86,7 @@ def _project_main(argv: list[str], log: Log) -> int:
     """``jax-kit [--config FILE] [--out DIR] COMMAND ...``: ``CHECK VERSION`` is ``run CHECK VERSION``, and
     ``matrix`` is followed by the report, as the repository's sessions do."""
     from . import __version__
-    from .project import USAGE, index_pages_in_cache, project_matrix, project_options
+    from .project import USAGE, project_matrix, project_options
 
     try:
         options = project_options(argv)
@@ -97,7 +97,6 @@ def _project_main(argv: list[str], log: Log) -> int:
             print(f"jax-kit {__version__}")
             return EXIT_OK
         matrix = project_matrix(options)
-        index_pages_in_cache(matrix, os.environ)
     except KitError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any, Mapping, MutableMapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from .config import Matrix, parse_matrix
 from .errors import ConfigError, UsageError
@@ -109,11 +109,13 @@ def project_matrix(options: ProjectOptions, here: Path | None = None,
                                envs_dir=envs, shared_dir=cache)
 
 
-def index_pages_in_cache(matrix: Matrix, environ: MutableMapping[str, str]) -> None:
-    """The package index's pages and JAX's changelog (kit/install/index.py's ``KIT_CACHE_DIR``, else
-    ``./.cache/kit``) kept in the user cache too, not in the user's folder; a ``KIT_CACHE_DIR`` set stays."""
-    if matrix.shared_dir is not None:
-        environ.setdefault("KIT_CACHE_DIR", str(matrix.shared_dir / "index-pages"))
+def index_pages(matrix: Matrix, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Where jax-kit keeps the package index's pages and JAX's changelog: in the user cache, not in the user's
+    folder (kit/install/index.py's default, ``./.cache/kit``). None: that default, or ``KIT_CACHE_DIR`` if set."""
+    environ = os.environ if environ is None else environ
+    if matrix.shared_dir is None or environ.get("KIT_CACHE_DIR"):
+        return None
+    return matrix.shared_dir / "index-pages"
 
 
 def _config_file(given: Path | None, here: Path) -> Path:

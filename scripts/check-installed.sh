@@ -117,6 +117,10 @@ built="$(find "$JAX_KIT_CACHE/jax-envs" -maxdepth 1 -type d -name 'jax-0.6.0-cpu
 run report.out "$jax_kit" report --no-plots
 [ -f jax-kit-reports/matrix.md ] || fail "jax-kit report wrote no ./jax-kit-reports/matrix.md"
 
+for project in "$WORK/project-a" "$WORK/project-b"; do  # the index's pages went to the user cache too
+  [ ! -e "$project/.cache" ] || fail "$project/.cache was written (the index's pages belong in the user cache)"
+done
+
 step "nothing written into the installed package or the repository"
 site_after="$(cd "$site" && find . -type f | sort)"
 [ "$site_before" = "$site_after" ] || fail "files appeared in site-packages: $(diff <(echo "$site_before") <(echo "$site_after") | head)"

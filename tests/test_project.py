@@ -19,8 +19,8 @@ from kit.config import load_matrix
 from kit.errors import UsageError
 from kit.layout import Layout
 from kit.package_files import PACKAGE_ROOT, default_file, in_checkout, lay_repro
-from kit.project import (REPORTS_FOLDER, ProjectOptions, USAGE, bisect_command, known_problems_file, merged_tables,
-                         project_matrix, project_options, run_command)
+from kit.project import (REPORTS_FOLDER, ProjectOptions, USAGE, bisect_command, index_pages, known_problems_file,
+                         merged_tables, project_matrix, project_options, run_command)
 from kit.toml_tables import read_toml
 from kit.user_cache import cache_dir, tagged
 from kit.user_paths import relative_to_what
@@ -108,6 +108,13 @@ def test_a_folder_without_matrix_toml_gets_the_package_defaults(tmp_path: Path) 
     assert known_problems_file(matrix) == default_file("known_problems.toml")
     assert bisect_command(matrix) == "jax-kit bisect" and run_command(matrix, "scaling", "0.6.0") == \
         "jax-kit scaling 0.6.0"
+
+
+def test_the_index_s_pages_go_to_the_user_cache_unless_kit_cache_dir_says_otherwise(tmp_path: Path) -> None:
+    matrix = project_matrix(_options(), tmp_path, {"JAX_KIT_CACHE": str(tmp_path / "cache")})
+    assert index_pages(matrix, {}) == tmp_path / "cache" / "index-pages"
+    assert index_pages(matrix, {"KIT_CACHE_DIR": "/elsewhere"}) is None  # PackageIndex reads it
+    assert index_pages(load_matrix(ROOT / "matrix.toml"), {}) is None  # the repository's ./.cache/kit
 
 
 def test_out_is_read_from_the_current_folder(tmp_path: Path) -> None:

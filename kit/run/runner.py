@@ -43,6 +43,7 @@ from ..install.bytecode import drop_damaged_bytecode, release_bytecode_env
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
 from ..install.key import InstallKey
+from ..install.release import open_index
 from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
@@ -172,7 +173,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     started = time.monotonic()
     params = parameters if parameters is not None else parameters_for(matrix, request)
     if request.existing is None:  # an existing interpreter is never resolved: no index to open
-        index = index or PackageIndex(matrix.install.index_url)
+        index = index or open_index(matrix)
     prepared = prepared or prepare(matrix, request, log, index)
     record = _base_record(request, params, prepared)
     if job_facts():

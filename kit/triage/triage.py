@@ -26,6 +26,7 @@ from typing import Any, Callable
 from ..config import Matrix, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
 from ..install.index import PackageIndex
+from ..install.release import open_index
 from ..project import bisect_command
 from ..run.runner import RunRequest, run_check
 from ..user_paths import shown_path
@@ -105,7 +106,7 @@ def run_on(matrix: Matrix, options: TriageOptions, written: WrittenCheck, name: 
 def newest_release(matrix: Matrix, index: PackageIndex | None, log: Log) -> str:
     """The newest JAX on the index; matrix.toml's newest [[release]] when the index cannot be reached."""
     try:
-        return str((index or PackageIndex(matrix.install.index_url)).jax_releases()[-1])
+        return str((index or open_index(matrix)).jax_releases()[-1])
     except IndexUnreachable as error:
         fallback = max(matrix.releases, key=lambda release: release.key).version if matrix.releases else ""
         log(f"{error}; comparing with matrix.toml's newest release, {fallback or 'none'}, instead")
