@@ -40,6 +40,10 @@ site_before="$(cd "$site" && find . -type f | sort)"
 touch "$WORK/installed"
 jax_kit="$WORK/venv/bin/jax-kit"
 
+step "uv tool install of the same wheel gives the command too"
+UV_TOOL_DIR="$WORK/tools" UV_TOOL_BIN_DIR="$WORK/tools/bin" uv tool install --quiet "$wheel"
+[ "$("$WORK/tools/bin/jax-kit" --version)" = "$("$WORK/venv/bin/jax-kit" --version)" ] || fail "uv tool install's jax-kit"
+
 mkdir -p "$WORK/project-a" "$WORK/project-b"
 WORK="$(cd "$WORK" && pwd -P)"
 cd "$WORK/project-a"
