@@ -22,6 +22,8 @@ run() { local out="$1"; shift; "$@" > "$out" 2>&1 || { local code=$?; cat "$out"
 # A fresh user cache (not this checkout's .nox/jax-envs): built from uv's package cache, so quick.
 export JAX_KIT_CACHE="$WORK/cache"
 unset KIT_CACHE_DIR PYTHONPATH
+# Bytecode written as on a user's machine, so "nothing written into site-packages" is a real test.
+unset PYTHONDONTWRITEBYTECODE
 
 repo_before="$(git -C "$REPO" status --porcelain --ignored)"
 touch "$WORK/started"
