@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from repro import parameters as parameter_rules
 
-from .arguments import Parser
+from .arguments import AS_JAX_KIT, Parser, as_spoken
 from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
 from .errors import KitError, UsageError
@@ -103,9 +103,13 @@ def _project_main(argv: list[str], log: Log) -> int:
     command = list(options.argv)
     if command[0] in matrix.checks:
         command = ["run", *command]
-    code = _main(command, log, "", "jax-kit " + shlex.join(argv), matrix)
-    if command[0] == "matrix" and code == EXIT_OK:
-        code = _main(["report"], log, "", None, matrix)
+    spoken = AS_JAX_KIT.set(True)
+    try:
+        code = _main(command, log, "", "jax-kit " + shlex.join(argv), matrix)
+        if command[0] == "matrix" and code == EXIT_OK:
+            code = _main(["report"], log, "", None, matrix)
+    finally:
+        AS_JAX_KIT.reset(spoken)
     return code
 
 
@@ -138,7 +142,7 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
             return run_task(matrix, rest, log)
         raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, matrix or report")
     except KitError as exc:
-        print(exc.render(), file=sys.stderr)
+        print(as_spoken(exc.render()), file=sys.stderr)
         return exc.exit_code
 
 
@@ -205,7 +209,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
     )
     parameters = parameters_for(matrix, request)  # bad parameters stop here, before any install
     record, path = run_check(matrix, request, log, parameters=parameters)
-    print(summary(record, path))
+    print(as_spoken(summary(record, path)))
     return exit_code(record, args.fail_on_affected)
 
 

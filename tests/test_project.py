@@ -67,6 +67,20 @@ def test_the_usage_names_every_session_of_the_repository() -> None:
         assert command in USAGE
 
 
+def test_usage_lines_and_tips_name_jax_kit_s_commands_while_it_runs() -> None:
+    from kit.arguments import AS_JAX_KIT, as_spoken
+
+    text = ("nox -s bisect -- --check scaling; `nox -s scaling-VERSION -- --help`; see `nox -l`; nox -s tests; "
+            "(e.g. nox -s qr-0.4.13), nox -s report.")
+    assert as_spoken(text) == text
+    token = AS_JAX_KIT.set(True)
+    try:
+        assert as_spoken(text) == ("jax-kit bisect --check scaling; `jax-kit scaling VERSION --help`; "
+                                   "see `jax-kit --help`; nox -s tests; (e.g. jax-kit qr 0.4.13), jax-kit report.")
+    finally:
+        AS_JAX_KIT.reset(token)
+
+
 def test_a_relative_config_that_is_not_there_says_what_it_was_read_from(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=re.escape(f"--config 'm.toml' does not exist (relative to the current "
                                                    f"folder, {tmp_path})")):
