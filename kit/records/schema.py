@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..file_names import name_part_problem
 from .json_text import JsonTextError, decode
 
 SCHEMA = 1
@@ -112,6 +113,7 @@ def _field_problems(record: Mapping[str, Any]) -> Iterable[str]:
         yield "missing 'requested.jax' (which release the record measures)"
     elif any(not isinstance(requested.get(key), (str, type(None))) for key in ("backend", "preset")):
         yield "field 'requested.backend' or 'requested.preset' is not text"
+    yield from _name_problems(record)
     if record.get("status") not in STATUSES and isinstance(record.get("status"), str):
         yield f"unknown status {_short(record.get('status'))} (expected one of {', '.join(STATUSES)})"
     if record.get("verdict") not in VERDICTS:
@@ -129,6 +131,19 @@ def _field_problems(record: Mapping[str, Any]) -> Iterable[str]:
         if not isinstance(evidence["summary"], dict):
             yield "field 'evidence.summary' is not an object"
     yield from _metric_problems(record.get("metrics"))
+
+
+def _name_problems(record: Mapping[str, Any]) -> Iterable[str]:
+    """The fields that become parts of file names (a plot per backend, a series per check): one rule,
+    `kit.file_names`, checked here where a record enters, so ``x/../../tmp/p`` never becomes a path."""
+    requested, environment = record.get("requested"), record.get("environment")
+    places = {"check": record.get("check") if isinstance(record.get("check"), str) else None,  # else said above
+              "requested.backend": requested.get("backend") if isinstance(requested, dict) else None,
+              "environment.backend": environment.get("backend") if isinstance(environment, dict) else None}
+    for where, value in places.items():
+        problem = name_part_problem(value, f"field {where!r}") if value not in (None, "") else None
+        if problem:
+            yield problem
 
 
 def _metric_problems(metrics: Any) -> Iterable[str]:

@@ -21,7 +21,25 @@ from kit.install.key import InstallKey
 from kit.install.release import built_env
 from kit.run import runner
 from tests.fake_releases import FakeReleases
-from tests.test_install_envs import PLAN, RESOLUTION, FakeBackend
+from kit.install.plan import InstallPlan, Resolution
+from tests.fake_repro import write_installed
+
+PLAN = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0",), exclude_newer="2025-04-30T00:00:00Z",
+                   index_url="https://example.invalid/simple", pythons=("3.11",))
+RESOLUTION = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
+
+
+class FakeBackend:
+    """An 'environment' whose python is this interpreter and whose packages are their dist-infos."""
+
+    name = "fake"
+
+    def create(self, path: Path, interpreter: Path) -> None:
+        envs.env_python(path).parent.mkdir(parents=True)
+        envs.env_python(path).symlink_to(sys.executable)
+
+    def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
+        write_installed(path, resolution.pins)
 
 
 def test_a_link_at_an_environments_path_is_refused_and_its_target_left_whole(
