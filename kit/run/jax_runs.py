@@ -66,7 +66,8 @@ def jax_runs(environment: Environment, timeout: int = TIMEOUT_S,
     try:
         done = subprocess.run([str(environment.python), "-c", SMOKE], capture_output=True, text=True,
                               errors="replace", timeout=timeout, stdin=subprocess.DEVNULL,
-                              env=repro_env(extra_env, environment.pythonpath))
+                              env=repro_env({**environment.isolating_env(), **(extra_env or {})},
+                                            environment.pythonpath))
     except subprocess.TimeoutExpired:
         return JaxRuns(False, f"import jax did not finish in {timeout} s", (), time.monotonic() - started)
     except OSError as exc:

@@ -206,13 +206,17 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
+    isolating = env.isolating_env()
+    if isolating and os.environ.get("PYTHONPATH"):
+        log("PYTHONPATH is set here: the release's environment runs without it, so the release's own jax and "
+            "packages are the ones imported (an interpreter given with --python keeps it)")
     for _ in range(2):
         if check.script is not None:
             fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                                extra_env=release_bytecode_env(env))
+                                extra_env={**isolating, **release_bytecode_env(env)})
         else:
-            fields = _run_repro(env, request, params, timeout, log,
-                                {**compile_cache_env(matrix.envs_dir, env, backend), **release_bytecode_env(env)})
+            fields = _run_repro(env, request, params, timeout, log, {**isolating, **release_bytecode_env(env),
+                                                                     **compile_cache_env(matrix.envs_dir, env, backend)})
         died_of = str(((fields.get("evidence") or {}).get("jax_cannot_run") or {}).get("error") or "")
         if not drop_damaged_bytecode(env, died_of):  # a cache that fails is dropped, and the run made again
             return fields
@@ -303,7 +307,7 @@ def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log) -> dic
     use, a damaged environment) is "cannot run here", never the script's
     bad (`kit.run.jax_runs`); ``evidence.jax_cannot_run`` says what JAX died of.
     """
-    health = jax_runs(env, extra_env=release_bytecode_env(env))  # as the run imported it: its bytecode too
+    health = jax_runs(env, extra_env={**env.isolating_env(), **release_bytecode_env(env)})  # as the run imported it: its bytecode too
     log(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)")
     if health.ok:
         return fields

@@ -1,0 +1,47 @@
+"""The caller's environment variables do not decide a release's verdict.
+
+A user's PYTHONPATH holding a ``jax`` package once made every release run the
+user's jax while the record said jax 0.6.0. docs/faults.md, "Untrusted input
+and the kit's folders".
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.install.environment import EXISTING, Environment
+from kit.run import runner
+from tests.faults.script_checks import prepared_here, script_matrix
+
+# Exit 1 (affected) when anything of the caller's PYTHONPATH is importable.
+SEES_THE_CALLERS_PATH = ("import importlib.util, sys\n"
+                         "sys.exit(1 if importlib.util.find_spec('callers_package') else 0)\n")
+
+
+@pytest.fixture
+def callers_pythonpath(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "mine"
+    (folder / "callers_package").mkdir(parents=True)
+    (folder / "callers_package" / "__init__.py").write_text("")
+    monkeypatch.setenv("PYTHONPATH", str(folder))
+    return folder
+
+
+def test_a_release_environment_runs_without_the_callers_pythonpath_and_says_so(
+        tmp_path: Path, callers_pythonpath: Path) -> None:
+    script = tmp_path / "hostile.py"
+    script.write_text(SEES_THE_CALLERS_PATH)
+    lines: list[str] = []
+    record, _path = runner.run_check(script_matrix(tmp_path, script), runner.RunRequest("hostile", "0.6.0"),
+                                     lines.append, prepared=prepared_here(tmp_path))
+    assert (record["status"], record["verdict"]) == ("ran", "unaffected"), record["reason"]
+    assert ("PYTHONPATH is set here: the release's environment runs without it, so the release's own jax and "
+            "packages are the ones imported (an interpreter given with --python keeps it)") in lines
+
+
+def test_a_users_own_interpreter_keeps_the_callers_pythonpath(callers_pythonpath: Path) -> None:
+    env = Environment(Path(sys.executable), {"jax": "0.6.0"}, EXISTING)
+    assert env.isolating_env() == {}, "run as it is: a cluster's JAX module may live on PYTHONPATH"
