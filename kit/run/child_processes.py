@@ -183,8 +183,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path, ...] = ()) -> dict[str, str]:
     """A repro's environment: ours, with the environment's extra paths and the repository importable,
-    and output unbuffered."""
+    output unbuffered, and asserts kept."""
     env = {**os.environ, **(extra_env or {})}
+    # A check's asserts are its verdict: under PYTHONOPTIMIZE they vanish and an affected release reads unaffected.
+    env.pop("PYTHONOPTIMIZE", None)
     # An empty entry (PYTHONPATH unset, or ending in ':') would put the working folder on sys.path.
     inherited = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
     env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(REPO_ROOT), *inherited])

@@ -210,6 +210,8 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     if isolating and os.environ.get("PYTHONPATH"):
         log("PYTHONPATH is set here: the release's environment runs without it, so the release's own jax and "
             "packages are the ones imported (an interpreter given with --python keeps it)")
+    if os.environ.get("PYTHONOPTIMIZE"):
+        log("PYTHONOPTIMIZE is set here: checks run without it, since a check's asserts decide its verdict")
     for _ in range(2):
         if check.script is not None:
             fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo,

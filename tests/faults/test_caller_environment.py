@@ -45,3 +45,15 @@ def test_a_release_environment_runs_without_the_callers_pythonpath_and_says_so(
 def test_a_users_own_interpreter_keeps_the_callers_pythonpath(callers_pythonpath: Path) -> None:
     env = Environment(Path(sys.executable), {"jax": "0.6.0"}, EXISTING)
     assert env.isolating_env() == {}, "run as it is: a cluster's JAX module may live on PYTHONPATH"
+
+
+def test_pythonoptimize_does_not_turn_an_assert_based_check_unaffected(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONOPTIMIZE", "1")
+    script = tmp_path / "hostile.py"
+    script.write_text("assert 1 + 1 == 3, 'the bug is here'\n")
+    lines: list[str] = []
+    record, _path = runner.run_check(script_matrix(tmp_path, script), runner.RunRequest("hostile", "0.6.0"),
+                                     lines.append, prepared=prepared_here(tmp_path))
+    assert (record["status"], record["verdict"]) == ("ran", "affected"), record["reason"]
+    assert "PYTHONOPTIMIZE is set here: checks run without it, since a check's asserts decide its verdict" in lines
