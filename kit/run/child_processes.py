@@ -181,6 +181,18 @@ def end_all(children: Sequence[Child], grace_s: float = 0.0) -> list[list[str]]:
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def dropped_variables(isolating: Mapping[str, str]) -> list[str]:
+    """What a run's log says of the caller's variables that `repro_env` (and ``isolating``, an environment's
+    `isolating_env`) keep from a check, one sentence each: none when the caller set none of them."""
+    said = []
+    if "PYTHONPATH" in isolating and os.environ.get("PYTHONPATH"):
+        said.append("PYTHONPATH is set here: the release's environment runs without it, so the release's own jax "
+                    "and packages are the ones imported (an interpreter given with --python keeps it)")
+    if os.environ.get("PYTHONOPTIMIZE"):
+        said.append("PYTHONOPTIMIZE is set here: checks run without it, since a check's asserts decide its verdict")
+    return said
+
+
 def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path, ...] = ()) -> dict[str, str]:
     """A repro's environment: ours, with the environment's extra paths and the repository importable,
     output unbuffered, and asserts kept."""

@@ -206,19 +206,15 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
-    isolating = env.isolating_env()
-    if isolating and os.environ.get("PYTHONPATH"):
-        log("PYTHONPATH is set here: the release's environment runs without it, so the release's own jax and "
-            "packages are the ones imported (an interpreter given with --python keeps it)")
-    if os.environ.get("PYTHONOPTIMIZE"):
-        log("PYTHONOPTIMIZE is set here: checks run without it, since a check's asserts decide its verdict")
+    told = {**env.isolating_env(), **release_bytecode_env(env)}  # what every run in it is told besides
+    for line in child_processes.dropped_variables(told):
+        log(line)
     for _ in range(2):
         if check.script is not None:
-            fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                                extra_env={**isolating, **release_bytecode_env(env)})
+            fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo, extra_env=told)
         else:
-            fields = _run_repro(env, request, params, timeout, log, {**isolating, **release_bytecode_env(env),
-                                                                     **compile_cache_env(matrix.envs_dir, env, backend)})
+            fields = _run_repro(env, request, params, timeout, log,
+                                {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
         died_of = str(((fields.get("evidence") or {}).get("jax_cannot_run") or {}).get("error") or "")
         if not drop_damaged_bytecode(env, died_of):  # a cache that fails is dropped, and the run made again
             return fields
@@ -353,6 +349,8 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         ended = run_child(cmd, timeout, log, {**(extra_env or {}), **script_env(out, backend, check.host_devices)},
                           env.pythonpath, output_log, echo=echo)
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
+    if failures.failed(ended.code) and (not_source := failures.source_problem(check.script)):
+        fields = failures.not_source(fields, not_source)  # Python says so without a traceback: a plain exit 1
     if failures.failed(ended.code) and not _bad_if_matched(fields):
         fields = unless_jax_failed(fields, env, log)
     env_facts: dict[str, Any] = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
