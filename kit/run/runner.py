@@ -32,6 +32,7 @@ from . import child_processes, failures, multiprocess, protocol
 from .child_processes import REPO_ROOT, repro_env
 from .compile_cache import compile_cache_env
 from .jax_runs import jax_runs
+from .kit_files import watching
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
 from ..text_bounds import bound_record
@@ -51,8 +52,6 @@ Log = Callable[[str], None]
 
 # A script that forks hundreds of helpers still gets a short record: the first few name the rest.
 LEFTOVERS_SHOWN = 10
-
-
 
 
 @dataclass
@@ -189,7 +188,8 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
         record.update(status="ran", verdict="inconclusive", reason=prepared.cannot_test)
     else:
-        record.update(_run_in(prepared.environment, matrix, request, params, record["requested"]["backend"], log))
+        record.update(watching(matrix, log, _run_in, prepared.environment, matrix, request, params,  # kit files watched
+                               record["requested"]["backend"], log))
         record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
     record["duration_s"] = round(time.monotonic() - started, 2)
     executable = record["environment"].get("executable")
@@ -347,7 +347,7 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         cmd = [str(env.python), str(check.script)]
         log("running " + " ".join(cmd))
         ended = run_child(cmd, timeout, log, {**(extra_env or {}), **script_env(out, backend, check.host_devices)},
-                          env.pythonpath, output_log, echo=echo)
+                          env.pythonpath, output_log, echo=echo, cwd=tmp)  # its scratch folder: not the project
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
     if failures.failed(ended.code) and (not_source := failures.source_problem(check.script)):
         fields = failures.not_source(fields, not_source)  # Python says so without a traceback: a plain exit 1
@@ -399,14 +399,14 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
 
 def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
               pythonpath: tuple[Path, ...] = (), output_log: Path | None = None,
-              echo: bool = True) -> child_processes.Ended:
-    """Run a check's process (kit/run/child_processes.py): output echoed, bounded; its whole tree ended.
+              echo: bool = True, cwd: Path = REPO_ROOT) -> child_processes.Ended:
+    """Run a check's process (kit/run/child_processes.py) in ``cwd``: output echoed, bounded; its whole tree ended.
 
     ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
     ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
     """
     with kept_output(output_log, echo) as shown:
-        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=shown)
+        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=cwd, echo=shown)
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended
