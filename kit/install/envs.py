@@ -158,11 +158,12 @@ def _inside(folder: Path, name: str) -> Path:
     environment there and locks beside it, so a link (or a path resolving outside ``folder``) would have its
     target deleted. The folder itself may be a link (a shared ``.nox/jax-envs``): it is resolved first."""
     path = folder / name
-    target = path.resolve()
-    if path.is_symlink() or target.parent != folder:
-        raise StorageError(f"the environment path {path} leads outside {folder} (to {target}): the kit builds, "
-                           "rebuilds and deletes environments only inside that folder, so it touched nothing there",
-                           f"remove the link (rm {path}) and run again: the environment is then built in its place")
+    for where in (path, path.with_name(name + ".lock")):  # opening the lock truncates what a link there names
+        target = where.resolve()
+        if where.is_symlink() or target.parent != folder:
+            raise StorageError(f"the environment path {where} leads outside {folder} (to {target}): the kit builds, "
+                               "rebuilds and deletes environments only inside that folder, so it touched nothing there",
+                               f"remove the link (rm {where}) and run again: the environment is then built in its place")
     return path
 
 

