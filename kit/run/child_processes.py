@@ -185,7 +185,10 @@ def dropped_variables(isolating: Mapping[str, str]) -> list[str]:
     """What a run's log says of the caller's variables that `repro_env` (and ``isolating``, an environment's
     `isolating_env`) keep from a check, one sentence each: none when the caller set none of them."""
     said = []
-    if "PYTHONPATH" in isolating and os.environ.get("PYTHONPATH"):
+    # The repository root is put there anyway (`python -m kit` is often started with it): not the caller's own.
+    callers = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+               if entry and Path(entry).resolve() != REPO_ROOT]
+    if "PYTHONPATH" in isolating and callers:
         said.append("PYTHONPATH is set here: the release's environment runs without it, so the release's own jax "
                     "and packages are the ones imported (an interpreter given with --python keeps it)")
     if os.environ.get("PYTHONOPTIMIZE"):

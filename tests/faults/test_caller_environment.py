@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kit.install.environment import EXISTING, Environment
-from kit.run import runner
+from kit.run import child_processes, runner
 from tests.faults.script_checks import prepared_here, script_matrix
 
 # Exit 1 (affected) when anything of the caller's PYTHONPATH is importable.
@@ -57,3 +57,9 @@ def test_pythonoptimize_does_not_turn_an_assert_based_check_unaffected(tmp_path:
                                      lines.append, prepared=prepared_here(tmp_path))
     assert (record["status"], record["verdict"]) == ("ran", "affected"), record["reason"]
     assert "PYTHONOPTIMIZE is set here: checks run without it, since a check's asserts decide its verdict" in lines
+
+
+def test_a_pythonpath_of_the_repository_alone_is_not_the_callers_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(runner.REPO_ROOT))  # as `python -m kit` is often started
+    monkeypatch.delenv("PYTHONOPTIMIZE", raising=False)
+    assert child_processes.dropped_variables({"PYTHONPATH": ""}) == []
