@@ -67,11 +67,11 @@ def git_bytes(repo: Path | None, *args: str, stdin: bytes | None = None,
 # A clone handed to the kit (--jax-repo) is data, not a program: its own config must not run anything. These
 # settings come after every config file, so they win over the clone's: no hooks (a fetch runs
 # reference-transaction), no fsmonitor (a command that reads the index starts it), no pager, no `ext::`
-# transport, no credential helper, no ssh or git:// proxy command of the clone's. Aliases never shadow a
+# transport, no credential helper, no ssh or git:// proxy command of the clone's, no gpg for a log's signatures. Aliases never shadow a
 # built-in command, and the kit runs built-ins only.
 _INERT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.pager=cat",
           "-c", "protocol.ext.allow=never", "-c", "credential.helper=", "-c", "core.sshCommand=ssh",
-          "-c", "core.gitProxy=")
+          "-c", "core.gitProxy=", "-c", "log.showSignature=false")  # a signature shown runs gpg.program
 
 # The commands that can show a diff run the clone's diff drivers (diff.<x>.textconv, diff.external) unless told
 # not to; a fetch runs the remote's configured upload-pack (remote.<x>.uploadpack) unless given git's own.
