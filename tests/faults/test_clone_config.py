@@ -22,8 +22,9 @@ PROGRAMS = ("diff.evil.textconv", "diff.external", "core.fsmonitor", "core.pager
 
 
 def _plain_git(repo: Path, *args: str) -> None:
+    # Hermetic: the caller's own git config (commit.gpgsign, a template's hooks) must not change the fixture.
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
 
 
