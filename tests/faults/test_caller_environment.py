@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kit.install import overlay
 from kit.install.environment import EXISTING, Environment
 from kit.run import child_processes, runner
 from tests.faults.script_checks import prepared_here, script_matrix
@@ -63,3 +64,13 @@ def test_a_pythonpath_of_the_repository_alone_is_not_the_callers_own(monkeypatch
     monkeypatch.setenv("PYTHONPATH", str(runner.REPO_ROOT))  # as `python -m kit` is often started
     monkeypatch.delenv("PYTHONOPTIMIZE", raising=False)
     assert child_processes.dropped_variables({"PYTHONPATH": ""}) == []
+
+
+def test_a_commit_overlay_finds_the_builds_jaxlib_not_one_on_the_callers_pythonpath(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mine = tmp_path / "mine"
+    (mine / "json").mkdir(parents=True)  # a package of the standard library's name, shadowing it for the caller
+    (mine / "json" / "__init__.py").write_text("")
+    monkeypatch.setenv("PYTHONPATH", str(mine))
+    found = overlay.installed_package.__wrapped__(Path(sys.executable), "json")  # unmemoised: asked afresh
+    assert found.parent != mine and found.name == "json", found
