@@ -21,7 +21,7 @@ from kit.bisect import changelog
 from kit.markdown_text import code, text
 from kit.matrix.report import write_report
 from kit.matrix.reproduce import kit_shaped
-from tests.bisect_machine import CHECKS, RELEASES, report_json, run
+from tests.bisect_machine import CHECKS, report_json, run
 from tests.fake_releases import FakeReleases
 from tests.record_samples import make_record
 
@@ -89,7 +89,7 @@ def test_a_code_span_holds_any_backticks_and_text_renders_as_its_characters() ->
 def test_a_backtick_in_bad_if_stays_inside_the_bisect_reports_reproduce_span(
         fake_releases: Callable[..., FakeReleases], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
-    releases = fake_releases(RELEASES, matrix_releases=["0.4.35", "0.6.0"], checks=CHECKS)
+    releases = fake_releases(["0.4.35", "0.5.0", "0.6.0"], matrix_releases=["0.4.35", "0.6.0"], checks=CHECKS)
     script = tmp_path / "repro.py"
     script.write_text("import os, sys\nprint('bad `thing`')\nsys.exit(1 if os.environ['FAKE_JAX'] >= '0.5' else 0)\n")
     code_, _log = run(releases, "--script", str(script), "--bad-if", "bad `thing`", "--good", "0.4.35",
