@@ -49,7 +49,7 @@ from repro import parameters as parameter_rules
 from .arguments import AS_JAX_KIT, Parser, as_spoken
 from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
-from .errors import KitError, UsageError
+from .errors import ConfigError, KitError, UsageError
 from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
 from .install.key import InstallKey
@@ -376,7 +376,7 @@ def _configured(matrix: Matrix, log: Log) -> dict[str, dict[str, Any]]:
     for name in matrix.checks:
         try:
             configured[name] = configured_parameters(matrix, name)
-        except OSError as error:  # e.g. a check script that went missing: its records all count
+        except (OSError, ConfigError) as error:  # e.g. a check script that went missing: its records all count
             log(f"{name}: every record counts in the matrix ({error})")
     return configured
 

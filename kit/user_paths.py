@@ -67,6 +67,20 @@ def file_problem(path: Path) -> str | None:
     return None
 
 
+def script_bytes(path: Path, check: str) -> bytes:
+    """A check's script, read now (to hash it, as each record of it does); `ConfigError` when it is no longer a
+    file there: it was one when matrix.toml was read, so it went missing since (mid-sweep, say)."""
+    problem = file_problem(path)
+    try:
+        if problem is None:
+            return path.read_bytes()
+    except OSError as exc:
+        problem = f"could not be read ({exc.strerror})"
+    raise ConfigError(f"checks.{check}'s script {path} {problem}: it was there when matrix.toml was read, "
+                      "so it went missing since", f"put it back (git status shows it), or remove [checks.{check}] "
+                      "from matrix.toml; the records already written are kept")
+
+
 def _mode(path: Path) -> tuple[int, str | None]:
     """``path``'s file mode (links followed), or 0 and why nothing can be found there."""
     try:

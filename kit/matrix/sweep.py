@@ -37,7 +37,7 @@ from .. import records
 from . import slurm
 from ..arguments import Parser
 from ..config import BACKENDS, Matrix, configured_parameters, release_number, timeout_seconds
-from ..errors import KitError, StorageError, UsageError
+from ..errors import ConfigError, KitError, StorageError, UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
@@ -424,6 +424,8 @@ class Sweep:
             self.unsaved = exc
             self.log(f"ERROR in {cell}: {exc}")
             return CellResult(cell, "unsaved", None, note=str(exc))
+        except ConfigError:  # a check's script went missing since matrix.toml was read: every later cell of it too,
+            raise  # and the report after the sweep could not load matrix.toml: one sentence, exit 2, records kept
         except KitError as exc:  # the index down, say: one sentence, as the kit says it everywhere
             self.log(f"ERROR in {cell}: {exc} (no record written; the sweep goes on)")
             return CellResult(cell, "error", None, note=str(exc))

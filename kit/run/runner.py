@@ -32,6 +32,7 @@ from . import child_processes, failures, multiprocess, protocol
 from .child_processes import repro_env
 from .compile_cache import compile_cache_env
 from .jax_runs import jax_runs
+from .kit_files import watching
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
 from ..text_bounds import bound_record
@@ -53,8 +54,6 @@ Log = Callable[[str], None]
 
 # A script that forks hundreds of helpers still gets a short record: the first few name the rest.
 LEFTOVERS_SHOWN = 10
-
-
 
 
 @dataclass
@@ -191,7 +190,8 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
         record.update(status="ran", verdict="inconclusive", reason=prepared.cannot_test)
     else:
-        record.update(_run_in(prepared.environment, matrix, request, params, record["requested"]["backend"], log))
+        record.update(watching(matrix, log, _run_in, prepared.environment, matrix, request, params,  # kit files watched
+                               record["requested"]["backend"], log))
         record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
     record["duration_s"] = round(time.monotonic() - started, 2)
     executable = record["environment"].get("executable")
@@ -208,13 +208,15 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
+    told = {**env.isolating_env(), **release_bytecode_env(env)}  # what every run in it is told besides
+    for line in child_processes.dropped_variables(told):
+        log(line)
     for _ in range(2):
         if check.script is not None:
-            fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                                extra_env=release_bytecode_env(env))
+            fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo, extra_env=told)
         else:
             fields = _run_repro(env, request, params, timeout, log,
-                                {**compile_cache_env(matrix.envs_dir, env, backend), **release_bytecode_env(env)})
+                                {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
         died_of = str(((fields.get("evidence") or {}).get("jax_cannot_run") or {}).get("error") or "")
         if not drop_damaged_bytecode(env, died_of):  # a cache that fails is dropped, and the run made again
             return fields
@@ -305,7 +307,7 @@ def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log) -> dic
     use, a damaged environment) is "cannot run here", never the script's
     bad (`kit.run.jax_runs`); ``evidence.jax_cannot_run`` says what JAX died of.
     """
-    health = jax_runs(env, extra_env=release_bytecode_env(env))  # as the run imported it: its bytecode too
+    health = jax_runs(env, extra_env={**env.isolating_env(), **release_bytecode_env(env)})  # as the run imported it: its bytecode too
     log(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)")
     if health.ok:
         return fields
@@ -347,8 +349,10 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         cmd = [str(env.python), str(check.script)]
         log("running " + " ".join(cmd))
         ended = run_child(cmd, timeout, log, {**(extra_env or {}), **script_env(out, backend, check.host_devices)},
-                          env.pythonpath, output_log, echo=echo)
+                          env.pythonpath, output_log, echo=echo, cwd=tmp)  # its scratch folder: not the project
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
+    if failures.failed(ended.code) and (not_source := failures.source_problem(check.script)):
+        fields = failures.not_source(fields, not_source)  # Python says so without a traceback: a plain exit 1
     if failures.failed(ended.code) and not _bad_if_matched(fields):
         fields = unless_jax_failed(fields, env, log)
     env_facts: dict[str, Any] = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
@@ -397,14 +401,15 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
 
 def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
               pythonpath: tuple[Path, ...] = (), output_log: Path | None = None,
-              echo: bool = True) -> child_processes.Ended:
-    """Run a check's process (kit/run/child_processes.py): output echoed, bounded; its whole tree ended.
+              echo: bool = True, cwd: Path | None = None) -> child_processes.Ended:
+    """Run a check's process (kit/run/child_processes.py) in ``cwd``: output echoed, bounded; its whole tree ended.
 
     ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
     ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
     """
     with kept_output(output_log, echo) as shown:
-        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=repro_root(), echo=shown)
+        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=cwd or repro_root(),
+                                    echo=shown)
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended
