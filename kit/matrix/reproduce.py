@@ -49,12 +49,12 @@ def working_command(record: Mapping[str, Any], sessions: Collection[str] | None)
     return f"python -m kit run {check} {release}" + (f" {match['args']}" if match["args"] else "")
 
 
-_KIT_STARTS = (["nox", "-s"], ["python", "-m", "kit"], ["python3", "-m", "kit"])
+_KIT_STARTS = (["nox", "-s"], ["python", "-m", "kit"], ["python3", "-m", "kit"], ["jax-kit"])
 
 
 def kit_shaped(command: str) -> bool:
-    """Is ``command`` one the kit writes: ``nox -s SESSION ...`` or ``python -m kit ...``, with no shell operator
-    (``|``, ``;``, ``&&``, a redirection), no substitution (``$``, a backtick, outside single quotes) and one line?"""
+    """Is ``command`` one the kit writes: ``nox -s SESSION ...``, ``python -m kit ...`` or ``jax-kit ...``, with no
+    shell operator (``|``, ``;``, ``&&``, a redirection), no substitution (``$``, a backtick, outside single quotes) and one line?"""
     if not command or "\n" in command or "\r" in command or _substitutes(command):
         return False
     try:
@@ -63,7 +63,8 @@ def kit_shaped(command: str) -> bool:
         return False
     if any(word and all(char in "();<>|&" for char in word) for word in words):
         return False
-    return any(words[:len(start)] == start for start in _KIT_STARTS) and len(words) > 2 and is_name_part(words[2])
+    return any(words[:len(start)] == start and len(words) > len(start) and is_name_part(words[len(start)])
+               for start in _KIT_STARTS)
 
 
 def _substitutes(command: str) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kit.run import runner
+from kit.run import child_processes, runner
 from tests.faults.script_checks import prepared_here, script_matrix
 from tests.record_samples import make_record
 
@@ -49,7 +49,7 @@ def test_a_check_that_rewrites_a_record_deletes_matrix_md_and_edits_matrix_toml_
     assert "; so its verdict is not trusted (restore them" in record["reason"]
     assert record["reason"].endswith("; it said: the script exited 0 (unaffected)")
     assert any(line.startswith("WARNING: the check changed the kit's own files while it ran: ") for line in lines)
-    assert not (project / "left-here.txt").exists() and not (runner.REPO_ROOT / "left-here.txt").exists(), \
+    assert not (project / "left-here.txt").exists() and not (child_processes.REPO_ROOT / "left-here.txt").exists(), \
         "a relative path of the check's lands in its scratch folder"
 
 
