@@ -8,7 +8,7 @@ from ..run.failures import RaisedException
 from .block_choice import Choice, choose_block
 from .check_writer import WRONG_VALUE_BAD_IF
 from .failure_pattern import bad_if_for
-from .issue_text import Block, code_blocks, has_assert
+from .issue_text import Block, code_blocks, has_assert, visible_text
 from .reported_failure import ReportedFailure, reported_failure
 from .reported_versions import Versions, reported_versions
 
@@ -34,7 +34,11 @@ class Reading:
 
 
 def read_report(text: str, block: int | None = None) -> Reading:
-    """Read ``text`` (see kit/triage/*); UsageError when no block can be run or the choice is the user's."""
+    """Read ``text`` (see kit/triage/*); UsageError when no block can be run or the choice is the user's.
+
+    Only what GitHub shows is read: HTML comments are blanked first (`visible_text`).
+    """
+    text = visible_text(text)
     blocks = code_blocks(text)
     failure = reported_failure(text, blocks)
     traceback_text = "\n".join(b.text for b in blocks if b.kind in ("traceback", "console")) or text

@@ -39,6 +39,8 @@ class TriageOptions:
     source: str
     """How the report is named: a path relative to the project, or ``OWNER/REPO#N``."""
     text: str
+    key: str = ""
+    """What tells the report from another of the same name (kit/triage/issue_source.IssueText.key)."""
     block: int | None = None
     name: str = ""
     checks_dir: Path | None = None
@@ -71,7 +73,7 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
     reading = read_report(options.text, options.block)
     for line in reading.lines():
         log(line)
-    name = options.name or check_name(options.source)
+    name = options.name or check_name(options.source, options.key)
     folder = options.checks_dir or matrix.path.parent / "checks"
     header = f"Triage check for {options.source}, {WRITTEN_BY} (kit/triage/)."
     written = write_check(folder, name, check_text(reading.choice.block, reading.failure, reading.bad_if, header),
@@ -80,12 +82,20 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
     result = Triage(reading, written)
     reported = options.reported or reading.versions.reported
     newest = options.newest or newest_release(matrix, index, log)
+    log(announcement(reading, options.source, shown_path(written.path, matrix.path.parent),
+                     [v for v in dict.fromkeys((reported, newest)) if v]))
     outcomes = {}
     for version in dict.fromkeys(v for v in (reported, newest) if v):
         outcomes[version] = run_on(matrix, options, written, name, version, log)
         result.verdicts[version] = outcomes[version]["sentence"]
     plan_bisect(result, matrix, options, reported, newest, {v: o["verdict"] for v, o in outcomes.items()})
     return result
+
+
+def announcement(reading: Reading, source: str, check: str, releases: list[str]) -> str:
+    """The one line said before the report's code runs: whose code, where, with what access."""
+    return (f"runs the report's code now: block {reading.choice.block.number} of {source} (as {check}) on jax "
+            f"{' and '.join(releases)}, in the project's folder, as you (it can read and write what you can)")
 
 
 def run_on(matrix: Matrix, options: TriageOptions, written: WrittenCheck, name: str, version: str,
