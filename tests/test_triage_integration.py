@@ -47,7 +47,8 @@ def test_a_report_goes_to_its_release_range_and_with_a_clone_to_its_commit(
     assert cli.cmd_triage(matrix, argv, print, None) == 0
     out = capsys.readouterr().out
     assert "== triage: reproduced on the reporter's release 0.6.1; still there in the newest release, 0.10.2" in out
-    assert "jax 0.6.1: AFFECTED: the script raised RuntimeError: Cannot reassign attributes (shape)" in out
+    assert "jax 0.6.1: exit 1, RuntimeError: Cannot reassign attributes (shape)" in out
+    assert "jax 0.6.1: AFFECTED; jax 0.10.2: AFFECTED" in out  # the same failure on both: judged by it
     (written,) = (tmp_path / "reports").glob("bisect-*.json")
     data = json.loads(written.read_text())
     assert (data["last_same"], data["first_different"]) == ("0.6.0", "0.6.1")

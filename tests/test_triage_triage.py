@@ -6,6 +6,7 @@ tests/test_triage_integration.py runs real releases.
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,11 @@ import pytest
 
 from kit import cli, exit_codes
 from kit.config import Matrix, parse_matrix
+from kit.triage import block_outcome
 from kit.triage import triage as flow
+from kit.triage.check_writer import DIFFERENCE_BAD_IF
+from kit.triage.difference import Run
+from kit.triage.report_reading import read_report
 from tests.fake_index import refused_url
 
 ISSUES = Path(__file__).resolve().parent.parent / "examples" / "issues"
@@ -28,16 +33,29 @@ def _matrix(tmp_path: Path) -> Matrix:
                         tmp_path / "matrix.toml")
 
 
+def stood_in(text: str, behaviour: str) -> Run:
+    """A run as the report describes it: ``affected`` raises the reported exception, ``unaffected`` prints a value
+    and exits 0, ``inconclusive`` could not run the block at all (no outcome)."""
+    if behaviour == "inconclusive":
+        return Run("?", "inconclusive", "stood in", None)
+    exception = read_report(text).failure.exception
+    if behaviour == "affected":
+        error = (type(exception.name, (Exception,), {})(exception.message) if exception is not None
+                 else RuntimeError("the block failed"))
+        return Run("?", "affected", "stood in", block_outcome.outcome(1, "", error))
+    return Run("?", behaviour, "stood in", block_outcome.outcome(0, "16.0\n"))
+
+
 def _triage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, report: str, verdicts: dict[str, str],
             **options: Any) -> flow.Triage:
     ran: list[str] = []
+    text = (ISSUES / report).read_text() if report.endswith(".md") else report
 
-    def run_on(matrix: Matrix, opts: Any, written: Any, name: str, version: str, log: Any) -> dict[str, str]:
+    def run_on(matrix: Matrix, opts: Any, written: Any, name: str, version: str, devices: Any, log: Any) -> Run:
         ran.append(version)
-        return {"verdict": verdicts[version], "sentence": f"{verdicts[version].upper()}: stood in"}
+        return dataclasses.replace(stood_in(text, verdicts[version]), version=version)
 
     monkeypatch.setattr(flow, "run_on", run_on)
-    text = (ISSUES / report).read_text() if report.endswith(".md") else report
     result = flow.triage(_matrix(tmp_path), flow.TriageOptions(source="issue.md", text=text, **options),
                          lambda _m: None)
     assert ran == list(verdicts)  # the reporter's release first, then the newest; nothing else
@@ -54,9 +72,12 @@ def test_a_regression_with_a_release_that_worked_bisects_from_it_and_names_the_f
     assert result.bisect_argv[:2] == ["--script", f"checks/{name}.py"]  # relative to the project, as printed
     assert result.other_command[-4:] == ["--good", "0.9.0", "--bad", "0.4.36"]
     lines = flow.answer_lines(result)
-    assert lines[-2].startswith(f"   next: nox -s bisect -- --script checks/{name}.py --bad-if '(?m)^(?:[\\w.]+\\.)?TypeError")
+    # The two runs differ (an exception on 0.4.36, a value on 0.9.0): that difference is the check.
+    assert lines[-2].startswith(f"   next: nox -s bisect -- --script checks/{name}.py --bad-if '{DIFFERENCE_BAD_IF}'")
     assert lines[-1].startswith("   and what fixed it: nox -s bisect -- ")
-    assert (tmp_path / "checks" / f"{name}.py").read_text().endswith("print(jax.jit(loss)(params, f=2.0))\n")
+    assert "print(jax.jit(loss)(params, f=2.0))" in (tmp_path / "checks" / f"{name}.py").read_text()
+    assert "   differs: exception: TypeError: result_paths() got multiple values for argument 'f' on 0.4.36, no " \
+           "exception on 0.9.0" in lines
 
 
 def test_fixed_on_the_newest_without_a_good_release_bisects_the_fix(tmp_path: Path,
@@ -93,7 +114,9 @@ def test_with_commits_the_bisect_goes_on_to_the_commit(tmp_path: Path, monkeypat
     result = _triage(tmp_path, monkeypatch, "shapedtypestruct-immutable.md",
                      {"0.6.1": "affected", "0.9.0": "affected"}, newest="0.9.0", commits=True,
                      jax_repo=Path("/src/jax"))
-    assert result.bisect_argv[-7:] == ["--good", "0.6.0", "--bad", "0.6.1", "--commits", "--jax-repo", "/src/jax"]
+    # A clone outside the project is named by what it is: no machine's path in a command pasted into a thread.
+    assert result.bisect_argv[-7:] == ["--good", "0.6.0", "--bad", "0.6.1", "--commits", "--jax-repo",
+                                       "<a clone of jax-ml/jax>"]
 
 
 def test_the_newest_release_falls_back_to_matrix_toml_when_the_index_is_out_of_reach(tmp_path: Path) -> None:
@@ -138,7 +161,8 @@ def test_run_hands_the_bisect_its_arguments_with_the_checks_whole_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import kit.bisect
 
-    monkeypatch.setattr(flow, "run_on", lambda *a: {"verdict": "affected", "sentence": "AFFECTED: stood in"})
+    text = (ISSUES / "shapedtypestruct-immutable.md").read_text()
+    monkeypatch.setattr(flow, "run_on", lambda *a: dataclasses.replace(stood_in(text, "affected"), version=a[4]))
     monkeypatch.setattr(flow, "newest_release", lambda *a: "0.9.0")
     handed: list[list[str]] = []
     monkeypatch.setattr(kit.bisect, "main", lambda matrix, argv, log: handed.append(list(argv)) or 0)

@@ -36,6 +36,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--newest", default="", metavar="VERSION", help="compare with this release, not the newest")
     parser.add_argument("--yes", action="store_true",
                         help="with --issue: you have read the issue, and its code may run here")
+    parser.add_argument("--host-devices", type=_host_devices, default=None, metavar="N",
+                        help="CPU runs get N forced host devices (default: as many as the report's code asks for)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the runs' output (tracebacks) too")
     parser.add_argument("--run", action="store_true", help="run the bisect it proposes")
     parser.add_argument("--commits", action="store_true", help="the bisect goes on to the JAX commit")
     parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH", help="a clone of JAX for --commits")
@@ -59,13 +62,16 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         checks_dir=args.checks_dir,
         reported=_release(args.reported, "--reported"), good=_release(args.good, "--good"),
         newest=_release(args.newest, "--newest"), commits=args.commits, jax_repo=args.jax_repo,
-        reproduce=reproduce or "python -m kit triage " + " ".join(argv))
+        reproduce=reproduce or "python -m kit triage " + " ".join(argv), host_devices=args.host_devices,
+        verbose=args.verbose)
     result = triage(matrix, options, log)
     print("\n".join(answer_lines(result)), flush=True)
     if not (args.run and result.bisect_argv):
         return EXIT_OK, None
     argv_run = list(result.bisect_argv)
     argv_run[1] = str(result.check.path)  # the printed command names it relative to the project
+    if "--jax-repo" in argv_run and args.jax_repo is not None:  # ... and a clone outside it by a placeholder
+        argv_run[argv_run.index("--jax-repo") + 1] = str(args.jax_repo)
     return EXIT_OK, argv_run
 
 
@@ -75,6 +81,12 @@ def _check_name(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is not a check name: use ASCII letters, digits, - and _ "
                                          "(starting with a letter or digit); it names checks/NAME.py")
     return text
+
+
+def _host_devices(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 4096:
+        raise argparse.ArgumentTypeError(f"must be a whole number of devices from 1 to 4096, got {text!r}")
+    return int(text)
 
 
 def _release(text: str, where: str) -> str:

@@ -24,11 +24,8 @@ class Reading:
 
     def lines(self) -> list[str]:
         """What was read, as the triage prints it before anything runs."""
-        out = [f"blocks: {', '.join(f'{b.number} {b.kind}' for b in self.blocks)}",
-               f"took {self.choice.why}",
+        out = [f"blocks: {', '.join(f'{b.number} {b.kind}' for b in self.blocks)}; took {self.choice.why}",
                f"reported failure: {self.failure.sentence()}"]
-        out.append(f"bad_if: {self.bad_if}" if self.bad_if else
-                   "bad_if: none (the report names no failure: any failure of the block counts as the bug)")
         out.append("releases: " + ("; ".join(self.versions.notes) or "the report names no JAX release"))
         return out
 

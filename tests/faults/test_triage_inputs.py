@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from kit import cli, exit_codes
+from kit.triage import block_outcome
 from kit.triage import triage as flow
+from kit.triage.difference import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 MATRIX_TOML = '[[release]]\nversion = "0.6.0"\n\n[checks.scaling]\n'
@@ -30,9 +32,9 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The checks' runs, stood in for: what ran, and the code each check held."""
     ran: list[str] = []
 
-    def run_on(matrix: Any, options: Any, written: Any, name: str, version: str, log: Any) -> dict[str, str]:
+    def run_on(matrix: Any, options: Any, written: Any, name: str, version: str, devices: Any, log: Any) -> Run:
         ran.append(written.path.read_text())
-        return {"verdict": "affected", "sentence": "AFFECTED: stood in"}
+        return Run(version, "affected", "stood in", block_outcome.outcome(1, "", ValueError("x")))
 
     monkeypatch.setattr(flow, "run_on", run_on)
     monkeypatch.setattr(flow, "newest_release", lambda *a: "0.9.0")
@@ -68,9 +70,9 @@ def test_the_runs_are_announced_in_one_line_before_anything_runs(tmp_path: Path,
     report.write_text(VISIBLE)
     cli.main(["triage", str(report)], log=lambda line: said.append(f"{line} (ran {len(runs)})"),
              matrix_path=str(_project(tmp_path)))
-    announced = [line for line in said if line.startswith("runs the report's code now")]
+    announced = [line for line in said if "runs the report's code now" in line]
     assert len(announced) == 1 and announced[0].endswith("(ran 0)")
-    assert "block 1 of r.md" in announced[0] and "on jax 0.6.0 and 0.9.0" in announced[0]
+    assert "block 1 of r.md on jax 0.6.0 and 0.9.0" in announced[0]
 
 
 def test_an_issue_from_github_needs_yes_before_it_is_even_fetched(tmp_path: Path, runs: list[str],
