@@ -98,8 +98,10 @@ def test_still_there_without_a_good_release_gallops_back_from_the_newest(tmp_pat
     assert result.bisect_argv[-2:] == ["--bad", "0.9.0"] and "--good" not in result.bisect_argv
     assert result.answer.endswith("still there in the newest release, 0.9.0; the bisect looks for a release where "
                                   "it worked, going back from the newest")
-    given = _triage(tmp_path, monkeypatch, text, {"0.6.1": "affected", "0.9.0": "affected"}, newest="0.9.0",
-                    good="0.6.0")
+    # Given a release that worked, it is run too (the first two behaved the same): its difference is the check.
+    given = _triage(tmp_path, monkeypatch, text, {"0.6.1": "affected", "0.9.0": "affected", "0.6.0": "unaffected"},
+                    newest="0.9.0", good="0.6.0")
+    assert given.check.bad_if == DIFFERENCE_BAD_IF
     assert given.bisect_argv[-4:] == ["--good", "0.6.0", "--bad", "0.6.1"]
 
 
@@ -112,7 +114,7 @@ def test_not_reproduced_where_reported_proposes_no_bisect(tmp_path: Path, monkey
 
 def test_with_commits_the_bisect_goes_on_to_the_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     result = _triage(tmp_path, monkeypatch, "shapedtypestruct-immutable.md",
-                     {"0.6.1": "affected", "0.9.0": "affected"}, newest="0.9.0", commits=True,
+                     {"0.6.1": "affected", "0.9.0": "affected", "0.6.0": "unaffected"}, newest="0.9.0", commits=True,
                      jax_repo=Path("/src/jax"))
     # A clone outside the project is named by what it is: no machine's path in a command pasted into a thread.
     assert result.bisect_argv[-7:] == ["--good", "0.6.0", "--bad", "0.6.1", "--commits", "--jax-repo",

@@ -111,6 +111,13 @@ def difference(bad: Run, good: Run) -> Difference | None:
     return Difference(bad, good, tuple(found)) if found else None
 
 
+def _judged(outcome: dict[str, Any] | None, judged: list[dict[str, Any]], side: str) -> dict[str, Any]:
+    """The outcome with only its lines that carry the bug (all of them where no line is judged)."""
+    assert outcome is not None
+    only = [f[side] for f in judged if f[side] is not None]
+    return {**outcome, "lines": [line for at, line in enumerate(outcome["lines"]) if at in only]} if only else outcome
+
+
 def shows_reported(reading: Reading, outcome: dict[str, Any] | None, only: list[int] | None = None) -> bool | None:
     """Does the run show what the report says went wrong? None when the report quotes nothing to match.
 
@@ -142,37 +149,61 @@ def same_exception(name: str, headline: str, raised: dict[str, Any]) -> bool:
 
 
 def shows_value(outcome: dict[str, Any], quoted: str) -> bool:
-    """Does one of the run's printed lines (or a run of lines) show the quoted value? Its numbers within
-    `QUOTE_RTOL` or to the digits the report writes; in any order where the report writes a set (``{...}``)."""
-    template, numbers = block_outcome.masked(" ".join(quoted.split()))
+    """Does the run print the quoted value? Line by line where the quote's lines have the run's lines' shape
+    (the same words, numbers masked), else as a run of numbers anywhere; numbers within `QUOTE_RTOL` or to the
+    digits the report writes, in any order where the report writes a set (``{...}``)."""
+    return value_distance(outcome, quoted) is not None
+
+
+def value_distance(outcome: dict[str, Any], quoted: str) -> float | None:
+    """How far the run's printed numbers are from the quoted ones at best (the largest relative difference of a
+    match), or None where the run does not show the quoted value (`shows_value`)."""
     printed = list(outcome["lines"])
+    quoted_lines = [block_outcome.masked(" ".join(line.split())) for line in quoted.splitlines() if line.strip()]
+    as_set = quoted.strip().startswith("{")
+    shaped = [(numbers, line[1]) for template, numbers in quoted_lines for line in printed
+              if " ".join(line[0].split()) == template]
+    if shaped:
+        gaps = [_gap(_ordered(q, as_set), _ordered(s, as_set)) for q, s in shaped]
+        return None if any(gap is None for gap in gaps) else max(gap for gap in gaps if gap is not None)
+    template, numbers = block_outcome.masked(" ".join(quoted.split()))
     if not numbers:
         words = " ".join(template.split())
-        return any(words in " ".join(line[0].split()) for line in printed)
-    as_set = quoted.strip().startswith("{")
+        return 0.0 if any(words in " ".join(line[0].split()) for line in printed) else None
     flat = [number for line in printed for number in line[1]]
-    for start in range(len(flat) - len(numbers) + 1):
-        window = flat[start:start + len(numbers)]
-        if _numbers_close(sorted(numbers, key=_key) if as_set else numbers,
-                          sorted(window, key=_key) if as_set else window):
-            return True
-    return False
+    gaps = [_gap(_ordered(numbers, as_set), _ordered(flat[start:start + len(numbers)], as_set))
+            for start in range(len(flat) - len(numbers) + 1)]
+    found = [gap for gap in gaps if gap is not None]
+    return min(found) if found else None
+
+
+def _ordered(numbers: list[Any], as_set: bool) -> list[Any]:
+    return sorted(numbers, key=_key) if as_set else numbers
 
 
 def _key(value: Any) -> float:
     return float("inf") if isinstance(value, str) else float(value)
 
 
-def _numbers_close(quoted: list[Any], seen: list[Any]) -> bool:
+def _gap(quoted: list[Any], seen: list[Any]) -> float | None:
+    """The largest relative difference between the quoted numbers and the seen ones; None when one is out of
+    tolerance (or they are not as many)."""
     if len(quoted) != len(seen):
-        return False
+        return None
+    gap = 0.0
     for q, s in zip(quoted, seen):
         if isinstance(q, str) or isinstance(s, str):
             if q != s:
-                return False
+                return None
         elif not math.isclose(q, s, rel_tol=QUOTE_RTOL, abs_tol=_written_precision(q)):
-            return False
-    return True
+            return None
+        else:
+            gap = max(gap, abs(q - s) / max(abs(q), abs(s), 1e-30))
+    return gap
+
+
+def _numbers_close(quoted: list[Any], seen: list[Any]) -> bool:
+    return _gap(quoted, seen) is not None
 
 
 def _written_precision(value: float) -> float:
@@ -187,9 +218,17 @@ def confirmation(reading: Reading, bad: Run, good: Run, features: tuple[dict[str
     judged = [f for f in features if f["what"] == "line"]
     on_bad = shows_reported(reading, bad.outcome, [f["bad"] for f in judged if f["bad"] is not None])
     on_good = shows_reported(reading, good.outcome, [f["good"] for f in judged if f["good"] is not None])
-    what = reading.failure.sentence().split(", from ")[0]
+    failure = reading.failure
+    what = (failure.exception.headline(100) if failure.exception is not None else
+            f"quoted output {failure.wrong_value.actual[:60]!r}" if failure.wrong_value is not None else "")
     if on_bad is None:
         return "the report quotes no failure to match: the bug is taken as the reporter's release's behaviour"
+    if on_bad and on_good and reading.failure.wrong_value is not None:
+        # Both within the tolerance for another machine's digits: the side ten times closer is the one quoted.
+        near_bad, near_good = (value_distance(_judged(run.outcome, judged, side), reading.failure.wrong_value.actual)
+                               for run, side in ((bad, "bad"), (good, "good")))
+        if near_bad is not None and near_good is not None and near_bad * 10 < near_good:
+            on_good = False
     if on_bad and not on_good:
         return f"confirmed: the report's {what} matches the run on {bad.version}, not the one on {good.version}"
     if on_good and not on_bad:

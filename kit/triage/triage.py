@@ -31,7 +31,7 @@ from ..run.runner import RunRequest, run_check
 from ..user_paths import report_path, shown_path
 from .check_writer import (DIFFERENCE_BAD_IF, WRITTEN_BY, Judged, WrittenCheck, check_name, check_text,
                            outcome_check_text, write_check)
-from .difference import Run, captured, confirmation, difference, feature_name, shows_reported
+from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
 from .report_reading import Reading, read_report
 
 Log = Callable[[str], None]
@@ -101,7 +101,13 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
         runs[version] = run_on(matrix, options, capture, name, version, devices, log)
         log(f"jax {version}: {runs[version].summary()}")
     result = Triage(reading, capture, host_devices=devices)
-    decide(result, matrix, options, runs, Releases(reported, worked, newest))
+
+    def run_more(version: str) -> Run:
+        runs[version] = run_on(matrix, options, capture, name, version, devices, log)
+        log(f"jax {version}: {runs[version].summary()}")
+        return runs[version]
+
+    decide(result, matrix, options, runs, Releases(reported, worked, newest), run_more)
     return result
 
 
@@ -135,17 +141,33 @@ class Releases:
     newest: str
 
 
-def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[str, Run], releases: Releases) -> None:
+def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[str, Run], releases: Releases,
+           run_more: Callable[[str], Run] | None = None) -> None:
     """The check to keep, each release's verdict and the bisect: by the difference between the two runs where
-    there is one (kit/triage/difference.py), else by the reported failure on each."""
-    reported, newest = releases.reported, releases.newest
-    first = reported or releases.worked
+    there is one (kit/triage/difference.py), else by the reported failure on each.
+
+    Where the reporter's release and the newest behave the same and the text names a release that worked, that
+    release is run too (``run_more``): the difference between it and the reporter's is then the check.
+    """
+    reported, newest, worked = releases.reported, releases.newest, releases.worked
+    first = reported or worked
     if not first or first == newest:
         _by_reported_failure(result, matrix, options, runs, reported or "", newest)
         return
-    regression = not reported or reported == releases.worked  # the text says the first release worked
+    regression = not reported or reported == worked  # the text says the first release worked
     bad, good = (runs[newest], runs[first]) if regression else (runs[first], runs[newest])
     found = difference(bad, good)
+    if found is None and not regression and worked and worked not in runs and run_more is not None \
+            and bad.outcome is not None and good.outcome is not None:
+        found = difference(bad, run_more(worked))
+        if found is not None:
+            _by_difference(result, options, runs, found)
+            result.answer = (f"reproduced on the reporter's release {reported}; still there in the newest release, "
+                             f"{newest} (it behaves as on {reported}); {worked}, where the report says it worked, "
+                             "behaves otherwise")
+            result.verdicts[newest] = f"AFFECTED: {runs[newest].summary()}"
+            result.bisect_argv = bisect_argv(result, matrix, options, good=worked, bad=reported)
+            return
     good_failed = good.outcome is not None and good.outcome.get("exception") is not None
     if found is not None and good_failed and not shows_reported(result.reading, good.outcome) and not regression:
         result.details.append(f"the newest, {newest}, ended in another failure ({good.summary()}): it cannot say "
@@ -156,6 +178,18 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
         _by_reported_failure(result, matrix, options, runs, reported, newest, same=bad.outcome is not None
                              and good.outcome is not None)
         return
+    verdicts = _by_difference(result, options, runs, found)
+    if regression:
+        result.answer = (f"a regression: behaves as reported on the newest, {newest}, not as on {first}, where the "
+                         "report says it worked")
+        result.bisect_argv = bisect_argv(result, matrix, options, good=first, bad=newest)
+        return
+    plan_bisect(result, matrix, options, reported, newest, verdicts)
+
+
+def _by_difference(result: Triage, options: TriageOptions, runs: dict[str, Run], found: Difference) -> dict[str, str]:
+    """Write the check that judges by ``found``; the verdicts of the two runs it was made from."""
+    bad, good = found.bad, found.good
     judged = Judged(bad.outcome or {}, good.outcome or {}, found.features, bad.version, good.version)
     about = [f"Decided by difference: bad behaves as on jax {bad.version}, good as on jax {good.version}.",
              *found.lines(), "Exit 1 as on the bad release, 0 as on the good one, 125 otherwise."]
@@ -169,13 +203,8 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
         result.details[-1] += f" (and {len(more)} more: {', '.join(more)[:60]})"
     result.details.append(confirmation(result.reading, bad, good, found.features))
     verdicts = {bad.version: "affected", good.version: "unaffected"}
-    result.verdicts = {v: f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs}
-    if regression:
-        result.answer = (f"a regression: behaves as reported on the newest, {newest}, not as on {first}, where the "
-                         "report says it worked")
-        result.bisect_argv = bisect_argv(result, matrix, options, good=first, bad=newest)
-        return
-    plan_bisect(result, matrix, options, reported, newest, verdicts)
+    result.verdicts = {v: f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs if v in verdicts}
+    return verdicts
 
 
 def _by_reported_failure(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[str, Run],
@@ -192,7 +221,7 @@ def _by_reported_failure(result: Triage, matrix: Matrix, options: TriageOptions,
     result.verdicts = {v: f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs}
     if same and len(runs) == 2 and not all(verdict == "affected" for verdict in verdicts.values()):
         result.answer = f"behaves the same on {' and '.join(runs)}: no difference to bisect by"
-        result.details += [f"jax {v}: {run.summary()}" for v, run in runs.items()][:0] + _proposals(reading, result)
+        result.details += _proposals(reading, result, options.text)
         return
     plan_bisect(result, matrix, options, reported, newest, verdicts)
 
@@ -209,9 +238,9 @@ def _reported_verdict(reading: Reading, run: Run) -> str:
     return "affected" if shown else "inconclusive" if failed else "unaffected"
 
 
-def _proposals(reading: Reading, result: Triage) -> list[str]:
+def _proposals(reading: Reading, result: Triage, report: str) -> list[str]:
     """What the text names that this run did not have: another release, more devices, a GPU."""
-    text = reading.choice.block.code + "\n" + " ".join(reading.versions.notes)
+    text = reading.choice.block.code + "\n" + report
     out = []
     if reading.versions.last_good or reading.versions.first_bad:
         named = ", ".join(v for v in (reading.versions.last_good, reading.versions.first_bad) if v)
@@ -220,7 +249,7 @@ def _proposals(reading: Reading, result: Triage) -> list[str]:
         out.append("try an older release: --reported VERSION (one the reporter may have run)")
     if result.host_devices is None and re.search(r"(?i)\b(mesh|shard|pmap|device_put|NamedSharding)", text):
         out.append("the code shards: give it devices with --host-devices N")
-    if re.search(r"(?i)\b(gpu|cuda|rocm|tpu)\b", reading.choice.block.code + " ".join(b.text for b in reading.blocks)):
+    if re.search(r"(?i)\b(gpu|cuda|rocm|tpu)\b", report):
         out.append("the report mentions a GPU or TPU: this ran on CPU only (untested there)")
     return ["try: " + "; ".join(out)]
 
