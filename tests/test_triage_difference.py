@@ -128,4 +128,6 @@ def test_the_devices_the_report_s_code_asks_for_are_taken() -> None:
     assert flow.devices_asked("mesh = Mesh(np.array(jax.devices()[:4]), ('b',))") == 4
     assert flow.devices_asked("os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8'") == 8
     assert flow.devices_asked("mesh_utils.create_device_mesh((2, 4))") == 8
+    assert flow.devices_asked("mesh = Mesh(np.array(jax.devices()).reshape(2, 2), ('a', 'b'))") == 4
+    assert flow.devices_asked("x = np.arange(6).reshape(2, 3)") is None  # an array's shape is no mesh
     assert flow.devices_asked("print(jax.numpy.ones(2))") is None

@@ -83,3 +83,11 @@ def test_the_sentences_name_what_was_found_and_where() -> None:
 ])
 def test_labels_that_fooled_the_reading_now_read_right(text: str, expected: str, actual: str) -> None:
     assert wrong_value(text, code_blocks(text)) == WrongValue(expected, actual)
+
+
+def test_a_verb_names_a_value_only_where_one_follows_it() -> None:
+    # "as NumPy gives." ends a sentence: the block two lines on is the environment, not the value got
+    text = "The first element should be `-1.5`, as NumPy gives.\n\n```\n$ pip freeze\njax==0.5.2\n```\n"
+    assert wrong_value(text, code_blocks(text)) is None
+    shown = "What it prints here:\n\n```\nTrue\n```\n"
+    assert wrong_value(shown, code_blocks(shown)) == WrongValue("", "True")

@@ -21,7 +21,12 @@ from .issue_text import TRACEBACK_HEADER, Block, prose_lines
 _EXPECTED = re.compile(r"(?im)^.*?\b(?:expected(?: output| result| value)?|should (?:be|print|return|give))\b"
                        r"\s*(?:is|was)?\s*:?[ \t]*(?P<value>[^\n]*)$")
 _ACTUAL = re.compile(r"(?im)^.*?\b(?:got|actual(?: output| result| value)?|instead|(?:it |now it |now )?"
-                     r"(?:prints|returns|gives)|observed(?: output)?)\b\s*(?:is|was)?\s*:?[ \t]*(?P<value>[^\n]*)$")
+                     r"(?:prints|returns|gives)(?:\s+(?:here|now|instead|for me|this))?(?=\s*(?::|`|$))|observed(?: output)?)\b\s*(?:is|was)?\s*:?[ \t]*"
+                     r"(?P<value>[^\n]*)$")
+"""A verb (prints, returns, gives) labels a value only where one follows it (a colon, a backtick, the block on the
+next line): "as NumPy gives. With ..." names no value."""
+_OUTPUT = re.compile(r"(?im)^\s*(?:the\s+|its\s+)?output\s*(?:is|was)?\s*:[ \t]*(?P<value>[^\n]*)$")
+"""A bare "Output:" opening a line, when no other label says what was got."""
 _ONE_LINE = re.compile(r"(?i)\b(?:should (?:be|print|return|give)|expected)\s*:?\s*(?P<expected>`[^`\n]+`|[^\s,;]+)"
                        r"[\s,;]*(?:but\s+)?(?:instead|(?:it\s+)?(?:got|gives|returns|prints)|we get|i get)\s*:?\s*"
                        r"(?P<actual>`[^`\n]+`|[^\s,;:`][^\s,;]*)")
@@ -93,7 +98,7 @@ def wrong_value(text: str, blocks: list[Block]) -> WrongValue | None:
         if both:
             return WrongValue(both["expected"].strip("`").strip(), both["actual"].strip("`").rstrip(".").strip())
     # What a label says of itself in parentheses ("Expected output (what NumPy gives):") names no got value.
-    actual = _labelled_value(_ACTUAL, text, blocks, aside=True)
+    actual = _labelled_value(_ACTUAL, text, blocks, aside=True) or _labelled_value(_OUTPUT, text, blocks)
     if not actual:
         return None
     return WrongValue(_labelled_value(_EXPECTED, text, blocks), actual)

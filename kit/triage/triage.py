@@ -127,7 +127,8 @@ def devices_asked(code: str) -> int | None:
     shape (``create_device_mesh((2, 2))``, ``make_mesh((4,), ...)``, ``.reshape(2, 2)``), ``jax.devices()[:N]``."""
     found = [int(n) for n in re.findall(r"xla_force_host_platform_device_count[=\s'\"]*(\d+)", code)]
     found += [int(n) for n in re.findall(r"devices\(\)\s*\)?\s*\[\s*:\s*(\d+)\s*\]", code)]
-    for shape in re.findall(r"(?:create_device_mesh|make_mesh|\.reshape)\s*\(\s*[(\[]?\s*([\d\s,]+?)\s*[)\]]", code):
+    meshes = r"(?:create_device_mesh|make_mesh|devices\(\)\s*\)?[^\n]*?\.reshape)"  # a reshape of the devices only
+    for shape in re.findall(meshes + r"\s*\(\s*[(\[]?\s*([\d\s,]+?)\s*[)\]]", code):
         sizes = [int(n) for n in re.findall(r"\d+", shape)]
         if sizes:
             found.append(math.prod(sizes))
