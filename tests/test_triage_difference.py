@@ -131,3 +131,19 @@ def test_the_devices_the_report_s_code_asks_for_are_taken() -> None:
     assert flow.devices_asked("mesh = Mesh(np.array(jax.devices()).reshape(2, 2), ('a', 'b'))") == 4
     assert flow.devices_asked("x = np.arange(6).reshape(2, 3)") is None  # an array's shape is no mesh
     assert flow.devices_asked("print(jax.numpy.ones(2))") is None
+
+
+def test_the_console_before_the_bisect_is_at_most_fifteen_lines_with_no_absolute_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    said: list[str] = []
+    monkeypatch.setattr(flow, "run_on", lambda m, o, w, n, version, d, log: Run(
+        version, "ran", "", block_outcome.outcome(1, "", TypeError("boom")) if version == "0.6.0"
+        else block_outcome.outcome(0, "16.0\n")))
+    text = EAGER_JIT.replace("With jax 0.6.0", "It worked in jax 0.5.0; with jax 0.6.0")
+    result = flow.triage(_matrix(tmp_path), flow.TriageOptions(source="issue.md", text=text, newest="0.9.0",
+                                                               commits=True, jax_repo=Path("/elsewhere/jax")),
+                         said.append)
+    shown = said + flow.answer_lines(result)
+    assert len(shown) <= 15
+    assert not [line for line in shown if str(tmp_path) in line or "/elsewhere" in line]
+    assert "--jax-repo '<a clone of jax-ml/jax>'" in shown[-2]
