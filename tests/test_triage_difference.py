@@ -66,7 +66,7 @@ def test_another_machines_low_digits_still_confirm_and_both_sides_values_are_sai
     text = ("```python\nimport jax\nprint(jax.numpy.float32(1) / 3)\n```\nOn jax 0.6.0 it prints "
             "`0.33334` (expected `0.33333334`).\n")
     result, _ = _triage(tmp_path, monkeypatch, text, {"0.6.0": "0.33334012\n", "0.9.0": "0.33333334\n"})
-    assert result.details[0] == "differs: printed line 1: prints '0.3333401' on 0.6.0, prints '0.3333333' on 0.9.0"
+    assert result.details[0] == "differs: printed line 1: prints '0.33334012' on 0.6.0, prints '0.33333334' on 0.9.0"
     assert result.details[1].startswith("confirmed:")
 
 

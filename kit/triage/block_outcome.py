@@ -176,13 +176,16 @@ def describe(run: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any], fea
 
 
 def filled(line: List[Any]) -> str:
-    """A line's template with its numbers put back, as ``%g`` writes them."""
+    """A line's template with its numbers put back (a whole number without its point, others as Python writes
+    them: every digit the line printed)."""
     numbers = iter(line[1])
     return re.sub("#", lambda _m: _number_text(next(numbers, "#")), line[0])
 
 
 def _number_text(value: Any) -> str:
-    return value if isinstance(value, str) else "%.7g" % value
+    if isinstance(value, str):
+        return value
+    return "%d" % value if value.is_integer() and abs(value) < 1e16 else repr(value)
 
 
 def main(block: str, name: str, bad: Optional[Dict[str, Any]], good: Optional[Dict[str, Any]],
