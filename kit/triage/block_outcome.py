@@ -127,6 +127,9 @@ def features(bad: Dict[str, Any], good: Dict[str, Any]) -> List[Dict[str, Any]]:
         g = good["lines"][j] if j is not None else None
         if not same_line(b, g) and not any(_TIMING.search(line[0]) for line in (b, g) if line is not None):
             found.append({"what": "line", "bad": i, "good": j})
+    if found and found[0]["what"] == "exception":
+        # What one side never printed because it raised is a consequence of the exception, not a feature of its own.
+        found = [f for f in found if f["what"] != "line" or (f["bad"] is not None and f["good"] is not None)]
     return found
 
 
