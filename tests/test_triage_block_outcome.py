@@ -83,3 +83,14 @@ def test_a_capture_exits_as_the_block_did_and_keeps_its_exception(tmp_path: Path
     kept = json.loads(json.loads(result.read_text())["summary"]["triage_outcome"])
     assert kept["exception"] == {"type": "ValueError", "message": "shape (#, #) is wrong",
                                  "text": "shape (3, 4) is wrong"}
+
+
+def test_the_traceback_names_this_machine_s_folders_by_what_they_are(tmp_path: Path) -> None:
+    block = Block(1, "python", "import json\njson.loads('{')\n", 1)
+    check = tmp_path / "check.py"
+    check.write_text(outcome_check_text(block, "header", [], None))
+    done = subprocess.run([sys.executable, str(check)], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert "json.decoder.JSONDecodeError: Expecting property name" in done.stderr
+    assert str(tmp_path) not in done.stderr and sys.base_prefix + "/" not in done.stderr
+    assert 'File "<checks>/check.py"' in done.stderr and 'File "<report block 1>", line 2' in done.stderr

@@ -23,6 +23,7 @@ import math
 import os
 import re
 import sys
+import sysconfig
 import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -81,10 +82,22 @@ def run_block(code: str, name: str) -> Dict[str, Any]:
         except KeyboardInterrupt:
             raise
         except BaseException as raised:  # the block's own failure is what is observed
-            traceback.print_exc()
+            sys.stderr.write(shown_traceback(raised))
             code_seen, error = 1, raised
     sys.stdout.flush()
     return outcome(code_seen, kept.getvalue(), error)
+
+
+def shown_traceback(raised: BaseException) -> str:
+    """The traceback as Python prints it, with this machine's folders named by what they are (``<site-packages>``,
+    ``<env>``, ``<python>``, ``<checks>``): a bisect report quotes it, and it is pasted into a bug thread."""
+    text = "".join(traceback.format_exception(type(raised), raised, raised.__traceback__))
+    folders = [(sysconfig.get_paths().get("purelib", ""), "<site-packages>"), (sys.prefix, "<env>"),
+               (sys.base_prefix, "<python>"), (os.path.dirname(os.path.abspath(__file__)), "<checks>")]
+    for folder, name in folders:
+        if len(folder) > 1:
+            text = text.replace(folder + os.sep, name + os.sep)
+    return text
 
 
 def same_number(a: Any, b: Any) -> bool:
