@@ -147,3 +147,13 @@ def test_the_console_before_the_bisect_is_at_most_fifteen_lines_with_no_absolute
     assert len(shown) <= 15
     assert not [line for line in shown if str(tmp_path) in line or "/elsewhere" in line]
     assert "--jax-repo '<a clone of jax-ml/jax>'" in shown[-2]
+
+
+def test_a_newest_that_fails_otherwise_with_no_failure_named_proposes_no_bisect(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "```python\nimport jax\nprint(jax.numpy.ones(2).sum())\n```\nThis looks wrong on jax 0.6.0.\n"
+    result, _ = _triage(tmp_path, monkeypatch, text, {"0.6.0": "3.0\n",
+                                                      "0.9.0": AttributeError("module 'jax' has no attribute 'x'")})
+    assert result.bisect_argv == []
+    assert result.answer == ("the newest, 0.9.0, fails otherwise and the report names no failure to tell the bug "
+                             "by: no bisect")

@@ -76,7 +76,7 @@ def run_block(code: str, name: str) -> Dict[str, Any]:
     kept, code_seen, error = _Tee(), 0, None
     with contextlib.redirect_stdout(kept):
         try:
-            exec(compile(code, name, "exec"), {"__name__": "__main__"})
+            exec(compile(code, name, "exec"), {"__name__": "__main__", "__file__": os.path.abspath(sys.argv[0])})
         except SystemExit as stop:
             code_seen = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         except KeyboardInterrupt:

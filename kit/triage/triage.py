@@ -173,6 +173,12 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
     if found is not None and good_failed and not shows_reported(result.reading, good.outcome) and not regression:
         result.details.append(f"the newest, {newest}, ended in another failure ({good.summary()}): it cannot say "
                               "whether the bug is there")
+        if shows_reported(result.reading, bad.outcome) is None:  # nothing the report names to judge either by
+            result.answer = (f"the newest, {newest}, fails otherwise and the report names no failure to tell the "
+                             "bug by: no bisect")
+            result.verdicts = {v: f"{'INCONCLUSIVE' if v == newest else 'RAN'}: {r.summary()}" for v, r in runs.items()}
+            result.details += _proposals(result.reading, result, options.text)
+            return
         _by_reported_failure(result, matrix, options, runs, reported, newest, newest_inconclusive=True)
         return
     if found is None:
