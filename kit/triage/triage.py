@@ -31,6 +31,7 @@ from ..run.runner import RunRequest, run_check
 from ..user_paths import report_path, shown_path
 from .check_writer import (DIFFERENCE_BAD_IF, WRITTEN_BY, Judged, WrittenCheck, check_name, check_text,
                            outcome_check_text, write_check)
+from . import block_outcome
 from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
 from .report_reading import Reading, read_report
 
@@ -102,10 +103,12 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
         log(f"jax {version}: {runs[version].summary()}")
     result = Triage(reading, capture, host_devices=devices)
 
-    def run_more(version: str) -> Run:
-        runs[version] = run_on(matrix, options, capture, name, version, devices, log)
-        log(f"jax {version}: {runs[version].summary()}")
-        return runs[version]
+    def run_more(version: str, keep: bool = True) -> Run:
+        again = run_on(matrix, options, capture, name, version, devices, log)
+        log(f"jax {version}{'' if keep else ' again'}: {again.summary()}")
+        if keep:
+            runs[version] = again
+        return again
 
     decide(result, matrix, options, runs, Releases(reported, worked, newest), run_more)
     return result
@@ -143,7 +146,7 @@ class Releases:
 
 
 def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[str, Run], releases: Releases,
-           run_more: Callable[[str], Run] | None = None) -> None:
+           run_more: Callable[..., Run] | None = None) -> None:
     """The check to keep, each release's verdict and the bisect: by the difference between the two runs where
     there is one (kit/triage/difference.py), else by the reported failure on each.
 
@@ -157,10 +160,10 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
         return
     regression = not reported or reported == worked  # the text says the first release worked
     bad, good = (runs[newest], runs[first]) if regression else (runs[first], runs[newest])
-    found = difference(bad, good)
+    found = _without_noise(result, difference(bad, good), run_more)
     if found is None and not regression and worked and worked not in runs and run_more is not None \
             and bad.outcome is not None and good.outcome is not None:
-        found = difference(bad, run_more(worked))
+        found = _without_noise(result, difference(bad, run_more(worked)), run_more)
         if found is not None:
             _by_difference(result, options, runs, found)
             result.answer = (f"reproduced on the reporter's release {reported}; still there in the newest release, "
@@ -192,6 +195,24 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
         result.bisect_argv = bisect_argv(result, matrix, options, good=first, bad=newest)
         return
     plan_bisect(result, matrix, options, reported, newest, verdicts)
+
+
+def _without_noise(result: Triage, found: Difference | None, run_more: Callable[..., Run] | None) -> Difference | None:
+    """``found`` less the printed lines that differ between two runs of the good side's release itself (unseeded
+    randomness, an object's id, a time): those are noise, not the bug. Costs one more run, and only where a
+    printed line is among the features."""
+    if found is None or run_more is None or not any(f["what"] == "line" for f in found.features):
+        return found
+    again = run_more(found.good.version, False)
+    if again.outcome is None or found.good.outcome is None:
+        return found
+    noisy = {f["bad"] for f in block_outcome.features(found.good.outcome, again.outcome) if f["what"] == "line"}
+    kept = tuple(f for f in found.features if f["what"] != "line" or f["good"] is None or f["good"] not in noisy)
+    dropped = [feature_name(f) for f in found.features if f not in kept]
+    if dropped:
+        result.details.append(f"noise, not judged: {', '.join(dropped)} (differs between two runs of "
+                              f"{found.good.version})")
+    return Difference(found.bad, found.good, kept) if kept else None
 
 
 def _by_difference(result: Triage, options: TriageOptions, runs: dict[str, Run], found: Difference) -> dict[str, str]:
