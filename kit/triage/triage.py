@@ -105,8 +105,8 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
 
     def run_more(version: str, keep: bool = True) -> Run:
         again = run_on(matrix, options, capture, name, version, devices, log)
-        log(f"jax {version}{'' if keep else ' again'}: {again.summary()}")
-        if keep:
+        if keep:  # a repeat for noise is said only where it finds some (the details' "noise" line)
+            log(f"jax {version}: {again.summary()}")
             runs[version] = again
         return again
 
