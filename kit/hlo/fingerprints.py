@@ -140,9 +140,9 @@ class _Context:
             if instruction.target and instruction.target not in fingerprint.targets:
                 fingerprint.targets.append(instruction.target)
             self.principal.setdefault(_key(fingerprint), []).append((computation, instruction))
+            fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
         elif not fingerprint.count:
             fingerprint.device_batch = max(fingerprint.device_batch or 0, batch)
-        fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
 
     def add_collective(self, found: dict[tuple[str, ...], Fingerprint], computation: Computation,
                        instruction: Instruction) -> None:
@@ -175,7 +175,9 @@ class _Context:
 
     def expected(self, instruction: Instruction) -> bool:
         """A sum over the devices of partial gradients of replicated parameters, or of a scalar: data parallelism."""
-        if _collective(instruction) not in ("all-reduce", "reduce-scatter") or _primitive(instruction) in LINALG_PRIMITIVES:
+        if _collective(instruction) not in ("all-reduce", "reduce-scatter"):
+            return False
+        if _primitive(instruction) in LINALG_PRIMITIVES:
             return False
         sizes = [_elements(array.dims) for array in instruction.arrays]
         return all(size == 1 or size in self.replicated_sizes for size in sizes)

@@ -182,7 +182,8 @@ def parse_instruction(line: str) -> tuple[Instruction | None, bool]:
     code = sys.intern(opcode.group(1))
     return Instruction(
         name=name, opcode=code,
-        arrays=tuple(Array(sys.intern(t), tuple(int(d) for d in ds.split(",") if d)) for t, ds in _ARRAY.findall(shape)),
+        arrays=tuple(Array(sys.intern(t), tuple(int(d) for d in ds.split(",") if d))
+                     for t, ds in _ARRAY.findall(shape)),
         operands=_operand_names(operand_text) if code not in ("constant", "parameter", "iota") else (),
         op_name=sys.intern(op_name.group(1)) if op_name else "",
         source=(sys.intern(source_file.group(1)), int(source_line.group(1))) if source_file and source_line else None,

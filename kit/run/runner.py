@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
@@ -318,34 +318,37 @@ def _bad_if_matched(fields: Mapping[str, Any]) -> bool:
     return bool(((fields.get("evidence") or {}).get("bad_if") or {}).get("matched"))
 
 
-def script_env(result_path: Path, backend: str, host_devices: int | None) -> dict[str, str]:
-    """The variables a script check runs with: KIT_RESULT, and forced host devices on CPU."""
+def script_env(result_path: Path, backend: str, host_devices: int | None, flags: str | None = None) -> dict[str, str]:
+    """The variables a script check runs with: KIT_RESULT, and forced host devices on CPU (added to ``flags``,
+    by default our XLA_FLAGS)."""
     extra = {"KIT_RESULT": str(result_path)}
     if backend == "cpu" and host_devices:
-        flags = os.environ.get("XLA_FLAGS", "")
+        flags = os.environ.get("XLA_FLAGS", "") if flags is None else flags
         flags = re.sub(r"--xla_force_host_platform_device_count=\S+", "", flags).strip()
         extra["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={host_devices}".strip()
     return extra
 
 
 def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log,
-               output_log: Path | None = None, echo: bool = True,
-               extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+               output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
+               args: Sequence[str] = (), cwd: Path | None = None) -> dict[str, Any]:
     """Run a script check with the environment's python; the record fields its exit, KIT_RESULT and output give.
 
     The one way a script runs, whether it came from a check block or from
     ``--script``: KIT_RESULT, forced host devices on CPU, the environment's
     paths and the repository root on PYTHONPATH. The exit code and KIT_RESULT
     are read by kit/run/protocol.py, a failure is classed by
-    kit/run/failures.py (an exception, an import, ``bad_if``).
+    kit/run/failures.py (an exception, an import, ``bad_if``). ``args`` and ``cwd``: a program run as the user
+    runs it (`kit.explain`: its arguments, in the folder it was called from; by default the repository root).
     """
     assert check.script is not None
     with scratch_dir() as tmp:
         out = tmp / "kit-result.json"
-        cmd = [str(env.python), str(check.script)]
+        cmd = [str(env.python), str(check.script), *args]
         log("running " + " ".join(cmd))
-        ended = run_child(cmd, timeout, log, {**(extra_env or {}), **script_env(out, backend, check.host_devices)},
-                          env.pythonpath, output_log, echo=echo)
+        given = extra_env or {}
+        extra = {**given, **script_env(out, backend, check.host_devices, given.get("XLA_FLAGS"))}
+        ended = run_child(cmd, timeout, log, extra, env.pythonpath, output_log, echo=echo, cwd=cwd)
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
     if failures.failed(ended.code) and not _bad_if_matched(fields):
         fields = unless_jax_failed(fields, env, log)
@@ -395,14 +398,14 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
 
 def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
               pythonpath: tuple[Path, ...] = (), output_log: Path | None = None,
-              echo: bool = True) -> child_processes.Ended:
+              echo: bool = True, cwd: Path | None = None) -> child_processes.Ended:
     """Run a check's process (kit/run/child_processes.py): output echoed, bounded; its whole tree ended.
 
     ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
     ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
     """
     with kept_output(output_log, echo) as shown:
-        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=shown)
+        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=cwd or REPO_ROOT, echo=shown)
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended
