@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 from ..config import Matrix
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
-from .capture import Capture, capture
+from .capture import Capture, capture_release
 from .known import KnownFingerprint, load as load_known
 from .options import Options, parse
 from .report import write_reports
@@ -31,7 +31,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         log(f"explain {options.shown} on jax {release or 'of ' + str(options.python)}: running it with XLA's dump "
             "on (a release not built yet is built first: minutes)")
         kept: list[str] = []  # the install's and the run's own lines go to the record, not the console
-        captures.append(capture(matrix, options, release, kept.append, reproduce))
+        captures.append(capture_release(matrix, options, release, kept.append, reproduce))
         captures[-1].record["log"] = kept[-40:]
     known = load_known(matrix.path.parent / "known_problems.toml")
     lines = short_answer(options, captures, known)
@@ -64,6 +64,10 @@ def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
     name = capture.release or "(interpreter)"
     if not capture.compiled:
         return [f"{name}: {capture.record.get('reason') or capture.record.get('status')}"]
+    if capture.record.get("status") != "ran":  # it crashed, timed out or left processes: say so first
+        name += f" ({capture.record.get('reason')})"
+    elif (capture.record.get("run") or {}).get("left_running"):
+        name += f" ({capture.record.get('reason')})"
     flagged = answers.flagged_lines(capture, options.cwd)
     linalg = [f for f in capture.fingerprints if f.op not in answers.COLLECTIVE_KINDS]
     if not flagged:

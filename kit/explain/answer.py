@@ -94,7 +94,7 @@ def expected_sentence(captures: Sequence[Capture]) -> str:
         return ""
     where = ", ".join(f"{loc} ({size(b)} per device)" for loc, b in sorted(seen.items())[:3])
     on = "every release" if len(releases) == len(captures) else ", ".join(releases)
-    return f"expected, not flagged: the all-reduce of data-parallel gradients at {where}, on {on}"
+    return f"expected, not flagged: the all-reduce of data-parallel gradients and sums at {where}, on {on}"
 
 
 def matched_problems(captures: Sequence[Capture], known: Iterable[KnownFingerprint]) -> list[KnownFingerprint]:

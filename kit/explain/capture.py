@@ -46,7 +46,7 @@ class Capture:
         return bool(self.record.get("modules"))
 
 
-def capture(matrix: Matrix, options: Options, release: str, log: Log, reproduce: str) -> Capture:
+def capture_release(matrix: Matrix, options: Options, release: str, log: Log, reproduce: str) -> Capture:
     """Run the program on ``release`` ("" with ``--python``: that interpreter's) and read its compiles."""
     started = time.monotonic()
     check = script_check("explain", options.program, host_devices=options.devices, timeout_s=options.timeout_s)
@@ -61,15 +61,15 @@ def capture(matrix: Matrix, options: Options, release: str, log: Log, reproduce:
         record.update(status="not-installable", reason=prepared.problem or prepared.cannot_test or "")
     else:
         env = prepared.environment
-        with runner.scratch_dir() as tmp, Dump(tmp / "dump") as dump:
-            flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
-            # The program's output goes to a log beside the dump, not the console: the answer is what is read
-            # there (the record keeps the output's last lines).
-            fields = runner.run_script(env, check, options.backend, options.timeout_s, log, tmp / "output.log",
-                                       echo=False, extra_env={**release_bytecode_env(env), "XLA_FLAGS": flags},
-                                       args=options.args, cwd=options.cwd)
-        # The dump is pruned a last time as the run ends; its texts are read before the folder goes.
-            found = _read(dump, options, record)
+        with runner.scratch_dir() as tmp:
+            with Dump(tmp / "dump") as dump:
+                flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
+                # The program's output goes to a log beside the dump, not the console: the answer is what is
+                # read there (the record keeps the output's last lines).
+                fields = runner.run_script(env, check, options.backend, options.timeout_s, log, tmp / "output.log",
+                                           echo=False, extra_env={**release_bytecode_env(env), "XLA_FLAGS": flags},
+                                           args=options.args, cwd=options.cwd)
+            found = _read(dump, options, record)  # pruned a last time as the run ended; read before the folder goes
             record.update(_run_fields(fields, record, options, tmp / "output.log"))
     record["duration_s"] = round(time.monotonic() - started, 2)
     record["fingerprints"] = [f.to_json() for f in found]
@@ -128,28 +128,35 @@ def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options
         run["left_running"] = evidence["left_running"]
     modules = record.get("modules") or []
     partitioned = sum(1 for m in modules if (m.get("partitions") or 1) > 1)
-    ended = _how_it_ended(fields, options)
+    ended = _how_it_ended(fields, options, output)
     if not modules:
         status, reason = "compiled-nothing", f"{ended}, and compiled nothing: there is no HLO to explain"
     else:
         status = "ran" if fields.get("status") == "ran" and evidence.get("exit_code") == 0 else "partial"
         reason = f"{ended}; {len(modules)} module(s) compiled, {partitioned} of them partitioned over devices"
+        if status == "partial":
+            reason += " (what compiled before it ended counts)"
     if record["dump"]["dropped_count"]:
         reason += (f"; the dump passed {record['dump']['limit_bytes'] // 2**20} MiB, so "
                    f"{record['dump']['dropped_count']} file(s) compiled after that were not read")
     return {"status": status, "reason": reason, "run": run, "environment": fields.get("environment") or {}}
 
 
-def _how_it_ended(fields: dict[str, Any], options: Options) -> str:
+def _how_it_ended(fields: dict[str, Any], options: Options, output: Path) -> str:
     evidence = fields.get("evidence") or {}
     code = evidence.get("exit_code")
+    left = len(evidence.get("left_running") or [])
+    also = f" (it left {left} process(es) running: ended then)" if left else ""
     if fields.get("status") == "timed-out" or code is None and fields.get("status") != "ran":
-        return f"the program did not end within {options.timeout_s} s (stopped there)"
+        return f"the program did not end within {options.timeout_s} s (stopped there){also}"
     if code == 0:
-        return "the program ran to its end"
+        return f"the program ran to its end{also}"
     if isinstance(code, int) and code < 0:
-        return f"the program was killed by signal {-code}"
-    return f"the program exited {code} ({fields.get('reason') or 'no reason given'})"
+        return f"the program was killed by signal {-code}{also}"
+    exception = evidence.get("exception") or {}
+    said = (f"{exception.get('type')}: {exception.get('message')}" if exception.get("type")
+            else next((line.strip() for line in reversed(_tail(output)) if line.strip()), "no output"))
+    return f"the program exited {code} ({' '.join(str(said).split())[:200]}){also}"
 
 
 def _sha256(path: Path) -> str:
