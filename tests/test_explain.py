@@ -144,3 +144,24 @@ def test_the_known_problem_carries_its_fingerprint() -> None:
     known = {k.key: k for k in load_known(ROOT / "known_problems.toml")}
     problem = known["sharded-slogdet-all-gather"]
     assert "lu" in problem.ops and problem.fed_by == "all-gather" and problem.fix_release == "0.5.3"
+
+
+def test_an_explain_check_of_matrix_toml_is_affected_where_an_op_holds_the_whole_batch(tmp_path: Path) -> None:
+    from kit.run import runner
+
+    (tmp_path / "matrix.toml").write_text('[[release]]\nversion = "0.4.35"\n\n[[release]]\nversion = "0.6.0"\n\n'
+                                          '[checks.mine]\nexplain = "train_slogdet.py"\nhost_devices = 4\n')
+    _program(tmp_path, "0.4.35")
+    matrix = load_matrix(tmp_path / "matrix.toml")
+    assert matrix.checks["mine"].parameters == {"explain": True}
+    verdicts = {}
+    for release in ("0.4.35", "0.6.0"):
+        _program(tmp_path, release)
+        env = Environment(python=Path(sys.executable), pins={"jax": release}, obtained="reused")
+        prepared = Prepared(plan=None, resolution=None, environment=env, jax=release)
+        record, _ = runner.run_check(matrix, runner.RunRequest(check="mine", version=release), lambda _: None,
+                                     prepared=prepared)
+        verdicts[release] = (record["verdict"], record["evidence"]["summary"]["gathered_ops"], record["reason"])
+        assert record["parameters"]["explain"] is True and record["parameters"]["script"] == "train_slogdet.py"
+    assert verdicts["0.4.35"][:2] == ("affected", 1) and "train_slogdet.py:39 slogdet lu" in verdicts["0.4.35"][2]
+    assert verdicts["0.6.0"] == ("unaffected", 0, "every linalg op is split across devices (2 of them)")

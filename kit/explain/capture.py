@@ -23,11 +23,10 @@ from repro.contract import json_safe
 
 from .. import __version__, records
 from ..config import Matrix, script_check
-from ..hlo import Fingerprint, fingerprints, read_module
+from ..hlo import Fingerprint
 from ..install.bytecode import release_bytecode_env
 from ..install.environment import ExistingPython, install_facts
-from ..run import runner
-from ..run.hlo_dump import Dump, dump_flags
+from ..run import explained, runner
 from .options import Options
 
 Log = Callable[[str], None]
@@ -61,40 +60,16 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
         record.update(status="not-installable", reason=prepared.problem or prepared.cannot_test or "")
     else:
         env = prepared.environment
-        with runner.scratch_dir() as tmp:
-            with Dump(tmp / "dump") as dump:
-                flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
-                # The program's output goes to a log beside the dump, not the console: the answer is what is
-                # read there (the record keeps the output's last lines).
-                fields = runner.run_script(env, check, options.backend, options.timeout_s, log, tmp / "output.log",
-                                           echo=False, extra_env={**release_bytecode_env(env), "XLA_FLAGS": flags},
-                                           args=options.args, cwd=options.cwd)
-            found = _read(dump, options, record)  # pruned a last time as the run ended; read before the folder goes
-            record.update(_run_fields(fields, record, options, tmp / "output.log"))
+        run = explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
+                                   options.timeout_s, log,
+                                   release_bytecode_env(env), args=options.args, cwd=options.cwd,
+                                   shown=lambda path: _shown_source(path, options))
+        found = run.fingerprints
+        record.update(modules=run.modules, dump=run.dump)
+        record.update(_run_fields(run.fields, record, options, run.output_tail))
     record["duration_s"] = round(time.monotonic() - started, 2)
     record["fingerprints"] = [f.to_json() for f in found]
     return Capture(jax, json_safe(record), found)
-
-
-def _read(dump: Dump, options: Options, record: dict[str, Any]) -> list[Fingerprint]:
-    """Every dumped module's fingerprints; the record names each module and what could not be read."""
-    found: list[Fingerprint] = []
-    modules = []
-    for module in dump.modules():
-        try:
-            after = read_module(module.after)
-            before = read_module(module.before) if module.before else None
-        except OSError as error:
-            modules.append({"number": module.number, "name": module.name, "error": str(error)})
-            continue
-        prints = fingerprints(after, before, shown=lambda path: _shown_source(path, options))
-        modules.append({"number": module.number, "name": module.name, "partitions": after.partitions,
-                        "fingerprints": len(prints), "cut": after.cut or None})
-        found += prints
-    record["modules"] = modules
-    record["dump"] = {"kept_bytes": dump.kept_bytes, "limit_bytes": dump.limit_bytes, "dropped": dump.dropped[:20],
-                      "dropped_count": len(dump.dropped)}
-    return found
 
 
 def _shown_source(path: str, options: Options) -> str:
@@ -119,16 +94,17 @@ def _base_record(options: Options, jax: str, prepared: Any, reproduce: str) -> d
     }
 
 
-def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options, output: Path) -> dict[str, Any]:
+def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options,
+                tail: list[str]) -> dict[str, Any]:
     """The run's own outcome (as a script check's), and one sentence on what was read of it."""
     evidence = fields.get("evidence") or {}
     run = {"status": fields.get("status"), "exit_code": evidence.get("exit_code"),
-           "reason": fields.get("reason"), "output_tail": evidence.get("output_tail") or _tail(output)}
+           "reason": fields.get("reason"), "output_tail": evidence.get("output_tail") or tail}
     if evidence.get("left_running"):
         run["left_running"] = evidence["left_running"]
     modules = record.get("modules") or []
     partitioned = sum(1 for m in modules if (m.get("partitions") or 1) > 1)
-    ended = _how_it_ended(fields, options, output)
+    ended = _how_it_ended(fields, options, tail)
     if not modules:
         status, reason = "compiled-nothing", f"{ended}, and compiled nothing: there is no HLO to explain"
     else:
@@ -142,7 +118,7 @@ def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options
     return {"status": status, "reason": reason, "run": run, "environment": fields.get("environment") or {}}
 
 
-def _how_it_ended(fields: dict[str, Any], options: Options, output: Path) -> str:
+def _how_it_ended(fields: dict[str, Any], options: Options, tail: list[str]) -> str:
     evidence = fields.get("evidence") or {}
     code = evidence.get("exit_code")
     left = len(evidence.get("left_running") or [])
@@ -155,7 +131,7 @@ def _how_it_ended(fields: dict[str, Any], options: Options, output: Path) -> str
         return f"the program was killed by signal {-code}{also}"
     exception = evidence.get("exception") or {}
     said = (f"{exception.get('type')}: {exception.get('message')}" if exception.get("type")
-            else next((line.strip() for line in reversed(_tail(output)) if line.strip()), "no output"))
+            else next((line.strip() for line in reversed(tail) if line.strip()), "no output"))
     return f"the program exited {code} ({' '.join(str(said).split())[:200]}){also}"
 
 
@@ -165,12 +141,3 @@ def _sha256(path: Path) -> str:
     except OSError:
         return ""
 
-
-def _tail(output: Path, lines: int = 15) -> list[str]:
-    """The last lines the program printed (its whole output went to a log, not the console)."""
-    try:
-        with open(output, "rb") as log:
-            log.seek(max(0, log.seek(0, os.SEEK_END) - 16384))
-            return log.read().decode("utf-8", "replace").splitlines()[-lines:]
-    except OSError:
-        return []

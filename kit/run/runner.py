@@ -31,6 +31,7 @@ from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
 from .child_processes import REPO_ROOT, repro_env
 from .compile_cache import compile_cache_env
+from .explained import explain_runner
 from .jax_runs import jax_runs
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
@@ -207,9 +208,10 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
     for _ in range(2):
-        if check.script is not None:
-            fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                                extra_env=release_bytecode_env(env))
+        if check.script is not None:  # a program to explain (matrix.toml's explain = ...) reads its HLO too
+            run = explain_runner(run_script, scratch_dir) if check.parameters.get("explain") else run_script
+            fields = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
+                         extra_env=release_bytecode_env(env))
         else:
             fields = _run_repro(env, request, params, timeout, log,
                                 {**compile_cache_env(matrix.envs_dir, env, backend), **release_bytecode_env(env)})
@@ -338,8 +340,7 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
     ``--script``: KIT_RESULT, forced host devices on CPU, the environment's
     paths and the repository root on PYTHONPATH. The exit code and KIT_RESULT
     are read by kit/run/protocol.py, a failure is classed by
-    kit/run/failures.py (an exception, an import, ``bad_if``). ``args`` and ``cwd``: a program run as the user
-    runs it (`kit.explain`: its arguments, in the folder it was called from; by default the repository root).
+    kit/run/failures.py (an exception, an import, ``bad_if``). ``args``, ``cwd``: a program as its user runs it.
     """
     assert check.script is not None
     with scratch_dir() as tmp:
