@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -65,8 +66,8 @@ class Array:
 class Instruction:
     name: str
     opcode: str
-    arrays: tuple[Array, ...]
-    """The arrays of its shape, in order (a tuple shape gives several)."""
+    shape: str
+    """Its shape as the text writes it; `arrays` reads it when asked (most instructions are never asked)."""
     operands: tuple[str, ...]
     op_name: str = ""
     source: tuple[str, int] | None = None
@@ -79,6 +80,12 @@ class Instruction:
     """Computations it calls (a fusion's, a while loop's body, a reduction's)."""
     parameter: int | None = None
     """Its number, for a parameter."""
+
+    @cached_property
+    def arrays(self) -> tuple[Array, ...]:
+        """The arrays of its shape, in order (a tuple shape gives several)."""
+        return tuple(Array(dtype, tuple(map(int, dims.split(","))) if dims else ())
+                     for dtype, dims in _ARRAY.findall(self.shape))
 
     @property
     def bytes(self) -> int:
@@ -173,24 +180,26 @@ def parse_instruction(line: str) -> tuple[Instruction | None, bool]:
     if not opcode:
         return None, False
     operand_text, attributes = _split_operands(rest[opcode.end():])
-    name = sys.intern(head.group(2))
-    op_name = _OP_NAME.search(attributes)
-    source_file, source_line = _SOURCE_FILE.search(attributes), _SOURCE_LINE.search(attributes)
-    frame = _FRAME_ID.search(attributes)
-    target = _TARGET.search(attributes)
-    dims = _DIMENSIONS.search(attributes)
     code = sys.intern(opcode.group(1))
+    # Each attribute is looked for only where its key is on the line: most lines have few.
+    op_name = _OP_NAME.search(attributes) if "op_name=" in attributes else None
+    source_line = _SOURCE_LINE.search(attributes) if "source_line=" in attributes else None
+    source_file = _SOURCE_FILE.search(attributes) if source_line else None
+    frame = _FRAME_ID.search(attributes) if "stack_frame_id=" in attributes else None
+    target = _TARGET.search(attributes) if code == "custom-call" else None
+    dims = _DIMENSIONS.search(attributes) if "dimensions=" in attributes else None
+    called = _CALLS.findall(attributes) if "=" in attributes and ("calls=" in attributes or "to_apply=" in attributes
+                                                                  or "body=" in attributes
+                                                                  or "branch_computations=" in attributes) else ()
     return Instruction(
-        name=name, opcode=code,
-        arrays=tuple(Array(sys.intern(t), tuple(int(d) for d in ds.split(",") if d))
-                     for t, ds in _ARRAY.findall(shape)),
+        name=sys.intern(head.group(2)), opcode=code, shape=shape,
         operands=_operand_names(operand_text) if code not in ("constant", "parameter", "iota") else (),
         op_name=sys.intern(op_name.group(1)) if op_name else "",
         source=(sys.intern(source_file.group(1)), int(source_line.group(1))) if source_file and source_line else None,
         frame_id=int(frame.group(1)) if frame else None,
         target=target.group(1) if target else "",
         dimensions=tuple(int(d) for d in dims.group(1).split(",") if d) if dims else (),
-        called=tuple(sys.intern(c) for c in _CALLS.findall(attributes)),
+        called=tuple(sys.intern(c) for c in called),
         parameter=int(operand_text) if code == "parameter" and operand_text.strip().isdigit() else None,
     ), bool(head.group(1))
 
@@ -229,6 +238,9 @@ def _split_shape(text: str) -> tuple[str, str]:
 
 def _split_operands(text: str) -> tuple[str, str]:
     """What follows ``opcode(``: the operand list up to its closing parenthesis, and the attributes after."""
+    close = text.find(")")
+    if close >= 0 and "(" not in text[:close]:  # the usual case: no parenthesis inside the operand list
+        return text[:close], text[close + 1:]
     depth = 1
     for index, char in enumerate(text):
         depth += {"(": 1, ")": -1}.get(char, 0)
@@ -240,7 +252,7 @@ def _split_operands(text: str) -> tuple[str, str]:
 def _operand_names(text: str) -> tuple[str, ...]:
     """``%a, %b`` (or older ``f32[2]{0} %a, ...``) → ("a", "b"); each operand's last word is its name."""
     names = []
-    for part in re.sub(r"/\*.*?\*/", "", text).split(","):
+    for part in (re.sub(r"/\*.*?\*/", "", text) if "/*" in text else text).split(","):
         words = part.split()
         if words and not words[-1].endswith("}"):
             names.append(sys.intern(words[-1].lstrip("%")))
