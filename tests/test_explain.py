@@ -165,3 +165,33 @@ def test_an_explain_check_of_matrix_toml_is_affected_where_an_op_holds_the_whole
         assert record["parameters"]["explain"] is True and record["parameters"]["script"] == "train_slogdet.py"
     assert verdicts["0.4.35"][:2] == ("affected", 1) and "train_slogdet.py:39 slogdet lu" in verdicts["0.4.35"][2]
     assert verdicts["0.6.0"] == ("unaffected", 0, "every linalg op is split across devices (2 of them)")
+
+
+def test_bisect_explain_makes_the_program_a_script_check_judged_by_its_hlo_and_op_narrows_it(matrix) -> None:  # type: ignore[no-untyped-def]
+    from kit.bisect.options import parse_options
+
+    program = ROOT / "examples" / "programs" / "train_mixed.py"
+    options = parse_options(matrix, ["--explain", str(program), "--op", "train_mixed.py:42",
+                                     "--good", "0.6.0", "--bad", "0.4.35"])
+    check = options.script_check
+    assert check is not None and check.script == program and check.host_devices == 4
+    assert check.parameters == {"explain": True, "op": "train_mixed.py:42"}
+    with pytest.raises(UsageError, match="--op applies to --explain"):
+        parse_options(matrix, ["--script", str(program), "--op", "x.py:1", "--good", "0.6.0", "--bad", "0.4.35"])
+
+
+def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path) -> None:
+    from kit.config import script_check
+    from kit.run import runner
+    from kit.run.explained import run_explained
+
+    env = Environment(python=Path(sys.executable), pins={"jax": "0.4.35"}, obtained="reused")
+    reasons = {}
+    for op in ("train_mixed.py:42", "train_mixed.py:28", "train_mixed.py:99"):
+        check = script_check("mine", _program(tmp_path, "0.4.35", "train_mixed"), host_devices=4,
+                             parameters={"explain": True, "op": op})
+        fields = run_explained(runner.run_script, runner.scratch_dir, env, check, "cpu", 60, lambda _: None)
+        reasons[op] = (fields["verdict"], fields["reason"])
+    assert reasons["train_mixed.py:42"][0] == "affected" and "train_mixed.py:42 cholesky" in reasons["train_mixed.py:42"][1]
+    assert reasons["train_mixed.py:28"] == ("unaffected", "no linalg op holds a sharded batch whole")
+    assert reasons["train_mixed.py:99"][0] == "inconclusive"

@@ -85,9 +85,14 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     run = dumped_run(run_script, scratch_dir, env, check, backend, timeout, log, extra_env,
                      shown=lambda path: os.path.relpath(path, root) if os.path.isabs(path) else path)
     fields = dict(run.fields)
-    flagged = [f for f in run.fingerprints if f.state in ("whole", "gathered")]
-    split = [f for f in run.fingerprints if f.state == "split"]
-    if not run.modules:
+    op = str(check.parameters.get("op") or "")  # bisect's --op FILE:LINE: that line's ops alone decide
+    judged = [f for f in run.fingerprints if not op or _same_line(f.location or "", op)]
+    flagged = [f for f in judged if f.state in ("whole", "gathered")]
+    split = [f for f in judged if f.state == "split"]
+    if run.modules and op and not judged:
+        fields.update(status="ran", verdict="inconclusive",
+                      reason=f"no linear-algebra op or collective of {op} compiled, so it cannot be judged")
+    elif not run.modules:
         fields.update(status="ran", verdict="inconclusive",
                       reason=f"it compiled nothing, so there is no HLO to judge ({fields.get('reason') or 'no reason'})")
     elif flagged:
@@ -110,6 +115,11 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     evidence["dump"] = run.dump
     fields["evidence"] = evidence
     return fields
+
+
+def _same_line(location: str, op: str) -> bool:
+    """``train.py:37`` is ``examples/train.py:37`` as the user gave it, either way round."""
+    return location == op or op.endswith("/" + location) or location.endswith("/" + op)
 
 
 def _tail(output: Path, lines: int = 15) -> list[str]:
