@@ -87,7 +87,8 @@ examples:
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --commits --jax-repo ../jax
   nox -s bisect -- --script repro.py --good 0.4.34 --bad 0.4.36
-  nox -s bisect -- --explain train.py --op train.py:37 --good 0.6.0 --bad 0.4.35
+  nox -s bisect -- --explain train.py --op train.py:37 --good 0.6.0 --bad 0.4.35   (docs/explain.md: bad where
+      an op of that line holds the whole batch on every device or is fed by a collective)
   nox -s bisect -- --script uses_flax.py --requires flax --good 0.5.0 --bad 0.4.34
   nox -s bisect -- --script jit_kwarg.py --bad-if "multiple values for argument 'f'" --good 0.4.30 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
@@ -174,11 +175,8 @@ def make_parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
-    what.add_argument("--explain", type=Path, metavar="PROGRAM",
-                      help="a program run unmodified; bad where an op holds the whole batch on every device "
-                           "(docs/explain.md)")
-    parser.add_argument("--op", default=None, metavar="FILE:LINE",
-                        help="--explain: judge only the ops of this source line (train.py:37)")
+    what.add_argument("--explain", type=Path, metavar="PROGRAM", help="a program, bad where an op is whole (see below)")
+    parser.add_argument("--op", metavar="FILE:LINE", help="--explain: only this source line's ops (train.py:37)")
     parser.add_argument("--good", metavar="VERSION",
                         help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
     parser.add_argument("--bad", metavar="VERSION",
