@@ -52,8 +52,13 @@ def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[
     names = ", ".join(c.release or "(interpreter)" for c in captures)
     lines = [f"explain {options.shown} on jax {names} ({where})"]
     budget = answers.MAX_LINES - 5  # header, expected, a known problem, the answer, the tables
+    # Releases that say the same are said once ("0.4.35, 0.4.36, 0.5.0: ..."), in release order.
+    said: dict[tuple[str, ...], list[str]] = {}
     for capture in captures:
-        lines += _release_lines(capture, options, max(1, budget // len(captures)))
+        said.setdefault(tuple(_release_lines(capture, options, budget)), []).append(capture.release or "(interpreter)")
+    room = max(1, budget // len(said))
+    for body, releases in said.items():
+        lines += [", ".join(releases) + body[0], *body[1:room]]
     expected = answers.expected_sentence(captures)
     problems = answers.matched_problems(captures, known)
     tail = ([expected] if expected else []) + [p.sentence() for p in problems[:1]] + [answers.choice(captures, problems)]
@@ -61,7 +66,8 @@ def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[
 
 
 def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
-    name = capture.release or "(interpreter)"
+    """What one release says, its first line without the release's name (`short_answer` puts the names)."""
+    name = ""
     if not capture.compiled:
         return [f"{name}: {capture.record.get('reason') or capture.record.get('status')}"]
     if capture.record.get("status") != "ran":  # it crashed, timed out or left processes: say so first
