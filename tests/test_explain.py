@@ -187,7 +187,7 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
 
     env = Environment(python=Path(sys.executable), pins={"jax": "0.4.35"}, obtained="reused")
     reasons = {}
-    for op in ("train_mixed.py:42", "train_mixed.py:28", "train_mixed.py:99"):
+    for op in ("train_mixed.py:42", "train_mixed.py:28", "train_mixed.py:99", "train_mixed.py:40:triangular_solve"):
         check = script_check("mine", _program(tmp_path, "0.4.35", "train_mixed"), host_devices=4,
                              parameters={"explain": True, "op": op})
         fields = run_explained(runner.run_script, runner.scratch_dir, env, check, "cpu", 60, lambda _: None)
@@ -195,3 +195,5 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
     assert reasons["train_mixed.py:42"][0] == "affected" and "train_mixed.py:42 cholesky" in reasons["train_mixed.py:42"][1]
     assert reasons["train_mixed.py:28"] == ("unaffected", "no linalg op holds a sharded batch whole")
     assert reasons["train_mixed.py:99"][0] == "inconclusive"
+    assert reasons["train_mixed.py:40:triangular_solve"][0] == "affected"
+    assert "1 op(s)" in reasons["train_mixed.py:40:triangular_solve"][1]

@@ -11,6 +11,7 @@ by galloping (`kit.bisect.gallop`).
 from __future__ import annotations
 
 import argparse
+import re
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,8 +154,9 @@ class Options:
 
     @property
     def subject(self) -> str:
-        """What is bisected, for file names and headings: the check or ``script-<stem>``."""
-        return self.check or script_name(self.script)
+        """What is bisected, for file names and headings: the check or ``script-<stem>`` (``--op``'s line added)."""
+        op = str(self.script_check.parameters.get("op") or "") if self.script_check else ""
+        return self.check or script_name(self.script) + ("-op-" + re.sub(r"[^A-Za-z0-9_-]", "_", op) if op else "")
 
     @property
     def quoted_argv(self) -> tuple[str, ...]:
@@ -176,7 +178,7 @@ def make_parser() -> argparse.ArgumentParser:
     what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
     what.add_argument("--explain", type=Path, metavar="PROGRAM", help="a program, bad where an op is whole (see below)")
-    parser.add_argument("--op", metavar="FILE:LINE", help="--explain: only this source line's ops (train.py:37)")
+    parser.add_argument("--op", metavar="FILE:LINE[:OP]", help="--explain: only this line's ops (train.py:37:lu)")
     parser.add_argument("--good", metavar="VERSION",
                         help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
     parser.add_argument("--bad", metavar="VERSION",

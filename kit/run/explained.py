@@ -85,8 +85,8 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     run = dumped_run(run_script, scratch_dir, env, check, backend, timeout, log, extra_env,
                      shown=lambda path: os.path.relpath(path, root) if os.path.isabs(path) else path)
     fields = dict(run.fields)
-    op = str(check.parameters.get("op") or "")  # bisect's --op FILE:LINE: that line's ops alone decide
-    judged = [f for f in run.fingerprints if not op or _same_line(f.location or "", op)]
+    op = str(check.parameters.get("op") or "")  # bisect's --op FILE:LINE[:OP]: that line's (op's) alone decide
+    judged = [f for f in run.fingerprints if not op or _same_op(f, op)]
     flagged = [f for f in judged if f.state in ("whole", "gathered")]
     split = [f for f in judged if f.state == "split"]
     if run.modules and op and not judged:
@@ -117,9 +117,15 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     return fields
 
 
-def _same_line(location: str, op: str) -> bool:
-    """``train.py:37`` is ``examples/train.py:37`` as the user gave it, either way round."""
-    return location == op or op.endswith("/" + location) or location.endswith("/" + op)
+def _same_op(fingerprint: Fingerprint, op: str) -> bool:
+    """``train.py:37`` is ``examples/train.py:37`` as the user gave it, either way round; ``train.py:37:lu``
+    is that line's LU alone (``:triangular_solve`` its solves, ``:all-gather`` a collective)."""
+    where, _, name = op.rpartition(":")
+    if name.isdigit() or not where:
+        where, name = op, ""
+    location = fingerprint.location or ""
+    line = location == where or where.endswith("/" + location) or location.endswith("/" + where)
+    return line and (not name or fingerprint.op == name)
 
 
 def _tail(output: Path, lines: int = 15) -> list[str]:
