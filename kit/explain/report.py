@@ -33,7 +33,7 @@ def write_reports(folder: Path, program: str, captures: Sequence[Capture], answe
     files: dict[Path, str] = {}
     stem = file_stem(program)
     for capture in captures:
-        name = f"{stem}-{capture.release or 'interpreter'}"
+        name = release_name(stem, capture)
         files[folder / f"{name}.json"] = strict_json(capture.record) + "\n"
         files[folder / f"{name}.md"] = release_markdown(capture, answer)
     if len(captures) > 1:
@@ -45,6 +45,12 @@ def write_reports(folder: Path, program: str, captures: Sequence[Capture], answe
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_texts(files)
     return sorted(files)
+
+
+def release_name(stem: str, capture: Capture) -> str:
+    """``explain-train-0.6.0``; a user's own interpreter (``--python``) adds ``-existing``: not the kit's build."""
+    existing = (capture.record.get("install") or {}).get("environment") == "existing"
+    return f"{stem}-{capture.release or 'unknown'}" + ("-existing" if existing else "")
 
 
 def release_markdown(capture: Capture, answer: Sequence[str]) -> str:
@@ -83,8 +89,7 @@ def across_markdown(program: str, captures: Sequence[Capture], answer: Sequence[
         states = [cell(row["states"].get(c.release, "")) for c in captures]
         lines.append(f"| {cell(row['location'])} | {cell(row['function'])} | {cell(row['op'])} | {cell(row['pass'])} | "
                      + " | ".join(states) + " |")
-    lines += ["", "Per release: " + ", ".join(f"{file_stem(program)}-{c.release or 'interpreter'}.md" for c in captures),
-              ""]
+    lines += ["", "Per release: " + ", ".join(f"{release_name(file_stem(program), c)}.md" for c in captures), ""]
     return "\n".join(lines)
 
 
