@@ -123,7 +123,7 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint]) ->
     if not clean:
         fix = next((p for p in problems if p.fix_release), None)
         hint = f"; the known fix is in {fix.fix_release}: try jax >= {fix.fix_release}" if fix else ""
-        return f"answer: no measured release splits every op{hint}"
+        return f"answer: no measured release splits every op{hint or '; the lines above are where to look'}"
     lowest = clean[0].release or "this interpreter"
     fixes = [p.fix_release for p in problems if p.fix_release and _order(p.fix_release) <= _order(lowest)]
     if fixes and clean[0] is not measured[0]:
@@ -166,7 +166,10 @@ def _call(location: str, function: str, cwd: Path) -> str:
     except OSError:
         return function
     found = re.search(rf"[A-Za-z_][\w.]*\b{re.escape(function)}\b", text)
-    return found.group(0) if found else function
+    if found:
+        return found.group(0)
+    code = text.split("#", 1)[0].strip()  # an operator (``x @ w``) names no function: the line's code does
+    return (code if len(code) <= 48 else code[:45] + "...") or function
 
 
 def _order(version: str) -> tuple[int, ...]:
