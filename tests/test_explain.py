@@ -197,3 +197,25 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
     assert reasons["train_mixed.py:99"][0] == "inconclusive"
     assert reasons["train_mixed.py:40:triangular_solve"][0] == "affected"
     assert "1 op(s)" in reasons["train_mixed.py:40:triangular_solve"][1]
+
+
+def test_bisects_of_two_ops_of_one_program_read_one_run_of_each_release(tmp_path: Path) -> None:
+    from kit.config import script_check
+    from kit.run import runner
+    from kit.run.explained import run_explained
+
+    counter = tmp_path / "runs.txt"
+    program = _program(tmp_path, "0.4.35", "train_mixed", ending=f"open({str(counter)!r}, 'a').write('ran\\n')")
+    env = Environment(python=Path(sys.executable), pins={"jax": "0.4.35"}, obtained="reused")
+    verdicts = []
+    for op in ("train_mixed.py:40:lu", "train_mixed.py:42:cholesky", "train_mixed.py:28"):
+        check = script_check("mine", program, host_devices=4, parameters={"explain": True, "op": op})
+        fields = run_explained(runner.run_script, runner.scratch_dir, env, check, "cpu", 60, lambda _: None,
+                               shared=tmp_path / "shared")
+        verdicts.append(fields["verdict"])
+    assert verdicts == ["affected", "affected", "unaffected"] and counter.read_text() == "ran\n"
+    overlaid = dataclasses.replace(env, pythonpath=(tmp_path,))  # a commit laid over: never shared
+    check = script_check("mine", program, host_devices=4, parameters={"explain": True, "op": "train_mixed.py:40:lu"})
+    run_explained(runner.run_script, runner.scratch_dir, overlaid, check, "cpu", 60, lambda _: None,
+                  shared=tmp_path / "shared")
+    assert counter.read_text() == "ran\nran\n"

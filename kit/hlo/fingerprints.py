@@ -74,6 +74,13 @@ class Fingerprint:
     def flagged(self) -> bool:
         return self.state in FLAGGED
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Fingerprint:
+        """`to_json`'s dict back (KeyError or TypeError for one that is not)."""
+        fields = {**data, "pass_": data["pass"]}
+        del fields["pass"]
+        return cls(**fields)
+
     def to_json(self) -> dict[str, Any]:
         return {"module": self.module, "location": self.location, "function": self.function, "op": self.op,
                 "pass": self.pass_, "state": self.state, "op_path": self.op_path, "count": self.count,

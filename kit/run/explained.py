@@ -13,13 +13,14 @@ matrix shows a user's program across releases.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping, Sequence
 
 from ..config import Check
 from ..hlo import Fingerprint, fingerprints, read_module
 from ..install.environment import Environment
+from . import shared_runs
+from .shared_runs import DumpedRun
 from .hlo_dump import Dump, dump_flags
 
 Log = Callable[[str], None]
@@ -28,16 +29,6 @@ ScriptRun = Callable[..., dict[str, Any]]
 Scratch = Callable[[], ContextManager[Path]]
 """`runner.scratch_dir`, likewise."""
 FINGERPRINTS_KEPT = 200  # in a record; the explain report has them all
-
-
-@dataclass
-class DumpedRun:
-    fields: dict[str, Any]
-    """The run's record fields, as `runner.run_script` gives them."""
-    modules: list[dict[str, Any]] = field(default_factory=list)
-    fingerprints: list[Fingerprint] = field(default_factory=list)
-    dump: dict[str, Any] = field(default_factory=dict)
-    output_tail: list[str] = field(default_factory=list)
 
 
 def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
@@ -68,22 +59,35 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
     return run
 
 
-def explain_runner(run_script: ScriptRun, scratch_dir: Scratch) -> ScriptRun:
-    """What runs an ``explain`` check in the runner's place of `runner.run_script` (the same arguments)."""
+def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | None = None) -> ScriptRun:
+    """What runs an ``explain`` check in the runner's place of `runner.run_script` (the same arguments).
+
+    ``shared``: a folder where a release's dumped run is kept, so that bisecting another op of the same
+    program (``--op``, its own probes) reads the same compile instead of running the program again.
+    """
     def run(env: Environment, check: Check, backend: str, timeout: int, log: Log, output_log: Path | None = None,
             echo: bool = True, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
-        return run_explained(run_script, scratch_dir, env, check, backend, timeout, log, extra_env)
+        return run_explained(run_script, scratch_dir, env, check, backend, timeout, log, extra_env, shared)
 
     return run
 
 
 def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
-                  timeout: int, log: Log, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+                  timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
+                  shared: Path | None = None) -> dict[str, Any]:
     """An ``explain`` check's record fields: affected where an op is whole or gathered, from the program's HLO."""
     assert check.script is not None
     root = check.script.parent
-    run = dumped_run(run_script, scratch_dir, env, check, backend, timeout, log, extra_env,
-                     shown=lambda path: os.path.relpath(path, root) if os.path.isabs(path) else path)
+    # Only a bisect of one op shares: a matrix run or an explain of the whole program runs the program itself.
+    kept = shared_runs.path(shared, env, check, backend) if shared is not None and check.parameters.get("op") else None
+    run = shared_runs.load(kept) if kept is not None else None
+    if run is not None:
+        log(f"read the compile this release made of {check.script.name} for another op's probe ({kept})")
+    else:
+        run = dumped_run(run_script, scratch_dir, env, check, backend, timeout, log, extra_env,
+                         shown=lambda path: os.path.relpath(path, root) if os.path.isabs(path) else path)
+        if kept is not None:
+            shared_runs.save(kept, run)
     fields = dict(run.fields)
     op = str(check.parameters.get("op") or "")  # bisect's --op FILE:LINE[:OP]: that line's (op's) alone decide
     judged = [f for f in run.fingerprints if not op or _same_op(f, op)]

@@ -208,8 +208,9 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
     for _ in range(2):
-        if check.script is not None:  # a program to explain (matrix.toml's explain = ...) reads its HLO too
-            run = explain_runner(run_script, scratch_dir) if check.parameters.get("explain") else run_script
+        if check.script is not None:  # a program to explain (explain = ..., bisect --explain) reads its HLO too
+            shared = matrix.layout.probe_cache.parent / "explained-runs"  # bisect --explain --op: shared by the ops
+            run = explain_runner(run_script, scratch_dir, shared) if check.parameters.get("explain") else run_script
             fields = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
                          extra_env=release_bytecode_env(env))
         else:
@@ -347,8 +348,7 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         out = tmp / "kit-result.json"
         cmd = [str(env.python), str(check.script), *args]
         log("running " + " ".join(cmd))
-        given = extra_env or {}
-        extra = {**given, **script_env(out, backend, check.host_devices, given.get("XLA_FLAGS"))}
+        extra = {**(extra_env or {}), **script_env(out, backend, check.host_devices, (extra_env or {}).get("XLA_FLAGS"))}
         ended = run_child(cmd, timeout, log, extra, env.pythonpath, output_log, echo=echo, cwd=cwd)
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
     if failures.failed(ended.code) and not _bad_if_matched(fields):
