@@ -82,7 +82,7 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     kept = shared_runs.path(shared, env, check, backend) if shared is not None and check.parameters.get("op") else None
     run = shared_runs.load(kept) if kept is not None else None
     if run is not None:
-        log(f"read the compile this release made of {check.script.name} for another op's probe ({kept})")
+        log(f"read the compile this release made of {check.script.name} for another op's probe ({kept.name})")
     else:
         run = dumped_run(run_script, scratch_dir, env, check, backend, timeout, log, extra_env,
                          shown=lambda path: os.path.relpath(path, root) if os.path.isabs(path) else path)
