@@ -219,3 +219,38 @@ def test_bisects_of_two_ops_of_one_program_read_one_run_of_each_release(tmp_path
     run_explained(runner.run_script, runner.scratch_dir, overlaid, check, "cpu", 60, lambda _: None,
                   shared=tmp_path / "shared")
     assert counter.read_text() == "ran\nran\n"
+
+
+def test_bisect_explain_without_op_bisects_each_op_that_changed_and_answers_one_line_each(
+        monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    from kit.bisect import per_op
+    from kit.bisect.options import parse_options
+    from kit.run import runner
+
+    def prepare(matrix, request, log, index=None):  # type: ignore[no-untyped-def]
+        _program(tmp_path, request.version, "train_mixed")
+        env = Environment(python=Path(sys.executable), pins={"jax": request.version}, obtained="reused")
+        return Prepared(plan=None, resolution=None, environment=env, jax=request.version)
+
+    monkeypatch.setattr(runner, "prepare", prepare)
+    program = _program(tmp_path, "0.6.0", "train_mixed")
+    argv = ["--explain", str(program), "--good", "0.6.0", "--bad", "0.4.35", "--out", str(tmp_path / "out")]
+    options = parse_options(matrix, argv)
+    assert per_op.wanted(options)
+    asked = []
+
+    def bisect(matrix, argv, log):  # type: ignore[no-untyped-def]
+        op = argv[-1]
+        asked.append(op)
+        mine = parse_options(matrix, argv)
+        (tmp_path / "out").mkdir(exist_ok=True)
+        summary = ["# Bisect", f"- **Answer:** first good release **jax 0.5.3** ({op}): https://x", "- **Reproduce:** y"]
+        (tmp_path / "out" / f"bisect-{mine.subject}-good0.6.0-bad0.4.35-cpu.json").write_text(
+            json.dumps({"summary": summary}))
+        return 0
+
+    assert per_op.bisect_each_op(matrix, options, argv, lambda _: None, bisect) == 0
+    assert asked == ["train_mixed.py:40:lu", "train_mixed.py:40:triangular_solve", "train_mixed.py:42:cholesky",
+                     "train_mixed.py:42:triangular_solve"]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-4:] == [f"{op}: Answer: first good release jax 0.5.3 ({op})" for op in asked]

@@ -78,14 +78,15 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     """An ``explain`` check's record fields: affected where an op is whole or gathered, from the program's HLO."""
     assert check.script is not None
     root = check.script.parent
-    # Only a bisect of one op shares: a matrix run or an explain of the whole program runs the program itself.
-    kept = shared_runs.path(shared, env, check, backend) if shared is not None and check.parameters.get("op") else None
+    # Only bisect's per-op probes share (an "op" set, "" for the bounds' look at every op): a matrix run or an
+    # explain runs the program itself.
+    kept = shared_runs.path(shared, env, check, backend) if shared is not None and "op" in check.parameters else None
     run = shared_runs.load(kept) if kept is not None else None
     if run is not None:
-        log(f"read the compile this release made of {check.script.name} for another op's probe ({kept.name})")
+        log(f"read the compile this release made of {check.script.name} for another op's probe ({kept.name if kept else ''})")
     else:
         run = dumped_run(run_script, scratch_dir, env, check, backend, timeout, log, extra_env,
-                         shown=lambda path: os.path.relpath(path, root) if os.path.isabs(path) else path)
+                         shown=lambda path: _shown_source(path, root))
         if kept is not None:
             shared_runs.save(kept, run)
     fields = dict(run.fields)
@@ -119,6 +120,14 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     evidence["dump"] = run.dump
     fields["evidence"] = evidence
     return fields
+
+
+def _shown_source(path: str, root: Path) -> str:
+    """A source file as records name it: relative to the program's folder inside it, else its name alone."""
+    if not os.path.isabs(path):
+        return path
+    relative = os.path.relpath(path, root)
+    return os.path.basename(path) if relative.startswith("..") else relative
 
 
 def _same_op(fingerprint: Fingerprint, op: str) -> bool:
