@@ -83,4 +83,5 @@ def _answer(matrix: Matrix, options: Options) -> str:
     except (OSError, ValueError):
         return f"its report {found[-1].name} could not be read"
     picked = [line for line in summary if line.startswith(("- **Answer", "- **Commit"))]
-    return "; ".join(re.sub(r"\*\*|`|^- ", "", line).split(": https://")[0] for line in picked) or "see its report"
+    plain = [re.sub(r":? https://\S+", "", re.sub(r"\*\*|`|^- ", "", line)) for line in picked]  # no markdown, no links
+    return "; ".join(plain) or "see its report"

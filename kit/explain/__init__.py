@@ -61,7 +61,8 @@ def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[
         lines += [", ".join(releases) + body[0], *body[1:room]]
     expected = answers.expected_sentence(captures)
     problems = answers.matched_problems(captures, known)
-    tail = ([expected] if expected else []) + [p.sentence() for p in problems[:1]] + [answers.choice(captures, problems)]
+    tail = [expected] if expected else []
+    tail += [p.sentence() for p in problems[:1]] + [answers.choice(captures, problems)]
     return lines[:answers.MAX_LINES - 1 - len(tail)] + tail
 
 

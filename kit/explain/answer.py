@@ -107,8 +107,8 @@ def matched_problems(captures: Sequence[Capture], known: Iterable[KnownFingerpri
     for problem in known:
         for capture in captures:
             by_line = _by_line(capture.fingerprints)
-            if any(problem.matches(f, by_line[f.location or f.op_path]) and (len(states[f.key]) > 1 or len(captures) == 1)
-                   for f in capture.fingerprints):
+            differs = [f for f in capture.fingerprints if len(states[f.key]) > 1 or len(captures) == 1]
+            if any(problem.matches(f, by_line[f.location or f.op_path]) for f in differs):
                 found.append(problem)
                 break
     return found
@@ -128,7 +128,8 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint]) ->
     fixes = [p.fix_release for p in problems if p.fix_release and _order(p.fix_release) <= _order(lowest)]
     if fixes and clean[0] is not measured[0]:
         pick = max(fixes, key=_order)
-        return f"answer: every op is split on {lowest} (the lowest measured); the known fix is in {pick}: pick jax >= {pick}"
+        return (f"answer: every op is split on {lowest} (the lowest measured); the known fix is in {pick}: "
+                f"pick jax >= {pick}")
     if clean[0] is measured[0] and len(measured) > 1:
         return f"answer: every op is split on every measured release from {lowest}"
     return f"answer: every op is split on {lowest}" + (f": pick jax >= {lowest}" if len(measured) > 1 else "")

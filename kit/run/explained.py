@@ -83,7 +83,8 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     kept = shared_runs.path(shared, env, check, backend) if shared is not None and "op" in check.parameters else None
     run = shared_runs.load(kept) if kept is not None else None
     if run is not None:
-        log(f"read the compile this release made of {check.script.name} for another op's probe ({kept.name if kept else ''})")
+        log(f"read the compile this release made of {check.script.name} for another op's probe "
+            f"({kept.name if kept else ''})")
     else:
         run = dumped_run(run_script, scratch_dir, env, check, backend, timeout, log, extra_env,
                          shown=lambda path: _shown_source(path, root))
@@ -99,13 +100,14 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
                       reason=f"no linear-algebra op or collective of {op} compiled, so it cannot be judged")
     elif not run.modules:
         fields.update(status="ran", verdict="inconclusive",
-                      reason=f"it compiled nothing, so there is no HLO to judge ({fields.get('reason') or 'no reason'})")
+                      reason="it compiled nothing, so there is no HLO to judge "
+                             f"({fields.get('reason') or 'no reason'})")
     elif flagged:
         worst = sorted(flagged, key=lambda f: -(f.global_batch or 0))[0]
         fields.update(status="ran", verdict="affected",
-                      reason=f"{len(flagged)} op(s) hold the whole batch on every device, e.g. {worst.location or worst.op_path} "
-                             f"{worst.function} {worst.op} ({worst.pass_}, {worst.state}, {worst.device_batch} of "
-                             f"{worst.global_batch})")
+                      reason=f"{len(flagged)} op(s) hold the whole batch on every device, e.g. "
+                             f"{worst.location or worst.op_path} {worst.function} {worst.op} ({worst.pass_}, "
+                             f"{worst.state}, {worst.device_batch} of {worst.global_batch})")
     else:
         fields.update(status="ran", verdict="unaffected",
                       reason=f"every linalg op is split across devices ({len(split)} of them)" if split
