@@ -8,6 +8,7 @@
     nox -s report                   # rebuild reports/matrix.md from records only
     nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
     nox -s triage -- issue.md       # a bug report's code as a check: where it reproduces, and the bisect
+    nox -s explain -- train.py      # which op of your program is not split across devices, per release
     nox -s tests                    # the kit's own tests: the fast lane (Python 3.9 and 3.13)
     nox -s tests-integration        # the rest: real releases, a real SLURM
 
@@ -122,6 +123,13 @@ def bisect(session: nox.Session) -> None:
 def triage(session: nox.Session) -> None:
     """A check from a bug report (`-- ISSUE.md`): where it reproduces, and the bisect to run (`--run` runs it)."""
     _run(session, ["triage", *session.posargs])
+
+
+@nox.session(python=False, default=False)
+def explain(session: nox.Session) -> None:
+    """Which op of a program is not split across devices (`-- PROGRAM [ARGS...] --releases A,B`)."""
+    # The program runs in the folder nox was called from, as `python PROGRAM` would (nox moves to this one).
+    _run(session, ["explain", "--called-from", session.invoked_from, *session.posargs])
 
 
 @nox.session(python=False, default=False)

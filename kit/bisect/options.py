@@ -11,6 +11,7 @@ by galloping (`kit.bisect.gallop`).
 from __future__ import annotations
 
 import argparse
+import re
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,8 @@ examples:
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --commits --jax-repo ../jax
   nox -s bisect -- --script repro.py --good 0.4.34 --bad 0.4.36
+  nox -s bisect -- --explain train.py --op train.py:37 --good 0.6.0 --bad 0.4.35   (docs/explain.md: bad where
+      an op of that line holds the whole batch on every device or is fed by a collective)
   nox -s bisect -- --script uses_flax.py --requires flax --good 0.5.0 --bad 0.4.34
   nox -s bisect -- --script jit_kwarg.py --bad-if "multiple values for argument 'f'" --good 0.4.30 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
@@ -154,8 +157,9 @@ class Options:
 
     @property
     def subject(self) -> str:
-        """What is bisected, for file names and headings: the check or ``script-<stem>``."""
-        return self.check or script_name(self.script)
+        """What is bisected, for file names and headings: the check or ``script-<stem>`` (``--op``'s line added)."""
+        op = str(self.script_check.parameters.get("op") or "") if self.script_check else ""
+        return self.check or script_name(self.script) + ("-op-" + re.sub(r"[^A-Za-z0-9_-]", "_", op) if op else "")
 
     @property
     def quoted_argv(self) -> tuple[str, ...]:
@@ -176,6 +180,8 @@ def make_parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
+    what.add_argument("--explain", type=Path, metavar="PROGRAM", help="a program, bad where an op is whole (see below)")
+    parser.add_argument("--op", metavar="FILE:LINE[:OP]", help="--explain: only this line's ops (train.py:37:lu)")
     parser.add_argument("--good", metavar="VERSION",
                         help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
     parser.add_argument("--bad", metavar="VERSION",
@@ -231,6 +237,10 @@ def make_parser() -> argparse.ArgumentParser:
 def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     """Parse and validate; every mistake is a UsageError/ConfigError naming the fix."""
     args = make_parser().parse_args(list(argv))
+    if args.op and not args.explain:
+        raise UsageError("--op applies to --explain", "e.g. --explain train.py --op train.py:37")
+    explained = {"explain": True, **({"op": args.op} if args.op else {})} if args.explain else None
+    args.script, args.host_devices = args.script or args.explain, args.host_devices or (4 if args.explain else None)
     if not args.check and not args.script:
         raise UsageError("say what to bisect", "pass --check scaling, --check correctness or --script path/to/repro.py")
     if args.check:
@@ -279,12 +289,13 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         script_check=script_check(script_name(script), script, host_devices=args.host_devices,
                                   timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
                                   requires=requirements(args.requires, "--requires"),
-                                  bad_if=bad_if_pattern(args.bad_if, "--bad-if") if args.bad_if is not None else None)
+                                  bad_if=bad_if_pattern(args.bad_if, "--bad-if") if args.bad_if is not None else None,
+                                  parameters=explained)
         if script else None,
     )
 
 
-PATH_FLAGS = ("--script", "--changelog", "--jax-repo", "--out", "--find-links")
+PATH_FLAGS = ("--script", "--explain", "--changelog", "--jax-repo", "--out", "--find-links")
 """The flags whose value is a path (``--find-links`` may also be a URL, which is left as it is)."""
 
 
