@@ -41,7 +41,8 @@ from .builds import Build
 from ..install.key import InstallKey
 from ..install.release import built_env
 from .commit_candidates import CommitCandidate, commit_candidates, on_build
-from .commit_finding import CommitFinding, CommitLevel, TieBreak, describe
+from .commit_finding import CommitFinding, CommitLevel, PairProbe, TieBreak, describe
+from .commit_pairs import old_end_on_newer_build, pair_on_other_build
 from .commit_probes import CommitProber, CommitSubject
 from .finding import Finding
 from .options import Log
@@ -90,7 +91,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
         result = CommitFinding(phase.history.origin, builds, [level])
         _open_merges(phase, prober, result, builds)
         _tell_binary_from_python(phase, prober, result)
-        if result.verdict in ("not-in-python", "binary-may-be-the-cause"):
+        if result.verdict in ("not-in-python", "binary-may-be-the-cause", "build-matters"):
             result.extension_versions = _extension_versions(phase, builds)
         commits = prober.subject.commits
         result.commit_probes = [key for key in prober.ran_now if key in commits]
@@ -292,20 +293,40 @@ def _open_merges(phase: CommitPhase, prober: CommitProber, found: CommitFinding,
 
 
 def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: CommitFinding) -> None:
-    """Where the outcome changed with the jaxlib build (or not at all on one build), ask the binary."""
-    level = found.answer_level
+    """Where the outcome changed with the jaxlib build (or not at all on one build), ask the binary.
+
+    Every verdict ends with its probe pairs (`kit.bisect.commit_pairs`): a
+    commit found on one build is run with its parent on the other; "not in
+    JAX's Python" also needs the old end's Python to give the new outcome on
+    the newer build, or it is "the build matters", with the span left untested.
+    """
+    level, runnable = found.answer_level, phase.runnable
     if level.problem is not None:
-        found.tie_break = _ends_on_one_build(prober, level)
+        tie = _ends_on_one_build(prober, level)
+        newer = [b for b in found.builds if tie is not None and tie.old_build is not None
+                 and b.jaxlib != tie.old_build.jaxlib]
+        if tie is not None and newer and runnable is not None and level.problem.got is not None:
+            tie = old_end_on_newer_build(prober, level, tie, newer[-1], level.problem.got, runnable)
+            if tie.kind == "binary" and tie.evidence and tie.evidence[-1].outcome == level.problem.got.value:
+                tie = dataclasses.replace(tie, kind="unknown", why=(
+                    f"{tie.why}; but the old end's Python gave {level.problem.got.value} on jaxlib {newer[-1].jaxlib} "
+                    "too, so a Python change on that build alone made it (not bisected)"))
+        found.tie_break = tie
         return
     if level.result is None:
         return
     same = prober.subject.commits[level.result.last_same]
     changed = prober.subject.commits[level.result.first_different]
-    if same.build is None or changed.build is None or same.build.jaxlib == changed.build.jaxlib:
+    if same.build is None or changed.build is None:
+        return
+    if same.build.jaxlib == changed.build.jaxlib:
+        if runnable is not None:
+            found.tie_break = pair_on_other_build(prober, level, found.builds, runnable)
         return
     found.tie_break = _same_python_other_build(prober, same, changed, level)
-    if found.tie_break.kind == "binary" and phase.runnable is not None:
-        found.tie_break = _change_on_newer_build(prober, level, same, changed.build, phase.runnable) or found.tie_break
+    if found.tie_break.kind == "binary" and runnable is not None:
+        found.tie_break = _change_on_newer_build(prober, level, same, changed.build, runnable) or \
+            old_end_on_newer_build(prober, level, found.tie_break, changed.build, level.result.old_outcome, runnable)
 
 
 def _ends_on_one_build(prober: CommitProber, level: CommitLevel) -> TieBreak | None:
@@ -345,29 +366,33 @@ def _same_python_other_build(prober: CommitProber, same: CommitCandidate, change
     old = level.result.old_outcome
     a, b = same.build, changed.build
     changed_on_a = _crossed(prober, changed, a, level)
+    evidence: tuple[PairProbe, ...] = (PairProbe(same.commit, a.jaxlib, old.value),
+                PairProbe(changed.commit, b.jaxlib, Outcome.BAD.value if old is Outcome.GOOD else Outcome.GOOD.value),
+                _as_probe(changed, a, changed_on_a))
     if changed_on_a is not None and changed_on_a[1] is not old:
         why = (f"commit {changed.short} gave {changed_on_a[1].value} on jaxlib {a.jaxlib} as on jaxlib {b.jaxlib}: "
                "the Python made the change, on either build")
-        return TieBreak("python", changed_on_a[0], a, b, changed_on_a[1], why)
+        return TieBreak("python", changed_on_a[0], a, b, changed_on_a[1], why, evidence=evidence)
     same_on_b = _crossed(prober, same, b, level)
+    evidence += (_as_probe(same, b, same_on_b),)
     if same_on_b is None:
         why = (f"the outcome changed where the probes switched from jaxlib {a.jaxlib} ({same.short}) to jaxlib "
                f"{b.jaxlib} ({changed.short}), and JAX runs " + (
                    "neither commit on the other's build" if changed_on_a is None else
                    f"{same.short} only on jaxlib {a.jaxlib}, while {changed.short} gave the old outcome on it too: "
                    "the build, or a Python change that needs the newer build, made it"))
-        return TieBreak("unknown", changed_on_a[0] if changed_on_a else None, a, b, None, why)
+        return TieBreak("unknown", changed_on_a[0] if changed_on_a else None, a, b, None, why, evidence=evidence)
     if same_on_b[1] is not old:
         why = (f"the same Python ({same.short}) gave {old.value} on jaxlib {a.jaxlib} and {same_on_b[1].value} on "
                f"jaxlib {b.jaxlib}: the outcome follows the jaxlib build, not the Python")
-        return TieBreak("binary", same_on_b[0], a, b, same_on_b[1], why)
+        return TieBreak("binary", same_on_b[0], a, b, same_on_b[1], why, evidence=evidence)
     gates = version_gates(prober.subject.history, changed.commit)
     on_a = (f"gave {old.value} on jaxlib {a.jaxlib} as well" if changed_on_a is not None
             else f"cannot run on jaxlib {a.jaxlib}")
     why = (f"{same.short} gave {old.value} on jaxlib {b.jaxlib} too, so on that build {changed.short} made the "
            f"change; {changed.short} {on_a}" + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
     kind = "build-dependent" if changed_on_a is not None else "python"
-    return TieBreak(kind, same_on_b[0], a, b, same_on_b[1], why, gates=tuple(gates))
+    return TieBreak(kind, same_on_b[0], a, b, same_on_b[1], why, gates=tuple(gates), evidence=evidence)
 
 
 def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: CommitCandidate, build: Build,
@@ -407,7 +432,16 @@ def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: Commi
            f"{old.value}: {gate.short} changes the behaviour only with jaxlib {build.jaxlib}"
            + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
     level.result = result
-    return TieBreak("build-dependent", gate, None, build, new, why, gates=tuple(gates))
+    evidence = (PairProbe(prober.subject.commits[result.last_same].commit, build.jaxlib, old.value),
+                PairProbe(gate.commit, build.jaxlib, new.value),
+                PairProbe(same.commit, same.jaxlib or "?", old.value))
+    return TieBreak("build-dependent", gate, None, build, new, why, gates=tuple(gates), evidence=evidence)
+
+
+def _as_probe(commit: CommitCandidate, build: Build, crossed: tuple[CommitCandidate, Outcome] | None) -> PairProbe:
+    """A crossed pair as the report prints it: its outcome, or that JAX does not run it on that build."""
+    return PairProbe(commit.commit, build.jaxlib, crossed[1].value if crossed is not None else
+                     "could not run (JAX refuses that jaxlib, or does not run on it)")
 
 
 def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build,

@@ -1,0 +1,140 @@
+"""The probe pairs a commit answer rests on, run where the search's own probes left them out.
+
+Each claim of the commit phase needs its pair (docs/commits.md, "Reading the answer"):
+
+* **a commit, found on one build**: the commit and its parent on the range's
+  other build too, wherever JAX runs both there (:func:`pair_on_other_build`).
+  Both change there as well: the Python made the change, on either build.
+  Neither changes: the commit makes the change only with the build it was
+  found on. Where the pair cannot run, that is said, with why.
+* **not in JAX's Python**: the same Python giving both outcomes on two builds
+  is not enough; the range's old-end Python must give the new outcome on the
+  newer build too (:func:`old_end_on_newer_build`). Where the commits before
+  some X cannot run on the newer build (JAX refuses a jaxlib newer than
+  itself), a Python change that needs the newer jaxlib was never ruled out:
+  the answer becomes "the build matters", with the untested span and leads
+  (commits whose diff adds or edits code beside a version gate the two
+  builds answer apart, :func:`kit.history.leads.gated_leads`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .builds import Build
+from .commit_candidates import CommitCandidate, on_build
+from .commit_finding import CommitLevel, PairProbe, TieBreak, Untested
+from .commit_probes import CommitProber
+from .runnable import Runnable
+from .search import Outcome
+
+
+def refusal(candidate: CommitCandidate, build: Build, runnable: Runnable) -> str:
+    """Why ``candidate`` cannot run on ``build`` ("" where it can): JAX's own version check, or what it died of."""
+    moved = on_build(candidate, build)
+    if moved is None:
+        accepts = candidate.accepts
+        return (f"JAX refuses jaxlib {build.jaxlib}: its jax/version.py accepts {accepts}" if accepts is not None
+                else "its jax/version.py names no jaxlib range")
+    runs = runnable(moved)
+    return "" if runs.ok else f"JAX itself does not run there ({runs.error.splitlines()[0][:160] if runs.error else '?'})"
+
+
+def probe_on(prober: CommitProber, level: CommitLevel, candidate: CommitCandidate, build: Build,
+             runnable: Runnable) -> tuple[PairProbe, Outcome | None]:
+    """``candidate`` run on ``build`` where JAX runs it there; the probe as the report prints it, and its outcome."""
+    why = refusal(candidate, build, runnable)
+    if why:
+        return PairProbe(candidate.commit, build.jaxlib, f"could not run: {why}"), None
+    moved = on_build(candidate, build)  # keyed ``commit@jaxlib-X``, as the search's crossed probes are
+    assert moved is not None
+    prober.subject.add(moved)
+    outcome = level.outcomes.get(moved.version) or prober(moved.version)
+    level.outcomes[moved.version] = outcome
+    return PairProbe(candidate.commit, build.jaxlib, outcome.value), (None if outcome is Outcome.SKIP else outcome)
+
+
+def pair_on_other_build(prober: CommitProber, level: CommitLevel, builds: list[Build],
+                        runnable: Runnable) -> TieBreak | None:
+    """The commit found on one build, and its parent, on each other build of the range."""
+    result = level.result
+    if result is None or not result.exact:
+        return None
+    same, changed = prober.subject.commits[result.last_same], prober.subject.commits[result.first_different]
+    found_on = changed.build
+    if found_on is None or same.build is None or same.build.jaxlib != found_on.jaxlib:
+        return None
+    old = result.old_outcome
+    pair = (PairProbe(same.commit, found_on.jaxlib, old.value),
+            PairProbe(changed.commit, found_on.jaxlib, _other(old).value))
+    for build in (b for b in builds if b.jaxlib != found_on.jaxlib):
+        before, got_before = probe_on(prober, level, same, build, runnable)
+        after, got_after = (probe_on(prober, level, changed, build, runnable) if got_before is not None
+                            else (PairProbe(changed.commit, build.jaxlib, "not run: its parent could not run there"),
+                                  None))
+        evidence = pair + (before, after)
+        if got_before is None or got_after is None:
+            why = (f"found on jaxlib {found_on.jaxlib}; on jaxlib {build.jaxlib} the pair is untested "
+                   f"({before.outcome if got_before is None else after.outcome})")
+            return TieBreak("untested-elsewhere", None, found_on, build, None, why, evidence=evidence)
+        if got_before is old and got_after is not old:
+            why = (f"{changed.short} changes the outcome on jaxlib {found_on.jaxlib} and on jaxlib {build.jaxlib}: "
+                   "the Python made the change, on either build")
+            return TieBreak("python-both", None, found_on, build, got_after, why, evidence=evidence)
+        why = (f"{same.short} → {changed.short} gave {old.value} → {_other(old).value} on jaxlib {found_on.jaxlib} but "
+               f"{got_before.value} → {got_after.value} on jaxlib {build.jaxlib}: {changed.short} makes this change "
+               f"only with jaxlib {found_on.jaxlib}")
+        return TieBreak("build-dependent", None, build, found_on, got_after, why, evidence=evidence,
+                        needs=found_on.jaxlib)
+    return None
+
+
+def old_end_on_newer_build(prober: CommitProber, level: CommitLevel, tie: TieBreak, newer: Build,
+                           old: Outcome, runnable: Runnable) -> TieBreak:
+    """Keep "not in JAX's Python" only where the old end's Python gave the new outcome on ``newer``.
+
+    Else the oldest commit that runs on ``newer`` stands in, and the commits
+    before it are the untested span: "the build matters", not the binary.
+    """
+    candidates = level.candidates
+    first = candidates[0]
+    oldest = _oldest_running_on(candidates, newer, runnable)
+    if oldest is None:
+        return tie
+    probe, got = probe_on(prober, level, candidates[oldest], newer, runnable)
+    evidence = tie.evidence + (probe,)
+    if got is old:
+        return dataclasses.replace(tie, evidence=evidence)  # a Python change on that build: the caller bisects it
+    if oldest == 0:
+        why = f"{tie.why}; and the range's old end {first.short} gave {probe.outcome} on jaxlib {newer.jaxlib} too"
+        return dataclasses.replace(tie, why=why, evidence=evidence)
+    refused = refusal(first, newer, runnable)
+    before = candidates[oldest - 1]
+    untested = Untested(first.commit, before.commit, oldest, newer.jaxlib, refused, candidates[oldest].commit)
+    why = (f"the build matters: {tie.why}; but the Python before {candidates[oldest].short} could not run on jaxlib "
+           f"{newer.jaxlib} ({refused}), so a change in JAX's Python that needs the newer jaxlib was not ruled out "
+           f"({oldest} commits, {first.short} .. {before.short}, untested there)")
+    return dataclasses.replace(tie, kind="untested", why=why, evidence=evidence, untested=untested)
+
+
+def _oldest_running_on(candidates: list[CommitCandidate], build: Build, runnable: Runnable) -> int | None:
+    """The index of the oldest commit of the range that JAX runs on ``build`` (a bisection: a suffix runs)."""
+    accepted = [i for i, c in enumerate(candidates) if on_build(c, build) is not None]
+    if not accepted:
+        return None
+    if not refusal(candidates[accepted[0]], build, runnable):
+        return accepted[0]
+    low, high = 0, len(accepted) - 1  # accepted[low] does not run; find the first that does
+    if refusal(candidates[accepted[high]], build, runnable):
+        return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        if refusal(candidates[accepted[middle]], build, runnable):
+            low = middle
+        else:
+            high = middle
+    return accepted[high]
+
+
+def _other(outcome: Outcome) -> Outcome:
+    return Outcome.BAD if outcome is Outcome.GOOD else Outcome.GOOD
