@@ -107,7 +107,8 @@ def test_every_caveat_of_the_search_is_said() -> None:
     assert "- the merge's branch, 3 commits: its ends agree" in text
     assert f"- 1 probes where JAX itself could not run were counted as neither good nor bad: {NEWEST[:10]}: " \
            "ImportError: x" in text
-    assert "- 4 (commit, jaxlib) pairs were laid over only to ask whether JAX runs there (12.3 s)" in text
+    assert "- 4 (commit, jaxlib) pairs were laid over only to ask whether JAX runs there (12.3 s): which commits run " \
+           "on which build was found by this run's runnability checks" in text
 
 
 def test_a_build_dependent_commit_and_a_switch_of_builds_say_why() -> None:

@@ -81,10 +81,7 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     if cannot:
         lines.append(f"- {len(cannot)} probes where JAX itself could not run were counted as neither good nor bad: "
                      + "; ".join(f"{k[:10]}: {found.observations[k].jax_cannot_run}" for k in cannot[:3]))
-    asked, seconds = found.runnable_checks
-    if asked:
-        lines.append(f"- {asked} (commit, jaxlib) pairs were laid over only to ask whether JAX runs there "
-                     f"({seconds:.1f} s)")
+    lines += _runnability_line(found)
     if found.compiled is not None and verdict != "not-in-python":
         lines += [*_compiled_lines(found), *_lead_lines(found)]
     return lines
@@ -102,6 +99,17 @@ def _binary_answer(found: CommitFinding, old_word: str, new_word: str) -> list[s
         lines.append(f"- where the search's probes switched builds (not a cause): {found.last_same.hash[:10]} "
                      f"({old_word}) → {found.first_different.hash[:10]} ({new_word})")
     return lines
+
+
+def _runnability_line(found: CommitFinding) -> list[str]:
+    """Where "which commit runs on which build" came from: this run's checks, or what earlier runs kept."""
+    asked, seconds = found.runnable_checks
+    if asked:
+        return [f"- {asked} (commit, jaxlib) pairs were laid over only to ask whether JAX runs there "
+                f"({seconds:.1f} s): which commits run on which build was found by this run's runnability checks"]
+    placed = any(c.build is not None for level in found.levels for c in level.candidates)
+    return ["- which commits run on which build: from the probe cache (pairs kept by earlier runs in "
+            "reports/bisect/runnable/), no pair was laid over to ask"] if placed and len(found.builds) > 1 else []
 
 
 def _twin_lines(found: CommitFinding) -> list[str]:

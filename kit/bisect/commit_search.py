@@ -23,12 +23,13 @@ it accepts (:mod:`.commit_probes`). Around it, three things only commits need:
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from packaging.version import Version
 
@@ -181,12 +182,19 @@ def _runnable_builds(phase: CommitPhase, candidates: list[CommitCandidate], buil
         on = [c for c in placed if c.build is not None and c.build.jaxlib == build.jaxlib]
         if on:
             phase.log(f"jaxlib {build.jaxlib} runs {len(on)} commits ({on[0].short} .. {on[-1].short})")
-    stranded = [c for c, was in zip(placed, candidates) if c.problem and not was.problem]
+    stranded = [c for c in placed if c.problem]
     if stranded:
-        phase.log(f"{len(stranded)} commits ({stranded[0].short} .. {stranded[-1].short}) run on no build here: "
-                  f"{stranded[0].problem}")
+        phase.log(f"{len(stranded)} commits ({stranded[0].short} .. {stranded[-1].short}) run on no build here "
+                  f"(skipped unrun, never good or bad): {_grouped(c.problem for c in stranded)}")
     phase.log(f"runnable pairs: {runnable.asked - asked} laid over and run, {runnable.seconds:.1f} s in all so far")
     return placed
+
+
+def _grouped(reasons: Iterable[str]) -> str:
+    """Reasons counted, most common first: ``239 × JAX itself cannot run it ...; 1 × it needs ...``."""
+    counts = collections.Counter(reasons)
+    return "; ".join(f"{n} × {reason}" for reason, n in counts.most_common(4)) + \
+        (f"; and {len(counts) - 4} other reasons" if len(counts) > 4 else "")
 
 
 def _extension_versions(phase: CommitPhase, builds: list[Build]) -> dict[str, int | None]:
