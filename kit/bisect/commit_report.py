@@ -35,8 +35,7 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     old_word, new_word = ("bad", "good") if fix else ("good", "bad")
     verdict = found.verdict
     if verdict == "stopped":
-        problem = found.levels[0].problem
-        return [f"- The range's ends did not behave as the releases did: {problem.message if problem else ''}."]
+        return _stopped(found)
     if verdict in ("build-matters", "not-in-python"):
         return _binary_answer(found, old_word, new_word)
     lines: list[str] = []
@@ -85,6 +84,19 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     if found.compiled is not None and verdict != "not-in-python":
         lines += [*_compiled_lines(found), *_lead_lines(found)]
     return lines
+
+
+def _stopped(found: CommitFinding) -> list[str]:
+    """Why the commits were not searched: an end that could not run is said so, never as another outcome."""
+    problem = found.levels[0].problem
+    if problem is None or problem.kind != "untestable" or problem.end is None:
+        return [f"- The range's ends did not behave as the releases did: {problem.message if problem else ''}."]
+    candidate = found.probed_candidates.get(problem.end)
+    seen = found.observations.get(problem.end)
+    side = "old" if problem.end == found.levels[0].candidates[0].version else "new"
+    why = (seen.jax_cannot_run or seen.reason) if seen is not None else (candidate.problem if candidate else "")
+    return [f"- The range's {side} end {candidate.short if candidate else problem.end[:10]} could not run here"
+            f"{f' ({why})' if why else ''}, so no commit between the releases was searched from it."]
 
 
 def _binary_answer(found: CommitFinding, old_word: str, new_word: str) -> list[str]:
