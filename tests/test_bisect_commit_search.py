@@ -150,26 +150,26 @@ def test_a_users_clone_is_only_read(matrix: Any, world: World, tmp_path: Path) -
     assert files_of(world.repo) == before
 
 
-def test_a_change_with_the_build_is_not_called_not_in_python_while_the_older_python_never_ran_there(
+def test_change_only_in_the_compiled_jaxlib_is_not_in_python_once_the_old_ends_python_gave_the_new_outcome(
         matrix: Any, world: World, tmp_path: Path) -> None:
-    # The same Python (the newest commit on jaxlib 0.1.0) is bad there and good on 0.2.0; but the commits before
-    # the version bump cannot run on 0.2.0 (JAX refuses a newer jaxlib), so a Python change that needs 0.2.0
-    # was never ruled out: "the build matters", with the untested span, never "not in JAX's Python".
+    # The same Python (the newest commit on jaxlib 0.1.0) is bad there and good on 0.2.0. That alone is not enough:
+    # the commits before the version bump cannot run on 0.2.0 unforced (JAX refuses a newer jaxlib), so the old
+    # end's Python is run there forced, past that check; it gives the new outcome too: not in JAX's Python.
     data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_KERNEL)), "--good", "0.2.0",
                                "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
     commits = data["commits"]
-    print(markdown)
-    assert commits["verdict"] == "build-matters"
-    untested = commits["tie_break"]["untested"]
-    assert untested["build"] == "0.2.0" and untested["count"] >= 1 and "JAX refuses jaxlib 0.2.0" in untested["why"]
-    assert commits["tie_break"]["kind"] == "untested"
-    assert "Not in JAX's Python" not in markdown and "could not run on jaxlib 0.2.0" in markdown
-    assert "  - probes: " in markdown
+    assert commits["verdict"] == "not-in-python"
     assert commits["not_in_python"]["old_xla"] == XLA_OLD and commits["not_in_python"]["new_xla"] == XLA_NEW
     assert commits["not_in_python"]["compiled_files"] == ["jaxlib/kernels.cc"]
     assert commits["not_in_python"]["xla_compare"] == f"https://github.com/openxla/xla/compare/{XLA_OLD}...{XLA_NEW}"
-    assert len(commits["probed_now"]) <= 4  # the newest on the old build, that Python and the oldest on the new
-    assert "jaxlib releases: 0.1.0 → 0.2.0" in markdown
+    assert commits["tie_break"]["kind"] == "binary"
+    evidence = commits["tie_break"]["evidence"]
+    old_end = commits["range"]["old_end"]
+    assert {"commit": old_end, "jaxlib": "0.2.0", "outcome": "good", "forced": True} in evidence
+    assert [e for e in evidence if not e["forced"] and e["outcome"] == "bad"]  # a forced probe never stands alone
+    assert len(commits["probed_now"]) <= 5  # newest on the old build, that Python, oldest and old end on the new
+    assert "Not in JAX's Python" in markdown and "jaxlib releases: 0.1.0 → 0.2.0" in markdown
+    assert "(forced: JAX's version check relaxed): good" in markdown
 
 
 def test_regression_direction_and_identical_rerun_runs_nothing(matrix: Any, world: World, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from typing import Sequence
 from ..history.commit_range import CommitRange
 from ..history.commits import headlines
 from ..history.source import History
-from ..history.version_file import JaxlibRange, jaxlib_ranges
+from ..history.version_file import JaxlibRange, dotted, jaxlib_ranges
 from ..install.overlay import commit_version
 from .builds import Build, choose_build
 from .candidates import Candidate
@@ -36,6 +36,8 @@ class CommitCandidate(Candidate):
     accepts: JaxlibRange | None = None
     title: str = ""
     date: str = ""
+    forced: bool = False
+    """Run on a jaxlib newer than its jax accepts, JAX's version check relaxed (:func:`forced_on`): a lead only."""
 
     @property
     def short(self) -> str:
@@ -43,7 +45,13 @@ class CommitCandidate(Candidate):
 
     @property
     def jax_version(self) -> str:
-        """What the overlay's jax reports, e.g. ``0.5.2.dev20250227+f93c2a1aa5``."""
+        """What the overlay's jax reports, e.g. ``0.5.2.dev20250227+f93c2a1aa5``.
+
+        Forced: the build's jaxlib as the version (``0.5.3.dev20250227+f93c2a1aa5.forced``). JAX's import
+        refuses a jaxlib newer than ``jax.__version__``, which the overlay stamps; nothing else reads it.
+        """
+        if self.forced and self.accepts is not None and self.jaxlib:
+            return commit_version(JaxlibRange(self.accepts.minimum, self.jaxlib), self.date, self.commit) + ".forced"
         return commit_version(self.accepts, self.date, self.commit) if self.accepts else self.short
 
 
@@ -63,6 +71,20 @@ def _candidate(commit: str, accepts: JaxlibRange | None, head: tuple[str, str],
         version=commit, requirements=(), exclude_newer=None, python=build.python if build else None,
         jaxlib=build.jaxlib if build else None, problem=f"no jaxlib build here runs it: {why}" if why else "",
         uploaded=date[:10] or None, commit=commit, build=build, accepts=accepts, title=title, date=date)
+
+
+def forced_on(candidate: CommitCandidate, build: Build) -> CommitCandidate | None:
+    """The commit on a build newer than its jax accepts, past JAX's version check; None where more refuses it.
+
+    Only the "jaxlib newer than jax" check is relaxed (a build older than
+    the commit's minimum lacks what it needs). Such a probe is labelled
+    forced wherever it is shown, and never carries an answer alone.
+    """
+    accepts = candidate.accepts
+    if accepts is None or accepts.accepts(build.jaxlib) or dotted(build.jaxlib) < dotted(accepts.minimum):
+        return None
+    return replace(candidate, version=f"{candidate.commit}@jaxlib-{build.jaxlib}-forced", python=build.python,
+                   jaxlib=build.jaxlib, problem="", build=build, forced=True)
 
 
 def on_build(candidate: CommitCandidate, build: Build) -> CommitCandidate | None:

@@ -60,9 +60,12 @@ class PairProbe:
     jaxlib: str
     outcome: str
     """``good``, ``bad``, or ``could not run: <why>`` (``skip`` when it ran and said nothing)."""
+    forced: bool = False
+    """Run past JAX's version check (`commit_candidates.forced_on`): said so wherever it is shown."""
 
     def text(self) -> str:
-        return f"{self.commit[:10]} on jaxlib {self.jaxlib}: {self.outcome}"
+        forced = " (forced: JAX's version check relaxed)" if self.forced else ""
+        return f"{self.commit[:10]} on jaxlib {self.jaxlib}{forced}: {self.outcome}"
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class Untested:
     why: str
     stood_in: str
     """The oldest commit that ran on the newer build (it gave the new outcome there)."""
+    forced_lead: tuple[str, str] | None = None
+    """(commit, title) where the outcome changes with the span forced onto the newer build: a lead only."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +206,10 @@ def describe(history: History, found: CommitFinding) -> None:
             pair = BuildPair(dotted(found.compiled.old_jaxlib), dotted(found.compiled.new_jaxlib),
                              versions.get(found.compiled.old_jaxlib), versions.get(found.compiled.new_jaxlib))
             gated, note = gated_leads(history, commit_range.old_end, untested.stood_in, pair)
+            if untested.forced_lead is not None:
+                gated.insert(0, Lead(*untested.forced_lead, f"the outcome changes here with the untested span forced "
+                                                            f"onto jaxlib {untested.build} (JAX's version check "
+                                                            "relaxed): a lead, not an answer"))
             shown = {lead.commit for lead in gated}
             found.leads = gated + [lead for lead in found.leads if lead.commit not in shown]
             found.leads_note = "; ".join(n for n in (note, found.leads_note) if n)

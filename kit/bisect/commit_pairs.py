@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..history.commits import python_changes
 from .builds import Build
-from .commit_candidates import CommitCandidate, on_build
+from .commit_candidates import CommitCandidate, forced_on, on_build
 from .commit_finding import CommitLevel, PairProbe, TieBreak, Untested
 from .commit_probes import CommitProber
 from .runnable import Runnable
-from .search import Outcome
+from .search import Outcome, bisect
 
 
 def refusal(candidate: CommitCandidate, build: Build, runnable: Runnable) -> str:
@@ -108,13 +109,68 @@ def old_end_on_newer_build(prober: CommitProber, level: CommitLevel, tie: TieBre
     if oldest == 0:
         why = f"{tie.why}; and the range's old end {first.short} gave {probe.outcome} on jaxlib {newer.jaxlib} too"
         return dataclasses.replace(tie, why=why, evidence=evidence)
+    stand_in = candidates[oldest]
+    if not python_changes(prober.subject.history, first.commit, stand_in.commit):
+        why = (f"{tie.why}; and {stand_in.short}, the oldest commit that runs on jaxlib {newer.jaxlib}, gave "
+               f"{probe.outcome} there with the old end's Python ({first.short}; only jax/version.py differs)")
+        return dataclasses.replace(tie, why=why, evidence=evidence)
     refused = refusal(first, newer, runnable)
     before = candidates[oldest - 1]
-    untested = Untested(first.commit, before.commit, oldest, newer.jaxlib, refused, candidates[oldest].commit)
-    why = (f"the build matters: {tie.why}; but the Python before {candidates[oldest].short} could not run on jaxlib "
+    forced_probe, forced_got = probe_forced(prober, level, first, newer, runnable)
+    if forced_probe is not None:
+        evidence += (forced_probe,)
+    if forced_got is not None and forced_got is not old:
+        why = (f"{tie.why}; and the old end's Python ({first.short}), forced onto jaxlib {newer.jaxlib} past JAX's "
+               f"version check, gave {forced_got.value} there too (the commits before {stand_in.short} cannot run "
+               "there unforced)")
+        return dataclasses.replace(tie, why=why, evidence=evidence)
+    lead = _forced_bisect(prober, level, oldest, newer, old, runnable) if forced_got is old else None
+    untested = Untested(first.commit, before.commit, oldest, newer.jaxlib, refused, stand_in.commit, lead)
+    forced = (f"; forced past JAX's version check, the old end's Python gave {old.value} there"
+              if forced_got is old else "")
+    why = (f"the build matters: {tie.why}; but the Python before {stand_in.short} could not run on jaxlib "
            f"{newer.jaxlib} ({refused}), so a change in JAX's Python that needs the newer jaxlib was not ruled out "
-           f"({oldest} commits, {first.short} .. {before.short}, untested there)")
+           f"({oldest} commits, {first.short} .. {before.short}, untested there){forced}")
     return dataclasses.replace(tie, kind="untested", why=why, evidence=evidence, untested=untested)
+
+
+def probe_forced(prober: CommitProber, level: CommitLevel, candidate: CommitCandidate, build: Build,
+                 runnable: Runnable) -> tuple[PairProbe | None, Outcome | None]:
+    """``candidate`` on ``build`` past JAX's "jaxlib newer than jax" check; (None, None) where that is not the refusal."""
+    forced = forced_on(candidate, build)
+    if forced is None:
+        return None, None
+    runs = runnable(forced)
+    if not runs.ok:
+        why = runs.error.splitlines()[0][:160] if runs.error else "?"
+        return PairProbe(candidate.commit, build.jaxlib, f"could not run even forced ({why})", forced=True), None
+    prober.subject.add(forced)
+    outcome = level.outcomes.get(forced.version) or prober(forced.version)
+    level.outcomes[forced.version] = outcome
+    return (PairProbe(candidate.commit, build.jaxlib, outcome.value, forced=True),
+            None if outcome is Outcome.SKIP else outcome)
+
+
+def _forced_bisect(prober: CommitProber, level: CommitLevel, oldest: int, build: Build, old: Outcome,
+                   runnable: Runnable) -> tuple[str, str] | None:
+    """Where the outcome changes on ``build`` across the untested span, forced: (commit, title), a lead only."""
+    span = [forced_on(c, build) for c in level.candidates[:oldest]]
+    stand_in = on_build(level.candidates[oldest], build)
+    if stand_in is None or any(c is None for c in span):
+        return None
+    moved = [c for c in span if c is not None] + [stand_in]
+    for candidate in moved:
+        prober.subject.add(candidate)
+    keys = [c.version for c in moved]
+    new = level.outcomes.get(keys[-1])
+    if new is None or new is old:
+        return None
+    result = bisect(keys, prober, old_outcome=old, cache={keys[0]: old, keys[-1]: new})
+    level.outcomes.update({k: result.cache[k] for k in result.probes})
+    if not result.exact:
+        return None
+    found = prober.subject.commits[result.first_different]
+    return found.commit, found.title
 
 
 def _oldest_running_on(candidates: list[CommitCandidate], build: Build, runnable: Runnable) -> int | None:
