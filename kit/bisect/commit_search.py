@@ -202,6 +202,8 @@ def _extension_versions(phase: CommitPhase, builds: list[Build]) -> dict[str, in
     versions: dict[str, int | None] = {}
     for build in builds:
         environment = phase.releases.subject.environment_of(build.release)
+        if environment is None and build.built:  # every probe came from the cache: reuse it, never build one
+            environment = phase.releases.subject.prepare(build.release).environment
         versions[build.jaxlib] = extension_version(environment) if environment is not None else None
     return versions
 
