@@ -132,6 +132,8 @@ class _Commit:
     title: str
     files: dict[str, str]
     parents: tuple[int, ...]
+    author_date: int | None = None
+    """Seconds since the epoch; default one a day (a cherry-pick keeps its original's)."""
 
 
 def _history() -> tuple[list[_Commit], dict[str, int], dict[str, int]]:
@@ -208,7 +210,7 @@ def write_history(path: Path, commits: list[_Commit], tags: dict[str, int], bran
         if not c.parents:
             stream.append(b"reset refs/heads/main\n\n")  # a root: the branch starts again from nothing
         stream.append(f"commit refs/heads/main\nmark :{c.mark}\n".encode())
-        stream.append(f"author Jax Dev <dev@example.com> {when} +0000\n"
+        stream.append(f"author Jax Dev <dev@example.com> {c.author_date or when} +0000\n"
                       f"committer Jax Dev <dev@example.com> {when} +0000\n".encode())
         message = c.title.encode() + b"\n"
         stream.append(b"data %d\n" % len(message) + message)
