@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from fake_jax import (BUMP_TITLE, FIX_TITLE, GATE_TITLE, KERNELS_TITLE, MERGE_TITLE, NOISE_FIX_TITLE, RENAME_TITLE,
+from fake_jax import (BUMP_TITLE, FIX_TITLE, GATE_TITLE, KERNELS_TITLE, MERGE_TITLE, NOISE_FIX_TITLE, PLUGINS_TITLE,
+                      PREP_TITLE, RENAME_TITLE,
                       SCRIPT_BATCH, SCRIPT_GATE, SCRIPT_KERNEL, SCRIPT_NOISE, XLA_NEW, XLA_OLD, commit_titled,
                       build_fake_release, make_repo, renamed_history)
 from kit.bisect import changelog, commit_search, driver
@@ -385,3 +386,23 @@ def test_a_commit_phase_that_stops_still_publishes_the_release_answer_first(
                              "--commits", "--jax-repo", str(world.repo)], lambda line: None)
     published = list((tmp_path / "reports").glob("bisect-*.json"))
     assert published and json.loads(published[0].read_text())["first_different"] == "0.2.0"
+
+
+def test_good_and_bad_commits_start_and_end_the_commit_search_anywhere(matrix: Any, world: World, tmp_path: Path) -> None:
+    # The bad commit is off the line searched (on the pull request's branch, before the fix): the search starts
+    # at the newest line commit it contains and says so; the good commit ends it. The fix is still found, inside.
+    prep, plugins = commit_titled(world.repo, PREP_TITLE), commit_titled(world.repo, PLUGINS_TITLE)
+    data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0",
+                               "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo),
+                               "--bad-commit", prep[:12], "--good-commit", plugins)
+    commits = data["commits"]
+    assert commits["first_different"]["title"] == FIX_TITLE
+    assert commits["range"]["new_end"] == plugins and commits["range"]["new"] == plugins
+    assert f"{prep[:12]} is not on the line: the search starts at" in commits["range"]["shape"]
+    assert f"ending at {plugins}" in commits["range"]["shape"]
+    with pytest.raises(UsageError, match="is not between"):  # older than the range's old end
+        run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
+            "--commits", "--jax-repo", str(world.repo), "--bad-commit", "jax-v0.1.0~1")
+    with pytest.raises(UsageError, match="is empty"):  # the ends the wrong way round
+        run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
+            "--commits", "--jax-repo", str(world.repo), "--bad-commit", plugins, "--good-commit", prep)

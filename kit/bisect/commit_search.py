@@ -35,7 +35,7 @@ from packaging.version import Version
 
 from ..config import Matrix
 from ..errors import UsageError
-from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag
+from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag, within
 from ..history.commits import version_gates
 from ..history.source import History, ensure_tags
 from .builds import Build
@@ -82,9 +82,14 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
     old, new = sorted((finding.result.last_same, finding.result.first_different), key=Version)
     ensure_tags(phase.history, [tag(old), tag(new)], log)
     commit_range = release_range(phase.history, old, new)
+    options = phase.finding.options
+    if options.good_commit or options.bad_commit:  # the older commit starts the search (the bad one, for a fix)
+        start, end = ((options.bad_commit, options.good_commit) if finding.fix
+                      else (options.good_commit, options.bad_commit))
+        commit_range = within(phase.history, commit_range, start, end)
+        log(commit_range.shape)
     builds = release_builds(phase)
     prober = _prober(phase)
-    options = phase.finding.options
     phase.runnable = Runnable(PairStore(phase.matrix.layout.runnable, options.backend, read=not options.fresh),
                               prober.subject.pair_runs)
     try:
