@@ -228,7 +228,8 @@ def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None
     assert "needs jaxlib >= 0.1.5 and <= 0.1.0" in by_title["Bump the minimum jaxlib version to 0.1.5"].problem
     assert by_title[BUMP_TITLE].jaxlib == "0.1.0"  # accepts both: the bad side's build first
     assert by_title["JAX release v0.2.0"].jaxlib == "0.2.0"  # accepts only the new jaxlib
-    assert by_title[KERNELS_TITLE].accepts is not None and by_title[KERNELS_TITLE].accepts.accepts("0.2.0")
+    kernels = by_title[KERNELS_TITLE].accepts
+    assert kernels is not None and kernels.accepts("0.2.0")
 
 
 @pytest.mark.parametrize(("flags", "message"), [(["--commits", "--all"], "--commits narrows one change")])

@@ -209,10 +209,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="--metric: a probe is bad when its median is F times worse than --good's (default 1.5)")
     parser.add_argument("--commits", action="store_true",
                         help="then narrow to the JAX commit: its Python laid over a built release (docs/commits.md)")
-    parser.add_argument("--good-commit", default=None, metavar="REV",
-                        help="--commits: start (or end) the commit search at this JAX commit or tag without the bug")
-    parser.add_argument("--bad-commit", default=None, metavar="REV",
-                        help="--commits: end (or start) the commit search at this JAX commit or tag with the bug")
+    _commit_ends(parser)
     parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH",
                         help="a clone of github.com/jax-ml/jax: the commits for --commits (else [install] jax_repo, else "
                              "the kit's own) and the release notes, read from its CHANGELOG.md")
@@ -317,6 +314,14 @@ def _regular_files(args: argparse.Namespace) -> None:
         problem = file_problem(path) if path is not None else None
         if problem:
             raise UsageError(f"{flag} {path} {problem}", tip)
+
+
+def _commit_ends(parser: argparse.ArgumentParser) -> None:
+    """``--good-commit`` / ``--bad-commit``: where the commit search starts and ends (docs/commits.md)."""
+    parser.add_argument("--good-commit", default=None, metavar="REV",
+                        help="--commits: start (or end) the commit search at this JAX commit or tag without the bug")
+    parser.add_argument("--bad-commit", default=None, metavar="REV",
+                        help="--commits: end (or start) the commit search at this JAX commit or tag with the bug")
 
 
 def _host_devices(text: str) -> int:
