@@ -91,7 +91,8 @@ class TieBreak:
     """``binary``, ``python``, ``build-dependent`` (the commit, with the newer jaxlib only), ``unknown``,
     ``untested`` (the build matters; a Python change that needs the newer build was not ruled out) or
     ``untested-elsewhere`` (the commit, found on one build; its pair could not run on the other) or
-    ``python-both`` (the commit, found on one build, and the same pair on the other gave the same change)."""
+    ``python-both`` (the commit, found on one build, and the same pair on the other gave the same change) or
+    ``build-dependent-older`` (the commit, found on the older build; the pair on the newer one shows no change)."""
     probe: CommitCandidate | None
     old_build: Build | None
     new_build: Build | None

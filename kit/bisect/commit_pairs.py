@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..history.commits import python_changes
+from ..history.version_file import dotted
 from .builds import Build
 from .commit_candidates import CommitCandidate, forced_on, on_build
 from .commit_finding import CommitLevel, PairProbe, TieBreak, Untested
@@ -85,8 +86,8 @@ def pair_on_other_build(prober: CommitProber, level: CommitLevel, builds: list[B
         why = (f"{same.short} → {changed.short} gave {old.value} → {_other(old).value} on jaxlib {found_on.jaxlib} but "
                f"{got_before.value} → {got_after.value} on jaxlib {build.jaxlib}: {changed.short} makes this change "
                f"only with jaxlib {found_on.jaxlib}")
-        return TieBreak("build-dependent", None, build, found_on, got_after, why, evidence=evidence,
-                        needs=found_on.jaxlib)
+        kind = "build-dependent" if dotted(found_on.jaxlib) > dotted(build.jaxlib) else "build-dependent-older"
+        return TieBreak(kind, None, build, found_on, got_after, why, evidence=evidence, needs=found_on.jaxlib)
     return None
 
 
@@ -101,11 +102,16 @@ def old_end_on_newer_build(prober: CommitProber, level: CommitLevel, tie: TieBre
     first = candidates[0]
     oldest = _oldest_running_on(candidates, newer, runnable)
     if oldest is None:
-        return tie
+        untested = Untested(first.commit, candidates[-1].commit, len(candidates), newer.jaxlib,
+                            refusal(first, newer, runnable), candidates[-1].commit)
+        return dataclasses.replace(tie, kind="untested", untested=untested, why=(
+            f"the build matters: {tie.why}; but no commit of the range runs on jaxlib {newer.jaxlib} to compare"))
     probe, got = probe_on(prober, level, candidates[oldest], newer, runnable)
     evidence = tie.evidence + (probe,)
-    if got is old:
-        return dataclasses.replace(tie, evidence=evidence)  # a Python change on that build: the caller bisects it
+    if got is old:  # a Python change on the newer build alone, which its bisection could not name exactly
+        return dataclasses.replace(tie, kind="unknown", evidence=evidence, why=(
+            f"{tie.why}; but {candidates[oldest].short}, the oldest commit that runs on jaxlib {newer.jaxlib}, gave "
+            f"{old.value} there: a change in JAX's Python on that build made it, not found exactly"))
     if oldest == 0:
         why = f"{tie.why}; and the range's old end {first.short} gave {probe.outcome} on jaxlib {newer.jaxlib} too"
         return dataclasses.replace(tie, why=why, evidence=evidence)

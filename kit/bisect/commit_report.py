@@ -72,7 +72,7 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     for level in found.levels[1:]:
         lines.append(f"- {level.commit_range.shape}" + (f": {level.problem.message}" if level.problem else ""))
     if found.tie_break is not None and found.tie_break.kind in ("python", "python-both", "build-dependent",
-                                                                     "untested-elsewhere"):
+                                                                     "build-dependent-older", "untested-elsewhere"):
         lines += [f"- {_python_sentence(found.tie_break)}", *_evidence_lines(found.tie_break)]
     elif found.tie_break is not None and found.tie_break.kind == "unknown":
         lines += _evidence_lines(found.tie_break)
@@ -144,7 +144,7 @@ def _binary_sentence(tie: TieBreak | None) -> str:
 
 
 def _python_sentence(tie: TieBreak) -> str:
-    if tie.kind == "build-dependent":
+    if tie.kind in ("build-dependent", "build-dependent-older"):
         return f"Build dependence: {tie.why}."
     if tie.kind == "untested-elsewhere":
         return f"Whether it needs this build is untested: {tie.why}."
