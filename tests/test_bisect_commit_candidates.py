@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.bisect.commit_candidates import CommitCandidate, _candidate, commit_candidates, on_build
+from kit.bisect.commit_candidates import CommitCandidate, _candidate, commit_candidates, forced_on, on_build
 from kit.history.version_file import JaxlibRange
 from kit.bisect.builds import Build
 
@@ -56,6 +56,18 @@ def test_on_a_build_the_commit_refuses_there_is_no_candidate() -> None:
     candidate = _candidate(COMMIT, JaxlibRange("0.5.0", "0.5.2"), ("2025-02-27", "t"), [BAD])
     assert on_build(candidate, GOOD) is None
     assert on_build(CommitCandidate(COMMIT, (), None, None, None, commit=COMMIT), BAD) is None  # no range known
+
+
+def test_forced_onto_a_newer_jaxlib_the_commit_names_that_jaxlib_as_its_version_and_is_a_key_apart() -> None:
+    # JAX's import refuses a jaxlib newer than jax.__version__, which the overlay stamps: the build's version
+    # there passes that check alone, and the probe is keyed and named as forced.
+    old = _candidate(COMMIT, JaxlibRange("0.5.1", "0.5.2"), ("2025-02-27T10:00:00Z", "Fix"), [BAD])
+    forced = forced_on(old, GOOD)
+    assert forced is not None and forced.forced and forced.jaxlib == "0.5.3" and forced.build == GOOD
+    assert forced.version == f"{COMMIT}@jaxlib-0.5.3-forced" != on_build(old, BAD).version  # type: ignore[union-attr]
+    assert forced.jax_version == "0.5.3.dev20250227+f93c2a1aa5.forced"
+    assert forced_on(old, BAD) is None  # accepted anyway: nothing to force
+    assert forced_on(old, Build("0.5.0", "0.5.0", "3.12", True)) is None  # older than its minimum: never forced
 
 
 @pytest.mark.skipif(not JAX_CLONE.is_dir(), reason="KIT_JAX_REPO does not name a clone of JAX")
