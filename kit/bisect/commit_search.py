@@ -455,8 +455,11 @@ def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: Commi
 
 def _as_probe(commit: CommitCandidate, build: Build, crossed: tuple[CommitCandidate, Outcome] | None) -> PairProbe:
     """A crossed pair as the report prints it: its outcome, or that JAX does not run it on that build."""
-    return PairProbe(commit.commit, build.jaxlib, crossed[1].value if crossed is not None else
-                     "could not run (JAX refuses that jaxlib, or does not run on it)")
+    if crossed is not None:
+        return PairProbe(commit.commit, build.jaxlib, crossed[1].value)
+    why = (f"JAX refuses jaxlib {build.jaxlib}: its jax/version.py accepts {commit.accepts}"
+           if on_build(commit, build) is None else "it ran and said neither good nor bad, or JAX itself does not run")
+    return PairProbe(commit.commit, build.jaxlib, f"could not run: {why}")
 
 
 def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build,
