@@ -41,7 +41,7 @@ from ..history.source import History, ensure_tags
 from .builds import Build
 from ..install.key import InstallKey
 from ..install.release import built_env
-from .commit_candidates import CommitCandidate, commit_candidates, on_build
+from .commit_candidates import CommitCandidate, commit_candidates, on_build, tag_as_old_end
 from .commit_finding import CommitFinding, CommitLevel, PairProbe, TieBreak, describe
 from .commit_pairs import old_end_on_newer_build, pair_on_other_build
 from .commit_probes import CommitProber, CommitSubject
@@ -93,7 +93,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
     phase.runnable = Runnable(PairStore(phase.matrix.layout.runnable, options.backend, read=not options.fresh),
                               prober.subject.pair_runs)
     try:
-        level = _search_level(phase, prober, commit_range, builds)
+        level = _search_level(phase, prober, commit_range, builds, old_tag=tag(old))
         result = CommitFinding(phase.history.origin, builds, [level])
         _open_merges(phase, prober, result, builds)
         _tell_binary_from_python(phase, prober, result)
@@ -145,11 +145,14 @@ def _prober(phase: CommitPhase) -> CommitProber:
 
 
 def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: CommitRange,
-                  builds: list[Build]) -> CommitLevel:
+                  builds: list[Build], old_tag: str | None = None) -> CommitLevel:
     """Verify the ends, probe the newest commit on the old end's build, then bisect."""
     candidates = commit_candidates(phase.history, commit_range, builds)
     if phase.runnable is not None:
         candidates = _runnable_builds(phase, candidates, builds, phase.runnable)
+    candidates, said = tag_as_old_end(phase.history, old_tag, candidates, builds) if old_tag else (candidates, "")
+    if said:  # said once, on the console and in the report's range sentence
+        commit_range = dataclasses.replace(commit_range, shape=f"{commit_range.shape}; {said}")
     for candidate in candidates:
         prober.subject.add(candidate)
     keys = [c.version for c in candidates]
