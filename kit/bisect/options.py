@@ -131,6 +131,10 @@ class Options:
     factor: float = 1.5
     commits: bool = False
     """After the releases, bisect JAX's commits between the two releases found (``--commits``)."""
+    good_commit: str | None = None
+    """``--good-commit``: a JAX commit or tag without the bug, where the commit search starts or ends."""
+    bad_commit: str | None = None
+    """``--bad-commit``: a JAX commit or tag with the bug, where the commit search ends or starts."""
     jax_repo: Path | None = None
     """A clone of JAX to read the commits from (``--jax-repo``; else matrix.toml's, else the kit's own)."""
     jax_repo_shown: str = ""
@@ -214,6 +218,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="--metric: a probe is bad when its median is F times worse than --good's (default 1.5)")
     parser.add_argument("--commits", action="store_true",
                         help="then narrow to the JAX commit: its Python laid over a built release (docs/commits.md)")
+    _commit_ends(parser)
     parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH",
                         help="a clone of github.com/jax-ml/jax: the commits for --commits (else [install] jax_repo, else "
                              "the kit's own) and the release notes, read from its CHANGELOG.md")
@@ -262,6 +267,8 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError("--metric needs --good and --bad", "their samples set the baseline and which way is worse")
     if args.good is not None and args.bad is not None and Version(args.good) == Version(args.bad):
         raise UsageError(f"--good and --bad are both {args.good}", "give two different releases")
+    if (args.good_commit or args.bad_commit) and not args.commits:
+        raise UsageError("--good-commit and --bad-commit narrow the commit search", "add --commits")
     if args.commits and args.scan:
         raise UsageError("--commits narrows one change and --all lists every change", "drop one of them")
     if args.commits and args.slurm:
@@ -282,7 +289,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         script_shown=report_path(args.script, matrix.path.parent) if args.script else "",
         jobs=args.jobs, slurm=SlurmOptions(args.partition, args.time) if args.slurm else None,
         pins=_pins(args.pin),
-        commits=args.commits, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
+        commits=args.commits, good_commit=args.good_commit, bad_commit=args.bad_commit, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
         jax_repo_shown=report_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
         argv_shown=shown_argv(argv, matrix.path.parent), command=bisect_command(matrix),
         verbose=args.verbose, out=args.out.expanduser().resolve() if args.out else None,
@@ -321,6 +328,14 @@ def _regular_files(args: argparse.Namespace) -> None:
         problem = file_problem(path) if path is not None else None
         if problem:
             raise UsageError(f"{flag} {path} {problem}{relative_to_what(path)}", tip)
+
+
+def _commit_ends(parser: argparse.ArgumentParser) -> None:
+    """``--good-commit`` / ``--bad-commit``: where the commit search starts and ends (docs/commits.md)."""
+    parser.add_argument("--good-commit", default=None, metavar="REV",
+                        help="--commits: start (or end) the commit search at this JAX commit or tag without the bug")
+    parser.add_argument("--bad-commit", default=None, metavar="REV",
+                        help="--commits: end (or start) the commit search at this JAX commit or tag with the bug")
 
 
 def _host_devices(text: str) -> int:
