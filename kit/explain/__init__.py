@@ -7,6 +7,8 @@ tables (`report`) are written; docs/explain.md.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Callable, Sequence
 
 from ..config import Matrix
@@ -32,7 +34,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
             "on (a release not built yet is built first: minutes)")
         kept: list[str] = []  # the install's and the run's own lines go to the record, not the console
         captures.append(capture_release(matrix, options, release, kept.append, reproduce))
-        captures[-1].record["log"] = kept[-40:]
+        captures[-1].record["log"] = paste_ready(kept[-40:], matrix)
     known = load_known(matrix.path.parent / "known_problems.toml")
     lines = short_answer(options, captures, known)
     written = write_reports(matrix.layout.reports, options.shown, captures, lines)
@@ -44,6 +46,20 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         installable = any(c.record.get("status") != "not-installable" for c in captures)
         return EXIT_FAILED if installable else EXIT_NOT_INSTALLABLE
     return EXIT_OK
+
+
+def paste_ready(lines: Sequence[str], matrix: Matrix) -> list[str]:
+    """The run's log lines as a record committed or pasted into a thread may hold them: the environments' folder
+    named ``<envs>``, the project ``.`` and the home folder ``~`` (the lock, the environment, the interpreter)."""
+    folders = [(matrix.envs_dir, "<envs>"), (matrix.path.parent, "."), (Path.home(), "~")]
+    spelled = [(f"{spelling}{os.sep}", f"{name}{os.sep}") for folder, name in folders
+               for spelling in dict.fromkeys((os.path.abspath(folder), str(Path(folder).resolve())))]
+    shown = []
+    for line in lines:
+        for spelling, name in spelled:
+            line = line.replace(spelling, name)
+        shown.append(line)
+    return shown
 
 
 def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[KnownFingerprint]) -> list[str]:
