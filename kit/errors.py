@@ -80,3 +80,13 @@ class HistoryUnreachable(KitError):
     """
 
     exit_code = EXIT_NETWORK
+
+
+class MachineUnwritable(KitError):
+    """A folder this machine gives the install could not be written (no space, read-only, no permission).
+
+    uv's cache or the environment being built: nothing about the release, so no record; the folder is
+    named with what sets it (`kit.install.uv_failures`). Exit 1, as for a record that could not be kept.
+    """
+
+    exit_code = EXIT_FAILED

@@ -166,7 +166,7 @@ def test_interpreters_are_found_under_pyenv_newest_patch_first(tmp_path: Path, m
 
 def test_uv_installs_the_locked_hashes_when_every_pin_has_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     commands: list[list[str]] = []
-    monkeypatch.setattr(envs, "_run", commands.append)
+    monkeypatch.setattr(envs, "_run", lambda command, folder=None: commands.append(command))
     hashed = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"},
                         hashes={"jax": ("sha256:aa",), "jaxlib": ("sha256:bb", "sha256:cc")})
     envs.UvBackend("uv").install(tmp_path, PLAN, hashed)

@@ -26,6 +26,7 @@ from ..errors import UsageError
 from ..requirements import package_name
 from .installed import missing_from
 from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
+from .uv_failures import WRITE_ERRNOS, raise_if_this_machine, unwritable
 
 Log = Callable[[str], None]
 
@@ -73,7 +74,7 @@ class UvBackend:
         self.uv = uv
 
     def create(self, path: Path, interpreter: Path) -> None:
-        _run([self.uv, "venv", "--quiet", "--python", str(interpreter), str(path)])
+        _run([self.uv, "venv", "--quiet", "--python", str(interpreter), str(path)], path)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
         # Install exactly what the resolution pinned, so the record's versions
@@ -85,9 +86,9 @@ class UvBackend:
             locked = path / "kit-requirements.txt"
             atomic_write_text(locked, "".join(f"{pin} " + " ".join(f"--hash={h}" for h in resolution.hashes[pin.split('==')[0]])
                                               + "\n" for pin in pins))
-            _run([*command, "--require-hashes", "-r", str(locked)])
+            _run([*command, "--require-hashes", "-r", str(locked)], path)
         else:
-            _run([*command, *pins])
+            _run([*command, *pins], path)
 
 
 class VirtualenvBackend:
@@ -95,16 +96,16 @@ class VirtualenvBackend:
 
     def create(self, path: Path, interpreter: Path) -> None:
         if shutil.which("virtualenv"):
-            _run(["virtualenv", "--quiet", "-p", str(interpreter), str(path)])
+            _run(["virtualenv", "--quiet", "-p", str(interpreter), str(path)], path)
         else:
-            _run([str(interpreter), "-m", "venv", str(path)])
+            _run([str(interpreter), "-m", "venv", str(path)], path)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
         pins = [f"{name}=={version}" for name, version in sorted(resolution.pins.items())]
         args = plan.source_args()
         if plan.requires:
             args += ["--only-binary", ":all:"]  # as resolved (InstallPlan.uv_args): no sdist builds
-        _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *pins])
+        _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *pins], path)
 
 
 def pick_backend() -> EnvBackend:
@@ -135,13 +136,28 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
             # Half-built by a run that was interrupted: with the lock held, no one else is building it.
             shutil.rmtree(path)
         log(f"creating environment {path} ({backend.name}, Python {resolution.python})")
+        try:
+            _build(path, plan, resolution, backend, interpreter, log)
+        except BaseException:
+            # A half-built environment is litter (85 MB of it after a full disk) that no run can use.
+            shutil.rmtree(path, ignore_errors=True)
+            raise
+    return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
+
+
+def _build(path: Path, plan: InstallPlan, resolution: Resolution, backend: EnvBackend, interpreter: Path,
+           log: Log) -> None:
+    try:
         backend.create(path, interpreter)
         log("installing " + ", ".join(f"{k}=={v}" for k, v in sorted(resolution.pins.items())))
         backend.install(path, plan, resolution)
         # The marker is written last: its presence means the install finished.
         atomic_write_text(path / _MARKER, json.dumps({"plan": plan.to_json(), "python": resolution.python,
                                                       "pins": resolution.pins}, indent=2))
-    return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
+    except OSError as exc:  # the kit's own writes into the folder (the lock's hashes, the marker)
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        raise unwritable(os.strerror(exc.errno), Path(exc.filename) if exc.filename else None, path) from None
 
 
 def env_path(envs_dir: Path, plan: InstallPlan, resolution: Resolution) -> Path:
@@ -282,9 +298,12 @@ def _patch_number(python: str) -> int:
     return int(patch[0]) if patch and patch[0].isdigit() else -1
 
 
-def _run(cmd: list[str]) -> None:
+def _run(cmd: list[str], folder: Path | None = None) -> None:
+    """Run one step of building the environment in ``folder``; its failure as the release's, unless it is this
+    machine's (a cut download, a full or read-only folder: `kit.install.uv_failures`) or the network's."""
     proc = subprocess.run(cmd, capture_output=True, text=True, env=uv_env())
     if proc.returncode != 0:
+        raise_if_this_machine(proc.stderr or proc.stdout, folder)
         raise_if_network_trouble(proc.stderr)  # a download cut off says nothing about the release
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
         raise InstallFailed("\n".join(tail) or f"{cmd[0]} exited with {proc.returncode}")

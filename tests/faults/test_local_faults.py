@@ -1,0 +1,160 @@
+"""Faults of this machine, not the release: a cut download, a full disk, a cache uv cannot write. Never a record.
+
+Each was a `not-installable` record before (the matrix cell flipped, nox exit
+0): uv's failure was read as the index's answer about the release. Now a cut
+download is the network's (exit 4), a folder uv could not write is this
+machine's (exit 1, naming the folder and what sets it), and a half-built
+environment is removed. Real uv, a real index on 127.0.0.1
+(`tests.fake_index`), real tmpfs mounts where the test may mount them (root);
+docs/faults.md, "Local faults".
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from kit.install import uv_failures
+from kit.errors import IndexUnreachable, MachineUnwritable
+from tests.fake_index import jax_releases, serve_index
+from tests.faults.cutting_proxy import cutting_proxy
+from tests.faults.kit_commands import ROOT, run_kit
+
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"  # an interpreter uv can build a venv with here
+
+# uv retries a failed download three times, waiting between tries; the fault is the same each time.
+QUICK_UV = {"UV_HTTP_RETRIES": "0"}
+
+
+def write_matrix(folder: Path, index_url: str) -> None:
+    (folder / "matrix.toml").write_text(
+        f'[kit]\nresults_dir = "results"\nenvs_dir = "envs"\n[install]\nindex_url = "{index_url}"\n'
+        f'pythons = ["{PYTHON}"]\njaxlib_archive = ""\n[[release]]\nversion = "0.6.0"\n[checks.scaling]\n',
+        encoding="utf-8")
+
+
+def no_records(folder: Path) -> bool:
+    results = folder / "results"
+    return not results.exists() or not any(results.iterdir())
+
+
+def heavy_jaxlib(megabytes: int = 3) -> tuple[str, bytes]:
+    """A jaxlib 0.6.0 wheel with a few MB of data in it: more than the small folders below can hold."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("jaxlib/payload.bin", os.urandom(megabytes * 1_000_000))
+        zf.writestr("jaxlib-0.6.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: jaxlib\nVersion: 0.6.0\n")
+        zf.writestr("jaxlib-0.6.0.dist-info/WHEEL",
+                    "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr("jaxlib-0.6.0.dist-info/RECORD", "")
+    return "jaxlib-0.6.0-py3-none-any.whl", buffer.getvalue()
+
+
+@contextmanager
+def small_folder(path: Path, size: str = "1m", read_only: bool = False) -> Iterator[Path]:
+    """``path`` as a tmpfs of ``size`` (read-only when asked); skipped where this test may not mount one."""
+    path.mkdir(parents=True, exist_ok=True)
+    options = f"size={size}" + (",ro" if read_only else "")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True,
+                             text=True) if sys.platform == "linux" and os.geteuid() == 0 else None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip("needs a small tmpfs (mount -t tmpfs as root) to be full or read-only for real: "
+                    + (mounted.stderr.strip() if mounted is not None else "not root, or not Linux"))
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def test_a_download_cut_mid_file_is_exit_4_and_no_record(tmp_path: Path) -> None:
+    # A proxy on 127.0.0.1 that passes the index's pages and drops every file's connection half-way.
+    with serve_index(*jax_releases(["0.6.0"])) as served:
+        with cutting_proxy(served.url.rsplit("/simple", 1)[0]) as proxy:
+            write_matrix(tmp_path, f"{proxy}/simple")
+            proc, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", UV_CACHE_DIR=str(tmp_path / "uv"), **QUICK_UV)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "ERROR: uv's connection to the package index was cut off while it downloaded jax==0.6.0 " \
+           "(end of file before message length reached)" in proc.stderr.splitlines()
+    assert "NOT INSTALLABLE" not in proc.stdout
+    assert no_records(tmp_path)
+
+
+def test_a_full_environments_folder_is_exit_1_naming_it_and_the_half_built_environment_is_removed(
+        tmp_path: Path) -> None:
+    files, blobs = jax_releases(["0.6.0"])
+    blobs.update([heavy_jaxlib()])
+    with small_folder(tmp_path / "envs") as envs, serve_index(files, blobs) as served:
+        write_matrix(tmp_path, served.url)
+        proc, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", UV_CACHE_DIR=str(tmp_path / "uv"), **QUICK_UV)
+        left = sorted(path.name for path in envs.iterdir())
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    error = next(line for line in proc.stderr.splitlines() if line.startswith("ERROR:"))
+    assert error.startswith("ERROR: could not build the environment jax-0.6.0-cpu-py")
+    assert error.endswith(f" in {envs} (No space left on device): the half-built environment was removed, and "
+                          "nothing was recorded (this machine's fault, not the release's)")
+    assert f"TIP: free some space in {envs}" in proc.stderr
+    assert "jaxlib wheel" not in proc.stdout + proc.stderr  # was: advice to supply one
+    assert [name for name in left if not name.endswith(".lock") and name != "resolutions"] == []
+    assert no_records(tmp_path)
+
+
+@pytest.mark.parametrize("fault", ["full", "read-only"])
+def test_a_uv_cache_that_cannot_be_written_is_exit_1_naming_uv_cache_dir(tmp_path: Path, fault: str) -> None:
+    files, blobs = jax_releases(["0.6.0"])
+    blobs.update([heavy_jaxlib()])
+    with small_folder(tmp_path / "uv", read_only=fault == "read-only") as cache, serve_index(files, blobs) as served:
+        write_matrix(tmp_path, served.url)
+        proc, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", UV_CACHE_DIR=str(cache), **QUICK_UV)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    words = "No space left on device" if fault == "full" else "Read-only file system"
+    assert (f"ERROR: uv could not write its cache {cache} ({words}; UV_CACHE_DIR={cache}): this is this machine's "
+            "fault, not the release's, so nothing was recorded") in proc.stderr.splitlines()
+    assert "no installed Python" not in proc.stdout + proc.stderr  # was: the release's "not installable"
+    assert no_records(tmp_path)
+
+
+def test_a_home_that_cannot_be_written_names_home_where_uv_keeps_its_cache(tmp_path: Path) -> None:
+    with small_folder(tmp_path / "home", read_only=True) as home, serve_index(*jax_releases(["0.6.0"])) as served:
+        write_matrix(tmp_path, served.url)
+        env = {name: os.environ[name] for name in os.environ if name not in ("UV_CACHE_DIR", "XDG_CACHE_HOME")}
+        proc = subprocess.run([sys.executable, "-m", "kit", "run", "scaling", "0.6.0"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120,
+                              env={**env, **QUICK_UV, "HOME": str(home), "PYTHONPATH": str(ROOT),
+                                   "KIT_CACHE_DIR": str(tmp_path / "kit-cache")})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (f"ERROR: uv could not write its cache {home}/.cache/uv (Read-only file system; the cache HOME={home} "
+            "puts there; UV_CACHE_DIR is not set): this is this machine's fault, not the release's, so nothing was "
+            "recorded") in proc.stderr.splitlines()
+    assert no_records(tmp_path)
+
+
+# uv 0.13's own words, as captured from the runs above: what each is read as, without uv or a mount.
+CUT = ("error: Failed to download `jax==0.6.0`\n  cause: Failed to write to the distribution cache\n"
+       "  cause: error decoding response body\n  cause: request or response body error\n"
+       "  cause: error reading a body from connection\n  cause: end of file before message length reached\n")
+FULL = ("error: Failed to install: jaxlib-0.6.0-py3-none-any.whl (jaxlib==0.6.0)\n"
+        "  cause: Failed to copy to `/e/jax-0.6.0-cpu/lib/python3.11/site-packages/jaxlib/payload.bin`\n"
+        "  cause: failed to copy file from /c/archive-v0/x/jaxlib/payload.bin to "
+        "/e/jax-0.6.0-cpu/lib/python3.11/site-packages/jaxlib/.tmpoehOMQ: No space left on device (os error 28)\n")
+READ_ONLY = ("error: Failed to initialize cache at `ro/c`\n"
+             "  cause: failed to create directory `/ro/c`: Read-only file system (os error 30)\n")
+
+
+def test_uvs_words_for_each_local_fault_are_read_as_this_machines() -> None:
+    with pytest.raises(IndexUnreachable, match=r"cut off while it downloaded jax==0\.6\.0 \(end of file"):
+        uv_failures.raise_if_this_machine(CUT)
+    with pytest.raises(MachineUnwritable, match=r"^could not build the environment jax-0\.6\.0-cpu in /e "
+                                                r"\(No space left on device\)"):
+        uv_failures.raise_if_this_machine(FULL, Path("/e/jax-0.6.0-cpu"), environ={"UV_CACHE_DIR": "/c"})
+    with pytest.raises(MachineUnwritable, match=r"^uv could not write its cache /ro/c \(Read-only file system; "
+                                                r"UV_CACHE_DIR=/ro/c\)"):
+        uv_failures.raise_if_this_machine(READ_ONLY, environ={"UV_CACHE_DIR": "/ro/c"})
+    uv_failures.raise_if_this_machine("error: Because jaxlib==0.4.16 has no wheels ... (os error 2)")  # the index's
