@@ -18,7 +18,6 @@ import pytest
 
 from kit import cli, exit_codes
 from kit.install import pages
-from tests.faults.test_network import write_matrix
 
 
 @contextmanager
@@ -46,6 +45,14 @@ def html_only_index(body: bytes, kind: str = "text/html") -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def write_matrix(folder: Path, index_url: str, version: str) -> Path:
+    path = folder / "matrix.toml"
+    path.write_text(f'[kit]\nresults_dir = "results"\nenvs_dir = "envs"\n[install]\nindex_url = "{index_url}"\n'
+                    f'pythons = ["3.11"]\njaxlib_archive = ""\n[[release]]\nversion = "{version}"\n[checks.scaling]\n',
+                    encoding="utf-8")
+    return path
 
 
 PEP_503 = (b'<!DOCTYPE html>\n<html><body><h1>Links for jax</h1>\n'
