@@ -45,7 +45,7 @@ from repro import parameters as parameter_rules
 from .arguments import Parser
 from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
-from .errors import KitError, UsageError
+from .errors import KitError, UsageError, out_of_files
 from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
 from .install.key import InstallKey
@@ -100,6 +100,12 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) ->
     except KitError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:
+        fault = out_of_files(exc)  # wherever the limit hit (a pipe, a thread's file): one sentence, no traceback
+        if fault is None:
+            raise
+        print(fault.render(), file=sys.stderr)
+        return fault.exit_code
 
 
 def cmd_triage(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None) -> int:

@@ -7,6 +7,8 @@ these at the boundary, so the command line prints one ``ERROR`` line and a
 
 from __future__ import annotations
 
+import errno
+
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_USAGE
 
 
@@ -90,3 +92,34 @@ class MachineUnwritable(KitError):
     """
 
     exit_code = EXIT_FAILED
+
+
+class OutOfFiles(KitError):
+    """The kit ran out of file descriptors (``ulimit -n``, or the system's table): no fact about what it ran.
+
+    A check that could not be started, a result file that could not be opened, is no verdict and no
+    crash of the release: the run stops with one sentence, exit 1 (`out_of_files`).
+    """
+
+    exit_code = EXIT_FAILED
+
+
+def out_of_files(exc: BaseException) -> OutOfFiles | None:
+    """`OutOfFiles` for an `OSError` of too many open files (EMFILE, ENFILE); None for any other error."""
+    if not isinstance(exc, OSError) or exc.errno not in (errno.EMFILE, errno.ENFILE):
+        return None
+    tip = "raise the limit (ulimit -n 4096) or run fewer probes at once (--jobs 1), then run the same command again"
+    if exc.errno == errno.ENFILE:
+        return OutOfFiles("this machine's table of open files is full (Too many open files in system): the kit "
+                          "stopped where it needed one, and that run recorded nothing", tip)
+    return OutOfFiles(f"the kit ran out of file descriptors ({_descriptor_limit()}): this machine's limit, not a "
+                      "result, so the run that needed one recorded nothing", tip)
+
+
+def _descriptor_limit() -> str:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not Unix
+        return "Too many open files"
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return f"Too many open files: its limit, ulimit -n, is {soft}"

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..errors import out_of_files
 from .child_output import Echo, Lines, Tail, echo_to_console
 from .process_tree import REAP_S, SUBREAPER, end_trees, tagged_env
 
@@ -88,8 +89,11 @@ class Child:
             # stdin from /dev/null: a check runs unattended (a sweep, a SLURM task) and must not wait for a key.
             self.proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        except BaseException:
+        except BaseException as exc:
             SUBREAPER.release()
+            fault = out_of_files(exc)  # no descriptor for its pipes: the check never started, no verdict on it
+            if fault is not None:
+                raise fault from None
             raise
         self._lines = Lines(tail, prefix, echo)
         self._stop = threading.Event()
