@@ -401,6 +401,7 @@ def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, st
     ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
     ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
     """
+    child_processes.end_abandoned_trees(log)
     with kept_output(output_log, echo) as shown:
         ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=shown)
     if ended.leftovers and not ended.timed_out:
@@ -483,6 +484,7 @@ def _alive(pid: int) -> bool:
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],
                    log: Log, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one record."""
+    child_processes.end_abandoned_trees(log)
     fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log)
     if fields["status"] == "ran":
         fields["environment"] = {**host_facts(None), **fields["environment"]}
