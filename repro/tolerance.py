@@ -277,6 +277,16 @@ def compare(
         )
 
 
+def _nothing_checked(first_failure: Optional[str], where: str) -> str:
+    """Not "all 0 checked values are within tolerance": nothing was compared (every case failed, under
+    ``ulimit -v`` say), so nothing is known about the release."""
+    failed = f"; the first failed with {first_failure}" if first_failure else ""
+    memory = (" (this machine's memory ran out: a limit such as ulimit -v, or too little free)"
+              if first_failure and ("MemoryError" in first_failure or "RESOURCE_EXHAUSTED" in first_failure) else "")
+    return (f"No det/slogdet value was checked: every case failed before its values were compared{failed}{memory}, "
+            f"so this says nothing about the release; ran {where}.")
+
+
 def correctness_verdict(
     *,
     backend: str,
@@ -316,16 +326,7 @@ def correctness_verdict(
             f"the first at batch index {first_bad_index}{offset}; ran {where}."
         )
     if checked_count == 0:
-        # Not "all 0 checked values are within tolerance": nothing was compared (every case failed, under
-        # `ulimit -v` say), so nothing is known about the release.
-        failed = f"; the first failed with {first_failure}" if first_failure else ""
-        memory = (" (this machine's memory ran out: a limit such as ulimit -v, or too little free)"
-                  if first_failure and ("MemoryError" in first_failure or "RESOURCE_EXHAUSTED" in first_failure)
-                  else "")
-        return INCONCLUSIVE, (
-            f"No det/slogdet value was checked: every case failed before its values were compared{failed}{memory}, "
-            f"so this says nothing about the release; ran {where}."
-        )
+        return INCONCLUSIVE, _nothing_checked(first_failure, where)
     if not crossed_boundary:
         return INCONCLUSIVE, (
             f"All {checked_count} checked values are within tolerance (max relative error {error_text}), "
