@@ -45,7 +45,7 @@ from ..install.key import InstallKey
 from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
-from .facts import host_facts, identity_here, job_facts
+from .facts import host_facts, identity_here, job_facts, require_platform
 
 Log = Callable[[str], None]
 
@@ -169,6 +169,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     judged them; otherwise they are judged here, before anything is installed.
     """
     started = time.monotonic()
+    require_platform(request.backend if request.existing is None else request.existing.backend)
     params = parameters if parameters is not None else parameters_for(matrix, request)
     if request.existing is None:  # an existing interpreter is never resolved: no index to open
         index = index or PackageIndex(matrix.install.index_url)
