@@ -11,11 +11,16 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 TEMP_PREFIX = ".tmp-"
-"""Temp files start with this; readers of a folder skip them."""
+"""Temp files start with this (and end in ``.part``); readers of a folder skip them, git ignores them."""
+
+ABANDONED_AFTER_S = 3600.0
+"""A temp file this old is a killed writer's (a write takes milliseconds): the next write into its folder removes it.
+By age, not by pid: a results folder on a shared file system is written by several machines."""
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -51,6 +56,8 @@ def atomic_write_texts(files: Mapping[Path, str | bytes]) -> None:
                 os.fsync(handle.fileno())
         for path, temp_name in temps.items():
             os.replace(temp_name, path)
+        for folder in {Path(path).parent for path in files}:
+            remove_abandoned_temps(folder)
     finally:
         for temp_name in temps.values():
             with contextlib.suppress(FileNotFoundError):
@@ -81,3 +88,28 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def remove_abandoned_temps(folder: Path, now: float | None = None) -> list[Path]:
+    """Remove the temp files in ``folder`` that writers killed mid-write left (older than `ABANDONED_AFTER_S`).
+
+    A kill between the temp file and its move (during the fsync, say) left a
+    ``.tmp-*.part`` for good, in ``git status`` among the records. Which were removed.
+    """
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        if not (entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".part")):
+            continue
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            if entry.is_file(follow_symlinks=False) and age > ABANDONED_AFTER_S:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue  # another writer's cleanup got there first, or the folder is read-only: harmless
+    return removed
