@@ -8,12 +8,14 @@ would have chosen replaced by era constraints computed from the index.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from contextlib import contextmanager
@@ -22,7 +24,7 @@ from typing import Callable, Iterator, Protocol
 from filelock import FileLock, Timeout
 
 from ..atomic_files import atomic_write_text
-from ..errors import UsageError
+from ..errors import IndexUnreachable, MachineUnwritable, UsageError
 from ..requirements import package_name
 from .installed import missing_from
 from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
@@ -126,11 +128,13 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
     if built is not None:
         return built
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _build_lock(path, log):
+    with _build_lock(path, log) as waited_since:
         built = finished_env(path)  # another process may have built it while we waited
         if built is not None:
             log(f"reusing environment {path}")
             return built
+        if waited_since is not None:
+            _raise_if_it_failed(path, waited_since, log)
         interpreter = find_or_fetch_interpreter(resolution.python, log)
         if path.exists():
             # Half-built by a run that was interrupted: with the lock held, no one else is building it.
@@ -138,10 +142,12 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
         log(f"creating environment {path} ({backend.name}, Python {resolution.python})")
         try:
             _build(path, plan, resolution, backend, interpreter, log)
-        except BaseException:
+        except BaseException as exc:
             # A half-built environment is litter (85 MB of it after a full disk) that no run can use.
             shutil.rmtree(path, ignore_errors=True)
+            _note_failure(path, exc)
             raise
+        _failure_note(path).unlink(missing_ok=True)
     return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
 
 
@@ -203,23 +209,58 @@ def _finished_env(path: Path, log: Log) -> Env | None:
 
 
 @contextmanager
-def _build_lock(path: Path, log: Log) -> Iterator[None]:
+def _build_lock(path: Path, log: Log) -> Iterator[float | None]:
     """Hold ``<env>.lock`` while building: a second builder waits (and says so), then reuses.
 
     An OS lock on every platform (flock; msvcrt on Windows), which the OS
     drops when its holder dies, so a killed build never blocks the next one.
+    Yields when the wait began (None: there was none).
     """
     lock = FileLock(path.with_name(path.name + ".lock"))
+    waited_since = None
     try:
         lock.acquire(timeout=0)
     except Timeout:
+        waited_since = time.time()
         log(f"waiting for another process that is building {path.name} ...")
         lock.acquire()
         log(f"the other build of {path.name} finished")
     try:
-        yield
+        yield waited_since
     finally:
         lock.release()
+
+
+# A build that failed on this machine's network or disk, or on the installer, says so beside its lock: a builder that
+# waited for it meets the same answer at once, instead of asking the network again for as long (a minute of uv retrying).
+_NOTED: dict[str, Callable[[str, str], Exception]] = {
+    "IndexUnreachable": IndexUnreachable, "MachineUnwritable": MachineUnwritable,
+    "InstallFailed": lambda message, _tip: InstallFailed(message)}
+
+
+def _failure_note(path: Path) -> Path:
+    return path.with_name(path.name + ".failed.json")
+
+
+def _note_failure(path: Path, exc: BaseException) -> None:
+    kind = type(exc).__name__
+    if kind not in _NOTED:
+        return  # Ctrl-C, a bug: nothing a waiter should take as its answer
+    note = {"kind": kind, "message": str(exc), "tip": getattr(exc, "tip", ""), "at": time.time()}
+    with contextlib.suppress(OSError):  # a full disk may refuse the note too: the waiter then builds itself
+        atomic_write_text(_failure_note(path), json.dumps(note))
+
+
+def _raise_if_it_failed(path: Path, waited_since: float, log: Log) -> None:
+    """The failure of the build this one waited for, raised again; nothing when it failed before the wait began."""
+    try:
+        note = json.loads(_failure_note(path).read_text(encoding="utf-8"))
+        kind, message, tip, at = note["kind"], str(note["message"]), str(note["tip"]), float(note["at"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return
+    if kind in _NOTED and at >= waited_since:
+        log(f"the other build of {path.name} failed: {message}; not trying again now")
+        raise _NOTED[kind](message, tip)
 
 
 def env_python(path: Path) -> Path:
