@@ -52,7 +52,7 @@ from .install.key import InstallKey
 from .install.release import resolve_release
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
-from .user_paths import find_links_argument, folder_problem
+from .user_paths import find_links_argument, folder_or_nothing_yet, folder_problem
 
 Log = Callable[[str], None]
 
@@ -255,7 +255,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Rebuild reports/matrix.md and matrix.json (and the plots) from the records alone."""
     parser = Parser(prog="nox -s report --", tip=_TIP)
     parser.add_argument("--results", type=_records_folder, default=matrix.results_dir, help="folder of records")
-    parser.add_argument("--out", type=Path, default=matrix.layout.reports, help="where matrix.md/json go")
+    parser.add_argument("--out", type=_report_folder, default=matrix.layout.reports, help="where matrix.md/json go")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     args = parser.parse_args(list(argv))
     from .matrix.markdown import render_answer
@@ -291,6 +291,12 @@ def _records_folder(text: str) -> Path:
         raise UsageError(f"--results {text!r} {problem}: matrix.md and matrix.json were left as they were",
                          "give the folder of records (by default reports/results, [kit] results_dir in matrix.toml)")
     return Path(text)
+
+
+def _report_folder(text: str) -> Path:
+    """``report --out``: a folder, or nothing yet (it is made). A file there (``--out /etc/passwd``) was blamed on
+    the disk ("File exists ... free some space")."""
+    return folder_or_nothing_yet(Path(text), "--out", UsageError)
 
 
 def unknown_session_hints(matrix: Matrix, argv: Sequence[str]) -> list[str]:

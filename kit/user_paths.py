@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import urllib.parse
 import stat
 from pathlib import Path
 from typing import Sequence
@@ -112,6 +113,16 @@ def checked_find_links(links: Sequence[str], where: str, base: Path = Path("."),
             relative = "" if Path(text).is_absolute() else f" (looked at {(base / text).absolute()})"
             raise error(f"{where} {text!r} {problem}{relative}", FIND_LINKS_TIP)
     return tuple(links)
+
+
+def checked_index_url(url: str, where: str, error: type[KitError] = ConfigError) -> str:
+    """A package index's URL: http(s) or file, with a host or path (``index_url = ""`` was taken, then blamed on the
+    network at the first resolve)."""
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme not in ("http", "https", "file") or not (parts.netloc or parts.path.strip("/")):
+        raise error(f"{where} {url!r} is not the URL of a package index",
+                    'e.g. index_url = "https://pypi.org/simple" (http, https or file://)')
+    return url
 
 
 def find_links_argument(text: str) -> str:

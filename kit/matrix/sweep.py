@@ -178,6 +178,9 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     args = parser.parse_args(list(argv))
     if not args.slurm and (args.partition or args.time or args.no_wait):
         raise UsageError("--partition, --time and --no-wait go with --slurm", "add --slurm, or drop them")
+    for flag, given in (("--only", args.only), ("--checks", args.checks), ("--rerun-check", args.rerun_check)):
+        if given and not _split(given):  # `--only "$RELEASE"` with the variable unset swept every release
+            raise UsageError(f"{flag} {given[-1]!r} names nothing", f"give {flag} a comma-separated list, or leave it out")
     checks = _split(args.checks)
     rerun_checks = _split(args.rerun_check)
     for name in (*checks, *rerun_checks):
