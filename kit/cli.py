@@ -266,6 +266,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     result = write_report(args.results, args.out, plots=not args.no_plots, configured=_configured(matrix, log),
                           known_problems=matrix.path.parent / "known_problems.toml",
                           environments=[environment.name for environment in matrix.environments],
+                          checks=tuple(matrix.checks),
                           # nox makes a session per check and release, and per check and [[environment]]
                           sessions=session_names(matrix.checks, [release.version for release in matrix.releases]
                                                  + [environment.name for environment in matrix.environments]))
