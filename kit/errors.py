@@ -66,6 +66,10 @@ class StorageError(KitError):
     """A file could not be written (disk full, read-only folder); nothing measured is lost."""
 
     exit_code = EXIT_FAILED
+    stops = "a record could not be kept"
+    """What stopped a sweep, in its closing line (every later cell would meet the same)."""
+    cell_status = "unsaved"
+    """The closing table's status for the cell it stopped at."""
 
 
 class OverlayUnwritable(StorageError):
@@ -84,14 +88,16 @@ class HistoryUnreachable(KitError):
     exit_code = EXIT_NETWORK
 
 
-class MachineUnwritable(KitError):
+class MachineUnwritable(StorageError):
     """A folder this machine gives the install could not be written (no space, read-only, no permission).
 
     uv's cache or the environment being built: nothing about the release, so no record; the folder is
-    named with what sets it (`kit.install.uv_failures`). Exit 1, as for a record that could not be kept.
+    named with what sets it (`kit.install.uv_failures`). Exit 1, as for a record that could not be kept,
+    and a sweep stops there too.
     """
 
-    exit_code = EXIT_FAILED
+    stops = "this machine could not build an environment"
+    cell_status = "error"
 
 
 class OutOfFiles(KitError):

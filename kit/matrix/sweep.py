@@ -136,7 +136,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     print(render_table(sweep.outcomes))
     if sweep.unsaved is not None:
         left = [cell for cell in cells if cell not in sweep.done]
-        log(f"matrix FAILED after {clock_text(time.monotonic() - started)}: a record could not be kept, so the "
+        log(f"matrix FAILED after {clock_text(time.monotonic() - started)}: {sweep.unsaved.stops}, so the "
             f"sweep stopped with {_cells(len(left))} not run; TIP: {sweep.unsaved.tip}")
         return EXIT_FAILED
     log(f"matrix done in {clock_text(time.monotonic() - started)}")
@@ -421,10 +421,10 @@ class Sweep:
         try:
             request = _request(cell, self.options)
             record, path = run_check(self.matrix, request, self.log, self.index, prepared=self._prepare(request))
-        except StorageError as exc:  # the results folder is read-only or full: the next cells would only repeat it
+        except StorageError as exc:  # the results, environments or uv's folder read-only or full: the rest would too
             self.unsaved = exc
             self.log(f"ERROR in {cell}: {exc}")
-            return CellResult(cell, "unsaved", None, note=str(exc))
+            return CellResult(cell, exc.cell_status, None, note=str(exc))
         except KitError as exc:  # the index down, say: one sentence, as the kit says it everywhere
             self.log(f"ERROR in {cell}: {exc} (no record written; the sweep goes on)")
             return CellResult(cell, "error", None, note=str(exc))

@@ -34,10 +34,10 @@ PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"  # an interpreter 
 QUICK_UV = {"UV_HTTP_RETRIES": "0"}
 
 
-def write_matrix(folder: Path, index_url: str) -> None:
+def write_matrix(folder: Path, index_url: str, more: str = "") -> None:
     (folder / "matrix.toml").write_text(
         f'[kit]\nresults_dir = "results"\nenvs_dir = "envs"\n[install]\nindex_url = "{index_url}"\n'
-        f'pythons = ["{PYTHON}"]\njaxlib_archive = ""\n[[release]]\nversion = "0.6.0"\n[checks.scaling]\n',
+        f'pythons = ["{PYTHON}"]\njaxlib_archive = ""\n[[release]]\nversion = "0.6.0"\n[checks.scaling]\n{more}',
         encoding="utf-8")
 
 
@@ -104,6 +104,18 @@ def test_a_full_environments_folder_is_exit_1_naming_it_and_the_half_built_envir
     assert "jaxlib wheel" not in proc.stdout + proc.stderr  # was: advice to supply one
     # Left: the lock, the note of why the build failed (for a builder that waited on it), the resolutions.
     assert [name for name in left if not name.endswith((".lock", ".failed.json")) and name != "resolutions"] == []
+    assert no_records(tmp_path)
+
+
+def test_a_sweep_stops_at_a_full_environments_folder_with_exit_1(tmp_path: Path) -> None:
+    files, blobs = jax_releases(["0.6.0", "0.6.1"])
+    blobs.update([heavy_jaxlib()])
+    with small_folder(tmp_path / "envs"), serve_index(files, blobs) as served:
+        write_matrix(tmp_path, served.url, '[[release]]\nversion = "0.6.1"\n')
+        proc, _took = run_kit(tmp_path, "matrix", UV_CACHE_DIR=str(tmp_path / "uv"), **QUICK_UV)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # was: exit 0, the cells "not installable"
+    assert "this machine could not build an environment, so the sweep stopped with 1 cell not run" in proc.stderr
+    assert "ERROR in scaling · jax 0.6.0: could not build the environment jax-0.6.0-cpu-py" in proc.stderr
     assert no_records(tmp_path)
 
 
