@@ -74,17 +74,24 @@ def small_folder(path: Path, size: str = "1m", read_only: bool = False) -> Itera
         subprocess.run(["umount", "-l", str(path)], check=False)
 
 
-def test_a_download_cut_mid_file_is_exit_4_and_no_record(tmp_path: Path) -> None:
-    # A proxy on 127.0.0.1 that passes the index's pages and drops every file's connection half-way.
+@pytest.mark.parametrize("where", ["resolve", "install"])
+def test_a_download_cut_mid_file_is_exit_4_and_no_record(tmp_path: Path, where: str) -> None:
+    # A proxy on 127.0.0.1 that passes the index's pages and drops every wheel's connection half-way. With each
+    # wheel's METADATA on its own (PEP 658, as on PyPI), uv resolves without a download and the cut comes in the
+    # install; without, uv downloads the wheels to resolve.
     with serve_index(*jax_releases(["0.6.0"])) as served:
-        with cutting_proxy(served.url.rsplit("/simple", 1)[0]) as proxy:
+        with cutting_proxy(served.url.rsplit("/simple", 1)[0], metadata=where == "install") as proxy:
             write_matrix(tmp_path, f"{proxy}/simple")
             proc, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", UV_CACHE_DIR=str(tmp_path / "uv"), **QUICK_UV)
     assert proc.returncode == 4, proc.stdout + proc.stderr
-    assert "ERROR: uv's connection to the package index was cut off while it downloaded jax==0.6.0 " \
-           "(end of file before message length reached)" in proc.stderr.splitlines()
+    error = next(line for line in proc.stderr.splitlines() if line.startswith("ERROR:"))
+    assert error.startswith("ERROR: uv's connection to the package index was cut off while it downloaded ")
+    assert error.endswith(" (end of file before message length reached)")
+    assert ("installing jax==0.6.0" in proc.stderr) == (where == "install")
     assert "NOT INSTALLABLE" not in proc.stdout
     assert no_records(tmp_path)
+    assert not (tmp_path / "envs").exists() or not [path for path in (tmp_path / "envs").iterdir() if path.is_dir()
+                                                     and path.name != "resolutions"]  # no half-built environment
 
 
 def test_a_full_environments_folder_is_exit_1_naming_it_and_the_half_built_environment_is_removed(
