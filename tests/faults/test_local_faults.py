@@ -126,15 +126,40 @@ def test_a_sweep_stops_at_a_full_environments_folder_with_exit_1(tmp_path: Path)
     assert no_records(tmp_path)
 
 
-@pytest.mark.parametrize("fault", ["full", "read-only"])
+@contextmanager
+def unwritable_folder(path: Path) -> Iterator[tuple[Path, str]]:
+    """``path`` that this user cannot write, and the OS's words for it: a read-only tmpfs as root (root writes
+    through any mode), a folder without write permission otherwise."""
+    if os.geteuid() == 0:
+        with small_folder(path, read_only=True) as folder:
+            yield folder, "Read-only file system"
+        return
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o555)
+    try:
+        yield path, "Permission denied"
+    finally:
+        path.chmod(0o755)
+
+
+@contextmanager
+def full_or_unwritable(path: Path, fault: str) -> Iterator[tuple[Path, str]]:
+    if fault == "full":
+        with small_folder(path) as folder:
+            yield folder, "No space left on device"
+    else:
+        with unwritable_folder(path) as (folder, words):
+            yield folder, words
+
+
+@pytest.mark.parametrize("fault", ["full", "unwritable"])
 def test_a_uv_cache_that_cannot_be_written_is_exit_1_naming_uv_cache_dir(tmp_path: Path, fault: str) -> None:
     files, blobs = jax_releases(["0.6.0"])
     blobs.update([heavy_jaxlib()])
-    with small_folder(tmp_path / "uv", read_only=fault == "read-only") as cache, serve_index(files, blobs) as served:
+    with full_or_unwritable(tmp_path / "uv", fault) as (cache, words), serve_index(files, blobs) as served:
         write_matrix(tmp_path, served.url)
         proc, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", UV_CACHE_DIR=str(cache), **QUICK_UV)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    words = "No space left on device" if fault == "full" else "Read-only file system"
     assert (f"ERROR: uv could not write its cache {cache} ({words}; UV_CACHE_DIR={cache}): this is this machine's "
             "fault, not the release's, so nothing was recorded") in proc.stderr.splitlines()
     assert "no installed Python" not in proc.stdout + proc.stderr  # was: the release's "not installable"
@@ -142,7 +167,7 @@ def test_a_uv_cache_that_cannot_be_written_is_exit_1_naming_uv_cache_dir(tmp_pat
 
 
 def test_a_home_that_cannot_be_written_names_home_where_uv_keeps_its_cache(tmp_path: Path) -> None:
-    with small_folder(tmp_path / "home", read_only=True) as home, serve_index(*jax_releases(["0.6.0"])) as served:
+    with unwritable_folder(tmp_path / "home") as (home, words), serve_index(*jax_releases(["0.6.0"])) as served:
         write_matrix(tmp_path, served.url)
         env = {name: os.environ[name] for name in os.environ if name not in ("UV_CACHE_DIR", "XDG_CACHE_HOME")}
         proc = subprocess.run([sys.executable, "-m", "kit", "run", "scaling", "0.6.0"], cwd=tmp_path,
@@ -150,7 +175,7 @@ def test_a_home_that_cannot_be_written_names_home_where_uv_keeps_its_cache(tmp_p
                               env={**env, **QUICK_UV, "HOME": str(home), "PYTHONPATH": str(ROOT),
                                    "KIT_CACHE_DIR": str(tmp_path / "kit-cache")})
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert (f"ERROR: uv could not write its cache {home}/.cache/uv (Read-only file system; the cache HOME={home} "
+    assert (f"ERROR: uv could not write its cache {home}/.cache/uv ({words}; the cache HOME={home} "
             "puts there; UV_CACHE_DIR is not set): this is this machine's fault, not the release's, so nothing was "
             "recorded") in proc.stderr.splitlines()
     assert no_records(tmp_path)
