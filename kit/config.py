@@ -26,7 +26,7 @@ from .layout import Layout
 
 # The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
-from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet
+from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, script_with_code
 
 BACKENDS = ("cpu", "cuda")
 
@@ -183,7 +183,7 @@ def script_check(name: str, script: Path, *, description: str = "", host_devices
     Every value has been checked where it entered; ``script`` is made absolute.
     """
     return Check(name=name, parameters={}, presets={}, timeout_s=timeout_s,
-                 description=description or f"{name} check ({script.name})", script=script.resolve(),
+                 description=description or f"{name} check ({script.name})", script=script_with_code(script),
                  host_devices=host_devices, requires=requires, bad_if=bad_if)
 
 
