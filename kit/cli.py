@@ -25,12 +25,16 @@ session does can also be run (and tested) without nox. Exit codes:
 ``plan VERSION [--backend cuda]`` shows the install plan, resolved without
 downloading wheels. ``report [--results DIR] [--out DIR] [--no-plots]``
 rebuilds reports/matrix.md and matrix.json from the records alone.
+
+``jax-kit`` (the installed command, `entry`) runs the same commands from the
+user's own folder (kit/project.py): ``jax-kit scaling 0.6.0`` for ``run scaling 0.6.0``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -42,14 +46,15 @@ from typing import Any, Callable, Iterator, Sequence
 
 from repro import parameters as parameter_rules
 
-from .arguments import Parser
+from .arguments import AS_JAX_KIT, Parser, as_spoken
 from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
-from .errors import KitError, UsageError, out_of_files
+from .errors import ConfigError, KitError, UsageError, out_of_files
 from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
 from .install.key import InstallKey
 from .install.release import resolve_release
+from .project import known_problems_file
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
 from .user_paths import find_links_argument, folder_or_nothing_yet, folder_problem
@@ -62,20 +67,59 @@ def _log(message: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = "matrix.toml",
-         reproduce: str | None = None) -> int:
-    """Run one command; a `KitError` becomes one ERROR line and a TIP, exit 2."""
+         reproduce: str | None = None, project: bool = False) -> int:
+    """Run one command; a `KitError` becomes one ERROR line and a TIP, exit 2.
+
+    ``project``: as the ``jax-kit`` command, from the current folder (kit/project.py), not from matrix_path.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     with unwind_on_stop_signals():
-        return _main(argv, log, matrix_path, reproduce)
+        return _project_main(argv, log) if project else _main(argv, log, matrix_path, reproduce)
 
 
-def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) -> int:
+def entry() -> None:
+    """The ``jax-kit`` console command (pyproject.toml's ``[project.scripts]``)."""
+    sys.exit(main(project=True))
+
+
+def _project_main(argv: list[str], log: Log) -> int:
+    """``jax-kit [--config FILE] [--out DIR] COMMAND ...``: ``CHECK VERSION`` is ``run CHECK VERSION``, and
+    ``matrix`` is followed by the report, as the repository's sessions do."""
+    from . import __version__
+    from .project import USAGE, project_matrix, project_options
+
+    try:
+        options = project_options(argv)
+        if not options.argv or options.argv[0] in ("-h", "--help"):
+            print(USAGE)
+            return EXIT_OK
+        if options.argv[0] == "--version":
+            print(f"jax-kit {__version__}")
+            return EXIT_OK
+        matrix = project_matrix(options)
+    except KitError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    command = list(options.argv)
+    if command[0] in matrix.checks:
+        command = ["run", *command]
+    spoken = AS_JAX_KIT.set(True)
+    try:
+        code = _main(command, log, "", "jax-kit " + shlex.join(argv), matrix)
+        if command[0] == "matrix" and code == EXIT_OK:
+            code = _main(["report"], log, "", None, matrix)
+    finally:
+        AS_JAX_KIT.reset(spoken)
+    return code
+
+
+def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, given: Matrix | None = None) -> int:
     try:
         if not argv or argv[0] in ("-h", "--help"):
             print(__doc__)
             return EXIT_OK
         command, rest = argv[0], argv[1:]
-        matrix = load_matrix(matrix_path)
+        matrix = given or load_matrix(matrix_path)
         if command == "run":
             return cmd_run(matrix, rest, log, reproduce=reproduce)
         if command == "report":
@@ -98,7 +142,7 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None) ->
             return run_task(matrix, rest, log)
         raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, matrix or report")
     except KitError as exc:
-        print(exc.render(), file=sys.stderr)
+        print(as_spoken(exc.render()), file=sys.stderr)
         return exc.exit_code
     except OSError as exc:
         fault = out_of_files(exc)  # wherever the limit hit (a pipe, a thread's file): one sentence, no traceback
@@ -171,7 +215,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
     )
     parameters = parameters_for(matrix, request)  # bad parameters stop here, before any install
     record, path = run_check(matrix, request, log, parameters=parameters)
-    print(summary(record, path))
+    print(as_spoken(summary(record, path)))
     return exit_code(record, args.fail_on_affected)
 
 
@@ -264,7 +308,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
 
     start = time.perf_counter()
     result = write_report(args.results, args.out, plots=not args.no_plots, configured=_configured(matrix, log),
-                          known_problems=matrix.path.parent / "known_problems.toml",
+                          known_problems=known_problems_file(matrix),
                           environments=[environment.name for environment in matrix.environments],
                           checks=tuple(matrix.checks),
                           # nox makes a session per check and release, and per check and [[environment]]
@@ -345,7 +389,7 @@ def _configured(matrix: Matrix, log: Log) -> dict[str, dict[str, Any]]:
     for name in matrix.checks:
         try:
             configured[name] = configured_parameters(matrix, name)
-        except OSError as error:  # e.g. a check script that went missing: its records all count
+        except (OSError, ConfigError) as error:  # e.g. a check script that went missing: its records all count
             log(f"{name}: every record counts in the matrix ({error})")
     return configured
 

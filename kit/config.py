@@ -26,7 +26,7 @@ from .layout import Layout
 
 # The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
-from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, script_with_code
+from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, script_bytes, script_with_code
 
 BACKENDS = ("cpu", "cuda")
 
@@ -65,8 +65,7 @@ def release_number(text: str, where: str, error: type[KitError] = UsageError) ->
     as this string after it.
     """
     if not isinstance(text, str) or not _RELEASE_NUMBER.fullmatch(text):
-        raise error(f"{where} {text!r} is not a plain JAX release number",
-                          "write it like 0.4.35: digits and dots, nothing else")
+        raise error(f"{where} {text!r} is not a plain JAX release number", "write it like 0.4.35: digits and dots, nothing else")
     return text
 
 
@@ -207,6 +206,7 @@ class Matrix:
     envs_dir: Path = Path(".nox/jax-envs")
     environments: tuple[NamedEnvironment, ...] = ()
     jax_repo: Path | None = None  # [install] jax_repo: a JAX clone for bisect --commits (no lock depends on it)
+    shared_dir: Path | None = None  # the jax-kit command's user cache: probes every project shares (kit/project.py)
 
     def release(self, version: str) -> Release:
         """The configured release, or an ad-hoc one for a version the matrix lacks.
@@ -235,7 +235,7 @@ class Matrix:
 
     @property
     def layout(self) -> Layout:  # where everything the kit writes goes, beside these two folders (kit/layout.py)
-        return Layout.of(self.results_dir, self.envs_dir)
+        return Layout.of(self.results_dir, self.envs_dir, self.shared_dir)
 
 
 def load_matrix(path: Path | str = "matrix.toml") -> Matrix:
@@ -281,8 +281,8 @@ def _parse_install(table: Mapping[str, Any], folder: Path) -> InstallSettings:
         if not _looks_like_python(py):
             raise ConfigError(f"install.pythons has {py!r}", 'list interpreter versions like "3.12"')
     slack = table.get("era_slack_days", defaults.era_slack_days)
-    if not _is_int(slack) or slack < 0:
-        raise ConfigError("install.era_slack_days must be a non-negative integer", "e.g. era_slack_days = 14")
+    if not _is_int(slack) or not 0 <= slack <= 3650:  # ten years; far more is past any calendar (OverflowError)
+        raise ConfigError("install.era_slack_days must be a whole number of days from 0 to 3650", "e.g. era_slack_days = 14")
     return InstallSettings(
         pythons=pythons,
         index_url=checked_index_url(_string(table, "index_url", where, defaults.index_url), f"{where}.index_url"),
@@ -464,7 +464,7 @@ def configured_parameters(matrix: Matrix, name: str) -> dict[str, Any]:
 
     A built-in check: matrix.toml's parameters (in their normal form). A script
     check: the script's path and SHA-256 and its devices, so an edited script
-    makes its records stale. OSError when the script went missing since load.
+    makes its records stale. ConfigError when the script went missing since load.
     """
     check = matrix.check(name)
     if check.script is None:
@@ -479,14 +479,14 @@ def script_parameters(check: Check, root: Path) -> dict[str, Any]:
     inside) and SHA-256, its devices, and, where set, its extra packages and
     ``bad_if``: a record of other settings is not the same measurement.
     Set only when set, so records from before these settings stay current.
-    OSError when the script went missing.
+    ConfigError when the script went missing (`user_paths.script_bytes`).
     """
     assert check.script is not None
     try:
         shown = str(check.script.relative_to(root.resolve()))
     except ValueError:
         shown = str(check.script)
-    parameters: dict[str, Any] = {"script": shown, "script_sha256": hashlib.sha256(check.script.read_bytes()).hexdigest(),
+    parameters: dict[str, Any] = {"script": shown, "script_sha256": hashlib.sha256(script_bytes(check.script, check.name)).hexdigest(),
                                   "host_devices": check.host_devices}
     if check.requires:
         parameters["requires"] = list(check.requires)

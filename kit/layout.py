@@ -7,6 +7,11 @@ a bisect's probe cache, its records of scripts and commits) next to the
 records, what is rebuilt at will (SLURM job folders, bytecode, JAX's clone)
 next to the environments. Derived once here (``Matrix.layout``) and passed
 down; nothing rewrites a folder of the matrix to send a record elsewhere.
+
+The ``jax-kit`` command (kit/project.py) adds a third folder, the user cache
+every project on the machine shares: there the probe cache and the runnable
+pairs, which any project's bisect can reuse and any rerun rebuilds, sit in
+it instead of beside one project's records.
 """
 
 from __future__ import annotations
@@ -45,11 +50,12 @@ class Layout:
     """The kit's own clone of JAX for ``--commits`` when none is given."""
 
     @classmethod
-    def of(cls, results: Path, envs: Path) -> Layout:
-        """Everything else beside the two folders a user chooses."""
+    def of(cls, results: Path, envs: Path, shared: Path | None = None) -> Layout:
+        """Everything else beside the two folders a user chooses; the probes every project reuses in ``shared``."""
         bisect, state = results.parent / "bisect", envs.parent
-        return cls(results=results, envs=envs, reports=results.parent, probe_cache=bisect / "probes",
+        reused = shared / "bisect" if shared is not None else bisect
+        return cls(results=results, envs=envs, reports=results.parent, probe_cache=reused / "probes",
                    script_records=bisect / "script-records", commit_records=bisect / "commit-records",
-                   runnable=bisect / "runnable", metric_samples=bisect / "metric",
+                   runnable=reused / "runnable", metric_samples=bisect / "metric",
                    triage_records=results.parent / "triage" / "records", slurm=state / "slurm",
                    commit_bytecode=state / "commit-bytecode", jax_history=state / "jax-history" / "jax.git")

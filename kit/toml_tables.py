@@ -29,6 +29,14 @@ def read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}", "fix the line named above") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start}, line {line}), and a TOML file must be",
+                          "save it as UTF-8 (e.g. iconv -f latin1 -t utf-8), or fix that line") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a folder, not a TOML file", "point at the file itself") from None
+    except PermissionError as exc:
+        raise ConfigError(f"{path} could not be read ({exc.strerror})", "make it readable") from None
 
 
 def dotted(where: str, key: str) -> str:

@@ -68,6 +68,20 @@ def file_problem(path: Path) -> str | None:
     return None
 
 
+def script_bytes(path: Path, check: str) -> bytes:
+    """A check's script, read now (to hash it, as each record of it does); `ConfigError` when it is no longer a
+    file there: it was one when matrix.toml was read, so it went missing since (mid-sweep, say)."""
+    problem = file_problem(path)
+    try:
+        if problem is None:
+            return path.read_bytes()
+    except OSError as exc:
+        problem = f"could not be read ({exc.strerror})"
+    raise ConfigError(f"checks.{check}'s script {path} {problem}: it was there when matrix.toml was read, "
+                      "so it went missing since", f"put it back (git status shows it), or remove [checks.{check}] "
+                      "from matrix.toml; the records already written are kept")
+
+
 def _mode(path: Path) -> tuple[int, str | None]:
     """``path``'s file mode (links followed), or 0 and why nothing can be found there."""
     try:
@@ -154,6 +168,17 @@ def script_with_code(script: Path) -> Path:
 def find_links_argument(text: str) -> str:
     """``--find-links`` as argparse reads it, in every command that takes it."""
     return checked_find_links([text], "--find-links")[0]
+
+
+def relative_to_what(path: Path | str) -> str:
+    """For a relative path the user gave, the words saying what it was read from: ``nox`` runs in the noxfile's
+    folder, not where it was started, so "does not exist" alone sent users looking in the wrong folder."""
+    if os.path.isabs(path):
+        return ""
+    here = os.getcwd()
+    nox = " (nox runs from the noxfile's folder: give an absolute path there)" \
+        if os.path.isfile(os.path.join(here, "noxfile.py")) else ""
+    return f" (a relative path, read from the current folder {here}{nox})"
 
 
 def report_path(path: Path | str, project: Path) -> str:

@@ -21,6 +21,16 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the modules past the soft cap, as a note for whoever touches them next (never a failure)."""
+    from tests.test_code_shape import SOFT_MODULE_LINES, module_lengths
+
+    long = module_lengths(SOFT_MODULE_LINES)
+    if long:
+        terminalreporter.write_line(f"note: modules over {SOFT_MODULE_LINES} lines (look at them again, split by "
+                                    f"concept): " + ", ".join(f"{name} ({n})" for name, n in sorted(long.items())))
+
+
 @pytest.fixture
 def fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., FakeReleases]]:
     """Make a fake machine: releases on a local index, built as fake environments, the kit's road real.

@@ -29,6 +29,7 @@ from kit.config import load_matrix
 from kit.install.release import plan_release
 from kit.errors import ConfigError, UsageError
 from kit.install.key import InstallKey
+from repro.environment import jax_variables
 from tests.bisect_machine import CHECKS, PLAIN_MATRIX, RELEASES, record_run, report_json, run, verdicts  # noqa: F401 (shared)
 from tests.fake_releases import FakeReleases
 
@@ -413,7 +414,8 @@ def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
     script = tmp_path / "repro.py"
     script.write_text(NOISY_SCRIPT)
     argv = ["--script", str(script), "--good", "0.4.35", "--bad", "0.6.0"]
-    monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE", raising=False)
+    for name in jax_variables():  # hermetic: a caller's own JAX_REPO or XLA_FLAGS is in every identity too
+        monkeypatch.delenv(name)
     run(releases, *argv)
     first = report_json(releases)
     assert first["first_different"] == "0.5.0"

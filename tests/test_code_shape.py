@@ -1,6 +1,8 @@
-"""Small modules and functions that read top to bottom: no module over 500 lines, no function over 60.
+"""Small modules and functions that read top to bottom: no module over 800 lines, no function over 80.
 
-Parsed, not imported, like tests/test_layers.py: the kit's own code and the repro code both.
+500 lines is where a module should be looked at again: the modules past it are listed at the end of the run
+(``pytest_terminal_summary`` in conftest.py), never failed, so nothing is split for the count alone. Parsed,
+not imported, like tests/test_layers.py: the kit's own code and the repro code both.
 """
 
 from __future__ import annotations
@@ -9,20 +11,25 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MAX_MODULE_LINES = 500
-MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 800
+SOFT_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
 
 
 def _sources() -> list[Path]:
     return sorted([*ROOT.joinpath("kit").rglob("*.py"), *ROOT.joinpath("repro").rglob("*.py"), ROOT / "noxfile.py"])
 
 
-def test_no_module_is_over_500_lines() -> None:
-    long = {str(p.relative_to(ROOT)): n for p in _sources() if (n := p.read_text().count("\n")) > MAX_MODULE_LINES}
-    assert long == {}
+def module_lengths(over: int) -> dict[str, int]:
+    """Each source module longer than ``over`` lines, with its length."""
+    return {str(p.relative_to(ROOT)): n for p in _sources() if (n := p.read_text().count("\n")) > over}
 
 
-def test_no_function_is_over_60_lines() -> None:
+def test_no_module_is_over_800_lines() -> None:
+    assert module_lengths(MAX_MODULE_LINES) == {}
+
+
+def test_no_function_is_over_80_lines() -> None:
     long = {}
     for path in _sources():
         for node in ast.walk(ast.parse(path.read_text())):

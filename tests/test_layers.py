@@ -23,6 +23,8 @@ LAYERS: dict[str, int] = {
     "kit": 0, "kit.errors": 0, "kit.exit_codes": 0, "kit.config": 0, "kit.records": 0, "kit.atomic_files": 0,
     "kit.metrics": 0, "kit.http": 0, "kit.toml_tables": 0, "kit.history": 0, "kit.text_bounds": 0,
     "kit.requirements": 0, "kit.user_paths": 0, "kit.layout": 0, "kit.arguments": 0,
+    "kit.user_cache": 0, "kit.package_files": 0, "kit.project": 0,
+    "kit.file_names": 0, "kit.markdown_text": 0,
     "kit.install": 1,  # how does this run get its Python
     "kit.run": 2,  # run one check in one environment -> one record
     "kit.slurm": 2,  # SLURM job arrays, as both drivers submit and follow them

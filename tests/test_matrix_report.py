@@ -198,7 +198,7 @@ def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) ->
     shutil.copytree(FIXTURES / "cpu-laptop-sweep", results)
     before = write_report(results, tmp_path / "before", plots=False, configured=CONFIGURED)
     one_off = json.loads((results / "scaling-0.6.0-unaffected.json").read_text())
-    one_off.update(created="2030-01-01T00:00:00Z", verdict="inconclusive", reproduce="nox -s scaling-0.6.0 -- ...")
+    one_off.update(created="2026-11-30T00:00:00Z", verdict="inconclusive", reproduce="nox -s scaling-0.6.0 -- ...")
     one_off["parameters"] = {**one_off["parameters"], "devices": [1], "repeats": 1}
     (results / "scaling-0.6.0-one-off.json").write_text(json.dumps(one_off))
     preset = {**one_off, "parameters": {**one_off["parameters"], "devices": [1, 2, 4]},
@@ -210,7 +210,7 @@ def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) ->
     assert answer_section(md) == answer_section(before.markdown.read_text())
     assert [r.findings["scaling"].verdict for r in after.report.rows if r.release == "0.6.0"] == ["unaffected"]
     assert "## Ad-hoc runs (2 with parameters other than matrix.toml's; not in the answer or the matrix)" in md
-    assert "- scaling 0.6.0 cpu on " in md and "with `--devices 1`: 2030-01-01T00:00:00Z, ran, verdict inconclusive" in md
+    assert "- scaling 0.6.0 cpu on " in md and "with `--devices 1`: 2026-11-30T00:00:00Z, ran, verdict inconclusive" in md
     assert "with `--preset thread`:" in md
     assert [run.file for run in after.report.ad_hoc] == ["scaling-0.6.0-one-off.json", "scaling-0.6.0-preset.json"]
 
@@ -218,7 +218,7 @@ def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) ->
 def test_a_refused_size_shows_as_refused() -> None:
     loaded = load_records(FIXTURES / "cpu-laptop-sweep")
     refused = json.loads((FIXTURES / "cpu-laptop-sweep" / "correctness-0.6.0-unaffected.json").read_text())
-    refused.update(status="refused", verdict=None, created="2030-01-01T00:00:00Z",
+    refused.update(status="refused", verdict=None, created="2026-11-30T00:00:00Z",
                    reason="the repro refused the size: error: does not fit: needs about 780 GiB")
     report = build_report([*loaded.entries, refused])
     assert "refused: the repro refused the size" in "\n".join(render_rows(report))
@@ -279,7 +279,7 @@ def test_a_multi_process_run_is_ad_hoc_unless_matrix_toml_configures_processes(t
     results = tmp_path / "results"
     shutil.copytree(FIXTURES / "cpu-laptop-sweep", results)
     two = json.loads((results / "scaling-0.6.0-unaffected.json").read_text())
-    two.update(created="2030-01-01T00:00:00Z", slurm={"array_job_id": "12", "array_task_id": "1", "node": "n1"})
+    two.update(created="2026-11-30T00:00:00Z", slurm={"array_job_id": "12", "array_task_id": "1", "node": "n1"})
     two["parameters"] = {**two["parameters"], "processes": 2}
     (results / "scaling-0.6.0-two-processes.json").write_text(json.dumps(two))
     md = write_report(results, tmp_path / "out", plots=False, configured=CONFIGURED).markdown.read_text()

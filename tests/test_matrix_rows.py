@@ -35,11 +35,11 @@ def test_a_named_environment_gets_a_row_and_no_interpreter_moves_theanswer_secti
     # Someone's own 0.6.0 that is affected (say, patched), and the environment `mine` holding 0.4.35.
     added = {
         "adhoc-scaling.json": _existing("scaling-0.6.0-unaffected.json", None, "/opt/other/bin/python",
-                                        verdict="affected", created="2030-01-01T00:00:00Z"),
+                                        verdict="affected", created="2026-11-30T00:00:00Z"),
         "mine-scaling.json": _existing("scaling-0.4.35-affected.json", "mine", "/home/me/venv/bin/python",
-                                       created="2030-01-01T00:00:00Z"),
+                                       created="2026-11-30T00:00:00Z"),
         "mine-correctness.json": _existing("correctness-0.4.35-unaffected.json", "mine", "/home/me/venv/bin/python",
-                                           created="2030-01-01T00:00:00Z"),
+                                           created="2026-11-30T00:00:00Z"),
     }
     for name, record in added.items():
         (results / name).write_text(json.dumps(record))
@@ -57,7 +57,7 @@ def test_a_named_environment_gets_a_row_and_no_interpreter_moves_theanswer_secti
     last = [line for line in table.splitlines() if line.startswith("|")][-1]
     assert last.startswith("| **mine** (your environment: jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1) | cpu |")
     assert "`nox -s scaling-mine`" in last
-    assert "with `--python /opt/other/bin/python`: 2030-01-01T00:00:00Z, ran, verdict affected" in md
+    assert "with `--python /opt/other/bin/python`: 2026-11-30T00:00:00Z, ran, verdict affected" in md
 
 
 def test_without_its_name_in_matrix_toml_an_environment_s_records_are_ad_hoc() -> None:
@@ -68,8 +68,8 @@ def test_without_its_name_in_matrix_toml_an_environment_s_records_are_ad_hoc() -
 
 
 def test_an_environment_s_newest_record_wins_across_an_upgrade() -> None:
-    older = _existing("scaling-0.4.35-affected.json", "mine", "/v/bin/python", created="2030-01-01T00:00:00Z")
-    newer = _existing("scaling-0.6.0-unaffected.json", "mine", "/v/bin/python", created="2030-02-01T00:00:00Z")
+    older = _existing("scaling-0.4.35-affected.json", "mine", "/v/bin/python", created="2026-11-30T00:00:00Z")
+    newer = _existing("scaling-0.6.0-unaffected.json", "mine", "/v/bin/python", created="2026-11-30T06:00:00Z")
     newer["install"]["packages"] = {**PACKAGES, "jax": "0.6.0", "jaxlib": "0.6.0"}
     report = build_report([older, newer], configured=CONFIGURED, known_problems=[], environments=["mine"])
     [row] = report.environment_rows

@@ -82,7 +82,7 @@ class Finding:
             argv += ["--good", self.good]
         if self.options.bad is None:
             argv += ["--bad", self.bad]
-        return "nox -s bisect -- " + shlex.join(argv)
+        return f"{self.options.command} {shlex.join(argv)}"
 
 
 def _count(n: int, word: str) -> str:

@@ -29,7 +29,8 @@ from ..errors import UsageError
 from ..records import newest_records_here
 from ..requirements import requirements
 from ..slurm.jobs import SlurmOptions
-from ..user_paths import file_problem, find_links_argument, report_path
+from ..project import bisect_command
+from ..user_paths import file_problem, find_links_argument, relative_to_what, report_path
 from .outcomes import CRASH_MODES
 
 Log = Callable[[str], None]
@@ -147,6 +148,8 @@ class Options:
     """``-v``: every install, overlay and run line and each probe's whole output on the console, as before."""
     out: Path | None = None
     """``--out DIR``: where bisect-<name>.md and .json go (else the reports folder beside the records)."""
+    command: str = "nox -s bisect --"
+    """How the command line begins where reports quote it (`kit.project.bisect_command`: ``jax-kit bisect`` too)."""
     script_check: Check | None = None
     """``--script`` and its settings (``--host-devices``, ``--timeout``, ``--requires``, ``--bad-if``) as the
     check it runs as: the same value a ``[checks.NAME]`` block with that script gives."""
@@ -273,7 +276,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         pins=_pins(args.pin),
         commits=args.commits, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
         jax_repo_shown=report_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
-        argv_shown=shown_argv(argv, matrix.path.parent),
+        argv_shown=shown_argv(argv, matrix.path.parent), command=bisect_command(matrix),
         verbose=args.verbose, out=args.out.expanduser().resolve() if args.out else None,
         script_check=script_check(script_name(script), script, host_devices=args.host_devices,
                                   timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
@@ -308,7 +311,7 @@ def _regular_files(args: argparse.Namespace) -> None:
                              "give JAX's CHANGELOG.md, a regular file (or leave --changelog out: it is fetched)")):
         problem = file_problem(path) if path is not None else None
         if problem:
-            raise UsageError(f"{flag} {path} {problem}", tip)
+            raise UsageError(f"{flag} {path} {problem}{relative_to_what(path)}", tip)
 
 
 def _host_devices(text: str) -> int:

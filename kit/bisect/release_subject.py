@@ -29,6 +29,7 @@ from ..install.release import locked_release
 from ..records import Identity
 from ..run import runner
 from ..run.facts import identity_here, job_label
+from ..project import run_command
 from .candidates import Candidate
 from .options import Log, Options
 from .outcomes import Observation, observation_of
@@ -160,14 +161,15 @@ def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
     A ``--script`` has no command of its own for one release: the bisect that ran it reruns it.
     """
     if not options.check:
-        return f"nox -s bisect -- {shlex.join(options.quoted_argv)}"
+        return f"{options.command} {shlex.join(options.quoted_argv)}"
     untimed = " ".join(to_flags(probe_overrides(matrix, options)))  # the run as the probe made it
-    if options.check and any(release.version == version for release in matrix.releases):
+    if options.check and any(release.version == version for release in matrix.releases) \
+            and matrix.shared_dir is None:
         return f"nox -s {options.check}-{version}" + (f" -- {untimed}" if untimed else "")
     flags = f" --backend {options.backend}" if options.backend != "cpu" else ""
     flags += f" --preset {options.preset}" if options.preset else ""
     flags += f" {untimed}" if untimed else ""
-    return f"python -m kit run {options.check or 'script'} {version}{flags}"
+    return run_command(matrix, options.check, version) + flags
 
 
 def resolved_python_and_jaxlib(prepared: Prepared | None, candidate: Candidate) -> tuple[str | None, str | None]:

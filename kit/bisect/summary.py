@@ -16,6 +16,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from ..markdown_text import code
 from . import changelog
 from .finding import Finding
 from .outcomes import Observation
@@ -68,7 +69,7 @@ def summary_lines(finding: Finding) -> list[str]:
     """At most :data:`SUMMARY_LINES` lines, title first: the answer, how to reproduce it, where, the deciding probes."""
     o = finding.options
     title = f"# Bisect: {o.subject} ({o.backend}): {headline(finding)}"
-    lines = [title, "", *_answer(finding), f"- **Reproduce:** `{finding.reproduce}`"]
+    lines = [title, "", *_answer(finding), f"- **Reproduce:** {code(finding.reproduce)}"]
     deciding = deciding_probes(finding)
     lines.append(f"- **Environment:** {_environment(finding, [seen for _name, _word, seen in deciding])}")
     for name, word, seen in deciding:

@@ -1,6 +1,8 @@
 """Running git on a clone of JAX: one helper, so every git failure reads the same way.
 
-Everything in :mod:`kit.history` goes through :func:`git`. It never prompts
+Everything in :mod:`kit.history` goes through :func:`git`. It runs none of
+the programs a clone's own config can name (hooks, fsmonitor, pager, diff
+drivers, upload-pack: ``_INERT``, ``_SUBCOMMAND_FLAGS``), it never prompts
 (a clone that wants credentials fails instead of hanging a bisect), it has a
 time limit, and a failure is a :class:`GitFailed` carrying git's own last
 words; :func:`looks_like_network` tells an unreachable remote from anything
@@ -51,7 +53,8 @@ def git(repo: Path | None, *args: str, stdin: bytes | None = None, timeout: floa
 def git_bytes(repo: Path | None, *args: str, stdin: bytes | None = None,
               timeout: float = DEFAULT_TIMEOUT_S) -> bytes:
     """As :func:`git`, stdout as bytes (file contents)."""
-    command = [git_executable(), *(["-C", str(repo)] if repo is not None else []), *args]
+    command = [git_executable(), "--no-pager", *_INERT, *(["-C", str(repo)] if repo is not None else []),
+               *_inert_args(args)]
     try:
         proc = subprocess.run(command, input=stdin, capture_output=True, timeout=timeout, env=_quiet_env())
     except subprocess.TimeoutExpired:
@@ -59,6 +62,31 @@ def git_bytes(repo: Path | None, *args: str, stdin: bytes | None = None,
     if proc.returncode != 0:
         raise GitFailed(args, proc.stderr.decode("utf-8", errors="replace"))
     return proc.stdout
+
+
+# A clone handed to the kit (--jax-repo) is data, not a program: its own config must not run anything. These
+# settings come after every config file, so they win over the clone's: no hooks (a fetch runs
+# reference-transaction), no fsmonitor (a command that reads the index starts it), no pager, no `ext::`
+# transport, no credential helper, no ssh or git:// proxy command of the clone's, no gpg for a log's signatures. Aliases never shadow a
+# built-in command, and the kit runs built-ins only.
+_INERT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.pager=cat",
+          "-c", "protocol.ext.allow=never", "-c", "credential.helper=", "-c", "core.sshCommand=ssh",
+          "-c", "core.gitProxy=", "-c", "log.showSignature=false")  # a signature shown runs gpg.program
+
+# The commands that can show a diff run the clone's diff drivers (diff.<x>.textconv, diff.external) unless told
+# not to; a fetch runs the remote's configured upload-pack (remote.<x>.uploadpack) unless given git's own.
+_SUBCOMMAND_FLAGS = {"log": ("--no-textconv", "--no-ext-diff"), "show": ("--no-textconv", "--no-ext-diff"),
+                     "diff": ("--no-textconv", "--no-ext-diff"), "fetch": ("--upload-pack=git-upload-pack",)}
+
+
+def _inert_args(args: Sequence[str]) -> list[str]:
+    """``args`` with the flags that keep ``_SUBCOMMAND_FLAGS``' commands from running the clone's programs."""
+    at = 0
+    while at < len(args) and args[at].startswith("-"):  # global options before the command: -c KEY=VALUE, ...
+        at += 2 if args[at] == "-c" else 1
+    if at >= len(args) or args[at] not in _SUBCOMMAND_FLAGS:
+        return list(args)
+    return [*args[:at + 1], *_SUBCOMMAND_FLAGS[args[at]], *args[at + 1:]]
 
 
 def _quiet_env() -> dict[str, str]:

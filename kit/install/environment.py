@@ -84,6 +84,12 @@ class Environment:
     def reused(self) -> bool:
         return self.obtained == REUSED
 
+    def isolating_env(self) -> dict[str, str]:
+        """What every run in it is told so that it imports what the record names: an environment the kit built
+        runs without the caller's PYTHONPATH (a ``jax`` there was imported instead of the release's, and the
+        record said the release); a user's own interpreter (`EXISTING`) runs as it is, PYTHONPATH and all."""
+        return {} if self.obtained == EXISTING else {"PYTHONPATH": ""}
+
 
 @dataclass(frozen=True)
 class ExistingPython:

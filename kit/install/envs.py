@@ -24,7 +24,7 @@ from typing import Callable, Iterator, Protocol
 from filelock import FileLock, Timeout
 
 from ..atomic_files import atomic_write_text
-from ..errors import IndexUnreachable, MachineUnwritable, UsageError
+from ..errors import IndexUnreachable, MachineUnwritable, StorageError, UsageError
 from ..requirements import package_name
 from .installed import missing_from
 from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
@@ -172,7 +172,21 @@ def env_path(envs_dir: Path, plan: InstallPlan, resolution: Resolution) -> Path:
     # only there for a person listing the folders.
     extras = "-with-" + "+".join(sorted({package_name(text) for text in plan.requires}))[:60] if plan.requires else ""
     name = f"jax-{plan.jax}-{plan.backend}-py{resolution.python}{extras}-{plan.fingerprint(resolution.python)}"
-    return (envs_dir / name).resolve()
+    return _inside(envs_dir.resolve(), name)
+
+
+def _inside(folder: Path, name: str) -> Path:
+    """``folder / name``, refused when something put there leads elsewhere: the kit rebuilds (deletes) an
+    environment there and locks beside it, so a link (or a path resolving outside ``folder``) would have its
+    target deleted. The folder itself may be a link (a shared ``.nox/jax-envs``): it is resolved first."""
+    path = folder / name
+    for where in (path, path.with_name(name + ".lock")):  # opening the lock truncates what a link there names
+        target = where.resolve()
+        if where.is_symlink() or target.parent != folder:
+            raise StorageError(f"the environment path {where} leads outside {folder} (to {target}): the kit builds, "
+                               "rebuilds and deletes environments only inside that folder, so it touched nothing there",
+                               f"remove the link (rm {where}) and run again: the environment is then built in its place")
+    return path
 
 
 def finished_env(path: Path) -> Env | None:

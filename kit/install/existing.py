@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import UsageError
+from ..package_files import repro_root
 from ..records import packages_fingerprint
 from ..user_paths import file_problem
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 PREFIX = "KIT-INVENTORY "
 """What each line of ``repro/inventory.py``'s answer starts with (the rest is JSON)."""
@@ -108,9 +107,10 @@ def _must_be_a_program(python: Path) -> None:
 
 
 def probe_env() -> dict[str, str]:
-    """The inventory's environment: the user's, with this repository importable and no GPU memory claimed."""
+    """The inventory's environment: the user's, with ``repro`` importable (`kit.package_files.repro_root`: never
+    an installed kit's site-packages, whose packages would pass for the user's) and no GPU memory claimed."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repro_root()), env.get("PYTHONPATH", "")]))
     # Listing the GPUs must not reserve most of their memory, as JAX does on first use by default.
     env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     return env
@@ -119,7 +119,7 @@ def probe_env() -> dict[str, str]:
 def _probe(python: Path, timeout_s: float) -> tuple[list[dict[str, Any]], str]:
     """The inventory's answer lines, and its last words when it said less than both lines."""
     try:
-        proc = subprocess.Popen([str(python), "-m", "repro.inventory"], cwd=REPO_ROOT, env=probe_env(),
+        proc = subprocess.Popen([str(python), "-m", "repro.inventory"], cwd=repro_root(), env=probe_env(),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, errors="replace", start_new_session=True)
     except OSError as error:  # not an executable format, a broken link, ...

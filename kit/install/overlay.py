@@ -144,7 +144,8 @@ def installed_package(python: Path, name: str) -> Path:
     only a venv laid out as ``lib/pythonX.Y/site-packages``.
     """
     code = f"import importlib.util as u; s = u.find_spec({name!r}); print(s.submodule_search_locations[0] if s else '')"
-    found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
+    own = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}  # the build's, not the caller's
+    found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=120, env=own).stdout.strip()
     if not found:
         raise FileNotFoundError(f"{name} is not installed for {python}")
     return Path(found).absolute()  # links made from it must not depend on the working folder

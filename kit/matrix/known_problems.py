@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ConfigError
+from ..package_files import default_file
 from ..toml_tables import known_keys, read_toml, required_string, strings
 
 FILE_NAME = "known_problems.toml"
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / FILE_NAME
+DEFAULT_PATH = default_file(FILE_NAME)
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,8 @@ from __future__ import annotations
 from .metric_series import render_metrics
 from .model import AffectedRange, Report
 from .rows import Finding
+from ..markdown_text import code, text
 from ..text_bounds import CELL_CHARS, cut
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _range_text(r: AffectedRange) -> str:
@@ -34,28 +31,26 @@ def render_answer(report: Report) -> list[str]:
     if not report.backends:
         lines += ["No records yet: run `nox -s matrix` (or one `nox -s <check>-<release>`).", ""]
     for answer in report.backends:
-        checks = ", ".join(answer.checks) or "no check that ran"
+        backend, measured = text(answer.backend), text(", ".join(answer.releases_measured))
+        checks = text(", ".join(answer.checks)) or "no check that ran"
         if answer.lowest_passing:
             line = (
-                f"- **{answer.backend}**: lowest release passing every check ({checks}): "
-                f"**{answer.lowest_passing}**"
+                f"- **{backend}**: lowest release passing every check ({checks}): "
+                f"**{text(answer.lowest_passing)}**"
             )
             if answer.newest_passing and answer.newest_passing != answer.lowest_passing:
-                line += f"; newest measured that passes: **{answer.newest_passing}**"
+                line += f"; newest measured that passes: **{text(answer.newest_passing)}**"
             if answer.not_passing_above:
-                line += f" — but above it, not passing: {', '.join(answer.not_passing_above)}"
+                line += f" — but above it, not passing: {text(', '.join(answer.not_passing_above))}"
         else:
-            held = (f"; the newest, {answer.releases_measured[-1]}, has {', '.join(answer.newest_blocked)}"
+            held = (f"; the newest, {text(answer.releases_measured[-1])}, has {text(', '.join(answer.newest_blocked))}"
                     if answer.newest_blocked else "")
-            line = (
-                f"- **{answer.backend}**: no measured release passes every check ({checks}){held}; "
-                f"measured: {', '.join(answer.releases_measured)}"
-            )
+            line = f"- **{backend}**: no measured release passes every check ({checks}){held}; measured: {measured}"
         if answer.uncounted:
-            line += (f" (not counted, no verdict on any release: {'; '.join(answer.uncounted)})")
+            line += (f" (not counted, no verdict on any release: {text('; '.join(answer.uncounted))})")
         lines.append(line)
     if report.measured_only:
-        lines.append(f"- not in the answer: {', '.join(f'`{c}`' for c in report.measured_only)} only measure "
+        lines.append(f"- not in the answer: {', '.join(code(c) for c in report.measured_only)} only measure "
                      "(metrics, no verdict of their own); their cells say *measured*")
     lines += ["", "Known problems (ranges measured from the records; upstream fix for comparison):", ""]
     for problem in report.known_problems:
@@ -66,7 +61,7 @@ def render_answer(report: Report) -> list[str]:
         for r in problem.ranges:
             caveat = "" if r.backend in problem.shows_on else (
                 f" (reported on {', '.join(problem.shows_on)} only: this does not clear a release there)")
-            lines.append(f"  - {r.backend}: {_range_text(r)}{caveat}")
+            lines.append(f"  - {text(r.backend)}: {text(_range_text(r))}{caveat}")
             if r.workaround:
                 lines.append(f"  - {r.backend}, workaround the records support: {r.workaround}")
         for backend in problem.shows_on:
@@ -86,34 +81,33 @@ def _finding_text(cell: Finding | None) -> str:
         return "—"
     if cell.status == "not-installable":
         return "not installable"
-    ran_by = f" ({cell.ran_by})" if cell.ran_by else ""
+    # Every field is a record's: escaped here, so only the kit's own markup (the bold) is markup.
+    ran_by = f" ({text(cell.ran_by)})" if cell.ran_by else ""
     if cell.status != "ran":
         # A cell is short; the record keeps the whole reason (up to REASON_CHARS).
-        return (f"{cell.status}: {cut(cell.reason, CELL_CHARS)}" if cell.reason else cell.status) + ran_by
+        status = text(cell.status)
+        return (f"{status}: {text(cut(cell.reason, CELL_CHARS))}" if cell.reason else status) + ran_by
     verdict = "measured" if cell.measured else f"**{cell.verdict}**" if cell.verdict == "affected" \
-        else str(cell.verdict)
-    return (f"{verdict} · {cut(cell.figure, CELL_CHARS)}" if cell.figure else verdict) + ran_by
+        else text(cell.verdict)
+    return (f"{verdict} · {text(cut(cell.figure, CELL_CHARS))}" if cell.figure else verdict) + ran_by
 
 
 def render_rows(report: Report) -> list[str]:
     """The matrix table: one row per (release, backend, machine), then each named environment's rows."""
-    header = ["Release", "Backend", "Devices", "Python", "jaxlib", "Install", *report.checks, "Reproduce"]
+    header = ["Release", "Backend", "Devices", "Python", "jaxlib", "Install", *map(text, report.checks), "Reproduce"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in [*report.rows, *report.environment_rows]:
         devices = " ".join(x for x in (row.device_kind, f"×{row.device_count}" if row.device_count else "") if x)
         # A user's own installation reads as itself, with what it holds, never as the release it has.
-        label = f"**{row.environment}** (your environment: {row.versions})" if row.environment else row.release
+        label = (f"**{text(row.environment)}** (your environment: {text(row.versions)})" if row.environment
+                 else text(row.release))
         cells = [
             label,
-            row.backend,
-            devices or "—",
-            row.python or "—",
-            row.jaxlib or "—",
-            row.install,
+            *(text(field or "—") for field in (row.backend, devices, row.python, row.jaxlib, row.install)),
             *(_finding_text(row.findings.get(check)) for check in report.checks),
-            "<br>".join(f"`{cmd}`" for cmd in row.reproduce),
+            "<br>".join(code(cmd, in_table=True) if cmd else "—" for cmd in row.reproduce),
         ]
-        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -146,13 +140,14 @@ def render_markdown(report: Report) -> str:
                   "not in the answer or the matrix)", ""]
     for run in report.ad_hoc:
         verdict = f", verdict {run.verdict}" if run.verdict else ""
-        lines.append(f"- {run.check} {run.release} {run.backend} on {run.machine[:12]} with `{run.differs}`: "
-                     f"{run.created}, {run.status}{verdict} (`{run.file}`)")
+        lines.append(f"- {text(run.check)} {text(run.release)} {text(run.backend)} on {text(run.machine[:12])} "
+                     f"with {code(run.differs)}: {text(run.created)}, {text(run.status)}{text(verdict)} "
+                     f"({code(run.file)})")
     if not report.ad_hoc:
         lines.append("None.")
     lines += ["", f"## Unusable files ({len(report.unusable_files)} record files skipped)", ""]
     for unusable in report.unusable_files:
-        lines.append(f"- `{unusable['file']}`: {unusable['reason']}")
+        lines.append(f"- {code(unusable['file'])}: {text(unusable['reason'])}")
     if not report.unusable_files:
         lines.append("None.")
     lines.append("")
@@ -164,6 +159,6 @@ def _machines_text(report: Report) -> str:
     for m in report.machines:
         facts = [f"machine {m.machine[:12]}", *m.cpu_models, *m.devices]
         name = ", ".join(m.hosts) or "unnamed host"
-        parts.append(f"`{name}` ({'; '.join(facts)})")
+        parts.append(f"{code(name)} ({text('; '.join(facts))})")
     return ", ".join(parts)
 

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..markdown_text import text
 from ..metrics import spread_pct, summarise
 from .plots import save_png
 from repro.contract import strict_json
@@ -95,13 +96,15 @@ def render_metrics(series: list[MetricSeries]) -> list[str]:
         groups.setdefault((one.check, one.backend), []).append(one)
     for (check, backend), group in groups.items():
         releases = sorted({p.release for one in group for p in one.points}, key=release_key)
-        header = ["Release", *(f"{one.metric} ({one.unit})" if one.unit else one.metric for one in group)]
-        lines += [f"**{check}** on {backend}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        # A metric's name and unit are a script's words (KIT_RESULT): text, never markup.
+        header = ["Release", *(text(f"{one.metric} ({one.unit})" if one.unit else one.metric) for one in group)]
+        lines += [f"**{text(check)}** on {text(backend)}", "", "| " + " | ".join(header) + " |",
+                  "|" + "---|" * len(header)]
         for release in releases:
             cells = [_cell(next((p for p in one.points if p.release == release), None)) for one in group]
-            lines.append("| " + " | ".join([release, *cells]) + " |")
-        plots = [f"[{one.metric}]({one.plot})" for one in group if one.plot]
-        lines += ["", f"{', '.join(sorted({one.better for one in group}))} is better. "
+            lines.append("| " + " | ".join([text(release), *cells]) + " |")
+        plots = [f"[{text(one.metric)}]({one.plot})" for one in group if one.plot]
+        lines += ["", f"{text(', '.join(sorted({one.better for one in group})))} is better. "
                   + ("Plots across releases: " + ", ".join(plots) + "." if plots else ""), ""]
     return lines
 

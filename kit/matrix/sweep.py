@@ -37,7 +37,7 @@ from .. import records
 from . import slurm
 from ..arguments import Parser
 from ..config import BACKENDS, Matrix, configured_parameters, release_number, timeout_seconds
-from ..errors import KitError, StorageError, UsageError
+from ..errors import ConfigError, KitError, StorageError, UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install.environment import Prepared
 from ..install.index import PackageIndex
@@ -89,6 +89,7 @@ class Options:
     strict: bool = False
     refresh: bool = False
     slurm: SlurmOptions | None = None  # submit the pending cells as a SLURM job array (kit/matrix/slurm.py)
+    project: bool = False  # the jax-kit command's (kit/project.py): records say `jax-kit CHECK VERSION`
 
 
 @dataclass
@@ -195,6 +196,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         strict=args.strict,
         refresh=args.refresh,
         slurm=SlurmOptions(args.partition, args.time, not args.no_wait) if args.slurm else None,
+        project=matrix.shared_dir is not None,
     )
 
 
@@ -425,6 +427,8 @@ class Sweep:
             self.unsaved = exc
             self.log(f"ERROR in {cell}: {exc}")
             return CellResult(cell, exc.cell_status, None, note=str(exc))
+        except ConfigError:  # a check's script went missing since matrix.toml was read: every later cell of it too,
+            raise  # and the report after the sweep could not load matrix.toml: one sentence, exit 2, records kept
         except KitError as exc:  # the index down, say: one sentence, as the kit says it everywhere
             self.log(f"ERROR in {cell}: {exc} (no record written; the sweep goes on)")
             return CellResult(cell, "error", None, note=str(exc))
@@ -455,7 +459,8 @@ def _request(cell: Cell, options: Options) -> RunRequest:
         backend=options.backend,
         timeout_s=options.timeout_s,
         refresh=options.refresh,
-        reproduce=f"nox -s {cell.check}-{cell.version}{backend_flag}",
+        reproduce=f"jax-kit {cell.check} {cell.version}{backend_flag[3:]}" if options.project
+        else f"nox -s {cell.check}-{cell.version}{backend_flag}",
     )
 
 

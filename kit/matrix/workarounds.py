@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..markdown_text import text as escaped
 from .plot_data import objects
 
 
@@ -72,15 +73,15 @@ def shard_map_text(figures: Sequence[ShardMapFigures]) -> str:
     if not figures:
         return ""
     shares = {(f.lu_batch_shard_map, f.global_batch, f.devices, f.lu_batch_jit) for f in figures}
-    releases = ", ".join(f.release for f in figures)
+    releases = ", ".join(escaped(f.release) for f in figures)  # a record's words: text, never markup
     if len(shares) == 1:
         share, total, devices, under_jit = shares.pop()
         split = f"each device's LU gets only its share ({share} of {total} matrices on {devices} devices"
         split += f"; under jit, {under_jit})" if under_jit is not None else ")"
     else:
         split = "each device's LU gets only its share (" + "; ".join(
-            f"{f.release}: {f.lu_batch_shard_map} of {f.global_batch} on {f.devices}" for f in figures) + ")"
-    speedups = [f"{f.release} {f.speedup_shard_map:.2f}x vs {f.speedup_jit:.2f}x" for f in figures
+            f"{escaped(f.release)}: {f.lu_batch_shard_map} of {f.global_batch} on {f.devices}" for f in figures) + ")"
+    speedups = [f"{escaped(f.release)} {f.speedup_shard_map:.2f}x vs {f.speedup_jit:.2f}x" for f in figures
                 if f.speedup_shard_map is not None and f.speedup_jit is not None]
     text = f"`shard_map` instead of jit: on {releases} {split}"
     if speedups:

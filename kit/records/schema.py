@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from ..file_names import name_part_problem
 from .json_text import JsonTextError, decode
 
 SCHEMA = 1
@@ -112,6 +114,10 @@ def _field_problems(record: Mapping[str, Any]) -> Iterable[str]:
         yield "missing 'requested.jax' (which release the record measures)"
     elif any(not isinstance(requested.get(key), (str, type(None))) for key in ("backend", "preset")):
         yield "field 'requested.backend' or 'requested.preset' is not text"
+    yield from _name_problems(record)
+    future = _future_date(record.get("created"))
+    if future:
+        yield future
     if record.get("status") not in STATUSES and isinstance(record.get("status"), str):
         yield f"unknown status {_short(record.get('status'))} (expected one of {', '.join(STATUSES)})"
     if record.get("verdict") not in VERDICTS:
@@ -129,6 +135,38 @@ def _field_problems(record: Mapping[str, Any]) -> Iterable[str]:
         if not isinstance(evidence["summary"], dict):
             yield "field 'evidence.summary' is not an object"
     yield from _metric_problems(record.get("metrics"))
+
+
+def _name_problems(record: Mapping[str, Any]) -> Iterable[str]:
+    """The fields that become parts of file names (a plot per backend, a series per check): one rule,
+    `kit.file_names`, checked here where a record enters, so ``x/../../tmp/p`` never becomes a path."""
+    requested, environment = record.get("requested"), record.get("environment")
+    places = {"check": record.get("check") if isinstance(record.get("check"), str) else None,  # else said above
+              "requested.backend": requested.get("backend") if isinstance(requested, dict) else None,
+              "environment.backend": environment.get("backend") if isinstance(environment, dict) else None}
+    for where, value in places.items():
+        problem = name_part_problem(value, f"field {where!r}") if value not in (None, "") else None
+        if problem:
+            yield problem
+
+
+FUTURE_SLACK = timedelta(days=1)
+"""How far ahead of this machine's clock a record's date may be (another node's clock, a time zone slip)."""
+
+
+def _future_date(created: Any) -> str | None:
+    """Why a record dated ahead of this machine's clock is unusable: as the newest of its cell it would stay the
+    newest whatever ran after it, so no fresh run could displace it. None for a date that is not ahead."""
+    try:
+        when = datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+    except ValueError:
+        return None  # sorts as the oldest: harmless
+    when = when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    now = datetime.now(timezone.utc)
+    if when <= now + FUTURE_SLACK:
+        return None
+    return (f"dated {_short(created)}, ahead of this machine's clock ({now:%Y-%m-%dT%H:%M:%SZ}): as the newest of "
+            "its cell it would hide every later run")
 
 
 def _metric_problems(metrics: Any) -> Iterable[str]:

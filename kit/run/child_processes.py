@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..errors import out_of_files
+from ..package_files import PACKAGE_ROOT, repro_root
 from .child_output import Echo, Lines, Tail, echo_to_console
 from .process_tree import REAP_S, SUBREAPER, die_with_the_kit, end_abandoned, end_trees, new_token, tagged_env
 
@@ -206,15 +207,32 @@ def end_abandoned_trees(log: Callable[[str], None]) -> list[str]:
     return left
 
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = PACKAGE_ROOT  # the kit's own files, read (a built-in check's source); children get `repro_root()`
+
+
+def dropped_variables(isolating: Mapping[str, str]) -> list[str]:
+    """What a run's log says of the caller's variables that `repro_env` (and ``isolating``, an environment's
+    `isolating_env`) keep from a check, one sentence each: none when the caller set none of them."""
+    said = []
+    # The repository root is put there anyway (`python -m kit` is often started with it): not the caller's own.
+    callers = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+               if entry and Path(entry).resolve() != REPO_ROOT]
+    if "PYTHONPATH" in isolating and callers:
+        said.append("PYTHONPATH is set here: the release's environment runs without it, so the release's own jax "
+                    "and packages are the ones imported (an interpreter given with --python keeps it)")
+    if os.environ.get("PYTHONOPTIMIZE"):
+        said.append("PYTHONOPTIMIZE is set here: checks run without it, since a check's asserts decide its verdict")
+    return said
 
 
 def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path, ...] = ()) -> dict[str, str]:
-    """A repro's environment: ours, with the environment's extra paths and the repository importable,
-    and output unbuffered."""
+    """A repro's environment: ours, with the environment's extra paths and ``repro`` importable (the checkout,
+    or an installed kit's copy of it: `kit.package_files.repro_root`), output unbuffered, and asserts kept."""
     env = {**os.environ, **(extra_env or {})}
+    # A check's asserts are its verdict: under PYTHONOPTIMIZE they vanish and an affected release reads unaffected.
+    env.pop("PYTHONOPTIMIZE", None)
     # An empty entry (PYTHONPATH unset, or ending in ':') would put the working folder on sys.path.
     inherited = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
-    env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(REPO_ROOT), *inherited])
+    env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(repro_root()), *inherited])
     env["PYTHONUNBUFFERED"] = "1"
     return env

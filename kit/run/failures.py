@@ -12,7 +12,10 @@ repros fail in ways that are not the bug. Told apart here, from its output:
   a typo): never the bug, always ``inconclusive``, with the package to add to
   ``requires``.
 * **a script that does not compile** (SyntaxError) on the release's Python:
-  the script's problem, ``inconclusive``.
+  the script's problem, ``inconclusive``. One that is not Python source text
+  on any Python (a NUL byte, bytes its encoding cannot decode: `source_problem`)
+  is the same, found before it runs: Python's own words for it come without a
+  traceback, and read as a plain exit 1.
 * with **bad_if** (a regex): only a failure whose output matches is
   ``affected``; any other failure is ``inconclusive`` (a bisect skips it and
   names it), as cargo-bisect-rustc's ``--regress error|ice``.
@@ -24,8 +27,11 @@ in a child interpreter with a time limit (`kit.run.bounded_match`).
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from packaging.utils import canonicalize_name
@@ -269,3 +275,31 @@ def _link_forms(raised: RaisedException) -> list[str]:
 def _exit_words(reason: str) -> str:
     """How a failure without a traceback ended, in the exit observation's words ("exited 3", "was killed by ...")."""
     return (reason or "the script failed").removeprefix("the script ").split(" (", 1)[0]
+
+
+def source_problem(script: Path) -> str | None:
+    """Why ``script`` cannot be Python source text on any Python (PEP 263: its declared encoding, UTF-8 without
+    one), in words; None when it can. A file that cannot be read is left to the run, which says so itself."""
+    try:
+        data = script.read_bytes()
+    except OSError:
+        return None
+    nul = data.find(b"\0")
+    if nul >= 0:
+        return f"it is not Python source text (byte {nul} is a NUL byte: a binary file?)"
+    try:
+        encoding, _lines = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except SyntaxError as exc:  # an unknown or contradictory coding cookie
+        return f"it is not Python source text ({exc.msg})"
+    except UnicodeDecodeError as exc:
+        return f"it is not Python source text (byte {exc.start} is not {exc.encoding}, and no other encoding is declared)"
+    return None
+
+
+def not_source(fields: Mapping[str, Any], problem: str) -> dict[str, Any]:
+    """A failed run's record fields once its script proved not to be Python source (`source_problem`): inconclusive,
+    as a script that does not compile is, never a verdict on the release."""
+    evidence = {**(fields.get("evidence") or {}), "not_source": problem}
+    return {**fields, "status": "ran", "verdict": "inconclusive", "reason": f"the script does not compile: {problem}",
+            "evidence": evidence}

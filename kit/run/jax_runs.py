@@ -67,7 +67,8 @@ def jax_runs(environment: Environment, timeout: int = TIMEOUT_S,
     try:
         done = subprocess.run([str(environment.python), "-c", SMOKE], capture_output=True, text=True,
                               errors="replace", timeout=timeout, stdin=subprocess.DEVNULL,
-                              env=repro_env(extra_env, environment.pythonpath))
+                              env=repro_env({**environment.isolating_env(), **(extra_env or {})},
+                                            environment.pythonpath))
     except subprocess.TimeoutExpired:
         return JaxRuns(False, f"import jax did not finish in {timeout} s", (), time.monotonic() - started)
     except OSError as exc:
@@ -112,7 +113,7 @@ def extension_version(environment: Environment, timeout: int = 60) -> int | None
     ``jaxlib_extension_version``): what JAX's Python gates new paths on. None where it does not say."""
     try:
         done = subprocess.run([str(environment.python), "-c", _EXTENSION], capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL, env=repro_env())
+                              timeout=timeout, stdin=subprocess.DEVNULL, env=repro_env(environment.isolating_env()))
     except (subprocess.TimeoutExpired, OSError):
         return None
     last = done.stdout.strip().splitlines()[-1:] if done.returncode == 0 else []

@@ -22,14 +22,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..package_files import repro_root
 from . import result_files
 from .child_output import Tail
 from .child_processes import Child, end_all
 
 Log = Callable[[str], None]
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
 
 # After one process fails, how long the others get to finish or fail on their
 # own before they are killed: long enough to write their reason, short enough
@@ -176,7 +174,7 @@ class ProcessGroup:
         try:
             for rank, (cmd, env) in enumerate(zip(commands, envs)):
                 prefix = f"[p{rank}] " if len(commands) > 1 else ""
-                self.children.append(Child(cmd, env, REPO_ROOT, self.tail, prefix))
+                self.children.append(Child(cmd, env, repro_root(), self.tail, prefix))
         except BaseException:
             self.kill_all()
             raise

@@ -29,12 +29,14 @@ from repro.parameters import flag, shown, to_flags
 
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
-from .child_processes import REPO_ROOT, repro_env
+from .child_processes import repro_env
 from .compile_cache import compile_cache_env
 from .jax_runs import jax_runs
+from .kit_files import watching
 from .child_output import echo_to_console
 from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
 from ..text_bounds import bound_record
+from ..package_files import repro_root
 from ..user_paths import shown_path
 from ..errors import UsageError
 from ..install import environment
@@ -42,6 +44,7 @@ from ..install.bytecode import drop_damaged_bytecode, release_bytecode_env
 from ..install.environment import Environment, ExistingPython, Prepared, install_facts
 from ..install.index import PackageIndex
 from ..install.key import InstallKey
+from ..install.release import open_index
 from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
@@ -51,8 +54,6 @@ Log = Callable[[str], None]
 
 # A script that forks hundreds of helpers still gets a short record: the first few name the rest.
 LEFTOVERS_SHOWN = 10
-
-
 
 
 @dataclass
@@ -172,7 +173,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     require_platform(request.backend if request.existing is None else request.existing.backend)
     params = parameters if parameters is not None else parameters_for(matrix, request)
     if request.existing is None:  # an existing interpreter is never resolved: no index to open
-        index = index or PackageIndex(matrix.install.index_url)
+        index = index or open_index(matrix)
     prepared = prepared or prepare(matrix, request, log, index)
     record = _base_record(request, params, prepared)
     if job_facts():
@@ -190,7 +191,8 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
         record.update(status="ran", verdict="inconclusive", reason=prepared.cannot_test)
     else:
-        record.update(_run_in(prepared.environment, matrix, request, params, record["requested"]["backend"], log))
+        record.update(watching(matrix, log, _run_in, prepared.environment, matrix, request, params,  # kit files watched
+                               record["requested"]["backend"], log))
         record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
     record["duration_s"] = round(time.monotonic() - started, 2)
     executable = record["environment"].get("executable")
@@ -207,13 +209,15 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
     check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
+    told = {**env.isolating_env(), **release_bytecode_env(env)}  # what every run in it is told besides
+    for line in child_processes.dropped_variables(told):
+        log(line)
     for _ in range(2):
         if check.script is not None:
-            fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                                extra_env=release_bytecode_env(env))
+            fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo, extra_env=told)
         else:
             fields = _run_repro(env, request, params, timeout, log,
-                                {**compile_cache_env(matrix.envs_dir, env, backend), **release_bytecode_env(env)})
+                                {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
         died_of = str(((fields.get("evidence") or {}).get("jax_cannot_run") or {}).get("error") or "")
         if not drop_damaged_bytecode(env, died_of):  # a cache that fails is dropped, and the run made again
             return fields
@@ -304,7 +308,7 @@ def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log) -> dic
     use, a damaged environment) is "cannot run here", never the script's
     bad (`kit.run.jax_runs`); ``evidence.jax_cannot_run`` says what JAX died of.
     """
-    health = jax_runs(env, extra_env=release_bytecode_env(env))  # as the run imported it: its bytecode too
+    health = jax_runs(env, extra_env={**env.isolating_env(), **release_bytecode_env(env)})  # as the run imported it: its bytecode too
     log(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)")
     if health.ok:
         return fields
@@ -346,8 +350,10 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         cmd = [str(env.python), str(check.script)]
         log("running " + " ".join(cmd))
         ended = run_child(cmd, timeout, log, {**(extra_env or {}), **script_env(out, backend, check.host_devices)},
-                          env.pythonpath, output_log, echo=echo)
+                          env.pythonpath, output_log, echo=echo, cwd=tmp)  # its scratch folder: not the project
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
+    if failures.failed(ended.code) and (not_source := failures.source_problem(check.script)):
+        fields = failures.not_source(fields, not_source)  # Python says so without a traceback: a plain exit 1
     if failures.failed(ended.code) and not _bad_if_matched(fields):
         fields = unless_jax_failed(fields, env, log)
     env_facts: dict[str, Any] = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
@@ -396,15 +402,16 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
 
 def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
               pythonpath: tuple[Path, ...] = (), output_log: Path | None = None,
-              echo: bool = True) -> child_processes.Ended:
-    """Run a check's process (kit/run/child_processes.py): output echoed, bounded; its whole tree ended.
+              echo: bool = True, cwd: Path | None = None) -> child_processes.Ended:
+    """Run a check's process (kit/run/child_processes.py) in ``cwd``: output echoed, bounded; its whole tree ended.
 
     ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
     ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
     """
     child_processes.end_abandoned_trees(log)
     with kept_output(output_log, echo) as shown:
-        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=REPO_ROOT, echo=shown)
+        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=cwd or repro_root(),
+                                    echo=shown)
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended

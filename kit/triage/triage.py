@@ -26,6 +26,8 @@ from typing import Any, Callable
 from ..config import Matrix, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
 from ..install.index import PackageIndex
+from ..install.release import open_index
+from ..project import bisect_command
 from ..run.runner import RunRequest, run_check
 from ..user_paths import shown_path
 from .check_writer import WRITTEN_BY, WrittenCheck, check_name, check_text, write_check
@@ -64,6 +66,7 @@ class Triage:
     answer: str = ""
     other_command: list[str] = field(default_factory=list)
     """A second bisect worth running (what fixed it, when the first finds what broke it)."""
+    command: str = "nox -s bisect --"  # how a bisect command begins here (`kit.project.bisect_command`)
 
 
 def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex | None = None) -> Triage:
@@ -77,7 +80,7 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
     written = write_check(folder, name, check_text(reading.choice.block, reading.failure, reading.bad_if, header),
                           reading.bad_if)
     log(f"wrote {shown_path(written.path, matrix.path.parent)}")
-    result = Triage(reading, written)
+    result = Triage(reading, written, command=bisect_command(matrix))
     reported = options.reported or reading.versions.reported
     newest = options.newest or newest_release(matrix, index, log)
     outcomes = {}
@@ -103,7 +106,7 @@ def run_on(matrix: Matrix, options: TriageOptions, written: WrittenCheck, name: 
 def newest_release(matrix: Matrix, index: PackageIndex | None, log: Log) -> str:
     """The newest JAX on the index; matrix.toml's newest [[release]] when the index cannot be reached."""
     try:
-        return str((index or PackageIndex(matrix.install.index_url)).jax_releases()[-1])
+        return str((index or open_index(matrix)).jax_releases()[-1])
     except IndexUnreachable as error:
         fallback = max(matrix.releases, key=lambda release: release.key).version if matrix.releases else ""
         log(f"{error}; comparing with matrix.toml's newest release, {fallback or 'none'}, instead")
@@ -157,8 +160,8 @@ def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: st
     return argv
 
 
-def command(argv: list[str]) -> str:
-    return "nox -s bisect -- " + shlex.join(argv)
+def command(argv: list[str], begins: str = "nox -s bisect --") -> str:
+    return f"{begins} {shlex.join(argv)}"
 
 
 def answer_lines(result: Triage) -> list[str]:
@@ -167,7 +170,7 @@ def answer_lines(result: Triage) -> list[str]:
     lines += [f"   jax {version}: {sentence}" for version, sentence in result.verdicts.items()]
     lines.append(f"   check: {result.check.path.name}" + (f" (bad_if {result.check.bad_if})" if result.check.bad_if else ""))
     if result.bisect_argv:
-        lines.append(f"   next: {command(result.bisect_argv)}")
+        lines.append(f"   next: {command(result.bisect_argv, result.command)}")
     if result.other_command:
-        lines.append(f"   and what fixed it: {command(result.other_command)}")
+        lines.append(f"   and what fixed it: {command(result.other_command, result.command)}")
     return [re.sub(r"\s+$", "", line) for line in lines]

@@ -1,0 +1,186 @@
+"""The ``jax-kit`` command's project: the folder the user stands in, wherever the kit is installed.
+
+The repository's sessions (``nox -s ...``, ``python -m kit``) read the
+checkout's matrix.toml and write beside it, as always. ``jax-kit`` instead:
+
+* reads paths on its command line from the current folder (it never changes
+  folder, as nox does for its noxfile);
+* writes records and reports to ``./jax-kit-reports/`` (``--out DIR``), laid out
+  as the repository's ``reports/`` (``results/``, ``matrix.md``, ``bisect-*.md``);
+* keeps release environments, their locks, the probe cache and JAX's clone in
+  the user cache every project shares (kit/user_cache.py);
+* knows the package's releases and checks (its matrix.toml), plus those of
+  ``--config FILE`` or a ``matrix.toml`` in the current folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .config import Matrix, parse_matrix
+from .errors import ConfigError, UsageError
+from .package_files import default_file
+from .toml_tables import read_toml
+from .user_cache import cache_dir, tagged
+from .user_paths import file_problem, folder_or_nothing_yet
+
+REPORTS_FOLDER = "jax-kit-reports"
+"""Where a project's records and reports go unless ``--out`` says otherwise."""
+
+USAGE = f"""jax-kit: which JAX releases carry a bug, where did it change, and which release is safe to pick?
+
+  jax-kit scaling VERSION             is jax VERSION affected? (sharded slogdet; installs it era-correctly)
+  jax-kit correctness VERSION         large-batch det/slogdet against scipy references
+  jax-kit CHECK VERSION               any check of matrix.toml, e.g. one of your own scripts
+  jax-kit run CHECK --python PATH     a check with your own interpreter, as it is (nothing installed)
+  jax-kit bisect --script ./x.py --good VERSION --bad VERSION
+                                      the first release where a script's exit code changes
+                                      (--check NAME, --metric NAME, --commits: jax-kit bisect --help)
+  jax-kit triage ISSUE.md [--run]     a bug report's code as a check: where it reproduces, and the bisect
+  jax-kit matrix                      every check on every release, then the report
+  jax-kit report                      matrix.md and matrix.json again from the records alone
+  jax-kit plan VERSION                how a release would install, downloading no wheel
+
+Options, before or after the command:
+  --out DIR       records and reports (default ./{REPORTS_FOLDER}/: results/, matrix.md, bisect-*.md)
+  --config FILE   a matrix.toml adding releases, checks, environments (default ./matrix.toml, if there)
+  --version       the kit's version
+
+Paths are read from the current folder. Release environments, their locks, the probe cache and
+JAX's clone live in one cache every project shares: $JAX_KIT_CACHE, else the platform's
+(~/.cache/jax-kit on Linux)."""
+
+GLOBAL_FLAGS = ("--config", "--out")
+"""The options every ``jax-kit`` command takes, before or after its name."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ProjectOptions:
+    """``--config`` and ``--out`` as given (None: not given), and the command line without them."""
+
+    config: Path | None
+    out: Path | None
+    argv: tuple[str, ...]
+
+
+def project_options(argv: Sequence[str]) -> ProjectOptions:
+    """``--config FILE`` and ``--out DIR`` (or ``--flag=VALUE``) taken out of ``argv`` wherever they stand."""
+    given: dict[str, Path] = {}
+    rest: list[str] = []
+    items = iter(argv)
+    for arg in items:
+        flag, equals, value = arg.partition("=")
+        if flag not in GLOBAL_FLAGS:
+            rest.append(arg)
+            continue
+        if not equals:
+            value = next(items, "")
+        if not value or value.startswith("-"):
+            raise UsageError(f"{flag} needs a {'file' if flag == '--config' else 'folder'}",
+                             f"e.g. {flag} {'matrix.toml' if flag == '--config' else REPORTS_FOLDER}")
+        given[flag] = Path(value).expanduser()
+    if "--slurm" in rest:  # its job scripts `cd` into the checkout and read matrix.toml there
+        raise UsageError("jax-kit does not submit to SLURM yet: the job scripts run the kit from a repository checkout",
+                         "run nox -s matrix -- --slurm or nox -s bisect -- --slurm from a clone of the repository")
+    return ProjectOptions(given.get("--config"), given.get("--out"), tuple(rest))
+
+
+def project_matrix(options: ProjectOptions, here: Path | None = None,
+                   environ: Mapping[str, str] | None = None) -> Matrix:
+    """The matrix ``jax-kit`` runs with from the folder ``here`` (the current one): the package's defaults,
+    the project's matrix.toml added, its records in the project and its environments in the user cache."""
+    here = Path(os.path.abspath(here or Path.cwd()))
+    config = _config_file(options.config, here)
+    defaults = read_toml(default_file("matrix.toml"))
+    own = read_toml(config) if config.exists() else {}
+    matrix = parse_matrix(merged_tables(defaults, own), config)
+    kit: Mapping[str, Any] = own["kit"] if isinstance(own.get("kit"), dict) else {}
+    cache = cache_dir(environ)
+    results = (here / options.out / "results" if options.out is not None
+               else matrix.results_dir if "results_dir" in kit else here / REPORTS_FOLDER / "results")
+    envs = matrix.envs_dir if "envs_dir" in kit else cache / "jax-envs"
+    if "envs_dir" not in kit:
+        _tag(cache)
+    where = "--out" if options.out is not None else "the project's reports folder"
+    return dataclasses.replace(matrix, results_dir=folder_or_nothing_yet(results, where, UsageError),
+                               envs_dir=envs, shared_dir=cache)
+
+
+def index_pages(matrix: Matrix, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Where jax-kit keeps the package index's pages and JAX's changelog: in the user cache, not in the user's
+    folder (kit/install/index.py's default, ``./.cache/kit``). None: that default, or ``KIT_CACHE_DIR`` if set."""
+    environ = os.environ if environ is None else environ
+    if matrix.shared_dir is None or environ.get("KIT_CACHE_DIR"):
+        return None
+    return matrix.shared_dir / "index-pages"
+
+
+def _config_file(given: Path | None, here: Path) -> Path:
+    """``--config`` (relative to ``here``), else ``here/matrix.toml``, which need not exist."""
+    if given is None:
+        return here / "matrix.toml"
+    path = here / given
+    problem = file_problem(path)
+    if problem:
+        relative = "" if given.is_absolute() else f" (relative to the current folder, {here})"
+        raise UsageError(f"--config {str(given)!r} {problem}{relative}",
+                         "give a matrix.toml that adds releases, checks or environments (README: Your own check)")
+    return path
+
+
+def _tag(cache: Path) -> None:
+    try:
+        tagged(cache)
+    except OSError as error:
+        raise ConfigError(f"the user cache {cache} cannot be made ({error.strerror or error})",
+                          "set JAX_KIT_CACHE to a folder this user can write") from None
+
+
+def merged_tables(defaults: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+    """The package's matrix.toml with a project's added: its releases beside the package's (its own entry for a
+    release the package has too), its checks' keys over the package's, its ``[install]`` keys over the package's.
+
+    The package's ``[kit]`` folders are the repository's and never a project's: only the project's own count.
+    Anything malformed is passed on as it is, for `parse_matrix` to name.
+    """
+    merged: dict[str, Any] = {**defaults, **own, "kit": own.get("kit", {})}
+    merged["install"] = _over(defaults.get("install"), own.get("install"))
+    merged["checks"] = _over(defaults.get("checks"), own.get("checks"), depth=2)
+    releases, added = defaults.get("release", []), own.get("release", [])
+    if isinstance(added, list) and isinstance(releases, list):
+        mine = {item.get("version") for item in added if isinstance(item, dict)}
+        merged["release"] = [item for item in releases if item.get("version") not in mine] + added
+    return merged
+
+
+def _over(base: Any, top: Any, depth: int = 1) -> Any:
+    """``top``'s keys over ``base``'s, tables merged ``depth`` levels down (a check's presets too)."""
+    if not isinstance(base, dict) or not isinstance(top, dict):
+        return base if top is None else top
+    merged = dict(base)
+    for key, value in top.items():
+        merged[key] = _over(base.get(key), value, depth - 1) if depth > 0 and key in base else value
+    return merged
+
+
+def bisect_command(matrix: Matrix) -> str:
+    """How a bisect's command line begins where reports and records quote it: ``jax-kit bisect`` in a project,
+    the repository's session otherwise."""
+    return "jax-kit bisect" if matrix.shared_dir is not None else "nox -s bisect --"
+
+
+def run_command(matrix: Matrix, check: str, version: str) -> str:
+    """The command that runs ``check`` on ``version`` as the front door in use spells it (before its flags)."""
+    if matrix.shared_dir is not None:
+        return f"jax-kit {check} {version}"
+    return f"python -m kit run {check} {version}"
+
+
+def known_problems_file(matrix: Matrix) -> Path:
+    """The known_problems.toml a report cites: the one beside matrix.toml, else (``jax-kit`` in a folder
+    without one) the package's."""
+    beside = matrix.path.parent / "known_problems.toml"
+    return beside if matrix.shared_dir is None or beside.exists() else default_file("known_problems.toml")
