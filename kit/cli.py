@@ -49,7 +49,7 @@ from repro import parameters as parameter_rules
 from .arguments import AS_JAX_KIT, Parser, as_spoken
 from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
-from .errors import ConfigError, KitError, UsageError, out_of_files
+from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_file
 from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
 from .install.key import InstallKey
@@ -145,7 +145,8 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
         print(as_spoken(exc.render()), file=sys.stderr)
         return exc.exit_code
     except OSError as exc:
-        fault = out_of_files(exc)  # wherever the limit hit (a pipe, a thread's file): one sentence, no traceback
+        # Wherever the limit hit (a pipe, a thread's file) or a folder refused a file: one sentence, no traceback.
+        fault = out_of_files(exc) or unusable_file(exc)
         if fault is None:
             raise
         print(fault.render(), file=sys.stderr)

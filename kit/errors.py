@@ -8,6 +8,7 @@ these at the boundary, so the command line prints one ``ERROR`` line and a
 from __future__ import annotations
 
 import errno
+import os
 
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_USAGE
 
@@ -129,3 +130,21 @@ def _descriptor_limit() -> str:
         return "Too many open files"
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     return f"Too many open files: its limit, ulimit -n, is {soft}"
+
+
+_UNWRITABLE = {errno.ENOSPC: "free some space in {}", errno.EDQUOT: "free some space in {}",
+               errno.EROFS: "make {} writable", errno.EACCES: "let this user read and write {}"}
+
+
+def unusable_file(exc: BaseException) -> MachineUnwritable | None:
+    """`MachineUnwritable` for an `OSError` that this machine refused on a named file (no space, read-only, no
+    permission), wherever the kit met it (its index cache, a lock, a temp file); None for any other error.
+
+    The command line's last resort: one sentence naming the file, exit 1, instead of a traceback.
+    """
+    if not isinstance(exc, OSError) or exc.errno not in _UNWRITABLE or not exc.filename:
+        return None
+    where = os.path.dirname(os.path.abspath(os.fsdecode(exc.filename)))
+    return MachineUnwritable(f"the kit could not use {os.fsdecode(exc.filename)} ({exc.strerror}): this machine's "
+                             "fault, not a result, so the run that needed it recorded nothing",
+                             _UNWRITABLE[exc.errno].format(where) + ", then run the same command again")

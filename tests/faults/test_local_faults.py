@@ -203,3 +203,19 @@ def test_uvs_words_for_each_local_fault_are_read_as_this_machines() -> None:
                                                 r"UV_CACHE_DIR=/ro/c\)"):
         uv_failures.raise_if_this_machine(READ_ONLY, environ={"UV_CACHE_DIR": "/ro/c"})
     uv_failures.raise_if_this_machine("error: Because jaxlib==0.4.16 has no wheels ... (os error 2)")  # the index's
+
+
+def test_a_folder_of_the_kit_it_cannot_write_is_one_sentence_not_a_traceback(tmp_path: Path) -> None:
+    # Any file the kit keeps (here the index's cache, KIT_CACHE_DIR) on a folder that refuses it: the command
+    # line's last resort names the file.
+    with unwritable_folder(tmp_path / "ro") as (folder, words), serve_index(*jax_releases(["0.6.0"])) as served:
+        write_matrix(tmp_path, served.url)
+        proc, _took = run_kit(tmp_path, "plan", "0.6.0", KIT_CACHE_DIR=str(folder / "kit"),
+                              UV_CACHE_DIR=str(tmp_path / "uv"), **QUICK_UV)
+    fix = {"Read-only file system": f"make {folder} writable", "Permission denied": f"let this user read and write {folder}"}
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines()[-2:] == [
+        f"ERROR: the kit could not use {folder / 'kit'} ({words}): this machine's fault, not a result, so the run "
+        "that needed it recorded nothing",
+        f"TIP: {fix[words]}, then run the same command again"]
+    assert "Traceback" not in proc.stderr
