@@ -326,6 +326,8 @@ def find_or_fetch_interpreter(version: str, log: Log) -> Path:
         proc = subprocess.run([uv, "python", "install", version], capture_output=True, text=True,
                               env=uv_env(), timeout=UV_PYTHON_INSTALL_TIMEOUT_S)
         failure = "" if proc.returncode == 0 else _last_cause(proc.stderr)
+        if failure:
+            _raise_if_not_the_release(version, proc.stderr)
     except subprocess.TimeoutExpired:
         failure = f"no download within {UV_PYTHON_INSTALL_TIMEOUT_S} s"
     found = None if failure else _uv_python_find(uv, version)
@@ -333,6 +335,17 @@ def find_or_fetch_interpreter(version: str, log: Log) -> Path:
         raise InstallFailed(f"this release needs Python {version}, which is not installed here, and uv could not "
                             f"download it ({failure or 'not found after install'}); {supply}")
     return found
+
+
+def _raise_if_not_the_release(version: str, stderr: str) -> None:
+    """A managed Python that did not come down because of this machine (a full or read-only folder) or the network
+    (out of reach, cut off): no answer about the release, so no record (was: `not-installable`)."""
+    try:
+        raise_if_this_machine(stderr)
+        raise_if_network_trouble(stderr)
+    except IndexUnreachable as exc:
+        raise IndexUnreachable(f"this release needs Python {version}, which is not installed here, and uv could not "
+                               f"download it over the network ({_last_cause(stderr)})", exc.tip) from None
 
 
 def _uv_python_find(uv: str, version: str) -> Path | None:

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import pytest
 
-from kit.install import uv_failures
+from kit.install import envs, uv_failures
 from kit.errors import IndexUnreachable, MachineUnwritable
 from tests.fake_index import jax_releases, serve_index
 from tests.faults.cutting_proxy import cutting_proxy
@@ -219,3 +219,20 @@ def test_a_folder_of_the_kit_it_cannot_write_is_one_sentence_not_a_traceback(tmp
         "that needed it recorded nothing",
         f"TIP: {fix[words]}, then run the same command again"]
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("words", ["  cause: dns error: failed to lookup address information", CUT.split("\n", 1)[1]],
+                         ids=["out-of-reach", "cut-off"])
+def test_a_managed_python_the_network_did_not_bring_is_exit_4_not_a_release_that_cannot_install(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, words: str) -> None:
+    # A stand-in uv: no such Python installed, and its download fails as uv's does when the network does.
+    uv = tmp_path / "uv"
+    said = "".join(f"echo '{line}' >&2; " for line in ["error: Failed to download cpython-3.99.0", *words.splitlines()])
+    uv.write_text(f'#!/bin/sh\ncase "$2" in find) exit 2 ;; install) {said}exit 1 ;; esac\n')
+    uv.chmod(0o755)
+    monkeypatch.setattr(envs, "find_interpreter", lambda version: None)
+    monkeypatch.setattr(envs, "find_uv", lambda: str(uv))
+    with pytest.raises(IndexUnreachable) as stopped:  # was: InstallFailed, a `not-installable` record
+        envs.find_or_fetch_interpreter("3.99", lambda line: None)
+    assert str(stopped.value).startswith("this release needs Python 3.99, which is not installed here, and uv could "
+                                         "not download it over the network (")
