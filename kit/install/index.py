@@ -206,6 +206,11 @@ def _read(url: str, read: Callable[[], _T]) -> _T:
     try:
         return read()
     except http.HttpError as exc:
+        if exc.status >= 500 or exc.status == 429:  # the server failed, or asks to wait: nothing about the release
+            raise IndexUnreachable(f"{url} answered with HTTP {exc.status} ({exc.reason}): the index, or a proxy "
+                                   "before it, is failing, which says nothing about the release",
+                                   "run the same command again later; releases whose environment is already built "
+                                   "run without the index") from None
         raise PackageIndexError(str(exc), "check install.index_url in matrix.toml") from None
     except http.Unreachable as exc:
         raise _unreachable(url, exc.reason) from None

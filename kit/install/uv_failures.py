@@ -5,8 +5,9 @@ answer ("no jaxlib 0.4.16 wheels"). Two kinds of failure are this machine's
 and never a record (a record would flip the release's matrix cell):
 
 * a download cut off mid-file (a dropped connection, a proxy that gives up:
-  "error decoding response body", "peer closed connection"): the network's,
-  `IndexUnreachable`, exit 4, as for an index that does not answer;
+  "error decoding response body", "peer closed connection"), or a server that
+  failed to give a page or file (HTTP 5xx, or 429: too many requests): the
+  network's, `IndexUnreachable`, exit 4, as for an index that does not answer;
 * a folder uv could not write (its cache, or the environment being built):
   no space left, a read-only file system, no permission, a quota:
   `MachineUnwritable`, exit 1, naming the folder and what sets it
@@ -32,12 +33,18 @@ _CUT_OFF = re.compile(r"error decoding response body|end of file before message 
                       r"unexpected eof|incomplete message|broken pipe", re.IGNORECASE)
 """uv's (reqwest's, hyper's, rustls') words for a connection that dropped while a file came down."""
 
+_SERVER_FAILED = re.compile(r"HTTP status (?:server error \((5\d\d)|client error \((429))([^)]*)\) for url \(([^)\s]+)\)")
+"""uv's words for a page or file that a server failed to give (5xx), or refused for now (429, too many requests)."""
+
 _FAILED_DOWNLOAD = re.compile(r"Failed to (?:download|fetch)(?: and build)?:? `?([^`\s]+)`?")
 
 _OS_ERROR = re.compile(r"(No space left on device|Read-only file system|Permission denied|Disk quota exceeded) "
                        r"\(os error (\d+)\)")
 WRITE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT}
 """The errors of a write this machine refused: no space, a read-only file system, no permission, a quota."""
+
+SERVER_TIP = ("run the same command again later (nothing was recorded); if it keeps failing, check the index (or the "
+              "proxy in between) and HTTPS_PROXY")
 
 CUT_OFF_TIP = ("run the same command again (a cut download says nothing about the release, so nothing was "
                "recorded); if it keeps happening, check the network and HTTPS_PROXY")
@@ -53,6 +60,11 @@ def raise_if_this_machine(stderr: str, folder: Path | None = None, environ: Mapp
     if written is not None:
         words, where = written
         raise unwritable(words, where, folder, environ)
+    failed = _SERVER_FAILED.search(stderr)
+    if failed is not None:
+        code, why, url = failed.group(1) or failed.group(2), failed.group(3).strip(), failed.group(4)
+        raise IndexUnreachable(f"{url} answered uv with HTTP {code} ({why}): the server's failure says nothing about "
+                               "the release", SERVER_TIP)
     cut = _CUT_OFF.search(stderr)
     if cut is not None:
         download = _FAILED_DOWNLOAD.search(stderr)

@@ -43,11 +43,17 @@ def _metadata_of(wheel: bytes) -> bytes:
 
 
 @contextmanager
-def cutting_proxy(upstream: str, metadata: bool = False) -> Iterator[str]:
-    """Serve ``upstream`` (a served index's ``http://127.0.0.1:PORT``) through a proxy; yield the proxy's root URL."""
+def cutting_proxy(upstream: str, metadata: bool = False, status: int | None = None) -> Iterator[str]:
+    """Serve ``upstream`` (a served index's ``http://127.0.0.1:PORT``) through a proxy; yield the proxy's root URL.
+
+    ``status``: answer every wheel with that error (a 503 from a proxy or a mirror in trouble) instead of cutting it.
+    """
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if status is not None and self.path.startswith("/files/") and not self.path.endswith(".metadata"):
+                self.send_error(status)
+                return
             cut = False
             if self.path.endswith(".whl.metadata"):
                 body, kind = _metadata_of(_fetch(upstream + self.path[:-len(".metadata")])[0]), "text/plain"

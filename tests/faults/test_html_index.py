@@ -21,12 +21,12 @@ from kit.install import pages
 
 
 @contextmanager
-def html_only_index(body: bytes, kind: str = "text/html") -> Iterator[str]:
-    """An index on 127.0.0.1 answering every project page with ``body``, whatever the request accepts."""
+def html_only_index(body: bytes, kind: str = "text/html", status: int = 200) -> Iterator[str]:
+    """An index on 127.0.0.1 answering every project page with ``body`` (and ``status``), whatever is accepted."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -90,3 +90,15 @@ def test_a_page_that_is_json_but_no_project_page_is_named_too(tmp_path: Path,
     assert code == exit_codes.EXIT_USAGE
     assert err.startswith(f"ERROR: {url}/jax/ answered with something other than a project page of the JSON simple "
                           "API (PEP 691): b'[\"not\", \"a\", \"page\"]'")
+
+
+def test_an_index_answering_with_a_server_error_is_exit_4_not_a_wrong_index_url(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A mirror (or a proxy) in trouble: 503 for every page. It said "check install.index_url", exit 2.
+    with html_only_index(b"Service Unavailable", kind="text/plain", status=503) as url:
+        matrix = write_matrix(tmp_path, url, "0.6.0")
+        code = cli.main(["plan", "0.6.0"], matrix_path=str(matrix))
+    err = capsys.readouterr().err
+    assert code == exit_codes.EXIT_NETWORK
+    assert err.splitlines()[0] == (f"ERROR: {url}/jax/ answered with HTTP 503 (Service Unavailable): the index, or a "
+                                   "proxy before it, is failing, which says nothing about the release")

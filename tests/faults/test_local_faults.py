@@ -94,6 +94,22 @@ def test_a_download_cut_mid_file_is_exit_4_and_no_record(tmp_path: Path, where: 
                                                      and path.name != "resolutions"]  # no half-built environment
 
 
+@pytest.mark.parametrize("where", ["resolve", "install"])
+def test_a_server_error_for_a_wheel_is_exit_4_and_no_record(tmp_path: Path, where: str) -> None:
+    # A proxy (or a mirror in trouble) answering 503 for every wheel: a server's failure, not the release's.
+    with serve_index(*jax_releases(["0.6.0"])) as served:
+        with cutting_proxy(served.url.rsplit("/simple", 1)[0], metadata=where == "install", status=503) as proxy:
+            write_matrix(tmp_path, f"{proxy}/simple")
+            proc, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", UV_CACHE_DIR=str(tmp_path / "uv"), **QUICK_UV)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    error = next(line for line in proc.stderr.splitlines() if line.startswith("ERROR:"))
+    assert error.startswith(f"ERROR: {proxy}/files/")
+    assert error.endswith(" answered uv with HTTP 503 (Service Unavailable): the server's failure says nothing about "
+                          "the release")
+    assert "NOT INSTALLABLE" not in proc.stdout  # was: "no installed Python (3.11) can install it", a record
+    assert no_records(tmp_path)
+
+
 def test_a_full_environments_folder_is_exit_1_naming_it_and_the_half_built_environment_is_removed(
         tmp_path: Path) -> None:
     files, blobs = jax_releases(["0.6.0"])
