@@ -20,6 +20,7 @@ fifty small reads, and opening a connection for each (DNS, TLS) stalled for
 
 from __future__ import annotations
 
+import errno
 import http.client
 import socket
 import sys
@@ -109,6 +110,7 @@ def _get(url: str, headers: Mapping[str, str] | None, timeout: float) -> Respons
         try:
             response = _KEPT.request("GET", url, headers, timeout)
         except (http.client.HTTPException, OSError) as exc:
+            _raise_if_out_of_descriptors(exc)
             raise Unreachable(url, failure_reason(exc)) from None
         if response.status < 300:
             return response
@@ -171,7 +173,16 @@ def _urllib(method: str, url: str, headers: dict[str, str], timeout: float) -> R
     except urllib.error.HTTPError as exc:  # the server answered, with an error
         raise HttpError(url, exc.code, str(exc.reason)) from None
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        _raise_if_out_of_descriptors(exc)
         raise Unreachable(url, failure_reason(exc)) from None
+
+
+def _raise_if_out_of_descriptors(exc: BaseException) -> None:
+    """The kit out of file descriptors (``ulimit -n``) is no network failure: the OSError goes on, to be said as
+    such (`kit.errors.out_of_files`), not as a page out of reach (exit 4)."""
+    cause = getattr(exc, "reason", exc)
+    if isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE):
+        raise cause from None
 
 
 class _KeptAlive:

@@ -19,7 +19,8 @@ from typing import Iterator
 
 import pytest
 
-from kit.errors import OutOfFiles
+from kit import http
+from kit.errors import OutOfFiles, out_of_files
 from kit.run import result_files
 from tests.fake_index import jax_releases, serve_index
 from tests.faults.kit_commands import ROOT
@@ -73,3 +74,14 @@ def test_a_result_file_the_kit_could_not_open_is_no_crash_of_the_run(tmp_path: P
     assert str(raised.value).startswith("the kit ran out of file descriptors (Too many open files: its limit, ulimit "
                                         "-n, is ")
     assert result_files.read_json_object(result, "KIT_RESULT") == {"verdict": "unaffected"}
+
+
+@pytest.mark.parametrize("read", ["get", "probe"])
+def test_a_socket_the_kit_could_not_open_is_no_page_out_of_reach(read: str) -> None:
+    with serve_index(*jax_releases(["0.6.0"])) as served:
+        url = f"{served.url}/jax/"
+        with no_file_left_to_open(), pytest.raises(OSError) as raised:
+            http.get(url) if read == "get" else http.unreachable(url)
+    # was: Unreachable("... could not be reached (Too many open files)"), exit 4 as if the index were down
+    assert not isinstance(raised.value, http.Unreachable)
+    assert OutOfFiles is type(out_of_files(raised.value))
