@@ -38,8 +38,10 @@ _SERVER_FAILED = re.compile(r"HTTP status (?:server error \((5\d\d)|client error
 
 _FAILED_DOWNLOAD = re.compile(r"Failed to (?:download|fetch)(?: and build)?:? `?([^`\s]+)`?")
 
-_OS_ERROR = re.compile(r"(No space left on device|Read-only file system|Permission denied|Disk quota exceeded) "
-                       r"\(os error (\d+)\)")
+_OS_ERROR = re.compile(r"(No space left on device|Read-only file system|Permission denied|Disk quota exceeded|"
+                       r"File exists|Not a directory) \(os error (\d+)\)")
+_FILE_IN_THE_WAY = {errno.EEXIST, errno.ENOTDIR}
+"""uv making a folder where a file is (``UV_CACHE_DIR`` naming a file): said as that."""
 WRITE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT}
 """The errors of a write this machine refused: no space, a read-only file system, no permission, a quota."""
 
@@ -77,13 +79,14 @@ def _write_failure(stderr: str) -> tuple[str, Path | None] | None:
     """The OS's words for a write that failed, and the path it names, from uv's last such line; None if none."""
     for line in reversed(stderr.splitlines()):
         found = _OS_ERROR.search(line)
-        if found is None or int(found.group(2)) not in WRITE_ERRNOS:
+        if found is None or int(found.group(2)) not in WRITE_ERRNOS | _FILE_IN_THE_WAY:
             continue
         # uv names the path before the words ("failed to create directory `P`: ...") or after them
         # ("... (os error 30) at path \"P\"").
         before, after = line[:found.start()], line[found.end():]
         named = _paths(before)[-1:] or _paths(after)[:1]
-        return found.group(1), Path(named[0]) if named else None
+        words = "a file is where a folder should be" if int(found.group(2)) in _FILE_IN_THE_WAY else found.group(1)
+        return words, Path(named[0]) if named else None
     return None
 
 
@@ -96,13 +99,14 @@ def unwritable(words: str, path: Path | None, folder: Path | None,
                environ: Mapping[str, str] = os.environ) -> MachineUnwritable:
     """The one sentence for a write that failed at ``path`` (uv's cache, the environment ``folder``, elsewhere)."""
     room = "space" in words or "quota" in words
+    fix = "free some space there" if room else "move that file away" if "file is" in words else "make it writable"
     cache = _uv_cache(environ)
     if path is not None and cache is not None and _inside(path, cache):
         return MachineUnwritable(
             f"uv could not write its cache {cache} ({words}; {_cache_setting(environ)}): this is this machine's "
             "fault, not the release's, so nothing was recorded",
-            f"{'free some space there' if room else 'make it writable'}, or point UV_CACHE_DIR at a folder "
-            "you can write, with room (UV_CACHE_DIR=/path/with/room nox -s ...)")
+            f"{fix}, or point UV_CACHE_DIR at a folder you can write, with room "
+            "(UV_CACHE_DIR=/path/with/room nox -s ...)")
     if folder is not None and (path is None or _inside(path, folder)):
         return MachineUnwritable(
             f"could not build the environment {folder.name} in {folder.parent} ({words}): the half-built "

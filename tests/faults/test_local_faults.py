@@ -160,7 +160,10 @@ def unwritable_folder(path: Path) -> Iterator[tuple[Path, str]]:
 
 @contextmanager
 def full_or_unwritable(path: Path, fault: str) -> Iterator[tuple[Path, str]]:
-    if fault == "full":
+    if fault == "a-file":  # UV_CACHE_DIR naming a file
+        path.write_text("notes\n")
+        yield path, "a file is where a folder should be"
+    elif fault == "full":
         with small_folder(path) as folder:
             yield folder, "No space left on device"
     else:
@@ -168,7 +171,7 @@ def full_or_unwritable(path: Path, fault: str) -> Iterator[tuple[Path, str]]:
             yield folder, words
 
 
-@pytest.mark.parametrize("fault", ["full", "unwritable"])
+@pytest.mark.parametrize("fault", ["full", "unwritable", "a-file"])
 def test_a_uv_cache_that_cannot_be_written_is_exit_1_naming_uv_cache_dir(tmp_path: Path, fault: str) -> None:
     files, blobs = jax_releases(["0.6.0"])
     blobs.update([heavy_jaxlib()])
@@ -207,6 +210,8 @@ FULL = ("error: Failed to install: jaxlib-0.6.0-py3-none-any.whl (jaxlib==0.6.0)
         "/e/jax-0.6.0-cpu/lib/python3.11/site-packages/jaxlib/.tmpoehOMQ: No space left on device (os error 28)\n")
 READ_ONLY = ("error: Failed to initialize cache at `ro/c`\n"
              "  cause: failed to create directory `/ro/c`: Read-only file system (os error 30)\n")
+A_FILE = ("error: Failed to initialize cache at `afile`\n"
+          "  cause: failed to create directory `/tmp/afile`: File exists (os error 17)\n")
 
 
 def test_uvs_words_for_each_local_fault_are_read_as_this_machines() -> None:
@@ -218,6 +223,9 @@ def test_uvs_words_for_each_local_fault_are_read_as_this_machines() -> None:
     with pytest.raises(MachineUnwritable, match=r"^uv could not write its cache /ro/c \(Read-only file system; "
                                                 r"UV_CACHE_DIR=/ro/c\)"):
         uv_failures.raise_if_this_machine(READ_ONLY, environ={"UV_CACHE_DIR": "/ro/c"})
+    with pytest.raises(MachineUnwritable, match=r"^uv could not write its cache /tmp/afile \(a file is where a folder "
+                                                r"should be; UV_CACHE_DIR=/tmp/afile\)"):
+        uv_failures.raise_if_this_machine(A_FILE, environ={"UV_CACHE_DIR": "/tmp/afile"})
     uv_failures.raise_if_this_machine("error: Because jaxlib==0.4.16 has no wheels ... (os error 2)")  # the index's
 
 
