@@ -127,7 +127,10 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
     built = _finished_env(path, log)
     if built is not None:
         return built
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable_or(exc, path) from None
     with _build_lock(path, log) as waited_since:
         built = finished_env(path)  # another process may have built it while we waited
         if built is not None:
@@ -151,6 +154,13 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
     return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
 
 
+def _unwritable_or(exc: OSError, path: Path) -> Exception:
+    """The environment folder refused ``exc``'s write: `MachineUnwritable` naming it; any other error as it is."""
+    if exc.errno not in WRITE_ERRNOS:
+        return exc
+    return unwritable(os.strerror(exc.errno), Path(exc.filename) if exc.filename else None, path)
+
+
 def _build(path: Path, plan: InstallPlan, resolution: Resolution, backend: EnvBackend, interpreter: Path,
            log: Log) -> None:
     try:
@@ -161,9 +171,7 @@ def _build(path: Path, plan: InstallPlan, resolution: Resolution, backend: EnvBa
         atomic_write_text(path / _MARKER, json.dumps({"plan": plan.to_json(), "python": resolution.python,
                                                       "pins": resolution.pins}, indent=2))
     except OSError as exc:  # the kit's own writes into the folder (the lock's hashes, the marker)
-        if exc.errno not in WRITE_ERRNOS:
-            raise
-        raise unwritable(os.strerror(exc.errno), Path(exc.filename) if exc.filename else None, path) from None
+        raise _unwritable_or(exc, path) from None
 
 
 def env_path(envs_dir: Path, plan: InstallPlan, resolution: Resolution) -> Path:
@@ -234,11 +242,13 @@ def _build_lock(path: Path, log: Log) -> Iterator[float | None]:
     waited_since = None
     try:
         lock.acquire(timeout=0)
-    except Timeout:
+    except Timeout:  # (a TimeoutError, so an OSError: asked first)
         waited_since = time.time()
         log(f"waiting for another process that is building {path.name} ...")
         lock.acquire()
         log(f"the other build of {path.name} finished")
+    except OSError as exc:  # the lock file is the first thing written there: a read-only or full folder
+        raise _unwritable_or(exc, path) from None
     try:
         yield waited_since
     finally:

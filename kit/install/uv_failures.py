@@ -107,10 +107,12 @@ def unwritable(words: str, path: Path | None, folder: Path | None,
             "fault, not the release's, so nothing was recorded",
             f"{fix}, or point UV_CACHE_DIR at a folder you can write, with room "
             "(UV_CACHE_DIR=/path/with/room nox -s ...)")
-    if folder is not None and (path is None or _inside(path, folder)):
+    if folder is not None and (path is None or _inside(path, folder.parent)):  # the environment, its lock, its folder
+        begun = path is None or _inside(path, folder)
         return MachineUnwritable(
-            f"could not build the environment {folder.name} in {folder.parent} ({words}): the half-built "
-            "environment was removed, and nothing was recorded (this machine's fault, not the release's)",
+            f"could not build the environment {folder.name} in {folder.parent} ({words}): "
+            + ("the half-built environment was removed, and nothing was recorded" if begun else
+               "nothing was built or recorded") + " (this machine's fault, not the release's)",
             f"{'free some space in' if room else 'make writable'} {folder.parent} (a release's environment takes "
             "0.3 to 1 GB), or move the environments with envs_dir under [kit] in matrix.toml; then run the same "
             "command again")

@@ -260,3 +260,18 @@ def test_a_managed_python_the_network_did_not_bring_is_exit_4_not_a_release_that
         envs.find_or_fetch_interpreter("3.99", lambda line: None)
     assert str(stopped.value).startswith("this release needs Python 3.99, which is not installed here, and uv could "
                                          "not download it over the network (")
+
+
+def test_an_environments_folder_that_cannot_be_written_is_exit_1_naming_it(tmp_path: Path) -> None:
+    # envs_dir on a read-only mount (or without write permission): the folder, or the build's lock beside it,
+    # cannot be made. Was: an OSError traceback, or in a sweep a traceback per cell.
+    with unwritable_folder(tmp_path / "envs") as (envs, words), serve_index(*jax_releases(["0.6.0"])) as served:
+        write_matrix(tmp_path, served.url)
+        proc, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", UV_CACHE_DIR=str(tmp_path / "uv"), **QUICK_UV)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    error = next(line for line in proc.stderr.splitlines() if line.startswith("ERROR:"))
+    assert error.startswith("ERROR: could not build the environment jax-0.6.0-cpu-py")
+    assert error.endswith(f" in {envs} ({words}): nothing was built or recorded (this machine's fault, not the "
+                          "release's)")
+    assert "Traceback" not in proc.stderr
+    assert no_records(tmp_path)
