@@ -62,3 +62,39 @@ def test_the_reports_temp_files_are_cleared_the_same_way(tmp_path: Path) -> None
     os.utime(old, (hour_ago, hour_ago))
     atomic_files.atomic_write_texts({tmp_path / "matrix.md": "md", tmp_path / "matrix.json": "{}"})
     assert sorted(path.name for path in tmp_path.iterdir()) == ["matrix.json", "matrix.md"]
+
+
+# A report writer killed between its two moves: matrix.md moved into place, matrix.json not yet.
+KILLED_BETWEEN_MOVES = """
+import os, signal, sys
+from pathlib import Path
+from kit import atomic_files
+moved = []
+replace = os.replace
+def replace_then_die(source, target):
+    if moved:
+        os.kill(os.getpid(), signal.SIGKILL)
+    replace(source, target)
+    moved.append(target)
+os.replace = replace_then_die
+folder = Path(sys.argv[1])
+atomic_files.atomic_write_texts({folder / "matrix.md": "new md", folder / "matrix.json": "new json"})
+"""
+
+
+def test_a_writer_killed_between_its_two_moves_is_finished_by_the_next_write(tmp_path: Path) -> None:
+    (tmp_path / "matrix.md").write_text("old md")
+    (tmp_path / "matrix.json").write_text("old json")
+    killed = subprocess.run([sys.executable, "-c", KILLED_BETWEEN_MOVES, str(tmp_path)], cwd=ROOT,
+                            capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert killed.returncode == -9
+    assert ((tmp_path / "matrix.md").read_text(), (tmp_path / "matrix.json").read_text()) == ("new md", "old json")
+    [journal] = tmp_path.glob(".tmp-*" + atomic_files.JOURNAL_SUFFIX)
+    atomic_files.atomic_write_text(tmp_path / "notes.txt", "a writer at work may still be moving: left alone")
+    assert (tmp_path / "matrix.json").read_text() == "old json"
+    minute_ago = time.time() - atomic_files.INTERRUPTED_AFTER_S - 5
+    os.utime(journal, (minute_ago, minute_ago))
+    atomic_files.atomic_write_text(tmp_path / "notes.txt", "the next write")
+    # was: matrix.md new and matrix.json old until the next report
+    assert ((tmp_path / "matrix.md").read_text(), (tmp_path / "matrix.json").read_text()) == ("new md", "new json")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["matrix.json", "matrix.md", "notes.txt"]
