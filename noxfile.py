@@ -8,7 +8,9 @@
     nox -s report                   # rebuild reports/matrix.md from records only
     nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
     nox -s triage -- issue.md       # a bug report's code as a check: where it reproduces, and the bisect
-    nox -s tests                    # the kit's own tests: the fast lane (Python 3.9 and 3.13)
+    nox -s explain -- train.py      # which op of your program is not split across devices, per release
+    nox -s tests                    # the kit's own tests: the unit lane (Python 3.9 and 3.13)
+    nox -s tests-machine            # the kit end to end on a fake machine
     nox -s tests-integration        # the rest: real releases, a real SLURM
 
 The JAX sessions run in nox's own process (python=False): the kit builds one
@@ -125,16 +127,26 @@ def triage(session: nox.Session) -> None:
 
 
 @nox.session(python=False, default=False)
+def explain(session: nox.Session) -> None:
+    """Which op of a program is not split across devices (`-- PROGRAM [ARGS...] --releases A,B`)."""
+    # The program runs in the folder nox was called from, as `python PROGRAM` would (nox moves to this one).
+    _run(session, ["explain", "--called-from", session.invoked_from, *session.posargs])
+
+
+@nox.session(python=False, default=False)
 def report(session: nox.Session) -> None:
     """Rebuild reports/matrix.md and matrix.json from the records, installing nothing."""
     _run(session, ["report", *session.posargs])
 
 
-# The kit's own tests. `nox -s tests` is the fast lane for everyday work: no real JAX install, no
-# SLURM, on the oldest and the newest Python the kit supports. `nox -s tests-integration` is the rest:
-# real releases, real compiled HLO, a real single-node SLURM. CI runs both.
+# The kit's own tests, in three lanes. `nox -s tests` is the unit lane for everyday work: no real JAX
+# install, no SLURM, no fake machine, on the oldest and the newest Python the kit supports.
+# `nox -s tests-machine` runs the kit end to end on a fake machine (fake releases on a local index, real
+# child processes): most of the time, so on one Python. `nox -s tests-integration` is the rest: real
+# releases, real compiled HLO, a real single-node SLURM. CI runs all three.
 TEST_PYTHONS = ("3.9", "3.13")
-FAST_LANE = "not integration and not slurm"
+UNIT_LANE = "not integration and not slurm and not machine"
+MACHINE_LANE = "machine and not integration and not slurm"
 
 
 def _pythons_where_nox_looks(versions: tuple[str, ...]) -> None:
@@ -160,15 +172,22 @@ _pythons_where_nox_looks(TEST_PYTHONS)
 
 @nox.session(python=TEST_PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The fast lane: every test that installs no JAX release and needs no SLURM (and mypy, on the newest)."""
+    """The unit lane: no JAX release installed, no SLURM, no fake machine (and mypy, on the newest)."""
     session.install("-r", "requirements-test.txt")
     if session.python == TEST_PYTHONS[-1]:
         session.run("mypy")  # one Python is enough: it checks for the kit's target version either way
-    session.run("pytest", "-m", FAST_LANE, *session.posargs)
+    session.run("pytest", "-m", UNIT_LANE, *session.posargs)
+
+
+@nox.session(name="tests-machine", python=TEST_PYTHONS[-1])
+def tests_machine(session: nox.Session) -> None:
+    """The kit end to end on a fake machine: fake releases on a local index, bisects, sweeps, faults."""
+    session.install("-r", "requirements-test.txt")
+    session.run("pytest", "-m", MACHINE_LANE, *session.posargs)
 
 
 @nox.session(name="tests-integration", python=TEST_PYTHONS[-1])
 def tests_integration(session: nox.Session) -> None:
     """The rest: real JAX releases from the index, real HLO, a real SLURM (scripts/slurm-local.sh)."""
     session.install("-r", "requirements-test.txt")
-    session.run("pytest", "-m", f"not ({FAST_LANE})", *session.posargs)
+    session.run("pytest", "-m", "integration or slurm", *session.posargs)

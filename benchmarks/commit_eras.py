@@ -32,7 +32,7 @@ from kit.history.commits import headlines  # noqa: E402
 from kit.history.source import History  # noqa: E402
 from kit.history.version_file import jaxlib_ranges  # noqa: E402
 from kit.install import environment  # noqa: E402
-from kit.install.overlay import commit_version, new_overlay_folder, remove_overlay  # noqa: E402
+from kit.install.overlay import OVERLAY_FORMAT, commit_version, new_overlay_folder, remove_overlay  # noqa: E402
 from kit.run.jax_runs import JaxRuns, jax_runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +46,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     matrix = load_matrix(ROOT / "matrix.toml")
     history = History(args.jax_repo.resolve(), "--jax-repo")
-    rows = ["| range | commits | accept the old jaxlib (version.py) | run on it | first that does not run there | "
+    rows = [f"| range | commits | accept the old jaxlib (version.py) | run on it (overlay format {OVERLAY_FORMAT}) | "
+            "first that does not run there | "
             "why | seconds |", "|---|---|---|---|---|---|---|"]
     for old, new in (pair.split(":", 1) for pair in args.ranges):
         started = time.monotonic()

@@ -20,6 +20,7 @@ session does can also be run (and tested) without nox. Exit codes:
 * 5 — the release cannot run what was asked here, e.g. ``--processes 2`` on a
   release whose CPU client has no cross-process collectives (a record says why).
 
+``explain PROGRAM [ARGS...] [--releases A,B]`` says which op of a program is not split across devices (docs/explain.md).
 ``triage REPORT [--run]`` writes a check from a bug report and says where it reproduces (docs/triage.md).
 ``probe JOB_DIR TASK`` is one probe of ``bisect --slurm``, run by its job script on a node.
 ``plan VERSION [--backend cuda]`` shows the install plan, resolved without
@@ -136,11 +137,15 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
             return sweep_main(matrix, rest, log)
         if command == "triage":
             return cmd_triage(matrix, rest, log, reproduce)
+        if command == "explain":  # which op of a program is not split across devices (docs/explain.md)
+            from .explain import main as explain_main
+
+            return explain_main(matrix, rest, log, reproduce or "")
         if command == "probe":  # one task of `bisect --slurm`'s job array, on a node
             from .bisect.cluster import run_task
 
             return run_task(matrix, rest, log)
-        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, matrix or report")
+        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, explain, matrix or report")
     except KitError as exc:
         print(as_spoken(exc.render()), file=sys.stderr)
         return exc.exit_code

@@ -133,8 +133,7 @@ class InstallSettings:
     jaxlib_archive: str = "https://storage.googleapis.com/jax-releases/jax_releases.html"
 
 
-# A user check is a script instead of a built-in repro; these are its only keys.
-SCRIPT_CHECK_KEYS = ("script", "description", "host_devices", "timeout_s", "requires", "bad_if")
+SCRIPT_CHECK_KEYS = ("script", "explain", "description", "host_devices", "timeout_s", "requires", "bad_if")  # user checks
 
 DEFAULT_TIMEOUT_S = 1800
 """A check's time limit when its block (or ``--script``'s ``--timeout``) names none."""
@@ -176,12 +175,12 @@ class Check:
 
 def script_check(name: str, script: Path, *, description: str = "", host_devices: int | None = None,
                  timeout_s: int = DEFAULT_TIMEOUT_S, requires: tuple[str, ...] = (),
-                 bad_if: re.Pattern[str] | None = None) -> Check:
+                 bad_if: re.Pattern[str] | None = None, parameters: Mapping[str, Any] | None = None) -> Check:
     """A user's script as a check, from matrix.toml or from the command line (``--script``): one shape for both.
 
     Every value has been checked where it entered; ``script`` is made absolute.
     """
-    return Check(name=name, parameters={}, presets={}, timeout_s=timeout_s,
+    return Check(name=name, parameters=dict(parameters or {}), presets={}, timeout_s=timeout_s,
                  description=description or f"{name} check ({script.name})", script=script_with_code(script),
                  host_devices=host_devices, requires=requires, bad_if=bad_if)
 
@@ -385,7 +384,7 @@ def _parse_any_check(name: str, table: Mapping[str, Any], path: Path) -> Check:
             raise ConfigError(f"checks.{name} is a built-in check and cannot have a script",
                               f"give your check another name, e.g. [checks.my-{name}]")
         return _parse_check(name, table)
-    if "script" not in table:
+    if "script" not in table and "explain" not in table:
         close = difflib.get_close_matches(name, sorted(BUILTIN_CHECKS), n=1)
         hint = f"did you mean the built-in {close[0]!r}? " if close else ""
         raise ConfigError(f"checks.{name} has no script (and is not a built-in check)",
@@ -399,17 +398,18 @@ def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Chec
         raise ConfigError(f"check name {name!r} has characters a session or record file name cannot hold",
                           "use ASCII letters, digits, - and _ (starting with a letter or digit)")
     _known_keys(table, set(SCRIPT_CHECK_KEYS), where)
-    script = path.parent / _string(table, "script", where, "")
+    script = path.parent / _string(table, key := "explain" if "explain" in table else "script", where, "")
     if not script.is_file():
-        raise ConfigError(f"{where}.script {str(table['script'])!r} is not a file (looked at {script})",
+        raise ConfigError(f"{where}.{key} {str(table[key])!r} is not a file (looked at {script})",
                           "the path is relative to matrix.toml; copy an example from examples/checks/")
     devices = table.get("host_devices")
     if devices is not None and not (_is_int(devices) and 0 < devices <= parameter_rules.MAX_HOST_DEVICES):
         raise ConfigError(f"{where}.host_devices must be 1 to {parameter_rules.MAX_HOST_DEVICES}", "e.g. host_devices = 4")
     requires = extra_packages.requirements(_strings(table, "requires", where, ()), f"{where}.requires", ConfigError)
     bad_if = bad_if_pattern(table["bad_if"], f"{where}.bad_if", ConfigError) if "bad_if" in table else None
-    return script_check(name, script, description=_string(table, "description", where, f"{name} check ({table['script']})"),
-                        host_devices=devices, timeout_s=_timeout(table, where), requires=requires, bad_if=bad_if)
+    return script_check(name, script, description=_string(table, "description", where, f"{name} check ({table[key]})"),
+                        host_devices=devices, timeout_s=_timeout(table, where), requires=requires, bad_if=bad_if,
+                        parameters={"explain": True} if key == "explain" else None)  # kit/run/explained.py
 
 
 def _timeout(table: Mapping[str, Any], where: str) -> int:
@@ -487,7 +487,7 @@ def script_parameters(check: Check, root: Path) -> dict[str, Any]:
     except ValueError:
         shown = str(check.script)
     parameters: dict[str, Any] = {"script": shown, "script_sha256": hashlib.sha256(script_bytes(check.script, check.name)).hexdigest(),
-                                  "host_devices": check.host_devices}
+                                  "host_devices": check.host_devices, **check.parameters}
     if check.requires:
         parameters["requires"] = list(check.requires)
     if check.bad_if is not None:

@@ -39,6 +39,8 @@ USAGE = f"""jax-kit: which JAX releases carry a bug, where did it change, and wh
   jax-kit bisect --script ./x.py --good VERSION --bad VERSION
                                       the first release where a script's exit code changes
                                       (--check NAME, --metric NAME, --commits: jax-kit bisect --help)
+  jax-kit explain ./train.py [ARGS]   which op of your program is not split across devices, per release
+                                      (--releases A,B, --devices N: jax-kit explain --help)
   jax-kit triage ISSUE.md [--run]     a bug report's code as a check: where it reproduces, and the bisect
   jax-kit matrix                      every check on every release, then the report
   jax-kit report                      matrix.md and matrix.json again from the records alone

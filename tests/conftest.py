@@ -21,6 +21,14 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test on the fake machine (`fake_releases`, directly or through another fixture) is of the machine lane:
+    the unit lane stays quick enough to run on every change, on every Python the kit supports."""
+    for item in items:
+        if "fake_releases" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.machine)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Name the modules past the soft cap, as a note for whoever touches them next (never a failure)."""
     from tests.test_code_shape import SOFT_MODULE_LINES, module_lengths

@@ -103,3 +103,26 @@ def test_jax_repo_without_commits_gives_the_notes_from_the_clone_and_no_network(
     assert "Fixed `slogdet` when batched." in notes and "slogdet` batching" in notes  # the check's repro calls it
     assert "typo" not in notes and "categorical" not in notes
     assert str(clone) not in markdown
+
+
+def test_a_tag_whose_own_section_is_still_unreleased_is_quoted_as_that_release() -> None:
+    from kit.bisect.changelog import parse_changelog
+    from kit.bisect.report_inputs import unreleased_as
+
+    at_tag = "# Changelog\n\n## Unreleased\n\n* Bug fixes\n  * `jnp.foo` fixed.\n\n## JAX 0.7.1 (August 20, 2025)\n\n* x\n"
+    sections = parse_changelog(unreleased_as(at_tag, "0.7.2") or "")
+    assert [(s.version, s.markdown.splitlines()[0]) for s in sections] == [("0.7.2", "## jax 0.7.2"),
+                                                                            ("0.7.1", "## JAX 0.7.1 (August 20, 2025)")]
+    named = "## jax 0.7.2\n\n* a\n\n## Unreleased\n"
+    assert unreleased_as(named, "0.7.2") == named  # a release with its own section keeps it
+
+
+def test_at_most_twelve_lines_of_a_release_are_quoted() -> None:
+    from kit.bisect.changelog_entries import MAX_LINES, first_lines, quoted
+
+    section = "## jax 0.5.0\n\n" + "\n".join(f"* `slogdet` change {n}" for n in range(40))
+    lines = quoted("## jax 0.5.0", section, ["slogdet"], "LINK")
+    assert sum(line.startswith("* ") for line in lines) == MAX_LINES == 12
+    assert lines[-1] == "_40 of 40 entries mention `slogdet` (the first 12 lines); the whole section: LINK_"
+    whole = first_lines(section, "LINK")
+    assert len(whole) == 1 + MAX_LINES + 2 and whole[-1] == "_29 more lines: LINK_"

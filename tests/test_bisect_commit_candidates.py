@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.bisect.commit_candidates import CommitCandidate, _candidate, commit_candidates, on_build
+from kit.bisect.commit_candidates import CommitCandidate, _candidate, commit_candidates, forced_on, on_build
 from kit.history.version_file import JaxlibRange
 from kit.bisect.builds import Build
 
@@ -56,6 +56,45 @@ def test_on_a_build_the_commit_refuses_there_is_no_candidate() -> None:
     candidate = _candidate(COMMIT, JaxlibRange("0.5.0", "0.5.2"), ("2025-02-27", "t"), [BAD])
     assert on_build(candidate, GOOD) is None
     assert on_build(CommitCandidate(COMMIT, (), None, None, None, commit=COMMIT), BAD) is None  # no range known
+
+
+def test_forced_onto_a_newer_jaxlib_the_commit_names_that_jaxlib_as_its_version_and_is_a_key_apart() -> None:
+    # JAX's import refuses a jaxlib newer than jax.__version__, which the overlay stamps: the build's version
+    # there passes that check alone, and the probe is keyed and named as forced.
+    old = _candidate(COMMIT, JaxlibRange("0.5.1", "0.5.2"), ("2025-02-27T10:00:00Z", "Fix"), [BAD])
+    forced = forced_on(old, GOOD)
+    assert forced is not None and forced.forced and forced.jaxlib == "0.5.3" and forced.build == GOOD
+    assert forced.version == f"{COMMIT}@jaxlib-0.5.3-forced" != on_build(old, BAD).version  # type: ignore[union-attr]
+    assert forced.jax_version == "0.5.3.dev20250227+f93c2a1aa5.forced"
+    assert forced_on(old, BAD) is None  # accepted anyway: nothing to force
+    assert forced_on(old, Build("0.5.0", "0.5.0", "3.12", True)) is None  # older than its minimum: never forced
+
+
+def test_a_patch_release_tag_stands_as_the_old_end_where_its_branch_point_runs_on_no_build(tmp_path: Path) -> None:
+    # jax-v0.1.1 is cut on a branch from m1, whose version.py accepts only jaxlib 0.1.0: no build at hand runs it,
+    # so the search could not start. The tag itself, on its own release's build, is the old end instead.
+    from fake_jax import _Commit, _files, write_history
+    from kit.bisect.commit_candidates import tag_as_old_end
+    from kit.history.commit_range import release_range
+    from kit.history.source import History
+
+    commits = [_Commit(1, "m1 base", _files("0.1.0", "0.1.0"), ()),
+               _Commit(2, "m2 main moves on", _files("0.2.0", "0.1.1", noise=2), (1,)),
+               _Commit(3, "m3 release 0.2.0", _files("0.2.0", "0.2.0", noise=3), (2,)),
+               _Commit(4, "b1 patch release 0.1.1", _files("0.1.1", "0.1.0", noise=1), (1,))]
+    history = History(write_history(tmp_path / "jax", commits, {"jax-v0.1.1": 4, "jax-v0.2.0": 3}, {"main": 3}),
+                      "test")
+    builds = [Build("0.1.1", "0.1.1", "3.12", True, "bad"), Build("0.2.0", "0.2.0", "3.12", True, "good")]
+    commit_range = release_range(history, "0.1.1", "0.2.0")
+    candidates = commit_candidates(history, commit_range, builds)
+    assert candidates[0].problem  # the branch point m1: jaxlib 0.1.0 only
+    placed, said = tag_as_old_end(history, "jax-v0.1.1", candidates, builds)
+    assert placed[0].title == "b1 patch release 0.1.1" and placed[0].build == builds[0] and not placed[0].problem
+    assert placed[1:] == candidates[1:]
+    assert said.startswith(f"the branch point {candidates[0].short} runs on no build here")
+    assert "jax-v0.1.1 itself" in said
+    runnable_start = [candidates[0].__class__(**{**candidates[0].__dict__, "problem": ""})] + candidates[1:]
+    assert tag_as_old_end(history, "jax-v0.1.1", runnable_start, builds) == (runnable_start, "")  # nothing to replace
 
 
 @pytest.mark.skipif(not JAX_CLONE.is_dir(), reason="KIT_JAX_REPO does not name a clone of JAX")

@@ -10,7 +10,7 @@ from typing import Any
 
 from kit.bisect.builds import Build
 from kit.bisect.commit_candidates import CommitCandidate
-from kit.bisect.commit_finding import CommitFinding, CommitLevel, CompiledChange, TieBreak
+from kit.bisect.commit_finding import CommitFinding, CommitLevel, CompiledChange, PairProbe, TieBreak, Untested
 from kit.bisect.commit_report import commit_section
 from kit.bisect.outcomes import Observation
 from kit.bisect.search import BisectResult, BoundsProblem, Outcome
@@ -107,7 +107,8 @@ def test_every_caveat_of_the_search_is_said() -> None:
     assert "- the merge's branch, 3 commits: its ends agree" in text
     assert f"- 1 probes where JAX itself could not run were counted as neither good nor bad: {NEWEST[:10]}: " \
            "ImportError: x" in text
-    assert "- 4 (commit, jaxlib) pairs were laid over only to ask whether JAX runs there (12.3 s)" in text
+    assert "- 4 (commit, jaxlib) pairs were laid over only to ask whether JAX runs there (12.3 s): which commits run " \
+           "on which build was found by this run's runnability checks" in text
 
 
 def test_a_build_dependent_commit_and_a_switch_of_builds_say_why() -> None:
@@ -174,3 +175,29 @@ def test_the_probe_table_has_the_probes_run_now_and_the_framing_ones_and_counts_
                       if line.startswith(f"| {middle[:10]}"))
     assert "a \\| b yyy" in middle_row and middle_row.count(" | ") == 6
     assert "| probe cache (an earlier bisect) |" in middle_row
+
+
+def test_an_end_that_could_not_run_is_said_to_have_not_run_never_to_have_behaved_otherwise() -> None:
+    stopped = found_commit()
+    stopped.levels[0].problem = BoundsProblem("untestable", OLD_END, Outcome.SKIP, GOOD, "the oldest version ... skip")
+    stopped.observations[OLD_END] = Observation("ran", "inconclusive", "r", jax_cannot_run="ImportError: no _jax")
+    lines = commit_section(stopped, fix=False, crash="skip", script=False)
+    assert f"- The range's old end {OLD_END[:10]} could not run here (ImportError: no _jax), so no commit between " \
+           "the releases was searched from it." in lines
+    assert not any("did not behave" in line for line in lines)
+
+
+def test_a_build_matters_answer_names_the_untested_span_with_its_probes_and_leads() -> None:
+    probes = (PairProbe(LAST, "0.5.1", "bad"), PairProbe(LAST, "0.5.3", "good"),
+              PairProbe(FIRST, "0.5.3", "good"))
+    untested = Untested(OLD_END, LAST, 206, "0.5.3", "JAX refuses jaxlib 0.5.3", FIRST)
+    compiled = CompiledChange("0.5.1", "0.5.3", None, None, ())
+    found = found_commit(tie=TieBreak("untested", None, BUILT, FRESH, GOOD, why="the build matters: x",
+                                      evidence=probes, untested=untested),
+                         compiled=compiled, leads=[Lead("2" * 40, "Deprecate alpha", "adds the gate `g`")])
+    text = section(found)
+    assert "**Answer: the build matters; whether JAX's Python needs the newer jaxlib is untested.**" in text
+    assert f"  - probes: {LAST[:10]} on jaxlib 0.5.1: bad; {LAST[:10]} on jaxlib 0.5.3: good; {FIRST[:10]} on " \
+           "jaxlib 0.5.3: good" in text
+    assert "- lead (read first, not an answer): 2222222222 \"Deprecate alpha\" — adds the gate `g`" in text
+    assert "Not in JAX's Python" not in text and "- first bad commit" not in text

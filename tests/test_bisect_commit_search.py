@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from fake_jax import (BUMP_TITLE, FIX_TITLE, GATE_TITLE, KERNELS_TITLE, MERGE_TITLE, NOISE_FIX_TITLE, RENAME_TITLE,
+from fake_jax import (BUMP_TITLE, FIX_TITLE, GATE_TITLE, KERNELS_TITLE, MERGE_TITLE, NOISE_FIX_TITLE, PLUGINS_TITLE,
+                      PREP_TITLE, RENAME_TITLE,
                       SCRIPT_BATCH, SCRIPT_GATE, SCRIPT_KERNEL, SCRIPT_NOISE, XLA_NEW, XLA_OLD, commit_titled,
                       build_fake_release, make_repo, renamed_history)
 from kit.bisect import changelog, commit_search, driver
@@ -150,7 +151,11 @@ def test_a_users_clone_is_only_read(matrix: Any, world: World, tmp_path: Path) -
     assert files_of(world.repo) == before
 
 
-def test_change_only_in_the_compiled_jaxlib_is_not_in_python(matrix: Any, world: World, tmp_path: Path) -> None:
+def test_change_only_in_the_compiled_jaxlib_is_not_in_python_once_the_old_ends_python_gave_the_new_outcome(
+        matrix: Any, world: World, tmp_path: Path) -> None:
+    # The same Python (the newest commit on jaxlib 0.1.0) is bad there and good on 0.2.0. That alone is not enough:
+    # the commits before the version bump cannot run on 0.2.0 unforced (JAX refuses a newer jaxlib), so the old
+    # end's Python is run there forced, past that check; it gives the new outcome too: not in JAX's Python.
     data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_KERNEL)), "--good", "0.2.0",
                                "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
     commits = data["commits"]
@@ -159,8 +164,13 @@ def test_change_only_in_the_compiled_jaxlib_is_not_in_python(matrix: Any, world:
     assert commits["not_in_python"]["compiled_files"] == ["jaxlib/kernels.cc"]
     assert commits["not_in_python"]["xla_compare"] == f"https://github.com/openxla/xla/compare/{XLA_OLD}...{XLA_NEW}"
     assert commits["tie_break"]["kind"] == "binary"
-    assert len(commits["probed_now"]) <= 3  # the newest commit on the old build, then that Python on the new build
+    evidence = commits["tie_break"]["evidence"]
+    old_end = commits["range"]["old_end"]
+    assert {"commit": old_end, "jaxlib": "0.2.0", "outcome": "good", "forced": True} in evidence
+    assert [e for e in evidence if not e["forced"] and e["outcome"] == "bad"]  # a forced probe never stands alone
+    assert len(commits["probed_now"]) <= 5  # newest on the old build, that Python, oldest and old end on the new
     assert "Not in JAX's Python" in markdown and "jaxlib releases: 0.1.0 → 0.2.0" in markdown
+    assert "(forced: JAX's version check relaxed): good" in markdown
 
 
 def test_regression_direction_and_identical_rerun_runs_nothing(matrix: Any, world: World, tmp_path: Path) -> None:
@@ -218,7 +228,8 @@ def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None
     assert "needs jaxlib >= 0.1.5 and <= 0.1.0" in by_title["Bump the minimum jaxlib version to 0.1.5"].problem
     assert by_title[BUMP_TITLE].jaxlib == "0.1.0"  # accepts both: the bad side's build first
     assert by_title["JAX release v0.2.0"].jaxlib == "0.2.0"  # accepts only the new jaxlib
-    assert by_title[KERNELS_TITLE].accepts is not None and by_title[KERNELS_TITLE].accepts.accepts("0.2.0")
+    kernels = by_title[KERNELS_TITLE].accepts
+    assert kernels is not None and kernels.accepts("0.2.0")
 
 
 @pytest.mark.parametrize(("flags", "message"), [(["--commits", "--all"], "--commits narrows one change")])
@@ -376,3 +387,23 @@ def test_a_commit_phase_that_stops_still_publishes_the_release_answer_first(
                              "--commits", "--jax-repo", str(world.repo)], lambda line: None)
     published = list((tmp_path / "reports").glob("bisect-*.json"))
     assert published and json.loads(published[0].read_text())["first_different"] == "0.2.0"
+
+
+def test_good_and_bad_commits_start_and_end_the_commit_search_anywhere(matrix: Any, world: World, tmp_path: Path) -> None:
+    # The bad commit is off the line searched (on the pull request's branch, before the fix): the search starts
+    # at the newest line commit it contains and says so; the good commit ends it. The fix is still found, inside.
+    prep, plugins = commit_titled(world.repo, PREP_TITLE), commit_titled(world.repo, PLUGINS_TITLE)
+    data, markdown, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0",
+                               "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo),
+                               "--bad-commit", prep[:12], "--good-commit", plugins)
+    commits = data["commits"]
+    assert commits["first_different"]["title"] == FIX_TITLE
+    assert commits["range"]["new_end"] == plugins and commits["range"]["new"] == plugins
+    assert f"{prep[:12]} is not on the line: the search starts at" in commits["range"]["shape"]
+    assert f"ending at {plugins}" in commits["range"]["shape"]
+    with pytest.raises(UsageError, match="is not between"):  # older than the range's old end
+        run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
+            "--commits", "--jax-repo", str(world.repo), "--bad-commit", "jax-v0.1.0~1")
+    with pytest.raises(UsageError, match="is empty"):  # the ends the wrong way round
+        run(matrix, "--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
+            "--commits", "--jax-repo", str(world.repo), "--bad-commit", plugins, "--good-commit", prep)

@@ -33,11 +33,17 @@ DETAIL_LINES = [
     "jax 0.5.2's environment: bytecode for its packages in place",
     "laid 8c7a55ea82's jax/ and jaxlib Python over jax 0.5.2's environment (/tmp/kit-2); bytecode: 607 files",
     "  8c7a55ea82 on jaxlib 0.5.1: JAX imports and runs here (0.7 s)",
+    # a commit no build runs: the commit search's one grouped line says how many and why
+    "probe commit 4606652c30 ([JAX] Rename xla_extension to _jax.): skip [index] not installable here: JAX itself "
+    "cannot run it on any jaxlib build here (on jaxlib 0.6.0: ImportError: cannot import name '_jax')",
 ]
 PHASE_LINES = [
     "bounds from the command line: good 0.6.0, bad 0.4.35",
     "jaxlib 0.5.1 runs 393 commits (b0cfcb8eb2 .. 8c7a55ea82)",
     "runnable pairs: 2 laid over and run, 1.6 s in all so far",
+    "239 commits (7877bec782 .. cf976283cb) run on no build here (skipped unrun, never good or bad): 239 × JAX itself "
+    "cannot run it on any jaxlib build here (on jaxlib 0.6.0: ImportError: cannot import name '_jax')",
+    "probe jax 0.4.14: skip [index] not installable here: no wheel for this platform",
     "could not keep probes in the probe cache reports/bisect/probes (read-only); the bisect goes on",
 ]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from fake_jax import FIX_TITLE, KERNELS_TITLE, MERGE_TITLE, commit_titled, make_repo
-from kit.history.commits import (changed_files, commit_info, compare_url, compiled_changes, headlines, pr_number,
+from fake_jax import BUMP_TITLE, FIX_TITLE, KERNELS_TITLE, MERGE_TITLE, commit_titled, make_repo
+from kit.history.commits import (changed_files, python_changes, commit_info, compare_url, compiled_changes, headlines, pr_number,
                                  read_text)
 from kit.history.source import History
 
@@ -50,3 +50,12 @@ def test_headlines_and_text_at_a_tag(history: History) -> None:
     assert "## jax 0.2.0" in (read_text(history, "jax-v0.2.0", "CHANGELOG.md") or "")
     assert read_text(history, "jax-v0.1.0", "no/such/file") is None
     assert compare_url("a", "b") == "https://github.com/jax-ml/jax/compare/a...b"
+
+
+def test_python_changes_leave_out_the_version_file_alone(history: History) -> None:
+    # The version bump changes jax/version.py only: its Python is its parent's, so a probe of one stands for the other.
+    bump = commit_titled(history.path, BUMP_TITLE)
+    assert python_changes(history, f"{bump}^", bump) == []
+    fix = commit_titled(history.path, FIX_TITLE)
+    assert "jax/_src/linalg.py" in python_changes(history, f"{fix}^", fix)
+    assert python_changes(history, "not-a-commit", bump) == ["?"]  # unreadable: never taken as the same Python

@@ -70,3 +70,30 @@ def test_a_real_cherry_pick_on_jax_v0_9_0s_release_branch_finds_its_main_line_tw
         pytest.skip("KIT_JAX_REPO does not name a clone of https://github.com/jax-ml/jax")
     twin = main_line_twin(History(Path(clone), "KIT_JAX_REPO"), "2de5b8b070")
     assert twin is not None and twin.commit.startswith("d3c2609167") and twin.how == "PiperOrigin-RevId 858211335"
+
+
+SCAN_FIX = "Fix the transpose of scan with unit-length axes"
+
+
+def test_a_pick_without_stamps_finds_its_twin_inside_a_merged_pull_request_by_title_author_and_date(
+        tmp_path: Path) -> None:
+    # The twin reached main inside a merged branch (not on main's first-parent line), the pick carries no
+    # RevId and no "cherry picked from", and its patch differs by a context line: only the title, the author
+    # and the author date, which git cherry-pick keeps, tie them.
+    base = _files()
+    picked_at = 1736500000
+    fixed = {**base, "jax/_src/noise.py": "NOISE = 8\n"}
+    commits = [
+        _Commit(1, "m1 base", base, ()),
+        _Commit(2, SCAN_FIX, fixed, (1,), author_date=picked_at),  # on the pull request's branch
+        _Commit(3, "m2 main moves on", {**base, "CHANGELOG.md": "m2\n"}, (1,)),
+        _Commit(4, "Merge pull request #50 from dev:scan", {**fixed, "CHANGELOG.md": "m2\n"}, (3, 2)),
+        _Commit(5, SCAN_FIX, {**fixed, "jax/_src/linalg.py": base["jax/_src/linalg.py"] + "# branch\n"}, (1,),
+                author_date=picked_at),  # the release branch's pick
+        _Commit(6, "b2 Prepare release 0.1.1", {**fixed, "CHANGELOG.md": "0.1.1\n"}, (5,)),
+    ]
+    history = History(write_history(tmp_path / "jax", commits, {"jax-v0.1.1": 6}, {"main": 4}), "test")
+    pick = _on(history, SCAN_FIX, main=False)
+    twin = main_line_twin(history, pick)
+    assert twin is not None and twin.how == "same title, author and author date"
+    assert twin.commit == _on(history, SCAN_FIX, main=True) and twin.commit != pick

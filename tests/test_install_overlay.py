@@ -12,7 +12,7 @@ from fake_jax import FIX_TITLE, PLUGINS_TITLE, PREP_TITLE, commit_titled, fake_e
 from kit.history.source import History
 from kit.history.version_file import JaxlibRange
 from kit.install.environment import REUSED, Environment, overlaid
-from kit.install.overlay import commit_version, installed_package, lay_over
+from kit.install.overlay import commit_version, declare_the_build, installed_package, lay_over
 
 def test_commit_version_names_the_commit() -> None:
     assert commit_version(JaxlibRange("0.5.1", "0.5.2"), "2025-02-27T08:15:45-08:00",
@@ -68,3 +68,42 @@ def test_a_jaxlib_module_new_in_the_commit_is_laid_over_too(world: tuple[History
     laid = overlaid(base, tmp_path, "0.1.0.dev")
     assert (tmp_path / "jaxlib" / "plugin_support.py").is_file()  # jaxlib 0.1.0 has no such module
     assert run(laid, "import jax._src.kernels, jaxlib.plugin_support as p; print(p.PLUGINS)") == "()"
+
+
+def _jaxlib_tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_binarys_declarations_are_the_builds_and_the_rest_of_the_file_the_commits(tmp_path: Path) -> None:
+    # A 2026 commit's xla_client.py says 395 over a binary whose own file says 391: JAX would take paths
+    # the binary lacks (weakref_lru_cache() with arguments it does not know) and the commit would look unrunnable.
+    installed = _jaxlib_tree(tmp_path / "site" / "jaxlib", {
+        "xla_client.py": "_version = 391  # the build's\nmlir_api_version = 57\nOLD = 1\n"})
+    overlay = _jaxlib_tree(tmp_path / "overlay" / "jaxlib", {
+        "xla_client.py": "import os\n_version: int = 395  # a new kwarg\nmlir_api_version = 58\nNEW = 2\n"})
+    declare_the_build(overlay, installed)
+    laid = (overlay / "xla_client.py").read_text()
+    namespace: dict[str, object] = {}
+    exec(laid, namespace)  # noqa: S102 - the file written, as Python reads it
+    assert (namespace["_version"], namespace["mlir_api_version"]) == (391, 57)
+    assert namespace["NEW"] == 2 and "OLD" not in namespace  # the commit's Python around the extension stays
+    assert "the commit said 395" in laid
+
+
+def test_a_declaration_the_build_does_not_make_leaves_the_builds_whole_file(tmp_path: Path) -> None:
+    installed = _jaxlib_tree(tmp_path / "site" / "jaxlib", {"xla_client.py": "OLD = 1\n"})
+    overlay = _jaxlib_tree(tmp_path / "overlay" / "jaxlib", {"xla_client.py": "_version = 395\nNEW = 2\n",
+                                                             "xla/xla_client.py": "_version = 395\n"})
+    declare_the_build(overlay, installed)
+    assert (overlay / "xla_client.py").resolve() == (installed / "xla_client.py").resolve()
+    assert (overlay / "xla" / "xla_client.py").resolve() == (installed / "xla_client.py").resolve()
+
+
+def test_a_file_that_declares_nothing_is_left_as_the_commit_wrote_it(tmp_path: Path) -> None:
+    installed = _jaxlib_tree(tmp_path / "site" / "jaxlib", {"xla_client.py": "_version = 391\n"})
+    overlay = _jaxlib_tree(tmp_path / "overlay" / "jaxlib", {"xla_client.py": "from jaxlib.xla.xla_client import *\n"})
+    declare_the_build(overlay, installed)
+    assert (overlay / "xla_client.py").read_text() == "from jaxlib.xla.xla_client import *\n"

@@ -25,10 +25,12 @@ LAYERS: dict[str, int] = {
     "kit.requirements": 0, "kit.user_paths": 0, "kit.layout": 0, "kit.arguments": 0,
     "kit.user_cache": 0, "kit.package_files": 0, "kit.project": 0,
     "kit.file_names": 0, "kit.markdown_text": 0,
+    "kit.hlo": 0,  # compiled HLO text read into each op's fingerprint (stdlib only: every layer may read it)
     "kit.install": 1,  # how does this run get its Python
     "kit.run": 2,  # run one check in one environment -> one record
     "kit.slurm": 2,  # SLURM job arrays, as both drivers submit and follow them
     "kit.matrix": 3, "kit.bisect": 3, "kit.triage": 3,  # the drivers; they do not import each other
+    "kit.explain": 3,  # which op of a program is not split, per release (a driver too)
     "kit.cli": 4, "kit.__main__": 4,  # the entry point: it may import every driver
 }
 BOTTOM, ENTRY = 0, 4

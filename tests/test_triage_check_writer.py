@@ -65,12 +65,18 @@ def test_a_block_that_fails_otherwise_does_not_print_the_wrong_value_line(tmp_pa
 
 
 @pytest.mark.parametrize(("source", "name"), [
-    ("examples/issues/jit-kwarg-named-f.md", "jit-kwarg-named-f"),
+    ("examples/issues/jit-kwarg-named-f.md", r"jit-kwarg-named-f-[0-9a-f]{6}"),
     ("jax-ml/jax#25329", "issue-jax-ml-jax-25329"),
-    ("My Report (copy).txt", "my-report-copy"),
+    ("My Report (copy).txt", r"my-report-copy-[0-9a-f]{6}"),
 ])
 def test_the_checks_name_comes_from_the_report(source: str, name: str) -> None:
-    assert check_name(source) == name
+    assert re.fullmatch(name, check_name(source))
+
+
+def test_two_reports_of_one_name_get_two_checks_and_one_report_keeps_its_own() -> None:
+    first, second = check_name("issue.md", "/home/a/issue.md"), check_name("issue.md", "/home/b/issue.md")
+    assert first != second and first.startswith("issue-") and second.startswith("issue-")
+    assert check_name("issue.md", "/home/a/issue.md") == first
 
 
 def test_a_check_a_triage_did_not_write_is_never_replaced(tmp_path: Path) -> None:

@@ -73,3 +73,14 @@ def test_the_pattern_matches_a_link_as_the_kit_searches_it() -> None:
 def test_no_exception_is_no_pattern() -> None:
     with pytest.raises(ValueError):
         bad_if_for([])
+
+
+def test_an_assertion_quoting_the_reporters_floats_matches_this_machines_low_digits() -> None:
+    import re
+
+    from kit.run.failures import RaisedException
+    from kit.triage.failure_pattern import bad_if_for
+
+    pattern = bad_if_for([RaisedException("AssertionError", "0.12345678 != 0.5 at step 3")])
+    assert re.search(pattern, "AssertionError: 0.1234912 != 0.5 at step 3")  # another machine's low digits
+    assert not re.search(pattern, "AssertionError: 0.1234912 != 0.5 at step 4")  # integers stay literal

@@ -1,5 +1,6 @@
 """``nox -s triage -- examples/issues/shapedtypestruct-immutable.md --run`` for real: the check written from the
-report runs on jax 0.6.1 (the reporter's) and a newer release, and the bisect it hands over names 0.6.0 -> 0.6.1;
+report runs on jax 0.6.1 (the reporter's), a newer release and (the two behaving the same) 0.6.0, where the report
+says it worked, and the bisect it hands over names 0.6.0 -> 0.6.1;
 with ``KIT_JAX_REPO`` naming a clone of JAX, ``--commits`` goes on to 0605bc4a5d ("Make `jax.ShapeDtypeStruct`
 immutable ...").
 
@@ -47,12 +48,14 @@ def test_a_report_goes_to_its_release_range_and_with_a_clone_to_its_commit(
     assert cli.cmd_triage(matrix, argv, print, None) == 0
     out = capsys.readouterr().out
     assert "== triage: reproduced on the reporter's release 0.6.1; still there in the newest release, 0.10.2" in out
-    assert "jax 0.6.1: AFFECTED: the script raised RuntimeError: Cannot reassign attributes (shape)" in out
+    assert "jax 0.6.1: exit 1, RuntimeError: Cannot reassign attributes (shape)" in out
+    # 0.6.1 and 0.10.2 behave the same, so 0.6.0 (where the report says it worked) ran too: their difference decides
+    assert "jax 0.6.1: AFFECTED; jax 0.6.0: UNAFFECTED; jax 0.10.2: AFFECTED" in out
     (written,) = (tmp_path / "reports").glob("bisect-*.json")
     data = json.loads(written.read_text())
     assert (data["last_same"], data["first_different"]) == ("0.6.0", "0.6.1")
     records = sorted((tmp_path / "reports" / "triage" / "records").glob("*.json"))
-    assert len(records) == 2  # the triage's own runs, kept apart from the matrix's records
+    assert len(records) == 3  # the triage's own runs, kept apart from the matrix's records
     if clone:
         assert data["commits"]["verdict"] == "commit"
         assert data["commits"]["first_different"]["hash"] == FIRST_BAD_COMMIT

@@ -15,9 +15,13 @@ def test_the_example_reports_blocks_are_classed_by_content() -> None:
     kinds = {path.stem: [b.kind for b in code_blocks(path.read_text())] for path in sorted(ISSUES.glob("*.md"))}
     assert kinds == {
         "jit-kwarg-named-f": ["python", "traceback", "python", "environment"],
+        "normal-draws-assert": ["python", "traceback", "output"],
+        "pad-eager-jit-numpy": ["python", "output", "output"],
+        "permutation-shuffle-order": ["python", "output", "output", "output"],
         "random-uniform-values": ["python", "output"],  # a shell line and what it printed
         # the traceback is fenced as ```python: its label does not make it code
         "shapedtypestruct-immutable": ["python", "traceback"],
+        "sharded-slogdet-collective": ["python", "output", "output"],
     }
 
 

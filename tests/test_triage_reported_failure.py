@@ -70,3 +70,24 @@ def test_the_sentences_name_what_was_found_and_where() -> None:
     found = read("Expected: 3\nGot: 2\n")
     assert found.sentence() == "a wrong value: got '2', expected '3', from the prose"
     assert ReportedFailure().sentence() == "no failure found" and ReportedFailure().exception is None
+
+
+@pytest.mark.parametrize(("text", "expected", "actual"), [
+    # an "expected" label whose own words hold "gives": still the expected value, and the got one is the other
+    ("Expected output (what NumPy gives):\n\n```\n[1. 2.]\n```\n\nActual output:\n\n```\n[1. 0.]\n```\n",
+     "[1. 2.]", "[1. 0.]"),
+    # a parenthesis after the label says what the label is, it is no value
+    ("Expected output (same as NumPy):\n```\n3\n```\nGot:\n```\n4\n```\n", "3", "4"),
+    # one sentence with both values beats prose such as "returns 0" before it
+    ("It returns 0 for me.\n\nThe sum should be `6`, but got `7`.\n", "6", "7"),
+])
+def test_labels_that_fooled_the_reading_now_read_right(text: str, expected: str, actual: str) -> None:
+    assert wrong_value(text, code_blocks(text)) == WrongValue(expected, actual)
+
+
+def test_a_verb_names_a_value_only_where_one_follows_it() -> None:
+    # "as NumPy gives." ends a sentence: the block two lines on is the environment, not the value got
+    text = "The first element should be `-1.5`, as NumPy gives.\n\n```\n$ pip freeze\njax==0.5.2\n```\n"
+    assert wrong_value(text, code_blocks(text)) is None
+    shown = "What it prints here:\n\n```\nTrue\n```\n"
+    assert wrong_value(shown, code_blocks(shown)) == WrongValue("", "True")

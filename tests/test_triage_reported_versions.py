@@ -65,3 +65,8 @@ def test_a_four_part_version_is_read_whole() -> None:
 
 def test_nothing_said_is_an_empty_answer() -> None:
     assert read("It is slow on my GPU.") == Versions()
+
+
+def test_the_same_script_printing_the_same_on_a_release_is_a_release_that_worked() -> None:
+    text = "It prints the wrong row.\nWith jax/jaxlib 0.5.3 the same script\nprints the same row three times.\n"
+    assert reported_versions(text, code_blocks(text)).last_good == "0.5.3"

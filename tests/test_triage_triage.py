@@ -6,6 +6,7 @@ tests/test_triage_integration.py runs real releases.
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,11 @@ import pytest
 
 from kit import cli, exit_codes
 from kit.config import Matrix, parse_matrix
+from kit.triage import block_outcome
 from kit.triage import triage as flow
+from kit.triage.check_writer import DIFFERENCE_BAD_IF
+from kit.triage.difference import Run
+from kit.triage.report_reading import read_report
 from tests.fake_index import refused_url
 
 ISSUES = Path(__file__).resolve().parent.parent / "examples" / "issues"
@@ -28,16 +33,29 @@ def _matrix(tmp_path: Path) -> Matrix:
                         tmp_path / "matrix.toml")
 
 
+def stood_in(text: str, behaviour: str) -> Run:
+    """A run as the report describes it: ``affected`` raises the reported exception, ``unaffected`` prints a value
+    and exits 0, ``inconclusive`` could not run the block at all (no outcome)."""
+    if behaviour == "inconclusive":
+        return Run("?", "inconclusive", "stood in", None)
+    exception = read_report(text).failure.exception
+    if behaviour == "affected":
+        error = (type(exception.name, (Exception,), {})(exception.message) if exception is not None
+                 else RuntimeError("the block failed"))
+        return Run("?", "affected", "stood in", block_outcome.outcome(1, "", error))
+    return Run("?", behaviour, "stood in", block_outcome.outcome(0, "16.0\n"))
+
+
 def _triage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, report: str, verdicts: dict[str, str],
             **options: Any) -> flow.Triage:
     ran: list[str] = []
+    text = (ISSUES / report).read_text() if report.endswith(".md") else report
 
-    def run_on(matrix: Matrix, opts: Any, written: Any, name: str, version: str, log: Any) -> dict[str, str]:
+    def run_on(matrix: Matrix, opts: Any, written: Any, name: str, version: str, devices: Any, log: Any) -> Run:
         ran.append(version)
-        return {"verdict": verdicts[version], "sentence": f"{verdicts[version].upper()}: stood in"}
+        return dataclasses.replace(stood_in(text, verdicts[version]), version=version)
 
     monkeypatch.setattr(flow, "run_on", run_on)
-    text = (ISSUES / report).read_text() if report.endswith(".md") else report
     result = flow.triage(_matrix(tmp_path), flow.TriageOptions(source="issue.md", text=text, **options),
                          lambda _m: None)
     assert ran == list(verdicts)  # the reporter's release first, then the newest; nothing else
@@ -50,12 +68,16 @@ def test_a_regression_with_a_release_that_worked_bisects_from_it_and_names_the_f
                      newest="0.9.0")
     assert result.answer == "reproduced on the reporter's release 0.4.36; fixed by the newest release, 0.9.0"
     assert result.bisect_argv[-4:] == ["--good", "0.4.35", "--bad", "0.4.36"]
-    assert result.bisect_argv[:2] == ["--script", "checks/issue.py"]  # relative to the project, as printed
+    name = flow.check_name("issue.md")
+    assert result.bisect_argv[:2] == ["--script", f"checks/{name}.py"]  # relative to the project, as printed
     assert result.other_command[-4:] == ["--good", "0.9.0", "--bad", "0.4.36"]
     lines = flow.answer_lines(result)
-    assert lines[-2].startswith("   next: nox -s bisect -- --script checks/issue.py --bad-if '(?m)^(?:[\\w.]+\\.)?TypeError")
+    # The two runs differ (an exception on 0.4.36, a value on 0.9.0): that difference is the check.
+    assert lines[-2].startswith(f"   next: nox -s bisect -- --script checks/{name}.py --bad-if '{DIFFERENCE_BAD_IF}'")
     assert lines[-1].startswith("   and what fixed it: nox -s bisect -- ")
-    assert (tmp_path / "checks" / "issue.py").read_text().endswith("print(jax.jit(loss)(params, f=2.0))\n")
+    assert "print(jax.jit(loss)(params, f=2.0))" in (tmp_path / "checks" / f"{name}.py").read_text()
+    assert "   differs: exception: TypeError: result_paths() got multiple values for argument 'f' on 0.4.36, no " \
+           "exception on 0.9.0" in lines
 
 
 def test_fixed_on_the_newest_without_a_good_release_bisects_the_fix(tmp_path: Path,
@@ -76,8 +98,10 @@ def test_still_there_without_a_good_release_gallops_back_from_the_newest(tmp_pat
     assert result.bisect_argv[-2:] == ["--bad", "0.9.0"] and "--good" not in result.bisect_argv
     assert result.answer.endswith("still there in the newest release, 0.9.0; the bisect looks for a release where "
                                   "it worked, going back from the newest")
-    given = _triage(tmp_path, monkeypatch, text, {"0.6.1": "affected", "0.9.0": "affected"}, newest="0.9.0",
-                    good="0.6.0")
+    # Given a release that worked, it is run too (the first two behaved the same): its difference is the check.
+    given = _triage(tmp_path, monkeypatch, text, {"0.6.1": "affected", "0.9.0": "affected", "0.6.0": "unaffected"},
+                    newest="0.9.0", good="0.6.0")
+    assert given.check.bad_if == DIFFERENCE_BAD_IF
     assert given.bisect_argv[-4:] == ["--good", "0.6.0", "--bad", "0.6.1"]
 
 
@@ -90,9 +114,11 @@ def test_not_reproduced_where_reported_proposes_no_bisect(tmp_path: Path, monkey
 
 def test_with_commits_the_bisect_goes_on_to_the_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     result = _triage(tmp_path, monkeypatch, "shapedtypestruct-immutable.md",
-                     {"0.6.1": "affected", "0.9.0": "affected"}, newest="0.9.0", commits=True,
+                     {"0.6.1": "affected", "0.9.0": "affected", "0.6.0": "unaffected"}, newest="0.9.0", commits=True,
                      jax_repo=Path("/src/jax"))
-    assert result.bisect_argv[-7:] == ["--good", "0.6.0", "--bad", "0.6.1", "--commits", "--jax-repo", "/src/jax"]
+    # A clone outside the project is named by what it is: no machine's path in a command pasted into a thread.
+    assert result.bisect_argv[-7:] == ["--good", "0.6.0", "--bad", "0.6.1", "--commits", "--jax-repo",
+                                       "<a clone of jax-ml/jax>"]
 
 
 def test_the_newest_release_falls_back_to_matrix_toml_when_the_index_is_out_of_reach(tmp_path: Path) -> None:
@@ -112,7 +138,7 @@ def test_the_command_with_github_out_of_reach_is_exit_4_in_one_sentence(
     monkeypatch.setenv("HTTPS_PROXY", _refused_proxy())  # how users and tests cut the network (kit/http.py)
     monkeypatch.setenv("https_proxy", _refused_proxy())
     (tmp_path / "matrix.toml").write_text(MATRIX_TOML)
-    code = cli.main(["triage", "--issue", "jax-ml/jax#25329"], matrix_path=str(tmp_path / "matrix.toml"))
+    code = cli.main(["triage", "--issue", "jax-ml/jax#25329", "--yes"], matrix_path=str(tmp_path / "matrix.toml"))
     err = capsys.readouterr().err.splitlines()
     assert code == exit_codes.EXIT_NETWORK
     assert err[0].startswith("ERROR: GitHub's API could not be reached to read jax-ml/jax#25329 (")
@@ -121,7 +147,7 @@ def test_the_command_with_github_out_of_reach_is_exit_4_in_one_sentence(
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["triage"], "ERROR: triage needs one report: a file, or --issue OWNER/REPO#N"),
-    (["triage", "nosuch.md"], "ERROR: the report nosuch.md cannot be read (No such file or directory)"),
+    (["triage", "nosuch.md"], "ERROR: the report nosuch.md does not exist"),
     (["triage", "x.md", "--good", "v0.4"], "ERROR: --good 'v0.4' is not a plain JAX release number"),
 ])
 def test_bad_input_is_one_error_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -137,7 +163,8 @@ def test_run_hands_the_bisect_its_arguments_with_the_checks_whole_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import kit.bisect
 
-    monkeypatch.setattr(flow, "run_on", lambda *a: {"verdict": "affected", "sentence": "AFFECTED: stood in"})
+    text = (ISSUES / "shapedtypestruct-immutable.md").read_text()
+    monkeypatch.setattr(flow, "run_on", lambda *a: dataclasses.replace(stood_in(text, "affected"), version=a[4]))
     monkeypatch.setattr(flow, "newest_release", lambda *a: "0.9.0")
     handed: list[list[str]] = []
     monkeypatch.setattr(kit.bisect, "main", lambda matrix, argv, log: handed.append(list(argv)) or 0)
@@ -145,6 +172,7 @@ def test_run_hands_the_bisect_its_arguments_with_the_checks_whole_path(
     report = tmp_path / "r.md"
     report.write_text((ISSUES / "shapedtypestruct-immutable.md").read_text())
     assert cli.main(["triage", str(report), "--run"], matrix_path=str(tmp_path / "matrix.toml")) == 0
-    assert handed == [["--script", str(tmp_path / "checks" / "r.py"), "--bad-if", handed[0][3],
+    name = flow.check_name("r.md", str(report.resolve()))
+    assert handed == [["--script", str(tmp_path / "checks" / f"{name}.py"), "--bad-if", handed[0][3],
                        "--good", "0.6.0", "--bad", "0.6.1"]]
-    assert "next: nox -s bisect -- --script checks/r.py" in capsys.readouterr().out
+    assert f"next: nox -s bisect -- --script checks/{name}.py" in capsys.readouterr().out

@@ -21,6 +21,7 @@ The modules follow a bisect from start to end:
   :mod:`.commit_search` (the phase), :mod:`.commit_candidates` (commits with the jaxlib
   build each runs on), :mod:`.commit_probes` (a commit laid over its build),
   :mod:`.commit_finding` (the verdict, the JSON), :mod:`.commit_report` (the markdown);
+* :mod:`.per_op`: ``--explain`` without ``--op``: each op that changed, bisected on its own;
 * :mod:`.driver`: ``main``, which runs them in that order.
 """
 

@@ -289,6 +289,8 @@ def release_notes(versions: Sequence[str], cache_dir: Path, changelog: Optional[
         if looking_for and not markdown.startswith("_"):  # a section (not the sentence saying there is none)
             heading = markdown.splitlines()[0]
             lines += [*changelog_entries.quoted(heading, markdown, looking_for, changelog_url(version)), ""]
+        elif not markdown.startswith("_"):
+            lines += [*changelog_entries.first_lines(markdown, changelog_url(version)), ""]
         else:
             lines += [markdown, ""]
     return lines[:-1]

@@ -33,6 +33,9 @@ COMMON = frozenset("""
     """.split())
 """Names almost every JAX script calls: matching them would quote most of a section."""
 
+MAX_LINES = 12
+"""At most this many lines of one release's notes are quoted; the link gives the rest."""
+
 MIN_LENGTH = 4
 """Shorter names (``lu``, ``qr``, ``det``) match inside too many words of prose to be evidence alone."""
 
@@ -98,14 +101,27 @@ def quoted(heading: str, section: str, terms: Sequence[str], link: str) -> list[
     """A release's notes as the report quotes them: its matching entries under their groups, and how many."""
     every = entries(section)
     chosen = matching(section, terms)
-    lines = [heading, ""]
+    lines, shown = [heading, ""], 0
     for group, members in _grouped(chosen):
-        lines += [f"* {group}", ""] if group else []
-        lines += [line for entry in members for line in _dedent(entry.lines, 2 if group else 0)]
-        lines.append("")
+        body = [line for entry in members for line in _dedent(entry.lines, 2 if group else 0)]
+        if shown + len(body) > MAX_LINES:
+            body = body[:max(0, MAX_LINES - shown)]
+        if not body:
+            break
+        lines += ([f"* {group}", ""] if group else []) + body + [""]
+        shown += len(body)
     said = ", ".join(f"`{t}`" for t in terms[:12]) + (" …" if len(terms) > 12 else "")
-    lines.append(f"_{len(chosen)} of {len(every)} entries mention {said}; the whole section: {link}_")
+    cut = f" (the first {MAX_LINES} lines)" if shown >= MAX_LINES and len(chosen) else ""
+    lines.append(f"_{len(chosen)} of {len(every)} entries mention {said}{cut}; the whole section: {link}_")
     return lines
+
+
+def first_lines(markdown: str, link: str) -> list[str]:
+    """A section with nothing to look for, cut to `MAX_LINES` lines after its heading, with the link to the rest."""
+    lines = markdown.splitlines()
+    if len(lines) <= MAX_LINES + 1:
+        return lines
+    return [*lines[:MAX_LINES + 1], "", f"_{len(lines) - MAX_LINES - 1} more lines: {link}_"]
 
 
 def _grouped(chosen: Iterable[Entry]) -> list[tuple[str, list[Entry]]]:

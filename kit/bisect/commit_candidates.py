@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from ..history.commit_range import CommitRange
+from ..history.commit_range import CommitRange, resolve
 from ..history.commits import headlines
 from ..history.source import History
-from ..history.version_file import JaxlibRange, jaxlib_ranges
+from ..history.version_file import JaxlibRange, dotted, jaxlib_ranges
 from ..install.overlay import commit_version
 from .builds import Build, choose_build
 from .candidates import Candidate
@@ -36,6 +36,8 @@ class CommitCandidate(Candidate):
     accepts: JaxlibRange | None = None
     title: str = ""
     date: str = ""
+    forced: bool = False
+    """Run on a jaxlib newer than its jax accepts, JAX's version check relaxed (:func:`forced_on`): a lead only."""
 
     @property
     def short(self) -> str:
@@ -43,7 +45,13 @@ class CommitCandidate(Candidate):
 
     @property
     def jax_version(self) -> str:
-        """What the overlay's jax reports, e.g. ``0.5.2.dev20250227+f93c2a1aa5``."""
+        """What the overlay's jax reports, e.g. ``0.5.2.dev20250227+f93c2a1aa5``.
+
+        Forced: the build's jaxlib as the version (``0.5.3.dev20250227+f93c2a1aa5.forced``). JAX's import
+        refuses a jaxlib newer than ``jax.__version__``, which the overlay stamps; nothing else reads it.
+        """
+        if self.forced and self.accepts is not None and self.jaxlib:
+            return commit_version(JaxlibRange(self.accepts.minimum, self.jaxlib), self.date, self.commit) + ".forced"
         return commit_version(self.accepts, self.date, self.commit) if self.accepts else self.short
 
 
@@ -63,6 +71,53 @@ def _candidate(commit: str, accepts: JaxlibRange | None, head: tuple[str, str],
         version=commit, requirements=(), exclude_newer=None, python=build.python if build else None,
         jaxlib=build.jaxlib if build else None, problem=f"no jaxlib build here runs it: {why}" if why else "",
         uploaded=date[:10] or None, commit=commit, build=build, accepts=accepts, title=title, date=date)
+
+
+def tag_as_old_end(history: History, old_tag: str, candidates: list[CommitCandidate],
+                   builds: Sequence[Build]) -> tuple[list[CommitCandidate], str]:
+    """Where the branch point runs on no build, the older tag itself, on its own release's build, is the old end.
+
+    A patch release cut on its predecessor's branch (jax-v0.9.0.1 on 0.9.0's)
+    leaves a branch point whose jax/version.py accepts neither build at hand
+    (it says 0.8.3), so the search could not start. The tag's own tree is the
+    wheel its release was built from: on that release's environment it *is*
+    the release probe, known without a run. Returns the candidates and one
+    sentence saying so ("" where nothing was replaced).
+    """
+    first = candidates[0] if candidates else None
+    if first is None or not first.problem or not old_tag.startswith("jax-v"):
+        return candidates, ""
+    tagged = resolve(history, old_tag)
+    own = [b for b in builds if b.release == old_tag[len("jax-v"):]]
+    if tagged == first.commit or not own:
+        return candidates, ""
+    [candidate] = commit_candidates_of(history, [tagged], own)
+    if candidate.problem:
+        return candidates, ""
+    said = (f"the branch point {first.short} runs on no build here ({first.problem}); {old_tag} itself "
+            f"({tagged[:10]}), on its own release's build, stands as the old end")
+    return [candidate, *candidates[1:]], said
+
+
+def commit_candidates_of(history: History, commits: Sequence[str], builds: Sequence[Build]) -> list[CommitCandidate]:
+    """Candidates for ``commits`` as given (any order), each with the build it runs on or why none."""
+    ranges = jaxlib_ranges(history, list(commits))
+    heads = headlines(history, list(commits))
+    return [_candidate(commit, ranges.get(commit), heads.get(commit, ("", "")), builds) for commit in commits]
+
+
+def forced_on(candidate: CommitCandidate, build: Build) -> CommitCandidate | None:
+    """The commit on a build newer than its jax accepts, past JAX's version check; None where more refuses it.
+
+    Only the "jaxlib newer than jax" check is relaxed (a build older than
+    the commit's minimum lacks what it needs). Such a probe is labelled
+    forced wherever it is shown, and never carries an answer alone.
+    """
+    accepts = candidate.accepts
+    if accepts is None or accepts.accepts(build.jaxlib) or dotted(build.jaxlib) < dotted(accepts.minimum):
+        return None
+    return replace(candidate, version=f"{candidate.commit}@jaxlib-{build.jaxlib}-forced", python=build.python,
+                   jaxlib=build.jaxlib, problem="", build=build, forced=True)
 
 
 def on_build(candidate: CommitCandidate, build: Build) -> CommitCandidate | None:

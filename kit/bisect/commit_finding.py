@@ -13,6 +13,9 @@ One verdict, from the user's side (:attr:`CommitFinding.verdict`):
   another path there; the gates its diff adds are named);
 * ``binary-may-be-the-cause``: the outcome changed exactly where the probes
   switched builds, and no commit there runs on both to tell;
+* ``build-matters``: the same Python gave both outcomes on two builds, but
+  the commits before some X could not run on the newer build, so a Python
+  change that needs it was never ruled out (the untested span and leads);
 * ``stopped``: the range's ends did not behave as the releases did (the reason says how).
 """
 
@@ -23,7 +26,7 @@ from typing import Any
 
 from ..history.commit_range import CommitRange
 from ..history.commits import CommitInfo, commit_info, compare_url, compiled_changes
-from ..history.leads import Lead, binary_leads
+from ..history.leads import BuildPair, Lead, binary_leads, gated_leads
 from ..history.twins import main_line_twin
 from ..history.source import History
 from ..history.version_file import dotted
@@ -50,11 +53,46 @@ class CommitLevel:
 
 
 @dataclass(frozen=True)
+class PairProbe:
+    """One probe of a claim's pair: which commit, on which jaxlib, what it gave (or why it could not run)."""
+
+    commit: str
+    jaxlib: str
+    outcome: str
+    """``good``, ``bad``, or ``could not run: <why>`` (``skip`` when it ran and said nothing)."""
+    forced: bool = False
+    """Run past JAX's version check (`commit_candidates.forced_on`): said so wherever it is shown."""
+
+    def text(self) -> str:
+        forced = " (forced: JAX's version check relaxed)" if self.forced else ""
+        return f"{self.commit[:10]} on jaxlib {self.jaxlib}{forced}: {self.outcome}"
+
+
+@dataclass(frozen=True)
+class Untested:
+    """Commits whose Python was never run on the newer build, and why."""
+
+    first: str
+    last: str
+    count: int
+    build: str
+    why: str
+    stood_in: str
+    """The oldest commit that ran on the newer build (it gave the new outcome there)."""
+    forced_lead: tuple[str, str] | None = None
+    """(commit, title) where the outcome changes with the span forced onto the newer build: a lead only."""
+
+
+@dataclass(frozen=True)
 class TieBreak:
     """Binary or Python: ``probe`` is the commit run on the other build (None when the ends decided it)."""
 
     kind: str
-    """``binary``, ``python``, ``build-dependent`` (the commit, with the newer jaxlib only) or ``unknown``."""
+    """``binary``, ``python``, ``build-dependent`` (the commit, with the newer jaxlib only), ``unknown``,
+    ``untested`` (the build matters; a Python change that needs the newer build was not ruled out) or
+    ``untested-elsewhere`` (the commit, found on one build; its pair could not run on the other) or
+    ``python-both`` (the commit, found on one build, and the same pair on the other gave the same change) or
+    ``build-dependent-older`` (the commit, found on the older build; the pair on the newer one shows no change)."""
     probe: CommitCandidate | None
     old_build: Build | None
     new_build: Build | None
@@ -63,6 +101,12 @@ class TieBreak:
     """The facts that decided it, in one sentence for the report."""
     gates: tuple[str, ...] = ()
     """``build-dependent``: the jaxlib version comparisons the commit's diff adds or changes."""
+    evidence: tuple[PairProbe, ...] = ()
+    """The probes the claim rests on, printed beside it (`kit.bisect.commit_pairs`)."""
+    untested: Untested | None = None
+    """``untested``: the commits whose Python never ran on the newer build."""
+    needs: str = ""
+    """``build-dependent`` from the found pair on another build: the jaxlib the change needs."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +160,8 @@ class CommitFinding:
     def verdict(self) -> str:
         if self.tie_break is not None and self.tie_break.kind == "binary":
             return "not-in-python"
+        if self.tie_break is not None and self.tie_break.kind == "untested":
+            return "build-matters"
         if self.levels[0].problem is not None:
             return "stopped"
         if self.tie_break is not None and self.tie_break.kind == "unknown":
@@ -149,13 +195,25 @@ def describe(history: History, found: CommitFinding) -> None:
         found.first_different = commit_info(history, _commit(found, result.first_different))
         twin = main_line_twin(history, found.first_different.hash)
         found.main_line = (commit_info(history, twin.commit), twin.how) if twin else None
-    if found.verdict in ("not-in-python", "binary-may-be-the-cause"):
+    if found.verdict in ("not-in-python", "binary-may-be-the-cause", "build-matters"):
         found.compiled = _compiled_change(history, found)
         commit_range = found.levels[0].commit_range
         versions = found.extension_versions
         found.leads, found.leads_note = binary_leads(
             history, commit_range.old_end, commit_range.commits[-1],
             versions.get(found.compiled.old_jaxlib), versions.get(found.compiled.new_jaxlib))
+        untested = found.tie_break.untested if found.tie_break else None
+        if untested is not None:
+            pair = BuildPair(dotted(found.compiled.old_jaxlib), dotted(found.compiled.new_jaxlib),
+                             versions.get(found.compiled.old_jaxlib), versions.get(found.compiled.new_jaxlib))
+            gated, note = gated_leads(history, commit_range.old_end, untested.stood_in, pair)
+            if untested.forced_lead is not None:
+                gated.insert(0, Lead(*untested.forced_lead, f"the outcome changes here with the untested span forced "
+                                                            f"onto jaxlib {untested.build} (JAX's version check "
+                                                            "relaxed): a lead, not an answer"))
+            shown = {lead.commit for lead in gated}
+            found.leads = gated + [lead for lead in found.leads if lead.commit not in shown]
+            found.leads_note = "; ".join(n for n in (note, found.leads_note) if n)
 
 
 def _commit(found: CommitFinding, key: str) -> str:
@@ -203,7 +261,8 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
                              "outcome": tie.outcome.value if tie.outcome else None,
                              "old_jaxlib": tie.old_build.jaxlib if tie.old_build else None,
                              "new_jaxlib": tie.new_build.jaxlib if tie.new_build else None, "why": tie.why,
-                             "gates": list(tie.gates)}
+                             "gates": list(tie.gates), "evidence": [asdict(probe) for probe in tie.evidence],
+                             "untested": asdict(tie.untested) if tie.untested else None, "needs": tie.needs or None}
     if found.compiled is not None:
         data["not_in_python"] = {**asdict(found.compiled), "compiled_files": list(found.compiled.compiled_files),
                                  "xla_compare": found.compiled.xla_compare,

@@ -56,6 +56,7 @@ class CommitSubject:
     def name_of(self, key: str) -> str:
         candidate = self.commits[key]
         on = f" on jaxlib {candidate.jaxlib}" if candidate.jaxlib else ""
+        on += " (forced: JAX's version check relaxed)" if candidate.forced else ""
         return f"commit {candidate.short} ({candidate.title[:60]}){on}"
 
     def _build_of(self, key: str) -> str:

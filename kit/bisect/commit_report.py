@@ -10,7 +10,8 @@ from .outcomes import label
 
 _WHAT = {"commit": "the commit", "commit-with-newer-jaxlib": "the commit, with the newer jaxlib only",
          "short-list": "a short list of commits", "not-in-python": "not in JAX's Python",
-         "binary-may-be-the-cause": "the jaxlib binary may be the cause", "stopped": "stopped at the ends"}
+         "binary-may-be-the-cause": "the jaxlib binary may be the cause", "stopped": "stopped at the ends",
+         "build-matters": "the build matters; whether JAX's Python needs the newer jaxlib is untested"}
 
 
 def commit_section(found: CommitFinding, fix: bool, crash: str, script: bool) -> list[str]:
@@ -34,15 +35,10 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     old_word, new_word = ("bad", "good") if fix else ("good", "bad")
     verdict = found.verdict
     if verdict == "stopped":
-        problem = found.levels[0].problem
-        return [f"- The range's ends did not behave as the releases did: {problem.message if problem else ''}."]
+        return _stopped(found)
+    if verdict in ("build-matters", "not-in-python"):
+        return _binary_answer(found, old_word, new_word)
     lines: list[str] = []
-    if verdict == "not-in-python":
-        lines += [f"- {_binary_sentence(found.tie_break)}", *_compiled_lines(found), *_lead_lines(found)]
-        if found.last_same is not None and found.first_different is not None:
-            lines.append(f"- where the search's probes switched builds (not a cause): {found.last_same.hash[:10]} "
-                         f"({old_word}) → {found.first_different.hash[:10]} ({new_word})")
-        return lines
     if verdict == "binary-may-be-the-cause":
         why = found.tie_break.why if found.tie_break else ""
         lines += [f"- The binary may be the cause rather than the commit named below: {why}."]
@@ -53,7 +49,8 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
                   *_twin_lines(found),
                   f"  - files changed: {', '.join(found.first_different.files[:25]) or 'none'}"
                   + (" …" if len(found.first_different.files) > 25 else ""),
-                  f"- compare: {compare_url(found.last_same.hash, found.first_different.hash)}"]
+                  f"- compare: {compare_url(found.last_same.hash, found.first_different.hash)}",
+                  *_found_pair(found)]
     result = found.answer_level.result
     if result is not None and result.ambiguous:
         names = [found.probed_candidates[k].short if k in found.probed_candidates else k[:10] for k in result.ambiguous]
@@ -74,19 +71,57 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
                          "change lies between two commits the search ran, so the answer does not rest on it")
     for level in found.levels[1:]:
         lines.append(f"- {level.commit_range.shape}" + (f": {level.problem.message}" if level.problem else ""))
-    if found.tie_break is not None and found.tie_break.kind in ("python", "build-dependent"):
-        lines.append(f"- {_python_sentence(found.tie_break)}")
+    if found.tie_break is not None and found.tie_break.kind in ("python", "python-both", "build-dependent",
+                                                                     "build-dependent-older", "untested-elsewhere"):
+        lines += [f"- {_python_sentence(found.tie_break)}", *_evidence_lines(found.tie_break)]
+    elif found.tie_break is not None and found.tie_break.kind == "unknown":
+        lines += _evidence_lines(found.tie_break)
     cannot = [k for k, seen in found.observations.items() if seen.jax_cannot_run]
     if cannot:
         lines.append(f"- {len(cannot)} probes where JAX itself could not run were counted as neither good nor bad: "
                      + "; ".join(f"{k[:10]}: {found.observations[k].jax_cannot_run}" for k in cannot[:3]))
-    asked, seconds = found.runnable_checks
-    if asked:
-        lines.append(f"- {asked} (commit, jaxlib) pairs were laid over only to ask whether JAX runs there "
-                     f"({seconds:.1f} s)")
+    lines += _runnability_line(found)
     if found.compiled is not None and verdict != "not-in-python":
         lines += [*_compiled_lines(found), *_lead_lines(found)]
     return lines
+
+
+def _stopped(found: CommitFinding) -> list[str]:
+    """Why the commits were not searched: an end that could not run is said so, never as another outcome."""
+    problem = found.levels[0].problem
+    if problem is None or problem.kind != "untestable" or problem.end is None:
+        return [f"- The range's ends did not behave as the releases did: {problem.message if problem else ''}."]
+    candidate = found.probed_candidates.get(problem.end)
+    seen = found.observations.get(problem.end)
+    side = "old" if problem.end == found.levels[0].candidates[0].version else "new"
+    why = (seen.jax_cannot_run or seen.reason) if seen is not None else (candidate.problem if candidate else "")
+    return [f"- The range's {side} end {candidate.short if candidate else problem.end[:10]} could not run here"
+            f"{f' ({why})' if why else ''}, so no commit between the releases was searched from it."]
+
+
+def _binary_answer(found: CommitFinding, old_word: str, new_word: str) -> list[str]:
+    """Not in JAX's Python, or the build matters with a span untested: each with the probes it rests on."""
+    tie = found.tie_break
+    if found.verdict == "build-matters":
+        assert tie is not None
+        return [f"- {tie.why[0].upper()}{tie.why[1:]}.", *_evidence_lines(tie), *_compiled_lines(found),
+                *_lead_lines(found)]
+    lines = [f"- {_binary_sentence(tie)}", *_evidence_lines(tie), *_compiled_lines(found), *_lead_lines(found)]
+    if found.last_same is not None and found.first_different is not None:
+        lines.append(f"- where the search's probes switched builds (not a cause): {found.last_same.hash[:10]} "
+                     f"({old_word}) → {found.first_different.hash[:10]} ({new_word})")
+    return lines
+
+
+def _runnability_line(found: CommitFinding) -> list[str]:
+    """Where "which commit runs on which build" came from: this run's checks, or what earlier runs kept."""
+    asked, seconds = found.runnable_checks
+    if asked:
+        return [f"- {asked} (commit, jaxlib) pairs were laid over only to ask whether JAX runs there "
+                f"({seconds:.1f} s): which commits run on which build was found by this run's runnability checks"]
+    placed = any(c.build is not None for level in found.levels for c in level.candidates)
+    return ["- which commits run on which build: from the probe cache (pairs kept by earlier runs in "
+            "reports/bisect/runnable/), no pair was laid over to ask"] if placed and len(found.builds) > 1 else []
 
 
 def _twin_lines(found: CommitFinding) -> list[str]:
@@ -109,9 +144,38 @@ def _binary_sentence(tie: TieBreak | None) -> str:
 
 
 def _python_sentence(tie: TieBreak) -> str:
-    if tie.kind == "build-dependent":
+    if tie.kind in ("build-dependent", "build-dependent-older"):
         return f"Build dependence: {tie.why}."
+    if tie.kind == "untested-elsewhere":
+        return f"Whether it needs this build is untested: {tie.why}."
+    if tie.kind == "python-both":
+        return f"The same pair on the range's other build: {tie.why}."
     return f"The probes switched jaxlib builds at this commit, so it was run on the other build too: {tie.why}."
+
+
+def _found_pair(found: CommitFinding) -> list[str]:
+    """The pair the commit answer rests on: its parent and itself, each with the build it ran on and its outcome."""
+    result = found.answer_level.result
+    if result is None:
+        return []
+    probes = []
+    for key in (result.last_same, result.first_different):
+        outcome = found.outcome_of(key)
+        probes.append(f"{_commit_of(found, key)[:10]} on jaxlib {found.build_of(key) or '?'}: "
+                      f"{outcome.value if outcome else '?'}")
+    return [f"  - probe pair: {'; '.join(probes)}"]
+
+
+def _commit_of(found: CommitFinding, key: str) -> str:
+    candidate = found.probed_candidates.get(key)
+    return candidate.commit if candidate else key
+
+
+def _evidence_lines(tie: TieBreak | None) -> list[str]:
+    """The probes a claim rests on, beside it."""
+    if tie is None or not tie.evidence:
+        return []
+    return [f"  - probes: {'; '.join(probe.text() for probe in tie.evidence)}"]
 
 
 def _compiled_lines(found: CommitFinding) -> list[str]:

@@ -23,25 +23,27 @@ it accepts (:mod:`.commit_probes`). Around it, three things only commits need:
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from packaging.version import Version
 
 from ..config import Matrix
 from ..errors import UsageError
-from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag
+from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag, within
 from ..history.commits import version_gates
 from ..history.source import History, ensure_tags
 from .builds import Build
 from ..install.key import InstallKey
 from ..install.release import built_env
-from .commit_candidates import CommitCandidate, commit_candidates, on_build
-from .commit_finding import CommitFinding, CommitLevel, TieBreak, describe
+from .commit_candidates import CommitCandidate, commit_candidates, on_build, tag_as_old_end
+from .commit_finding import CommitFinding, CommitLevel, PairProbe, TieBreak, describe
+from .commit_pairs import old_end_on_newer_build, pair_on_other_build
 from .commit_probes import CommitProber, CommitSubject
 from .finding import Finding
 from .options import Log
@@ -80,17 +82,22 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
     old, new = sorted((finding.result.last_same, finding.result.first_different), key=Version)
     ensure_tags(phase.history, [tag(old), tag(new)], log)
     commit_range = release_range(phase.history, old, new)
+    options = phase.finding.options
+    if options.good_commit or options.bad_commit:  # the older commit starts the search (the bad one, for a fix)
+        start, end = ((options.bad_commit, options.good_commit) if finding.fix
+                      else (options.good_commit, options.bad_commit))
+        commit_range = within(phase.history, commit_range, start, end)
+        log(commit_range.shape)
     builds = release_builds(phase)
     prober = _prober(phase)
-    options = phase.finding.options
     phase.runnable = Runnable(PairStore(phase.matrix.layout.runnable, options.backend, read=not options.fresh),
                               prober.subject.pair_runs)
     try:
-        level = _search_level(phase, prober, commit_range, builds)
+        level = _search_level(phase, prober, commit_range, builds, old_tag=tag(old))
         result = CommitFinding(phase.history.origin, builds, [level])
         _open_merges(phase, prober, result, builds)
         _tell_binary_from_python(phase, prober, result)
-        if result.verdict in ("not-in-python", "binary-may-be-the-cause"):
+        if result.verdict in ("not-in-python", "binary-may-be-the-cause", "build-matters"):
             result.extension_versions = _extension_versions(phase, builds)
         commits = prober.subject.commits
         result.commit_probes = [key for key in prober.ran_now if key in commits]
@@ -138,11 +145,14 @@ def _prober(phase: CommitPhase) -> CommitProber:
 
 
 def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: CommitRange,
-                  builds: list[Build]) -> CommitLevel:
+                  builds: list[Build], old_tag: str | None = None) -> CommitLevel:
     """Verify the ends, probe the newest commit on the old end's build, then bisect."""
     candidates = commit_candidates(phase.history, commit_range, builds)
     if phase.runnable is not None:
         candidates = _runnable_builds(phase, candidates, builds, phase.runnable)
+    candidates, said = tag_as_old_end(phase.history, old_tag, candidates, builds) if old_tag else (candidates, "")
+    if said:  # said once, on the console and in the report's range sentence
+        commit_range = dataclasses.replace(commit_range, shape=f"{commit_range.shape}; {said}")
     for candidate in candidates:
         prober.subject.add(candidate)
     keys = [c.version for c in candidates]
@@ -180,12 +190,19 @@ def _runnable_builds(phase: CommitPhase, candidates: list[CommitCandidate], buil
         on = [c for c in placed if c.build is not None and c.build.jaxlib == build.jaxlib]
         if on:
             phase.log(f"jaxlib {build.jaxlib} runs {len(on)} commits ({on[0].short} .. {on[-1].short})")
-    stranded = [c for c, was in zip(placed, candidates) if c.problem and not was.problem]
+    stranded = [c for c in placed if c.problem]
     if stranded:
-        phase.log(f"{len(stranded)} commits ({stranded[0].short} .. {stranded[-1].short}) run on no build here: "
-                  f"{stranded[0].problem}")
+        phase.log(f"{len(stranded)} commits ({stranded[0].short} .. {stranded[-1].short}) run on no build here "
+                  f"(skipped unrun, never good or bad): {_grouped(c.problem for c in stranded)}")
     phase.log(f"runnable pairs: {runnable.asked - asked} laid over and run, {runnable.seconds:.1f} s in all so far")
     return placed
+
+
+def _grouped(reasons: Iterable[str]) -> str:
+    """Reasons counted, most common first: ``239 × JAX itself cannot run it ...; 1 × it needs ...``."""
+    counts = collections.Counter(reasons)
+    return "; ".join(f"{n} × {reason}" for reason, n in counts.most_common(4)) + \
+        (f"; and {len(counts) - 4} other reasons" if len(counts) > 4 else "")
 
 
 def _extension_versions(phase: CommitPhase, builds: list[Build]) -> dict[str, int | None]:
@@ -193,6 +210,8 @@ def _extension_versions(phase: CommitPhase, builds: list[Build]) -> dict[str, in
     versions: dict[str, int | None] = {}
     for build in builds:
         environment = phase.releases.subject.environment_of(build.release)
+        if environment is None and build.built:  # every probe came from the cache: reuse it, never build one
+            environment = phase.releases.subject.prepare(build.release).environment
         versions[build.jaxlib] = extension_version(environment) if environment is not None else None
     return versions
 
@@ -292,20 +311,40 @@ def _open_merges(phase: CommitPhase, prober: CommitProber, found: CommitFinding,
 
 
 def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: CommitFinding) -> None:
-    """Where the outcome changed with the jaxlib build (or not at all on one build), ask the binary."""
-    level = found.answer_level
+    """Where the outcome changed with the jaxlib build (or not at all on one build), ask the binary.
+
+    Every verdict ends with its probe pairs (`kit.bisect.commit_pairs`): a
+    commit found on one build is run with its parent on the other; "not in
+    JAX's Python" also needs the old end's Python to give the new outcome on
+    the newer build, or it is "the build matters", with the span left untested.
+    """
+    level, runnable = found.answer_level, phase.runnable
     if level.problem is not None:
-        found.tie_break = _ends_on_one_build(prober, level)
+        tie = _ends_on_one_build(prober, level)
+        newer = [b for b in found.builds if tie is not None and tie.old_build is not None
+                 and b.jaxlib != tie.old_build.jaxlib]
+        if tie is not None and newer and runnable is not None and level.problem.got is not None:
+            tie = old_end_on_newer_build(prober, level, tie, newer[-1], level.problem.got, runnable)
+            if tie.kind == "binary" and tie.evidence and tie.evidence[-1].outcome == level.problem.got.value:
+                tie = dataclasses.replace(tie, kind="unknown", why=(
+                    f"{tie.why}; but the old end's Python gave {level.problem.got.value} on jaxlib {newer[-1].jaxlib} "
+                    "too, so a Python change on that build alone made it (not bisected)"))
+        found.tie_break = tie
         return
     if level.result is None:
         return
     same = prober.subject.commits[level.result.last_same]
     changed = prober.subject.commits[level.result.first_different]
-    if same.build is None or changed.build is None or same.build.jaxlib == changed.build.jaxlib:
+    if same.build is None or changed.build is None:
+        return
+    if same.build.jaxlib == changed.build.jaxlib:
+        if runnable is not None:
+            found.tie_break = pair_on_other_build(prober, level, found.builds, runnable)
         return
     found.tie_break = _same_python_other_build(prober, same, changed, level)
-    if found.tie_break.kind == "binary" and phase.runnable is not None:
-        found.tie_break = _change_on_newer_build(prober, level, same, changed.build, phase.runnable) or found.tie_break
+    if found.tie_break.kind == "binary" and runnable is not None:
+        found.tie_break = _change_on_newer_build(prober, level, same, changed.build, runnable) or \
+            old_end_on_newer_build(prober, level, found.tie_break, changed.build, level.result.old_outcome, runnable)
 
 
 def _ends_on_one_build(prober: CommitProber, level: CommitLevel) -> TieBreak | None:
@@ -345,29 +384,33 @@ def _same_python_other_build(prober: CommitProber, same: CommitCandidate, change
     old = level.result.old_outcome
     a, b = same.build, changed.build
     changed_on_a = _crossed(prober, changed, a, level)
+    evidence: tuple[PairProbe, ...] = (PairProbe(same.commit, a.jaxlib, old.value),
+                PairProbe(changed.commit, b.jaxlib, Outcome.BAD.value if old is Outcome.GOOD else Outcome.GOOD.value),
+                _as_probe(changed, a, changed_on_a))
     if changed_on_a is not None and changed_on_a[1] is not old:
         why = (f"commit {changed.short} gave {changed_on_a[1].value} on jaxlib {a.jaxlib} as on jaxlib {b.jaxlib}: "
                "the Python made the change, on either build")
-        return TieBreak("python", changed_on_a[0], a, b, changed_on_a[1], why)
+        return TieBreak("python", changed_on_a[0], a, b, changed_on_a[1], why, evidence=evidence)
     same_on_b = _crossed(prober, same, b, level)
+    evidence += (_as_probe(same, b, same_on_b),)
     if same_on_b is None:
         why = (f"the outcome changed where the probes switched from jaxlib {a.jaxlib} ({same.short}) to jaxlib "
                f"{b.jaxlib} ({changed.short}), and JAX runs " + (
                    "neither commit on the other's build" if changed_on_a is None else
                    f"{same.short} only on jaxlib {a.jaxlib}, while {changed.short} gave the old outcome on it too: "
                    "the build, or a Python change that needs the newer build, made it"))
-        return TieBreak("unknown", changed_on_a[0] if changed_on_a else None, a, b, None, why)
+        return TieBreak("unknown", changed_on_a[0] if changed_on_a else None, a, b, None, why, evidence=evidence)
     if same_on_b[1] is not old:
         why = (f"the same Python ({same.short}) gave {old.value} on jaxlib {a.jaxlib} and {same_on_b[1].value} on "
                f"jaxlib {b.jaxlib}: the outcome follows the jaxlib build, not the Python")
-        return TieBreak("binary", same_on_b[0], a, b, same_on_b[1], why)
+        return TieBreak("binary", same_on_b[0], a, b, same_on_b[1], why, evidence=evidence)
     gates = version_gates(prober.subject.history, changed.commit)
     on_a = (f"gave {old.value} on jaxlib {a.jaxlib} as well" if changed_on_a is not None
             else f"cannot run on jaxlib {a.jaxlib}")
     why = (f"{same.short} gave {old.value} on jaxlib {b.jaxlib} too, so on that build {changed.short} made the "
            f"change; {changed.short} {on_a}" + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
     kind = "build-dependent" if changed_on_a is not None else "python"
-    return TieBreak(kind, same_on_b[0], a, b, same_on_b[1], why, gates=tuple(gates))
+    return TieBreak(kind, same_on_b[0], a, b, same_on_b[1], why, gates=tuple(gates), evidence=evidence)
 
 
 def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: CommitCandidate, build: Build,
@@ -407,7 +450,19 @@ def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: Commi
            f"{old.value}: {gate.short} changes the behaviour only with jaxlib {build.jaxlib}"
            + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
     level.result = result
-    return TieBreak("build-dependent", gate, None, build, new, why, gates=tuple(gates))
+    evidence = (PairProbe(prober.subject.commits[result.last_same].commit, build.jaxlib, old.value),
+                PairProbe(gate.commit, build.jaxlib, new.value),
+                PairProbe(same.commit, same.jaxlib or "?", old.value))
+    return TieBreak("build-dependent", gate, None, build, new, why, gates=tuple(gates), evidence=evidence)
+
+
+def _as_probe(commit: CommitCandidate, build: Build, crossed: tuple[CommitCandidate, Outcome] | None) -> PairProbe:
+    """A crossed pair as the report prints it: its outcome, or that JAX does not run it on that build."""
+    if crossed is not None:
+        return PairProbe(commit.commit, build.jaxlib, crossed[1].value)
+    why = (f"JAX refuses jaxlib {build.jaxlib}: its jax/version.py accepts {commit.accepts}"
+           if on_build(commit, build) is None else "it ran and said neither good nor bad, or JAX itself does not run")
+    return PairProbe(commit.commit, build.jaxlib, f"could not run: {why}")
 
 
 def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build,

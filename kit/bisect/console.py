@@ -29,6 +29,9 @@ DETAIL = re.compile(
     r"|after the failure, asked whether JAX itself runs here)")
 """Lines that say how a probe was prepared and started: shown with ``-v`` only."""
 
+_UNRUNNABLE_COMMIT = re.compile(r"^probe commit \S+ \(.*\): \S+ \[index\] ")
+"""A commit no build runs, skipped unrun: the commit search says how many and why in one line (`commit_search`)."""
+
 _CONTINUATION = re.compile(r"^  (reused: the same |ran again: )")
 """A probe line's second and third lines (why it was reused, why it ran again): the report has them."""
 
@@ -50,7 +53,7 @@ class Console:
             self.log(message)
             return
         lines = [line for line in message.split("\n") if not _CONTINUATION.match(line)]
-        if not lines or DETAIL.match(lines[0]):
+        if not lines or DETAIL.match(lines[0]) or _UNRUNNABLE_COMMIT.match(lines[0]):
             self.hidden += 1
             return
         if lines[0].startswith("probe "):

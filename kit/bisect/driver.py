@@ -37,6 +37,7 @@ from .metric_samples import MetricSamples
 from .probes import Prober
 from .release_subject import ReleaseSubject
 from . import gallop, report_inputs
+from . import per_op
 from .console import Console
 from .rounds import ProbeMany, Rounds, side_by_side
 from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
@@ -49,6 +50,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         return 0
     started = time.monotonic()
     options = parse_options(matrix, argv)
+    if per_op.wanted(options):  # --explain without --op: every op that changed, each bisected on its own
+        return per_op.bisect_each_op(matrix, options, argv, log, main)
     log = Console(log, options.verbose)  # quiet unless -v: one line a probe, the phases, the summary
     if options.slurm:  # before anything is listed or built: a missing cluster is said in a second
         require_sbatch()

@@ -11,6 +11,7 @@ by galloping (`kit.bisect.gallop`).
 from __future__ import annotations
 
 import argparse
+import re
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,8 @@ examples:
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
   nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --commits --jax-repo ../jax
   nox -s bisect -- --script repro.py --good 0.4.34 --bad 0.4.36
+  nox -s bisect -- --explain train.py --op train.py:37 --good 0.6.0 --bad 0.4.35   (docs/explain.md: bad where
+      an op of that line holds the whole batch on every device or is fed by a collective)
   nox -s bisect -- --script uses_flax.py --requires flax --good 0.5.0 --bad 0.4.34
   nox -s bisect -- --script jit_kwarg.py --bad-if "multiple values for argument 'f'" --good 0.4.30 --bad 0.4.36
   nox -s bisect -- --check scaling            # bounds from the recorded matrix
@@ -130,6 +133,10 @@ class Options:
     factor: float = 1.5
     commits: bool = False
     """After the releases, bisect JAX's commits between the two releases found (``--commits``)."""
+    good_commit: str | None = None
+    """``--good-commit``: a JAX commit or tag without the bug, where the commit search starts or ends."""
+    bad_commit: str | None = None
+    """``--bad-commit``: a JAX commit or tag with the bug, where the commit search ends or starts."""
     jax_repo: Path | None = None
     """A clone of JAX to read the commits from (``--jax-repo``; else matrix.toml's, else the kit's own)."""
     jax_repo_shown: str = ""
@@ -156,8 +163,9 @@ class Options:
 
     @property
     def subject(self) -> str:
-        """What is bisected, for file names and headings: the check or ``script-<stem>``."""
-        return self.check or script_name(self.script)
+        """What is bisected, for file names and headings: the check or ``script-<stem>`` (``--op``'s line added)."""
+        op = str(self.script_check.parameters.get("op") or "") if self.script_check else ""
+        return self.check or script_name(self.script) + ("-op-" + re.sub(r"[^A-Za-z0-9_-]", "_", op) if op else "")
 
     @property
     def quoted_argv(self) -> tuple[str, ...]:
@@ -178,6 +186,8 @@ def make_parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
+    what.add_argument("--explain", type=Path, metavar="PROGRAM", help="a program, bad where an op is whole (see below)")
+    parser.add_argument("--op", metavar="FILE:LINE[:OP]", help="--explain: only this line's ops (train.py:37:lu)")
     parser.add_argument("--good", metavar="VERSION",
                         help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
     parser.add_argument("--bad", metavar="VERSION",
@@ -210,6 +220,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="--metric: a probe is bad when its median is F times worse than --good's (default 1.5)")
     parser.add_argument("--commits", action="store_true",
                         help="then narrow to the JAX commit: its Python laid over a built release (docs/commits.md)")
+    _commit_ends(parser)
     parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH",
                         help="a clone of github.com/jax-ml/jax: the commits for --commits (else [install] jax_repo, else "
                              "the kit's own) and the release notes, read from its CHANGELOG.md")
@@ -233,6 +244,10 @@ def make_parser() -> argparse.ArgumentParser:
 def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     """Parse and validate; every mistake is a UsageError/ConfigError naming the fix."""
     args = make_parser().parse_args(list(argv))
+    if args.op and not args.explain:
+        raise UsageError("--op applies to --explain", "e.g. --explain train.py --op train.py:37")
+    explained = {"explain": True, **({"op": args.op} if args.op else {})} if args.explain else None
+    args.script, args.host_devices = args.script or args.explain, args.host_devices or (4 if args.explain else None)
     if not args.check and not args.script:
         raise UsageError("say what to bisect", "pass --check scaling, --check correctness or --script path/to/repro.py")
     if args.check:
@@ -254,6 +269,8 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError("--metric needs --good and --bad", "their samples set the baseline and which way is worse")
     if args.good is not None and args.bad is not None and Version(args.good) == Version(args.bad):
         raise UsageError(f"--good and --bad are both {args.good}", "give two different releases")
+    if (args.good_commit or args.bad_commit) and not args.commits:
+        raise UsageError("--good-commit and --bad-commit narrow the commit search", "add --commits")
     if args.commits and args.scan:
         raise UsageError("--commits narrows one change and --all lists every change", "drop one of them")
     if args.commits and args.slurm:
@@ -274,19 +291,20 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         script_shown=report_path(args.script, matrix.path.parent) if args.script else "",
         jobs=args.jobs, slurm=SlurmOptions(args.partition, args.time) if args.slurm else None,
         pins=_pins(args.pin),
-        commits=args.commits, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
+        commits=args.commits, good_commit=args.good_commit, bad_commit=args.bad_commit, jax_repo=args.jax_repo.expanduser().resolve() if args.jax_repo else None,
         jax_repo_shown=report_path(args.jax_repo, matrix.path.parent) if args.jax_repo else "",
         argv_shown=shown_argv(argv, matrix.path.parent), command=bisect_command(matrix),
         verbose=args.verbose, out=args.out.expanduser().resolve() if args.out else None,
         script_check=script_check(script_name(script), script, host_devices=args.host_devices,
                                   timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
                                   requires=requirements(args.requires, "--requires"),
-                                  bad_if=bad_if_pattern(args.bad_if, "--bad-if") if args.bad_if is not None else None)
+                                  bad_if=bad_if_pattern(args.bad_if, "--bad-if") if args.bad_if is not None else None,
+                                  parameters=explained)
         if script else None,
     )
 
 
-PATH_FLAGS = ("--script", "--changelog", "--jax-repo", "--out", "--find-links")
+PATH_FLAGS = ("--script", "--explain", "--changelog", "--jax-repo", "--out", "--find-links")
 """The flags whose value is a path (``--find-links`` may also be a URL, which is left as it is)."""
 
 
@@ -312,6 +330,14 @@ def _regular_files(args: argparse.Namespace) -> None:
         problem = file_problem(path) if path is not None else None
         if problem:
             raise UsageError(f"{flag} {path} {problem}{relative_to_what(path)}", tip)
+
+
+def _commit_ends(parser: argparse.ArgumentParser) -> None:
+    """``--good-commit`` / ``--bad-commit``: where the commit search starts and ends (docs/commits.md)."""
+    parser.add_argument("--good-commit", default=None, metavar="REV",
+                        help="--commits: start (or end) the commit search at this JAX commit or tag without the bug")
+    parser.add_argument("--bad-commit", default=None, metavar="REV",
+                        help="--commits: end (or start) the commit search at this JAX commit or tag with the bug")
 
 
 def _host_devices(text: str) -> int:

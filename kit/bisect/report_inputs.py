@@ -9,6 +9,8 @@ the options, so the driver only asks for them.
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 from packaging.version import Version
@@ -83,7 +85,16 @@ def clone_changelog(history: History | None, versions: list[str]) -> str | None:
     """CHANGELOG.md as it stood at the newest release asked for, from the clone (None without one)."""
     if history is None or not versions:
         return None
-    return read_text(history, tag(max(versions, key=Version)), CHANGELOG_NAME)
+    newest = max(versions, key=Version)
+    return unreleased_as(read_text(history, tag(newest), CHANGELOG_NAME), newest)
+
+
+def unreleased_as(text: str | None, version: str) -> str | None:
+    """CHANGELOG.md at ``version``'s tag, its ``## Unreleased`` section named for ``version`` where the file has
+    no section of its own for it: many tags (0.6.2, 0.7.x, 0.10.x, 0.11.0) were cut before the heading was renamed."""
+    if text is None or re.search(rf"(?mi)^## jax(?:lib)? v?{re.escape(version)}\b", text):
+        return text
+    return re.sub(r"(?m)^## Unreleased\s*$", f"## jax {version}", text, count=1)
 
 
 def notes_terms(matrix: Matrix, options: Options, finding: Finding) -> list[str]:

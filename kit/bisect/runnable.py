@@ -62,8 +62,10 @@ class PairStore:
     def key(self, candidate: CommitCandidate) -> str:
         assert candidate.build is not None
         build = candidate.build
-        text = f"{candidate.commit} {build.release} {build.jaxlib} {build.python} {self.backend} {OVERLAY_FORMAT}"
-        return f"{candidate.commit[:12]}-jaxlib-{build.jaxlib}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        text = f"{candidate.commit} {build.release} {build.jaxlib} {build.python} {self.backend} {OVERLAY_FORMAT}" \
+            + (" forced" if candidate.forced else "")  # JAX's version check relaxed: another pair
+        forced = "forced-" if candidate.forced else ""
+        return f"{candidate.commit[:12]}-jaxlib-{build.jaxlib}-{forced}{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
     def get(self, candidate: CommitCandidate) -> JaxRuns | None:
         key = self.key(candidate)

@@ -110,7 +110,7 @@ def _answer(finding: Finding) -> list[str]:
              f"jax {result.last_same}): {changelog.compare_url(result.last_same, result.first_different)}"]
     found = finding.commits
     # "Not in JAX's Python" names where the probes switched builds, no cause: no commit is named for it.
-    if found is not None and found.first_different is not None and found.verdict not in ("not-in-python", "stopped"):
+    if found is not None and found.first_different is not None and found.verdict not in ("not-in-python", "stopped", "build-matters"):
         info = found.first_different
         pr = f", PR #{info.pr} {info.pr_url}" if info.pr else ""
         lines.append(f"- **Commit** ({_verdict_words(found.verdict)}): **{info.hash[:10]}** \"{info.title[:90]}\" "
@@ -123,7 +123,8 @@ def _answer(finding: Finding) -> list[str]:
 def _verdict_words(verdict: str) -> str:
     return {"commit": "exact", "commit-with-newer-jaxlib": "with the newer jaxlib only",
             "short-list": "a short list", "not-in-python": "not in JAX's Python: the jaxlib binary",
-            "binary-may-be-the-cause": "the binary may be the cause", "stopped": "stopped at the ends"}.get(
+            "binary-may-be-the-cause": "the binary may be the cause", "stopped": "stopped at the ends",
+            "build-matters": "the build matters; whether the Python needs it is untested"}.get(
         verdict, verdict)
 
 

@@ -186,3 +186,47 @@ def merged_branch(history: History, merge: str) -> CommitRange | None:
     shape = (f"{merge[:10]} is a merge: the search continues along the {len(line)} commit(s) it merged, "
              f"from {old_end[:10]}, where that branch left the main line")
     return CommitRange(old_end, tuple(line), shape, old_end[:10], side[:10])
+
+
+def within(history: History, commit_range: CommitRange, start: str | None, end: str | None) -> CommitRange:
+    """``commit_range`` from ``start`` to ``end`` (``--good-commit`` / ``--bad-commit``; either may be None).
+
+    Each is a hash or a tag. One on the line searched is taken as it is; one
+    off it (a release branch's commit, a pull request's) is met where the
+    line does: the start at the newest line commit it contains, the end at
+    the first line commit that contains it, said so in the range's sentence.
+    """
+    line = list(commit_range.candidates)
+    first, last, said = 0, len(line) - 1, []
+    if start is not None:
+        first, how = _place(history, line, resolve(history, start), start, older=True)
+        said.append(how)
+    if end is not None:
+        last, how = _place(history, line, resolve(history, end), end, older=False)
+        said.append(how)
+    if last <= first:
+        raise UsageError(f"the commit range from {start or line[0][:10]} to {end or line[-1][:10]} is empty in "
+                         f"{commit_range.old_name} … {commit_range.new_name}",
+                         "give the older commit to the side the older release is on (--good-commit with a "
+                         "regression's --good, --bad-commit with a fix's --bad)")
+    shape = f"{commit_range.shape}; {'; '.join(said)}: {last - first} commits after the start, oldest first"
+    return CommitRange(line[first], tuple(line[first + 1:last + 1]), shape, start or commit_range.old_name,
+                       end or commit_range.new_name, commit_range.off_line)
+
+
+def _place(history: History, line: list[str], commit: str, named: str, older: bool) -> tuple[int, str]:
+    """Where ``commit`` meets ``line`` (an index), and one clause saying how."""
+    if commit in line:
+        return line.index(commit), f"{'starting' if older else 'ending'} at {named}"
+    if older:
+        inside = [i for i, c in enumerate(line) if is_ancestor(history, c, commit)]
+        if inside:
+            return inside[-1], (f"{named} is not on the line: the search starts at {line[inside[-1]][:10]}, the "
+                                f"newest commit on it that {named} contains (their merge base)")
+    else:
+        holding = [i for i, c in enumerate(line) if is_ancestor(history, commit, c)]
+        if holding:
+            return holding[0], (f"{named} is not on the line: the search ends at {line[holding[0]][:10]}, the "
+                                f"first commit on it that contains {named}")
+    raise UsageError(f"{named} is not between {line[0][:10]} and {line[-1][:10]} (the release range searched)",
+                     "give a commit between the two releases, or other --good/--bad releases around it")

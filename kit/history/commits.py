@@ -136,3 +136,18 @@ def version_gates(history: History, commit: str) -> list[str]:
                 if gate not in found:
                     found.append(gate)
     return found[:5]
+
+
+def python_changes(history: History, old: str, new: str) -> list[str]:
+    """The Python files under jax/ and jaxlib/ that differ between two commits, ``jax/version.py`` aside.
+
+    Empty: the two commits run the same Python but for the version they
+    declare (a release commit and the version bump after it), so a probe of
+    one stands for the other. A git failure lists a placeholder: not the same.
+    """
+    try:
+        out = git(history.path, "diff", "--name-only", "--no-renames", "--no-textconv", "--no-ext-diff", old, new,
+                  "--", "jax", "jaxlib")
+    except GitFailed:
+        return ["?"]
+    return [path for path in out.split() if path.endswith(".py") and path != "jax/version.py"]

@@ -12,6 +12,13 @@ not hold. What it does hold, and a maintainer reads first:
 
 Both are read with ``git log`` over the range; the gates need the diffs, so
 in a partial clone (contents fetched on demand) they are left out and said so.
+
+Where a Python change that needs the newer build was never ruled out (the
+commits before it cannot run there), :func:`gated_leads` names the commits
+whose diff adds, or edits code beside, a comparison of ``jaxlib_version`` or
+the extension version that comes out differently on the two builds: 2ce88c950a
+adds ``jaxlib_version <= (0, 5, 1)`` to the CPU triangular solve, and
+f93c2a1aa5 edits the lines under it.
 """
 
 from __future__ import annotations
@@ -23,6 +30,10 @@ from .export import is_partial
 from .git import GitFailed, git
 from .source import History
 
+_JAXLIB_GATE = re.compile(r"\bjaxlib_version\s*(<=|>=|<|>|==|!=)\s*\(\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*\)")
+_NUMBER_GATE = re.compile(r"\b(?:xla|jaxlib)_extension_version\s*(<=|>=|<|>|==|!=)\s*(\d+)")
+_COMPARE = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b,
+            ">": lambda a, b: a > b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 _GATE_NUMBER = re.compile(r"\b(?:xla|jaxlib)_extension_version\s*(>=|>|==)\s*(\d+)")
 _FIXES = re.compile(r"\b(?:fix(?:es|ed)?|closes|resolves)\s+(?:#|https://github\.com/jax-ml/jax/issues/)(\d+)",
                     re.IGNORECASE)
@@ -85,3 +96,70 @@ def _fixes(history: History, old: str, new: str) -> list[Lead]:
         if issue:
             leads.append(Lead(commit.strip(), title, f"says it fixes #{issue.group(1)}"))
     return leads
+
+
+@dataclass(frozen=True)
+class BuildPair:
+    """The two builds a gate is read against: jaxlib versions (dotted tuples) and extension versions."""
+
+    old_jaxlib: tuple[int, ...]
+    new_jaxlib: tuple[int, ...]
+    old_extension: int | None = None
+    new_extension: int | None = None
+
+
+def gated_leads(history: History, old: str, new: str, builds: BuildPair) -> tuple[list[Lead], str]:
+    """Commits in ``old..new`` whose diff adds, or edits code beside, a version gate the two builds answer apart.
+
+    One ``git log -p`` over the range's Python (about a second for 500
+    commits). A gate in an added line: the commit adds it; in a context or
+    removed line: the commit changes code the gate decides (its hunk holds it).
+    """
+    if is_partial(history):
+        return [], "gates on the jaxlib version were not searched: the clone is partial (--jax-repo a full clone)"
+    try:
+        out = git(history.path, "log", "--format=\x1e%H\x1f%s", "-p", "--unified=3", "--no-renames",
+                  f"{old}..{new}", "--", "jax/*.py", "jaxlib/*.py")
+    except GitFailed:
+        return [], "gates on the jaxlib version were not searched: git log failed"
+    leads: list[Lead] = []
+    for entry in out.split("\x1e")[1:]:
+        head, _, diff = entry.partition("\n")
+        commit, _, title = head.partition("\x1f")
+        why = _crossed_gate(diff, builds)
+        if why:
+            leads.append(Lead(commit, title, why))
+    return leads[:MAX_LEADS], ""
+
+
+def _crossed_gate(diff: str, builds: BuildPair) -> str:
+    """How the diff touches a gate the builds answer apart (``adds the gate `jaxlib_version <= (0, 5, 1)```), or ""."""
+    touched = ""
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---", "@@")) or not line[:1] in ("+", "-", " "):
+            continue
+        for gate in _gates_in(line[1:], builds):
+            if line.startswith("+"):
+                return f"adds the gate `{gate}` (jaxlib {_dotted(builds.old_jaxlib)} and " \
+                       f"{_dotted(builds.new_jaxlib)} answer it apart)"
+            touched = touched or f"edits code beside the gate `{gate}`"
+    return touched
+
+
+def _gates_in(text: str, builds: BuildPair) -> list[str]:
+    found = []
+    for match in _JAXLIB_GATE.finditer(text):
+        bound = tuple(int(part) for part in match.group(2).split(","))
+        compare = _COMPARE[match.group(1)]
+        if compare(builds.old_jaxlib[:len(bound)], bound) != compare(builds.new_jaxlib[:len(bound)], bound):
+            found.append(" ".join(match.group(0).split()))
+    if builds.old_extension is not None and builds.new_extension is not None:
+        for match in _NUMBER_GATE.finditer(text):
+            compare, number = _COMPARE[match.group(1)], int(match.group(2))
+            if compare(builds.old_extension, number) != compare(builds.new_extension, number):
+                found.append(" ".join(match.group(0).split()))
+    return found
+
+
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(str(part) for part in version)

@@ -4,9 +4,13 @@ Patch releases are cut on branches: a fix found between two such tags is a
 cherry-pick, with a hash no one on the issue tracker knows. Its twin on the
 main line is found the way people find it: the message's ``(cherry picked
 from commit X)``, the same ``PiperOrigin-RevId`` (copybara's stamp, kept
-by a cherry-pick of an imported change), or the same title within half a
-year; a title match is kept only when the two patches are the same
-(``git patch-id``) or no patch can be compared, and said so.
+by a cherry-pick of an imported change), the same title, author and author
+date (``git cherry-pick`` keeps the author and the author date, so this holds
+for a pick without either stamp, even where the patch differs by context
+lines or the twin came to main inside a merged pull request), or the same
+title within half a year on main's first-parent line; a title alone is kept
+only when the two patches are the same (``git patch-id``) or no patch can
+be compared, and said so.
 """
 
 from __future__ import annotations
@@ -56,7 +60,20 @@ def main_line_twin(history: History, commit: str) -> Twin | None:
         found = _log(history, tip, "--fixed-strings", f"--grep=PiperOrigin-RevId: {rev_id.group(1)}")
         if found:
             return Twin(found[0], f"PiperOrigin-RevId {rev_id.group(1)}")
-    return _same_title(history, commit, tip)
+    return _same_author_and_date(history, commit, tip) or _same_title(history, commit, tip)
+
+
+def _same_author_and_date(history: History, commit: str, tip: str) -> Twin | None:
+    """The one commit on main (merged branches too) with this commit's title, author and author date."""
+    title, author, date = git(history.path, "show", "-s", "--format=%s%x1f%ae%x1f%at", commit).strip().split("\x1f")
+    seconds = int(date)
+    window = [f"--since=@{seconds - 183 * 86400}", f"--until=@{seconds + 183 * 86400}"]  # committer dates
+    try:
+        lines = git(history.path, "log", "--no-merges", "--format=%H%x1f%s%x1f%ae%x1f%at", *window, tip).splitlines()
+    except GitFailed:
+        return None
+    same = [line.split("\x1f", 1)[0] for line in lines if line.split("\x1f", 1)[-1] == f"{title}\x1f{author}\x1f{date}"]
+    return Twin(same[0], "same title, author and author date") if len(same) == 1 else None
 
 
 def _same_title(history: History, commit: str, tip: str) -> Twin | None:

@@ -36,10 +36,24 @@ from ..history.export import export_files
 from ..history.source import History
 from ..history.version_file import JaxlibRange
 
-OVERLAY_FORMAT = 3
+OVERLAY_FORMAT = 4
 """What an overlay holds; part of every commit probe's cache key, so a change to it re-runs commits.
 (1: installed jaxlib files only; 2: plus new modules in folders the installed jaxlib has; 3: the same files,
-but probes of format 2 may hold a failed ``import jax`` counted as an outcome, so none of them is reused.)"""
+but probes of format 2 may hold a failed ``import jax`` counted as an outcome, so none of them is reused;
+4: the binary's declarations in ``xla_client.py`` are the build's, not the commit's.)"""
+
+BINARY_DECLARATIONS = ("_version", "mlir_api_version")
+"""What ``xla_client.py`` declares about the compiled extension beside it, and JAX gates on.
+
+``jax._src.lib`` reads ``jaxlib_extension_version`` (``xla_extension_version``
+before 0.5) as ``xla_client._version`` and ``mlir_api_version`` from the same
+file; ``jaxlib/version.py`` (never laid) names the release; ``_ifrt_version``
+is read from the binary itself. The number is bumped with each change to the
+C++ extension, so a commit's copy names a binary that the build is not.
+"""
+
+_DECLARATION = re.compile(r"^(?P<name>" + "|".join(BINARY_DECLARATIONS) + r")\s*(?::[^=\n]*)?=\s*(?P<value>\d+)",
+                          re.MULTILINE)
 
 _RELEASE_VERSION = re.compile(r"^_release_version\s*(?::[^=\n]*)?=\s*None\s*$", re.MULTILINE)
 
@@ -72,6 +86,7 @@ def lay_over(history: History, commit: str, python: Path, folder: Path, version:
                  wanted=lambda path: not path.startswith("jaxlib/") or _jaxlib_python(path, installed))
     _link_missing(installed, folder / "jaxlib")
     _keep_importable(folder / "jaxlib", installed)
+    declare_the_build(folder / "jaxlib", installed)
     _stamp_version(folder / "jax" / "version.py", version)
 
 
@@ -105,6 +120,56 @@ def _keep_importable(overlay: Path, installed: Path) -> None:
         if missing:
             path.unlink()
             os.symlink(installed / path.relative_to(overlay), path)
+
+
+def declare_the_build(overlay: Path, installed: Path) -> None:
+    """Make every laid ``xla_client.py`` declare the build's extension version, not the commit's.
+
+    Laid as it is, a 2026 commit's ``_version = 395`` over a binary whose own
+    file says 391 makes JAX take paths the binary lacks (``weakref_lru_cache()``
+    called with arguments it does not know, ``cannot import name ...``), and
+    the commit is wrongly called unrunnable there. JAX's own gates on
+    ``jaxlib_extension_version`` exist so that one Python runs on older
+    binaries; with the build's number they choose the binary's paths. The rest
+    of the commit's file stays (its Python around the extension). Where the
+    build's file declares no such number, the build's whole copy is used.
+    """
+    declared = _build_declarations(installed)
+    for path in sorted(overlay.rglob("xla_client.py")):
+        if path.is_symlink():
+            continue  # the build's own copy already
+        text = path.read_text(encoding="utf-8", errors="replace")
+        names = {match["name"] for match in _DECLARATION.finditer(text)}
+        if not names:
+            continue
+        if not names <= declared.keys():
+            own = _installed_copy(installed, overlay, path)
+            if own.exists():
+                path.unlink()
+                os.symlink(own, path)
+            continue
+        path.write_text(_DECLARATION.sub(
+            lambda m: f"{m['name']} = {declared[m['name']]}  # the build's; the commit said {m['value']}", text),
+            encoding="utf-8")
+
+
+def _build_declarations(installed: Path) -> dict[str, int]:
+    """``_version`` and ``mlir_api_version`` as the build's own ``xla_client.py`` files say them."""
+    declared: dict[str, int] = {}
+    for path in (installed / "xla_client.py", installed / "xla" / "xla_client.py"):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for match in _DECLARATION.finditer(text):
+            declared.setdefault(match["name"], int(match["value"]))
+    return declared
+
+
+def _installed_copy(installed: Path, overlay: Path, path: Path) -> Path:
+    """The build's file for ``path``, or its ``jaxlib/xla_client.py`` (the module the wheels ship) if it has none."""
+    own = installed / path.relative_to(overlay)
+    return own if own.exists() else installed / "xla_client.py"
 
 
 def _jaxlib_imports(path: Path) -> list[str]:

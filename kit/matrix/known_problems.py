@@ -64,7 +64,8 @@ def load_known_problems(path: Path = DEFAULT_PATH) -> tuple[KnownProblem, ...]:
     return tuple(problems)
 
 
-_PROBLEM_KEYS = {"key", "check", "title", "links", "shows_on", "fix"}
+_PROBLEM_KEYS = {"key", "check", "title", "links", "shows_on", "fix",
+                 "workaround", "fingerprint"}  # read by kit.explain.known (explain matches fingerprints)
 _FIX_KEYS = {"release", "title", "url", "commit", "verified", "related"}
 
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
@@ -31,6 +31,7 @@ from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
 from .child_processes import repro_env
 from .compile_cache import compile_cache_env
+from .explained import explain_runner
 from .jax_runs import jax_runs
 from .kit_files import watching
 from .child_output import echo_to_console
@@ -213,8 +214,11 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mappi
     for line in child_processes.dropped_variables(told):
         log(line)
     for _ in range(2):
-        if check.script is not None:
-            fields = run_script(env, check, backend, timeout, log, request.output_log, echo=request.echo, extra_env=told)
+        if check.script is not None:  # a program to explain (explain = ..., bisect --explain) reads its HLO too
+            shared = matrix.layout.probe_cache.parent / "explained-runs"  # bisect --explain --op: shared by the ops
+            run = explain_runner(run_script, scratch_dir, shared) if check.parameters.get("explain") else run_script
+            fields = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
+                         extra_env=told)
         else:
             fields = _run_repro(env, request, params, timeout, log,
                                 {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
@@ -323,34 +327,36 @@ def _bad_if_matched(fields: Mapping[str, Any]) -> bool:
     return bool(((fields.get("evidence") or {}).get("bad_if") or {}).get("matched"))
 
 
-def script_env(result_path: Path, backend: str, host_devices: int | None) -> dict[str, str]:
-    """The variables a script check runs with: KIT_RESULT, and forced host devices on CPU."""
+def script_env(result_path: Path, backend: str, host_devices: int | None, flags: str | None = None) -> dict[str, str]:
+    """The variables a script check runs with: KIT_RESULT, and forced host devices on CPU (added to ``flags``,
+    by default our XLA_FLAGS)."""
     extra = {"KIT_RESULT": str(result_path)}
     if backend == "cpu" and host_devices:
-        flags = os.environ.get("XLA_FLAGS", "")
+        flags = os.environ.get("XLA_FLAGS", "") if flags is None else flags
         flags = re.sub(r"--xla_force_host_platform_device_count=\S+", "", flags).strip()
         extra["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={host_devices}".strip()
     return extra
 
 
 def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log,
-               output_log: Path | None = None, echo: bool = True,
-               extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+               output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
+               args: Sequence[str] = (), cwd: Path | None = None) -> dict[str, Any]:
     """Run a script check with the environment's python; the record fields its exit, KIT_RESULT and output give.
 
     The one way a script runs, whether it came from a check block or from
     ``--script``: KIT_RESULT, forced host devices on CPU, the environment's
     paths and the repository root on PYTHONPATH. The exit code and KIT_RESULT
     are read by kit/run/protocol.py, a failure is classed by
-    kit/run/failures.py (an exception, an import, ``bad_if``).
+    kit/run/failures.py (an exception, an import, ``bad_if``). ``args``, ``cwd``: a program as its user runs it.
     """
     assert check.script is not None
     with scratch_dir() as tmp:
         out = tmp / "kit-result.json"
-        cmd = [str(env.python), str(check.script)]
+        cmd = [str(env.python), str(check.script), *args]
         log("running " + " ".join(cmd))
-        ended = run_child(cmd, timeout, log, {**(extra_env or {}), **script_env(out, backend, check.host_devices)},
-                          env.pythonpath, output_log, echo=echo, cwd=tmp)  # its scratch folder: not the project
+        extra = {**(extra_env or {}), **script_env(out, backend, check.host_devices, (extra_env or {}).get("XLA_FLAGS"))}
+        # A check runs in its scratch folder, not the project; a program to explain where its user called it.
+        ended = run_child(cmd, timeout, log, extra, env.pythonpath, output_log, echo=echo, cwd=cwd or tmp)
         fields, result = script_fields(ended, out, timeout, check.bad_if, env)
     if failures.failed(ended.code) and (not_source := failures.source_problem(check.script)):
         fields = failures.not_source(fields, not_source)  # Python says so without a traceback: a plain exit 1

@@ -33,11 +33,14 @@ def choose_block(blocks: list[Block], traceback_text: str, asked: int | None) ->
     code = [block for block in blocks if block.kind in ("python", "console") and block.code.strip()]
     environment = [block for block in code if only_prints_the_environment(block.code)]
     candidates = [block for block in code if block not in environment]
+    fenced_away = [block for block in blocks if block.fenced_away]
     if not candidates:
-        raise UsageError(f"the report holds no block of Python to run ({_listing(blocks)})",
+        raise UsageError(f"the report holds no block of Python to run ({_listing(blocks)})"
+                         + _fenced_away_sentence(fenced_away),
                          "put the repro in a fenced block (```python ... ```), or save it as a script and run "
                          "nox -s bisect -- --script FILE")
-    left_out = _named(environment, "only prints the environment")
+    left_out = _named(environment, "only prints the environment") + _named(
+        fenced_away, f"fenced as {'/'.join(sorted({b.language for b in fenced_away}))}, not as Python: not run")
     if len(candidates) == 1:
         return Choice(candidates[0], f"block {candidates[0].number}: the only block of Python{left_out}")
     with_jax = [block for block in candidates if imports_jax(block.code)]
@@ -60,6 +63,10 @@ def _asked(blocks: list[Block], asked: int) -> Choice:
     if chosen is None:
         raise UsageError(f"--block {asked}: the report has {len(blocks)} block{'s' if len(blocks) != 1 else ''}",
                          f"blocks: {_listing(blocks)}")
+    if chosen.fenced_away:
+        raise UsageError(f"--block {asked} is fenced as {chosen.language}, not as Python: a reader of the report is "
+                         "told it is not code, so it is not run",
+                         "save the code as a script and run nox -s bisect -- --script FILE, after reading it")
     if chosen.kind not in ("python", "console"):
         raise UsageError(f"--block {asked} is not Python that compiles: it looks like {chosen.kind}",
                          f"blocks: {_listing(blocks)}")
@@ -74,6 +81,13 @@ def _traceback_shows(block: Block, traceback_text: str) -> bool:
     quoted = {line for line in quoted if line and not set(line) <= set("^~ ")}
     code = {line.strip() for line in block.code.splitlines()}
     return bool(quoted & code)
+
+
+def _fenced_away_sentence(blocks: list[Block]) -> str:
+    if not blocks:
+        return ""
+    return (f"; block{'s' if len(blocks) > 1 else ''} {', '.join(str(b.number) for b in blocks)} hold"
+            f"{'' if len(blocks) > 1 else 's'} code fenced as another language, which is not run")
 
 
 def _named(blocks: list[Block], what: str) -> str:

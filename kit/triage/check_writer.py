@@ -15,13 +15,17 @@ Nothing is added to the block's code: a report's code is what the reporter ran.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import string
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..atomic_files import atomic_write_texts
+from ..config import _CHECK_NAME
 from ..errors import UsageError
 from .issue_text import Block
 from .reported_failure import ReportedFailure, WrongValue
@@ -96,17 +100,65 @@ _WRONG_VALUE_TEMPLATE = string.Template(textwrap.dedent('''
     '''))
 
 
+def is_check_name(text: str) -> bool:
+    """Could ``text`` name a check: matrix.toml's one rule for a check's name (ASCII letters, digits, - and _, a
+    letter or digit first), which every name that becomes ``checks/NAME.py`` follows: never a path."""
+    return bool(_CHECK_NAME.fullmatch(text))
+
+
+BEHAVES_AS_REPORTED = "BEHAVES AS REPORTED:"
+"""What a difference check prints before it exits 1 (the run behaves as on the release the bug was seen on)."""
+
+DIFFERENCE_BAD_IF = "(?m)^" + BEHAVES_AS_REPORTED
+
+_OUTCOME_SOURCE = Path(__file__).with_name("block_outcome.py").read_text(encoding="utf-8")
+"""The code a difference check carries: it runs in JAX's environments, which never import the kit."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A difference check's references: the two runs' outcomes, the features that differ, and the releases."""
+
+    bad: dict[str, Any]
+    good: dict[str, Any]
+    features: tuple[dict[str, Any], ...]
+    bad_release: str
+    good_release: str
+
+
+def outcome_check_text(block: Block, header: str, about: list[str], judged: Judged | None) -> str:
+    """A check that runs the block and keeps its outcome (kit/triage/block_outcome.py); without ``judged`` it
+    only captures (the block's own exit), with it, exit 1 as on ``bad_release``, 0 as on ``good_release``, else 125."""
+    doc = "\n".join([header, "", *about, "",
+                     f"The code is block {block.number} of the report, as it holds it (BLOCK below); the rest of this "
+                     "file runs it and compares what it did (kit/triage/block_outcome.py)."])
+    docstring = '"""' + doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '\n"""\n'
+    references = ("None, None, [], ('', '')" if judged is None else
+                  f"json.loads({json.dumps(judged.bad)!r}), json.loads({json.dumps(judged.good)!r}), "
+                  f"json.loads({json.dumps(list(judged.features))!r}), "
+                  f"({judged.bad_release!r}, {judged.good_release!r})")
+    tail = (f"\n\nBLOCK = {block.code!r}\n\nif __name__ == \"__main__\":\n"
+            f"    main(BLOCK, '<report block {block.number}>', {references}, {BEHAVES_AS_REPORTED!r})\n")
+    return docstring + "\n" + _OUTCOME_SOURCE.rstrip() + tail
+
+
 @dataclass(frozen=True)
 class WrittenCheck:
     path: Path
     bad_if: str
 
 
-def check_name(source: str) -> str:
-    """A check's name from the report's file name or ``OWNER/REPO#N``: ``issue-jax-ml-jax-25329``, ``kwarg-f``."""
-    stem = Path(source).stem if "#" not in source else "issue-" + source.replace("/", "-").replace("#", "-")
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-_").lower()
-    return name or "issue"
+def check_name(source: str, key: str = "") -> str:
+    """A check's name from the report: ``issue-jax-ml-jax-25329`` for ``OWNER/REPO#N``; for a file, its name and
+    six hex digits of its whole path (``key``), ``kwarg-f-3fa2c1``: two reports both called issue.md get two checks,
+    and triaging the same file again replaces its own. Always a name by `is_check_name`'s rule."""
+    if "#" in source:
+        return _name_part("issue-" + source.replace("/", "-").replace("#", "-"))
+    return _name_part(Path(source).stem) + "-" + hashlib.sha256((key or source).encode("utf-8")).hexdigest()[:6]
+
+
+def _name_part(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_").lower() or "issue"
 
 
 def check_text(block: Block, failure: ReportedFailure, bad_if: str, header: str) -> str:
@@ -121,6 +173,8 @@ def check_text(block: Block, failure: ReportedFailure, bad_if: str, header: str)
 
 def write_check(folder: Path, name: str, text: str, bad_if: str) -> WrittenCheck:
     """``folder/name.py``; a file there that a triage did not write (a check of the user's) is never replaced."""
+    if not is_check_name(name):  # checked where it entered too: a name is never a path out of ``folder``
+        raise UsageError(f"{name!r} is not a check name", "use ASCII letters, digits, - and _")
     path = folder / f"{name}.py"
     if path.exists() and WRITTEN_BY not in path.read_text(encoding="utf-8", errors="replace")[:500]:
         raise UsageError(f"{path} is there already and was not written by a triage: it is left as it is",

@@ -15,7 +15,8 @@ from ..arguments import Parser
 from ..config import Matrix, release_number
 from ..errors import UsageError
 from ..exit_codes import EXIT_OK
-from .issue_source import read_file, read_github_issue
+from .check_writer import is_check_name
+from .issue_source import issue_page, read_file, read_github_issue
 from .triage import TriageOptions, answer_lines, triage
 
 Log = Callable[[str], None]
@@ -26,12 +27,18 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("report", nargs="?", type=Path, help="a bug report saved as markdown or text")
     parser.add_argument("--issue", metavar="OWNER/REPO#N", help="read the report from GitHub's API instead")
     parser.add_argument("--block", type=int, default=None, metavar="N", help="run the report's block N (from 1)")
-    parser.add_argument("--name", default="", help="the check's name (default: from the report's file name)")
+    parser.add_argument("--name", default=None, type=_check_name,
+                        help="the check's name: letters, digits, - and _ (default: from the report's file name)")
     parser.add_argument("--checks-dir", type=Path, default=None, metavar="DIR",
                         help="where to write NAME.py (default: checks/ beside matrix.toml)")
     parser.add_argument("--reported", default="", metavar="VERSION", help="the release the reporter ran")
     parser.add_argument("--good", default="", metavar="VERSION", help="a release where it worked")
     parser.add_argument("--newest", default="", metavar="VERSION", help="compare with this release, not the newest")
+    parser.add_argument("--yes", action="store_true",
+                        help="with --issue: you have read the issue, and its code may run here")
+    parser.add_argument("--host-devices", type=_host_devices, default=None, metavar="N",
+                        help="CPU runs get N forced host devices (default: as many as the report's code asks for)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the runs' output (tracebacks) too")
     parser.add_argument("--run", action="store_true", help="run the bisect it proposes")
     parser.add_argument("--commits", action="store_true", help="the bisect goes on to the JAX commit")
     parser.add_argument("--jax-repo", type=Path, default=None, metavar="PATH", help="a clone of JAX for --commits")
@@ -44,19 +51,42 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
     if (args.report is None) == (args.issue is None):
         raise UsageError("triage needs one report: a file, or --issue OWNER/REPO#N",
                          "e.g. nox -s triage -- issue.md, or nox -s triage -- --issue jax-ml/jax#25329")
+    if args.issue and not args.yes:
+        # The report's code runs on this machine as this user; a GitHub issue is a stranger's code nobody here read.
+        raise UsageError(f"--issue {args.issue} would run the code of an issue nobody has read here: triage runs "
+                         "the report's Python block on this machine, as you",
+                         f"read it on {issue_page(args.issue)} first, then add --yes")
     source = read_github_issue(args.issue) if args.issue else read_file(args.report, matrix.path.parent)
     options = TriageOptions(
-        source=source.source, text=source.text, block=args.block, name=args.name, checks_dir=args.checks_dir,
+        source=source.source, key=source.key, text=source.text, block=args.block, name=args.name or "",
+        checks_dir=args.checks_dir,
         reported=_release(args.reported, "--reported"), good=_release(args.good, "--good"),
         newest=_release(args.newest, "--newest"), commits=args.commits, jax_repo=args.jax_repo,
-        reproduce=reproduce or "python -m kit triage " + " ".join(argv))
+        reproduce=reproduce or "python -m kit triage " + " ".join(argv), host_devices=args.host_devices,
+        verbose=args.verbose)
     result = triage(matrix, options, log)
     print("\n".join(answer_lines(result)), flush=True)
     if not (args.run and result.bisect_argv):
         return EXIT_OK, None
     argv_run = list(result.bisect_argv)
     argv_run[1] = str(result.check.path)  # the printed command names it relative to the project
+    if "--jax-repo" in argv_run and args.jax_repo is not None:  # ... and a clone outside it by a placeholder
+        argv_run[argv_run.index("--jax-repo") + 1] = str(args.jax_repo)
     return EXIT_OK, argv_run
+
+
+def _check_name(text: str) -> str:
+    """``--name`` becomes ``checks/NAME.py``: a name by the one rule every check's name follows, never a path."""
+    if not is_check_name(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a check name: use ASCII letters, digits, - and _ "
+                                         "(starting with a letter or digit); it names checks/NAME.py")
+    return text
+
+
+def _host_devices(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 4096:
+        raise argparse.ArgumentTypeError(f"must be a whole number of devices from 1 to 4096, got {text!r}")
+    return int(text)
 
 
 def _release(text: str, where: str) -> str:

@@ -4,7 +4,8 @@ The reporter's exception line holds values that differ from run to run and
 release to release: object addresses (``at 0x7f3a...``), ids and generated
 names (``'jit__lambda_12'``), shapes and avals (``(3, 4)``, ``f32[3,4]``,
 ``ShapedArray(float32[3])``), tracer levels (``level=1/0``). Those become
-wildcards; the words around them, and quoted names without digits (``'f'``,
+wildcards, and so do computed floats (``0.1234567``: the reporter's machine writes other low
+digits, so a literal would never match here); the words around them, and quoted names without digits (``'f'``,
 ``'squareplus'``), stay literal. Only the message's first line is used (JAX
 appends notes and links that change between releases), cut at a word near
 `MESSAGE_CHARS`. The exception's module path differs too
@@ -28,6 +29,8 @@ MESSAGE_CHARS = 160
 # Each (pattern, wildcard), applied to the message before it is escaped; first match wins at each position.
 _VARYING: list[tuple[str, str]] = [
     (r"0x[0-9a-fA-F]+", r"0x[0-9a-fA-F]+"),  # addresses
+    # a computed float (an assert quoting the reporter's values): another machine writes other low digits
+    (r"(?<![\w.])[-+]?\d+\.\d+(?:[eE][-+]?\d+)?(?![\w])", r"[-+]?[\d.]+(?:[eE][-+]?\d+)?"),
     (r"\b[a-z]+\d*\[[\d, ]*\]", r"\w+\[[^\]]*\]"),  # avals and HLO shapes: f32[3,4], float32[], bool[]
     (r"(?<![\w)\]])\((?:\d+, ?)*\d*,?\)", r"\([^)]*\)"),  # shapes: (3, 4), (7,), (); not a call's ()
     (r"\[(?:\d+, ?)+\d+\]", r"\[[^\]]*\]"),  # a shape written as a list: [3, 4]

@@ -17,7 +17,7 @@ from typing import Callable, Mapping
 from .. import http
 from ..errors import KitError, UsageError
 from ..exit_codes import EXIT_NETWORK
-from ..user_paths import shown_path
+from ..user_paths import file_problem, report_path
 
 GITHUB_API = "https://api.github.com"
 _REFERENCE = re.compile(r"^(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/(?P<repo>[A-Za-z0-9._-]+)#(?P<number>\d+)$")
@@ -34,18 +34,45 @@ class IssueUnreachable(KitError):
 @dataclass(frozen=True)
 class IssueText:
     source: str
-    """What the report is called in what the kit prints: a path relative to the project, or ``OWNER/REPO#N``."""
+    """What the report is called in what the kit prints: a path relative to the project (``../x.md`` outside it: no
+    machine's absolute path is printed or written into a check), or ``OWNER/REPO#N``."""
     text: str
+    key: str = ""
+    """What tells this report from another of the same name: the file's whole path, or ``OWNER/REPO#N``
+    (never printed; it keys the check's file name, kit/triage/check_writer.check_name)."""
+
+
+def issue_page(reference: str) -> str:
+    """The issue's page on GitHub, for a reader (``OWNER/REPO#N`` as given when it is not one)."""
+    named = _REFERENCE.match(reference.strip())
+    return f"https://github.com/{named['owner']}/{named['repo']}/issues/{named['number']}" if named else reference
+
+
+MAX_REPORT_BYTES = 2**20
+"""A bug report is text a person wrote (GitHub caps an issue's body at 65,536 characters): larger is not one."""
+
+_REPORT_TIP = "give the file a bug report was saved to (markdown or text)"
 
 
 def read_file(path: Path, root: Path) -> IssueText:
-    """A report saved as markdown or text; UsageError when it cannot be read."""
+    """A report saved as markdown or text; UsageError when it cannot be read.
+
+    The file's type and size are looked at before it is opened, as the record readers do
+    (kit/records/json_text.py): a named pipe would wait forever, ``/dev/zero`` never ends.
+    """
+    problem = file_problem(path)
+    if problem:
+        raise UsageError(f"the report {path} {problem}", _REPORT_TIP)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as opened:
+            data = opened.read(MAX_REPORT_BYTES + 1)
     except OSError as error:
-        raise UsageError(f"the report {path} cannot be read ({error.strerror or error})",
-                         "give the file a bug report was saved to (markdown or text)") from None
-    return IssueText(shown_path(str(path.resolve()), root), text)
+        raise UsageError(f"the report {path} cannot be read ({error.strerror or error})", _REPORT_TIP) from None
+    if len(data) > MAX_REPORT_BYTES:
+        raise UsageError(f"the report {path} is larger than {MAX_REPORT_BYTES} bytes: not a bug report's text",
+                         _REPORT_TIP)
+    return IssueText(report_path(path.resolve(), root), data.decode("utf-8", errors="replace"),
+                     key=str(path.resolve()))
 
 
 ISSUE_TIMEOUT_S = 15.0
@@ -74,7 +101,7 @@ def read_github_issue(reference: str, get: Get | None = None) -> IssueText:
                                save_it) from None
     issue = _issue_json(response.body, reference)
     title, body = str(issue.get("title") or ""), str(issue.get("body") or "")
-    return IssueText(reference.strip(), f"# {title}\n\n{body}\n")
+    return IssueText(reference.strip(), f"# {title}\n\n{body}\n", key=reference.strip())
 
 
 def _issue_json(body: bytes, reference: str) -> Mapping[str, object]:

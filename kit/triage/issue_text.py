@@ -5,6 +5,11 @@ are classed by what they hold, not by their fence's label (people label a
 traceback ``python`` and leave code unlabelled): a traceback, the output of
 ``jax.print_environment_info()``, shell lines, Python that compiles, or other
 output. Nothing here runs or guesses code; it only reads what the text says.
+
+Only what a reader of the report sees counts: an HTML comment (``<!-- ... -->``,
+invisible on GitHub) is blanked before anything is read (`visible_text`), and a
+block fenced as another language (```` ```text ````, ```` ```console ````) is never
+Python, whatever it holds: only unlabelled blocks and those labelled as Python run.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^
 _ENVIRONMENT_LINE = re.compile(r"^\s*(jax|jaxlib|numpy|python|device info|process_count|platform):", re.M)
 _SHELL_LINE = re.compile(r"^\s*(\$ |pip3? |python3? -m pip |conda |uv |git |nox |cd |export )")
 _PROMPT = re.compile(r"^(>>>|\.\.\.)( |$)")
+PYTHON_LABELS = ("", "python", "py", "python3", "py3", "pycon", "ipython", "ipython3")
+"""The fence labels whose blocks may be Python to run; any other label says the block is something else."""
+
 _LAST_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|"
                                   r"StopIteration|Failure)(?::.*)?$")
 
@@ -44,6 +52,8 @@ class Block:
             return "traceback" if not _PROMPT.match(lines[0]) else "console"
         if len(_ENVIRONMENT_LINE.findall(self.text)) >= 2:
             return "environment"
+        if self.language not in PYTHON_LABELS:
+            return "shell" if self.language in ("sh", "bash", "shell", "console", "zsh") else "output"
         if _PROMPT.match(lines[0]):
             return "console"
         if self.language in ("sh", "bash", "shell", "console", "zsh") or all(_SHELL_LINE.match(x) for x in lines):
@@ -56,6 +66,13 @@ class Block:
         if self.kind != "console":
             return self.text
         return "\n".join(line[4:] if len(line) > 3 else "" for line in self.text.splitlines() if _PROMPT.match(line))
+
+    @property
+    def fenced_away(self) -> bool:
+        """Python fenced as another language (```` ```text ````): the reader is told it is not code, so it never runs."""
+        return self.language not in PYTHON_LABELS and self.kind in ("output", "shell") and (
+            compiles(self.text) and _looks_like_code([line for line in self.text.splitlines() if line.strip()])
+            or bool(self.text.strip()) and bool(_PROMPT.match(self.text.strip())))
 
     def first_line(self) -> str:
         return next((line.strip() for line in self.code.splitlines() if line.strip()), "")
@@ -81,6 +98,35 @@ def code_blocks(text: str) -> list[Block]:
         blocks.append(Block(len(blocks) + 1, opened.group("info").lower(), "\n".join(body), at + 1))
         at = end + 1
     return blocks
+
+
+def visible_text(text: str) -> str:
+    """``text`` with every HTML comment outside a fenced block blanked (its line breaks kept, so lines keep their
+    numbers): what GitHub shows. A fence inside a comment is no fence, and ``<!--`` inside a fence is code."""
+    out: list[str] = []
+    fence = ""  # the open fence's characters, "" outside a fenced block
+    hidden = False
+    for line in text.splitlines():
+        if fence:
+            out.append(line)
+            if re.match(rf"^ {{0,3}}{fence[0]}{{{len(fence)},}}\s*$", line):
+                fence = ""
+            continue
+        shown, rest = "", line
+        while rest:
+            if hidden:
+                end = rest.find("-->")
+                rest, hidden = ("", True) if end < 0 else (rest[end + 3:], False)
+                continue
+            start = rest.find("<!--")
+            if start < 0:
+                shown, rest = shown + rest, ""
+            else:
+                shown, rest, hidden = shown + rest[:start], rest[start + 4:], True
+        opened = _FENCE.match(shown) if shown == line else None
+        fence = opened.group("fence") if opened else ""
+        out.append(shown)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
 def prose_lines(text: str, blocks: list[Block]) -> list[tuple[int, str]]:

@@ -8,7 +8,7 @@ from ..run.failures import RaisedException
 from .block_choice import Choice, choose_block
 from .check_writer import WRONG_VALUE_BAD_IF
 from .failure_pattern import bad_if_for
-from .issue_text import Block, code_blocks, has_assert
+from .issue_text import Block, code_blocks, has_assert, visible_text
 from .reported_failure import ReportedFailure, reported_failure
 from .reported_versions import Versions, reported_versions
 
@@ -24,17 +24,18 @@ class Reading:
 
     def lines(self) -> list[str]:
         """What was read, as the triage prints it before anything runs."""
-        out = [f"blocks: {', '.join(f'{b.number} {b.kind}' for b in self.blocks)}",
-               f"took {self.choice.why}",
+        out = [f"blocks: {', '.join(f'{b.number} {b.kind}' for b in self.blocks)}; took {self.choice.why}",
                f"reported failure: {self.failure.sentence()}"]
-        out.append(f"bad_if: {self.bad_if}" if self.bad_if else
-                   "bad_if: none (the report names no failure: any failure of the block counts as the bug)")
         out.append("releases: " + ("; ".join(self.versions.notes) or "the report names no JAX release"))
         return out
 
 
 def read_report(text: str, block: int | None = None) -> Reading:
-    """Read ``text`` (see kit/triage/*); UsageError when no block can be run or the choice is the user's."""
+    """Read ``text`` (see kit/triage/*); UsageError when no block can be run or the choice is the user's.
+
+    Only what GitHub shows is read: HTML comments are blanked first (`visible_text`).
+    """
+    text = visible_text(text)
     blocks = code_blocks(text)
     failure = reported_failure(text, blocks)
     traceback_text = "\n".join(b.text for b in blocks if b.kind in ("traceback", "console")) or text

@@ -21,7 +21,18 @@ from .issue_text import TRACEBACK_HEADER, Block, prose_lines
 _EXPECTED = re.compile(r"(?im)^.*?\b(?:expected(?: output| result| value)?|should (?:be|print|return|give))\b"
                        r"\s*(?:is|was)?\s*:?[ \t]*(?P<value>[^\n]*)$")
 _ACTUAL = re.compile(r"(?im)^.*?\b(?:got|actual(?: output| result| value)?|instead|(?:it |now it |now )?"
-                     r"(?:prints|returns|gives)|observed(?: output)?)\b\s*(?:is|was)?\s*:?[ \t]*(?P<value>[^\n]*)$")
+                     r"(?:prints|returns|gives)(?:\s+(?:here|now|instead|for me|this))?(?=\s*(?::|`|$))|observed(?: output)?)\b\s*(?:is|was)?\s*:?[ \t]*"
+                     r"(?P<value>[^\n]*)$")
+"""A verb (prints, returns, gives) labels a value only where one follows it (a colon, a backtick, the block on the
+next line): "as NumPy gives. With ..." names no value."""
+_OUTPUT = re.compile(r"(?im)^\s*(?:the\s+|its\s+)?output\s*(?:is|was)?\s*:[ \t]*(?P<value>[^\n]*)$")
+"""A bare "Output:" opening a line, when no other label says what was got."""
+_ONE_LINE = re.compile(r"(?i)\b(?:should (?:be|print|return|give)|expected)\s*:?\s*(?P<expected>`[^`\n]+`|[^\s,;]+)"
+                       r"[\s,;]*(?:but\s+)?(?:instead|(?:it\s+)?(?:got|gives|returns|prints)|we get|i get)\s*:?\s*"
+                       r"(?P<actual>`[^`\n]+`|[^\s,;:`][^\s,;]*)")
+"""Both values in one sentence ("should be `1`, but got `0`"): it beats a label read elsewhere in the prose."""
+_PARENTHESIS = re.compile(r"^\([^)\n]*\)\s*:?\s*")
+"""What a label says about itself ("Expected output (same as NumPy):"): not the value."""
 _INLINE = re.compile(r"`([^`\n]+)`")
 _VALUE = re.compile(r"^(?:[-+]?\d|[-+]?\.\d|\[|\(|Array\(|array\(|True\b|False\b|nan\b|inf\b)")
 """A value written without backticks starts as one: a number, a list or tuple, an array's repr."""
@@ -82,22 +93,29 @@ def wrong_value(text: str, blocks: list[Block]) -> WrongValue | None:
 
     Without a value that was got there is no wrong value to look for: None.
     """
-    actual = _labelled_value(_ACTUAL, text, blocks)
+    for _, line in prose_lines(text, blocks):
+        both = _ONE_LINE.search(line)
+        if both:
+            return WrongValue(both["expected"].strip("`").strip(), both["actual"].strip("`").rstrip(".").strip())
+    # What a label says of itself in parentheses ("Expected output (what NumPy gives):") names no got value.
+    actual = _labelled_value(_ACTUAL, text, blocks, aside=True) or _labelled_value(_OUTPUT, text, blocks)
     if not actual:
         return None
     return WrongValue(_labelled_value(_EXPECTED, text, blocks), actual)
 
 
-def _labelled_value(label: re.Pattern[str], text: str, blocks: list[Block]) -> str:
-    """The value after the first line ``label`` matches: in backticks or after a colon there, else the next block."""
+def _labelled_value(label: re.Pattern[str], text: str, blocks: list[Block], aside: bool = False) -> str:
+    """The value after the first line ``label`` matches (with ``aside``, outside its parentheses): in backticks
+    or after a colon there, else the next block."""
     for at, line in prose_lines(text, blocks):
-        found = label.match(line)
+        found = label.match(re.sub(r"\([^()\n]*\)\s*:", ":", line) if aside else line)
         if not found or line.lstrip().startswith("#"):  # a heading names the problem, it quotes no value
             continue
-        quoted = _INLINE.findall(found.group("value"))
+        value = _PARENTHESIS.sub("", found.group("value").strip())
+        quoted = _INLINE.findall(value)
         if quoted:
             return quoted[0].strip()
-        value = found.group("value").strip().rstrip(".")
+        value = value.strip().rstrip(".")
         if _VALUE.match(value):
             return value
         following = [block for block in blocks if block.line > at + 1]

@@ -31,6 +31,9 @@ _SINCE = re.compile(rf"(?i)\b(?:since|starting (?:with|in|from)|as of|broke in|b
 _UPGRADE_TO = re.compile(rf"(?i)\b(?:after|since)\s+(?:upgrad\w*|updat\w*)\s+(?:jax\s+)?to\s+(?:jax\s+)?{_V}")
 _GOOD = re.compile(rf"(?i)\b(?:work(?:s|ed|ing)?|was (?:fine|correct|ok)|passe[sd]|fine)\b[^.\n]{{0,40}}?"
                    rf"\b(?:in|on|with|under|using)\s+(?:jax\s+)?(?:version\s+)?{_V}")
+_SAME = re.compile(rf"(?i)\b(?:with|on|in|under|using)\s+jax(?:\s*/\s*jaxlib)?\s+{_V}[^.]{{0,80}}?\b"
+                   rf"(?:prints|gives|returns|shows|outputs)\s+the\s+(?:same|right|correct|expected)\b")
+""""With jax/jaxlib 0.5.3 the same script prints the same row three times": a release that worked."""
 _PROSE = re.compile(rf"(?i)\bjax(?:lib)?\s*(?:version\s*|v|==\s*)?{_V}")
 
 
@@ -58,7 +61,8 @@ def reported_versions(text: str, blocks: list[Block]) -> Versions:
     if upgrade:
         last_good, first_bad = _release(upgrade, 1, notes), _release(upgrade, 3, notes)
         notes.append(f"upgrading from {last_good} to {first_bad} (the prose: {upgrade.group(0)!r})")
-    for pattern, role in ((_UPGRADE_TO, "first bad"), (_SINCE, "first bad"), (_GOOD, "last good")):
+    for pattern, role in ((_UPGRADE_TO, "first bad"), (_SINCE, "first bad"), (_GOOD, "last good"),
+                          (_SAME, "last good")):
         found = pattern.search(prose)
         if found and not (first_bad if role == "first bad" else last_good):
             value = _release(found, 1, notes)

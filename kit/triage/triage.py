@@ -17,11 +17,12 @@ on. `bisect_plan` turns that into the bisect's bounds:
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from ..config import Matrix, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
@@ -29,8 +30,11 @@ from ..install.index import PackageIndex
 from ..install.release import open_index
 from ..project import bisect_command
 from ..run.runner import RunRequest, run_check
-from ..user_paths import shown_path
-from .check_writer import WRITTEN_BY, WrittenCheck, check_name, check_text, write_check
+from ..user_paths import report_path, shown_path
+from .check_writer import (DIFFERENCE_BAD_IF, WRITTEN_BY, Judged, WrittenCheck, check_name, check_text,
+                           outcome_check_text, write_check)
+from . import block_outcome
+from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
 from .report_reading import Reading, read_report
 
 Log = Callable[[str], None]
@@ -41,6 +45,8 @@ class TriageOptions:
     source: str
     """How the report is named: a path relative to the project, or ``OWNER/REPO#N``."""
     text: str
+    key: str = ""
+    """What tells the report from another of the same name (kit/triage/issue_source.IssueText.key)."""
     block: int | None = None
     name: str = ""
     checks_dir: Path | None = None
@@ -54,6 +60,10 @@ class TriageOptions:
     commits: bool = False
     jax_repo: Path | None = None
     reproduce: str = ""
+    host_devices: int | None = None
+    """CPU runs get this many forced host devices (default: the number the report's code asks for)."""
+    verbose: bool = False
+    """Show the runs' output (the block's traceback) on the console too, not only in their logs."""
 
 
 @dataclass
@@ -67,40 +77,235 @@ class Triage:
     other_command: list[str] = field(default_factory=list)
     """A second bisect worth running (what fixed it, when the first finds what broke it)."""
     command: str = "nox -s bisect --"  # how a bisect command begins here (`kit.project.bisect_command`)
+    details: list[str] = field(default_factory=list)
+    """What the answer rests on: the difference the check judges, the report's confirmation, what to try next."""
+    host_devices: int | None = None
 
 
 def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex | None = None) -> Triage:
-    """Read, write, run on the reporter's release and the newest, and plan the bisect (see the module's docstring)."""
+    """Read, run the block on the reporter's release and the newest, write the check from where they differ, and
+    plan the bisect (see the module's docstring)."""
     reading = read_report(options.text, options.block)
     for line in reading.lines():
         log(line)
-    name = options.name or check_name(options.source)
+    name = options.name or check_name(options.source, options.key)
     folder = options.checks_dir or matrix.path.parent / "checks"
-    header = f"Triage check for {options.source}, {WRITTEN_BY} (kit/triage/)."
-    written = write_check(folder, name, check_text(reading.choice.block, reading.failure, reading.bad_if, header),
-                          reading.bad_if)
-    log(f"wrote {shown_path(written.path, matrix.path.parent)}")
-    result = Triage(reading, written, command=bisect_command(matrix))
     reported = options.reported or reading.versions.reported
+    worked = options.good or reading.versions.last_good
     newest = options.newest or newest_release(matrix, index, log)
-    outcomes = {}
-    for version in dict.fromkeys(v for v in (reported, newest) if v):
-        outcomes[version] = run_on(matrix, options, written, name, version, log)
-        result.verdicts[version] = outcomes[version]["sentence"]
-    plan_bisect(result, matrix, options, reported, newest, {v: o["verdict"] for v, o in outcomes.items()})
+    first = reported or worked  # the release the bug was seen on, else the one the report says worked
+    devices = options.host_devices or devices_asked(reading.choice.block.code)
+    capture = write_check(folder, name, outcome_check_text(reading.choice.block, _header(options), [
+        "Capturing: runs the block and keeps what it did (the triage then writes the check that judges)."], None), "")
+    releases = [v for v in dict.fromkeys((first, newest)) if v]
+    log(f"wrote {report_path(capture.path, matrix.path.parent)}; "
+        + announcement(reading, options.source, releases, devices))
+    runs = {}
+    for version in releases:
+        runs[version] = run_on(matrix, options, capture, name, version, devices, log)
+        log(f"jax {version}: {runs[version].summary()}")
+    result = Triage(reading, capture, host_devices=devices, command=bisect_command(matrix))
+
+    def run_more(version: str, keep: bool = True) -> Run:
+        again = run_on(matrix, options, capture, name, version, devices, log)
+        if keep:  # a repeat for noise is said only where it finds some (the details' "noise" line)
+            log(f"jax {version}: {again.summary()}")
+            runs[version] = again
+        return again
+
+    decide(result, matrix, options, runs, Releases(reported, worked, newest), run_more)
     return result
 
 
+def _header(options: TriageOptions) -> str:
+    return f"Triage check for {options.source}, {WRITTEN_BY} (kit/triage/)."
+
+
+def announcement(reading: Reading, source: str, releases: list[str], devices: int | None = None) -> str:
+    """The one line said before the report's code runs: whose code, where, with what access."""
+    on = f" with {devices} host devices" if devices else ""
+    return (f"runs the report's code now: block {reading.choice.block.number} of {source} on jax "
+            f"{' and '.join(releases)}{on}, in the project's folder, as you (it can read and write what you can)")
+
+
+def devices_asked(code: str) -> int | None:
+    """The number of devices the report's code asks for: ``xla_force_host_platform_device_count=N``, a mesh's
+    shape (``create_device_mesh((2, 2))``, ``make_mesh((4,), ...)``, ``.reshape(2, 2)``), ``jax.devices()[:N]``."""
+    found = [int(n) for n in re.findall(r"xla_force_host_platform_device_count[=\s'\"]*(\d+)", code)]
+    found += [int(n) for n in re.findall(r"devices\(\)\s*\)?\s*\[\s*:\s*(\d+)\s*\]", code)]
+    meshes = r"(?:create_device_mesh|make_mesh|devices\(\)\s*\)?[^\n]*?\.reshape)"  # a reshape of the devices only
+    for shape in re.findall(meshes + r"\s*\(\s*[(\[]?\s*([\d\s,]+?)\s*[)\]]", code):
+        sizes = [int(n) for n in re.findall(r"\d+", shape)]
+        if sizes:
+            found.append(math.prod(sizes))
+    return max(found) if found and max(found) > 1 else None
+
+
+@dataclass(frozen=True)
+class Releases:
+    reported: str
+    worked: str
+    newest: str
+
+
+def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[str, Run], releases: Releases,
+           run_more: Callable[..., Run] | None = None) -> None:
+    """The check to keep, each release's verdict and the bisect: by the difference between the two runs where
+    there is one (kit/triage/difference.py), else by the reported failure on each.
+
+    Where the reporter's release and the newest behave the same and the text names a release that worked, that
+    release is run too (``run_more``): the difference between it and the reporter's is then the check.
+    """
+    reported, newest, worked = releases.reported, releases.newest, releases.worked
+    first = reported or worked
+    if not first or first == newest:
+        _by_reported_failure(result, matrix, options, runs, reported or "", newest)
+        return
+    regression = not reported or reported == worked  # the text says the first release worked
+    bad, good = (runs[newest], runs[first]) if regression else (runs[first], runs[newest])
+    found = _without_noise(result, difference(bad, good), run_more)
+    if found is None and not regression and worked and worked not in runs and run_more is not None \
+            and bad.outcome is not None and good.outcome is not None:
+        found = _without_noise(result, difference(bad, run_more(worked)), run_more)
+        if found is not None:
+            _by_difference(result, options, runs, found)
+            result.answer = (f"reproduced on the reporter's release {reported}; still there in the newest release, "
+                             f"{newest} (it behaves as on {reported}); {worked}, where the report says it worked, "
+                             "behaves otherwise")
+            result.verdicts[newest] = f"AFFECTED: {runs[newest].summary()}"
+            result.bisect_argv = bisect_argv(result, matrix, options, good=worked, bad=reported)
+            return
+    good_failed = good.outcome is not None and good.outcome.get("exception") is not None
+    if found is not None and good_failed and not shows_reported(result.reading, good.outcome) and not regression:
+        result.details.append(f"the newest, {newest}, ended in another failure ({good.summary()}): it cannot say "
+                              "whether the bug is there")
+        if shows_reported(result.reading, bad.outcome) is None:  # nothing the report names to judge either by
+            result.answer = (f"the newest, {newest}, fails otherwise and the report names no failure to tell the "
+                             "bug by: no bisect")
+            result.verdicts = {v: f"{'INCONCLUSIVE' if v == newest else 'RAN'}: {r.summary()}" for v, r in runs.items()}
+            result.details += _proposals(result.reading, result, options.text)
+            return
+        _by_reported_failure(result, matrix, options, runs, reported, newest, newest_inconclusive=True)
+        return
+    if found is None:
+        _by_reported_failure(result, matrix, options, runs, reported, newest, same=bad.outcome is not None
+                             and good.outcome is not None)
+        return
+    verdicts = _by_difference(result, options, runs, found)
+    if regression:
+        result.answer = (f"a regression: behaves as reported on the newest, {newest}, not as on {first}, where the "
+                         "report says it worked")
+        result.bisect_argv = bisect_argv(result, matrix, options, good=first, bad=newest)
+        return
+    plan_bisect(result, matrix, options, reported, newest, verdicts)
+
+
+def _without_noise(result: Triage, found: Difference | None, run_more: Callable[..., Run] | None) -> Difference | None:
+    """``found`` less the printed lines that differ between two runs of the good side's release itself (unseeded
+    randomness, an object's id, a time): those are noise, not the bug. Costs one more run, and only where a
+    printed line is among the features."""
+    if found is None or run_more is None or not any(f["what"] == "line" for f in found.features):
+        return found
+    again = run_more(found.good.version, False)
+    if again.outcome is None or found.good.outcome is None:
+        return found
+    noisy = {f["bad"] for f in block_outcome.features(found.good.outcome, again.outcome) if f["what"] == "line"}
+    kept = tuple(f for f in found.features if f["what"] != "line" or f["good"] is None or f["good"] not in noisy)
+    dropped = [feature_name(f) for f in found.features if f not in kept]
+    if dropped:
+        result.details.append(f"noise, not judged: {', '.join(dropped)} (differs between two runs of "
+                              f"{found.good.version})")
+    return Difference(found.bad, found.good, kept) if kept else None
+
+
+def _by_difference(result: Triage, options: TriageOptions, runs: dict[str, Run], found: Difference) -> dict[str, str]:
+    """Write the check that judges by ``found``; the verdicts of the two runs it was made from."""
+    bad, good = found.bad, found.good
+    judged = Judged(bad.outcome or {}, good.outcome or {}, found.features, bad.version, good.version)
+    about = [f"Decided by difference: bad behaves as on jax {bad.version}, good as on jax {good.version}.",
+             *found.lines(), "Exit 1 as on the bad release, 0 as on the good one, 125 otherwise."]
+    result.check = write_check(result.check.path.parent, result.check.path.stem,
+                               outcome_check_text(result.reading.choice.block, _header(options), about, judged),
+                               DIFFERENCE_BAD_IF)
+    shown = found.lines()
+    more = [feature_name(feature) for feature in found.features[2:]]
+    result.details += [f"differs: {line}" for line in shown[:2]]
+    if more:
+        result.details[-1] += f" (and {len(more)} more: {', '.join(more)[:60]})"
+    result.details.append(confirmation(result.reading, bad, good, found.features))
+    verdicts = {bad.version: "affected", good.version: "unaffected"}
+    result.verdicts = {v: f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs if v in verdicts}
+    return verdicts
+
+
+def _by_reported_failure(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[str, Run],
+                         reported: str, newest: str, newest_inconclusive: bool = False, same: bool = False) -> None:
+    """No difference to judge by: the check is the reported failure itself (its exception's ``bad_if``, its wrong
+    value), each release judged by it from its run."""
+    reading = result.reading
+    result.check = write_check(result.check.path.parent, result.check.path.stem,
+                               check_text(reading.choice.block, reading.failure, reading.bad_if, _header(options)),
+                               reading.bad_if)
+    verdicts = {version: _reported_verdict(reading, run) for version, run in runs.items()}
+    if newest_inconclusive:
+        verdicts[newest] = "inconclusive"
+    result.verdicts = {v: f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs}
+    if same and len(runs) == 2 and not all(verdict == "affected" for verdict in verdicts.values()):
+        result.answer = f"behaves the same on {' and '.join(runs)}: no difference to bisect by"
+        result.details += _proposals(reading, result, options.text)
+        return
+    plan_bisect(result, matrix, options, reported, newest, verdicts)
+
+
+def _reported_verdict(reading: Reading, run: Run) -> str:
+    """The run judged by the reported failure alone: shown is affected, a clean exit unaffected, another failure
+    inconclusive; where the report names no failure, any failure is the bug."""
+    if run.outcome is None:
+        return run.status
+    shown = shows_reported(reading, run.outcome)
+    failed = run.outcome["exit"] != 0
+    if shown is None:
+        return "affected" if failed else "unaffected"
+    return "affected" if shown else "inconclusive" if failed else "unaffected"
+
+
+def _proposals(reading: Reading, result: Triage, report: str) -> list[str]:
+    """What the text names that this run did not have: another release, more devices, a GPU."""
+    text = reading.choice.block.code + "\n" + report
+    out = []
+    if reading.versions.last_good or reading.versions.first_bad:
+        named = ", ".join(v for v in (reading.versions.last_good, reading.versions.first_bad) if v)
+        out.append(f"try the release the report names: --reported {named.split(', ')[-1]}")
+    else:
+        out.append("try an older release: --reported VERSION (one the reporter may have run)")
+    if result.host_devices is None and re.search(r"(?i)\b(mesh|shard|pmap|device_put|NamedSharding)", text):
+        out.append("the code shards: give it devices with --host-devices N")
+    if re.search(r"(?i)\b(gpu|cuda|rocm|tpu)\b", report):
+        out.append("the report mentions a GPU or TPU: this ran on CPU only (untested there)")
+    return ["try: " + "; ".join(out)]
+
+
 def run_on(matrix: Matrix, options: TriageOptions, written: WrittenCheck, name: str, version: str,
-           log: Log) -> dict[str, Any]:
-    """The check on one release, through the kit's runner; its record kept in ``reports/triage/records/``."""
-    check = script_check(name, written.path, bad_if=bad_if_pattern(written.bad_if, "bad_if") if written.bad_if else None)
+           devices: int | None, log: Log) -> Run:
+    """The check on one release, through the kit's runner; its record kept in ``reports/triage/records/``, its
+    output in ``reports/triage/logs/`` (on the console too with ``-v``)."""
+    check = script_check(name, written.path, host_devices=devices,
+                         bad_if=bad_if_pattern(written.bad_if, "bad_if") if written.bad_if else None)
+    output = matrix.layout.triage_records.parent / "logs" / f"{name}-{version}.log"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.unlink(missing_ok=True)
     request = RunRequest(check=name, version=version, script=check, reproduce=options.reproduce,
-                         records_dir=matrix.layout.triage_records)
-    log(f"running {name} on jax {version}")
-    record, _ = run_check(matrix, request, log)
-    verdict = str(record.get("verdict") or record.get("status"))
-    return {"verdict": verdict, "sentence": f"{verdict.upper()}: {record.get('reason')}"}
+                         records_dir=matrix.layout.triage_records, output_log=output, echo=options.verbose)
+    record, _ = run_check(matrix, request, log if options.verbose else _quiet(log, version))
+    return captured(version, record)
+
+
+def _quiet(log: Log, version: str) -> Log:
+    """The runner's steps kept off the console (``-v`` shows them): only that an environment is being built."""
+    def shown(line: str) -> None:
+        if line.startswith("creating environment"):
+            log(f"building jax {version}'s environment (once; a few minutes)")
+    return shown
 
 
 def newest_release(matrix: Matrix, index: PackageIndex | None, log: Log) -> str:
@@ -142,6 +347,12 @@ def plan_bisect(result: Triage, matrix: Matrix, options: TriageOptions, reported
         # No release known to work: the bisect gallops back from the newest to find one (--bad alone).
         result.answer += "; the bisect looks for a release where it worked, going back from the newest"
         result.bisect_argv = bisect_argv(result, matrix, options, good=None, bad=newest)
+    else:
+        # The newest cannot say (it failed otherwise, or could not run): what is known is the reporter's release,
+        # so the bisect gallops back from there to a release where it worked.
+        result.answer += (f"; the newest cannot tell, so the bisect looks for a release where it worked, going "
+                          f"back from {reported}")
+        result.bisect_argv = bisect_argv(result, matrix, options, good=None, bad=reported)
 
 
 def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: str | None, bad: str) -> list[str]:
@@ -149,15 +360,29 @@ def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: st
 
     Without ``good`` only ``--bad`` is given, and the bisect gallops to find a good release.
     """
-    argv = ["--script", shown_path(result.check.path, matrix.path.parent)]
+    argv = ["--script", report_path(result.check.path, matrix.path.parent)]
     if result.check.bad_if:
         argv += ["--bad-if", result.check.bad_if]
+    if result.host_devices:
+        argv += ["--host-devices", str(result.host_devices)]
     argv += (["--good", good] if good else []) + ["--bad", bad]
     if options.commits:
         argv.append("--commits")
         if options.jax_repo is not None:
-            argv += ["--jax-repo", str(options.jax_repo)]
+            argv += ["--jax-repo", shown_clone(options.jax_repo, matrix.path.parent)]
     return argv
+
+
+JAX_CLONE = "<a clone of jax-ml/jax>"
+"""How a printed command names a JAX clone outside the project: no machine's path in a pasted command."""
+
+
+def shown_clone(path: Path, project: Path) -> str:
+    """``path`` relative to the project when inside it, else `JAX_CLONE`."""
+    try:
+        return str(path.resolve().relative_to(project.resolve()))
+    except ValueError:
+        return JAX_CLONE
 
 
 def command(argv: list[str], begins: str = "nox -s bisect --") -> str:
@@ -167,7 +392,10 @@ def command(argv: list[str], begins: str = "nox -s bisect --") -> str:
 def answer_lines(result: Triage) -> list[str]:
     """What the triage prints last: what ran where, the answer, and the command to run next."""
     lines = [f"== triage: {result.answer}"]
-    lines += [f"   jax {version}: {sentence}" for version, sentence in result.verdicts.items()]
+    if result.verdicts:
+        lines.append("   " + "; ".join(f"jax {version}: {sentence.split(':', 1)[0]}"
+                                       for version, sentence in result.verdicts.items()))
+    lines += [f"   {detail}" for detail in result.details]
     lines.append(f"   check: {result.check.path.name}" + (f" (bad_if {result.check.bad_if})" if result.check.bad_if else ""))
     if result.bisect_argv:
         lines.append(f"   next: {command(result.bisect_argv, result.command)}")

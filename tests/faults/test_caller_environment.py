@@ -61,7 +61,7 @@ def test_pythonoptimize_does_not_turn_an_assert_based_check_unaffected(tmp_path:
 
 
 def test_a_pythonpath_of_the_repository_alone_is_not_the_callers_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(runner.REPO_ROOT))  # as `python -m kit` is often started
+    monkeypatch.setenv("PYTHONPATH", str(child_processes.REPO_ROOT))  # as `python -m kit` is often started
     monkeypatch.delenv("PYTHONOPTIMIZE", raising=False)
     assert child_processes.dropped_variables({"PYTHONPATH": ""}) == []
 

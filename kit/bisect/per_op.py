@@ -1,0 +1,87 @@
+"""``bisect --explain PROGRAM`` without ``--op``: each op whose state differs between the bounds, bisected on its own.
+
+The program is run on ``--good`` and ``--bad`` (`kit.run.explained`, its
+fingerprints kept for the bisects that follow); every (source line, op) that
+is whole or gathered on one bound and not on the other gets its own bisect
+(``--op FILE:LINE:OP``, the rest of the command line as given), and the answer
+is one line per op. Each op's probe of a release reads the one dumped run of
+that release (`kit.run.shared_runs`); commit probes run for each op.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..config import Matrix
+from ..errors import UsageError
+from ..run import runner
+from .options import Options, parse_options
+from .report_inputs import reports_dir
+
+Log = Callable[[str], None]
+Bisect = Callable[[Matrix, Sequence[str], Log], int]
+_FLAGGED = ("whole", "gathered")
+
+
+def wanted(options: Options) -> bool:
+    """Is this a bisect of every changed op (``--explain`` with both bounds and no ``--op``)?"""
+    check = options.script_check
+    return bool(check and check.parameters.get("explain") and "op" not in check.parameters
+                and options.good and options.bad)
+
+
+def bisect_each_op(matrix: Matrix, options: Options, argv: Sequence[str], log: Log, bisect: Bisect) -> int:
+    """Explain both bounds, bisect each op that changed between them, print one line per op."""
+    assert options.script_check is not None and options.good and options.bad
+    check = dataclasses.replace(options.script_check, parameters={"explain": True, "op": ""})  # "": shared
+    states = {release: _states(matrix, options, check, release, log) for release in (options.good, options.bad)}
+    changed = sorted(op for op in set(states[options.good]) | set(states[options.bad])
+                     if (states[options.good].get(op) in _FLAGGED) != (states[options.bad].get(op) in _FLAGGED))
+    if not changed:
+        raise UsageError(f"no op of {options.script_shown} changes between {options.good} and {options.bad}: "
+                         "every op is split on both, or whole on both", "nox -s explain -- PROGRAM --releases "
+                         f"{options.good},{options.bad} shows each op's state")
+    log(f"{len(changed)} op(s) change between {options.good} and {options.bad}: {', '.join(changed)}; one bisect each")
+    answers, code = [], 0
+    for op in changed:
+        code = max(code, bisect(matrix, [*argv, "--op", op], log))
+        answers.append(f"{op}: {_answer(matrix, parse_options(matrix, [*argv, '--op', op]))}")
+    print("\n".join(["# Per op", *answers]), flush=True)
+    return code
+
+
+def _states(matrix: Matrix, options: Options, check: Any, release: str, log: Log) -> dict[str, str]:
+    """``FILE:LINE:OP`` → its worst state on ``release``, from one run of the program there."""
+    request = runner.RunRequest(check=check.name, version=release, backend=options.backend, script=check,
+                                find_links=options.find_links, pins=options.pins, echo=False,
+                                records_dir=matrix.layout.script_records, timeout_s=options.timeout)
+    record, _ = runner.run_check(matrix, request, log)
+    if record.get("status") != "ran" or record.get("verdict") == "inconclusive" and not record["evidence"].get(
+            "fingerprints"):
+        raise UsageError(f"the program did not compile on {release}: {record.get('reason')}",
+                         "nox -s explain -- PROGRAM --releases VERSION says why")
+    states: dict[str, str] = {}
+    for f in record["evidence"].get("fingerprints") or []:
+        if f.get("location"):
+            key = f"{f['location']}:{f['op']}"
+            states[key] = f["state"] if f["state"] in _FLAGGED else states.get(key, f["state"])
+    return states
+
+
+def _answer(matrix: Matrix, options: Options) -> str:
+    """The op's bisect report's answer and commit lines, as one line."""
+    found = sorted(Path(reports_dir(matrix, options)).glob(f"bisect-{options.subject}-good{options.good}-bad"
+                                                           f"{options.bad}-*.json"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        return "no report was written (see the bisect above)"
+    try:
+        summary = json.loads(found[-1].read_text(encoding="utf-8")).get("summary") or []
+    except (OSError, ValueError):
+        return f"its report {found[-1].name} could not be read"
+    picked = [line for line in summary if line.startswith(("- **Answer", "- **Commit"))]
+    plain = [re.sub(r":? https://\S+", "", re.sub(r"\*\*|`|^- ", "", line)) for line in picked]  # no markdown, no links
+    return "; ".join(plain) or "see its report"

@@ -1,0 +1,104 @@
+"""``explain PROGRAM [ARGS...]``: which op of a program is not split across devices, on which release.
+
+The program runs unmodified on each release (`capture`), its compiled HLO is
+read into fingerprints (`kit.hlo`), and the answer (`answer`) and the whole
+tables (`report`) are written; docs/explain.md.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..config import Matrix
+from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
+from . import answer as answers
+from .capture import Capture, capture_release
+from .known import KnownFingerprint, load as load_known
+from .options import Options, parse
+from .report import write_reports
+
+Log = Callable[[str], None]
+
+__all__ = ["main", "short_answer", "Options", "Capture"]
+
+
+def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> int:
+    """Explain the program on each release; print the short answer; write the reports. Exit 0 when it compiled."""
+    options = parse(matrix, argv)
+    reproduce = reproduce or "python -m kit explain " + " ".join(argv)
+    captures = []
+    for release in options.releases:
+        log(f"explain {options.shown} on jax {release or 'of ' + str(options.python)}: running it with XLA's dump "
+            "on (a release not built yet is built first: minutes)")
+        kept: list[str] = []  # the install's and the run's own lines go to the record, not the console
+        captures.append(capture_release(matrix, options, release, kept.append, reproduce))
+        captures[-1].record["log"] = paste_ready(kept[-40:], matrix)
+    known = load_known(matrix.path.parent / "known_problems.toml")
+    lines = short_answer(options, captures, known)
+    written = write_reports(matrix.layout.reports, options.shown, captures, lines)
+    shown = [str(p.relative_to(matrix.path.parent)) if p.is_relative_to(matrix.path.parent) else p.name
+             for p in written if p.suffix == ".md"]
+    lines.append("tables: " + ", ".join(shown[-1:] if len(captures) > 1 else shown))
+    print("\n".join(lines[:answers.MAX_LINES]), flush=True)
+    if not any(c.compiled for c in captures):
+        installable = any(c.record.get("status") != "not-installable" for c in captures)
+        return EXIT_FAILED if installable else EXIT_NOT_INSTALLABLE
+    return EXIT_OK
+
+
+def paste_ready(lines: Sequence[str], matrix: Matrix) -> list[str]:
+    """The run's log lines as a record committed or pasted into a thread may hold them: the environments' folder
+    named ``<envs>``, the project ``.`` and the home folder ``~`` (the lock, the environment, the interpreter)."""
+    folders = [(matrix.envs_dir, "<envs>"), (matrix.path.parent, "."), (Path.home(), "~")]
+    spelled = [(f"{spelling}{os.sep}", f"{name}{os.sep}") for folder, name in folders
+               for spelling in dict.fromkeys((os.path.abspath(folder), str(Path(folder).resolve())))]
+    shown = []
+    for line in lines:
+        for spelling, name in spelled:
+            line = line.replace(spelling, name)
+        shown.append(line)
+    return shown
+
+
+def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[KnownFingerprint]) -> list[str]:
+    """The console's answer, at most MAX_LINES - 1 lines (the last is where the tables went)."""
+    where = f"{options.backend}" + (f", {options.devices} host devices" if options.devices else "")
+    names = ", ".join(c.release or "(interpreter)" for c in captures)
+    lines = [f"explain {options.shown} on jax {names} ({where})"]
+    budget = answers.MAX_LINES - 5  # header, expected, a known problem, the answer, the tables
+    # Releases that say the same are said once ("0.4.35, 0.4.36, 0.5.0: ..."), in release order.
+    said: dict[tuple[str, ...], list[str]] = {}
+    for capture in captures:
+        said.setdefault(tuple(_release_lines(capture, options, budget)), []).append(capture.release or "(interpreter)")
+    room = max(1, budget // len(said))
+    for body, releases in said.items():
+        lines += [", ".join(releases) + body[0], *body[1:room]]
+    expected = answers.expected_sentence(captures)
+    problems = answers.matched_problems(captures, known)
+    tail = [expected] if expected else []
+    tail += [p.sentence() for p in problems[:1]] + [answers.choice(captures, problems)]
+    return lines[:answers.MAX_LINES - 1 - len(tail)] + tail
+
+
+def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
+    """What one release says, its first line without the release's name (`short_answer` puts the names)."""
+    name = ""
+    if not capture.compiled:
+        return [f"{name}: {capture.record.get('reason') or capture.record.get('status')}"]
+    if capture.record.get("status") != "ran":  # it crashed, timed out or left processes: say so first
+        name += f" ({capture.record.get('reason')})"
+    elif (capture.record.get("run") or {}).get("left_running"):
+        name += f" ({capture.record.get('reason')})"
+    flagged = answers.flagged_lines(capture, options.cwd)
+    linalg = [f for f in capture.fingerprints if f.op not in answers.COLLECTIVE_KINDS]
+    if not flagged:
+        split = sorted({f.op for f in linalg if f.state == "split"})
+        what = f"every linalg op split ({', '.join(split)})" if split else "no linalg op on a sharded batch"
+        return [f"{name}: {what}; no unexpected collective"]
+    whole = sum(1 for f in linalg if f.state in ("whole", "gathered"))
+    head = f"{name}: {whole} op(s) hold the whole batch on every device" if whole else f"{name}: unexpected collectives"
+    shown = [f"  {answers.sentence(line)}" for line in flagged[:max(1, room - 1)]]
+    more = len(flagged) - len(shown)
+    return [head + (f" ({more} more line(s) in the table)" if more > 0 else "")] + shown

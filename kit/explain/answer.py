@@ -1,0 +1,177 @@
+"""The short answer: the worst fingerprints in words, across releases, matched against known problems.
+
+At most `MAX_LINES` console lines: a header, per release what is whole or
+gathered (the worst source lines, by bytes moved and work repeated), the
+expected communication said once, each known problem a differing fingerprint
+matches, and which release to pick: the lowest measured one where every
+fingerprint is split, or a known fix's release at or below it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..hlo import Fingerprint
+from ..hlo.fingerprints import COLLECTIVES
+from .capture import Capture
+from .known import KnownFingerprint
+
+MAX_LINES = 12
+COLLECTIVE_KINDS = COLLECTIVES
+WORST_SHOWN = 3  # source lines per release in the short answer; the table has them all
+
+_VERBS = {"lu": ("factorises", "LU"), "cholesky": ("factorises", "Cholesky"), "qr": ("factorises", "QR"),
+          "geqrf": ("factorises", "QR"), "householder_product": ("multiplies", "Householder product"),
+          "triangular_solve": ("solves", "triangular solves"), "eigh": ("diagonalises", "eigh"),
+          "eig": ("diagonalises", "eig"), "svd": ("decomposes", "SVD")}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One source line's flagged fingerprints on one release, and what they cost."""
+
+    location: str
+    call: str
+    prints: tuple[Fingerprint, ...]
+
+    @property
+    def bytes_moved(self) -> int:
+        return sum(f.bytes_per_device for f in self.prints if f.op.startswith(("all-", "reduce-", "collective")))
+
+    @property
+    def repeated(self) -> int:
+        return sum((f.global_batch or 0) for f in self.prints if f.state in ("whole", "gathered"))
+
+
+def flagged_lines(capture: Capture, cwd: Path) -> list[Line]:
+    """The release's source lines with a whole, gathered or communication fingerprint, worst first."""
+    by_line: dict[str, list[Fingerprint]] = {}
+    for fingerprint in capture.fingerprints:
+        if fingerprint.flagged:
+            by_line.setdefault(fingerprint.location or fingerprint.op_path, []).append(fingerprint)
+    lines = [Line(where, _call(where, prints[0].function, cwd), tuple(prints)) for where, prints in by_line.items()]
+    return sorted(lines, key=lambda line: (-line.bytes_moved, -line.repeated, line.location))
+
+
+def sentence(line: Line) -> str:
+    """``train.py:37 `jnp.linalg.slogdet`: every device factorises all 1024 matrices (LU, forward), ...``."""
+    work = [f for f in line.prints if f.state in ("whole", "gathered")]
+    parts: list[str] = []
+    for op in dict.fromkeys(f.op for f in work):
+        same = [f for f in work if f.op == op]
+        verb, word = _VERBS.get(op, ("runs", op))
+        passes = " and ".join(dict.fromkeys(f.pass_ for f in same))
+        batch = max((f.global_batch or f.device_batch or 0) for f in same)
+        things = "matrices" if not parts else ""
+        parts.append(f"{verb} all {batch} {things}".rstrip() + f" ({word}, {passes})")
+    gathered = sum(f.bytes_per_device for f in work if f.state == "gathered")
+    text = f"{line.location} `{line.call}`: "
+    if parts:
+        text += "every device " + " and ".join(parts)
+        if gathered:
+            text += f", fed by an {_fed_kind(work)} of {size(gathered)}"
+    else:
+        moves = [f for f in line.prints if f.state == "communication"]
+        text += "; ".join(f"{f.op} of {size(f.bytes_per_device)} per device ({f.count}x"
+                          f"{', in a loop' if f.in_loop else ''}, {f.pass_})" for f in moves)
+    return text
+
+
+def expected_sentence(captures: Sequence[Capture]) -> str:
+    """The expected communication, once for every release that has it ("" for none)."""
+    seen: dict[str, int] = {}
+    releases = []
+    for capture in captures:
+        mine = [f for f in capture.fingerprints if f.state == "expected"]
+        if mine:
+            releases.append(capture.release or "this interpreter")
+        for f in mine:
+            seen[f.location or f.op_path] = max(seen.get(f.location or f.op_path, 0), f.bytes_per_device)
+    if not seen:
+        return ""
+    where = ", ".join(f"{loc} ({size(b)} per device)" for loc, b in sorted(seen.items())[:3])
+    on = "every release" if len(releases) == len(captures) else ", ".join(releases)
+    return f"expected, not flagged: the all-reduce of data-parallel gradients and sums at {where}, on {on}"
+
+
+def matched_problems(captures: Sequence[Capture], known: Iterable[KnownFingerprint]) -> list[KnownFingerprint]:
+    """The known problems a fingerprint matches that differs between releases (or is flagged on the only one)."""
+    states: dict[tuple[str, ...], set[str]] = {}
+    for capture in captures:
+        for f in capture.fingerprints:
+            states.setdefault(f.key, set()).add(f.state)
+    found = []
+    for problem in known:
+        for capture in captures:
+            by_line = _by_line(capture.fingerprints)
+            differs = [f for f in capture.fingerprints if len(states[f.key]) > 1 or len(captures) == 1]
+            if any(problem.matches(f, by_line[f.location or f.op_path]) for f in differs):
+                found.append(problem)
+                break
+    return found
+
+
+def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint]) -> str:
+    """Which release to pick: the lowest measured one where nothing is flagged, or a known fix at or below it."""
+    measured = [c for c in captures if c.compiled]
+    if not measured:
+        return "answer: nothing compiled on any release, so there is nothing to explain (the records say why)"
+    clean = [c for c in measured if not any(f.flagged for f in c.fingerprints)]
+    if not clean:
+        fix = next((p for p in problems if p.fix_release), None)
+        hint = f"; the known fix is in {fix.fix_release}: try jax >= {fix.fix_release}" if fix else ""
+        return f"answer: no measured release splits every op{hint or '; the lines above are where to look'}"
+    lowest = clean[0].release or "this interpreter"
+    fixes = [p.fix_release for p in problems if p.fix_release and _order(p.fix_release) <= _order(lowest)]
+    if fixes and clean[0] is not measured[0]:
+        pick = max(fixes, key=_order)
+        return (f"answer: every op is split on {lowest} (the lowest measured); the known fix is in {pick}: "
+                f"pick jax >= {pick}")
+    if clean[0] is measured[0] and len(measured) > 1:
+        return f"answer: every op is split on every measured release from {lowest}"
+    return f"answer: every op is split on {lowest}" + (f": pick jax >= {lowest}" if len(measured) > 1 else "")
+
+
+def size(count: int) -> str:
+    """Bytes as people read them: 256 KiB, 1.0 MiB."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= scale:
+            value = count / scale
+            return f"{value:.1f} {unit}" if value < 10 and unit != "KiB" else f"{value:.0f} {unit}"
+    return f"{count} B"
+
+
+def _fed_kind(work: Sequence[Fingerprint]) -> str:
+    kinds = sorted({k for f in work for k in f.fed_by})
+    return " and ".join(kinds) if kinds else "collective"
+
+
+def _by_line(prints: Iterable[Fingerprint]) -> dict[str, list[Fingerprint]]:
+    found: dict[str, list[Fingerprint]] = {}
+    for f in prints:
+        found.setdefault(f.location or f.op_path, []).append(f)
+    return found
+
+
+def _call(location: str, function: str, cwd: Path) -> str:
+    """What the source line calls, as written there (``jnp.linalg.slogdet``); the function where unreadable."""
+    file, _, number = location.rpartition(":")
+    if not number.isdigit() or not function:
+        return function or location
+    try:
+        with open(cwd / file, encoding="utf-8", errors="replace") as source:
+            text = next((line for index, line in enumerate(source, 1) if index == int(number)), "")
+    except OSError:
+        return function
+    found = re.search(rf"[A-Za-z_][\w.]*\b{re.escape(function)}\b", text)
+    if found:
+        return found.group(0)
+    code = text.split("#", 1)[0].strip()  # an operator (``x @ w``) names no function: the line's code does
+    return (code if len(code) <= 48 else code[:45] + "...") or function
+
+
+def _order(version: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))

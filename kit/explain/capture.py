@@ -1,0 +1,143 @@
+"""One release: run the program unmodified with XLA's dump on, read what it compiled, keep one record.
+
+The program runs the one way a script runs (`kit.run.runner.run_script`: the
+release's environment as `kit run` / bisect ``--script`` resolve it, forced
+host devices on CPU, its process tree ended at exit or timeout), with its
+own arguments, in the folder it was called from, and the dump asked into a
+kit-owned scratch folder (`kit.run.hlo_dump`). Whatever it compiled before
+it exited, crashed or ran out of time is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from repro.contract import json_safe
+
+from .. import __version__, records
+from ..config import Matrix, script_check
+from ..hlo import Fingerprint
+from ..install.bytecode import release_bytecode_env
+from ..install.environment import ExistingPython, install_facts
+from ..run import explained, runner
+from .options import Options
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class Capture:
+    """What one release made of the program: the record, and its fingerprints as values."""
+
+    release: str
+    record: dict[str, Any]
+    fingerprints: list[Fingerprint] = field(default_factory=list)
+
+    @property
+    def compiled(self) -> bool:
+        return bool(self.record.get("modules"))
+
+
+def capture_release(matrix: Matrix, options: Options, release: str, log: Log, reproduce: str) -> Capture:
+    """Run the program on ``release`` ("" with ``--python``: that interpreter's) and read its compiles."""
+    started = time.monotonic()
+    check = script_check("explain", options.program, host_devices=options.devices, timeout_s=options.timeout_s)
+    existing = ExistingPython(options.python, None, options.backend) if options.python else None
+    request = runner.RunRequest(check="explain", version=release, backend=options.backend, script=check,
+                                existing=existing, timeout_s=options.timeout_s, reproduce=reproduce)
+    prepared = runner.prepare(matrix, request, log)
+    jax = prepared.jax or release
+    record = _base_record(options, jax, prepared, reproduce)
+    found: list[Fingerprint] = []
+    if prepared.environment is None or prepared.cannot_test:
+        record.update(status="not-installable", reason=prepared.problem or prepared.cannot_test or "")
+    else:
+        env = prepared.environment
+        run = explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
+                                   options.timeout_s, log,
+                                   release_bytecode_env(env), args=options.args, cwd=options.cwd,
+                                   shown=lambda path: _shown_source(path, options))
+        found = run.fingerprints
+        record.update(modules=run.modules, dump=run.dump)
+        record.update(_run_fields(run.fields, record, options, run.output_tail))
+    record["duration_s"] = round(time.monotonic() - started, 2)
+    record["fingerprints"] = [f.to_json() for f in found]
+    return Capture(jax, json_safe(record), found)
+
+
+def _shown_source(path: str, options: Options) -> str:
+    """A source file as reports name it: relative to the folder the program was called from, never absolute."""
+    if not os.path.isabs(path):
+        return path
+    relative = os.path.relpath(path, options.cwd)
+    return path.rsplit("/", 1)[-1] if relative.startswith("..") else relative
+
+
+def _base_record(options: Options, jax: str, prepared: Any, reproduce: str) -> dict[str, Any]:
+    subject = {"explain": options.shown, "program_sha256": _sha256(options.program), "args": list(options.args),
+               "host_devices": options.devices, "kit_version": __version__}
+    return {
+        "schema": records.SCHEMA, "kit_version": __version__, "kind": "explain", "program": options.shown,
+        "args": list(options.args), "requested": {"jax": jax, "backend": options.backend},
+        "status": None, "reason": "",
+        "install": install_facts(prepared),
+        "identity": runner.prepared_identity(subject, jax, options.backend, prepared).to_json(),
+        "host": {"name": socket.gethostname(), "machine_id": records.machine_id()},
+        "reproduce": reproduce, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options,
+                tail: list[str]) -> dict[str, Any]:
+    """The run's own outcome (as a script check's), and one sentence on what was read of it."""
+    evidence = fields.get("evidence") or {}
+    run = {"status": fields.get("status"), "exit_code": evidence.get("exit_code"),
+           "reason": fields.get("reason"), "output_tail": evidence.get("output_tail") or tail}
+    if evidence.get("left_running"):
+        run["left_running"] = evidence["left_running"]
+    modules = record.get("modules") or []
+    partitioned = sum(1 for m in modules if (m.get("partitions") or 1) > 1)
+    ended = _how_it_ended(fields, options, tail)
+    if not modules:
+        status, reason = "compiled-nothing", f"{ended}, and compiled nothing: there is no HLO to explain"
+    else:
+        status = "ran" if fields.get("status") == "ran" and evidence.get("exit_code") == 0 else "partial"
+        reason = f"{ended}; {len(modules)} module(s) compiled, {partitioned} of them partitioned over devices"
+        if status == "partial":
+            reason += " (what compiled before it ended counts)"
+    if record["dump"]["dropped_count"]:
+        reason += (f"; the dump passed {record['dump']['limit_bytes'] // 2**20} MiB, so "
+                   f"{record['dump']['dropped_count']} file(s) compiled after that were not read")
+    return {"status": status, "reason": reason, "run": run, "environment": fields.get("environment") or {}}
+
+
+def _how_it_ended(fields: dict[str, Any], options: Options, tail: list[str]) -> str:
+    evidence = fields.get("evidence") or {}
+    code = evidence.get("exit_code")
+    left = len(evidence.get("left_running") or [])
+    also = f" (it left {left} process(es) running: ended then)" if left else ""
+    if fields.get("status") == "timed-out" or code is None and fields.get("status") != "ran":
+        return f"the program did not end within {options.timeout_s} s (stopped there){also}"
+    if code == 0:
+        return f"the program ran to its end{also}"
+    if isinstance(code, int) and code < 0:
+        return f"the program was killed by signal {-code}{also}"
+    exception = evidence.get("exception") or {}
+    said = (f"{exception.get('type')}: {exception.get('message')}" if exception.get("type")
+            else next((line.strip() for line in reversed(tail) if line.strip()), "no output"))
+    return f"the program exited {code} ({' '.join(str(said).split())[:200]}){also}"
+
+
+def _sha256(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+

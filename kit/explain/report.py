@@ -1,0 +1,125 @@
+"""The whole tables: ``reports/explain-<program>-<release>.{md,json}`` per release, and one across releases.
+
+The JSON is the release's record (identity, install, the run, every module
+and fingerprint, the command that reproduces it); the markdown is for a bug
+thread: no absolute path, every field escaped where printed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+from repro.contract import strict_json
+
+from ..atomic_files import atomic_write_texts
+from ..hlo import Fingerprint
+from .answer import size
+from .capture import Capture
+
+_COLUMNS = ("source line", "function", "op", "pass", "state", "per device / global batch", "collective bytes",
+            "fed by", "count", "op path")
+
+
+def file_stem(program: str) -> str:
+    """``examples/programs/train.py`` → ``explain-train``: a name safe in any folder."""
+    stem = Path(program).stem or "program"
+    return "explain-" + re.sub(r"[^A-Za-z0-9_.-]", "_", stem)
+
+
+def write_reports(folder: Path, program: str, captures: Sequence[Capture], answer: Sequence[str]) -> list[Path]:
+    """Every release's md and json, and (for more than one release) the table across them; their paths."""
+    files: dict[Path, str] = {}
+    stem = file_stem(program)
+    for capture in captures:
+        name = release_name(stem, capture)
+        files[folder / f"{name}.json"] = strict_json(capture.record) + "\n"
+        files[folder / f"{name}.md"] = release_markdown(capture, answer)
+    if len(captures) > 1:
+        files[folder / f"{stem}.md"] = across_markdown(program, captures, answer)
+        files[folder / f"{stem}.json"] = strict_json({"kind": "explain-across", "program": program,
+                                                      "releases": [c.release for c in captures],
+                                                      "answer": list(answer),
+                                                      "rows": across_rows(captures)}) + "\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_texts(files)
+    return sorted(files)
+
+
+def release_name(stem: str, capture: Capture) -> str:
+    """``explain-train-0.6.0``; a user's own interpreter (``--python``) adds ``-existing``: not the kit's build."""
+    existing = (capture.record.get("install") or {}).get("environment") == "existing"
+    return f"{stem}-{capture.release or 'unknown'}" + ("-existing" if existing else "")
+
+
+def release_markdown(capture: Capture, answer: Sequence[str]) -> str:
+    record = capture.record
+    lines = [f"## explain {cell(record.get('program'))} on jax {cell(capture.release or '(interpreter)')}", "",
+             f"{cell(record.get('reason'))}", "", "```", *answer, "```", "",
+             "| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+    lines += ["| " + " | ".join(cell(v) for v in _row(f)) + " |" for f in capture.fingerprints]
+    if not capture.fingerprints:
+        lines.append("| (no linear-algebra op or collective in what compiled) |" + " |" * (len(_COLUMNS) - 1))
+    environment = record.get("environment") or {}
+    lines += ["", f"Ran on {cell(environment.get('backend') or record['requested'].get('backend'))}"
+                  f", jax {cell(environment.get('jax'))}, jaxlib {cell(environment.get('jaxlib'))}"
+                  f", python {cell(environment.get('python'))}; modules read: {len(record.get('modules') or [])}.",
+              "", "Reproduce with:", "", "```", str(record.get("reproduce") or "").replace("`", "'"), "```", ""]
+    return "\n".join(lines)
+
+
+def across_rows(captures: Sequence[Capture]) -> list[dict[str, Any]]:
+    """One row per (source line, function, op, pass): its state on each release ("" where it is absent)."""
+    rows: dict[tuple[str, ...], dict[str, Any]] = {}
+    for capture in captures:
+        for f in capture.fingerprints:
+            row = rows.setdefault(f.key, {"location": f.key[0], "function": f.function, "op": f.op, "pass": f.pass_,
+                                          "states": {}})
+            row["states"][capture.release] = _worse(row["states"].get(capture.release), _state(f))
+    return [rows[key] for key in sorted(rows)]
+
+
+def across_markdown(program: str, captures: Sequence[Capture], answer: Sequence[str]) -> str:
+    releases = [c.release or "(interpreter)" for c in captures]
+    lines = [f"## explain {cell(program)}: source line x release", "", "```", *answer, "```", "",
+             "| source line | function | op | pass | " + " | ".join(cell(r) for r in releases) + " |",
+             "|" + "---|" * (4 + len(releases))]
+    for row in across_rows(captures):
+        states = [cell(row["states"].get(c.release, "")) for c in captures]
+        lines.append(f"| {cell(row['location'])} | {cell(row['function'])} | {cell(row['op'])} | {cell(row['pass'])} | "
+                     + " | ".join(states) + " |")
+    lines += ["", "Per release: " + ", ".join(f"{release_name(file_stem(program), c)}.md" for c in captures), ""]
+    return "\n".join(lines)
+
+
+def cell(value: Any) -> str:
+    """A field as a markdown table cell: one line, pipes and backticks escaped, bounded."""
+    text = " ".join(str("" if value is None else value).split())
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`").replace("<", "&lt;")
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+_RANK = {"gathered": 5, "whole": 4, "communication": 3, "replicated": 2, "split": 1, "expected": 1, "one device": 0}
+
+
+def _worse(old: str | None, new: str) -> str:
+    if old is None:
+        return new
+    return old if _RANK.get(old.split(" ")[0], 0) >= _RANK.get(new.split(" ")[0], 0) else new
+
+
+def _state(f: Fingerprint) -> str:
+    if f.device_batch is not None and f.global_batch:
+        return f"{f.state} ({f.device_batch}/{f.global_batch})"
+    if f.bytes_per_device:
+        return f"{f.state} ({size(f.bytes_per_device)})"
+    return f.state
+
+
+def _row(f: Fingerprint) -> list[Any]:
+    batch = f"{f.device_batch} / {f.global_batch}" if f.global_batch else (f.device_batch or "")
+    moved = size(f.bytes_per_device) if f.bytes_per_device else ""
+    count = f"{f.count}{' (in a loop)' if f.in_loop else ''}" if f.count else "expanded by XLA"
+    return [f.location or "(JAX's own code)", f.function, f.op, f.pass_, f.state, batch, moved,
+            ", ".join(f.fed_by), count, f.op_path]

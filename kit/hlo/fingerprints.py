@@ -1,0 +1,326 @@
+"""A compiled program's fingerprints: per source line and op, is the work split across devices?
+
+A *fingerprint* is one (source line, function, op, pass) of one compiled
+module, read from the module after optimizations (partitioned: the shapes
+each device holds) beside the same module before them (the global shapes):
+
+* a linear-algebra op (a LAPACK / cuSOLVER custom call, HLO's
+  ``triangular-solve`` or ``cholesky``, or what XLA expanded them into) is
+  **split** when each device holds a share of its batch, **whole** when every
+  device holds the global batch of a program whose inputs are sharded, and
+  **gathered** when it is whole and a collective feeds it;
+* a collective (all-gather, all-reduce, ...) is **expected** when it sums a
+  replicated parameter's gradient or a scalar over the devices (data
+  parallelism needs it), else **communication**, with its bytes.
+
+A collective the SPMD partitioner inserts may carry no source line (only a
+parameter's name): it is attributed to the first of its users that has one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .text import Computation, Instruction, Module
+
+LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "householder_product", "eigh", "eig",
+                               "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3"})
+LINALG_TARGET = re.compile(r"getrf|potrf|trsm|geqrf|geqp3|orgqr|ungqr|syev|heev|gesdd|gesvd|geev|gees|gehrd|"
+                           r"sytrd|hetrd|gtsv|cholesky|getrs", re.IGNORECASE)
+LINALG_OPCODES = frozenset({"triangular-solve", "cholesky"})
+COLLECTIVES = frozenset({"all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute",
+                         "collective-broadcast", "ragged-all-to-all"})
+FLAGGED = frozenset({"whole", "gathered", "communication"})
+FEED_HOPS = 6  # how far up a linalg op's operands a collective still "feeds" it
+
+_JIT = re.compile(r"^p?jit\(([^()]*)\)$")
+_FUNCTION = re.compile(r"jit\(([A-Za-z_]\w*)\)")
+
+
+@dataclass
+class Fingerprint:
+    """One (source line, function, op, pass) of one module, with its state and figures."""
+
+    module: str
+    location: str | None
+    """``file:line`` of the program ("" where JAX's own code made it: then the op path names it)."""
+    function: str
+    """The JAX function the op belongs to (``slogdet``), from the op path."""
+    op: str
+    """The primitive (``lu``, ``triangular_solve``) or the collective (``all-gather``)."""
+    pass_: str
+    """``forward`` or ``backward`` (the op path is under ``transpose(...)``)."""
+    state: str
+    op_path: str
+    count: int = 0
+    bytes_per_device: int = 0
+    """A collective's result bytes on each device, summed over its instructions; for an op, what fed it."""
+    global_batch: int | None = None
+    device_batch: int | None = None
+    fed_by: list[str] = field(default_factory=list)
+    dims: list[int] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+    in_loop: bool = False
+    """Some of its instructions sit in a loop or another called computation: they may run more than once."""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What the same op in another release's compile is matched by."""
+        return (self.location or self.op_path, self.function, self.op, self.pass_)
+
+    @property
+    def flagged(self) -> bool:
+        return self.state in FLAGGED
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Fingerprint:
+        """`to_json`'s dict back (KeyError or TypeError for one that is not)."""
+        fields = {**data, "pass_": data["pass"]}
+        del fields["pass"]
+        return cls(**fields)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"module": self.module, "location": self.location, "function": self.function, "op": self.op,
+                "pass": self.pass_, "state": self.state, "op_path": self.op_path, "count": self.count,
+                "bytes_per_device": self.bytes_per_device, "global_batch": self.global_batch,
+                "device_batch": self.device_batch, "fed_by": self.fed_by, "dims": self.dims,
+                "targets": self.targets, "in_loop": self.in_loop}
+
+
+def fingerprints(after: Module, before: Module | None = None, shown: Any = None) -> list[Fingerprint]:
+    """Every linalg op and collective of ``after`` (partitioned), with ``before`` giving the global shapes.
+
+    ``shown``: a callable making a source file the name people read (a path
+    relative to the program's folder); the default keeps the file's base name.
+    """
+    show = shown or (lambda path: path.rsplit("/", 1)[-1])
+    context = _Context(after, before, show)
+    found: dict[tuple[str, ...], Fingerprint] = {}
+    for computation, instruction in after.instructions():
+        if _is_linalg(instruction):
+            context.add_linalg(found, computation, instruction)
+        elif _collective(instruction):
+            context.add_collective(found, computation, instruction)
+    for fingerprint in found.values():
+        context.judge(fingerprint)
+    return sorted(found.values(), key=lambda f: (f.location or "~", f.pass_ != "forward", f.op))
+
+
+class _Context:
+    """What judging one module's instructions needs: its users, its inputs' shardings, the global batches."""
+
+    def __init__(self, after: Module, before: Module | None, show: Any) -> None:
+        self.after, self.show = after, show
+        self.prefix = {f"jit({after.name.removeprefix('jit_')})", "jit(main)", "pjit(main)"}
+        self.users = {c.name: _users(c) for c in after.computations.values()}
+        self.sharded, self.replicated_sizes = _inputs(after, before)
+        self.global_batches = _global_batches(before, self) if before else {}
+        self.loops = {name for c in after.computations.values() for i in c.instructions.values()
+                      if i.opcode in ("while", "conditional", "call") for name in i.called}
+        self.principal: dict[tuple[str, ...], list[tuple[Computation, Instruction]]] = {}
+
+    def where(self, instruction: Instruction) -> tuple[str | None, str, str, str]:
+        location = f"{self.show(instruction.source[0])}:{instruction.source[1]}" if instruction.source else None
+        path = self.op_path(instruction.op_name)
+        function = next(iter(_FUNCTION.findall(path)), "") or path.rsplit("/", 1)[-1]
+        return location, function, path, "backward" if "transpose(" in path else "forward"
+
+    def op_path(self, op_name: str) -> str:
+        parts = op_name.split("/")
+        while len(parts) > 1 and parts[0] in self.prefix:
+            parts = parts[1:]
+        return "/".join(parts)
+
+    def add_linalg(self, found: dict[tuple[str, ...], Fingerprint], computation: Computation,
+                   instruction: Instruction) -> None:
+        location, function, path, pass_ = self.where(instruction)
+        op = _primitive(instruction)
+        fingerprint = found.setdefault(("linalg", location or path, function, op, pass_), Fingerprint(
+            self.after.name, location, function, op, pass_, "", path))
+        batch = _batch(instruction)
+        if instruction.target or instruction.opcode in LINALG_OPCODES:
+            # The op itself says what each device holds; what XLA expanded it into only where it was expanded.
+            fingerprint.device_batch = max(fingerprint.device_batch or 0, batch) if fingerprint.count else batch
+            fingerprint.count += 1
+            if instruction.target and instruction.target not in fingerprint.targets:
+                fingerprint.targets.append(instruction.target)
+            self.principal.setdefault(_key(fingerprint), []).append((computation, instruction))
+            fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
+        elif not fingerprint.count:
+            fingerprint.device_batch = max(fingerprint.device_batch or 0, batch)
+
+    def add_collective(self, found: dict[tuple[str, ...], Fingerprint], computation: Computation,
+                       instruction: Instruction) -> None:
+        named = self.attributed(computation, instruction)
+        location, function, path, pass_ = self.where(named)
+        kind = _collective(instruction)
+        fingerprint = found.setdefault(("collective", location or path, function, kind, pass_), Fingerprint(
+            self.after.name, location, function, kind, pass_, "", path))
+        fingerprint.count += 1
+        fingerprint.bytes_per_device += max((a.bytes for a in instruction.arrays), default=0)
+        fingerprint.dims = sorted(set(fingerprint.dims) | set(instruction.dimensions))
+        fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
+        if not self.expected(instruction):
+            fingerprint.state = "communication"
+
+    def attributed(self, computation: Computation, instruction: Instruction) -> Instruction:
+        """The instruction whose source names a collective: its own, or its first user's (SPMD-inserted)."""
+        if instruction.source is not None and "/" in instruction.op_name:
+            return instruction
+        queue, seen = list(self.users[computation.name].get(instruction.name, ())), set()
+        while queue:
+            user = computation.instructions.get(queue.pop(0))
+            if user is None or user.name in seen:
+                continue
+            seen.add(user.name)
+            if user.source is not None:
+                return user
+            queue += self.users[computation.name].get(user.name, ())
+        return instruction
+
+    def expected(self, instruction: Instruction) -> bool:
+        """A sum over the devices of partial gradients of replicated parameters, or of a scalar: data parallelism."""
+        if _collective(instruction) not in ("all-reduce", "reduce-scatter"):
+            return False
+        if _primitive(instruction) in LINALG_PRIMITIVES:
+            return False
+        sizes = [_elements(array.dims) for array in instruction.arrays]
+        return all(size == 1 or size in self.replicated_sizes for size in sizes)
+
+    def judge(self, fingerprint: Fingerprint) -> None:
+        if fingerprint.state or fingerprint.op in COLLECTIVES:
+            fingerprint.state = fingerprint.state or "expected"
+            return
+        key = _key(fingerprint)[1:]
+        # A release that keeps an inner jit as a called computation names its ops there without the source
+        # line or the function (jax 0.12's "vmap()/lu"): the op alone then finds its global batch.
+        fingerprint.global_batch = self.global_batches.get(key) or self.global_batches.get(("", "", key[2], ""))
+        feeding = [c for comp, i in self.principal.get(_key(fingerprint), []) for c in _feeders(comp, i)]
+        fingerprint.fed_by = sorted({_collective(c) for c in feeding})
+        fingerprint.bytes_per_device = sum(c.bytes for c in {c.name: c for c in feeding}.values())
+        fingerprint.state = _linalg_state(fingerprint, self.after.partitions, self.sharded)
+
+
+def _linalg_state(fingerprint: Fingerprint, partitions: int, sharded: set[int]) -> str:
+    device, global_ = fingerprint.device_batch, fingerprint.global_batch
+    if partitions <= 1:
+        return "one device"
+    if device is not None and global_ is not None and device < global_:
+        return "split"
+    whole = device is not None and (device == global_ or (global_ is None and device in sharded))
+    if whole and sharded:
+        return "gathered" if fingerprint.fed_by else "whole"
+    return "replicated"
+
+
+def _key(fingerprint: Fingerprint) -> tuple[str, ...]:
+    return ("linalg", fingerprint.location or fingerprint.op_path, fingerprint.function, fingerprint.op,
+            fingerprint.pass_)
+
+
+def _global_batches(before: Module, context: _Context) -> dict[tuple[str, ...], int]:
+    """Per (line, function, op, pass), the largest batch the unpartitioned module gives the op."""
+    batches: dict[tuple[str, ...], int] = {}
+    for _, instruction in before.instructions():
+        if _is_linalg(instruction):
+            location, function, path, pass_ = context.where(instruction)
+            key = (location or path, function, _primitive(instruction), pass_)
+            by_op = ("", "", key[2], "")
+            for each in (key, by_op):
+                batches[each] = max(batches.get(each, 0), _batch(instruction))
+    return batches
+
+
+def _inputs(after: Module, before: Module | None) -> tuple[set[int], set[int]]:
+    """The global extents of the dimensions the partitioner split, and the element counts of replicated inputs.
+
+    An entry parameter is sharded where its partitioned shape is smaller than
+    its global one (no sharding syntax to parse: XLA's changed between releases).
+    """
+    local = _parameters(after)
+    global_ = _parameters(before) if before else local
+    sharded: set[int] = set()
+    replicated: set[int] = set()
+    for number, dims in global_.items():
+        mine = local.get(number)
+        if mine is None or len(mine) != len(dims):
+            continue
+        shrunk = [g for g, m in zip(dims, mine) if m < g]
+        sharded |= set(shrunk)
+        if not shrunk:
+            replicated.add(_elements(dims))
+    return sharded, replicated
+
+
+def _parameters(module: Module) -> dict[int, tuple[int, ...]]:
+    entry = module.entry
+    if entry is None:
+        return {}
+    return {i.parameter: i.arrays[0].dims for i in entry.instructions.values()
+            if i.opcode == "parameter" and i.parameter is not None and len(i.arrays) == 1}
+
+
+def _feeders(computation: Computation, instruction: Instruction) -> list[Instruction]:
+    """Collectives among the operands of ``instruction``, up to FEED_HOPS steps up, in its computation."""
+    found, frontier, seen = [], list(instruction.operands), set()
+    for _ in range(FEED_HOPS):
+        following: list[str] = []
+        for name in frontier:
+            operand = computation.instructions.get(name)
+            if operand is None or name in seen:
+                continue
+            seen.add(name)
+            if _collective(operand):
+                found.append(operand)
+            else:
+                following += operand.operands
+        frontier = following
+    return found
+
+
+def _users(computation: Computation) -> dict[str, list[str]]:
+    users: dict[str, list[str]] = {}
+    for instruction in computation.instructions.values():
+        for operand in instruction.operands:
+            users.setdefault(operand, []).append(instruction.name)
+    return users
+
+
+def _is_linalg(instruction: Instruction) -> bool:
+    if instruction.opcode == "custom-call":
+        return bool(LINALG_TARGET.search(instruction.target))
+    if instruction.opcode in LINALG_OPCODES:
+        return True
+    # What XLA expanded a linalg op into (a CPU triangular solve on older releases): named by its op path.
+    return (_primitive(instruction) in LINALG_PRIMITIVES and any(len(a.dims) >= 3 for a in instruction.arrays)
+            and not _collective(instruction))
+
+
+def _primitive(instruction: Instruction) -> str:
+    last = instruction.op_name.rsplit("/", 1)[-1]
+    if last in LINALG_PRIMITIVES or not (instruction.target or instruction.opcode in LINALG_OPCODES):
+        return last
+    return instruction.opcode.replace("-", "_") if instruction.opcode in LINALG_OPCODES else instruction.target
+
+
+def _collective(instruction: Instruction) -> str:
+    """The collective's kind (``all-gather`` for ``all-gather-start`` too), "" for anything else."""
+    kind = instruction.opcode.removesuffix("-start")
+    return kind if kind in COLLECTIVES else ""
+
+
+def _batch(instruction: Instruction) -> int:
+    """The batch of matrices an instruction holds: its first array of rank 3 or more, all but the last two dims."""
+    for array in instruction.arrays:
+        if len(array.dims) >= 3:
+            return _elements(array.dims[:-2])
+    return 1 if instruction.arrays else 0
+
+
+def _elements(dims: Iterable[int]) -> int:
+    count = 1
+    for dim in dims:
+        count *= dim
+    return count

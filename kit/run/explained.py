@@ -1,0 +1,153 @@
+"""A program run with XLA's dump on, its compiles read into fingerprints; and the check that judges them.
+
+`dumped_run` is the one way a program runs to be explained: `kit.run.runner.run_script`
+(the release's environment, forced host devices, the process tree) with the
+dump asked into the run's scratch folder and kept to what is read
+(`kit.run.hlo_dump`). `nox -s explain` reads its fingerprints into an answer
+(`kit.explain`); a ``[checks.NAME] explain = "train.py"`` block of matrix.toml
+runs through `run_explained`, which makes them a verdict: affected where some
+op holds the whole batch on every device or is fed by a collective, so the
+matrix shows a user's program across releases.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, ContextManager, Mapping, Sequence
+
+from ..config import Check
+from ..hlo import Fingerprint, fingerprints, read_module
+from ..install.environment import Environment
+from . import shared_runs
+from .shared_runs import DumpedRun
+from .hlo_dump import Dump, dump_flags
+
+Log = Callable[[str], None]
+ScriptRun = Callable[..., dict[str, Any]]
+"""`runner.run_script`, handed in by the runner (which imports this module: no import circle)."""
+Scratch = Callable[[], ContextManager[Path]]
+"""`runner.scratch_dir`, likewise."""
+FINGERPRINTS_KEPT = 200  # in a record; the explain report has them all
+
+
+def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
+               timeout: int, log: Log,
+               extra_env: Mapping[str, str] | None = None, args: Sequence[str] = (), cwd: Path | None = None,
+               shown: Callable[[str], str] | None = None) -> DumpedRun:
+    """Run ``check``'s script with the dump on; every module it compiled, read, whatever way it ended."""
+    with scratch_dir() as tmp:
+        with Dump(tmp / "dump") as dump:
+            flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
+            # Its output goes to a log beside the dump, not the console (the record keeps the last lines).
+            fields = run_script(env, check, backend, timeout, log, tmp / "output.log", echo=False,
+                                       extra_env={**(extra_env or {}), "XLA_FLAGS": flags}, args=args, cwd=cwd)
+        run = DumpedRun(fields, output_tail=_tail(tmp / "output.log"))
+        for module in dump.modules():  # pruned a last time as the run ended; read before the folder goes
+            try:
+                after = read_module(module.after)
+                before = read_module(module.before) if module.before else None
+            except OSError as error:
+                run.modules.append({"number": module.number, "name": module.name, "error": str(error)})
+                continue
+            prints = fingerprints(after, before, shown=shown)
+            run.modules.append({"number": module.number, "name": module.name, "partitions": after.partitions,
+                                "fingerprints": len(prints), "cut": after.cut or None})
+            run.fingerprints += prints
+        run.dump = {"kept_bytes": dump.kept_bytes, "limit_bytes": dump.limit_bytes, "dropped": dump.dropped[:20],
+                    "dropped_count": len(dump.dropped)}
+    return run
+
+
+def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | None = None) -> ScriptRun:
+    """What runs an ``explain`` check in the runner's place of `runner.run_script` (the same arguments).
+
+    ``shared``: a folder where a release's dumped run is kept, so that bisecting another op of the same
+    program (``--op``, its own probes) reads the same compile instead of running the program again.
+    """
+    def run(env: Environment, check: Check, backend: str, timeout: int, log: Log, output_log: Path | None = None,
+            echo: bool = True, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        return run_explained(run_script, scratch_dir, env, check, backend, timeout, log, extra_env, shared)
+
+    return run
+
+
+def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
+                  timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
+                  shared: Path | None = None) -> dict[str, Any]:
+    """An ``explain`` check's record fields: affected where an op is whole or gathered, from the program's HLO."""
+    assert check.script is not None
+    root = check.script.parent
+    # Only bisect's per-op probes share (an "op" set, "" for the bounds' look at every op): a matrix run or an
+    # explain runs the program itself.
+    kept = shared_runs.path(shared, env, check, backend) if shared is not None and "op" in check.parameters else None
+    run = shared_runs.load(kept) if kept is not None else None
+    if run is not None:
+        log(f"read the compile this release made of {check.script.name} for another op's probe "
+            f"({kept.name if kept else ''})")
+    else:
+        run = dumped_run(run_script, scratch_dir, env, check, backend, timeout, log, extra_env,
+                         shown=lambda path: _shown_source(path, root))
+        if kept is not None:
+            shared_runs.save(kept, run)
+    fields = dict(run.fields)
+    op = str(check.parameters.get("op") or "")  # bisect's --op FILE:LINE[:OP]: that line's (op's) alone decide
+    judged = [f for f in run.fingerprints if not op or _same_op(f, op)]
+    flagged = [f for f in judged if f.state in ("whole", "gathered")]
+    split = [f for f in judged if f.state == "split"]
+    if run.modules and op and not judged:
+        fields.update(status="ran", verdict="inconclusive",
+                      reason=f"no linear-algebra op or collective of {op} compiled, so it cannot be judged")
+    elif not run.modules:
+        fields.update(status="ran", verdict="inconclusive",
+                      reason="it compiled nothing, so there is no HLO to judge "
+                             f"({fields.get('reason') or 'no reason'})")
+    elif flagged:
+        worst = sorted(flagged, key=lambda f: -(f.global_batch or 0))[0]
+        fields.update(status="ran", verdict="affected",
+                      reason=f"{len(flagged)} op(s) hold the whole batch on every device, e.g. "
+                             f"{worst.location or worst.op_path} {worst.function} {worst.op} ({worst.pass_}, "
+                             f"{worst.state}, {worst.device_batch} of {worst.global_batch})")
+    else:
+        fields.update(status="ran", verdict="unaffected",
+                      reason=f"every linalg op is split across devices ({len(split)} of them)" if split
+                      else "no linalg op holds a sharded batch whole")
+    evidence = dict(fields.get("evidence") or {})
+    evidence["summary"] = {"whole_ops": sum(f.state == "whole" for f in run.fingerprints),
+                           "gathered_ops": sum(f.state == "gathered" for f in run.fingerprints),
+                           "split_ops": len(split), "modules": len(run.modules),
+                           "unexpected_collective_bytes": sum(f.bytes_per_device for f in run.fingerprints
+                                                              if f.state == "communication")}
+    evidence["fingerprints"] = [f.to_json() for f in run.fingerprints[:FINGERPRINTS_KEPT]]
+    evidence["dump"] = run.dump
+    fields["evidence"] = evidence
+    return fields
+
+
+def _shown_source(path: str, root: Path) -> str:
+    """A source file as records name it: relative to the program's folder inside it, else its name alone."""
+    if not os.path.isabs(path):
+        return path
+    relative = os.path.relpath(path, root)
+    return os.path.basename(path) if relative.startswith("..") else relative
+
+
+def _same_op(fingerprint: Fingerprint, op: str) -> bool:
+    """``train.py:37`` is ``examples/train.py:37`` as the user gave it, either way round; ``train.py:37:lu``
+    is that line's LU alone (``:triangular_solve`` its solves, ``:all-gather`` a collective)."""
+    where, _, name = op.rpartition(":")
+    if name.isdigit() or not where:
+        where, name = op, ""
+    location = fingerprint.location or ""
+    line = location == where or where.endswith("/" + location) or location.endswith("/" + where)
+    return line and (not name or fingerprint.op == name)
+
+
+def _tail(output: Path, lines: int = 15) -> list[str]:
+    """The last lines the program printed (its whole output went to a log, not the console)."""
+    try:
+        with open(output, "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - 16384))
+            return log.read().decode("utf-8", "replace").splitlines()[-lines:]
+    except OSError:
+        return []

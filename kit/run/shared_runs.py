@@ -1,0 +1,73 @@
+"""A release's dumped run of a program, kept so that another op's bisect probe reads it instead of running again.
+
+``bisect --explain --op FILE:LINE`` is one bisect per op, each with its own
+probes (the op is in a probe's identity). What a release compiles of the
+program does not depend on the op, so the first probe of a release keeps its
+`DumpedRun` here, keyed by everything the compile depends on: the
+interpreter and its pinned packages, the program's content, the devices, the
+backend, our XLA_FLAGS and the kit's version. A run in an environment with a
+commit laid over it (its identity is not in the environment's paths) or in a
+user's own interpreter (its packages can change under it) is never kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..atomic_files import atomic_write_text
+from ..config import Check
+from ..hlo import Fingerprint
+from ..install.environment import Environment
+from ..records.origin import EXISTING
+
+
+@dataclass
+class DumpedRun:
+    fields: dict[str, Any]
+    """The run's record fields, as `runner.run_script` gives them."""
+    modules: list[dict[str, Any]] = field(default_factory=list)
+    fingerprints: list[Fingerprint] = field(default_factory=list)
+    dump: dict[str, Any] = field(default_factory=dict)
+    output_tail: list[str] = field(default_factory=list)
+
+
+def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | None:
+    """Where this run is kept, or None where it must not be (a commit overlaid, a user's own interpreter)."""
+    if env.pythonpath or env.obtained == EXISTING or check.script is None:
+        return None
+    try:
+        program = hashlib.sha256(check.script.read_bytes()).hexdigest()
+    except OSError:
+        return None
+    key = json.dumps({"python": str(env.python), "pins": dict(sorted(env.pins.items())), "program": program,
+                      "devices": check.host_devices, "backend": backend, "kit": __version__,
+                      "xla_flags": os.environ.get("XLA_FLAGS", "")}, sort_keys=True)
+    return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+
+
+def save(where: Path, run: DumpedRun) -> None:
+    """Keep ``run`` (a disk that refuses is no reason to fail the probe: the next one runs again)."""
+    text = json.dumps({"fields": run.fields, "modules": run.modules, "dump": run.dump, "output_tail": run.output_tail,
+                       "fingerprints": [f.to_json() for f in run.fingerprints]})
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(where, text)
+    except OSError:
+        pass
+
+
+def load(where: Path) -> DumpedRun | None:
+    """The kept run, or None where there is none or it does not read back whole."""
+    try:
+        data = json.loads(where.read_text(encoding="utf-8"))
+        return DumpedRun(fields=data["fields"], modules=data["modules"], dump=data["dump"],
+                         output_tail=data["output_tail"],
+                         fingerprints=[Fingerprint.from_json(f) for f in data["fingerprints"]])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

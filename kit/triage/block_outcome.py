@@ -1,0 +1,222 @@
+"""What a report's block did when it ran, as an outcome two runs can be told apart by; and which of two outcomes a
+third run behaves as.
+
+An outcome is the exit code, the exception (its type, and its message's first
+line with every number masked), and each line printed, as a template (numbers
+masked as ``#``, release numbers as ``<version>``, addresses as ``0x…``) with
+its numbers parsed. Two runs *differ* in a feature: the exception, the exit
+code, or a line (aligned by template; a line whose numbers differ beyond
+`RTOL`/`ATOL`, or that one run prints and the other does not). A third run is
+judged on those features only, the other lines being context: it behaves as
+one side when every feature matches that side and none the other.
+
+Standard library only, in Python 3.9's syntax: the triage check carries this
+module's text inside it (kit/triage/check_writer.py) and runs in every JAX
+release's environment; the kit judges captured runs with the same functions.
+"""
+
+import contextlib
+import difflib
+import io
+import json
+import math
+import os
+import re
+import sys
+import sysconfig
+import traceback
+from typing import Any, Dict, List, Optional, Tuple
+
+RTOL, ATOL = 2e-6, 1e-9
+"""Two printed numbers are the same value within these: a few float32 ulps of rounding (another summation order)
+are no difference, a wrong digit that float32 prints is."""
+
+MAX_LINES, MAX_CHARS, MAX_NUMBERS = 100, 300, 64
+"""What an outcome keeps of the output: the last lines, each cut; enough to judge, small enough for a record."""
+
+_VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?:\.\d+)*(?:\.dev\d+|rc\d+|\+[\w.]+)?(?![\w.])")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w])")
+_TIMING = re.compile(r"(?i)\b(?:time|took|elapsed|seconds?|secs?|ms|us|µs|per second|it/s)\b")
+"""A line that reports a time differs from run to run: context, never a feature."""
+
+
+def masked(text: str) -> Tuple[str, List[Any]]:
+    """``text`` as a template with its numbers as ``#``, and the numbers (floats; ``"nan"``/``"inf"`` as text)."""
+    text = _ADDRESS.sub("0x…", _VERSION.sub("<version>", text[:MAX_CHARS]))
+    numbers: List[Any] = []
+
+    def take(found: "re.Match[str]") -> str:
+        value = float(found.group(0))
+        numbers.append(value if math.isfinite(value) else found.group(0).lstrip("+"))
+        return "#"
+
+    return _NUMBER.sub(take, text), numbers[:MAX_NUMBERS]
+
+
+def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> Dict[str, Any]:
+    """The outcome of one run: its exit code, its exception (or None), the lines it printed (see the docstring)."""
+    lines = [list(masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
+    raised = None
+    if error is not None:
+        first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+        raised = {"type": type(error).__name__, "message": masked(first)[0], "text": first[:MAX_CHARS]}
+    return {"exit": exit_code, "exception": raised, "lines": lines}
+
+
+class _Tee(io.StringIO):
+    def write(self, text: str) -> int:
+        if sys.__stdout__ is not None:
+            sys.__stdout__.write(text)
+        return super().write(text)
+
+
+def run_block(code: str, name: str) -> Dict[str, Any]:
+    """Run the block as ``__main__``, its output shown and kept; its traceback printed as Python would."""
+    kept, code_seen, error = _Tee(), 0, None
+    with contextlib.redirect_stdout(kept):
+        try:
+            exec(compile(code, name, "exec"), {"__name__": "__main__", "__file__": os.path.abspath(sys.argv[0])})
+        except SystemExit as stop:
+            code_seen = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as raised:  # the block's own failure is what is observed
+            sys.stderr.write(shown_traceback(raised))
+            code_seen, error = 1, raised
+    sys.stdout.flush()
+    return outcome(code_seen, kept.getvalue(), error)
+
+
+def shown_traceback(raised: BaseException) -> str:
+    """The traceback as Python prints it, with this machine's folders named by what they are (``<site-packages>``,
+    ``<env>``, ``<python>``, ``<checks>``): a bisect report quotes it, and it is pasted into a bug thread."""
+    text = "".join(traceback.format_exception(type(raised), raised, raised.__traceback__))
+    folders = [(sysconfig.get_paths().get("purelib", ""), "<site-packages>"), (sys.prefix, "<env>"),
+               (sys.base_prefix, "<python>"), (os.path.dirname(os.path.abspath(__file__)), "<checks>")]
+    for folder, name in folders:
+        if len(folder) > 1:
+            text = text.replace(folder + os.sep, name + os.sep)
+    return text
+
+
+def same_number(a: Any, b: Any) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return abs(a - b) <= ATOL + RTOL * max(abs(a), abs(b))
+
+
+def same_line(a: Optional[List[Any]], b: Optional[List[Any]]) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a[0] == b[0] and len(a[1]) == len(b[1]) and all(same_number(x, y) for x, y in zip(a[1], b[1]))
+
+
+def _exception_key(run: Dict[str, Any]) -> Any:
+    raised = run.get("exception")
+    return None if raised is None else (raised["type"], raised["message"])
+
+
+def _pairs(first: List[List[Any]], second: List[List[Any]]) -> List[Tuple[Optional[int], Optional[int]]]:
+    """The two runs' lines aligned by template: pairs of indices, None where one run has no such line."""
+    matcher = difflib.SequenceMatcher(None, [t for t, _ in first], [t for t, _ in second], autojunk=False)
+    pairs: List[Tuple[Optional[int], Optional[int]]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        common = min(i2 - i1, j2 - j1) if tag in ("equal", "replace") else 0
+        pairs += [(i1 + k, j1 + k) for k in range(common)]
+        pairs += [(i, None) for i in range(i1 + common, i2)] + [(None, j) for j in range(j1 + common, j2)]
+    return pairs
+
+
+def features(bad: Dict[str, Any], good: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Where the two runs differ: the exception, the exit code, each line that differs (timings are context)."""
+    found: List[Dict[str, Any]] = []
+    if _exception_key(bad) != _exception_key(good):
+        found.append({"what": "exception"})
+    if bad["exit"] != good["exit"]:
+        found.append({"what": "exit"})
+    for i, j in _pairs(bad["lines"], good["lines"]):
+        b = bad["lines"][i] if i is not None else None
+        g = good["lines"][j] if j is not None else None
+        if not same_line(b, g) and not any(_TIMING.search(line[0]) for line in (b, g) if line is not None):
+            found.append({"what": "line", "bad": i, "good": j})
+    if found and found[0]["what"] == "exception":
+        # What one side never printed because it raised is a consequence of the exception, not a feature of its own.
+        found = [f for f in found if f["what"] != "line" or (f["bad"] is not None and f["good"] is not None)]
+    return found
+
+
+def _counterpart(run: Dict[str, Any], side: Dict[str, Any], index: Optional[int]) -> Optional[List[Any]]:
+    if index is None:
+        return None
+    for mine, theirs in _pairs(run["lines"], side["lines"]):
+        if theirs == index:
+            return run["lines"][mine] if mine is not None else None
+    return None
+
+
+def _decide(run: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any], feature: Dict[str, Any]) -> str:
+    """``bad``, ``good`` or ``neither``: which side the run matches on this one feature."""
+    if feature["what"] == "exception":
+        seen, b, g = _exception_key(run), _exception_key(bad), _exception_key(good)
+    elif feature["what"] == "exit":
+        seen, b, g = run["exit"], bad["exit"], good["exit"]
+    else:
+        i, j = feature["bad"], feature["good"]
+        as_bad, as_good = _counterpart(run, bad, i), _counterpart(run, good, j)
+        is_bad = same_line(as_bad, bad["lines"][i]) if i is not None else as_good is None
+        is_good = same_line(as_good, good["lines"][j]) if j is not None else as_bad is None
+        return "bad" if is_bad and not is_good else "good" if is_good and not is_bad else "neither"
+    return "bad" if seen == b and seen != g else "good" if seen == g and seen != b else "neither"
+
+
+def side_of(run: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any],
+            judged: List[Dict[str, Any]]) -> Tuple[str, str]:
+    """Which side the run behaves as (``bad``, ``good``, ``neither``) on the judged features, and why in words."""
+    decided = [(_decide(run, bad, good, feature), feature) for feature in judged]
+    sides = {side for side, _ in decided}
+    if len(sides) == 1 and sides != {"neither"}:
+        return decided[0][0], "; ".join(describe(run, bad, good, feature) for _, feature in decided)
+    return "neither", "; ".join(f"{describe(run, bad, good, feature)} ({side})" for side, feature in decided)
+
+
+def describe(run: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any], feature: Dict[str, Any]) -> str:
+    """What the run shows for one feature, in a few words."""
+    if feature["what"] == "exception":
+        raised = run.get("exception")
+        return "no exception" if raised is None else f"{raised['type']}: {raised['text'][:120]}"
+    if feature["what"] == "exit":
+        return f"exit {run['exit']}"
+    line = _counterpart(run, bad, feature["bad"]) or _counterpart(run, good, feature["good"])
+    return "no such line" if line is None else f"prints {filled(line)!r}"
+
+
+def filled(line: List[Any]) -> str:
+    """A line's template with its numbers put back (a whole number without its point, others as Python writes
+    them: every digit the line printed)."""
+    numbers = iter(line[1])
+    return re.sub("#", lambda _m: _number_text(next(numbers, "#")), line[0])
+
+
+def _number_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return "%d" % value if value.is_integer() and abs(value) < 1e16 else repr(value)
+
+
+def main(block: str, name: str, bad: Optional[Dict[str, Any]], good: Optional[Dict[str, Any]],
+         judged: List[Dict[str, Any]], releases: Tuple[str, str], line: str) -> None:
+    """The check: run the block, keep its outcome in KIT_RESULT; judged against ``bad``/``good`` when given."""
+    seen = run_block(block, name)
+    if os.environ.get("KIT_RESULT"):
+        with open(os.environ["KIT_RESULT"], "w", encoding="utf-8") as result:
+            json.dump({"summary": {"triage_outcome": json.dumps(seen)}}, result)
+    if bad is None or good is None:
+        sys.exit(seen["exit"])  # a capture: the block's own exit, classed by the kit as any script's
+    side, why = side_of(seen, bad, good, judged)
+    if side == "bad":
+        print(f"{line} behaves as on jax {releases[0]}: {why}")
+        sys.exit(1)
+    print(f"behaves as on jax {releases[1]}: {why}" if side == "good" else
+          f"behaves neither as on jax {releases[0]} nor as on jax {releases[1]}: {why}")
+    sys.exit(0 if side == "good" else 125)

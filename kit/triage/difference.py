@@ -1,0 +1,237 @@
+"""Two runs of a report's block, compared: where they differ is the check, and the report's text only says which
+side is the bug and confirms it.
+
+The runs' outcomes (kit/triage/block_outcome.py) come back in their records'
+``evidence.summary.triage_outcome``. Where they differ (the exception, the exit
+code, the lines that print other values: the lines that carry the bug; the
+rest is context), bad is "behaves as on the release the bug was seen on" and
+good "behaves as on the other". Which release is which comes from the text's
+releases: the reporter's is the bad one, unless the text says it worked there
+(then the newest is, a regression). What the report quotes (the exception, a
+value it got, one it expected) only confirms: it is matched against each side's
+run, numbers within a tolerance (the reporter's machine writes other low digits),
+in any order where the report shows a set; never as a pattern of the reporter's
+literal numbers, and never as the only evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from . import block_outcome
+from .report_reading import Reading
+
+QUOTE_RTOL = 1e-3
+"""The reporter's numbers against this machine's: another CPU, BLAS or thread count moves the low digits."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One release's run of the block, as the triage saw it."""
+
+    version: str
+    status: str
+    """The record's verdict or status (``affected``, ``unaffected``, ``inconclusive``, ``crashed``, ...)."""
+    reason: str
+    outcome: dict[str, Any] | None
+    """What the block did; None where it could not run to say (not installable, JAX itself cannot run, timed out)."""
+
+    def summary(self, limit: int = 110) -> str:
+        """One line: how the run ended and what it printed last."""
+        if self.outcome is None:
+            return f"{self.status.upper()}: {self.reason}"[:limit + 40]
+        raised = self.outcome.get("exception")
+        lines = self.outcome["lines"]
+        said = f"exit {self.outcome['exit']}"
+        if raised:
+            said += f", {raised['type']}: {raised['text']}"
+        elif lines:
+            said += f", {len(lines)} line{'s' if len(lines) != 1 else ''} printed, last {block_outcome.filled(lines[-1])!r}"
+        else:
+            said += ", nothing printed"
+        return said if len(said) <= limit else said[:limit - 1] + "…"
+
+
+def captured(version: str, record: dict[str, Any]) -> Run:
+    """The run as its record holds it: the outcome the check wrote, unless the run cannot speak for the block."""
+    status = str(record.get("verdict") or record.get("status"))
+    reason = str(record.get("reason") or "")
+    evidence: dict[str, Any] = record["evidence"] if isinstance(record.get("evidence"), dict) else {}
+    summary: dict[str, Any] = evidence["summary"] if isinstance(evidence.get("summary"), dict) else {}
+    text = summary.get("triage_outcome")
+    usable = record.get("status") == "ran" and not evidence.get("jax_cannot_run") and isinstance(text, str)
+    return Run(version, status, reason, _outcome(text) if usable else None)
+
+
+def _outcome(text: Any) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    ok = isinstance(value, dict) and isinstance(value.get("exit"), int) and isinstance(value.get("lines"), list)
+    return value if ok else None
+
+
+@dataclass(frozen=True)
+class Difference:
+    """What tells the bad run from the good one."""
+
+    bad: Run
+    good: Run
+    features: tuple[dict[str, Any], ...]
+
+    def lines(self) -> list[str]:
+        """Each feature with both sides' values, in words: what the check judges."""
+        out = []
+        for feature in self.features:
+            bad_seen = block_outcome.describe(self.bad.outcome or {}, self.bad.outcome or {}, self.good.outcome or {},
+                                              feature)
+            good_seen = block_outcome.describe(self.good.outcome or {}, self.bad.outcome or {},
+                                               self.good.outcome or {}, feature)
+            out.append(f"{feature_name(feature)}: {bad_seen} on {self.bad.version}, {good_seen} on {self.good.version}")
+        return out
+
+
+def feature_name(feature: dict[str, Any]) -> str:
+    if feature["what"] != "line":
+        return str(feature["what"])
+    at = feature["bad"] if feature["bad"] is not None else feature["good"]
+    return f"printed line {at + 1}"
+
+
+def difference(bad: Run, good: Run) -> Difference | None:
+    """The features the two runs differ in; None when either could not run, or they behave the same."""
+    if bad.outcome is None or good.outcome is None:
+        return None
+    found = block_outcome.features(bad.outcome, good.outcome)
+    return Difference(bad, good, tuple(found)) if found else None
+
+
+def _judged(outcome: dict[str, Any] | None, judged: list[dict[str, Any]], side: str) -> dict[str, Any]:
+    """The outcome with only its lines that carry the bug (all of them where no line is judged)."""
+    assert outcome is not None
+    only = [f[side] for f in judged if f[side] is not None]
+    return {**outcome, "lines": [line for at, line in enumerate(outcome["lines"]) if at in only]} if only else outcome
+
+
+def shows_reported(reading: Reading, outcome: dict[str, Any] | None, only: list[int] | None = None) -> bool | None:
+    """Does the run show what the report says went wrong? None when the report quotes nothing to match.
+
+    ``only``: the indices of the lines that carry the bug (the others are context); all lines when None or empty.
+    """
+    if outcome is None:
+        return False
+    if only:
+        outcome = {**outcome, "lines": [line for at, line in enumerate(outcome["lines"]) if at in only]}
+    failure = reading.failure
+    if failure.exception is not None:
+        raised = outcome.get("exception")
+        return raised is not None and same_exception(failure.exception.name, failure.exception.headline(), raised)
+    if failure.wrong_value is not None:
+        return shows_value(outcome, failure.wrong_value.actual)
+    return None
+
+
+def same_exception(name: str, headline: str, raised: dict[str, Any]) -> bool:
+    """The reported exception and the run's: the same class and message, numbers compared with a tolerance."""
+    if raised["type"] != name:
+        return False
+    reported = headline.split(":", 1)[1].strip() if ":" in headline else ""
+    template, numbers = block_outcome.masked(reported)
+    seen_template, seen_numbers = block_outcome.masked(raised["text"])
+    if not template:
+        return True  # the report named the class only
+    return seen_template.startswith(template.rstrip("…")) and _numbers_close(numbers, seen_numbers[:len(numbers)])
+
+
+def shows_value(outcome: dict[str, Any], quoted: str) -> bool:
+    """Does the run print the quoted value? Line by line where the quote's lines have the run's lines' shape
+    (the same words, numbers masked), else as a run of numbers anywhere; numbers within `QUOTE_RTOL` or to the
+    digits the report writes, in any order where the report writes a set (``{...}``)."""
+    return value_distance(outcome, quoted) is not None
+
+
+def value_distance(outcome: dict[str, Any], quoted: str) -> float | None:
+    """How far the run's printed numbers are from the quoted ones at best (the largest relative difference of a
+    match), or None where the run does not show the quoted value (`shows_value`)."""
+    printed = list(outcome["lines"])
+    quoted_lines = [block_outcome.masked(" ".join(line.split())) for line in quoted.splitlines() if line.strip()]
+    as_set = quoted.strip().startswith("{")
+    shaped = [(numbers, line[1]) for template, numbers in quoted_lines for line in printed
+              if " ".join(line[0].split()) == template]
+    if shaped:
+        gaps = [_gap(_ordered(q, as_set), _ordered(s, as_set)) for q, s in shaped]
+        return None if any(gap is None for gap in gaps) else max(gap for gap in gaps if gap is not None)
+    template, numbers = block_outcome.masked(" ".join(quoted.split()))
+    if not numbers:
+        words = " ".join(template.split())
+        return 0.0 if any(words in " ".join(line[0].split()) for line in printed) else None
+    flat = [number for line in printed for number in line[1]]
+    gaps = [_gap(_ordered(numbers, as_set), _ordered(flat[start:start + len(numbers)], as_set))
+            for start in range(len(flat) - len(numbers) + 1)]
+    found = [gap for gap in gaps if gap is not None]
+    return min(found) if found else None
+
+
+def _ordered(numbers: list[Any], as_set: bool) -> list[Any]:
+    return sorted(numbers, key=_key) if as_set else numbers
+
+
+def _key(value: Any) -> float:
+    return float("inf") if isinstance(value, str) else float(value)
+
+
+def _gap(quoted: list[Any], seen: list[Any]) -> float | None:
+    """The largest relative difference between the quoted numbers and the seen ones; None when one is out of
+    tolerance (or they are not as many)."""
+    if len(quoted) != len(seen):
+        return None
+    gap = 0.0
+    for q, s in zip(quoted, seen):
+        if isinstance(q, str) or isinstance(s, str):
+            if q != s:
+                return None
+        elif not math.isclose(q, s, rel_tol=QUOTE_RTOL, abs_tol=_written_precision(q)):
+            return None
+        else:
+            gap = max(gap, abs(q - s) / max(abs(q), abs(s), 1e-30))
+    return gap
+
+
+def _numbers_close(quoted: list[Any], seen: list[Any]) -> bool:
+    return _gap(quoted, seen) is not None
+
+
+def _written_precision(value: float) -> float:
+    """Half a unit of the last digit ``%g`` would write for a quoted value: 0.5 is 0.5 ± 0.05."""
+    digits = re.sub(r"e.*$", "", "%.7g" % value)
+    places = len(digits.split(".")[1]) if "." in digits else 0
+    return 0.5 * 10.0 ** -places if places else 1e-12
+
+
+def confirmation(reading: Reading, bad: Run, good: Run, features: tuple[dict[str, Any], ...] = ()) -> str:
+    """What the report's quoted failure says of the two runs, in one sentence (it confirms; it does not decide)."""
+    judged = [f for f in features if f["what"] == "line"]
+    on_bad = shows_reported(reading, bad.outcome, [f["bad"] for f in judged if f["bad"] is not None])
+    on_good = shows_reported(reading, good.outcome, [f["good"] for f in judged if f["good"] is not None])
+    failure = reading.failure
+    what = (failure.exception.headline(100) if failure.exception is not None else
+            f"quoted output {failure.wrong_value.actual[:60]!r}" if failure.wrong_value is not None else "")
+    if on_bad is None:
+        return "the report quotes no failure to match: the bug is taken as the reporter's release's behaviour"
+    if on_bad and on_good and reading.failure.wrong_value is not None:
+        # Both within the tolerance for another machine's digits: the side ten times closer is the one quoted.
+        near_bad, near_good = (value_distance(_judged(run.outcome, judged, side), reading.failure.wrong_value.actual)
+                               for run, side in ((bad, "bad"), (good, "good")))
+        if near_bad is not None and near_good is not None and near_bad * 10 < near_good:
+            on_good = False
+    if on_bad and not on_good:
+        return f"confirmed: the report's {what} matches the run on {bad.version}, not the one on {good.version}"
+    if on_good and not on_bad:
+        return (f"NOT confirmed: the report's {what} matches the run on {good.version}, not on {bad.version} "
+                "(are its labels swapped?)")
+    return f"unconfirmed: the report's {what} matches {'both runs' if on_bad else 'neither run'}"

@@ -1,0 +1,96 @@
+"""kit/triage/block_outcome.py: what a block did, as two runs are told apart by, and which side a third run is on.
+
+The cases are the reports that a check built from the reporter's literal numbers could never decide: a block that
+prints eager and jit side by side, a control line beside the case, another machine's low digits.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kit.triage import block_outcome as bo
+from kit.triage.check_writer import BEHAVES_AS_REPORTED, Judged, outcome_check_text
+from kit.triage.issue_text import Block
+
+
+def test_numbers_are_masked_and_parsed_but_names_versions_and_addresses_are_not_numbers() -> None:
+    template, numbers = bo.masked("Array([0.25, -2e-3, nan], dtype=float32) f32[3] x1 at 0x7fab jax 0.4.36")
+    assert template == "Array([#, #, #], dtype=float32) f32[#] x1 at 0x… jax <version>"
+    assert numbers == [0.25, -0.002, "nan", 3.0]
+
+
+def test_the_line_that_differs_is_the_feature_and_the_others_are_context() -> None:
+    # eager and jit printed side by side: only the jit line differs between the two releases
+    bad = bo.outcome(0, "eager: [1. 2.]\njit: [1. 0.]\n")
+    good = bo.outcome(0, "eager: [1. 2.]\njit: [1. 2.]\n")
+    features = bo.features(bad, good)
+    assert features == [{"what": "line", "bad": 1, "good": 1}]
+    # a third release: the same wrong jit value, within rounding, and a control line printed with other digits
+    assert bo.side_of(bo.outcome(0, "eager: [1. 2.0000001]\njit: [1. 1e-9]\n"), bad, good, features)[0] == "bad"
+    assert bo.side_of(bo.outcome(0, "eager: [1. 2.]\njit: [1. 2.]\n"), bad, good, features)[0] == "good"
+    side, why = bo.side_of(bo.outcome(0, "eager: [1. 2.]\njit: [1. 7.]\n"), bad, good, features)
+    assert side == "neither" and why == "prints 'jit: [1 7]' (neither)"
+
+
+def test_an_exception_is_compared_by_type_and_message_with_its_numbers_masked() -> None:
+    bad = bo.outcome(1, "", AssertionError("0.1234567 != 0.5"))
+    good = bo.outcome(0, "ok\n")
+    features = bo.features(bad, good)
+    # the line only the good side prints (the bad one raised first) is a consequence, not a feature of its own
+    assert [f["what"] for f in features] == ["exception", "exit"]
+    # this machine's low digits differ from the reporter's: still the same failure
+    assert bo.side_of(bo.outcome(1, "", AssertionError("0.1234612 != 0.5")), bad, good, features)[0] == "bad"
+    assert bo.side_of(bo.outcome(1, "", ImportError("no jax")), bad, good, features)[0] == "neither"
+
+
+def test_a_timing_line_is_context_not_a_difference() -> None:
+    assert bo.features(bo.outcome(0, "took 0.52 s\n"), bo.outcome(0, "took 0.61 s\n")) == []
+
+
+def test_the_written_check_runs_the_block_and_decides_with_the_same_rule(tmp_path: Path) -> None:
+    block = Block(1, "python", "import sys\nprint('eager', 1.0)\nprint('jit', float(sys.argv[1]))\n", 1)
+    bad, good = bo.outcome(0, "eager 1.0\njit 0.0\n"), bo.outcome(0, "eager 1.0\njit 1.0\n")
+    judged = Judged(bad, good, tuple(bo.features(bad, good)), "0.4.36", "0.12.0.1")
+    text = outcome_check_text(block, "header", ["about"], judged)
+    ast.parse(text, feature_version=(3, 9))  # it runs in every release's environment, Python 3.9 on
+    check = tmp_path / "check.py"
+    check.write_text(text)
+    result = tmp_path / "result.json"
+    codes = {}
+    for value in ("0.0", "1.0", "5.0"):
+        done = subprocess.run([sys.executable, str(check), value], capture_output=True, text=True, timeout=60,
+                              env={"KIT_RESULT": str(result), "PATH": "/usr/bin:/bin"})
+        codes[value] = done.returncode
+        if value == "0.0":
+            assert f"{BEHAVES_AS_REPORTED} behaves as on jax 0.4.36: prints 'jit 0'" in done.stdout
+    assert codes == {"0.0": 1, "1.0": 0, "5.0": 125}
+    kept = json.loads(json.loads(result.read_text())["summary"]["triage_outcome"])
+    assert kept["lines"] == [["eager #", [1.0]], ["jit #", [5.0]]]
+
+
+def test_a_capture_exits_as_the_block_did_and_keeps_its_exception(tmp_path: Path) -> None:
+    block = Block(1, "python", "raise ValueError('shape (3, 4) is wrong')\n", 1)
+    check = tmp_path / "check.py"
+    check.write_text(outcome_check_text(block, "header", [], None))
+    result = tmp_path / "result.json"
+    done = subprocess.run([sys.executable, str(check)], capture_output=True, text=True, timeout=60,
+                          env={"KIT_RESULT": str(result), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1 and "ValueError: shape (3, 4) is wrong" in done.stderr  # the traceback, as Python
+    kept = json.loads(json.loads(result.read_text())["summary"]["triage_outcome"])
+    assert kept["exception"] == {"type": "ValueError", "message": "shape (#, #) is wrong",
+                                 "text": "shape (3, 4) is wrong"}
+
+
+def test_the_traceback_names_this_machine_s_folders_by_what_they_are(tmp_path: Path) -> None:
+    block = Block(1, "python", "import json\njson.loads('{')\n", 1)
+    check = tmp_path / "check.py"
+    check.write_text(outcome_check_text(block, "header", [], None))
+    done = subprocess.run([sys.executable, str(check)], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert "json.decoder.JSONDecodeError: Expecting property name" in done.stderr
+    assert str(tmp_path) not in done.stderr and sys.base_prefix + "/" not in done.stderr
+    assert 'File "<checks>/check.py"' in done.stderr and 'File "<report block 1>", line 2' in done.stderr
