@@ -2,20 +2,28 @@
 
 Each file goes to a temp file in the same folder, is fsynced, and is then
 moved over the old one with ``os.replace``; several files meant to agree
-(matrix.md and matrix.json) are all written before any is moved. Files get the
-mode the umask gives, not mkstemp's 0600.
+(matrix.md and matrix.json) are all written before any is moved, and the
+moves are listed first, so that a kill between two of them is finished by the
+next write into that folder. Files get the mode the umask gives, not mkstemp's
+0600.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 TEMP_PREFIX = ".tmp-"
-"""Temp files start with this; readers of a folder skip them."""
+"""Temp files start with this (and end in ``.part``); readers of a folder skip them, git ignores them."""
+
+ABANDONED_AFTER_S = 3600.0
+"""A temp file this old is a killed writer's (a write takes milliseconds): the next write into its folder removes it.
+By age, not by pid: a results folder on a shared file system is written by several machines."""
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -49,12 +57,56 @@ def atomic_write_texts(files: Mapping[Path, str | bytes]) -> None:
                 handle.flush()
                 os.fchmod(handle.fileno(), 0o666 & ~file_mode_mask())
                 os.fsync(handle.fileno())
+        folders = {Path(path).parent for path in files}
+        for folder in folders:
+            finish_interrupted_moves(folder)  # before ours: an older pair must not land over what is written now
+        journal = _journal(temps) if len(temps) > 1 else None
         for path, temp_name in temps.items():
             os.replace(temp_name, path)
+        if journal is not None:
+            os.unlink(journal)
+        for folder in folders:
+            remove_abandoned_temps(folder)
     finally:
         for temp_name in temps.values():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp_name)
+
+
+JOURNAL_SUFFIX = ".moves.part"
+INTERRUPTED_AFTER_S = 60.0
+"""A list of moves this old is a killed writer's (its moves take microseconds): the next write there finishes it."""
+
+
+def _journal(temps: Mapping[Path, str]) -> str:
+    """Write down the moves about to be made, fsynced, beside the first file: a kill between two moves (matrix.md
+    new, matrix.json old) is then finished by the next write into that folder instead of staying half done."""
+    folder = next(iter(temps)).parent
+    fd, name = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX, suffix=JOURNAL_SUFFIX)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump([[temp, str(path)] for path, temp in temps.items()], handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return name
+
+
+def finish_interrupted_moves(folder: Path, now: float | None = None) -> list[Path]:
+    """Make the moves a killed writer listed and did not make (each temp file still there); the files they reached."""
+    now = time.time() if now is None else now
+    finished: list[Path] = []
+    for journal in Path(folder).glob(f"{TEMP_PREFIX}*{JOURNAL_SUFFIX}"):
+        try:
+            if now - journal.stat().st_mtime <= INTERRUPTED_AFTER_S:
+                continue  # a writer at work
+            moves = json.loads(journal.read_text(encoding="utf-8"))
+            for temp, final in moves:
+                if os.path.exists(temp):
+                    os.replace(temp, final)
+                    finished.append(Path(final))
+            journal.unlink()
+        except (OSError, ValueError, TypeError):
+            continue  # a torn list (killed while writing it): no move was made, the temps go in an hour
+    return finished
 
 
 def file_mode_mask() -> int:
@@ -81,3 +133,28 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def remove_abandoned_temps(folder: Path, now: float | None = None) -> list[Path]:
+    """Remove the temp files in ``folder`` that writers killed mid-write left (older than `ABANDONED_AFTER_S`).
+
+    A kill between the temp file and its move (during the fsync, say) left a
+    ``.tmp-*.part`` for good, in ``git status`` among the records. Which were removed.
+    """
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        if not (entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".part")):
+            continue
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            if entry.is_file(follow_symlinks=False) and age > ABANDONED_AFTER_S:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue  # another writer's cleanup got there first, or the folder is read-only: harmless
+    return removed

@@ -50,7 +50,7 @@ from repro import parameters as parameter_rules
 from .arguments import AS_JAX_KIT, Parser, as_spoken
 from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
-from .errors import ConfigError, KitError, UsageError
+from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_file
 from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
 from .install.key import InstallKey
@@ -58,7 +58,7 @@ from .install.release import resolve_release
 from .project import known_problems_file
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
-from .user_paths import find_links_argument, folder_problem
+from .user_paths import find_links_argument, folder_or_nothing_yet, folder_problem
 
 Log = Callable[[str], None]
 
@@ -149,6 +149,13 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
     except KitError as exc:
         print(as_spoken(exc.render()), file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:
+        # Wherever the limit hit (a pipe, a thread's file) or a folder refused a file: one sentence, no traceback.
+        fault = out_of_files(exc) or unusable_file(exc)
+        if fault is None:
+            raise
+        print(fault.render(), file=sys.stderr)
+        return fault.exit_code
 
 
 def cmd_triage(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None) -> int:
@@ -298,7 +305,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """Rebuild reports/matrix.md and matrix.json (and the plots) from the records alone."""
     parser = Parser(prog="nox -s report --", tip=_TIP)
     parser.add_argument("--results", type=_records_folder, default=matrix.results_dir, help="folder of records")
-    parser.add_argument("--out", type=Path, default=matrix.layout.reports, help="where matrix.md/json go")
+    parser.add_argument("--out", type=_report_folder, default=matrix.layout.reports, help="where matrix.md/json go")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     args = parser.parse_args(list(argv))
     from .matrix.markdown import render_answer
@@ -309,6 +316,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     result = write_report(args.results, args.out, plots=not args.no_plots, configured=_configured(matrix, log),
                           known_problems=known_problems_file(matrix),
                           environments=[environment.name for environment in matrix.environments],
+                          checks=tuple(matrix.checks),
                           # nox makes a session per check and release, and per check and [[environment]]
                           sessions=session_names(matrix.checks, [release.version for release in matrix.releases]
                                                  + [environment.name for environment in matrix.environments]))
@@ -334,6 +342,12 @@ def _records_folder(text: str) -> Path:
         raise UsageError(f"--results {text!r} {problem}: matrix.md and matrix.json were left as they were",
                          "give the folder of records (by default reports/results, [kit] results_dir in matrix.toml)")
     return Path(text)
+
+
+def _report_folder(text: str) -> Path:
+    """``report --out``: a folder, or nothing yet (it is made). A file there (``--out /etc/passwd``) was blamed on
+    the disk ("File exists ... free some space")."""
+    return folder_or_nothing_yet(Path(text), "--out", UsageError)
 
 
 def unknown_session_hints(matrix: Matrix, argv: Sequence[str]) -> list[str]:

@@ -26,7 +26,7 @@ from .layout import Layout
 
 # The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
-from .user_paths import checked_find_links, folder_or_nothing_yet, script_bytes
+from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, script_bytes, script_with_code
 
 BACKENDS = ("cpu", "cuda")
 
@@ -181,7 +181,7 @@ def script_check(name: str, script: Path, *, description: str = "", host_devices
     Every value has been checked where it entered; ``script`` is made absolute.
     """
     return Check(name=name, parameters=dict(parameters or {}), presets={}, timeout_s=timeout_s,
-                 description=description or f"{name} check ({script.name})", script=script.resolve(),
+                 description=description or f"{name} check ({script.name})", script=script_with_code(script),
                  host_devices=host_devices, requires=requires, bad_if=bad_if)
 
 
@@ -284,7 +284,7 @@ def _parse_install(table: Mapping[str, Any], folder: Path) -> InstallSettings:
         raise ConfigError("install.era_slack_days must be a whole number of days from 0 to 3650", "e.g. era_slack_days = 14")
     return InstallSettings(
         pythons=pythons,
-        index_url=_string(table, "index_url", where, defaults.index_url),
+        index_url=checked_index_url(_string(table, "index_url", where, defaults.index_url), f"{where}.index_url"),
         extra_index_urls=_strings(table, "extra_index_urls", where, ()),
         # URLs, or folders that are there, relative to matrix.toml: nox runs uv from its folder.
         find_links=checked_find_links(_strings(table, "find_links", where, ()), f"{where}.find_links", folder, ConfigError),
@@ -403,8 +403,8 @@ def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Chec
         raise ConfigError(f"{where}.{key} {str(table[key])!r} is not a file (looked at {script})",
                           "the path is relative to matrix.toml; copy an example from examples/checks/")
     devices = table.get("host_devices")
-    if devices is not None and not (_is_int(devices) and devices > 0):
-        raise ConfigError(f"{where}.host_devices must be a positive integer", "e.g. host_devices = 4")
+    if devices is not None and not (_is_int(devices) and 0 < devices <= parameter_rules.MAX_HOST_DEVICES):
+        raise ConfigError(f"{where}.host_devices must be 1 to {parameter_rules.MAX_HOST_DEVICES}", "e.g. host_devices = 4")
     requires = extra_packages.requirements(_strings(table, "requires", where, ()), f"{where}.requires", ConfigError)
     bad_if = bad_if_pattern(table["bad_if"], f"{where}.bad_if", ConfigError) if "bad_if" in table else None
     return script_check(name, script, description=_string(table, "description", where, f"{name} check ({table[key]})"),

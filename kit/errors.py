@@ -7,6 +7,9 @@ these at the boundary, so the command line prints one ``ERROR`` line and a
 
 from __future__ import annotations
 
+import errno
+import os
+
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_USAGE
 
 
@@ -64,6 +67,10 @@ class StorageError(KitError):
     """A file could not be written (disk full, read-only folder); nothing measured is lost."""
 
     exit_code = EXIT_FAILED
+    stops = "a record could not be kept"
+    """What stopped a sweep, in its closing line (every later cell would meet the same)."""
+    cell_status = "unsaved"
+    """The closing table's status for the cell it stopped at."""
 
 
 class OverlayUnwritable(StorageError):
@@ -80,3 +87,64 @@ class HistoryUnreachable(KitError):
     """
 
     exit_code = EXIT_NETWORK
+
+
+class MachineUnwritable(StorageError):
+    """A folder this machine gives the install could not be written (no space, read-only, no permission).
+
+    uv's cache or the environment being built: nothing about the release, so no record; the folder is
+    named with what sets it (`kit.install.uv_failures`). Exit 1, as for a record that could not be kept,
+    and a sweep stops there too.
+    """
+
+    stops = "this machine could not build an environment"
+    cell_status = "error"
+
+
+class OutOfFiles(KitError):
+    """The kit ran out of file descriptors (``ulimit -n``, or the system's table): no fact about what it ran.
+
+    A check that could not be started, a result file that could not be opened, is no verdict and no
+    crash of the release: the run stops with one sentence, exit 1 (`out_of_files`).
+    """
+
+    exit_code = EXIT_FAILED
+
+
+def out_of_files(exc: BaseException) -> OutOfFiles | None:
+    """`OutOfFiles` for an `OSError` of too many open files (EMFILE, ENFILE); None for any other error."""
+    if not isinstance(exc, OSError) or exc.errno not in (errno.EMFILE, errno.ENFILE):
+        return None
+    tip = "raise the limit (ulimit -n 4096) or run fewer probes at once (--jobs 1), then run the same command again"
+    if exc.errno == errno.ENFILE:
+        return OutOfFiles("this machine's table of open files is full (Too many open files in system): the kit "
+                          "stopped where it needed one, and that run recorded nothing", tip)
+    return OutOfFiles(f"the kit ran out of file descriptors ({_descriptor_limit()}): this machine's limit, not a "
+                      "result, so the run that needed one recorded nothing", tip)
+
+
+def _descriptor_limit() -> str:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not Unix
+        return "Too many open files"
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return f"Too many open files: its limit, ulimit -n, is {soft}"
+
+
+_UNWRITABLE = {errno.ENOSPC: "free some space in {}", errno.EDQUOT: "free some space in {}",
+               errno.EROFS: "make {} writable", errno.EACCES: "let this user read and write {}"}
+
+
+def unusable_file(exc: BaseException) -> MachineUnwritable | None:
+    """`MachineUnwritable` for an `OSError` that this machine refused on a named file (no space, read-only, no
+    permission), wherever the kit met it (its index cache, a lock, a temp file); None for any other error.
+
+    The command line's last resort: one sentence naming the file, exit 1, instead of a traceback.
+    """
+    if not isinstance(exc, OSError) or exc.errno not in _UNWRITABLE or not exc.filename:
+        return None
+    where = os.path.dirname(os.path.abspath(os.fsdecode(exc.filename)))
+    return MachineUnwritable(f"the kit could not use {os.fsdecode(exc.filename)} ({exc.strerror}): this machine's "
+                             "fault, not a result, so the run that needed it recorded nothing",
+                             _UNWRITABLE[exc.errno].format(where) + ", then run the same command again")

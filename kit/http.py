@@ -20,13 +20,17 @@ fifty small reads, and opening a connection for each (DNS, TLS) stalled for
 
 from __future__ import annotations
 
+import errno
 import http.client
+import socket
+import sys
 import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Iterator, Mapping
 
 DEFAULT_TIMEOUT_S = 60.0
 """How long a read may wait on a server that is there (big JSON pages, slow mirrors)."""
@@ -64,13 +68,49 @@ class Response:
     reason: str = ""
 
 
+SLOW_NOTICE_S = 10.0
+"""A read still waiting after this long says so, once: a server that accepts and never answers gave a minute or
+more of silence before the kit gave up (two minutes where a page is asked twice)."""
+
+
+def _say_on_stderr(message: str) -> None:
+    print(f"kit: {message}", file=sys.stderr, flush=True)
+
+
+notice: Callable[[str], None] = _say_on_stderr
+"""Where that line goes (the command line's log)."""
+
+
+@contextmanager
+def _said_if_slow(url: str, timeout: float) -> Iterator[None]:
+    if timeout <= SLOW_NOTICE_S:
+        yield
+        return
+    timer = threading.Timer(SLOW_NOTICE_S, lambda: notice(
+        f"still waiting for {url} after {SLOW_NOTICE_S:g} s (the kit gives up on it at {timeout:g} s)"))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
 def get(url: str, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> Response:
-    """GET ``url`` (http, https or file); the whole body. Raises `Unreachable` or `HttpError`."""
+    """GET ``url`` (http, https or file); the whole body. Raises `Unreachable` or `HttpError`.
+
+    One line on stderr when it waits longer than `SLOW_NOTICE_S`."""
+    with _said_if_slow(url, timeout):
+        return _get(url, headers, timeout)
+
+
+def _get(url: str, headers: Mapping[str, str] | None, timeout: float) -> Response:
     headers = dict(headers or {})
     if _kept_alive_possible(url):
         try:
             response = _KEPT.request("GET", url, headers, timeout)
         except (http.client.HTTPException, OSError) as exc:
+            _raise_if_out_of_descriptors(exc)
             raise Unreachable(url, failure_reason(exc)) from None
         if response.status < 300:
             return response
@@ -133,7 +173,16 @@ def _urllib(method: str, url: str, headers: dict[str, str], timeout: float) -> R
     except urllib.error.HTTPError as exc:  # the server answered, with an error
         raise HttpError(url, exc.code, str(exc.reason)) from None
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        _raise_if_out_of_descriptors(exc)
         raise Unreachable(url, failure_reason(exc)) from None
+
+
+def _raise_if_out_of_descriptors(exc: BaseException) -> None:
+    """The kit out of file descriptors (``ulimit -n``) is no network failure: the OSError goes on, to be said as
+    such (`kit.errors.out_of_files`), not as a page out of reach (exit 4)."""
+    cause = getattr(exc, "reason", exc)
+    if isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE):
+        raise cause from None
 
 
 class _KeptAlive:
@@ -162,11 +211,11 @@ class _KeptAlive:
                     response = connection.getresponse()
                     body = response.read()
                     return Response(response.status, body, dict(response.getheaders()), response.reason)
-                except (http.client.HTTPException, OSError):
+                except (http.client.HTTPException, OSError) as exc:
                     connection.close()
                     del self._connections[key]
-                    if not kept:
-                        raise
+                    if not kept or isinstance(exc, socket.timeout):
+                        raise  # a server that does not answer in time is not asked a second time as long
                     # A kept connection the server closed meanwhile: one more try on a new one.
 
     def close(self) -> None:

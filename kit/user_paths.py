@@ -10,6 +10,7 @@ mistake: a mistyped folder, a link that loops, a FIFO given as a file.
 
 from __future__ import annotations
 
+import ast
 import errno
 import os
 import stat
@@ -126,6 +127,42 @@ def checked_find_links(links: Sequence[str], where: str, base: Path = Path("."),
             relative = "" if Path(text).is_absolute() else f" (looked at {(base / text).absolute()})"
             raise error(f"{where} {text!r} {problem}{relative}", FIND_LINKS_TIP)
     return tuple(links)
+
+
+def checked_index_url(url: str, where: str, error: type[KitError] = ConfigError) -> str:
+    """A package index's URL: http(s) or file, with a host or path (``index_url = ""`` was taken, then blamed on the
+    network at the first resolve)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https", "file") or not (parts.netloc or parts.path.strip("/")):
+        raise error(f"{where} {url!r} is not the URL of a package index",
+                    'e.g. index_url = "https://pypi.org/simple" (http, https or file://)')
+    return url
+
+
+SCRIPT_READ_BYTES = 1_000_000
+"""A script this large has statements, whatever they are: only a smaller one is read to tell (`script_with_code`)."""
+
+
+def script_with_code(script: Path) -> Path:
+    """``script``, absolute, unless it holds no statement (empty, blank or comments alone): `UsageError`.
+
+    Such a script exits 0 on every release, so each would read "unaffected":
+    an empty file saved by mistake cleared every release without a word. A
+    script that is not text, does not parse, or cannot be read is left to the
+    run, which says so.
+    """
+    try:
+        info = script.stat()
+        text = script.read_bytes().decode("utf-8") if stat.S_ISREG(info.st_mode) and info.st_size < SCRIPT_READ_BYTES \
+            else None
+        empty = text is not None and not ast.parse(text).body
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        empty = False
+    if empty:
+        raise UsageError(f"script {script} holds no Python statement (it is empty, or comments alone): it would exit "
+                         "0 on every release, and every release would read unaffected",
+                         "write the check into it (docs/checks.md), or point the check at the script that has it")
+    return script.resolve()
 
 
 def find_links_argument(text: str) -> str:

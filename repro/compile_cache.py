@@ -25,6 +25,8 @@ Standard library and jax only: this runs inside each release's environment.
 from __future__ import annotations
 
 import os
+import re
+import warnings
 from typing import Any, Dict, List, Optional
 
 ENV = "KIT_COMPILE_CACHE"
@@ -50,6 +52,8 @@ class CompileCache:
         self.events: List[str] = []
         self.counting = False
         self._entries_before = _entries(folder)
+        self.dropped: List[str] = []
+        """Entries JAX could not read (torn, overwritten), removed so that this run's compile is kept whole."""
 
     @classmethod
     def unasked(cls) -> "CompileCache":
@@ -64,15 +68,16 @@ class CompileCache:
         """For the record: whether it was used, how many compiles asked it and how many it answered."""
         if self.folder is None:
             return {"used": False, "why": self.problem or "not asked for"}
-        written = _entries(self.folder) - self._entries_before
+        written = _entries(self.folder) - self._entries_before + len(self.dropped)
         requests, hits = self.events.count(_REQUESTS), self.events.count(_HITS)
         if self.problem or (requests == 0 and written <= 0):
             why = self.problem or "not supported here: this jax compiled without consulting its persistent cache " \
                                   "on this backend"
             return {"used": False, "why": why}
+        damaged = {"dropped_damaged": len(self.dropped)} if self.dropped else {}
         if not self.counting:
-            return {"used": True, "compiles": None, "reused": None, "written": written}
-        return {"used": True, "compiles": requests, "reused": hits, "written": written}
+            return {"used": True, "compiles": None, "reused": None, "written": written, **damaged}
+        return {"used": True, "compiles": requests, "reused": hits, "written": written, **damaged}
 
 
 def enable(jax: Any, environ: Optional[Dict[str, str]] = None) -> CompileCache:
@@ -90,16 +95,52 @@ def enable(jax: Any, environ: Optional[Dict[str, str]] = None) -> CompileCache:
     for name, value in _SETTINGS:
         _update(jax, name, value)  # a release without the setting has no such threshold to lift
     cache.counting = _listen(jax, cache)
+    _drop_what_jax_cannot_read(cache)
     return cache
+
+
+# JAX's words when an entry will not load (compiler.py): it compiles again, and then keeps its old entry, since one
+# is there; so a damaged entry warned on every run and was never replaced.
+_UNREADABLE = re.compile(r"Error reading persistent compilation cache entry for '([^']+)'")
+
+
+def _drop_what_jax_cannot_read(cache: CompileCache) -> None:
+    """Remove the entries of a program JAX warns it could not read, as it warns: its compile then writes them whole."""
+    shown = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        unreadable = _UNREADABLE.search(str(message))
+        if unreadable and cache.folder:
+            cache.dropped += _remove_entries(cache.folder, unreadable.group(1))
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
+def _remove_entries(folder: str, program: str) -> List[str]:
+    """Every entry of ``program`` (JAX files them as ``<program>-<key>-cache``, and ``-atime`` beside): a bad one
+    cannot be told from the good by its name."""
+    removed = []
+    for name in os.listdir(folder):
+        if name.startswith(program + "-"):
+            try:
+                os.remove(os.path.join(folder, name))
+            except OSError:
+                continue
+            removed.append(name)
+    return removed
 
 
 def summary(figures: Dict[str, Any]) -> str:
     """One line: ``compile cache: 12 of 14 compiles reused`` or why it was not used."""
     if not figures.get("used"):
         return f"compile cache: {figures.get('why')}"
+    dropped = (f"; {figures['dropped_damaged']} damaged entries dropped and written again"
+               if figures.get("dropped_damaged") else "")
     if figures.get("compiles") is None:
-        return f"compile cache: used ({figures.get('written')} entries written; this jax does not count reuse)"
-    return f"compile cache: {figures['reused']} of {figures['compiles']} compiles reused"
+        return (f"compile cache: used ({figures.get('written')} entries written; this jax does not count reuse)"
+                f"{dropped}")
+    return f"compile cache: {figures['reused']} of {figures['compiles']} compiles reused{dropped}"
 
 
 def _point_at(jax: Any, folder: str) -> bool:

@@ -403,6 +403,7 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
         max_rel_error=summary["max_rel_error"],
         first_bad_index=summary["first_bad_index"],
         first_bad_byte_offset=summary["first_bad_byte_offset"],
+        first_failure=next((case["error"][:200] for case in cases if case["error"] is not None), None),
     )
     return {
         "check": "correctness",

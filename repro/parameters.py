@@ -30,6 +30,10 @@ DTYPES = ("float32", "float64")
 MODES = ("jit", "shard_map")
 PASSES = ("forward", "grad")
 
+MAX_HOST_DEVICES = 4096
+"""The most CPU devices a run may force (a script check's ``host_devices``): XLA makes each one, and
+``host_devices = 100000000`` was taken, then every check ground on making them."""
+
 
 def _as_is(value: Any) -> Any:
     return value

@@ -277,6 +277,16 @@ def compare(
         )
 
 
+def _nothing_checked(first_failure: Optional[str], where: str) -> str:
+    """Not "all 0 checked values are within tolerance": nothing was compared (every case failed, under
+    ``ulimit -v`` say), so nothing is known about the release."""
+    failed = f"; the first failed with {first_failure}" if first_failure else ""
+    memory = (" (this machine's memory ran out: a limit such as ulimit -v, or too little free)"
+              if first_failure and ("MemoryError" in first_failure or "RESOURCE_EXHAUSTED" in first_failure) else "")
+    return (f"No det/slogdet value was checked: every case failed before its values were compared{failed}{memory}, "
+            f"so this says nothing about the release; ran {where}.")
+
+
 def correctness_verdict(
     *,
     backend: str,
@@ -290,8 +300,12 @@ def correctness_verdict(
     first_bad_index: Optional[int],
     first_bad_byte_offset: Optional[int],
     min_checked_past_boundary: int = MIN_CHECKED_PAST_BOUNDARY,
+    first_failure: Optional[str] = None,
 ) -> Tuple[str, str]:
-    """affected / unaffected / inconclusive, and why, in words with figures."""
+    """affected / unaffected / inconclusive, and why, in words with figures.
+
+    ``first_failure``: the first case that failed (``MemoryError: ...``), said when no value was checked at all.
+    """
     if backend == "cpu":
         where = "on CPU; jax#24843 was reported on GPU (cuSOLVER LU), so this says nothing about GPUs"
     elif backend in ("gpu", "cuda", "rocm"):
@@ -311,6 +325,8 @@ def correctness_verdict(
             f"{bad_count} of {checked_count} checked det/slogdet values are outside the LU error bound, "
             f"the first at batch index {first_bad_index}{offset}; ran {where}."
         )
+    if checked_count == 0:
+        return INCONCLUSIVE, _nothing_checked(first_failure, where)
     if not crossed_boundary:
         return INCONCLUSIVE, (
             f"All {checked_count} checked values are within tolerance (max relative error {error_text}), "

@@ -48,3 +48,10 @@ def fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[C
     """
     with ExitStack() as stack:
         yield make_fake_releases(tmp_path, monkeypatch, stack)
+
+
+@pytest.fixture(autouse=True)
+def no_jax_platforms_of_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller's exported JAX_PLATFORMS (cuda, say) must not decide the suites: the kit refuses a run whose backend
+    it keeps JAX off (`kit.run.facts.require_platform`); the tests that mean it set it themselves."""
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)

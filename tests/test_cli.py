@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from kit import cli, exit_codes
 from kit.config import parse_matrix
 from kit.errors import UsageError
+from kit.install import plan as install_plan
 from kit.install.key import InstallKey
 from tests.fake_index import refused_url, serve_index
 
@@ -173,11 +173,13 @@ def matrix_file(tmp_path: Path, index_url: str) -> str:
     return str(path)
 
 
-def test_an_unreachable_index_and_no_environment_is_a_network_error_and_no_record(tmp_path: Path, capsys) -> None:
-    started = time.monotonic()
+def test_an_unreachable_index_and_no_environment_is_a_network_error_and_no_record(tmp_path: Path, capsys,
+                                                                                  monkeypatch) -> None:
+    # The probe answers before uv is asked (uv would retry the index for many seconds per Python): said by what
+    # runs, not by the clock, which a loaded machine stretches (74 s once).
+    monkeypatch.setattr(install_plan, "_resolve", lambda *a, **k: pytest.fail("uv was asked to resolve"))
     code = cli.main(["run", "scaling", "0.6.0"], log=lambda m: None, matrix_path=matrix_file(tmp_path, refused_url()))
     assert code == exit_codes.EXIT_NETWORK
-    assert time.monotonic() - started < 15
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("ERROR: jax 0.6.0 needs the package index to resolve its install, and ") and err[1].startswith("TIP: ")
     assert not (tmp_path / "results").exists()  # nothing the matrix could read as "not installable"

@@ -119,7 +119,7 @@ def test_install_jax_repo_is_relative_to_matrix_toml_and_expands_home(tmp_path: 
     [
         ({"script": "checks/eigh_typo.py"}, "checks.eigh.script 'checks/eigh_typo.py' is not a file",
          "relative to matrix.toml"),
-        ({"host_devices": 0}, "host_devices must be a positive integer", "host_devices = 4"),
+        ({"host_devices": 0}, "host_devices must be 1 to 4096", "host_devices = 4"),
         ({"timeout": 60}, "unknown key 'checks.eigh.timeout'", "did you mean 'timeout_s'"),
         ({"batch": 64}, "unknown key 'checks.eigh.batch'", "allowed keys: bad_if, description, explain, host_devices, requires, script"),
     ],

@@ -96,12 +96,16 @@ def fake_uv(tmp_path: Path, find: str, install: str) -> str:
 
 def test_a_python_nobody_can_supply_names_itself_and_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(envs, "find_interpreter", lambda version: None)
-    uv = fake_uv(tmp_path, "exit 2", "echo 'error: Failed to download' >&2; echo '  cause: dns error' >&2; exit 1")
+    # uv's words when no build of that Python exists for this platform (a network fault is exit 4 instead:
+    # tests/faults/test_local_faults.py).
+    uv = fake_uv(tmp_path, "exit 2", "echo 'error: No download found for request: cpython-3.11-linux-riscv64-gnu' >&2; "
+                                     "exit 1")
     monkeypatch.setattr(envs, "find_uv", lambda: uv)
     with pytest.raises(envs.InstallFailed) as failed:
         envs.ensure_env(tmp_path, PLAN, RESOLUTION, FakeBackend(), lambda m: None)
     assert str(failed.value) == (
-        "this release needs Python 3.11, which is not installed here, and uv could not download it (dns error); "
+        "this release needs Python 3.11, which is not installed here, and uv could not download it (error: No "
+        "download found for request: cpython-3.11-linux-riscv64-gnu); "
         "install it with `uv python install 3.11` or `pyenv install 3.11`, then run again")
 
 
@@ -166,7 +170,7 @@ def test_interpreters_are_found_under_pyenv_newest_patch_first(tmp_path: Path, m
 
 def test_uv_installs_the_locked_hashes_when_every_pin_has_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     commands: list[list[str]] = []
-    monkeypatch.setattr(envs, "_run", commands.append)
+    monkeypatch.setattr(envs, "_run", lambda command, folder=None: commands.append(command))
     hashed = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"},
                         hashes={"jax": ("sha256:aa",), "jaxlib": ("sha256:bb", "sha256:cc")})
     envs.UvBackend("uv").install(tmp_path, PLAN, hashed)

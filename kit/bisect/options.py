@@ -21,6 +21,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from repro.parameters import MAX_HOST_DEVICES
+
 from ..arguments import Parser
 from ..config import (BACKENDS, DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
                       script_check, timeout_seconds)
@@ -340,8 +342,8 @@ def _commit_ends(parser: argparse.ArgumentParser) -> None:
 
 def _host_devices(text: str) -> int:
     """``--host-devices``: a positive whole number, as a check block's host_devices."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive whole number, e.g. 4, got {text!r}")
+    if not text.isdigit() or not 1 <= int(text) <= MAX_HOST_DEVICES:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number up to {MAX_HOST_DEVICES}, e.g. 4, got {text!r}")
     return int(text)
 
 

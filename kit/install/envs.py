@@ -8,12 +8,14 @@ would have chosen replaced by era constraints computed from the index.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from contextlib import contextmanager
@@ -22,10 +24,11 @@ from typing import Callable, Iterator, Protocol
 from filelock import FileLock, Timeout
 
 from ..atomic_files import atomic_write_text
-from ..errors import StorageError, UsageError
+from ..errors import IndexUnreachable, MachineUnwritable, StorageError, UsageError
 from ..requirements import package_name
 from .installed import missing_from
 from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
+from .uv_failures import WRITE_ERRNOS, raise_if_this_machine, unwritable
 
 Log = Callable[[str], None]
 
@@ -73,7 +76,7 @@ class UvBackend:
         self.uv = uv
 
     def create(self, path: Path, interpreter: Path) -> None:
-        _run([self.uv, "venv", "--quiet", "--python", str(interpreter), str(path)])
+        _run([self.uv, "venv", "--quiet", "--python", str(interpreter), str(path)], path)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
         # Install exactly what the resolution pinned, so the record's versions
@@ -85,9 +88,9 @@ class UvBackend:
             locked = path / "kit-requirements.txt"
             atomic_write_text(locked, "".join(f"{pin} " + " ".join(f"--hash={h}" for h in resolution.hashes[pin.split('==')[0]])
                                               + "\n" for pin in pins))
-            _run([*command, "--require-hashes", "-r", str(locked)])
+            _run([*command, "--require-hashes", "-r", str(locked)], path)
         else:
-            _run([*command, *pins])
+            _run([*command, *pins], path)
 
 
 class VirtualenvBackend:
@@ -95,16 +98,16 @@ class VirtualenvBackend:
 
     def create(self, path: Path, interpreter: Path) -> None:
         if shutil.which("virtualenv"):
-            _run(["virtualenv", "--quiet", "-p", str(interpreter), str(path)])
+            _run(["virtualenv", "--quiet", "-p", str(interpreter), str(path)], path)
         else:
-            _run([str(interpreter), "-m", "venv", str(path)])
+            _run([str(interpreter), "-m", "venv", str(path)], path)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
         pins = [f"{name}=={version}" for name, version in sorted(resolution.pins.items())]
         args = plan.source_args()
         if plan.requires:
             args += ["--only-binary", ":all:"]  # as resolved (InstallPlan.uv_args): no sdist builds
-        _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *pins])
+        _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *pins], path)
 
 
 def pick_backend() -> EnvBackend:
@@ -124,24 +127,51 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
     built = _finished_env(path, log)
     if built is not None:
         return built
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _build_lock(path, log):
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable_or(exc, path) from None
+    with _build_lock(path, log) as waited_since:
         built = finished_env(path)  # another process may have built it while we waited
         if built is not None:
             log(f"reusing environment {path}")
             return built
+        if waited_since is not None:
+            _raise_if_it_failed(path, waited_since, log)
         interpreter = find_or_fetch_interpreter(resolution.python, log)
         if path.exists():
             # Half-built by a run that was interrupted: with the lock held, no one else is building it.
             shutil.rmtree(path)
         log(f"creating environment {path} ({backend.name}, Python {resolution.python})")
+        try:
+            _build(path, plan, resolution, backend, interpreter, log)
+        except BaseException as exc:
+            # A half-built environment is litter (85 MB of it after a full disk) that no run can use.
+            shutil.rmtree(path, ignore_errors=True)
+            _note_failure(path, exc)
+            raise
+        _failure_note(path).unlink(missing_ok=True)
+    return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
+
+
+def _unwritable_or(exc: OSError, path: Path) -> Exception:
+    """The environment folder refused ``exc``'s write: `MachineUnwritable` naming it; any other error as it is."""
+    if exc.errno not in WRITE_ERRNOS:
+        return exc
+    return unwritable(os.strerror(exc.errno), Path(exc.filename) if exc.filename else None, path)
+
+
+def _build(path: Path, plan: InstallPlan, resolution: Resolution, backend: EnvBackend, interpreter: Path,
+           log: Log) -> None:
+    try:
         backend.create(path, interpreter)
         log("installing " + ", ".join(f"{k}=={v}" for k, v in sorted(resolution.pins.items())))
         backend.install(path, plan, resolution)
         # The marker is written last: its presence means the install finished.
         atomic_write_text(path / _MARKER, json.dumps({"plan": plan.to_json(), "python": resolution.python,
                                                       "pins": resolution.pins}, indent=2))
-    return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
+    except OSError as exc:  # the kit's own writes into the folder (the lock's hashes, the marker)
+        raise _unwritable_or(exc, path) from None
 
 
 def env_path(envs_dir: Path, plan: InstallPlan, resolution: Resolution) -> Path:
@@ -201,23 +231,60 @@ def _finished_env(path: Path, log: Log) -> Env | None:
 
 
 @contextmanager
-def _build_lock(path: Path, log: Log) -> Iterator[None]:
+def _build_lock(path: Path, log: Log) -> Iterator[float | None]:
     """Hold ``<env>.lock`` while building: a second builder waits (and says so), then reuses.
 
     An OS lock on every platform (flock; msvcrt on Windows), which the OS
     drops when its holder dies, so a killed build never blocks the next one.
+    Yields when the wait began (None: there was none).
     """
     lock = FileLock(path.with_name(path.name + ".lock"))
+    waited_since = None
     try:
         lock.acquire(timeout=0)
-    except Timeout:
+    except Timeout:  # (a TimeoutError, so an OSError: asked first)
+        waited_since = time.time()
         log(f"waiting for another process that is building {path.name} ...")
         lock.acquire()
         log(f"the other build of {path.name} finished")
+    except OSError as exc:  # the lock file is the first thing written there: a read-only or full folder
+        raise _unwritable_or(exc, path) from None
     try:
-        yield
+        yield waited_since
     finally:
         lock.release()
+
+
+# A build that failed on this machine's network or disk, or on the installer, says so beside its lock: a builder that
+# waited for it meets the same answer at once, instead of asking the network again for as long (a minute of uv retrying).
+_NOTED: dict[str, Callable[[str, str], Exception]] = {
+    "IndexUnreachable": IndexUnreachable, "MachineUnwritable": MachineUnwritable,
+    "InstallFailed": lambda message, _tip: InstallFailed(message)}
+
+
+def _failure_note(path: Path) -> Path:
+    return path.with_name(path.name + ".failed.json")
+
+
+def _note_failure(path: Path, exc: BaseException) -> None:
+    kind = type(exc).__name__
+    if kind not in _NOTED:
+        return  # Ctrl-C, a bug: nothing a waiter should take as its answer
+    note = {"kind": kind, "message": str(exc), "tip": getattr(exc, "tip", ""), "at": time.time()}
+    with contextlib.suppress(OSError):  # a full disk may refuse the note too: the waiter then builds itself
+        atomic_write_text(_failure_note(path), json.dumps(note))
+
+
+def _raise_if_it_failed(path: Path, waited_since: float, log: Log) -> None:
+    """The failure of the build this one waited for, raised again; nothing when it failed before the wait began."""
+    try:
+        note = json.loads(_failure_note(path).read_text(encoding="utf-8"))
+        kind, message, tip, at = note["kind"], str(note["message"]), str(note["tip"]), float(note["at"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return
+    if kind in _NOTED and at >= waited_since:
+        log(f"the other build of {path.name} failed: {message}; not trying again now")
+        raise _NOTED[kind](message, tip)
 
 
 def env_python(path: Path) -> Path:
@@ -269,6 +336,8 @@ def find_or_fetch_interpreter(version: str, log: Log) -> Path:
         proc = subprocess.run([uv, "python", "install", version], capture_output=True, text=True,
                               env=uv_env(), timeout=UV_PYTHON_INSTALL_TIMEOUT_S)
         failure = "" if proc.returncode == 0 else _last_cause(proc.stderr)
+        if failure:
+            _raise_if_not_the_release(version, proc.stderr)
     except subprocess.TimeoutExpired:
         failure = f"no download within {UV_PYTHON_INSTALL_TIMEOUT_S} s"
     found = None if failure else _uv_python_find(uv, version)
@@ -276,6 +345,17 @@ def find_or_fetch_interpreter(version: str, log: Log) -> Path:
         raise InstallFailed(f"this release needs Python {version}, which is not installed here, and uv could not "
                             f"download it ({failure or 'not found after install'}); {supply}")
     return found
+
+
+def _raise_if_not_the_release(version: str, stderr: str) -> None:
+    """A managed Python that did not come down because of this machine (a full or read-only folder) or the network
+    (out of reach, cut off): no answer about the release, so no record (was: `not-installable`)."""
+    try:
+        raise_if_this_machine(stderr)
+        raise_if_network_trouble(stderr)
+    except IndexUnreachable as exc:
+        raise IndexUnreachable(f"this release needs Python {version}, which is not installed here, and uv could not "
+                               f"download it over the network ({_last_cause(stderr)})", exc.tip) from None
 
 
 def _uv_python_find(uv: str, version: str) -> Path | None:
@@ -296,9 +376,12 @@ def _patch_number(python: str) -> int:
     return int(patch[0]) if patch and patch[0].isdigit() else -1
 
 
-def _run(cmd: list[str]) -> None:
+def _run(cmd: list[str], folder: Path | None = None) -> None:
+    """Run one step of building the environment in ``folder``; its failure as the release's, unless it is this
+    machine's (a cut download, a full or read-only folder: `kit.install.uv_failures`) or the network's."""
     proc = subprocess.run(cmd, capture_output=True, text=True, env=uv_env())
     if proc.returncode != 0:
+        raise_if_this_machine(proc.stderr or proc.stdout, folder)
         raise_if_network_trouble(proc.stderr)  # a download cut off says nothing about the release
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
         raise InstallFailed("\n".join(tail) or f"{cmd[0]} exited with {proc.returncode}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -162,12 +163,38 @@ class PackageIndex:
         cache = self.cache_dir / "simple" / f"{_cache_name(self.url)}-{name}.json"
         if cache.exists() and time.time() - cache.stat().st_mtime < _CACHE_TTL_S:
             try:
-                return json.loads(cache.read_text(encoding="utf-8"))
+                kept = json.loads(cache.read_text(encoding="utf-8"))
+                if isinstance(kept, dict):
+                    return kept
             except ValueError:
                 pass  # a torn cache file: fetch again
-        data = json.loads(_download(f"{self.url}/{name}/", accept=_ACCEPT))
+        url = f"{self.url}/{name}/"
+        data = json_page(url, _download(url, accept=_ACCEPT))
         atomic_write_text(cache, json.dumps(data))
         return data
+
+
+def json_page(url: str, body: bytes) -> dict:
+    """A project page of the JSON simple API (PEP 691), or `PackageIndexError` saying what came instead.
+
+    An index that serves only the HTML pages (PEP 503) gives no upload
+    times, and without them no release's era can be cut off: one sentence, not
+    a guess without the cut-off.
+    """
+    try:
+        data = json.loads(body)
+    except ValueError:  # UnicodeDecodeError too
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("files", []), list):
+        return data
+    tip = ("point install.index_url in matrix.toml at an index that serves the JSON simple API (PEP 691), "
+           "as PyPI and most mirrors do")
+    if re.search(rb"<\s*(!doctype|html|a\s)", body[:65536], re.IGNORECASE):
+        raise PackageIndexError(f"{url} answered with an HTML page (PEP 503), not the JSON simple API (PEP 691) the "
+                                "kit reads: only the JSON pages give each file's upload time, which cuts off a "
+                                "release's era", tip)
+    raise PackageIndexError(f"{url} answered with something other than a project page of the JSON simple API "
+                            f"(PEP 691): {body[:80]!r}", tip)
 
 
 def _download(url: str, accept: str | None = None) -> bytes:
@@ -179,6 +206,11 @@ def _read(url: str, read: Callable[[], _T]) -> _T:
     try:
         return read()
     except http.HttpError as exc:
+        if exc.status >= 500 or exc.status == 429:  # the server failed, or asks to wait: nothing about the release
+            raise IndexUnreachable(f"{url} answered with HTTP {exc.status} ({exc.reason}): the index, or a proxy "
+                                   "before it, is failing, which says nothing about the release",
+                                   "run the same command again later; releases whose environment is already built "
+                                   "run without the index") from None
         raise PackageIndexError(str(exc), "check install.index_url in matrix.toml") from None
     except http.Unreachable as exc:
         raise _unreachable(url, exc.reason) from None

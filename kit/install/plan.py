@@ -27,6 +27,7 @@ from .index import PackageIndex
 from .key import InstallKey, pinned_name
 from .resolutions import Once, ResolutionStore, era_closed
 from .uv_cache import holds_era
+from .uv_failures import raise_if_this_machine
 
 # JAX's installation guide names these pages for wheels the index no longer has
 # ("Installing older jaxlib wheels") and for the CUDA builds of the cuda*_pip era.
@@ -275,6 +276,7 @@ def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | Non
         env["UV_OFFLINE"] = "1"
     proc = subprocess.run(cmd, input="\n".join(plan.requirements) + "\n", capture_output=True, text=True, env=env)
     if proc.returncode != 0:
+        raise_if_this_machine(proc.stderr)  # a cut download, a cache uv cannot write: no answer about the release
         if not offline:
             raise_if_network_trouble(proc.stderr)
         return Resolution(python=python, ok=False, error=_uv_error(proc.stderr))

@@ -179,6 +179,7 @@ def build_report(
     known_problems: Sequence[KnownProblem] | None = None,
     environments: Sequence[str] = (),
     sessions: Collection[str] | None = None,
+    checks: Collection[str] | None = None,
 ) -> Report:
     """The whole report from records (dicts or `LoadedRecord`s) and the files that could not be used.
 
@@ -192,10 +193,11 @@ def build_report(
     others are ad-hoc runs. ``sessions`` (the nox sessions matrix.toml makes)
     turns a Reproduce command whose session does not exist into
     ``python -m kit run ...``. A check that only measures is shown as
-    measured and kept out of the answer.
+    measured and kept out of the answer. With ``checks`` (matrix.toml's check
+    names), records of any other check are listed as ad-hoc runs.
     """
     entries = _as_entries(records)
-    in_matrix, ad_hoc = split_ad_hoc(entries, configured, environments)
+    in_matrix, ad_hoc = split_ad_hoc(entries, configured, environments, checks)
     named = [e for e in in_matrix if environment_name(e.record) is not None]
     in_matrix = [e for e in in_matrix if environment_name(e.record) is None]
     newest, older = newest_per_cell(in_matrix)

@@ -45,6 +45,7 @@ def write_report(
     known_problems: Path | None = None,
     environments: Sequence[str] = (),
     sessions: Collection[str] | None = None,
+    checks: Collection[str] | None = None,
 ) -> WriteResult:
     """Load records, build the report and plots, write matrix.md and matrix.json.
 
@@ -54,14 +55,15 @@ def write_report(
     ``environments`` (matrix.toml's ``[[environment]]`` names) get rows of their
     own; the plots, like the answer, are of the releases alone.
     ``sessions``: the nox sessions that exist, so every Reproduce cell runs as written.
+    ``checks``: matrix.toml's check names; records of a check no longer there are listed, not counted.
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     loaded = load_records(results_dir)
     report = build_report(loaded.entries, matrix_releases=matrix_releases, unusable=loaded.unusable,
                           configured=configured, sessions=sessions,
                           known_problems=load_known_problems(known_problems) if known_problems else None,
-                          environments=environments)
-    in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured)  # no environments: theirs are not releases
+                          environments=environments, checks=checks)
+    in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured, checks=checks)  # no environments: not releases
     for unusable in report.unusable_files:
         try:
             unusable["file"] = str(Path(unusable["file"]).relative_to(results_dir))

@@ -137,7 +137,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     print(render_table(sweep.outcomes))
     if sweep.unsaved is not None:
         left = [cell for cell in cells if cell not in sweep.done]
-        log(f"matrix FAILED after {clock_text(time.monotonic() - started)}: a record could not be kept, so the "
+        log(f"matrix FAILED after {clock_text(time.monotonic() - started)}: {sweep.unsaved.stops}, so the "
             f"sweep stopped with {_cells(len(left))} not run; TIP: {sweep.unsaved.tip}")
         return EXIT_FAILED
     log(f"matrix done in {clock_text(time.monotonic() - started)}")
@@ -179,6 +179,9 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     args = parser.parse_args(list(argv))
     if not args.slurm and (args.partition or args.time or args.no_wait):
         raise UsageError("--partition, --time and --no-wait go with --slurm", "add --slurm, or drop them")
+    for flag, given in (("--only", args.only), ("--checks", args.checks), ("--rerun-check", args.rerun_check)):
+        if given and not _split(given):  # `--only "$RELEASE"` with the variable unset swept every release
+            raise UsageError(f"{flag} {given[-1]!r} names nothing", f"give {flag} a comma-separated list, or leave it out")
     checks = _split(args.checks)
     rerun_checks = _split(args.rerun_check)
     for name in (*checks, *rerun_checks):
@@ -420,10 +423,10 @@ class Sweep:
         try:
             request = _request(cell, self.options)
             record, path = run_check(self.matrix, request, self.log, self.index, prepared=self._prepare(request))
-        except StorageError as exc:  # the results folder is read-only or full: the next cells would only repeat it
+        except StorageError as exc:  # the results, environments or uv's folder read-only or full: the rest would too
             self.unsaved = exc
             self.log(f"ERROR in {cell}: {exc}")
-            return CellResult(cell, "unsaved", None, note=str(exc))
+            return CellResult(cell, exc.cell_status, None, note=str(exc))
         except ConfigError:  # a check's script went missing since matrix.toml was read: every later cell of it too,
             raise  # and the report after the sweep could not load matrix.toml: one sentence, exit 2, records kept
         except KitError as exc:  # the index down, say: one sentence, as the kit says it everywhere

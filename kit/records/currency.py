@@ -80,8 +80,13 @@ def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset
 
 
 def split_ad_hoc(entries: Iterable[LoadedRecord], configured: Configured | None,
-                 environments: Collection[str] = ()) -> tuple[list[LoadedRecord], list[tuple[LoadedRecord, str]]]:
+                 environments: Collection[str] = (), checks: Collection[str] | None = None,
+                 ) -> tuple[list[LoadedRecord], list[tuple[LoadedRecord, str]]]:
     """Records of the matrix's parameters, and the others with how they differ.
+
+    ``checks`` (matrix.toml's check names, when known): a record of another
+    check is listed, never counted: a check removed from matrix.toml must not
+    go on deciding the answer from its old records.
 
     A check the matrix does not configure has nothing to differ from: its
     records all count, unless they ran in an existing interpreter. Records of
@@ -96,7 +101,9 @@ def split_ad_hoc(entries: Iterable[LoadedRecord], configured: Configured | None,
         check = str(entry.record.get("check"))
         name = environment_name(entry.record)
         asked = name if name in environments else None
-        if configured and check in configured:
+        if checks is not None and check not in checks:
+            differs = f"its check, {check}, is not in matrix.toml"
+        elif configured and check in configured:
             differs = differences(entry.record, configured[check], environment=asked)
             if differs and asked is not None:  # listed as ad-hoc: say whose environment, not only the flags
                 differs = differences(entry.record, configured[check])

@@ -23,7 +23,7 @@ from typing import Any
 
 from repro.contract import strict_json
 
-from ..atomic_files import TEMP_PREFIX, atomic_write_text, file_mode_mask, fsync_dir
+from ..atomic_files import TEMP_PREFIX, atomic_write_text, file_mode_mask, fsync_dir, remove_abandoned_temps
 from ..errors import StorageError
 from .cells import cell_key
 from .origin import EXISTING, environment_name, existing_interpreter
@@ -82,6 +82,7 @@ def write_record(record: Mapping[str, Any], results_dir: Path) -> Path:
                     continue
                 os.replace(temp, final)
             fsync_dir(results_dir)
+            remove_abandoned_temps(results_dir)  # what writers killed mid-write left here
             return final
         raise FileExistsError(f"could not find a free record name in {results_dir}")
     finally:

@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..errors import out_of_files
+
 LIMIT_S = 5.0
 """How long one ``bad_if`` search may take: a sane pattern over a record's tail takes milliseconds."""
 
@@ -51,6 +53,9 @@ def bounded_search(pattern: re.Pattern[str], text: str | Sequence[str], limit_s:
                               f"{limit:g} s (a pattern that backtracks without end, as nested repeats like "
                               "'(a+)+' do), so it was stopped; make its repeats unambiguous")
     except OSError as exc:
+        fault = out_of_files(exc)  # no descriptor for its pipes: no answer on bad_if either way
+        if fault is not None:
+            raise fault from None
         return Searched(None, f"matching bad_if could not start a Python to run it ({exc.strerror or exc})")
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]

@@ -12,6 +12,7 @@ Every cut line says how much was cut.
 from __future__ import annotations
 
 import codecs
+import re
 import sys
 import threading
 from collections import deque
@@ -24,8 +25,20 @@ Echo = Callable[[str], None]
 _CONSOLE_LOCK = threading.Lock()
 
 
+# Colours (SGR: ESC [ digits m) pass; every other control character is shown, not obeyed: an OSC sequence retitles the
+# terminal, writes its clipboard (OSC 52) or hides a link, a CSI one moves the cursor or clears the screen over the
+# kit's own lines.
+_CONTROLS = re.compile(r"\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` as a terminal should show it: colour codes kept, other escapes and controls written out (``\\x1b``)."""
+    return _CONTROLS.sub(lambda found: found.group() if len(found.group()) > 1 else f"\\x{ord(found.group()):02x}", text)
+
+
 def echo_to_console(line: str) -> None:
-    """One whole line to the kit's stdout (a lock keeps lines of several children apart)."""
+    """One whole line to the kit's stdout, terminal-safe (a lock keeps lines of several children apart)."""
+    line = terminal_safe(line)
     with _CONSOLE_LOCK:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()

@@ -20,18 +20,18 @@ How the tree is found and ended is kit/run/process_tree.py.
 from __future__ import annotations
 
 import os
-import secrets
 import selectors
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
+from ..errors import out_of_files
 from ..package_files import PACKAGE_ROOT, repro_root
 from .child_output import Echo, Lines, Tail, echo_to_console
-from .process_tree import REAP_S, SUBREAPER, end_trees, tagged_env
+from .process_tree import REAP_S, SUBREAPER, die_with_the_kit, end_abandoned, end_trees, new_token, tagged_env
 
 CHUNK_BYTES = 64 * 1024
 POLL_S = 0.05
@@ -82,15 +82,20 @@ class Child:
 
     def __init__(self, cmd: Sequence[str], env: Mapping[str, str], cwd: Path | None, tail: Tail,
                  prefix: str = "", echo: Echo | None = echo_to_console) -> None:
-        self.token = secrets.token_hex(8)
+        self.token = new_token()
         env = tagged_env(env, self.token)
         SUBREAPER.acquire()
         try:
             # stdin from /dev/null: a check runs unattended (a sweep, a SLURM task) and must not wait for a key.
+            # If the kit is killed outright, the kernel kills the check's process too (die_with_the_kit).
             self.proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        except BaseException:
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=die_with_the_kit())
+        except BaseException as exc:
             SUBREAPER.release()
+            fault = out_of_files(exc)  # no descriptor for its pipes: the check never started, no verdict on it
+            if fault is not None:
+                raise fault from None
             raise
         self._lines = Lines(tail, prefix, echo)
         self._stop = threading.Event()
@@ -177,6 +182,29 @@ def end_all(children: Sequence[Child], grace_s: float = 0.0) -> list[list[str]]:
         for child, left in zip(todo, leftovers):
             child._after_end(left)
     return [child._leftovers or [] for child in children]
+
+
+_SWEPT: list[bool] = []
+_SWEEPING = threading.Lock()
+
+
+def end_abandoned_trees(log: Callable[[str], None]) -> list[str]:
+    """End what kits killed outright (``kill -9``) left running, and say so; asked once per kit, before its first
+    check. Each as ``pid N (name)``.
+
+    Their checks' own processes died with them (`process_tree.die_with_the_kit`);
+    what those had started, re-parented to init, is found by its kit's dead pid
+    (`process_tree.end_abandoned`).
+    """
+    with _SWEEPING:
+        if _SWEPT:
+            return []
+        _SWEPT.append(True)
+    left = end_abandoned()
+    if left:
+        log(f"ended {len(left)} process{'' if len(left) == 1 else 'es'} that a kit killed earlier (kill -9) had left "
+            f"running: {', '.join(left[:10])}")
+    return left
 
 
 REPO_ROOT = PACKAGE_ROOT  # the kit's own files, read (a built-in check's source); children get `repro_root()`

@@ -16,7 +16,31 @@ from typing import Any
 
 from repro.environment import cpu_model, gpu_facts, jax_variables  # stdlib-only: one reading for both halves
 
+from ..errors import UsageError
 from ..records.identity import Identity, run_identity
+
+
+_PLATFORM_NAMES = {"cpu": {"cpu"}, "cuda": {"cuda", "gpu"}}
+
+
+def require_platform(backend: str | None, environ: Mapping[str, str] = os.environ) -> None:
+    """`UsageError` when ``JAX_PLATFORMS`` (which the check inherits) keeps JAX off the backend the run is for
+    (None: an existing interpreter's, which its JAX decides).
+
+    ``JAX_PLATFORMS=cuda`` on a run for cpu made every check die at JAX's
+    start (``AssertionError``, nothing naming the variable) and wrote a record
+    of it; the variable is the user's, so it is named before anything runs.
+    """
+    value = environ.get("JAX_PLATFORMS", "").strip()
+    if backend is None:
+        return
+    platforms = {part.strip().lower() for part in value.split(",") if part.strip()}
+    if not platforms or platforms & _PLATFORM_NAMES.get(backend, {backend}):
+        return
+    raise UsageError(f"JAX_PLATFORMS={value} in the environment keeps JAX off {backend}, the backend this run is for: "
+                     "JAX would not start in the check (or would run it elsewhere), so nothing was run or recorded",
+                     f"unset JAX_PLATFORMS (the kit chooses the platform from --backend, now {backend}), or set it to "
+                     f"include {backend}")
 
 
 def host_facts(python: str | None) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..errors import out_of_files
 from ..install.environment import Environment
 from . import failures
 from .child_processes import repro_env  # the same variables and paths a check gets
@@ -71,6 +72,9 @@ def jax_runs(environment: Environment, timeout: int = TIMEOUT_S,
     except subprocess.TimeoutExpired:
         return JaxRuns(False, f"import jax did not finish in {timeout} s", (), time.monotonic() - started)
     except OSError as exc:
+        fault = out_of_files(exc)  # no descriptor for its pipes: nothing about whether JAX runs
+        if fault is not None:
+            raise fault from None
         return JaxRuns(False, f"{environment.python} could not start: {exc.strerror or exc}", (),
                        time.monotonic() - started)
     lines = (done.stdout + done.stderr).splitlines()

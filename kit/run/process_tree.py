@@ -9,7 +9,10 @@ double-forked), and all their descendants; SIGTERM first when asked, SIGKILL
 in every case, in rounds until none is left. While a tree runs the kit is a
 child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so orphans re-parent to
 the kit instead of to init: they stay findable by parent, and the kit reaps
-them once killed (no zombies left).
+them once killed (no zombies left). A kit killed outright unwinds none of this:
+its check's process dies with it (PR_SET_PDEATHSIG, `die_with_the_kit`), and
+the next kit ends the rest, found by the dead kit's pid in their tokens
+(`end_abandoned`).
 
 Elsewhere (no ``/proc``, no ``prctl``: macOS, the BSDs) only the process group
 is killed: a process that calls setsid escapes there. A process that both
@@ -21,12 +24,13 @@ from __future__ import annotations
 
 import ctypes
 import os
+import secrets
 import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Mapping, NamedTuple, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 TREE_ENV = "KIT_PROCESS_TREE"
 """Tokens of every kit-started tree a process belongs to, ``:``-separated (a kit inside a check adds its own)."""
@@ -39,6 +43,21 @@ KILL_ROUNDS = 50
 REAP_S = 5.0
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
+
+
+def new_token() -> str:
+    """A tree's mark: this kit's pid and pid namespace, then random hex, so a later run can tell a dead kit's trees
+    (`end_abandoned`)."""
+    return f"{os.getpid()}-{_pid_namespace()}-{secrets.token_hex(8)}"
+
+
+def _pid_namespace() -> str:
+    """The pid namespace's inode (a pid means something only inside one: a container's kit names its own); 0 unknown."""
+    try:
+        return os.readlink("/proc/self/ns/pid").strip("pid:[]") or "0"
+    except OSError:
+        return "0"
 
 
 def tagged_env(env: Mapping[str, str], token: str) -> dict[str, str]:
@@ -259,3 +278,73 @@ def _set_subreaper(on: bool) -> bool:
 
 SUBREAPER = Subreaper()
 """The one per process: several trees (``--processes N``) share it."""
+
+
+def die_with_the_kit() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel SIGKILL the check's process when the kit dies (Linux's PDEATHSIG).
+
+    A kit killed outright (``kill -9``, the OOM killer) unwinds nothing: without
+    it the check ran on, an orphan with no timeout. Only the process started
+    gets it (what it forks does not inherit it): `end_abandoned` ends the rest
+    at the next run. None where there is no such call.
+    """
+    if sys.platform != "linux":
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    kit = os.getpid()
+
+    def arm() -> None:  # runs in the child between fork and exec: nothing but two system calls
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != kit:  # the kit died before the call: no signal will come
+            os._exit(128 + signal.SIGKILL)
+
+    return arm
+
+
+def end_abandoned() -> list[str]:
+    """Kill what is left of the trees of kits that died without ending them; each as ``pid N (name)``.
+
+    A process is a dead kit's when a token in its ``KIT_PROCESS_TREE`` names
+    a kit pid that no longer runs (`new_token`); one whose kit pid runs
+    (that kit, or a process that reused its pid) is left alone, as are this
+    kit and its ancestors. Only this user's processes can be read, so only
+    those are ended.
+    """
+    table = _proc_table()
+    if table is None:
+        return []
+    spared = _ancestors(os.getpid(), table)
+    namespace = _pid_namespace()
+    dead: dict[int, bool] = {}
+    abandoned: list[tuple[int, str]] = []
+    for pid, proc in table.items():
+        if pid in spared or proc.state == "Z" or namespace == "0":
+            continue
+        for token in _tokens(pid):
+            kit, _, rest = token.partition("-")
+            # An older kit's token (hex alone) names no kit; another namespace's pid is not one of ours.
+            if not kit.isdigit() or rest.split("-", 1)[0] != namespace:
+                continue
+            if dead.setdefault(int(kit), int(kit) not in table or table[int(kit)].state == "Z"):
+                abandoned.append((pid, token))
+                break
+    if not abandoned:
+        return []
+    found = [f"pid {pid} ({table[pid].name})" for pid, _ in sorted(abandoned)]
+    _kill_all(abandoned)
+    return found
+
+
+def _tokens(pid: int) -> list[str]:
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return []  # another user's process, or gone
+    prefix = TREE_ENV.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return [part.decode("ascii", "replace") for part in entry[len(prefix):].split(b":") if part]
+    return []

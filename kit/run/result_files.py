@@ -19,6 +19,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ..errors import out_of_files
 from ..records.json_text import JsonTextError, decode
 from ..text_bounds import human_size
 
@@ -69,6 +70,9 @@ def _read_bounded(path: Path, name: str) -> bytes:
         with open(path, "rb") as handle:
             data = handle.read(MAX_BYTES + 1)
     except OSError as exc:
+        fault = out_of_files(exc)  # the file is fine; the kit could not open it: no crash of the release
+        if fault is not None:
+            raise fault from None
         raise ResultFileError(f"{name} could not be read ({exc.strerror or exc})") from None
     if len(data) > MAX_BYTES:
         size = max(os.stat(path).st_size, len(data))

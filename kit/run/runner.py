@@ -49,7 +49,7 @@ from ..install.release import open_index
 from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
-from .facts import host_facts, identity_here, job_facts
+from .facts import host_facts, identity_here, job_facts, require_platform
 
 Log = Callable[[str], None]
 
@@ -171,6 +171,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     judged them; otherwise they are judged here, before anything is installed.
     """
     started = time.monotonic()
+    require_platform(request.backend if request.existing is None else request.existing.backend)
     params = parameters if parameters is not None else parameters_for(matrix, request)
     if request.existing is None:  # an existing interpreter is never resolved: no index to open
         index = index or open_index(matrix)
@@ -413,6 +414,7 @@ def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, st
     ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
     ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
     """
+    child_processes.end_abandoned_trees(log)
     with kept_output(output_log, echo) as shown:
         ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=cwd or repro_root(),
                                     echo=shown)
@@ -496,6 +498,7 @@ def _alive(pid: int) -> bool:
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],
                    log: Log, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one record."""
+    child_processes.end_abandoned_trees(log)
     fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log)
     if fields["status"] == "ran":
         fields["environment"] = {**host_facts(None), **fields["environment"]}

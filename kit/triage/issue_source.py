@@ -75,6 +75,11 @@ def read_file(path: Path, root: Path) -> IssueText:
                      key=str(path.resolve()))
 
 
+ISSUE_TIMEOUT_S = 15.0
+"""How long GitHub's API may take to give one issue (it answers in well under a second): behind a silent proxy the
+read waited the 60 s meant for the index's large pages."""
+
+
 def read_github_issue(reference: str, get: Get | None = None) -> IssueText:
     """``OWNER/REPO#N``'s title and body from GitHub's API; `IssueUnreachable` or `UsageError` when it cannot."""
     named = _REFERENCE.match(reference.strip())
@@ -84,7 +89,8 @@ def read_github_issue(reference: str, get: Get | None = None) -> IssueText:
     save_it = (f"open https://github.com/{named['owner']}/{named['repo']}/issues/{named['number']}, save its text "
                "as a file (e.g. issue.md) and run nox -s triage -- issue.md")
     try:
-        response = (get or http.get)(url, {"Accept": "application/vnd.github+json", "User-Agent": "jax-bisect-kit"})
+        response = (get or http.get)(url, {"Accept": "application/vnd.github+json", "User-Agent": "jax-bisect-kit"},
+                                     timeout=ISSUE_TIMEOUT_S)
     except http.Unreachable as error:
         raise IssueUnreachable(f"GitHub's API could not be reached to read {reference} ({error.reason})",
                                save_it) from None
