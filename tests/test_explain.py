@@ -62,7 +62,7 @@ def _explain(monkeypatch: pytest.MonkeyPatch, matrix, folder: Path, programs: di
         return Prepared(plan=None, resolution=None, environment=env, jax=request.version)
 
     monkeypatch.setattr(capture_module.runner, "prepare", prepare)
-    (folder / f"{programs.get('name', 'train_slogdet')}.py").write_text("")  # there when the command line is read
+    (folder / f"{programs.get('name', 'train_slogdet')}.py").write_text("pass\n")  # there (and a statement) when the command line is read
     code = explain.main(matrix, ["--called-from", str(folder), *argv], log=lambda line: None, reproduce="nox -s explain")
     return code, capsys.readouterr().out.splitlines()
 
