@@ -262,8 +262,10 @@ def _era_wheels(plan: InstallPlan, python: str, uv: str | None, platform: str | 
 def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool,
              builds: bool = False) -> Resolution:
     uv = uv or find_uv()
-    # Requirements on stdin: no temp folder for a killed session to leave behind.
-    cmd = [uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate",
+    # Requirements on stdin: no temp folder for a killed session to leave behind. Offline, uv's log is read
+    # too: where the cache lacks a version's metadata, uv passes over that version without a word (`-v` alone
+    # shows it) and answers an older one, so optax 0.2.3 stood for jax 0.6.0's era, whose optax is 0.2.4.
+    cmd = [uv, "pip", "compile", "-v" if offline else "--quiet", "--no-header", "--no-annotate",
            "--python-version", python, *plan.uv_args(builds), "-"]
     if not plan.find_links:
         # The index lists every file's sha256, so hashes cost nothing; a find-links
@@ -275,17 +277,27 @@ def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | Non
     if offline:
         env["UV_OFFLINE"] = "1"
     proc = subprocess.run(cmd, input="\n".join(plan.requirements) + "\n", capture_output=True, text=True, env=env)
+    passed_over = _PASSED_OVER.findall(proc.stderr) if offline else []
+    if proc.returncode != 0 and offline:  # uv's own words for the error, without its log
+        cmd[3] = "--quiet"
+        proc = subprocess.run(cmd, input="\n".join(plan.requirements) + "\n", capture_output=True, text=True,
+                              env=env)
     if proc.returncode != 0:
         raise_if_this_machine(proc.stderr)  # a cut download, a cache uv cannot write: no answer about the release
         if not offline:
             raise_if_network_trouble(proc.stderr)
         return Resolution(python=python, ok=False, error=_uv_error(proc.stderr))
     pins = parse_pins(proc.stdout)
+    if passed_over:  # a version of the era was skipped for want of its metadata here: ask the index
+        return Resolution(python=python, ok=False, error=CACHE_PREDATES_ERA)
     if offline and not holds_era(plan.index_url, bool(plan.extra_index_urls or plan.find_links), plan.exclude_newer,
                                  pins, uv):
         return Resolution(python=python, ok=False, error=CACHE_PREDATES_ERA)
     return Resolution(python=python, ok=True, pins=pins, hashes=parse_hashes(proc.stdout))
 
+
+_PASSED_OVER = re.compile(r"`([^`]+)` needs to be downloaded from a registry")
+"""uv's log line (``-v``) for a version it passed over offline because its metadata is not in the cache."""
 
 CACHE_PREDATES_ERA = "uv's cache cannot tell: some page it read may predate the era's cut-off"
 """An offline resolve that uv answered from pages not known to hold the whole era: no answer (ask the index)."""

@@ -33,7 +33,9 @@ from repro.contract import strict_json
 from ..atomic_files import atomic_write_text
 from ..records import JsonTextError, read_json
 
-STORE_SCHEMA = 1
+STORE_SCHEMA = 2
+# 2: answers uv gave offline are kept only where it passed over no version of the era for want of its metadata
+# (`kit.install.plan._PASSED_OVER`); schema 1 may hold such an older version (optax 0.2.3 for jax 0.6.0's era).
 
 _T = TypeVar("_T")
 
