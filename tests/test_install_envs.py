@@ -62,6 +62,20 @@ def test_an_interrupted_build_without_its_marker_is_rebuilt(tmp_path: Path) -> N
     assert not rebuilt.reused and len(backend.built) == 2
 
 
+def test_an_environment_built_with_other_versions_than_its_resolution_is_rebuilt(tmp_path: Path) -> None:
+    """The folder is named by the plan alone: a lock resolved again with another version (optax 0.2.3 found wrong,
+    0.2.4 now) must not reuse what the old answer installed."""
+    backend, lines = FakeBackend(), []
+    first = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
+    newer = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0", "scipy": "1.15.2"})
+    rebuilt = envs.ensure_env(tmp_path, PLAN, newer, backend, lines.append)
+    assert rebuilt.path == first.path
+    assert not rebuilt.reused
+    assert rebuilt.pins == newer.pins
+    assert len(backend.built) == 2
+    assert f"environment {first.path} holds other versions than its resolution (scipy None, now 1.15.2): building it again" in lines
+
+
 def test_an_environment_missing_a_pinned_package_is_rebuilt_and_says_why(tmp_path: Path) -> None:
     backend, lines = FakeBackend(), []
     env = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)

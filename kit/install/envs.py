@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from contextlib import contextmanager
-from typing import Callable, Iterator, Protocol
+from typing import Callable, Iterator, Mapping, Protocol
 
 from filelock import FileLock, Timeout
 
@@ -124,7 +124,7 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
                log: Log) -> Env:
     """Reuse the environment built from this exact plan, or build it (one builder at a time)."""
     path = env_path(envs_dir, plan, resolution)
-    built = _finished_env(path, log)
+    built = _finished_env(path, log, resolution.pins)
     if built is not None:
         return built
     try:
@@ -133,7 +133,7 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
         raise _unwritable_or(exc, path) from None
     with _build_lock(path, log) as waited_since:
         built = finished_env(path)  # another process may have built it while we waited
-        if built is not None:
+        if built is not None and not _other_pins(built, resolution.pins):
             log(f"reusing environment {path}")
             return built
         if waited_since is not None:
@@ -216,10 +216,22 @@ def _marked_env(path: Path) -> Env | None:
     return Env(path=path, python=env_python(path), reused=True, pins=saved["pins"])
 
 
-def _finished_env(path: Path, log: Log) -> Env | None:
-    """`finished_env`, saying which it is: reused, or damaged since it was built (then it is built again)."""
+def _other_pins(built: Env, wanted: Mapping[str, str]) -> list[str]:
+    """What ``built`` installed otherwise than ``wanted`` says (``optax 0.2.3, now 0.2.4``): the folder is named by
+    the plan alone, so a lock resolved again (``--refresh``, a cache answer found wrong) can name other versions."""
+    return [f"{name} {built.pins.get(name)}, now {version}" for name, version in sorted(wanted.items())
+            if built.pins.get(name) != version]
+
+
+def _finished_env(path: Path, log: Log, wanted: Mapping[str, str]) -> Env | None:
+    """`finished_env`, saying which it is: reused, or damaged since it was built, or built with other versions
+    than the resolution names (then it is built again)."""
     built = _marked_env(path)
     if built is None:
+        return None
+    other = _other_pins(built, wanted)
+    if other:
+        log(f"environment {path} holds other versions than its resolution ({', '.join(other[:5])}): building it again")
         return None
     damage = missing_from(path, built.pins)
     if damage:
