@@ -53,7 +53,8 @@ step "jax-kit --help and --version, from $PWD"
 run help.out "$jax_kit" --help
 grep -q "jax-kit scaling VERSION" help.out || fail "jax-kit --help does not list the commands"
 version="$("$jax_kit" --version)"
-[ "$version" = "jax-kit $(cd "$REPO" && python3 -c 'import kit; print(kit.__version__)')" ] \
+# -B: reading the checkout's version must not write kit/__pycache__ there (bytecode is on in this script).
+[ "$version" = "jax-kit $(cd "$REPO" && python3 -B -c 'import kit; print(kit.__version__)')" ] \
   || fail "jax-kit --version said '$version'"
 
 step "jax-kit scaling 0.6.0 (a real release, built into the user cache)"
@@ -132,7 +133,9 @@ site_after="$(cd "$site" && find . -type f | sort)"
 [ "$site_before" = "$site_after" ] || fail "files appeared in site-packages: $(diff <(echo "$site_before") <(echo "$site_after") | head)"
 changed="$(find "$site" -newer "$WORK/installed" | head)"
 [ -z "$changed" ] || fail "site-packages changed: $changed"
-[ "$(git -C "$REPO" status --porcelain --ignored)" = "$repo_before" ] || fail "git status of the repository changed"
+repo_after="$(git -C "$REPO" status --porcelain --ignored)"
+[ "$repo_after" = "$repo_before" ] \
+  || fail "git status of the repository changed: $(diff <(echo "$repo_before") <(echo "$repo_after") | head)"
 changed="$(find "$REPO" -path "$REPO/.git" -prune -o -newer "$WORK/started" -print | head)"
 [ -z "$changed" ] || fail "written in the repository: $changed"
 step "ok: $(basename "$wheel") from a fresh venv; reports in each project; one build of jax 0.6.0 for two projects"
