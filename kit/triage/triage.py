@@ -30,7 +30,7 @@ from ..install.index import PackageIndex
 from ..install.release import open_index
 from ..project import bisect_command
 from ..run.runner import RunRequest, run_check
-from ..user_paths import report_path, shown_path
+from ..user_paths import report_path
 from .check_writer import (DIFFERENCE_BAD_IF, WRITTEN_BY, Judged, WrittenCheck, check_name, check_text,
                            outcome_check_text, write_check)
 from . import block_outcome
