@@ -47,6 +47,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from repro import parameters as parameter_rules
 
+from .records.verdict import Status, Verdict
 from .arguments import AS_JAX_KIT, Parser, as_spoken
 from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
                      release_number, timeout_seconds)
@@ -402,13 +403,13 @@ def _configured(matrix: Matrix, log: Log) -> dict[str, dict[str, Any]]:
 
 def exit_code(record: dict[str, Any], fail_on_affected: bool) -> int:
     status = record.get("status")
-    if status == "not-installable":
+    if status == Status.NOT_INSTALLABLE:
         return EXIT_NOT_INSTALLABLE
-    if status == "unsupported":
+    if status == Status.UNSUPPORTED:
         return EXIT_UNSUPPORTED
-    if status != "ran":
+    if status != Status.RAN:
         return EXIT_FAILED
-    if fail_on_affected and record.get("verdict") == "affected":
+    if fail_on_affected and record.get("verdict") == Verdict.AFFECTED:
         return EXIT_FAILED
     return EXIT_OK
 
@@ -447,12 +448,12 @@ def summary(record: dict[str, Any], path: Path) -> str:
     head = f"{record.get('check')} · jax {requested.get('jax') or '(none)'} · {requested.get('backend')}"
     if existing:
         head += f" · {'environment ' + install['name'] if install.get('name') else 'existing interpreter'}"
-    if status == "ran":
+    if status == Status.RAN:
         lines = [f"== {head}: {str(record.get('verdict')).upper()}", f"   {record.get('reason')}"]
         lines += _ran_lines(record)
-    elif status == "not-installable" and existing:
+    elif status == Status.NOT_INSTALLABLE and existing:
         lines = [f"== {head}: NO JAX RELEASE THERE", f"   {record.get('reason')}"]
-    elif status == "not-installable":
+    elif status == Status.NOT_INSTALLABLE:
         install = record.get("install", {})
         lines = [f"== {head}: NOT INSTALLABLE HERE", f"   {record.get('reason')}"]
         neighbours = install.get("neighbours") or []

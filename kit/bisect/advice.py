@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 
 from packaging.version import Version
 
+from ..records.verdict import Verdict
 from .options import Options
 from .search import Outcome
 
@@ -63,5 +64,5 @@ def scan_argv(options: Options) -> Sequence[str]:
 
 def recorded_outcomes(verdicts: Mapping[str, str]) -> dict[str, Outcome]:
     """Records' verdicts (``affected``/``unaffected``) as outcomes; any other verdict says nothing here."""
-    return {v: Outcome.BAD if verdict == "affected" else Outcome.GOOD
-            for v, verdict in verdicts.items() if verdict in ("affected", "unaffected")}
+    return {v: Outcome.BAD if verdict == Verdict.AFFECTED else Outcome.GOOD
+            for v, verdict in verdicts.items() if verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED)}

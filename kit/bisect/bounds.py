@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
+from ..records.verdict import Verdict
 from ..config import Matrix
 from ..errors import UsageError
 from .options import Options, recorded_verdicts
@@ -63,8 +64,8 @@ class Bounds:
         if not check:
             raise UsageError("a script has no recorded matrix to take bounds from", "pass --good and --bad")
         verdicts = recorded_verdicts(matrix, options)
-        affected = sorted((v for v, verdict in verdicts.items() if verdict == "affected"), key=Version)
-        unaffected = sorted((v for v, verdict in verdicts.items() if verdict == "unaffected"), key=Version)
+        affected = sorted((v for v, verdict in verdicts.items() if verdict == Verdict.AFFECTED), key=Version)
+        unaffected = sorted((v for v, verdict in verdicts.items() if verdict == Verdict.UNAFFECTED), key=Version)
         if not affected or not unaffected:
             raise UsageError(
                 f"the records in {matrix.results_dir} do not hold both an affected and an unaffected "

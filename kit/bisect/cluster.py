@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 
 from repro.contract import strict_json
 
+from ..records.verdict import Source, Status, sources
 from ..atomic_files import atomic_write_text
 from ..config import Matrix
 from ..errors import UsageError
@@ -78,7 +79,7 @@ class ClusterProbes:
         for task, version in enumerate(versions):
             observation = self._landed(job_dir, job_id, task, version)
             self.prober.observations[version] = observation
-            if "run" in observation.source.split("+"):
+            if Source.RUN in sources(observation.source):
                 self.prober.ran_now.append(version)
             answers[version] = classify(observation, self.prober.options.crash)
             self.log(probe_line(self.prober.name_of(version), observation, answers[version], self.prober.options))
@@ -117,7 +118,7 @@ class ClusterProbes:
         except (JsonTextError, ValueError):
             # Cancelled (scancel, its time limit) or ended on an error: its output says which.
             end = task_end(job_dir / f"{job_id}_{task}.out")
-            return Observation("crashed", None, f"SLURM job {job_id}_{task} left no probe: {end.sentence}",
+            return Observation(Status.CRASHED, None, f"SLURM job {job_id}_{task} left no probe: {end.sentence}",
                                job=f"SLURM job {job_id}_{task}")
         return dataclasses.replace(observation, environment=self.prober.subject.environment_state(version))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..records.verdict import Source
 from ..history.commits import CommitInfo, commit_url, compare_url
 from .commit_finding import CommitFinding, TieBreak
 from .outcomes import label
@@ -218,8 +219,9 @@ def _probe_rows(found: CommitFinding, crash: str, script: bool) -> Sequence[str]
         candidate = found.probed_candidates.get(key)
         outcome = found.outcome_of(key)
         text = label(outcome, seen, crash, script) if outcome is not None else seen.status
-        how = {"cache": f"probe cache ({seen.by or 'earlier run'})", "release": "the release's own probe"}.get(
-            seen.source, f"run ({seen.environment or 'no'} environment)")
+        hows: dict[str, str] = {Source.CACHE: f"probe cache ({seen.by or 'earlier run'})",
+                                Source.RELEASE: "the release's own probe"}
+        how = hows.get(seen.source, f"run ({seen.environment or 'no'} environment)")
         title = (candidate.title if candidate else "").replace("|", "\\|")[:70]
         rows.append(f"| {candidate.short if candidate else key[:10]} | {(candidate.date if candidate else '')[:10]} "
                     f"| {title} | {seen.jaxlib or '—'} | {text} | {how} | {seen.seconds:.1f} |")

@@ -33,6 +33,7 @@ from typing import Callable, Iterable
 
 from packaging.version import Version
 
+from ..records.verdict import Source, sources
 from ..config import Matrix
 from ..errors import UsageError
 from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag, within
@@ -235,7 +236,7 @@ class SkipBudget:
             self.unprobed.append(key)
             return Outcome.SKIP
         outcome = self.prober(key)
-        if outcome is Outcome.SKIP and "run" in self.prober.observations[key].source.split("+"):
+        if outcome is Outcome.SKIP and Source.RUN in sources(self.prober.observations[key].source):
             self.skipped += 1  # only skips that cost a run: a commit no build accepts is skipped for free
         return outcome
 
@@ -256,7 +257,7 @@ def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCand
         release = tags.get(candidate.commit)
         seen = phase.finding.observations.get(release) if release else None
         if cached is None and seen is not None and candidate.build and candidate.build.release == release:
-            cached = dataclasses.replace(seen, source="release")
+            cached = dataclasses.replace(seen, source=Source.RELEASE)
         if cached is not None:
             prober.observations[candidate.version] = cached
             cache[candidate.version] = classify(cached, phase.finding.options.crash)

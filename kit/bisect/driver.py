@@ -10,6 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from repro.environment import jax_variables
 
+from ..records.verdict import Source
 from ..config import Matrix
 from .. import records
 from ..history.source import History, open_history
@@ -201,9 +202,9 @@ def _provenance(seen: Observation | None) -> str:
     """Where a bound's outcome came from, so an answer from an earlier probe is never taken for a new one."""
     if seen is None:
         return ""
-    if seen.source == "cache":
+    if seen.source == Source.CACHE:
         return f" (answered by an earlier probe, {seen.by or 'unnamed'} {seen.ran_at}, under the same {seen.matched})"
-    if seen.source == "record":
+    if seen.source == Source.RECORD:
         return f" (answered by a current record, {seen.ran_at}, under the same {seen.matched})"
     return f" (probed now; {seen.not_reused})" if seen.not_reused else ""
 

@@ -6,6 +6,7 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..records.verdict import Source
 from . import changelog
 from . import commit_finding
 from .bounds import Bounds
@@ -106,7 +107,7 @@ def cost_lines(finding: Finding) -> list[str]:
     else:
         this = f"This run ran nothing and built nothing: every probe was known before it started ({seconds:.1f} s)."
     lines = [this, rounds_line(finding)] if finding.rounds else [this]
-    earlier = finding.where("cache")
+    earlier = finding.where(Source.CACHE)
     if earlier:
         observed = [finding.observations[v] for v in earlier]
         runs = sorted({o.by for o in observed if o.by})
@@ -121,10 +122,10 @@ def cost_lines(finding: Finding) -> list[str]:
                          "release, every installed package, the backend, the hardware and the JAX_*/XLA_* variables "
                          "are the same; if something else changed what a run does (another variable, a file the "
                          "script reads), rerun with --fresh.")
-    records = finding.where("record")
+    records = finding.where(Source.RECORD)
     if records:
         lines.append(f"Current matrix records answered {len(records)} ({', '.join(records)}) without a run.")
-    index = finding.where("index")
+    index = finding.where(Source.INDEX)
     if index:
         lines.append(f"The index's metadata answered {len(index)} ({', '.join(index)}: yanked or not installable).")
     if finding.commits is not None:
@@ -165,7 +166,7 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         "outcomes": {v: o.value for v, o in finding.outcomes.items()},
         "observations": {v: o.to_json() for v, o in finding.observations.items()},
         "probes": len(finding.outcomes), "probed_now": finding.probed_now,
-        "answered_by_cache": finding.where("cache"), "answered_by_records": finding.where("record"),
+        "answered_by_cache": finding.where(Source.CACHE), "answered_by_records": finding.where(Source.RECORD),
         "environments_built_now": finding.environments(finding.probed_now, "built"),
         "environments_reused_now": finding.environments(finding.probed_now, "reused"),
         "seconds": round(finding.seconds, 1), "cost": cost_lines(finding),

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..records.verdict import Source, Verdict
 from .. import records
 from ..config import Matrix
 from ..errors import ArchiveUnreachable
@@ -114,7 +115,7 @@ class VerdictJudge:
         recorded = subject.recorded(identity, key) if self.cache.read else None
         if recorded is not None:
             recorded = dataclasses.replace(recorded, **_installed(identity), pins=list(self.options.pins))
-        if recorded is not None and recorded.verdict != "inconclusive":
+        if recorded is not None and recorded.verdict != Verdict.INCONCLUSIVE:
             return recorded, None
         return None, recorded
 
@@ -123,7 +124,7 @@ class VerdictJudge:
         if cached is None:
             return None
         # Why that probe had once been run afresh is its own story, not this run's; the job is the one that looked.
-        return dataclasses.replace(cached, source="cache", matched=records.summary(identity), not_reused="",
+        return dataclasses.replace(cached, source=Source.CACHE, matched=records.summary(identity), not_reused="",
                                    job=job_label(job_facts()), pins=list(self.options.pins))
 
     def _looks(self, subject: Subject, key: str, prepared: Prepared, here: Identity,
@@ -141,12 +142,12 @@ class VerdictJudge:
             return observation_of(subject.run(key, prepared, log_file))
 
         runs = [first or run()]
-        if (runs[0].verdict == "inconclusive" and self.options.check and not runs[0].exception
+        if (runs[0].verdict == Verdict.INCONCLUSIVE and self.options.check and not runs[0].exception
                 and not runs[0].jax_cannot_run):
             # An inconclusive check is re-run once before it counts; a script that died of another
             # exception (an import, a failure bad_if does not match) would only die of it again.
             runs.append(run())
-        if runs[-1].verdict in ("affected", "unaffected"):
+        if runs[-1].verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED):
             runs += [run() for _ in range(self.options.confirm)]
         if not log_file.exists():
             return settle(runs)

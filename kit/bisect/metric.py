@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 from packaging.version import Version
 
+from ..records.verdict import Source, Status, Verdict
 from .. import metrics
 from ..errors import ArchiveUnreachable, UsageError
 from .bounds import Bounds
@@ -35,7 +36,7 @@ from .search import Outcome
 # Runs of each bound, taken in turns, and runs per probe: samples of one run share its moment's load.
 BOUND_ROUNDS = 3
 PROBE_RUNS = 2
-VERDICTS = {metrics.Call.BAD: "affected", metrics.Call.GOOD: "unaffected", metrics.Call.UNDECIDED: "inconclusive"}
+VERDICTS = {metrics.Call.BAD: Verdict.AFFECTED, metrics.Call.GOOD: Verdict.UNAFFECTED, metrics.Call.UNDECIDED: Verdict.INCONCLUSIVE}
 
 
 class MetricJudge:
@@ -89,7 +90,7 @@ class MetricJudge:
                 started = time.monotonic()
                 good = self._bound_samples(self.good)[0]
                 last = self.measure(subject, candidate)
-                if last.status != "ran":
+                if last.status != Status.RAN:
                     return self._costed(subject, candidate.version, False, spent + time.monotonic() - started, last)
                 probe, seconds = list(last.samples), time.monotonic() - started
                 spent += seconds
@@ -106,7 +107,7 @@ class MetricJudge:
         if kept and last is not None:
             reason += f" ({min(len(kept), len(runs))} of them kept from an interrupted run)"
         return self._costed(subject, candidate.version, last is None, spent or reused_s,
-                            Observation("ran", VERDICTS[decision.call], reason,
+                            Observation(Status.RAN, VERDICTS[decision.call], reason,
                                         samples=[x for run in runs for x in run]))
 
     def _costed(self, subject: Subject, key: str, reused: bool, seconds: float, observation: Observation) -> Look:
@@ -114,7 +115,7 @@ class MetricJudge:
         by, ran_at = self.samples.kept_by(key) if (reused and self.samples) else (self.name, _now())
         python, jaxlib = subject.resolved(key)
         return Look(dataclasses.replace(
-            observation, source="cache" if reused else "run",
+            observation, source=Source.CACHE if reused else Source.RUN,
             environment=None if reused else subject.environment_state(key),
             python=python, jaxlib=jaxlib, seconds=round(seconds, 1), by=by, ran_at=ran_at,
             timeout_s=subject.timeout), not reused)
@@ -131,11 +132,11 @@ class MetricJudge:
         except ArchiveUnreachable as unknown:
             return install_unknown(unknown, candidate)
         if prepared.environment is None:
-            return Observation("not-installable", None, f"not installable here: {prepared.problem}")
+            return Observation(Status.NOT_INSTALLABLE, None, f"not installable here: {prepared.problem}")
         fields = subject.run(candidate.version, prepared)
         resolution = prepared.resolution
         python, jaxlib = (resolution.python, resolution.pins.get("jaxlib")) if resolution else (None, None)
-        if fields.get("status") != "ran":
+        if fields.get("status") != Status.RAN:
             return Observation(str(fields.get("status")), None, str(fields.get("reason") or ""),
                                python=python, jaxlib=jaxlib)
         metric = (fields.get("metrics") or {}).get(self.options.metric)
@@ -146,7 +147,7 @@ class MetricJudge:
                              "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")
         self.unit = str(metric.get("unit") or "")
         self.better = str(metric.get("better") or "lower")
-        return Observation("ran", None, "measured", "run", [], False, subject.environment_state(candidate.version),
+        return Observation(Status.RAN, None, "measured", Source.RUN, [], False, subject.environment_state(candidate.version),
                            [float(x) for x in metric["samples"]], python=python, jaxlib=jaxlib)
 
     def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
@@ -201,9 +202,9 @@ class MetricJudge:
                       f"{len(pooled[version])} samples; step {self.base.step:.2f}x, worse = {self.base.worse}")
             if 0 < kept < BOUND_ROUNDS:
                 reason += f" ({kept} of the runs kept from an interrupted run)"
-            verdict = "unaffected" if wanted is Outcome.GOOD else "affected"
+            verdict = Verdict.UNAFFECTED if wanted is Outcome.GOOD else Verdict.AFFECTED
             seen[version] = self._costed(subject, version, kept == BOUND_ROUNDS, spent[version],
-                                         Observation("ran", verdict, reason, samples=pooled[version]))
+                                         Observation(Status.RAN, verdict, reason, samples=pooled[version]))
             cache[version] = wanted
         self.log(f"{self.options.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
                  f"--bad {bad} median {metrics.median(pooled[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
@@ -218,7 +219,7 @@ class MetricJudge:
         assert self.bounds_subject is not None, "start first"
         started = time.monotonic()
         observation = self.measure(self.bounds_subject, self.bounds_subject.candidates[version])
-        if observation.status != "ran":
+        if observation.status != Status.RAN:
             raise UsageError(f"bound {version} could not be measured: {observation.reason}",
                              "choose bounds that install and run here")
         return list(observation.samples), time.monotonic() - started

@@ -23,6 +23,7 @@ from packaging.version import Version
 
 from repro.parameters import MAX_HOST_DEVICES
 
+from ..records.verdict import Status
 from ..arguments import Parser
 from ..config import (BACKENDS, DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
                       script_check, timeout_seconds)
@@ -400,7 +401,7 @@ def recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
     newest = newest_records_here(matrix.results_dir, options.backend,
                                  {options.check: configured_parameters(matrix, options.check)})
     return {jax: str(record.get("verdict")) for (check, jax), record in newest.items()
-            if check == options.check and record.get("status") == "ran"}
+            if check == options.check and record.get("status") == Status.RAN}
 
 
 def bisect_name(options: Options, good: str, bad: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from repro.compile_cache import summary as compile_summary
 
+from ..records.verdict import Source, Status, Verdict, joined
 from ..requirements import versions_text
 from ..run import protocol
 from .search import Outcome
@@ -30,7 +31,7 @@ class Observation:
     verdict: str | None
     """``affected``, ``unaffected`` or ``inconclusive`` (a script's 125 too); None when it did not run."""
     reason: str
-    source: str = "run"
+    source: str = Source.RUN
     """``run`` (measured by this bisect), ``record`` (a current record) or ``cache`` (an earlier bisect's probe)."""
     runs: list[str] = field(default_factory=list)
     """Each run's verdict or status, in order, when there was more than one."""
@@ -135,7 +136,7 @@ _OBSERVATION_SHAPES = {
 }
 
 
-def observation_of(record: Mapping[str, Any], source: str = "run") -> Observation:
+def observation_of(record: Mapping[str, Any], source: str = Source.RUN) -> Observation:
     """What a record says a release did: its status, verdict and reason, and how a failure ended.
 
     One reading for a record the probe just wrote and one found current in
@@ -168,11 +169,12 @@ def classify(observation: Observation, crash: str) -> Outcome:
     re-run, or a script's 125) → SKIP, not installable or yanked → SKIP,
     crashed or timed out → as ``--crash`` says.
     """
-    if observation.status in ("crashed", "timed-out"):
+    if observation.status in (Status.CRASHED, Status.TIMED_OUT):
         return CRASH_MODES[crash]
-    if observation.status != "ran":
+    if observation.status != Status.RAN:
         return Outcome.SKIP
-    return {"unaffected": Outcome.GOOD, "affected": Outcome.BAD}.get(observation.verdict or "", Outcome.SKIP)
+    verdict = Verdict.of(observation.verdict)
+    return Outcome.GOOD if verdict is Verdict.UNAFFECTED else Outcome.BAD if verdict is Verdict.AFFECTED else Outcome.SKIP
 
 
 def script_observation(code: int | None, timeout: int) -> Observation:
@@ -188,16 +190,16 @@ def settle(runs: Sequence[Observation]) -> Observation:
     with it, or the release is noisy: reported as flipped, and skipped.
     """
     labels = [r.verdict or r.status for r in runs]
-    source = "+".join(dict.fromkeys(r.source for r in runs))  # "record+run": a record, then a re-run
-    conclusive = [r for r in runs if r.verdict in ("affected", "unaffected")]
+    source = joined(r.source for r in runs)  # "record+run": a record, then a re-run
+    conclusive = [r for r in runs if r.verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED)]
     if not conclusive:
         last = runs[-1]
         return _told(last, last.status, last.verdict, last.reason, source, labels if len(runs) > 1 else [])
     counted = conclusive[0]
     if any(r.verdict != counted.verdict for r in conclusive[1:]):
         reason = f"the verdict changed between runs ({', '.join(labels)}): too noisy to count"
-        return _told(counted, "ran", "inconclusive", reason, source, labels, flipped=True)
-    flipped = len(runs) > 1 and runs[0].verdict == "inconclusive"
+        return _told(counted, Status.RAN, Verdict.INCONCLUSIVE, reason, source, labels, flipped=True)
+    flipped = len(runs) > 1 and runs[0].verdict == Verdict.INCONCLUSIVE
     return _told(counted, counted.status, counted.verdict, counted.reason, source,
                  labels if len(runs) > 1 else [], flipped)
 
@@ -214,13 +216,13 @@ def _told(run: Observation, status: str, verdict: str | None, reason: str, sourc
 def label(outcome: Outcome, observation: Observation, crash: str, script: bool) -> str:
     """The outcome with why, for the probes table: a timeout or a crash never reads as a plain bad."""
     counted = f"counted {outcome.value} by --crash {crash}"
-    if observation.status == "timed-out":
+    if observation.status == Status.TIMED_OUT:
         return f"timed out after {observation.timeout_s} s, {counted}"
-    if observation.status == "crashed":
+    if observation.status == Status.CRASHED:
         return f"crashed, {counted}"
     if observation.jax_cannot_run:
         return f"skip (JAX itself cannot run here: {observation.jax_cannot_run})"
-    if observation.status != "ran":
+    if observation.status != Status.RAN:
         return f"skip ({observation.status.replace('-', ' ')})"
     if observation.flipped and outcome is Outcome.SKIP:
         return "skip (flipped between runs)"
@@ -229,7 +231,7 @@ def label(outcome: Outcome, observation: Observation, crash: str, script: bool) 
             return f"skip (could not import {observation.missing_import})"
         if observation.exception:
             return f"skip (failed otherwise: {observation.exception.split(':', 1)[0]})"
-        return "skip (exit 125)" if script and observation.verdict == "inconclusive" else f"skip ({observation.verdict})"
+        return "skip (exit 125)" if script and observation.verdict == Verdict.INCONCLUSIVE else f"skip ({observation.verdict})"
     return describe(outcome, script)
 
 

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..records.verdict import Status, Verdict
 from ..config import Matrix
 from ..errors import UsageError
 from ..run import runner
@@ -60,7 +61,7 @@ def _states(matrix: Matrix, options: Options, check: Any, release: str, log: Log
                                 find_links=options.find_links, pins=options.pins, echo=False,
                                 records_dir=matrix.layout.script_records, timeout_s=options.timeout)
     record, _ = runner.run_check(matrix, request, log)
-    if record.get("status") != "ran" or record.get("verdict") == "inconclusive" and not record["evidence"].get(
+    if record.get("status") != Status.RAN or record.get("verdict") == Verdict.INCONCLUSIVE and not record["evidence"].get(
             "fingerprints"):
         raise UsageError(f"the program did not compile on {release}: {record.get('reason')}",
                          "nox -s explain -- PROGRAM --releases VERSION says why")

@@ -36,6 +36,7 @@ from typing import Any, Callable
 from repro.contract import strict_json
 from repro.parameters import untimed
 
+from ..records.verdict import Status
 from ..atomic_files import atomic_write_text
 from ..config import Matrix
 from ..records import Identity, JsonTextError, mismatch, read_json
@@ -158,7 +159,7 @@ class ProbeCache:
         if kept is None:
             return None  # none, unusable, or a hash collision
         observation = kept.observation
-        if observation.status == "timed-out" and (observation.timeout_s or 0) < timeout_s:
+        if observation.status == Status.TIMED_OUT and (observation.timeout_s or 0) < timeout_s:
             return None  # it only ran out of a shorter time
         return observation
 

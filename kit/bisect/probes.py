@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Generic, Mapping, NamedTuple, Protocol, TypeVar
 
+from ..records.verdict import Source, Status
 from ..errors import ArchiveUnreachable
 from ..install.environment import Prepared
 from ..records import Identity
@@ -185,13 +186,13 @@ class Prober(Generic[S]):
 def ruled_out_by_index(candidate: Candidate) -> Observation | None:
     """A yanked release, or one with no wheels here: answered from the index's metadata, never probed."""
     if candidate.yanked is not None:
-        return Observation("yanked", None, f"yanked from the index ({candidate.yanked}): not probed", "index")
+        return Observation(Status.YANKED, None, f"yanked from the index ({candidate.yanked}): not probed", Source.INDEX)
     if candidate.problem:
-        return Observation("not-installable", None, f"not installable here: {candidate.problem}", "index",
+        return Observation(Status.NOT_INSTALLABLE, None, f"not installable here: {candidate.problem}", Source.INDEX,
                            jaxlib=candidate.jaxlib)
     return None
 
 
 def install_unknown(unknown: ArchiveUnreachable, candidate: Candidate) -> Observation:
     """A release whose jaxlib only an unreachable archive might hold: skipped, named, never kept as a fact."""
-    return Observation("unreachable", None, f"installability unknown here: {unknown}", "index", jaxlib=candidate.jaxlib)
+    return Observation(Status.UNREACHABLE, None, f"installability unknown here: {unknown}", Source.INDEX, jaxlib=candidate.jaxlib)

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from repro.parameters import to_flags
 
+from ..records.verdict import Source
 from .. import records
 from ..config import Matrix
 from ..install.environment import Environment, Prepared
@@ -127,7 +128,7 @@ class ReleaseSubject:
             return None
         evidence = record.get("evidence") or {}
         return dataclasses.replace(
-            observation_of(record, "record"), ran_at=str(record.get("created") or ""),
+            observation_of(record, Source.RECORD), ran_at=str(record.get("created") or ""),
             seconds=float(record.get("duration_s") or 0), matched=records.summary(here),
             output_tail=list(evidence.get("output_tail") or []), job=job_label(record.get("slurm")))
 

@@ -10,6 +10,7 @@ from typing import Any, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from ..records.verdict import Source
 from . import changelog
 from repro.contract import strict_json
 
@@ -139,7 +140,7 @@ def _output_lines(finding: Finding) -> list[str]:
 
 
 def _source_text(seen: Observation) -> str:
-    if seen.source == "record":
+    if seen.source == Source.RECORD:
         return f"a current record, {seen.ran_at}"
     return f"probe cache, {seen.by or 'an earlier run'}, {seen.ran_at}"
 
@@ -200,8 +201,9 @@ def _skipped(version: str, seen: Observation | None) -> str:
 
 def _how(seen: Observation, metric: bool = False) -> str:
     kept = "kept metric samples" if metric else "probe cache"
-    how = {"cache": f"{kept} ({seen.by or 'earlier run'}, {seen.ran_at})", "record": f"record ({seen.ran_at})",
-           "index": "index metadata"}.get(seen.source, f"run ({seen.environment or 'no'} environment, {seen.seconds:.0f} s)")
+    hows: dict[str, str] = {Source.CACHE: f"{kept} ({seen.by or 'earlier run'}, {seen.ran_at})",
+                            Source.RECORD: f"record ({seen.ran_at})", Source.INDEX: "index metadata"}
+    how = hows.get(seen.source, f"run ({seen.environment or 'no'} environment, {seen.seconds:.0f} s)")
     how += f", {seen.job}" if seen.job else ""
     return how + (" (flipped: " + " → ".join(seen.runs) + ")" if seen.flipped else "")
 

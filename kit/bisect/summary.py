@@ -16,6 +16,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from ..records.verdict import Status, Verdict
 from ..markdown_text import code
 from . import changelog
 from .finding import Finding
@@ -198,7 +199,7 @@ def console_tail(finding: Finding, lines: int = 3) -> list[str]:
     """For a quiet console: the last ``lines`` lines of each deciding probe that failed (its traceback's end)."""
     shown: list[str] = []
     for name, word, seen in deciding_probes(finding):
-        failed = seen.exception or seen.status != "ran" or (finding.options.script and seen.verdict == "affected")
+        failed = seen.exception or seen.status != Status.RAN or (finding.options.script and seen.verdict == Verdict.AFFECTED)
         if failed and seen.output_tail:
             shown += [f"  {word.lower()} {name}, last lines{f' ({seen.log})' if seen.log else ''}:",
                       *(f"    {line}" for line in seen.output_tail[-lines:])]

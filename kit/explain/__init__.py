@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..records.verdict import Status
 from ..config import Matrix
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
@@ -43,7 +44,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
     lines.append("tables: " + ", ".join(shown[-1:] if len(captures) > 1 else shown))
     print("\n".join(lines[:answers.MAX_LINES]), flush=True)
     if not any(c.compiled for c in captures):
-        installable = any(c.record.get("status") != "not-installable" for c in captures)
+        installable = any(c.record.get("status") != Status.NOT_INSTALLABLE for c in captures)
         return EXIT_FAILED if installable else EXIT_NOT_INSTALLABLE
     return EXIT_OK
 
@@ -87,7 +88,7 @@ def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
     name = ""
     if not capture.compiled:
         return [f"{name}: {capture.record.get('reason') or capture.record.get('status')}"]
-    if capture.record.get("status") != "ran":  # it crashed, timed out or left processes: say so first
+    if capture.record.get("status") != Status.RAN:  # it crashed, timed out or left processes: say so first
         name += f" ({capture.record.get('reason')})"
     elif (capture.record.get("run") or {}).get("left_running"):
         name += f" ({capture.record.get('reason')})"

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from repro.contract import json_safe
 
+from ..records.verdict import Status
 from .. import __version__, records
 from ..config import Matrix, script_check
 from ..hlo import Fingerprint
@@ -57,7 +58,7 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
     record = _base_record(options, jax, prepared, reproduce)
     found: list[Fingerprint] = []
     if prepared.environment is None or prepared.cannot_test:
-        record.update(status="not-installable", reason=prepared.problem or prepared.cannot_test or "")
+        record.update(status=Status.NOT_INSTALLABLE, reason=prepared.problem or prepared.cannot_test or "")
     else:
         env = prepared.environment
         run = explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
@@ -108,7 +109,7 @@ def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options
     if not modules:
         status, reason = "compiled-nothing", f"{ended}, and compiled nothing: there is no HLO to explain"
     else:
-        status = "ran" if fields.get("status") == "ran" and evidence.get("exit_code") == 0 else "partial"
+        status = Status.RAN if fields.get("status") == Status.RAN and evidence.get("exit_code") == 0 else "partial"
         reason = f"{ended}; {len(modules)} module(s) compiled, {partitioned} of them partitioned over devices"
         if status == "partial":
             reason += " (what compiled before it ended counts)"
@@ -123,7 +124,7 @@ def _how_it_ended(fields: dict[str, Any], options: Options, tail: list[str]) -> 
     code = evidence.get("exit_code")
     left = len(evidence.get("left_running") or [])
     also = f" (it left {left} process(es) running: ended then)" if left else ""
-    if fields.get("status") == "timed-out" or code is None and fields.get("status") != "ran":
+    if fields.get("status") == Status.TIMED_OUT or code is None and fields.get("status") != Status.RAN:
         return f"the program did not end within {options.timeout_s} s (stopped there){also}"
     if code == 0:
         return f"the program ran to its end{also}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..records.verdict import Status, Verdict
 from .metric_series import render_metrics
 from .model import AffectedRange, Report
 from .rows import Finding
@@ -79,15 +80,15 @@ def render_answer(report: Report) -> list[str]:
 def _finding_text(cell: Finding | None) -> str:
     if cell is None:
         return "—"
-    if cell.status == "not-installable":
+    if cell.status == Status.NOT_INSTALLABLE:
         return "not installable"
     # Every field is a record's: escaped here, so only the kit's own markup (the bold) is markup.
     ran_by = f" ({text(cell.ran_by)})" if cell.ran_by else ""
-    if cell.status != "ran":
+    if cell.status != Status.RAN:
         # A cell is short; the record keeps the whole reason (up to REASON_CHARS).
         status = text(cell.status)
         return (f"{status}: {text(cut(cell.reason, CELL_CHARS))}" if cell.reason else status) + ran_by
-    verdict = "measured" if cell.measured else f"**{cell.verdict}**" if cell.verdict == "affected" \
+    verdict = "measured" if cell.measured else f"**{cell.verdict}**" if cell.verdict == Verdict.AFFECTED \
         else text(cell.verdict)
     return (f"{verdict} · {text(cut(cell.figure, CELL_CHARS))}" if cell.figure else verdict) + ran_by
 

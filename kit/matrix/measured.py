@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..records.verdict import Status
 from ..records import LoadedRecord
 
 
 def measured_only(record: Mapping[str, Any]) -> bool:
     """A run that measured (metrics) and judged nothing of its own (exit 0, no verdict in KIT_RESULT)."""
     evidence = record.get("evidence")
-    if record.get("status") != "ran" or not isinstance(evidence, dict) or "exit_code" not in evidence:
+    if record.get("status") != Status.RAN or not isinstance(evidence, dict) or "exit_code" not in evidence:
         return False  # not a script check's run: a built-in check's verdicts are its own
     return (bool(record.get("metrics")) and evidence.get("exit_code") == 0
             and evidence.get("verdict_from", "exit code") == "exit code")
@@ -32,6 +33,6 @@ def measuring_checks(entries: Iterable[LoadedRecord]) -> set[str]:
     """Checks every one of whose runs measured only: shown as measured, never in the answer."""
     runs: dict[str, list[bool]] = {}
     for entry in entries:
-        if entry.record.get("status") == "ran":
+        if entry.record.get("status") == Status.RAN:
             runs.setdefault(str(entry.record.get("check")), []).append(measured_only(entry.record))
     return {check for check, flags in runs.items() if flags and all(flags)}

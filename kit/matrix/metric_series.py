@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..records.verdict import Status
 from ..markdown_text import text
 from ..metrics import spread_pct, summarise
 from .plots import save_png
@@ -68,7 +69,7 @@ def metric_series(newest: Iterable[LoadedRecord]) -> list[MetricSeries]:
     for entry in newest:
         record = entry.record
         metrics = record.get("metrics")
-        if record.get("status") != "ran" or not isinstance(metrics, Mapping):
+        if record.get("status") != Status.RAN or not isinstance(metrics, Mapping):
             continue
         for name, metric in metrics.items():
             samples = metric.get("samples") if isinstance(metric, Mapping) else None

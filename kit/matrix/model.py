@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..records.verdict import Status, Verdict
 from .. import __version__ as KIT_VERSION
 from .known_problems import KnownProblem, load_known_problems
 from .metric_series import MetricSeries, metric_series
@@ -238,13 +239,13 @@ def _sort_entry(entry: LoadedRecord) -> tuple[Any, ...]:
 
 def _passes(entry: LoadedRecord) -> bool:
     record = entry.record
-    return record.get("status") == "ran" and record.get("verdict") == "unaffected"
+    return record.get("status") == Status.RAN and record.get("verdict") == Verdict.UNAFFECTED
 
 
 def _why_not(entry: LoadedRecord) -> str:
     record = entry.record
     check = record.get("check")
-    if record.get("status") != "ran":
+    if record.get("status") != Status.RAN:
         return f"{check} {record.get('status')}"
     return f"{check} {record.get('verdict')}"
 
@@ -253,7 +254,7 @@ def _backend_answers(current: list[LoadedRecord]) -> list[BackendAnswer]:
     answers = []
     for backend in sorted({cell_key(e.record).backend for e in current}):
         on_backend = [e for e in current if cell_key(e.record).backend == backend]
-        checks = sorted({cell_key(e.record).check for e in on_backend if e.record.get("status") == "ran"},
+        checks = sorted({cell_key(e.record).check for e in on_backend if e.record.get("status") == Status.RAN},
                         key=lambda c: (CHECK_ORDER.index(c) if c in CHECK_ORDER else 9, c))
         releases = _sorted_releases(cell_key(e.record).jax for e in on_backend)
         verdicts: dict[str, tuple[bool, list[str]]] = {}
@@ -271,7 +272,7 @@ def _backend_answers(current: list[LoadedRecord]) -> list[BackendAnswer]:
         if lowest is not None:
             for release in releases[releases.index(lowest) + 1:]:
                 ok, why = verdicts[release]
-                failing = [w for w in why if "not-installable" not in w]
+                failing = [w for w in why if Status.NOT_INSTALLABLE not in w]
                 if not ok and failing:
                     above.append(f"{release} ({', '.join(failing)})")
         newest = next((r for r in reversed(releases) if verdicts[r][0]), None)
@@ -294,7 +295,7 @@ def _uncounted(on_backend: list[LoadedRecord], counted: list[str]) -> list[str]:
 
 def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) -> KnownProblemAnswer:
     ranges = []
-    ran = [e for e in current if e.record.get("check") == problem.check and e.record.get("status") == "ran"]
+    ran = [e for e in current if e.record.get("check") == problem.check and e.record.get("status") == Status.RAN]
     for backend in sorted({cell_key(e.record).backend for e in ran}):
         by_release: dict[str, set[str]] = {}
         for e in ran:
@@ -302,8 +303,8 @@ def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) ->
                 by_release.setdefault(record_jax(e.record), set()).add(str(e.record.get("verdict")))
         releases = _sorted_releases(by_release)
         # Any machine measuring the release as affected makes it affected.
-        affected = [r for r in releases if "affected" in by_release[r]]
-        clean = [r for r in releases if by_release[r] == {"unaffected"}]
+        affected = [r for r in releases if Verdict.AFFECTED in by_release[r]]
+        clean = [r for r in releases if by_release[r] == {Verdict.UNAFFECTED}]
         inconclusive = [r for r in releases if r not in affected and r not in clean]
         first = affected[0] if affected else None
         last = affected[-1] if affected else None
@@ -314,7 +315,7 @@ def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) ->
             inside = [r for r in clean if lo < release_key(r) < hi]
             above = next((r for r in clean if release_key(r) > hi), None)
         affected_records = [e for e in ran if cell_key(e.record).backend == backend
-                            and e.record.get("verdict") == "affected"]
+                            and e.record.get("verdict") == Verdict.AFFECTED]
         ranges.append(AffectedRange(backend, first, last, affected, inside, above, inconclusive, releases,
                                     _workaround(problem.check, affected_records)))
     return KnownProblemAnswer(

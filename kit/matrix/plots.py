@@ -30,6 +30,7 @@ from typing import Any
 
 from repro.contract import strict_json
 
+from ..records.verdict import Status, Verdict
 from ..atomic_files import atomic_write_bytes, atomic_write_text
 from .plot_data import (
     BoundaryWindow,
@@ -134,7 +135,7 @@ def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
     except ImportError:
         outcome.notes.append("matplotlib is not installed: plots skipped (pip install matplotlib).")
         return outcome
-    ran = [e for e in newest if e.record.get("status") == "ran"]
+    ran = [e for e in newest if e.record.get("status") == Status.RAN]
     for backend in sorted({record_backend(e.record) for e in ran}):
         on_backend = sorted(
             (e for e in ran if record_backend(e.record) == backend), key=lambda e: release_key(record_jax(e.record))
@@ -159,7 +160,8 @@ def _label(entry: LoadedRecord, several_machines: bool) -> str:
 
 
 def _verdict_color(record: Mapping[str, Any]) -> str:
-    return {"affected": AFFECTED_COLOR, "unaffected": UNAFFECTED_COLOR}.get(str(record.get("verdict")), OTHER_COLOR)
+    colors: dict[str, str] = {Verdict.AFFECTED: AFFECTED_COLOR, Verdict.UNAFFECTED: UNAFFECTED_COLOR}
+    return colors.get(str(record.get("verdict")), OTHER_COLOR)
 
 
 def _evidence(record: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -290,7 +292,7 @@ def _plot_speedup_overview(entries: list[LoadedRecord], backend: str, out_dir: P
             points = curves[loss].get(mode)
             if not points:
                 continue
-            affected = entry.record.get("verdict") == "affected"
+            affected = entry.record.get("verdict") == Verdict.AFFECTED
             ax.plot([p[0] for p in points], [p[1] for p in points], "x--" if affected else "o-",
                     color=palette(i % 10), linewidth=1.3, markersize=5,
                     label=f"{_label(entry, several)} ({entry.record.get('verdict')})")
@@ -378,7 +380,7 @@ def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, 
         ax = fig.subplots()
         floor = 1e-17
         for entry, series in detailed:
-            affected = entry.record.get("verdict") == "affected"
+            affected = entry.record.get("verdict") == Verdict.AFFECTED
             ax.plot([i - offset for i in series.index], [max(v, floor) for v in series.rel_error],
                     "x-" if affected else ".-", markersize=4, linewidth=1.2 if affected else 0.8,
                     color=_verdict_color(entry.record), alpha=0.8, label=_label(entry, several))

@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..records.verdict import Status
 from ..records import LoadedRecord, cell_key, environment_cell, existing_interpreter, record_jax, release_key
 from .key_figures import failure_figure, key_figure, lu_fed_by, packages_figure, speedups
 from .reproduce import working_command
@@ -135,7 +136,7 @@ def _row(release: str, backend: str, machine: str, group: list[LoadedRecord], sh
         {
             str(env.get("jaxlib") or (inst.get("resolved") or {}).get("jaxlib") or "")
             for env, inst, e in zip(envs, installs, group)
-            if e.record.get("status") != "not-installable"
+            if e.record.get("status") != Status.NOT_INSTALLABLE
         }
         - {""}
     )
@@ -161,14 +162,14 @@ def check_order(check: str) -> tuple[int, str]:
 
 def _install_status(group: list[LoadedRecord]) -> str:
     reasons = sorted({str(e.record.get("reason") or "no reason given")
-                      for e in group if e.record.get("status") == "not-installable"})
+                      for e in group if e.record.get("status") == Status.NOT_INSTALLABLE})
     if not reasons:
         return "ok"
     neighbours = sorted({n for e in group for n in (e.record.get("install") or {}).get("neighbours") or []},
                         key=release_key)
     if neighbours:
         reasons.append(f"installable neighbours: {', '.join(neighbours)}")
-    if len(reasons) == len(group) or all(e.record.get("status") == "not-installable" for e in group):
+    if len(reasons) == len(group) or all(e.record.get("status") == Status.NOT_INSTALLABLE for e in group):
         return "not installable: " + "; ".join(reasons)
     return "partly: " + "; ".join(reasons)
 
@@ -186,7 +187,7 @@ def finding(entry: LoadedRecord, shown: Shown = Shown()) -> Finding:
     if check == "scaling" and not any(key.endswith(("_speedup_2", "_speedup_4")) for key in summary):
         summary = {**speedups(evidence), **summary}  # records from before the speedups were in the summary
     figures = [key_figure(check, summary), failure_figure(evidence), packages_figure(record.get("environment"))]
-    figure = "; ".join(text for text in figures if text) if status == "ran" else ""
+    figure = "; ".join(text for text in figures if text) if status == Status.RAN else ""
     return Finding(
         check=check,
         status=status,

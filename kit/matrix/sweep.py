@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from packaging.version import Version
 
+from ..records.verdict import Status
 from .. import records
 from . import slurm
 from ..arguments import Parser
@@ -64,7 +65,7 @@ UNRESOLVABLE_TTL_S = 3600.0
 # "unsaved": the cell ran but its record could not be written into the
 # results folder (kept aside instead); that fails the sweep even without --strict.
 # "cancelled": SLURM cancelled the cell's array task (scancel, a time limit).
-FAILED = ("crashed", "timed-out", "error", "unsaved", "cancelled")
+FAILED = (Status.CRASHED, Status.TIMED_OUT, "error", "unsaved", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -478,7 +479,7 @@ def render_table(outcomes: Sequence[CellResult]) -> str:
     rows = [(o.cell.version, o.cell.check, o.status or "-", o.verdict or "-", _this_run(o)) for o in outcomes]
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip() for row in (header, *rows)]
-    ran = sum(1 for o in outcomes if _this_run(o) == "ran")
+    ran = sum(1 for o in outcomes if _this_run(o) == Status.RAN)
     failed = sum(1 for o in outcomes if o.status in FAILED)
     current = sum(1 for o in outcomes if o.current)
     lines.append(f"{_cells(len(outcomes))}: {ran} ran, {current} current (skipped), "
@@ -494,7 +495,7 @@ NOT_RUN = {"submitted": "submitted", "cancelled": "cancelled", "error": "no reco
 
 
 def _this_run(outcome: CellResult) -> str:
-    return "current, skipped" if outcome.current else NOT_RUN.get(outcome.status or "", "ran")
+    return "current, skipped" if outcome.current else NOT_RUN.get(outcome.status or "", Status.RAN)
 
 
 def _shorten(text: str, limit: int = 200) -> str:

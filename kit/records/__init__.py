@@ -4,6 +4,8 @@ One JSON record per run under ``reports/results/``. Below install, run,
 matrix and bisect, next to config: they all write or read records, and none
 of them answers these questions on its own.
 
+* `verdict`: the words an outcome is told in (`Status`, `Verdict`, `Source`),
+  the only place they are spelt;
 * `schema`: what a record is, its fields, migrations, and `parse_record`,
   which turns any file's text into a record or one sentence saying why not;
 * `json_text`: JSON read from files anyone can write, never raising;
@@ -28,6 +30,7 @@ from .origin import (EXISTING, EnvironmentCell, environment_cell, environment_na
 from .schema import (MIGRATIONS, SCHEMA, STATUSES, VERDICTS, LoadedRecord, LoadResult, Record, RecordError,
                      UnusableFile, migrate, parse_record, validate)
 from .json_text import JsonTextError, read_json
+from .verdict import Source, Status, Verdict
 from .store import UNSAVED_DIR_NAME, load_records, record_filename, save_record, write_record
 
 __all__ = [
@@ -39,4 +42,5 @@ __all__ = [
     "newest_per_cell", "newest_records_here", "parse_record", "read_json", "record_backend", "record_filename",
     "record_identity", "record_jax", "record_machine", "release_key", "run_identity", "same", "same_install",
     "save_record", "split_ad_hoc", "staleness", "summary", "validate", "write_record",
+    "Source", "Status", "Verdict",
 ]

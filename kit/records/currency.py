@@ -25,6 +25,7 @@ from typing import Any
 
 from repro.parameters import flag, shown
 
+from .verdict import Status
 from .. import __version__
 from .cells import backend_name, machine_id, newest_per_cell
 from .identity import Identity, mismatch, same, same_install
@@ -68,7 +69,7 @@ def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset
     about the release).
     """
     origin = origin_difference(record, environment)
-    if record.get("status") == "not-installable":
+    if record.get("status") == Status.NOT_INSTALLABLE:
         return origin
     used = {"processes": 1, **(record.get("parameters") or {})}
     wanted = {"processes": 1, **parameters}
@@ -155,7 +156,7 @@ def staleness(record: Mapping[str, Any], here: Identity) -> str:
     never current.
     """
     status = record.get("status")
-    if status not in ("ran", "not-installable"):
+    if status not in (Status.RAN, Status.NOT_INSTALLABLE):
         return f"it {status}: worth another try"
     origin = origin_difference(record)
     if origin:
@@ -165,7 +166,7 @@ def staleness(record: Mapping[str, Any], here: Identity) -> str:
     earlier = record_identity(record)
     if earlier is None:
         return "it does not say what its outcome depended on (made before records held their identity)"
-    if status == "not-installable":
+    if status == Status.NOT_INSTALLABLE:
         if same_install(earlier, here):
             return ""
         earlier = replace(earlier, subject=here.subject, python=here.python, packages=here.packages,

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from .verdict import STATUSES, VERDICTS
 from ..file_names import name_part_problem
 from .json_text import JsonTextError, decode
 
@@ -26,11 +27,6 @@ Record = dict[str, Any]
 # migrate yet; when SCHEMA becomes 2, add ``1: _upgrade_1_to_2`` here.
 MIGRATIONS: dict[int, Callable[[Record], Record]] = {}
 
-STATUSES = ("ran", "not-installable", "crashed", "refused", "timed-out", "unsupported")
-"""``refused``: the repro declined a size that does not fit this machine's memory (before any work).
-``unsupported``: the release cannot run what was asked here (e.g. processes joined on a CPU client without
-cross-process collectives)."""
-VERDICTS = ("affected", "unaffected", "inconclusive", None)
 
 
 class RecordError(ValueError):

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping, Sequence
 
+from ..records.verdict import Status, Verdict
 from ..config import Check
 from ..hlo import Fingerprint, fingerprints, read_module
 from ..install.environment import Environment
@@ -96,20 +97,20 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     flagged = [f for f in judged if f.state in ("whole", "gathered")]
     split = [f for f in judged if f.state == "split"]
     if run.modules and op and not judged:
-        fields.update(status="ran", verdict="inconclusive",
+        fields.update(status=Status.RAN, verdict=Verdict.INCONCLUSIVE,
                       reason=f"no linear-algebra op or collective of {op} compiled, so it cannot be judged")
     elif not run.modules:
-        fields.update(status="ran", verdict="inconclusive",
+        fields.update(status=Status.RAN, verdict=Verdict.INCONCLUSIVE,
                       reason="it compiled nothing, so there is no HLO to judge "
                              f"({fields.get('reason') or 'no reason'})")
     elif flagged:
         worst = sorted(flagged, key=lambda f: -(f.global_batch or 0))[0]
-        fields.update(status="ran", verdict="affected",
+        fields.update(status=Status.RAN, verdict=Verdict.AFFECTED,
                       reason=f"{len(flagged)} op(s) hold the whole batch on every device, e.g. "
                              f"{worst.location or worst.op_path} {worst.function} {worst.op} ({worst.pass_}, "
                              f"{worst.state}, {worst.device_batch} of {worst.global_batch})")
     else:
-        fields.update(status="ran", verdict="unaffected",
+        fields.update(status=Status.RAN, verdict=Verdict.UNAFFECTED,
                       reason=f"every linalg op is split across devices ({len(split)} of them)" if split
                       else "no linalg op holds a sharded batch whole")
     evidence = dict(fields.get("evidence") or {})

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 
 from packaging.utils import canonicalize_name
 
+from ..records.verdict import Status, Verdict
 from ..requirements import package_for_module
 from . import bounded_match
 
@@ -228,23 +229,23 @@ def judge(fields: Mapping[str, Any], code: int | None, tail: Sequence[str], bad_
         imported = import_failure(exception, pins)
         if imported is not None:
             evidence["import_error"] = imported.to_json()
-            return Judged("ran", "inconclusive", imported.reason(exception), evidence)
+            return Judged(Status.RAN, Verdict.INCONCLUSIVE, imported.reason(exception), evidence)
         if exception.name in _SYNTAX_TYPES:
             on = f" on Python {python}" if python else ""
-            return Judged("ran", "inconclusive", f"the script does not compile{on} ({exception.headline()})", evidence)
+            return Judged(Status.RAN, Verdict.INCONCLUSIVE, f"the script does not compile{on} ({exception.headline()})", evidence)
     how = f"raised {exception.headline()}" if exception is not None else _exit_words(same.reason)
     if bad_if is not None:
         evidence["bad_if"] = searched = _bad_if_evidence(bad_if, tail)
         if searched.get("gave_up"):
-            return Judged("ran", "inconclusive", f"the script {how}, and {searched['gave_up']}", evidence)
+            return Judged(Status.RAN, Verdict.INCONCLUSIVE, f"the script {how}, and {searched['gave_up']}", evidence)
         if searched["matched"] is not None:
             where = "its exception chain" if "matched_in" in searched else "its output"
-            return Judged("ran", "affected", f"the script {how}, and {where} matches bad_if {bad_if.pattern!r}",
+            return Judged(Status.RAN, Verdict.AFFECTED, f"the script {how}, and {where} matches bad_if {bad_if.pattern!r}",
                           evidence)
-        return Judged("ran", "inconclusive", f"the script failed otherwise: it {how}, and its output does not "
+        return Judged(Status.RAN, Verdict.INCONCLUSIVE, f"the script failed otherwise: it {how}, and its output does not "
                                              f"match bad_if {bad_if.pattern!r}", evidence)
-    if exception is not None and same.verdict == "affected":
-        return Judged("ran", "affected", f"the script {how} (exit {code}: affected)", evidence)
+    if exception is not None and same.verdict == Verdict.AFFECTED:
+        return Judged(Status.RAN, Verdict.AFFECTED, f"the script {how} (exit {code}: affected)", evidence)
     return Judged(same.status, same.verdict, same.reason, evidence)
 
 
@@ -301,5 +302,5 @@ def not_source(fields: Mapping[str, Any], problem: str) -> dict[str, Any]:
     """A failed run's record fields once its script proved not to be Python source (`source_problem`): inconclusive,
     as a script that does not compile is, never a verdict on the release."""
     evidence = {**(fields.get("evidence") or {}), "not_source": problem}
-    return {**fields, "status": "ran", "verdict": "inconclusive", "reason": f"the script does not compile: {problem}",
+    return {**fields, "status": Status.RAN, "verdict": Verdict.INCONCLUSIVE, "reason": f"the script does not compile: {problem}",
             "evidence": evidence}

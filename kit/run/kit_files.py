@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from ..records.verdict import Status, Verdict
 from ..config import Matrix
 from ..user_paths import shown_path
 from .child_processes import REPO_ROOT
@@ -40,7 +41,7 @@ def watching(matrix: Matrix, log: Callable[[str], None], run: Callable[..., dict
                 "so its verdict is not trusted (restore them, e.g. git checkout / git status, and run it again)")
     log(f"WARNING: {sentence}")
     said = str(fields.get("reason") or "")
-    return {**fields, "verdict": "inconclusive" if fields.get("status") == "ran" else fields.get("verdict"),
+    return {**fields, "verdict": Verdict.INCONCLUSIVE if fields.get("status") == Status.RAN else fields.get("verdict"),
             "reason": sentence + (f"; it said: {said}" if said else ""),
             "evidence": {**(fields.get("evidence") or {}), "kit_files_changed": changed}}
 

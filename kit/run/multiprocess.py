@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..records.verdict import Status, Verdict
 from ..package_files import repro_root
 from . import result_files
 from .child_output import Tail
@@ -71,7 +72,7 @@ def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, e
     group = ProcessGroup(launch, envs)
     codes, tail = group.wait(timeout)
     if group.timed_out:
-        return {"status": "timed-out", "reason": f"the {processes} processes did not finish within {timeout} s; "
+        return {"status": Status.TIMED_OUT, "reason": f"the {processes} processes did not finish within {timeout} s; "
                 "all were killed", "evidence": {"output_tail": tail, "exit_codes": codes}}
     return merge(out, processes, codes, tail)
 
@@ -82,12 +83,12 @@ def merge(out: Path, processes: int, codes: Sequence[int | None], tail: list[str
     results = [result for result, _why in read]
     unsupported = [r["unsupported"] for r in results if r and r.get("unsupported")]
     if unsupported:
-        return {"status": "unsupported", "reason": f"{processes} processes cannot run here: {unsupported[0]}",
+        return {"status": Status.UNSUPPORTED, "reason": f"{processes} processes cannot run here: {unsupported[0]}",
                 "evidence": {"exit_codes": list(codes), "per_process": unsupported}}
     missing = [rank for rank, r in enumerate(results) if r is None]
     if missing or any(code != 0 for code in codes):
         unusable = next((why for _result, why in read if why), "")
-        return {"status": "crashed", "reason": f"process(es) {missing or 'all'} of {processes} gave no result "
+        return {"status": Status.CRASHED, "reason": f"process(es) {missing or 'all'} of {processes} gave no result "
                 f"(exit codes {list(codes)}): {unusable or telling_line(tail)}",
                 "evidence": {"output_tail": tail, "exit_codes": list(codes)}}
     return _agreed([r for r in results if r is not None], processes)
@@ -122,7 +123,7 @@ def _agreed(results: list[dict[str, Any]], processes: int) -> dict[str, Any]:
         for what in _differences(first, result)
     ]
     if disagreements:
-        verdict = "inconclusive"
+        verdict = Verdict.INCONCLUSIVE
         reason = f"the {processes} processes read different evidence ({'; '.join(disagreements)})"
     evidence = dict(first.get("evidence") or {})
     evidence["processes"] = [_process_facts(result) for result in results]
@@ -130,7 +131,7 @@ def _agreed(results: list[dict[str, Any]], processes: int) -> dict[str, Any]:
     environment = dict(first.get("environment") or {})
     environment["process_count"] = processes
     environment["device_count"] = (first.get("process") or {}).get("global_devices", environment.get("device_count"))
-    return {"status": "ran", "verdict": verdict, "reason": reason, "evidence": evidence,
+    return {"status": Status.RAN, "verdict": verdict, "reason": reason, "evidence": evidence,
             "parameters": first.get("parameters", {}), "environment": environment}
 
 

@@ -30,9 +30,10 @@ from typing import Any, Mapping
 
 from repro.contract import EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
 
+from ..records.verdict import Status, Verdict
 from . import result_files
 
-VERDICTS = ("affected", "unaffected", "inconclusive")
+VERDICTS = tuple(Verdict)
 BETTER = ("lower", "higher")
 RESULT_KEYS = ("verdict", "reason", "summary", "metrics", "environment")
 
@@ -44,18 +45,18 @@ class ResultError(ValueError):
 def exit_observation(code: int | None, timeout: int) -> tuple[str, str | None, str]:
     """(status, verdict, reason) for a script's exit code, or None when it timed out."""
     if code is None:
-        return "timed-out", None, f"the script did not finish within {timeout} s"
+        return Status.TIMED_OUT, None, f"the script did not finish within {timeout} s"
     if code < 0:  # subprocess's word for a signal; an exit status never is negative
-        return "crashed", None, f"the script was killed by signal {-code}"
+        return Status.CRASHED, None, f"the script was killed by signal {-code}"
     if code > 127:
         # The script chose it (sys.exit(200)): no signal was involved, whatever a shell's 128+N convention
         # suggests, so it is said as the exit it was.
-        return "crashed", None, f"the script exited {code} (outside git bisect run's 0-127)"
+        return Status.CRASHED, None, f"the script exited {code} (outside git bisect run's 0-127)"
     if code == EXIT_UNAFFECTED:
-        return "ran", "unaffected", "the script exited 0 (unaffected)"
+        return Status.RAN, Verdict.UNAFFECTED, "the script exited 0 (unaffected)"
     if code == EXIT_INCONCLUSIVE:
-        return "ran", "inconclusive", "the script exited 125 (cannot test this release)"
-    return "ran", "affected", f"the script exited {code} (affected)"
+        return Status.RAN, Verdict.INCONCLUSIVE, "the script exited 125 (cannot test this release)"
+    return Status.RAN, Verdict.AFFECTED, f"the script exited {code} (affected)"
 
 
 def read_result(path: Path) -> dict[str, Any] | None:
@@ -110,11 +111,11 @@ def observation(code: int | None, timeout: int, result: Mapping[str, Any] | None
     """The record fields of one script run: exit code first, KIT_RESULT adds detail."""
     status, verdict, reason = exit_observation(code, timeout)
     fields: dict[str, Any] = {"status": status, "verdict": verdict, "reason": reason}
-    if result is None or status != "ran":
+    if result is None or status != Status.RAN:
         return {**fields, "verdict_from": "exit code"}
     claimed = result.get("verdict")
     if claimed is not None and claimed != verdict:
-        return {"status": "crashed", "verdict": None,
+        return {"status": Status.CRASHED, "verdict": None,
                 "reason": f"the script exited {code} ({verdict}) but its KIT_RESULT says {claimed}"}
     if result.get("reason"):
         fields["reason"] = result["reason"]

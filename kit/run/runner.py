@@ -27,6 +27,7 @@ from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
 from repro.parameters import flag, shown, to_flags
 
+from ..records.verdict import Status, Verdict
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
 from .child_processes import repro_env
@@ -180,7 +181,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     if job_facts():
         record["slurm"] = job_facts()  # which job, array task and node ran it
     if prepared.environment is None:
-        record.update(status="not-installable", reason=prepared.problem)
+        record.update(status=Status.NOT_INSTALLABLE, reason=prepared.problem)
         if prepared.plan is not None and index is not None:  # a release the index lacks: what to do about it
             record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
             extra = unsatisfied_extra(prepared.plan, prepared.attempts)
@@ -190,7 +191,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
                                                   else how_to_supply(request.version))
     elif prepared.cannot_test:
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
-        record.update(status="ran", verdict="inconclusive", reason=prepared.cannot_test)
+        record.update(status=Status.RAN, verdict=Verdict.INCONCLUSIVE, reason=prepared.cannot_test)
     else:
         record.update(watching(matrix, log, _run_in, prepared.environment, matrix, request, params,  # kit files watched
                                record["requested"]["backend"], log))
@@ -270,15 +271,15 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
         ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log,
                           echo=request.echo)
         if ended.timed_out:
-            return {"status": "timed-out", "reason": f"the repro did not finish within {timeout} s",
+            return {"status": Status.TIMED_OUT, "reason": f"the repro did not finish within {timeout} s",
                     "evidence": {"output_tail": ended.tail, **_leftover_evidence(ended)}}
         result, unusable = multiprocess.read_result(out, f"its {out.name}")
     code, tail = ended.code, ended.tail
     if code != 0 or result is None:
         failed = _repro_failure(code, tail, unusable, _leftover_evidence(ended))
         # A repro that exited 0 ran JAX; one that crashed may never have got past `import jax`.
-        return unless_jax_failed(failed, env, log) if failed["status"] == "crashed" and code != 0 else failed
-    fields: dict[str, Any] = {"status": "ran"}
+        return unless_jax_failed(failed, env, log) if failed["status"] == Status.CRASHED and code != 0 else failed
+    fields: dict[str, Any] = {"status": Status.RAN}
     fields.update({k: result[k] for k in ("verdict", "reason", "evidence", "parameters") if k in result})
     fields["environment"] = {**host_facts(None), **(result.get("environment") or {})}
     if ended.leftovers:
@@ -296,13 +297,13 @@ def _repro_failure(code: int | None, tail: list[str], unusable: str, more: Mappi
     evidence = {"output_tail": tail, **more}
     last = last_line(tail) or "no output"
     if code == EXIT_REFUSED:  # a size this machine cannot hold: a fact about the machine, not a crash
-        return {"status": "refused", "reason": f"the repro refused the size: {last}", "evidence": evidence}
+        return {"status": Status.REFUSED, "reason": f"the repro refused the size: {last}", "evidence": evidence}
     assert code is not None
     if code == 0:
         why = f"the repro exited 0, but {unusable}" if unusable else f"the repro exited 0 without a result: {last}"
-        return {"status": "crashed", "reason": why, "evidence": evidence}
+        return {"status": Status.CRASHED, "reason": why, "evidence": evidence}
     how = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
-    return {"status": "crashed", "reason": f"the repro crashed ({how}): {unusable or last}", "evidence": evidence}
+    return {"status": Status.CRASHED, "reason": f"the repro crashed ({how}): {unusable or last}", "evidence": evidence}
 
 
 def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log) -> dict[str, Any]:
@@ -319,7 +320,7 @@ def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log) -> dic
     evidence = {**(fields.get("evidence") or {}), "jax_cannot_run": health.to_json()}
     reason = (f"JAX itself cannot import and run here ({health.error}), so the run's failure is not a verdict "
               f"on the behaviour; it was: {fields.get('reason') or 'no reason given'}")
-    return {**fields, "status": "ran", "verdict": "inconclusive", "reason": reason, "evidence": evidence}
+    return {**fields, "status": Status.RAN, "verdict": Verdict.INCONCLUSIVE, "reason": reason, "evidence": evidence}
 
 
 def _bad_if_matched(fields: Mapping[str, Any]) -> bool:
@@ -382,10 +383,10 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
     code = ended.code
     result = None
     try:
-        if protocol.exit_observation(code, timeout)[0] == "ran":
+        if protocol.exit_observation(code, timeout)[0] == Status.RAN:
             result = protocol.read_result(out)
     except protocol.ResultError as exc:
-        return {"status": "crashed", "verdict": None, "reason": f"{exc}",
+        return {"status": Status.CRASHED, "verdict": None, "reason": f"{exc}",
                 "evidence": {"exit_code": code, "output_tail": ended.tail[-15:], **_leftover_evidence(ended)}}, None
     fields = protocol.observation(code, timeout, result)
     judged = failures.judge(fields, code, ended.tail, bad_if, env.pins, env.python_version)
@@ -395,10 +396,10 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
     evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code,
                                 "verdict_from": fields.pop("verdict_from", "exit code"), **judged.evidence,
                                 **_leftover_evidence(ended)}
-    if failures.failed(code) or fields["status"] != "ran":
+    if failures.failed(code) or fields["status"] != Status.RAN:
         evidence["output_tail"] = ended.tail[-15:]
         last = last_line(ended.tail)
-        if fields["status"] == "crashed" and last and "exception" not in judged.evidence:
+        if fields["status"] == Status.CRASHED and last and "exception" not in judged.evidence:
             fields["reason"] += f": {last}"
     if ended.leftovers and not ended.timed_out:
         fields["reason"] += f"; {_leftover_sentence(ended)}"
@@ -500,7 +501,7 @@ def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pyth
     """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one record."""
     child_processes.end_abandoned_trees(log)
     fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log)
-    if fields["status"] == "ran":
+    if fields["status"] == Status.RAN:
         fields["environment"] = {**host_facts(None), **fields["environment"]}
     return fields
 

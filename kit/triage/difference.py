@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..records.verdict import Status
 from . import block_outcome
 from .report_reading import Reading
 
@@ -63,7 +64,7 @@ def captured(version: str, record: dict[str, Any]) -> Run:
     evidence: dict[str, Any] = record["evidence"] if isinstance(record.get("evidence"), dict) else {}
     summary: dict[str, Any] = evidence["summary"] if isinstance(evidence.get("summary"), dict) else {}
     text = summary.get("triage_outcome")
-    usable = record.get("status") == "ran" and not evidence.get("jax_cannot_run") and isinstance(text, str)
+    usable = record.get("status") == Status.RAN and not evidence.get("jax_cannot_run") and isinstance(text, str)
     return Run(version, status, reason, _outcome(text) if usable else None)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..records.verdict import Verdict
 from ..config import Matrix, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
 from ..install.index import PackageIndex
@@ -233,7 +234,7 @@ def _by_difference(result: Triage, options: TriageOptions, runs: dict[str, Run],
     if more:
         result.details[-1] += f" (and {len(more)} more: {', '.join(more)[:60]})"
     result.details.append(confirmation(result.reading, bad, good, found.features))
-    verdicts = {bad.version: "affected", good.version: "unaffected"}
+    verdicts: dict[str, str] = {bad.version: Verdict.AFFECTED, good.version: Verdict.UNAFFECTED}
     result.verdicts = {v: f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs if v in verdicts}
     return verdicts
 
@@ -248,9 +249,9 @@ def _by_reported_failure(result: Triage, matrix: Matrix, options: TriageOptions,
                                reading.bad_if)
     verdicts = {version: _reported_verdict(reading, run) for version, run in runs.items()}
     if newest_inconclusive:
-        verdicts[newest] = "inconclusive"
+        verdicts[newest] = Verdict.INCONCLUSIVE
     result.verdicts = {v: f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs}
-    if same and len(runs) == 2 and not all(verdict == "affected" for verdict in verdicts.values()):
+    if same and len(runs) == 2 and not all(verdict == Verdict.AFFECTED for verdict in verdicts.values()):
         result.answer = f"behaves the same on {' and '.join(runs)}: no difference to bisect by"
         result.details += _proposals(reading, result, options.text)
         return
@@ -265,8 +266,8 @@ def _reported_verdict(reading: Reading, run: Run) -> str:
     shown = shows_reported(reading, run.outcome)
     failed = run.outcome["exit"] != 0
     if shown is None:
-        return "affected" if failed else "unaffected"
-    return "affected" if shown else "inconclusive" if failed else "unaffected"
+        return Verdict.AFFECTED if failed else Verdict.UNAFFECTED
+    return Verdict.AFFECTED if shown else Verdict.INCONCLUSIVE if failed else Verdict.UNAFFECTED
 
 
 def _proposals(reading: Reading, result: Triage, report: str) -> list[str]:
@@ -326,16 +327,16 @@ def plan_bisect(result: Triage, matrix: Matrix, options: TriageOptions, reported
     if not reported:
         result.answer = (f"the report names no release it ran; on the newest, {newest}, the check is {on_newest}. "
                          "Say which release reproduced it with --reported VERSION")
-        if on_newest == "affected" and good:
+        if on_newest == Verdict.AFFECTED and good:
             result.bisect_argv = bisect_argv(result, matrix, options, good=good, bad=newest)
         return
-    if on_reported != "affected":
+    if on_reported != Verdict.AFFECTED:
         result.answer = (f"not reproduced on the reporter's release {reported} ({on_reported}): "
                          f"{result.verdicts.get(reported, '')}")
         return
-    fixed = on_newest == "unaffected" and newest != reported
+    fixed = on_newest == Verdict.UNAFFECTED and newest != reported
     state = (f"fixed by the newest release, {newest}" if fixed else
-             f"still there in the newest release, {newest}" if on_newest == "affected" else
+             f"still there in the newest release, {newest}" if on_newest == Verdict.AFFECTED else
              f"{on_newest} on the newest release, {newest}")
     result.answer = f"reproduced on the reporter's release {reported}; {state}"
     fix = bisect_argv(result, matrix, options, good=newest, bad=reported) if fixed else []
@@ -343,7 +344,7 @@ def plan_bisect(result: Triage, matrix: Matrix, options: TriageOptions, reported
         result.bisect_argv, result.other_command = bisect_argv(result, matrix, options, good=good, bad=reported), fix
     elif fixed:
         result.bisect_argv = fix
-    elif on_newest == "affected":
+    elif on_newest == Verdict.AFFECTED:
         # No release known to work: the bisect gallops back from the newest to find one (--bad alone).
         result.answer += "; the bisect looks for a release where it worked, going back from the newest"
         result.bisect_argv = bisect_argv(result, matrix, options, good=None, bad=newest)
