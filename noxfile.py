@@ -140,9 +140,10 @@ def report(session: nox.Session) -> None:
 
 
 # The kit's own tests, in three lanes. `nox -s tests` is the unit lane for everyday work: no real JAX
-# install, no SLURM, no fake machine, on the oldest and the newest Python the kit supports.
-# `nox -s tests-machine` runs the kit end to end on a fake machine (fake releases on a local index, real
-# child processes): most of the time, so on one Python. `nox -s tests-integration` is the rest: real
+# install, no SLURM, nothing end to end, on the oldest and the newest Python the kit supports.
+# `nox -s tests-machine` runs the kit end to end on a fake machine (fake releases on a local index) and
+# the modules tests/conftest.py names END_TO_END (checks, kits and histories in child processes, for
+# seconds each): most of the time, so on one Python. `nox -s tests-integration` is the rest: real
 # releases, real compiled HLO, a real single-node SLURM. CI runs all three.
 TEST_PYTHONS = ("3.9", "3.13")
 UNIT_LANE = "not integration and not slurm and not machine"

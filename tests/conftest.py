@@ -21,11 +21,30 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+END_TO_END = {
+    "test_bisect_commit_search.py": "whole commit bisects, over a git history each test builds",
+    "test_run_multiprocess.py": "processes joined over a real coordinator, killed at their time limits",
+    "faults/test_local_faults.py": "real uv against a proxy that cuts a download, a full tmpfs, a read-only cache",
+    "faults/test_inputs.py": "the kit run as a command to its exit code, real uv on a local index",
+    "faults/test_metric_resume.py": "whole metric bisects, interrupted and resumed",
+    "faults/test_child_processes.py": "checks that start children, run to their time limits",
+    "faults/test_output_bounds.py": "a check writing 20 MB on one line, then killed",
+    "faults/test_network.py": "servers that stall or refuse, waited on to their timeouts",
+    "faults/test_killed_kit.py": "a kit killed outright, and the next one cleaning up",
+}
+"""Modules of the machine lane although they use no fake machine: each runs the kit, a check or a history end to
+end in child processes, for seconds a test (why, beside each). The unit lane is the rest: one quick look at one
+piece, fast enough to run on every change, on every Python the kit supports."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test on the fake machine (`fake_releases`, directly or through another fixture) is of the machine lane:
-    the unit lane stays quick enough to run on every change, on every Python the kit supports."""
+    """A test on the fake machine (`fake_releases`, directly or through another fixture), or of a module in
+    `END_TO_END`, is of the machine lane."""
+    here = Path(__file__).parent
     for item in items:
-        if "fake_releases" in getattr(item, "fixturenames", ()):
+        module = Path(str(item.fspath)).resolve()
+        name = module.relative_to(here).as_posix() if module.is_relative_to(here) else ""
+        if "fake_releases" in getattr(item, "fixturenames", ()) or name in END_TO_END:
             item.add_marker(pytest.mark.machine)
 
 
