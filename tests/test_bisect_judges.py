@@ -20,7 +20,7 @@ from kit.bisect.probe_cache import ProbeCache
 from kit.bisect.search import Outcome
 from kit.errors import ArchiveUnreachable
 from kit.install.environment import Prepared
-from kit.records import Identity
+from kit.records import Identity, Record
 
 
 def identity(version: str, jaxlib: str | None = None) -> Identity:
@@ -76,9 +76,9 @@ class ScriptedSubject:
     def environment_state(self, key: str) -> str | None:
         return "reused"
 
-    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> dict[str, Any]:
+    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> Record:
         self.ran.append(key)
-        record = next(self.script[key])
+        record = Record(next(self.script[key]))
         if log_file is not None:
             with log_file.open("a") as log:
                 log.write(f"run {len(self.ran)}: {record.get('verdict')}\n")
@@ -209,11 +209,11 @@ def test_a_probe_that_showed_nothing_about_the_release_is_not_kept(
 
 def test_a_conclusive_current_record_answers_and_an_inconclusive_one_is_a_first_look(
         cache: ProbeCache, tmp_path: Path) -> None:
-    recorded = observation_of(ran("affected"), source="record")
+    recorded = observation_of(Record(ran("affected")), source="record")
     subject = ScriptedSubject({"0.5.0": []}, recorded=recorded)
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
     assert subject.ran == [] and look.observation.source == "record" and look.observation.packages["numpy"] == "2.1.3"
-    first = ScriptedSubject({"0.5.0": [ran("unaffected")]}, recorded=observation_of(ran("inconclusive"), "record"))
+    first = ScriptedSubject({"0.5.0": [ran("unaffected")]}, recorded=observation_of(Record(ran("inconclusive")), "record"))
     seen = judge(cache, tmp_path).observe(first, candidate("0.5.0")).observation
     assert len(first.ran) == 1 and (seen.verdict, seen.source) == ("unaffected", "record+run")
 

@@ -6,6 +6,7 @@ import pytest
 
 from kit.bisect.outcomes import Observation, classify, label, script_observation, settle
 from kit.bisect.search import Outcome
+from kit.records import Record
 
 
 @pytest.mark.parametrize(
@@ -71,12 +72,12 @@ def test_the_probe_line_says_how_many_compiles_were_reused() -> None:
 
     record = {"status": "ran", "verdict": "unaffected", "reason": "each device factorises its share",
               "evidence": {"compile_cache": {"used": True, "compiles": 33, "reused": 30, "written": 3}}}
-    seen = settle([observation_of(record)])  # as a probe settles its runs
+    seen = settle([observation_of(Record(record))])  # as a probe settles its runs
     assert seen.compiles == "compile cache: 30 of 33 compiles reused"
     options = parse_options(PLAIN_MATRIX, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"])
     assert probe_line("jax 0.5.3", seen, Outcome.GOOD, options).endswith(
         "each device factorises its share · compile cache: 30 of 33 compiles reused")
     unsupported = {**record, "evidence": {"compile_cache": {"used": False, "why": "not supported here: no cache"}}}
-    assert observation_of(unsupported).compiles == "compile cache: not supported here: no cache"
-    assert observation_of({**record, "evidence": {}}).compiles == ""  # a script, or a record from before
+    assert observation_of(Record(unsupported)).compiles == "compile cache: not supported here: no cache"
+    assert observation_of(Record({**record, "evidence": {}})).compiles == ""  # a script, or a record from before
     assert Observation.from_json(seen.to_json()) == seen

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kit.config import load_matrix
 from kit.matrix.reproduce import session_names, working_command
+from kit.records import Record
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = session_names(["scaling", "correctness"], ["0.4.35", "0.6.0"])
@@ -15,14 +16,14 @@ SESSIONS = session_names(["scaling", "correctness"], ["0.4.35", "0.6.0"])
 
 def test_a_session_that_exists_is_kept_and_one_that_does_not_becomes_the_kit_s_command() -> None:
     record = {"check": "scaling", "requested": {"jax": "0.5.0"}, "reproduce": "nox -s scaling-0.5.0"}
-    assert working_command(record, SESSIONS) == "python -m kit run scaling 0.5.0"
+    assert working_command(Record(record), SESSIONS) == "python -m kit run scaling 0.5.0"
     with_args = {**record, "reproduce": "nox -s scaling-0.5.0 -- --backend cuda --devices 1,2"}
-    assert working_command(with_args, SESSIONS) == "python -m kit run scaling 0.5.0 --backend cuda --devices 1,2"
+    assert working_command(Record(with_args), SESSIONS) == "python -m kit run scaling 0.5.0 --backend cuda --devices 1,2"
     kept = {"check": "scaling", "requested": {"jax": "0.6.0"}, "reproduce": "nox -s scaling-0.6.0"}
-    assert working_command(kept, SESSIONS) == "nox -s scaling-0.6.0"
-    assert working_command({**record, "reproduce": "nox -s bisect -- --check scaling"}, SESSIONS).startswith("nox -s bisect")
-    assert working_command({"check": "qr", "requested": {"jax": "0.5.0"}}, SESSIONS) == "python -m kit run qr 0.5.0"
-    assert working_command(record, None) == "nox -s scaling-0.5.0"  # no matrix to say which sessions exist
+    assert working_command(Record(kept), SESSIONS) == "nox -s scaling-0.6.0"
+    assert working_command(Record({**record, "reproduce": "nox -s bisect -- --check scaling"}), SESSIONS).startswith("nox -s bisect")
+    assert working_command(Record({"check": "qr", "requested": {"jax": "0.5.0"}}), SESSIONS) == "python -m kit run qr 0.5.0"
+    assert working_command(Record(record), None) == "nox -s scaling-0.5.0"  # no matrix to say which sessions exist
 
 
 def test_every_reproduce_cell_of_the_committed_matrix_names_a_session_or_a_kit_run_that_exists() -> None:

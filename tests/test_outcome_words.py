@@ -72,3 +72,41 @@ def test_sources_told_in_steps_read_back_in_order() -> None:
     assert joined([Source.RECORD, Source.RUN, Source.RUN]) == "record+run"
     assert sources("record+run") == (Source.RECORD, Source.RUN)
     assert sources("record+nonsense") == (Source.RECORD,)
+
+
+RECORD_READERS = ("bisect", "matrix")
+"""The drivers: a record reaches them as a `Record`, never as the JSON object a run wrote."""
+
+
+def _untyped_records(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+            text = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+            if "record" in arg.arg and ("[str, Any]" in text or "RecordJson" in text):
+                found.append(f"{path.relative_to(KIT.parent)}:{node.lineno} {node.name}({arg.arg}: {text})")
+        returned = ast.unparse(node.returns) if node.returns is not None else ""
+        if "RecordJson" in returned or node.name.endswith(("record", "records")) and "[str, Any]" in returned:
+            found.append(f"{path.relative_to(KIT.parent)}:{node.lineno} {node.name} -> {returned}")
+    return found
+
+
+def test_no_json_object_record_crosses_into_the_drivers() -> None:
+    untyped = [line for package in RECORD_READERS for path in sorted((KIT / package).rglob("*.py"))
+               for line in _untyped_records(path)]
+    assert untyped == []
+
+
+def test_a_typed_record_reads_an_edited_file_without_raising() -> None:
+    from kit.records import Record
+
+    record = Record({"check": "scaling", "status": "ran", "verdict": "afected", "evidence": [1], "requested": "x",
+                     "duration_s": True})
+    assert record.ran
+    assert record.verdict is None
+    assert record.evidence == {}
+    assert record.jax == ""
+    assert record.duration_s is None
+    assert record["verdict"] == "afected"

@@ -16,12 +16,11 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from pathlib import Path
-from typing import Any
 
 from ..history.source import History
 from ..install.bytecode import compile_environment, fill_bytecode
 from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
-from ..records import Identity
+from ..records import Identity, Record
 from ..install.environment import Prepared, over_release
 from ..run.jax_runs import JaxRuns, jax_runs
 from .candidates import Candidate
@@ -136,7 +135,7 @@ class CommitSubject:
 
     # -- running
 
-    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> dict[str, Any]:
+    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> Record:
         """The build's release run, as the commit: its version, its records apart, the bisect as its reproduction."""
         candidate = self.commits[key]
         request = dataclasses.replace(self.releases.request(self._build_of(key), log_file),

@@ -133,15 +133,14 @@ class MetricJudge:
             return install_unknown(unknown, candidate)
         if prepared.environment is None:
             return Observation(Status.NOT_INSTALLABLE, None, f"not installable here: {prepared.problem}")
-        fields = subject.run(candidate.version, prepared)
+        record = subject.run(candidate.version, prepared)
         resolution = prepared.resolution
         python, jaxlib = (resolution.python, resolution.pins.get("jaxlib")) if resolution else (None, None)
-        if fields.get("status") != Status.RAN:
-            return Observation(str(fields.get("status")), None, str(fields.get("reason") or ""),
-                               python=python, jaxlib=jaxlib)
-        metric = (fields.get("metrics") or {}).get(self.options.metric)
+        if not record.ran:
+            return Observation(record.status_text, None, record.reason, python=python, jaxlib=jaxlib)
+        metric = record.metrics.get(self.options.metric or "")
         if metric is None:
-            known = ", ".join(sorted(fields.get("metrics") or {})) or "none"
+            known = ", ".join(sorted(record.metrics)) or "none"
             raise UsageError(f"jax {candidate.version}: the {'script' if self.options.script else 'check'} "
                              f"reported no metric {self.options.metric!r} (it reported: {known})",
                              "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")

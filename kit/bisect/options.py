@@ -23,7 +23,6 @@ from packaging.version import Version
 
 from repro.parameters import MAX_HOST_DEVICES
 
-from ..records.verdict import Status
 from ..arguments import Parser
 from ..config import (BACKENDS, DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
                       script_check, timeout_seconds)
@@ -400,8 +399,7 @@ def recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
     assert options.check is not None
     newest = newest_records_here(matrix.results_dir, options.backend,
                                  {options.check: configured_parameters(matrix, options.check)})
-    return {jax: str(record.get("verdict")) for (check, jax), record in newest.items()
-            if check == options.check and record.get("status") == Status.RAN}
+    return {jax: str(record.verdict) for (check, jax), record in newest.items() if check == options.check and record.ran}
 
 
 def bisect_name(options: Options, good: str, bad: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from repro.compile_cache import summary as compile_summary
 
+from ..records import Record
 from ..records.verdict import Source, Status, Verdict, joined
 from ..requirements import versions_text
 from ..run import protocol
@@ -136,19 +137,19 @@ _OBSERVATION_SHAPES = {
 }
 
 
-def observation_of(record: Mapping[str, Any], source: str = Source.RUN) -> Observation:
+def observation_of(record: Record, source: str = Source.RUN) -> Observation:
     """What a record says a release did: its status, verdict and reason, and how a failure ended.
 
     One reading for a record the probe just wrote and one found current in
     the matrix's folder, so both show the same in a probe line and a report.
     """
-    evidence = _mapping(record.get("evidence"))
+    evidence = record.evidence
     exception = _mapping(evidence.get("exception"))
     imported = _mapping(evidence.get("import_error"))
-    extras = _mapping(_mapping(record.get("environment")).get("packages"))
+    extras = _mapping(record.environment.get("packages"))
     jax_failed = _mapping(evidence.get("jax_cannot_run"))
     return Observation(
-        str(record.get("status")), record.get("verdict"), str(record.get("reason") or ""), source,
+        record.status_text, record.verdict, record.reason, source,
         exception=f"{exception.get('type')}: {exception.get('message', '')}".splitlines()[0] if exception else None,
         missing_import=str(imported["package"]) if imported.get("package") and not imported.get("installed") else None,
         extra_packages={str(k): (str(v) if v is not None else None) for k, v in extras.items()},

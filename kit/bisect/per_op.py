@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..records.verdict import Status, Verdict
+from ..records import Record
+from ..records.verdict import Verdict
 from ..config import Matrix
 from ..errors import UsageError
 from ..run import runner
@@ -60,13 +61,13 @@ def _states(matrix: Matrix, options: Options, check: Any, release: str, log: Log
     request = runner.RunRequest(check=check.name, version=release, backend=options.backend, script=check,
                                 find_links=options.find_links, pins=options.pins, echo=False,
                                 records_dir=matrix.layout.script_records, timeout_s=options.timeout)
-    record, _ = runner.run_check(matrix, request, log)
-    if record.get("status") != Status.RAN or record.get("verdict") == Verdict.INCONCLUSIVE and not record["evidence"].get(
-            "fingerprints"):
-        raise UsageError(f"the program did not compile on {release}: {record.get('reason')}",
+    written, _ = runner.run_check(matrix, request, log)
+    record = Record(written)
+    if not record.ran or record.verdict is Verdict.INCONCLUSIVE and not record.evidence.get("fingerprints"):
+        raise UsageError(f"the program did not compile on {release}: {record.reason}",
                          "nox -s explain -- PROGRAM --releases VERSION says why")
     states: dict[str, str] = {}
-    for f in record["evidence"].get("fingerprints") or []:
+    for f in record.evidence.get("fingerprints") or []:
         if f.get("location"):
             key = f"{f['location']}:{f['op']}"
             states[key] = f["state"] if f["state"] in _FLAGGED else states.get(key, f["state"])

@@ -24,7 +24,7 @@ from typing import Any, Generic, Mapping, NamedTuple, Protocol, TypeVar
 from ..records.verdict import Source, Status
 from ..errors import ArchiveUnreachable
 from ..install.environment import Prepared
-from ..records import Identity
+from ..records import Identity, Record
 from .bounds import Bounds
 from .candidates import Candidate
 from .options import Log, Options
@@ -61,7 +61,7 @@ class Subject(Protocol):
 
     def recorded(self, here: Identity, key: str) -> Observation | None: ...
 
-    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> dict[str, Any]: ...
+    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> Record: ...
 
     def done(self, key: str) -> None: ...
 

@@ -126,11 +126,10 @@ class ReleaseSubject:
         record = newest.get((self.options.check, key))
         if record is None or not records.is_current(record, here):
             return None
-        evidence = record.get("evidence") or {}
         return dataclasses.replace(
-            observation_of(record, Source.RECORD), ran_at=str(record.get("created") or ""),
-            seconds=float(record.get("duration_s") or 0), matched=records.summary(here),
-            output_tail=list(evidence.get("output_tail") or []), job=job_label(record.get("slurm")))
+            observation_of(record, Source.RECORD), ran_at=record.created, seconds=record.duration_s or 0.0,
+            matched=records.summary(here), output_tail=list(record.evidence.get("output_tail") or []),
+            job=job_label(record.slurm or None))
 
     # -- running
 
@@ -146,14 +145,14 @@ class ReleaseSubject:
                                  overrides=probe_overrides(self.matrix, options),
                                  echo=options.verbose)  # quiet: the output is in the probe's log
 
-    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> dict[str, Any]:
+    def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> records.Record:
         """One run through the runner, which writes its record (where this subject's records go); the record."""
         return self.run_request(self.request(key, log_file), prepared)
 
-    def run_request(self, request: runner.RunRequest, prepared: Prepared) -> dict[str, Any]:
+    def run_request(self, request: runner.RunRequest, prepared: Prepared) -> records.Record:
         """``request`` run in ``prepared`` (a commit subject's too: it runs as its build's release would)."""
         record, _path = runner.run_check(self.matrix, request, self.log, self.index, prepared=prepared)
-        return record
+        return records.Record(record)
 
 
 def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:

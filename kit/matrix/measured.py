@@ -13,19 +13,17 @@ older records, which lack it, count as from the exit code). One run that says
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from ..records.verdict import Status
-from ..records import LoadedRecord
+from ..records import LoadedRecord, Record
 
 
-def measured_only(record: Mapping[str, Any]) -> bool:
+def measured_only(record: Record) -> bool:
     """A run that measured (metrics) and judged nothing of its own (exit 0, no verdict in KIT_RESULT)."""
-    evidence = record.get("evidence")
-    if record.get("status") != Status.RAN or not isinstance(evidence, dict) or "exit_code" not in evidence:
+    evidence = record.evidence
+    if not record.ran or not isinstance(evidence, dict) or "exit_code" not in evidence:
         return False  # not a script check's run: a built-in check's verdicts are its own
-    return (bool(record.get("metrics")) and evidence.get("exit_code") == 0
+    return (bool(record.metrics) and evidence.get("exit_code") == 0
             and evidence.get("verdict_from", "exit code") == "exit code")
 
 
@@ -33,6 +31,6 @@ def measuring_checks(entries: Iterable[LoadedRecord]) -> set[str]:
     """Checks every one of whose runs measured only: shown as measured, never in the answer."""
     runs: dict[str, list[bool]] = {}
     for entry in entries:
-        if entry.record.get("status") == Status.RAN:
-            runs.setdefault(str(entry.record.get("check")), []).append(measured_only(entry.record))
+        if entry.record.ran:
+            runs.setdefault(str(entry.record.check), []).append(measured_only(entry.record))
     return {check for check, flags in runs.items() if flags and all(flags)}

@@ -68,8 +68,8 @@ def metric_series(newest: Iterable[LoadedRecord]) -> list[MetricSeries]:
     series: dict[tuple[str, str, str], MetricSeries] = {}
     for entry in newest:
         record = entry.record
-        metrics = record.get("metrics")
-        if record.get("status") != Status.RAN or not isinstance(metrics, Mapping):
+        metrics = record.metrics
+        if record.status != Status.RAN or not isinstance(metrics, Mapping):
             continue
         for name, metric in metrics.items():
             samples = metric.get("samples") if isinstance(metric, Mapping) else None
@@ -77,7 +77,7 @@ def metric_series(newest: Iterable[LoadedRecord]) -> list[MetricSeries]:
             finite = [float(x) for x in samples if isinstance(x, (int, float))] if isinstance(samples, list) else []
             if not finite:
                 continue
-            key = (str(record.get("check")), str(name), record_backend(record))
+            key = (str(record.check), str(name), record_backend(record))
             one = series.setdefault(key, MetricSeries(*key[:2], str(metric.get("unit", "")),
                                                       str(metric.get("better", "lower")), key[2]))
             s = summarise(finite)

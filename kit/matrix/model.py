@@ -11,7 +11,7 @@ the model and `kit.matrix.report` writes it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from .. import __version__ as KIT_VERSION
 from .known_problems import KnownProblem, load_known_problems
 from .metric_series import MetricSeries, metric_series
 from ..records import (
+    Record,
     Configured,
     LoadedRecord,
     UnusableFile,
@@ -162,18 +163,18 @@ def _sorted_releases(releases: Iterable[str]) -> list[str]:
     return sorted(set(releases), key=release_key)
 
 
-def _as_entries(records: Iterable[LoadedRecord | Mapping[str, Any]]) -> list[LoadedRecord]:
+def _as_entries(records: Iterable[LoadedRecord | Record]) -> list[LoadedRecord]:
     entries = []
     for item in records:
         if isinstance(item, LoadedRecord):
             entries.append(item)
         else:
-            entries.append(LoadedRecord(Path(str(item.get("_path", ""))), dict(item)))
+            entries.append(LoadedRecord(Path(str(item.get("_path", ""))), Record.of(item)))
     return entries
 
 
 def build_report(
-    records: Iterable[LoadedRecord | Mapping[str, Any]],
+    records: Iterable[LoadedRecord | Record],
     matrix_releases: Sequence[str] | None = None,
     unusable: Sequence[UnusableFile] = (),
     configured: Configured | None = None,
@@ -182,7 +183,7 @@ def build_report(
     sessions: Collection[str] | None = None,
     checks: Collection[str] | None = None,
 ) -> Report:
-    """The whole report from records (dicts or `LoadedRecord`s) and the files that could not be used.
+    """The whole report from records (`Record`s or `LoadedRecord`s) and the files that could not be used.
 
     ``known_problems`` default to the kit's own known_problems.toml.
 
@@ -208,7 +209,7 @@ def build_report(
     checks = sorted({cell_key(e.record).check for e in [*current, *newest_named.values()]}, key=check_order)
     measured = {record_jax(e.record) for e in in_matrix}
     measuring = measuring_checks(in_matrix)
-    judged = [e for e in current if str(e.record.get("check")) not in measuring]
+    judged = [e for e in current if str(e.record.check) not in measuring]
     shown = Shown(sessions, measuring)
     return Report(
         backends=_backend_answers(judged),
@@ -239,22 +240,22 @@ def _sort_entry(entry: LoadedRecord) -> tuple[Any, ...]:
 
 def _passes(entry: LoadedRecord) -> bool:
     record = entry.record
-    return record.get("status") == Status.RAN and record.get("verdict") == Verdict.UNAFFECTED
+    return record.ran and record.verdict == Verdict.UNAFFECTED
 
 
 def _why_not(entry: LoadedRecord) -> str:
     record = entry.record
-    check = record.get("check")
-    if record.get("status") != Status.RAN:
-        return f"{check} {record.get('status')}"
-    return f"{check} {record.get('verdict')}"
+    check = record.check
+    if record.status != Status.RAN:
+        return f"{check} {record.status_text}"
+    return f"{check} {record.verdict}"
 
 
 def _backend_answers(current: list[LoadedRecord]) -> list[BackendAnswer]:
     answers = []
     for backend in sorted({cell_key(e.record).backend for e in current}):
         on_backend = [e for e in current if cell_key(e.record).backend == backend]
-        checks = sorted({cell_key(e.record).check for e in on_backend if e.record.get("status") == Status.RAN},
+        checks = sorted({cell_key(e.record).check for e in on_backend if e.record.ran},
                         key=lambda c: (CHECK_ORDER.index(c) if c in CHECK_ORDER else 9, c))
         releases = _sorted_releases(cell_key(e.record).jax for e in on_backend)
         verdicts: dict[str, tuple[bool, list[str]]] = {}
@@ -287,7 +288,7 @@ def _uncounted(on_backend: list[LoadedRecord], counted: list[str]) -> list[str]:
     found = []
     for check in left_out:
         cells = [e for e in on_backend if cell_key(e.record).check == check]
-        statuses = ", ".join(f"{e.record.get('status')} on {cell_key(e.record).jax}"
+        statuses = ", ".join(f"{e.record.status_text} on {cell_key(e.record).jax}"
                              for e in sorted(cells, key=lambda e: release_key(cell_key(e.record).jax)))
         found.append(f"{check} ({statuses})")
     return found
@@ -295,12 +296,12 @@ def _uncounted(on_backend: list[LoadedRecord], counted: list[str]) -> list[str]:
 
 def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) -> KnownProblemAnswer:
     ranges = []
-    ran = [e for e in current if e.record.get("check") == problem.check and e.record.get("status") == Status.RAN]
+    ran = [e for e in current if e.record.check == problem.check and e.record.ran]
     for backend in sorted({cell_key(e.record).backend for e in ran}):
         by_release: dict[str, set[str]] = {}
         for e in ran:
             if cell_key(e.record).backend == backend:
-                by_release.setdefault(record_jax(e.record), set()).add(str(e.record.get("verdict")))
+                by_release.setdefault(record_jax(e.record), set()).add(str(e.record.verdict))
         releases = _sorted_releases(by_release)
         # Any machine measuring the release as affected makes it affected.
         affected = [r for r in releases if Verdict.AFFECTED in by_release[r]]
@@ -315,7 +316,7 @@ def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) ->
             inside = [r for r in clean if lo < release_key(r) < hi]
             above = next((r for r in clean if release_key(r) > hi), None)
         affected_records = [e for e in ran if cell_key(e.record).backend == backend
-                            and e.record.get("verdict") == Verdict.AFFECTED]
+                            and e.record.verdict == Verdict.AFFECTED]
         ranges.append(AffectedRange(backend, first, last, affected, inside, above, inconclusive, releases,
                                     _workaround(problem.check, affected_records)))
     return KnownProblemAnswer(
@@ -335,7 +336,7 @@ def _workaround(check: str, affected: list[LoadedRecord]) -> str:
     if check != "scaling":
         return ""
     figures = [f for e in sorted(affected, key=lambda e: release_key(record_jax(e.record)))
-               if (f := shard_map_figures(record_jax(e.record), e.record.get("evidence") or {})) is not None]
+               if (f := shard_map_figures(record_jax(e.record), e.record.evidence)) is not None]
     return shard_map_text(figures)
 
 
@@ -346,9 +347,9 @@ def _listed(entry: LoadedRecord) -> ListedRecord:
         release=key.jax,
         backend=key.backend,
         machine=key.machine,
-        created=str(entry.record.get("created") or ""),
-        status=str(entry.record.get("status")),
-        verdict=entry.record.get("verdict"),
+        created=str(entry.record.created or ""),
+        status=str(entry.record.status),
+        verdict=entry.record.verdict,
         file=entry.path.name,
     )
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from repro.contract import strict_json
 
-from ..records.verdict import Status, Verdict
+from ..records.verdict import Verdict
 from ..atomic_files import atomic_write_bytes, atomic_write_text
 from .plot_data import (
     BoundaryWindow,
@@ -42,7 +42,7 @@ from .plot_data import (
     speedup_curves,
 )
 from .key_figures import SPEEDUP_DEVICE_COUNTS, speedups
-from ..records import JsonTextError, LoadedRecord, newest_per_cell, read_json, record_backend, record_jax, release_key
+from ..records import JsonTextError, LoadedRecord, Record, newest_per_cell, read_json, record_backend, record_jax, release_key
 
 AFFECTED_COLOR = "#c0392b"
 UNAFFECTED_COLOR = "#2471a3"
@@ -135,13 +135,13 @@ def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
     except ImportError:
         outcome.notes.append("matplotlib is not installed: plots skipped (pip install matplotlib).")
         return outcome
-    ran = [e for e in newest if e.record.get("status") == Status.RAN]
+    ran = [e for e in newest if e.record.ran]
     for backend in sorted({record_backend(e.record) for e in ran}):
         on_backend = sorted(
             (e for e in ran if record_backend(e.record) == backend), key=lambda e: release_key(record_jax(e.record))
         )
-        scaling = [e for e in on_backend if e.record.get("check") == "scaling"]
-        correctness = [e for e in on_backend if e.record.get("check") == "correctness"]
+        scaling = [e for e in on_backend if e.record.check == "scaling"]
+        correctness = [e for e in on_backend if e.record.check == "correctness"]
         if scaling:
             _plot_scaling(scaling, backend, out_dir, outcome)
         if correctness:
@@ -154,28 +154,27 @@ def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
 def _label(entry: LoadedRecord, several_machines: bool) -> str:
     release = record_jax(entry.record)
     if several_machines:
-        host = (entry.record.get("host") or {}).get("name") or (entry.record.get("environment") or {}).get("hostname")
+        host = (entry.record.host).get("name") or (entry.record.environment).get("hostname")
         return f"{release} ({host})" if host else release
     return release
 
 
-def _verdict_color(record: Mapping[str, Any]) -> str:
+def _verdict_color(record: Record) -> str:
     colors: dict[str, str] = {Verdict.AFFECTED: AFFECTED_COLOR, Verdict.UNAFFECTED: UNAFFECTED_COLOR}
-    return colors.get(str(record.get("verdict")), OTHER_COLOR)
+    return colors.get(str(record.verdict), OTHER_COLOR)
 
 
-def _evidence(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    evidence = record.get("evidence")
-    return evidence if isinstance(evidence, Mapping) else {}
+def _evidence(record: Record) -> Mapping[str, Any]:
+    return record.evidence
 
 
-def _summary(record: Mapping[str, Any]) -> Mapping[str, Any]:
+def _summary(record: Record) -> Mapping[str, Any]:
     summary = _evidence(record).get("summary")
     return summary if isinstance(summary, Mapping) else {}
 
 
 def _several_machines(entries: Sequence[LoadedRecord]) -> bool:
-    machines = {(e.record.get("host") or {}).get("machine_id") for e in entries}
+    machines = {(e.record.host).get("machine_id") for e in entries}
     return len(machines) > 1
 
 
@@ -253,7 +252,7 @@ def _draw_timing_panel(ax: Any, entry: LoadedRecord, curves: Curves, several: bo
     ticks = sorted(all_devices)
     ax.set_xscale("log", base=2)
     ax.set_xticks(ticks, [str(d) for d in ticks])
-    ax.set_title(f"jax {_label(entry, several)}: {entry.record.get('verdict')}", fontsize=9)
+    ax.set_title(f"jax {_label(entry, several)}: {entry.record.verdict}", fontsize=9)
     ax.set_xlabel("devices", fontsize=8)
     ax.set_ylabel("forward time, median (ms)", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -292,10 +291,10 @@ def _plot_speedup_overview(entries: list[LoadedRecord], backend: str, out_dir: P
             points = curves[loss].get(mode)
             if not points:
                 continue
-            affected = entry.record.get("verdict") == Verdict.AFFECTED
+            affected = entry.record.verdict == Verdict.AFFECTED
             ax.plot([p[0] for p in points], [p[1] for p in points], "x--" if affected else "o-",
                     color=palette(i % 10), linewidth=1.3, markersize=5,
-                    label=f"{_label(entry, several)} ({entry.record.get('verdict')})")
+                    label=f"{_label(entry, several)} ({entry.record.verdict})")
         ax.plot(ticks, ticks, ":", color=CONTROL_COLOR, linewidth=0.9, label="ideal: N× on N devices")
         ax.axhline(1.0, color=CONTROL_COLOR, linestyle="-", linewidth=0.5)
         ax.set_xscale("log", base=2)
@@ -380,7 +379,7 @@ def _plot_correctness(entries: list[LoadedRecord], backend: str, out_dir: Path, 
         ax = fig.subplots()
         floor = 1e-17
         for entry, series in detailed:
-            affected = entry.record.get("verdict") == Verdict.AFFECTED
+            affected = entry.record.verdict == Verdict.AFFECTED
             ax.plot([i - offset for i in series.index], [max(v, floor) for v in series.rel_error],
                     "x-" if affected else ".-", markersize=4, linewidth=1.2 if affected else 0.8,
                     color=_verdict_color(entry.record), alpha=0.8, label=_label(entry, several))

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection
 
 from ..file_names import is_name_part
-from ..records import record_jax
+from ..records import Record, record_jax
 
 _NOX_SESSION = re.compile(r"^nox -s (?P<name>\S+)(?: -- (?P<args>.*))?$")
 
@@ -34,14 +33,14 @@ def session_names(checks: Collection[str], releases: Collection[str]) -> set[str
     return {f"{check}-{release}" for check in checks for release in releases} | set(DRIVER_SESSIONS)
 
 
-def working_command(record: Mapping[str, Any], sessions: Collection[str] | None) -> str:
+def working_command(record: Record, sessions: Collection[str] | None) -> str:
     """The record's reproduce command, or ``python -m kit run CHECK VERSION ...`` where its nox session is gone.
 
     ``sessions`` None: not known (a results folder without a matrix): the command as recorded.
     """
-    check, release = str(record.get("check")), record_jax(record)
+    check, release = record.check, record_jax(record)
     plain = f"nox -s {check}-{release}" if is_name_part(check) and is_name_part(release) else ""
-    recorded = str(record.get("reproduce") or "")
+    recorded = record.reproduce
     given = recorded if kit_shaped(recorded) else plain
     match = _NOX_SESSION.match(given)
     if sessions is None or match is None or match["name"] in sessions:

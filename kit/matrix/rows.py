@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..records.verdict import Status
-from ..records import LoadedRecord, cell_key, environment_cell, existing_interpreter, record_jax, release_key
+from ..records import LoadedRecord, Record, cell_key, environment_cell, existing_interpreter, record_jax, release_key
 from .key_figures import failure_figure, key_figure, lu_fed_by, packages_figure, speedups
 from .reproduce import working_command
 from ..run.facts import job_label
@@ -71,13 +71,12 @@ class Row:
     """An environment's versions as found there (``jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1``)."""
 
 
-def record_environment(record: Mapping[str, Any]) -> dict[str, Any]:
-    env = record.get("environment")
-    return env if isinstance(env, dict) else {}
+def record_environment(record: Record) -> Mapping[str, Any]:
+    return record.environment
 
 
-def host_name(record: Mapping[str, Any]) -> str:
-    host = record.get("host") or {}
+def host_name(record: Record) -> str:
+    host = record.host
     env = record_environment(record)
     return str(host.get("name") or env.get("host") or env.get("hostname") or "")
 
@@ -117,7 +116,7 @@ def _versions_found(group: list[LoadedRecord]) -> str:
     """``jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1``: what the environment's records found installed."""
     found: dict[str, set[str]] = {}
     for entry in group:
-        packages = (entry.record.get("install") or {}).get("packages") or {}
+        packages = (entry.record.install).get("packages") or {}
         for name in _ROW_PACKAGES:
             found.setdefault(name, set()).add(str(packages.get(name) or "absent"))
     return ", ".join(f"{name} {' / '.join(sorted(found[name]))}" for name in _ROW_PACKAGES if name in found)
@@ -127,7 +126,7 @@ def _row(release: str, backend: str, machine: str, group: list[LoadedRecord], sh
     """One row: the newest record of each check there, and what they say about the environment."""
     findings = {cell_key(e.record).check: finding(e, shown) for e in group}
     envs = [record_environment(e.record) for e in group]
-    installs = [e.record.get("install") or {} for e in group]
+    installs = [e.record.install for e in group]
     kinds = sorted({str(env["device_kind"]) for env in envs if env.get("device_kind")})
     counts = sorted({int(env["device_count"]) for env in envs if isinstance(env.get("device_count"), int)})
     pythons = sorted({str(env.get("python") or inst.get("python") or "") for env, inst in zip(envs, installs)} - {""})
@@ -136,7 +135,7 @@ def _row(release: str, backend: str, machine: str, group: list[LoadedRecord], sh
         {
             str(env.get("jaxlib") or (inst.get("resolved") or {}).get("jaxlib") or "")
             for env, inst, e in zip(envs, installs, group)
-            if e.record.get("status") != Status.NOT_INSTALLABLE
+            if e.record.status != Status.NOT_INSTALLABLE
         }
         - {""}
     )
@@ -161,15 +160,15 @@ def check_order(check: str) -> tuple[int, str]:
 
 
 def _install_status(group: list[LoadedRecord]) -> str:
-    reasons = sorted({str(e.record.get("reason") or "no reason given")
-                      for e in group if e.record.get("status") == Status.NOT_INSTALLABLE})
+    reasons = sorted({str(e.record.reason or "no reason given")
+                      for e in group if e.record.status == Status.NOT_INSTALLABLE})
     if not reasons:
         return "ok"
-    neighbours = sorted({n for e in group for n in (e.record.get("install") or {}).get("neighbours") or []},
+    neighbours = sorted({n for e in group for n in (e.record.install).get("neighbours") or []},
                         key=release_key)
     if neighbours:
         reasons.append(f"installable neighbours: {', '.join(neighbours)}")
-    if len(reasons) == len(group) or all(e.record.get("status") == Status.NOT_INSTALLABLE for e in group):
+    if len(reasons) == len(group) or all(e.record.status == Status.NOT_INSTALLABLE for e in group):
         return "not installable: " + "; ".join(reasons)
     return "partly: " + "; ".join(reasons)
 
@@ -177,27 +176,27 @@ def _install_status(group: list[LoadedRecord]) -> str:
 def finding(entry: LoadedRecord, shown: Shown = Shown()) -> Finding:
     """What one record says, as its cell shows it (with a Reproduce command that runs as written)."""
     record = entry.record
-    check = str(record.get("check"))
-    evidence = record.get("evidence") or {}
+    check = str(record.check)
+    evidence = record.evidence
     summary = evidence.get("summary") if isinstance(evidence, dict) else None
     summary = summary if isinstance(summary, dict) else {}
-    status = str(record.get("status"))
+    status = str(record.status)
     if check == "scaling" and "lu_fed_by" not in summary:
         summary = {**summary, "lu_fed_by": lu_fed_by(evidence)}  # records from before the key existed
     if check == "scaling" and not any(key.endswith(("_speedup_2", "_speedup_4")) for key in summary):
         summary = {**speedups(evidence), **summary}  # records from before the speedups were in the summary
-    figures = [key_figure(check, summary), failure_figure(evidence), packages_figure(record.get("environment"))]
+    figures = [key_figure(check, summary), failure_figure(evidence), packages_figure(record.environment)]
     figure = "; ".join(text for text in figures if text) if status == Status.RAN else ""
     return Finding(
         check=check,
         status=status,
-        verdict=record.get("verdict"),
+        verdict=record.verdict,
         figure=figure,
-        reason=cut(str(record.get("reason") or ""), REASON_CHARS),  # records from before reasons were bounded
-        created=str(record.get("created") or ""),
+        reason=cut(str(record.reason or ""), REASON_CHARS),  # records from before reasons were bounded
+        created=str(record.created or ""),
         reproduce=working_command(record, shown.sessions),
         file=entry.path.name,
         summary=dict(summary),
-        ran_by=job_label(record.get("slurm")),
+        ran_by=job_label(record.slurm),
         measured=check in shown.measuring,
     )

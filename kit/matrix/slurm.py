@@ -24,9 +24,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..atomic_files import atomic_write_text, atomic_write_texts
+from ..records import Record
 from ..run.multiprocess import SRUN_ENV
 from ..slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job_dir, require_sbatch, sbatch
 from ..slurm.follow import follow
@@ -81,9 +82,9 @@ def submit(tasks: Sequence[ArrayTask], job_dir: Path, options: SlurmOptions, run
 # Waiting
 
 
-def landed_records(results_dir: Path, job_id: str, since: float) -> dict[int, tuple[Path, dict[str, Any]]]:
+def landed_records(results_dir: Path, job_id: str, since: float) -> dict[int, tuple[Path, Record]]:
     """Records written by this job's array tasks, by task id."""
-    found: dict[int, tuple[Path, dict[str, Any]]] = {}
+    found: dict[int, tuple[Path, Record]] = {}
     for path in Path(results_dir).glob("*.json"):
         try:
             if path.stat().st_mtime < since:
@@ -93,11 +94,11 @@ def landed_records(results_dir: Path, job_id: str, since: float) -> dict[int, tu
             continue
         facts = record.get("slurm") if isinstance(record, dict) else None
         if isinstance(facts, dict) and facts.get("array_job_id") == job_id and str(facts.get("array_task_id")).isdigit():
-            found[int(facts["array_task_id"])] = (path, record)
+            found[int(facts["array_task_id"])] = (path, Record(record))
     return found
 
 
-Landed = dict[int, "tuple[Path, dict[str, Any]] | TaskEnd | None"]
+Landed = dict[int, "tuple[Path, Record] | TaskEnd | None"]
 """Each array task's record and where it is, or how it ended without one (cancelled, an error), or None:
 not known, as the waiting stopped first."""
 
@@ -108,7 +109,7 @@ def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Pa
     ends: dict[int, TaskEnd] = {}
 
     def outcome(task_id: int,
-                records: Mapping[int, tuple[Path, dict[str, Any]]]) -> tuple[Path, dict[str, Any]] | TaskEnd:
+                records: Mapping[int, tuple[Path, Record]]) -> tuple[Path, Record] | TaskEnd:
         landed = records.get(task_id)
         if landed is not None:
             return landed
@@ -116,7 +117,7 @@ def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Pa
             ends[task_id] = task_end(job_dir / f"{job_id}_{task_id}.out")
         return ends[task_id]
 
-    found: dict[int, tuple[Path, dict[str, Any]]] = {}
+    found: dict[int, tuple[Path, Record]] = {}
 
     def landed(task_id: int, elapsed: float) -> None:
         if task_id not in found:  # the records folder read once per landing round, not once per poll
@@ -131,14 +132,14 @@ def wait(job_id: str, tasks: Sequence[ArrayTask], job_dir: Path, results_dir: Pa
     return {i: outcome(i, records) for i in range(len(tasks))}
 
 
-def _landed_line(task_id: int, tasks: Sequence[ArrayTask], landed: tuple[Path, dict[str, Any]] | TaskEnd,
+def _landed_line(task_id: int, tasks: Sequence[ArrayTask], landed: tuple[Path, Record] | TaskEnd,
                  elapsed: float) -> str:
     head = f"[{task_id + 1}/{len(tasks)}] {tasks[task_id]}: "
     if isinstance(landed, TaskEnd):
         return head + landed.sentence
     path, record = landed
-    verdict = f", {record.get('verdict')}" if record.get("verdict") else ""
-    return head + f"{record.get('status')}{verdict} -> {path} ({elapsed:.0f} s since submission)"
+    verdict = f", {record.verdict}" if record.verdict else ""
+    return head + f"{record.status_text}{verdict} -> {path} ({elapsed:.0f} s since submission)"
 
 
 # --------------------------------------------------------------------------

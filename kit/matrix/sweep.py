@@ -260,7 +260,7 @@ def _forced(cell: Cell, options: Options) -> bool:
     return options.rerun or cell.check in options.rerun_checks
 
 
-def _is_current(record: dict[str, Any], parameters: Mapping[str, Any], release: ResolvedRelease | None,
+def _is_current(record: records.Record, parameters: Mapping[str, Any], release: ResolvedRelease | None,
                 cell: Cell, options: Options) -> bool:
     """The record's identity is this run's: same check and parameters, install, hardware and JAX/XLA variables."""
     if release is None:
@@ -269,7 +269,7 @@ def _is_current(record: dict[str, Any], parameters: Mapping[str, Any], release: 
     here = identity_here(subject=check_subject(request, parameters), jax=cell.version, backend=options.backend,
                          python=release.python, packages=release.pins, requirements=release.plan.requirements,
                          exclude_newer=release.plan.exclude_newer)
-    if options.slurm and record.get("slurm"):
+    if options.slurm and record.slurm:
         # The nodes' hardware is known only on the nodes: a record one of them made stands for the cluster's.
         earlier = records.record_identity(record)
         here = dataclasses.replace(here, hardware=earlier.hardware) if earlier else here
@@ -376,7 +376,7 @@ class Sweep:
                 return
             if cell in current:
                 record = current[cell]
-                self.outcomes.append(CellResult(cell, record.get("status"), record.get("verdict"), current=True))
+                self.outcomes.append(CellResult(cell, record.status, record.verdict, current=True))
             else:
                 self.log(progress.starting(str(cell)))
                 started = time.monotonic()
@@ -415,15 +415,15 @@ class Sweep:
                 self.outcomes.append(CellResult(cell, record.status, None, note=record.sentence))
             else:
                 rec = record[1]
-                self.outcomes.append(CellResult(cell, rec.get("status"), rec.get("verdict"),
-                                             note=job_label(rec.get("slurm"))))
+                self.outcomes.append(CellResult(cell, rec.status_text, rec.verdict, note=job_label(rec.slurm or None)))
             self.done.add(cell)
 
     def _run_cell(self, cell: Cell) -> CellResult:
         """One cell, whatever happens short of Ctrl-C: the sweep goes on."""
         try:
             request = _request(cell, self.options)
-            record, path = run_check(self.matrix, request, self.log, self.index, prepared=self._prepare(request))
+            written, path = run_check(self.matrix, request, self.log, self.index, prepared=self._prepare(request))
+            record = records.Record(written)
         except StorageError as exc:  # the results, environments or uv's folder read-only or full: the rest would too
             self.unsaved = exc
             self.log(f"ERROR in {cell}: {exc}")
@@ -437,9 +437,8 @@ class Sweep:
             self.log(f"ERROR in {cell}: {type(exc).__name__}: {exc} (no record written; the sweep goes on)\n"
                      + traceback.format_exc().rstrip())
             return CellResult(cell, "error", None, note=f"{type(exc).__name__}: {exc}")
-        self.log(f"{cell}: {record.get('status')}"
-                 + (f", {record.get('verdict')}" if record.get("verdict") else "") + f" -> {path}")
-        return CellResult(cell, record.get("status"), record.get("verdict"), note=str(record.get("reason") or ""))
+        self.log(f"{cell}: {record.status_text}" + (f", {record.verdict}" if record.verdict else "") + f" -> {path}")
+        return CellResult(cell, record.status_text, record.verdict, note=record.reason)
 
     def _prepare(self, request: RunRequest) -> Prepared:
         # Once per release and requirement set: checks without extra packages share the release's

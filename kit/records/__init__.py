@@ -6,6 +6,7 @@ of them answers these questions on its own.
 
 * `verdict`: the words an outcome is told in (`Status`, `Verdict`, `Source`),
   the only place they are spelt;
+* `record`: `Record`, a record's typed fields over its JSON object, which it owns;
 * `schema`: what a record is, its fields, migrations, and `parse_record`,
   which turns any file's text into a record or one sentence saying why not;
 * `json_text`: JSON read from files anyone can write, never raising;
@@ -27,7 +28,8 @@ from .cells import (CellKey, backend_name, cell_key, created_at, machine_id, new
                     record_jax, record_machine, release_key)
 from .origin import (EXISTING, EnvironmentCell, environment_cell, environment_name, existing_interpreter,
                      newest_per_environment)
-from .schema import (MIGRATIONS, SCHEMA, STATUSES, VERDICTS, LoadedRecord, LoadResult, Record, RecordError,
+from .record import LoadedRecord, LoadResult, Record
+from .schema import (MIGRATIONS, SCHEMA, STATUSES, VERDICTS, RecordError, RecordJson,
                      UnusableFile, migrate, parse_record, validate)
 from .json_text import JsonTextError, read_json
 from .verdict import Source, Status, Verdict
@@ -37,7 +39,7 @@ __all__ = [
     "EXISTING", "EnvironmentCell", "environment_cell", "environment_name", "existing_interpreter",
     "newest_per_environment", "origin_difference", "packages_fingerprint",
     "CellKey", "Configured", "Identity", "JsonTextError", "LoadResult", "LoadedRecord", "MIGRATIONS", "Record",
-    "RecordError", "SCHEMA", "STATUSES", "UNSAVED_DIR_NAME", "UnusableFile", "VERDICTS", "backend_name",
+    "RecordError", "RecordJson", "SCHEMA", "STATUSES", "UNSAVED_DIR_NAME", "UnusableFile", "VERDICTS", "backend_name",
     "cell_key", "created_at", "differences", "is_current", "load_records", "machine_id", "migrate", "mismatch",
     "newest_per_cell", "newest_records_here", "parse_record", "read_json", "record_backend", "record_filename",
     "record_identity", "record_jax", "record_machine", "release_key", "run_identity", "same", "same_install",

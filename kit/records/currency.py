@@ -30,7 +30,7 @@ from .. import __version__
 from .cells import backend_name, machine_id, newest_per_cell
 from .identity import Identity, mismatch, same, same_install
 from .origin import environment_name, existing_interpreter
-from .schema import LoadedRecord, Record
+from .record import LoadedRecord, Record
 from .store import load_records
 
 Configured = Mapping[str, Mapping[str, Any]]

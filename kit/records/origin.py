@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cells import newest_by, record_backend, record_machine
-from .schema import LoadedRecord
+from .record import LoadedRecord
 
 EXISTING = "existing"
 """``install.environment`` of a record made with an interpreter the kit did not build."""

@@ -9,7 +9,7 @@ whatever the text holds: readers list such files and go on.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -21,11 +21,12 @@ from .json_text import JsonTextError, decode
 SCHEMA = 1
 """The record schema this kit writes. Readers accept this and older ones."""
 
-Record = dict[str, Any]
+RecordJson = dict[str, Any]
+"""A record's JSON object, as a file holds it (`kit.records.record.Record` is the typed record)."""
 
 # schema N -> function upgrading a schema-N record to schema N + 1. Nothing to
 # migrate yet; when SCHEMA becomes 2, add ``1: _upgrade_1_to_2`` here.
-MIGRATIONS: dict[int, Callable[[Record], Record]] = {}
+MIGRATIONS: dict[int, Callable[[RecordJson], RecordJson]] = {}
 
 
 
@@ -41,23 +42,7 @@ class UnusableFile:
     reason: str
 
 
-@dataclass(frozen=True)
-class LoadedRecord:
-    path: Path
-    record: Record
-
-
-@dataclass
-class LoadResult:
-    entries: list[LoadedRecord] = field(default_factory=list)
-    unusable: list[UnusableFile] = field(default_factory=list)
-
-    @property
-    def records(self) -> list[Record]:
-        return [entry.record for entry in self.entries]
-
-
-def parse_record(text: str) -> Record:
+def parse_record(text: str) -> RecordJson:
     """Decode, migrate to `SCHEMA` and validate one record; `RecordError` if unusable, for any text."""
     try:
         data = decode(text)
@@ -68,7 +53,7 @@ def parse_record(text: str) -> Record:
     return validate(migrate(data))
 
 
-def migrate(record: Record) -> Record:
+def migrate(record: RecordJson) -> RecordJson:
     """Upgrade an older-schema record step by step to `SCHEMA`."""
     schema = record.get("schema")
     if not isinstance(schema, int) or isinstance(schema, bool):
@@ -88,7 +73,7 @@ def migrate(record: Record) -> Record:
     return record
 
 
-def validate(record: Record) -> Record:
+def validate(record: RecordJson) -> RecordJson:
     """Check the fields the kit relies on; `RecordError` names the first bad one."""
     problems = list(_field_problems(record))
     if problems:

@@ -28,7 +28,8 @@ from ..errors import StorageError
 from .cells import cell_key
 from .origin import EXISTING, environment_name, existing_interpreter
 from .json_text import JsonTextError, read_text
-from .schema import LoadedRecord, LoadResult, RecordError, UnusableFile, parse_record
+from .record import LoadedRecord, LoadResult, Record
+from .schema import RecordError, UnusableFile, parse_record
 
 _NAME_PART = re.compile(r"[^A-Za-z0-9.]+")
 
@@ -149,5 +150,5 @@ def load_records(results_dir: Path) -> LoadResult:
         except (JsonTextError, RecordError) as error:
             result.unusable.append(UnusableFile(path, str(error)))
         else:
-            result.entries.append(LoadedRecord(path, record))
+            result.entries.append(LoadedRecord(path, Record(record)))
     return result
