@@ -64,8 +64,8 @@ class ReleaseSubject:
         """The release resolved and its environment built or reused, at most once per bisect."""
         if key not in self.prepared:
             prepared = runner.prepare(self.matrix, self.request(key), self.log, self.index)
-            if self.locked.get(key, True) is None:
-                del self.locked[key]  # never built when it was read: built now, its lock is worth reading
+            if key in self.locked and self.locked[key] is None:
+                del self.locked[key]  # not built when its lock was read: built now, that lock is worth reading
             if prepared.environment is not None:
                 self.environments[key] = prepared.environment.obtained
             self.prepared[key] = prepared
