@@ -85,7 +85,8 @@ def make_world(repo: Path, matrix: Any, tmp_path: Path, monkeypatch: pytest.Monk
 
     def prepare(matrix: Any, request: runner.RunRequest, log: Any, index: Any = None) -> Prepared:
         world.prepared.append(request.version)
-        key = InstallKey(request.backend, request.find_links, request.pins, runner.check_for(matrix, request).requires)
+        key = request.install or InstallKey(request.backend, request.find_links,
+                                            requires=runner.check_for(matrix, request).requires)
         settings = install_settings(matrix, matrix.release(request.version), key)
         fresh = read_lock(matrix.envs_dir, settings) is None
         if fresh:  # what installing it would leave; the kit then finds it as built

@@ -104,7 +104,7 @@ def cache(tmp_path: Path) -> ProbeCache:
 
 
 def judge(cache: ProbeCache, project: Path, **settings: Any) -> VerdictJudge:
-    return VerdictJudge(options(**settings), cache, "test-bisect", project)
+    return VerdictJudge(options(**settings), cache, "test-bisect", project, settings.get("pins", ()))
 
 
 def test_an_inconclusive_check_is_run_once_more_and_the_second_look_counts(cache: ProbeCache, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from kit.bisect.candidates import Candidate
 from kit.bisect.bounds import Bounds
 from kit.bisect.judges import release_prober
+from kit.bisect.run_spec import run_spec
 from kit.bisect.metric import MetricJudge
 from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
@@ -41,8 +42,8 @@ def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good
     candidates = [Candidate(v, (), None, "3.12", v) for v in VERSIONS]
     judge = TableJudge(options, "test", lambda _m: None)
     judge.table, judge.runs = table, {}
-    prober: Any = release_prober(matrix, options, candidates, ProbeCache(tmp_path / "probes"), {}, "test",
-                                 None, lambda _m: None, judge)  # type: ignore[arg-type]
+    prober: Any = release_prober(matrix, options, run_spec(matrix, options), candidates, ProbeCache(tmp_path / "probes"),
+                                 "test", None, lambda _m: None, judge)  # type: ignore[arg-type]
     prober.runs = judge.runs
     return prober
 

@@ -24,7 +24,8 @@ from kit.bisect import driver
 from kit.bisect.candidates import Candidate, list_candidates
 from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
-from kit.bisect.probe_cache import ProbeCache, subject_key
+from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.run_spec import run_spec
 from kit.bisect.judges import release_prober
 from kit.bisect.probes import Prober
 from kit.bisect.search import Outcome
@@ -50,8 +51,8 @@ def prober(machine: FakeReleases, *flags: str, candidates: list[Candidate] | Non
     index = open_index(machine.matrix)
     listed = candidates or list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index)
     cache = ProbeCache(machine.matrix.layout.probe_cache, read=not options.fresh)
-    return release_prober(machine.matrix, options, listed, cache, subject_key(machine.matrix, options), "test", index,
-                  lambda line: None)
+    return release_prober(machine.matrix, options, run_spec(machine.matrix, options), listed, cache, "test", index,
+                          lambda line: None)
 
 
 def test_a_release_runs_once_and_its_observation_is_kept_for_every_later_bisect(machine: FakeReleases) -> None:
@@ -129,8 +130,8 @@ def test_a_script_without_a_limit_gets_the_default(machine: FakeReleases, tmp_pa
     script = tmp_path / "repro.py"
     script.write_text("raise SystemExit(0)\n")
     options = parse_options(machine.matrix, ["--script", str(script), "--good", "0.5.0", "--bad", "0.5.2"])
-    probe: Any = release_prober(machine.matrix, options, [], ProbeCache(tmp_path), {}, "test", open_index(machine.matrix),
-                        print)
+    probe: Any = release_prober(machine.matrix, options, run_spec(machine.matrix, options), [], ProbeCache(tmp_path),
+                                "test", open_index(machine.matrix), print)
     assert probe.subject.timeout == DEFAULT_TIMEOUT_S  # a check block's default, as the same script in one would get
 
 
@@ -138,9 +139,9 @@ def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeR
     lines: list[str] = []
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
     index = open_index(machine.matrix)
-    probe = release_prober(machine.matrix, options, list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index),
-                   ProbeCache(machine.matrix.layout.probe_cache), subject_key(machine.matrix, options), "test",
-                   index, lines.append)
+    probe = release_prober(machine.matrix, options, run_spec(machine.matrix, options),
+                           list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index),
+                           ProbeCache(machine.matrix.layout.probe_cache), "test", index, lines.append)
     machine.behave("0.5.0", "crash")
     assert probe("0.5.0") is Outcome.SKIP  # --crash skip, the default
     assert lines[-1] == ("probe jax 0.5.0: skip [run] the repro crashed (exit code 1): "
@@ -284,7 +285,7 @@ def test_a_script_and_the_same_file_as_a_check_give_equal_records(ten: Callable[
                                   "--bad-if", "argument 'f'", "--good", "0.4.34", "--bad", "0.4.36"])
     other = parse_options(matrix, ["--script", str(moved), "--host-devices", "2", "--requires", "flax",
                                    "--good", "0.4.34", "--bad", "0.4.36"])
-    assert subject_key(matrix, options) == subject_key(matrix, same) != subject_key(matrix, other)
+    assert run_spec(matrix, options).subject == run_spec(matrix, same).subject != run_spec(matrix, other).subject
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -401,9 +402,9 @@ def test_a_scaling_probe_on_cpu_times_nothing_and_is_kept_apart_from_timed_runs(
     assert record["reproduce"].endswith(" --repeats 0 --warmup 0")  # it reruns what the probe ran
     timed = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2",
                                            "--metric", "slogdet_2dev_ms"])
-    assert "repeats" not in subject_key(machine.matrix, timed)["parameters"]  # the check's own (matrix.toml's)
-    checked = probe.subject.identity_subject  # what runs, apart from the release
-    assert subject_key(machine.matrix, timed) != checked and checked["parameters"]["repeats"] == 0
+    assert "repeats" not in run_spec(machine.matrix, timed).subject["parameters"]  # the check's own (matrix.toml's)
+    checked = probe.subject.spec.subject  # what runs, apart from the release
+    assert run_spec(machine.matrix, timed).subject != checked and checked["parameters"]["repeats"] == 0
     # A timed record of the same run still answers the untimed probe (it read the same HLO).
     machine.behave("0.5.0", "unaffected")
     runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version="0.5.0"), lambda line: None)
@@ -416,7 +417,7 @@ def test_a_probe_on_a_gpu_keeps_its_timings(machine: FakeReleases) -> None:
     """There timing can veto "unaffected": the probe measures what the verdict weighs."""
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2",
                                              "--backend", "cuda"])
-    assert "repeats" not in subject_key(machine.matrix, options)["parameters"]
+    assert "repeats" not in run_spec(machine.matrix, options).subject["parameters"]
 
 
 def _records(folder: Path) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ answers before a release is prepared, and `reproduce_command` for each kind of p
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from kit.bisect.candidates import Candidate
 from kit.bisect.options import parse_options
 from kit.bisect.release_subject import ReleaseSubject, reproduce_command
+from kit.bisect.run_spec import probe_overrides, run_spec
 from kit.config import DEFAULT_TIMEOUT_S, Matrix, parse_matrix
 from kit.records import Identity
 
@@ -33,8 +35,9 @@ def subject(matrix: Matrix, argv: list[str], records_dir: Path | None = None) ->
     options = parse_options(matrix, argv)
     candidates = [Candidate("0.5.0", ("jax==0.5.0",), None, "3.12", "0.5.0"),
                   Candidate("0.6.0", ("jax==0.6.0",), None, None, None)]
-    return ReleaseSubject(matrix, options, candidates, {"check": "scaling"}, None,  # type: ignore[arg-type]
-                          lambda line: None, records_dir)
+    spec = run_spec(matrix, options)
+    spec = dataclasses.replace(spec, records_dir=records_dir) if records_dir is not None else spec
+    return ReleaseSubject(matrix, options, spec, candidates, None, lambda line: None)  # type: ignore[arg-type]
 
 
 def test_the_time_limit_is_the_command_line_s_else_the_check_s(matrix: Matrix, tmp_path: Path) -> None:
@@ -71,14 +74,17 @@ def test_a_script_is_never_answered_by_a_matrix_record_and_a_check_only_by_one_t
 def test_the_request_carries_the_bisect_s_settings_and_the_candidate_s_python(matrix: Matrix, tmp_path: Path) -> None:
     releases = subject(matrix, ["--check", "scaling", "--pin", "numpy==2.2.1", "-v", *BOUNDS], tmp_path / "elsewhere")
     request = releases.request("0.5.0", tmp_path / "probe.log")
-    assert (request.check, request.version, request.first_python) == ("scaling", "0.5.0", "3.12")
-    assert request.pins == ("numpy==2.2.1",) and request.echo  # -v: the output on the console too
+    assert (request.check, request.version) == ("scaling", "0.5.0")
+    assert request.install is not None and request.install.python == "3.12"  # the candidate's, tried first
+    assert request.install.pins == ("numpy==2.2.1",)  # the spec's install key, held in nothing else
+    assert request.echo  # -v: the output on the console too
     assert request.records_dir == tmp_path / "elsewhere" and request.output_log == tmp_path / "probe.log"
     # A verdict probe of scaling on CPU reads only the HLO: it leaves the timings out (its own identity says so).
     assert request.overrides == {"repeats": 0, "warmup": 0}
     assert request.reproduce == "python -m kit run scaling 0.5.0 --repeats 0 --warmup 0"
     quiet = subject(matrix, ["--check", "scaling", *BOUNDS]).request("0.6.0")
-    assert quiet.first_python is None and not quiet.echo and quiet.records_dir is None  # the matrix's own folder
+    assert quiet.install is not None and quiet.install.python is None  # the index's metadata named none
+    assert not quiet.echo and quiet.records_dir is None  # the matrix's own folder
 
 
 def test_a_metric_probe_keeps_its_timings(matrix: Matrix) -> None:
@@ -99,12 +105,13 @@ def test_a_metric_probe_keeps_its_timings(matrix: Matrix) -> None:
 ])
 def test_the_reproduce_command_reruns_the_probe_as_it_ran(matrix: Matrix, argv: list[str], version: str,
                                                           command: str) -> None:
-    assert reproduce_command(matrix, parse_options(matrix, argv), version) == command
+    options = parse_options(matrix, argv)
+    assert reproduce_command(matrix, options, version, probe_overrides(options, matrix.check("scaling"))) == command
 
 
 def test_a_script_s_probe_is_reproduced_by_the_bisect_quoted_for_a_shell(matrix: Matrix, tmp_path: Path) -> None:
     script = tmp_path / "r.py"
     script.write_text("print(1)\n")
     options = parse_options(matrix, ["--script", str(script), "--bad-if", "got multiple values", *BOUNDS])
-    command = reproduce_command(matrix, options, "0.5.0")
+    command = reproduce_command(matrix, options, "0.5.0", {})
     assert command.startswith("nox -s bisect -- --script ") and "--bad-if 'got multiple values'" in command

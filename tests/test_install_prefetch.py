@@ -91,9 +91,9 @@ def test_a_bisect_resolves_ahead_only_the_ends_and_the_first_rounds_midpoints_it
     versions = [f"0.4.{n}" for n in range(30, 39)]
     candidates = [SimpleNamespace(version=v, python="3.12", yanked="bad upload" if v == "0.4.36" else None,
                                   problem="") for v in versions]
-    options = SimpleNamespace(backend="cpu", find_links=(), pins=("numpy==2.1.3",))
-    ahead.resolve_ahead(MATRIX, options, candidates, {"0.4.30": Outcome.GOOD},  # type: ignore[arg-type]
-                        lambda version: ("flax",), index=None)  # type: ignore[arg-type]
+    spec = SimpleNamespace(for_release=lambda python: SimpleNamespace(
+        install=InstallKey("cpu", pins=("numpy==2.1.3",), requires=("flax",), python=python)))
+    ahead.resolve_ahead(MATRIX, spec, candidates, {"0.4.30": Outcome.GOOD}, index=None)  # type: ignore[arg-type]
     (wanted,) = started
     # The ends, the midpoint, the quarter points (0.4.32 and 0.4.36): the known end and the yanked one left out.
     assert [version for version, _ in wanted] == ["0.4.38", "0.4.34", "0.4.32"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kit.bisect.judges import release_prober
+from kit.bisect.run_spec import run_spec
 from kit.bisect.options import parse_options
 from kit.bisect.probe_cache import ProbeCache
 from kit.config import parse_matrix
@@ -41,6 +42,7 @@ def test_a_script_prober_sends_its_records_apart_without_rewriting_the_matrix(tm
     for argv, records in ((["--script", str(script)], matrix.layout.script_records),
                           (["--check", "scaling"], matrix.layout.results)):
         options = parse_options(matrix, [*argv, "--good", "0.6.0", "--bad", "0.5.0"])
-        prober = release_prober(matrix, options, [], ProbeCache(matrix.layout.probe_cache), {}, "t", None, print)
+        prober = release_prober(matrix, options, run_spec(matrix, options), [], ProbeCache(matrix.layout.probe_cache), "t",
+                                None, print)  # type: ignore[arg-type]
         assert prober.subject.matrix is matrix and matrix.results_dir == tmp_path / "reports" / "results"
         assert (prober.subject.request("0.6.0").records_dir or matrix.results_dir) == records

@@ -3,6 +3,7 @@
 The modules follow a bisect from start to end:
 
 * :mod:`.options`: the command line, and the two ends (given, or from the records);
+* :mod:`.run_spec`: what every probe runs, made once from the options (the check, its parameters, the install key);
 * :mod:`.gallop`: one end given, the other found (the newest first, then doubling steps);
 * :mod:`.candidates`: the releases between them, and what installs each;
 * :mod:`.search`: the pure algorithm (no I/O): bisect, verify the ends, scan all;

@@ -10,14 +10,13 @@ the same question already answered.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ..config import Matrix
 from ..install.index import PackageIndex
-from ..install.key import InstallKey
 from ..install.prefetch import Prefetch
 from .candidates import Candidate
-from .options import Options
+from .run_spec import RunSpec
 from .search import Outcome, likely_probes
 
 
@@ -27,14 +26,12 @@ search probes one, so deeper rounds cost resolves (a second of uv's CPU each, be
 cores) that mostly go unused; the few probes past them resolve when they come."""
 
 
-def resolve_ahead(matrix: Matrix, options: Options, candidates: Sequence[Candidate], known: Mapping[str, Outcome],
-                  requires: Callable[[str], tuple[str, ...]], index: PackageIndex,
-                  rounds: int = AHEAD_ROUNDS) -> Prefetch:
+def resolve_ahead(matrix: Matrix, spec: RunSpec, candidates: Sequence[Candidate], known: Mapping[str, Outcome],
+                  index: PackageIndex, rounds: int = AHEAD_ROUNDS) -> Prefetch:
     """Start resolving the candidates the search may need; `Prefetch.close` when it is done with releases."""
     likely = likely_probes(list(candidates))[:2 + 2 ** rounds - 1]
     wanted = [candidate for candidate in likely
               if candidate.version not in known and candidate.yanked is None and not candidate.problem]
     prefetch = Prefetch(matrix, index)
-    prefetch.start([(c.version, InstallKey(options.backend, options.find_links, options.pins, requires(c.version),
-                                           c.python)) for c in wanted])
+    prefetch.start([(c.version, spec.for_release(c.python).install) for c in wanted])
     return prefetch

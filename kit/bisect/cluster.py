@@ -40,7 +40,8 @@ from ..slurm.task_output import task_end
 from .candidates import Candidate
 from .options import Log, parse_options
 from .outcomes import Observation, classify
-from .probe_cache import ProbeCache, subject_key
+from .probe_cache import ProbeCache
+from .run_spec import run_spec
 from .judges import probe_line, release_prober
 from .probes import Prober
 from .release_subject import ReleaseSubject
@@ -124,7 +125,7 @@ class ClusterProbes:
 
     def _ntasks(self) -> int:
         """A check with processes > 1 gets that many tasks, started by srun inside the job (as the matrix does)."""
-        subject = self.prober.subject.identity_subject
+        subject = self.prober.subject.spec.subject
         return int((subject.get("parameters") or {}).get("processes") or 1) if "check" in subject else 1
 
 
@@ -149,7 +150,7 @@ def run_task(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     options = parse_options(matrix, spec["argv"])
     candidate = _candidate(spec["candidates"][task])
     cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
-    prober = release_prober(matrix, options, [candidate], cache, subject_key(matrix, options), str(spec["name"]),
+    prober = release_prober(matrix, options, run_spec(matrix, options), [candidate], cache, str(spec["name"]),
                             open_index(matrix), log)
     observation = prober.observe(candidate.version)
     atomic_write_text(job_dir / f"{task}.json", strict_json({"schema": SPEC_SCHEMA, "version": candidate.version,

@@ -18,7 +18,6 @@ from .ahead import resolve_ahead
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import KitError, StorageError, UsageError
 from ..install.index import PackageIndex
-from ..install.key import InstallKey
 from ..install.release import open_index
 from ..run.facts import hardware_facts
 from ..slurm.jobs import require_controller, require_sbatch
@@ -31,12 +30,13 @@ from .advice import recorded_outcomes, scan_tip
 from ..user_paths import report_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
-from .probe_cache import ProbeCache, subject_key
+from .probe_cache import ProbeCache
 from .judges import release_prober
 from .metric import MetricJudge
 from .metric_samples import MetricSamples
 from .probes import Prober
 from .release_subject import ReleaseSubject
+from .run_spec import RunSpec, run_spec
 from . import gallop, report_inputs
 from . import per_op
 from .console import Console
@@ -70,7 +70,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     rounds = Rounds(prober, _parallel(prober, options, log))
     known = {**{v: o for v, o in prober.ruled_out().items() if v in in_range}, **known}
     evidence = recorded_outcomes(recorded_verdicts(matrix, options)) if options.check else {}  # for the tip
-    ahead = resolve_ahead(matrix, options, candidates, known, prober.subject.requires, index)
+    ahead = resolve_ahead(matrix, prober.subject.spec, candidates, known, index)
     try:
         finding = search(options, bounds, name, candidates, prober, known, rounds, evidence)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
@@ -102,23 +102,23 @@ def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
     """(the bounds, the candidates between them, the prober, what a gallop probed): from the command line, a
     gallop from one bound alone, or the records."""
     cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
-    subject = subject_key(matrix, options)
+    spec = run_spec(matrix, options)  # what every probe runs: made once, here
     if gallop.one_sided(options):
         good, bad, how, candidates, prober, galloped = gallop.find_bounds(
-            matrix, options, index, lambda wide: release_prober(matrix, options, wide, cache, subject, "", index, log),
-            log)
+            matrix, options, spec.install, index,
+            lambda wide: release_prober(matrix, options, spec, wide, cache, "", index, log), log)
         prober.name = bisect_name(options, good, bad)
         return Bounds.of_releases(good, bad, GALLOP, how), candidates, prober, galloped
     bounds = Bounds.given(options) if options.good is not None else Bounds.from_records(matrix, options)
     log(bounds.how)
     versions = release_versions(index, bounds.good, bounds.bad)
     log(f"listing {len(versions)} releases from the index's metadata (nothing is resolved or downloaded)")
-    candidates = list_candidates(matrix, versions, InstallKey(options.backend, options.find_links, options.pins), index)
+    candidates = list_candidates(matrix, versions, spec.install, index)
     name = bisect_name(options, bounds.good, bounds.bad)
     # A metric's samples are kept so that Ctrl-C and a rerun do not measure everything again.
-    judge = MetricJudge(options, name, log, metric_samples(matrix, options, subject, bounds, candidates, name, log)) \
+    judge = MetricJudge(options, name, log, metric_samples(matrix, options, spec, bounds, candidates, name, log)) \
         if options.metric else None
-    return bounds, candidates, release_prober(matrix, options, candidates, cache, subject, name, index, log, judge), {}
+    return bounds, candidates, release_prober(matrix, options, spec, candidates, cache, name, index, log, judge), {}
 
 
 def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
@@ -152,13 +152,13 @@ def _parallel(prober: Prober[ReleaseSubject], options: Options, log: Log) -> Pro
     return None
 
 
-def metric_samples(matrix: Matrix, options: Options, subject: Mapping[str, Any], bounds: Bounds,
+def metric_samples(matrix: Matrix, options: Options, spec: RunSpec, bounds: Bounds,
                    candidates: Sequence[Candidate], name: str, log: Log) -> MetricSamples:
     """Where this metric bisect keeps its samples (reports/bisect/metric/), and what an earlier run left there."""
     # What else the samples depend on, as a probe's identity holds it: the hardware, the JAX/XLA variables, the pins.
     good, bad = bounds.good, bounds.bad
-    identity = {"subject": subject, "metric": options.metric, "good": good, "bad": bad, "backend": options.backend,
-                "hardware": hardware_facts(options.backend), "variables": jax_variables(), "pins": list(options.pins)}
+    identity = {"subject": spec.subject, "metric": options.metric, "good": good, "bad": bad, "backend": spec.backend,
+                "hardware": hardware_facts(spec.backend), "variables": jax_variables(), "pins": list(spec.pins)}
     listed = {c.version: c for c in candidates}
     ends = {v: (listed[v].python, listed[v].jaxlib) for v in (good, bad)}
     return MetricSamples(matrix.layout.metric_samples, identity, records.machine_id(), ends,

@@ -143,7 +143,8 @@ def bounds_found(options: Options, versions: Sequence[str], newer: bool, result:
     return good, bad, how
 
 
-def find_bounds(matrix: Matrix, options: Options, index: PackageIndex, make_prober: Callable[[list[Candidate]], Prober],
+def find_bounds(matrix: Matrix, options: Options, key: InstallKey, index: PackageIndex,
+                make_prober: Callable[[list[Candidate]], Prober],
                 log: Log) -> tuple[str, str, str, list[Candidate], Prober, dict[str, Outcome]]:
     """(good, bad, how they were found, the candidates between them, the prober, every outcome the gallop knew).
 
@@ -153,7 +154,7 @@ def find_bounds(matrix: Matrix, options: Options, index: PackageIndex, make_prob
     side, newer = side_versions(index, options)
     log(f"listing {len(side)} releases {'from' if newer else 'back from'} jax {side[0]} from the index's "
         "metadata, to find the other bound (nothing is resolved or downloaded)")
-    wide = list_candidates(matrix, side, InstallKey(options.backend, options.find_links, options.pins), index)
+    wide = list_candidates(matrix, side, key, index)
     prober = make_prober(wide)
     known = {**prober.ruled_out(), **prober.known_outcomes()}
     started, before = time.monotonic(), len(known)

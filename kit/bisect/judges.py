@@ -36,25 +36,27 @@ from .probe_cache import ProbeCache
 from .probe_output import output_tail
 from .probes import Judge, Look, Prober, Subject, install_unknown
 from .release_subject import ReleaseSubject
+from .run_spec import RunSpec
 from .search import Outcome
 
 
-def release_prober(matrix: Matrix, options: Options, candidates: Sequence[Candidate], cache: ProbeCache,
-                   identity_subject: Mapping[str, Any], name: str, index: PackageIndex, log: Log,
+def release_prober(matrix: Matrix, options: Options, spec: RunSpec, candidates: Sequence[Candidate],
+                   cache: ProbeCache, name: str, index: PackageIndex, log: Log,
                    judge: Judge | None = None) -> Prober[ReleaseSubject]:
-    """Releases judged by verdict (or by ``judge``, e.g. a metric's), their records where the layout keeps them."""
-    # A --script's records stay out of the matrix's folder: it is no check of it.
-    records_dir = matrix.layout.script_records if options.script is not None else None
-    subject = ReleaseSubject(matrix, options, candidates, identity_subject, index, log, records_dir)
-    judge = judge or VerdictJudge(options, cache, name, matrix.path.parent)
+    """Releases run as ``spec`` says, judged by verdict (or by ``judge``, e.g. a metric's)."""
+    subject = ReleaseSubject(matrix, options, spec, candidates, index, log)
+    judge = judge or VerdictJudge(options, cache, name, matrix.path.parent, spec.pins)
     return Prober(subject, judge, options, log)
 
 
 class VerdictJudge:
     """Good or bad by the run's verdict (a script's by its exit code), remembered in the probe cache."""
 
-    def __init__(self, options: Options, cache: ProbeCache, name: str, project: Path) -> None:
+    def __init__(self, options: Options, cache: ProbeCache, name: str, project: Path,
+                 pins: tuple[str, ...] = ()) -> None:
         self.options, self.cache, self.name, self.project = options, cache, name, project
+        self.pins = list(pins)
+        """The packages the run spec holds (``--pin``), which each observation names."""
 
     def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
         """Nothing to set up: a verdict needs no baseline."""
@@ -89,7 +91,7 @@ class VerdictJudge:
             environment=subject.environment_state(key), seconds=round(time.monotonic() - started, 1),
             by=self.name, ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             not_reused=self.cache.why_not(here), job=job_label(job_facts()), **_installed(here),
-            pins=list(self.options.pins))
+            pins=list(self.pins))
         if observation.jax_cannot_run is None and (prepared.environment is not None or prepared.resolution is None):
             # Resolved but not built is an install that failed here (a build, a disk, a download):
             # worth another try, not a fact about the release to keep. Nor is a run where JAX itself
@@ -114,7 +116,7 @@ class VerdictJudge:
             return cached, None
         recorded = subject.recorded(identity, key) if self.cache.read else None
         if recorded is not None:
-            recorded = dataclasses.replace(recorded, **_installed(identity), pins=list(self.options.pins))
+            recorded = dataclasses.replace(recorded, **_installed(identity), pins=list(self.pins))
         if recorded is not None and recorded.verdict != Verdict.INCONCLUSIVE:
             return recorded, None
         return None, recorded
@@ -125,7 +127,7 @@ class VerdictJudge:
             return None
         # Why that probe had once been run afresh is its own story, not this run's; the job is the one that looked.
         return dataclasses.replace(cached, source=Source.CACHE, matched=records.summary(identity), not_reused="",
-                                   job=job_label(job_facts()), pins=list(self.options.pins))
+                                   job=job_label(job_facts()), pins=list(self.pins))
 
     def _looks(self, subject: Subject, key: str, prepared: Prepared, here: Identity,
                first: Observation | None) -> Observation:

@@ -23,6 +23,7 @@ from ..errors import UsageError
 from ..run import runner
 from .options import Options, parse_options
 from .report_inputs import reports_dir
+from .run_spec import run_spec
 
 Log = Callable[[str], None]
 Bisect = Callable[[Matrix, Sequence[str], Log], int]
@@ -59,7 +60,7 @@ def bisect_each_op(matrix: Matrix, options: Options, argv: Sequence[str], log: L
 def _states(matrix: Matrix, options: Options, check: Any, release: str, log: Log) -> dict[str, str]:
     """``FILE:LINE:OP`` → its worst state on ``release``, from one run of the program there."""
     request = runner.RunRequest(check=check.name, version=release, backend=options.backend, script=check,
-                                find_links=options.find_links, pins=options.pins, echo=False,
+                                install=run_spec(matrix, options).install, echo=False,
                                 records_dir=matrix.layout.script_records, timeout_s=options.timeout)
     written, _ = runner.run_check(matrix, request, log)
     record = Record(written)

@@ -25,76 +25,21 @@ run, and their logs go to a temp folder instead.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from repro.contract import strict_json
-from repro.parameters import untimed
 
 from ..records.verdict import Status
 from ..atomic_files import atomic_write_text
-from ..config import Matrix
 from ..records import Identity, JsonTextError, mismatch, read_json
-from ..run import runner
-from .options import Options
 from .outcomes import Observation
 
 PROBE_SCHEMA = 2
 """Schema 1 keyed probes by release, Python and jaxlib alone; its files are not read."""
-
-
-def subject_key(matrix: Matrix, options: Options) -> dict[str, Any]:
-    """What a probe runs, apart from the release: the check and its parameters, or the script's content.
-
-    A check's subject is the one its records hold (`runner.check_subject`), so
-    a probe and a record of the same run have the same identity.
-    """
-    if options.check:
-        request = runner.RunRequest(check=options.check, version="0", backend=options.backend, preset=options.preset,
-                                    overrides=probe_overrides(matrix, options))
-        return runner.check_subject(request, runner.parameters_for(matrix, request))
-    # A --script by what decides its outcome: its content and its settings (devices, extra packages,
-    # bad_if), not its path: a copy of the script elsewhere is the same probe.
-    request = runner.RunRequest(check=options.subject, version="0", backend=options.backend,
-                                script=options.script_check)
-    parameters = runner.parameters_for(matrix, request)
-    return json.loads(json.dumps({name: value for name, value in parameters.items() if name != "script"}))
-
-
-def probe_overrides(matrix: Matrix, options: Options) -> dict[str, Any]:
-    """What a probe of a built-in check leaves out of its run because its verdict never reads it ({} for none).
-
-    A verdict bisect needs the verdict, not the timing table: where the check's
-    verdict comes from the compiled HLO alone (scaling on CPU,
-    `repro.parameters.untimed`), its probes time nothing. The parameters say so,
-    so such a probe has its own identity: it is never reused where timings are
-    asked (``--metric``, the matrix), and its record is ad-hoc to the matrix.
-    """
-    if not options.check or options.metric:
-        return {}
-    request = runner.RunRequest(check=options.check, version="0", backend=options.backend)
-    if runner.check_for(matrix, request).script is not None:
-        return {}  # a script check's block: the script decides what it measures
-    return untimed(options.check, options.backend)
-
-
-def timed_identity(identity: Identity, matrix: Matrix, options: Options) -> Identity:
-    """``identity`` with the check's full parameters, timings included: what a matrix record of the same run holds.
-
-    Such a record answers an untimed probe too (it read the same HLO), so a
-    bisect still starts from the matrix's current records.
-    """
-    if not probe_overrides(matrix, options):
-        return identity
-    request = runner.RunRequest(check=options.check or "", version="0", backend=options.backend,
-                                preset=options.preset)
-    subject = runner.check_subject(request, runner.parameters_for(matrix, request))
-    return dataclasses.replace(identity, subject=json.loads(json.dumps(subject, sort_keys=True)))
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ prepared, what identity its probe has and where its records go; a *judge*
 counts as. This is the release subject: what a release installs is read from
 its environment's lock when it was built (so a known probe costs no
 resolve), otherwise the release is resolved and its environment built or
-reused, at most once per bisect. A check's records go to the matrix's
-folder, where the matrix reads them; a ``--script``'s to
-``reports/bisect/script-records/`` (it is no check of the matrix).
+reused, at most once per bisect. What each probe runs is the bisect's run
+spec (`kit.bisect.run_spec`), a release's own made from it by ``replace``. A
+check's records go to the matrix's folder, where the matrix reads them; a
+``--script``'s to ``reports/bisect/script-records/`` (it is no check of the matrix).
 """
 
 from __future__ import annotations
@@ -25,29 +26,26 @@ from .. import records
 from ..config import Matrix
 from ..install.environment import Environment, Prepared
 from ..install.index import PackageIndex
-from ..install.key import InstallKey
-from ..install.release import locked_release
+from ..install.release import ResolvedRelease, locked_release
 from ..records import Identity
 from ..run import runner
-from ..run.facts import identity_here, job_label
+from ..run.facts import job_label
 from ..project import run_command
 from .candidates import Candidate
 from .options import Log, Options
 from .outcomes import Observation, observation_of
-from .probe_cache import probe_overrides, timed_identity
+from .run_spec import RunSpec
 
 
 class ReleaseSubject:
     """A release: prepared once per bisect, keyed by what it installs, its records in the matrix's folder."""
 
-    def __init__(self, matrix: Matrix, options: Options, candidates: Sequence[Candidate],
-                 identity_subject: Mapping[str, Any], index: PackageIndex, log: Log, records_dir: Path | None) -> None:
-        self.matrix, self.options, self.index, self.log = matrix, options, index, log
-        self.identity_subject = identity_subject
-        """What runs, apart from the release (the check and its parameters, or the script's content)."""
-        self.records_dir = records_dir
-        """Where its check records go (None: the matrix's own folder)."""
+    def __init__(self, matrix: Matrix, options: Options, spec: RunSpec, candidates: Sequence[Candidate],
+                 index: PackageIndex, log: Log) -> None:
+        self.matrix, self.options, self.spec, self.index, self.log = matrix, options, spec, index, log
         self.candidates: dict[str, Candidate] = {c.version: c for c in candidates}
+        self.locked: dict[str, ResolvedRelease | None] = {}
+        """Each release's lock as this bisect read it (None: never built), read once per release."""
         self.prepared: dict[str, Prepared] = {}
         self.environments: dict[str, str] = {}
         """``built`` or ``reused``, per release this bisect prepared."""
@@ -55,9 +53,7 @@ class ReleaseSubject:
     @property
     def timeout(self) -> int:
         """A probe's time limit: the command line's, else the check's (a script's default)."""
-        if self.options.timeout:
-            return self.options.timeout
-        return runner.check_for(self.matrix, self.request(None)).timeout_s
+        return self.spec.timeout
 
     def name_of(self, key: str) -> str:
         """How a log line names what is probed."""
@@ -69,6 +65,8 @@ class ReleaseSubject:
         """The release resolved and its environment built or reused, at most once per bisect."""
         if key not in self.prepared:
             prepared = runner.prepare(self.matrix, self.request(key), self.log, self.index)
+            if key in self.locked and self.locked[key] is None:
+                del self.locked[key]  # not built when its lock was read: built now, that lock is worth reading
             if prepared.environment is not None:
                 self.environments[key] = prepared.environment.obtained
             self.prepared[key] = prepared
@@ -97,32 +95,31 @@ class ReleaseSubject:
 
     def identity(self, key: str, prepared: Prepared) -> Identity:
         """This probe's identity, in the environment prepared for it."""
-        return runner.prepared_identity(self.identity_subject, key, self.options.backend, prepared)
+        return runner.prepared_identity(self.spec.subject, key, self.spec.backend, prepared)
 
     def requires(self, key: str) -> tuple[str, ...]:
         """The extra packages this probe's check installs with the release (its ``requires``, ``--requires``)."""
-        return runner.check_for(self.matrix, self.request(key)).requires
+        return self.spec.install.requires
 
     def locked_identity(self, key: str) -> Identity | None:
         """This probe's identity from the lock of the release's built environment; None when it was never built."""
-        options = self.options
-        locked = locked_release(self.matrix, key, InstallKey(options.backend, options.find_links, options.pins,
-                                                             self.requires(key)))
+        if key not in self.locked:
+            self.locked[key] = locked_release(self.matrix, key, self.spec.install)
+        locked = self.locked[key]
         if locked is None or locked.resolution is None:
             return None
-        return identity_here(subject=self.identity_subject, jax=key, backend=options.backend,
-                             python=locked.resolution.python, packages=locked.resolution.pins,
-                             requirements=locked.plan.requirements, exclude_newer=locked.plan.exclude_newer)
+        return self.spec.identity(key, locked.resolution.python, locked.resolution.pins, locked.plan)
 
     def recorded(self, here: Identity, key: str) -> Observation | None:
         """A check's current record of this identity among the matrix's records, as an observation."""
         if not self.options.check:
             return None
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
-        here = timed_identity(here, self.matrix, self.options)  # a record with timings answers an untimed probe
+        if self.spec.overrides:  # a record with timings answers an untimed probe: it read the same HLO
+            here = dataclasses.replace(here, subject=self.spec.record_subject)
         parameters = dict(here.subject.get("parameters") or {})
-        newest = records.newest_records_here(self.matrix.results_dir, self.options.backend,
-                                             {self.options.check: parameters}, self.options.preset)
+        newest = records.newest_records_here(self.matrix.results_dir, self.spec.backend,
+                                             {self.options.check: parameters}, self.spec.preset)
         record = newest.get((self.options.check, key))
         if record is None or not records.is_current(record, here):
             return None
@@ -133,17 +130,15 @@ class ReleaseSubject:
 
     # -- running
 
-    def request(self, key: str | None, log_file: Path | None = None) -> runner.RunRequest:
-        """What the runner is asked for ``key`` (None: the check alone, as `timeout` asks)."""
-        candidate = self.candidates.get(key) if key is not None else None
-        options = self.options
-        return runner.RunRequest(check=options.subject, version=key or "", script=options.script_check,
-                                 backend=options.backend, preset=options.preset, find_links=options.find_links,
-                                 timeout_s=options.timeout, reproduce=reproduce_command(self.matrix, options, key or ""),
-                                 first_python=candidate.python if candidate is not None else None,
-                                 output_log=log_file, pins=options.pins, records_dir=self.records_dir,
-                                 overrides=probe_overrides(self.matrix, options),
-                                 echo=options.verbose)  # quiet: the output is in the probe's log
+    def request(self, key: str, log_file: Path | None = None) -> runner.RunRequest:
+        """What the runner is asked for ``key``: the run spec, as that release's own (its Python tried first)."""
+        candidate = self.candidates.get(key)
+        spec = self.spec.for_release(candidate.python if candidate is not None else None)
+        return runner.RunRequest(check=spec.name, version=key, script=spec.check, backend=spec.backend,
+                                 preset=spec.preset, timeout_s=spec.timeout, install=spec.install,
+                                 reproduce=reproduce_command(self.matrix, self.options, key, spec.overrides),
+                                 output_log=log_file, records_dir=spec.records_dir, overrides=dict(spec.overrides),
+                                 echo=self.options.verbose)  # quiet: the output is in the probe's log
 
     def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> records.Record:
         """One run through the runner, which writes its record (where this subject's records go); the record."""
@@ -151,18 +146,20 @@ class ReleaseSubject:
 
     def run_request(self, request: runner.RunRequest, prepared: Prepared) -> records.Record:
         """``request`` run in ``prepared`` (a commit subject's too: it runs as its build's release would)."""
-        record, _path = runner.run_check(self.matrix, request, self.log, self.index, prepared=prepared)
+        record, _path = runner.run_check(self.matrix, request, self.log, self.index, prepared=prepared,
+                                         parameters=self.spec.parameters, check=self.spec.check)
         return records.Record(record)
 
 
-def reproduce_command(matrix: Matrix, options: Options, version: str) -> str:
+def reproduce_command(matrix: Matrix, options: Options, version: str, overrides: Mapping[str, Any]) -> str:
     """A command that reruns one probe's check as written: a nox session where matrix.toml has one.
 
-    A ``--script`` has no command of its own for one release: the bisect that ran it reruns it.
+    ``overrides``: what the probe left out of the check's run (the run spec's). A ``--script`` has no command of
+    its own for one release: the bisect that ran it reruns it.
     """
     if not options.check:
         return f"{options.command} {shlex.join(options.quoted_argv)}"
-    untimed = " ".join(to_flags(probe_overrides(matrix, options)))  # the run as the probe made it
+    untimed = " ".join(to_flags(overrides))  # the run as the probe made it
     if options.check and any(release.version == version for release in matrix.releases) \
             and matrix.shared_dir is None:
         return f"nox -s {options.check}-{version}" + (f" -- {untimed}" if untimed else "")

@@ -47,7 +47,7 @@ from ..install.environment import Environment, ExistingPython, Prepared, install
 from ..install.index import PackageIndex
 from ..install.key import InstallKey
 from ..install.release import open_index
-from ..install.plan import how_to_supply, how_to_supply_extra, unsatisfied_extra
+from ..install.plan import InstallPlan, how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
 from ..records.identity import Identity
 from .facts import host_facts, identity_here, job_facts, require_platform
@@ -70,14 +70,13 @@ class RunRequest:
     reproduce: str = ""
     refresh: bool = False
     """Resolve again even where the environment's lock answers."""
-    first_python: str | None = None
-    """A Python to try first when resolving (bisect knows it from the index's metadata)."""
     output_log: Path | None = None
     """Where to append the run's whole output (a bisect probe's log), besides the terminal."""
     echo: bool = True
     """Show the run's output on the terminal as it comes; False keeps it in ``output_log`` only (a quiet bisect)."""
-    pins: tuple[str, ...] = ()
-    """``NAME==VERSION`` held fixed in the environment (bisect's ``--pin``)."""
+    install: InstallKey | None = None
+    """How it installs, where the caller made the key (a bisect's run spec, the pins held in it); None: made in
+    `prepare` from ``backend``, ``find_links`` and the check's ``requires``."""
     existing: ExistingPython | None = None
     """Run with this interpreter as it is (``--python``, an ``[[environment]]``); ``version`` is then ""
     or the release it must hold."""
@@ -85,8 +84,8 @@ class RunRequest:
     """Extra packages from the command line (``--requires``), in `kit.requirements`' normal form: added to the
     check's own ``requires``."""
     script: Check | None = None
-    """A script given on the command line (bisect's ``--script``), made a check where it entered
-    (`kit.config.script_check`); None: the check named ``check`` in matrix.toml."""
+    """The check as one value where the caller made it: a script given on the command line (bisect's
+    ``--script``, `kit.config.script_check`), a bisect's run spec; None: the check named ``check`` in matrix.toml."""
     records_dir: Path | None = None
     """Where the record goes; None: the matrix's ``results_dir`` (bisect keeps scripts' and commits' apart)."""
 
@@ -107,15 +106,15 @@ def check_for(matrix: Matrix, request: RunRequest) -> Check:
     return dataclasses.replace(check, requires=merged(check.requires, request.requires))
 
 
-def parameters_for(matrix: Matrix, request: RunRequest) -> dict[str, Any]:
+def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = None) -> dict[str, Any]:
     """What the run asks of its check: matrix.toml's parameters, then the preset's, then the command line's.
 
     Each of these was parsed and put in its normal form where it entered
     (`kit.config` for matrix.toml, `repro.parameters.parse_value` for the
     command line); here they are merged and judged together, once, before
-    anything is resolved or installed.
+    anything is resolved or installed. ``check``: `check_for` the request, where the caller already asked.
     """
-    check = check_for(matrix, request)
+    check = check or check_for(matrix, request)
     if check.script is not None:
         if request.preset or request.overrides:
             raise UsageError(f"{request.check} is a script check: it takes no preset or parameters",
@@ -147,33 +146,43 @@ def check_subject(request: RunRequest, parameters: Mapping[str, Any]) -> dict[st
 
 def prepared_identity(subject: Mapping[str, Any], version: str, backend: str, prepared: Prepared) -> Identity:
     """The identity of running ``subject`` in a prepared environment here (`kit.records.identity`)."""
-    resolution, plan = prepared.resolution, prepared.plan
-    packages = prepared.environment.pins if prepared.environment else (resolution.pins if resolution else {})
+    resolution = prepared.resolution
+    versions = prepared.environment.pins if prepared.environment else (resolution.pins if resolution else {})
     # An existing interpreter was not planned: what it has (its packages, its Python) is its install.
     python = prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
-    return identity_here(subject=subject, jax=prepared.jax or version, backend=prepared.backend or backend,
-                         python=python, packages=packages, requirements=plan.requirements if plan else (),
+    return installed_identity(subject, prepared.jax or version, prepared.backend or backend, python, versions,
+                              prepared.plan)
+
+
+def installed_identity(subject: Mapping[str, Any], version: str, backend: str, python: str | None,
+                       versions: Mapping[str, str], plan: InstallPlan | None) -> Identity:
+    """The identity of running ``subject`` here on ``version``, installed as ``plan`` asked, resolved to ``versions``."""
+    return identity_here(subject=subject, jax=version, backend=backend, python=python, packages=versions,
+                         requirements=plan.requirements if plan else (),
                          exclude_newer=plan.exclude_newer if plan else None)
 
 
 def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None) -> Prepared:
     """The request's environment, as `kit.install.environment.prepare` (the one place that answers it) gives it."""
-    key = InstallKey(request.backend, request.find_links, request.pins, check_for(matrix, request).requires,
-                     request.first_python)
+    key = request.install or InstallKey(request.backend, request.find_links,
+                                        requires=check_for(matrix, request).requires)
     return environment.prepare(matrix, request.version, key, log, index=index, refresh=request.refresh,
                                existing=request.existing, check=request.check)
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
-              prepared: Prepared | None = None, parameters: dict[str, Any] | None = None) -> tuple[dict[str, Any], Path]:
+              prepared: Prepared | None = None, parameters: Mapping[str, Any] | None = None,
+              check: Check | None = None) -> tuple[dict[str, Any], Path]:
     """Run the check and write its record; return the record and where it went.
 
-    ``parameters``: `parameters_for` the request, where the caller already
-    judged them; otherwise they are judged here, before anything is installed.
+    ``parameters``, ``check``: `parameters_for` and `check_for` the request,
+    where the caller already asked (a bisect's run spec); otherwise they are
+    asked here, before anything is installed.
     """
     started = time.monotonic()
     require_platform(request.backend if request.existing is None else request.existing.backend)
-    params = parameters if parameters is not None else parameters_for(matrix, request)
+    check = check or check_for(matrix, request)
+    params = parameters if parameters is not None else parameters_for(matrix, request, check)
     if request.existing is None:  # an existing interpreter is never resolved: no index to open
         index = index or open_index(matrix)
     prepared = prepared or prepare(matrix, request, log, index)
@@ -193,8 +202,8 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
         record.update(status=Status.RAN, verdict=Verdict.INCONCLUSIVE, reason=prepared.cannot_test)
     else:
-        record.update(watching(matrix, log, _run_in, prepared.environment, matrix, request, params,  # kit files watched
-                               record["requested"]["backend"], log))
+        record.update(watching(matrix, log, _run_in, prepared.environment, matrix, request, check,  # kit files watched
+                               params, record["requested"]["backend"], log))
         record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
     record["duration_s"] = round(time.monotonic() - started, 2)
     executable = record["environment"].get("executable")
@@ -206,10 +215,9 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     return record, path
 
 
-def _run_in(env: Environment, matrix: Matrix, request: RunRequest, params: Mapping[str, Any], backend: str,
-            log: Log) -> dict[str, Any]:
+def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check, params: Mapping[str, Any],
+            backend: str, log: Log) -> dict[str, Any]:
     """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
-    check = check_for(matrix, request)
     timeout = request.timeout_s or check.timeout_s
     told = {**env.isolating_env(), **release_bytecode_env(env)}  # what every run in it is told besides
     for line in child_processes.dropped_variables(told):

@@ -14,6 +14,7 @@ import pytest
 from kit.bisect.candidates import Candidate
 from kit.bisect.bounds import Bounds
 from kit.bisect.judges import release_prober
+from kit.bisect.run_spec import run_spec
 from kit.bisect.metric import MetricJudge
 from kit.bisect.metric_samples import MAX_AGE_H, MetricSamples
 from kit.bisect.options import parse_options
@@ -57,8 +58,8 @@ def _prober(tmp_path: Path, machine: str = "this-machine", factor: str = "1.5",
                             "test-bisect", read=not fresh, log=lines.append, clock=clock)
     judge = CountingJudge(options, "test-bisect", lines.append, samples)
     judge.table, judge.runs = _step_at("0.5.3"), {}
-    prober: Any = release_prober(matrix, options, candidates, ProbeCache(tmp_path / "probes"), {}, "test-bisect",
-                                 None, lines.append, judge)  # type: ignore[arg-type]
+    prober: Any = release_prober(matrix, options, run_spec(matrix, options), candidates, ProbeCache(tmp_path / "probes"),
+                                 "test-bisect", None, lines.append, judge)  # type: ignore[arg-type]
     prober.runs, prober.lines = judge.runs, lines
     return prober
 
