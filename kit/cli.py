@@ -43,10 +43,11 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from repro import parameters as parameter_rules
 
+from .log_events import Log
 from .records.verdict import Status, Verdict
 from .arguments import AS_JAX_KIT, Parser, as_spoken
 from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
@@ -61,7 +62,6 @@ from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
 from .user_paths import find_links_argument, folder_or_nothing_yet, folder_problem
 
-Log = Callable[[str], None]
 
 
 def _log(message: str) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from kit.bisect import changelog, driver
 from kit.bisect.console import PROBE_WIDTH, Console
+from kit.log_events import Event, Kind, detail
 from tests.fake_releases import FakeReleases
 from tests.bisect_machine import CHECKS, RELEASES
 
@@ -23,8 +24,9 @@ if version >= (0, 5, 2):
     decompose()
 """
 
-# Lines as the install, overlay and run layers log them (kit/install, kit/bisect/commit_probes, kit/run/runner).
-DETAIL_LINES = [
+# Lines as the install, overlay and run layers log them (kit/install, kit/bisect/commit_probes, kit/run/runner),
+# each a detail where it is written.
+DETAIL_TEXTS = [
     "jax 0.4.35: as locked in .nox/jax-envs/locks/jax-0.4.35-cpu-e8c6.json (resolved 2026-12-01T15:45:50Z; "
     "-- --refresh resolves again)",
     "Python 3.13: jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1",
@@ -37,6 +39,7 @@ DETAIL_LINES = [
     "probe commit 4606652c30 ([JAX] Rename xla_extension to _jax.): skip [index] not installable here: JAX itself "
     "cannot run it on any jaxlib build here (on jaxlib 0.6.0: ImportError: cannot import name '_jax')",
 ]
+DETAIL_LINES = [detail(text) for text in DETAIL_TEXTS]
 PHASE_LINES = [
     "bounds from the command line: good 0.6.0, bad 0.4.35",
     "jaxlib 0.5.1 runs 393 commits (b0cfcb8eb2 .. 8c7a55ea82)",
@@ -59,9 +62,20 @@ def test_quiet_keeps_phase_lines_and_leaves_out_how_a_probe_was_prepared() -> No
 def test_a_probe_is_one_line_on_a_quiet_console() -> None:
     shown: List[str] = []
     line = "probe jax 0.5.0: bad (affected) [cache] " + "a long reason " * 30
-    Console(shown.append)(line + "\n  reused: the same check scaling ...\n  ran again: the jaxlib differs")
+    Console(shown.append)(Event(line + "\n  reused: the same check scaling ...\n  ran again: the jaxlib differs",
+                                Kind.PROBE))
     assert len(shown) == 1 and "\n" not in shown[0] and len(shown[0]) <= PROBE_WIDTH
     assert shown[0].startswith("probe jax 0.5.0: bad (affected) [cache] a long reason") and shown[0].endswith("…")
+
+
+def test_the_kind_decides_never_the_wording() -> None:
+    shown: List[str] = []
+    console = Console(shown.append)
+    console(DETAIL_TEXTS[2])  # worded as a detail, logged as a plain line: shown
+    console(detail(PHASE_LINES[0]))  # worded as a phase line, logged as a detail: folded
+    console(Event("command output", Kind.OUTPUT))
+    assert shown == [DETAIL_TEXTS[2]]
+    assert console.hidden == 2
 
 
 def test_verbose_shows_everything_as_it_came() -> None:

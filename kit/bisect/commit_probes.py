@@ -17,6 +17,7 @@ import dataclasses
 import shlex
 from pathlib import Path
 
+from ..log_events import detail
 from ..history.source import History
 from ..install.bytecode import compile_environment, fill_bytecode
 from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
@@ -110,13 +111,13 @@ class CommitSubject:
             return base, base
         if release not in self._compiled:  # once per environment and bisect: later it is current
             self._compiled.add(release)
-            self.releases.log(f"jax {release}'s environment: {compile_environment(base.environment.python)}")
+            self.releases.log(detail(f"jax {release}'s environment: {compile_environment(base.environment.python)}"))
         folder = new_overlay_folder()
         self._folders.append(folder)
         laid = over_release(base, self.history, candidate.commit, candidate.jax_version, folder)
         made = fill_bytecode(base.environment.python, folder, self.bytecode_dir)
-        self.releases.log(f"laid {candidate.short}'s jax/ and jaxlib Python over jax {release}'s environment "
-                          f"({folder}); {made}")
+        self.releases.log(detail(f"laid {candidate.short}'s jax/ and jaxlib Python over jax {release}'s environment "
+                                 f"({folder}); {made}"))
         return base, laid
 
     def pair_runs(self, candidate: CommitCandidate) -> JaxRuns:
@@ -129,8 +130,8 @@ class CommitSubject:
             runs = jax_runs(laid.environment)
         finally:
             self._remove(laid)
-        self.releases.log(f"  {candidate.short} on jaxlib {candidate.jaxlib}: {runs.sentence()} "
-                          f"({runs.seconds:.1f} s)")
+        self.releases.log(detail(f"  {candidate.short} on jaxlib {candidate.jaxlib}: {runs.sentence()} "
+                                 f"({runs.seconds:.1f} s)"))
         return runs
 
     # -- running

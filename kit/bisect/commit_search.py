@@ -142,7 +142,9 @@ def _prober(phase: CommitPhase) -> CommitProber:
     releases = phase.releases
     layout = phase.matrix.layout
     subject = CommitSubject(releases.subject, phase.history, layout.commit_records, layout.commit_bytecode)
-    return Prober(subject, releases.judge, releases.options, phase.log)
+    prober = Prober(subject, releases.judge, releases.options, phase.log)
+    prober.fold_index = True  # a commit no build runs is counted in one grouped line ("run on no build here")
+    return prober
 
 
 def _search_level(phase: CommitPhase, prober: CommitProber, commit_range: CommitRange,

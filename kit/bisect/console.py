@@ -5,35 +5,22 @@ plan, the repro's command line and its whole output, each overlay laid over
 a build. All of that stays where it is kept (each probe's log beside its
 probe file, the report's folded sections); the console keeps what a person
 follows while waiting: the plan, one line per probe, the phase lines, and the
-summary at the end. Which lines are detail is decided here, in one place, by
-the shape of the lines the install, overlay and run layers log; a line of any
-other shape (a warning, a new kind of message) is shown, never lost.
+summary at the end. Which lines are which is said where each is written: a
+line is a `kit.log_events.Event` of its kind (a detail, a probe, ...), and
+this console keeps or folds it by that kind alone, so rewording a message
+never changes who sees it. A plain line (a warning, a new kind of message)
+is shown, never lost.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from ..log_events import Kind, kind_of
 from .options import Log
 
-DETAIL = re.compile(
-    r"^(reusing environment "
-    r"|jax \S+: as locked in "
-    r"|resolved .* as of "
-    r"|Python \d+\.\d+\S*: jaxlib "
-    r"|running "
-    r"|jax \S+'s environment: "
-    r"|laid \S+'s jax/ "
-    r"|  \S+ on jaxlib \S+: "
-    r"|after the failure, asked whether JAX itself runs here)")
-"""Lines that say how a probe was prepared and started: shown with ``-v`` only."""
-
-_UNRUNNABLE_COMMIT = re.compile(r"^probe commit \S+ \(.*\): \S+ \[index\] ")
-"""A commit no build runs, skipped unrun: the commit search says how many and why in one line (`commit_search`)."""
-
-_CONTINUATION = re.compile(r"^  (reused: the same |ran again: )")
-"""A probe line's second and third lines (why it was reused, why it ran again): the report has them."""
+FOLDED = (Kind.DETAIL, Kind.OUTPUT)
+"""Kinds a quiet console leaves out: how a probe was prepared and started, and a command's own output."""
 
 PROBE_WIDTH = 150
 """Characters of a probe line kept on a quiet console: its outcome and the start of its reason."""
@@ -52,13 +39,14 @@ class Console:
         if self.verbose:
             self.log(message)
             return
-        lines = [line for line in message.split("\n") if not _CONTINUATION.match(line)]
-        if not lines or DETAIL.match(lines[0]) or _UNRUNNABLE_COMMIT.match(lines[0]):
+        kind = kind_of(message)
+        if kind in FOLDED or not message:
             self.hidden += 1
             return
-        if lines[0].startswith("probe "):
-            lines = [shorten(lines[0], PROBE_WIDTH)]
-        self.log("\n".join(lines))
+        if kind is Kind.PROBE:
+            # Its first line; the next (why it was reused, why it ran again) are in the report.
+            message = shorten(message.split("\n", 1)[0], PROBE_WIDTH)
+        self.log(message)
 
 
 def shorten(line: str, width: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 
 from repro.environment import jax_variables

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ..log_events import Log
 from .. import __version__
 from ..atomic_files import atomic_write_text
 from ..records import JsonTextError, read_json
@@ -33,7 +34,6 @@ from ..records import JsonTextError, read_json
 SCHEMA = 1
 MAX_AGE_H = 24.0
 
-Log = Callable[[str], None]
 Environment = Sequence[Any]
 """A release's (python, jaxlib), as the index's metadata names them."""
 

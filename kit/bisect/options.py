@@ -15,7 +15,7 @@ import re
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -23,6 +23,7 @@ from packaging.version import Version
 
 from repro.parameters import MAX_HOST_DEVICES
 
+from ..log_events import Log  # noqa: F401 (this package's modules import it from here)
 from ..arguments import Parser
 from ..config import (BACKENDS, DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
                       script_check, timeout_seconds)
@@ -34,7 +35,6 @@ from ..project import bisect_command
 from ..user_paths import file_problem, find_links_argument, relative_to_what, report_path
 from .outcomes import CRASH_MODES
 
-Log = Callable[[str], None]
 
 _HELP_EPILOG = """\
 outcomes:

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..log_events import Log
 from ..records import Record
 from ..records.verdict import Verdict
 from ..config import Matrix
@@ -25,7 +26,6 @@ from .options import Options, parse_options
 from .report_inputs import reports_dir
 from .run_spec import run_spec
 
-Log = Callable[[str], None]
 Bisect = Callable[[Matrix, Sequence[str], Log], int]
 _FLAGGED = ("whole", "gathered")
 

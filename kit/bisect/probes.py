@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Generic, Mapping, NamedTuple, Protocol, TypeVar
 
+from ..log_events import Event, Kind
 from ..records.verdict import Source, Status
 from ..errors import ArchiveUnreachable
 from ..install.environment import Prepared
@@ -94,6 +95,8 @@ class Prober(Generic[S]):
     def __init__(self, subject: S, judge: Judge, options: Options, log: Log) -> None:
         self.subject, self.judge, self.options, self.log = subject, judge, options, log
         self.observations: dict[str, Observation] = {}
+        self.fold_index = False
+        """Probes the index answers (nothing ran) are details: the commit search says how many and why in one line."""
         self.ran_now: list[str] = []
         """Candidates this bisect ran (not found in the cache or the records)."""
 
@@ -118,7 +121,8 @@ class Prober(Generic[S]):
         observation = self.observe(key)
         self.observations[key] = observation
         result = classify(observation, self.options.crash)
-        self.log(self.judge.line(self.name_of(key), observation, result))
+        folded = self.fold_index and observation.source == Source.INDEX
+        self.log(Event(self.judge.line(self.name_of(key), observation, result), Kind.DETAIL if folded else Kind.PROBE))
         return result
 
     def observe(self, key: str) -> Observation:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
+from ..log_events import Log
 from ..records.verdict import Status
 from ..config import Matrix
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
@@ -20,7 +21,6 @@ from .known import KnownFingerprint, load as load_known
 from .options import Options, parse
 from .report import write_reports
 
-Log = Callable[[str], None]
 
 __all__ = ["main", "short_answer", "Options", "Capture"]
 

@@ -17,10 +17,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from repro.contract import json_safe
 
+from ..log_events import Log
 from ..records.verdict import Status
 from .. import __version__, records
 from ..config import Matrix, script_check
@@ -30,7 +31,6 @@ from ..install.environment import ExistingPython, install_facts
 from ..run import explained, runner
 from .options import Options
 
-Log = Callable[[str], None]
 
 
 @dataclass

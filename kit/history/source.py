@@ -19,12 +19,12 @@ import shutil
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
+from ..log_events import Log
 from ..errors import HistoryUnreachable, UsageError
 from .git import GitFailed, git, looks_like_network
 
-Log = Callable[[str], None]
 
 JAX_REMOTE = "https://github.com/jax-ml/jax.git"
 """Where the kit's own clone comes from (tests point it at a ``file://`` repository)."""

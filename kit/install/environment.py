@@ -36,12 +36,13 @@ import os
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from ..log_events import Log, detail
 from ..config import Check, Matrix
 from ..errors import UsageError
 from ..history.source import History
@@ -55,7 +56,6 @@ from .key import InstallKey
 from .plan import InstallPlan, Resolution
 from .release import lock_release, open_index, resolve_release
 
-Log = Callable[[str], None]
 
 BUILT, REUSED = "built", "reused"
 
@@ -146,21 +146,21 @@ def prepare(matrix: Matrix, version: str, key: InstallKey, log: Log, *, index: P
     resolved = resolve_release(matrix, version, key, index or open_index(matrix), refresh=refresh)
     plan, resolution, attempts = resolved.plan, resolved.resolution, list(resolved.attempts)
     if resolved.lock is not None:
-        log(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "
-            "-- --refresh resolves again)")
+        log(detail(f"jax {plan.jax}: as locked in {resolved.lock.path} (resolved {resolved.lock.resolved_at}; "
+                   "-- --refresh resolves again)"))
     else:
         for note in plan.notes:
             log(note)
-        log(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}"
-            + (f" (as kept from {resolution.kept}: that era is closed; -- --refresh asks the index again)"
-               if resolution is not None and resolution.kept else ""))
+        log(detail(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}"
+                   + (f" (as kept from {resolution.kept}: that era is closed; -- --refresh asks the index again)"
+                      if resolution is not None and resolution.kept else "")))
     if resolution is None:
         return Prepared(plan, None, None, resolved.problem, attempts)
     extras = versions_text(installed_versions(plan.requires, resolution.pins))
-    log(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
-        f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}"
-        + (f"; requires: {extras}" if extras else "")
-        + (f"; holding {', '.join(pins)}" if pins else ""))
+    log(detail(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
+               f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}"
+               + (f"; requires: {extras}" if extras else "")
+               + (f"; holding {', '.join(pins)}" if pins else "")))
     try:
         env = ensure_env(matrix.envs_dir, plan, resolution, pick_backend(), log)
     except InstallFailed as exc:

@@ -23,6 +23,7 @@ from typing import Callable, Iterator, Mapping, Protocol
 
 from filelock import FileLock, Timeout
 
+from ..log_events import Log, detail
 from ..atomic_files import atomic_write_text
 from ..errors import IndexUnreachable, MachineUnwritable, StorageError, UsageError
 from ..requirements import package_name
@@ -30,7 +31,6 @@ from .installed import missing_from
 from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
 from .uv_failures import WRITE_ERRNOS, raise_if_this_machine, unwritable
 
-Log = Callable[[str], None]
 
 _MARKER = "kit-env.json"
 
@@ -134,7 +134,7 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
     with _build_lock(path, log) as waited_since:
         built = finished_env(path)  # another process may have built it while we waited
         if built is not None and not _other_pins(built, resolution.pins):
-            log(f"reusing environment {path}")
+            log(detail(f"reusing environment {path}"))
             return built
         if waited_since is not None:
             _raise_if_it_failed(path, waited_since, log)
@@ -238,7 +238,7 @@ def _finished_env(path: Path, log: Log, wanted: Mapping[str, str]) -> Env | None
         # A verdict from it would blame the release for what was removed here ("No module named 'jax'").
         log(f"environment {path} no longer holds what it installed ({damage}): building it again")
         return None
-    log(f"reusing environment {path}")
+    log(detail(f"reusing environment {path}"))
     return built
 
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from typing import Callable, Sequence
+from typing import Sequence
 
+from ..log_events import Log
 from ..config import Matrix
 from .index import PackageIndex
 from .key import InstallKey
 from .release import resolve_release
 
-Log = Callable[[str], None]
 
 WORKERS = 2
 """Resolutions asked at once: uv calls side by side contend for its cache (see `plan.choose_python`), and the

@@ -24,8 +24,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
+from ..log_events import Log
 from ..atomic_files import atomic_write_text, atomic_write_texts
 from ..records import Record
 from ..run.multiprocess import SRUN_ENV
@@ -33,7 +34,6 @@ from ..slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job_
 from ..slurm.follow import follow
 from ..slurm.task_output import TaskEnd, task_end
 
-Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,11 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from packaging.version import Version
 
+from ..log_events import Log
 from ..records.verdict import Status
 from .. import records
 from . import slurm
@@ -51,7 +52,6 @@ from .progress import Progress, clock_text
 from ..slurm.jobs import SlurmOptions, require_controller, require_sbatch
 from ..atomic_files import atomic_write_text
 
-Log = Callable[[str], None]
 
 
 # Asking the index whether a release installs on no Python here costs a uv

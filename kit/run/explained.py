@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping, Sequence
 
+from ..log_events import Log
 from ..records.verdict import Status, Verdict
 from ..config import Check
 from ..hlo import Fingerprint, fingerprints, read_module
@@ -24,7 +25,6 @@ from . import shared_runs
 from .shared_runs import DumpedRun
 from .hlo_dump import Dump, dump_flags
 
-Log = Callable[[str], None]
 ScriptRun = Callable[..., dict[str, Any]]
 """`runner.run_script`, handed in by the runner (which imports this module: no import circle)."""
 Scratch = Callable[[], ContextManager[Path]]

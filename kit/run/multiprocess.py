@@ -20,15 +20,15 @@ import re
 import socket
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
+from ..log_events import Log
 from ..records.verdict import Status, Verdict
 from ..package_files import repro_root
 from . import result_files
 from .child_output import Tail
 from .child_processes import Child, end_all
 
-Log = Callable[[str], None]
 
 # After one process fails, how long the others get to finish or fail on their
 # own before they are killed: long enough to write their reason, short enough

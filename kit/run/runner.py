@@ -27,6 +27,7 @@ from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
 from repro.parameters import flag, shown, to_flags
 
+from ..log_events import Log, detail
 from ..records.verdict import Status, Verdict
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
@@ -52,7 +53,6 @@ from ..requirements import installed_versions, merged
 from ..records.identity import Identity
 from .facts import host_facts, identity_here, job_facts, require_platform
 
-Log = Callable[[str], None]
 
 # A script that forks hundreds of helpers still gets a short record: the first few name the rest.
 LEFTOVERS_SHOWN = 10
@@ -271,7 +271,7 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
     with scratch_dir() as tmp:
         out = tmp / "result.json"
         cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
-        log("running " + " ".join(cmd[1:]))
+        log(detail("running " + " ".join(cmd[1:])))
         if int(params.get("processes") or 1) > 1:
             # Their bytecode, not the compile cache: it was never proven with jax.distributed's processes.
             bytecode = {k: v for k, v in (extra_env or {}).items() if k != COMPILE_CACHE_ENV}
@@ -322,7 +322,7 @@ def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log) -> dic
     bad (`kit.run.jax_runs`); ``evidence.jax_cannot_run`` says what JAX died of.
     """
     health = jax_runs(env, extra_env={**env.isolating_env(), **release_bytecode_env(env)})  # as the run imported it: its bytecode too
-    log(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)")
+    log(detail(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)"))
     if health.ok:
         return fields
     evidence = {**(fields.get("evidence") or {}), "jax_cannot_run": health.to_json()}
@@ -362,7 +362,7 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
     with scratch_dir() as tmp:
         out = tmp / "kit-result.json"
         cmd = [str(env.python), str(check.script), *args]
-        log("running " + " ".join(cmd))
+        log(detail("running " + " ".join(cmd)))
         extra = {**(extra_env or {}), **script_env(out, backend, check.host_devices, (extra_env or {}).get("XLA_FLAGS"))}
         # A check runs in its scratch folder, not the project; a program to explain where its user called it.
         ended = run_child(cmd, timeout, log, extra, env.pythonpath, output_log, echo=echo, cwd=cwd or tmp)

@@ -22,11 +22,10 @@ import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
+from ..log_events import Log  # noqa: F401 (this package's modules import it from here)
 from ..errors import UsageError
 
-Log = Callable[[str], None]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
+from ..log_events import Log
 from ..arguments import Parser
 from ..config import Matrix, release_number
 from ..errors import UsageError
@@ -19,7 +20,6 @@ from .check_writer import is_check_name
 from .issue_source import issue_page, read_file, read_github_issue
 from .triage import TriageOptions, answer_lines, triage
 
-Log = Callable[[str], None]
 
 
 def make_parser() -> argparse.ArgumentParser:

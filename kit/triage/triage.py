@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..log_events import Log
 from ..records.verdict import Verdict
 from ..config import Matrix, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
@@ -38,7 +39,6 @@ from . import block_outcome
 from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
 from .report_reading import Reading, read_report
 
-Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
