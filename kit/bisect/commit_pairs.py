@@ -113,7 +113,8 @@ def _forced_pair(prober: CommitProber, level: CommitLevel, pair: tuple[CommitCan
         probes.append(probe)
         outcomes[index] = outcome
         if outcome is None:
-            return tuple(probes), f"; forced past JAX's version check, {candidate.short} {probe.outcome} there"
+            return tuple(probes), (f"; forced past JAX's version check, {candidate.short} still "
+                                   f"{probe.outcome.replace(' even forced', '')} there")
     before, after = outcomes
     if before is None or after is None:
         return tuple(probes), ""
