@@ -201,3 +201,18 @@ def test_a_build_matters_answer_names_the_untested_span_with_its_probes_and_lead
            "jaxlib 0.5.3: good" in text
     assert "- lead (read first, not an answer): 2222222222 \"Deprecate alpha\" — adds the gate `g`" in text
     assert "Not in JAX's Python" not in text and "- first bad commit" not in text
+
+
+def test_a_patch_laid_on_the_same_xla_revision_is_named_as_the_compiled_change_and_each_probe_says_its_part() -> None:
+    """jax-v0.8.3 is jax-v0.8.2 with an XLA patch: the same XLA revision at both ends, no compare link to itself."""
+    compiled = CompiledChange("0.8.2", "0.8.3", "913ae2", "913ae2", (),
+                              ("third_party/xla/coordination_service_config_fix.patch",))
+    evidence = (PairProbe(LAST, "0.8.2", "bad"), PairProbe(FIRST, "0.8.3", "good", note="the release's own probe"))
+    found = found_commit(tie=TieBreak("binary", None, BUILT, FRESH, BAD, why="same Python", evidence=evidence),
+                         compiled=compiled)
+    lines = commit_section(found, fix=True, crash="skip", script=True)
+    assert "- XLA revision at the two ends: 913ae2 → 913ae2" in lines
+    assert ("- patches JAX's build lays on XLA, changed in the range: third_party/xla/coordination_service_config_fix"
+            ".patch (the XLA revision is the same at both ends: these are the compiled change)") in lines
+    assert f"  - probes: {LAST[:10]} on jaxlib 0.8.2: bad; {FIRST[:10]} on jaxlib 0.8.3: good (the release's own " \
+           "probe)" in lines

@@ -163,6 +163,12 @@ ERAS: dict[str, tuple[str, ...]] = {
     # a binary call's arguments there), so it says the build matters, with that span untested.
     "binary-version": ("0.4.35", "0.4.36", "import sys\nfrom jaxlib import xla_client\n"
                        "sys.exit(0 if xla_client._version > 293 else 1)\n", "", "build-matters"),
+    # Binary only, for real. CHANGELOG 0.8.3: "JAX v0.8.3 is identical to v0.8.2 with the following two bug fixes
+    # patched in" (openxla/xla 4bc723da, 21552fd8: third_party/xla/coordination_service_config_fix.patch, the XLA
+    # revision unchanged); one halves the distributed client's heartbeat interval. By hand: jax 0.8.3's wheel beats
+    # every 2.0 s on jaxlib 0.8.2 and every 1.0 s on jaxlib 0.8.3. Its Python is the old end's but for version.py.
+    "heartbeat": ("0.8.2", "0.8.3", (REPO / "examples" / "heartbeat_interval_0_8_3.py").read_text(), "",
+                  "not-in-python"),
 }
 
 
@@ -183,5 +189,10 @@ def test_full_clone_names_real_changes_of_each_era(tmp_path: Path, case: str) ->
         assert commits["first_different"]["hash"].startswith(expected)
     if commits["verdict"] in ("not-in-python", "build-matters"):
         assert commits["not_in_python"]["extension_versions"]  # each build's binary said its version
+    if case == "heartbeat":  # both pairs printed: the same Python on both builds, the old end's Python on each
+        shown = [(p["commit"][:10], p["jaxlib"], p["outcome"]) for p in commits["tie_break"]["evidence"]]
+        assert ("2184c1ecb7", "0.8.2", "bad") in shown and ("2184c1ecb7", "0.8.3", "good") in shown
+        assert ("3f125024ec", "0.8.2", "bad") in shown
+        assert commits["not_in_python"]["xla_patches"] == ["third_party/xla/coordination_service_config_fix.patch"]
     counted = [p for p in commits["probes"] if p["outcome"] in ("good", "bad")]
     assert not [p for p in counted if p["jax_cannot_run"]]  # no import failure of JAX counted either way

@@ -199,10 +199,13 @@ def test_fresh_ignores_the_cache_but_still_keeps_what_it_measured(tmp_path: Path
     (Prepared(plan=None, resolution=object(), environment=None), ran(None, status="not-installable")),  # type: ignore[arg-type]
     # JAX itself did not import: no behaviour was shown.
     (BUILT, ran("inconclusive", jax_cannot_run={"error": "ImportError: libtpu"})),
+    # The kit's own files changed while it ran (kit.run.kit_files): its verdict is not trusted, so not kept
+    # (a rerun once they are restored must run it, not answer "skip" from the cache).
+    (BUILT, ran("inconclusive", kit_files_changed=["kit/history/leads.py (changed)"])),
 ])
 def test_a_probe_that_showed_nothing_about_the_release_is_not_kept(
         cache: ProbeCache, tmp_path: Path, prepared: Prepared, record: dict[str, Any]) -> None:
-    subject = ScriptedSubject({"0.5.0": [record]}, prepared=prepared)
+    subject = ScriptedSubject({"0.5.0": [record, record]}, prepared=prepared)  # an inconclusive check runs twice
     assert judge(cache, tmp_path).observe(subject, candidate("0.5.0")).ran_now
     assert cache.get(identity("0.5.0"), 60) is None
 

@@ -174,3 +174,13 @@ def test_bisect_name_names_every_setting_that_changes_the_answer() -> None:
 def test_bisect_name_is_file_name_safe_whatever_the_metric_is_called() -> None:
     name = bisect_name(_options(metric="../../etc/passwd"), "0.6.0", "0.4.35")
     assert "/" not in name and re.fullmatch(r"[A-Za-z0-9._-]+", name)
+
+
+@pytest.mark.parametrize(("op", "named"), [("train.py:40:triangular_solve", "triangular_solve"), ("train.py:40", "")])
+def test_explains_op_names_the_primitive_the_commit_leads_are_narrowed_to(
+        matrix: Matrix, tmp_path: Path, op: str, named: str) -> None:
+    program = tmp_path / "train.py"
+    program.write_text("import jax\nprint(jax.__version__)\n")
+    options = parse_options(matrix, ["--explain", str(program), "--op", op, *BOUNDS])
+    assert options.explained_op == named
+    assert parse_options(matrix, ["--check", "scaling", *BOUNDS]).explained_op == ""

@@ -25,8 +25,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..history.commit_range import CommitRange
-from ..history.commits import CommitInfo, commit_info, compare_url, compiled_changes
+from ..history.commits import CommitInfo, commit_info, compare_url, compiled_changes, xla_patches
 from ..history.leads import BuildPair, Lead, binary_leads, gated_leads
+from ..history.op_files import OpFiles, commits_touching, op_files
 from ..history.twins import main_line_twin
 from ..history.source import History
 from ..history.version_file import dotted
@@ -62,10 +63,13 @@ class PairProbe:
     """``good``, ``bad``, or ``could not run: <why>`` (``skip`` when it ran and said nothing)."""
     forced: bool = False
     """Run past JAX's version check (`commit_candidates.forced_on`): said so wherever it is shown."""
+    note: str = ""
+    """What the probe stands for in its pair (``the release's own probe``, ``the old end's Python``)."""
 
     def text(self) -> str:
         forced = " (forced: JAX's version check relaxed)" if self.forced else ""
-        return f"{self.commit[:10]} on jaxlib {self.jaxlib}{forced}: {self.outcome}"
+        note = f" ({self.note})" if self.note else ""
+        return f"{self.commit[:10]} on jaxlib {self.jaxlib}{forced}: {self.outcome}{note}"
 
 
 @dataclass(frozen=True)
@@ -119,10 +123,13 @@ class CompiledChange:
     new_xla: str | None
     compiled_files: tuple[str, ...]
     """Files under jaxlib/ that are not Python and changed in the range."""
+    xla_patches: tuple[str, ...] = ()
+    """Patches JAX's build lays on XLA (``third_party/xla/*.patch``) that changed in the range."""
 
     @property
     def xla_compare(self) -> str | None:
-        return xla_compare_url(self.old_xla, self.new_xla) if self.old_xla and self.new_xla else None
+        same = self.old_xla == self.new_xla  # a link from a revision to itself shows nothing
+        return xla_compare_url(self.old_xla, self.new_xla) if self.old_xla and self.new_xla and not same else None
 
 
 @dataclass
@@ -146,6 +153,8 @@ class CommitFinding:
     """Each build's ``xla_client._version``, by jaxlib: asked when the change is not in JAX's Python."""
     leads: list[Lead] = field(default_factory=list)
     leads_note: str = ""
+    op_files: OpFiles | None = None
+    """The files the failing op lives in, where the leads were filtered to them (`kit.history.op_files`)."""
     main_line: tuple[CommitInfo, str] | None = None
     """The first changed commit's twin on JAX's main line when it is a release branch's cherry-pick, and how
     it was recognised (`kit.history.twins`)."""
@@ -187,8 +196,13 @@ class CommitFinding:
         return (seen.jaxlib if seen else None) or (candidate.jaxlib if candidate else None)
 
 
-def describe(history: History, found: CommitFinding) -> None:
-    """Fill in the commits named by the answer and, when the change is compiled, the XLA range."""
+def describe(history: History, found: CommitFinding, op: str = "") -> None:
+    """Fill in the commits named by the answer and, when the change is compiled, the XLA range.
+
+    ``op``: the primitive ``--explain PROGRAM --op FILE:LINE:OP`` names; with
+    the failing probes' output it says which files the leads of an untested
+    span are filtered to (:func:`failing_op_files`).
+    """
     result = found.answer_level.result
     if result is not None:
         found.last_same = commit_info(history, _commit(found, result.last_same))
@@ -206,14 +220,30 @@ def describe(history: History, found: CommitFinding) -> None:
         if untested is not None:
             pair = BuildPair(dotted(found.compiled.old_jaxlib), dotted(found.compiled.new_jaxlib),
                              versions.get(found.compiled.old_jaxlib), versions.get(found.compiled.new_jaxlib))
-            gated, note = gated_leads(history, commit_range.old_end, untested.stood_in, pair)
+            found.op_files = failing_op_files(history, found, commit_range.commits[-1], op)
+            gated, note = gated_leads(history, commit_range.old_end, untested.stood_in, pair, found.op_files)
             if untested.forced_lead is not None:
                 gated.insert(0, Lead(*untested.forced_lead, f"the outcome changes here with the untested span forced "
                                                             f"onto jaxlib {untested.build} (JAX's version check "
                                                             "relaxed): a lead, not an answer"))
             shown = {lead.commit for lead in gated}
-            found.leads = gated + [lead for lead in found.leads if lead.commit not in shown]
+            others = [lead for lead in found.leads if lead.commit not in shown]
+            touching = (commits_touching(history, commit_range.old_end, commit_range.commits[-1],
+                                         found.op_files.files) if found.op_files else None)
+            if touching is not None:
+                kept = [lead for lead in others if lead.commit in touching]
+                note += f"; the other leads (fixes, extension gates) too: {len(kept)} of {len(others)} touch those files"
+                others = kept
+            found.leads = gated + others
             found.leads_note = "; ".join(n for n in (note, found.leads_note) if n)
+
+
+def failing_op_files(history: History, found: CommitFinding, commit: str, op: str = "") -> OpFiles | None:
+    """The JAX files (at ``commit``) the failing op lives in, from ``op`` and every bad probe's output."""
+    def said(wanted: Outcome) -> list[str]:
+        return ["\n".join(seen.output_tail + [seen.reason]) for key, seen in found.observations.items()
+                if found.outcome_of(key) is wanted]
+    return op_files(history, commit, said(Outcome.BAD), op, passing=said(Outcome.GOOD))
 
 
 def _commit(found: CommitFinding, key: str) -> str:
@@ -227,7 +257,7 @@ def _compiled_change(history: History, found: CommitFinding) -> CompiledChange:
     builds = sorted(found.builds, key=lambda b: dotted(b.jaxlib))
     return CompiledChange(builds[0].jaxlib if builds else "?", builds[-1].jaxlib if builds else "?",
                           xla_revision(history, old), xla_revision(history, new),
-                          tuple(compiled_changes(history, old, new)))
+                          tuple(compiled_changes(history, old, new)), tuple(xla_patches(history, old, new)))
 
 
 def to_json(found: CommitFinding) -> dict[str, Any]:
@@ -265,9 +295,11 @@ def to_json(found: CommitFinding) -> dict[str, Any]:
                              "untested": asdict(tie.untested) if tie.untested else None, "needs": tie.needs or None}
     if found.compiled is not None:
         data["not_in_python"] = {**asdict(found.compiled), "compiled_files": list(found.compiled.compiled_files),
+                                 "xla_patches": list(found.compiled.xla_patches),
                                  "xla_compare": found.compiled.xla_compare,
                                  "extension_versions": dict(found.extension_versions),
-                                 "leads": [asdict(lead) for lead in found.leads], "leads_note": found.leads_note}
+                                 "leads": [asdict(lead) for lead in found.leads], "leads_note": found.leads_note,
+                                 "op_files": asdict(found.op_files) if found.op_files else None}
     return data
 
 

@@ -78,7 +78,10 @@ def pair_on_other_build(prober: CommitProber, level: CommitLevel, builds: list[B
         if got_before is None or got_after is None:
             why = (f"found on jaxlib {found_on.jaxlib}; on jaxlib {build.jaxlib} the pair is untested "
                    f"({before.outcome if got_before is None else after.outcome})")
-            return TieBreak("untested-elsewhere", None, found_on, build, None, why, evidence=evidence)
+            forced, forced_why = _forced_pair(prober, level, (same, changed), (got_before, got_after), build,
+                                              found_on, old, runnable)
+            return TieBreak("untested-elsewhere", None, found_on, build, None, why + forced_why,
+                            evidence=evidence + forced)
         if got_before is old and got_after is not old:
             why = (f"{changed.short} changes the outcome on jaxlib {found_on.jaxlib} and on jaxlib {build.jaxlib}: "
                    "the Python made the change, on either build")
@@ -89,6 +92,37 @@ def pair_on_other_build(prober: CommitProber, level: CommitLevel, builds: list[B
         kind = "build-dependent" if dotted(found_on.jaxlib) > dotted(build.jaxlib) else "build-dependent-older"
         return TieBreak(kind, None, build, found_on, got_after, why, evidence=evidence, needs=found_on.jaxlib)
     return None
+
+
+def _forced_pair(prober: CommitProber, level: CommitLevel, pair: tuple[CommitCandidate, CommitCandidate],
+                 got: tuple[Outcome | None, Outcome | None], build: Build, found_on: Build, old: Outcome,
+                 runnable: Runnable) -> tuple[tuple[PairProbe, ...], str]:
+    """The found pair on ``build`` with JAX's version check relaxed where that check alone refused it.
+
+    A lead on whether the commit needs its build, said as one: the answer
+    stays "untested" there (a forced probe never carries an answer alone).
+    """
+    outcomes: list[Outcome | None] = list(got)
+    probes: list[PairProbe] = []
+    for index, candidate in enumerate(pair):
+        if outcomes[index] is not None or on_build(candidate, build) is not None:
+            continue  # it ran unforced, or what refused it was more than the version check
+        probe, outcome = probe_forced(prober, level, candidate, build, runnable)
+        if probe is None:
+            return tuple(probes), ""
+        probes.append(probe)
+        outcomes[index] = outcome
+        if outcome is None:
+            return tuple(probes), (f"; forced past JAX's version check, {candidate.short} still "
+                                   f"{probe.outcome.replace(' even forced', '')} there")
+    before, after = outcomes
+    if before is None or after is None:
+        return tuple(probes), ""
+    shows = (f"the same change there: a lead that it does not need jaxlib {found_on.jaxlib}"
+             if before is old and after is not old
+             else f"no such change there: a lead that it needs jaxlib {found_on.jaxlib}")
+    return tuple(probes), (f"; forced past JAX's version check (a lead, never an answer alone), the pair gave "
+                           f"{before.value} → {after.value} on jaxlib {build.jaxlib}, {shows}")
 
 
 def old_end_on_newer_build(prober: CommitProber, level: CommitLevel, tie: TieBreak, newer: Build,
@@ -117,6 +151,8 @@ def old_end_on_newer_build(prober: CommitProber, level: CommitLevel, tie: TieBre
         return dataclasses.replace(tie, why=why, evidence=evidence)
     stand_in = candidates[oldest]
     if not python_changes(prober.subject.history, first.commit, stand_in.commit):
+        evidence = evidence[:-1] + (dataclasses.replace(probe, note=f"the old end {first.short}'s Python: only "
+                                                                   "jax/version.py differs"),)
         why = (f"{tie.why}; and {stand_in.short}, the oldest commit that runs on jaxlib {newer.jaxlib}, gave "
                f"{probe.outcome} there with the old end's Python ({first.short}; only jax/version.py differs)")
         return dataclasses.replace(tie, why=why, evidence=evidence)

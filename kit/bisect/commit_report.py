@@ -190,7 +190,11 @@ def _compiled_lines(found: CommitFinding) -> list[str]:
     return [f"- jaxlib releases: {compiled.old_jaxlib} → {compiled.new_jaxlib}{binary}",
             f"- XLA revision at the two ends: {compiled.old_xla or 'not pinned'} → {compiled.new_xla or 'not pinned'}"
             + (f": {compiled.xla_compare}" if compiled.xla_compare else ""),
-            f"- non-Python files under jaxlib/ changed in the range: {files}{more}"]
+            f"- non-Python files under jaxlib/ changed in the range: {files}{more}"] + (
+        [f"- patches JAX's build lays on XLA, changed in the range: {', '.join(compiled.xla_patches)}"
+         + (" (the XLA revision is the same at both ends: these are the compiled change)"
+            if compiled.old_xla and compiled.old_xla == compiled.new_xla else "")]
+        if compiled.xla_patches else [])
 
 
 def _lead_lines(found: CommitFinding) -> list[str]:

@@ -104,7 +104,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
         result.commit_probes = [key for key in prober.ran_now if key in commits]
         result.observations = {k: v for k, v in prober.observations.items() if k in commits}
         result.probed_candidates = dict(commits)
-        describe(phase.history, result)
+        describe(phase.history, result, options.explained_op)
         result.seconds = time.monotonic() - started
         result.runnable_checks = (phase.runnable.asked, round(phase.runnable.seconds, 1))
         return result
@@ -323,7 +323,7 @@ def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: Co
     """
     level, runnable = found.answer_level, phase.runnable
     if level.problem is not None:
-        tie = _ends_on_one_build(prober, level)
+        tie = _ends_on_one_build(prober, level, found.builds)
         newer = [b for b in found.builds if tie is not None and tie.old_build is not None
                  and b.jaxlib != tie.old_build.jaxlib]
         if tie is not None and newer and runnable is not None and level.problem.got is not None:
@@ -350,7 +350,7 @@ def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: Co
             old_end_on_newer_build(prober, level, found.tie_break, changed.build, level.result.old_outcome, runnable)
 
 
-def _ends_on_one_build(prober: CommitProber, level: CommitLevel) -> TieBreak | None:
+def _ends_on_one_build(prober: CommitProber, level: CommitLevel, builds: list[Build]) -> TieBreak | None:
     """Both ends of the range, on the same build, gave the same outcome: the Python did not change it.
 
     The newest end is the newer release's own tag, and that release gave the
@@ -368,7 +368,15 @@ def _ends_on_one_build(prober: CommitProber, level: CommitLevel) -> TieBreak | N
            f"jaxlib {last.build.jaxlib}, as the old end {first.short} did on that build, while the release made "
            f"from that tag, on its own jaxlib, gave the other outcome: the same Python behaves differently on two "
            f"jaxlib builds")
-    return TieBreak("binary", last, first.build, None, outcome, why)
+    # The pair this rests on, printed beside it: both ends on the one build, and the new end's release on its own.
+    evidence = [PairProbe(first.commit, first.build.jaxlib, outcome.value if outcome else "?"),
+                PairProbe(last.commit, last.build.jaxlib, outcome.value if outcome else "?")]
+    own = [b for b in builds
+           if b.jaxlib != last.build.jaxlib and b.release == level.commit_range.new_name.removeprefix("jax-v")]
+    if own and outcome is not None:
+        other = Outcome.GOOD if outcome is Outcome.BAD else Outcome.BAD
+        evidence.append(PairProbe(last.commit, own[0].jaxlib, other.value, note="the release's own probe"))
+    return TieBreak("binary", last, first.build, None, outcome, why, evidence=tuple(evidence))
 
 
 def _same_python_other_build(prober: CommitProber, same: CommitCandidate, changed: CommitCandidate,

@@ -92,10 +92,12 @@ class VerdictJudge:
             by=self.name, ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             not_reused=self.cache.why_not(here), job=job_label(job_facts()), **_installed(here),
             pins=list(self.pins))
-        if observation.jax_cannot_run is None and (prepared.environment is not None or prepared.resolution is None):
+        if observation.jax_cannot_run is None and not observation.kit_files_changed and (
+                prepared.environment is not None or prepared.resolution is None):
             # Resolved but not built is an install that failed here (a build, a disk, a download):
             # worth another try, not a fact about the release to keep. Nor is a run where JAX itself
             # could not import (a damaged environment, a corrupt bytecode file): it showed no behaviour.
+            # Nor one during which the kit's own files changed: its verdict is not trusted.
             self.cache.put(here, observation)
         return Look(observation, True)
 

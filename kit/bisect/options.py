@@ -168,6 +168,12 @@ class Options:
         return self.check or script_name(self.script) + ("-op-" + re.sub(r"[^A-Za-z0-9_-]", "_", op) if op else "")
 
     @property
+    def explained_op(self) -> str:
+        """The OP of ``--op FILE:LINE:OP`` (``triangular_solve``), "" where none is named."""
+        op = str(self.script_check.parameters.get("op") or "") if self.script_check else ""
+        return op.split(":")[2] if op.count(":") >= 2 else ""
+
+    @property
     def quoted_argv(self) -> tuple[str, ...]:
         """The command line as reports, records and TIPs quote it (`argv_shown`; ``argv`` where none was made)."""
         return self.argv_shown or self.argv

@@ -9,6 +9,8 @@ evidence (a measured metric) adds a branch there and nowhere else.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
@@ -77,6 +79,8 @@ class Observation:
     jax_cannot_run: str | None = None
     """What JAX itself died of where it was asked to import and run (`kit.run.jax_runs`): the run was no
     verdict, the probe is a skip, and it is never kept in the probe cache as an outcome."""
+    kit_files_changed: bool = False
+    """The kit's own files changed while it ran (`kit.run.kit_files`): no verdict, never kept in the probe cache."""
     compiles: str = ""
     """How many of the run's compiles JAX's persistent cache answered (``compile cache: 30 of 33 compiles
     reused``), or why it was not used; "" where the run does not say (a script, an older record)."""
@@ -134,6 +138,7 @@ _OBSERVATION_SHAPES = {
     "extra_packages": lambda v: isinstance(v, dict) and all(isinstance(k, str) and _text_or_none(x)
                                                             for k, x in v.items()),
     "jax_cannot_run": _text_or_none, "compiles": lambda v: isinstance(v, str),
+    "kit_files_changed": lambda v: isinstance(v, bool),
 }
 
 
@@ -154,6 +159,7 @@ def observation_of(record: Record, source: str = Source.RUN) -> Observation:
         missing_import=str(imported["package"]) if imported.get("package") and not imported.get("installed") else None,
         extra_packages={str(k): (str(v) if v is not None else None) for k, v in extras.items()},
         jax_cannot_run=str(jax_failed.get("error") or "JAX could not run") if jax_failed else None,
+        kit_files_changed=bool(evidence.get("kit_files_changed")),
         compiles=compile_summary(dict(_mapping(evidence.get("compile_cache")))) if evidence.get("compile_cache")
         else "")
 
@@ -190,6 +196,12 @@ def settle(runs: Sequence[Observation]) -> Observation:
     The first conclusive look counts; later looks (``--confirm``) must agree
     with it, or the release is noisy: reported as flipped, and skipped.
     """
+    settled = _settled(runs)
+    # The kit's files changing during any look puts the whole probe in doubt (it is not kept).
+    return dataclasses.replace(settled, kit_files_changed=True) if any(r.kit_files_changed for r in runs) else settled
+
+
+def _settled(runs: Sequence[Observation]) -> Observation:
     labels = [r.verdict or r.status for r in runs]
     source = joined(r.source for r in runs)  # "record+run": a record, then a re-run
     conclusive = [r for r in runs if r.verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED)]
@@ -211,7 +223,8 @@ def _told(run: Observation, status: str, verdict: str | None, reason: str, sourc
     compiles it reused)."""
     return Observation(status, verdict, reason, source, runs, flipped, exception=run.exception,
                        missing_import=run.missing_import, extra_packages=dict(run.extra_packages),
-                       jax_cannot_run=run.jax_cannot_run, compiles=run.compiles)
+                       jax_cannot_run=run.jax_cannot_run, compiles=run.compiles,
+                       kit_files_changed=run.kit_files_changed)
 
 
 def label(outcome: Outcome, observation: Observation, crash: str, script: bool) -> str:

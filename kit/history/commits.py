@@ -94,6 +94,16 @@ def compiled_changes(history: History, old: str, new: str) -> list[str]:
     return [path for path in changed_files(history, old, new, "jaxlib/") if not path.endswith(".py")]
 
 
+def xla_patches(history: History, old: str, new: str) -> list[str]:
+    """Patch files JAX's build applies to XLA (``third_party/xla/*.patch``) that changed between two commits.
+
+    A patch release can change the compiled XLA without moving its pinned
+    revision: jax-v0.8.3 is jax-v0.8.2 with two XLA fixes laid on as
+    ``third_party/xla/coordination_service_config_fix.patch``, the same revision at both ends.
+    """
+    return [path for path in changed_files(history, old, new, "third_party/") if path.endswith(".patch")]
+
+
 def read_text(history: History, rev: str, path: str) -> str | None:
     """A file's text at a commit or tag; None when it is not there."""
     try:

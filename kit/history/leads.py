@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from .export import is_partial
 from .git import GitFailed, git
+from .op_files import OpFiles
 from .source import History
 
 _JAXLIB_GATE = re.compile(r"\bjaxlib_version\s*(<=|>=|<|>|==|!=)\s*\(\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*\)")
@@ -108,12 +109,16 @@ class BuildPair:
     new_extension: int | None = None
 
 
-def gated_leads(history: History, old: str, new: str, builds: BuildPair) -> tuple[list[Lead], str]:
+def gated_leads(history: History, old: str, new: str, builds: BuildPair,
+                only_in: OpFiles | None = None) -> tuple[list[Lead], str]:
     """Commits in ``old..new`` whose diff adds, or edits code beside, a version gate the two builds answer apart.
 
     One ``git log -p`` over the range's Python (about a second for 500
     commits). A gate in an added line: the commit adds it; in a context or
     removed line: the commit changes code the gate decides (its hunk holds it).
+    With ``only_in`` (the files the failing op lives in, :mod:`kit.history.op_files`)
+    only the gates in those files are kept, those whose hunk names the op
+    first; the note says how many there were in all.
     """
     if is_partial(history):
         return [], "gates on the jaxlib version were not searched: the clone is partial (--jax-repo a full clone)"
@@ -122,28 +127,80 @@ def gated_leads(history: History, old: str, new: str, builds: BuildPair) -> tupl
                   f"{old}..{new}", "--", "jax/*.py", "jaxlib/*.py")
     except GitFailed:
         return [], "gates on the jaxlib version were not searched: git log failed"
-    leads: list[Lead] = []
+    every: list[tuple[Lead, list[GateSite]]] = []
     for entry in out.split("\x1e")[1:]:
         head, _, diff = entry.partition("\n")
         commit, _, title = head.partition("\x1f")
-        why = _crossed_gate(diff, builds)
-        if why:
-            leads.append(Lead(commit, title, why))
-    return leads[:MAX_LEADS], ""
+        sites = gate_sites(diff, builds)
+        if sites:
+            every.append((Lead(commit, title, _why(sites[0], builds)), sites))
+    if only_in is None:
+        return [lead for lead, _ in every][:MAX_LEADS], ""
+    kept: list[tuple[bool, Lead]] = []
+    for lead, sites in every:
+        inside = [site for site in sites if site.file in only_in.files]
+        if inside:
+            named = [site for site in inside if only_in.named_in(site.hunk)]
+            best = (named or inside)[0]
+            where = f" in {best.file}" + (f", in a hunk naming {_named(best, only_in)}" if named else "")
+            kept.append((not named, Lead(lead.commit, lead.title, _why(best, builds) + where)))
+    kept.sort(key=lambda item: item[0])  # stable: the hunks that name the op first, each group newest first
+    note = (f"gated leads filtered to the files the failing op lives in, {only_in.describe()}: "
+            f"{len(kept)} of {len(every)} commits that touch a gate the builds answer apart")
+    return [lead for _, lead in kept][:MAX_LEADS], note
 
 
-def _crossed_gate(diff: str, builds: BuildPair) -> str:
-    """How the diff touches a gate the builds answer apart (``adds the gate `jaxlib_version <= (0, 5, 1)```), or ""."""
-    touched = ""
+@dataclass(frozen=True)
+class GateSite:
+    """One gate a diff touches: where, whether the diff adds it, and the hunk (header and lines) it sits in."""
+
+    file: str
+    gate: str
+    added: bool
+    hunk: str
+
+
+def gate_sites(diff: str, builds: BuildPair) -> list[GateSite]:
+    """Every gate the builds answer apart in a commit's diff, added ones first (each file, each hunk)."""
+    sites: list[GateSite] = []
+    for file, hunk in _hunks(diff):
+        for line in hunk.splitlines()[1:]:
+            if line[:1] not in ("+", "-", " "):
+                continue
+            for gate in _gates_in(line[1:], builds):
+                sites.append(GateSite(file, gate, line.startswith("+"), hunk))
+    return sorted(sites, key=lambda site: not site.added)
+
+
+def _hunks(diff: str) -> list[tuple[str, str]]:
+    """(file, hunk text from its ``@@`` header on) for each hunk of a ``git log -p`` entry."""
+    found: list[tuple[str, str]] = []
+    file, lines = "", list[str]()
     for line in diff.splitlines():
-        if line.startswith(("+++", "---", "@@")) or not line[:1] in ("+", "-", " "):
-            continue
-        for gate in _gates_in(line[1:], builds):
-            if line.startswith("+"):
-                return f"adds the gate `{gate}` (jaxlib {_dotted(builds.old_jaxlib)} and " \
-                       f"{_dotted(builds.new_jaxlib)} answer it apart)"
-            touched = touched or f"edits code beside the gate `{gate}`"
-    return touched
+        if line.startswith("diff --git "):
+            if lines:
+                found.append((file, "\n".join(lines)))
+            file, lines = line.rpartition(" b/")[2], []
+        elif line.startswith("@@"):
+            if lines:
+                found.append((file, "\n".join(lines)))
+            lines = [line]
+        elif lines and not line.startswith(("+++", "---")):
+            lines.append(line)
+    if lines:
+        found.append((file, "\n".join(lines)))
+    return found
+
+
+def _why(site: GateSite, builds: BuildPair) -> str:
+    if site.added:
+        return (f"adds the gate `{site.gate}` (jaxlib {_dotted(builds.old_jaxlib)} and "
+                f"{_dotted(builds.new_jaxlib)} answer it apart)")
+    return f"edits code beside the gate `{site.gate}`"
+
+
+def _named(site: GateSite, only_in: OpFiles) -> str:
+    return " / ".join(only_in.named_in(site.hunk))
 
 
 def _gates_in(text: str, builds: BuildPair) -> list[str]:
