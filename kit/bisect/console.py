@@ -32,7 +32,7 @@ DETAIL = re.compile(
 _UNRUNNABLE_COMMIT = re.compile(r"^probe commit \S+ \(.*\): \S+ \[index\] ")
 """A commit no build runs, skipped unrun: the commit search says how many and why in one line (`commit_search`)."""
 
-_CONTINUATION = re.compile(r"^  (reused: the same |ran again: )")
+_CONTINUATION = re.compile(r"^  (reused: the same |ran again: |taken from: )")
 """A probe line's second and third lines (why it was reused, why it ran again): the report has them."""
 
 PROBE_WIDTH = 150

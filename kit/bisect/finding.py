@@ -121,6 +121,12 @@ def cost_lines(finding: Finding) -> list[str]:
                          "release, every installed package, the backend, the hardware and the JAX_*/XLA_* variables "
                          "are the same; if something else changed what a run does (another variable, a file the "
                          "script reads), rerun with --fresh.")
+    handed = finding.where("triage")
+    if handed:
+        spent = sum(finding.observations[v].seconds for v in handed)
+        lines.append(f"Triage's runs answered {len(handed)} ({', '.join(handed)}): its capture of the block, run "
+                     f"there in the same install and judged by the check's judge ({spent:.0f} s, spent before "
+                     "this bisect).")
     records = finding.where("record")
     if records:
         lines.append(f"Current matrix records answered {len(records)} ({', '.join(records)}) without a run.")

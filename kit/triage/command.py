@@ -17,6 +17,7 @@ from ..errors import UsageError
 from ..exit_codes import EXIT_OK
 from .check_writer import is_check_name
 from .issue_source import issue_page, read_file, read_github_issue
+from .judged_runs import JudgedRun
 from .triage import TriageOptions, answer_lines, triage
 
 Log = Callable[[str], None]
@@ -45,8 +46,10 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> tuple[int, list[str] | None]:
-    """Triage one report; the exit code and, with ``--run`` and a bisect to run, that bisect's arguments."""
+def main(matrix: Matrix, argv: Sequence[str], log: Log,
+         reproduce: str = "") -> tuple[int, list[str] | None, list[JudgedRun]]:
+    """Triage one report; the exit code and, with ``--run`` and a bisect to run, that bisect's arguments and
+    triage's runs judged by its check (its probes of those releases, kit/triage/judged_runs.py)."""
     args = make_parser().parse_args(list(argv))
     if (args.report is None) == (args.issue is None):
         raise UsageError("triage needs one report: a file, or --issue OWNER/REPO#N",
@@ -67,12 +70,12 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
     result = triage(matrix, options, log)
     print("\n".join(answer_lines(result)), flush=True)
     if not (args.run and result.bisect_argv):
-        return EXIT_OK, None
+        return EXIT_OK, None, []
     argv_run = list(result.bisect_argv)
     argv_run[1] = str(result.check.path)  # the printed command names it relative to the project
     if "--jax-repo" in argv_run and args.jax_repo is not None:  # ... and a clone outside it by a placeholder
         argv_run[argv_run.index("--jax-repo") + 1] = str(args.jax_repo)
-    return EXIT_OK, argv_run
+    return EXIT_OK, argv_run, list(result.judged_runs)
 
 
 def _check_name(text: str) -> str:
