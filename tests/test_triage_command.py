@@ -77,7 +77,7 @@ def test_the_options_passed_on_are_the_command_line_s(matrix: Matrix, report: Pa
     assert given.source == "issues/slow.md"  # relative to the project: it names the check and the report
     assert (given.block, given.name, given.reported, given.good, given.newest, given.commits) == (
         2, "slow", "0.5.1", "0.5.0", "", True)
-    assert given.reproduce == "python -m kit triage " + " ".join(argv)
+    assert given.reproduce == "python -m kit triage issues/slow.md " + " ".join(argv[1:])  # no absolute path
     assert capsys.readouterr().out == "== triage: stood in\n"
 
 
@@ -100,3 +100,11 @@ def test_run_hands_back_the_bisect_with_the_check_s_whole_path_and_leaves_the_pr
 def test_run_without_a_bisect_to_propose_hands_back_nothing(matrix: Matrix, report: Path, stand_in: StandIn) -> None:
     stand_in.result.bisect_argv = []  # not reproduced where reported: no bisect
     assert command.main(matrix, [str(report), "--run"], lambda line: None) == (0, None, [])
+
+
+def test_a_command_quoted_in_records_names_no_absolute_path(tmp_path: Path) -> None:
+    # The records and the bisect's report quote it, and they are pasted into bug threads.
+    given = f"nox -s triage -- {tmp_path / 'issues' / 'slow.md'} --run --jax-repo={tmp_path.parent / 'jax'}"
+    assert command.shown_command(given, tmp_path) == "nox -s triage -- issues/slow.md --run --jax-repo=../jax"
+    assert command.shown_command("nox -s triage -- 'my issue.md' --block 2", tmp_path) == (
+        "nox -s triage -- 'my issue.md' --block 2")
