@@ -172,6 +172,7 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         "observations": {v: o.to_json() for v, o in finding.observations.items()},
         "probes": len(finding.outcomes), "probed_now": finding.probed_now,
         "answered_by_cache": finding.where("cache"), "answered_by_records": finding.where("record"),
+        "answered_by_triage": finding.where("triage"),
         "environments_built_now": finding.environments(finding.probed_now, "built"),
         "environments_reused_now": finding.environments(finding.probed_now, "reused"),
         "seconds": round(finding.seconds, 1), "cost": cost_lines(finding),
