@@ -163,12 +163,12 @@ def cmd_triage(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | N
     """``triage REPORT``: a check from a bug report, run where reported and on the newest; ``--run`` bisects next."""
     from .triage.command import main as triage_main
 
-    code, bisect_argv = triage_main(matrix, argv, log, reproduce or "")
+    code, bisect_argv, judged = triage_main(matrix, argv, log, reproduce or "")
     if bisect_argv is None:
         return code
     from .bisect import main as bisect_main
 
-    return bisect_main(matrix, bisect_argv, log)
+    return bisect_main(matrix, bisect_argv, log, judged)  # triage's runs, judged by the check: probes of theirs
 
 
 @contextmanager

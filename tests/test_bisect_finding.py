@@ -51,3 +51,21 @@ def test_the_json_report_names_its_schema_and_the_bounds_as_tested() -> None:
     data = to_json(finding(seen, ["0.4.20", "0.6.0"]), ["notes"])
     assert data["schema"] == REPORT_SCHEMA
     assert data["bounds_tested"]["--bad"] == {"version": "0.4.20", "wanted": "bad", "tested": "good"}
+
+
+def test_ends_taken_from_triage_s_runs_are_counted_apart_and_say_what_ran() -> None:
+    from kit.bisect.report import _reuse_lines
+
+    seen = {
+        "0.4.20": Observation("ran", "affected", "judged", "triage", seconds=19.8, by="triage",
+                              taken_from="triage ran reports/triage/captures/x.py (sha256 aaaaaaaaaaaa) on jax 0.4.20"),
+        "0.6.0": Observation("ran", "unaffected", "exit 0", "run", environment="reused", seconds=5.0),
+    }
+    shown = finding(seen, ["0.6.0"])
+    assert cost_lines(shown)[1] == ("Triage's runs answered 1 (0.4.20): its capture of the block, run there in the "
+                                    "same install and judged by the check's judge (20 s, spent before this bisect).")
+    data = to_json(shown, [])
+    assert data["answered_by_triage"] == ["0.4.20"] and data["probed_now"] == ["0.6.0"]
+    lines = _reuse_lines(shown)
+    assert lines[1].startswith("Taken from triage's runs, not probed by this bisect")
+    assert lines[3] == "- jax 0.4.20: triage ran reports/triage/captures/x.py (sha256 aaaaaaaaaaaa) on jax 0.4.20"

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 import pytest
 
 from kit.bisect.candidates import Candidate
+from kit.bisect.given_probes import by_release
 from kit.bisect.judges import VerdictJudge, probe_line
 from kit.bisect.options import Options
 from kit.bisect.outcomes import Observation, observation_of
@@ -21,6 +22,8 @@ from kit.bisect.search import Outcome
 from kit.errors import ArchiveUnreachable
 from kit.install.environment import Prepared
 from kit.records import Identity, Record
+from tests import given_runs
+from tests.given_runs import CHECK, handed
 
 
 def identity(version: str, jaxlib: str | None = None) -> Identity:
@@ -240,3 +243,38 @@ def test_the_probe_line_says_what_was_held_what_flipped_and_why_it_was_reused_or
     reused = probe_line("jax 0.5.0", Observation("ran", "affected", "bad", "cache", matched="check, release"),
                         Outcome.BAD, options(check=None))
     assert reused == "probe jax 0.5.0: bad [cache] bad\n  reused: the same check, release"  # a script: no verdict named
+
+
+# Runs handed to the bisect (triage's): taken without a run where they answer the probe, never kept.
+
+
+def test_the_judge_takes_it_without_a_run_and_keeps_nothing_in_the_probe_cache(
+        cache: ProbeCache, tmp_path: Path) -> None:
+    here = given_runs.identity("0.6.0", CHECK)
+    subject = ScriptedSubject({"0.6.0": []}, locked={"0.6.0": here}, identity_of={"0.6.0": here})
+    judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=by_release([handed("0.6.0", tmp_path)],
+                                                                                           tmp_path))
+    look = judge.observe(subject, candidate("0.6.0"))
+    assert subject.ran == [] and not look.ran_now
+    assert (look.observation.source, look.observation.verdict) == ("triage", "affected")
+    assert cache.get(here, 60) is None and not any(cache.folder.rglob("*.json"))  # the check did not run there
+    assert judge.remembered(subject, "0.6.0") is None  # nor is it an earlier probe of the check
+
+
+def test_a_run_in_another_install_is_probed_again_saying_why(cache: ProbeCache, tmp_path: Path) -> None:
+    here = given_runs.identity("0.6.0", CHECK, numpy="2.2.0")  # the bisect's environment resolved another numpy
+    subject = ScriptedSubject({"0.6.0": [ran("affected")]}, identity_of={"0.6.0": here})
+    judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=by_release([handed("0.6.0", tmp_path)],
+                                                                                           tmp_path))
+    look = judge.observe(subject, candidate("0.6.0"))
+    assert subject.ran == ["0.6.0"] and look.observation.source == "run"
+    assert look.observation.not_reused == "triage's run was not taken: numpy 2.1.3 there, 2.2.0 here"
+    assert cache.get(here, 60) is not None  # what the bisect ran itself is kept, as always
+
+
+def test_an_earlier_probe_of_the_check_itself_comes_first(cache: ProbeCache, tmp_path: Path) -> None:
+    here = given_runs.identity("0.6.0", CHECK)
+    cache.put(here, Observation("ran", "affected", "kept", by="an earlier bisect"))
+    subject = ScriptedSubject({"0.6.0": []}, locked={"0.6.0": here})
+    judge = VerdictJudge(options(check=None), cache, "b", tmp_path, given=by_release([handed("0.6.0", tmp_path)], tmp_path))
+    assert judge.observe(subject, candidate("0.6.0")).observation.source == "cache"

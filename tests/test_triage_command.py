@@ -37,7 +37,8 @@ class StandIn:
 
     def __init__(self, bisect_argv: list[str], check: Path) -> None:
         self.given: list[TriageOptions] = []
-        self.result = SimpleNamespace(bisect_argv=bisect_argv, check=SimpleNamespace(path=check))
+        self.result = SimpleNamespace(bisect_argv=bisect_argv, check=SimpleNamespace(path=check),
+                                      judged_runs=[SimpleNamespace(version="0.6.0")])
 
     def __call__(self, matrix: Matrix, options: TriageOptions, log: Any) -> Any:
         self.given.append(options)
@@ -71,12 +72,12 @@ def test_a_release_flag_that_is_no_release_is_refused_naming_the_flag(matrix: Ma
 def test_the_options_passed_on_are_the_command_line_s(matrix: Matrix, report: Path, stand_in: StandIn,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     argv = [str(report), "--block", "2", "--name", "slow", "--reported", "0.5.1", "--good", "0.5.0", "--commits"]
-    assert command.main(matrix, argv, lambda line: None) == (0, None)  # no --run: nothing handed back
+    assert command.main(matrix, argv, lambda line: None) == (0, None, [])  # no --run: nothing handed back
     (given,) = stand_in.given
     assert given.source == "issues/slow.md"  # relative to the project: it names the check and the report
     assert (given.block, given.name, given.reported, given.good, given.newest, given.commits) == (
         2, "slow", "0.5.1", "0.5.0", "", True)
-    assert given.reproduce == "python -m kit triage " + " ".join(argv)
+    assert given.reproduce == "python -m kit triage issues/slow.md " + " ".join(argv[1:])  # no absolute path
     assert capsys.readouterr().out == "== triage: stood in\n"
 
 
@@ -88,7 +89,8 @@ def test_the_session_s_own_command_is_the_reproduction_when_given(matrix: Matrix
 
 def test_run_hands_back_the_bisect_with_the_check_s_whole_path_and_leaves_the_printed_one(
         matrix: Matrix, report: Path, stand_in: StandIn, tmp_path: Path) -> None:
-    code, handed = command.main(matrix, [str(report), "--run"], lambda line: None)
+    code, handed, runs = command.main(matrix, [str(report), "--run"], lambda line: None)
+    assert runs == stand_in.result.judged_runs  # triage's runs judged by its check go to the bisect too
     assert code == 0 and handed == ["--script", str(tmp_path / "checks" / "slow.py"), "--good", "0.5.0",
                                     "--bad", "0.6.0"]
     # The result's own command is the one printed, relative: handing back must not rewrite it in place.
@@ -97,4 +99,12 @@ def test_run_hands_back_the_bisect_with_the_check_s_whole_path_and_leaves_the_pr
 
 def test_run_without_a_bisect_to_propose_hands_back_nothing(matrix: Matrix, report: Path, stand_in: StandIn) -> None:
     stand_in.result.bisect_argv = []  # not reproduced where reported: no bisect
-    assert command.main(matrix, [str(report), "--run"], lambda line: None) == (0, None)
+    assert command.main(matrix, [str(report), "--run"], lambda line: None) == (0, None, [])
+
+
+def test_a_command_quoted_in_records_names_no_absolute_path(tmp_path: Path) -> None:
+    # The records and the bisect's report quote it, and they are pasted into bug threads.
+    given = f"nox -s triage -- {tmp_path / 'issues' / 'slow.md'} --run --jax-repo={tmp_path.parent / 'jax'}"
+    assert command.shown_command(given, tmp_path) == "nox -s triage -- issues/slow.md --run --jax-repo=../jax"
+    assert command.shown_command("nox -s triage -- 'my issue.md' --block 2", tmp_path) == (
+        "nox -s triage -- 'my issue.md' --block 2")

@@ -174,3 +174,42 @@ def test_a_line_that_differs_between_two_runs_of_one_release_is_noise_not_the_bu
     only_noise, _ = _triage(tmp_path, monkeypatch, text.replace("3.0", "2.0"), {
         "0.6.0": "noise 0.1\n2.0\n", "0.9.0": ["noise 0.7\n2.0\n", "noise 0.4\n2.0\n"]})
     assert only_noise.answer == "behaves the same on 0.6.0 and 0.9.0: no difference to bisect by"
+
+
+RAISES = ("```python\nimport jax\nprint(jax.numpy.ones(2).sum())\n```\n{worked}With jax 0.6.0:\n```\nTraceback (most "
+          "recent call last):\n  File \"x.py\", line 2, in <module>\nValueError: bad sum\n```\n")
+
+
+def test_a_newest_that_fails_otherwise_bisects_toward_the_release_the_report_says_worked_saying_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result, ran = _triage(tmp_path, monkeypatch, RAISES.format(worked="It worked in jax 0.5.0.\n"), {
+        "0.6.0": ValueError("bad sum"), "0.9.0": AttributeError("module 'jax' has no attribute 'x'")})
+    assert ran == ["0.6.0", "0.9.0"]
+    assert result.answer == ("reproduced on the reporter's release 0.6.0; inconclusive on the newest release, 0.9.0; "
+                             "the newest cannot tell, so the bisect goes toward 0.5.0, where the report says it worked")
+    assert result.bisect_argv[-4:] == ["--good", "0.5.0", "--bad", "0.6.0"] and result.other_command == []
+    assert result.details == ["the newest, 0.9.0, ended in another failure (exit 1, AttributeError: module 'jax' has "
+                              "no attribute 'x'): it cannot say whether the bug is there"]
+    assert result.judged_runs == []  # the check is the reported failure, another script than the capture that ran
+
+
+@pytest.mark.parametrize(("worked", "bounds"), [("", ["--bad", "0.6.0"]),
+                                                ("It worked in jax 0.5.0.\n", ["--good", "0.5.0", "--bad", "0.6.0"])])
+def test_a_newest_that_could_not_run_the_block_is_named_with_why_and_the_bisect_goes_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worked: str, bounds: list[str]) -> None:
+    def run_on(matrix: Any, opts: Any, written: Any, name: str, version: str, devices: Any, log: Any) -> Run:
+        if version == "0.9.0":
+            return Run(version, "timed-out", "timed out after 600 s", None)
+        return Run(version, "affected", "", block_outcome.outcome(1, "", ValueError("bad sum")))
+
+    monkeypatch.setattr(flow, "run_on", run_on)
+    result = flow.triage(_matrix(tmp_path), flow.TriageOptions(source="issue.md", text=RAISES.format(worked=worked),
+                                                               newest="0.9.0"), lambda _m: None)
+    toward = "goes toward 0.5.0, where the report says it worked" if worked else \
+        "looks for a release where it worked, going back from 0.6.0"
+    assert result.answer == ("reproduced on the reporter's release 0.6.0; timed-out on the newest release, 0.9.0; "
+                             f"the newest cannot tell, so the bisect {toward}")
+    assert result.bisect_argv[-len(bounds):] == bounds and ("--good" in result.bisect_argv) == bool(worked)
+    assert result.details == ["the newest, 0.9.0, cannot say whether the bug is there: TIMED-OUT: timed out after "
+                              "600 s"]
+    assert flow.answer_lines(result)[1] == "   jax 0.6.0: AFFECTED; jax 0.9.0: TIMED-OUT"

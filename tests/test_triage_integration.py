@@ -51,9 +51,13 @@ def test_a_report_goes_to_its_release_range_and_with_a_clone_to_its_commit(
     assert "jax 0.6.1: exit 1, RuntimeError: Cannot reassign attributes (shape)" in out
     # 0.6.1 and 0.10.2 behave the same, so 0.6.0 (where the report says it worked) ran too: their difference decides
     assert "jax 0.6.1: AFFECTED; jax 0.6.0: UNAFFECTED; jax 0.10.2: AFFECTED" in out
+    # The bisect's two ends are triage's own runs, judged by the check: not run again (docs/triage.md).
+    assert "probe jax 0.6.0: good [triage] the check's judge on triage's run: behaves as on jax 0.6.0" in out
+    assert "probe jax 0.6.1: bad [triage] the check's judge on triage's run: BEHAVES AS REPORTED" in out
     (written,) = (tmp_path / "reports").glob("bisect-*.json")
     data = json.loads(written.read_text())
     assert (data["last_same"], data["first_different"]) == ("0.6.0", "0.6.1")
+    assert sorted(data["answered_by_triage"]) == ["0.6.0", "0.6.1"] and data["probed_now"] == []
     records = sorted((tmp_path / "reports" / "triage" / "records").glob("*.json"))
     assert len(records) == 3  # the triage's own runs, kept apart from the matrix's records
     if clone:

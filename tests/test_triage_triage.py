@@ -167,7 +167,7 @@ def test_run_hands_the_bisect_its_arguments_with_the_checks_whole_path(
     monkeypatch.setattr(flow, "run_on", lambda *a: dataclasses.replace(stood_in(text, "affected"), version=a[4]))
     monkeypatch.setattr(flow, "newest_release", lambda *a: "0.9.0")
     handed: list[list[str]] = []
-    monkeypatch.setattr(kit.bisect, "main", lambda matrix, argv, log: handed.append(list(argv)) or 0)
+    monkeypatch.setattr(kit.bisect, "main", lambda matrix, argv, log, runs: handed.append(list(argv)) or 0)
     (tmp_path / "matrix.toml").write_text(MATRIX_TOML)
     report = tmp_path / "r.md"
     report.write_text((ISSUES / "shapedtypestruct-immutable.md").read_text())

@@ -10,6 +10,7 @@ The modules follow a bisect from start to end:
 * :mod:`.outcomes`: what a release did, and the one place it becomes good / bad / skip;
 * :mod:`.probes`: one probe, from a current record or a run in the release's environment;
 * :mod:`.probe_cache`: finished probes on disk, keyed by what ran, shared by every bisect;
+* :mod:`.given_probes`: runs made before the bisect (``triage --run``'s), taken where they answer a probe;
 * :mod:`.metric`: a slowdown judged from repeated samples (``--metric``);
 * :mod:`.finding`: what the search found and what it cost, for the report;
 * :mod:`.report`: the markdown and JSON ready to paste into an issue; :mod:`.summary` its first

@@ -31,6 +31,8 @@ from ..user_paths import report_path
 from .outcomes import Observation, classify, describe
 from .cluster import ClusterProbes
 from .probe_cache import ProbeCache
+from . import given_probes
+from .given_probes import GivenProbe, HandedRun
 from .judges import release_prober
 from .metric import MetricJudge
 from .metric_samples import MetricSamples
@@ -44,8 +46,11 @@ from .rounds import ProbeMany, Rounds, side_by_side
 from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
 
 
-def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
-    """``nox -s bisect -- ARGS``: returns 0 when the change was located (exactly or to a short list)."""
+def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedRun] = ()) -> int:
+    """``nox -s bisect -- ARGS``: returns 0 when the change was located (exactly or to a short list).
+
+    ``handed``: runs made before it (``triage --run``'s, kit/bisect/given_probes.py), each taken for its release's
+    probe where it answers it."""
     if "-h" in argv or "--help" in argv:
         print(make_parser().format_help())
         return 0
@@ -59,7 +64,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         require_controller()
     history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
-    bounds, candidates, prober, galloped = _bounds_and_prober(matrix, options, index, log)
+    given = given_probes.by_release(handed, matrix.path.parent)
+    bounds, candidates, prober, galloped = _bounds_and_prober(matrix, options, index, log, given)
     name = prober.name
     # On SLURM a probe's identity holds its node's hardware, known only there: each task looks itself up in the
     # probe cache. (A metric judge remembers nothing: it judges against this run's bounds.)
@@ -97,8 +103,9 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     return 0
 
 
-def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
-                       log: Log) -> tuple[Bounds, list[Candidate], Prober[ReleaseSubject], dict[str, Outcome]]:
+def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex, log: Log,
+                       given: Mapping[str, GivenProbe]) -> tuple[Bounds, list[Candidate], Prober[ReleaseSubject],
+                                                                 dict[str, Outcome]]:
     """(the bounds, the candidates between them, the prober, what a gallop probed): from the command line, a
     gallop from one bound alone, or the records."""
     cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
@@ -106,7 +113,7 @@ def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
     if gallop.one_sided(options):
         good, bad, how, candidates, prober, galloped = gallop.find_bounds(
             matrix, options, spec.install, index,
-            lambda wide: release_prober(matrix, options, spec, wide, cache, "", index, log), log)
+            lambda wide: release_prober(matrix, options, spec, wide, cache, "", index, log, given=given), log)
         prober.name = bisect_name(options, good, bad)
         return Bounds.of_releases(good, bad, GALLOP, how), candidates, prober, galloped
     bounds = Bounds.given(options) if options.good is not None else Bounds.from_records(matrix, options)
@@ -118,7 +125,8 @@ def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex,
     # A metric's samples are kept so that Ctrl-C and a rerun do not measure everything again.
     judge = MetricJudge(options, name, log, metric_samples(matrix, options, spec, bounds, candidates, name, log)) \
         if options.metric else None
-    return bounds, candidates, release_prober(matrix, options, spec, candidates, cache, name, index, log, judge), {}
+    return bounds, candidates, release_prober(matrix, options, spec, candidates, cache, name, index, log, judge,
+                                              given), {}
 
 
 def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
@@ -206,6 +214,8 @@ def _provenance(seen: Observation | None) -> str:
         return f" (answered by an earlier probe, {seen.by or 'unnamed'} {seen.ran_at}, under the same {seen.matched})"
     if seen.source == Source.RECORD:
         return f" (answered by a current record, {seen.ran_at}, under the same {seen.matched})"
+    if seen.source == "triage":
+        return f" (answered by {seen.taken_from})"
     return f" (probed now; {seen.not_reused})" if seen.not_reused else ""
 
 

@@ -122,6 +122,12 @@ def cost_lines(finding: Finding) -> list[str]:
                          "release, every installed package, the backend, the hardware and the JAX_*/XLA_* variables "
                          "are the same; if something else changed what a run does (another variable, a file the "
                          "script reads), rerun with --fresh.")
+    handed = finding.where(Source.TRIAGE)
+    if handed:
+        spent = sum(finding.observations[v].seconds for v in handed)
+        lines.append(f"Triage's runs answered {len(handed)} ({', '.join(handed)}): its capture of the block, run "
+                     f"there in the same install and judged by the check's judge ({spent:.0f} s, spent before "
+                     "this bisect).")
     records = finding.where(Source.RECORD)
     if records:
         lines.append(f"Current matrix records answered {len(records)} ({', '.join(records)}) without a run.")
@@ -167,6 +173,7 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         "observations": {v: o.to_json() for v, o in finding.observations.items()},
         "probes": len(finding.outcomes), "probed_now": finding.probed_now,
         "answered_by_cache": finding.where(Source.CACHE), "answered_by_records": finding.where(Source.RECORD),
+        "answered_by_triage": finding.where(Source.TRIAGE),
         "environments_built_now": finding.environments(finding.probed_now, "built"),
         "environments_reused_now": finding.environments(finding.probed_now, "reused"),
         "seconds": round(finding.seconds, 1), "cost": cost_lines(finding),

@@ -30,6 +30,7 @@ from ..run.facts import job_facts, job_label
 from ..user_paths import shown_path
 from .bounds import Bounds
 from .candidates import Candidate
+from .given_probes import GivenProbe, taken, why_not_taken
 from .options import Log, Options
 from .outcomes import Observation, describe, observation_of, settle
 from .probe_cache import ProbeCache
@@ -41,11 +42,12 @@ from .search import Outcome
 
 
 def release_prober(matrix: Matrix, options: Options, spec: RunSpec, candidates: Sequence[Candidate],
-                   cache: ProbeCache, name: str, index: PackageIndex, log: Log,
-                   judge: Judge | None = None) -> Prober[ReleaseSubject]:
-    """Releases run as ``spec`` says, judged by verdict (or by ``judge``, e.g. a metric's)."""
+                   cache: ProbeCache, name: str, index: PackageIndex, log: Log, judge: Judge | None = None,
+                   given: Mapping[str, GivenProbe] | None = None) -> Prober[ReleaseSubject]:
+    """Releases run as ``spec`` says, judged by verdict (or by ``judge``, e.g. a metric's); ``given``: runs made
+    before the bisect, by release, taken where they answer a probe (kit/bisect/given_probes.py)."""
     subject = ReleaseSubject(matrix, options, spec, candidates, index, log)
-    judge = judge or VerdictJudge(options, cache, name, matrix.path.parent, spec.pins)
+    judge = judge or VerdictJudge(options, cache, name, matrix.path.parent, spec.pins, given)
     return Prober(subject, judge, options, log)
 
 
@@ -53,10 +55,12 @@ class VerdictJudge:
     """Good or bad by the run's verdict (a script's by its exit code), remembered in the probe cache."""
 
     def __init__(self, options: Options, cache: ProbeCache, name: str, project: Path,
-                 pins: tuple[str, ...] = ()) -> None:
+                 pins: tuple[str, ...] = (), given: Mapping[str, GivenProbe] | None = None) -> None:
         self.options, self.cache, self.name, self.project = options, cache, name, project
         self.pins = list(pins)
         """The packages the run spec holds (``--pin``), which each observation names."""
+        self.given = dict(given or {})
+        """Runs made before the bisect (triage's), by release: taken where one answers the probe, never cached."""
 
     def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
         """Nothing to set up: a verdict needs no baseline."""
@@ -74,6 +78,7 @@ class VerdictJudge:
         key = candidate.version
         locked = subject.locked_identity(key)
         known, recorded = self.known(subject, locked, key) if locked is not None else (None, None)
+        known = known or (self._handed(key, locked) if locked is not None else None)
         if known is not None:
             return Look(known, False)
         started = time.monotonic()
@@ -84,13 +89,14 @@ class VerdictJudge:
         here = subject.identity(key, prepared)
         if locked is None or here.digest() != locked.digest():
             known, recorded = self.known(subject, here, key)  # the resolver answered otherwise than the lock
+            known = known or self._handed(key, here)
             if known is not None:
                 return Look(known, False)
         observation = dataclasses.replace(
             self._looks(subject, key, prepared, here, recorded), timeout_s=subject.timeout,
             environment=subject.environment_state(key), seconds=round(time.monotonic() - started, 1),
             by=self.name, ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            not_reused=self.cache.why_not(here), job=job_label(job_facts()), **_installed(here),
+            not_reused=self._why_probed(here, key), job=job_label(job_facts()), **_installed(here),
             pins=list(self.pins))
         if observation.jax_cannot_run is None and not observation.kit_files_changed and (
                 prepared.environment is not None or prepared.resolution is None):
@@ -100,6 +106,18 @@ class VerdictJudge:
             # Nor one during which the kit's own files changed: its verdict is not trusted.
             self.cache.put(here, observation)
         return Look(observation, True)
+
+    def _handed(self, key: str, identity: Identity) -> Observation | None:
+        """The run handed to this bisect for ``key``, where it answers a probe of ``identity`` (None: probe it)."""
+        given = self.given.get(key)
+        seen = taken(given, identity) if given is not None else None
+        return dataclasses.replace(seen, pins=list(self.options.pins)) if seen is not None else None
+
+    def _why_probed(self, here: Identity, key: str) -> str:
+        """Why an earlier probe, or a run handed to this bisect, did not answer this one ("" when none existed)."""
+        given = self.given.get(key)
+        handed = f"triage's run was not taken: {why_not_taken(given, here)}" if given is not None else ""
+        return "; ".join(filter(None, [self.cache.why_not(here), handed]))
 
     def remembered(self, subject: Subject, key: str) -> Observation | None:
         """An earlier probe of this candidate, where its built environment's lock says what it installs."""
@@ -174,6 +192,8 @@ def probe_line(name: str, observation: Observation, result: Outcome, options: Op
            + (f", {observation.job}" if observation.job else "") + f"] {observation.reason}{extras}{flip}"
     if observation.matched:
         line += f"\n  reused: the same {observation.matched}"
+    if observation.taken_from:
+        line += f"\n  taken from: {observation.taken_from}"
     if observation.not_reused:
         line += f"\n  ran again: {observation.not_reused}"
     return line

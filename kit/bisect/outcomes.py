@@ -35,7 +35,8 @@ class Observation:
     """``affected``, ``unaffected`` or ``inconclusive`` (a script's 125 too); None when it did not run."""
     reason: str
     source: str = Source.RUN
-    """``run`` (measured by this bisect), ``record`` (a current record) or ``cache`` (an earlier bisect's probe)."""
+    """``run`` (measured by this bisect), ``record`` (a current record), ``cache`` (an earlier bisect's probe) or
+    ``triage`` (a run triage made, judged by the check's judge: kit/bisect/given_probes.py)."""
     runs: list[str] = field(default_factory=list)
     """Each run's verdict or status, in order, when there was more than one."""
     flipped: bool = False
@@ -84,6 +85,9 @@ class Observation:
     compiles: str = ""
     """How many of the run's compiles JAX's persistent cache answered (``compile cache: 30 of 33 compiles
     reused``), or why it was not used; "" where the run does not say (a script, an older record)."""
+    taken_from: str = ""
+    """Answered by a run this bisect was handed (``source`` ``triage``): what ran where, how it was judged, and how
+    to reproduce it, in words; "" for any other observation."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -139,6 +143,7 @@ _OBSERVATION_SHAPES = {
                                                             for k, x in v.items()),
     "jax_cannot_run": _text_or_none, "compiles": lambda v: isinstance(v, str),
     "kit_files_changed": lambda v: isinstance(v, bool),
+    "taken_from": lambda v: isinstance(v, str),
 }
 
 

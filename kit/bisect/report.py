@@ -121,6 +121,11 @@ def _reuse_lines(finding: Finding) -> list[str]:
         lines += ["", "Reused without a run, each under the same identity (what ran, the release, every installed "
                   "package, the hardware and the JAX/XLA variables set):", ""]
         lines += [f"- jax {v} ({_source_text(o)}): the same {o.matched}" for v, o in _in_order(reused)]
+    handed = [(v, o) for v, o in finding.observations.items() if o.source == "triage"]
+    if handed:
+        lines += ["", "Taken from triage's runs, not probed by this bisect (the same install; what ran was the "
+                  "check's capture, judged by the check's judge; never kept in the probe cache):", ""]
+        lines += [f"- jax {v}: {o.taken_from}" for v, o in _in_order(handed)]
     if again:
         lines += ["", "Run again although an earlier probe of the release existed, because its identity differs:", ""]
         lines += [f"- jax {v}: {o.not_reused}" for v, o in _in_order(again)]
@@ -202,7 +207,8 @@ def _skipped(version: str, seen: Observation | None) -> str:
 def _how(seen: Observation, metric: bool = False) -> str:
     kept = "kept metric samples" if metric else "probe cache"
     hows: dict[str, str] = {Source.CACHE: f"{kept} ({seen.by or 'earlier run'}, {seen.ran_at})",
-                            Source.RECORD: f"record ({seen.ran_at})", Source.INDEX: "index metadata"}
+                            Source.RECORD: f"record ({seen.ran_at})", Source.INDEX: "index metadata",
+                            Source.TRIAGE: f"triage's run ({seen.ran_at}, {seen.seconds:.0f} s)"}
     how = hows.get(seen.source, f"run ({seen.environment or 'no'} environment, {seen.seconds:.0f} s)")
     how += f", {seen.job}" if seen.job else ""
     return how + (" (flipped: " + " → ".join(seen.runs) + ")" if seen.flipped else "")

@@ -76,6 +76,8 @@ class Source(Word):
     """Read from the probe cache (an earlier bisect ran it)."""
     INDEX = "index"
     """Decided from the package index's metadata alone (not installable), nothing ran."""
+    TRIAGE = "triage"
+    """A run triage made before the bisect, judged by the check's own judge (kit/bisect/given_probes.py)."""
     RELEASE = "release"
     """A commit search's end answered by the release's own probe (the same Python as the release's tag)."""
 

@@ -213,10 +213,19 @@ def main(block: str, name: str, bad: Optional[Dict[str, Any]], good: Optional[Di
             json.dump({"summary": {"triage_outcome": json.dumps(seen)}}, result)
     if bad is None or good is None:
         sys.exit(seen["exit"])  # a capture: the block's own exit, classed by the kit as any script's
+    code, said = judgement(seen, bad, good, judged, releases, line)
+    print(said)
+    sys.exit(code)
+
+
+def judgement(seen: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any], judged: List[Dict[str, Any]],
+              releases: Tuple[str, str], line: str) -> Tuple[int, str]:
+    """The check's verdict on one run's outcome: (exit code, the line it prints). 1 with ``line`` first as on the
+    bad release, 0 as on the good one, 125 otherwise. The kit judges triage's captured runs with this function
+    too (kit/triage/judged_runs.py): the same code the check carries."""
     side, why = side_of(seen, bad, good, judged)
     if side == "bad":
-        print(f"{line} behaves as on jax {releases[0]}: {why}")
-        sys.exit(1)
-    print(f"behaves as on jax {releases[1]}: {why}" if side == "good" else
-          f"behaves neither as on jax {releases[0]} nor as on jax {releases[1]}: {why}")
-    sys.exit(0 if side == "good" else 125)
+        return 1, f"{line} behaves as on jax {releases[0]}: {why}"
+    if side == "good":
+        return 0, f"behaves as on jax {releases[1]}: {why}"
+    return 125, f"behaves neither as on jax {releases[0]} nor as on jax {releases[1]}: {why}"

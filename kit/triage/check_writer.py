@@ -176,12 +176,17 @@ def write_check(folder: Path, name: str, text: str, bad_if: str) -> WrittenCheck
     if not is_check_name(name):  # checked where it entered too: a name is never a path out of ``folder``
         raise UsageError(f"{name!r} is not a check name", "use ASCII letters, digits, - and _")
     path = folder / f"{name}.py"
-    if path.exists() and WRITTEN_BY not in path.read_text(encoding="utf-8", errors="replace")[:500]:
-        raise UsageError(f"{path} is there already and was not written by a triage: it is left as it is",
-                         "give the check another name with --name NAME, or another folder with --checks-dir DIR")
+    refuse_foreign(path)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_texts({path: text})
     return WrittenCheck(path, bad_if)
+
+
+def refuse_foreign(path: Path) -> None:
+    """UsageError where ``path`` holds a file a triage did not write (a check of the user's): it is never replaced."""
+    if path.exists() and WRITTEN_BY not in path.read_text(encoding="utf-8", errors="replace")[:500]:
+        raise UsageError(f"{path} is there already and was not written by a triage: it is left as it is",
+                         "give the check another name with --name NAME, or another folder with --checks-dir DIR")
 
 
 def _wrong_value_wrapper(block: Block, wrong: WrongValue) -> str:

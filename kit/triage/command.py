@@ -8,6 +8,7 @@ module hands it back: the drivers do not import each other).
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import Sequence
 
@@ -15,9 +16,11 @@ from ..log_events import Log
 from ..arguments import Parser
 from ..config import Matrix, release_number
 from ..errors import UsageError
+from ..user_paths import report_path
 from ..exit_codes import EXIT_OK
 from .check_writer import is_check_name
 from .issue_source import issue_page, read_file, read_github_issue
+from .judged_runs import JudgedRun
 from .triage import TriageOptions, answer_lines, triage
 
 
@@ -45,8 +48,10 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> tuple[int, list[str] | None]:
-    """Triage one report; the exit code and, with ``--run`` and a bisect to run, that bisect's arguments."""
+def main(matrix: Matrix, argv: Sequence[str], log: Log,
+         reproduce: str = "") -> tuple[int, list[str] | None, list[JudgedRun]]:
+    """Triage one report; the exit code and, with ``--run`` and a bisect to run, that bisect's arguments and
+    triage's runs judged by its check (its probes of those releases, kit/triage/judged_runs.py)."""
     args = make_parser().parse_args(list(argv))
     if (args.report is None) == (args.issue is None):
         raise UsageError("triage needs one report: a file, or --issue OWNER/REPO#N",
@@ -62,17 +67,30 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         checks_dir=args.checks_dir,
         reported=_release(args.reported, "--reported"), good=_release(args.good, "--good"),
         newest=_release(args.newest, "--newest"), commits=args.commits, jax_repo=args.jax_repo,
-        reproduce=reproduce or "python -m kit triage " + " ".join(argv), host_devices=args.host_devices,
+        reproduce=shown_command(reproduce or "python -m kit triage " + shlex.join(argv), matrix.path.parent),
+        host_devices=args.host_devices,
         verbose=args.verbose)
     result = triage(matrix, options, log)
     print("\n".join(answer_lines(result)), flush=True)
     if not (args.run and result.bisect_argv):
-        return EXIT_OK, None
+        return EXIT_OK, None, []
     argv_run = list(result.bisect_argv)
     argv_run[1] = str(result.check.path)  # the printed command names it relative to the project
     if "--jax-repo" in argv_run and args.jax_repo is not None:  # ... and a clone outside it by a placeholder
         argv_run[argv_run.index("--jax-repo") + 1] = str(args.jax_repo)
-    return EXIT_OK, argv_run
+    return EXIT_OK, argv_run, list(result.judged_runs)
+
+
+def shown_command(command: str, project: Path) -> str:
+    """``command`` as records and reports quote it: each absolute path (``--jax-repo /home/me/jax``, the report's
+    path) as `user_paths.report_path` names it, relative to the project (``../jax``): no machine's path pasted."""
+    words = []
+    for word in shlex.split(command):
+        flag, equals, value = word.partition("=") if word.startswith("--") and "=" in word else ("", "", word)
+        if value.startswith(("/", "~")):
+            value = report_path(Path(value).expanduser(), project)
+        words.append(flag + equals + value)
+    return shlex.join(words)
 
 
 def _check_name(text: str) -> str:

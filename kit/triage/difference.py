@@ -40,6 +40,11 @@ class Run:
     reason: str
     outcome: dict[str, Any] | None
     """What the block did; None where it could not run to say (not installable, JAX itself cannot run, timed out)."""
+    record: dict[str, Any] | None = None
+    """The run's record as the runner wrote it (its identity: what ran, where); None for a run stood in for."""
+    record_path: str = ""
+    log: str = ""
+    """Where the record and the run's whole output are, relative to the project."""
 
     def summary(self, limit: int = 110) -> str:
         """One line: how the run ended and what it printed last."""
@@ -57,7 +62,7 @@ class Run:
         return said if len(said) <= limit else said[:limit - 1] + "…"
 
 
-def captured(version: str, record: dict[str, Any]) -> Run:
+def captured(version: str, record: dict[str, Any], record_path: str = "", log: str = "") -> Run:
     """The run as its record holds it: the outcome the check wrote, unless the run cannot speak for the block."""
     status = str(record.get("verdict") or record.get("status"))
     reason = str(record.get("reason") or "")
@@ -65,7 +70,7 @@ def captured(version: str, record: dict[str, Any]) -> Run:
     summary: dict[str, Any] = evidence["summary"] if isinstance(evidence.get("summary"), dict) else {}
     text = summary.get("triage_outcome")
     usable = record.get("status") == Status.RAN and not evidence.get("jax_cannot_run") and isinstance(text, str)
-    return Run(version, status, reason, _outcome(text) if usable else None)
+    return Run(version, status, reason, _outcome(text) if usable else None, record, record_path, log)
 
 
 def _outcome(text: Any) -> dict[str, Any] | None:

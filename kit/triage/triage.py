@@ -1,17 +1,22 @@
-"""From a bug report to an answer: a check written from its text, run where it was reported and on the newest
-release, and the bisect that finds where it changed (run by the command line with ``--run``).
+"""From a bug report to an answer: the report's block run where it was reported and on the newest release, a
+check written from where the runs differ, and the bisect that finds where it changed (run by the command line
+with ``--run``).
 
-`triage` reads the report (kit/triage/report_reading.py), writes
-``checks/<name>.py`` (kit/triage/check_writer.py), runs it through the kit's
-one runner on the reporter's release and on the newest one (records under
-``reports/triage/records/``, not the matrix's), and says which it reproduces
-on. `bisect_plan` turns that into the bisect's bounds:
+`triage` reads the report (kit/triage/report_reading.py), runs a capture of
+its block (``reports/triage/captures/<name>.py``) through the kit's one runner
+on the reporter's release and on the newest one (records under
+``reports/triage/records/``, not the matrix's), writes ``checks/<name>.py``
+from the difference (kit/triage/check_writer.py), and judges its runs with that
+check's judge (kit/triage/judged_runs.py: the bisect's probes of those
+releases). `plan_bisect` turns the verdicts into the bisect's bounds:
 
 * reproduced where reported and the report names a release that worked:
   ``--good THAT --bad REPORTED`` (what broke it);
 * else reproduced where reported but not on the newest: ``--bad REPORTED
   --good NEWEST`` (what fixed it);
-* reproduced on both and no release named good: no bisect; it says to name one;
+* reproduced on both and no release named good: ``--bad NEWEST`` alone;
+* reproduced where reported, the newest inconclusive: toward the release that
+  worked, else ``--bad REPORTED`` alone, with why;
 * not reproduced where reported: no bisect, and why.
 """
 
@@ -34,9 +39,10 @@ from ..project import bisect_command
 from ..run.runner import RunRequest, run_check
 from ..user_paths import report_path
 from .check_writer import (DIFFERENCE_BAD_IF, WRITTEN_BY, Judged, WrittenCheck, check_name, check_text,
-                           outcome_check_text, write_check)
+                           outcome_check_text, refuse_foreign, write_check)
 from . import block_outcome
 from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
+from .judged_runs import JudgedRun, judged_runs
 from .report_reading import Reading, read_report
 
 
@@ -81,6 +87,10 @@ class Triage:
     details: list[str] = field(default_factory=list)
     """What the answer rests on: the difference the check judges, the report's confirmation, what to try next."""
     host_devices: int | None = None
+    judged: Judged | None = None
+    """The references a check written by difference judges by (None for a check of the reported failure)."""
+    judged_runs: list[JudgedRun] = field(default_factory=list)
+    """Triage's runs judged by that check (kit/triage/judged_runs.py): with ``--run``, the bisect's probes of them."""
 
 
 def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex | None = None) -> Triage:
@@ -96,7 +106,10 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
     newest = options.newest or newest_release(matrix, index, log)
     first = reported or worked  # the release the bug was seen on, else the one the report says worked
     devices = options.host_devices or devices_asked(reading.choice.block.code)
-    capture = write_check(folder, name, outcome_check_text(reading.choice.block, _header(options), [
+    refuse_foreign(folder / f"{name}.py")  # before anything runs: a check of the user's there is never replaced
+    # The capture is a file of its own, kept at the path its runs' records name: the check, written once the runs
+    # are in, is that capture plus the references it judges by (kit/triage/judged_runs.py).
+    capture = write_check(captures_folder(matrix), name, outcome_check_text(reading.choice.block, _header(options), [
         "Capturing: runs the block and keeps what it did (the triage then writes the check that judges)."], None), "")
     releases = [v for v in dict.fromkeys((first, newest)) if v]
     log(f"wrote {report_path(capture.path, matrix.path.parent)}; "
@@ -105,7 +118,8 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
     for version in releases:
         runs[version] = run_on(matrix, options, capture, name, version, devices, log)
         log(f"jax {version}: {runs[version].summary()}")
-    result = Triage(reading, capture, host_devices=devices, command=bisect_command(matrix))
+    result = Triage(reading, WrittenCheck(folder / f"{name}.py", ""), host_devices=devices,
+                    command=bisect_command(matrix))
 
     def run_more(version: str, keep: bool = True) -> Run:
         again = run_on(matrix, options, capture, name, version, devices, log)
@@ -115,7 +129,15 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
         return again
 
     decide(result, matrix, options, runs, Releases(reported, worked, newest), run_more)
+    if result.judged is not None:
+        result.judged_runs = judged_runs(runs, result.judged, result.check.path, result.check.bad_if, devices,
+                                         matrix.path.parent)
     return result
+
+
+def captures_folder(matrix: Matrix) -> Path:
+    """Where the capture that triage runs is kept (reports/triage/captures/): its records name it there."""
+    return matrix.layout.triage_records.parent / "captures"
 
 
 def _header(options: TriageOptions) -> str:
@@ -181,6 +203,7 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
         result.details.append(f"the newest, {newest}, ended in another failure ({good.summary()}): it cannot say "
                               "whether the bug is there")
         if shows_reported(result.reading, bad.outcome) is None:  # nothing the report names to judge either by
+            _write_failure_check(result, options)
             result.answer = (f"the newest, {newest}, fails otherwise and the report names no failure to tell the "
                              "bug by: no bisect")
             result.verdicts = {v: f"{'INCONCLUSIVE' if v == newest else 'RAN'}: {r.summary()}" for v, r in runs.items()}
@@ -228,6 +251,7 @@ def _by_difference(result: Triage, options: TriageOptions, runs: dict[str, Run],
     result.check = write_check(result.check.path.parent, result.check.path.stem,
                                outcome_check_text(result.reading.choice.block, _header(options), about, judged),
                                DIFFERENCE_BAD_IF)
+    result.judged = judged
     shown = found.lines()
     more = [feature_name(feature) for feature in found.features[2:]]
     result.details += [f"differs: {line}" for line in shown[:2]]
@@ -244,18 +268,28 @@ def _by_reported_failure(result: Triage, matrix: Matrix, options: TriageOptions,
     """No difference to judge by: the check is the reported failure itself (its exception's ``bad_if``, its wrong
     value), each release judged by it from its run."""
     reading = result.reading
-    result.check = write_check(result.check.path.parent, result.check.path.stem,
-                               check_text(reading.choice.block, reading.failure, reading.bad_if, _header(options)),
-                               reading.bad_if)
+    _write_failure_check(result, options)
     verdicts = {version: _reported_verdict(reading, run) for version, run in runs.items()}
     if newest_inconclusive:
         verdicts[newest] = Verdict.INCONCLUSIVE
-    result.verdicts = {v: f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs}
+    # A run that could not speak for the block (timed out, not installable) says its status once, not twice.
+    result.verdicts = {v: runs[v].summary() if runs[v].outcome is None and verdicts[v] == runs[v].status
+                       else f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs}
     if same and len(runs) == 2 and not all(verdict == Verdict.AFFECTED for verdict in verdicts.values()):
         result.answer = f"behaves the same on {' and '.join(runs)}: no difference to bisect by"
         result.details += _proposals(reading, result, options.text)
         return
     plan_bisect(result, matrix, options, reported, newest, verdicts)
+
+
+def _write_failure_check(result: Triage, options: TriageOptions) -> None:
+    """The check of the reported failure itself (its exception's ``bad_if``, its wrong value; any failure where the
+    report names none): another script than the capture, so triage's runs are not its probes."""
+    reading = result.reading
+    result.check = write_check(result.check.path.parent, result.check.path.stem,
+                               check_text(reading.choice.block, reading.failure, reading.bad_if, _header(options)),
+                               reading.bad_if)
+    result.judged = None
 
 
 def _reported_verdict(reading: Reading, run: Run) -> str:
@@ -297,8 +331,9 @@ def run_on(matrix: Matrix, options: TriageOptions, written: WrittenCheck, name: 
     output.unlink(missing_ok=True)
     request = RunRequest(check=name, version=version, script=check, reproduce=options.reproduce,
                          records_dir=matrix.layout.triage_records, output_log=output, echo=options.verbose)
-    record, _ = run_check(matrix, request, log if options.verbose else _quiet(log, version))
-    return captured(version, record)
+    record, path = run_check(matrix, request, log if options.verbose else _quiet(log, version))
+    project = matrix.path.parent
+    return captured(version, record, report_path(path, project), report_path(output, project))
 
 
 def _quiet(log: Log, version: str) -> Log:
@@ -340,8 +375,12 @@ def plan_bisect(result: Triage, matrix: Matrix, options: TriageOptions, reported
              f"{on_newest} on the newest release, {newest}")
     result.answer = f"reproduced on the reporter's release {reported}; {state}"
     fix = bisect_argv(result, matrix, options, good=newest, bad=reported) if fixed else []
+    if on_newest not in (Verdict.AFFECTED, Verdict.UNAFFECTED) and newest != reported:
+        _newest_cannot_tell(result, newest)
     if good:
         result.bisect_argv, result.other_command = bisect_argv(result, matrix, options, good=good, bad=reported), fix
+        if on_newest not in (Verdict.AFFECTED, Verdict.UNAFFECTED):
+            result.answer += f"; the newest cannot tell, so the bisect goes toward {good}, where the report says it worked"
     elif fixed:
         result.bisect_argv = fix
     elif on_newest == Verdict.AFFECTED:
@@ -354,6 +393,13 @@ def plan_bisect(result: Triage, matrix: Matrix, options: TriageOptions, reported
         result.answer += (f"; the newest cannot tell, so the bisect looks for a release where it worked, going "
                           f"back from {reported}")
         result.bisect_argv = bisect_argv(result, matrix, options, good=None, bad=reported)
+
+
+def _newest_cannot_tell(result: Triage, newest: str) -> None:
+    """Say why the newest release decides nothing (once: a failure of another kind says it where it is found)."""
+    if not any(detail.startswith(f"the newest, {newest},") for detail in result.details):
+        result.details.append(f"the newest, {newest}, cannot say whether the bug is there: "
+                              f"{result.verdicts.get(newest, 'it did not run')}")
 
 
 def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: str | None, bad: str) -> list[str]:
