@@ -38,13 +38,15 @@ piece, fast enough to run on every change, on every Python the kit supports."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test on the fake machine (`fake_releases`, directly or through another fixture), or of a module in
-    `END_TO_END`, is of the machine lane."""
+    """A test on the fake machine (`fake_releases`, directly or through another fixture), of a module in
+    `END_TO_END`, or marked `real_time` (it waits out a real time limit, or draws real images: seconds by design)
+    is of the machine lane."""
     here = Path(__file__).parent
     for item in items:
         module = Path(str(item.fspath)).resolve()
         name = module.relative_to(here).as_posix() if module.is_relative_to(here) else ""
-        if "fake_releases" in getattr(item, "fixturenames", ()) or name in END_TO_END:
+        if ("fake_releases" in getattr(item, "fixturenames", ()) or name in END_TO_END
+                or item.get_closest_marker("real_time") is not None):
             item.add_marker(pytest.mark.machine)
 
 

@@ -108,6 +108,7 @@ def test_what_compiled_before_a_crash_counts_and_the_sentence_says_how_it_ended(
     assert record["status"] == "partial" and record["args"] == ["--lr", "3"]
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_program_that_never_ends_is_stopped_at_the_timeout_and_what_it_compiled_is_read(
         monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     code, lines = _explain(monkeypatch, matrix, tmp_path, {"0.6.0": "time.sleep(120)"},

@@ -106,6 +106,7 @@ def test_a_refused_connection_is_one_sentence_naming_the_url() -> None:
     assert http.unreachable(url) == "Connection refused"
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_server_that_never_answers_is_unreachable_after_the_probe_timeout() -> None:
     with silent_server() as url:
         started = time.monotonic()

@@ -46,6 +46,7 @@ def test_a_jax_that_kills_its_process_still_leaves_the_packages(tmp_path: Path) 
     assert "stopped before JAX answered (exit code -9" in found.jax_problem
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_jax_that_hangs_stops_the_run_with_one_sentence(tmp_path: Path) -> None:
     """The check would hang the same way until its own timeout (1800 s): stop at the probe's limit instead."""
     hangs = "import time\ntime.sleep(60)\n"

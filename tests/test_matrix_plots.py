@@ -20,6 +20,7 @@ needs_matplotlib = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is 
 
 
 @needs_matplotlib
+@pytest.mark.real_time  # draws real images with matplotlib
 def test_unchanged_records_keep_the_images_and_changed_ones_redraw(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     results = tmp_path / "results"
@@ -44,6 +45,7 @@ def test_unchanged_records_keep_the_images_and_changed_ones_redraw(tmp_path: Pat
 
 
 @needs_matplotlib
+@pytest.mark.real_time  # draws real images with matplotlib
 def test_a_manifest_of_another_schema_is_redrawn_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     entries = load_records(FIXTURES).entries
     plots.make_plots(entries, tmp_path / "plots")
@@ -59,6 +61,7 @@ def test_a_manifest_of_another_schema_is_redrawn_not_read(tmp_path: Path, monkey
 
 
 @needs_matplotlib
+@pytest.mark.real_time  # draws real images with matplotlib
 def test_drawing_under_a_debug_logger_prints_no_matplotlib_debug_lines(tmp_path: Path,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     # nox runs sessions with the root logger at DEBUG: matplotlib's font search then logged dozens of lines.

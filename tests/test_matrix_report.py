@@ -142,6 +142,7 @@ def test_no_records_says_what_to_run() -> None:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="matplotlib is not installed: no plots")
+@pytest.mark.real_time  # draws real images with matplotlib
 def test_write_report_writes_md_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results = tmp_path / "results"
     shutil.copytree(FIXTURES, results)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import re
 import time
 
@@ -33,6 +35,7 @@ def test_text_outside_ascii_and_with_control_characters_arrives_intact() -> None
     assert bounded_search(re.compile("✓ .*tab"), text).matched == "✓ \x00\ttab"
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_runaway_pattern_gives_up_at_the_limit_and_says_why() -> None:
     started = time.monotonic()
     found = bounded_search(re.compile(r"(a+)+$"), "a" * 4000 + "b", limit_s=0.5)

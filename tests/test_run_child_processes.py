@@ -53,6 +53,7 @@ def test_stderr_is_kept_with_stdout_in_order() -> None:
     assert run([PY, "-c", code], _env(), 30, echo=None).tail == ["out", "err", "out2"]
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_child_past_its_timeout_is_stopped_and_has_no_code() -> None:
     started = time.monotonic()
     ended = run([PY, "-c", "import time; print('started', flush=True); time.sleep(60)"], _env(), 1, echo=None)

@@ -69,6 +69,7 @@ def test_an_exit_without_a_traceback_quotes_its_last_line_or_says_it_printed_not
     assert silent.error == "import jax exited 4 and printed nothing"
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_an_import_past_the_timeout_is_cut_off(tmp_path: Path) -> None:
     answer = jax_runs(_env(_jax(tmp_path, "import time\ntime.sleep(60)\n")), timeout=1)
     assert (answer.ok, answer.error) == (False, "import jax did not finish in 1 s")

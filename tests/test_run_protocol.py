@@ -69,6 +69,7 @@ def test_a_plain_script_with_an_exit_code_is_a_valid_check(tmp_path: Path) -> No
     assert (fields["status"], fields["verdict"]) == ("ran", "inconclusive")
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_script_past_its_timeout_is_timed_out(tmp_path: Path) -> None:
     fields = runner.run_script(_env(tmp_path), script_check("c", _script(tmp_path, "time.sleep(30)\n")), "cpu", 1,
                                lambda _m: None)

@@ -73,6 +73,7 @@ def test_an_extra_package_of_no_release_of_the_era_says_what_to_do_about_it(matr
     assert record["install"]["how_to_supply"].startswith("Ask for a flax uploaded by 2023-10-18")
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_repro_that_overruns_its_timeout_is_killed(capsys: Any) -> None:
     started = time.monotonic()
     ended = runner.run_child([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 2,
@@ -93,6 +94,7 @@ def test_a_size_the_repro_refuses_is_recorded_as_refused_not_crashed(tmp_path: P
     assert fields["reason"] == "the repro refused the size: error: does not fit: needs about 780 GiB"
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_terminated_session_kills_its_repro_and_leaves_no_temp_folder(tmp_path: Path) -> None:
     script = ("import sys; from kit import cli; from kit.run import runner\n"
               "with cli.unwind_on_stop_signals():\n"

@@ -19,6 +19,7 @@ from kit.run.failures import judge
 FAILED = {"status": "ran", "verdict": "affected", "reason": "the script exited 1 (affected)"}
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_pattern_that_backtracks_without_end_gives_up_in_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bounded_match, "LIMIT_S", 1.0)
     tail = ["starting", "a" * 4000 + "b", "done"]

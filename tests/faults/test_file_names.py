@@ -26,6 +26,7 @@ def _speedup_record(backend: str) -> dict[str, object]:
                        environment={"backend": backend, "device_count": 4}, evidence={"summary": summary})
 
 
+@pytest.mark.real_time  # draws real images with matplotlib
 def test_a_backend_that_climbs_out_of_the_plots_folder_is_skipped_and_nothing_is_written_outside(
         tmp_path: Path) -> None:
     project = tmp_path / "project"

@@ -77,6 +77,7 @@ print(MetricSamples(folder, identity, "this-machine", bounds, "test-bisect", rea
 """
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_named_pipe_as_the_kept_file_is_not_waited_on(tmp_path: Path) -> None:
     path = _samples(tmp_path, read=False).path
     path.parent.mkdir(parents=True)

@@ -49,6 +49,7 @@ def test_an_odd_kit_result_is_a_crash_with_one_sentence_and_a_record(tmp_path: P
     assert records.load_records(path.parent).records[0]["reason"] == record["reason"]
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_torn_kit_result_after_a_timeout_still_reads_timed_out(tmp_path: Path) -> None:
     body = "import os, time\nopen(os.environ['KIT_RESULT'], 'w').write('{\"verd')\ntime.sleep(60)\n"
     record, _path = run_script_check(tmp_path, body, timeout_s=2)

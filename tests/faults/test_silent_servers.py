@@ -53,6 +53,7 @@ def answers_head_never_get() -> Iterator[tuple[str, list[str]]]:
         server.server_close()
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_read_that_waits_long_says_so_and_a_timeout_is_not_asked_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     said: list[str] = []
     monkeypatch.setattr(http, "SLOW_NOTICE_S", 0.3)
@@ -68,6 +69,7 @@ def test_a_read_that_waits_long_says_so_and_a_timeout_is_not_asked_twice(monkeyp
     assert took < 10  # one wait of 1.5 s, whatever the machine's load
 
 
+@pytest.mark.real_time  # waits out a real time limit
 def test_a_kept_connection_that_times_out_is_not_tried_again() -> None:
     with answers_head_never_get() as (root, gets):
         # Keep a connection to the server first (a HEAD through the kept-alive pool), then time a GET out on it.
