@@ -18,7 +18,8 @@ logged beats is compared with the timeout.
 
     exit 0   beats at most 0.75 of the timeout apart (good: the fix)
     exit 1   beats further apart than that (bad: one beat per timeout)
-    exit 125 fewer than 3 beats logged, or the child failed (cannot tell: skip)
+    exit 125 fewer than 2 beats logged (cannot tell: skip); a child the service ended for a late beat (the
+             bug's own consequence under load) is judged by the beats it logged first
 """
 
 import os
@@ -56,12 +57,16 @@ def main() -> int:
     run = subprocess.run([sys.executable, __file__, "--child", str(free_port())], env=env,
                          capture_output=True, text=True, timeout=120)
     print(run.stdout.strip())
-    if run.returncode != 0:
-        print(f"the child failed ({run.returncode}):\n{run.stderr[-1500:]}")
-        return 125
     beats = [int(h) * 3600 + int(m) * 60 + float(s) for h, m, s in BEAT.findall(run.stderr)]
     gaps = [b - a for a, b in zip(beats, beats[1:]) if b > a]
-    if len(gaps) < 2:
+    if run.returncode != 0:
+        # One beat per timeout is the bug: on a loaded machine one late beat and the service calls the process
+        # dead and ends it. The beats it logged before that still tell the interval.
+        dead = "stopped sending heartbeats" in run.stderr
+        print(f"the child failed ({run.returncode}){': the service found it stopped sending heartbeats' if dead else ''}")
+        if not gaps:
+            print(run.stderr[-1500:])
+    if not gaps:
         print(f"{len(beats)} heartbeat(s) logged in {ALIVE_S} s: cannot tell the interval")
         return 125
     gap = statistics.median(gaps)
