@@ -147,6 +147,9 @@ def report(session: nox.Session) -> None:
 # releases, real compiled HLO, a real single-node SLURM. CI runs all three.
 TEST_PYTHONS = ("3.9", "3.13")
 UNIT_LANE = "not integration and not slurm and not machine"
+COMPILED = {"UV_COMPILE_BYTECODE": "1"}
+"""The test tools installed with their bytecode: where PYTHONDONTWRITEBYTECODE is set (CI's machines) every run
+would otherwise compile numpy, scipy, matplotlib and hypothesis again in each process it starts."""
 MACHINE_LANE = "machine and not integration and not slurm"
 
 
@@ -174,7 +177,7 @@ _pythons_where_nox_looks(TEST_PYTHONS)
 @nox.session(python=TEST_PYTHONS)
 def tests(session: nox.Session) -> None:
     """The unit lane: no JAX release installed, no SLURM, no fake machine (and mypy, on the newest)."""
-    session.install("-r", "requirements-test.txt")
+    session.install("-r", "requirements-test.txt", env=COMPILED)
     if session.python == TEST_PYTHONS[-1]:
         session.run("mypy")  # one Python is enough: it checks for the kit's target version either way
     session.run("pytest", "-m", UNIT_LANE, *session.posargs)
@@ -183,12 +186,12 @@ def tests(session: nox.Session) -> None:
 @nox.session(name="tests-machine", python=TEST_PYTHONS[-1])
 def tests_machine(session: nox.Session) -> None:
     """The kit end to end on a fake machine: fake releases on a local index, bisects, sweeps, faults."""
-    session.install("-r", "requirements-test.txt")
+    session.install("-r", "requirements-test.txt", env=COMPILED)
     session.run("pytest", "-m", MACHINE_LANE, *session.posargs)
 
 
 @nox.session(name="tests-integration", python=TEST_PYTHONS[-1])
 def tests_integration(session: nox.Session) -> None:
     """The rest: real JAX releases from the index, real HLO, a real SLURM (scripts/slurm-local.sh)."""
-    session.install("-r", "requirements-test.txt")
+    session.install("-r", "requirements-test.txt", env=COMPILED)
     session.run("pytest", "-m", "integration or slurm", *session.posargs)
