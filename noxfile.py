@@ -30,12 +30,11 @@ import nox
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from kit import cli  # noqa: E402
-from kit.exit_codes import (EXIT_INTERRUPTED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK,  # noqa: E402
-                            EXIT_UNSUPPORTED, EXIT_USAGE)
-from kit.config import load_matrix  # noqa: E402
-from kit.errors import KitError  # noqa: E402
-from kit.install.envs import find_interpreter  # noqa: E402
+from kit import cli
+from kit.exit_codes import EXIT_INTERRUPTED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE
+from kit.config import load_matrix
+from kit.errors import KitError
+from kit.install.envs import find_interpreter
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["tests"]

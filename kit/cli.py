@@ -48,10 +48,18 @@ from typing import Any, Iterator, Sequence
 from repro import parameters as parameter_rules
 
 from .log_events import Log
-from .records.verdict import Status, Verdict
+from .records import Status, Verdict
 from .arguments import AS_JAX_KIT, Parser, as_spoken
-from .config import (BACKENDS, Matrix, configured_parameters, is_environment_name, is_release_number, load_matrix,
-                     release_number, timeout_seconds)
+from .config import (
+    BACKENDS,
+    Matrix,
+    configured_parameters,
+    is_environment_name,
+    is_release_number,
+    load_matrix,
+    release_number,
+    timeout_seconds,
+)
 from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_file
 from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install.environment import ExistingPython
@@ -143,7 +151,7 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
 
             return explain_main(matrix, rest, log, reproduce or "")
         if command == "probe":  # one task of `bisect --slurm`'s job array, on a node
-            from .bisect.cluster import run_task
+            from .bisect import run_task
 
             return run_task(matrix, rest, log)
         raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, explain, matrix or report")

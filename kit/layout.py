@@ -31,15 +31,15 @@ class Layout:
     reports: Path
     """matrix.md, matrix.json and every bisect's report."""
     probe_cache: Path
-    """Every bisect's probes, keyed by identity (`kit.bisect.probe_cache`)."""
+    """Every bisect's probes, keyed by identity (`kit.bisect.probe.cache`)."""
     script_records: Path
     """Records of ``--script`` probes: no check of the matrix, so not among its records."""
     commit_records: Path
     """Records of commit probes: a commit is not a release, and the matrix reads releases only."""
     runnable: Path
-    """Which (commit, build) pairs JAX itself runs on (`kit.bisect.runnable`)."""
+    """Which (commit, build) pairs JAX itself runs on (`kit.bisect.commits.runnable`)."""
     metric_samples: Path
-    """A metric bisect's kept samples, so a rerun resumes (`kit.bisect.metric_samples`)."""
+    """A metric bisect's kept samples, so a rerun resumes (`kit.bisect.probe.metric_samples`)."""
     triage_records: Path
     """Records of checks ``nox -s triage`` wrote from a bug report: not yet a check of the matrix."""
     slurm: Path

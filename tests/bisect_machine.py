@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from packaging.version import Version
 
-from kit.bisect.finding import REPORT_SCHEMA
+from kit.bisect.report.finding import REPORT_SCHEMA
 from kit.bisect import driver
 from kit.config import Matrix, parse_matrix
 from kit.run import runner

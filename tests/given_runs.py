@@ -1,4 +1,4 @@
-"""Runs handed to a bisect as triage hands them (kit/bisect/given_probes.py): shared by the tests of the module
+"""Runs handed to a bisect as triage hands them (kit/bisect/probe/given.py): shared by the tests of the module
 and of the judge that takes them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""kit.bisect.advice: a tip that follows the evidence; pure cases, then end to end."""
+"""kit.bisect.report.advice: a tip that follows the evidence; pure cases, then end to end."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from typing import Callable, List
 
 import pytest
 
-from kit.bisect import changelog, driver
-from kit.bisect.advice import changes_seen, scan_argv, scan_tip
+from kit.bisect.report import changelog
+from kit.bisect import driver
+from kit.bisect.report.advice import changes_seen, scan_argv, scan_tip
 from kit.bisect.options import Options
 from kit.bisect.search import Outcome
 from kit.errors import UsageError

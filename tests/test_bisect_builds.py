@@ -1,10 +1,10 @@
-"""kit.bisect.builds: which release build a JAX commit runs on."""
+"""kit.bisect.commits.builds: which release build a JAX commit runs on."""
 
 from __future__ import annotations
 
 import pytest
 
-from kit.bisect.builds import Build, choose_build
+from kit.bisect.commits.builds import Build, choose_build
 from kit.history.version_file import JaxlibRange
 
 A = Build("0.5.2", "0.5.1", "3.13", True, "bad")

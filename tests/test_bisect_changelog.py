@@ -1,4 +1,4 @@
-"""Tests for kit.bisect.changelog: heading formats of every era, links, the offline fallback."""
+"""Tests for kit.bisect.report.changelog: heading formats of every era, links, the offline fallback."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import List
 
 import pytest
 
-from kit.bisect.changelog import (
+from kit.bisect.report.changelog import (
     fetch_changelog,
     release_notes,
     ReleaseSection,
@@ -117,7 +117,7 @@ def test_render_changes_starts_with_compare_link(sections: List[ReleaseSection])
 
 
 # --------------------------------------------------------------------------
-# Fetching and quoting (kit.bisect.changelog.release_notes)
+# Fetching and quoting (kit.bisect.report.changelog.release_notes)
 
 SAVED = "# Changelog\n\n## jax 0.5.3 (March 19, 2025)\n\n* Fixed sharding of batched LU.\n\n## jax 0.5.2\n\n* older\n"
 

@@ -1,4 +1,4 @@
-"""kit.bisect.changelog_entries, and release notes read from a clone without --commits."""
+"""kit.bisect.report.changelog_entries, and release notes read from a clone without --commits."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from typing import Callable
 
 import pytest
 
-from kit.bisect import changelog, driver
-from kit.bisect.changelog import release_notes
-from kit.bisect.changelog_entries import entries, error_terms, matching, quoted, script_terms
+from kit.bisect.report import changelog
+from kit.bisect import driver
+from kit.bisect.report.changelog import release_notes
+from kit.bisect.report.changelog_entries import entries, error_terms, matching, quoted, script_terms
 from tests.fake_releases import FakeReleases
 from tests.bisect_machine import CHECKS, RELEASES, verdicts
 
@@ -106,8 +107,8 @@ def test_jax_repo_without_commits_gives_the_notes_from_the_clone_and_no_network(
 
 
 def test_a_tag_whose_own_section_is_still_unreleased_is_quoted_as_that_release() -> None:
-    from kit.bisect.changelog import parse_changelog
-    from kit.bisect.report_inputs import unreleased_as
+    from kit.bisect.report.changelog import parse_changelog
+    from kit.bisect.report.inputs import unreleased_as
 
     at_tag = "# Changelog\n\n## Unreleased\n\n* Bug fixes\n  * `jnp.foo` fixed.\n\n## JAX 0.7.1 (August 20, 2025)\n\n* x\n"
     sections = parse_changelog(unreleased_as(at_tag, "0.7.2") or "")
@@ -118,7 +119,7 @@ def test_a_tag_whose_own_section_is_still_unreleased_is_quoted_as_that_release()
 
 
 def test_at_most_twelve_lines_of_a_release_are_quoted() -> None:
-    from kit.bisect.changelog_entries import MAX_LINES, first_lines, quoted
+    from kit.bisect.report.changelog_entries import MAX_LINES, first_lines, quoted
 
     section = "## jax 0.5.0\n\n" + "\n".join(f"* `slogdet` change {n}" for n in range(40))
     lines = quoted("## jax 0.5.0", section, ["slogdet"], "LINK")

@@ -1,4 +1,4 @@
-"""kit.bisect.cluster: a bisect whose probes run as SLURM jobs, K per round, on a real (local) SLURM."""
+"""kit.bisect.probe.cluster: a bisect whose probes run as SLURM jobs, K per round, on a real (local) SLURM."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.bisect.cluster import batch_script
+from kit.bisect.probe.cluster import batch_script
 from kit.slurm.jobs import SlurmOptions
 from tests.local_slurm import checkout_copy
 

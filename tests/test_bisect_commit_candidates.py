@@ -1,4 +1,4 @@
-"""kit/bisect/commit_candidates.py: each commit as a candidate on the build it runs on, or with why none does.
+"""kit/bisect/commits/candidates.py: each commit as a candidate on the build it runs on, or with why none does.
 
 The commit search's own world (a small git history) is in test_bisect_commit_search.py; here the candidate is
 built directly, and once over the real JAX history between two releases when a clone of it is at hand.
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kit.bisect.commit_candidates import CommitCandidate, _candidate, commit_candidates, forced_on, on_build
+from kit.bisect.commits.candidates import CommitCandidate, _candidate, commit_candidates, forced_on, on_build
 from kit.history.version_file import JaxlibRange
-from kit.bisect.builds import Build
+from kit.bisect.commits.builds import Build
 
 COMMIT = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
 BAD = Build("0.5.2", "0.5.1", "3.12", built=True, side="bad")
@@ -74,7 +74,7 @@ def test_a_patch_release_tag_stands_as_the_old_end_where_its_branch_point_runs_o
     # jax-v0.1.1 is cut on a branch from m1, whose version.py accepts only jaxlib 0.1.0: no build at hand runs it,
     # so the search could not start. The tag itself, on its own release's build, is the old end instead.
     from fake_jax import _Commit, _files, write_history
-    from kit.bisect.commit_candidates import tag_as_old_end
+    from kit.bisect.commits.candidates import tag_as_old_end
     from kit.history.commit_range import release_range
     from kit.history.source import History
 

@@ -1,13 +1,13 @@
-"""kit.bisect.commit_finding: one verdict from what the commit searches found."""
+"""kit.bisect.commits.finding: one verdict from what the commit searches found."""
 
 from __future__ import annotations
 
 import pytest
 
-from kit.bisect.commit_finding import CommitFinding, CommitLevel, TieBreak
+from kit.bisect.commits.finding import CommitFinding, CommitLevel, TieBreak
 from kit.bisect.search import BisectResult, BoundsProblem, Outcome
 from kit.history.commit_range import CommitRange
-from kit.bisect.builds import Build
+from kit.bisect.commits.builds import Build
 
 RANGE = CommitRange("a" * 40, ("b" * 40, "c" * 40), "a line", "jax-v0.1.0", "jax-v0.2.0")
 A, B = Build("0.1.0", "0.1.0", "3.12", True, "bad"), Build("0.2.0", "0.2.0", "3.12", True, "good")

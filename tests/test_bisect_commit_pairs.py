@@ -1,14 +1,14 @@
-"""kit.bisect.commit_pairs: a commit found on one build is probed with its parent on the other, forced where only
+"""kit.bisect.commits.pairs: a commit found on one build is probed with its parent on the other, forced where only
 JAX's version check refuses the pair there, and a forced pair is a lead, never the answer."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from kit.bisect.builds import Build
-from kit.bisect.commit_candidates import CommitCandidate
-from kit.bisect.commit_finding import CommitLevel
-from kit.bisect.commit_pairs import pair_on_other_build
+from kit.bisect.commits.builds import Build
+from kit.bisect.commits.candidates import CommitCandidate
+from kit.bisect.commits.finding import CommitLevel
+from kit.bisect.commits.pairs import pair_on_other_build
 from kit.bisect.search import BisectResult, Outcome
 from kit.history.commit_range import CommitRange
 from kit.history.version_file import JaxlibRange

@@ -1,4 +1,4 @@
-"""kit/bisect/commit_probes.py: a commit as a probe's subject, over a release subject it asks for the build.
+"""kit/bisect/commits/probes.py: a commit as a probe's subject, over a release subject it asks for the build.
 
 The release subject below it is a stand-in that answers from plain values and counts what it is asked (its own
 behaviour is tests/test_bisect_release_subject.py's; the overlay itself, over real environments, is
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from kit.bisect.builds import Build
-from kit.bisect.commit_candidates import CommitCandidate
-from kit.bisect.commit_probes import CommitSubject
+from kit.bisect.commits.builds import Build
+from kit.bisect.commits.candidates import CommitCandidate
+from kit.bisect.commits.probes import CommitSubject
 from kit.bisect.options import Options
 from kit.install.environment import Prepared
 from kit.records import Identity

@@ -1,4 +1,4 @@
-"""kit/bisect/commit_report.py: the report's commit section, for each verdict the commit phase can reach.
+"""kit/bisect/commits/report.py: the report's commit section, for each verdict the commit phase can reach.
 
 tests/test_bisect_report.py checks that the section is there, folded, in a whole report; here is what it says:
 each verdict's answer, the limits on how much of a long list it prints, and which probes get a row.
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kit.bisect.builds import Build
-from kit.bisect.commit_candidates import CommitCandidate
-from kit.bisect.commit_finding import CommitFinding, CommitLevel, CompiledChange, PairProbe, TieBreak, Untested
-from kit.bisect.commit_report import commit_section
+from kit.bisect.commits.builds import Build
+from kit.bisect.commits.candidates import CommitCandidate
+from kit.bisect.commits.finding import CommitFinding, CommitLevel, CompiledChange, PairProbe, TieBreak, Untested
+from kit.bisect.commits.report import commit_section
 from kit.bisect.outcomes import Observation
 from kit.bisect.search import BisectResult, BoundsProblem, Outcome
 from kit.history.commit_range import CommitRange

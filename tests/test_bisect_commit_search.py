@@ -24,9 +24,10 @@ from fake_jax import (BUMP_TITLE, FIX_TITLE, GATE_TITLE, KERNELS_TITLE, MERGE_TI
                       PREP_TITLE, RENAME_TITLE,
                       SCRIPT_BATCH, SCRIPT_GATE, SCRIPT_KERNEL, SCRIPT_NOISE, XLA_NEW, XLA_OLD, commit_titled,
                       build_fake_release, make_repo, renamed_history)
-from kit.bisect import changelog, commit_search, driver
+from kit.bisect.report import changelog
+from kit.bisect import commit_search, driver
 from kit.bisect.candidates import Candidate
-from kit.bisect.finding import REPORT_SCHEMA
+from kit.bisect.report.finding import REPORT_SCHEMA
 from kit.config import parse_matrix
 from kit.errors import HistoryUnreachable, UsageError
 from kit.history import source
@@ -224,9 +225,9 @@ def test_a_pinned_commit_bisect_reads_the_pinned_environments_lock(matrix: Any, 
 
 
 def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None:
-    from kit.bisect.commit_candidates import commit_candidates
+    from kit.bisect.commits.candidates import commit_candidates
     from kit.history.commit_range import release_range
-    from kit.bisect.builds import Build
+    from kit.bisect.commits.builds import Build
 
     history = source.History(world.repo, "--jax-repo")
     builds = [Build("0.1.0", "0.1.0", "3.12", True, "bad"), Build("0.2.0", "0.2.0", "3.12", True, "good")]

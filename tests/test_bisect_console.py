@@ -7,7 +7,8 @@ from typing import Callable, List
 
 import pytest
 
-from kit.bisect import changelog, driver
+from kit.bisect.report import changelog
+from kit.bisect import driver
 from kit.bisect.console import PROBE_WIDTH, Console
 from kit.log_events import Event, Kind, detail
 from tests.fake_releases import FakeReleases

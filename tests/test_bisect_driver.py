@@ -20,9 +20,10 @@ from typing import Any, Callable
 import pytest
 from packaging.version import Version
 
-from kit.bisect import changelog
+from kit.bisect.report import changelog
 from kit.run import runner
-from kit.bisect import cluster, driver
+from kit.bisect.probe import cluster
+from kit.bisect import driver
 from kit.bisect.outcomes import CRASH_MODES
 from kit.bisect.search import expected_probes
 from kit.config import load_matrix

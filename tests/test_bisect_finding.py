@@ -1,4 +1,4 @@
-"""kit.bisect.finding: what a bisect cost, said from what each observation records."""
+"""kit.bisect.report.finding: what a bisect cost, said from what each observation records."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
-from kit.bisect.finding import REPORT_SCHEMA, Finding, cost_lines, to_json
+from kit.bisect.report.finding import REPORT_SCHEMA, Finding, cost_lines, to_json
 from kit.bisect.options import Options
 from kit.bisect.outcomes import Observation
 from kit.bisect.search import Outcome
@@ -54,7 +54,7 @@ def test_the_json_report_names_its_schema_and_the_bounds_as_tested() -> None:
 
 
 def test_ends_taken_from_triage_s_runs_are_counted_apart_and_say_what_ran() -> None:
-    from kit.bisect.report import _reuse_lines
+    from kit.bisect.report.markdown import _reuse_lines
 
     seen = {
         "0.4.20": Observation("ran", "affected", "judged", "triage", seconds=19.8, by="triage",

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kit.bisect import changelog, driver
+from kit.bisect.report import changelog
+from kit.bisect import driver
 from kit.bisect.gallop import Galloped, gallop
 from kit.bisect.search import Outcome
 from kit.errors import UsageError

@@ -1,4 +1,4 @@
-"""kit/bisect/given_probes.py and the judge's use of it: a run handed to the bisect (triage's) answers a release's
+"""kit/bisect/probe/given.py and the judge's use of it: a run handed to the bisect (triage's) answers a release's
 probe only for the check it was judged for and in the same install, says what ran, and is never kept as a probe.
 
 The judge's use of them is in tests/test_bisect_judges.py.
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from kit.records import Record
-from kit.bisect.given_probes import by_release, given_probe, why_not_taken
-from kit.bisect.judges import probe_line
+from kit.bisect.probe.given import given_by_release, given_probe, why_not_taken
+from kit.bisect.probe.judges import probe_line
 from kit.bisect.options import Options
 from kit.bisect.outcomes import Observation
 from kit.bisect.search import Outcome
@@ -22,7 +22,7 @@ SCRIPT = Options(check=None, script=Path("r.py"), good="0.4.35", bad="0.6.0")
 
 
 def test_a_handed_run_says_what_ran_and_carries_the_check_s_verdict(tmp_path: Path) -> None:
-    given = by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"]
+    given = given_by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"]
     seen = given.observation
     assert (seen.status, seen.verdict, seen.source, seen.by) == ("ran", "affected", "triage", "triage")
     assert seen.taken_from.startswith("triage ran reports/triage/captures/") and seen.log.startswith("reports/")
@@ -42,14 +42,14 @@ def test_it_answers_only_the_check_it_was_judged_for_in_the_same_install(tmp_pat
 
 
 def test_the_probe_line_names_triage_and_keeps_what_ran_for_the_report(tmp_path: Path) -> None:
-    seen = by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"].observation
+    seen = given_by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"].observation
     first, second = probe_line("jax 0.6.0", seen, Outcome.BAD, SCRIPT).split("\n")
     assert first.startswith("probe jax 0.6.0: bad [triage] the check's judge on triage's run: BEHAVES AS REPORTED")
     assert second.startswith("  taken from: triage ran reports/triage/captures/issue-1a2b3c.py")
 
 
 def test_an_observation_read_back_keeps_where_it_was_taken_from(tmp_path: Path) -> None:
-    seen = by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"].observation
+    seen = given_by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"].observation
     assert Observation.from_json(seen.to_json()) == seen
     with pytest.raises(ValueError, match="taken_from"):
         Observation.from_json({**seen.to_json(), "taken_from": 3})

@@ -1,4 +1,4 @@
-"""kit/bisect/judges.py: how `VerdictJudge` turns a subject's runs into one observation, and what it keeps.
+"""kit/bisect/probe/judges.py: how `VerdictJudge` turns a subject's runs into one observation, and what it keeps.
 
 The subject here is a stand-in that answers from a script of records (the judge is what is tested; the release
 subject and the runner have their own suites): it counts its runs, so each rule about *how many* looks a probe
@@ -13,11 +13,11 @@ from typing import Any, Iterator
 import pytest
 
 from kit.bisect.candidates import Candidate
-from kit.bisect.given_probes import by_release
-from kit.bisect.judges import VerdictJudge, probe_line
+from kit.bisect.probe.given import given_by_release
+from kit.bisect.probe.judges import VerdictJudge, probe_line
 from kit.bisect.options import Options
 from kit.bisect.outcomes import Observation, observation_of
-from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.probe.cache import ProbeCache
 from kit.bisect.search import Outcome
 from kit.errors import ArchiveUnreachable
 from kit.install.environment import Prepared
@@ -252,7 +252,7 @@ def test_the_judge_takes_it_without_a_run_and_keeps_nothing_in_the_probe_cache(
         cache: ProbeCache, tmp_path: Path) -> None:
     here = given_runs.identity("0.6.0", CHECK)
     subject = ScriptedSubject({"0.6.0": []}, locked={"0.6.0": here}, identity_of={"0.6.0": here})
-    judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=by_release([handed("0.6.0", tmp_path)],
+    judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)],
                                                                                            tmp_path))
     look = judge.observe(subject, candidate("0.6.0"))
     assert subject.ran == [] and not look.ran_now
@@ -264,7 +264,7 @@ def test_the_judge_takes_it_without_a_run_and_keeps_nothing_in_the_probe_cache(
 def test_a_run_in_another_install_is_probed_again_saying_why(cache: ProbeCache, tmp_path: Path) -> None:
     here = given_runs.identity("0.6.0", CHECK, numpy="2.2.0")  # the bisect's environment resolved another numpy
     subject = ScriptedSubject({"0.6.0": [ran("affected")]}, identity_of={"0.6.0": here})
-    judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=by_release([handed("0.6.0", tmp_path)],
+    judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)],
                                                                                            tmp_path))
     look = judge.observe(subject, candidate("0.6.0"))
     assert subject.ran == ["0.6.0"] and look.observation.source == "run"
@@ -276,5 +276,5 @@ def test_an_earlier_probe_of_the_check_itself_comes_first(cache: ProbeCache, tmp
     here = given_runs.identity("0.6.0", CHECK)
     cache.put(here, Observation("ran", "affected", "kept", by="an earlier bisect"))
     subject = ScriptedSubject({"0.6.0": []}, locked={"0.6.0": here})
-    judge = VerdictJudge(options(check=None), cache, "b", tmp_path, given=by_release([handed("0.6.0", tmp_path)], tmp_path))
+    judge = VerdictJudge(options(check=None), cache, "b", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)], tmp_path))
     assert judge.observe(subject, candidate("0.6.0")).observation.source == "cache"

@@ -9,14 +9,14 @@ import pytest
 
 from kit.bisect.candidates import Candidate
 from kit.bisect.bounds import Bounds
-from kit.bisect.judges import release_prober
+from kit.bisect.probe.judges import release_prober
 from kit.bisect.run_spec import run_spec
-from kit.bisect.metric import MetricJudge
+from kit.bisect.probe.metric import MetricJudge
 from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
-from kit.bisect.probes import Subject
+from kit.bisect.probe.probes import Subject
 from kit.bisect.search import Outcome, bisect
-from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.probe.cache import ProbeCache
 from kit.config import load_matrix
 from kit.errors import UsageError
 

@@ -1,4 +1,4 @@
-"""kit/bisect/metric_samples.py: a metric bisect's samples kept as they complete, and when a rerun may reuse them.
+"""kit/bisect/probe/metric_samples.py: a metric bisect's samples kept as they complete, and when a rerun may reuse them.
 
 A whole resumed bisect is in tests/faults/test_metric_resume.py, files of the wrong types in
 tests/faults/test_metric_samples_files.py; here the store is driven directly with a clock of the test's.
@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 import pytest
 
-from kit.bisect import metric_samples
-from kit.bisect.metric_samples import MAX_AGE_H, MetricSamples
+from kit.bisect.probe import metric_samples
+from kit.bisect.probe.metric_samples import MAX_AGE_H, MetricSamples
 
 IDENTITY = {"subject": "s", "metric": "t_ms", "good": "0.6.0", "bad": "0.4.35", "backend": "cpu"}
 BOUNDS = {"0.6.0": ("3.12", "0.6.0"), "0.4.35": ("3.11", "0.4.35")}

@@ -67,7 +67,7 @@ def test_label_says_why(observation: Observation, crash: str, script: bool, text
 def test_the_probe_line_says_how_many_compiles_were_reused() -> None:
     from kit.bisect.options import parse_options
     from kit.bisect.outcomes import observation_of
-    from kit.bisect.judges import probe_line
+    from kit.bisect.probe.judges import probe_line
     from tests.bisect_machine import PLAIN_MATRIX
 
     record = {"status": "ran", "verdict": "unaffected", "reason": "each device factorises its share",

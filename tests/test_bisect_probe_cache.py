@@ -1,4 +1,4 @@
-"""kit.bisect.probe_cache: one cache keyed by a probe's identity, shared by every bisect."""
+"""kit.bisect.probe.cache: one cache keyed by a probe's identity, shared by every bisect."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.bisect.outcomes import Observation
-from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.probe.cache import ProbeCache
 from kit.records import Identity, run_identity
 
 SUBJECT = {"script_sha256": "abc"}

@@ -1,10 +1,10 @@
-"""kit.bisect.probe_output: a probe's output kept whole in its log, quoted bounded in the report."""
+"""kit.bisect.probe.output: a probe's output kept whole in its log, quoted bounded in the report."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kit.bisect.probe_output import output_tail, project_path
+from kit.bisect.probe.output import output_tail, project_path
 from kit.config import parse_matrix
 
 

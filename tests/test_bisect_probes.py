@@ -1,4 +1,4 @@
-"""kit.bisect.probes: one probe of a check, answered from what is known first, run (once) otherwise.
+"""kit.bisect.probe.probes: one probe of a check, answered from what is known first, run (once) otherwise.
 
 A `Prober` on the fake machine (tests/fake_releases.py): candidates from the
 index's metadata, the probe cache, records and runs all real; each test
@@ -24,10 +24,10 @@ from kit.bisect import driver
 from kit.bisect.candidates import Candidate, list_candidates
 from kit.bisect.options import parse_options
 from kit.bisect.outcomes import Observation
-from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.probe.cache import ProbeCache
 from kit.bisect.run_spec import run_spec
-from kit.bisect.judges import release_prober
-from kit.bisect.probes import Prober
+from kit.bisect.probe.judges import release_prober
+from kit.bisect.probe.probes import Prober
 from kit.bisect.search import Outcome
 from kit.config import DEFAULT_TIMEOUT_S
 from kit.errors import UsageError
@@ -162,7 +162,7 @@ FLAX_UPLOADS = [("flax", "0.10.0", "0.4.34"), ("flax", "0.10.1", "0.4.35"), ("fl
 @pytest.fixture
 def ten(fake_releases: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeReleases]:
     """``ten(checks=...)``: the ten releases of tests/test_bisect_driver.py, with a flax of each era on the index."""
-    from kit.bisect import changelog
+    from kit.bisect.report import changelog
 
     monkeypatch.setattr(changelog, "fetch_changelog", lambda *args, **kwargs: (None, "offline in the tests"))
 
@@ -351,7 +351,7 @@ class _Judge:
         self.name = "t"
 
     def observe(self, subject: Any, candidate: Candidate) -> Any:
-        from kit.bisect.probes import Look
+        from kit.bisect.probe.probes import Look
         self.asked.append(candidate.version)
         if candidate.version == "3.0":
             raise KeyboardInterrupt  # Ctrl-C mid-run: the subject still cleans up
@@ -362,7 +362,7 @@ class _Judge:
         return Observation("ran", "unaffected", "kept", "cache") if key == "2.0" else None
 
     def start(self, subject: Any, bounds: Any, cache: dict[str, Outcome]) -> dict[str, Any]:
-        from kit.bisect.probes import Look
+        from kit.bisect.probe.probes import Look
         return {bounds.good: Look(Observation("ran", "unaffected", "baseline", "run"), True)}
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str:

@@ -1,4 +1,4 @@
-"""kit/bisect/release_subject.py: what a release probe asks the runner for, and the command that reruns it.
+"""kit/bisect/probe/release_subject.py: what a release probe asks the runner for, and the command that reruns it.
 
 Preparing and running go through the runner (tests/test_bisect_probes.py drives them on the fake machine); here
 is what the subject decides itself, before anything is installed: the time limit, the request it makes, what it
@@ -14,7 +14,7 @@ import pytest
 
 from kit.bisect.candidates import Candidate
 from kit.bisect.options import parse_options
-from kit.bisect.release_subject import ReleaseSubject, reproduce_command
+from kit.bisect.probe.release_subject import ReleaseSubject, reproduce_command
 from kit.bisect.run_spec import probe_overrides, run_spec
 from kit.config import DEFAULT_TIMEOUT_S, Matrix, parse_matrix
 from kit.records import Identity

@@ -1,4 +1,4 @@
-"""kit.bisect.report: what a bisect found, as markdown to paste into an issue and as JSON (from findings alone)."""
+"""kit.bisect.report.markdown: what a bisect found, as markdown to paste into an issue and as JSON (from findings alone)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from kit.bisect import report
+from kit.bisect.report import markdown as report
 from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
-from kit.bisect.finding import REPORT_SCHEMA, Finding
+from kit.bisect.report.finding import REPORT_SCHEMA, Finding
 from kit.bisect.options import Options
 from kit.user_paths import shown_path
 from kit.bisect.outcomes import Observation
@@ -162,12 +162,12 @@ def test_committed_reports_hold_no_absolute_path() -> None:
 # --------------------------------------------------------------------------
 # A report made for the thread
 
-from kit.bisect.commit_candidates import CommitCandidate  # noqa: E402
-from kit.bisect.commit_finding import CommitFinding, CommitLevel, TieBreak  # noqa: E402
-from kit.bisect.summary import SCRIPT_LINES, SUMMARY_LINES, bisected_script, summary_lines  # noqa: E402
-from kit.history.commit_range import CommitRange  # noqa: E402
-from kit.history.commits import CommitInfo  # noqa: E402
-from kit.bisect.builds import Build  # noqa: E402
+from kit.bisect.commits.candidates import CommitCandidate
+from kit.bisect.commits.finding import CommitFinding, CommitLevel, TieBreak
+from kit.bisect.report.summary import SCRIPT_LINES, SUMMARY_LINES, bisected_script, summary_lines
+from kit.history.commit_range import CommitRange
+from kit.history.commits import CommitInfo
+from kit.bisect.commits.builds import Build
 
 FIRST_GOOD = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
 LAST_BAD = "de4d047852986aebc7fd1c0872fb4a11448d9278"

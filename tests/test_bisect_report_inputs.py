@@ -1,4 +1,4 @@
-"""kit.bisect.report_inputs: where the report goes (--out), which script it quotes, which paths it rewrites."""
+"""kit.bisect.report.inputs: where the report goes (--out), which script it quotes, which paths it rewrites."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Callable
 
 import pytest
 
-from kit.bisect import changelog, driver, report_inputs
+from kit.bisect.report import changelog, inputs as report_inputs
+from kit.bisect import driver
 from kit.bisect.options import parse_options
 from kit.run.child_processes import REPO_ROOT
 from tests.fake_releases import FakeReleases

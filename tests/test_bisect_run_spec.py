@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import pytest
 
-from kit.bisect import changelog
+from kit.bisect.report import changelog
 from kit.install import key as install_key
 from kit.install import lockfile
 from kit.run import runner

@@ -1,4 +1,4 @@
-"""kit/bisect/runnable.py: which commits JAX itself runs on which build, found with few checks, and kept.
+"""kit/bisect/commits/runnable.py: which commits JAX itself runs on which build, found with few checks, and kept.
 
 The check (lay a commit over a build, run JAX) is a table here: which (commit, jaxlib) pairs import. What is
 tested is how the spans are searched, how commits are placed on builds, and what the pair store keeps.
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kit.bisect.commit_candidates import CommitCandidate
-from kit.bisect.runnable import PairStore, Runnable, assign_builds, span_on
+from kit.bisect.commits.candidates import CommitCandidate
+from kit.bisect.commits.runnable import PairStore, Runnable, assign_builds, span_on
 from kit.history.version_file import JaxlibRange
-from kit.bisect.builds import Build
+from kit.bisect.commits.builds import Build
 from kit.run.jax_runs import JaxRuns
 
 OLD = Build("0.4.35", "0.4.35", "3.12", True, "bad")

@@ -1,4 +1,4 @@
-"""kit/bisect/summary.py: the report's first lines and its script section, from a finding alone.
+"""kit/bisect/report/summary.py: the report's first lines and its script section, from a finding alone.
 
 tests/test_bisect_report.py checks the summary inside a whole report (a commit fix, a quoted script, a probe that
 died of an exception); here are the other answers a headline can give, the boundaries of quoting and of the
@@ -12,13 +12,21 @@ from typing import Any
 
 from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
-from kit.bisect.commit_finding import CommitFinding, CommitLevel, TieBreak
-from kit.bisect.finding import Finding
+from kit.bisect.commits.finding import CommitFinding, CommitLevel, TieBreak
+from kit.bisect.report.finding import Finding
 from kit.bisect.options import Options
 from kit.bisect.outcomes import Observation
 from kit.bisect.search import BisectResult, Outcome, Transition
-from kit.bisect.summary import (SCRIPT_LINES, SUMMARY_LINES, bisected_script, console_tail, deciding_line, headline,
-                                script_lines, summary_lines)
+from kit.bisect.report.summary import (
+    SCRIPT_LINES,
+    SUMMARY_LINES,
+    bisected_script,
+    console_tail,
+    deciding_line,
+    headline,
+    script_lines,
+    summary_lines,
+)
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
 

@@ -1,10 +1,10 @@
-"""kit.bisect.what_changed: every package and era date that changed besides JAX, from the probes alone."""
+"""kit.bisect.report.what_changed: every package and era date that changed besides JAX, from the probes alone."""
 
 from __future__ import annotations
 
 from kit.bisect.candidates import Candidate
 from kit.bisect.outcomes import Observation
-from kit.bisect.what_changed import changes_between, changes_lines
+from kit.bisect.report.what_changed import changes_between, changes_lines
 
 CANDIDATES = [Candidate("0.4.38", (), None, "3.13", "0.4.38", uploaded="2024-12-17"),
               Candidate("0.5.0", (), None, "3.13", "0.5.0", uploaded="2025-01-17")]

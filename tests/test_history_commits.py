@@ -6,8 +6,16 @@ from __future__ import annotations
 import pytest
 
 from fake_jax import BUMP_TITLE, FIX_TITLE, KERNELS_TITLE, MERGE_TITLE, commit_titled, make_repo
-from kit.history.commits import (changed_files, python_changes, commit_info, compare_url, compiled_changes, headlines, pr_number,
-                                 read_text)
+from kit.history.commits import (
+    changed_files,
+    python_changes,
+    commit_info,
+    compare_url,
+    compiled_changes,
+    headlines,
+    pr_number,
+    read_text,
+)
 from kit.history.source import History
 
 

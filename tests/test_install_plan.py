@@ -10,8 +10,15 @@ from kit.config import parse_matrix
 from kit.errors import UsageError
 from kit.install import plan as install
 from kit.errors import IndexUnreachable
-from kit.install.plan import (JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_hashes, parse_pins, plan_install,
-                         raise_if_network_trouble)
+from kit.install.plan import (
+    JAX_CUDA_ARCHIVE_PAGE,
+    InstallPlan,
+    Resolution,
+    parse_hashes,
+    parse_pins,
+    plan_install,
+    raise_if_network_trouble,
+)
 from kit.install.plan import unresolvable_reason
 from kit.install.key import InstallKey
 from tests.metadata_index import TableIndex

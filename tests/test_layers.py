@@ -118,7 +118,7 @@ def test_the_table_is_checked_against_known_mistakes(tmp_path: Path) -> None:
     # The rule itself can fail: the two imports that used to run up, and matrix beside bisect.
     assert _layer("kit.run.records") == ("kit.run", 2) and _layer("kit.records.store") == ("kit.records", 0)
     assert LAYERS["kit.matrix"] == LAYERS["kit.bisect"] > LAYERS["kit.run"] > LAYERS["kit.install"] > BOTTOM
-    assert _group("kit.matrix.slurm") != _group("kit.bisect.probes")
+    assert _group("kit.matrix.slurm") != _group("kit.bisect.probe.probes")
     fake = tmp_path / "kit" / "install" / "release.py"
     fake.parent.mkdir(parents=True)
     fake.write_text("from ..run import records\nfrom ..matrix.slurm import job_facts\nfrom . import plan\n"
@@ -167,3 +167,72 @@ def test_no_module_imports_itself_round_a_circle() -> None:
              for name, path in modules.items()}
     assert _cycle({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == ["a", "b", "c", "a"]  # the check can fail
     assert _cycle(graph) == [], "an import circle: " + " -> ".join(_cycle(graph))
+
+
+def _exported(init: Path) -> set[str] | None:
+    """The names a package's ``__init__.py`` lists in ``__all__``; None when it lists none."""
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return None
+
+
+def _through_the_front(path: Path, packages: dict[str, set[str]]) -> list[str]:
+    """Each import of ``path`` that reaches into a package with ``__all__`` from outside it, or takes a name
+    the package does not list."""
+    here = _module(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    wrong = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        for package, names in packages.items():
+            if here == package or here.startswith(package + "."):
+                continue  # inside: its modules import each other directly
+            for line, target in _imports_of(node, path):
+                if target.startswith(package + "."):
+                    wrong.append(f"line {line}: {target} is inside {package}: import from {package} itself")
+                elif target == package:
+                    wrong += [f"line {line}: {package} does not list {alias.name!r} in __all__"
+                              for alias in node.names if alias.name not in names]
+    return wrong
+
+
+def _imports_of(node: ast.ImportFrom, path: Path) -> list[tuple[int, str]]:
+    """The absolute module one ``from ... import`` statement of ``path`` reads (one entry, as _imports gives)."""
+    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
+    if node.level:
+        base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+        return [(node.lineno, ".".join(base + ([node.module] if node.module else [])))]
+    return [(node.lineno, node.module or "")]
+
+
+PACKAGES_WITH_ALL = {_module(init): names for init in sorted(KIT.rglob("__init__.py"))
+                     if (names := _exported(init)) is not None}
+
+
+def test_packages_with_all_are_imported_through_it() -> None:
+    """A package that lists ``__all__`` (kit.bisect and its sub-packages probe, commits and report, records,
+    hlo, explain) is one concept to the rest of the kit: its modules can move or split without an importer
+    changing, and the names in ``__all__`` are all another module may take."""
+    assert {"kit.bisect", "kit.bisect.probe", "kit.bisect.commits", "kit.bisect.report"} <= set(PACKAGES_WITH_ALL)
+    wrong = {str(path.relative_to(KIT.parent)): found for path in MODULES
+             if (found := _through_the_front(path, PACKAGES_WITH_ALL))}
+    assert wrong == {}
+
+
+def test_the_front_door_rule_can_fail(tmp_path: Path) -> None:
+    fake = tmp_path / "kit" / "bisect" / "gallop.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("from .probe.judges import release_prober\nfrom .probe import Prober, _private\n"
+                    "from .options import Options\n")
+    packages = {"kit.bisect.probe": {"Prober"}}
+    assert _through_the_front(fake, packages) == [
+        "line 1: kit.bisect.probe.judges is inside kit.bisect.probe: import from kit.bisect.probe itself",
+        "line 2: kit.bisect.probe does not list '_private' in __all__"]
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES_WITH_ALL))
+def test_every_name_in_all_is_defined(package: str) -> None:
+    module = __import__(package, fromlist=["__all__"])
+    assert [name for name in module.__all__ if not hasattr(module, name)] == []

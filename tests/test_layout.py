@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kit.bisect.judges import release_prober
+from kit.bisect.probe.judges import release_prober
 from kit.bisect.run_spec import run_spec
 from kit.bisect.options import parse_options
-from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.probe.cache import ProbeCache
 from kit.config import parse_matrix
 from kit.layout import Layout
 

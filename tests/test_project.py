@@ -19,8 +19,18 @@ from kit.config import load_matrix
 from kit.errors import UsageError
 from kit.layout import Layout
 from kit.package_files import PACKAGE_ROOT, default_file, in_checkout, lay_repro
-from kit.project import (REPORTS_FOLDER, ProjectOptions, USAGE, bisect_command, index_pages, known_problems_file,
-                         merged_tables, project_matrix, project_options, run_command)
+from kit.project import (
+    REPORTS_FOLDER,
+    ProjectOptions,
+    USAGE,
+    bisect_command,
+    index_pages,
+    known_problems_file,
+    merged_tables,
+    project_matrix,
+    project_options,
+    run_command,
+)
 from kit.toml_tables import read_toml
 from kit.user_cache import cache_dir, tagged
 from kit.user_paths import relative_to_what

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kit.records import (EnvironmentCell, LoadedRecord, environment_cell, environment_name, existing_interpreter,
-                         newest_per_environment)
+from kit.records import (
+    EnvironmentCell,
+    LoadedRecord,
+    environment_cell,
+    environment_name,
+    existing_interpreter,
+    newest_per_environment,
+)
 from tests.record_samples import make_record
 
 EXISTING_INSTALL = {"environment": "existing", "interpreter": "/opt/jax/bin/python", "name": None,

@@ -1,7 +1,7 @@
 """kit/triage/judged_runs.py: triage's runs judged by the check it wrote, as the bisect that follows takes them.
 
 What is checked: the verdict is the one the written check itself gives the same outcome (the check runs here, on
-a block that needs no JAX); the check named is the one the bisect's probe names (`kit.bisect.probe_cache`); the
+a block that needs no JAX); the check named is the one the bisect's probe names (`kit.bisect.probe.cache`); the
 capture that ran stays at the path its records name, apart from the check; runs that showed nothing are left out.
 """
 

@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 
 from kit.errors import ConfigError, UsageError
-from kit.user_paths import (FIND_LINKS_TIP, checked_find_links, file_problem, folder_or_nothing_yet, folder_problem,
-                            is_url, report_path, shown_path)
+from kit.user_paths import (
+    FIND_LINKS_TIP,
+    checked_find_links,
+    file_problem,
+    folder_or_nothing_yet,
+    folder_problem,
+    is_url,
+    report_path,
+    shown_path,
+)
 
 as_root = os.geteuid() == 0
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from ..records.verdict import Verdict
+from ..records import Verdict
 from ..config import Matrix
 from ..errors import UsageError
 from .options import Options, recorded_verdicts

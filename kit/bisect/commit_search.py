@@ -2,7 +2,7 @@
 
 The same pure search walks a new list: the commits between the two release
 tags (:mod:`kit.history.commit_range`), each laid over a release environment
-it accepts (:mod:`.commit_probes`). Around it, three things only commits need:
+it accepts (:mod:`.commits.probes`). Around it, three things only commits need:
 
 * **One build where possible.** When the old end and the new end run on
   different jaxlib builds, the newest commit on the old end's build is probed
@@ -33,26 +33,24 @@ from typing import Callable, Iterable
 
 from packaging.version import Version
 
-from ..records.verdict import Source, sources
+from ..records import Source, sources
 from ..config import Matrix
 from ..errors import UsageError
 from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag, within
 from ..history.commits import version_gates
 from ..history.source import History, ensure_tags
-from .builds import Build
 from ..install.key import InstallKey
 from ..install.release import built_env
-from .commit_candidates import CommitCandidate, commit_candidates, on_build, tag_as_old_end
-from .commit_finding import CommitFinding, CommitLevel, PairProbe, TieBreak, describe
-from .commit_pairs import old_end_on_newer_build, pair_on_other_build
-from .commit_probes import CommitProber, CommitSubject
-from .finding import Finding
+from .commits import (
+    Build, CommitCandidate, CommitFinding, CommitLevel, CommitProber, CommitSubject, PairProbe, PairStore, Runnable,
+    TieBreak, assign_builds, commit_candidates, describe_commits, old_end_on_newer_build, on_build,
+    pair_on_other_build, span_on, tag_as_old_end,
+)
 from .options import Log
+from .probe import Prober, ReleaseSubject
+from .report import Finding
 from .outcomes import classify
-from .probes import Prober
-from .release_subject import ReleaseSubject
 from ..run.jax_runs import extension_version
-from .runnable import PairStore, Runnable, assign_builds, span_on
 from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 
 MIN_SKIP_BUDGET = 4
@@ -72,7 +70,7 @@ class CommitPhase:
     log: Log
     cache: dict[str, Outcome] = field(default_factory=dict)
     runnable: Runnable | None = None
-    """Which (commit, build) pairs JAX itself runs on, asked once each (`kit.bisect.runnable`)."""
+    """Which (commit, build) pairs JAX itself runs on, asked once each (`kit.bisect.commits.runnable`)."""
 
 
 def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
@@ -104,7 +102,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
         result.commit_probes = [key for key in prober.ran_now if key in commits]
         result.observations = {k: v for k, v in prober.observations.items() if k in commits}
         result.probed_candidates = dict(commits)
-        describe(phase.history, result, options.explained_op)
+        describe_commits(phase.history, result, options.explained_op)
         result.seconds = time.monotonic() - started
         result.runnable_checks = (phase.runnable.asked, round(phase.runnable.seconds, 1))
         return result
@@ -316,7 +314,7 @@ def _open_merges(phase: CommitPhase, prober: CommitProber, found: CommitFinding,
 def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: CommitFinding) -> None:
     """Where the outcome changed with the jaxlib build (or not at all on one build), ask the binary.
 
-    Every verdict ends with its probe pairs (`kit.bisect.commit_pairs`): a
+    Every verdict ends with its probe pairs (`kit.bisect.commits.pairs`): a
     commit found on one build is run with its parent on the other; "not in
     JAX's Python" also needs the old end's Python to give the new outcome on
     the newer build, or it is "the build matters", with the span left untested.

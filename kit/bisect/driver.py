@@ -10,7 +10,7 @@ from typing import Callable, Mapping, Sequence
 
 from repro.environment import jax_variables
 
-from ..records.verdict import Source
+from ..records import Source
 from ..config import Matrix
 from .. import records
 from ..history.source import History, open_history
@@ -21,25 +21,20 @@ from ..install.index import PackageIndex
 from ..install.release import open_index
 from ..run.facts import hardware_facts
 from ..slurm.jobs import require_controller, require_sbatch
-from . import report
 from .candidates import Candidate, list_candidates, release_versions
-from .finding import Finding
 from .bounds import GALLOP, Bounds
 from .options import Log, Options, bisect_name, make_parser, parse_options, recorded_verdicts
-from .advice import recorded_outcomes, scan_tip
 from ..user_paths import report_path
 from .outcomes import Observation, classify, describe
-from .cluster import ClusterProbes
-from .probe_cache import ProbeCache
-from . import given_probes
-from .given_probes import GivenProbe, HandedRun
-from .judges import release_prober
-from .metric import MetricJudge
-from .metric_samples import MetricSamples
-from .probes import Prober
-from .release_subject import ReleaseSubject
+from .probe import (
+    ClusterProbes, GivenProbe, HandedRun, MetricJudge, MetricSamples, ProbeCache, Prober, ReleaseSubject, given_by_release,
+    release_prober,
+)
+from .report import (
+    Finding, bisected, candidate_table, publish_report, recorded_outcomes, release_notes, reports_dir, scan_tip, shown_paths,
+)
 from .run_spec import RunSpec, run_spec
-from . import gallop, report_inputs
+from . import gallop
 from . import per_op
 from .console import Console
 from .rounds import ProbeMany, Rounds, side_by_side
@@ -49,7 +44,7 @@ from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_roun
 def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedRun] = ()) -> int:
     """``nox -s bisect -- ARGS``: returns 0 when the change was located (exactly or to a short list).
 
-    ``handed``: runs made before it (``triage --run``'s, kit/bisect/given_probes.py), each taken for its release's
+    ``handed``: runs made before it (``triage --run``'s, kit/bisect/probe/given.py), each taken for its release's
     probe where it answers it."""
     if "-h" in argv or "--help" in argv:
         print(make_parser().format_help())
@@ -64,7 +59,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedR
         require_controller()
     history = open_commit_history(matrix, options, log) if options.commits else None  # exit 4 before any probe
     index = open_index(matrix)
-    given = given_probes.by_release(handed, matrix.path.parent)
+    given = given_by_release(handed, matrix.path.parent)
     bounds, candidates, prober, galloped = _bounds_and_prober(matrix, options, index, log, given)
     name = prober.name
     # On SLURM a probe's identity holds its node's hardware, known only there: each task looks itself up in the
@@ -72,7 +67,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedR
     in_range = {c.version for c in candidates}  # a gallop's prober knows releases beyond the bounds too
     known = {} if options.slurm else {**galloped, **prober.known_outcomes()}
     known = {v: o for v, o in known.items() if v in in_range}
-    print(report.candidate_table(candidates, options, set(known)), flush=True)
+    print(candidate_table(candidates, options, set(known)), flush=True)
     rounds = Rounds(prober, _parallel(prober, options, log))
     known = {**{v: o for v, o in prober.ruled_out().items() if v in in_range}, **known}
     evidence = recorded_outcomes(recorded_verdicts(matrix, options)) if options.check else {}  # for the tip
@@ -86,8 +81,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedR
         finding.outcomes = {v: classify(o, options.crash) for v, o in prober.observations.items()}
         finding.seconds = time.monotonic() - started
         try:
-            report.publish_report(report_inputs.reports_dir(matrix, options), finding, [],
-                                  report_inputs.bisected(matrix, options), report_inputs.shown_paths(matrix, options))
+            publish_report(reports_dir(matrix, options), finding, [],
+                                  bisected(matrix, options), shown_paths(matrix, options))
         except StorageError as unsaved:
             log(unsaved.render())  # said, then the bounds' own sentence: why the search stopped comes last
         raise
@@ -132,10 +127,10 @@ def _bounds_and_prober(matrix: Matrix, options: Options, index: PackageIndex, lo
 def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
     """The report, with the release notes: printed first; a StorageError after it."""
     finding.seconds = time.monotonic() - started
-    notes = report_inputs.release_notes(matrix, finding, index, history)
-    report.publish_report(report_inputs.reports_dir(matrix, finding.options), finding, notes,
-                          report_inputs.bisected(matrix, finding.options),
-                          report_inputs.shown_paths(matrix, finding.options))
+    notes = release_notes(matrix, finding, index, history)
+    publish_report(reports_dir(matrix, finding.options), finding, notes,
+                          bisected(matrix, finding.options),
+                          shown_paths(matrix, finding.options))
 
 
 def open_commit_history(matrix: Matrix, options: Options, log: Log) -> History:
@@ -186,7 +181,7 @@ def search(options: Options, bounds: Bounds, name: str, candidates: list[Candida
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = []
     together = options.jobs > 1 or options.slurm is not None
-    prober.start(bounds, cache)  # a metric's baseline, which each probe is judged against (kit/bisect/metric.py)
+    prober.start(bounds, cache)  # a metric's baseline, which each probe is judged against (kit/bisect/probe/metric.py)
     if options.scan:
         if together:
             for start in range(0, len(versions), options.jobs):

@@ -32,7 +32,7 @@ from ..install.key import InstallKey
 from .candidates import Candidate, list_candidates, release_versions
 from .options import Log, Options
 from .outcomes import describe
-from .probes import Prober
+from .probe import Prober
 from .search import Outcome
 
 T = TypeVar("T")

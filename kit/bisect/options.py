@@ -23,10 +23,19 @@ from packaging.version import Version
 
 from repro.parameters import MAX_HOST_DEVICES
 
-from ..log_events import Log  # noqa: F401 (this package's modules import it from here)
+from ..log_events import Log
 from ..arguments import Parser
-from ..config import (BACKENDS, DEFAULT_TIMEOUT_S, Check, Matrix, bad_if_pattern, configured_parameters, release_number,
-                      script_check, timeout_seconds)
+from ..config import (
+    BACKENDS,
+    DEFAULT_TIMEOUT_S,
+    Check,
+    Matrix,
+    bad_if_pattern,
+    configured_parameters,
+    release_number,
+    script_check,
+    timeout_seconds,
+)
 from ..errors import UsageError
 from ..records import newest_records_here
 from ..requirements import requirements
@@ -146,7 +155,7 @@ class Options:
     jobs: int = 1
     """Probes per round, run side by side: K+1-section (`search.ksect`) when more than one."""
     slurm: SlurmOptions | None = None
-    """Each probe a task of a SLURM job array (kit/bisect/cluster.py), environments built here first."""
+    """Each probe a task of a SLURM job array (kit/bisect/probe/cluster.py), environments built here first."""
     pins: tuple[str, ...] = ()
     """``NAME==VERSION`` held in every probe (``--pin``), names in normal form, sorted."""
     argv_shown: tuple[str, ...] = ()

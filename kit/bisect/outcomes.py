@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 from repro.compile_cache import summary as compile_summary
 
 from ..records import Record
-from ..records.verdict import Source, Status, Verdict, joined
+from ..records import Source, Status, Verdict, joined
 from ..requirements import versions_text
 from ..run import protocol
 from .search import Outcome
@@ -36,7 +36,7 @@ class Observation:
     reason: str
     source: str = Source.RUN
     """``run`` (measured by this bisect), ``record`` (a current record), ``cache`` (an earlier bisect's probe) or
-    ``triage`` (a run triage made, judged by the check's judge: kit/bisect/given_probes.py)."""
+    ``triage`` (a run triage made, judged by the check's judge: kit/bisect/probe/given.py)."""
     runs: list[str] = field(default_factory=list)
     """Each run's verdict or status, in order, when there was more than one."""
     flipped: bool = False

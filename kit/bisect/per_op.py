@@ -18,12 +18,12 @@ from typing import Any, Callable, Sequence
 
 from ..log_events import Log
 from ..records import Record
-from ..records.verdict import Verdict
+from ..records import Verdict
 from ..config import Matrix
 from ..errors import UsageError
 from ..run import runner
 from .options import Options, parse_options
-from .report_inputs import reports_dir
+from .report import reports_dir
 from .run_spec import run_spec
 
 Bisect = Callable[[Matrix, Sequence[str], Log], int]

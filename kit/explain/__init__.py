@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..log_events import Log
-from ..records.verdict import Status
+from ..records import Status
 from ..config import Matrix
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers

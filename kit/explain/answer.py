@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..hlo import Fingerprint
-from ..hlo.fingerprints import COLLECTIVES
+from ..hlo import COLLECTIVES
 from .capture import Capture
 from .known import KnownFingerprint
 

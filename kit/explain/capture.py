@@ -22,7 +22,7 @@ from typing import Any
 from repro.contract import json_safe
 
 from ..log_events import Log
-from ..records.verdict import Status
+from ..records import Status
 from .. import __version__, records
 from ..config import Matrix, script_check
 from ..hlo import Fingerprint

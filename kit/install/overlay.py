@@ -17,7 +17,7 @@ bytecode of the commit's files never lands in the built environment.
 
 This module writes files; the `Environment` that runs them is made by
 `kit.install.environment.over_release`, and which build a commit runs on is
-the commit search's choice (`kit.bisect.builds`).
+the commit search's choice (`kit.bisect.commits.builds`).
 """
 
 from __future__ import annotations

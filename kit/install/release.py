@@ -21,8 +21,16 @@ from ..project import index_pages
 from .index import PackageIndex
 from .key import InstallKey
 from .pages import NETWORK_TIP, plan_pages, require_pages
-from .plan import (InstallPlan, Resolution, cache_gap, choose_python, how_to_supply, missing_everywhere, plan_install,
-                      unresolvable_reason)
+from .plan import (
+    InstallPlan,
+    Resolution,
+    cache_gap,
+    choose_python,
+    how_to_supply,
+    missing_everywhere,
+    plan_install,
+    unresolvable_reason,
+)
 from .refusals import blamed_input, raise_if_offline
 from .resolutions import ResolutionStore
 from .lockfile import Lock, install_settings, read_lock, write_lock

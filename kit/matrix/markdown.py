@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..records.verdict import Status, Verdict
+from ..records import Status, Verdict
 from .metric_series import render_metrics
 from .model import AffectedRange, Report
 from .rows import Finding

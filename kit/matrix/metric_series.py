@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..records.verdict import Status
+from ..records import Status
 from ..markdown_text import text
 from ..metrics import spread_pct, summarise
 from .plots import save_png

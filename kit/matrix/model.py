@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records.verdict import Status, Verdict
+from ..records import Status, Verdict
 from .. import __version__ as KIT_VERSION
 from .known_problems import KnownProblem, load_known_problems
 from .metric_series import MetricSeries, metric_series
@@ -37,8 +37,7 @@ from ..records import (
     split_ad_hoc,
 )
 from .measured import measuring_checks
-from .rows import (CHECK_ORDER, Row, Shown, check_order, environment_rows, host_name, record_environment,
-                   release_rows)
+from .rows import CHECK_ORDER, Row, Shown, check_order, environment_rows, host_name, record_environment, release_rows
 from .workarounds import shard_map_figures, shard_map_text
 
 SCHEMA = 1

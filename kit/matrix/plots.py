@@ -30,7 +30,7 @@ from typing import Any
 
 from repro.contract import strict_json
 
-from ..records.verdict import Verdict
+from ..records import Verdict
 from ..atomic_files import atomic_write_bytes, atomic_write_text
 from .plot_data import (
     BoundaryWindow,
@@ -42,7 +42,16 @@ from .plot_data import (
     speedup_curves,
 )
 from .key_figures import SPEEDUP_DEVICE_COUNTS, speedups
-from ..records import JsonTextError, LoadedRecord, Record, newest_per_cell, read_json, record_backend, record_jax, release_key
+from ..records import (
+    JsonTextError,
+    LoadedRecord,
+    Record,
+    newest_per_cell,
+    read_json,
+    record_backend,
+    record_jax,
+    release_key,
+)
 
 AFFECTED_COLOR = "#c0392b"
 UNAFFECTED_COLOR = "#2471a3"

@@ -85,7 +85,7 @@ def _write_files(report: Report, in_matrix: list[LoadedRecord], out_dir: Path, p
     """The plots, then matrix.md and matrix.json together; the images written."""
     written: list[Path] = []
     if plots:
-        from .plots import make_plots  # the only module that imports matplotlib
+        from .plots import make_plots
 
         outcome = make_plots(in_matrix, out_dir / "plots")
         written = [image.path for image in outcome.images]

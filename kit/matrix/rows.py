@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..records.verdict import Status
+from ..records import Status
 from ..records import LoadedRecord, Record, cell_key, environment_cell, existing_interpreter, record_jax, release_key
 from .key_figures import failure_figure, key_figure, lu_fed_by, packages_figure, speedups
 from .reproduce import working_command

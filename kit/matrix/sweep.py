@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 from packaging.version import Version
 
 from ..log_events import Log
-from ..records.verdict import Status
+from ..records import Status
 from .. import records
 from . import slurm
 from ..arguments import Parser

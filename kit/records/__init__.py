@@ -21,18 +21,52 @@ of them answers these questions on its own.
   ad-hoc), and whether a record is still current (the same identity).
 """
 
-from .currency import (Configured, differences, is_current, newest_records_here, origin_difference, record_identity,
-                       split_ad_hoc, staleness)
+from .currency import (
+    Configured,
+    differences,
+    is_current,
+    newest_records_here,
+    origin_difference,
+    record_identity,
+    split_ad_hoc,
+    staleness,
+)
 from .identity import Identity, mismatch, packages_fingerprint, run_identity, same, same_install, summary
-from .cells import (CellKey, backend_name, cell_key, created_at, machine_id, newest_per_cell, record_backend,
-                    record_jax, record_machine, release_key)
-from .origin import (EXISTING, EnvironmentCell, environment_cell, environment_name, existing_interpreter,
-                     newest_per_environment)
+from .cells import (
+    CellKey,
+    backend_name,
+    cell_key,
+    created_at,
+    machine_id,
+    newest_per_cell,
+    record_backend,
+    record_jax,
+    record_machine,
+    release_key,
+)
+from .origin import (
+    EXISTING,
+    EnvironmentCell,
+    environment_cell,
+    environment_name,
+    existing_interpreter,
+    newest_per_environment,
+)
 from .record import LoadedRecord, LoadResult, Record
-from .schema import (MIGRATIONS, SCHEMA, STATUSES, VERDICTS, RecordError, RecordJson,
-                     UnusableFile, migrate, parse_record, validate)
-from .json_text import JsonTextError, read_json
-from .verdict import Source, Status, Verdict
+from .schema import (
+    MIGRATIONS,
+    SCHEMA,
+    STATUSES,
+    VERDICTS,
+    RecordError,
+    RecordJson,
+    UnusableFile,
+    migrate,
+    parse_record,
+    validate,
+)
+from .json_text import JsonTextError, decode, read_json
+from .verdict import Source, Status, Verdict, joined, sources
 from .store import UNSAVED_DIR_NAME, load_records, record_filename, save_record, write_record
 
 __all__ = [
@@ -44,5 +78,5 @@ __all__ = [
     "newest_per_cell", "newest_records_here", "parse_record", "read_json", "record_backend", "record_filename",
     "record_identity", "record_jax", "record_machine", "release_key", "run_identity", "same", "same_install",
     "save_record", "split_ad_hoc", "staleness", "summary", "validate", "write_record",
-    "Source", "Status", "Verdict",
+    "Source", "Status", "Verdict", "decode", "joined", "sources",
 ]

@@ -5,7 +5,7 @@ parameters, or a script's content), the release or commit, every package
 installed beside it, the backend and the hardware under it (the CPU model;
 the GPU model and its driver), and the environment variables JAX, XLA and
 their runtimes read (`repro.environment.jax_variables`). A bisect's probe
-cache (`kit.bisect.probe_cache`) and the matrix's "is this record current"
+cache (`kit.bisect.probe.cache`) and the matrix's "is this record current"
 (`kit.records.currency`) both ask `same` of two identities made by
 `run_identity`, so a probe or a record is reused exactly when nothing that
 could change its outcome differs, and `mismatch` says what did when it is not.

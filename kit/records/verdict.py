@@ -77,7 +77,7 @@ class Source(Word):
     INDEX = "index"
     """Decided from the package index's metadata alone (not installable), nothing ran."""
     TRIAGE = "triage"
-    """A run triage made before the bisect, judged by the check's own judge (kit/bisect/given_probes.py)."""
+    """A run triage made before the bisect, judged by the check's own judge (kit/bisect/probe/given.py)."""
     RELEASE = "release"
     """A commit search's end answered by the release's own probe (the same Python as the release's tag)."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping, Sequence
 
 from ..log_events import Log
-from ..records.verdict import Status, Verdict
+from ..records import Status, Verdict
 from ..config import Check
 from ..hlo import Fingerprint, fingerprints, read_module
 from ..install.environment import Environment

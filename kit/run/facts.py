@@ -17,7 +17,7 @@ from typing import Any
 from repro.environment import cpu_model, gpu_facts, jax_variables  # stdlib-only: one reading for both halves
 
 from ..errors import UsageError
-from ..records.identity import Identity, run_identity
+from ..records import Identity, run_identity
 
 
 _PLATFORM_NAMES = {"cpu": {"cpu"}, "cuda": {"cuda", "gpu"}}

@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 
 from packaging.utils import canonicalize_name
 
-from ..records.verdict import Status, Verdict
+from ..records import Status, Verdict
 from ..requirements import package_for_module
 from . import bounded_match
 

@@ -11,7 +11,7 @@ The question is asked after a failure, not before every run: a run that
 passed has imported JAX already, and a bisect's probes fail about half the
 time, so this costs one interpreter start (about 1-2 s) per failed probe.
 The commit search asks it before runs too, where it has to know which build
-a commit runs on (:mod:`kit.bisect.runnable`).
+a commit runs on (:mod:`kit.bisect.commits.runnable`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 from ..errors import out_of_files
 from ..install.environment import Environment
 from . import failures
-from .child_processes import repro_env  # the same variables and paths a check gets
+from .child_processes import repro_env
 
 RAN_MARK = "KIT_JAX_RAN"
 

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from ..records.verdict import Status, Verdict
+from ..records import Status, Verdict
 from ..config import Matrix
 from ..user_paths import shown_path
 from .child_processes import REPO_ROOT

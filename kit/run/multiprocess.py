@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..log_events import Log
-from ..records.verdict import Status, Verdict
+from ..records import Status, Verdict
 from ..package_files import repro_root
 from . import result_files
 from .child_output import Tail

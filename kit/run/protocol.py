@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from repro.contract import EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
 
-from ..records.verdict import Status, Verdict
+from ..records import Status, Verdict
 from . import result_files
 
 VERDICTS = tuple(Verdict)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import out_of_files
-from ..records.json_text import JsonTextError, decode
+from ..records import JsonTextError, decode
 from ..text_bounds import human_size
 
 MAX_BYTES = 4_000_000

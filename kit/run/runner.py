@@ -28,7 +28,7 @@ from repro.contract import EXIT_REFUSED, json_safe
 from repro.parameters import flag, shown, to_flags
 
 from ..log_events import Log, detail
-from ..records.verdict import Status, Verdict
+from ..records import Status, Verdict
 from .. import __version__, records
 from . import child_processes, failures, multiprocess, protocol
 from .child_processes import repro_env
@@ -50,7 +50,7 @@ from ..install.key import InstallKey
 from ..install.release import open_index
 from ..install.plan import InstallPlan, how_to_supply, how_to_supply_extra, unsatisfied_extra
 from ..requirements import installed_versions, merged
-from ..records.identity import Identity
+from ..records import Identity
 from .facts import host_facts, identity_here, job_facts, require_platform
 
 

@@ -24,7 +24,7 @@ from ..atomic_files import atomic_write_text
 from ..config import Check
 from ..hlo import Fingerprint
 from ..install.environment import Environment
-from ..records.origin import EXISTING
+from ..records import EXISTING
 
 
 @dataclass

@@ -5,7 +5,7 @@ whether ``sbatch`` is here and the controller answers, the array's ``#SBATCH`` h
 script and reading back its job id, which tasks squeue still lists (and on
 which node), and where a job's files go. What a task runs and what it leaves
 (a record, a probe's observation) is each driver's own: kit/matrix/slurm.py,
-kit/bisect/cluster.py.
+kit/bisect/probe/cluster.py.
 
 Everything a task needs must be on a folder every node shares: this
 checkout, its ``.nox/jax-envs`` (built before submission, on the login node)
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..log_events import Log  # noqa: F401 (this package's modules import it from here)
+from ..log_events import Log
 from ..errors import UsageError
 
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..records.verdict import Status
+from ..records import Status
 from . import block_outcome
 from .report_reading import Reading
 

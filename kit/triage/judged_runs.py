@@ -10,7 +10,7 @@ What is true, and what is handed on: the capture ran on release V in an install
 whose identity its record holds, and its outcome, judged by the check's own
 judge (`block_outcome.judgement`, the code the check carries, with the check's
 references), gives the verdict the check would give that outcome. The bisect
-(kit/bisect/given_probes.py) takes such a run for release V only where its own
+(kit/bisect/probe/given.py) takes such a run for release V only where its own
 probe would run in the same install (packages, Python, hardware, JAX/XLA
 variables) and only for the check it was judged for; it says where the verdict
 came from, never keeps it in the probe cache as a probe of the check, and a
@@ -26,7 +26,7 @@ from typing import Any
 
 from ..config import bad_if_pattern, script_check, script_parameters
 from ..records import Record
-from ..records.verdict import Verdict
+from ..records import Verdict
 from ..user_paths import report_path
 from . import block_outcome
 from .check_writer import BEHAVES_AS_REPORTED, Judged
@@ -57,7 +57,7 @@ class JudgedRun:
 
 def check_subject(check: Path, bad_if: str, devices: int | None, project: Path) -> dict[str, Any]:
     """What a bisect's probe of ``--script CHECK --bad-if BAD_IF [--host-devices N]`` runs, as its identity holds it:
-    the script's parameters less its path (kit.config.script_parameters, as `kit.bisect.probe_cache` keys them)."""
+    the script's parameters less its path (kit.config.script_parameters, as `kit.bisect.probe.cache` keys them)."""
     as_check = script_check(check.stem, check, host_devices=devices, bad_if=bad_if_pattern(bad_if, "bad_if"))
     return {k: v for k, v in script_parameters(as_check, project).items() if k != "script"}
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..log_events import Log
-from ..records.verdict import Verdict
+from ..records import Verdict
 from ..config import Matrix, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
 from ..install.index import PackageIndex
@@ -38,8 +38,17 @@ from ..install.release import open_index
 from ..project import bisect_command
 from ..run.runner import RunRequest, run_check
 from ..user_paths import report_path
-from .check_writer import (DIFFERENCE_BAD_IF, WRITTEN_BY, Judged, WrittenCheck, check_name, check_text,
-                           outcome_check_text, refuse_foreign, write_check)
+from .check_writer import (
+    DIFFERENCE_BAD_IF,
+    WRITTEN_BY,
+    Judged,
+    WrittenCheck,
+    check_name,
+    check_text,
+    outcome_check_text,
+    refuse_foreign,
+    write_check,
+)
 from . import block_outcome
 from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
 from .judged_runs import JudgedRun, judged_runs

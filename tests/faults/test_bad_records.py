@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from kit import __version__, cli, exit_codes, records
 from kit.bisect.outcomes import Observation
-from kit.bisect.probe_cache import ProbeCache
+from kit.bisect.probe.cache import ProbeCache
 from kit.install import lockfile
 from kit.matrix.model import build_report
 from kit.matrix.markdown import render_markdown

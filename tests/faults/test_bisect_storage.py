@@ -14,7 +14,8 @@ from typing import Callable
 import pytest
 from packaging.version import Version
 
-from kit.bisect import changelog, driver
+from kit.bisect.report import changelog
+from kit.bisect import driver
 from kit.bisect.options import bisect_name, parse_options
 from kit.errors import StorageError
 from kit.exit_codes import EXIT_FAILED

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from kit import __version__
-from kit.bisect.metric_samples import SCHEMA, MetricSamples
+from kit.bisect.probe.metric_samples import SCHEMA, MetricSamples
 
 ROOT = Path(__file__).resolve().parents[2]
 IDENTITY = {"subject": "table", "metric": "t_ms", "good": "0.6.0", "bad": "0.4.35", "backend": "cpu"}
@@ -71,7 +71,7 @@ def test_a_sound_file_is_still_reused(tmp_path: Path) -> None:
 READ = """
 import json, sys
 from pathlib import Path
-from kit.bisect.metric_samples import MetricSamples
+from kit.bisect.probe.metric_samples import MetricSamples
 folder, identity, bounds = Path(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3])
 print(MetricSamples(folder, identity, "this-machine", bounds, "test-bisect", read=True, log=print).note)
 """

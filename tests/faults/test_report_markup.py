@@ -17,7 +17,7 @@ from typing import Callable
 
 import pytest
 
-from kit.bisect import changelog
+from kit.bisect.report import changelog
 from kit.markdown_text import code, text
 from kit.matrix.report import write_report
 from kit.matrix.reproduce import kit_shaped

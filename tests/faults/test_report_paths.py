@@ -16,7 +16,8 @@ from typing import Callable
 
 import pytest
 
-from kit.bisect import changelog, driver
+from kit.bisect.report import changelog
+from kit.bisect import driver
 from tests.fake_releases import FakeReleases
 
 RELEASES = ["0.4.35", "0.4.36", "0.5.0", "0.6.0"]

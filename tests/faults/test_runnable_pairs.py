@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from kit.bisect.commit_candidates import CommitCandidate
-from kit.bisect.runnable import PairStore
+from kit.bisect.commits.candidates import CommitCandidate
+from kit.bisect.commits.runnable import PairStore
 from kit.history.version_file import JaxlibRange
-from kit.bisect.builds import Build
+from kit.bisect.commits.builds import Build
 
 BUILD = Build("0.4.35", "0.4.35", "3.12", True, "bad")
 COMMIT = CommitCandidate("a" * 40, (), None, "3.12", "0.4.35", commit="a" * 40, build=BUILD,

@@ -16,8 +16,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .candidates import Candidate
-from .outcomes import Observation
+from ..candidates import Candidate
+from ..outcomes import Observation
 
 
 @dataclass(frozen=True)

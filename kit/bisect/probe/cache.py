@@ -33,10 +33,10 @@ from typing import Callable
 
 from repro.contract import strict_json
 
-from ..records.verdict import Status
-from ..atomic_files import atomic_write_text
-from ..records import Identity, JsonTextError, mismatch, read_json
-from .outcomes import Observation
+from ...records import Status
+from ...atomic_files import atomic_write_text
+from ...records import Identity, JsonTextError, mismatch, read_json
+from ..outcomes import Observation
 
 PROBE_SCHEMA = 2
 """Schema 1 keyed probes by release, Python and jaxlib alone; its files are not read."""

@@ -22,16 +22,16 @@ from typing import Any, Mapping
 
 from packaging.version import Version
 
-from ..records.verdict import Source, Status, Verdict
-from .. import metrics
-from ..errors import ArchiveUnreachable, UsageError
-from .bounds import Bounds
-from .candidates import Candidate
+from ...records import Source, Status, Verdict
+from ... import metrics
+from ...errors import ArchiveUnreachable, UsageError
+from ..bounds import Bounds
+from ..candidates import Candidate
 from .metric_samples import MetricSamples
-from .options import Log, Options
-from .outcomes import Observation, describe
+from ..options import Log, Options
+from ..outcomes import Observation, describe
 from .probes import Look, Subject, install_unknown
-from .search import Outcome
+from ..search import Outcome
 
 # Runs of each bound, taken in turns, and runs per probe: samples of one run share its moment's load.
 BOUND_ROUNDS = 3
@@ -74,7 +74,7 @@ class MetricJudge:
 
         Within noise after ``PROBE_RUNS`` pairs, one more pair runs and
         everything is pooled. Pairs kept by an interrupted run of this bisect
-        count first (kit/bisect/metric_samples.py); only the rest are measured.
+        count first (kit/bisect/probe/metric_samples.py); only the rest are measured.
         """
         environment = (candidate.python, candidate.jaxlib)
         kept = self.samples.pairs(candidate.version, environment) if self.samples else []

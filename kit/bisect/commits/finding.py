@@ -24,18 +24,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..history.commit_range import CommitRange
-from ..history.commits import CommitInfo, commit_info, compare_url, compiled_changes, xla_patches
-from ..history.leads import BuildPair, Lead, binary_leads, gated_leads
-from ..history.op_files import OpFiles, commits_touching, op_files
-from ..history.twins import main_line_twin
-from ..history.source import History
-from ..history.version_file import dotted
-from ..history.xla import xla_compare_url, xla_revision
+from ...history.commit_range import CommitRange
+from ...history.commits import CommitInfo, commit_info, compare_url, compiled_changes, xla_patches
+from ...history.leads import BuildPair, Lead, binary_leads, gated_leads
+from ...history.op_files import OpFiles, commits_touching, op_files
+from ...history.twins import main_line_twin
+from ...history.source import History
+from ...history.version_file import dotted
+from ...history.xla import xla_compare_url, xla_revision
 from .builds import Build
-from .commit_candidates import CommitCandidate
-from .outcomes import Observation
-from .search import BisectResult, BoundsProblem, Outcome
+from .candidates import CommitCandidate
+from ..outcomes import Observation
+from ..search import BisectResult, BoundsProblem, Outcome
 
 
 @dataclass
@@ -106,7 +106,7 @@ class TieBreak:
     gates: tuple[str, ...] = ()
     """``build-dependent``: the jaxlib version comparisons the commit's diff adds or changes."""
     evidence: tuple[PairProbe, ...] = ()
-    """The probes the claim rests on, printed beside it (`kit.bisect.commit_pairs`)."""
+    """The probes the claim rests on, printed beside it (`kit.bisect.commits.pairs`)."""
     untested: Untested | None = None
     """``untested``: the commits whose Python never ran on the newer build."""
     needs: str = ""
@@ -145,7 +145,7 @@ class CommitFinding:
     probed_candidates: dict[str, CommitCandidate] = field(default_factory=dict)
     seconds: float = 0.0
     runnable_checks: tuple[int, float] = (0, 0.0)
-    """(pairs laid over only to ask whether JAX runs there, their seconds): `kit.bisect.runnable`."""
+    """(pairs laid over only to ask whether JAX runs there, their seconds): `kit.bisect.commits.runnable`."""
     last_same: CommitInfo | None = None
     first_different: CommitInfo | None = None
     compiled: CompiledChange | None = None
@@ -196,7 +196,7 @@ class CommitFinding:
         return (seen.jaxlib if seen else None) or (candidate.jaxlib if candidate else None)
 
 
-def describe(history: History, found: CommitFinding, op: str = "") -> None:
+def describe_commits(history: History, found: CommitFinding, op: str = "") -> None:
     """Fill in the commits named by the answer and, when the change is compiled, the XLA range.
 
     ``op``: the primitive ``--explain PROGRAM --op FILE:LINE:OP`` names; with
@@ -260,7 +260,7 @@ def _compiled_change(history: History, found: CommitFinding) -> CompiledChange:
                           tuple(compiled_changes(history, old, new)), tuple(xla_patches(history, old, new)))
 
 
-def to_json(found: CommitFinding) -> dict[str, Any]:
+def commits_json(found: CommitFinding) -> dict[str, Any]:
     """The report's ``commits`` object."""
     first = found.levels[0].commit_range
     result = found.answer_level.result

@@ -8,7 +8,7 @@ prepared and run through the runner, the one route for a check and for a
 ``--script``, its whole output kept beside the probe file. An inconclusive
 check is re-run once; ``--confirm N`` runs a decided probe N more times.
 Either way the result is an :class:`~kit.bisect.outcomes.Observation`, kept
-in the probe cache at once. (``--metric`` has its own judge: :mod:`kit.bisect.metric`.)
+in the probe cache at once. (``--metric`` has its own judge: :mod:`kit.bisect.probe.metric`.)
 """
 
 from __future__ import annotations
@@ -19,33 +19,33 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..records.verdict import Source, Verdict
-from .. import records
-from ..config import Matrix
-from ..errors import ArchiveUnreachable
-from ..install.index import PackageIndex
-from ..install.environment import Prepared
-from ..records import Identity
-from ..run.facts import job_facts, job_label
-from ..user_paths import shown_path
-from .bounds import Bounds
-from .candidates import Candidate
-from .given_probes import GivenProbe, taken, why_not_taken
-from .options import Log, Options
-from .outcomes import Observation, describe, observation_of, settle
-from .probe_cache import ProbeCache
-from .probe_output import output_tail
+from ...records import Source, Verdict
+from ... import records
+from ...config import Matrix
+from ...errors import ArchiveUnreachable
+from ...install.index import PackageIndex
+from ...install.environment import Prepared
+from ...records import Identity
+from ...run.facts import job_facts, job_label
+from ...user_paths import shown_path
+from ..bounds import Bounds
+from ..candidates import Candidate
+from .given import GivenProbe, taken, why_not_taken
+from ..options import Log, Options
+from ..outcomes import Observation, describe, observation_of, settle
+from .cache import ProbeCache
+from .output import output_tail
 from .probes import Judge, Look, Prober, Subject, install_unknown
 from .release_subject import ReleaseSubject
-from .run_spec import RunSpec
-from .search import Outcome
+from ..run_spec import RunSpec
+from ..search import Outcome
 
 
 def release_prober(matrix: Matrix, options: Options, spec: RunSpec, candidates: Sequence[Candidate],
                    cache: ProbeCache, name: str, index: PackageIndex, log: Log, judge: Judge | None = None,
                    given: Mapping[str, GivenProbe] | None = None) -> Prober[ReleaseSubject]:
     """Releases run as ``spec`` says, judged by verdict (or by ``judge``, e.g. a metric's); ``given``: runs made
-    before the bisect, by release, taken where they answer a probe (kit/bisect/given_probes.py)."""
+    before the bisect, by release, taken where they answer a probe (kit/bisect/probe/given.py)."""
     subject = ReleaseSubject(matrix, options, spec, candidates, index, log)
     judge = judge or VerdictJudge(options, cache, name, matrix.path.parent, spec.pins, given)
     return Prober(subject, judge, options, log)

@@ -8,7 +8,7 @@ so the prober skips it as it skips an uninstallable release.
 
 The builds are the two releases the release search ended on, bad side first
 (the issue's preference: the bad side's environment shows the bug with the
-fewest surprises; the good side's next). :func:`~kit.bisect.builds.choose_build`
+fewest surprises; the good side's next). :func:`~kit.bisect.commits.builds.choose_build`
 prefers one that is already built, so the commit phase builds nothing the
 release phase did not.
 """
@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from ..history.commit_range import CommitRange, resolve
-from ..history.commits import headlines
-from ..history.source import History
-from ..history.version_file import JaxlibRange, dotted, jaxlib_ranges
-from ..install.overlay import commit_version
+from ...history.commit_range import CommitRange, resolve
+from ...history.commits import headlines
+from ...history.source import History
+from ...history.version_file import JaxlibRange, dotted, jaxlib_ranges
+from ...install.overlay import commit_version
 from .builds import Build, choose_build
-from .candidates import Candidate
+from ..candidates import Candidate
 
 
 @dataclass(frozen=True)

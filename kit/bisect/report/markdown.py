@@ -10,21 +10,21 @@ from typing import Any, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from ..records.verdict import Source
+from ...records import Source
 from . import changelog
 from repro.contract import strict_json
 
-from ..atomic_files import atomic_write_texts
-from ..errors import StorageError
-from .candidates import Candidate
-from .commit_report import commit_section
+from ...atomic_files import atomic_write_texts
+from ...errors import StorageError
+from ..candidates import Candidate
+from ..commits import commit_section
 from .finding import Finding, cost_lines, to_json
-from .options import Options
-from .outcomes import Observation, describe, label
-from .search import Outcome, expected_probes, non_monotonic
+from ..options import Options
+from ..outcomes import Observation, describe, label
+from ..search import Outcome, expected_probes, non_monotonic
 from .summary import BisectedScript, console_tail, script_lines, summary_lines
 from .what_changed import Changes, changes_between, changes_lines
-from ..user_paths import report_path, shown_path
+from ...user_paths import report_path, shown_path
 
 
 def candidate_table(candidates: Sequence[Candidate], options: Options, known: set[str]) -> str:

@@ -6,14 +6,14 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..records.verdict import Source
+from ...records import Source
 from . import changelog
-from . import commit_finding
-from .bounds import Bounds
-from .candidates import Candidate
-from .options import Options
-from .outcomes import Observation
-from .search import BisectResult, Outcome, Transition
+from ..commits import CommitFinding, commits_json
+from ..bounds import Bounds
+from ..candidates import Candidate
+from ..options import Options
+from ..outcomes import Observation
+from ..search import BisectResult, Outcome, Transition
 
 REPORT_SCHEMA = 2
 """Version of the bisect JSON report's layout (2: ``commits``, the ``--commits`` phase)."""
@@ -40,7 +40,7 @@ class Finding:
     """Why the search stopped before it began (the bounds did not test as given), in the error's words."""
     rounds: list[list[str]] = field(default_factory=list)
     """The candidates the search waited for, round by round (one each unless --jobs or --slurm)."""
-    commits: commit_finding.CommitFinding | None = None
+    commits: CommitFinding | None = None
     """``--commits``: the search below the releases."""
 
     def where(self, source: str) -> list[str]:
@@ -139,7 +139,7 @@ def cost_lines(finding: Finding) -> list[str]:
     return lines
 
 
-def _commit_cost(found: commit_finding.CommitFinding) -> str:
+def _commit_cost(found: CommitFinding) -> str:
     """The commit phase's own line: how many commits ran, on which builds, what was built, how long."""
     ran = [found.observations[k] for k in found.commit_probes if k in found.observations]
     built = sum(1 for o in ran if o.environment == "built")
@@ -194,5 +194,5 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
     if finding.metric:
         data["metric"] = finding.metric
     if finding.commits is not None:
-        data["commits"] = commit_finding.to_json(finding.commits)
+        data["commits"] = commits_json(finding.commits)
     return data

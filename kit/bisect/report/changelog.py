@@ -46,11 +46,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
-from .. import http
+from ... import http
 from . import changelog_entries
-from ..atomic_files import atomic_write_text
-from ..history.commit_range import tag
-from ..history.commits import JAX_WEB
+from ...atomic_files import atomic_write_text
+from ...history.commit_range import tag
+from ...history.commits import JAX_WEB
 
 __all__ = [
     "DOCS_CHANGELOG_URL",
@@ -267,7 +267,7 @@ def release_notes(versions: Sequence[str], cache_dir: Path, changelog: Optional[
 
     ``text`` is CHANGELOG.md already at hand (a JAX clone's, at a release tag): nothing is fetched then.
     ``looking_for``: terms (what the script calls, its error, an issue number); each release then gets only
-    the entries that mention one (`kit.bisect.changelog_entries`), with a link to its whole section.
+    the entries that mention one (`kit.bisect.report.changelog_entries`), with a link to its whole section.
     """
     if not versions:
         return ["(none: no release between the two sides)"]

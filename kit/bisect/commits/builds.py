@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..history.version_file import JaxlibRange
+from ...history.version_file import JaxlibRange
 
 
 @dataclass(frozen=True)

@@ -27,25 +27,25 @@ from typing import Any, Mapping, Sequence
 
 from repro.contract import strict_json
 
-from ..records.verdict import Source, Status, sources
-from ..atomic_files import atomic_write_text
-from ..config import Matrix
-from ..errors import UsageError
-from ..install.release import open_index
-from ..records import JsonTextError, read_json
-from ..run.multiprocess import SRUN_ENV
-from ..slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job_dir, require_sbatch, sbatch
-from ..slurm.follow import follow
-from ..slurm.task_output import task_end
-from .candidates import Candidate
-from .options import Log, parse_options
-from .outcomes import Observation, classify
-from .probe_cache import ProbeCache
-from .run_spec import run_spec
+from ...records import Source, Status, sources
+from ...atomic_files import atomic_write_text
+from ...config import Matrix
+from ...errors import UsageError
+from ...install.release import open_index
+from ...records import JsonTextError, read_json
+from ...run.multiprocess import SRUN_ENV
+from ...slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job_dir, require_sbatch, sbatch
+from ...slurm.follow import follow
+from ...slurm.task_output import task_end
+from ..candidates import Candidate
+from ..options import Log, parse_options
+from ..outcomes import Observation, classify
+from .cache import ProbeCache
+from ..run_spec import run_spec
 from .judges import probe_line, release_prober
 from .probes import Prober
 from .release_subject import ReleaseSubject
-from .search import Outcome
+from ..search import Outcome
 
 JOB_NAME = "jax-kit-bisect"
 SPEC = "probes.json"

@@ -33,11 +33,11 @@ from typing import Callable, Sequence
 
 from packaging.version import Version
 
-from ..atomic_files import atomic_write_text
-from ..records import JsonTextError, read_json
-from ..run.jax_runs import JaxRuns
-from .commit_candidates import CommitCandidate, on_build
-from ..install.overlay import OVERLAY_FORMAT
+from ...atomic_files import atomic_write_text
+from ...records import JsonTextError, read_json
+from ...run.jax_runs import JaxRuns
+from .candidates import CommitCandidate, on_build
+from ...install.overlay import OVERLAY_FORMAT
 from .builds import Build
 
 CODE_AGAINST_BINARY = ("ImportError", "ModuleNotFoundError", "AttributeError", "RuntimeError", "NameError",

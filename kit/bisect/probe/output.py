@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
-from ..config import Matrix
-from ..text_bounds import cut
-from ..user_paths import shown_path
+from ...config import Matrix
+from ...text_bounds import cut
+from ...user_paths import shown_path
 
 TAIL_LINES = 15
 """Lines of a probe's output the report and the JSON quote (the log has them all)."""

@@ -16,9 +16,9 @@ from typing import Mapping, Sequence
 
 from packaging.version import Version
 
-from ..records.verdict import Verdict
-from .options import Options
-from .search import Outcome
+from ...records import Verdict
+from ..options import Options
+from ..search import Outcome
 
 
 def changes_seen(outcomes: Mapping[str, Outcome], lo: str, hi: str) -> list[tuple[str, Outcome]]:

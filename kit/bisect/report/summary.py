@@ -16,11 +16,11 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from ..records.verdict import Status, Verdict
-from ..markdown_text import code
+from ...records import Status, Verdict
+from ...markdown_text import code
 from . import changelog
 from .finding import Finding
-from .outcomes import Observation
+from ..outcomes import Observation
 
 SUMMARY_LINES = 10
 """The summary's most lines, its title included: what fits a comment without scrolling."""

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..history.commits import python_changes
-from ..history.version_file import dotted
+from ...history.commits import python_changes
+from ...history.version_file import dotted
 from .builds import Build
-from .commit_candidates import CommitCandidate, forced_on, on_build
-from .commit_finding import CommitLevel, PairProbe, TieBreak, Untested
-from .commit_probes import CommitProber
+from .candidates import CommitCandidate, forced_on, on_build
+from .finding import CommitLevel, PairProbe, TieBreak, Untested
+from .probes import CommitProber
 from .runnable import Runnable
-from .search import Outcome, bisect
+from ..search import Outcome, bisect
 
 
 def refusal(candidate: CommitCandidate, build: Build, runnable: Runnable) -> str:

@@ -26,10 +26,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..log_events import Log
-from .. import __version__
-from ..atomic_files import atomic_write_text
-from ..records import JsonTextError, read_json
+from ...log_events import Log
+from ... import __version__
+from ...atomic_files import atomic_write_text
+from ...records import JsonTextError, read_json
 
 SCHEMA = 1
 MAX_AGE_H = 24.0

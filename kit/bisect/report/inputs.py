@@ -1,7 +1,7 @@
 """What a bisect report is written from besides the finding: where it goes, the script, the paths, the notes.
 
 The finding says what was found; the report also quotes the script that was
-bisected (`kit.bisect.summary`), names every path as the thread can read it
+bisected (`kit.bisect.report.summary`), names every path as the thread can read it
 (relative to the project or ``~``: `kit.user_paths.report_path`), and quotes
 the release notes that matter. This module gathers those from the matrix and
 the options, so the driver only asks for them.
@@ -15,20 +15,20 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from ..config import Matrix
-from ..errors import KitError
-from ..history.commit_range import tag
-from ..history.commits import read_text
-from ..history.source import History, open_history
-from ..install.index import PackageIndex
-from ..run.child_processes import REPO_ROOT
-from ..user_paths import report_path
+from ...config import Matrix
+from ...errors import KitError
+from ...history.commit_range import tag
+from ...history.commits import read_text
+from ...history.source import History, open_history
+from ...install.index import PackageIndex
+from ...run.child_processes import REPO_ROOT
+from ...user_paths import report_path
 from . import changelog
 from .changelog import CHANGELOG_NAME
 from .changelog_entries import error_terms, script_terms
 from .finding import Finding
-from .options import Options
-from .report import machine_paths, release_versions
+from ..options import Options
+from .markdown import machine_paths, release_versions
 from .summary import BisectedScript, bisected_script, deciding_probes
 
 

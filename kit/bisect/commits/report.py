@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..records.verdict import Source
-from ..history.commits import CommitInfo, commit_url, compare_url
-from .commit_finding import CommitFinding, TieBreak
-from .outcomes import label
+from ...records import Source
+from ...history.commits import CommitInfo, commit_url, compare_url
+from .finding import CommitFinding, TieBreak
+from ..outcomes import label
 
 _WHAT = {"commit": "the commit", "commit-with-newer-jaxlib": "the commit, with the newer jaxlib only",
          "short-list": "a short list of commits", "not-in-python": "not in JAX's Python",

@@ -1,7 +1,7 @@
 """One commit probe's subject: the commit's Python laid over a release environment, then the same run as a release.
 
 :class:`CommitSubject` answers the subject's three questions for a commit
-(:mod:`kit.bisect.probes`): how it is prepared (its build's release
+(:mod:`kit.bisect.probe.probes`): how it is prepared (its build's release
 environment, prepared by the release subject so nothing is built twice, with
 the commit laid over it by :mod:`kit.install.overlay`), what names it in the
 probe cache (the commit and the jaxlib build, never the key the search
@@ -17,18 +17,17 @@ import dataclasses
 import shlex
 from pathlib import Path
 
-from ..log_events import detail
-from ..history.source import History
-from ..install.bytecode import compile_environment, fill_bytecode
-from ..install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
-from ..records import Identity, Record
-from ..install.environment import Prepared, over_release
-from ..run.jax_runs import JaxRuns, jax_runs
-from .candidates import Candidate
-from .commit_candidates import CommitCandidate
-from .outcomes import Observation
-from .probes import Prober
-from .release_subject import ReleaseSubject, resolved_python_and_jaxlib
+from ...log_events import detail
+from ...history.source import History
+from ...install.bytecode import compile_environment, fill_bytecode
+from ...install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
+from ...records import Identity, Record
+from ...install.environment import Prepared, over_release
+from ...run.jax_runs import JaxRuns, jax_runs
+from ..candidates import Candidate
+from .candidates import CommitCandidate
+from ..outcomes import Observation
+from ..probe import Prober, ReleaseSubject, resolved_python_and_jaxlib
 
 
 class CommitSubject:
@@ -121,7 +120,7 @@ class CommitSubject:
         return base, laid
 
     def pair_runs(self, candidate: CommitCandidate) -> JaxRuns:
-        """Does JAX itself import and run with this commit laid over its build? (`kit.bisect.runnable`)"""
+        """Does JAX itself import and run with this commit laid over its build? (`kit.bisect.commits.runnable`)"""
         base, laid = self._lay(candidate)
         try:
             if laid.environment is None:

@@ -1,8 +1,8 @@
 """What a release probe probes: a JAX release, its environment resolved and built once per bisect.
 
-A *subject* (:class:`~kit.bisect.probes.Subject`) says how a candidate is
+A *subject* (:class:`~kit.bisect.probe.probes.Subject`) says how a candidate is
 prepared, what identity its probe has and where its records go; a *judge*
-(:mod:`kit.bisect.judges`, :mod:`kit.bisect.metric`) says what the run
+(:mod:`kit.bisect.probe.judges`, :mod:`kit.bisect.probe.metric`) says what the run
 counts as. This is the release subject: what a release installs is read from
 its environment's lock when it was built (so a known probe costs no
 resolve), otherwise the release is resolved and its environment built or
@@ -21,20 +21,20 @@ from typing import Any, Mapping, Sequence
 
 from repro.parameters import to_flags
 
-from ..records.verdict import Source
-from .. import records
-from ..config import Matrix
-from ..install.environment import Environment, Prepared
-from ..install.index import PackageIndex
-from ..install.release import ResolvedRelease, locked_release
-from ..records import Identity
-from ..run import runner
-from ..run.facts import job_label
-from ..project import run_command
-from .candidates import Candidate
-from .options import Log, Options
-from .outcomes import Observation, observation_of
-from .run_spec import RunSpec
+from ...records import Source
+from ... import records
+from ...config import Matrix
+from ...install.environment import Environment, Prepared
+from ...install.index import PackageIndex
+from ...install.release import ResolvedRelease, locked_release
+from ...records import Identity
+from ...run import runner
+from ...run.facts import job_label
+from ...project import run_command
+from ..candidates import Candidate
+from ..options import Log, Options
+from ..outcomes import Observation, observation_of
+from ..run_spec import RunSpec
 
 
 class ReleaseSubject:

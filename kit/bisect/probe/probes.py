@@ -3,11 +3,11 @@
 cargo-bisect-rustc's toolchain × its ``--regress`` test, asv's environment ×
 benchmark. The subject says how a candidate is prepared, what identity its
 probe has and where its records go: a release
-(:class:`~kit.bisect.release_subject.ReleaseSubject`) or a commit laid over a
-built release (:class:`~kit.bisect.commit_probes.CommitSubject`). The judge
+(:class:`~kit.bisect.probe.release_subject.ReleaseSubject`) or a commit laid over a
+built release (:class:`~kit.bisect.commits.probes.CommitSubject`). The judge
 says how its run is read: by verdict or exit code, remembered in the probe
-cache (:class:`~kit.bisect.judges.VerdictJudge`), or by a metric against the
-bounds' baseline (:class:`~kit.bisect.metric.MetricJudge`). A new kind of
+cache (:class:`~kit.bisect.probe.judges.VerdictJudge`), or by a metric against the
+bounds' baseline (:class:`~kit.bisect.probe.metric.MetricJudge`). A new kind of
 probe is a new subject or judge, never a subclass of another.
 
 The :class:`Prober` composes them for the search: a candidate the index's
@@ -21,16 +21,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Generic, Mapping, NamedTuple, Protocol, TypeVar
 
-from ..log_events import Event, Kind
-from ..records.verdict import Source, Status
-from ..errors import ArchiveUnreachable
-from ..install.environment import Prepared
-from ..records import Identity, Record
-from .bounds import Bounds
-from .candidates import Candidate
-from .options import Log, Options
-from .outcomes import Observation, classify
-from .search import Outcome
+from ...log_events import Event, Kind
+from ...records import Source, Status
+from ...errors import ArchiveUnreachable
+from ...install.environment import Prepared
+from ...records import Identity, Record
+from ..bounds import Bounds
+from ..candidates import Candidate
+from ..options import Log, Options
+from ..outcomes import Observation, classify
+from ..search import Outcome
 
 
 class Look(NamedTuple):

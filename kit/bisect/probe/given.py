@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
-from ..records import Identity, Record, mismatch
-from ..records.verdict import Source, Status
-from .outcomes import Observation, observation_of
-from .probe_output import output_tail
+from ...records import Identity, Record, mismatch
+from ...records import Source, Status
+from ..outcomes import Observation, observation_of
+from .output import output_tail
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class HandedRun(Protocol):
     def log(self) -> str: ...
 
 
-def by_release(runs: Sequence[HandedRun], project: Path) -> dict[str, GivenProbe]:
+def given_by_release(runs: Sequence[HandedRun], project: Path) -> dict[str, GivenProbe]:
     """The handed runs as probes, by release (``log`` relative to ``project``)."""
     return {run.version: given_probe(run.record, run.judged_by, run.verdict, run.reason, run.ran, run.log, project)
             for run in runs}
