@@ -27,7 +27,13 @@ from ..records import JsonTextError, read_json
 from .key import InstallKey
 from .plan import InstallPlan, Resolution
 
-LOCK_SCHEMA = 1
+LOCK_SCHEMA = 2
+"""2: the resolved versions are ``versions``; schema 1 called them ``pins`` (beside the settings' ``pins``, the
+user's ``--pin`` holds) and still reads, so no lock made before is resolved again. The on-disk word changed
+with the Python one, so the two meanings never share a name in one file; an older kit meets a schema it does
+not know and resolves again, as for any lock it cannot trust."""
+_READ_SCHEMAS = {1: "pins", LOCK_SCHEMA: "versions"}
+"""Each schema read, and its key for the resolved versions."""
 
 # Bump when plan_install would plan the same settings differently, so every
 # lock made by the older planning is resolved again.
@@ -70,12 +76,13 @@ def read_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
     path = lock_path(envs_dir, settings)
     try:
         data = read_json(path)
-        if data.get("schema") != LOCK_SCHEMA or data.get("settings") != settings:
+        if data.get("schema") not in _READ_SCHEMAS or data.get("settings") != settings:
             return None
         fields: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
                                   for key, value in data["plan"].items()}
         plan = InstallPlan(**fields)
-        resolution = Resolution(python=data["python"], ok=True, pins=dict(data["pins"]),
+        versions = dict(data[_READ_SCHEMAS[data["schema"]]])
+        resolution = Resolution(python=data["python"], ok=True, versions=versions,
                                 hashes={name: tuple(found) for name, found in data.get("hashes", {}).items()})
     except (JsonTextError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn or hand-edited: resolve again
@@ -89,7 +96,7 @@ def write_lock(envs_dir: Path, settings: dict[str, Any], plan: InstallPlan, reso
         "settings": settings,
         "plan": plan.to_json(),
         "python": resolution.python,
-        "pins": dict(sorted(resolution.pins.items())),
+        "versions": dict(sorted(resolution.versions.items())),
         "hashes": {name: list(found) for name, found in sorted(resolution.hashes.items())},
         "resolved_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }

@@ -46,8 +46,9 @@ class ResolvedRelease:
         return self.resolution.python if self.resolution else None
 
     @property
-    def pins(self) -> dict[str, str]:
-        return dict(self.resolution.pins) if self.resolution else {}
+    def versions(self) -> dict[str, str]:
+        """Every package resolved and its version ({} when none resolves)."""
+        return dict(self.resolution.versions) if self.resolution else {}
 
     @property
     def how_to_supply(self) -> str:
