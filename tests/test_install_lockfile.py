@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kit.atomic_files import atomic_write_text
 from kit.config import parse_matrix
 from kit.install import lockfile
 from kit.install.plan import InstallPlan, Resolution
@@ -64,6 +65,31 @@ def test_a_lock_of_schema_1_still_answers_with_the_same_probe_identity(tmp_path:
                                   lock.resolution.versions, lock.plan).digest()
 
     assert identity(old) == identity(new)
+
+
+def test_a_lock_is_read_again_only_when_its_file_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`current_lock` keeps what it read; a lock another process writes or removes meanwhile is still seen."""
+    reads: list[Path] = []
+    real_read = lockfile.read_lock
+
+    def read(envs_dir: Path, settings_: dict[str, Any]) -> lockfile.Lock | None:
+        reads.append(lockfile.lock_path(envs_dir, settings_))
+        return real_read(envs_dir, settings_)
+
+    monkeypatch.setattr(lockfile, "read_lock", read)
+    assert lockfile.current_lock(tmp_path, settings()) is None
+    assert reads == []  # no file: nothing to read
+    path = lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
+    first = lockfile.current_lock(tmp_path, settings())
+    assert first is not None and first.resolution == RESOLUTION
+    assert lockfile.current_lock(tmp_path, settings()) is first and reads == [path]  # asked twice, read once
+    other = json.loads(path.read_text())  # another process resolves it again and replaces the file
+    other["versions"] = {**other["versions"], "scipy": "1.15.0"}
+    atomic_write_text(path, json.dumps(other))
+    again = lockfile.current_lock(tmp_path, settings())
+    assert again is not None and again.resolution.versions["scipy"] == "1.15.0" and reads == [path, path]
+    path.unlink()  # and removes it
+    assert lockfile.current_lock(tmp_path, settings()) is None
 
 
 def test_every_setting_that_decides_the_install_names_another_lock(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import threading
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -89,6 +91,46 @@ def read_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
     return Lock(path, plan, resolution, str(data.get("resolved_at", "")))
 
 
+# What this process read of each lock, with the file's stamp then (see `current_lock`).
+_READ: dict[Path, tuple[tuple[int, ...] | None, str, Lock | None]] = {}
+_READ_GUARD = threading.Lock()
+
+
+def current_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
+    """`read_lock`, read again only when the file changed since this process last read it.
+
+    One bisect asks for a release's lock where it looks for a remembered probe,
+    where it resolves ahead and where it prepares (each one read, 19 reads of 9
+    files on a 5-probe bisect, before this). A lock another process writes meanwhile (a second bisect
+    building the same release) must still be seen: without it this process
+    resolves on its own, and where the index answers otherwise now it builds
+    the environment the other one uses again. So no answer is kept blind: each
+    question costs a stat of the file, and a file that appeared, went or changed
+    since is read again. The kit writes a lock by replacing it with a new file
+    (`atomic_write_text`), so every write is a new inode; a hand edit in place
+    changes its size or modification time.
+    """
+    path = lock_path(envs_dir, settings)
+    stamp = _stamp(path)
+    wanted = json.dumps(settings, sort_keys=True)
+    with _READ_GUARD:  # the resolve-ahead threads ask too: one read each, not one per thread
+        known = _READ.get(path)
+        if known is not None and known[:2] == (stamp, wanted):
+            return known[2]
+        lock = read_lock(envs_dir, settings) if stamp is not None else None
+        _READ[path] = (stamp, wanted, lock)  # the stamp from before the read: a write in between is read next time
+    return lock
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What changes whenever the file at ``path`` is replaced or written; None where there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+
 def write_lock(envs_dir: Path, settings: dict[str, Any], plan: InstallPlan, resolution: Resolution) -> Path:
     path = lock_path(envs_dir, settings)
     data = {
@@ -101,4 +143,6 @@ def write_lock(envs_dir: Path, settings: dict[str, Any], plan: InstallPlan, reso
         "resolved_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     atomic_write_text(path, strict_json(data))
+    with _READ_GUARD:
+        _READ.pop(path, None)  # the next question reads what was written
     return path

@@ -25,7 +25,7 @@ from .plan import (InstallPlan, Resolution, cache_gap, choose_python, how_to_sup
                       unresolvable_reason)
 from .refusals import blamed_input, raise_if_offline
 from .resolutions import ResolutionStore
-from .lockfile import Lock, install_settings, read_lock, write_lock
+from .lockfile import Lock, current_lock, install_settings, write_lock
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def resolve_release(matrix: Matrix, version: str, key: InstallKey, index: Packag
     """
     release = matrix.release(version)
     settings = install_settings(matrix, release, key)
-    lock = None if refresh else read_lock(matrix.envs_dir, settings)
+    lock = None if refresh else current_lock(matrix.envs_dir, settings)
     if lock is not None:
         return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock)
     index = index or open_index(matrix)
@@ -124,7 +124,7 @@ def locked_release(matrix: Matrix, version: str, key: InstallKey) -> ResolvedRel
     ever was (bisect's probe cache is keyed by every installed package).
     """
     settings = install_settings(matrix, matrix.release(version), key)
-    lock = read_lock(matrix.envs_dir, settings)
+    lock = current_lock(matrix.envs_dir, settings)
     return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock) if lock is not None else None
 
 
@@ -210,7 +210,7 @@ def built_env(matrix: Matrix, version: str, key: InstallKey) -> Env | None:
     environment: without them this would answer for another environment.
     """
     settings = install_settings(matrix, matrix.release(version), key)
-    lock = read_lock(matrix.envs_dir, settings)
+    lock = current_lock(matrix.envs_dir, settings)
     if lock is None:
         return None
     return finished_env(env_path(matrix.envs_dir, lock.plan, lock.resolution))
