@@ -3,9 +3,8 @@ which check it runs (issue 39's ``--pin`` walk: 25 keys at 7 sites and 134 ``che
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
-from typing import Any, Callable
+from typing import Callable
 
 import pytest
 
@@ -13,27 +12,9 @@ from kit.bisect import changelog
 from kit.install import key as install_key
 from kit.install import lockfile
 from kit.run import runner
+from tests.call_counts import count_calls
 from tests.bisect_machine import RELEASES, CHECKS, report_json, run, verdicts
 from tests.fake_releases import FakeReleases
-
-
-def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str, real: Callable[..., Any], counts: Counter[str],
-                 by: Callable[..., str] | None = None) -> None:
-    """Every kit module's ``name`` (its own import of ``real``) replaced by a counting wrapper.
-
-    A module that calls the name counts; ``dataclasses.replace`` on an install key calls the class itself, so a
-    release's own key made from the spec's does not count as a new one. ``by``: also counted under
-    ``name by(arguments)``.
-    """
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        counts[name] += 1
-        if by is not None:
-            counts[f"{name} {by(*args, **kwargs)}"] += 1
-        return real(*args, **kwargs)
-
-    for module_name, module in list(sys.modules.items()):
-        if (module_name == "kit" or module_name.startswith("kit.")) and getattr(module, name, None) is real:
-            monkeypatch.setattr(module, name, counted)
 
 
 @pytest.mark.parametrize("bounds", [["--good", "0.4.35", "--bad", "0.6.0"],
@@ -45,9 +26,9 @@ def test_a_pinned_bisect_makes_one_install_key_and_asks_for_its_check_once(
     for version, verdict in verdicts("0.5.1").items():
         releases.behave(version, verdict)
     counts: Counter[str] = Counter()
-    _count_calls(monkeypatch, "InstallKey", install_key.InstallKey, counts)
-    _count_calls(monkeypatch, "check_for", runner.check_for, counts)
-    _count_calls(monkeypatch, "read_lock", lockfile.read_lock, counts,
+    count_calls(monkeypatch, "InstallKey", install_key.InstallKey, counts)
+    count_calls(monkeypatch, "check_for", runner.check_for, counts)
+    count_calls(monkeypatch, "read_lock", lockfile.read_lock, counts,
                  by=lambda envs_dir, settings: lockfile.lock_path(envs_dir, settings).name)
     code, _lines = run(releases, "--check", "scaling", *bounds, "--pin", "numpy==2.2.1")
     print(f"{len(releases.runs)} probes, {len(RELEASES)} releases: {dict(counts)}")
@@ -62,7 +43,7 @@ def test_a_pinned_bisect_makes_one_install_key_and_asks_for_its_check_once(
 
 
 def _lock_reads(counts: Counter[str]) -> dict[str, int]:
-    """How often each lock file was read (`_count_calls`' ``by``)."""
+    """How often each lock file was read (`count_calls`' ``by``)."""
     return {name: count for name, count in counts.items() if name.startswith("read_lock ")}
 
 
@@ -79,7 +60,7 @@ def test_a_pinned_bisect_reads_each_release_s_lock_once(fake_releases: Callable[
     assert run(releases, *bisect)[0] == 0  # builds the pinned environments, and their locks
     probed = list(releases.runs)
     counts: Counter[str] = Counter()
-    _count_calls(monkeypatch, "read_lock", lockfile.read_lock, counts,
+    count_calls(monkeypatch, "read_lock", lockfile.read_lock, counts,
                  by=lambda envs_dir, settings: lockfile.lock_path(envs_dir, settings).name)
     code, _lines = run(releases, *bisect, "--fresh")  # every lock there now: each probe prepares again
     print(f"{len(probed)} probes, then {len(releases.runs) - len(probed)} again: {dict(counts)}")

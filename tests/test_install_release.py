@@ -230,12 +230,13 @@ def test_built_env_answers_for_the_environment_the_pins_and_requires_key(fake_re
     assert built_env(matrix, "0.6.0", InstallKey("cpu")) is not None
     assert built_env(matrix, "0.6.0", InstallKey("cpu", pins=("numpy==2.2.2",))) is None  # that environment was never built
     assert built_env(matrix, "0.6.0", InstallKey("cpu", requires=("flax",))) is None
-    options = SimpleNamespace(backend="cpu", find_links=(), pins=("numpy==2.2.2",))
+    # The commit phase asks as the run spec installs (its key alone: the options are not read again).
+    spec = SimpleNamespace(install=InstallKey("cpu", pins=("numpy==2.2.2",)))
     result = SimpleNamespace(last_same="0.6.0", first_different="0.6.1")
     candidates = [SimpleNamespace(version=v, jaxlib=v, python="3.11") for v in ("0.6.0", "0.6.1")]
-    finding = SimpleNamespace(result=result, fix=True, candidates=candidates, observations={}, options=options)
-    phase = SimpleNamespace(matrix=matrix, finding=finding, releases=SimpleNamespace(subject=SimpleNamespace(requires=lambda version: ())))
+    finding = SimpleNamespace(result=result, fix=True, candidates=candidates, observations={}, options=None)
+    phase = SimpleNamespace(matrix=matrix, finding=finding, releases=SimpleNamespace(subject=SimpleNamespace(spec=spec)))
     builds = commit_search.release_builds(phase)  # type: ignore[arg-type]
     assert [b.built for b in builds] == [False, False]  # built unpinned, not as this bisect installs them
-    options.pins = ()
+    spec.install = InstallKey("cpu")
     assert [b.built for b in commit_search.release_builds(phase)] == [True, True]  # type: ignore[arg-type]
