@@ -305,7 +305,7 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         print(f"  to supply wheels: {resolved.how_to_supply}")
         return EXIT_NOT_INSTALLABLE
     print(f"  python {resolution.python} resolves to:")
-    for name, version in sorted(resolution.pins.items()):
+    for name, version in sorted(resolution.versions.items()):
         print(f"    {name}=={version}")
     return EXIT_OK
 

@@ -72,9 +72,9 @@ def package_name(normal: str) -> str:
     return str(canonicalize_name(Requirement(normal).name))
 
 
-def installed_versions(requires: Iterable[str], pins: Mapping[str, str]) -> dict[str, str | None]:
-    """The version of each required package in ``pins`` (None where it is missing), by package name."""
-    found: dict[str, str] = {canonicalize_name(name): version for name, version in pins.items()}
+def installed_versions(requires: Iterable[str], versions: Mapping[str, str]) -> dict[str, str | None]:
+    """The version of each required package in ``versions`` (None where it is missing), by package name."""
+    found: dict[str, str] = {canonicalize_name(name): version for name, version in versions.items()}
     return {name: found.get(name) for name in sorted({package_name(text) for text in requires})}
 
 

@@ -371,8 +371,8 @@ class FakeJaxBackend:
 
         # Each resolved package's dist-info and RECORD first, as `kit.install.installed` checks before a reuse;
         # then the release's own files over the stubs it wrote.
-        write_installed(path, resolution.pins, python=f"{sys.version_info[0]}.{sys.version_info[1]}")
-        fake_env(path, self.repo, plan.jax, resolution.pins.get("jaxlib"))
+        write_installed(path, resolution.versions, python=f"{sys.version_info[0]}.{sys.version_info[1]}")
+        fake_env(path, self.repo, plan.jax, resolution.versions.get("jaxlib"))
 
 
 def build_fake_release(matrix: Any, key: Any, repo: Path, release: str, jaxlib: str | None = None) -> Path:
@@ -395,7 +395,7 @@ def build_fake_release(matrix: Any, key: Any, repo: Path, release: str, jaxlib: 
                        exclude_newer=era, index_url=matrix.install.index_url, find_links=key.find_links,
                        pythons=(python,), pins=key.pins, requires=key.requires)
     held = dict(pin.split("==", 1) for pin in key.pins)
-    resolution = Resolution(python, ok=True, pins={"jax": release, "jaxlib": jaxlib or release, **held})
+    resolution = Resolution(python, ok=True, versions={"jax": release, "jaxlib": jaxlib or release, **held})
     real_find = envs.find_or_fetch_interpreter
     envs.find_or_fetch_interpreter = lambda wanted, log: Path(sys.executable)  # type: ignore[assignment]
     try:  # the release's "Python" is this one: nothing to look for or download

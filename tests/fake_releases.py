@@ -68,9 +68,9 @@ class FakeReleases:
         """Build these releases' environments, as a first `prepare` of each would, from the kit's own plan."""
         for version in versions:
             plan = release.plan_release(self.matrix, version, InstallKey("cpu"), release.open_index(self.matrix))
-            install_fake_release(self.matrix.envs_dir, self.matrix, version, plan, pins=self.pins(plan))
+            install_fake_release(self.matrix.envs_dir, self.matrix, version, plan, versions=self.versions(plan))
 
-    def pins(self, plan: InstallPlan) -> dict[str, str]:
+    def versions(self, plan: InstallPlan) -> dict[str, str]:
         """What uv resolves for the plan on this index: the release's own jax and jaxlib, and its era's numpy."""
         era_has_new_numpy = (self.numpy_moved is not None and plan.exclude_newer is not None
                              and plan.exclude_newer >= self.numpy_moved)

@@ -126,23 +126,23 @@ class FakeBackend:
         # A check's extra packages (requires) as importable stubs that know their version; the release's own
         # packages are the real interpreter's.
         site = path / "fake-site"
-        for name, version in resolution.pins.items():
+        for name, version in resolution.versions.items():
             if name not in ("jax", "jaxlib", "numpy", "scipy"):
                 (site / name).mkdir(parents=True)
                 (site / name / "__init__.py").write_text(f"__version__ = {version!r}\n")
-        write_installed(path, resolution.pins)
+        write_installed(path, resolution.versions)
         python.write_text(f'#!/bin/sh\nFAKE_JAX={plan.jax} FAKE_SITE="{site}" FAKE_PYTHON="$0" exec "{sys.executable}" "{__file__}" "$@"\n')
         python.chmod(0o755)
         (path / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")  # as every venv the kit builds
 
 
-def write_installed(path: Path, pins: dict[str, str], python: str = "3.11") -> None:
-    """What an installer leaves in site-packages for ``pins``: each one's dist-info with a RECORD, and its package.
+def write_installed(path: Path, versions: dict[str, str], python: str = "3.11") -> None:
+    """What an installer leaves in site-packages for ``versions``: each one's dist-info with a RECORD, and its package.
 
     The kit checks these before it reuses an environment (`kit.install.installed`).
     """
     site = path / "lib" / f"python{python}" / "site-packages"
-    for name, version in pins.items():
+    for name, version in versions.items():
         folder = name.replace("-", "_")
         (site / folder).mkdir(parents=True, exist_ok=True)
         (site / folder / "__init__.py").write_text("")
@@ -152,12 +152,12 @@ def write_installed(path: Path, pins: dict[str, str], python: str = "3.11") -> N
 
 
 def install_fake_release(envs_dir: Path, matrix: Any, version: str, plan: Any = None,
-                         pins: dict[str, str] | None = None) -> Path:
+                         versions: dict[str, str] | None = None) -> Path:
     """A built environment of ``version`` whose python is this module, and its lock: a warm release, offline.
 
     ``plan``: the install plan to build it from (the kit's own plan, when the
     test serves an index); by default one that needs no index. Its first Python
-    is the one the environment "has"; ``pins`` what it "installed".
+    is the one the environment "has"; ``versions`` what it "installed".
     """
     from kit.install import envs, lockfile
     from kit.install.key import InstallKey
@@ -166,7 +166,7 @@ def install_fake_release(envs_dir: Path, matrix: Any, version: str, plan: Any = 
     plan = plan or InstallPlan(jax=version, backend="cpu", requirements=(f"jax[cpu]=={version}", "scipy"),
                                exclude_newer="2025-04-30T00:00:00Z", index_url="https://example.invalid/simple",
                                pythons=("3.11",))
-    resolution = Resolution(plan.pythons[0], ok=True, pins=pins or {"jax": version, "jaxlib": version})
+    resolution = Resolution(plan.pythons[0], ok=True, versions=versions or {"jax": version, "jaxlib": version})
     real_find = envs.find_or_fetch_interpreter
     envs.find_or_fetch_interpreter = lambda wanted, log: Path(sys.executable)  # type: ignore[assignment]
     try:

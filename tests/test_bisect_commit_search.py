@@ -15,6 +15,7 @@ import dataclasses
 import json
 import math
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,11 @@ from kit.config import parse_matrix
 from kit.errors import HistoryUnreachable, UsageError
 from kit.history import source
 from kit.install.environment import BUILT, Prepared
+from kit.install import key as install_key
 from kit.install.key import InstallKey
 from kit.install.lockfile import install_settings, read_lock
 from kit.run import runner
+from tests.call_counts import count_calls
 from tests.metadata_index import TableIndex
 
 RELEASES = ["0.1.0", "0.2.0"]
@@ -210,7 +213,10 @@ def test_a_pinned_commit_bisect_reads_the_pinned_environments_lock(matrix: Any, 
         shutil.rmtree(build_fake_release(matrix, InstallKey("cpu"), repo, version, jaxlib="0.1.5"))
     argv = ["--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0", "--commits",
             "--jax-repo", str(repo), "--pin", PIN]
+    keys: Counter[str] = Counter()
+    count_calls(monkeypatch, "InstallKey", install_key.InstallKey, keys)
     first, markdown, _log = run(matrix, *argv)
+    assert keys["InstallKey"] == 1  # the run spec's: the commit phase asks whether a build is built with it too
     commits = first["commits"]
     assert commits["first_different"]["title"] == FIX_TITLE
     assert [(b["jaxlib"], b["built"]) for b in commits["builds"]] == [("0.1.0", True), ("0.2.0", True)]

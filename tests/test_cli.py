@@ -214,7 +214,7 @@ def test_plan_says_it_answered_from_the_lock(tmp_path: Path, capsys) -> None:
     plan = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
                        exclude_newer="2025-05-01T00:00:18Z", index_url=matrix.install.index_url, pythons=("3.13",))
     lockfile.write_lock(matrix.envs_dir, lockfile.install_settings(matrix, matrix.release("0.6.0"), InstallKey("cpu")), plan,
-                        Resolution("3.13", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"}))
+                        Resolution("3.13", ok=True, versions={"jax": "0.6.0", "jaxlib": "0.6.0"}))
     assert cli.main(["plan", "0.6.0"], log=lambda m: None, matrix_path=path) == exit_codes.EXIT_OK
     out = capsys.readouterr().out.splitlines()
     assert out[1].startswith("  as locked when its environment was built (")

@@ -58,7 +58,7 @@ def _explain(monkeypatch: pytest.MonkeyPatch, matrix, folder: Path, programs: di
     """Run ``explain`` where each release's "environment" is this Python and its program copies that release's HLO."""
     def prepare(matrix, request, log):  # type: ignore[no-untyped-def]
         _program(folder, request.version, programs.get("name", "train_slogdet"), programs.get(request.version, ""))
-        env = Environment(python=Path(sys.executable), pins={"jax": request.version}, obtained="reused")
+        env = Environment(python=Path(sys.executable), versions={"jax": request.version}, obtained="reused")
         return Prepared(plan=None, resolution=None, environment=env, jax=request.version)
 
     monkeypatch.setattr(capture_module.runner, "prepare", prepare)
@@ -121,7 +121,7 @@ def test_a_program_that_compiles_nothing_gets_one_sentence_and_exit_1(
     (tmp_path / "plain.py").write_text("print('no jax here')\n")
     monkeypatch.setattr(capture_module.runner, "prepare", lambda matrix, request, log: Prepared(
         plan=None, resolution=None, jax="0.6.0",
-        environment=Environment(python=Path(sys.executable), pins={}, obtained="reused")))
+        environment=Environment(python=Path(sys.executable), versions={}, obtained="reused")))
     code = explain.main(matrix, ["--called-from", str(tmp_path), "plain.py", "--releases", "0.6.0"], log=lambda _: None)
     out = capsys.readouterr().out
     assert code == 1 and "0.6.0: the program ran to its end, and compiled nothing: there is no HLO to explain" in out
@@ -158,7 +158,7 @@ def test_an_explain_check_of_matrix_toml_is_affected_where_an_op_holds_the_whole
     verdicts = {}
     for release in ("0.4.35", "0.6.0"):
         _program(tmp_path, release)
-        env = Environment(python=Path(sys.executable), pins={"jax": release}, obtained="reused")
+        env = Environment(python=Path(sys.executable), versions={"jax": release}, obtained="reused")
         prepared = Prepared(plan=None, resolution=None, environment=env, jax=release)
         record, _ = runner.run_check(matrix, runner.RunRequest(check="mine", version=release), lambda _: None,
                                      prepared=prepared)
@@ -186,7 +186,7 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
     from kit.run import runner
     from kit.run.explained import run_explained
 
-    env = Environment(python=Path(sys.executable), pins={"jax": "0.4.35"}, obtained="reused")
+    env = Environment(python=Path(sys.executable), versions={"jax": "0.4.35"}, obtained="reused")
     reasons = {}
     for op in ("train_mixed.py:42", "train_mixed.py:28", "train_mixed.py:99", "train_mixed.py:40:triangular_solve"):
         check = script_check("mine", _program(tmp_path, "0.4.35", "train_mixed"), host_devices=4,
@@ -207,7 +207,7 @@ def test_bisects_of_two_ops_of_one_program_read_one_run_of_each_release(tmp_path
 
     counter = tmp_path / "runs.txt"
     program = _program(tmp_path, "0.4.35", "train_mixed", ending=f"open({str(counter)!r}, 'a').write('ran\\n')")
-    env = Environment(python=Path(sys.executable), pins={"jax": "0.4.35"}, obtained="reused")
+    env = Environment(python=Path(sys.executable), versions={"jax": "0.4.35"}, obtained="reused")
     verdicts = []
     for op in ("train_mixed.py:40:lu", "train_mixed.py:42:cholesky", "train_mixed.py:28"):
         check = script_check("mine", program, host_devices=4, parameters={"explain": True, "op": op})
@@ -230,7 +230,7 @@ def test_bisect_explain_without_op_bisects_each_op_that_changed_and_answers_one_
 
     def prepare(matrix, request, log, index=None):  # type: ignore[no-untyped-def]
         _program(tmp_path, request.version, "train_mixed")
-        env = Environment(python=Path(sys.executable), pins={"jax": request.version}, obtained="reused")
+        env = Environment(python=Path(sys.executable), versions={"jax": request.version}, obtained="reused")
         return Prepared(plan=None, resolution=None, environment=env, jax=request.version)
 
     monkeypatch.setattr(runner, "prepare", prepare)

@@ -32,7 +32,7 @@ class LinkBackend:
         envs.env_python(path).symlink_to(sys.executable)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
-        write_installed(path, resolution.pins)
+        write_installed(path, resolution.versions)
 
 
 def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(
@@ -42,7 +42,7 @@ def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(
                            "release": [{"version": "0.6.0"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
     plan = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
                        exclude_newer="2025-04-30T00:00:00Z", index_url=matrix.install.index_url, pythons=("3.11",))
-    resolution = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
+    resolution = Resolution("3.11", ok=True, versions={"jax": "0.6.0", "jaxlib": "0.6.0"})
     monkeypatch.setattr(envs, "find_interpreter", lambda version: Path(sys.executable))
     built = envs.ensure_env(matrix.envs_dir, plan, resolution, LinkBackend(), lambda m: None)
     lockfile.write_lock(matrix.envs_dir, lockfile.install_settings(matrix, matrix.release("0.6.0"), InstallKey("cpu")),
@@ -59,9 +59,9 @@ def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(
 def test_a_release_s_built_environment_is_the_value_the_runner_consumes(tmp_path: Path) -> None:
     (tmp_path / "bin").mkdir()
     (tmp_path / "pyvenv.cfg").write_text("home = /usr/bin\nversion_info = 3.12.4\n")
-    built = envs.Env(tmp_path, tmp_path / "bin" / "python", reused=False, pins={"jax": "0.6.0"})
+    built = envs.Env(tmp_path, tmp_path / "bin" / "python", reused=False, versions={"jax": "0.6.0"})
     made = environment.release_environment(built)
-    assert (made.python, dict(made.pins), made.obtained, made.pythonpath, made.python_version) == (
+    assert (made.python, dict(made.versions), made.obtained, made.pythonpath, made.python_version) == (
         tmp_path / "bin" / "python", {"jax": "0.6.0"}, environment.BUILT, (), "3.12.4")
     assert not made.reused
 
@@ -86,7 +86,7 @@ def test_extra_packages_get_their_own_environment_and_lock_and_leave_the_release
     def resolve(plan: InstallPlan, python: str, offline: bool = False, store: object = None) -> Resolution:
         asked.append(plan.requirements)
         extra = {"flax": "0.10.6"} if "flax" in plan.requires else {}
-        return Resolution(python, ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0", **extra})
+        return Resolution(python, ok=True, versions={"jax": "0.6.0", "jaxlib": "0.6.0", **extra})
 
     monkeypatch.setattr(install, "resolve", resolve)
     monkeypatch.setattr(release, "available_pythons", lambda wanted: list(wanted))
@@ -99,7 +99,7 @@ def test_extra_packages_get_their_own_environment_and_lock_and_leave_the_release
     assert plain.environment is not None and with_flax.environment is not None
     assert plain.environment.python.parent.parent != with_flax.environment.python.parent.parent
     assert "-with-flax-" in with_flax.environment.python.parent.parent.name
-    assert with_flax.environment.pins["flax"] == "0.10.6" and "flax" not in plain.environment.pins
+    assert with_flax.environment.versions["flax"] == "0.10.6" and "flax" not in plain.environment.versions
     assert any(line.endswith("; requires: flax 0.10.6") for line in lines)
     assert asked == [("jax[cpu]==0.6.0", "scipy"), ("jax[cpu]==0.6.0", "scipy", "flax")]
     # Each set is locked under its own key: both answer again without uv.
@@ -131,7 +131,7 @@ def test_an_existing_interpreter_is_used_as_it_is_and_says_what_it_found(
     prepared = environment.prepare(matrix, "", InstallKey("cpu"), lines.append, existing=environment.ExistingPython(python), check="scaling")
     made = prepared.environment
     assert made is not None and made.obtained == environment.EXISTING and not made.reused
-    assert (made.python, dict(made.pins), made.pythonpath) == (python, RELEASE, ())
+    assert (made.python, dict(made.versions), made.pythonpath) == (python, RELEASE, ())
     assert (prepared.plan, prepared.resolution, prepared.jax, prepared.backend) == (None, None, "0.4.35", "cpu")
     assert prepared.problem == prepared.cannot_test == ""
     assert lines[0].endswith("used as it is (nothing is resolved or installed, no index is asked)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -19,7 +20,7 @@ from tests.fake_repro import write_installed
 PLAN = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
                    exclude_newer="2025-04-30T00:00:00Z", index_url="https://example.invalid/simple",
                    pythons=("3.11",))
-RESOLUTION = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
+RESOLUTION = Resolution("3.11", ok=True, versions={"jax": "0.6.0", "jaxlib": "0.6.0"})
 
 
 class FakeBackend:
@@ -36,7 +37,7 @@ class FakeBackend:
         python.symlink_to(sys.executable)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
-        write_installed(path, resolution.pins)
+        write_installed(path, resolution.versions)
         self.built.append(path)
 
 
@@ -50,7 +51,19 @@ def test_built_once_then_reused(tmp_path: Path) -> None:
     first = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
     again = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
     assert (first.reused, again.reused) == (False, True)
-    assert again.path == first.path and again.pins == RESOLUTION.pins
+    assert again.path == first.path and again.versions == RESOLUTION.versions
+    assert len(backend.built) == 1
+
+
+def test_an_environment_whose_marker_names_its_versions_pins_is_reused(tmp_path: Path) -> None:
+    """The marker of an environment built before the resolved versions were ``versions`` calls them ``pins``."""
+    backend = FakeBackend()
+    env = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lambda m: None)
+    marker = env.path / "kit-env.json"
+    assert json.loads(marker.read_text())["versions"] == RESOLUTION.versions
+    marker.write_text(json.dumps({"plan": PLAN.to_json(), "python": "3.11", "pins": RESOLUTION.versions}))
+    again = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lambda m: None)
+    assert again.reused and again.versions == RESOLUTION.versions
     assert len(backend.built) == 1
 
 
@@ -67,11 +80,11 @@ def test_an_environment_built_with_other_versions_than_its_resolution_is_rebuilt
     0.2.4 now) must not reuse what the old answer installed."""
     backend, lines = FakeBackend(), []
     first = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
-    newer = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0", "scipy": "1.15.2"})
+    newer = Resolution("3.11", ok=True, versions={"jax": "0.6.0", "jaxlib": "0.6.0", "scipy": "1.15.2"})
     rebuilt = envs.ensure_env(tmp_path, PLAN, newer, backend, lines.append)
     assert rebuilt.path == first.path
     assert not rebuilt.reused
-    assert rebuilt.pins == newer.pins
+    assert rebuilt.versions == newer.versions
     assert len(backend.built) == 2
     assert f"environment {first.path} holds other versions than its resolution (scipy None, now 1.15.2): building it again" in lines
 
@@ -91,7 +104,7 @@ def test_an_environment_missing_a_dist_info_is_not_finished(tmp_path: Path) -> N
     env = envs.ensure_env(tmp_path, PLAN, RESOLUTION, FakeBackend(), lambda m: None)
     shutil.rmtree(env.path / "lib" / "python3.11" / "site-packages" / "jaxlib-0.6.0.dist-info")
     assert envs.finished_env(env.path) is None
-    assert installed.missing_from(env.path, RESOLUTION.pins) == (
+    assert installed.missing_from(env.path, RESOLUTION.versions) == (
         "jaxlib 0.6.0 has no jaxlib-0.6.0.dist-info in site-packages")
 
 
@@ -185,7 +198,7 @@ def test_interpreters_are_found_under_pyenv_newest_patch_first(tmp_path: Path, m
 def test_uv_installs_the_locked_hashes_when_every_pin_has_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     commands: list[list[str]] = []
     monkeypatch.setattr(envs, "_run", lambda command, folder=None: commands.append(command))
-    hashed = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"},
+    hashed = Resolution("3.11", ok=True, versions={"jax": "0.6.0", "jaxlib": "0.6.0"},
                         hashes={"jax": ("sha256:aa",), "jaxlib": ("sha256:bb", "sha256:cc")})
     envs.UvBackend("uv").install(tmp_path, PLAN, hashed)
     assert commands[-1][-3:] == ["--require-hashes", "-r", str(tmp_path / "kit-requirements.txt")]

@@ -9,15 +9,17 @@ from typing import Any
 
 import pytest
 
+from kit.atomic_files import atomic_write_text
 from kit.config import parse_matrix
 from kit.install import lockfile
 from kit.install.plan import InstallPlan, Resolution
 from kit.install.key import InstallKey
+from kit.run.runner import installed_identity
 
 PLAN = InstallPlan(jax="0.4.35", backend="cpu", requirements=("jax[cpu]==0.4.35", "scipy"),
                    exclude_newer="2024-11-05T20:56:34Z", index_url="https://pypi.org/simple",
                    find_links=("/wheels",), pythons=("3.13", "3.12"), notes=("a note",))
-RESOLUTION = Resolution("3.13", ok=True, pins={"scipy": "1.14.1", "jaxlib": "0.4.35", "jax": "0.4.35"},
+RESOLUTION = Resolution("3.13", ok=True, versions={"scipy": "1.14.1", "jaxlib": "0.4.35", "jax": "0.4.35"},
                         hashes={"jaxlib": ("sha256:aa", "sha256:bb")})
 
 
@@ -39,7 +41,55 @@ def test_a_lock_reads_back_as_it_was_written(tmp_path: Path) -> None:
     assert lock.resolution == RESOLUTION
     assert lock.resolved_at.endswith("Z")
     # Written sorted, so two builds of the same answer make the same file.
-    assert list(json.loads(path.read_text())["pins"]) == ["jax", "jaxlib", "scipy"]
+    assert list(json.loads(path.read_text())["versions"]) == ["jax", "jaxlib", "scipy"]
+
+
+def test_a_lock_of_schema_1_still_answers_with_the_same_probe_identity(tmp_path: Path) -> None:
+    """Schema 1 named the resolved versions ``pins``: a lock made then is not resolved again, and the identity a
+    bisect makes from it (its probe cache key) is the one it made before."""
+    path = lockfile.lock_path(tmp_path, settings())
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({  # as write_lock wrote it before schema 2
+        "schema": 1, "settings": settings(), "plan": PLAN.to_json(), "python": "3.13",
+        "pins": {"jax": "0.4.35", "jaxlib": "0.4.35", "scipy": "1.14.1"},
+        "hashes": {"jaxlib": ["sha256:aa", "sha256:bb"]}, "resolved_at": "2025-05-01T10:00:00Z"}))
+    old = lockfile.read_lock(tmp_path, settings())
+    lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
+    new = lockfile.read_lock(tmp_path, settings())
+    assert old is not None and new is not None
+    assert old.resolution == RESOLUTION == new.resolution
+    assert json.loads(path.read_text())["schema"] == lockfile.LOCK_SCHEMA == 2  # written in the new form
+
+    def identity(lock: lockfile.Lock) -> str:
+        return installed_identity({"check": "scaling"}, "0.4.35", "cpu", lock.resolution.python,
+                                  lock.resolution.versions, lock.plan).digest()
+
+    assert identity(old) == identity(new)
+
+
+def test_a_lock_is_read_again_only_when_its_file_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`current_lock` keeps what it read; a lock another process writes or removes meanwhile is still seen."""
+    reads: list[Path] = []
+    real_read = lockfile.read_lock
+
+    def read(envs_dir: Path, settings_: dict[str, Any]) -> lockfile.Lock | None:
+        reads.append(lockfile.lock_path(envs_dir, settings_))
+        return real_read(envs_dir, settings_)
+
+    monkeypatch.setattr(lockfile, "read_lock", read)
+    assert lockfile.current_lock(tmp_path, settings()) is None
+    assert reads == []  # no file: nothing to read
+    path = lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
+    first = lockfile.current_lock(tmp_path, settings())
+    assert first is not None and first.resolution == RESOLUTION
+    assert lockfile.current_lock(tmp_path, settings()) is first and reads == [path]  # asked twice, read once
+    other = json.loads(path.read_text())  # another process resolves it again and replaces the file
+    other["versions"] = {**other["versions"], "scipy": "1.15.0"}
+    atomic_write_text(path, json.dumps(other))
+    again = lockfile.current_lock(tmp_path, settings())
+    assert again is not None and again.resolution.versions["scipy"] == "1.15.0" and reads == [path, path]
+    path.unlink()  # and removes it
+    assert lockfile.current_lock(tmp_path, settings()) is None
 
 
 def test_every_setting_that_decides_the_install_names_another_lock(tmp_path: Path) -> None:
@@ -69,7 +119,7 @@ def test_the_release_note_does_not_decide_the_install() -> None:
 
 
 @pytest.mark.parametrize("damage", ["missing", "torn", "not an object", "other schema", "other settings",
-                                    "no plan", "plan with an unknown key", "pins not a mapping"])
+                                    "no plan", "plan with an unknown key", "versions not a mapping"])
 def test_a_lock_that_cannot_be_trusted_is_resolved_again(tmp_path: Path, damage: str) -> None:
     path = lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
     data = json.loads(path.read_text())
@@ -88,7 +138,7 @@ def test_a_lock_that_cannot_be_trusted_is_resolved_again(tmp_path: Path, damage:
             del data["plan"]
         elif damage == "plan with an unknown key":
             data["plan"]["wheels"] = []
-        elif damage == "pins not a mapping":
-            data["pins"] = ["jax==0.4.35"]
+        elif damage == "versions not a mapping":
+            data["versions"] = ["jax==0.4.35"]
         path.write_text(json.dumps(data))
     assert lockfile.read_lock(tmp_path, settings()) is None

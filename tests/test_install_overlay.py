@@ -40,8 +40,8 @@ def test_the_commits_jax_and_jaxlib_python_are_what_imports(world: tuple[History
     fix = commit_titled(history.path, FIX_TITLE)
     lay_over(history, fix, base.python, tmp_path, "0.1.0.dev20250110+fix")
     laid = overlaid(base, tmp_path, "0.1.0.dev20250110+fix")
-    assert laid.pythonpath == (tmp_path,) and laid.pins["jax"] == "0.1.0.dev20250110+fix"
-    assert laid.pins["jaxlib"] == "0.1.0" and laid.python == base.python
+    assert laid.pythonpath == (tmp_path,) and laid.versions["jax"] == "0.1.0.dev20250110+fix"
+    assert laid.versions["jaxlib"] == "0.1.0" and laid.python == base.python
     out = run(laid, "import jax, jaxlib.lapack, jaxlib.version as v; "
                     "print(jax.__version__, jax.__file__, jaxlib.lapack.__file__, v.__version__, jax.batch_sharded())")
     version, jax_file, lapack_file, jaxlib_version, fixed = out.split()

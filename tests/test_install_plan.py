@@ -10,15 +10,8 @@ from kit.config import parse_matrix
 from kit.errors import UsageError
 from kit.install import plan as install
 from kit.errors import IndexUnreachable
-from kit.install.plan import (
-    JAX_CUDA_ARCHIVE_PAGE,
-    InstallPlan,
-    Resolution,
-    parse_hashes,
-    parse_pins,
-    plan_install,
-    raise_if_network_trouble,
-)
+from kit.install.plan import (JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_hashes, parse_versions, plan_install,
+                         raise_if_network_trouble)
 from kit.install.plan import unresolvable_reason
 from kit.install.key import InstallKey
 from tests.metadata_index import TableIndex
@@ -79,16 +72,16 @@ def test_cuda_plan_for_a_release_without_gpu_extras_is_a_usage_error() -> None:
         plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cuda"), plan_index({"0.4.35": {"cpu", "tpu"}}))  # type: ignore[arg-type]
 
 
-def test_parse_pins_reads_uv_compile_output() -> None:
+def test_parse_versions_reads_uv_compile_output() -> None:
     text = "jax==0.4.35\njaxlib==0.4.35\nml-dtypes==0.5.0\nnumpy==2.1.3 ; python_version >= '3.10'\n# comment\n"
-    assert parse_pins(text) == {"jax": "0.4.35", "jaxlib": "0.4.35", "ml-dtypes": "0.5.0", "numpy": "2.1.3"}
+    assert parse_versions(text) == {"jax": "0.4.35", "jaxlib": "0.4.35", "ml-dtypes": "0.5.0", "numpy": "2.1.3"}
 
 
 def test_parse_hashes_reads_uv_compile_output() -> None:
     text = ("jax==0.6.0 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb\n"
             "numpy==2.2.5 ; python_version >= '3.10' \\\n    --hash=sha256:cc\n")
     assert parse_hashes(text) == {"jax": ("sha256:aa", "sha256:bb"), "numpy": ("sha256:cc",)}
-    assert parse_pins(text) == {"jax": "0.6.0", "numpy": "2.2.5"}
+    assert parse_versions(text) == {"jax": "0.6.0", "numpy": "2.2.5"}
 
 
 UV_NO_INDEX = ("error: Request failed after 3 retries\n  cause: Failed to fetch: `https://pypi.org/simple/jax/`\n"
@@ -237,11 +230,11 @@ def test_extra_packages_are_the_era_s_versions_in_wheels_for_the_python_chosen(m
                 builds: bool = False) -> Resolution:
         asked.append((python, plan.requirements, builds))
         if builds:
-            return Resolution(python, ok=True, pins={"jax": "0.4.34", "flax": "0.10.0", "tensorstore": "0.1.66"})
+            return Resolution(python, ok=True, versions={"jax": "0.4.34", "flax": "0.10.0", "tensorstore": "0.1.66"})
         if python == "3.13":
             return Resolution(python, ok=False, error="Because tensorstore==0.1.66 has no wheels with a matching "
                                                       "Python ABI tag (cp313) ...")
-        return Resolution(python, ok=True, pins={"jax": "0.4.34", "flax": "0.10.0", "tensorstore": "0.1.66"})
+        return Resolution(python, ok=True, versions={"jax": "0.4.34", "flax": "0.10.0", "tensorstore": "0.1.66"})
 
     monkeypatch.setattr(install, "_resolve", fake_uv)
     monkeypatch.setattr(install, "_RESOLVED", install.Once())
@@ -249,7 +242,7 @@ def test_extra_packages_are_the_era_s_versions_in_wheels_for_the_python_chosen(m
                        exclude_newer="2024-10-18T14:37:10Z", index_url="https://pypi.org/simple",
                        pythons=("3.13", "3.12"), requires=("flax",))
     chosen, attempts = install.choose_python(plan, ["3.13", "3.12"])
-    assert chosen is not None and chosen.python == "3.12" and chosen.pins["flax"] == "0.10.0"
+    assert chosen is not None and chosen.python == "3.12" and chosen.versions["flax"] == "0.10.0"
     assert asked[:2] == [("3.13", plan.requirements, True), ("3.13", (*plan.requirements, "flax==0.10.0"), False)]
     assert unresolvable_reason(plan, attempts[:1]) == (
         "the check requires flax: flax==0.10.0 (of jax 0.4.34's era) or a package it needs has no wheels for "

@@ -63,7 +63,7 @@ def test_a_probe_asking_what_is_being_resolved_waits_for_that_answer(
         calls.append(offline)
         started.set()
         go.wait(5)
-        return Resolution(python, ok=True, pins={"jax": "0.6.0"})
+        return Resolution(python, ok=True, versions={"jax": "0.6.0"})
 
     monkeypatch.setattr(install, "_resolve", fake_uv)
     monkeypatch.setattr(install, "_RESOLVED", install.Once())

@@ -48,7 +48,7 @@ def test_the_first_installed_python_in_preference_order_that_resolves_wins(monke
 def test_pins_reach_the_plan_that_is_resolved(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[InstallPlan] = []
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False, store=None: asked.append(plan) or
-                        Resolution(python, ok=True, pins={"numpy": "2.2.1"}))
+                        Resolution(python, ok=True, versions={"numpy": "2.2.1"}))
     resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu", pins=("numpy==2.2.1",)), INDEX)
     assert asked and all(plan.pins == ("numpy==2.2.1",) and "numpy==2.2.1" in plan.requirements for plan in asked)
     assert resolved.plan.pins == ("numpy==2.2.1",) and resolved.settings["pins"] == ["numpy==2.2.1"]
@@ -83,7 +83,7 @@ def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) 
     error = "jaxlib (v0.4.35) with the following Python ABI tags: cp314"
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False, store=None: Resolution(python, ok=False, error=error))
     resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
-    assert resolved.python is None and resolved.pins == {}
+    assert resolved.python is None and resolved.versions == {}
     # Installed Pythons first, then the one uv could supply.
     assert resolved.problem == "jaxlib 0.4.35 has wheels only for cp314 (tried Python 3.13, 3.11, 3.10, 3.12)"
 
@@ -108,7 +108,7 @@ def matrix_on(index_url: str, tmp_path: Path, slack: int = 14) -> Any:
 def lock_0_6_0(matrix: Any) -> InstallPlan:
     plan = plan_for(matrix, matrix.release("0.6.0"), InstallKey("cpu"), None)
     settings = lockfile.install_settings(matrix, matrix.release("0.6.0"), InstallKey("cpu"))
-    lockfile.write_lock(matrix.envs_dir, settings, plan, Resolution("3.12", ok=True, pins={"jaxlib": "0.6.0"},
+    lockfile.write_lock(matrix.envs_dir, settings, plan, Resolution("3.12", ok=True, versions={"jaxlib": "0.6.0"},
                                                                     hashes={"jaxlib": ("sha256:aa", "sha256:bb")}))
     return plan
 
@@ -123,7 +123,7 @@ def test_a_locked_release_needs_neither_index_nor_uv(tmp_path: Path, uv_must_not
     plan = lock_0_6_0(matrix)
     resolved = release.resolve_release(matrix, "0.6.0", InstallKey("cpu"))
     assert resolved.lock is not None and resolved.plan == plan
-    assert resolved.python == "3.12" and resolved.pins == {"jaxlib": "0.6.0"}
+    assert resolved.python == "3.12" and resolved.versions == {"jaxlib": "0.6.0"}
     assert resolved.resolution is not None and resolved.resolution.hashes == {"jaxlib": ("sha256:aa", "sha256:bb")}
 
 
@@ -192,7 +192,7 @@ def own_uv_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_jaxlib_the_index_pruned_comes_from_the_archive_page(tmp_path: Path, own_uv_cache: None) -> None:
     with serve_index(PRUNED, BLOBS, archive=("jaxlib-0.4.16-py3-none-any.whl",)) as served:
         resolved = release.resolve_release(pruned_matrix(served.url, served.archive, tmp_path), "0.4.16", InstallKey("cpu"))
-    assert resolved.problem == "" and resolved.pins["jaxlib"] == "0.4.16"
+    assert resolved.problem == "" and resolved.versions["jaxlib"] == "0.4.16"
     assert served.archive in resolved.plan.find_links  # so the install (and the record) use it too
 
 
@@ -230,12 +230,13 @@ def test_built_env_answers_for_the_environment_the_pins_and_requires_key(fake_re
     assert built_env(matrix, "0.6.0", InstallKey("cpu")) is not None
     assert built_env(matrix, "0.6.0", InstallKey("cpu", pins=("numpy==2.2.2",))) is None  # that environment was never built
     assert built_env(matrix, "0.6.0", InstallKey("cpu", requires=("flax",))) is None
-    options = SimpleNamespace(backend="cpu", find_links=(), pins=("numpy==2.2.2",))
+    # The commit phase asks as the run spec installs (its key alone: the options are not read again).
+    spec = SimpleNamespace(install=InstallKey("cpu", pins=("numpy==2.2.2",)))
     result = SimpleNamespace(last_same="0.6.0", first_different="0.6.1")
     candidates = [SimpleNamespace(version=v, jaxlib=v, python="3.11") for v in ("0.6.0", "0.6.1")]
-    finding = SimpleNamespace(result=result, fix=True, candidates=candidates, observations={}, options=options)
-    phase = SimpleNamespace(matrix=matrix, finding=finding, releases=SimpleNamespace(subject=SimpleNamespace(requires=lambda version: ())))
+    finding = SimpleNamespace(result=result, fix=True, candidates=candidates, observations={}, options=None)
+    phase = SimpleNamespace(matrix=matrix, finding=finding, releases=SimpleNamespace(subject=SimpleNamespace(spec=spec)))
     builds = commit_search.release_builds(phase)  # type: ignore[arg-type]
     assert [b.built for b in builds] == [False, False]  # built unpinned, not as this bisect installs them
-    options.pins = ()
+    spec.install = InstallKey("cpu")
     assert [b.built for b in commit_search.release_builds(phase)] == [True, True]  # type: ignore[arg-type]

@@ -3,6 +3,7 @@ and answered from uv's cache only where that cache holds the whole era."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -15,7 +16,7 @@ import kit.install.plan as install
 from kit.install import uv_cache
 from kit.install.plan import InstallPlan, Resolution
 from kit.install.resolutions import Once, ResolutionStore, era_closed
-from tests.resolution_fixtures import CLOSED, PINS, PLAN, fake_uv_cache
+from tests.resolution_fixtures import CLOSED, PLAN, VERSIONS, fake_uv_cache
 
 
 
@@ -71,19 +72,36 @@ def uv_answering(monkeypatch: pytest.MonkeyPatch, answer: Resolution) -> list[bo
 def test_a_closed_era_s_answer_is_kept_with_its_inputs_and_given_back_without_uv(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = ResolutionStore(tmp_path / "resolutions")
-    calls = uv_answering(monkeypatch, Resolution("3.13", ok=True, pins=PINS, hashes={"jax": ("sha256:aa",)}))
+    calls = uv_answering(monkeypatch, Resolution("3.13", ok=True, versions=VERSIONS, hashes={"jax": ("sha256:aa",)}))
     made = install.resolve(PLAN, "3.13", store=store)
     assert calls == [False] and made.kept == ""
     (kept_file,) = (tmp_path / "resolutions").iterdir()
     assert '"exclude_newer": "2024-11-05T20:56:00Z"' in kept_file.read_text()  # its inputs beside its answer
     monkeypatch.setattr(install, "_RESOLVED", Once())  # a later run
     again = install.resolve(PLAN, "3.13", store=store)
-    assert calls == [False] and again.pins == PINS and again.hashes == {"jax": ("sha256:aa",)}
+    assert calls == [False] and again.versions == VERSIONS and again.hashes == {"jax": ("sha256:aa",)}
     assert again.kept.startswith(time.strftime("%Y-")) and again.kept.endswith("Z")  # and says when it was made
     # --refresh: asked again (and kept again)
     monkeypatch.setattr(install, "_RESOLVED", Once())
     assert install.resolve(PLAN, "3.13", store=ResolutionStore(tmp_path / "resolutions", read=False)).kept == ""
     assert calls == [False, False]
+
+
+def test_an_answer_kept_by_schema_2_is_given_back_without_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema 2 named the resolved versions ``pins``; its files are kept under the same name (the inputs' digest)."""
+    store = ResolutionStore(tmp_path)
+    calls = uv_answering(monkeypatch, Resolution("3.13", ok=True, versions=VERSIONS))
+    install.resolve(PLAN, "3.13", store=store)
+    (kept,) = tmp_path.iterdir()
+    data = json.loads(kept.read_text())
+    assert (data["schema"], data["answer"]["versions"]) == (3, VERSIONS)
+    data["schema"] = 2
+    data["answer"] = {"pins": data["answer"].pop("versions"), "hashes": {}}
+    kept.write_text(json.dumps(data))
+    monkeypatch.setattr(install, "_RESOLVED", Once())  # a later run
+    again = install.resolve(PLAN, "3.13", store=store)
+    assert calls == [False] and again.versions == VERSIONS and again.kept != ""
+    assert list(tmp_path.iterdir()) == [kept]
 
 
 @pytest.mark.parametrize("why", ["open era", "no era", "not installable", "torn file", "other inputs"])
@@ -92,7 +110,7 @@ def test_what_is_not_kept_or_cannot_be_read_is_asked_again(
     store = ResolutionStore(tmp_path)
     plan = {"open era": InstallPlan(**{**PLAN.to_json(), "exclude_newer": "2999-01-01T00:00:00Z"}),
             "no era": InstallPlan(**{**PLAN.to_json(), "exclude_newer": None})}.get(why, PLAN)
-    calls = uv_answering(monkeypatch, Resolution("3.13", ok=why != "not installable", pins=PINS))
+    calls = uv_answering(monkeypatch, Resolution("3.13", ok=why != "not installable", versions=VERSIONS))
     install.resolve(plan, "3.13", store=store)
     if why == "torn file":
         for path in tmp_path.iterdir():
@@ -107,18 +125,18 @@ def test_what_is_not_kept_or_cannot_be_read_is_asked_again(
 def test_uv_s_cache_answers_only_where_every_page_was_read_after_the_era_ended(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pages = fake_uv_cache(tmp_path, monkeypatch, read_at=time.time() - 3600)
-    assert uv_cache.holds_era("https://pypi.org/simple/", False, CLOSED, PINS, "uv")
+    assert uv_cache.holds_era("https://pypi.org/simple/", False, CLOSED, VERSIONS, "uv")
     assert uv_cache.holds_era("https://pypi.org/simple", False, CLOSED, ["ML_Dtypes"], "uv")  # by canonical name
     before = time.mktime((2024, 10, 1, 0, 0, 0, 0, 0, 0))
     os.utime(pages / "numpy.rkyv", (before, before))  # read before the era ended: may lack its newest numpy
-    assert not uv_cache.holds_era("https://pypi.org/simple", False, CLOSED, PINS, "uv")
+    assert not uv_cache.holds_era("https://pypi.org/simple", False, CLOSED, VERSIONS, "uv")
     os.utime(pages / "numpy.rkyv", None)
     (pages / "scipy.rkyv").unlink()
-    assert not uv_cache.holds_era("https://pypi.org/simple", False, CLOSED, PINS, "uv")  # never read
+    assert not uv_cache.holds_era("https://pypi.org/simple", False, CLOSED, VERSIONS, "uv")  # never read
     (pages / "scipy.rkyv").write_bytes(b"")
-    assert not uv_cache.holds_era("https://mirror.example/simple", False, CLOSED, PINS, "uv")  # pages not judged
-    assert not uv_cache.holds_era("https://pypi.org/simple", True, CLOSED, PINS, "uv")  # find-links: unknown age
-    assert not uv_cache.holds_era("https://pypi.org/simple", False, None, PINS, "uv")  # no era at all
+    assert not uv_cache.holds_era("https://mirror.example/simple", False, CLOSED, VERSIONS, "uv")  # pages not judged
+    assert not uv_cache.holds_era("https://pypi.org/simple", True, CLOSED, VERSIONS, "uv")  # find-links: unknown age
+    assert not uv_cache.holds_era("https://pypi.org/simple", False, None, VERSIONS, "uv")  # no era at all
 
 
 def test_uv_s_cache_is_found_by_uv_s_own_rule_without_asking_uv(tmp_path: Path) -> None:

@@ -150,10 +150,10 @@ def test_gpu_plan_of_the_cuda12_plugin_era_resolves_without_downloading() -> Non
     plan, resolution = _resolve_gpu("0.4.35")
     assert plan.requirements[0] == "jax[cuda12]==0.4.35"
     assert resolution.ok, resolution.error
-    assert resolution.pins["jax-cuda12-plugin"] == "0.4.35"
+    assert resolution.versions["jax-cuda12-plugin"] == "0.4.35"
     # The release pins its own jaxlib for GPUs, and the NVIDIA libraries are of its era.
-    assert resolution.pins["jaxlib"] == "0.4.34"
-    assert resolution.pins["nvidia-cudnn-cu12"].startswith("9.5.")
+    assert resolution.versions["jaxlib"] == "0.4.34"
+    assert resolution.versions["nvidia-cudnn-cu12"].startswith("9.5.")
 
 
 def test_gpu_plan_of_the_cuda12_pip_era_needs_jax_s_own_page() -> None:

@@ -83,8 +83,8 @@ def test_reuse_is_what_jax_reported_and_a_cache_never_consulted_is_not_counted(t
 
 
 def test_each_jaxlib_build_and_backend_has_its_own_folder(tmp_path: Path) -> None:
-    def folder(**pins: str) -> Path | None:
-        return compile_cache_dir(tmp_path / "jax-envs", Environment(Path("python"), pins, "reused"), "cpu")
+    def folder(**versions: str) -> Path | None:
+        return compile_cache_dir(tmp_path / "jax-envs", Environment(Path("python"), versions, "reused"), "cpu")
 
     release = folder(jax="0.5.2", jaxlib="0.5.1", numpy="2.2.0")
     assert release is not None and release.parent == tmp_path / "compile-cache"

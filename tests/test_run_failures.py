@@ -170,7 +170,7 @@ def _run(tmp_path: Path, body: str, jax_broken: bool = False, **settings: object
     script = tmp_path / "check.py"
     script.write_text(body)
     jax = write_fake_jax(tmp_path / "fake-jax", broken=jax_broken)
-    env = Environment(python=Path(sys.executable), pins={"jax": "0.6.0", "optax": "0.2.4"}, obtained=REUSED,
+    env = Environment(python=Path(sys.executable), versions={"jax": "0.6.0", "optax": "0.2.4"}, obtained=REUSED,
                       pythonpath=(jax,))
     return runner.run_script(env, script_check("c", script, **settings), "cpu", 60, lambda _m: None)  # type: ignore[arg-type]
 
@@ -212,7 +212,7 @@ def test_what_jax_died_of_does_not_name_the_overlays_temporary_folder(tmp_path: 
 
     overlay = write_fake_jax(tmp_path / "kit-1-commit-x", broken=True)
     (overlay / "jax" / "__init__.py").write_text(f"raise ImportError('cannot import name _jax from jaxlib ({overlay}/jaxlib)')\n")
-    env = Environment(python=Path(sys.executable), pins={}, obtained=REUSED, pythonpath=(overlay,))
+    env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED, pythonpath=(overlay,))
     health = jax_runs(env)
     assert not health.ok and str(overlay) not in health.error and "<the commit's overlay>/jaxlib" in health.error
     assert not any(str(overlay) in line for line in health.output_tail)  # the tail is kept under reports/ too

@@ -18,7 +18,7 @@ from tests.real_releases import release_python
 
 
 def _env(*pythonpath: Path, python: Path = Path(sys.executable)) -> Environment:
-    return Environment(python=python, pins={}, obtained=REUSED, pythonpath=pythonpath)
+    return Environment(python=python, versions={}, obtained=REUSED, pythonpath=pythonpath)
 
 
 def _jax(tmp_path: Path, init: str) -> Path:

@@ -41,7 +41,7 @@ def test_a_verdict_that_contradicts_the_exit_code_is_a_crash() -> None:
 
 def _env(tmp_path: Path) -> Environment:
     jax = write_fake_jax(tmp_path / "fake-jax")  # a failed run asks whether JAX itself runs here: it does
-    return Environment(python=Path(sys.executable), pins={"jax": "0.6.0"}, obtained=REUSED, pythonpath=(jax,))
+    return Environment(python=Path(sys.executable), versions={"jax": "0.6.0"}, obtained=REUSED, pythonpath=(jax,))
 
 
 def _script(tmp_path: Path, body: str) -> Path:

@@ -39,7 +39,6 @@ from ..errors import UsageError
 from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag, within
 from ..history.commits import version_gates
 from ..history.source import History, ensure_tags
-from ..install.key import InstallKey
 from ..install.release import built_env
 from .commits import (
     Build, CommitCandidate, CommitFinding, CommitLevel, CommitProber, CommitSubject, PairProbe, PairStore, Runnable,
@@ -124,9 +123,8 @@ def release_builds(phase: CommitPhase) -> list[Build]:
         python = (seen.python if seen else None) or candidates[version].python
         if jaxlib is None or any(b.jaxlib == jaxlib for b in builds):
             continue  # one build per jaxlib: a jax-only release shares its predecessor's
-        options = finding.options
-        key = InstallKey(options.backend, options.find_links, options.pins, phase.releases.subject.requires(version))
-        built = built_env(phase.matrix, version, key) is not None
+        # Built as this bisect installs it (the run spec's key: its pins and extra packages), not some other way.
+        built = built_env(phase.matrix, version, phase.releases.subject.spec.install) is not None
         builds.append(Build(version, jaxlib, python, built, side))
     return builds
 

@@ -12,7 +12,7 @@ the runner never learns where its Python came from:
 * a release's environment, era-resolved and built once by
   `kit.install.release` and `kit.install.envs`, reused after that;
 * an existing interpreter (``--python``, an ``[[environment]]``;
-  `prepare_existing`): ``python`` is the user's, ``pins`` what it has
+  `prepare_existing`): ``python`` is the user's, ``versions`` what it has
   installed (read by `kit.install.existing`), ``obtained`` is ``existing``;
   nothing is resolved or installed and no index is asked;
 * a JAX commit's sources laid over a built release environment
@@ -25,7 +25,7 @@ A check's extra packages (``requires``: a tuple of requirements in
 release they are resolved with it under the same era cut-off, and the
 requirement set keys the plan, the lock and the environment's folder, so a
 check that needs flax gets its own environment and the built-in checks'
-environments stay as they are (``Environment.pins`` names each extra
+environments stay as they are (``Environment.versions`` names each extra
 package's version); in an existing interpreter they are only looked for
 (`needed_packages`).
 """
@@ -71,8 +71,8 @@ class Environment:
 
     python: Path
     """The interpreter to start."""
-    pins: Mapping[str, str]
-    """Installed package versions (jax, jaxlib, numpy, scipy, ...), as the resolver pinned them."""
+    versions: Mapping[str, str]
+    """Installed package versions (jax, jaxlib, numpy, scipy, ...), as the resolver chose them."""
     obtained: str
     """How it was obtained: `BUILT` now, `REUSED` from an earlier build, or `EXISTING` (a user's own, as it is)."""
     pythonpath: tuple[Path, ...] = ()
@@ -156,9 +156,10 @@ def prepare(matrix: Matrix, version: str, key: InstallKey, log: Log, *, index: P
                       if resolution is not None and resolution.kept else "")))
     if resolution is None:
         return Prepared(plan, None, None, resolved.problem, attempts)
-    extras = versions_text(installed_versions(plan.requires, resolution.pins))
-    log(detail(f"Python {resolution.python}: jaxlib {resolution.pins.get('jaxlib', '?')}, "
-               f"numpy {resolution.pins.get('numpy', '?')}, scipy {resolution.pins.get('scipy', '?')}"
+    versions = resolution.versions
+    extras = versions_text(installed_versions(plan.requires, versions))
+    log(detail(f"Python {resolution.python}: jaxlib {versions.get('jaxlib', '?')}, "
+               f"numpy {versions.get('numpy', '?')}, scipy {versions.get('scipy', '?')}"
                + (f"; requires: {extras}" if extras else "")
                + (f"; holding {', '.join(pins)}" if pins else "")))
     try:
@@ -183,13 +184,13 @@ def over_release(prepared: Prepared, history: History, commit: str, version: str
 
 def overlaid(environment: Environment, folder: Path, version: str) -> Environment:
     """``environment`` with the overlay in ``folder`` first on its path, its jax named as the commit's ``version``."""
-    return replace(environment, pins={**environment.pins, "jax": version},
+    return replace(environment, versions={**environment.versions, "jax": version},
                    pythonpath=(folder, *environment.pythonpath))
 
 
 def release_environment(env: Env) -> Environment:
     """A release's built environment as the runner consumes it."""
-    return Environment(python=env.python, pins=dict(env.pins), obtained=REUSED if env.reused else BUILT,
+    return Environment(python=env.python, versions=dict(env.versions), obtained=REUSED if env.reused else BUILT,
                        python_version=env.python_version())
 
 
@@ -213,7 +214,7 @@ def prepare_existing(matrix: Matrix, existing: ExistingPython, check: str, log: 
     found = interpreter.packages.get("jax")
     _must_hold(existing.python, found, expected_jax, check)
     backend = _existing_backend(existing, interpreter)
-    environment = Environment(python=existing.python, pins=dict(interpreter.packages), obtained=EXISTING,
+    environment = Environment(python=existing.python, versions=dict(interpreter.packages), obtained=EXISTING,
                               python_version=interpreter.python_version)
     prepared = Prepared(None, None, environment, existing=existing, interpreter=interpreter, backend=backend,
                         jax=found or expected_jax)
@@ -298,7 +299,7 @@ def install_facts(prepared: Prepared) -> dict[str, Any]:
         "requirements": list(plan.requirements) if plan else [],
         "exclude_newer": plan.exclude_newer if plan else None,
         "find_links": list(plan.find_links) if plan else [],
-        "resolved": dict(resolution.pins) if resolution else {},
+        "resolved": dict(resolution.versions) if resolution else {},
         "tried_pythons": [a.python for a in prepared.attempts],
         "env_reused": env.reused if env else None,
         **({"requires": list(plan.requires)} if plan and plan.requires else {}),

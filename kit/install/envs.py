@@ -2,7 +2,7 @@
 
 uv is the default: it resolves with an era cut-off (``--exclude-newer``) and
 installs from a shared cache in seconds. Where uv is missing, plain virtualenv
-(or the standard venv) plus pip does the same job, slower, with the pins uv
+(or the standard venv) plus pip does the same job, slower, with the versions uv
 would have chosen replaced by era constraints computed from the index.
 """
 
@@ -40,7 +40,8 @@ class Env:
     path: Path
     python: Path
     reused: bool
-    pins: dict[str, str]
+    versions: dict[str, str]
+    """Every package installed and its version, as resolved (`Resolution.versions`)."""
 
     def python_version(self) -> str | None:
         """The interpreter's full version (3.13.0), as the venv recorded it: no process to start.
@@ -79,18 +80,18 @@ class UvBackend:
         _run([self.uv, "venv", "--quiet", "--python", str(interpreter), str(path)], path)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
-        # Install exactly what the resolution pinned, so the record's versions
+        # Install exactly the versions resolved, so the record's versions
         # are the versions that ran.
-        pins = [f"{name}=={version}" for name, version in sorted(resolution.pins.items())]
+        exact = [f"{name}=={version}" for name, version in sorted(resolution.versions.items())]
         command = [self.uv, "pip", "install", "--python", str(env_python(path)), *plan.uv_args()]
-        if resolution.pins and all(resolution.hashes.get(name) for name in resolution.pins):
+        if resolution.versions and all(resolution.hashes.get(name) for name in resolution.versions):
             # The lock's hashes too: a wheel that changed since it was resolved is refused.
             locked = path / "kit-requirements.txt"
             atomic_write_text(locked, "".join(f"{pin} " + " ".join(f"--hash={h}" for h in resolution.hashes[pin.split('==')[0]])
-                                              + "\n" for pin in pins))
+                                              + "\n" for pin in exact))
             _run([*command, "--require-hashes", "-r", str(locked)], path)
         else:
-            _run([*command, *pins], path)
+            _run([*command, *exact], path)
 
 
 class VirtualenvBackend:
@@ -103,11 +104,11 @@ class VirtualenvBackend:
             _run([str(interpreter), "-m", "venv", str(path)], path)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
-        pins = [f"{name}=={version}" for name, version in sorted(resolution.pins.items())]
+        exact = [f"{name}=={version}" for name, version in sorted(resolution.versions.items())]
         args = plan.source_args()
         if plan.requires:
             args += ["--only-binary", ":all:"]  # as resolved (InstallPlan.uv_args): no sdist builds
-        _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *pins], path)
+        _run([str(env_python(path)), "-m", "pip", "install", "--quiet", *args, *exact], path)
 
 
 def pick_backend() -> EnvBackend:
@@ -124,7 +125,7 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
                log: Log) -> Env:
     """Reuse the environment built from this exact plan, or build it (one builder at a time)."""
     path = env_path(envs_dir, plan, resolution)
-    built = _finished_env(path, log, resolution.pins)
+    built = _finished_env(path, log, resolution.versions)
     if built is not None:
         return built
     try:
@@ -133,7 +134,7 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
         raise _unwritable_or(exc, path) from None
     with _build_lock(path, log) as waited_since:
         built = finished_env(path)  # another process may have built it while we waited
-        if built is not None and not _other_pins(built, resolution.pins):
+        if built is not None and not _other_versions(built, resolution.versions):
             log(detail(f"reusing environment {path}"))
             return built
         if waited_since is not None:
@@ -151,7 +152,7 @@ def ensure_env(envs_dir: Path, plan: InstallPlan, resolution: Resolution, backen
             _note_failure(path, exc)
             raise
         _failure_note(path).unlink(missing_ok=True)
-    return Env(path=path, python=env_python(path), reused=False, pins=dict(resolution.pins))
+    return Env(path=path, python=env_python(path), reused=False, versions=dict(resolution.versions))
 
 
 def _unwritable_or(exc: OSError, path: Path) -> Exception:
@@ -165,11 +166,11 @@ def _build(path: Path, plan: InstallPlan, resolution: Resolution, backend: EnvBa
            log: Log) -> None:
     try:
         backend.create(path, interpreter)
-        log("installing " + ", ".join(f"{k}=={v}" for k, v in sorted(resolution.pins.items())))
+        log("installing " + ", ".join(f"{k}=={v}" for k, v in sorted(resolution.versions.items())))
         backend.install(path, plan, resolution)
         # The marker is written last: its presence means the install finished.
         atomic_write_text(path / _MARKER, json.dumps({"plan": plan.to_json(), "python": resolution.python,
-                                                      "pins": resolution.pins}, indent=2))
+                                                      "versions": resolution.versions}, indent=2))
     except OSError as exc:  # the kit's own writes into the folder (the lock's hashes, the marker)
         raise _unwritable_or(exc, path) from None
 
@@ -200,7 +201,7 @@ def _inside(folder: Path, name: str) -> Path:
 def finished_env(path: Path) -> Env | None:
     """The environment at ``path`` if its install finished and it still holds what it installed; None otherwise."""
     built = _marked_env(path)
-    if built is None or missing_from(path, built.pins):
+    if built is None or missing_from(path, built.versions):
         return None
     return built
 
@@ -211,16 +212,19 @@ def _marked_env(path: Path) -> Env | None:
         saved = json.loads((path / _MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not env_python(path).exists() or not isinstance(saved, dict) or not isinstance(saved.get("pins"), dict):
+    # A marker written before the resolved versions were called ``versions`` names them ``pins``: its
+    # environment is as finished as any.
+    versions = saved.get("versions", saved.get("pins")) if isinstance(saved, dict) else None
+    if not env_python(path).exists() or not isinstance(versions, dict):
         return None
-    return Env(path=path, python=env_python(path), reused=True, pins=saved["pins"])
+    return Env(path=path, python=env_python(path), reused=True, versions=versions)
 
 
-def _other_pins(built: Env, wanted: Mapping[str, str]) -> list[str]:
+def _other_versions(built: Env, wanted: Mapping[str, str]) -> list[str]:
     """What ``built`` installed otherwise than ``wanted`` says (``optax 0.2.3, now 0.2.4``): the folder is named by
     the plan alone, so a lock resolved again (``--refresh``, a cache answer found wrong) can name other versions."""
-    return [f"{name} {built.pins.get(name)}, now {version}" for name, version in sorted(wanted.items())
-            if built.pins.get(name) != version]
+    return [f"{name} {built.versions.get(name)}, now {version}" for name, version in sorted(wanted.items())
+            if built.versions.get(name) != version]
 
 
 def _finished_env(path: Path, log: Log, wanted: Mapping[str, str]) -> Env | None:
@@ -229,11 +233,11 @@ def _finished_env(path: Path, log: Log, wanted: Mapping[str, str]) -> Env | None
     built = _marked_env(path)
     if built is None:
         return None
-    other = _other_pins(built, wanted)
+    other = _other_versions(built, wanted)
     if other:
         log(f"environment {path} holds other versions than its resolution ({', '.join(other[:5])}): building it again")
         return None
-    damage = missing_from(path, built.pins)
+    damage = missing_from(path, built.versions)
     if damage:
         # A verdict from it would blame the release for what was removed here ("No module named 'jax'").
         log(f"environment {path} no longer holds what it installed ({damage}): building it again")

@@ -20,13 +20,13 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 
-def missing_from(env: Path, pins: Mapping[str, str]) -> str:
-    """What of ``pins`` is not installed in the environment at ``env``, in a few words; "" when all is there."""
+def missing_from(env: Path, versions: Mapping[str, str]) -> str:
+    """What of ``versions`` is not installed in the environment at ``env``, in a few words; "" when all is there."""
     sites = site_packages(env)
     if not sites:
-        return "it has no site-packages folder" if pins else ""
+        return "it has no site-packages folder" if versions else ""
     installed = _dist_infos(sites)
-    for name, version in sorted(pins.items()):
+    for name, version in sorted(versions.items()):
         found = installed.get((canonicalize_name(name), _version(version)))
         if found is None:
             return f"{name} {version} has no {name}-{version}.dist-info in {_shown(sites[0], env)}"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import threading
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,7 +29,13 @@ from ..records import JsonTextError, read_json
 from .key import InstallKey
 from .plan import InstallPlan, Resolution
 
-LOCK_SCHEMA = 1
+LOCK_SCHEMA = 2
+"""2: the resolved versions are ``versions``; schema 1 called them ``pins`` (beside the settings' ``pins``, the
+user's ``--pin`` holds) and still reads, so no lock made before is resolved again. The on-disk word changed
+with the Python one, so the two meanings never share a name in one file; an older kit meets a schema it does
+not know and resolves again, as for any lock it cannot trust."""
+_READ_SCHEMAS = {1: "pins", LOCK_SCHEMA: "versions"}
+"""Each schema read, and its key for the resolved versions."""
 
 # Bump when plan_install would plan the same settings differently, so every
 # lock made by the older planning is resolved again.
@@ -70,16 +78,57 @@ def read_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
     path = lock_path(envs_dir, settings)
     try:
         data = read_json(path)
-        if data.get("schema") != LOCK_SCHEMA or data.get("settings") != settings:
+        if data.get("schema") not in _READ_SCHEMAS or data.get("settings") != settings:
             return None
         fields: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
                                   for key, value in data["plan"].items()}
         plan = InstallPlan(**fields)
-        resolution = Resolution(python=data["python"], ok=True, pins=dict(data["pins"]),
+        versions = dict(data[_READ_SCHEMAS[data["schema"]]])
+        resolution = Resolution(python=data["python"], ok=True, versions=versions,
                                 hashes={name: tuple(found) for name, found in data.get("hashes", {}).items()})
     except (JsonTextError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn or hand-edited: resolve again
     return Lock(path, plan, resolution, str(data.get("resolved_at", "")))
+
+
+# What this process read of each lock, with the file's stamp then (see `current_lock`).
+_READ: dict[Path, tuple[tuple[int, ...] | None, str, Lock | None]] = {}
+_READ_GUARD = threading.Lock()
+
+
+def current_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
+    """`read_lock`, read again only when the file changed since this process last read it.
+
+    One bisect asks for a release's lock where it looks for a remembered probe,
+    where it resolves ahead and where it prepares (each one read, 19 reads of 9
+    files on a 5-probe bisect, before this). A lock another process writes meanwhile (a second bisect
+    building the same release) must still be seen: without it this process
+    resolves on its own, and where the index answers otherwise now it builds
+    the environment the other one uses again. So no answer is kept blind: each
+    question costs a stat of the file, and a file that appeared, went or changed
+    since is read again. The kit writes a lock by replacing it with a new file
+    (`atomic_write_text`), so every write is a new inode; a hand edit in place
+    changes its size or modification time.
+    """
+    path = lock_path(envs_dir, settings)
+    stamp = _stamp(path)
+    wanted = json.dumps(settings, sort_keys=True)
+    with _READ_GUARD:  # the resolve-ahead threads ask too: one read each, not one per thread
+        known = _READ.get(path)
+        if known is not None and known[:2] == (stamp, wanted):
+            return known[2]
+        lock = read_lock(envs_dir, settings) if stamp is not None else None
+        _READ[path] = (stamp, wanted, lock)  # the stamp from before the read: a write in between is read next time
+    return lock
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What changes whenever the file at ``path`` is replaced or written; None where there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def write_lock(envs_dir: Path, settings: dict[str, Any], plan: InstallPlan, resolution: Resolution) -> Path:
@@ -89,9 +138,11 @@ def write_lock(envs_dir: Path, settings: dict[str, Any], plan: InstallPlan, reso
         "settings": settings,
         "plan": plan.to_json(),
         "python": resolution.python,
-        "pins": dict(sorted(resolution.pins.items())),
+        "versions": dict(sorted(resolution.versions.items())),
         "hashes": {name: list(found) for name, found in sorted(resolution.hashes.items())},
         "resolved_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     atomic_write_text(path, strict_json(data))
+    with _READ_GUARD:
+        _READ.pop(path, None)  # the next question reads what was written
     return path

@@ -108,10 +108,11 @@ class InstallPlan:
 class Resolution:
     python: str
     ok: bool
-    pins: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    """Every package resolved and its exact version: the *versions*, of which a user's *pins* held some."""
     error: str = ""
     hashes: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """sha256 of each pinned package's files, where the index gives them (see `_resolve`)."""
+    """sha256 of each resolved package's files, where the index gives them (see `_resolve`)."""
     kept: str = ""
     """When this answer was made, where it was kept from an earlier run (`kit.install.resolutions`); "" if now."""
 
@@ -223,12 +224,12 @@ def _kept_or_resolved(plan: InstallPlan, python: str, uv: str | None, platform: 
     kept = store.get(inputs) if store is not None and keep else None
     if kept is not None:
         answer = kept["answer"]
-        return Resolution(python, ok=True, pins=dict(answer["pins"]), kept=str(kept.get("resolved_at", "")),
+        return Resolution(python, ok=True, versions=dict(answer["versions"]), kept=str(kept.get("resolved_at", "")),
                           hashes={name: tuple(found) for name, found in answer.get("hashes", {}).items()})
     resolution = (_era_wheels(plan, python, uv, platform, offline) if plan.requires
                   else _resolve(plan, python, uv, platform, offline))
     if store is not None and keep and resolution.ok:
-        store.put(inputs, {"pins": resolution.pins, "hashes": resolution.hashes},
+        store.put(inputs, {"versions": resolution.versions, "hashes": resolution.hashes},
                   "uv's cache, read after the era's cut-off" if offline else "the index")
     return resolution
 
@@ -251,7 +252,7 @@ def _era_wheels(plan: InstallPlan, python: str, uv: str | None, platform: str | 
     if not era.ok:
         return era
     names = sorted({package_name(text) for text in plan.requires})
-    pinned = tuple(f"{name}=={era.pins[name]}" for name in names if name in era.pins)
+    pinned = tuple(f"{name}=={era.versions[name]}" for name in names if name in era.versions)
     wheels = _resolve(replace(plan, requirements=plan.requirements + pinned), python, uv, platform, offline)
     if wheels.ok:
         return wheels
@@ -287,13 +288,13 @@ def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | Non
         if not offline:
             raise_if_network_trouble(proc.stderr)
         return Resolution(python=python, ok=False, error=_uv_error(proc.stderr))
-    pins = parse_pins(proc.stdout)
+    versions = parse_versions(proc.stdout)
     if passed_over:  # a version of the era was skipped for want of its metadata here: ask the index
         return Resolution(python=python, ok=False, error=CACHE_PREDATES_ERA)
     if offline and not holds_era(plan.index_url, bool(plan.extra_index_urls or plan.find_links), plan.exclude_newer,
-                                 pins, uv):
+                                 versions, uv):
         return Resolution(python=python, ok=False, error=CACHE_PREDATES_ERA)
-    return Resolution(python=python, ok=True, pins=pins, hashes=parse_hashes(proc.stdout))
+    return Resolution(python=python, ok=True, versions=versions, hashes=parse_hashes(proc.stdout))
 
 
 _PASSED_OVER = re.compile(r"`([^`]+)` needs to be downloaded from a registry")
@@ -399,13 +400,14 @@ def parse_hashes(text: str) -> dict[str, tuple[str, ...]]:
     return {name: tuple(found) for name, found in hashes.items()}
 
 
-def parse_pins(text: str) -> dict[str, str]:
-    pins = {}
+def parse_versions(text: str) -> dict[str, str]:
+    """``uv pip compile``'s ``name==1.0`` lines → {name: version}, names canonical."""
+    versions = {}
     for line in text.splitlines():
         m = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([^\s;]+)", line.strip())
         if m:
-            pins[str(canonicalize_name(m.group(1)))] = m.group(2)
-    return pins
+            versions[str(canonicalize_name(m.group(1)))] = m.group(2)
+    return versions
 
 
 def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Resolution, ...]) -> str:

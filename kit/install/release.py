@@ -33,7 +33,7 @@ from .plan import (
 )
 from .refusals import blamed_input, raise_if_offline
 from .resolutions import ResolutionStore
-from .lockfile import Lock, install_settings, read_lock, write_lock
+from .lockfile import Lock, current_lock, install_settings, write_lock
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,9 @@ class ResolvedRelease:
         return self.resolution.python if self.resolution else None
 
     @property
-    def pins(self) -> dict[str, str]:
-        return dict(self.resolution.pins) if self.resolution else {}
+    def versions(self) -> dict[str, str]:
+        """Every package resolved and its version ({} when none resolves)."""
+        return dict(self.resolution.versions) if self.resolution else {}
 
     @property
     def how_to_supply(self) -> str:
@@ -92,7 +93,7 @@ def resolve_release(matrix: Matrix, version: str, key: InstallKey, index: Packag
     """
     release = matrix.release(version)
     settings = install_settings(matrix, release, key)
-    lock = None if refresh else read_lock(matrix.envs_dir, settings)
+    lock = None if refresh else current_lock(matrix.envs_dir, settings)
     if lock is not None:
         return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock)
     index = index or open_index(matrix)
@@ -131,7 +132,7 @@ def locked_release(matrix: Matrix, version: str, key: InstallKey) -> ResolvedRel
     ever was (bisect's probe cache is keyed by every installed package).
     """
     settings = install_settings(matrix, matrix.release(version), key)
-    lock = read_lock(matrix.envs_dir, settings)
+    lock = current_lock(matrix.envs_dir, settings)
     return ResolvedRelease(lock.plan, lock.resolution, (), "", settings, lock) if lock is not None else None
 
 
@@ -217,7 +218,7 @@ def built_env(matrix: Matrix, version: str, key: InstallKey) -> Env | None:
     environment: without them this would answer for another environment.
     """
     settings = install_settings(matrix, matrix.release(version), key)
-    lock = read_lock(matrix.envs_dir, settings)
+    lock = current_lock(matrix.envs_dir, settings)
     if lock is None:
         return None
     return finished_env(env_path(matrix.envs_dir, lock.plan, lock.resolution))

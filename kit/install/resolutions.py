@@ -33,9 +33,12 @@ from repro.contract import strict_json
 from ..atomic_files import atomic_write_text
 from ..records import JsonTextError, read_json
 
-STORE_SCHEMA = 2
+STORE_SCHEMA = 3
 # 2: answers uv gave offline are kept only where it passed over no version of the era for want of its metadata
 # (`kit.install.plan._PASSED_OVER`); schema 1 may hold such an older version (optax 0.2.3 for jax 0.6.0's era).
+# 3: the answer names the resolved versions ``versions``; schema 2 called them ``pins`` and is read as it was
+# (`_migrated`). The schema changes, not only the key, so an older kit passes over a new file (and asks uv)
+# instead of failing on the key it looks for.
 
 _T = TypeVar("_T")
 
@@ -104,11 +107,12 @@ class ResolutionStore:
             data = read_json(self.path(inputs))
         except JsonTextError:
             return None  # missing, torn or unreadable: ask again
-        if not isinstance(data, dict) or data.get("schema") != STORE_SCHEMA or data.get("inputs") != _plain(inputs):
+        if not isinstance(data, dict) or data.get("schema") not in (2, STORE_SCHEMA) \
+                or data.get("inputs") != _plain(inputs):
             return None
         if not isinstance(data.get("answer"), dict):
             return None
-        return data
+        return _migrated(data)
 
     def put(self, inputs: dict[str, Any], answer: dict[str, Any], source: str) -> None:
         """Keep ``answer``; a store that cannot be written costs the next run a resolve, never this one."""
@@ -118,6 +122,16 @@ class ResolutionStore:
             atomic_write_text(self.path(inputs), strict_json(data))
         except OSError:
             pass
+
+
+def _migrated(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A kept answer in this schema's form (schema 2's ``pins`` are the resolved ``versions``); None without them."""
+    answer = dict(data["answer"])
+    if data["schema"] == 2 and "pins" in answer:
+        answer["versions"] = answer.pop("pins")
+    if not isinstance(answer.get("versions"), dict):
+        return None
+    return {**data, "schema": STORE_SCHEMA, "answer": answer}
 
 
 def _plain(inputs: dict[str, Any]) -> Any:

@@ -267,7 +267,7 @@ def _is_current(record: records.Record, parameters: Mapping[str, Any], release: 
         return False
     request = _request(cell, options)
     here = identity_here(subject=check_subject(request, parameters), jax=cell.version, backend=options.backend,
-                         python=release.python, packages=release.pins, requirements=release.plan.requirements,
+                         python=release.python, packages=release.versions, requirements=release.plan.requirements,
                          exclude_newer=release.plan.exclude_newer)
     if options.slurm and record.slurm:
         # The nodes' hardware is known only on the nodes: a record one of them made stands for the cluster's.

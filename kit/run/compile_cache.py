@@ -31,7 +31,7 @@ _BUILD_PACKAGE = re.compile(r"^(jaxlib|jax[-_.]?(cuda|rocm)\d*[-_.]?(plugin|pjrt
 
 def compile_cache_dir(envs_dir: Path, env: Environment, backend: str) -> Path | None:
     """The folder for runs in ``env`` on ``backend``; None where no jaxlib is known to key it by."""
-    build = {name.lower(): version for name, version in sorted(env.pins.items()) if _BUILD_PACKAGE.match(name)}
+    build = {name.lower(): version for name, version in sorted(env.versions.items()) if _BUILD_PACKAGE.match(name)}
     jaxlib = next((version for name, version in build.items() if name == "jaxlib"), None)
     if jaxlib is None:
         return None

@@ -173,7 +173,7 @@ class ImportFailure:
         return {"module": self.module, "package": self.package, "installed": self.installed}
 
 
-def import_failure(exception: RaisedException, pins: Mapping[str, str]) -> ImportFailure | None:
+def import_failure(exception: RaisedException, versions: Mapping[str, str]) -> ImportFailure | None:
     """The failed import ``exception`` reports, unless it is of JAX's own modules (or not an import at all)."""
     if exception.name not in _IMPORT_TYPES:
         return None
@@ -188,7 +188,7 @@ def import_failure(exception: RaisedException, pins: Mapping[str, str]) -> Impor
     if _JAX_MODULES.match(top):
         return None  # jax.experimental.foo gone: that is about the release, and may be the bug itself
     package = package_for_module(top)
-    installed = {canonicalize_name(name): version for name, version in pins.items()}.get(canonicalize_name(package))
+    installed = {canonicalize_name(name): version for name, version in versions.items()}.get(canonicalize_name(package))
     return ImportFailure(module, package, installed)
 
 
@@ -208,11 +208,11 @@ class Judged:
 
 
 def judge(fields: Mapping[str, Any], code: int | None, tail: Sequence[str], bad_if: re.Pattern[str] | None,
-          pins: Mapping[str, str], python: str | None = None) -> Judged:
+          versions: Mapping[str, str], python: str | None = None) -> Judged:
     """A script run's status, verdict and reason once its failure is classed (see the module's docstring).
 
     ``fields`` are `protocol.observation`'s for exit ``code``; ``tail`` the
-    last lines of the script's output; ``pins`` what the environment has
+    last lines of the script's output; ``versions`` what the environment has
     installed. The evidence gains ``exception``, ``import_error``, ``bad_if``
     where they apply. A run that did not fail is returned as it was.
     """
@@ -226,7 +226,7 @@ def judge(fields: Mapping[str, Any], code: int | None, tail: Sequence[str], bad_
         chain = exception_chain(tail)
         if len(chain) > 1:  # what it was raised from, as docs/checks.md's bad_if reads it
             evidence["exception_chain"] = [link.to_json() for link in chain]
-        imported = import_failure(exception, pins)
+        imported = import_failure(exception, versions)
         if imported is not None:
             evidence["import_error"] = imported.to_json()
             return Judged(Status.RAN, Verdict.INCONCLUSIVE, imported.reason(exception), evidence)

@@ -147,7 +147,7 @@ def check_subject(request: RunRequest, parameters: Mapping[str, Any]) -> dict[st
 def prepared_identity(subject: Mapping[str, Any], version: str, backend: str, prepared: Prepared) -> Identity:
     """The identity of running ``subject`` in a prepared environment here (`kit.records.identity`)."""
     resolution = prepared.resolution
-    versions = prepared.environment.pins if prepared.environment else (resolution.pins if resolution else {})
+    versions = prepared.environment.versions if prepared.environment else (resolution.versions if resolution else {})
     # An existing interpreter was not planned: what it has (its packages, its Python) is its install.
     python = prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
     return installed_identity(subject, prepared.jax or version, prepared.backend or backend, python, versions,
@@ -371,11 +371,11 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         fields = failures.not_source(fields, not_source)  # Python says so without a traceback: a plain exit 1
     if failures.failed(ended.code) and not _bad_if_matched(fields):
         fields = unless_jax_failed(fields, env, log)
-    env_facts: dict[str, Any] = {**{k: env.pins.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
+    env_facts: dict[str, Any] = {**{k: env.versions.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
                                  "python": env.python_version, "backend": backend,
                                  "device_count": check.host_devices or None}
     if check.requires:
-        env_facts["packages"] = installed_versions(check.requires, env.pins)  # what the extra packages were
+        env_facts["packages"] = installed_versions(check.requires, env.versions)  # what the extra packages were
     fields["environment"] = {**host_facts(None), **env_facts, **((result or {}).get("environment") or {})}
     return fields
 
@@ -397,7 +397,7 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
         return {"status": Status.CRASHED, "verdict": None, "reason": f"{exc}",
                 "evidence": {"exit_code": code, "output_tail": ended.tail[-15:], **_leftover_evidence(ended)}}, None
     fields = protocol.observation(code, timeout, result)
-    judged = failures.judge(fields, code, ended.tail, bad_if, env.pins, env.python_version)
+    judged = failures.judge(fields, code, ended.tail, bad_if, env.versions, env.python_version)
     fields.update(status=judged.status, verdict=judged.verdict, reason=judged.reason)
     # Whether KIT_RESULT stated the verdict or the exit code alone gave it: a script that only measures
     # (metrics, exit 0, no verdict) is shown as measured, not unaffected (kit/matrix/measured.py).

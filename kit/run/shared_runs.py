@@ -45,7 +45,8 @@ def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | N
         program = hashlib.sha256(check.script.read_bytes()).hexdigest()
     except OSError:
         return None
-    key = json.dumps({"python": str(env.python), "pins": dict(sorted(env.pins.items())), "program": program,
+    # "pins" is this key's old word for the installed versions, kept so that runs kept before still answer.
+    key = json.dumps({"python": str(env.python), "pins": dict(sorted(env.versions.items())), "program": program,
                       "devices": check.host_devices, "backend": backend, "kit": __version__,
                       "xla_flags": os.environ.get("XLA_FLAGS", "")}, sort_keys=True)
     return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"

@@ -26,7 +26,7 @@ def prepared_here(tmp_path: Path, jax_broken: bool = False) -> Prepared:
     """A 'built environment' whose python is this interpreter, with a stand-in jax: the run starts at once, offline."""
     plan = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0",),
                        exclude_newer="2025-04-30T00:00:00Z", index_url=refused_url(), pythons=("3.11",))
-    resolution = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
+    resolution = Resolution("3.11", ok=True, versions={"jax": "0.6.0", "jaxlib": "0.6.0"})
     jax = write_fake_jax(tmp_path / "fake-jax", broken=jax_broken)
     return Prepared(plan, resolution, Environment(Path(sys.executable), {"jax": "0.6.0"}, REUSED, pythonpath=(jax,)))
 

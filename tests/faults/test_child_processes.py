@@ -73,7 +73,7 @@ def _script(tmp_path: Path, body: str) -> Path:
 
 
 def _env(tmp_path: Path) -> Environment:
-    return Environment(python=Path(sys.executable), pins={}, obtained=REUSED)
+    return Environment(python=Path(sys.executable), versions={}, obtained=REUSED)
 
 
 def _run_script(tmp_path: Path, body: str, timeout: int) -> tuple[dict, float, Path]:
@@ -129,7 +129,7 @@ from kit import cli
 from kit.config import script_check
 from kit.install.environment import REUSED, Environment
 from kit.run import runner
-env = Environment(python=Path(sys.executable), pins={}, obtained=REUSED)
+env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED)
 with cli.unwind_on_stop_signals():
     runner.run_script(env, script_check("c", Path(sys.argv[1])), "cpu", 600, print)
 """

@@ -26,7 +26,7 @@ from tests.fake_repro import write_installed
 
 PLAN = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0",), exclude_newer="2025-04-30T00:00:00Z",
                    index_url="https://example.invalid/simple", pythons=("3.11",))
-RESOLUTION = Resolution("3.11", ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
+RESOLUTION = Resolution("3.11", ok=True, versions={"jax": "0.6.0", "jaxlib": "0.6.0"})
 
 
 class FakeBackend:
@@ -39,7 +39,7 @@ class FakeBackend:
         envs.env_python(path).symlink_to(sys.executable)
 
     def install(self, path: Path, plan: InstallPlan, resolution: Resolution) -> None:
-        write_installed(path, resolution.pins)
+        write_installed(path, resolution.versions)
 
 
 def test_a_link_at_an_environments_path_is_refused_and_its_target_left_whole(

@@ -31,7 +31,7 @@ from kit import cli
 from kit.config import script_check
 from kit.install.environment import REUSED, Environment
 from kit.run import runner
-env = Environment(python=Path(sys.executable), pins={}, obtained=REUSED)
+env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED)
 with cli.unwind_on_stop_signals():
     runner.run_script(env, script_check("c", Path(sys.argv[1])), "cpu", 600, print)
 """

@@ -29,7 +29,7 @@ def test_a_scripts_escape_sequences_are_written_out_on_the_console(tmp_path: Pat
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE)
-    env = Environment(python=Path(sys.executable), pins={}, obtained=REUSED)
+    env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED)
     fields = runner.run_script(env, script_check("hostile", script), "cpu", 60, lambda _line: None)
     assert fields["status"] == "ran"
     shown = capsys.readouterr().out.splitlines()

@@ -22,7 +22,7 @@ from kit.install.plan import InstallPlan, Resolution
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 PLAN = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"), exclude_newer=None,
                    index_url="http://127.0.0.1:9/simple", pythons=(PYTHON,))
-RESOLUTION = Resolution(PYTHON, ok=True, pins={"jax": "0.6.0", "jaxlib": "0.6.0"})
+RESOLUTION = Resolution(PYTHON, ok=True, versions={"jax": "0.6.0", "jaxlib": "0.6.0"})
 OUTAGE = "uv could not reach the package index over the network (Connection refused)"
 
 

@@ -135,7 +135,7 @@ class MetricJudge:
             return Observation(Status.NOT_INSTALLABLE, None, f"not installable here: {prepared.problem}")
         record = subject.run(candidate.version, prepared)
         resolution = prepared.resolution
-        python, jaxlib = (resolution.python, resolution.pins.get("jaxlib")) if resolution else (None, None)
+        python, jaxlib = (resolution.python, resolution.versions.get("jaxlib")) if resolution else (None, None)
         if not record.ran:
             return Observation(record.status_text, None, record.reason, python=python, jaxlib=jaxlib)
         metric = record.metrics.get(self.options.metric or "")

@@ -108,7 +108,7 @@ class ReleaseSubject:
         locked = self.locked[key]
         if locked is None or locked.resolution is None:
             return None
-        return self.spec.identity(key, locked.resolution.python, locked.resolution.pins, locked.plan)
+        return self.spec.identity(key, locked.resolution.python, locked.resolution.versions, locked.plan)
 
     def recorded(self, here: Identity, key: str) -> Observation | None:
         """A check's current record of this identity among the matrix's records, as an observation."""
@@ -174,4 +174,4 @@ def resolved_python_and_jaxlib(prepared: Prepared | None, candidate: Candidate) 
     resolution = prepared.resolution if prepared else None
     if resolution is None:
         return candidate.python, candidate.jaxlib
-    return resolution.python, resolution.pins.get("jaxlib")
+    return resolution.python, resolution.versions.get("jaxlib")
