@@ -335,10 +335,15 @@ def test_changed_parameters_do_not_reuse_probes(machine: Callable[..., FakeRelea
     releases = machine(verdicts("0.5.1"))
     argv = ["--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0"]
     run(releases, *argv)
+    first = releases.versions_run
     releases.forget()
+    run(releases, *argv)
+    assert releases.versions_run == []  # the control: the same parameters reuse every probe
     releases.reconfigure(checks={"scaling": {**CHECKS["scaling"], "batch": 128}})
     run(releases, *argv)
-    assert releases.runs  # measured again: the parameters are part of the probe's key
+    # Every probe measured again, in the same order: the parameters are part of the probe's key.
+    assert releases.versions_run == first
+    assert len(first) >= 3
 
 
 # --------------------------------------------------------------------------
