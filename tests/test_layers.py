@@ -46,20 +46,24 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _from_module(node: ast.ImportFrom, path: Path) -> str:
+    """The absolute module a ``from ... import`` statement of ``path`` reads (``from .. import x``: the package)."""
+    if not node.level:
+        return node.module or ""
+    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
+    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(path: Path) -> list[tuple[int, str]]:
     """(line, absolute module) for every import in the file."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_module(node, path)
             # `from . import records` imports the module kit.records, not a name of kit.
             found += [(node.lineno, f"{target}.{alias.name}" if not node.module else target) for alias in node.names]
     return found
@@ -189,22 +193,13 @@ def _through_the_front(path: Path, packages: dict[str, set[str]]) -> list[str]:
         for package, names in packages.items():
             if here == package or here.startswith(package + "."):
                 continue  # inside: its modules import each other directly
-            for line, target in _imports_of(node, path):
-                if target.startswith(package + "."):
-                    wrong.append(f"line {line}: {target} is inside {package}: import from {package} itself")
-                elif target == package:
-                    wrong += [f"line {line}: {package} does not list {alias.name!r} in __all__"
-                              for alias in node.names if alias.name not in names]
+            target, line = _from_module(node, path), node.lineno
+            if target.startswith(package + "."):
+                wrong.append(f"line {line}: {target} is inside {package}: import from {package} itself")
+            elif target == package:
+                wrong += [f"line {line}: {package} does not list {alias.name!r} in __all__"
+                          for alias in node.names if alias.name not in names]
     return wrong
-
-
-def _imports_of(node: ast.ImportFrom, path: Path) -> list[tuple[int, str]]:
-    """The absolute module one ``from ... import`` statement of ``path`` reads (one entry, as _imports gives)."""
-    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
-    if node.level:
-        base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-        return [(node.lineno, ".".join(base + ([node.module] if node.module else [])))]
-    return [(node.lineno, node.module or "")]
 
 
 PACKAGES_WITH_ALL = {_module(init): names for init in sorted(KIT.rglob("__init__.py"))
