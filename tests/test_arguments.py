@@ -25,7 +25,8 @@ def test_a_mistake_is_a_usage_error_with_the_parser_s_tip() -> None:
     parser.add_argument("--jobs", type=int)
     with pytest.raises(UsageError) as raised:
         parser.parse_args(["--jobs", "many"])
-    assert "invalid int value" in str(raised.value) and raised.value.tip == "see the docs"
+    assert "invalid int value" in str(raised.value)
+    assert raised.value.tip == "see the docs"
 
 
 def _backend_choices(parser: argparse.ArgumentParser) -> tuple[str, ...]:

@@ -24,4 +24,6 @@ B_UNBUILT = Build("0.5.3", "0.5.3", "3.13", False, "good")
 ])
 def test_choose_build(accepted: JaxlibRange | None, builds: list[Build], chosen: Build | None, why: str) -> None:
     got, reason = choose_build(accepted, builds)
-    assert got == chosen and why in reason and bool(reason) == (chosen is None)
+    assert got == chosen
+    assert why in reason
+    assert bool(reason) == (chosen is None)

@@ -35,10 +35,12 @@ def test_candidates_name_python_jaxlib_and_why_not(matrix: Any) -> None:
     index: Any = MetadataIndex()
     listed = {c.version: c for c in list_candidates(matrix, list(JAX_METADATA), InstallKey("cpu"), index)}
     assert (listed["0.4.31"].python, listed["0.4.31"].jaxlib, listed["0.4.31"].problem) == ("3.12", "0.4.31", "")
-    assert listed["0.4.31"].uploaded == "2024-12-01" and listed["0.4.31"].yanked is None
+    assert listed["0.4.31"].uploaded == "2024-12-01"
+    assert listed["0.4.31"].yanked is None
     assert listed["0.4.32"].yanked == "broken wheel"
     assert "has no jaxlib 0.4.32 wheels (tried Python 3.12)" in listed["0.4.32"].problem
-    assert listed["0.4.37"].jaxlib == "0.4.36" and listed["0.4.37"].python == "3.12"
+    assert listed["0.4.37"].jaxlib == "0.4.36"
+    assert listed["0.4.37"].python == "3.12"
     assert "no jaxlib 0.4.38 wheels for Python 3.12 on this platform" in listed["0.4.38"].problem
     assert (listed["0.5.2"].jaxlib, listed["0.5.2"].python) == ("0.5.1", "3.12")
     # A Python the plan allows but this machine lacks: uv may supply it when probed, so no verdict yet.

@@ -113,7 +113,8 @@ def test_render_changes_starts_with_compare_link(sections: List[ReleaseSection])
     assert block.splitlines()[0] == (
         "Changes from jax 0.5.3 to 0.6.0: https://github.com/jax-ml/jax/compare/jax-v0.5.3...jax-v0.6.0"
     )
-    assert "## JAX 0.6.0" in block and block.endswith("\n")
+    assert "## JAX 0.6.0" in block
+    assert block.endswith("\n")
 
 
 # --------------------------------------------------------------------------
@@ -126,7 +127,8 @@ def test_reachable_changelog_is_kept_and_quoted(tmp_path: Path) -> None:
     upstream = tmp_path / "upstream.md"
     upstream.write_text(SAVED)
     lines = release_notes(["0.5.3"], tmp_path / "cache", url=upstream.as_uri())
-    assert "* Fixed sharding of batched LU." in "\n".join(lines) and "* older" not in "\n".join(lines)
+    assert "* Fixed sharding of batched LU." in "\n".join(lines)
+    assert "* older" not in "\n".join(lines)
     assert (tmp_path / "cache" / "CHANGELOG.md").read_text() == SAVED  # a copy is kept
     upstream.unlink()
     assert "Fixed sharding" in "\n".join(release_notes(["0.5.3"], tmp_path / "cache", url=upstream.as_uri()))

@@ -17,7 +17,9 @@ from tests.local_slurm import checkout_copy
 
 def test_the_batch_script_runs_probe_i_of_the_round_with_the_kit(tmp_path: Path) -> None:
     script = batch_script(3, tmp_path, SlurmOptions(partition="gpu"), ntasks=2, python="/usr/bin/python3")
-    assert "#SBATCH --array=0-2" in script and "#SBATCH --ntasks=2" in script and "#SBATCH --partition=gpu" in script
+    assert "#SBATCH --array=0-2" in script
+    assert "#SBATCH --ntasks=2" in script
+    assert "#SBATCH --partition=gpu" in script
     assert "export KIT_SRUN=1" in script
     assert script.rstrip().endswith(f'exec /usr/bin/python3 -m kit probe {tmp_path} "$SLURM_ARRAY_TASK_ID"')
 

@@ -32,7 +32,9 @@ def test_a_commit_runs_on_the_built_build_it_accepts() -> None:
 
 def test_a_commit_no_build_accepts_carries_why_and_no_python() -> None:
     candidate = _candidate(COMMIT, JaxlibRange("0.5.4", "0.5.4"), ("2025-03-01", "Bump"), [BAD, GOOD])
-    assert candidate.build is None and candidate.python is None and candidate.jaxlib is None
+    assert candidate.build is None
+    assert candidate.python is None
+    assert candidate.jaxlib is None
     assert candidate.problem == ("no jaxlib build here runs it: it needs jaxlib >= 0.5.4 and <= 0.5.4; the builds at "
                                  "hand are jaxlib 0.5.1, jaxlib 0.5.3")
 
@@ -40,7 +42,8 @@ def test_a_commit_no_build_accepts_carries_why_and_no_python() -> None:
 def test_a_commit_without_a_version_file_is_skipped_with_its_reason() -> None:
     candidate = _candidate(COMMIT, None, ("", ""), [BAD])
     assert candidate.problem.startswith("no jaxlib build here runs it: its jax/version.py names no jaxlib range")
-    assert candidate.uploaded is None and candidate.jax_version == COMMIT[:10]
+    assert candidate.uploaded is None
+    assert candidate.jax_version == COMMIT[:10]
 
 
 def test_on_another_build_the_same_commit_is_a_new_key_on_that_build() -> None:
@@ -63,7 +66,10 @@ def test_forced_onto_a_newer_jaxlib_the_commit_names_that_jaxlib_as_its_version_
     # there passes that check alone, and the probe is keyed and named as forced.
     old = _candidate(COMMIT, JaxlibRange("0.5.1", "0.5.2"), ("2025-02-27T10:00:00Z", "Fix"), [BAD])
     forced = forced_on(old, GOOD)
-    assert forced is not None and forced.forced and forced.jaxlib == "0.5.3" and forced.build == GOOD
+    assert forced is not None
+    assert forced.forced
+    assert forced.jaxlib == "0.5.3"
+    assert forced.build == GOOD
     assert forced.version == f"{COMMIT}@jaxlib-0.5.3-forced" != on_build(old, BAD).version  # type: ignore[union-attr]
     assert forced.jax_version == "0.5.3.dev20250227+f93c2a1aa5.forced"
     assert forced_on(old, BAD) is None  # accepted anyway: nothing to force
@@ -89,7 +95,9 @@ def test_a_patch_release_tag_stands_as_the_old_end_where_its_branch_point_runs_o
     candidates = commit_candidates(history, commit_range, builds)
     assert candidates[0].problem  # the branch point m1: jaxlib 0.1.0 only
     placed, said = tag_as_old_end(history, "jax-v0.1.1", candidates, builds)
-    assert placed[0].title == "b1 patch release 0.1.1" and placed[0].build == builds[0] and not placed[0].problem
+    assert placed[0].title == "b1 patch release 0.1.1"
+    assert placed[0].build == builds[0]
+    assert not placed[0].problem
     assert placed[1:] == candidates[1:]
     assert said.startswith(f"the branch point {candidates[0].short} runs on no build here")
     assert "jax-v0.1.1 itself" in said
@@ -105,7 +113,8 @@ def test_the_real_commits_between_two_releases_each_get_a_build_or_a_reason() ->
     history = History(JAX_CLONE, "--jax-repo")
     builds = [Build("0.4.35", "0.4.35", "3.12", True, "bad"), Build("0.4.36", "0.4.36", "3.12", False, "good")]
     candidates = commit_candidates(history, release_range(history, "0.4.35", "0.4.36"), builds)
-    assert len(candidates) > 10 and len({c.commit for c in candidates}) == len(candidates)
+    assert len(candidates) > 10
+    assert len({c.commit for c in candidates}) == len(candidates)
     assert all(len(c.commit) == 40 and c.title and c.date for c in candidates)
     for c in candidates:  # every one runs on a build it accepts, or says why not
         assert (c.build is not None and c.accepts is not None and c.accepts.accepts(c.build.jaxlib)) or \

@@ -75,7 +75,8 @@ def test_a_forced_pair_that_shows_no_change_is_a_lead_that_the_commit_needs_its_
     level, candidates = level_found_on_old(JaxlibRange("0.5.0", "0.5.2"))
     prober = Prober(candidates, lambda c: Outcome.GOOD if c.forced or c.commit == PARENT else Outcome.BAD)
     tie = pair_on_other_build(prober, level, [OLD, NEW], runs_everywhere)  # type: ignore[arg-type]
-    assert tie is not None and tie.kind == "untested-elsewhere"
+    assert tie is not None
+    assert tie.kind == "untested-elsewhere"
     assert tie.why.endswith("good → good on jaxlib 0.5.3, no such change there: a lead that it needs jaxlib 0.5.1")
 
 
@@ -83,7 +84,8 @@ def test_an_unforced_pair_decides_and_nothing_is_forced() -> None:
     level, candidates = level_found_on_old(JaxlibRange("0.5.0", "0.5.3"))  # accepts both builds
     prober = Prober(candidates, lambda c: Outcome.GOOD if c.commit == PARENT else Outcome.BAD)
     tie = pair_on_other_build(prober, level, [OLD, NEW], runs_everywhere)  # type: ignore[arg-type]
-    assert tie is not None and tie.kind == "python-both"
+    assert tie is not None
+    assert tie.kind == "python-both"
     assert not any(probe.forced for probe in tie.evidence)
 
 
@@ -95,7 +97,8 @@ def test_where_more_than_the_version_check_refuses_nothing_is_forced() -> None:
         return JaxRuns(not c.forced, "AttributeError: module 'jax._src.named_sharding' has no attribute 'check_pspec'")
 
     tie = pair_on_other_build(prober, level, [OLD, NEW], dies_forced)  # type: ignore[arg-type]
-    assert tie is not None and tie.kind == "untested-elsewhere"
+    assert tie is not None
+    assert tie.kind == "untested-elsewhere"
     assert prober.ran == []
     assert tie.why.endswith(f"forced past JAX's version check, {PARENT[:10]} still could not run "
                             "(AttributeError: module 'jax._src.named_sharding' has no attribute 'check_pspec') there")

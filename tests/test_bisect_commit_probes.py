@@ -91,21 +91,26 @@ def test_a_commit_s_identity_is_its_build_s_with_the_commit_and_its_version_in_p
     commits = subject(tmp_path, releases, commit(), commit(OTHER))
     mine = commits.identity(COMMIT, NOT_BUILT)
     assert (mine.jax, mine.commit, mine.packages["jax"]) == (COMMIT[:10], COMMIT, COMMIT[:10])
-    assert mine.packages["jaxlib"] == "0.5.1" and mine.subject["parameters"] == {"batch": 64}
+    assert mine.packages["jaxlib"] == "0.5.1"
+    assert mine.subject["parameters"] == {"batch": 64}
     assert "overlay_format" in mine.subject  # a change to what is laid over must run every commit again
     # Two commits on one build are two probes; the same commit on the same build is one, from any bisect.
     assert mine.digest() != commits.identity(OTHER, NOT_BUILT).digest()
     assert mine.digest() == subject(tmp_path, StandInReleases(NOT_BUILT)).identity(COMMIT, NOT_BUILT).digest()
     # The build's own identity is left as it was: a shared mapping changed in place would relabel the release.
     build = releases.identities["0.5.2"]
-    assert build.packages["jax"] == "0.5.2" and build.jax == "0.5.2" and "overlay_format" not in build.subject
+    assert build.packages["jax"] == "0.5.2"
+    assert build.jax == "0.5.2"
+    assert "overlay_format" not in build.subject
 
 
 def test_the_locked_identity_is_the_commit_s_and_none_without_a_build_or_a_lock(tmp_path: Path) -> None:
     commits = subject(tmp_path, StandInReleases(NOT_BUILT), commit(), commit(OTHER, build=None))
     locked = commits.locked_identity(COMMIT)
-    assert locked is not None and locked.commit == COMMIT and locked.digest() == commits.identity(
-        COMMIT, NOT_BUILT).digest()  # the lock and a prepared build name the same probe
+    assert locked is not None
+    assert locked.commit == COMMIT
+    assert (locked.digest() == commits.identity(
+        COMMIT, NOT_BUILT).digest())  # the lock and a prepared build name the same probe
     assert commits.locked_identity(OTHER) is None  # no build accepts it: nothing to look up, and no crash
     unbuilt = subject(tmp_path, StandInReleases(NOT_BUILT, locked=False))
     assert unbuilt.locked_identity(COMMIT) is None
@@ -124,7 +129,8 @@ def test_a_build_that_could_not_be_prepared_lays_nothing_and_is_prepared_once(tm
     releases = StandInReleases(NOT_BUILT)
     commits = subject(tmp_path, releases)
     first = commits.prepare(COMMIT)
-    assert first is NOT_BUILT and commits.prepare(COMMIT) is first
+    assert first is NOT_BUILT
+    assert commits.prepare(COMMIT) is first
     assert releases.asked == ["0.5.2"]  # once, however often the judge asks
     assert commits.environment_state(COMMIT) is None  # neither built nor reused: the report must not say so
     assert not any(line.startswith("laid ") for line in releases.lines)
@@ -141,7 +147,8 @@ def test_resolved_falls_back_to_the_candidate_s_build_before_it_is_prepared(tmp_
 
 def test_pair_runs_on_a_build_that_could_not_be_prepared_says_so_and_runs_nothing(tmp_path: Path) -> None:
     runs = subject(tmp_path, StandInReleases(NOT_BUILT)).pair_runs(commit())
-    assert not runs.ok and runs.error == "jax 0.5.2's environment could not be prepared: uv could not build numpy"
+    assert not runs.ok
+    assert runs.error == "jax 0.5.2's environment could not be prepared: uv could not build numpy"
 
 
 def test_a_commit_runs_as_its_build_would_but_as_the_commit_its_record_apart_and_the_bisect_its_reproduction(

@@ -73,21 +73,25 @@ def test_an_exact_commit_is_named_with_its_pull_request_its_files_and_the_compar
 
 def test_a_fix_is_worded_the_other_way_round() -> None:
     text = "\n".join(commit_section(found_commit(), fix=True, crash="skip", script=False))
-    assert "- last bad commit: " in text and "- first good commit: " in text
+    assert "- last bad commit: " in text
+    assert "- first good commit: " in text
 
 
 def test_a_short_list_names_its_skipped_commits_up_to_twenty_and_counts_the_rest() -> None:
     skipped = tuple(f"{n:040x}" for n in range(1, 24))
     text = section(found_commit(ambiguous=skipped))
-    assert "**Answer: a short list of commits.**" in text and " (exact)" not in text  # not exact: no claim that it is
+    assert "**Answer: a short list of commits.**" in text
+    assert " (exact)" not in text  # not exact: no claim that it is
     line = next(line for line in text.splitlines() if line.startswith("- skipped between them"))
-    assert line.count(", ") == 19 and line.endswith(" and 3 more")
+    assert line.count(", ") == 19
+    assert line.endswith(" and 3 more")
 
 
 def test_a_long_file_list_is_cut_at_twenty_five_and_an_empty_one_says_none() -> None:
     many = tuple(f"jax/f{n}.py" for n in range(30))
     long = section(found_commit(first=info(FIRST, files=many)))
-    assert "jax/f24.py …" in long and "jax/f25.py" not in long
+    assert "jax/f24.py …" in long
+    assert "jax/f25.py" not in long
     assert "  - files changed: none" in section(found_commit(first=info(FIRST, files=())))
 
 
@@ -102,7 +106,8 @@ def test_every_caveat_of_the_search_is_said() -> None:
     text = section(outer_unprobed)
     assert "- 2 commits were left unrun: the search stopped probing after its budget of skipped probes" in text
     off_line = next(line for line in text.splitlines() if line.startswith("- on the older tag's branch"))
-    assert off_line.endswith(" and 2 more") and off_line.split(": ", 1)[1].count(", ") == 19
+    assert off_line.endswith(" and 2 more")
+    assert off_line.split(": ", 1)[1].count(", ") == 19
     assert f"- the old end {OLD_END[:10]} was not run: the change lies between two commits" in text
     assert "- the merge's branch, 3 commits: its ends agree" in text
     assert f"- 1 probes where JAX itself could not run were counted as neither good nor bad: {NEWEST[:10]}: " \
@@ -168,12 +173,14 @@ def test_the_probe_table_has_the_probes_run_now_and_the_framing_ones_and_counts_
     rows = [line for line in commit_section(found, fix=False, crash="skip", script=False) if line.startswith("| ")]
     keys = [row.split(" | ")[0][2:] for row in rows[1:]]  # below the header
     assert keys == [OLD_END[:10], LAST[:10], FIRST[:10], NEWEST[:10]]  # the cache's middle commit: not a row
-    assert "| probe cache (earlier run) |" in rows[-1] and "run (reused environment)" in rows[2]
+    assert "| probe cache (earlier run) |" in rows[-1]
+    assert "run (reused environment)" in rows[2]
     assert "1 more commits were known before this run" in section(found)
     found.commit_probes.append(middle)  # run now after all: it gets its row, its title's pipe escaped and cut
     middle_row = next(line for line in commit_section(found, fix=False, crash="skip", script=False)
                       if line.startswith(f"| {middle[:10]}"))
-    assert "a \\| b yyy" in middle_row and middle_row.count(" | ") == 6
+    assert "a \\| b yyy" in middle_row
+    assert middle_row.count(" | ") == 6
     assert "| probe cache (an earlier bisect) |" in middle_row
 
 
@@ -200,7 +207,8 @@ def test_a_build_matters_answer_names_the_untested_span_with_its_probes_and_lead
     assert f"  - probes: {LAST[:10]} on jaxlib 0.5.1: bad; {LAST[:10]} on jaxlib 0.5.3: good; {FIRST[:10]} on " \
            "jaxlib 0.5.3: good" in text
     assert "- lead (read first, not an answer): 2222222222 \"Deprecate alpha\" — adds the gate `g`" in text
-    assert "Not in JAX's Python" not in text and "- first bad commit" not in text
+    assert "Not in JAX's Python" not in text
+    assert "- first bad commit" not in text
 
 
 def test_a_patch_laid_on_the_same_xla_revision_is_named_as_the_compiled_change_and_each_probe_says_its_part() -> None:

@@ -130,7 +130,8 @@ def test_fix_is_named_inside_the_merge_with_jaxlib_python_laid_over(matrix: Any,
     fix = commit_titled(world.repo, FIX_TITLE)
     assert commits["verdict"] == "commit"
     assert commits["first_different"]["hash"] == fix
-    assert commits["first_different"]["pr"] == 4242 and commits["first_different"]["author"].startswith("Jax Dev")
+    assert commits["first_different"]["pr"] == 4242
+    assert commits["first_different"]["author"].startswith("Jax Dev")
     assert commits["first_different"]["files"] == ["jax/_src/linalg.py"]
     assert commits["last_same"]["title"] == "Teach lapack about batch dimensions"
     assert commits["levels"][1]["shape"].startswith(commit_titled(world.repo, MERGE_TITLE)[:10])  # the merge, opened
@@ -139,15 +140,19 @@ def test_fix_is_named_inside_the_merge_with_jaxlib_python_laid_over(matrix: Any,
     searched = [key for key in commits["probed_now"] if not key.endswith("-forced")]
     assert len(searched) <= math.ceil(math.log2(commits["range"]["commits"])) + 3
     assert len(commits["probed_now"]) - len(searched) <= 2
-    assert commits["tie_break"]["kind"] == "untested-elsewhere" and "forced past JAX's version check" in \
-        commits["tie_break"]["why"]
-    assert world.built == set(RELEASES) and all(p["jaxlib"] in RELEASES for p in commits["probes"])
-    assert f"**{fix}** \"{FIX_TITLE}\"" in markdown and "PR #4242" in markdown
+    assert commits["tie_break"]["kind"] == "untested-elsewhere"
+    assert ("forced past JAX's version check" in \
+        commits["tie_break"]["why"])
+    assert world.built == set(RELEASES)
+    assert all(p["jaxlib"] in RELEASES for p in commits["probes"])
+    assert f"**{fix}** \"{FIX_TITLE}\"" in markdown
+    assert "PR #4242" in markdown
     # Notes from the clone's CHANGELOG.md, of which only entries naming what the script calls are quoted.
     assert ("_0 of 1 entries mention `batch_sharded`; the whole section: "
             "https://github.com/jax-ml/jax/blob/jax-v0.2.0/CHANGELOG.md_") in markdown
     bisect_dir = matrix.results_dir.parent / "bisect"  # a --script's commit records: commit-records/, once
-    assert list((bisect_dir / "commit-records").glob("*.json")) and not (bisect_dir / "bisect").exists()
+    assert list((bisect_dir / "commit-records").glob("*.json"))
+    assert not (bisect_dir / "bisect").exists()
 
 
 def files_of(tree: Path) -> dict[str, tuple[int, int]]:
@@ -171,7 +176,8 @@ def test_change_only_in_the_compiled_jaxlib_is_not_in_python_once_the_old_ends_p
                                "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
     commits = data["commits"]
     assert commits["verdict"] == "not-in-python"
-    assert commits["not_in_python"]["old_xla"] == XLA_OLD and commits["not_in_python"]["new_xla"] == XLA_NEW
+    assert commits["not_in_python"]["old_xla"] == XLA_OLD
+    assert commits["not_in_python"]["new_xla"] == XLA_NEW
     assert commits["not_in_python"]["compiled_files"] == ["jaxlib/kernels.cc"]
     assert commits["not_in_python"]["xla_compare"] == f"https://github.com/openxla/xla/compare/{XLA_OLD}...{XLA_NEW}"
     assert commits["tie_break"]["kind"] == "binary"
@@ -180,7 +186,8 @@ def test_change_only_in_the_compiled_jaxlib_is_not_in_python_once_the_old_ends_p
     assert {"commit": old_end, "jaxlib": "0.2.0", "outcome": "good", "forced": True, "note": ""} in evidence
     assert [e for e in evidence if not e["forced"] and e["outcome"] == "bad"]  # a forced probe never stands alone
     assert len(commits["probed_now"]) <= 5  # newest on the old build, that Python, oldest and old end on the new
-    assert "Not in JAX's Python" in markdown and "jaxlib releases: 0.1.0 → 0.2.0" in markdown
+    assert "Not in JAX's Python" in markdown
+    assert "jaxlib releases: 0.1.0 → 0.2.0" in markdown
     assert "(forced: JAX's version check relaxed): good" in markdown
 
 
@@ -191,10 +198,12 @@ def test_regression_direction_and_identical_rerun_runs_nothing(matrix: Any, worl
     assert first["commits"]["first_different"]["title"] == FIX_TITLE
     world.prepared.clear()
     again, markdown, _log = run(matrix, *argv)
-    assert again["probed_now"] == [] and again["commits"]["probed_now"] == []
+    assert again["probed_now"] == []
+    assert again["commits"]["probed_now"] == []
     assert again["commits"]["first_different"]["hash"] == first["commits"]["first_different"]["hash"]
     assert world.prepared == []  # nothing was even prepared
-    assert "The commit phase ran 0 commit probes" in markdown and "This run ran no release probe" in markdown
+    assert "The commit phase ran 0 commit probes" in markdown
+    assert "This run ran no release probe" in markdown
 
 
 PIN = "numpy==1.26.4"
@@ -225,7 +234,8 @@ def test_a_pinned_commit_bisect_reads_the_pinned_environments_lock(matrix: Any, 
     assert all(probe["jaxlib"] in RELEASES for probe in commits["probes"])
     world.prepared.clear()
     again, _md, _log = run(matrix, *argv)
-    assert again["probed_now"] == [] and again["commits"]["probed_now"] == []
+    assert again["probed_now"] == []
+    assert again["commits"]["probed_now"] == []
     assert world.prepared == []  # every answer found under the identity the pinned lock gives
     assert again["commits"]["first_different"]["hash"] == commits["first_different"]["hash"]
 
@@ -243,7 +253,8 @@ def test_commit_nothing_can_run_is_skipped_with_the_reason(world: World) -> None
     assert by_title[BUMP_TITLE].jaxlib == "0.1.0"  # accepts both: the bad side's build first
     assert by_title["JAX release v0.2.0"].jaxlib == "0.2.0"  # accepts only the new jaxlib
     kernels = by_title[KERNELS_TITLE].accepts
-    assert kernels is not None and kernels.accepts("0.2.0")
+    assert kernels is not None
+    assert kernels.accepts("0.2.0")
 
 
 @pytest.mark.parametrize(("flags", "message"), [(["--commits", "--all"], "--commits narrows one change")])
@@ -261,8 +272,10 @@ def test_no_clone_and_remote_unreachable_is_exit_4_before_any_probe(matrix: Any,
     with pytest.raises(HistoryUnreachable) as error:
         driver.main(matrix, ["--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
                              "--commits"], print)
-    assert error.value.exit_code == 4 and "--jax-repo" in error.value.message
-    assert world.prepared == [] and not matrix.results_dir.exists()
+    assert error.value.exit_code == 4
+    assert "--jax-repo" in error.value.message
+    assert world.prepared == []
+    assert not matrix.results_dir.exists()
 
 
 def test_kits_own_clone_from_a_file_remote(matrix: Any, world: World, tmp_path: Path,
@@ -273,7 +286,8 @@ def test_kits_own_clone_from_a_file_remote(matrix: Any, world: World, tmp_path: 
     assert data["commits"]["first_different"]["title"] == FIX_TITLE
     clone = matrix.envs_dir.parent / "jax-history" / "jax.git"
     assert any(f"cloning JAX's history from {world.repo.as_uri()}" in line for line in log)
-    assert "the kit's clone" in data["commits"]["history"] and (clone / "HEAD").is_file()
+    assert "the kit's clone" in data["commits"]["history"]
+    assert (clone / "HEAD").is_file()
 
 
 METRIC_SCRIPT = """\
@@ -309,7 +323,8 @@ def test_a_long_untestable_stretch_stops_after_the_skip_budget(matrix: Any, worl
     assert commits["verdict"] == "short-list"
     runnable = commits["levels"][0]["candidates"] - 1  # one commit no build accepts: skipped without a run
     assert len(skipped_runs) == max(commit_search.MIN_SKIP_BUDGET, math.ceil(math.log2(runnable)))
-    assert commits["levels"][0]["unprobed"] > 0 and "were left unrun" in markdown
+    assert commits["levels"][0]["unprobed"] > 0
+    assert "were left unrun" in markdown
     assert len(commits["ambiguous"]) > 5  # the untested stretch is the short list
 
 
@@ -333,7 +348,8 @@ def test_commits_that_cannot_import_on_the_older_build_run_on_the_newer(
     assert commits["first_different"]["hash"] == commit_titled(world.repo, NOISE_FIX_TITLE)
     assert commits["first_different"]["jaxlib"] == "0.2.0"
     counted = [p for p in commits["probes"] if p["outcome"] in ("good", "bad")]
-    assert counted and not [p for p in counted if p["jax_cannot_run"]]
+    assert counted
+    assert not [p for p in counted if p["jax_cannot_run"]]
     rename = commit_titled(world.repo, RENAME_TITLE)
     on_old = [p for p in commits["probes"] if p["jaxlib"] == "0.1.0" and p["outcome"] in ("good", "bad")]
     order = [c for c in _first_parent(world.repo)]
@@ -343,7 +359,8 @@ def test_commits_that_cannot_import_on_the_older_build_run_on_the_newer(
     # The pairs that ran are kept: an identical rerun asks none again and runs nothing.
     again, _md, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_NOISE)), "--good", "0.2.0",
                            "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
-    assert again["commits"]["probed_now"] == [] and again["commits"]["runnable_checks"]["pairs"] == 0
+    assert again["commits"]["probed_now"] == []
+    assert again["commits"]["runnable_checks"]["pairs"] == 0
     assert again["commits"]["first_different"]["hash"] == commits["first_different"]["hash"]
     fresh, _md, _log = run(matrix, "--script", str(script(tmp_path, SCRIPT_NOISE)), "--good", "0.2.0",
                            "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo), "--fresh")
@@ -359,7 +376,8 @@ def test_an_import_failure_of_jax_is_never_a_verdict_nor_cached(
                           "--bad", "0.1.0", "--commits", "--jax-repo", str(world.repo))
     commits = data["commits"]
     skipped = [p for p in commits["probes"] if p["jax_cannot_run"]]
-    assert skipped and all(p["outcome"] == "skip" for p in skipped)
+    assert skipped
+    assert all(p["outcome"] == "skip" for p in skipped)
     assert all("No module named 'jaxlib._" in p["jax_cannot_run"] for p in skipped)
     assert commits["verdict"] != "not-in-python"  # without the spans: a short list or a stop, never a false binary
     cached = [json.loads(f.read_text()) for f in (tmp_path / "reports" / "bisect" / "probes").rglob("*.json")]
@@ -400,7 +418,8 @@ def test_a_commit_phase_that_stops_still_publishes_the_release_answer_first(
         driver.main(matrix, ["--script", str(script(tmp_path, SCRIPT_BATCH)), "--good", "0.2.0", "--bad", "0.1.0",
                              "--commits", "--jax-repo", str(world.repo)], lambda line: None)
     published = list((tmp_path / "reports").glob("bisect-*.json"))
-    assert published and json.loads(published[0].read_text())["first_different"] == "0.2.0"
+    assert published
+    assert json.loads(published[0].read_text())["first_different"] == "0.2.0"
 
 
 def test_good_and_bad_commits_start_and_end_the_commit_search_anywhere(matrix: Any, world: World, tmp_path: Path) -> None:
@@ -412,7 +431,8 @@ def test_good_and_bad_commits_start_and_end_the_commit_search_anywhere(matrix: A
                                "--bad-commit", prep[:12], "--good-commit", plugins)
     commits = data["commits"]
     assert commits["first_different"]["title"] == FIX_TITLE
-    assert commits["range"]["new_end"] == plugins and commits["range"]["new"] == plugins
+    assert commits["range"]["new_end"] == plugins
+    assert commits["range"]["new"] == plugins
     assert f"{prep[:12]} is not on the line: the search starts at" in commits["range"]["shape"]
     assert f"ending at {plugins}" in commits["range"]["shape"]
     with pytest.raises(UsageError, match="is not between"):  # older than the range's old end

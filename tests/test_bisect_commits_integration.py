@@ -79,7 +79,8 @@ def assert_fix_named(data: dict[str, Any], commits_in_range: int) -> dict[str, A
     assert any(line.startswith("## jax 0.5.3") for line in data["release_notes"])  # the clone's CHANGELOG.md
     old_end = commits["range"]["old_end"]
     if "was cut on a release branch" in commits["range"]["shape"]:  # the old end is no release's own commit
-        assert commits["levels"][0]["old_end_taken"] == old_end and old_end not in commits["probed_now"]
+        assert commits["levels"][0]["old_end_taken"] == old_end
+        assert old_end not in commits["probed_now"]
     return commits
 
 
@@ -99,7 +100,8 @@ def test_scaling_fix_narrowed_to_its_commit_over_the_ci_bundle(tmp_path: Path) -
                     if len(line.split()) >= 2)
     assert upstream[commits["first_different"]["hash"]] == FIX  # hashes differ in the bundle: map back
     again = bisect(matrix, *argv)
-    assert again["probed_now"] == [] and again["commits"]["probed_now"] == []  # an identical rerun runs nothing
+    assert again["probed_now"] == []
+    assert again["commits"]["probed_now"] == []  # an identical rerun runs nothing
 
 
 @pytest.mark.integration
@@ -191,7 +193,8 @@ def test_full_clone_names_real_changes_of_each_era(tmp_path: Path, case: str) ->
         assert commits["not_in_python"]["extension_versions"]  # each build's binary said its version
     if case == "heartbeat":  # both pairs printed: the same Python on both builds, the old end's Python on each
         shown = [(p["commit"][:10], p["jaxlib"], p["outcome"]) for p in commits["tie_break"]["evidence"]]
-        assert ("2184c1ecb7", "0.8.2", "bad") in shown and ("2184c1ecb7", "0.8.3", "good") in shown
+        assert ("2184c1ecb7", "0.8.2", "bad") in shown
+        assert ("2184c1ecb7", "0.8.3", "good") in shown
         assert ("3f125024ec", "0.8.2", "bad") in shown
         assert commits["not_in_python"]["xla_patches"] == ["third_party/xla/coordination_service_config_fix.patch"]
     counted = [p for p in commits["probes"] if p["outcome"] in ("good", "bad")]

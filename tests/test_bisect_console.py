@@ -57,7 +57,8 @@ def test_quiet_keeps_phase_lines_and_leaves_out_how_a_probe_was_prepared() -> No
     console = Console(shown.append)
     for line in DETAIL_LINES + PHASE_LINES:
         console(line)
-    assert shown == PHASE_LINES and console.hidden == len(DETAIL_LINES)
+    assert shown == PHASE_LINES
+    assert console.hidden == len(DETAIL_LINES)
 
 
 def test_a_probe_is_one_line_on_a_quiet_console() -> None:
@@ -65,8 +66,11 @@ def test_a_probe_is_one_line_on_a_quiet_console() -> None:
     line = "probe jax 0.5.0: bad (affected) [cache] " + "a long reason " * 30
     Console(shown.append)(Event(line + "\n  reused: the same check scaling ...\n  ran again: the jaxlib differs",
                                 Kind.PROBE))
-    assert len(shown) == 1 and "\n" not in shown[0] and len(shown[0]) <= PROBE_WIDTH
-    assert shown[0].startswith("probe jax 0.5.0: bad (affected) [cache] a long reason") and shown[0].endswith("…")
+    assert len(shown) == 1
+    assert "\n" not in shown[0]
+    assert len(shown[0]) <= PROBE_WIDTH
+    assert shown[0].startswith("probe jax 0.5.0: bad (affected) [cache] a long reason")
+    assert shown[0].endswith("…")
 
 
 def test_the_kind_decides_never_the_wording() -> None:
@@ -116,7 +120,8 @@ def test_a_quiet_bisect_fits_a_screen_and_a_failing_deciding_probe_shows_its_las
     assert quiet[tail_at].startswith("  first bad jax 0.5.2, last lines (reports/bisect/probes/")
     assert quiet[tail_at + 3].strip().startswith("RuntimeError")
     said = [line for line in quiet if line.startswith("report: ")]
-    assert len(said) == 1 and said[0].endswith("(and .json); -v prints every step")
+    assert len(said) == 1
+    assert said[0].endswith("(and .json); -v prints every step")
 
     logged.clear()
     assert driver.main(releases.matrix, [*argv, "-v", "--fresh"], logged.append) == 0

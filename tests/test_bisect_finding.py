@@ -65,7 +65,8 @@ def test_ends_taken_from_triage_s_runs_are_counted_apart_and_say_what_ran() -> N
     assert cost_lines(shown)[1] == ("Triage's runs answered 1 (0.4.20): its capture of the block, run there in the "
                                     "same install and judged by the check's judge (20 s, spent before this bisect).")
     data = to_json(shown, [])
-    assert data["answered_by_triage"] == ["0.4.20"] and data["probed_now"] == ["0.6.0"]
+    assert data["answered_by_triage"] == ["0.4.20"]
+    assert data["probed_now"] == ["0.6.0"]
     lines = _reuse_lines(shown)
     assert lines[1].startswith("Taken from triage's runs, not probed by this bisect")
     assert lines[3] == "- jax 0.4.20: triage ran reports/triage/captures/x.py (sha256 aaaaaaaaaaaa) on jax 0.4.20"

@@ -45,30 +45,41 @@ def test_the_newest_is_probed_first_then_doubling_steps_from_the_bound() -> None
 
 def test_a_change_next_to_the_bound_costs_two_probes() -> None:
     result, calls = run_gallop([G] * 20)
-    assert calls == [19, 0] and (result.found, result.near) == (0, None)
+    assert calls == [19, 0]
+    assert (result.found, result.near) == (0, None)
 
 
 def test_still_bad_at_the_far_end_stops_after_one_probe() -> None:
     result, calls = run_gallop([B] * 12)
-    assert calls == [11] and result.found is None and result.far_end == 11
+    assert calls == [11]
+    assert result.found is None
+    assert result.far_end == 11
 
 
 def test_untestable_newest_releases_fall_back_toward_the_bound() -> None:
     result, calls = run_gallop([B, B, G, G, G, S, S])
-    assert calls[:3] == [6, 5, 4] and result.far_end == 4 and result.found == 2
+    assert calls[:3] == [6, 5, 4]
+    assert result.far_end == 4
+    assert result.found == 2
 
 
 def test_known_outcomes_are_used_without_a_probe() -> None:
     # The cache already knows 9 is good and 4 bad: the gallop starts from 4 and never probes past 9.
     result, calls = run_gallop([B] * 7 + [G] * 13, known={4: B, 9: G, 19: G})
-    assert 19 not in calls and 4 not in calls and 9 not in calls
-    assert calls == [5, 7] and (result.found, result.near) == (7, 5)
+    assert 19 not in calls
+    assert 4 not in calls
+    assert 9 not in calls
+    assert calls == [5, 7]
+    assert (result.found, result.near) == (7, 5)
 
 
 def test_going_older_has_no_far_end_first() -> None:
     # The known bound is the newest: side runs older; a regression 5 releases back.
     result, calls = run_gallop([G] * 0 + [B] * 5 + [G] * 10, given_outcome=B, far_first=False)
-    assert calls[0] == 0 and result.far_end is None and result.found == 6 and result.near == 2
+    assert calls[0] == 0
+    assert result.far_end is None
+    assert result.found == 6
+    assert result.near == 2
 
 
 @settings(max_examples=200, deadline=None)
@@ -82,9 +93,11 @@ def test_the_bound_found_is_a_true_change(n: int, data: st.DataObject) -> None:
     if change == n:
         assert result.found is None
         return
-    assert result.found is not None and outcomes[result.found] is G
+    assert result.found is not None
+    assert outcomes[result.found] is G
     assert result.near is None or (outcomes[result.near] is B and result.near < result.found)
-    assert result.found >= change and (result.near is None or result.near < change)
+    assert result.found >= change
+    assert result.near is None or result.near < change
 
 
 # --------------------------------------------------------------------------
@@ -112,7 +125,8 @@ def test_bad_alone_finds_a_good_bound_and_the_fix(machine: Callable[..., FakeRel
     assert (data["last_same"], data["first_different"]) == ("0.5.2", "0.5.3")
     found = next(line for line in lines if "found by galloping" in line)
     assert "--bad 0.4.35 given; --good found by galloping newer (newest first: jax 0.6.0 is good)" in found
-    assert "cost" in found and "probes" in found
+    assert "cost" in found
+    assert "probes" in found
     assert data["reproduce"].endswith("--check scaling --bad 0.4.35 --good " + data["good"])
     assert len(releases.runs) <= 7  # the newest, a doubling gallop, then a short bisect
 
@@ -122,7 +136,8 @@ def test_fresh_runs_each_release_once_the_gallop_s_probes_answer_the_search(
     releases = machine(verdicts("0.5.3", fix=True))
     assert driver.main(releases.matrix, ["--check", "scaling", "--bad", "0.4.35", "--fresh"], lambda _l: None) == 0
     ran = [version for version, _check in releases.runs]
-    assert len(ran) == len(set(ran)) and report_json(releases)["first_different"] == "0.5.3"
+    assert len(ran) == len(set(ran))
+    assert report_json(releases)["first_different"] == "0.5.3"
 
 
 def test_bad_alone_reuses_what_an_earlier_bisect_probed(machine: Callable[..., FakeReleases]) -> None:
@@ -148,5 +163,6 @@ def test_good_alone_at_the_newest_release_gallops_back(machine: Callable[..., Fa
     assert driver.main(releases.matrix, ["--check", "scaling", "--good", "0.6.0"], lambda _line: None) == 0
     data = report_json(releases)
     assert (data["last_same"], data["first_different"]) == ("0.4.38", "0.5.0")
-    assert "galloping older" in data["bounds_from"] and "newest first" not in data["bounds_from"]
+    assert "galloping older" in data["bounds_from"]
+    assert "newest first" not in data["bounds_from"]
     assert "0.4.34" not in {version for version, _check in releases.runs}  # the oldest end is not asked first

@@ -25,8 +25,10 @@ def test_a_handed_run_says_what_ran_and_carries_the_check_s_verdict(tmp_path: Pa
     given = given_by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"]
     seen = given.observation
     assert (seen.status, seen.verdict, seen.source, seen.by) == ("ran", "affected", "triage", "triage")
-    assert seen.taken_from.startswith("triage ran reports/triage/captures/") and seen.log.startswith("reports/")
-    assert seen.output_tail[-1] == "TypeError: boom" and seen.exception == "TypeError: boom"
+    assert seen.taken_from.startswith("triage ran reports/triage/captures/")
+    assert seen.log.startswith("reports/")
+    assert seen.output_tail[-1] == "TypeError: boom"
+    assert seen.exception == "TypeError: boom"
     assert (seen.jaxlib, seen.packages["numpy"], seen.seconds, seen.ran_at) == ("0.6.0", "2.1.3", 19.8,
                                                                                "2026-12-02T07:31:30Z")
     assert given.identity.subject == CAPTURE  # what ran is kept as what ran

@@ -113,19 +113,22 @@ def judge(cache: ProbeCache, project: Path, **settings: Any) -> VerdictJudge:
 def test_an_inconclusive_check_is_run_once_more_and_the_second_look_counts(cache: ProbeCache, tmp_path: Path) -> None:
     subject = ScriptedSubject({"0.5.0": [ran("inconclusive"), ran("unaffected")]})
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
-    assert subject.ran == ["0.5.0", "0.5.0"] and look.ran_now
+    assert subject.ran == ["0.5.0", "0.5.0"]
+    assert look.ran_now
     assert (look.observation.verdict, look.observation.runs, look.observation.flipped) == (
         "unaffected", ["inconclusive", "unaffected"], True)
     # Both looks' output is in the one log, in order, and the report names it relative to the project.
     assert look.observation.output_tail[-2:] == ["run 1: inconclusive", "run 2: unaffected"]
     assert not Path(look.observation.log).is_absolute()
-    assert look.observation.by == "test-bisect" and look.observation.jaxlib == "0.5.0"
+    assert look.observation.by == "test-bisect"
+    assert look.observation.jaxlib == "0.5.0"
 
 
 def test_a_check_inconclusive_twice_is_left_inconclusive_not_run_a_third_time(cache: ProbeCache, tmp_path: Path) -> None:
     subject = ScriptedSubject({"0.5.0": [ran("inconclusive"), ran("inconclusive"), ran("affected")]})
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
-    assert len(subject.ran) == 2 and look.observation.verdict == "inconclusive"
+    assert len(subject.ran) == 2
+    assert look.observation.verdict == "inconclusive"
 
 
 @pytest.mark.parametrize(("settings", "record"), [
@@ -137,7 +140,8 @@ def test_an_inconclusive_look_that_would_only_repeat_itself_is_not_run_again(
         cache: ProbeCache, tmp_path: Path, settings: dict[str, Any], record: dict[str, Any]) -> None:
     subject = ScriptedSubject({"0.5.0": [record, ran("unaffected")]})
     look = judge(cache, tmp_path, **settings).observe(subject, candidate("0.5.0"))
-    assert subject.ran == ["0.5.0"] and look.observation.verdict == "inconclusive"
+    assert subject.ran == ["0.5.0"]
+    assert look.observation.verdict == "inconclusive"
 
 
 def test_confirm_runs_a_decided_probe_that_many_more_times_and_a_flip_is_too_noisy(
@@ -154,7 +158,8 @@ def test_confirm_does_not_repeat_a_run_that_decided_nothing(cache: ProbeCache, t
     # A crash is not a verdict to confirm: --confirm 2 must not run a crashed release twice more.
     subject = ScriptedSubject({"0.5.0": [ran(None, status="crashed")] * 3})
     seen = judge(cache, tmp_path, confirm=2).observe(subject, candidate("0.5.0")).observation
-    assert len(subject.ran) == 1 and seen.status == "crashed"
+    assert len(subject.ran) == 1
+    assert seen.status == "crashed"
 
 
 def test_a_kept_probe_answers_the_next_look_at_the_same_identity_without_a_run(
@@ -163,9 +168,11 @@ def test_a_kept_probe_answers_the_next_look_at_the_same_identity_without_a_run(
     judge(cache, tmp_path).observe(first, candidate("0.5.0"))
     again = ScriptedSubject({"0.5.0": []}, locked={"0.5.0": identity("0.5.0")})
     look = judge(cache, tmp_path, pins=("numpy==2.1.3",)).observe(again, candidate("0.5.0"))
-    assert again.ran == [] and not look.ran_now
+    assert again.ran == []
+    assert not look.ran_now
     assert (look.observation.source, look.observation.verdict) == ("cache", "affected")
-    assert look.observation.matched and look.observation.pins == ["numpy==2.1.3"]  # this run's pins, not the old one's
+    assert look.observation.matched
+    assert look.observation.pins == ["numpy==2.1.3"]  # this run's pins, not the old one's
     assert judge(cache, tmp_path).remembered(again, "0.5.0") is not None
 
 
@@ -176,7 +183,8 @@ def test_an_identity_other_than_the_lock_s_is_looked_up_again_once_prepared(cach
     subject = ScriptedSubject({"0.5.0": []}, locked={"0.5.0": identity("0.5.0")},
                               identity_of={"0.5.0": identity("0.5.0", jaxlib="0.5.1")})
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
-    assert subject.ran == [] and (look.observation.source, look.observation.verdict) == ("cache", "affected")
+    assert subject.ran == []
+    assert (look.observation.source, look.observation.verdict) == ("cache", "affected")
 
 
 def test_a_kept_probe_of_another_jaxlib_is_not_reused_and_the_difference_is_named(
@@ -184,7 +192,8 @@ def test_a_kept_probe_of_another_jaxlib_is_not_reused_and_the_difference_is_name
     cache.put(identity("0.5.0"), Observation("ran", "affected", "kept"))
     subject = ScriptedSubject({"0.5.0": [ran("unaffected")]}, identity_of={"0.5.0": identity("0.5.0", jaxlib="0.5.1")})
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
-    assert subject.ran == ["0.5.0"] and look.observation.verdict == "unaffected"
+    assert subject.ran == ["0.5.0"]
+    assert look.observation.verdict == "unaffected"
     assert "jaxlib" in look.observation.not_reused
 
 
@@ -194,7 +203,8 @@ def test_fresh_ignores_the_cache_but_still_keeps_what_it_measured(tmp_path: Path
     subject = ScriptedSubject({"0.5.0": [ran("unaffected")]}, locked={"0.5.0": identity("0.5.0")})
     assert judge(fresh, tmp_path).observe(subject, candidate("0.5.0")).observation.verdict == "unaffected"
     kept = ProbeCache(tmp_path / "probes").get(identity("0.5.0"), 60)
-    assert kept is not None and kept.verdict == "unaffected"  # replaced, not left stale
+    assert kept is not None
+    assert kept.verdict == "unaffected"  # replaced, not left stale
 
 
 @pytest.mark.parametrize(("prepared", "record"), [
@@ -218,10 +228,13 @@ def test_a_conclusive_current_record_answers_and_an_inconclusive_one_is_a_first_
     recorded = observation_of(Record(ran("affected")), source="record")
     subject = ScriptedSubject({"0.5.0": []}, recorded=recorded)
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
-    assert subject.ran == [] and look.observation.source == "record" and look.observation.packages["numpy"] == "2.1.3"
+    assert subject.ran == []
+    assert look.observation.source == "record"
+    assert look.observation.packages["numpy"] == "2.1.3"
     first = ScriptedSubject({"0.5.0": [ran("unaffected")]}, recorded=observation_of(Record(ran("inconclusive")), "record"))
     seen = judge(cache, tmp_path).observe(first, candidate("0.5.0")).observation
-    assert len(first.ran) == 1 and (seen.verdict, seen.source) == ("unaffected", "record+run")
+    assert len(first.ran) == 1
+    assert (seen.verdict, seen.source) == ("unaffected", "record+run")
 
 
 def test_an_unreachable_archive_skips_the_one_release_and_keeps_nothing(cache: ProbeCache, tmp_path: Path) -> None:
@@ -229,7 +242,8 @@ def test_an_unreachable_archive_skips_the_one_release_and_keeps_nothing(cache: P
     subject.unreachable = True
     look = judge(cache, tmp_path).observe(subject, candidate("0.4.1"))
     assert (look.observation.status, look.ran_now, subject.ran) == ("unreachable", False, [])
-    assert "did not answer" in look.observation.reason and not any(cache.folder.rglob("*.json"))
+    assert "did not answer" in look.observation.reason
+    assert not any(cache.folder.rglob("*.json"))
 
 
 def test_the_probe_line_says_what_was_held_what_flipped_and_why_it_was_reused_or_not() -> None:
@@ -255,9 +269,11 @@ def test_the_judge_takes_it_without_a_run_and_keeps_nothing_in_the_probe_cache(
     judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)],
                                                                                            tmp_path))
     look = judge.observe(subject, candidate("0.6.0"))
-    assert subject.ran == [] and not look.ran_now
+    assert subject.ran == []
+    assert not look.ran_now
     assert (look.observation.source, look.observation.verdict) == ("triage", "affected")
-    assert cache.get(here, 60) is None and not any(cache.folder.rglob("*.json"))  # the check did not run there
+    assert cache.get(here, 60) is None
+    assert not any(cache.folder.rglob("*.json"))  # the check did not run there
     assert judge.remembered(subject, "0.6.0") is None  # nor is it an earlier probe of the check
 
 
@@ -267,7 +283,8 @@ def test_a_run_in_another_install_is_probed_again_saying_why(cache: ProbeCache, 
     judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)],
                                                                                            tmp_path))
     look = judge.observe(subject, candidate("0.6.0"))
-    assert subject.ran == ["0.6.0"] and look.observation.source == "run"
+    assert subject.ran == ["0.6.0"]
+    assert look.observation.source == "run"
     assert look.observation.not_reused == "triage's run was not taken: numpy 2.1.3 there, 2.2.0 here"
     assert cache.get(here, 60) is not None  # what the bisect ran itself is kept, as always
 

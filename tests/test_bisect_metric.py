@@ -61,7 +61,8 @@ def test_a_clean_2x_step_is_found_in_log2_probes(tmp_path: Path) -> None:
     assert len(prober.runs) <= 2 + 4  # the bounds and ceil(log2 9) releases
     probed = [v for v in prober.runs if v not in ("0.6.0", "0.4.35")]
     assert all(prober.runs[v] == 2 for v in probed)  # two runs a probe, each after a run of --good
-    assert prober.runs["0.4.35"] == 3 and prober.runs["0.6.0"] == 3 + 2 * len(probed)
+    assert prober.runs["0.4.35"] == 3
+    assert prober.runs["0.6.0"] == 3 + 2 * len(probed)
 
 
 def test_a_probe_within_noise_is_measured_again_and_pooled(tmp_path: Path) -> None:
@@ -93,7 +94,8 @@ def test_a_probe_that_stays_within_noise_is_skipped_and_named(tmp_path: Path) ->
     assert prober.runs["0.5.2"] == 3
     assert getattr(prober.observations["0.5.2"], "verdict") == "inconclusive"
     assert "within noise" in getattr(prober.observations["0.5.2"], "reason")
-    assert result.first_different == "0.5.3" and result.ambiguous == ["0.5.2"]
+    assert result.first_different == "0.5.3"
+    assert result.ambiguous == ["0.5.2"]
 
 
 def test_bounds_without_the_factor_between_them_stop_saying_no_step(tmp_path: Path) -> None:

@@ -44,7 +44,8 @@ def test_each_round_and_pair_is_on_disk_as_soon_as_it_is_added(tmp_path: Path) -
     assert json.loads(store.path.read_text())["rounds"][0]["good_s"] == 3.46
     store.add_pair("0.5.0", ("3.12", "0.5.0"), [1.0], [1.9], 2.0)
     again = _store(tmp_path)
-    assert again.reused and again.rounds() == [([1.0, 1.1], [2.0], 3.46, 4.0)]
+    assert again.reused
+    assert again.rounds() == [([1.0, 1.1], [2.0], 3.46, 4.0)]
     assert again.pairs("0.5.0", ("3.12", "0.5.0")) == [([1.0], [1.9], 2.0)]
     assert (again.unit, again.better) == ("ms", "lower")
     assert again.note == ("reusing the metric samples measured from 2025-11-24T16:00:00Z by bisect-1: 1 rounds of "
@@ -62,7 +63,8 @@ def test_a_probes_pairs_of_another_python_or_jaxlib_are_not_its_own(tmp_path: Pa
 def test_bounds_built_with_another_python_are_not_reused_and_it_says_which(tmp_path: Path) -> None:
     _store(tmp_path).add_round([1.0], [2.0], 1, 1, "ms", "lower")
     again = _store(tmp_path, bounds={**BOUNDS, "0.4.35": ("3.12", "0.4.35")})
-    assert not again.reused and again.rounds() == []
+    assert not again.reused
+    assert again.rounds() == []
     assert "(jax 0.4.35 ran with python/jaxlib 3.11/0.4.35 then, 3.12/0.4.35 now)" in again.note
 
 
@@ -71,7 +73,8 @@ def test_samples_exactly_max_age_old_are_reused_and_older_are_not(tmp_path: Path
     _store(tmp_path).add_round([1.0], [2.0], 1, 1, "ms", "lower")
     assert _store(tmp_path, clock=lambda: T0 + MAX_AGE_H * 3600).reused
     late = _store(tmp_path, clock=lambda: T0 + MAX_AGE_H * 3600 + 60)
-    assert not late.reused and "they are 24 h old; samples older than 24 h are measured again" in late.note
+    assert not late.reused
+    assert "they are 24 h old; samples older than 24 h are measured again" in late.note
 
 
 def test_another_kit_or_layout_is_not_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -85,7 +88,8 @@ def test_another_kit_or_layout_is_not_reused(tmp_path: Path, monkeypatch: pytest
 def test_fresh_neither_reads_nor_reuses(tmp_path: Path) -> None:
     _store(tmp_path).add_round([1.0], [2.0], 1, 1, "ms", "lower")
     fresh = _store(tmp_path, read=False)
-    assert not fresh.reused and fresh.rounds() == []
+    assert not fresh.reused
+    assert fresh.rounds() == []
     assert fresh.note == "--fresh: the bounds and probes are measured afresh"
 
 
@@ -107,5 +111,6 @@ def test_a_folder_that_cannot_be_written_is_said_once_and_the_bisect_goes_on(tmp
     store = _store(tmp_path / "metric", log=said.append)
     store.add_round([1.0], [2.0], 1, 1, "ms", "lower")
     store.add_pair("0.5.0", ("3.12", "0.5.0"), [1.0], [1.9], 2.0)
-    assert len(said) == 1 and "an interrupted bisect would measure them again" in said[0]
+    assert len(said) == 1
+    assert "an interrupted bisect would measure them again" in said[0]
     assert store.rounds() == [([1.0], [2.0], 1.0, 1.0)]  # kept in memory all the same

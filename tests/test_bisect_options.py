@@ -110,16 +110,20 @@ def test_a_script_inside_the_project_is_shown_relative_and_its_check_carries_the
     script.parent.mkdir()
     script.write_text("print('ok')\n")
     options = parse_options(matrix, ["--script", str(script), "--host-devices", "3", "--timeout", "30", *BOUNDS])
-    assert options.script == script.resolve() and options.script_shown == "cases/my repro.py"
+    assert options.script == script.resolve()
+    assert options.script_shown == "cases/my repro.py"
     assert options.subject == "script-my_repro"  # a space would break the record file names
-    assert options.script_check is not None and options.script_check.timeout_s == 30
+    assert options.script_check is not None
+    assert options.script_check.timeout_s == 30
     assert options.script_check.host_devices == 3
     assert options.argv_shown[1] == "cases/my repro.py"  # no absolute path in what the report quotes
 
 
 def test_a_check_has_no_script_check_and_the_script_timeout_defaults_only_for_scripts(matrix: Matrix) -> None:
     options = parse_options(matrix, ["--check", "scaling", *BOUNDS])
-    assert options.script_check is None and options.timeout is None and options.subject == "scaling"
+    assert options.script_check is None
+    assert options.timeout is None
+    assert options.subject == "scaling"
 
 
 @pytest.mark.parametrize(("stem", "name"), [
@@ -173,7 +177,8 @@ def test_bisect_name_names_every_setting_that_changes_the_answer() -> None:
 
 def test_bisect_name_is_file_name_safe_whatever_the_metric_is_called() -> None:
     name = bisect_name(_options(metric="../../etc/passwd"), "0.6.0", "0.4.35")
-    assert "/" not in name and re.fullmatch(r"[A-Za-z0-9._-]+", name)
+    assert "/" not in name
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", name)
 
 
 @pytest.mark.parametrize(("op", "named"), [("train.py:40:triangular_solve", "triangular_solve"), ("train.py:40", "")])

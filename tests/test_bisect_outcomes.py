@@ -39,7 +39,9 @@ def test_script_exit_codes(code: int | None, status: str, verdict: str | None) -
 def test_settle_reports_a_flip_between_conclusive_runs() -> None:
     runs = [Observation("ran", "affected", "a"), Observation("ran", "unaffected", "b")]
     settled = settle(runs)
-    assert settled.flipped and settled.verdict == "inconclusive" and settled.runs == ["affected", "unaffected"]
+    assert settled.flipped
+    assert settled.verdict == "inconclusive"
+    assert settled.runs == ["affected", "unaffected"]
 
 
 def test_saved_observation_with_unknown_keys_reads_back() -> None:

@@ -52,13 +52,15 @@ def test_the_log_lies_beside_the_probe(tmp_path: Path) -> None:
     path = cache.put(identity(), Observation("ran", "unaffected", "exit 0"))
     assert path is not None
     assert cache.log_path(identity()) == path.with_suffix(".log")
-    assert path.parent.name == identity().question() and path.stem == identity().digest()
+    assert path.parent.name == identity().question()
+    assert path.stem == identity().digest()
 
 
 def test_a_timeout_is_known_only_up_to_its_limit(tmp_path: Path) -> None:
     cache = ProbeCache(tmp_path)
     cache.put(identity(), Observation("timed-out", None, "did not finish", timeout_s=60))
-    assert cache.get(identity(), timeout_s=60) is not None and cache.get(identity(), timeout_s=30) is not None
+    assert cache.get(identity(), timeout_s=60) is not None
+    assert cache.get(identity(), timeout_s=30) is not None
     assert cache.get(identity(), timeout_s=120) is None
 
 
@@ -76,7 +78,8 @@ def test_a_probe_kept_under_identity_schema_1_is_still_found(tmp_path: Path) -> 
     (as_schema_1,) = here.earlier_forms()
     seen = Observation("ran", "unaffected", "exit 0", python="3.12", jaxlib="0.5.0")
     cache.put(as_schema_1, seen)  # exactly the file (path and content) the earlier kit wrote
-    assert '"ml_dtypes"' in cache.path(as_schema_1).read_text() and not cache.path(here).exists()
+    assert '"ml_dtypes"' in cache.path(as_schema_1).read_text()
+    assert not cache.path(here).exists()
     assert cache.get(here, timeout_s=60) == seen
     other = identity(packages={"jax": "0.5.0", "jaxlib": "0.5.0", "ml-dtypes": "0.5.2"})
     assert cache.get(other, timeout_s=60) is None

@@ -58,12 +58,15 @@ def prober(machine: FakeReleases, *flags: str, candidates: list[Candidate] | Non
 def test_a_release_runs_once_and_its_observation_is_kept_for_every_later_bisect(machine: FakeReleases) -> None:
     machine.behave("0.5.1", "affected")
     assert prober(machine)("0.5.1") is Outcome.BAD
-    assert machine.versions_run == ["0.5.1"] and machine.prepared == ["0.5.1"]
+    assert machine.versions_run == ["0.5.1"]
+    assert machine.prepared == ["0.5.1"]
     machine.forget()
     again = prober(machine)
     assert again("0.5.1") is Outcome.BAD
-    assert machine.runs == [] and machine.prepared == []  # known: nothing resolved, nothing run
-    assert again.observations["0.5.1"].source == "cache" and again.ran_now == []
+    assert machine.runs == []
+    assert machine.prepared == []  # known: nothing resolved, nothing run
+    assert again.observations["0.5.1"].source == "cache"
+    assert again.ran_now == []
     assert prober(machine).known_outcomes() == {"0.5.1": Outcome.BAD}  # handed to the search before it starts
 
 
@@ -73,7 +76,8 @@ def test_fresh_measures_again(machine: FakeReleases) -> None:
     machine.behave("0.5.1", "affected")
     fresh = prober(machine, "--fresh")
     assert fresh.known_outcomes() == {}
-    assert fresh("0.5.1") is Outcome.BAD and machine.versions_run == ["0.5.1"]
+    assert fresh("0.5.1") is Outcome.BAD
+    assert machine.versions_run == ["0.5.1"]
 
 
 def test_a_current_record_of_the_matrix_answers_without_a_run(machine: FakeReleases) -> None:
@@ -82,8 +86,10 @@ def test_a_current_record_of_the_matrix_answers_without_a_run(machine: FakeRelea
     machine.forget()
     probe = prober(machine)
     assert probe("0.5.0") is Outcome.GOOD
-    assert machine.runs == [] and machine.prepared == []
-    assert probe.observations["0.5.0"].source == "record" and probe.ran_now == []
+    assert machine.runs == []
+    assert machine.prepared == []
+    assert probe.observations["0.5.0"].source == "record"
+    assert probe.ran_now == []
 
 
 def test_what_the_index_already_says_is_not_installed_or_run(machine: FakeReleases) -> None:
@@ -91,8 +97,10 @@ def test_what_the_index_already_says_is_not_installed_or_run(machine: FakeReleas
     yanked = dataclasses.replace(listed[0], yanked="broken wheel")
     missing = dataclasses.replace(listed[1], problem="the index has no jaxlib 0.5.1 wheels", python=None)
     probe = prober(machine, candidates=[yanked, missing, listed[2]])
-    assert probe("0.5.0") is Outcome.SKIP and probe("0.5.1") is Outcome.SKIP
-    assert machine.runs == [] and machine.prepared == []
+    assert probe("0.5.0") is Outcome.SKIP
+    assert probe("0.5.1") is Outcome.SKIP
+    assert machine.runs == []
+    assert machine.prepared == []
     assert [probe.observations[v].source for v in ("0.5.0", "0.5.1")] == ["index", "index"]
     assert probe.observations["0.5.0"].reason == "yanked from the index (broken wheel): not probed"
     assert probe.known_outcomes() == {}  # nor looked up in the cache
@@ -106,7 +114,8 @@ def test_a_release_without_a_lock_is_looked_up_once_it_is_prepared(machine: Fake
     probe = prober(machine)
     assert probe.known_outcomes() == {}  # nothing to know it by before the search starts
     assert probe("0.5.2") is Outcome.GOOD
-    assert machine.prepared == ["0.5.2"] and machine.runs == []  # resolved (uv, the index), then found: not run
+    assert machine.prepared == ["0.5.2"]
+    assert machine.runs == []  # resolved (uv, the index), then found: not run
     assert probe.observations["0.5.2"].source == "cache"
 
 
@@ -114,9 +123,11 @@ def test_an_inconclusive_run_is_run_once_more_in_the_same_environment(machine: F
     machine.behave("0.5.1", "inconclusive", "affected")
     probe = prober(machine)
     assert probe("0.5.1") is Outcome.BAD
-    assert machine.versions_run == ["0.5.1", "0.5.1"] and machine.prepared == ["0.5.1"]
+    assert machine.versions_run == ["0.5.1", "0.5.1"]
+    assert machine.prepared == ["0.5.1"]
     seen = probe.observations["0.5.1"]
-    assert seen.runs == ["inconclusive", "affected"] and seen.flipped
+    assert seen.runs == ["inconclusive", "affected"]
+    assert seen.flipped
     assert (seen.python, seen.jaxlib, seen.environment, seen.timeout_s) == ("3.11", "0.5.1", "reused", 60)
 
 
@@ -207,11 +218,13 @@ def test_with_requires_each_probe_line_names_the_version_its_release_got(ten: Ca
     data = report_json(machine)
     assert (data["last_same"], data["first_different"]) == ("0.4.35", "0.4.36")
     probes = [line for line in log if line.startswith("probe jax ")]
-    assert probes and all(line.endswith(f" · flax {FLAX[line.split()[2].rstrip(':')]}") for line in probes)
+    assert probes
+    assert all(line.endswith(f" · flax {FLAX[line.split()[2].rstrip(':')]}") for line in probes)
     assert data["observations"]["0.4.35"]["extra_packages"] == {"flax": "0.10.1"}
     # The probes' records are kept, apart from the matrix's.
     kept = list((machine.matrix.results_dir.parent / "bisect" / "script-records").glob("*-0.*-cpu-*.json"))
-    assert len(kept) == len(machine.runs) and not machine.matrix.results_dir.exists()
+    assert len(kept) == len(machine.runs)
+    assert not machine.matrix.results_dir.exists()
 
 
 # A user's repro of jax#25329 ("jit errors if an argument is named f", 0.4.36 only, here 0.4.37 to 0.5.1), in a
@@ -277,8 +290,10 @@ def test_a_script_and_the_same_file_as_a_check_give_equal_records(ten: Callable[
     # Their identities differ only in the check's name: the same script, settings, packages and machine.
     identities = [{**record["identity"], "subject": {**record["identity"]["subject"], "check": None}} for record in made]
     assert identities[0] == identities[1]
-    assert made[0]["verdict"] == "affected" and made[0]["environment"]["packages"] == {"flax": "0.10.2"}
-    assert made[0]["environment"]["device_count"] == 2 and made[0]["parameters"]["bad_if"] == "argument 'f'"
+    assert made[0]["verdict"] == "affected"
+    assert made[0]["environment"]["packages"] == {"flax": "0.10.2"}
+    assert made[0]["environment"]["device_count"] == 2
+    assert made[0]["parameters"]["bad_if"] == "argument 'f'"
     # A --script's probes are keyed by what decides its outcome: its content and settings, not its path.
     moved = _script(tmp_path, script.read_text(), "elsewhere.py")
     same = parse_options(matrix, ["--script", str(moved), "--host-devices", "2", "--requires", "flax",
@@ -321,7 +336,8 @@ def test_an_install_that_failed_is_tried_again_by_the_next_bisect(ten: Callable[
     failing.clear()
     run(machine, *argv)
     data = report_json(machine)
-    assert data["outcomes"]["0.4.35"] == "bad" and "0.4.35" in data["probed_now"]
+    assert data["outcomes"]["0.4.35"] == "bad"
+    assert "0.4.35" in data["probed_now"]
     assert "0.4.34" in data["answered_by_cache"]  # what did run is known
 
 
@@ -380,9 +396,12 @@ def test_a_prober_is_any_subject_judged_by_any_judge(machine: FakeReleases) -> N
     listed.append(Candidate("4.0", (), None, "3.12", "4.0", yanked="broken"))
     subject, judge, lines = _Subject(listed), _Judge(), []
     probe = Prober(subject, judge, options, lines.append)  # type: ignore[arg-type]
-    assert probe.ruled_out() == {"4.0": Outcome.SKIP} and probe.known_outcomes() == {"2.0": Outcome.GOOD}
-    assert probe("1.0") is Outcome.BAD and lines == ["thing 1.0: bad"]
-    assert probe("4.0") is Outcome.SKIP and "4.0" not in judge.asked  # the index's metadata answered it
+    assert probe.ruled_out() == {"4.0": Outcome.SKIP}
+    assert probe.known_outcomes() == {"2.0": Outcome.GOOD}
+    assert probe("1.0") is Outcome.BAD
+    assert lines == ["thing 1.0: bad"]
+    assert probe("4.0") is Outcome.SKIP
+    assert "4.0" not in judge.asked  # the index's metadata answered it
     with pytest.raises(KeyboardInterrupt):
         probe("3.0")
     assert subject.finished == ["1.0", "3.0"]  # after every probe the judge saw, even one that was interrupted
@@ -404,13 +423,16 @@ def test_a_scaling_probe_on_cpu_times_nothing_and_is_kept_apart_from_timed_runs(
                                            "--metric", "slogdet_2dev_ms"])
     assert "repeats" not in run_spec(machine.matrix, timed).subject["parameters"]  # the check's own (matrix.toml's)
     checked = probe.subject.spec.subject  # what runs, apart from the release
-    assert run_spec(machine.matrix, timed).subject != checked and checked["parameters"]["repeats"] == 0
+    assert run_spec(machine.matrix, timed).subject != checked
+    assert checked["parameters"]["repeats"] == 0
     # A timed record of the same run still answers the untimed probe (it read the same HLO).
     machine.behave("0.5.0", "unaffected")
     runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version="0.5.0"), lambda line: None)
     machine.forget()
     again = prober(machine)
-    assert again("0.5.0") is Outcome.GOOD and again.observations["0.5.0"].source == "record" and machine.runs == []
+    assert again("0.5.0") is Outcome.GOOD
+    assert again.observations["0.5.0"].source == "record"
+    assert machine.runs == []
 
 
 def test_a_probe_on_a_gpu_keeps_its_timings(machine: FakeReleases) -> None:

@@ -51,8 +51,10 @@ def test_the_time_limit_is_the_command_line_s_else_the_check_s(matrix: Matrix, t
 
 def test_before_a_release_is_prepared_it_answers_from_the_index_s_metadata(matrix: Matrix) -> None:
     releases = subject(matrix, ["--check", "scaling", *BOUNDS])
-    assert releases.resolved("0.5.0") == ("3.12", "0.5.0") and releases.resolved("0.6.0") == (None, None)
-    assert releases.environment_of("0.5.0") is None and releases.environment_state("0.5.0") is None
+    assert releases.resolved("0.5.0") == ("3.12", "0.5.0")
+    assert releases.resolved("0.6.0") == (None, None)
+    assert releases.environment_of("0.5.0") is None
+    assert releases.environment_state("0.5.0") is None
     assert releases.name_of("0.5.0") == "jax 0.5.0"
 
 
@@ -75,16 +77,20 @@ def test_the_request_carries_the_bisect_s_settings_and_the_candidate_s_python(ma
     releases = subject(matrix, ["--check", "scaling", "--pin", "numpy==2.2.1", "-v", *BOUNDS], tmp_path / "elsewhere")
     request = releases.request("0.5.0", tmp_path / "probe.log")
     assert (request.check, request.version) == ("scaling", "0.5.0")
-    assert request.install is not None and request.install.python == "3.12"  # the candidate's, tried first
+    assert request.install is not None
+    assert request.install.python == "3.12"  # the candidate's, tried first
     assert request.install.pins == ("numpy==2.2.1",)  # the spec's install key, held in nothing else
     assert request.echo  # -v: the output on the console too
-    assert request.records_dir == tmp_path / "elsewhere" and request.output_log == tmp_path / "probe.log"
+    assert request.records_dir == tmp_path / "elsewhere"
+    assert request.output_log == tmp_path / "probe.log"
     # A verdict probe of scaling on CPU reads only the HLO: it leaves the timings out (its own identity says so).
     assert request.overrides == {"repeats": 0, "warmup": 0}
     assert request.reproduce == "python -m kit run scaling 0.5.0 --repeats 0 --warmup 0"
     quiet = subject(matrix, ["--check", "scaling", *BOUNDS]).request("0.6.0")
-    assert quiet.install is not None and quiet.install.python is None  # the index's metadata named none
-    assert not quiet.echo and quiet.records_dir is None  # the matrix's own folder
+    assert quiet.install is not None
+    assert quiet.install.python is None  # the index's metadata named none
+    assert not quiet.echo
+    assert quiet.records_dir is None  # the matrix's own folder
 
 
 def test_a_metric_probe_keeps_its_timings(matrix: Matrix) -> None:
@@ -114,4 +120,5 @@ def test_a_script_s_probe_is_reproduced_by_the_bisect_quoted_for_a_shell(matrix:
     script.write_text("print(1)\n")
     options = parse_options(matrix, ["--script", str(script), "--bad-if", "got multiple values", *BOUNDS])
     command = reproduce_command(matrix, options, "0.5.0", {})
-    assert command.startswith("nox -s bisect -- --script ") and "--bad-if 'got multiple values'" in command
+    assert command.startswith("nox -s bisect -- --script ")
+    assert "--bad-if 'got multiple values'" in command

@@ -40,7 +40,9 @@ def test_a_built_in_check_is_quoted_by_its_repro_module_and_a_script_by_itself(r
     script.write_text("import jax\n")
     given = parse_options(releases.matrix, ["--script", str(script), "--good", "0.6.0", "--bad", "0.4.35"])
     quoted = report_inputs.bisected(releases.matrix, given)
-    assert quoted is not None and quoted.text == "import jax\n" and not Path(quoted.shown).is_absolute()
+    assert quoted is not None
+    assert quoted.text == "import jax\n"
+    assert not Path(quoted.shown).is_absolute()
 
 
 def test_without_a_clone_named_the_notes_do_not_come_from_one(releases: FakeReleases) -> None:

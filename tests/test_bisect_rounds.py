@@ -30,7 +30,8 @@ def test_each_round_is_remembered_in_the_order_it_was_asked() -> None:
     rounds = Rounds(probe)
     assert rounds.one("0.4") is Outcome.GOOD
     assert dict(rounds.many(["0.5", "0.45"])) == {"0.5": Outcome.BAD, "0.45": Outcome.GOOD}
-    assert rounds.rounds == [["0.4"], ["0.5", "0.45"]] and asked == ["0.4", "0.5", "0.45"]
+    assert rounds.rounds == [["0.4"], ["0.5", "0.45"]]
+    assert asked == ["0.4", "0.5", "0.45"]
 
 
 def test_a_round_keeps_its_own_copy_of_the_batch() -> None:
@@ -75,7 +76,8 @@ def test_side_by_side_runs_up_to_jobs_probes_at_once_and_keeps_each_answer_with_
                        "0.61": Outcome.BAD}
     assert list(answers) == ["0.41", "0.42", "0.51", "0.52", "0.61"]
     assert peak[0] == 3
-    assert len(said) == 1 and said[0].startswith("--jobs 3 on this machine: 3 probes side by side")
+    assert len(said) == 1
+    assert said[0].startswith("--jobs 3 on this machine: 3 probes side by side")
 
 
 def test_a_probe_that_raises_stops_the_round_with_its_error() -> None:

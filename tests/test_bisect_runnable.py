@@ -58,7 +58,8 @@ def test_each_commit_goes_on_the_first_build_that_runs_it(tmp_path: Path) -> Non
     table = Table({"0.4.35": set(range(6)), "0.4.36": set(range(4, 20))})
     placed = assign_builds(_commits(10), [OLD, NEW], _runnable(tmp_path, table))
     assert [c.jaxlib for c in placed] == ["0.4.35"] * 6 + ["0.4.36"] * 4
-    assert all(c.problem == "" for c in placed) and placed[7].build == NEW
+    assert all(c.problem == "" for c in placed)
+    assert placed[7].build == NEW
     assert len(table.asked) <= 2 + 4 + 1  # ends and a bisection on the old build, one far end on the new
 
 
@@ -66,7 +67,8 @@ def test_a_commit_no_build_runs_carries_what_jax_died_of_on_each(tmp_path: Path)
     table = Table({"0.4.35": set(range(4)), "0.4.36": set(range(7, 10))})
     placed = assign_builds(_commits(10), [OLD, NEW], _runnable(tmp_path, table))
     assert [i for i, c in enumerate(placed) if c.problem] == [4, 5, 6]
-    assert placed[5].build is None and placed[5].jaxlib is None
+    assert placed[5].build is None
+    assert placed[5].jaxlib is None
     assert placed[5].problem == (f"JAX itself cannot run it on any jaxlib build here (on jaxlib 0.4.35: {RENAMED}; "
                                  f"on jaxlib 0.4.36: {RENAMED})")
 
@@ -82,20 +84,24 @@ def test_a_commit_that_already_has_a_problem_keeps_it(tmp_path: Path) -> None:
 def test_when_the_far_end_runs_one_check_answers_for_the_whole_build(tmp_path: Path) -> None:
     table = Table({"0.4.35": set(range(50))})
     span = span_on(_commits(50), OLD, list(range(50)), _runnable(tmp_path, table), suffix=False)
-    assert span.runs == frozenset(range(50)) and span.stopped == "" and table.asked == [(49, "0.4.35")]
+    assert span.runs == frozenset(range(50))
+    assert span.stopped == ""
+    assert table.asked == [(49, "0.4.35")]
 
 
 def test_the_span_is_bisected_in_few_checks_and_says_where_it_stopped(tmp_path: Path) -> None:
     table = Table({"0.4.36": set(range(37, 64))})
     span = span_on(_commits(64), NEW, list(range(64)), _runnable(tmp_path, table), suffix=True)
-    assert span.runs == frozenset(range(37, 64)) and span.stopped == RENAMED
+    assert span.runs == frozenset(range(37, 64))
+    assert span.stopped == RENAMED
     assert len(table.asked) <= 2 + 6  # both ends, then log2(64)
 
 
 def test_nothing_runs_when_even_the_near_end_fails(tmp_path: Path) -> None:
     table = Table({"0.4.35": set()}, error="AttributeError: module 'jaxlib' has no attribute 'xla_client'")
     span = span_on(_commits(8), OLD, list(range(8)), _runnable(tmp_path, table), suffix=False)
-    assert span.runs == frozenset() and span.stopped.startswith("AttributeError")
+    assert span.runs == frozenset()
+    assert span.stopped.startswith("AttributeError")
     assert span_on(_commits(8), OLD, [], _runnable(tmp_path, table), suffix=False).runs == frozenset()
 
 
@@ -103,10 +109,16 @@ def test_pairs_are_asked_once_per_run_and_kept_for_the_next(tmp_path: Path) -> N
     table = Table({"0.4.35": {0}})
     runnable = _runnable(tmp_path, table)
     [first, second] = _commits(2)
-    assert runnable(first).ok and not runnable(second).ok
-    assert runnable(first).ok and len(table.asked) == 2 and runnable.asked == 2 and runnable.seconds == 1.0
+    assert runnable(first).ok
+    assert not runnable(second).ok
+    assert runnable(first).ok
+    assert len(table.asked) == 2
+    assert runnable.asked == 2
+    assert runnable.seconds == 1.0
     later = _runnable(tmp_path, Table({"0.4.35": set()}))  # a new run: both answers come from disk
-    assert later(first).ok and later(second).error == RENAMED and later.asked == 0
+    assert later(first).ok
+    assert later(second).error == RENAMED
+    assert later.asked == 0
 
 
 @pytest.mark.parametrize("error", ["import jax did not finish in 180 s", "import jax was killed by signal 9",
@@ -116,7 +128,8 @@ def test_a_failure_that_may_be_the_machines_is_not_kept(tmp_path: Path, error: s
     [commit] = _commits(1)
     store.put(commit, JaxRuns(False, error, (), 1.0))
     assert store.get(commit) is not None  # known for this run
-    assert list(tmp_path.iterdir()) == [] and PairStore(tmp_path, "cpu").get(commit) is None
+    assert list(tmp_path.iterdir()) == []
+    assert PairStore(tmp_path, "cpu").get(commit) is None
 
 
 def test_the_key_holds_the_build_and_the_backend(tmp_path: Path) -> None:

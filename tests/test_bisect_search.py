@@ -116,7 +116,8 @@ def test_resumed_bisect_reuses_cache() -> None:
     first = bisect(candidates, CountingProbe(outcomes))
     again = CountingProbe(outcomes)
     resumed = bisect(candidates, again, cache=dict(first.cache))
-    assert again.calls == [] and resumed.probes == []
+    assert again.calls == []
+    assert resumed.probes == []
     assert (resumed.last_same, resumed.first_different) == (first.last_same, first.first_different)
 
 
@@ -168,7 +169,8 @@ def test_verify_bounds(letters: str, old: Outcome, fragment: str | None) -> None
     if fragment is None:
         assert problem is None
     else:
-        assert problem is not None and fragment in problem.message
+        assert problem is not None
+        assert fragment in problem.message
 
 
 def test_scan_all_reports_every_change() -> None:
@@ -216,9 +218,11 @@ def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) ->
     assert change in result.suspects
     assert len(probe.calls) == len(set(probe.calls)) <= len(observed) - 2
     if S not in observed:
-        assert result.exact and len(probe.calls) <= math.ceil(math.log2(len(observed)))
+        assert result.exact
+        assert len(probe.calls) <= math.ceil(math.log2(len(observed)))
     transitions = scan_all(candidates, probe, result.cache)
-    assert len(transitions) == 1 and transitions[0].after == first_seen
+    assert len(transitions) == 1
+    assert transitions[0].after == first_seen
 
 
 # --------------------------------------------------------------------------
@@ -239,9 +243,12 @@ def test_bisect_taking_old_end(letters: str, old: Outcome, oldest_run: bool, ans
     probe = CountingProbe(outcomes)
     cache: Dict[int, Outcome] = {}
     problem, result, taken = bisect_taking_old_end(list(range(len(outcomes))), probe, cache, old_outcome=old)
-    assert (0 in probe.calls) == oldest_run and taken == (not oldest_run) and (0 in cache) == oldest_run
+    assert (0 in probe.calls) == oldest_run
+    assert taken == (not oldest_run)
+    assert (0 in cache) == oldest_run
     assert (result.last_same, result.first_different) == answer if result else answer is None
-    assert (problem is None) == (fragment is None) and (fragment is None or fragment in problem.message)
+    assert (problem is None) == (fragment is None)
+    assert fragment is None or fragment in problem.message
 
 
 def test_bisect_taking_old_end_runs_before_between_the_ends_and_the_search() -> None:
@@ -250,7 +257,10 @@ def test_bisect_taking_old_end_runs_before_between_the_ends_and_the_search() -> 
     cache: Dict[int, Outcome] = {}
     _problem, result, taken = bisect_taking_old_end(list(range(11)), probe, cache, old_outcome=B,
                                                     before=lambda: cache.setdefault(8, probe(8)))
-    assert probe.calls[:2] == [10, 8] and taken and result is not None and result.first_different == 9
+    assert probe.calls[:2] == [10, 8]
+    assert taken
+    assert result is not None
+    assert result.first_different == 9
 
 
 @settings(max_examples=300, deadline=None)
@@ -261,10 +271,12 @@ def test_bisect_taking_old_end_answers_as_verify_then_bisect(data: tuple[List[Ou
     plain = bisect(candidates, CountingProbe(observed), old_outcome=old)
     probe = CountingProbe(observed)
     problem, result, taken = bisect_taking_old_end(candidates, probe, {}, old_outcome=old)
-    assert problem is None and result is not None
+    assert problem is None
+    assert result is not None
     assert (result.last_same, result.first_different, result.ambiguous) == (
         plain.last_same, plain.first_different, plain.ambiguous)
-    assert taken == (result.last_same != 0) and len(probe.calls) == len(plain.probes) + 2 - taken
+    assert taken == (result.last_same != 0)
+    assert len(probe.calls) == len(plain.probes) + 2 - taken
 
 
 # --------------------------------------------------------------------------
@@ -279,8 +291,11 @@ def test_ksect_table(case: Case, k: int) -> None:
     result = ksect(list(range(len(outcomes))), probe.many, k, old_outcome=case.old)
     assert (result.last_same, result.first_different, result.ambiguous) == (
         case.last_same, case.first_different, case.ambiguous)
-    assert all(len(batch) <= k for batch in probe.rounds) and result.rounds == probe.rounds
-    assert result.probes == probe.calls and 0 not in probe.calls and len(outcomes) - 1 not in probe.calls
+    assert all(len(batch) <= k for batch in probe.rounds)
+    assert result.rounds == probe.rounds
+    assert result.probes == probe.calls
+    assert 0 not in probe.calls
+    assert len(outcomes) - 1 not in probe.calls
 
 
 @pytest.mark.parametrize(("lo", "hi", "k", "skipped", "points"), [
@@ -315,7 +330,9 @@ def test_probe_round_probes_only_the_unknown_and_checks_the_answers() -> None:
     cache = {1: G}
     probes: List[int] = []
     assert probe_round([1, 2, 2, 3], probe.many, cache, probes) == [2, 3]
-    assert probe.rounds == [[2, 3]] and cache == {1: G, 2: G, 3: B} and probes == [2, 3]
+    assert probe.rounds == [[2, 3]]
+    assert cache == {1: G, 2: G, 3: B}
+    assert probes == [2, 3]
     with pytest.raises(TypeError, match="not an Outcome"):
         probe_round([4], lambda batch: {}, cache, probes)
 
@@ -329,17 +346,21 @@ def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[Outcome], Ou
     first_seen = next(i for i, o in enumerate(observed) if o not in (old, S))
     last_same = max(i for i in range(first_seen) if observed[i] is old)
     assert (result.last_same, result.first_different) == (last_same, first_seen)
-    assert result.ambiguous == list(range(last_same + 1, first_seen)) and change in result.suspects
+    assert result.ambiguous == list(range(last_same + 1, first_seen))
+    assert change in result.suspects
     assert len(probe.calls) == len(set(probe.calls)) <= len(observed) - 2
     if S not in observed:
         # Rounds, not probes, are what waiting costs: log_{k+1}, the bounds' round aside.
-        assert result.exact and len(result.rounds) <= expected_rounds(len(observed), k) - 1
+        assert result.exact
+        assert len(result.rounds) <= expected_rounds(len(observed), k) - 1
 
 
 def test_likely_probes_lists_each_candidate_once_ends_first_then_each_round_s_midpoints() -> None:
     from kit.bisect.search import likely_probes
 
-    assert likely_probes([]) == [] and likely_probes(["a"]) == ["a"] and likely_probes(["a", "b"]) == ["a", "b"]
+    assert likely_probes([]) == []
+    assert likely_probes(["a"]) == ["a"]
+    assert likely_probes(["a", "b"]) == ["a", "b"]
     assert likely_probes(list(range(9))) == [0, 8, 4, 2, 6, 1, 3, 5, 7]
     for n in range(3, 40):
         order = likely_probes(list(range(n)))

@@ -79,7 +79,8 @@ def test_all_names_four_changes_and_counts_the_rest() -> None:
     six = tuple(step(a, b) for a, b in zip(["0.1", "0.2", "0.3", "0.4", "0.5", "0.6"],
                                             ["0.1.1", "0.2.1", "0.3.1", "0.4.1", "0.5.1", "0.6.1"]))
     answer = summary_lines(made({}, transitions=six))[2]
-    assert answer.count("→") == 4 and answer.endswith(" and 2 more (every candidate probed)")
+    assert answer.count("→") == 4
+    assert answer.endswith(" and 2 more (every candidate probed)")
     assert summary_lines(made({}))[2] == "- **Answer:** no change of outcome (every candidate probed)"
 
 
@@ -127,8 +128,10 @@ def test_a_deciding_probe_is_quoted_on_one_line_bounded_and_without_breaking_the
                  result=BisectResult("0.5.2", "0.5.3", [], [], {}))
     first_bad = next(line for line in summary_lines(found) if line.startswith("- **First bad**"))
     quoted = first_bad.split(": ", 1)[1]
-    assert quoted.startswith("`first line second 'line' xxx") and quoted.endswith("…`")
-    assert len(quoted) == 200 + 2 and quoted.count("`") == 2  # 200 characters, the ellipsis included, fenced
+    assert quoted.startswith("`first line second 'line' xxx")
+    assert quoted.endswith("…`")
+    assert len(quoted) == 200 + 2
+    assert quoted.count("`") == 2  # 200 characters, the ellipsis included, fenced
 
 
 def test_a_check_is_quoted_by_its_reason_and_a_script_by_its_last_line_unless_it_died_of_an_exception() -> None:
@@ -157,19 +160,24 @@ def test_a_script_of_exactly_the_limit_is_quoted_and_one_more_line_is_not(tmp_pa
     at_limit.write_text("pass\n" * SCRIPT_LINES)
     over.write_text("pass\n" * (SCRIPT_LINES + 1))
     quoted = bisected_script(at_limit, "at.py")
-    assert quoted is not None and quoted.text is not None and quoted.lines == SCRIPT_LINES
+    assert quoted is not None
+    assert quoted.text is not None
+    assert quoted.lines == SCRIPT_LINES
     named = bisected_script(over, "over.py")
-    assert named is not None and named.text is None
+    assert named is not None
+    assert named.text is None
     assert script_lines(named)[-1] == f"`over.py`: {SCRIPT_LINES + 1} lines, sha256 {named.sha256} (too long to quote here)."
 
 
 def test_a_script_that_cannot_be_read_leaves_the_section_out_and_bad_bytes_do_not_stop_it(tmp_path: Path) -> None:
-    assert bisected_script(tmp_path / "gone.py", "gone.py") is None and script_lines(None) == []
+    assert bisected_script(tmp_path / "gone.py", "gone.py") is None
+    assert script_lines(None) == []
     assert bisected_script(tmp_path, "a folder") is None
     latin = tmp_path / "latin.py"
     latin.write_bytes(b"# caf\xe9\nprint(1)\n")
     script = bisected_script(latin, "latin.py")
-    assert script is not None and script.text == "# caf\ufffd\nprint(1)\n"
+    assert script is not None
+    assert script.text == "# caf\ufffd\nprint(1)\n"
     lines = script_lines(script)
     assert lines[-4:] == ["```python", "# caf\ufffd", "print(1)", "```"]
     assert lines[2] == f"`latin.py` (sha256 {script.sha256[:16]}):"  # the hash is of the bytes, not the decoded text
@@ -187,4 +195,5 @@ def test_the_console_tail_shows_only_the_deciding_probes_that_failed_and_only_th
     as_check = made({"0.5.3": affected}, result=BisectResult("0.5.2", "0.5.3", [], [], {}))
     as_script = made({"0.5.3": affected}, result=BisectResult("0.5.2", "0.5.3", [], [], {}), check=None,
                      script=Path("r.py"))
-    assert console_tail(as_check) == [] and console_tail(as_script)[0] == "  first bad jax 0.5.3, last lines:"
+    assert console_tail(as_check) == []
+    assert console_tail(as_script)[0] == "  first bad jax 0.5.3, last lines:"

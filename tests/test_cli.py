@@ -142,7 +142,9 @@ def test_bad_parameters_stop_before_anything_is_resolved_or_written(argv: list[s
     monkeypatch.setattr(runner.records, "write_record", no_install)
     assert cli.main(["run", *argv], matrix_path=MATRIX_TOML) == exit_codes.EXIT_USAGE
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith(message) and err[1].startswith("TIP: ") and len(err) == 2
+    assert err[0].startswith(message)
+    assert err[1].startswith("TIP: ")
+    assert len(err) == 2
 
 
 def test_a_single_value_for_a_list_parameter_is_a_one_element_list(monkeypatch) -> None:
@@ -156,7 +158,8 @@ def test_a_single_value_for_a_list_parameter_is_a_one_element_list(monkeypatch) 
 
     monkeypatch.setattr(cli, "run_check", stop)
     cli.main(["run", "correctness", "0.6.0", "--batches", "200000000"], matrix_path=MATRIX_TOML)
-    assert seen and seen[0]["batches"] == [200000000]
+    assert seen
+    assert seen[0]["batches"] == [200000000]
 
 
 def test_report_with_a_bad_flag_is_one_error_and_a_tip(capsys) -> None:
@@ -181,7 +184,8 @@ def test_an_unreachable_index_and_no_environment_is_a_network_error_and_no_recor
     code = cli.main(["run", "scaling", "0.6.0"], log=lambda m: None, matrix_path=matrix_file(tmp_path, refused_url()))
     assert code == exit_codes.EXIT_NETWORK
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("ERROR: jax 0.6.0 needs the package index to resolve its install, and ") and err[1].startswith("TIP: ")
+    assert err[0].startswith("ERROR: jax 0.6.0 needs the package index to resolve its install, and ")
+    assert err[1].startswith("TIP: ")
     assert not (tmp_path / "results").exists()  # nothing the matrix could read as "not installable"
 
 
@@ -252,7 +256,8 @@ def test_run_reads_a_release_an_interpreter_or_an_environment(argv: list[str], v
     argv = [arg.format(python=venv_python) for arg in argv]
     assert cli.main(argv, log=lambda m: None, matrix_path=_environment_matrix(tmp_path, venv_python)) == 0
     [request] = asked
-    assert request.version == version and request.existing is not None
+    assert request.version == version
+    assert request.existing is not None
     assert (request.existing.python, request.existing.name, request.existing.backend) == (venv_python, name, None)
 
 
@@ -272,7 +277,9 @@ def test_an_interpreter_that_is_not_one_is_one_error_and_no_record(argv: list[st
     code = cli.main(argv, log=lambda m: None, matrix_path=_environment_matrix(tmp_path, tmp_path / "mine" / "python"))
     assert code == exit_codes.EXIT_USAGE
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith(message.format(**places)) and err[1].startswith("TIP: ") and len(err) == 2
+    assert err[0].startswith(message.format(**places))
+    assert err[1].startswith("TIP: ")
+    assert len(err) == 2
     assert not (tmp_path / "results").exists()
 
 
@@ -330,7 +337,8 @@ def test_a_script_that_reports_no_devices_is_not_said_to_run_on_none() -> None:
     from kit import cli
 
     lines = cli._ran_lines({"environment": {"backend": "cpu", "jax": "0.6.0", "jaxlib": "0.6.0", "python": "3.12"}})
-    assert lines[0].startswith("   ran on cpu, jax 0.6.0") and "None" not in lines[0].split(", numpy")[0]
+    assert lines[0].startswith("   ran on cpu, jax 0.6.0")
+    assert "None" not in lines[0].split(", numpy")[0]
 
 
 def test_an_interrupted_kit_command_exits_130_through_nox(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -339,7 +347,8 @@ def test_an_interrupted_kit_command_exits_130_through_nox(monkeypatch: pytest.Mo
     from types import SimpleNamespace
 
     spec = importlib.util.spec_from_file_location("kit_noxfile", Path(__file__).resolve().parent.parent / "noxfile.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     noxfile = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(noxfile)
     monkeypatch.setattr(noxfile.cli, "main", lambda *args, **kwargs: 130)

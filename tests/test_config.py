@@ -25,7 +25,8 @@ def test_the_shipped_matrix_loads_with_the_releases_users_asked_for() -> None:
     for wanted in ("0.4.16", "0.4.35", "0.4.36", "0.5.3", "0.6.0"):
         assert wanted in versions
     # 0.4.16's jaxlib is gone from the index: its installable neighbours are there too.
-    assert "0.4.13" in versions and "0.4.18" in versions
+    assert "0.4.13" in versions
+    assert "0.4.18" in versions
     assert set(matrix.checks) == {"scaling", "correctness"}
     assert "thread" in matrix.checks["scaling"].presets
     assert "issue-24843" in matrix.checks["correctness"].presets
@@ -102,7 +103,8 @@ def test_script_check_path_is_relative_to_matrix_toml(tmp_path: Path) -> None:
     check = parse_matrix(raw, tmp_path / "matrix.toml").check("eigh")
     assert check.script == (tmp_path / "checks" / "eigh.py").resolve()
     assert (check.host_devices, check.timeout_s, check.description, check.builtin) == (4, 60, "eigh shards?", False)
-    assert not check.parameters and not check.presets
+    assert not check.parameters
+    assert not check.presets
 
 
 def test_install_jax_repo_is_relative_to_matrix_toml_and_expands_home(tmp_path: Path) -> None:
@@ -139,7 +141,8 @@ def test_a_script_check_takes_extra_packages_and_a_bad_if_pattern(tmp_path: Path
     matrix = parse_matrix(raw, tmp_path / "matrix.toml")
     check = matrix.check("eigh")
     assert check.requires == ("flax", "optax>=0.2")  # one spelling: the set keys an environment
-    assert check.bad_if is not None and check.bad_if.search("TypeError: got multiple values for argument 'f'")
+    assert check.bad_if is not None
+    assert check.bad_if.search("TypeError: got multiple values for argument 'f'")
     # Both change what a run measures, so its records say them.
     assert configured_parameters(matrix, "eigh") == {
         "script": "checks/eigh.py", "script_sha256": configured_parameters(matrix, "eigh")["script_sha256"],
@@ -163,7 +166,8 @@ def test_a_bad_requires_or_bad_if_stops_at_load_in_one_sentence(tmp_path: Path, 
                                                                 tip: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_matrix(_with_script_check(tmp_path, **table), tmp_path / "matrix.toml")
-    assert caught.value.message.startswith(names) and tip in caught.value.tip
+    assert caught.value.message.startswith(names)
+    assert tip in caught.value.tip
 
 
 def test_a_built_in_check_takes_no_extra_packages(tmp_path: Path) -> None:

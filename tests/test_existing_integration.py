@@ -80,8 +80,10 @@ def test_a_hand_made_venv_gives_the_verdict_of_the_kit_s_own_build(matrix: Matri
         assert mine["evidence"]["summary"][figure] == built["evidence"]["summary"][figure], figure
     # Never confused: the record names the release it found and where it found it.
     assert mine["requested"]["jax"] == mine["environment"]["jax"] == "0.4.35"
-    assert mine["install"]["environment"] == "existing" and mine["install"]["interpreter"] == str(hand_made)
-    assert mine["install"]["packages"]["jaxlib"] == "0.4.35" and len(mine["install"]["packages_fingerprint"]) == 16
+    assert mine["install"]["environment"] == "existing"
+    assert mine["install"]["interpreter"] == str(hand_made)
+    assert mine["install"]["packages"]["jaxlib"] == "0.4.35"
+    assert len(mine["install"]["packages_fingerprint"]) == 16
     assert built["install"]["environment"] in ("built", "reused")
 
 
@@ -93,7 +95,8 @@ def test_a_venv_without_scipy_is_one_sentence(tmp_path: Path, capsys: pytest.Cap
                                                                f'results_dir = "{tmp_path / "results"}"'))
     code = cli.main(["run", "correctness", "--python", str(python)], log=lambda m: None, matrix_path=str(toml))
     out, err = capsys.readouterr()
-    assert code == 0 and "Traceback" not in out + err
+    assert code == 0
+    assert "Traceback" not in out + err
     assert f"   {python} has no scipy installed (jax 0.4.35, jaxlib 0.4.35, numpy " in out
     assert "== correctness · jax 0.4.35 · cpu · existing interpreter: INCONCLUSIVE" in out
 
@@ -128,7 +131,8 @@ def test_a_named_environment_gets_its_sessions_and_row_offline_and_keeps_the_ans
     with (copy / "matrix.toml").open("a", encoding="utf-8") as toml:
         toml.write(f'\n[[environment]]\nname = "mine"\npython = "{hand_made}"\nnote = "made by hand"\n')
     listed = _nox(copy, "-l")
-    assert "scaling-mine" in listed and "correctness-mine" in listed
+    assert "scaling-mine" in listed
+    assert "correctness-mine" in listed
     ran = _nox(copy, "-s", "scaling-mine", env=NETWORK_CUT)  # matrix.toml's own parameters: it counts for its row
     assert "used as it is (nothing is resolved or installed, no index is asked)" in ran
     assert "== scaling · jax 0.4.35 · cpu · environment mine: AFFECTED" in ran

@@ -80,11 +80,14 @@ def test_the_thread_program_is_whole_on_0_4_35_split_on_0_6_0_and_the_answer_pic
     assert "pick jax >= 0.5.3" in lines[-2]
     reports = tmp_path / "reports"
     record = json.loads((reports / "explain-train_slogdet-0.4.35.json").read_text())
-    assert record["status"] == "ran" and record["identity"]["subject"]["explain"] == "train_slogdet.py"
-    assert record["dump"]["dropped_count"] == 0 and [m["name"] for m in record["modules"]] == ["jit_loss"]
+    assert record["status"] == "ran"
+    assert record["identity"]["subject"]["explain"] == "train_slogdet.py"
+    assert record["dump"]["dropped_count"] == 0
+    assert [m["name"] for m in record["modules"]] == ["jit_loss"]
     assert "args [] cwd " + tmp_path.name in " ".join(record["run"]["output_tail"])
     for page in reports.glob("explain-*.md"):
-        assert str(tmp_path) not in page.read_text() and "/home/user" not in page.read_text()
+        assert str(tmp_path) not in page.read_text()
+        assert "/home/user" not in page.read_text()
 
 
 def test_the_mixed_program_names_both_lines_and_labels_the_gradient_all_reduce_expected(
@@ -92,7 +95,8 @@ def test_the_mixed_program_names_both_lines_and_labels_the_gradient_all_reduce_e
     _, lines = _explain(monkeypatch, matrix, tmp_path, {"name": "train_mixed"},
                         ["train_mixed.py", "--releases", "0.4.35,0.6.0"], capsys)
     text = "\n".join(lines)
-    assert "train_mixed.py:40 `slogdet`" in text and "train_mixed.py:42 `cholesky`" in text
+    assert "train_mixed.py:40 `slogdet`" in text
+    assert "train_mixed.py:42 `cholesky`" in text
     assert "expected, not flagged: the all-reduce of data-parallel gradients and sums at train_mixed.py:28" in text
     table = (tmp_path / "reports" / "explain-train_mixed.md").read_text()
     assert "| train_mixed.py:42 | cholesky | cholesky | forward | gathered (1024/1024) | split (256/1024) |" in table
@@ -102,10 +106,13 @@ def test_what_compiled_before_a_crash_counts_and_the_sentence_says_how_it_ended(
         monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     code, lines = _explain(monkeypatch, matrix, tmp_path, {"0.4.35": "raise SystemExit('broke after compiling')"},
                            ["train_slogdet.py", "--releases", "0.4.35", "--lr", "3"], capsys)
-    assert code == 0 and "the program exited 1 (broke after compiling)" in lines[1]
-    assert "what compiled before it ended counts" in lines[1] and "LU, forward" in lines[2]
+    assert code == 0
+    assert "the program exited 1 (broke after compiling)" in lines[1]
+    assert "what compiled before it ended counts" in lines[1]
+    assert "LU, forward" in lines[2]
     record = json.loads((tmp_path / "reports" / "explain-train_slogdet-0.4.35.json").read_text())
-    assert record["status"] == "partial" and record["args"] == ["--lr", "3"]
+    assert record["status"] == "partial"
+    assert record["args"] == ["--lr", "3"]
 
 
 @pytest.mark.real_time  # waits out a real time limit
@@ -113,7 +120,9 @@ def test_a_program_that_never_ends_is_stopped_at_the_timeout_and_what_it_compile
         monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     code, lines = _explain(monkeypatch, matrix, tmp_path, {"0.6.0": "time.sleep(120)"},
                            ["train_slogdet.py", "--releases", "0.6.0", "--timeout", "3"], capsys)
-    assert code == 0 and "did not end within 3 s" in lines[1] and "every linalg op split" in lines[1]
+    assert code == 0
+    assert "did not end within 3 s" in lines[1]
+    assert "every linalg op split" in lines[1]
 
 
 def test_a_program_that_compiles_nothing_gets_one_sentence_and_exit_1(
@@ -124,14 +133,17 @@ def test_a_program_that_compiles_nothing_gets_one_sentence_and_exit_1(
         environment=Environment(python=Path(sys.executable), versions={}, obtained="reused")))
     code = explain.main(matrix, ["--called-from", str(tmp_path), "plain.py", "--releases", "0.6.0"], log=lambda _: None)
     out = capsys.readouterr().out
-    assert code == 1 and "0.6.0: the program ran to its end, and compiled nothing: there is no HLO to explain" in out
+    assert code == 1
+    assert "0.6.0: the program ran to its end, and compiled nothing: there is no HLO to explain" in out
 
 
 def test_options_take_the_kits_flags_anywhere_and_leave_the_rest_to_the_program(matrix, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "train.py").write_text("")
     options = explain_options.parse(matrix, ["train.py", "--epochs", "3", "--devices", "2", "--", "--devices", "8"],
                                     cwd=tmp_path)
-    assert options.args == ("--epochs", "3", "--devices", "8") and options.devices == 2 and options.cwd == tmp_path
+    assert options.args == ("--epochs", "3", "--devices", "8")
+    assert options.devices == 2
+    assert options.cwd == tmp_path
     assert options.releases == (max((r.version for r in matrix.releases), key=explain_options._order),)
     with pytest.raises(UsageError, match="explain needs a program"):
         explain_options.parse(matrix, ["--devices", "2"], cwd=tmp_path)
@@ -144,7 +156,9 @@ def test_options_take_the_kits_flags_anywhere_and_leave_the_rest_to_the_program(
 def test_the_known_problem_carries_its_fingerprint() -> None:
     known = {k.key: k for k in load_known(ROOT / "known_problems.toml")}
     problem = known["sharded-slogdet-all-gather"]
-    assert "lu" in problem.ops and problem.fed_by == "all-gather" and problem.fix_release == "0.5.3"
+    assert "lu" in problem.ops
+    assert problem.fed_by == "all-gather"
+    assert problem.fix_release == "0.5.3"
 
 
 def test_an_explain_check_of_matrix_toml_is_affected_where_an_op_holds_the_whole_batch(tmp_path: Path) -> None:
@@ -163,8 +177,10 @@ def test_an_explain_check_of_matrix_toml_is_affected_where_an_op_holds_the_whole
         record, _ = runner.run_check(matrix, runner.RunRequest(check="mine", version=release), lambda _: None,
                                      prepared=prepared)
         verdicts[release] = (record["verdict"], record["evidence"]["summary"]["gathered_ops"], record["reason"])
-        assert record["parameters"]["explain"] is True and record["parameters"]["script"] == "train_slogdet.py"
-    assert verdicts["0.4.35"][:2] == ("affected", 1) and "train_slogdet.py:39 slogdet lu" in verdicts["0.4.35"][2]
+        assert record["parameters"]["explain"] is True
+        assert record["parameters"]["script"] == "train_slogdet.py"
+    assert verdicts["0.4.35"][:2] == ("affected", 1)
+    assert "train_slogdet.py:39 slogdet lu" in verdicts["0.4.35"][2]
     assert verdicts["0.6.0"] == ("unaffected", 0, "every linalg op is split across devices (2 of them)")
 
 
@@ -175,7 +191,9 @@ def test_bisect_explain_makes_the_program_a_script_check_judged_by_its_hlo_and_o
     options = parse_options(matrix, ["--explain", str(program), "--op", "train_mixed.py:42",
                                      "--good", "0.6.0", "--bad", "0.4.35"])
     check = options.script_check
-    assert check is not None and check.script == program and check.host_devices == 4
+    assert check is not None
+    assert check.script == program
+    assert check.host_devices == 4
     assert check.parameters == {"explain": True, "op": "train_mixed.py:42"}
     with pytest.raises(UsageError, match="--op applies to --explain"):
         parse_options(matrix, ["--script", str(program), "--op", "x.py:1", "--good", "0.6.0", "--bad", "0.4.35"])
@@ -193,7 +211,8 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
                              parameters={"explain": True, "op": op})
         fields = run_explained(runner.run_script, runner.scratch_dir, env, check, "cpu", 60, lambda _: None)
         reasons[op] = (fields["verdict"], fields["reason"])
-    assert reasons["train_mixed.py:42"][0] == "affected" and "train_mixed.py:42 cholesky" in reasons["train_mixed.py:42"][1]
+    assert reasons["train_mixed.py:42"][0] == "affected"
+    assert "train_mixed.py:42 cholesky" in reasons["train_mixed.py:42"][1]
     assert reasons["train_mixed.py:28"] == ("unaffected", "no linalg op holds a sharded batch whole")
     assert reasons["train_mixed.py:99"][0] == "inconclusive"
     assert reasons["train_mixed.py:40:triangular_solve"][0] == "affected"
@@ -214,7 +233,8 @@ def test_bisects_of_two_ops_of_one_program_read_one_run_of_each_release(tmp_path
         fields = run_explained(runner.run_script, runner.scratch_dir, env, check, "cpu", 60, lambda _: None,
                                shared=tmp_path / "shared")
         verdicts.append(fields["verdict"])
-    assert verdicts == ["affected", "affected", "unaffected"] and counter.read_text() == "ran\n"
+    assert verdicts == ["affected", "affected", "unaffected"]
+    assert counter.read_text() == "ran\n"
     overlaid = dataclasses.replace(env, pythonpath=(tmp_path,))  # a commit laid over: never shared
     check = script_check("mine", program, host_devices=4, parameters={"explain": True, "op": "train_mixed.py:40:lu"})
     run_explained(runner.run_script, runner.scratch_dir, overlaid, check, "cpu", 60, lambda _: None,

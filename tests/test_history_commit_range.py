@@ -34,8 +34,10 @@ def test_tag_names_a_release() -> None:
 def test_older_tag_on_the_line_is_the_old_end(repos: dict[str, History]) -> None:
     history = repos["line"]
     found = release_range(history, "0.1.0", "0.2.0")
-    assert found.old_end == resolve(history, "jax-v0.1.0") and found.commits[-1] == resolve(history, "jax-v0.2.0")
-    assert "is on jax-v0.2.0's first-parent line" in found.shape and found.off_line == ()
+    assert found.old_end == resolve(history, "jax-v0.1.0")
+    assert found.commits[-1] == resolve(history, "jax-v0.2.0")
+    assert "is on jax-v0.2.0's first-parent line" in found.shape
+    assert found.off_line == ()
     assert commit_titled(history.path, FIX_TITLE) not in found.commits  # it is on the merged branch, not the line
     assert commit_titled(history.path, MERGE_TITLE) in found.commits
 
@@ -45,7 +47,8 @@ def test_patch_release_cut_on_a_branch_starts_at_the_branch_point(repos: dict[st
     found = release_range(history, "0.1.1", "0.2.0")
     assert titles(history, found.candidates) == ["m1", "m2", "m3", "m4", "m5"]
     assert titles(history, found.off_line) == ["b1"]
-    assert "was cut on a release branch" in found.shape and found.old_name == found.old_end[:10]
+    assert "was cut on a release branch" in found.shape
+    assert found.old_name == found.old_end[:10]
 
 
 def test_patch_release_never_merged_back_says_its_branch_is_outside(repos: dict[str, History]) -> None:
@@ -53,14 +56,16 @@ def test_patch_release_never_merged_back_says_its_branch_is_outside(repos: dict[
     found = release_range(history, "0.1.1", "0.2.0")
     assert titles(history, found.candidates) == ["m1", "m2", "m3"]
     assert titles(history, found.off_line) == ["b1"]
-    assert "is not an ancestor of jax-v0.2.0" in found.shape and "not in this range" in found.shape
+    assert "is not an ancestor of jax-v0.2.0" in found.shape
+    assert "not in this range" in found.shape
 
 
 def test_merge_back_of_the_release_branch_opens_onto_the_branch(repos: dict[str, History]) -> None:
     history = repos["branch"]
     merge = release_range(history, "0.1.1", "0.2.0").candidates[3]
     branch = merged_branch(history, merge)
-    assert branch is not None and titles(history, branch.candidates) == ["m1", "b1"]
+    assert branch is not None
+    assert titles(history, branch.candidates) == ["m1", "b1"]
     assert merged_branch(history, branch.candidates[1]) is None  # b1 is a plain commit
 
 

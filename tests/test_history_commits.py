@@ -38,11 +38,13 @@ def test_commit_info_names_everything_a_report_needs(history: History) -> None:
     fix = commit_titled(history.path, FIX_TITLE)
     info = commit_info(history, fix)
     assert (info.hash, info.title, info.pr, info.files) == (fix, FIX_TITLE, 4242, ("jax/_src/linalg.py",))
-    assert info.author == "Jax Dev <dev@example.com>" and info.date.startswith("2025-01-")
+    assert info.author == "Jax Dev <dev@example.com>"
+    assert info.date.startswith("2025-01-")
     assert info.url == f"https://github.com/jax-ml/jax/commit/{fix}"
     assert info.to_json()["pr_url"] == "https://github.com/jax-ml/jax/pull/4242"
     merge = commit_info(history, commit_titled(history.path, MERGE_TITLE))
-    assert len(merge.parents) == 2 and merge.pr == 4242
+    assert len(merge.parents) == 2
+    assert merge.pr == 4242
 
 
 def test_compiled_changes_are_the_non_python_files_under_jaxlib(history: History) -> None:

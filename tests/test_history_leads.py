@@ -32,7 +32,8 @@ def test_gates_the_new_binary_crosses_come_first_then_fixes(history: History) ->
     old, new = commit_titled(history.path, "r1 the old release"), commit_titled(history.path, "r2 the new release")
     leads, note = binary_leads(history, old, new, 330, 336)
     assert [lead.title for lead in leads] == [GATE_IN, FIXES]
-    assert "extension version >= 335" in leads[0].why and "(the builds: 330 → 336)" in leads[0].why
+    assert "extension version >= 335" in leads[0].why
+    assert "(the builds: 330 → 336)" in leads[0].why
     assert leads[1].why == "says it fixes #28070"
     assert note == ""
 

@@ -37,7 +37,8 @@ def test_explains_op_hlo_ops_gpu_targets_and_traceback_files() -> None:
     assert words == ("triangular_solve", "trsm", "syevd", "eigh")
     names, _, paths = op_words(['  File "/x/site-packages/jax/_src/lax/linalg.py", line 3, in _lu_cpu',
                                 'File "tests/linalg_test.py"'])
-    assert paths == ("jax/_src/lax/linalg.py",) and names == paths
+    assert paths == ("jax/_src/lax/linalg.py",)
+    assert names == paths
     assert op_words(["the script exited 1 (affected)"]) == ((), (), ())
 
 

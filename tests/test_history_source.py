@@ -21,7 +21,9 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_a_given_clone_is_read_where_it_is(upstream: Path, tmp_path: Path) -> None:
     history = open_history(upstream, "--jax-repo", tmp_path / "cache", print)
-    assert history.path == upstream.resolve() and history.remote is None and "--jax-repo" in history.origin
+    assert history.path == upstream.resolve()
+    assert history.remote is None
+    assert "--jax-repo" in history.origin
     assert not (tmp_path / "cache").exists()
 
 
@@ -45,7 +47,9 @@ def test_the_kits_clone_is_partial_and_made_once(upstream: Path, tmp_path: Path)
     lines: list[str] = []
     cache = tmp_path / ".nox" / "jax-history" / "jax.git"
     history = open_history(None, "", cache, lines.append, remote=upstream.as_uri())
-    assert history.path == cache and history.remote == upstream.as_uri() and len(lines) == 1
+    assert history.path == cache
+    assert history.remote == upstream.as_uri()
+    assert len(lines) == 1
     assert subprocess.run(["git", "-C", str(cache), "config", "remote.origin.promisor"], capture_output=True,
                           text=True).stdout.strip() == "true"
     assert has_tag(history, "jax-v0.2.0")
@@ -56,8 +60,10 @@ def test_the_kits_clone_is_partial_and_made_once(upstream: Path, tmp_path: Path)
 def test_no_clone_and_unreachable_remote_is_exit_4_naming_jax_repo(tmp_path: Path) -> None:
     with pytest.raises(HistoryUnreachable) as error:
         open_history(None, "", tmp_path / "jax.git", print, remote=UNREACHABLE)
-    assert error.value.exit_code == 4 and "pass --jax-repo PATH" in error.value.message
-    assert not (tmp_path / "jax.git").exists() and not list(tmp_path.iterdir())  # nothing half-made is left
+    assert error.value.exit_code == 4
+    assert "pass --jax-repo PATH" in error.value.message
+    assert not (tmp_path / "jax.git").exists()
+    assert not list(tmp_path.iterdir())  # nothing half-made is left
 
 
 def test_missing_tags_are_fetched_into_the_kits_clone_only(upstream: Path, tmp_path: Path) -> None:
@@ -66,7 +72,8 @@ def test_missing_tags_are_fetched_into_the_kits_clone_only(upstream: Path, tmp_p
     subprocess.run(["git", "-C", str(cache), "tag", "-d", "jax-v0.2.0"], check=True, capture_output=True)
     lines: list[str] = []
     ensure_tags(history, ["jax-v0.1.0", "jax-v0.2.0"], lines.append)
-    assert has_tag(history, "jax-v0.2.0") and any("fetching jax-v0.2.0" in line for line in lines)
+    assert has_tag(history, "jax-v0.2.0")
+    assert any("fetching jax-v0.2.0" in line for line in lines)
     with pytest.raises(UsageError, match="has no tag jax-v9.9.9"):
         ensure_tags(history, ["jax-v9.9.9"], print)
     users = open_history(upstream, "--jax-repo", tmp_path / "unused", print)

@@ -44,13 +44,15 @@ def _on(history: History, title: str, main: bool) -> str:
 
 def test_a_pick_with_copybaras_stamp_finds_its_twin_by_it(history: History) -> None:
     twin = main_line_twin(history, _on(history, FIX, main=False))
-    assert twin is not None and twin.commit == _on(history, FIX, main=True)
+    assert twin is not None
+    assert twin.commit == _on(history, FIX, main=True)
     assert twin.how == "PiperOrigin-RevId 111"
 
 
 def test_a_pick_adapted_to_the_branch_is_matched_by_title_and_said_so(history: History) -> None:
     twin = main_line_twin(history, _on(history, ADAPTED, main=False))
-    assert twin is not None and twin.commit == _on(history, ADAPTED, main=True)
+    assert twin is not None
+    assert twin.commit == _on(history, ADAPTED, main=True)
     assert twin.how.startswith("same title (the patches differ")
 
 
@@ -69,7 +71,9 @@ def test_a_real_cherry_pick_on_jax_v0_9_0s_release_branch_finds_its_main_line_tw
     if not clone:
         pytest.skip("KIT_JAX_REPO does not name a clone of https://github.com/jax-ml/jax")
     twin = main_line_twin(History(Path(clone), "KIT_JAX_REPO"), "2de5b8b070")
-    assert twin is not None and twin.commit.startswith("d3c2609167") and twin.how == "PiperOrigin-RevId 858211335"
+    assert twin is not None
+    assert twin.commit.startswith("d3c2609167")
+    assert twin.how == "PiperOrigin-RevId 858211335"
 
 
 SCAN_FIX = "Fix the transpose of scan with unit-length axes"
@@ -95,5 +99,7 @@ def test_a_pick_without_stamps_finds_its_twin_inside_a_merged_pull_request_by_ti
     history = History(write_history(tmp_path / "jax", commits, {"jax-v0.1.1": 6}, {"main": 4}), "test")
     pick = _on(history, SCAN_FIX, main=False)
     twin = main_line_twin(history, pick)
-    assert twin is not None and twin.how == "same title, author and author date"
-    assert twin.commit == _on(history, SCAN_FIX, main=True) and twin.commit != pick
+    assert twin is not None
+    assert twin.how == "same title, author and author date"
+    assert twin.commit == _on(history, SCAN_FIX, main=True)
+    assert twin.commit != pick

@@ -25,7 +25,8 @@ def test_on_0_4_35_the_slogdet_lu_is_fed_by_an_all_gather_and_the_backward_solve
     found = {f.key: f for f in fingerprints(after, before)}
     lu = found[("train_slogdet.py:39", "slogdet", "lu", "forward")]
     assert (lu.state, lu.global_batch, lu.device_batch, lu.fed_by) == ("gathered", 1024, 1024, ["all-gather"])
-    assert lu.bytes_per_device == 1024 * 8 * 8 * 4 and lu.targets == ["lapack_sgetrf_ffi"]
+    assert lu.bytes_per_device == 1024 * 8 * 8 * 4
+    assert lu.targets == ["lapack_sgetrf_ffi"]
     solve = found[("train_slogdet.py:39", "slogdet", "triangular_solve", "backward")]
     assert (solve.state, solve.global_batch, solve.device_batch) == ("whole", 1024, 1024)
 
@@ -81,13 +82,16 @@ def test_an_overlong_line_is_read_only_in_part_and_the_instructions_after_it_sti
     huge = "  c = f32[4]{0} constant({" + "1, " * 400_000 + "1})\n"
     module_text = _SPMD.replace("ENTRY main_spmd {\n", "ENTRY main_spmd {\n" + huge)
     module = hlo_text.parse_module(hlo_text._bounded_lines(io.StringIO(module_text)))
-    assert module.entry is not None and {"c", "param", "all-gather", "potrf"} <= set(module.entry.instructions)
+    assert module.entry is not None
+    assert {"c", "param", "all-gather", "potrf"} <= set(module.entry.instructions)
 
 
 def test_instructions_past_the_limit_are_dropped_and_the_module_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hlo_text, "INSTRUCTION_LIMIT", 2)
     module = parse_module(_SPMD.splitlines())
-    assert module.entry is not None and len(module.entry.instructions) == 2 and "first 2" in module.cut
+    assert module.entry is not None
+    assert len(module.entry.instructions) == 2
+    assert "first 2" in module.cut
 
 
 def test_older_operand_syntax_and_closing_comments_parse() -> None:

@@ -35,7 +35,8 @@ def test_a_second_overlay_copies_what_the_first_compiled(tmp_path: Path) -> None
     assert (first.copied, first.compiled, first.failed, first.problem) == (0, 3, 0, "")
     changed = {**files, "jax/core.py": "X = 3\n"}  # the next commit changed one file
     second = fill_bytecode(PYTHON, overlay(tmp_path / "b", changed), cache)
-    assert (second.copied, second.compiled) == (2, 1) and "2 files from the cache, 1 compiled now" in str(second)
+    assert (second.copied, second.compiled) == (2, 1)
+    assert "2 files from the cache, 1 compiled now" in str(second)
     pyc = pyc_of(tmp_path / "b" / "jax" / "core.py").read_bytes()
     assert int.from_bytes(pyc[4:8], "little") == 0b11  # checked-hash (PEP 552): valid wherever the source is
     # The copied bytecode is what the import uses, and it runs the commit's source, not the first one's.
@@ -63,10 +64,12 @@ def test_linked_files_broken_files_and_a_missing_interpreter(tmp_path: Path) -> 
     os.symlink(installed / "lib.py", root / "lib.py")
     os.symlink(installed, root / "linked")
     made = fill_bytecode(PYTHON, root, tmp_path / "cache")
-    assert (made.compiled, made.failed) == (1, 1) and "1 left to the import" in str(made)
+    assert (made.compiled, made.failed) == (1, 1)
+    assert "1 left to the import" in str(made)
     assert not (installed / "__pycache__").exists()  # nothing written into the installed package
     gone = fill_bytecode(tmp_path / "no-python", root, tmp_path / "cache")
-    assert gone.problem and "the import compiles it" in str(gone)
+    assert gone.problem
+    assert "the import compiles it" in str(gone)
 
 
 def test_environment_bytecode_skips_tests_and_jax(tmp_path: Path) -> None:
@@ -74,7 +77,8 @@ def test_environment_bytecode_skips_tests_and_jax(tmp_path: Path) -> None:
     site = next(env.rglob("site-packages"))
     overlay(site, {"numpy/__init__.py": "N = 1\n", "numpy/tests/test_n.py": "T = 1\n"})
     assert compile_environment(env / "bin" / "python") == "bytecode for its packages in place"
-    assert pyc_of(site / "numpy" / "__init__.py").exists() and pyc_of(site / "jaxlib" / "version.py").exists()
+    assert pyc_of(site / "numpy" / "__init__.py").exists()
+    assert pyc_of(site / "jaxlib" / "version.py").exists()
     assert not pyc_of(site / "numpy" / "tests" / "test_n.py").exists()  # no check imports tests
     assert not list((site / "jax").rglob("*.pyc"))  # every overlay hides it behind its own
     assert compile_environment(tmp_path / "no-python").startswith("no bytecode written")
@@ -100,10 +104,12 @@ def test_a_release_run_keeps_the_bytecode_of_what_it_imports_in_its_environment(
     tag = sys.implementation.cache_tag
     assert kept == [f"{site.relative_to(site.anchor)}/numpy/__init__.{tag}.pyc",  # numpy.unused was never imported
                     f"{user.relative_to(user.anchor)}/helper.{tag}.pyc"]
-    assert not list(site.rglob("__pycache__")) and not (user / "__pycache__").exists()
+    assert not list(site.rglob("__pycache__"))
+    assert not (user / "__pycache__").exists()
     second = subprocess.run([sys.executable, "-v", "-c", code], env=run, cwd=user, capture_output=True, text=True,
                             check=True)
-    assert first.stdout == second.stdout and f"matches {user / 'helper.py'}" in second.stderr  # loaded, not compiled
+    assert first.stdout == second.stdout
+    assert f"matches {user / 'helper.py'}" in second.stderr  # loaded, not compiled
     python = env / "bin" / "python"
     assert release_bytecode_env(Environment(tmp_path / "not-a-venv" / "bin" / "python", {}, REUSED)) == {}
     assert release_bytecode_env(Environment(python, {}, EXISTING)) == {}  # a user's own: used as it is

@@ -37,8 +37,11 @@ def _entry(code: bytes) -> bytes:
 def test_a_cache_name_is_of_the_source_and_this_pythons_magic() -> None:
     name = child.cached_name(b"x = 1\n")
     tag, shard, file = name.split(os.sep)
-    assert tag == sys.implementation.cache_tag and file.startswith(shard) and file.endswith(".pyc")
-    assert child.cached_name(b"x = 2\n") != name and child.cached_name(b"x = 1\n") == name
+    assert tag == sys.implementation.cache_tag
+    assert file.startswith(shard)
+    assert file.endswith(".pyc")
+    assert child.cached_name(b"x = 2\n") != name
+    assert child.cached_name(b"x = 1\n") == name
 
 
 def test_sources_are_the_overlays_own_python_files(tmp_path: Path) -> None:
@@ -81,12 +84,15 @@ def test_entries_too_short_or_of_an_older_kit_are_refused(entry: bytes) -> None:
 def test_copy_cached_says_absent_copied_or_dropped(tmp_path: Path) -> None:
     source, code = _compiled(tmp_path, "x = 1\n", py_compile.PycInvalidationMode.CHECKED_HASH)
     cached, pyc = tmp_path / "cache" / "e.pyc", tmp_path / "out" / "__pycache__" / "m.pyc"
-    assert child.copy_cached(str(cached), source, str(pyc)) == child.ABSENT and not pyc.exists()
+    assert child.copy_cached(str(cached), source, str(pyc)) == child.ABSENT
+    assert not pyc.exists()
     cached.parent.mkdir()
     cached.write_bytes(_entry(code))
-    assert child.copy_cached(str(cached), source, str(pyc)) == child.COPIED and pyc.read_bytes() == code
+    assert child.copy_cached(str(cached), source, str(pyc)) == child.COPIED
+    assert pyc.read_bytes() == code
     cached.write_bytes(_entry(code)[:-1])  # torn
-    assert child.copy_cached(str(cached), source, str(pyc)) == child.DROPPED and not cached.exists()
+    assert child.copy_cached(str(cached), source, str(pyc)) == child.DROPPED
+    assert not cached.exists()
 
 
 def test_main_compiles_then_copies_and_counts_a_file_that_does_not_compile(tmp_path: Path,
@@ -100,7 +106,8 @@ def test_main_compiles_then_copies_and_counts_a_file_that_does_not_compile(tmp_p
     pyc = Path(importlib.util.cache_from_source(str(folder / "jax" / "ok.py")))
     pyc.unlink()
     child.main(str(cache), str(folder))  # another commit's overlay with the same file: copied, not compiled
-    assert capsys.readouterr().out.split() == ["1", "0", "1", "0"] and pyc.is_file()
+    assert capsys.readouterr().out.split() == ["1", "0", "1", "0"]
+    assert pyc.is_file()
 
 
 OLDEST = find_interpreter("3.9")  # as the kit finds a release's Python: pyenv's, then PATH
@@ -118,4 +125,5 @@ def test_the_oldest_python_runs_it_and_imports_what_it_wrote(tmp_path: Path) -> 
     assert done.stdout.split() == ["0", "1", "0", "0"]
     imported = subprocess.run([str(OLDEST), "-c", "import probe_mod, sys; print(probe_mod.VALUE, probe_mod.__cached__)"],
                               cwd=folder, capture_output=True, text=True, timeout=60)
-    assert imported.stdout.split()[0] == "42" and "cpython-39" in imported.stdout
+    assert imported.stdout.split()[0] == "42"
+    assert "cpython-39" in imported.stdout

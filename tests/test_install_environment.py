@@ -50,9 +50,12 @@ def test_a_built_release_goes_straight_to_its_environment_with_the_index_down(
     monkeypatch.setattr(install, "resolve", lambda *a, **k: pytest.fail("uv was asked"))
     lines: list[str] = []
     prepared = environment.prepare(matrix, "0.6.0", InstallKey("cpu"), lines.append)
-    assert prepared.environment is not None and prepared.environment.reused
-    assert prepared.environment.python == built.python and prepared.environment.pythonpath == ()
-    assert prepared.resolution == resolution and prepared.plan == plan
+    assert prepared.environment is not None
+    assert prepared.environment.reused
+    assert prepared.environment.python == built.python
+    assert prepared.environment.pythonpath == ()
+    assert prepared.resolution == resolution
+    assert prepared.plan == plan
     assert "as locked in" in lines[0]
 
 
@@ -96,16 +99,20 @@ def test_extra_packages_get_their_own_environment_and_lock_and_leave_the_release
     era: Any = TableIndex(dates={"0.6.0": datetime(2025, 4, 16, tzinfo=timezone.utc)})  # up, has jax 0.6.0, dates it
     plain = environment.prepare(matrix, "0.6.0", InstallKey("cpu"), lines.append, index=era)
     with_flax = environment.prepare(matrix, "0.6.0", InstallKey("cpu", requires=("flax",)), lines.append, index=era)
-    assert plain.environment is not None and with_flax.environment is not None
+    assert plain.environment is not None
+    assert with_flax.environment is not None
     assert plain.environment.python.parent.parent != with_flax.environment.python.parent.parent
     assert "-with-flax-" in with_flax.environment.python.parent.parent.name
-    assert with_flax.environment.versions["flax"] == "0.10.6" and "flax" not in plain.environment.versions
+    assert with_flax.environment.versions["flax"] == "0.10.6"
+    assert "flax" not in plain.environment.versions
     assert any(line.endswith("; requires: flax 0.10.6") for line in lines)
     assert asked == [("jax[cpu]==0.6.0", "scipy"), ("jax[cpu]==0.6.0", "scipy", "flax")]
     # Each set is locked under its own key: both answer again without uv.
     monkeypatch.setattr(install, "resolve", lambda *a, **k: pytest.fail("uv was asked"))
     again = environment.prepare(matrix, "0.6.0", InstallKey("cpu", requires=("flax",)), lines.append)
-    assert again.environment is not None and again.environment.reused and again.plan.requires == ("flax",)
+    assert again.environment is not None
+    assert again.environment.reused
+    assert again.plan.requires == ("flax",)
     assert environment.prepare(matrix, "0.6.0", InstallKey("cpu"), lines.append).plan.requires == ()
     assert len(list((tmp_path / "envs" / "locks").iterdir())) == 2
 
@@ -130,7 +137,9 @@ def test_an_existing_interpreter_is_used_as_it_is_and_says_what_it_found(
     lines: list[str] = []
     prepared = environment.prepare(matrix, "", InstallKey("cpu"), lines.append, existing=environment.ExistingPython(python), check="scaling")
     made = prepared.environment
-    assert made is not None and made.obtained == environment.EXISTING and not made.reused
+    assert made is not None
+    assert made.obtained == environment.EXISTING
+    assert not made.reused
     assert (made.python, dict(made.versions), made.pythonpath) == (python, RELEASE, ())
     assert (prepared.plan, prepared.resolution, prepared.jax, prepared.backend) == (None, None, "0.4.35", "cpu")
     assert prepared.problem == prepared.cannot_test == ""
@@ -150,7 +159,8 @@ def test_cuda_asked_of_an_existing_gpu_jax_needs_no_nvidia_smi(tmp_path: Path, m
     python = fake_interpreter(tmp_path / "venv", RELEASE, backend="gpu", kind="NVIDIA H200", count=8)
     for asked in (None, "cuda"):
         prepared = environment.prepare(matrix, "0.4.35", InstallKey("cuda"), lambda m: None, existing=environment.ExistingPython(python, backend=asked), check="correctness")
-        assert prepared.environment is not None and prepared.backend == "gpu"
+        assert prepared.environment is not None
+        assert prepared.backend == "gpu"
 
 
 def test_a_backend_other_than_the_one_jax_reports_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,7 +183,8 @@ def test_a_missing_scipy_is_one_sentence_and_the_check_cannot_test(tmp_path: Pat
     matrix = _offline_matrix(tmp_path, monkeypatch)
     python = fake_interpreter(tmp_path / "venv", {k: v for k, v in RELEASE.items() if k != "scipy"})
     prepared = environment.prepare(matrix, "", InstallKey("cpu"), lambda m: None, existing=environment.ExistingPython(python), check="correctness")
-    assert prepared.environment is not None and prepared.problem == ""
+    assert prepared.environment is not None
+    assert prepared.problem == ""
     assert prepared.cannot_test == (
         f"{python} has no scipy installed (jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3 are there), which the correctness "
         "check needs; install it there, or run without --python for the kit's own build of jax 0.4.35")
@@ -183,7 +194,8 @@ def test_an_interpreter_without_jaxlib_holds_no_release(tmp_path: Path, monkeypa
     matrix = _offline_matrix(tmp_path, monkeypatch)
     python = fake_interpreter(tmp_path / "venv", {"jax": "0.4.35", "numpy": "2.1.3"})
     prepared = environment.prepare(matrix, "", InstallKey("cpu"), lambda m: None, existing=environment.ExistingPython(python), check="scaling")
-    assert prepared.environment is None and prepared.jax == "0.4.35"
+    assert prepared.environment is None
+    assert prepared.jax == "0.4.35"
     assert prepared.problem.startswith(f"{python} has no jaxlib installed (jax 0.4.35, numpy 2.1.3 are there), "
                                        "so it holds no JAX release to check")
 

@@ -51,7 +51,8 @@ def test_built_once_then_reused(tmp_path: Path) -> None:
     first = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
     again = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
     assert (first.reused, again.reused) == (False, True)
-    assert again.path == first.path and again.versions == RESOLUTION.versions
+    assert again.path == first.path
+    assert again.versions == RESOLUTION.versions
     assert len(backend.built) == 1
 
 
@@ -63,7 +64,8 @@ def test_an_environment_whose_marker_names_its_versions_pins_is_reused(tmp_path:
     assert json.loads(marker.read_text())["versions"] == RESOLUTION.versions
     marker.write_text(json.dumps({"plan": PLAN.to_json(), "python": "3.11", "pins": RESOLUTION.versions}))
     again = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lambda m: None)
-    assert again.reused and again.versions == RESOLUTION.versions
+    assert again.reused
+    assert again.versions == RESOLUTION.versions
     assert len(backend.built) == 1
 
 
@@ -72,7 +74,8 @@ def test_an_interrupted_build_without_its_marker_is_rebuilt(tmp_path: Path) -> N
     env = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lambda m: None)
     (env.path / "kit-env.json").unlink()  # as if killed before the install finished
     rebuilt = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lambda m: None)
-    assert not rebuilt.reused and len(backend.built) == 2
+    assert not rebuilt.reused
+    assert len(backend.built) == 2
 
 
 def test_an_environment_built_with_other_versions_than_its_resolution_is_rebuilt(tmp_path: Path) -> None:
@@ -94,7 +97,8 @@ def test_an_environment_missing_a_pinned_package_is_rebuilt_and_says_why(tmp_pat
     env = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
     shutil.rmtree(env.path / "lib" / "python3.11" / "site-packages" / "jax")  # moved out by hand
     rebuilt = envs.ensure_env(tmp_path, PLAN, RESOLUTION, backend, lines.append)
-    assert not rebuilt.reused and len(backend.built) == 2
+    assert not rebuilt.reused
+    assert len(backend.built) == 2
     assert (f"environment {env.path} no longer holds what it installed (site-packages/jax, listed in jax 0.6.0's "
             "RECORD, is missing): building it again") in lines
     assert envs.finished_env(env.path) is not None
@@ -165,11 +169,13 @@ def test_a_second_builder_waits_for_the_first_then_reuses(tmp_path: Path) -> Non
     waiter.start()
     # The second builder says it waits on the lock (and must not touch the half-built folder meanwhile).
     assert eventually(lambda: any("waiting for another process that is building" in line for line in second_lines))
-    assert not backend.built and waiter.is_alive()
+    assert not backend.built
+    assert waiter.is_alive()
     release.set()
     first.join(10)
     waiter.join(10)
-    assert second[0].reused and len(backend.built) == 1
+    assert second[0].reused
+    assert len(backend.built) == 1
 
 
 def eventually(condition: Callable[[], bool], within_s: float = 10.0) -> bool:

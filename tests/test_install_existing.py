@@ -34,7 +34,8 @@ def test_distribution_names_are_read_in_their_normal_form(tmp_path: Path) -> Non
 def test_a_jax_that_does_not_import_is_a_sentence(tmp_path: Path) -> None:
     broken = "raise ImportError('numpy.core.multiarray failed to import\\nmore lines')"
     found = inspect_interpreter(fake_interpreter(tmp_path, RELEASE, jax_source=broken))
-    assert found.backend is None and dict(found.packages) == RELEASE
+    assert found.backend is None
+    assert dict(found.packages) == RELEASE
     assert found.jax_problem == "ImportError: numpy.core.multiarray failed to import"
     assert found.report() == "JAX did not report a backend (ImportError: numpy.core.multiarray failed to import)"
 
@@ -42,7 +43,8 @@ def test_a_jax_that_does_not_import_is_a_sentence(tmp_path: Path) -> None:
 def test_a_jax_that_kills_its_process_still_leaves_the_packages(tmp_path: Path) -> None:
     dies = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
     found = inspect_interpreter(fake_interpreter(tmp_path, RELEASE, jax_source=dies))
-    assert dict(found.packages) == RELEASE and found.backend is None
+    assert dict(found.packages) == RELEASE
+    assert found.backend is None
     assert "stopped before JAX answered (exit code -9" in found.jax_problem
 
 
@@ -61,7 +63,8 @@ def test_a_jax_that_hangs_stops_the_run_with_one_sentence(tmp_path: Path) -> Non
 
 def test_an_interpreter_without_jax_says_so(tmp_path: Path) -> None:
     found = inspect_interpreter(fake_interpreter(tmp_path, {"numpy": "2.1.3"}))
-    assert found.backend is None and found.jax_problem == "ModuleNotFoundError: No module named 'jax'"
+    assert found.backend is None
+    assert found.jax_problem == "ModuleNotFoundError: No module named 'jax'"
 
 
 def _refused(python: Path) -> str:
@@ -113,4 +116,5 @@ def test_a_shell_script_given_as_python_is_refused_with_what_it_printed(tmp_path
     script.chmod(0o755)
     with pytest.raises(UsageError) as refused:
         inspect_interpreter(script)
-    assert "this is not python" in str(refused.value) and "printed nothing" not in str(refused.value)
+    assert "this is not python" in str(refused.value)
+    assert "printed nothing" not in str(refused.value)

@@ -17,7 +17,8 @@ def matrix() -> Any:
 
 
 def test_pins_are_one_spelling_whatever_they_were_given_as() -> None:
-    assert normal_pin("ML_Dtypes==0.5.1") == "ml-dtypes==0.5.1" and pinned_name("Opt.Einsum==3.4") == "opt-einsum"
+    assert normal_pin("ML_Dtypes==0.5.1") == "ml-dtypes==0.5.1"
+    assert pinned_name("Opt.Einsum==3.4") == "opt-einsum"
     given = InstallKey("cpu", pins=("numpy==2.2.1", "ML_Dtypes==0.5.1"))
     assert given.pins == ("ml-dtypes==0.5.1", "numpy==2.2.1")
     assert given == InstallKey("cpu", pins=("ml-dtypes==0.5.1", "numpy==2.2.1"))  # so the same lock answers
@@ -38,4 +39,5 @@ def test_the_python_tried_first_is_a_preference_not_a_lock_setting() -> None:
     for other in (InstallKey("cuda"), InstallKey("cpu", ("/wheels",)), InstallKey("cpu", pins=("numpy==2.2.1",)),
                   InstallKey("cpu", requires=("flax",))):
         assert lockfile.install_settings(m, release, other) != plain
-    assert "pins" not in plain and "requires" not in plain  # locks made before either existed still answer
+    assert "pins" not in plain
+    assert "requires" not in plain  # locks made before either existed still answer

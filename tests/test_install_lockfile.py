@@ -36,7 +36,8 @@ def settings(**install: Any) -> dict[str, Any]:
 def test_a_lock_reads_back_as_it_was_written(tmp_path: Path) -> None:
     path = lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
     lock = lockfile.read_lock(tmp_path, settings())
-    assert lock is not None and lock.path == path
+    assert lock is not None
+    assert lock.path == path
     assert lock.plan == PLAN  # tuples stay tuples, so the plan compares (and fingerprints) as before
     assert lock.resolution == RESOLUTION
     assert lock.resolved_at.endswith("Z")
@@ -56,7 +57,8 @@ def test_a_lock_of_schema_1_still_answers_with_the_same_probe_identity(tmp_path:
     old = lockfile.read_lock(tmp_path, settings())
     lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
     new = lockfile.read_lock(tmp_path, settings())
-    assert old is not None and new is not None
+    assert old is not None
+    assert new is not None
     assert old.resolution == RESOLUTION == new.resolution
     assert json.loads(path.read_text())["schema"] == lockfile.LOCK_SCHEMA == 2  # written in the new form
 
@@ -81,13 +83,17 @@ def test_a_lock_is_read_again_only_when_its_file_changed(tmp_path: Path, monkeyp
     assert reads == []  # no file: nothing to read
     path = lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
     first = lockfile.current_lock(tmp_path, settings())
-    assert first is not None and first.resolution == RESOLUTION
-    assert lockfile.current_lock(tmp_path, settings()) is first and reads == [path]  # asked twice, read once
+    assert first is not None
+    assert first.resolution == RESOLUTION
+    assert lockfile.current_lock(tmp_path, settings()) is first
+    assert reads == [path]  # asked twice, read once
     other = json.loads(path.read_text())  # another process resolves it again and replaces the file
     other["versions"] = {**other["versions"], "scipy": "1.15.0"}
     atomic_write_text(path, json.dumps(other))
     again = lockfile.current_lock(tmp_path, settings())
-    assert again is not None and again.resolution.versions["scipy"] == "1.15.0" and reads == [path, path]
+    assert again is not None
+    assert again.resolution.versions["scipy"] == "1.15.0"
+    assert reads == [path, path]
     path.unlink()  # and removes it
     assert lockfile.current_lock(tmp_path, settings()) is None
 

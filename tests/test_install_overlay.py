@@ -40,13 +40,17 @@ def test_the_commits_jax_and_jaxlib_python_are_what_imports(world: tuple[History
     fix = commit_titled(history.path, FIX_TITLE)
     lay_over(history, fix, base.python, tmp_path, "0.1.0.dev20250110+fix")
     laid = overlaid(base, tmp_path, "0.1.0.dev20250110+fix")
-    assert laid.pythonpath == (tmp_path,) and laid.versions["jax"] == "0.1.0.dev20250110+fix"
-    assert laid.versions["jaxlib"] == "0.1.0" and laid.python == base.python
+    assert laid.pythonpath == (tmp_path,)
+    assert laid.versions["jax"] == "0.1.0.dev20250110+fix"
+    assert laid.versions["jaxlib"] == "0.1.0"
+    assert laid.python == base.python
     out = run(laid, "import jax, jaxlib.lapack, jaxlib.version as v; "
                     "print(jax.__version__, jax.__file__, jaxlib.lapack.__file__, v.__version__, jax.batch_sharded())")
     version, jax_file, lapack_file, jaxlib_version, fixed = out.split()
-    assert version == "0.1.0.dev20250110+fix" and jax_file.startswith(str(tmp_path))
-    assert lapack_file.startswith(str(tmp_path)) and jaxlib_version == "0.1.0"  # the binary names itself
+    assert version == "0.1.0.dev20250110+fix"
+    assert jax_file.startswith(str(tmp_path))
+    assert lapack_file.startswith(str(tmp_path))
+    assert jaxlib_version == "0.1.0"  # the binary names itself
     assert fixed == "True"  # needs the commit's jaxlib/lapack.py too: jax/ alone would say False
 
 
@@ -54,7 +58,8 @@ def test_the_overlay_is_a_whole_jaxlib_package(world: tuple[History, Environment
     history, base = world
     lay_over(history, commit_titled(history.path, PREP_TITLE), base.python, tmp_path, "0.1.0.dev")
     jaxlib = tmp_path / "jaxlib"
-    assert (jaxlib / "_kernels.py").is_symlink() and (jaxlib / "version.py").is_symlink()  # the build's own
+    assert (jaxlib / "_kernels.py").is_symlink()
+    assert (jaxlib / "version.py").is_symlink()  # the build's own
     assert not (jaxlib / "lapack.py").is_symlink()  # the commit's
     assert not (jaxlib / "kernels.cc").exists()  # compiled sources are the build's business
     assert not (jaxlib / "__pycache__").exists()  # bytecode of the commit's files stays out of the env
@@ -89,7 +94,8 @@ def test_the_binarys_declarations_are_the_builds_and_the_rest_of_the_file_the_co
     namespace: dict[str, object] = {}
     exec(laid, namespace)  # noqa: S102 - the file written, as Python reads it
     assert (namespace["_version"], namespace["mlir_api_version"]) == (391, 57)
-    assert namespace["NEW"] == 2 and "OLD" not in namespace  # the commit's Python around the extension stays
+    assert namespace["NEW"] == 2
+    assert "OLD" not in namespace  # the commit's Python around the extension stays
     assert "the commit said 395" in laid
 
 

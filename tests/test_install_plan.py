@@ -38,11 +38,13 @@ def test_cpu_plan_pins_the_release_and_cuts_the_rest_off_at_its_era() -> None:
 def test_a_pinned_package_is_required_at_its_version_whatever_the_era() -> None:
     plain = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu"), plan_index())  # type: ignore[arg-type]
     plan = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cpu", pins=("numpy==2.2.2",)), plan_index())  # type: ignore[arg-type]
-    assert plan.requirements == ("jax[cpu]==0.4.35", "scipy", "numpy==2.2.2") and plan.pins == ("numpy==2.2.2",)
+    assert plan.requirements == ("jax[cpu]==0.4.35", "scipy", "numpy==2.2.2")
+    assert plan.pins == ("numpy==2.2.2",)
     assert "numpy=2100-01-01T00:00:00Z" in plan.uv_args()  # numpy 2.2.2 came after jax 0.4.35's era
     # Another pin set is another plan (another environment folder); no pins is the plan as it always was.
     assert plan.fingerprint("3.12") != plain.fingerprint("3.12")
-    assert "pins" not in plain.to_json() and plan.to_json()["pins"] == ("numpy==2.2.2",)
+    assert "pins" not in plain.to_json()
+    assert plan.to_json()["pins"] == ("numpy==2.2.2",)
 
 
 def test_a_release_missing_from_the_index_is_planned_without_a_cutoff() -> None:
@@ -142,7 +144,9 @@ def test_a_plan_is_resolved_once_per_python_in_a_process(monkeypatch: pytest.Mon
                        index_url="https://pypi.org/simple", pythons=("3.13", "3.12", "3.11", "3.10"))
     first, attempts = install.choose_python(plan, ["3.13", "3.11", "3.10"], offline=False)
     again, _ = install.choose_python(plan, ["3.13", "3.11", "3.10"], offline=False)
-    assert first == again and first is not None and first.python == "3.11"
+    assert first == again
+    assert first is not None
+    assert first.python == "3.11"
     assert [a.python for a in attempts] == ["3.13", "3.11"]  # in preference order, stopping at the first
     assert calls == ["3.13", "3.11"]  # the second choice asked uv nothing
 
@@ -161,9 +165,13 @@ def test_a_python_known_to_fit_is_tried_first(monkeypatch: pytest.MonkeyPatch) -
     plan = InstallPlan(jax="0.4.20", backend="cpu", requirements=("jax[cpu]==0.4.20",), exclude_newer=None,
                        index_url="https://pypi.org/simple", pythons=("3.13", "3.12", "3.11"))
     chosen, attempts = install.choose_python(plan, ["3.13", "3.12", "3.11"], first="3.12")
-    assert chosen is not None and chosen.python == "3.12" and calls == ["3.12"]  # no resolve that must fail
+    assert chosen is not None
+    assert chosen.python == "3.12"
+    assert calls == ["3.12"]  # no resolve that must fail
     unknown, _ = install.choose_python(plan, ["3.13", "3.12", "3.11"], first="2.7")  # not in the plan: ignored
-    assert unknown is not None and unknown.python == "3.12" and calls == ["3.12", "3.13"]
+    assert unknown is not None
+    assert unknown.python == "3.12"
+    assert calls == ["3.12", "3.13"]
 
 
 # --------------------------------------------------------------------------
@@ -242,7 +250,9 @@ def test_extra_packages_are_the_era_s_versions_in_wheels_for_the_python_chosen(m
                        exclude_newer="2024-10-18T14:37:10Z", index_url="https://pypi.org/simple",
                        pythons=("3.13", "3.12"), requires=("flax",))
     chosen, attempts = install.choose_python(plan, ["3.13", "3.12"])
-    assert chosen is not None and chosen.python == "3.12" and chosen.versions["flax"] == "0.10.0"
+    assert chosen is not None
+    assert chosen.python == "3.12"
+    assert chosen.versions["flax"] == "0.10.0"
     assert asked[:2] == [("3.13", plan.requirements, True), ("3.13", (*plan.requirements, "flax==0.10.0"), False)]
     assert unresolvable_reason(plan, attempts[:1]) == (
         "the check requires flax: flax==0.10.0 (of jax 0.4.34's era) or a package it needs has no wheels for "

@@ -29,7 +29,8 @@ def test_releases_are_resolved_in_the_order_given_and_a_failure_is_left_to_the_p
     wanted = [(v, InstallKey("cpu", python="3.12")) for v in ("0.4.35", "0.6.0", "0.5.0", "0.5.3")]
     ahead.start(wanted)
     ahead.close()  # waits for what is under way
-    assert asked[0] == wanted[0] and ahead.resolved == [v for v, _ in asked if v != "0.5.0"]
+    assert asked[0] == wanted[0]
+    assert ahead.resolved == [v for v, _ in asked if v != "0.5.0"]
 
 
 def test_close_drops_what_has_not_started_and_leaves_no_thread(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,7 +48,8 @@ def test_close_drops_what_has_not_started_and_leaves_no_thread(monkeypatch: pyte
         threading.Event().wait(0.01)
     threading.Timer(0.2, release.set).start()
     ahead.close()
-    assert asked == ["0.4.35"] and not any(thread.is_alive() for thread in ahead._threads)
+    assert asked == ["0.4.35"]
+    assert not any(thread.is_alive() for thread in ahead._threads)
 
 
 def test_a_probe_asking_what_is_being_resolved_waits_for_that_answer(
@@ -76,7 +78,8 @@ def test_a_probe_asking_what_is_being_resolved_waits_for_that_answer(
     threading.Timer(0.2, go.set).start()
     answers.append(install.resolve(plan, "3.13"))
     background.join()
-    assert calls == [False] and answers[0] == answers[1]
+    assert calls == [False]
+    assert answers[0] == answers[1]
 
 
 def test_a_bisect_resolves_ahead_only_the_ends_and_the_first_rounds_midpoints_it_may_reach(

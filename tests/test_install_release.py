@@ -41,7 +41,8 @@ def no_index(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_first_installed_python_in_preference_order_that_resolves_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False, store=None: Resolution(python, ok=python <= "3.11"))
     resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
-    assert resolved.python == "3.11" and resolved.problem == ""
+    assert resolved.python == "3.11"
+    assert resolved.problem == ""
     assert [a.python for a in resolved.attempts] == ["3.13", "3.11"]  # 3.12 is not installed
 
 
@@ -50,8 +51,10 @@ def test_pins_reach_the_plan_that_is_resolved(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False, store=None: asked.append(plan) or
                         Resolution(python, ok=True, versions={"numpy": "2.2.1"}))
     resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu", pins=("numpy==2.2.1",)), INDEX)
-    assert asked and all(plan.pins == ("numpy==2.2.1",) and "numpy==2.2.1" in plan.requirements for plan in asked)
-    assert resolved.plan.pins == ("numpy==2.2.1",) and resolved.settings["pins"] == ["numpy==2.2.1"]
+    assert asked
+    assert all(plan.pins == ("numpy==2.2.1",) and "numpy==2.2.1" in plan.requirements for plan in asked)
+    assert resolved.plan.pins == ("numpy==2.2.1",)
+    assert resolved.settings["pins"] == ["numpy==2.2.1"]
 
 
 @pytest.mark.parametrize("cache", ["answers", "predates the era", "lacks what 3.13 needs"])
@@ -83,7 +86,8 @@ def test_a_release_no_python_resolves_says_why(monkeypatch: pytest.MonkeyPatch) 
     error = "jaxlib (v0.4.35) with the following Python ABI tags: cp314"
     monkeypatch.setattr(install, "resolve", lambda plan, python, offline=False, store=None: Resolution(python, ok=False, error=error))
     resolved = release.resolve_release(MATRIX, "0.4.35", InstallKey("cpu"), INDEX)
-    assert resolved.python is None and resolved.versions == {}
+    assert resolved.python is None
+    assert resolved.versions == {}
     # Installed Pythons first, then the one uv could supply.
     assert resolved.problem == "jaxlib 0.4.35 has wheels only for cp314 (tried Python 3.13, 3.11, 3.10, 3.12)"
 
@@ -122,16 +126,20 @@ def test_a_locked_release_needs_neither_index_nor_uv(tmp_path: Path, uv_must_not
     matrix = matrix_on(refused_url(), tmp_path)
     plan = lock_0_6_0(matrix)
     resolved = release.resolve_release(matrix, "0.6.0", InstallKey("cpu"))
-    assert resolved.lock is not None and resolved.plan == plan
-    assert resolved.python == "3.12" and resolved.versions == {"jaxlib": "0.6.0"}
-    assert resolved.resolution is not None and resolved.resolution.hashes == {"jaxlib": ("sha256:aa", "sha256:bb")}
+    assert resolved.lock is not None
+    assert resolved.plan == plan
+    assert resolved.python == "3.12"
+    assert resolved.versions == {"jaxlib": "0.6.0"}
+    assert resolved.resolution is not None
+    assert resolved.resolution.hashes == {"jaxlib": ("sha256:aa", "sha256:bb")}
 
 
 def test_pins_have_a_lock_of_their_own_and_none_is_the_lock_as_before(tmp_path: Path, uv_must_not_run: None) -> None:
     matrix = matrix_on(refused_url(), tmp_path)
     lock_0_6_0(matrix)
     unpinned = lockfile.install_settings(matrix, matrix.release("0.6.0"), InstallKey("cpu"))
-    assert "pins" not in unpinned and release.locked_release(matrix, "0.6.0", InstallKey("cpu")) is not None
+    assert "pins" not in unpinned
+    assert release.locked_release(matrix, "0.6.0", InstallKey("cpu")) is not None
     assert release.locked_release(matrix, "0.6.0", InstallKey("cpu", pins=("numpy==2.2.1",))) is None  # never built
     with pytest.raises(IndexUnreachable):  # so it is resolved, at the index
         release.resolve_release(matrix, "0.6.0", InstallKey("cpu", pins=("numpy==2.2.1",)))
@@ -192,7 +200,8 @@ def own_uv_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_jaxlib_the_index_pruned_comes_from_the_archive_page(tmp_path: Path, own_uv_cache: None) -> None:
     with serve_index(PRUNED, BLOBS, archive=("jaxlib-0.4.16-py3-none-any.whl",)) as served:
         resolved = release.resolve_release(pruned_matrix(served.url, served.archive, tmp_path), "0.4.16", InstallKey("cpu"))
-    assert resolved.problem == "" and resolved.versions["jaxlib"] == "0.4.16"
+    assert resolved.problem == ""
+    assert resolved.versions["jaxlib"] == "0.4.16"
     assert served.archive in resolved.plan.find_links  # so the install (and the record) use it too
 
 

@@ -37,7 +37,8 @@ def test_two_threads_asking_one_question_get_one_answer_computed_once() -> None:
     started.wait()
     answers.append(once.get("plan", lambda: pytest.fail("asked twice")))  # type: ignore[arg-type,return-value]
     first.join()
-    assert answers == [42, 42] and computed == [1]
+    assert answers == [42, 42]
+    assert computed == [1]
 
 
 def test_a_question_that_failed_is_asked_again_not_kept() -> None:
@@ -52,7 +53,9 @@ def test_a_question_that_failed_is_asked_again_not_kept() -> None:
 
 
 def test_only_an_era_already_over_is_closed() -> None:
-    assert era_closed(CLOSED) and not era_closed(None) and not era_closed("2999-01-01T00:00:00Z")
+    assert era_closed(CLOSED)
+    assert not era_closed(None)
+    assert not era_closed("2999-01-01T00:00:00Z")
     assert not era_closed("not a date")
 
 
@@ -74,13 +77,17 @@ def test_a_closed_era_s_answer_is_kept_with_its_inputs_and_given_back_without_uv
     store = ResolutionStore(tmp_path / "resolutions")
     calls = uv_answering(monkeypatch, Resolution("3.13", ok=True, versions=VERSIONS, hashes={"jax": ("sha256:aa",)}))
     made = install.resolve(PLAN, "3.13", store=store)
-    assert calls == [False] and made.kept == ""
+    assert calls == [False]
+    assert made.kept == ""
     (kept_file,) = (tmp_path / "resolutions").iterdir()
     assert '"exclude_newer": "2024-11-05T20:56:00Z"' in kept_file.read_text()  # its inputs beside its answer
     monkeypatch.setattr(install, "_RESOLVED", Once())  # a later run
     again = install.resolve(PLAN, "3.13", store=store)
-    assert calls == [False] and again.versions == VERSIONS and again.hashes == {"jax": ("sha256:aa",)}
-    assert again.kept.startswith(time.strftime("%Y-")) and again.kept.endswith("Z")  # and says when it was made
+    assert calls == [False]
+    assert again.versions == VERSIONS
+    assert again.hashes == {"jax": ("sha256:aa",)}
+    assert again.kept.startswith(time.strftime("%Y-"))
+    assert again.kept.endswith("Z")  # and says when it was made
     # --refresh: asked again (and kept again)
     monkeypatch.setattr(install, "_RESOLVED", Once())
     assert install.resolve(PLAN, "3.13", store=ResolutionStore(tmp_path / "resolutions", read=False)).kept == ""
@@ -100,7 +107,9 @@ def test_an_answer_kept_by_schema_2_is_given_back_without_uv(tmp_path: Path, mon
     kept.write_text(json.dumps(data))
     monkeypatch.setattr(install, "_RESOLVED", Once())  # a later run
     again = install.resolve(PLAN, "3.13", store=store)
-    assert calls == [False] and again.versions == VERSIONS and again.kept != ""
+    assert calls == [False]
+    assert again.versions == VERSIONS
+    assert again.kept != ""
     assert list(tmp_path.iterdir()) == [kept]
 
 

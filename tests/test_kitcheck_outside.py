@@ -43,7 +43,8 @@ def test_without_the_kit_on_the_path_the_import_fails_as_python_says(tmp_path: P
     script = _project(tmp_path)
     done = subprocess.run([sys.executable, "-I", str(script)], cwd=script.parent, capture_output=True, text=True,
                           timeout=60)
-    assert done.returncode == 1 and "ModuleNotFoundError: No module named 'repro'" in done.stderr
+    assert done.returncode == 1
+    assert "ModuleNotFoundError: No module named 'repro'" in done.stderr
 
 
 def test_run_by_hand_with_the_kit_on_pythonpath_it_prints_and_exits_with_the_verdict(tmp_path: Path) -> None:
@@ -76,6 +77,7 @@ def test_run_by_the_kit_it_writes_kit_result(tmp_path: Path, verdict: str, code:
                           env=_clean_env(PYTHONPATH=str(KIT_ROOT), KIT_RESULT=str(result)))
     assert done.returncode == code, done.stderr
     written = json.loads(result.read_text())
-    assert written["verdict"] == verdict and written["summary"] == {"n": 1000}
+    assert written["verdict"] == verdict
+    assert written["summary"] == {"n": 1000}
     assert len(written["metrics"]["sum_ms"]["samples"]) == 3
 

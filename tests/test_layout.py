@@ -44,5 +44,6 @@ def test_a_script_prober_sends_its_records_apart_without_rewriting_the_matrix(tm
         options = parse_options(matrix, [*argv, "--good", "0.6.0", "--bad", "0.5.0"])
         prober = release_prober(matrix, options, run_spec(matrix, options), [], ProbeCache(matrix.layout.probe_cache), "t",
                                 None, print)  # type: ignore[arg-type]
-        assert prober.subject.matrix is matrix and matrix.results_dir == tmp_path / "reports" / "results"
+        assert prober.subject.matrix is matrix
+        assert matrix.results_dir == tmp_path / "reports" / "results"
         assert (prober.subject.request("0.6.0").records_dir or matrix.results_dir) == records

@@ -116,13 +116,15 @@ def test_cells_say_each_status_in_words() -> None:
 def test_a_pipe_or_newline_in_a_cell_cannot_break_the_table() -> None:
     row = _row({"scaling": _finding(status="crashed", reason="a | b\nc")})
     line = render_rows(_report(rows=[row], checks=["scaling"]))[2]
-    assert "crashed: a \\| b c" in line and "\n" not in line
+    assert "crashed: a \\| b c" in line
+    assert "\n" not in line
 
 
 def test_a_long_reason_is_cut_to_a_cell() -> None:
     row = _row({"scaling": _finding(status="crashed", reason="x" * 5000)})
     line = render_rows(_report(rows=[row], checks=["scaling"]))[2]
-    assert "x" * CELL_CHARS + "… [cut 4.7 kB]" in line and "x" * (CELL_CHARS + 1) not in line
+    assert "x" * CELL_CHARS + "… [cut 4.7 kB]" in line
+    assert "x" * (CELL_CHARS + 1) not in line
 
 
 def test_an_environment_row_reads_as_itself_and_missing_facts_as_dashes() -> None:
@@ -130,7 +132,8 @@ def test_an_environment_row_reads_as_itself_and_missing_facts_as_dashes() -> Non
                python="", jaxlib="", reproduce=["a", "b"])
     cells = render_rows(_report(environment_rows=[row], checks=["scaling"]))[2].split(" | ")
     assert cells[0] == "| **mine** (your environment: jax 0.4.35, numpy 2.1)"
-    assert cells[2:5] == ["—", "—", "—"] and cells[-1] == "`a`<br>`b` |"
+    assert cells[2:5] == ["—", "—", "—"]
+    assert cells[-1] == "`a`<br>`b` |"
 
 
 def test_the_page_lists_ad_hoc_runs_unusable_files_and_machines() -> None:
@@ -142,4 +145,6 @@ def test_the_page_lists_ad_hoc_runs_unusable_files_and_machines() -> None:
     assert "- scaling 0.6.0 cpu on 0123456789ab with `--devices 1`: 2026-01-01, ran (`f.json`)" in text
     assert "- `bad.json`: empty file" in text
     assert "Records produced on: `unnamed host` (machine 0123456789ab; Xeon; cpu ×4)." in text
-    assert "Not measured yet: 0.4.13." in text and "No records." in text and "Plots were not built." in text
+    assert "Not measured yet: 0.4.13." in text
+    assert "No records." in text
+    assert "Plots were not built." in text

@@ -40,9 +40,11 @@ def test_a_measuring_check_never_moves_the_answer() -> None:
     scaling = [record("scaling", v, "unaffected") for v in ("0.6.0", "0.12.0.1")]
     report = build_report([*scaling, timing("0.6.0")], known_problems=[])
     answer = report.backends[0]
-    assert answer.checks == ["scaling"] and answer.newest_passing == "0.12.0.1"
+    assert answer.checks == ["scaling"]
+    assert answer.newest_passing == "0.12.0.1"
     assert report.measured_only == ["timing"]
     markdown = render_markdown(report)
     row = next(line for line in markdown.splitlines() if line.startswith("| 0.6.0 "))
-    assert "| measured |" in row and "unaffected |" in row  # timing measured, scaling unaffected
+    assert "| measured |" in row
+    assert "unaffected |" in row  # timing measured, scaling unaffected
     assert "`timing` only measure" in markdown

@@ -34,7 +34,8 @@ def test_matrix_md_has_a_table_per_metric() -> None:
     report = build_report([_record("0.4.35", [10.0, 11.0, 12.0]), _record("0.6.0", [2.0, 2.5, 3.0])])
     text = render_markdown(report)
     assert "**mine** on cpu\n\n| Release | solve_ms (ms) |" in text
-    assert "| 0.4.35 | 11 ±5% (3) |" in text and "| 0.6.0 | 2.5 ±10% (3) |" in text
+    assert "| 0.4.35 | 11 ±5% (3) |" in text
+    assert "| 0.6.0 | 2.5 ±10% (3) |" in text
     assert report.to_json()["metrics"][0]["points"][1]["median"] == 2.5
 
 
@@ -48,7 +49,8 @@ def test_each_metric_gets_a_plot_linked_from_the_matrix(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     report = build_report([_record("0.4.35", [10.0, 11.0, 12.0]), _record("0.6.0", [2.0, 2.5, 3.0])])
     (path,) = plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
-    assert path.name == "metric-mine-solve_ms-cpu.png" and path.stat().st_size > 1000
+    assert path.name == "metric-mine-solve_ms-cpu.png"
+    assert path.stat().st_size > 1000
     assert "Plots across releases: [solve_ms](plots/metric-mine-solve_ms-cpu.png)." in render_markdown(report)
     before = path.stat().st_mtime_ns
     plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
@@ -73,11 +75,13 @@ def test_the_manifest_carries_a_schema_and_one_of_another_layout_is_not_read(
     plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
     manifest = tmp_path / "plots" / metric_series.MANIFEST
     written = json.loads(manifest.read_text())
-    assert written["schema"] == metric_series.MANIFEST_SCHEMA and list(written["images"]) == drawn
+    assert written["schema"] == metric_series.MANIFEST_SCHEMA
+    assert list(written["images"]) == drawn
     plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
     assert len(drawn) == 1  # read back: nothing to draw
     # As the kit wrote it before it had a schema (the images' digests at the top), or of a later layout.
     manifest.write_text(json.dumps(written["images"] if old == "before the schema"
                                    else {**written, "schema": metric_series.MANIFEST_SCHEMA + 1}))
     plot_metrics(report.metrics, tmp_path / "plots", tmp_path)
-    assert len(drawn) == 2 and json.loads(manifest.read_text()) == written
+    assert len(drawn) == 2
+    assert json.loads(manifest.read_text()) == written

@@ -45,7 +45,8 @@ def test_releases_sort_by_number_not_by_text() -> None:
     # "0.4.9" > "0.4.10" as text: the lowest passing release must be the numerically lowest.
     report = _report(_record("scaling", "0.4.10"), _record("scaling", "0.4.9"), matrix_releases=["0.4.11", "0.4.2"])
     [answer] = report.backends
-    assert answer.releases_measured == ["0.4.9", "0.4.10"] and answer.lowest_passing == "0.4.9"
+    assert answer.releases_measured == ["0.4.9", "0.4.10"]
+    assert answer.lowest_passing == "0.4.9"
     assert report.not_measured == ["0.4.2", "0.4.11"]
 
 
@@ -85,8 +86,10 @@ def test_a_known_problems_range_comes_from_the_records() -> None:
     [problem] = report.known_problems
     [cpu] = problem.ranges
     assert (cpu.first_affected, cpu.last_affected) == ("0.4.30", "0.4.35")
-    assert cpu.affected == ["0.4.30", "0.4.35"] and cpu.unaffected_inside == ["0.4.31"]
-    assert cpu.first_unaffected_above == "0.4.36" and cpu.inconclusive == ["0.5.0"]
+    assert cpu.affected == ["0.4.30", "0.4.35"]
+    assert cpu.unaffected_inside == ["0.4.31"]
+    assert cpu.first_unaffected_above == "0.4.36"
+    assert cpu.inconclusive == ["0.5.0"]
     assert problem.upstream_fixed_in == "0.5.3"
     assert problem.upstream_change == "the fix — https://github.com/jax-ml/jax/pull/1"
 
@@ -96,7 +99,8 @@ def test_one_machine_measuring_affected_makes_the_release_affected() -> None:
     report = _report(_record("scaling", "0.5.0", machine="m1"), _record("scaling", "0.5.0", verdict="affected",
                                                                         machine="m2"))
     [cpu] = report.known_problems[0].ranges
-    assert cpu.affected == ["0.5.0"] and cpu.inconclusive == []
+    assert cpu.affected == ["0.5.0"]
+    assert cpu.inconclusive == []
 
 
 def test_a_problem_without_records_or_fix_has_no_range_and_no_upstream_text() -> None:
@@ -124,4 +128,6 @@ def test_unusable_files_and_the_json_schema_are_in_the_report() -> None:
     data = _report(unusable=unusable).to_json()
     assert data["unusable_files"] == [{"file": "results/bad.json", "reason": "empty file"}]
     assert (data["schema"], data["kit_version"]) == (SCHEMA, __version__)
-    assert data["backends"] == [] and data["rows"] == [] and data["record_count"] == 0
+    assert data["backends"] == []
+    assert data["rows"] == []
+    assert data["record_count"] == 0

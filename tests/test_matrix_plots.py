@@ -26,7 +26,8 @@ def test_unchanged_records_keep_the_images_and_changed_ones_redraw(tmp_path: Pat
     results = tmp_path / "results"
     shutil.copytree(FIXTURES, results)
     first = plots.make_plots(load_records(results).entries, tmp_path / "plots")
-    assert first.images and all(image.path.exists() for image in first.images)
+    assert first.images
+    assert all(image.path.exists() for image in first.images)
     # Time per release in panels, and every release on one axis.
     assert {i.path.name for i in first.images} >= {"scaling-cpu.png", "scaling-overview-cpu.png"}
 

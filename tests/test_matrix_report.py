@@ -152,11 +152,14 @@ def test_write_report_writes_md_json_and_plots(tmp_path: Path, capsys: pytest.Ca
                     matrix_path=str(matrix)) == 0
     out = capsys.readouterr()
     assert f"wrote {tmp_path / 'out' / 'matrix.md'}" in out.out
-    assert "skipped" in out.err and "corrupt-truncated.json" in out.err
+    assert "skipped" in out.err
+    assert "corrupt-truncated.json" in out.err
     data = json.loads((tmp_path / "out" / "matrix.json").read_text())
     assert data["schema"] == SCHEMA
     assert [b["lowest_passing"] for b in data["backends"]] == ["0.5.3", "0.5.3"]
-    assert len(data["rows"]) == 8 and len(data["older"]) == 2 and len(data["unusable_files"]) == 2
+    assert len(data["rows"]) == 8
+    assert len(data["older"]) == 2
+    assert len(data["unusable_files"]) == 2
     assert {p["file"] for p in data["unusable_files"]} == {"corrupt-truncated.json",
                                                            "newer-schema-from-future-kit.json"}
     md = (tmp_path / "out" / "matrix.md").read_text()
@@ -190,7 +193,8 @@ def test_a_cpu_only_correctness_result_does_not_clear_releases_for_gpus() -> Non
     assert "  - gpu: not measured in these records (`nox -s correctness-<release> -- --backend cuda`" in text
     # Scaling shows on every backend: no caveat on its CPU range.
     scaling_lines = [line for line in text.splitlines() if line.startswith("  - cpu: affected")]
-    assert scaling_lines and all("does not clear" not in line for line in scaling_lines)
+    assert scaling_lines
+    assert all("does not clear" not in line for line in scaling_lines)
 
 
 def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) -> None:
@@ -211,7 +215,8 @@ def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) ->
     assert answer_section(md) == answer_section(before.markdown.read_text())
     assert [r.findings["scaling"].verdict for r in after.report.rows if r.release == "0.6.0"] == ["unaffected"]
     assert "## Ad-hoc runs (2 with parameters other than matrix.toml's; not in the answer or the matrix)" in md
-    assert "- scaling 0.6.0 cpu on " in md and "with `--devices 1`: 2026-11-30T00:00:00Z, ran, verdict inconclusive" in md
+    assert "- scaling 0.6.0 cpu on " in md
+    assert "with `--devices 1`: 2026-11-30T00:00:00Z, ran, verdict inconclusive" in md
     assert "with `--preset thread`:" in md
     assert [run.file for run in after.report.ad_hoc] == ["scaling-0.6.0-one-off.json", "scaling-0.6.0-preset.json"]
 
@@ -248,7 +253,8 @@ def test_a_full_disk_is_one_sentence_and_leaves_matrix_md_and_json_as_they_were(
         f"ERROR: could not write the report into {out} (No space left on device); "
         "matrix.md and matrix.json were left as they were",
         "TIP: free some space (or fix the folder's permissions), then run nox -s report again"]
-    assert (out / "matrix.md").read_text() == "old md" and (out / "matrix.json").read_text() == "{}"
+    assert (out / "matrix.md").read_text() == "old md"
+    assert (out / "matrix.json").read_text() == "{}"
     assert sorted(p.name for p in out.iterdir()) == ["matrix.json", "matrix.md"]
 
 

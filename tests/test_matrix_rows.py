@@ -63,7 +63,9 @@ def test_a_named_environment_gets_a_row_and_no_interpreter_moves_theanswer_secti
 def test_without_its_name_in_matrix_toml_an_environment_s_records_are_ad_hoc() -> None:
     record = _existing("scaling-0.4.35-affected.json", "mine", "/home/me/venv/bin/python")
     report = build_report([record], configured=CONFIGURED, known_problems=[])
-    assert report.environment_rows == [] and report.rows == [] and report.backends == []
+    assert report.environment_rows == []
+    assert report.rows == []
+    assert report.backends == []
     assert [run.differs for run in report.ad_hoc] == ["environment mine (/home/me/venv/bin/python)"]
 
 
@@ -75,7 +77,8 @@ def test_an_environment_s_newest_record_wins_across_an_upgrade() -> None:
     [row] = report.environment_rows
     assert (row.release, row.findings["scaling"].verdict) == ("0.6.0", "unaffected")
     assert row.versions.startswith("jax 0.6.0, jaxlib 0.6.0")
-    assert len(report.older) == 1 and report.record_count == 2
+    assert len(report.older) == 1
+    assert report.record_count == 2
 
 
 def test_a_named_environment_without_jax_shows_why() -> None:

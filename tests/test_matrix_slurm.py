@@ -22,7 +22,8 @@ def test_the_batch_script_runs_line_i_of_the_cells_with_the_kit(tmp_path: Path) 
                           python="/usr/bin/python3")
     assert "#SBATCH --array=0-1" in script
     assert "#SBATCH --ntasks=2" in script  # the largest cell's processes
-    assert "#SBATCH --partition=gpu" in script and "#SBATCH --time=00:30:00" in script
+    assert "#SBATCH --partition=gpu" in script
+    assert "#SBATCH --time=00:30:00" in script
     assert f"#SBATCH --output={tmp_path}/%A_%a.out" in script
     assert 'SLURM_ARRAY_TASK_ID + 1' in script
     assert "export KIT_SRUN=1" in script
@@ -31,7 +32,8 @@ def test_the_batch_script_runs_line_i_of_the_cells_with_the_kit(tmp_path: Path) 
 
 def test_without_a_partition_or_time_slurm_defaults_apply(tmp_path: Path) -> None:
     script = batch_script([ArrayTask("scaling", "0.6.0")], tmp_path, SlurmOptions(), [])
-    assert "--partition" not in script and "--time" not in script
+    assert "--partition" not in script
+    assert "--time" not in script
     assert "#SBATCH --ntasks=1" in script
 
 
@@ -98,4 +100,5 @@ def test_a_two_cell_job_array_lands_both_records_and_the_report_names_the_job(
         assert record["environment"]["process_count"] == 2
         assert {p["launched_by"] for p in record["evidence"]["processes"]} == {"cluster environment (e.g. srun)"}
     matrix_md = (copy / "reports" / "matrix.md").read_text(encoding="utf-8")
-    assert f"SLURM job {job_id}_0" in matrix_md and f"SLURM job {job_id}_1" in matrix_md
+    assert f"SLURM job {job_id}_0" in matrix_md
+    assert f"SLURM job {job_id}_1" in matrix_md

@@ -71,7 +71,8 @@ def test_second_sweep_skips_current_cells_including_the_not_installable_one(
     capsys.readouterr()
     code, lines = run(machine)
     assert code == exit_codes.EXIT_OK
-    assert machine.runs == [] and machine.prepared == []
+    assert machine.runs == []
+    assert machine.prepared == []
     assert "6 of 6 cells are current" in "\n".join(lines)
     table = capsys.readouterr().out
     assert re.search(r"0\.4\.16\s+scaling\s+not-installable\s+-\s+current, skipped", table)
@@ -99,7 +100,8 @@ def test_releases_without_records_are_not_resolved_before_running(
 
     monkeypatch.setattr(sweep, "resolve_release", counting)
     run(machine, "--only", "0.6.2")
-    assert planned == [] and machine.prepared == ["0.6.2"]  # a cold cell goes straight to prepare()
+    assert planned == []
+    assert machine.prepared == ["0.6.2"]  # a cold cell goes straight to prepare()
     run(machine, "--only", "0.6.2")
     assert planned == ["0.6.2"]
 
@@ -169,7 +171,8 @@ def test_rerun_runs_everything_and_rerun_check_only_that_check(machine: FakeRele
     run(machine)
     machine.forget()
     run(machine, "--rerun")
-    assert machine.runs == RUNNABLE and machine.prepared == list(RELEASES)
+    assert machine.runs == RUNNABLE
+    assert machine.prepared == list(RELEASES)
     machine.forget()
     run(machine, "--rerun-check", "correctness")
     assert machine.runs == [(v, "correctness") for v in RELEASES if v != NOT_INSTALLABLE]
@@ -214,7 +217,8 @@ def test_an_unreachable_index_in_one_cell_is_one_sentence_no_traceback_and_no_re
         machine: FakeReleases) -> None:
     machine.stop_index()  # the built releases run from their locks; 0.4.16 needs the index
     code, lines = run(machine)
-    assert code == exit_codes.EXIT_OK and machine.runs == RUNNABLE
+    assert code == exit_codes.EXIT_OK
+    assert machine.runs == RUNNABLE
     errors = [line for line in lines if line.startswith("ERROR in scaling · jax 0.4.16")]
     assert errors == [f"ERROR in scaling · jax 0.4.16: jax 0.4.16 needs the package index to resolve its install, "
                       f"and {machine.index.url}/jax/ could not be reached over the network (Connection refused) "
@@ -259,7 +263,8 @@ def test_ctrl_c_while_checking_currency_exits_130_without_running(
     monkeypatch.setattr(install, "resolve", interrupt)  # while uv is asked about 0.4.16's record
     code, lines = run(machine)
     assert code == exit_codes.EXIT_INTERRUPTED
-    assert machine.runs == [] and machine.prepared == []
+    assert machine.runs == []
+    assert machine.prepared == []
     assert lines[-1].startswith("interrupted: 0 cells done (their records are kept), 6 left: ")
 
 
@@ -288,7 +293,8 @@ def test_unknown_release_or_check_is_one_usage_error(machine: FakeReleases) -> N
         run(machine, "--only", "0.9.9")
     with pytest.raises(KitError, match="unknown check 'scalin'"):
         run(machine, "--checks", "scalin")
-    assert machine.runs == [] and machine.prepared == []
+    assert machine.runs == []
+    assert machine.prepared == []
 
 
 def test_cuda_cells_reproduce_with_the_backend_flag() -> None:
@@ -329,7 +335,8 @@ def test_slurm_submits_the_pending_installable_cells_as_one_array(
     assert submitted["tasks"] == [("scaling", "0.4.13"), ("scaling", "0.6.2")]
     assert submitted["options"] == sweep.SlurmOptions("p1", None, wait=False)
     assert submitted["flags"] == ["--timeout", "60"]
-    assert machine.prepared == list(RELEASES) and machine.runs == []  # environments built here, runs on the nodes
+    assert machine.prepared == list(RELEASES)
+    assert machine.runs == []  # environments built here, runs on the nodes
     # not installable: its record is written here, not on a node
     assert cells_recorded(machine) == [(NOT_INSTALLABLE, "scaling", "not-installable")]
 
@@ -355,7 +362,8 @@ def test_refresh_resolves_every_release_again_instead_of_reading_locks(
     _, lines = run(machine, "--refresh")
     assert sorted(set(asked)) == [(v, True) for v in RELEASES]  # every release asked of the index and uv, no lock
     # Resolved afresh, the built releases plan as their locks said: their records are still current.
-    assert "6 of 6 cells are current" in "\n".join(lines) and machine.runs == []
+    assert "6 of 6 cells are current" in "\n".join(lines)
+    assert machine.runs == []
     # and a cell that runs prepares its release afresh too
     assert sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.Options(refresh=True)).refresh
 
@@ -386,7 +394,8 @@ def test_devices_in_any_order_leave_a_second_sweep_nothing_to_run(
     first = sweep_once()
     assert "1 cell: 1 ran, 0 current (skipped)" in first
     [record] = records.load_records(matrix.results_dir).records
-    assert record["status"] == "ran" and record["parameters"]["devices"] == [1, 2, 4]
+    assert record["status"] == "ran"
+    assert record["parameters"]["devices"] == [1, 2, 4]
     assert "1 cell: 0 ran, 1 current (skipped)" in sweep_once()
     assert cli.main(["run", "scaling", "0.6.0", "--devices", "2,1"], log=lines.append, matrix_path=str(toml)) == 0
     assert "1 cell: 0 ran, 1 current (skipped)" in sweep_once()

@@ -25,7 +25,8 @@ def _evidence(shard_map_share: int, jit_speedup: float = 0.45, shard_map_speedup
 
 def test_an_affected_release_whose_shard_map_lu_gets_its_share_supports_the_workaround() -> None:
     figures = shard_map_figures("0.4.35", _evidence(1024))
-    assert figures is not None and (figures.lu_batch_shard_map, figures.global_batch, figures.devices) == (1024, 4096, 4)
+    assert figures is not None
+    assert (figures.lu_batch_shard_map, figures.global_batch, figures.devices) == (1024, 4096, 4)
     assert shard_map_text([figures, shard_map_figures("0.5.2", _evidence(1024, 0.40, 2.05))]) == (
         "`shard_map` instead of jit: on 0.4.35, 0.5.2 each device's LU gets only its share "
         "(1024 of 4096 matrices on 4 devices; under jit, 4096); "

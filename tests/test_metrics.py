@@ -94,7 +94,8 @@ def test_an_empty_sample_is_refused() -> None:
 
 def test_clean_2x_step_sorts_probes_on_both_sides() -> None:
     base = baseline(noisy(10, 9, 1), noisy(20, 9, 2))
-    assert base.worse == "higher" and base.step == pytest.approx(2, rel=0.1)
+    assert base.worse == "higher"
+    assert base.step == pytest.approx(2, rel=0.1)
     assert decide(base, noisy(10, 9, 3)).call is Call.GOOD
     assert decide(base, noisy(20, 9, 4)).call is Call.BAD
 

@@ -121,7 +121,8 @@ def test_a_bisect_of_a_missing_relative_script_says_from_where(tmp_path: Path, m
 def test_a_folder_without_matrix_toml_gets_the_package_defaults(tmp_path: Path) -> None:
     matrix = project_matrix(_options(), tmp_path, {"JAX_KIT_CACHE": str(tmp_path / "cache")})
     package = load_matrix(default_file("matrix.toml"))
-    assert matrix.releases == package.releases and matrix.checks == package.checks
+    assert matrix.releases == package.releases
+    assert matrix.checks == package.checks
     cache = tmp_path / "cache"
     assert matrix.layout == Layout.of(tmp_path / REPORTS_FOLDER / "results", cache / "jax-envs", cache)
     assert matrix.layout.probe_cache == cache / "bisect" / "probes"  # shared by every project
@@ -130,8 +131,9 @@ def test_a_folder_without_matrix_toml_gets_the_package_defaults(tmp_path: Path) 
     assert matrix.layout.jax_history == cache / "jax-history" / "jax.git"
     assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     assert known_problems_file(matrix) == default_file("known_problems.toml")
-    assert bisect_command(matrix) == "jax-kit bisect" and run_command(matrix, "scaling", "0.6.0") == \
-        "jax-kit scaling 0.6.0"
+    assert bisect_command(matrix) == "jax-kit bisect"
+    assert (run_command(matrix, "scaling", "0.6.0") == \
+        "jax-kit scaling 0.6.0")
 
 
 def test_the_index_s_pages_go_to_the_user_cache_unless_kit_cache_dir_says_otherwise(tmp_path: Path) -> None:
@@ -164,7 +166,8 @@ def test_a_matrix_toml_in_the_folder_adds_releases_and_checks(tmp_path: Path) ->
     assert scaling.parameters["devices"] == [1, 2]
     assert scaling.parameters["batch"] == package.checks["scaling"].parameters["batch"]
     assert set(scaling.presets) == set(package.checks["scaling"].presets) | {"mine"}
-    assert matrix.install.era_slack_days == 3 and matrix.install.index_url == package.install.index_url
+    assert matrix.install.era_slack_days == 3
+    assert matrix.install.index_url == package.install.index_url
     assert matrix.results_dir == tmp_path / REPORTS_FOLDER / "results"  # its own [kit] would decide
 
 
@@ -184,7 +187,8 @@ def test_the_package_s_kit_folders_never_reach_a_project() -> None:
 
 def test_the_repository_s_own_matrix_is_untouched() -> None:
     matrix = load_matrix(ROOT / "matrix.toml")
-    assert matrix.shared_dir is None and matrix.envs_dir == ROOT / ".nox" / "jax-envs"
+    assert matrix.shared_dir is None
+    assert matrix.envs_dir == ROOT / ".nox" / "jax-envs"
     assert matrix.layout.probe_cache == ROOT / "reports" / "bisect" / "probes"
     assert bisect_command(matrix) == "nox -s bisect --"
     assert known_problems_file(matrix) == ROOT / "known_problems.toml"
@@ -201,13 +205,15 @@ def test_the_cache_is_the_variable_s_else_the_platform_s(tmp_path: Path) -> None
     assert cache_dir({}, "darwin") == home / "Library" / "Caches" / "jax-kit"
     assert cache_dir({"LOCALAPPDATA": "C:/Users/me/AppData/Local"}, "win32") == \
         Path("C:/Users/me/AppData/Local") / "jax-kit" / "Cache"
-    assert tagged(tmp_path / "a" / "b") == tmp_path / "a" / "b" and (tmp_path / "a" / "b" / "CACHEDIR.TAG").is_file()
+    assert tagged(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert (tmp_path / "a" / "b" / "CACHEDIR.TAG").is_file()
 
 
 # --- the package's own files ----------------------------------------------------------------------
 
 def test_the_checkout_is_found_and_its_files_are_the_defaults(tmp_path: Path) -> None:
-    assert in_checkout() and PACKAGE_ROOT == ROOT
+    assert in_checkout()
+    assert PACKAGE_ROOT == ROOT
     assert default_file("matrix.toml") == ROOT / "matrix.toml"
     (tmp_path / "kit").mkdir()
     assert not in_checkout(tmp_path)  # a site-packages: kit/ without the noxfile and matrix.toml beside it

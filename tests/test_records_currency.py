@@ -34,14 +34,16 @@ def test_a_record_differs_by_the_flags_it_changed_or_its_preset() -> None:
 
 def test_a_check_the_matrix_does_not_configure_counts_as_is() -> None:
     in_matrix, ad_hoc = split_ad_hoc([_entry(check="qr")], {"scaling": {"batch": 1}})
-    assert len(in_matrix) == 1 and ad_hoc == []
+    assert len(in_matrix) == 1
+    assert ad_hoc == []
 
 
 def test_without_a_matrix_every_record_counts() -> None:
     loaded = load_records(FIXTURES / "cpu-laptop-sweep")
     assert build_report(loaded.entries).ad_hoc == []
     odd = build_report(loaded.entries, configured={"scaling": {"batch": 1}})
-    assert {run.check for run in odd.ad_hoc} == {"scaling"} and odd.checks == ["correctness"]
+    assert {run.check for run in odd.ad_hoc} == {"scaling"}
+    assert odd.checks == ["correctness"]
 
 
 def test_processes_other_than_the_matrix_s_make_a_run_ad_hoc_and_absent_means_one() -> None:
@@ -50,16 +52,19 @@ def test_processes_other_than_the_matrix_s_make_a_run_ad_hoc_and_absent_means_on
     one = _entry(parameters={**base, "processes": 1})
     two = _entry(parameters={**base, "processes": 2})
     in_matrix, ad_hoc = split_ad_hoc([old, one, two], {"scaling": base})
-    assert in_matrix == [old, one] and [why for _, why in ad_hoc] == ["--processes 2"]
+    assert in_matrix == [old, one]
+    assert [why for _, why in ad_hoc] == ["--processes 2"]
     in_matrix, ad_hoc = split_ad_hoc([old, one, two], {"scaling": {**base, "processes": 1}})
     assert in_matrix == [old, one]
     in_matrix, ad_hoc = split_ad_hoc([old, one, two], {"scaling": {**base, "processes": 2}})
-    assert in_matrix == [two] and [why for _, why in ad_hoc] == ["--processes 1", "--processes 1"]
+    assert in_matrix == [two]
+    assert [why for _, why in ad_hoc] == ["--processes 1", "--processes 1"]
 
 
 def test_not_installable_is_an_answer_whatever_was_asked() -> None:
     record = _entry(status="not-installable", parameters={"devices": [1]}).record
-    assert differences(record, {"devices": [1, 2, 4]}) == "" and differences(record, {}, preset="thread") == ""
+    assert differences(record, {"devices": [1, 2, 4]}) == ""
+    assert differences(record, {}, preset="thread") == ""
 
 
 EXISTING = {"environment": "existing", "interpreter": "/opt/jax/bin/python", "name": None,
@@ -75,7 +80,8 @@ def test_an_existing_interpreter_s_record_is_ad_hoc_whatever_its_parameters() ->
     assert in_matrix == []
     assert [why for _, why in ad_hoc] == ["--python /opt/jax/bin/python"] * 2 + ["--python /opt/jax/bin/python --devices 1"]
     # Without a matrix, or for a check it does not configure, the kit's own records count, an interpreter's do not.
-    assert split_ad_hoc([existing], None)[0] == [] and split_ad_hoc([existing], {"qr": {}})[0] == []
+    assert split_ad_hoc([existing], None)[0] == []
+    assert split_ad_hoc([existing], {"qr": {}})[0] == []
 
 
 def test_a_named_environment_s_records_count_where_it_is_named() -> None:

@@ -23,7 +23,8 @@ def identity(**changes: Any) -> Identity:
 def test_one_identity_reads_back_as_itself_and_hashes_the_same() -> None:
     made = identity(variables={"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}, commit="f93c2a1a")
     again = Identity.from_json(made.to_json())
-    assert same(made, again) and made.digest() == again.digest()
+    assert same(made, again)
+    assert made.digest() == again.digest()
     # Normal forms: requirement order and package spelling do not make another identity.
     assert same(identity(requirements=["jax[cpu]==0.5.0", "scipy"]), identity())
     assert identity().packages["ml-dtypes"] == "0.5.1"
@@ -38,7 +39,8 @@ def test_one_identity_reads_back_as_itself_and_hashes_the_same() -> None:
 ])
 def test_anything_that_can_change_the_outcome_makes_another_identity(change: dict[str, Any]) -> None:
     other = identity(**change)
-    assert not same(identity(), other) and identity().digest() != other.digest()
+    assert not same(identity(), other)
+    assert identity().digest() != other.digest()
     assert mismatch(identity(), other)  # and it is said
 
 
@@ -95,7 +97,8 @@ def test_the_variables_jax_and_xla_read_are_the_identity_s() -> None:
 def test_a_package_set_has_one_fingerprint_however_it_is_spelled_or_ordered() -> None:
     one = packages_fingerprint({"jax": "0.4.35", "Jax_Cuda12.Plugin": "0.4.35", "numpy": "2.1.3"})
     same = packages_fingerprint({"numpy": "2.1.3", "jax-cuda12-plugin": "0.4.35", "JAX": "0.4.35"})
-    assert one == same and len(one) == 16
+    assert one == same
+    assert len(one) == 16
     assert packages_fingerprint({"jax": "0.4.35", "jax-cuda12-plugin": "0.4.35", "numpy": "2.2.0"}) != one
     assert packages_fingerprint({"jax": "0.4.35", "jax-cuda12-plugin": "0.4.35"}) != one
 
@@ -106,9 +109,12 @@ def test_an_identity_of_schema_1_reads_back_renamed_and_is_the_same_run() -> Non
     stored = {**made.to_json(), "schema": 1,
               "packages": {name.replace("-", "_"): version for name, version in made.packages.items()}}
     read = Identity.from_json(stored)
-    assert same(read, made) and read.packages["ml-dtypes"] == "0.5.1" and "ml_dtypes" not in read.packages
+    assert same(read, made)
+    assert read.packages["ml-dtypes"] == "0.5.1"
+    assert "ml_dtypes" not in read.packages
     # Where a schema-1 kit filed it: its digest is that of the underscored, schema-1 form.
     (earlier,) = made.earlier_forms()
-    assert earlier.to_json() == dict(sorted(stored.items())) and earlier.digest() != made.digest()
+    assert earlier.to_json() == dict(sorted(stored.items()))
+    assert earlier.digest() != made.digest()
     with pytest.raises(ValueError):
         Identity.from_json({**made.to_json(), "schema": 3})  # a later kit's: not guessed at

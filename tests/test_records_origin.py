@@ -37,4 +37,5 @@ def test_a_named_environment_s_cell_is_its_name_not_the_release_it_holds() -> No
                                                                                      "abc123abc123")
     entries = [LoadedRecord(Path(f"{i}.json"), record) for i, record in enumerate((before, upgraded))]
     newest, older = newest_per_environment(entries)
-    assert [e.record for e in newest.values()] == [upgraded] and [e.record for e in older] == [before]
+    assert [e.record for e in newest.values()] == [upgraded]
+    assert [e.record for e in older] == [before]

@@ -70,7 +70,9 @@ def test_migrations_run_in_order_and_do_not_touch_the_callers_record(monkeypatch
     monkeypatch.setitem(schema.MIGRATIONS, SCHEMA - 1, step(2))
     old = _record(schema=SCHEMA - 2)
     upgraded = migrate(old)
-    assert upgraded["schema"] == SCHEMA and upgraded["steps"] == [1, 2] and seen == [SCHEMA - 2, SCHEMA - 1]
+    assert upgraded["schema"] == SCHEMA
+    assert upgraded["steps"] == [1, 2]
+    assert seen == [SCHEMA - 2, SCHEMA - 1]
     assert old["schema"] == SCHEMA - 2
 
 
@@ -94,7 +96,9 @@ def test_requested_must_say_which_release() -> None:
 def test_an_unknown_status_and_verdict_are_quoted_short() -> None:
     # A hostile value must not make the reason huge: it is quoted to 60 characters.
     why = _why(_record(status="x" * 500))
-    assert why.startswith("unknown status 'xxx") and "…" in why and len(why) < 200
+    assert why.startswith("unknown status 'xxx")
+    assert "…" in why
+    assert len(why) < 200
     assert _why(_record(verdict="maybe")) == "unknown verdict 'maybe'"
     assert validate(_record(verdict=None))
 

@@ -72,7 +72,8 @@ def test_a_record_is_written_as_strict_json(tmp_path: Path) -> None:
     path = write_record(make_record(duration_s=float("nan"), metrics={"t": {"samples": [float("inf"), 1.0]}}),
                         tmp_path)
     strict = json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(f"{name} in a record"))
-    assert strict["duration_s"] is None and strict["metrics"]["t"]["samples"] == [None, 1.0]
+    assert strict["duration_s"] is None
+    assert strict["metrics"]["t"]["samples"] == [None, 1.0]
 
 
 def test_temp_files_of_unfinished_writes_are_ignored(tmp_path: Path) -> None:
@@ -111,7 +112,8 @@ def test_migration_hook_upgrades_old_schema(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "old.json").write_text(json.dumps(old))
     monkeypatch.setitem(records.MIGRATIONS, 0, lambda r: {**r, "kit_version": "0.0.1"})
     [record] = load_records(tmp_path).records
-    assert record["schema"] == SCHEMA and record["kit_version"] == "0.0.1"
+    assert record["schema"] == SCHEMA
+    assert record["kit_version"] == "0.0.1"
 
 
 def test_fixture_set_reports_corrupt_and_future_records() -> None:
@@ -124,7 +126,8 @@ def test_fixture_set_reports_corrupt_and_future_records() -> None:
 
 def test_missing_results_folder_is_empty() -> None:
     loaded = load_records(Path("/nonexistent/results"))
-    assert loaded.records == [] and loaded.unusable == []
+    assert loaded.records == []
+    assert loaded.unusable == []
 
 
 @settings(max_examples=30, deadline=None)
@@ -140,7 +143,8 @@ def test_any_names_give_safe_distinct_files(tmp_path_factory: pytest.TempPathFac
     first, second = write_record(record, folder), write_record(record, folder)
     assert first != second
     assert first.parent == second.parent == folder
-    assert "/" not in first.name and not first.name.startswith(".")
+    assert "/" not in first.name
+    assert not first.name.startswith(".")
     # Read back only where its names could name files (`kit.file_names`); otherwise listed as unusable.
     loaded = load_records(folder)
     readable = is_name_part(check) and is_name_part(backend)

@@ -20,13 +20,15 @@ def _parse(check: str, *argv: str) -> tuple[str, dict]:
 
 def test_no_flags_give_the_defaults_and_no_preset() -> None:
     out, parameters = _parse("scaling")
-    assert out == "r.json" and parameters == {**DEFAULTS["scaling"], "preset": None}
+    assert out == "r.json"
+    assert parameters == {**DEFAULTS["scaling"], "preset": None}
 
 
 def test_a_preset_overrides_the_defaults_and_a_flag_overrides_the_preset() -> None:
     # The order matters: a flag given with --preset must win, or `--preset thread --batch 4096` runs 8192.
     _, parameters = _parse("scaling", "--preset", "thread", "--batch", "4096")
-    assert parameters["batch"] == 4096 and parameters["preset"] == "thread"
+    assert parameters["batch"] == 4096
+    assert parameters["preset"] == "thread"
     assert parameters["hidden"] == PRESETS["scaling"]["thread"]["hidden"]
     assert parameters["repeats"] == DEFAULTS["scaling"]["repeats"]
 
@@ -52,7 +54,8 @@ def test_a_bad_command_line_is_one_usage_error(argv: list[str], message: str) ->
     # No usage dump and no SystemExit: the repro prints one `error:` line and exits 2 itself.
     with pytest.raises(UsageError) as raised:
         checked_parameters("scaling", parser("scaling", "test"), argv)
-    assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
+    assert str(raised.value).startswith(message)
+    assert "\n" not in str(raised.value)
 
 
 def test_values_that_break_a_rule_between_them_are_refused_with_the_first_problem() -> None:

@@ -157,4 +157,5 @@ def test_hlo_text_of_several_modules_is_joined(compat_with: Callable[..., Any]) 
 def test_the_batch_mesh_keeps_the_devices_in_the_order_given(compat_with: Callable[..., Any]) -> None:
     mesh = compat_with().batch_mesh(["cpu:3", "cpu:1"])
     assert mesh.axis_names == ("batch",)
-    assert isinstance(mesh.devices, np.ndarray) and list(mesh.devices) == ["cpu:3", "cpu:1"]
+    assert isinstance(mesh.devices, np.ndarray)
+    assert list(mesh.devices) == ["cpu:3", "cpu:1"]

@@ -66,7 +66,8 @@ def test_settings_are_feature_detected_and_a_release_without_any_cache_says_so(t
                                  "jax_persistent_cache_min_entry_size_bytes": -1}  # no XLA caches option: not set
     assert cache.problem == ""
     bare = compile_cache.enable(FakeJax(set()), environ={compile_cache.ENV: str(tmp_path / "d")})
-    assert bare.figures()["used"] is False and bare.figures()["why"].startswith("not supported here")
+    assert bare.figures()["used"] is False
+    assert bare.figures()["why"].startswith("not supported here")
 
 
 def test_reuse_is_what_jax_reported_and_a_cache_never_consulted_is_not_counted(tmp_path: Path) -> None:
@@ -87,11 +88,14 @@ def test_each_jaxlib_build_and_backend_has_its_own_folder(tmp_path: Path) -> Non
         return compile_cache_dir(tmp_path / "jax-envs", Environment(Path("python"), versions, "reused"), "cpu")
 
     release = folder(jax="0.5.2", jaxlib="0.5.1", numpy="2.2.0")
-    assert release is not None and release.parent == tmp_path / "compile-cache"
+    assert release is not None
+    assert release.parent == tmp_path / "compile-cache"
     assert folder(jax="0.5.2.dev20250201+f93c2a1aa", jaxlib="0.5.1", numpy="2.1.0") == release  # commits share it
     assert folder(jax="0.5.3", jaxlib="0.5.3") != release
     cuda = compile_cache_dir(tmp_path, Environment(Path("python"), {"jaxlib": "0.5.1"}, "reused"), "cuda")
-    assert cuda is not None and cuda.name.startswith("cuda-") and cuda.name != release.name
+    assert cuda is not None
+    assert cuda.name.startswith("cuda-")
+    assert cuda.name != release.name
     assert folder(jax="0.5.2") is None  # no jaxlib to key it by: nothing cached
 
 
@@ -168,6 +172,7 @@ def test_over_a_commit_range_where_the_lowering_changes_a_cache_never_answers_fo
     programs = {(s["loss"], s["devices"]): s["program"] for s in replicated["evidence"]["structure"]}
     changed = [s for s in cached["evidence"]["structure"] if programs[(s["loss"], s["devices"])] != s["program"]]
     # The fix lowers slogdet differently (its LU gets partitioned); the control's programs are the same.
-    assert {s["loss"] for s in changed} == {"slogdet"} and ("slogdet", 2) in [(s["loss"], s["devices"]) for s in changed]
+    assert {s["loss"] for s in changed} == {"slogdet"}
+    assert ("slogdet", 2) in [(s["loss"], s["devices"]) for s in changed]
     figures = cached["evidence"]["compile_cache"]
     assert 0 < figures["reused"] < figures["compiles"]  # the unchanged programs came from the cache, the rest did not

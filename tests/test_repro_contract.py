@@ -16,7 +16,8 @@ from repro.contract import json_safe, strict_json
 def test_the_repros_exit_codes_are_distinct_and_none_is_a_script_checks_skip() -> None:
     # A repro code equal to 125 would read as "cannot test" to git-bisect-style readers of the same run.
     codes = [contract.EXIT_OK, contract.EXIT_USAGE, contract.EXIT_REFUSED, contract.EXIT_UNSUPPORTED]
-    assert len(set(codes)) == len(codes) and contract.EXIT_INCONCLUSIVE not in codes
+    assert len(set(codes)) == len(codes)
+    assert contract.EXIT_INCONCLUSIVE not in codes
     assert (contract.EXIT_UNAFFECTED, contract.EXIT_AFFECTED, contract.EXIT_INCONCLUSIVE) == (0, 1, 125)
 
 

@@ -37,21 +37,24 @@ def _batch(size: int, corrupt_from: int | None = None) -> tuple[np.ndarray, dict
 def test_references_are_float64_whatever_the_input() -> None:
     x, _ = _batch(3)
     sign, logabsdet = correctness._references(x)
-    assert logabsdet.dtype == np.float64 and np.allclose(logabsdet, np.linalg.slogdet(x.astype(np.float64))[1])
+    assert logabsdet.dtype == np.float64
+    assert np.allclose(logabsdet, np.linalg.slogdet(x.astype(np.float64))[1])
 
 
 def test_a_singular_matrix_has_infinite_condition_without_a_warning() -> None:
     rows = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.0], [0.0, 1.0]]])
     with np.errstate(all="raise"):
         cond = correctness._condition_1(rows)
-    assert np.isinf(cond[0]) and cond[1] == pytest.approx(2.0)
+    assert np.isinf(cond[0])
+    assert cond[1] == pytest.approx(2.0)
 
 
 def test_the_scipy_crosscheck_agrees_with_numpy_on_sound_rows() -> None:
     # The yardstick's own check: two LAPACK paths in float64 agree to rounding on well-conditioned rows.
     x, _ = _batch(4)
     worst = correctness._scipy_crosscheck(x, correctness._references(x)[1])
-    assert worst is not None and worst < 1e-10
+    assert worst is not None
+    assert worst < 1e-10
 
 
 def test_the_scipy_crosscheck_reports_a_reference_that_is_off() -> None:
@@ -89,7 +92,9 @@ def test_samples_add_only_entries_not_judged_yet_and_every_nonfinite_one() -> No
     _judge_ranges(x, outputs, [(0, 10)], judged, N, "float32")
     _judge_samples(NUMPY_AS_JAX, x, outputs, judged, N, "float32", {"samples": 20, "seed": 0})
     indices = judged.indices().tolist()
-    assert len(indices) == len(set(indices)) and 77 in indices and 10 < len(indices) <= 31
+    assert len(indices) == len(set(indices))
+    assert 77 in indices
+    assert 10 < len(indices) <= 31
     assert judged.compare(N, "float32").nan_count == 1
 
 
@@ -107,9 +112,11 @@ def test_the_profile_is_ordered_by_index_and_keeps_only_its_window() -> None:
     judged = _Judged()
     _judge_ranges(x, outputs, [(20, 30), (0, 20)], judged, N, "float32")
     profile = judged.profile(12, 17, boundary=15)
-    assert profile["index"] == [12, 13, 14, 15, 16, 17] and profile["boundary_index"] == 15
+    assert profile["index"] == [12, 13, 14, 15, 16, 17]
+    assert profile["boundary_index"] == 15
     errors = profile["rel_error"]
-    assert max(errors[:3]) < 1e-4 and min(errors[3:]) > 0.5
+    assert max(errors[:3]) < 1e-4
+    assert min(errors[3:]) > 0.5
 
 
 def test_an_empty_judgement_compares_to_nothing_checked() -> None:
@@ -156,7 +163,8 @@ def test_the_summary_adds_cases_up_and_takes_the_first_bad_by_byte_offset() -> N
 def test_a_summary_of_nothing_checked_has_no_fraction_and_no_error() -> None:
     summary = summarize([_case("float32", 0, 0, None, None, crossed=False)])
     assert (summary["bad_fraction"], summary["max_rel_error"], summary["first_bad_index"]) == (None, None, None)
-    assert summary["crossed_boundary"] is False and summarize([])["largest_bytes"] == 0
+    assert summary["crossed_boundary"] is False
+    assert summarize([])["largest_bytes"] == 0
 
 
 def test_the_human_summary_has_a_line_per_case_and_says_where_errors_start() -> None:

@@ -131,7 +131,8 @@ def test_checked_ranges_are_the_ends_and_a_window_around_each_boundary_inside() 
 def test_a_batch_below_the_boundaries_checks_only_its_ends() -> None:
     ranges, boundaries = ranges_to_check(10, 48, 4, 8)
     assert merge_ranges(ranges) == [(0, 10)]
-    assert [b["in_batch"] for b in boundaries] == [False, False] and all(b["checked"] is None for b in boundaries)
+    assert [b["in_batch"] for b in boundaries] == [False, False]
+    assert all(b["checked"] is None for b in boundaries)
 
 
 @given(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 40)), max_size=12))

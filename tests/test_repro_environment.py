@@ -100,7 +100,8 @@ def test_describe_environment_reports_jax_and_its_devices(monkeypatch: pytest.Mo
     assert (facts["jax"], facts["jaxlib"], facts["backend"], facts["device_kind"], facts["device_count"]) == \
         ("0.6.0", None, "cpu", "cpu", 4)
     assert facts["variables"]["XLA_FLAGS"] == "--xla_force_host_platform_device_count=4"
-    assert facts["executable"] == sys.executable and "gpu" not in facts  # GPU facts only for a GPU run
+    assert facts["executable"] == sys.executable
+    assert "gpu" not in facts  # GPU facts only for a GPU run
 
 
 def test_describe_environment_without_jax_says_none(monkeypatch: pytest.MonkeyPatch) -> None:

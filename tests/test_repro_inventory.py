@@ -90,8 +90,11 @@ def test_main_prints_two_marked_lines(monkeypatch: pytest.MonkeyPatch, capsys: p
     assert inventory.main() == 0
     first, second = capsys.readouterr().out.splitlines()
     facts = json.loads(first[len(inventory.PREFIX):])
-    assert first.startswith(inventory.PREFIX) and facts["supported"] is True and facts["executable"] == sys.executable
-    assert isinstance(facts["packages"], dict) and "pytest" in facts["packages"]
+    assert first.startswith(inventory.PREFIX)
+    assert facts["supported"] is True
+    assert facts["executable"] == sys.executable
+    assert isinstance(facts["packages"], dict)
+    assert "pytest" in facts["packages"]
     assert json.loads(second[len(inventory.PREFIX):])["backend"] == "cpu"
 
 
@@ -102,7 +105,8 @@ def test_an_unsupported_python_prints_only_its_facts(monkeypatch: pytest.MonkeyP
     assert inventory.main() == 0
     [line] = capsys.readouterr().out.splitlines()
     facts = json.loads(line[len(inventory.PREFIX):])
-    assert facts["supported"] is False and "packages" not in facts
+    assert facts["supported"] is False
+    assert "packages" not in facts
 
 
 def test_the_file_parses_without_syntax_newer_than_python_3_5() -> None:

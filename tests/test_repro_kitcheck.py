@@ -22,7 +22,8 @@ from repro.contract import EXIT_AFFECTED, EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
 def test_warmup_calls_run_untimed_and_each_repeat_is_one_sample() -> None:
     calls: list[float] = []
     samples = kitcheck.time_ms(lambda: calls.append(time.perf_counter()), repeats=3, warmup=2)
-    assert len(calls) == 5 and len(samples) == 3  # a warmup counted as a sample would carry the compile time
+    assert len(calls) == 5
+    assert len(samples) == 3  # a warmup counted as a sample would carry the compile time
     assert kitcheck.time_ms(lambda: None, repeats=0, warmup=0) == []
 
 
@@ -74,7 +75,8 @@ def test_without_kit_result_finish_only_prints(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setitem(sys.modules, "jax", None)
     with pytest.raises(SystemExit):
         kitcheck.finish("unaffected")
-    assert capsys.readouterr().out == "UNAFFECTED: \n" and not any(tmp_path.iterdir())
+    assert capsys.readouterr().out == "UNAFFECTED: \n"
+    assert not any(tmp_path.iterdir())
 
 
 def test_a_jax_whose_backend_does_not_start_still_names_its_version(monkeypatch: pytest.MonkeyPatch) -> None:

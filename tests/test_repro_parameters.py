@@ -26,7 +26,8 @@ from repro.parameters import DEFAULTS, parse_value, problems
 )
 def test_each_broken_rule_is_one_sentence_naming_the_flag(check: str, given: dict[str, Any], broken: str) -> None:
     found = problems(check, {**DEFAULTS[check], **given})
-    assert broken in found[0] and all(sentence.count(":") == 1 for sentence in found)
+    assert broken in found[0]
+    assert all(sentence.count(":") == 1 for sentence in found)
 
 
 @pytest.mark.parametrize("check", sorted(DEFAULTS))
@@ -56,7 +57,8 @@ def test_the_repros_use_these_defaults() -> None:
     # The repros import jax only inside functions, so they import here without it.
     from repro import correctness, scaling
 
-    assert scaling.DEFAULTS is DEFAULTS["scaling"] and correctness.DEFAULTS is DEFAULTS["correctness"]
+    assert scaling.DEFAULTS is DEFAULTS["scaling"]
+    assert correctness.DEFAULTS is DEFAULTS["correctness"]
 
 
 def test_the_repro_refuses_what_the_kit_refuses() -> None:
@@ -148,7 +150,8 @@ def test_the_repros_own_command_line_agrees(check: str, data: Any) -> None:
     normal = normalise(check, data.draw(CHECKS[check]))
     repro = {"scaling": scaling, "correctness": correctness}[check]
     out, parsed = repro.parse_parameters(["--out", "result.json", *to_flags(normal)])
-    assert out == "result.json" and parsed == {**normal, "preset": None}
+    assert out == "result.json"
+    assert parsed == {**normal, "preset": None}
 
 
 def test_devices_in_any_order_are_one_value() -> None:

@@ -47,7 +47,8 @@ def test_the_summary_gives_speedups_by_name_not_their_ratio() -> None:
 def test_a_device_count_not_measured_is_null_in_the_summary_and_rows_without_one_device_have_no_speedup() -> None:
     only_two = [c for c in CASES if c.devices in (1, 2)]
     summary = figures.speedup_summary(figures.scaling_rows(only_two))
-    assert summary["slogdet_speedup_4"] is None and summary["control_speedup_4"] is None
+    assert summary["slogdet_speedup_4"] is None
+    assert summary["control_speedup_4"] is None
     rows = figures.scaling_rows([c for c in CASES if c.devices != 1])
     assert all(row["slogdet_speedup"] is None and row["efficiency"] is None for row in rows)
 
@@ -78,7 +79,8 @@ def test_the_verdict_rests_on_jit_forward_at_the_largest_count_else_jit_grad() -
 def test_structure_names_what_feeds_the_lu_and_every_linalg_call() -> None:
     assert figures.fed_by(GATHERED) == ["all-gather"]
     record = figures.structure_record(GATHERED)
-    assert record["collectives"] == {"all-gather": 1, "all-reduce": 1} and record["lu_batch"] == 4096
+    assert record["collectives"] == {"all-gather": 1, "all-reduce": 1}
+    assert record["lu_batch"] == 4096
     assert record["linalg_calls"][1] == {"target": "lapack_sgeqrf_ffi", "kind": "qr", "operand_shape": [8, 8],
                                          "batch": 1, "shape_source": "operand", "fed_by": []}
 
@@ -101,10 +103,12 @@ def test_an_untimed_run_has_its_rows_and_structure_and_says_it_timed_nothing() -
     rows = figures.scaling_rows(untimed)
     assert [row["devices"] for row in rows] == [1, 2, 4]
     assert all(row["slogdet_speedup"] is row["control_speedup"] is row["efficiency"] is None for row in rows)
-    assert set(figures.speedup_summary(rows).values()) == {None} and figures.metrics(untimed) == {}
+    assert set(figures.speedup_summary(rows).values()) == {None}
+    assert figures.metrics(untimed) == {}
     assert figures.timing_record([]) == {"median_s": None, "q1_s": None, "q3_s": None, "min_s": None, "max_s": None,
                                          "runs": 0}
     result = {"environment": {"jax": "0.6.0", "backend": "cpu", "device_count": 4}, "verdict": "unaffected",
               "reason": "r", "evidence": {"positive_control": {"devices": 4, "ok": True}, "notes": []}}
     text = figures.human_summary(result, untimed, rows)
-    assert "not timed" in text and "1024" in text
+    assert "not timed" in text
+    assert "1024" in text

@@ -33,7 +33,8 @@ def test_a_set_is_sorted_and_has_each_requirement_once() -> None:
 def test_what_cannot_be_an_extra_package_is_refused_in_one_sentence(given: str, problem: str, tip: str) -> None:
     with pytest.raises(ConfigError, match=problem) as error:
         requirements.requirement(given, "checks.x.requires", ConfigError)
-    assert str(error.value).startswith(f"checks.x.requires {given!r}") and tip in error.value.tip
+    assert str(error.value).startswith(f"checks.x.requires {given!r}")
+    assert tip in error.value.tip
 
 
 def test_a_command_line_mistake_is_a_usage_error() -> None:

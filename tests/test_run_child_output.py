@@ -137,7 +137,8 @@ def test_the_default_tail_holds_its_documented_bounds() -> None:
     tail = Tail()
     for i in range(TAIL_LINES + 5):
         tail.add(str(i))
-    assert len(tail.lines()) == TAIL_LINES and tail.lines()[-1] == str(TAIL_LINES + 4)
+    assert len(tail.lines()) == TAIL_LINES
+    assert tail.lines()[-1] == str(TAIL_LINES + 4)
     for _ in range(TAIL_LINES):
         tail.add("w" * LINE_KEEP_BYTES)
     assert sum(len(line) for line in tail.lines()) <= TAIL_BYTES

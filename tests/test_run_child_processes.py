@@ -39,13 +39,15 @@ def test_the_exit_code_and_the_output_come_back() -> None:
     echoed: list[str] = []
     ended = run([PY, "-c", "print('one'); print('two'); raise SystemExit(3)"], _env(), 30, echo=echoed.append)
     assert (ended.code, ended.timed_out, ended.leftovers) == (3, False, [])
-    assert ended.tail == ["one", "two"] and echoed == ["one", "two"]
+    assert ended.tail == ["one", "two"]
+    assert echoed == ["one", "two"]
 
 
 def test_a_child_killed_by_a_signal_reports_it_negative() -> None:
     # Guards against reporting the raw wait status or 128+N as a shell would.
     ended = run([PY, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"], _env(), 30, echo=None)
-    assert ended.code == -signal.SIGKILL and not ended.timed_out
+    assert ended.code == -signal.SIGKILL
+    assert not ended.timed_out
 
 
 def test_stderr_is_kept_with_stdout_in_order() -> None:
@@ -57,7 +59,8 @@ def test_stderr_is_kept_with_stdout_in_order() -> None:
 def test_a_child_past_its_timeout_is_stopped_and_has_no_code() -> None:
     started = time.monotonic()
     ended = run([PY, "-c", "import time; print('started', flush=True); time.sleep(60)"], _env(), 1, echo=None)
-    assert ended.timed_out and ended.code is None
+    assert ended.timed_out
+    assert ended.code is None
     assert time.monotonic() - started < 15
     assert ended.tail == ["started"]  # what it said before the timeout is kept
 
@@ -65,7 +68,8 @@ def test_a_child_past_its_timeout_is_stopped_and_has_no_code() -> None:
 def test_stdin_is_empty_so_a_prompt_does_not_wait() -> None:
     # A check runs unattended: input() must meet end-of-file at once, not wait for a key until the timeout.
     ended = run([PY, "-c", "input('key? ')"], _env(), 30, echo=None)
-    assert ended.code == 1 and any("EOFError" in line for line in ended.tail)
+    assert ended.code == 1
+    assert any("EOFError" in line for line in ended.tail)
 
 
 def test_the_working_folder_and_the_environment_reach_the_child(tmp_path: Path) -> None:
@@ -108,7 +112,8 @@ def test_status_reads_the_exit_without_reaping_the_child() -> None:
     os.kill(child.pid, 0)  # the pid still names it: no ProcessLookupError
     assert _is_subreaper()  # while a tree runs, its orphans re-parent to the kit
     assert child.end() == []
-    assert child.returncode == 7 and not _is_subreaper()
+    assert child.returncode == 7
+    assert not _is_subreaper()
 
 
 def test_ending_twice_ends_once_and_keeps_the_first_answer() -> None:
@@ -134,7 +139,8 @@ def test_repro_env_puts_the_environments_paths_then_the_repository_first(monkeyp
     monkeypatch.setenv("PYTHONPATH", "/mine")
     env = repro_env({"XLA_FLAGS": "--x"}, (Path("/env/extra"),))
     assert env["PYTHONPATH"].split(os.pathsep) == ["/env/extra", str(REPO_ROOT), "/mine"]
-    assert env["PYTHONUNBUFFERED"] == "1" and env["XLA_FLAGS"] == "--x"
+    assert env["PYTHONUNBUFFERED"] == "1"
+    assert env["XLA_FLAGS"] == "--x"
 
 
 def test_repro_env_takes_a_pythonpath_given_as_extra_env(monkeypatch: pytest.MonkeyPatch) -> None:

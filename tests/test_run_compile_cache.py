@@ -41,7 +41,8 @@ def test_packages_that_are_not_the_compiled_part_do_not_split_the_folder(tmp_pat
 
 def test_a_jaxlib_spelt_in_capitals_still_keys_the_folder(tmp_path: Path) -> None:
     made = folder(tmp_path, backend="cpu", JaxLib="0.5.1")
-    assert made is not None and made.name.startswith("cpu-jaxlib-0.5.1-")
+    assert made is not None
+    assert made.name.startswith("cpu-jaxlib-0.5.1-")
 
 
 def test_the_variable_names_the_folder_absolute_and_is_left_out_without_a_jaxlib(
@@ -50,6 +51,7 @@ def test_the_variable_names_the_folder_absolute_and_is_left_out_without_a_jaxlib
     env = Environment(Path("python"), {"jax": "0.5.1", "jaxlib": "0.5.1"}, "reused")
     named = compile_cache_env(Path("relative/jax-envs"), env, "cpu")
     # The repro runs in another working folder: a relative path would put its cache somewhere else.
-    assert list(named) == [ENV] and os.path.isabs(named[ENV])
+    assert list(named) == [ENV]
+    assert os.path.isabs(named[ENV])
     assert Path(named[ENV]).parent == tmp_path / "relative" / "compile-cache"
     assert compile_cache_env(tmp_path, Environment(Path("python"), {"jax": "0.5.1"}, "reused"), "cpu") == {}

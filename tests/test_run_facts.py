@@ -21,13 +21,16 @@ def test_job_facts_name_the_job_array_task_and_node(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
     monkeypatch.setenv("SLURMD_NODENAME", "node01")
     facts = job_facts()
-    assert facts is not None and facts["job_id"] == "13"
+    assert facts is not None
+    assert facts["job_id"] == "13"
     assert job_label(facts) == "SLURM job 12_1 on node01"
 
 
 def test_host_facts_say_which_machine_without_jax() -> None:
     facts = host_facts("3.12")
-    assert facts["python"] == "3.12" and facts["host"] and facts["platform"]
+    assert facts["python"] == "3.12"
+    assert facts["host"]
+    assert facts["platform"]
     assert set(facts) == {"python", "platform", "host", "cpu_model"}
 
 

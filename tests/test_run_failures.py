@@ -33,14 +33,17 @@ def _lines(name: str) -> list[str]:
 ])
 def test_the_exception_is_read_from_real_output(fixture: str, kind: str, first_line: str) -> None:
     raised = failures.uncaught_exception(_lines(fixture))
-    assert raised is not None and raised.type == kind
+    assert raised is not None
+    assert raised.type == kind
     assert raised.message.splitlines()[0] == first_line
-    assert "For simplicity" not in raised.message and "----" not in raised.message
+    assert "For simplicity" not in raised.message
+    assert "----" not in raised.message
 
 
 def test_a_multi_line_message_is_kept_whole_and_its_headline_is_the_first_line() -> None:
     raised = failures.uncaught_exception(_lines("jax-0.6.0-concretization.txt"))
-    assert raised is not None and len(raised.message.splitlines()) == 3
+    assert raised is not None
+    assert len(raised.message.splitlines()) == 3
     assert raised.headline() == ("jax.errors.TracerBoolConversionError: Attempted boolean conversion of traced array "
                                  "with shape bool[].")
     assert raised.name == "TracerBoolConversionError"
@@ -52,7 +55,8 @@ def test_the_chain_holds_each_link_the_first_cause_first() -> None:
     assert [(link.type, link.message) for link in chain] == [
         ("StopIteration", ""), ("RuntimeError", "generator raised StopIteration")]
     reshape = failures.exception_chain(_lines("jax-0.4.13-reshape-chained.txt"))
-    assert len(reshape) == 2 and reshape[-1] == failures.uncaught_exception(_lines("jax-0.4.13-reshape-chained.txt"))
+    assert len(reshape) == 2
+    assert reshape[-1] == failures.uncaught_exception(_lines("jax-0.4.13-reshape-chained.txt"))
     assert reshape[0].type == "jax._src.traceback_util.UnfilteredStackTrace"
 
 
@@ -66,12 +70,14 @@ def test_a_traceback_after_an_unrelated_one_is_a_chain_of_one() -> None:
 def test_bad_if_matches_a_link_of_the_chain_the_last_line_does_not_show() -> None:
     """An anchored pattern written for the overlay's bare StopIteration matches the release's chain too."""
     judged = _judge(_lines("python-3.11-stopiteration-chain.txt"), bad_if=r"^StopIteration$")
-    assert judged.verdict == "affected" and "its exception chain matches" in judged.reason
+    assert judged.verdict == "affected"
+    assert "its exception chain matches" in judged.reason
     assert judged.evidence["bad_if"]["matched_in"] == "exception chain: StopIteration"
     assert judged.evidence["exception_chain"][0] == {"type": "StopIteration", "message": ""}
     bare = _judge(["Traceback (most recent call last):", '  File "x.py", line 3, in <module>', "StopIteration"],
                   bad_if=r"^StopIteration$")
-    assert bare.verdict == "affected" and "exception_chain" not in bare.evidence
+    assert bare.verdict == "affected"
+    assert "exception_chain" not in bare.evidence
 
 
 def test_bad_if_matches_a_link_under_its_bare_class_name() -> None:
@@ -95,7 +101,8 @@ def test_an_import_of_another_package_is_an_import_failure(message: str, pins: d
                                                           installed: str | None) -> None:
     kind = "ImportError" if "cannot" in message else "ModuleNotFoundError"
     found = failures.import_failure(failures.RaisedException(kind, message), pins)
-    assert found is not None and (found.package, found.installed) == (package, installed)
+    assert found is not None
+    assert (found.package, found.installed) == (package, installed)
 
 
 @pytest.mark.parametrize("message", ["No module named 'jax.experimental.maps'",
@@ -133,7 +140,8 @@ def test_an_exception_without_bad_if_is_affected_and_named() -> None:
 
 def test_bad_if_makes_only_a_matching_failure_affected() -> None:
     matching = _judge(_lines("jax-0.4.36-kwarg-f.txt"), bad_if=r"multiple values for argument 'f'")
-    assert matching.verdict == "affected" and "matches bad_if" in matching.reason
+    assert matching.verdict == "affected"
+    assert "matches bad_if" in matching.reason
     assert matching.evidence["bad_if"]["matched"] == "multiple values for argument 'f'"
     other = _judge(_lines("jax-0.6.0-concretization.txt"), bad_if=r"multiple values for argument 'f'")
     assert (other.status, other.verdict) == ("ran", "inconclusive")
@@ -177,7 +185,8 @@ def _run(tmp_path: Path, body: str, jax_broken: bool = False, **settings: object
 
 def test_the_runner_keeps_the_exception_in_the_record(tmp_path: Path) -> None:
     fields = _run(tmp_path, "raise ValueError('bad shape\\nsecond line')\n")
-    assert fields["verdict"] == "affected" and "ValueError: bad shape" in fields["reason"]
+    assert fields["verdict"] == "affected"
+    assert "ValueError: bad shape" in fields["reason"]
     assert fields["evidence"]["exception"] == {"type": "ValueError", "message": "bad shape\nsecond line"}
 
 
@@ -198,12 +207,14 @@ def test_a_failure_where_jax_itself_cannot_import_is_no_verdict(tmp_path: Path) 
 
 def test_a_failure_bad_if_matches_stays_the_verdict_even_where_jax_cannot_import(tmp_path: Path) -> None:
     fields = _run(tmp_path, "import jax\n", jax_broken=True, bad_if=re.compile("cannot import name '_jax'"))
-    assert fields["verdict"] == "affected" and "jax_cannot_run" not in fields["evidence"]
+    assert fields["verdict"] == "affected"
+    assert "jax_cannot_run" not in fields["evidence"]
 
 
 def test_a_failure_where_jax_runs_is_the_scripts_verdict(tmp_path: Path) -> None:
     fields = _run(tmp_path, "import jax, sys\nsys.exit(3)\n")
-    assert fields["verdict"] == "affected" and "jax_cannot_run" not in fields["evidence"]
+    assert fields["verdict"] == "affected"
+    assert "jax_cannot_run" not in fields["evidence"]
 
 
 def test_what_jax_died_of_does_not_name_the_overlays_temporary_folder(tmp_path: Path) -> None:
@@ -214,5 +225,7 @@ def test_what_jax_died_of_does_not_name_the_overlays_temporary_folder(tmp_path: 
     (overlay / "jax" / "__init__.py").write_text(f"raise ImportError('cannot import name _jax from jaxlib ({overlay}/jaxlib)')\n")
     env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED, pythonpath=(overlay,))
     health = jax_runs(env)
-    assert not health.ok and str(overlay) not in health.error and "<the commit's overlay>/jaxlib" in health.error
+    assert not health.ok
+    assert str(overlay) not in health.error
+    assert "<the commit's overlay>/jaxlib" in health.error
     assert not any(str(overlay) in line for line in health.output_tail)  # the tail is kept under reports/ too

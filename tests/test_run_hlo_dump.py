@@ -31,7 +31,8 @@ def test_texts_past_the_limit_are_deleted_and_named_so_the_disk_stays_bounded(tm
     with Dump(tmp_path / "dump", limit_bytes=25) as dump:
         for number in range(1, 5):
             _write(dump.folder, f"module_000{number}.jit_f.cpu_after_optimizations.txt", 10)
-    assert dump.kept_bytes == 20 and len(dump.dropped) == 2
+    assert dump.kept_bytes == 20
+    assert len(dump.dropped) == 2
     assert sum(p.stat().st_size for p in dump.folder.iterdir()) <= 25
 
 

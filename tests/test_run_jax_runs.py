@@ -30,7 +30,9 @@ def _jax(tmp_path: Path, init: str) -> Path:
 
 def test_the_fake_jax_runs(tmp_path: Path) -> None:
     answer = jax_runs(_env(write_fake_jax(tmp_path / "site")))
-    assert answer.ok and answer.error == "" and answer.output_tail == ()
+    assert answer.ok
+    assert answer.error == ""
+    assert answer.output_tail == ()
     assert answer.sentence() == "JAX imports and runs here"
 
 
@@ -41,7 +43,8 @@ def test_a_wrong_value_is_not_a_run(tmp_path: Path) -> None:
                                              "    def sum(self): return sum(self)\n"
                                              "def arange(n): return A(range(n))\n")
     answer = jax_runs(_env(folder))
-    assert not answer.ok and answer.error == "import jax exited 0: KIT_JAX_RAN 0.6.0 3"
+    assert not answer.ok
+    assert answer.error == "import jax exited 0: KIT_JAX_RAN 0.6.0 3"
 
 
 def test_an_import_error_is_named_by_its_headline(tmp_path: Path) -> None:

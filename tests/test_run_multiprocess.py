@@ -76,7 +76,8 @@ def test_a_process_without_a_result_makes_the_run_crashed(tmp_path: Path) -> Non
     _write(out, 0, _result(rank=0))
     fields = merge(out, 2, [0, -9], ["[p1] Fatal Python error: Aborted"])
     assert fields["status"] == "crashed"
-    assert "[1]" in fields["reason"] and "Aborted" in fields["reason"]
+    assert "[1]" in fields["reason"]
+    assert "Aborted" in fields["reason"]
 
 
 def test_one_process_dying_takes_the_hung_one_down_within_the_grace(tmp_path: Path) -> None:
@@ -91,7 +92,9 @@ def test_one_process_dying_takes_the_hung_one_down_within_the_grace(tmp_path: Pa
     group = ProcessGroup([hung, dies], [dict(os.environ)] * 2)
     codes, _tail = group.wait(timeout=120, grace=1.0)
     assert time.monotonic() - started < 30
-    assert codes[1] == 7 and codes[0] is not None and codes[0] < 0  # killed by a signal
+    assert codes[1] == 7
+    assert codes[0] is not None
+    assert codes[0] < 0  # killed by a signal
     assert ended_soon(pids_written(pid_file, 1, within=60)[0])
     assert not group.timed_out
 

@@ -104,7 +104,8 @@ def test_a_grace_lets_the_root_end_on_sigterm() -> None:
             "print('ready', flush=True)\ntime.sleep(60)\n")
     with subprocess.Popen([sys.executable, "-c", code], env=tagged_env(os.environ, "1111222233334444"),
                           stdout=subprocess.PIPE, text=True, start_new_session=True) as proc:
-        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready\n"
         end_trees([(proc.pid, "1111222233334444")], grace_s=5)
         assert proc.wait(timeout=10) == 5
 

@@ -88,4 +88,5 @@ def test_a_folder_that_cannot_be_searched_is_a_sentence_not_missing(tmp_path: Pa
     path = tmp_path / "result.json" / "below"
     (tmp_path / "result.json").write_text("{}")
     found, why = read_or_why(path, "KIT_RESULT")
-    assert found is None and why == "KIT_RESULT could not be read (Not a directory)"
+    assert found is None
+    assert why == "KIT_RESULT could not be read (Not a directory)"

@@ -38,7 +38,8 @@ def matrix(tmp_path: Path) -> Matrix:
 def test_parameters_are_matrix_then_preset_then_command_line(matrix: Matrix) -> None:
     request = runner.RunRequest("scaling", "0.4.16", preset="quick", overrides={"devices": [1]})
     params = runner.parameters_for(matrix, request)
-    assert params["devices"] == [1] and params["repeats"] == 1
+    assert params["devices"] == [1]
+    assert params["repeats"] == 1
 
 
 def test_an_unknown_preset_names_the_known_ones(matrix: Matrix) -> None:
@@ -78,7 +79,8 @@ def test_a_repro_that_overruns_its_timeout_is_killed(capsys: Any) -> None:
     started = time.monotonic()
     ended = runner.run_child([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 2,
                              lambda m: None)
-    assert ended.code is None and ended.tail == ["started"]
+    assert ended.code is None
+    assert ended.tail == ["started"]
     assert time.monotonic() - started < 10
 
 
@@ -106,11 +108,13 @@ def test_a_terminated_session_kills_its_repro_and_leaves_no_temp_folder(tmp_path
                             cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert proc.stdout is not None
     folder = Path(proc.stdout.readline().strip())
-    assert proc.stdout.readline().strip() == "child" and folder.is_dir()
+    assert proc.stdout.readline().strip() == "child"
+    assert folder.is_dir()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(20) == 128 + signal.SIGTERM
     proc.stdout.close()
-    assert not folder.exists() and list(tmp_path.iterdir()) == []
+    assert not folder.exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_folder_left_by_a_killed_session_is_removed_by_the_next_run(tmp_path: Path,
@@ -124,7 +128,9 @@ def test_a_folder_left_by_a_killed_session_is_removed_by_the_next_run(tmp_path: 
     alive.mkdir()
     with runner.scratch_dir() as folder:
         assert folder.is_dir()
-    assert not abandoned.exists() and alive.exists() and not folder.exists()
+    assert not abandoned.exists()
+    assert alive.exists()
+    assert not folder.exists()
 
 
 def test_requires_is_for_script_checks(matrix: Matrix) -> None:
@@ -168,7 +174,8 @@ def _existing_run(matrix: Matrix, check: str, python: Path, backend: str | None 
     request = runner.RunRequest(check, "", existing=ExistingPython(python, backend=backend),
                                 reproduce=f"python -m kit run {check} --python {python}")
     record, path = runner.run_check(matrix, request, lambda m: None, NoIndex())  # type: ignore[arg-type]
-    assert records.load_records(matrix.results_dir).records == [record] and "existing" in path.name
+    assert records.load_records(matrix.results_dir).records == [record]
+    assert "existing" in path.name
     return record
 
 
@@ -182,9 +189,11 @@ def test_an_existing_gpu_jax_runs_the_check_on_the_backend_it_reports(script_mat
     assert (record["status"], record["verdict"], record["reason"]) == ("ran", "unaffected", "ran on gpu")
     assert record["requested"] == {"jax": "0.4.35", "backend": "gpu", "preset": None, "python": str(python),
                                    "environment": None}
-    assert record["environment"]["backend"] == "gpu" and record["environment"]["jax"] == "0.4.35"
+    assert record["environment"]["backend"] == "gpu"
+    assert record["environment"]["jax"] == "0.4.35"
     assert "xla_force_host_platform_device_count" not in record["evidence"]["summary"]["xla_flags"]
-    assert record["install"]["environment"] == "existing" and record["install"]["interpreter"] == str(python)
+    assert record["install"]["environment"] == "existing"
+    assert record["install"]["interpreter"] == str(python)
     assert record["install"]["packages"] == RELEASE
 
 
@@ -207,8 +216,10 @@ def test_a_missing_scipy_is_an_inconclusive_record_and_nothing_runs(script_matri
 def test_an_interpreter_without_jax_is_a_not_installable_record_that_asks_no_index(script_matrix: Matrix,
                                                                                    tmp_path: Path) -> None:
     record = _existing_run(script_matrix, "scaling", fake_interpreter(tmp_path / "venv", {"numpy": "2.1.3"}))
-    assert record["status"] == "not-installable" and "has no jax or jaxlib installed" in record["reason"]
-    assert "neighbours" not in record["install"] and record["requested"]["jax"] == ""
+    assert record["status"] == "not-installable"
+    assert "has no jax or jaxlib installed" in record["reason"]
+    assert "neighbours" not in record["install"]
+    assert record["requested"]["jax"] == ""
 
 
 def test_a_record_names_the_interpreter_that_ran_relative_to_the_project(fake_releases: Any) -> None:

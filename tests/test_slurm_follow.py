@@ -26,7 +26,8 @@ def test_each_state_change_is_said_once_and_each_task_lands_once(monkeypatch: py
     landed: list[int] = []
     done = following.follow("12", 2, lambda task: f"task {task}", lines.append,
                             landed=lambda task, seconds: landed.append(task), poll_s=0)
-    assert done and landed == [0, 1]
+    assert done
+    assert landed == [0, 1]
     assert lines == ["task 0: pending", "task 1: pending", "task 0: running on node1", "task 1: running on node2"]
 
 
@@ -37,6 +38,7 @@ def test_squeue_failing_again_and_again_ends_the_waiting_not_the_job(monkeypatch
     done = following.follow("12", 1, lambda task: f"task {task}", lines.append,
                             landed=lambda task, seconds: landed.append(task), stopped_tip="the report merges it",
                             poll_s=0)
-    assert not done and landed == []  # it may still be running
+    assert not done
+    assert landed == []  # it may still be running
     assert lines[-1] == (f"squeue has failed {SQUEUE_FAILURES} times in a row; stopped waiting for job 12: "
                          "the report merges it")

@@ -55,7 +55,8 @@ def test_an_output_without_either_is_an_error_without_a_quote(tmp_path: Path) ->
 def test_a_long_error_line_is_cut_to_a_reason(tmp_path: Path) -> None:
     out = _out(tmp_path, "ERROR: " + "x" * 5000 + "\n")
     sentence = task_end(out).sentence
-    assert "… [cut " in sentence and len(sentence) < REASON_CHARS + 100 + len(str(out))
+    assert "… [cut " in sentence
+    assert len(sentence) < REASON_CHARS + 100 + len(str(out))
 
 
 def test_only_the_end_of_a_huge_output_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

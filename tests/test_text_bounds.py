@@ -33,7 +33,8 @@ def test_a_second_cut_says_the_whole_amount() -> None:
     assert once.endswith("… [cut 3.0 MB]")
     twice = cut(once, 300)
     assert twice == "x" * 300 + cut_marker(700 + 3_000_000)
-    assert twice.endswith("… [cut 3.0 MB]") and twice.count("[cut") == 1
+    assert twice.endswith("… [cut 3.0 MB]")
+    assert twice.count("[cut") == 1
 
 
 def test_text_that_only_looks_cut_inside_is_not_read_as_an_earlier_cut() -> None:
@@ -74,7 +75,8 @@ def test_a_record_keeps_a_shorter_reason_than_its_other_strings() -> None:
     bounded = bound_record(record)
     assert bounded["reason"] == cut("r" * 5000, REASON_CHARS)
     assert bounded["evidence"]["note"] == cut("n" * 20_000, STRING_CHARS)
-    assert bounded["status"] == "crashed" and record["reason"] == "r" * 5000
+    assert bounded["status"] == "crashed"
+    assert record["reason"] == "r" * 5000
 
 
 def test_a_reason_that_is_not_text_is_left_to_the_schema() -> None:

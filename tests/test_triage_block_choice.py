@@ -44,7 +44,8 @@ def test_of_two_blocks_the_one_that_imports_jax_is_taken_and_the_other_named() -
 def test_of_two_jax_blocks_the_one_the_traceback_shows_is_taken() -> None:
     text = f"```python\n{OTHER}\n```\n```python\n{REPRO}\n```\n```\n{TRACEBACK_OF_REPRO}\n```\n"
     choice = _choose(text)
-    assert choice.block.number == 2 and "the traceback shows its lines" in choice.why
+    assert choice.block.number == 2
+    assert "the traceback shows its lines" in choice.why
 
 
 def test_two_jax_blocks_the_text_cannot_tell_apart_ask_for_block() -> None:

@@ -33,7 +33,8 @@ def test_the_line_that_differs_is_the_feature_and_the_others_are_context() -> No
     assert bo.side_of(bo.outcome(0, "eager: [1. 2.0000001]\njit: [1. 1e-9]\n"), bad, good, features)[0] == "bad"
     assert bo.side_of(bo.outcome(0, "eager: [1. 2.]\njit: [1. 2.]\n"), bad, good, features)[0] == "good"
     side, why = bo.side_of(bo.outcome(0, "eager: [1. 2.]\njit: [1. 7.]\n"), bad, good, features)
-    assert side == "neither" and why == "prints 'jit: [1 7]' (neither)"
+    assert side == "neither"
+    assert why == "prints 'jit: [1 7]' (neither)"
 
 
 def test_an_exception_is_compared_by_type_and_message_with_its_numbers_masked() -> None:
@@ -79,7 +80,8 @@ def test_a_capture_exits_as_the_block_did_and_keeps_its_exception(tmp_path: Path
     result = tmp_path / "result.json"
     done = subprocess.run([sys.executable, str(check)], capture_output=True, text=True, timeout=60,
                           env={"KIT_RESULT": str(result), "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 1 and "ValueError: shape (3, 4) is wrong" in done.stderr  # the traceback, as Python
+    assert done.returncode == 1
+    assert "ValueError: shape (3, 4) is wrong" in done.stderr  # the traceback, as Python
     kept = json.loads(json.loads(result.read_text())["summary"]["triage_outcome"])
     assert kept["exception"] == {"type": "ValueError", "message": "shape (#, #) is wrong",
                                  "text": "shape (3, 4) is wrong"}
@@ -92,5 +94,7 @@ def test_the_traceback_names_this_machine_s_folders_by_what_they_are(tmp_path: P
     done = subprocess.run([sys.executable, str(check)], capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin"})
     assert "json.decoder.JSONDecodeError: Expecting property name" in done.stderr
-    assert str(tmp_path) not in done.stderr and sys.base_prefix + "/" not in done.stderr
-    assert 'File "<checks>/check.py"' in done.stderr and 'File "<report block 1>", line 2' in done.stderr
+    assert str(tmp_path) not in done.stderr
+    assert sys.base_prefix + "/" not in done.stderr
+    assert 'File "<checks>/check.py"' in done.stderr
+    assert 'File "<report block 1>", line 2' in done.stderr

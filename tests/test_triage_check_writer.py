@@ -27,7 +27,8 @@ def test_an_exception_check_is_the_block_verbatim_under_a_docstring(tmp_path: Pa
     assert text.endswith("\n" + BLOCK.code + "\n")
     tree = ast.parse(text)
     docstring = ast.get_docstring(tree)
-    assert docstring is not None and r"bad_if: (?m)^(?:[\w.]+\.)?TypeError: bad 'f'" in docstring
+    assert docstring is not None
+    assert r"bad_if: (?m)^(?:[\w.]+\.)?TypeError: bad 'f'" in docstring
     assert 'From "a.md" """' in docstring  # quotes in the header cannot end the docstring early
     written = write_check(tmp_path / "checks", "a", text, "x")
     assert written.path.read_text() == text
@@ -60,7 +61,8 @@ def test_a_block_that_fails_otherwise_does_not_print_the_wrong_value_line(tmp_pa
     failure = ReportedFailure(wrong_value=WrongValue("1", "2"), source="the prose")
     path = write_check(tmp_path, "w", check_text(block, failure, WRONG_VALUE_BAD_IF, "h"), WRONG_VALUE_BAD_IF).path
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and "ValueError: another bug" in done.stderr
+    assert done.returncode == 1
+    assert "ValueError: another bug" in done.stderr
     assert not re.search(WRONG_VALUE_BAD_IF, done.stdout + done.stderr)  # bad_if leaves it inconclusive
 
 
@@ -75,7 +77,9 @@ def test_the_checks_name_comes_from_the_report(source: str, name: str) -> None:
 
 def test_two_reports_of_one_name_get_two_checks_and_one_report_keeps_its_own() -> None:
     first, second = check_name("issue.md", "/home/a/issue.md"), check_name("issue.md", "/home/b/issue.md")
-    assert first != second and first.startswith("issue-") and second.startswith("issue-")
+    assert first != second
+    assert first.startswith("issue-")
+    assert second.startswith("issue-")
     assert check_name("issue.md", "/home/a/issue.md") == first
 
 

@@ -91,8 +91,9 @@ def test_run_hands_back_the_bisect_with_the_check_s_whole_path_and_leaves_the_pr
         matrix: Matrix, report: Path, stand_in: StandIn, tmp_path: Path) -> None:
     code, handed, runs = command.main(matrix, [str(report), "--run"], lambda line: None)
     assert runs == stand_in.result.judged_runs  # triage's runs judged by its check go to the bisect too
-    assert code == 0 and handed == ["--script", str(tmp_path / "checks" / "slow.py"), "--good", "0.5.0",
-                                    "--bad", "0.6.0"]
+    assert code == 0
+    assert (handed == ["--script", str(tmp_path / "checks" / "slow.py"), "--good", "0.5.0",
+                                    "--bad", "0.6.0"])
     # The result's own command is the one printed, relative: handing back must not rewrite it in place.
     assert stand_in.result.bisect_argv[1] == "checks/slow.py"
 

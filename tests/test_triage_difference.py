@@ -92,7 +92,8 @@ def test_runs_that_behave_the_same_say_so_with_what_to_try(tmp_path: Path, monke
     result, _ = _triage(tmp_path, monkeypatch, text, {"0.6.0": "2.0\n", "0.9.0": "2.0\n"})
     assert result.answer == "behaves the same on 0.6.0 and 0.9.0: no difference to bisect by"
     assert result.bisect_argv == []
-    assert "--host-devices N" in result.details[-1] and "GPU or TPU" in result.details[-1]
+    assert "--host-devices N" in result.details[-1]
+    assert "GPU or TPU" in result.details[-1]
 
 
 def test_a_newest_release_that_fails_otherwise_bisects_back_from_the_reporter_s(
@@ -103,7 +104,8 @@ def test_a_newest_release_that_fails_otherwise_bisects_back_from_the_reporter_s(
                                                       "0.9.0": AttributeError("module 'jax' has no attribute 'x'")})
     assert result.answer.endswith("the newest cannot tell, so the bisect looks for a release where it worked, going "
                                   "back from 0.6.0")
-    assert result.bisect_argv[-2:] == ["--bad", "0.6.0"] and "--good" not in result.bisect_argv
+    assert result.bisect_argv[-2:] == ["--bad", "0.6.0"]
+    assert "--good" not in result.bisect_argv
     assert result.details[0].startswith("the newest, 0.9.0, ended in another failure (exit 1, AttributeError")
 
 
@@ -187,7 +189,8 @@ def test_a_newest_that_fails_otherwise_bisects_toward_the_release_the_report_say
     assert ran == ["0.6.0", "0.9.0"]
     assert result.answer == ("reproduced on the reporter's release 0.6.0; inconclusive on the newest release, 0.9.0; "
                              "the newest cannot tell, so the bisect goes toward 0.5.0, where the report says it worked")
-    assert result.bisect_argv[-4:] == ["--good", "0.5.0", "--bad", "0.6.0"] and result.other_command == []
+    assert result.bisect_argv[-4:] == ["--good", "0.5.0", "--bad", "0.6.0"]
+    assert result.other_command == []
     assert result.details == ["the newest, 0.9.0, ended in another failure (exit 1, AttributeError: module 'jax' has "
                               "no attribute 'x'): it cannot say whether the bug is there"]
     assert result.judged_runs == []  # the check is the reported failure, another script than the capture that ran
@@ -209,7 +212,8 @@ def test_a_newest_that_could_not_run_the_block_is_named_with_why_and_the_bisect_
         "looks for a release where it worked, going back from 0.6.0"
     assert result.answer == ("reproduced on the reporter's release 0.6.0; timed-out on the newest release, 0.9.0; "
                              f"the newest cannot tell, so the bisect {toward}")
-    assert result.bisect_argv[-len(bounds):] == bounds and ("--good" in result.bisect_argv) == bool(worked)
+    assert result.bisect_argv[-len(bounds):] == bounds
+    assert ("--good" in result.bisect_argv) == bool(worked)
     assert result.details == ["the newest, 0.9.0, cannot say whether the bug is there: TIMED-OUT: timed out after "
                               "600 s"]
     assert flow.answer_lines(result)[1] == "   jax 0.6.0: AFFECTED; jax 0.9.0: TIMED-OUT"

@@ -48,7 +48,9 @@ def test_the_pattern_matches_the_same_failure_with_other_values_and_not_another(
 def test_only_the_first_line_of_the_message_is_kept_and_a_long_one_is_cut_at_a_word() -> None:
     long = "word " * 60 + "tail"
     pattern = bad_if_for([RaisedException("ValueError", f"{long}\nSee https://docs.jax.dev/en/latest/errors.html")])
-    assert "docs" not in pattern and "tail" not in pattern and len(pattern) < MESSAGE_CHARS + 40
+    assert "docs" not in pattern
+    assert "tail" not in pattern
+    assert len(pattern) < MESSAGE_CHARS + 40
     assert re.search(pattern, f"ValueError: {long}\nSee another link")
 
 
@@ -57,7 +59,8 @@ def test_a_chain_gives_one_alternative_per_link_so_either_ending_matches() -> No
     pattern = re.compile(bad_if_for(chain))
     assert pattern.search("Traceback (most recent call last):\n  File \"x\", line 1\nStopIteration")
     assert pattern.search("RuntimeError: generator raised StopIteration")
-    assert not pattern.search("StopIterationError: no") and not pattern.search("RuntimeError: other")
+    assert not pattern.search("StopIterationError: no")
+    assert not pattern.search("RuntimeError: other")
 
 
 def test_the_pattern_matches_a_link_as_the_kit_searches_it() -> None:
@@ -67,7 +70,8 @@ def test_the_pattern_matches_a_link_as_the_kit_searches_it() -> None:
              "TypeError: result_paths() got multiple values for argument 'f'"]
     (raised,) = exception_chain(lines)
     pattern = bad_if_for([raised])
-    assert pattern.startswith("(?m)^") and re.search(pattern, f"{raised.type}: {raised.message}")
+    assert pattern.startswith("(?m)^")
+    assert re.search(pattern, f"{raised.type}: {raised.message}")
 
 
 def test_no_exception_is_no_pattern() -> None:

@@ -57,7 +57,8 @@ def test_a_report_goes_to_its_release_range_and_with_a_clone_to_its_commit(
     (written,) = (tmp_path / "reports").glob("bisect-*.json")
     data = json.loads(written.read_text())
     assert (data["last_same"], data["first_different"]) == ("0.6.0", "0.6.1")
-    assert sorted(data["answered_by_triage"]) == ["0.6.0", "0.6.1"] and data["probed_now"] == []
+    assert sorted(data["answered_by_triage"]) == ["0.6.0", "0.6.1"]
+    assert data["probed_now"] == []
     records = sorted((tmp_path / "reports" / "triage" / "records").glob("*.json"))
     assert len(records) == 3  # the triage's own runs, kept apart from the matrix's records
     if clone:

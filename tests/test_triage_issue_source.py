@@ -22,7 +22,8 @@ def test_the_issue_title_and_body_are_the_report() -> None:
 
     issue = read_github_issue("jax-ml/jax#25329", get)
     assert asked == ["https://api.github.com/repos/jax-ml/jax/issues/25329"]
-    assert issue.source == "jax-ml/jax#25329" and issue.text == "# jit fails\n\n```python\nimport jax\n```\n"
+    assert issue.source == "jax-ml/jax#25329"
+    assert issue.text == "# jit fails\n\n```python\nimport jax\n```\n"
 
 
 def test_github_out_of_reach_is_exit_4_with_the_way_round_it() -> None:

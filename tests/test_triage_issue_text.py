@@ -28,7 +28,9 @@ def test_the_example_reports_blocks_are_classed_by_content() -> None:
 def test_a_blocks_lines_keep_their_indentation_and_an_indented_fence_takes_its_own_off() -> None:
     text = "intro\n```python\ndef f(x):\n    return x\n```\n  ```\n  import jax\n    x = 1\n  ```\n"
     first, second = code_blocks(text)
-    assert first.text == "def f(x):\n    return x" and first.kind == "python" and first.line == 2
+    assert first.text == "def f(x):\n    return x"
+    assert first.kind == "python"
+    assert first.line == 2
     assert second.text == "import jax\n  x = 1"
 
 
@@ -57,7 +59,8 @@ def test_a_console_sessions_code_is_its_input_lines() -> None:
 
 
 def test_imports_and_environment_blocks() -> None:
-    assert imports_jax("import numpy as np\nimport jax.numpy as jnp") and imports_jax("from jax import lax")
+    assert imports_jax("import numpy as np\nimport jax.numpy as jnp")
+    assert imports_jax("from jax import lax")
     assert not imports_jax("import jaxtyping\nx = 'import jax'")
     assert only_prints_the_environment("import jax; jax.print_environment_info()")
     assert not only_prints_the_environment("import jax\njax.print_environment_info()\njax.jit(f)(1)")

@@ -74,7 +74,8 @@ def test_what_ran_is_said_with_its_record_and_how_to_rerun_it_and_runs_that_show
             "0.9.0": Run("0.9.0", "timed-out", "timed out", None, _record("0.9.0")),  # nothing to judge
             "0.5.0": Run("0.5.0", "ran", "", GOOD)}  # stood in for: no record says what ran
     judged, = judged_runs(runs, JUDGED, check, DIFFERENCE_BAD_IF, None, tmp_path)
-    assert judged.version == "0.6.0" and judged.log == "logs/a.log"
+    assert judged.version == "0.6.0"
+    assert judged.log == "logs/a.log"
     assert judged.ran.startswith("triage ran reports/triage/captures/issue-1a2b3c.py (sha256 aaaaaaaaaaaa: the "
                                  "check's block and outcome capture, without its judge) on jax 0.6.0; record "
                                  "reports/triage/records/r.json; its outcome judged afterwards by the judge of "
@@ -94,7 +95,8 @@ def test_triage_keeps_the_capture_apart_from_the_check_and_hands_on_the_runs_it_
     result = flow.triage(_matrix(tmp_path), flow.TriageOptions(source="issue.md", text=text, newest="0.9.0"),
                          lambda _m: None)
     capture = tmp_path / "reports" / "triage" / "captures" / f"{result.check.path.stem}.py"
-    assert result.check.path.parent == tmp_path / "checks" and capture.exists()
+    assert result.check.path.parent == tmp_path / "checks"
+    assert capture.exists()
     assert "None, None, [], ('', '')" in capture.read_text()  # the capture is what ran: no references to judge by
     assert "None, None, [], ('', '')" not in result.check.path.read_text()
     assert [(r.version, r.verdict) for r in result.judged_runs] == [("0.6.0", "affected"), ("0.9.0", "unaffected")]

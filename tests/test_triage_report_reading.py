@@ -21,8 +21,10 @@ def _read(name: str):  # type: ignore[no-untyped-def]
 
 def test_an_exception_report_gives_its_block_its_exception_and_the_upgrade() -> None:
     reading = _read("shapedtypestruct-immutable.md")
-    assert reading.choice.block.number == 1 and reading.choice.block.first_line() == "import jax"
-    assert reading.failure.exception is not None and reading.failure.source == "block 2"
+    assert reading.choice.block.number == 1
+    assert reading.choice.block.first_line() == "import jax"
+    assert reading.failure.exception is not None
+    assert reading.failure.source == "block 2"
     assert reading.failure.exception.headline() == ("RuntimeError: Cannot reassign attributes (shape) of immutable "
                                                    "ShapeDtypeStruct objects")
     assert reading.bad_if == (r"(?m)^(?:[\w.]+\.)?RuntimeError: Cannot reassign attributes \(shape\) of immutable "
@@ -33,7 +35,8 @@ def test_an_exception_report_gives_its_block_its_exception_and_the_upgrade() -> 
 def test_a_wrong_value_report_gives_both_values_and_the_pip_list_release() -> None:
     reading = _read("random-uniform-values.md")
     wrong = reading.failure.wrong_value
-    assert wrong is not None and reading.failure.exception is None
+    assert wrong is not None
+    assert reading.failure.exception is None
     assert (wrong.expected, wrong.actual) == ("[0.9653214  0.31468165 0.63302994]", "[0.947667   0.9785799  0.33229148]")
     assert reading.bad_if == "(?m)^REPORTED WRONG VALUE:"
     assert (reading.versions.reported, reading.versions.last_good) == ("0.5.0", "0.4.36")
@@ -43,9 +46,11 @@ def test_a_wrong_value_report_gives_both_values_and_the_pip_list_release() -> No
 def test_an_environment_info_report_names_its_release_from_that_output() -> None:
     reading = _read("jit-kwarg-named-f.md")
     assert reading.choice.block.number == 1  # block 3 is `jax.print_environment_info()`, not the repro
-    assert reading.versions.reported == "0.4.36" and reading.versions.last_good == "0.4.35"
+    assert reading.versions.reported == "0.4.36"
+    assert reading.versions.last_good == "0.4.35"
     assert reading.versions.notes[0] == "ran 0.4.36 (jax.print_environment_info() output)"
-    assert reading.failure.exception is not None and reading.failure.exception.type == "TypeError"
+    assert reading.failure.exception is not None
+    assert reading.failure.exception.type == "TypeError"
 
 
 @pytest.mark.parametrize(("text", "reported", "good", "bad"), [
@@ -89,7 +94,8 @@ def test_a_chained_traceback_in_the_report_keeps_every_link() -> None:
 def test_a_report_without_a_failure_says_so() -> None:
     text = "```python\nimport jax\nprint(jax.numpy.ones(2))\n```\nIt is slow."
     reading = read_report(text)
-    assert reading.bad_if == "" and reading.failure.sentence() == "no failure found"
+    assert reading.bad_if == ""
+    assert reading.failure.sentence() == "no failure found"
     assert "reported failure: no failure found" in reading.lines()
 
 

@@ -23,7 +23,8 @@ def test_the_last_traceback_counts_when_a_report_pastes_two() -> None:
     text = (f"```\n{TRACEBACK.format(last='ValueError: first try')}\n```\nthen\n"
             f"```\n{TRACEBACK.format(last='TypeError: second try')}\n```\n")
     failure = read(text)
-    assert failure.exception is not None and failure.exception.headline() == "TypeError: second try"
+    assert failure.exception is not None
+    assert failure.exception.headline() == "TypeError: second try"
     assert failure.source == "block 2"
 
 
@@ -36,13 +37,16 @@ def test_a_traceback_pasted_without_a_fence_is_read_from_the_prose() -> None:
 def test_a_console_session_s_prompts_are_input_not_the_exception() -> None:
     text = ("```\n>>> import jax\n>>> jax.jit(f)(x)\n" + TRACEBACK.format(last="TypeError: not an array") + "\n```\n")
     failure = read(text)
-    assert failure.exception is not None and failure.exception.type == "TypeError" and failure.source == "block 1"
+    assert failure.exception is not None
+    assert failure.exception.type == "TypeError"
+    assert failure.source == "block 1"
 
 
 def test_a_traceback_block_is_preferred_over_a_wrong_value_the_prose_states() -> None:
     text = f"Expected `1` but got `2`.\n\n```\n{TRACEBACK.format(last='KeyError: x')}\n```\n"
     failure = read(text)
-    assert failure.exception is not None and failure.wrong_value is None
+    assert failure.exception is not None
+    assert failure.wrong_value is None
 
 
 @pytest.mark.parametrize(("text", "expected", "actual"), [
@@ -69,7 +73,8 @@ def test_the_sentences_name_what_was_found_and_where() -> None:
     assert WrongValue("", "2.0").sentence() == "a wrong value: got '2.0', no expected value quoted"
     found = read("Expected: 3\nGot: 2\n")
     assert found.sentence() == "a wrong value: got '2', expected '3', from the prose"
-    assert ReportedFailure().sentence() == "no failure found" and ReportedFailure().exception is None
+    assert ReportedFailure().sentence() == "no failure found"
+    assert ReportedFailure().exception is None
 
 
 @pytest.mark.parametrize(("text", "expected", "actual"), [

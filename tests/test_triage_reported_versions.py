@@ -20,12 +20,14 @@ def test_environment_info_outranks_a_pip_list_that_comes_first() -> None:
     # Trust goes by source, not by position: print_environment_info() says what ran, a pip list may be another env.
     text = "```\njax        0.4.30\nnumpy      1.26.4\n```\n\n```\njax:    0.4.36\njaxlib: 0.4.36\nnumpy:  2.1.3\n```\n"
     versions = read(text)
-    assert versions.reported == "0.4.36" and versions.notes[0] == "ran 0.4.36 (jax.print_environment_info() output)"
+    assert versions.reported == "0.4.36"
+    assert versions.notes[0] == "ran 0.4.36 (jax.print_environment_info() output)"
 
 
 def test_what_the_blocks_say_outranks_the_prose() -> None:
     versions = read("I am on jax 0.4.20 I think.\n\n```\njax==0.4.31\n```\n")
-    assert versions.reported == "0.4.31" and versions.notes == ("ran 0.4.31 (a pip freeze line)",)
+    assert versions.reported == "0.4.31"
+    assert versions.notes == ("ran 0.4.31 (a pip freeze line)",)
 
 
 def test_a_version_inside_a_code_block_is_not_read_as_prose() -> None:
@@ -50,7 +52,8 @@ def test_the_prose_gives_each_release_its_role(text: str, good: str, bad: str) -
 def test_a_release_that_worked_far_from_the_word_is_not_taken_for_a_good_one() -> None:
     # "works" and the release are more than 40 characters apart: another clause, not the release that worked.
     versions = read("The old workaround works, but after a long day of trying other things on jax 0.4.35 it fails.")
-    assert versions.last_good == "" and versions.reported == "0.4.35"
+    assert versions.last_good == ""
+    assert versions.reported == "0.4.35"
 
 
 def test_a_release_candidate_names_its_release_and_says_what_it_is() -> None:

@@ -87,7 +87,8 @@ def test_fixed_on_the_newest_without_a_good_release_bisects_the_fix(tmp_path: Pa
     assert result.bisect_argv[-4:] == ["--good", "0.4.35", "--bad", "0.4.36"]  # the report's own good release
     text = "```python\nimport jax\nprint(jax.numpy.ones(2))\n```\nFails with jax 0.4.36:\n```\nValueError: x\n```"
     fix = _triage(tmp_path, monkeypatch, text, {"0.4.36": "affected", "0.9.0": "unaffected"}, newest="0.9.0")
-    assert fix.bisect_argv[-4:] == ["--good", "0.9.0", "--bad", "0.4.36"] and fix.other_command == []
+    assert fix.bisect_argv[-4:] == ["--good", "0.9.0", "--bad", "0.4.36"]
+    assert fix.other_command == []
 
 
 def test_still_there_without_a_good_release_gallops_back_from_the_newest(tmp_path: Path,
@@ -95,7 +96,8 @@ def test_still_there_without_a_good_release_gallops_back_from_the_newest(tmp_pat
     text = "```python\nimport jax\nprint(jax.numpy.ones(2))\n```\nFails with jax 0.6.1:\n```\nValueError: x\n```"
     result = _triage(tmp_path, monkeypatch, text, {"0.6.1": "affected", "0.9.0": "affected"}, newest="0.9.0")
     # --bad alone, at the newest: the bisect's gallop goes back from there to find a release that worked.
-    assert result.bisect_argv[-2:] == ["--bad", "0.9.0"] and "--good" not in result.bisect_argv
+    assert result.bisect_argv[-2:] == ["--bad", "0.9.0"]
+    assert "--good" not in result.bisect_argv
     assert result.answer.endswith("still there in the newest release, 0.9.0; the bisect looks for a release where "
                                   "it worked, going back from the newest")
     # Given a release that worked, it is run too (the first two behaved the same): its difference is the check.
@@ -108,8 +110,9 @@ def test_still_there_without_a_good_release_gallops_back_from_the_newest(tmp_pat
 def test_not_reproduced_where_reported_proposes_no_bisect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     result = _triage(tmp_path, monkeypatch, "shapedtypestruct-immutable.md",
                      {"0.6.1": "inconclusive", "0.9.0": "affected"}, newest="0.9.0")
-    assert result.bisect_argv == [] and result.answer.startswith("not reproduced on the reporter's release 0.6.1 "
-                                                                 "(inconclusive)")
+    assert result.bisect_argv == []
+    assert (result.answer.startswith("not reproduced on the reporter's release 0.6.1 "
+                                                                 "(inconclusive)"))
 
 
 def test_with_commits_the_bisect_goes_on_to_the_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,9 +56,11 @@ def test_a_user_check_gets_the_verdict_of_each_real_release(matrix: Matrix) -> N
     for version in ("0.4.35", "0.6.0"):
         record, path = run_check(matrix, RunRequest(check="qr", version=version), _log)
         assert record["status"] == "ran", record["reason"]
-        assert record["check"] == "qr" and path.name.startswith("qr-")
+        assert record["check"] == "qr"
+        assert path.name.startswith("qr-")
         assert record["environment"]["jax"] == version
-        assert record["parameters"]["host_devices"] == 4 and len(record["parameters"]["script_sha256"]) == 64
+        assert record["parameters"]["host_devices"] == 4
+        assert len(record["parameters"]["script_sha256"]) == 64
         verdicts[version] = (record["verdict"], record["evidence"]["summary"]["batch_per_device"])
     assert verdicts == {"0.4.35": ("affected", 64), "0.6.0": ("unaffected", 16)}
 
@@ -71,7 +73,8 @@ def test_a_metric_bisect_names_the_release_where_the_planted_slowdown_ends(matri
     assert (found["last_same"], found["first_different"], found["ambiguous"]) == ("0.5.2", "0.5.3", [])
     installs = len(found["environments_built_now"]) + len(found["environments_reused_now"])
     assert installs <= math.ceil(math.log2(3)) + 2
-    assert found["metric"]["worse"] == "higher" and found["metric"]["step"] > 3
+    assert found["metric"]["worse"] == "higher"
+    assert found["metric"]["step"] > 3
     assert [(s["before"], s["after"]) for s in found["metric"]["steps"]] == [("0.5.2", "0.5.3")]
     for version in found["probed_now"]:  # what each probe ran with and cost, not "0 s" and blanks
         seen = found["observations"][version]
@@ -93,7 +96,8 @@ def test_a_check_that_requires_a_package_gets_the_one_of_each_release_s_era(matr
     for version in ("0.4.35", "0.6.0"):
         record, _path = run_check(matrix, RunRequest(check="optax-step", version=version), _log)
         assert (record["status"], record["verdict"]) == ("ran", "unaffected"), record["reason"]
-        assert record["install"]["requires"] == ["optax"] and "optax" in record["install"]["requirements"]
+        assert record["install"]["requires"] == ["optax"]
+        assert "optax" in record["install"]["requirements"]
         assert record["parameters"]["requires"] == ["optax"]
         found[version] = record["environment"]["packages"]["optax"]
         assert record["evidence"]["summary"]["optax"] == found[version]  # what the script itself imported

@@ -27,7 +27,8 @@ as_root = os.geteuid() == 0
 
 def test_a_folder_and_a_file_are_what_they_are(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
-    assert folder_problem(tmp_path) is None and file_problem(tmp_path / "f") is None
+    assert folder_problem(tmp_path) is None
+    assert file_problem(tmp_path / "f") is None
     assert folder_problem(tmp_path / "f") == "is a file, not a folder"
     assert file_problem(tmp_path) == "is a folder, not a file"
 

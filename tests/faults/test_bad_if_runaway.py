@@ -30,13 +30,16 @@ def test_a_pattern_that_backtracks_without_end_gives_up_in_its_time(monkeypatch:
     assert judged.reason == ("the script exited 1, and matching bad_if '(a+)+$' against the output did not finish "
                              "within 1 s (a pattern that backtracks without end, as nested repeats like '(a+)+' do), "
                              "so it was stopped; make its repeats unambiguous")
-    assert judged.evidence["bad_if"]["matched"] is None and "did not finish" in judged.evidence["bad_if"]["gave_up"]
+    assert judged.evidence["bad_if"]["matched"] is None
+    assert "did not finish" in judged.evidence["bad_if"]["gave_up"]
 
 
 def test_a_sane_pattern_still_matches_and_misses_as_before() -> None:
     tail = ["Traceback (most recent call last):", '  File "s.py", line 1, in <module>', "TypeError: bad argument"]
     matched = judge(FAILED, 1, tail, re.compile(r"TypeError: .*argument"), {})
-    assert matched.verdict == "affected" and matched.evidence["bad_if"]["matched"] == "TypeError: bad argument"
+    assert matched.verdict == "affected"
+    assert matched.evidence["bad_if"]["matched"] == "TypeError: bad argument"
     missed = judge(FAILED, 1, tail, re.compile(r"(?i)segfault"), {})
-    assert missed.verdict == "inconclusive" and "does not match bad_if" in missed.reason
+    assert missed.verdict == "inconclusive"
+    assert "does not match bad_if" in missed.reason
     assert "gave_up" not in missed.evidence["bad_if"]

@@ -81,7 +81,8 @@ def test_every_hostile_file_is_listed_with_one_reason(tmp_path: Path) -> None:
     assert set(reasons) == set(HOSTILE)
     for name, (_content, reason) in HOSTILE.items():
         assert reason in reasons[name], name
-        assert "\n" not in reasons[name] and len(reasons[name]) < 300
+        assert "\n" not in reasons[name]
+        assert len(reasons[name]) < 300
 
 
 MATRIX_TOML = ('[kit]\nresults_dir = "reports/results"\nenvs_dir = "envs"\n[install]\n'
@@ -104,7 +105,8 @@ def test_nan_samples_are_kept_as_null_and_matrix_json_stays_strict(tmp_path: Pat
     assert len(skipped) == len(HOSTILE)
     data = _strict((tmp_path / "reports" / "matrix.json").read_text())
     [series] = data["metrics"]
-    assert series["metric"] == "t" and [point["n"] for point in series["points"]] == [2]  # the two finite samples
+    assert series["metric"] == "t"
+    assert [point["n"] for point in series["points"]] == [2]  # the two finite samples
     assert "nan-samples.json" not in "\n".join(skipped)
 
 
@@ -134,7 +136,8 @@ def test_bisect_takes_its_bounds_from_the_records_past_hostile_ones(tmp_path: Pa
     assert any("searching between bad 0.4.35 and good 0.6.0" in line for line in lines)
     assert code == exit_codes.EXIT_NETWORK
     err = capsys.readouterr().err
-    assert "Traceback" not in err and err.startswith("ERROR: ")
+    assert "Traceback" not in err
+    assert err.startswith("ERROR: ")
 
 
 def _identity() -> records.Identity:
@@ -159,8 +162,10 @@ def test_a_hostile_probe_cache_file_is_named_once_and_probed_again(tmp_path: Pat
     path.write_bytes(content.replace(b"KEY", json.dumps(key.to_json()).encode()))
     lines: list[str] = []
     cache = ProbeCache(tmp_path, log=lines.append)
-    assert cache.get(key, 60) is None and cache.get(key, 60) is None
-    assert len(lines) == 1 and lines[0].startswith(f"skipped the probe cache file {path}: ")
+    assert cache.get(key, 60) is None
+    assert cache.get(key, 60) is None
+    assert len(lines) == 1
+    assert lines[0].startswith(f"skipped the probe cache file {path}: ")
     assert lines[0].endswith("(the release is probed again)")
     cache.put(key, Observation("ran", "unaffected", "fine", samples=[1.0]))  # the next probe's answer replaces it
     assert cache.get(key, 60) == Observation("ran", "unaffected", "fine", samples=[1.0])

@@ -45,7 +45,8 @@ def test_cache_entries_with_corrupt_bodies_are_dropped_and_compiled_again(tmp_pa
     assert (made.copied, made.compiled, made.dropped) == (0, 2, 2)
     assert str(made) == "bytecode: 0 files from the cache, 2 compiled now (2 of them over cache entries that were damaged, dropped)"
     done = imported(tmp_path / "b")
-    assert done.stdout.strip() == "from the source" and "bad marshal data" not in done.stderr
+    assert done.stdout.strip() == "from the source"
+    assert "bad marshal data" not in done.stderr
     again = fill_bytecode(PYTHON, overlay(tmp_path / "c"), cache)
     assert (again.copied, again.compiled, again.dropped) == (2, 0, 0), "the cache was filed again, whole"
 

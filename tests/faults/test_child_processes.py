@@ -96,7 +96,8 @@ def test_a_forked_child_holding_stdout_ends_when_the_script_exits(tmp_path: Path
 
 def test_a_script_waiting_on_its_child_times_out_at_its_limit_with_the_child(tmp_path: Path) -> None:
     fields, seconds, pid_file = _run_script(tmp_path, FORK_AND_WAIT, timeout=3)
-    assert fields["status"] == "timed-out" and fields["reason"] == "the script did not finish within 3 s"
+    assert fields["status"] == "timed-out"
+    assert fields["reason"] == "the script did not finish within 3 s"
     assert seconds < 20
     assert all(ended_soon(pid) for pid in pids_written(pid_file, 2))
 

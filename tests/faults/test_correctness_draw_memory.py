@@ -61,7 +61,8 @@ def test_the_batch_is_drawn_a_chunk_at_a_time_in_place(version: str) -> None:
     done = subprocess.run([str(python), "-c", CHILD], env=env, capture_output=True, text=True, timeout=600,
                           check=True)
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["same"] and figures["again"]
+    assert figures["same"]
+    assert figures["again"]
     # The batch, a chunk's draw and the compiler's own growth, against one call for the whole batch, which
     # held 2.4x (threefry) to 4x (partitionable threefry) the input: at least half the input saved.
     assert figures["chunked"] + figures["input"] / 2 < figures["whole"], figures

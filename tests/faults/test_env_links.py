@@ -55,7 +55,8 @@ def test_a_link_at_an_environments_path_is_refused_and_its_target_left_whole(
     with pytest.raises(StorageError, match=r"the environment path .*jax-0\.6\.0-.* leads outside .* \(to .*elsewhere\)"
                                            r": the kit builds, rebuilds and deletes environments only inside") as caught:
         runner.run_check(machine.matrix, runner.RunRequest("scaling", "0.6.0"), lambda line: None)
-    assert caught.value.exit_code == 1 and caught.value.tip.startswith(f"remove the link (rm {built.path})")
+    assert caught.value.exit_code == 1
+    assert caught.value.tip.startswith(f"remove the link (rm {built.path})")
     assert (elsewhere / "precious.txt").read_text() == "a user's file"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("elsewhere")) == ["elsewhere"], "no lock"
     assert list(machine.matrix.results_dir.glob("*.json")) == [], "a local fault is no record"
@@ -70,7 +71,9 @@ def test_an_envs_folder_that_is_itself_a_link_builds_and_reuses_inside_it(tmp_pa
     linked.symlink_to(real, target_is_directory=True)
     first = envs.ensure_env(linked, PLAN, RESOLUTION, FakeBackend(), lambda line: None)
     again = envs.ensure_env(linked, PLAN, RESOLUTION, FakeBackend(), lambda line: None)
-    assert first.path.parent == real and not first.reused and again.reused
+    assert first.path.parent == real
+    assert not first.reused
+    assert again.reused
 
 
 def test_a_link_at_an_environments_lock_is_refused_and_its_target_left_whole(tmp_path: Path) -> None:

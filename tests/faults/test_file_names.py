@@ -41,7 +41,8 @@ def test_a_backend_that_climbs_out_of_the_plots_folder_is_skipped_and_nothing_is
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project"], "nothing beside the project"
     assert [p.name for p in project.iterdir() if p.name not in ("reports", "matrix.toml")] == []
     skipped = [line for line in lines if line.startswith("skipped ")]
-    assert len(skipped) == 1 and "hostile.json" in skipped[0]
+    assert len(skipped) == 1
+    assert "hostile.json" in skipped[0]
     assert ("field 'requested.backend' 'x/../../../../escaped' cannot be part of a file name (ASCII letters, "
             "digits, '.', '-' and '_'") in skipped[0]
     assert (project / "reports" / "plots" / "scaling-cpu.png").is_file(), "the plain record still draws"
@@ -57,7 +58,8 @@ def test_each_field_that_names_a_file_is_checked_when_a_record_is_read(field: st
 
 @pytest.mark.parametrize("text", ["cpu", "gpu", "0.4.35", "scaling", "jit-kwarg_named.f", "a" * 100])
 def test_the_names_the_kit_makes_fit_the_rule(text: str) -> None:
-    assert is_name_part(text) and name_part_problem(text, "name") is None
+    assert is_name_part(text)
+    assert name_part_problem(text, "name") is None
 
 
 @pytest.mark.parametrize("text", ["", "../x", "a/b", "a\\b", ".hidden", "a..b", "é", "a b", "a" * 101, "x\n", 3])

@@ -84,9 +84,11 @@ def test_a_running_kits_checks_are_never_taken_for_a_dead_kits(tmp_path: Path) -
         following = start_kit(tmp_path, "print('the next check')\n", "second")
         output, _ = following.communicate(timeout=120)
         assert following.returncode == 0, output
-        assert running(check) and running(helper)
+        assert running(check)
+        assert running(helper)
         assert "killed earlier" not in output
     finally:
         alive.send_signal(signal.SIGTERM)
         alive.communicate(timeout=30)
-        assert ended_soon(check) and ended_soon(helper)
+        assert ended_soon(check)
+        assert ended_soon(helper)

@@ -83,9 +83,11 @@ def test_a_rerun_after_ctrl_c_measures_only_what_was_not_finished(tmp_path: Path
     assert _search(resumed) == ("0.5.3", [])
     assert resumed.lines[0].startswith("reusing the metric samples measured from ")
     assert "3 rounds of the bounds and 3 probe runs" in resumed.lines[0]
-    assert BAD not in resumed.runs and probed[0] not in resumed.runs  # kept whole: nothing measured again
+    assert BAD not in resumed.runs
+    assert probed[0] not in resumed.runs  # kept whole: nothing measured again
     assert resumed.runs[probed[1]] == 1  # only its missing run
-    assert resumed.observations[BAD].source == "cache" and resumed.observations[probed[0]].source == "cache"
+    assert resumed.observations[BAD].source == "cache"
+    assert resumed.observations[probed[0]].source == "cache"
     assert "1 of them kept from an interrupted run" in resumed.observations[probed[1]].reason
     assert sum(resumed.runs.values()) < sum(whole.runs.values()) - 6
 
@@ -94,7 +96,8 @@ def test_a_completed_metric_bisect_reruns_nothing_even_with_another_factor(tmp_p
     assert _search(_prober(tmp_path)) == ("0.5.3", [])
     again = _prober(tmp_path, factor="1.8")  # the decisions are made again from the kept samples
     assert _search(again) == ("0.5.3", [])
-    assert again.runs == {} and again.ran_now == []
+    assert again.runs == {}
+    assert again.ran_now == []
 
 
 @pytest.mark.parametrize(("change", "why"), [
@@ -107,7 +110,8 @@ def test_samples_of_another_machine_or_too_old_are_not_reused_and_it_says_why(
     again = _prober(tmp_path, **change)
     _search(again)
     assert again.lines[0].startswith("not reusing the metric samples measured from ")
-    assert why in again.lines[0] and again.lines[0].endswith(": measuring afresh")
+    assert why in again.lines[0]
+    assert again.lines[0].endswith(": measuring afresh")
     assert again.runs[BAD] == 3
 
 
@@ -124,8 +128,11 @@ def test_each_measured_probe_reports_what_it_ran_with_and_cost(tmp_path: Path) -
     _search(prober)
     for version in prober.ran_now:
         seen = prober.observations[version]
-        assert seen.source == "run" and (seen.python, seen.jaxlib) == ("3.12", version)
-        assert seen.seconds > 0 and seen.by == "test-bisect" and seen.ran_at
+        assert seen.source == "run"
+        assert (seen.python, seen.jaxlib) == ("3.12", version)
+        assert seen.seconds > 0
+        assert seen.by == "test-bisect"
+        assert seen.ran_at
 
 
 def test_a_torn_samples_file_is_measured_again(tmp_path: Path) -> None:

@@ -55,9 +55,11 @@ def test_a_kept_file_of_the_wrong_types_is_measured_again_and_said(tmp_path: Pat
     path.parent.mkdir(parents=True)
     path.write_text(HOSTILE[case])
     samples = _samples(tmp_path)
-    assert not samples.reused and samples.rounds() == [] and samples.pairs("0.5.0", ("3.12", "0.5.0")) == []
-    assert samples.note.startswith(f"not reusing the metric samples in {path.name} (") and \
-        samples.note.endswith("): measuring afresh")
+    assert not samples.reused
+    assert samples.rounds() == []
+    assert samples.pairs("0.5.0", ("3.12", "0.5.0")) == []
+    assert samples.note.startswith(f"not reusing the metric samples in {path.name} (")
+    assert samples.note.endswith("): measuring afresh")
 
 
 def test_a_sound_file_is_still_reused(tmp_path: Path) -> None:
@@ -65,7 +67,8 @@ def test_a_sound_file_is_still_reused(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(_kept()))
     samples = _samples(tmp_path)
-    assert samples.reused and samples.rounds() == [([1.0, 1.1], [2.0, 2.1], 0.5, 0.5)]
+    assert samples.reused
+    assert samples.rounds() == [([1.0, 1.1], [2.0, 2.1], 0.5, 0.5)]
 
 
 READ = """

@@ -31,7 +31,8 @@ def test_a_20_mb_line_then_a_kill_keeps_a_small_record_and_console(tmp_path: Pat
     assert path.stat().st_size < 100_000
     assert record["evidence"]["output_tail"][-1].endswith("… [cut 20.0 MB]")
     console = capsys.readouterr().out
-    assert "… [cut 20.0 MB]" in console and _longest_line(console) < LINE_ECHO_BYTES + 100
+    assert "… [cut 20.0 MB]" in console
+    assert _longest_line(console) < LINE_ECHO_BYTES + 100
 
 
 def test_a_50_mb_line_and_exit_1_keeps_a_small_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -46,7 +47,8 @@ def test_a_crash_after_a_long_line_gives_a_short_reason(tmp_path: Path) -> None:
     record, _path = run_script_check(tmp_path, ONE_LINE.format(size=3_000_000) + "import os\nos.abort()\n")
     assert record["status"] == "crashed"
     assert record["reason"].startswith("the script was killed by signal 6: xxx")
-    assert len(record["reason"]) < REASON_CHARS + 30 and record["reason"].endswith("]")
+    assert len(record["reason"]) < REASON_CHARS + 30
+    assert record["reason"].endswith("]")
 
 
 def test_a_long_reason_in_kit_result_is_cut_in_the_record(tmp_path: Path) -> None:
@@ -88,4 +90,5 @@ def test_an_old_record_with_a_huge_reason_gives_a_small_matrix(tmp_path: Path) -
     assert written.markdown.stat().st_size < 50_000, human_size(written.markdown.stat().st_size)
     assert written.json.stat().st_size < 50_000
     row = next(line for line in written.markdown.read_text().splitlines() if "killed by signal 9" in line)
-    assert "… [cut 20.0 MB]" in row and len(row) < CELL_CHARS + 500
+    assert "… [cut 20.0 MB]" in row
+    assert len(row) < CELL_CHARS + 500

@@ -29,7 +29,8 @@ def test_a_full_overlay_folder_is_one_sentence_with_the_room_an_overlay_needs(tm
     os.symlink("/dev/full", folder / "jax" / "__init__.py")
     with pytest.raises(OverlayUnwritable) as full:
         export_files(history, commit, ["jax"], folder)
-    assert isinstance(full.value, StorageError) and full.value.exit_code == EXIT_FAILED
+    assert isinstance(full.value, StorageError)
+    assert full.value.exit_code == EXIT_FAILED
     assert full.value.render() == (
         f"ERROR: could not lay commit {commit[:10]}'s files out in {folder} (No space left on device); an overlay "
         f"needs about 15 MB free there\n"

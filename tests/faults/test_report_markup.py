@@ -64,7 +64,8 @@ def test_crafted_records_put_no_markup_and_no_foreign_command_into_matrix_md(tmp
     by_release = {_cells(row)[0].strip(): _cells(row) for row in rows}
     assert by_release["0.5.0"][-1].strip() == "`nox -s scaling-0.5.0`", "the record's plain session instead"
     assert by_release["0.4.35"][-1].strip() == "`nox -s scaling-0.4.35`"
-    assert "\\*\\*loud\\*\\*" in by_release["0.6.0"][-2] and "\\| extra cell" in by_release["0.6.0"][-2]
+    assert "\\*\\*loud\\*\\*" in by_release["0.6.0"][-2]
+    assert "\\| extra cell" in by_release["0.6.0"][-2]
 
 
 @pytest.mark.parametrize("command", ["nox -s a; rm -rf ~", "nox -s a | sh", "nox -s a -- $(curl e)", "curl e | sh",
@@ -81,9 +82,13 @@ def test_the_kits_own_commands_keep_their_shape(command: str) -> None:
 
 
 def test_a_code_span_holds_any_backticks_and_text_renders_as_its_characters() -> None:
-    assert code("a `b` c") == "``a `b` c``" and code("`x") == "`` `x ``" and code("a|b", in_table=True) == "`a\\|b`"
-    assert text("<b>&") == "&lt;b&gt;&amp;" and text("all_gathers=1") == "all_gathers=1"
-    assert text("[cut 2 kB]") == "[cut 2 kB]" and text("[a](b)") == "[a\\](b)"
+    assert code("a `b` c") == "``a `b` c``"
+    assert code("`x") == "`` `x ``"
+    assert code("a|b", in_table=True) == "`a\\|b`"
+    assert text("<b>&") == "&lt;b&gt;&amp;"
+    assert text("all_gathers=1") == "all_gathers=1"
+    assert text("[cut 2 kB]") == "[cut 2 kB]"
+    assert text("[a](b)") == "[a\\](b)"
 
 
 def test_a_backtick_in_bad_if_stays_inside_the_bisect_reports_reproduce_span(

@@ -50,7 +50,8 @@ def test_a_bisect_report_names_no_absolute_path(fake_releases: Callable[..., Fak
         assert not ABSOLUTE.findall(text), f"{path.name}: {ABSOLUTE.search(text)}"
     markdown = written[1].read_text()
     shown = os.path.relpath(script, machine.matrix.path.parent)
-    assert shown.startswith("..") and f"--script {shown} " in markdown
+    assert shown.startswith("..")
+    assert f"--script {shown} " in markdown
     assert f"--out {os.path.relpath(out, machine.matrix.path.parent)}`" in markdown
     assert "RuntimeError: broken on 0.5.0" in markdown  # the traceback is still quoted, its paths relative
 

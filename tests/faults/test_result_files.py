@@ -43,9 +43,12 @@ ODD_KIT_RESULTS = {
 def test_an_odd_kit_result_is_a_crash_with_one_sentence_and_a_record(tmp_path: Path, case: str) -> None:
     make, sentence = ODD_KIT_RESULTS[case]
     record, path = run_script_check(tmp_path, f"import os\npath = os.environ['KIT_RESULT']\n{make}\n")
-    assert record["status"] == "crashed" and record["verdict"] is None
-    assert record["reason"].startswith(sentence) and "\n" not in record["reason"]
-    assert path.is_file() and path.stat().st_size < 100_000
+    assert record["status"] == "crashed"
+    assert record["verdict"] is None
+    assert record["reason"].startswith(sentence)
+    assert "\n" not in record["reason"]
+    assert path.is_file()
+    assert path.stat().st_size < 100_000
     assert records.load_records(path.parent).records[0]["reason"] == record["reason"]
 
 

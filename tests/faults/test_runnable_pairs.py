@@ -32,4 +32,5 @@ def test_a_sound_kept_pair_is_still_read(tmp_path: Path) -> None:
     (tmp_path / f"{store.key(COMMIT)}.json").write_text(json.dumps({"ok": False, "error": "ImportError: x",
                                                                     "seconds": 2}))
     found = PairStore(tmp_path, "cpu").get(COMMIT)
-    assert found is not None and (found.ok, found.error, found.seconds) == (False, "ImportError: x", 2.0)
+    assert found is not None
+    assert (found.ok, found.error, found.seconds) == (False, "ImportError: x", 2.0)

@@ -67,7 +67,8 @@ def test_no_controller_answering_is_one_sentence_in_seconds(silent_controller: P
     assert time.monotonic() - started < 5  # sbatch alone retries for 9-60 s
     assert str(caught.value) == ("--slurm: the SLURM controller is not answering (scontrol ping: "
                                  f"Slurmctld(primary) at {_controller_name()} is DOWN); nothing was built or submitted")
-    assert f"SLURM_CONF (now {silent_controller})" in caught.value.tip and "--partition" not in caught.value.tip
+    assert f"SLURM_CONF (now {silent_controller})" in caught.value.tip
+    assert "--partition" not in caught.value.tip
 
 
 def _controller_name() -> str:
@@ -91,7 +92,8 @@ def test_a_task_cancelled_with_scancel_is_reported_cancelled(local_slurm: dict[s
     landed = slurm.wait(job_id, [ArrayTask("hostile", "0.6.0")], tmp_path, tmp_path / "results", time.time(),
                         lines.append, poll_s=0.5)
     [end] = landed.values()
-    assert isinstance(end, slurm.TaskEnd) and end.status == "cancelled"
+    assert isinstance(end, slurm.TaskEnd)
+    assert end.status == "cancelled"
     assert lines[-1].startswith("[1/1] hostile · jax 0.6.0: cancelled by SLURM at ")
     assert "by scancel" in lines[-1]
 

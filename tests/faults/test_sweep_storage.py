@@ -55,9 +55,11 @@ def test_a_results_folder_that_cannot_be_written_fails_the_sweep(matrix: Matrix,
     assert lines[-1].startswith("matrix FAILED after ")
     assert "a record could not be kept, so the sweep stopped with 3 cells not run; TIP: " in lines[-1]
     error = next(line for line in lines if line.startswith("ERROR in "))
-    assert "could not write the record into" in error and "it was kept at" in error
+    assert "could not write the record into" in error
+    assert "it was kept at" in error
     kept = list((tmp_path / "tmp").rglob("*.json"))
-    assert len(kept) == 1 and records.load_records(kept[0].parent).records[0]["status"] == "ran"
+    assert len(kept) == 1
+    assert records.load_records(kept[0].parent).records[0]["status"] == "ran"
     table = capsys.readouterr().out
     assert "unsaved" in table
 

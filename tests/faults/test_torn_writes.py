@@ -39,7 +39,8 @@ def test_a_writer_killed_mid_write_leaves_an_ignored_temp_that_the_next_write_cl
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert killed.returncode == -9
     [left] = list(results.iterdir())
-    assert left.name.startswith(".tmp-") and left.name.endswith(".json.part")
+    assert left.name.startswith(".tmp-")
+    assert left.name.endswith(".json.part")
     ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", f"reports/results/{left.name}"])
     assert ignored.returncode == 0, "git status lists a killed writer's temp file"
 

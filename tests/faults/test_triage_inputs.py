@@ -46,7 +46,8 @@ def test_a_block_inside_an_html_comment_never_runs(tmp_path: Path, runs: list[st
     report = tmp_path / "r.md"
     report.write_text(hidden + VISIBLE)
     assert cli.main(["triage", str(report)], matrix_path=str(_project(tmp_path))) == 0
-    assert len(runs) == 2 and all("os.remove" not in code for code in runs)
+    assert len(runs) == 2
+    assert all("os.remove" not in code for code in runs)
     report.write_text("intro <!-- a note\n```python\nimport os\nos.remove('precious')\n```\nend -->\n")
     assert cli.main(["triage", str(report)], matrix_path=str(_project(tmp_path))) == exit_codes.EXIT_USAGE
     assert len(runs) == 2  # nothing else ran: the only block was hidden
@@ -61,7 +62,8 @@ def test_a_block_fenced_as_text_is_not_run_even_when_it_is_python(tmp_path: Path
     assert cli.main(["triage", str(report), "--block", "1"],
                     matrix_path=str(_project(tmp_path))) == exit_codes.EXIT_USAGE
     assert "--block 1 is fenced as text, not as Python" in capsys.readouterr().err
-    assert runs == [] and not (tmp_path / "checks").exists()
+    assert runs == []
+    assert not (tmp_path / "checks").exists()
 
 
 def test_the_runs_are_announced_in_one_line_before_anything_runs(tmp_path: Path, runs: list[str]) -> None:
@@ -71,7 +73,8 @@ def test_the_runs_are_announced_in_one_line_before_anything_runs(tmp_path: Path,
     cli.main(["triage", str(report)], log=lambda line: said.append(f"{line} (ran {len(runs)})"),
              matrix_path=str(_project(tmp_path)))
     announced = [line for line in said if "runs the report's code now" in line]
-    assert len(announced) == 1 and announced[0].endswith("(ran 0)")
+    assert len(announced) == 1
+    assert announced[0].endswith("(ran 0)")
     assert "block 1 of r.md on jax 0.6.0 and 0.9.0" in announced[0]
 
 
@@ -83,7 +86,8 @@ def test_an_issue_from_github_needs_yes_before_it_is_even_fetched(tmp_path: Path
     monkeypatch.setattr(command, "read_github_issue", lambda *a: pytest.fail("fetched without --yes"))
     code = cli.main(["triage", "--issue", "jax-ml/jax#25329"], matrix_path=str(_project(tmp_path)))
     err = capsys.readouterr().err.splitlines()
-    assert code == exit_codes.EXIT_USAGE and runs == []
+    assert code == exit_codes.EXIT_USAGE
+    assert runs == []
     assert err[0].startswith("ERROR: --issue jax-ml/jax#25329 would run the code of an issue nobody has read here")
     assert err[1] == "TIP: read it on https://github.com/jax-ml/jax/issues/25329 first, then add --yes"
 
@@ -96,7 +100,8 @@ def test_a_name_that_is_a_path_is_refused_where_it_enters(tmp_path: Path, runs: 
     report = project / "r.md"
     report.write_text(VISIBLE)
     code = cli.main(["triage", str(report), "--name", name], matrix_path=str(_project(project)))
-    assert code == exit_codes.EXIT_USAGE and runs == []
+    assert code == exit_codes.EXIT_USAGE
+    assert runs == []
     assert "is not a check name" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["matrix.toml", "project", "r.md"]
 

@@ -47,7 +47,8 @@ def test_devices_that_cannot_split_the_positive_control_are_refused_before_insta
     assert err.splitlines()[0] == ("ERROR: --matrix-size 32 does not split evenly over 3 devices: the positive "
                                    "control splits each matrix's rows over the devices, so each device count must "
                                    "divide the matrix size")
-    assert err.splitlines()[1].startswith("TIP: ") and len(err.splitlines()) == 2
+    assert err.splitlines()[1].startswith("TIP: ")
+    assert len(err.splitlines()) == 2
 
 
 def test_the_repro_refuses_them_too_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,7 +111,8 @@ def test_a_timeout_is_a_whole_number_of_seconds_however_written(command: list[st
                            ("0", "must be a whole number of seconds from 1 to 1000000000, got '0'"),
                            ("1e10", "must be a whole number of seconds from 1 to 1000000000, got '1e10'")):
         code, err = _main([*command, "--timeout", text], capsys)
-        assert code == exit_codes.EXIT_USAGE and err.splitlines()[0] == f"ERROR: argument --timeout: {sentence}"
+        assert code == exit_codes.EXIT_USAGE
+        assert err.splitlines()[0] == f"ERROR: argument --timeout: {sentence}"
 
 
 def test_a_large_whole_timeout_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -154,7 +156,8 @@ def test_a_version_on_any_command_line_is_a_plain_number(argv: list[str], capsys
     _nothing_runs(monkeypatch)
     code, err = _main(argv, capsys)
     assert code == exit_codes.EXIT_USAGE
-    assert "is not a plain JAX release number" in err.splitlines()[0] and len(err.splitlines()) == 2
+    assert "is not a plain JAX release number" in err.splitlines()[0]
+    assert len(err.splitlines()) == 2
 
 
 def test_a_check_name_that_is_not_ascii_is_refused_at_load(tmp_path: Path,
