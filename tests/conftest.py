@@ -9,11 +9,19 @@ from typing import Callable, Iterator
 
 import pytest
 
+from tests import golden
 from tests.fake_releases import FakeReleases, make_fake_releases
 from tests.local_slurm import local_slurm  # noqa: F401  (a fixture for every suite: a running single-node SLURM)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="write tests/golden/* from this run instead of comparing (each golden test then fails, "
+                          "saying so); read the diff and commit it")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    golden.set_update(config.getoption("--update-golden"))
     # The Ctrl-C tests need SIGINT to reach Python, here and in the processes the tests start. A shell without job
     # control starts a background job (`bash .ci/run &`) with SIGINT ignored, every process below inherits that,
     # and Python installs no KeyboardInterrupt for an ignored SIGINT: those tests then hang until their timeouts.
