@@ -53,7 +53,7 @@ def test_a_slurm_bisect_names_the_same_release_in_fewer_rounds_with_job_ids(
     assert len(job_ids) == len(on_slurm["rounds"]) == 2, output[-3000:]  # the bounds, then 0.5.1 and 0.5.2 together
     assert on_slurm["rounds"][1] == ["0.5.1", "0.5.2"]
     for version in ("0.5.0", "0.5.1", "0.5.2", "0.5.3"):
-        assert re.fullmatch(rf"SLURM job ({'|'.join(job_ids)})_\d on \S+", on_slurm["observations"][version]["job"])
+        assert re.fullmatch(rf"SLURM job ({'|'.join(job_ids)})_\d on \S+", on_slurm["observations"][version]["came_from"]["job"])
     here = subprocess.run([*argv, "--fresh"], cwd=copy, env=local_slurm, capture_output=True, text=True, timeout=1200)
     assert here.returncode == 0, (here.stdout + here.stderr)[-3000:]
     local = json.loads(reports.read_text())

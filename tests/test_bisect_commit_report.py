@@ -12,11 +12,11 @@ from kit.bisect.commits.builds import Build
 from kit.bisect.commits.candidates import CommitCandidate
 from kit.bisect.commits.finding import CommitFinding, CommitLevel, CompiledChange, PairProbe, TieBreak, Untested
 from kit.bisect.commits.report import commit_section
-from kit.bisect.outcomes import Observation
 from kit.bisect.search import BisectResult, BoundsProblem, Outcome
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
 from kit.history.leads import Lead
+from tests.observations import observed
 
 GOOD, BAD = Outcome.GOOD, Outcome.BAD
 OLD_END, LAST, FIRST, NEWEST = "a" * 40, "b" * 40, "c" * 40, "d" * 40
@@ -42,7 +42,7 @@ def found_commit(*, ambiguous: tuple[str, ...] = (), tie: TieBreak | None = None
                                     off_line), candidates, None,
                         BisectResult(LAST, FIRST, list(ambiguous), [], {}),
                         outcomes={OLD_END: GOOD, LAST: GOOD, FIRST: BAD, NEWEST: BAD})
-    observations = {key: Observation("ran", "unaffected" if key in (OLD_END, LAST) else "affected", "r",
+    observations = {key: observed("ran", "unaffected" if key in (OLD_END, LAST) else "affected", "r",
                                      jaxlib="0.5.1", seconds=2.0, environment="reused")
                     for key in (OLD_END, LAST, FIRST, NEWEST)}
     found = CommitFinding("a clone", [BUILT, FRESH], [outer, *levels], tie, commit_probes=[LAST, FIRST],
@@ -102,7 +102,7 @@ def test_every_caveat_of_the_search_is_said() -> None:
                                   runnable_checks=(4, 12.34))
     outer_unprobed.levels[0].unprobed = ["e" * 40, "f" * 40]
     outer_unprobed.levels[0].old_end_taken = OLD_END
-    outer_unprobed.observations[NEWEST] = Observation("ran", "inconclusive", "r", jax_cannot_run="ImportError: x")
+    outer_unprobed.observations[NEWEST] = observed("ran", "inconclusive", "r", jax_cannot_run="ImportError: x")
     text = section(outer_unprobed)
     assert "- 2 commits were left unrun: the search stopped probing after its budget of skipped probes" in text
     off_line = next(line for line in text.splitlines() if line.startswith("- on the older tag's branch"))
@@ -167,9 +167,9 @@ def test_a_search_that_stopped_at_its_ends_says_why_and_names_nothing() -> None:
 def test_the_probe_table_has_the_probes_run_now_and_the_framing_ones_and_counts_the_others() -> None:
     found = found_commit()
     middle = "9" * 40
-    found.observations[middle] = Observation("ran", "affected", "r", source="cache", by="an earlier bisect")
+    found.observations[middle] = observed("ran", "affected", "r", source="cache", by="an earlier bisect")
     found.probed_candidates[middle] = commit(middle, title="a | b " + "y" * 100)
-    found.observations[NEWEST] = Observation("ran", "affected", "r", source="cache")
+    found.observations[NEWEST] = observed("ran", "affected", "r", source="cache")
     rows = [line for line in commit_section(found, fix=False, crash="skip", script=False) if line.startswith("| ")]
     keys = [row.split(" | ")[0][2:] for row in rows[1:]]  # below the header
     assert keys == [OLD_END[:10], LAST[:10], FIRST[:10], NEWEST[:10]]  # the cache's middle commit: not a row
@@ -187,7 +187,7 @@ def test_the_probe_table_has_the_probes_run_now_and_the_framing_ones_and_counts_
 def test_an_end_that_could_not_run_is_said_to_have_not_run_never_to_have_behaved_otherwise() -> None:
     stopped = found_commit()
     stopped.levels[0].problem = BoundsProblem("untestable", OLD_END, Outcome.SKIP, GOOD, "the oldest version ... skip")
-    stopped.observations[OLD_END] = Observation("ran", "inconclusive", "r", jax_cannot_run="ImportError: no _jax")
+    stopped.observations[OLD_END] = observed("ran", "inconclusive", "r", jax_cannot_run="ImportError: no _jax")
     lines = commit_section(stopped, fix=False, crash="skip", script=False)
     assert f"- The range's old end {OLD_END[:10]} could not run here (ImportError: no _jax), so no commit between " \
            "the releases was searched from it." in lines

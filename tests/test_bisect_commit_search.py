@@ -230,7 +230,7 @@ def test_a_pinned_commit_bisect_reads_the_pinned_environments_lock(matrix: Any, 
     assert commits["first_different"]["title"] == FIX_TITLE
     assert [(b["jaxlib"], b["built"]) for b in commits["builds"]] == [("0.1.0", True), ("0.2.0", True)]
     assert "not built before" not in markdown
-    assert all(seen["packages"] == {"jax": v, "jaxlib": v, "numpy": "1.26.4"} for v, seen in first["observations"].items())
+    assert all(seen["installed"]["packages"] == {"jax": v, "jaxlib": v, "numpy": "1.26.4"} for v, seen in first["observations"].items())
     assert all(probe["jaxlib"] in RELEASES for probe in commits["probes"])
     world.prepared.clear()
     again, _md, _log = run(matrix, *argv)

@@ -214,7 +214,7 @@ def test_crash_modes(machine: Callable[..., FakeReleases], mode: str, expected_f
     data = report_json(releases)
     assert data["first_different"] == expected_first_bad
     assert data["outcomes"]["0.5.0"] == CRASH_MODES[mode].value
-    assert data["observations"]["0.5.0"]["reason"] == ("the repro crashed (exit code 1): "
+    assert data["observations"]["0.5.0"]["found"]["reason"] == ("the repro crashed (exit code 1): "
                                                        "RuntimeError: fake crash of scaling on jax 0.5.0")
 
 
@@ -241,7 +241,7 @@ def test_confirm_catches_a_noisy_probe(machine: Callable[..., FakeReleases]) -> 
     run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--confirm", "1")
     data = report_json(releases)
     assert data["outcomes"]["0.5.0"] == "skip"
-    assert data["observations"]["0.5.0"]["flipped"]
+    assert data["observations"]["0.5.0"]["found"]["flipped"]
     assert releases.versions_run.count("0.6.0") == 2  # every fresh probe is confirmed once
 
 
@@ -267,7 +267,7 @@ def test_current_records_are_not_rerun(machine: Callable[..., FakeReleases], mon
     assert releases.versions_run.count("0.5.1") == 1
     data = report_json(releases)
     assert data["answered_by_records"] == ["0.4.35", "0.6.0"]
-    assert data["observations"]["0.5.1"]["source"] == "record+run"
+    assert data["observations"]["0.5.1"]["came_from"]["source"] == "record+run"
     assert data["outcomes"]["0.5.0"] == "good"  # as measured now, not as the stale record said
 
 
@@ -447,7 +447,7 @@ def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
     second = report_json(releases)  # a search that stopped at its bounds still leaves its report
     assert second["probed_now"] == ["0.4.35", "0.6.0"]
     assert second["answered_by_cache"] == []
-    assert "JAX_THREEFRY_PARTITIONABLE unset there, 1 here" in second["observations"]["0.4.35"]["not_reused"]
+    assert "JAX_THREEFRY_PARTITIONABLE unset there, 1 here" in second["observations"]["0.4.35"]["came_from"]["not_reused"]
     markdown = (releases.matrix.results_dir.parent / f"bisect-{second['name']}.md").read_text()
     assert "## Stopped" in markdown
     assert "Run again although an earlier probe" in markdown
@@ -459,7 +459,7 @@ def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
     assert releases.runs == []
     assert third["probed_now"] == []
     assert sorted(third["answered_by_cache"], key=Version) == sorted(first["probed_now"], key=Version)
-    assert third["observations"]["0.5.0"]["matched"].endswith("JAX/XLA variables: none set")
+    assert third["observations"]["0.5.0"]["came_from"]["matched"].endswith("JAX/XLA variables: none set")
 
 
 def test_each_probe_keeps_its_output_tail_and_whole_log(machine: Callable[..., FakeReleases], tmp_path: Path,
@@ -470,7 +470,7 @@ def test_each_probe_keeps_its_output_tail_and_whole_log(machine: Callable[..., F
     script.write_text(NOISY_SCRIPT)
     run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.6.0")
     data = report_json(releases)
-    seen = data["observations"]["0.5.0"]
+    seen = data["observations"]["0.5.0"]["came_from"]
     assert seen["output_tail"] == [f"line {n} of jax 0.5.0" for n in range(15, 30)]  # bounded: the last 15
     log = Path(seen["log"])
     assert not log.is_absolute()
@@ -511,7 +511,7 @@ def test_script_crash_and_timeout(machine: Callable[..., FakeReleases], tmp_path
     run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", mode, "--timeout", "2")
     data = report_json(releases)
     assert data["outcomes"]["0.4.36"] == outcome
-    assert data["observations"]["0.4.36"]["status"] == ("crashed" if behaviour == "kill" else "timed-out")
+    assert data["observations"]["0.4.36"]["found"]["status"] == ("crashed" if behaviour == "kill" else "timed-out")
 
 
 def test_timeout_reads_as_such_and_is_remembered(machine: Callable[..., FakeReleases], tmp_path: Path,
@@ -684,15 +684,15 @@ def test_slurm_runs_each_probe_as_an_array_task_and_the_report_names_job_and_nod
     assert data["slurm"]
     assert data["rounds"][0] == ["0.4.34", "0.6.0"]
     assert all("0.5.2" not in batch for batch in data["rounds"])  # ruled out by the index: no place in a round
-    assert data["observations"]["0.5.2"]["source"] == "index"
+    assert data["observations"]["0.5.2"]["came_from"]["source"] == "index"
     assert "#SBATCH --array=0-1" in submitted[0]
     assert "#SBATCH --partition=gpu" in submitted[0]
     assert "-m kit probe" in submitted[0]
     assert "#SBATCH --time=00:20:00" in submitted[0]
-    ran = [v for v, seen in data["observations"].items() if seen["source"] == "run"]
+    ran = [v for v, seen in data["observations"].items() if seen["came_from"]["source"] == "run"]
     assert ran
-    assert all(re.fullmatch(r"SLURM job 1\d\d_\d on node01", data["observations"][v]["job"]) for v in ran)
-    assert data["observations"]["0.4.34"]["environment"] == "built"  # built here, on the login node, before submission
+    assert all(re.fullmatch(r"SLURM job 1\d\d_\d on node01", data["observations"][v]["came_from"]["job"]) for v in ran)
+    assert data["observations"]["0.4.34"]["installed"]["environment"] == "built"  # built here, on the login node, before submission
     assert set(releases.versions_run) == set(ran)  # the array tasks ran the releases' own python
     markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
     assert "SLURM job 100_0 on node01" in markdown
@@ -711,11 +711,11 @@ def test_a_pin_holds_a_package_in_every_probe_and_the_report_says_so(machine: Ca
     data = report_json(releases, "scaling-good0.4.35-bad0.6.0-cpu-pin-numpy-2.2.1")
     assert data["first_different"] == "0.5.0"
     assert releases.runs  # the unpinned probes are another identity
-    assert all(seen["pins"] == ["numpy==2.2.1"] for seen in data["observations"].values())
+    assert all(seen["installed"]["pins"] == ["numpy==2.2.1"] for seen in data["observations"].values())
     probe_lines = [line for line in lines if line.startswith("probe jax ")]
     assert probe_lines
     assert all("(holding numpy==2.2.1)" in line for line in probe_lines)
-    assert "requirements" in data["observations"]["0.5.0"]["not_reused"]  # and says why it was not reused
+    assert "requirements" in data["observations"]["0.5.0"]["came_from"]["not_reused"]  # and says why it was not reused
     changed = data["what_else_changed"][0]
     assert "numpy" not in changed["packages"]
     assert changed["held"] == ["numpy==2.2.1"]

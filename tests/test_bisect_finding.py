@@ -8,15 +8,16 @@ from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
 from kit.bisect.report.finding import REPORT_SCHEMA, Finding, cost_lines, to_json
 from kit.bisect.options import Options
-from kit.bisect.outcomes import Observation
+from kit.bisect.observation import Observation
 from kit.bisect.search import Outcome
+from tests.observations import observed
 
 BOUNDS = Bounds.of_releases("0.6.0", "0.4.20", how="given")
 OPTIONS = Options(check=None, script=Path("repro.py"), good="0.6.0", bad="0.4.20", argv=("--script", "repro.py"))
 
 
 def finding(observations: dict[str, Observation], now: list[str]) -> Finding:
-    outcomes = {v: Outcome.BAD if o.verdict == "affected" else Outcome.GOOD for v, o in observations.items()}
+    outcomes = {v: Outcome.BAD if o.found.verdict == "affected" else Outcome.GOOD for v, o in observations.items()}
     candidates = [Candidate(v, (), None, "3.12", v) for v in observations]
     return Finding("script-repro", OPTIONS, BOUNDS, candidates, outcomes, observations, now,
                    seconds=2.5)
@@ -24,9 +25,9 @@ def finding(observations: dict[str, Observation], now: list[str]) -> Finding:
 
 def test_a_rerun_says_it_ran_nothing_and_what_the_earlier_runs_did() -> None:
     earlier = {
-        "0.4.20": Observation("ran", "affected", "exit 1", "cache", environment="built", seconds=40.0,
+        "0.4.20": observed("ran", "affected", "exit 1", "cache", environment="built", seconds=40.0,
                               ran_at="2026-11-30T03:46:27Z", by="script-repro-good0.6.0-bad0.4.20-cpu"),
-        "0.6.0": Observation("ran", "unaffected", "exit 0", "cache", environment="reused", seconds=8.0,
+        "0.6.0": observed("ran", "unaffected", "exit 0", "cache", environment="reused", seconds=8.0,
                              ran_at="2026-11-30T03:47:00Z", by="script-repro-good0.6.0-bad0.4.20-cpu"),
     }
     lines = cost_lines(finding(earlier, []))
@@ -38,8 +39,8 @@ def test_a_rerun_says_it_ran_nothing_and_what_the_earlier_runs_did() -> None:
 
 def test_a_fresh_run_counts_only_its_own_builds() -> None:
     seen = {
-        "0.4.20": Observation("ran", "affected", "exit 1", "run", environment="built", seconds=40.0),
-        "0.6.0": Observation("ran", "unaffected", "exit 0", "record"),
+        "0.4.20": observed("ran", "affected", "exit 1", "run", environment="built", seconds=40.0),
+        "0.6.0": observed("ran", "unaffected", "exit 0", "record"),
     }
     lines = cost_lines(finding(seen, ["0.4.20"]))
     assert lines == ["This run probed 1 release (0.4.20): 1 environment built, 0 reused; 2.5 s in all.",
@@ -47,7 +48,7 @@ def test_a_fresh_run_counts_only_its_own_builds() -> None:
 
 
 def test_the_json_report_names_its_schema_and_the_bounds_as_tested() -> None:
-    seen = {"0.4.20": Observation("ran", "unaffected", "exit 0"), "0.6.0": Observation("ran", "unaffected", "exit 0")}
+    seen = {"0.4.20": observed("ran", "unaffected", "exit 0"), "0.6.0": observed("ran", "unaffected", "exit 0")}
     data = to_json(finding(seen, ["0.4.20", "0.6.0"]), ["notes"])
     assert data["schema"] == REPORT_SCHEMA
     assert data["bounds_tested"]["--bad"] == {"version": "0.4.20", "wanted": "bad", "tested": "good"}
@@ -57,9 +58,9 @@ def test_ends_taken_from_triage_s_runs_are_counted_apart_and_say_what_ran() -> N
     from kit.bisect.report.markdown import _reuse_lines
 
     seen = {
-        "0.4.20": Observation("ran", "affected", "judged", "triage", seconds=19.8, by="triage",
+        "0.4.20": observed("ran", "affected", "judged", "triage", seconds=19.8, by="triage",
                               taken_from="triage ran reports/triage/captures/x.py (sha256 aaaaaaaaaaaa) on jax 0.4.20"),
-        "0.6.0": Observation("ran", "unaffected", "exit 0", "run", environment="reused", seconds=5.0),
+        "0.6.0": observed("ran", "unaffected", "exit 0", "run", environment="reused", seconds=5.0),
     }
     shown = finding(seen, ["0.6.0"])
     assert cost_lines(shown)[1] == ("Triage's runs answered 1 (0.4.20): its capture of the block, run there in the "

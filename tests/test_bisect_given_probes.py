@@ -14,7 +14,7 @@ from kit.records import Record
 from kit.bisect.probe.given import given_by_release, given_probe, why_not_taken
 from kit.bisect.probe.judges import probe_line
 from kit.bisect.options import Options
-from kit.bisect.outcomes import Observation
+from kit.bisect.observation import Observation
 from kit.bisect.search import Outcome
 from tests.given_runs import CAPTURE, CHECK, capture_record, handed, identity
 
@@ -24,12 +24,12 @@ SCRIPT = Options(check=None, script=Path("r.py"), good="0.4.35", bad="0.6.0")
 def test_a_handed_run_says_what_ran_and_carries_the_check_s_verdict(tmp_path: Path) -> None:
     given = given_by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"]
     seen = given.observation
-    assert (seen.status, seen.verdict, seen.source, seen.by) == ("ran", "affected", "triage", "triage")
-    assert seen.taken_from.startswith("triage ran reports/triage/captures/")
-    assert seen.log.startswith("reports/")
-    assert seen.output_tail[-1] == "TypeError: boom"
-    assert seen.exception == "TypeError: boom"
-    assert (seen.jaxlib, seen.packages["numpy"], seen.seconds, seen.ran_at) == ("0.6.0", "2.1.3", 19.8,
+    assert (seen.found.status, seen.found.verdict, seen.came_from.source, seen.came_from.by) == ("ran", "affected", "triage", "triage")
+    assert seen.came_from.taken_from.startswith("triage ran reports/triage/captures/")
+    assert seen.came_from.log.startswith("reports/")
+    assert seen.came_from.output_tail[-1] == "TypeError: boom"
+    assert seen.found.exception == "TypeError: boom"
+    assert (seen.installed.jaxlib, seen.installed.packages["numpy"], seen.cost.seconds, seen.came_from.ran_at) == ("0.6.0", "2.1.3", 19.8,
                                                                                "2026-12-02T07:31:30Z")
     assert given.identity.subject == CAPTURE  # what ran is kept as what ran
 
@@ -54,4 +54,5 @@ def test_an_observation_read_back_keeps_where_it_was_taken_from(tmp_path: Path) 
     seen = given_by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"].observation
     assert Observation.from_json(seen.to_json()) == seen
     with pytest.raises(ValueError, match="taken_from"):
-        Observation.from_json({**seen.to_json(), "taken_from": 3})
+        saved = seen.to_json()
+        Observation.from_json({**saved, "came_from": {**saved["came_from"], "taken_from": 3}})

@@ -16,7 +16,8 @@ from kit.bisect.candidates import Candidate
 from kit.bisect.probe.given import given_by_release
 from kit.bisect.probe.judges import VerdictJudge, probe_line
 from kit.bisect.options import Options
-from kit.bisect.outcomes import Observation, observation_of
+from kit.bisect.observation import Observation
+from kit.bisect.outcomes import observation_of
 from kit.bisect.probe.cache import ProbeCache
 from kit.bisect.search import Outcome
 from kit.errors import ArchiveUnreachable
@@ -24,6 +25,7 @@ from kit.install.environment import Prepared
 from kit.records import Identity, Record
 from tests import given_runs
 from tests.given_runs import CHECK, handed
+from tests.observations import observed
 
 
 def identity(version: str, jaxlib: str | None = None) -> Identity:
@@ -115,20 +117,20 @@ def test_an_inconclusive_check_is_run_once_more_and_the_second_look_counts(cache
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
     assert subject.ran == ["0.5.0", "0.5.0"]
     assert look.ran_now
-    assert (look.observation.verdict, look.observation.runs, look.observation.flipped) == (
+    assert (look.observation.found.verdict, look.observation.found.runs, look.observation.found.flipped) == (
         "unaffected", ["inconclusive", "unaffected"], True)
     # Both looks' output is in the one log, in order, and the report names it relative to the project.
-    assert look.observation.output_tail[-2:] == ["run 1: inconclusive", "run 2: unaffected"]
-    assert not Path(look.observation.log).is_absolute()
-    assert look.observation.by == "test-bisect"
-    assert look.observation.jaxlib == "0.5.0"
+    assert look.observation.came_from.output_tail[-2:] == ["run 1: inconclusive", "run 2: unaffected"]
+    assert not Path(look.observation.came_from.log).is_absolute()
+    assert look.observation.came_from.by == "test-bisect"
+    assert look.observation.installed.jaxlib == "0.5.0"
 
 
 def test_a_check_inconclusive_twice_is_left_inconclusive_not_run_a_third_time(cache: ProbeCache, tmp_path: Path) -> None:
     subject = ScriptedSubject({"0.5.0": [ran("inconclusive"), ran("inconclusive"), ran("affected")]})
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
     assert len(subject.ran) == 2
-    assert look.observation.verdict == "inconclusive"
+    assert look.observation.found.verdict == "inconclusive"
 
 
 @pytest.mark.parametrize(("settings", "record"), [
@@ -141,17 +143,17 @@ def test_an_inconclusive_look_that_would_only_repeat_itself_is_not_run_again(
     subject = ScriptedSubject({"0.5.0": [record, ran("unaffected")]})
     look = judge(cache, tmp_path, **settings).observe(subject, candidate("0.5.0"))
     assert subject.ran == ["0.5.0"]
-    assert look.observation.verdict == "inconclusive"
+    assert look.observation.found.verdict == "inconclusive"
 
 
 def test_confirm_runs_a_decided_probe_that_many_more_times_and_a_flip_is_too_noisy(
         cache: ProbeCache, tmp_path: Path) -> None:
     steady = ScriptedSubject({"0.5.0": [ran("affected")] * 3})
-    assert judge(cache, tmp_path, confirm=2).observe(steady, candidate("0.5.0")).observation.verdict == "affected"
+    assert judge(cache, tmp_path, confirm=2).observe(steady, candidate("0.5.0")).observation.found.verdict == "affected"
     assert len(steady.ran) == 3
     noisy = ScriptedSubject({"0.5.1": [ran("affected"), ran("affected"), ran("unaffected")]})
     seen = judge(cache, tmp_path, confirm=2).observe(noisy, candidate("0.5.1")).observation
-    assert (seen.verdict, seen.flipped, seen.runs) == ("inconclusive", True, ["affected", "affected", "unaffected"])
+    assert (seen.found.verdict, seen.found.flipped, seen.found.runs) == ("inconclusive", True, ["affected", "affected", "unaffected"])
 
 
 def test_confirm_does_not_repeat_a_run_that_decided_nothing(cache: ProbeCache, tmp_path: Path) -> None:
@@ -159,7 +161,7 @@ def test_confirm_does_not_repeat_a_run_that_decided_nothing(cache: ProbeCache, t
     subject = ScriptedSubject({"0.5.0": [ran(None, status="crashed")] * 3})
     seen = judge(cache, tmp_path, confirm=2).observe(subject, candidate("0.5.0")).observation
     assert len(subject.ran) == 1
-    assert seen.status == "crashed"
+    assert seen.found.status == "crashed"
 
 
 def test_a_kept_probe_answers_the_next_look_at_the_same_identity_without_a_run(
@@ -170,41 +172,41 @@ def test_a_kept_probe_answers_the_next_look_at_the_same_identity_without_a_run(
     look = judge(cache, tmp_path, pins=("numpy==2.1.3",)).observe(again, candidate("0.5.0"))
     assert again.ran == []
     assert not look.ran_now
-    assert (look.observation.source, look.observation.verdict) == ("cache", "affected")
-    assert look.observation.matched
-    assert look.observation.pins == ["numpy==2.1.3"]  # this run's pins, not the old one's
+    assert (look.observation.came_from.source, look.observation.found.verdict) == ("cache", "affected")
+    assert look.observation.came_from.matched
+    assert look.observation.installed.pins == ["numpy==2.1.3"]  # this run's pins, not the old one's
     assert judge(cache, tmp_path).remembered(again, "0.5.0") is not None
 
 
 def test_an_identity_other_than_the_lock_s_is_looked_up_again_once_prepared(cache: ProbeCache, tmp_path: Path) -> None:
     # The lock said jaxlib 0.5.0 (nothing kept for it); the environment prepared has 0.5.1, whose answer is kept:
     # that answer counts, without a run (a judge that only asked about the lock would run it again).
-    cache.put(identity("0.5.0", jaxlib="0.5.1"), Observation("ran", "affected", "kept"))
+    cache.put(identity("0.5.0", jaxlib="0.5.1"), observed("ran", "affected", "kept"))
     subject = ScriptedSubject({"0.5.0": []}, locked={"0.5.0": identity("0.5.0")},
                               identity_of={"0.5.0": identity("0.5.0", jaxlib="0.5.1")})
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
     assert subject.ran == []
-    assert (look.observation.source, look.observation.verdict) == ("cache", "affected")
+    assert (look.observation.came_from.source, look.observation.found.verdict) == ("cache", "affected")
 
 
 def test_a_kept_probe_of_another_jaxlib_is_not_reused_and_the_difference_is_named(
         cache: ProbeCache, tmp_path: Path) -> None:
-    cache.put(identity("0.5.0"), Observation("ran", "affected", "kept"))
+    cache.put(identity("0.5.0"), observed("ran", "affected", "kept"))
     subject = ScriptedSubject({"0.5.0": [ran("unaffected")]}, identity_of={"0.5.0": identity("0.5.0", jaxlib="0.5.1")})
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
     assert subject.ran == ["0.5.0"]
-    assert look.observation.verdict == "unaffected"
-    assert "jaxlib" in look.observation.not_reused
+    assert look.observation.found.verdict == "unaffected"
+    assert "jaxlib" in look.observation.came_from.not_reused
 
 
 def test_fresh_ignores_the_cache_but_still_keeps_what_it_measured(tmp_path: Path) -> None:
     fresh = ProbeCache(tmp_path / "probes", read=False)
-    fresh.put(identity("0.5.0"), Observation("ran", "affected", "kept"))
+    fresh.put(identity("0.5.0"), observed("ran", "affected", "kept"))
     subject = ScriptedSubject({"0.5.0": [ran("unaffected")]}, locked={"0.5.0": identity("0.5.0")})
-    assert judge(fresh, tmp_path).observe(subject, candidate("0.5.0")).observation.verdict == "unaffected"
+    assert judge(fresh, tmp_path).observe(subject, candidate("0.5.0")).observation.found.verdict == "unaffected"
     kept = ProbeCache(tmp_path / "probes").get(identity("0.5.0"), 60)
     assert kept is not None
-    assert kept.verdict == "unaffected"  # replaced, not left stale
+    assert kept.found.verdict == "unaffected"  # replaced, not left stale
 
 
 @pytest.mark.parametrize(("prepared", "record"), [
@@ -229,32 +231,32 @@ def test_a_conclusive_current_record_answers_and_an_inconclusive_one_is_a_first_
     subject = ScriptedSubject({"0.5.0": []}, recorded=recorded)
     look = judge(cache, tmp_path).observe(subject, candidate("0.5.0"))
     assert subject.ran == []
-    assert look.observation.source == "record"
-    assert look.observation.packages["numpy"] == "2.1.3"
+    assert look.observation.came_from.source == "record"
+    assert look.observation.installed.packages["numpy"] == "2.1.3"
     first = ScriptedSubject({"0.5.0": [ran("unaffected")]}, recorded=observation_of(Record(ran("inconclusive")), "record"))
     seen = judge(cache, tmp_path).observe(first, candidate("0.5.0")).observation
     assert len(first.ran) == 1
-    assert (seen.verdict, seen.source) == ("unaffected", "record+run")
+    assert (seen.found.verdict, seen.came_from.source) == ("unaffected", "record+run")
 
 
 def test_an_unreachable_archive_skips_the_one_release_and_keeps_nothing(cache: ProbeCache, tmp_path: Path) -> None:
     subject = ScriptedSubject({"0.4.1": []})
     subject.unreachable = True
     look = judge(cache, tmp_path).observe(subject, candidate("0.4.1"))
-    assert (look.observation.status, look.ran_now, subject.ran) == ("unreachable", False, [])
-    assert "did not answer" in look.observation.reason
+    assert (look.observation.found.status, look.ran_now, subject.ran) == ("unreachable", False, [])
+    assert "did not answer" in look.observation.found.reason
     assert not any(cache.folder.rglob("*.json"))
 
 
 def test_the_probe_line_says_what_was_held_what_flipped_and_why_it_was_reused_or_not() -> None:
-    seen = Observation("ran", "inconclusive", "too noisy", "run", runs=["affected", "unaffected"], flipped=True,
+    seen = observed("ran", "inconclusive", "too noisy", "run", runs=["affected", "unaffected"], flipped=True,
                        pins=["numpy==2.2.1"], job="SLURM job 12_0 on node01", not_reused="jaxlib 0.5.0 → 0.5.1")
     line = probe_line("jax 0.5.0", seen, Outcome.SKIP, options())
     first, second = line.split("\n")
     assert first == ("probe jax 0.5.0 (holding numpy==2.2.1): skip [run, SLURM job 12_0 on node01] too noisy"
                      " — flipped: affected → unaffected")
     assert second == "  ran again: jaxlib 0.5.0 → 0.5.1"
-    reused = probe_line("jax 0.5.0", Observation("ran", "affected", "bad", "cache", matched="check, release"),
+    reused = probe_line("jax 0.5.0", observed("ran", "affected", "bad", "cache", matched="check, release"),
                         Outcome.BAD, options(check=None))
     assert reused == "probe jax 0.5.0: bad [cache] bad\n  reused: the same check, release"  # a script: no verdict named
 
@@ -271,7 +273,7 @@ def test_the_judge_takes_it_without_a_run_and_keeps_nothing_in_the_probe_cache(
     look = judge.observe(subject, candidate("0.6.0"))
     assert subject.ran == []
     assert not look.ran_now
-    assert (look.observation.source, look.observation.verdict) == ("triage", "affected")
+    assert (look.observation.came_from.source, look.observation.found.verdict) == ("triage", "affected")
     assert cache.get(here, 60) is None
     assert not any(cache.folder.rglob("*.json"))  # the check did not run there
     assert judge.remembered(subject, "0.6.0") is None  # nor is it an earlier probe of the check
@@ -284,14 +286,14 @@ def test_a_run_in_another_install_is_probed_again_saying_why(cache: ProbeCache, 
                                                                                            tmp_path))
     look = judge.observe(subject, candidate("0.6.0"))
     assert subject.ran == ["0.6.0"]
-    assert look.observation.source == "run"
-    assert look.observation.not_reused == "triage's run was not taken: numpy 2.1.3 there, 2.2.0 here"
+    assert look.observation.came_from.source == "run"
+    assert look.observation.came_from.not_reused == "triage's run was not taken: numpy 2.1.3 there, 2.2.0 here"
     assert cache.get(here, 60) is not None  # what the bisect ran itself is kept, as always
 
 
 def test_an_earlier_probe_of_the_check_itself_comes_first(cache: ProbeCache, tmp_path: Path) -> None:
     here = given_runs.identity("0.6.0", CHECK)
-    cache.put(here, Observation("ran", "affected", "kept", by="an earlier bisect"))
+    cache.put(here, observed("ran", "affected", "kept", by="an earlier bisect"))
     subject = ScriptedSubject({"0.6.0": []}, locked={"0.6.0": here})
     judge = VerdictJudge(options(check=None), cache, "b", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)], tmp_path))
-    assert judge.observe(subject, candidate("0.6.0")).observation.source == "cache"
+    assert judge.observe(subject, candidate("0.6.0")).observation.came_from.source == "cache"

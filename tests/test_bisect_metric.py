@@ -13,7 +13,7 @@ from kit.bisect.probe.judges import release_prober
 from kit.bisect.run_spec import run_spec
 from kit.bisect.probe.metric import MetricJudge
 from kit.bisect.options import parse_options
-from kit.bisect.outcomes import Observation
+from kit.bisect.observation import Observation
 from kit.bisect.probe.probes import Subject
 from kit.bisect.search import Outcome, bisect
 from kit.bisect.probe.cache import ProbeCache
@@ -21,6 +21,7 @@ from kit.config import load_matrix
 from kit.errors import UsageError
 
 from tests.bisect_machine import METRIC_VERSIONS as VERSIONS, ROOT, noisy, step_at as _step_at
+from tests.observations import observed
 
 
 class TableJudge(MetricJudge):
@@ -31,7 +32,7 @@ class TableJudge(MetricJudge):
 
     def measure(self, subject: Subject, candidate: Candidate) -> Observation:
         self.runs[candidate.version] = self.runs.get(candidate.version, 0) + 1
-        return Observation("ran", None, "measured", samples=self.table[candidate.version](self.runs[candidate.version]))
+        return observed("ran", None, "measured", samples=self.table[candidate.version](self.runs[candidate.version]))
 
 
 def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good: str = "0.6.0",
@@ -73,8 +74,8 @@ def test_a_probe_within_noise_is_measured_again_and_pooled(tmp_path: Path) -> No
     result = _search(prober)
     assert result.first_different == "0.5.3"
     assert prober.runs["0.5.0"] == 3
-    assert prober.observations["0.5.0"].verdict == "affected"
-    assert len(prober.observations["0.5.0"].samples) == 11
+    assert prober.observations["0.5.0"].found.verdict == "affected"
+    assert len(prober.observations["0.5.0"].found.samples) == 11
 
 
 def test_one_odd_run_out_of_three_is_outvoted(tmp_path: Path) -> None:
@@ -92,8 +93,8 @@ def test_a_probe_that_stays_within_noise_is_skipped_and_named(tmp_path: Path) ->
     prober = _prober(tmp_path, table)
     result = _search(prober)
     assert prober.runs["0.5.2"] == 3
-    assert getattr(prober.observations["0.5.2"], "verdict") == "inconclusive"
-    assert "within noise" in getattr(prober.observations["0.5.2"], "reason")
+    assert prober.observations["0.5.2"].found.verdict == "inconclusive"
+    assert "within noise" in prober.observations["0.5.2"].found.reason
     assert result.first_different == "0.5.3"
     assert result.ambiguous == ["0.5.2"]
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from kit.bisect.outcomes import Observation, classify, label, script_observation, settle
+from kit.bisect.observation import Observation
+from kit.bisect.outcomes import classify, label, script_observation, settle
 from kit.bisect.search import Outcome
 from kit.records import Record
+from tests.observations import observed
 
 
 @pytest.mark.parametrize(
@@ -23,7 +25,7 @@ from kit.records import Record
     ],
 )
 def test_classify_table(status: str, verdict: str | None, crash: str, expected: Outcome) -> None:
-    assert classify(Observation(status, verdict, "why"), crash) is expected
+    assert classify(observed(status, verdict, "why"), crash) is expected
 
 
 @pytest.mark.parametrize(
@@ -33,33 +35,33 @@ def test_classify_table(status: str, verdict: str | None, crash: str, expected: 
 )
 def test_script_exit_codes(code: int | None, status: str, verdict: str | None) -> None:
     observation = script_observation(code, 5)
-    assert (observation.status, observation.verdict) == (status, verdict)
+    assert (observation.found.status, observation.found.verdict) == (status, verdict)
 
 
 def test_settle_reports_a_flip_between_conclusive_runs() -> None:
-    runs = [Observation("ran", "affected", "a"), Observation("ran", "unaffected", "b")]
+    runs = [observed("ran", "affected", "a"), observed("ran", "unaffected", "b")]
     settled = settle(runs)
-    assert settled.flipped
-    assert settled.verdict == "inconclusive"
-    assert settled.runs == ["affected", "unaffected"]
+    assert settled.found.flipped
+    assert settled.found.verdict == "inconclusive"
+    assert settled.found.runs == ["affected", "unaffected"]
 
 
 def test_saved_observation_with_unknown_keys_reads_back() -> None:
-    saved = {**Observation("ran", "affected", "why", source="record").to_json(), "from_a_newer_kit": 1}
-    assert Observation.from_json(saved) == Observation("ran", "affected", "why", source="record")
+    saved = {**observed("ran", "affected", "why", source="record").to_json(), "from_a_newer_kit": 1}
+    assert Observation.from_json(saved) == observed("ran", "affected", "why", source="record")
 
 
 @pytest.mark.parametrize(
     ("observation", "crash", "script", "text"),
     [
-        (Observation("timed-out", None, "", timeout_s=60), "bad", False, "timed out after 60 s, counted bad by --crash bad"),
-        (Observation("crashed", None, ""), "skip", True, "crashed, counted skip by --crash skip"),
-        (Observation("not-installable", None, ""), "bad", False, "skip (not installable)"),
-        (Observation("yanked", None, ""), "bad", False, "skip (yanked)"),
-        (Observation("ran", "inconclusive", ""), "bad", True, "skip (exit 125)"),
-        (Observation("ran", "inconclusive", ""), "bad", False, "skip (inconclusive)"),
-        (Observation("ran", "affected", ""), "skip", False, "bad (affected)"),
-        (Observation("ran", "unaffected", ""), "skip", True, "good"),
+        (observed("timed-out", None, "", timeout_s=60), "bad", False, "timed out after 60 s, counted bad by --crash bad"),
+        (observed("crashed", None, ""), "skip", True, "crashed, counted skip by --crash skip"),
+        (observed("not-installable", None, ""), "bad", False, "skip (not installable)"),
+        (observed("yanked", None, ""), "bad", False, "skip (yanked)"),
+        (observed("ran", "inconclusive", ""), "bad", True, "skip (exit 125)"),
+        (observed("ran", "inconclusive", ""), "bad", False, "skip (inconclusive)"),
+        (observed("ran", "affected", ""), "skip", False, "bad (affected)"),
+        (observed("ran", "unaffected", ""), "skip", True, "good"),
     ],
 )
 def test_label_says_why(observation: Observation, crash: str, script: bool, text: str) -> None:
@@ -75,11 +77,11 @@ def test_the_probe_line_says_how_many_compiles_were_reused() -> None:
     record = {"status": "ran", "verdict": "unaffected", "reason": "each device factorises its share",
               "evidence": {"compile_cache": {"used": True, "compiles": 33, "reused": 30, "written": 3}}}
     seen = settle([observation_of(Record(record))])  # as a probe settles its runs
-    assert seen.compiles == "compile cache: 30 of 33 compiles reused"
+    assert seen.cost.compiles == "compile cache: 30 of 33 compiles reused"
     options = parse_options(PLAIN_MATRIX, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"])
     assert probe_line("jax 0.5.3", seen, Outcome.GOOD, options).endswith(
         "each device factorises its share · compile cache: 30 of 33 compiles reused")
     unsupported = {**record, "evidence": {"compile_cache": {"used": False, "why": "not supported here: no cache"}}}
-    assert observation_of(Record(unsupported)).compiles == "compile cache: not supported here: no cache"
-    assert observation_of(Record({**record, "evidence": {}})).compiles == ""  # a script, or a record from before
+    assert observation_of(Record(unsupported)).cost.compiles == "compile cache: not supported here: no cache"
+    assert observation_of(Record({**record, "evidence": {}})).cost.compiles == ""  # a script, or a record from before
     assert Observation.from_json(seen.to_json()) == seen

@@ -23,7 +23,7 @@ import pytest
 from kit.bisect import driver
 from kit.bisect.candidates import Candidate, list_candidates
 from kit.bisect.options import parse_options
-from kit.bisect.outcomes import Observation
+from kit.bisect.observation import Observation
 from kit.bisect.probe.cache import ProbeCache
 from kit.bisect.run_spec import run_spec
 from kit.bisect.probe.judges import release_prober
@@ -37,6 +37,7 @@ from kit.run import runner
 from kit.install.key import InstallKey
 from tests.fake_releases import FakeReleases
 from tests.bisect_machine import CHECKS, PLAIN_MATRIX, RELEASES as TEN_RELEASES, report_json, run
+from tests.observations import observed
 
 RELEASES = ["0.5.0", "0.5.1", "0.5.2"]
 
@@ -65,7 +66,7 @@ def test_a_release_runs_once_and_its_observation_is_kept_for_every_later_bisect(
     assert again("0.5.1") is Outcome.BAD
     assert machine.runs == []
     assert machine.prepared == []  # known: nothing resolved, nothing run
-    assert again.observations["0.5.1"].source == "cache"
+    assert again.observations["0.5.1"].came_from.source == "cache"
     assert again.ran_now == []
     assert prober(machine).known_outcomes() == {"0.5.1": Outcome.BAD}  # handed to the search before it starts
 
@@ -88,7 +89,7 @@ def test_a_current_record_of_the_matrix_answers_without_a_run(machine: FakeRelea
     assert probe("0.5.0") is Outcome.GOOD
     assert machine.runs == []
     assert machine.prepared == []
-    assert probe.observations["0.5.0"].source == "record"
+    assert probe.observations["0.5.0"].came_from.source == "record"
     assert probe.ran_now == []
 
 
@@ -101,8 +102,8 @@ def test_what_the_index_already_says_is_not_installed_or_run(machine: FakeReleas
     assert probe("0.5.1") is Outcome.SKIP
     assert machine.runs == []
     assert machine.prepared == []
-    assert [probe.observations[v].source for v in ("0.5.0", "0.5.1")] == ["index", "index"]
-    assert probe.observations["0.5.0"].reason == "yanked from the index (broken wheel): not probed"
+    assert [probe.observations[v].came_from.source for v in ("0.5.0", "0.5.1")] == ["index", "index"]
+    assert probe.observations["0.5.0"].found.reason == "yanked from the index (broken wheel): not probed"
     assert probe.known_outcomes() == {}  # nor looked up in the cache
 
 
@@ -116,7 +117,7 @@ def test_a_release_without_a_lock_is_looked_up_once_it_is_prepared(machine: Fake
     assert probe("0.5.2") is Outcome.GOOD
     assert machine.prepared == ["0.5.2"]
     assert machine.runs == []  # resolved (uv, the index), then found: not run
-    assert probe.observations["0.5.2"].source == "cache"
+    assert probe.observations["0.5.2"].came_from.source == "cache"
 
 
 def test_an_inconclusive_run_is_run_once_more_in_the_same_environment(machine: FakeReleases) -> None:
@@ -126,9 +127,9 @@ def test_an_inconclusive_run_is_run_once_more_in_the_same_environment(machine: F
     assert machine.versions_run == ["0.5.1", "0.5.1"]
     assert machine.prepared == ["0.5.1"]
     seen = probe.observations["0.5.1"]
-    assert seen.runs == ["inconclusive", "affected"]
-    assert seen.flipped
-    assert (seen.python, seen.jaxlib, seen.environment, seen.timeout_s) == ("3.11", "0.5.1", "reused", 60)
+    assert seen.found.runs == ["inconclusive", "affected"]
+    assert seen.found.flipped
+    assert (seen.installed.python, seen.installed.jaxlib, seen.installed.environment, seen.cost.timeout_s) == ("3.11", "0.5.1", "reused", 60)
 
 
 @pytest.mark.parametrize(("flags", "timeout"), [((), 60), (("--timeout", "5"), 5)])
@@ -220,7 +221,7 @@ def test_with_requires_each_probe_line_names_the_version_its_release_got(ten: Ca
     probes = [line for line in log if line.startswith("probe jax ")]
     assert probes
     assert all(line.endswith(f" · flax {FLAX[line.split()[2].rstrip(':')]}") for line in probes)
-    assert data["observations"]["0.4.35"]["extra_packages"] == {"flax": "0.10.1"}
+    assert data["observations"]["0.4.35"]["installed"]["extra_packages"] == {"flax": "0.10.1"}
     # The probes' records are kept, apart from the matrix's.
     kept = list((machine.matrix.results_dir.parent / "bisect" / "script-records").glob("*-0.*-cpu-*.json"))
     assert len(kept) == len(machine.runs)
@@ -254,7 +255,7 @@ def test_bad_if_finds_the_release_of_that_error_and_skips_the_others_naming_them
     data = report_json(machine, name="*0.5.1-cpu-all")
     assert [(t["before"], t["after"]) for t in data["transitions"]] == [("0.4.36", "0.4.37")]
     assert data["outcomes"]["0.4.35"] == data["outcomes"]["0.5.0"] == "skip"
-    assert data["observations"]["0.5.0"]["exception"] == "ValueError: Incompatible shapes for broadcasting: (3,) and (4,)"
+    assert data["observations"]["0.5.0"]["found"]["exception"] == "ValueError: Incompatible shapes for broadcasting: (3,) and (4,)"
     written = next(machine.matrix.results_dir.parent.glob("bisect-*0.5.1-cpu-all.md")).read_text()
     out = capsys.readouterr().out + written  # the console is quiet: the report has the table
     assert "0.4.35 (AttributeError: module 'jax.numpy' has no attribute 'unstack')" in out
@@ -372,14 +373,14 @@ class _Judge:
         if candidate.version == "3.0":
             raise KeyboardInterrupt  # Ctrl-C mid-run: the subject still cleans up
         verdict = "affected" if candidate.version == "1.0" else "unaffected"
-        return Look(Observation("ran", verdict, "table", "run"), candidate.version == "1.0")
+        return Look(observed("ran", verdict, "table", "run"), candidate.version == "1.0")
 
     def remembered(self, subject: Any, key: str) -> Observation | None:
-        return Observation("ran", "unaffected", "kept", "cache") if key == "2.0" else None
+        return observed("ran", "unaffected", "kept", "cache") if key == "2.0" else None
 
     def start(self, subject: Any, bounds: Any, cache: dict[str, Outcome]) -> dict[str, Any]:
         from kit.bisect.probe.probes import Look
-        return {bounds.good: Look(Observation("ran", "unaffected", "baseline", "run"), True)}
+        return {bounds.good: Look(observed("ran", "unaffected", "baseline", "run"), True)}
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str:
         return f"{name}: {result.value}"
@@ -431,7 +432,7 @@ def test_a_scaling_probe_on_cpu_times_nothing_and_is_kept_apart_from_timed_runs(
     machine.forget()
     again = prober(machine)
     assert again("0.5.0") is Outcome.GOOD
-    assert again.observations["0.5.0"].source == "record"
+    assert again.observations["0.5.0"].came_from.source == "record"
     assert machine.runs == []
 
 

@@ -15,8 +15,9 @@ from kit.bisect.candidates import Candidate
 from kit.bisect.report.finding import REPORT_SCHEMA, Finding
 from kit.bisect.options import Options
 from kit.user_paths import shown_path
-from kit.bisect.outcomes import Observation
+from kit.bisect.observation import Observation
 from kit.bisect.search import BisectResult, Outcome, Transition
+from tests.observations import observed
 
 VERSIONS = ["0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
 GOOD, BAD, SKIP = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
@@ -36,16 +37,16 @@ def finding(outcomes: dict[str, Outcome], observations: dict[str, Observation], 
                    argv=("--check", "scaling", "--good", good, "--bad", bad), **options)
     return Finding("scaling-good0.6.0-bad0.5.0-cpu", opts, bounds,
                    candidates or [candidate(v) for v in VERSIONS], outcomes, observations,
-                   [v for v, o in observations.items() if o.source == "run"], result, list(transitions), seconds=12.3)
+                   [v for v, o in observations.items() if o.came_from.source == "run"], result, list(transitions), seconds=12.3)
 
 
 def ran(verdict: str, **fields: Any) -> Observation:
-    return Observation("ran", verdict, f"measured {verdict}", **{"environment": "reused", "seconds": 4.0, **fields})
+    return observed("ran", verdict, f"measured {verdict}", **{"environment": "reused", "seconds": 4.0, **fields})
 
 
 FIX = finding(  # a fix hunt: bad is the older end; 0.5.1 crashed, so the change is 0.5.1 or 0.5.2
     {"0.5.0": BAD, "0.5.1": SKIP, "0.5.2": GOOD, "0.6.0": GOOD},
-    {"0.5.0": ran("affected"), "0.5.1": Observation("crashed", None, "the repro crashed (exit code 1): boom"),
+    {"0.5.0": ran("affected"), "0.5.1": observed("crashed", None, "the repro crashed (exit code 1): boom"),
      "0.5.2": ran("unaffected", environment="built"), "0.6.0": ran("unaffected", source="cache", by="earlier")},
     result=BisectResult("0.5.0", "0.5.2", ["0.5.1"], ["0.5.0", "0.5.1", "0.5.2"], {}, old_outcome=BAD))
 
@@ -80,7 +81,7 @@ def test_the_probe_table_says_how_each_release_was_answered() -> None:
 
 
 def test_a_reason_cannot_break_the_table() -> None:
-    broken = finding({"0.5.0": BAD}, {"0.5.0": Observation("crashed", None, "a | b\nc" + "x" * 300)})
+    broken = finding({"0.5.0": BAD}, {"0.5.0": observed("crashed", None, "a | b\nc" + "x" * 300)})
     row = next(line for line in report.render_markdown(broken, []).splitlines() if line.startswith("| 0.5.0"))
     assert "a \\| b c" in row
     assert row.count(" | ") == 6
@@ -189,9 +190,9 @@ def with_commits(base: Finding) -> Finding:
                         outcomes={LAST_BAD: BAD, FIRST_GOOD: GOOD})
     found = CommitFinding("a clone", [build], [level], probed_candidates={c.version: c for c in commits},
                           observations={
-        LAST_BAD: Observation("ran", "affected", "every device factorises the whole batch", jaxlib="0.5.1",
+        LAST_BAD: observed("ran", "affected", "every device factorises the whole batch", jaxlib="0.5.1",
                               python="3.13", packages=packages),
-        FIRST_GOOD: Observation("ran", "unaffected", "each device factorises only its own share", jaxlib="0.5.1",
+        FIRST_GOOD: observed("ran", "unaffected", "each device factorises only its own share", jaxlib="0.5.1",
                                 python="3.13", packages=packages)})
     found.first_different = CommitInfo(FIRST_GOOD, "2025-02-27T08:15:45-08:00", "Dan", "Add and test support for "
                                        "partitioning of batch dimensions in lax.linalg.", 26839, ("jax/_src/lax/linalg.py",))
@@ -255,7 +256,7 @@ def test_a_short_script_is_quoted_and_a_long_one_named_by_path_and_hash(tmp_path
 
 
 def test_a_failing_deciding_probe_is_quoted_by_what_it_died_of() -> None:
-    died = Observation("ran", "affected", "the script exited 1 (affected)", exception="TypeError: f() got two",
+    died = observed("ran", "affected", "the script exited 1 (affected)", exception="TypeError: f() got two",
                        output_tail=["Traceback (most recent call last):", "  File 'r.py'", "TypeError: f() got two"])
     script_fix = finding({"0.5.0": BAD, "0.5.2": GOOD}, {"0.5.0": died, "0.5.2": ran("unaffected")},
                          result=BisectResult("0.5.0", "0.5.2", [], [], {}, old_outcome=BAD))

@@ -35,7 +35,7 @@ def test_a_pinned_bisect_makes_one_install_key_and_asks_for_its_check_once(
     assert code == 0
     data = report_json(releases, "scaling-*-pin-numpy-2.2.1")
     assert data["first_different"] == "0.5.1"
-    assert all(seen["pins"] == ["numpy==2.2.1"] for seen in data["observations"].values() if seen["source"] != "index")
+    assert all(seen["installed"]["pins"] == ["numpy==2.2.1"] for seen in data["observations"].values() if seen["came_from"]["source"] != "index")
     assert counts["InstallKey"] == 1
     assert counts["check_for"] == 1
     assert all(count == 1 for count in _lock_reads(counts).values())  # each read once, where it was there

@@ -15,7 +15,7 @@ from kit.bisect.candidates import Candidate
 from kit.bisect.commits.finding import CommitFinding, CommitLevel, TieBreak
 from kit.bisect.report.finding import Finding
 from kit.bisect.options import Options
-from kit.bisect.outcomes import Observation
+from kit.bisect.observation import Observation
 from kit.bisect.search import BisectResult, Outcome, Transition
 from kit.bisect.report.summary import (
     SCRIPT_LINES,
@@ -29,6 +29,7 @@ from kit.bisect.report.summary import (
 )
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
+from tests.observations import observed
 
 GOOD, BAD, SKIP = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
 VERSIONS = ["0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
@@ -46,7 +47,7 @@ def made(observations: dict[str, Observation], *, good: str = "0.5.0", bad: str 
 
 
 def ran(verdict: str, reason: str = "", **fields: Any) -> Observation:
-    return Observation("ran", verdict, reason or f"measured {verdict}", **fields)
+    return observed("ran", verdict, reason or f"measured {verdict}", **fields)
 
 
 def step(before: str, after: str) -> Transition[str]:
@@ -186,7 +187,7 @@ def test_a_script_that_cannot_be_read_leaves_the_section_out_and_bad_bytes_do_no
 def test_the_console_tail_shows_only_the_deciding_probes_that_failed_and_only_their_last_lines() -> None:
     tail = [f"line {n}" for n in range(6)]
     found = made({"0.5.2": ran("unaffected", output_tail=["fine"]),
-                  "0.5.3": Observation("crashed", None, "exit 139", output_tail=tail, log="reports/p.log")},
+                  "0.5.3": observed("crashed", None, "exit 139", output_tail=tail, log="reports/p.log")},
                  result=BisectResult("0.5.2", "0.5.3", [], [], {}))
     assert console_tail(found, lines=2) == ["  first bad jax 0.5.3, last lines (reports/p.log):", "    line 4",
                                             "    line 5"]

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from kit.bisect.candidates import Candidate
-from kit.bisect.outcomes import Observation
+from kit.bisect.observation import Observation
 from kit.bisect.report.what_changed import changes_between, changes_lines
+from tests.observations import observed
 
 CANDIDATES = [Candidate("0.4.38", (), None, "3.13", "0.4.38", uploaded="2024-12-17"),
               Candidate("0.5.0", (), None, "3.13", "0.5.0", uploaded="2025-01-17")]
 
 
 def seen(packages: dict[str, str], era: str, pins: list[str] | None = None) -> Observation:
-    return Observation("ran", "unaffected", "", packages=packages, era=era, pins=pins or [])
+    return observed("ran", "unaffected", "", packages=packages, era=era, pins=pins or [])
 
 
 BEFORE = seen({"jax": "0.4.38", "jaxlib": "0.4.38", "numpy": "2.2.1", "scipy": "1.14.1", "ml-dtypes": "0.5.0",
@@ -35,8 +36,8 @@ def test_every_package_that_differs_is_listed_with_the_era_dates() -> None:
 
 
 def test_a_held_package_is_said_held_and_not_listed() -> None:
-    before = seen({**BEFORE.packages, "numpy": "2.2.1"}, "2024-12-31T00:00:00Z", ["numpy==2.2.1"])
-    after = seen({**AFTER.packages, "numpy": "2.2.1"}, "2025-01-31T00:00:00Z", ["numpy==2.2.1"])
+    before = seen({**BEFORE.installed.packages, "numpy": "2.2.1"}, "2024-12-31T00:00:00Z", ["numpy==2.2.1"])
+    after = seen({**AFTER.installed.packages, "numpy": "2.2.1"}, "2025-01-31T00:00:00Z", ["numpy==2.2.1"])
     changes = changes_between("0.4.38", "0.5.0", {"0.4.38": before, "0.5.0": after}, CANDIDATES)
     assert "numpy" not in changes.packages
     assert changes.held == ["numpy==2.2.1"]
@@ -44,7 +45,7 @@ def test_a_held_package_is_said_held_and_not_listed() -> None:
 
 
 def test_a_probe_that_did_not_say_what_it_installed_is_not_guessed() -> None:
-    changes = changes_between("0.4.38", "0.5.0", {"0.4.38": Observation("ran", "unaffected", ""), "0.5.0": AFTER},
+    changes = changes_between("0.4.38", "0.5.0", {"0.4.38": observed("ran", "unaffected", ""), "0.5.0": AFTER},
                               CANDIDATES)
     assert not changes.known
     assert changes_lines(changes, ("last good", "first bad"), [])[2].startswith("Not known:")

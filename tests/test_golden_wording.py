@@ -27,7 +27,8 @@ from kit.bisect.commits.builds import Build
 from kit.bisect.commits.candidates import CommitCandidate
 from kit.bisect.commits.finding import CommitFinding, CommitLevel
 from kit.bisect.options import Options
-from kit.bisect.outcomes import Observation
+from kit.bisect.observation import Observation
+from tests.observations import observed
 from kit.bisect.report import changelog
 from kit.bisect.report import markdown as bisect_markdown
 from kit.bisect.report.finding import Finding
@@ -93,7 +94,7 @@ def commit_bisect() -> Finding:
     installed = {"numpy": "2.2.4", "scipy": "1.15.2"}
 
     def ran(verdict: str, jaxlib: str, reason: str) -> Observation:
-        return Observation("ran", verdict, reason, environment="reused", seconds=4.0, python="3.13", jaxlib=jaxlib,
+        return observed("ran", verdict, reason, environment="reused", seconds=4.0, python="3.13", jaxlib=jaxlib,
                            packages={"jax": "", "jaxlib": jaxlib, **installed})
 
     whole, share = "every device factorises the whole batch", "each device factorises only its own share"
@@ -118,7 +119,7 @@ def commit_phase(whole: str, share: str) -> CommitFinding:
                         BisectResult(LAST_BAD, FIRST_GOOD, [], [], {}, old_outcome=Outcome.BAD),
                         outcomes={LAST_BAD: Outcome.BAD, FIRST_GOOD: Outcome.GOOD})
     packages = {"jax": "0.5.2.dev", "jaxlib": "0.5.1", "numpy": "2.2.4", "scipy": "1.15.2"}
-    observations = {key: Observation("ran", verdict, reason, environment="reused", seconds=2.5, jaxlib="0.5.1",
+    observations = {key: observed("ran", verdict, reason, environment="reused", seconds=2.5, jaxlib="0.5.1",
                                      python="3.13", packages=packages)
                     for key, verdict, reason in ((LAST_BAD, "affected", whole), (FIRST_GOOD, "unaffected", share))}
     found = CommitFinding("a clone", [build], [level], commit_probes=[LAST_BAD, FIRST_GOOD], observations=observations,

@@ -78,7 +78,10 @@ def test_a_metric_bisect_names_the_release_where_the_planted_slowdown_ends(matri
     assert [(s["before"], s["after"]) for s in found["metric"]["steps"]] == [("0.5.2", "0.5.3")]
     for version in found["probed_now"]:  # what each probe ran with and cost, not "0 s" and blanks
         seen = found["observations"][version]
-        assert seen["python"] and seen["jaxlib"] and seen["seconds"] > 0 and seen["environment"], seen
+        assert seen["installed"]["python"], seen
+        assert seen["installed"]["jaxlib"], seen
+        assert seen["cost"]["seconds"] > 0, seen
+        assert seen["installed"]["environment"], seen
     # Run again (as after Ctrl-C): the kept samples answer, nothing is measured again.
     assert bisect_main(matrix, argv[:-1], _log) == 0
     again = json.loads(next(reports.glob("bisect-planted-*-step_ms-x1.5.json")).read_text())

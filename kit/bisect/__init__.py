@@ -10,7 +10,8 @@ The modules here are the search and the flow around it, in the order a bisect ru
 * :mod:`.ahead`: the candidates the search will likely reach, resolved ahead;
 * :mod:`.search`: the pure algorithm (no I/O): bisect, verify the ends, scan all;
 * :mod:`.rounds`: K probes at once;
-* :mod:`.outcomes`: what a release did, and the one place it becomes good / bad / skip;
+* :mod:`.observation`: what a release did, in four parts (found, came from, cost, installed);
+* :mod:`.outcomes`: the one place an observation becomes good / bad / skip, and its words;
 * :mod:`.console`: what a bisect prints without ``-v`` (one line a probe, the phases);
 * :mod:`.commit_search`: the ``--commits`` phase, over :mod:`.commits`;
 * :mod:`.per_op`: ``--explain`` without ``--op``: each op that changed, bisected on its own;

@@ -119,8 +119,8 @@ def release_builds(phase: CommitPhase) -> list[Build]:
     builds: list[Build] = []
     for side, version in (("bad", bad), ("good", good)):
         seen = finding.observations.get(version)
-        jaxlib = (seen.jaxlib if seen else None) or candidates[version].jaxlib
-        python = (seen.python if seen else None) or candidates[version].python
+        jaxlib = (seen.installed.jaxlib if seen else None) or candidates[version].jaxlib
+        python = (seen.installed.python if seen else None) or candidates[version].python
         if jaxlib is None or any(b.jaxlib == jaxlib for b in builds):
             continue  # one build per jaxlib: a jax-only release shares its predecessor's
         # Built as this bisect installs it (the run spec's key: its pins and extra packages), not some other way.
@@ -234,7 +234,7 @@ class SkipBudget:
             self.unprobed.append(key)
             return Outcome.SKIP
         outcome = self.prober(key)
-        if outcome is Outcome.SKIP and Source.RUN in sources(self.prober.observations[key].source):
+        if outcome is Outcome.SKIP and Source.RUN in sources(self.prober.observations[key].came_from.source):
             self.skipped += 1  # only skips that cost a run: a commit no build accepts is skipped for free
         return outcome
 
@@ -255,7 +255,7 @@ def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCand
         release = tags.get(candidate.commit)
         seen = phase.finding.observations.get(release) if release else None
         if cached is None and seen is not None and candidate.build and candidate.build.release == release:
-            cached = dataclasses.replace(seen, source=Source.RELEASE)
+            cached = seen.with_came_from(source=Source.RELEASE)
         if cached is not None:
             prober.observations[candidate.version] = cached
             cache[candidate.version] = classify(cached, phase.finding.options.crash)

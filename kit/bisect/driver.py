@@ -25,7 +25,8 @@ from .candidates import Candidate, list_candidates, release_versions
 from .bounds import GALLOP, Bounds
 from .options import Log, Options, bisect_name, make_parser, parse_options, recorded_verdicts
 from ..user_paths import report_path
-from .outcomes import Observation, classify, describe
+from .observation import Observation
+from .outcomes import classify, describe
 from .probe import (
     ClusterProbes, GivenProbe, HandedRun, MetricJudge, MetricSamples, ProbeCache, Prober, ReleaseSubject, given_by_release,
     release_prober,
@@ -205,13 +206,13 @@ def _provenance(seen: Observation | None) -> str:
     """Where a bound's outcome came from, so an answer from an earlier probe is never taken for a new one."""
     if seen is None:
         return ""
-    if seen.source == Source.CACHE:
-        return f" (answered by an earlier probe, {seen.by or 'unnamed'} {seen.ran_at}, under the same {seen.matched})"
-    if seen.source == Source.RECORD:
-        return f" (answered by a current record, {seen.ran_at}, under the same {seen.matched})"
-    if seen.source == "triage":
-        return f" (answered by {seen.taken_from})"
-    return f" (probed now; {seen.not_reused})" if seen.not_reused else ""
+    if seen.came_from.source == Source.CACHE:
+        return f" (answered by an earlier probe, {seen.came_from.by or 'unnamed'} {seen.came_from.ran_at}, under the same {seen.came_from.matched})"
+    if seen.came_from.source == Source.RECORD:
+        return f" (answered by a current record, {seen.came_from.ran_at}, under the same {seen.came_from.matched})"
+    if seen.came_from.source == "triage":
+        return f" (answered by {seen.came_from.taken_from})"
+    return f" (probed now; {seen.came_from.not_reused})" if seen.came_from.not_reused else ""
 
 
 def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome], prober: Prober[ReleaseSubject],
@@ -230,10 +231,10 @@ def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome],
     flag, other = bounds.flag(version), bounds.other(version)
     wanted = Outcome.GOOD if flag == "--good" else Outcome.BAD
     seen = prober.observations.get(version)
-    if seen is not None and seen.missing_import:
-        raise missing_import_stop(seen.missing_import, flag, version, options)
+    if seen is not None and seen.found.missing_import:
+        raise missing_import_stop(seen.found.missing_import, flag, version, options)
     message = f"{flag} {version} is {describe(problem.got, bool(options.script))}, not {wanted.value}: " \
-              f"{seen.reason if seen else ''}{_provenance(seen)}"
+              f"{seen.found.reason if seen else ''}{_provenance(seen)}"
     if problem.kind == "untestable":
         raise UsageError(message, f"choose a {flag} release that can be tested here")
     twice = scan_tip({**(evidence or {}), **cache}, bounds.good, bounds.bad, options)

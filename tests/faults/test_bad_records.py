@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kit import __version__, cli, exit_codes, records
-from kit.bisect.outcomes import Observation
 from kit.bisect.probe.cache import ProbeCache
 from kit.install import lockfile
 from kit.matrix.model import build_report
@@ -26,6 +25,7 @@ from kit.matrix.markdown import render_markdown
 from kit.install.key import InstallKey
 from repro.contract import strict_json
 from tests.fake_index import refused_url
+from tests.observations import observed
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "records"
 
@@ -167,8 +167,8 @@ def test_a_hostile_probe_cache_file_is_named_once_and_probed_again(tmp_path: Pat
     assert len(lines) == 1
     assert lines[0].startswith(f"skipped the probe cache file {path}: ")
     assert lines[0].endswith("(the release is probed again)")
-    cache.put(key, Observation("ran", "unaffected", "fine", samples=[1.0]))  # the next probe's answer replaces it
-    assert cache.get(key, 60) == Observation("ran", "unaffected", "fine", samples=[1.0])
+    cache.put(key, observed("ran", "unaffected", "fine", samples=[1.0]))  # the next probe's answer replaces it
+    assert cache.get(key, 60) == observed("ran", "unaffected", "fine", samples=[1.0])
     _strict(path.read_text())
 
 

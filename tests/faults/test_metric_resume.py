@@ -18,12 +18,13 @@ from kit.bisect.run_spec import run_spec
 from kit.bisect.probe.metric import MetricJudge
 from kit.bisect.probe.metric_samples import MAX_AGE_H, MetricSamples
 from kit.bisect.options import parse_options
-from kit.bisect.outcomes import Observation
+from kit.bisect.observation import Observation
 from kit.bisect.probe.cache import ProbeCache
 from kit.bisect.probe.probes import Subject
 from kit.bisect.search import Outcome, bisect
 from kit.config import load_matrix
 from tests.bisect_machine import METRIC_VERSIONS as VERSIONS, step_at as _step_at
+from tests.observations import observed
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD, BAD = "0.6.0", "0.4.35"
@@ -42,7 +43,7 @@ class CountingJudge(MetricJudge):
         if (version, self.runs[version]) == self.stop_at:
             raise KeyboardInterrupt
         time.sleep(0.05)  # a cost to report
-        return Observation("ran", None, "measured", samples=self.table[version](self.runs[version]))
+        return observed("ran", None, "measured", samples=self.table[version](self.runs[version]))
 
 
 def _prober(tmp_path: Path, machine: str = "this-machine", factor: str = "1.5",
@@ -86,9 +87,9 @@ def test_a_rerun_after_ctrl_c_measures_only_what_was_not_finished(tmp_path: Path
     assert BAD not in resumed.runs
     assert probed[0] not in resumed.runs  # kept whole: nothing measured again
     assert resumed.runs[probed[1]] == 1  # only its missing run
-    assert resumed.observations[BAD].source == "cache"
-    assert resumed.observations[probed[0]].source == "cache"
-    assert "1 of them kept from an interrupted run" in resumed.observations[probed[1]].reason
+    assert resumed.observations[BAD].came_from.source == "cache"
+    assert resumed.observations[probed[0]].came_from.source == "cache"
+    assert "1 of them kept from an interrupted run" in resumed.observations[probed[1]].found.reason
     assert sum(resumed.runs.values()) < sum(whole.runs.values()) - 6
 
 
@@ -128,11 +129,11 @@ def test_each_measured_probe_reports_what_it_ran_with_and_cost(tmp_path: Path) -
     _search(prober)
     for version in prober.ran_now:
         seen = prober.observations[version]
-        assert seen.source == "run"
-        assert (seen.python, seen.jaxlib) == ("3.12", version)
-        assert seen.seconds > 0
-        assert seen.by == "test-bisect"
-        assert seen.ran_at
+        assert seen.came_from.source == "run"
+        assert (seen.installed.python, seen.installed.jaxlib) == ("3.12", version)
+        assert seen.cost.seconds > 0
+        assert seen.came_from.by == "test-bisect"
+        assert seen.came_from.ran_at
 
 
 def test_a_torn_samples_file_is_measured_again(tmp_path: Path) -> None:

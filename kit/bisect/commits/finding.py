@@ -34,7 +34,7 @@ from ...history.version_file import dotted
 from ...history.xla import xla_compare_url, xla_revision
 from .builds import Build
 from .candidates import CommitCandidate
-from ..outcomes import Observation
+from ..observation import Observation
 from ..search import BisectResult, BoundsProblem, Outcome
 
 
@@ -193,7 +193,7 @@ class CommitFinding:
     def build_of(self, key: str) -> str | None:
         seen = self.observations.get(key)
         candidate = self.probed_candidates.get(key)
-        return (seen.jaxlib if seen else None) or (candidate.jaxlib if candidate else None)
+        return (seen.installed.jaxlib if seen else None) or (candidate.jaxlib if candidate else None)
 
 
 def describe_commits(history: History, found: CommitFinding, op: str = "") -> None:
@@ -241,7 +241,7 @@ def describe_commits(history: History, found: CommitFinding, op: str = "") -> No
 def failing_op_files(history: History, found: CommitFinding, commit: str, op: str = "") -> OpFiles | None:
     """The JAX files (at ``commit``) the failing op lives in, from ``op`` and every bad probe's output."""
     def said(wanted: Outcome) -> list[str]:
-        return ["\n".join(seen.output_tail + [seen.reason]) for key, seen in found.observations.items()
+        return ["\n".join(seen.came_from.output_tail + [seen.found.reason]) for key, seen in found.observations.items()
                 if found.outcome_of(key) is wanted]
     return op_files(history, commit, said(Outcome.BAD), op, passing=said(Outcome.GOOD))
 
@@ -274,7 +274,7 @@ def commits_json(found: CommitFinding) -> dict[str, Any]:
         "probes": [_probe_json(found, key) for key in found.observations],
         "probed_now": found.commit_probes, "seconds": round(found.seconds, 1),
         "runnable_checks": {"pairs": found.runnable_checks[0], "seconds": found.runnable_checks[1]},
-        "cannot_run": [_commit(found, k) for k, seen in found.observations.items() if seen.jax_cannot_run],
+        "cannot_run": [_commit(found, k) for k, seen in found.observations.items() if seen.found.jax_cannot_run],
     }
     if result is not None:
         data.update(ambiguous=[_commit(found, k) for k in result.ambiguous],
@@ -319,9 +319,9 @@ def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
     return {"key": key, "commit": candidate.commit if candidate else key,
             "outcome": outcome.value if outcome else None,
             "title": candidate.title if candidate else "", "date": candidate.date if candidate else "",
-            "jaxlib": seen.jaxlib, "python": seen.python,
+            "jaxlib": seen.installed.jaxlib, "python": seen.installed.python,
             "release_env": candidate.build.release if candidate and candidate.build else None,
-            "status": seen.status, "verdict": seen.verdict, "reason": seen.reason, "source": seen.source,
-            "jax_cannot_run": seen.jax_cannot_run,
-            "environment": seen.environment,
-            "seconds": seen.seconds, "ran_at": seen.ran_at}
+            "status": seen.found.status, "verdict": seen.found.verdict, "reason": seen.found.reason, "source": seen.came_from.source,
+            "jax_cannot_run": seen.found.jax_cannot_run,
+            "environment": seen.installed.environment,
+            "seconds": seen.cost.seconds, "ran_at": seen.came_from.ran_at}

@@ -26,7 +26,7 @@ from ...install.environment import Prepared, over_release
 from ...run.jax_runs import JaxRuns, jax_runs
 from ..candidates import Candidate
 from .candidates import CommitCandidate
-from ..outcomes import Observation
+from ..observation import Observation
 from ..probe import Prober, ReleaseSubject, resolved_python_and_jaxlib
 
 

@@ -77,10 +77,10 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
         lines += [f"- {_python_sentence(found.tie_break)}", *_evidence_lines(found.tie_break)]
     elif found.tie_break is not None and found.tie_break.kind == "unknown":
         lines += _evidence_lines(found.tie_break)
-    cannot = [k for k, seen in found.observations.items() if seen.jax_cannot_run]
+    cannot = [k for k, seen in found.observations.items() if seen.found.jax_cannot_run]
     if cannot:
         lines.append(f"- {len(cannot)} probes where JAX itself could not run were counted as neither good nor bad: "
-                     + "; ".join(f"{k[:10]}: {found.observations[k].jax_cannot_run}" for k in cannot[:3]))
+                     + "; ".join(f"{k[:10]}: {found.observations[k].found.jax_cannot_run}" for k in cannot[:3]))
     lines += _runnability_line(found)
     if found.compiled is not None and verdict != "not-in-python":
         lines += [*_compiled_lines(found), *_lead_lines(found)]
@@ -95,7 +95,7 @@ def _stopped(found: CommitFinding) -> list[str]:
     candidate = found.probed_candidates.get(problem.end)
     seen = found.observations.get(problem.end)
     side = "old" if problem.end == found.levels[0].candidates[0].version else "new"
-    why = (seen.jax_cannot_run or seen.reason) if seen is not None else (candidate.problem if candidate else "")
+    why = (seen.found.jax_cannot_run or seen.found.reason) if seen is not None else (candidate.problem if candidate else "")
     return [f"- The range's {side} end {candidate.short if candidate else problem.end[:10]} could not run here"
             f"{f' ({why})' if why else ''}, so no commit between the releases was searched from it."]
 
@@ -222,13 +222,13 @@ def _probe_rows(found: CommitFinding, crash: str, script: bool) -> Sequence[str]
         seen = found.observations[key]
         candidate = found.probed_candidates.get(key)
         outcome = found.outcome_of(key)
-        text = label(outcome, seen, crash, script) if outcome is not None else seen.status
-        hows: dict[str, str] = {Source.CACHE: f"probe cache ({seen.by or 'earlier run'})",
+        text = label(outcome, seen, crash, script) if outcome is not None else seen.found.status
+        hows: dict[str, str] = {Source.CACHE: f"probe cache ({seen.came_from.by or 'earlier run'})",
                                 Source.RELEASE: "the release's own probe"}
-        how = hows.get(seen.source, f"run ({seen.environment or 'no'} environment)")
+        how = hows.get(seen.came_from.source, f"run ({seen.installed.environment or 'no'} environment)")
         title = (candidate.title if candidate else "").replace("|", "\\|")[:70]
         rows.append(f"| {candidate.short if candidate else key[:10]} | {(candidate.date if candidate else '')[:10]} "
-                    f"| {title} | {seen.jaxlib or '—'} | {text} | {how} | {seen.seconds:.1f} |")
+                    f"| {title} | {seen.installed.jaxlib or '—'} | {text} | {how} | {seen.cost.seconds:.1f} |")
     hidden = len(found.observations) - len(shown)
     if hidden:
         rows.append(f"\n{hidden} more commits were known before this run (probe cache) and narrowed the search; "

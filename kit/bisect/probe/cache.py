@@ -36,10 +36,12 @@ from repro.contract import strict_json
 from ...records import Status
 from ...atomic_files import atomic_write_text
 from ...records import Identity, JsonTextError, mismatch, read_json
-from ..outcomes import Observation
+from ..observation import Observation
 
-PROBE_SCHEMA = 2
-"""Schema 1 keyed probes by release, Python and jaxlib alone; its files are not read."""
+PROBE_SCHEMA = 3
+"""Schema 1 keyed probes by release, Python and jaxlib alone; its files are not read. Schema 2 kept the
+observation as one flat object: read, migrated by :meth:`Observation.from_json`."""
+READABLE_SCHEMAS = (2, PROBE_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class ProbeCache:
         if kept is None:
             return None  # none, unusable, or a hash collision
         observation = kept.observation
-        if observation.status == Status.TIMED_OUT and (observation.timeout_s or 0) < timeout_s:
+        if observation.found.status == Status.TIMED_OUT and (observation.cost.timeout_s or 0) < timeout_s:
             return None  # it only ran out of a shorter time
         return observation
 
@@ -123,8 +125,8 @@ class ProbeCache:
         nearest = min(others, key=lambda k: (len(mismatch(k.identity, identity)), _newest_first(k.observation)))
         differs = mismatch(nearest.identity, identity)
         more = f" ({len(others)} earlier probes of it, none the same)" if len(others) > 1 else ""
-        by = f" by {nearest.observation.by}" if nearest.observation.by else ""
-        return f"an earlier probe{by} ({nearest.observation.ran_at or 'undated'}) was not reused: " \
+        by = f" by {nearest.observation.came_from.by}" if nearest.observation.came_from.by else ""
+        return f"an earlier probe{by} ({nearest.observation.came_from.ran_at or 'undated'}) was not reused: " \
                f"{'; '.join(differs)}{more}"
 
     def put(self, identity: Identity, observation: Observation) -> Path | None:
@@ -143,7 +145,7 @@ class ProbeCache:
             return None
         try:
             saved = read_json(path)
-            if not isinstance(saved, dict) or saved.get("schema") != PROBE_SCHEMA:
+            if not isinstance(saved, dict) or saved.get("schema") not in READABLE_SCHEMAS:
                 raise ValueError(f"not a probe of this kit (schema {PROBE_SCHEMA})")
             return Kept(path, Identity.from_json(saved.get("identity")), Observation.from_json(saved.get("observation")))
         except (JsonTextError, ValueError) as error:
@@ -155,4 +157,4 @@ class ProbeCache:
 
 def _newest_first(observation: Observation) -> str:
     """A sort key putting newer probes first (ISO 8601 times sort as text)."""
-    return "".join(chr(0x10FFFF - ord(c)) for c in observation.ran_at)
+    return "".join(chr(0x10FFFF - ord(c)) for c in observation.came_from.ran_at)

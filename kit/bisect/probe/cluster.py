@@ -39,7 +39,8 @@ from ...slurm.follow import follow
 from ...slurm.task_output import task_end
 from ..candidates import Candidate
 from ..options import Log, parse_options
-from ..outcomes import Observation, classify
+from ..observation import CameFrom, Found, Observation
+from ..outcomes import classify
 from .cache import ProbeCache
 from ..run_spec import run_spec
 from .judges import probe_line, release_prober
@@ -80,7 +81,7 @@ class ClusterProbes:
         for task, version in enumerate(versions):
             observation = self._landed(job_dir, job_id, task, version)
             self.prober.observations[version] = observation
-            if Source.RUN in sources(observation.source):
+            if Source.RUN in sources(observation.came_from.source):
                 self.prober.ran_now.append(version)
             answers[version] = classify(observation, self.prober.options.crash)
             self.log(probe_line(self.prober.name_of(version), observation, answers[version], self.prober.options))
@@ -119,9 +120,9 @@ class ClusterProbes:
         except (JsonTextError, ValueError):
             # Cancelled (scancel, its time limit) or ended on an error: its output says which.
             end = task_end(job_dir / f"{job_id}_{task}.out")
-            return Observation(Status.CRASHED, None, f"SLURM job {job_id}_{task} left no probe: {end.sentence}",
-                               job=f"SLURM job {job_id}_{task}")
-        return dataclasses.replace(observation, environment=self.prober.subject.environment_state(version))
+            return Observation(Found(Status.CRASHED, None, f"SLURM job {job_id}_{task} left no probe: {end.sentence}"),
+                               CameFrom(job=f"SLURM job {job_id}_{task}"))
+        return observation.with_installed(environment=self.prober.subject.environment_state(version))
 
     def _ntasks(self) -> int:
         """A check with processes > 1 gets that many tasks, started by srun inside the job (as the matrix does)."""

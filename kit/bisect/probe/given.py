@@ -27,7 +27,8 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from ...records import Identity, Record, mismatch
 from ...records import Source, Status
-from ..outcomes import Observation, observation_of
+from ..observation import Observation
+from ..outcomes import observation_of
 from .output import output_tail
 
 
@@ -80,12 +81,13 @@ def given_probe(record: Record, judged_by: Mapping[str, Any], verdict: str, reas
     ValueError where the record holds no identity (it could then match nothing honestly).
     """
     identity = Identity.from_json(record.get("identity"))
-    observation = dataclasses.replace(
-        observation_of(record, Source.TRIAGE), status=Status.RAN, verdict=verdict, reason=reason, by="triage",
-        ran_at=record.created, seconds=record.duration_s or 0.0,
+    observation = observation_of(record, Source.TRIAGE).with_found(
+        status=Status.RAN, verdict=verdict, reason=reason).with_came_from(
+        by="triage", ran_at=record.created, log=log, taken_from=ran,
+        output_tail=output_tail(project / log) if log else []).with_cost(
+        seconds=record.duration_s or 0.0).with_installed(
         python=identity.python, jaxlib=identity.packages.get("jaxlib"), packages=dict(identity.packages),
-        era=identity.install.get("exclude_newer"), log=log, taken_from=ran,
-        output_tail=output_tail(project / log) if log else [])
+        era=identity.install.get("exclude_newer"))
     return GivenProbe(identity, dict(judged_by), observation)
 
 

@@ -13,7 +13,6 @@ in the probe cache at once. (``--metric`` has its own judge: :mod:`kit.bisect.pr
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,7 +31,8 @@ from ..bounds import Bounds
 from ..candidates import Candidate
 from .given import GivenProbe, taken, why_not_taken
 from ..options import Log, Options
-from ..outcomes import Observation, describe, observation_of, settle
+from ..observation import Observation
+from ..outcomes import describe, observation_of, settle
 from .cache import ProbeCache
 from .output import output_tail
 from .probes import Judge, Look, Prober, Subject, install_unknown
@@ -92,13 +92,12 @@ class VerdictJudge:
             known = known or self._handed(key, here)
             if known is not None:
                 return Look(known, False)
-        observation = dataclasses.replace(
-            self._looks(subject, key, prepared, here, recorded), timeout_s=subject.timeout,
-            environment=subject.environment_state(key), seconds=round(time.monotonic() - started, 1),
+        observation = self._looks(subject, key, prepared, here, recorded).with_came_from(
             by=self.name, ran_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            not_reused=self._why_probed(here, key), job=job_label(job_facts()), **_installed(here),
-            pins=list(self.pins))
-        if observation.jax_cannot_run is None and not observation.kit_files_changed and (
+            not_reused=self._why_probed(here, key), job=job_label(job_facts())).with_cost(
+            timeout_s=subject.timeout, seconds=round(time.monotonic() - started, 1)).with_installed(
+            environment=subject.environment_state(key), **_installed(here), pins=list(self.pins))
+        if observation.found.jax_cannot_run is None and not observation.found.kit_files_changed and (
                 prepared.environment is not None or prepared.resolution is None):
             # Resolved but not built is an install that failed here (a build, a disk, a download):
             # worth another try, not a fact about the release to keep. Nor is a run where JAX itself
@@ -111,7 +110,7 @@ class VerdictJudge:
         """The run handed to this bisect for ``key``, where it answers a probe of ``identity`` (None: probe it)."""
         given = self.given.get(key)
         seen = taken(given, identity) if given is not None else None
-        return dataclasses.replace(seen, pins=list(self.options.pins)) if seen is not None else None
+        return seen.with_installed(pins=list(self.options.pins)) if seen is not None else None
 
     def _why_probed(self, here: Identity, key: str) -> str:
         """Why an earlier probe, or a run handed to this bisect, did not answer this one ("" when none existed)."""
@@ -136,8 +135,8 @@ class VerdictJudge:
             return cached, None
         recorded = subject.recorded(identity, key) if self.cache.read else None
         if recorded is not None:
-            recorded = dataclasses.replace(recorded, **_installed(identity), pins=list(self.pins))
-        if recorded is not None and recorded.verdict != Verdict.INCONCLUSIVE:
+            recorded = recorded.with_installed(**_installed(identity), pins=list(self.pins))
+        if recorded is not None and recorded.found.verdict != Verdict.INCONCLUSIVE:
             return recorded, None
         return None, recorded
 
@@ -146,8 +145,8 @@ class VerdictJudge:
         if cached is None:
             return None
         # Why that probe had once been run afresh is its own story, not this run's; the job is the one that looked.
-        return dataclasses.replace(cached, source=Source.CACHE, matched=records.summary(identity), not_reused="",
-                                   job=job_label(job_facts()), pins=list(self.pins))
+        return cached.with_came_from(source=Source.CACHE, matched=records.summary(identity), not_reused="",
+                                     job=job_label(job_facts())).with_installed(pins=list(self.pins))
 
     def _looks(self, subject: Subject, key: str, prepared: Prepared, here: Identity,
                first: Observation | None) -> Observation:
@@ -164,36 +163,35 @@ class VerdictJudge:
             return observation_of(subject.run(key, prepared, log_file))
 
         runs = [first or run()]
-        if (runs[0].verdict == Verdict.INCONCLUSIVE and self.options.check and not runs[0].exception
-                and not runs[0].jax_cannot_run):
+        if (runs[0].found.verdict == Verdict.INCONCLUSIVE and self.options.check and not runs[0].found.exception
+                and not runs[0].found.jax_cannot_run):
             # An inconclusive check is re-run once before it counts; a script that died of another
             # exception (an import, a failure bad_if does not match) would only die of it again.
             runs.append(run())
-        if runs[-1].verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED):
+        if runs[-1].found.verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED):
             runs += [run() for _ in range(self.options.confirm)]
         if not log_file.exists():
             return settle(runs)
-        return dataclasses.replace(settle(runs), output_tail=output_tail(log_file),
-                                   log=shown_path(log_file, self.project))
+        return settle(runs).with_came_from(output_tail=output_tail(log_file), log=shown_path(log_file, self.project))
 
 
 def _installed(identity: Identity) -> dict[str, Any]:
-    """The observation's account of what was installed: every package and the era cut-off."""
+    """What ``identity`` says was installed, for the observation's account: every package and the era cut-off."""
     return {"python": identity.python, "jaxlib": identity.packages.get("jaxlib"), "packages": dict(identity.packages),
             "era": identity.install.get("exclude_newer")}
 
 
 def probe_line(name: str, observation: Observation, result: Outcome, options: Options) -> str:
     """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused."""
-    flip = f" — flipped: {' → '.join(observation.runs)}" if observation.flipped else ""
-    held = f" (holding {', '.join(observation.pins)})" if observation.pins else ""
+    flip = f" — flipped: {' → '.join(observation.found.runs)}" if observation.found.flipped else ""
+    held = f" (holding {', '.join(observation.installed.pins)})" if observation.installed.pins else ""
     extras = f" · {observation.details}" if observation.details else ""
-    line = f"probe {name}{held}: {describe(result, bool(options.script))} [{observation.source}" \
-           + (f", {observation.job}" if observation.job else "") + f"] {observation.reason}{extras}{flip}"
-    if observation.matched:
-        line += f"\n  reused: the same {observation.matched}"
-    if observation.taken_from:
-        line += f"\n  taken from: {observation.taken_from}"
-    if observation.not_reused:
-        line += f"\n  ran again: {observation.not_reused}"
+    line = f"probe {name}{held}: {describe(result, bool(options.script))} [{observation.came_from.source}" \
+           + (f", {observation.came_from.job}" if observation.came_from.job else "") + f"] {observation.found.reason}{extras}{flip}"
+    if observation.came_from.matched:
+        line += f"\n  reused: the same {observation.came_from.matched}"
+    if observation.came_from.taken_from:
+        line += f"\n  taken from: {observation.came_from.taken_from}"
+    if observation.came_from.not_reused:
+        line += f"\n  ran again: {observation.came_from.not_reused}"
     return line

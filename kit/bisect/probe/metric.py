@@ -15,7 +15,6 @@ pure search need nothing new.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from datetime import datetime, timezone
 from typing import Any, Mapping
@@ -29,7 +28,8 @@ from ..bounds import Bounds
 from ..candidates import Candidate
 from .metric_samples import MetricSamples
 from ..options import Log, Options
-from ..outcomes import Observation, describe
+from ..observation import Found, Installed, Observation
+from ..outcomes import describe
 from .probes import Look, Subject, install_unknown
 from ..search import Outcome
 
@@ -60,7 +60,7 @@ class MetricJudge:
         """Where the --good release is measured (the release subject of the bounds)."""
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str:
-        return f"probe {name}: {describe(result, bool(self.options.script))} [{observation.source}] {observation.reason}"
+        return f"probe {name}: {describe(result, bool(self.options.script))} [{observation.came_from.source}] {observation.found.reason}"
 
     def remembered(self, subject: Subject, key: str) -> Observation | None:
         """None: a metric is judged against this run's bounds, so no earlier probe counts without a run."""
@@ -90,9 +90,9 @@ class MetricJudge:
                 started = time.monotonic()
                 good = self._bound_samples(self.good)[0]
                 last = self.measure(subject, candidate)
-                if last.status != Status.RAN:
+                if last.found.status != Status.RAN:
                     return self._costed(subject, candidate.version, False, spent + time.monotonic() - started, last)
-                probe, seconds = list(last.samples), time.monotonic() - started
+                probe, seconds = list(last.found.samples), time.monotonic() - started
                 spent += seconds
                 if self.samples is not None:
                     self.samples.add_pair(candidate.version, environment, good, probe, seconds)
@@ -107,18 +107,17 @@ class MetricJudge:
         if kept and last is not None:
             reason += f" ({min(len(kept), len(runs))} of them kept from an interrupted run)"
         return self._costed(subject, candidate.version, last is None, spent or reused_s,
-                            Observation(Status.RAN, VERDICTS[decision.call], reason,
-                                        samples=[x for run in runs for x in run]))
+                            Observation(Found(Status.RAN, VERDICTS[decision.call], reason,
+                                              samples=[x for run in runs for x in run])))
 
     def _costed(self, subject: Subject, key: str, reused: bool, seconds: float, observation: Observation) -> Look:
         """The observation with what it cost and what it ran with; a candidate measured now counts as run now."""
         by, ran_at = self.samples.kept_by(key) if (reused and self.samples) else (self.name, _now())
         python, jaxlib = subject.resolved(key)
-        return Look(dataclasses.replace(
-            observation, source=Source.CACHE if reused else Source.RUN,
-            environment=None if reused else subject.environment_state(key),
-            python=python, jaxlib=jaxlib, seconds=round(seconds, 1), by=by, ran_at=ran_at,
-            timeout_s=subject.timeout), not reused)
+        return Look(observation.with_came_from(source=Source.CACHE if reused else Source.RUN, by=by, ran_at=ran_at)
+                    .with_cost(seconds=round(seconds, 1), timeout_s=subject.timeout)
+                    .with_installed(environment=None if reused else subject.environment_state(key),
+                                    python=python, jaxlib=jaxlib), not reused)
 
     @property
     def base_or_fail(self) -> metrics.Baseline:
@@ -132,12 +131,12 @@ class MetricJudge:
         except ArchiveUnreachable as unknown:
             return install_unknown(unknown, candidate)
         if prepared.environment is None:
-            return Observation(Status.NOT_INSTALLABLE, None, f"not installable here: {prepared.problem}")
+            return Observation(Found(Status.NOT_INSTALLABLE, None, f"not installable here: {prepared.problem}"))
         record = subject.run(candidate.version, prepared)
         resolution = prepared.resolution
         python, jaxlib = (resolution.python, resolution.versions.get("jaxlib")) if resolution else (None, None)
         if not record.ran:
-            return Observation(record.status_text, None, record.reason, python=python, jaxlib=jaxlib)
+            return Observation(Found(record.status_text, None, record.reason), installed=Installed(python=python, jaxlib=jaxlib))
         metric = record.metrics.get(self.options.metric or "")
         if metric is None:
             known = ", ".join(sorted(record.metrics)) or "none"
@@ -146,8 +145,9 @@ class MetricJudge:
                              "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")
         self.unit = str(metric.get("unit") or "")
         self.better = str(metric.get("better") or "lower")
-        return Observation(Status.RAN, None, "measured", Source.RUN, [], False, subject.environment_state(candidate.version),
-                           [float(x) for x in metric["samples"]], python=python, jaxlib=jaxlib)
+        return Observation(Found(Status.RAN, None, "measured", samples=[float(x) for x in metric["samples"]]),
+                           installed=Installed(python=python, jaxlib=jaxlib,
+                                               environment=subject.environment_state(candidate.version)))
 
     def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
         """Measure the bounds in turns (good, bad, good, bad, ...); a step that does not hold → UsageError.
@@ -203,7 +203,7 @@ class MetricJudge:
                 reason += f" ({kept} of the runs kept from an interrupted run)"
             verdict = Verdict.UNAFFECTED if wanted is Outcome.GOOD else Verdict.AFFECTED
             seen[version] = self._costed(subject, version, kept == BOUND_ROUNDS, spent[version],
-                                         Observation(Status.RAN, verdict, reason, samples=pooled[version]))
+                                         Observation(Found(Status.RAN, verdict, reason, samples=pooled[version])))
             cache[version] = wanted
         self.log(f"{self.options.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
                  f"--bad {bad} median {metrics.median(pooled[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
@@ -218,10 +218,10 @@ class MetricJudge:
         assert self.bounds_subject is not None, "start first"
         started = time.monotonic()
         observation = self.measure(self.bounds_subject, self.bounds_subject.candidates[version])
-        if observation.status != Status.RAN:
-            raise UsageError(f"bound {version} could not be measured: {observation.reason}",
+        if observation.found.status != Status.RAN:
+            raise UsageError(f"bound {version} could not be measured: {observation.found.reason}",
                              "choose bounds that install and run here")
-        return list(observation.samples), time.monotonic() - started
+        return list(observation.found.samples), time.monotonic() - started
 
 
 def _now() -> str:
@@ -231,7 +231,7 @@ def _now() -> str:
 def metric_summary(prober: MetricJudge, observations: Mapping[str, Observation]) -> dict[str, Any]:
     """The baseline and every measured release's median, in version order, for the report."""
     assert prober.base is not None
-    series = sorted(((v, o.samples) for v, o in observations.items() if o.samples),
+    series = sorted(((v, o.found.samples) for v, o in observations.items() if o.found.samples),
                     key=lambda item: Version(item[0]))
     return {
         "metric": prober.options.metric, "unit": prober.unit, "factor": prober.options.factor,

@@ -29,7 +29,8 @@ from ...records import Identity, Record
 from ..bounds import Bounds
 from ..candidates import Candidate
 from ..options import Log, Options
-from ..outcomes import Observation, classify
+from ..observation import CameFrom, Found, Installed, Observation
+from ..outcomes import classify
 from ..search import Outcome
 
 
@@ -121,7 +122,7 @@ class Prober(Generic[S]):
         observation = self.observe(key)
         self.observations[key] = observation
         result = classify(observation, self.options.crash)
-        folded = self.fold_index and observation.source == Source.INDEX
+        folded = self.fold_index and observation.came_from.source == Source.INDEX
         self.log(Event(self.judge.line(self.name_of(key), observation, result), Kind.DETAIL if folded else Kind.PROBE))
         return result
 
@@ -190,13 +191,15 @@ class Prober(Generic[S]):
 def ruled_out_by_index(candidate: Candidate) -> Observation | None:
     """A yanked release, or one with no wheels here: answered from the index's metadata, never probed."""
     if candidate.yanked is not None:
-        return Observation(Status.YANKED, None, f"yanked from the index ({candidate.yanked}): not probed", Source.INDEX)
+        return Observation(Found(Status.YANKED, None, f"yanked from the index ({candidate.yanked}): not probed"),
+                           CameFrom(Source.INDEX))
     if candidate.problem:
-        return Observation(Status.NOT_INSTALLABLE, None, f"not installable here: {candidate.problem}", Source.INDEX,
-                           jaxlib=candidate.jaxlib)
+        return Observation(Found(Status.NOT_INSTALLABLE, None, f"not installable here: {candidate.problem}"),
+                           CameFrom(Source.INDEX), installed=Installed(jaxlib=candidate.jaxlib))
     return None
 
 
 def install_unknown(unknown: ArchiveUnreachable, candidate: Candidate) -> Observation:
     """A release whose jaxlib only an unreachable archive might hold: skipped, named, never kept as a fact."""
-    return Observation(Status.UNREACHABLE, None, f"installability unknown here: {unknown}", Source.INDEX, jaxlib=candidate.jaxlib)
+    return Observation(Found(Status.UNREACHABLE, None, f"installability unknown here: {unknown}"), CameFrom(Source.INDEX),
+                       installed=Installed(jaxlib=candidate.jaxlib))

@@ -33,7 +33,8 @@ from ...run.facts import job_label
 from ...project import run_command
 from ..candidates import Candidate
 from ..options import Log, Options
-from ..outcomes import Observation, observation_of
+from ..observation import Observation
+from ..outcomes import observation_of
 from ..run_spec import RunSpec
 
 
@@ -123,10 +124,9 @@ class ReleaseSubject:
         record = newest.get((self.options.check, key))
         if record is None or not records.is_current(record, here):
             return None
-        return dataclasses.replace(
-            observation_of(record, Source.RECORD), ran_at=record.created, seconds=record.duration_s or 0.0,
-            matched=records.summary(here), output_tail=list(record.evidence.get("output_tail") or []),
-            job=job_label(record.slurm or None))
+        return observation_of(record, Source.RECORD).with_came_from(
+            ran_at=record.created, matched=records.summary(here), output_tail=list(record.evidence.get("output_tail") or []),
+            job=job_label(record.slurm or None)).with_cost(seconds=record.duration_s or 0.0)
 
     # -- running
 

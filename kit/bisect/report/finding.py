@@ -12,10 +12,10 @@ from ..commits import CommitFinding, commits_json
 from ..bounds import Bounds
 from ..candidates import Candidate
 from ..options import Options
-from ..outcomes import Observation
+from ..observation import Observation
 from ..search import BisectResult, Outcome, Transition
 
-REPORT_SCHEMA = 2
+REPORT_SCHEMA = 3
 """Version of the bisect JSON report's layout (2: ``commits``, the ``--commits`` phase)."""
 
 
@@ -45,11 +45,11 @@ class Finding:
 
     def where(self, source: str) -> list[str]:
         """Releases whose observation came from ``source`` (run, cache, record, index)."""
-        return [v for v, o in self.observations.items() if o.source == source]
+        return [v for v, o in self.observations.items() if o.came_from.source == source]
 
     def environments(self, versions: list[str], state: str) -> list[str]:
         """Of ``versions``, those whose probe ``built`` or ``reused`` the release's environment."""
-        return [v for v in versions if self.observations[v].environment == state]
+        return [v for v in versions if self.observations[v].installed.environment == state]
 
     @property
     def good(self) -> str:
@@ -110,13 +110,13 @@ def cost_lines(finding: Finding) -> list[str]:
     earlier = finding.where(Source.CACHE)
     if earlier:
         observed = [finding.observations[v] for v in earlier]
-        runs = sorted({o.by for o in observed if o.by})
-        times = sorted(o.ran_at for o in observed if o.ran_at)
+        runs = sorted({o.came_from.by for o in observed if o.came_from.by})
+        times = sorted(o.came_from.ran_at for o in observed if o.came_from.ran_at)
         when = f", {times[0]} … {times[-1]}" if times else ""
         kept = "their kept metric samples" if finding.options.metric else "the probe cache"
         lines.append(f"Earlier runs answered {len(earlier)} ({', '.join(earlier)}) from {kept}; "
                      f"they had built {_count(len(finding.environments(earlier, 'built')), 'environment')} and spent "
-                     f"{sum(o.seconds for o in observed):.0f} s probing them ({', '.join(runs) or 'unnamed'}{when}).")
+                     f"{sum(o.cost.seconds for o in observed):.0f} s probing them ({', '.join(runs) or 'unnamed'}{when}).")
         if not now:  # the whole answer is remembered: say what the memory is keyed by, and how to distrust it
             lines.append("A remembered probe counts where the check (its parameters or the script's content), the "
                          "release, every installed package, the backend, the hardware and the JAX_*/XLA_* variables "
@@ -124,7 +124,7 @@ def cost_lines(finding: Finding) -> list[str]:
                          "script reads), rerun with --fresh.")
     handed = finding.where(Source.TRIAGE)
     if handed:
-        spent = sum(finding.observations[v].seconds for v in handed)
+        spent = sum(finding.observations[v].cost.seconds for v in handed)
         lines.append(f"Triage's runs answered {len(handed)} ({', '.join(handed)}): its capture of the block, run "
                      f"there in the same install and judged by the check's judge ({spent:.0f} s, spent before "
                      "this bisect).")
@@ -142,12 +142,12 @@ def cost_lines(finding: Finding) -> list[str]:
 def _commit_cost(found: CommitFinding) -> str:
     """The commit phase's own line: how many commits ran, on which builds, what was built, how long."""
     ran = [found.observations[k] for k in found.commit_probes if k in found.observations]
-    built = sum(1 for o in ran if o.environment == "built")
-    builds = sorted({o.jaxlib for o in ran if o.jaxlib})
+    built = sum(1 for o in ran if o.installed.environment == "built")
+    builds = sorted({o.installed.jaxlib for o in ran if o.installed.jaxlib})
     known = len(found.observations) - len(ran)
     return (f"The commit phase ran {_count(len(ran), 'commit probe')}"
             + (f" on jaxlib {', '.join(builds)}" if builds else "")
-            + f" ({sum(o.seconds for o in ran):.0f} s of probes), {_count(built, 'environment')} built for it, "
+            + f" ({sum(o.cost.seconds for o in ran):.0f} s of probes), {_count(built, 'environment')} built for it, "
             f"{known} answered without a run (probe cache or the release's own probe); {found.seconds:.1f} s for the commit phase.")
 
 

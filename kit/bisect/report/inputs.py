@@ -101,7 +101,7 @@ def notes_terms(matrix: Matrix, options: Options, finding: Finding) -> list[str]
     """What the release notes are searched for: the script's JAX names, the issues it cites, the error."""
     path = script_path(matrix, options)
     text = _read(path) if path is not None else ""
-    errors = [seen.exception for _name, _word, seen in deciding_probes(finding)]
+    errors = [seen.found.exception for _name, _word, seen in deciding_probes(finding)]
     return list(dict.fromkeys([*script_terms(text), *(t for e in errors for t in error_terms(e))]))
 
 

@@ -20,7 +20,8 @@ from ..candidates import Candidate
 from ..commits import commit_section
 from .finding import Finding, cost_lines, to_json
 from ..options import Options
-from ..outcomes import Observation, describe, label
+from ..observation import Observation
+from ..outcomes import describe, label
 from ..search import Outcome, expected_probes, non_monotonic
 from .summary import BisectedScript, console_tail, script_lines, summary_lines
 from .what_changed import Changes, changes_between, changes_lines
@@ -99,10 +100,10 @@ def held_by_commits(finding: Finding) -> dict[str, str]:
     if found is None or result is None:
         return {}
     one, two = found.observations.get(result.last_same), found.observations.get(result.first_different)
-    if one is None or two is None or not one.packages or not two.packages:
+    if one is None or two is None or not one.installed.packages or not two.installed.packages:
         return {}
-    return {name: version for name, version in one.packages.items()
-            if name != "jax" and two.packages.get(name) == version}
+    return {name: version for name, version in one.installed.packages.items()
+            if name != "jax" and two.installed.packages.get(name) == version}
 
 
 def _words(finding: Finding, changes: Changes) -> tuple[str, str]:
@@ -114,40 +115,40 @@ def _words(finding: Finding, changes: Changes) -> tuple[str, str]:
 
 def _reuse_lines(finding: Finding) -> list[str]:
     """What was answered without a run and why it matched; what was run although an earlier probe existed, and why."""
-    reused = [(v, o) for v, o in finding.observations.items() if o.matched]
-    again = [(v, o) for v, o in finding.observations.items() if o.not_reused]
+    reused = [(v, o) for v, o in finding.observations.items() if o.came_from.matched]
+    again = [(v, o) for v, o in finding.observations.items() if o.came_from.not_reused]
     lines: list[str] = []
     if reused:
         lines += ["", "Reused without a run, each under the same identity (what ran, the release, every installed "
                   "package, the hardware and the JAX/XLA variables set):", ""]
-        lines += [f"- jax {v} ({_source_text(o)}): the same {o.matched}" for v, o in _in_order(reused)]
-    handed = [(v, o) for v, o in finding.observations.items() if o.source == "triage"]
+        lines += [f"- jax {v} ({_source_text(o)}): the same {o.came_from.matched}" for v, o in _in_order(reused)]
+    handed = [(v, o) for v, o in finding.observations.items() if o.came_from.source == "triage"]
     if handed:
         lines += ["", "Taken from triage's runs, not probed by this bisect (the same install; what ran was the "
                   "check's capture, judged by the check's judge; never kept in the probe cache):", ""]
-        lines += [f"- jax {v}: {o.taken_from}" for v, o in _in_order(handed)]
+        lines += [f"- jax {v}: {o.came_from.taken_from}" for v, o in _in_order(handed)]
     if again:
         lines += ["", "Run again although an earlier probe of the release existed, because its identity differs:", ""]
-        lines += [f"- jax {v}: {o.not_reused}" for v, o in _in_order(again)]
+        lines += [f"- jax {v}: {o.came_from.not_reused}" for v, o in _in_order(again)]
     return lines
 
 
 def _output_lines(finding: Finding) -> list[str]:
     """Each probe's last lines of output, and where its whole log is."""
-    shown = [(v, o) for v, o in _in_order(list(finding.observations.items())) if o.output_tail or o.log]
+    shown = [(v, o) for v, o in _in_order(list(finding.observations.items())) if o.came_from.output_tail or o.came_from.log]
     if not shown:
         return []
     lines = ["", "## Output of each probe", ""]
     for version, seen in shown:
-        where = f" (whole log: `{seen.log}`)" if seen.log else ""
-        lines += [f"**jax {version}**{where}:", "", "```", *seen.output_tail, "```", ""]
+        where = f" (whole log: `{seen.came_from.log}`)" if seen.came_from.log else ""
+        lines += [f"**jax {version}**{where}:", "", "```", *seen.came_from.output_tail, "```", ""]
     return lines[:-1]
 
 
 def _source_text(seen: Observation) -> str:
-    if seen.source == Source.RECORD:
-        return f"a current record, {seen.ran_at}"
-    return f"probe cache, {seen.by or 'an earlier run'}, {seen.ran_at}"
+    if seen.came_from.source == Source.RECORD:
+        return f"a current record, {seen.came_from.ran_at}"
+    return f"probe cache, {seen.came_from.by or 'an earlier run'}, {seen.came_from.ran_at}"
 
 
 def _in_order(items: list[tuple[str, Observation]]) -> list[tuple[str, Observation]]:
@@ -181,15 +182,15 @@ def _probe_table(finding: Finding) -> list[str]:
             lines.append(f"| {c.version} | {c.uploaded or '—'} | {c.jaxlib or '—'} | {c.python or '—'} | not probed | | |")
             continue
         text = label(out, seen, finding.options.crash, bool(finding.options.script))
-        text += f" (holding {', '.join(seen.pins)})" if seen.pins else ""
-        reason = seen.reason.replace("|", "\\|").replace("\n", " ")
+        text += f" (holding {', '.join(seen.installed.pins)})" if seen.installed.pins else ""
+        reason = seen.found.reason.replace("|", "\\|").replace("\n", " ")
         how = _how(seen, bool(finding.options.metric))
-        lines.append(f"| {c.version} | {c.uploaded or '—'} | {seen.jaxlib or c.jaxlib or '—'} | "
-                     f"{seen.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
+        lines.append(f"| {c.version} | {c.uploaded or '—'} | {seen.installed.jaxlib or c.jaxlib or '—'} | "
+                     f"{seen.installed.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
     skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is Outcome.SKIP]
     if skipped:
         lines += ["", "Skipped (yanked, not installable or unknown, crashed, inconclusive or exit 125): " + ", ".join(skipped) + "."]
-    flipped = [v for v, seen in finding.observations.items() if seen.flipped]
+    flipped = [v for v, seen in finding.observations.items() if seen.found.flipped]
     if flipped:
         lines += ["", "Flipped between runs: " + ", ".join(flipped) + "."]
     return lines
@@ -197,21 +198,21 @@ def _probe_table(finding: Finding) -> list[str]:
 
 def _skipped(version: str, seen: Observation | None) -> str:
     """A skipped release, with what it died of where a failure class says (an import, another exception)."""
-    if seen is not None and seen.missing_import:
-        return f"{version} (could not import {seen.missing_import})"
-    if seen is not None and seen.exception:
-        return f"{version} ({seen.exception[:120]})"
+    if seen is not None and seen.found.missing_import:
+        return f"{version} (could not import {seen.found.missing_import})"
+    if seen is not None and seen.found.exception:
+        return f"{version} ({seen.found.exception[:120]})"
     return version
 
 
 def _how(seen: Observation, metric: bool = False) -> str:
     kept = "kept metric samples" if metric else "probe cache"
-    hows: dict[str, str] = {Source.CACHE: f"{kept} ({seen.by or 'earlier run'}, {seen.ran_at})",
-                            Source.RECORD: f"record ({seen.ran_at})", Source.INDEX: "index metadata",
-                            Source.TRIAGE: f"triage's run ({seen.ran_at}, {seen.seconds:.0f} s)"}
-    how = hows.get(seen.source, f"run ({seen.environment or 'no'} environment, {seen.seconds:.0f} s)")
-    how += f", {seen.job}" if seen.job else ""
-    return how + (" (flipped: " + " → ".join(seen.runs) + ")" if seen.flipped else "")
+    hows: dict[str, str] = {Source.CACHE: f"{kept} ({seen.came_from.by or 'earlier run'}, {seen.came_from.ran_at})",
+                            Source.RECORD: f"record ({seen.came_from.ran_at})", Source.INDEX: "index metadata",
+                            Source.TRIAGE: f"triage's run ({seen.came_from.ran_at}, {seen.cost.seconds:.0f} s)"}
+    how = hows.get(seen.came_from.source, f"run ({seen.installed.environment or 'no'} environment, {seen.cost.seconds:.0f} s)")
+    how += f", {seen.came_from.job}" if seen.came_from.job else ""
+    return how + (" (flipped: " + " → ".join(seen.found.runs) + ")" if seen.found.flipped else "")
 
 
 def _metric_lines(metric: Mapping[str, Any]) -> list[str]:

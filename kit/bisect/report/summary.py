@@ -20,7 +20,7 @@ from ...records import Status, Verdict
 from ...markdown_text import code
 from . import changelog
 from .finding import Finding
-from ..outcomes import Observation
+from ..observation import Observation
 
 SUMMARY_LINES = 10
 """The summary's most lines, its title included: what fits a comment without scrolling."""
@@ -142,7 +142,7 @@ def deciding_probes(finding: Finding) -> list[tuple[str, str, Observation]]:
             candidate = found.probed_candidates.get(key)
             if seen is not None:
                 short = candidate.short if candidate is not None else key[:10]
-                named.append((f"commit {short} on jaxlib {seen.jaxlib or '?'}", word, seen))
+                named.append((f"commit {short} on jaxlib {seen.installed.jaxlib or '?'}", word, seen))
         if named:
             return named
     if finding.result is None:
@@ -154,11 +154,11 @@ def deciding_probes(finding: Finding) -> list[tuple[str, str, Observation]]:
 
 def deciding_line(seen: Observation, script: bool) -> str:
     """What a deciding probe ended with: the exception it died of, a script's last line, or the check's reason."""
-    if seen.exception:
-        return seen.exception
-    if script and seen.output_tail:
-        return seen.output_tail[-1]
-    return seen.reason
+    if seen.found.exception:
+        return seen.found.exception
+    if script and seen.came_from.output_tail:
+        return seen.came_from.output_tail[-1]
+    return seen.found.reason
 
 
 def _quote(text: str) -> str:
@@ -184,8 +184,8 @@ def _environment(finding: Finding, seen: list[Observation]) -> str:
 def _installed(seen: Observation, name: str) -> str | None:
     """What a probe ran with: its Python, or a package's version (jaxlib also from the probe's own field)."""
     if name == "python":
-        return seen.python
-    return seen.packages.get(name) or (seen.jaxlib if name == "jaxlib" else None)
+        return seen.installed.python
+    return seen.installed.packages.get(name) or (seen.installed.jaxlib if name == "jaxlib" else None)
 
 
 def _loose_version(text: str) -> tuple[int, Version | str]:
@@ -199,8 +199,8 @@ def console_tail(finding: Finding, lines: int = 3) -> list[str]:
     """For a quiet console: the last ``lines`` lines of each deciding probe that failed (its traceback's end)."""
     shown: list[str] = []
     for name, word, seen in deciding_probes(finding):
-        failed = seen.exception or seen.status != Status.RAN or (finding.options.script and seen.verdict == Verdict.AFFECTED)
-        if failed and seen.output_tail:
-            shown += [f"  {word.lower()} {name}, last lines{f' ({seen.log})' if seen.log else ''}:",
-                      *(f"    {line}" for line in seen.output_tail[-lines:])]
+        failed = seen.found.exception or seen.found.status != Status.RAN or (finding.options.script and seen.found.verdict == Verdict.AFFECTED)
+        if failed and seen.came_from.output_tail:
+            shown += [f"  {word.lower()} {name}, last lines{f' ({seen.came_from.log})' if seen.came_from.log else ''}:",
+                      *(f"    {line}" for line in seen.came_from.output_tail[-lines:])]
     return shown

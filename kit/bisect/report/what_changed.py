@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..candidates import Candidate
-from ..outcomes import Observation
+from ..observation import Observation
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,14 @@ def changes_between(before: str, after: str, observations: Mapping[str, Observat
     """What differs between two probed candidates' installs."""
     one, two = observations.get(before), observations.get(after)
     uploads = {c.version: c.uploaded for c in candidates}
-    packages_before = dict(one.packages) if one else {}
-    packages_after = dict(two.packages) if two else {}
+    packages_before = dict(one.installed.packages) if one else {}
+    packages_after = dict(two.installed.packages) if two else {}
     names = sorted((set(packages_before) | set(packages_after)) - {"jax"})
     differ = {name: (packages_before.get(name), packages_after.get(name)) for name in names
               if packages_before.get(name) != packages_after.get(name)}
-    held = sorted(set(one.pins if one else []) & set(two.pins if two else []))
+    held = sorted(set(one.installed.pins if one else []) & set(two.installed.pins if two else []))
     return Changes(before, after, differ, (uploads.get(before), uploads.get(after)),
-                   (one.era if one else None, two.era if two else None), held,
+                   (one.installed.era if one else None, two.installed.era if two else None), held,
                    known=bool(packages_before and packages_after))
 
 

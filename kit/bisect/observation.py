@@ -1,0 +1,206 @@
+"""What one release did, in four parts: what was found, where it came from, what it cost, what was installed.
+
+A probe's answer travels from the prober to the report as one
+:class:`Observation`. Its parts change for different reasons (a re-run
+settles what was *found*; the probe cache changes where it *came from*; a
+cluster job adds to its *cost*), so each is its own frozen value and a
+change names the part it touches::
+
+    observation.with_came_from(source=Source.CACHE, matched=...)
+
+On disk (a probe-cache entry, a cluster job's file, a bisect's JSON report)
+an observation is one object per part. Files written before the split hold
+one flat object; :meth:`Observation.from_json` reads both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Callable, Mapping
+
+from ..records import Source
+from ..requirements import versions_text
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the probe found: the record's status and verdict, and how a failure ended."""
+
+    status: str
+    """``ran``, ``not-installable``, ``crashed`` or ``timed-out``, as in a record; or ``yanked`` (not probed)."""
+    verdict: str | None
+    """``affected``, ``unaffected`` or ``inconclusive`` (a script's 125 too); None when it did not run."""
+    reason: str
+    runs: list[str] = field(default_factory=list)
+    """Each run's verdict or status, in order, when there was more than one."""
+    flipped: bool = False
+    samples: list[float] = field(default_factory=list)
+    """``--metric``: every sample measured for this release (a metric's verdict is its step decision)."""
+    exception: str | None = None
+    """The exception that ended the script (``TypeError: ...``), where it died of one."""
+    missing_import: str | None = None
+    """A package the script could not import and the environment lacks: add it to requires."""
+    jax_cannot_run: str | None = None
+    """What JAX itself died of where it was asked to import and run (`kit.run.jax_runs`): the run was no
+    verdict, the probe is a skip, and it is never kept in the probe cache as an outcome."""
+    kit_files_changed: bool = False
+    """The kit's own files changed while it ran (`kit.run.kit_files`): no verdict, never kept in the probe cache."""
+
+
+@dataclass(frozen=True)
+class CameFrom:
+    """Where the answer came from: which run, or why an earlier one counts as this one."""
+
+    source: str = Source.RUN
+    """``run`` (measured by this bisect), ``record`` (a current record), ``cache`` (an earlier bisect's probe) or
+    ``triage`` (a run triage made, judged by the check's judge: kit/bisect/probe/given.py)."""
+    ran_at: str = ""
+    """When it ran (UTC, ISO 8601)."""
+    by: str = ""
+    """The bisect that ran it."""
+    job: str = ""
+    """The SLURM job that ran it (``SLURM job 12_0 on node01``), or "" for a local run."""
+    log: str = ""
+    """Its whole output, as a path relative to the project (beside its probe file)."""
+    output_tail: list[str] = field(default_factory=list)
+    """The last lines of its output, bounded."""
+    matched: str = ""
+    """Answered without a run: why the earlier probe or record counts as this one (what their identity holds)."""
+    not_reused: str = ""
+    """Run although an earlier probe of the same release exists: what differed."""
+    taken_from: str = ""
+    """Answered by a run this bisect was handed (``source`` ``triage``): what ran where, how it was judged, and how
+    to reproduce it, in words; "" for any other observation."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What the probe cost, and the limit it ran under."""
+
+    seconds: float = 0.0
+    """Wall time of the probe, environment included."""
+    timeout_s: int | None = None
+    """The time limit it ran under: a timeout is only as final as its limit."""
+    compiles: str = ""
+    """How many of the run's compiles JAX's persistent cache answered (``compile cache: 30 of 33 compiles
+    reused``), or why it was not used; "" where the run does not say (a script, an older record)."""
+
+
+@dataclass(frozen=True)
+class Installed:
+    """What it ran with: the probe cache's key, and every package the report's "what else changed" compares."""
+
+    python: str | None = None
+    jaxlib: str | None = None
+    environment: str | None = None
+    """``built`` or ``reused`` when this probe prepared the release's environment; None when it did not."""
+    packages: dict[str, str] = field(default_factory=dict)
+    """Every package installed where it ran."""
+    era: str | None = None
+    """The era cut-off its dependencies were resolved at (uploaded no later than this)."""
+    pins: list[str] = field(default_factory=list)
+    """``--pin`` requirements held while it ran."""
+    extra_packages: dict[str, str | None] = field(default_factory=dict)
+    """The version of each extra package (a check's ``requires``, ``--requires``) it ran with."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one release did, before it is mapped to an outcome."""
+
+    found: Found
+    came_from: CameFrom = field(default_factory=CameFrom)
+    cost: Cost = field(default_factory=Cost)
+    installed: Installed = field(default_factory=Installed)
+
+    # One change names the part it touches: ``seen.with_came_from(source=Source.CACHE)``.
+    def with_found(self, **changes: Any) -> Observation:
+        return replace(self, found=replace(self.found, **changes))
+
+    def with_came_from(self, **changes: Any) -> Observation:
+        return replace(self, came_from=replace(self.came_from, **changes))
+
+    def with_cost(self, **changes: Any) -> Observation:
+        return replace(self, cost=replace(self.cost, **changes))
+
+    def with_installed(self, **changes: Any) -> Observation:
+        return replace(self, installed=replace(self.installed, **changes))
+
+    @property
+    def details(self) -> str:
+        """What the probe line adds after the reason: the extra packages' versions (``flax 0.10.1``), and how
+        many compiles were reused."""
+        return " · ".join(filter(None, [versions_text(self.installed.extra_packages), self.cost.compiles]))
+
+    def to_json(self) -> dict[str, Any]:
+        return {part: asdict(getattr(self, part)) for part in _PARTS}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Observation:
+        """Read back a saved observation, in parts or in the flat form of files written before the split; keys
+        this kit does not know are dropped.
+
+        A file anyone can edit: ValueError names the first field of the wrong shape.
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError("the observation is not a JSON object")
+        nested = "found" in data
+        parts = {}
+        for part, kind in _PARTS.items():
+            given = data.get(part, {}) if nested else data
+            if not isinstance(given, Mapping):
+                raise ValueError(f"the observation's {part!r} is not a JSON object")
+            parts[part] = _part(kind, given)
+        return cls(**parts)
+
+
+_PARTS: dict[str, type] = {"found": Found, "came_from": CameFrom, "cost": Cost, "installed": Installed}
+
+
+def _part(kind: type, data: Mapping[str, Any]) -> Any:
+    """One part from its JSON object, each known field checked against its declared type."""
+    given = {}
+    for known in fields(kind):
+        if known.name not in data:
+            continue
+        fits = _SHAPES[str(known.type)]
+        if not fits(data[known.name]):
+            raise ValueError(f"the observation's {known.name!r} is not {known.type}")
+        given[known.name] = data[known.name]
+    try:
+        return kind(**given)
+    except TypeError:  # a required field (status, verdict, reason) is missing
+        missing = next(f.name for f in fields(kind) if f.name not in given)
+        raise ValueError(f"the observation has no {missing!r}") from None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _list_of(fits: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, list) and all(fits(x) for x in value)
+
+
+def _mapping_to(fits: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, dict) and all(isinstance(k, str) and fits(x) for k, x in value.items())
+
+
+# What each declared field type accepts from JSON: the shape follows the declaration, so a new field of a known
+# type needs no entry (test_observation's test fails a field whose type is not here).
+_SHAPES: dict[str, Callable[[Any], bool]] = {
+    "str": lambda v: isinstance(v, str),
+    "str | None": _text_or_none,
+    "bool": lambda v: isinstance(v, bool),
+    "float": _number,
+    "int | None": lambda v: v is None or (_number(v) and int(v) == v),
+    "list[str]": _list_of(lambda v: isinstance(v, str)),
+    "list[float]": _list_of(_number),
+    "dict[str, str]": _mapping_to(lambda v: isinstance(v, str)),
+    "dict[str, str | None]": _mapping_to(_text_or_none),
+}
+
