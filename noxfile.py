@@ -150,6 +150,11 @@ COMPILED = {"UV_COMPILE_BYTECODE": "1"}
 """The test tools installed with their bytecode: where PYTHONDONTWRITEBYTECODE is set (CI's machines) every run
 would otherwise compile numpy, scipy, matplotlib and hypothesis again in each process it starts."""
 MACHINE_LANE = "machine and not integration and not slurm"
+BYTECODE_KEPT = {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(HERE / ".nox" / "pycache")}
+"""The tests' own bytecode kept between runs, under .nox (as kit/install/bytecode.py does for a release's
+environment): where PYTHONDONTWRITEBYTECODE is set, pytest rewrote and compiled all 300 test modules again on
+every run (8 of the unit lane's ~60 s here), and every child process compiled the kit again. An empty value is
+unset as far as Python is concerned."""
 
 
 def _pythons_where_nox_looks(versions: tuple[str, ...]) -> None:
@@ -179,18 +184,18 @@ def tests(session: nox.Session) -> None:
     session.install("-r", "requirements-test.txt", env=COMPILED)
     if session.python == TEST_PYTHONS[-1]:
         session.run("mypy")  # one Python is enough: it checks for the kit's target version either way
-    session.run("pytest", "-m", UNIT_LANE, *session.posargs)
+    session.run("pytest", "-m", UNIT_LANE, *session.posargs, env=BYTECODE_KEPT)
 
 
 @nox.session(name="tests-machine", python=TEST_PYTHONS[-1])
 def tests_machine(session: nox.Session) -> None:
     """The kit end to end on a fake machine: fake releases on a local index, bisects, sweeps, faults."""
     session.install("-r", "requirements-test.txt", env=COMPILED)
-    session.run("pytest", "-m", MACHINE_LANE, *session.posargs)
+    session.run("pytest", "-m", MACHINE_LANE, *session.posargs, env=BYTECODE_KEPT)
 
 
 @nox.session(name="tests-integration", python=TEST_PYTHONS[-1])
 def tests_integration(session: nox.Session) -> None:
     """The rest: real JAX releases from the index, real HLO, a real SLURM (scripts/slurm-local.sh)."""
     session.install("-r", "requirements-test.txt", env=COMPILED)
-    session.run("pytest", "-m", "integration or slurm", *session.posargs)
+    session.run("pytest", "-m", "integration or slurm", *session.posargs, env=BYTECODE_KEPT)
