@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_trees import nodes
+
 KIT = Path(__file__).resolve().parent.parent / "kit"
 
 # Lower numbers are lower layers; a module may import its own layer only inside its own package
@@ -57,9 +59,8 @@ def _from_module(node: ast.ImportFrom, path: Path) -> str:
 
 def _imports(path: Path) -> list[tuple[int, str]]:
     """(line, absolute module) for every import in the file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     found = []
-    for node in ast.walk(tree):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -186,9 +187,8 @@ def _through_the_front(path: Path, packages: dict[str, set[str]]) -> list[str]:
     """Each import of ``path`` that reaches into a package with ``__all__`` from outside it, or takes a name
     the package does not list."""
     here = _module(path)
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     wrong = []
-    for node in ast.walk(tree):
+    for node in nodes(path):
         if not isinstance(node, ast.ImportFrom):
             continue
         for package, names in packages.items():

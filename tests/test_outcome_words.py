@@ -15,6 +15,7 @@ import pytest
 
 from kit.records import STATUSES, VERDICTS, Source, Status, Verdict
 from kit.records.verdict import joined, sources
+from tests.source_trees import nodes
 
 KIT = Path(__file__).resolve().parent.parent / "kit"
 HOME = KIT / "records" / "verdict.py"
@@ -23,12 +24,12 @@ KEYS = {"unsupported"}  # kit/run/multiprocess.py reads each process's {"unsuppo
 
 
 def _spelt(path: Path, root: Path = KIT.parent) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    keys = {id(node.slice) for node in ast.walk(tree) if isinstance(node, ast.Subscript)}
-    keys |= {id(node.args[0]) for node in ast.walk(tree)
+    every = nodes(path)
+    keys = {id(node.slice) for node in every if isinstance(node, ast.Subscript)}
+    keys |= {id(node.args[0]) for node in every
              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
              and node.args}
-    return [f"{path.relative_to(root)}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
+    return [f"{path.relative_to(root)}:{node.lineno} {node.value!r}" for node in every
             if isinstance(node, ast.Constant) and node.value in WORDS
             and not (node.value in KEYS and id(node) in keys)]
 
@@ -80,7 +81,7 @@ RECORD_READERS = ("bisect", "matrix")
 
 def _untyped_records(path: Path) -> list[str]:
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
