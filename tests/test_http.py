@@ -50,7 +50,7 @@ class _Files(BaseHTTPRequestHandler):
 def serve() -> Iterator[str]:
     _Files.connections = set()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"

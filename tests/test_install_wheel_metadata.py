@@ -86,7 +86,7 @@ class _Wheels(BaseHTTPRequestHandler):
 @pytest.mark.parametrize("path", ["/ranges/jax.whl", "/whole/jax.whl"])
 def test_metadata_over_http_with_and_without_range_support(path: str) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Wheels)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_port}{path}"
