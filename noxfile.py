@@ -34,7 +34,7 @@ from kit import cli
 from kit.exit_codes import EXIT_INTERRUPTED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE
 from kit.config import load_matrix
 from kit.errors import KitError
-from kit.install.envs import find_interpreter
+from kit.install import find_interpreter
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["tests"]

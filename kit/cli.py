@@ -62,9 +62,7 @@ from .config import (
 )
 from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_file
 from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
-from .install.environment import ExistingPython
-from .install.key import InstallKey
-from .install.release import resolve_release
+from .install import ExistingPython, InstallKey, resolve_release
 from .project import known_problems_file
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check

@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..config import Matrix
-from ..install.index import PackageIndex
-from ..install.prefetch import Prefetch
+from ..install import PackageIndex, Prefetch
 from .candidates import Candidate
 from .run_spec import RunSpec
 from .search import Outcome, likely_probes

@@ -17,9 +17,7 @@ from packaging.version import Version
 
 from ..config import Matrix
 from ..errors import UsageError
-from ..install.index import PackageIndex, versions_between
-from ..install.key import InstallKey
-from ..install.prediction import predict
+from ..install import InstallKey, PackageIndex, predict, versions_between
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from ..errors import UsageError
 from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag, within
 from ..history.commits import version_gates
 from ..history.source import History, ensure_tags
-from ..install.release import built_env
+from ..install import built_env
 from .commits import (
     Build, CommitCandidate, CommitFinding, CommitLevel, CommitProber, CommitSubject, PairProbe, PairStore, Runnable,
     TieBreak, assign_builds, commit_candidates, describe_commits, old_end_on_newer_build, on_build,

@@ -17,8 +17,7 @@ from ..history.source import History, open_history
 from .ahead import resolve_ahead
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import KitError, StorageError, UsageError
-from ..install.index import PackageIndex
-from ..install.release import open_index
+from ..install import open_index, PackageIndex
 from ..run.facts import hardware_facts
 from ..slurm.jobs import require_controller, require_sbatch
 from .candidates import Candidate, list_candidates, release_versions

@@ -27,8 +27,7 @@ from typing import Callable, Generic, MutableMapping, Sequence, TypeVar
 
 from ..config import Matrix
 from ..errors import UsageError
-from ..install.index import PackageIndex
-from ..install.key import InstallKey
+from ..install import InstallKey, PackageIndex
 from .candidates import Candidate, list_candidates, release_versions
 from .options import Log, Options
 from .outcomes import describe

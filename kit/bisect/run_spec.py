@@ -27,8 +27,7 @@ from typing import Any, Mapping
 from repro.parameters import untimed
 
 from ..config import Check, Matrix
-from ..install.key import InstallKey
-from ..install.plan import InstallPlan
+from ..install import InstallKey, InstallPlan
 from ..records import Identity
 from ..run import runner
 from .options import Options

@@ -26,8 +26,7 @@ from ..records import Status
 from .. import __version__, records
 from ..config import Matrix, script_check
 from ..hlo import Fingerprint
-from ..install.bytecode import release_bytecode_env
-from ..install.environment import ExistingPython, install_facts
+from ..install import ExistingPython, install_facts, release_bytecode_env
 from ..run import explained, runner
 from .options import Options
 

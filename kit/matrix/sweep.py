@@ -41,11 +41,7 @@ from ..arguments import Parser
 from ..config import BACKENDS, Matrix, configured_parameters, release_number, timeout_seconds
 from ..errors import ConfigError, KitError, StorageError, UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
-from ..install.environment import Prepared
-from ..install.index import PackageIndex
-from ..install.key import InstallKey
-from ..install.prefetch import Prefetch
-from ..install.release import ResolvedRelease, open_index, resolve_release
+from ..install import InstallKey, open_index, PackageIndex, Prefetch, Prepared, resolve_release, ResolvedRelease
 from ..run.facts import identity_here, job_label
 from ..run.runner import RunRequest, check_for, check_subject, prepare, run_check
 from .progress import Progress, clock_text

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from repro.compile_cache import ENV
 
-from ..install.environment import Environment
+from ..install import Environment
 from .facts import hardware_facts
 
 _BUILD_PACKAGE = re.compile(r"^(jaxlib|jax[-_.]?(cuda|rocm)\d*[-_.]?(plugin|pjrt)?|libtpu.*)$", re.IGNORECASE)

@@ -20,7 +20,7 @@ from ..log_events import Log
 from ..records import Status, Verdict
 from ..config import Check
 from ..hlo import Fingerprint, fingerprints, read_module
-from ..install.environment import Environment
+from ..install import Environment
 from . import shared_runs
 from .shared_runs import DumpedRun
 from .hlo_dump import Dump, dump_flags

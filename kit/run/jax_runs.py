@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import out_of_files
-from ..install.environment import Environment
+from ..install import Environment
 from . import failures
 from .child_processes import repro_env
 

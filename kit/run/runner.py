@@ -42,13 +42,11 @@ from ..text_bounds import bound_record
 from ..package_files import repro_root
 from ..user_paths import shown_path
 from ..errors import UsageError
-from ..install import environment
-from ..install.bytecode import drop_damaged_bytecode, release_bytecode_env
-from ..install.environment import Environment, ExistingPython, Prepared, install_facts
-from ..install.index import PackageIndex
-from ..install.key import InstallKey
-from ..install.release import open_index
-from ..install.plan import InstallPlan, how_to_supply, how_to_supply_extra, unsatisfied_extra
+from ..install import (
+    drop_damaged_bytecode, Environment, ExistingPython, how_to_supply, how_to_supply_extra, install_facts,
+    InstallKey, InstallPlan, open_index, PackageIndex, Prepared, release_bytecode_env, unsatisfied_extra,
+)
+from ..install import prepare as prepare_environment
 from ..requirements import installed_versions, merged
 from ..records import Identity
 from .facts import host_facts, identity_here, job_facts, require_platform
@@ -166,7 +164,7 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
     """The request's environment, as `kit.install.environment.prepare` (the one place that answers it) gives it."""
     key = request.install or InstallKey(request.backend, request.find_links,
                                         requires=check_for(matrix, request).requires)
-    return environment.prepare(matrix, request.version, key, log, index=index, refresh=request.refresh,
+    return prepare_environment(matrix, request.version, key, log, index=index, refresh=request.refresh,
                                existing=request.existing, check=request.check)
 
 

@@ -23,7 +23,7 @@ from .. import __version__
 from ..atomic_files import atomic_write_text
 from ..config import Check
 from ..hlo import Fingerprint
-from ..install.environment import Environment
+from ..install import Environment
 from ..records import EXISTING
 
 

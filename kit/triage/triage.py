@@ -33,8 +33,7 @@ from ..log_events import Log
 from ..records import Verdict
 from ..config import Matrix, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
-from ..install.index import PackageIndex
-from ..install.release import open_index
+from ..install import open_index, PackageIndex
 from ..project import bisect_command
 from ..run.runner import RunRequest, run_check
 from ..user_paths import report_path

@@ -22,7 +22,7 @@ from ...history.commit_range import CommitRange, resolve
 from ...history.commits import headlines
 from ...history.source import History
 from ...history.version_file import JaxlibRange, dotted, jaxlib_ranges
-from ...install.overlay import commit_version
+from ...install import commit_version
 from .builds import Build, choose_build
 from ..candidates import Candidate
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from ...log_events import detail
 from ...history.source import History
-from ...install.bytecode import compile_environment, fill_bytecode
-from ...install.overlay import OVERLAY_FORMAT, new_overlay_folder, remove_overlay
+from ...install import (
+    compile_environment, fill_bytecode, new_overlay_folder, over_release, OVERLAY_FORMAT, Prepared, remove_overlay,
+)
 from ...records import Identity, Record
-from ...install.environment import Prepared, over_release
 from ...run.jax_runs import JaxRuns, jax_runs
 from ..candidates import Candidate
 from .candidates import CommitCandidate

@@ -37,7 +37,7 @@ from ...atomic_files import atomic_write_text
 from ...records import JsonTextError, read_json
 from ...run.jax_runs import JaxRuns
 from .candidates import CommitCandidate, on_build
-from ...install.overlay import OVERLAY_FORMAT
+from ...install import OVERLAY_FORMAT
 from .builds import Build
 
 CODE_AGAINST_BINARY = ("ImportError", "ModuleNotFoundError", "AttributeError", "RuntimeError", "NameError",

@@ -31,7 +31,7 @@ from ...records import Source, Status, sources
 from ...atomic_files import atomic_write_text
 from ...config import Matrix
 from ...errors import UsageError
-from ...install.release import open_index
+from ...install import open_index
 from ...records import JsonTextError, read_json
 from ...run.multiprocess import SRUN_ENV
 from ...slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job_dir, require_sbatch, sbatch

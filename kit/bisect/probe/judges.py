@@ -22,8 +22,7 @@ from ...records import Source, Verdict
 from ... import records
 from ...config import Matrix
 from ...errors import ArchiveUnreachable
-from ...install.index import PackageIndex
-from ...install.environment import Prepared
+from ...install import PackageIndex, Prepared
 from ...records import Identity
 from ...run.facts import job_facts, job_label
 from ...user_paths import shown_path

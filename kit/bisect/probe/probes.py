@@ -24,7 +24,7 @@ from typing import Any, Generic, Mapping, NamedTuple, Protocol, TypeVar
 from ...log_events import Event, Kind
 from ...records import Source, Status
 from ...errors import ArchiveUnreachable
-from ...install.environment import Prepared
+from ...install import Prepared
 from ...records import Identity, Record
 from ..bounds import Bounds
 from ..candidates import Candidate

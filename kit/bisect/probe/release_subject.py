@@ -24,9 +24,7 @@ from repro.parameters import to_flags
 from ...records import Source
 from ... import records
 from ...config import Matrix
-from ...install.environment import Environment, Prepared
-from ...install.index import PackageIndex
-from ...install.release import ResolvedRelease, locked_release
+from ...install import Environment, locked_release, PackageIndex, Prepared, ResolvedRelease
 from ...records import Identity
 from ...run import runner
 from ...run.facts import job_label

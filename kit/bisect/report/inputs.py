@@ -20,7 +20,7 @@ from ...errors import KitError
 from ...history.commit_range import tag
 from ...history.commits import read_text
 from ...history.source import History, open_history
-from ...install.index import PackageIndex
+from ...install import PackageIndex
 from ...run.child_processes import REPO_ROOT
 from ...user_paths import report_path
 from . import changelog
