@@ -38,6 +38,7 @@ from kit.install import environment, envs, plan as install_plan, release
 from kit.install.environment import Prepared
 from kit.install.plan import InstallPlan
 from kit.install.key import InstallKey
+from kit.run import runner
 from tests.fake_index import ServedIndex, jax_releases, serve_index
 from tests.fake_repro import RESULTS, FakeBackend, install_fake_release
 
@@ -182,6 +183,8 @@ def make_fake_releases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             return real_prepare(matrix, version, key, *args, **kwargs)
 
         monkeypatch.setattr(environment, "prepare", counted_prepare)
+        # The runner holds its own name for it (imported through kit.install's front door): counted there too.
+        monkeypatch.setattr(runner, "prepare_environment", counted_prepare)
         releases.build(*(built if built is not None else [v for v in versions if v not in not_installable]))
         return releases
 
