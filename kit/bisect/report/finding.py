@@ -166,6 +166,9 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         "schema": REPORT_SCHEMA,
         "name": finding.name, "subject": finding.options.subject, "backend": finding.options.backend,
         "good": finding.good, "bad": finding.bad, "bounds_from": finding.bounds_from,
+        # Which way first_different points (a first good release when hunting a fix) and where the ends came from
+        # (command line, gallop or records): what the sentences say, for a tool that should not parse them.
+        "fix": finding.fix, "bounds_source": finding.bounds.source,
         "bounds_tested": {flag: {"version": version, "wanted": wanted.value, "tested": got.value if got else None}
                           for flag, version, wanted, got in finding.bound_checks},
         "candidates": [asdict(c) for c in finding.candidates],
