@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
-from kit.bisect.report.finding import REPORT_SCHEMA, Finding, cost_lines, to_json
+from kit.bisect.report.finding import REPORT_SCHEMA, Finding, cost_lines, rounds_line, to_json
 from kit.bisect.options import Options
 from kit.bisect.observation import Observation
 from kit.bisect.search import Outcome
+from kit.slurm.jobs import SlurmOptions
 from tests.observations import observed
 
 BOUNDS = Bounds.of_releases("0.6.0", "0.4.20", how="given")
@@ -45,6 +47,18 @@ def test_a_fresh_run_counts_only_its_own_builds() -> None:
     lines = cost_lines(finding(seen, ["0.4.20"]))
     assert lines == ["This run probed 1 release (0.4.20): 1 environment built, 0 reused; 2.5 s in all.",
                      "Current matrix records answered 1 (0.6.0) without a run."]
+
+
+def test_the_rounds_line_says_how_many_ran_together_and_where() -> None:
+    seen = {"0.4.20": observed("ran", "affected", "exit 1"), "0.6.0": observed("ran", "unaffected", "exit 0")}
+    rounds = [["0.4.20", "0.6.0"], ["0.5.0"]]
+    on_slurm = dataclasses.replace(finding(seen, ["0.4.20", "0.6.0"]), rounds=rounds,
+                                   options=dataclasses.replace(OPTIONS, jobs=3, slurm=SlurmOptions()))
+    assert rounds_line(on_slurm) == ("The search waited for 2 rounds of probes (up to 3 per round, SLURM jobs): "
+                                     "0.4.20, 0.6.0; 0.5.0.")
+    here = dataclasses.replace(on_slurm, options=dataclasses.replace(OPTIONS, jobs=3))
+    assert rounds_line(here) == ("The search waited for 2 rounds of probes (up to 3 per round, side by side on this "
+                                 "machine): 0.4.20, 0.6.0; 0.5.0.")
 
 
 def test_the_json_report_names_its_schema_and_the_bounds_as_tested() -> None:
