@@ -60,33 +60,27 @@ def seen(capsys: pytest.CaptureFixture[str], releases: FakeReleases) -> str:
 # Directions
 
 
-def test_regression_is_found_with_few_probes(machine: Callable[..., FakeReleases],
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_regression_is_found_with_few_probes(machine: Callable[..., FakeReleases]) -> None:
     releases = machine(verdicts("0.5.1"))
     code, _log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     assert code == 0
     data = report_json(releases)
     assert (data["last_same"], data["first_different"], data["ambiguous"]) == ("0.5.0", "0.5.1", [])
+    assert data["fix"] is False
+    assert (data["outcomes"]["0.5.0"], data["outcomes"]["0.5.1"]) == ("good", "bad")  # last good, first bad
+    assert [c["version"] for c in data["candidates"]] == RELEASES[1:]
     assert len(releases.runs) <= 5  # ceil(log2 9) + 1
     assert {check for _version, check in releases.runs} == {"scaling"}
-    out = seen(capsys, releases)
-    assert "9 candidate releases" in out
-    assert "about 6 probes" in out
-    assert "last good release: **jax 0.5.0**" in out
-    assert "first bad release: **jax 0.5.1**" in out
 
 
-def test_fix_direction_with_good_newer(machine: Callable[..., FakeReleases],
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_fix_direction_with_good_newer(machine: Callable[..., FakeReleases]) -> None:
     releases = machine(verdicts("0.5.3", fix=True))
     code, _log = run(releases, "--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35")
     assert code == 0
     data = report_json(releases)
     assert (data["last_same"], data["first_different"]) == ("0.5.2", "0.5.3")
-    out = seen(capsys, releases)
-    assert "last bad release: **jax 0.5.2**" in out
-    assert "first good release: **jax 0.5.3**" in out
-    assert "hunting a fix" in out
+    assert data["fix"] is True
+    assert (data["outcomes"]["0.5.2"], data["outcomes"]["0.5.3"]) == ("bad", "good")  # last bad, first good
 
 
 def test_each_probe_leaves_a_record_of_the_matrix_parameters(machine: Callable[..., FakeReleases]) -> None:
@@ -126,11 +120,11 @@ def test_bounds_from_records(machine: Callable[..., FakeReleases], monkeypatch: 
         for version, verdict in (("0.4.34", "affected"), ("0.4.35", "affected"), ("0.6.0", "unaffected")):
             record_run(releases, version, verdict)
     releases.behave("0.4.34", "affected")
-    code, log = run(releases, "--check", "scaling")
+    code, _log = run(releases, "--check", "scaling")
     assert code == 0
-    assert any("newest affected release 0.4.35, newest unaffected 0.6.0" in line for line in log)
     data = report_json(releases)
-    assert (data["bad"], data["good"]) == ("0.4.35", "0.6.0")
+    assert data["bounds_source"] == "records"
+    assert (data["bad"], data["good"]) == ("0.4.35", "0.6.0")  # the newest affected and unaffected releases
     assert data["reproduce"] == "nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35"
     assert data["answered_by_records"] == []  # an older kit's records are measured again
 
@@ -165,46 +159,45 @@ def test_bad_input_is_one_error(machine: Callable[..., FakeReleases], argv: list
 # Skips, crashes, noise
 
 
-def test_uninstallable_release_is_skipped_and_named(machine: Callable[..., FakeReleases],
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_uninstallable_release_is_skipped_and_named(machine: Callable[..., FakeReleases]) -> None:
     releases = machine(verdicts("0.5.1"), not_installable=["0.5.0"])
-    code, log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    code, _log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     assert code == 0
     data = report_json(releases)
     assert data["first_different"] == "0.5.1"
     assert data["outcomes"]["0.5.0"] == "skip"
-    out = seen(capsys, releases)
-    assert re.search(r"jax 0\.5\.0 +[0-9-]+  NOT INSTALLABLE: http://127\.0\.0\.1:\d+/simple has no jaxlib 0\.5\.0 "
-                     r"wheels \(tried Python 3\.11\)", out)
-    assert "Skipped (yanked, not installable or unknown, crashed, inconclusive or exit 125): 0.5.0." in out
+    problem = next(c["problem"] for c in data["candidates"] if c["version"] == "0.5.0")
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/simple has no jaxlib 0\.5\.0 wheels \(tried Python 3\.11\)", problem)
+    found = data["observations"]["0.5.0"]
+    assert (found["found"]["status"], found["came_from"]["source"]) == ("not-installable", "index")
     assert "0.5.0" not in releases.prepared  # the index's metadata already said so: nothing resolved
 
 
 def test_release_only_an_unreachable_archive_could_install_is_skipped_not_fatal(
-        machine: Callable[..., FakeReleases], capsys: pytest.CaptureFixture[str]) -> None:
+        machine: Callable[..., FakeReleases]) -> None:
     """The index lacks 0.5.0's jaxlib and JAX's archive is out of reach: that one release is unknown, the rest bisect."""
     silent = "http://127.0.0.1:9/jax_releases.html"  # nothing listens on port 9
     releases = machine(verdicts("0.5.1"), not_installable=["0.5.0"], install={"jaxlib_archive": silent})
-    code, log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    code, _log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     assert code == 0
     data = report_json(releases)
     assert data["first_different"] == "0.5.1"
     assert data["outcomes"]["0.5.0"] == "skip"
     assert data["ambiguous"] == ["0.5.0"]
-    out = seen(capsys, releases)
-    assert re.search(r"installability unknown here: jax 0\.5\.0 needs the archive of pruned jaxlibs "
-                     r"\(install\.jaxlib_archive\) http://127\.0\.0\.1:9/jax_releases\.html", out)
+    found = data["observations"]["0.5.0"]["found"]
+    assert found["status"] == "unreachable"
+    # The reason is the only place that names the setting to fix and its URL (then the OS's error, not checked).
+    assert re.match(r"installability unknown here: jax 0\.5\.0 needs the archive of pruned jaxlibs "
+                    r"\(install\.jaxlib_archive\) http://127\.0\.0\.1:9/jax_releases\.html to install", found["reason"])
     assert "0.5.0" in releases.prepared  # asked, unlike a release the metadata rules out
 
 
-def test_skip_next_to_the_change_leaves_it_ambiguous(machine: Callable[..., FakeReleases],
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_skip_next_to_the_change_leaves_it_ambiguous(machine: Callable[..., FakeReleases]) -> None:
     releases = machine(verdicts("0.5.1"), not_installable=["0.5.0"])
     run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     data = report_json(releases)
     assert data["ambiguous"] == ["0.5.0"]
-    assert data["first_different"] == "0.5.1"
-    assert "ambiguous: the change is in one of 0.5.0, 0.5.1" in seen(capsys, releases)
+    assert (data["last_same"], data["first_different"]) == ("0.4.38", "0.5.1")  # the change is in 0.5.0 or 0.5.1
 
 
 @pytest.mark.parametrize(("mode", "expected_first_bad"), [("skip", "0.5.1"), ("bad", "0.5.0"), ("good", "0.5.1")])
@@ -218,15 +211,17 @@ def test_crash_modes(machine: Callable[..., FakeReleases], mode: str, expected_f
                                                        "RuntimeError: fake crash of scaling on jax 0.5.0")
 
 
-def test_inconclusive_is_rerun_once_and_the_flip_reported(machine: Callable[..., FakeReleases],
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_inconclusive_is_rerun_once_and_the_flip_reported(machine: Callable[..., FakeReleases]) -> None:
     releases = machine({**verdicts("0.5.1"), "0.5.0": ["inconclusive", "unaffected"]})
-    _code, log = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
+    run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     assert releases.versions_run.count("0.5.0") == 2
     assert releases.prepared.count("0.5.0") == 1  # the re-run reuses the environment
-    assert report_json(releases)["outcomes"]["0.5.0"] == "good"
-    assert any("flipped: inconclusive → unaffected" in line for line in log)
-    assert "Flipped between runs: 0.5.0." in seen(capsys, releases)
+    data = report_json(releases)
+    assert data["outcomes"]["0.5.0"] == "good"
+    found = data["observations"]["0.5.0"]["found"]
+    assert found["flipped"] is True
+    assert found["runs"] == ["inconclusive", "unaffected"]
+    assert [v for v, seen in data["observations"].items() if seen["found"]["flipped"]] == ["0.5.0"]
 
 
 def test_twice_inconclusive_is_a_skip(machine: Callable[..., FakeReleases]) -> None:
@@ -303,11 +298,11 @@ def test_rerun_runs_nothing_and_says_so(machine: Callable[..., FakeReleases],
     assert second["probed_now"] == []
     assert second["environments_built_now"] == []
     assert sorted(second["answered_by_cache"], key=Version) == sorted(first["probed_now"], key=Version)
-    out = seen(capsys, releases)
-    assert "This run ran nothing and built nothing" in out
-    assert f"they had built {len(first['environments_built_now'])} environments" in out
-    assert "JAX_*/XLA_* variables are the same" in out
-    assert "rerun with --fresh" in out  # what the memory covers
+    remembered = {v: seen["installed"]["environment"] for v, seen in second["observations"].items()
+                  if v in second["answered_by_cache"]}
+    assert sorted(v for v, built in remembered.items() if built == "built") == sorted(first["environments_built_now"])
+    # Prose on purpose: when the whole answer is remembered, the report tells the user how to distrust it.
+    assert "rerun with --fresh" in seen(capsys, releases)
 
 
 def test_other_bounds_rerun_nothing_already_known(machine: Callable[..., FakeReleases]) -> None:
@@ -320,16 +315,17 @@ def test_other_bounds_rerun_nothing_already_known(machine: Callable[..., FakeRel
     assert set(report_json(releases, name="*-all")["answered_by_cache"]) == done & set(RELEASES[:8])
 
 
-def test_a_wider_bisect_runs_only_its_new_bound(machine: Callable[..., FakeReleases],
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_wider_bisect_runs_only_its_new_bound(machine: Callable[..., FakeReleases]) -> None:
     releases = machine(verdicts("0.5.1"))
     run(releases, "--check", "scaling", "--good", "0.4.36", "--bad", "0.6.0")
+    done = releases.versions_run
     releases.forget()
-    capsys.readouterr()
     run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0")
     assert releases.versions_run == ["0.4.34"]  # the known outcomes narrow the search before any midpoint is picked
-    assert report_json(releases, name="*0.4.34*")["first_different"] == "0.5.1"
-    assert "already known" in capsys.readouterr().out
+    data = report_json(releases, name="*0.4.34*")
+    assert data["first_different"] == "0.5.1"
+    assert data["probed_now"] == ["0.4.34"]
+    assert sorted(data["answered_by_cache"], key=Version) == sorted(done, key=Version)
 
 
 def test_interrupted_bisect_keeps_finished_probes(machine: Callable[..., FakeReleases]) -> None:
@@ -365,8 +361,7 @@ def test_changed_parameters_do_not_reuse_probes(machine: Callable[..., FakeRelea
 # --all
 
 
-def test_all_reports_every_transition_and_flags_non_monotonic(machine: Callable[..., FakeReleases],
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_all_reports_every_transition_and_flags_non_monotonic(machine: Callable[..., FakeReleases]) -> None:
     releases = machine({**verdicts("0.5.1"), "0.4.37": "affected"})  # came, went, came back
     run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--all")
     assert sorted(releases.versions_run, key=Version) == RELEASES[1:]
@@ -374,7 +369,6 @@ def test_all_reports_every_transition_and_flags_non_monotonic(machine: Callable[
     assert data["non_monotonic"] is True
     assert [(t["before"], t["after"]) for t in data["transitions"]] == [
         ("0.4.36", "0.4.37"), ("0.4.37", "0.4.38"), ("0.5.0", "0.5.1")]
-    assert "**Non-monotonic**" in seen(capsys, releases)
 
 
 # --------------------------------------------------------------------------
@@ -401,20 +395,18 @@ def write_script(tmp_path: Path, exits: dict[str, Any]) -> Path:
     return path
 
 
-def test_script_is_bisected_by_its_exit_codes(machine: Callable[..., FakeReleases], tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_script_is_bisected_by_its_exit_codes(machine: Callable[..., FakeReleases], tmp_path: Path) -> None:
     releases = machine()
     exits = {v: (3 if Version(v) >= Version("0.5.2") else 0) for v in RELEASES}
     exits["0.5.0"] = 125
     script = write_script(tmp_path, exits)
-    code, log = run(releases, "--script", str(script), "--good", "0.4.34", "--bad", "0.6.0")
+    code, _log = run(releases, "--script", str(script), "--good", "0.4.34", "--bad", "0.6.0")
     assert code == 0
     data = report_json(releases)
     assert (data["last_same"], data["first_different"]) == ("0.5.1", "0.5.2")
+    assert (data["outcomes"]["0.5.1"], data["outcomes"]["0.5.2"]) == ("good", "bad")  # exit 0 good, exit 3 bad
     assert data["name"] == "script-repro-good0.4.34-bad0.6.0-cpu"
     assert {check for _version, check in releases.runs} == {"script"}
-    out = seen(capsys, releases)
-    assert "first bad release: **jax 0.5.2**" in out
 
 
 NOISY_SCRIPT = textwrap.dedent(
@@ -448,9 +440,10 @@ def test_an_exported_jax_variable_is_never_answered_by_probes_made_without_it(
     assert second["probed_now"] == ["0.4.35", "0.6.0"]
     assert second["answered_by_cache"] == []
     assert "JAX_THREEFRY_PARTITIONABLE unset there, 1 here" in second["observations"]["0.4.35"]["came_from"]["not_reused"]
+    assert second["stopped"].startswith("--good 0.4.35 is bad")
     markdown = (releases.matrix.results_dir.parent / f"bisect-{second['name']}.md").read_text()
-    assert "## Stopped" in markdown
-    assert "Run again although an earlier probe" in markdown
+    # Prose on purpose: the report's section on probes run again, which no other test renders from a real run.
+    assert "- jax 0.4.35: " + second["observations"]["0.4.35"]["came_from"]["not_reused"] in markdown
     # And back without the variable: the first run's probes answer, and the report says why they matched.
     monkeypatch.delenv("JAX_THREEFRY_PARTITIONABLE")
     releases.forget()
@@ -478,8 +471,8 @@ def test_each_probe_keeps_its_output_tail_and_whole_log(machine: Callable[..., F
     whole = (releases.matrix.path.parent / log).read_text().splitlines()
     assert whole == [f"line {n} of jax 0.5.0" for n in range(30)]  # the whole output, beside the probe file
     markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
-    assert "## Output of each probe" in markdown
-    assert "line 29 of jax 0.5.0" in markdown
+    # Prose on purpose: the report quotes each probe's tail for the thread (the golden report's probes print nothing).
+    assert "\n".join(seen["output_tail"][-2:]) in markdown
 
 
 def era(releases: FakeReleases, version: str) -> str | None:
@@ -497,8 +490,7 @@ def test_the_report_says_what_else_changed_between_the_two_ends(machine: Callabl
                                    "numpy": {"before": "2.2.1", "after": "2.2.2"}}  # scipy did not change
     assert changed["era"] == {"before": era(releases, "0.4.38"), "after": era(releases, "0.5.0")}
     markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
-    assert "| numpy | 2.2.1 | 2.2.2 |" in markdown
-    assert "--pin numpy==2.2.1" in markdown  # how to hold it
+    assert "--pin numpy==2.2.1" in markdown  # prose on purpose: the report's hint how to hold it (in no JSON key)
 
 
 @pytest.mark.parametrize(("behaviour", "mode", "outcome"), [("kill", "skip", "skip"), ("kill", "bad", "bad"),
@@ -514,12 +506,14 @@ def test_script_crash_and_timeout(machine: Callable[..., FakeReleases], tmp_path
     assert data["observations"]["0.4.36"]["found"]["status"] == ("crashed" if behaviour == "kill" else "timed-out")
 
 
-def test_timeout_reads_as_such_and_is_remembered(machine: Callable[..., FakeReleases], tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_timeout_reads_as_such_and_is_remembered(machine: Callable[..., FakeReleases], tmp_path: Path) -> None:
     releases = machine()
     script = write_script(tmp_path, {"0.4.34": 0, "0.4.35": 0, "0.4.36": "hang", "0.4.37": 1, "0.4.38": 1})
     run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "1")
-    assert "| timed out after 1 s, counted bad by --crash bad |" in seen(capsys, releases)
+    timed_out = report_json(releases)
+    assert timed_out["outcomes"]["0.4.36"] == "bad"  # counted bad by --crash bad
+    assert timed_out["observations"]["0.4.36"]["found"]["status"] == "timed-out"
+    assert timed_out["observations"]["0.4.36"]["cost"]["timeout_s"] == 1
     # Other bounds over the same script: the timeout is known, not waited for again ...
     run(releases, "--script", str(script), "--good", "0.4.34", "--bad", "0.4.38", "--crash", "bad", "--timeout", "1",
         "--all")
@@ -531,15 +525,13 @@ def test_timeout_reads_as_such_and_is_remembered(machine: Callable[..., FakeRele
     assert report_json(releases, name="*0.4.37-cpu")["probed_now"] == ["0.4.36"]
 
 
-def test_all_checks_the_labels_of_the_bounds(machine: Callable[..., FakeReleases],
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_all_checks_the_labels_of_the_bounds(machine: Callable[..., FakeReleases]) -> None:
     releases = machine(verdicts("0.5.1"))
     run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.5.0", "--all")  # 0.5.0 is still good
-    out = seen(capsys, releases)
-    assert "**--bad 0.5.0 tested good (unaffected), not bad**" in out
-    assert "- --good 0.4.35 tested good (unaffected), as given." in out
     data = report_json(releases)
-    assert data["bounds_tested"]["--bad"] == {"version": "0.5.0", "wanted": "bad", "tested": "good"}
+    assert data["bounds_tested"] == {"--good": {"version": "0.4.35", "wanted": "good", "tested": "good"},  # as given
+                                     "--bad": {"version": "0.5.0", "wanted": "bad", "tested": "good"}}  # not bad
+    assert data["observations"]["0.5.0"]["found"]["verdict"] == "unaffected"
 
 
 def test_release_notes_are_one_line_of_links_when_unreachable(machine: Callable[..., FakeReleases]) -> None:
@@ -555,10 +547,9 @@ def test_release_notes_are_one_line_of_links_when_unreachable(machine: Callable[
 def test_help_explains_git_bisect_run_codes(capsys: pytest.CaptureFixture[str],
                                             machine: Callable[..., FakeReleases]) -> None:
     assert driver.main(machine().matrix, ["--help"], print) == 0
-    out = capsys.readouterr().out
-    assert "git bisect run" in out
-    assert "125" in out
-    assert "--timeout" in out
+    # Prose on purpose: the help is the behaviour, and its table of exit codes is what a script author reads.
+    assert re.search(r"`git bisect run` reads it:\n +0 +good\n +125 +skip .*\n(.*\n)*?.*over --timeout: crashed",
+                     capsys.readouterr().out)
 
 
 # --------------------------------------------------------------------------
@@ -574,19 +565,15 @@ def test_report_has_links_notes_and_reproduce_line(machine: Callable[..., FakeRe
                      "## jax 0.5.2 (Mar 4, 2025)\n\n* older\n")
     argv = ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35", "--changelog", str(notes)]
     run(releases, *argv)
-    markdown = (releases.matrix.results_dir.parent / "bisect-scaling-good0.6.0-bad0.4.35-cpu.md").read_text()
-    assert "https://github.com/jax-ml/jax/compare/jax-v0.5.2...jax-v0.5.3" in markdown
-    # Only the entry that names what the check's script calls (slogdet), under its group, then the link.
-    assert "* Bug fixes\n\n  * Fixed sharding of batched `slogdet`." in markdown
-    assert "* older" not in markdown
-    assert "typo" not in markdown
-    assert "_1 of 2 entries mention" in markdown
-    assert "## Reproduce with:" in markdown
-    shown = os.path.relpath(notes, releases.matrix.path.parent)  # no machine's absolute path in the report
-    assert "    nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --changelog " + shown in markdown
-    assert "Searched jax 0.4.35 … 0.6.0 (9 releases)" in markdown
     data = report_json(releases)
-    assert data["compare"].endswith("jax-v0.5.2...jax-v0.5.3")
+    assert data["compare"] == "https://github.com/jax-ml/jax/compare/jax-v0.5.2...jax-v0.5.3"
+    # Prose on purpose, a quoted changelog: only the entry that names what the check's script calls (slogdet), under
+    # its group; then one line, the count and the link (the other 0.5.3 entry and the other releases' are left out).
+    assert data["release_notes"][:-1] == ["## jax 0.5.3 (March 19, 2025)", "", "* Bug fixes", "",
+                                          "  * Fixed sharding of batched `slogdet`.", ""]
+    shown = os.path.relpath(notes, releases.matrix.path.parent)  # no machine's absolute path in the report
+    assert data["reproduce"] == "nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --changelog " + shown
+    assert [c["version"] for c in data["candidates"]] == RELEASES[1:]
     assert sorted(data["environments_reused_now"]) == ["0.4.35", "0.6.0"]
     assert data["environments_built_now"]
     assert set(data["environments_built_now"]) == set(data["probed_now"]) - {"0.4.35", "0.6.0"}
@@ -632,14 +619,14 @@ def test_real_script_bisect_finds_the_release(tmp_path: Path, capsys: pytest.Cap
 
 def test_jobs_probe_k_releases_per_round_and_name_the_same_release(machine: Callable[..., FakeReleases]) -> None:
     releases = machine(verdicts("0.5.1"))
-    code, lines = run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--jobs", "3")
+    code, _lines = run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--jobs", "3")
     assert code == 0
     data = report_json(releases)
     assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
+    assert (data["jobs"], data["slurm"]) == (3, False)  # side by side on this machine
     assert data["rounds"][0] == ["0.4.34", "0.6.0"]  # both bounds in the first round
     assert all(len(batch) <= 3 for batch in data["rounds"])
     assert len(data["rounds"]) <= 3
-    assert any("--jobs 3 on this machine" in line and "2-core machine" in line for line in lines)
     run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--fresh")
     one_by_one = report_json(releases)
     assert one_by_one["first_different"] == "0.5.1"
@@ -676,12 +663,12 @@ def test_slurm_runs_each_probe_as_an_array_task_and_the_report_names_job_and_nod
         machine: Callable[..., FakeReleases], monkeypatch: pytest.MonkeyPatch) -> None:
     releases = machine(verdicts("0.5.1"), not_installable=["0.5.2"], built=())  # built here as they are probed
     submitted = fake_cluster(monkeypatch, releases.matrix)
-    code, lines = run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--slurm", "--jobs", "3",
-                      "--partition", "gpu", "--time", "00:20:00")
+    code, _lines = run(releases, "--check", "scaling", "--good", "0.4.34", "--bad", "0.6.0", "--slurm", "--jobs", "3",
+                       "--partition", "gpu", "--time", "00:20:00")
     assert code == 0
     data = report_json(releases)
     assert (data["last_same"], data["first_different"]) == ("0.5.0", "0.5.1")
-    assert data["slurm"]
+    assert (data["jobs"], data["slurm"]) == (3, True)
     assert data["rounds"][0] == ["0.4.34", "0.6.0"]
     assert all("0.5.2" not in batch for batch in data["rounds"])  # ruled out by the index: no place in a round
     assert data["observations"]["0.5.2"]["came_from"]["source"] == "index"
@@ -692,29 +679,27 @@ def test_slurm_runs_each_probe_as_an_array_task_and_the_report_names_job_and_nod
     ran = [v for v, seen in data["observations"].items() if seen["came_from"]["source"] == "run"]
     assert ran
     assert all(re.fullmatch(r"SLURM job 1\d\d_\d on node01", data["observations"][v]["came_from"]["job"]) for v in ran)
+    assert data["observations"]["0.4.34"]["came_from"]["job"] == "SLURM job 100_0 on node01"  # the first array's task 0
     assert data["observations"]["0.4.34"]["installed"]["environment"] == "built"  # built here, on the login node, before submission
     assert set(releases.versions_run) == set(ran)  # the array tasks ran the releases' own python
     markdown = (releases.matrix.results_dir.parent / f"bisect-{data['name']}.md").read_text()
-    assert "SLURM job 100_0 on node01" in markdown
-    assert "(up to 3 per round, SLURM jobs)" in markdown
-    assert any(line.startswith("submitted SLURM job array 100: 2 probes (jax 0.4.34, 0.6.0)") for line in lines)
+    # Prose on purpose: the probe table is the only rendering of a probe's job, and no other test renders one.
+    assert "SLURM job 100_0 on node01 |" in markdown
 
 
 def test_a_pin_holds_a_package_in_every_probe_and_the_report_says_so(machine: Callable[..., FakeReleases]) -> None:
     releases = machine(verdicts("0.5.0"), numpy_moves_at="0.5.0")
     run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0")
     releases.forget()
-    code, lines = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--pin", "NumPy==2.2.1")
+    code, _lines = run(releases, "--check", "scaling", "--good", "0.4.35", "--bad", "0.6.0", "--pin", "NumPy==2.2.1")
     assert code == 0
     assert releases.prepared
     assert set(releases.prepared_pins) == {("numpy==2.2.1",)}
     data = report_json(releases, "scaling-good0.4.35-bad0.6.0-cpu-pin-numpy-2.2.1")
     assert data["first_different"] == "0.5.0"
     assert releases.runs  # the unpinned probes are another identity
+    assert data["probed_now"]
     assert all(seen["installed"]["pins"] == ["numpy==2.2.1"] for seen in data["observations"].values())
-    probe_lines = [line for line in lines if line.startswith("probe jax ")]
-    assert probe_lines
-    assert all("(holding numpy==2.2.1)" in line for line in probe_lines)
     assert "requirements" in data["observations"]["0.5.0"]["came_from"]["not_reused"]  # and says why it was not reused
     changed = data["what_else_changed"][0]
     assert "numpy" not in changed["packages"]
