@@ -38,6 +38,13 @@ def make_record(**overrides: Any) -> dict[str, Any]:
 CONFIGURED = {"scaling": {"batch": 8192, "devices": [1, 2, 4], "matrix_size": 32}, "correctness": {"matrix_size": 4}}
 
 
+def fixture_matrix(*releases: str) -> str:
+    """A matrix.toml of ``releases`` whose checks hold the parameters the fixture records ran with (CONFIGURED)."""
+    return "".join(f'[[release]]\nversion = "{v}"\n\n' for v in releases) + (
+        "[checks.scaling]\nbatch = 8192\ndevices = [1, 2, 4]\nmatrix_size = 32\n\n"
+        "[checks.correctness]\nmatrix_size = 4\n")
+
+
 def answer_section(markdown: str) -> str:
     """matrix.md's Answer section alone."""
     return markdown.split("## Answer", 1)[1].split("## Matrix", 1)[0]

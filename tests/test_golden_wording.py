@@ -39,7 +39,7 @@ from repro.environment import jax_variables
 from tests.bisect_machine import CHECKS
 from tests.fake_releases import FakeReleases
 from tests.golden import CHECKOUT, assert_golden
-from tests.record_samples import FIXTURES
+from tests.record_samples import FIXTURES, fixture_matrix
 
 @pytest.fixture
 def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,21 +135,7 @@ def test_a_commit_bisect_report() -> None:
     assert_golden("bisect-commits.md", bisect_markdown.render_markdown(commit_bisect(), []))
 
 
-FIXTURE_MATRIX = """\
-[[release]]
-version = "0.4.35"
-
-[[release]]
-version = "0.6.0"
-
-[checks.scaling]
-batch = 8192
-devices = [1, 2, 4]
-matrix_size = 32
-
-[checks.correctness]
-matrix_size = 4
-"""
+FIXTURE_MATRIX = fixture_matrix("0.4.35", "0.6.0")
 """The parameters the fixture records ran with, as matrix.toml configures them."""
 
 

@@ -17,21 +17,10 @@ from kit import cli
 from kit.matrix.model import SCHEMA, build_report
 from kit.matrix.report import write_report
 
-from tests.record_samples import CONFIGURED, FIXTURES, answer_section
+from tests.record_samples import CONFIGURED, FIXTURES, answer_section, fixture_matrix
 
 # The parameters the fixture records ran with, as a matrix.toml would configure them.
-FIXTURE_MATRIX = """
-[[release]]
-version = "0.5.3"
-
-[checks.scaling]
-batch = 8192
-devices = [1, 2, 4]
-matrix_size = 32
-
-[checks.correctness]
-matrix_size = 4
-"""
+FIXTURE_MATRIX = fixture_matrix("0.5.3")
 
 
 @pytest.fixture(scope="module")
