@@ -392,7 +392,7 @@ def ksect(
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    new_outcome = _other(old_outcome)
+    _other(old_outcome)  # refuses SKIP as the old end's outcome
     cache = _known_ends(candidates, cache, old_outcome, "ksect")
     probes: List[T] = []
     rounds: List[List[T]] = []
