@@ -109,7 +109,7 @@ class VerdictJudge:
         """The run handed to this bisect for ``key``, where it answers a probe of ``identity`` (None: probe it)."""
         given = self.given.get(key)
         seen = taken(given, identity) if given is not None else None
-        return seen.with_installed(pins=list(self.options.pins)) if seen is not None else None
+        return seen.with_installed(pins=list(self.pins)) if seen is not None else None
 
     def _why_probed(self, here: Identity, key: str) -> str:
         """Why an earlier probe, or a run handed to this bisect, did not answer this one ("" when none existed)."""
