@@ -184,7 +184,9 @@ def tests(session: nox.Session) -> None:
     session.install("-r", "requirements-test.txt", env=COMPILED)
     if session.python == TEST_PYTHONS[-1]:
         session.run("mypy")  # one Python is enough: it checks for the kit's target version either way
-    session.run("pytest", "-m", UNIT_LANE, *session.posargs, env=BYTECODE_KEPT)
+    # The property tests draw their examples thoroughly on the newest Python only (tests/conftest.py).
+    brief = [] if session.python == TEST_PYTHONS[-1] else ["--hypothesis-profile=brief"]
+    session.run("pytest", "-m", UNIT_LANE, *brief, *session.posargs, env=BYTECODE_KEPT)
 
 
 @nox.session(name="tests-machine", python=TEST_PYTHONS[-1])

@@ -8,10 +8,19 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+from hypothesis import settings
 
 from tests import golden
 from tests.fake_releases import FakeReleases, make_fake_releases
 from tests.local_slurm import local_slurm  # noqa: F401  (a fixture for every suite: a running single-node SLURM)
+
+# The property tests of pure logic (the search, a record's every field) draw 300 examples by default
+# ("thorough"). Their code has no path that differs between Pythons, so the unit lane draws them thoroughly
+# on the newest Python and briefly on the oldest (noxfile.py passes --hypothesis-profile=brief there), as
+# mypy runs on one Python: the same checks, not the same work twice. A test that names its own count keeps it.
+settings.register_profile("thorough", max_examples=300)
+settings.register_profile("brief", max_examples=100)
+settings.load_profile("thorough")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -201,7 +201,7 @@ def monotonic_with_skips(draw: st.DrawFn) -> tuple[List[Outcome], Outcome, int]:
     return observed, old, change
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(monotonic_with_skips())
 def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) -> None:
     observed, old, change = data
@@ -263,7 +263,7 @@ def test_bisect_taking_old_end_runs_before_between_the_ends_and_the_search() -> 
     assert result.first_different == 9
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(monotonic_with_skips())
 def test_bisect_taking_old_end_answers_as_verify_then_bisect(data: tuple[List[Outcome], Outcome, int]) -> None:
     observed, old, _change = data
@@ -337,7 +337,7 @@ def test_probe_round_probes_only_the_unknown_and_checks_the_answers() -> None:
         probe_round([4], lambda batch: {}, cache, probes)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(monotonic_with_skips(), st.integers(min_value=1, max_value=6))
 def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[Outcome], Outcome, int], k: int) -> None:
     observed, old, change = data

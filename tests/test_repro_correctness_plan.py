@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from repro import correctness_plan as plan
 from repro.correctness_plan import (DoesNotFit, auto_batches, boundary_indices, check_fits, memory_plan, merge_ranges,
@@ -135,6 +135,7 @@ def test_a_batch_below_the_boundaries_checks_only_its_ends() -> None:
     assert all(b["checked"] is None for b in boundaries)
 
 
+@settings(max_examples=100)  # as before the thorough profile (tests/conftest.py)
 @given(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 40)), max_size=12))
 def test_merging_keeps_exactly_the_same_entries_in_disjoint_sorted_ranges(spans: list[tuple[int, int]]) -> None:
     ranges = [(lo, lo + width) for lo, width in spans]

@@ -200,7 +200,7 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return found
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_any_value_anywhere_in_a_record_is_unusable_or_reported(data: Any) -> None:
     which = data.draw(st.integers(0, len(_BASE) - 1))
