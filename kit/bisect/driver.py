@@ -205,13 +205,14 @@ def _provenance(seen: Observation | None) -> str:
     """Where a bound's outcome came from, so an answer from an earlier probe is never taken for a new one."""
     if seen is None:
         return ""
-    if seen.came_from.source == Source.CACHE:
-        return f" (answered by an earlier probe, {seen.came_from.by or 'unnamed'} {seen.came_from.ran_at}, under the same {seen.came_from.matched})"
-    if seen.came_from.source == Source.RECORD:
-        return f" (answered by a current record, {seen.came_from.ran_at}, under the same {seen.came_from.matched})"
-    if seen.came_from.source == "triage":
-        return f" (answered by {seen.came_from.taken_from})"
-    return f" (probed now; {seen.came_from.not_reused})" if seen.came_from.not_reused else ""
+    came = seen.came_from
+    if came.source == Source.CACHE:
+        return f" (answered by an earlier probe, {came.by or 'unnamed'} {came.ran_at}, under the same {came.matched})"
+    if came.source == Source.RECORD:
+        return f" (answered by a current record, {came.ran_at}, under the same {came.matched})"
+    if came.source == "triage":
+        return f" (answered by {came.taken_from})"
+    return f" (probed now; {came.not_reused})" if came.not_reused else ""
 
 
 def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome], prober: Prober[ReleaseSubject],

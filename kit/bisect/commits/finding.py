@@ -321,7 +321,7 @@ def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
             "title": candidate.title if candidate else "", "date": candidate.date if candidate else "",
             "jaxlib": seen.installed.jaxlib, "python": seen.installed.python,
             "release_env": candidate.build.release if candidate and candidate.build else None,
-            "status": seen.found.status, "verdict": seen.found.verdict, "reason": seen.found.reason, "source": seen.came_from.source,
-            "jax_cannot_run": seen.found.jax_cannot_run,
+            "status": seen.found.status, "verdict": seen.found.verdict, "reason": seen.found.reason,
+            "source": seen.came_from.source, "jax_cannot_run": seen.found.jax_cannot_run,
             "environment": seen.installed.environment,
             "seconds": seen.cost.seconds, "ran_at": seen.came_from.ran_at}

@@ -95,7 +95,10 @@ def _stopped(found: CommitFinding) -> list[str]:
     candidate = found.probed_candidates.get(problem.end)
     seen = found.observations.get(problem.end)
     side = "old" if problem.end == found.levels[0].candidates[0].version else "new"
-    why = (seen.found.jax_cannot_run or seen.found.reason) if seen is not None else (candidate.problem if candidate else "")
+    if seen is not None:
+        why = seen.found.jax_cannot_run or seen.found.reason
+    else:
+        why = candidate.problem if candidate else ""
     return [f"- The range's {side} end {candidate.short if candidate else problem.end[:10]} could not run here"
             f"{f' ({why})' if why else ''}, so no commit between the releases was searched from it."]
 

@@ -182,15 +182,16 @@ def _installed(identity: Identity) -> dict[str, Any]:
 
 def probe_line(name: str, observation: Observation, result: Outcome, options: Options) -> str:
     """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused."""
-    flip = f" — flipped: {' → '.join(observation.found.runs)}" if observation.found.flipped else ""
-    held = f" (holding {', '.join(observation.installed.pins)})" if observation.installed.pins else ""
+    found, came, pins = observation.found, observation.came_from, observation.installed.pins
+    flip = f" — flipped: {' → '.join(found.runs)}" if found.flipped else ""
+    held = f" (holding {', '.join(pins)})" if pins else ""
     extras = f" · {observation.details}" if observation.details else ""
-    line = f"probe {name}{held}: {describe(result, bool(options.script))} [{observation.came_from.source}" \
-           + (f", {observation.came_from.job}" if observation.came_from.job else "") + f"] {observation.found.reason}{extras}{flip}"
-    if observation.came_from.matched:
-        line += f"\n  reused: the same {observation.came_from.matched}"
-    if observation.came_from.taken_from:
-        line += f"\n  taken from: {observation.came_from.taken_from}"
-    if observation.came_from.not_reused:
-        line += f"\n  ran again: {observation.came_from.not_reused}"
+    line = f"probe {name}{held}: {describe(result, bool(options.script))} [{came.source}" \
+           + (f", {came.job}" if came.job else "") + f"] {found.reason}{extras}{flip}"
+    if came.matched:
+        line += f"\n  reused: the same {came.matched}"
+    if came.taken_from:
+        line += f"\n  taken from: {came.taken_from}"
+    if came.not_reused:
+        line += f"\n  ran again: {came.not_reused}"
     return line

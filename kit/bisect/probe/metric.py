@@ -60,7 +60,8 @@ class MetricJudge:
         """Where the --good release is measured (the release subject of the bounds)."""
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str:
-        return f"probe {name}: {describe(result, bool(self.options.script))} [{observation.came_from.source}] {observation.found.reason}"
+        outcome = describe(result, bool(self.options.script))
+        return f"probe {name}: {outcome} [{observation.came_from.source}] {observation.found.reason}"
 
     def remembered(self, subject: Subject, key: str) -> Observation | None:
         """None: a metric is judged against this run's bounds, so no earlier probe counts without a run."""
