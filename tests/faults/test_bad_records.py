@@ -154,6 +154,15 @@ def _identity() -> records.Identity:
     b'{"schema": 2, "identity": KEY, "observation": {"status": "ran", "verdict": null, "reason": "", "runs": 3}}',
     b'{"schema": 2, "identity": {"schema": 1}, "observation": {"status": "ran", "verdict": null, "reason": ""}}',
     b'{"schema": 1, "key": KEY, "observation": {"status": "ran", "verdict": null, "reason": ""}}',
+    # Schema 3 keeps the observation in parts: a part that is no object, a part's field of the wrong shape,
+    # a part without its required fields, a part nested in itself.
+    b'{"schema": 3, "identity": KEY, "observation": {"found": 5}}',
+    b'{"schema": 3, "identity": KEY, "observation": {"found": {"status": "ran", "verdict": null, "reason": ""},'
+    b' "cost": {"seconds": "12"}}}',
+    b'{"schema": 3, "identity": KEY, "observation": {"found": {"status": "ran"}, "came_from": {}}}',
+    b'{"schema": 3, "identity": KEY, "observation": {"found": {"status": "ran", "verdict": null, "reason": ""},'
+    b' "installed": {"installed": {"pins": []}, "pins": "numpy"}}}',
+    b'{"schema": 4, "identity": KEY, "observation": {"found": {"status": "ran", "verdict": null, "reason": ""}}}',
 ])
 def test_a_hostile_probe_cache_file_is_named_once_and_probed_again(tmp_path: Path, content: bytes) -> None:
     key = _identity()
