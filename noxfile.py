@@ -34,7 +34,7 @@ from kit import cli
 from kit.exit_codes import EXIT_INTERRUPTED, EXIT_NETWORK, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE
 from kit.config import load_matrix
 from kit.errors import KitError
-from kit.install import find_interpreter
+from kit.install import bytecode_kept_under, find_interpreter
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["tests"]
@@ -155,11 +155,10 @@ UNIT_WORKERS = ("--numprocesses=auto", "--maxprocesses=4")
 a second each, a fifth of them waiting on a child Python, so two workers took the lane from ~50 s to ~31 s
 here (2 cores), and past four each worker's own start and collection cost more than it shares. Every test
 already has its own temporary folder and free ports; ``-- -n 0`` runs them in one process."""
-BYTECODE_KEPT = {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(HERE / ".nox" / "pycache")}
+BYTECODE_KEPT = bytecode_kept_under(HERE / ".nox" / "pycache")
 """The tests' own bytecode kept between runs, under .nox (as kit/install/bytecode.py does for a release's
 environment): where PYTHONDONTWRITEBYTECODE is set, pytest rewrote and compiled all 300 test modules again on
-every run (8 of the unit lane's ~60 s here), and every child process compiled the kit again. An empty value is
-unset as far as Python is concerned."""
+every run (8 of the unit lane's ~60 s here), and every child process compiled the kit again."""
 
 
 def _pythons_where_nox_looks(versions: tuple[str, ...]) -> None:

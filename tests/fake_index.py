@@ -33,7 +33,7 @@ JAX_FILES: Files = {
 def wheel(name: str, version: str, requires: tuple[str, ...] = (), extras: tuple[str, ...] = ()) -> tuple[str, bytes]:
     """A tiny installable-looking wheel: just the metadata a resolver reads."""
     filename = f"{name}-{version}-py3-none-any.whl"
-    metadata = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    metadata = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     metadata += [f"Provides-Extra: {extra}" for extra in extras]
     metadata += [f"Requires-Dist: {requirement}" for requirement in requires]
     buffer = io.BytesIO()

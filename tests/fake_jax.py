@@ -163,7 +163,7 @@ def _history() -> tuple[list[_Commit], dict[str, int], dict[str, int]]:
     state.update({**saved, "jaxlib/lapack.py": "SUPPORTS_BATCH = True\n",
                   "jax/_src/linalg.py": LINALG.format(flag=True)})
     commit(MERGE_TITLE, parents=(main_tip, fix))
-    commit(f"Change noise to 5", noise=5)
+    commit("Change noise to 5", noise=5)
     commit(PLUGINS_TITLE, plugins=True)
     for i in range(6, 9):
         commit(f"Change noise to {i}", noise=i)

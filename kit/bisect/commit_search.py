@@ -40,12 +40,12 @@ from ..history.commit_range import CommitRange, merged_branch, release_range, re
 from ..history.commits import version_gates
 from ..history.source import History, ensure_tags
 from ..install import built_env
+from ..log_events import Log
 from .commits import (
     Build, CommitCandidate, CommitFinding, CommitLevel, CommitProber, CommitSubject, PairProbe, PairStore, Runnable,
     TieBreak, assign_builds, commit_candidates, describe_commits, old_end_on_newer_build, on_build,
     pair_on_other_build, span_on, tag_as_old_end,
 )
-from .options import Log
 from .probe import Prober, ReleaseSubject
 from .report import Finding
 from .outcomes import classify

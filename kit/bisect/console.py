@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..log_events import Log
 from ..log_events import Kind, kind_of
-from .options import Log
 
 FOLDED = (Kind.DETAIL, Kind.OUTPUT)
 """Kinds a quiet console leaves out: how a probe was prepared and started, and a command's own output."""

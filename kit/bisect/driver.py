@@ -18,11 +18,12 @@ from .ahead import resolve_ahead
 from .commit_search import CommitPhase, narrow_to_commits
 from ..errors import KitError, StorageError, UsageError
 from ..install import open_index, PackageIndex
+from ..log_events import Log
 from ..run.facts import hardware_facts
 from ..slurm.jobs import require_controller, require_sbatch
 from .candidates import Candidate, list_candidates, release_versions
 from .bounds import GALLOP, Bounds
-from .options import Log, Options, bisect_name, make_parser, parse_options, recorded_verdicts
+from .options import Options, bisect_name, make_parser, parse_options, recorded_verdicts
 from ..user_paths import report_path
 from .observation import Observation
 from .outcomes import classify, describe

@@ -28,8 +28,9 @@ from typing import Callable, Generic, MutableMapping, Sequence, TypeVar
 from ..config import Matrix
 from ..errors import UsageError
 from ..install import InstallKey, PackageIndex
+from ..log_events import Log
 from .candidates import Candidate, list_candidates, release_versions
-from .options import Log, Options
+from .options import Options
 from .outcomes import describe
 from .probe import Prober
 from .search import Outcome

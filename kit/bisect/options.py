@@ -23,7 +23,6 @@ from packaging.version import Version
 
 from repro.parameters import MAX_HOST_DEVICES
 
-from ..log_events import Log
 from ..arguments import Parser
 from ..config import (
     BACKENDS,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Mapping, Sequence
 
-from .options import Log
+from ..log_events import Log
 from .search import Outcome
 
 ProbeOne = Callable[[str], Outcome]

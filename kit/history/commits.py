@@ -70,7 +70,7 @@ def pr_number(message: str) -> int | None:
 
 def commit_info(history: History, commit: str) -> CommitInfo:
     """Metadata and changed files of one commit (no file contents needed)."""
-    fields = git(history.path, "show", "-s", f"--format=%H%x1f%aI%x1f%an <%ae>%x1f%P%x1f%s%x1f%B", commit)
+    fields = git(history.path, "show", "-s", "--format=%H%x1f%aI%x1f%an <%ae>%x1f%P%x1f%s%x1f%B", commit)
     full, date, author, parent_list, title, body = fields.split(_FIELD_SEPARATOR, 5)
     parent_hashes = tuple(parent_list.split())
     files = changed_files(history, parent_hashes[0], full) if parent_hashes else _root_files(history, full)

@@ -20,7 +20,8 @@ The rest (lockfile, resolutions, pages, wheel_metadata, uv_cache, uv_failures, r
 existing, bytecode_child) serves these.
 """
 
-from .bytecode import compile_environment, drop_damaged_bytecode, fill_bytecode, release_bytecode_env
+from .bytecode import (bytecode_kept_under, compile_environment, drop_damaged_bytecode, fill_bytecode,
+                       release_bytecode_env)
 from .environment import Environment, ExistingPython, Prepared, install_facts, over_release, prepare
 from .envs import find_interpreter
 from .index import PackageIndex, versions_between
@@ -33,7 +34,7 @@ from .release import ResolvedRelease, built_env, locked_release, open_index, res
 
 __all__ = [
     "Environment", "ExistingPython", "InstallKey", "InstallPlan", "OVERLAY_FORMAT", "PackageIndex", "Prefetch",
-    "Prepared", "ResolvedRelease", "built_env", "commit_version", "compile_environment", "drop_damaged_bytecode",
+    "Prepared", "ResolvedRelease", "built_env", "bytecode_kept_under", "commit_version", "compile_environment", "drop_damaged_bytecode",
     "fill_bytecode", "find_interpreter", "how_to_supply", "how_to_supply_extra", "install_facts", "locked_release",
     "new_overlay_folder", "open_index", "over_release", "predict", "prepare", "release_bytecode_env",
     "remove_overlay", "resolve_release", "unsatisfied_extra", "versions_between",

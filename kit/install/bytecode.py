@@ -120,8 +120,14 @@ def release_bytecode_env(env: Environment) -> dict[str, str]:
     root = env.python.parent.parent  # <environment>/bin/python
     if env.obtained == EXISTING or env.pythonpath or not (root / "pyvenv.cfg").is_file():
         return {}
+    return bytecode_kept_under(root / PYCACHE)
+
+
+def bytecode_kept_under(folder: Path) -> dict[str, str]:
+    """The variables that make a Python write the bytecode of what it imports, and read it back, under ``folder``
+    whether or not the caller's environment sets ``PYTHONDONTWRITEBYTECODE`` (noxfile.py keeps the tests' there)."""
     # An empty PYTHONDONTWRITEBYTECODE is unset as far as Python is concerned (the variable needs a non-empty value).
-    return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(root.absolute() / PYCACHE)}
+    return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(folder.absolute())}
 
 
 # What an import of a damaged pyc dies of: Python checks a pyc's header against its source, not the code after it.

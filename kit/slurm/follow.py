@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from .jobs import POLL_S, SQUEUE_FAILURES, Log, queued_states
+from ..log_events import Log
+from .jobs import POLL_S, SQUEUE_FAILURES, queued_states
 
 _LANDED = "LANDED"
 

@@ -32,13 +32,14 @@ from ...atomic_files import atomic_write_text
 from ...config import Matrix
 from ...errors import UsageError
 from ...install import open_index
+from ...log_events import Log
 from ...records import JsonTextError, read_json
 from ...run.multiprocess import SRUN_ENV
 from ...slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job_dir, require_sbatch, sbatch
 from ...slurm.follow import follow
 from ...slurm.task_output import task_end
 from ..candidates import Candidate
-from ..options import Log, parse_options
+from ..options import parse_options
 from ..observation import CameFrom, Found, Observation
 from ..outcomes import classify
 from .cache import ProbeCache

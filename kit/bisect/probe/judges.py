@@ -23,13 +23,14 @@ from ... import records
 from ...config import Matrix
 from ...errors import ArchiveUnreachable
 from ...install import PackageIndex, Prepared
+from ...log_events import Log
 from ...records import Identity
 from ...run.facts import job_facts, job_label
 from ...user_paths import shown_path
 from ..bounds import Bounds
 from ..candidates import Candidate
 from .given import GivenProbe, taken, why_not_taken
-from ..options import Log, Options
+from ..options import Options
 from ..observation import Observation
 from ..outcomes import describe, observation_of, settle
 from .cache import ProbeCache

@@ -24,10 +24,11 @@ from packaging.version import Version
 from ...records import Source, Status, Verdict
 from ... import metrics
 from ...errors import ArchiveUnreachable, UsageError
+from ...log_events import Log
 from ..bounds import Bounds
 from ..candidates import Candidate
 from .metric_samples import MetricSamples
-from ..options import Log, Options
+from ..options import Options
 from ..observation import Found, Installed, Observation
 from ..outcomes import describe
 from .probes import Look, Subject, install_unknown

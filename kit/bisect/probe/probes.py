@@ -25,10 +25,11 @@ from ...log_events import Event, Kind
 from ...records import Source, Status
 from ...errors import ArchiveUnreachable
 from ...install import Prepared
+from ...log_events import Log
 from ...records import Identity, Record
 from ..bounds import Bounds
 from ..candidates import Candidate
-from ..options import Log, Options
+from ..options import Options
 from ..observation import CameFrom, Found, Installed, Observation
 from ..outcomes import classify
 from ..search import Outcome

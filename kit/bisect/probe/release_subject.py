@@ -25,12 +25,13 @@ from ...records import Source
 from ... import records
 from ...config import Matrix
 from ...install import Environment, locked_release, PackageIndex, Prepared, ResolvedRelease
+from ...log_events import Log
 from ...records import Identity
 from ...run import runner
 from ...run.facts import job_label
 from ...project import run_command
 from ..candidates import Candidate
-from ..options import Log, Options
+from ..options import Options
 from ..observation import Observation
 from ..outcomes import observation_of
 from ..run_spec import RunSpec
