@@ -52,6 +52,14 @@ def _row(findings: dict[str, Finding], **fields: Any) -> Row:
     return Row(**base)
 
 
+def test_no_known_problems_is_said_in_a_sentence_not_an_empty_heading() -> None:
+    lines = render_answer(_report())
+    assert lines[-2] == "Known problems: none listed in known_problems.toml, so no range is measured against one."
+    assert not any(line.startswith("Known problems (") for line in lines)
+    with_one = render_answer(_report(known_problems=[_problem()]))
+    assert "Known problems (ranges measured from the records; upstream fix for comparison):" in with_one
+
+
 def test_one_passing_release_names_it_without_a_newest_clause() -> None:
     # lowest == newest: "newest measured that passes" would repeat the same release.
     answer = BackendAnswer("cpu", ["scaling"], "0.6.0", ["0.6.0"], [], newest_passing="0.6.0")

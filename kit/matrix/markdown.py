@@ -53,6 +53,10 @@ def render_answer(report: Report) -> list[str]:
     if report.measured_only:
         lines.append(f"- not in the answer: {', '.join(code(c) for c in report.measured_only)} only measure "
                      "(metrics, no verdict of their own); their cells say *measured*")
+    if not report.known_problems:
+        # A heading over nothing read as if the list had been lost; say that there is nothing to compare with.
+        lines += ["", "Known problems: none listed in known_problems.toml, so no range is measured against one.", ""]
+        return lines
     lines += ["", "Known problems (ranges measured from the records; upstream fix for comparison):", ""]
     for problem in report.known_problems:
         links = ", ".join(f"<{link}>" for link in problem.links)
