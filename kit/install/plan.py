@@ -492,6 +492,10 @@ def uv_env() -> dict[str, str]:
     # pip's machine-wide config (constraints, find-links) must not leak into
     # era resolution: the plan alone says where wheels come from.
     env.setdefault("UV_NO_CONFIG", "1")
+    # uv wraps its error's causes at $COLUMNS, which a shell or a test runner may export: a long path
+    # is then split over two lines and the words the kit reads (uv_failures, refusals) no longer match.
+    # Its output here is a pipe, so without COLUMNS it writes each cause on one line.
+    env.pop("COLUMNS", None)
     return env
 
 

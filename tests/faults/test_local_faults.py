@@ -32,6 +32,9 @@ PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"  # an interpreter 
 
 # uv retries a failed download three times, waiting between tries; the fault is the same each time.
 QUICK_UV = {"UV_HTTP_RETRIES": "0"}
+# A caller's terminal width, exported (a shell, pytest-xdist's workers): uv wraps an error's causes at it,
+# which split the long path the kit reads out of uv's words over lines until uv_env dropped it.
+NARROW = {"COLUMNS": "60"}
 
 
 def write_matrix(folder: Path, index_url: str, more: str = "") -> None:
@@ -177,7 +180,7 @@ def test_a_uv_cache_that_cannot_be_written_is_exit_1_naming_uv_cache_dir(tmp_pat
     blobs.update([heavy_jaxlib()])
     with full_or_unwritable(tmp_path / "uv", fault) as (cache, words), serve_index(files, blobs) as served:
         write_matrix(tmp_path, served.url)
-        proc, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", UV_CACHE_DIR=str(cache), **QUICK_UV)
+        proc, _took = run_kit(tmp_path, "run", "scaling", "0.6.0", UV_CACHE_DIR=str(cache), **QUICK_UV, **NARROW)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert (f"ERROR: uv could not write its cache {cache} ({words}; UV_CACHE_DIR={cache}): this is this machine's "
             "fault, not the release's, so nothing was recorded") in proc.stderr.splitlines()
@@ -191,7 +194,7 @@ def test_a_home_that_cannot_be_written_names_home_where_uv_keeps_its_cache(tmp_p
         env = {name: os.environ[name] for name in os.environ if name not in ("UV_CACHE_DIR", "XDG_CACHE_HOME")}
         proc = subprocess.run([sys.executable, "-m", "kit", "run", "scaling", "0.6.0"], cwd=tmp_path,
                               capture_output=True, text=True, timeout=120,
-                              env={**env, **QUICK_UV, "HOME": str(home), "PYTHONPATH": str(ROOT),
+                              env={**env, **QUICK_UV, **NARROW, "HOME": str(home), "PYTHONPATH": str(ROOT),
                                    "KIT_CACHE_DIR": str(tmp_path / "kit-cache")})
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert (f"ERROR: uv could not write its cache {home}/.cache/uv ({words}; the cache HOME={home} "
