@@ -95,11 +95,12 @@ def _checkout(text: str) -> str:
 
 
 def _temporary(text: str) -> str:
-    """pytest's folder for this test (``/tmp/pytest-of-USER/pytest-7/test_name0``), then the system's temp folder
-    itself (``/tmp``); a name below it that the kit picks at random would still show, and fail loudly."""
+    """pytest's folder for this test (``/tmp/pytest-of-USER/pytest-7/test_name0``, with pytest-xdist's
+    ``popen-gw1/`` between under ``-n``), then the system's temp folder itself (``/tmp``); a name below it that
+    the kit picks at random would still show, and fail loudly."""
     roots = sorted({tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}, key=len, reverse=True)
     root = "|".join(re.escape(r) for r in roots)
-    text = re.sub(rf"(?:{root})/pytest-of-[^/\s]+/pytest-\d+/[^/\s`'\")]+", "<tmp>", text)
+    text = re.sub(rf"(?:{root})/pytest-of-[^/\s]+/pytest-\d+/(?:popen-gw\d+/)?[^/\s`'\")]+", "<tmp>", text)
     return re.sub(rf"(?:{root})(?=/)", "<tmp>", text)
 
 

@@ -31,6 +31,11 @@ def test_the_normaliser_replaces_what_varies_and_keeps_every_word_number_and_dat
     ]
 
 
+def test_a_test_folder_under_pytest_xdist_is_the_same_tmp() -> None:
+    worker_folder = f"{tempfile.gettempdir()}/pytest-of-someone/pytest-12/popen-gw1/test_a_report0"
+    assert normalise(f"report: {worker_folder}/reports/bisect-x.md\n") == "report: <tmp>/reports/bisect-x.md\n"
+
+
 def test_a_missing_golden_is_written_and_fails_then_the_same_text_passes_and_another_fails(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(golden, "GOLDEN", tmp_path)
