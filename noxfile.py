@@ -150,11 +150,12 @@ COMPILED = {"UV_COMPILE_BYTECODE": "1"}
 """The test tools installed with their bytecode: where PYTHONDONTWRITEBYTECODE is set (CI's machines) every run
 would otherwise compile numpy, scipy, matplotlib and hypothesis again in each process it starts."""
 MACHINE_LANE = "machine and not integration and not slurm"
-UNIT_WORKERS = ("--numprocesses=auto", "--maxprocesses=4")
-"""The unit lane spread over the cores (pytest-xdist), at most four: its ~2,100 tests are a few hundredths of
-a second each, a fifth of them waiting on a child Python, so two workers took the lane from ~50 s to ~31 s
-here (2 cores), and past four each worker's own start and collection cost more than it shares. Every test
-already has its own temporary folder and free ports; ``-- -n 0`` runs them in one process."""
+WORKERS = ("--numprocesses=auto", "--maxprocesses=4")
+"""The unit and machine lanes spread over the cores (pytest-xdist), at most four workers. The unit lane's ~2,100
+tests are a few hundredths of a second each, a fifth of them waiting on a child Python: two workers took it from
+~50 s to ~31 s here (2 cores), and past four each worker's own start and collection cost more than it shares.
+The machine lane's ~230 tests wait on child processes and local servers: 5.4 min in one process, 3.2 with two.
+Every test already has its own temporary folder and free ports; ``-- -n 0`` runs them in one process."""
 BYTECODE_KEPT = bytecode_kept_under(HERE / ".nox" / "pycache")
 """The tests' own bytecode kept between runs, under .nox (as kit/install/bytecode.py does for a release's
 environment): where PYTHONDONTWRITEBYTECODE is set, pytest rewrote and compiled all 300 test modules again on
@@ -190,14 +191,14 @@ def tests(session: nox.Session) -> None:
         session.run("mypy")  # one Python is enough: it checks for the kit's target version either way
     # The property tests draw their examples thoroughly on the newest Python only (tests/conftest.py).
     brief = [] if session.python == TEST_PYTHONS[-1] else ["--hypothesis-profile=brief"]
-    session.run("pytest", "-m", UNIT_LANE, *UNIT_WORKERS, *brief, *session.posargs, env=BYTECODE_KEPT)
+    session.run("pytest", "-m", UNIT_LANE, *WORKERS, *brief, *session.posargs, env=BYTECODE_KEPT)
 
 
 @nox.session(name="tests-machine", python=TEST_PYTHONS[-1])
 def tests_machine(session: nox.Session) -> None:
     """The kit end to end on a fake machine: fake releases on a local index, bisects, sweeps, faults."""
     session.install("-r", "requirements-test.txt", env=COMPILED)
-    session.run("pytest", "-m", MACHINE_LANE, *session.posargs, env=BYTECODE_KEPT)
+    session.run("pytest", "-m", MACHINE_LANE, *WORKERS, *session.posargs, env=BYTECODE_KEPT)
 
 
 @nox.session(name="tests-integration", python=TEST_PYTHONS[-1])
