@@ -10,6 +10,8 @@ from typing import Callable, Iterator
 import pytest
 from hypothesis import settings
 
+from kit.history.git import REPOSITORY_ENV
+
 from tests import golden
 from tests.fake_releases import FakeReleases, make_fake_releases
 from tests.local_slurm import local_slurm  # noqa: F401  (a fixture for every suite: a running single-node SLURM)
@@ -93,3 +95,14 @@ def no_jax_platforms_of_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
     """A caller's exported JAX_PLATFORMS (cuda, say) must not decide the suites: the kit refuses a run whose backend
     it keeps JAX off (`kit.run.facts.require_platform`); the tests that mean it set it themselves."""
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_git_repository_of_the_caller() -> Iterator[None]:
+    """Suites started from a git hook (GIT_DIR, GIT_INDEX_FILE exported) must still build and read their own
+    repositories: the kit's git drops these itself, the tests' own git calls would not. For the session, as
+    module fixtures build histories before any test's own fixtures."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in REPOSITORY_ENV:
+            patch.delenv(name, raising=False)
+        yield

@@ -89,9 +89,19 @@ def _inert_args(args: Sequence[str]) -> list[str]:
     return [*args[:at + 1], *_SUBCOMMAND_FLAGS[args[at]], *args[at + 1:]]
 
 
+REPOSITORY_ENV = ("GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+                  "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE",
+                  "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
+                  "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE", "GIT_COMMON_DIR")
+"""What ``git rev-parse --local-env-vars`` names (git 2.39): variables that choose the repository, its index or
+its objects over ``-C``. A git hook exports some (pre-commit runs hooks with GIT_INDEX_FILE set), and a kit started
+from one would read that repository as JAX's history."""
+
+
 def _quiet_env() -> dict[str, str]:
-    # Never ask for a password or open an editor: a bisect is not interactive.
-    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true",
+    # Never ask for a password or open an editor: a bisect is not interactive. The repository is the one -C names.
+    env = {name: value for name, value in os.environ.items() if name not in REPOSITORY_ENV}
+    return {**env, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true",
             "GIT_EDITOR": "true", "LC_ALL": "C"}
 
 
