@@ -62,7 +62,7 @@ from .config import (
 )
 from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_file
 from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
-from .install import ExistingPython, InstallKey, resolve_release
+from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_release
 from .project import known_problems_file
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
@@ -296,6 +296,9 @@ def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     print(f"  dependencies as of: {plan.exclude_newer or 'today (release not on the index)'}")
     for note in plan.notes:
         print(f"  note: {note}")
+    ignored = ignored_settings_note() if resolved.lock is None else None
+    if ignored:
+        print(f"  note: {ignored}")
     if resolution is None:
         print(f"  NOT INSTALLABLE: {resolved.problem}")
         if resolved.attempts:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import settings
 
 from kit.history.git import REPOSITORY_ENV
+from kit.install.installer_env import ignored_settings
 
 from tests import golden
 from tests.fake_releases import FakeReleases, make_fake_releases
@@ -105,4 +106,14 @@ def no_git_repository_of_the_caller() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         for name in REPOSITORY_ENV:
             patch.delenv(name, raising=False)
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_installer_settings_of_the_caller() -> Iterator[None]:
+    """A caller's UV_CONSTRAINT or UV_INDEX_URL no longer reaches the kit's uv, but the kit says so on every fresh
+    resolution, and the wording pinned by the goldens would then differ by machine."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ignored_settings():
+            patch.delenv(name)
         yield

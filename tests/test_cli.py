@@ -11,6 +11,8 @@ from kit.config import parse_matrix
 from kit.errors import UsageError
 from kit.install import plan as install_plan
 from kit.install.key import InstallKey
+from kit.install.plan import InstallPlan, Resolution
+from kit.install.release import ResolvedRelease
 from tests.fake_index import refused_url, serve_index
 
 RAN = {
@@ -224,6 +226,20 @@ def test_plan_says_it_answered_from_the_lock(tmp_path: Path, capsys) -> None:
     assert out[1].startswith("  as locked when its environment was built (")
     assert "    jaxlib==0.6.0" in out
     assert cli.main(["plan", "0.6.0", "--refresh"], log=lambda m: None, matrix_path=path) == exit_codes.EXIT_NETWORK
+
+
+def test_plan_says_which_of_the_callers_uv_settings_it_left_out(tmp_path: Path, capsys, monkeypatch) -> None:
+    plan = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
+                       exclude_newer="2025-05-01T00:00:18Z", index_url="https://example.invalid/simple", pythons=("3.13",))
+    resolved = ResolvedRelease(plan, Resolution("3.13", ok=True, versions={"jax": "0.6.0", "scipy": "1.15.2"}))
+    monkeypatch.setattr(cli, "resolve_release", lambda *a, **k: resolved)  # as resolved just now, not from a lock
+    monkeypatch.setenv("UV_RESOLUTION", "lowest")
+    assert cli.main(["plan", "0.6.0"], log=lambda m: None, matrix_path=matrix_file(tmp_path, refused_url())) == (
+        exit_codes.EXIT_OK)
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: UV_")]
+    assert notes == ["  note: UV_RESOLUTION is set here: the kit's uv runs without it, so a release installs as "
+                     "its plan says (where wheels come from: index_url and find_links under [install] in "
+                     "matrix.toml, or -- --find-links; a version held: --pin)"]
 
 
 # --------------------------------------------------------------------------

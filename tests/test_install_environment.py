@@ -16,6 +16,7 @@ from kit.install import environment, envs, lockfile, plan as install, release
 from kit.install.plan import InstallPlan, Resolution
 from kit.records import packages_fingerprint
 from kit.install.key import InstallKey
+from kit.log_events import Kind, kind_of
 from tests.fake_index import refused_url
 from tests.fake_interpreter import RELEASE, fake_interpreter
 from tests.fake_repro import write_installed
@@ -115,6 +116,27 @@ def test_extra_packages_get_their_own_environment_and_lock_and_leave_the_release
     assert again.plan.requires == ("flax",)
     assert environment.prepare(matrix, "0.6.0", InstallKey("cpu"), lines.append).plan.requires == ()
     assert len(list((tmp_path / "envs" / "locks").iterdir())) == 2
+
+
+def test_a_fresh_resolution_warns_of_the_callers_uv_settings_it_left_out_and_a_locked_one_does_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    matrix = parse_matrix({"kit": {"results_dir": str(tmp_path / "results"), "envs_dir": str(tmp_path / "envs")},
+                           "install": {"pythons": ["3.12"], "jaxlib_archive": ""},
+                           "release": [{"version": "0.6.0"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
+    monkeypatch.setattr(install, "resolve", lambda plan, python, **k: Resolution(python, ok=True, versions={
+        "jax": "0.6.0", "jaxlib": "0.6.0"}))
+    monkeypatch.setattr(release, "available_pythons", lambda wanted: list(wanted))
+    monkeypatch.setattr(envs, "find_interpreter", lambda version: Path(sys.executable))
+    monkeypatch.setattr(environment, "pick_backend", LinkBackend)
+    monkeypatch.setenv("UV_CONSTRAINT", str(tmp_path / "constraints.txt"))
+    era: Any = TableIndex(dates={"0.6.0": datetime(2025, 4, 16, tzinfo=timezone.utc)})
+    fresh: list[str] = []
+    environment.prepare(matrix, "0.6.0", InstallKey("cpu"), fresh.append, index=era)
+    warned = [line for line in fresh if kind_of(line) is Kind.WARNING]
+    assert [line.split(":")[0] for line in warned] == ["UV_CONSTRAINT is set here"]
+    locked: list[str] = []  # uv resolves nothing now: nothing to say
+    environment.prepare(matrix, "0.6.0", InstallKey("cpu"), locked.append, index=era)
+    assert [line for line in locked if kind_of(line) is Kind.WARNING] == []
 
 
 # --------------------------------------------------------------------------

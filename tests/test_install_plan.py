@@ -258,11 +258,3 @@ def test_extra_packages_are_the_era_s_versions_in_wheels_for_the_python_chosen(m
         "the check requires flax: flax==0.10.0 (of jax 0.4.34's era) or a package it needs has no wheels for "
         "Python 3.13")
 
-
-def test_uv_runs_without_the_callers_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    # uv wraps its causes at COLUMNS: "failed to create directory\n         `/long/path`:" is not read as a path.
-    monkeypatch.setenv("COLUMNS", "60")
-    monkeypatch.setenv("KIT_PASSED_THROUGH", "yes")
-    env = install.uv_env()
-    assert "COLUMNS" not in env
-    assert env["KIT_PASSED_THROUGH"] == "yes"

@@ -249,3 +249,32 @@ def test_built_env_answers_for_the_environment_the_pins_and_requires_key(fake_re
     assert [b.built for b in builds] == [False, False]  # built unpinned, not as this bisect installs them
     spec.install = InstallKey("cpu")
     assert [b.built for b in commit_search.release_builds(phase)] == [True, True]  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------
+# The caller's installer settings (kit.install.installer_env): the plan alone decides what resolves
+
+TWO_SCIPYS = {
+    "jax": [("jax-0.4.16-py3-none-any.whl", "2023-09-18T20:00:00Z")],
+    "jaxlib": [("jaxlib-0.4.16-py3-none-any.whl", "2023-09-18T20:00:00Z")],
+    "scipy": [("scipy-1.10.0-py3-none-any.whl", "2023-01-03T20:00:00Z"),
+              ("scipy-1.11.2-py3-none-any.whl", "2023-08-17T20:00:00Z")],
+}
+TWO_SCIPYS_BLOBS = dict([wheel("jax", "0.4.16", requires=('jaxlib==0.4.16; extra == "cpu"',), extras=("cpu",)),
+                         wheel("jaxlib", "0.4.16"), wheel("scipy", "1.10.0"), wheel("scipy", "1.11.2")])
+
+
+@needs_uv
+@pytest.mark.parametrize("setting", ["UV_CONSTRAINT", "UV_RESOLUTION", "UV_EXTRA_INDEX_URL"])
+def test_the_callers_uv_settings_do_not_change_what_a_release_resolves_to(
+        setting: str, tmp_path: Path, own_uv_cache: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each of these turned the era's scipy 1.11.2 into 1.10.0, written to the lock (or asked an index the plan
+    # does not name, here one that refuses: no answer).
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text("scipy==1.10.0\n")
+    value = {"UV_CONSTRAINT": str(constraints), "UV_RESOLUTION": "lowest", "UV_EXTRA_INDEX_URL": refused_url()}[setting]
+    monkeypatch.setenv(setting, value)
+    with serve_index(TWO_SCIPYS, TWO_SCIPYS_BLOBS) as served:
+        resolved = release.resolve_release(pruned_matrix(served.url, "", tmp_path), "0.4.16", InstallKey("cpu"))
+    assert resolved.problem == ""
+    assert resolved.versions["scipy"] == "1.11.2"

@@ -14,7 +14,9 @@ Used from outside only through the names below (tests/test_layers.py):
   its built environment (`built_env`), the index opened once (`open_index`);
 * `overlay`: a commit's Python laid over a release's build (`commit_version`, the overlay folders);
 * `bytecode`: an environment's bytecode compiled once and kept beside it;
-* `envs`: `find_interpreter`, a Python of a given version on this machine.
+* `envs`: `find_interpreter`, a Python of a given version on this machine;
+* `installer_env`: the environment every uv and pip call gets, and `ignored_settings_note`, the
+  caller's installer settings it leaves out (they would change what a release installs).
 
 The rest (lockfile, resolutions, pages, wheel_metadata, uv_cache, uv_failures, refusals, installed,
 existing, bytecode_child) serves these.
@@ -25,6 +27,7 @@ from .bytecode import (bytecode_kept_under, compile_environment, drop_damaged_by
 from .environment import Environment, ExistingPython, Prepared, install_facts, over_release, prepare
 from .envs import find_interpreter
 from .index import PackageIndex, versions_between
+from .installer_env import ignored_settings_note
 from .key import InstallKey
 from .overlay import OVERLAY_FORMAT, commit_version, new_overlay_folder, remove_overlay
 from .plan import InstallPlan, how_to_supply, how_to_supply_extra, unsatisfied_extra
@@ -35,7 +38,8 @@ from .release import ResolvedRelease, built_env, locked_release, open_index, res
 __all__ = [
     "Environment", "ExistingPython", "InstallKey", "InstallPlan", "OVERLAY_FORMAT", "PackageIndex", "Prefetch",
     "Prepared", "ResolvedRelease", "built_env", "bytecode_kept_under", "commit_version", "compile_environment", "drop_damaged_bytecode",
-    "fill_bytecode", "find_interpreter", "how_to_supply", "how_to_supply_extra", "install_facts", "locked_release",
+    "fill_bytecode", "find_interpreter", "how_to_supply", "how_to_supply_extra", "ignored_settings_note", "install_facts",
+    "locked_release",
     "new_overlay_folder", "open_index", "over_release", "predict", "prepare", "release_bytecode_env",
     "remove_overlay", "resolve_release", "unsatisfied_extra", "versions_between",
 ]

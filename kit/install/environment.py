@@ -42,7 +42,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..log_events import Log, detail
+from ..log_events import Event, Kind, Log, detail
 from ..config import Check, Matrix
 from ..errors import UsageError
 from ..history.source import History
@@ -52,6 +52,7 @@ from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .existing import Interpreter, inspect_interpreter
 from .overlay import lay_over
 from .index import PackageIndex
+from .installer_env import ignored_settings_note
 from .key import InstallKey
 from .plan import InstallPlan, Resolution
 from .release import lock_release, open_index, resolve_release
@@ -151,6 +152,9 @@ def prepare(matrix: Matrix, version: str, key: InstallKey, log: Log, *, index: P
     else:
         for note in plan.notes:
             log(note)
+        ignored = ignored_settings_note()
+        if ignored:
+            log(Event(ignored, Kind.WARNING))
         log(detail(f"resolved {', '.join(plan.requirements)} as of {plan.exclude_newer or 'today'}"
                    + (f" (as kept from {resolution.kept}: that era is closed; -- --refresh asks the index again)"
                       if resolution is not None and resolution.kept else "")))

@@ -28,7 +28,8 @@ from ..atomic_files import atomic_write_text
 from ..errors import IndexUnreachable, MachineUnwritable, StorageError, UsageError
 from ..requirements import package_name
 from .installed import missing_from
-from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble, uv_env
+from .installer_env import uv_env
+from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble
 from .uv_failures import WRITE_ERRNOS, raise_if_this_machine, unwritable
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -24,6 +23,7 @@ from ..config import Matrix, Release
 from ..errors import IndexUnreachable, UsageError
 from ..requirements import package_name
 from .index import PackageIndex
+from .installer_env import uv_env
 from .key import InstallKey, pinned_name
 from .resolutions import Once, ResolutionStore, era_closed
 from .uv_cache import holds_era
@@ -484,19 +484,6 @@ def find_uv() -> str:
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
         raise UsageError("uv is not installed", "run: python3 -m pip install -r requirements.txt") from None
-
-
-def uv_env() -> dict[str, str]:
-    """The environment every uv call runs with."""
-    env = dict(os.environ)
-    # pip's machine-wide config (constraints, find-links) must not leak into
-    # era resolution: the plan alone says where wheels come from.
-    env.setdefault("UV_NO_CONFIG", "1")
-    # uv wraps its error's causes at $COLUMNS, which a shell or a test runner may export: a long path
-    # is then split over two lines and the words the kit reads (uv_failures, refusals) no longer match.
-    # Its output here is a pipe, so without COLUMNS it writes each cause on one line.
-    env.pop("COLUMNS", None)
-    return env
 
 
 def _uv_error(stderr: str) -> str:

@@ -24,6 +24,8 @@ from typing import Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 
+from .installer_env import uv_env
+
 PYPI = "https://pypi.org/simple"
 
 
@@ -71,7 +73,7 @@ def default_cache_dir(environ: Mapping[str, str] = os.environ) -> Path | None:
 
 def _asked_cache_dir(uv: str) -> Path | None:
     try:
-        proc = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, timeout=30)
+        proc = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, timeout=30, env=uv_env())
     except (OSError, subprocess.TimeoutExpired):
         return None
     return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
