@@ -61,7 +61,7 @@ from .config import (
     timeout_seconds,
 )
 from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_file
-from .exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
+from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_release
 from .project import known_problems_file
 from .requirements import requirements, versions_text
@@ -82,7 +82,17 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     with unwind_on_stop_signals():
-        return _project_main(argv, log) if project else _main(argv, log, matrix_path, reproduce)
+        try:
+            return _project_main(argv, log) if project else _main(argv, log, matrix_path, reproduce)
+        except KeyboardInterrupt:
+            # Each layer has cleaned up on the way here (a check's process group, its temp folder); a record
+            # is written whole or not at all, so what was written stays. A sweep says more itself and returns.
+            print(INTERRUPTED, file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+
+INTERRUPTED = ("interrupted (Ctrl-C): every record written before it is kept, and the run it stopped wrote none; "
+               "the same command again carries on")
 
 
 def entry() -> None:

@@ -371,3 +371,14 @@ def test_an_interrupted_kit_command_exits_130_through_nox(monkeypatch: pytest.Mo
     with pytest.raises(SystemExit) as stopped:
         noxfile._run(SimpleNamespace(name="matrix", posargs=[], log=print), ["matrix"])
     assert stopped.value.code == 130
+
+
+def test_ctrl_c_in_a_kit_command_is_one_sentence_and_130_not_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys) -> None:
+    # `jax-kit scaling 0.6.0` or `python -m kit run ...`, Ctrl-C while the check runs: it was Python's traceback.
+    def interrupted(*args: object, **kwargs: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_main", interrupted)
+    assert cli.main(["run", "scaling", "0.6.0"]) == exit_codes.EXIT_INTERRUPTED
+    assert capsys.readouterr().err.splitlines() == [cli.INTERRUPTED]
