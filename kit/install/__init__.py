@@ -38,8 +38,7 @@ from .release import ResolvedRelease, built_env, locked_release, open_index, res
 __all__ = [
     "Environment", "ExistingPython", "InstallKey", "InstallPlan", "OVERLAY_FORMAT", "PackageIndex", "Prefetch",
     "Prepared", "ResolvedRelease", "built_env", "bytecode_kept_under", "commit_version", "compile_environment", "drop_damaged_bytecode",
-    "fill_bytecode", "find_interpreter", "how_to_supply", "how_to_supply_extra", "ignored_settings_note", "install_facts",
-    "locked_release",
-    "new_overlay_folder", "open_index", "over_release", "predict", "prepare", "release_bytecode_env",
+    "fill_bytecode", "find_interpreter", "how_to_supply", "how_to_supply_extra", "ignored_settings_note",
+    "install_facts", "locked_release", "new_overlay_folder", "open_index", "over_release", "predict", "prepare", "release_bytecode_env",
     "remove_overlay", "resolve_release", "unsatisfied_extra", "versions_between",
 ]

@@ -65,10 +65,11 @@ def ignored_settings_note(environ: Mapping[str, str] = os.environ) -> str | None
     names = ignored_settings(environ)
     if not names:
         return None
-    named = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return (f"{named} {'is' if len(names) == 1 else 'are'} set here: the kit's uv runs without "
-            f"{'it' if len(names) == 1 else 'them'}, so a release installs as its plan says (where wheels come from: "
-            "index_url and find_links under [install] in matrix.toml, or -- --find-links; a version held: --pin)")
+    *others, last = names
+    named, verb, pronoun = (f"{', '.join(others)} and {last}", "are", "them") if others else (last, "is", "it")
+    return (f"{named} {verb} set here: the kit's uv runs without {pronoun}, so a release installs as its plan says "
+            "(where wheels come from: index_url and find_links under [install] in matrix.toml, or -- --find-links; "
+            "a version held: --pin)")
 
 
 def _decides_the_install(name: str) -> bool:
