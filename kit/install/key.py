@@ -20,7 +20,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from ..config import BACKENDS
+from ..targets import INSTALLED_FOR
 from ..errors import UsageError
 
 
@@ -40,8 +40,8 @@ class InstallKey:
     lock names the Python that was chosen, so it is not part of `settings`."""
 
     def __post_init__(self) -> None:
-        if self.backend not in BACKENDS:
-            raise UsageError(f"unknown backend {self.backend!r}", f"use --backend {' or --backend '.join(BACKENDS)}")
+        if self.backend not in INSTALLED_FOR:
+            raise UsageError(f"unknown backend {self.backend!r}", "use --backend cpu, cuda or tpu")
         object.__setattr__(self, "find_links", tuple(self.find_links))
         object.__setattr__(self, "pins", normal_pins(self.pins))
         object.__setattr__(self, "requires", tuple(sorted(set(self.requires))))

@@ -36,11 +36,17 @@ JAX_CUDA_ARCHIVE_PAGE = "https://storage.googleapis.com/jax-releases/jax_cuda_re
 
 # These are pinned by the release itself, so they are exempt from the era
 # cut-off (pruned wheels are sometimes re-uploaded years later).
-_OWN_PACKAGES = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt")
+_OWN_PACKAGES = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt",
+                 "libtpu", "libtpu-nightly")
 
 # The extra each backend installs through, GPU ones newest first: the first one
 # a release declares is the one to use (for the plan and for bisect's candidate list).
-EXTRAS = {"cpu": ("cpu",), "cuda": ("cuda13", "cuda12", "cuda12_pip", "cuda")}
+EXTRAS = {"cpu": ("cpu",), "cuda": ("cuda13", "cuda12", "cuda12_pip", "cuda"), "tpu": ("tpu",),
+          # Compiling for a GPU without one (`kit.targets`): the plugin alone, without NVIDIA's libraries.
+          "cuda-compile": ("cuda12-local", "cuda12_local", "cuda13-local")}
+
+# What a target's compile needs besides the release: `jax.export` serializes through flatbuffers.
+TARGET_PACKAGES = ("flatbuffers",)
 
 # Platform to resolve GPU plans for: the wheels clusters run.
 GPU_PLATFORM = "x86_64-manylinux_2_28"
@@ -142,7 +148,8 @@ def plan_install(matrix: Matrix, release: Release, key: InstallKey, index: Packa
     return InstallPlan(
         jax=release.version,
         backend=backend,
-        requirements=(jax_req, "scipy", *requires, *pins),
+        requirements=(jax_req, "scipy", *(TARGET_PACKAGES if backend in ("tpu", "cuda-compile") else ()),
+                      *requires, *pins),
         exclude_newer=exclude_newer,
         index_url=matrix.install.index_url,
         extra_index_urls=matrix.install.extra_index_urls + release.extra_index_urls,
@@ -159,16 +166,17 @@ def _jax_requirement(version: str, backend: str, index: PackageIndex, notes: lis
         # jax[cpu] pins the matching jaxlib; for jax-only releases (0.4.37,
         # 0.5.2) it pins the jaxlib they were released against.
         return f"jax[cpu]=={version}"
-    if backend == "cuda":
+    if backend in ("cuda", "tpu", "cuda-compile"):
         extras = index.jax_extras(version)
         extra = backend_extra(backend, extras)
         if extra is not None:
-            notes.append(f"GPU build through the jax[{extra}] extra, as declared by jax {version}")
+            notes.append(f"{'TPU' if backend == 'tpu' else 'GPU'} build through the jax[{extra}] extra, "
+                         f"as declared by jax {version}")
             # Taken as declared, pins and all: jax 0.4.35's cuda12 extra pins
             # jaxlib 0.4.34, and that is what its GPU users got.
             return f"jax[{extra}]=={version}"
         raise UsageError(no_extra(version, backend), f"its extras are: {', '.join(sorted(extras))}")
-    raise UsageError(f"unknown backend {backend!r}", "use --backend cpu or --backend cuda")
+    raise UsageError(f"unknown backend {backend!r}", "use --backend cpu, cuda or tpu")
 
 
 def backend_extra(backend: str, declared: Collection[str]) -> str | None:
@@ -182,7 +190,8 @@ def backend_extra(backend: str, declared: Collection[str]) -> str | None:
 
 
 def no_extra(version: str, backend: str) -> str:
-    return f"jax {version} declares no {'CUDA' if backend == 'cuda' else backend} extra"
+    named = {"cuda": "CUDA", "tpu": "TPU", "cuda-compile": "CUDA plugin (compile-only)"}
+    return f"jax {version} declares no {named.get(backend, backend)} extra"
 
 
 def no_python(pythons: tuple[str, ...] | list[str]) -> str:

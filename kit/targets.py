@@ -1,0 +1,131 @@
+"""Where a verdict is for: the backends the kit runs on, and the chips it compiles for without having them.
+
+A *backend* is where a check runs: ``cpu``, ``cuda`` (a GPU node) or ``tpu``
+(a TPU machine). A *target* is a chip the kit compiles for without the
+hardware (``tpu:v5e:2x2``, ``gpu:a100:4``): the program still runs on CPU host
+devices, to find what it compiles, and each compiled computation is compiled
+again by the target's own compiler (libtpu, or XLA's GPU compiler in the CUDA
+plugin) over the target's compile-only devices (``jax.experimental.topologies``);
+the kit reads that compiler's HLO. A verdict for a target says so: "compiled for
+TPU v5e 2x2 (4 chips), not run".
+
+This module is the one place that knows the names; everything else asks it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import UsageError
+
+BACKENDS = ("cpu", "cuda", "tpu")
+"""What ``--backend`` takes: where the check runs."""
+
+JAX_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "tpu": "tpu"}
+"""A backend as ``jax.default_backend()`` names it."""
+
+# What an environment can be installed for: a backend, or a target's compiler without its hardware.
+INSTALLED_FOR = BACKENDS + ("cuda-compile",)
+
+# What each target platform installs beside jax and jaxlib, as the release's extra (`kit.install.plan`).
+TARGET_EXTRAS = {"tpu": "tpu", "cuda": "cuda-compile"}
+
+# The lowest release whose target compile the kit supports: `jax.export` (the bridge from the program's CPU run
+# to the target's compiler) is public from 0.4.30, and jax[tpu] below 0.5.3 names libtpu-nightly, which the
+# package index does not serve.
+LOWEST_RELEASE = {"tpu": "0.5.3", "cuda": "0.5.3"}
+
+# Named TPU slices: chip, topology as libtpu names it, and the devices JAX shows for it (read off libtpu 0.0.50.1
+# on 2026-12-05: a v4 chip shows as two devices).
+_TPUS: dict[str, tuple[str, str, str, int]] = {
+    # name: (chip kind as people say it, topology_name, chips_per_host_bounds, devices)
+    "v5e:1x1": ("v5e", "v5e:1x1", "1,1,1", 1),
+    "v5e:2x2": ("v5e", "v5e:2x2", "2,2,1", 4),
+    "v5e:2x4": ("v5e", "v5e:2x4", "2,2,1", 8),
+    "v6e:2x2": ("v6e", "v6e:2x2", "2,2,1", 4),
+    "v6e:2x4": ("v6e", "v6e:2x4", "2,2,1", 8),
+    "v5p:2x2x1": ("v5p", "v5p:2x2x1", "2,2,1", 4),
+    "v4:2x2x1": ("v4", "v4:2x2x1", "2,2,1", 8),
+}
+
+# GPU models whose target description ships with the kit (repro/targets/*.txtpb: public hardware figures).
+_GPUS = {"a100": "NVIDIA A100", "h100": "NVIDIA H100"}
+MAX_GPUS = 8
+
+
+@dataclass(frozen=True)
+class Target:
+    """A chip the kit compiles for without having it."""
+
+    name: str
+    """As the user gives it: ``tpu:v5e:2x2``, ``gpu:a100:4``."""
+    platform: str
+    """``tpu`` or ``cuda``: the compiler that compiles for it."""
+    chip: str
+    """``v5e``, ``a100``."""
+    devices: int
+    topology: str
+    """TPU: the topology name libtpu takes (``v5e:2x2``); GPU: ``1xNx1``."""
+    host_bounds: str = ""
+    """TPU: chips per host, ``2,2,1``."""
+    description: str = ""
+    """GPU: the target description file (a GpuTargetConfigProto in text form), relative to repro/targets/."""
+
+    @property
+    def title(self) -> str:
+        """``TPU v5e 2x2 (4 chips)``, ``4 NVIDIA A100 GPUs``."""
+        if self.platform == "tpu":
+            shape = self.topology.split(":", 1)[-1]
+            return f"TPU {self.chip} {shape} ({self.devices} devices)"
+        return f"{self.devices} {_GPUS.get(self.chip, self.chip.upper())} GPU{'s' if self.devices > 1 else ''}"
+
+    @property
+    def compiled_not_run(self) -> str:
+        """What every verdict for it says about where it came from."""
+        return f"compiled for {self.title}, not run"
+
+    @property
+    def install_extra(self) -> str:
+        return TARGET_EXTRAS[self.platform]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "platform": self.platform, "chip": self.chip, "devices": self.devices,
+                "topology": self.topology, "host_bounds": self.host_bounds, "description": self.description,
+                "title": self.title}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Target:
+        return cls(name=str(data["name"]), platform=str(data["platform"]), chip=str(data["chip"]),
+                   devices=int(data["devices"]), topology=str(data["topology"]),
+                   host_bounds=str(data.get("host_bounds") or ""), description=str(data.get("description") or ""))
+
+
+def named_targets() -> list[str]:
+    """Every name `parse_target` knows, as ``--help`` lists them."""
+    return [f"tpu:{name}" for name in _TPUS] + [f"gpu:{chip}:N" for chip in _GPUS]
+
+
+def parse_target(text: str) -> Target:
+    """``tpu:v5e:2x2`` or ``gpu:a100:4`` as a Target; UsageError naming the nearest known one otherwise."""
+    words = text.strip().lower().split(":")
+    if words[0] == "tpu" and ":".join(words[1:]) in _TPUS:
+        chip, topology, bounds, devices = _TPUS[":".join(words[1:])]
+        return Target(text.strip().lower(), "tpu", chip, devices, topology, host_bounds=bounds)
+    if words[0] in ("gpu", "cuda") and len(words) == 3 and words[1] in _GPUS:
+        count = int(words[2]) if words[2].isdigit() else 0
+        if not 1 <= count <= MAX_GPUS:
+            raise UsageError(f"--target {text}: the GPU count must be 1 to {MAX_GPUS}", f"e.g. gpu:{words[1]}:4")
+        return Target(f"gpu:{words[1]}:{count}", "cuda", words[1], count, f"1x{count}x1",
+                      description=f"{words[1]}.txtpb")
+    known = named_targets()
+    near = difflib.get_close_matches(text.strip().lower(), known, n=1, cutoff=0.5)
+    raise UsageError(f"unknown --target {text!r}",
+                     (f"did you mean {near[0]}? " if near else "") + "known targets: " + ", ".join(known))
+
+
+def description_path(target: Target) -> Path:
+    """Where a GPU target's description file lies (repro/targets/, beside the compile script that reads it)."""
+    return Path(__file__).resolve().parent.parent / "repro" / "targets" / target.description
