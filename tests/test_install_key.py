@@ -25,7 +25,7 @@ def test_pins_are_one_spelling_whatever_they_were_given_as() -> None:
 
 
 def test_an_unknown_backend_is_refused_where_the_key_is_made() -> None:
-    assert set(BACKENDS) == {"cpu", "cuda"}
+    assert set(BACKENDS) == {"cpu", "cuda", "tpu"}
     with pytest.raises(UsageError, match="unknown backend 'rocm'"):
         InstallKey("rocm")
 
