@@ -42,10 +42,13 @@ def compile_only_devices(jax: Any, target: Mapping[str, Any]) -> List[Any]:
 def compiled_texts(lowered: Any, compiled: Any) -> Tuple[Optional[str], Optional[str]]:
     """(before optimizations, after optimizations) HLO text of one compile; None where the release gives none."""
     before: Optional[str] = None
-    try:
-        before = lowered.compiler_ir("hlo").as_hlo_text()
-    except Exception:  # releases differ in what compiler_ir offers; the after text still decides
-        before = None
+    try:  # with each op's name (``lu``), so the reader finds its global batch; older releases lack debug_info
+        before = lowered.as_text(dialect="hlo", debug_info=True)
+    except Exception:
+        try:
+            before = lowered.compiler_ir("hlo").as_hlo_text()
+        except Exception:  # releases differ in what compiler_ir offers; the after text still decides
+            before = None
     try:
         after = compiled.as_text()
     except Exception:

@@ -180,10 +180,12 @@ def test_a_cpu_only_correctness_result_does_not_clear_releases_for_gpus() -> Non
     text = "\n".join(render_answer(build_report(cpu_only)))
     assert "(reported on gpu only: this does not clear a release there)" in text
     assert "  - gpu: not measured in these records (`nox -s correctness-<release> -- --backend cuda`" in text
-    # Scaling shows on every backend: no caveat on its CPU range.
+    # The CPU/GPU slogdet problem shows on CPU: no caveat on its CPU range (the TPU one's CPU range has one).
     scaling_lines = [line for line in text.splitlines() if line.startswith("  - cpu: affected")]
     assert scaling_lines
-    assert all("does not clear" not in line for line in scaling_lines)
+    assert any("does not clear" not in line for line in scaling_lines)
+    assert "(reported on tpu only: this does not clear a release there)" in text
+    assert "  - tpu: not measured in these records (`nox -s scaling-<release> -- --target tpu:v5e:2x2`" in text
 
 
 def test_an_ad_hoc_run_never_changes_the_answer_or_the_matrix(tmp_path: Path) -> None:

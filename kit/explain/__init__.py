@@ -13,7 +13,9 @@ from typing import Sequence
 
 from ..log_events import Log
 from ..records import Status
+from ..targets import JAX_PLATFORM
 from ..config import Matrix
+from ..project import known_problems_file
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
 from .capture import Capture, capture_release
@@ -36,7 +38,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         kept: list[str] = []  # the install's and the run's own lines go to the record, not the console
         captures.append(capture_release(matrix, options, release, kept.append, reproduce))
         captures[-1].record["log"] = paste_ready(kept[-40:], matrix)
-    known = load_known(matrix.path.parent / "known_problems.toml")
+    known = load_known(known_problems_file(matrix))
     lines = short_answer(options, captures, known)
     written = write_reports(matrix.layout.reports, options.shown, captures, lines)
     shown = [str(p.relative_to(matrix.path.parent)) if p.is_relative_to(matrix.path.parent) else p.name
@@ -66,6 +68,8 @@ def paste_ready(lines: Sequence[str], matrix: Matrix) -> list[str]:
 def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[KnownFingerprint]) -> list[str]:
     """The console's answer, at most MAX_LINES - 1 lines (the last is where the tables went)."""
     where = f"{options.backend}" + (f", {options.devices} host devices" if options.devices else "")
+    if options.target:
+        where = f"{options.target.compiled_not_run}; the program ran on cpu, {options.devices} host devices"
     names = ", ".join(c.release or "(interpreter)" for c in captures)
     lines = [f"explain {options.shown} on jax {names} ({where})"]
     budget = answers.MAX_LINES - 5  # header, expected, a known problem, the answer, the tables
@@ -77,9 +81,10 @@ def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[
     for body, releases in said.items():
         lines += [", ".join(releases) + body[0], *body[1:room]]
     expected = answers.expected_sentence(captures)
-    problems = answers.matched_problems(captures, known)
+    platform = options.target.platform if options.target else options.backend
+    problems = answers.matched_problems(captures, [p for p in known if JAX_PLATFORM.get(platform) in p.shows_on])
     tail = [expected] if expected else []
-    tail += [p.sentence() for p in problems[:1]] + [answers.choice(captures, problems)]
+    tail += [p.sentence() for p in problems[:1]] + [answers.choice(captures, problems, options.target)]
     return lines[:answers.MAX_LINES - 1 - len(tail)] + tail
 
 

@@ -18,10 +18,12 @@ from ..hlo import Fingerprint
 from ..hlo import COLLECTIVES
 from .capture import Capture
 from .known import KnownFingerprint
+from ..targets import Target
 
 MAX_LINES = 12
 COLLECTIVE_KINDS = COLLECTIVES
-WORST_SHOWN = 3  # source lines per release in the short answer; the table has them all
+WORST_SHOWN = 3
+UNNAMED = "(an op the compiler left without a name or source line)"  # source lines per release in the short answer; the table has them all
 
 _VERBS = {"lu": ("factorises", "LU"), "cholesky": ("factorises", "Cholesky"), "qr": ("factorises", "QR"),
           "geqrf": ("factorises", "QR"), "householder_product": ("multiplies", "Householder product"),
@@ -51,7 +53,7 @@ def flagged_lines(capture: Capture, cwd: Path) -> list[Line]:
     by_line: dict[str, list[Fingerprint]] = {}
     for fingerprint in capture.fingerprints:
         if fingerprint.flagged:
-            by_line.setdefault(fingerprint.location or fingerprint.op_path, []).append(fingerprint)
+            by_line.setdefault(fingerprint.location or fingerprint.op_path or UNNAMED, []).append(fingerprint)
     lines = [Line(where, _call(where, prints[0].function, cwd), tuple(prints)) for where, prints in by_line.items()]
     return sorted(lines, key=lambda line: (-line.bytes_moved, -line.repeated, line.location))
 
@@ -68,7 +70,7 @@ def sentence(line: Line) -> str:
         things = "matrices" if not parts else ""
         parts.append(f"{verb} all {batch} {things}".rstrip() + f" ({word}, {passes})")
     gathered = sum(f.bytes_per_device for f in work if f.state == "gathered")
-    text = f"{line.location} `{line.call}`: "
+    text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
     if parts:
         text += "every device " + " and ".join(parts)
         if gathered:
@@ -107,14 +109,16 @@ def matched_problems(captures: Sequence[Capture], known: Iterable[KnownFingerpri
     for problem in known:
         for capture in captures:
             by_line = _by_line(capture.fingerprints)
-            differs = [f for f in capture.fingerprints if len(states[f.key]) > 1 or len(captures) == 1]
+            # An open problem (no fix upstream) is flagged the same on every release: that is its match.
+            differs = [f for f in capture.fingerprints
+                       if len(states[f.key]) > 1 or len(captures) == 1 or (f.flagged and not problem.fix_release)]
             if any(problem.matches(f, by_line[f.location or f.op_path]) for f in differs):
                 found.append(problem)
                 break
     return found
 
 
-def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint]) -> str:
+def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], target: Target | None = None) -> str:
     """Which release to pick: the lowest measured one where nothing is flagged, or a known fix at or below it."""
     measured = [c for c in captures if c.compiled]
     if not measured:
@@ -123,16 +127,26 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint]) ->
     if not clean:
         fix = next((p for p in problems if p.fix_release), None)
         hint = f"; the known fix is in {fix.fix_release}: try jax >= {fix.fix_release}" if fix else ""
+        if target is not None:
+            unfixed = next((p for p in problems if not p.fix_release), None)
+            ops = sorted({f.op for c in measured for f in c.fingerprints if f.state in ("whole", "gathered")})
+            said = (f"answer: on {target.title} no measured release splits {', '.join(ops) or 'every op'} "
+                    f"(compiled for it, not run): no release is safe to pick there")
+            if unfixed is not None:
+                said += f"; {unfixed.key} has no fix upstream" + (f": try {unfixed.workaround}"
+                                                                  if unfixed.workaround else "")
+            return said + hint
         return f"answer: no measured release splits every op{hint or '; the lines above are where to look'}"
     lowest = clean[0].release or "this interpreter"
+    on = f" for {target.title} (compiled for it, not run)" if target is not None else ""
     fixes = [p.fix_release for p in problems if p.fix_release and _order(p.fix_release) <= _order(lowest)]
     if fixes and clean[0] is not measured[0]:
         pick = max(fixes, key=_order)
-        return (f"answer: every op is split on {lowest} (the lowest measured); the known fix is in {pick}: "
+        return (f"answer: every op is split on {lowest} (the lowest measured){on}; the known fix is in {pick}: "
                 f"pick jax >= {pick}")
     if clean[0] is measured[0] and len(measured) > 1:
-        return f"answer: every op is split on every measured release from {lowest}"
-    return f"answer: every op is split on {lowest}" + (f": pick jax >= {lowest}" if len(measured) > 1 else "")
+        return f"answer: every op is split on every measured release from {lowest}{on}"
+    return f"answer: every op is split on {lowest}{on}" + (f": pick jax >= {lowest}" if len(measured) > 1 else "")
 
 
 def size(count: int) -> str:
@@ -160,7 +174,7 @@ def _call(location: str, function: str, cwd: Path) -> str:
     """What the source line calls, as written there (``jnp.linalg.slogdet``); the function where unreadable."""
     file, _, number = location.rpartition(":")
     if not number.isdigit() or not function:
-        return function or location
+        return function if function or location != UNNAMED else ""
     try:
         with open(cwd / file, encoding="utf-8", errors="replace") as source:
             text = next((line for index, line in enumerate(source, 1) if index == int(number)), "")

@@ -26,8 +26,8 @@ from ..records import Status
 from .. import __version__, records
 from ..config import Matrix, script_check
 from ..hlo import Fingerprint
-from ..install import ExistingPython, install_facts, release_bytecode_env
-from ..run import explained, runner
+from ..install import ExistingPython, InstallKey, install_facts, release_bytecode_env
+from ..run import explained, runner, targeted
 from .options import Options
 
 
@@ -48,10 +48,16 @@ class Capture:
 def capture_release(matrix: Matrix, options: Options, release: str, log: Log, reproduce: str) -> Capture:
     """Run the program on ``release`` ("" with ``--python``: that interpreter's) and read its compiles."""
     started = time.monotonic()
+    target = options.target
+    too_old = targeted.release_too_old(target, release) if target else ""
+    if too_old:  # said before anything is resolved or downloaded
+        return Capture(release, json_safe(_unbuilt_record(options, release, too_old, reproduce)))
     check = script_check("explain", options.program, host_devices=options.devices, timeout_s=options.timeout_s)
     existing = ExistingPython(options.python, None, options.backend) if options.python else None
+    # A target's environment carries its compiler (jax[tpu], the CUDA plugin); the program still runs on CPU.
+    install = InstallKey(target.install_extra) if target else None
     request = runner.RunRequest(check="explain", version=release, backend=options.backend, script=check,
-                                existing=existing, timeout_s=options.timeout_s, reproduce=reproduce)
+                                existing=existing, timeout_s=options.timeout_s, reproduce=reproduce, install=install)
     prepared = runner.prepare(matrix, request, log)
     jax = prepared.jax or release
     record = _base_record(options, jax, prepared, reproduce)
@@ -63,13 +69,26 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
         run = explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
                                    options.timeout_s, log,
                                    release_bytecode_env(env), args=options.args, cwd=options.cwd,
-                                   shown=lambda path: _shown_source(path, options))
+                                   shown=lambda path: _shown_source(path, options), target=target,
+                                   run_child=runner.run_child)
         found = run.fingerprints
         record.update(modules=run.modules, dump=run.dump)
+        if run.target is not None:
+            record["target"] = run.target
         record.update(_run_fields(run.fields, record, options, run.output_tail))
     record["duration_s"] = round(time.monotonic() - started, 2)
     record["fingerprints"] = [f.to_json() for f in found]
     return Capture(jax, json_safe(record), found)
+
+
+def _unbuilt_record(options: Options, release: str, reason: str, reproduce: str) -> dict[str, Any]:
+    """A release the target cannot be compiled on, said without building it."""
+    assert options.target is not None
+    return {"schema": records.SCHEMA, "kit_version": __version__, "kind": "explain", "program": options.shown,
+            "args": list(options.args), "requested": {"jax": release, "backend": options.backend,
+                                                      "target": options.target.name},
+            "status": Status.NOT_INSTALLABLE, "reason": reason, "target": options.target.to_json(),
+            "reproduce": reproduce, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 def _shown_source(path: str, options: Options) -> str:
@@ -85,7 +104,8 @@ def _base_record(options: Options, jax: str, prepared: Any, reproduce: str) -> d
                "host_devices": options.devices, "kit_version": __version__}
     return {
         "schema": records.SCHEMA, "kit_version": __version__, "kind": "explain", "program": options.shown,
-        "args": list(options.args), "requested": {"jax": jax, "backend": options.backend},
+        "args": list(options.args), "requested": {"jax": jax, "backend": options.backend,
+                                                  **({"target": options.target.name} if options.target else {})},
         "status": None, "reason": "",
         "install": install_facts(prepared),
         "identity": runner.prepared_identity(subject, jax, options.backend, prepared).to_json(),
@@ -107,9 +127,13 @@ def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options
     ended = _how_it_ended(fields, options, tail)
     if not modules:
         status, reason = "compiled-nothing", f"{ended}, and compiled nothing: there is no HLO to explain"
+        if record.get("target"):
+            reason = f"{ended}; {record['target']['sentence']}: there is no HLO to explain"
     else:
         status = Status.RAN if fields.get("status") == Status.RAN and evidence.get("exit_code") == 0 else "partial"
         reason = f"{ended}; {len(modules)} module(s) compiled, {partitioned} of them partitioned over devices"
+        if record.get("target"):
+            reason = f"{ended}; {record['target']['sentence']}, {partitioned} of them partitioned over devices"
         if status == "partial":
             reason += " (what compiled before it ended counts)"
     if record["dump"]["dropped_count"]:

@@ -30,6 +30,9 @@ class KnownFingerprint:
     fix_release: str
     fix_commit: str
     workaround: str
+    shows_on: tuple[str, ...] = ("cpu", "gpu")
+    """Platforms as jax names them (cpu, gpu, tpu) where the problem shows: a TPU compile matches only its own."""
+    workaround_measured: str = ""
 
     def matches(self, fingerprint: Fingerprint, same_line: Iterable[Fingerprint]) -> bool:
         if fingerprint.op not in self.ops or fingerprint.state not in self.states:
@@ -38,7 +41,10 @@ class KnownFingerprint:
 
     def sentence(self) -> str:
         fixed = f"fixed in {self.fix_release} ({self.fix_commit[:10]})" if self.fix_release else "no fix upstream yet"
-        return f"known problem {self.key}: {fixed}" + (f"; workaround {self.workaround}" if self.workaround else "")
+        workaround = f"; workaround {self.workaround}" if self.workaround else ""
+        if workaround and self.workaround_measured:
+            workaround += f" ({self.workaround_measured})"
+        return f"known problem {self.key}: {fixed}{workaround}"
 
 
 def load(path: Path) -> tuple[KnownFingerprint, ...]:
@@ -66,4 +72,6 @@ def _known(item: Mapping[str, Any], where: str, source: str) -> KnownFingerprint
                             fed_by=string(table, "fed_by", f"{where}.fingerprint", ""),
                             fix_release=string(fix, "release", f"{where}.fix", ""),
                             fix_commit=string(fix, "commit", f"{where}.fix", ""),
-                            workaround=string(item, "workaround", where, ""))
+                            workaround=string(item, "workaround", where, ""),
+                            shows_on=strings(item, "shows_on", where, ("cpu", "gpu")),
+                            workaround_measured=string(item, "workaround_measured", where, ""))

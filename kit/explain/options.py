@@ -16,12 +16,13 @@ from typing import Sequence
 from ..arguments import Parser
 from ..config import BACKENDS, Matrix, release_number, timeout_seconds
 from ..errors import UsageError
+from ..targets import Target, parse_target
 from ..user_paths import file_problem
 
 DEFAULT_DEVICES = 4
 DEFAULT_TIMEOUT_S = 600
 USAGE = ("nox -s explain -- PROGRAM [ARGS...] [--releases A,B] [--python PATH] [--devices N] [--timeout S] "
-         "[--backend cpu|cuda]")
+         "[--backend cpu|cuda] [--target tpu:v5e:2x2|gpu:a100:4|...]")
 _TIP = "e.g. nox -s explain -- examples/programs/train_slogdet.py --releases 0.4.35,0.6.0 (docs/explain.md)"
 
 
@@ -38,6 +39,8 @@ class Options:
     """Forced host devices on CPU; None on a GPU (its real devices)."""
     backend: str
     timeout_s: int
+    target: Target | None
+    """A chip to compile for without having it (``--target``): the program runs on ``devices`` CPU host devices."""
     shown: str
     """The program as reports name it: relative to the folder it was called from."""
 
@@ -50,9 +53,10 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
     parser = Parser(prog="nox -s explain --", tip=_TIP, allow_abbrev=False, add_help=False)
     parser.add_argument("--releases", default=None, metavar="A,B")
     parser.add_argument("--python", default=None, metavar="PATH")
-    parser.add_argument("--devices", type=int, default=DEFAULT_DEVICES, metavar="N")
+    parser.add_argument("--devices", type=int, default=None, metavar="N")
     parser.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS")
     parser.add_argument("--backend", default="cpu", choices=BACKENDS)
+    parser.add_argument("--target", default=None, metavar="TARGET")
     parser.add_argument("--called-from", default=None, help=argparse.SUPPRESS)
     known, rest = parser.parse_known_args(words)
     if not rest or rest[0].startswith("-"):
@@ -62,12 +66,30 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
     problem = file_problem(program)
     if problem:
         raise UsageError(f"the program {rest[0]} {problem}", "give the path of a Python file, as you would run it")
-    if known.devices < 1:
+    if known.devices is not None and known.devices < 1:
         raise UsageError(f"--devices must be 1 or more, got {known.devices}", "e.g. --devices 4")
+    target = _target(known.target, known.backend, known.python)
+    devices = known.devices or (target.devices if target else DEFAULT_DEVICES)
+    if target and devices > target.devices:
+        raise UsageError(f"--devices {devices} is more than {target.title} has",
+                         f"give --devices {target.devices} or fewer (the program's mesh must fit the target)")
     return Options(program=program, args=tuple(rest[1:] + tail), cwd=folder,
                    releases=_releases(matrix, known.releases, known.python is not None),
-                   python=_interpreter(known.python, folder), devices=known.devices if known.backend == "cpu" else None,
-                   backend=known.backend, timeout_s=known.timeout, shown=_shown(program, folder))
+                   python=_interpreter(known.python, folder), devices=devices if known.backend == "cpu" else None,
+                   backend=known.backend, timeout_s=known.timeout, target=target, shown=_shown(program, folder))
+
+
+def _target(text: str | None, backend: str, python: str | None) -> Target | None:
+    """``--target``: compiled for, not run, so the program itself runs on this machine's CPU."""
+    if text is None:
+        return None
+    if backend != "cpu":
+        raise UsageError(f"--target compiles for {text} from a run on CPU: it cannot go with --backend {backend}",
+                         "drop --backend (the program runs on CPU host devices, the target's compiler does the rest)")
+    if python is not None:
+        raise UsageError("--target installs the release with the target's compiler: it cannot use --python",
+                         "give --releases instead of --python (e.g. --releases 0.12.0.1)")
+    return parse_target(text)
 
 
 def _releases(matrix: Matrix, text: str | None, existing: bool) -> tuple[str, ...]:

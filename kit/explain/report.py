@@ -32,13 +32,15 @@ def write_reports(folder: Path, program: str, captures: Sequence[Capture], answe
     """Every release's md and json, and (for more than one release) the table across them; their paths."""
     files: dict[Path, str] = {}
     stem = file_stem(program)
+    target = next((str(c.record["target"]["name"]) for c in captures if c.record.get("target")), "")
+    across = stem + ("-" + re.sub(r"[^A-Za-z0-9_.-]", "-", target) if target else "")  # beside the CPU table
     for capture in captures:
         name = release_name(stem, capture)
         files[folder / f"{name}.json"] = strict_json(capture.record) + "\n"
         files[folder / f"{name}.md"] = release_markdown(capture, answer)
     if len(captures) > 1:
-        files[folder / f"{stem}.md"] = across_markdown(program, captures, answer)
-        files[folder / f"{stem}.json"] = strict_json({"kind": "explain-across", "program": program,
+        files[folder / f"{across}.md"] = across_markdown(program, captures, answer)
+        files[folder / f"{across}.json"] = strict_json({"kind": "explain-across", "program": program,
                                                       "releases": [c.release for c in captures],
                                                       "answer": list(answer),
                                                       "rows": across_rows(captures)}) + "\n"
@@ -50,7 +52,9 @@ def write_reports(folder: Path, program: str, captures: Sequence[Capture], answe
 def release_name(stem: str, capture: Capture) -> str:
     """``explain-train-0.6.0``; a user's own interpreter (``--python``) adds ``-existing``: not the kit's build."""
     existing = (capture.record.get("install") or {}).get("environment") == "existing"
-    return f"{stem}-{capture.release or 'unknown'}" + ("-existing" if existing else "")
+    target = str((capture.record.get("target") or {}).get("name") or "")
+    compiled_for = "-" + re.sub(r"[^A-Za-z0-9_.-]", "-", target) if target else ""  # beside, not over, the CPU run's
+    return f"{stem}-{capture.release or 'unknown'}{compiled_for}" + ("-existing" if existing else "")
 
 
 def release_markdown(capture: Capture, answer: Sequence[str]) -> str:
@@ -62,6 +66,10 @@ def release_markdown(capture: Capture, answer: Sequence[str]) -> str:
     if not capture.fingerprints:
         lines.append("| (no linear-algebra op or collective in what compiled) |" + " |" * (len(_COLUMNS) - 1))
     environment = record.get("environment") or {}
+    target = record.get("target") or {}
+    if target:
+        lines += ["", f"{cell(target.get('sentence'))} (the program ran on CPU host devices to find what it "
+                      f"compiles; each computation was compiled again by {cell(target.get('title'))}'s compiler)."]
     lines += ["", f"Ran on {cell(environment.get('backend') or record['requested'].get('backend'))}"
                   f", jax {cell(environment.get('jax'))}, jaxlib {cell(environment.get('jaxlib'))}"
                   f", python {cell(environment.get('python'))}; modules read: {len(record.get('modules') or [])}.",

@@ -28,11 +28,16 @@ from .text import Computation, Instruction, Module
 LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "householder_product", "eigh", "eig",
                                "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3"})
 LINALG_TARGET = re.compile(r"getrf|potrf|trsm|geqrf|geqp3|orgqr|ungqr|syev|heev|gesdd|gesvd|geev|gees|gehrd|"
-                           r"sytrd|hetrd|gtsv|cholesky|getrs", re.IGNORECASE)
+                           r"sytrd|hetrd|gtsv|cholesky|getrs|"
+                           # The TPU compiler's own: LuDecomposition before optimizations, LuDecompositionBlock
+                           # (LuRealDecompositionBlock from 0.12) after, triangular solves as InvertDiagBlocks*.
+                           r"LuDecomposition|LuRealDecomposition|InvertDiagBlocks|QrDecomposition|^Qr$|^Eigh$|^Svd$",
+                           re.IGNORECASE)
 LINALG_OPCODES = frozenset({"triangular-solve", "cholesky"})
 COLLECTIVES = frozenset({"all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute",
                          "collective-broadcast", "ragged-all-to-all"})
 FLAGGED = frozenset({"whole", "gathered", "communication"})
+EXPORTED_CALL = "call_exported"  # the op path's step into a module compiled from a jax.export
 FEED_HOPS = 6  # how far up a linalg op's operands a collective still "feeds" it
 
 _JIT = re.compile(r"^p?jit\(([^()]*)\)$")
@@ -131,11 +136,16 @@ class _Context:
         parts = op_name.split("/")
         while len(parts) > 1 and parts[0] in self.prefix:
             parts = parts[1:]
+        if len(parts) > 2 and parts[0] == EXPORTED_CALL:
+            # Compiled for a target from an export (`repro.target_compile`): the program's own jit is one level down.
+            parts = parts[2:] if parts[1].startswith(("jit(", "pjit(")) else parts[1:]
         return "/".join(parts)
 
     def add_linalg(self, found: dict[tuple[str, ...], Fingerprint], computation: Computation,
                    instruction: Instruction) -> None:
-        location, function, path, pass_ = self.where(instruction)
+        # The TPU compiler of some releases (libtpu 0.0.11, jax 0.5.3) drops a custom call's metadata: its users say.
+        named = instruction if instruction.op_name else self.attributed(computation, instruction)
+        location, function, path, pass_ = self.where(named)
         op = _primitive(instruction)
         fingerprint = found.setdefault(("linalg", location or path, function, op, pass_), Fingerprint(
             self.after.name, location, function, op, pass_, "", path))
@@ -298,10 +308,18 @@ def _is_linalg(instruction: Instruction) -> bool:
             and not _collective(instruction))
 
 
+# The TPU compiler's custom calls, by the primitive they compute, for where no op name says it.
+_TPU_TARGETS = (("LuDecomposition", "lu"), ("LuRealDecomposition", "lu"), ("InvertDiagBlocks", "triangular_solve"),
+                ("Cholesky", "cholesky"), ("QrDecomposition", "qr"), ("Qr", "qr"), ("Eigh", "eigh"), ("Svd", "svd"))
+
+
 def _primitive(instruction: Instruction) -> str:
     last = instruction.op_name.rsplit("/", 1)[-1]
     if last in LINALG_PRIMITIVES or not (instruction.target or instruction.opcode in LINALG_OPCODES):
         return last
+    tpu = next((primitive for prefix, primitive in _TPU_TARGETS if instruction.target.startswith(prefix)), "")
+    if tpu:
+        return tpu
     return instruction.opcode.replace("-", "_") if instruction.opcode in LINALG_OPCODES else instruction.target
 
 

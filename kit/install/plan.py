@@ -45,8 +45,9 @@ EXTRAS = {"cpu": ("cpu",), "cuda": ("cuda13", "cuda12", "cuda12_pip", "cuda"), "
           # Compiling for a GPU without one (`kit.targets`): the plugin alone, without NVIDIA's libraries.
           "cuda-compile": ("cuda12-local", "cuda12_local", "cuda13-local")}
 
-# What a target's compile needs besides the release: `jax.export` serializes through flatbuffers.
-TARGET_PACKAGES = ("flatbuffers",)
+# What a target's compile needs besides the release: `jax.export` serializes through flatbuffers, and up to at
+# least 0.5.3 imports absl's logging.
+TARGET_PACKAGES = ("flatbuffers", "absl-py")
 
 # Platform to resolve GPU plans for: the wheels clusters run.
 GPU_PLATFORM = "x86_64-manylinux_2_28"

@@ -65,7 +65,7 @@ def load_known_problems(path: Path = DEFAULT_PATH) -> tuple[KnownProblem, ...]:
 
 
 _PROBLEM_KEYS = {"key", "check", "title", "links", "shows_on", "fix",
-                 "workaround", "fingerprint"}  # read by kit.explain.known (explain matches fingerprints)
+                 "workaround", "workaround_measured", "fingerprint"}  # read by kit.explain.known (explain matches fingerprints)
 _FIX_KEYS = {"release", "title", "url", "commit", "verified", "related"}
 
 

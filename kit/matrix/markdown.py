@@ -71,8 +71,9 @@ def render_answer(report: Report) -> list[str]:
                 lines.append(f"  - {r.backend}, workaround the records support: {r.workaround}")
         for backend in problem.shows_on:
             if backend not in {r.backend for r in problem.ranges}:
-                lines.append(f"  - {backend}: not measured in these records "
-                             f"(`nox -s {problem.check}-<release> -- --backend cuda` on a {backend} machine)")
+                how = ("-- --target tpu:v5e:2x2` here, compiled for a TPU without one, or on a TPU machine"
+                       if backend == "tpu" else f"-- --backend cuda` on a {backend} machine")
+                lines.append(f"  - {backend}: not measured in these records (`nox -s {problem.check}-<release> {how})")
         if problem.upstream_fixed_in:
             lines.append(f"  - upstream: fixed in {problem.upstream_fixed_in} by {problem.upstream_change}")
         else:

@@ -24,6 +24,8 @@ from ..install import Environment
 from . import shared_runs
 from .shared_runs import DumpedRun
 from .hlo_dump import Dump, dump_flags
+from . import targeted
+from ..targets import Target
 
 ScriptRun = Callable[..., dict[str, Any]]
 """`runner.run_script`, handed in by the runner (which imports this module: no import circle)."""
@@ -35,15 +37,34 @@ FINGERPRINTS_KEPT = 200  # in a record; the explain report has them all
 def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
                timeout: int, log: Log,
                extra_env: Mapping[str, str] | None = None, args: Sequence[str] = (), cwd: Path | None = None,
-               shown: Callable[[str], str] | None = None) -> DumpedRun:
-    """Run ``check``'s script with the dump on; every module it compiled, read, whatever way it ended."""
+               shown: Callable[[str], str] | None = None, target: Target | None = None,
+               run_child: targeted.RunChild | None = None) -> DumpedRun:
+    """Run ``check``'s script with the dump on; every module it compiled, read, whatever way it ended.
+
+    With a ``target`` the program runs on CPU host devices and what it compiled is compiled again for the
+    target (`kit.run.targeted`, with ``run_child``): the modules read are the target compiler's.
+    """
     with scratch_dir() as tmp:
-        with Dump(tmp / "dump") as dump:
-            flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
-            # Its output goes to a log beside the dump, not the console (the record keeps the last lines).
-            fields = run_script(env, check, backend, timeout, log, tmp / "output.log", echo=False,
-                                       extra_env={**(extra_env or {}), "XLA_FLAGS": flags}, args=args, cwd=cwd)
+        compiled = None
+        if target is None:
+            with Dump(tmp / "dump") as dump:
+                flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
+                # Its output goes to a log beside the dump, not the console (the record keeps the last lines).
+                fields = run_script(env, check, backend, timeout, log, tmp / "output.log", echo=False,
+                                    extra_env={**(extra_env or {}), "XLA_FLAGS": flags}, args=args, cwd=cwd)
+        else:
+            assert run_child is not None
+            exports = tmp / "exports"
+            exports.mkdir()
+            fields = run_script(env, check, "cpu", timeout, log, tmp / "output.log", echo=False,
+                                extra_env={**(extra_env or {}), **targeted.program_env(target, exports)},
+                                args=args, cwd=cwd)
+            with Dump(tmp / "dump") as dump:
+                compiled = targeted.compile_exports(run_child, env, target, exports, tmp, dump.folder, timeout, log)
         run = DumpedRun(fields, output_tail=_tail(tmp / "output.log"))
+        if compiled is not None:
+            run.target = {**target.to_json(), "sentence": targeted.compile_sentence(target, compiled),  # type: ignore[union-attr]
+                          **{k: compiled[k] for k in ("devices", "failed", "export_errors", "jax") if k in compiled}}
         for module in dump.modules():  # pruned a last time as the run ended; read before the folder goes
             try:
                 after = read_module(module.after)

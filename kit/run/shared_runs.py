@@ -35,6 +35,8 @@ class DumpedRun:
     fingerprints: list[Fingerprint] = field(default_factory=list)
     dump: dict[str, Any] = field(default_factory=dict)
     output_tail: list[str] = field(default_factory=list)
+    target: dict[str, Any] | None = None
+    """With a target: what it is and how its compile went (`kit.run.targeted`)."""
 
 
 def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | None:

@@ -1,0 +1,94 @@
+"""A program explained for a chip this machine does not have: run on CPU, exported, compiled for the target.
+
+Three steps, each in the release's environment built with the target's
+compiler (`kit.targets.Target.install_extra`: jax[tpu], or the CUDA plugin):
+
+1. the program runs unmodified on CPU host devices (``JAX_PLATFORMS=cpu``, so
+   the target's compiler never loads into it), with `repro.target_export`
+   armed: each jitted computation it calls is exported for the target's
+   platform into a scratch folder;
+2. `repro.target_compile` compiles every export over the target's
+   compile-only devices, each input laid out as the program laid it out, and
+   writes the compiler's HLO as XLA's dump would;
+3. the caller reads that dump as it reads a CPU run's (`kit.run.explained`).
+
+Nothing runs on the target: its verdicts say "compiled for ..., not run".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from repro.target_export import EXPORTS_ENV, PLATFORM_ENV, manifest
+
+from ..install import Environment
+from ..log_events import Log, detail
+from ..package_files import repro_root
+from ..targets import LOWEST_RELEASE, Target
+
+RunChild = Callable[..., Any]
+"""`runner.run_child`, handed in by the runner's side (which imports this module: no import circle)."""
+
+
+def program_env(target: Target, exports: Path) -> dict[str, str]:
+    """What the program's run is told besides: CPU only, and where its exports go."""
+    return {"JAX_PLATFORMS": "cpu", EXPORTS_ENV: str(exports), PLATFORM_ENV: target.platform,
+            # Added after the environment's own paths (`repro_env`): its sitecustomize arms the export.
+            "PYTHONPATH": str(repro_root() / "repro" / "target_site")}
+
+
+def compile_exports(run_child: RunChild, env: Environment, target: Target, exports: Path, scratch: Path,
+                    dump: Path, timeout: int, log: Log) -> dict[str, Any]:
+    """Compile what the program exported for ``target`` into ``dump``; the compile's result (what compiled,
+    what failed and why, the devices), or one saying why there is none."""
+    exported = [entry for entry in manifest(str(exports)) if "file" in entry]
+    if not exported:
+        errors = [entry["error"] for entry in manifest(str(exports)) if "error" in entry]
+        why = (f"its export for {target.platform} failed: {errors[0]}" if errors
+               else "the program called no jitted function on arrays")
+        return {"modules": [], "failed": [], "none_exported": why}
+    described = scratch / "target.json"
+    described.write_text(json.dumps(target.to_json()), encoding="utf-8")
+    out = scratch / "target-result.json"
+    cmd = [str(env.python), "-m", "repro.target_compile", "--exports", str(exports), "--target", str(described),
+           "--dump", str(dump), "--out", str(out)]
+    log(detail(f"compiling {len(exported)} exported computation(s) for {target.title}"))
+    # Its output (libtpu's start-up warnings among it) goes to a log in the scratch folder, not the console.
+    ended = run_child(cmd, timeout, log, {"JAX_PLATFORMS": "cpu"}, env.pythonpath, scratch / "compile.log",
+                      echo=False)
+    try:
+        result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        last = next((line for line in reversed(ended.tail) if line.strip()), "no output")
+        how = "did not finish" if ended.timed_out else f"exited {ended.code}"
+        return {"modules": [], "failed": [], "compile_crashed": f"the compile for {target.title} {how}: {last}"}
+    return result
+
+
+def compile_sentence(target: Target, result: Mapping[str, Any]) -> str:
+    """How the compile for the target went, in one clause for the record's reason."""
+    for key in ("no_devices", "none_exported", "compile_crashed"):
+        if result.get(key):
+            return f"nothing compiled for {target.title}: {result[key]}"
+    failed = result.get("failed") or []
+    said = f"{len(result.get('modules') or [])} computation(s) {target.compiled_not_run}"
+    if failed:
+        said += f"; {len(failed)} could not be compiled for it (e.g. {failed[0].get('error')})"
+    return said
+
+
+def release_too_old(target: Target, release: str) -> str:
+    """Why ``release`` cannot compile for ``target`` here ("" when it can be tried)."""
+    lowest = LOWEST_RELEASE[target.platform]
+    if not release or _order(release) >= _order(lowest):
+        return ""
+    if target.platform == "tpu":
+        return (f"jax {release} cannot compile for {target.title} here: jax[tpu] before {lowest} needs "
+                "libtpu-nightly, which the package index does not serve")
+    return f"jax {release} cannot compile for {target.title} here: the kit compiles for GPUs from jax {lowest}"
+
+
+def _order(version: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))

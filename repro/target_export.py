@@ -1,0 +1,207 @@
+"""Inside a user's program run for a target: export each jitted computation it calls, for the target's platform.
+
+The program runs unmodified on CPU host devices (it needs real devices to
+run); this module, loaded at interpreter start by ``repro/target_site/
+sitecustomize.py`` where the kit asks for a target, wraps ``jax.jit`` as jax
+is imported. The first call of a jitted function with a new signature (shapes,
+dtypes, shardings, static arguments) is also exported with
+``jax.export.export(..., platforms=[PLATFORM])``: JAX lowers it as it would for
+the target (its TPU or CUDA lowering rules), and the serialized module, with
+each input's sharding as mesh axes and a partition spec, is written to
+``$KIT_TARGET_EXPORTS``. `repro.target_compile` compiles them for the target
+in another process: loading libtpu into a program that runs collectives on CPU
+devices broke them (a rendezvous timeout), so the target's compiler never
+loads here.
+
+Nothing here may change what the program does: every failure is written to
+the manifest and swallowed, calls inside a trace (a jitted function called
+from another one) are not exported, and the number of exports is bounded.
+Exporting traces the function once more, so a ``print`` inside it prints twice.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+import threading
+from typing import Any, Dict, List, Optional, Sequence
+
+EXPORTS_ENV = "KIT_TARGET_EXPORTS"
+PLATFORM_ENV = "KIT_TARGET_PLATFORM"
+MAX_EXPORTS = 64
+MANIFEST = "manifest.jsonl"
+
+_lock = threading.Lock()
+_seen: set = set()
+
+
+def install() -> None:
+    """Wrap ``jax.jit`` when jax is imported (now, if it already is); nothing where the kit asked for no target."""
+    if not os.environ.get(EXPORTS_ENV):
+        return
+    if "jax" in sys.modules:
+        _patch(sys.modules["jax"])
+        return
+    sys.meta_path.insert(0, _JaxImported())
+
+
+class _JaxImported(importlib.abc.MetaPathFinder):
+    """Finds ``jax`` as the other finders do, and patches it once its module has run."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "jax":
+            return None
+        sys.meta_path.remove(self)  # once: the real finders answer from here on
+        spec = importlib.util.find_spec("jax")
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            _patch(module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _patch(jax: Any) -> None:
+    real = jax.jit
+    if getattr(real, "_kit_target_export", False):
+        return
+
+    def jit(fun: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if fun is None:  # @jax.jit(static_argnums=...) on releases that allow it
+            return lambda f: jit(f, *args, **kwargs)
+        return _Exporting(real(fun, *args, **kwargs), kwargs)
+
+    jit._kit_target_export = True  # type: ignore[attr-defined]
+    functools.update_wrapper(jit, real)
+    jax.jit = jit
+
+
+class _Exporting:
+    """A jitted function that also exports itself on each new signature; everything else is the jitted one's."""
+
+    def __init__(self, jitted: Any, options: Dict[str, Any]) -> None:
+        self._jitted = jitted
+        self._static_nums = _as_tuple(options.get("static_argnums"))
+        self._static_names = _as_tuple(options.get("static_argnames"))
+        functools.update_wrapper(self, jitted)  # type: ignore[arg-type]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            _export(self._jitted, args, kwargs, self._static_nums, self._static_names)
+        except Exception as error:  # never the program's failure: written down, and the call goes on
+            _note({"error": f"{type(error).__name__}: {error}".splitlines()[0][:500]})
+        return self._jitted(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._jitted, name)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        # A jitted method: bound as the jitted function would be.
+        return self if instance is None else functools.partial(self, instance)
+
+
+def _export(jitted: Any, args: Sequence[Any], kwargs: Dict[str, Any], static_nums: tuple, static_names: tuple) -> None:
+    import jax
+
+    dynamic = [a for i, a in enumerate(args) if i not in static_nums and i - len(args) not in static_nums]
+    dynamic += [v for k, v in sorted(kwargs.items()) if k not in static_names]
+    leaves = jax.tree_util.tree_leaves(dynamic)
+    if any(isinstance(leaf, _tracer(jax)) for leaf in leaves):
+        return  # called inside another trace: the outer computation is the one compiled
+    key = (id(jitted), repr(jax.tree_util.tree_structure(dynamic)),
+           tuple(_leaf_key(leaf) for leaf in leaves),
+           repr([a for i, a in enumerate(args) if i in static_nums]))
+    with _lock:
+        if key in _seen or len(_seen) >= MAX_EXPORTS:
+            return
+        _seen.add(key)
+        number = len(_seen)
+    platform = os.environ.get(PLATFORM_ENV, "tpu")
+    exported = _export_function(jax)(jitted, platforms=[platform])(*args, **kwargs)
+    name = f"{number:04d}"
+    folder = os.environ[EXPORTS_ENV]
+    with open(os.path.join(folder, name + ".bin"), "wb") as out:
+        out.write(exported.serialize())
+    arrays = [leaf for leaf in leaves if hasattr(leaf, "shape") and hasattr(leaf, "dtype")]
+    _note({"file": name + ".bin", "function": str(getattr(exported, "fun_name", "")),
+           "shardings": [_sharding(leaf) for leaf in arrays] if len(arrays) == len(exported.in_avals) else None,
+           "inputs": len(exported.in_avals)})
+
+
+def _tracer(jax: Any) -> Any:
+    tracer = getattr(jax.core, "Tracer", None)
+    if tracer is None:
+        from jax._src.core import Tracer as tracer  # where newer releases keep it
+    return tracer
+
+
+def _export_function(jax: Any) -> Any:
+    """``jax.export.export`` (public from 0.4.30), else the experimental one of the releases before."""
+    try:
+        from jax import export as public
+
+        return public.export
+    except ImportError as error:
+        try:  # the releases before 0.4.30 kept it under jax.experimental
+            from jax.experimental import export as experimental  # type: ignore[no-redef]
+        except ImportError:
+            raise error from None  # what the public module lacked says more than the old name's absence
+
+        return experimental.export
+
+
+def _leaf_key(leaf: Any) -> Any:
+    if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+        return (tuple(leaf.shape), str(leaf.dtype), repr(getattr(leaf, "sharding", None)))
+    return (type(leaf).__name__,)
+
+
+def _sharding(leaf: Any) -> Optional[Dict[str, Any]]:
+    """A leaf's sharding as the target's compile rebuilds it: mesh axes and sizes, and the spec; None: replicated."""
+    sharding = getattr(leaf, "sharding", None)
+    mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
+    if mesh is None or spec is None:
+        return None
+    shape = getattr(mesh, "devices", None)
+    sizes = list(shape.shape) if shape is not None else [int(s) for s in dict(mesh.shape).values()]
+    return {"axes": [str(name) for name in mesh.axis_names], "sizes": sizes,
+            "spec": [_spec_part(part) for part in spec]}
+
+
+def _spec_part(part: Any) -> Any:
+    if part is None or isinstance(part, str):
+        return part
+    if isinstance(part, (tuple, list)):
+        return [str(p) for p in part]
+    return str(part)  # PartitionSpec.UNCONSTRAINED and the like: named, and the compile says what it makes of it
+
+
+def _as_tuple(value: Any) -> tuple:
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _note(entry: Dict[str, Any]) -> None:
+    folder = os.environ.get(EXPORTS_ENV)
+    if not folder:
+        return
+    with _lock, open(os.path.join(folder, MANIFEST), "a", encoding="utf-8") as manifest:
+        manifest.write(json.dumps(entry) + "\n")
+
+
+def manifest(folder: str) -> List[Dict[str, Any]]:
+    """What the run exported, and what failed to, in order."""
+    try:
+        with open(os.path.join(folder, MANIFEST), encoding="utf-8") as lines:
+            return [json.loads(line) for line in lines if line.strip()]
+    except (OSError, ValueError):
+        return []
