@@ -99,3 +99,22 @@ def test_older_operand_syntax_and_closing_comments_parse() -> None:
                            "  ROOT b = f32[2]{0} add(f32[2]{0} a, f32[2]{0} a)", "} // c"])
     assert module.computations["c"].instructions["b"].operands == ("a", "a")
     assert module.computations["c"].root == "b"
+
+
+def test_partitions_come_from_the_module_where_its_header_names_none() -> None:
+    # jax 0.4.13 writes no num_partitions= in the header: its sharding and replica groups say 4 (issue 49).
+    fixtures = Path(__file__).parent / "fixtures" / "hlo"
+    assert read_module(fixtures / "jax-0.4.13-slogdet-batch-sharded-4dev.txt").partitions == 4
+    assert read_module(fixtures / "jax-0.4.13-slogdet-1dev.txt").partitions == 1
+
+    def partitions(body: str) -> int:
+        return parse_module(["HloModule m, entry_computation_layout={()->f32[]}", "", "ENTRY %main () -> f32[] {",
+                             body, "}"]).partitions
+
+    assert partitions('  ROOT %a = f32[8] all-reduce(f32[8] %p), replica_groups=[1,4]<=[4], to_apply=%add') == 4
+    assert partitions('  ROOT %a = f32[8] all-reduce(f32[8] %p), replica_groups={{0,1},{2,3}}, to_apply=%add') == 4
+    assert partitions('  ROOT %p = f32[8,4] parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}') == 8
+    assert partitions('  ROOT %p = f32[8] parameter(0)') == 1
+    # A header that names them is believed.
+    assert parse_module(["HloModule m, num_partitions=2", "ENTRY %main () -> f32[] {",
+                         '  ROOT %a = f32[8] all-reduce(f32[8] %p), replica_groups={{0,1,2,3}}', "}"]).partitions == 2

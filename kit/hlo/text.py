@@ -27,6 +27,11 @@ INSTRUCTION_LIMIT = 2_000_000
 
 _HEADER = re.compile(r"^HloModule\s+([^\s,]+)")
 _PARTITIONS = re.compile(r"num_partitions=(\d+)")
+# Where the header names no partitions (jax 0.4.13 to at least 0.4.18 write none), the module's own device
+# facts say them: a sharding's device list (``devices=[4,1,1]0,1,2,3`` or ``devices=[4,1,1]<=[4]``) and a
+# collective's replica groups (``{{0,1,2,3}}`` or ``[1,4]<=[4]``).
+_DEVICE_LIST = re.compile(r"devices=\[[\d,]+\]((?:\d+,)*\d+|<=\[[\d,]+\])")
+_GROUPS = re.compile(r"replica_groups=(\{\{[\d,{}]*\}\}|\[[\d,]+\]<=\[[\d,]+\])")
 _INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%?([\w.\-]+)\s*=\s*")
 _OPCODE = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
 _COMPUTATION = re.compile(r"^\s*(ENTRY\s+)?%?([\w.\-]+)\s*(\(.*)?\{\s*$")
@@ -131,6 +136,7 @@ def parse_module(lines: Iterable[str]) -> Module:
     current: Computation | None = None
     table: dict[int, str] | None = None
     kept = 0
+    device_facts = 0  # the most devices a line of the body names, where the header names no partitions
     for line in lines:
         stripped = line.strip()
         if current is None:
@@ -138,7 +144,7 @@ def parse_module(lines: Iterable[str]) -> Module:
             if header and not module.name:
                 module.name = header.group(1)
                 partitions = _PARTITIONS.search(line)
-                module.partitions = int(partitions.group(1)) if partitions else 1
+                module.partitions = int(partitions.group(1)) if partitions else 0  # 0: the body says (below)
                 continue
             if stripped in _TABLES:
                 table = tables[stripped]
@@ -160,6 +166,8 @@ def parse_module(lines: Iterable[str]) -> Module:
         if kept >= INSTRUCTION_LIMIT:
             module.cut = module.cut or f"only the first {INSTRUCTION_LIMIT} instructions were read"
             continue
+        if not module.partitions or device_facts:
+            device_facts = max(device_facts, _devices_named(line))
         instruction, root = parse_instruction(line)
         if instruction is not None:
             kept += 1
@@ -167,7 +175,31 @@ def parse_module(lines: Iterable[str]) -> Module:
             if root:
                 current.root = instruction.name
     _resolve_frames(module, tables)
+    if not module.partitions:
+        module.partitions = max(device_facts, 1)
     return module
+
+
+def _devices_named(line: str) -> int:
+    """The most devices a sharding or a collective's replica groups on this line spans (0: none named)."""
+    found = 0
+    if "devices=[" in line:
+        for listed in _DEVICE_LIST.findall(line):
+            found = max(found, _count(listed))
+    if "replica_groups=" in line:
+        for groups in _GROUPS.findall(line):
+            found = max(found, _count(groups) if groups.startswith("[") else len(set(re.findall(r"\d+", groups))))
+    return found
+
+
+def _count(listed: str) -> int:
+    """``0,1,2,3`` → 4; an iota ``<=[4]`` or ``[1,4]<=[4]`` → the product of what follows ``<=``."""
+    if "<=" not in listed:
+        return len(listed.split(","))
+    count = 1
+    for dim in re.findall(r"\d+", listed.split("<=", 1)[1]):
+        count *= int(dim)
+    return count
 
 
 def parse_instruction(line: str) -> tuple[Instruction | None, bool]:
