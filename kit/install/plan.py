@@ -52,7 +52,8 @@ TARGET_PACKAGES = ("flatbuffers",)
 # (read up to jax 0.6), both from the nvcc wheel. Without them a compile-only compile fails ("libdevice not
 # found" on 0.5.3, "No PTX compilation provider" on 0.12.0.1; measured 2026-12-05 with no CUDA toolkit in
 # sight). The rest of NVIDIA's libraries (cuDNN, cuBLAS, NCCL: gigabytes) are loaded only to run. The names are
-# the plugin's own `with-cuda` extra's; CUDA 13 moved libdevice to its own wheel.
+# the plugin's own `with-cuda` extra's; CUDA 13 moved libdevice to its own wheel (jax[cuda13-local] 0.12.0.1
+# without nvidia-nvvm: "libdevice not found").
 GPU_COMPILER_PACKAGES = {"cuda12-local": ("nvidia-cuda-nvcc-cu12",), "cuda12_local": ("nvidia-cuda-nvcc-cu12",),
                          "cuda13-local": ("nvidia-cuda-nvcc", "nvidia-nvvm")}
 
