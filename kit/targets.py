@@ -35,8 +35,11 @@ TARGET_EXTRAS = {"tpu": "tpu", "cuda": "cuda-compile"}
 
 # The lowest release whose target compile the kit supports: `jax.export` (the bridge from the program's CPU run
 # to the target's compiler) is public from 0.4.30, and jax[tpu] below 0.5.3 names libtpu-nightly, which the
-# package index does not serve.
-LOWEST_RELEASE = {"tpu": "0.5.3", "cuda": "0.5.3"}
+# package index does not serve. The CUDA plugin compiles for compile-only devices from 0.4.38 (jaxlib 0.4.36's
+# fails: "could not find registered platform" without a GPU; measured 2026-12-05), so a GPU target sees both
+# sides of the sharded slogdet's fix (0.4.38 and 0.5.0: getrf on all 1024 matrices after an all-gather; 0.5.3:
+# 256 a device on 4 A100s).
+LOWEST_RELEASE = {"tpu": "0.5.3", "cuda": "0.4.38"}
 
 # Named TPU slices: chip, topology as libtpu names it, and the devices JAX shows for it (read off libtpu 0.0.50.1
 # on 2026-12-05: a v4 chip shows as two devices).

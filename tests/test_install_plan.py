@@ -74,6 +74,21 @@ def test_cuda_plan_for_a_release_without_gpu_extras_is_a_usage_error() -> None:
         plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cuda"), plan_index({"0.4.35": {"cpu", "tpu"}}))  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("extras", "requirements"),
+    [
+        ({"cpu", "cuda12", "cuda12-local"},
+         ("jax[cuda12-local]==0.4.35", "scipy", "flatbuffers", "nvidia-cuda-nvcc-cu12")),
+        ({"cpu", "cuda13", "cuda13-local"},
+         ("jax[cuda13-local]==0.4.35", "scipy", "flatbuffers", "nvidia-cuda-nvcc", "nvidia-nvvm")),
+    ],
+)
+def test_a_compile_only_gpu_plan_brings_the_plugin_and_ptxas_without_the_rest_of_cuda(extras, requirements) -> None:
+    index = plan_index({"0.4.35": extras})
+    plan = plan_install(MATRIX, MATRIX.release("0.4.35"), InstallKey("cuda-compile"), index)  # type: ignore[arg-type]
+    assert plan.requirements == requirements
+
+
 def test_parse_versions_reads_uv_compile_output() -> None:
     text = "jax==0.4.35\njaxlib==0.4.35\nml-dtypes==0.5.0\nnumpy==2.1.3 ; python_version >= '3.10'\n# comment\n"
     assert parse_versions(text) == {"jax": "0.4.35", "jaxlib": "0.4.35", "ml-dtypes": "0.5.0", "numpy": "2.1.3"}

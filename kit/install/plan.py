@@ -49,6 +49,15 @@ EXTRAS = {"cpu": ("cpu",), "cuda": ("cuda13", "cuda12", "cuda12_pip", "cuda"), "
 # least 0.5.3 imports absl's logging.
 TARGET_PACKAGES = ("flatbuffers", "absl-py")
 
+# What XLA's GPU compiler runs besides the plugin, by the extra that installs it: NVIDIA's ptxas, and libdevice
+# (read up to jax 0.6), both from the nvcc wheel. Without them a compile-only compile fails ("libdevice not
+# found" on 0.5.3, "No PTX compilation provider" on 0.12.0.1; measured 2026-12-05 with no CUDA toolkit in
+# sight). The rest of NVIDIA's libraries (cuDNN, cuBLAS, NCCL: gigabytes) are loaded only to run. The names are
+# the plugin's own `with-cuda` extra's; CUDA 13 moved libdevice to its own wheel (jax[cuda13-local] 0.12.0.1
+# without nvidia-nvvm: "libdevice not found").
+GPU_COMPILER_PACKAGES = {"cuda12-local": ("nvidia-cuda-nvcc-cu12",), "cuda12_local": ("nvidia-cuda-nvcc-cu12",),
+                         "cuda13-local": ("nvidia-cuda-nvcc", "nvidia-nvvm")}
+
 # Platform to resolve GPU plans for: the wheels clusters run.
 GPU_PLATFORM = "x86_64-manylinux_2_28"
 
@@ -150,7 +159,7 @@ def plan_install(matrix: Matrix, release: Release, key: InstallKey, index: Packa
         jax=release.version,
         backend=backend,
         requirements=(jax_req, "scipy", *(TARGET_PACKAGES if backend in ("tpu", "cuda-compile") else ()),
-                      *requires, *pins),
+                      *_compiler_packages(backend, jax_req), *requires, *pins),
         exclude_newer=exclude_newer,
         index_url=matrix.install.index_url,
         extra_index_urls=matrix.install.extra_index_urls + release.extra_index_urls,
@@ -178,6 +187,13 @@ def _jax_requirement(version: str, backend: str, index: PackageIndex, notes: lis
             return f"jax[{extra}]=={version}"
         raise UsageError(no_extra(version, backend), f"its extras are: {', '.join(sorted(extras))}")
     raise UsageError(f"unknown backend {backend!r}", "use --backend cpu, cuda or tpu")
+
+
+def _compiler_packages(backend: str, jax_req: str) -> tuple[str, ...]:
+    """What the GPU compiler of ``jax[extra]==version`` needs beside it, for a compile-only environment."""
+    if backend != "cuda-compile" or "[" not in jax_req:
+        return ()
+    return GPU_COMPILER_PACKAGES.get(jax_req[jax_req.index("[") + 1:jax_req.index("]")], ())
 
 
 def backend_extra(backend: str, declared: Collection[str]) -> str | None:
