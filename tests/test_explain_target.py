@@ -159,3 +159,37 @@ def test_targets_name_their_hardware_and_refuse_what_they_do_not_know() -> None:
             parse_target(bad)
     assert targeted.release_too_old(tpu, "0.5.0") and not targeted.release_too_old(tpu, "0.5.3")
     assert not targeted.release_too_old(tpu, "")  # --python: what that interpreter holds decides
+
+
+def test_the_gpu_compilers_one_concatenated_gradient_sum_is_expected_and_every_op_is_split() -> None:
+    # jax 0.12.0.1 for 4 A100s: cusolver getrf on 256 per device; the six gradients summed as one f32[10432]
+    # all-reduce, sliced apart again, is data parallelism, not communication.
+    after = read_module(DATA / "jax-0.12.0.1-gpu-train_slogdet.after_optimizations.txt")
+    before = read_module(DATA / "jax-0.12.0.1-gpu-train_slogdet.before_optimizations.txt")
+    found = {(f.op, f.pass_): f for f in fingerprints(after, before)}
+    assert found[("lu", "forward")].state == "split" and found[("lu", "forward")].targets == ["cusolver_getrf_ffi"]
+    assert found[("triangular_solve", "backward")].state == "split"
+    reduced = found[("all-reduce", "backward")]
+    assert reduced.state == "expected" and reduced.bytes_per_device == 10432 * 4
+
+
+def test_a_known_fix_a_later_measured_release_contradicts_is_never_the_pick() -> None:
+    from kit.explain.answer import choice
+    from kit.explain.capture import Capture
+    from kit.explain.known import KnownFingerprint
+    from kit.hlo import Fingerprint
+
+    def capture(release: str, state: str) -> Capture:
+        solve = Fingerprint("jit_loss", "train.py:39", "slogdet", "triangular_solve", "backward", state, "p",
+                            count=1, device_batch=1024 if state == "whole" else 256, global_batch=1024)
+        return Capture(release, {"modules": [{"name": "jit_loss"}]}, [solve])
+
+    fix = KnownFingerprint("sharded-slogdet-all-gather", "", ("lu",), ("whole",), "", "0.5.3", "f93c2a1aa5", "")
+    gpu = parse_target("gpu:a100:4")
+    # As measured for 4 A100s: 0.6.0 splits the LU (the fix) but solves the whole batch backward; 0.12.0.1 splits.
+    said = choice([capture("0.5.0", "whole"), capture("0.6.0", "whole"), capture("0.12.0.1", "split")], [fix], gpu)
+    assert "pick jax >= 0.12.0.1" in said and "0.6.0, above the known fix in 0.5.3, still holds ops whole" in said
+    assert "pick jax >= 0.5.3" not in said
+    # Uncontradicted, the fix is still the pick.
+    said = choice([capture("0.5.0", "whole"), capture("0.12.0.1", "split")], [fix], gpu)
+    assert said.endswith("pick jax >= 0.5.3") and "4 NVIDIA A100 GPUs (compiled for it, not run)" in said

@@ -139,7 +139,17 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
         return f"answer: no measured release splits every op{hint or '; the lines above are where to look'}"
     lowest = clean[0].release or "this interpreter"
     on = f" for {target.title} (compiled for it, not run)" if target is not None else ""
-    fixes = [p.fix_release for p in problems if p.fix_release and _order(p.fix_release) <= _order(lowest)]
+    flagged = [c.release for c in measured if c not in clean and c.release]
+    # A known fix is cited only where no measured release at or above it still holds an op whole: on GPUs
+    # 0.6.0 splits the LU (the fix, 0.5.3) but still solves the whole batch in the backward pass.
+    contradicted = [p.fix_release for p in problems if p.fix_release
+                    and any(_order(release) >= _order(p.fix_release) for release in flagged)]
+    fixes = [p.fix_release for p in problems if p.fix_release and _order(p.fix_release) <= _order(lowest)
+             and p.fix_release not in contradicted]
+    if contradicted and not fixes:
+        worst = max(flagged, key=_order)
+        return (f"answer: every op is split on {lowest}{on}; {worst}, above the known fix in "
+                f"{min(contradicted, key=_order)}, still holds ops whole: pick jax >= {lowest} of those measured")
     if fixes and clean[0] is not measured[0]:
         pick = max(fixes, key=_order)
         return (f"answer: every op is split on {lowest} (the lowest measured){on}; the known fix is in {pick}: "
