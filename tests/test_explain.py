@@ -275,3 +275,16 @@ def test_bisect_explain_without_op_bisects_each_op_that_changed_and_answers_one_
                      "train_mixed.py:42:triangular_solve"]
     lines = capsys.readouterr().out.splitlines()
     assert lines[-4:] == [f"{op}: Answer: first good release jax 0.5.3 ({op})" for op in asked]
+
+
+def test_help_exits_0_and_a_near_miss_of_an_option_is_refused_not_passed_to_the_program(
+        matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    assert explain.main(matrix, ["--help"], log=lambda line: None) == 0
+    assert "--target T" in capsys.readouterr().out
+    (tmp_path / "p.py").write_text("pass\n")
+    with pytest.raises(UsageError, match="did you mean --releases") as typo:
+        explain_options.parse(matrix, ["p.py", "--relases", "0.6.0"], cwd=tmp_path)
+    assert "after --" in typo.value.tip
+    # The program's own options pass, and a look-alike after -- is the program's.
+    options = explain_options.parse(matrix, ["p.py", "--lr", "0.1", "--", "--relases"], cwd=tmp_path)
+    assert options.args == ("--lr", "0.1", "--relases")

@@ -20,7 +20,7 @@ from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
 from .capture import Capture, capture_release
 from .known import KnownFingerprint, load as load_known
-from .options import Options, parse
+from .options import HELP, Options, parse
 from .report import write_reports
 
 
@@ -29,6 +29,9 @@ __all__ = ["main", "short_answer", "Options", "Capture"]
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> int:
     """Explain the program on each release; print the short answer; write the reports. Exit 0 when it compiled."""
+    if argv[:1] in (["-h"], ["--help"]):
+        print(HELP)
+        return EXIT_OK
     options = parse(matrix, argv)
     reproduce = reproduce or "python -m kit explain " + " ".join(argv)
     captures = []

@@ -8,6 +8,7 @@ where it looks like one of the kit's (``explain train.py -- --devices 2``).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Sequence
 from ..arguments import Parser
 from ..config import BACKENDS, Matrix, release_number, timeout_seconds
 from ..errors import UsageError
-from ..targets import Target, parse_target
+from ..targets import Target, named_targets, parse_target
 from ..user_paths import file_problem
 
 DEFAULT_DEVICES = 4
@@ -59,6 +60,7 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
     parser.add_argument("--target", default=None, metavar="TARGET")
     parser.add_argument("--called-from", default=None, help=argparse.SUPPRESS)
     known, rest = parser.parse_known_args(words)
+    _refuse_near_misses(rest, [o for action in parser._actions for o in action.option_strings])
     if not rest or rest[0].startswith("-"):
         raise UsageError(f"explain needs a program{f' (not {rest[0]!r})' if rest else ''}", f"use: {USAGE}")
     folder = Path(known.called_from or cwd or os.getcwd())
@@ -77,6 +79,34 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
                    releases=_releases(matrix, known.releases, known.python is not None),
                    python=_interpreter(known.python, folder), devices=devices if known.backend == "cpu" else None,
                    backend=known.backend, timeout_s=known.timeout, target=target, shown=_shown(program, folder))
+
+
+HELP = f"""usage: {USAGE}
+
+Runs PROGRAM unmodified on each release with XLA's dump on and says which op is not split across devices.
+The kit's options stand anywhere; every other word is the program's (after -- even where it looks like one).
+
+  --releases A,B   releases to explain on (default: the newest in matrix.toml)
+  --python PATH    your own interpreter, as it is (a name is looked up on PATH)
+  --devices N      CPU host devices (default 4, or the target's)
+  --timeout S      stop the program after S seconds (default {DEFAULT_TIMEOUT_S})
+  --backend B      cpu or cuda: where the program runs
+  --target T       compile for a chip this machine lacks, not run: {', '.join(named_targets())}
+
+docs/explain.md, docs/targets.md"""
+
+
+def _refuse_near_misses(rest: list[str], options: list[str]) -> None:
+    """A word that is almost one of the kit's options (``--relases``) is a typo, not the program's: refused."""
+    for word in rest[1:] if rest and not rest[0].startswith("-") else rest:
+        name = word.split("=", 1)[0]
+        if not name.startswith("--") or name in options:
+            continue
+        near = difflib.get_close_matches(name, options, n=1, cutoff=0.8)
+        if near:
+            raise UsageError(f"{name} is not an option of explain; did you mean {near[0]}?",
+                             "the program's own options that look like the kit's go after -- "
+                             f"(explain PROGRAM -- {name} ...)")
 
 
 def _target(text: str | None, backend: str, python: str | None) -> Target | None:
