@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from repro.parameters import flag, shown
+from repro.parameters import flag, shown, target_of
 
 from .verdict import Status
 from .. import __version__
@@ -75,9 +75,22 @@ def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset
     wanted = {"processes": 1, **parameters}
     ran_preset = (record.get("requested") or {}).get("preset")
     changed = [f"--preset {ran_preset}" if ran_preset else "no --preset"] if ran_preset != preset else []
-    changed += [f"{flag(key)} {shown(used[key])}" if key in used else f"no {flag(key)}"
+    changed += [f"{flag(key)} {_shown(key, used[key])}" if key in used else f"no {flag(key)}"
                 for key, value in wanted.items() if used.get(key) != value]
+    if used.get("target") and "target" not in wanted:  # compiled for a chip, not run: never the matrix's own cell
+        changed.append(f"--target {_shown('target', used['target'])}")
     return " ".join(filter(None, [origin, *changed]))
+
+
+def _shown(key: str, value: Any) -> str:
+    """A parameter as a flag's value; a target by its name and what it means, not its JSON."""
+    if key == "target":
+        try:
+            target = target_of(value) or {}
+        except ValueError:
+            return shown(value)
+        return f"{target['name']} (compiled for {target['title']}, not run)"
+    return shown(value)
 
 
 def split_ad_hoc(entries: Iterable[LoadedRecord], configured: Configured | None,
