@@ -328,9 +328,9 @@ def _device_counts(setup: Setup, parameters: Dict[str, Any]) -> List[int]:
             setup.notes.append(f"{[c for c in measured if c not in even]} devices cannot be shared equally by "
                                f"{setup.processes} processes; measured {even or 'nothing'}")
         measured = even
-    on = (f"{setup.environment['backend']}" if setup.target is None
-          else compile_target.compiled_not_run(setup.target).replace(", not run", " (not run)"))
-    _progress(f"jax {setup.environment['jax']} on {on}: {available} devices"
+    on = (f"on {setup.environment['backend']}" if setup.target is None
+          else f"compiling for {setup.target['title']}, running nothing")
+    _progress(f"jax {setup.environment['jax']} {on}: {available} devices"
               + (f" over {setup.processes} processes" if setup.processes > 1 else "") + f", measuring {measured}")
     return measured
 
