@@ -14,7 +14,9 @@ Pure: no jax import, so the mapping and the words are tested anywhere.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
+
+from repro.verdicts import INCONCLUSIVE
 
 
 def _tpu(name: str, chip: str, devices: int, title_shape: str) -> Dict[str, Any]:
@@ -65,3 +67,15 @@ def judged_reason(reason: str, target: Dict[str, Any], single_chip: Optional[str
     source = (f"This machine has one {single_chip} chip, so the verdict is from its compiler's HLO"
               if single_chip else "The verdict is from the target compiler's HLO")
     return f"{reason} {source}: {compiled_not_run(target)}."
+
+
+def cannot_compile_result(target: Dict[str, Any], why: str, environment: Dict[str, Any],
+                          parameters: Dict[str, Any], notes: List[str]) -> Dict[str, Any]:
+    """The RESULT.json of a run whose release could not give the target's devices (no
+    ``jax.experimental.topologies``, no libtpu): inconclusive, since that is no verdict on the behaviour."""
+    reason = (f"This release cannot compile for {target['title']} here ({why}), so nothing was compiled or run "
+              "for it and the check does not apply.")
+    evidence = {"summary": {}, "cannot_compile_for": {"target": target["name"], "error": why}, "notes": notes}
+    return {"check": "scaling", "verdict": INCONCLUSIVE, "reason": reason,
+            "environment": {**environment, "compiled_for": target["title"], "target": target["name"]},
+            "parameters": dict(parameters), "evidence": evidence, "metrics": {}}

@@ -300,16 +300,9 @@ def _compile_only_devices(setup: Setup) -> str:
 
 def _cannot_compile_for(setup: Setup, parameters: Dict[str, Any], why: str) -> Dict[str, Any]:
     """The result where the target's devices could not be had: inconclusive, never a verdict on JAX."""
-    target = setup.target
-    assert target is not None
-    setup.environment.update(compiled_for=target["title"], target=target["name"])
-    reason = (f"This release cannot compile for {target['title']} here ({why}), so nothing was compiled or run "
-              "for it and the check does not apply.")
-    _progress(reason)
-    evidence = {"summary": {}, "cannot_compile_for": {"target": target["name"], "error": why},
-                "notes": setup.notes}
-    result = {"check": "scaling", "verdict": verdicts.INCONCLUSIVE, "reason": reason,
-              "environment": setup.environment, "parameters": dict(parameters), "evidence": evidence, "metrics": {}}
+    assert setup.target is not None
+    result = compile_target.cannot_compile_result(setup.target, why, setup.environment, parameters, setup.notes)
+    _progress(result["reason"])
     return {"result": result, "cases": [], "rows": []}
 
 
