@@ -258,6 +258,8 @@ def _cross_problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
     if check != "scaling":
         return []
     processes, devices = parameters.get("processes", 1), parameters.get("devices") or []
+    if parameters.get("target") and processes != 1:  # compile-only devices are not split over processes
+        return [f"--processes {processes} with --target: a target is compiled for in one process, nothing runs"]
     if devices and max(devices) % processes:
         return [f"--processes {processes} does not divide the largest device count {max(devices)}: "
                 "each process gets an equal share of the devices"]

@@ -120,6 +120,8 @@ def _scaling(draw: Any) -> dict[str, Any]:
     values.update(devices=devices, batch=common * draw(st.integers(1, 64)),
                   matrix_size=common * draw(st.integers(1, 4)),
                   processes=draw(st.sampled_from([p for p in range(1, largest + 1) if largest % p == 0])))
+    if "target" in values:
+        values["processes"] = 1  # a target is compiled for in one process
     return values
 
 
@@ -191,3 +193,9 @@ def test_anything_but_a_targets_json_is_refused_with_what_the_kit_takes(text: st
     found = problems("scaling", {"target": parse_value("scaling", "target", text)})
     assert len(found) == 1 and found[0].startswith("--target ")
     assert "the kit's --target takes a name such as tpu:v5e:2x2" in found[0]
+
+
+def test_a_target_is_compiled_for_in_one_process() -> None:
+    target = '{"name":"a","platform":"tpu","chip":"v5e","devices":4,"topology":"t","title":"T"}'
+    assert problems("scaling", {"devices": [1, 2], "processes": 2, "target": target}) == [
+        "--processes 2 with --target: a target is compiled for in one process, nothing runs"]
