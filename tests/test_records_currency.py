@@ -225,3 +225,6 @@ def test_a_record_compiled_for_a_target_is_ad_hoc_and_says_so_by_the_targets_nam
     assert differences(record, {"devices": [1, 2, 4]}) == \
         "--target tpu:v5e:2x2 (compiled for TPU v5e 2x2 (4 devices), not run)"
     assert differences(record, {"devices": [1, 2, 4], "target": target}) == ""
+    too_old = {**record, "status": "not-installable"}  # not installable for the target, not for the backend
+    assert differences(too_old, {"devices": [1, 2, 4]}) == \
+        "--target tpu:v5e:2x2 (compiled for TPU v5e 2x2 (4 devices), not run)"

@@ -69,17 +69,17 @@ def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset
     about the release).
     """
     origin = origin_difference(record, environment)
-    if record.get("status") == Status.NOT_INSTALLABLE:
-        return origin
     used = {"processes": 1, **(record.get("parameters") or {})}
     wanted = {"processes": 1, **parameters}
+    # Compiled for a chip, not run: never the matrix's own cell, not even "not installable" (that is for the target).
+    target = f"--target {_shown('target', used['target'])}" if used.get("target") and "target" not in wanted else ""
+    if record.get("status") == Status.NOT_INSTALLABLE:
+        return " ".join(filter(None, [origin, target]))
     ran_preset = (record.get("requested") or {}).get("preset")
     changed = [f"--preset {ran_preset}" if ran_preset else "no --preset"] if ran_preset != preset else []
     changed += [f"{flag(key)} {_shown(key, used[key])}" if key in used else f"no {flag(key)}"
                 for key, value in wanted.items() if used.get(key) != value]
-    if used.get("target") and "target" not in wanted:  # compiled for a chip, not run: never the matrix's own cell
-        changed.append(f"--target {_shown('target', used['target'])}")
-    return " ".join(filter(None, [origin, *changed]))
+    return " ".join(filter(None, [origin, *changed, target]))
 
 
 def _shown(key: str, value: Any) -> str:
