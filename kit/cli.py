@@ -34,6 +34,7 @@ user's own folder (kit/project.py): ``jax-kit scaling 0.6.0`` for ``run scaling 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -66,6 +67,7 @@ from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_
 from .project import known_problems_file
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
+from .targets import Target, parse_target
 from .user_paths import find_links_argument, folder_or_nothing_yet, folder_problem
 
 
@@ -223,12 +225,15 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
     target = argv[1] if len(argv) > 1 and not argv[1].startswith("-") else None
     args = run_parser(check_name).parse_args(list(argv[2 if target is not None else 1:]))
     version, existing = run_target(matrix, target, args)
+    overrides = parameter_rules.given(check_name, args)  # parsed and in normal form
+    compiled_for = target_parameter(check_name, overrides, args.backend)
     request = RunRequest(
         check=check_name,
         version=version,
-        backend=args.backend or "cpu",
+        # A target installs its compiler as the release's extra (jax[tpu]), and JAX then runs without its chip.
+        backend=compiled_for.install_extra if compiled_for and existing is None else args.backend or "cpu",
         preset=args.preset,
-        overrides=parameter_rules.given(check_name, args),  # parsed and in normal form
+        overrides=overrides,
         find_links=tuple(args.find_links),
         timeout_s=args.timeout,
         refresh=args.refresh,
@@ -240,6 +245,26 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
     record, path = run_check(matrix, request, log, parameters=parameters)
     print(as_spoken(summary(record, path)))
     return exit_code(record, args.fail_on_affected)
+
+
+def target_parameter(check: str, overrides: dict[str, Any], backend: str | None) -> Target | None:
+    """``--target NAME`` (``tpu:v5e:2x2``) as the Target it names; ``overrides["target"]`` becomes its JSON, what
+    the repro reads (`repro.parameters.target_of`). None without ``--target``; UsageError naming the nearest name."""
+    name = overrides.get("target")
+    if name is None:
+        return None
+    if isinstance(name, str) and name.lstrip().startswith("{"):  # already a target's JSON (a record's parameters)
+        target = Target.from_json(parameter_rules.target_of(name) or {})
+    else:
+        target = parse_target(str(name))
+    if check != "scaling":
+        raise UsageError(f"--target is for the scaling check, not {check}", "e.g. nox -s scaling-0.12.0.1 -- --target "
+                                                                            f"{target.name}")
+    if backend not in (None, target.install_extra):
+        raise UsageError(f"--target {target.name} installs the release for {target.install_extra} (its compiler) "
+                         f"and runs nothing on {backend}", "drop --backend")
+    overrides["target"] = parameter_rules.normalise(check, {"target": json.dumps(target.to_json())})["target"]
+    return target
 
 
 def run_target(matrix: Matrix, target: str | None, args: argparse.Namespace) -> tuple[str, ExistingPython | None]:
@@ -467,6 +492,8 @@ def summary(record: dict[str, Any], path: Path) -> str:
     head = f"{record.get('check')} · jax {requested.get('jax') or '(none)'} · {requested.get('backend')}"
     if existing:
         head += f" · {'environment ' + install['name'] if install.get('name') else 'existing interpreter'}"
+    if requested.get("target"):
+        head += f" · compiled for {requested['target'].get('title')}, not run"
     if status == Status.RAN:
         lines = [f"== {head}: {str(record.get('verdict')).upper()}", f"   {record.get('reason')}"]
         lines += _ran_lines(record)
@@ -479,7 +506,9 @@ def summary(record: dict[str, Any], path: Path) -> str:
         if neighbours:
             lines.append("   installable neighbours: " + ", ".join(neighbours)
                          + f" (e.g. nox -s {record.get('check')}-{neighbours[0]})")
-        what = "to supply wheels" if not install.get("requires") or neighbours else "what to do"
+        # A target the release cannot compile for, or a missing package, wants another step than wheels.
+        plain = not install.get("requires") and not requested.get("target")
+        what = "to supply wheels" if plain or neighbours else "what to do"
         lines.append(f"   {what}: {install.get('how_to_supply')}")
     else:
         lines = [f"== {head}: {str(status).upper()}", f"   {record.get('reason')}"]
@@ -496,13 +525,17 @@ def _ran_lines(record: dict[str, Any]) -> list[str]:
     if not env.get("backend") and not env.get("jax"):
         return []
     where = str(env.get("backend") or "an unreported backend")
-    if env.get("device_count") is not None:  # a script that reports no devices: say nothing rather than "× None"
+    if env.get("compiled_for"):  # a target's devices: compiled for, never run on (repro/compile_target.py)
+        where = (f"{env['compiled_for']} ({env.get('device_kind')}), not run; compiled on "
+                 f"{env.get('host_backend') or 'this machine'}")
+    elif env.get("device_count") is not None:  # a script that reports no devices: say nothing rather than "× None"
         where += f" × {env.get('device_count')}" + (f" ({env['device_kind']})" if env.get("device_kind") else "")
     if (env.get("process_count") or 1) > 1:
         agree = "agree" if (record.get("evidence") or {}).get("processes_agree") else "DISAGREE"
         where += f" over {env['process_count']} processes (jax.distributed; their verdicts {agree})"
     extras = f", {versions_text(env['packages'])}" if env.get("packages") else ""
-    lines = [f"   ran on {where}, jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
+    verb = "compiled for" if env.get("compiled_for") else "ran on"
+    lines = [f"   {verb} {where}, jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
              f"python {env.get('python')}{extras}"]
     figures = (record.get("evidence") or {}).get("summary") or {}
     if figures:

@@ -40,9 +40,15 @@ REPORTED_COLLECTIVES: Tuple[str, ...] = COLLECTIVE_OPS[:5]
 
 # Substrings of custom_call_target naming the LAPACK / cuSOLVER / hipSOLVER
 # routine, e.g. lapack_sgetrf, lapack_sgetrf_ffi, cusolver_getrf_ffi,
-# cublas_getrf_batched, hipsolver_getrf. First match wins.
+# cublas_getrf_batched, hipsolver_getrf, or the TPU compiler's own
+# (libtpu: LuRealDecompositionBlock, LuDecompositionBlock up to jax 0.10.2,
+# Cholesky, InvertDiagBlocksLowerTriangular). First match wins; matched lowercased.
 LINALG_ROUTINES: Tuple[Tuple[str, str], ...] = (
     ("getrf", "lu"),
+    ("lurealdecomposition", "lu"),
+    ("ludecomposition", "lu"),
+    ("cholesky", "cholesky"),
+    ("invertdiagblocks", "triangular_solve"),
     ("geqrf", "qr"),
     ("geqp3", "qr"),
     ("orgqr", "householder_product"),

@@ -23,6 +23,7 @@ A rule breaks as one sentence naming the flag (``--devices``) and what it needs.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Sequence, Tuple
 
@@ -79,6 +80,40 @@ def _sorted_unique(values: List[int]) -> List[int]:
     return sorted(set(values))
 
 
+# What a target names (`kit.targets.Target.to_json`): the repro needs these to find its compile-only devices
+# (`repro.target_devices`) and to say what it compiled for.
+TARGET_FIELDS = ("name", "platform", "chip", "devices", "topology", "title")
+
+
+def target_of(value: Any) -> Dict[str, Any] | None:
+    """The ``target`` parameter as a dict, None where it names none; ValueError where it is not a target.
+
+    The kit passes `kit.targets.Target.to_json` as JSON text (``--target`` on the kit's command line takes the
+    name, ``tpu:v5e:2x2``, and `kit.targets` resolves it): the repro imports nothing of the kit, and the text
+    carries what it needs (the topology, the device count, the title a verdict quotes).
+    """
+    if value is None or value == "":
+        return None
+    data = json.loads(value) if isinstance(value, str) else None
+    if not isinstance(data, dict) or any(key not in data for key in TARGET_FIELDS):
+        raise ValueError(f"not a target's JSON: {value!r}")
+    if not _pos_int(data["devices"]):
+        raise ValueError(f"a target's devices must be a positive integer: {data['devices']!r}")
+    return data
+
+
+def _is_target(value: Any) -> bool:
+    try:
+        return target_of(value) is not None
+    except ValueError:
+        return False
+
+
+def _target_text(value: Any) -> str:
+    # One spelling (keys sorted, no spaces): the same target read from a record or a flag is one value.
+    return json.dumps(target_of(value), sort_keys=True, separators=(",", ":"))
+
+
 RULES: Dict[str, Dict[str, Rule]] = {
     "scaling": {
         "devices": Rule(lambda v: _pos_int_list(v) and len(v) > 0,
@@ -95,6 +130,10 @@ RULES: Dict[str, Dict[str, Rule]] = {
         "passes": Rule(_some_of(PASSES), "some of forward,grad", True),
         "seed": Rule(_is_int, "an integer"),
         "processes": Rule(_pos_int, "a positive integer (processes joined by jax.distributed)"),
+        # No default: absent, the check runs on this machine's devices; given, it compiles for the target's
+        # compile-only devices and runs nothing (repro/scaling.py). The kit's --target takes a name.
+        "target": Rule(_is_target, "a target's JSON (kit.targets.Target.to_json); the kit's --target takes a "
+                                   "name such as tpu:v5e:2x2", normal=_target_text),
     },
     "correctness": {
         "matrix_size": Rule(_pos_int, "a positive integer"),
@@ -219,6 +258,8 @@ def _cross_problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
     if check != "scaling":
         return []
     processes, devices = parameters.get("processes", 1), parameters.get("devices") or []
+    if parameters.get("target") and processes != 1:  # compile-only devices are not split over processes
+        return [f"--processes {processes} with --target: a target is compiled for in one process, nothing runs"]
     if devices and max(devices) % processes:
         return [f"--processes {processes} does not divide the largest device count {max(devices)}: "
                 "each process gets an equal share of the devices"]

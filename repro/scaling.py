@@ -13,6 +13,12 @@ RESULT.json follows docs/architecture.md.
 
 On CPU the devices are host devices forced with XLA_FLAGS, so jax is imported
 only inside main(), after the flag is set.
+
+With ``--target`` (a chip this machine does not have, `repro.compile_target`),
+or on a real TPU with a single chip, the same programs are compiled for the
+target's compile-only devices (`repro.target_devices`) and never run: the
+inputs are shapes with shardings, not arrays, the positive control is compiled
+for the target too, nothing is timed, and the reason says "compiled for ..., not run".
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from repro import compile_cache, hlo, verdicts
+from repro import compile_cache, compile_target, hlo, verdicts
 from repro import parameters as parameters_rules
 from repro import scaling_figures as figures
 from repro.cli import UsageError, checked_parameters, exit_now, parser, write_result
@@ -122,6 +128,12 @@ def _run_case(jax: Any, compat: Any, function: Callable[..., Any], args: Tuple[A
     return evidence, flops, times
 
 
+def _compile_only_case(jax: Any, compat: Any, function: Callable[..., Any], args: Tuple[Any, ...],
+                       parameters: Dict[str, Any]) -> Tuple[hlo.HloEvidence, Optional[float], List[float]]:
+    """Compile for compile-only devices and read the HLO: they cannot run it, so nothing is timed."""
+    return _run_case(jax, compat, function, args, {**parameters, "warmup": 0, "repeats": 0})
+
+
 def _positive_control(setup: Setup, devices: Sequence[Any], parameters: Dict[str, Any]) -> Dict[str, Any]:
     """slogdet with matrix rows sharded: must be gathered, so must show a collective."""
     jax, compat = setup.jax, setup.compat
@@ -141,8 +153,9 @@ def _positive_control(setup: Setup, devices: Sequence[Any], parameters: Dict[str
     shape, dtype = (parameters["batch"], n, n), parameters["dtype"]
     try:
         # Only calls into JAX inside: what fails here is a fact about this release.
-        ones = jnp.ones(shape, dtype)
-        x = _put(setup, ones, jax.sharding.NamedSharding(mesh, P(None, "batch")))
+        rows = jax.sharding.NamedSharding(mesh, P(None, "batch"))
+        x = (jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=rows) if setup.target is not None
+             else _put(setup, jnp.ones(shape, dtype), rows))
         compiled = jax.jit(lambda m: jnp.mean(jnp.linalg.slogdet(m)[1])).lower(x).compile()
     except Exception as error:
         record["why_not"] = f"{type(error).__name__}: {error}".splitlines()[0]
@@ -180,6 +193,12 @@ class Setup:
     process: Optional[Dict[str, Any]]  # this process's facts in a multi-process run
     notes: List[str]
     compile_cache: compile_cache.CompileCache = field(default_factory=compile_cache.CompileCache.unasked)
+    target: Optional[Dict[str, Any]] = None
+    """What it compiles for instead of running (`repro.compile_target`); None: it runs on ``jax.devices()``."""
+    compile_only: List[Any] = field(default_factory=list)
+    """The target's compile-only devices, never run on."""
+    single_chip: Optional[str] = None
+    """The device kind of the one TPU chip that made it compile for a target (None: asked with --target)."""
 
 
 def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
@@ -188,6 +207,9 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
     Raises `distributed.Unsupported` when a multi-process run cannot form its mesh.
     """
     setup = _start(parameters)
+    cannot = _compile_only_devices(setup) if setup.target is not None else ""
+    if cannot:
+        return _cannot_compile_for(setup, parameters, cannot)
     measured = _device_counts(setup, parameters)
     cases = _measure(setup, parameters, measured)
     largest = max(measured) if measured else 0
@@ -196,6 +218,8 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
     rows = figures.scaling_rows(cases)
     primary = figures.primary(cases, largest)
     verdict, reason = _verdict(primary, control, rows, parameters, setup.environment["backend"])
+    if setup.target is not None:
+        reason = compile_target.judged_reason(reason, setup.target, setup.single_chip)
     evidence = _evidence(setup, parameters, cases, rows, control, primary, measured)
     evidence["compile_cache"] = setup.compile_cache.figures()
     _progress(compile_cache.summary(evidence["compile_cache"]))
@@ -208,12 +232,22 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _start(parameters: Dict[str, Any]) -> Setup:
-    """Force the host devices, import jax, join the other processes if there are any."""
+    """Force the host devices, import jax, join the other processes if there are any.
+
+    With a target: no host devices (nothing runs), libtpu told it is not on a TPU VM, and no compile cache
+    (compile-only executables are not ones to keep).
+    """
     processes = parameters.get("processes", 1)
-    _force_host_devices(max(parameters["devices"]) // processes)
+    target = parameters_rules.target_of(parameters.get("target"))
+    if target is None:
+        _force_host_devices(max(parameters["devices"]) // processes)
+    else:
+        from repro import target_devices
+
+        target_devices.prepare_process()  # before jax is imported
     import jax
 
-    cache = compile_cache.enable(jax)  # before anything compiles
+    cache = compile_cache.enable(jax) if target is None else compile_cache.CompileCache.unasked()
     if parameters["dtype"] == "float64":
         jax.config.update("jax_enable_x64", True)
     process = None
@@ -225,29 +259,78 @@ def _start(parameters: Dict[str, Any]) -> Setup:
     from repro import compat
     from repro.environment import describe_environment
 
-    return Setup(jax, compat, describe_environment(), processes, process, [], cache)
+    setup = Setup(jax, compat, describe_environment(), processes, process, [], cache, target)
+    if target is None and processes == 1:
+        _single_chip_target(setup)
+    return setup
+
+
+def _single_chip_target(setup: Setup) -> None:
+    """On one real TPU chip: compile for that kind's 2x2 instead, since one device cannot show replication."""
+    env = setup.environment
+    target = compile_target.single_chip_slice(env.get("backend"), env.get("device_kind"), env.get("device_count"))
+    if target is None:
+        return
+    setup.target, setup.single_chip = target, env.get("device_kind")
+    setup.notes.append(compile_target.why_this_target(target, setup.single_chip))
+    _progress(setup.notes[-1])
+
+
+def _compile_only_devices(setup: Setup) -> str:
+    """Find the target's compile-only devices and say so in the environment; why not, where they cannot be had.
+
+    A release without ``jax.experimental.topologies``, or without the target's compiler (jax[tpu] before 0.5.3
+    names libtpu-nightly, which the index does not serve), cannot compile for it: that is no verdict on JAX.
+    """
+    from repro import target_devices
+
+    target = setup.target
+    assert target is not None
+    try:
+        setup.compile_only = list(target_devices.compile_only_devices(setup.jax, target))
+    except Exception as error:  # ImportError, a libtpu that is missing or refuses the topology: all the same here
+        return f"{type(error).__name__}: {error}".splitlines()[0]
+    kind = target_devices.device_kind(setup.compile_only)
+    setup.environment.update(
+        host_backend=setup.environment.get("backend"), backend=target["platform"],
+        device_kind=kind["kind"] or None, device_count=kind["count"], compiled_for=target["title"],
+        target=target["name"])
+    return ""
+
+
+def _cannot_compile_for(setup: Setup, parameters: Dict[str, Any], why: str) -> Dict[str, Any]:
+    """The result where the target's devices could not be had: inconclusive, never a verdict on JAX."""
+    assert setup.target is not None
+    result = compile_target.cannot_compile_result(setup.target, why, setup.environment, parameters, setup.notes)
+    _progress(result["reason"])
+    return {"result": result, "cases": [], "rows": []}
 
 
 def _device_counts(setup: Setup, parameters: Dict[str, Any]) -> List[int]:
     """The requested device counts this run can measure; notes say why any are left out."""
-    available = len(setup.jax.devices())
+    available = len(setup.compile_only) if setup.target is not None else len(setup.jax.devices())
     requested = parameters["devices"]
     measured = [count for count in requested if count <= available]
     if len(measured) < len(requested):
+        where = setup.target["title"] if setup.target is not None else setup.environment["backend"]
         setup.notes.append(f"requested {[c for c in requested if c > available]} devices but only {available} "
-                           f"exist on {setup.environment['backend']}; measured {measured or 'nothing'}")
+                           f"exist on {where}; measured {measured or 'nothing'}")
     if setup.processes > 1:
         even = [count for count in measured if count % setup.processes == 0]
         if len(even) < len(measured):
             setup.notes.append(f"{[c for c in measured if c not in even]} devices cannot be shared equally by "
                                f"{setup.processes} processes; measured {even or 'nothing'}")
         measured = even
-    _progress(f"jax {setup.environment['jax']} on {setup.environment['backend']}: {available} devices"
+    on = (f"on {setup.environment['backend']}" if setup.target is None
+          else f"compiling for {setup.target['title']}, running nothing")
+    _progress(f"jax {setup.environment['jax']} {on}: {available} devices"
               + (f" over {setup.processes} processes" if setup.processes > 1 else "") + f", measuring {measured}")
     return measured
 
 
 def _mesh_devices(setup: Setup, count: int) -> List[Any]:
+    if setup.target is not None:
+        return setup.compile_only[:count]
     if setup.processes > 1:
         from repro import distributed
 
@@ -264,18 +347,39 @@ def _put(setup: Setup, value: Any, sharding: Any) -> Any:
     return setup.jax.tree_util.tree_map(lambda leaf: distributed.global_array(setup.jax, leaf, sharding), value)
 
 
+def _workload_shapes(jax: Any, parameters: Dict[str, Any]) -> Tuple[Any, Any]:
+    """The workload's params and batch as shapes (`_make_workload`'s, without drawing a value)."""
+    dtype = jax.numpy.dtype(parameters["dtype"])
+    sizes = _layer_sizes(parameters)
+    params = [(jax.ShapeDtypeStruct((n_in, n_out), dtype), jax.ShapeDtypeStruct((n_out,), dtype))
+              for n_in, n_out in zip(sizes[:-1], sizes[1:])]
+    rows = parameters["batch"]
+    return params, (jax.ShapeDtypeStruct((rows, sizes[0]), dtype), jax.ShapeDtypeStruct((rows, sizes[-1]), dtype))
+
+
+def _placed(setup: Setup, value: Any, sharding: Any) -> Any:
+    """``value`` laid out by ``sharding``: shapes given the sharding for a target, arrays put on devices otherwise."""
+    if setup.target is None:
+        return _put(setup, value, sharding)
+    jax = setup.jax
+    return jax.tree_util.tree_map(lambda leaf: jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding), value)
+
+
 def _measure(setup: Setup, parameters: Dict[str, Any], measured: List[int]) -> List[Case]:
     """Every device count × mode × pass × loss: compiled HLO and timings."""
     jax, compat = setup.jax, setup.compat
-    params, batch = _make_workload(jax, compat, parameters)
+    # A target's devices cannot hold arrays: its programs are compiled from shapes alone.
+    params, batch = (_workload_shapes(jax, parameters) if setup.target is not None
+                     else _make_workload(jax, compat, parameters))
     losses = _losses(jax, parameters["matrix_size"])
     P = jax.sharding.PartitionSpec
     NamedSharding = jax.sharding.NamedSharding
+    run_case = _compile_only_case if setup.target is not None else _run_case
     cases: List[Case] = []
     for count in measured:
         mesh = compat.batch_mesh(_mesh_devices(setup, count))
-        sharded_batch = _put(setup, batch, NamedSharding(mesh, P("batch")))
-        replicated_params = _put(setup, params, NamedSharding(mesh, P()))
+        sharded_batch = _placed(setup, batch, NamedSharding(mesh, P("batch")))
+        replicated_params = _placed(setup, params, NamedSharding(mesh, P()))
         for mode in parameters["modes"]:
             for pass_ in parameters["passes"]:
                 for loss_name in LOSSES:
@@ -283,7 +387,7 @@ def _measure(setup: Setup, parameters: Dict[str, Any], measured: List[int]) -> L
                     if pass_ == "grad":
                         function = jax.grad(function)
                     _progress(f"{count} dev, {mode}, {pass_}, {loss_name}")
-                    evidence, flops, times = _run_case(
+                    evidence, flops, times = run_case(
                         jax, compat, function, (replicated_params, sharded_batch), parameters)
                     cases.append(Case(mode, pass_, loss_name, count, evidence, flops, times))
     return cases
@@ -327,6 +431,8 @@ def _evidence(setup: Setup, parameters: Dict[str, Any], cases: List[Case], rows:
         ],
         "scaling": rows,
         "notes": setup.notes,
+        **({"compiled_for": {**setup.target, "not_run": True, "single_chip": setup.single_chip}}
+           if setup.target is not None else {}),
     }
 
 

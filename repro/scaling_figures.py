@@ -133,7 +133,8 @@ def primary(cases: List[Case], largest: int) -> Optional[Case]:
 def human_summary(result: Dict[str, Any], cases: List[Case], rows: List[Dict[str, Any]]) -> str:
     env = result["environment"]
     lines = [
-        f"scaling check: jax {env.get('jax')} on {env.get('backend')} ({env.get('device_count')} devices)",
+        f"scaling check: jax {env.get('jax')} on {env.get('backend')} ({env.get('device_count')} devices)"
+        + (f", compiled for {env['compiled_for']}, not run" if env.get("compiled_for") else ""),
         f"verdict: {result['verdict']}",
         f"reason: {result['reason']}",
         "",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -382,3 +383,60 @@ def test_ctrl_c_in_a_kit_command_is_one_sentence_and_130_not_a_traceback(monkeyp
     monkeypatch.setattr(cli, "_main", interrupted)
     assert cli.main(["run", "scaling", "0.6.0"]) == exit_codes.EXIT_INTERRUPTED
     assert capsys.readouterr().err.splitlines() == [cli.INTERRUPTED]
+
+
+# --target: a chip compiled for, not run (kit/targets.py names them, repro/compile_target.py compiles for them).
+TARGET_RAN = {
+    **RAN, "requested": {"jax": "0.12.0.1", "backend": "tpu",
+                         "target": {"name": "tpu:v5e:2x2", "title": "TPU v5e 2x2 (4 devices)"}},
+    "reason": "jit forward: Every device factorises the whole batch. The verdict is from the target compiler's HLO: "
+              "compiled for TPU v5e 2x2 (4 devices), not run.",
+    "environment": {**RAN["environment"], "backend": "tpu", "host_backend": "cpu", "device_kind": "TPU v5 lite",
+                    "compiled_for": "TPU v5e 2x2 (4 devices)", "jax": "0.12.0.1"},
+}
+
+
+def test_summary_of_a_target_run_says_it_was_compiled_for_the_target_and_not_run() -> None:
+    lines = cli.summary(TARGET_RAN, Path("r.json")).splitlines()
+    assert lines[0] == "== scaling · jax 0.12.0.1 · tpu · compiled for TPU v5e 2x2 (4 devices), not run: AFFECTED"
+    assert lines[1].endswith("compiled for TPU v5e 2x2 (4 devices), not run.")
+    assert lines[2].startswith("   compiled for TPU v5e 2x2 (4 devices) (TPU v5 lite), not run; compiled on cpu, "
+                               "jax 0.12.0.1")
+
+
+def test_a_target_name_becomes_the_targets_json_and_installs_its_compiler() -> None:
+    overrides: dict = {"target": "TPU:v5e:2x2"}
+    target = cli.target_parameter("scaling", overrides, None)
+    assert target is not None and target.install_extra == "tpu"
+    assert json.loads(overrides["target"])["topology"] == "v5e:2x2"
+    assert cli.target_parameter("scaling", overrides, "tpu") == target  # a record's JSON reads back as itself
+    assert cli.target_parameter("scaling", {}, None) is None
+
+
+@pytest.mark.parametrize(("check", "name", "backend", "message", "tip"), [
+    ("scaling", "tpu:v5e:2x3", None, "unknown --target 'tpu:v5e:2x3'", "did you mean tpu:v5e:2x4?"),
+    ("scaling", "tpu:v5e:2x2", "cpu", "--target tpu:v5e:2x2 installs the release for tpu", "drop --backend"),
+    ("correctness", "tpu:v5e:2x2", None, "--target is for the scaling check", "nox -s scaling-0.12.0.1"),
+])
+def test_a_target_that_cannot_be_is_a_usage_error(check: str, name: str, backend: str | None, message: str,
+                                                  tip: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        cli.target_parameter(check, {"target": name}, backend)
+    assert message in raised.value.render() and tip in raised.value.render()
+
+
+def test_a_release_too_old_for_the_target_is_not_installable_before_any_index_is_asked(tmp_path: Path, capsys,
+                                                                                        monkeypatch) -> None:
+    monkeypatch.setattr(install_plan, "_resolve", lambda *a, **k: pytest.fail("uv was asked to resolve"))
+    code = cli.main(["run", "scaling", "0.5.0", "--target", "tpu:v5e:2x2"], log=lambda m: None,
+                    matrix_path=matrix_file(tmp_path, refused_url()))
+    assert code == exit_codes.EXIT_NOT_INSTALLABLE
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == [
+        "== scaling · jax 0.5.0 · tpu · compiled for TPU v5e 2x2 (4 devices), not run: NOT INSTALLABLE HERE",
+        "   jax 0.5.0 cannot compile for TPU v5e 2x2 (4 devices): the kit compiles for tpu targets from jax 0.5.3 on "
+        "(kit.targets.LOWEST_RELEASE), so nothing was installed",
+        "   what to do: compile for it with jax 0.5.3 or later",
+    ]
+    [record] = [json.loads(path.read_text()) for path in (tmp_path / "results").glob("*.json")]
+    assert record["requested"]["target"]["name"] == "tpu:v5e:2x2"

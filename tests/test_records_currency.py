@@ -215,3 +215,16 @@ def test_a_multi_process_record_is_never_current_for_a_single_process_cell() -> 
     # matrix.toml leaves processes at 1 (absent): the 2-process run measured another cell.
     assert not is_current(two, identity(parameters={"devices": [1, 2, 4]}))
     assert is_current(two, identity(parameters={"devices": [1, 2, 4], "processes": 2}))
+
+
+def test_a_record_compiled_for_a_target_is_ad_hoc_and_says_so_by_the_targets_name() -> None:
+    # Its parameters are the matrix's and one more: extra keys alone would count it as the matrix's tpu cell.
+    target = ('{"chip":"v5e","devices":4,"host_bounds":"2,2,1","name":"tpu:v5e:2x2","platform":"tpu",'
+              '"title":"TPU v5e 2x2 (4 devices)","topology":"v5e:2x2"}')
+    record = {"status": "ran", "requested": {}, "parameters": {"devices": [1, 2, 4], "target": target}}
+    assert differences(record, {"devices": [1, 2, 4]}) == \
+        "--target tpu:v5e:2x2 (compiled for TPU v5e 2x2 (4 devices), not run)"
+    assert differences(record, {"devices": [1, 2, 4], "target": target}) == ""
+    too_old = {**record, "status": "not-installable"}  # not installable for the target, not for the backend
+    assert differences(too_old, {"devices": [1, 2, 4]}) == \
+        "--target tpu:v5e:2x2 (compiled for TPU v5e 2x2 (4 devices), not run)"

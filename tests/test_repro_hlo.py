@@ -175,3 +175,51 @@ def test_a_programs_digest_ignores_where_its_instructions_came_from_in_the_sourc
     assert "StackFrames" not in hlo.program_text(text % (1, 1))
     assert hlo.program_digest(text % (1, 1)) != hlo.program_digest((text % (1, 1)).replace("f32[8]", "f32[4]"))
     assert hlo.read_evidence(text % (1, 1)).program == hlo.program_digest(text % (2, 2))
+
+
+# The TPU compiler's own HLO (libtpu from jax[tpu] 0.12.0.1, for TPU v5e 2x2's 4 compile-only devices, on a
+# machine without a TPU: tests/fixtures/hlo/tpu/capture.py). Its custom calls are not LAPACK's names.
+TPU = FIXTURES / "tpu"
+TPU_CASES: Dict[str, Tuple[Dict[str, int], Tuple[Tuple[str, str, Tuple[int, ...], Tuple[str, ...]], ...]]] = {
+    # batch sharded: every chip gathers the whole batch and factorises it (the bug, as on CPU)
+    "jax-0.12.0.1-tpu-v5e-slogdet-batch-sharded-4dev.txt": (
+        {"all-gather": 1}, (("LuRealDecompositionBlock", "lu", (4096, 32, 32), ("all-gather",)),)),
+    # the positive control: rows sharded must be gathered, a collective the detector sees
+    "jax-0.12.0.1-tpu-v5e-slogdet-rows-sharded-4dev.txt": (
+        {"all-gather": 1}, (("LuRealDecompositionBlock", "lu", (4096, 32, 32), ("all-gather",)),)),
+    # the gradient: the LU, then the triangular inverses, all on the gathered batch
+    "jax-0.12.0.1-tpu-v5e-slogdet-grad-batch-sharded-4dev.txt": (
+        {"all-gather": 1}, (("LuRealDecompositionBlock", "lu", (4096, 32, 32), ("all-gather",)),
+                            ("InvertDiagBlocksUpperTriangular", "triangular_solve", (4096, 1, 32, 32), ("all-gather",)),
+                            ("InvertDiagBlocksLowerTriangular", "triangular_solve", (4096, 1, 32, 32), ("all-gather",)))),
+    # cholesky, which libtpu splits: each chip its quarter, no gather before it (the mean's all-reduce after)
+    "jax-0.12.0.1-tpu-v5e-cholesky-batch-sharded-4dev.txt": (
+        {"all-reduce": 1}, (("Cholesky", "cholesky", (1024, 32, 32), ()),)),
+}
+
+
+def test_every_tpu_fixture_is_covered() -> None:
+    assert sorted(path.name for path in TPU.glob("*.txt")) == sorted(TPU_CASES)
+
+
+@pytest.mark.parametrize("name", sorted(TPU_CASES))
+def test_the_tpu_compilers_custom_calls_are_read_as_their_linalg_ops(name: str) -> None:
+    collectives, calls = TPU_CASES[name]
+    evidence = read_evidence((TPU / name).read_text(encoding="utf-8"))
+    assert {op: count for op, count in evidence.collectives.items() if count} == collectives
+    assert [(call.target, call.kind, call.operand_shape, tuple(sorted(set(call.fed_by))))
+            for call in evidence.linalg_calls] == list(calls)
+    assert all(call.shape_source == "resolved operand" for call in evidence.linalg_calls)
+
+
+def test_the_tpu_lu_of_releases_up_to_0_10_2_is_read_too() -> None:
+    # Up to jax 0.10.2 libtpu's LU target is LuDecompositionBlock; the layout suffixes are TPU tiling.
+    text = """ENTRY %main (p: f32[1024,16,16]) -> f32[] {
+  %p = f32[1024,16,16]{0,2,1:T(8,128)S(1)} parameter(0)
+  %all-gather.1 = f32[4096,16,16]{0,2,1:T(8,128)S(1)} all-gather(%p), channel_id=1, replica_groups=mesh['batch'=4] {'batch'}, dimensions={0}
+  %lu.2 = (f32[4096,16,16]{0,2,1:T(8,128)S(1)}, s32[4096,16]{1,0}, s32[4096,16]{1,0}) custom-call(%all-gather.1), custom_call_target="LuDecompositionBlock"
+  ROOT %r = f32[] constant(0)
+}
+"""
+    evidence = read_evidence(text)
+    assert [(call.kind, call.batch, call.fed_by) for call in evidence.lu_calls] == [("lu", 4096, ("all-gather",))]

@@ -99,6 +99,12 @@ _FREE = {
     "samples": st.integers(0, 10**6), "window": _SMALL,
     "max_memory_gb": st.one_of(st.none(), st.integers(1, 512), st.floats(0.01, 1e4, allow_nan=False)),
     "full_check_max": st.integers(0, 10**7),
+    # A target as the kit writes it (kit.targets.Target.to_json as JSON), or none at all.
+    "target": st.one_of(st.none(), st.sampled_from([
+        '{"name": "tpu:v5e:2x2", "platform": "tpu", "chip": "v5e", "devices": 4, "topology": "v5e:2x2", '
+        '"host_bounds": "2,2,1", "description": "", "title": "TPU v5e 2x2 (4 devices)"}',
+        '{"name":"gpu:a100:2","platform":"cuda","chip":"a100","devices":2,"topology":"1x2x1","title":"2 NVIDIA A100 GPUs"}',
+    ])),
 }
 
 
@@ -109,9 +115,13 @@ def _scaling(draw: Any) -> dict[str, Any]:
     common = math.lcm(*devices)
     largest = max(devices)
     values = {key: draw(strategy) for key, strategy in _FREE.items() if key in RULES["scaling"]}
+    if values.get("target") is None:  # absent, not None: the rule has no default (the run is on this machine)
+        values.pop("target", None)
     values.update(devices=devices, batch=common * draw(st.integers(1, 64)),
                   matrix_size=common * draw(st.integers(1, 4)),
                   processes=draw(st.sampled_from([p for p in range(1, largest + 1) if largest % p == 0])))
+    if "target" in values:
+        values["processes"] = 1  # a target is compiled for in one process
     return values
 
 
@@ -165,3 +175,27 @@ def test_a_positive_control_that_cannot_split_the_matrix_rows_is_refused() -> No
     broken = problems("scaling", {**DEFAULTS["scaling"], "devices": [1, 3], "batch": 4095})
     assert broken == ["--matrix-size 32 does not split evenly over 3 devices: the positive control splits each "
                       "matrix's rows over the devices, so each device count must divide the matrix size"]
+
+
+def test_a_target_is_the_kits_json_in_one_spelling() -> None:
+    spaced = '{"title": "TPU v5e 2x2 (4 devices)", "name": "tpu:v5e:2x2", "platform": "tpu", "chip": "v5e", ' \
+             '"devices": 4, "topology": "v5e:2x2", "host_bounds": "2,2,1"}'
+    value = parse_value("scaling", "target", spaced)
+    assert value == ('{"chip":"v5e","devices":4,"host_bounds":"2,2,1","name":"tpu:v5e:2x2","platform":"tpu",'
+                     '"title":"TPU v5e 2x2 (4 devices)","topology":"v5e:2x2"}')
+    assert parameters.target_of(value)["topology"] == "v5e:2x2"
+    assert parameters.target_of(None) is None
+
+
+@pytest.mark.parametrize("text", ["tpu:v5e:2x2", "{}", '{"name": "x"}', "[1]",
+                                  '{"name":"a","platform":"tpu","chip":"v5e","devices":0,"topology":"t","title":"T"}'])
+def test_anything_but_a_targets_json_is_refused_with_what_the_kit_takes(text: str) -> None:
+    found = problems("scaling", {"target": parse_value("scaling", "target", text)})
+    assert len(found) == 1 and found[0].startswith("--target ")
+    assert "the kit's --target takes a name such as tpu:v5e:2x2" in found[0]
+
+
+def test_a_target_is_compiled_for_in_one_process() -> None:
+    target = '{"name":"a","platform":"tpu","chip":"v5e","devices":4,"topology":"t","title":"T"}'
+    assert problems("scaling", {"devices": [1, 2], "processes": 2, "target": target}) == [
+        "--processes 2 with --target: a target is compiled for in one process, nothing runs"]

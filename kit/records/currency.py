@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from repro.parameters import flag, shown
+from repro.parameters import flag, shown, target_of
 
 from .verdict import Status
 from .. import __version__
@@ -69,15 +69,28 @@ def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset
     about the release).
     """
     origin = origin_difference(record, environment)
-    if record.get("status") == Status.NOT_INSTALLABLE:
-        return origin
     used = {"processes": 1, **(record.get("parameters") or {})}
     wanted = {"processes": 1, **parameters}
+    # Compiled for a chip, not run: never the matrix's own cell, not even "not installable" (that is for the target).
+    target = f"--target {_shown('target', used['target'])}" if used.get("target") and "target" not in wanted else ""
+    if record.get("status") == Status.NOT_INSTALLABLE:
+        return " ".join(filter(None, [origin, target]))
     ran_preset = (record.get("requested") or {}).get("preset")
     changed = [f"--preset {ran_preset}" if ran_preset else "no --preset"] if ran_preset != preset else []
-    changed += [f"{flag(key)} {shown(used[key])}" if key in used else f"no {flag(key)}"
+    changed += [f"{flag(key)} {_shown(key, used[key])}" if key in used else f"no {flag(key)}"
                 for key, value in wanted.items() if used.get(key) != value]
-    return " ".join(filter(None, [origin, *changed]))
+    return " ".join(filter(None, [origin, *changed, target]))
+
+
+def _shown(key: str, value: Any) -> str:
+    """A parameter as a flag's value; a target by its name and what it means, not its JSON."""
+    if key == "target":
+        try:
+            target = target_of(value) or {}
+        except ValueError:
+            return shown(value)
+        return f"{target['name']} (compiled for {target['title']}, not run)"
+    return shown(value)
 
 
 def split_ad_hoc(entries: Iterable[LoadedRecord], configured: Configured | None,

@@ -23,9 +23,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from packaging.version import Version
+
 from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
-from repro.parameters import flag, shown, to_flags
+from repro.parameters import flag, shown, target_of, to_flags
 
 from ..log_events import Log, detail
 from ..records import Status, Verdict
@@ -49,6 +51,7 @@ from ..install import (
 from ..install import prepare as prepare_environment
 from ..requirements import installed_versions, merged
 from ..records import Identity
+from ..targets import LOWEST_RELEASE
 from .facts import host_facts, identity_here, job_facts, require_platform
 
 
@@ -181,9 +184,11 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     require_platform(request.backend if request.existing is None else request.existing.backend)
     check = check or check_for(matrix, request)
     params = parameters if parameters is not None else parameters_for(matrix, request, check)
-    if request.existing is None:  # an existing interpreter is never resolved: no index to open
+    too_old = too_old_for_target(request, params)
+    if request.existing is None and not too_old:  # an existing interpreter is never resolved: no index to open
         index = index or open_index(matrix)
-    prepared = prepared or prepare(matrix, request, log, index)
+    prepared = prepared or (Prepared(None, None, None, problem=too_old) if too_old else
+                            prepare(matrix, request, log, index))
     record = _base_record(request, params, prepared)
     if job_facts():
         record["slurm"] = job_facts()  # which job, array task and node ran it
@@ -196,6 +201,8 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
             record["install"]["neighbours"] = [] if extra else _neighbours(index, request.version)
             record["install"]["how_to_supply"] = (how_to_supply_extra(prepared.plan, extra) if extra
                                                   else how_to_supply(request.version))
+        if too_old:
+            record["install"]["how_to_supply"] = f"compile for it with jax {_lowest_for(params)} or later"
     elif prepared.cannot_test:
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
         record.update(status=Status.RAN, verdict=Verdict.INCONCLUSIVE, reason=prepared.cannot_test)
@@ -211,6 +218,24 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     folder = request.records_dir or matrix.results_dir
     path = records.save_record(json_safe(record), folder)  # StorageError says where it went instead
     return record, path
+
+
+def too_old_for_target(request: RunRequest, params: Mapping[str, Any]) -> str:
+    """Why ``request``'s release cannot compile for its ``--target`` at all ("" where it may): said before anything
+    is installed. jax[tpu] before 0.5.3 names libtpu-nightly, which the index does not serve (`kit.targets`)."""
+    target = target_of(params.get("target"))
+    if target is None or request.existing is not None or not request.version:
+        return ""
+    lowest = LOWEST_RELEASE.get(str(target["platform"]))
+    if lowest is None or Version(request.version) >= Version(lowest):
+        return ""
+    return (f"jax {request.version} cannot compile for {target['title']}: the kit compiles for "
+            f"{target['platform']} targets from jax {lowest} on (kit.targets.LOWEST_RELEASE), so nothing was installed")
+
+
+def _lowest_for(params: Mapping[str, Any]) -> str:
+    target = target_of(params.get("target")) or {}
+    return LOWEST_RELEASE.get(str(target.get("platform")), "?")
 
 
 def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check, params: Mapping[str, Any],
@@ -242,6 +267,9 @@ def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepa
                                  "backend": prepared.backend or request.backend, "preset": request.preset}
     if request.existing is not None:  # what was asked was an interpreter, not a release
         requested.update(python=str(request.existing.python), environment=request.existing.name)
+    target = target_of(params.get("target"))
+    if target is not None:  # compiled for, not run: `kit.targets.Target.to_json`
+        requested["target"] = target
     python = prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
     return {
         "schema": records.SCHEMA,

@@ -66,7 +66,7 @@ def _setup(ones: Any) -> Any:
     sharding = SimpleNamespace(PartitionSpec=lambda *axes: axes, NamedSharding=lambda mesh, spec: spec)
     jax = SimpleNamespace(numpy=numpy, sharding=sharding)
     compat = SimpleNamespace(batch_mesh=lambda devices: "mesh")
-    return SimpleNamespace(jax=jax, compat=compat, processes=1)
+    return SimpleNamespace(jax=jax, compat=compat, processes=1, target=None)  # runs here, no target
 
 
 def test_a_repro_mistake_crashes_the_run_instead_of_judging_the_release() -> None:

@@ -1,0 +1,50 @@
+"""A whole scaling run compiled for TPU v5e 2x2 on a machine without a TPU (slow; needs the index).
+
+jax[tpu] 0.12.0.1 installed as the kit installs it, libtpu compiling for the 4 compile-only devices of
+``jax.experimental.topologies``, nothing run: the verdict is read off the TPU compiler's HLO.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit import cli
+from kit.config import Matrix, load_matrix
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
+    # Records go to a scratch folder; environments are shared with the sessions.
+    return dataclasses.replace(load_matrix(ROOT / "matrix.toml"), results_dir=tmp_path_factory.mktemp("results"))
+
+
+def test_jax_0_12_0_1_compiled_for_tpu_v5e_2x2_replicates_the_lu_on_every_chip(matrix: Matrix, capsys) -> None:
+    argv = ["scaling", "0.12.0.1", "--target", "tpu:v5e:2x2", "--batch", "1024", "--modes", "jit"]
+    code = cli.cmd_run(matrix, argv, log=lambda m: print(m, file=sys.stderr))
+    out = capsys.readouterr().out
+    [path] = list(matrix.results_dir.glob("scaling-0.12.0.1-tpu-*.json"))
+    record = json.loads(path.read_text())
+    assert code == 0, record["reason"]
+    assert record["status"] == "ran", record["reason"]
+    assert record["verdict"] == "affected", record["reason"]
+    assert record["reason"].endswith("compiled for TPU v5e 2x2 (4 devices), not run.")
+    assert record["requested"]["target"]["name"] == "tpu:v5e:2x2"
+    environment = record["environment"]
+    assert (environment["backend"], environment["device_kind"], environment["device_count"]) == \
+        ("tpu", "TPU v5 lite", 4)
+    assert environment["compiled_for"] == "TPU v5e 2x2 (4 devices)"
+    summary = record["evidence"]["summary"]
+    assert summary["lu_batch_per_device"] == summary["global_batch"] == 1024
+    assert summary["lu_fed_by"] == "all-gather"
+    assert summary["positive_control_ok"] is True  # compiled for the target too
+    assert all(timing["runs"] == 0 for timing in record["evidence"]["timings"])  # nothing ran
+    assert "compiled for TPU v5e 2x2 (4 devices), not run: AFFECTED" in out
