@@ -525,7 +525,7 @@ def _ran_lines(record: dict[str, Any]) -> list[str]:
     if not env.get("backend") and not env.get("jax"):
         return []
     where = str(env.get("backend") or "an unreported backend")
-    if env.get("compiled_for"):  # a target's devices: compiled for, never run on (repro/compile_target.py)
+    if env.get("compiled_for"):  # a target's devices: compiled for, never run on (repro/scaling_target.py)
         where = (f"{env['compiled_for']} ({env.get('device_kind')}), not run; compiled on "
                  f"{env.get('host_backend') or 'this machine'}")
     elif env.get("device_count") is not None:  # a script that reports no devices: say nothing rather than "× None"

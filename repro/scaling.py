@@ -14,7 +14,7 @@ RESULT.json follows docs/architecture.md.
 On CPU the devices are host devices forced with XLA_FLAGS, so jax is imported
 only inside main(), after the flag is set.
 
-With ``--target`` (a chip this machine does not have, `repro.compile_target`),
+With ``--target`` (a chip this machine does not have, `repro.scaling_target`),
 or on a real TPU with a single chip, the same programs are compiled for the
 target's compile-only devices (`repro.target_devices`) and never run: the
 inputs are shapes with shardings, not arrays, the positive control is compiled
@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from repro import compile_cache, compile_target, hlo, verdicts
+from repro import compile_cache, scaling_target, hlo, verdicts
 from repro import parameters as parameters_rules
 from repro import scaling_figures as figures
 from repro.cli import UsageError, checked_parameters, exit_now, parser, write_result
@@ -194,7 +194,7 @@ class Setup:
     notes: List[str]
     compile_cache: compile_cache.CompileCache = field(default_factory=compile_cache.CompileCache.unasked)
     target: Optional[Dict[str, Any]] = None
-    """What it compiles for instead of running (`repro.compile_target`); None: it runs on ``jax.devices()``."""
+    """What it compiles for instead of running (`repro.scaling_target`); None: it runs on ``jax.devices()``."""
     compile_only: List[Any] = field(default_factory=list)
     """The target's compile-only devices, never run on."""
     single_chip: Optional[str] = None
@@ -219,7 +219,7 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
     primary = figures.primary(cases, largest)
     verdict, reason = _verdict(primary, control, rows, parameters, setup.environment["backend"])
     if setup.target is not None:
-        reason = compile_target.judged_reason(reason, setup.target, setup.single_chip)
+        reason = scaling_target.judged_reason(reason, setup.target, setup.single_chip)
     evidence = _evidence(setup, parameters, cases, rows, control, primary, measured)
     evidence["compile_cache"] = setup.compile_cache.figures()
     _progress(compile_cache.summary(evidence["compile_cache"]))
@@ -268,11 +268,11 @@ def _start(parameters: Dict[str, Any]) -> Setup:
 def _single_chip_target(setup: Setup) -> None:
     """On one real TPU chip: compile for that kind's 2x2 instead, since one device cannot show replication."""
     env = setup.environment
-    target = compile_target.single_chip_slice(env.get("backend"), env.get("device_kind"), env.get("device_count"))
+    target = scaling_target.single_chip_slice(env.get("backend"), env.get("device_kind"), env.get("device_count"))
     if target is None:
         return
     setup.target, setup.single_chip = target, env.get("device_kind")
-    setup.notes.append(compile_target.why_this_target(target, setup.single_chip))
+    setup.notes.append(scaling_target.why_this_target(target, setup.single_chip))
     _progress(setup.notes[-1])
 
 
@@ -301,7 +301,7 @@ def _compile_only_devices(setup: Setup) -> str:
 def _cannot_compile_for(setup: Setup, parameters: Dict[str, Any], why: str) -> Dict[str, Any]:
     """The result where the target's devices could not be had: inconclusive, never a verdict on JAX."""
     assert setup.target is not None
-    result = compile_target.cannot_compile_result(setup.target, why, setup.environment, parameters, setup.notes)
+    result = scaling_target.cannot_compile_result(setup.target, why, setup.environment, parameters, setup.notes)
     _progress(result["reason"])
     return {"result": result, "cases": [], "rows": []}
 

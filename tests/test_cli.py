@@ -385,7 +385,7 @@ def test_ctrl_c_in_a_kit_command_is_one_sentence_and_130_not_a_traceback(monkeyp
     assert capsys.readouterr().err.splitlines() == [cli.INTERRUPTED]
 
 
-# --target: a chip compiled for, not run (kit/targets.py names them, repro/compile_target.py compiles for them).
+# --target: a chip compiled for, not run (kit/targets.py names them, repro/scaling_target.py compiles for them).
 TARGET_RAN = {
     **RAN, "requested": {"jax": "0.12.0.1", "backend": "tpu",
                          "target": {"name": "tpu:v5e:2x2", "title": "TPU v5e 2x2 (4 devices)"}},

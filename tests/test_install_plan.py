@@ -78,9 +78,9 @@ def test_cuda_plan_for_a_release_without_gpu_extras_is_a_usage_error() -> None:
     ("extras", "requirements"),
     [
         ({"cpu", "cuda12", "cuda12-local"},
-         ("jax[cuda12-local]==0.4.35", "scipy", "flatbuffers", "nvidia-cuda-nvcc-cu12")),
+         ("jax[cuda12-local]==0.4.35", "scipy", "flatbuffers", "absl-py", "nvidia-cuda-nvcc-cu12")),
         ({"cpu", "cuda13", "cuda13-local"},
-         ("jax[cuda13-local]==0.4.35", "scipy", "flatbuffers", "nvidia-cuda-nvcc", "nvidia-nvvm")),
+         ("jax[cuda13-local]==0.4.35", "scipy", "flatbuffers", "absl-py", "nvidia-cuda-nvcc", "nvidia-nvvm")),
     ],
 )
 def test_a_compile_only_gpu_plan_brings_the_plugin_and_ptxas_without_the_rest_of_cuda(extras, requirements) -> None:

@@ -64,6 +64,10 @@ def render_answer(report: Report) -> list[str]:
         if not problem.ranges:
             lines.append(f"  - not measured yet (`nox -s {problem.check}-<release>`)")
         for r in problem.ranges:
+            if r.backend not in problem.shows_on and r.affected:
+                # Affected where the problem does not show is another problem (the TPU's LU is not the CPU's);
+                # only a clean range there needs saying, lest it be read as clearing the release.
+                continue
             caveat = "" if r.backend in problem.shows_on else (
                 f" (reported on {', '.join(problem.shows_on)} only: this does not clear a release there)")
             lines.append(f"  - {text(r.backend)}: {text(_range_text(r))}{caveat}")

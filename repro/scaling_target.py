@@ -20,7 +20,7 @@ from repro.verdicts import INCONCLUSIVE
 
 
 def _tpu(name: str, chip: str, devices: int, title_shape: str) -> Dict[str, Any]:
-    """A TPU slice as `kit.targets.Target.to_json` writes it (tests/test_compile_target.py checks they agree)."""
+    """A TPU slice as `kit.targets.Target.to_json` writes it (tests/test_scaling_target.py checks they agree)."""
     return {"name": f"tpu:{name}", "platform": "tpu", "chip": chip, "devices": devices, "topology": name,
             "host_bounds": "2,2,1", "description": "", "title": f"TPU {chip} {title_shape} ({devices} devices)"}
 

@@ -1,4 +1,4 @@
-"""repro/compile_target.py and the scaling repro's target mode, the parts that need no JAX.
+"""repro/scaling_target.py and the scaling repro's target mode, the parts that need no JAX.
 
 Which slice a single real TPU chip compiles for is tested with fake device kinds (no TPU here); the TPU
 compiler's own HLO is in tests/fixtures/hlo/tpu (tests/test_repro_hlo.py), and a whole run compiled for
@@ -13,22 +13,22 @@ import types
 import pytest
 
 from kit.targets import parse_target
-from repro import compile_target, scaling
+from repro import scaling_target, scaling
 from repro.parameters import target_of
 
 V5E = parse_target("tpu:v5e:2x2").to_json()
 
 
-@pytest.mark.parametrize("kind", sorted(compile_target.SLICE_OF_KIND))
+@pytest.mark.parametrize("kind", sorted(scaling_target.SLICE_OF_KIND))
 def test_each_chip_kinds_slice_is_the_kits_target_of_that_name(kind: str) -> None:
-    slice_ = compile_target.SLICE_OF_KIND[kind]
+    slice_ = scaling_target.SLICE_OF_KIND[kind]
     assert slice_ == parse_target(slice_["name"]).to_json()  # kit.targets stays the one place for the names
 
 
 @pytest.mark.parametrize(("kind", "name"), [("TPU v5 lite", "tpu:v5e:2x2"), ("TPU v6 lite", "tpu:v6e:2x2"),
                                             ("TPU v4", "tpu:v4:2x2x1"), ("TPU v5", "tpu:v5p:2x2x1")])
 def test_a_single_chip_compiles_for_its_own_kinds_four_chips(kind: str, name: str) -> None:
-    assert compile_target.single_chip_slice("tpu", kind, 1)["name"] == name
+    assert scaling_target.single_chip_slice("tpu", kind, 1)["name"] == name
 
 
 @pytest.mark.parametrize(("backend", "kind", "count"), [
@@ -38,14 +38,14 @@ def test_a_single_chip_compiles_for_its_own_kinds_four_chips(kind: str, name: st
     ("gpu", "NVIDIA H100", 1),
 ])
 def test_anything_but_one_known_tpu_chip_runs_as_it_would(backend: str, kind: str, count: int) -> None:
-    assert compile_target.single_chip_slice(backend, kind, count) is None
+    assert scaling_target.single_chip_slice(backend, kind, count) is None
 
 
 def test_every_reason_says_what_it_was_compiled_for_and_that_it_did_not_run() -> None:
-    asked = compile_target.judged_reason("jit forward: Every device factorises the whole batch.", V5E)
+    asked = scaling_target.judged_reason("jit forward: Every device factorises the whole batch.", V5E)
     assert asked.endswith("The verdict is from the target compiler's HLO: compiled for TPU v5e 2x2 (4 devices), "
                           "not run.")
-    single = compile_target.judged_reason("jit forward: ...", V5E, single_chip="TPU v5 lite")
+    single = scaling_target.judged_reason("jit forward: ...", V5E, single_chip="TPU v5 lite")
     assert "This machine has one TPU v5 lite chip" in single
     assert "compiled for TPU v5e 2x2 (4 devices), not run" in single
 
