@@ -118,6 +118,10 @@ def describe_environment() -> Dict[str, Any]:
     facts["hostname"] = socket.gethostname()
     facts["executable"] = sys.executable
     facts["variables"] = jax_variables()  # what this process saw, the kit's own additions (XLA_FLAGS) included
+    found = facts["variables"].get("TPU_LIBRARY_PATH", "")
+    if found.startswith(os.path.realpath(sys.prefix) + os.sep) or found.startswith(sys.prefix + os.sep):
+        # Set by jax itself, to the libtpu of this environment: a path of this machine, not a setting of the user's.
+        facts["variables"]["TPU_LIBRARY_PATH"] = "<the environment's own libtpu>"
     if facts.get("backend") == "gpu":
         facts.update(gpu_facts())
     return facts

@@ -102,6 +102,11 @@ def test_describe_environment_reports_jax_and_its_devices(monkeypatch: pytest.Mo
     assert facts["variables"]["XLA_FLAGS"] == "--xla_force_host_platform_device_count=4"
     assert facts["executable"] == sys.executable
     assert "gpu" not in facts  # GPU facts only for a GPU run
+    # jax[tpu] sets TPU_LIBRARY_PATH to the environment's own libtpu: no path of this machine goes in a record.
+    monkeypatch.setenv("TPU_LIBRARY_PATH", os.path.join(sys.prefix, "lib", "libtpu", "libtpu.so"))
+    assert describe_environment()["variables"]["TPU_LIBRARY_PATH"] == "<the environment's own libtpu>"
+    monkeypatch.setenv("TPU_LIBRARY_PATH", "/opt/my/libtpu.so")  # the user's own choice is kept as set
+    assert describe_environment()["variables"]["TPU_LIBRARY_PATH"] == "/opt/my/libtpu.so"
 
 
 def test_describe_environment_without_jax_says_none(monkeypatch: pytest.MonkeyPatch) -> None:

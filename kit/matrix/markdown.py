@@ -137,6 +137,7 @@ def render_markdown(report: Report) -> str:
         # One line: the list is for tools (matrix.json), not for the reader looking for an answer.
         lines += [f"Older records: {len(report.older)} superseded by a newer record of the same cell "
                   "(listed in matrix.json under `older`).", ""]
+    lines += render_targets(report)
     lines += render_metrics(report.metrics)
     lines += ["## Plots", ""]
     for plot in report.plots:
@@ -162,6 +163,20 @@ def render_markdown(report: Report) -> str:
         lines.append("None.")
     lines.append("")
     return "\n".join(lines)
+
+
+def render_targets(report: Report) -> list[str]:
+    """Chips compiled for and not run: an answer line per target and check, then a row per release."""
+    if not report.targets:
+        return []
+    lines = ["## Compiled for chips this machine lacks (`--target`: the chip's own compiler, nothing run)", ""]
+    lines += [f"- **{text(a.title)}**, `{text(a.check)}`: {text(a.sentence)}" for a in report.target_answers]
+    lines += ["", "| target | check | release | verdict | why | Reproduce |", "|---|---|---|---|---|---|"]
+    for cell in report.targets:
+        verdict = cell.verdict or cell.status
+        lines.append(f"| {text(cell.target)} | {text(cell.check)} | {text(cell.release)} | {text(verdict)} | "
+                     f"{text(cell.reason[:200])} | {code(cell.reproduce) if cell.reproduce else ''} |")
+    return lines + [""]
 
 
 def _machines_text(report: Report) -> str:

@@ -39,6 +39,7 @@ from ..records import (
 from .measured import measuring_checks
 from .rows import CHECK_ORDER, Row, Shown, check_order, environment_rows, host_name, record_environment, release_rows
 from .workarounds import shard_map_figures, shard_map_text
+from .target_rows import TargetAnswer, TargetCell, target_answers, target_cells
 
 SCHEMA = 1
 """Version of matrix.json's layout; bump it when a key changes meaning or goes away."""
@@ -146,6 +147,9 @@ class Report:
     """One row per named environment (and backend, machine), shown under the releases; never in the answer."""
     measured_only: list[str] = field(default_factory=list)
     """Checks that report metrics but never a verdict of their own (kit.matrix.measured): not in the answer."""
+    targets: list[TargetCell] = field(default_factory=list)
+    """Records compiled for a chip this machine lacks (``--target``), newest per target, check and release."""
+    target_answers: list[TargetAnswer] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -225,6 +229,8 @@ def build_report(
         metrics=metric_series(current),
         environment_rows=environment_rows(list(newest_named.values()), shown),
         measured_only=sorted(measuring, key=check_order),
+        targets=(compiled := target_cells(e for e, _ in ad_hoc)),
+        target_answers=target_answers(compiled),
     )
 
 
