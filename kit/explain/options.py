@@ -16,12 +16,14 @@ from typing import Sequence
 from ..arguments import Parser
 from ..config import BACKENDS, Matrix, release_number, timeout_seconds
 from ..errors import UsageError
-from ..user_paths import file_problem
+from ..install.existing import inspect_interpreter
+from ..targets import JAX_PLATFORM
+from ..user_paths import file_problem, interpreter_path
 
 DEFAULT_DEVICES = 4
 DEFAULT_TIMEOUT_S = 600
 USAGE = ("nox -s explain -- PROGRAM [ARGS...] [--releases A,B] [--python PATH] [--devices N] [--timeout S] "
-         "[--backend cpu|cuda]")
+         "[--backend cpu|cuda|tpu]")
 _TIP = "e.g. nox -s explain -- examples/programs/train_slogdet.py --releases 0.4.35,0.6.0 (docs/explain.md)"
 
 
@@ -52,7 +54,7 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
     parser.add_argument("--python", default=None, metavar="PATH")
     parser.add_argument("--devices", type=int, default=DEFAULT_DEVICES, metavar="N")
     parser.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS")
-    parser.add_argument("--backend", default="cpu", choices=BACKENDS)
+    parser.add_argument("--backend", default=None, choices=BACKENDS)
     parser.add_argument("--called-from", default=None, help=argparse.SUPPRESS)
     known, rest = parser.parse_known_args(words)
     if not rest or rest[0].startswith("-"):
@@ -64,10 +66,12 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
         raise UsageError(f"the program {rest[0]} {problem}", "give the path of a Python file, as you would run it")
     if known.devices < 1:
         raise UsageError(f"--devices must be 1 or more, got {known.devices}", "e.g. --devices 4")
-    return Options(program=program, args=tuple(rest[1:] + tail), cwd=folder,
-                   releases=_releases(matrix, known.releases, known.python is not None),
-                   python=_interpreter(known.python, folder), devices=known.devices if known.backend == "cpu" else None,
-                   backend=known.backend, timeout_s=known.timeout, shown=_shown(program, folder))
+    releases = _releases(matrix, known.releases, known.python is not None)
+    python = _interpreter(known.python, folder)
+    backend = _backend(known.backend, python)
+    return Options(program=program, args=tuple(rest[1:] + tail), cwd=folder, releases=releases,
+                   python=python, devices=known.devices if backend == "cpu" else None,
+                   backend=backend, timeout_s=known.timeout, shown=_shown(program, folder))
 
 
 def _releases(matrix: Matrix, text: str | None, existing: bool) -> tuple[str, ...]:
@@ -92,9 +96,22 @@ def _order(version: str) -> tuple[int, ...]:
 
 
 def _interpreter(text: str | None, folder: Path) -> Path | None:
-    if text is None:
-        return None
-    return Path(os.path.abspath(folder / os.path.expanduser(text)))
+    return None if text is None else interpreter_path(text, folder)  # as `run --python` finds it
+
+
+def _backend(asked: str | None, python: Path | None) -> str:
+    """``--backend`` as given; with ``--python`` alone, the one that interpreter's JAX reports (tpu on a TPU).
+
+    The default ``cpu`` must not be taken as asked with ``--python``: the
+    existing JAX would be refused for running on its own TPU or GPU.
+    Forced host devices follow from the answer (CPU only). The probe is the
+    same one the run starts with; a JAX that does not report leaves ``cpu``,
+    and the run then says why.
+    """
+    if asked is not None or python is None:
+        return asked or "cpu"
+    reported = inspect_interpreter(python).backend
+    return next((name for name, jax_name in JAX_PLATFORM.items() if jax_name == reported), "cpu")
 
 
 def _shown(program: Path, folder: Path) -> str:
