@@ -21,6 +21,7 @@ requested size does not fit the machine's memory.
 from __future__ import annotations
 
 import gc
+import math
 import os
 import sys
 import time
@@ -260,8 +261,11 @@ def _drawn_chunks(seed: int, rows: List[int], n: int, dtype: Any) -> Iterator[np
         generator = np.random.default_rng(stream)
         if np.dtype(dtype).kind == "c":  # numpy draws real numbers only: real and imaginary parts side by side
             real = np.dtype(dtype).char.lower()  # complex64 'F' -> float32 'f'
-            return generator.standard_normal((rows[index], n, n, 2), dtype=real).view(dtype)[..., 0]
-        return generator.standard_normal((rows[index], n, n), dtype=dtype)
+            part = generator.standard_normal((rows[index], n, n, 2), dtype=real).view(dtype)[..., 0]
+        else:
+            part = generator.standard_normal((rows[index], n, n), dtype=dtype)
+        scale = _entry_scale(n, np.dtype(dtype).kind == "c")
+        return part if scale == 1.0 else part * part.dtype.type(scale)
 
     with ThreadPoolExecutor(DRAW_WORKERS) as pool:
         waiting: Deque[Any] = deque()
@@ -271,6 +275,18 @@ def _drawn_chunks(seed: int, rows: List[int], n: int, dtype: Any) -> Iterator[np
                 yield waiting.popleft().result()
         while waiting:
             yield waiting.popleft().result()
+
+
+def _entry_scale(n: int, complex_: bool) -> float:
+    """1 up to 32×32 (the batches of every earlier record stay as they were); beyond, what keeps det in range.
+
+    log|det| of an n×n standard normal matrix is about ½·(n·log n − n): 243 at 128×128, where float32's det
+    overflows (its log limit is 88) and every entry would be re-checked as non-finite. Entries of variance
+    e/n (e/2n for complex, whose two parts both vary) bring it to about 0, so det is judged too.
+    """
+    if n <= 32:
+        return 1.0
+    return math.sqrt(math.e / (2 * n if complex_ else n))
 
 
 def _chunk_rows(n: int) -> int:
