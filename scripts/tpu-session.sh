@@ -79,7 +79,7 @@ rm -f "$OUT/chip.txt"  # said in session.log; the 8 files are for the steps
 step scaling 110 "$PY" -m kit run scaling --python "$PY"
 step correctness 200 "$PY" -m kit run correctness --python "$PY" --preset tpu
 step explain 70 "$PY" -m kit explain examples/programs/train_slogdet.py --python "$PY"
-step bench 80 "$PY" benchmarks/tpu_slogdet_chip.py --json "$OUT/bench.json"
+step bench 150 "$PY" benchmarks/tpu_slogdet_chip.py --json "$OUT/bench.json"
 
 # What the kit wrote in this session (records and reports), in one file.
 find reports -newer /tmp/tpu-session.started -type f \( -name '*.json' -o -name '*.md' \) -print0 2> /dev/null \
