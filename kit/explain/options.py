@@ -16,7 +16,7 @@ from typing import Sequence
 from ..arguments import Parser
 from ..config import BACKENDS, Matrix, release_number, timeout_seconds
 from ..errors import UsageError
-from ..install.existing import inspect_interpreter
+from ..install import inspect_interpreter
 from ..targets import JAX_PLATFORM
 from ..user_paths import file_problem, interpreter_path
 
