@@ -10,7 +10,6 @@ for each candidate batch, the compiled slogdet's and det's needs from
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -78,8 +77,8 @@ def _compiled_need(jax: Any, compat: Any, n: int, dtype: str, batch: int) -> Tup
             said = str(error)
             if "RESOURCE_EXHAUSTED" not in said:
                 raise
-            found = re.search(r"Ran out of memory[^\n]*?:\s*([^\n]*)", said)
-            return None, "the compiler refused it: " + (found.group(1) if found else said.splitlines()[0])[:200]
+            line = next((text for text in said.splitlines() if "RESOURCE_EXHAUSTED" in text), said)
+            return None, "the compiler refused it: " + line.replace("RESOURCE_EXHAUSTED: ", "").strip()[:200]
         needs.append(compat.memory_analysis_bytes(compiled))
     if None in needs:
         return tpu_estimate_bytes(n, np.dtype(dtype).itemsize, batch), "estimated: the compiler gave no memory figures"

@@ -243,13 +243,16 @@ def size_to_chip(asked_n: int, dtypes: List[str], window: int, limit: Optional[i
     """The cases for a chip with ``limit`` bytes free: the first matrix size (the asked one, then
     `TPU_MATRIX_SIZES`) where the most boundaries are crossed, and a sentence for each one that is not."""
     best: Optional[Dict[str, Any]] = None
+    tried: List[Dict[str, Any]] = []  # every size's figures, kept as evidence (why 20×20 was left)
     for n in [asked_n] + [size for size in TPU_MATRIX_SIZES if size > asked_n]:
         sized = _sized_at(n, dtypes, window, limit, peak)
+        tried += sized["peaks"]
         if best is None or sized["crossed"] > best["crossed"]:
             best = sized
         if not sized["not_crossed"]:
             break
     assert best is not None
+    best["peaks"] = tried
     if best["n"] != asked_n:
         best["notes"].insert(0, f"matrix size {best['n']}×{best['n']} instead of the asked {asked_n}×{asked_n}: "
                                 f"past the boundaries at {asked_n}×{asked_n} the TPU's LU (tiles padded to "
