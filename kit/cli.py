@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import shlex
-import shutil
 import signal
 import sys
 import threading
@@ -68,7 +67,7 @@ from .project import known_problems_file
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
 from .targets import Target, parse_target
-from .user_paths import find_links_argument, folder_or_nothing_yet, folder_problem
+from .user_paths import find_links_argument, folder_or_nothing_yet, folder_problem, interpreter_path
 
 
 
@@ -293,20 +292,6 @@ def run_target(matrix: Matrix, target: str | None, args: argparse.Namespace) -> 
         raise UsageError(f"{'--refresh' if args.refresh else '--find-links'} shapes an install, and an existing "
                          "interpreter is used as it is", "drop it (nothing is resolved or installed there)")
     return version, existing
-
-
-def interpreter_path(text: str) -> Path:
-    """``--python`` as argparse reads it: a path (``~`` expanded, made absolute, links kept) or a name on PATH.
-
-    Links are not resolved: a venv's ``bin/python`` links to its base
-    interpreter, and resolving it would lose the venv. Whether it is a Python
-    at all is for `kit.install.existing.inspect_interpreter` to find out.
-    """
-    if os.sep not in text and not text.startswith("~"):
-        found = shutil.which(text)
-        if found:
-            return Path(os.path.abspath(found))
-    return Path(os.path.abspath(os.path.expanduser(text)))
 
 
 def cmd_plan(matrix: Matrix, argv: Sequence[str], log: Log) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import errno
 import os
+import shutil
 import stat
 from pathlib import Path
 from typing import Sequence
@@ -208,3 +209,21 @@ def shown_path(path: Path | str, project: Path) -> str:
             except ValueError:
                 continue
     return str(path)
+
+
+def interpreter_path(text: str, folder: Path | None = None) -> Path:
+    """``--python`` as ``run`` and ``explain`` read it: a bare name (``python3``) on PATH, else a path from ``folder``.
+
+    One function for both commands, so ``--python python3`` means the same
+    interpreter to each (explain once looked for ``./python3``). ``~`` is
+    expanded and the path made absolute, but links are not resolved: a venv's
+    ``bin/python`` links to its base interpreter, and resolving it would lose
+    the venv. Whether it is a Python at all is for
+    `kit.install.existing.inspect_interpreter` to find out. ``folder`` is where
+    the command was called from (the current folder when None).
+    """
+    if os.sep not in text and not text.startswith("~"):
+        found = shutil.which(text)
+        if found:
+            return Path(os.path.abspath(found))
+    return Path(os.path.abspath(os.path.join(folder or os.getcwd(), os.path.expanduser(text))))

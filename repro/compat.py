@@ -128,3 +128,19 @@ def compiled_hlo_text(compiled: Any) -> str:
     if isinstance(text, (list, tuple)):
         return "\n".join(str(part) for part in text)
     return str(text)
+
+
+def memory_analysis_bytes(compiled: Any) -> Optional[int]:
+    """What a compiled computation needs on its device: temporaries, arguments and outputs, from XLA's memory
+    analysis; None where the release or backend offers none (no method, an exception, None, missing fields)."""
+    try:
+        analysis = compiled.memory_analysis()
+    except Exception:  # unimplemented on some backends and releases
+        return None
+    if isinstance(analysis, (list, tuple)):  # multi-module executables in some releases
+        analysis = analysis[0] if analysis else None
+    fields = ("temp_size_in_bytes", "argument_size_in_bytes", "output_size_in_bytes")
+    values = [getattr(analysis, name, None) for name in fields]
+    if analysis is None or not all(_is_number(value) for value in values):
+        return None
+    return sum(int(float(value)) for value in values if value is not None)

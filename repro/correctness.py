@@ -21,6 +21,7 @@ requested size does not fit the machine's memory.
 from __future__ import annotations
 
 import gc
+import math
 import os
 import sys
 import time
@@ -44,6 +45,7 @@ from repro.correctness_plan import (
     merge_ranges,
     ranges_to_check,
 )
+from repro.correctness_chip import chip_sentence, plan_chip_cases
 from repro.contract import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from repro.cli import UsageError, checked_parameters, exit_now, parser, write_result
 
@@ -74,15 +76,20 @@ def parse_parameters(argv: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
 # One case
 
 
+def _wide(rows: np.ndarray) -> np.ndarray:
+    """The rows in double precision: float64, or complex128 for complex64 (the TPU's other LU type)."""
+    return rows.astype(np.complex128 if np.iscomplexobj(rows) else np.float64)
+
+
 def _references(rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """float64 slogdet by numpy's batched LAPACK getrf."""
-    return np.linalg.slogdet(rows.astype(np.float64))
+    """Double-precision slogdet by numpy's batched LAPACK getrf."""
+    return np.linalg.slogdet(_wide(rows))
 
 
 def _condition_1(rows: np.ndarray) -> np.ndarray:
-    """κ₁ = ‖A‖₁‖A⁻¹‖₁ in float64; inf for a singular matrix."""
+    """κ₁ = ‖A‖₁‖A⁻¹‖₁ in double precision; inf for a singular matrix."""
     with np.errstate(all="ignore"):
-        return np.asarray(np.linalg.cond(rows.astype(np.float64), 1), dtype=np.float64)
+        return np.asarray(np.linalg.cond(_wide(rows), 1), dtype=np.float64)
 
 
 def _scipy_crosscheck(rows: np.ndarray, ref_logabsdet: np.ndarray) -> Optional[float]:
@@ -92,7 +99,7 @@ def _scipy_crosscheck(rows: np.ndarray, ref_logabsdet: np.ndarray) -> Optional[f
     except Exception:
         return None
     worst = 0.0
-    for row, expected in zip(rows.astype(np.float64), ref_logabsdet):
+    for row, expected in zip(_wide(rows), ref_logabsdet):
         lu, _pivots = scipy.linalg.lu_factor(row, check_finite=False)
         with np.errstate(divide="ignore"):
             value = float(np.log(np.abs(np.diagonal(lu))).sum())
@@ -200,15 +207,24 @@ def _draw_and_factorise(jax: Any, compat: Any, plan: Dict[str, Any], seed: int, 
     timings["draw_s"] = time.perf_counter() - started
     _progress(f"{label}: drew {gb(x.nbytes)} on {plan['backend']} in {timings['draw_s']:.1f} s")
 
+    # Compiled apart from the run, so slogdet_s and det_s are the device's own seconds (waited for), not the
+    # compiler's or the copy back to the host.
     started = time.perf_counter()
-    sign, logabsdet = jax.jit(jnp.linalg.slogdet)(x)
+    slogdet = jax.jit(jnp.linalg.slogdet).lower(x).compile()
+    det = jax.jit(jnp.linalg.det).lower(x).compile()
+    timings["compile_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    sign, logabsdet = compat.block_until_ready(slogdet(x))
+    timings["slogdet_s"] = time.perf_counter() - started
     outputs = {"sign": np.asarray(sign), "logabsdet": np.asarray(logabsdet)}
     del sign, logabsdet
-    timings["slogdet_s"] = time.perf_counter() - started
     started = time.perf_counter()
-    outputs["det"] = np.asarray(jax.jit(jnp.linalg.det)(x))
+    value = compat.block_until_ready(det(x))
     timings["det_s"] = time.perf_counter() - started
-    _progress(f"{label}: slogdet {timings['slogdet_s']:.1f} s, det {timings['det_s']:.1f} s")
+    outputs["det"] = np.asarray(value)
+    del value
+    _progress(f"{label}: compiled in {timings['compile_s']:.1f} s; on {plan['backend']}: slogdet "
+              f"{timings['slogdet_s']:.3f} s, det {timings['det_s']:.3f} s")
     return x, outputs
 
 
@@ -242,7 +258,14 @@ def _drawn_chunks(seed: int, rows: List[int], n: int, dtype: Any) -> Iterator[np
     the GIL while they fill), at most two per thread waiting, so the chunks held at once stay a few."""
     def draw(index: int) -> np.ndarray:
         stream = np.random.SeedSequence(seed % 2**64, spawn_key=(index,))  # the seed's index-th child stream
-        return np.random.default_rng(stream).standard_normal((rows[index], n, n), dtype=dtype)
+        generator = np.random.default_rng(stream)
+        if np.dtype(dtype).kind == "c":  # numpy draws real numbers only: real and imaginary parts side by side
+            real = np.dtype(dtype).char.lower()  # complex64 'F' -> float32 'f'
+            part = generator.standard_normal((rows[index], n, n, 2), dtype=real).view(dtype)[..., 0]
+        else:
+            part = generator.standard_normal((rows[index], n, n), dtype=dtype)
+        scale = _entry_scale(n, np.dtype(dtype).kind == "c")
+        return part if scale == 1.0 else part * part.dtype.type(scale)
 
     with ThreadPoolExecutor(DRAW_WORKERS) as pool:
         waiting: Deque[Any] = deque()
@@ -252,6 +275,18 @@ def _drawn_chunks(seed: int, rows: List[int], n: int, dtype: Any) -> Iterator[np
                 yield waiting.popleft().result()
         while waiting:
             yield waiting.popleft().result()
+
+
+def _entry_scale(n: int, complex_: bool) -> float:
+    """1 up to 32×32 (the batches of every earlier record stay as they were); beyond, what keeps det in range.
+
+    log|det| of an n×n standard normal matrix is about ½·(n·log n − n): 243 at 128×128, where float32's det
+    overflows (its log limit is 88) and every entry would be re-checked as non-finite. Entries of variance
+    e/n (e/2n for complex, whose two parts both vary) bring it to about 0, so det is judged too.
+    """
+    if n <= 32:
+        return 1.0
+    return math.sqrt(math.e / (2 * n if complex_ else n))
 
 
 def _chunk_rows(n: int) -> int:
@@ -302,7 +337,8 @@ def _judge_samples(jax: Any, x: Any, outputs: Dict[str, np.ndarray], judged: "_J
 def _import_jax(dtypes: Sequence[str]) -> Tuple[Any, Any]:
     import jax
 
-    if "float64" in dtypes:
+    # On a TPU float64 does not run (`tpu_dtypes`), and x64 there only makes index arithmetic emulated int64.
+    if "float64" in dtypes and jax.default_backend() != "tpu":
         # Must be set before any array exists, or float64 silently becomes float32.
         jax.config.update("jax_enable_x64", True)
     from repro import compat
@@ -386,7 +422,12 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
 
     backend = jax.default_backend()
     device = jax.devices()[0]
-    plans = plan_cases(parameters, backend)
+    chip = None
+    if backend == "tpu":
+        plans, chip = plan_chip_cases(jax, compat, parameters, device)
+        _progress(chip_sentence(chip))
+    else:
+        plans = plan_cases(parameters, backend)
     _say_plan(plans, backend)
     check_fits(plans, backend, device, parameters["max_memory_gb"])
     cases, completed = _run_cases(jax, compat, plans, parameters)
@@ -405,6 +446,9 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
         first_bad_byte_offset=summary["first_bad_byte_offset"],
         first_failure=next((case["error"][:200] for case in cases if case["error"] is not None), None),
     )
+    if chip is not None:
+        reason = f"{reason} {chip_sentence(chip)}"
+    dtypes = chip["dtypes"] if chip is not None else parameters["dtypes"]
     return {
         "check": "correctness",
         "verdict": verdict,
@@ -412,8 +456,10 @@ def run(parameters: Dict[str, Any]) -> Dict[str, Any]:
         "environment": describe_environment(),
         # "auto" resolved: the batch sizes that actually ran, per dtype.
         "parameters": {**parameters, "batches_resolved": {
-            dtype: [plan["batch"] for plan in plans if plan["dtype"] == dtype] for dtype in parameters["dtypes"]}},
+            dtype: [plan["batch"] for plan in plans if plan["dtype"] == dtype] for dtype in dtypes}},
         "evidence": {
+            # On a TPU: how the batches were sized to the chip, and what could not be crossed and why.
+            "chip": chip,
             "summary": summary,
             "cases": cases,
             "completed": completed,

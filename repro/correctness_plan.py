@@ -8,7 +8,7 @@ before any work (exit code 3) when it does not.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -75,7 +75,7 @@ def mem_available_bytes() -> Optional[int]:
     return None
 
 
-def _device_free_bytes(device: Any) -> Optional[int]:
+def device_free_bytes(device: Any) -> Optional[int]:
     """Free accelerator memory from memory_stats(), where the backend offers it."""
     stats_method = getattr(device, "memory_stats", None)
     if not callable(stats_method):
@@ -107,7 +107,7 @@ def check_fits(plans: List[Dict[str, Any]], backend: str, device: Any, max_memor
     """Raise DoesNotFit, naming the case and the figures, if any case is too big."""
     available = mem_available_bytes()
     user_cap = None if max_memory_gb is None else int(max_memory_gb * 2**30)
-    device_free = None if backend == "cpu" else _device_free_bytes(device)
+    device_free = None if backend == "cpu" else device_free_bytes(device)
     for plan in plans:
         memory = plan["memory"]
         if backend == "cpu":  # the device is the host: both add up
@@ -164,3 +164,129 @@ def merge_ranges(ranges: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
         else:
             merged.append((lo, hi))
     return merged
+
+
+# --------------------------------------------------------------------------
+# On a TPU: sized to the chip
+#
+# A TPU has no forgiving host memory to spill into, and its LU pads each
+# matrix's minor dimension to 128 lanes: past 2**31 bytes of float32, slogdet's
+# temporaries were 34.4 GiB at 20×20 and 4.04 GiB at 128×128 on a v5e (jax
+# 0.10.2), so the CPU's `auto_batches` at 20×20 ran out of HBM. Each case is
+# instead sized by what the compiler says the plan needs (`peak` below, from
+# ``compiled.memory_analysis()``), at the asked matrix size or, where that
+# cannot cross the boundaries, at 128 or 256 (tile-sized, so little padding).
+
+TPU_DTYPES = ("float32", "complex64")
+"""What XLA's TPU LU takes ("Only F32 and C64"): float64 cannot run there (its references stay float64 on the host)."""
+TPU_LANES = 128
+TPU_SUBLANES = 8
+TPU_TEMP_FACTOR = 2.0
+"""slogdet's temporaries per input byte at a 128-lane size, for when the compiler cannot say (measured 4.04 / 2.00)."""
+TPU_MATRIX_SIZES = (128, 256)
+"""Sizes tried, in order, after the asked one: whole tiles, so the padding costs nothing."""
+CHIP_HEADROOM_BYTES = 256 * 2**20
+"""Kept free beyond the compiled plan: the draw's chunks on their way in and the runtime's own buffers."""
+
+# peak(n, dtype, batch) -> (bytes the compiled slogdet/det need on the chip, or None when the compiler refused
+# it as too big; where the figure came from, in words)
+Peak = Callable[[int, str, int], Tuple[Optional[int], str]]
+
+
+def tpu_dtypes(dtypes: List[str]) -> Tuple[List[str], List[str]]:
+    """The dtypes a TPU can factorise, and a sentence for each asked one it cannot (float64 gives way to complex64)."""
+    kept = [dtype for dtype in dtypes if dtype in TPU_DTYPES]
+    notes = []
+    if "float64" in dtypes:
+        instead = "" if "complex64" in kept else "; complex64, the TPU's other LU type, ran in its place"
+        if instead:
+            kept.append("complex64")
+        notes.append("float64 was not run: XLA's LU on TPU takes float32 and complex64 only (\"Only F32 and C64\")"
+                     f"{instead}; the references are float64 (complex128) on the host either way")
+    return kept, notes
+
+
+def tpu_estimate_bytes(n: int, itemsize: int, batch: int) -> int:
+    """What slogdet of ``batch`` n×n matrices needs on a TPU when the compiler cannot say: input plus temporaries
+    that grow as each matrix's padding to a (`TPU_SUBLANES`, `TPU_LANES`) tile does (2.0× at 128×128; at 20×20
+    this says 15×, measured 17×)."""
+    input_bytes = batch * n * n * itemsize
+    padded = (-(-n // TPU_SUBLANES) * TPU_SUBLANES) * (-(-n // TPU_LANES) * TPU_LANES)
+    return int(input_bytes * (1 + TPU_TEMP_FACTOR * padded / (n * n)))
+
+
+def chip_targets(n: int, itemsize: int, window: int) -> List[Tuple[str, int]]:
+    """The batches a chip run wants, largest first: past 2**29 elements, past 2**31 bytes, and one well below.
+
+    For float32 both boundaries fall on the same index: one batch crosses both.
+    """
+    at = boundary_indices(n, itemsize)
+    targets = {"below the boundaries": max(1, at["2**31 bytes"] // 8)}
+    for name in ("2**31 bytes", "2**29 elements"):
+        batch = at[name] + window + 1
+        same = [key for key, value in targets.items() if value == batch]
+        if same:
+            del targets[same[0]]
+            name = f"{same[0]} and {name}"
+        targets[name] = batch
+    return sorted(((name, batch) for name, batch in targets.items()), key=lambda item: -item[1])
+
+
+def chip_fits(needed: Optional[int], limit: Optional[int]) -> bool:
+    """Whether a plan needing ``needed`` bytes (None: the compiler refused it) fits ``limit`` (None: unknown, and
+    the compiler, which checks the chip's memory itself, accepted it)."""
+    return needed is not None and (limit is None or needed + CHIP_HEADROOM_BYTES <= limit)
+
+
+def size_to_chip(asked_n: int, dtypes: List[str], window: int, limit: Optional[int],
+                 peak: Peak) -> Dict[str, Any]:
+    """The cases for a chip with ``limit`` bytes free: the first matrix size (the asked one, then
+    `TPU_MATRIX_SIZES`) where the most boundaries are crossed, and a sentence for each one that is not."""
+    best: Optional[Dict[str, Any]] = None
+    tried: List[Dict[str, Any]] = []  # every size's figures, kept as evidence (why 20×20 was left)
+    for n in [asked_n] + [size for size in TPU_MATRIX_SIZES if size > asked_n]:
+        sized = _sized_at(n, dtypes, window, limit, peak)
+        tried += sized["peaks"]
+        if best is None or sized["crossed"] > best["crossed"]:
+            best = sized
+        if not sized["not_crossed"]:
+            break
+    assert best is not None
+    best["peaks"] = tried
+    if best["n"] != asked_n:
+        best["notes"].insert(0, f"matrix size {best['n']}×{best['n']} instead of the asked {asked_n}×{asked_n}: "
+                                f"past the boundaries at {asked_n}×{asked_n} the TPU's LU (tiles padded to "
+                                f"{TPU_LANES}) needs more than the chip's {_limit_text(limit)}")
+    return best
+
+
+def _sized_at(n: int, dtypes: List[str], window: int, limit: Optional[int], peak: Peak) -> Dict[str, Any]:
+    cases: List[Tuple[str, int]] = []
+    peaks: List[Dict[str, Any]] = []
+    not_crossed: List[str] = []
+    crossed = 0
+    for dtype in dtypes:
+        fitted = False
+        for name, batch in chip_targets(n, np.dtype(dtype).itemsize, window):
+            if not fitted:
+                needed, source = peak(n, dtype, batch)
+                peaks.append({"dtype": dtype, "batch": batch, "n": n, "bytes": needed, "source": source})
+                fitted = chip_fits(needed, limit)
+                if not fitted and not name.startswith("below"):
+                    not_crossed.append(_not_crossed(name, dtype, n, batch, needed, source, limit))
+            if fitted:  # a smaller batch needs less: it fits too
+                cases.append((dtype, batch))
+                crossed += 0 if name.startswith("below") else name.count("2**")
+    return {"n": n, "cases": cases, "crossed": crossed, "not_crossed": not_crossed, "peaks": peaks, "notes": []}
+
+
+def _not_crossed(name: str, dtype: str, n: int, batch: int, needed: Optional[int], source: str,
+                 limit: Optional[int]) -> str:
+    input_bytes = batch * n * n * np.dtype(dtype).itemsize
+    need = f"more than the chip holds ({source})" if needed is None else f"{gb(needed)} ({source})"
+    return (f"{dtype} did not cross {name} at {n}×{n}: batch {batch} ({gb(input_bytes)} of input) needs {need} "
+            f"on the chip, which has {_limit_text(limit)}")
+
+
+def _limit_text(limit: Optional[int]) -> str:
+    return "an unknown amount free (memory_stats gave nothing)" if limit is None else f"{gb(limit)} free"

@@ -28,6 +28,8 @@ import math
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Sequence, Tuple
 
 DTYPES = ("float32", "float64")
+CORRECTNESS_DTYPES = DTYPES + ("complex64",)
+"""complex64 too: with float32 the only types XLA's LU takes on TPU, where float64 cannot run."""
 MODES = ("jit", "shard_map")
 PASSES = ("forward", "grad")
 
@@ -137,7 +139,7 @@ RULES: Dict[str, Dict[str, Rule]] = {
     },
     "correctness": {
         "matrix_size": Rule(_pos_int, "a positive integer"),
-        "dtypes": Rule(_some_of(DTYPES), "some of float32,float64", True),
+        "dtypes": Rule(_some_of(CORRECTNESS_DTYPES), "some of float32,float64,complex64", True),
         "batches": Rule(lambda v: v == "auto" or (_pos_int_list(v) and len(v) > 0),
                         '"auto" or a list of positive batch sizes, e.g. 1500000', True),
         "samples": Rule(_non_negative_int, "a non-negative integer"),
@@ -192,6 +194,10 @@ PRESETS: Dict[str, Dict[str, Dict[str, Any]]] = {
     "correctness": {
         # The shape reported in jax#24843: jax.random.normal(key, (1500000, 20, 20)).
         "issue-24843": {"matrix_size": 20, "dtypes": ["float32"], "batches": [1_500_000]},
+        # One TPU chip (a v5e's 15.7 GiB): both LU types it takes, at the tile's size, where 2**31 bytes of
+        # float32 needs 6 GiB on the chip (20×20 needed 34 GiB, padded to 128 lanes); the batches are sized
+        # to the chip's free memory (repro/correctness_plan.py, size_to_chip).
+        "tpu": {"matrix_size": 128, "dtypes": ["float32", "complex64"], "samples": 500, "full_check_max": 0},
     },
 }
 

@@ -16,12 +16,15 @@ from pathlib import Path
 import pytest
 
 from kit import explain
+from kit.cli import interpreter_path as cli_interpreter_path
 from kit.config import load_matrix
 from kit.errors import UsageError
 from kit.explain import capture as capture_module
 from kit.explain import options as explain_options
 from kit.explain.known import load as load_known
-from kit.install.environment import Environment, Prepared
+from kit.install import ExistingPython
+from kit.install.environment import Environment, Prepared, prepare_existing
+from tests.fake_interpreter import RELEASE, fake_interpreter
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "hlo"
@@ -151,6 +154,36 @@ def test_options_take_the_kits_flags_anywhere_and_leave_the_rest_to_the_program(
         explain_options.parse(matrix, ["missing.py"], cwd=tmp_path)
     with pytest.raises(UsageError, match="one release"):
         explain_options.parse(matrix, ["train.py", "--python", "py", "--releases", "0.4.35,0.6.0"], cwd=tmp_path)
+
+
+def _tpu_interpreter(folder: Path) -> Path:
+    """A stand-in JAX that *reports* one TPU v5e chip (no TPU here: the kit's logic is tested, not a TPU)."""
+    return fake_interpreter(folder, RELEASE, backend="tpu", kind="TPU v5 lite", count=1)
+
+
+def test_with_python_alone_explain_runs_on_the_backend_that_jax_reports(matrix, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # The default --backend cpu was taken as asked, and the existing TPU JAX refused for running on tpu.
+    (tmp_path / "train.py").write_text("")
+    python = _tpu_interpreter(tmp_path / "tpu-node")
+    options = explain_options.parse(matrix, ["train.py", "--python", str(python)], cwd=tmp_path)
+    assert (options.backend, options.devices, options.python) == ("tpu", None, python)  # no forced host devices
+    prepared = prepare_existing(matrix, ExistingPython(python, None, options.backend), "explain", lambda line: None)
+    assert prepared.backend == "tpu"
+    with pytest.raises(UsageError, match="runs on tpu, not cpu"):  # one asked for is still checked
+        options = explain_options.parse(matrix, ["train.py", "--python", str(python), "--backend", "cpu"],
+                                        cwd=tmp_path)
+        prepare_existing(matrix, ExistingPython(python, None, options.backend), "explain", lambda line: None)
+
+
+def test_explain_finds_python_by_name_on_path_as_run_does(matrix, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # explain looked for ./python3 in the folder it was called from, where run found python3 on PATH.
+    (tmp_path / "train.py").write_text("")
+    python = _tpu_interpreter(tmp_path / "tpu-node")
+    monkeypatch.setenv("PATH", str(python.parent))
+    options = explain_options.parse(matrix, ["train.py", "--python", "python"], cwd=tmp_path)
+    assert options.python == python
+    assert options.python == cli_interpreter_path("python")
 
 
 def test_the_known_problem_carries_its_fingerprint() -> None:

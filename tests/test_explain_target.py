@@ -182,7 +182,7 @@ def test_a_known_fix_a_later_measured_release_contradicts_is_never_the_pick() ->
     def capture(release: str, state: str) -> Capture:
         solve = Fingerprint("jit_loss", "train.py:39", "slogdet", "triangular_solve", "backward", state, "p",
                             count=1, device_batch=1024 if state == "whole" else 256, global_batch=1024)
-        return Capture(release, {"modules": [{"name": "jit_loss"}]}, [solve])
+        return Capture(release, {"modules": [{"name": "jit_loss", "partitions": 4}]}, [solve])
 
     fix = KnownFingerprint("sharded-slogdet-all-gather", "", ("lu",), ("whole",), "", "0.5.3", "f93c2a1aa5", "")
     gpu = parse_target("gpu:a100:4")
@@ -193,3 +193,13 @@ def test_a_known_fix_a_later_measured_release_contradicts_is_never_the_pick() ->
     # Uncontradicted, the fix is still the pick.
     said = choice([capture("0.5.0", "whole"), capture("0.12.0.1", "split")], [fix], gpu)
     assert said.endswith("pick jax >= 0.5.3") and "4 NVIDIA A100 GPUs (compiled for it, not run)" in said
+
+
+def test_a_run_on_one_device_is_never_called_split() -> None:
+    from kit.explain.answer import choice
+    from kit.explain.capture import Capture
+
+    # As on a single real TPU chip (the device tool's v5e, 2026-12-05): one module, not partitioned.
+    single = Capture("0.10.2", {"modules": [{"name": "jit_loss", "partitions": 1}]}, [])
+    said = choice([single], [])
+    assert "nothing was partitioned over devices" in said and "split on" not in said

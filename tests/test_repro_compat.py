@@ -159,3 +159,37 @@ def test_the_batch_mesh_keeps_the_devices_in_the_order_given(compat_with: Callab
     assert mesh.axis_names == ("batch",)
     assert isinstance(mesh.devices, np.ndarray)
     assert list(mesh.devices) == ["cpu:3", "cpu:1"]
+
+
+class _Analysis:
+    """What ``compiled.memory_analysis()`` returns in the releases that have it (a CompiledMemoryStats)."""
+
+    def __init__(self, temp: Any, argument: Any = 2 * 2**30, output: Any = 256 * 2**10) -> None:
+        self.temp_size_in_bytes, self.argument_size_in_bytes, self.output_size_in_bytes = temp, argument, output
+
+
+class _Unimplemented:
+    def memory_analysis(self) -> Any:
+        raise RuntimeError("UNIMPLEMENTED: memory analysis")
+
+
+class _Analysed:
+    def __init__(self, analysis: Any) -> None:
+        self.analysis = analysis
+
+    def memory_analysis(self) -> Any:
+        return self.analysis
+
+
+@pytest.mark.parametrize("compiled, need", [
+    (_Analysed(_Analysis(4 * 2**30)), 6 * 2**30 + 256 * 2**10),  # a v5e's 128×128 float32 past 2**31 bytes
+    (_Analysed([_Analysis(1, 2, 3)]), 6),  # a list of one module
+    (_Analysed(None), None),
+    (_Analysed(_Analysis(None)), None),  # a field the release leaves empty
+    (_Analysed(object()), None),  # no fields at all
+    (_Unimplemented(), None),
+    (object(), None),  # no memory_analysis method
+])
+def test_memory_analysis_bytes_is_temporaries_arguments_and_outputs_or_nothing(
+        compat_with: Callable[..., Any], compiled: Any, need: int | None) -> None:
+    assert compat_with().memory_analysis_bytes(compiled) == need

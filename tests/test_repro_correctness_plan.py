@@ -142,3 +142,74 @@ def test_merging_keeps_exactly_the_same_entries_in_disjoint_sorted_ranges(spans:
     merged = merge_ranges(ranges)
     assert {i for lo, hi in merged for i in range(lo, hi)} == {i for lo, hi in ranges for i in range(lo, hi)}
     assert all(hi < next_lo for (_, hi), (next_lo, _) in zip(merged, merged[1:]))
+
+
+# --------------------------------------------------------------------------
+# On a TPU: sized to the chip (figures as a v5e with jax 0.10.2 compiled them)
+
+V5E_FREE = 16_909_309_440  # bytes_limit - bytes_in_use on a fresh v5e chip
+
+
+def _v5e_peak(calls: list[tuple[int, str, int]] | None = None) -> plan.Peak:
+    """What the compiler said on a v5e: the 20×20 crossing refused (34.41G of temporaries), 128×128 in 2× input."""
+    def peak(n: int, dtype: str, batch: int) -> tuple[int | None, str]:
+        if calls is not None:
+            calls.append((n, dtype, batch))
+        input_bytes = batch * n * n * (8 if dtype == "complex64" else 4)
+        if n < 128 and input_bytes > 2**30:
+            return None, "the compiler refused it: the total memory required for HLO temporaries (34.41G) ..."
+        return 3 * input_bytes, "the compiled plan's memory analysis"
+    return peak
+
+
+def test_a_v5e_chip_crosses_every_boundary_at_128_where_20_runs_out_of_memory() -> None:
+    sized = plan.size_to_chip(20, ["float32", "complex64"], 64, V5E_FREE, _v5e_peak())
+    at32, at64 = boundary_indices(128, 4), boundary_indices(128, 8)
+    assert sized["n"] == 128
+    assert sized["not_crossed"] == []
+    assert sized["cases"] == [("float32", at32["2**31 bytes"] + 65), ("float32", at32["2**31 bytes"] // 8),
+                              ("complex64", at64["2**29 elements"] + 65), ("complex64", at64["2**31 bytes"] + 65),
+                              ("complex64", at64["2**31 bytes"] // 8)]
+    assert sized["notes"][0].startswith("matrix size 128×128 instead of the asked 20×20")
+
+
+def test_a_boundary_the_chip_cannot_hold_is_named_with_its_figures_and_the_rest_still_runs() -> None:
+    calls: list[tuple[int, str, int]] = []
+    sized = plan.size_to_chip(128, ["complex64"], 64, 10 * GiB, _v5e_peak(calls))
+    at = boundary_indices(128, 8)
+    assert sized["cases"] == [("complex64", at["2**31 bytes"] + 65), ("complex64", at["2**31 bytes"] // 8)]
+    assert sized["not_crossed"] == [
+        f"complex64 did not cross 2**29 elements at 128×128: batch {at['2**29 elements'] + 65} (4.01 GiB of input) "
+        "needs 12.02 GiB (the compiled plan's memory analysis) on the chip, which has 10.00 GiB free"]
+    # 256×256 was tried for the boundary 128 could not cross, and did no better (the same bytes): 128 is kept.
+    assert sized["n"] == 128 and {n for n, _, _ in calls} == {128, 256}
+    # Once a batch fits, the smaller ones are not compiled for: they fit.
+    assert (128, "complex64", at["2**31 bytes"] // 8) not in calls
+
+
+def test_without_memory_figures_the_compiler_decides_and_the_sentence_says_so() -> None:
+    sized = plan.size_to_chip(20, ["float32"], 64, None, _v5e_peak())
+    assert sized["n"] == 128 and sized["not_crossed"] == []
+    assert "an unknown amount free (memory_stats gave nothing)" in sized["notes"][0]
+    assert not plan.chip_fits(None, None)  # refused by the compiler
+    assert plan.chip_fits(15 * GiB, None)
+    assert not plan.chip_fits(15.7 * GiB, V5E_FREE)  # the headroom for the draw's chunks
+
+
+def test_float64_gives_way_to_complex64_on_a_tpu_with_a_sentence_why() -> None:
+    assert plan.tpu_dtypes(["float32", "float64"])[0] == ["float32", "complex64"]
+    kept, notes = plan.tpu_dtypes(["float64", "complex64"])
+    assert kept == ["complex64"] and "Only F32 and C64" in notes[0] and "in its place" not in notes[0]
+    assert plan.tpu_dtypes(["float32"]) == (["float32"], [])
+
+
+def test_float32_crosses_both_boundaries_in_one_batch() -> None:
+    assert [name for name, _ in plan.chip_targets(128, 4, 64)] == ["2**31 bytes and 2**29 elements",
+                                                                     "below the boundaries"]
+    assert [name for name, _ in plan.chip_targets(128, 8, 64)] == ["2**29 elements", "2**31 bytes",
+                                                                     "below the boundaries"]
+
+
+def test_the_fallback_estimate_grows_with_the_lane_padding() -> None:
+    assert plan.tpu_estimate_bytes(128, 4, 32768) == 6 * GiB  # input plus 2× in temporaries (measured 4.04 GiB)
+    assert plan.tpu_estimate_bytes(20, 4, 1342242) > 30 * GiB  # measured 34.4 GiB of temporaries

@@ -279,3 +279,22 @@ def test_verdict_on_cpu_says_so_and_points_at_gpu() -> None:
     assert verdict == UNAFFECTED
     assert "CPU" in reason
     assert "GPU" in reason
+
+
+def test_complex64_is_judged_by_its_complex_log_det_and_a_turned_phase_is_caught() -> None:
+    # complex64, the TPU's other LU type: the sign lies on the unit circle, so "same sign" is a phase within the
+    # bound, and the bound of step 2 holds for log|det| + i·arg det together.
+    rng = np.random.default_rng(3)
+    matrices = (rng.standard_normal((300, N, N)) + 1j * rng.standard_normal((300, N, N))).astype(np.complex64)
+    sign, logabsdet = np.linalg.slogdet(matrices)  # complex64 LAPACK stands in for the kernel
+    ref_sign, ref_logabsdet = np.linalg.slogdet(matrices.astype(np.complex128))
+    cond = np.asarray(np.linalg.cond(matrices.astype(np.complex128), 1))
+    det = np.linalg.det(matrices)
+    honest = tolerance.compare(np.arange(300), sign, logabsdet, ref_sign, ref_logabsdet, cond, n=N,
+                               dtype="complex64", det=det)
+    assert honest.bad_count == 0 and honest.max_rel_error is not None and honest.max_rel_error < 1e-4
+    turned = sign.copy()
+    turned[7] *= np.exp(0.3j)  # a turn of the phase, far beyond rounding (log|det| untouched)
+    planted = tolerance.compare(np.arange(300), turned, logabsdet, ref_sign, ref_logabsdet, cond, n=N,
+                                dtype="complex64", det=det)
+    assert (planted.bad_count, planted.first_bad_index, planted.sign_mismatch_count) == (1, 7, 1)

@@ -197,6 +197,17 @@ def test_an_existing_gpu_jax_runs_the_check_on_the_backend_it_reports(script_mat
     assert record["install"]["packages"] == RELEASE
 
 
+def test_an_existing_tpu_jax_runs_the_check_on_its_chip_without_forced_host_devices(script_matrix: Matrix,
+                                                                                        tmp_path: Path) -> None:
+    # No TPU here: the stand-in JAX reports one v5e chip, as `python -m kit run CHECK --python python3` meets it
+    # on a TPU machine; no --backend given, so the backend is the one JAX reports.
+    python = fake_interpreter(tmp_path / "tpu-vm", RELEASE, backend="tpu", kind="TPU v5 lite", count=1)
+    record = _existing_run(script_matrix, "report", python)
+    assert (record["status"], record["reason"]) == ("ran", "ran on tpu")
+    assert record["requested"]["backend"] == "tpu"
+    assert "xla_force_host_platform_device_count" not in record["evidence"]["summary"]["xla_flags"]
+
+
 def test_an_existing_cpu_jax_gets_the_check_s_host_devices(script_matrix: Matrix, tmp_path: Path) -> None:
     record = _existing_run(script_matrix, "report", fake_interpreter(tmp_path / "laptop", RELEASE))
     assert record["requested"]["backend"] == "cpu"

@@ -123,6 +123,10 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
     measured = [c for c in captures if c.compiled]
     if not measured:
         return "answer: nothing compiled on any release, so there is nothing to explain (the records say why)"
+    if not any((m.get("partitions") or 1) > 1 for c in measured for m in c.record.get("modules") or []):
+        # One device (a single TPU chip, --devices 1): nothing was partitioned, so nothing can show split or whole.
+        return ("answer: nothing was partitioned over devices (one device), so this run cannot show whether an op "
+                "splits; run it on several devices, or compile for a slice with --target (e.g. tpu:v5e:2x2)")
     clean = [c for c in measured if not any(f.flagged for f in c.fingerprints)]
     if not clean:
         fix = next((p for p in problems if p.fix_release), None)

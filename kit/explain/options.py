@@ -17,13 +17,14 @@ from typing import Sequence
 from ..arguments import Parser
 from ..config import BACKENDS, Matrix, release_number, timeout_seconds
 from ..errors import UsageError
-from ..targets import Target, named_targets, parse_target
-from ..user_paths import file_problem
+from ..install import inspect_interpreter
+from ..targets import JAX_PLATFORM, Target, named_targets, parse_target
+from ..user_paths import file_problem, interpreter_path
 
 DEFAULT_DEVICES = 4
 DEFAULT_TIMEOUT_S = 600
 USAGE = ("nox -s explain -- PROGRAM [ARGS...] [--releases A,B] [--python PATH] [--devices N] [--timeout S] "
-         "[--backend cpu|cuda] [--target tpu:v5e:2x2|gpu:a100:4|...]")
+         "[--backend cpu|cuda|tpu] [--target tpu:v5e:2x2|gpu:a100:4|...]")
 _TIP = "e.g. nox -s explain -- examples/programs/train_slogdet.py --releases 0.4.35,0.6.0 (docs/explain.md)"
 
 
@@ -56,7 +57,7 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
     parser.add_argument("--python", default=None, metavar="PATH")
     parser.add_argument("--devices", type=int, default=None, metavar="N")
     parser.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS")
-    parser.add_argument("--backend", default="cpu", choices=BACKENDS)
+    parser.add_argument("--backend", default=None, choices=BACKENDS)
     parser.add_argument("--target", default=None, metavar="TARGET")
     parser.add_argument("--called-from", default=None, help=argparse.SUPPRESS)
     known, rest = parser.parse_known_args(words)
@@ -70,15 +71,17 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
         raise UsageError(f"the program {rest[0]} {problem}", "give the path of a Python file, as you would run it")
     if known.devices is not None and known.devices < 1:
         raise UsageError(f"--devices must be 1 or more, got {known.devices}", "e.g. --devices 4")
-    target = _target(known.target, known.backend, known.python)
+    target = _target(known.target, known.backend or "cpu", known.python)
     devices = known.devices or (target.devices if target else DEFAULT_DEVICES)
     if target and devices > target.devices:
         raise UsageError(f"--devices {devices} is more than {target.title} has",
                          f"give --devices {target.devices} or fewer (the program's mesh must fit the target)")
-    return Options(program=program, args=tuple(rest[1:] + tail), cwd=folder,
-                   releases=_releases(matrix, known.releases, known.python is not None),
-                   python=_interpreter(known.python, folder), devices=devices if known.backend == "cpu" else None,
-                   backend=known.backend, timeout_s=known.timeout, target=target, shown=_shown(program, folder))
+    releases = _releases(matrix, known.releases, known.python is not None)
+    python = _interpreter(known.python, folder)
+    backend = _backend(known.backend, python)
+    return Options(program=program, args=tuple(rest[1:] + tail), cwd=folder, releases=releases,
+                   python=python, devices=devices if backend == "cpu" else None,
+                   backend=backend, timeout_s=known.timeout, target=target, shown=_shown(program, folder))
 
 
 HELP = f"""usage: {USAGE}
@@ -90,7 +93,7 @@ The kit's options stand anywhere; every other word is the program's (after -- ev
   --python PATH    your own interpreter, as it is (a name is looked up on PATH)
   --devices N      CPU host devices (default 4, or the target's)
   --timeout S      stop the program after S seconds (default {DEFAULT_TIMEOUT_S})
-  --backend B      cpu or cuda: where the program runs
+  --backend B      cpu, cuda or tpu: where the program runs (with --python: what its JAX reports)
   --target T       compile for a chip this machine lacks, not run: {', '.join(named_targets())}
 
 docs/explain.md, docs/targets.md"""
@@ -144,9 +147,22 @@ def _order(version: str) -> tuple[int, ...]:
 
 
 def _interpreter(text: str | None, folder: Path) -> Path | None:
-    if text is None:
-        return None
-    return Path(os.path.abspath(folder / os.path.expanduser(text)))
+    return None if text is None else interpreter_path(text, folder)  # as `run --python` finds it
+
+
+def _backend(asked: str | None, python: Path | None) -> str:
+    """``--backend`` as given; with ``--python`` alone, the one that interpreter's JAX reports (tpu on a TPU).
+
+    The default ``cpu`` must not be taken as asked with ``--python``: the
+    existing JAX would be refused for running on its own TPU or GPU.
+    Forced host devices follow from the answer (CPU only). The probe is the
+    same one the run starts with; a JAX that does not report leaves ``cpu``,
+    and the run then says why.
+    """
+    if asked is not None or python is None:
+        return asked or "cpu"
+    reported = inspect_interpreter(python).backend
+    return next((name for name, jax_name in JAX_PLATFORM.items() if jax_name == reported), "cpu")
 
 
 def _shown(program: Path, folder: Path) -> str:

@@ -26,6 +26,7 @@ from .bytecode import (bytecode_kept_under, compile_environment, drop_damaged_by
                        release_bytecode_env)
 from .environment import Environment, ExistingPython, Prepared, install_facts, over_release, prepare
 from .envs import find_interpreter
+from .existing import inspect_interpreter
 from .index import PackageIndex, versions_between
 from .installer_env import ignored_settings_note
 from .key import InstallKey
@@ -39,6 +40,6 @@ __all__ = [
     "Environment", "ExistingPython", "InstallKey", "InstallPlan", "OVERLAY_FORMAT", "PackageIndex", "Prefetch",
     "Prepared", "ResolvedRelease", "built_env", "bytecode_kept_under", "commit_version", "compile_environment", "drop_damaged_bytecode",
     "fill_bytecode", "find_interpreter", "how_to_supply", "how_to_supply_extra", "ignored_settings_note",
-    "install_facts", "locked_release", "new_overlay_folder", "open_index", "over_release", "predict", "prepare", "release_bytecode_env",
+    "inspect_interpreter", "install_facts", "locked_release", "new_overlay_folder", "open_index", "over_release", "predict", "prepare", "release_bytecode_env",
     "remove_overlay", "resolve_release", "unsatisfied_extra", "versions_between",
 ]
