@@ -189,3 +189,26 @@ def test_explains_op_names_the_primitive_the_commit_leads_are_narrowed_to(
     options = parse_options(matrix, ["--explain", str(program), "--op", op, *BOUNDS])
     assert options.explained_op == named
     assert parse_options(matrix, ["--check", "scaling", *BOUNDS]).explained_op == ""
+
+
+def test_target_installs_the_chips_compiler_and_each_probe_compiles_for_it_untimed(matrix: Matrix) -> None:
+    import json
+
+    from kit.bisect.run_spec import run_spec
+
+    options = parse_options(matrix, ["--check", "scaling", "--target", "tpu:v5e:2x2", *BOUNDS])
+    assert options.backend == "tpu" and json.loads(options.target)["name"] == "tpu:v5e:2x2"
+    spec = run_spec(matrix, options)
+    assert spec.install.backend == "tpu"
+    assert json.loads(spec.overrides["target"])["title"] == "TPU v5e 2x2 (4 devices)"
+    assert spec.overrides["repeats"] == 0
+    for argv, message in ((["--check", "scaling", "--target", "tpu:v5e:2x2", "--metric", "t_ms", *BOUNDS], "no metric"),
+                          (["--check", "scaling", "--target", "tpu:v5e:2x2", "--backend", "cuda", *BOUNDS],
+                           "cannot go with --backend cuda"),
+                          (["--check", "scaling", "--target", "tpu:v9", *BOUNDS], "unknown --target")):
+        with pytest.raises(UsageError, match=re.escape(message)):
+            parse_options(matrix, argv)
+    from kit.bisect.probe.release_subject import reproduce_command
+
+    said = reproduce_command(matrix, options, "0.6.0", spec.overrides)
+    assert said == "nox -s scaling-0.6.0 -- --repeats 0 --warmup 0 --target tpu:v5e:2x2"  # the name, not its JSON

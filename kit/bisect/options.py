@@ -11,6 +11,7 @@ by galloping (`kit.bisect.gallop`).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import math
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from ..config import (
     timeout_seconds,
 )
 from ..errors import UsageError
+from ..targets import Target, parse_target
 from ..records import newest_records_here
 from ..requirements import requirements
 from ..slurm.jobs import SlurmOptions
@@ -138,6 +140,8 @@ class Options:
     argv: tuple[str, ...] = ()
     metric: str | None = None
     """Bisect a measured metric (a step by ``factor``) instead of the verdict."""
+    target: str = ""
+    """``--target``: the chip each probe compiles for and never runs on, as its JSON (`kit.targets.Target`)."""
     factor: float = 1.5
     commits: bool = False
     """After the releases, bisect JAX's commits between the two releases found (``--commits``)."""
@@ -207,6 +211,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bad", metavar="VERSION",
                         help="a release with the bug (alone: is it fixed? the kit finds a good one)")
     parser.add_argument("--backend", default="cpu", choices=BACKENDS)
+    parser.add_argument("--target", default=None, metavar="TARGET",
+                        help="--check scaling: compile each probe for a chip this machine lacks (tpu:v5e:2x2), not run")
     parser.add_argument("--preset", default=None, help="a preset of the check in matrix.toml")
     parser.add_argument("--crash", default="skip", choices=tuple(CRASH_MODES),
                         help="how a crashed or timed-out probe counts (default: skip)")
@@ -297,9 +303,12 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
                          "before it, on the same machine and under the same load",
                          "drop --slurm and --jobs, or bisect the verdict instead of the metric")
     script = args.script.resolve() if args.script else None
+    target = _target(args)
     return Options(
         check=args.check, script=script, good=args.good, bad=args.bad,
-        backend=args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
+        target=json.dumps(target.to_json()) if target else "",
+        # The release is installed with the target's compiler (jax[tpu]); nothing runs on its chip.
+        backend=target.install_extra if target else args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,
         argv=tuple(argv), metric=args.metric, factor=args.factor,
         script_shown=report_path(args.script, matrix.path.parent) if args.script else "",
@@ -430,3 +439,19 @@ def bisect_name(options: Options, good: str, bad: str) -> str:
     for pin in options.pins:
         name += f"-pin-{pin.replace('==', '-')}"
     return "".join(c if c.isalnum() or c in ".-_" else "_" for c in name)
+
+
+def _target(args: argparse.Namespace) -> Target | None:
+    """``--target``: the scaling check compiled for a chip this machine lacks (`kit.targets`)."""
+    if args.target is None:
+        return None
+    if args.check != "scaling":
+        raise UsageError("--target compiles the scaling check for a chip: it goes with --check scaling",
+                         "e.g. nox -s bisect -- --check scaling --bad 0.5.3 --target tpu:v5e:2x2")
+    if args.backend != "cpu":
+        raise UsageError(f"--target installs the release with its chip's compiler: it cannot go with --backend "
+                         f"{args.backend}", "drop --backend")
+    if args.metric or args.commits:
+        raise UsageError("--target judges the compiled HLO of each release: no metric, no commit overlay",
+                         "drop --metric and --commits")
+    return parse_target(args.target)

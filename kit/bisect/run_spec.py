@@ -127,4 +127,6 @@ def probe_overrides(options: Options, check: Check) -> dict[str, Any]:
     """
     if not options.check or options.metric or check.script is not None:
         return {}  # a script check's block: the script decides what it measures
+    if options.target:  # compiled for a chip, never run: nothing is timed, as a probe on CPU
+        return {**untimed(options.check, "cpu"), "target": options.target}
     return untimed(options.check, options.backend)

@@ -19,7 +19,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from repro.parameters import to_flags
+from repro.parameters import to_flags, target_of
 
 from ...records import Source
 from ... import records
@@ -158,6 +158,8 @@ def reproduce_command(matrix: Matrix, options: Options, version: str, overrides:
     """
     if not options.check:
         return f"{options.command} {shlex.join(options.quoted_argv)}"
+    if overrides.get("target"):  # the kit's --target takes the name; the repro, the JSON it stands for
+        overrides = {**overrides, "target": (target_of(overrides["target"]) or {}).get("name", "")}
     untimed = " ".join(to_flags(overrides))  # the run as the probe made it
     if options.check and any(release.version == version for release in matrix.releases) \
             and matrix.shared_dir is None:
