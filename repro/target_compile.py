@@ -76,7 +76,7 @@ def _compile(jax: Any, devices: List[Any], folder: str, entry: Dict[str, Any], n
              raw: Optional[str]) -> str:
     """One exported computation compiled over the target's devices; its two texts written; the module's name."""
     with open(os.path.join(folder, entry["file"]), "rb") as blob:
-        exported = _deserialize(jax)(bytearray(blob.read()))
+        exported = target_export.export_module(jax).deserialize(bytearray(blob.read()))
     specs = _input_specs(jax, exported, entry.get("shardings"), devices)
     args, kwargs = jax.tree_util.tree_unflatten(exported.in_tree, specs)
     function = _named(exported.call, str(entry.get("function") or "exported"))
@@ -136,20 +136,6 @@ def _named(call: Any, name: str) -> Any:
 
     function.__name__ = function.__qualname__ = re.sub(r"\W", "_", name) or "exported"
     return function
-
-
-def _deserialize(jax: Any) -> Any:
-    try:
-        from jax import export as public
-
-        return public.deserialize
-    except ImportError as error:
-        try:  # the releases before 0.4.30 kept it under jax.experimental
-            from jax.experimental import export as experimental  # type: ignore[no-redef]
-        except ImportError:
-            raise error from None  # what the public module lacked says more than the old name's absence
-
-        return experimental.deserialize
 
 
 def _said(error: BaseException) -> str:

@@ -125,7 +125,7 @@ def _export(jitted: Any, args: Sequence[Any], kwargs: Dict[str, Any], static_num
         _seen.add(key)
         number = len(_seen)
     platform = os.environ.get(PLATFORM_ENV, "tpu")
-    exported = _export_function(jax)(jitted, platforms=[platform])(*args, **kwargs)
+    exported = export_module(jax).export(jitted, platforms=[platform])(*args, **kwargs)
     name = f"{number:04d}"
     folder = os.environ[EXPORTS_ENV]
     with open(os.path.join(folder, name + ".bin"), "wb") as out:
@@ -143,19 +143,20 @@ def _tracer(jax: Any) -> Any:
     return tracer
 
 
-def _export_function(jax: Any) -> Any:
-    """``jax.export.export`` (public from 0.4.30), else the experimental one of the releases before."""
+def export_module(jax: Any) -> Any:
+    """``jax.export`` (public from 0.4.30), else ``jax.experimental.export`` of the releases before: its
+    ``export`` here, its ``deserialize`` in `repro.target_compile`."""
     try:
         from jax import export as public
 
-        return public.export
+        return public
     except ImportError as error:
         try:  # the releases before 0.4.30 kept it under jax.experimental
             from jax.experimental import export as experimental  # type: ignore[no-redef]
         except ImportError:
             raise error from None  # what the public module lacked says more than the old name's absence
 
-        return experimental.export
+        return experimental
 
 
 def _leaf_key(leaf: Any) -> Any:
