@@ -139,7 +139,9 @@ def _export(jitted: Any, args: Sequence[Any], kwargs: Dict[str, Any], static_num
 def _tracer(jax: Any) -> Any:
     tracer = getattr(jax.core, "Tracer", None)
     if tracer is None:
-        from jax._src.core import Tracer as tracer  # where newer releases keep it
+        from jax._src import core  # where newer releases keep it
+
+        tracer = core.Tracer
     return tracer
 
 

@@ -63,6 +63,11 @@ MIN_CHECKED_PAST_BOUNDARY = 32
 BAD_INDEX_SAMPLE = 20
 
 
+def _real(cond: Any) -> np.ndarray:
+    """Condition numbers as float64: numpy 1.x gives a complex matrix's as complex (its imaginary part is 0)."""
+    return np.asarray(np.real(cond), dtype=np.float64)
+
+
 def _eps(dtype: Any) -> float:
     return float(np.finfo(np.dtype(dtype)).eps)
 
@@ -74,10 +79,10 @@ def backward_error(n: int, dtype: Any) -> float:
 
 def _one_side(cond: np.ndarray, ref_logabsdet: np.ndarray, n: int, dtype: Any) -> np.ndarray:
     beta = backward_error(n, dtype)
-    kb = np.asarray(cond, dtype=np.float64) * beta
+    kb = _real(cond) * beta
     with np.errstate(divide="ignore", invalid="ignore"):
         perturbation = np.where(kb < 1.0, -n * np.log1p(-kb), np.inf)
-        log_pivots = np.log(n * np.asarray(cond, dtype=np.float64))
+        log_pivots = np.log(n * _real(cond))
     pivot_logs = np.abs(ref_logabsdet) + 2.0 * n * log_pivots
     summation = (n + 1) * _eps(dtype) * pivot_logs
     return perturbation + summation
@@ -94,7 +99,7 @@ def logabsdet_tolerance(
 
 def sign_determined(cond: np.ndarray, n: int, dtype: Any) -> np.ndarray:
     """True where κβ < 1 in both precisions, i.e. the sign cannot be a rounding artefact."""
-    cond = np.asarray(cond, dtype=np.float64)
+    cond = _real(cond)
     return (cond * backward_error(n, dtype) < 1.0) & (cond * backward_error(n, np.float64) < 1.0)
 
 

@@ -62,8 +62,8 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
             with Dump(tmp / "dump") as dump:
                 compiled = targeted.compile_exports(run_child, env, target, exports, tmp, dump.folder, timeout, log)
         run = DumpedRun(fields, output_tail=_tail(tmp / "output.log"))
-        if compiled is not None:
-            run.target = {**target.to_json(), "sentence": targeted.compile_sentence(target, compiled),  # type: ignore[union-attr]
+        if compiled is not None and target is not None:
+            run.target = {**target.to_json(), "sentence": targeted.compile_sentence(target, compiled),
                           **{k: compiled[k] for k in ("devices", "failed", "export_errors", "jax") if k in compiled}}
         for module in dump.modules():  # pruned a last time as the run ended; read before the folder goes
             try:
