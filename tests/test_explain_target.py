@@ -203,3 +203,14 @@ def test_a_run_on_one_device_is_never_called_split() -> None:
     single = Capture("0.10.2", {"modules": [{"name": "jit_loss", "partitions": 1}]}, [])
     said = choice([single], [])
     assert "nothing was partitioned over devices" in said and "split on" not in said
+
+
+def test_on_tpu_qr_is_split_and_eigh_is_gathered_as_the_compiler_names_them() -> None:
+    # jax 0.12.0.1 for TPU v5e 2x2, a program of qr, eigh and svd of 512 16x16 matrices sharded 4 ways:
+    # QrDecompositionBlock gets 128 per chip; EighTpu (also inside svd) gets all 512 after an all-gather.
+    after = read_module(DATA / "jax-0.12.0.1-tpu-qr_eigh_svd.after_optimizations.txt")
+    before = read_module(DATA / "jax-0.12.0.1-tpu-qr_eigh_svd.before_optimizations.txt")
+    found = {(str(f.location), f.op): f for f in fingerprints(after, before)}
+    assert (found[("other.py:5", "geqrf")].state, found[("other.py:5", "geqrf")].device_batch) == ("split", 128)
+    eigh = found[("other.py:6", "eigh")]
+    assert (eigh.state, eigh.device_batch, eigh.targets, eigh.fed_by) == ("gathered", 512, ["EighTpu"], ["all-gather"])

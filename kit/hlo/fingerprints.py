@@ -31,7 +31,7 @@ LINALG_TARGET = re.compile(r"getrf|potrf|trsm|geqrf|geqp3|orgqr|ungqr|syev|heev|
                            r"sytrd|hetrd|gtsv|cholesky|getrs|"
                            # The TPU compiler's own: LuDecomposition before optimizations, LuDecompositionBlock
                            # (LuRealDecompositionBlock from 0.12) after, triangular solves as InvertDiagBlocks*.
-                           r"LuDecomposition|LuRealDecomposition|InvertDiagBlocks|QrDecomposition|^Qr$|^Eigh$|^Svd$",
+                           r"LuDecomposition|LuRealDecomposition|InvertDiagBlocks|QrDecomposition|^Qr$|^Eigh|^Svd",  # EighTpu
                            re.IGNORECASE)
 LINALG_OPCODES = frozenset({"triangular-solve", "cholesky"})
 COLLECTIVES = frozenset({"all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute",
