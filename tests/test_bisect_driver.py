@@ -383,7 +383,7 @@ SCRIPT = textwrap.dedent(
     if code == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     if code == "hang":
-        time.sleep(30)
+        time.sleep(120)
     sys.exit(code)
     """
 )
@@ -500,7 +500,7 @@ def test_script_crash_and_timeout(machine: Callable[..., FakeReleases], tmp_path
     releases = machine()
     exits: dict[str, Any] = {"0.4.35": 0, "0.4.36": behaviour, "0.4.37": 1}
     script = write_script(tmp_path, exits)
-    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", mode, "--timeout", "2")
+    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", mode, "--timeout", "5")
     data = report_json(releases)
     assert data["outcomes"]["0.4.36"] == outcome
     assert data["observations"]["0.4.36"]["found"]["status"] == ("crashed" if behaviour == "kill" else "timed-out")
@@ -508,20 +508,21 @@ def test_script_crash_and_timeout(machine: Callable[..., FakeReleases], tmp_path
 
 def test_timeout_reads_as_such_and_is_remembered(machine: Callable[..., FakeReleases], tmp_path: Path) -> None:
     releases = machine()
+    # Timeouts far above a fake release's start on a loaded machine (1 s failed there): only the hang may reach them.
     script = write_script(tmp_path, {"0.4.34": 0, "0.4.35": 0, "0.4.36": "hang", "0.4.37": 1, "0.4.38": 1})
-    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "1")
+    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "5")
     timed_out = report_json(releases)
     assert timed_out["outcomes"]["0.4.36"] == "bad"  # counted bad by --crash bad
     assert timed_out["observations"]["0.4.36"]["found"]["status"] == "timed-out"
-    assert timed_out["observations"]["0.4.36"]["cost"]["timeout_s"] == 1
+    assert timed_out["observations"]["0.4.36"]["cost"]["timeout_s"] == 5
     # Other bounds over the same script: the timeout is known, not waited for again ...
-    run(releases, "--script", str(script), "--good", "0.4.34", "--bad", "0.4.38", "--crash", "bad", "--timeout", "1",
+    run(releases, "--script", str(script), "--good", "0.4.34", "--bad", "0.4.38", "--crash", "bad", "--timeout", "5",
         "--all")
     data = report_json(releases, name="*-all")
     assert "0.4.36" in data["answered_by_cache"]
     assert "0.4.36" not in data["probed_now"]
     # ... but a longer timeout deserves a new try.
-    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "2")
+    run(releases, "--script", str(script), "--good", "0.4.35", "--bad", "0.4.37", "--crash", "bad", "--timeout", "8")
     assert report_json(releases, name="*0.4.37-cpu")["probed_now"] == ["0.4.36"]
 
 
