@@ -133,6 +133,18 @@ def explain(session: nox.Session) -> None:
 
 
 @nox.session(python=False, default=False)
+def known(session: nox.Session) -> None:
+    """The catalogue of known JAX problems and their measured ranges (`-- --json`, `--measure`, `--verify`)."""
+    _run(session, ["known", *session.posargs])
+
+
+@nox.session(python=False, default=False)
+def audit(session: nox.Session) -> None:
+    """Which known problems one installation has (`-- 0.4.35`, or `-- --python /abs/venv/bin/python`)."""
+    _run(session, ["audit", *session.posargs])
+
+
+@nox.session(python=False, default=False)
 def report(session: nox.Session) -> None:
     """Rebuild reports/matrix.md and matrix.json from the records, installing nothing."""
     _run(session, ["report", *session.posargs])

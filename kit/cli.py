@@ -159,11 +159,15 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
             from .explain import main as explain_main
 
             return explain_main(matrix, rest, log, reproduce or "")
+        if command in ("known", "audit"):  # the catalogue of known problems (docs/known.md)
+            from .known import audit_main, known_main
+
+            return (known_main if command == "known" else audit_main)(matrix, rest, log)
         if command == "probe":  # one task of `bisect --slurm`'s job array, on a node
             from .bisect import run_task
 
             return run_task(matrix, rest, log)
-        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, explain, matrix or report")
+        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, explain, matrix, report, known or audit")
     except KitError as exc:
         print(as_spoken(exc.render()), file=sys.stderr)
         return exc.exit_code

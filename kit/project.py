@@ -44,6 +44,8 @@ USAGE = f"""jax-kit: which JAX releases carry a bug, where did it change, and wh
   jax-kit triage ISSUE.md [--run]     a bug report's code as a check: where it reproduces, and the bisect
   jax-kit matrix                      every check on every release, then the report
   jax-kit report                      matrix.md and matrix.json again from the records alone
+  jax-kit audit VERSION               which known JAX problems a release has (--python PATH: your own)
+  jax-kit known                       the catalogue of known problems and the ranges the kit measured
   jax-kit plan VERSION                how a release would install, downloading no wheel
 
 Options, before or after the command:

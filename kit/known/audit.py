@@ -1,0 +1,88 @@
+"""``audit``: which known problems does one installation have? (as ``pip-audit`` asks of vulnerabilities)
+
+Every catalogue check runs on the installation (a release the kit installs, or
+``--python`` as it is); each problem found is listed with the release the kit
+measured fixing it and its workaround, beside what the measured range says of
+that release: where the two disagree the table says so, and the run is the
+answer for this installation. A problem whose check decided nothing is said as
+untested, never as absent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..markdown_text import text as md
+from .catalogue import Entry
+from .measured import Measurement, Outcome, load_measurements, ranges
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@dataclass(frozen=True)
+class Finding:
+    entry: Entry
+    here: Measurement
+    expected: bool | None
+    """What the measured range says of this release (None: it does not reach it, or nothing measured)."""
+    fixed_in: str | None
+    open: bool
+
+    @property
+    def applies(self) -> bool:
+        return self.here.backend in self.entry.shows_on
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.entry.id, "title": self.entry.title, "kind": self.entry.kind,
+                "outcome": self.here.outcome.value if self.applies else "not-applicable",
+                "reason": self.here.reason, "record": self.here.record, "measured_range_says":
+                {True: "present", False: "absent", None: "unmeasured"}[self.expected],
+                "fixed_in": self.fixed_in, "open_upstream": self.open, "workaround": self.entry.workaround,
+                "upstream": self.entry.upstream, "fix_commit": self.entry.fix_commit}
+
+
+def finding(entry: Entry, here: Measurement, catalogue: Path) -> Finding:
+    """The run beside the entry's measured range on the same backend."""
+    span = next((r for r in ranges(load_measurements(catalogue, entry.id)) if r.backend == here.backend), None)
+    if span is None:
+        return Finding(entry, here, None, None, False)
+    return Finding(entry, here, span.holds(here.release), span.fixed_in, span.open)
+
+
+def present(findings: Sequence[Finding]) -> list[Finding]:
+    return [f for f in findings if f.applies and f.here.outcome is Outcome.PRESENT]
+
+
+def verdict_line(findings: Sequence[Finding], installation: str) -> str:
+    found = present(findings)
+    untested = [f for f in findings if f.applies and f.here.outcome is Outcome.UNTESTED]
+    said = f"; untested: {', '.join(f.entry.id for f in untested)}" if untested else ""
+    if not found:
+        return f"{installation}: none of the {len(findings)} known problems found{said}"
+    return f"{installation}: {len(found)} of {len(findings)} known problems present: " \
+           f"{', '.join(f.entry.id for f in found)}{said}"
+
+
+def table(findings: Sequence[Finding]) -> list[str]:
+    """The markdown table, one row per problem (present first)."""
+    order = sorted(findings, key=lambda f: (f.here.outcome is not Outcome.PRESENT, f.entry.id))
+    rows = ["| problem | here | measured range says | safe release | workaround |", "|---|---|---|---|---|"]
+    for f in order:
+        here = f.here.outcome.value if f.applies else f"not applicable on {f.here.backend}"
+        says = {True: "present", False: "absent", None: "not measured near this release"}[f.expected]
+        if f.expected is not None and f.applies and f.here.outcome is not Outcome.UNTESTED \
+                and f.expected != (f.here.outcome is Outcome.PRESENT):
+            says += " (differs from this run: the run is the answer here)"
+        safe = f"jax >= {f.fixed_in}" if f.fixed_in else ("none yet (open)" if f.open else "not measured")
+        rows.append(f"| {md(f.entry.id)}: {md(f.entry.title)} | {md(here)} ({md(shown(f.here.reason))}) | {md(says)} "
+                    f"| {md(safe)} | {md(f.entry.workaround or '-')} |")
+    return rows
+
+
+def shown(reason: str, limit: int = 160) -> str:
+    """A run's reason as one inert line: no terminal escapes or bidirectional overrides, at most ``limit``."""
+    flat = _CONTROL.sub("?", reason.replace("\n", " "))
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

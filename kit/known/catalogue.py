@@ -1,0 +1,131 @@
+"""The catalogue of known JAX problems: ``known/ID.toml`` beside its check ``known/ID.py``.
+
+An entry is what a person writes down about a problem: what goes wrong, where
+upstream tracks it, the commit that fixed it, a workaround, and the releases
+to measure it on. It never states a range: which releases hold the problem is
+what the kit measured (`kit.known.measured`), so a changelog's claim is never
+taken for a fact. Adding a problem is one TOML file and its check (docs/known.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..config import is_release_number
+from ..errors import ConfigError
+from ..package_files import default_file
+from ..targets import BACKENDS
+from ..toml_tables import read_toml
+
+KINDS = ("wrong-values", "exception", "sharding", "compile", "performance")
+"""What a problem does to a user's program."""
+
+_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+_COMMIT = re.compile(r"[0-9a-f]{10,40}")
+_UPSTREAM = ("https://github.com/jax-ml/jax/", "https://github.com/openxla/xla/")
+_KEYS = {"title", "kind", "upstream", "fix_commit", "fix_note", "shows_on", "host_devices", "workaround", "measure_on",
+         "timeout_s"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One known problem, as written in its TOML file (checked where it is read)."""
+
+    id: str
+    title: str
+    kind: str
+    upstream: str
+    check: Path
+    """The check script beside the entry: exit 0 the problem is absent, 1-127 present, 125 cannot tell."""
+    measure_on: tuple[str, ...]
+    shows_on: tuple[str, ...] = BACKENDS
+    fix_commit: str = ""
+    """A commit of jax-ml/jax (10 to 40 hex digits); empty where the fix lies outside JAX (``fix_note`` says)."""
+    fix_note: str = ""
+    host_devices: int | None = None
+    workaround: str = ""
+    timeout_s: int = 300
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "kind": self.kind, "upstream": self.upstream,
+                "fix_commit": self.fix_commit, "fix_note": self.fix_note, "check": self.check.name,
+                "shows_on": list(self.shows_on), "workaround": self.workaround, "measure_on": list(self.measure_on)}
+
+
+def catalogue_folder() -> Path:
+    """The package's catalogue: the repository's ``known/``, or the copy a wheel carries."""
+    return default_file("known")
+
+
+def load_catalogue(folder: Path | None = None) -> list[Entry]:
+    """Every entry of ``folder`` (default: the package's), sorted by id; ConfigError names the first bad one."""
+    folder = folder or catalogue_folder()
+    if not folder.is_dir():
+        raise ConfigError(f"the catalogue of known problems {folder} is missing", "reinstall the kit")
+    return [read_entry(path) for path in sorted(folder.glob("*.toml"))]
+
+
+def read_entry(path: Path) -> Entry:
+    """One ``ID.toml``, every value checked; ConfigError with the file and the key."""
+    table = read_toml(path)
+    where = f"{path.name}"
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}", f"the keys are: {', '.join(sorted(_KEYS))}")
+    if not _ID.fullmatch(path.stem):
+        raise ConfigError(f"{where}: an entry's file name is its id: lowercase letters, digits and -",
+                          "rename the file and its check")
+    check = path.with_suffix(".py")
+    if not check.is_file():
+        raise ConfigError(f"{where}: its check {check.name} is not beside it", "write the check (docs/known.md)")
+    kind = _text(table, "kind", where)
+    if kind not in KINDS:
+        raise ConfigError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}", "pick the nearest")
+    upstream = _text(table, "upstream", where)
+    if not upstream.startswith(_UPSTREAM):
+        raise ConfigError(f"{where}: upstream {upstream!r} is not a jax-ml/jax or openxla/xla address",
+                          "link the issue, commit or changelog entry")
+    fix_commit = str(table.get("fix_commit", ""))
+    if fix_commit and not _COMMIT.fullmatch(fix_commit):
+        raise ConfigError(f"{where}: fix_commit {fix_commit!r} is not a commit hash (10 to 40 lowercase hex digits)",
+                          "copy it from git log")
+    if not fix_commit and not table.get("fix_note"):
+        raise ConfigError(f"{where}: no fix_commit and no fix_note", "say where the fix lies, or that none exists")
+    measure_on = _list(table, "measure_on", where)
+    bad = [v for v in measure_on if not is_release_number(v)]
+    if not measure_on or bad:
+        raise ConfigError(f"{where}: measure_on must list release numbers, got {bad or 'none'}",
+                          "e.g. measure_on = [\"0.4.35\", \"0.6.0\"]")
+    shows_on = _list(table, "shows_on", where) if "shows_on" in table else list(BACKENDS)
+    if not shows_on or set(shows_on) - set(BACKENDS):
+        raise ConfigError(f"{where}: shows_on must name backends among {', '.join(BACKENDS)}", "e.g. [\"cpu\"]")
+    return Entry(id=path.stem, title=_text(table, "title", where), kind=kind, upstream=upstream, check=check,
+                 measure_on=tuple(measure_on), shows_on=tuple(shows_on), fix_commit=fix_commit,
+                 fix_note=str(table.get("fix_note", "")), host_devices=_count(table, "host_devices", where),
+                 workaround=str(table.get("workaround", "")), timeout_s=_count(table, "timeout_s", where) or 300)
+
+
+def _text(table: Mapping[str, Any], key: str, where: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: {key} must be a line of text", f"add {key} = \"...\"")
+    return value.strip()
+
+
+def _list(table: Mapping[str, Any], key: str, where: str) -> list[str]:
+    value = table.get(key)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: {key} must be a list of strings", f"e.g. {key} = [\"...\"]")
+    return [item.strip() for item in value]
+
+
+def _count(table: Mapping[str, Any], key: str, where: str) -> int | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4096:
+        raise ConfigError(f"{where}: {key} must be a whole number from 1 to 4096", f"e.g. {key} = 4")
+    return value

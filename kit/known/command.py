@@ -1,0 +1,114 @@
+"""``known`` and ``audit``, the catalogue's two commands (docs/known.md).
+
+* ``known [--json] [--only IDS]`` lists the entries with the ranges the kit measured;
+  ``known --measure`` measures them (a repository checkout: the catalogue is its files),
+  ``known --verify`` measures them again and exits 1 where a range no longer holds.
+* ``audit [RELEASE | --python PATH] [--only IDS]`` runs every check on one installation,
+  prints the problems present, writes ``audit-NAME.md`` and ``.json`` beside the
+  reports, and exits 1 when any is present (0 when none is), as ``pip-audit`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+from ..arguments import Parser
+from ..atomic_files import atomic_write_texts
+from ..config import Matrix, release_number
+from ..errors import UsageError
+from ..exit_codes import EXIT_FAILED, EXIT_OK
+from ..install import ExistingPython
+from ..log_events import Log
+from ..package_files import in_checkout
+from ..user_paths import interpreter_path
+from .audit import finding, present, shown, table, verdict_line
+from .catalogue import Entry, catalogue_folder, load_catalogue
+from .listing import entry_json, listing
+from .measure import measure, records_folder, verify
+from .runs import run_entry
+
+
+def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | None = None) -> int:
+    parser = Parser(prog="nox -s known --", tip="see docs/known.md",
+                    description="The catalogue of known JAX problems, with the ranges the kit measured.")
+    parser.add_argument("--json", action="store_true", help="one JSON object per entry, on one list")
+    parser.add_argument("--only", default="", help="entry ids, comma-separated (default: all)")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--measure", action="store_true", help="run each check on its measure_on releases, write "
+                                                             "known/measured/ID.json")
+    what.add_argument("--verify", action="store_true", help="measure again; exit 1 where an outcome changed")
+    args = parser.parse_args(list(argv))
+    folder = catalogue or catalogue_folder()
+    entries = chosen(load_catalogue(folder), args.only)
+    if args.measure or args.verify:
+        if catalogue is None and not in_checkout():
+            raise UsageError("the catalogue's measurements are the repository's files",
+                             "run known --measure or --verify from a clone of the kit (nox -s known -- --verify)")
+        if args.measure:
+            undecided = measure(matrix, entries, folder, log)
+            return EXIT_FAILED if undecided else EXIT_OK
+        broken = verify(matrix, entries, folder, log)
+        for line in broken:
+            print(f"NO LONGER HOLDS: {line}")
+        print(f"{len(entries) - len({b.split(':')[0] for b in broken})} of {len(entries)} entries re-measured true")
+        return EXIT_FAILED if broken else EXIT_OK
+    if args.json:
+        print(json.dumps([entry_json(e, folder) for e in entries], indent=1))
+    else:
+        print("\n".join(listing(entries, folder)))
+    return EXIT_OK
+
+
+def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | None = None) -> int:
+    parser = Parser(prog="nox -s audit --", tip="e.g. nox -s audit -- 0.4.35, or -- --python .venv/bin/python",
+                    description="Which known JAX problems does one installation have?")
+    parser.add_argument("release", nargs="?", help="a JAX release to install and audit")
+    parser.add_argument("--python", help="audit this interpreter's JAX as it is (nothing installed)")
+    parser.add_argument("--only", default="", help="entry ids, comma-separated (default: all)")
+    args = parser.parse_args(list(argv))
+    if (args.release is None) == (args.python is None):
+        raise UsageError("audit needs a release or --python PATH (one of them)",
+                         "e.g. audit 0.4.35, or audit --python .venv/bin/python")
+    folder = catalogue or catalogue_folder()
+    entries = chosen(load_catalogue(folder), args.only)
+    version = release_number(args.release, "release") if args.release else ""
+    existing = ExistingPython(interpreter_path(args.python)) if args.python else None
+    findings = []
+    for number, entry in enumerate(entries, 1):
+        here = run_entry(matrix, entry, log, _audit_records(matrix), version=version, existing=existing)
+        findings.append(finding(entry, here, folder))
+        print(f"[{number}/{len(entries)}] {entry.id}: {here.outcome.value} ({shown(here.reason)})", flush=True)
+    release = findings[0].here.release if findings else version
+    backend = findings[0].here.backend if findings else "cpu"
+    installation = f"jax {release} ({backend}, {'--python ' + str(args.python) if args.python else 'installed'})"
+    line = verdict_line(findings, installation)
+    print(line)  # the answer first: writing the files below can fail
+    name = f"audit-jax-{release}-{backend}{'-python' if args.python else ''}"
+    out = matrix.results_dir.parent
+    document = {"installation": {"jax": release, "backend": backend, "python": str(args.python or "")},
+                "verdict": line, "present": [f.entry.id for f in present(findings)],
+                "findings": [f.to_json() for f in findings]}
+    markdown = "\n".join([f"# Audit: {installation}", "", f"**{line}**", "", *table(findings), "",
+                          "Each row is one catalogue check run on this installation (its record is under "
+                          f"`{_audit_records(matrix)}`); the measured range is what `known --measure` found.", ""])
+    atomic_write_texts({out / f"{name}.md": markdown, out / f"{name}.json": json.dumps(document, indent=1) + "\n"})
+    print(f"report: {out / name}.md (and .json)")
+    return EXIT_FAILED if present(findings) else EXIT_OK
+
+
+def chosen(entries: list[Entry], only: str) -> list[Entry]:
+    """The entries ``--only`` names (all when empty); UsageError naming an unknown id and the known ones."""
+    if not only.strip():
+        return entries
+    wanted = [name.strip() for name in only.split(",") if name.strip()]
+    ids = {e.id for e in entries}
+    unknown = [name for name in wanted if name not in ids]
+    if unknown:
+        raise UsageError(f"--only {unknown[0]!r} is not a known problem", f"known: {', '.join(sorted(ids))}")
+    return [e for e in entries if e.id in wanted]
+
+
+def _audit_records(matrix: Matrix) -> Path:
+    return records_folder(matrix).parent / "audits"

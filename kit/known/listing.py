@@ -1,0 +1,49 @@
+"""``known``: the catalogue as a list a person reads, or JSON a program reads (``--json``, one object each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from .catalogue import Entry
+from .measured import Range, load_measurements, ranges
+
+
+def entry_json(entry: Entry, catalogue: Path) -> dict[str, Any]:
+    """The entry, its measurements and the ranges they make, per backend."""
+    measured = load_measurements(catalogue, entry.id)
+    return {**entry.to_json(), "measurements": [m.to_json() for m in measured],
+            "ranges": [r.to_json() for r in ranges(measured)]}
+
+
+def listing(entries: Sequence[Entry], catalogue: Path) -> list[str]:
+    lines = [f"{len(entries)} known problems (measured by the kit; 'never measured' where no run decided):"]
+    for entry in entries:
+        lines.append(f"  {entry.id} [{entry.kind}]: {entry.title}")
+        lines.append(f"    upstream {entry.upstream}; fix: {fix_text(entry)}")
+        spans = ranges(load_measurements(catalogue, entry.id))
+        lines.extend(f"    {range_text(span)}" for span in spans)
+        if not spans:
+            lines.append("    never measured")
+    return lines
+
+
+def fix_text(entry: Entry) -> str:
+    return f"commit {entry.fix_commit[:10]}" if entry.fix_commit else entry.fix_note
+
+
+def range_text(span: Range) -> str:
+    """``cpu: present in 0.4.13, 0.4.30; absent in 0.4.35, 0.6.0: fixed in 0.4.35`` (untested releases named)."""
+    said = f"{span.backend}: " + (f"present in {', '.join(span.present)}" if span.present
+                                  else "present in no release measured")
+    if span.absent:
+        said += f"; absent in {', '.join(span.absent)}"
+    if span.introduced_in:
+        said += f": introduced in {span.introduced_in}"
+    if span.fixed_in:
+        said += f"{',' if span.introduced_in else ':'} fixed in {span.fixed_in}"
+    elif span.present:
+        said += ": open on the newest measured"
+    if span.untested:
+        said += f" (untested: {', '.join(span.untested)})"
+    return said

@@ -1,0 +1,140 @@
+"""What the kit measured of a known problem: one outcome per release and backend, and the range they make.
+
+``known/measured/ID.json`` is written by ``known --measure`` from the records of
+its runs (kept under ``reports/known/``) and read back by ``known``, ``audit``
+and ``known --verify``. The range is read off the outcomes alone: the releases
+that hold the problem, the first measured release after the last one that holds
+it (fixed in), and the first holding one after one that did not (introduced in).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..atomic_files import atomic_write_text
+from ..records import JsonTextError, Status, Verdict, read_json, release_key
+
+
+class Outcome(str, enum.Enum):
+    PRESENT = "present"
+    ABSENT = "absent"
+    UNTESTED = "untested"
+    """The run decided nothing (not installable, inconclusive, crashed, timed out): never counted either way."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    release: str
+    backend: str
+    outcome: Outcome
+    reason: str
+    """The record's reason: what the check printed or why nothing was decided."""
+    record: str = ""
+    """The record's file name under reports/known/results (empty for an audit's run)."""
+
+    def to_json(self) -> dict[str, str]:
+        return {"release": self.release, "backend": self.backend, "outcome": self.outcome.value,
+                "reason": self.reason, "record": self.record}
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> "Measurement":
+        return Measurement(str(data["release"]), str(data["backend"]), Outcome(data["outcome"]),
+                           str(data.get("reason", "")), str(data.get("record", "")))
+
+
+def outcome_of(record: Mapping[str, Any]) -> Outcome:
+    """A check's record as the catalogue counts it: affected holds the problem, unaffected does not."""
+    if Status.of(record.get("status")) is not Status.RAN:
+        return Outcome.UNTESTED
+    verdict = Verdict.of(record.get("verdict"))
+    if verdict is Verdict.AFFECTED:
+        return Outcome.PRESENT
+    return Outcome.ABSENT if verdict is Verdict.UNAFFECTED else Outcome.UNTESTED
+
+
+@dataclass(frozen=True)
+class Range:
+    """Where a problem holds on one backend, from what was measured there."""
+
+    backend: str
+    present: tuple[str, ...]
+    absent: tuple[str, ...]
+    untested: tuple[str, ...]
+    introduced_in: str | None
+    """The first release holding it right after one measured without it; None: held from the oldest measured."""
+    fixed_in: str | None
+    """The first release measured without it after the newest holding it; None: open on the newest measured."""
+
+    @property
+    def open(self) -> bool:
+        return bool(self.present) and self.fixed_in is None
+
+    def holds(self, release: str) -> bool | None:
+        """Does the problem hold ``release``? Measured: as measured; else as the nearest measured releases on
+        both sides agree; None where they disagree or one side was never measured (untested, said as such)."""
+        if release in self.present or release in self.absent:
+            return release in self.present
+        key = release_key(release)
+        decided = sorted([(release_key(r), True) for r in self.present] + [(release_key(r), False) for r in self.absent])
+        below = [held for k, held in decided if k < key]
+        above = [held for k, held in decided if k > key]
+        if below and above and below[-1] == above[0]:
+            return below[-1]
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": self.backend, "present_in": list(self.present), "absent_in": list(self.absent),
+                "untested_in": list(self.untested), "introduced_in": self.introduced_in, "fixed_in": self.fixed_in,
+                "open": self.open}
+
+
+def ranges(measurements: Sequence[Measurement]) -> list[Range]:
+    """One range per backend measured, releases oldest first."""
+    return [_range(backend, [m for m in measurements if m.backend == backend])
+            for backend in sorted({m.backend for m in measurements})]
+
+
+def _range(backend: str, seen: list[Measurement]) -> Range:
+    seen = sorted(seen, key=lambda m: release_key(m.release))
+    decided = [m for m in seen if m.outcome is not Outcome.UNTESTED]
+    present = tuple(m.release for m in decided if m.outcome is Outcome.PRESENT)
+    absent = tuple(m.release for m in decided if m.outcome is Outcome.ABSENT)
+    introduced = fixed = None
+    for before, after in zip(decided, decided[1:]):
+        if before.outcome is Outcome.ABSENT and after.outcome is Outcome.PRESENT and introduced is None:
+            introduced = after.release
+        if before.outcome is Outcome.PRESENT and after.outcome is Outcome.ABSENT:
+            fixed = after.release  # the last such step: a problem that came back is open again until fixed after
+    if present and fixed is not None and release_key(fixed) < release_key(present[-1]):
+        fixed = None
+    return Range(backend, present, absent, tuple(m.release for m in seen if m.outcome is Outcome.UNTESTED),
+                 introduced, fixed)
+
+
+def measured_path(folder: Path, entry_id: str) -> Path:
+    return folder / "measured" / f"{entry_id}.json"
+
+
+def load_measurements(folder: Path, entry_id: str) -> list[Measurement]:
+    """What ``known --measure`` wrote for the entry; [] when it was never measured (or the file is unusable)."""
+    path = measured_path(folder, entry_id)
+    if not path.is_file():
+        return []
+    try:
+        data = read_json(path)
+        return [Measurement.from_json(item) for item in data["measurements"]]
+    except (JsonTextError, KeyError, ValueError, TypeError):
+        return []  # measured again by the next --measure
+
+
+def save_measurements(folder: Path, entry_id: str, measurements: Sequence[Measurement], date: str) -> Path:
+    path = measured_path(folder, entry_id)
+    ordered = sorted(measurements, key=lambda m: (m.backend, release_key(m.release)))
+    text = json.dumps({"id": entry_id, "measured_on": date, "measurements": [m.to_json() for m in ordered],
+                       "ranges": [r.to_json() for r in ranges(ordered)]}, indent=1) + "\n"
+    atomic_write_text(path, text)
+    return path
