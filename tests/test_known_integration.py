@@ -1,0 +1,49 @@
+"""The catalogue against real releases: audit on jax 0.4.35 and 0.6.0 agrees with the ranges the kit measured.
+
+Uses environments the rest of the integration lane builds (0.4.35 and 0.6.0 on CPU); three of the
+catalogue's checks, about 20 s. The whole catalogue's re-measure is `nox -s known -- --verify` (minutes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.config import Matrix, load_matrix
+from kit.known import audit_main
+from kit.known.catalogue import load_catalogue
+from kit.known.measured import load_measurements, ranges
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parent.parent
+ONLY = "sharded-slogdet,dctn-s-default-axes,singular-triangular-solve"
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
+    return dataclasses.replace(load_matrix(str(ROOT / "matrix.toml")),
+                               results_dir=tmp_path_factory.mktemp("reports") / "results")
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+@pytest.mark.parametrize(("release", "present"), [("0.4.35", ["dctn-s-default-axes", "sharded-slogdet"]),
+                                                  ("0.6.0", ["dctn-s-default-axes"])])
+def test_audit_of_a_real_release_finds_what_the_measured_ranges_hold(matrix: Matrix, release: str,
+                                                                     present: list[str]) -> None:
+    assert audit_main(matrix, [release, "--only", ONLY], _log) == 1  # a problem is present: exit 1
+    report = json.loads((matrix.results_dir.parent / f"audit-jax-{release}-cpu.json").read_text())
+    assert report["present"] == present
+    by_id = {f["id"]: f for f in report["findings"]}
+    for entry in load_catalogue(ROOT / "known"):
+        if entry.id in by_id:
+            (span,) = ranges(load_measurements(ROOT / "known", entry.id))
+            assert by_id[entry.id]["outcome"] == ("present" if span.holds(release) else "absent"), entry.id
+    assert by_id["sharded-slogdet"]["fixed_in"] == "0.5.3"  # as measured: the safe release the audit names
