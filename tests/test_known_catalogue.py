@@ -124,12 +124,13 @@ def catalogue(tmp_path: Path) -> Path:
 def fake_runs(monkeypatch: pytest.MonkeyPatch, outcomes: dict[str, str]) -> list[str]:
     ran: list[str] = []
 
-    def run_entry(matrix: Any, entry: Any, log: Any, records: Path, *, version: str = "", existing: Any = None,
-                  echo: bool = False) -> Measurement:
-        ran.append(entry.id)
-        return Measurement(version, "cpu", Outcome(outcomes[entry.id]), "the script exited 1", f"{entry.id}.json")
+    def audit_runs(matrix: Any, entries: Any, log: Any, records: Path, *, version: str = "",
+                   existing: Any = None) -> list[Measurement]:
+        ran.extend(entry.id for entry in entries)
+        return [Measurement(version, "cpu", Outcome(outcomes[entry.id]), "the script exited 1", "")
+                for entry in entries]
 
-    monkeypatch.setattr(command, "run_entry", run_entry)
+    monkeypatch.setattr(command, "audit_runs", audit_runs)
     return ran
 
 

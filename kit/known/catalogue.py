@@ -27,7 +27,7 @@ _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 _COMMIT = re.compile(r"[0-9a-f]{10,40}")
 _UPSTREAM = ("https://github.com/jax-ml/jax/", "https://github.com/openxla/xla/")
 _KEYS = {"title", "kind", "upstream", "fix_commit", "fix_note", "shows_on", "host_devices", "workaround", "measure_on",
-         "timeout_s"}
+         "timeout_s", "isolated"}
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class Entry:
     host_devices: int | None = None
     workaround: str = ""
     timeout_s: int = 300
+    isolated: bool = False
+    """Run in a process of its own in an audit (it changes JAX's configuration, or may kill the interpreter)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "kind": self.kind, "upstream": self.upstream,
@@ -105,7 +107,8 @@ def read_entry(path: Path) -> Entry:
     return Entry(id=path.stem, title=_text(table, "title", where), kind=kind, upstream=upstream, check=check,
                  measure_on=tuple(measure_on), shows_on=tuple(shows_on), fix_commit=fix_commit,
                  fix_note=str(table.get("fix_note", "")), host_devices=_count(table, "host_devices", where),
-                 workaround=str(table.get("workaround", "")), timeout_s=_count(table, "timeout_s", where) or 300)
+                 workaround=str(table.get("workaround", "")), timeout_s=_count(table, "timeout_s", where) or 300,
+                 isolated=_flag(table, "isolated", where))
 
 
 def _text(table: Mapping[str, Any], key: str, where: str) -> str:
@@ -120,6 +123,13 @@ def _list(table: Mapping[str, Any], key: str, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{where}: {key} must be a list of strings", f"e.g. {key} = [\"...\"]")
     return [item.strip() for item in value]
+
+
+def _flag(table: Mapping[str, Any], key: str, where: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: {key} must be true or false", f"e.g. {key} = true")
+    return value
 
 
 def _count(table: Mapping[str, Any], key: str, where: str) -> int | None:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -23,6 +24,7 @@ from ..install import ExistingPython
 from ..log_events import Log
 from ..package_files import in_checkout
 from ..user_paths import interpreter_path
+from .batch import audit_runs
 from .audit import finding, present, shown, table, verdict_line
 from .catalogue import Entry, catalogue_folder, load_catalogue
 from .listing import entry_json, listing
@@ -67,6 +69,9 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     parser.add_argument("release", nargs="?", help="a JAX release to install and audit")
     parser.add_argument("--python", help="audit this interpreter's JAX as it is (nothing installed)")
     parser.add_argument("--only", default="", help="entry ids, comma-separated (default: all)")
+    parser.add_argument("--isolated", action="store_true",
+                        help="each check in a process of its own, with its record (default: checks that need the "
+                             "same devices share one interpreter)")
     args = parser.parse_args(list(argv))
     if (args.release is None) == (args.python is None):
         raise UsageError("audit needs a release or --python PATH (one of them)",
@@ -75,11 +80,19 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     entries = chosen(load_catalogue(folder), args.only)
     version = release_number(args.release, "release") if args.release else ""
     existing = ExistingPython(interpreter_path(args.python)) if args.python else None
-    findings = []
-    for number, entry in enumerate(entries, 1):
-        here = run_entry(matrix, entry, log, _audit_records(matrix), version=version, existing=existing)
-        findings.append(finding(entry, here, folder))
-        print(f"[{number}/{len(entries)}] {entry.id}: {here.outcome.value} ({shown(here.reason)})", flush=True)
+    started = time.monotonic()
+    if args.isolated:
+        runs = []
+        for number, entry in enumerate(entries, 1):
+            runs.append(run_entry(matrix, entry, log, _audit_records(matrix), version=version, existing=existing))
+            print(f"[{number}/{len(entries)}] {entry.id}: {runs[-1].outcome.value}", flush=True)
+    else:
+        print(f"running {len(entries)} checks, those that need the same devices in one interpreter", flush=True)
+        runs = audit_runs(matrix, entries, log, _audit_records(matrix), version=version, existing=existing)
+    findings = [finding(entry, here, folder) for entry, here in zip(entries, runs)]
+    for f in findings:
+        print(f"  {f.entry.id}: {f.here.outcome.value} ({shown(f.here.reason)})")
+    print(f"{len(entries)} checks in {time.monotonic() - started:.1f} s")
     release = findings[0].here.release if findings else version
     backend = findings[0].here.backend if findings else "cpu"
     installation = f"jax {release} ({backend}, {'--python ' + str(args.python) if args.python else 'installed'})"

@@ -1,0 +1,93 @@
+"""An audit's checks with one interpreter start per group: the installation prepared once, JAX imported once.
+
+Checks that need the same forced host devices share one process
+(`repro.known_batch`), each run as its own ``__main__``; an entry marked
+``isolated`` gets a process of its own. A group whose process dies or runs out
+of time leaves the checks it answered; the rest run alone, each in its own
+process (`kit.known.runs.run_entry`), so one check that kills the interpreter
+costs only itself a second start.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import groupby
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..config import Matrix, script_check
+from ..install import ExistingPython
+from ..log_events import Log
+from ..records import JsonTextError, read_json
+from ..run.runner import RunRequest, prepare, run_child, scratch_dir, script_env
+from .catalogue import Entry
+from .measured import Measurement, Outcome
+from .runs import run_entry
+
+
+def audit_runs(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: Path, *, version: str = "",
+               existing: ExistingPython | None = None) -> list[Measurement]:
+    """Every entry's outcome on one installation, in the order given."""
+    if not entries:
+        return []
+    first = entries[0]
+    request = RunRequest(check=first.id, version=version, existing=existing,
+                         script=script_check(first.id, first.check))
+    prepared = prepare(matrix, request, log)
+    release = prepared.jax or version
+    backend = prepared.backend or "cpu"
+    if prepared.environment is None:
+        return [Measurement(release, backend, Outcome.UNTESTED, prepared.problem) for _ in entries]
+    answered: dict[str, Measurement] = {}
+    for _key, group in groupby(sorted(entries, key=_group_key), key=_group_key):
+        members = list(group)
+        answered.update(_batch(prepared.environment, members, backend, release, log))
+        for entry in members:
+            if entry.id not in answered:  # the process died or timed out before it: alone, with a record
+                answered[entry.id] = run_entry(matrix, entry, log, records_dir, version=version, existing=existing)
+    return [answered[entry.id] for entry in entries]
+
+
+def _group_key(entry: Entry) -> tuple[bool, int, str]:
+    return (entry.isolated, entry.host_devices or 0, entry.id if entry.isolated else "")
+
+
+def _batch(env: Any, entries: Sequence[Entry], backend: str, release: str, log: Log) -> dict[str, Measurement]:
+    with scratch_dir() as tmp:
+        out = tmp / "known-batch.json"
+        cmd = [str(env.python), "-m", "repro.known_batch", "--out", str(out), *(str(e.check) for e in entries)]
+        extra = script_env(tmp / "unused-result.json", backend, entries[0].host_devices)
+        ended = run_child(cmd, sum(e.timeout_s for e in entries), log, extra, env.pythonpath, echo=False, cwd=tmp)
+        try:
+            data = read_json(out)
+        except JsonTextError:
+            return {}
+    if not isinstance(data, dict):
+        return {}
+    if data.get("jax_error"):
+        reason = f"JAX itself cannot import and run here ({data['jax_error']}), so no check decides anything"
+        return {e.id: Measurement(release, backend, Outcome.UNTESTED, reason) for e in entries}
+    by_script = {str(e.check): e for e in entries}
+    said = {}
+    for result in data.get("results", []):
+        entry = by_script.get(str(result.get("script")))
+        if entry is not None:
+            said[entry.id] = _measurement(result, release, backend)
+    if ended.timed_out or ended.code not in (0, None):
+        log(f"the batch of {len(entries)} checks ended early ({'timed out' if ended.timed_out else ended.code}): "
+            f"{len(said)} answered, the rest run alone")
+    return said
+
+
+def _measurement(result: dict[str, Any], release: str, backend: str) -> Measurement:
+    """The script protocol on a batch result: 0 absent, 125 cannot tell, other 1-127 present."""
+    code = result.get("exit")
+    tail = [str(line) for line in result.get("tail", [])]
+    last = tail[-1] if tail else ""
+    if code == 0:
+        return Measurement(release, backend, Outcome.ABSENT, f"the script exited 0 (unaffected): {last}")
+    if code == 125:
+        return Measurement(release, backend, Outcome.UNTESTED, f"the script exited 125 (cannot tell here): {last}")
+    if isinstance(code, int) and 1 <= code <= 127:
+        return Measurement(release, backend, Outcome.PRESENT, f"the script exited {code} (affected): {last}")
+    return Measurement(release, backend, Outcome.UNTESTED, f"the script exited {code!r}: {last}")
