@@ -23,19 +23,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .text import Computation, Instruction, Module
+from repro.hlo_text import COLLECTIVES as _COLLECTIVES
+from repro.hlo_text import Computation, Instruction, Module, collective_kind, linalg_kind
 
 LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "householder_product", "eigh", "eig",
                                "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3"})
-LINALG_TARGET = re.compile(r"getrf|potrf|trsm|geqrf|geqp3|orgqr|ungqr|syev|heev|gesdd|gesvd|geev|gees|gehrd|"
-                           r"sytrd|hetrd|gtsv|cholesky|getrs|"
-                           # The TPU compiler's own: LuDecomposition before optimizations, LuDecompositionBlock
-                           # (LuRealDecompositionBlock from 0.12) after, triangular solves as InvertDiagBlocks*.
-                           r"LuDecomposition|LuRealDecomposition|InvertDiagBlocks|QrDecomposition|^Qr$|^Eigh|^Svd",  # EighTpu
-                           re.IGNORECASE)
 LINALG_OPCODES = frozenset({"triangular-solve", "cholesky"})
-COLLECTIVES = frozenset({"all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute",
-                         "collective-broadcast", "ragged-all-to-all"})
+COLLECTIVES = frozenset(_COLLECTIVES)
 FLAGGED = frozenset({"whole", "gathered", "communication"})
 EXPORTED_CALL = "call_exported"  # the op path's step into a module compiled from a jax.export
 FEED_HOPS = 6  # how far up a linalg op's operands a collective still "feeds" it
@@ -310,7 +304,7 @@ def _users(computation: Computation) -> dict[str, list[str]]:
 
 def _is_linalg(instruction: Instruction) -> bool:
     if instruction.opcode == "custom-call":
-        return bool(LINALG_TARGET.search(instruction.target))
+        return bool(linalg_kind(instruction.target))
     if instruction.opcode in LINALG_OPCODES:
         return True
     # What XLA expanded a linalg op into (a CPU triangular solve on older releases): named by its op path.
@@ -318,25 +312,25 @@ def _is_linalg(instruction: Instruction) -> bool:
             and not _collective(instruction))
 
 
-# The TPU compiler's custom calls, by the primitive they compute, for where no op name says it.
-_TPU_TARGETS = (("LuDecomposition", "lu"), ("LuRealDecomposition", "lu"), ("InvertDiagBlocks", "triangular_solve"),
-                ("Cholesky", "cholesky"), ("QrDecomposition", "qr"), ("Qr", "qr"), ("Eigh", "eigh"), ("Svd", "svd"))
+def _family(instruction: Instruction) -> str:
+    """What a linalg op computes, whatever the compiler calls it: a custom call's kind (``lu`` for both
+    LuDecomposition and LuDecompositionBlock), or the HLO op's (``cholesky``, ``triangular_solve``)."""
+    if instruction.opcode == "custom-call":
+        return linalg_kind(instruction.target)
+    return instruction.opcode.replace("-", "_") if instruction.opcode in LINALG_OPCODES else ""
 
 
 def _primitive(instruction: Instruction) -> str:
     last = instruction.op_name.rsplit("/", 1)[-1]
     if last in LINALG_PRIMITIVES or not (instruction.target or instruction.opcode in LINALG_OPCODES):
         return last
-    tpu = next((primitive for prefix, primitive in _TPU_TARGETS if instruction.target.startswith(prefix)), "")
-    if tpu:
-        return tpu
-    return instruction.opcode.replace("-", "_") if instruction.opcode in LINALG_OPCODES else instruction.target
+    # No op name says it (the TPU compiler's custom calls of some releases, or their own name): what it computes.
+    return _family(instruction) or instruction.target
 
 
 def _collective(instruction: Instruction) -> str:
     """The collective's kind (``all-gather`` for ``all-gather-start`` too), "" for anything else."""
-    kind = instruction.opcode.removesuffix("-start")
-    return kind if kind in COLLECTIVES else ""
+    return collective_kind(instruction.opcode)
 
 
 def _batch(instruction: Instruction) -> int:
