@@ -73,3 +73,21 @@ def test_a_collective_the_partitioner_inserted_is_attributed_through_its_consume
     assert (gather.state, gather.bytes_per_device, gather.dims) == ("communication", 8 * 8 * 8 * 4, [0])
     assert found[("p.py:7", "cholesky", "cholesky", "forward")].state == "gathered"
 
+
+def test_a_tpu_linalg_call_without_metadata_is_named_by_its_twin_before_optimizations() -> None:
+    # jax 0.5.3 for TPU v5e 2x2 (libtpu 0.0.11 drops the linalg custom calls' metadata), tests/data/hlo/qr_eigh_svd.py:
+    # qr on line 5, eigh on 6, svd on 7 of 512 16x16 matrices sharded 4 ways. XLA fuses the sort after eigh's EighTpu
+    # with svd's into one fusion of line 7: named through its users, line 6's eigh went under line 7. Its operands
+    # come from line 6, where the module before optimizations has an Eigh.
+    found = {(f.location, f.function, f.op): f for f in fingerprints(
+        read_module(DATA / "jax-0.5.3-tpu-qr_eigh_svd.after_optimizations.txt"),
+        read_module(DATA / "jax-0.5.3-tpu-qr_eigh_svd.before_optimizations.txt"))}
+    eigh = found[("qr_eigh_svd.py:6", "eigh", "eigh")]
+    assert (eigh.state, eigh.count, eigh.device_batch, eigh.global_batch) == ("whole", 1, 512, 512)
+    in_svd = found[("qr_eigh_svd.py:7", "svd", "eigh")]
+    assert (in_svd.state, in_svd.count, in_svd.fed_by) == ("gathered", 1, ["all-gather"])
+    # The QR takes its twin's primitive (geqrf), so its custom call and what surrounds it are one op, split.
+    qr = found[("qr_eigh_svd.py:5", "qr", "geqrf")]
+    assert (qr.state, qr.count, qr.device_batch, qr.global_batch, qr.targets) == (
+        "split", 1, 128, 512, ["QrDecompositionBlock"])
+    assert not any(op in ("qr", "eigh_jacobi") or op.startswith(("Qr", "Eigh")) for _, _, op in found)

@@ -15,11 +15,16 @@ each device holds) beside the same module before them (the global shapes):
 
 A collective the SPMD partitioner inserts may carry no source line (only a
 parameter's name): it is attributed to the first of its users that has one.
+The TPU compiler of some releases (libtpu 0.0.11, jax 0.5.3) drops a linalg
+custom call's metadata: the call is then named by its twin before
+optimizations (the same op, with its source line), chosen by where its
+operands come from, else where its users go (`_Context.twin`).
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -119,6 +124,10 @@ class _Context:
         self.loops = {name for c in after.computations.values() for i in c.instructions.values()
                       if i.opcode in ("while", "conditional", "call") for name in i.called}
         self.principal: dict[tuple[str, ...], list[tuple[Computation, Instruction]]] = {}
+        self.twins: dict[str, list[Instruction]] = {}
+        for _, instruction in before.instructions() if before else ():
+            if instruction.source is not None and _is_linalg(instruction) and _family(instruction):
+                self.twins.setdefault(_family(instruction), []).append(instruction)
 
     def where(self, instruction: Instruction) -> tuple[str | None, str, str, str]:
         location = f"{self.show(instruction.source[0])}:{instruction.source[1]}" if instruction.source else None
@@ -137,10 +146,11 @@ class _Context:
 
     def add_linalg(self, found: dict[tuple[str, ...], Fingerprint], computation: Computation,
                    instruction: Instruction) -> None:
-        # The TPU compiler of some releases (libtpu 0.0.11, jax 0.5.3) drops a custom call's metadata: its users say.
-        named = instruction if instruction.op_name else self.attributed(computation, instruction)
+        # The TPU compiler of some releases (libtpu 0.0.11, jax 0.5.3) drops a custom call's metadata.
+        twin = None if instruction.op_name else self.twin(computation, instruction)
+        named = instruction if instruction.op_name else twin or self.attributed(computation, instruction)
         location, function, path, pass_ = self.where(named)
-        op = _primitive(instruction)
+        op = _primitive(twin or instruction)
         fingerprint = found.setdefault(("linalg", location or path, function, op, pass_), Fingerprint(
             self.after.name, location, function, op, pass_, "", path))
         batch = _batch(instruction)
@@ -183,6 +193,26 @@ class _Context:
                 return user
             queue += self.users[computation.name].get(user.name, ())
         return instruction
+
+    def twin(self, computation: Computation, instruction: Instruction) -> Instruction | None:
+        """The op before optimizations that a linalg call without metadata is: one of its kind, at the source line
+        its operands come from, nearest first, else the line its users go to, else the one line such ops have.
+
+        Its operands first: XLA may fuse what follows two ops into one instruction named for the later line
+        (jax 0.5.3 for TPU: the sort after eigh on line 6 and svd's on line 7, one fusion of line 7).
+        """
+        twins = self.twins.get(_family(instruction), [])
+        lines = {self.where(each)[0] for each in twins}
+        if not twins:
+            return None
+        for step in (lambda name: computation.instructions[name].operands,
+                     lambda name: self.users[computation.name].get(name, ())):
+            for neighbour in _sourced(computation, instruction, step):
+                location, _, _, pass_ = self.where(neighbour)
+                if location in lines:
+                    there = [each for each in twins if self.where(each)[0] == location]
+                    return next((each for each in there if self.where(each)[3] == pass_), there[0])
+        return twins[0] if len(lines) == 1 else None
 
     def expected(self, instruction: Instruction, computation: Computation) -> bool:
         """A sum over the devices of partial gradients of replicated parameters, or of a scalar: data parallelism."""
@@ -292,6 +322,22 @@ def _feeders(computation: Computation, instruction: Instruction) -> list[Instruc
                 following += operand.operands
         frontier = following
     return found
+
+
+def _sourced(computation: Computation, start: Instruction, step: Any) -> Iterable[Instruction]:
+    """The instructions with a source line nearest ``start`` one ``step`` at a time (its operands, or its users),
+    breadth first; the walk stops at each one it yields."""
+    queue, seen = deque(step(start.name)), {start.name}
+    while queue:
+        name = queue.popleft()
+        found = computation.instructions.get(name)
+        if found is None or name in seen:
+            continue
+        seen.add(name)
+        if found.source is not None:
+            yield found
+        else:
+            queue.extend(step(name))
 
 
 def _users(computation: Computation) -> dict[str, list[str]]:
