@@ -86,9 +86,9 @@ _TARGET = re.compile(r'custom_call_target="([^"]*)"')
 _DIMENSIONS = re.compile(r"(?<![\w_])dimensions=\{([\d,]*)\}")
 _CALLS = re.compile(r"\b(?:calls|to_apply|body|condition|true_computation|false_computation)=%?([\w.\-]+)")
 _BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
-_CALL_KEYS = ("calls=", "to_apply=", "body=", "condition=", "_computation")
 # An element type and its dimensions; a dynamic dimension (``<=8``) counts as its bound.
 _ARRAY = re.compile(r"\b([a-z][a-z0-9]*)\[([^\]]*)\]")
+_INLINE_OPERAND = re.compile(r"([^%]*)%([\w.\-]+)")
 _TABLE_ROW = re.compile(r'^(\d+)\s+(?:"((?:[^"\\]|\\.)*)"|\{(.*)\})\s*$')
 
 
@@ -295,7 +295,8 @@ def parse_instruction(line: str) -> tuple[Instruction | None, bool]:
         frame_id=int(frame.group(1)) if frame else None,
         target=target.group(1) if target else "",
         dimensions=tuple(int(d) for d in dims.group(1).split(",") if d) if dims else (),
-        called=_called(attributes) if any(key in attributes for key in _CALL_KEYS) else (),
+        called=_called(attributes) if ("calls=" in attributes or "to_apply=" in attributes or "body=" in attributes
+                                       or "_computation" in attributes) else (),  # a while's condition= has a body=
         parameter=int(operand_text) if code == "parameter" and operand_text.strip().isdigit() else None,
     ), bool(head.group(1))
 
@@ -349,13 +350,18 @@ def _operands(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``%a, %b`` → (("a", "b"), ()); older ``f32[2,2]{1,0} %a, ...`` → the names and each one's inline shape."""
     if "/*" in text:
         text = re.sub(r"/\*.*?\*/", "", text)
-    inline = "[" in text or "(" in text
+    if "[" not in text and "(" not in text:  # names alone, as newer releases print them
+        return tuple(sys.intern(name.strip().lstrip("%")) for name in text.split(",") if name.strip()), ()
+    if "%" in text:  # each operand a shape, then its %name
+        found = _INLINE_OPERAND.findall(text)
+        inline = tuple(shape.strip(", ") for shape, _ in found)
+        return tuple(sys.intern(name) for _, name in found), inline if any(inline) else ()
     names: list[str] = []
     shapes: list[str] = []
-    for part in (_top_level(text) if inline else text.split(",")):
+    for part in _top_level(text):
         words = part.split()
         if words and not words[-1].endswith("}"):
-            names.append(sys.intern(words[-1].lstrip("%")))
+            names.append(sys.intern(words[-1]))
             shapes.append(" ".join(words[:-1]))
     return tuple(names), tuple(shapes) if any(shapes) else ()
 
