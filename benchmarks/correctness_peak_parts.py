@@ -32,7 +32,7 @@ CHILD = textwrap.dedent("""
     import gc, json, resource, sys, warnings
     import numpy as np
     import jax, jax.numpy as jnp
-    from repro import compat, correctness, hlo
+    from repro import compat, correctness, hlo, hlo_text
 
     def rss():
         with open("/proc/self/status") as status:
@@ -43,13 +43,13 @@ CHILD = textwrap.dedent("""
 
     def lu_feed(text):
         # The getrf call's matrix operand and the entry parameter: their layouts say whether XLA copied.
-        found = list(hlo.parse_instructions(text))
-        by_name = {i.name: i for i in found}
-        lu = next(i for i in found if i.opcode == "custom-call" and "getrf" in i.attributes)
+        module = hlo_text.read_text(text)
+        by_name = {i.name: i for _, i in module.instructions()}
+        lu = next(i for i in by_name.values() if "getrf" in i.target)
         # The matrix operand: old releases pass the sizes as scalar operands first.
-        feed = next((by_name[n] for n in lu.operand_names
-                     if n in by_name and len(hlo.parse_shape(by_name[n].shape)[0]) >= 2), None)
-        param = next(i for i in found if i.opcode == "parameter" and i.computation.startswith("main"))
+        feed = next((by_name[n] for n in lu.operands
+                     if n in by_name and by_name[n].arrays and len(by_name[n].arrays[0].dims) >= 2), None)
+        param = next(i for c, i in module.instructions() if i.opcode == "parameter" and c.entry)
         return {"feed": feed.opcode if feed else "?", "feed_shape": feed.shape if feed else "?",
                 "param_shape": param.shape}
 

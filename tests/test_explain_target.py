@@ -214,3 +214,19 @@ def test_on_tpu_qr_is_split_and_eigh_is_gathered_as_the_compiler_names_them() ->
     assert (found[("other.py:5", "geqrf")].state, found[("other.py:5", "geqrf")].device_batch) == ("split", 128)
     eigh = found[("other.py:6", "eigh")]
     assert (eigh.state, eigh.device_batch, eigh.targets, eigh.fed_by) == ("gathered", 512, ["EighTpu"], ["all-gather"])
+
+
+
+@pytest.mark.parametrize("release, named", [("0.5.3", ["qr_eigh_svd.py:7", "qr_eigh_svd.py:6"]),
+                                            ("0.12.0.1", ["other.py:6", "other.py:7"])])
+def test_on_tpu_explain_says_which_eigh_line_every_chip_diagonalises_whole(
+        monkeypatch: pytest.MonkeyPatch, matrix: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], release: str,
+        named: list[str]) -> None:
+    # qr, eigh and svd on lines 5, 6 and 7 (tests/data/hlo/qr_eigh_svd.py; "other.py" in 0.12.0.1's compile), for TPU
+    # v5e 2x2: eigh's own line and svd's are named, also on 0.5.3, whose libtpu writes EighTpu without metadata.
+    code, lines, _ = _explain(monkeypatch, matrix, tmp_path, "qr_eigh_svd",
+                              ["qr_eigh_svd.py", "--releases", release, "--target", "tpu:v5e:2x2"], capsys)
+    assert code == 0, lines
+    said = [line.split()[0] for line in lines if "diagonalises all 512 matrices (eigh, forward)" in line]
+    assert said == named
+    assert lines[-2].startswith("answer: on TPU v5e 2x2 (4 devices) no measured release splits eigh")

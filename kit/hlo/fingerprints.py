@@ -15,27 +15,26 @@ each device holds) beside the same module before them (the global shapes):
 
 A collective the SPMD partitioner inserts may carry no source line (only a
 parameter's name): it is attributed to the first of its users that has one.
+The TPU compiler of some releases (libtpu 0.0.11, jax 0.5.3) drops a linalg
+custom call's metadata: the call is then named by its twin before
+optimizations (the same op, with its source line), chosen by where its
+operands come from, else where its users go (`_Context.twin`).
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .text import Computation, Instruction, Module
+from repro.hlo_text import COLLECTIVES as _COLLECTIVES
+from repro.hlo_text import Computation, Instruction, Module, collective_kind, linalg_kind
 
 LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "householder_product", "eigh", "eig",
                                "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3"})
-LINALG_TARGET = re.compile(r"getrf|potrf|trsm|geqrf|geqp3|orgqr|ungqr|syev|heev|gesdd|gesvd|geev|gees|gehrd|"
-                           r"sytrd|hetrd|gtsv|cholesky|getrs|"
-                           # The TPU compiler's own: LuDecomposition before optimizations, LuDecompositionBlock
-                           # (LuRealDecompositionBlock from 0.12) after, triangular solves as InvertDiagBlocks*.
-                           r"LuDecomposition|LuRealDecomposition|InvertDiagBlocks|QrDecomposition|^Qr$|^Eigh|^Svd",  # EighTpu
-                           re.IGNORECASE)
 LINALG_OPCODES = frozenset({"triangular-solve", "cholesky"})
-COLLECTIVES = frozenset({"all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute",
-                         "collective-broadcast", "ragged-all-to-all"})
+COLLECTIVES = frozenset(_COLLECTIVES)
 FLAGGED = frozenset({"whole", "gathered", "communication"})
 EXPORTED_CALL = "call_exported"  # the op path's step into a module compiled from a jax.export
 FEED_HOPS = 6  # how far up a linalg op's operands a collective still "feeds" it
@@ -125,6 +124,10 @@ class _Context:
         self.loops = {name for c in after.computations.values() for i in c.instructions.values()
                       if i.opcode in ("while", "conditional", "call") for name in i.called}
         self.principal: dict[tuple[str, ...], list[tuple[Computation, Instruction]]] = {}
+        self.twins: dict[str, list[Instruction]] = {}
+        for _, instruction in before.instructions() if before else ():
+            if instruction.source is not None and _is_linalg(instruction) and _family(instruction):
+                self.twins.setdefault(_family(instruction), []).append(instruction)
 
     def where(self, instruction: Instruction) -> tuple[str | None, str, str, str]:
         location = f"{self.show(instruction.source[0])}:{instruction.source[1]}" if instruction.source else None
@@ -143,10 +146,11 @@ class _Context:
 
     def add_linalg(self, found: dict[tuple[str, ...], Fingerprint], computation: Computation,
                    instruction: Instruction) -> None:
-        # The TPU compiler of some releases (libtpu 0.0.11, jax 0.5.3) drops a custom call's metadata: its users say.
-        named = instruction if instruction.op_name else self.attributed(computation, instruction)
+        # The TPU compiler of some releases (libtpu 0.0.11, jax 0.5.3) drops a custom call's metadata.
+        twin = None if instruction.op_name else self.twin(computation, instruction)
+        named = instruction if instruction.op_name else twin or self.attributed(computation, instruction)
         location, function, path, pass_ = self.where(named)
-        op = _primitive(instruction)
+        op = _primitive(twin or instruction)
         fingerprint = found.setdefault(("linalg", location or path, function, op, pass_), Fingerprint(
             self.after.name, location, function, op, pass_, "", path))
         batch = _batch(instruction)
@@ -189,6 +193,26 @@ class _Context:
                 return user
             queue += self.users[computation.name].get(user.name, ())
         return instruction
+
+    def twin(self, computation: Computation, instruction: Instruction) -> Instruction | None:
+        """The op before optimizations that a linalg call without metadata is: one of its kind, at the source line
+        its operands come from, nearest first, else the line its users go to, else the one line such ops have.
+
+        Its operands first: XLA may fuse what follows two ops into one instruction named for the later line
+        (jax 0.5.3 for TPU: the sort after eigh on line 6 and svd's on line 7, one fusion of line 7).
+        """
+        twins = self.twins.get(_family(instruction), [])
+        lines = {self.where(each)[0] for each in twins}
+        if not twins:
+            return None
+        for step in (lambda name: computation.instructions[name].operands,
+                     lambda name: self.users[computation.name].get(name, ())):
+            for neighbour in _sourced(computation, instruction, step):
+                location, _, _, pass_ = self.where(neighbour)
+                if location in lines:
+                    there = [each for each in twins if self.where(each)[0] == location]
+                    return next((each for each in there if self.where(each)[3] == pass_), there[0])
+        return twins[0] if len(lines) == 1 else None
 
     def expected(self, instruction: Instruction, computation: Computation) -> bool:
         """A sum over the devices of partial gradients of replicated parameters, or of a scalar: data parallelism."""
@@ -300,6 +324,22 @@ def _feeders(computation: Computation, instruction: Instruction) -> list[Instruc
     return found
 
 
+def _sourced(computation: Computation, start: Instruction, step: Any) -> Iterable[Instruction]:
+    """The instructions with a source line nearest ``start`` one ``step`` at a time (its operands, or its users),
+    breadth first; the walk stops at each one it yields."""
+    queue, seen = deque(step(start.name)), {start.name}
+    while queue:
+        name = queue.popleft()
+        found = computation.instructions.get(name)
+        if found is None or name in seen:
+            continue
+        seen.add(name)
+        if found.source is not None:
+            yield found
+        else:
+            queue.extend(step(name))
+
+
 def _users(computation: Computation) -> dict[str, list[str]]:
     users: dict[str, list[str]] = {}
     for instruction in computation.instructions.values():
@@ -310,7 +350,7 @@ def _users(computation: Computation) -> dict[str, list[str]]:
 
 def _is_linalg(instruction: Instruction) -> bool:
     if instruction.opcode == "custom-call":
-        return bool(LINALG_TARGET.search(instruction.target))
+        return bool(linalg_kind(instruction.target))
     if instruction.opcode in LINALG_OPCODES:
         return True
     # What XLA expanded a linalg op into (a CPU triangular solve on older releases): named by its op path.
@@ -318,25 +358,25 @@ def _is_linalg(instruction: Instruction) -> bool:
             and not _collective(instruction))
 
 
-# The TPU compiler's custom calls, by the primitive they compute, for where no op name says it.
-_TPU_TARGETS = (("LuDecomposition", "lu"), ("LuRealDecomposition", "lu"), ("InvertDiagBlocks", "triangular_solve"),
-                ("Cholesky", "cholesky"), ("QrDecomposition", "qr"), ("Qr", "qr"), ("Eigh", "eigh"), ("Svd", "svd"))
+def _family(instruction: Instruction) -> str:
+    """What a linalg op computes, whatever the compiler calls it: a custom call's kind (``lu`` for both
+    LuDecomposition and LuDecompositionBlock), or the HLO op's (``cholesky``, ``triangular_solve``)."""
+    if instruction.opcode == "custom-call":
+        return linalg_kind(instruction.target)
+    return instruction.opcode.replace("-", "_") if instruction.opcode in LINALG_OPCODES else ""
 
 
 def _primitive(instruction: Instruction) -> str:
     last = instruction.op_name.rsplit("/", 1)[-1]
     if last in LINALG_PRIMITIVES or not (instruction.target or instruction.opcode in LINALG_OPCODES):
         return last
-    tpu = next((primitive for prefix, primitive in _TPU_TARGETS if instruction.target.startswith(prefix)), "")
-    if tpu:
-        return tpu
-    return instruction.opcode.replace("-", "_") if instruction.opcode in LINALG_OPCODES else instruction.target
+    # No op name says it (the TPU compiler's custom calls of some releases, or their own name): what it computes.
+    return _family(instruction) or instruction.target
 
 
 def _collective(instruction: Instruction) -> str:
     """The collective's kind (``all-gather`` for ``all-gather-start`` too), "" for anything else."""
-    kind = instruction.opcode.removesuffix("-start")
-    return kind if kind in COLLECTIVES else ""
+    return collective_kind(instruction.opcode)
 
 
 def _batch(instruction: Instruction) -> int:

@@ -1,16 +1,29 @@
-"""HLO module text, as XLA's dump writes it, read into computations of instructions (stdlib only).
+"""Compiled HLO text, as XLA prints it, read into computations of instructions: the one HLO reader.
+
+Standard library only: the scaling repro reads its compile with it inside
+every release's environment (jax 0.4.13 to the newest, Python 3.9 on), and
+the kit (`kit.hlo`) reads a program's dump with it in nox's process.
 
 Read a line at a time, each line cut at `LINE_LIMIT` characters (a constant
 can fill megabytes of one line; what is read of an instruction is its name,
-shape, opcode, operands and metadata, all near the start) and at most
+shape, opcode, operands and attributes, all near the start) and at most
 `INSTRUCTION_LIMIT` instructions kept, so a 100 MB dump is read in bounded
 time and memory; a module cut short says so (`Module.cut`).
 
-Two forms of source metadata are read, as releases write them: inline
-(``metadata={op_name="..." source_file="train.py" source_line=37}``, up to at
-least jax 0.6.0) and by reference (``stack_frame_id=N``, resolved through the
-``FileNames`` / ``FileLocations`` / ``StackFrames`` tables newer releases
-append to the module text, e.g. jax 0.12).
+The text differs between releases, and the reader takes every form:
+
+* operands as bare names (``custom-call(%wrapped_copy)``) or, in older
+  releases, with their shape inline (``custom-call(f32[1024,32,32]{1,2,0} %p)``):
+  `Instruction.operand_shapes` keeps the inline shapes;
+* source metadata inline (``metadata={op_name="..." source_file="train.py"
+  source_line=37}``, up to at least jax 0.6) or by reference
+  (``stack_frame_id=N``, resolved through the ``FileNames`` /
+  ``FileLocations`` / ``StackFrames`` tables newer releases print, e.g. 0.12);
+* the partitions in the header (``num_partitions=4``) or, where the header
+  names none (jax 0.4.13 to at least 0.4.18), in the body's sharding device
+  lists and collectives' replica groups;
+* linear algebra as LAPACK, cuSOLVER / cuBLAS or hipSOLVER custom calls, or
+  the TPU compiler's own (`LINALG_TARGETS`).
 """
 
 from __future__ import annotations
@@ -25,11 +38,41 @@ from typing import Iterable, Iterator
 LINE_LIMIT = 64 * 1024
 INSTRUCTION_LIMIT = 2_000_000
 
+# The collectives XLA's SPMD partitioner inserts. Async forms come as a `-start`/`-done` pair: the `-start` is the op.
+COLLECTIVES: tuple[str, ...] = ("all-gather", "all-reduce", "all-to-all", "collective-permute", "reduce-scatter",
+                                "ragged-all-to-all", "collective-broadcast")
+
+# A linear-algebra custom call's target → the op it computes, first match wins (case ignored). LAPACK
+# (lapack_sgetrf, lapack_sgetrf_ffi), cuSOLVER / cuBLAS (cusolver_getrf_ffi, cublas_getrf_batched,
+# __cublas$triangularSolve), hipSOLVER, and
+# libtpu's: LuDecomposition before optimizations, LuDecompositionBlock after (LuRealDecompositionBlock from 0.12),
+# the triangular solves as InvertDiagBlocks*, Qr / QrDecompositionBlock, Eigh / EighTpu, Svd.
+LINALG_TARGETS: tuple[tuple[str, str], ...] = (
+    ("getrf", "lu"), ("LuRealDecomposition", "lu"), ("LuDecomposition", "lu"), ("getrs", "lu_solve"),
+    ("cholesky", "cholesky"), ("potrf", "cholesky"),
+    ("InvertDiagBlocks", "triangular_solve"), ("trsm", "triangular_solve"), ("triangularSolve", "triangular_solve"),
+    ("geqrf", "qr"), ("geqp3", "qr"), ("QrDecomposition", "qr"), ("^Qr$", "qr"),
+    ("orgqr", "householder_product"), ("ungqr", "householder_product"),
+    ("ProductOfElementaryHouseholderReflectors", "householder_product"),
+    ("syev", "eigh"), ("heev", "eigh"), ("^Eigh", "eigh"), ("geev", "eig"),
+    ("gesdd", "svd"), ("gesvd", "svd"), ("^Svd", "svd"),
+    ("gees", "schur"), ("gehrd", "hessenberg"), ("sytrd", "tridiagonal"), ("hetrd", "tridiagonal"),
+    ("gtsv", "tridiagonal_solve"),
+)
+_LINALG = tuple((re.compile(pattern, re.IGNORECASE), kind) for pattern, kind in LINALG_TARGETS)
+
+# Bytes per element of HLO's element types (pred is stored as a byte).
+ELEMENT_BYTES = {"pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1, "s16": 2, "u16": 2,
+                 "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8,
+                 "c128": 16}
+
+# Where each instruction came from in the Python source: printed as tables before the computations.
+SOURCE_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
 _HEADER = re.compile(r"^HloModule\s+([^\s,]+)")
 _PARTITIONS = re.compile(r"num_partitions=(\d+)")
-# Where the header names no partitions (jax 0.4.13 to at least 0.4.18 write none), the module's own device
-# facts say them: a sharding's device list (``devices=[4,1,1]0,1,2,3`` or ``devices=[4,1,1]<=[4]``) and a
-# collective's replica groups (``{{0,1,2,3}}`` or ``[1,4]<=[4]``).
+# A sharding's device list (``devices=[4,1,1]0,1,2,3`` or ``devices=[4,1,1]<=[4]``) and a collective's replica
+# groups (``{{0,1,2,3}}`` or ``[1,4]<=[4]``): the module's own device facts, where its header names no partitions.
 _DEVICE_LIST = re.compile(r"devices=\[[\d,]+\]((?:\d+,)*\d+|<=\[[\d,]+\])")
 _GROUPS = re.compile(r"replica_groups=(\{\{[\d,{}]*\}\}|\[[\d,]+\]<=\[[\d,]+\])")
 _INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%?([\w.\-]+)\s*=\s*")
@@ -41,15 +84,12 @@ _SOURCE_LINE = re.compile(r"source_line=(\d+)")
 _FRAME_ID = re.compile(r"stack_frame_id=(\d+)")
 _TARGET = re.compile(r'custom_call_target="([^"]*)"')
 _DIMENSIONS = re.compile(r"(?<![\w_])dimensions=\{([\d,]*)\}")
-_CALLS = re.compile(r"(?:calls|to_apply|body|condition|branch_computations)=\{?%?([\w.\-]+)")
-_ARRAY = re.compile(r"\b([a-z]+\d*)\[([\d,]*)\]")
+_CALLS = re.compile(r"\b(?:calls|to_apply|body|condition|true_computation|false_computation)=%?([\w.\-]+)")
+_BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
+# An element type and its dimensions; a dynamic dimension (``<=8``) counts as its bound.
+_ARRAY = re.compile(r"\b([a-z][a-z0-9]*)\[([^\]]*)\]")
+_INLINE_OPERAND = re.compile(r"([^%]*)%([\w.\-]+)")
 _TABLE_ROW = re.compile(r'^(\d+)\s+(?:"((?:[^"\\]|\\.)*)"|\{(.*)\})\s*$')
-_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-
-# Bytes per element of HLO's element types (pred is stored as a byte).
-ELEMENT_BYTES = {"pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1, "s16": 2, "u16": 2,
-                 "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8,
-                 "c128": 16}
 
 
 @dataclass(frozen=True)
@@ -74,6 +114,8 @@ class Instruction:
     shape: str
     """Its shape as the text writes it; `arrays` reads it when asked (most instructions are never asked)."""
     operands: tuple[str, ...]
+    operand_shapes: tuple[str, ...] = ()
+    """Each operand's shape where the text prints it inline (older releases; "" for one it does not), else ()."""
     op_name: str = ""
     source: tuple[str, int] | None = None
     """(file, line) of the program that made it, inline or through the stack frame tables."""
@@ -82,15 +124,14 @@ class Instruction:
     """A custom call's target (``lapack_sgetrf_ffi``)."""
     dimensions: tuple[int, ...] = ()
     called: tuple[str, ...] = ()
-    """Computations it calls (a fusion's, a while loop's body, a reduction's)."""
+    """Computations it calls (a fusion's, a while loop's body and condition, a reduction's, a conditional's)."""
     parameter: int | None = None
     """Its number, for a parameter."""
 
     @cached_property
     def arrays(self) -> tuple[Array, ...]:
         """The arrays of its shape, in order (a tuple shape gives several)."""
-        return tuple(Array(dtype, tuple(map(int, dims.split(","))) if dims else ())
-                     for dtype, dims in _ARRAY.findall(self.shape))
+        return arrays_of(self.shape)
 
     @property
     def bytes(self) -> int:
@@ -123,16 +164,42 @@ class Module:
                 yield computation, instruction
 
 
+def arrays_of(shape: str) -> tuple[Array, ...]:
+    """``(f32[4,32,32]{1,2,0}, s32[4]{0})`` → its arrays in order; ``f32[<=8,4]`` counts the bound, 8."""
+    found = []
+    for dtype, listed in _ARRAY.findall(shape):
+        dims = [dim.strip() for dim in listed.replace("<=", "").split(",") if dim.strip()]
+        if all(dim.isdigit() for dim in dims):  # an unbounded dynamic dimension (``?``) has no size to count
+            found.append(Array(dtype, tuple(int(dim) for dim in dims)))
+    return tuple(found)
+
+
+def collective_kind(opcode: str) -> str:
+    """The collective an opcode is (``all-gather`` for ``all-gather-start`` too); "" for a ``-done`` or any other."""
+    kind = opcode[:-len("-start")] if opcode.endswith("-start") else opcode
+    return kind if kind in COLLECTIVES else ""
+
+
+def linalg_kind(target: str) -> str:
+    """The linear-algebra op a custom call's target computes (``lu`` for ``cusolver_getrf_ffi``); "" for none."""
+    return next((kind for pattern, kind in _LINALG if pattern.search(target)), "") if target else ""
+
+
 def read_module(path: Path) -> Module:
     """The module in one dump file; OSError when it cannot be read."""
     with open(path, encoding="utf-8", errors="replace") as text:
         return parse_module(_bounded_lines(text))
 
 
+def read_text(text: str) -> Module:
+    """The module in a compiled program's text (``compiled.as_text()``), read as a dump file is."""
+    return parse_module(line[:LINE_LIMIT] for line in text.splitlines())
+
+
 def parse_module(lines: Iterable[str]) -> Module:
     """A module from its text's lines (each already bounded; see `read_module`)."""
     module = Module(name="")
-    tables: dict[str, dict[int, str]] = {name: {} for name in _TABLES}
+    tables: dict[str, dict[int, str]] = {name: {} for name in SOURCE_TABLES}
     current: Computation | None = None
     table: dict[int, str] | None = None
     kept = 0
@@ -146,7 +213,7 @@ def parse_module(lines: Iterable[str]) -> Module:
                 partitions = _PARTITIONS.search(line)
                 module.partitions = int(partitions.group(1)) if partitions else 0  # 0: the body says (below)
                 continue
-            if stripped in _TABLES:
+            if stripped in tables:
                 table = tables[stripped]
                 continue
             row = _TABLE_ROW.match(stripped) if table is not None else None
@@ -209,10 +276,11 @@ def parse_instruction(line: str) -> tuple[Instruction | None, bool]:
         return None, False
     shape, rest = _split_shape(line[head.end():])
     opcode = _OPCODE.match(rest)
-    if not opcode:
+    if not shape or not opcode:
         return None, False
     operand_text, attributes = _split_operands(rest[opcode.end():])
     code = sys.intern(opcode.group(1))
+    names, shapes = _operands(operand_text) if code not in ("constant", "parameter", "iota") else ((), ())
     # Each attribute is looked for only where its key is on the line: most lines have few.
     op_name = _OP_NAME.search(attributes) if "op_name=" in attributes else None
     source_line = _SOURCE_LINE.search(attributes) if "source_line=" in attributes else None
@@ -220,18 +288,15 @@ def parse_instruction(line: str) -> tuple[Instruction | None, bool]:
     frame = _FRAME_ID.search(attributes) if "stack_frame_id=" in attributes else None
     target = _TARGET.search(attributes) if code == "custom-call" else None
     dims = _DIMENSIONS.search(attributes) if "dimensions=" in attributes else None
-    called = _CALLS.findall(attributes) if "=" in attributes and ("calls=" in attributes or "to_apply=" in attributes
-                                                                  or "body=" in attributes
-                                                                  or "branch_computations=" in attributes) else ()
     return Instruction(
-        name=sys.intern(head.group(2)), opcode=code, shape=shape,
-        operands=_operand_names(operand_text) if code not in ("constant", "parameter", "iota") else (),
+        name=sys.intern(head.group(2)), opcode=code, shape=shape, operands=names, operand_shapes=shapes,
         op_name=sys.intern(op_name.group(1)) if op_name else "",
         source=(sys.intern(source_file.group(1)), int(source_line.group(1))) if source_file and source_line else None,
         frame_id=int(frame.group(1)) if frame else None,
         target=target.group(1) if target else "",
         dimensions=tuple(int(d) for d in dims.group(1).split(",") if d) if dims else (),
-        called=tuple(sys.intern(c) for c in called),
+        called=_called(attributes) if ("calls=" in attributes or "to_apply=" in attributes or "body=" in attributes
+                                       or "_computation" in attributes) else (),  # a while's condition= has a body=
         parameter=int(operand_text) if code == "parameter" and operand_text.strip().isdigit() else None,
     ), bool(head.group(1))
 
@@ -281,14 +346,47 @@ def _split_operands(text: str) -> tuple[str, str]:
     return text, ""
 
 
-def _operand_names(text: str) -> tuple[str, ...]:
-    """``%a, %b`` (or older ``f32[2]{0} %a, ...``) → ("a", "b"); each operand's last word is its name."""
-    names = []
-    for part in (re.sub(r"/\*.*?\*/", "", text) if "/*" in text else text).split(","):
+def _operands(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``%a, %b`` → (("a", "b"), ()); older ``f32[2,2]{1,0} %a, ...`` → the names and each one's inline shape."""
+    if "/*" in text:
+        text = re.sub(r"/\*.*?\*/", "", text)
+    if "[" not in text and "(" not in text:  # names alone, as newer releases print them
+        return tuple(sys.intern(name.strip().lstrip("%")) for name in text.split(",") if name.strip()), ()
+    if "%" in text:  # each operand a shape, then its %name
+        found = _INLINE_OPERAND.findall(text)
+        inline = tuple(shape.strip(", ") for shape, _ in found)
+        return tuple(sys.intern(name) for _, name in found), inline if any(inline) else ()
+    names: list[str] = []
+    shapes: list[str] = []
+    for part in _top_level(text):
         words = part.split()
         if words and not words[-1].endswith("}"):
-            names.append(sys.intern(words[-1].lstrip("%")))
-    return tuple(names)
+            names.append(sys.intern(words[-1]))
+            shapes.append(" ".join(words[:-1]))
+    return tuple(names), tuple(shapes) if any(shapes) else ()
+
+
+def _top_level(text: str) -> list[str]:
+    """Split at the commas outside any bracket: an inline shape's dimensions and layout hold commas too."""
+    parts: list[str] = []
+    depth = start = 0
+    for index, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _called(attributes: str) -> tuple[str, ...]:
+    names = _CALLS.findall(attributes)
+    for branches in _BRANCHES.findall(attributes):
+        names += [name.strip().lstrip("%") for name in branches.split(",")]
+    return tuple(sys.intern(name) for name in names if name)
 
 
 def _resolve_frames(module: Module, tables: dict[str, dict[int, str]]) -> None:
