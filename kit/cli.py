@@ -62,6 +62,7 @@ from .config import (
 )
 from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_file
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
+from .inert_console import inert_log, inert_streams
 from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_release
 from .project import known_problems_file
 from .requirements import requirements, versions_text
@@ -82,7 +83,8 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
     ``project``: as the ``jax-kit`` command, from the current folder (kit/project.py), not from matrix_path.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    with unwind_on_stop_signals():
+    log = inert_log(log)  # a program's exit message, a record's reason, a file name: shown, never obeyed
+    with unwind_on_stop_signals(), inert_streams():
         try:
             return _project_main(argv, log) if project else _main(argv, log, matrix_path, reproduce)
         except KeyboardInterrupt:
