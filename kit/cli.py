@@ -65,6 +65,7 @@ from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_INSTALLABLE, EXI
 from .inert_console import inert_log, inert_streams
 from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_release
 from .project import known_problems_file
+from .reproduce_line import reproduce_text
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
 from .targets import Target, parse_target
@@ -238,7 +239,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         find_links=tuple(args.find_links),
         timeout_s=args.timeout,
         refresh=args.refresh,
-        reproduce=reproduce or "python -m kit run " + " ".join(argv),
+        reproduce=reproduce_text(reproduce or "python -m kit run " + shlex.join(argv), matrix.path.parent),
         existing=existing,
         requires=requirements(args.requires, "--requires"),
     )

@@ -43,6 +43,7 @@ from ..requirements import requirements
 from ..slurm.jobs import SlurmOptions
 from ..project import bisect_command
 from ..user_paths import file_problem, find_links_argument, relative_to_what, report_path
+from ..reproduce_line import reproduce_argv
 from .outcomes import CRASH_MODES
 
 
@@ -162,7 +163,7 @@ class Options:
     pins: tuple[str, ...] = ()
     """``NAME==VERSION`` held in every probe (``--pin``), names in normal form, sorted."""
     argv_shown: tuple[str, ...] = ()
-    """``argv`` as reports quote it: each path given absolute, relative to the project (`user_paths.report_path`)."""
+    """``argv`` as reports quote it (`shown_argv`): each absolute path relative, ``~/...`` or a placeholder."""
     verbose: bool = False
     """``-v``: every install, overlay and run line and each probe's whole output on the console, as before."""
     out: Path | None = None
@@ -327,21 +328,11 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     )
 
 
-PATH_FLAGS = ("--script", "--explain", "--changelog", "--jax-repo", "--out", "--find-links")
-"""The flags whose value is a path (``--find-links`` may also be a URL, which is left as it is)."""
-
-
 def shown_argv(argv: Sequence[str], project: Path) -> tuple[str, ...]:
-    """The command line with each absolute path a path flag was given (``--out /x``, ``--out=/x``) relative to the
-    project, as `user_paths.report_path` names it; anything else (a ``--bad-if`` regex) as it was."""
-    shown: list[str] = []
-    for arg in argv:
-        flag, equals, value = arg.partition("=") if arg.startswith("--") and "=" in arg else ("", "", arg)
-        after_flag = bool(shown) and shown[-1] in PATH_FLAGS and not equals
-        if (after_flag or (equals and flag in PATH_FLAGS)) and value.startswith(("/", "~")):
-            value = report_path(Path(value).expanduser(), project)
-        shown.append(flag + equals + value)
-    return tuple(shown)
+    """The command line as reports, records and TIPs quote it: `kit.reproduce_line.reproduce_argv` (a path inside
+    the project relative, under home ``~/...``, elsewhere ``<JAX_REPO>``; anything else, a ``--bad-if`` regex, as
+    it was)."""
+    return tuple(reproduce_argv(argv, project))
 
 
 def _regular_files(args: argparse.Namespace) -> None:
