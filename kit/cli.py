@@ -49,7 +49,8 @@ from repro import parameters as parameter_rules
 
 from .log_events import Log
 from .records import Status, Verdict
-from .arguments import AS_JAX_KIT, Parser, as_spoken
+from .arguments import Parser
+from .wording import AS_JAX_KIT, as_spoken
 from .config import (
     BACKENDS,
     Matrix,
@@ -220,6 +221,10 @@ _RUN_TIP = ("e.g. python -m kit run scaling 0.6.0 (a release), python -m kit run
 
 def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None = None) -> int:
     """``run CHECK VERSION``, ``run CHECK --python PATH`` or ``run CHECK ENVIRONMENT``, with options."""
+    if argv[:1] in (["-h"], ["--help"]):  # help is an answer, not a mistake: exit 0
+        print(f"usage: python -m kit run CHECK VERSION|ENVIRONMENT|--python PATH [options]\n{_RUN_TIP}; "
+              "python -m kit run CHECK VERSION --help lists the check's options")
+        return EXIT_OK
     if not argv or argv[0].startswith("-"):
         raise UsageError("run needs a check", _RUN_TIP)
     check_name = argv[0]

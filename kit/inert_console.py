@@ -6,7 +6,8 @@ file's name. Rather than trust every one of the hundreds of places that print
 to remember, the command line (`kit.cli.main`) sends its stdout, its stderr
 and its log through `kit.markdown_text.inert` while a command runs. Colour
 codes pass (a check's echoed output keeps its colours); the terminal obeys
-nothing else.
+nothing else. The same edge speaks as the command the user typed
+(`kit.wording.as_spoken`: ``jax-kit ...`` under the installed command).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Iterator, TextIO
 
 from .log_events import Event, Log
 from .markdown_text import inert
+from .wording import as_spoken
 
 
 class InertStream:
@@ -26,7 +28,7 @@ class InertStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        return self._stream.write(inert(text, colours=True))
+        return self._stream.write(inert(as_spoken(text), colours=True))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -35,7 +37,7 @@ class InertStream:
 def inert_log(log: Log) -> Log:
     """``log``, each line made inert on its way (an `Event` keeps its kind)."""
     def logged(line: str) -> None:
-        shown = inert(line, colours=True)
+        shown = inert(as_spoken(line), colours=True)
         log(Event(shown, line.kind) if isinstance(line, Event) else shown)
     return logged
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -206,7 +206,8 @@ def make_parser() -> argparse.ArgumentParser:
     what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
     what.add_argument("--explain", type=Path, metavar="PROGRAM", help="a program, bad where an op is whole (see below)")
-    parser.add_argument("--op", metavar="FILE:LINE[:OP]", help="--explain: only this line's ops (train.py:37:lu)")
+    parser.add_argument("--op", metavar="FILE:LINE[:OP]", type=_op_line,
+                        help="--explain: only this line's ops (train.py:37:lu)")
     parser.add_argument("--good", metavar="VERSION",
                         help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
     parser.add_argument("--bad", metavar="VERSION",
@@ -352,6 +353,18 @@ def _commit_ends(parser: argparse.ArgumentParser) -> None:
                         help="--commits: start (or end) the commit search at this JAX commit or tag without the bug")
     parser.add_argument("--bad-commit", default=None, metavar="REV",
                         help="--commits: end (or start) the commit search at this JAX commit or tag with the bug")
+
+
+_OP_LINE = re.compile(r"[^:\s]+\.py:[1-9][0-9]*(?::[A-Za-z_][\w.-]*)?")
+
+
+def _op_line(text: str) -> str:
+    """``--op``: a line of the program (``train.py:37``), and maybe one op of it (``train.py:37:lu``); anything else
+    is refused here, naming --op (``--op bad`` once became a bisect stopped at "--bad 0.5.0 is skip, not bad")."""
+    if not _OP_LINE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be FILE:LINE or FILE:LINE:OP, a line of the program as explain names "
+                                         f"it (train.py:37, train.py:37:lu), got {text!r}")
+    return text
 
 
 def _host_devices(text: str) -> int:
