@@ -89,3 +89,14 @@ def test_a_malformed_op_is_named_as_the_op(op: str, tmp_path: Path, capsys: pyte
     assert capsys.readouterr().err.splitlines()[0] == (
         "ERROR: argument --op: must be FILE:LINE or FILE:LINE:OP, a line of the program as explain names it "
         f"(train.py:37, train.py:37:lu), got {op!r}")  # was: two probes, then "--bad 0.5.0 is skip, not bad"
+
+
+@pytest.mark.parametrize("made", [".venv/bin/python", "checks/mine.py"])
+def test_what_readme_tells_a_user_to_make_in_a_clone_is_ignored_by_git(made: str) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    assert subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", made]).returncode == 0
+    assert subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", "tests/fixtures/checks/new.py"]).returncode == 1
