@@ -21,12 +21,20 @@ import pytest
 from kit import cli
 from kit.exit_codes import EXIT_OK, EXIT_USAGE
 from tests.fake_index import refused_url, serve_index
-from tests.test_cli import matrix_file
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = [["run"], ["scaling"], ["scaling", "0.6.0"], ["plan"], ["report"], ["bisect"], ["matrix"], ["triage"],
             ["explain"], ["probe"], []]
 NOT_JAX_KITS = re.compile(r"nox -s (?!tests)|python -m kit")
+
+
+def matrix_file(tmp_path: Path, index_url: str) -> str:
+    """A matrix.toml of one release and scaling, its records and environments in ``tmp_path``."""
+    path = tmp_path / "matrix.toml"
+    path.write_text(f'[kit]\nresults_dir = "{tmp_path}/results"\nenvs_dir = "{tmp_path}/envs"\n'
+                    f'[install]\nindex_url = "{index_url}"\n[[release]]\nversion = "0.6.0"\n[checks.scaling]\n',
+                    encoding="utf-8")
+    return str(path)
 
 
 def exit_code(argv: list[str], **kwargs: object) -> object:
