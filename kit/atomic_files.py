@@ -18,6 +18,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from .markdown_text import inert
+
 TEMP_PREFIX = ".tmp-"
 """Temp files start with this (and end in ``.part``); readers of a folder skip them, git ignores them."""
 
@@ -43,12 +45,15 @@ def atomic_write_texts(files: Mapping[Path, str | bytes]) -> None:
     place, so a full disk or a crash while writing leaves all the old files
     as they were; the moves themselves need no space. Files get the mode the
     umask gives (mkstemp's 0600 would hide reports from other users). Text is
-    written as UTF-8, bytes as they are.
+    written as UTF-8, bytes as they are; a markdown file's text made inert
+    (`kit.markdown_text.inert`: a record's escape sequence is written out).
     """
     temps: dict[Path, str] = {}
     try:
         for path, content in files.items():
             path = Path(path)
+            if isinstance(content, str) and path.suffix == ".md":  # read in terminals (cat) as well as browsers
+                content = inert(content)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".part")
             temps[path] = temp_name

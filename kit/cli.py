@@ -49,7 +49,8 @@ from repro import parameters as parameter_rules
 
 from .log_events import Log
 from .records import Status, Verdict
-from .arguments import AS_JAX_KIT, Parser, as_spoken
+from .arguments import Parser
+from .wording import AS_JAX_KIT, as_spoken
 from .config import (
     BACKENDS,
     Matrix,
@@ -62,8 +63,10 @@ from .config import (
 )
 from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_file
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
+from .inert_console import inert_log, inert_streams
 from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_release
 from .project import known_problems_file
+from .reproduce_line import reproduce_text
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
 from .targets import Target, parse_target
@@ -82,7 +85,8 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
     ``project``: as the ``jax-kit`` command, from the current folder (kit/project.py), not from matrix_path.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    with unwind_on_stop_signals():
+    log = inert_log(log)  # a program's exit message, a record's reason, a file name: shown, never obeyed
+    with unwind_on_stop_signals(), inert_streams():
         try:
             return _project_main(argv, log) if project else _main(argv, log, matrix_path, reproduce)
         except KeyboardInterrupt:
@@ -221,6 +225,10 @@ _RUN_TIP = ("e.g. python -m kit run scaling 0.6.0 (a release), python -m kit run
 
 def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None = None) -> int:
     """``run CHECK VERSION``, ``run CHECK --python PATH`` or ``run CHECK ENVIRONMENT``, with options."""
+    if argv[:1] in (["-h"], ["--help"]):  # help is an answer, not a mistake: exit 0
+        print(f"usage: python -m kit run CHECK VERSION|ENVIRONMENT|--python PATH [options]\n{_RUN_TIP}; "
+              "python -m kit run CHECK VERSION --help lists the check's options")
+        return EXIT_OK
     if not argv or argv[0].startswith("-"):
         raise UsageError("run needs a check", _RUN_TIP)
     check_name = argv[0]
@@ -240,7 +248,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         find_links=tuple(args.find_links),
         timeout_s=args.timeout,
         refresh=args.refresh,
-        reproduce=reproduce or "python -m kit run " + " ".join(argv),
+        reproduce=reproduce_text(reproduce or "python -m kit run " + shlex.join(argv), matrix.path.parent),
         existing=existing,
         requires=requirements(args.requires, "--requires"),
     )

@@ -138,7 +138,7 @@ def test_script_name_without_a_script_is_not_empty() -> None:
     assert script_name(None) == "script-unknown"
 
 
-def test_shown_argv_makes_only_path_flags_absolute_values_relative(tmp_path: Path) -> None:
+def test_shown_argv_makes_only_path_flags_absolute_values_relative_or_placeholders(tmp_path: Path) -> None:
     project = tmp_path / "project"
     argv = ["--out", str(project / "out"), f"--changelog={project / 'CHANGELOG.md'}", "--bad-if", "/no/such/path",
             "--find-links", "https://example.org/wheels", f"--jax-repo={tmp_path / 'jax'}", "--out=relative/dir"]
@@ -146,7 +146,7 @@ def test_shown_argv_makes_only_path_flags_absolute_values_relative(tmp_path: Pat
         "--out", "out", "--changelog=CHANGELOG.md",
         "--bad-if", "/no/such/path",  # a regex that looks like a path is the user's text: kept as written
         "--find-links", "https://example.org/wheels",  # a URL is not a path
-        "--jax-repo=../jax",  # outside the project: relative still, no machine's absolute path
+        "--jax-repo=<JAX_REPO>",  # outside the project and home: a placeholder, not ../ climbing out of it
         "--out=relative/dir")
 
 

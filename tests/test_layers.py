@@ -26,7 +26,8 @@ LAYERS: dict[str, int] = {
     "kit.metrics": 0, "kit.http": 0, "kit.toml_tables": 0, "kit.history": 0, "kit.text_bounds": 0,
     "kit.requirements": 0, "kit.user_paths": 0, "kit.layout": 0, "kit.arguments": 0,
     "kit.user_cache": 0, "kit.package_files": 0, "kit.project": 0,
-    "kit.file_names": 0, "kit.markdown_text": 0, "kit.log_events": 0,
+    "kit.file_names": 0, "kit.markdown_text": 0, "kit.log_events": 0, "kit.scratch": 0,
+    "kit.inert_console": 0, "kit.reproduce_line": 0, "kit.wording": 0,
     "kit.targets": 0,  # the backends and the chips compiled for without them: one named table
     "kit.hlo": 0,  # compiled HLO text read into each op's fingerprint (stdlib only: every layer may read it)
     "kit.install": 1,  # how does this run get its Python

@@ -78,7 +78,7 @@ def test_the_usage_names_every_session_of_the_repository() -> None:
 
 
 def test_usage_lines_and_tips_name_jax_kit_s_commands_while_it_runs() -> None:
-    from kit.arguments import AS_JAX_KIT, as_spoken
+    from kit.wording import AS_JAX_KIT, as_spoken
 
     text = ("nox -s bisect -- --check scaling; `nox -s scaling-VERSION -- --help`; see `nox -l`; nox -s tests; "
             "(e.g. nox -s qr-0.4.13), nox -s report.")

@@ -175,7 +175,7 @@ def test_a_full_results_folder_keeps_the_record_elsewhere_and_says_where(tmp_pat
     record = make_record(status="ran", verdict="affected")
     with pytest.raises(StorageError) as caught:
         records.save_record(record, tmp_path / "results")
-    kept = next((tmp_path / "tmp" / records.UNSAVED_DIR_NAME).glob("*.json"))
+    kept = next((tmp_path / "tmp").glob(f"{records.UNSAVED_DIR_NAME}-*/*.json"))
     assert json.loads(kept.read_text()) == record
     assert caught.value.message == (f"could not write the record into {tmp_path / 'results'} "
                                     f"(No space left on device); it was kept at {kept}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 from typing import Callable, Mapping, Sequence
@@ -11,6 +10,7 @@ from typing import Callable, Mapping, Sequence
 from repro.environment import jax_variables
 
 from ..records import Source
+from ..reproduce_line import shell_join
 from ..config import Matrix
 from .. import records
 from ..history.source import History, open_history
@@ -255,4 +255,4 @@ def missing_import_stop(package: str, flag: str, version: str, options: Options)
                           "it is then installed for each release's era, like numpy and scipy")
     return UsageError(f"the script could not import {package} on jax {version} ({flag}); pass --requires {package} "
                       f"to install it for each release's era",
-                      f"nox -s bisect -- {shlex.join([*options.quoted_argv, '--requires', package])}")
+                      f"nox -s bisect -- {shell_join([*options.quoted_argv, '--requires', package])}")

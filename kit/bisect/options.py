@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -43,6 +43,7 @@ from ..requirements import requirements
 from ..slurm.jobs import SlurmOptions
 from ..project import bisect_command
 from ..user_paths import file_problem, find_links_argument, relative_to_what, report_path
+from ..reproduce_line import reproduce_argv
 from .outcomes import CRASH_MODES
 
 
@@ -162,7 +163,7 @@ class Options:
     pins: tuple[str, ...] = ()
     """``NAME==VERSION`` held in every probe (``--pin``), names in normal form, sorted."""
     argv_shown: tuple[str, ...] = ()
-    """``argv`` as reports quote it: each path given absolute, relative to the project (`user_paths.report_path`)."""
+    """``argv`` as reports quote it (`shown_argv`): each absolute path relative, ``~/...`` or a placeholder."""
     verbose: bool = False
     """``-v``: every install, overlay and run line and each probe's whole output on the console, as before."""
     out: Path | None = None
@@ -205,7 +206,8 @@ def make_parser() -> argparse.ArgumentParser:
     what.add_argument("--check", help="a check from matrix.toml (scaling, correctness)")
     what.add_argument("--script", type=Path, help="a repro script run with each release's python (see below)")
     what.add_argument("--explain", type=Path, metavar="PROGRAM", help="a program, bad where an op is whole (see below)")
-    parser.add_argument("--op", metavar="FILE:LINE[:OP]", help="--explain: only this line's ops (train.py:37:lu)")
+    parser.add_argument("--op", metavar="FILE:LINE[:OP]", type=_op_line,
+                        help="--explain: only this line's ops (train.py:37:lu)")
     parser.add_argument("--good", metavar="VERSION",
                         help="a release without the bug (older or newer than --bad; alone, the kit finds a bad one)")
     parser.add_argument("--bad", metavar="VERSION",
@@ -327,21 +329,11 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     )
 
 
-PATH_FLAGS = ("--script", "--explain", "--changelog", "--jax-repo", "--out", "--find-links")
-"""The flags whose value is a path (``--find-links`` may also be a URL, which is left as it is)."""
-
-
 def shown_argv(argv: Sequence[str], project: Path) -> tuple[str, ...]:
-    """The command line with each absolute path a path flag was given (``--out /x``, ``--out=/x``) relative to the
-    project, as `user_paths.report_path` names it; anything else (a ``--bad-if`` regex) as it was."""
-    shown: list[str] = []
-    for arg in argv:
-        flag, equals, value = arg.partition("=") if arg.startswith("--") and "=" in arg else ("", "", arg)
-        after_flag = bool(shown) and shown[-1] in PATH_FLAGS and not equals
-        if (after_flag or (equals and flag in PATH_FLAGS)) and value.startswith(("/", "~")):
-            value = report_path(Path(value).expanduser(), project)
-        shown.append(flag + equals + value)
-    return tuple(shown)
+    """The command line as reports, records and TIPs quote it: `kit.reproduce_line.reproduce_argv` (a path inside
+    the project relative, under home ``~/...``, elsewhere ``<JAX_REPO>``; anything else, a ``--bad-if`` regex, as
+    it was)."""
+    return tuple(reproduce_argv(argv, project))
 
 
 def _regular_files(args: argparse.Namespace) -> None:
@@ -361,6 +353,18 @@ def _commit_ends(parser: argparse.ArgumentParser) -> None:
                         help="--commits: start (or end) the commit search at this JAX commit or tag without the bug")
     parser.add_argument("--bad-commit", default=None, metavar="REV",
                         help="--commits: end (or start) the commit search at this JAX commit or tag with the bug")
+
+
+_OP_LINE = re.compile(r"[^:\s]+\.py:[1-9][0-9]*(?::[A-Za-z_][\w.-]*)?")
+
+
+def _op_line(text: str) -> str:
+    """``--op``: a line of the program (``train.py:37``), and maybe one op of it (``train.py:37:lu``); anything else
+    is refused here, naming --op (``--op bad`` once became a bisect stopped at "--bad 0.5.0 is skip, not bad")."""
+    if not _OP_LINE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be FILE:LINE or FILE:LINE:OP, a line of the program as explain names "
+                                         f"it (train.py:37, train.py:37:lu), got {text!r}")
+    return text
 
 
 def _host_devices(text: str) -> int:

@@ -8,6 +8,7 @@ tables (`report`) are written; docs/explain.md.
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Sequence
 
@@ -16,6 +17,7 @@ from ..records import Status
 from ..targets import JAX_PLATFORM
 from ..config import Matrix
 from ..project import known_problems_file
+from ..reproduce_line import reproduce_text
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
 from .capture import Capture, capture_release
@@ -33,7 +35,9 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         print(HELP)
         return EXIT_OK
     options = parse(matrix, argv)
-    reproduce = reproduce or "python -m kit explain " + " ".join(argv)
+    # Pasted into a shell by someone else: every word quoted (a program's "$(...)" argument ran), no machine path.
+    said = [word for at, word in enumerate(argv) if "--called-from" not in (word, argv[at - 1] if at else "")]
+    reproduce = reproduce_text(reproduce or "python -m kit explain " + shlex.join(said), matrix.path.parent)
     captures = []
     for release in options.releases:
         log(f"explain {options.shown} on jax {release or 'of ' + str(options.python)}: running it with XLA's dump "

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_texts
+from ..markdown_text import fenced
 from ..hlo import Fingerprint
 from .answer import size
 from .capture import Capture
@@ -73,7 +74,7 @@ def release_markdown(capture: Capture, answer: Sequence[str]) -> str:
     lines += ["", f"Ran on {cell(environment.get('backend') or record['requested'].get('backend'))}"
                   f", jax {cell(environment.get('jax'))}, jaxlib {cell(environment.get('jaxlib'))}"
                   f", python {cell(environment.get('python'))}; modules read: {len(record.get('modules') or [])}.",
-              "", "Reproduce with:", "", "```", str(record.get("reproduce") or "").replace("`", "'"), "```", ""]
+              "", "Reproduce with:", "", *fenced(str(record.get("reproduce") or "")), ""]
     return "\n".join(lines)
 
 

@@ -26,11 +26,11 @@ import ast
 import functools
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
+from .. import scratch
 from ..errors import OverlayUnwritable
 from ..history.export import export_files
 from ..history.source import History
@@ -66,11 +66,11 @@ def commit_version(accepted: JaxlibRange, date: str, commit: str) -> str:
 def new_overlay_folder() -> Path:
     """A private folder for one commit's overlay.
 
-    Named ``kit-<pid>-...`` in the temp folder, as the runner's scratch
-    folders are, so one left by a killed bisect is removed by the next run.
+    A scratch folder of the kit's (`kit.scratch`), as the runner's are, so one
+    left by a killed bisect is removed by the next kit, and nothing else is.
     """
     try:
-        return Path(tempfile.mkdtemp(prefix=f"kit-{os.getpid()}-commit-"))
+        return scratch.make("commit")
     except OSError as error:  # a temp folder that is full or not writable: one sentence naming it, TIP: TMPDIR
         raise OverlayUnwritable(
             f"could not make a folder for a commit's overlay in {tempfile.gettempdir()} ({error.strerror or error}); "
@@ -197,7 +197,7 @@ def _resolves(overlay: Path, module: str) -> bool:
 
 
 def remove_overlay(folder: Path) -> None:
-    shutil.rmtree(folder, ignore_errors=True)
+    scratch.remove(folder)
 
 
 @functools.lru_cache(maxsize=None)

@@ -107,7 +107,9 @@ def resolve_release(matrix: Matrix, version: str, key: InstallKey, index: Packag
             or matrix.install.find_links or matrix.install.extra_index_urls):
         unknown = index.unknown_release(version)
         if unknown:
-            raise UsageError(unknown, "check the version number; `nox -l` lists the releases in matrix.toml")
+            # A page that exists wherever the kit runs: the index's own list (`nox -l` is not there for jax-kit).
+            raise UsageError(unknown, f"check the version number; the index lists every release it has at "
+                                      f"{index.url.rstrip('/')}/jax/")
     plan = plan_release(matrix, version, key, index)
     if not offline:
         require_pages(plan_pages(plan), version)  # an outage of any page is exit 4, before uv retries it per Python

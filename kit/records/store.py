@@ -92,14 +92,19 @@ def write_record(record: Mapping[str, Any], results_dir: Path) -> Path:
 
 
 UNSAVED_DIR_NAME = "jax-kit-unsaved-records"
+"""How the folder a record goes to when its results folder refuses it begins: ``jax-kit-unsaved-records-XXXXXXXX``."""
+
+_UNSAVED: dict[Path, Path] = {}
+"""Per parent folder, this process's folder of unsaved records (one per process, so a sweep's go together)."""
 
 
 def save_record(record: Mapping[str, Any], results_dir: Path) -> Path:
     """`write_record`, or, when the results folder cannot take it, keep it elsewhere and say where.
 
     A full disk or a read-only folder must not lose a run that took minutes:
-    the record goes to the temp folder (often another file system), else to
-    ``~/.cache``, else is printed to stderr, and `StorageError` names the place.
+    the record goes to a folder made fresh in the temp folder (often another
+    file system), else in ``~/.cache``, else is printed to stderr, and
+    `StorageError` names the place.
     """
     try:
         return write_record(record, results_dir)
@@ -114,15 +119,29 @@ def save_record(record: Mapping[str, Any], results_dir: Path) -> Path:
 
 def _keep_unsaved(record: Mapping[str, Any]) -> Path | None:
     text = strict_json(record)
-    for folder in (Path(tempfile.gettempdir()) / UNSAVED_DIR_NAME, Path.home() / ".cache" / UNSAVED_DIR_NAME):
-        path = folder / record_filename(record)
+    for parent in (Path(tempfile.gettempdir()), Path.home() / ".cache"):
         try:
+            path = _unsaved_folder(parent) / record_filename(record)
             atomic_write_text(path, text)
         except OSError:
             continue
         return path
     print(text, file=sys.stderr, flush=True)
     return None
+
+
+def _unsaved_folder(parent: Path) -> Path:
+    """A folder made fresh (`mkdtemp`: a new name, mode 0700) for this process's unsaved records.
+
+    Never a fixed name: another user of a shared temp folder could make
+    ``/tmp/jax-kit-unsaved-records`` first, or a link there to a folder of
+    theirs, and receive the records.
+    """
+    folder = _UNSAVED.get(parent)
+    if folder is None or not folder.is_dir():
+        parent.mkdir(parents=True, exist_ok=True)  # ~/.cache on a fresh account
+        folder = _UNSAVED[parent] = Path(tempfile.mkdtemp(prefix=UNSAVED_DIR_NAME + "-", dir=parent))
+    return folder
 
 
 # --------------------------------------------------------------------------

@@ -12,12 +12,12 @@ Every cut line says how much was cut.
 from __future__ import annotations
 
 import codecs
-import re
 import sys
 import threading
 from collections import deque
 from typing import Callable
 
+from ..markdown_text import inert
 from ..text_bounds import LINE_ECHO_BYTES, LINE_KEEP_BYTES, TAIL_BYTES, TAIL_LINES, cut_marker
 
 Echo = Callable[[str], None]
@@ -25,15 +25,14 @@ Echo = Callable[[str], None]
 _CONSOLE_LOCK = threading.Lock()
 
 
-# Colours (SGR: ESC [ digits m) pass; every other control character is shown, not obeyed: an OSC sequence retitles the
-# terminal, writes its clipboard (OSC 52) or hides a link, a CSI one moves the cursor or clears the screen over the
-# kit's own lines.
-_CONTROLS = re.compile(r"\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def terminal_safe(text: str) -> str:
-    """``text`` as a terminal should show it: colour codes kept, other escapes and controls written out (``\\x1b``)."""
-    return _CONTROLS.sub(lambda found: found.group() if len(found.group()) > 1 else f"\\x{ord(found.group()):02x}", text)
+    """``text`` as a terminal should show it: colour codes kept, other escapes and controls written out (``\\x1b``).
+
+    Colours pass; every other control character is shown, not obeyed: an OSC sequence retitles the terminal,
+    writes its clipboard (OSC 52) or hides a link, a CSI one moves the cursor or clears the screen over the kit's
+    own lines (`kit.markdown_text.inert`, the one rule).
+    """
+    return inert(text, colours=True)
 
 
 def echo_to_console(line: str) -> None:

@@ -13,9 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import shutil
 import socket
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,7 +29,7 @@ from repro.parameters import flag, shown, target_of, to_flags
 
 from ..log_events import Log, detail
 from ..records import Status, Verdict
-from .. import __version__, records
+from .. import __version__, records, scratch
 from . import child_processes, failures, multiprocess, protocol
 from .child_processes import repro_env
 from .compile_cache import compile_cache_env
@@ -493,41 +491,16 @@ def last_line(tail: list[str]) -> str:
     return next((line for line in reversed(tail) if line.strip()), "")
 
 
-_SCRATCH_PREFIX = "kit-"
-
-
 @contextmanager
 def scratch_dir() -> Iterator[Path]:
-    """A private temp folder for one run's result file, named ``kit-<pid>-*``, removed when the run ends.
+    """A private folder for one run's result file (`kit.scratch`), removed when the run ends.
 
     A session stopped by SIGTERM or SIGHUP unwinds through here (`cli.main`
     turns those signals into SystemExit); one killed outright (SIGKILL) leaves
-    its folder, which the next run removes once that pid is gone.
+    its folder, unlocked, which the next kit removes.
     """
-    root = Path(tempfile.gettempdir())
-    _remove_abandoned_scratch(root)
-    path = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-", dir=root))
-    try:
+    with scratch.folder("run") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _remove_abandoned_scratch(root: Path) -> None:
-    for folder in root.glob(f"{_SCRATCH_PREFIX}*-*"):
-        pid = folder.name[len(_SCRATCH_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and folder.is_dir() and folder.stat().st_uid == os.getuid() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],

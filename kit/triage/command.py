@@ -16,7 +16,7 @@ from ..log_events import Log
 from ..arguments import Parser
 from ..config import Matrix, release_number
 from ..errors import UsageError
-from ..user_paths import report_path
+from ..reproduce_line import reproduce_text
 from ..exit_codes import EXIT_OK
 from .check_writer import is_check_name
 from .issue_source import issue_page, read_file, read_github_issue
@@ -82,15 +82,9 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log,
 
 
 def shown_command(command: str, project: Path) -> str:
-    """``command`` as records and reports quote it: each absolute path (``--jax-repo /home/me/jax``, the report's
-    path) as `user_paths.report_path` names it, relative to the project (``../jax``): no machine's path pasted."""
-    words = []
-    for word in shlex.split(command):
-        flag, equals, value = word.partition("=") if word.startswith("--") and "=" in word else ("", "", word)
-        if value.startswith(("/", "~")):
-            value = report_path(Path(value).expanduser(), project)
-        words.append(flag + equals + value)
-    return shlex.join(words)
+    """``command`` as records and reports quote it (`kit.reproduce_line.reproduce_text`): each absolute path relative
+    to the project, ``~/...`` or a placeholder (``--jax-repo <JAX_REPO>``), every word quoted."""
+    return reproduce_text(command, project)
 
 
 def _check_name(text: str) -> str:

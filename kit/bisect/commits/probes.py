@@ -14,7 +14,6 @@ the release phase's own, so the cache, re-runs, ``--confirm``, ``--crash`` and
 from __future__ import annotations
 
 import dataclasses
-import shlex
 from pathlib import Path
 
 from ...log_events import detail
@@ -23,6 +22,7 @@ from ...install import (
     compile_environment, fill_bytecode, new_overlay_folder, over_release, OVERLAY_FORMAT, Prepared, remove_overlay,
 )
 from ...records import Identity, Record
+from ...reproduce_line import shell_join
 from ...run.jax_runs import JaxRuns, jax_runs
 from ..candidates import Candidate
 from .candidates import CommitCandidate
@@ -140,7 +140,7 @@ class CommitSubject:
         candidate = self.commits[key]
         request = dataclasses.replace(self.releases.request(self._build_of(key), log_file),
                                       version=candidate.jax_version, records_dir=self.records_dir,
-                                      reproduce=f"{self.releases.options.command} {shlex.join(self.releases.options.quoted_argv)}")
+                                      reproduce=f"{self.releases.options.command} {shell_join(self.releases.options.quoted_argv)}")
         return self.releases.run_request(request, prepared)
 
     def done(self, key: str) -> None:

@@ -65,6 +65,7 @@ class ProbeCache:
         """Files that could not be used, and why (each is said once, then probed again)."""
         self.unwritable = ""
         """Why the cache could not be written, once it could not ("" while it can): said once."""
+        self._logs_elsewhere: Path | None = None
 
     def path(self, identity: Identity) -> Path:
         return self.folder / identity.question() / f"{identity.digest()}.json"
@@ -79,9 +80,16 @@ class ProbeCache:
             raise PermissionError(f"{path.parent} is not writable")
         except OSError as exc:
             self._cannot_write(exc)
-        elsewhere = Path(tempfile.gettempdir()) / "jax-kit-probe-logs" / identity.question() / path.name
+        elsewhere = self.logs_elsewhere() / identity.question() / path.name
         elsewhere.parent.mkdir(parents=True, exist_ok=True)
         return elsewhere
+
+    def logs_elsewhere(self) -> Path:
+        """A folder made fresh in the temp folder (`mkdtemp`, mode 0700) for the logs the cache cannot keep: never a
+        fixed name, which another user of the temp folder could make first, or link to a folder of theirs."""
+        if self._logs_elsewhere is None:
+            self._logs_elsewhere = Path(tempfile.mkdtemp(prefix="jax-kit-probe-logs-"))
+        return self._logs_elsewhere
 
     def _cannot_write(self, exc: OSError) -> None:
         """Say once that probes are not kept: a cache costs time when missing, never the bisect."""
@@ -89,7 +97,7 @@ class ProbeCache:
             return
         self.unwritable = exc.strerror or str(exc)
         self.log(f"could not keep probes in the probe cache {self.folder} ({self.unwritable}); the bisect goes on, "
-                 f"but a rerun probes them again (their logs go to {tempfile.gettempdir()}/jax-kit-probe-logs)")
+                 f"but a rerun probes them again (their logs go to {self.logs_elsewhere()})")
 
     def get(self, identity: Identity, timeout_s: int) -> Observation | None:
         """The observation kept under ``identity``, if it still answers a probe under ``timeout_s``.

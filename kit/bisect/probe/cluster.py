@@ -143,6 +143,10 @@ def batch_script(count: int, job_dir: Path, options: SlurmOptions, ntasks: int =
 
 def run_task(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     """``python -m kit probe JOB_DIR TASK``: one probe of a round, on a node; its observation into ``JOB_DIR/TASK.json``."""
+    if argv[:1] in (["-h"], ["--help"]):
+        print("usage: probe JOB_DIR TASK: one probe of a bisect --slurm round, run on a node by the job "
+              "script the bisect writes (not by hand)")
+        return 0
     if len(argv) != 2 or not argv[1].isdigit():
         raise UsageError("probe needs a job folder and a task number", "it is run by the job script bisect --slurm writes")
     job_dir, task = Path(argv[0]), int(argv[1])

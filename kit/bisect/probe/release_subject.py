@@ -15,13 +15,13 @@ check's records go to the matrix's folder, where the matrix reads them; a
 from __future__ import annotations
 
 import dataclasses
-import shlex
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from repro.parameters import to_flags, target_of
 
 from ...records import Source
+from ...reproduce_line import shell_join
 from ... import records
 from ...config import Matrix
 from ...install import Environment, locked_release, PackageIndex, Prepared, ResolvedRelease
@@ -157,7 +157,7 @@ def reproduce_command(matrix: Matrix, options: Options, version: str, overrides:
     its own for one release: the bisect that ran it reruns it.
     """
     if not options.check:
-        return f"{options.command} {shlex.join(options.quoted_argv)}"
+        return f"{options.command} {shell_join(options.quoted_argv)}"
     if overrides.get("target"):  # the kit's --target takes the name; the repro, the JSON it stands for
         overrides = {**overrides, "target": (target_of(overrides["target"]) or {}).get("name", "")}
     untimed = " ".join(to_flags(overrides))  # the run as the probe made it

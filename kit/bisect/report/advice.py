@@ -11,11 +11,11 @@ outcomes, nothing else.
 
 from __future__ import annotations
 
-import shlex
 from typing import Mapping, Sequence
 
 from packaging.version import Version
 
+from ...reproduce_line import shell_join
 from ...records import Verdict
 from ..options import Options
 from ..search import Outcome
@@ -42,7 +42,7 @@ def scan_tip(outcomes: Mapping[str, Outcome], good: str, bad: str, options: Opti
     shown = " → ".join(f"jax {v} {o.value}" for v, o in runs)
     return (f"the records and probes already show the outcome changing {len(runs) - 1} times inside the bounds "
             f"({shown}): no bound placement makes one bisect of this range right; list every change with "
-            f"`nox -s bisect -- {shlex.join(scan_argv(options))}`")
+            f"`nox -s bisect -- {shell_join(scan_argv(options))}`")
 
 
 def scan_argv(options: Options) -> Sequence[str]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...records import Source
+from ...reproduce_line import shell_join
 from . import changelog
 from ..commits import CommitFinding, commits_json
 from ..bounds import Bounds
@@ -83,7 +83,7 @@ class Finding:
             argv += ["--good", self.good]
         if self.options.bad is None:
             argv += ["--bad", self.bad]
-        return f"{self.options.command} {shlex.join(argv)}"
+        return f"{self.options.command} {shell_join(argv)}"
 
 
 def _count(n: int, word: str) -> str:

@@ -12,10 +12,10 @@ reads observations, nothing else.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ...reproduce_line import shell_join
 from ..candidates import Candidate
 from ..observation import Observation
 
@@ -96,7 +96,7 @@ def changes_lines(changes: Changes, words: tuple[str, str], reproduce: Sequence[
         name = others[0]
         pin = f"{name}=={changes.packages[name][0]}"
         lines.append(f"To rule one out, hold it at the {words[0]} side's version in every probe: "
-                     f"`{shlex.join([*reproduce, '--pin', pin])}`.")
+                     f"`{shell_join([*reproduce, '--pin', pin])}`.")
     return lines
 
 

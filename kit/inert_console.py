@@ -1,0 +1,54 @@
+"""The kit's console: whatever a command prints or logs reaches the terminal inert.
+
+A sentence the kit prints may quote what it did not write: a program's exit
+message (``the program exited 1 (RuntimeError: ...)``), a record's reason, a
+file's name. Rather than trust every one of the hundreds of places that print
+to remember, the command line (`kit.cli.main`) sends its stdout, its stderr
+and its log through `kit.markdown_text.inert` while a command runs. Colour
+codes pass (a check's echoed output keeps its colours); the terminal obeys
+nothing else. The same edge speaks as the command the user typed
+(`kit.wording.as_spoken`: ``jax-kit ...`` under the installed command).
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator, TextIO
+
+from .log_events import Event, Log
+from .markdown_text import inert
+from .wording import as_spoken
+
+
+class InertStream:
+    """A text stream whose writes are made inert; everything else is the stream's own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(inert(as_spoken(text), colours=True))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def inert_log(log: Log) -> Log:
+    """``log``, each line made inert on its way (an `Event` keeps its kind)."""
+    def logged(line: str) -> None:
+        shown = inert(as_spoken(line), colours=True)
+        log(Event(shown, line.kind) if isinstance(line, Event) else shown)
+    return logged
+
+
+@contextmanager
+def inert_streams() -> Iterator[None]:
+    """sys.stdout and sys.stderr made inert for the block (a stream already made inert is kept as it is)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (stream if isinstance(stream, InertStream) else InertStream(stream)  # type: ignore[assignment]
+                              for stream in saved)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
