@@ -10,17 +10,13 @@ untested, never as absent.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..markdown_text import text as md
+from ..markdown_text import inert, text as md
 from .catalogue import Entry
 from .measured import Measurement, Outcome, load_measurements, ranges
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -84,5 +80,5 @@ def table(findings: Sequence[Finding]) -> list[str]:
 
 def shown(reason: str, limit: int = 160) -> str:
     """A run's reason as one inert line: no terminal escapes or bidirectional overrides, at most ``limit``."""
-    flat = _CONTROL.sub("?", reason.replace("\n", " "))
+    flat = inert(reason.replace("\n", " "))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
