@@ -75,6 +75,8 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
         record.update(modules=run.modules, dump=run.dump)
         if run.target is not None:
             record["target"] = run.target
+        if run.program:
+            record["program_facts"] = run.program
         record.update(_run_fields(run.fields, record, options, run.output_tail))
     record["duration_s"] = round(time.monotonic() - started, 2)
     record["fingerprints"] = [f.to_json() for f in found]
@@ -136,10 +138,31 @@ def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options
             reason = f"{ended}; {record['target']['sentence']}, {partitioned} of them partitioned over devices"
         if status == "partial":
             reason += " (what compiled before it ended counts)"
+    reason += _program_said(record.get("program_facts") or {}, options)
     if record["dump"]["dropped_count"]:
         reason += (f"; the dump passed {record['dump']['limit_bytes'] // 2**20} MiB, so "
                    f"{record['dump']['dropped_count']} file(s) compiled after that were not read")
     return {"status": status, "reason": reason, "run": run, "environment": fields.get("environment") or {}}
+
+
+def _program_said(facts: dict[str, Any], options: Options) -> str:
+    """What the program did to the run that the reason must carry: XLA_FLAGS set by itself (the kit's dump flags
+    were merged back in), and a device count other than the one the kit asked for."""
+    said = ""
+    if facts.get("xla_flags_set"):
+        value = facts["xla_flags_set"][-1]
+        said += (f"; the program set XLA_FLAGS itself ({' '.join(value.split())[:200] or 'removed it'}): "
+                 "the kit kept its own dump flags in it, merged after the program's")
+    devices = (facts.get("devices") or {}).get("count")
+    if isinstance(devices, int) and options.devices and devices != options.devices:
+        said += f"; JAX had {devices} device(s), not the {options.devices} host devices the kit asked for"
+    return said
+
+
+def devices_had(capture: Capture) -> int | None:
+    """How many devices the program's JAX had, where it said (`repro.program_watch`); None where unknown."""
+    count = ((capture.record.get("program_facts") or {}).get("devices") or {}).get("count")
+    return count if isinstance(count, int) else None
 
 
 def _how_it_ended(fields: dict[str, Any], options: Options, tail: list[str]) -> str:
