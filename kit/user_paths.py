@@ -15,6 +15,7 @@ import errno
 import os
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 from typing import Sequence
 from urllib.parse import urlsplit
@@ -49,6 +50,31 @@ def folder_or_nothing_yet(path: Path, where: str, error: type[KitError] = Config
         problem = folder_problem(path)
         if problem:
             raise error(f"{where} {str(path)!r} {problem}", "name a folder (it is made when first needed)")
+    return path
+
+
+def writable_folder(path: Path, where: str) -> Path:
+    """``path``, made (with its parents) if need be and shown to take a file; else `UsageError` in one sentence.
+
+    For ``--out``: a file given there, a folder inside a file, or one no file can be made in (``/proc/1``, a
+    read-only mount) is found now, before anything runs, not as a traceback when the first record is written.
+    """
+    tip = "name a folder you can write (it is made when it is not there yet)"
+    climbed = path
+    while not os.path.lexists(climbed) and climbed.parent != climbed:
+        climbed = climbed.parent
+    problem = folder_problem(climbed) if os.path.lexists(climbed) else None
+    if problem:
+        inside = "" if climbed == path else f" ({str(climbed)!r}, a part of it, {problem})"
+        raise UsageError(f"{where} {str(path)!r} {problem if climbed == path else 'cannot be made'}{inside}", tip)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.mkstemp(dir=path, prefix=".kit-probe-")
+        os.close(probe[0])
+        os.unlink(probe[1])
+    except OSError as error:
+        raise UsageError(f"{where} {str(path)!r} cannot be written: no file can be made there "
+                         f"({error.strerror or error})", tip) from None
     return path
 
 

@@ -16,6 +16,7 @@ from ..records import Status
 from ..targets import JAX_PLATFORM
 from ..config import Matrix
 from ..project import known_problems_file
+from ..errors import StorageError
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
 from .capture import Capture, capture_release, devices_had
@@ -43,11 +44,18 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         captures[-1].record["log"] = paste_ready(kept[-40:], matrix)
     known = load_known(known_problems_file(matrix))
     lines = short_answer(options, captures, known)
-    written = write_reports(matrix.layout.reports, options.shown, captures, lines)
+    # The answer first: a folder that refuses the tables (read-only, full, --out on a file) must not lose it.
+    print("\n".join(lines[:answers.MAX_LINES - 1]), flush=True)
+    try:
+        written = write_reports(matrix.layout.reports, options.shown, captures, lines)
+    except OSError as error:
+        raise StorageError(f"could not write the tables into {matrix.layout.reports} ({error.strerror or error}); "
+                           "the answer printed above is all there is of this run",
+                           "make that folder writable (or free some space, or give --out a folder you can "
+                           "write), then run the same command again") from None
     shown = [str(p.relative_to(matrix.path.parent)) if p.is_relative_to(matrix.path.parent) else p.name
              for p in written if p.suffix == ".md"]
-    lines.append("tables: " + ", ".join(shown[-1:] if len(captures) > 1 else shown))
-    print("\n".join(lines[:answers.MAX_LINES]), flush=True)
+    print("tables: " + ", ".join(shown[-1:] if len(captures) > 1 else shown), flush=True)
     if not any(c.compiled for c in captures):
         installable = any(c.record.get("status") != Status.NOT_INSTALLABLE for c in captures)
         return EXIT_FAILED if installable else EXIT_NOT_INSTALLABLE
