@@ -19,7 +19,7 @@ from ..project import known_problems_file
 from ..errors import StorageError
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
-from .capture import Capture, capture_release, devices_had
+from .capture import Capture, capture_release, devices_had, kit_files_sentence
 from .known import KnownFingerprint, load as load_known
 from .options import HELP, Options, parse
 from .report import write_reports
@@ -117,6 +117,8 @@ def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
         name += f" ({capture.record.get('reason')})"
     elif (capture.record.get("run") or {}).get("left_running"):
         name += f" ({capture.record.get('reason')})"
+    elif capture.record.get("kit_files_changed"):
+        name += f" ({kit_files_sentence(capture.record['kit_files_changed'])})"
     elif (capture.record.get("program_facts") or {}).get("xla_flags_set"):
         name += " (the program set XLA_FLAGS itself: the kit merged its dump flags into the program's)"
     flagged = answers.flagged_lines(capture, options.cwd)

@@ -28,6 +28,7 @@ from ..config import Matrix, script_check
 from ..hlo import Fingerprint
 from ..install import ExistingPython, InstallKey, install_facts, release_bytecode_env
 from ..run import explained, runner, targeted
+from ..run.kit_files import watching
 from .options import Options
 
 
@@ -66,11 +67,22 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
         record.update(status=Status.NOT_INSTALLABLE, reason=prepared.problem or prepared.cannot_test or "")
     else:
         env = prepared.environment
-        run = explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
-                                   options.timeout_s, log,
-                                   release_bytecode_env(env), args=options.args, cwd=options.cwd,
-                                   shown=lambda path: _shown_source(path, options), target=target,
-                                   run_child=runner.run_child)
+        runs: list[explained.DumpedRun] = []
+
+        def dumped() -> dict[str, Any]:
+            runs.append(explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
+                                             options.timeout_s, log,
+                                             release_bytecode_env(env), args=options.args, cwd=options.cwd,
+                                             shown=lambda path: _shown_source(path, options), target=target,
+                                             run_child=runner.run_child))
+            return runs[-1].fields
+
+        # A program is a stranger's code as a check is: one that rewrites the kit's files (a record, matrix.toml,
+        # the kit's own sources) is said, never passed over (`kit.run.kit_files`).
+        changed = (watching(matrix, log, dumped).get("evidence") or {}).get("kit_files_changed")
+        run = runs[-1]
+        if changed:
+            record["kit_files_changed"] = changed
         found = run.fingerprints
         record.update(modules=run.modules, dump=run.dump)
         if run.target is not None:
@@ -139,10 +151,21 @@ def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options
         if status == "partial":
             reason += " (what compiled before it ended counts)"
     reason += _program_said(record.get("program_facts") or {}, options)
+    if record.get("kit_files_changed"):
+        reason += "; " + kit_files_sentence(record["kit_files_changed"])
     if record["dump"]["dropped_count"]:
         reason += (f"; the dump passed {record['dump']['limit_bytes'] // 2**20} MiB, so "
                    f"{record['dump']['dropped_count']} file(s) compiled after that were not read")
     return {"status": status, "reason": reason, "run": run, "environment": fields.get("environment") or {}}
+
+
+def kit_files_sentence(changed: list[str]) -> str:
+    """What a program did to the kit's own files, in a clause ("" where it did nothing)."""
+    if not changed:
+        return ""
+    more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+    return (f"the program changed the kit's own files while it ran: {', '.join(changed[:3])}{more} "
+            "(restore them, e.g. git checkout / git status)")
 
 
 def _program_said(facts: dict[str, Any], options: Options) -> str:

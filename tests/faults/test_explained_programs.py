@@ -151,3 +151,24 @@ def test_real_releases_keep_the_dump_under_the_programs_flags_and_report_the_dev
                         log=lambda line: None)
     out = capsys.readouterr().out
     assert code == 0 and "(cpu, 8 host devices (the program's own; the kit asked for 4))" in out, out
+
+
+def test_a_program_that_rewrites_a_record_of_the_kit_is_said_in_the_answer_and_the_record(
+        monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    _this_python(monkeypatch)
+    kept = tmp_path / "reports" / "results" / "scaling-0.6.0.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text('{"verdict": "affected"}\n')
+    (tmp_path / "train.py").write_text(textwrap.dedent(_SETS_ITS_FLAGS.format(data=str(DATA))) + textwrap.dedent(f'''
+        with open({str(kept)!r}, "w") as record:
+            record.write('{{"verdict": "unaffected"}}')
+    '''))
+    code = explain.main(matrix, ["--called-from", str(tmp_path), "train.py", "--releases", "0.6.0"],
+                        log=lambda line: None, reproduce="nox -s explain")
+    out = capsys.readouterr().out
+    # Was: not a word; the record's verdict flipped behind the user's back.
+    shown = str(kept.relative_to(ROOT)) if kept.is_relative_to(ROOT) else str(kept)
+    said = f"the program changed the kit's own files while it ran: {shown} (changed) (restore them"
+    assert code == 0 and said in out, out
+    record = json.loads((tmp_path / "reports" / "explain-train-0.6.0.json").read_text())
+    assert record["kit_files_changed"] == [f"{shown} (changed)"] and said in record["reason"]
