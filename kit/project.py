@@ -109,8 +109,9 @@ def project_matrix(options: ProjectOptions, here: Path | None = None,
     if "envs_dir" not in kit:
         _tag(cache)
     where = "--out" if options.out is not None else "the project's reports folder"
+    outside = matrix.results_outside if options.out is None and "results_dir" in kit else ""  # --out: asked
     return dataclasses.replace(matrix, results_dir=folder_or_nothing_yet(results, where, UsageError),
-                               envs_dir=envs, shared_dir=cache)
+                               envs_dir=envs, shared_dir=cache, results_outside=outside)
 
 
 def index_pages(matrix: Matrix, environ: Mapping[str, str] | None = None) -> Path | None:

@@ -78,6 +78,22 @@ def writable_folder(path: Path, where: str) -> Path:
     return path
 
 
+def results_outside(results: Path, project: Path) -> str:
+    """One sentence where the results folder (a link followed) leads outside ``project``: the kit writes records
+    there (and reports beside the folder), so the user hears where before anything is written; "" where it stays
+    inside."""
+    try:
+        where, inside = results.resolve(), project.resolve()
+    except (OSError, RuntimeError):  # a link loop: said where the folder is checked
+        return ""
+    if where.is_relative_to(inside):
+        return ""
+    through = f" (through the link {results})" if where != Path(os.path.abspath(results)) else ""
+    reports = Path(os.path.abspath(results)).parent.resolve()
+    also = f" and reports (matrix.md, bisect-*.md) to {reports}" if not reports.is_relative_to(inside) else ""
+    return f"kit.results_dir leads outside the project {inside}{through}: records are written to {where}{also}"
+
+
 def file_problem(path: Path) -> str | None:
     """Why ``path`` is not a regular file the kit can read (``is a folder, not a file``, ...), or None.
 
