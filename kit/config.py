@@ -206,8 +206,7 @@ class Matrix:
     environments: tuple[NamedEnvironment, ...] = ()
     jax_repo: Path | None = None  # [install] jax_repo: a JAX clone for bisect --commits (no lock depends on it)
     shared_dir: Path | None = None  # the jax-kit command's user cache: probes every project shares (kit/project.py)
-    results_outside: str = ""
-    """Said before a command writes: matrix.toml's results folder leads outside its project (`results_outside`)."""
+    results_outside: str = ""  # said before a command writes: the results folder leads outside the project
 
     def release(self, version: str) -> Release:
         """The configured release, or an ad-hoc one for a version the matrix lacks.
@@ -259,14 +258,13 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
     if not checks_raw:
         raise ConfigError("matrix.toml has no [checks.*] tables", "add [checks.scaling] and [checks.correctness]")
     checks = {name: _parse_any_check(name, _table(checks_raw, name, "checks"), path) for name in checks_raw}
-    results_dir = path.parent / _string(kit, "results_dir", "kit", "reports/results")
+    results_dir = path.parent / _string(kit, "results_dir", "kit", "reports/results")  # relative to matrix.toml
     return Matrix(
         path=path,
         releases=releases,
         checks=checks,
         environments=_parse_environments(raw.get("environment", []), path, releases, tuple(checks)),
         install=install,
-        # Relative folders are relative to matrix.toml, not to wherever nox was started.
         results_dir=folder_or_nothing_yet(results_dir, "kit.results_dir"),
         results_outside=results_outside(results_dir, path.parent),
         envs_dir=folder_or_nothing_yet(path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"), "kit.envs_dir"),
