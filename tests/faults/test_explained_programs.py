@@ -20,14 +20,12 @@ import pytest
 from kit import explain
 from kit.config import load_matrix
 from kit.explain import answer
-from kit.explain import capture as capture_module
 from kit.explain.capture import Capture
 from kit.hlo import Fingerprint
-from kit.install.environment import Environment, Prepared
 from repro.program_watch import DUMP_FLAGS_ENV, FACTS_ENV
+from tests.faults.explained_runs import DATA, this_python
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "data" / "hlo"
 
 # The common idiom: the program names its own XLA_FLAGS before JAX starts, then "XLA" reads them.
 _SETS_ITS_FLAGS = '''
@@ -49,17 +47,9 @@ def matrix(tmp_path: Path):  # type: ignore[no-untyped-def]
     return dataclasses.replace(load_matrix(ROOT / "matrix.toml"), results_dir=tmp_path / "reports" / "results")
 
 
-def _this_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    def prepare(matrix, request, log):  # type: ignore[no-untyped-def]
-        env = Environment(python=Path(sys.executable), versions={"jax": request.version}, obtained="reused")
-        return Prepared(plan=None, resolution=None, environment=env, jax=request.version)
-
-    monkeypatch.setattr(capture_module.runner, "prepare", prepare)
-
-
 def test_a_program_setting_its_own_xla_flags_keeps_the_dump_and_the_answer_says_so(
         monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
-    _this_python(monkeypatch)
+    this_python(monkeypatch)
     (tmp_path / "train.py").write_text(textwrap.dedent(_SETS_ITS_FLAGS.format(data=str(DATA))))
     code = explain.main(matrix, ["--called-from", str(tmp_path), "train.py", "--releases", "0.6.0"],
                         log=lambda line: None, reproduce="nox -s explain")
@@ -155,7 +145,7 @@ def test_real_releases_keep_the_dump_under_the_programs_flags_and_report_the_dev
 
 def test_a_program_that_rewrites_a_record_of_the_kit_is_said_in_the_answer_and_the_record(
         monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
-    _this_python(monkeypatch)
+    this_python(monkeypatch)
     kept = tmp_path / "reports" / "results" / "scaling-0.6.0.json"
     kept.parent.mkdir(parents=True)
     kept.write_text('{"verdict": "affected"}\n')

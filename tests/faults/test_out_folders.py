@@ -19,7 +19,7 @@ import pytest
 from kit import explain
 from kit.config import load_matrix
 from kit.errors import StorageError
-from tests.faults.test_explained_programs import DATA, _this_python
+from tests.faults.explained_runs import DATA, this_python
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,7 +58,7 @@ def test_an_out_folder_not_there_yet_is_made(tmp_path: Path) -> None:
 
 def test_explain_prints_its_answer_before_a_folder_refuses_the_tables(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _this_python(monkeypatch)
+    this_python(monkeypatch)
     (tmp_path / "train.py").write_text(textwrap.dedent(f'''
         import os, re, shutil
         folder = re.search(r"--xla_dump_to=(\\S+)", os.environ["XLA_FLAGS"]).group(1)
