@@ -41,12 +41,19 @@ def merged_flags(program: str, dump: str) -> str:
 
 
 def install() -> None:
-    """Arm the watch, where the kit asked for it (both variables set); else do nothing."""
+    """Arm the watch where the kit asked for it (``KIT_XLA_DUMP_FLAGS`` set); else do nothing.
+
+    A process the program starts inherits the dump flags and is watched the same, but only the program's own
+    process writes the facts (a spawned or forked worker must not overwrite them).
+    """
     dump, facts = os.environ.get(DUMP_FLAGS_ENV), os.environ.get(FACTS_ENV)
-    if not dump or not facts:
+    if not dump:
         return
     _watch_environ(dump)
-    _at_exit(lambda: _write_facts(facts))
+    if facts:
+        del os.environ[FACTS_ENV]
+        armed = os.getpid()
+        _at_exit(lambda: _write_facts(facts) if os.getpid() == armed else None)
 
 
 def _watch_environ(dump: str) -> None:

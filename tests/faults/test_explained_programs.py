@@ -162,3 +162,21 @@ def test_a_program_that_rewrites_a_record_of_the_kit_is_said_in_the_answer_and_t
     assert code == 0 and said in out, out
     record = json.loads((tmp_path / "reports" / "explain-train-0.6.0.json").read_text())
     assert record["kit_files_changed"] == [f"{shown} (changed)"] and said in record["reason"]
+
+
+def test_a_process_the_program_starts_does_not_overwrite_its_facts(tmp_path: Path) -> None:
+    program = textwrap.dedent('''
+        import os, subprocess, sys
+        os.environ["XLA_FLAGS"] = "--mine"
+        subprocess.run([sys.executable, "-c", "import os; os.environ['XLA_FLAGS'] = '--child'; print(os.environ['XLA_FLAGS'])"], check=True)
+        if os.fork() == 0:
+            sys.exit(0)  # a forked child ending normally: its exit hooks run, but the facts are not its own
+        os.wait()
+    ''')
+    facts = tmp_path / "facts.json"
+    dump = f"--xla_dump_to={tmp_path / 'dump'} --xla_dump_hlo_as_text"
+    env = {**os.environ, DUMP_FLAGS_ENV: dump, FACTS_ENV: str(facts),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "repro" / "explain_site")])}
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["--child " + dump]  # the child keeps the dump too
+    assert json.loads(facts.read_text())["xla_flags_set"] == ["--mine"]
