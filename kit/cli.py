@@ -143,6 +143,8 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
             return EXIT_OK
         command, rest = argv[0], argv[1:]
         matrix = given or load_matrix(matrix_path)
+        if matrix.results_outside and command not in ("plan", "probe"):
+            log(matrix.results_outside)  # before anything is written there
         if command == "run":
             return cmd_run(matrix, rest, log, reproduce=reproduce)
         if command == "report":

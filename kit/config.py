@@ -26,7 +26,7 @@ from .layout import Layout
 
 # The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
-from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, script_bytes, script_with_code
+from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, results_outside, script_bytes, script_with_code
 
 from .targets import BACKENDS  # noqa: F401 (where the rest of the kit has always asked)
 
@@ -206,6 +206,7 @@ class Matrix:
     environments: tuple[NamedEnvironment, ...] = ()
     jax_repo: Path | None = None  # [install] jax_repo: a JAX clone for bisect --commits (no lock depends on it)
     shared_dir: Path | None = None  # the jax-kit command's user cache: probes every project shares (kit/project.py)
+    results_outside: str = ""  # said before a command writes: the results folder leads outside the project
 
     def release(self, version: str) -> Release:
         """The configured release, or an ad-hoc one for a version the matrix lacks.
@@ -257,14 +258,15 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
     if not checks_raw:
         raise ConfigError("matrix.toml has no [checks.*] tables", "add [checks.scaling] and [checks.correctness]")
     checks = {name: _parse_any_check(name, _table(checks_raw, name, "checks"), path) for name in checks_raw}
+    results_dir = path.parent / _string(kit, "results_dir", "kit", "reports/results")  # relative to matrix.toml
     return Matrix(
         path=path,
         releases=releases,
         checks=checks,
         environments=_parse_environments(raw.get("environment", []), path, releases, tuple(checks)),
         install=install,
-        # Relative folders are relative to matrix.toml, not to wherever nox was started.
-        results_dir=folder_or_nothing_yet(path.parent / _string(kit, "results_dir", "kit", "reports/results"), "kit.results_dir"),
+        results_dir=folder_or_nothing_yet(results_dir, "kit.results_dir"),
+        results_outside=results_outside(results_dir, path.parent),
         envs_dir=folder_or_nothing_yet(path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"), "kit.envs_dir"),
         jax_repo=path.parent / Path(r).expanduser() if (r := _string(install_raw, "jax_repo", "install", "")) else None,
     )

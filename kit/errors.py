@@ -142,8 +142,15 @@ def unusable_file(exc: BaseException) -> MachineUnwritable | None:
 
     The command line's last resort: one sentence naming the file, exit 1, instead of a traceback.
     """
-    if not isinstance(exc, OSError) or exc.errno not in _UNWRITABLE or not exc.filename:
+    if not isinstance(exc, OSError) or exc.errno not in _UNWRITABLE:
         return None
+    if not exc.filename:  # a write to a file already open (a log in TMPDIR, a record half written): no name given
+        import tempfile
+
+        return MachineUnwritable(f"this machine refused one of the kit's writes ({exc.strerror}): its fault, not a "
+                                 "result, so the run that needed it recorded nothing",
+                                 f"{_UNWRITABLE[exc.errno].format(tempfile.gettempdir())} (TMPDIR) and in the "
+                                 "project's reports folder, then run the same command again")
     where = os.path.dirname(os.path.abspath(os.fsdecode(exc.filename)))
     return MachineUnwritable(f"the kit could not use {os.fsdecode(exc.filename)} ({exc.strerror}): this machine's "
                              "fault, not a result, so the run that needed it recorded nothing",

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -60,14 +61,17 @@ def lay_repro(source: Path, folder: Path) -> Path:
     temp folder and renamed into place: a second process laying it at the
     same time finds either no copy or a whole one.
     """
-    files = sorted(path for path in source.rglob("*") if path.is_file() and "__pycache__" not in path.parts
-                   and path.suffix != ".pyc")
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes() + b"\0")
-    target = folder / f"{__version__}-{digest.hexdigest()[:12]}"
+    files = _package_files(source)
+    digest = _digest(source, files)
+    target = folder / f"{__version__}-{digest[:12]}"
     if (target / source.name / "__init__.py").is_file():
-        return target
+        damaged = _damaged(target / source.name, files, source, digest)
+        if not damaged:
+            return target
+        # A torn or edited copy would crash every check in a way that reads as the release's fault.
+        print(f"kit: the kit's own copy of repro/ in {target} was damaged ({damaged}): laying it again",
+              file=sys.stderr)
+        _set_aside(target)
     folder.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".laying-", dir=folder))
     try:
@@ -83,3 +87,43 @@ def lay_repro(source: Path, folder: Path) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _package_files(source: Path) -> list[Path]:
+    return sorted(path for path in source.rglob("*") if path.is_file() and "__pycache__" not in path.parts
+                  and path.suffix != ".pyc")
+
+
+def _digest(source: Path, files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _damaged(copy: Path, files: list[Path], source: Path, digest: str) -> str:
+    """Why the copy is not the package's files (a file missing, extra, torn or edited), or "" when it is.
+
+    Read whole each time the kit starts a copy's first child (a few hundred kB): cheaper than one check
+    crashing for a reason that is the kit's, not the release's.
+    """
+    try:
+        copied = _package_files(copy)
+        if [p.relative_to(copy) for p in copied] != [p.relative_to(source) for p in files]:
+            return "its files are not the package's"
+        if _digest(copy, copied) == digest:
+            return ""
+        return "changed: " + ", ".join(str(c.relative_to(copy)) for c, f in zip(copied, files)
+                                      if c.read_bytes() != f.read_bytes())[:200]
+    except OSError as error:
+        return f"unreadable: {error.strerror or error}"
+
+
+def _set_aside(target: Path) -> None:
+    """Move a damaged copy out of the way (a child may still be reading it) and remove it."""
+    aside = Path(tempfile.mkdtemp(prefix=".damaged-", dir=target.parent))
+    try:
+        os.rename(target, aside / target.name)
+    except OSError:
+        pass  # another process moved it first
+    shutil.rmtree(aside, ignore_errors=True)

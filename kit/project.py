@@ -25,7 +25,7 @@ from .errors import ConfigError, UsageError
 from .package_files import default_file
 from .toml_tables import read_toml
 from .user_cache import cache_dir, tagged
-from .user_paths import file_problem, folder_or_nothing_yet
+from .user_paths import file_problem, folder_or_nothing_yet, writable_folder
 
 REPORTS_FOLDER = "jax-kit-reports"
 """Where a project's records and reports go unless ``--out`` says otherwise."""
@@ -103,14 +103,17 @@ def project_matrix(options: ProjectOptions, here: Path | None = None,
     matrix = parse_matrix(merged_tables(defaults, own), config)
     kit: Mapping[str, Any] = own["kit"] if isinstance(own.get("kit"), dict) else {}
     cache = cache_dir(environ)
+    if options.out is not None:
+        writable_folder(here / options.out, "--out")
     results = (here / options.out / "results" if options.out is not None
                else matrix.results_dir if "results_dir" in kit else here / REPORTS_FOLDER / "results")
     envs = matrix.envs_dir if "envs_dir" in kit else cache / "jax-envs"
     if "envs_dir" not in kit:
         _tag(cache)
     where = "--out" if options.out is not None else "the project's reports folder"
+    outside = matrix.results_outside if options.out is None and "results_dir" in kit else ""  # --out: asked
     return dataclasses.replace(matrix, results_dir=folder_or_nothing_yet(results, where, UsageError),
-                               envs_dir=envs, shared_dir=cache)
+                               envs_dir=envs, shared_dir=cache, results_outside=outside)
 
 
 def index_pages(matrix: Matrix, environ: Mapping[str, str] | None = None) -> Path | None:

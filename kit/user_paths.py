@@ -15,6 +15,7 @@ import errno
 import os
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 from typing import Sequence
 from urllib.parse import urlsplit
@@ -50,6 +51,47 @@ def folder_or_nothing_yet(path: Path, where: str, error: type[KitError] = Config
         if problem:
             raise error(f"{where} {str(path)!r} {problem}", "name a folder (it is made when first needed)")
     return path
+
+
+def writable_folder(path: Path, where: str) -> Path:
+    """``path``, made (with its parents) if need be and shown to take a file; else `UsageError` in one sentence.
+
+    For ``--out``: a file given there, a folder inside a file, or one no file can be made in (``/proc/1``, a
+    read-only mount) is found now, before anything runs, not as a traceback when the first record is written.
+    """
+    tip = "name a folder you can write (it is made when it is not there yet)"
+    climbed = path
+    while not os.path.lexists(climbed) and climbed.parent != climbed:
+        climbed = climbed.parent
+    problem = folder_problem(climbed) if os.path.lexists(climbed) else None
+    if problem:
+        inside = "" if climbed == path else f" ({str(climbed)!r}, a part of it, {problem})"
+        raise UsageError(f"{where} {str(path)!r} {problem if climbed == path else 'cannot be made'}{inside}", tip)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.mkstemp(dir=path, prefix=".kit-probe-")
+        os.close(probe[0])
+        os.unlink(probe[1])
+    except OSError as error:
+        raise UsageError(f"{where} {str(path)!r} cannot be written: no file can be made there "
+                         f"({error.strerror or error})", tip) from None
+    return path
+
+
+def results_outside(results: Path, project: Path) -> str:
+    """One sentence where the results folder (a link followed) leads outside ``project``: the kit writes records
+    there (and reports beside the folder), so the user hears where before anything is written; "" where it stays
+    inside."""
+    try:
+        where, inside = results.resolve(), project.resolve()
+    except (OSError, RuntimeError):  # a link loop: said where the folder is checked
+        return ""
+    if where.is_relative_to(inside):
+        return ""
+    through = f" (through the link {results})" if where != Path(os.path.abspath(results)) else ""
+    reports = Path(os.path.abspath(results)).parent.resolve()
+    also = f" and reports (matrix.md, bisect-*.md) to {reports}" if not reports.is_relative_to(inside) else ""
+    return f"kit.results_dir leads outside the project {inside}{through}: records are written to {where}{also}"
 
 
 def file_problem(path: Path) -> str | None:

@@ -18,9 +18,10 @@ from ..targets import JAX_PLATFORM
 from ..config import Matrix
 from ..project import known_problems_file
 from ..reproduce_line import reproduce_text
+from ..errors import StorageError
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
-from .capture import Capture, capture_release
+from .capture import Capture, capture_release, devices_had, kit_files_sentence
 from .known import KnownFingerprint, load as load_known
 from .options import HELP, Options, parse
 from .report import write_reports
@@ -47,11 +48,18 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         captures[-1].record["log"] = paste_ready(kept[-40:], matrix)
     known = load_known(known_problems_file(matrix))
     lines = short_answer(options, captures, known)
-    written = write_reports(matrix.layout.reports, options.shown, captures, lines)
+    # The answer first: a folder that refuses the tables (read-only, full, --out on a file) must not lose it.
+    print("\n".join(lines[:answers.MAX_LINES - 1]), flush=True)
+    try:
+        written = write_reports(matrix.layout.reports, options.shown, captures, lines)
+    except OSError as error:
+        raise StorageError(f"could not write the tables into {matrix.layout.reports} ({error.strerror or error}); "
+                           "the answer printed above is all there is of this run",
+                           "make that folder writable (or free some space, or give --out a folder you can "
+                           "write), then run the same command again") from None
     shown = [str(p.relative_to(matrix.path.parent)) if p.is_relative_to(matrix.path.parent) else p.name
              for p in written if p.suffix == ".md"]
-    lines.append("tables: " + ", ".join(shown[-1:] if len(captures) > 1 else shown))
-    print("\n".join(lines[:answers.MAX_LINES]), flush=True)
+    print("tables: " + ", ".join(shown[-1:] if len(captures) > 1 else shown), flush=True)
     if not any(c.compiled for c in captures):
         installable = any(c.record.get("status") != Status.NOT_INSTALLABLE for c in captures)
         return EXIT_FAILED if installable else EXIT_NOT_INSTALLABLE
@@ -74,7 +82,7 @@ def paste_ready(lines: Sequence[str], matrix: Matrix) -> list[str]:
 
 def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[KnownFingerprint]) -> list[str]:
     """The console's answer, at most MAX_LINES - 1 lines (the last is where the tables went)."""
-    where = f"{options.backend}" + (f", {options.devices} host devices" if options.devices else "")
+    where = f"{options.backend}" + (f", {_devices(options, captures)}" if options.devices else "")
     if options.target:
         where = f"{options.target.compiled_not_run}; the program ran on cpu, {options.devices} host devices"
     names = ", ".join(c.release or "(interpreter)" for c in captures)
@@ -95,6 +103,15 @@ def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[
     return lines[:answers.MAX_LINES - 1 - len(tail)] + tail
 
 
+def _devices(options: Options, captures: Sequence[Capture]) -> str:
+    """The host devices as JAX had them: the kit's ``--devices``, or what the program made of them
+    (``jax_num_cpu_devices``, its own XLA_FLAGS), per release where they differ."""
+    had = {n for n in (devices_had(c) for c in captures) if n is not None}
+    if not had or had == {options.devices}:
+        return f"{options.devices} host devices"
+    return "/".join(str(n) for n in sorted(had)) + f" host devices (the program's own; the kit asked for {options.devices})"
+
+
 def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
     """What one release says, its first line without the release's name (`short_answer` puts the names)."""
     name = ""
@@ -104,6 +121,10 @@ def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
         name += f" ({capture.record.get('reason')})"
     elif (capture.record.get("run") or {}).get("left_running"):
         name += f" ({capture.record.get('reason')})"
+    elif capture.record.get("kit_files_changed"):
+        name += f" ({kit_files_sentence(capture.record['kit_files_changed'])})"
+    elif (capture.record.get("program_facts") or {}).get("xla_flags_set"):
+        name += " (the program set XLA_FLAGS itself: the kit merged its dump flags into the program's)"
     flagged = answers.flagged_lines(capture, options.cwd)
     linalg = [f for f in capture.fingerprints if f.op not in answers.COLLECTIVE_KINDS]
     if not flagged:

@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 
 from ..hlo import Fingerprint
 from ..hlo import COLLECTIVES
-from .capture import Capture
+from .capture import Capture, devices_had
 from .known import KnownFingerprint
 from ..targets import Target
 
@@ -124,10 +124,18 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
     if not measured:
         return "answer: nothing compiled on any release, so there is nothing to explain (the records say why)"
     if not any((m.get("partitions") or 1) > 1 for c in measured for m in c.record.get("modules") or []):
-        # One device (a single TPU chip, --devices 1): nothing was partitioned, so nothing can show split or whole.
-        return ("answer: nothing was partitioned over devices (one device), so this run cannot show whether an op "
-                "splits; run it on several devices, or compile for a slice with --target (e.g. tpu:v5e:2x2)")
+        # One device (a single TPU chip, --devices 1), or several and no sharded input: nothing was partitioned, so
+        # nothing can show split or whole.
+        return (f"answer: {_unpartitioned(measured)}, so this run cannot show whether an op splits; "
+                + ("shard the batch the op reads (jax.device_put with a NamedSharding)" if _many_devices(measured)
+                   else "run it on several devices, or compile for a slice with --target (e.g. tpu:v5e:2x2)"))
     clean = [c for c in measured if not any(f.flagged for f in c.fingerprints)]
+    if clean and not any(f.state == "split" for c in clean for f in c.fingerprints):
+        # Something was partitioned (an elementwise step, a sum), but no linear-algebra op read a sharded batch:
+        # "every op is split" would be said of ops that never were.
+        names = ", ".join(c.release or "this interpreter" for c in clean)
+        return (f"answer: on {names} no linear-algebra op read a sharded batch (what was partitioned holds none), "
+                "so nothing there shows whether an op splits; shard the batch the op reads")
     if not clean:
         fix = next((p for p in problems if p.fix_release), None)
         hint = f"; the known fix is in {fix.fix_release}: try jax >= {fix.fix_release}" if fix else ""
@@ -161,6 +169,23 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
     if clean[0] is measured[0] and len(measured) > 1:
         return f"answer: every op is split on every measured release from {lowest}{on}"
     return f"answer: every op is split on {lowest}{on}" + (f": pick jax >= {lowest}" if len(measured) > 1 else "")
+
+
+def _device_counts(measured: Sequence[Capture]) -> list[int]:
+    """The devices each release's JAX had: the program's own count where it said, else the kit's."""
+    counts = [devices_had(c) or (c.record.get("environment") or {}).get("device_count") for c in measured]
+    return [n for n in counts if isinstance(n, int) and not isinstance(n, bool)]
+
+
+def _many_devices(measured: Sequence[Capture]) -> bool:
+    return any(n > 1 for n in _device_counts(measured))
+
+
+def _unpartitioned(measured: Sequence[Capture]) -> str:
+    if _many_devices(measured):
+        return (f"nothing was partitioned over the {max(_device_counts(measured))} devices JAX had "
+                "(no computation took a sharded input)")
+    return "nothing was partitioned over devices (one device)"
 
 
 def size(count: int) -> str:

@@ -28,6 +28,7 @@ from ..config import Matrix, script_check
 from ..hlo import Fingerprint
 from ..install import ExistingPython, InstallKey, install_facts, release_bytecode_env
 from ..run import explained, runner, targeted
+from ..run.kit_files import watching
 from .options import Options
 
 
@@ -66,15 +67,28 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
         record.update(status=Status.NOT_INSTALLABLE, reason=prepared.problem or prepared.cannot_test or "")
     else:
         env = prepared.environment
-        run = explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
-                                   options.timeout_s, log,
-                                   release_bytecode_env(env), args=options.args, cwd=options.cwd,
-                                   shown=lambda path: _shown_source(path, options), target=target,
-                                   run_child=runner.run_child)
+        runs: list[explained.DumpedRun] = []
+
+        def dumped() -> dict[str, Any]:
+            runs.append(explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
+                                             options.timeout_s, log,
+                                             release_bytecode_env(env), args=options.args, cwd=options.cwd,
+                                             shown=lambda path: _shown_source(path, options), target=target,
+                                             run_child=runner.run_child))
+            return runs[-1].fields
+
+        # A program is a stranger's code as a check is: one that rewrites the kit's files (a record, matrix.toml,
+        # the kit's own sources) is said, never passed over (`kit.run.kit_files`).
+        changed = (watching(matrix, log, dumped).get("evidence") or {}).get("kit_files_changed")
+        run = runs[-1]
+        if changed:
+            record["kit_files_changed"] = changed
         found = run.fingerprints
         record.update(modules=run.modules, dump=run.dump)
         if run.target is not None:
             record["target"] = run.target
+        if run.program:
+            record["program_facts"] = run.program
         record.update(_run_fields(run.fields, record, options, run.output_tail))
     record["duration_s"] = round(time.monotonic() - started, 2)
     record["fingerprints"] = [f.to_json() for f in found]
@@ -136,10 +150,42 @@ def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options
             reason = f"{ended}; {record['target']['sentence']}, {partitioned} of them partitioned over devices"
         if status == "partial":
             reason += " (what compiled before it ended counts)"
+    reason += _program_said(record.get("program_facts") or {}, options)
+    if record.get("kit_files_changed"):
+        reason += "; " + kit_files_sentence(record["kit_files_changed"])
     if record["dump"]["dropped_count"]:
         reason += (f"; the dump passed {record['dump']['limit_bytes'] // 2**20} MiB, so "
                    f"{record['dump']['dropped_count']} file(s) compiled after that were not read")
     return {"status": status, "reason": reason, "run": run, "environment": fields.get("environment") or {}}
+
+
+def kit_files_sentence(changed: list[str]) -> str:
+    """What a program did to the kit's own files, in a clause ("" where it did nothing)."""
+    if not changed:
+        return ""
+    more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+    return (f"the program changed the kit's own files while it ran: {', '.join(changed[:3])}{more} "
+            "(restore them, e.g. git checkout / git status)")
+
+
+def _program_said(facts: dict[str, Any], options: Options) -> str:
+    """What the program did to the run that the reason must carry: XLA_FLAGS set by itself (the kit's dump flags
+    were merged back in), and a device count other than the one the kit asked for."""
+    said = ""
+    if facts.get("xla_flags_set"):
+        value = facts["xla_flags_set"][-1]
+        said += (f"; the program set XLA_FLAGS itself ({' '.join(value.split())[:200] or 'removed it'}): "
+                 "the kit kept its own dump flags in it, merged after the program's")
+    devices = (facts.get("devices") or {}).get("count")
+    if isinstance(devices, int) and options.devices and devices != options.devices:
+        said += f"; JAX had {devices} device(s), not the {options.devices} host devices the kit asked for"
+    return said
+
+
+def devices_had(capture: Capture) -> int | None:
+    """How many devices the program's JAX had, where it said (`repro.program_watch`); None where unknown."""
+    count = ((capture.record.get("program_facts") or {}).get("devices") or {}).get("count")
+    return count if isinstance(count, int) else None
 
 
 def _how_it_ended(fields: dict[str, Any], options: Options, tail: list[str]) -> str:

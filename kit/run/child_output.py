@@ -15,7 +15,8 @@ import codecs
 import sys
 import threading
 from collections import deque
-from typing import Callable
+from pathlib import Path
+from typing import IO, Callable
 
 from ..markdown_text import inert
 from ..text_bounds import LINE_ECHO_BYTES, LINE_KEEP_BYTES, TAIL_BYTES, TAIL_LINES, cut_marker
@@ -41,6 +42,57 @@ def echo_to_console(line: str) -> None:
     with _CONSOLE_LOCK:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
+
+
+class OutputLog:
+    """An echo that appends each line to a log file (a probe's log, an explained program's output) and, with
+    ``console``, shows it too.
+
+    A log that cannot take a line (its folder full, ``TMPDIR`` on a small tmpfs) must not stop the pipe being
+    read: the child would block on its next write and hang to its timeout. So a refused line is counted, not
+    raised, and whatever fits later is still written.
+    """
+
+    def __init__(self, handle: IO[str] | None, console: bool, error: str = "") -> None:
+        self.handle, self.console = handle, console
+        self.lost_lines = self.lost_bytes = 0
+        self.error = error
+
+    @classmethod
+    def opened(cls, path: Path, console: bool) -> OutputLog:
+        """The log at ``path``, appended to; one that cannot even be made counts every line lost."""
+        try:
+            return cls(open(path, "a", encoding="utf-8"), console)
+        except OSError as error:
+            return cls(None, console, error.strerror or str(error))
+
+    def close(self) -> None:
+        if self.handle is None:
+            return
+        try:
+            self.handle.close()
+        except OSError as error:  # what was still buffered is lost with it
+            self.error = self.error or (error.strerror or str(error))
+
+    def __call__(self, line: str) -> None:
+        if self.console:
+            echo_to_console(line)
+        try:
+            if self.handle is None:
+                raise OSError(self.error)
+            self.handle.write(line + "\n")
+            self.handle.flush()
+        except OSError as error:
+            self.lost_lines += 1
+            self.lost_bytes += len(line.encode("utf-8", "replace")) + 1
+            self.error = self.error or (error.strerror or str(error))
+
+    def sentence(self, path: object) -> str:
+        """What was not kept, or "" when every line was."""
+        if not self.lost_lines:
+            return ""
+        return (f"the output log {path} could not take {self.lost_lines} line(s) ({self.lost_bytes} bytes) of the "
+                f"output ({self.error}): they were read and dropped, so the run went on; the output tail is kept")
 
 
 class Tail:

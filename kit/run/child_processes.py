@@ -158,11 +158,19 @@ class Child:
                     chunk = os.read(fd, CHUNK_BYTES)
                     if not chunk:
                         break
-                    self._lines.feed(chunk)
+                    self._feed(chunk)
         except (OSError, ValueError):
             pass  # the pipe was closed under us: the output is over either way
         finally:
             self._lines.close()
+
+    def _feed(self, chunk: bytes) -> None:
+        """Hand a chunk on; whatever fails downstream (a console closed, a full log) must not stop the reading:
+        a child whose pipe is no longer drained blocks on its next write and hangs to its timeout."""
+        try:
+            self._lines.feed(chunk)
+        except Exception:  # noqa: BLE001 - the chunk is lost; the pipe is still read
+            pass
 
     def _finish_reading(self) -> None:
         self._reader.join(timeout=DRAIN_S)

@@ -16,11 +16,15 @@ import os
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping, Sequence
 
+from repro.program_watch import DUMP_FLAGS_ENV, FACTS_ENV
+
 from ..log_events import Log
-from ..records import Status, Verdict
+from ..records import JsonTextError, Status, Verdict, read_json
 from ..config import Check
 from ..hlo import Fingerprint, fingerprints, read_module
 from ..install import Environment
+from ..package_files import repro_root
+
 from . import shared_runs
 from .shared_runs import DumpedRun
 from .hlo_dump import Dump, dump_flags
@@ -46,12 +50,16 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
     """
     with scratch_dir() as tmp:
         compiled = None
+        program: dict[str, Any] = {}
         if target is None:
             with Dump(tmp / "dump") as dump:
                 flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
                 # Its output goes to a log beside the dump, not the console (the record keeps the last lines).
                 fields = run_script(env, check, backend, timeout, log, tmp / "output.log", echo=False,
-                                    extra_env={**(extra_env or {}), "XLA_FLAGS": flags}, args=args, cwd=cwd)
+                                    extra_env={**(extra_env or {}), "XLA_FLAGS": flags,
+                                               **watch_env(dump.folder, tmp / "program-facts.json")},
+                                    args=args, cwd=cwd)
+                program = program_facts(tmp / "program-facts.json")
         else:
             assert run_child is not None
             exports = tmp / "exports"
@@ -61,7 +69,7 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
                                 args=args, cwd=cwd)
             with Dump(tmp / "dump") as dump:
                 compiled = targeted.compile_exports(run_child, env, target, exports, tmp, dump.folder, timeout, log)
-        run = DumpedRun(fields, output_tail=_tail(tmp / "output.log"))
+        run = DumpedRun(fields, output_tail=_tail(tmp / "output.log"), program=program)
         if compiled is not None and target is not None:
             run.target = {**target.to_json(), "sentence": targeted.compile_sentence(target, compiled),
                           **{k: compiled[k] for k in ("devices", "failed", "export_errors", "jax") if k in compiled}}
@@ -79,6 +87,32 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
         run.dump = {"kept_bytes": dump.kept_bytes, "limit_bytes": dump.limit_bytes, "dropped": dump.dropped[:20],
                     "dropped_count": len(dump.dropped)}
     return run
+
+
+def watch_env(dump: Path, facts: Path) -> dict[str, str]:
+    """What arms `repro.program_watch` in the program: the dump flags it keeps in XLA_FLAGS, where its facts go,
+    and its sitecustomize on PYTHONPATH (after the environment's own paths: `repro_env`)."""
+    return {DUMP_FLAGS_ENV: dump_flags(dump, ""), FACTS_ENV: str(facts),
+            "PYTHONPATH": str(repro_root() / "repro" / "explain_site")}
+
+
+def program_facts(path: Path) -> dict[str, Any]:
+    """What `repro.program_watch` wrote from inside the program (``{}`` where it wrote nothing usable): the
+    XLA_FLAGS values it set itself, and the devices its JAX had."""
+    try:
+        data = read_json(path, limit=1 << 20)
+    except JsonTextError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    facts: dict[str, Any] = {}
+    set_flags = data.get("xla_flags_set")
+    if isinstance(set_flags, list) and all(isinstance(v, str) for v in set_flags):
+        facts["xla_flags_set"] = [v[:2000] for v in set_flags[:20]]
+    devices = data.get("devices")
+    if isinstance(devices, dict) and isinstance(devices.get("count"), int) and not isinstance(devices["count"], bool):
+        facts["devices"] = {"count": devices["count"], "platform": str(devices.get("platform") or "")[:40]}
+    return facts
 
 
 def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | None = None) -> ScriptRun:

@@ -19,6 +19,7 @@ from typing import Any, Callable
 from ..records import Status, Verdict
 from ..config import Matrix
 from ..user_paths import shown_path
+from ..package_files import repro_root
 from .child_processes import REPO_ROOT
 
 Stamp = tuple[int, int, int]
@@ -52,7 +53,8 @@ def _watched(matrix: Matrix) -> list[Path]:
     files = [matrix.path, layout.reports / "matrix.md", layout.reports / "matrix.json", REPO_ROOT / "known_problems.toml"]
     for folder in (layout.results, layout.script_records, layout.commit_records, layout.triage_records):
         files += sorted(folder.glob("*.json"))
-    for source in (REPO_ROOT / "kit", REPO_ROOT / "repro"):
+    # An installed kit's children import repro/ from its copy in the user cache (`package_files.repro_root`).
+    for source in dict.fromkeys((REPO_ROOT / "kit", REPO_ROOT / "repro", repro_root() / "repro")):
         files += sorted(source.rglob("*.py"))
     return files
 

@@ -31,6 +31,7 @@ from ..log_events import Log, detail
 from ..records import Status, Verdict
 from .. import __version__, records, scratch
 from . import child_processes, failures, multiprocess, protocol
+from .child_output import OutputLog
 from .child_processes import repro_env
 from .compile_cache import compile_cache_env
 from .explained import explain_runner
@@ -451,6 +452,8 @@ def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, st
     with kept_output(output_log, echo) as shown:
         ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=cwd or repro_root(),
                                     echo=shown)
+    if isinstance(shown, OutputLog) and shown.sentence(output_log):
+        log(shown.sentence(output_log))
     if ended.leftovers and not ended.timed_out:
         log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
     return ended
@@ -465,14 +468,11 @@ def kept_output(output_log: Path | None, console: bool = True) -> Iterator[Calla
     if output_log is None:
         yield echo_to_console
         return
-    with open(output_log, "a", encoding="utf-8") as kept:
-        def echo(line: str) -> None:
-            if console:
-                echo_to_console(line)
-            kept.write(line + "\n")
-            kept.flush()
-
-        yield echo
+    writer = OutputLog.opened(output_log, console)
+    try:
+        yield writer
+    finally:
+        writer.close()
 
 
 def _leftover_sentence(ended: child_processes.Ended) -> str:

@@ -37,6 +37,9 @@ class DumpedRun:
     output_tail: list[str] = field(default_factory=list)
     target: dict[str, Any] | None = None
     """With a target: what it is and how its compile went (`kit.run.targeted`)."""
+    program: dict[str, Any] = field(default_factory=dict)
+    """What the program did that the kit must say (`kit.run.explained.program_facts`): XLA_FLAGS it set, its
+    devices."""
 
 
 def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | None:
@@ -57,7 +60,7 @@ def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | N
 def save(where: Path, run: DumpedRun) -> None:
     """Keep ``run`` (a disk that refuses is no reason to fail the probe: the next one runs again)."""
     text = json.dumps({"fields": run.fields, "modules": run.modules, "dump": run.dump, "output_tail": run.output_tail,
-                       "fingerprints": [f.to_json() for f in run.fingerprints]})
+                       "program": run.program, "fingerprints": [f.to_json() for f in run.fingerprints]})
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(where, text)
@@ -70,7 +73,7 @@ def load(where: Path) -> DumpedRun | None:
     try:
         data = json.loads(where.read_text(encoding="utf-8"))
         return DumpedRun(fields=data["fields"], modules=data["modules"], dump=data["dump"],
-                         output_tail=data["output_tail"],
+                         output_tail=data["output_tail"], program=data.get("program") or {},
                          fingerprints=[Fingerprint.from_json(f) for f in data["fingerprints"]])
     except (OSError, ValueError, KeyError, TypeError):
         return None

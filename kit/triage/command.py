@@ -14,7 +14,7 @@ from typing import Sequence
 
 from ..log_events import Log
 from ..arguments import Parser
-from ..config import Matrix, release_number
+from ..config import DEFAULT_TIMEOUT_S, Matrix, release_number, timeout_seconds
 from ..errors import UsageError
 from ..reproduce_line import reproduce_text
 from ..exit_codes import EXIT_OK
@@ -41,6 +41,8 @@ def make_parser() -> argparse.ArgumentParser:
                         help="with --issue: you have read the issue, and its code may run here")
     parser.add_argument("--host-devices", type=_host_devices, default=None, metavar="N",
                         help="CPU runs get N forced host devices (default: as many as the report's code asks for)")
+    parser.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                        help=f"stop each run of the block after this long (default {DEFAULT_TIMEOUT_S})")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the runs' output (tracebacks) too")
     parser.add_argument("--run", action="store_true", help="run the bisect it proposes")
     parser.add_argument("--commits", action="store_true", help="the bisect goes on to the JAX commit")
@@ -69,7 +71,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log,
         newest=_release(args.newest, "--newest"), commits=args.commits, jax_repo=args.jax_repo,
         reproduce=shown_command(reproduce or "python -m kit triage " + shlex.join(argv), matrix.path.parent),
         host_devices=args.host_devices,
-        verbose=args.verbose)
+        verbose=args.verbose, timeout_s=args.timeout)
     result = triage(matrix, options, log)
     print("\n".join(answer_lines(result)), flush=True)
     if not (args.run and result.bisect_argv):

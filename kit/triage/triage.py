@@ -31,7 +31,7 @@ from typing import Callable
 
 from ..log_events import Log
 from ..records import Verdict
-from ..config import Matrix, bad_if_pattern, script_check
+from ..config import DEFAULT_TIMEOUT_S, Matrix, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
 from ..install import open_index, PackageIndex
 from ..project import bisect_command
@@ -51,6 +51,7 @@ from .check_writer import (
 from . import block_outcome
 from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
 from .judged_runs import JudgedRun, judged_runs
+from .progress import still_running
 from .report_reading import Reading, read_report
 
 
@@ -79,6 +80,8 @@ class TriageOptions:
     """CPU runs get this many forced host devices (default: the number the report's code asks for)."""
     verbose: bool = False
     """Show the runs' output (the block's traceback) on the console too, not only in their logs."""
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    """Each run of the block is stopped after this long (``--timeout``); the bisect it proposes gets the same."""
 
 
 @dataclass
@@ -332,14 +335,16 @@ def run_on(matrix: Matrix, options: TriageOptions, written: WrittenCheck, name: 
            devices: int | None, log: Log) -> Run:
     """The check on one release, through the kit's runner; its record kept in ``reports/triage/records/``, its
     output in ``reports/triage/logs/`` (on the console too with ``-v``)."""
-    check = script_check(name, written.path, host_devices=devices,
+    check = script_check(name, written.path, host_devices=devices, timeout_s=options.timeout_s,
                          bad_if=bad_if_pattern(written.bad_if, "bad_if") if written.bad_if else None)
     output = matrix.layout.triage_records.parent / "logs" / f"{name}-{version}.log"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.unlink(missing_ok=True)
     request = RunRequest(check=name, version=version, script=check, reproduce=options.reproduce,
                          records_dir=matrix.layout.triage_records, output_log=output, echo=options.verbose)
-    record, path = run_check(matrix, request, log if options.verbose else _quiet(log, version))
+    log(f"jax {version}: running the block (stopped at {options.timeout_s} s; --timeout SECONDS sets another limit)")
+    with still_running(log, f"jax {version}", options.timeout_s):
+        record, path = run_check(matrix, request, log if options.verbose else _quiet(log, version))
     project = matrix.path.parent
     return captured(version, record, report_path(path, project), report_path(output, project))
 
@@ -420,6 +425,8 @@ def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: st
         argv += ["--bad-if", result.check.bad_if]
     if result.host_devices:
         argv += ["--host-devices", str(result.host_devices)]
+    if options.timeout_s != DEFAULT_TIMEOUT_S:
+        argv += ["--timeout", str(options.timeout_s)]
     argv += (["--good", good] if good else []) + ["--bad", bad]
     if options.commits:
         argv.append("--commits")
