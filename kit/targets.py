@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import UsageError
+from packaging.version import Version
+
+from .errors import ConfigError, UsageError
 
 BACKENDS = ("cpu", "cuda", "tpu")
 """What ``--backend`` takes: where the check runs."""
@@ -94,6 +96,16 @@ class Target:
     def install_extra(self) -> str:
         return TARGET_EXTRAS[self.platform]
 
+    @property
+    def lowest_release(self) -> str:
+        """The lowest release the kit compiles for it with (`LOWEST_RELEASE`)."""
+        return LOWEST_RELEASE[self.platform]
+
+    def compiles_on(self, release: str) -> bool:
+        """Whether jax ``release`` can be installed with its compiler here; below `lowest_release` it is not
+        installable for it, said before anything is resolved."""
+        return Version(release) >= Version(self.lowest_release)
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "platform": self.platform, "chip": self.chip, "devices": self.devices,
                 "topology": self.topology, "host_bounds": self.host_bounds, "description": self.description,
@@ -127,6 +139,14 @@ def parse_target(text: str) -> Target:
     near = difflib.get_close_matches(text.strip().lower(), known, n=1, cutoff=0.5)
     raise UsageError(f"unknown --target {text!r}",
                      (f"did you mean {near[0]}? " if near else "") + "known targets: " + ", ".join(known))
+
+
+def configured_targets(names: tuple[str, ...]) -> tuple[Target, ...]:
+    """matrix.toml's ``[kit] targets``: each a target `parse_target` knows; ConfigError naming the first that is not."""
+    try:
+        return tuple(dict.fromkeys(parse_target(name) for name in names))
+    except UsageError as exc:
+        raise ConfigError(f"kit.targets in matrix.toml: {exc.message}", exc.tip) from None
 
 
 def description_path(target: Target) -> Path:

@@ -48,3 +48,28 @@ def test_jax_0_12_0_1_compiled_for_tpu_v5e_2x2_replicates_the_lu_on_every_chip(m
     assert summary["positive_control_ok"] is True  # compiled for the target too
     assert all(timing["runs"] == 0 for timing in record["evidence"]["timings"])  # nothing ran
     assert "compiled for TPU v5e 2x2 (4 devices), not run: AFFECTED" in out
+
+
+def test_the_matrix_swept_for_tpu_v5e_2x2_compiles_each_release_once_and_then_runs_nothing(
+        matrix: Matrix, tmp_path: Path, capsys) -> None:
+    """`nox -s matrix -- --target tpu:v5e:2x2`: 0.4.35 not installable for it, 0.12.0.1 affected from libtpu's
+    HLO; a second sweep finds both current; the page says each verdict was compiled for the chip, not run."""
+    from kit.matrix import sweep
+    from kit.matrix.markdown import render_markdown
+    from kit.matrix.model import build_report
+    from kit.records import load_records
+
+    scaling = dataclasses.replace(matrix.check("scaling"), parameters={
+        **matrix.check("scaling").parameters, "devices": [4], "batch": 1024, "modes": ["jit"]})
+    small = dataclasses.replace(matrix, results_dir=tmp_path, checks={"scaling": scaling},
+                                releases=tuple(r for r in matrix.releases if r.version in ("0.4.35", "0.12.0.1")))
+    assert sweep.main(small, ["--target", "tpu:v5e:2x2"], lambda m: print(m, file=sys.stderr)) == 0
+    first = {r["requested"]["jax"]: r for r in load_records(tmp_path).records}
+    assert (first["0.4.35"]["status"], first["0.12.0.1"]["verdict"]) == ("not-installable", "affected")
+    lines: list[str] = []
+    sweep.main(small, ["--target", "tpu:v5e:2x2"], lines.append)
+    assert "2 of 2 cells are current" in "\n".join(lines)
+    assert len(load_records(tmp_path).records) == 2
+    page = render_markdown(build_report(load_records(tmp_path).entries, configured={"scaling": scaling.parameters}))
+    assert "| tpu:v5e:2x2 | scaling | 0.12.0.1 | affected, compiled for TPU v5e 2x2 (4 devices), not run |" in page
+    assert "| tpu:v5e:2x2 | scaling | 0.4.35 | not-installable |" in page
