@@ -268,7 +268,7 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
         results_dir=folder_or_nothing_yet(path.parent / _string(kit, "results_dir", "kit", "reports/results"), "kit.results_dir"),
         envs_dir=folder_or_nothing_yet(path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"), "kit.envs_dir"),
         jax_repo=path.parent / Path(r).expanduser() if (r := _string(install_raw, "jax_repo", "install", "")) else None,
-        targets=configured_targets(_strings(kit, "targets", "kit")),
+        targets=configured_targets(_strings(kit, "targets", "kit"), path.parent),
     )
 
 

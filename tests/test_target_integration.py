@@ -73,3 +73,24 @@ def test_the_matrix_swept_for_tpu_v5e_2x2_compiles_each_release_once_and_then_ru
     page = render_markdown(build_report(load_records(tmp_path).entries, configured={"scaling": scaling.parameters}))
     assert "| tpu:v5e:2x2 | scaling | 0.12.0.1 | affected, compiled for TPU v5e 2x2 (4 devices), not run |" in page
     assert "| tpu:v5e:2x2 | scaling | 0.4.35 | not-installable |" in page
+
+
+def test_a_gpu_description_of_ones_own_is_what_the_plugin_compiles_for(matrix: Matrix, tmp_path: Path,
+                                                                       monkeypatch) -> None:
+    """`--target ./mygpu.toml` naming a GpuTargetConfigProto file of the user's (here the A100's, renamed): the
+    CUDA plugin compiles for it on 0.12.0.1, where the sharded LU is split, and the record carries the text."""
+    import shutil
+
+    shutil.copy(ROOT / "repro" / "targets" / "a100.txtpb", tmp_path / "mygpu.txtpb")
+    (tmp_path / "mygpu.toml").write_text('platform = "gpu"\ndescription = "mygpu.txtpb"\ndevices = 4\n'
+                                         'chip = "mygpu"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    mine = dataclasses.replace(matrix, results_dir=tmp_path / "results")
+    argv = ["scaling", "0.12.0.1", "--target", "mygpu.toml", "--batch", "1024", "--modes", "jit", "--devices", "4"]
+    cli.cmd_run(mine, argv, log=lambda m: print(m, file=sys.stderr))
+    [path] = list((tmp_path / "results").glob("scaling-0.12.0.1-*.json"))
+    record = json.loads(path.read_text())
+    assert (record["status"], record["verdict"]) == ("ran", "unaffected"), record["reason"]
+    assert record["reason"].endswith("compiled for 4 MYGPU GPUs, not run.")
+    assert record["requested"]["target"]["description_text"] == (tmp_path / "mygpu.txtpb").read_text()
+    assert record["environment"]["device_kind"] == "NVIDIA A100-SXM4-80GB"  # what the description says it is

@@ -71,7 +71,7 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
         raise UsageError(f"the program {rest[0]} {problem}", "give the path of a Python file, as you would run it")
     if known.devices is not None and known.devices < 1:
         raise UsageError(f"--devices must be 1 or more, got {known.devices}", "e.g. --devices 4")
-    target = _target(known.target, known.backend or "cpu", known.python)
+    target = _target(known.target, known.backend or "cpu", known.python, folder)
     devices = known.devices or (target.devices if target else DEFAULT_DEVICES)
     if target and devices > target.devices:
         raise UsageError(f"--devices {devices} is more than {target.title} has",
@@ -112,8 +112,9 @@ def _refuse_near_misses(rest: list[str], options: list[str]) -> None:
                              f"(explain PROGRAM -- {name} ...)")
 
 
-def _target(text: str | None, backend: str, python: str | None) -> Target | None:
-    """``--target``: compiled for, not run, so the program itself runs on this machine's CPU."""
+def _target(text: str | None, backend: str, python: str | None, folder: Path) -> Target | None:
+    """``--target``: compiled for, not run, so the program itself runs on this machine's CPU (a target file read
+    from ``folder``, where the program's path is)."""
     if text is None:
         return None
     if backend != "cpu":
@@ -122,7 +123,7 @@ def _target(text: str | None, backend: str, python: str | None) -> Target | None
     if python is not None:
         raise UsageError("--target installs the release with the target's compiler: it cannot use --python",
                          "give --releases instead of --python (e.g. --releases 0.12.0.1)")
-    return parse_target(text)
+    return parse_target(text, folder)
 
 
 def _releases(matrix: Matrix, text: str | None, existing: bool) -> tuple[str, ...]:
