@@ -44,8 +44,11 @@ DUMP_ENV = "KIT_TARGET_DUMP"
 def prepare_gpu_process(dump_dir: str) -> None:
     """What a check compiling for a GPU target sets before ``import jax``, as `repro.target_compile` does: JAX on
     CPU (the CUDA plugin would look for a GPU and cuDNN, and fail), no autotuning (a deviceless compile cannot
-    time kernels: jax 0.5 and 0.6 stop at the first matmul), and XLA's dump, read where a compile gives no text."""
+    time kernels: jax 0.5 and 0.6 stop at the first matmul), and XLA's dump, read where a compile gives no text.
+    Without a CUDA runtime the plugin of jax 0.6.1 to 0.7 refuses to load ("Unable to load CUDA") unless its
+    version check is skipped; newer ones skip it themselves when JAX_PLATFORMS leaves CUDA out."""
     os.environ["JAX_PLATFORMS"] = "cpu"
+    os.environ["JAX_SKIP_CUDA_CONSTRAINTS_CHECK"] = "1"
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_autotune_level=0").strip()
     prepare_process(dump_dir)
     os.environ[DUMP_ENV] = dump_dir
