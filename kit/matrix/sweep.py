@@ -35,7 +35,6 @@ from typing import Any, Mapping, Sequence
 from packaging.version import Version
 
 from ..log_events import Log
-from ..records import Status
 from .. import records
 from . import slurm
 from ..arguments import Parser
@@ -52,10 +51,6 @@ from ..slurm.jobs import SlurmOptions, require_controller, require_sbatch
 from .cell import Cell, CellResult
 from .closing_table import FAILED, count_cells, render_table
 from .release_plans import plan_releases
-
-
-
-
 
 
 @dataclass(frozen=True)
@@ -89,8 +84,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     started = time.monotonic()
     sweep = Sweep(matrix, options, index, log)
     try:
-        where = ([options.backend] if options.on_backend else []) + [t.name for t in options.targets]
-        log(f"sweeping {count_cells(len(cells))} on {' and for '.join(where)}; checking which records are current "
+        where = ([f"on {options.backend}"] if options.on_backend else []) + [f"for {t.name}" for t in options.targets]
+        log(f"sweeping {count_cells(len(cells))} {' and '.join(where)}; checking which records are current "
             "(install plans only, nothing is installed)")
         for said in target_notes(matrix, options):
             log(said)
