@@ -212,7 +212,8 @@ def make_parser() -> argparse.ArgumentParser:
                         help="a release with the bug (alone: is it fixed? the kit finds a good one)")
     parser.add_argument("--backend", default="cpu", choices=BACKENDS)
     parser.add_argument("--target", default=None, metavar="TARGET",
-                        help="--check scaling: compile each probe for a chip this machine lacks (tpu:v5e:2x2), not run")
+                        help="--check scaling or --explain: compile each probe for a chip this machine lacks (tpu:v5e:2x2, "
+                             "or FILE.toml of your own), not run")
     parser.add_argument("--preset", default=None, help="a preset of the check in matrix.toml")
     parser.add_argument("--crash", default="skip", choices=tuple(CRASH_MODES),
                         help="how a crashed or timed-out probe counts (default: skip)")

@@ -94,7 +94,8 @@ The kit's options stand anywhere; every other word is the program's (after -- ev
   --devices N      CPU host devices (default 4, or the target's)
   --timeout S      stop the program after S seconds (default {DEFAULT_TIMEOUT_S})
   --backend B      cpu, cuda or tpu: where the program runs (with --python: what its JAX reports)
-  --target T       compile for a chip this machine lacks, not run: {', '.join(named_targets())}
+  --target T       compile for a chip this machine lacks, not run: {', '.join(named_targets())},
+                   or FILE.toml describing your own (docs/targets.md)
 
 docs/explain.md, docs/targets.md"""
 
