@@ -28,7 +28,7 @@ from .layout import Layout
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
 from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, results_outside, script_bytes, script_with_code
 
-from .targets import BACKENDS  # noqa: F401 (where the rest of the kit has always asked)
+from .targets import BACKENDS, Target, configured_targets  # BACKENDS: where the rest of the kit has always asked
 
 # The parameters each built-in check understands, their shapes, limits and normal
 # form live in repro/parameters.py, shared with the repros so that both halves
@@ -207,6 +207,7 @@ class Matrix:
     jax_repo: Path | None = None  # [install] jax_repo: a JAX clone for bisect --commits (no lock depends on it)
     shared_dir: Path | None = None  # the jax-kit command's user cache: probes every project shares (kit/project.py)
     results_outside: str = ""  # said before a command writes: the results folder leads outside the project
+    targets: tuple[Target, ...] = ()  # [kit] targets: chips `nox -s matrix` also compiles for (docs/targets.md)
 
     def release(self, version: str) -> Release:
         """The configured release, or an ad-hoc one for a version the matrix lacks.
@@ -251,7 +252,7 @@ def load_matrix(path: Path | str = "matrix.toml") -> Matrix:
 def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Matrix:
     _known_keys(raw, {"kit", "install", "release", "checks", "environment"}, "")
     kit = _table(raw, "kit", "")
-    _known_keys(kit, {"results_dir", "envs_dir"}, "kit")
+    _known_keys(kit, {"results_dir", "envs_dir", "targets"}, "kit")
     install = _parse_install(install_raw := _table(raw, "install", ""), path.parent)
     releases = _parse_releases(raw.get("release", []), path.parent)
     checks_raw = _table(raw, "checks", "")
@@ -269,6 +270,7 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
         results_outside=results_outside(results_dir, path.parent),
         envs_dir=folder_or_nothing_yet(path.parent / _string(kit, "envs_dir", "kit", ".nox/jax-envs"), "kit.envs_dir"),
         jax_repo=path.parent / Path(r).expanduser() if (r := _string(install_raw, "jax_repo", "install", "")) else None,
+        targets=configured_targets(_strings(kit, "targets", "kit"), path.parent),
     )
 
 

@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import UsageError
+from packaging.version import Version
+
+from .errors import ConfigError, UsageError
+from .target_files import looks_like_file, read_target_file
 
 BACKENDS = ("cpu", "cuda", "tpu")
 """What ``--backend`` takes: where the check runs."""
@@ -76,6 +79,8 @@ class Target:
     """TPU: chips per host, ``2,2,1``."""
     description: str = ""
     """GPU: the target description file (a GpuTargetConfigProto in text form), relative to repro/targets/."""
+    description_text: str = ""
+    """GPU, from a user's target file (`kit.target_files`): the description itself, carried to the repro."""
 
     @property
     def title(self) -> str:
@@ -94,16 +99,27 @@ class Target:
     def install_extra(self) -> str:
         return TARGET_EXTRAS[self.platform]
 
+    @property
+    def lowest_release(self) -> str:
+        """The lowest release the kit compiles for it with (`LOWEST_RELEASE`)."""
+        return LOWEST_RELEASE[self.platform]
+
+    def compiles_on(self, release: str) -> bool:
+        """Whether jax ``release`` can be installed with its compiler here; below `lowest_release` it is not
+        installable for it, said before anything is resolved."""
+        return Version(release) >= Version(self.lowest_release)
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "platform": self.platform, "chip": self.chip, "devices": self.devices,
                 "topology": self.topology, "host_bounds": self.host_bounds, "description": self.description,
-                "title": self.title}
+                "title": self.title, **({"description_text": self.description_text} if self.description_text else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Target:
         return cls(name=str(data["name"]), platform=str(data["platform"]), chip=str(data["chip"]),
                    devices=int(data["devices"]), topology=str(data["topology"]),
-                   host_bounds=str(data.get("host_bounds") or ""), description=str(data.get("description") or ""))
+                   host_bounds=str(data.get("host_bounds") or ""), description=str(data.get("description") or ""),
+                   description_text=str(data.get("description_text") or ""))
 
 
 def named_targets() -> list[str]:
@@ -111,8 +127,14 @@ def named_targets() -> list[str]:
     return [f"tpu:{name}" for name in _TPUS] + [f"gpu:{chip}:N" for chip in _GPUS]
 
 
-def parse_target(text: str) -> Target:
-    """``tpu:v5e:2x2`` or ``gpu:a100:4`` as a Target; UsageError naming the nearest known one otherwise."""
+def parse_target(text: str, folder: Path | None = None) -> Target:
+    """``tpu:v5e:2x2`` or ``gpu:a100:4`` as a Target; UsageError naming the nearest known one otherwise.
+
+    A path (``./mychip.toml``) is a user's own description (`kit.target_files`), read from ``folder`` (default
+    the current one); ConfigError naming each mistake in it.
+    """
+    if looks_like_file(text):
+        return Target(**read_target_file(text, folder, tuple(_GPUS), MAX_GPUS))
     words = text.strip().lower().split(":")
     if words[0] == "tpu" and ":".join(words[1:]) in _TPUS:
         chip, topology, bounds, devices = _TPUS[":".join(words[1:])]
@@ -127,6 +149,15 @@ def parse_target(text: str) -> Target:
     near = difflib.get_close_matches(text.strip().lower(), known, n=1, cutoff=0.5)
     raise UsageError(f"unknown --target {text!r}",
                      (f"did you mean {near[0]}? " if near else "") + "known targets: " + ", ".join(known))
+
+
+def configured_targets(names: tuple[str, ...], folder: Path) -> tuple[Target, ...]:
+    """matrix.toml's ``[kit] targets``: each a target `parse_target` knows (a file read from ``folder``, matrix.toml's);
+    ConfigError naming the first that is not."""
+    try:
+        return tuple(dict.fromkeys(parse_target(name, folder) for name in names))
+    except (UsageError, ConfigError) as exc:
+        raise ConfigError(f"kit.targets in matrix.toml: {exc.message}", exc.tip) from None
 
 
 def description_path(target: Target) -> Path:

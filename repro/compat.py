@@ -9,6 +9,7 @@ after XLA_FLAGS are final, since it imports jax.
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import jax
@@ -124,6 +125,11 @@ def compiled_hlo_text(compiled: Any) -> str:
     `as_text()` of a compiled object is the post-SPMD module in every release
     we cover; a list of modules (multi-module executables) is joined.
     """
+    dump = os.environ.get("KIT_TARGET_DUMP")
+    if dump:  # compiled for a GPU target: up to jax 0.6 its compile gives no text, XLA's dump has it
+        from repro import target_devices
+
+        return target_devices.after_text(compiled, dump)
     text = compiled.as_text()
     if isinstance(text, (list, tuple)):
         return "\n".join(str(part) for part in text)

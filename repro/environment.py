@@ -122,6 +122,10 @@ def describe_environment() -> Dict[str, Any]:
     if found.startswith(os.path.realpath(sys.prefix) + os.sep) or found.startswith(sys.prefix + os.sep):
         # Set by jax itself, to the libtpu of this environment: a path of this machine, not a setting of the user's.
         facts["variables"]["TPU_LIBRARY_PATH"] = "<the environment's own libtpu>"
+    dump = os.environ.get("KIT_TARGET_DUMP", "")
+    if dump and dump in facts["variables"].get("XLA_FLAGS", ""):
+        # A GPU target's scratch dump (repro.target_devices.prepare_gpu_process): a temp folder of this run.
+        facts["variables"]["XLA_FLAGS"] = facts["variables"]["XLA_FLAGS"].replace(dump, "<the run's scratch dump>")
     if facts.get("backend") == "gpu":
         facts.update(gpu_facts())
     return facts

@@ -23,8 +23,11 @@ for the target too, nothing is timed, and the reason says "compiled for ..., not
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -244,6 +247,10 @@ def _start(parameters: Dict[str, Any]) -> Setup:
     else:
         from repro import target_devices
 
+        if target["platform"] == "cuda":  # the plugin on CPU, its dump read where a compile gives no text
+            dump = tempfile.mkdtemp(prefix="kit-target-dump-")
+            atexit.register(shutil.rmtree, dump, True)
+            target_devices.prepare_gpu_process(dump)
         target_devices.prepare_process()  # before jax is imported
     import jax
 

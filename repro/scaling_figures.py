@@ -148,7 +148,9 @@ def human_summary(result: Dict[str, Any], cases: List[Case], rows: List[Dict[str
             f"  {case.mode:<10}{case.pass_:<9}{case.loss:<9}{case.devices:>4}{case.evidence.all_gathers:>11}"
             f"{case.evidence.collective_count:>12}{'-' if lu_batch is None else lu_batch:>10}  {', '.join(fed) or '-'}"
         )
-    control = result["evidence"]["positive_control"]
+    control = result["evidence"].get("positive_control")
+    if control is None:  # nothing compiled (the release cannot compile for the target): the reason says why
+        return "\n".join(lines + [f"  nothing compiled: {result['reason']}"])
     lines.append(f"  positive control (rows sharded, {control['devices']} dev): "
                  f"{'collective seen' if control['ok'] else 'NO collective: ' + control.get('why_not', 'detector blind')}")
     lines += ["", "timings (ms; median [IQR]; ctl x, det x: speedup over 1 device = time on 1 ÷ time here; "

@@ -37,12 +37,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         target = json.load(file)
     # The CUDA plugin up to jax 0.6 gives no text for a compile-only compile: XLA's own dump, beside ours, does.
     raw = os.path.join(os.path.dirname(os.path.abspath(args.dump)), "xla-dump") if target["platform"] == "cuda" else None
-    target_devices.prepare_process(raw)
-    if target["platform"] == "cuda":
-        # A deviceless compile cannot time kernels: without this, jax 0.5 and 0.6 stop at the first matmul with
-        # "Expect autotune result cache hit for deviceless compilation". The defaults chosen instead change
-        # kernels, not how the program is partitioned.
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_autotune_level=0").strip()
+    if raw is not None:
+        # A deviceless compile cannot time kernels: without autotuning off, jax 0.5 and 0.6 stop at the first
+        # matmul with "Expect autotune result cache hit for deviceless compilation". The defaults chosen instead
+        # change kernels, not how the program is partitioned. (And JAX on CPU beside the plugin.)
+        target_devices.prepare_gpu_process(raw)
+    else:
+        target_devices.prepare_process(raw)
     result: Dict[str, Any] = {"target": target, "modules": [], "failed": [], "export_errors": []}
     started = time.monotonic()
     import jax

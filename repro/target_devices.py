@@ -37,6 +37,37 @@ def prepare_process(dump_dir: Optional[str] = None) -> None:
         os.environ["XLA_FLAGS"] = with_dump_flags(os.environ.get("XLA_FLAGS", ""), dump_dir)
 
 
+DUMP_ENV = "KIT_TARGET_DUMP"
+"""Set in a process compiling for a GPU target (`prepare_gpu_process`): where XLA dumps, for `after_text`."""
+
+
+def prepare_gpu_process(dump_dir: str) -> None:
+    """What a check compiling for a GPU target sets before ``import jax``, as `repro.target_compile` does: JAX on
+    CPU (the CUDA plugin would look for a GPU and cuDNN, and fail), no autotuning (a deviceless compile cannot
+    time kernels: jax 0.5 and 0.6 stop at the first matmul), and XLA's dump, read where a compile gives no text.
+    Without a CUDA runtime the plugin of jax 0.6.1 to 0.7 refuses to load ("Unable to load CUDA") unless its
+    version check is skipped; newer ones skip it themselves when JAX_PLATFORMS leaves CUDA out."""
+    os.environ["JAX_PLATFORMS"] = "cpu"
+    os.environ["JAX_SKIP_CUDA_CONSTRAINTS_CHECK"] = "1"
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_autotune_level=0").strip()
+    prepare_process(dump_dir)
+    os.environ[DUMP_ENV] = dump_dir
+
+
+def after_text(compiled: Any, dump_dir: str) -> str:
+    """A compile's optimised HLO: ``as_text()``, else (the CUDA plugin's compile-only compiles up to jax 0.6)
+    the last one XLA dumped to ``dump_dir``."""
+    try:
+        text = compiled.as_text()
+    except Exception:
+        text = None
+    if not text:
+        text = dumped_texts(dump_dir)[1]
+    if not text:
+        raise RuntimeError("the target's compiler gave no HLO text, and XLA dumped none")
+    return "\n".join(str(part) for part in text) if isinstance(text, (list, tuple)) else str(text)
+
+
 def with_dump_flags(flags: str, dump_dir: str) -> str:
     """XLA_FLAGS that also write each compile's HLO text to ``dump_dir`` (XLA reads them once, at import)."""
     return " ".join(part for part in (flags.strip(), f"--xla_dump_to={dump_dir}", "--xla_dump_hlo_as_text") if part)
@@ -58,7 +89,10 @@ def compile_only_devices(jax: Any, target: Mapping[str, Any]) -> List[Any]:
 
 
 def description_text(target: Mapping[str, Any]) -> str:
-    """The GPU target's description (a GpuTargetConfigProto in text form) from the folder beside this file."""
+    """The GPU target's description (a GpuTargetConfigProto in text form): carried in the target where the user
+    wrote their own (``description_text``), else the kit's own from the folder beside this file."""
+    if target.get("description_text"):
+        return str(target["description_text"])
     with open(os.path.join(TARGETS_FOLDER, str(target["description"])), encoding="utf-8") as file:
         return file.read()
 

@@ -20,7 +20,7 @@ import pytest
 from kit import records
 from kit import exit_codes
 from kit.install import plan as install
-from kit.matrix import progress, sweep
+from kit.matrix import progress, release_plans, sweep
 from kit.errors import KitError
 from kit.install.plan import InstallPlan, Resolution
 from kit.run import runner
@@ -92,13 +92,13 @@ def test_records_of_another_kit_version_are_not_current(machine: FakeReleases, m
 def test_releases_without_records_are_not_resolved_before_running(
         machine: FakeReleases, monkeypatch: pytest.MonkeyPatch) -> None:
     planned: list[str] = []
-    real = sweep.resolve_release
+    real = release_plans.resolve_release
 
     def counting(matrix: Any, version: str, *args: Any, **kwargs: Any) -> Any:
         planned.append(version)
         return real(matrix, version, *args, **kwargs)
 
-    monkeypatch.setattr(sweep, "resolve_release", counting)
+    monkeypatch.setattr(release_plans, "resolve_release", counting)
     run(machine, "--only", "0.6.2")
     assert planned == []
     assert machine.prepared == ["0.6.2"]  # a cold cell goes straight to prepare()
@@ -152,7 +152,7 @@ def test_the_index_is_asked_about_a_not_installable_release_once_an_hour(
     _, lines = run(machine)
     assert online == [NOT_INSTALLABLE]  # judging its record: once, then remembered
     assert any(line.startswith("jax 0.4.16: the index could not install it") for line in lines)
-    monkeypatch.setattr(sweep, "UNRESOLVABLE_TTL_S", 0.0)
+    monkeypatch.setattr(release_plans, "UNRESOLVABLE_TTL_S", 0.0)
     run(machine)
     assert online == [NOT_INSTALLABLE] * 2
 
@@ -351,14 +351,14 @@ def test_refresh_resolves_every_release_again_instead_of_reading_locks(
     run(machine)  # records to judge, so the second sweep resolves every release
     machine.forget()
     asked: list[tuple[str, bool]] = []
-    real = sweep.resolve_release
+    real = release_plans.resolve_release
 
     def resolve_release(matrix: Any, version: str, *args: Any, refresh: bool = False, **kwargs: Any) -> Any:
         resolved = real(matrix, version, *args, refresh=refresh, **kwargs)
         asked.append((version, resolved.lock is None))
         return resolved
 
-    monkeypatch.setattr(sweep, "resolve_release", resolve_release)
+    monkeypatch.setattr(release_plans, "resolve_release", resolve_release)
     _, lines = run(machine, "--refresh")
     assert sorted(set(asked)) == [(v, True) for v in RELEASES]  # every release asked of the index and uv, no lock
     # Resolved afresh, the built releases plan as their locks said: their records are still current.

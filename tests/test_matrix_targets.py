@@ -32,7 +32,8 @@ def test_records_compiled_for_a_tpu_get_their_own_rows_and_say_no_release_is_saf
     assert report.rows == []  # never the tpu backend's cell: nothing ran on a TPU
     text = render_markdown(report)
     assert "**TPU v5e 2x2 (4 devices)**, `scaling`: no measured release passes (0.5.3, 0.12.0.1 affected)" in text
-    assert "| tpu:v5e:2x2 | scaling | 0.12.0.1 | affected |" in text
+    assert "| tpu:v5e:2x2 | scaling | 0.12.0.1 | affected, compiled for TPU v5e 2x2 (4 devices), not run |" in text
+    assert "| tpu:v5e:2x2 | scaling | 0.4.35 | not-installable |" in text
     assert "`nox -s scaling-0.12.0.1 -- --target tpu:v5e:2x2` |" in text
 
 
@@ -41,3 +42,14 @@ def test_a_target_release_passing_above_every_affected_one_is_the_pick(tmp_path:
     entries = [LoadedRecord(tmp_path / f"r{i}.json", Record.of(r)) for i, r in enumerate(records)]
     answer = build_report(entries, configured={"scaling": {}}).target_answers[0]
     assert answer.sentence.startswith("lowest measured release passing: 0.6.0 (compiled for it, not run)")
+
+
+def test_a_target_says_the_checks_it_cannot_answer_and_the_timings_untested(tmp_path: Path) -> None:
+    """correctness needs the chip to run: a target's records never answer it, and the page says so."""
+    entries = [LoadedRecord(tmp_path / "r.json", Record.of(_record("0.5.3", "affected")))]
+    report = build_report(entries, configured={"scaling": {}, "correctness": {}})
+    assert [(a.check, a.sentence) for a in report.target_answers[1:]] == [
+        ("correctness", "untested: it needs the chip to run, and a target is compiled for, never run"),
+        ("timings", "untested: nothing runs on the chip, so nothing is timed")]
+    assert ("- **TPU v5e 2x2 (4 devices)**, `correctness`: untested: it needs the chip to run"
+            in render_markdown(report))

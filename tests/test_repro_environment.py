@@ -107,6 +107,11 @@ def test_describe_environment_reports_jax_and_its_devices(monkeypatch: pytest.Mo
     assert describe_environment()["variables"]["TPU_LIBRARY_PATH"] == "<the environment's own libtpu>"
     monkeypatch.setenv("TPU_LIBRARY_PATH", "/opt/my/libtpu.so")  # the user's own choice is kept as set
     assert describe_environment()["variables"]["TPU_LIBRARY_PATH"] == "/opt/my/libtpu.so"
+    # A GPU target's compile dumps to a temp folder of the run (repro.target_devices): said, not its path.
+    monkeypatch.setenv("KIT_TARGET_DUMP", "/tmp/kit-target-dump-abc")
+    monkeypatch.setenv("XLA_FLAGS", "--xla_gpu_autotune_level=0 --xla_dump_to=/tmp/kit-target-dump-abc")
+    assert describe_environment()["variables"]["XLA_FLAGS"] == \
+        "--xla_gpu_autotune_level=0 --xla_dump_to=<the run's scratch dump>"
 
 
 def test_describe_environment_without_jax_says_none(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -93,3 +93,15 @@ def test_the_repro_reads_the_target_the_kit_writes() -> None:
     assert target_of(text) == V5E
     out, parameters = scaling.parse_parameters(["--out", "r.json", "--target", text])
     assert target_of(parameters["target"]) == V5E
+
+
+def test_a_release_that_cannot_compile_for_the_target_prints_its_reason_not_a_crash() -> None:
+    """The summary of a run that compiled nothing (no positive control in its evidence) says why, where it
+    raised KeyError and the run was recorded as crashed."""
+    from repro import scaling_figures
+
+    target = scaling_target.SLICE_OF_KIND["TPU v5 lite"]
+    result = scaling_target.cannot_compile_result(target, "NotImplementedError: topology not implemented for cuda",
+                                                  {"jax": "0.6.0", "backend": "cpu"}, {}, [])
+    text = scaling_figures.human_summary(result, [], [])
+    assert text.splitlines()[-1].startswith("  nothing compiled: This release cannot compile for TPU v5e 2x2")

@@ -149,3 +149,25 @@ def test_compiled_texts_falls_back_to_the_dump_only_where_the_compile_gives_none
     assert (before, after) == (f"text of {NEWER[1]}", f"text of {NEWER[0]}")
     given = types.SimpleNamespace(as_text=lambda: "HloModule given")
     assert compiled_texts(NoText(), given, dump_dir=str(tmp_path)) == (None, "HloModule given")
+
+
+def test_a_gpu_targets_compile_without_text_is_read_from_xlas_dump(tmp_path: Path, monkeypatch) -> None:
+    """The CUDA plugin's compile-only compiles up to jax 0.6 give no as_text(): the scaling check reads the
+    last module XLA dumped (`repro.compat.compiled_hlo_text` asks `after_text` where the dump is set), as
+    explain's compile does; with neither, it says so rather than read "None"."""
+    for name in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_SKIP_CUDA_CONSTRAINTS_CHECK", target_devices.DUMP_ENV,
+                 *target_devices.TPU_VARIABLES):
+        monkeypatch.setenv(name, "")  # restored after the test, whatever prepare_gpu_process sets
+    target_devices.prepare_gpu_process(str(tmp_path))
+    environ = target_devices.os.environ
+    assert (environ["JAX_PLATFORMS"], environ[target_devices.DUMP_ENV]) == ("cpu", str(tmp_path))
+    assert environ["JAX_SKIP_CUDA_CONSTRAINTS_CHECK"] == "1"  # jax 0.6.2: "Unable to load CUDA" without it
+    assert "--xla_gpu_autotune_level=0" in environ["XLA_FLAGS"] and f"--xla_dump_to={tmp_path}" in environ["XLA_FLAGS"]
+    silent = types.SimpleNamespace(as_text=lambda: None)
+    with pytest.raises(RuntimeError, match="gave no HLO text, and XLA dumped none"):
+        target_devices.after_text(silent, str(tmp_path))
+    (tmp_path / "module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt").write_text("HloModule old\n")
+    (tmp_path / "module_0002.jit_f.sm_8.0_gpu_after_optimizations.txt").write_text("HloModule last\n")
+    assert target_devices.after_text(silent, str(tmp_path)) == "HloModule last\n"
+    assert target_devices.after_text(types.SimpleNamespace(as_text=lambda: "HloModule own"), str(tmp_path)) == \
+        "HloModule own"

@@ -214,7 +214,8 @@ def make_parser() -> argparse.ArgumentParser:
                         help="a release with the bug (alone: is it fixed? the kit finds a good one)")
     parser.add_argument("--backend", default="cpu", choices=BACKENDS)
     parser.add_argument("--target", default=None, metavar="TARGET",
-                        help="--check scaling: compile each probe for a chip this machine lacks (tpu:v5e:2x2), not run")
+                        help="--check scaling or --explain: compile each probe for a chip this machine lacks (tpu:v5e:2x2, "
+                             "or FILE.toml of your own), not run")
     parser.add_argument("--preset", default=None, help="a preset of the check in matrix.toml")
     parser.add_argument("--crash", default="skip", choices=tuple(CRASH_MODES),
                         help="how a crashed or timed-out probe counts (default: skip)")
@@ -268,7 +269,9 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     args = make_parser().parse_args(list(argv))
     if args.op and not args.explain:
         raise UsageError("--op applies to --explain", "e.g. --explain train.py --op train.py:37")
-    explained = {"explain": True, **({"op": args.op} if args.op else {})} if args.explain else None
+    target = _target(args)
+    explained = {"explain": True, **({"op": args.op} if args.op else {}),
+                 **({"target": json.dumps(target.to_json())} if target else {})} if args.explain else None
     args.script, args.host_devices = args.script or args.explain, args.host_devices or (4 if args.explain else None)
     if not args.check and not args.script:
         raise UsageError("say what to bisect", "pass --check scaling, --check correctness or --script path/to/repro.py")
@@ -305,7 +308,6 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
                          "before it, on the same machine and under the same load",
                          "drop --slurm and --jobs, or bisect the verdict instead of the metric")
     script = args.script.resolve() if args.script else None
-    target = _target(args)
     return Options(
         check=args.check, script=script, good=args.good, bad=args.bad,
         target=json.dumps(target.to_json()) if target else "",
@@ -449,9 +451,10 @@ def _target(args: argparse.Namespace) -> Target | None:
     """``--target``: the scaling check compiled for a chip this machine lacks (`kit.targets`)."""
     if args.target is None:
         return None
-    if args.check != "scaling":
-        raise UsageError("--target compiles the scaling check for a chip: it goes with --check scaling",
-                         "e.g. nox -s bisect -- --check scaling --bad 0.5.3 --target tpu:v5e:2x2")
+    if args.check != "scaling" and not args.explain:
+        raise UsageError("--target compiles the scaling check or an --explain program for a chip: it goes with "
+                         "--check scaling or --explain", "e.g. nox -s bisect -- --explain train.py --op "
+                         "train.py:39 --good 0.12.0.1 --bad 0.5.3 --target tpu:v5e:2x2")
     if args.backend != "cpu":
         raise UsageError(f"--target installs the release with its chip's compiler: it cannot go with --backend "
                          f"{args.backend}", "drop --backend")

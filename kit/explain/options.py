@@ -71,7 +71,7 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
         raise UsageError(f"the program {rest[0]} {problem}", "give the path of a Python file, as you would run it")
     if known.devices is not None and known.devices < 1:
         raise UsageError(f"--devices must be 1 or more, got {known.devices}", "e.g. --devices 4")
-    target = _target(known.target, known.backend or "cpu", known.python)
+    target = _target(known.target, known.backend or "cpu", known.python, folder)
     devices = known.devices or (target.devices if target else DEFAULT_DEVICES)
     if target and devices > target.devices:
         raise UsageError(f"--devices {devices} is more than {target.title} has",
@@ -94,7 +94,8 @@ The kit's options stand anywhere; every other word is the program's (after -- ev
   --devices N      CPU host devices (default 4, or the target's)
   --timeout S      stop the program after S seconds (default {DEFAULT_TIMEOUT_S})
   --backend B      cpu, cuda or tpu: where the program runs (with --python: what its JAX reports)
-  --target T       compile for a chip this machine lacks, not run: {', '.join(named_targets())}
+  --target T       compile for a chip this machine lacks, not run: {', '.join(named_targets())},
+                   or FILE.toml describing your own (docs/targets.md)
 
 docs/explain.md, docs/targets.md"""
 
@@ -112,8 +113,9 @@ def _refuse_near_misses(rest: list[str], options: list[str]) -> None:
                              f"(explain PROGRAM -- {name} ...)")
 
 
-def _target(text: str | None, backend: str, python: str | None) -> Target | None:
-    """``--target``: compiled for, not run, so the program itself runs on this machine's CPU."""
+def _target(text: str | None, backend: str, python: str | None, folder: Path) -> Target | None:
+    """``--target``: compiled for, not run, so the program itself runs on this machine's CPU (a target file read
+    from ``folder``, where the program's path is)."""
     if text is None:
         return None
     if backend != "cpu":
@@ -122,7 +124,7 @@ def _target(text: str | None, backend: str, python: str | None) -> Target | None
     if python is not None:
         raise UsageError("--target installs the release with the target's compiler: it cannot use --python",
                          "give --releases instead of --python (e.g. --releases 0.12.0.1)")
-    return parse_target(text)
+    return parse_target(text, folder)
 
 
 def _releases(matrix: Matrix, text: str | None, existing: bool) -> tuple[str, ...]:

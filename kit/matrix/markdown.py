@@ -172,8 +172,8 @@ def render_targets(report: Report) -> list[str]:
     lines = ["## Compiled for chips this machine lacks (`--target`: the chip's own compiler, nothing run)", ""]
     lines += [f"- **{text(a.title)}**, `{text(a.check)}`: {text(a.sentence)}" for a in report.target_answers]
     lines += ["", "| target | check | release | verdict | why | Reproduce |", "|---|---|---|---|---|---|"]
-    for cell in report.targets:
-        verdict = cell.verdict or cell.status
+    for cell in report.targets:  # what ran says where its verdict came from; a release that could not, why not
+        verdict = f"{cell.verdict}, {cell.compiled_not_run}" if cell.verdict else cell.status
         lines.append(f"| {text(cell.target)} | {text(cell.check)} | {text(cell.release)} | {text(verdict)} | "
                      f"{text(cell.reason[:200])} | {code(cell.reproduce) if cell.reproduce else ''} |")
     return lines + [""]

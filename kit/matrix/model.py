@@ -230,7 +230,7 @@ def build_report(
         environment_rows=environment_rows(list(newest_named.values()), shown),
         measured_only=sorted(measuring, key=check_order),
         targets=(compiled := target_cells(e for e, _ in ad_hoc)),
-        target_answers=target_answers(compiled),
+        target_answers=target_answers(compiled, sorted(configured or {}, key=check_order)),
     )
 
 

@@ -9,9 +9,13 @@ answered from install *plans* alone (uv resolves metadata, installs nothing),
 so a warm matrix where every cell is current finishes in seconds to a minute
 and a Ctrl-C costs only the cell that was running.
 
-    nox -s matrix -- [--backend cpu|cuda] [--only 0.4.16,0.6.2] [--checks scaling]
+    nox -s matrix -- [--backend cpu|cuda | --target tpu:v5e:2x2] [--only 0.4.16,0.6.2] [--checks scaling]
                      [--rerun | --rerun-check scaling] [--timeout S] [--strict] [--refresh]
                      [--slurm [--partition P] [--time T] [--no-wait]]   (kit/matrix/slurm.py)
+
+``--target T`` (and ``[kit] targets`` in matrix.toml, swept after the backend's
+cells) sweeps a chip this machine lacks: the checks that compile for it, each
+record for that chip (kit/matrix/target_cells.py).
 
 Exit codes: 0 when the sweep completed (whatever the verdicts); 1 when a
 cell's record could not be written (a read-only or full results folder: the
@@ -23,56 +27,30 @@ with ``--strict`` when a cell crashed, timed out or met an unexpected error;
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import time
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from packaging.version import Version
 
 from ..log_events import Log
-from ..records import Status
 from .. import records
 from . import slurm
 from ..arguments import Parser
 from ..config import BACKENDS, Matrix, configured_parameters, release_number, timeout_seconds
 from ..errors import ConfigError, KitError, StorageError, UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
-from ..install import InstallKey, open_index, PackageIndex, Prefetch, Prepared, resolve_release, ResolvedRelease
+from ..install import InstallKey, open_index, PackageIndex, Prefetch, Prepared, ResolvedRelease
 from ..run.facts import identity_here, job_label
 from ..run.runner import RunRequest, check_for, check_subject, prepare, run_check
+from ..targets import Target, parse_target
+from .target_cells import cell_parameters, takes_target, target_override, unplanned_identity, untested
 from .progress import Progress, clock_text
 from ..slurm.jobs import SlurmOptions, require_controller, require_sbatch
-from ..atomic_files import atomic_write_text
-
-
-
-# Asking the index whether a release installs on no Python here costs a uv
-# resolve per interpreter (10-60 s in all on a busy 2-core machine), on every
-# sweep, for an answer that changes only when wheels are re-uploaded. Like the
-# index's own page cache, the answer is kept for an hour.
-UNRESOLVABLE_TTL_S = 3600.0
-
-# Statuses that --strict turns into exit code 1. "error" is the sweep's own
-# word for an unexpected exception in a cell: no record was written for it.
-# "unsaved": the cell ran but its record could not be written into the
-# results folder (kept aside instead); that fails the sweep even without --strict.
-# "cancelled": SLURM cancelled the cell's array task (scancel, a time limit).
-FAILED = (Status.CRASHED, Status.TIMED_OUT, "error", "unsaved", "cancelled")
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One release × check: what a record measures on this machine."""
-
-    version: str
-    check: str
-
-    def __str__(self) -> str:
-        return f"{self.check} · jax {self.version}"
+from .cell import Cell, CellResult
+from .closing_table import FAILED, count_cells, render_table
+from .release_plans import plan_releases
 
 
 @dataclass(frozen=True)
@@ -87,17 +65,8 @@ class Options:
     refresh: bool = False
     slurm: SlurmOptions | None = None  # submit the pending cells as a SLURM job array (kit/matrix/slurm.py)
     project: bool = False  # the jax-kit command's (kit/project.py): records say `jax-kit CHECK VERSION`
-
-
-@dataclass
-class CellResult:
-    """What became of one cell in this sweep, for the closing table."""
-
-    cell: Cell
-    status: str | None
-    verdict: str | None
-    current: bool = False
-    note: str = ""
+    targets: tuple[Target, ...] = ()  # chips compiled for, not run (--target, else matrix.toml's [kit] targets)
+    on_backend: bool = True  # the backend's own cells too (False with --target: that chip alone)
 
 
 # --------------------------------------------------------------------------
@@ -115,8 +84,11 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     started = time.monotonic()
     sweep = Sweep(matrix, options, index, log)
     try:
-        log(f"sweeping {_cells(len(cells))} on {options.backend}; checking which records are current "
+        where = ([f"on {options.backend}"] if options.on_backend else []) + [f"for {t.name}" for t in options.targets]
+        log(f"sweeping {count_cells(len(cells))} {' and '.join(where)}; checking which records are current "
             "(install plans only, nothing is installed)")
+        for said in target_notes(matrix, options):
+            log(said)
         current = current_cells(matrix, cells, options, index, log)
         log(f"{len(current)} of {len(cells)} cells are current ({clock_text(time.monotonic() - started)}); "
             f"{len(cells) - len(current)} to run")
@@ -127,15 +99,17 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     except KeyboardInterrupt:
         # Records are written one by one, atomically: everything done so far stays.
         left = [cell for cell in cells if cell not in sweep.done]
-        log(f"interrupted: {_cells(len(sweep.done))} done (their records are kept), {len(left)} left: "
+        log(f"interrupted: {count_cells(len(sweep.done))} done (their records are kept), {len(left)} left: "
             + ", ".join(str(cell) for cell in left))
         print(render_table(sweep.outcomes))
         return EXIT_INTERRUPTED
     print(render_table(sweep.outcomes))
+    for said in target_notes(matrix, options):
+        print(said)
     if sweep.unsaved is not None:
         left = [cell for cell in cells if cell not in sweep.done]
         log(f"matrix FAILED after {clock_text(time.monotonic() - started)}: {sweep.unsaved.stops}, so the "
-            f"sweep stopped with {_cells(len(left))} not run; TIP: {sweep.unsaved.tip}")
+            f"sweep stopped with {count_cells(len(left))} not run; TIP: {sweep.unsaved.tip}")
         return EXIT_FAILED
     log(f"matrix done in {clock_text(time.monotonic() - started)}")
     return exit_code(sweep.outcomes, options.strict)
@@ -156,7 +130,9 @@ def exit_code(outcomes: Sequence[CellResult], strict: bool) -> int:
 def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     """The command line, checked against matrix.toml (unknown names are usage errors)."""
     parser = Parser(prog="nox -s matrix --", tip="see `nox -s matrix -- --help` for the options", description="Every check on every release in matrix.toml.")
-    parser.add_argument("--backend", default="cpu", choices=BACKENDS)
+    parser.add_argument("--backend", default=None, choices=BACKENDS)
+    parser.add_argument("--target", action="append", default=[], metavar="TARGET",
+                        help="sweep only this chip, compiled for and not run (tpu:v5e:2x2; docs/targets.md)")
     parser.add_argument("--only", action="append", default=[], metavar="VERSION[,..]",
                         help="sweep only these releases")
     parser.add_argument("--checks", action="append", default=[], metavar="NAME[,..]",
@@ -183,8 +159,16 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
     rerun_checks = _split(args.rerun_check)
     for name in (*checks, *rerun_checks):
         matrix.check(name)  # ConfigError naming the known checks
+    targets = tuple(dict.fromkeys(parse_target(name) for name in args.target)) or matrix.targets
+    if args.target and args.backend:
+        raise UsageError(f"--target {args.target[0]} sweeps that chip alone, compiled for it here: --backend "
+                         f"{args.backend} would run nothing", "drop --backend, or run the sweep twice")
+    if targets and args.slurm:
+        raise UsageError("--slurm does not take targets yet: a target's compiles take seconds here",
+                         "drop --slurm for the target's sweep" + ("" if args.target else
+                                                                 " (matrix.toml's [kit] targets are swept too)"))
     return Options(
-        backend=args.backend,
+        backend=args.backend or "cpu",
         only=tuple(_matrix_version(matrix, v) for v in _split(args.only)),
         checks=checks,
         rerun=args.rerun,
@@ -194,6 +178,8 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         refresh=args.refresh,
         slurm=SlurmOptions(args.partition, args.time, not args.no_wait) if args.slurm else None,
         project=matrix.shared_dir is not None,
+        targets=targets,
+        on_backend=not args.target,
     )
 
 
@@ -216,14 +202,24 @@ def _matrix_version(matrix: Matrix, version: str) -> str:
 
 
 def select_cells(matrix: Matrix, options: Options) -> list[Cell]:
-    """Releases oldest first, each release's checks together (they share one environment)."""
+    """Releases oldest first, each release's checks together (they share one environment); the backend's
+    cells, then each target's, of the checks that compile for it (`target_notes` says what the rest leave)."""
+    lanes: list[Target | None] = [None] if options.on_backend else []
     return [
-        Cell(release.version, check)
+        Cell(release.version, check, target)
+        for target in [*lanes, *options.targets]
         for release in matrix.releases
         if not options.only or release.version in options.only
         for check in matrix.checks
-        if not options.checks or check in options.checks
+        if (not options.checks or check in options.checks)
+        and (target is None or takes_target(matrix.check(check)))
     ]
+
+
+def target_notes(matrix: Matrix, options: Options) -> list[str]:
+    """Per target, what its cells answer and which checks stay untested there (they need the chip to run)."""
+    checks = [check for check in matrix.checks if not options.checks or check in options.checks]
+    return [f"{target.name}: {said}" for target in options.targets for said in untested(matrix, target, checks)]
 
 
 # --------------------------------------------------------------------------
@@ -234,22 +230,32 @@ def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index
                   log: Log) -> dict[Cell, records.Record]:
     """The cells whose newest record of matrix.toml's parameters on this machine would not change if run
     again, with it (an ad-hoc record of the same cell neither counts nor gets in the way)."""
-    wanted = [cell for cell in cells if not _forced(cell, options)]
-    if not wanted:
-        return {}
-    configured = {check: configured_parameters(matrix, check) for check in {cell.check for cell in wanted}}
-    newest = records.newest_records_here(matrix.results_dir, options.backend, configured)
+    current: dict[Cell, records.Record] = {}
+    for target in dict.fromkeys(cell.target for cell in cells):  # the backend's cells, then each target's
+        wanted = [cell for cell in cells if cell.target == target and not _forced(cell, options)]
+        if wanted:
+            current.update(_current_for(matrix, wanted, target, options, index, log))
+    return current
+
+
+def _current_for(matrix: Matrix, wanted: Sequence[Cell], target: Target | None, options: Options,
+                 index: PackageIndex, log: Log) -> dict[Cell, records.Record]:
+    """`current_cells` of the backend's cells (``target`` None) or of one target's: its records alone count."""
+    backend = target.install_extra if target else options.backend
+    configured = {check: cell_parameters(matrix, check, target) for check in {cell.check for cell in wanted}}
+    newest = records.newest_records_here(matrix.results_dir, backend, configured)
     found = {cell: newest[(cell.check, cell.version)] for cell in wanted if (cell.check, cell.version) in newest}
     # Only releases with a record are worth resolving: the rest run anyway. A check with extra packages
-    # has its own plan of each release (its requirements are in the environment's fingerprint).
+    # has its own plan of each release (its requirements are in the environment's fingerprint). A release
+    # too old for the target has no plan to make: its record says so whatever the index holds.
     plans: dict[tuple[str, ...], dict[str, ResolvedRelease | None]] = {}
     for requires in sorted({matrix.check(cell.check).requires for cell in found}):
-        versions = sorted({cell.version for cell in found if matrix.check(cell.check).requires == requires},
-                          key=Version)
-        plans[requires] = plan_releases(matrix, versions, options.backend, index, log, options.refresh, requires)
+        versions = sorted({cell.version for cell in found
+                           if matrix.check(cell.check).requires == requires and not cell.too_old}, key=Version)
+        plans[requires] = plan_releases(matrix, versions, backend, index, log, options.refresh, requires)
     return {cell: record for cell, record in found.items()
-            if _is_current(record, configured[cell.check], plans[matrix.check(cell.check).requires][cell.version],
-                           cell, options)}
+            if _is_current(record, configured[cell.check],
+                           plans[matrix.check(cell.check).requires].get(cell.version), cell, options)}
 
 
 def _forced(cell: Cell, options: Options) -> bool:
@@ -259,10 +265,13 @@ def _forced(cell: Cell, options: Options) -> bool:
 def _is_current(record: records.Record, parameters: Mapping[str, Any], release: ResolvedRelease | None,
                 cell: Cell, options: Options) -> bool:
     """The record's identity is this run's: same check and parameters, install, hardware and JAX/XLA variables."""
+    request = _request(cell, options)
+    if cell.too_old and cell.target is not None:
+        return records.is_current(record, unplanned_identity(check_subject(request, parameters), cell.version,
+                                                             cell.target))
     if release is None:
         return False
-    request = _request(cell, options)
-    here = identity_here(subject=check_subject(request, parameters), jax=cell.version, backend=options.backend,
+    here = identity_here(subject=check_subject(request, parameters), jax=cell.version, backend=request.backend,
                          python=release.python, packages=release.versions, requirements=release.plan.requirements,
                          exclude_newer=release.plan.exclude_newer)
     if options.slurm and record.slurm:
@@ -270,62 +279,6 @@ def _is_current(record: records.Record, parameters: Mapping[str, Any], release: 
         earlier = records.record_identity(record)
         here = dataclasses.replace(here, hardware=earlier.hardware) if earlier else here
     return records.is_current(record, here)
-
-
-def plan_releases(matrix: Matrix, versions: Sequence[str], backend: str, index: PackageIndex,
-                  log: Log, refresh: bool = False, requires: tuple[str, ...] = ()) -> dict[str, ResolvedRelease | None]:
-    """Each release's install plan and chosen Python, from metadata only (None: planning failed).
-
-    uv first answers from its cache alone (about a second per release instead
-    of ten against a slow index). That is sound for a release that resolves:
-    the era cut-off excludes anything uploaded since the cache was filled, and
-    a cache can only make a Python fail that the index would accept, which
-    costs a needless rerun, never a wrongly skipped cell. A release that does
-    not resolve from the cache is asked of the index, so "not installable"
-    is always the index's answer (remembered for `UNRESOLVABLE_TTL_S`).
-    A release whose planning fails (the index unreachable, say) is never
-    current, so its cells run and report the failure themselves.
-    """
-    plans = {version: _resolve(matrix, version, backend, index, log, offline=True, refresh=refresh, requires=requires)
-             for version in versions}
-    for version, release in plans.items():
-        if release is None or release.resolution is not None:
-            continue
-        memo = _unresolvable_memo(index, release)
-        if _fresh(memo):
-            log(f"jax {version}: the index could not install it {clock_text(time.time() - memo.stat().st_mtime)} "
-                f"ago (asked again after {clock_text(UNRESOLVABLE_TTL_S)})")
-            continue
-        log(f"jax {version}: not resolvable from the uv cache; asking the index")
-        asked = plans[version] = _resolve(matrix, version, backend, index, log, refresh=refresh, requires=requires)
-        if asked is not None and asked.resolution is None:
-            atomic_write_text(memo, json.dumps(release.plan.to_json(), indent=2))
-    return plans
-
-
-def _resolve(matrix: Matrix, version: str, backend: str, index: PackageIndex, log: Log,
-             offline: bool = False, refresh: bool = False, requires: tuple[str, ...] = ()) -> ResolvedRelease | None:
-    try:
-        return resolve_release(matrix, version, InstallKey(backend, requires=requires), index, offline=offline,
-                               refresh=refresh)
-    except Exception as exc:  # the index unreachable, say: its cells will run and say so
-        log(f"jax {version}: could not resolve ({exc}); its cells will run")
-        return None
-
-
-def _unresolvable_memo(index: PackageIndex, release: ResolvedRelease) -> Path:
-    """Where the index's last "installs on no Python here" answer for the release is kept."""
-    tried = [attempt.python for attempt in release.attempts]
-    key = json.dumps([release.plan.to_json(), tried], sort_keys=True)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return index.cache_dir / "unresolvable" / f"{release.plan.jax}-{digest}.json"
-
-
-def _fresh(memo: Path) -> bool:
-    try:
-        return time.time() - memo.stat().st_mtime < UNRESOLVABLE_TTL_S
-    except OSError:
-        return False
 
 
 # --------------------------------------------------------------------------
@@ -342,7 +295,7 @@ class Sweep:
         self.log = log
         self.outcomes: list[CellResult] = []
         self.done: set[Cell] = set()
-        self._prepared: dict[tuple[str, tuple[str, ...]], Prepared] = {}
+        self._prepared: dict[tuple[str, tuple[str, ...], str], Prepared] = {}
         self.unsaved: StorageError | None = None
         """Why the sweep stopped early: a record it could not write (every later one would fail the same way)."""
 
@@ -361,8 +314,9 @@ class Sweep:
         prefetch = Prefetch(self.matrix, self.index, workers=1)
         if self.options.refresh:  # every release is asked of the index again, by its own cell
             return prefetch
-        wanted = {(cell.version, InstallKey(self.options.backend, requires=self.matrix.check(cell.check).requires)): None
-                  for cell in pending}
+        wanted = {(cell.version, InstallKey(cell.backend or self.options.backend,
+                                            requires=self.matrix.check(cell.check).requires)): None
+                  for cell in pending if not cell.too_old}
         prefetch.start(list(wanted))
         return prefetch
 
@@ -418,7 +372,9 @@ class Sweep:
         """One cell, whatever happens short of Ctrl-C: the sweep goes on."""
         try:
             request = _request(cell, self.options)
-            written, path = run_check(self.matrix, request, self.log, self.index, prepared=self._prepare(request))
+            # A release too old for the cell's target is not installable before anything resolves (`run_check`).
+            prepared = None if cell.too_old else self._prepare(request)
+            written, path = run_check(self.matrix, request, self.log, self.index, prepared=prepared)
             record = records.Record(written)
         except StorageError as exc:  # the results, environments or uv's folder read-only or full: the rest would too
             self.unsaved = exc
@@ -440,7 +396,7 @@ class Sweep:
         # Once per release and requirement set: checks without extra packages share the release's
         # environment, a check that requires flax gets its own. Only the release being swept is
         # kept, since cells come grouped by release.
-        key = (request.version, check_for(self.matrix, request).requires)
+        key = (request.version, check_for(self.matrix, request).requires, request.backend)
         if key not in self._prepared:
             kept = {k: v for k, v in self._prepared.items() if k[0] == request.version}
             self._prepared = {**kept, key: prepare(self.matrix, request, self.log, self.index)}
@@ -449,10 +405,13 @@ class Sweep:
 
 def _request(cell: Cell, options: Options) -> RunRequest:
     backend_flag = f" -- --backend {options.backend}" if options.backend != "cpu" else ""
+    if cell.target is not None:  # as `nox -s scaling-V -- --target T` writes it: the same record, current for both
+        backend_flag = f" -- --target {cell.target.name}"
     return RunRequest(
         check=cell.check,
         version=cell.version,
-        backend=options.backend,
+        backend=cell.backend or options.backend,
+        overrides=target_override(cell.check, cell.target) if cell.target else {},
         timeout_s=options.timeout_s,
         refresh=options.refresh,
         reproduce=f"jax-kit {cell.check} {cell.version}{backend_flag[3:]}" if options.project
@@ -460,39 +419,3 @@ def _request(cell: Cell, options: Options) -> RunRequest:
     )
 
 
-# --------------------------------------------------------------------------
-# The closing table (progress lines: kit/matrix/progress.py)
-
-
-def _cells(count: int) -> str:
-    return f"{count} cell" + ("" if count == 1 else "s")
-
-
-def render_table(outcomes: Sequence[CellResult]) -> str:
-    """release | check | status | verdict | this run, a one-line tally, and why cells failed."""
-    header = ("release", "check", "status", "verdict", "this run")
-    rows = [(o.cell.version, o.cell.check, o.status or "-", o.verdict or "-", _this_run(o)) for o in outcomes]
-    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-    lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip() for row in (header, *rows)]
-    ran = sum(1 for o in outcomes if _this_run(o) == Status.RAN)
-    failed = sum(1 for o in outcomes if o.status in FAILED)
-    current = sum(1 for o in outcomes if o.current)
-    lines.append(f"{_cells(len(outcomes))}: {ran} ran, {current} current (skipped), "
-                 f"{failed} crashed, timed out, cancelled or errored")
-    # The reason is in the record (or the log, for an error), but a reader of
-    # the table should not have to dig to learn why a cell failed.
-    lines += [f"  {o.cell}: {_shorten(o.note)}" for o in outcomes if o.status in FAILED]
-    return "\n".join(lines)
-
-
-# What became of a cell that has no record of this sweep, in the table's "this run" column.
-NOT_RUN = {"submitted": "submitted", "cancelled": "cancelled", "error": "no record", "unsaved": "record kept aside"}
-
-
-def _this_run(outcome: CellResult) -> str:
-    return "current, skipped" if outcome.current else NOT_RUN.get(outcome.status or "", Status.RAN)
-
-
-def _shorten(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

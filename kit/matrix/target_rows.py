@@ -5,13 +5,15 @@ backend's cell (it ran on a CPU; nothing ran on the chip): its parameters
 differ from matrix.toml's, so it is an ad-hoc run. Here those records get rows
 of their own, newest per (target, check, release), and a line per target and
 check that says what the records answer for that chip, and that they were
-compiled for it, not run.
+compiled for it, not run. The checks a target cannot answer (they need the
+chip to run: correctness, a script check) and the timings are said untested
+for it, so a reader never takes a missing row for a pass.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Collection, Iterable, Mapping
 
 from repro.parameters import target_of
 
@@ -32,6 +34,11 @@ class TargetCell:
     created: str
     file: str
     reproduce: str
+
+    @property
+    def compiled_not_run(self) -> str:
+        """``compiled for TPU v5e 2x2 (4 devices), not run``: where every verdict in its row came from."""
+        return f"compiled for {self.title}, not run"
 
 
 @dataclass
@@ -67,8 +74,13 @@ def target_cells(entries: Iterable[LoadedRecord]) -> list[TargetCell]:
     return sorted(newest.values(), key=lambda c: (c.target, c.check, release_key(c.release)))
 
 
-def target_answers(cells: list[TargetCell]) -> list[TargetAnswer]:
-    """Per target and check: the lowest release that passes there, or that none measured does."""
+UNTESTED = "untested: it needs the chip to run, and a target is compiled for, never run"
+TIMINGS_UNTESTED = "untested: nothing runs on the chip, so nothing is timed"
+
+
+def target_answers(cells: list[TargetCell], checks: Collection[str] = ()) -> list[TargetAnswer]:
+    """Per target and check: the lowest release that passes there, or that none measured does; then, per
+    target, each of ``checks`` (matrix.toml's) with no record for it, and the timings, as untested there."""
     answers = []
     for target, check in dict.fromkeys((c.target, c.check) for c in cells):
         mine = [c for c in cells if (c.target, c.check) == (target, check)]
@@ -85,4 +97,12 @@ def target_answers(cells: list[TargetCell]) -> list[TargetAnswer]:
             said = (f"no measured release passes ({', '.join(affected)} affected): no release is safe to pick "
                     "there (compiled for it, not run)")
         answers.append(TargetAnswer(title=mine[0].title, check=check, sentence=said))
+        if check == cells_of_target(cells, target)[-1].check:  # the target's last check: what it leaves untested
+            answered = {c.check for c in cells if c.target == target}
+            answers += [TargetAnswer(mine[0].title, other, UNTESTED) for other in checks if other not in answered]
+            answers.append(TargetAnswer(mine[0].title, "timings", TIMINGS_UNTESTED))
     return answers
+
+
+def cells_of_target(cells: list[TargetCell], target: str) -> list[TargetCell]:
+    return [c for c in cells if c.target == target]

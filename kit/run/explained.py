@@ -12,6 +12,7 @@ matrix shows a user's program across releases.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping, Sequence
@@ -115,24 +116,32 @@ def program_facts(path: Path) -> dict[str, Any]:
     return facts
 
 
-def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | None = None) -> ScriptRun:
+def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | None = None,
+                   run_child: targeted.RunChild | None = None) -> ScriptRun:
     """What runs an ``explain`` check in the runner's place of `runner.run_script` (the same arguments).
 
     ``shared``: a folder where a release's dumped run is kept, so that bisecting another op of the same
     program (``--op``, its own probes) reads the same compile instead of running the program again.
+    ``run_child``: `runner.run_child`, for a check compiled for a ``target`` (`bisect --explain --target`).
     """
     def run(env: Environment, check: Check, backend: str, timeout: int, log: Log, output_log: Path | None = None,
             echo: bool = True, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
-        return run_explained(run_script, scratch_dir, env, check, backend, timeout, log, extra_env, shared)
+        return run_explained(run_script, scratch_dir, env, check, backend, timeout, log, extra_env, shared,
+                             run_child)
 
     return run
 
 
 def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
                   timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
-                  shared: Path | None = None) -> dict[str, Any]:
-    """An ``explain`` check's record fields: affected where an op is whole or gathered, from the program's HLO."""
+                  shared: Path | None = None, run_child: targeted.RunChild | None = None) -> dict[str, Any]:
+    """An ``explain`` check's record fields: affected where an op is whole or gathered, from the program's HLO.
+
+    A ``target`` among the check's parameters (`bisect --explain --target`, its JSON): the program runs on CPU
+    and is compiled for the target (`dumped_run`); the HLO judged is that compiler's, and the reason says so.
+    """
     assert check.script is not None
+    target = Target.from_json(json.loads(check.parameters["target"])) if check.parameters.get("target") else None
     root = check.script.parent
     # Only bisect's per-op probes share (an "op" set, "" for the bounds' look at every op): a matrix run or an
     # explain runs the program itself.
@@ -143,7 +152,7 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
             f"({kept.name if kept else ''})")
     else:
         run = dumped_run(run_script, scratch_dir, env, check, backend, timeout, log, extra_env,
-                         shown=lambda path: _shown_source(path, root))
+                         shown=lambda path: _shown_source(path, root), target=target, run_child=run_child)
         if kept is not None:
             shared_runs.save(kept, run)
     fields = dict(run.fields)
@@ -168,7 +177,11 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
         fields.update(status=Status.RAN, verdict=Verdict.UNAFFECTED,
                       reason=f"every linalg op is split across devices ({len(split)} of them)" if split
                       else "no linalg op holds a sharded batch whole")
+    if target is not None and run.target:  # where the HLO came from: the chip's compiler, nothing run on it
+        fields["reason"] = f"{fields['reason']}; {run.target['sentence']}"
     evidence = dict(fields.get("evidence") or {})
+    if run.target:
+        evidence["target"] = run.target
     evidence["summary"] = {"whole_ops": sum(f.state == "whole" for f in run.fingerprints),
                            "gathered_ops": sum(f.state == "gathered" for f in run.fingerprints),
                            "split_ops": len(split), "modules": len(run.modules),

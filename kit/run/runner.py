@@ -247,7 +247,8 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
     for _ in range(2):
         if check.script is not None:  # a program to explain (explain = ..., bisect --explain) reads its HLO too
             shared = matrix.layout.probe_cache.parent / "explained-runs"  # bisect --explain --op: shared by the ops
-            run = explain_runner(run_script, scratch_dir, shared) if check.parameters.get("explain") else run_script
+            run = (explain_runner(run_script, scratch_dir, shared, run_child) if check.parameters.get("explain")
+                   else run_script)
             fields = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
                          extra_env=told)
         else:

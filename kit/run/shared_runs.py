@@ -53,7 +53,10 @@ def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | N
     # "pins" is this key's old word for the installed versions, kept so that runs kept before still answer.
     key = json.dumps({"python": str(env.python), "pins": dict(sorted(env.versions.items())), "program": program,
                       "devices": check.host_devices, "backend": backend, "kit": __version__,
-                      "xla_flags": os.environ.get("XLA_FLAGS", "")}, sort_keys=True)
+                      "xla_flags": os.environ.get("XLA_FLAGS", ""),
+                      # Compiled for a chip: one per target (two TPU slices share an environment).
+                      **({"target": check.parameters["target"]} if check.parameters.get("target") else {})},
+                     sort_keys=True)
     return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
 
