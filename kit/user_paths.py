@@ -243,8 +243,9 @@ def shown_path(path: Path | str, project: Path) -> str:
     Tried as written (made absolute, links kept: a venv's ``bin/python`` is a link, and the venv is what ran),
     then resolved (a project reached through a link).
     """
-    roots = [(Path(os.path.abspath(project)), ""), (project.resolve(), ""), (Path.home(), "~/")]
-    for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
+    # realpath, not Path.resolve: a link loop (a user's bad --python) must name itself, and resolve raises there.
+    roots = [(Path(os.path.abspath(project)), ""), (Path(os.path.realpath(project)), ""), (Path.home(), "~/")]
+    for candidate in (Path(os.path.abspath(path)), Path(os.path.realpath(path))):
         for root, prefix in roots:
             try:
                 return prefix + str(candidate.relative_to(root))
