@@ -166,7 +166,7 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
 
             return explain_main(matrix, rest, log, reproduce or "")
         if command in ("known", "audit"):  # the catalogue of known problems (docs/known.md)
-            from .known import audit_main, known_main
+            from .known.command import audit_main, known_main
 
             return (known_main if command == "known" else audit_main)(matrix, rest, log)
         if command == "probe":  # one task of `bisect --slurm`'s job array, on a node

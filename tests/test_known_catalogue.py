@@ -10,8 +10,8 @@ import pytest
 
 from kit.config import load_matrix
 from kit.errors import ConfigError, UsageError
-from kit.known import audit_main, known_main
-from kit.known import command
+from kit.known.command import audit_main, known_main
+from kit.known import command  # noqa: F401 (monkeypatched)
 from kit.known.catalogue import KINDS, load_catalogue, read_entry
 from kit.known.listing import range_text
 from kit.known.measured import Measurement, Outcome, load_measurements, ranges, save_measurements
@@ -177,3 +177,14 @@ def test_known_json_has_one_object_per_entry_with_its_ranges(catalogue: Path,
     assert listed[0]["ranges"] == [{"backend": "cpu", "present_in": ["0.4.35"], "absent_in": ["0.6.0"],
                                     "untested_in": [], "introduced_in": None, "fixed_in": "0.6.0", "open": False}]
     assert listed[1]["ranges"] == []
+
+
+def test_the_report_lists_the_catalogue_with_its_measured_ranges(catalogue: Path, tmp_path: Path) -> None:
+    from kit.matrix.report import write_report
+
+    written = write_report(tmp_path / "results", tmp_path / "out", plots=False, catalogue=catalogue)
+    markdown = written.markdown.read_text()
+    assert "| `one`: t | wrong-values | cpu: present in 0.4.35, absent in 0.6.0 (fixed in 0.6.0) | commit 0123456789 |" \
+        in markdown
+    assert "| `two`: t | sharding | never measured |" in markdown
+    assert [e["id"] for e in json.loads(written.data.read_text())["catalogue"]] == ["one", "two"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kit.config import Matrix, load_matrix
-from kit.known import audit_main
+from kit.known.command import audit_main
 from kit.known.catalogue import load_catalogue
 from kit.known.measured import load_measurements, ranges
 

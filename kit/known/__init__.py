@@ -1,5 +1,5 @@
-"""The catalogue of known JAX problems: its entries, what the kit measured of them, and the audit of one installation."""
+"""The catalogue of known JAX problems: its entries, what the kit measured of them, and the audit of one installation.
 
-from .command import audit_main, known_main
-
-__all__ = ["audit_main", "known_main"]
+`catalogue`, `measured` and `listing` only read files (the report cites them: the foundation layer);
+`command` and the modules under it run checks (a driver).
+"""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..records import Status, Verdict
 from .metric_series import render_metrics
 from .model import AffectedRange, Report
@@ -138,6 +140,7 @@ def render_markdown(report: Report) -> str:
         lines += [f"Older records: {len(report.older)} superseded by a newer record of the same cell "
                   "(listed in matrix.json under `older`).", ""]
     lines += render_targets(report)
+    lines += render_catalogue(report)
     lines += render_metrics(report.metrics)
     lines += ["## Plots", ""]
     for plot in report.plots:
@@ -177,6 +180,33 @@ def render_targets(report: Report) -> list[str]:
         lines.append(f"| {text(cell.target)} | {text(cell.check)} | {text(cell.release)} | {text(verdict)} | "
                      f"{text(cell.reason[:200])} | {code(cell.reproduce) if cell.reproduce else ''} |")
     return lines + [""]
+
+
+def render_catalogue(report: Report) -> list[str]:
+    """The catalogue of known problems, each with the range the kit measured per backend (docs/known.md)."""
+    if not report.catalogue:
+        return []
+    lines = ["## Known problems: the catalogue (`nox -s known`; `nox -s audit -- RELEASE` checks one installation)",
+             "", "Ranges are what the kit measured with each problem's check (`known/measured/`), never a changelog's.",
+             "", "| problem | kind | measured | fix |", "|---|---|---|---|"]
+    for entry in report.catalogue:
+        spans = "; ".join(range_sentence(span) for span in entry.get("ranges", [])) or "never measured"
+        fix = f"commit {entry['fix_commit'][:10]}" if entry.get("fix_commit") else entry.get("fix_note", "")
+        lines.append(f"| {code(entry['id'], in_table=True)}: {text(entry['title'])} | {text(entry['kind'])} | "
+                     f"{text(spans)} | {text(fix)} |")
+    return lines + [""]
+
+
+def range_sentence(span: dict[str, Any]) -> str:
+    """A measured range from its JSON (`kit.known.measured.Range.to_json`): present in, absent in, fixed in."""
+    said = f"{span['backend']}: present in {', '.join(span['present_in']) or 'none measured'}"
+    if span["absent_in"]:
+        said += f", absent in {', '.join(span['absent_in'])}"
+    if span["fixed_in"]:
+        said += f" (fixed in {span['fixed_in']})"
+    elif span["present_in"]:
+        said += " (open on the newest measured)"
+    return said
 
 
 def _machines_text(report: Report) -> str:

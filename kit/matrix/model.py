@@ -150,6 +150,8 @@ class Report:
     targets: list[TargetCell] = field(default_factory=list)
     """Records compiled for a chip this machine lacks (``--target``), newest per target, check and release."""
     target_answers: list[TargetAnswer] = field(default_factory=list)
+    catalogue: list[dict[str, Any]] = field(default_factory=list)
+    """The catalogue of known problems (``known/``), each with the ranges the kit measured (kit.known.listing)."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -20,6 +20,8 @@ from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_texts
 from ..errors import StorageError
+from ..known.catalogue import catalogue_folder, load_catalogue
+from ..known.listing import entry_json
 from .known_problems import load_known_problems
 from .markdown import render_markdown
 from .metric_series import plot_metrics
@@ -46,6 +48,7 @@ def write_report(
     environments: Sequence[str] = (),
     sessions: Collection[str] | None = None,
     checks: Collection[str] | None = None,
+    catalogue: Path | None = None,
 ) -> WriteResult:
     """Load records, build the report and plots, write matrix.md and matrix.json.
 
@@ -56,6 +59,7 @@ def write_report(
     own; the plots, like the answer, are of the releases alone.
     ``sessions``: the nox sessions that exist, so every Reproduce cell runs as written.
     ``checks``: matrix.toml's check names; records of a check no longer there are listed, not counted.
+    ``catalogue``: the known problems' folder to list with their measured ranges (default: the kit's own).
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     loaded = load_records(results_dir)
@@ -63,6 +67,8 @@ def write_report(
                           configured=configured, sessions=sessions,
                           known_problems=load_known_problems(known_problems) if known_problems else None,
                           environments=environments, checks=checks)
+    folder = catalogue or catalogue_folder()
+    report.catalogue = [entry_json(entry, folder) for entry in load_catalogue(folder)]
     in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured, checks=checks)  # no environments: not releases
     for unusable in report.unusable_files:
         try:
