@@ -187,4 +187,4 @@ def test_the_report_lists_the_catalogue_with_its_measured_ranges(catalogue: Path
     assert "| `one`: t | wrong-values | cpu: present in 0.4.35, absent in 0.6.0 (fixed in 0.6.0) | commit 0123456789 |" \
         in markdown
     assert "| `two`: t | sharding | never measured |" in markdown
-    assert [e["id"] for e in json.loads(written.data.read_text())["catalogue"]] == ["one", "two"]
+    assert [e["id"] for e in json.loads(written.json.read_text())["catalogue"]] == ["one", "two"]
