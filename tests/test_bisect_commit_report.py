@@ -16,6 +16,7 @@ from kit.bisect.search import BisectResult, BoundsProblem, Outcome
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
 from kit.history.leads import Lead
+from kit.install import JAX_ALONE
 from tests.observations import observed
 
 GOOD, BAD = Outcome.GOOD, Outcome.BAD
@@ -224,3 +225,25 @@ def test_a_patch_laid_on_the_same_xla_revision_is_named_as_the_compiled_change_a
             ".patch (the XLA revision is the same at both ends: these are the compiled change)") in lines
     assert f"  - probes: {LAST[:10]} on jaxlib 0.8.2: bad; {FIRST[:10]} on jaxlib 0.8.3: good (the release's own " \
            "probe)" in lines
+
+
+def test_a_commit_found_with_jax_alone_says_so_in_its_pair_and_rows() -> None:
+    # 0.9.2 -> 0.10.0: past the 135th commit only the commit's jax/ runs on jaxlib 0.9.2 (issue 49).
+    found = found_commit()
+    for key in (LAST, FIRST):
+        found.probed_candidates[key] = commit(key, laid=JAX_ALONE)
+    text = section(found)
+    assert "**Answer: the commit.**" in text
+    assert (f"  - probe pair: {LAST[:10]} on jaxlib 0.5.1 (jax/ alone): good; "
+            f"{FIRST[:10]} on jaxlib 0.5.1 (jax/ alone): bad") in text
+    assert "| 0.5.1 (jax/ alone) | bad (affected) |" in text
+
+
+def test_a_pair_laid_apart_is_a_range_never_a_commit() -> None:
+    # Its parent ran with its jaxlib Python, the commit with jax/ alone: the change may follow what was laid.
+    found = found_commit()
+    found.probed_candidates[FIRST] = commit(FIRST, laid=JAX_ALONE)
+    assert found.verdict == "short-list"
+    text = section(found)
+    assert "(exact)" not in text
+    assert "  - laid apart: jax/ and jaxlib Python for the first, jax/ alone for the second" in text

@@ -55,6 +55,23 @@ C++ extension, so a commit's copy names a binary that the build is not.
 _DECLARATION = re.compile(r"^(?P<name>" + "|".join(BINARY_DECLARATIONS) + r")\s*(?::[^=\n]*)?=\s*(?P<value>\d+)",
                           re.MULTILINE)
 
+JAX_ALONE = "jax/ alone"
+"""The smallest overlay: the commit's ``jax/`` over the build, whose own jaxlib (binary and Python) is untouched."""
+
+WITH_JAXLIB = "jax/ and jaxlib Python"
+"""The commit's ``jax/`` and its ``jaxlib/**.py`` (the gates of `lay_over`) over the build: format 4's overlay."""
+
+LAID_FORMS = (WITH_JAXLIB, JAX_ALONE)
+"""What may be laid, in the order a build's span is sought (`kit.bisect.commits.runnable.assign_builds`).
+
+The commit's jaxlib Python comes first where it runs: f93c2a1aa5's change is
+partly ``jaxlib/lapack.py``, and with ``jax/`` alone on jaxlib 0.5.1 it gives
+its parent's outcome. Where JAX cannot run with it (Mosaic GPU's Python naming
+an op the build's generated module lacks, from 0.9.2 → 0.10.0's 136th commit),
+``jax/`` alone is laid: the commit's own ``jax/`` still runs there, and a fix
+in ``jax/`` (2d252fb19d, ``jax/_src/scipy/fft.py``) is found on that build.
+"""
+
 _RELEASE_VERSION = re.compile(r"^_release_version\s*(?::[^=\n]*)?=\s*None\s*$", re.MULTILINE)
 
 
@@ -79,8 +96,16 @@ def new_overlay_folder() -> Path:
             from error
 
 
-def lay_over(history: History, commit: str, python: Path, folder: Path, version: str) -> None:
-    """Write ``commit``'s ``jax/`` and a whole ``jaxlib`` package (its Python over ``python``'s build) into ``folder``."""
+def lay_over(history: History, commit: str, python: Path, folder: Path, version: str,
+             laid: str = WITH_JAXLIB) -> None:
+    """Write ``commit``'s ``jax/`` and a whole ``jaxlib`` package (its Python over ``python``'s build) into ``folder``.
+
+    ``laid`` `JAX_ALONE`: ``jax/`` only; the build's jaxlib is imported as installed (nothing linked).
+    """
+    if laid == JAX_ALONE:
+        export_files(history, commit, ["jax"], folder)
+        _stamp_version(folder / "jax" / "version.py", version)
+        return
     installed = installed_package(python, "jaxlib")
     export_files(history, commit, ["jax", "jaxlib"], folder,  # one read of the tree, one fetch when partial
                  wanted=lambda path: not path.startswith("jaxlib/") or _jaxlib_python(path, installed))

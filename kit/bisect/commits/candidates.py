@@ -22,7 +22,7 @@ from ...history.commit_range import CommitRange, resolve
 from ...history.commits import headlines
 from ...history.source import History
 from ...history.version_file import JaxlibRange, dotted, jaxlib_ranges
-from ...install import commit_version
+from ...install import WITH_JAXLIB, commit_version
 from .builds import Build, choose_build
 from ..candidates import Candidate
 
@@ -38,6 +38,8 @@ class CommitCandidate(Candidate):
     date: str = ""
     forced: bool = False
     """Run on a jaxlib newer than its jax accepts, JAX's version check relaxed (:func:`forced_on`): a lead only."""
+    laid: str = WITH_JAXLIB
+    """What of the commit is laid over the build (`kit.install.overlay.LAID_FORMS`): the smallest that runs."""
 
     @property
     def short(self) -> str:

@@ -32,6 +32,7 @@ from ...history.twins import main_line_twin
 from ...history.source import History
 from ...history.version_file import dotted
 from ...history.xla import xla_compare_url, xla_revision
+from ...install import JAX_ALONE
 from .builds import Build
 from .candidates import CommitCandidate
 from ..observation import Observation
@@ -176,9 +177,26 @@ class CommitFinding:
         if self.tie_break is not None and self.tie_break.kind == "unknown":
             return "binary-may-be-the-cause"
         result = self.answer_level.result
-        if result is None or not result.exact:
+        if result is None or not result.exact or self.laid_apart:
             return "short-list"
         return "commit-with-newer-jaxlib" if self.tie_break and self.tie_break.kind == "build-dependent" else "commit"
+
+    @property
+    def laid_apart(self) -> tuple[str, str] | None:
+        """What was laid of the answer's two commits, where it differs (its jaxlib Python with one, ``jax/``
+        alone with the other): the outcome may follow what was laid, so the pair is a range, not a commit."""
+        result = self.answer_level.result
+        if result is None:
+            return None
+        pair = [self.probed_candidates.get(key) for key in (result.last_same, result.first_different)]
+        if pair[0] is None or pair[1] is None or pair[0].laid == pair[1].laid:
+            return None
+        return pair[0].laid, pair[1].laid
+
+    def laid_of(self, key: str) -> str:
+        """`kit.install.overlay.JAX_ALONE` where only the commit's ``jax/`` was laid, else ""."""
+        candidate = self.probed_candidates.get(key)
+        return candidate.laid if candidate is not None and candidate.laid == JAX_ALONE else ""
 
     def outcome_of(self, key: str) -> Outcome | None:
         """What the first search that judged ``key`` made of it."""
@@ -320,6 +338,7 @@ def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
             "outcome": outcome.value if outcome else None,
             "title": candidate.title if candidate else "", "date": candidate.date if candidate else "",
             "jaxlib": seen.installed.jaxlib, "python": seen.installed.python,
+            "laid": candidate.laid if candidate else None,
             "release_env": candidate.build.release if candidate and candidate.build else None,
             "status": seen.found.status, "verdict": seen.found.verdict, "reason": seen.found.reason,
             "source": seen.came_from.source, "jax_cannot_run": seen.found.jax_cannot_run,

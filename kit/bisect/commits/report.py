@@ -165,9 +165,14 @@ def _found_pair(found: CommitFinding) -> list[str]:
     probes = []
     for key in (result.last_same, result.first_different):
         outcome = found.outcome_of(key)
-        probes.append(f"{_commit_of(found, key)[:10]} on jaxlib {found.build_of(key) or '?'}: "
+        laid = f" ({found.laid_of(key)})" if found.laid_of(key) else ""
+        probes.append(f"{_commit_of(found, key)[:10]} on jaxlib {found.build_of(key) or '?'}{laid}: "
                       f"{outcome.value if outcome else '?'}")
-    return [f"  - probe pair: {'; '.join(probes)}"]
+    apart = found.laid_apart
+    laid = [f"  - laid apart: {apart[0]} for the first, {apart[1]} for the second (the build cannot run the "
+            "commit's jaxlib Python past there), so the change may follow what was laid: a range, not a commit"] \
+        if apart else []
+    return [f"  - probe pair: {'; '.join(probes)}", *laid]
 
 
 def _commit_of(found: CommitFinding, key: str) -> str:
@@ -230,8 +235,9 @@ def _probe_rows(found: CommitFinding, crash: str, script: bool) -> Sequence[str]
                                 Source.RELEASE: "the release's own probe"}
         how = hows.get(seen.came_from.source, f"run ({seen.installed.environment or 'no'} environment)")
         title = (candidate.title if candidate else "").replace("|", "\\|")[:70]
+        laid = f" ({found.laid_of(key)})" if found.laid_of(key) else ""
         rows.append(f"| {candidate.short if candidate else key[:10]} | {(candidate.date if candidate else '')[:10]} "
-                    f"| {title} | {seen.installed.jaxlib or '—'} | {text} | {how} | {seen.cost.seconds:.1f} |")
+                    f"| {title} | {seen.installed.jaxlib or '—'}{laid} | {text} | {how} | {seen.cost.seconds:.1f} |")
     hidden = len(found.observations) - len(shown)
     if hidden:
         rows.append(f"\n{hidden} more commits were known before this run (probe cache) and narrowed the search; "
