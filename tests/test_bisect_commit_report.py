@@ -247,3 +247,14 @@ def test_a_pair_laid_apart_is_a_range_never_a_commit() -> None:
     text = section(found)
     assert "(exact)" not in text
     assert "  - laid apart: jax/ and jaxlib Python for the first, jax/ alone for the second" in text
+
+
+def test_where_the_binary_and_the_python_were_not_told_apart_the_range_is_given_and_no_commit_in_bold() -> None:
+    found = found_commit(tie=TieBreak("unknown", None, BUILT, FRESH, None, "the outcome changed where the probes "
+                                      "switched builds, and cccccccccc on jaxlib 0.5.1 could not run even forced"))
+    text = section(found)
+    assert "**Answer: a range: the jaxlib binary and JAX's Python not told apart.**" in text
+    assert "- Neither the binary nor a commit is named: the outcome changed where" in text
+    assert f"- the range: last good {LAST[:10]} (jaxlib 0.5.1) … first bad {FIRST[:10]} (jaxlib 0.5.1)" in text
+    assert f"**{FIRST}**" not in text
+    assert "(exact)" not in text

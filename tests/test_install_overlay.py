@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_jax import FIX_TITLE, PLUGINS_TITLE, PREP_TITLE, commit_titled, fake_env, make_repo
+from fake_jax import FIX_TITLE, PLUGINS_TITLE, PREP_TITLE, UNRUNNABLE_TITLE, commit_titled, fake_env, make_repo
 from kit.history.source import History
 from kit.history.version_file import JaxlibRange
 from kit.install.environment import REUSED, Environment, overlaid
@@ -130,3 +130,17 @@ def test_jax_alone_lays_no_jaxlib_and_the_builds_jaxlib_python_is_what_imports(w
     assert jax_file.startswith(str(tmp_path))
     assert not lapack_file.startswith(str(tmp_path))  # the build's own jaxlib Python
     assert fixed == "False"  # the fix's jaxlib/lapack.py half is not there: why WITH_JAXLIB is laid first
+
+
+def test_a_forced_probe_below_the_commits_minimum_stamps_the_builds_version_as_it(
+        world: tuple[History, Environment], tmp_path: Path) -> None:
+    # The crossed pair's four probes (issue 49): a commit that asks for jaxlib >= 0.1.5 forced onto 0.1.0.
+    history, base = world
+    asks_more = commit_titled(history.path, UNRUNNABLE_TITLE)
+    refused, forced = tmp_path / "refused", tmp_path / "forced"
+    lay_over(history, asks_more, base.python, refused, "0.1.0.dev")
+    lay_over(history, asks_more, base.python, forced, "0.1.0.dev", minimum="0.1.0")
+    env = {**os.environ, "PYTHONPATH": str(refused)}
+    assert subprocess.run([str(base.python), "-c", "import jax"], env=env, capture_output=True).returncode != 0
+    assert run(overlaid(base, forced, "0.1.0.dev"), "import jax.version as v; print(v._minimum_jaxlib_version)") \
+        == "0.1.0"

@@ -175,7 +175,7 @@ def prepare(matrix: Matrix, version: str, key: InstallKey, log: Log, *, index: P
 
 
 def over_release(prepared: Prepared, history: History, commit: str, version: str, folder: Path,
-                 laid: str = WITH_JAXLIB) -> Prepared:
+                 laid: str = WITH_JAXLIB, minimum: str | None = None) -> Prepared:
     """A JAX commit: its sources laid over a release's prepared environment (same plan, same jaxlib build).
 
     The Python files go to ``folder``, first on the path (`kit.install.overlay`);
@@ -183,7 +183,7 @@ def over_release(prepared: Prepared, history: History, commit: str, version: str
     """
     if prepared.environment is None:
         return prepared
-    lay_over(history, commit, prepared.environment.python, folder, version, laid)
+    lay_over(history, commit, prepared.environment.python, folder, version, laid, minimum)
     return replace(prepared, environment=overlaid(prepared.environment, folder, version))
 
 

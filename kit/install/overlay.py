@@ -72,6 +72,8 @@ an op the build's generated module lacks, from 0.9.2 → 0.10.0's 136th commit),
 in ``jax/`` (2d252fb19d, ``jax/_src/scipy/fft.py``) is found on that build.
 """
 
+_MINIMUM_JAXLIB = re.compile(r"^_minimum_jaxlib_version\s*(?::[^=\n]*)?=\s*[\"'][^\"'\n]*[\"']", re.MULTILINE)
+
 _RELEASE_VERSION = re.compile(r"^_release_version\s*(?::[^=\n]*)?=\s*None\s*$", re.MULTILINE)
 
 
@@ -97,14 +99,15 @@ def new_overlay_folder() -> Path:
 
 
 def lay_over(history: History, commit: str, python: Path, folder: Path, version: str,
-             laid: str = WITH_JAXLIB) -> None:
+             laid: str = WITH_JAXLIB, minimum: str | None = None) -> None:
     """Write ``commit``'s ``jax/`` and a whole ``jaxlib`` package (its Python over ``python``'s build) into ``folder``.
 
     ``laid`` `JAX_ALONE`: ``jax/`` only; the build's jaxlib is imported as installed (nothing linked).
+    ``minimum``: the jaxlib version JAX's import check takes as its minimum (a forced probe's build).
     """
     if laid == JAX_ALONE:
         export_files(history, commit, ["jax"], folder)
-        _stamp_version(folder / "jax" / "version.py", version)
+        _stamp_version(folder / "jax" / "version.py", version, minimum)
         return
     installed = installed_package(python, "jaxlib")
     export_files(history, commit, ["jax", "jaxlib"], folder,  # one read of the tree, one fetch when partial
@@ -112,7 +115,7 @@ def lay_over(history: History, commit: str, python: Path, folder: Path, version:
     _link_missing(installed, folder / "jaxlib")
     _keep_importable(folder / "jaxlib", installed)
     declare_the_build(folder / "jaxlib", installed)
-    _stamp_version(folder / "jax" / "version.py", version)
+    _stamp_version(folder / "jax" / "version.py", version, minimum)
 
 
 def _jaxlib_python(path: str, installed: Path) -> bool:
@@ -254,7 +257,7 @@ def _link_missing(installed: Path, overlay: Path) -> None:
             os.symlink(entry, target)
 
 
-def _stamp_version(version_file: Path, version: str) -> None:
+def _stamp_version(version_file: Path, version: str, minimum: str | None = None) -> None:
     # JAX's own build writes _release_version the same way; here it names the commit, so every
     # record and log line says which Python ran (the jaxlib check reads _version, not this).
     try:
@@ -262,5 +265,8 @@ def _stamp_version(version_file: Path, version: str) -> None:
     except OSError:
         return
     stamped, count = _RELEASE_VERSION.subn(f'_release_version = "{version}"', text)
+    if minimum is not None:  # forced below the commit's minimum: the check reads this, nothing else does
+        stamped, relaxed = _MINIMUM_JAXLIB.subn(f'_minimum_jaxlib_version = "{minimum}"  # forced', stamped)
+        count += relaxed
     if count:
         version_file.write_text(stamped, encoding="utf-8")

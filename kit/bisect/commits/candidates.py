@@ -108,15 +108,19 @@ def commit_candidates_of(history: History, commits: Sequence[str], builds: Seque
     return [_candidate(commit, ranges.get(commit), heads.get(commit, ("", "")), builds) for commit in commits]
 
 
-def forced_on(candidate: CommitCandidate, build: Build) -> CommitCandidate | None:
-    """The commit on a build newer than its jax accepts, past JAX's version check; None where more refuses it.
+def forced_on(candidate: CommitCandidate, build: Build, below_minimum: bool = False) -> CommitCandidate | None:
+    """The commit on a build its jax does not accept, past JAX's version check; None where more refuses it.
 
-    Only the "jaxlib newer than jax" check is relaxed (a build older than
-    the commit's minimum lacks what it needs). Such a probe is labelled
-    forced wherever it is shown, and never carries an answer alone.
+    Only the "jaxlib newer than jax" check is relaxed, unless ``below_minimum``
+    (a crossed pair's four probes, `kit.bisect.commits.crossed`): then also
+    "jaxlib older than the minimum", which the overlay stamps as the build's.
+    Such a probe is labelled forced wherever it is shown, and never carries
+    an answer alone.
     """
     accepts = candidate.accepts
-    if accepts is None or accepts.accepts(build.jaxlib) or dotted(build.jaxlib) < dotted(accepts.minimum):
+    if accepts is None or accepts.accepts(build.jaxlib):
+        return None
+    if dotted(build.jaxlib) < dotted(accepts.minimum) and not below_minimum:
         return None
     return replace(candidate, version=f"{candidate.commit}@jaxlib-{build.jaxlib}-forced", python=build.python,
                    jaxlib=build.jaxlib, problem="", build=build, forced=True)

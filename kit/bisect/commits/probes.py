@@ -116,7 +116,8 @@ class CommitSubject:
             self.releases.log(detail(f"jax {release}'s environment: {compile_environment(base.environment.python)}"))
         folder = new_overlay_folder()
         self._folders.append(folder)
-        laid = over_release(base, self.history, candidate.commit, candidate.jax_version, folder, candidate.laid)
+        laid = over_release(base, self.history, candidate.commit, candidate.jax_version, folder, candidate.laid,
+                            minimum=candidate.jaxlib if candidate.forced else None)
         made = fill_bytecode(base.environment.python, folder, self.bytecode_dir)
         self.releases.log(detail(f"laid {candidate.short}'s {candidate.laid} over jax {release}'s environment "
                                  f"({folder}); {made}"))
