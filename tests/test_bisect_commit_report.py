@@ -258,3 +258,13 @@ def test_where_the_binary_and_the_python_were_not_told_apart_the_range_is_given_
     assert f"- the range: last good {LAST[:10]} (jaxlib 0.5.1) … first bad {FIRST[:10]} (jaxlib 0.5.1)" in text
     assert f"**{FIRST}**" not in text
     assert "(exact)" not in text
+
+
+def test_a_branch_fix_is_named_with_its_twin_and_the_first_release_carrying_each() -> None:
+    found = found_commit()
+    found.main_line = (info(NEWEST), "same title, author and author date")
+    found.released = ("0.4.37", None)
+    text = section(found)
+    assert ("  - a release branch's copy, first released in jax 0.4.37; on the main line (same title, author and "
+            f"author date): **{NEWEST}**") in text
+    assert text.split("a release branch's copy", 1)[1].split("\n", 1)[0].endswith("; in no release tagged here yet")

@@ -28,7 +28,7 @@ from ...history.commit_range import CommitRange
 from ...history.commits import CommitInfo, commit_info, compare_url, compiled_changes, xla_patches
 from ...history.leads import BuildPair, Lead, binary_leads, gated_leads
 from ...history.op_files import OpFiles, commits_touching, op_files
-from ...history.twins import main_line_twin
+from ...history.twins import first_release, main_line_twin
 from ...history.source import History
 from ...history.version_file import dotted
 from ...history.xla import xla_compare_url, xla_revision
@@ -159,6 +159,8 @@ class CommitFinding:
     main_line: tuple[CommitInfo, str] | None = None
     """The first changed commit's twin on JAX's main line when it is a release branch's cherry-pick, and how
     it was recognised (`kit.history.twins`)."""
+    released: tuple[str | None, str | None] = (None, None)
+    """With a twin: the first release whose tag holds the branch's commit, and the twin (None: none here yet)."""
 
     @property
     def answer_level(self) -> CommitLevel:
@@ -227,6 +229,8 @@ def describe_commits(history: History, found: CommitFinding, op: str = "") -> No
         found.first_different = commit_info(history, _commit(found, result.first_different))
         twin = main_line_twin(history, found.first_different.hash)
         found.main_line = (commit_info(history, twin.commit), twin.how) if twin else None
+        if twin is not None:
+            found.released = (first_release(history, found.first_different.hash), first_release(history, twin.commit))
     if found.verdict in ("not-in-python", "binary-may-be-the-cause", "build-matters"):
         found.compiled = _compiled_change(history, found)
         commit_range = found.levels[0].commit_range
@@ -301,7 +305,9 @@ def commits_json(found: CommitFinding) -> dict[str, Any]:
         if info is not None:
             data[name] = {**info.to_json(), "jaxlib": found.answer_build(name)}
     if found.main_line is not None and "first_different" in data:
-        data["first_different"]["main_line"] = {**found.main_line[0].to_json(), "how": found.main_line[1]}
+        data["first_different"]["main_line"] = {**found.main_line[0].to_json(), "how": found.main_line[1],
+                                                "first_release": found.released[1]}
+        data["first_different"]["first_release"] = found.released[0]
     if found.tie_break is not None:
         tie = found.tie_break
         data["tie_break"] = {"kind": tie.kind, "probe": tie.probe.commit if tie.probe else None,

@@ -145,7 +145,8 @@ def _twin_lines(found: CommitFinding) -> list[str]:
     if found.main_line is None:
         return []
     info, how = found.main_line
-    return [f"  - a release branch's copy; on the main line ({how}): {_named(info, None)}"]
+    branch, main = (f"first released in jax {v}" if v else "in no release tagged here yet" for v in found.released)
+    return [f"  - a release branch's copy, {branch}; on the main line ({how}): {_named(info, None)}; {main}"]
 
 
 def _named(info: CommitInfo, jaxlib: str | None) -> str:
