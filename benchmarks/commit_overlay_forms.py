@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kit.history.source import History  # noqa: E402
-from kit.install.bytecode import fill_bytecode  # noqa: E402
+from kit.install.bytecode import compile_environment, fill_bytecode  # noqa: E402
 from kit.install.environment import REUSED, Environment, overlaid  # noqa: E402
 from kit.install.overlay import JAX_ALONE, WITH_JAXLIB, lay_over, new_overlay_folder, remove_overlay  # noqa: E402
 from kit.run.jax_runs import jax_runs  # noqa: E402
@@ -54,6 +54,9 @@ def main(argv: list[str]) -> int:
         commits = _spread(repo, args.commits)
         bytecode = Path(scratch) / "bytecode"
         print(f"{len(commits)} commits of {repo} over {python} (jaxlib {args.build}), {args.rounds} rounds")
+        # As the commit phase does once per build: its packages' bytecode (jaxlib's Python among them, which jax/
+        # alone imports from there), so neither overlay compiles the build's files at each import.
+        print(f"the build's environment: {compile_environment(python)}", flush=True)
         seconds: dict[str, list[float]] = {WITH_JAXLIB: [], JAX_ALONE: []}
         laying: dict[str, list[float]] = {WITH_JAXLIB: [], JAX_ALONE: []}
         for commit in commits:  # the bytecode cache holds each commit's files once both ways, as after a first probe
@@ -67,7 +70,7 @@ def main(argv: list[str]) -> int:
                     seconds[laid].append(took)
                     laying[laid].append(lay)
                     print(f"  {commit[:10]} {laid:<24} {took:6.2f} s (laying and bytecode {lay:5.2f} s)  "
-                          f"{'runs' if ok else 'does not run'}")
+                          f"{'runs' if ok else 'does not run'}", flush=True)
     for name, samples in (("laid, bytecode and JAX asked", seconds), ("laying and bytecode alone", laying)):
         with_jaxlib, alone = statistics.median(samples[WITH_JAXLIB]), statistics.median(samples[JAX_ALONE])
         print(f"{name}: median with jaxlib Python {with_jaxlib:.2f} s, jax/ alone {alone:.2f} s: "
