@@ -268,3 +268,8 @@ def test_a_branch_fix_is_named_with_its_twin_and_the_first_release_carrying_each
     assert ("  - a release branch's copy, first released in jax 0.4.37; on the main line (same title, author and "
             f"author date): **{NEWEST}**") in text
     assert text.split("a release branch's copy", 1)[1].split("\n", 1)[0].endswith("; in no release tagged here yet")
+
+
+def test_a_pair_probe_says_when_only_jax_was_laid() -> None:
+    probe = PairProbe(FIRST, "0.9.2", "good", laid=JAX_ALONE)
+    assert probe.text() == f"{FIRST[:10]} on jaxlib 0.9.2 (jax/ alone): good"

@@ -21,7 +21,7 @@ import dataclasses
 from ...history.commits import version_gates
 from .builds import Build
 from .candidates import CommitCandidate, forced_on, on_build
-from .finding import CommitLevel, PairProbe, TieBreak
+from .finding import CommitLevel, PairProbe, TieBreak, alone_note
 from .probes import CommitProber
 from ..search import Outcome
 
@@ -46,7 +46,8 @@ def same_python_other_build(prober: CommitProber, same: CommitCandidate, changed
     new = Outcome.BAD if old is Outcome.GOOD else Outcome.GOOD
     a, b = same.build, changed.build
     changed_on_a = _crossed(prober, changed, a, level)
-    four = [PairProbe(same.commit, a.jaxlib, old.value), PairProbe(changed.commit, b.jaxlib, new.value)]
+    four = [PairProbe(same.commit, a.jaxlib, old.value, laid=alone_note(same)),
+            PairProbe(changed.commit, b.jaxlib, new.value, laid=alone_note(changed))]
     if changed_on_a is not None and changed_on_a[1] is not old:
         why = (f"commit {changed.short} gave {changed_on_a[1].value} on jaxlib {a.jaxlib} as on jaxlib {b.jaxlib}: "
                "the Python made the change, on either build")
@@ -105,7 +106,8 @@ def _four_probes(same: CommitCandidate, changed: CommitCandidate, a: Build, b: B
 def as_probe(commit: CommitCandidate, build: Build, crossed: Crossed) -> PairProbe:
     """A crossed probe as the report prints it: its outcome (forced, where it was), or why it did not run."""
     if crossed is not None:
-        return PairProbe(commit.commit, build.jaxlib, crossed[1].value, forced=crossed[0].forced)
+        return PairProbe(commit.commit, build.jaxlib, crossed[1].value, forced=crossed[0].forced,
+                         laid=alone_note(crossed[0]))
     why = (f"JAX refuses jaxlib {build.jaxlib}: its jax/version.py accepts {commit.accepts}"
            if on_build(commit, build) is None else "it ran and said neither good nor bad, or JAX itself does not run")
     return PairProbe(commit.commit, build.jaxlib, f"could not run: {why}")

@@ -66,11 +66,19 @@ class PairProbe:
     """Run past JAX's version check (`commit_candidates.forced_on`): said so wherever it is shown."""
     note: str = ""
     """What the probe stands for in its pair (``the release's own probe``, ``the old end's Python``)."""
+    laid: str = ""
+    """`kit.install.overlay.JAX_ALONE` where only the commit's ``jax/`` was laid (`alone_note`), else ""."""
 
     def text(self) -> str:
         forced = " (forced: JAX's version check relaxed)" if self.forced else ""
+        laid = f" ({self.laid})" if self.laid else ""
         note = f" ({self.note})" if self.note else ""
-        return f"{self.commit[:10]} on jaxlib {self.jaxlib}{forced}: {self.outcome}{note}"
+        return f"{self.commit[:10]} on jaxlib {self.jaxlib}{laid}{forced}: {self.outcome}{note}"
+
+
+def alone_note(candidate: CommitCandidate) -> str:
+    """What a probe of ``candidate`` says of its overlay: `JAX_ALONE` where that was laid, else nothing."""
+    return candidate.laid if candidate.laid == JAX_ALONE else ""
 
 
 @dataclass(frozen=True)
