@@ -16,6 +16,7 @@ from kit.bisect.search import BisectResult, BoundsProblem, Outcome
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
 from kit.history.leads import Lead
+from kit.install import JAX_ALONE
 from tests.observations import observed
 
 GOOD, BAD = Outcome.GOOD, Outcome.BAD
@@ -224,3 +225,51 @@ def test_a_patch_laid_on_the_same_xla_revision_is_named_as_the_compiled_change_a
             ".patch (the XLA revision is the same at both ends: these are the compiled change)") in lines
     assert f"  - probes: {LAST[:10]} on jaxlib 0.8.2: bad; {FIRST[:10]} on jaxlib 0.8.3: good (the release's own " \
            "probe)" in lines
+
+
+def test_a_commit_found_with_jax_alone_says_so_in_its_pair_and_rows() -> None:
+    # 0.9.2 -> 0.10.0: past the 135th commit only the commit's jax/ runs on jaxlib 0.9.2 (issue 49).
+    found = found_commit()
+    for key in (LAST, FIRST):
+        found.probed_candidates[key] = commit(key, laid=JAX_ALONE)
+    text = section(found)
+    assert "**Answer: the commit.**" in text
+    assert (f"  - probe pair: {LAST[:10]} on jaxlib 0.5.1 (jax/ alone): good; "
+            f"{FIRST[:10]} on jaxlib 0.5.1 (jax/ alone): bad") in text
+    assert "| 0.5.1 (jax/ alone) | bad (affected) |" in text
+
+
+def test_a_pair_laid_apart_is_a_range_never_a_commit() -> None:
+    # Its parent ran with its jaxlib Python, the commit with jax/ alone: the change may follow what was laid.
+    found = found_commit()
+    found.probed_candidates[FIRST] = commit(FIRST, laid=JAX_ALONE)
+    assert found.verdict == "short-list"
+    text = section(found)
+    assert "(exact)" not in text
+    assert "  - laid apart: jax/ and jaxlib Python for the first, jax/ alone for the second" in text
+
+
+def test_where_the_binary_and_the_python_were_not_told_apart_the_range_is_given_and_no_commit_in_bold() -> None:
+    found = found_commit(tie=TieBreak("unknown", None, BUILT, FRESH, None, "the outcome changed where the probes "
+                                      "switched builds, and cccccccccc on jaxlib 0.5.1 could not run even forced"))
+    text = section(found)
+    assert "**Answer: a range: the jaxlib binary and JAX's Python not told apart.**" in text
+    assert "- Neither the binary nor a commit is named: the outcome changed where" in text
+    assert f"- the range: last good {LAST[:10]} (jaxlib 0.5.1) … first bad {FIRST[:10]} (jaxlib 0.5.1)" in text
+    assert f"**{FIRST}**" not in text
+    assert "(exact)" not in text
+
+
+def test_a_branch_fix_is_named_with_its_twin_and_the_first_release_carrying_each() -> None:
+    found = found_commit()
+    found.main_line = (info(NEWEST), "same title, author and author date")
+    found.released = ("0.4.37", None)
+    text = section(found)
+    assert ("  - a release branch's copy, first released in jax 0.4.37; on the main line (same title, author and "
+            f"author date): **{NEWEST}**") in text
+    assert text.split("a release branch's copy", 1)[1].split("\n", 1)[0].endswith("; in no release tagged here yet")
+
+
+def test_a_pair_probe_says_when_only_jax_was_laid() -> None:
+    probe = PairProbe(FIRST, "0.9.2", "good", laid=JAX_ALONE)
+    assert probe.text() == f"{FIRST[:10]} on jaxlib 0.9.2 (jax/ alone): good"

@@ -184,7 +184,7 @@ def test_change_only_in_the_compiled_jaxlib_is_not_in_python_once_the_old_ends_p
     assert commits["tie_break"]["kind"] == "binary"
     evidence = commits["tie_break"]["evidence"]
     old_end = commits["range"]["old_end"]
-    assert {"commit": old_end, "jaxlib": "0.2.0", "outcome": "good", "forced": True, "note": ""} in evidence
+    assert {"commit": old_end, "jaxlib": "0.2.0", "outcome": "good", "forced": True, "note": "", "laid": ""} in evidence
     assert [e for e in evidence if not e["forced"] and e["outcome"] == "bad"]  # a forced probe never stands alone
     assert len(commits["probed_now"]) <= 5  # newest on the old build, that Python, oldest and old end on the new
 

@@ -171,6 +171,12 @@ ERAS: dict[str, tuple[str, ...]] = {
     # every 2.0 s on jaxlib 0.8.2 and every 1.0 s on jaxlib 0.8.3. Its Python is the old end's but for version.py.
     "heartbeat": ("0.8.2", "0.8.3", (REPO / "examples" / "heartbeat_interval_0_8_3.py").read_text(), "",
                   "not-in-python"),
+    # jax/ alone (issue 49). `jax.scipy.fft.dctn` with `s` and no `axes`: wrong shape on 0.9.2, right on 0.10.0;
+    # `git log jax-v0.9.2..jax-v0.10.0 -- jax/_src/scipy/fft.py` gives 2d252fb19d ("Fix default axes in dctn and
+    # idctn when s is specified but axes is None."). From 9a5876499e on, a commit's jaxlib/mosaic/python/mosaic_gpu.py
+    # subclasses a WarpMapOp jaxlib 0.9.2's generated module lacks: only its jax/ runs there. Run here on
+    # 2026-12-05: 2d252fb19d exactly, its pair on jaxlib 0.9.2 with jax/ alone, 10 commit probes, 7 minutes.
+    "dctn-jax-alone": ("0.9.2", "0.10.0", (REPO / "examples" / "dctn_s_axes.py").read_text(), "2d252fb19d"),
 }
 
 
@@ -197,5 +203,9 @@ def test_full_clone_names_real_changes_of_each_era(tmp_path: Path, case: str) ->
         assert ("2184c1ecb7", "0.8.3", "good") in shown
         assert ("3f125024ec", "0.8.2", "bad") in shown
         assert commits["not_in_python"]["xla_patches"] == ["third_party/xla/coordination_service_config_fix.patch"]
+    if case == "dctn-jax-alone":
+        pair = [p for p in commits["probes"] if p["key"] in (commits["levels"][-1]["last_same"],
+                                                             commits["levels"][-1]["first_different"])]
+        assert [p["laid"] for p in pair] == ["jax/ alone", "jax/ alone"]
     counted = [p for p in commits["probes"] if p["outcome"] in ("good", "bad")]
     assert not [p for p in counted if p["jax_cannot_run"]]  # no import failure of JAX counted either way

@@ -6,6 +6,7 @@ tested is how the spans are searched, how commits are placed on builds, and what
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from kit.bisect.commits.candidates import CommitCandidate
 from kit.bisect.commits.runnable import PairStore, Runnable, assign_builds, span_on
 from kit.history.version_file import JaxlibRange
+from kit.install import JAX_ALONE, WITH_JAXLIB
 from kit.bisect.commits.builds import Build
 from kit.run.jax_runs import JaxRuns
 
@@ -29,16 +31,21 @@ def _commits(count: int, accepts: JaxlibRange = BOTH) -> list[CommitCandidate]:
 
 
 class Table:
-    """JAX runs for commit i on jaxlib j when ``runs[j]`` holds i; counts what was asked."""
+    """JAX runs for commit i on jaxlib j when ``runs[j]`` holds i (``alone[j]`` with jax/ alone laid, else the
+    same); counts what was asked."""
 
-    def __init__(self, runs: dict[str, set[int]], error: str = RENAMED) -> None:
+    def __init__(self, runs: dict[str, set[int]], error: str = RENAMED,
+                 alone: dict[str, set[int]] | None = None) -> None:
         self.runs, self.error, self.asked = runs, error, []  # type: ignore[var-annotated]
+        self.alone = alone or {}
 
     def __call__(self, candidate: CommitCandidate) -> JaxRuns:
         assert candidate.build is not None
         index = int(candidate.commit, 16)
         self.asked.append((index, candidate.build.jaxlib))
-        ok = index in self.runs[candidate.build.jaxlib]
+        runs = self.alone.get(candidate.build.jaxlib, self.runs[candidate.build.jaxlib]) \
+            if candidate.laid == JAX_ALONE else self.runs[candidate.build.jaxlib]
+        ok = index in runs
         return JaxRuns(ok, "" if ok else self.error, (), 0.5)
 
 
@@ -60,7 +67,8 @@ def test_each_commit_goes_on_the_first_build_that_runs_it(tmp_path: Path) -> Non
     assert [c.jaxlib for c in placed] == ["0.4.35"] * 6 + ["0.4.36"] * 4
     assert all(c.problem == "" for c in placed)
     assert placed[7].build == NEW
-    assert len(table.asked) <= 2 + 4 + 1  # ends and a bisection on the old build, one far end on the new
+    # ends and a bisection on the old build, both ends again with jax/ alone there, one far end on the new
+    assert len(table.asked) <= 2 + 4 + 2 + 1
 
 
 def test_a_commit_no_build_runs_carries_what_jax_died_of_on_each(tmp_path: Path) -> None:
@@ -69,8 +77,41 @@ def test_a_commit_no_build_runs_carries_what_jax_died_of_on_each(tmp_path: Path)
     assert [i for i, c in enumerate(placed) if c.problem] == [4, 5, 6]
     assert placed[5].build is None
     assert placed[5].jaxlib is None
-    assert placed[5].problem == (f"JAX itself cannot run it on any jaxlib build here (on jaxlib 0.4.35: {RENAMED}; "
-                                 f"on jaxlib 0.4.36: {RENAMED})")
+    assert placed[5].problem == (
+        "unrun: JAX itself cannot run it on any jaxlib build here, with its jaxlib Python or jax/ alone ("
+        f"on jaxlib 0.4.35 with jax/ and jaxlib Python: {RENAMED}; on jaxlib 0.4.35 with jax/ alone: {RENAMED}; "
+        f"on jaxlib 0.4.36 with jax/ and jaxlib Python: {RENAMED}; on jaxlib 0.4.36 with jax/ alone: {RENAMED})")
+
+
+MOSAIC = "AttributeError: module 'jaxlib.mosaic.dialect.gpu._mosaic_gpu_gen_ops' has no attribute 'WarpMapOp'"
+
+
+def test_past_where_its_jaxlib_python_breaks_a_commit_runs_with_jax_alone_on_the_same_build(tmp_path: Path) -> None:
+    # 0.9.2 -> 0.10.0: from the 5th commit on, the commit's jaxlib/mosaic Python names an op the old build's
+    # generated module lacks; its jax/ alone still runs there (the fix, 2d252fb19d, was in jax/_src/scipy/fft.py).
+    table = Table({"0.4.35": set(range(4)), "0.4.36": set()}, MOSAIC, alone={"0.4.35": set(range(10))})
+    placed = assign_builds(_commits(10), [OLD, NEW], _runnable(tmp_path, table))
+    assert [c.laid for c in placed] == [WITH_JAXLIB] * 4 + [JAX_ALONE] * 6
+    assert [c.jaxlib for c in placed] == ["0.4.35"] * 10
+    assert all(c.problem == "" for c in placed)
+
+
+def test_a_commit_that_runs_in_no_form_is_unrun(tmp_path: Path) -> None:
+    table = Table({"0.4.35": set(range(4)), "0.4.36": set(range(8, 10))}, MOSAIC,
+                  alone={"0.4.35": set(range(6)), "0.4.36": set(range(8, 10))})
+    placed = assign_builds(_commits(10), [OLD, NEW], _runnable(tmp_path, table))
+    assert [i for i, c in enumerate(placed) if c.problem.startswith("unrun: ")] == [6, 7]
+    assert [c.laid for c in placed[4:6]] == [JAX_ALONE] * 2
+
+
+def test_jax_alone_is_another_pair_in_the_store(tmp_path: Path) -> None:
+    store = PairStore(tmp_path, "cpu")
+    [commit] = _commits(1)
+    alone = dataclasses.replace(commit, laid=JAX_ALONE)
+    assert store.key(commit) != store.key(alone)
+    assert "jax-alone" in store.key(alone)
+    store.put(commit, JaxRuns(False, MOSAIC, (), 1.0))
+    assert store.get(alone) is None
 
 
 def test_a_commit_that_already_has_a_problem_keeps_it(tmp_path: Path) -> None:

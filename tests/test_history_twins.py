@@ -8,7 +8,7 @@ import pytest
 
 from fake_jax import _Commit, _files, commit_titled, write_history
 from kit.history.source import History
-from kit.history.twins import main_line_twin
+from kit.history.twins import first_release, main_line_twin
 
 FIX = "Fix the batching rule of cumsum (#4711)"
 ADAPTED = "Guard the new lowering behind a flag"
@@ -29,7 +29,8 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> History:
         _Commit(6, ADAPTED, {**fixed, "jax/_src/linalg.py": base["jax/_src/linalg.py"] + "FLAG = False\n"}, (5,)),
         _Commit(7, "b3 Prepare release 0.1.1", {**fixed, "CHANGELOG.md": "0.1.1\n"}, (6,)),
     ]
-    path = write_history(tmp_path_factory.mktemp("twins") / "jax", commits, {"jax-v0.1.1": 7}, {"main": 4})
+    path = write_history(tmp_path_factory.mktemp("twins") / "jax", commits, {"jax-v0.1.1": 7, "jax-v0.2.0": 4},
+                         {"main": 4})
     return History(path, "test")
 
 
@@ -103,3 +104,11 @@ def test_a_pick_without_stamps_finds_its_twin_inside_a_merged_pull_request_by_ti
     assert twin.how == "same title, author and author date"
     assert twin.commit == _on(history, SCAN_FIX, main=True)
     assert twin.commit != pick
+
+
+def test_a_branch_fix_and_its_main_line_twin_each_name_the_first_release_that_carries_them(history: History) -> None:
+    # Issue 49: a user on either line needs the release that is safe there (0.4.37's branch fix, as here 0.1.1's).
+    picked, twin = _on(history, FIX, main=False), _on(history, FIX, main=True)
+    assert first_release(history, picked) == "0.1.1"
+    assert first_release(history, twin) == "0.2.0"
+    assert first_release(history, _on(history, "m4 later work", main=True)) == "0.2.0"

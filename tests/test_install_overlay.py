@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from fake_jax import FIX_TITLE, PLUGINS_TITLE, PREP_TITLE, commit_titled, fake_env, make_repo
+from fake_jax import FIX_TITLE, PLUGINS_TITLE, PREP_TITLE, UNRUNNABLE_TITLE, commit_titled, fake_env, make_repo
 from kit.history.source import History
 from kit.history.version_file import JaxlibRange
 from kit.install.environment import REUSED, Environment, overlaid
-from kit.install.overlay import commit_version, declare_the_build, installed_package, lay_over
+from kit.install.overlay import JAX_ALONE, commit_version, declare_the_build, installed_package, lay_over
 
 def test_commit_version_names_the_commit() -> None:
     assert commit_version(JaxlibRange("0.5.1", "0.5.2"), "2025-02-27T08:15:45-08:00",
@@ -113,3 +113,34 @@ def test_a_file_that_declares_nothing_is_left_as_the_commit_wrote_it(tmp_path: P
     overlay = _jaxlib_tree(tmp_path / "overlay" / "jaxlib", {"xla_client.py": "from jaxlib.xla.xla_client import *\n"})
     declare_the_build(overlay, installed)
     assert (overlay / "xla_client.py").read_text() == "from jaxlib.xla.xla_client import *\n"
+
+
+def test_jax_alone_lays_no_jaxlib_and_the_builds_jaxlib_python_is_what_imports(world: tuple[History, Environment],
+                                                                                tmp_path: Path) -> None:
+    # The smallest overlay (issue 49): a commit whose jaxlib Python the build cannot run still runs its jax/.
+    history, base = world
+    fix = commit_titled(history.path, FIX_TITLE)
+    lay_over(history, fix, base.python, tmp_path, "0.1.0.dev20250110+fix", JAX_ALONE)
+    assert not (tmp_path / "jaxlib").exists()
+    laid = overlaid(base, tmp_path, "0.1.0.dev20250110+fix")
+    out = run(laid, "import jax, jaxlib.lapack; print(jax.__version__, jax.__file__, jaxlib.lapack.__file__, "
+                    "jax.batch_sharded())")
+    version, jax_file, lapack_file, fixed = out.split()
+    assert version == "0.1.0.dev20250110+fix"
+    assert jax_file.startswith(str(tmp_path))
+    assert not lapack_file.startswith(str(tmp_path))  # the build's own jaxlib Python
+    assert fixed == "False"  # the fix's jaxlib/lapack.py half is not there: why WITH_JAXLIB is laid first
+
+
+def test_a_forced_probe_below_the_commits_minimum_stamps_the_builds_version_as_it(
+        world: tuple[History, Environment], tmp_path: Path) -> None:
+    # The crossed pair's four probes (issue 49): a commit that asks for jaxlib >= 0.1.5 forced onto 0.1.0.
+    history, base = world
+    asks_more = commit_titled(history.path, UNRUNNABLE_TITLE)
+    refused, forced = tmp_path / "refused", tmp_path / "forced"
+    lay_over(history, asks_more, base.python, refused, "0.1.0.dev")
+    lay_over(history, asks_more, base.python, forced, "0.1.0.dev", minimum="0.1.0")
+    env = {**os.environ, "PYTHONPATH": str(refused)}
+    assert subprocess.run([str(base.python), "-c", "import jax"], env=env, capture_output=True).returncode != 0
+    assert run(overlaid(base, forced, "0.1.0.dev"), "import jax.version as v; print(v._minimum_jaxlib_version)") \
+        == "0.1.0"

@@ -55,7 +55,7 @@ def test_eager_and_jit_side_by_side_judge_the_line_that_differs(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     result, ran = _triage(tmp_path, monkeypatch, EAGER_JIT, {
         "0.6.0": "eager: [0. 2. 4.]\njit:   [0. 0. 0.]\n", "0.9.0": "eager: [0. 2. 4.]\njit:   [0. 2. 4.]\n"})
-    assert ran == ["0.6.0", "0.9.0", "0.9.0"]  # a printed line differs: the good side runs again, for noise
+    assert ran == ["0.6.0", "0.9.0", "0.9.0", "0.6.0"]  # a printed line differs: each side runs again, for noise
     assert result.answer == "reproduced on the reporter's release 0.6.0; fixed by the newest release, 0.9.0"
     assert result.details[0] == ("differs: printed line 2: prints 'jit:   [0 0 0]' on 0.6.0, prints 'jit:   [0 2 4]' "
                                  "on 0.9.0")  # the eager line is context: the same on both
@@ -80,7 +80,7 @@ def test_a_reporter_s_release_that_behaves_as_the_newest_is_compared_with_the_re
             "Actual output:\n```\n[0 1 4 3 2]\n```\n")
     result, ran = _triage(tmp_path, monkeypatch, text, {"0.6.0": "[0 1 4 3 2]\n", "0.9.0": "[0 1 4 3 2]\n",
                                                         "0.5.9": "[1 0 4 3 2]\n"})
-    assert ran == ["0.6.0", "0.9.0", "0.5.9", "0.5.9"]  # 0.5.9 only because the first two behave the same
+    assert ran == ["0.6.0", "0.9.0", "0.5.9", "0.5.9", "0.6.0"]  # 0.5.9 only because the first two behave the same
     assert result.answer.startswith("reproduced on the reporter's release 0.6.0; still there in the newest release")
     assert result.bisect_argv[-4:] == ["--good", "0.5.9", "--bad", "0.6.0"]
     assert result.details[1].startswith("confirmed:")  # the 'gives' in the expected label fooled nothing
@@ -170,7 +170,7 @@ def test_a_line_that_differs_between_two_runs_of_one_release_is_noise_not_the_bu
             "```\nOn jax 0.6.0 it prints:\n```\nnoise 0.1\n3.0\n```\n")
     result, ran = _triage(tmp_path, monkeypatch, text, {"0.6.0": "noise 0.1\n3.0\n",
                                                         "0.9.0": ["noise 0.7\n2.0\n", "noise 0.4\n2.0\n"]})
-    assert ran == ["0.6.0", "0.9.0", "0.9.0"]
+    assert ran == ["0.6.0", "0.9.0", "0.9.0", "0.6.0"]  # each side run twice
     assert result.details[0] == "noise, not judged: printed line 1 (differs between two runs of 0.9.0)"
     assert result.details[1] == "differs: printed line 2: prints '3' on 0.6.0, prints '2' on 0.9.0"
     only_noise, _ = _triage(tmp_path, monkeypatch, text.replace("3.0", "2.0"), {
@@ -217,3 +217,36 @@ def test_a_newest_that_could_not_run_the_block_is_named_with_why_and_the_bisect_
     assert result.details == ["the newest, 0.9.0, cannot say whether the bug is there: TIMED-OUT: timed out after "
                               "600 s"]
     assert flow.answer_lines(result)[1] == "   jax 0.6.0: AFFECTED; jax 0.9.0: TIMED-OUT"
+
+
+def test_a_line_that_varies_only_on_the_reporter_s_release_is_noise_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 49: printed random floats on the bad side were judged, and the bisect skipped 7 of 13 probes.
+    text = ("```python\nimport jax, numpy as np\nprint('noise', np.random.rand())\nprint(jax.numpy.ones(2).sum())\n"
+            "```\nOn jax 0.6.0 it prints:\n```\nnoise 0.1\n3.0\n```\n")
+    result, ran = _triage(tmp_path, monkeypatch, text, {"0.6.0": ["noise 0.1\n3.0\n", "noise 0.5\n3.0\n"],
+                                                        "0.9.0": "noise 0.7\n2.0\n"})
+    assert result.details[0] == "noise, not judged: printed line 1 (differs between two runs of 0.6.0)"
+    assert result.details[1] == "differs: printed line 2: prints '3' on 0.6.0, prints '2' on 0.9.0"
+
+
+def test_a_quote_that_matches_the_reporter_s_release_is_confirmed_by_one_rule_on_both_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 49: each run was cut to its own differing lines before the quote was matched, and two lines of one
+    # shape (a loop's) made the quote match neither side, or the wrong one.
+    text = ("```python\nimport jax\nfor v in jax.numpy.array([1.0, 5.0]): print('v:', v)\n```\n"
+            "On jax 0.6.0 it prints:\n```\nv: 1.0\nv: 5.0\n```\n")
+    result, _ = _triage(tmp_path, monkeypatch, text, {"0.6.0": "v: 1.0\nv: 5.0\n", "0.9.0": "v: 1.0\nv: 1.0\n"})
+    said = [line for line in result.details if "confirmed" in line]
+    assert said == ["confirmed: the report's quoted output 'v: 1.0\\nv: 5.0' matches the run on 0.6.0, not the one "
+                    "on 0.9.0"], result.details
+
+
+@pytest.mark.parametrize(("printed", "quoted", "shown"), [
+    ("loss: 0.5\nloss: 0.9", "loss: 0.9", True),  # one of a loop's lines
+    ("loss: 0.5\nloss: 0.9", "loss: 0.5\nloss: 0.9", True),
+    ("loss: 0.5\nloss: 0.5", "loss: 0.5\nloss: 0.9", False),
+])
+def test_each_quoted_line_matches_the_nearest_printed_line_of_its_shape(printed: str, quoted: str,
+                                                                       shown: bool) -> None:
+    assert shows_value(block_outcome.outcome(0, printed + "\n"), quoted) is shown

@@ -44,7 +44,7 @@ from ..log_events import Log
 from .commits import (
     Build, CommitCandidate, CommitFinding, CommitLevel, CommitProber, CommitSubject, PairProbe, PairStore, Runnable,
     TieBreak, assign_builds, commit_candidates, describe_commits, old_end_on_newer_build, on_build,
-    pair_on_other_build, span_on, tag_as_old_end,
+    binary_only_from_four, pair_on_other_build, same_python_other_build, span_on, tag_as_old_end,
 )
 from .probe import Prober, ReleaseSubject
 from .report import Finding
@@ -340,10 +340,11 @@ def _tell_binary_from_python(phase: CommitPhase, prober: CommitProber, found: Co
         if runnable is not None:
             found.tie_break = pair_on_other_build(prober, level, found.builds, runnable)
         return
-    found.tie_break = _same_python_other_build(prober, same, changed, level)
+    found.tie_break = same_python_other_build(prober, same, changed, level)
     if found.tie_break.kind == "binary" and runnable is not None:
         found.tie_break = _change_on_newer_build(prober, level, same, changed.build, runnable) or \
             old_end_on_newer_build(prober, level, found.tie_break, changed.build, level.result.old_outcome, runnable)
+    found.tie_break = binary_only_from_four(found.tie_break, changed, same.build, level.result.old_outcome)
 
 
 def _ends_on_one_build(prober: CommitProber, level: CommitLevel, builds: list[Build]) -> TieBreak | None:
@@ -373,51 +374,6 @@ def _ends_on_one_build(prober: CommitProber, level: CommitLevel, builds: list[Bu
         other = Outcome.GOOD if outcome is Outcome.BAD else Outcome.BAD
         evidence.append(PairProbe(last.commit, own[0].jaxlib, other.value, note="the release's own probe"))
     return TieBreak("binary", last, first.build, None, outcome, why, evidence=tuple(evidence))
-
-
-def _same_python_other_build(prober: CommitProber, same: CommitCandidate, changed: CommitCandidate,
-                             level: CommitLevel) -> TieBreak:
-    """At a build switch, the two crossed pairs tell the Python from the binary from a build-dependent commit.
-
-    ``same`` (the last unchanged commit) ran on build A, ``changed`` (the first
-    changed one) on build B. The changed commit on A: if it shows the change
-    there too, the Python made it. If not, the unchanged commit on B: if that
-    still shows the old outcome, the commit makes the change, but only on
-    jaxlib B (its Python takes another path there, as JAX's gates on
-    ``jaxlib_extension_version`` do); if it shows the new one, the build did.
-    A pair JAX cannot run on tells nothing and is passed over.
-    """
-    assert same.build is not None and changed.build is not None and level.result is not None
-    old = level.result.old_outcome
-    a, b = same.build, changed.build
-    changed_on_a = _crossed(prober, changed, a, level)
-    evidence: tuple[PairProbe, ...] = (PairProbe(same.commit, a.jaxlib, old.value),
-                PairProbe(changed.commit, b.jaxlib, Outcome.BAD.value if old is Outcome.GOOD else Outcome.GOOD.value),
-                _as_probe(changed, a, changed_on_a))
-    if changed_on_a is not None and changed_on_a[1] is not old:
-        why = (f"commit {changed.short} gave {changed_on_a[1].value} on jaxlib {a.jaxlib} as on jaxlib {b.jaxlib}: "
-               "the Python made the change, on either build")
-        return TieBreak("python", changed_on_a[0], a, b, changed_on_a[1], why, evidence=evidence)
-    same_on_b = _crossed(prober, same, b, level)
-    evidence += (_as_probe(same, b, same_on_b),)
-    if same_on_b is None:
-        why = (f"the outcome changed where the probes switched from jaxlib {a.jaxlib} ({same.short}) to jaxlib "
-               f"{b.jaxlib} ({changed.short}), and JAX runs " + (
-                   "neither commit on the other's build" if changed_on_a is None else
-                   f"{same.short} only on jaxlib {a.jaxlib}, while {changed.short} gave the old outcome on it too: "
-                   "the build, or a Python change that needs the newer build, made it"))
-        return TieBreak("unknown", changed_on_a[0] if changed_on_a else None, a, b, None, why, evidence=evidence)
-    if same_on_b[1] is not old:
-        why = (f"the same Python ({same.short}) gave {old.value} on jaxlib {a.jaxlib} and {same_on_b[1].value} on "
-               f"jaxlib {b.jaxlib}: the outcome follows the jaxlib build, not the Python")
-        return TieBreak("binary", same_on_b[0], a, b, same_on_b[1], why, evidence=evidence)
-    gates = version_gates(prober.subject.history, changed.commit)
-    on_a = (f"gave {old.value} on jaxlib {a.jaxlib} as well" if changed_on_a is not None
-            else f"cannot run on jaxlib {a.jaxlib}")
-    why = (f"{same.short} gave {old.value} on jaxlib {b.jaxlib} too, so on that build {changed.short} made the "
-           f"change; {changed.short} {on_a}" + (f"; its diff gates on {', '.join(gates)}" if gates else ""))
-    kind = "build-dependent" if changed_on_a is not None else "python"
-    return TieBreak(kind, same_on_b[0], a, b, same_on_b[1], why, gates=tuple(gates), evidence=evidence)
 
 
 def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: CommitCandidate, build: Build,
@@ -461,24 +417,3 @@ def _change_on_newer_build(prober: CommitProber, level: CommitLevel, same: Commi
                 PairProbe(gate.commit, build.jaxlib, new.value),
                 PairProbe(same.commit, same.jaxlib or "?", old.value))
     return TieBreak("build-dependent", gate, None, build, new, why, gates=tuple(gates), evidence=evidence)
-
-
-def _as_probe(commit: CommitCandidate, build: Build, crossed: tuple[CommitCandidate, Outcome] | None) -> PairProbe:
-    """A crossed pair as the report prints it: its outcome, or that JAX does not run it on that build."""
-    if crossed is not None:
-        return PairProbe(commit.commit, build.jaxlib, crossed[1].value)
-    why = (f"JAX refuses jaxlib {build.jaxlib}: its jax/version.py accepts {commit.accepts}"
-           if on_build(commit, build) is None else "it ran and said neither good nor bad, or JAX itself does not run")
-    return PairProbe(commit.commit, build.jaxlib, f"could not run: {why}")
-
-
-def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build,
-             level: CommitLevel) -> tuple[CommitCandidate, Outcome] | None:
-    """``commit`` run on ``build`` (the pair the search did not run); None where JAX does not run it there."""
-    moved = on_build(commit, build)
-    if moved is None:
-        return None
-    prober.subject.add(moved)
-    outcome = prober(moved.version)
-    level.outcomes[moved.version] = outcome
-    return None if outcome is Outcome.SKIP else (moved, outcome)

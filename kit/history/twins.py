@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from .commit_range import is_ancestor
+from .version_file import dotted
 from .git import GitFailed, git
 from .source import History
 
@@ -61,6 +62,22 @@ def main_line_twin(history: History, commit: str) -> Twin | None:
         if found:
             return Twin(found[0], f"PiperOrigin-RevId {rev_id.group(1)}")
     return _same_author_and_date(history, commit, tip) or _same_title(history, commit, tip)
+
+
+def first_release(history: History, commit: str) -> str | None:
+    """The oldest JAX release whose tag holds ``commit`` (``0.4.38``), or None where no tag here holds it yet.
+
+    A fix made on a release branch and its twin on main reach users in
+    different releases (0.4.37's branch fix is in 0.4.37; its twin waits for
+    the next release cut from main): each is named with its own, so a user on
+    either line knows which release is safe.
+    """
+    try:
+        tags = git(history.path, "tag", "--list", "jax-v*", "--contains", commit).split()
+    except GitFailed:
+        return None
+    versions = [tag[len("jax-v"):] for tag in tags if dotted(tag[len("jax-v"):])]
+    return min(versions, key=lambda v: (dotted(v), v)) if versions else None
 
 
 def _same_author_and_date(history: History, commit: str, tip: str) -> Twin | None:

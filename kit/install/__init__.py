@@ -30,14 +30,14 @@ from .existing import inspect_interpreter
 from .index import PackageIndex, versions_between
 from .installer_env import ignored_settings_note
 from .key import InstallKey
-from .overlay import OVERLAY_FORMAT, commit_version, new_overlay_folder, remove_overlay
+from .overlay import JAX_ALONE, LAID_FORMS, OVERLAY_FORMAT, WITH_JAXLIB, commit_version, new_overlay_folder, remove_overlay
 from .plan import InstallPlan, how_to_supply, how_to_supply_extra, unsatisfied_extra
 from .prediction import predict
 from .prefetch import Prefetch
 from .release import ResolvedRelease, built_env, locked_release, open_index, resolve_release
 
 __all__ = [
-    "Environment", "ExistingPython", "InstallKey", "InstallPlan", "OVERLAY_FORMAT", "PackageIndex", "Prefetch",
+    "Environment", "ExistingPython", "InstallKey", "InstallPlan", "JAX_ALONE", "LAID_FORMS", "OVERLAY_FORMAT", "WITH_JAXLIB", "PackageIndex", "Prefetch",
     "Prepared", "ResolvedRelease", "built_env", "bytecode_kept_under", "commit_version", "compile_environment", "drop_damaged_bytecode",
     "fill_bytecode", "find_interpreter", "how_to_supply", "how_to_supply_extra", "ignored_settings_note",
     "inspect_interpreter", "install_facts", "locked_release", "new_overlay_folder", "open_index", "over_release", "predict", "prepare", "release_bytecode_env",

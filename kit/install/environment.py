@@ -50,7 +50,7 @@ from ..records import EXISTING, backend_name
 from ..requirements import installed_versions, versions_text
 from .envs import Env, InstallFailed, ensure_env, pick_backend
 from .existing import Interpreter, inspect_interpreter
-from .overlay import lay_over
+from .overlay import WITH_JAXLIB, lay_over
 from .index import PackageIndex
 from .installer_env import ignored_settings_note
 from .key import InstallKey
@@ -174,7 +174,8 @@ def prepare(matrix: Matrix, version: str, key: InstallKey, log: Log, *, index: P
     return Prepared(plan, resolution, release_environment(env), "", attempts)
 
 
-def over_release(prepared: Prepared, history: History, commit: str, version: str, folder: Path) -> Prepared:
+def over_release(prepared: Prepared, history: History, commit: str, version: str, folder: Path,
+                 laid: str = WITH_JAXLIB, minimum: str | None = None) -> Prepared:
     """A JAX commit: its sources laid over a release's prepared environment (same plan, same jaxlib build).
 
     The Python files go to ``folder``, first on the path (`kit.install.overlay`);
@@ -182,7 +183,7 @@ def over_release(prepared: Prepared, history: History, commit: str, version: str
     """
     if prepared.environment is None:
         return prepared
-    lay_over(history, commit, prepared.environment.python, folder, version)
+    lay_over(history, commit, prepared.environment.python, folder, version, laid, minimum)
     return replace(prepared, environment=overlaid(prepared.environment, folder, version))
 
 

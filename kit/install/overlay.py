@@ -55,6 +55,25 @@ C++ extension, so a commit's copy names a binary that the build is not.
 _DECLARATION = re.compile(r"^(?P<name>" + "|".join(BINARY_DECLARATIONS) + r")\s*(?::[^=\n]*)?=\s*(?P<value>\d+)",
                           re.MULTILINE)
 
+JAX_ALONE = "jax/ alone"
+"""The smallest overlay: the commit's ``jax/`` over the build, whose own jaxlib (binary and Python) is untouched."""
+
+WITH_JAXLIB = "jax/ and jaxlib Python"
+"""The commit's ``jax/`` and its ``jaxlib/**.py`` (the gates of `lay_over`) over the build: format 4's overlay."""
+
+LAID_FORMS = (WITH_JAXLIB, JAX_ALONE)
+"""What may be laid, in the order a build's span is sought (`kit.bisect.commits.runnable.assign_builds`).
+
+The commit's jaxlib Python comes first where it runs: f93c2a1aa5's change is
+partly ``jaxlib/lapack.py``, and with ``jax/`` alone on jaxlib 0.5.1 it gives
+its parent's outcome. Where JAX cannot run with it (Mosaic GPU's Python naming
+an op the build's generated module lacks, from 0.9.2 → 0.10.0's 136th commit),
+``jax/`` alone is laid: the commit's own ``jax/`` still runs there, and a fix
+in ``jax/`` (2d252fb19d, ``jax/_src/scipy/fft.py``) is found on that build.
+"""
+
+_MINIMUM_JAXLIB = re.compile(r"^_minimum_jaxlib_version\s*(?::[^=\n]*)?=\s*[\"'][^\"'\n]*[\"']", re.MULTILINE)
+
 _RELEASE_VERSION = re.compile(r"^_release_version\s*(?::[^=\n]*)?=\s*None\s*$", re.MULTILINE)
 
 
@@ -79,15 +98,24 @@ def new_overlay_folder() -> Path:
             from error
 
 
-def lay_over(history: History, commit: str, python: Path, folder: Path, version: str) -> None:
-    """Write ``commit``'s ``jax/`` and a whole ``jaxlib`` package (its Python over ``python``'s build) into ``folder``."""
+def lay_over(history: History, commit: str, python: Path, folder: Path, version: str,
+             laid: str = WITH_JAXLIB, minimum: str | None = None) -> None:
+    """Write ``commit``'s ``jax/`` and a whole ``jaxlib`` package (its Python over ``python``'s build) into ``folder``.
+
+    ``laid`` `JAX_ALONE`: ``jax/`` only; the build's jaxlib is imported as installed (nothing linked).
+    ``minimum``: the jaxlib version JAX's import check takes as its minimum (a forced probe's build).
+    """
+    if laid == JAX_ALONE:
+        export_files(history, commit, ["jax"], folder)
+        _stamp_version(folder / "jax" / "version.py", version, minimum)
+        return
     installed = installed_package(python, "jaxlib")
     export_files(history, commit, ["jax", "jaxlib"], folder,  # one read of the tree, one fetch when partial
                  wanted=lambda path: not path.startswith("jaxlib/") or _jaxlib_python(path, installed))
     _link_missing(installed, folder / "jaxlib")
     _keep_importable(folder / "jaxlib", installed)
     declare_the_build(folder / "jaxlib", installed)
-    _stamp_version(folder / "jax" / "version.py", version)
+    _stamp_version(folder / "jax" / "version.py", version, minimum)
 
 
 def _jaxlib_python(path: str, installed: Path) -> bool:
@@ -229,7 +257,7 @@ def _link_missing(installed: Path, overlay: Path) -> None:
             os.symlink(entry, target)
 
 
-def _stamp_version(version_file: Path, version: str) -> None:
+def _stamp_version(version_file: Path, version: str, minimum: str | None = None) -> None:
     # JAX's own build writes _release_version the same way; here it names the commit, so every
     # record and log line says which Python ran (the jaxlib check reads _version, not this).
     try:
@@ -237,5 +265,8 @@ def _stamp_version(version_file: Path, version: str) -> None:
     except OSError:
         return
     stamped, count = _RELEASE_VERSION.subn(f'_release_version = "{version}"', text)
+    if minimum is not None:  # forced below the commit's minimum: the check reads this, nothing else does
+        stamped, relaxed = _MINIMUM_JAXLIB.subn(f'_minimum_jaxlib_version = "{minimum}"  # forced', stamped)
+        count += relaxed
     if count:
         version_file.write_text(stamped, encoding="utf-8")

@@ -117,13 +117,6 @@ def difference(bad: Run, good: Run) -> Difference | None:
     return Difference(bad, good, tuple(found)) if found else None
 
 
-def _judged(outcome: dict[str, Any] | None, judged: list[dict[str, Any]], side: str) -> dict[str, Any]:
-    """The outcome with only its lines that carry the bug (all of them where no line is judged)."""
-    assert outcome is not None
-    only = [f[side] for f in judged if f[side] is not None]
-    return {**outcome, "lines": [line for at, line in enumerate(outcome["lines"]) if at in only]} if only else outcome
-
-
 def shows_reported(reading: Reading, outcome: dict[str, Any] | None, only: list[int] | None = None) -> bool | None:
     """Does the run show what the report says went wrong? None when the report quotes nothing to match.
 
@@ -167,11 +160,15 @@ def value_distance(outcome: dict[str, Any], quoted: str) -> float | None:
     printed = list(outcome["lines"])
     quoted_lines = [block_outcome.masked(" ".join(line.split())) for line in quoted.splitlines() if line.strip()]
     as_set = quoted.strip().startswith("{")
-    shaped = [(numbers, line[1]) for template, numbers in quoted_lines for line in printed
-              if " ".join(line[0].split()) == template]
+    # Each quoted line against the printed lines of its shape: the nearest of them (a loop prints one shape
+    # many times; the quote shows one of those lines, not all), and every quoted line that has a shape there.
+    shaped = [[line[1] for line in printed if " ".join(line[0].split()) == template] + [numbers]
+              for template, numbers in quoted_lines]
+    shaped = [candidates for candidates in shaped if len(candidates) > 1]
     if shaped:
-        gaps = [_gap(_ordered(q, as_set), _ordered(s, as_set)) for q, s in shaped]
-        return None if any(gap is None for gap in gaps) else max(gap for gap in gaps if gap is not None)
+        best = [_nearest(_ordered(candidates[-1], as_set), [_ordered(s, as_set) for s in candidates[:-1]])
+                for candidates in shaped]
+        return None if any(gap is None for gap in best) else max(gap for gap in best if gap is not None)
     template, numbers = block_outcome.masked(" ".join(quoted.split()))
     if not numbers:
         words = " ".join(template.split())
@@ -181,6 +178,12 @@ def value_distance(outcome: dict[str, Any], quoted: str) -> float | None:
             for start in range(len(flat) - len(numbers) + 1)]
     found = [gap for gap in gaps if gap is not None]
     return min(found) if found else None
+
+
+def _nearest(quoted: list[Any], seen: list[list[Any]]) -> float | None:
+    """The smallest gap between ``quoted`` and any of ``seen`` (None where none is within tolerance)."""
+    gaps = [gap for gap in (_gap(quoted, numbers) for numbers in seen) if gap is not None]
+    return min(gaps) if gaps else None
 
 
 def _ordered(numbers: list[Any], as_set: bool) -> list[Any]:
@@ -220,10 +223,15 @@ def _written_precision(value: float) -> float:
 
 
 def confirmation(reading: Reading, bad: Run, good: Run, features: tuple[dict[str, Any], ...] = ()) -> str:
-    """What the report's quoted failure says of the two runs, in one sentence (it confirms; it does not decide)."""
-    judged = [f for f in features if f["what"] == "line"]
-    on_bad = shows_reported(reading, bad.outcome, [f["bad"] for f in judged if f["bad"] is not None])
-    on_good = shows_reported(reading, good.outcome, [f["good"] for f in judged if f["good"] is not None])
+    """What the report's quoted failure says of the two runs, in one sentence (it confirms; it does not decide).
+
+    One rule for both runs, the one the sentence names: the quote against each run's whole printed output,
+    every quoted line against the nearest line of its shape. (Each run was once cut to its own differing lines:
+    two lines of one shape, a context line kept on one side and not the other, and a quote that matched the
+    reporter's release read as "NOT confirmed ... labels swapped?".) ``features`` is kept for the callers.
+    """
+    on_bad = shows_reported(reading, bad.outcome)
+    on_good = shows_reported(reading, good.outcome)
     failure = reading.failure
     what = (failure.exception.headline(100) if failure.exception is not None else
             f"quoted output {failure.wrong_value.actual[:60]!r}" if failure.wrong_value is not None else "")
@@ -231,10 +239,12 @@ def confirmation(reading: Reading, bad: Run, good: Run, features: tuple[dict[str
         return "the report quotes no failure to match: the bug is taken as the reporter's release's behaviour"
     if on_bad and on_good and reading.failure.wrong_value is not None:
         # Both within the tolerance for another machine's digits: the side ten times closer is the one quoted.
-        near_bad, near_good = (value_distance(_judged(run.outcome, judged, side), reading.failure.wrong_value.actual)
-                               for run, side in ((bad, "bad"), (good, "good")))
+        near_bad, near_good = (value_distance(run.outcome or {"lines": []}, reading.failure.wrong_value.actual)
+                               for run in (bad, good))
         if near_bad is not None and near_good is not None and near_bad * 10 < near_good:
             on_good = False
+        elif near_bad is not None and near_good is not None and near_good * 10 < near_bad:
+            on_bad = False
     if on_bad and not on_good:
         return f"confirmed: the report's {what} matches the run on {bad.version}, not the one on {good.version}"
     if on_good and not on_bad:

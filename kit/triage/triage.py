@@ -236,20 +236,27 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
 
 
 def _without_noise(result: Triage, found: Difference | None, run_more: Callable[..., Run] | None) -> Difference | None:
-    """``found`` less the printed lines that differ between two runs of the good side's release itself (unseeded
-    randomness, an object's id, a time): those are noise, not the bug. Costs one more run, and only where a
-    printed line is among the features."""
+    """``found`` less the printed lines that differ between two runs of either side's release (randomness,
+    seeded or not, an object's id, a time): those are noise, never the bug. Costs two more runs, and only where
+    a printed line is among the features. (The good side alone was run twice: a line that varied only on the
+    reporter's release, printed random floats, was judged, and the bisect skipped its probes.)"""
     if found is None or run_more is None or not any(f["what"] == "line" for f in found.features):
         return found
-    again = run_more(found.good.version, False)
-    if again.outcome is None or found.good.outcome is None:
-        return found
-    noisy = {f["bad"] for f in block_outcome.features(found.good.outcome, again.outcome) if f["what"] == "line"}
-    kept = tuple(f for f in found.features if f["what"] != "line" or f["good"] is None or f["good"] not in noisy)
-    dropped = [feature_name(f) for f in found.features if f not in kept]
+    noisy: dict[str, set[int]] = {}
+    for side, run in (("good", found.good), ("bad", found.bad)):
+        again = run_more(run.version, False)
+        if again.outcome is not None and run.outcome is not None:
+            noisy[side] = {f["bad"] for f in block_outcome.features(run.outcome, again.outcome)
+                           if f["what"] == "line" and f["bad"] is not None}
+    kept = tuple(f for f in found.features if f["what"] != "line"
+                 or not any(f[side] is not None and f[side] in lines for side, lines in noisy.items()))
+    dropped = [(f, [side for side, lines in noisy.items() if f[side] is not None and f[side] in lines])
+               for f in found.features if f not in kept]
     if dropped:
-        result.details.append(f"noise, not judged: {', '.join(dropped)} (differs between two runs of "
-                              f"{found.good.version})")
+        versions = {"good": found.good.version, "bad": found.bad.version}
+        result.details.append("noise, not judged: " + ", ".join(
+            f"{feature_name(f)} (differs between two runs of {' and of '.join(versions[s] for s in sides)})"
+            for f, sides in dropped))
     return Difference(found.bad, found.good, kept) if kept else None
 
 

@@ -22,7 +22,7 @@ from ...history.commit_range import CommitRange, resolve
 from ...history.commits import headlines
 from ...history.source import History
 from ...history.version_file import JaxlibRange, dotted, jaxlib_ranges
-from ...install import commit_version
+from ...install import WITH_JAXLIB, commit_version
 from .builds import Build, choose_build
 from ..candidates import Candidate
 
@@ -38,6 +38,8 @@ class CommitCandidate(Candidate):
     date: str = ""
     forced: bool = False
     """Run on a jaxlib newer than its jax accepts, JAX's version check relaxed (:func:`forced_on`): a lead only."""
+    laid: str = WITH_JAXLIB
+    """What of the commit is laid over the build (`kit.install.overlay.LAID_FORMS`): the smallest that runs."""
 
     @property
     def short(self) -> str:
@@ -106,15 +108,19 @@ def commit_candidates_of(history: History, commits: Sequence[str], builds: Seque
     return [_candidate(commit, ranges.get(commit), heads.get(commit, ("", "")), builds) for commit in commits]
 
 
-def forced_on(candidate: CommitCandidate, build: Build) -> CommitCandidate | None:
-    """The commit on a build newer than its jax accepts, past JAX's version check; None where more refuses it.
+def forced_on(candidate: CommitCandidate, build: Build, below_minimum: bool = False) -> CommitCandidate | None:
+    """The commit on a build its jax does not accept, past JAX's version check; None where more refuses it.
 
-    Only the "jaxlib newer than jax" check is relaxed (a build older than
-    the commit's minimum lacks what it needs). Such a probe is labelled
-    forced wherever it is shown, and never carries an answer alone.
+    Only the "jaxlib newer than jax" check is relaxed, unless ``below_minimum``
+    (a crossed pair's four probes, `kit.bisect.commits.crossed`): then also
+    "jaxlib older than the minimum", which the overlay stamps as the build's.
+    Such a probe is labelled forced wherever it is shown, and never carries
+    an answer alone.
     """
     accepts = candidate.accepts
-    if accepts is None or accepts.accepts(build.jaxlib) or dotted(build.jaxlib) < dotted(accepts.minimum):
+    if accepts is None or accepts.accepts(build.jaxlib):
+        return None
+    if dotted(build.jaxlib) < dotted(accepts.minimum) and not below_minimum:
         return None
     return replace(candidate, version=f"{candidate.commit}@jaxlib-{build.jaxlib}-forced", python=build.python,
                    jaxlib=build.jaxlib, problem="", build=build, forced=True)

@@ -28,10 +28,11 @@ from ...history.commit_range import CommitRange
 from ...history.commits import CommitInfo, commit_info, compare_url, compiled_changes, xla_patches
 from ...history.leads import BuildPair, Lead, binary_leads, gated_leads
 from ...history.op_files import OpFiles, commits_touching, op_files
-from ...history.twins import main_line_twin
+from ...history.twins import first_release, main_line_twin
 from ...history.source import History
 from ...history.version_file import dotted
 from ...history.xla import xla_compare_url, xla_revision
+from ...install import JAX_ALONE
 from .builds import Build
 from .candidates import CommitCandidate
 from ..observation import Observation
@@ -65,11 +66,19 @@ class PairProbe:
     """Run past JAX's version check (`commit_candidates.forced_on`): said so wherever it is shown."""
     note: str = ""
     """What the probe stands for in its pair (``the release's own probe``, ``the old end's Python``)."""
+    laid: str = ""
+    """`kit.install.overlay.JAX_ALONE` where only the commit's ``jax/`` was laid (`alone_note`), else ""."""
 
     def text(self) -> str:
         forced = " (forced: JAX's version check relaxed)" if self.forced else ""
+        laid = f" ({self.laid})" if self.laid else ""
         note = f" ({self.note})" if self.note else ""
-        return f"{self.commit[:10]} on jaxlib {self.jaxlib}{forced}: {self.outcome}{note}"
+        return f"{self.commit[:10]} on jaxlib {self.jaxlib}{laid}{forced}: {self.outcome}{note}"
+
+
+def alone_note(candidate: CommitCandidate) -> str:
+    """What a probe of ``candidate`` says of its overlay: `JAX_ALONE` where that was laid, else nothing."""
+    return candidate.laid if candidate.laid == JAX_ALONE else ""
 
 
 @dataclass(frozen=True)
@@ -158,6 +167,8 @@ class CommitFinding:
     main_line: tuple[CommitInfo, str] | None = None
     """The first changed commit's twin on JAX's main line when it is a release branch's cherry-pick, and how
     it was recognised (`kit.history.twins`)."""
+    released: tuple[str | None, str | None] = (None, None)
+    """With a twin: the first release whose tag holds the branch's commit, and the twin (None: none here yet)."""
 
     @property
     def answer_level(self) -> CommitLevel:
@@ -176,9 +187,26 @@ class CommitFinding:
         if self.tie_break is not None and self.tie_break.kind == "unknown":
             return "binary-may-be-the-cause"
         result = self.answer_level.result
-        if result is None or not result.exact:
+        if result is None or not result.exact or self.laid_apart:
             return "short-list"
         return "commit-with-newer-jaxlib" if self.tie_break and self.tie_break.kind == "build-dependent" else "commit"
+
+    @property
+    def laid_apart(self) -> tuple[str, str] | None:
+        """What was laid of the answer's two commits, where it differs (its jaxlib Python with one, ``jax/``
+        alone with the other): the outcome may follow what was laid, so the pair is a range, not a commit."""
+        result = self.answer_level.result
+        if result is None:
+            return None
+        pair = [self.probed_candidates.get(key) for key in (result.last_same, result.first_different)]
+        if pair[0] is None or pair[1] is None or pair[0].laid == pair[1].laid:
+            return None
+        return pair[0].laid, pair[1].laid
+
+    def laid_of(self, key: str) -> str:
+        """`kit.install.overlay.JAX_ALONE` where only the commit's ``jax/`` was laid, else ""."""
+        candidate = self.probed_candidates.get(key)
+        return candidate.laid if candidate is not None and candidate.laid == JAX_ALONE else ""
 
     def outcome_of(self, key: str) -> Outcome | None:
         """What the first search that judged ``key`` made of it."""
@@ -209,6 +237,8 @@ def describe_commits(history: History, found: CommitFinding, op: str = "") -> No
         found.first_different = commit_info(history, _commit(found, result.first_different))
         twin = main_line_twin(history, found.first_different.hash)
         found.main_line = (commit_info(history, twin.commit), twin.how) if twin else None
+        if twin is not None:
+            found.released = (first_release(history, found.first_different.hash), first_release(history, twin.commit))
     if found.verdict in ("not-in-python", "binary-may-be-the-cause", "build-matters"):
         found.compiled = _compiled_change(history, found)
         commit_range = found.levels[0].commit_range
@@ -283,7 +313,9 @@ def commits_json(found: CommitFinding) -> dict[str, Any]:
         if info is not None:
             data[name] = {**info.to_json(), "jaxlib": found.answer_build(name)}
     if found.main_line is not None and "first_different" in data:
-        data["first_different"]["main_line"] = {**found.main_line[0].to_json(), "how": found.main_line[1]}
+        data["first_different"]["main_line"] = {**found.main_line[0].to_json(), "how": found.main_line[1],
+                                                "first_release": found.released[1]}
+        data["first_different"]["first_release"] = found.released[0]
     if found.tie_break is not None:
         tie = found.tie_break
         data["tie_break"] = {"kind": tie.kind, "probe": tie.probe.commit if tie.probe else None,
@@ -320,6 +352,7 @@ def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
             "outcome": outcome.value if outcome else None,
             "title": candidate.title if candidate else "", "date": candidate.date if candidate else "",
             "jaxlib": seen.installed.jaxlib, "python": seen.installed.python,
+            "laid": candidate.laid if candidate else None,
             "release_env": candidate.build.release if candidate and candidate.build else None,
             "status": seen.found.status, "verdict": seen.found.verdict, "reason": seen.found.reason,
             "source": seen.came_from.source, "jax_cannot_run": seen.found.jax_cannot_run,

@@ -25,7 +25,7 @@ from ...history.commits import python_changes
 from ...history.version_file import dotted
 from .builds import Build
 from .candidates import CommitCandidate, forced_on, on_build
-from .finding import CommitLevel, PairProbe, TieBreak, Untested
+from .finding import CommitLevel, PairProbe, TieBreak, Untested, alone_note
 from .probes import CommitProber
 from .runnable import Runnable
 from ..search import Outcome, bisect
@@ -53,7 +53,8 @@ def probe_on(prober: CommitProber, level: CommitLevel, candidate: CommitCandidat
     prober.subject.add(moved)
     outcome = level.outcomes.get(moved.version) or prober(moved.version)
     level.outcomes[moved.version] = outcome
-    return PairProbe(candidate.commit, build.jaxlib, outcome.value), (None if outcome is Outcome.SKIP else outcome)
+    return (PairProbe(candidate.commit, build.jaxlib, outcome.value, laid=alone_note(moved)),
+            None if outcome is Outcome.SKIP else outcome)
 
 
 def pair_on_other_build(prober: CommitProber, level: CommitLevel, builds: list[Build],
@@ -67,8 +68,8 @@ def pair_on_other_build(prober: CommitProber, level: CommitLevel, builds: list[B
     if found_on is None or same.build is None or same.build.jaxlib != found_on.jaxlib:
         return None
     old = result.old_outcome
-    pair = (PairProbe(same.commit, found_on.jaxlib, old.value),
-            PairProbe(changed.commit, found_on.jaxlib, _other(old).value))
+    pair = (PairProbe(same.commit, found_on.jaxlib, old.value, laid=alone_note(same)),
+            PairProbe(changed.commit, found_on.jaxlib, _other(old).value, laid=alone_note(changed)))
     for build in (b for b in builds if b.jaxlib != found_on.jaxlib):
         before, got_before = probe_on(prober, level, same, build, runnable)
         after, got_after = (probe_on(prober, level, changed, build, runnable) if got_before is not None

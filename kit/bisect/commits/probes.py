@@ -19,7 +19,7 @@ from pathlib import Path
 from ...log_events import detail
 from ...history.source import History
 from ...install import (
-    compile_environment, fill_bytecode, new_overlay_folder, over_release, OVERLAY_FORMAT, Prepared, remove_overlay,
+    compile_environment, fill_bytecode, JAX_ALONE, new_overlay_folder, over_release, OVERLAY_FORMAT, Prepared, remove_overlay,
 )
 from ...records import Identity, Record
 from ...reproduce_line import shell_join
@@ -56,6 +56,7 @@ class CommitSubject:
         candidate = self.commits[key]
         on = f" on jaxlib {candidate.jaxlib}" if candidate.jaxlib else ""
         on += " (forced: JAX's version check relaxed)" if candidate.forced else ""
+        on += f" ({candidate.laid})" if candidate.laid == JAX_ALONE else ""
         return f"commit {candidate.short} ({candidate.title[:60]}){on}"
 
     def _build_of(self, key: str) -> str:
@@ -77,6 +78,8 @@ class CommitSubject:
         """The release's identity, made the commit's: the same probe on the same build, from any bisect, is known."""
         # The overlay's format is part of what ran: a change to what is laid over runs every commit again.
         subject = {**release.subject, "overlay_format": OVERLAY_FORMAT}
+        if candidate.laid == JAX_ALONE:  # another overlay, another probe; WITH_JAXLIB keeps format 4's key
+            subject["overlay_laid"] = candidate.laid
         return dataclasses.replace(release, subject=subject, jax=candidate.jax_version, commit=candidate.commit,
                                    packages={**release.packages, "jax": candidate.jax_version})
 
@@ -113,9 +116,10 @@ class CommitSubject:
             self.releases.log(detail(f"jax {release}'s environment: {compile_environment(base.environment.python)}"))
         folder = new_overlay_folder()
         self._folders.append(folder)
-        laid = over_release(base, self.history, candidate.commit, candidate.jax_version, folder)
+        laid = over_release(base, self.history, candidate.commit, candidate.jax_version, folder, candidate.laid,
+                            minimum=candidate.jaxlib if candidate.forced else None)
         made = fill_bytecode(base.environment.python, folder, self.bytecode_dir)
-        self.releases.log(detail(f"laid {candidate.short}'s jax/ and jaxlib Python over jax {release}'s environment "
+        self.releases.log(detail(f"laid {candidate.short}'s {candidate.laid} over jax {release}'s environment "
                                  f"({folder}); {made}"))
         return base, laid
 

@@ -11,7 +11,7 @@ from ..outcomes import label
 
 _WHAT = {"commit": "the commit", "commit-with-newer-jaxlib": "the commit, with the newer jaxlib only",
          "short-list": "a short list of commits", "not-in-python": "not in JAX's Python",
-         "binary-may-be-the-cause": "the jaxlib binary may be the cause", "stopped": "stopped at the ends",
+         "binary-may-be-the-cause": "a range: the jaxlib binary and JAX's Python not told apart", "stopped": "stopped at the ends",
          "build-matters": "the build matters; whether JAX's Python needs the newer jaxlib is untested"}
 
 
@@ -41,9 +41,8 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
         return _binary_answer(found, old_word, new_word)
     lines: list[str] = []
     if verdict == "binary-may-be-the-cause":
-        why = found.tie_break.why if found.tie_break else ""
-        lines += [f"- The binary may be the cause rather than the commit named below: {why}."]
-    if found.last_same is not None and found.first_different is not None:
+        lines += _undecided(found, old_word, new_word)
+    elif found.last_same is not None and found.first_different is not None:
         lines += [f"- last {old_word} commit: {_named(found.last_same, found.answer_build('last_same'))}",
                   f"- first {new_word} commit: {_named(found.first_different, found.answer_build('first_different'))}"
                   + (" (exact)" if verdict in ("commit", "commit-with-newer-jaxlib") else ""),
@@ -85,6 +84,19 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
     if found.compiled is not None and verdict != "not-in-python":
         lines += [*_compiled_lines(found), *_lead_lines(found)]
     return lines
+
+
+def _undecided(found: CommitFinding, old_word: str, new_word: str) -> list[str]:
+    """Neither the binary nor a commit: the range where the probes switched builds, and the probes that ran."""
+    why = found.tie_break.why if found.tie_break else ""
+    if found.last_same is None or found.first_different is None:
+        return [f"- Neither the binary nor a commit is named: {why}."]
+    last, first = found.last_same, found.first_different
+    return [f"- Neither the binary nor a commit is named: {why}.",
+            f"- the range: last {old_word} {last.hash[:10]} (jaxlib {found.answer_build('last_same') or '?'}) … "
+            f"first {new_word} {first.hash[:10]} (jaxlib {found.answer_build('first_different') or '?'}), "
+            f"\"{first.title[:80]}\": where the probes switched builds, not a cause",
+            f"- compare: {compare_url(last.hash, first.hash)}"]
 
 
 def _stopped(found: CommitFinding) -> list[str]:
@@ -133,7 +145,8 @@ def _twin_lines(found: CommitFinding) -> list[str]:
     if found.main_line is None:
         return []
     info, how = found.main_line
-    return [f"  - a release branch's copy; on the main line ({how}): {_named(info, None)}"]
+    branch, main = (f"first released in jax {v}" if v else "in no release tagged here yet" for v in found.released)
+    return [f"  - a release branch's copy, {branch}; on the main line ({how}): {_named(info, None)}; {main}"]
 
 
 def _named(info: CommitInfo, jaxlib: str | None) -> str:
@@ -165,9 +178,14 @@ def _found_pair(found: CommitFinding) -> list[str]:
     probes = []
     for key in (result.last_same, result.first_different):
         outcome = found.outcome_of(key)
-        probes.append(f"{_commit_of(found, key)[:10]} on jaxlib {found.build_of(key) or '?'}: "
+        laid = f" ({found.laid_of(key)})" if found.laid_of(key) else ""
+        probes.append(f"{_commit_of(found, key)[:10]} on jaxlib {found.build_of(key) or '?'}{laid}: "
                       f"{outcome.value if outcome else '?'}")
-    return [f"  - probe pair: {'; '.join(probes)}"]
+    apart = found.laid_apart
+    apart_line = [f"  - laid apart: {apart[0]} for the first, {apart[1]} for the second (the build cannot run the "
+            "commit's jaxlib Python past there), so the change may follow what was laid: a range, not a commit"] \
+        if apart else []
+    return [f"  - probe pair: {'; '.join(probes)}", *apart_line]
 
 
 def _commit_of(found: CommitFinding, key: str) -> str:
@@ -230,8 +248,9 @@ def _probe_rows(found: CommitFinding, crash: str, script: bool) -> Sequence[str]
                                 Source.RELEASE: "the release's own probe"}
         how = hows.get(seen.came_from.source, f"run ({seen.installed.environment or 'no'} environment)")
         title = (candidate.title if candidate else "").replace("|", "\\|")[:70]
+        laid = f" ({found.laid_of(key)})" if found.laid_of(key) else ""
         rows.append(f"| {candidate.short if candidate else key[:10]} | {(candidate.date if candidate else '')[:10]} "
-                    f"| {title} | {seen.installed.jaxlib or '—'} | {text} | {how} | {seen.cost.seconds:.1f} |")
+                    f"| {title} | {seen.installed.jaxlib or '—'}{laid} | {text} | {how} | {seen.cost.seconds:.1f} |")
     hidden = len(found.observations) - len(shown)
     if hidden:
         rows.append(f"\n{hidden} more commits were known before this run (probe cache) and narrowed the search; "

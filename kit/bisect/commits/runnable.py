@@ -37,7 +37,7 @@ from ...atomic_files import atomic_write_text
 from ...records import JsonTextError, read_json
 from ...run.jax_runs import JaxRuns
 from .candidates import CommitCandidate, on_build
-from ...install import OVERLAY_FORMAT
+from ...install import JAX_ALONE, LAID_FORMS, OVERLAY_FORMAT
 from .builds import Build
 
 CODE_AGAINST_BINARY = ("ImportError", "ModuleNotFoundError", "AttributeError", "RuntimeError", "NameError",
@@ -62,10 +62,13 @@ class PairStore:
     def key(self, candidate: CommitCandidate) -> str:
         assert candidate.build is not None
         build = candidate.build
+        alone = candidate.laid == JAX_ALONE  # another overlay: another pair (format 4's keys stay those of WITH_JAXLIB)
         text = f"{candidate.commit} {build.release} {build.jaxlib} {build.python} {self.backend} {OVERLAY_FORMAT}" \
-            + (" forced" if candidate.forced else "")  # JAX's version check relaxed: another pair
+            + (" forced" if candidate.forced else "") + (" jax-alone" if alone else "")
         forced = "forced-" if candidate.forced else ""
-        return f"{candidate.commit[:12]}-jaxlib-{build.jaxlib}-{forced}{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        form = "jax-alone-" if alone else ""
+        return f"{candidate.commit[:12]}-jaxlib-{build.jaxlib}-{forced}{form}" \
+               f"{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
     def get(self, candidate: CommitCandidate) -> JaxRuns | None:
         key = self.key(candidate)
@@ -125,18 +128,26 @@ class Runnable:
 
 @dataclass(frozen=True)
 class Span:
-    """The commits (indices into the range) that run on one build, and why the next one did not."""
+    """The commits (indices into the range) that run on one build with one overlay, and why the next one did not."""
 
     build: Build
     runs: frozenset[int]
     stopped: str = ""
     """What JAX died of at the first accepted commit past the span (empty: every accepted commit runs)."""
+    laid: str = LAID_FORMS[0]
+    """What of each commit was laid over the build (`kit.install.overlay.LAID_FORMS`)."""
+
+
+UNRUN = "unrun"
+"""A commit that runs in no form on no build here: never good, never bad; inside the answer, a range."""
 
 
 def assign_builds(candidates: Sequence[CommitCandidate], builds: Sequence[Build],
                   runnable: Runnable) -> list[CommitCandidate]:
-    """Each commit on the first build (in ``builds``' order) whose span holds it; none: the reason as its problem.
+    """Each commit on the first build (in ``builds``' order) whose span holds it; none: `UNRUN` and why.
 
+    On each build the commit's jaxlib Python is laid with its ``jax/`` where JAX runs so, then ``jax/``
+    alone for the accepted commits past that span (`kit.install.overlay.LAID_FORMS`), before the next build.
     A candidate that already has a problem (no build accepts it) keeps it. With one build, no spans are
     sought: every accepted commit is taken to run, and a probe that finds otherwise is a skip, not a verdict.
     """
@@ -145,9 +156,10 @@ def assign_builds(candidates: Sequence[CommitCandidate], builds: Sequence[Build]
     newest = max(builds, key=lambda b: Version(b.jaxlib)).jaxlib
     spans: list[Span] = []
     for build in builds:
-        covered = set().union(*(span.runs for span in spans)) if spans else set()
-        accepted = [i for i, c in enumerate(candidates) if i not in covered and _accepts(c, build)]
-        spans.append(span_on(candidates, build, accepted, runnable, suffix=build.jaxlib == newest))
+        for laid in LAID_FORMS:
+            covered = set().union(*(span.runs for span in spans)) if spans else set()
+            accepted = [i for i, c in enumerate(candidates) if i not in covered and _accepts(c, build)]
+            spans.append(span_on(candidates, build, accepted, runnable, suffix=build.jaxlib == newest, laid=laid))
     return [_placed(i, candidate, spans) for i, candidate in enumerate(candidates)]
 
 
@@ -156,36 +168,36 @@ def _accepts(candidate: CommitCandidate, build: Build) -> bool:
 
 
 def span_on(candidates: Sequence[CommitCandidate], build: Build, accepted: list[int], runnable: Runnable,
-          suffix: bool) -> Span:
+            suffix: bool, laid: str = LAID_FORMS[0]) -> Span:
     """The accepted commits that run on ``build``: a suffix of them on the newer build, a prefix on the older.
 
     The far end first (the commit furthest from the build's own release): if it runs, they all do. Else
     the near end, and if that runs too, a bisection for the last (first, on the newer build) that runs.
     """
     if not accepted:
-        return Span(build, frozenset())
+        return Span(build, frozenset(), laid=laid)
     order = list(reversed(accepted)) if suffix else accepted  # from the build's own end outwards
-    far = _asks(candidates[order[-1]], build, runnable)
+    far = _asks(candidates[order[-1]], build, runnable, laid)
     if far.ok:
-        return Span(build, frozenset(accepted))
-    near = _asks(candidates[order[0]], build, runnable) if len(order) > 1 else far
+        return Span(build, frozenset(accepted), laid=laid)
+    near = _asks(candidates[order[0]], build, runnable, laid) if len(order) > 1 else far
     if not near.ok:
-        return Span(build, frozenset(), near.error)
+        return Span(build, frozenset(), near.error, laid)
     good, bad, stopped = 0, len(order) - 1, far.error
     while bad - good > 1:
         middle = (good + bad) // 2
-        runs = _asks(candidates[order[middle]], build, runnable)
+        runs = _asks(candidates[order[middle]], build, runnable, laid)
         if runs.ok:
             good = middle
         else:
             bad, stopped = middle, runs.error
-    return Span(build, frozenset(order[: good + 1]), stopped)
+    return Span(build, frozenset(order[: good + 1]), stopped, laid)
 
 
-def _asks(candidate: CommitCandidate, build: Build, runnable: Runnable) -> JaxRuns:
+def _asks(candidate: CommitCandidate, build: Build, runnable: Runnable, laid: str) -> JaxRuns:
     moved = on_build(candidate, build) if candidate.build != build else candidate
     assert moved is not None  # only accepted pairs are asked
-    return runnable(moved)
+    return runnable(replace(moved, laid=laid))
 
 
 def _placed(index: int, candidate: CommitCandidate, spans: Sequence[Span]) -> CommitCandidate:
@@ -194,8 +206,11 @@ def _placed(index: int, candidate: CommitCandidate, spans: Sequence[Span]) -> Co
     for span in spans:
         if index in span.runs:
             if candidate.build == span.build:
-                return candidate
-            return replace(candidate, build=span.build, python=span.build.python, jaxlib=span.build.jaxlib)
-    why = "; ".join(f"on jaxlib {s.build.jaxlib}: {s.stopped}" for s in spans if s.stopped and _accepts(candidate, s.build))
+                return replace(candidate, laid=span.laid)
+            return replace(candidate, build=span.build, python=span.build.python, jaxlib=span.build.jaxlib,
+                           laid=span.laid)
+    why = "; ".join(f"on jaxlib {s.build.jaxlib} with {s.laid}: {s.stopped}" for s in spans
+                    if s.stopped and _accepts(candidate, s.build))
     return replace(candidate, build=None, python=None, jaxlib=None,
-                   problem=f"JAX itself cannot run it on any jaxlib build here ({why or 'no build accepts it'})")
+                   problem=f"{UNRUN}: JAX itself cannot run it on any jaxlib build here, with its jaxlib Python or "
+                           f"{JAX_ALONE} ({why or 'no build accepts it'})")

@@ -111,7 +111,9 @@ def _answer(finding: Finding) -> list[str]:
              f"jax {result.last_same}): {changelog.compare_url(result.last_same, result.first_different)}"]
     found = finding.commits
     # "Not in JAX's Python" names where the probes switched builds, no cause: no commit is named for it.
-    if found is not None and found.first_different is not None and found.verdict not in ("not-in-python", "stopped", "build-matters"):
+    # Nor where the binary and the Python were not told apart: a range, never a commit in bold (issue 49).
+    named = ("commit", "commit-with-newer-jaxlib", "short-list")
+    if found is not None and found.first_different is not None and found.verdict in named:
         info = found.first_different
         pr = f", PR #{info.pr} {info.pr_url}" if info.pr else ""
         lines.append(f"- **Commit** ({_verdict_words(found.verdict)}): **{info.hash[:10]}** \"{info.title[:90]}\" "
@@ -124,7 +126,7 @@ def _answer(finding: Finding) -> list[str]:
 def _verdict_words(verdict: str) -> str:
     return {"commit": "exact", "commit-with-newer-jaxlib": "with the newer jaxlib only",
             "short-list": "a short list", "not-in-python": "not in JAX's Python: the jaxlib binary",
-            "binary-may-be-the-cause": "the binary may be the cause", "stopped": "stopped at the ends",
+            "binary-may-be-the-cause": "a range: the binary and the Python not told apart", "stopped": "stopped at the ends",
             "build-matters": "the build matters; whether the Python needs it is untested"}.get(
         verdict, verdict)
 
