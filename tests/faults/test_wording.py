@@ -24,7 +24,7 @@ from tests.fake_index import refused_url, serve_index
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = [["run"], ["scaling"], ["scaling", "0.6.0"], ["plan"], ["report"], ["bisect"], ["matrix"], ["triage"],
-            ["explain"], ["probe"], []]
+            ["explain"], ["probe"], ["audit"], ["known"], []]
 NOT_JAX_KITS = re.compile(r"nox -s (?!tests)|python -m kit")
 
 
