@@ -9,6 +9,7 @@ options are described, in the words of the front door in use (`kit.wording`).
 from __future__ import annotations
 
 import argparse
+import difflib
 from typing import Any, NoReturn
 
 from .errors import UsageError
@@ -26,4 +27,15 @@ class Parser(argparse.ArgumentParser):
         self.tip = as_spoken(tip)
 
     def error(self, message: str) -> NoReturn:  # one sentence, no usage dump
-        raise UsageError(message, self.tip)
+        raise UsageError(message + self._nearest(message), self.tip)
+
+    def _nearest(self, message: str) -> str:
+        """``; did you mean --releases?`` for an unknown ``--relases``: the typo named with the option it missed."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        options = [o for o in self._option_string_actions if o.startswith("--")]
+        for word in message[len("unrecognized arguments: "):].split():
+            near = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.75)
+            if word.startswith("--") and near:
+                return f"; did you mean {near[0]}?"
+        return ""

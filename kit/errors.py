@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+from pathlib import Path
 
 from .exit_codes import EXIT_FAILED, EXIT_NETWORK, EXIT_USAGE
 
@@ -134,6 +136,26 @@ def _descriptor_limit() -> str:
 
 _UNWRITABLE = {errno.ENOSPC: "free some space in {}", errno.EDQUOT: "free some space in {}",
                errno.EROFS: "make {} writable", errno.EACCES: "let this user read and write {}"}
+
+
+_REFUSED_WRITE = re.compile(r"\[Errno (\d+)\] (No space left on device|Disk quota exceeded|Read-only file system)")
+
+
+def child_refused_write(last_line: str, folder: Path) -> MachineUnwritable | None:
+    """`MachineUnwritable` when a child of the kit's (a repro) died of a write this machine refused, as its
+    traceback's last line says (``OSError: [Errno 28] No space left on device``); None for any other end.
+
+    A full TMPDIR, where the repro writes its result, is no crash of the release: no record blames it.
+    """
+    refused = _REFUSED_WRITE.search(last_line)
+    if refused is None:
+        return None
+    import tempfile
+
+    tip = _UNWRITABLE.get(int(refused[1]), "free some space in {}").format(tempfile.gettempdir())
+    return MachineUnwritable(f"the repro could not write ({refused[2]}), its result going to {folder}: this "
+                             "machine's fault, not the release's, so no record was kept",
+                             f"{tip} (TMPDIR) and in the kit's cache, then run the same command again")
 
 
 def unusable_file(exc: BaseException) -> MachineUnwritable | None:

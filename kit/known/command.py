@@ -64,7 +64,8 @@ def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
 
 
 def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | None = None) -> int:
-    parser = Parser(prog="nox -s audit --", tip="e.g. nox -s audit -- 0.4.35, or -- --python .venv/bin/python",
+    parser = Parser(prog="nox -s audit --",
+                    tip="e.g. nox -s audit -- 0.4.35, or nox -s audit -- --python .venv/bin/python",
                     description="Which known JAX problems does one installation have?")
     parser.add_argument("release", nargs="?", help="a JAX release to install and audit")
     parser.add_argument("--python", help="audit this interpreter's JAX as it is (nothing installed)")

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping, Sequence
 
 from repro.program_watch import DUMP_FLAGS_ENV, FACTS_ENV
 
+from ..errors import MachineUnwritable
 from ..log_events import Log
 from ..records import JsonTextError, Status, Verdict, read_json
 from ..config import Check
@@ -87,7 +90,26 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
             run.fingerprints += prints
         run.dump = {"kept_bytes": dump.kept_bytes, "limit_bytes": dump.limit_bytes, "dropped": dump.dropped[:20],
                     "dropped_count": len(dump.dropped)}
+        _refuse_a_torn_dump(run, (fields.get("evidence") or {}).get("output_tail") or [], tmp)
     return run
+
+
+_DUMP_REFUSED = "Could not write XLA debug data"
+"""What XLA's dump.cc says, once per file, when the dump's folder refuses a write (a full TMPDIR)."""
+_DUMP_ROOM = 256 * 1024
+
+
+def _refuse_a_torn_dump(run: DumpedRun, tail: Sequence[str], folder: Path) -> None:
+    """No answer from a dump XLA could not write whole: its modules are empty files, so "nothing was partitioned"
+    would be said of a program that shards (found with TMPDIR on a full tmpfs). The machine's fault: exit 1."""
+    said = any(_DUMP_REFUSED in line for line in [*tail, *run.output_tail])
+    unread = any("error" in module for module in run.modules)
+    if not said and not (unread and shutil.disk_usage(folder).free < _DUMP_ROOM):
+        return
+    raise MachineUnwritable(f"XLA could not write its dump of the program into {folder} (no room left there): "
+                            "what it compiled cannot be read, so this run has no answer",
+                            f"free some space in {tempfile.gettempdir()} (TMPDIR: a program's dump can take "
+                            "hundreds of MB), or set TMPDIR to a folder with room, then run the same command again")
 
 
 def watch_env(dump: Path, facts: Path) -> dict[str, str]:

@@ -42,7 +42,7 @@ from ..config import Check, Matrix, configured_parameters, parameter_problems, s
 from ..text_bounds import bound_record
 from ..package_files import repro_root
 from ..user_paths import shown_path
-from ..errors import UsageError
+from ..errors import UsageError, child_refused_write
 from ..install import (
     drop_damaged_bytecode, Environment, ExistingPython, how_to_supply, how_to_supply_extra, install_facts,
     InstallKey, InstallPlan, open_index, PackageIndex, Prepared, release_bytecode_env, unsatisfied_extra,
@@ -309,6 +309,9 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
                     "evidence": {"output_tail": ended.tail, **_leftover_evidence(ended)}}
         result, unusable = multiprocess.read_result(out, f"its {out.name}")
     code, tail = ended.code, ended.tail
+    refused = child_refused_write(last_line(tail), out.parent) if code != 0 else None
+    if refused is not None:
+        raise refused
     if code != 0 or result is None:
         failed = _repro_failure(code, tail, unusable, _leftover_evidence(ended))
         # A repro that exited 0 ran JAX; one that crashed may never have got past `import jax`.

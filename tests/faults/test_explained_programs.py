@@ -180,3 +180,31 @@ def test_a_process_the_program_starts_does_not_overwrite_its_facts(tmp_path: Pat
     out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["--child " + dump]  # the child keeps the dump too
     assert json.loads(facts.read_text())["xla_flags_set"] == ["--mine"]
+
+
+# XLA in a full TMPDIR: each dump file is made, nothing goes into it, and dump.cc says so on stderr.
+_DUMP_REFUSED = '''
+import os, re, sys
+folder = re.search(r"--xla_dump_to=(\\S+)", os.environ["XLA_FLAGS"]).group(1)
+os.makedirs(folder, exist_ok=True)
+for name in ("before_optimizations", "cpu_after_optimizations"):
+    path = f"{folder}/module_0037.jit_loss.{name}.txt"
+    open(path, "w").close()
+    print(f"E external/xla/xla/service/dump.cc:377] Could not write XLA debug data to {path}: RESOURCE_EXHAUSTED: "
+          f"{path}; No space left on device", file=sys.stderr)
+'''
+
+
+def test_a_dump_xla_could_not_write_is_no_answer_of_nothing_partitioned(
+        monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    from kit.errors import MachineUnwritable
+
+    this_python(monkeypatch)
+    (tmp_path / "train.py").write_text(_DUMP_REFUSED)
+    # Was: "answer: nothing was partitioned over the 4 devices JAX had" for train_slogdet in a full TMPDIR.
+    with pytest.raises(MachineUnwritable, match="XLA could not write its dump of the program into .* this run has "
+                                                "no answer") as refused:
+        explain.main(matrix, ["--called-from", str(tmp_path), "train.py", "--releases", "0.6.0"],
+                     log=lambda line: None, reproduce="nox -s explain")
+    assert "(TMPDIR: a program's dump can take hundreds of MB)" in refused.value.tip
+    assert "nothing was partitioned" not in capsys.readouterr().out

@@ -96,3 +96,17 @@ def test_reading_refuses_before_reading_whole(tmp_path: Path) -> None:
     with pytest.raises(result_files.ResultFileError, match="not a regular file"):
         result_files.read_json_object(link, "KIT_RESULT")
     assert result_files.read_json_object(tmp_path / "absent.json", "KIT_RESULT") is None
+
+
+def test_a_repro_that_dies_of_a_full_tmpdir_blames_the_machine_not_the_release(tmp_path: Path) -> None:
+    # TMPDIR on a full tmpfs: the repro's own write of RESULT.json there raised ENOSPC, and the record said
+    # "the repro crashed (exit code 1): OSError: [Errno 28] No space left on device" against jax 0.6.0.
+    from kit.errors import MachineUnwritable
+
+    full = _fake_repro(tmp_path, "raise OSError(28, 'No space left on device')")
+    with pytest.raises(MachineUnwritable) as refused:
+        runner._run_repro(full, runner.RunRequest("scaling", "0.6.0"), {}, 60, lambda _m: None)
+    assert str(refused.value).startswith("the repro could not write (No space left on device), its result going to ")
+    assert "not the release's, so no record was kept" in str(refused.value)
+    assert refused.value.tip.startswith("free some space in ")
+

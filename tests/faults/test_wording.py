@@ -24,7 +24,7 @@ from tests.fake_index import refused_url, serve_index
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = [["run"], ["scaling"], ["scaling", "0.6.0"], ["plan"], ["report"], ["bisect"], ["matrix"], ["triage"],
-            ["explain"], ["probe"], []]
+            ["explain"], ["probe"], ["audit"], ["known"], []]
 NOT_JAX_KITS = re.compile(r"nox -s (?!tests)|python -m kit")
 
 
@@ -108,3 +108,16 @@ def test_what_readme_tells_a_user_to_make_in_a_clone_is_ignored_by_git(made: str
         pytest.skip("not a git checkout")
     assert subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", made]).returncode == 0
     assert subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", "tests/fixtures/checks/new.py"]).returncode == 1
+
+
+@pytest.mark.parametrize(("argv", "near"), [(["scaling", "0.6.0", "--devcies", "4"], "--devices"),
+                                            (["triage", "--tmeout", "5", "x.md"], "--timeout"),
+                                            (["bisect", "--chek", "scaling", "--bad", "0.6.0"], "--check"),
+                                            (["report", "--no-polts"], "--no-plots")],
+                         ids=lambda a: " ".join(a) if isinstance(a, list) else a)
+def test_an_unknown_option_is_refused_with_the_nearest_name(argv: list[str], near: str, project: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(argv, project=True) == EXIT_USAGE
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("ERROR: unrecognized arguments: --") and first.endswith(f"; did you mean {near}?")
+    # was: "unrecognized arguments: --tmeout 5 x.md" and nothing of --timeout
