@@ -17,6 +17,7 @@ commit, 9e4cdbd789, when nothing had forced 45ad7ff5c1 onto jaxlib 0.10.2).
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional, Tuple
 
 from ...history.commits import version_gates
 from .builds import Build
@@ -25,7 +26,7 @@ from .finding import CommitLevel, PairProbe, TieBreak, alone_note
 from .probes import CommitProber
 from ..search import Outcome
 
-Crossed = tuple[CommitCandidate, Outcome] | None
+Crossed = Optional[Tuple[CommitCandidate, Outcome]]  # a runtime alias: typing spells it on Python 3.9
 """A commit run on the other build (moved or forced there) and its outcome; None where JAX did not run it."""
 
 
