@@ -68,7 +68,9 @@ def write_report(
                           known_problems=load_known_problems(known_problems) if known_problems else None,
                           environments=environments, checks=checks)
     folder = catalogue or catalogue_folder()
-    report.catalogue = [entry_json(entry, folder) for entry in load_catalogue(folder)]
+    # Each entry and its ranges; the measurements behind them stay in known/measured/ (`known --json` lists them).
+    report.catalogue = [{k: v for k, v in entry_json(entry, folder).items() if k != "measurements"}
+                        for entry in load_catalogue(folder)]
     in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured, checks=checks)  # no environments: not releases
     for unusable in report.unusable_files:
         try:

@@ -78,6 +78,9 @@ def test_reading_a_50_mb_line_does_not_hold_it_in_memory() -> None:
     assert grown_mb < 20, f"reading the line grew the kit by {grown_mb} MB"
 
 
+FIXTURE_CATALOGUE = Path(__file__).resolve().parents[1] / "fixtures" / "known"
+
+
 def test_an_old_record_with_a_huge_reason_gives_a_small_matrix(tmp_path: Path) -> None:
     results = tmp_path / "results"
     results.mkdir()
@@ -86,7 +89,8 @@ def test_an_old_record_with_a_huge_reason_gives_a_small_matrix(tmp_path: Path) -
               "environment": {"jax": "0.6.0", "backend": "cpu"}, "install": {}, "parameters": {}, "evidence": {},
               "host": {"name": "h", "machine_id": "m"}, "created": "2026-01-01T00:00:00Z"}
     (results / "hostile-0.6.0.json").write_text(json.dumps(record))
-    written = write_report(results, tmp_path / "out", plots=False)
+    # The catalogue of known problems a fixed two entries: the bound is on what the record makes of the page.
+    written = write_report(results, tmp_path / "out", plots=False, catalogue=FIXTURE_CATALOGUE)
     assert written.markdown.stat().st_size < 50_000, human_size(written.markdown.stat().st_size)
     assert written.json.stat().st_size < 50_000
     row = next(line for line in written.markdown.read_text().splitlines() if "killed by signal 9" in line)
