@@ -187,8 +187,12 @@ def _pythons_where_nox_looks(versions: tuple[str, ...]) -> None:
         link = folder / f"python{version}"
         if found is None or (link.is_symlink() and link.resolve() == found.resolve()):
             continue
-        link.unlink(missing_ok=True)
-        link.symlink_to(found)
+        # Made aside and moved into place: CI starts two nox processes at once, and unlink-then-link raced
+        # (FileExistsError when the other made the link in between).
+        aside = folder / f".python{version}.{os.getpid()}"
+        aside.unlink(missing_ok=True)
+        aside.symlink_to(found)
+        os.replace(aside, link)
     os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
