@@ -58,8 +58,10 @@ class Entry:
 
 
 def catalogue_folder() -> Path:
-    """The package's catalogue: the repository's ``known/``, or the copy a wheel carries."""
-    return default_file("known")
+    """The package's catalogue: the copy a wheel carries in ``kit/defaults/known``, else the repository's ``known/``."""
+    shipped = default_file("known")  # a folder: default_file's is_file() test never picks the wheel's copy
+    carried = Path(__file__).resolve().parents[1] / "defaults" / "known"
+    return carried if carried.is_dir() else shipped
 
 
 def load_catalogue(folder: Path | None = None) -> list[Entry]:
