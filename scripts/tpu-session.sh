@@ -3,6 +3,7 @@
 # TPU machine, with the interpreter that holds its JAX as `python3`; logs and records go to $OUT.
 #
 #   OUT=/some/folder scripts/tpu-session.sh
+#   OUT=/some/folder STEPS="audit explain_target" scripts/tpu-session.sh   # only the steps named
 #
 # The machine has no network: nothing is installed from an index. The kit's driver needs `packaging` and
 # `filelock`; where they are not importable, their wheels are taken from .whl-tpu/ (carried beside the tree)
@@ -15,10 +16,14 @@
 #   explain.log   python3 -m kit explain examples/programs/train_slogdet.py --python python3
 #   bench.log     benchmarks/tpu_slogdet_chip.py: slogdet vs a matmul control, 16×16 and 32×32, batch 1024..65536
 #   bench.json    the same rows
+#   audit.log     python3 -m kit audit --python python3: the catalogue's checks on the chip (not in the default STEPS)
+#   explain_target.log  explain --target tpu:v5e:2x2 beside the chip: the TPU compiler's HLO for a slice (likewise)
+#   scaling_target.log  run scaling --target tpu:v5e:2x2 beside the chip (likewise)
 #   records.tar.gz  the JSON records and reports the kit wrote in this session
 set -uo pipefail
 OUT="${OUT:?set OUT to the folder whose files come back}"
 BUDGET_S="${BUDGET_S:-470}"
+STEPS="${STEPS:-scaling correctness explain bench}"
 mkdir -p "$OUT"
 LOG="$OUT/session.log"
 START=$(date +%s)
@@ -28,6 +33,7 @@ fail() { say "FAILED: $*"; exit 1; }
 # step NAME LIMIT_S CMD...: CMD's output into $OUT/NAME.log, within LIMIT_S and what is left of the budget.
 step() {
     local name="$1" limit="$2"; shift 2
+    case " $STEPS " in *" $name "*) ;; *) return ;; esac
     local left=$(( BUDGET_S - ($(date +%s) - START) ))
     (( limit > left )) && limit=$left
     if (( limit < 20 )); then say "$name: skipped, ${left}s of the budget left"; return; fi
@@ -52,6 +58,8 @@ say "python3 is $PY ($("$PY" -c 'import sys; print(sys.version.split()[0])')); P
 
 # The kit's driver: packaging and filelock (tomli too, on Python 3.10 and older).
 NEEDED="packaging filelock"
+# explain --target exports the program (jax.export's serialization imports flatbuffers).
+case " $STEPS " in *" explain_target "*) NEEDED="$NEEDED flatbuffers" ;; esac
 "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || NEEDED="$NEEDED tomli"
 missing=""
 for module in $NEEDED; do "$PY" -c "import $module" 2> /dev/null || missing="$missing $module"; done
@@ -80,6 +88,9 @@ step scaling 110 "$PY" -m kit run scaling --python "$PY"
 step correctness 200 "$PY" -m kit run correctness --python "$PY" --preset tpu
 step explain 70 "$PY" -m kit explain examples/programs/train_slogdet.py --python "$PY"
 step bench 150 "$PY" benchmarks/tpu_slogdet_chip.py --json "$OUT/bench.json"
+step audit 240 "$PY" -m kit audit --python "$PY"
+step explain_target 150 "$PY" -m kit explain examples/programs/train_slogdet.py --python "$PY" --target tpu:v5e:2x2
+step scaling_target 150 "$PY" -m kit run scaling --python "$PY" --target tpu:v5e:2x2
 
 # What the kit wrote in this session (records and reports), in one file.
 find reports -newer /tmp/tpu-session.started -type f \( -name '*.json' -o -name '*.md' \) -print0 2> /dev/null \

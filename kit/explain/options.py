@@ -71,14 +71,14 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
         raise UsageError(f"the program {rest[0]} {problem}", "give the path of a Python file, as you would run it")
     if known.devices is not None and known.devices < 1:
         raise UsageError(f"--devices must be 1 or more, got {known.devices}", "e.g. --devices 4")
-    target = _target(known.target, known.backend or "cpu", known.python, folder)
+    target = _target(known.target, known.backend or "cpu", folder)
     devices = known.devices or (target.devices if target else DEFAULT_DEVICES)
     if target and devices > target.devices:
         raise UsageError(f"--devices {devices} is more than {target.title} has",
                          f"give --devices {target.devices} or fewer (the program's mesh must fit the target)")
     releases = _releases(matrix, known.releases, known.python is not None)
     python = _interpreter(known.python, folder)
-    backend = _backend(known.backend, python)
+    backend = "cpu" if target else _backend(known.backend, python)
     return Options(program=program, args=tuple(rest[1:] + tail), cwd=folder, releases=releases,
                    python=python, devices=devices if backend == "cpu" else None,
                    backend=backend, timeout_s=known.timeout, target=target, shown=_shown(program, folder))
@@ -113,7 +113,7 @@ def _refuse_near_misses(rest: list[str], options: list[str]) -> None:
                              f"(explain PROGRAM -- {name} ...)")
 
 
-def _target(text: str | None, backend: str, python: str | None, folder: Path) -> Target | None:
+def _target(text: str | None, backend: str, folder: Path) -> Target | None:
     """``--target``: compiled for, not run, so the program itself runs on this machine's CPU (a target file read
     from ``folder``, where the program's path is)."""
     if text is None:
@@ -121,9 +121,8 @@ def _target(text: str | None, backend: str, python: str | None, folder: Path) ->
     if backend != "cpu":
         raise UsageError(f"--target compiles for {text} from a run on CPU: it cannot go with --backend {backend}",
                          "drop --backend (the program runs on CPU host devices, the target's compiler does the rest)")
-    if python is not None:
-        raise UsageError("--target installs the release with the target's compiler: it cannot use --python",
-                         "give --releases instead of --python (e.g. --releases 0.12.0.1)")
+    # With --python the interpreter must hold the target's compiler itself (jax[tpu] on a TPU machine, the CUDA
+    # plugin); the run says so where it does not. Its program still runs on CPU host devices, as without it.
     return parse_target(text, folder)
 
 
