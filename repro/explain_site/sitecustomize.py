@@ -5,9 +5,6 @@ to XLA_FLAGS; the devices JAX had, written at the end) and then runs the
 sitecustomize this one hides, if the interpreter has one.
 """
 
-import importlib.machinery
-import importlib.util
-import os
 import sys
 
 try:
@@ -17,9 +14,9 @@ try:
 except Exception as error:  # the program runs all the same; the kit reads no facts and says so
     print(f"[kit] cannot arm the program watch: {type(error).__name__}: {error}", file=sys.stderr)
 
-_here = os.path.dirname(os.path.abspath(__file__))
-_others = [p for p in sys.path if os.path.abspath(p or ".") != _here]
-_spec = importlib.machinery.PathFinder.find_spec("sitecustomize", _others)
-if _spec is not None and _spec.loader is not None:
-    _module = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_module)
+try:
+    from repro import site_chain
+except Exception as error:  # without it the interpreter's own sitecustomize would be skipped unsaid
+    print(f"[kit] cannot run the sitecustomize this one hides: {type(error).__name__}: {error}", file=sys.stderr)
+else:
+    site_chain.run_hidden(__file__)
