@@ -8,7 +8,7 @@ import sys
 
 # Every kit site folder whose sitecustomize has run: with explain's and a target's both on the path, each would
 # otherwise find the other's again and again (a RecursionError, the interpreter's own never reached).
-_visited = set()
+_visited: set[str] = set()
 
 
 def run_hidden(site_file: str) -> None:
