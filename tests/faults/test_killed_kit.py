@@ -23,7 +23,7 @@ from tests.process_state import ended_soon, pids_written, running
 # leftovers, so in the machine lane's parallel workers another test's kit could end them before "the next kit"
 # here does, and its message would be missing (seen twice).
 pytestmark = [pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG and /proc are Linux's"),
-              pytest.mark.integration]
+              pytest.mark.integration, pytest.mark.serial]
 
 ROOT = Path(__file__).resolve().parents[2]
 
