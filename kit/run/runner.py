@@ -25,6 +25,7 @@ from packaging.version import Version
 
 from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
+from repro.known_target import ENV as KNOWN_TARGET_ENV
 from repro.parameters import flag, shown, target_of, to_flags
 
 from ..log_events import Log, detail
@@ -250,7 +251,7 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
             run = (explain_runner(run_script, scratch_dir, shared, run_child) if check.parameters.get("explain")
                    else run_script)
             fields = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                         extra_env=told)
+                         extra_env={**told, **target_env(check)})
         else:
             fields = _run_repro(env, request, params, timeout, log,
                                 {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
@@ -259,6 +260,14 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
             return fields
         log(f"the environment's kept bytecode was damaged ({died_of}): dropped; running again")
     return fields
+
+
+def target_env(check: Check) -> dict[str, str]:
+    """What a script compiled for a chip is told (a catalogue entry's ``targets``, `repro.known_target`): the
+    target's JSON. A program explained for a target is compiled for it by the kit instead (`kit.run.targeted`)."""
+    if check.script is None or not check.parameters.get("target") or check.parameters.get("explain"):
+        return {}
+    return {KNOWN_TARGET_ENV: str(check.parameters["target"])}
 
 
 def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
