@@ -26,6 +26,10 @@ from typing import Any, Dict, List, Tuple
 ENV = "KIT_TARGET"
 """The target's JSON, set by the kit (`kit.known.runs`) for an entry's run compiled for it."""
 
+PROBE_ENV = {"JAX_PLATFORMS": "cpu", "TPU_SKIP_MDS_QUERY": "1", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
+"""How the kit asks whether JAX runs at all in such an environment after a check failed: on CPU, libtpu told it is
+not on a TPU VM (without, ``import jax`` with jax[tpu] installed waits minutes on a metadata server)."""
+
 
 def begin() -> Dict[str, Any]:
     """The target this check compiles for, this process prepared for its compiler; exit 125 without one."""
