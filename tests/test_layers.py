@@ -44,7 +44,7 @@ BOTTOM, ENTRY = 0, 4
 
 # kit/ may import only these modules of repro/ (standard library only: they import in nox's process).
 REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment", "repro.compile_cache",
-                 "repro.target_export", "repro.hlo_text",
+                 "repro.target_export", "repro.hlo_text", "repro.known_target",
                  "repro.program_watch"}
 
 

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from ..markdown_text import inert, text as md
 from .catalogue import Entry
-from .measured import Measurement, Outcome, load_measurements, ranges
+from .measured import Measurement, Outcome, compiled_not_run, load_measurements, ranges
 
 @dataclass(frozen=True)
 class Finding:
@@ -31,8 +31,16 @@ class Finding:
     def applies(self) -> bool:
         return self.here.backend in self.entry.shows_on
 
+    @property
+    def outcome_text(self) -> str:
+        """``present``, or ``present, compiled for TPU v5e 2x2 (4 devices), not run`` for a target's run."""
+        said = self.here.outcome.value if self.applies else f"not applicable on {self.here.backend}"
+        return f"{said}, {compiled_not_run(self.here.target)}" if self.here.target else said
+
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.entry.id, "title": self.entry.title, "kind": self.entry.kind,
+        aimed = {"target": self.here.target, "compiled_not_run": compiled_not_run(self.here.target)} \
+            if self.here.target else {}
+        return {"id": self.entry.id, "title": self.entry.title, "kind": self.entry.kind, **aimed,
                 "outcome": self.here.outcome.value if self.applies else "not-applicable",
                 "reason": self.here.reason, "record": self.here.record, "measured_range_says":
                 {True: "present", False: "absent", None: "unmeasured"}[self.expected],
@@ -41,8 +49,9 @@ class Finding:
 
 
 def finding(entry: Entry, here: Measurement, catalogue: Path) -> Finding:
-    """The run beside the entry's measured range on the same backend."""
-    span = next((r for r in ranges(load_measurements(catalogue, entry.id)) if r.backend == here.backend), None)
+    """The run beside the entry's measured range on the same backend (compiled for the same target)."""
+    span = next((r for r in ranges(load_measurements(catalogue, entry.id))
+                 if (r.backend, r.target) == (here.backend, here.target)), None)
     if span is None:
         return Finding(entry, here, None, None, False)
     return Finding(entry, here, span.holds(here.release), span.fixed_in, span.open)
@@ -67,7 +76,7 @@ def table(findings: Sequence[Finding]) -> list[str]:
     order = sorted(findings, key=lambda f: (f.here.outcome is not Outcome.PRESENT, f.entry.id))
     rows = ["| problem | here | measured range says | safe release | workaround |", "|---|---|---|---|---|"]
     for f in order:
-        here = f.here.outcome.value if f.applies else f"not applicable on {f.here.backend}"
+        here = f.outcome_text
         says = {True: "present", False: "absent", None: "not measured near this release"}[f.expected]
         if f.expected is not None and f.applies and f.here.outcome is not Outcome.UNTESTED \
                 and f.expected != (f.here.outcome is Outcome.PRESENT):
@@ -82,3 +91,20 @@ def shown(reason: str, limit: int = 160) -> str:
     """A run's reason as one inert line: no terminal escapes or bidirectional overrides, at most ``limit``."""
     flat = inert(reason.replace("\n", " "))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def not_run_lines(skipped: Sequence[Entry], target_name: str, where: str) -> list[str]:
+    """Why the catalogue's other entries were not run: by their own targets, or on CPU when one is audited."""
+    if not skipped:
+        return []
+    on_cpu = [e.id for e in skipped if not e.targets]
+    aimed = [e for e in skipped if e.targets]
+    lines = []
+    if target_name and on_cpu:
+        lines.append(f"not run for {target_name}: {len(on_cpu)} entries whose checks run on CPU host devices, not "
+                     f"compiled for a chip ({', '.join(on_cpu)}); jax-kit audit {where} runs them")
+    for entry in aimed:
+        names = ", ".join(t.name for t in entry.targets)
+        lines.append(f"not run{' for ' + target_name if target_name else ' here'}: {entry.id} is compiled only for "
+                     f"{names}, never run (jax-kit audit {where} --target {entry.targets[0].name})")
+    return lines

@@ -17,7 +17,9 @@ from typing import Any, Mapping
 from ..config import is_release_number
 from ..errors import ConfigError
 from ..package_files import default_file
-from ..targets import BACKENDS
+from ..errors import UsageError
+from ..target_files import looks_like_file
+from ..targets import BACKENDS, Target, parse_target
 from ..toml_tables import read_toml
 
 KINDS = ("wrong-values", "exception", "sharding", "compile", "performance")
@@ -27,7 +29,7 @@ _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 _COMMIT = re.compile(r"[0-9a-f]{10,40}")
 _UPSTREAM = ("https://github.com/jax-ml/jax/", "https://github.com/openxla/xla/")
 _KEYS = {"title", "kind", "upstream", "fix_commit", "fix_note", "shows_on", "host_devices", "workaround", "measure_on",
-         "timeout_s", "isolated"}
+         "timeout_s", "isolated", "targets"}
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,18 @@ class Entry:
     timeout_s: int = 300
     isolated: bool = False
     """Run in a process of its own in an audit (it changes JAX's configuration, or may kill the interpreter)."""
+    targets: tuple[Target, ...] = ()
+    """Chips the check is compiled for (``tpu:v5e:2x2``), never run on: where set, it runs only for them
+    (`repro.known_target`), each measured as a range of its own (docs/known.md)."""
+
+    def compiles_for(self, target: Target) -> bool:
+        return any(mine.name == target.name for mine in self.targets)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "kind": self.kind, "upstream": self.upstream,
                 "fix_commit": self.fix_commit, "fix_note": self.fix_note, "check": self.check.name,
-                "shows_on": list(self.shows_on), "workaround": self.workaround, "measure_on": list(self.measure_on)}
+                "shows_on": list(self.shows_on), "workaround": self.workaround, "measure_on": list(self.measure_on),
+                **({"targets": [t.name for t in self.targets]} if self.targets else {})}
 
 
 def catalogue_folder() -> Path:
@@ -106,11 +115,35 @@ def read_entry(path: Path) -> Entry:
     shows_on = _list(table, "shows_on", where) if "shows_on" in table else list(BACKENDS)
     if not shows_on or set(shows_on) - set(BACKENDS):
         raise ConfigError(f"{where}: shows_on must name backends among {', '.join(BACKENDS)}", "e.g. [\"cpu\"]")
+    targets = _targets(table, where, shows_on)
     return Entry(id=path.stem, title=_text(table, "title", where), kind=kind, upstream=upstream, check=check,
                  measure_on=tuple(measure_on), shows_on=tuple(shows_on), fix_commit=fix_commit,
                  fix_note=str(table.get("fix_note", "")), host_devices=_count(table, "host_devices", where),
                  workaround=str(table.get("workaround", "")), timeout_s=_count(table, "timeout_s", where) or 300,
-                 isolated=_flag(table, "isolated", where))
+                 isolated=_flag(table, "isolated", where), targets=targets)
+
+
+def _targets(table: Mapping[str, Any], where: str, shows_on: list[str]) -> tuple[Target, ...]:
+    """``targets``: chips the kit names (`kit.targets`), each of a platform the entry shows on."""
+    if "targets" not in table:
+        return ()
+    names = _list(table, "targets", where)
+    if not names:
+        raise ConfigError(f"{where}: targets is empty", "name a chip, e.g. targets = [\"tpu:v5e:2x2\"], or drop the key")
+    found = []
+    for name in names:
+        try:
+            target = None if looks_like_file(name) else parse_target(name)
+        except UsageError as exc:
+            raise ConfigError(f"{where}: targets: {exc.message}", exc.tip) from None
+        if target is None:
+            raise ConfigError(f"{where}: targets: {name!r} is not a chip the kit names",
+                              "e.g. tpu:v5e:2x2 or gpu:a100:4 (docs/targets.md; a target file is for the command line)")
+        if target.platform not in shows_on:
+            raise ConfigError(f"{where}: target {target.name} compiles for {target.platform}, which shows_on leaves out",
+                              f"add \"{target.platform}\" to shows_on")
+        found.append(target)
+    return tuple(found)
 
 
 def _text(table: Mapping[str, Any], key: str, where: str) -> str:

@@ -3,7 +3,8 @@
 * ``known [--json] [--only IDS]`` lists the entries with the ranges the kit measured;
   ``known --measure`` measures them (a repository checkout: the catalogue is its files),
   ``known --verify`` measures them again and exits 1 where a range no longer holds.
-* ``audit [RELEASE | --python PATH] [--only IDS]`` runs every check on one installation,
+* ``audit [RELEASE | --python PATH] [--only IDS] [--target T]`` runs every check on one installation
+  (with ``--target``, only the entries compiled for that chip, nothing run on it),
   prints the problems present, writes ``audit-NAME.md`` and ``.json`` beside the
   reports, and exits 1 when any is present (0 when none is), as ``pip-audit`` does.
 """
@@ -22,10 +23,13 @@ from ..errors import UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_OK
 from ..install import ExistingPython
 from ..log_events import Log
+from ..markdown_text import text as md
 from ..package_files import in_checkout
+from ..target_files import looks_like_file
+from ..targets import Target, parse_target
 from ..user_paths import interpreter_path
 from .batch import audit_runs
-from .audit import finding, present, shown, table, verdict_line
+from .audit import finding, not_run_lines, present, shown, table, verdict_line
 from .catalogue import Entry, catalogue_folder, load_catalogue
 from .listing import entry_json, listing
 from .measure import measure, records_folder, verify
@@ -73,16 +77,30 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     parser.add_argument("--isolated", action="store_true",
                         help="each check in a process of its own, with its record (default: checks that need the "
                              "same devices share one interpreter)")
+    parser.add_argument("--target", help="the entries compiled for this chip (tpu:v5e:2x2, gpu:a100:4): compiled for "
+                                         "it, nothing run (docs/targets.md)")
     args = parser.parse_args(list(argv))
     if (args.release is None) == (args.python is None):
         raise UsageError("audit needs a release or --python PATH (one of them)",
                          "e.g. audit 0.4.35, or audit --python .venv/bin/python")
     folder = catalogue or catalogue_folder()
-    entries = chosen(load_catalogue(folder), args.only)
+    target = audited_target(args.target)
     version = release_number(args.release, "release") if args.release else ""
     existing = ExistingPython(interpreter_path(args.python)) if args.python else None
+    where = f"--python {args.python}" if args.python else version
+    every = chosen(load_catalogue(folder), args.only)
+    entries = [e for e in every if (e.compiles_for(target) if target else not e.targets)]
+    skipped = [e for e in every if e not in entries]
+    if target is not None and not entries:
+        named = sorted({t.name for e in every for t in e.targets})
+        raise UsageError(f"no catalogue entry{' of --only' if args.only.strip() else ''} is compiled for "
+                         f"{target.name}", f"entries are compiled for: {', '.join(named) or 'no chip'} (jax-kit known)")
     started = time.monotonic()
-    if args.isolated:
+    if target is not None:  # one process each: the compiler's settings are read before jax is imported
+        print(f"running {len(entries)} checks compiled for {target.name} ({target.compiled_not_run})", flush=True)
+        runs = [run_entry(matrix, entry, log, _audit_records(matrix), version=version, existing=existing,
+                          target=target) for entry in entries]
+    elif args.isolated:
         runs = []
         for number, entry in enumerate(entries, 1):
             runs.append(run_entry(matrix, entry, log, _audit_records(matrix), version=version, existing=existing))
@@ -94,22 +112,41 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     for f in findings:
         print(f"  {f.entry.id}: {f.here.outcome.value} ({shown(f.here.reason)})")
     print(f"{len(entries)} checks in {time.monotonic() - started:.1f} s")
+    skipped_lines = not_run_lines(skipped, target.name if target else "", where)
+    for said in skipped_lines:
+        print(said)
     release = findings[0].here.release if findings else version
     backend = findings[0].here.backend if findings else "cpu"
-    installation = f"jax {release} ({backend}, {'--python ' + str(args.python) if args.python else 'installed'})"
+    how = "--python " + str(args.python) if args.python else "installed"
+    installation = (f"jax {release} ({target.compiled_not_run}, {how})" if target else
+                    f"jax {release} ({backend}, {how})")
     line = verdict_line(findings, installation)
     print(line)  # the answer first: writing the files below can fail
-    name = f"audit-jax-{release}-{backend}{'-python' if args.python else ''}"
+    name = f"audit-jax-{release}-{target.name.replace(':', '-') if target else backend}" \
+           f"{'-python' if args.python else ''}"
     out = matrix.results_dir.parent
-    document = {"installation": {"jax": release, "backend": backend, "python": str(args.python or "")},
+    aimed = {"target": target.to_json(), "compiled_not_run": target.compiled_not_run} if target else {}
+    document = {"installation": {"jax": release, "backend": backend, "python": str(args.python or ""), **aimed},
                 "verdict": line, "present": [f.entry.id for f in present(findings)],
-                "findings": [f.to_json() for f in findings]}
+                "findings": [f.to_json() for f in findings], "not_run": skipped_lines}
     markdown = "\n".join([f"# Audit: {installation}", "", f"**{line}**", "", *table(findings), "",
+                          *(f"- {md(said)}" for said in skipped_lines), *([""] if skipped_lines else []),
                           "Each row is one catalogue check run on this installation (its record is under "
                           f"`{_audit_records(matrix)}`); the measured range is what `known --measure` found.", ""])
     atomic_write_texts({out / f"{name}.md": markdown, out / f"{name}.json": json.dumps(document, indent=1) + "\n"})
     print(f"report: {out / name}.md (and .json)")
     return EXIT_FAILED if present(findings) else EXIT_OK
+
+
+def audited_target(name: str | None) -> Target | None:
+    """``--target``: a chip the kit names (UsageError with the nearest otherwise); a target file is refused, since
+    the catalogue's entries name the chips they were measured for."""
+    if name is None:
+        return None
+    if looks_like_file(name):
+        raise UsageError(f"--target {name}: audit compiles the catalogue for the chips its entries name, not a file",
+                         "e.g. --target tpu:v5e:2x2 (jax-kit known lists each entry's targets)")
+    return parse_target(name)
 
 
 def chosen(entries: list[Entry], only: str) -> list[Entry]:

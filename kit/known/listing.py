@@ -21,6 +21,9 @@ def listing(entries: Sequence[Entry], catalogue: Path) -> list[str]:
     for entry in entries:
         lines.append(f"  {entry.id} [{entry.kind}]: {entry.title}")
         lines.append(f"    upstream {entry.upstream}; fix: {fix_text(entry)}")
+        if entry.targets:
+            lines.append(f"    compiled for {', '.join(t.name for t in entry.targets)}, never run there "
+                         f"(jax-kit audit RELEASE --target {entry.targets[0].name})")
         spans = ranges(load_measurements(catalogue, entry.id))
         lines.extend(f"    {range_text(span)}" for span in spans)
         if not spans:
@@ -33,8 +36,9 @@ def fix_text(entry: Entry) -> str:
 
 
 def range_text(span: Range) -> str:
-    """``cpu: present in 0.4.13, 0.4.30; absent in 0.4.35, 0.6.0: fixed in 0.4.35`` (untested releases named)."""
-    said = f"{span.backend}: " + (f"present in {', '.join(span.present)}" if span.present
+    """``cpu: present in 0.4.13, 0.4.30; absent in 0.4.35, 0.6.0: fixed in 0.4.35`` (untested releases named); a
+    target's begins ``tpu:v5e:2x2 (compiled for TPU v5e 2x2 (4 devices), not run):``."""
+    said = f"{span.where}: " + (f"present in {', '.join(span.present)}" if span.present
                                   else "present in no release measured")
     if span.absent:
         said += f"; absent in {', '.join(span.absent)}"

@@ -16,7 +16,7 @@ from typing import Sequence
 from ..config import Matrix
 from ..log_events import Log
 from .catalogue import Entry
-from .measured import Measurement, Outcome, load_measurements, save_measurements
+from .measured import Measurement, Outcome, compiled_not_run, load_measurements, save_measurements
 from .runs import run_entry
 
 
@@ -25,9 +25,10 @@ def measure(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log)
     undecided = 0
     for entry in entries:
         seen = []
-        for version in entry.measure_on:
-            seen.append(run_entry(matrix, entry, log, records_folder(matrix), version=version))
-            print(f"{entry.id} on jax {version}: {_said(seen[-1])}", flush=True)
+        for target in entry.targets or (None,):  # an entry that names targets is compiled for each, never run
+            for version in entry.measure_on:
+                seen.append(run_entry(matrix, entry, log, records_folder(matrix), version=version, target=target))
+                print(f"{entry.id} on jax {version}{_for(seen[-1])}: {_said(seen[-1])}", flush=True)
         undecided += sum(m.outcome is Outcome.UNTESTED for m in seen)
         path = save_measurements(catalogue, entry.id, seen, _today())
         print(f"{entry.id}: written {path}", flush=True)
@@ -45,9 +46,14 @@ def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log) 
         for before in stored:
             if before.outcome is Outcome.UNTESTED:
                 continue  # nothing was claimed there
-            now = run_entry(matrix, entry, log, records_folder(matrix), version=before.release)
-            line = f"{entry.id} on jax {before.release} ({before.backend}): measured {before.outcome.value}, " \
-                   f"now {_said(now)}"
+            target = next((t for t in entry.targets if t.name == before.target), None)
+            if before.target and target is None:
+                broken.append(f"{entry.id}: measured for {before.target}, which its targets no longer name "
+                              f"(run known --measure --only {entry.id})")
+                continue
+            now = run_entry(matrix, entry, log, records_folder(matrix), version=before.release, target=target)
+            line = f"{entry.id} on jax {before.release} ({_for(before)[2:] or before.backend}): measured " \
+                   f"{before.outcome.value}, now {_said(now)}"
             print(line, flush=True)
             if now.outcome is not before.outcome:
                 broken.append(line)
@@ -57,6 +63,11 @@ def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log) 
 def records_folder(matrix: Matrix) -> Path:
     """Where the catalogue's runs keep their records: beside the matrix's, apart from them."""
     return matrix.results_dir.parent / "known" / "results"
+
+
+def _for(measurement: Measurement) -> str:
+    """`` for tpu:v5e:2x2 (compiled for TPU v5e 2x2 (4 devices), not run)``; "" for a run on its backend."""
+    return f" for {measurement.target} ({compiled_not_run(measurement.target)})" if measurement.target else ""
 
 
 def _said(measurement: Measurement) -> str:

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..atomic_files import atomic_write_text
+from ..errors import KitError
 from ..records import JsonTextError, Status, Verdict, read_json, release_key
+from ..targets import parse_target
 
 
 class Outcome(str, enum.Enum):
@@ -35,15 +37,17 @@ class Measurement:
     """The record's reason: what the check printed or why nothing was decided."""
     record: str = ""
     """The record's file name under reports/known/results (empty for an audit's run)."""
+    target: str = ""
+    """The chip it was compiled for (``tpu:v5e:2x2``), nothing run on it; "" for a run on ``backend``."""
 
     def to_json(self) -> dict[str, str]:
         return {"release": self.release, "backend": self.backend, "outcome": self.outcome.value,
-                "reason": self.reason, "record": self.record}
+                "reason": self.reason, "record": self.record, **({"target": self.target} if self.target else {})}
 
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> "Measurement":
         return Measurement(str(data["release"]), str(data["backend"]), Outcome(data["outcome"]),
-                           str(data.get("reason", "")), str(data.get("record", "")))
+                           str(data.get("reason", "")), str(data.get("record", "")), str(data.get("target", "")))
 
 
 def outcome_of(record: Mapping[str, Any]) -> Outcome:
@@ -58,7 +62,7 @@ def outcome_of(record: Mapping[str, Any]) -> Outcome:
 
 @dataclass(frozen=True)
 class Range:
-    """Where a problem holds on one backend, from what was measured there."""
+    """Where a problem holds on one backend, or compiled for one target, from what was measured there."""
 
     backend: str
     present: tuple[str, ...]
@@ -68,6 +72,13 @@ class Range:
     """The first release holding it right after one measured without it; None: held from the oldest measured."""
     fixed_in: str | None
     """The first release measured without it after the newest holding it; None: open on the newest measured."""
+    target: str = ""
+    """The chip its runs were compiled for, not run on ("" for runs on ``backend``)."""
+
+    @property
+    def where(self) -> str:
+        """``cpu``, or ``tpu:v5e:2x2 (compiled for TPU v5e 2x2 (4 devices), not run)``: what a line says it is for."""
+        return f"{self.target} ({compiled_not_run(self.target)})" if self.target else self.backend
 
     @property
     def open(self) -> bool:
@@ -87,18 +98,30 @@ class Range:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        return {"backend": self.backend, "present_in": list(self.present), "absent_in": list(self.absent),
+        said = {"backend": self.backend, "present_in": list(self.present), "absent_in": list(self.absent),
                 "untested_in": list(self.untested), "introduced_in": self.introduced_in, "fixed_in": self.fixed_in,
                 "open": self.open}
+        if self.target:
+            said.update(target=self.target, compiled_not_run=compiled_not_run(self.target))
+        return said
+
+
+def compiled_not_run(target: str) -> str:
+    """``compiled for TPU v5e 2x2 (4 devices), not run`` for a target the kit names; the name where it names none."""
+    try:
+        return parse_target(target).compiled_not_run
+    except KitError:
+        return f"compiled for {target}, not run"
 
 
 def ranges(measurements: Sequence[Measurement]) -> list[Range]:
-    """One range per backend measured, releases oldest first."""
-    return [_range(backend, [m for m in measurements if m.backend == backend])
-            for backend in sorted({m.backend for m in measurements})]
+    """One range per backend measured, then one per target compiled for; releases oldest first."""
+    places = sorted({(m.target, m.backend) for m in measurements})
+    return [_range(backend, [m for m in measurements if (m.target, m.backend) == (target, backend)], target)
+            for target, backend in places]
 
 
-def _range(backend: str, seen: list[Measurement]) -> Range:
+def _range(backend: str, seen: list[Measurement], target: str = "") -> Range:
     seen = sorted(seen, key=lambda m: release_key(m.release))
     decided = [m for m in seen if m.outcome is not Outcome.UNTESTED]
     present = tuple(m.release for m in decided if m.outcome is Outcome.PRESENT)
@@ -112,7 +135,7 @@ def _range(backend: str, seen: list[Measurement]) -> Range:
     if present and fixed is not None and release_key(fixed) < release_key(present[-1]):
         fixed = None
     return Range(backend, present, absent, tuple(m.release for m in seen if m.outcome is Outcome.UNTESTED),
-                 introduced, fixed)
+                 introduced, fixed, target)
 
 
 def measured_path(folder: Path, entry_id: str) -> Path:
@@ -133,7 +156,7 @@ def load_measurements(folder: Path, entry_id: str) -> list[Measurement]:
 
 def save_measurements(folder: Path, entry_id: str, measurements: Sequence[Measurement], date: str) -> Path:
     path = measured_path(folder, entry_id)
-    ordered = sorted(measurements, key=lambda m: (m.backend, release_key(m.release)))
+    ordered = sorted(measurements, key=lambda m: (m.target, m.backend, release_key(m.release)))
     text = json.dumps({"id": entry_id, "measured_on": date, "measurements": [m.to_json() for m in ordered],
                        "ranges": [r.to_json() for r in ranges(ordered)]}, indent=1) + "\n"
     atomic_write_text(path, text)

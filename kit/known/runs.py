@@ -3,32 +3,55 @@
 The release is installed era-correctly (or an existing interpreter used as it
 is), the script gets its forced host devices, its timeout and ``$KIT_RESULT``,
 and its record is written like every other, so what the catalogue says rests
-on records a user can open.
+on records a user can open. Compiled for a target (an entry's ``targets``), the
+release is installed with the chip's compiler and the script is told the
+target (``KIT_TARGET``, `repro.known_target`): nothing runs on the chip.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
+from typing import Any
 
 from ..config import Matrix, script_check
 from ..install import ExistingPython
 from ..log_events import Log
 from ..run.runner import RunRequest, run_check
+from ..targets import Target
 from .catalogue import Entry
 from .measured import Measurement, outcome_of
 
 
 def run_entry(matrix: Matrix, entry: Entry, log: Log, records_dir: Path, *, version: str = "",
-              existing: ExistingPython | None = None, echo: bool = False) -> Measurement:
-    """The entry's check on ``version`` (installed) or on ``existing``; the outcome as the catalogue counts it."""
+              existing: ExistingPython | None = None, echo: bool = False, target: Target | None = None) -> Measurement:
+    """The entry's check on ``version`` (installed) or on ``existing``, compiled for ``target`` where given; the
+    outcome as the catalogue counts it."""
     check = script_check(entry.id, entry.check, description=entry.title, host_devices=entry.host_devices,
-                         timeout_s=entry.timeout_s)
+                         timeout_s=entry.timeout_s,
+                         parameters={"target": json.dumps(target.to_json())} if target else None)
     where = f"--python {shlex.quote(str(existing.python))}" if existing else version
-    request = RunRequest(check=entry.id, version=version, backend="cpu", script=check, existing=existing,
+    aimed = f" --target {target.name}" if target else ""
+    # A target installs its compiler as the release's extra (jax[tpu]); JAX itself runs on CPU.
+    backend = target.install_extra if target and existing is None else "cpu"
+    request = RunRequest(check=entry.id, version=version, backend=backend, script=check, existing=existing,
                          records_dir=records_dir, echo=echo,
-                         reproduce=f"jax-kit audit {where} --only {entry.id}")
+                         reproduce=f"jax-kit audit {where}{aimed} --only {entry.id}")
     record, path = run_check(matrix, request, log, check=check)
-    backend = str(record.get("requested", {}).get("backend") or "cpu")
     release = str(record.get("requested", {}).get("jax") or version)
+    if target is not None:
+        return Measurement(release, target.platform, outcome_of(record), compiled_reason(record, target), path.name,
+                           target=target.name)
+    backend = str(record.get("requested", {}).get("backend") or "cpu")
     return Measurement(release, backend, outcome_of(record), str(record.get("reason", "")), path.name)
+
+
+def compiled_reason(record: dict[str, Any], target: Target) -> str:
+    """A target run's reason with what its check said last (which compile, which batch), and that nothing ran."""
+    reason = str(record.get("reason", ""))
+    tail = (record.get("evidence") or {}).get("output_tail") or []
+    said = str(tail[-1]) if tail else ""
+    if target.compiled_not_run not in said:
+        said = f"{said}; {target.compiled_not_run}" if said else target.compiled_not_run
+    return f"{reason}: {said}"

@@ -187,7 +187,8 @@ def render_catalogue(report: Report) -> list[str]:
     if not report.catalogue:
         return []
     lines = ["## Known problems: the catalogue (`nox -s known`; `nox -s audit -- RELEASE` checks one installation)",
-             "", "Ranges are what the kit measured with each problem's check (`known/measured/`), never a changelog's.",
+             "", "Ranges are what the kit measured with each problem's check (`known/measured/`), never a changelog's: per "
+             "backend, and per chip its check was compiled for (nothing run there).",
              "", "| problem | kind | measured | fix |", "|---|---|---|---|"]
     for entry in report.catalogue:
         spans = "; ".join(range_sentence(span) for span in entry.get("ranges", [])) or "never measured"
@@ -198,8 +199,11 @@ def render_catalogue(report: Report) -> list[str]:
 
 
 def range_sentence(span: dict[str, Any]) -> str:
-    """A measured range from its JSON (`kit.known.measured.Range.to_json`): present in, absent in, fixed in."""
-    said = f"{span['backend']}: present in {', '.join(span['present_in']) or 'none measured'}"
+    """A measured range from its JSON (`kit.known.measured.Range.to_json`): present in, absent in, fixed in; a
+    target's says it was compiled for the chip, not run."""
+    where = f"{span['target']} ({span.get('compiled_not_run', 'compiled, not run')})" if span.get("target") \
+        else span["backend"]
+    said = f"{where}: present in {', '.join(span['present_in']) or 'none measured'}"
     if span["absent_in"]:
         said += f", absent in {', '.join(span['absent_in'])}"
     if span["fixed_in"]:

@@ -25,6 +25,7 @@ from packaging.version import Version
 
 from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
+from repro.known_target import ENV as KNOWN_TARGET_ENV, PROBE_ENV as KNOWN_TARGET_PROBE_ENV
 from repro.parameters import flag, shown, target_of, to_flags
 
 from ..log_events import Log, detail
@@ -250,7 +251,7 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
             run = (explain_runner(run_script, scratch_dir, shared, run_child) if check.parameters.get("explain")
                    else run_script)
             fields = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                         extra_env=told)
+                         extra_env={**told, **target_env(check)})
         else:
             fields = _run_repro(env, request, params, timeout, log,
                                 {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
@@ -259,6 +260,14 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
             return fields
         log(f"the environment's kept bytecode was damaged ({died_of}): dropped; running again")
     return fields
+
+
+def target_env(check: Check) -> dict[str, str]:
+    """What a script compiled for a chip is told (a catalogue entry's ``targets``, `repro.known_target`): the
+    target's JSON. A program explained for a target is compiled for it by the kit instead (`kit.run.targeted`)."""
+    if check.script is None or not check.parameters.get("target") or check.parameters.get("explain"):
+        return {}
+    return {KNOWN_TARGET_ENV: str(check.parameters["target"])}
 
 
 def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
@@ -343,14 +352,17 @@ def _repro_failure(code: int | None, tail: list[str], unusable: str, more: Mappi
     return {"status": Status.CRASHED, "reason": f"the repro crashed ({how}): {unusable or last}", "evidence": evidence}
 
 
-def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log) -> dict[str, Any]:
+def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log,
+                      told: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A failed run's fields as they are, unless JAX itself cannot import and run here: then no verdict.
 
     A failure inside ``import jax`` (a commit laid over a jaxlib it cannot
     use, a damaged environment) is "cannot run here", never the script's
     bad (`kit.run.jax_runs`); ``evidence.jax_cannot_run`` says what JAX died of.
+    ``told``: what the probe needs besides (a check compiled for a chip: `repro.known_target.PROBE_ENV`).
     """
-    health = jax_runs(env, extra_env={**env.isolating_env(), **release_bytecode_env(env)})  # as the run imported it: its bytecode too
+    health = jax_runs(env, extra_env={**env.isolating_env(), **release_bytecode_env(env),  # as the run imported it
+                                      **(told or {})})
     log(detail(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)"))
     if health.ok:
         return fields
@@ -399,7 +411,8 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
     if failures.failed(ended.code) and (not_source := failures.source_problem(check.script)):
         fields = failures.not_source(fields, not_source)  # Python says so without a traceback: a plain exit 1
     if failures.failed(ended.code) and not _bad_if_matched(fields):
-        fields = unless_jax_failed(fields, env, log)
+        compiling = dict(KNOWN_TARGET_PROBE_ENV) if KNOWN_TARGET_ENV in (extra_env or {}) else {}
+        fields = unless_jax_failed(fields, env, log, compiling)
     env_facts: dict[str, Any] = {**{k: env.versions.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
                                  "python": env.python_version, "backend": backend,
                                  "device_count": check.host_devices or None}
