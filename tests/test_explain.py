@@ -79,7 +79,9 @@ def test_the_thread_program_is_whole_on_0_4_35_split_on_0_6_0_and_the_answer_pic
     assert "every device factorises all 1024 matrices (LU, forward) and solves all 1024 (triangular solves, backward)" in text
     assert "fed by an all-gather of 256 KiB" in text
     assert "0.6.0: every linalg op split (lu, triangular_solve)" in text
-    assert "known problem sharded-slogdet-all-gather: fixed in 0.5.3 (f93c2a1aa5); workaround shard_map" in text
+    assert ("known problem sharded-slogdet (matches all 4 parts: op lu, state gathered, fed by all-gather, on cpu): "
+            "measured cpu: present in 0.4.13, 0.4.35; absent in 0.5.3") in text
+    assert "; fixed in 0.5.3 (f93c2a1aa5); workaround shard_map" in text
     assert "pick jax >= 0.5.3" in lines[-2]
     reports = tmp_path / "reports"
     record = json.loads((reports / "explain-train_slogdet-0.4.35.json").read_text())
@@ -187,11 +189,12 @@ def test_explain_finds_python_by_name_on_path_as_run_does(matrix, tmp_path: Path
 
 
 def test_the_known_problem_carries_its_fingerprint() -> None:
-    known = {k.key: k for k in load_known(ROOT / "known_problems.toml")}
-    problem = known["sharded-slogdet-all-gather"]
-    assert "lu" in problem.ops
-    assert problem.fed_by == "all-gather"
+    known = {k.key: k for k in load_known([ROOT / "known"], "cpu")}
+    problem = known["sharded-slogdet"]
+    assert "lu" in problem.sign.ops
+    assert problem.sign.fed_by == "all-gather"
     assert problem.fix_release == "0.5.3"
+    assert "cumsum-bool-dtype" not in known  # an entry without a [fingerprint] is never matched by explain
 
 
 def test_an_explain_check_of_matrix_toml_is_affected_where_an_op_holds_the_whole_batch(tmp_path: Path) -> None:

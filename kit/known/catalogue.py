@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..config import is_release_number
 from ..errors import ConfigError
 from ..package_files import default_file
 from ..targets import BACKENDS
 from ..toml_tables import read_toml
+from .signs import DifferenceSign, FingerprintSign, difference_sign, fingerprint_sign
 
 KINDS = ("wrong-values", "exception", "sharding", "compile", "performance")
 """What a problem does to a user's program."""
@@ -28,6 +29,22 @@ _COMMIT = re.compile(r"[0-9a-f]{10,40}")
 _UPSTREAM = ("https://github.com/jax-ml/jax/", "https://github.com/openxla/xla/")
 _KEYS = {"title", "kind", "upstream", "fix_commit", "fix_note", "shows_on", "host_devices", "workaround", "measure_on",
          "timeout_s", "isolated"}
+# What explain, triage and the matrix report match or cite (optional; once known_problems.toml's, docs/known.md).
+_KEYS |= {"fingerprint", "difference", "matrix_check", "links", "fix", "workaround_measured"}
+_FIX_KEYS = {"release", "title", "url", "verified", "related"}
+
+
+@dataclass(frozen=True)
+class UpstreamFix:
+    """The change upstream that fixed the problem, as the report cites it: the first release holding its commit
+    (checked in git history, ``verified`` says how), beside the ranges the kit measured."""
+
+    release: str
+    title: str
+    url: str
+    commit: str
+    verified: str = ""
+    related: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,15 @@ class Entry:
     timeout_s: int = 300
     isolated: bool = False
     """Run in a process of its own in an audit (it changes JAX's configuration, or may kill the interpreter)."""
+    fingerprint: FingerprintSign | None = None
+    """What it looks like in a compiled program: what ``explain`` matches (`kit.known.signs`)."""
+    difference: DifferenceSign | None = None
+    """What tells a run with it from one without: what ``triage`` matches."""
+    matrix_check: str = ""
+    """A check of matrix.toml whose records measure it too: the report puts that range beside the upstream fix."""
+    links: tuple[str, ...] = ()
+    fix: UpstreamFix | None = None
+    workaround_measured: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "kind": self.kind, "upstream": self.upstream,
@@ -70,6 +96,15 @@ def load_catalogue(folder: Path | None = None) -> list[Entry]:
     if not folder.is_dir():
         raise ConfigError(f"the catalogue of known problems {folder} is missing", "reinstall the kit")
     return [read_entry(path) for path in sorted(folder.glob("*.toml"))]
+
+
+def load_catalogues(folders: Sequence[Path]) -> list[Entry]:
+    """The entries of several catalogues (the package's, then a project's own ``known/``), sorted by id: an entry
+    of a later folder replaces one of the same id. Each entry's measurements lie beside it (``entry.check.parent``)."""
+    found: dict[str, Entry] = {}
+    for folder in dict.fromkeys(Path(f).resolve() for f in folders):
+        found.update((entry.id, entry) for entry in load_catalogue(folder))
+    return [found[key] for key in sorted(found)]
 
 
 def read_entry(path: Path) -> Entry:
@@ -110,7 +145,29 @@ def read_entry(path: Path) -> Entry:
                  measure_on=tuple(measure_on), shows_on=tuple(shows_on), fix_commit=fix_commit,
                  fix_note=str(table.get("fix_note", "")), host_devices=_count(table, "host_devices", where),
                  workaround=str(table.get("workaround", "")), timeout_s=_count(table, "timeout_s", where) or 300,
-                 isolated=_flag(table, "isolated", where))
+                 isolated=_flag(table, "isolated", where),
+                 fingerprint=fingerprint_sign(table.get("fingerprint"), where),
+                 difference=difference_sign(table.get("difference"), where),
+                 matrix_check=str(table.get("matrix_check", "")).strip(),
+                 links=tuple(_list(table, "links", where)) if "links" in table else (upstream,),
+                 fix=_fix(table.get("fix"), fix_commit, where),
+                 workaround_measured=str(table.get("workaround_measured", "")).strip())
+
+
+def _fix(table: Any, commit: str, where: str) -> UpstreamFix | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict) or set(table) - _FIX_KEYS:
+        raise ConfigError(f"{where}: [fix] holds release, title, url, verified and related",
+                          "the fixing commit is fix_commit, at the top of the file")
+    if not commit:
+        raise ConfigError(f"{where}: [fix] cites a release but the entry has no fix_commit", "add fix_commit")
+    release = _text(table, "release", where + " [fix]")
+    if not is_release_number(release):
+        raise ConfigError(f"{where}: [fix] release {release!r} is not a release number", 'e.g. release = "0.5.3"')
+    return UpstreamFix(release, _text(table, "title", where + " [fix]"), _text(table, "url", where + " [fix]"),
+                       commit, str(table.get("verified", "")), tuple(_list(table, "related", where))
+                       if "related" in table else ())
 
 
 def _text(table: Mapping[str, Any], key: str, where: str) -> str:

@@ -57,7 +57,7 @@ def render_answer(report: Report) -> list[str]:
                      "(metrics, no verdict of their own); their cells say *measured*")
     if not report.known_problems:
         # A heading over nothing read as if the list had been lost; say that there is nothing to compare with.
-        lines += ["", "Known problems: none listed in known_problems.toml, so no range is measured against one.", ""]
+        lines += ["", "Known problems: no catalogue entry names a check of the matrix, so no range is measured against one.", ""]
         return lines
     lines += ["", "Known problems (ranges measured from the records; upstream fix for comparison):", ""]
     for problem in report.known_problems:
@@ -83,7 +83,7 @@ def render_answer(report: Report) -> list[str]:
         if problem.upstream_fixed_in:
             lines.append(f"  - upstream: fixed in {problem.upstream_fixed_in} by {problem.upstream_change}")
         else:
-            lines.append("  - upstream: no fix recorded in known_problems.toml")
+            lines.append("  - upstream: no fix recorded in the catalogue")
     lines.append("")
     return lines
 
