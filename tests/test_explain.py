@@ -81,7 +81,7 @@ def test_the_thread_program_is_whole_on_0_4_35_split_on_0_6_0_and_the_answer_pic
     assert "0.6.0: every linalg op split (lu, triangular_solve)" in text
     assert ("known problem sharded-slogdet (matches all 4 parts: op lu, state gathered, fed by all-gather, on cpu): "
             "measured cpu: present in 0.4.13, 0.4.35; absent in 0.5.3") in text
-    assert "; fixed in 0.5.3 (f93c2a1aa5); workaround shard_map" in text
+    assert "; upstream fix f93c2a1aa5 (first in 0.5.3); workaround shard_map" in text
     assert "pick jax >= 0.5.3" in lines[-2]
     reports = tmp_path / "reports"
     record = json.loads((reports / "explain-train_slogdet-0.4.35.json").read_text())

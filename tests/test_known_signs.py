@@ -52,7 +52,7 @@ def test_explain_reads_the_fingerprints_of_a_catalogue_and_never_an_entry_withou
     said = problem.sentence(match)
     assert said.startswith("known problem sharded-slogdet (matches all 4 parts: op lu, state gathered, fed by "
                            "all-gather, on cpu): measured cpu: present in 0.4.13, 0.4.35; absent in 0.5.3")
-    assert "; fixed in 0.5.3 (f93c2a1aa5); workaround shard_map" in said
+    assert "; upstream fix f93c2a1aa5 (first in 0.5.3); workaround shard_map" in said
 
 
 def _judged(bad_error: BaseException | None, printed: str = "", good_printed: str = "ok 3\n") -> Judged:
@@ -77,6 +77,8 @@ def test_triage_says_a_partial_match_and_nothing_where_no_part_agrees_or_nothing
     assert match.how_well() == ("matches 1 of 2 parts: message /got multiple values for argument 'f'/; "
                                 "not: exception TypeError (it raised ValueError)")
     assert matched_entries([FIXTURES], _judged(KeyError("x"))) == []
+    # The type alone, its message another's, is another problem (TypeError is raised for many).
+    assert matched_entries([FIXTURES], _judged(TypeError("'NoneType' object is not iterable"))) == []
     assert known_lines([FIXTURES], None) == []
 
 

@@ -42,12 +42,13 @@ class KnownFingerprint:
         return fingerprint_match(self.key, self.sign, self.shows_on, fingerprint, same_line, platform)
 
     def sentence(self, match: Match) -> str:
-        """``known problem sharded-slogdet (matches all 4 parts: ...): measured cpu: ...; fixed upstream in ...``."""
+        """``known problem sharded-slogdet (matches all 4 parts: ...): measured cpu: ...; upstream fix f93c2a1aa5 ...``."""
         said = f"known problem {self.key} ({match.how_well()})"
         said += f": measured {self.measured}" if self.measured else ": not measured on this platform"
-        if self.fix_release:
-            said += f"; fixed in {self.fix_release}" + (f" ({self.fix_commit[:10]})" if self.fix_commit else "")
-        else:
+        if self.fix_commit:  # the measured range says where it was fixed; this is the change that did
+            said += f"; upstream fix {self.fix_commit[:10]}" + (f" (first in {self.fix_release})"
+                                                                if self.fix_release else "")
+        elif not self.fix_release:
             said += "; no fix upstream yet"
         if self.workaround:
             said += f"; workaround {self.workaround}"

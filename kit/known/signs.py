@@ -91,7 +91,8 @@ def fingerprint_match(entry: str, sign: FingerprintSign, shows_on: Sequence[str]
 def difference_match(entry: str, sign: DifferenceSign, bad: Mapping[str, Any], good: Mapping[str, Any],
                      lines: Sequence[str]) -> Match | None:
     """Two runs that differ against the sign: ``bad`` and ``good`` are their outcomes (`kit.triage.block_outcome`),
-    ``lines`` the bad run's printed lines that differ. None where no declared part agrees."""
+    ``lines`` the bad run's printed lines that differ. None where no declared part agrees, or only the exception's
+    type where the entry gives its message too."""
     raised = bad.get("exception") or {}
     other = good.get("exception") or {}
     agreed: list[str] = []
@@ -107,6 +108,8 @@ def difference_match(entry: str, sign: DifferenceSign, bad: Mapping[str, Any], g
     if sign.output:
         ok = any(re.search(sign.output, line) for line in lines)
         (agreed if ok else missed).append(f"output /{sign.output}/")
+    if sign.message and agreed == [f"exception {sign.exception}"]:
+        return None  # a TypeError of another message is another problem: the type alone names none
     return Match(entry, tuple(agreed), tuple(missed)) if agreed else None
 
 
