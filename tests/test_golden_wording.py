@@ -140,7 +140,7 @@ FIXTURE_MATRIX = fixture_matrix("0.4.35", "0.6.0")
 
 def test_the_matrix_report_of_the_fixture_records(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """`nox -s report` over the fixture records, with a catalogue of two of this repository's entries to cite and
+    """`nox -s report` over the fixture records, with a catalogue of four of this repository's entries to cite and
     list (tests/fixtures/known: the golden page must not change with each entry the catalogue gains)."""
     monkeypatch.setattr("kit.project.catalogue_folder", lambda: CHECKOUT / "tests" / "fixtures" / "known")
     (tmp_path / "matrix.toml").write_text(FIXTURE_MATRIX)

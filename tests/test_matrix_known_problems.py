@@ -88,3 +88,11 @@ def test_a_bad_fix_table_is_one_sentence_naming_the_file(tmp_path: Path, text: s
     with pytest.raises(ConfigError, match=message) as failed:
         read_entry(path)
     assert failed.value.args[0].startswith("one.toml")
+
+
+def test_a_range_its_check_could_not_tell_anywhere_reads_as_untested_not_as_present_in_none() -> None:
+    from kit.matrix.markdown import range_sentence
+
+    span = {"backend": "cpu", "present_in": [], "absent_in": [], "untested_in": ["0.4.35", "0.4.36"],
+            "introduced_in": None, "fixed_in": None, "open": False}
+    assert range_sentence(span) == "cpu: untested in 0.4.35, 0.4.36 (its check cannot tell there)"

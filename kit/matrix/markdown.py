@@ -62,7 +62,7 @@ def render_answer(report: Report) -> list[str]:
     lines += ["", "Known problems (ranges measured from the records; upstream fix for comparison):", ""]
     for problem in report.known_problems:
         links = ", ".join(f"<{link}>" for link in problem.links)
-        lines.append(f"- **{problem.title}** — check `{problem.check}`; {links}")
+        lines.append(f"- **{text(problem.title)}** — check `{problem.check}`; {links}")
         if not problem.ranges:
             lines.append(f"  - not measured yet (`nox -s {problem.check}-<release>`)")
         for r in problem.ranges:
@@ -199,6 +199,8 @@ def render_catalogue(report: Report) -> list[str]:
 
 def range_sentence(span: dict[str, Any]) -> str:
     """A measured range from its JSON (`kit.known.measured.Range.to_json`): present in, absent in, fixed in."""
+    if not span["present_in"] and not span["absent_in"]:  # a GPU's or a TPU's problem, measured on CPU
+        return f"{span['backend']}: untested in {', '.join(span['untested_in'])} (its check cannot tell there)"
     said = f"{span['backend']}: present in {', '.join(span['present_in']) or 'none measured'}"
     if span["absent_in"]:
         said += f", absent in {', '.join(span['absent_in'])}"
