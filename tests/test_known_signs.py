@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,8 @@ def test_a_fingerprint_of_another_op_or_a_split_one_is_no_match() -> None:
 
 def test_explain_reads_the_fingerprints_of_a_catalogue_and_never_an_entry_without_one() -> None:
     known = {k.key: k for k in load_fingerprints([FIXTURES], "cpu")}
-    assert list(known) == ["sharded-slogdet"]  # jit-argument-named-f carries a [difference], no [fingerprint]
+    # jit-argument-named-f carries a [difference], gpu-batched-det-overflow neither: explain never matches them.
+    assert list(known) == ["sharded-slogdet", "tpu-sharded-slogdet-lu"]
     problem = known["sharded-slogdet"]
     match = problem.matches(_print(), [_print()], "cpu")
     assert match is not None
@@ -123,3 +125,15 @@ def test_the_signs_are_optional_so_an_entry_of_yesterday_still_reads(tmp_path: P
     entry: Any = read_entry(path)
     assert (entry.fingerprint, entry.difference, entry.matrix_check, entry.fix) == (None, None, "", None)
     assert entry.links == ("https://github.com/jax-ml/jax/issues/1",)
+
+
+def test_known_json_carries_what_explain_and_triage_match() -> None:
+    from kit.known.catalogue import load_catalogue
+
+    listed = {e.id: json.loads(json.dumps(e.to_json())) for e in load_catalogue(FIXTURES)}
+    assert listed["sharded-slogdet"]["fingerprint"] == {"ops": ["lu", "cholesky", "triangular_solve", "qr",
+                                                                 "householder_product", "eigh", "svd"],
+                                                         "states": ["gathered", "whole"], "fed_by": "all-gather"}
+    assert listed["sharded-slogdet"]["matrix_check"] == "scaling" and listed["sharded-slogdet"]["difference"] is None
+    assert listed["jit-argument-named-f"]["difference"] == {
+        "exception": "TypeError", "message": "got multiple values for argument 'f'", "output": ""}

@@ -10,7 +10,7 @@ taken for a fact. Adding a problem is one TOML file and its check (docs/known.md
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -80,7 +80,11 @@ class Entry:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "kind": self.kind, "upstream": self.upstream,
                 "fix_commit": self.fix_commit, "fix_note": self.fix_note, "check": self.check.name,
-                "shows_on": list(self.shows_on), "workaround": self.workaround, "measure_on": list(self.measure_on)}
+                "shows_on": list(self.shows_on), "workaround": self.workaround, "measure_on": list(self.measure_on),
+                # What explain and triage match (null where the entry declares none), and the matrix check citing it.
+                "fingerprint": asdict(self.fingerprint) if self.fingerprint else None,
+                "difference": asdict(self.difference) if self.difference else None,
+                "matrix_check": self.matrix_check or None}
 
 
 def catalogue_folder() -> Path:
