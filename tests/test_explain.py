@@ -44,6 +44,9 @@ print("args", sys.argv[1:], "cwd", os.path.basename(os.getcwd()), flush=True)
 '''
 
 
+FIXTURE_CATALOGUE = Path(__file__).resolve().parent / "fixtures" / "known"
+
+
 def _program(folder: Path, release: str, program: str = "train_slogdet", ending: str = "") -> Path:
     path = folder / f"{program}.py"
     path.write_text(textwrap.dedent(_FAKE_XLA.format(data=str(DATA), release=release, program=program,
@@ -65,6 +68,8 @@ def _explain(monkeypatch: pytest.MonkeyPatch, matrix, folder: Path, programs: di
         return Prepared(plan=None, resolution=None, environment=env, jax=request.version)
 
     monkeypatch.setattr(capture_module.runner, "prepare", prepare)
+    # A fixed catalogue (tests/fixtures/known): the answer must not change with each entry the kit gains.
+    monkeypatch.setattr(explain, "catalogue_folders", lambda matrix: [FIXTURE_CATALOGUE])
     (folder / f"{programs.get('name', 'train_slogdet')}.py").write_text("pass\n")  # there (and a statement) when the command line is read
     code = explain.main(matrix, ["--called-from", str(folder), *argv], log=lambda line: None, reproduce="nox -s explain")
     return code, capsys.readouterr().out.splitlines()

@@ -42,6 +42,9 @@ print("ran on cpu for the target", flush=True)
 '''
 
 
+FIXTURE_CATALOGUE = Path(__file__).resolve().parent / "fixtures" / "known"
+
+
 @pytest.fixture
 def matrix(tmp_path: Path):  # type: ignore[no-untyped-def]
     return dataclasses.replace(load_matrix(ROOT / "matrix.toml"), results_dir=tmp_path / "reports" / "results")
@@ -64,6 +67,8 @@ def _explain(monkeypatch: pytest.MonkeyPatch, matrix: Any, folder: Path, program
         return {"modules": [{"number": 1, "name": "jit_loss"}], "failed": [], "devices": {"count": 4}}
 
     monkeypatch.setattr(capture_module.runner, "prepare", prepare)
+    # A fixed catalogue (tests/fixtures/known): the answer must not change with each entry the kit gains.
+    monkeypatch.setattr(explain, "catalogue_folders", lambda matrix: [FIXTURE_CATALOGUE])
     monkeypatch.setattr(targeted, "compile_exports", compile_exports)
     (folder / f"{program}.py").write_text(textwrap.dedent(_PROGRAM))
     code = explain.main(matrix, ["--called-from", str(folder), *argv], log=lambda line: None,
