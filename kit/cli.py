@@ -65,7 +65,7 @@ from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_fi
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .inert_console import inert_log, inert_streams
 from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_release
-from .project import known_problems_file
+from .project import catalogue_folders, legacy_known_problems
 from .reproduce_line import reproduce_text
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
@@ -352,13 +352,15 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     parser.add_argument("--out", type=_report_folder, default=matrix.layout.reports, help="where matrix.md/json go")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     args = parser.parse_args(list(argv))
+    if legacy_known_problems(matrix):
+        log(legacy_known_problems(matrix))
     from .matrix.markdown import render_answer
     from .matrix.report import write_report
     from .matrix.reproduce import session_names
 
     start = time.perf_counter()
     result = write_report(args.results, args.out, plots=not args.no_plots, configured=_configured(matrix, log),
-                          known_problems=known_problems_file(matrix),
+                          catalogue=catalogue_folders(matrix),
                           environments=[environment.name for environment in matrix.environments],
                           checks=tuple(matrix.checks),
                           # nox makes a session per check and release, and per check and [[environment]]

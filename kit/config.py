@@ -24,7 +24,7 @@ from . import requirements as extra_packages
 from .errors import ConfigError, KitError, UsageError
 from .layout import Layout
 
-# The TOML table checks are shared with known_problems.toml; the short names keep this module's calls as they read.
+# The TOML table checks are shared with the catalogue's entries; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
 from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, results_outside, script_bytes, script_with_code
 

@@ -1,7 +1,7 @@
 """Where the kit's own files are: a repository checkout, or a package installed from a wheel.
 
 In a checkout (``nox -s ...``, ``python -m kit``, an editable install) the
-repository root holds ``kit/``, ``repro/``, matrix.toml and known_problems.toml,
+repository root holds ``kit/``, ``repro/``, matrix.toml and the catalogue ``known/``,
 and a JAX environment's child gets that root on PYTHONPATH, as always. An
 installed package lies in a ``site-packages`` full of the kit's own
 dependencies (numpy among them, through matplotlib): that folder on a child's
@@ -36,7 +36,7 @@ def in_checkout(root: Path = PACKAGE_ROOT) -> bool:
 
 
 def default_file(name: str) -> Path:
-    """The package's default ``matrix.toml`` or ``known_problems.toml``: the repository's own in a checkout,
+    """The package's default ``matrix.toml``: the repository's own in a checkout,
     the copy a wheel carries in ``kit/defaults/`` (pyproject.toml) when installed."""
     shipped = Path(__file__).resolve().parent / "defaults" / name
     return shipped if shipped.is_file() else PACKAGE_ROOT / name

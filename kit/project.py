@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from .config import Matrix, parse_matrix
 from .errors import ConfigError, UsageError
+from .known.catalogue import catalogue_folder
 from .package_files import default_file
 from .toml_tables import read_toml
 from .user_cache import cache_dir, tagged
@@ -186,8 +187,22 @@ def run_command(matrix: Matrix, check: str, version: str) -> str:
     return f"python -m kit run {check} {version}"
 
 
-def known_problems_file(matrix: Matrix) -> Path:
-    """The known_problems.toml a report cites: the one beside matrix.toml, else (``jax-kit`` in a folder
-    without one) the package's."""
+def catalogue_folders(matrix: Matrix) -> list[Path]:
+    """The catalogues of known problems explain, triage, the report and audit read: the package's ``known/``, then
+    the project's own ``known/`` beside matrix.toml (its entries added, one of the same id replacing the kit's)."""
+    folders = [catalogue_folder()]
+    beside = matrix.path.parent / "known"
+    if beside.is_dir() and beside.resolve() != folders[0].resolve():
+        folders.append(beside)
+    return folders
+
+
+def legacy_known_problems(matrix: Matrix) -> str:
+    """A sentence for a project's ``known_problems.toml``, no longer read ("" where there is none): its problems are
+    catalogue entries now, each a file of ``known/`` (docs/known.md, "Moving known_problems.toml")."""
     beside = matrix.path.parent / "known_problems.toml"
-    return beside if matrix.shared_dir is None or beside.exists() else default_file("known_problems.toml")
+    if not beside.is_file():
+        return ""
+    return (f"note: {beside.name} beside {matrix.path.name} is no longer read: known problems are entries of the "
+            "catalogue now; move each [[problem]] into known/KEY.toml beside a check KEY.py (docs/known.md, "
+            "'Moving known_problems.toml')")

@@ -1,4 +1,4 @@
-"""Reading the kit's TOML files (matrix.toml, known_problems.toml): one sentence per mistake.
+"""Reading the kit's TOML files (matrix.toml, the catalogue's entries): one sentence per mistake.
 
 The people who edit these files add a release or cite a bug; a mistyped key
 or a value of the wrong kind must stop with a `ConfigError` naming the key,

@@ -37,7 +37,7 @@ LAYERS: dict[str, int] = {
     "kit.explain": 3,  # which op of a program is not split, per release (a driver too)
     "kit.known": 3,  # the catalogue of known problems, its measured ranges and the audit (a driver too)
     # ... whose entries and measured ranges are read by the report too: files only, the foundation.
-    "kit.known.catalogue": 0, "kit.known.measured": 0, "kit.known.listing": 0,
+    "kit.known.catalogue": 0, "kit.known.measured": 0, "kit.known.listing": 0, "kit.known.signs": 0,
     "kit.cli": 4, "kit.__main__": 4,  # the entry point: it may import every driver
 }
 BOTTOM, ENTRY = 0, 4

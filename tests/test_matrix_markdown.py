@@ -54,7 +54,7 @@ def _row(findings: dict[str, Finding], **fields: Any) -> Row:
 
 def test_no_known_problems_is_said_in_a_sentence_not_an_empty_heading() -> None:
     lines = render_answer(_report())
-    assert lines[-2] == "Known problems: none listed in known_problems.toml, so no range is measured against one."
+    assert lines[-2] == "Known problems: no catalogue entry names a check of the matrix, so no range is measured against one."
     assert not any(line.startswith("Known problems (") for line in lines)
     with_one = render_answer(_report(known_problems=[_problem()]))
     assert "Known problems (ranges measured from the records; upstream fix for comparison):" in with_one
@@ -94,7 +94,7 @@ def test_a_backend_the_problem_does_not_show_on_gets_a_caveat_and_the_missing_on
             "clear a release there)") in lines
     assert ("  - gpu: not measured in these records (`nox -s scaling-<release> -- --backend cuda` on a gpu "
             "machine)") in lines
-    assert "  - upstream: no fix recorded in known_problems.toml" in lines
+    assert "  - upstream: no fix recorded in the catalogue" in lines
 
 
 def test_a_problem_without_records_says_how_to_measure_it() -> None:

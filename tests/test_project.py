@@ -19,13 +19,14 @@ from kit.config import load_matrix
 from kit.errors import UsageError
 from kit.layout import Layout
 from kit.package_files import PACKAGE_ROOT, default_file, in_checkout, lay_repro
+from kit.known.catalogue import catalogue_folder
 from kit.project import (
     REPORTS_FOLDER,
     ProjectOptions,
     USAGE,
     bisect_command,
     index_pages,
-    known_problems_file,
+    catalogue_folders,
     merged_tables,
     project_matrix,
     project_options,
@@ -130,7 +131,7 @@ def test_a_folder_without_matrix_toml_gets_the_package_defaults(tmp_path: Path) 
     assert matrix.layout.script_records == tmp_path / REPORTS_FOLDER / "bisect" / "script-records"
     assert matrix.layout.jax_history == cache / "jax-history" / "jax.git"
     assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
-    assert known_problems_file(matrix) == default_file("known_problems.toml")
+    assert catalogue_folders(matrix) == [catalogue_folder()]  # the kit's own: no known/ in the folder
     assert bisect_command(matrix) == "jax-kit bisect"
     assert (run_command(matrix, "scaling", "0.6.0") == \
         "jax-kit scaling 0.6.0")
@@ -191,7 +192,7 @@ def test_the_repository_s_own_matrix_is_untouched() -> None:
     assert matrix.envs_dir == ROOT / ".nox" / "jax-envs"
     assert matrix.layout.probe_cache == ROOT / "reports" / "bisect" / "probes"
     assert bisect_command(matrix) == "nox -s bisect --"
-    assert known_problems_file(matrix) == ROOT / "known_problems.toml"
+    assert catalogue_folders(matrix) == [ROOT / "known"]  # the checkout's own, read once
 
 
 # --- the user cache -------------------------------------------------------------------------------

@@ -179,3 +179,18 @@ def test_run_hands_the_bisect_its_arguments_with_the_checks_whole_path(
     assert handed == [["--script", str(tmp_path / "checks" / f"{name}.py"), "--bad-if", handed[0][3],
                        "--good", "0.6.0", "--bad", "0.6.1"]]
     assert f"next: nox -s bisect -- --script checks/{name}.py" in capsys.readouterr().out
+
+
+def test_the_answer_names_the_catalogue_entry_the_difference_matches_and_none_without_a_difference(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "known"  # a fixed catalogue, not the shipped one
+    monkeypatch.setattr(flow, "catalogue_folders", lambda matrix: [fixtures])
+    result = _triage(tmp_path, monkeypatch, "jit-kwarg-named-f.md", {"0.4.36": "affected", "0.9.0": "unaffected"},
+                     newest="0.9.0")
+    [named] = [line for line in flow.answer_lines(result) if "known problem" in line]
+    assert named.startswith("   known problem jit-argument-named-f (matches all 2 parts: exception TypeError, "
+                            "message /got multiple values for argument 'f'/): measured cpu: present in 0.4.36")
+    text = ("```python\nimport jax\nprint(jax.numpy.ones(2))\n```\nFails with jax 0.4.36:\n```\n"
+            "TypeError: f() got multiple values for argument 'f'\n```")
+    same = _triage(tmp_path, monkeypatch, text, {"0.4.36": "affected", "0.9.0": "affected"}, newest="0.9.0")
+    assert same.judged is None and not any("known problem" in line for line in flow.answer_lines(same))

@@ -16,7 +16,7 @@ from ..log_events import Log
 from ..records import Status
 from ..targets import JAX_PLATFORM
 from ..config import Matrix
-from ..project import known_problems_file
+from ..project import catalogue_folders, legacy_known_problems
 from ..reproduce_line import reproduce_text
 from ..errors import StorageError
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
@@ -46,7 +46,10 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         kept: list[str] = []  # the install's and the run's own lines go to the record, not the console
         captures.append(capture_release(matrix, options, release, kept.append, reproduce))
         captures[-1].record["log"] = paste_ready(kept[-40:], matrix)
-    known = load_known(known_problems_file(matrix))
+    platform = options.target.platform if options.target else JAX_PLATFORM.get(options.backend, options.backend)
+    known = load_known(catalogue_folders(matrix), platform)
+    if legacy_known_problems(matrix):
+        log(legacy_known_problems(matrix))
     lines = short_answer(options, captures, known)
     # The answer first: a folder that refuses the tables (read-only, full, --out on a file) must not lose it.
     print("\n".join(lines[:answers.MAX_LINES - 1]), flush=True)
@@ -96,10 +99,11 @@ def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[
     for body, releases in said.items():
         lines += [", ".join(releases) + body[0], *body[1:room]]
     expected = answers.expected_sentence(captures)
-    platform = options.target.platform if options.target else options.backend
-    problems = answers.matched_problems(captures, [p for p in known if JAX_PLATFORM.get(platform) in p.shows_on])
+    platform = options.target.platform if options.target else JAX_PLATFORM.get(options.backend, options.backend)
+    matched = answers.matched_problems(captures, known, platform)
     tail = [expected] if expected else []
-    tail += [p.sentence() for p in problems[:1]] + [answers.choice(captures, problems, options.target)]
+    tail += answers.known_sentence(matched)
+    tail.append(answers.choice(captures, [p for p, m in matched if m.full], options.target))
     return lines[:answers.MAX_LINES - 1 - len(tail)] + tail
 
 

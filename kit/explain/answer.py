@@ -18,6 +18,7 @@ from ..hlo import Fingerprint
 from ..hlo import COLLECTIVES
 from .capture import Capture, devices_had
 from .known import KnownFingerprint
+from ..known.signs import Match
 from ..targets import Target
 
 MAX_LINES = 12
@@ -99,23 +100,41 @@ def expected_sentence(captures: Sequence[Capture]) -> str:
     return f"expected, not flagged: the all-reduce of data-parallel gradients and sums at {where}, on {on}"
 
 
-def matched_problems(captures: Sequence[Capture], known: Iterable[KnownFingerprint]) -> list[KnownFingerprint]:
-    """The known problems a fingerprint matches that differs between releases (or is flagged on the only one)."""
+def matched_problems(captures: Sequence[Capture], known: Iterable[KnownFingerprint],
+                     platform: str) -> list[tuple[KnownFingerprint, Match]]:
+    """The catalogue entries a fingerprint matches that differs between releases (or is flagged on the only one),
+    each with its best match on ``platform``, full matches first, then by the parts that agreed."""
     states: dict[tuple[str, ...], set[str]] = {}
     for capture in captures:
         for f in capture.fingerprints:
             states.setdefault(f.key, set()).add(f.state)
     found = []
     for problem in known:
+        matches = []
         for capture in captures:
             by_line = _by_line(capture.fingerprints)
             # An open problem (no fix upstream) is flagged the same on every release: that is its match.
             differs = [f for f in capture.fingerprints
                        if len(states[f.key]) > 1 or len(captures) == 1 or (f.flagged and not problem.fix_release)]
-            if any(problem.matches(f, by_line[f.location or f.op_path]) for f in differs):
-                found.append(problem)
-                break
-    return found
+            matches += [m for m in (problem.matches(f, by_line[f.location or f.op_path], platform) for f in differs)
+                        if m is not None]
+        if matches:
+            found.append((problem, max(matches, key=_strength)))
+    return sorted(found, key=lambda pair: _strength(pair[1]), reverse=True)
+
+
+def _strength(match: Match) -> tuple[bool, int, int]:
+    return (match.full, len(match.agreed), -len(match.missed))
+
+
+def known_sentence(matched: Sequence[tuple[KnownFingerprint, Match]]) -> list[str]:
+    """The best match as its entry's sentence, the other entries matched in part named on the same line."""
+    if not matched:
+        return []
+    problem, match = matched[0]
+    others = [f"{p.key} ({m.how_well().split(': ')[0]}; not: {', '.join(m.missed)})" for p, m in matched[1:]
+              if not m.full]
+    return [problem.sentence(match) + (f"; in part: {'; '.join(others)}" if others else "")]
 
 
 def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], target: Target | None = None) -> str:

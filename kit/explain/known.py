@@ -1,77 +1,74 @@
-"""Known problems as fingerprints: which op, in which state, a [[problem]] of known_problems.toml explains.
+"""Catalogue entries as fingerprints: which op, in which state, on which platform, an entry of ``known/`` explains.
 
-A ``[problem.fingerprint]`` table says what the problem looks like in a
-compiled program: the ops (``lu``, ``cholesky``, ...), the states
+An entry's ``[fingerprint]`` (`kit.known.signs`) says what its problem looks
+like in a compiled program: the ops (``lu``, ``cholesky``, ...), the states
 (``whole``, ``gathered``), and ``fed_by``, a collective that feeds some op of
-the same source line. The problem's ``[problem.fix]`` release and
-``workaround`` are what the answer cites.
+the same source line; its ``shows_on`` says where. An entry without one is
+never matched. The answer cites the entry with how well it matched, the range
+the kit measured on that platform, the upstream fix and the workaround.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Sequence
 
-from ..errors import ConfigError
 from ..hlo import Fingerprint
-from ..toml_tables import known_keys, read_toml, string, strings
-
-_FINGERPRINT_KEYS = {"ops", "states", "fed_by"}
+from ..known.catalogue import Entry, load_catalogues
+from ..known.listing import range_text
+from ..known.measured import load_measurements, ranges
+from ..known.signs import FingerprintSign, Match, fingerprint_match
+from ..targets import JAX_PLATFORM
 
 
 @dataclass(frozen=True)
 class KnownFingerprint:
     key: str
     title: str
-    ops: tuple[str, ...]
-    states: tuple[str, ...]
-    fed_by: str
+    sign: FingerprintSign
     fix_release: str
+    """The upstream fix's release (the entry's ``[fix]``), else the first release the kit measured without it on
+    this platform; "" while open."""
     fix_commit: str
     workaround: str
-    shows_on: tuple[str, ...] = ("cpu", "gpu")
-    """Platforms as jax names them (cpu, gpu, tpu) where the problem shows: a TPU compile matches only its own."""
+    shows_on: tuple[str, ...] = ("cpu", "cuda")
+    """Backends (cpu, cuda, tpu) where the problem shows: a compile for another matches only in part."""
     workaround_measured: str = ""
+    measured: str = ""
+    """The range the kit measured on this platform, in words ("" where it was never measured there)."""
 
-    def matches(self, fingerprint: Fingerprint, same_line: Iterable[Fingerprint]) -> bool:
-        if fingerprint.op not in self.ops or fingerprint.state not in self.states:
-            return False
-        return not self.fed_by or any(self.fed_by in other.fed_by for other in same_line)
+    def matches(self, fingerprint: Fingerprint, same_line: Iterable[Fingerprint], platform: str) -> Match | None:
+        return fingerprint_match(self.key, self.sign, self.shows_on, fingerprint, same_line, platform)
 
-    def sentence(self) -> str:
-        fixed = f"fixed in {self.fix_release} ({self.fix_commit[:10]})" if self.fix_release else "no fix upstream yet"
-        workaround = f"; workaround {self.workaround}" if self.workaround else ""
-        if workaround and self.workaround_measured:
-            workaround += f" ({self.workaround_measured})"
-        return f"known problem {self.key}: {fixed}{workaround}"
-
-
-def load(path: Path) -> tuple[KnownFingerprint, ...]:
-    """The problems of ``path`` that carry a fingerprint; none when there is no file."""
-    try:
-        raw = read_toml(path)
-    except FileNotFoundError:
-        return ()
-    found = []
-    for index, item in enumerate(raw.get("problem") or []):
-        if isinstance(item, dict) and isinstance(item.get("fingerprint"), dict):
-            found.append(_known(item, f"problem[{index}]", path.name))
-    return tuple(found)
+    def sentence(self, match: Match) -> str:
+        """``known problem sharded-slogdet (matches all 4 parts: ...): measured cpu: ...; upstream fix f93c2a1aa5 ...``."""
+        said = f"known problem {self.key} ({match.how_well()})"
+        said += f": measured {self.measured}" if self.measured else ": not measured on this platform"
+        if self.fix_commit:  # the measured range says where it was fixed; this is the change that did
+            said += f"; upstream fix {self.fix_commit[:10]}" + (f" (first in {self.fix_release})"
+                                                                if self.fix_release else "")
+        elif not self.fix_release:
+            said += "; no fix upstream yet"
+        if self.workaround:
+            said += f"; workaround {self.workaround}"
+            if self.workaround_measured:
+                said += f" ({self.workaround_measured})"
+        return said
 
 
-def _known(item: Mapping[str, Any], where: str, source: str) -> KnownFingerprint:
-    table = item["fingerprint"]
-    known_keys(table, _FINGERPRINT_KEYS, f"{where}.fingerprint", source)
-    ops = strings(table, "ops", f"{where}.fingerprint")
-    if not ops:
-        raise ConfigError(f"{source}: {where}.fingerprint needs ops", 'e.g. ops = ["lu", "cholesky"]')
-    fix: Mapping[str, Any] = item["fix"] if isinstance(item.get("fix"), dict) else {}
-    return KnownFingerprint(key=string(item, "key", where, "?"), title=string(item, "title", where, ""), ops=ops,
-                            states=strings(table, "states", f"{where}.fingerprint", ("whole", "gathered")),
-                            fed_by=string(table, "fed_by", f"{where}.fingerprint", ""),
-                            fix_release=string(fix, "release", f"{where}.fix", ""),
-                            fix_commit=string(fix, "commit", f"{where}.fix", ""),
-                            workaround=string(item, "workaround", where, ""),
-                            shows_on=strings(item, "shows_on", where, ("cpu", "gpu")),
-                            workaround_measured=string(item, "workaround_measured", where, ""))
+def load(folders: Sequence[Path], platform: str) -> tuple[KnownFingerprint, ...]:
+    """The entries of the catalogues ``folders`` that carry a fingerprint, with what was measured on ``platform``
+    (as jax names it: cpu, gpu, tpu)."""
+    return tuple(known(entry, platform) for entry in load_catalogues(folders) if entry.fingerprint is not None)
+
+
+def known(entry: Entry, platform: str) -> KnownFingerprint:
+    assert entry.fingerprint is not None
+    mine = [r for r in ranges(load_measurements(entry.check.parent, entry.id))
+            if JAX_PLATFORM.get(r.backend, r.backend) == platform]
+    fixed = entry.fix.release if entry.fix else next((r.fixed_in for r in mine if r.fixed_in), "")
+    return KnownFingerprint(key=entry.id, title=entry.title, sign=entry.fingerprint, fix_release=fixed or "",
+                            fix_commit=entry.fix_commit, workaround=entry.workaround, shows_on=entry.shows_on,
+                            workaround_measured=entry.workaround_measured,
+                            measured="; ".join(range_text(r) for r in mine))

@@ -10,9 +10,9 @@ taken for a fact. Adding a problem is one TOML file and its check (docs/known.md
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..config import is_release_number
 from ..errors import ConfigError
@@ -21,6 +21,7 @@ from ..errors import UsageError
 from ..target_files import looks_like_file
 from ..targets import BACKENDS, Target, parse_target
 from ..toml_tables import read_toml
+from .signs import DifferenceSign, FingerprintSign, difference_sign, fingerprint_sign
 
 KINDS = ("wrong-values", "exception", "sharding", "compile", "performance")
 """What a problem does to a user's program."""
@@ -30,6 +31,22 @@ _COMMIT = re.compile(r"[0-9a-f]{10,40}")
 _UPSTREAM = ("https://github.com/jax-ml/jax/", "https://github.com/openxla/xla/")
 _KEYS = {"title", "kind", "upstream", "fix_commit", "fix_note", "shows_on", "host_devices", "workaround", "measure_on",
          "timeout_s", "isolated", "targets"}
+# What explain, triage and the matrix report match or cite (optional; once known_problems.toml's, docs/known.md).
+_KEYS |= {"fingerprint", "difference", "matrix_check", "links", "fix", "workaround_measured"}
+_FIX_KEYS = {"release", "title", "url", "verified", "related"}
+
+
+@dataclass(frozen=True)
+class UpstreamFix:
+    """The change upstream that fixed the problem, as the report cites it: the first release holding its commit
+    (checked in git history, ``verified`` says how), beside the ranges the kit measured."""
+
+    release: str
+    title: str
+    url: str
+    commit: str
+    verified: str = ""
+    related: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -52,6 +69,15 @@ class Entry:
     timeout_s: int = 300
     isolated: bool = False
     """Run in a process of its own in an audit (it changes JAX's configuration, or may kill the interpreter)."""
+    fingerprint: FingerprintSign | None = None
+    """What it looks like in a compiled program: what ``explain`` matches (`kit.known.signs`)."""
+    difference: DifferenceSign | None = None
+    """What tells a run with it from one without: what ``triage`` matches."""
+    matrix_check: str = ""
+    """A check of matrix.toml whose records measure it too: the report puts that range beside the upstream fix."""
+    links: tuple[str, ...] = ()
+    fix: UpstreamFix | None = None
+    workaround_measured: str = ""
     targets: tuple[Target, ...] = ()
     """Chips the check is compiled for (``tpu:v5e:2x2``), never run on: where set, it runs only for them
     (`repro.known_target`), each measured as a range of its own (docs/known.md)."""
@@ -63,6 +89,10 @@ class Entry:
         return {"id": self.id, "title": self.title, "kind": self.kind, "upstream": self.upstream,
                 "fix_commit": self.fix_commit, "fix_note": self.fix_note, "check": self.check.name,
                 "shows_on": list(self.shows_on), "workaround": self.workaround, "measure_on": list(self.measure_on),
+                # What explain and triage match (null where the entry declares none), and the matrix check citing it.
+                "fingerprint": asdict(self.fingerprint) if self.fingerprint else None,
+                "difference": asdict(self.difference) if self.difference else None,
+                "matrix_check": self.matrix_check or None,
                 **({"targets": [t.name for t in self.targets]} if self.targets else {})}
 
 
@@ -79,6 +109,15 @@ def load_catalogue(folder: Path | None = None) -> list[Entry]:
     if not folder.is_dir():
         raise ConfigError(f"the catalogue of known problems {folder} is missing", "reinstall the kit")
     return [read_entry(path) for path in sorted(folder.glob("*.toml"))]
+
+
+def load_catalogues(folders: Sequence[Path]) -> list[Entry]:
+    """The entries of several catalogues (the package's, then a project's own ``known/``), sorted by id: an entry
+    of a later folder replaces one of the same id. Each entry's measurements lie beside it (``entry.check.parent``)."""
+    found: dict[str, Entry] = {}
+    for folder in dict.fromkeys(Path(f).resolve() for f in folders):
+        found.update((entry.id, entry) for entry in load_catalogue(folder))
+    return [found[key] for key in sorted(found)]
 
 
 def read_entry(path: Path) -> Entry:
@@ -120,7 +159,13 @@ def read_entry(path: Path) -> Entry:
                  measure_on=tuple(measure_on), shows_on=tuple(shows_on), fix_commit=fix_commit,
                  fix_note=str(table.get("fix_note", "")), host_devices=_count(table, "host_devices", where),
                  workaround=str(table.get("workaround", "")), timeout_s=_count(table, "timeout_s", where) or 300,
-                 isolated=_flag(table, "isolated", where), targets=targets)
+                 isolated=_flag(table, "isolated", where), targets=targets,
+                 fingerprint=fingerprint_sign(table.get("fingerprint"), where),
+                 difference=difference_sign(table.get("difference"), where),
+                 matrix_check=str(table.get("matrix_check", "")).strip(),
+                 links=tuple(_list(table, "links", where)) if "links" in table else (upstream,),
+                 fix=_fix(table.get("fix"), fix_commit, where),
+                 workaround_measured=str(table.get("workaround_measured", "")).strip())
 
 
 def _targets(table: Mapping[str, Any], where: str, shows_on: list[str]) -> tuple[Target, ...]:
@@ -144,6 +189,22 @@ def _targets(table: Mapping[str, Any], where: str, shows_on: list[str]) -> tuple
                               f"add \"{target.platform}\" to shows_on")
         found.append(target)
     return tuple(found)
+
+
+def _fix(table: Any, commit: str, where: str) -> UpstreamFix | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict) or set(table) - _FIX_KEYS:
+        raise ConfigError(f"{where}: [fix] holds release, title, url, verified and related",
+                          "the fixing commit is fix_commit, at the top of the file")
+    if not commit:
+        raise ConfigError(f"{where}: [fix] cites a release but the entry has no fix_commit", "add fix_commit")
+    release = _text(table, "release", where + " [fix]")
+    if not is_release_number(release):
+        raise ConfigError(f"{where}: [fix] release {release!r} is not a release number", 'e.g. release = "0.5.3"')
+    return UpstreamFix(release, _text(table, "title", where + " [fix]"), _text(table, "url", where + " [fix]"),
+                       commit, str(table.get("verified", "")), tuple(_list(table, "related", where))
+                       if "related" in table else ())
 
 
 def _text(table: Mapping[str, Any], key: str, where: str) -> str:

@@ -1,37 +1,25 @@
-"""Known upstream problems: the only upstream facts the report states, read from known_problems.toml.
+"""Known upstream problems the matrix's own checks measure: catalogue entries with a ``matrix_check``.
 
-Each entry names a JAX bug a check looks for, where it shows, and the change
-that fixed it upstream, so matrix.md can put the release range the records
-measured next to the release the fix went into. These are citations, never
-verdicts: every verdict in the report comes from a record. They are data
-(``known_problems.toml`` next to matrix.toml) so a user documents their own
-bug next to their own check, and the report cites it the same way.
+An entry of the catalogue (``known/ID.toml``, `kit.known.catalogue`) that names a
+check of matrix.toml (``matrix_check = "scaling"``) is cited in matrix.md's answer:
+the release range that check's records measured, next to the release its
+``[fix]`` went into upstream. These are citations, never verdicts: every verdict
+in the report comes from a record. A project's own ``known/`` folder beside its
+matrix.toml adds its entries (docs/known.md), so a user cites their own bug next to
+their own check the same way.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Sequence
 
-from ..errors import ConfigError
-from ..package_files import default_file
-from ..toml_tables import known_keys, read_toml, required_string, strings
+from ..known.catalogue import Entry, UpstreamFix, catalogue_folder, load_catalogues
+from ..targets import JAX_PLATFORM
 
-FILE_NAME = "known_problems.toml"
-DEFAULT_PATH = default_file(FILE_NAME)
-
-
-@dataclass(frozen=True)
-class UpstreamChange:
-    """A change in JAX that fixed a problem, as cited in the report."""
-
-    release: str
-    title: str
-    url: str
-    commit: str
-    verified: str
-    related: tuple[str, ...] = ()
+UpstreamChange = UpstreamFix
+"""A change in JAX that fixed a problem, as cited in the report (the catalogue's ``[fix]``)."""
 
 
 @dataclass(frozen=True)
@@ -42,57 +30,17 @@ class KnownProblem:
     links: tuple[str, ...]
     fix: UpstreamChange | None
     """None while upstream has no fix (a user's own open bug)."""
-    # Where the bug shows; a clean result on another backend does not clear a release.
+    # Where the bug shows, as records name platforms; a clean result on another backend does not clear a release.
     shows_on: tuple[str, ...] = ("cpu", "gpu")
 
 
-def load_known_problems(path: Path = DEFAULT_PATH) -> tuple[KnownProblem, ...]:
-    """The problems in ``path``; none when the file does not exist; ConfigError naming a bad entry."""
-    path = Path(path)
-    try:
-        raw = read_toml(path)
-    except FileNotFoundError:
-        return ()
-    items = raw.get("problem", [])
-    if set(raw) - {"problem"} or not isinstance(items, list):
-        raise ConfigError(f"{path} must hold only [[problem]] entries", "see the comment at the top of the file")
-    problems = [_problem(item, f"problem[{i}]", path.name) for i, item in enumerate(items)]
-    keys = [p.key for p in problems]
-    duplicate = next((k for k in keys if keys.count(k) > 1), None)
-    if duplicate:
-        raise ConfigError(f"{path.name} lists problem {duplicate!r} twice", "give each problem its own key")
-    return tuple(problems)
+def cited(entries: Sequence[Entry]) -> tuple[KnownProblem, ...]:
+    """The entries a matrix check measures, as the report cites them."""
+    return tuple(KnownProblem(key=e.id, check=e.matrix_check, title=e.title, links=e.links or (e.upstream,),
+                              fix=e.fix, shows_on=tuple(dict.fromkeys(JAX_PLATFORM.get(b, b) for b in e.shows_on)))
+                 for e in entries if e.matrix_check)
 
 
-_PROBLEM_KEYS = {"key", "check", "title", "links", "shows_on", "fix",
-                 "workaround", "workaround_measured", "fingerprint"}  # read by kit.explain.known (explain matches fingerprints)
-_FIX_KEYS = {"release", "title", "url", "commit", "verified", "related"}
-
-
-def _problem(item: Any, entry: str, source: str) -> KnownProblem:
-    where = f"{source} {entry}"
-    if not isinstance(item, dict):
-        raise ConfigError(f"{where} must be a table", "write it as [[problem]] followed by key = value lines")
-    known_keys(item, _PROBLEM_KEYS, entry, source)
-    fix = item.get("fix")
-    if fix is not None and not isinstance(fix, dict):
-        raise ConfigError(f"{where}.fix must be a table", "write it as [problem.fix]")
-    return KnownProblem(
-        key=required_string(item, "key", where),
-        check=required_string(item, "check", where),
-        title=required_string(item, "title", where),
-        links=strings(item, "links", where),
-        fix=_fix(fix, f"{entry}.fix", source) if fix is not None else None,
-        shows_on=strings(item, "shows_on", where, ("cpu", "gpu")),
-    )
-
-
-def _fix(table: Mapping[str, Any], entry: str, source: str) -> UpstreamChange:
-    where = f"{source} {entry}"
-    known_keys(table, _FIX_KEYS, entry, source)
-    return UpstreamChange(
-        release=required_string(table, "release", where), title=required_string(table, "title", where),
-        url=required_string(table, "url", where),
-        commit=str(table.get("commit", "")), verified=str(table.get("verified", "")),
-        related=strings(table, "related", where),
-    )
+def load_known_problems(folders: Sequence[Path] | None = None) -> tuple[KnownProblem, ...]:
+    """The cited problems of the catalogues ``folders`` (default: the package's); ConfigError naming a bad entry."""
+    return cited(load_catalogues(list(folders) if folders else [catalogue_folder()]))

@@ -57,12 +57,12 @@ def render_answer(report: Report) -> list[str]:
                      "(metrics, no verdict of their own); their cells say *measured*")
     if not report.known_problems:
         # A heading over nothing read as if the list had been lost; say that there is nothing to compare with.
-        lines += ["", "Known problems: none listed in known_problems.toml, so no range is measured against one.", ""]
+        lines += ["", "Known problems: no catalogue entry names a check of the matrix, so no range is measured against one.", ""]
         return lines
     lines += ["", "Known problems (ranges measured from the records; upstream fix for comparison):", ""]
     for problem in report.known_problems:
         links = ", ".join(f"<{link}>" for link in problem.links)
-        lines.append(f"- **{problem.title}** — check `{problem.check}`; {links}")
+        lines.append(f"- **{text(problem.title)}** — check `{problem.check}`; {links}")
         if not problem.ranges:
             lines.append(f"  - not measured yet (`nox -s {problem.check}-<release>`)")
         for r in problem.ranges:
@@ -83,7 +83,7 @@ def render_answer(report: Report) -> list[str]:
         if problem.upstream_fixed_in:
             lines.append(f"  - upstream: fixed in {problem.upstream_fixed_in} by {problem.upstream_change}")
         else:
-            lines.append("  - upstream: no fix recorded in known_problems.toml")
+            lines.append("  - upstream: no fix recorded in the catalogue")
     lines.append("")
     return lines
 
@@ -203,6 +203,8 @@ def range_sentence(span: dict[str, Any]) -> str:
     target's says it was compiled for the chip, not run."""
     where = f"{span['target']} ({span.get('compiled_not_run', 'compiled, not run')})" if span.get("target") \
         else span["backend"]
+    if not span["present_in"] and not span["absent_in"]:  # a GPU's or a TPU's problem, measured on CPU
+        return f"{where}: untested in {', '.join(span['untested_in'])} (its check cannot tell there)"
     said = f"{where}: present in {', '.join(span['present_in']) or 'none measured'}"
     if span["absent_in"]:
         said += f", absent in {', '.join(span['absent_in'])}"

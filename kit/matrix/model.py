@@ -190,7 +190,7 @@ def build_report(
 ) -> Report:
     """The whole report from records (`Record`s or `LoadedRecord`s) and the files that could not be used.
 
-    ``known_problems`` default to the kit's own known_problems.toml.
+    ``known_problems`` default to the kit's own catalogue's entries that a matrix check measures.
 
     With ``configured``, only records of the matrix's own parameters make the
     answer and the rows; the others are listed as ad-hoc runs. Without it

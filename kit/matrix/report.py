@@ -20,9 +20,9 @@ from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_texts
 from ..errors import StorageError
-from ..known.catalogue import catalogue_folder, load_catalogue
+from ..known.catalogue import catalogue_folder, load_catalogues
 from ..known.listing import entry_json
-from .known_problems import load_known_problems
+from .known_problems import cited
 from .markdown import render_markdown
 from .metric_series import plot_metrics
 from .model import PlotRef, Report, build_report
@@ -44,33 +44,32 @@ def write_report(
     matrix_releases: Sequence[str] | None = None,
     plots: bool = True,
     configured: Configured | None = None,
-    known_problems: Path | None = None,
     environments: Sequence[str] = (),
     sessions: Collection[str] | None = None,
     checks: Collection[str] | None = None,
-    catalogue: Path | None = None,
+    catalogue: Path | Sequence[Path] | None = None,
 ) -> WriteResult:
     """Load records, build the report and plots, write matrix.md and matrix.json.
 
     ``configured`` (per check, matrix.toml's parameters) keeps ad-hoc runs out
     of the answer, the rows and the plots; they are listed on their own.
-    ``known_problems`` is the known_problems.toml to cite (default: the kit's own).
     ``environments`` (matrix.toml's ``[[environment]]`` names) get rows of their
     own; the plots, like the answer, are of the releases alone.
     ``sessions``: the nox sessions that exist, so every Reproduce cell runs as written.
     ``checks``: matrix.toml's check names; records of a check no longer there are listed, not counted.
-    ``catalogue``: the known problems' folder to list with their measured ranges (default: the kit's own).
+    ``catalogue``: the catalogue folders of known problems (default: the kit's own), the one source of both the
+    answer's known problems (entries with a ``matrix_check``) and the catalogue's section with its measured ranges.
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
+    folders = [catalogue] if isinstance(catalogue, Path) else list(catalogue or [catalogue_folder()])
+    entries = load_catalogues(folders)
     loaded = load_records(results_dir)
     report = build_report(loaded.entries, matrix_releases=matrix_releases, unusable=loaded.unusable,
                           configured=configured, sessions=sessions,
-                          known_problems=load_known_problems(known_problems) if known_problems else None,
-                          environments=environments, checks=checks)
-    folder = catalogue or catalogue_folder()
+                          known_problems=cited(entries), environments=environments, checks=checks)
     # Each entry and its ranges; the measurements behind them stay in known/measured/ (`known --json` lists them).
-    report.catalogue = [{k: v for k, v in entry_json(entry, folder).items() if k != "measurements"}
-                        for entry in load_catalogue(folder)]
+    report.catalogue = [{k: v for k, v in entry_json(entry, entry.check.parent).items() if k != "measurements"}
+                        for entry in entries]
     in_matrix, _ad_hoc = split_ad_hoc(loaded.entries, configured, checks=checks)  # no environments: not releases
     for unusable in report.unusable_files:
         try:

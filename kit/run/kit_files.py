@@ -50,7 +50,8 @@ def watching(matrix: Matrix, log: Callable[[str], None], run: Callable[..., dict
 def _watched(matrix: Matrix) -> list[Path]:
     """matrix.toml, the reports, every record already written, and the sources of the kit and the repros."""
     layout = matrix.layout
-    files = [matrix.path, layout.reports / "matrix.md", layout.reports / "matrix.json", REPO_ROOT / "known_problems.toml"]
+    files = [matrix.path, layout.reports / "matrix.md", layout.reports / "matrix.json",
+             *sorted((REPO_ROOT / "known").glob("*.toml"))]  # the catalogue the report cites
     for folder in (layout.results, layout.script_records, layout.commit_records, layout.triage_records):
         files += sorted(folder.glob("*.json"))
     # An installed kit's children import repro/ from its copy in the user cache (`package_files.repro_root`).

@@ -34,7 +34,7 @@ from ..records import Verdict
 from ..config import DEFAULT_TIMEOUT_S, Matrix, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
 from ..install import open_index, PackageIndex
-from ..project import bisect_command
+from ..project import bisect_command, catalogue_folders
 from ..run.runner import RunRequest, run_check
 from ..user_paths import report_path
 from .check_writer import (
@@ -51,6 +51,7 @@ from .check_writer import (
 from . import block_outcome
 from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
 from .judged_runs import JudgedRun, judged_runs
+from .known_match import known_lines
 from .progress import still_running
 from .report_reading import Reading, read_report
 
@@ -140,6 +141,7 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
         return again
 
     decide(result, matrix, options, runs, Releases(reported, worked, newest), run_more)
+    result.details += known_lines(catalogue_folders(matrix), result.judged)  # the catalogue's entries it matches
     if result.judged is not None:
         result.judged_runs = judged_runs(runs, result.judged, result.check.path, result.check.bad_if, devices,
                                          matrix.path.parent)
