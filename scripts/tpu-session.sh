@@ -19,6 +19,7 @@
 #   audit.log     python3 -m kit audit --python python3: the catalogue's checks on the chip (not in the default STEPS)
 #   explain_target.log  explain --target tpu:v5e:2x2 beside the chip: the TPU compiler's HLO for a slice (likewise)
 #   scaling_target.log  run scaling --target tpu:v5e:2x2 beside the chip (likewise)
+#   audit_target.log  audit --python python3 --target tpu:v5e:2x2: the catalogue's entries compiled for a slice (likewise)
 #   records.tar.gz  the JSON records and reports the kit wrote in this session
 set -uo pipefail
 OUT="${OUT:?set OUT to the folder whose files come back}"
@@ -90,6 +91,7 @@ step explain 70 "$PY" -m kit explain examples/programs/train_slogdet.py --python
 step bench 150 "$PY" benchmarks/tpu_slogdet_chip.py --json "$OUT/bench.json"
 step audit 240 "$PY" -m kit audit --python "$PY"
 step explain_target 150 "$PY" -m kit explain examples/programs/train_slogdet.py --python "$PY" --target tpu:v5e:2x2
+step audit_target 150 "$PY" -m kit audit --python "$PY" --target tpu:v5e:2x2
 step scaling_target 150 "$PY" -m kit run scaling --python "$PY" --target tpu:v5e:2x2
 
 # What the kit wrote in this session (records and reports), in one file.
