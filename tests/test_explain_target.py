@@ -43,6 +43,8 @@ print("ran on cpu for the target", flush=True)
 
 
 FIXTURE_CATALOGUE = Path(__file__).resolve().parent / "fixtures" / "known"
+REQUESTS: list[Any] = []
+"""What explain asked runner.prepare for, latest last."""
 
 
 @pytest.fixture
@@ -56,6 +58,7 @@ def _explain(monkeypatch: pytest.MonkeyPatch, matrix: Any, folder: Path, program
 
     def prepare(matrix: Any, request: Any, log: Any) -> Prepared:
         installs.append(request.install)
+        REQUESTS.append(request)
         env = Environment(python=Path(sys.executable), versions={"jax": request.version}, obtained="reused")
         return Prepared(plan=None, resolution=None, environment=env, jax=request.version)
 
@@ -98,6 +101,19 @@ def test_compiled_for_a_tpu_the_thread_program_gathers_its_lu_and_no_release_is_
     assert "ran on cpu for the target" in " ".join(record["run"]["output_tail"])
     page = (tmp_path / "reports" / "explain-train_slogdet-0.12.0.1-tpu-v5e-2x2.md").read_text()
     assert "not run" in page and "/home/user" not in page
+
+
+def test_on_a_tpu_machine_its_own_interpreter_compiles_for_a_slice(
+        monkeypatch: pytest.MonkeyPatch, matrix: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The chip's interpreter reports tpu; its program runs on CPU host devices for the target, so that backend is
+    # not asked to agree with cpu (on the chip, 2026-12-05: "the JAX in python3 runs on tpu, not cpu", exit 2).
+    code, lines, _ = _explain(monkeypatch, matrix, tmp_path, "train_slogdet",
+                              ["train_slogdet.py", "--python", sys.executable, "--releases", "0.12.0.1",
+                               "--target", "tpu:v5e:2x2"], capsys)
+    assert code == 0, lines
+    assert REQUESTS[-1].existing is not None and REQUESTS[-1].existing.backend is None
+    assert REQUESTS[-1].backend == "cpu"
+    assert "every device factorises all 1024 matrices" in "\n".join(lines)
 
 
 def test_a_release_whose_tpu_build_the_index_lacks_is_said_before_anything_installs(

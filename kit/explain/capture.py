@@ -54,7 +54,10 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
     if too_old:  # said before anything is resolved or downloaded
         return Capture(release, json_safe(_unbuilt_record(options, release, too_old, reproduce)))
     check = script_check("explain", options.program, host_devices=options.devices, timeout_s=options.timeout_s)
-    existing = ExistingPython(options.python, None, options.backend) if options.python else None
+    # With a target the program runs on CPU host devices whatever that JAX would pick (a TPU machine's own
+    # interpreter reports tpu): its backend is not asked to agree, the run's environment says cpu.
+    asked = None if target else options.backend
+    existing = ExistingPython(options.python, None, asked) if options.python else None
     # A target's environment carries its compiler (jax[tpu], the CUDA plugin); the program still runs on CPU.
     install = InstallKey(target.install_extra) if target else None
     request = runner.RunRequest(check="explain", version=release, backend=options.backend, script=check,
