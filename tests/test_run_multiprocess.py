@@ -127,8 +127,8 @@ def test_under_srun_one_srun_starts_the_processes(tmp_path: Path, monkeypatch: p
     class FakeGroup:
         timed_out = False
 
-        def __init__(self, commands: list[list[str]], envs: list[dict[str, str]]) -> None:
-            started.extend(commands)
+        def __init__(self, commands: list[list[str]], envs: list[dict[str, str]], prefixes: list[str]) -> None:
+            started.extend(list(command) for command in commands)
 
         def wait(self, timeout: float) -> tuple[list[int], list[str]]:
             return [0], []
@@ -139,7 +139,8 @@ def test_under_srun_one_srun_starts_the_processes(tmp_path: Path, monkeypatch: p
     _write(out, 0, _result(rank=0))
     _write(out, 1, _result(rank=1))
     fields = multiprocess.run_processes(["python", "-m", "repro.scaling"], out, 2, 60, {}, lambda m: None)
-    assert started == [["srun", "--ntasks=2", "--kill-on-bad-exit=1", "--cpu-bind=none",
+    # srun labels each task's lines with its rank (``1: ...``), as the local ranks are prefixed ``[p1]``.
+    assert started == [["srun", "--ntasks=2", "--kill-on-bad-exit=1", "--cpu-bind=none", "--label",
                         "python", "-m", "repro.scaling"]]
     assert fields["status"] == "ran"
 
