@@ -11,7 +11,7 @@ The kit's launchers (`kit.launch`) put ``JAX_COORDINATOR_ADDRESS``,
 and `install` adds one such subclass, first in the list, that reads them: a
 program run by the kit joins its partners the way it joins them on its
 cluster. Under ``srun`` the kit sets none of them and JAX's own SLURM
-detection answers.
+detection answers (the kit's cluster, asked first, says it is not present).
 
 CPU clients run collectives across processes only with gloo: the default
 from jax 0.5.1, an option before that (``jax_cpu_collectives_implementation``
@@ -35,6 +35,8 @@ from typing import Any, Dict, Optional
 COORDINATOR_ENV = "JAX_COORDINATOR_ADDRESS"
 PROCESSES_ENV = "JAX_NUM_PROCESSES"
 PROCESS_ID_ENV = "JAX_PROCESS_ID"
+LAUNCHER_ENV = "KIT_LAUNCHER"
+"""Set by every launcher of the kit (srun's ranks too, whose place SLURM's variables give)."""
 RANK_PLACEHOLDER = "{rank}"
 """In the kit's dump flags and facts path: replaced by this process's rank (one folder per rank)."""
 _CLUSTERS = "jax._src.clusters"
@@ -62,7 +64,7 @@ def launched_by_kit() -> bool:
 
 def install() -> None:
     """Put the kit's cluster first once the program imports JAX (nothing is imported here)."""
-    if not launched_by_kit():
+    if not (launched_by_kit() or os.environ.get(LAUNCHER_ENV)):
         return
     sys.meta_path.insert(0, _AfterImport())
 
@@ -103,10 +105,11 @@ def _register(clusters: Any) -> None:
 
         @classmethod
         def is_env_present(cls) -> bool:
-            if not launched_by_kit():
-                return False
+            # Asked first as initialize() looks for its cluster: gloo is set then, under srun too (where SLURM's
+            # cluster, asked next, gives the place).
             _enable_cpu_collectives()
-            return True
+            facts["cluster"] = "kit" if launched_by_kit() else "the cluster's own (srun: SLURM's variables)"
+            return launched_by_kit()
 
         @classmethod
         def get_coordinator_address(cls, *args: Any, **kwargs: Any) -> str:
@@ -128,7 +131,6 @@ def _register(clusters: Any) -> None:
     if KitLaunch in kinds:
         kinds.remove(KitLaunch)
     kinds.insert(0, KitLaunch)  # before SLURM's: a kit run inside an allocation is still the kit's N processes
-    facts["cluster"] = "kit"
 
 
 def _enable_cpu_collectives() -> None:

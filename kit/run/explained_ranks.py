@@ -28,11 +28,10 @@ from ..hlo import Fingerprint
 from ..install import Environment
 from ..log_events import Log, detail
 from ..records import Status
-from . import child_processes, runner
+from . import child_processes, multiprocess, runner
 from .child_output import OutputLog
 from .explained import program_facts, read_dump, refuse_a_torn_dump, watch_env
 from .hlo_dump import Dump, dump_flags
-from .multiprocess import ProcessGroup
 from .shared_runs import DumpedRun
 
 
@@ -58,19 +57,28 @@ def dumped_ranks(env: Environment, check: Check, backend: str, timeout: int, log
         with ExitStack() as watching:  # every rank's dump pruned while they run, a last time once all have ended
             dumps = [watching.enter_context(Dump(folder)) for folder in folders]
             watching.callback(output.close)
-            group = ProcessGroup(started.commands, started.envs, started.prefixes, echo=output, cwd=cwd or tmp)
-            codes, tail = group.wait(timeout)
+            group = multiprocess.ProcessGroup(started.commands, started.envs, started.prefixes, echo=output,
+                                              cwd=cwd or tmp)
+            codes, tail = group.wait(timeout, multiprocess.GRACE_S)
         ranks = [_rank(rank, env, check, timeout, group, codes, tmp, dumps[rank], shown)
                  for rank in range(spec.processes)]
         run = _one_program(ranks, tail, group.timed_out, timeout)
-        run.processes = {"count": spec.processes, "launcher": launcher.name, "how": started.how,
+        how = started.how
+        if group.timed_out and any(_WAITING in line for line in tail):
+            how += (f" that waited for its resources until the timeout (the cluster has fewer CPUs free than "
+                    f"{spec.processes} tasks: fewer --processes, or KIT_SRUN_ARGS=--overcommit)")
+        run.processes = {"count": spec.processes, "launcher": launcher.name, "how": how,
                          "devices_per_process": spec.devices_per_process, **_agreement(ranks),
                          "ranks": [_rank_facts(rank, run_) for rank, run_ in enumerate(ranks)]}
         refuse_a_torn_dump(run, tail, tmp)
     return run
 
 
-def _rank(rank: int, env: Environment, check: Check, timeout: int, group: ProcessGroup,
+_WAITING = "queued and waiting for resources"
+"""What srun says while the controller has no room for its tasks."""
+
+
+def _rank(rank: int, env: Environment, check: Check, timeout: int, group: multiprocess.ProcessGroup,
           codes: Sequence[int | None], tmp: Path, dump: Dump, shown: Callable[[str], str] | None) -> DumpedRun:
     """One rank's outcome (its own process, or the one srun that started them all) and what it compiled."""
     child = rank if rank < len(codes) else 0
