@@ -136,9 +136,9 @@ def _register(clusters: Any) -> None:
 def _enable_cpu_collectives() -> None:
     """gloo for CPU collectives across processes, by the option this release has (the program's choice kept)."""
     jax = sys.modules.get("jax")
-    if jax is None or facts.get("cpu_collectives"):
-        return
-    config = jax.config
+    config = getattr(jax, "config", None)
+    if config is None or facts.get("cpu_collectives"):
+        return  # JAX not far enough along to have its options: nothing to set, and never a failure of the program
     for option, wanted, unset in (("jax_cpu_collectives_implementation", "gloo", (None, "none", "")),
                                   ("jax_cpu_enable_gloo_collectives", True, (False, None))):
         try:
