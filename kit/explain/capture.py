@@ -200,7 +200,8 @@ def processes_said(processes: dict[str, Any]) -> str:
         return ""
     said = f"; {processes.get('how')}"
     if processes.get("devices_per_process"):
-        said += f", {processes['devices_per_process']} host devices each"
+        each = processes["devices_per_process"]
+        said += f", {each} host device{'s' if each != 1 else ''} each"
     problem = processes_problem(processes)
     if problem:
         return f"{said}; {problem}"
