@@ -245,7 +245,8 @@ def _how_it_ended(fields: dict[str, Any], options: Options, tail: list[str]) -> 
         return f"the program was killed by signal {-code}{also}"
     exception = evidence.get("exception") or {}
     said = (f"{exception.get('type')}: {exception.get('message')}" if exception.get("type")
-            else next((line.strip() for line in reversed(tail) if line.strip()), "no output"))
+            else evidence.get("telling_line")  # several processes: the line that says why (`explained_ranks`)
+            or next((line.strip() for line in reversed(tail) if line.strip()), "no output"))
     return f"the program exited {code} ({' '.join(str(said).split())[:200]}){also}"
 
 

@@ -106,6 +106,8 @@ def _one_program(ranks: list[DumpedRun], tail: list[str], timed_out: bool, timeo
         rank, run = own[0]
         fields = dict(run.fields)
         fields["reason"] = f"rank {rank} of {len(ranks)}: {run.fields.get('reason') or 'it failed'}"
+        # The line that says why, not the partners' heartbeat and gRPC noise that comes after it.
+        fields["evidence"] = {**(fields.get("evidence") or {}), "telling_line": multiprocess.telling_line(tail)}
     fields["evidence"] = {**(fields.get("evidence") or {}), "output_tail": tail[-30:]}
     return DumpedRun(fields, modules=list(first.modules), fingerprints=list(first.fingerprints), dump=first.dump,
                      output_tail=tail[-30:], program=first.program)
