@@ -55,10 +55,14 @@ def result_path(out: Path, rank: int) -> Path:
 
 
 def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, env: dict[str, str],
-                  log: Log) -> dict[str, Any]:
-    """Run the repro as ``processes`` processes; the record fields (status, verdict, evidence...)."""
-    launcher = launch.named("srun" if os.environ.get(SRUN_ENV) else "local")
-    started = launcher.launch(launch.LaunchSpec(processes), cmd, env, str(repro_root()))
+                  log: Log, launcher: str | None = None, hosts: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run the repro as ``processes`` processes; the record fields (status, verdict, evidence...).
+
+    ``launcher``: the one the command line named; by default srun inside the kit's SLURM tasks, else local.
+    """
+    name = launcher or ("srun" if os.environ.get(SRUN_ENV) else "local")
+    spec = launch.LaunchSpec(processes, hosts=hosts)
+    started = launch.checked(name, spec).launch(spec, cmd, env, str(repro_root()))
     log(f"starting {started.how}")
     group = ProcessGroup(started.commands, started.envs, started.prefixes)
     codes, tail = group.wait(timeout)
