@@ -65,6 +65,7 @@ from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_fi
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .inert_console import inert_log, inert_streams
 from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_release
+from .launch import LAUNCHERS
 from .project import catalogue_folders, legacy_known_problems
 from .reproduce_line import reproduce_text
 from .requirements import requirements, versions_text
@@ -253,6 +254,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         reproduce=reproduce_text(reproduce or "python -m kit run " + shlex.join(argv), matrix.path.parent),
         existing=existing,
         requires=requirements(args.requires, "--requires"),
+        launcher=args.launcher, hosts=tuple(h for h in (args.hosts or "").split(",") if h),
     )
     parameters = parameters_for(matrix, request)  # bad parameters stop here, before any install
     record, path = run_check(matrix, request, log, parameters=parameters)
@@ -473,6 +475,9 @@ def run_parser(check: str) -> argparse.ArgumentParser:
     parser.add_argument("--find-links", action="append", default=[], type=find_links_argument, metavar="DIR_OR_URL")
     parser.add_argument("--timeout", type=timeout_seconds, default=None, metavar="SECONDS",
                         help="time limit for the repro (default: timeout_s in matrix.toml)")
+    parser.add_argument("--launcher", default=None, choices=tuple(LAUNCHERS),
+                        help="how --processes N start (default local; srun inside a SLURM task): docs/cluster.md")
+    parser.add_argument("--hosts", default=None, metavar="A,B", help="the hosts of --launcher ssh")
     parser.add_argument("--refresh", action="store_true",
                         help="resolve the install plan against the index again instead of using the lock")
     parser.add_argument("--fail-on-affected", action="store_true",

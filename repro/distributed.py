@@ -1,10 +1,11 @@
 """One process of a multi-process run: join JAX's own runtime, or say why it cannot.
 
 The kit starts N copies of a repro (locally, or through ``srun`` on SLURM);
-each calls `join` before it touches a device. Locally the launcher names the
-coordinator in the environment (``KIT_COORDINATOR``, ``KIT_PROCESS_ID``);
-under ``srun`` nothing is passed and ``jax.distributed.initialize()`` reads
-SLURM's variables itself.
+each calls `join` before it touches a device. Locally the launcher
+(`kit.launch`) names the coordinator, the count and the rank in the
+environment (``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``,
+``JAX_PROCESS_ID``), passed on as arguments; under ``srun`` nothing is passed
+and ``jax.distributed.initialize()`` reads SLURM's variables itself.
 
 CPU clients learned cross-process collectives in stages, so `join` asks the
 release what it has instead of comparing versions:
@@ -31,9 +32,9 @@ from typing import Any, Dict, List, Optional
 
 from repro.contract import EXIT_UNSUPPORTED  # noqa: F401  (the repro's exit code for "cannot run N processes")
 
-# Where the local launcher puts the coordinator and this process's rank.
-COORDINATOR_ENV = "KIT_COORDINATOR"
-PROCESS_ID_ENV = "KIT_PROCESS_ID"
+# Where the local launcher puts the coordinator and this process's rank (kit/launch/spec.py).
+COORDINATOR_ENV = "JAX_COORDINATOR_ADDRESS"
+PROCESS_ID_ENV = "JAX_PROCESS_ID"
 
 # Long enough for N processes to import jax on a busy 2-core machine; short
 # enough that a partner that never came up ends the run well inside the kit's
@@ -64,7 +65,7 @@ def join(jax: Any, processes: int) -> Dict[str, Any]:
         raise Unsupported(f"jax.distributed.initialize failed: {_first_line(error)}") from None
     facts = local_facts(jax)
     facts["cpu_collectives"] = collectives
-    facts["launched_by"] = "kit" if COORDINATOR_ENV in os.environ else "cluster environment (e.g. srun)"
+    facts["launched_by"] = "kit" if _launched_by_kit() else "cluster environment (e.g. srun)"
     _check_mesh_possible(jax, processes, facts)
     return facts
 
@@ -83,9 +84,8 @@ def _enable_cpu_collectives(jax: Any) -> Optional[str]:
 
 def _initialize_keywords(jax: Any, processes: int) -> Dict[str, Any]:
     keywords: Dict[str, Any] = {}
-    coordinator = os.environ.get(COORDINATOR_ENV)
-    if coordinator:
-        keywords = {"coordinator_address": coordinator, "num_processes": processes,
+    if _launched_by_kit():
+        keywords = {"coordinator_address": os.environ[COORDINATOR_ENV], "num_processes": processes,
                     "process_id": process_rank_hint()}
     try:
         accepted = set(inspect.signature(jax.distributed.initialize).parameters)
@@ -94,6 +94,11 @@ def _initialize_keywords(jax: Any, processes: int) -> Dict[str, Any]:
     if "initialization_timeout" in accepted:
         keywords["initialization_timeout"] = INITIALIZATION_TIMEOUT_S
     return keywords
+
+
+def _launched_by_kit() -> bool:
+    """The kit's local launcher named the coordinator and this rank (srun names neither)."""
+    return bool(os.environ.get(COORDINATOR_ENV)) and os.environ.get(PROCESS_ID_ENV, "").isdigit()
 
 
 def _check_mesh_possible(jax: Any, processes: int, facts: Dict[str, Any]) -> None:

@@ -25,6 +25,8 @@ import re
 import sys
 from typing import Any, Dict
 
+from repro import launch_rank
+
 DUMP_FLAGS_ENV = "KIT_XLA_DUMP_FLAGS"
 """The kit's dump flags (``--xla_dump_to=DIR --xla_dump_hlo_as_text``)."""
 FACTS_ENV = "KIT_PROGRAM_FACTS"
@@ -49,6 +51,11 @@ def install() -> None:
     dump, facts = os.environ.get(DUMP_FLAGS_ENV), os.environ.get(FACTS_ENV)
     if not dump:
         return
+    # One of several processes (`kit.launch`): its dump and facts go to its own rank's folder.
+    dump, facts = launch_rank.per_rank(dump), launch_rank.per_rank(facts or "") or None
+    flags = os.environ.get("XLA_FLAGS", "")
+    if launch_rank.RANK_PLACEHOLDER in flags:
+        os.environ["XLA_FLAGS"] = launch_rank.per_rank(flags)
     _watch_environ(dump)
     if facts:
         del os.environ[FACTS_ENV]
@@ -105,11 +112,16 @@ def devices() -> Dict[str, Any]:
     if not (started() if callable(started) else bool(getattr(bridge, "_backends", None))):
         return {}
     found = jax.devices()
-    return {"count": len(found), "platform": str(found[0].platform) if found else ""}
+    had = {"count": len(found), "platform": str(found[0].platform) if found else ""}
+    if jax.process_count() > 1:  # one of several processes: its own share, and who it was
+        had.update(local=len(jax.local_devices()), process_index=jax.process_index(),
+                   process_count=jax.process_count())
+    return had
 
 
 def _write_facts(path: str) -> None:
     facts = dict(_facts)
+    facts.update(launch_rank.facts)
     try:
         facts["devices"] = devices()
     except Exception as error:  # the program's JAX is its own business: say what went wrong, nothing more

@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "kit.targets": 0,  # the backends and the chips compiled for without them: one named table
     "kit.hlo": 0,  # compiled HLO text read into each op's fingerprint (stdlib only: every layer may read it)
     "kit.install": 1,  # how does this run get its Python
+    "kit.launch": 1,  # how N processes of one program start: local, srun, ssh (pure: commands and environments)
     "kit.run": 2,  # run one check in one environment -> one record
     "kit.slurm": 2,  # SLURM job arrays, as both drivers submit and follow them
     "kit.matrix": 3, "kit.bisect": 3, "kit.triage": 3,  # the drivers; they do not import each other

@@ -127,8 +127,8 @@ def test_under_srun_one_srun_starts_the_processes(tmp_path: Path, monkeypatch: p
     class FakeGroup:
         timed_out = False
 
-        def __init__(self, commands: list[list[str]], envs: list[dict[str, str]]) -> None:
-            started.extend(commands)
+        def __init__(self, commands: list[list[str]], envs: list[dict[str, str]], prefixes: list[str]) -> None:
+            started.extend(list(command) for command in commands)
 
         def wait(self, timeout: float) -> tuple[list[int], list[str]]:
             return [0], []
@@ -139,7 +139,8 @@ def test_under_srun_one_srun_starts_the_processes(tmp_path: Path, monkeypatch: p
     _write(out, 0, _result(rank=0))
     _write(out, 1, _result(rank=1))
     fields = multiprocess.run_processes(["python", "-m", "repro.scaling"], out, 2, 60, {}, lambda m: None)
-    assert started == [["srun", "--ntasks=2", "--kill-on-bad-exit=1", "--cpu-bind=none",
+    # srun labels each task's lines with its rank (``1: ...``), as the local ranks are prefixed ``[p1]``.
+    assert started == [["srun", "--ntasks=2", "--kill-on-bad-exit=1", "--cpu-bind=none", "--label",
                         "python", "-m", "repro.scaling"]]
     assert fields["status"] == "ran"
 
@@ -179,3 +180,41 @@ def test_ctrl_c_while_waiting_kills_every_process(tmp_path: Path, monkeypatch: p
     with pytest.raises(KeyboardInterrupt):
         group.wait(timeout=600)
     assert all(ended_soon(pid) for pid in pids)
+
+
+def test_the_launcher_named_on_the_command_line_starts_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[list[str]] = []
+    envs: list[dict[str, str]] = []
+
+    class FakeGroup:
+        timed_out = False
+
+        def __init__(self, commands: list[list[str]], given: list[dict[str, str]], prefixes: list[str]) -> None:
+            started.extend(list(command) for command in commands)
+            envs.extend(given)
+
+        def wait(self, timeout: float) -> tuple[list[int], list[str]]:
+            return [0] * len(started), []
+
+    monkeypatch.delenv(multiprocess.SRUN_ENV, raising=False)
+    monkeypatch.setattr(multiprocess, "ProcessGroup", FakeGroup)
+    out = tmp_path / "result.json"
+    _write(out, 0, _result(rank=0))
+    _write(out, 1, _result(rank=1))
+    multiprocess.run_processes(["python", "-m", "repro.scaling"], out, 2, 60, {}, lambda m: None,
+                               launcher="ssh", hosts=("n1", "n2"))
+    assert [command[4] for command in started] == ["n1", "n2"]
+    started.clear()
+    multiprocess.run_processes(["python", "-m", "repro.scaling"], out, 2, 60, {}, lambda m: None)
+    assert started == [["python", "-m", "repro.scaling"]] * 2  # local by default outside a SLURM task
+    assert [env["JAX_PROCESS_ID"] for env in envs[-2:]] == ["0", "1"]
+
+
+def test_check_runs_take_a_launcher_and_refuse_an_unknown_one() -> None:
+    from kit.cli import run_parser
+    from kit.errors import UsageError
+
+    args = run_parser("scaling").parse_args(["--processes", "2", "--launcher", "srun"])
+    assert args.launcher == "srun"
+    with pytest.raises(UsageError, match="mpirun"):
+        run_parser("scaling").parse_args(["--launcher", "mpirun"])

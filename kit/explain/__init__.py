@@ -21,7 +21,7 @@ from ..reproduce_line import reproduce_text
 from ..errors import StorageError
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
-from .capture import Capture, capture_release, devices_had, kit_files_sentence
+from .capture import Capture, capture_release, devices_had, kit_files_sentence, processes_problem
 from .known import KnownFingerprint, load as load_known
 from .options import HELP, Options, parse
 from .report import write_reports
@@ -88,6 +88,8 @@ def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[
     where = f"{options.backend}" + (f", {_devices(options, captures)}" if options.devices else "")
     if options.target:
         where = f"{options.target.compiled_not_run}; the program ran on cpu, {options.devices} host devices"
+    if options.processes > 1:
+        where += f" as {options.processes} processes ({options.launcher})"
     names = ", ".join(c.release or "(interpreter)" for c in captures)
     lines = [f"explain {options.shown} on jax {names} ({where})"]
     budget = answers.MAX_LINES - 5  # header, expected, a known problem, the answer, the tables
@@ -127,6 +129,8 @@ def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
         name += f" ({capture.record.get('reason')})"
     elif capture.record.get("kit_files_changed"):
         name += f" ({kit_files_sentence(capture.record['kit_files_changed'])})"
+    elif processes_problem(capture.record.get("processes") or {}):
+        name += f" ({processes_problem(capture.record['processes'])})"
     elif (capture.record.get("program_facts") or {}).get("xla_flags_set"):
         name += " (the program set XLA_FLAGS itself: the kit merged its dump flags into the program's)"
     flagged = answers.flagged_lines(capture, options.cwd)

@@ -27,7 +27,8 @@ from .. import __version__, records
 from ..config import Matrix, script_check
 from ..hlo import Fingerprint
 from ..install import ExistingPython, InstallKey, install_facts, release_bytecode_env
-from ..run import explained, runner, targeted
+from .. import launch
+from ..run import explained, explained_ranks, runner, targeted
 from ..run.kit_files import watching
 from .options import Options
 
@@ -73,6 +74,12 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
         runs: list[explained.DumpedRun] = []
 
         def dumped() -> dict[str, Any]:
+            if options.processes > 1:  # one program as N processes: every rank's compile read (docs/cluster.md)
+                runs.append(explained_ranks.dumped_ranks(
+                    env, check, options.backend, options.timeout_s, log, options.launch_spec,
+                    launch.named(options.launcher), release_bytecode_env(env), args=options.args, cwd=options.cwd,
+                    shown=lambda path: _shown_source(path, options)))
+                return runs[-1].fields
             runs.append(explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
                                              options.timeout_s, log,
                                              release_bytecode_env(env), args=options.args, cwd=options.cwd,
@@ -92,6 +99,8 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
             record["target"] = run.target
         if run.program:
             record["program_facts"] = run.program
+        if run.processes:
+            record["processes"] = run.processes
         record.update(_run_fields(run.fields, record, options, run.output_tail))
     record["duration_s"] = round(time.monotonic() - started, 2)
     record["fingerprints"] = [f.to_json() for f in found]
@@ -118,7 +127,8 @@ def _shown_source(path: str, options: Options) -> str:
 
 def _base_record(options: Options, jax: str, prepared: Any, reproduce: str) -> dict[str, Any]:
     subject = {"explain": options.shown, "program_sha256": _sha256(options.program), "args": list(options.args),
-               "host_devices": options.devices, "kit_version": __version__}
+               "host_devices": options.devices, "kit_version": __version__,
+               **({"processes": options.processes, "launcher": options.launcher} if options.processes > 1 else {})}
     return {
         "schema": records.SCHEMA, "kit_version": __version__, "kind": "explain", "program": options.shown,
         "args": list(options.args), "requested": {"jax": jax, "backend": options.backend,
@@ -154,6 +164,7 @@ def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options
         if status == "partial":
             reason += " (what compiled before it ended counts)"
     reason += _program_said(record.get("program_facts") or {}, options)
+    reason += processes_said(record.get("processes") or {})
     if record.get("kit_files_changed"):
         reason += "; " + kit_files_sentence(record["kit_files_changed"])
     if record["dump"]["dropped_count"]:
@@ -185,6 +196,39 @@ def _program_said(facts: dict[str, Any], options: Options) -> str:
     return said
 
 
+def processes_said(processes: dict[str, Any]) -> str:
+    """How N processes ran as one program, in a clause ("" for one process): their launch, and whether every rank
+    compiled the same program across processes (`processes_problem` where they did not)."""
+    if not processes:
+        return ""
+    said = f"; {processes.get('how')}"
+    if processes.get("devices_per_process"):
+        each = processes["devices_per_process"]
+        said += f", {each} host device{'s' if each != 1 else ''} each"
+    problem = processes_problem(processes)
+    if problem:
+        return f"{said}; {problem}"
+    ranks = processes.get("ranks") or []
+    return said + (f"; all {len(ranks)} ranks compiled the same modules, read as one program"
+                   if any(r.get("modules") for r in ranks) else "")
+
+
+def processes_problem(processes: dict[str, Any]) -> str:
+    """Why N ranks were not one program across processes ("" where they were): a release whose CPU client never
+    joined them or has no collectives across them, or ranks that compiled different programs."""
+    ranks = processes.get("ranks") or []
+    said = []
+    if any("count" in r for r in ranks) and not any(r.get("process_count") == processes.get("count") for r in ranks):
+        said.append("the ranks never joined: each saw only its own devices (this release's CPU client ignores "
+                    "jax.distributed, or the program did not call jax.distributed.initialize())")
+    if any(r.get("cpu_collectives") == "none" for r in ranks):
+        said.append("this release has no CPU collectives across processes (neither "
+                    "jax_cpu_collectives_implementation nor jax_cpu_enable_gloo_collectives)")
+    if processes.get("agree") is False:
+        said.append(f"the ranks compiled different programs: {processes.get('difference')}")
+    return "; ".join(said)
+
+
 def devices_had(capture: Capture) -> int | None:
     """How many devices the program's JAX had, where it said (`repro.program_watch`); None where unknown."""
     count = ((capture.record.get("program_facts") or {}).get("devices") or {}).get("count")
@@ -204,7 +248,8 @@ def _how_it_ended(fields: dict[str, Any], options: Options, tail: list[str]) -> 
         return f"the program was killed by signal {-code}{also}"
     exception = evidence.get("exception") or {}
     said = (f"{exception.get('type')}: {exception.get('message')}" if exception.get("type")
-            else next((line.strip() for line in reversed(tail) if line.strip()), "no output"))
+            else evidence.get("telling_line")  # several processes: the line that says why (`explained_ranks`)
+            or next((line.strip() for line in reversed(tail) if line.strip()), "no output"))
     return f"the program exited {code} ({' '.join(str(said).split())[:200]}){also}"
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+from .. import launch
 from ..arguments import Parser
 from ..config import BACKENDS, Matrix, release_number, timeout_seconds
 from ..errors import UsageError
@@ -24,7 +25,8 @@ from ..user_paths import file_problem, interpreter_path
 DEFAULT_DEVICES = 4
 DEFAULT_TIMEOUT_S = 600
 USAGE = ("nox -s explain -- PROGRAM [ARGS...] [--releases A,B] [--python PATH] [--devices N] [--timeout S] "
-         "[--backend cpu|cuda|tpu] [--target tpu:v5e:2x2|gpu:a100:4|...]")
+         "[--backend cpu|cuda|tpu] [--target tpu:v5e:2x2|gpu:a100:4|...] [--processes N [--launcher local|srun|ssh] "
+         "[--hosts A,B]]")
 _TIP = "e.g. nox -s explain -- examples/programs/train_slogdet.py --releases 0.4.35,0.6.0 (docs/explain.md)"
 
 
@@ -45,6 +47,16 @@ class Options:
     """A chip to compile for without having it (``--target``): the program runs on ``devices`` CPU host devices."""
     shown: str
     """The program as reports name it: relative to the folder it was called from."""
+    processes: int = 1
+    """Run as this many processes joined by jax.distributed (``--processes``), ``devices`` split equally over them."""
+    launcher: str = "local"
+    """How they start (`kit.launch`): ``local``, ``srun``, ``ssh``."""
+    hosts: tuple[str, ...] = ()
+
+    @property
+    def launch_spec(self) -> launch.LaunchSpec:
+        per_process = self.devices // self.processes if self.devices else None
+        return launch.LaunchSpec(self.processes, per_process, self.hosts)
 
 
 def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Options:
@@ -59,6 +71,9 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
     parser.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS")
     parser.add_argument("--backend", default=None, choices=BACKENDS)
     parser.add_argument("--target", default=None, metavar="TARGET")
+    parser.add_argument("--processes", type=int, default=1, metavar="N")
+    parser.add_argument("--launcher", default=None, metavar="NAME")
+    parser.add_argument("--hosts", default=None, metavar="A,B")
     parser.add_argument("--called-from", default=None, help=argparse.SUPPRESS)
     known, rest = parser.parse_known_args(words)
     _refuse_near_misses(rest, [o for action in parser._actions for o in action.option_strings])
@@ -79,9 +94,30 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
     releases = _releases(matrix, known.releases, known.python is not None)
     python = _interpreter(known.python, folder)
     backend = "cpu" if target else _backend(known.backend, python)
-    return Options(program=program, args=tuple(rest[1:] + tail), cwd=folder, releases=releases,
-                   python=python, devices=devices if backend == "cpu" else None,
-                   backend=backend, timeout_s=known.timeout, target=target, shown=_shown(program, folder))
+    options = Options(program=program, args=tuple(rest[1:] + tail), cwd=folder, releases=releases,
+                      python=python, devices=devices if backend == "cpu" else None,
+                      backend=backend, timeout_s=known.timeout, target=target, shown=_shown(program, folder))
+    return _processes(options, known.processes, known.launcher, known.hosts)
+
+
+def _processes(options: Options, processes: int, launcher: str | None, hosts: str | None) -> Options:
+    """``--processes N [--launcher NAME] [--hosts A,B]``: checked before anything is built."""
+    if processes < 1:
+        raise UsageError(f"--processes must be 1 or more, got {processes}", "e.g. --processes 2")
+    names = tuple(dict.fromkeys(h.strip() for h in (hosts or "").split(",") if h.strip()))
+    if processes == 1 and not launcher and not names:
+        return options
+    if options.target:
+        raise UsageError("--target compiles one process's program for a chip: it cannot go with --processes",
+                         "drop --processes (or --target)")
+    if options.devices and options.devices % processes:
+        raise UsageError(f"--devices {options.devices} does not split over {processes} processes",
+                         f"give --devices {processes * max(1, options.devices // processes)} (the devices of all "
+                         "processes together, an equal share each)")
+    name = launcher or ("ssh" if names else "local")
+    options = replace(options, processes=processes, launcher=name, hosts=names)
+    launch.checked(name, options.launch_spec)
+    return options
 
 
 HELP = f"""usage: {USAGE}
@@ -96,8 +132,11 @@ The kit's options stand anywhere; every other word is the program's (after -- ev
   --backend B      cpu, cuda or tpu: where the program runs (with --python: what its JAX reports)
   --target T       compile for a chip this machine lacks, not run: {', '.join(named_targets())},
                    or FILE.toml describing your own (docs/targets.md)
+  --processes N    run it as N processes joined by jax.distributed, --devices split over them (default 1)
+  --launcher NAME  how they start: {', '.join(f"{n} ({l.summary})" for n, l in launch.LAUNCHERS.items())}
+  --hosts A,B      the hosts for --launcher ssh (docs/cluster.md)
 
-docs/explain.md, docs/targets.md"""
+docs/explain.md, docs/targets.md, docs/cluster.md"""
 
 
 def _refuse_near_misses(rest: list[str], options: list[str]) -> None:

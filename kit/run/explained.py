@@ -77,21 +77,31 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
         if compiled is not None and target is not None:
             run.target = {**target.to_json(), "sentence": targeted.compile_sentence(target, compiled),
                           **{k: compiled[k] for k in ("devices", "failed", "export_errors", "jax") if k in compiled}}
-        for module in dump.modules():  # pruned a last time as the run ended; read before the folder goes
-            try:
-                after = read_module(module.after)
-                before = read_module(module.before) if module.before else None
-            except OSError as error:
-                run.modules.append({"number": module.number, "name": module.name, "error": str(error)})
-                continue
-            prints = fingerprints(after, before, shown=shown)
-            run.modules.append({"number": module.number, "name": module.name, "partitions": after.partitions,
-                                "fingerprints": len(prints), "cut": after.cut or None})
-            run.fingerprints += prints
-        run.dump = {"kept_bytes": dump.kept_bytes, "limit_bytes": dump.limit_bytes, "dropped": dump.dropped[:20],
-                    "dropped_count": len(dump.dropped)}
+        read_dump(dump, run, shown)  # pruned a last time as the run ended; read before the folder goes
         _refuse_a_torn_dump(run, (fields.get("evidence") or {}).get("output_tail") or [], tmp)
     return run
+
+
+def read_dump(dump: Dump, run: DumpedRun, shown: Callable[[str], str] | None) -> None:
+    """Every module of ``dump`` read into ``run``: its modules (name, partitions) and their fingerprints."""
+    for module in dump.modules():
+        try:
+            after = read_module(module.after)
+            before = read_module(module.before) if module.before else None
+        except OSError as error:
+            run.modules.append({"number": module.number, "name": module.name, "error": str(error)})
+            continue
+        prints = fingerprints(after, before, shown=shown)
+        run.modules.append({"number": module.number, "name": module.name, "partitions": after.partitions,
+                            "fingerprints": len(prints), "cut": after.cut or None})
+        run.fingerprints += prints
+    run.dump = {"kept_bytes": dump.kept_bytes, "limit_bytes": dump.limit_bytes, "dropped": dump.dropped[:20],
+                "dropped_count": len(dump.dropped)}
+
+
+def refuse_a_torn_dump(run: DumpedRun, tail: Sequence[str], folder: Path) -> None:
+    """`_refuse_a_torn_dump`, for a run of several processes (`kit.run.explained_ranks`)."""
+    _refuse_a_torn_dump(run, tail, folder)
 
 
 _DUMP_REFUSED = "Could not write XLA debug data"
@@ -135,6 +145,12 @@ def program_facts(path: Path) -> dict[str, Any]:
     devices = data.get("devices")
     if isinstance(devices, dict) and isinstance(devices.get("count"), int) and not isinstance(devices["count"], bool):
         facts["devices"] = {"count": devices["count"], "platform": str(devices.get("platform") or "")[:40]}
+        # One of several processes (`repro.launch_rank`): its own devices and place, as JAX had them.
+        facts["devices"].update({key: devices[key] for key in ("local", "process_index", "process_count")
+                                 if isinstance(devices.get(key), int) and not isinstance(devices[key], bool)})
+    for key in ("cluster", "cpu_collectives"):
+        if isinstance(data.get(key), str):
+            facts[key] = data[key][:300]
     return facts
 
 

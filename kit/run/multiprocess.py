@@ -1,10 +1,12 @@
 """A check across N processes joined by jax.distributed: start them, watch them, merge their results.
 
-Locally the kit starts N copies of the repro itself, each in its own process
-group, with the coordinator (127.0.0.1 on a free port) and its rank in the
-environment (see repro/distributed.py). Inside a SLURM job started by
-`kit.matrix.slurm`, ``srun`` starts them instead and ``jax.distributed.initialize()``
-reads SLURM's variables by itself.
+A launcher (`kit.launch`) says how they start: locally (``local``) the kit
+starts N copies of the repro itself, each in its own process group, with the
+coordinator (127.0.0.1 on a free port) and its rank in the environment (see
+repro/distributed.py); inside a SLURM job started by `kit.matrix.slurm`,
+``srun`` starts them instead and ``jax.distributed.initialize()`` reads
+SLURM's variables by itself. `ProcessGroup` runs a launch, whatever started it:
+a user's program explained across processes too (`kit.run.explained_ranks`).
 
 Every process reads the compiled HLO and reaches a verdict on its own; the
 merged record keeps process 0's evidence, every process's facts, and says
@@ -17,16 +19,16 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
+from .. import launch
 from ..log_events import Log
 from ..records import Status, Verdict
 from ..package_files import repro_root
 from . import result_files
-from .child_output import Tail
+from .child_output import Echo, Tail, echo_to_console
 from .child_processes import Child, end_all
 
 
@@ -51,25 +53,18 @@ def result_path(out: Path, rank: int) -> Path:
     return out.with_name(f"{out.stem}.p{rank}{out.suffix}")
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
 
 def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, env: dict[str, str],
-                  log: Log) -> dict[str, Any]:
-    """Run the repro as ``processes`` processes; the record fields (status, verdict, evidence...)."""
-    if os.environ.get(SRUN_ENV):
-        launch = [["srun", f"--ntasks={processes}", "--kill-on-bad-exit=1", "--cpu-bind=none", *cmd]]
-        envs = [dict(env)]
-        log(f"starting {processes} processes with srun (SLURM job {os.environ.get('SLURM_JOB_ID', '?')})")
-    else:
-        coordinator = f"127.0.0.1:{free_port()}"
-        launch = [list(cmd)] * processes
-        envs = [{**env, "KIT_COORDINATOR": coordinator, "KIT_PROCESS_ID": str(rank)} for rank in range(processes)]
-        log(f"starting {processes} local processes, coordinator {coordinator}")
-    group = ProcessGroup(launch, envs)
+                  log: Log, launcher: str | None = None, hosts: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run the repro as ``processes`` processes; the record fields (status, verdict, evidence...).
+
+    ``launcher``: the one the command line named; by default srun inside the kit's SLURM tasks, else local.
+    """
+    name = launcher or ("srun" if os.environ.get(SRUN_ENV) else "local")
+    spec = launch.LaunchSpec(processes, hosts=hosts)
+    started = launch.checked(name, spec).launch(spec, cmd, env, str(repro_root()))
+    log(f"starting {started.how}")
+    group = ProcessGroup(started.commands, started.envs, started.prefixes)
     codes, tail = group.wait(timeout)
     if group.timed_out:
         return {"status": Status.TIMED_OUT, "reason": f"the {processes} processes did not finish within {timeout} s; "
@@ -165,20 +160,37 @@ def read_result(path: Path, name: str = "") -> tuple[dict[str, Any] | None, str]
 
 
 class ProcessGroup:
-    """N commands, each in its own session (kit/run/child_processes.py), output interleaved with a ``[pN]`` prefix."""
+    """N commands, each in its own session (kit/run/child_processes.py), output interleaved with a ``[pN]`` prefix.
 
-    def __init__(self, commands: Sequence[Sequence[str]], envs: Sequence[dict[str, str]]) -> None:
+    ``tail`` has the last lines of all of them together, ``tails`` each one's own (a rank's failure is read
+    from its own lines); ``echo`` shows or logs each line as it comes, ``cwd`` is where they run.
+    """
+
+    def __init__(self, commands: Sequence[Sequence[str]], envs: Sequence[Mapping[str, str]],
+                 prefixes: Sequence[str] = (), echo: Echo | None = echo_to_console, cwd: Path | None = None) -> None:
         self.tail = Tail(max_lines=60)
+        self.tails: list[Tail] = []
         self.timed_out = False
         self.children: list[Child] = []
         self.leftovers: list[str] = []
         try:
             for rank, (cmd, env) in enumerate(zip(commands, envs)):
-                prefix = f"[p{rank}] " if len(commands) > 1 else ""
-                self.children.append(Child(cmd, env, repro_root(), self.tail, prefix))
+                prefix = prefixes[rank] if rank < len(prefixes) else f"[p{rank}] " if len(commands) > 1 else ""
+                self.tails.append(Tail())
+                self.children.append(Child(cmd, env, cwd or repro_root(), self.tails[-1], prefix,
+                                           echo=self._both(echo)))
         except BaseException:
             self.kill_all()
             raise
+
+    def _both(self, echo: Echo | None) -> Echo:
+        """Each line into the group's tail (the child's own tail has it already) and on to ``echo``."""
+        def shown(line: str) -> None:
+            self.tail.add(line)
+            if echo is not None:
+                echo(line)
+
+        return shown
 
     def wait(self, timeout: float, grace: float = GRACE_S) -> tuple[list[int | None], list[str]]:
         """Wait for all; a failure gives the rest ``grace`` seconds; the timeout kills everything."""

@@ -81,6 +81,10 @@ class RunRequest:
     existing: ExistingPython | None = None
     """Run with this interpreter as it is (``--python``, an ``[[environment]]``); ``version`` is then ""
     or the release it must hold."""
+    launcher: str | None = None
+    """How a check's ``processes`` > 1 start (``--launcher``, `kit.launch`); None: srun in a SLURM task, else local."""
+    hosts: tuple[str, ...] = ()
+    """``--hosts`` for ``--launcher ssh``."""
     requires: tuple[str, ...] = ()
     """Extra packages from the command line (``--requires``), in `kit.requirements`' normal form: added to the
     check's own ``requires``."""
@@ -310,7 +314,8 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
         if int(params.get("processes") or 1) > 1:
             # Their bytecode, not the compile cache: it was never proven with jax.distributed's processes.
             bytecode = {k: v for k, v in (extra_env or {}).items() if k != COMPILE_CACHE_ENV}
-            return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log, bytecode)
+            return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log, bytecode,
+                                  request)
         ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log,
                           echo=request.echo)
         if ended.timed_out:
@@ -521,10 +526,12 @@ def scratch_dir() -> Iterator[Path]:
 
 
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],
-                   log: Log, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+                   log: Log, extra_env: Mapping[str, str] | None = None,
+                   request: RunRequest | None = None) -> dict[str, Any]:
     """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one record."""
     child_processes.end_abandoned_trees(log)
-    fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log)
+    fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log,
+                                        request.launcher if request else None, request.hosts if request else ())
     if fields["status"] == Status.RAN:
         fields["environment"] = {**host_facts(None), **fields["environment"]}
     return fields

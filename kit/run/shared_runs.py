@@ -40,6 +40,8 @@ class DumpedRun:
     program: dict[str, Any] = field(default_factory=dict)
     """What the program did that the kit must say (`kit.run.explained.program_facts`): XLA_FLAGS it set, its
     devices."""
+    processes: dict[str, Any] | None = None
+    """Run as several processes (`kit.run.explained_ranks`): how they were launched, each rank, whether they agree."""
 
 
 def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | None:
