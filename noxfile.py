@@ -64,7 +64,7 @@ def _run(session: nox.Session, argv: list[str]) -> None:
 
 
 def _check_session(check: str, version: str, note: str) -> None:
-    description = MATRIX.checks[check].description
+    description = MATRIX.runnable_checks[check].description
 
     def session(s: nox.Session) -> None:
         _run(s, ["run", check, version, *s.posargs])
@@ -75,13 +75,13 @@ def _check_session(check: str, version: str, note: str) -> None:
 
 
 for _release in MATRIX.releases:
-    for _check in MATRIX.checks:
+    for _check in MATRIX.runnable_checks:
         _check_session(_check, _release.version, _release.note)
 
 
 def _environment_session(check: str, name: str, python: Path, note: str) -> None:
     """`nox -s scaling-<name>`: the check with an [[environment]]'s interpreter, as it is (nothing installed)."""
-    description = MATRIX.checks[check].description
+    description = MATRIX.runnable_checks[check].description
 
     def session(s: nox.Session) -> None:
         _run(s, ["run", check, name, *s.posargs])
@@ -91,7 +91,7 @@ def _environment_session(check: str, name: str, python: Path, note: str) -> None
 
 
 for _environment in MATRIX.environments:
-    for _check in MATRIX.checks:
+    for _check in MATRIX.runnable_checks:
         _environment_session(_check, _environment.name, _environment.python, _environment.note)
 
 # `nox -s scaling-9.9.9` for a release not in matrix.toml: nox will say "Sessions

@@ -47,6 +47,7 @@ from typing import Any, Iterator, Sequence
 
 from repro import parameters as parameter_rules
 
+from .checks import builtin, builtin_checks
 from .log_events import Log
 from .records import Status, Verdict
 from .arguments import Parser
@@ -125,7 +126,7 @@ def _project_main(argv: list[str], log: Log) -> int:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
     command = list(options.argv)
-    if command[0] in matrix.checks:
+    if command[0] in matrix.runnable_checks:
         command = ["run", *command]
     spoken = AS_JAX_KIT.set(True)
     try:
@@ -272,9 +273,10 @@ def target_parameter(check: str, overrides: dict[str, Any], backend: str | None)
         target = Target.from_json(parameter_rules.target_of(name) or {})
     else:
         target = parse_target(str(name))
-    if check != "scaling":
-        raise UsageError(f"--target is for the scaling check, not {check}", "e.g. nox -s scaling-0.12.0.1 -- --target "
-                                                                            f"{target.name}")
+    if not ((builtin_check := builtin(check)) and builtin_check.compiles_for_targets):
+        targeted = [name for name, known in builtin_checks().items() if known.compiles_for_targets]
+        raise UsageError(f"--target is for the {' and '.join(targeted)} check, not {check}",
+                         f"e.g. nox -s {targeted[0]}-0.12.0.1 -- --target {target.name}")
     if backend not in (None, target.install_extra):
         raise UsageError(f"--target {target.name} installs the release for {target.install_extra} (its compiler) "
                          f"and runs nothing on {backend}", "drop --backend")
@@ -366,7 +368,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
                           environments=[environment.name for environment in matrix.environments],
                           checks=tuple(matrix.checks),
                           # nox makes a session per check and release, and per check and [[environment]]
-                          sessions=session_names(matrix.checks, [release.version for release in matrix.releases]
+                          sessions=session_names(matrix.runnable_checks, [release.version for release in matrix.releases]
                                                  + [environment.name for environment in matrix.environments]))
     print(f"wrote {result.markdown} and {result.json} from {result.report.record_count} records "
           f"in {time.perf_counter() - start:.1f} s")
@@ -408,7 +410,7 @@ def unknown_session_hints(matrix: Matrix, argv: Sequence[str]) -> list[str]:
     hints = []
     for name in _requested_sessions(argv):
         check, _, version = name.partition("-")
-        if check not in matrix.checks or not version or version in known:
+        if check not in matrix.runnable_checks or not version or version in known:
             continue
         if is_release_number(version):
             hints.append(f"kit: there is no session {name}: jax {version} is not a [[release]] in matrix.toml. "

@@ -13,6 +13,7 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -28,13 +29,14 @@ from .layout import Layout
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
 from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, results_outside, script_bytes, script_with_code
 
+from .checks import builtin, names as builtin_names
 from .targets import BACKENDS, Target, configured_targets  # BACKENDS: where the rest of the kit has always asked
 
-# The parameters each built-in check understands, their shapes, limits and normal
-# form live in repro/parameters.py, shared with the repros so that both halves
-# accept and refuse the same values. They are checked and normalised here, once,
-# where matrix.toml enters; the command line's go through the same functions.
-BUILTIN_CHECKS = tuple(parameter_rules.RULES)
+# The built-in checks, one module each under kit/checks/. The parameters each understands, their shapes, limits
+# and normal form are registered with repro/parameters.py, shared with the repros so that both halves accept and
+# refuse the same values. They are checked and normalised here, once, where matrix.toml enters; the command
+# line's go through the same functions.
+BUILTIN_CHECKS = builtin_names()
 
 # A check's name becomes a nox session name and part of every record's file
 # name: ASCII letters, digits, - and _ keep it the same in both.
@@ -230,9 +232,19 @@ class Matrix:
                           "or --python PATH for any interpreter")
 
     def check(self, name: str) -> Check:
-        if name not in self.checks:
-            raise ConfigError(f"unknown check {name!r}", f"use one of: {', '.join(sorted(self.checks))}")
-        return self.checks[name]
+        """matrix.toml's check ``name``, or a built-in one it does not list, with its defaults; else ConfigError."""
+        runnable = self.runnable_checks
+        if name not in runnable:
+            raise ConfigError(f"unknown check {name!r}", f"use one of: {', '.join(sorted(runnable))}")
+        return runnable[name]
+
+    @cached_property
+    def runnable_checks(self) -> Mapping[str, Check]:
+        """Every check a run may name: matrix.toml's (what `nox -s matrix` sweeps), then each built-in check it does
+        not list, with the defaults its module declares (kit/checks)."""
+        unlisted = {name: _parse_check(name, dict(parameter_rules.DEFAULTS[name]))
+                    for name in BUILTIN_CHECKS if name not in self.checks}
+        return {**self.checks, **unlisted}
 
     @property
     def layout(self) -> Layout:  # where everything the kit writes goes, beside these two folders (kit/layout.py)
@@ -444,8 +456,13 @@ def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
         parameters=parameters,
         presets=presets,
         timeout_s=_timeout(table, where),
-        description=_string(table, "description", where, f"{name} check"),
+        description=_string(table, "description", where, _builtin_description(name)),
     )
+
+
+def _builtin_description(name: str) -> str:
+    check = builtin(name)
+    return check.description if check is not None else f"{name} check"
 
 
 def _checked_parameters(check: str, values: Mapping[str, Any], under: Mapping[str, Any],

@@ -218,7 +218,7 @@ def untimed(check: str, backend: str) -> Dict[str, Any]:
     A bisect probe asks for the verdict, not the timing table (the matrix keeps
     that): on CPU a scaling probe compiles and reads the HLO, and times nothing.
     """
-    if check == "scaling" and not timing_weighed(check, backend):
+    if "repeats" in RULES.get(check, {}) and not timing_weighed(check, backend):
         return {"repeats": 0, "warmup": 0}
     return {}
 
@@ -259,10 +259,15 @@ def problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
 
 
 def _cross_problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
-    """Rules between parameters (scaling): each device count must split the batch and the matrix rows
-    evenly, and the largest count must split evenly over the processes."""
-    if check != "scaling":
-        return []
+    """Rules between parameters: a check's own, where it has them (scaling's: `even_split_problems`)."""
+    rule = CROSS_RULES.get(check)
+    return rule(parameters) if rule is not None else []
+
+
+def even_split_problems(parameters: Mapping[str, Any]) -> List[str]:
+    """Each device count must split the batch and the matrix rows evenly, and the largest count must split
+    evenly over the processes: a check that shards a batch of matrices over devices, with a control sharding
+    each matrix's rows."""
     processes, devices = parameters.get("processes", 1), parameters.get("devices") or []
     if parameters.get("target") and processes != 1:  # compile-only devices are not split over processes
         return [f"--processes {processes} with --target: a target is compiled for in one process, nothing runs"]
@@ -282,6 +287,22 @@ def _cross_problems(check: str, parameters: Mapping[str, Any]) -> List[str]:
             counts = ",".join(str(n) for n in uneven)
             found.append(f"{flag(key)} {parameters[key]} does not split evenly over {counts} devices: {why}")
     return found
+
+
+CROSS_RULES: Dict[str, Callable[[Mapping[str, Any]], List[str]]] = {"scaling": even_split_problems}
+"""Each check's rules between its parameters, where it has some."""
+
+
+def register(check: str, rules: Mapping[str, Rule], defaults: Mapping[str, Any],
+             presets: Mapping[str, Mapping[str, Any]] | None = None,
+             cross: Callable[[Mapping[str, Any]], List[str]] | None = None) -> None:
+    """Add a check's parameters beside scaling's and correctness's: its repro registers them when it starts, the kit's
+    module for the check when the kit does (the same rules: tests/test_checks.py), and every function here then
+    answers for it."""
+    RULES[check], DEFAULTS[check] = dict(rules), dict(defaults)
+    PRESETS[check] = {name: dict(values) for name, values in (presets or {}).items()}
+    if cross is not None:
+        CROSS_RULES[check] = cross
 
 
 def parse_value(check: str, key: str, text: str) -> Any:

@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "kit.file_names": 0, "kit.markdown_text": 0, "kit.log_events": 0, "kit.scratch": 0,
     "kit.inert_console": 0, "kit.reproduce_line": 0, "kit.wording": 0,
     "kit.targets": 0,  # the backends and the chips compiled for without them: one named table
+    "kit.checks": 0,  # the built-in checks, one module each: what the kit asks of a check instead of its name
     "kit.hlo": 0,  # compiled HLO text read into each op's fingerprint (stdlib only: every layer may read it)
     "kit.install": 1,  # how does this run get its Python
     "kit.launch": 1,  # how N processes of one program start: local, srun, ssh (pure: commands and environments)

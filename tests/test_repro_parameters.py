@@ -85,6 +85,7 @@ from hypothesis import given as given_examples  # noqa: E402
 from hypothesis import settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from kit.checks import builtin_checks  # noqa: E402
 from repro.parameters import RULES, normalise, parse, to_flags  # noqa: E402
 
 _SMALL = st.integers(1, 64)
@@ -130,7 +131,16 @@ def _correctness(draw: Any) -> dict[str, Any]:
     return {key: draw(strategy) for key, strategy in _FREE.items() if key in RULES["correctness"]}
 
 
-CHECKS = {"scaling": _scaling(), "correctness": _correctness()}
+def _shares_scalings_rules(check: str) -> Any:
+    """A registered check made of scaling's rules (kit/checks): scaling's valid parameters, its keys kept."""
+    assert all(RULES[check][key] is RULES["scaling"][key] for key in RULES[check]), \
+        f"{check} has rules of its own: give it a strategy here"
+    return _scaling().map(lambda values: {key: value for key, value in values.items() if key in RULES[check]})
+
+
+builtin_checks()  # every built-in check has registered its parameters, whichever tests ran first in this process
+CHECKS = {"scaling": _scaling(), "correctness": _correctness(),
+          **{check: _shares_scalings_rules(check) for check in sorted(RULES) if check not in ("scaling", "correctness")}}
 
 
 def test_every_check_and_every_parameter_has_a_strategy() -> None:
@@ -155,11 +165,15 @@ def test_the_repro_reads_back_exactly_what_the_kit_writes(check: str, data: Any)
 @settings(max_examples=50, deadline=None)
 @given_examples(data=st.data())
 def test_the_repros_own_command_line_agrees(check: str, data: Any) -> None:
-    from repro import correctness, scaling
+    import importlib
+
+    from repro.cli import checked_parameters, parser
 
     normal = normalise(check, data.draw(CHECKS[check]))
-    repro = {"scaling": scaling, "correctness": correctness}[check]
-    out, parsed = repro.parse_parameters(["--out", "result.json", *to_flags(normal)])
+    repro = importlib.import_module(builtin_checks()[check].repro)  # it registers its own parameters, as it starts
+    argv = ["--out", "result.json", *to_flags(normal)]
+    out, parsed = (repro.parse_parameters(argv) if hasattr(repro, "parse_parameters")
+                   else checked_parameters(check, parser(check, ""), argv))
     assert out == "result.json"
     assert parsed == {**normal, "preset": None}
 

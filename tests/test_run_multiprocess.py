@@ -24,7 +24,8 @@ def _result(verdict: str = "affected", rank: int = 0, **summary: Any) -> dict[st
     figures = {"all_gathers": 1, "collectives": 1, "lu_batch_per_device": 1024, "lu_fed_by": "all-gather",
                "devices": 4, "positive_control_ok": True}
     figures.update(summary)
-    return {"verdict": verdict, "reason": "why", "environment": {"jax": "0.4.35", "device_count": 2},
+    # "check": as repro/scaling.py writes it; which summary figures must agree is that check's (kit/checks).
+    return {"check": "scaling", "verdict": verdict, "reason": "why", "environment": {"jax": "0.4.35", "device_count": 2},
             "parameters": {"processes": 2}, "evidence": {"summary": figures},
             "process": {"process_index": rank, "global_devices": 4, "local_devices": 2}}
 

@@ -36,6 +36,7 @@ from ..config import (
     script_check,
     timeout_seconds,
 )
+from ..checks import builtin
 from ..errors import UsageError
 from ..targets import Target, parse_target
 from ..records import newest_records_here
@@ -451,7 +452,8 @@ def _target(args: argparse.Namespace) -> Target | None:
     """``--target``: the scaling check compiled for a chip this machine lacks (`kit.targets`)."""
     if args.target is None:
         return None
-    if args.check != "scaling" and not args.explain:
+    builtin_check = builtin(args.check or "")
+    if not (builtin_check and builtin_check.compiles_for_targets) and not args.explain:
         raise UsageError("--target compiles the scaling check or an --explain program for a chip: it goes with "
                          "--check scaling or --explain", "e.g. nox -s bisect -- --explain train.py --op "
                          "train.py:39 --good 0.12.0.1 --bad 0.5.3 --target tpu:v5e:2x2")

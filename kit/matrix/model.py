@@ -37,7 +37,8 @@ from ..records import (
     split_ad_hoc,
 )
 from .measured import measuring_checks
-from .rows import CHECK_ORDER, Row, Shown, check_order, environment_rows, host_name, record_environment, release_rows
+from ..checks import builtin, check_order
+from .rows import Row, Shown, environment_rows, host_name, record_environment, release_rows
 from .workarounds import shard_map_figures, shard_map_text
 from .target_rows import TargetAnswer, TargetCell, target_answers, target_cells
 
@@ -263,7 +264,7 @@ def _backend_answers(current: list[LoadedRecord]) -> list[BackendAnswer]:
     for backend in sorted({cell_key(e.record).backend for e in current}):
         on_backend = [e for e in current if cell_key(e.record).backend == backend]
         checks = sorted({cell_key(e.record).check for e in on_backend if e.record.ran},
-                        key=lambda c: (CHECK_ORDER.index(c) if c in CHECK_ORDER else 9, c))
+                        key=check_order)
         releases = _sorted_releases(cell_key(e.record).jax for e in on_backend)
         verdicts: dict[str, tuple[bool, list[str]]] = {}
         blocked: list[str] = []
@@ -340,7 +341,8 @@ def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) ->
 
 def _workaround(check: str, affected: list[LoadedRecord]) -> str:
     """A workaround the affected records' own evidence supports, in words; "" when they show none."""
-    if check != "scaling":
+    builtin_check = builtin(check)
+    if builtin_check is None or builtin_check.workaround != "shard_map":
         return ""
     figures = [f for e in sorted(affected, key=lambda e: release_key(record_jax(e.record)))
                if (f := shard_map_figures(record_jax(e.record), e.record.evidence)) is not None]

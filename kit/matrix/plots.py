@@ -41,7 +41,8 @@ from .plot_data import (
     scaling_curves,
     speedup_curves,
 )
-from .key_figures import SPEEDUP_DEVICE_COUNTS, speedups
+from ..checks import SPEEDUP_DEVICE_COUNTS, builtin
+from .key_figures import speedups
 from ..records import (
     JsonTextError,
     LoadedRecord,
@@ -149,8 +150,9 @@ def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
         on_backend = sorted(
             (e for e in ran if record_backend(e.record) == backend), key=lambda e: release_key(record_jax(e.record))
         )
-        scaling = [e for e in on_backend if e.record.check == "scaling"]
-        correctness = [e for e in on_backend if e.record.check == "correctness"]
+        # Each check's records go to the figure its module names (kit/checks): one figure each, none for the rest.
+        scaling = [e for e in on_backend if _plot_of(str(e.record.check)) == "speedup"]
+        correctness = [e for e in on_backend if _plot_of(str(e.record.check)) == "errors"]
         if scaling:
             _plot_scaling(scaling, backend, out_dir, outcome)
         if correctness:
@@ -158,6 +160,11 @@ def _draw(newest: Iterable[LoadedRecord], out_dir: Path) -> PlotOutcome:
     if not ran:
         outcome.notes.append("No record that ran: nothing to plot.")
     return outcome
+
+
+def _plot_of(check: str) -> str:
+    builtin_check = builtin(check)
+    return builtin_check.plot if builtin_check is not None else ""
 
 
 def _label(entry: LoadedRecord, several_machines: bool) -> str:

@@ -14,13 +14,11 @@ from typing import Any
 
 from ..records import Status
 from ..records import LoadedRecord, Record, cell_key, environment_cell, existing_interpreter, record_jax, release_key
-from .key_figures import failure_figure, key_figure, lu_fed_by, packages_figure, speedups
+from ..checks import builtin, check_order
+from .key_figures import failure_figure, key_figure, packages_figure, speedups
 from .reproduce import working_command
 from ..run.facts import job_label
 from ..text_bounds import REASON_CHARS, cut
-
-CHECK_ORDER = ("scaling", "correctness")
-
 
 @dataclass
 class Finding:
@@ -154,9 +152,16 @@ def _row(release: str, backend: str, machine: str, group: list[LoadedRecord], sh
     )
 
 
-def check_order(check: str) -> tuple[int, str]:
-    """Sort key: the built-in checks first, in their order, then the others by name."""
-    return (CHECK_ORDER.index(check) if check in CHECK_ORDER else len(CHECK_ORDER), check)
+def _backfilled(check: str, summary: dict[str, Any], evidence: Any) -> dict[str, Any]:
+    """The summary with the keys a record from before them lacks, rebuilt from its detail where the check says how."""
+    builtin_check = builtin(check)
+    if builtin_check is None:
+        return summary
+    if builtin_check.summary_backfill is not None:
+        summary = {**summary, **builtin_check.summary_backfill(summary, evidence)}
+    if builtin_check.plot == "speedup" and not any(key.endswith(("_speedup_2", "_speedup_4")) for key in summary):
+        summary = {**speedups(evidence), **summary}  # records from before the speedups were in the summary
+    return summary
 
 
 def _install_status(group: list[LoadedRecord]) -> str:
@@ -181,10 +186,7 @@ def finding(entry: LoadedRecord, shown: Shown = Shown()) -> Finding:
     summary = evidence.get("summary") if isinstance(evidence, dict) else None
     summary = summary if isinstance(summary, dict) else {}
     status = str(record.status)
-    if check == "scaling" and "lu_fed_by" not in summary:
-        summary = {**summary, "lu_fed_by": lu_fed_by(evidence)}  # records from before the key existed
-    if check == "scaling" and not any(key.endswith(("_speedup_2", "_speedup_4")) for key in summary):
-        summary = {**speedups(evidence), **summary}  # records from before the speedups were in the summary
+    summary = _backfilled(check, summary, evidence)
     figures = [key_figure(check, summary), failure_figure(evidence), packages_figure(record.environment)]
     figure = "; ".join(text for text in figures if text) if status == Status.RAN else ""
     return Finding(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .. import launch
+from ..checks import builtin
 from ..log_events import Log
 from ..records import Status, Verdict
 from ..package_files import repro_root
@@ -43,9 +44,12 @@ KILL_GRACE_S = 5.0
 # Set by the SLURM batch script: start the processes with srun, not locally.
 SRUN_ENV = "KIT_SRUN"
 
-# Summary figures that come from the compiled HLO: every process must see the same.
-STRUCTURAL_KEYS = ("all_gathers", "collectives", "lu_batch_per_device", "lu_fed_by", "devices",
-                   "positive_control_ok")
+
+
+def structural_keys(result: dict[str, Any]) -> tuple[str, ...]:
+    """The summary figures of ``result``'s check that come from the compiled HLO: every process must see the same."""
+    check = builtin(str(result.get("check")))
+    return check.structural_keys if check is not None else ()
 
 
 def result_path(out: Path, rank: int) -> Path:
@@ -136,7 +140,7 @@ def _differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
         found.append(f"verdict {other.get('verdict')} vs {first.get('verdict')}")
     mine = (first.get("evidence") or {}).get("summary") or {}
     theirs = (other.get("evidence") or {}).get("summary") or {}
-    found += [f"{key} {theirs.get(key)} vs {mine.get(key)}" for key in STRUCTURAL_KEYS
+    found += [f"{key} {theirs.get(key)} vs {mine.get(key)}" for key in structural_keys(first)
               if theirs.get(key) != mine.get(key)]
     return found
 
@@ -145,7 +149,7 @@ def _process_facts(result: dict[str, Any]) -> dict[str, Any]:
     summary = (result.get("evidence") or {}).get("summary") or {}
     facts = dict(result.get("process") or {})
     facts["verdict"] = result.get("verdict")
-    facts.update({key: summary.get(key) for key in STRUCTURAL_KEYS})
+    facts.update({key: summary.get(key) for key in structural_keys(result)})
     return facts
 
 

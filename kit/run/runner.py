@@ -28,6 +28,7 @@ from repro.contract import EXIT_REFUSED, json_safe
 from repro.known_target import ENV as KNOWN_TARGET_ENV, PROBE_ENV as KNOWN_TARGET_PROBE_ENV
 from repro.parameters import flag, shown, target_of, to_flags
 
+from ..checks import builtin_repro
 from ..log_events import Log, detail
 from ..records import Status, Verdict
 from .. import __version__, records, scratch
@@ -309,7 +310,7 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
     """The repro in ``env``; ``extra_env``: what it is told besides (where its compiles are kept)."""
     with scratch_dir() as tmp:
         out = tmp / "result.json"
-        cmd = [str(env.python), "-m", f"repro.{request.check}", "--out", str(out), *to_flags(params)]
+        cmd = [str(env.python), "-m", builtin_repro(request.check), "--out", str(out), *to_flags(params)]
         log(detail("running " + " ".join(cmd[1:])))
         if int(params.get("processes") or 1) > 1:
             # Their bytecode, not the compile cache: it was never proven with jax.distributed's processes.
