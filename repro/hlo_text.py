@@ -19,6 +19,10 @@ The text differs between releases, and the reader takes every form:
   source_line=37}``, up to at least jax 0.6) or by reference
   (``stack_frame_id=N``, resolved through the ``FileNames`` /
   ``FileLocations`` / ``StackFrames`` tables newer releases print, e.g. 0.12);
+* a tuple's element as its own operand (``fusion(%all-reduce.2#0)``, 0.12) or through a
+  ``get-tuple-element``: the operand is the instruction, ``#0`` dropped;
+* collectives XLA combined into one of a tuple (``(f32[8,8], f32[32]) all-reduce(%a, %b)``):
+  `delivered` counts every array;
 * the partitions in the header (``num_partitions=4``) or, where the header
   names none (jax 0.4.13 to at least 0.4.18), in the body's sharding device
   lists and collectives' replica groups;
@@ -88,7 +92,7 @@ _CALLS = re.compile(r"\b(?:calls|to_apply|body|condition|true_computation|false_
 _BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
 # An element type and its dimensions; a dynamic dimension (``<=8``) counts as its bound.
 _ARRAY = re.compile(r"\b([a-z][a-z0-9]*)\[([^\]]*)\]")
-_INLINE_OPERAND = re.compile(r"([^%]*)%([\w.\-]+)")
+_INLINE_OPERAND = re.compile(r"([^%]*)%([\w.\-]+)(?:#\d+)?")
 _TABLE_ROW = re.compile(r'^(\d+)\s+(?:"((?:[^"\\]|\\.)*)"|\{(.*)\})\s*$')
 
 
@@ -172,6 +176,19 @@ def arrays_of(shape: str) -> tuple[Array, ...]:
         if all(dim.isdigit() for dim in dims):  # an unbounded dynamic dimension (``?``) has no size to count
             found.append(Array(dtype, tuple(int(dim) for dim in dims)))
     return tuple(found)
+
+
+def delivered(instruction: Instruction) -> tuple[Array, ...]:
+    """The arrays a collective delivers to each device: every array of its result, one per operand where XLA
+    combined several into one (``(f32[64,32], f32[64]) all-reduce(%a, %b)``, 0.12's gradient sums); of an async
+    ``-start`` other than all-reduce's, whose shape is (operands, results, contexts), the results.
+    """
+    arrays = instruction.arrays
+    count = len(instruction.operands)
+    if instruction.opcode.endswith("-start") and instruction.opcode != "all-reduce-start" \
+            and count and len(arrays) >= 2 * count:
+        return arrays[count:2 * count]
+    return arrays
 
 
 def collective_kind(opcode: str) -> str:
@@ -351,7 +368,10 @@ def _operands(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if "/*" in text:
         text = re.sub(r"/\*.*?\*/", "", text)
     if "[" not in text and "(" not in text:  # names alone, as newer releases print them
-        return tuple(sys.intern(name.strip().lstrip("%")) for name in text.split(",") if name.strip()), ()
+        # ``%all-reduce.6#1``: element 1 of a tuple-valued instruction (0.12; older releases name a
+        # get-tuple-element): the instruction is the operand, so data flow and users reach it.
+        return tuple(sys.intern(name.strip().lstrip("%").partition("#")[0]) for name in text.split(",")
+                     if name.strip()), ()
     if "%" in text:  # each operand a shape, then its %name
         found = _INLINE_OPERAND.findall(text)
         inline = tuple(shape.strip(", ") for shape, _ in found)

@@ -16,6 +16,7 @@ from kit.bisect.commits.finding import CommitFinding, CommitLevel
 from kit.bisect.search import BisectResult, Outcome
 from kit.history.commit_range import CommitRange
 from kit.history.version_file import JaxlibRange
+from kit.install import JAX_ALONE
 
 OLD = Build("0.10.1", "0.10.1", "3.12", True, "good")
 NEW = Build("0.10.2", "0.10.2", "3.12", True, "bad")
@@ -97,3 +98,21 @@ def test_a_binary_resting_on_the_parents_python_alone_is_provisional_and_then_a_
     assert after.kind == "unknown"
     assert after.probe is None
     assert after.why.endswith("without both sides' Python on both builds, neither the binary nor a commit is named")
+
+
+def test_a_side_whose_jaxlib_python_cannot_run_on_the_other_binary_runs_there_with_jax_alone() -> None:
+    # jax#39103, measured: 0d099df3ed's jaxlib Python names _jax.PrimitiveType, which jaxlib 0.10.2's binary lacks,
+    # so forced there with its jaxlib Python JAX cannot run; its jax/ alone over 0.10.2's own jaxlib runs, bad.
+    level, same, changed = _level()
+    prober = Prober([same, changed], by_build(lambda c: not (c.commit == PARENT and c.jaxlib == NEW.jaxlib
+                                                             and c.laid != JAX_ALONE)))
+    tie = same_python_other_build(prober, same, changed, level)  # type: ignore[arg-type]
+    assert tie.kind == "binary"
+    assert [(p.commit[:1], p.jaxlib, p.outcome, p.forced, p.laid) for p in tie.evidence] == [
+        ("4", "0.10.1", "good", False, ""), ("9", "0.10.2", "bad", False, ""),
+        ("9", "0.10.1", "good", True, ""), ("4", "0.10.2", "bad", True, JAX_ALONE)]
+    assert "with that build's own jaxlib Python" in tie.why
+    assert CommitFinding("a clone", [OLD, NEW], [level], tie).verdict == "not-in-python"
+    # Laid with its jaxlib Python first, as the search's spans are: jax/ alone only where that could not run.
+    assert [k for k in level.outcomes if k.startswith(PARENT + "@")] == [
+        f"{PARENT}@jaxlib-0.10.2-forced", f"{PARENT}@jaxlib-0.10.2-forced-jax-alone"]

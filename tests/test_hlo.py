@@ -49,6 +49,21 @@ def test_stack_frame_tables_of_newer_releases_give_the_source_line() -> None:
     assert [s for k, s in states.items() if k[2] == "all-reduce"] == ["expected"]
 
 
+def test_a_combined_all_reduce_counts_the_bytes_of_every_operand_on_0_12() -> None:
+    # XLA 0.12 sums the six gradients in one `(f32[64,32], f32[64], f32[64,64], ...) all-reduce`: 41,728 bytes a
+    # device, where its largest array alone is 16,384.
+    states = {f.key: f for f in fingerprints(read_module(DATA / "jax-0.12.0.1-train_mixed.after_optimizations.txt"),
+                                             read_module(DATA / "jax-0.12.0.1-train_mixed.before_optimizations.txt"))}
+    (gradients,) = [f for key, f in states.items() if key[2] == "all-reduce"]
+    assert (gradients.count, gradients.bytes_per_device) == (1, (64 * 32 + 64 * 64 * 2 + 64 * 3) * 4)
+    # tests/data/hlo/two_sums.py: the sums of x and y in one all-reduce; the cholesky of x's sum is fed by it.
+    found = {f.key: f for f in fingerprints(read_module(DATA / "jax-0.12.0.1-two_sums.after_optimizations.txt"),
+                                            read_module(DATA / "jax-0.12.0.1-two_sums.before_optimizations.txt"))}
+    assert found[("two_sums.py:5", "reduce_sum", "all-reduce", "forward")].bytes_per_device == (8 * 8 + 32) * 4
+    cholesky = found[("two_sums.py:7", "cholesky", "cholesky", "forward")]
+    assert (cholesky.state, cholesky.fed_by) == ("gathered", ["all-reduce"])
+
+
 _SPMD = """HloModule jit_f, num_partitions=2
 
 ENTRY main_spmd {

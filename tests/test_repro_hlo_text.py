@@ -84,6 +84,27 @@ def test_collectives_give_their_kind_bytes_dimensions_and_operand_sizes() -> Non
     assert [a.dims for a in hlo_text.arrays_of(reduce.operand_shapes[0])] == [(4096, 32, 32)]
 
 
+def test_a_combined_all_reduce_delivers_every_operand_and_its_elements_lead_back_to_it() -> None:
+    # jax 0.12.0.1, 4 host devices (tests/data/hlo/two_sums.py): the sums of x (line 5) and y (line 6) over the
+    # sharded batch are combined into one `(f32[8,8], f32[32]) all-reduce(a, b)`; its users name `%all-reduce.2#0`.
+    text = (TESTS / "data/hlo/jax-0.12.0.1-two_sums.after_optimizations.txt").read_text()
+    found = {i.name: i for _, i in hlo_text.read_text(text).instructions()}
+    combined = found["all-reduce.2"]
+    assert len(combined.operands) == 2
+    assert [a.dims for a in hlo_text.delivered(combined)] == [(8, 8), (32,)]  # both, not the one largest
+    assert found["multiply_copy_fusion"].operands == ("all-reduce.2",)
+    assert found["broadcast_multiply_fusion"].operands == ("all-reduce.2",)
+    # So the cholesky of x's sum is fed by the all-reduce (it read as fed by nothing when the #0 hid it).
+    (call,) = hlo.read_evidence(text).linalg_calls
+    assert (call.kind, call.fed_by) == ("cholesky", ("all-reduce",))
+    # An async start's shape is (operands, results, contexts): its results are what it delivers.
+    start = hlo_text.parse_instruction(
+        "  %ags = ((f32[4]{0}, f32[8]{0}), (f32[16]{0}, f32[32]{0})) all-gather-start(%a, %b), dimensions={0}")[0]
+    assert start is not None and [a.dims for a in hlo_text.delivered(start)] == [(16,), (32,)]
+    older = hlo_text.parse_instruction("  %ags = (f32[4]{0}, f32[16]{0}) all-gather-start(f32[4]{0} %a#0)")[0]
+    assert older is not None and older.operands == ("a",) and older.operand_shapes == ("f32[4]{0}",)
+
+
 # Every custom call target the fixtures hold, and what the reader takes it for ("": not linear algebra).
 TARGETS = {
     "lapack_sgetrf": "lu", "lapack_sgetrf_ffi": "lu", "lapack_strsm_ffi": "triangular_solve",

@@ -230,6 +230,27 @@ def test_a_line_that_varies_only_on_the_reporter_s_release_is_noise_too(
     assert result.details[1] == "differs: printed line 2: prints '3' on 0.6.0, prints '2' on 0.9.0"
 
 
+def test_a_quoted_line_that_varies_between_runs_is_left_out_of_the_confirmation_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 49: the quote's printed random float matched neither run, so a quote whose every other line matched
+    # the reporter's release read "unconfirmed ... matches neither run".
+    text = ("```python\nimport jax, numpy as np\nprint('sample:', np.random.rand())\n"
+            "print('has it:', hasattr(jax, 'custom_remat'))\n```\nOn jax 0.6.0 it prints:\n```\n"
+            "sample: 0.5488135039273248\nhas it: False\n```\n")
+    result, _ = _triage(tmp_path, monkeypatch, text, {"0.6.0": ["sample: 0.1\nhas it: False\n", "sample: 0.2\nhas it: False\n"],
+                                                      "0.9.0": ["sample: 0.3\nhas it: True\n", "sample: 0.4\nhas it: True\n"]})
+    assert result.details[0] == "noise, not judged: printed line 1 (differs between two runs of 0.9.0 and of 0.6.0)"
+    assert result.details[2] == ("confirmed: the report's quoted output 'has it: False' matches the run on 0.6.0, "
+                                 "not the one on 0.9.0 (1 quoted line that varies between runs of one release left "
+                                 "out)")
+    only_noise, _ = _triage(tmp_path, monkeypatch, text.replace("has it: False\n```", "```"), {
+        "0.6.0": ["sample: 0.1\nhas it: False\n", "sample: 0.2\nhas it: False\n"],
+        "0.9.0": ["sample: 0.3\nhas it: True\n", "sample: 0.4\nhas it: True\n"]})
+    assert [line for line in only_noise.details if "confirm" in line] == [
+        "unconfirmed: every line the report quotes varies between two runs of one release (1 left out): nothing in "
+        "it to confirm by"]
+
+
 def test_a_quote_that_matches_the_reporter_s_release_is_confirmed_by_one_rule_on_both_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 49: each run was cut to its own differing lines before the quote was matched, and two lines of one

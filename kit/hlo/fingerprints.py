@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from repro.hlo_text import COLLECTIVES as _COLLECTIVES
-from repro.hlo_text import Computation, Instruction, Module, collective_kind, linalg_kind
+from repro.hlo_text import Computation, Instruction, Module, collective_kind, delivered, linalg_kind
 
 LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "householder_product", "eigh", "eig",
                                "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3"})
@@ -60,7 +60,8 @@ class Fingerprint:
     op_path: str
     count: int = 0
     bytes_per_device: int = 0
-    """A collective's result bytes on each device, summed over its instructions; for an op, what fed it."""
+    """A collective's result bytes on each device (every array of one XLA combined), summed over its instructions;
+    for an op, what fed it."""
     global_batch: int | None = None
     device_batch: int | None = None
     fed_by: list[str] = field(default_factory=list)
@@ -173,7 +174,7 @@ class _Context:
         fingerprint = found.setdefault(("collective", location or path, function, kind, pass_), Fingerprint(
             self.after.name, location, function, kind, pass_, "", path))
         fingerprint.count += 1
-        fingerprint.bytes_per_device += max((a.bytes for a in instruction.arrays), default=0)
+        fingerprint.bytes_per_device += sum(a.bytes for a in delivered(instruction))
         fingerprint.dims = sorted(set(fingerprint.dims) | set(instruction.dimensions))
         fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
         if not self.expected(instruction, computation):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..records import Status
@@ -89,6 +89,9 @@ class Difference:
     bad: Run
     good: Run
     features: tuple[dict[str, Any], ...]
+    noise: frozenset[str] = frozenset()
+    """The shapes (numbers masked) of printed lines that differed between two runs of one release: never judged,
+    and never matched against the report's quote either."""
 
     def lines(self) -> list[str]:
         """Each feature with both sides' values, in words: what the check judges."""
@@ -222,14 +225,41 @@ def _written_precision(value: float) -> float:
     return 0.5 * 10.0 ** -places if places else 1e-12
 
 
-def confirmation(reading: Reading, bad: Run, good: Run, features: tuple[dict[str, Any], ...] = ()) -> str:
+def confirmation(reading: Reading, bad: Run, good: Run, features: tuple[dict[str, Any], ...] = (),
+                 noise: frozenset[str] = frozenset()) -> str:
     """What the report's quoted failure says of the two runs, in one sentence (it confirms; it does not decide).
 
     One rule for both runs, the one the sentence names: the quote against each run's whole printed output,
     every quoted line against the nearest line of its shape. (Each run was once cut to its own differing lines:
     two lines of one shape, a context line kept on one side and not the other, and a quote that matched the
     reporter's release read as "NOT confirmed ... labels swapped?".) ``features`` is kept for the callers.
+    Quoted lines of a ``noise`` shape (printed random floats, which no other run repeats) are left out of the
+    quote first, for both runs alike.
     """
+    reading, left_out = _quote_without(reading, noise)
+    if left_out and reading.failure.wrong_value is not None and not reading.failure.wrong_value.actual.strip():
+        return (f"unconfirmed: every line the report quotes varies between two runs of one release ({left_out} "
+                "left out): nothing in it to confirm by")
+    said = _confirmed(reading, bad, good)
+    varies = "line that varies" if left_out == 1 else "lines that vary"
+    return said + (f" ({left_out} quoted {varies} between runs of one release left out)" if left_out else "")
+
+
+def _quote_without(reading: Reading, noise: frozenset[str]) -> tuple[Reading, int]:
+    """``reading`` with the quoted lines whose shape is among ``noise`` taken out, and how many were."""
+    wrong = reading.failure.wrong_value
+    if not noise or wrong is None:
+        return reading, 0
+    kept = [line for line in wrong.actual.splitlines()
+            if not line.strip() or " ".join(block_outcome.masked(line.rstrip())[0].split()) not in noise]
+    left_out = sum(1 for line in wrong.actual.splitlines() if line.strip()) - sum(1 for line in kept if line.strip())
+    if not left_out:
+        return reading, 0
+    failure = replace(reading.failure, wrong_value=replace(wrong, actual="\n".join(kept)))
+    return replace(reading, failure=failure), left_out
+
+
+def _confirmed(reading: Reading, bad: Run, good: Run) -> str:
     on_bad = shows_reported(reading, bad.outcome)
     on_good = shows_reported(reading, good.outcome)
     failure = reading.failure

@@ -245,11 +245,13 @@ def _without_noise(result: Triage, found: Difference | None, run_more: Callable[
     if found is None or run_more is None or not any(f["what"] == "line" for f in found.features):
         return found
     noisy: dict[str, set[int]] = {}
+    shapes: set[str] = set()  # the noisy lines' shapes, so the report's quote of one is not matched either
     for side, run in (("good", found.good), ("bad", found.bad)):
         again = run_more(run.version, False)
         if again.outcome is not None and run.outcome is not None:
             noisy[side] = {f["bad"] for f in block_outcome.features(run.outcome, again.outcome)
                            if f["what"] == "line" and f["bad"] is not None}
+            shapes |= {" ".join(run.outcome["lines"][at][0].split()) for at in noisy[side]}
     kept = tuple(f for f in found.features if f["what"] != "line"
                  or not any(f[side] is not None and f[side] in lines for side, lines in noisy.items()))
     dropped = [(f, [side for side, lines in noisy.items() if f[side] is not None and f[side] in lines])
@@ -259,7 +261,7 @@ def _without_noise(result: Triage, found: Difference | None, run_more: Callable[
         result.details.append("noise, not judged: " + ", ".join(
             f"{feature_name(f)} (differs between two runs of {' and of '.join(versions[s] for s in sides)})"
             for f, sides in dropped))
-    return Difference(found.bad, found.good, kept) if kept else None
+    return Difference(found.bad, found.good, kept, frozenset(shapes)) if kept else None
 
 
 def _by_difference(result: Triage, options: TriageOptions, runs: dict[str, Run], found: Difference) -> dict[str, str]:
@@ -277,7 +279,7 @@ def _by_difference(result: Triage, options: TriageOptions, runs: dict[str, Run],
     result.details += [f"differs: {line}" for line in shown[:2]]
     if more:
         result.details[-1] += f" (and {len(more)} more: {', '.join(more)[:60]})"
-    result.details.append(confirmation(result.reading, bad, good, found.features))
+    result.details.append(confirmation(result.reading, bad, good, found.features, found.noise))
     verdicts: dict[str, str] = {bad.version: Verdict.AFFECTED, good.version: Verdict.UNAFFECTED}
     result.verdicts = {v: f"{verdicts[v].upper()}: {runs[v].summary()}" for v in runs if v in verdicts}
     return verdicts

@@ -20,6 +20,7 @@ import dataclasses
 from typing import Optional, Tuple
 
 from ...history.commits import version_gates
+from ...install import LAID_FORMS
 from .builds import Build
 from .candidates import CommitCandidate, forced_on, on_build
 from .finding import CommitLevel, PairProbe, TieBreak, alone_note
@@ -87,9 +88,11 @@ def _four_probes(same: CommitCandidate, changed: CommitCandidate, a: Build, b: B
         if changed_on_a[1] is old and same_on_b[1] is not old:
             forced = " (forced past JAX's version check where it refused)" if \
                 changed_on_a[0].forced or same_on_b[0].forced else ""
+            alone = (" (where jax/ alone was laid, with that build's own jaxlib Python: the jaxlib release, "
+                     "binary and Python, is what differs)") if any(p.laid for p in evidence) else ""
             why = (f"each side's Python ran on both builds{forced}: {same.short} and {changed.short} gave "
                    f"{old.value} on jaxlib {a.jaxlib} and {same_on_b[1].value} on jaxlib {b.jaxlib}: the outcome "
-                   "follows the jaxlib build, not the Python")
+                   f"follows the jaxlib build, not JAX's Python{alone}")
             return TieBreak("binary", same_on_b[0], a, b, same_on_b[1], why, evidence=evidence)
         why = (f"the outcome changed where the probes switched from jaxlib {a.jaxlib} ({same.short}) to jaxlib "
                f"{b.jaxlib} ({changed.short}); on the other's build, forced, {changed.short} gave "
@@ -116,14 +119,25 @@ def as_probe(commit: CommitCandidate, build: Build, crossed: Crossed) -> PairPro
 
 def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build, level: CommitLevel,
              forced: bool = False) -> Crossed:
-    """``commit`` run on ``build`` (forced: past JAX's version check, either way); None where JAX does not run it."""
+    """``commit`` run on ``build`` (forced: past JAX's version check, either way); None where JAX does not run it.
+
+    The smallest overlay that runs, as the search's spans are found (`LAID_FORMS`): where the commit's jaxlib
+    Python cannot run on the other binary, its ``jax/`` alone over that build's own jaxlib. (jax#39103 between
+    0.10.1 and 0.10.2: 0d099df3ed's jaxlib Python names ``_jax.PrimitiveType``, which jaxlib 0.10.2's binary
+    no longer has, so its side of the four probes could not run and no verdict was given.)
+    """
     moved = forced_on(commit, build, below_minimum=True) if forced else on_build(commit, build)
     if moved is None:
         return None
-    prober.subject.add(moved)
-    outcome = level.outcomes.get(moved.version) or prober(moved.version)
-    level.outcomes[moved.version] = outcome
-    return None if outcome is Outcome.SKIP else (moved, outcome)
+    for laid in LAID_FORMS[LAID_FORMS.index(moved.laid):]:
+        tried = moved if laid == moved.laid else dataclasses.replace(
+            moved, laid=laid, version=f"{moved.version}-{laid.replace('/', '').replace(' ', '-')}")
+        prober.subject.add(tried)
+        outcome = level.outcomes.get(tried.version) or prober(tried.version)
+        level.outcomes[tried.version] = outcome
+        if outcome is not Outcome.SKIP:
+            return tried, outcome
+    return None
 
 
 def binary_only_from_four(tie: TieBreak, changed: CommitCandidate, a: Build, old: Outcome) -> TieBreak:
