@@ -155,3 +155,16 @@ def test_repro_env_adds_no_empty_entry_that_would_put_the_working_folder_on_the_
     assert "" not in repro_env()["PYTHONPATH"].split(os.pathsep)
     monkeypatch.setenv("PYTHONPATH", "/mine:")
     assert repro_env()["PYTHONPATH"].split(os.pathsep) == [str(REPO_ROOT), "/mine"]
+
+
+def test_a_kit_site_folder_goes_before_the_path_the_run_would_have_had(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kit.run.child_processes import with_site
+
+    monkeypatch.setenv("PYTHONPATH", "/opt/device-scrub")  # the TPU machine's JAX lies there, not in site-packages
+    site = {"PYTHONPATH": "/kit/repro/explain_site", "KIT_X": "1"}
+    # A user's interpreter as it is: the caller's path stays, after the site folder.
+    assert with_site({}, site) == {"PYTHONPATH": "/kit/repro/explain_site:/opt/device-scrub", "KIT_X": "1"}
+    # A kit-built environment runs without the caller's path (its isolating "" stays empty).
+    assert with_site({"PYTHONPATH": ""}, site)["PYTHONPATH"] == "/kit/repro/explain_site"
+    monkeypatch.delenv("PYTHONPATH")
+    assert with_site(None, site)["PYTHONPATH"] == "/kit/repro/explain_site"

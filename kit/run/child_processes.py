@@ -233,6 +233,16 @@ def dropped_variables(isolating: Mapping[str, str]) -> list[str]:
     return said
 
 
+def with_site(extra_env: Mapping[str, str] | None, site: Mapping[str, str]) -> dict[str, str]:
+    """``extra_env`` with a kit site folder's variables (``site``, its PYTHONPATH one folder) put before the path
+    the run would have had: the environment's own (a kit-built one's is empty) or, for a user's interpreter as it
+    is, the caller's. Replacing it lost a --python whose JAX is found through PYTHONPATH (on the TPU machine
+    this workplace lends, 2026-12-05: "ModuleNotFoundError: No module named 'jax'")."""
+    extra = dict(extra_env or {})
+    before = extra.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+    return {**extra, **site, "PYTHONPATH": os.pathsep.join(p for p in (site["PYTHONPATH"], before) if p)}
+
+
 def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path, ...] = ()) -> dict[str, str]:
     """A repro's environment: ours, with the environment's extra paths and ``repro`` importable (the checkout,
     or an installed kit's copy of it: `kit.package_files.repro_root`), output unbuffered, and asserts kept."""

@@ -31,6 +31,7 @@ from ..package_files import repro_root
 
 from . import shared_runs
 from .shared_runs import DumpedRun
+from .child_processes import with_site
 from .hlo_dump import Dump, dump_flags
 from . import targeted
 from ..targets import Target
@@ -60,8 +61,9 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
                 flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
                 # Its output goes to a log beside the dump, not the console (the record keeps the last lines).
                 fields = run_script(env, check, backend, timeout, log, tmp / "output.log", echo=False,
-                                    extra_env={**(extra_env or {}), "XLA_FLAGS": flags,
-                                               **watch_env(dump.folder, tmp / "program-facts.json")},
+                                    extra_env={**with_site(extra_env, watch_env(dump.folder,
+                                                                                tmp / "program-facts.json")),
+                                               "XLA_FLAGS": flags},
                                     args=args, cwd=cwd)
                 program = program_facts(tmp / "program-facts.json")
         else:
@@ -69,7 +71,7 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
             exports = tmp / "exports"
             exports.mkdir()
             fields = run_script(env, check, "cpu", timeout, log, tmp / "output.log", echo=False,
-                                extra_env={**(extra_env or {}), **targeted.program_env(target, exports)},
+                                extra_env=with_site(extra_env, targeted.program_env(target, exports)),
                                 args=args, cwd=cwd)
             with Dump(tmp / "dump") as dump:
                 compiled = targeted.compile_exports(run_child, env, target, exports, tmp, dump.folder, timeout, log)

@@ -46,8 +46,8 @@ def dumped_ranks(env: Environment, check: Check, backend: str, timeout: int, log
         result = tmp / f"kit-result-{launch.RANK}.json"
         base = (extra_env or {}).get("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
         forced = runner.script_env(result, backend, spec.devices_per_process, base)  # each process's own devices
-        extra = {**(extra_env or {}), **forced, "XLA_FLAGS": dump_flags(place, forced.get("XLA_FLAGS", base)),
-                 **watch_env(place, tmp / f"program-facts-{launch.RANK}.json")}
+        extra = {**child_processes.with_site(extra_env, watch_env(place, tmp / f"program-facts-{launch.RANK}.json")),
+                 **forced, "XLA_FLAGS": dump_flags(place, forced.get("XLA_FLAGS", base))}
         command = [str(env.python), str(check.script), *args]
         started = launcher.launch(spec, command, runner.repro_env(extra, env.pythonpath), str(cwd or tmp))
         log(f"starting {started.how}")
