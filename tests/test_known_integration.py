@@ -3,7 +3,7 @@
 Uses environments the rest of the integration lane builds (0.4.35 and 0.6.0 on CPU); three of the
 catalogue's checks, about 20 s; and the entries compiled for a chip (jax[tpu] 0.12.0.1, the CUDA plugin's 0.5.0 and
 0.5.3), about 40 s with those environments built. The whole catalogue's re-measure is `nox -s known -- --verify`
-(minutes).
+(minutes); one entry's, on releases this lane builds anyway, is below.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kit.config import Matrix, load_matrix
-from kit.known.command import audit_main
+from kit.known.command import audit_main, known_main
 from kit.known.catalogue import load_catalogue
 from kit.known.measured import load_measurements, ranges
 
@@ -63,3 +63,18 @@ def test_audit_for_a_chip_compiles_its_entries_for_it_and_agrees_with_their_meas
     assert report["present"] == present
     assert all(f["compiled_not_run"].endswith(", not run") for f in report["findings"])
     assert report["installation"]["target"]["name"] == target
+
+
+def test_verify_measures_an_entrys_range_again_on_every_release_it_names(
+        matrix: Matrix, capsys: pytest.CaptureFixture[str]) -> None:
+    """`known --verify` on real releases: dctn-s-default-axes on 0.4.13, 0.4.35, 0.6.0 and 0.10.2 (the lane builds
+    them for other tests), each outcome as measured, exit 0; the repository's measured file is left as it is."""
+    measured = ROOT / "known" / "measured" / "dctn-s-default-axes.json"
+    before = measured.read_text()
+    assert known_main(matrix, ["--verify", "--only", "dctn-s-default-axes"], _log) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("dctn-s-default-axes on jax")]
+    stored = load_measurements(ROOT / "known", "dctn-s-default-axes")
+    assert len(said) == len(stored) == 4, said
+    for line, was in zip(said, stored):
+        assert f"measured {was.outcome.value}, now {was.outcome.value}" in line, line
+    assert measured.read_text() == before
