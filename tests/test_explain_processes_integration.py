@@ -82,4 +82,4 @@ def test_srun_starts_the_ranks_as_slurm_tasks_and_each_dumps_its_own(
         assert lines[1] == "0.6.0: every linalg op split (lu); no unexpected collective"
     else:  # gloo turned on by the kit under srun too: 0.4.35 runs, and gathers the batch
         assert {r["cpu_collectives"] for r in ranks} == {"jax_cpu_collectives_implementation=gloo (set by the kit)"}
-        assert any("known problem sharded-slogdet-all-gather" in line for line in lines)
+        assert any("known problem sharded-slogdet (" in line for line in lines)
