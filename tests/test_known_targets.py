@@ -113,6 +113,24 @@ def test_measure_compiles_a_target_entry_for_each_chip_on_each_release(
     assert [s.target for s in ranges(load_measurements(folder, "aimed"))] == ["tpu:v5e:2x2"]
 
 
+def test_verify_says_each_outcome_again_and_names_the_ones_that_no_longer_hold(
+        monkeypatch: pytest.MonkeyPatch, catalogue: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    now = {"0.5.3": "present", "0.12.0.1": "absent"}  # the newest release no longer has it: a range broken
+
+    def run_entry(matrix: Any, entry: Any, log: Any, records: Path, *, version: str = "", target: Any = None,
+                  **_: Any) -> Measurement:
+        return aimed(version, now[version])
+
+    monkeypatch.setattr(measure_module, "run_entry", run_entry)
+    broken = measure_module.verify(load_matrix(str(ROOT / "matrix.toml")), [read_entry(catalogue / "aimed.toml")],
+                                   catalogue, print)
+    out = capsys.readouterr().out
+    # The chip is said as such ("on jax 0.5.3 (tpu:v5e:2x2 (...))"), not clipped ("(or tpu:v5e:2x2 ...").
+    assert f"aimed on jax 0.5.3 (tpu:v5e:2x2 ({TPU})): measured present, now present" in out
+    assert len(broken) == 1
+    assert broken[0].startswith(f"aimed on jax 0.12.0.1 (tpu:v5e:2x2 ({TPU})): measured present, now absent")
+
+
 @pytest.fixture()
 def catalogue(tmp_path: Path) -> Path:
     folder = tmp_path / "known"

@@ -52,7 +52,7 @@ def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log) 
                               f"(run known --measure --only {entry.id})")
                 continue
             now = run_entry(matrix, entry, log, records_folder(matrix), version=before.release, target=target)
-            line = f"{entry.id} on jax {before.release} ({_for(before)[2:] or before.backend}): measured " \
+            line = f"{entry.id} on jax {before.release} ({_for(before).removeprefix(' for ') or before.backend}): measured " \
                    f"{before.outcome.value}, now {_said(now)}"
             print(line, flush=True)
             if now.outcome is not before.outcome:
