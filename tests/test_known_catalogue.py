@@ -75,6 +75,30 @@ def test_an_entry_without_its_check_or_any_fix_is_refused(tmp_path: Path) -> Non
         read_entry(entry_file(tmp_path, name="two", text=no_fix))
 
 
+def test_a_catalogue_folder_holds_plain_files_of_its_own(tmp_path: Path) -> None:
+    """A project's own known/ is handed to the kit: a FIFO would hang the read, a link out of the folder would
+    read (and audit would run) a file the catalogue does not hold, a hidden name is no entry's id."""
+    import os
+
+    entry_file(tmp_path / "fifo", "one")
+    os.mkfifo(tmp_path / "fifo" / "two.toml")
+    with pytest.raises(ConfigError, match="two.toml in .* is not a plain file"):
+        load_catalogue(tmp_path / "fifo")
+    outside = entry_file(tmp_path / "elsewhere", "far")
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "far.toml").symlink_to(outside)
+    (tmp_path / "linked" / "far.py").symlink_to(outside.with_suffix(".py"))
+    with pytest.raises(ConfigError, match="far.toml in .* is a link out of the folder"):
+        load_catalogue(tmp_path / "linked")
+    inside = entry_file(tmp_path / "within", "real")  # a link within the folder is the folder's own file
+    (tmp_path / "within" / "alias.toml").symlink_to(inside)
+    (tmp_path / "within" / "alias.py").symlink_to(inside.with_suffix(".py"))
+    assert [e.id for e in load_catalogue(tmp_path / "within")] == ["alias", "real"]
+    entry_file(tmp_path / "hidden", ".secret")
+    with pytest.raises(ConfigError, match="file name is its id"):
+        load_catalogue(tmp_path / "hidden")
+
+
 def m(release: str, outcome: str, backend: str = "cpu") -> Measurement:
     return Measurement(release, backend, Outcome(outcome), "", f"{release}.json")
 

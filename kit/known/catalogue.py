@@ -108,7 +108,20 @@ def load_catalogue(folder: Path | None = None) -> list[Entry]:
     folder = folder or catalogue_folder()
     if not folder.is_dir():
         raise ConfigError(f"the catalogue of known problems {folder} is missing", "reinstall the kit")
-    return [read_entry(path) for path in sorted(folder.glob("*.toml"))]
+    return [read_entry(_own_file(path, folder)) for path in sorted(folder.glob("*.toml"))]
+
+
+def _own_file(path: Path, folder: Path) -> Path:
+    """An entry's TOML as a plain file of the folder: a FIFO would hang the read, and a link out of the folder
+    would read (and its check run) what the catalogue does not hold; each refused in one sentence."""
+    check = path.with_suffix(".py")
+    for part in (path, check):
+        if part.is_symlink() and folder.resolve() not in part.resolve().parents:
+            raise ConfigError(f"{part.name} in {folder} is a link out of the folder",
+                              "copy the file into the catalogue folder instead of linking it")
+        if part.exists() and not part.is_file():
+            raise ConfigError(f"{part.name} in {folder} is not a plain file", "replace it with the file itself")
+    return path
 
 
 def load_catalogues(folders: Sequence[Path]) -> list[Entry]:
