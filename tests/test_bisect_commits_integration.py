@@ -209,3 +209,62 @@ def test_full_clone_names_real_changes_of_each_era(tmp_path: Path, case: str) ->
         assert [p["laid"] for p in pair] == ["jax/ alone", "jax/ alone"]
     counted = [p for p in commits["probes"] if p["outcome"] in ("good", "bad")]
     assert not [p for p in counted if p["jax_cannot_run"]]  # no import failure of JAX counted either way
+
+
+# Issue 49's two commit cases, run for real in CI over the kit's own slice of JAX's history
+# (tests/data/jax-history/, cut by scripts/make-history-bundle.py from a full clone: jax-v0.9.2..jax-v0.10.0 and
+# jax-v0.10.1..jax-v0.10.2, filtered trees, so hashes differ and the .upstream-commits.txt maps them), each
+# search narrowed with --good-commit/--bad-commit to a few commits around its answer so that it costs about a
+# minute, two release environments included. The whole-range runs are the KIT_JAX_REPO cases above.
+KIT_HISTORY = REPO / "tests" / "data" / "jax-history" / "issue-49.bundle"
+
+
+def kit_history(tmp_path: Path) -> tuple[Path, dict[str, str], dict[str, str]]:
+    """A bare clone of the kit's bundle, and the maps upstream -> here and here -> upstream."""
+    clone = tmp_path / "jax.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(KIT_HISTORY), str(clone)], check=True,
+                   capture_output=True)
+    pairs = [line.split() for line in KIT_HISTORY.with_suffix(".upstream-commits.txt").read_text().splitlines()]
+    return clone, {up: here for here, up in pairs}, {here: up for here, up in pairs}
+
+
+def here(upstream: dict[str, str], short: str) -> str:
+    [found] = [h for u, h in upstream.items() if u.startswith(short)]
+    return found
+
+
+@pytest.mark.integration
+def test_pure_python_fix_found_with_jax_alone_over_the_kit_history(tmp_path: Path) -> None:
+    # dctn with `s` and no `axes` (wrong on 0.9.2, right on 0.10.0), fixed in jax/_src/scipy/fft.py by
+    # 2d252fb19d. Its jaxlib Python cannot import on jaxlib 0.9.2 (Mosaic GPU's WarpMapOp), so only `jax/` alone
+    # runs there: the kit once blamed the binary. The window: 85591b8ef1 (4 first-parent commits before) to
+    # 17f8cdcf32 (3 after).
+    clone, to_here, to_upstream = kit_history(tmp_path)
+    data = bisect(small_matrix(tmp_path), "--script", str(REPO / "examples" / "dctn_s_axes.py"), "--good", "0.10.0",
+                  "--bad", "0.9.2", "--commits", "--jax-repo", str(clone),
+                  "--good-commit", here(to_here, "17f8cdcf32"), "--bad-commit", here(to_here, "85591b8ef1"))
+    commits = data["commits"]
+    assert commits["verdict"] == "commit", commits["verdict"]
+    assert to_upstream[commits["first_different"]["hash"]].startswith("2d252fb19d")
+    pair = [p for p in commits["probes"] if p["key"] in (commits["levels"][-1]["last_same"],
+                                                         commits["levels"][-1]["first_different"])]
+    assert [(p["outcome"], p["laid"], p["jaxlib"]) for p in pair] == [("bad", "jax/ alone", "0.9.2"),
+                                                                     ("good", "jax/ alone", "0.9.2")]
+
+
+@pytest.mark.integration
+def test_binary_only_change_said_not_in_python_over_the_kit_history(tmp_path: Path) -> None:
+    # jax#39103's matvec-sum miscompile: jaxlib 0.10.2's binary, not JAX's Python. From 9e4cdbd789 on, a commit
+    # needs jaxlib 0.10.2 (extension version 457); the window 3c67451c7f .. a53ab3e259 crosses that. The answer
+    # must rest on one Python run on both builds, good on 0.10.1 and bad on 0.10.2.
+    clone, to_here, to_upstream = kit_history(tmp_path)
+    data = bisect(small_matrix(tmp_path), "--script", str(REPO / "examples" / "matvec_sum_39103.py"),
+                  "--good", "0.10.1", "--bad", "0.10.2", "--commits", "--jax-repo", str(clone),
+                  "--good-commit", here(to_here, "3c67451c7f"), "--bad-commit", here(to_here, "a53ab3e259"))
+    commits = data["commits"]
+    assert commits["verdict"] == "not-in-python", commits["verdict"]
+    assert "first_different" not in commits or not commits.get("first_different")
+    shown = {(p["commit"], p["jaxlib"], p["outcome"]) for p in commits["tie_break"]["evidence"]}
+    same_python = {c for c, build, outcome in shown if (c, "0.10.1", "good") in shown and (c, "0.10.2", "bad") in shown}
+    assert same_python, shown  # one commit's Python, good on jaxlib 0.10.1 and bad on 0.10.2: the build decided
+    assert all(to_upstream.get(c) for c in same_python)
