@@ -35,3 +35,21 @@ def test_the_programs_linalg_ops_are_whole_on_0_4_35_and_split_on_0_6_0(program:
         assert set(linalg.values()) <= states and len(linalg) == (2 if program == "train_slogdet" else 4), linalg
         expected = [f for f in record["fingerprints"] if f["op"] == "all-reduce" and f["state"] == "expected"]
         assert expected, "the gradient all-reduce is there, and expected"
+
+
+def test_the_thread_s_own_era_is_affected_in_explain_as_in_scaling(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 49: 0.4.13 (the lowest in matrix.toml, an installable neighbour of the thread's 0.4.16) writes no
+    # num_partitions= in its module header, and explain once assumed one partition there and called it
+    # unaffected, while every device runs lapack_sgetrf on the whole batch. The facts now come from the module.
+    release_python("0.4.13")
+    matrix = dataclasses.replace(load_matrix(ROOT / "matrix.toml"), results_dir=tmp_path / "reports" / "results")
+    code = explain.main(matrix, ["--called-from", str(ROOT), "examples/programs/train_slogdet.py",
+                                 "--releases", "0.4.13"], log=lambda line: None)
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0, lines
+    record = json.loads((tmp_path / "reports" / "explain-train_slogdet-0.4.13.json").read_text())
+    lu = [f for f in record["fingerprints"] if f["op"] == "lu"]
+    assert lu and {f["state"] for f in lu} <= {"gathered", "whole"}, lu
+    assert any("known problem sharded-slogdet" in line for line in lines), lines
+    assert not any("pick jax >= 0.4" in line for line in lines), lines  # no release below 0.5.3 is called safe

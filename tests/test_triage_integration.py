@@ -64,3 +64,18 @@ def test_a_report_goes_to_its_release_range_and_with_a_clone_to_its_commit(
     if clone:
         assert data["commits"]["verdict"] == "commit"
         assert data["commits"]["first_different"]["hash"] == FIRST_BAD_COMMIT
+
+
+@pytest.mark.integration
+def test_a_quote_with_a_random_line_is_confirmed_on_the_reporter_s_release(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 49: the report quotes a printed random float beside the line that carries the bug; no run prints that
+    # float again, so the quote once matched neither run ("unconfirmed"), and the float was judged as the outcome.
+    report = REPO / "examples" / "issues" / "custom-remat-random-line.md"
+    argv = [str(report), "--run", "--newest", "0.11.0", "--checks-dir", str(tmp_path / "checks")]
+    assert cli.cmd_triage(_matrix(tmp_path), argv, print, None) == 0
+    out = capsys.readouterr().out
+    assert "noise, not judged: printed line 1" in out
+    assert "differs: printed line 2: prints 'has custom_remat: False' on 0.10.2" in out
+    assert "confirmed: the report's quoted output" in out and "(1 quoted line that varies" in out
+    assert "NOT confirmed" not in out and "unconfirmed" not in out
