@@ -4,7 +4,7 @@
         [--batch 1500000]
 
 In the given interpreter (a child process, on CPU), with the repro's own draw
-(`repro.correctness._draw`) of BATCH × 20×20 float32 (default: the
+(`repro.correctness_draw.draw`) of BATCH × 20×20 float32 (default: the
 `issue-24843` preset's 1,500,000, 2.24 GiB), it prints the resident memory
 after the runtime starts, after the draw, and at the peak of the repro's
 `jax.jit(jnp.linalg.slogdet)(x)` and `jax.jit(jnp.linalg.det)(x)`, each over
@@ -32,7 +32,7 @@ CHILD = textwrap.dedent("""
     import gc, json, resource, sys, warnings
     import numpy as np
     import jax, jax.numpy as jnp
-    from repro import compat, correctness, hlo, hlo_text
+    from repro import compat, correctness_draw, hlo, hlo_text
 
     def rss():
         with open("/proc/self/status") as status:
@@ -55,7 +55,7 @@ CHILD = textwrap.dedent("""
 
     jax.jit(lambda a: a + 1)(jnp.zeros(3)).block_until_ready()
     figures = {"jax": jax.__version__, "runtime": rss()}
-    x = correctness._draw(jax, compat, {"n": 20, "dtype": "float32", "batch": int(sys.argv[1])}, 0)
+    x = correctness_draw.draw(jax, compat, {"n": 20, "dtype": "float32", "batch": int(sys.argv[1])}, 0)
     compat.block_until_ready(x)
     gc.collect()
     figures.update(input=x.nbytes, after_draw=rss(), draw_peak=peak())
@@ -70,7 +70,7 @@ CHILD = textwrap.dedent("""
     both = jax.jit(lambda a: (jnp.linalg.slogdet(a), jnp.linalg.det(a))).lower(x).compile().as_text()
     figures["lu_calls_in_one_jit"] = len(hlo.read_evidence(both).lu_calls)
     del x
-    small = correctness._draw(jax, compat, {"n": 20, "dtype": "float32", "batch": 1000}, 0)
+    small = correctness_draw.draw(jax, compat, {"n": 20, "dtype": "float32", "batch": 1000}, 0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         compat.block_until_ready(jax.jit(jnp.linalg.slogdet, donate_argnums=0)(small))

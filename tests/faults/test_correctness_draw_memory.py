@@ -1,4 +1,4 @@
-"""repro.correctness._draw in real releases: the batch a chunk at a time, in place, the same on every call.
+"""repro.correctness_draw.draw in real releases: the batch a chunk at a time, in place, the same on every call.
 
 In an old and a new release (built first where absent): the drawn batch is
 exactly each chunk's standard normal from the seed's ``i``-th spawned numpy
@@ -25,25 +25,25 @@ CHILD = textwrap.dedent("""
     import json, resource, sys
     import numpy as np
     import jax
-    from repro import compat, correctness
+    from repro import compat, correctness_draw
 
     def peak():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     n, rows = 4, 5
-    correctness.DRAW_CHUNK_BYTES = rows * n * n * 4  # chunks of 5 rows: 13 rows are 5 + 5 + 3
+    correctness_draw.DRAW_CHUNK_BYTES = rows * n * n * 4  # chunks of 5 rows: 13 rows are 5 + 5 + 3
     plan = {"n": n, "dtype": "float32", "batch": 13}
-    drawn = np.asarray(correctness._draw(jax, compat, plan, 7))
+    drawn = np.asarray(correctness_draw.draw(jax, compat, plan, 7))
     parts = [np.random.default_rng(np.random.SeedSequence(7, spawn_key=(i,))).standard_normal((m, n, n), "float32")
              for i, m in enumerate((5, 5, 3))]
     same = bool(np.array_equal(drawn, np.concatenate(parts)))
-    correctness.DRAW_WORKERS = 1  # another number of threads: the same batch
-    again = bool(np.array_equal(drawn, np.asarray(correctness._draw(jax, compat, plan, 7))))
-    correctness.DRAW_CHUNK_BYTES, correctness.DRAW_WORKERS = 2**26, 2
+    correctness_draw.DRAW_WORKERS = 1  # another number of threads: the same batch
+    again = bool(np.array_equal(drawn, np.asarray(correctness_draw.draw(jax, compat, plan, 7))))
+    correctness_draw.DRAW_CHUNK_BYTES, correctness_draw.DRAW_WORKERS = 2**26, 2
     key = compat.random_key(7)
     big = {"n": 20, "dtype": "float32", "batch": 200_000}  # 0.30 GiB
     before = peak()
-    x = correctness._draw(jax, compat, big, 0)
+    x = correctness_draw.draw(jax, compat, big, 0)
     compat.block_until_ready(x)
     chunked, size = peak() - before, x.nbytes
     del x
