@@ -19,6 +19,7 @@ from ..hlo import COLLECTIVES
 from .capture import Capture, devices_had
 from .known import KnownFingerprint
 from ..known.signs import Match
+from ..records.cells import release_key
 from ..targets import Target
 
 MAX_LINES = 12
@@ -113,14 +114,23 @@ def matched_problems(captures: Sequence[Capture], known: Iterable[KnownFingerpri
         matches = []
         for capture in captures:
             by_line = _by_line(capture.fingerprints)
-            # An open problem (no fix upstream) is flagged the same on every release: that is its match.
+            # A problem is flagged the same on every release it is in: an open one (no fix upstream) everywhere,
+            # a fixed one below its fix (0.4.13 and 0.4.18 explained together match sharded-slogdet, not only
+            # the open TPU entry); a flag on a release at or past the fix is something else.
             differs = [f for f in capture.fingerprints
-                       if len(states[f.key]) > 1 or len(captures) == 1 or (f.flagged and not problem.fix_release)]
+                       if len(states[f.key]) > 1 or len(captures) == 1
+                       or (f.flagged and _before_fix(capture.release, problem.fix_release))]
             matches += [m for m in (problem.matches(f, by_line[f.location or f.op_path], platform) for f in differs)
                         if m is not None]
         if matches:
             found.append((problem, max(matches, key=_strength)))
     return sorted(found, key=lambda pair: _strength(pair[1]), reverse=True)
+
+
+def _before_fix(release: str, fix_release: str) -> bool:
+    """Whether ``release`` can still have a problem first fixed in ``fix_release`` ("": open; an unnamed release,
+    an interpreter's own, cannot be placed and is not ruled out)."""
+    return not fix_release or not release or release_key(release) < release_key(fix_release)
 
 
 def _strength(match: Match) -> tuple[bool, int, int]:
