@@ -19,7 +19,7 @@ from ..hlo import COLLECTIVES
 from .capture import Capture, devices_had
 from .known import KnownFingerprint
 from ..known.signs import Match
-from ..records.cells import release_key
+from ..records import release_key
 from ..targets import Target
 
 MAX_LINES = 12
