@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kit.run.multiprocess import result_path
-from repro import hlo, scaling
+from repro import hlo, scaling, scaling_setup
 from repro import scaling_figures as figures
 from repro.scaling_figures import Case
 
@@ -47,28 +47,28 @@ def test_the_layer_sizes_end_in_one_matrix_per_row() -> None:
 def test_forcing_host_devices_replaces_an_earlier_count_and_keeps_other_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     # Two counts in XLA_FLAGS would leave which one XLA takes to its parser: only the new one may remain.
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_foo=1 --xla_force_host_platform_device_count=2")
-    scaling._force_host_devices(4)
+    scaling_setup.force_host_devices(4)
     assert os.environ["XLA_FLAGS"] == "--xla_cpu_foo=1 --xla_force_host_platform_device_count=4"
     monkeypatch.delenv("XLA_FLAGS")
-    scaling._force_host_devices(8)
+    scaling_setup.force_host_devices(8)
     assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8"
 
 
 def test_device_counts_beyond_what_exists_are_left_out_with_a_note() -> None:
     setup = _setup(devices=2)
-    assert scaling._device_counts(setup, {"devices": [1, 2, 4, 8]}) == [1, 2]
+    assert scaling_setup.device_counts(setup, {"devices": [1, 2, 4, 8]}) == [1, 2]
     assert setup.notes == ["requested [4, 8] devices but only 2 exist on cpu; measured [1, 2]"]
 
 
 def test_device_counts_that_processes_cannot_share_equally_are_left_out_too() -> None:
     setup = _setup(devices=8, processes=2)
-    assert scaling._device_counts(setup, {"devices": [1, 2, 4]}) == [2, 4]
+    assert scaling_setup.device_counts(setup, {"devices": [1, 2, 4]}) == [2, 4]
     assert setup.notes == ["[1] devices cannot be shared equally by 2 processes; measured [2, 4]"]
 
 
 def test_no_count_that_fits_says_nothing_was_measured() -> None:
     setup = _setup(devices=1)
-    assert scaling._device_counts(setup, {"devices": [2, 4]}) == []
+    assert scaling_setup.device_counts(setup, {"devices": [2, 4]}) == []
     assert setup.notes == ["requested [2, 4] devices but only 1 exist on cpu; measured nothing"]
 
 

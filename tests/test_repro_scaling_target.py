@@ -13,7 +13,7 @@ import types
 import pytest
 
 from kit.targets import parse_target
-from repro import scaling_target, scaling
+from repro import scaling_target, scaling, scaling_setup
 from repro.parameters import target_of
 
 V5E = parse_target("tpu:v5e:2x2").to_json()
@@ -57,7 +57,7 @@ def _setup(environment: dict) -> scaling.Setup:
 
 def test_one_real_tpu_chip_turns_the_run_into_a_compile_for_its_2x2_and_says_why() -> None:
     setup = _setup({"backend": "tpu", "device_kind": "TPU v5 lite", "device_count": 1})
-    scaling._single_chip_target(setup)
+    scaling_setup.single_chip_target(setup)
     assert setup.target == V5E
     assert setup.single_chip == "TPU v5 lite"
     assert setup.notes == ["this machine has one TPU v5 lite chip, and one device cannot show replication: "
@@ -66,21 +66,21 @@ def test_one_real_tpu_chip_turns_the_run_into_a_compile_for_its_2x2_and_says_why
 
 def test_a_cpu_run_is_left_alone() -> None:
     setup = _setup({"backend": "cpu", "device_kind": "cpu", "device_count": 4})
-    scaling._single_chip_target(setup)
+    scaling_setup.single_chip_target(setup)
     assert setup.target is None and setup.notes == []
 
 
 def test_in_target_mode_the_counts_come_from_the_targets_devices_not_this_machines() -> None:
     setup = _setup({"backend": "cpu", "device_kind": "cpu", "device_count": 1})
     setup.target, setup.compile_only = V5E, [object()] * 4
-    assert scaling._device_counts(setup, {"devices": [1, 2, 4, 8]}) == [1, 2, 4]
+    assert scaling_setup.device_counts(setup, {"devices": [1, 2, 4, 8]}) == [1, 2, 4]
     assert setup.notes == ["requested [8] devices but only 4 exist on TPU v5e 2x2 (4 devices); measured [1, 2, 4]"]
 
 
 def test_a_target_the_release_cannot_compile_for_is_inconclusive_never_unaffected() -> None:
     setup = _setup({"backend": "cpu", "device_kind": "cpu", "device_count": 1})
     setup.target = V5E
-    outcome = scaling._cannot_compile_for(setup, {"devices": [1, 2, 4]}, "ImportError: no libtpu")
+    outcome = scaling_setup.cannot_compile_for(setup, {"devices": [1, 2, 4]}, "ImportError: no libtpu")
     result = outcome["result"]
     assert result["verdict"] == "inconclusive"
     assert result["reason"] == ("This release cannot compile for TPU v5e 2x2 (4 devices) here (ImportError: no libtpu), "
