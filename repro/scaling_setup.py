@@ -164,7 +164,7 @@ def mesh_devices(setup: Setup, count: int) -> List[Any]:
 def put(setup: Setup, value: Any, sharding: Any) -> Any:
     """``value`` laid out by ``sharding``; across processes each one supplies its own shards."""
     if setup.processes == 1:
-        return setup.jax.deviceput(value, sharding)
+        return setup.jax.device_put(value, sharding)
     from repro import distributed
 
     return setup.jax.tree_util.tree_map(lambda leaf: distributed.global_array(setup.jax, leaf, sharding), value)
