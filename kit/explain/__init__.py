@@ -16,6 +16,7 @@ from ..log_events import Log
 from ..records import Status
 from ..targets import JAX_PLATFORM
 from ..config import Matrix
+from ..hlo import HOLDS_WHOLE, FingerprintState
 from ..project import catalogue_folders, legacy_known_problems
 from ..reproduce_line import reproduce_text
 from ..errors import StorageError
@@ -136,10 +137,10 @@ def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
     flagged = answers.flagged_lines(capture, options.cwd)
     linalg = [f for f in capture.fingerprints if f.op not in answers.COLLECTIVE_KINDS]
     if not flagged:
-        split = sorted({f.op for f in linalg if f.state == "split"})
+        split = sorted({f.op for f in linalg if f.state is FingerprintState.SPLIT})
         what = f"every linalg op split ({', '.join(split)})" if split else "no linalg op on a sharded batch"
         return [f"{name}: {what}; no unexpected collective"]
-    whole = sum(1 for f in linalg if f.state in ("whole", "gathered"))
+    whole = sum(1 for f in linalg if f.state in HOLDS_WHOLE)
     head = f"{name}: {whole} op(s) hold the whole batch on every device" if whole else f"{name}: unexpected collectives"
     shown = [f"  {answers.sentence(line)}" for line in flagged[:max(1, room - 1)]]
     more = len(flagged) - len(shown)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..hlo import Fingerprint
+from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState
 from ..hlo import COLLECTIVES
 from .capture import Capture, devices_had
 from .known import KnownFingerprint
@@ -46,7 +46,7 @@ class Line:
 
     @property
     def repeated(self) -> int:
-        return sum((f.global_batch or 0) for f in self.prints if f.state in ("whole", "gathered"))
+        return sum((f.global_batch or 0) for f in self.prints if f.state in HOLDS_WHOLE)
 
 
 def flagged_lines(capture: Capture, cwd: Path) -> list[Line]:
@@ -61,7 +61,7 @@ def flagged_lines(capture: Capture, cwd: Path) -> list[Line]:
 
 def sentence(line: Line) -> str:
     """``train.py:37 `jnp.linalg.slogdet`: every device factorises all 1024 matrices (LU, forward), ...``."""
-    work = [f for f in line.prints if f.state in ("whole", "gathered")]
+    work = [f for f in line.prints if f.state in HOLDS_WHOLE]
     parts: list[str] = []
     for op in dict.fromkeys(f.op for f in work):
         same = [f for f in work if f.op == op]
@@ -70,14 +70,14 @@ def sentence(line: Line) -> str:
         batch = max((f.global_batch or f.device_batch or 0) for f in same)
         things = "matrices" if not parts else ""
         parts.append(f"{verb} all {batch} {things}".rstrip() + f" ({word}, {passes})")
-    gathered = sum(f.bytes_per_device for f in work if f.state == "gathered")
+    gathered = sum(f.bytes_per_device for f in work if f.state is FingerprintState.GATHERED)
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
     if parts:
         text += "every device " + " and ".join(parts)
         if gathered:
             text += f", fed by an {_fed_kind(work)} of {size(gathered)}"
     else:
-        moves = [f for f in line.prints if f.state == "communication"]
+        moves = [f for f in line.prints if f.state is FingerprintState.COMMUNICATION]
         text += "; ".join(f"{f.op} of {size(f.bytes_per_device)} per device ({f.count}x"
                           f"{', in a loop' if f.in_loop else ''}, {f.pass_})" for f in moves)
     return text
@@ -149,7 +149,7 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
                 + ("shard the batch the op reads (jax.device_put with a NamedSharding)" if _many_devices(measured)
                    else "run it on several devices, or compile for a slice with --target (e.g. tpu:v5e:2x2)"))
     clean = [c for c in measured if not any(f.flagged for f in c.fingerprints)]
-    if clean and not any(f.state == "split" for c in clean for f in c.fingerprints):
+    if clean and not any(f.state is FingerprintState.SPLIT for c in clean for f in c.fingerprints):
         # Something was partitioned (an elementwise step, a sum), but no linear-algebra op read a sharded batch:
         # "every op is split" would be said of ops that never were.
         names = ", ".join(c.release or "this interpreter" for c in clean)
@@ -160,7 +160,7 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
         hint = f"; the known fix is in {fix.fix_release}: try jax >= {fix.fix_release}" if fix else ""
         if target is not None:
             unfixed = next((p for p in problems if not p.fix_release), None)
-            ops = sorted({f.op for c in measured for f in c.fingerprints if f.state in ("whole", "gathered")})
+            ops = sorted({f.op for c in measured for f in c.fingerprints if f.state in HOLDS_WHOLE})
             said = (f"answer: on {target.title} no measured release splits {', '.join(ops) or 'every op'} "
                     f"(compiled for it, not run): no release is safe to pick there")
             if unfixed is not None:

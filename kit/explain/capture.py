@@ -153,15 +153,15 @@ def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options
     partitioned = sum(1 for m in modules if (m.get("partitions") or 1) > 1)
     ended = _how_it_ended(fields, options, tail)
     if not modules:
-        status, reason = "compiled-nothing", f"{ended}, and compiled nothing: there is no HLO to explain"
+        status, reason = Status.COMPILED_NOTHING, f"{ended}, and compiled nothing: there is no HLO to explain"
         if record.get("target"):
             reason = f"{ended}; {record['target']['sentence']}: there is no HLO to explain"
     else:
-        status = Status.RAN if fields.get("status") == Status.RAN and evidence.get("exit_code") == 0 else "partial"
+        status = Status.RAN if fields.get("status") == Status.RAN and evidence.get("exit_code") == 0 else Status.PARTIAL
         reason = f"{ended}; {len(modules)} module(s) compiled, {partitioned} of them partitioned over devices"
         if record.get("target"):
             reason = f"{ended}; {record['target']['sentence']}, {partitioned} of them partitioned over devices"
-        if status == "partial":
+        if status is Status.PARTIAL:
             reason += " (what compiled before it ended counts)"
     reason += _program_said(record.get("program_facts") or {}, options)
     reason += processes_said(record.get("processes") or {})

@@ -15,7 +15,7 @@ from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_texts
 from ..markdown_text import fenced
-from ..hlo import Fingerprint
+from ..hlo import Fingerprint, FingerprintState
 from .answer import size
 from .capture import Capture
 
@@ -109,7 +109,10 @@ def cell(value: Any) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-_RANK = {"gathered": 5, "whole": 4, "communication": 3, "replicated": 2, "split": 1, "expected": 1, "one device": 0}
+_RANK: dict[str, int] = {FingerprintState.GATHERED: 5, FingerprintState.WHOLE: 4, FingerprintState.COMMUNICATION: 3,
+                        FingerprintState.REPLICATED: 2, FingerprintState.SPLIT: 1, FingerprintState.EXPECTED: 1,
+                        FingerprintState.ONE_DEVICE: 0}
+"""Which state a row of the table across releases shows where one release has the op more than once: the worst."""
 
 
 def _worse(old: str | None, new: str) -> str:

@@ -66,7 +66,7 @@ from .schema import (
     validate,
 )
 from .json_text import JsonTextError, decode, read_json
-from .verdict import Source, Status, Verdict, joined, sources
+from .verdict import EXPLAIN_STATUSES, Source, Status, Verdict, joined, sources
 from .store import UNSAVED_DIR_NAME, load_records, record_filename, save_record, write_record
 
 __all__ = [
@@ -78,5 +78,5 @@ __all__ = [
     "newest_per_cell", "newest_records_here", "parse_record", "read_json", "record_backend", "record_filename",
     "record_identity", "record_jax", "record_machine", "release_key", "run_identity", "same", "same_install",
     "save_record", "split_ad_hoc", "staleness", "summary", "validate", "write_record",
-    "Source", "Status", "Verdict", "decode", "joined", "sources",
+    "EXPLAIN_STATUSES", "Source", "Status", "Verdict", "decode", "joined", "sources",
 ]

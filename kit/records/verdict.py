@@ -51,6 +51,11 @@ class Status(Word):
     """Yanked from the package index: not probed."""
     UNREACHABLE = "unreachable"
     """The index could not say whether it installs here (a network fault): not probed."""
+    # Explain's words for a program it ran (an explain report's status, never a record of the store's):
+    COMPILED_NOTHING = "compiled-nothing"
+    """The program ended before it compiled anything: there is no HLO to explain."""
+    PARTIAL = "partial"
+    """The program compiled something, then failed or ran out of time: what compiled before it ended counts."""
 
 
 class Verdict(Word):
@@ -82,8 +87,11 @@ class Source(Word):
     """A commit search's end answered by the release's own probe (the same Python as the release's tag)."""
 
 
-STATUSES = tuple(status for status in Status if status not in (Status.YANKED, Status.UNREACHABLE))
+_NOT_IN_RECORDS = (Status.YANKED, Status.UNREACHABLE, Status.COMPILED_NOTHING, Status.PARTIAL)
+STATUSES = tuple(status for status in Status if status not in _NOT_IN_RECORDS)
 """A record's ``status`` is one of these."""
+EXPLAIN_STATUSES = (Status.RAN, Status.PARTIAL, Status.COMPILED_NOTHING, Status.NOT_INSTALLABLE)
+"""An explain report's ``status`` (``reports/explain-*.json``) is one of these."""
 VERDICTS = (*Verdict, None)
 """A record's ``verdict`` is one of these; None where nothing was judged (the run did not finish)."""
 

@@ -25,7 +25,7 @@ from ..errors import MachineUnwritable
 from ..log_events import Log
 from ..records import JsonTextError, Status, Verdict, read_json
 from ..config import Check
-from ..hlo import Fingerprint, fingerprints, read_module
+from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module
 from ..install import Environment
 from ..package_files import repro_root
 
@@ -198,8 +198,8 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     fields = dict(run.fields)
     op = str(check.parameters.get("op") or "")  # bisect's --op FILE:LINE[:OP]: that line's (op's) alone decide
     judged = [f for f in run.fingerprints if not op or _same_op(f, op)]
-    flagged = [f for f in judged if f.state in ("whole", "gathered")]
-    split = [f for f in judged if f.state == "split"]
+    flagged = [f for f in judged if f.state in HOLDS_WHOLE]
+    split = [f for f in judged if f.state is FingerprintState.SPLIT]
     if run.modules and op and not judged:
         fields.update(status=Status.RAN, verdict=Verdict.INCONCLUSIVE,
                       reason=f"no linear-algebra op or collective of {op} compiled, so it cannot be judged")
@@ -222,11 +222,11 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     evidence = dict(fields.get("evidence") or {})
     if run.target:
         evidence["target"] = run.target
-    evidence["summary"] = {"whole_ops": sum(f.state == "whole" for f in run.fingerprints),
-                           "gathered_ops": sum(f.state == "gathered" for f in run.fingerprints),
+    evidence["summary"] = {"whole_ops": sum(f.state is FingerprintState.WHOLE for f in run.fingerprints),
+                           "gathered_ops": sum(f.state is FingerprintState.GATHERED for f in run.fingerprints),
                            "split_ops": len(split), "modules": len(run.modules),
                            "unexpected_collective_bytes": sum(f.bytes_per_device for f in run.fingerprints
-                                                              if f.state == "communication")}
+                                                              if f.state is FingerprintState.COMMUNICATION)}
     evidence["fingerprints"] = [f.to_json() for f in run.fingerprints[:FINGERPRINTS_KEPT]]
     evidence["dump"] = run.dump
     fields["evidence"] = evidence
