@@ -76,8 +76,8 @@ def test_an_explained_run_kept_before_reads_back_with_typed_states(tmp_path: Pat
     assert all(isinstance(f.state, FingerprintState) for f in run.fingerprints)
     assert {f.state for f in run.fingerprints} == {FingerprintState.WHOLE, FingerprintState.GATHERED,
                                                    FingerprintState.EXPECTED, FingerprintState.COMMUNICATION}
-    assert (run.fields["status"], run.fields["verdict"]) == (Status.RAN, Verdict.AFFECTED)
-    assert run.fields["evidence"]["bad_if"] == {"matched": "ValueError", "pattern": "ValueError"}
+    assert run.outcome.status is Status.RAN and run.outcome.verdict is Verdict.AFFECTED
+    assert run.outcome.evidence["bad_if"] == {"matched": "ValueError", "pattern": "ValueError"}
 
 
 def test_a_kept_run_with_a_state_this_kit_does_not_know_is_run_again_not_misread(tmp_path: Path) -> None:

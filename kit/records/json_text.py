@@ -17,6 +17,21 @@ import stat
 from pathlib import Path
 from typing import Any
 
+JsonObject = dict[str, object]
+"""A JSON object as the kit reads or writes it: the one type for a value that crosses a JSON edge (a file, KIT_RESULT,
+the child's protocol) or stays open by design (a run's evidence); a reader narrows each value it uses."""
+
+
+def as_object(value: object) -> JsonObject:
+    """``value`` where it is a JSON object, else an empty one (a file anyone could edit may hold anything there)."""
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def as_text(value: object) -> str:
+    """``value`` where it is text, else ""."""
+    return value if isinstance(value, str) else ""
+
+
 MAX_DEPTH = 64
 """Deeper than any record the kit writes (about 6 levels) by a wide margin."""
 

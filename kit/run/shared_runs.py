@@ -24,13 +24,13 @@ from ..atomic_files import atomic_write_text
 from ..config import Check
 from ..hlo import Fingerprint
 from ..install import Environment
-from ..records import EXISTING
+from ..records import EXISTING, Outcome
 
 
 @dataclass
 class DumpedRun:
-    fields: dict[str, Any]
-    """The run's record fields, as `runner.run_script` gives them."""
+    outcome: Outcome
+    """The run's outcome, as `runner.run_script` gives it."""
     modules: list[dict[str, Any]] = field(default_factory=list)
     fingerprints: list[Fingerprint] = field(default_factory=list)
     dump: dict[str, Any] = field(default_factory=dict)
@@ -64,8 +64,10 @@ def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | N
 
 def save(where: Path, run: DumpedRun) -> None:
     """Keep ``run`` (a disk that refuses is no reason to fail the probe: the next one runs again)."""
-    text = json.dumps({"fields": run.fields, "modules": run.modules, "dump": run.dump, "output_tail": run.output_tail,
-                       "program": run.program, "fingerprints": [f.to_json() for f in run.fingerprints]})
+    # "fields": the word of the runs kept before the outcome had a type, so those still load (`load`).
+    text = json.dumps({"fields": run.outcome.to_json(), "modules": run.modules, "dump": run.dump,
+                       "output_tail": run.output_tail, "program": run.program,
+                       "fingerprints": [f.to_json() for f in run.fingerprints]})
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(where, text)
@@ -77,7 +79,7 @@ def load(where: Path) -> DumpedRun | None:
     """The kept run, or None where there is none or it does not read back whole."""
     try:
         data = json.loads(where.read_text(encoding="utf-8"))
-        return DumpedRun(fields=data["fields"], modules=data["modules"], dump=data["dump"],
+        return DumpedRun(outcome=Outcome.from_json(data["fields"]), modules=data["modules"], dump=data["dump"],
                          output_tail=data["output_tail"], program=data.get("program") or {},
                          fingerprints=[Fingerprint.from_json(f) for f in data["fingerprints"]])
     except (OSError, ValueError, KeyError, TypeError):
