@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 JsonObject = dict[str, object]
@@ -85,14 +86,15 @@ def read_json(path: Path, limit: int = MAX_BYTES) -> Any:
     return decode(read_text(path, limit))
 
 
-def nesting_depth(value: Any) -> int:
+def nesting_depth(value: object) -> int:
     """How many arrays and objects deep ``value`` goes (0 for a scalar), without recursion; past
     `MAX_DEPTH` it stops counting at `MAX_DEPTH` + 1."""
     deepest, stack = 0, [(value, 0)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[object]
         if isinstance(item, dict):
-            children: Any = item.values()
+            children = item.values()
         elif isinstance(item, list):
             children = item
         else:

@@ -11,7 +11,8 @@ member, so a misspelt verdict is an AttributeError at import, not a silent
 from __future__ import annotations
 
 import enum
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import TypeVar
 
 W = TypeVar("W", bound="Word")
 
@@ -26,7 +27,7 @@ class Word(str, enum.Enum):
         return format(str.__str__(self), spec)
 
     @classmethod
-    def of(cls: type[W], value: Any) -> W | None:
+    def of(cls: type[W], value: object) -> W | None:
         """The member for a word read from a file, or None for anything else (absent, null, unknown)."""
         try:
             return cls(value)
@@ -101,6 +102,6 @@ def sources(joined: str) -> tuple[Source, ...]:
     return tuple(member for member in (Source.of(part) for part in joined.split("+")) if member is not None)
 
 
-def joined(steps: Any) -> str:
+def joined(steps: Iterable[object]) -> str:
     """The one word for an observation made in these steps, in order, each once (the inverse of `sources`)."""
     return "+".join(dict.fromkeys(str(step) for step in steps))
