@@ -123,16 +123,16 @@ def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
     """What one release says, its first line without the release's name (`short_answer` puts the names)."""
     name = ""
     if not capture.compiled:
-        return [f"{name}: {capture.record.get('reason') or capture.record.get('status')}"]
-    if capture.record.get("status") != Status.RAN:  # it crashed, timed out or left processes: say so first
-        name += f" ({capture.record.get('reason')})"
-    elif (capture.record.get("run") or {}).get("left_running"):
-        name += f" ({capture.record.get('reason')})"
-    elif capture.record.get("kit_files_changed"):
-        name += f" ({kit_files_sentence(capture.record['kit_files_changed'])})"
-    elif processes_problem(capture.record.get("processes") or {}):
-        name += f" ({processes_problem(capture.record['processes'])})"
-    elif (capture.record.get("program_facts") or {}).get("xla_flags_set"):
+        return [f"{name}: {capture.reason or capture.record.get('status')}"]
+    if capture.status is not Status.RAN:  # it crashed, timed out or left processes: say so first
+        name += f" ({capture.reason})"
+    elif capture.section("run").get("left_running"):
+        name += f" ({capture.reason})"
+    elif capture.kit_files_changed:
+        name += f" ({kit_files_sentence(capture.kit_files_changed)})"
+    elif processes_problem(capture.section("processes")):
+        name += f" ({processes_problem(capture.section('processes'))})"
+    elif capture.section("program_facts").get("xla_flags_set"):
         name += " (the program set XLA_FLAGS itself: the kit merged its dump flags into the program's)"
     flagged = answers.flagged_lines(capture, options.cwd)
     linalg = [f for f in capture.fingerprints if f.op not in answers.COLLECTIVE_KINDS]

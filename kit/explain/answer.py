@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 
 from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState
 from ..hlo import COLLECTIVES
+from ..run.shared_runs import partitions
 from .capture import Capture, devices_had
 from .known import KnownFingerprint
 from ..known.signs import Match
@@ -142,7 +143,7 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
     measured = [c for c in captures if c.compiled]
     if not measured:
         return "answer: nothing compiled on any release, so there is nothing to explain (the records say why)"
-    if not any((m.get("partitions") or 1) > 1 for c in measured for m in c.record.get("modules") or []):
+    if not any(partitions(m) > 1 for c in measured for m in c.modules):
         # One device (a single TPU chip, --devices 1), or several and no sharded input: nothing was partitioned, so
         # nothing can show split or whole.
         return (f"answer: {_unpartitioned(measured)}, so this run cannot show whether an op splits; "
@@ -192,7 +193,7 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
 
 def _device_counts(measured: Sequence[Capture]) -> list[int]:
     """The devices each release's JAX had: the program's own count where it said, else the kit's."""
-    counts = [devices_had(c) or (c.record.get("environment") or {}).get("device_count") for c in measured]
+    counts = [devices_had(c) or c.section("environment").get("device_count") for c in measured]
     return [n for n in counts if isinstance(n, int) and not isinstance(n, bool)]
 
 

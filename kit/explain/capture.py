@@ -15,7 +15,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
 
 from repro.contract import json_safe
 
@@ -28,6 +28,7 @@ from ..install import ExistingPython, InstallKey, Prepared, install_facts, relea
 from .. import launch
 from ..run import explained, explained_ranks, runner, targeted
 from ..run.kit_files import watching
+from ..run.shared_runs import DumpedRun, partitions
 from .options import Options
 
 
@@ -37,12 +38,40 @@ class Capture:
     """What one release made of the program: the record, and its fingerprints as values."""
 
     release: str
-    record: dict[str, Any]
+    record: JsonObject
     fingerprints: list[Fingerprint] = field(default_factory=list)
 
     @property
     def compiled(self) -> bool:
-        return bool(self.record.get("modules"))
+        return bool(self.modules)
+
+    # The record read as the answer and the tables read it: each value narrowed once, here.
+    def section(self, name: str) -> JsonObject:
+        """A top-level object of the record (``target``, ``processes``, ``program_facts``, ``install``,
+        ``environment``, ``requested``, ``run``): empty where it has none."""
+        return as_object(self.record.get(name))
+
+    @property
+    def modules(self) -> list[JsonObject]:
+        return _objects(self.record.get("modules"))
+
+    @property
+    def status(self) -> Status | None:
+        return Status.of(self.record.get("status"))
+
+    @property
+    def reason(self) -> str:
+        return as_text(self.record.get("reason"))
+
+    @property
+    def kit_files_changed(self) -> list[str]:
+        changed = self.record.get("kit_files_changed")
+        return [str(path) for path in changed] if isinstance(changed, list) else []
+
+
+def _objects(value: object) -> list[JsonObject]:
+    """A JSON array of objects (anything else in it, or no array, is left out)."""
+    return [as_object(item) for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def capture_release(matrix: Matrix, options: Options, release: str, log: Log, reproduce: str) -> Capture:
@@ -72,7 +101,7 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
         record = new_record(head, unbuilt, duration_s=round(time.monotonic() - started, 2), fingerprints=[])
         return Capture(jax, json_safe(record))
     env = prepared.environment
-    runs: list[explained.DumpedRun] = []
+    runs: list[DumpedRun] = []
 
     def dumped() -> Outcome:
         if options.processes > 1:  # one program as N processes: every rank's compile read (docs/cluster.md)
@@ -135,12 +164,12 @@ def _run_section(ran: Outcome, tail: list[str]) -> JsonObject:
     return run
 
 
-def explained_outcome(run: explained.DumpedRun, changed: list[str], options: Options) -> Outcome:
+def explained_outcome(run: DumpedRun, changed: list[str], options: Options) -> Outcome:
     """Explain's own states over the program's run (a named step): ``ran`` where it ran to its end, ``partial``
     where it compiled something and then failed or ran out of time, ``compiled-nothing``; one sentence on what
     was read of it, the environment as the run said it."""
     ran = run.outcome
-    partitioned = sum(1 for m in run.modules if (m.get("partitions") or 1) > 1)
+    partitioned = sum(1 for m in run.modules if partitions(m) > 1)
     ended = _how_it_ended(ran, options, run.output_tail)
     compiled_for = as_text((run.target or {}).get("sentence"))
     if not run.modules:
@@ -189,27 +218,27 @@ def _program_said(facts: JsonObject, options: Options) -> str:
     return said
 
 
-def processes_said(processes: dict[str, Any]) -> str:
+def processes_said(processes: Mapping[str, object]) -> str:
     """How N processes ran as one program, in a clause ("" for one process): their launch, and whether every rank
     compiled the same program across processes (`processes_problem` where they did not)."""
     if not processes:
         return ""
     said = f"; {processes.get('how')}"
-    if processes.get("devices_per_process"):
-        each = processes["devices_per_process"]
+    each = processes.get("devices_per_process")
+    if each:
         said += f", {each} host device{'s' if each != 1 else ''} each"
     problem = processes_problem(processes)
     if problem:
         return f"{said}; {problem}"
-    ranks = processes.get("ranks") or []
+    ranks = _objects(processes.get("ranks"))
     return said + (f"; all {len(ranks)} ranks compiled the same modules, read as one program"
                    if any(r.get("modules") for r in ranks) else "")
 
 
-def processes_problem(processes: dict[str, Any]) -> str:
+def processes_problem(processes: Mapping[str, object]) -> str:
     """Why N ranks were not one program across processes ("" where they were): a release whose CPU client never
     joined them or has no collectives across them, or ranks that compiled different programs."""
-    ranks = processes.get("ranks") or []
+    ranks = _objects(processes.get("ranks"))
     said = []
     if any("count" in r for r in ranks) and not any(r.get("process_count") == processes.get("count") for r in ranks):
         said.append("the ranks never joined: each saw only its own devices (this release's CPU client ignores "
@@ -224,7 +253,7 @@ def processes_problem(processes: dict[str, Any]) -> str:
 
 def devices_had(capture: Capture) -> int | None:
     """How many devices the program's JAX had, where it said (`repro.program_watch`); None where unknown."""
-    count = ((capture.record.get("program_facts") or {}).get("devices") or {}).get("count")
+    count = as_object(capture.section("program_facts").get("devices")).get("count")
     return count if isinstance(count, int) else None
 
 

@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Mapping, Sequence
+from typing import Callable, ContextManager, Mapping, Protocol, Sequence
 
 from repro.program_watch import DUMP_FLAGS_ENV, FACTS_ENV
 
@@ -36,8 +36,14 @@ from .hlo_dump import Dump, dump_flags
 from . import targeted
 from ..targets import Target
 
-ScriptRun = Callable[..., Outcome]
-"""`runner.run_script`, handed in by the runner (which imports this module: no import circle)."""
+class ScriptRun(Protocol):
+    """`runner.run_script`, handed in by the runner (which imports this module: no import circle)."""
+
+    def __call__(self, env: Environment, check: Check, backend: str, timeout: int, log: Log,
+                 output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
+                 args: Sequence[str] = (), cwd: Path | None = None) -> Outcome: ...
+
+
 Scratch = Callable[[], ContextManager[Path]]
 """`runner.scratch_dir`, likewise."""
 FINGERPRINTS_KEPT = 200  # in a record; the explain report has them all
@@ -55,7 +61,7 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
     """
     with scratch_dir() as tmp:
         compiled = None
-        program: dict[str, Any] = {}
+        program: JsonObject = {}
         if target is None:
             with Dump(tmp / "dump") as dump:
                 flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
@@ -132,7 +138,7 @@ def watch_env(dump: Path, facts: Path) -> dict[str, str]:
             "PYTHONPATH": str(repro_root() / "repro" / "explain_site")}
 
 
-def program_facts(path: Path) -> dict[str, Any]:
+def program_facts(path: Path) -> JsonObject:
     """What `repro.program_watch` wrote from inside the program (``{}`` where it wrote nothing usable): the
     XLA_FLAGS values it set itself, and the devices its JAX had."""
     try:
@@ -141,16 +147,17 @@ def program_facts(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         return {}
-    facts: dict[str, Any] = {}
+    facts: JsonObject = {}
     set_flags = data.get("xla_flags_set")
     if isinstance(set_flags, list) and all(isinstance(v, str) for v in set_flags):
         facts["xla_flags_set"] = [v[:2000] for v in set_flags[:20]]
     devices = data.get("devices")
     if isinstance(devices, dict) and isinstance(devices.get("count"), int) and not isinstance(devices["count"], bool):
-        facts["devices"] = {"count": devices["count"], "platform": str(devices.get("platform") or "")[:40]}
+        had: JsonObject = {"count": devices["count"], "platform": str(devices.get("platform") or "")[:40]}
         # One of several processes (`repro.launch_rank`): its own devices and place, as JAX had them.
-        facts["devices"].update({key: devices[key] for key in ("local", "process_index", "process_count")
-                                 if isinstance(devices.get(key), int) and not isinstance(devices[key], bool)})
+        had.update({key: devices[key] for key in ("local", "process_index", "process_count")
+                    if isinstance(devices.get(key), int) and not isinstance(devices[key], bool)})
+        facts["devices"] = had
     for key in ("cluster", "cpu_collectives"):
         if isinstance(data.get(key), str):
             facts[key] = data[key][:300]
@@ -166,7 +173,9 @@ def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | N
     ``run_child``: `runner.run_child`, for a check compiled for a ``target`` (`bisect --explain --target`).
     """
     def run(env: Environment, check: Check, backend: str, timeout: int, log: Log, output_log: Path | None = None,
-            echo: bool = True, extra_env: Mapping[str, str] | None = None) -> Outcome:
+            echo: bool = True, extra_env: Mapping[str, str] | None = None, args: Sequence[str] = (),
+            cwd: Path | None = None) -> Outcome:
+        # A check's program runs as its check block says, without arguments of the command line's.
         return run_explained(run_script, scratch_dir, env, check, backend, timeout, log, extra_env, shared,
                              run_child)
 

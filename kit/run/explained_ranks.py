@@ -21,19 +21,19 @@ import dataclasses
 import os
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .. import launch
 from ..config import Check
 from ..hlo import Fingerprint
 from ..install import Environment
 from ..log_events import Log, detail
-from ..records import JsonObject, Status
+from ..records import JsonObject, Status, as_object
 from . import child_processes, multiprocess, runner
 from .child_output import OutputLog
 from .explained import program_facts, read_dump, refuse_a_torn_dump, watch_env
 from .hlo_dump import Dump, dump_flags
-from .shared_runs import DumpedRun
+from .shared_runs import DumpedRun, partitions
 
 
 def dumped_ranks(env: Environment, check: Check, backend: str, timeout: int, log: Log, spec: launch.LaunchSpec,
@@ -50,7 +50,7 @@ def dumped_ranks(env: Environment, check: Check, backend: str, timeout: int, log
         extra = {**child_processes.with_site(extra_env, watch_env(place, tmp / f"program-facts-{launch.RANK}.json")),
                  **forced, "XLA_FLAGS": dump_flags(place, forced.get("XLA_FLAGS", base))}
         command = [str(env.python), str(check.script), *args]
-        started = launcher.launch(spec, command, runner.repro_env(extra, env.pythonpath), str(cwd or tmp))
+        started = launcher.launch(spec, command, child_processes.repro_env(extra, env.pythonpath), str(cwd or tmp))
         log(f"starting {started.how}")
         log(detail("running " + " ".join(command)))
         child_processes.end_abandoned_trees(log)
@@ -118,17 +118,17 @@ def _exit_code(run: DumpedRun) -> int | None:
     return code if isinstance(code, int) else None
 
 
-def _signature(run: DumpedRun) -> list[tuple[Any, ...]]:
+def _signature(run: DumpedRun) -> list[tuple[object, ...]]:
     """What every rank of one program must have compiled alike: each module's name and partitions, each op."""
     modules = [("module", m.get("name"), m.get("partitions")) for m in run.modules]
     return modules + [_op(f) for f in run.fingerprints]
 
 
-def _op(f: Fingerprint) -> tuple[Any, ...]:
+def _op(f: Fingerprint) -> tuple[object, ...]:
     return ("op", f.module, f.location or f.op_path, f.op, f.pass_, f.state, f.device_batch, f.global_batch)
 
 
-def _agreement(ranks: list[DumpedRun]) -> dict[str, Any]:
+def _agreement(ranks: list[DumpedRun]) -> JsonObject:
     """Whether every rank compiled what rank 0 did, and where the first one that did not differs."""
     mine = _signature(ranks[0])
     for rank, run in enumerate(ranks[1:], start=1):
@@ -142,7 +142,7 @@ def _agreement(ranks: list[DumpedRun]) -> dict[str, Any]:
     return {"agree": True, "difference": ""}
 
 
-def _words(item: tuple[Any, ...]) -> str:
+def _words(item: tuple[object, ...]) -> str:
     if item[0] == "module":
         return f"module {item[1]} over {item[2]} partition(s)"
     _kind, module, where, op, pass_, state, device, whole = item
@@ -151,9 +151,9 @@ def _words(item: tuple[Any, ...]) -> str:
 
 def _rank_facts(rank: int, run: DumpedRun) -> JsonObject:
     facts: JsonObject = {"rank": rank, "status": run.outcome.status, "exit_code": _exit_code(run),
-             "modules": len(run.modules), "partitions": sorted({m.get("partitions") or 1 for m in run.modules}),
-             "fingerprints": len(run.fingerprints)}
-    devices = run.program.get("devices") or {}
+                         "modules": len(run.modules), "partitions": sorted({partitions(m) for m in run.modules}),
+                         "fingerprints": len(run.fingerprints)}
+    devices = as_object(run.program.get("devices"))
     facts.update({key: devices[key] for key in ("local", "count", "process_index", "process_count") if key in devices})
     facts.update({key: run.program[key] for key in ("cpu_collectives", "cluster") if key in run.program})
     if _exit_code(run):

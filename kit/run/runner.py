@@ -67,7 +67,7 @@ class RunRequest:
     version: str
     backend: str = "cpu"
     preset: str | None = None
-    overrides: dict[str, Any] = field(default_factory=dict)
+    overrides: JsonObject = field(default_factory=dict)
     find_links: tuple[str, ...] = ()
     timeout_s: int | None = None
     reproduce: str = ""
@@ -113,7 +113,7 @@ def check_for(matrix: Matrix, request: RunRequest) -> Check:
     return dataclasses.replace(check, requires=merged(check.requires, request.requires))
 
 
-def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = None) -> dict[str, Any]:
+def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = None) -> JsonObject:
     """What the run asks of its check: matrix.toml's parameters, then the preset's, then the command line's.
 
     Each of these was parsed and put in its normal form where it entered
@@ -142,7 +142,7 @@ def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = No
     return params
 
 
-def check_subject(request: RunRequest, parameters: Mapping[str, Any]) -> dict[str, Any]:
+def check_subject(request: RunRequest, parameters: Mapping[str, object]) -> JsonObject:
     """What a check run runs, for its identity: the check, the parameters asked (merged, judged), preset, kit.
 
     ``processes`` absent means one process, for every check (as `records.differences` reads a record).
@@ -151,7 +151,7 @@ def check_subject(request: RunRequest, parameters: Mapping[str, Any]) -> dict[st
             "kit_version": __version__}
 
 
-def prepared_identity(subject: Mapping[str, Any], version: str, backend: str, prepared: Prepared) -> Identity:
+def prepared_identity(subject: Mapping[str, object], version: str, backend: str, prepared: Prepared) -> Identity:
     """The identity of running ``subject`` in a prepared environment here (`kit.records.identity`)."""
     resolution = prepared.resolution
     versions = prepared.environment.versions if prepared.environment else (resolution.versions if resolution else {})
@@ -161,7 +161,7 @@ def prepared_identity(subject: Mapping[str, Any], version: str, backend: str, pr
                               prepared.plan)
 
 
-def installed_identity(subject: Mapping[str, Any], version: str, backend: str, python: str | None,
+def installed_identity(subject: Mapping[str, object], version: str, backend: str, python: str | None,
                        versions: Mapping[str, str], plan: InstallPlan | None) -> Identity:
     """The identity of running ``subject`` here on ``version``, installed as ``plan`` asked, resolved to ``versions``."""
     return identity_here(subject=subject, jax=version, backend=backend, python=python, packages=versions,
@@ -178,7 +178,7 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
-              prepared: Prepared | None = None, parameters: Mapping[str, Any] | None = None,
+              prepared: Prepared | None = None, parameters: Mapping[str, object] | None = None,
               check: Check | None = None) -> tuple[JsonObject, Path]:
     """Run the check and write its record; return the record and where it went.
 
@@ -222,7 +222,7 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     return record, path
 
 
-def _install_advice(request: RunRequest, params: Mapping[str, Any], prepared: Prepared, index: PackageIndex | None,
+def _install_advice(request: RunRequest, params: Mapping[str, object], prepared: Prepared, index: PackageIndex | None,
                     too_old: str) -> JsonObject:
     """What a record of a release that could not be installed adds to its ``install``: what to do about it."""
     advice: JsonObject = {}
@@ -244,7 +244,7 @@ def _python(prepared: Prepared) -> str | None:
     return prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
 
 
-def too_old_for_target(request: RunRequest, params: Mapping[str, Any]) -> str:
+def too_old_for_target(request: RunRequest, params: Mapping[str, object]) -> str:
     """Why ``request``'s release cannot compile for its ``--target`` at all ("" where it may): said before anything
     is installed. jax[tpu] before 0.5.3 names libtpu-nightly, which the index does not serve (`kit.targets`)."""
     target = target_of(params.get("target"))
@@ -257,12 +257,12 @@ def too_old_for_target(request: RunRequest, params: Mapping[str, Any]) -> str:
             f"{target['platform']} targets from jax {lowest} on (kit.targets.LOWEST_RELEASE), so nothing was installed")
 
 
-def _lowest_for(params: Mapping[str, Any]) -> str:
+def _lowest_for(params: Mapping[str, object]) -> str:
     target = target_of(params.get("target")) or {}
     return LOWEST_RELEASE.get(str(target.get("platform")), "?")
 
 
-def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check, params: Mapping[str, Any],
+def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check, params: Mapping[str, object],
             backend: str, log: Log) -> Outcome:
     """The check's outcome: its script, or its repro, run in ``env`` on ``backend``."""
     timeout = request.timeout_s or check.timeout_s
@@ -294,7 +294,7 @@ def target_env(check: Check) -> dict[str, str]:
     return {KNOWN_TARGET_ENV: str(check.parameters["target"])}
 
 
-def record_head(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> RecordHead:
+def record_head(request: RunRequest, params: Mapping[str, object], prepared: Prepared) -> RecordHead:
     """What the check's record says before it runs: what was asked of which release, how it installs, its identity."""
     requested: JsonObject = {"jax": prepared.jax or request.version,
                              "backend": prepared.backend or request.backend, "preset": request.preset}
@@ -309,18 +309,18 @@ def record_head(request: RunRequest, params: Mapping[str, Any], prepared: Prepar
                       request.reproduce)
 
 
-def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any], timeout: int,
+def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, object], timeout: int,
                log: Log, extra_env: Mapping[str, str] | None = None) -> Outcome:
     """The repro in ``env``; ``extra_env``: what it is told besides (where its compiles are kept)."""
     with scratch_dir() as tmp:
         out = tmp / "result.json"
         cmd = [str(env.python), "-m", builtin_repro(request.check), "--out", str(out), *to_flags(params)]
         log(detail("running " + " ".join(cmd[1:])))
-        if int(params.get("processes") or 1) > 1:
+        processes = params.get("processes")  # judged an integer where it entered (`parameters_for`)
+        if isinstance(processes, int) and processes > 1:
             # Their bytecode, not the compile cache: it was never proven with jax.distributed's processes.
             bytecode = {k: v for k, v in (extra_env or {}).items() if k != COMPILE_CACHE_ENV}
-            return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log, bytecode,
-                                  request)
+            return _run_processes(cmd, out, processes, timeout, env.pythonpath, log, bytecode, request)
         ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log,
                           echo=request.echo)
         if ended.timed_out:

@@ -17,31 +17,36 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .. import __version__
 from ..atomic_files import atomic_write_text
 from ..config import Check
 from ..hlo import Fingerprint
 from ..install import Environment
-from ..records import EXISTING, Outcome
+from ..records import EXISTING, JsonObject, Outcome
 
 
 @dataclass
 class DumpedRun:
     outcome: Outcome
     """The run's outcome, as `runner.run_script` gives it."""
-    modules: list[dict[str, Any]] = field(default_factory=list)
+    modules: list[JsonObject] = field(default_factory=list)
     fingerprints: list[Fingerprint] = field(default_factory=list)
-    dump: dict[str, Any] = field(default_factory=dict)
+    dump: JsonObject = field(default_factory=dict)
     output_tail: list[str] = field(default_factory=list)
-    target: dict[str, Any] | None = None
+    target: JsonObject | None = None
     """With a target: what it is and how its compile went (`kit.run.targeted`)."""
-    program: dict[str, Any] = field(default_factory=dict)
+    program: JsonObject = field(default_factory=dict)
     """What the program did that the kit must say (`kit.run.explained.program_facts`): XLA_FLAGS it set, its
     devices."""
-    processes: dict[str, Any] | None = None
+    processes: JsonObject | None = None
     """Run as several processes (`kit.run.explained_ranks`): how they were launched, each rank, whether they agree."""
+
+
+def partitions(module: JsonObject) -> int:
+    """How many partitions a module read was compiled over (1 where it says none: one device)."""
+    count = module.get("partitions")
+    return count if isinstance(count, int) and count > 0 else 1
 
 
 def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | None:
