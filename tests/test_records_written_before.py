@@ -86,3 +86,13 @@ def test_a_kept_run_with_a_state_this_kit_does_not_know_is_run_again_not_misread
     kept = tmp_path / "kept.json"
     kept.write_text(json.dumps(written), encoding="utf-8")
     assert shared_runs.load(kept) is None
+
+
+@pytest.mark.parametrize("key, value", [("fields", ["ran"]), ("modules", {"name": "jit_f"}), ("fingerprints", None),
+                                        ("output_tail", "one line")])
+def test_a_kept_run_of_another_shape_is_run_again_not_misread(tmp_path: Path, key: str, value: object) -> None:
+    written = json.loads((WRITTEN / "kept-explained-run.json").read_text(encoding="utf-8"))
+    written[key] = value
+    kept = tmp_path / "kept.json"
+    kept.write_text(json.dumps(written), encoding="utf-8")
+    assert shared_runs.load(kept) is None

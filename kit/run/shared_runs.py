@@ -23,7 +23,7 @@ from ..atomic_files import atomic_write_text
 from ..config import Check
 from ..hlo import Fingerprint
 from ..install import Environment
-from ..records import EXISTING, JsonObject, Outcome
+from ..records import EXISTING, JsonObject, Outcome, as_object
 
 
 @dataclass
@@ -83,9 +83,13 @@ def save(where: Path, run: DumpedRun) -> None:
 def load(where: Path) -> DumpedRun | None:
     """The kept run, or None where there is none or it does not read back whole."""
     try:
-        data = json.loads(where.read_text(encoding="utf-8"))
-        return DumpedRun(outcome=Outcome.from_json(data["fields"]), modules=data["modules"], dump=data["dump"],
-                         output_tail=data["output_tail"], program=data.get("program") or {},
-                         fingerprints=[Fingerprint.from_json(f) for f in data["fingerprints"]])
+        data = as_object(json.loads(where.read_text(encoding="utf-8")))
+        modules, tail, prints = data["modules"], data["output_tail"], data["fingerprints"]
+        if not (isinstance(modules, list) and isinstance(tail, list) and isinstance(prints, list)):
+            raise TypeError("not a kept run")
+        return DumpedRun(outcome=Outcome.from_json(as_object(data["fields"])), modules=[as_object(m) for m in modules],
+                         dump=as_object(data["dump"]), output_tail=[str(line) for line in tail],
+                         program=as_object(data.get("program")),
+                         fingerprints=[Fingerprint.from_json(as_object(f)) for f in prints])
     except (OSError, ValueError, KeyError, TypeError):
         return None
