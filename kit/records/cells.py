@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Hashable, TypeVar
+from typing import Callable, Hashable, TypeVar
 
 from packaging.version import InvalidVersion, Version
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from repro.parameters import flag, shown, target_of
 

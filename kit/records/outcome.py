@@ -70,7 +70,8 @@ class Outcome:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Outcome:
-        """`to_json`'s object back (a run kept on disk); ValueError where its status or verdict is no word of the kit's."""
+        """`to_json`'s object back (a run kept on disk); ValueError where its status or verdict is no word of the
+        kit's."""
         status, verdict, reason = Status(data.get("status")), data.get("verdict"), data.get("reason")
         sections = {name: as_object(data[name]) if name in data else None
                     for name in ("environment", "metrics", "parameters")}

@@ -19,7 +19,6 @@ import tempfile
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from repro.contract import strict_json
 

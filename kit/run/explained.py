@@ -23,7 +23,7 @@ from repro.program_watch import DUMP_FLAGS_ENV, FACTS_ENV
 
 from ..errors import MachineUnwritable
 from ..log_events import Log
-from ..records import JsonObject, JsonTextError, Outcome, Status, Verdict, as_text, read_json
+from ..records import JsonObject, JsonTextError, Outcome, Verdict, as_text, read_json
 from ..config import Check
 from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module
 from ..install import Environment
@@ -219,7 +219,8 @@ def judged_by_fingerprints(outcome: Outcome, run: DumpedRun, op: str = "", compi
     if run.modules and op and not judged:
         outcome = outcome.inconclusive(f"no linear-algebra op or collective of {op} compiled, so it cannot be judged")
     elif not run.modules:
-        outcome = outcome.inconclusive(f"it compiled nothing, so there is no HLO to judge ({outcome.reason or 'no reason'})")
+        outcome = outcome.inconclusive("it compiled nothing, so there is no HLO to judge "
+                                       f"({outcome.reason or 'no reason'})")
     elif flagged:
         worst = sorted(flagged, key=lambda f: -(f.global_batch or 0))[0]
         outcome = outcome.judged(Verdict.AFFECTED,
@@ -238,8 +239,8 @@ def judged_by_fingerprints(outcome: Outcome, run: DumpedRun, op: str = "", compi
                            "split_ops": len(split), "modules": len(run.modules),
                            "unexpected_collective_bytes": sum(f.bytes_per_device for f in run.fingerprints
                                                               if f.state is FingerprintState.COMMUNICATION)}
-    return outcome.with_evidence(summary=summary, fingerprints=[f.to_json() for f in run.fingerprints[:FINGERPRINTS_KEPT]],
-                                 dump=run.dump)
+    kept = [f.to_json() for f in run.fingerprints[:FINGERPRINTS_KEPT]]
+    return outcome.with_evidence(summary=summary, fingerprints=kept, dump=run.dump)
 
 
 def _shown_source(path: str, root: Path) -> str:

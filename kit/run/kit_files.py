@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from ..records import Outcome, Verdict
+from ..records import Outcome
 from ..config import Matrix
 from ..user_paths import shown_path
 from ..package_files import repro_root

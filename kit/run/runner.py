@@ -20,7 +20,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from packaging.version import Version
 
@@ -31,7 +31,7 @@ from repro.parameters import flag, shown, target_of, to_flags
 
 from ..checks import builtin_repro
 from ..log_events import Log, detail
-from ..records import JsonObject, Outcome, Record, RecordHead, Status, Verdict, as_object, as_text, new_record
+from ..records import JsonObject, Outcome, RecordHead, Status, Verdict, as_object, as_text, new_record
 from .. import __version__, records, scratch
 from . import child_processes, failures, multiprocess, protocol
 from .child_output import OutputLog
@@ -156,8 +156,7 @@ def prepared_identity(subject: Mapping[str, object], version: str, backend: str,
     resolution = prepared.resolution
     versions = prepared.environment.versions if prepared.environment else (resolution.versions if resolution else {})
     # An existing interpreter was not planned: what it has (its packages, its Python) is its install.
-    python = prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
-    return installed_identity(subject, prepared.jax or version, prepared.backend or backend, python, versions,
+    return installed_identity(subject, prepared.jax or version, prepared.backend or backend, _python(prepared), versions,
                               prepared.plan)
 
 
@@ -216,7 +215,8 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     made = new_record(head, dataclasses.replace(outcome, environment=environment), parameters=dict(params),
                       slurm=job_facts(),  # which job, array task and node ran it
                       duration_s=round(time.monotonic() - started, 2))
-    record: JsonObject = json_safe(bound_record(made))  # a script's 20 MB line or reason must not become a 20 MB record
+    # A script's 20 MB line or reason must not become a 20 MB record.
+    record: JsonObject = json_safe(bound_record(made))
     folder = request.records_dir or matrix.results_dir
     path = records.save_record(record, folder)  # StorageError says where it went instead
     return record, path
