@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from kit.bisect.options import parse_options
+from kit.records import Outcome, Status
 from kit.config import parse_matrix, script_check
 from kit.errors import UsageError
 from kit.install.environment import Environment
@@ -27,7 +28,7 @@ TPU = json.dumps(parse_target("tpu:v5e:2x2").to_json())
 BOUNDS = ["--good", "0.12.0.1", "--bad", "0.5.3"]
 
 
-def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[dict[str, Any], list[Any]]:
+def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[Outcome, list[Any]]:
     """One probe of jax 0.12.0.1's train_slogdet for ``op``, compiled for TPU v5e 2x2."""
     program = tmp_path / "train_slogdet.py"
     program.write_text("print('ran')\n")
@@ -36,9 +37,9 @@ def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[di
     runs: list[Any] = []
 
     def run_script(env: Any, check: Any, backend: str, timeout: int, log: Any, output_log: Any = None,
-                   echo: bool = True, extra_env: Any = None, args: Any = (), cwd: Any = None) -> dict[str, Any]:
+                   echo: bool = True, extra_env: Any = None, args: Any = (), cwd: Any = None) -> Outcome:
         runs.append((backend, dict(extra_env or {})))
-        return {"status": "ran", "verdict": None, "reason": "", "evidence": {}}
+        return Outcome(Status.RAN)
 
     def compile_exports(run_child: Any, env: Any, target: Any, exports: Path, scratch: Path, dump: Path,
                         timeout: int, log: Any) -> dict[str, Any]:
@@ -56,14 +57,14 @@ def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[di
 def test_a_probe_judges_the_ops_line_from_the_tpu_compilers_hlo(monkeypatch: pytest.MonkeyPatch,
                                                                  tmp_path: Path) -> None:
     fields, runs = _judge(monkeypatch, tmp_path, "train_slogdet.py:39:lu")
-    assert fields["verdict"] == "affected", fields["reason"]
-    assert "1024 of 1024" in fields["reason"]
-    assert fields["reason"].endswith("computation(s) compiled for TPU v5e 2x2 (4 devices), not run")
-    assert fields["evidence"]["target"]["name"] == "tpu:v5e:2x2"
+    assert fields.verdict == "affected", fields.reason
+    assert "1024 of 1024" in fields.reason
+    assert fields.reason.endswith("computation(s) compiled for TPU v5e 2x2 (4 devices), not run")
+    assert fields.evidence["target"]["name"] == "tpu:v5e:2x2"
     [(backend, told)] = runs
     assert backend == "cpu" and told["KIT_TARGET_PLATFORM"] == "tpu"  # the program ran on CPU, exports armed
     solves, _ = _judge(monkeypatch, tmp_path, "train_slogdet.py:39:triangular_solve")
-    assert solves["verdict"] == "unaffected", solves["reason"]  # the backward solves are split on the chip
+    assert solves.verdict == "unaffected", solves.reason  # the backward solves are split on the chip
 
 
 def test_bisect_explain_takes_a_target_and_installs_the_chips_compiler(tmp_path: Path) -> None:

@@ -269,7 +269,7 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
         check = script_check("mine", _program(tmp_path, "0.4.35", "train_mixed"), host_devices=4,
                              parameters={"explain": True, "op": op})
         fields = run_explained(runner.run_script, runner.scratch_dir, env, check, "cpu", 60, lambda _: None)
-        reasons[op] = (fields["verdict"], fields["reason"])
+        reasons[op] = (fields.verdict, fields.reason)
     assert reasons["train_mixed.py:42"][0] == "affected"
     assert "train_mixed.py:42 cholesky" in reasons["train_mixed.py:42"][1]
     assert reasons["train_mixed.py:28"] == ("unaffected", "no linalg op holds a sharded batch whole")
@@ -291,7 +291,7 @@ def test_bisects_of_two_ops_of_one_program_read_one_run_of_each_release(tmp_path
         check = script_check("mine", program, host_devices=4, parameters={"explain": True, "op": op})
         fields = run_explained(runner.run_script, runner.scratch_dir, env, check, "cpu", 60, lambda _: None,
                                shared=tmp_path / "shared")
-        verdicts.append(fields["verdict"])
+        verdicts.append(fields.verdict)
     assert verdicts == ["affected", "affected", "unaffected"]
     assert counter.read_text() == "ran\n"
     overlaid = dataclasses.replace(env, pythonpath=(tmp_path,))  # a commit laid over: never shared

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from kit.records import Outcome as RunOutcome, Status, Verdict
 from kit.config import load_matrix, script_check
 from kit.errors import ConfigError, UsageError
 from kit.known import command, measure as measure_module
@@ -274,6 +275,6 @@ def test_after_a_target_check_fails_jax_is_probed_on_cpu_with_libtpu_told_it_is_
 
     monkeypatch.setattr(runner, "jax_runs", jax_runs)
     monkeypatch.setattr(runner, "release_bytecode_env", lambda env: {})
-    fields = {"status": "ran", "verdict": "affected"}
+    fields = RunOutcome(Status.RAN, Verdict.AFFECTED)
     assert runner.unless_jax_failed(fields, Env(), print, known_target.PROBE_ENV) == fields  # type: ignore[arg-type]
     assert asked[-1]["JAX_PLATFORMS"] == "cpu" and asked[-1]["TPU_SKIP_MDS_QUERY"] == "1"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kit.records import Outcome
 from kit.config import script_check
 from kit.install.environment import REUSED, Environment
 from tests.fake_jax_package import write_fake_jax
@@ -114,7 +115,7 @@ def test_an_import_of_jax_itself_is_not_an_import_failure(message: str) -> None:
 
 
 def _judge(lines: list[str], code: int | None = 1, bad_if: str | None = None,
-           pins: dict[str, str] | None = None) -> failures.Judged:
+           pins: dict[str, str] | None = None) -> Outcome:
     fields = protocol.observation(code, 60, None)
     return failures.judge(fields, code, lines, re.compile(bad_if) if bad_if else None, pins or {}, "3.13")
 
@@ -185,36 +186,36 @@ def _run(tmp_path: Path, body: str, jax_broken: bool = False, **settings: object
 
 def test_the_runner_keeps_the_exception_in_the_record(tmp_path: Path) -> None:
     fields = _run(tmp_path, "raise ValueError('bad shape\\nsecond line')\n")
-    assert fields["verdict"] == "affected"
-    assert "ValueError: bad shape" in fields["reason"]
-    assert fields["evidence"]["exception"] == {"type": "ValueError", "message": "bad shape\nsecond line"}
+    assert fields.verdict == "affected"
+    assert "ValueError: bad shape" in fields.reason
+    assert fields.evidence["exception"] == {"type": "ValueError", "message": "bad shape\nsecond line"}
 
 
 def test_the_runner_names_a_missing_package_and_the_extra_packages_it_had(tmp_path: Path) -> None:
     fields = _run(tmp_path, "import nosuchpackage_kit\n", requires=("optax",))
-    assert fields["verdict"] == "inconclusive"
-    assert fields["reason"] == "the script could not import nosuchpackage_kit; add it to requires"
-    assert fields["environment"]["packages"] == {"optax": "0.2.4"}
+    assert fields.verdict == "inconclusive"
+    assert fields.reason == "the script could not import nosuchpackage_kit; add it to requires"
+    assert fields.environment["packages"] == {"optax": "0.2.4"}
 
 
 def test_a_failure_where_jax_itself_cannot_import_is_no_verdict(tmp_path: Path) -> None:
     """The script died in `import jax`, and so does JAX's own import here: cannot run, not the bug."""
     fields = _run(tmp_path, "import jax\n", jax_broken=True)
-    assert (fields["status"], fields["verdict"]) == ("ran", "inconclusive")
-    assert fields["reason"].startswith("JAX itself cannot import and run here (ImportError: cannot import name '_jax'")
-    assert fields["evidence"]["jax_cannot_run"]["ok"] is False
+    assert (fields.status, fields.verdict) == ("ran", "inconclusive")
+    assert fields.reason.startswith("JAX itself cannot import and run here (ImportError: cannot import name '_jax'")
+    assert fields.evidence["jax_cannot_run"]["ok"] is False
 
 
 def test_a_failure_bad_if_matches_stays_the_verdict_even_where_jax_cannot_import(tmp_path: Path) -> None:
     fields = _run(tmp_path, "import jax\n", jax_broken=True, bad_if=re.compile("cannot import name '_jax'"))
-    assert fields["verdict"] == "affected"
-    assert "jax_cannot_run" not in fields["evidence"]
+    assert fields.verdict == "affected"
+    assert "jax_cannot_run" not in fields.evidence
 
 
 def test_a_failure_where_jax_runs_is_the_scripts_verdict(tmp_path: Path) -> None:
     fields = _run(tmp_path, "import jax, sys\nsys.exit(3)\n")
-    assert fields["verdict"] == "affected"
-    assert "jax_cannot_run" not in fields["evidence"]
+    assert fields.verdict == "affected"
+    assert "jax_cannot_run" not in fields.evidence
 
 
 def test_what_jax_died_of_does_not_name_the_overlays_temporary_folder(tmp_path: Path) -> None:

@@ -46,12 +46,12 @@ def test_agreeing_processes_merge_into_one_record_with_every_process(tmp_path: P
     _write(out, 0, _result(rank=0))
     _write(out, 1, _result(rank=1))
     fields = merge(out, 2, [0, 0], [])
-    assert fields["status"] == "ran"
-    assert fields["verdict"] == "affected"
-    assert fields["environment"]["process_count"] == 2
-    assert fields["environment"]["device_count"] == 4  # the global count, not one process's
-    assert [p["process_index"] for p in fields["evidence"]["processes"]] == [0, 1]
-    assert fields["evidence"]["processes_agree"] is True
+    assert fields.status == "ran"
+    assert fields.verdict == "affected"
+    assert fields.environment["process_count"] == 2
+    assert fields.environment["device_count"] == 4  # the global count, not one process's
+    assert [p["process_index"] for p in fields.evidence["processes"]] == [0, 1]
+    assert fields.evidence["processes_agree"] is True
 
 
 def test_processes_that_read_different_hlo_make_the_verdict_inconclusive(tmp_path: Path) -> None:
@@ -59,26 +59,26 @@ def test_processes_that_read_different_hlo_make_the_verdict_inconclusive(tmp_pat
     _write(out, 0, _result(rank=0))
     _write(out, 1, _result(rank=1, lu_batch_per_device=2048))
     fields = merge(out, 2, [0, 0], [])
-    assert fields["verdict"] == "inconclusive"
-    assert "process 1: lu_batch_per_device 2048 vs 1024" in fields["reason"]
-    assert fields["evidence"]["processes_agree"] is False
+    assert fields.verdict == "inconclusive"
+    assert "process 1: lu_batch_per_device 2048 vs 1024" in fields.reason
+    assert fields.evidence["processes_agree"] is False
 
 
 def test_a_release_that_cannot_join_processes_is_unsupported_with_its_reason(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     _write(out, 0, {"unsupported": "the cpu client ignores jax.distributed", "verdict": None})
     fields = merge(out, 2, [4, 4], [])
-    assert fields["status"] == "unsupported"
-    assert "ignores jax.distributed" in fields["reason"]
+    assert fields.status == "unsupported"
+    assert "ignores jax.distributed" in fields.reason
 
 
 def test_a_process_without_a_result_makes_the_run_crashed(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     _write(out, 0, _result(rank=0))
     fields = merge(out, 2, [0, -9], ["[p1] Fatal Python error: Aborted"])
-    assert fields["status"] == "crashed"
-    assert "[1]" in fields["reason"]
-    assert "Aborted" in fields["reason"]
+    assert fields.status == "crashed"
+    assert "[1]" in fields.reason
+    assert "Aborted" in fields.reason
 
 
 def test_one_process_dying_takes_the_hung_one_down_within_the_grace(tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ def test_under_srun_one_srun_starts_the_processes(tmp_path: Path, monkeypatch: p
     # srun labels each task's lines with its rank (``1: ...``), as the local ranks are prefixed ``[p1]``.
     assert started == [["srun", "--ntasks=2", "--kill-on-bad-exit=1", "--cpu-bind=none", "--label",
                         "python", "-m", "repro.scaling"]]
-    assert fields["status"] == "ran"
+    assert fields.status == "ran"
 
 
 def test_a_crash_is_explained_by_the_dying_process_not_its_partners_heartbeat_noise() -> None:

@@ -36,8 +36,8 @@ def test_a_malformed_kit_result_is_named(result: dict, problem: str) -> None:
 
 def test_a_verdict_that_contradicts_the_exit_code_is_a_crash() -> None:
     fields = protocol.observation(0, 10, {"verdict": "affected"})
-    assert fields["status"] == "crashed"
-    assert "exited 0" in fields["reason"]
+    assert fields.status == "crashed"
+    assert "exited 0" in fields.reason
 
 
 def _env(tmp_path: Path) -> Environment:
@@ -58,35 +58,35 @@ def test_script_run_takes_the_result_file_and_forced_devices(tmp_path: Path) -> 
         "kitcheck.finish('affected', 'slow', summary={'devices': int(n)},\n"
         "                metrics={'t': kitcheck.metric([3.0, 2.0, 4.0])})\n"))
     fields = runner.run_script(_env(tmp_path), script_check("c", script, host_devices=4), "cpu", 60, lambda _m: None)
-    assert (fields["status"], fields["verdict"], fields["reason"]) == ("ran", "affected", "slow")
-    assert fields["evidence"]["summary"] == {"devices": 4}
-    assert fields["metrics"] == {"t": {"unit": "ms", "samples": [3.0, 2.0, 4.0], "better": "lower"}}
-    assert fields["environment"]["jax"] == "0.6.0"
+    assert (fields.status, fields.verdict, fields.reason) == ("ran", "affected", "slow")
+    assert fields.evidence["summary"] == {"devices": 4}
+    assert fields.metrics == {"t": {"unit": "ms", "samples": [3.0, 2.0, 4.0], "better": "lower"}}
+    assert fields.environment["jax"] == "0.6.0"
 
 
 def test_a_plain_script_with_an_exit_code_is_a_valid_check(tmp_path: Path) -> None:
     fields = runner.run_script(_env(tmp_path), script_check("c", _script(tmp_path, "sys.exit(125)\n")), "cpu", 60,
                                lambda _m: None)
-    assert (fields["status"], fields["verdict"]) == ("ran", "inconclusive")
+    assert (fields.status, fields.verdict) == ("ran", "inconclusive")
 
 
 @pytest.mark.real_time  # waits out a real time limit
 def test_a_script_past_its_timeout_is_timed_out(tmp_path: Path) -> None:
     fields = runner.run_script(_env(tmp_path), script_check("c", _script(tmp_path, "time.sleep(30)\n")), "cpu", 1,
                                lambda _m: None)
-    assert fields["status"] == "timed-out"
+    assert fields.status == "timed-out"
 
 
 def test_a_script_killed_by_a_signal_is_a_crash(tmp_path: Path) -> None:
     body = "import signal\nprint('about to die')\nos.kill(os.getpid(), signal.SIGKILL)\n"
     fields = runner.run_script(_env(tmp_path), script_check("c", _script(tmp_path, body)), "cpu", 60, lambda _m: None)
-    assert fields["status"] == "crashed"
-    assert "signal 9" in fields["reason"]
-    assert "about to die" in fields["reason"]
+    assert fields.status == "crashed"
+    assert "signal 9" in fields.reason
+    assert "about to die" in fields.reason
 
 
 def test_a_broken_result_file_is_a_crash_naming_it(tmp_path: Path) -> None:
     body = "open(os.environ['KIT_RESULT'], 'w').write(json.dumps({'verdict': 'maybe'}))\n"
     fields = runner.run_script(_env(tmp_path), script_check("c", _script(tmp_path, body)), "cpu", 60, lambda _m: None)
-    assert fields["status"] == "crashed"
-    assert "verdict 'maybe'" in fields["reason"]
+    assert fields.status == "crashed"
+    assert "verdict 'maybe'" in fields.reason

@@ -92,8 +92,8 @@ def test_a_size_the_repro_refuses_is_recorded_as_refused_not_crashed(tmp_path: P
     fake_python.chmod(0o755)
     env = Environment(fake_python, {}, REUSED)
     fields = runner._run_repro(env, runner.RunRequest("correctness", "0.6.0"), {}, 30, lambda m: None)
-    assert fields["status"] == "refused"
-    assert fields["reason"] == "the repro refused the size: error: does not fit: needs about 780 GiB"
+    assert fields.status == "refused"
+    assert fields.reason == "the repro refused the size: error: does not fit: needs about 780 GiB"
 
 
 @pytest.mark.real_time  # waits out a real time limit

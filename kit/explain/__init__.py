@@ -16,6 +16,7 @@ from ..log_events import Log
 from ..records import Status
 from ..targets import JAX_PLATFORM
 from ..config import Matrix
+from ..hlo import HOLDS_WHOLE, FingerprintState
 from ..project import catalogue_folders, legacy_known_problems
 from ..reproduce_line import reproduce_text
 from ..errors import StorageError
@@ -122,24 +123,24 @@ def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
     """What one release says, its first line without the release's name (`short_answer` puts the names)."""
     name = ""
     if not capture.compiled:
-        return [f"{name}: {capture.record.get('reason') or capture.record.get('status')}"]
-    if capture.record.get("status") != Status.RAN:  # it crashed, timed out or left processes: say so first
-        name += f" ({capture.record.get('reason')})"
-    elif (capture.record.get("run") or {}).get("left_running"):
-        name += f" ({capture.record.get('reason')})"
-    elif capture.record.get("kit_files_changed"):
-        name += f" ({kit_files_sentence(capture.record['kit_files_changed'])})"
-    elif processes_problem(capture.record.get("processes") or {}):
-        name += f" ({processes_problem(capture.record['processes'])})"
-    elif (capture.record.get("program_facts") or {}).get("xla_flags_set"):
+        return [f"{name}: {capture.reason or capture.record.get('status')}"]
+    if capture.status is not Status.RAN:  # it crashed, timed out or left processes: say so first
+        name += f" ({capture.reason})"
+    elif capture.section("run").get("left_running"):
+        name += f" ({capture.reason})"
+    elif capture.kit_files_changed:
+        name += f" ({kit_files_sentence(capture.kit_files_changed)})"
+    elif processes_problem(capture.section("processes")):
+        name += f" ({processes_problem(capture.section('processes'))})"
+    elif capture.section("program_facts").get("xla_flags_set"):
         name += " (the program set XLA_FLAGS itself: the kit merged its dump flags into the program's)"
     flagged = answers.flagged_lines(capture, options.cwd)
     linalg = [f for f in capture.fingerprints if f.op not in answers.COLLECTIVE_KINDS]
     if not flagged:
-        split = sorted({f.op for f in linalg if f.state == "split"})
+        split = sorted({f.op for f in linalg if f.state is FingerprintState.SPLIT})
         what = f"every linalg op split ({', '.join(split)})" if split else "no linalg op on a sharded batch"
         return [f"{name}: {what}; no unexpected collective"]
-    whole = sum(1 for f in linalg if f.state in ("whole", "gathered"))
+    whole = sum(1 for f in linalg if f.state in HOLDS_WHOLE)
     head = f"{name}: {whole} op(s) hold the whole batch on every device" if whole else f"{name}: unexpected collectives"
     shown = [f"  {answers.sentence(line)}" for line in flagged[:max(1, room - 1)]]
     more = len(flagged) - len(shown)

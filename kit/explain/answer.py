@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..hlo import Fingerprint
+from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState
 from ..hlo import COLLECTIVES
+from ..run.shared_runs import partitions
 from .capture import Capture, devices_had
 from .known import KnownFingerprint
 from ..known.signs import Match
@@ -47,7 +48,7 @@ class Line:
 
     @property
     def repeated(self) -> int:
-        return sum((f.global_batch or 0) for f in self.prints if f.state in ("whole", "gathered"))
+        return sum((f.global_batch or 0) for f in self.prints if f.state in HOLDS_WHOLE)
 
 
 def flagged_lines(capture: Capture, cwd: Path) -> list[Line]:
@@ -62,7 +63,7 @@ def flagged_lines(capture: Capture, cwd: Path) -> list[Line]:
 
 def sentence(line: Line) -> str:
     """``train.py:37 `jnp.linalg.slogdet`: every device factorises all 1024 matrices (LU, forward), ...``."""
-    work = [f for f in line.prints if f.state in ("whole", "gathered")]
+    work = [f for f in line.prints if f.state in HOLDS_WHOLE]
     parts: list[str] = []
     for op in dict.fromkeys(f.op for f in work):
         same = [f for f in work if f.op == op]
@@ -71,14 +72,14 @@ def sentence(line: Line) -> str:
         batch = max((f.global_batch or f.device_batch or 0) for f in same)
         things = "matrices" if not parts else ""
         parts.append(f"{verb} all {batch} {things}".rstrip() + f" ({word}, {passes})")
-    gathered = sum(f.bytes_per_device for f in work if f.state == "gathered")
+    gathered = sum(f.bytes_per_device for f in work if f.state is FingerprintState.GATHERED)
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
     if parts:
         text += "every device " + " and ".join(parts)
         if gathered:
             text += f", fed by an {_fed_kind(work)} of {size(gathered)}"
     else:
-        moves = [f for f in line.prints if f.state == "communication"]
+        moves = [f for f in line.prints if f.state is FingerprintState.COMMUNICATION]
         text += "; ".join(f"{f.op} of {size(f.bytes_per_device)} per device ({f.count}x"
                           f"{', in a loop' if f.in_loop else ''}, {f.pass_})" for f in moves)
     return text
@@ -152,14 +153,14 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
     measured = [c for c in captures if c.compiled]
     if not measured:
         return "answer: nothing compiled on any release, so there is nothing to explain (the records say why)"
-    if not any((m.get("partitions") or 1) > 1 for c in measured for m in c.record.get("modules") or []):
+    if not any(partitions(m) > 1 for c in measured for m in c.modules):
         # One device (a single TPU chip, --devices 1), or several and no sharded input: nothing was partitioned, so
         # nothing can show split or whole.
         return (f"answer: {_unpartitioned(measured)}, so this run cannot show whether an op splits; "
                 + ("shard the batch the op reads (jax.device_put with a NamedSharding)" if _many_devices(measured)
                    else "run it on several devices, or compile for a slice with --target (e.g. tpu:v5e:2x2)"))
     clean = [c for c in measured if not any(f.flagged for f in c.fingerprints)]
-    if clean and not any(f.state == "split" for c in clean for f in c.fingerprints):
+    if clean and not any(f.state is FingerprintState.SPLIT for c in clean for f in c.fingerprints):
         # Something was partitioned (an elementwise step, a sum), but no linear-algebra op read a sharded batch:
         # "every op is split" would be said of ops that never were.
         names = ", ".join(c.release or "this interpreter" for c in clean)
@@ -170,7 +171,7 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
         hint = f"; the known fix is in {fix.fix_release}: try jax >= {fix.fix_release}" if fix else ""
         if target is not None:
             unfixed = next((p for p in problems if not p.fix_release), None)
-            ops = sorted({f.op for c in measured for f in c.fingerprints if f.state in ("whole", "gathered")})
+            ops = sorted({f.op for c in measured for f in c.fingerprints if f.state in HOLDS_WHOLE})
             said = (f"answer: on {target.title} no measured release splits {', '.join(ops) or 'every op'} "
                     f"(compiled for it, not run): no release is safe to pick there")
             if unfixed is not None:
@@ -202,7 +203,7 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
 
 def _device_counts(measured: Sequence[Capture]) -> list[int]:
     """The devices each release's JAX had: the program's own count where it said, else the kit's."""
-    counts = [devices_had(c) or (c.record.get("environment") or {}).get("device_count") for c in measured]
+    counts = [devices_had(c) or c.section("environment").get("device_count") for c in measured]
     return [n for n in counts if isinstance(n, int) and not isinstance(n, bool)]
 
 

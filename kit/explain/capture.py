@@ -12,24 +12,23 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
 
 from repro.contract import json_safe
 
 from ..log_events import Log
-from ..records import Status
-from .. import __version__, records
+from ..records import JsonObject, Outcome, RecordHead, Status, as_object, as_text, new_record
+from .. import __version__
 from ..config import Matrix, script_check
 from ..hlo import Fingerprint
-from ..install import ExistingPython, InstallKey, install_facts, release_bytecode_env
+from ..install import ExistingPython, InstallKey, Prepared, install_facts, release_bytecode_env
 from .. import launch
 from ..run import explained, explained_ranks, runner, targeted
 from ..run.kit_files import watching
+from ..run.shared_runs import DumpedRun, partitions
 from .options import Options
 
 
@@ -39,12 +38,40 @@ class Capture:
     """What one release made of the program: the record, and its fingerprints as values."""
 
     release: str
-    record: dict[str, Any]
+    record: JsonObject
     fingerprints: list[Fingerprint] = field(default_factory=list)
 
     @property
     def compiled(self) -> bool:
-        return bool(self.record.get("modules"))
+        return bool(self.modules)
+
+    # The record read as the answer and the tables read it: each value narrowed once, here.
+    def section(self, name: str) -> JsonObject:
+        """A top-level object of the record (``target``, ``processes``, ``program_facts``, ``install``,
+        ``environment``, ``requested``, ``run``): empty where it has none."""
+        return as_object(self.record.get(name))
+
+    @property
+    def modules(self) -> list[JsonObject]:
+        return _objects(self.record.get("modules"))
+
+    @property
+    def status(self) -> Status | None:
+        return Status.of(self.record.get("status"))
+
+    @property
+    def reason(self) -> str:
+        return as_text(self.record.get("reason"))
+
+    @property
+    def kit_files_changed(self) -> list[str]:
+        changed = self.record.get("kit_files_changed")
+        return [str(path) for path in changed] if isinstance(changed, list) else []
+
+
+def _objects(value: object) -> list[JsonObject]:
+    """A JSON array of objects (anything else in it, or no array, is left out)."""
+    return [as_object(item) for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def capture_release(matrix: Matrix, options: Options, release: str, log: Log, reproduce: str) -> Capture:
@@ -53,7 +80,10 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
     target = options.target
     too_old = targeted.release_too_old(target, release) if target else ""
     if too_old:  # said before anything is resolved or downloaded
-        return Capture(release, json_safe(_unbuilt_record(options, release, too_old, reproduce)))
+        assert target is not None
+        unbuilt = Outcome(Status.NOT_INSTALLABLE, reason=too_old)
+        return Capture(release, json_safe(new_record(_head(options, release, None, reproduce), unbuilt,
+                                                     target=target.to_json())))
     check = script_check("explain", options.program, host_devices=options.devices, timeout_s=options.timeout_s)
     # With a target the program runs on CPU host devices whatever that JAX would pick (a TPU machine's own
     # interpreter reports tpu): its backend is not asked to agree, the run's environment says cpu.
@@ -65,56 +95,55 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
                                 existing=existing, timeout_s=options.timeout_s, reproduce=reproduce, install=install)
     prepared = runner.prepare(matrix, request, log)
     jax = prepared.jax or release
-    record = _base_record(options, jax, prepared, reproduce)
-    found: list[Fingerprint] = []
+    head = _head(options, jax, prepared, reproduce)
     if prepared.environment is None or prepared.cannot_test:
-        record.update(status=Status.NOT_INSTALLABLE, reason=prepared.problem or prepared.cannot_test or "")
-    else:
-        env = prepared.environment
-        runs: list[explained.DumpedRun] = []
+        unbuilt = Outcome(Status.NOT_INSTALLABLE, reason=prepared.problem or prepared.cannot_test or "")
+        record = new_record(head, unbuilt, duration_s=round(time.monotonic() - started, 2), fingerprints=[])
+        return Capture(jax, json_safe(record))
+    env = prepared.environment
+    runs: list[DumpedRun] = []
 
-        def dumped() -> dict[str, Any]:
-            if options.processes > 1:  # one program as N processes: every rank's compile read (docs/cluster.md)
-                runs.append(explained_ranks.dumped_ranks(
-                    env, check, options.backend, options.timeout_s, log, options.launch_spec,
-                    launch.named(options.launcher), release_bytecode_env(env), args=options.args, cwd=options.cwd,
-                    shown=lambda path: _shown_source(path, options)))
-                return runs[-1].fields
-            runs.append(explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
-                                             options.timeout_s, log,
-                                             release_bytecode_env(env), args=options.args, cwd=options.cwd,
-                                             shown=lambda path: _shown_source(path, options), target=target,
-                                             run_child=runner.run_child))
-            return runs[-1].fields
+    def dumped() -> Outcome:
+        if options.processes > 1:  # one program as N processes: every rank's compile read (docs/cluster.md)
+            runs.append(explained_ranks.dumped_ranks(
+                env, check, options.backend, options.timeout_s, log, options.launch_spec,
+                launch.named(options.launcher), release_bytecode_env(env), args=options.args, cwd=options.cwd,
+                shown=lambda path: _shown_source(path, options)))
+            return runs[-1].outcome
+        runs.append(explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
+                                         options.timeout_s, log,
+                                         release_bytecode_env(env), args=options.args, cwd=options.cwd,
+                                         shown=lambda path: _shown_source(path, options), target=target,
+                                         run_child=runner.run_child))
+        return runs[-1].outcome
 
-        # A program is a stranger's code as a check is: one that rewrites the kit's files (a record, matrix.toml,
-        # the kit's own sources) is said, never passed over (`kit.run.kit_files`).
-        changed = (watching(matrix, log, dumped).get("evidence") or {}).get("kit_files_changed")
-        run = runs[-1]
-        if changed:
-            record["kit_files_changed"] = changed
-        found = run.fingerprints
-        record.update(modules=run.modules, dump=run.dump)
-        if run.target is not None:
-            record["target"] = run.target
-        if run.program:
-            record["program_facts"] = run.program
-        if run.processes:
-            record["processes"] = run.processes
-        record.update(_run_fields(run.fields, record, options, run.output_tail))
-    record["duration_s"] = round(time.monotonic() - started, 2)
-    record["fingerprints"] = [f.to_json() for f in found]
-    return Capture(jax, json_safe(record), found)
+    # A program is a stranger's code as a check is: one that rewrites the kit's files (a record, matrix.toml,
+    # the kit's own sources) is said, never passed over (`kit.run.kit_files`).
+    said = watching(matrix, log, dumped).evidence.get("kit_files_changed")
+    changed = [str(path) for path in said] if isinstance(said, list) else []
+    run = runs[-1]
+    record = new_record(head, explained_outcome(run, changed, options),
+                        kit_files_changed=changed or None, modules=run.modules, dump=run.dump, target=run.target,
+                        program_facts=run.program or None, processes=run.processes or None,
+                        run=_run_section(run.outcome, run.output_tail),
+                        duration_s=round(time.monotonic() - started, 2),
+                        fingerprints=[f.to_json() for f in run.fingerprints])
+    return Capture(jax, json_safe(record), run.fingerprints)
 
 
-def _unbuilt_record(options: Options, release: str, reason: str, reproduce: str) -> dict[str, Any]:
-    """A release the target cannot be compiled on, said without building it."""
-    assert options.target is not None
-    return {"schema": records.SCHEMA, "kit_version": __version__, "kind": "explain", "program": options.shown,
-            "args": list(options.args), "requested": {"jax": release, "backend": options.backend,
-                                                      "target": options.target.name},
-            "status": Status.NOT_INSTALLABLE, "reason": reason, "target": options.target.to_json(),
-            "reproduce": reproduce, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+def _head(options: Options, jax: str, prepared: Prepared | None, reproduce: str) -> RecordHead:
+    """What an explain record says before the program runs: which program, asked of which release, how installed
+    (nothing, for a release the target cannot be compiled on: ``prepared`` None)."""
+    target: JsonObject = {"target": options.target.name} if options.target else {}
+    requested: JsonObject = {"jax": jax, "backend": options.backend, **target}
+    program: JsonObject = {"kind": "explain", "program": options.shown, "args": list(options.args)}
+    if prepared is None:
+        return RecordHead(program, requested, reproduce=reproduce)
+    subject = {"explain": options.shown, "program_sha256": _sha256(options.program), "args": list(options.args),
+               "host_devices": options.devices, "kit_version": __version__,
+               **({"processes": options.processes, "launcher": options.launcher} if options.processes > 1 else {})}
+    identity = runner.prepared_identity(subject, jax, options.backend, prepared)
+    return RecordHead(program, requested, install_facts(prepared), identity.to_json(), reproduce)
 
 
 def _shown_source(path: str, options: Options) -> str:
@@ -125,52 +154,44 @@ def _shown_source(path: str, options: Options) -> str:
     return path.rsplit("/", 1)[-1] if relative.startswith("..") else relative
 
 
-def _base_record(options: Options, jax: str, prepared: Any, reproduce: str) -> dict[str, Any]:
-    subject = {"explain": options.shown, "program_sha256": _sha256(options.program), "args": list(options.args),
-               "host_devices": options.devices, "kit_version": __version__,
-               **({"processes": options.processes, "launcher": options.launcher} if options.processes > 1 else {})}
-    return {
-        "schema": records.SCHEMA, "kit_version": __version__, "kind": "explain", "program": options.shown,
-        "args": list(options.args), "requested": {"jax": jax, "backend": options.backend,
-                                                  **({"target": options.target.name} if options.target else {})},
-        "status": None, "reason": "",
-        "install": install_facts(prepared),
-        "identity": runner.prepared_identity(subject, jax, options.backend, prepared).to_json(),
-        "host": {"name": socket.gethostname(), "machine_id": records.machine_id()},
-        "reproduce": reproduce, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
+def _run_section(ran: Outcome, tail: list[str]) -> JsonObject:
+    """The program's own run, as a script check's: its status, exit, reason and last lines."""
+    said = ran.evidence.get("output_tail")
+    run: JsonObject = {"status": ran.status, "exit_code": ran.evidence.get("exit_code"), "reason": ran.reason,
+                       "output_tail": said if isinstance(said, list) and said else tail}
+    if ran.evidence.get("left_running"):
+        run["left_running"] = ran.evidence["left_running"]
+    return run
 
 
-def _run_fields(fields: dict[str, Any], record: dict[str, Any], options: Options,
-                tail: list[str]) -> dict[str, Any]:
-    """The run's own outcome (as a script check's), and one sentence on what was read of it."""
-    evidence = fields.get("evidence") or {}
-    run = {"status": fields.get("status"), "exit_code": evidence.get("exit_code"),
-           "reason": fields.get("reason"), "output_tail": evidence.get("output_tail") or tail}
-    if evidence.get("left_running"):
-        run["left_running"] = evidence["left_running"]
-    modules = record.get("modules") or []
-    partitioned = sum(1 for m in modules if (m.get("partitions") or 1) > 1)
-    ended = _how_it_ended(fields, options, tail)
-    if not modules:
-        status, reason = "compiled-nothing", f"{ended}, and compiled nothing: there is no HLO to explain"
-        if record.get("target"):
-            reason = f"{ended}; {record['target']['sentence']}: there is no HLO to explain"
+def explained_outcome(run: DumpedRun, changed: list[str], options: Options) -> Outcome:
+    """Explain's own states over the program's run (a named step): ``ran`` where it ran to its end, ``partial``
+    where it compiled something and then failed or ran out of time, ``compiled-nothing``; one sentence on what
+    was read of it, the environment as the run said it."""
+    ran = run.outcome
+    partitioned = sum(1 for m in run.modules if partitions(m) > 1)
+    ended = _how_it_ended(ran, options, run.output_tail)
+    compiled_for = as_text((run.target or {}).get("sentence"))
+    if not run.modules:
+        status, reason = Status.COMPILED_NOTHING, f"{ended}, and compiled nothing: there is no HLO to explain"
+        if compiled_for:
+            reason = f"{ended}; {compiled_for}: there is no HLO to explain"
     else:
-        status = Status.RAN if fields.get("status") == Status.RAN and evidence.get("exit_code") == 0 else "partial"
-        reason = f"{ended}; {len(modules)} module(s) compiled, {partitioned} of them partitioned over devices"
-        if record.get("target"):
-            reason = f"{ended}; {record['target']['sentence']}, {partitioned} of them partitioned over devices"
-        if status == "partial":
+        status = Status.RAN if ran.status is Status.RAN and ran.evidence.get("exit_code") == 0 else Status.PARTIAL
+        reason = f"{ended}; {len(run.modules)} module(s) compiled, {partitioned} of them partitioned over devices"
+        if compiled_for:
+            reason = f"{ended}; {compiled_for}, {partitioned} of them partitioned over devices"
+        if status is Status.PARTIAL:
             reason += " (what compiled before it ended counts)"
-    reason += _program_said(record.get("program_facts") or {}, options)
-    reason += processes_said(record.get("processes") or {})
-    if record.get("kit_files_changed"):
-        reason += "; " + kit_files_sentence(record["kit_files_changed"])
-    if record["dump"]["dropped_count"]:
-        reason += (f"; the dump passed {record['dump']['limit_bytes'] // 2**20} MiB, so "
-                   f"{record['dump']['dropped_count']} file(s) compiled after that were not read")
-    return {"status": status, "reason": reason, "run": run, "environment": fields.get("environment") or {}}
+    reason += _program_said(run.program, options)
+    reason += processes_said(run.processes or {})
+    if changed:
+        reason += "; " + kit_files_sentence(changed)
+    dropped, limit = run.dump.get("dropped_count"), run.dump.get("limit_bytes")
+    if isinstance(dropped, int) and dropped and isinstance(limit, int):
+        reason += (f"; the dump passed {limit // 2**20} MiB, so "
+                   f"{dropped} file(s) compiled after that were not read")
+    return Outcome(status, None, reason, environment=dict(ran.environment or {}))
 
 
 def kit_files_sentence(changed: list[str]) -> str:
@@ -182,41 +203,42 @@ def kit_files_sentence(changed: list[str]) -> str:
             "(restore them, e.g. git checkout / git status)")
 
 
-def _program_said(facts: dict[str, Any], options: Options) -> str:
+def _program_said(facts: JsonObject, options: Options) -> str:
     """What the program did to the run that the reason must carry: XLA_FLAGS set by itself (the kit's dump flags
     were merged back in), and a device count other than the one the kit asked for."""
     said = ""
-    if facts.get("xla_flags_set"):
-        value = facts["xla_flags_set"][-1]
+    flags = facts.get("xla_flags_set")
+    if isinstance(flags, list) and flags:
+        value = str(flags[-1])
         said += (f"; the program set XLA_FLAGS itself ({' '.join(value.split())[:200] or 'removed it'}): "
                  "the kit kept its own dump flags in it, merged after the program's")
-    devices = (facts.get("devices") or {}).get("count")
+    devices = as_object(facts.get("devices")).get("count")
     if isinstance(devices, int) and options.devices and devices != options.devices:
         said += f"; JAX had {devices} device(s), not the {options.devices} host devices the kit asked for"
     return said
 
 
-def processes_said(processes: dict[str, Any]) -> str:
+def processes_said(processes: Mapping[str, object]) -> str:
     """How N processes ran as one program, in a clause ("" for one process): their launch, and whether every rank
     compiled the same program across processes (`processes_problem` where they did not)."""
     if not processes:
         return ""
     said = f"; {processes.get('how')}"
-    if processes.get("devices_per_process"):
-        each = processes["devices_per_process"]
+    each = processes.get("devices_per_process")
+    if each:
         said += f", {each} host device{'s' if each != 1 else ''} each"
     problem = processes_problem(processes)
     if problem:
         return f"{said}; {problem}"
-    ranks = processes.get("ranks") or []
+    ranks = _objects(processes.get("ranks"))
     return said + (f"; all {len(ranks)} ranks compiled the same modules, read as one program"
                    if any(r.get("modules") for r in ranks) else "")
 
 
-def processes_problem(processes: dict[str, Any]) -> str:
+def processes_problem(processes: Mapping[str, object]) -> str:
     """Why N ranks were not one program across processes ("" where they were): a release whose CPU client never
     joined them or has no collectives across them, or ranks that compiled different programs."""
-    ranks = processes.get("ranks") or []
+    ranks = _objects(processes.get("ranks"))
     said = []
     if any("count" in r for r in ranks) and not any(r.get("process_count") == processes.get("count") for r in ranks):
         said.append("the ranks never joined: each saw only its own devices (this release's CPU client ignores "
@@ -231,22 +253,23 @@ def processes_problem(processes: dict[str, Any]) -> str:
 
 def devices_had(capture: Capture) -> int | None:
     """How many devices the program's JAX had, where it said (`repro.program_watch`); None where unknown."""
-    count = ((capture.record.get("program_facts") or {}).get("devices") or {}).get("count")
+    count = as_object(capture.section("program_facts").get("devices")).get("count")
     return count if isinstance(count, int) else None
 
 
-def _how_it_ended(fields: dict[str, Any], options: Options, tail: list[str]) -> str:
-    evidence = fields.get("evidence") or {}
+def _how_it_ended(ran: Outcome, options: Options, tail: list[str]) -> str:
+    evidence = ran.evidence
     code = evidence.get("exit_code")
-    left = len(evidence.get("left_running") or [])
+    running = evidence.get("left_running")
+    left = len(running) if isinstance(running, list) else 0
     also = f" (it left {left} process(es) running: ended then)" if left else ""
-    if fields.get("status") == Status.TIMED_OUT or code is None and fields.get("status") != Status.RAN:
+    if ran.status is Status.TIMED_OUT or code is None and ran.status is not Status.RAN:
         return f"the program did not end within {options.timeout_s} s (stopped there){also}"
     if code == 0:
         return f"the program ran to its end{also}"
     if isinstance(code, int) and code < 0:
         return f"the program was killed by signal {-code}{also}"
-    exception = evidence.get("exception") or {}
+    exception = ran.evidence_object("exception")
     said = (f"{exception.get('type')}: {exception.get('message')}" if exception.get("type")
             else evidence.get("telling_line")  # several processes: the line that says why (`explained_ranks`)
             or next((line.strip() for line in reversed(tail) if line.strip()), "no output"))

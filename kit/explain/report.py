@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Sequence
 
 from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_texts
 from ..markdown_text import fenced
-from ..hlo import Fingerprint
+from ..records import JsonObject
+from ..hlo import Fingerprint, FingerprintState
 from .answer import size
 from .capture import Capture
 
@@ -33,7 +35,7 @@ def write_reports(folder: Path, program: str, captures: Sequence[Capture], answe
     """Every release's md and json, and (for more than one release) the table across them; their paths."""
     files: dict[Path, str] = {}
     stem = file_stem(program)
-    target = next((str(c.record["target"]["name"]) for c in captures if c.record.get("target")), "")
+    target = next((str(c.section("target").get("name")) for c in captures if c.section("target")), "")
     across = stem + ("-" + re.sub(r"[^A-Za-z0-9_.-]", "-", target) if target else "")  # beside the CPU table
     for capture in captures:
         name = release_name(stem, capture)
@@ -44,7 +46,7 @@ def write_reports(folder: Path, program: str, captures: Sequence[Capture], answe
         files[folder / f"{across}.json"] = strict_json({"kind": "explain-across", "program": program,
                                                       "releases": [c.release for c in captures],
                                                       "answer": list(answer),
-                                                      "rows": across_rows(captures)}) + "\n"
+                                                      "rows": [row.to_json() for row in across_rows(captures)]}) + "\n"
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_texts(files)
     return sorted(files)
@@ -52,8 +54,8 @@ def write_reports(folder: Path, program: str, captures: Sequence[Capture], answe
 
 def release_name(stem: str, capture: Capture) -> str:
     """``explain-train-0.6.0``; a user's own interpreter (``--python``) adds ``-existing``: not the kit's build."""
-    existing = (capture.record.get("install") or {}).get("environment") == "existing"
-    target = str((capture.record.get("target") or {}).get("name") or "")
+    existing = capture.section("install").get("environment") == "existing"
+    target = str(capture.section("target").get("name") or "")
     compiled_for = "-" + re.sub(r"[^A-Za-z0-9_.-]", "-", target) if target else ""  # beside, not over, the CPU run's
     return f"{stem}-{capture.release or 'unknown'}{compiled_for}" + ("-existing" if existing else "")
 
@@ -66,26 +68,41 @@ def release_markdown(capture: Capture, answer: Sequence[str]) -> str:
     lines += ["| " + " | ".join(cell(v) for v in _row(f)) + " |" for f in capture.fingerprints]
     if not capture.fingerprints:
         lines.append("| (no linear-algebra op or collective in what compiled) |" + " |" * (len(_COLUMNS) - 1))
-    environment = record.get("environment") or {}
-    target = record.get("target") or {}
+    environment = capture.section("environment")
+    target = capture.section("target")
     if target:
         lines += ["", f"{cell(target.get('sentence'))} (the program ran on CPU host devices to find what it "
                       f"compiles; each computation was compiled again by {cell(target.get('title'))}'s compiler)."]
-    lines += ["", f"Ran on {cell(environment.get('backend') or record['requested'].get('backend'))}"
+    lines += ["", f"Ran on {cell(environment.get('backend') or capture.section('requested').get('backend'))}"
                   f", jax {cell(environment.get('jax'))}, jaxlib {cell(environment.get('jaxlib'))}"
-                  f", python {cell(environment.get('python'))}; modules read: {len(record.get('modules') or [])}.",
+                  f", python {cell(environment.get('python'))}; modules read: {len(capture.modules)}.",
               "", "Reproduce with:", "", *fenced(str(record.get("reproduce") or "")), ""]
     return "\n".join(lines)
 
 
-def across_rows(captures: Sequence[Capture]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class AcrossRow:
+    """One (source line, function, op, pass) of the table across releases: its state on each release."""
+
+    location: str
+    function: str
+    op: str
+    pass_: str
+    states: dict[str, str] = field(default_factory=dict)
+    """Per release, the op's state there (the worst, where it compiled more than once); absent where it is absent."""
+
+    def to_json(self) -> JsonObject:
+        return {"location": self.location, "function": self.function, "op": self.op, "pass": self.pass_,
+                "states": dict(self.states)}
+
+
+def across_rows(captures: Sequence[Capture]) -> list[AcrossRow]:
     """One row per (source line, function, op, pass): its state on each release ("" where it is absent)."""
-    rows: dict[tuple[str, ...], dict[str, Any]] = {}
+    rows: dict[tuple[str, ...], AcrossRow] = {}
     for capture in captures:
         for f in capture.fingerprints:
-            row = rows.setdefault(f.key, {"location": f.key[0], "function": f.function, "op": f.op, "pass": f.pass_,
-                                          "states": {}})
-            row["states"][capture.release] = _worse(row["states"].get(capture.release), _state(f))
+            row = rows.setdefault(f.key, AcrossRow(f.key[0], f.function, f.op, f.pass_))
+            row.states[capture.release] = _worse(row.states.get(capture.release), _state(f))
     return [rows[key] for key in sorted(rows)]
 
 
@@ -95,21 +112,24 @@ def across_markdown(program: str, captures: Sequence[Capture], answer: Sequence[
              "| source line | function | op | pass | " + " | ".join(cell(r) for r in releases) + " |",
              "|" + "---|" * (4 + len(releases))]
     for row in across_rows(captures):
-        states = [cell(row["states"].get(c.release, "")) for c in captures]
-        lines.append(f"| {cell(row['location'])} | {cell(row['function'])} | {cell(row['op'])} | {cell(row['pass'])} | "
+        states = [cell(row.states.get(c.release, "")) for c in captures]
+        lines.append(f"| {cell(row.location)} | {cell(row.function)} | {cell(row.op)} | {cell(row.pass_)} | "
                      + " | ".join(states) + " |")
     lines += ["", "Per release: " + ", ".join(f"{release_name(file_stem(program), c)}.md" for c in captures), ""]
     return "\n".join(lines)
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     """A field as a markdown table cell: one line, pipes and backticks escaped, bounded."""
     text = " ".join(str("" if value is None else value).split())
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`").replace("<", "&lt;")
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-_RANK = {"gathered": 5, "whole": 4, "communication": 3, "replicated": 2, "split": 1, "expected": 1, "one device": 0}
+_RANK: dict[str, int] = {FingerprintState.GATHERED: 5, FingerprintState.WHOLE: 4, FingerprintState.COMMUNICATION: 3,
+                        FingerprintState.REPLICATED: 2, FingerprintState.SPLIT: 1, FingerprintState.EXPECTED: 1,
+                        FingerprintState.ONE_DEVICE: 0}
+"""Which state a row of the table across releases shows where one release has the op more than once: the worst."""
 
 
 def _worse(old: str | None, new: str) -> str:
@@ -126,7 +146,7 @@ def _state(f: Fingerprint) -> str:
     return f.state
 
 
-def _row(f: Fingerprint) -> list[Any]:
+def _row(f: Fingerprint) -> list[object]:
     batch = f"{f.device_batch} / {f.global_batch}" if f.global_batch else (f.device_batch or "")
     moved = size(f.bytes_per_device) if f.bytes_per_device else ""
     count = f"{f.count}{' (in a loop)' if f.in_loop else ''}" if f.count else "expanded by XLA"

@@ -2,6 +2,7 @@
 
 from repro.hlo_text import Module, parse_module, read_module
 
-from .fingerprints import COLLECTIVES, FLAGGED, Fingerprint, fingerprints
+from .fingerprints import COLLECTIVES, FLAGGED, HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints
 
-__all__ = ["COLLECTIVES", "FLAGGED", "Fingerprint", "Module", "fingerprints", "parse_module", "read_module"]
+__all__ = ["COLLECTIVES", "FLAGGED", "HOLDS_WHOLE", "Fingerprint", "FingerprintState", "Module", "fingerprints",
+           "parse_module", "read_module"]

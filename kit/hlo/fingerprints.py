@@ -23,9 +23,11 @@ operands come from, else where its users go (`_Context.twin`).
 
 from __future__ import annotations
 
+import enum
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Iterable
 
 from repro.hlo_text import COLLECTIVES as _COLLECTIVES
@@ -35,7 +37,34 @@ LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "hous
                                "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3"})
 LINALG_OPCODES = frozenset({"triangular-solve", "cholesky"})
 COLLECTIVES = frozenset(_COLLECTIVES)
-FLAGGED = frozenset({"whole", "gathered", "communication"})
+
+
+class FingerprintState(str, enum.Enum):
+    """How one fingerprint's work is laid over the devices (the module's docstring says each).
+
+    A `str` enum: a member is equal to (and hashes as) the word a record, a
+    kept run or a catalogue entry holds, so what was written before this type
+    existed compares equal, and ``json.dumps`` writes the word.
+    """
+
+    SPLIT = "split"
+    WHOLE = "whole"
+    GATHERED = "gathered"
+    REPLICATED = "replicated"
+    ONE_DEVICE = "one device"
+    EXPECTED = "expected"
+    COMMUNICATION = "communication"
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return format(str.__str__(self), spec)
+
+
+HOLDS_WHOLE = frozenset({FingerprintState.WHOLE, FingerprintState.GATHERED})
+"""A linalg op that holds the whole batch on every device: what the explain check and a per-op bisect flag."""
+FLAGGED = frozenset({*HOLDS_WHOLE, FingerprintState.COMMUNICATION})
 EXPORTED_CALL = "call_exported"  # the op path's step into a module compiled from a jax.export
 FEED_HOPS = 6  # how far up a linalg op's operands a collective still "feeds" it
 
@@ -56,7 +85,7 @@ class Fingerprint:
     """The primitive (``lu``, ``triangular_solve``) or the collective (``all-gather``)."""
     pass_: str
     """``forward`` or ``backward`` (the op path is under ``transpose(...)``)."""
-    state: str
+    state: FingerprintState
     op_path: str
     count: int = 0
     bytes_per_device: int = 0
@@ -70,6 +99,11 @@ class Fingerprint:
     in_loop: bool = False
     """Some of its instructions sit in a loop or another called computation: they may run more than once."""
 
+    def __post_init__(self) -> None:
+        # The word a kept run, a record or a test hands in is read as its member here, once (ValueError for a
+        # word that is none), so every reader may ask ``state is FingerprintState.SPLIT``.
+        self.state = FingerprintState(self.state)
+
     @property
     def key(self) -> tuple[str, str, str, str]:
         """What the same op in another release's compile is matched by."""
@@ -80,11 +114,11 @@ class Fingerprint:
         return self.state in FLAGGED
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Fingerprint:
-        """`to_json`'s dict back (KeyError or TypeError for one that is not)."""
+    def from_json(cls, data: Mapping[str, object]) -> Fingerprint:
+        """`to_json`'s dict back (KeyError, TypeError or ValueError, for an unknown state, for one that is not)."""
         fields = {**data, "pass_": data["pass"]}
         del fields["pass"]
-        return cls(**fields)
+        return cls(**fields)  # type: ignore[arg-type]  # the JSON edge: a wrong field is the TypeError said above
 
     def to_json(self) -> dict[str, Any]:
         return {"module": self.module, "location": self.location, "function": self.function, "op": self.op,
@@ -153,7 +187,7 @@ class _Context:
         location, function, path, pass_ = self.where(named)
         op = _primitive(twin or instruction)
         fingerprint = found.setdefault(("linalg", location or path, function, op, pass_), Fingerprint(
-            self.after.name, location, function, op, pass_, "", path))
+            self.after.name, location, function, op, pass_, FingerprintState.REPLICATED, path))  # judged below
         batch = _batch(instruction)
         if instruction.target or instruction.opcode in LINALG_OPCODES:
             # The op itself says what each device holds; what XLA expanded it into only where it was expanded.
@@ -172,13 +206,13 @@ class _Context:
         location, function, path, pass_ = self.where(named)
         kind = _collective(instruction)
         fingerprint = found.setdefault(("collective", location or path, function, kind, pass_), Fingerprint(
-            self.after.name, location, function, kind, pass_, "", path))
+            self.after.name, location, function, kind, pass_, FingerprintState.EXPECTED, path))
         fingerprint.count += 1
         fingerprint.bytes_per_device += sum(a.bytes for a in delivered(instruction))
         fingerprint.dims = sorted(set(fingerprint.dims) | set(instruction.dimensions))
         fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
         if not self.expected(instruction, computation):
-            fingerprint.state = "communication"
+            fingerprint.state = FingerprintState.COMMUNICATION
 
     def attributed(self, computation: Computation, instruction: Instruction) -> Instruction:
         """The instruction whose source names a collective: its own, or its first user's (SPMD-inserted)."""
@@ -235,8 +269,7 @@ class _Context:
         return size == 1 or size in self.replicated_sizes
 
     def judge(self, fingerprint: Fingerprint) -> None:
-        if fingerprint.state or fingerprint.op in COLLECTIVES:
-            fingerprint.state = fingerprint.state or "expected"
+        if fingerprint.op in COLLECTIVES:  # expected, or communication where `add_collective` found it so
             return
         key = _key(fingerprint)[1:]
         # A release that keeps an inner jit as a called computation names its ops there without the source
@@ -248,16 +281,16 @@ class _Context:
         fingerprint.state = _linalg_state(fingerprint, self.after.partitions, self.sharded)
 
 
-def _linalg_state(fingerprint: Fingerprint, partitions: int, sharded: set[int]) -> str:
+def _linalg_state(fingerprint: Fingerprint, partitions: int, sharded: set[int]) -> FingerprintState:
     device, global_ = fingerprint.device_batch, fingerprint.global_batch
     if partitions <= 1:
-        return "one device"
+        return FingerprintState.ONE_DEVICE
     if device is not None and global_ is not None and device < global_:
-        return "split"
+        return FingerprintState.SPLIT
     whole = device is not None and (device == global_ or (global_ is None and device in sharded))
     if whole and sharded:
-        return "gathered" if fingerprint.fed_by else "whole"
-    return "replicated"
+        return FingerprintState.GATHERED if fingerprint.fed_by else FingerprintState.WHOLE
+    return FingerprintState.REPLICATED
 
 
 def _key(fingerprint: Fingerprint) -> tuple[str, ...]:

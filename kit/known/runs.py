@@ -38,7 +38,8 @@ def run_entry(matrix: Matrix, entry: Entry, log: Log, records_dir: Path, *, vers
     request = RunRequest(check=entry.id, version=version, backend=backend, script=check, existing=existing,
                          records_dir=records_dir, echo=echo,
                          reproduce=f"jax-kit audit {where}{aimed} --only {entry.id}")
-    record, path = run_check(matrix, request, log, check=check)
+    written, path = run_check(matrix, request, log, check=check)
+    record: dict[str, Any] = written  # the JSON object the record file holds, read as the catalogue's readers take it
     release = str(record.get("requested", {}).get("jax") or version)
     if target is not None:
         return Measurement(release, target.platform, outcome_of(record), compiled_reason(record, target), path.name,

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Hashable, TypeVar
+from typing import Callable, Hashable, TypeVar
 
 from packaging.version import InvalidVersion, Version
 
 from repro.environment import cpu_model  # stdlib-only: one reading of the CPU for both halves
 
+from .json_text import as_object
 from .record import LoadedRecord
 
 K = TypeVar("K", bound=Hashable)
@@ -59,10 +60,10 @@ class CellKey:
     machine: str
 
 
-def record_jax(record: Mapping[str, Any]) -> str:
+def record_jax(record: Mapping[str, object]) -> str:
     """The release the record was asked to measure."""
-    requested = record.get("requested") or {}
-    environment = record.get("environment") or {}
+    requested = as_object(record.get("requested"))
+    environment = as_object(record.get("environment"))
     return str(requested.get("jax") or environment.get("jax") or "unknown")
 
 
@@ -76,20 +77,20 @@ def backend_name(name: str) -> str:
     return _BACKEND_ALIASES.get(name, name)
 
 
-def record_backend(record: Mapping[str, Any]) -> str:
+def record_backend(record: Mapping[str, object]) -> str:
     """The backend measured, as jax names it (cpu, gpu, tpu).
 
     The requested backend comes first so a run that never started (no
     environment backend) lands in the same cell as the runs that did.
     """
-    requested = record.get("requested") or {}
-    environment = record.get("environment") or {}
+    requested = as_object(record.get("requested"))
+    environment = as_object(record.get("environment"))
     return backend_name(str(requested.get("backend") or environment.get("backend") or "unknown"))
 
 
-def record_machine(record: Mapping[str, Any]) -> str:
-    host = record.get("host") or {}
-    environment = record.get("environment") or {}
+def record_machine(record: Mapping[str, object]) -> str:
+    host = as_object(record.get("host"))
+    environment = as_object(record.get("environment"))
     return str(
         host.get("machine_id")
         or host.get("name")
@@ -107,7 +108,7 @@ def release_key(release: str) -> tuple[int, Version | str]:
         return (1, release)
 
 
-def cell_key(record: Mapping[str, Any]) -> CellKey:
+def cell_key(record: Mapping[str, object]) -> CellKey:
     """(check, jax release, backend, machine) of one record."""
     return CellKey(
         check=str(record.get("check") or "unknown"),
@@ -117,7 +118,7 @@ def cell_key(record: Mapping[str, Any]) -> CellKey:
     )
 
 
-def created_at(record: Mapping[str, Any]) -> datetime:
+def created_at(record: Mapping[str, object]) -> datetime:
     """When the record was made (UTC); records without a date sort oldest."""
     raw = record.get("created")
     if isinstance(raw, str):
@@ -139,7 +140,7 @@ def newest_per_cell(
     return newest_by(entries, cell_key)
 
 
-def newest_by(entries: Iterable[LoadedRecord], key: Callable[[Mapping[str, Any]], K],
+def newest_by(entries: Iterable[LoadedRecord], key: Callable[[Mapping[str, object]], K],
               ) -> tuple[dict[K, LoadedRecord], list[LoadedRecord]]:
     """The newest record per ``key(record)``, and the older ones it superseded.
 

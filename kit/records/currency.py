@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from repro.parameters import flag, shown, target_of
 
@@ -31,13 +30,14 @@ from .cells import backend_name, machine_id, newest_per_cell
 from .identity import Identity, mismatch, same, same_install
 from .origin import environment_name, existing_interpreter
 from .record import LoadedRecord, Record
+from .json_text import as_object
 from .store import load_records
 
-Configured = Mapping[str, Mapping[str, Any]]
+Configured = Mapping[str, Mapping[str, object]]
 """Per check, the parameters asked for (matrix.toml's: no preset, no command-line overrides)."""
 
 
-def origin_difference(record: Mapping[str, Any], environment: str | None = None) -> str:
+def origin_difference(record: Mapping[str, object], environment: str | None = None) -> str:
     """How the record's environment differs from the one asked for, in words; "" when it is that one.
 
     ``environment`` None asks for the kit's own build of the release: a record
@@ -53,7 +53,7 @@ def origin_difference(record: Mapping[str, Any], environment: str | None = None)
     return "" if name == environment else f"not environment {environment}"
 
 
-def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset: str | None = None,
+def differences(record: Mapping[str, object], parameters: Mapping[str, object], preset: str | None = None,
                 environment: str | None = None) -> str:
     """How the record's run differs from asking ``parameters`` (and ``preset``, in ``environment``) as flags;
     "" when it ran them.
@@ -69,20 +69,20 @@ def differences(record: Mapping[str, Any], parameters: Mapping[str, Any], preset
     about the release).
     """
     origin = origin_difference(record, environment)
-    used = {"processes": 1, **(record.get("parameters") or {})}
+    used = {"processes": 1, **as_object(record.get("parameters"))}
     wanted = {"processes": 1, **parameters}
     # Compiled for a chip, not run: never the matrix's own cell, not even "not installable" (that is for the target).
     target = f"--target {_shown('target', used['target'])}" if used.get("target") and "target" not in wanted else ""
     if record.get("status") == Status.NOT_INSTALLABLE:
         return " ".join(filter(None, [origin, target]))
-    ran_preset = (record.get("requested") or {}).get("preset")
+    ran_preset = as_object(record.get("requested")).get("preset")
     changed = [f"--preset {ran_preset}" if ran_preset else "no --preset"] if ran_preset != preset else []
     changed += [f"{flag(key)} {_shown(key, used[key])}" if key in used else f"no {flag(key)}"
                 for key, value in wanted.items() if used.get(key) != value]
     return " ".join(filter(None, [origin, *changed, target]))
 
 
-def _shown(key: str, value: Any) -> str:
+def _shown(key: str, value: object) -> str:
     """A parameter as a flag's value; a target by its name and what it means, not its JSON."""
     if key == "target":
         try:
@@ -148,7 +148,7 @@ def newest_records_here(results_dir: Path, backend: str, asked: Configured,
             if key.backend == wanted and key.machine == machine}
 
 
-def record_identity(record: Mapping[str, Any]) -> Identity | None:
+def record_identity(record: Mapping[str, object]) -> Identity | None:
     """The identity a record was made under (`kit.records.identity`); None for a record without a usable one."""
     try:
         return Identity.from_json(record.get("identity"))
@@ -156,7 +156,7 @@ def record_identity(record: Mapping[str, Any]) -> Identity | None:
         return None
 
 
-def staleness(record: Mapping[str, Any], here: Identity) -> str:
+def staleness(record: Mapping[str, object], here: Identity) -> str:
     """Why running the record's cell again, as ``here`` describes it, could measure something new; "" when current.
 
     Current means: the same kit, and the same identity (`kit.records.identity`:
@@ -189,6 +189,6 @@ def staleness(record: Mapping[str, Any], here: Identity) -> str:
     return "; ".join(mismatch(earlier, here))
 
 
-def is_current(record: Mapping[str, Any], here: Identity) -> bool:
+def is_current(record: Mapping[str, object], here: Identity) -> bool:
     """Would running the record's cell again, as ``here`` describes it, measure nothing new? (`staleness`)"""
     return not staleness(record, here)

@@ -26,6 +26,8 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from .json_text import JsonObject, as_object
+
 IDENTITY_SCHEMA = 2
 """Bump when a field changes meaning: identities of another schema are never the same as this one's, unless
 `Identity.from_json` migrates them. 2: package names in `canonicalize_name`'s form (``ml-dtypes``); schema 1
@@ -42,7 +44,7 @@ HEADLINE_PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "ml-dtypes")
 class Identity:
     """What one run's outcome depends on. Build it with `run_identity`; compare with `same` and `mismatch`."""
 
-    subject: Mapping[str, Any]
+    subject: Mapping[str, Any]  # kit/bisect reads its parameters as they were asked (typed there in a later step)
     """What ran: ``{"check", "parameters", "preset", "kit_version"}`` or ``{"script_sha256"}``."""
     jax: str
     """The release asked for (a commit's own version for a commit)."""
@@ -50,9 +52,9 @@ class Identity:
     python: str | None
     packages: Mapping[str, str]
     """Every installed package and its version (pins held with ``--pin`` included); empty when none installed."""
-    install: Mapping[str, Any]
+    install: Mapping[str, object]
     """How it was installed: the requirements (pins included) and the era cut-off."""
-    hardware: Mapping[str, Any]
+    hardware: Mapping[str, object]
     """The CPU model, and for a GPU backend the GPUs and their driver (`kit.run.facts.hardware_facts`)."""
     variables: Mapping[str, str]
     """Every JAX/XLA variable that was set, with its value."""
@@ -60,8 +62,9 @@ class Identity:
     """The JAX commit whose sources ran over the release, for a commit probe."""
     schema: int = IDENTITY_SCHEMA
 
-    def to_json(self) -> dict[str, Any]:
-        return json.loads(json.dumps(asdict(self), sort_keys=True, default=dict))
+    def to_json(self) -> JsonObject:
+        data: JsonObject = json.loads(json.dumps(asdict(self), sort_keys=True, default=dict))  # plain JSON values
+        return data
 
     def digest(self) -> str:
         """A file-name-safe hash of the whole identity."""
@@ -77,7 +80,7 @@ class Identity:
         return _hash({key: data[key] for key in ("subject", "jax", "commit", "backend", "schema")}, 16)
 
     @classmethod
-    def from_json(cls, data: Any) -> Identity:
+    def from_json(cls, data: object) -> Identity:
         """An identity read back from a record or a probe file (schema 1 migrated); ValueError when it is not one."""
         if not isinstance(data, Mapping) or data.get("schema") not in (IDENTITY_SCHEMA, *_MIGRATED_SCHEMAS):
             raise ValueError(f"not an identity of schema {IDENTITY_SCHEMA}")
@@ -97,9 +100,9 @@ class Identity:
         return [replace(self, packages=underscored, schema=schema) for schema in _MIGRATED_SCHEMAS]
 
 
-def run_identity(*, subject: Mapping[str, Any], jax: str, backend: str, python: str | None,
+def run_identity(*, subject: Mapping[str, object], jax: str, backend: str, python: str | None,
                  packages: Mapping[str, str], requirements: Sequence[str], exclude_newer: str | None,
-                 hardware: Mapping[str, Any], variables: Mapping[str, str], commit: str | None = None) -> Identity:
+                 hardware: Mapping[str, object], variables: Mapping[str, str], commit: str | None = None) -> Identity:
     """The one way to make an identity, for a probe and for a record alike (values in their normal form)."""
     return Identity(
         subject=json.loads(json.dumps(subject, sort_keys=True)),  # as it reads back from a file
@@ -127,18 +130,18 @@ def same_install(earlier: Identity, here: Identity) -> bool:
 
 def mismatch(earlier: Identity, here: Identity) -> list[str]:
     """What differs, one phrase each, earlier value first: ``JAX_ENABLE_X64 unset there, 1 here``."""
-    there, now = earlier.to_json(), here.to_json()
     found: list[str] = []
-    if there["subject"] != now["subject"]:
-        found.append(_subject_change(there["subject"], now["subject"]))
-    for key, what in (("jax", "jax"), ("commit", "commit"), ("backend", "backend"), ("python", "Python")):
-        if there[key] != now[key]:
-            found.append(f"{what} {there[key] or 'none'} there, {now[key] or 'none'} here")
-    found += [f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there["packages"], now["packages"])]
-    found += [f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there["install"], now["install"])]
-    found += [f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there["hardware"], now["hardware"])]
+    if dict(earlier.subject) != dict(here.subject):
+        found.append(_subject_change(earlier.subject, here.subject))
+    for what, there, now in (("jax", earlier.jax, here.jax), ("commit", earlier.commit, here.commit),
+                             ("backend", earlier.backend, here.backend), ("Python", earlier.python, here.python)):
+        if there != now:
+            found.append(f"{what} {there or 'none'} there, {now or 'none'} here")
+    for there_, now_ in ((earlier.packages, here.packages), (earlier.install, here.install),
+                         (earlier.hardware, here.hardware)):
+        found += [f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there_, now_)]
     found += [f"{name} {_value(a, 'unset')} there, {_value(b, 'unset')} here"
-              for name, a, b in _changed(there["variables"], now["variables"])]
+              for name, a, b in _changed(earlier.variables, here.variables)]
     return found
 
 
@@ -158,14 +161,14 @@ def summary(identity: Identity) -> str:
             f"{hardware}; JAX/XLA variables: {variables}")
 
 
-def _script_settings(subject: Mapping[str, Any]) -> str:
+def _script_settings(subject: Mapping[str, object]) -> str:
     """A script's settings that are set (``--host-devices``, ``--requires``, ``--bad-if``), as `` (name=value)``."""
     settings = [f"{key}={_value(value)}" for key, value in sorted(subject.items())
                 if key != "script_sha256" and value is not None]
     return f" ({', '.join(settings)})" if settings else ""
 
 
-def _subject_change(there: Mapping[str, Any], here: Mapping[str, Any]) -> str:
+def _subject_change(there: Mapping[str, object], here: Mapping[str, object]) -> str:
     if ("script_sha256" in there or "script_sha256" in here) \
             and there.get("script_sha256") != here.get("script_sha256"):
         return (f"the script's content (sha256 {str(there.get('script_sha256'))[:12]} there, "
@@ -173,19 +176,19 @@ def _subject_change(there: Mapping[str, Any], here: Mapping[str, Any]) -> str:
     return "what ran: " + "; ".join(f"{name} {_value(a)} there, {_value(b)} here" for name, a, b in _changed(there, here))
 
 
-def _changed(there: Mapping[str, Any], here: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+def _changed(there: Mapping[str, object], here: Mapping[str, object]) -> list[tuple[str, object, object]]:
     return [(key, there.get(key), here.get(key)) for key in sorted(set(there) | set(here))
             if there.get(key) != here.get(key)]
 
 
-def _value(value: Any, none: str = "none") -> str:
+def _value(value: object, none: str = "none") -> str:
     if value is None:
         return none
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _parameters_text(subject: Mapping[str, Any]) -> str:
-    parameters = subject.get("parameters") or {}
+def _parameters_text(subject: Mapping[str, object]) -> str:
+    parameters = as_object(subject.get("parameters"))
     text = ", ".join(f"{k}={_value(v)}" for k, v in sorted(parameters.items()) if k != "script_sha256")
     preset = f"preset {subject['preset']}; " if subject.get("preset") else ""
     return preset + (text or "no parameters")
@@ -209,7 +212,7 @@ def _package_name(name: str) -> str:
     return str(canonicalize_name(name))
 
 
-def _hash(data: Any, length: int) -> str:
+def _hash(data: object, length: int) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:length]
 
 

@@ -15,7 +15,23 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
+
+JsonObject = dict[str, object]
+"""A JSON object as the kit reads or writes it: the one type for a value that crosses a JSON edge (a file, KIT_RESULT,
+the child's protocol) or stays open by design (a run's evidence); a reader narrows each value it uses."""
+
+
+def as_object(value: object) -> JsonObject:
+    """``value`` where it is a JSON object, else an empty one (a file anyone could edit may hold anything there)."""
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def as_text(value: object) -> str:
+    """``value`` where it is text, else ""."""
+    return value if isinstance(value, str) else ""
+
 
 MAX_DEPTH = 64
 """Deeper than any record the kit writes (about 6 levels) by a wide margin."""
@@ -70,14 +86,15 @@ def read_json(path: Path, limit: int = MAX_BYTES) -> Any:
     return decode(read_text(path, limit))
 
 
-def nesting_depth(value: Any) -> int:
+def nesting_depth(value: object) -> int:
     """How many arrays and objects deep ``value`` goes (0 for a scalar), without recursion; past
     `MAX_DEPTH` it stops counting at `MAX_DEPTH` + 1."""
     deepest, stack = 0, [(value, 0)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[object]
         if isinstance(item, dict):
-            children: Any = item.values()
+            children = item.values()
         elif isinstance(item, list):
             children = item
         else:

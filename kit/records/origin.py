@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .cells import newest_by, record_backend, record_machine
 from .record import LoadedRecord
+from .json_text import as_object
 
 EXISTING = "existing"
 """``install.environment`` of a record made with an interpreter the kit did not build."""
 
 
-def existing_interpreter(record: Mapping[str, Any]) -> str | None:
+def existing_interpreter(record: Mapping[str, object]) -> str | None:
     """The interpreter a record ran with when it was a user's own (``--python``, ``[[environment]]``); else None."""
     install = record.get("install")
     if not isinstance(install, dict) or install.get("environment") != EXISTING:
@@ -31,11 +31,11 @@ def existing_interpreter(record: Mapping[str, Any]) -> str | None:
     return str(install.get("interpreter") or "an existing interpreter")
 
 
-def environment_name(record: Mapping[str, Any]) -> str | None:
+def environment_name(record: Mapping[str, object]) -> str | None:
     """The ``[[environment]]`` of matrix.toml a record ran in; None for any other record."""
     if existing_interpreter(record) is None:
         return None
-    name = (record.get("install") or {}).get("name")
+    name = as_object(record.get("install")).get("name")
     return name if isinstance(name, str) and name else None
 
 
@@ -53,7 +53,7 @@ class EnvironmentCell:
     machine: str
 
 
-def environment_cell(record: Mapping[str, Any]) -> EnvironmentCell:
+def environment_cell(record: Mapping[str, object]) -> EnvironmentCell:
     """(check, environment name, backend, machine) of a named environment's record."""
     return EnvironmentCell(check=str(record.get("check") or "unknown"),
                            environment=environment_name(record) or existing_interpreter(record) or "",

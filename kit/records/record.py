@@ -26,11 +26,11 @@ class Record(Mapping[str, Any]):
 
     __slots__ = ("_json",)
 
-    def __init__(self, json_object: Mapping[str, Any]) -> None:
+    def __init__(self, json_object: Mapping[str, object]) -> None:
         self._json: RecordJson = dict(json_object)
 
     @classmethod
-    def of(cls, record: Mapping[str, Any]) -> Record:
+    def of(cls, record: Mapping[str, object]) -> Record:
         """``record`` itself where it is one, else the object a run just wrote, read as a record."""
         return record if isinstance(record, Record) else cls(record)
 
@@ -134,11 +134,11 @@ class Record(Mapping[str, Any]):
         return _object(self._json.get("metrics"))
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _object(value: Any) -> Mapping[str, Any]:
+def _object(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 

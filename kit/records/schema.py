@@ -12,16 +12,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
-from .verdict import STATUSES, VERDICTS
+from .verdict import STATUSES as STATUSES, VERDICTS as VERDICTS
 from ..file_names import name_part_problem
-from .json_text import JsonTextError, decode
+from .json_text import JsonObject, JsonTextError, decode
 
 SCHEMA = 1
 """The record schema this kit writes. Readers accept this and older ones."""
 
-RecordJson = dict[str, Any]
+RecordJson = JsonObject
 """A record's JSON object, as a file holds it (`kit.records.record.Record` is the typed record)."""
 
 # schema N -> function upgrading a schema-N record to schema N + 1. Nothing to
@@ -86,7 +85,7 @@ _OBJECTS = ("environment", "evidence", "parameters", "install", "host", "slurm",
 _TEXTS = ("reason", "reproduce", "kit_version")
 
 
-def _field_problems(record: Mapping[str, Any]) -> Iterable[str]:
+def _field_problems(record: Mapping[str, object]) -> Iterable[str]:
     for name in ("check", "status", "created"):
         if not isinstance(record.get(name), str) or not record.get(name):
             yield f"missing or non-text field {name!r}"
@@ -118,7 +117,7 @@ def _field_problems(record: Mapping[str, Any]) -> Iterable[str]:
     yield from _metric_problems(record.get("metrics"))
 
 
-def _name_problems(record: Mapping[str, Any]) -> Iterable[str]:
+def _name_problems(record: Mapping[str, object]) -> Iterable[str]:
     """The fields that become parts of file names (a plot per backend, a series per check): one rule,
     `kit.file_names`, checked here where a record enters, so ``x/../../tmp/p`` never becomes a path."""
     requested, environment = record.get("requested"), record.get("environment")
@@ -135,7 +134,7 @@ FUTURE_SLACK = timedelta(days=1)
 """How far ahead of this machine's clock a record's date may be (another node's clock, a time zone slip)."""
 
 
-def _future_date(created: Any) -> str | None:
+def _future_date(created: object) -> str | None:
     """Why a record dated ahead of this machine's clock is unusable: as the newest of its cell it would stay the
     newest whatever ran after it, so no fresh run could displace it. None for a date that is not ahead."""
     try:
@@ -150,7 +149,7 @@ def _future_date(created: Any) -> str | None:
             "its cell it would hide every later run")
 
 
-def _metric_problems(metrics: Any) -> Iterable[str]:
+def _metric_problems(metrics: object) -> Iterable[str]:
     """Each metric as kit/run/protocol.py writes it; a sample may be null (a NaN the run measured)."""
     if not isinstance(metrics, dict):
         return
@@ -162,11 +161,11 @@ def _metric_problems(metrics: Any) -> Iterable[str]:
             yield f"metric {_short(name)}: unit is not text or better is not lower/higher"
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def _short(value: object, limit: int = 60) -> str:
     """A value as a reason quotes it: a hostile file must not make the reason huge."""
     try:
         text = repr(value)

@@ -19,7 +19,6 @@ import tempfile
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from repro.contract import strict_json
 
@@ -38,7 +37,7 @@ _NAME_PART = re.compile(r"[^A-Za-z0-9.]+")
 # Writing
 
 
-def record_filename(record: Mapping[str, Any], now: datetime | None = None) -> str:
+def record_filename(record: Mapping[str, object], now: datetime | None = None) -> str:
     """``{check}-{jax}-{backend}-{machine}-{UTC timestamp}-{random}.json``.
 
     A record of an existing interpreter has its environment's name, or
@@ -52,7 +51,7 @@ def record_filename(record: Mapping[str, Any], now: datetime | None = None) -> s
     return "-".join(_NAME_PART.sub("_", part).strip("_.") or "x" for part in parts) + ".json"
 
 
-def write_record(record: Mapping[str, Any], results_dir: Path) -> Path:
+def write_record(record: Mapping[str, object], results_dir: Path) -> Path:
     """Write one record atomically under a new unique name; return its path.
 
     The JSON goes to a temp file in the same folder, is fsynced, and is then
@@ -98,7 +97,7 @@ _UNSAVED: dict[Path, Path] = {}
 """Per parent folder, this process's folder of unsaved records (one per process, so a sweep's go together)."""
 
 
-def save_record(record: Mapping[str, Any], results_dir: Path) -> Path:
+def save_record(record: Mapping[str, object], results_dir: Path) -> Path:
     """`write_record`, or, when the results folder cannot take it, keep it elsewhere and say where.
 
     A full disk or a read-only folder must not lose a run that took minutes:
@@ -117,7 +116,7 @@ def save_record(record: Mapping[str, Any], results_dir: Path) -> Path:
                        f"free some space (or fix the folder's permissions), then {move}")
 
 
-def _keep_unsaved(record: Mapping[str, Any]) -> Path | None:
+def _keep_unsaved(record: Mapping[str, object]) -> Path | None:
     text = strict_json(record)
     for parent in (Path(tempfile.gettempdir()), Path.home() / ".cache"):
         try:

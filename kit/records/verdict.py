@@ -11,7 +11,8 @@ member, so a misspelt verdict is an AttributeError at import, not a silent
 from __future__ import annotations
 
 import enum
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import TypeVar
 
 W = TypeVar("W", bound="Word")
 
@@ -26,7 +27,7 @@ class Word(str, enum.Enum):
         return format(str.__str__(self), spec)
 
     @classmethod
-    def of(cls: type[W], value: Any) -> W | None:
+    def of(cls: type[W], value: object) -> W | None:
         """The member for a word read from a file, or None for anything else (absent, null, unknown)."""
         try:
             return cls(value)
@@ -51,6 +52,11 @@ class Status(Word):
     """Yanked from the package index: not probed."""
     UNREACHABLE = "unreachable"
     """The index could not say whether it installs here (a network fault): not probed."""
+    # Explain's words for a program it ran (an explain report's status, never a record of the store's):
+    COMPILED_NOTHING = "compiled-nothing"
+    """The program ended before it compiled anything: there is no HLO to explain."""
+    PARTIAL = "partial"
+    """The program compiled something, then failed or ran out of time: what compiled before it ended counts."""
 
 
 class Verdict(Word):
@@ -82,8 +88,11 @@ class Source(Word):
     """A commit search's end answered by the release's own probe (the same Python as the release's tag)."""
 
 
-STATUSES = tuple(status for status in Status if status not in (Status.YANKED, Status.UNREACHABLE))
+_NOT_IN_RECORDS = (Status.YANKED, Status.UNREACHABLE, Status.COMPILED_NOTHING, Status.PARTIAL)
+STATUSES = tuple(status for status in Status if status not in _NOT_IN_RECORDS)
 """A record's ``status`` is one of these."""
+EXPLAIN_STATUSES = (Status.RAN, Status.PARTIAL, Status.COMPILED_NOTHING, Status.NOT_INSTALLABLE)
+"""An explain report's ``status`` (``reports/explain-*.json``) is one of these."""
 VERDICTS = (*Verdict, None)
 """A record's ``verdict`` is one of these; None where nothing was judged (the run did not finish)."""
 
@@ -93,6 +102,6 @@ def sources(joined: str) -> tuple[Source, ...]:
     return tuple(member for member in (Source.of(part) for part in joined.split("+")) if member is not None)
 
 
-def joined(steps: Any) -> str:
+def joined(steps: Iterable[object]) -> str:
     """The one word for an observation made in these steps, in order, each once (the inverse of `sources`)."""
     return "+".join(dict.fromkeys(str(step) for step in steps))

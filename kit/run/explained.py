@@ -17,15 +17,15 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Mapping, Sequence
+from typing import Callable, ContextManager, Mapping, Protocol, Sequence
 
 from repro.program_watch import DUMP_FLAGS_ENV, FACTS_ENV
 
 from ..errors import MachineUnwritable
 from ..log_events import Log
-from ..records import JsonTextError, Status, Verdict, read_json
+from ..records import JsonObject, JsonTextError, Outcome, Verdict, as_text, read_json
 from ..config import Check
-from ..hlo import Fingerprint, fingerprints, read_module
+from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module
 from ..install import Environment
 from ..package_files import repro_root
 
@@ -36,8 +36,14 @@ from .hlo_dump import Dump, dump_flags
 from . import targeted
 from ..targets import Target
 
-ScriptRun = Callable[..., dict[str, Any]]
-"""`runner.run_script`, handed in by the runner (which imports this module: no import circle)."""
+class ScriptRun(Protocol):
+    """`runner.run_script`, handed in by the runner (which imports this module: no import circle)."""
+
+    def __call__(self, env: Environment, check: Check, backend: str, timeout: int, log: Log,
+                 output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
+                 args: Sequence[str] = (), cwd: Path | None = None) -> Outcome: ...
+
+
 Scratch = Callable[[], ContextManager[Path]]
 """`runner.scratch_dir`, likewise."""
 FINGERPRINTS_KEPT = 200  # in a record; the explain report has them all
@@ -55,12 +61,12 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
     """
     with scratch_dir() as tmp:
         compiled = None
-        program: dict[str, Any] = {}
+        program: JsonObject = {}
         if target is None:
             with Dump(tmp / "dump") as dump:
                 flags = dump_flags(dump.folder, os.environ.get("XLA_FLAGS", ""))
                 # Its output goes to a log beside the dump, not the console (the record keeps the last lines).
-                fields = run_script(env, check, backend, timeout, log, tmp / "output.log", echo=False,
+                outcome = run_script(env, check, backend, timeout, log, tmp / "output.log", echo=False,
                                     extra_env={**with_site(extra_env, watch_env(dump.folder,
                                                                                 tmp / "program-facts.json")),
                                                "XLA_FLAGS": flags},
@@ -70,17 +76,18 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
             assert run_child is not None
             exports = tmp / "exports"
             exports.mkdir()
-            fields = run_script(env, check, "cpu", timeout, log, tmp / "output.log", echo=False,
+            outcome = run_script(env, check, "cpu", timeout, log, tmp / "output.log", echo=False,
                                 extra_env=with_site(extra_env, targeted.program_env(target, exports)),
                                 args=args, cwd=cwd)
             with Dump(tmp / "dump") as dump:
                 compiled = targeted.compile_exports(run_child, env, target, exports, tmp, dump.folder, timeout, log)
-        run = DumpedRun(fields, output_tail=_tail(tmp / "output.log"), program=program)
+        run = DumpedRun(outcome, output_tail=_tail(tmp / "output.log"), program=program)
         if compiled is not None and target is not None:
             run.target = {**target.to_json(), "sentence": targeted.compile_sentence(target, compiled),
                           **{k: compiled[k] for k in ("devices", "failed", "export_errors", "jax") if k in compiled}}
         read_dump(dump, run, shown)  # pruned a last time as the run ended; read before the folder goes
-        _refuse_a_torn_dump(run, (fields.get("evidence") or {}).get("output_tail") or [], tmp)
+        said = outcome.evidence.get("output_tail")
+        _refuse_a_torn_dump(run, [str(line) for line in said] if isinstance(said, list) else [], tmp)
     return run
 
 
@@ -131,7 +138,7 @@ def watch_env(dump: Path, facts: Path) -> dict[str, str]:
             "PYTHONPATH": str(repro_root() / "repro" / "explain_site")}
 
 
-def program_facts(path: Path) -> dict[str, Any]:
+def program_facts(path: Path) -> JsonObject:
     """What `repro.program_watch` wrote from inside the program (``{}`` where it wrote nothing usable): the
     XLA_FLAGS values it set itself, and the devices its JAX had."""
     try:
@@ -140,16 +147,17 @@ def program_facts(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         return {}
-    facts: dict[str, Any] = {}
+    facts: JsonObject = {}
     set_flags = data.get("xla_flags_set")
     if isinstance(set_flags, list) and all(isinstance(v, str) for v in set_flags):
         facts["xla_flags_set"] = [v[:2000] for v in set_flags[:20]]
     devices = data.get("devices")
     if isinstance(devices, dict) and isinstance(devices.get("count"), int) and not isinstance(devices["count"], bool):
-        facts["devices"] = {"count": devices["count"], "platform": str(devices.get("platform") or "")[:40]}
+        had: JsonObject = {"count": devices["count"], "platform": str(devices.get("platform") or "")[:40]}
         # One of several processes (`repro.launch_rank`): its own devices and place, as JAX had them.
-        facts["devices"].update({key: devices[key] for key in ("local", "process_index", "process_count")
-                                 if isinstance(devices.get(key), int) and not isinstance(devices[key], bool)})
+        had.update({key: devices[key] for key in ("local", "process_index", "process_count")
+                    if isinstance(devices.get(key), int) and not isinstance(devices[key], bool)})
+        facts["devices"] = had
     for key in ("cluster", "cpu_collectives"):
         if isinstance(data.get(key), str):
             facts[key] = data[key][:300]
@@ -165,7 +173,9 @@ def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | N
     ``run_child``: `runner.run_child`, for a check compiled for a ``target`` (`bisect --explain --target`).
     """
     def run(env: Environment, check: Check, backend: str, timeout: int, log: Log, output_log: Path | None = None,
-            echo: bool = True, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+            echo: bool = True, extra_env: Mapping[str, str] | None = None, args: Sequence[str] = (),
+            cwd: Path | None = None) -> Outcome:
+        # A check's program runs as its check block says, without arguments of the command line's.
         return run_explained(run_script, scratch_dir, env, check, backend, timeout, log, extra_env, shared,
                              run_child)
 
@@ -174,8 +184,8 @@ def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | N
 
 def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
                   timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
-                  shared: Path | None = None, run_child: targeted.RunChild | None = None) -> dict[str, Any]:
-    """An ``explain`` check's record fields: affected where an op is whole or gathered, from the program's HLO.
+                  shared: Path | None = None, run_child: targeted.RunChild | None = None) -> Outcome:
+    """An ``explain`` check's outcome: affected where an op is whole or gathered, from the program's HLO.
 
     A ``target`` among the check's parameters (`bisect --explain --target`, its JSON): the program runs on CPU
     and is compiled for the target (`dumped_run`); the HLO judged is that compiler's, and the reason says so.
@@ -195,42 +205,42 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
                          shown=lambda path: _shown_source(path, root), target=target, run_child=run_child)
         if kept is not None:
             shared_runs.save(kept, run)
-    fields = dict(run.fields)
     op = str(check.parameters.get("op") or "")  # bisect's --op FILE:LINE[:OP]: that line's (op's) alone decide
+    return judged_by_fingerprints(run.outcome, run, op, target is not None)
+
+
+def judged_by_fingerprints(outcome: Outcome, run: DumpedRun, op: str = "", compiled_for_target: bool = False,
+                           ) -> Outcome:
+    """The program's outcome judged by what it compiled (a named step): affected where an op (``op``'s, where
+    one is named) holds the whole batch on every device, inconclusive where nothing of it compiled."""
     judged = [f for f in run.fingerprints if not op or _same_op(f, op)]
-    flagged = [f for f in judged if f.state in ("whole", "gathered")]
-    split = [f for f in judged if f.state == "split"]
+    flagged = [f for f in judged if f.state in HOLDS_WHOLE]
+    split = [f for f in judged if f.state is FingerprintState.SPLIT]
     if run.modules and op and not judged:
-        fields.update(status=Status.RAN, verdict=Verdict.INCONCLUSIVE,
-                      reason=f"no linear-algebra op or collective of {op} compiled, so it cannot be judged")
+        outcome = outcome.inconclusive(f"no linear-algebra op or collective of {op} compiled, so it cannot be judged")
     elif not run.modules:
-        fields.update(status=Status.RAN, verdict=Verdict.INCONCLUSIVE,
-                      reason="it compiled nothing, so there is no HLO to judge "
-                             f"({fields.get('reason') or 'no reason'})")
+        outcome = outcome.inconclusive("it compiled nothing, so there is no HLO to judge "
+                                       f"({outcome.reason or 'no reason'})")
     elif flagged:
         worst = sorted(flagged, key=lambda f: -(f.global_batch or 0))[0]
-        fields.update(status=Status.RAN, verdict=Verdict.AFFECTED,
-                      reason=f"{len(flagged)} op(s) hold the whole batch on every device, e.g. "
-                             f"{worst.location or worst.op_path} {worst.function} {worst.op} ({worst.pass_}, "
-                             f"{worst.state}, {worst.device_batch} of {worst.global_batch})")
+        outcome = outcome.judged(Verdict.AFFECTED,
+                                 f"{len(flagged)} op(s) hold the whole batch on every device, e.g. "
+                                 f"{worst.location or worst.op_path} {worst.function} {worst.op} ({worst.pass_}, "
+                                 f"{worst.state}, {worst.device_batch} of {worst.global_batch})")
     else:
-        fields.update(status=Status.RAN, verdict=Verdict.UNAFFECTED,
-                      reason=f"every linalg op is split across devices ({len(split)} of them)" if split
-                      else "no linalg op holds a sharded batch whole")
-    if target is not None and run.target:  # where the HLO came from: the chip's compiler, nothing run on it
-        fields["reason"] = f"{fields['reason']}; {run.target['sentence']}"
-    evidence = dict(fields.get("evidence") or {})
+        outcome = outcome.judged(Verdict.UNAFFECTED, f"every linalg op is split across devices ({len(split)} of them)"
+                                 if split else "no linalg op holds a sharded batch whole")
+    if compiled_for_target and run.target:  # where the HLO came from: the chip's compiler, nothing run on it
+        outcome = outcome.with_reason(f"{outcome.reason}; {as_text(run.target.get('sentence'))}")
     if run.target:
-        evidence["target"] = run.target
-    evidence["summary"] = {"whole_ops": sum(f.state == "whole" for f in run.fingerprints),
-                           "gathered_ops": sum(f.state == "gathered" for f in run.fingerprints),
+        outcome = outcome.with_evidence(target=run.target)
+    summary: JsonObject = {"whole_ops": sum(f.state is FingerprintState.WHOLE for f in run.fingerprints),
+                           "gathered_ops": sum(f.state is FingerprintState.GATHERED for f in run.fingerprints),
                            "split_ops": len(split), "modules": len(run.modules),
                            "unexpected_collective_bytes": sum(f.bytes_per_device for f in run.fingerprints
-                                                              if f.state == "communication")}
-    evidence["fingerprints"] = [f.to_json() for f in run.fingerprints[:FINGERPRINTS_KEPT]]
-    evidence["dump"] = run.dump
-    fields["evidence"] = evidence
-    return fields
+                                                              if f.state is FingerprintState.COMMUNICATION)}
+    kept = [f.to_json() for f in run.fingerprints[:FINGERPRINTS_KEPT]]
+    return outcome.with_evidence(summary=summary, fingerprints=kept, dump=run.dump)
 
 
 def _shown_source(path: str, root: Path) -> str:

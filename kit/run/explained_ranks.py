@@ -17,22 +17,23 @@ states); where they differ the run says so and names the first difference.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .. import launch
 from ..config import Check
 from ..hlo import Fingerprint
 from ..install import Environment
 from ..log_events import Log, detail
-from ..records import Status
+from ..records import JsonObject, Status, as_object
 from . import child_processes, multiprocess, runner
 from .child_output import OutputLog
 from .explained import program_facts, read_dump, refuse_a_torn_dump, watch_env
 from .hlo_dump import Dump, dump_flags
-from .shared_runs import DumpedRun
+from .shared_runs import DumpedRun, partitions
 
 
 def dumped_ranks(env: Environment, check: Check, backend: str, timeout: int, log: Log, spec: launch.LaunchSpec,
@@ -49,7 +50,7 @@ def dumped_ranks(env: Environment, check: Check, backend: str, timeout: int, log
         extra = {**child_processes.with_site(extra_env, watch_env(place, tmp / f"program-facts-{launch.RANK}.json")),
                  **forced, "XLA_FLAGS": dump_flags(place, forced.get("XLA_FLAGS", base))}
         command = [str(env.python), str(check.script), *args]
-        started = launcher.launch(spec, command, runner.repro_env(extra, env.pythonpath), str(cwd or tmp))
+        started = launcher.launch(spec, command, child_processes.repro_env(extra, env.pythonpath), str(cwd or tmp))
         log(f"starting {started.how}")
         log(detail("running " + " ".join(command)))
         child_processes.end_abandoned_trees(log)
@@ -83,8 +84,8 @@ def _rank(rank: int, env: Environment, check: Check, timeout: int, group: multip
     """One rank's outcome (its own process, or the one srun that started them all) and what it compiled."""
     child = rank if rank < len(codes) else 0
     ended = child_processes.Ended(None if group.timed_out else codes[child], group.tails[child].lines(), [])
-    fields, _result = runner.script_fields(ended, tmp / f"kit-result-{rank}.json", timeout, check.bad_if, env)
-    run = DumpedRun(fields, output_tail=ended.tail[-15:], program=program_facts(tmp / f"program-facts-{rank}.json"))
+    outcome, _result = runner.script_fields(ended, tmp / f"kit-result-{rank}.json", timeout, check.bad_if, env)
+    run = DumpedRun(outcome, output_tail=ended.tail[-15:], program=program_facts(tmp / f"program-facts-{rank}.json"))
     read_dump(dump, run, shown)
     return run
 
@@ -94,36 +95,40 @@ def _one_program(ranks: list[DumpedRun], tail: list[str], timed_out: bool, timeo
 
     A rank killed by a signal after a partner failed is the kit's doing, so the partner's exit is what is said.
     """
-    failed = [(rank, run) for rank, run in enumerate(ranks) if (run.fields.get("evidence") or {}).get("exit_code")]
-    own = [(rank, run) for rank, run in failed if (run.fields["evidence"]["exit_code"] or 0) > 0] or failed
+    failed = [(rank, run) for rank, run in enumerate(ranks) if _exit_code(run)]
+    own = [(rank, run) for rank, run in failed if (_exit_code(run) or 0) > 0] or failed
     first = ranks[0]
-    fields = dict(first.fields)
+    outcome = first.outcome
     if timed_out:
-        fields.update(status=Status.TIMED_OUT, reason=f"the {len(ranks)} processes did not finish within {timeout} s; "
-                      "all were killed")
-        fields["evidence"] = {**(fields.get("evidence") or {}), "exit_code": None}
+        outcome = dataclasses.replace(outcome, status=Status.TIMED_OUT, reason=f"the {len(ranks)} processes did not "
+                                      f"finish within {timeout} s; all were killed").with_evidence(exit_code=None)
     elif own:
         rank, run = own[0]
-        fields = dict(run.fields)
-        fields["reason"] = f"rank {rank} of {len(ranks)}: {run.fields.get('reason') or 'it failed'}"
         # The line that says why, not the partners' heartbeat and gRPC noise that comes after it.
-        fields["evidence"] = {**(fields.get("evidence") or {}), "telling_line": multiprocess.telling_line(tail)}
-    fields["evidence"] = {**(fields.get("evidence") or {}), "output_tail": tail[-30:]}
-    return DumpedRun(fields, modules=list(first.modules), fingerprints=list(first.fingerprints), dump=first.dump,
+        outcome = run.outcome.with_reason(f"rank {rank} of {len(ranks)}: {run.outcome.reason or 'it failed'}"
+                                          ).with_evidence(telling_line=multiprocess.telling_line(tail))
+    outcome = outcome.with_evidence(output_tail=tail[-30:])
+    return DumpedRun(outcome, modules=list(first.modules), fingerprints=list(first.fingerprints), dump=first.dump,
                      output_tail=tail[-30:], program=first.program)
 
 
-def _signature(run: DumpedRun) -> list[tuple[Any, ...]]:
+def _exit_code(run: DumpedRun) -> int | None:
+    """The rank's exit code as its outcome's evidence holds it (None: it was killed at the timeout, or ran none)."""
+    code = run.outcome.evidence.get("exit_code")
+    return code if isinstance(code, int) else None
+
+
+def _signature(run: DumpedRun) -> list[tuple[object, ...]]:
     """What every rank of one program must have compiled alike: each module's name and partitions, each op."""
     modules = [("module", m.get("name"), m.get("partitions")) for m in run.modules]
     return modules + [_op(f) for f in run.fingerprints]
 
 
-def _op(f: Fingerprint) -> tuple[Any, ...]:
+def _op(f: Fingerprint) -> tuple[object, ...]:
     return ("op", f.module, f.location or f.op_path, f.op, f.pass_, f.state, f.device_batch, f.global_batch)
 
 
-def _agreement(ranks: list[DumpedRun]) -> dict[str, Any]:
+def _agreement(ranks: list[DumpedRun]) -> JsonObject:
     """Whether every rank compiled what rank 0 did, and where the first one that did not differs."""
     mine = _signature(ranks[0])
     for rank, run in enumerate(ranks[1:], start=1):
@@ -137,21 +142,20 @@ def _agreement(ranks: list[DumpedRun]) -> dict[str, Any]:
     return {"agree": True, "difference": ""}
 
 
-def _words(item: tuple[Any, ...]) -> str:
+def _words(item: tuple[object, ...]) -> str:
     if item[0] == "module":
         return f"module {item[1]} over {item[2]} partition(s)"
     _kind, module, where, op, pass_, state, device, whole = item
     return f"{op} ({pass_}) at {where} in {module}: {state}, {device} of {whole}"
 
 
-def _rank_facts(rank: int, run: DumpedRun) -> dict[str, Any]:
-    evidence = run.fields.get("evidence") or {}
-    facts = {"rank": rank, "status": run.fields.get("status"), "exit_code": evidence.get("exit_code"),
-             "modules": len(run.modules), "partitions": sorted({m.get("partitions") or 1 for m in run.modules}),
-             "fingerprints": len(run.fingerprints)}
-    devices = run.program.get("devices") or {}
+def _rank_facts(rank: int, run: DumpedRun) -> JsonObject:
+    facts: JsonObject = {"rank": rank, "status": run.outcome.status, "exit_code": _exit_code(run),
+                         "modules": len(run.modules), "partitions": sorted({partitions(m) for m in run.modules}),
+                         "fingerprints": len(run.fingerprints)}
+    devices = as_object(run.program.get("devices"))
     facts.update({key: devices[key] for key in ("local", "count", "process_index", "process_count") if key in devices})
     facts.update({key: run.program[key] for key in ("cpu_collectives", "cluster") if key in run.program})
-    if evidence.get("exit_code"):
-        facts["reason"] = run.fields.get("reason")
+    if _exit_code(run):
+        facts["reason"] = run.outcome.reason
     return facts

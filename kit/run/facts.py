@@ -12,12 +12,11 @@ import os
 import platform
 import socket
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from repro.environment import cpu_model, gpu_facts, jax_variables  # stdlib-only: one reading for both halves
 
 from ..errors import UsageError
-from ..records import Identity, run_identity
+from ..records import Identity, JsonObject, run_identity
 
 
 _PLATFORM_NAMES = {"cpu": {"cpu"}, "cuda": {"cuda", "gpu"}}
@@ -43,7 +42,7 @@ def require_platform(backend: str | None, environ: Mapping[str, str] = os.enviro
                      f"include {backend}")
 
 
-def host_facts(python: str | None) -> dict[str, Any]:
+def host_facts(python: str | None) -> JsonObject:
     """What this machine is, for records of runs that never reached JAX."""
     return {
         "python": python,
@@ -53,7 +52,7 @@ def host_facts(python: str | None) -> dict[str, Any]:
     }
 
 
-def job_facts() -> dict[str, Any] | None:
+def job_facts() -> JsonObject | None:
     """Which SLURM job, array task and node this process runs in; None outside SLURM."""
     if "SLURM_JOB_ID" not in os.environ:
         return None
@@ -67,7 +66,7 @@ def job_facts() -> dict[str, Any] | None:
     }
 
 
-def job_label(facts: Mapping[str, Any] | None) -> str:
+def job_label(facts: Mapping[str, object] | None) -> str:
     """``SLURM job 12_1 on node01``: how a report names the job that ran a record or a probe ("" outside SLURM)."""
     if not facts:
         return ""
@@ -76,19 +75,19 @@ def job_label(facts: Mapping[str, Any] | None) -> str:
     return f"SLURM job {job}" + (f" on {facts['node']}" if facts.get("node") else "")
 
 
-def hardware_facts(backend: str) -> dict[str, Any]:
+def hardware_facts(backend: str) -> JsonObject:
     """The hardware a run on ``backend`` uses here: the CPU model, and for a GPU backend the GPUs and driver.
 
     Only what the backend uses: a CPU run on a GPU machine measures the same
     as one on a machine without GPUs.
     """
-    facts: dict[str, Any] = {"cpu": cpu_model()}
+    facts: JsonObject = {"cpu": cpu_model()}
     if backend not in ("cpu",):
         facts.update(gpu_facts())
     return facts
 
 
-def identity_here(*, subject: Mapping[str, Any], jax: str, backend: str, python: str | None,
+def identity_here(*, subject: Mapping[str, object], jax: str, backend: str, python: str | None,
                   packages: Mapping[str, str], requirements: Sequence[str], exclude_newer: str | None,
                   commit: str | None = None) -> Identity:
     """The identity of a run made in this process: the given install, this hardware, the variables set here."""

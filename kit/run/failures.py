@@ -32,11 +32,11 @@ import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from packaging.utils import canonicalize_name
 
-from ..records import Status, Verdict
+from ..records import JsonObject, Outcome, Verdict
 from ..requirements import package_for_module
 from . import bounded_match
 
@@ -169,7 +169,7 @@ class ImportFailure:
         return (f"the script could not import from {self.package} {self.installed} ({exception.headline()}): "
                 f"the {self.package} installed for this release lacks it; pin one that has it in requires")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"module": self.module, "package": self.package, "installed": self.installed}
 
 
@@ -197,29 +197,18 @@ def failed(code: int | None) -> bool:
     return code is not None and code not in (0, 125)
 
 
-@dataclass(frozen=True)
-class Judged:
-    """A failed run, classed: the record's status, verdict and reason, and what the evidence adds."""
+def judge(observed: Outcome, code: int | None, tail: Sequence[str], bad_if: re.Pattern[str] | None,
+          versions: Mapping[str, str], python: str | None = None) -> Outcome:
+    """A script run's outcome once its failure is classed (see the module's docstring): a named step.
 
-    status: str
-    verdict: str | None
-    reason: str
-    evidence: dict[str, Any]
-
-
-def judge(fields: Mapping[str, Any], code: int | None, tail: Sequence[str], bad_if: re.Pattern[str] | None,
-          versions: Mapping[str, str], python: str | None = None) -> Judged:
-    """A script run's status, verdict and reason once its failure is classed (see the module's docstring).
-
-    ``fields`` are `protocol.observation`'s for exit ``code``; ``tail`` the
+    ``observed`` is `protocol.observation`'s for exit ``code``; ``tail`` the
     last lines of the script's output; ``versions`` what the environment has
     installed. The evidence gains ``exception``, ``import_error``, ``bad_if``
     where they apply. A run that did not fail is returned as it was.
     """
-    same = Judged(str(fields.get("status")), fields.get("verdict"), str(fields.get("reason") or ""), {})
     if not failed(code):
-        return same
-    evidence: dict[str, Any] = {}
+        return observed
+    evidence: JsonObject = {}
     exception = uncaught_exception(tail)
     if exception is not None:
         evidence["exception"] = exception.to_json()
@@ -228,28 +217,47 @@ def judge(fields: Mapping[str, Any], code: int | None, tail: Sequence[str], bad_
             evidence["exception_chain"] = [link.to_json() for link in chain]
         imported = import_failure(exception, versions)
         if imported is not None:
-            evidence["import_error"] = imported.to_json()
-            return Judged(Status.RAN, Verdict.INCONCLUSIVE, imported.reason(exception), evidence)
+            return observed.inconclusive(imported.reason(exception), **evidence, import_error=imported.to_json())
         if exception.name in _SYNTAX_TYPES:
             on = f" on Python {python}" if python else ""
-            return Judged(Status.RAN, Verdict.INCONCLUSIVE, f"the script does not compile{on} ({exception.headline()})", evidence)
-    how = f"raised {exception.headline()}" if exception is not None else _exit_words(same.reason)
+            return observed.inconclusive(f"the script does not compile{on} ({exception.headline()})", **evidence)
+    how = f"raised {exception.headline()}" if exception is not None else _exit_words(observed.reason)
     if bad_if is not None:
-        evidence["bad_if"] = searched = _bad_if_evidence(bad_if, tail)
-        if searched.get("gave_up"):
-            return Judged(Status.RAN, Verdict.INCONCLUSIVE, f"the script {how}, and {searched['gave_up']}", evidence)
-        if searched["matched"] is not None:
-            where = "its exception chain" if "matched_in" in searched else "its output"
-            return Judged(Status.RAN, Verdict.AFFECTED, f"the script {how}, and {where} matches bad_if {bad_if.pattern!r}",
-                          evidence)
-        return Judged(Status.RAN, Verdict.INCONCLUSIVE, f"the script failed otherwise: it {how}, and its output does not "
-                                             f"match bad_if {bad_if.pattern!r}", evidence)
-    if exception is not None and same.verdict == Verdict.AFFECTED:
-        return Judged(Status.RAN, Verdict.AFFECTED, f"the script {how} (exit {code}: affected)", evidence)
-    return Judged(same.status, same.verdict, same.reason, evidence)
+        searched = _bad_if_evidence(bad_if, tail)
+        evidence["bad_if"] = searched.to_json()
+        if searched.gave_up:
+            return observed.inconclusive(f"the script {how}, and {searched.gave_up}", **evidence)
+        if searched.matched is not None:
+            where = "its exception chain" if searched.matched_in else "its output"
+            return observed.judged(Verdict.AFFECTED, f"the script {how}, and {where} matches bad_if {bad_if.pattern!r}",
+                                   **evidence)
+        return observed.inconclusive(f"the script failed otherwise: it {how}, and its output does not "
+                                     f"match bad_if {bad_if.pattern!r}", **evidence)
+    if exception is not None and observed.verdict is Verdict.AFFECTED:
+        return observed.judged(Verdict.AFFECTED, f"the script {how} (exit {code}: affected)", **evidence)
+    return observed.with_evidence(**evidence)
 
 
-def _bad_if_evidence(bad_if: re.Pattern[str], tail: Sequence[str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BadIfSearch:
+    """``bad_if`` searched in a failed run's output: what it matched (cut), in which exception link, or why it
+    gave up (a runaway pattern)."""
+
+    pattern: str
+    matched: str | None
+    matched_in: str = ""
+    gave_up: str = ""
+
+    def to_json(self) -> JsonObject:
+        found: JsonObject = {"pattern": self.pattern, "matched": self.matched}
+        if self.matched_in:
+            found["matched_in"] = self.matched_in
+        if self.gave_up:
+            found["gave_up"] = self.gave_up
+        return found
+
+
+def _bad_if_evidence(bad_if: re.Pattern[str], tail: Sequence[str]) -> BadIfSearch:
     """``bad_if`` searched in the output, then in each link of the exception chain as ``Type: message``.
 
     Each link is searched on its own (an anchored ``^StopIteration$`` matches
@@ -259,13 +267,10 @@ def _bad_if_evidence(bad_if: re.Pattern[str], tail: Sequence[str]) -> dict[str, 
     """
     links = [form for raised in exception_chain(tail) for form in _link_forms(raised)]
     searched = bounded_match.bounded_search(bad_if, ["\n".join(tail), *links])  # a runaway pattern gives up
-    evidence: dict[str, Any] = {"pattern": bad_if.pattern,
-                                "matched": searched.matched[:HEADLINE_CHARS] if searched.matched is not None else None}
-    if searched.matched is not None and searched.text > 0:
-        evidence["matched_in"] = f"exception chain: {links[searched.text - 1][:HEADLINE_CHARS]}"
-    if searched.gave_up:
-        evidence["gave_up"] = searched.gave_up
-    return evidence
+    matched = searched.matched[:HEADLINE_CHARS] if searched.matched is not None else None
+    within = (f"exception chain: {links[searched.text - 1][:HEADLINE_CHARS]}"
+              if searched.matched is not None and searched.text > 0 else "")
+    return BadIfSearch(bad_if.pattern, matched, within, searched.gave_up or "")
 
 
 def _link_forms(raised: RaisedException) -> list[str]:
@@ -298,9 +303,7 @@ def source_problem(script: Path) -> str | None:
     return None
 
 
-def not_source(fields: Mapping[str, Any], problem: str) -> dict[str, Any]:
-    """A failed run's record fields once its script proved not to be Python source (`source_problem`): inconclusive,
+def not_source(failed_run: Outcome, problem: str) -> Outcome:
+    """A failed run once its script proved not to be Python source (`source_problem`): a named step, inconclusive,
     as a script that does not compile is, never a verdict on the release."""
-    evidence = {**(fields.get("evidence") or {}), "not_source": problem}
-    return {**fields, "status": Status.RAN, "verdict": Verdict.INCONCLUSIVE, "reason": f"the script does not compile: {problem}",
-            "evidence": evidence}
+    return failed_run.inconclusive(f"the script does not compile: {problem}", not_source=problem)

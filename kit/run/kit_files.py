@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
-from ..records import Status, Verdict
+from ..records import Outcome
 from ..config import Matrix
 from ..user_paths import shown_path
 from ..package_files import repro_root
@@ -29,22 +29,29 @@ SHOWN = 5
 """How many changed files a sentence names (the record's evidence has them all)."""
 
 
-def watching(matrix: Matrix, log: Callable[[str], None], run: Callable[..., dict[str, Any]],
-             *args: Any) -> dict[str, Any]:
-    """``run(*args)``'s record fields; made inconclusive, with one sentence, where the kit's files changed meanwhile."""
+def watching(matrix: Matrix, log: Callable[[str], None], run: Callable[[], Outcome]) -> Outcome:
+    """``run()``'s outcome; made inconclusive, with one sentence, where the kit's files changed meanwhile."""
     before = _stamps(matrix)
-    fields = run(*args)
+    outcome = run()
     changed = [f"{shown_path(path, matrix.path.parent)} ({what})" for path, what in _changes(before)]
     if not changed:
-        return fields
+        return outcome
+    log(f"WARNING: {_sentence(changed)}")
+    return kit_files_changed(outcome, changed)
+
+
+def kit_files_changed(outcome: Outcome, changed: list[str]) -> Outcome:
+    """A run that changed the kit's own files (``changed``, as the sentence names them): a named step. Its verdict
+    is not trusted (inconclusive, where it ran), its reason says so first, its evidence lists them all."""
+    reason = _sentence(changed) + (f"; it said: {outcome.reason}" if outcome.reason else "")
+    told = outcome.inconclusive(reason) if outcome.ran else outcome.with_reason(reason)
+    return told.with_evidence(kit_files_changed=changed)
+
+
+def _sentence(changed: list[str]) -> str:
     more = f" and {len(changed) - SHOWN} more" if len(changed) > SHOWN else ""
-    sentence = (f"the check changed the kit's own files while it ran: {', '.join(changed[:SHOWN])}{more}; "
-                "so its verdict is not trusted (restore them, e.g. git checkout / git status, and run it again)")
-    log(f"WARNING: {sentence}")
-    said = str(fields.get("reason") or "")
-    return {**fields, "verdict": Verdict.INCONCLUSIVE if fields.get("status") == Status.RAN else fields.get("verdict"),
-            "reason": sentence + (f"; it said: {said}" if said else ""),
-            "evidence": {**(fields.get("evidence") or {}), "kit_files_changed": changed}}
+    return (f"the check changed the kit's own files while it ran: {', '.join(changed[:SHOWN])}{more}; "
+            "so its verdict is not trusted (restore them, e.g. git checkout / git status, and run it again)")
 
 
 def _watched(matrix: Matrix) -> list[Path]:

@@ -21,12 +21,12 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from .. import launch
 from ..checks import builtin
 from ..log_events import Log
-from ..records import Status, Verdict
+from ..records import JsonObject, Outcome, Status, Verdict, as_object, as_text
 from ..package_files import repro_root
 from . import result_files
 from .child_output import Echo, Tail, echo_to_console
@@ -46,7 +46,7 @@ SRUN_ENV = "KIT_SRUN"
 
 
 
-def structural_keys(result: dict[str, Any]) -> tuple[str, ...]:
+def structural_keys(result: Mapping[str, object]) -> tuple[str, ...]:
     """The summary figures of ``result``'s check that come from the compiled HLO: every process must see the same."""
     check = builtin(str(result.get("check")))
     return check.structural_keys if check is not None else ()
@@ -59,8 +59,8 @@ def result_path(out: Path, rank: int) -> Path:
 
 
 def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, env: dict[str, str],
-                  log: Log, launcher: str | None = None, hosts: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Run the repro as ``processes`` processes; the record fields (status, verdict, evidence...).
+                  log: Log, launcher: str | None = None, hosts: tuple[str, ...] = ()) -> Outcome:
+    """Run the repro as ``processes`` processes; their one outcome.
 
     ``launcher``: the one the command line named; by default srun inside the kit's SLURM tasks, else local.
     """
@@ -71,25 +71,25 @@ def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, e
     group = ProcessGroup(started.commands, started.envs, started.prefixes)
     codes, tail = group.wait(timeout)
     if group.timed_out:
-        return {"status": Status.TIMED_OUT, "reason": f"the {processes} processes did not finish within {timeout} s; "
-                "all were killed", "evidence": {"output_tail": tail, "exit_codes": codes}}
+        return Outcome(Status.TIMED_OUT, reason=f"the {processes} processes did not finish within {timeout} s; "
+                       "all were killed", evidence={"output_tail": tail, "exit_codes": list(codes)})
     return merge(out, processes, codes, tail)
 
 
-def merge(out: Path, processes: int, codes: Sequence[int | None], tail: list[str]) -> dict[str, Any]:
-    """One record's fields from the N result files (or why there is no result)."""
+def merge(out: Path, processes: int, codes: Sequence[int | None], tail: list[str]) -> Outcome:
+    """One outcome from the N result files (or why there is no result)."""
     read = [read_result(result_path(out, rank)) for rank in range(processes)]
     results = [result for result, _why in read]
     unsupported = [r["unsupported"] for r in results if r and r.get("unsupported")]
     if unsupported:
-        return {"status": Status.UNSUPPORTED, "reason": f"{processes} processes cannot run here: {unsupported[0]}",
-                "evidence": {"exit_codes": list(codes), "per_process": unsupported}}
+        return Outcome(Status.UNSUPPORTED, reason=f"{processes} processes cannot run here: {unsupported[0]}",
+                       evidence={"exit_codes": list(codes), "per_process": unsupported})
     missing = [rank for rank, r in enumerate(results) if r is None]
     if missing or any(code != 0 for code in codes):
         unusable = next((why for _result, why in read if why), "")
-        return {"status": Status.CRASHED, "reason": f"process(es) {missing or 'all'} of {processes} gave no result "
-                f"(exit codes {list(codes)}): {unusable or telling_line(tail)}",
-                "evidence": {"output_tail": tail, "exit_codes": list(codes)}}
+        return Outcome(Status.CRASHED, reason=f"process(es) {missing or 'all'} of {processes} gave no result "
+                       f"(exit codes {list(codes)}): {unusable or telling_line(tail)}",
+                       evidence={"output_tail": tail, "exit_codes": list(codes)})
     return _agreed([r for r in results if r is not None], processes)
 
 
@@ -112,10 +112,10 @@ def telling_line(tail: Sequence[str]) -> str:
     return next((line for line in reversed(tail) if line.strip()), "no output")
 
 
-def _agreed(results: list[dict[str, Any]], processes: int) -> dict[str, Any]:
+def _agreed(results: list[JsonObject], processes: int) -> Outcome:
     """Process 0's result, each process's facts, and whether they all read the same evidence."""
     first = results[0]
-    verdict, reason = first.get("verdict"), first.get("reason", "")
+    verdict, reason = Verdict.of(first.get("verdict")), as_text(first.get("reason"))
     disagreements = [
         f"process {rank}: {what}"
         for rank, result in enumerate(results[1:], start=1)
@@ -124,36 +124,40 @@ def _agreed(results: list[dict[str, Any]], processes: int) -> dict[str, Any]:
     if disagreements:
         verdict = Verdict.INCONCLUSIVE
         reason = f"the {processes} processes read different evidence ({'; '.join(disagreements)})"
-    evidence = dict(first.get("evidence") or {})
+    evidence = as_object(first.get("evidence"))
     evidence["processes"] = [_process_facts(result) for result in results]
     evidence["processes_agree"] = not disagreements
-    environment = dict(first.get("environment") or {})
+    environment = as_object(first.get("environment"))
     environment["process_count"] = processes
-    environment["device_count"] = (first.get("process") or {}).get("global_devices", environment.get("device_count"))
-    return {"status": Status.RAN, "verdict": verdict, "reason": reason, "evidence": evidence,
-            "parameters": first.get("parameters", {}), "environment": environment}
+    environment["device_count"] = as_object(first.get("process")).get("global_devices", environment.get("device_count"))
+    return Outcome(Status.RAN, verdict, reason, evidence, environment=environment,
+                   parameters=as_object(first.get("parameters")))
 
 
-def _differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
+def _differences(first: JsonObject, other: JsonObject) -> list[str]:
     found = []
     if other.get("verdict") != first.get("verdict"):
         found.append(f"verdict {other.get('verdict')} vs {first.get('verdict')}")
-    mine = (first.get("evidence") or {}).get("summary") or {}
-    theirs = (other.get("evidence") or {}).get("summary") or {}
+    mine = _summary(first)
+    theirs = _summary(other)
     found += [f"{key} {theirs.get(key)} vs {mine.get(key)}" for key in structural_keys(first)
               if theirs.get(key) != mine.get(key)]
     return found
 
 
-def _process_facts(result: dict[str, Any]) -> dict[str, Any]:
-    summary = (result.get("evidence") or {}).get("summary") or {}
-    facts = dict(result.get("process") or {})
+def _summary(result: JsonObject) -> JsonObject:
+    return as_object(as_object(result.get("evidence")).get("summary"))
+
+
+def _process_facts(result: JsonObject) -> JsonObject:
+    summary = _summary(result)
+    facts = as_object(result.get("process"))
     facts["verdict"] = result.get("verdict")
     facts.update({key: summary.get(key) for key in structural_keys(result)})
     return facts
 
 
-def read_result(path: Path, name: str = "") -> tuple[dict[str, Any] | None, str]:
+def read_result(path: Path, name: str = "") -> tuple[JsonObject | None, str]:
     """A repro's RESULT.json as a dict, or None and why ("" when it is simply missing).
 
     Any content is an answer, never an exception (kit/run/result_files.py): a

@@ -25,12 +25,13 @@ kit/run/result_files.py) and runs in the nox process; the optional helper a scri
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
 
 from repro.contract import EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
 
-from ..records import Status, Verdict
+from ..records import JsonObject, Outcome, Status, Verdict, as_object
 from . import result_files
 
 VERDICTS = tuple(Verdict)
@@ -42,7 +43,7 @@ class ResultError(ValueError):
     """KIT_RESULT is not what the protocol says; the message names the key."""
 
 
-def exit_observation(code: int | None, timeout: int) -> tuple[str, str | None, str]:
+def exit_observation(code: int | None, timeout: int) -> tuple[Status, Verdict | None, str]:
     """(status, verdict, reason) for a script's exit code, or None when it timed out."""
     if code is None:
         return Status.TIMED_OUT, None, f"the script did not finish within {timeout} s"
@@ -59,7 +60,7 @@ def exit_observation(code: int | None, timeout: int) -> tuple[str, str | None, s
     return Status.RAN, Verdict.AFFECTED, f"the script exited {code} (affected)"
 
 
-def read_result(path: Path) -> dict[str, Any] | None:
+def read_result(path: Path) -> JsonObject | None:
     """The script's KIT_RESULT, validated; None when it wrote none. Raises ResultError.
 
     Whatever the script left there (a folder, bytes that are not UTF-8, JSON
@@ -74,7 +75,7 @@ def read_result(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def check_result(data: Mapping[str, Any]) -> None:
+def check_result(data: Mapping[str, object]) -> None:
     """Raise ResultError naming the first key that breaks the protocol."""
     unknown = sorted(set(data) - set(RESULT_KEYS) - {"check", "parameters", "evidence"})
     if unknown:
@@ -91,7 +92,7 @@ def check_result(data: Mapping[str, Any]) -> None:
     check_metrics(data.get("metrics", {}))
 
 
-def check_metrics(metrics: Any) -> None:
+def check_metrics(metrics: object) -> None:
     """``{"name": {"unit": "ms", "samples": [...], "better": "lower"}}``, else ResultError."""
     if not isinstance(metrics, dict):
         raise ResultError("metrics must be an object of name -> {unit, samples, better}")
@@ -107,34 +108,44 @@ def check_metrics(metrics: Any) -> None:
             raise ResultError(f"metric {name!r}: unit must be a string")
 
 
-def observation(code: int | None, timeout: int, result: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The record fields of one script run: exit code first, KIT_RESULT adds detail."""
+def observation(code: int | None, timeout: int, result: Mapping[str, object] | None) -> Outcome:
+    """One script run's outcome: exit code first, KIT_RESULT adds detail.
+
+    Its evidence says where the verdict came from (``verdict_from``: "result" where KIT_RESULT stated it) and
+    the flat figures KIT_RESULT gave (``summary``): a script that only measures is shown as measured, not
+    unaffected (kit/matrix/measured.py).
+    """
     status, verdict, reason = exit_observation(code, timeout)
-    fields: dict[str, Any] = {"status": status, "verdict": verdict, "reason": reason}
-    if result is None or status != Status.RAN:
-        return {**fields, "verdict_from": "exit code"}
+    told = Outcome(status, verdict, reason, {"summary": {}, "verdict_from": "exit code"})
+    if result is None or status is not Status.RAN:
+        return told
     claimed = result.get("verdict")
     if claimed is not None and claimed != verdict:
-        return {"status": Status.CRASHED, "verdict": None,
-                "reason": f"the script exited {code} ({verdict}) but its KIT_RESULT says {claimed}"}
-    if result.get("reason"):
-        fields["reason"] = result["reason"]
-    fields["verdict_from"] = "result" if claimed is not None else "exit code"
-    fields["summary"] = dict(result.get("summary") or {})
-    fields["metrics"] = normalise_metrics(result.get("metrics") or {})
-    return fields
+        return Outcome(Status.CRASHED, None, f"the script exited {code} ({verdict}) but its KIT_RESULT says {claimed}",
+                       told.evidence)
+    said = result.get("reason")
+    return replace(told, reason=said if isinstance(said, str) and said else reason,
+                   evidence={"summary": as_object(result.get("summary")),
+                             "verdict_from": "result" if claimed is not None else "exit code"},
+                   metrics=normalise_metrics(as_object(result.get("metrics"))))
 
 
-def normalise_metrics(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every metric with its three keys spelled out (better defaults to lower)."""
-    return {name: {"unit": str(m.get("unit", "")), "samples": [float(x) for x in m["samples"]],
-                   "better": m.get("better", "lower")}
-            for name, m in metrics.items()}
+def normalise_metrics(metrics: Mapping[str, object]) -> JsonObject:
+    """Every metric (checked by `check_metrics`) with its three keys spelled out (better defaults to lower)."""
+    normal: JsonObject = {}
+    for name, value in metrics.items():
+        metric = as_object(value)
+        samples = metric.get("samples")
+        normal[name] = {"unit": str(metric.get("unit", "")),
+                        "samples": [float(x) for x in samples if isinstance(x, (int, float))]
+                        if isinstance(samples, list) else [],
+                        "better": metric.get("better", "lower")}
+    return normal
 
 
-def _scalar(value: Any) -> bool:
+def _scalar(value: object) -> bool:
     return value is None or isinstance(value, (str, bool, int)) or _finite(value)
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -17,10 +17,9 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from ..errors import out_of_files
-from ..records import JsonTextError, decode
+from ..records import JsonObject, JsonTextError, decode
 from ..text_bounds import human_size
 
 MAX_BYTES = 4_000_000
@@ -30,7 +29,7 @@ class ResultFileError(ValueError):
     """The file is there but unusable; the message is one sentence naming it."""
 
 
-def read_json_object(path: Path, name: str) -> dict[str, Any] | None:
+def read_json_object(path: Path, name: str) -> JsonObject | None:
     """The JSON object in ``path``; None when there is no such file; else ResultFileError naming ``name``."""
     try:
         info = os.stat(path)
@@ -57,7 +56,7 @@ def read_json_object(path: Path, name: str) -> dict[str, Any] | None:
     return value
 
 
-def read_or_why(path: Path, name: str) -> tuple[dict[str, Any] | None, str]:
+def read_or_why(path: Path, name: str) -> tuple[JsonObject | None, str]:
     """(the object, "") or (None, why): "" when the file is simply missing, the sentence when it is unusable."""
     try:
         return read_json_object(path, name), ""
@@ -81,5 +80,5 @@ def _read_bounded(path: Path, name: str) -> bytes:
     return data
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")

@@ -2,7 +2,10 @@
 
 Every path ends in exactly one record: ``ran``, ``not-installable``,
 ``crashed``, ``refused`` (the size does not fit this machine) or
-``timed-out``. The repro's own output streams to the terminal as it comes
+``timed-out``. Each step gives the run's `Outcome` (kit/records/outcome.py)
+to the next: the exit read, a failure classed, JAX found unable to run, the
+kit's files changed under it; `run_check` makes the record of the last one
+with `records.new_record`. The repro's own output streams to the terminal as it comes
 (the long runs need progress), each line bounded, and its last lines are kept
 for the record when it crashes; whatever it started ends with it
 (kit/run/child_processes.py).
@@ -13,13 +16,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import socket
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from packaging.version import Version
 
@@ -30,7 +31,7 @@ from repro.parameters import flag, shown, target_of, to_flags
 
 from ..checks import builtin_repro
 from ..log_events import Log, detail
-from ..records import Status, Verdict
+from ..records import JsonObject, Outcome, RecordHead, Status, Verdict, as_object, as_text, new_record
 from .. import __version__, records, scratch
 from . import child_processes, failures, multiprocess, protocol
 from .child_output import OutputLog
@@ -66,7 +67,7 @@ class RunRequest:
     version: str
     backend: str = "cpu"
     preset: str | None = None
-    overrides: dict[str, Any] = field(default_factory=dict)
+    overrides: JsonObject = field(default_factory=dict)
     find_links: tuple[str, ...] = ()
     timeout_s: int | None = None
     reproduce: str = ""
@@ -112,7 +113,7 @@ def check_for(matrix: Matrix, request: RunRequest) -> Check:
     return dataclasses.replace(check, requires=merged(check.requires, request.requires))
 
 
-def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = None) -> dict[str, Any]:
+def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = None) -> JsonObject:
     """What the run asks of its check: matrix.toml's parameters, then the preset's, then the command line's.
 
     Each of these was parsed and put in its normal form where it entered
@@ -141,7 +142,7 @@ def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = No
     return params
 
 
-def check_subject(request: RunRequest, parameters: Mapping[str, Any]) -> dict[str, Any]:
+def check_subject(request: RunRequest, parameters: Mapping[str, object]) -> JsonObject:
     """What a check run runs, for its identity: the check, the parameters asked (merged, judged), preset, kit.
 
     ``processes`` absent means one process, for every check (as `records.differences` reads a record).
@@ -150,17 +151,16 @@ def check_subject(request: RunRequest, parameters: Mapping[str, Any]) -> dict[st
             "kit_version": __version__}
 
 
-def prepared_identity(subject: Mapping[str, Any], version: str, backend: str, prepared: Prepared) -> Identity:
+def prepared_identity(subject: Mapping[str, object], version: str, backend: str, prepared: Prepared) -> Identity:
     """The identity of running ``subject`` in a prepared environment here (`kit.records.identity`)."""
     resolution = prepared.resolution
     versions = prepared.environment.versions if prepared.environment else (resolution.versions if resolution else {})
     # An existing interpreter was not planned: what it has (its packages, its Python) is its install.
-    python = prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
-    return installed_identity(subject, prepared.jax or version, prepared.backend or backend, python, versions,
+    return installed_identity(subject, prepared.jax or version, prepared.backend or backend, _python(prepared), versions,
                               prepared.plan)
 
 
-def installed_identity(subject: Mapping[str, Any], version: str, backend: str, python: str | None,
+def installed_identity(subject: Mapping[str, object], version: str, backend: str, python: str | None,
                        versions: Mapping[str, str], plan: InstallPlan | None) -> Identity:
     """The identity of running ``subject`` here on ``version``, installed as ``plan`` asked, resolved to ``versions``."""
     return identity_here(subject=subject, jax=version, backend=backend, python=python, packages=versions,
@@ -177,8 +177,8 @@ def prepare(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex |
 
 
 def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex | None = None,
-              prepared: Prepared | None = None, parameters: Mapping[str, Any] | None = None,
-              check: Check | None = None) -> tuple[dict[str, Any], Path]:
+              prepared: Prepared | None = None, parameters: Mapping[str, object] | None = None,
+              check: Check | None = None) -> tuple[JsonObject, Path]:
     """Run the check and write its record; return the record and where it went.
 
     ``parameters``, ``check``: `parameters_for` and `check_for` the request,
@@ -194,38 +194,57 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
         index = index or open_index(matrix)
     prepared = prepared or (Prepared(None, None, None, problem=too_old) if too_old else
                             prepare(matrix, request, log, index))
-    record = _base_record(request, params, prepared)
-    if job_facts():
-        record["slurm"] = job_facts()  # which job, array task and node ran it
+    head = record_head(request, params, prepared)
     if prepared.environment is None:
-        record.update(status=Status.NOT_INSTALLABLE, reason=prepared.problem)
-        if prepared.plan is not None and index is not None:  # a release the index lacks: what to do about it
-            record["install"]["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
-            extra = unsatisfied_extra(prepared.plan, prepared.attempts)
-            # The release's neighbours and its wheels answer a missing jaxlib, not a missing flax.
-            record["install"]["neighbours"] = [] if extra else _neighbours(index, request.version)
-            record["install"]["how_to_supply"] = (how_to_supply_extra(prepared.plan, extra) if extra
-                                                  else how_to_supply(request.version))
-        if too_old:
-            record["install"]["how_to_supply"] = f"compile for it with jax {_lowest_for(params)} or later"
+        outcome = Outcome(Status.NOT_INSTALLABLE, reason=prepared.problem)
+        head = dataclasses.replace(head, install={**head.install, **_install_advice(request, params, prepared, index,
+                                                                                      too_old)})
     elif prepared.cannot_test:
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
-        record.update(status=Status.RAN, verdict=Verdict.INCONCLUSIVE, reason=prepared.cannot_test)
+        outcome = Outcome(Status.RAN).inconclusive(prepared.cannot_test)
     else:
-        record.update(watching(matrix, log, _run_in, prepared.environment, matrix, request, check,  # kit files watched
-                               params, record["requested"]["backend"], log))
-        record["environment"]["python"] = record["environment"].get("python") or record["install"]["python"]
-    record["duration_s"] = round(time.monotonic() - started, 2)
-    executable = record["environment"].get("executable")
+        env = prepared.environment
+        outcome = watching(matrix, log, lambda: _run_in(env, matrix, request, check, params,  # kit files watched
+                                                        str(head.requested["backend"]), log))
+    environment = dict(outcome.environment) if outcome.environment is not None else host_facts(_python(prepared))
+    if prepared.environment is not None and not prepared.cannot_test:
+        environment["python"] = environment.get("python") or head.install.get("python")
+    executable = environment.get("executable")
     if isinstance(executable, str):  # records are pasted into bug threads: no absolute path of this machine
-        record["environment"]["executable"] = shown_path(executable, matrix.path.parent)
-    record = bound_record(record)  # a script's 20 MB line or reason must not become a 20 MB record
+        environment["executable"] = shown_path(executable, matrix.path.parent)
+    made = new_record(head, dataclasses.replace(outcome, environment=environment), parameters=dict(params),
+                      slurm=job_facts(),  # which job, array task and node ran it
+                      duration_s=round(time.monotonic() - started, 2))
+    # A script's 20 MB line or reason must not become a 20 MB record.
+    record: JsonObject = json_safe(bound_record(made))
     folder = request.records_dir or matrix.results_dir
-    path = records.save_record(json_safe(record), folder)  # StorageError says where it went instead
+    path = records.save_record(record, folder)  # StorageError says where it went instead
     return record, path
 
 
-def too_old_for_target(request: RunRequest, params: Mapping[str, Any]) -> str:
+def _install_advice(request: RunRequest, params: Mapping[str, object], prepared: Prepared, index: PackageIndex | None,
+                    too_old: str) -> JsonObject:
+    """What a record of a release that could not be installed adds to its ``install``: what to do about it."""
+    advice: JsonObject = {}
+    if prepared.plan is not None and index is not None:  # a release the index lacks: what to do about it
+        advice["resolver_error"] = prepared.attempts[-1].error if prepared.attempts else ""
+        extra = unsatisfied_extra(prepared.plan, prepared.attempts)
+        # The release's neighbours and its wheels answer a missing jaxlib, not a missing flax.
+        advice["neighbours"] = [] if extra else _neighbours(index, request.version)
+        advice["how_to_supply"] = (how_to_supply_extra(prepared.plan, extra) if extra
+                                   else how_to_supply(request.version))
+    if too_old:
+        advice["how_to_supply"] = f"compile for it with jax {_lowest_for(params)} or later"
+    return advice
+
+
+def _python(prepared: Prepared) -> str | None:
+    """The Python the run's environment has (or would have had), as its record says it."""
+    resolution = prepared.resolution
+    return prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
+
+
+def too_old_for_target(request: RunRequest, params: Mapping[str, object]) -> str:
     """Why ``request``'s release cannot compile for its ``--target`` at all ("" where it may): said before anything
     is installed. jax[tpu] before 0.5.3 names libtpu-nightly, which the index does not serve (`kit.targets`)."""
     target = target_of(params.get("target"))
@@ -238,14 +257,14 @@ def too_old_for_target(request: RunRequest, params: Mapping[str, Any]) -> str:
             f"{target['platform']} targets from jax {lowest} on (kit.targets.LOWEST_RELEASE), so nothing was installed")
 
 
-def _lowest_for(params: Mapping[str, Any]) -> str:
+def _lowest_for(params: Mapping[str, object]) -> str:
     target = target_of(params.get("target")) or {}
     return LOWEST_RELEASE.get(str(target.get("platform")), "?")
 
 
-def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check, params: Mapping[str, Any],
-            backend: str, log: Log) -> dict[str, Any]:
-    """The check's own record fields: its script, or its repro, run in ``env`` on ``backend``."""
+def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check, params: Mapping[str, object],
+            backend: str, log: Log) -> Outcome:
+    """The check's outcome: its script, or its repro, run in ``env`` on ``backend``."""
     timeout = request.timeout_s or check.timeout_s
     told = {**env.isolating_env(), **release_bytecode_env(env)}  # what every run in it is told besides
     for line in child_processes.dropped_variables(told):
@@ -255,16 +274,16 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
             shared = matrix.layout.probe_cache.parent / "explained-runs"  # bisect --explain --op: shared by the ops
             run = (explain_runner(run_script, scratch_dir, shared, run_child) if check.parameters.get("explain")
                    else run_script)
-            fields = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                         extra_env={**told, **target_env(check)})
+            outcome = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
+                          extra_env={**told, **target_env(check)})
         else:
-            fields = _run_repro(env, request, params, timeout, log,
-                                {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
-        died_of = str(((fields.get("evidence") or {}).get("jax_cannot_run") or {}).get("error") or "")
+            outcome = _run_repro(env, request, params, timeout, log,
+                                 {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
+        died_of = as_text(outcome.evidence_object("jax_cannot_run").get("error"))
         if not drop_damaged_bytecode(env, died_of):  # a cache that fails is dropped, and the run made again
-            return fields
+            return outcome
         log(f"the environment's kept bytecode was damaged ({died_of}): dropped; running again")
-    return fields
+    return outcome
 
 
 def target_env(check: Check) -> dict[str, str]:
@@ -275,53 +294,38 @@ def target_env(check: Check) -> dict[str, str]:
     return {KNOWN_TARGET_ENV: str(check.parameters["target"])}
 
 
-def _base_record(request: RunRequest, params: Mapping[str, Any], prepared: Prepared) -> dict[str, Any]:
-    resolution = prepared.resolution
-    requested: dict[str, Any] = {"jax": prepared.jax or request.version,
-                                 "backend": prepared.backend or request.backend, "preset": request.preset}
+def record_head(request: RunRequest, params: Mapping[str, object], prepared: Prepared) -> RecordHead:
+    """What the check's record says before it runs: what was asked of which release, how it installs, its identity."""
+    requested: JsonObject = {"jax": prepared.jax or request.version,
+                             "backend": prepared.backend or request.backend, "preset": request.preset}
     if request.existing is not None:  # what was asked was an interpreter, not a release
         requested.update(python=str(request.existing.python), environment=request.existing.name)
     target = target_of(params.get("target"))
     if target is not None:  # compiled for, not run: `kit.targets.Target.to_json`
         requested["target"] = target
-    python = prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
-    return {
-        "schema": records.SCHEMA,
-        "kit_version": __version__,
-        "check": request.check,
-        "requested": requested,
-        "status": None,
-        "verdict": None,
-        "reason": "",
-        "environment": host_facts(python),
-        "install": install_facts(prepared),
-        "parameters": dict(params),
-        "identity": prepared_identity(check_subject(request, params), requested["jax"], requested["backend"],
-                                      prepared).to_json(),
-        "evidence": {},
-        "host": {"name": socket.gethostname(), "machine_id": records.machine_id()},
-        "reproduce": request.reproduce,
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
+    identity = prepared_identity(check_subject(request, params), str(requested["jax"]), str(requested["backend"]),
+                                 prepared)
+    return RecordHead({"check": request.check}, requested, install_facts(prepared), identity.to_json(),
+                      request.reproduce)
 
 
-def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any], timeout: int,
-               log: Log, extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, object], timeout: int,
+               log: Log, extra_env: Mapping[str, str] | None = None) -> Outcome:
     """The repro in ``env``; ``extra_env``: what it is told besides (where its compiles are kept)."""
     with scratch_dir() as tmp:
         out = tmp / "result.json"
         cmd = [str(env.python), "-m", builtin_repro(request.check), "--out", str(out), *to_flags(params)]
         log(detail("running " + " ".join(cmd[1:])))
-        if int(params.get("processes") or 1) > 1:
+        processes = params.get("processes")  # judged an integer where it entered (`parameters_for`)
+        if isinstance(processes, int) and processes > 1:
             # Their bytecode, not the compile cache: it was never proven with jax.distributed's processes.
             bytecode = {k: v for k, v in (extra_env or {}).items() if k != COMPILE_CACHE_ENV}
-            return _run_processes(cmd, out, int(params["processes"]), timeout, env.pythonpath, log, bytecode,
-                                  request)
+            return _run_processes(cmd, out, processes, timeout, env.pythonpath, log, bytecode, request)
         ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log,
                           echo=request.echo)
         if ended.timed_out:
-            return {"status": Status.TIMED_OUT, "reason": f"the repro did not finish within {timeout} s",
-                    "evidence": {"output_tail": ended.tail, **_leftover_evidence(ended)}}
+            return Outcome(Status.TIMED_OUT, reason=f"the repro did not finish within {timeout} s",
+                           evidence={"output_tail": ended.tail, **_leftover_evidence(ended)})
         result, unusable = multiprocess.read_result(out, f"its {out.name}")
     code, tail = ended.code, ended.tail
     refused = child_refused_write(last_line(tail), out.parent) if code != 0 else None
@@ -330,37 +334,36 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, Any],
     if code != 0 or result is None:
         failed = _repro_failure(code, tail, unusable, _leftover_evidence(ended))
         # A repro that exited 0 ran JAX; one that crashed may never have got past `import jax`.
-        return unless_jax_failed(failed, env, log) if failed["status"] == Status.CRASHED and code != 0 else failed
-    fields: dict[str, Any] = {"status": Status.RAN}
-    fields.update({k: result[k] for k in ("verdict", "reason", "evidence", "parameters") if k in result})
-    fields["environment"] = {**host_facts(None), **(result.get("environment") or {})}
-    if ended.leftovers:
-        fields["evidence"] = {**(fields.get("evidence") or {}), **_leftover_evidence(ended)}
+        return unless_jax_failed(failed, env, log) if failed.status is Status.CRASHED and code != 0 else failed
+    outcome = Outcome(Status.RAN, Verdict.of(result.get("verdict")), as_text(result.get("reason")),
+                      {**as_object(result.get("evidence")), **_leftover_evidence(ended)},
+                      environment={**host_facts(None), **as_object(result.get("environment"))},
+                      parameters=as_object(result["parameters"]) if "parameters" in result else None)
     try:
         protocol.check_metrics(result.get("metrics", {}))
-        fields["metrics"] = protocol.normalise_metrics(result.get("metrics", {}))
+        return dataclasses.replace(outcome, metrics=protocol.normalise_metrics(as_object(result.get("metrics"))))
     except protocol.ResultError as exc:
         log(f"ignoring the repro's metrics: {exc}")
-    return fields
+    return outcome
 
 
-def _repro_failure(code: int | None, tail: list[str], unusable: str, more: Mapping[str, Any]) -> dict[str, Any]:
+def _repro_failure(code: int | None, tail: list[str], unusable: str, more: JsonObject) -> Outcome:
     """A repro that exited non-zero or left no usable result: refused (the size), else crashed, with why."""
-    evidence = {"output_tail": tail, **more}
+    evidence: JsonObject = {"output_tail": tail, **more}
     last = last_line(tail) or "no output"
     if code == EXIT_REFUSED:  # a size this machine cannot hold: a fact about the machine, not a crash
-        return {"status": Status.REFUSED, "reason": f"the repro refused the size: {last}", "evidence": evidence}
+        return Outcome(Status.REFUSED, reason=f"the repro refused the size: {last}", evidence=evidence)
     assert code is not None
     if code == 0:
         why = f"the repro exited 0, but {unusable}" if unusable else f"the repro exited 0 without a result: {last}"
-        return {"status": Status.CRASHED, "reason": why, "evidence": evidence}
+        return Outcome(Status.CRASHED, reason=why, evidence=evidence)
     how = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
-    return {"status": Status.CRASHED, "reason": f"the repro crashed ({how}): {unusable or last}", "evidence": evidence}
+    return Outcome(Status.CRASHED, reason=f"the repro crashed ({how}): {unusable or last}", evidence=evidence)
 
 
-def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log,
-                      told: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """A failed run's fields as they are, unless JAX itself cannot import and run here: then no verdict.
+def unless_jax_failed(failed_run: Outcome, env: Environment, log: Log,
+                      told: Mapping[str, str] | None = None) -> Outcome:
+    """A failed run's outcome as it is, unless JAX itself cannot import and run here: then no verdict (a named step).
 
     A failure inside ``import jax`` (a commit laid over a jaxlib it cannot
     use, a damaged environment) is "cannot run here", never the script's
@@ -371,16 +374,15 @@ def unless_jax_failed(fields: dict[str, Any], env: Environment, log: Log,
                                       **(told or {})})
     log(detail(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)"))
     if health.ok:
-        return fields
-    evidence = {**(fields.get("evidence") or {}), "jax_cannot_run": health.to_json()}
-    reason = (f"JAX itself cannot import and run here ({health.error}), so the run's failure is not a verdict "
-              f"on the behaviour; it was: {fields.get('reason') or 'no reason given'}")
-    return {**fields, "status": Status.RAN, "verdict": Verdict.INCONCLUSIVE, "reason": reason, "evidence": evidence}
+        return failed_run
+    return failed_run.inconclusive(f"JAX itself cannot import and run here ({health.error}), so the run's failure is "
+                                   f"not a verdict on the behaviour; it was: {failed_run.reason or 'no reason given'}",
+                                   jax_cannot_run=health.to_json())
 
 
-def _bad_if_matched(fields: Mapping[str, Any]) -> bool:
+def _bad_if_matched(outcome: Outcome) -> bool:
     """Did the user's bad_if match the failure? Then it is the verdict they asked for, whatever JAX did."""
-    return bool(((fields.get("evidence") or {}).get("bad_if") or {}).get("matched"))
+    return bool(outcome.evidence_object("bad_if").get("matched"))
 
 
 def script_env(result_path: Path, backend: str, host_devices: int | None, flags: str | None = None) -> dict[str, str]:
@@ -396,8 +398,8 @@ def script_env(result_path: Path, backend: str, host_devices: int | None, flags:
 
 def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log,
                output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
-               args: Sequence[str] = (), cwd: Path | None = None) -> dict[str, Any]:
-    """Run a script check with the environment's python; the record fields its exit, KIT_RESULT and output give.
+               args: Sequence[str] = (), cwd: Path | None = None) -> Outcome:
+    """Run a script check with the environment's python; the outcome its exit, KIT_RESULT and output give.
 
     The one way a script runs, whether it came from a check block or from
     ``--script``: KIT_RESULT, forced host devices on CPU, the environment's
@@ -413,25 +415,24 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
         extra = {**(extra_env or {}), **script_env(out, backend, check.host_devices, (extra_env or {}).get("XLA_FLAGS"))}
         # A check runs in its scratch folder, not the project; a program to explain where its user called it.
         ended = run_child(cmd, timeout, log, extra, env.pythonpath, output_log, echo=echo, cwd=cwd or tmp)
-        fields, result = script_fields(ended, out, timeout, check.bad_if, env)
+        outcome, result = script_fields(ended, out, timeout, check.bad_if, env)
     if failures.failed(ended.code) and (not_source := failures.source_problem(check.script)):
-        fields = failures.not_source(fields, not_source)  # Python says so without a traceback: a plain exit 1
-    if failures.failed(ended.code) and not _bad_if_matched(fields):
+        outcome = failures.not_source(outcome, not_source)  # Python says so without a traceback: a plain exit 1
+    if failures.failed(ended.code) and not _bad_if_matched(outcome):
         compiling = dict(KNOWN_TARGET_PROBE_ENV) if KNOWN_TARGET_ENV in (extra_env or {}) else {}
-        fields = unless_jax_failed(fields, env, log, compiling)
-    env_facts: dict[str, Any] = {**{k: env.versions.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
-                                 "python": env.python_version, "backend": backend,
-                                 "device_count": check.host_devices or None}
+        outcome = unless_jax_failed(outcome, env, log, compiling)
+    env_facts: JsonObject = {**{k: env.versions.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
+                             "python": env.python_version, "backend": backend,
+                             "device_count": check.host_devices or None}
     if check.requires:
         env_facts["packages"] = installed_versions(check.requires, env.versions)  # what the extra packages were
-    fields["environment"] = {**host_facts(None), **env_facts, **((result or {}).get("environment") or {})}
-    return fields
+    return outcome.ran_on({**host_facts(None), **env_facts, **as_object((result or {}).get("environment"))})
 
 
 def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if: re.Pattern[str] | None,
-                  env: Environment) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """A script run's record fields (and its KIT_RESULT): the exit code first, KIT_RESULT adds detail, and a
-    failure is classed by what it died of (kit/run/failures.py; ``env`` says what was installed).
+                  env: Environment) -> tuple[Outcome, JsonObject | None]:
+    """A script run's outcome (and its KIT_RESULT): the exit code first, KIT_RESULT adds detail, and a failure is
+    classed by what it died of (kit/run/failures.py; ``env`` says what was installed).
 
     KIT_RESULT is read only when the script ran to its end: after a timeout or
     a signal, a torn result file says nothing the exit does not.
@@ -439,28 +440,24 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
     code = ended.code
     result = None
     try:
-        if protocol.exit_observation(code, timeout)[0] == Status.RAN:
+        if protocol.exit_observation(code, timeout)[0] is Status.RAN:
             result = protocol.read_result(out)
     except protocol.ResultError as exc:
-        return {"status": Status.CRASHED, "verdict": None, "reason": f"{exc}",
-                "evidence": {"exit_code": code, "output_tail": ended.tail[-15:], **_leftover_evidence(ended)}}, None
-    fields = protocol.observation(code, timeout, result)
-    judged = failures.judge(fields, code, ended.tail, bad_if, env.versions, env.python_version)
-    fields.update(status=judged.status, verdict=judged.verdict, reason=judged.reason)
-    # Whether KIT_RESULT stated the verdict or the exit code alone gave it: a script that only measures
-    # (metrics, exit 0, no verdict) is shown as measured, not unaffected (kit/matrix/measured.py).
-    evidence: dict[str, Any] = {"summary": fields.pop("summary", {}), "exit_code": code,
-                                "verdict_from": fields.pop("verdict_from", "exit code"), **judged.evidence,
-                                **_leftover_evidence(ended)}
-    if failures.failed(code) or fields["status"] != Status.RAN:
-        evidence["output_tail"] = ended.tail[-15:]
+        return Outcome(Status.CRASHED, None, f"{exc}", {"exit_code": code, "output_tail": ended.tail[-15:],
+                                                         **_leftover_evidence(ended)}), None
+    judged = failures.judge(protocol.observation(code, timeout, result), code, ended.tail, bad_if, env.versions,
+                            env.python_version)
+    # Whether KIT_RESULT stated the verdict or the exit code alone gave it (``verdict_from``): a script that only
+    # measures (metrics, exit 0, no verdict) is shown as measured, not unaffected (kit/matrix/measured.py).
+    outcome = judged.with_evidence(exit_code=code, **_leftover_evidence(ended))
+    if failures.failed(code) or outcome.status is not Status.RAN:
+        outcome = outcome.with_evidence(output_tail=ended.tail[-15:])
         last = last_line(ended.tail)
-        if fields["status"] == Status.CRASHED and last and "exception" not in judged.evidence:
-            fields["reason"] += f": {last}"
+        if outcome.status is Status.CRASHED and last and "exception" not in judged.evidence:
+            outcome = outcome.with_reason(f"{outcome.reason}: {last}")
     if ended.leftovers and not ended.timed_out:
-        fields["reason"] += f"; {_leftover_sentence(ended)}"
-    fields["evidence"] = evidence
-    return fields, result
+        outcome = outcome.with_reason(f"{outcome.reason}; {_leftover_sentence(ended)}")
+    return outcome, result
 
 
 def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
@@ -503,7 +500,7 @@ def _leftover_sentence(ended: child_processes.Ended) -> str:
     return f"it left {count} process{'' if count == 1 else 'es'} running when it exited, killed then"
 
 
-def _leftover_evidence(ended: child_processes.Ended) -> dict[str, Any]:
+def _leftover_evidence(ended: child_processes.Ended) -> JsonObject:
     if not ended.leftovers:
         return {}
     return {"left_running": ended.leftovers[:LEFTOVERS_SHOWN], "left_running_count": len(ended.leftovers)}
@@ -528,14 +525,14 @@ def scratch_dir() -> Iterator[Path]:
 
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],
                    log: Log, extra_env: Mapping[str, str] | None = None,
-                   request: RunRequest | None = None) -> dict[str, Any]:
-    """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one record."""
+                   request: RunRequest | None = None) -> Outcome:
+    """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one outcome."""
     child_processes.end_abandoned_trees(log)
-    fields = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log,
-                                        request.launcher if request else None, request.hosts if request else ())
-    if fields["status"] == Status.RAN:
-        fields["environment"] = {**host_facts(None), **fields["environment"]}
-    return fields
+    outcome = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log,
+                                         request.launcher if request else None, request.hosts if request else ())
+    if outcome.ran:
+        return outcome.ran_on({**host_facts(None), **(outcome.environment or {})})
+    return outcome
 
 
 def _neighbours(index: PackageIndex, version: str) -> list[str]:

@@ -17,31 +17,36 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .. import __version__
 from ..atomic_files import atomic_write_text
 from ..config import Check
 from ..hlo import Fingerprint
 from ..install import Environment
-from ..records import EXISTING
+from ..records import EXISTING, JsonObject, Outcome, as_object
 
 
 @dataclass
 class DumpedRun:
-    fields: dict[str, Any]
-    """The run's record fields, as `runner.run_script` gives them."""
-    modules: list[dict[str, Any]] = field(default_factory=list)
+    outcome: Outcome
+    """The run's outcome, as `runner.run_script` gives it."""
+    modules: list[JsonObject] = field(default_factory=list)
     fingerprints: list[Fingerprint] = field(default_factory=list)
-    dump: dict[str, Any] = field(default_factory=dict)
+    dump: JsonObject = field(default_factory=dict)
     output_tail: list[str] = field(default_factory=list)
-    target: dict[str, Any] | None = None
+    target: JsonObject | None = None
     """With a target: what it is and how its compile went (`kit.run.targeted`)."""
-    program: dict[str, Any] = field(default_factory=dict)
+    program: JsonObject = field(default_factory=dict)
     """What the program did that the kit must say (`kit.run.explained.program_facts`): XLA_FLAGS it set, its
     devices."""
-    processes: dict[str, Any] | None = None
+    processes: JsonObject | None = None
     """Run as several processes (`kit.run.explained_ranks`): how they were launched, each rank, whether they agree."""
+
+
+def partitions(module: JsonObject) -> int:
+    """How many partitions a module read was compiled over (1 where it says none: one device)."""
+    count = module.get("partitions")
+    return count if isinstance(count, int) and count > 0 else 1
 
 
 def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | None:
@@ -64,8 +69,10 @@ def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | N
 
 def save(where: Path, run: DumpedRun) -> None:
     """Keep ``run`` (a disk that refuses is no reason to fail the probe: the next one runs again)."""
-    text = json.dumps({"fields": run.fields, "modules": run.modules, "dump": run.dump, "output_tail": run.output_tail,
-                       "program": run.program, "fingerprints": [f.to_json() for f in run.fingerprints]})
+    # "fields": the word of the runs kept before the outcome had a type, so those still load (`load`).
+    text = json.dumps({"fields": run.outcome.to_json(), "modules": run.modules, "dump": run.dump,
+                       "output_tail": run.output_tail, "program": run.program,
+                       "fingerprints": [f.to_json() for f in run.fingerprints]})
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(where, text)
@@ -76,9 +83,13 @@ def save(where: Path, run: DumpedRun) -> None:
 def load(where: Path) -> DumpedRun | None:
     """The kept run, or None where there is none or it does not read back whole."""
     try:
-        data = json.loads(where.read_text(encoding="utf-8"))
-        return DumpedRun(fields=data["fields"], modules=data["modules"], dump=data["dump"],
-                         output_tail=data["output_tail"], program=data.get("program") or {},
-                         fingerprints=[Fingerprint.from_json(f) for f in data["fingerprints"]])
+        data = as_object(json.loads(where.read_text(encoding="utf-8")))
+        modules, tail, prints = data["modules"], data["output_tail"], data["fingerprints"]
+        if not (isinstance(modules, list) and isinstance(tail, list) and isinstance(prints, list)):
+            raise TypeError("not a kept run")
+        return DumpedRun(outcome=Outcome.from_json(as_object(data["fields"])), modules=[as_object(m) for m in modules],
+                         dump=as_object(data["dump"]), output_tail=[str(line) for line in tail],
+                         program=as_object(data.get("program")),
+                         fingerprints=[Fingerprint.from_json(as_object(f)) for f in prints])
     except (OSError, ValueError, KeyError, TypeError):
         return None

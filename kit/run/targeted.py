@@ -19,17 +19,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Mapping, Protocol
 
 from repro.target_export import EXPORTS_ENV, PLATFORM_ENV, manifest
 
 from ..install import Environment
+from ..records import JsonObject, as_object
+from .child_processes import Ended
 from ..log_events import Log, detail
 from ..package_files import repro_root
 from ..targets import LOWEST_RELEASE, Target
 
-RunChild = Callable[..., Any]
-"""`runner.run_child`, handed in by the runner's side (which imports this module: no import circle)."""
+class RunChild(Protocol):
+    """`runner.run_child`, handed in by the runner's side (which imports this module: no import circle)."""
+
+    def __call__(self, cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
+                 pythonpath: tuple[Path, ...] = (), output_log: Path | None = None, echo: bool = True,
+                 cwd: Path | None = None) -> Ended: ...
 
 
 def program_env(target: Target, exports: Path) -> dict[str, str]:
@@ -40,7 +46,7 @@ def program_env(target: Target, exports: Path) -> dict[str, str]:
 
 
 def compile_exports(run_child: RunChild, env: Environment, target: Target, exports: Path, scratch: Path,
-                    dump: Path, timeout: int, log: Log) -> dict[str, Any]:
+                    dump: Path, timeout: int, log: Log) -> JsonObject:
     """Compile what the program exported for ``target`` into ``dump``; the compile's result (what compiled,
     what failed and why, the devices), or one saying why there is none."""
     exported = [entry for entry in manifest(str(exports)) if "file" in entry]
@@ -59,23 +65,25 @@ def compile_exports(run_child: RunChild, env: Environment, target: Target, expor
     ended = run_child(cmd, timeout, log, {"JAX_PLATFORMS": "cpu"}, env.pythonpath, scratch / "compile.log",
                       echo=False)
     try:
-        result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        result = json.loads(out.read_text(encoding="utf-8"))  # repro/target_compile.py's object: the JSON edge
+        if not isinstance(result, dict):
+            raise ValueError("not an object")
     except (OSError, ValueError):
         last = next((line for line in reversed(ended.tail) if line.strip()), "no output")
         how = "did not finish" if ended.timed_out else f"exited {ended.code}"
         return {"modules": [], "failed": [], "compile_crashed": f"the compile for {target.title} {how}: {last}"}
-    return result
+    return as_object(result)
 
 
-def compile_sentence(target: Target, result: Mapping[str, Any]) -> str:
+def compile_sentence(target: Target, result: Mapping[str, object]) -> str:
     """How the compile for the target went, in one clause for the record's reason."""
     for key in ("no_devices", "none_exported", "compile_crashed"):
         if result.get(key):
             return f"nothing compiled for {target.title}: {result[key]}"
-    failed = result.get("failed") or []
-    said = f"{len(result.get('modules') or [])} computation(s) {target.compiled_not_run}"
-    if failed:
-        said += f"; {len(failed)} could not be compiled for it (e.g. {failed[0].get('error')})"
+    failed, modules = result.get("failed"), result.get("modules")
+    said = f"{len(modules) if isinstance(modules, list) else 0} computation(s) {target.compiled_not_run}"
+    if isinstance(failed, list) and failed:
+        said += f"; {len(failed)} could not be compiled for it (e.g. {as_object(failed[0]).get('error')})"
     return said
 
 

@@ -87,17 +87,17 @@ def _run_script(tmp_path: Path, body: str, timeout: int) -> tuple[dict, float, P
 def test_a_forked_child_holding_stdout_ends_when_the_script_exits(tmp_path: Path) -> None:
     fields, seconds, pid_file = _run_script(tmp_path, FORK_AND_HOLD_STDOUT, timeout=60)
     assert seconds < 20, f"the check waited {seconds:.0f} s on its child's pipe"
-    assert (fields["status"], fields["verdict"]) == ("ran", "unaffected")
-    assert "left 1 process running when it exited, killed then" in fields["reason"]
-    assert fields["evidence"]["left_running_count"] == 1
+    assert (fields.status, fields.verdict) == ("ran", "unaffected")
+    assert "left 1 process running when it exited, killed then" in fields.reason
+    assert fields.evidence["left_running_count"] == 1
     [child] = pids_written(pid_file)
     assert ended_soon(child)
 
 
 def test_a_script_waiting_on_its_child_times_out_at_its_limit_with_the_child(tmp_path: Path) -> None:
     fields, seconds, pid_file = _run_script(tmp_path, FORK_AND_WAIT, timeout=3)
-    assert fields["status"] == "timed-out"
-    assert fields["reason"] == "the script did not finish within 3 s"
+    assert fields.status == "timed-out"
+    assert fields.reason == "the script did not finish within 3 s"
     assert seconds < 20
     assert all(ended_soon(pid) for pid in pids_written(pid_file, 2))
 
@@ -106,17 +106,17 @@ def test_a_script_waiting_on_its_child_times_out_at_its_limit_with_the_child(tmp
 def test_a_detached_daemon_does_not_outlive_the_check(tmp_path: Path, body: str) -> None:
     fields, seconds, pid_file = _run_script(tmp_path, body, timeout=60)
     assert seconds < 20
-    assert (fields["status"], fields["verdict"]) == ("ran", "unaffected")
+    assert (fields.status, fields.verdict) == ("ran", "unaffected")
     [daemon] = pids_written(pid_file)
     assert ended_soon(daemon)
-    assert fields["evidence"]["left_running_count"] == 1
+    assert fields.evidence["left_running_count"] == 1
 
 
 def test_a_process_the_check_did_not_start_is_left_alone(tmp_path: Path) -> None:
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
         fields, _seconds, _pid_file = _run_script(tmp_path, DETACH, timeout=60)
-        assert fields["status"] == "ran"
+        assert fields.status == "ran"
         assert running(bystander.pid)
     finally:
         bystander.kill()

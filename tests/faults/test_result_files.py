@@ -72,8 +72,8 @@ def test_an_odd_result_json_from_the_repro_is_a_crash_that_says_why(tmp_path: Pa
     make, sentence = ODD_KIT_RESULTS[case]
     fields = runner._run_repro(_fake_repro(tmp_path, make), runner.RunRequest("scaling", "0.6.0"), {}, 60,
                                lambda _m: None)
-    assert fields["status"] == "crashed"
-    assert fields["reason"] == "the repro exited 0, but " + sentence.replace("KIT_RESULT", "its result.json")
+    assert fields.status == "crashed"
+    assert fields.reason == "the repro exited 0, but " + sentence.replace("KIT_RESULT", "its result.json")
 
 
 @pytest.mark.parametrize("case", ["not-utf8", "a-folder", "nested-100000-deep", "huge"])
@@ -86,8 +86,8 @@ def test_an_odd_per_process_result_is_named_in_the_merged_crash(tmp_path: Path, 
     maker.write_text(f"import os\npath = {str(multiprocess.result_path(out, 1))!r}\n{make}\n")
     subprocess.run([sys.executable, str(maker)], check=True)
     fields = multiprocess.merge(out, 2, [0, 0], [])
-    assert fields["status"] == "crashed"
-    assert sentence.replace("KIT_RESULT", "result.p1.json") in fields["reason"]
+    assert fields.status == "crashed"
+    assert sentence.replace("KIT_RESULT", "result.p1.json") in fields.reason
 
 
 def test_reading_refuses_before_reading_whole(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ def test_a_scripts_escape_sequences_are_written_out_on_the_console(tmp_path: Pat
     script.write_text(HOSTILE)
     env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED)
     fields = runner.run_script(env, script_check("hostile", script), "cpu", 60, lambda _line: None)
-    assert fields["status"] == "ran"
+    assert fields.status == "ran"
     shown = capsys.readouterr().out.splitlines()
     assert shown == [
         r"\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07 clipboard",
