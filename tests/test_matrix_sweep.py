@@ -23,6 +23,7 @@ from kit.install import plan as install
 from kit.matrix import progress, release_plans, sweep
 from kit.errors import KitError
 from kit.install.plan import InstallPlan, Resolution
+from kit.records import making
 from kit.run import runner
 from tests.fake_releases import FakeReleases
 
@@ -81,7 +82,8 @@ def test_second_sweep_skips_current_cells_including_the_not_installable_one(
 
 def test_records_of_another_kit_version_are_not_current(machine: FakeReleases, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as older:
-        older.setattr(runner, "__version__", "0.0.1")  # the records an older kit wrote
+        older.setattr(runner, "__version__", "0.0.1")  # the records an older kit wrote: its identity
+        older.setattr(making, "__version__", "0.0.1")  # and the record's own kit_version
         run(machine)
     machine.forget()
     _, lines = run(machine)
