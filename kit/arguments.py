@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from .errors import UsageError
 from .wording import as_spoken
@@ -19,11 +19,15 @@ from .wording import as_spoken
 class Parser(argparse.ArgumentParser):
     """An `argparse.ArgumentParser` whose errors are `UsageError`s with ``tip``."""
 
-    def __init__(self, *args: Any, tip: str, **kwargs: Any) -> None:
-        for said in ("prog", "usage", "description", "epilog"):
-            if isinstance(kwargs.get(said), str):
-                kwargs[said] = as_spoken(kwargs[said])
-        super().__init__(*args, **kwargs)
+    def __init__(self, prog: str | None = None, usage: str | None = None, description: str | None = None,
+                 epilog: str | None = None, *, tip: str,
+                 formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter, add_help: bool = True,
+                 allow_abbrev: bool = True) -> None:
+        """The kit's words in ``prog``, ``usage``, ``description`` and ``epilog`` said as the command in use
+        (`as_spoken`); the rest as `argparse.ArgumentParser` takes it."""
+        super().__init__(prog=_spoken(prog), usage=_spoken(usage), description=_spoken(description),
+                         epilog=_spoken(epilog), formatter_class=formatter_class, add_help=add_help,
+                         allow_abbrev=allow_abbrev)
         self.tip = as_spoken(tip)
 
     def error(self, message: str) -> NoReturn:  # one sentence, no usage dump
@@ -39,3 +43,7 @@ class Parser(argparse.ArgumentParser):
             if word.startswith("--") and near:
                 return f"; did you mean {near[0]}?"
         return ""
+
+
+def _spoken(text: str | None) -> str | None:
+    return as_spoken(text) if text is not None else None

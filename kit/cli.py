@@ -43,17 +43,18 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from types import FrameType
+from typing import Iterator, Mapping, Sequence
 
 from repro import parameters as parameter_rules
 
 from .checks import builtin, builtin_checks
 from .log_events import Log
-from .records import Status, Verdict
+from .json_types import JsonObject
+from .records import Record, Status, Verdict
 from .arguments import Parser
 from .wording import AS_JAX_KIT, as_spoken
 from .config import (
-    BACKENDS,
     Matrix,
     configured_parameters,
     is_environment_name,
@@ -71,7 +72,7 @@ from .project import catalogue_folders, legacy_known_problems
 from .reproduce_line import reproduce_text
 from .requirements import requirements, versions_text
 from .run.runner import RunRequest, parameters_for, run_check
-from .targets import Target, parse_target
+from .targets import BACKENDS, Target, parse_target
 from .user_paths import find_links_argument, folder_or_nothing_yet, folder_problem, interpreter_path
 
 
@@ -212,7 +213,7 @@ def unwind_on_stop_signals() -> Iterator[None]:
         yield  # only the main thread may set handlers
         return
 
-    def stop(signum: int, frame: Any) -> None:
+    def stop(signum: int, frame: FrameType | None) -> None:
         raise SystemExit(128 + signum)
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
@@ -263,7 +264,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
     return exit_code(record, args.fail_on_affected)
 
 
-def target_parameter(check: str, overrides: dict[str, Any], backend: str | None) -> Target | None:
+def target_parameter(check: str, overrides: dict[str, object], backend: str | None) -> Target | None:
     """``--target NAME`` (``tpu:v5e:2x2``) as the Target it names; ``overrides["target"]`` becomes its JSON, what
     the repro reads (`repro.parameters.target_of`). None without ``--target``; UsageError naming the nearest name."""
     name = overrides.get("target")
@@ -439,7 +440,7 @@ def _requested_sessions(argv: Sequence[str]) -> list[str]:
     return [part for name in names for part in name.split(",") if part]
 
 
-def _configured(matrix: Matrix, log: Log) -> dict[str, dict[str, Any]]:
+def _configured(matrix: Matrix, log: Log) -> dict[str, JsonObject]:
     """Per check, what `nox -s matrix` would run: a record counts in the matrix when it ran that."""
     configured = {}
     for name in matrix.checks:
@@ -450,15 +451,17 @@ def _configured(matrix: Matrix, log: Log) -> dict[str, dict[str, Any]]:
     return configured
 
 
-def exit_code(record: dict[str, Any], fail_on_affected: bool) -> int:
-    status = record.get("status")
-    if status == Status.NOT_INSTALLABLE:
+def exit_code(record: Mapping[str, object], fail_on_affected: bool) -> int:
+    """The run's exit code, from its record (the object `run_check` wrote, read as a `Record`)."""
+    ran = Record.of(record)
+    status = ran.status
+    if status is Status.NOT_INSTALLABLE:
         return EXIT_NOT_INSTALLABLE
-    if status == Status.UNSUPPORTED:
+    if status is Status.UNSUPPORTED:
         return EXIT_UNSUPPORTED
-    if status != Status.RAN:
+    if status is not Status.RAN:
         return EXIT_FAILED
-    if fail_on_affected and record.get("verdict") == Verdict.AFFECTED:
+    if fail_on_affected and ran.verdict is Verdict.AFFECTED:
         return EXIT_FAILED
     return EXIT_OK
 
@@ -491,26 +494,27 @@ def run_parser(check: str) -> argparse.ArgumentParser:
     return parser
 
 
-def summary(record: dict[str, Any], path: Path) -> str:
-    """The few lines a user reads after a run (also pasted into issues)."""
-    requested = record.get("requested", {})
-    status = record.get("status")
-    install = record.get("install") or {}
+def summary(written: Mapping[str, object], path: Path) -> str:
+    """The few lines a user reads after a run (also pasted into issues), from its record (the object `run_check`
+    wrote, read as a `Record`)."""
+    record = Record.of(written)
+    requested, status, install = record.requested, record.status, record.install
     existing = install.get("environment") == "existing"
     head = f"{record.get('check')} · jax {requested.get('jax') or '(none)'} · {requested.get('backend')}"
     if existing:
-        head += f" · {'environment ' + install['name'] if install.get('name') else 'existing interpreter'}"
-    if requested.get("target"):
-        head += f" · compiled for {requested['target'].get('title')}, not run"
-    if status == Status.RAN:
+        head += f" · {'environment ' + str(install['name']) if install.get('name') else 'existing interpreter'}"
+    target = requested.get("target")
+    if target:
+        head += f" · compiled for {target.get('title') if isinstance(target, dict) else target}, not run"
+    if status is Status.RAN:
         lines = [f"== {head}: {str(record.get('verdict')).upper()}", f"   {record.get('reason')}"]
         lines += _ran_lines(record)
-    elif status == Status.NOT_INSTALLABLE and existing:
+    elif status is Status.NOT_INSTALLABLE and existing:
         lines = [f"== {head}: NO JAX RELEASE THERE", f"   {record.get('reason')}"]
-    elif status == Status.NOT_INSTALLABLE:
-        install = record.get("install", {})
+    elif status is Status.NOT_INSTALLABLE:
         lines = [f"== {head}: NOT INSTALLABLE HERE", f"   {record.get('reason')}"]
-        neighbours = install.get("neighbours") or []
+        listed = install.get("neighbours") or []
+        neighbours = [str(version) for version in listed] if isinstance(listed, list) else []
         if neighbours:
             lines.append("   installable neighbours: " + ", ".join(neighbours)
                          + f" (e.g. nox -s {record.get('check')}-{neighbours[0]})")
@@ -519,17 +523,20 @@ def summary(record: dict[str, Any], path: Path) -> str:
         what = "to supply wheels" if plain or neighbours else "what to do"
         lines.append(f"   {what}: {install.get('how_to_supply')}")
     else:
-        lines = [f"== {head}: {str(status).upper()}", f"   {record.get('reason')}"]
+        lines = [f"== {head}: {str(record.get('status')).upper()}", f"   {record.get('reason')}"]
     if existing:
+        packages = install.get("packages") or {}
+        counted = len(packages) if isinstance(packages, (dict, list)) else 0
         lines.append(f"   environment: existing, {install.get('interpreter')} as it is (Python {install.get('python')}, "
-                     f"{len(install.get('packages') or {})} packages, fingerprint {install.get('packages_fingerprint')})")
+                     f"{counted} packages, fingerprint {install.get('packages_fingerprint')})")
     lines += [f"   record: {path}", f"   reproduce: {record.get('reproduce')}"]
     return "\n".join(lines)
 
 
-def _ran_lines(record: dict[str, Any]) -> list[str]:
+def _ran_lines(written: Mapping[str, object]) -> list[str]:
     """Where a run ran and its key figures; nothing where it never started (a package it needs was missing)."""
-    env = record.get("environment", {})
+    record = Record.of(written)
+    env = record.environment
     if not env.get("backend") and not env.get("jax"):
         return []
     where = str(env.get("backend") or "an unreported backend")
@@ -538,20 +545,23 @@ def _ran_lines(record: dict[str, Any]) -> list[str]:
                  f"{env.get('host_backend') or 'this machine'}")
     elif env.get("device_count") is not None:  # a script that reports no devices: say nothing rather than "× None"
         where += f" × {env.get('device_count')}" + (f" ({env['device_kind']})" if env.get("device_kind") else "")
-    if (env.get("process_count") or 1) > 1:
-        agree = "agree" if (record.get("evidence") or {}).get("processes_agree") else "DISAGREE"
+    processes = env.get("process_count") or 1
+    if isinstance(processes, (int, float)) and processes > 1:
+        agree = "agree" if record.evidence.get("processes_agree") else "DISAGREE"
         where += f" over {env['process_count']} processes (jax.distributed; their verdicts {agree})"
-    extras = f", {versions_text(env['packages'])}" if env.get("packages") else ""
+    packages = env.get("packages")
+    extras = (f", {versions_text({str(k): str(v) if v else None for k, v in packages.items()})}"
+              if packages and isinstance(packages, dict) else "")
     verb = "compiled for" if env.get("compiled_for") else "ran on"
     lines = [f"   {verb} {where}, jax {env.get('jax')}, jaxlib {env.get('jaxlib')}, numpy {env.get('numpy')}, "
              f"python {env.get('python')}{extras}"]
-    figures = (record.get("evidence") or {}).get("summary") or {}
-    if figures:
+    figures = record.evidence.get("summary") or {}
+    if figures and isinstance(figures, dict):
         lines.append("   key figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))
     return lines
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.3g}"
     return str(value)

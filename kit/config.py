@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from packaging.version import Version
 
@@ -23,14 +23,15 @@ from repro import parameters as parameter_rules
 
 from . import requirements as extra_packages
 from .errors import ConfigError, KitError, UsageError
+from .json_types import JsonObject, TomlTable
 from .layout import Layout
 
 # The TOML table checks are shared with the catalogue's entries; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
 from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, results_outside, script_bytes, script_with_code
 
-from .checks import builtin, names as builtin_names
-from .targets import BACKENDS, Target, configured_targets  # BACKENDS: where the rest of the kit has always asked
+from .checks import Parameters, builtin, names as builtin_names
+from .targets import BACKENDS as BACKENDS, Target, configured_targets  # BACKENDS: where the rest of the kit has always asked
 
 # The built-in checks, one module each under kit/checks/. The parameters each understands, their shapes, limits
 # and normal form are registered with repro/parameters.py, shared with the repros so that both halves accept and
@@ -55,8 +56,9 @@ _ENVIRONMENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 MAX_TIMEOUT_S = 10**9
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+def _whole(v: object) -> int | None:
+    """``v`` where it is a whole number (a bool is not one), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def release_number(text: str, where: str, error: type[KitError] = UsageError) -> str:
@@ -81,11 +83,12 @@ def is_environment_name(text: str) -> bool:
     return bool(_ENVIRONMENT_NAME.fullmatch(text))
 
 
-def timeout_value(value: Any) -> int | None:
+def timeout_value(value: object) -> int | None:
     """A time limit in whole seconds, or None when ``value`` is not one (1 to `MAX_TIMEOUT_S`)."""
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)  # 1e9 written as a float is still a whole number of seconds
-    return value if _is_int(value) and 1 <= value <= MAX_TIMEOUT_S else None
+    seconds = _whole(value)
+    return seconds if seconds is not None and 1 <= seconds <= MAX_TIMEOUT_S else None
 
 
 _TIMEOUT_WORDS = f"a whole number of seconds from 1 to {MAX_TIMEOUT_S}"
@@ -99,7 +102,7 @@ def timeout_seconds(text: str) -> int:
     return value
 
 
-def parameter_problems(check: str, parameters: Mapping[str, Any]) -> list[str]:
+def parameter_problems(check: str, parameters: Parameters) -> list[str]:
     """What the repro would refuse in ``parameters`` (its defaults filled in), one sentence each."""
     return parameter_rules.problems(check, {**parameter_rules.DEFAULTS.get(check, {}), **parameters})
 
@@ -141,7 +144,7 @@ DEFAULT_TIMEOUT_S = 1800
 """A check's time limit when its block (or ``--script``'s ``--timeout``) names none."""
 
 
-def bad_if_pattern(text: Any, where: str, error: type[KitError] = UsageError) -> re.Pattern[str]:
+def bad_if_pattern(text: object, where: str, error: type[KitError] = UsageError) -> re.Pattern[str]:
     """``bad_if`` / ``--bad-if``: a regular expression, compiled once here; else ``error`` naming it."""
     if not isinstance(text, str) or not text:
         raise error(f"{where} must be a non-empty regular expression", 'e.g. bad_if = "TypeError: .*argument"')
@@ -157,8 +160,8 @@ class Check:
     """A built-in repro (``python -m repro.<name>``) or a user's script (``script`` is set)."""
 
     name: str
-    parameters: Mapping[str, Any]
-    presets: Mapping[str, Mapping[str, Any]]
+    parameters: Parameters
+    presets: Mapping[str, Parameters]
     timeout_s: int
     description: str
     script: Path | None = None
@@ -177,7 +180,7 @@ class Check:
 
 def script_check(name: str, script: Path, *, description: str = "", host_devices: int | None = None,
                  timeout_s: int = DEFAULT_TIMEOUT_S, requires: tuple[str, ...] = (),
-                 bad_if: re.Pattern[str] | None = None, parameters: Mapping[str, Any] | None = None) -> Check:
+                 bad_if: re.Pattern[str] | None = None, parameters: Parameters | None = None) -> Check:
     """A user's script as a check, from matrix.toml or from the command line (``--script``): one shape for both.
 
     Every value has been checked where it entered; ``script`` is made absolute.
@@ -261,7 +264,7 @@ def load_matrix(path: Path | str = "matrix.toml") -> Matrix:
     return parse_matrix(raw, path)
 
 
-def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Matrix:
+def parse_matrix(raw: TomlTable, path: Path = Path("matrix.toml")) -> Matrix:
     _known_keys(raw, {"kit", "install", "release", "checks", "environment"}, "")
     kit = _table(raw, "kit", "")
     _known_keys(kit, {"results_dir", "envs_dir", "targets"}, "kit")
@@ -286,7 +289,7 @@ def parse_matrix(raw: Mapping[str, Any], path: Path = Path("matrix.toml")) -> Ma
     )
 
 
-def _parse_install(table: Mapping[str, Any], folder: Path) -> InstallSettings:
+def _parse_install(table: TomlTable, folder: Path) -> InstallSettings:
     where = "install"
     _known_keys(table, {"pythons", "index_url", "extra_index_urls", "find_links", "era_slack_days",
                         "jaxlib_archive", "jax_repo"}, where)
@@ -295,8 +298,8 @@ def _parse_install(table: Mapping[str, Any], folder: Path) -> InstallSettings:
     for py in pythons:
         if not _looks_like_python(py):
             raise ConfigError(f"install.pythons has {py!r}", 'list interpreter versions like "3.12"')
-    slack = table.get("era_slack_days", defaults.era_slack_days)
-    if not _is_int(slack) or not 0 <= slack <= 3650:  # ten years; far more is past any calendar (OverflowError)
+    slack = _whole(table.get("era_slack_days", defaults.era_slack_days))
+    if slack is None or not 0 <= slack <= 3650:  # ten years; far more is past any calendar (OverflowError)
         raise ConfigError("install.era_slack_days must be a whole number of days from 0 to 3650", "e.g. era_slack_days = 14")
     return InstallSettings(
         pythons=pythons,
@@ -309,7 +312,7 @@ def _parse_install(table: Mapping[str, Any], folder: Path) -> InstallSettings:
     )
 
 
-def _parse_releases(items: Any, folder: Path) -> tuple[Release, ...]:
+def _parse_releases(items: object, folder: Path) -> tuple[Release, ...]:
     if not isinstance(items, list) or not items:
         raise ConfigError("matrix.toml has no [[release]] entries", 'add one: [[release]] version = "0.6.0"')
     releases: list[Release] = []
@@ -343,7 +346,7 @@ def _parse_releases(items: Any, folder: Path) -> tuple[Release, ...]:
     return tuple(sorted(releases, key=lambda r: r.key))
 
 
-def _parse_environments(items: Any, path: Path, releases: tuple[Release, ...],
+def _parse_environments(items: object, path: Path, releases: tuple[Release, ...],
                         checks: tuple[str, ...]) -> tuple[NamedEnvironment, ...]:
     """The ``[[environment]]`` blocks: a name that is a safe session name and clashes with nothing, a python."""
     if not isinstance(items, list):
@@ -393,7 +396,7 @@ def _no_session_clashes(environments: list[NamedEnvironment], releases: tuple[Re
             sessions[session] = f"check {check} in environment {environment.name}"
 
 
-def _parse_any_check(name: str, table: Mapping[str, Any], path: Path) -> Check:
+def _parse_any_check(name: str, table: TomlTable, path: Path) -> Check:
     """A built-in check by its name, anything else by its ``script``."""
     if name in BUILTIN_CHECKS:
         if "script" in table:
@@ -408,7 +411,7 @@ def _parse_any_check(name: str, table: Mapping[str, Any], path: Path) -> Check:
     return _parse_script_check(name, table, path)
 
 
-def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Check:
+def _parse_script_check(name: str, table: TomlTable, path: Path) -> Check:
     where = f"checks.{name}"
     if not _CHECK_NAME.fullmatch(name):
         raise ConfigError(f"check name {name!r} has characters a session or record file name cannot hold",
@@ -418,8 +421,9 @@ def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Chec
     if not script.is_file():
         raise ConfigError(f"{where}.{key} {str(table[key])!r} is not a file (looked at {script})",
                           "the path is relative to matrix.toml; copy an example from examples/checks/")
-    devices = table.get("host_devices")
-    if devices is not None and not (_is_int(devices) and 0 < devices <= parameter_rules.MAX_HOST_DEVICES):
+    given = table.get("host_devices")
+    devices = _whole(given)
+    if given is not None and not (devices is not None and 0 < devices <= parameter_rules.MAX_HOST_DEVICES):
         raise ConfigError(f"{where}.host_devices must be 1 to {parameter_rules.MAX_HOST_DEVICES}", "e.g. host_devices = 4")
     requires = extra_packages.requirements(_strings(table, "requires", where, ()), f"{where}.requires", ConfigError)
     bad_if = bad_if_pattern(table["bad_if"], f"{where}.bad_if", ConfigError) if "bad_if" in table else None
@@ -428,7 +432,7 @@ def _parse_script_check(name: str, table: Mapping[str, Any], path: Path) -> Chec
                         parameters={"explain": True} if key == "explain" else None)  # kit/run/explained.py
 
 
-def _timeout(table: Mapping[str, Any], where: str) -> int:
+def _timeout(table: TomlTable, where: str) -> int:
     timeout = timeout_value(table.get("timeout_s", DEFAULT_TIMEOUT_S))
     if timeout is None:
         raise ConfigError(f"{where}.timeout_s = {table['timeout_s']!r} is not {_TIMEOUT_WORDS}",
@@ -436,7 +440,7 @@ def _timeout(table: Mapping[str, Any], where: str) -> int:
     return timeout
 
 
-def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
+def _parse_check(name: str, table: TomlTable) -> Check:
     """A built-in check: its parameters and presets checked and put in their normal form, once."""
     where = f"checks.{name}"
     rules = parameter_rules.RULES[name]
@@ -444,7 +448,7 @@ def _parse_check(name: str, table: Mapping[str, Any]) -> Check:
     _known_keys(table, set(rules) | meta, where)
     parameters = _checked_parameters(name, {k: v for k, v in table.items() if k not in meta}, {}, where)
     presets_raw = _table(table, "presets", where)
-    presets: dict[str, Mapping[str, Any]] = {}
+    presets: dict[str, Parameters] = {}
     for preset, values in presets_raw.items():
         pwhere = f"{where}.presets.{preset}"
         if not isinstance(values, dict):
@@ -465,8 +469,7 @@ def _builtin_description(name: str) -> str:
     return check.description if check is not None else f"{name} check"
 
 
-def _checked_parameters(check: str, values: Mapping[str, Any], under: Mapping[str, Any],
-                        where: str) -> dict[str, Any]:
+def _checked_parameters(check: str, values: TomlTable, under: Parameters, where: str) -> dict[str, object]:
     """``values`` in their normal form, or ConfigError: a value of the wrong shape, or values fine alone but
     not together with ``under`` (a batch that does not split over a device count)."""
     rules = parameter_rules.RULES[check]
@@ -480,7 +483,7 @@ def _checked_parameters(check: str, values: Mapping[str, Any], under: Mapping[st
     return normal
 
 
-def configured_parameters(matrix: Matrix, name: str) -> dict[str, Any]:
+def configured_parameters(matrix: Matrix, name: str) -> JsonObject:
     """What `nox -s matrix` runs for check ``name``: what its records must match to count and stay current.
 
     A built-in check: matrix.toml's parameters (in their normal form). A script
@@ -493,7 +496,13 @@ def configured_parameters(matrix: Matrix, name: str) -> dict[str, Any]:
     return script_parameters(check, matrix.path.parent)
 
 
-def script_parameters(check: Check, root: Path) -> dict[str, Any]:
+def configured_processes(matrix: Matrix, name: str) -> int:
+    """How many processes each run of check ``name`` starts (its ``processes`` parameter; 1 where it has none)."""
+    processes = configured_parameters(matrix, name).get("processes") or 1
+    return int(processes) if isinstance(processes, (int, float, str)) else 1
+
+
+def script_parameters(check: Check, root: Path) -> JsonObject:
     """A script check's parameters in its records: what it ran, and every setting that can change its verdict.
 
     The script's path (relative to ``root``, matrix.toml's folder, where it is
@@ -507,7 +516,7 @@ def script_parameters(check: Check, root: Path) -> dict[str, Any]:
         shown = str(check.script.relative_to(root.resolve()))
     except ValueError:
         shown = str(check.script)
-    parameters: dict[str, Any] = {"script": shown, "script_sha256": hashlib.sha256(script_bytes(check.script, check.name)).hexdigest(),
+    parameters: JsonObject = {"script": shown, "script_sha256": hashlib.sha256(script_bytes(check.script, check.name)).hexdigest(),
                                   "host_devices": check.host_devices, **check.parameters}
     if check.requires:
         parameters["requires"] = list(check.requires)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator, TextIO
+from typing import Iterator, TextIO
 
 from .log_events import Event, Log
 from .markdown_text import inert
@@ -30,7 +30,8 @@ class InertStream:
     def write(self, text: str) -> int:
         return self._stream.write(inert(as_spoken(text), colours=True))
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
+        # Only sys.stdout's readers reach these (flush, fileno, encoding, ...): nothing in the kit names them.
         return getattr(self._stream, name)
 
 
@@ -46,7 +47,7 @@ def inert_log(log: Log) -> Log:
 def inert_streams() -> Iterator[None]:
     """sys.stdout and sys.stderr made inert for the block (a stream already made inert is kept as it is)."""
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = (stream if isinstance(stream, InertStream) else InertStream(stream)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = (stream if isinstance(stream, InertStream) else InertStream(stream)
                               for stream in saved)
     try:
         yield

@@ -18,10 +18,11 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from .config import Matrix, parse_matrix
 from .errors import ConfigError, UsageError
+from .json_types import TomlTable
 from .known.catalogue import catalogue_folder
 from .package_files import default_file
 from .toml_tables import read_toml
@@ -102,7 +103,8 @@ def project_matrix(options: ProjectOptions, here: Path | None = None,
     defaults = read_toml(default_file("matrix.toml"))
     own = read_toml(config) if config.exists() else {}
     matrix = parse_matrix(merged_tables(defaults, own), config)
-    kit: Mapping[str, Any] = own["kit"] if isinstance(own.get("kit"), dict) else {}
+    given = own.get("kit")
+    kit: TomlTable = given if isinstance(given, dict) else {}
     cache = cache_dir(environ)
     if options.out is not None:
         writable_folder(here / options.out, "--out")
@@ -147,24 +149,25 @@ def _tag(cache: Path) -> None:
                           "set JAX_KIT_CACHE to a folder this user can write") from None
 
 
-def merged_tables(defaults: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+def merged_tables(defaults: TomlTable, own: TomlTable) -> dict[str, object]:
     """The package's matrix.toml with a project's added: its releases beside the package's (its own entry for a
     release the package has too), its checks' keys over the package's, its ``[install]`` keys over the package's.
 
     The package's ``[kit]`` folders are the repository's and never a project's: only the project's own count.
     Anything malformed is passed on as it is, for `parse_matrix` to name.
     """
-    merged: dict[str, Any] = {**defaults, **own, "kit": own.get("kit", {})}
+    merged: dict[str, object] = {**defaults, **own, "kit": own.get("kit", {})}
     merged["install"] = _over(defaults.get("install"), own.get("install"))
     merged["checks"] = _over(defaults.get("checks"), own.get("checks"), depth=2)
     releases, added = defaults.get("release", []), own.get("release", [])
     if isinstance(added, list) and isinstance(releases, list):
         mine = {item.get("version") for item in added if isinstance(item, dict)}
-        merged["release"] = [item for item in releases if item.get("version") not in mine] + added
+        merged["release"] = [item for item in releases
+                             if not isinstance(item, dict) or item.get("version") not in mine] + added
     return merged
 
 
-def _over(base: Any, top: Any, depth: int = 1) -> Any:
+def _over(base: object, top: object, depth: int = 1) -> object:
     """``top``'s keys over ``base``'s, tables merged ``depth`` levels down (a check's presets too)."""
     if not isinstance(base, dict) or not isinstance(top, dict):
         return base if top is None else top

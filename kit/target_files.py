@@ -27,9 +27,10 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Collection, Mapping
+from typing import Collection, TypedDict
 
 from .errors import ConfigError
+from .json_types import TomlTable
 from .toml_tables import known_keys, read_toml
 from .user_paths import file_problem, relative_to_what, shown_path
 
@@ -41,12 +42,28 @@ MAX_DESCRIPTION_BYTES = 64 * 1024
 """A GpuTargetConfigProto in text form is a few KB (XLA's own are under 3)."""
 
 
+class _Fields(TypedDict):
+    name: str
+    platform: str
+    chip: str
+    devices: int
+    topology: str
+
+
+class TargetFields(_Fields, total=False):
+    """A target file read and checked: `kit.targets.Target`'s fields (the keys it sets only for its platform)."""
+
+    host_bounds: str
+    description: str
+    description_text: str
+
+
 def looks_like_file(text: str) -> bool:
     """Whether ``--target`` names a description file rather than a target of the table (``tpu:v5e:2x2``)."""
     return text.strip().endswith(".toml") or "/" in text or os.sep in text
 
 
-def read_target_file(text: str, folder: Path | None, gpu_models: Collection[str], max_gpus: int) -> dict[str, Any]:
+def read_target_file(text: str, folder: Path | None, gpu_models: Collection[str], max_gpus: int) -> TargetFields:
     """The target a description file names, as `kit.targets.Target`'s fields; ConfigError for each mistake.
 
     ``folder``: where a relative path is read from (the caller's folder for ``explain``, matrix.toml's for its
@@ -59,7 +76,7 @@ def read_target_file(text: str, folder: Path | None, gpu_models: Collection[str]
         raise ConfigError(f"--target {text.strip()} {problem}{relative_to_what(path) if folder is None else ''}",
                           "give a target's name (tpu:v5e:2x2) or the path of a TOML file describing one "
                           "(docs/targets.md)")
-    raw = read_toml(full)
+    raw: TomlTable = read_toml(full)
     platform = raw.get("platform")
     # Its name in records and reproduce lines: as given, never this machine's absolute path (`shown_path`).
     source = shown_path(full, folder or Path.cwd()) if path.is_absolute() else str(path)
@@ -73,14 +90,15 @@ def read_target_file(text: str, folder: Path | None, gpu_models: Collection[str]
                       'start the file with platform = "tpu" or platform = "gpu" (docs/targets.md)')
 
 
-def _tpu(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
+def _tpu(raw: TomlTable, source: str) -> TargetFields:
     chip = raw.get("chip")
     if not isinstance(chip, str) or not _CHIP.match(chip):
         raise ConfigError(f"{source}: chip must be a TPU kind such as \"v5e\", {_not(chip)}", 'e.g. chip = "v5e"')
-    topology = raw.get("topology")
-    shape = _TOPOLOGY.match(topology) if isinstance(topology, str) else None
+    given = raw.get("topology")
+    topology = given if isinstance(given, str) else ""
+    shape = _TOPOLOGY.match(topology) if isinstance(given, str) else None
     if shape is None:
-        raise ConfigError(f"{source}: topology must be a name such as \"v5e:2x2\" or \"v4:2x2x1\", {_not(topology)}",
+        raise ConfigError(f"{source}: topology must be a name such as \"v5e:2x2\" or \"v4:2x2x1\", {_not(given)}",
                           "write it as libtpu names it: the chip's kind, a colon, the chips along each axis")
     if shape.group(1) != chip:
         raise ConfigError(f"{source}: topology {topology!r} is for a {shape.group(1)} chip, and chip is {chip!r}",
@@ -101,7 +119,7 @@ def _tpu(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
             "host_bounds": ",".join(str(b) for b in bounds)}
 
 
-def _gpu(raw: Mapping[str, Any], source: str, folder: Path, models: list[str], max_gpus: int) -> dict[str, Any]:
+def _gpu(raw: TomlTable, source: str, folder: Path, models: list[str], max_gpus: int) -> TargetFields:
     model, description = raw.get("model"), raw.get("description")
     if (model is None) == (description is None):
         raise ConfigError(f"{source}: a GPU target needs either model or description, and one only",
@@ -116,7 +134,7 @@ def _gpu(raw: Mapping[str, Any], source: str, folder: Path, models: list[str], m
         if model not in models:
             raise ConfigError(f"{source}: model {model!r} is no GPU the kit has a description of",
                               f"use one of {', '.join(models)}, or description = \"FILE.txtpb\" of your own")
-        return {"name": source, "platform": "cuda", "chip": chip or model, "devices": devices,
+        return {"name": source, "platform": "cuda", "chip": chip or str(model), "devices": devices,
                 "topology": f"1x{devices}x1", "description": f"{model}.txtpb"}
     text = _description(description, source, folder)
     return {"name": source, "platform": "cuda", "chip": chip or Path(str(description)).stem.lower()[:16] or "gpu",
@@ -124,7 +142,7 @@ def _gpu(raw: Mapping[str, Any], source: str, folder: Path, models: list[str], m
             "description_text": text}
 
 
-def _devices(raw: Mapping[str, Any], source: str, default: int | None, limit: int) -> int:
+def _devices(raw: TomlTable, source: str, default: int | None, limit: int) -> int:
     devices = raw.get("devices", default)
     if devices is None:
         raise ConfigError(f"{source}: a GPU target needs devices, how many GPUs", "e.g. devices = 4")
@@ -134,7 +152,7 @@ def _devices(raw: Mapping[str, Any], source: str, default: int | None, limit: in
     return devices
 
 
-def _description(value: Any, source: str, folder: Path) -> str:
+def _description(value: object, source: str, folder: Path) -> str:
     """The GpuTargetConfigProto text a GPU target file names, checked as far as the kit can without XLA."""
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{source}: description must be the path of a GpuTargetConfigProto text file",
@@ -158,6 +176,6 @@ def _description(value: Any, source: str, folder: Path) -> str:
     return text
 
 
-def _not(value: Any) -> str:
+def _not(value: object) -> str:
     """The end of a sentence refusing ``value``: what was written, or that nothing was."""
     return "and it is missing" if value is None else f"not {value!r}"

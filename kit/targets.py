@@ -17,11 +17,12 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from packaging.version import Version
 
 from .errors import ConfigError, UsageError
+from .json_types import JsonObject
 from .target_files import looks_like_file, read_target_file
 
 BACKENDS = ("cpu", "cuda", "tpu")
@@ -109,15 +110,19 @@ class Target:
         installable for it, said before anything is resolved."""
         return Version(release) >= Version(self.lowest_release)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"name": self.name, "platform": self.platform, "chip": self.chip, "devices": self.devices,
                 "topology": self.topology, "host_bounds": self.host_bounds, "description": self.description,
                 "title": self.title, **({"description_text": self.description_text} if self.description_text else {})}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Target:
+    def from_json(cls, data: Mapping[str, object]) -> Target:
+        """The target `to_json` wrote (a record's, a check's parameter); KeyError, TypeError or ValueError else."""
+        devices = data["devices"]
+        if not isinstance(devices, (int, float, str)):
+            raise TypeError(f"a target's devices are a number, not {devices!r}")
         return cls(name=str(data["name"]), platform=str(data["platform"]), chip=str(data["chip"]),
-                   devices=int(data["devices"]), topology=str(data["topology"]),
+                   devices=int(devices), topology=str(data["topology"]),
                    host_bounds=str(data.get("host_bounds") or ""), description=str(data.get("description") or ""),
                    description_text=str(data.get("description_text") or ""))
 

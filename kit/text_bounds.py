@@ -10,7 +10,10 @@ whole one.
 from __future__ import annotations
 
 import re
-from typing import Any
+from functools import partial
+from typing import Callable
+
+from .json_types import JsonObject
 
 LINE_KEEP_BYTES = 2_000
 """One output line in a record (the output tail): enough for a long exception line."""
@@ -68,33 +71,33 @@ def cut(text: str, limit: int) -> str:
     return text[:limit] + cut_marker(removed)
 
 
-def cut_strings(value: Any, limit: int = STRING_CHARS) -> Any:
-    """``value`` with every string in it (keys too) cut to ``limit`` characters; other values as they are.
+def cut_strings(value: object, limit: int = STRING_CHARS) -> object:
+    """``value`` (a JSON value) with every string in it (keys too) cut to ``limit`` characters; other values as
+    they are; objects and arrays copied (tuples become lists), so ``value`` itself is never changed.
 
     Iterative, not recursive: a record's content came from a script and may
     nest deeper than Python's recursion limit before it is refused elsewhere.
     """
-    root: list[Any] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
+    root: list[object] = [value]
+    stack: list[tuple[object, Callable[[object], None]]] = [(value, partial(root.__setitem__, 0))]
     while stack:
-        parent, key = stack.pop()
-        item = parent[key]
+        item, put = stack.pop()  # ``put`` puts the item's bounded copy where the item was
         if isinstance(item, str):
-            parent[key] = cut(item, limit)
+            put(cut(item, limit))
         elif isinstance(item, dict):
-            copy = {cut(k, limit) if isinstance(k, str) else k: v for k, v in item.items()}
-            parent[key] = copy
-            stack.extend((copy, k) for k in copy)
+            copy: dict[object, object] = {cut(k, limit) if isinstance(k, str) else k: v for k, v in item.items()}
+            put(copy)
+            stack.extend((v, partial(copy.__setitem__, k)) for k, v in copy.items())
         elif isinstance(item, (list, tuple)):
-            items = list(item)
-            parent[key] = items
-            stack.extend((items, i) for i in range(len(items)))
+            items: list[object] = list(item)
+            put(items)
+            stack.extend((v, partial(items.__setitem__, i)) for i, v in enumerate(items))
     return root[0]
 
 
-def bound_record(record: dict[str, Any]) -> dict[str, Any]:
+def bound_record(record: JsonObject) -> JsonObject:
     """A record as it may be kept: its reason cut to ``REASON_CHARS``, every other string to ``STRING_CHARS``."""
     reason = record.get("reason")
-    bounded: dict[str, Any] = cut_strings({**record, "reason": cut(reason, REASON_CHARS)}
-                                          if isinstance(reason, str) else record)
+    bounded = cut_strings({**record, "reason": cut(reason, REASON_CHARS)} if isinstance(reason, str) else record)
+    assert isinstance(bounded, dict)  # an object's bounded copy is an object
     return bounded

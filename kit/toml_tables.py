@@ -13,9 +13,9 @@ from __future__ import annotations
 import difflib
 import sys
 from pathlib import Path
-from typing import Any, Mapping
 
 from .errors import ConfigError
+from .json_types import TomlTable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -23,8 +23,8 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """The file's tables; `ConfigError` when it is not TOML (FileNotFoundError passes: callers differ)."""
+def read_toml(path: Path) -> dict[str, object]:
+    """The file's tables (the TOML edge: read into typed values by the caller, key by key with the helpers here); `ConfigError` when it is not TOML (FileNotFoundError passes: callers differ)."""
     try:
         return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -44,7 +44,7 @@ def dotted(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
-def known_keys(table: Mapping[str, Any], allowed: set[str], where: str, source: str = "matrix.toml") -> None:
+def known_keys(table: TomlTable, allowed: set[str], where: str, source: str = "matrix.toml") -> None:
     """`ConfigError` for the first key not in ``allowed``, with the closest allowed one or the whole list."""
     for key in table:
         if key not in allowed:
@@ -53,7 +53,7 @@ def known_keys(table: Mapping[str, Any], allowed: set[str], where: str, source: 
             raise ConfigError(f"unknown key {dotted(where, key)!r} in {source}", hint)
 
 
-def table(raw: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+def table(raw: TomlTable, key: str, where: str) -> TomlTable:
     """The sub-table ``key`` (empty when absent)."""
     value = raw.get(key, {})
     if not isinstance(value, dict):
@@ -62,7 +62,7 @@ def table(raw: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
     return value
 
 
-def string(raw: Mapping[str, Any], key: str, where: str, default: str) -> str:
+def string(raw: TomlTable, key: str, where: str, default: str) -> str:
     """The string ``key``, or ``default`` when absent."""
     value = raw.get(key, default)
     if not isinstance(value, str):
@@ -70,7 +70,7 @@ def string(raw: Mapping[str, Any], key: str, where: str, default: str) -> str:
     return value
 
 
-def required_string(raw: Mapping[str, Any], key: str, where: str) -> str:
+def required_string(raw: TomlTable, key: str, where: str) -> str:
     """The string ``key``, which must be present and not empty."""
     value = raw.get(key)
     if not isinstance(value, str) or not value:
@@ -78,7 +78,7 @@ def required_string(raw: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-def strings(raw: Mapping[str, Any], key: str, where: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+def strings(raw: TomlTable, key: str, where: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The list of strings ``key``, or ``default`` when absent."""
     value = raw.get(key, list(default))
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

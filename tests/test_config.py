@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.config import configured_parameters, load_matrix, parse_matrix
+from kit.config import configured_parameters, configured_processes, load_matrix, parse_matrix
 from kit.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,6 +85,17 @@ def test_unknown_version_and_check_lookups() -> None:
     assert matrix.release("0.5.0").note == "not in matrix.toml"  # ad hoc releases are allowed
     with pytest.raises(ConfigError, match="unknown check"):
         matrix.check("speed")
+
+
+def test_a_check_starts_the_processes_matrix_toml_gives_it_and_one_where_it_gives_none(tmp_path: Path) -> None:
+    raw = _minimal()
+    raw["checks"]["scaling"]["processes"] = 2
+    raw["checks"]["correctness"] = {}
+    script = tmp_path / "mine.py"
+    script.write_text("print('hi')\n")
+    raw["checks"]["mine"] = {"script": "mine.py"}
+    matrix = parse_matrix(raw, tmp_path / "matrix.toml")
+    assert [configured_processes(matrix, name) for name in ("scaling", "correctness", "mine")] == [2, 1, 1]
 
 
 # -- user (script) checks

@@ -125,7 +125,8 @@ def test_the_release_note_does_not_decide_the_install() -> None:
 
 
 @pytest.mark.parametrize("damage", ["missing", "torn", "not an object", "other schema", "other settings",
-                                    "no plan", "plan with an unknown key", "versions not a mapping"])
+                                    "no plan", "plan with an unknown key", "versions not a mapping",
+                                    "a plan's field of another kind", "a version not a string", "hashes not lists"])
 def test_a_lock_that_cannot_be_trusted_is_resolved_again(tmp_path: Path, damage: str) -> None:
     path = lockfile.write_lock(tmp_path, settings(), PLAN, RESOLUTION)
     data = json.loads(path.read_text())
@@ -146,5 +147,11 @@ def test_a_lock_that_cannot_be_trusted_is_resolved_again(tmp_path: Path, damage:
             data["plan"]["wheels"] = []
         elif damage == "versions not a mapping":
             data["versions"] = ["jax==0.4.35"]
+        elif damage == "a plan's field of another kind":  # the lock is read into typed values, field by field
+            data["plan"]["requirements"] = "jax[cpu]==0.4.35"
+        elif damage == "a version not a string":
+            data["versions"]["jax"] = 0.4
+        elif damage == "hashes not lists":
+            data["hashes"]["jaxlib"] = "sha256:aa"
         path.write_text(json.dumps(data))
     assert lockfile.read_lock(tmp_path, settings()) is None

@@ -113,7 +113,8 @@ def test_an_answer_kept_by_schema_2_is_given_back_without_uv(tmp_path: Path, mon
     assert list(tmp_path.iterdir()) == [kept]
 
 
-@pytest.mark.parametrize("why", ["open era", "no era", "not installable", "torn file", "other inputs"])
+@pytest.mark.parametrize("why", ["open era", "no era", "not installable", "torn file", "other inputs",
+                                 "versions of another kind", "hashes of another kind"])
 def test_what_is_not_kept_or_cannot_be_read_is_asked_again(
         why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = ResolutionStore(tmp_path)
@@ -124,6 +125,12 @@ def test_what_is_not_kept_or_cannot_be_read_is_asked_again(
     if why == "torn file":
         for path in tmp_path.iterdir():
             path.write_text('{"schema": 1, "inp')
+    if why.endswith("of another kind"):
+        assert list(tmp_path.iterdir()), "the answer was kept, to be damaged"
+    for path in tmp_path.iterdir() if why.endswith("of another kind") else ():  # read into a typed KeptAnswer
+        data = json.loads(path.read_text())
+        data["answer"]["versions" if why.startswith("versions") else "hashes"] = ["jax==0.4.35"]
+        path.write_text(json.dumps(data))
     if why == "other inputs":
         plan = InstallPlan(**{**PLAN.to_json(), "pythons": ("3.12",)})
     monkeypatch.setattr(install, "_RESOLVED", Once())

@@ -98,3 +98,17 @@ def test_the_traceback_names_this_machine_s_folders_by_what_they_are(tmp_path: P
     assert sys.base_prefix + "/" not in done.stderr
     assert 'File "<checks>/check.py"' in done.stderr
     assert 'File "<report block 1>", line 2' in done.stderr
+
+
+def test_an_outcome_reads_back_from_its_json_as_it_was_and_anything_else_is_no_outcome() -> None:
+    """A record's ``triage_outcome`` and a check's references come back as JSON: checked where they are read."""
+    seen = bo.outcome(1, "eager: 2.5\nnan here\n", ValueError("shape (3, 4) is wrong"))
+    assert bo.outcome_from_json(json.loads(json.dumps(seen))) == seen
+    assert bo.outcome_from_json(json.loads(json.dumps(seen)))["lines"][0].template == "eager: #"
+    for broken in ([], {"exit": "1", "lines": []}, {"exit": 0}, {"exit": 0, "lines": [["x #"]]},
+                   {"exit": 0, "lines": [["x #", ["one"], 3]]}, {"exit": 0, "lines": [[1, []]]},
+                   {"exit": 0, "lines": [], "exception": {"type": "ValueError"}}):
+        assert bo.outcome_from_json(broken) is None, broken
+    features = bo.features(seen, bo.outcome(0, "eager: 2.5\n"))
+    assert bo.features_from_json(json.loads(json.dumps(features))) == features
+    assert bo.features_from_json([{"what": "line", "bad": "1"}, {"what": "colour"}, "exit", None]) == []

@@ -11,9 +11,9 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from .builtin import SPEEDUP_DEVICE_COUNTS, BuiltinCheck
+from .builtin import SPEEDUP_DEVICE_COUNTS, BuiltinCheck, Parameters, Summary
 
-__all__ = ["SPEEDUP_DEVICE_COUNTS", "BuiltinCheck", "builtin", "builtin_checks", "builtin_repro", "check_order", "names"]
+__all__ = ["SPEEDUP_DEVICE_COUNTS", "BuiltinCheck", "Parameters", "Summary", "builtin", "builtin_checks", "builtin_repro", "check_order", "names"]
 
 _NOT_CHECKS = {"builtin"}
 

@@ -10,9 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from repro import parameters as parameter_rules
+
+from ..json_types import JsonObject
+
+Summary = Mapping[str, object]
+"""A record's ``evidence.summary``, the JSON object a check's run reported: open (a check may report anything),
+so a key figure reads it value by value, each checked for its kind before it is said."""
+
+Parameters = Mapping[str, object]
+"""A check's parameter values as `repro.parameters` holds them (TOML's and the command line's kinds: numbers,
+strings, lists), each checked by the check's `parameter_rules.Rule` where it enters."""
+
+
+class ParameterRule(Protocol):
+    """What the kit reads of a parameter's `repro.parameters.Rule` (the repro's own test of a value stays there)."""
+
+    @property
+    def expected(self) -> str: ...
+
+    @property
+    def is_list(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -26,7 +46,7 @@ class BuiltinCheck:
     """The module its runs start: ``python -m repro.scaling``."""
     verdict_from: str
     """Where its verdict comes from, in words (docs and ``--help``): the compiled HLO, references..."""
-    key_figure: Callable[[Mapping[str, Any]], str]
+    key_figure: Callable[[Summary], str]
     """Its record's ``evidence.summary`` → the few numbers that show the verdict, in words ("" for none)."""
     order: int = 100
     """Its column among the checks: lower first, then by name."""
@@ -36,19 +56,20 @@ class BuiltinCheck:
     """Which of `kit.matrix.plots`' figures shows its records: "speedup", "errors", or "" for none."""
     workaround: str = ""
     """Which workaround its affected records' evidence can show (`kit.matrix.workarounds`): "shard_map", or ""."""
-    summary_backfill: Callable[[Mapping[str, Any], Any], dict[str, Any]] | None = None
-    """Summary keys rebuilt from the detail of records written before the summary held them."""
+    summary_backfill: Callable[[Summary, object], JsonObject] | None = None
+    """Summary keys rebuilt from the detail (the record's ``evidence``, as JSON holds it) of records written
+    before the summary held them."""
 
     @property
-    def rules(self) -> Mapping[str, parameter_rules.Rule]:
+    def rules(self) -> Mapping[str, ParameterRule]:
         return parameter_rules.RULES[self.name]
 
     @property
-    def defaults(self) -> Mapping[str, Any]:
+    def defaults(self) -> Parameters:
         return parameter_rules.DEFAULTS[self.name]
 
     @property
-    def presets(self) -> Mapping[str, Mapping[str, Any]]:
+    def presets(self) -> Mapping[str, Parameters]:
         return parameter_rules.PRESETS.get(self.name, {})
 
     @property
@@ -61,14 +82,14 @@ SPEEDUP_DEVICE_COUNTS = (2, 4)
 """The device counts a sharding check's summary gives speedups over one device for (``slogdet_speedup_4``)."""
 
 
-def number_text(value: Any, spec: str) -> str | None:
+def number_text(value: object, spec: str) -> str | None:
     """A number formatted by ``spec``; None for anything else (a bool is no number here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return format(value, spec)
 
 
-def batch_words(summary: Mapping[str, Any], op: str, batch_key: str, fed_by_key: str) -> list[str]:
+def batch_words(summary: Summary, op: str, batch_key: str, fed_by_key: str) -> list[str]:
     """A sharding check's structure in words: all-gathers, what feeds ``op``, its batch per device of the whole."""
     parts: list[str] = []
     gathers = summary.get("all_gathers")

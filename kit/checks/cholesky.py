@@ -7,21 +7,18 @@ read off the compiled HLO.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from repro import parameters as parameter_rules
 
-from .builtin import SPEEDUP_DEVICE_COUNTS, BuiltinCheck, batch_words, number_text
+from .builtin import SPEEDUP_DEVICE_COUNTS, BuiltinCheck, Summary, batch_words, number_text
 
 KEYS = ("devices", "batch", "matrix_size", "dtype", "repeats", "warmup", "seed")
-DEFAULTS: dict[str, Any] = {"devices": [1, 2, 4], "batch": 4096, "matrix_size": 32, "dtype": "float32",
+DEFAULTS: dict[str, object] = {"devices": [1, 2, 4], "batch": 4096, "matrix_size": 32, "dtype": "float32",
                             "repeats": 5, "warmup": 1, "seed": 0}
 parameter_rules.register("cholesky", {key: parameter_rules.RULES["scaling"][key] for key in KEYS}, DEFAULTS,
                          cross=parameter_rules.even_split_problems)
 
 
-def key_figure(summary: Mapping[str, Any]) -> str:
+def key_figure(summary: Summary) -> str:
     parts = batch_words(summary, "Cholesky", "cholesky_batch_per_device", "cholesky_fed_by")
     speedups = [f"{text}x @{n}" for n in SPEEDUP_DEVICE_COUNTS
                 if (text := number_text(summary.get(f"cholesky_speedup_{n}"), ".2f")) is not None]

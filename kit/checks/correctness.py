@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from .builtin import BuiltinCheck, number_text
+from .builtin import BuiltinCheck, Summary, number_text
 
 
-def key_figure(summary: Mapping[str, Any]) -> str:
+def key_figure(summary: Summary) -> str:
     parts: list[str] = []
     err = number_text(summary.get("max_rel_error"), ".1e")
     if err is not None:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from .builtin import SPEEDUP_DEVICE_COUNTS, BuiltinCheck, batch_words, number_text
+from ..json_types import JsonObject
+from .builtin import SPEEDUP_DEVICE_COUNTS, BuiltinCheck, Summary, batch_words, number_text
 
 
-def _speedup_words(summary: Mapping[str, Any]) -> str | None:
+def _speedup_words(summary: Summary) -> str | None:
     """Speedup over one device, slogdet's with the control's beside it: what the timings mean, by name."""
     def at(loss: str) -> list[str]:
         return [f"{text}x @{n}" for n in SPEEDUP_DEVICE_COUNTS
@@ -24,7 +22,7 @@ def _speedup_words(summary: Mapping[str, Any]) -> str | None:
     return "slogdet speedup ÷ control speedup " + ", ".join(ratios) if ratios else None
 
 
-def key_figure(summary: Mapping[str, Any]) -> str:
+def key_figure(summary: Summary) -> str:
     parts = batch_words(summary, "LU", "lu_batch_per_device", "lu_fed_by")
     timing = _speedup_words(summary)
     if timing:
@@ -34,19 +32,22 @@ def key_figure(summary: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def lu_fed_by(evidence: Any) -> str | None:
-    """Which collectives fed the LU in the case the verdict came from, read from the detail."""
+def lu_fed_by(evidence: object) -> str | None:
+    """Which collectives fed the LU in the case the verdict came from, read from the detail (a record's evidence,
+    as JSON holds it)."""
     if not isinstance(evidence, dict) or not isinstance(evidence.get("verdict_from"), dict):
         return None
     source = evidence["verdict_from"]
-    for case in evidence.get("structure") or []:
+    cases = evidence.get("structure") or []
+    for case in cases if isinstance(cases, list) else []:
         if isinstance(case, dict) and case.get("loss") == "slogdet" and all(
                 case.get(key) == source.get(key) for key in ("mode", "pass", "devices")):
-            return ",".join(case.get("lu_fed_by") or [])
+            fed = case.get("lu_fed_by") or []
+            return ",".join(str(name) for name in fed) if isinstance(fed, list) else None
     return None
 
 
-def _backfill(summary: Mapping[str, Any], evidence: Any) -> dict[str, Any]:
+def _backfill(summary: Summary, evidence: object) -> JsonObject:
     return {} if "lu_fed_by" in summary else {"lu_fed_by": lu_fed_by(evidence)}  # records from before the key
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
+from ..json_types import JsonObject
 from .git import GitFailed, git
 from .source import History
 
@@ -45,7 +46,7 @@ class CommitInfo:
     def pr_url(self) -> str | None:
         return f"{JAX_WEB}/pull/{self.pr}" if self.pr else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {**asdict(self), "files": list(self.files), "parents": list(self.parents), "url": self.url,
                 "pr_url": self.pr_url}
 

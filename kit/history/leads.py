@@ -23,6 +23,7 @@ f93c2a1aa5 edits the lines under it.
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 
@@ -33,8 +34,8 @@ from .source import History
 
 _JAXLIB_GATE = re.compile(r"\bjaxlib_version\s*(<=|>=|<|>|==|!=)\s*\(\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*\)")
 _NUMBER_GATE = re.compile(r"\b(?:xla|jaxlib)_extension_version\s*(<=|>=|<|>|==|!=)\s*(\d+)")
-_COMPARE = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b,
-            ">": lambda a, b: a > b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+_COMPARE = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq,
+            "!=": operator.ne}
 _GATE_NUMBER = re.compile(r"\b(?:xla|jaxlib)_extension_version\s*(>=|>|==)\s*(\d+)")
 _FIXES = re.compile(r"\b(?:fix(?:es|ed)?|closes|resolves)\s+(?:#|https://github\.com/jax-ml/jax/issues/)(\d+)",
                     re.IGNORECASE)

@@ -23,6 +23,7 @@ import importlib.util
 import os
 import py_compile
 import sys
+from typing import List
 
 
 def cached_name(source: bytes) -> str:
@@ -30,7 +31,7 @@ def cached_name(source: bytes) -> str:
     return os.path.join(sys.implementation.cache_tag, digest[:2], digest + ".pyc")
 
 
-def sources(folder: str) -> list:
+def sources(folder: str) -> List[str]:
     found = []
     for here, folders, files in os.walk(folder):  # os.walk does not enter linked folders
         folders[:] = [name for name in folders if name != "__pycache__"]

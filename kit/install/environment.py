@@ -36,7 +36,7 @@ import os
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -45,6 +45,7 @@ from packaging.version import InvalidVersion, Version
 from ..log_events import Event, Kind, Log, detail
 from ..config import Check, Matrix
 from ..errors import UsageError
+from ..json_types import JsonObject
 from ..history.source import History
 from ..records import EXISTING, backend_name
 from ..requirements import installed_versions, versions_text
@@ -282,8 +283,8 @@ def _existing_backend(existing: ExistingPython, interpreter: Interpreter) -> str
     return reported or asked or "unknown"
 
 
-def install_facts(prepared: Prepared) -> dict[str, Any]:
-    """The record's ``install``: how the environment was obtained, and what it holds.
+def install_facts(prepared: Prepared) -> JsonObject:
+    """The record's ``install`` (the JSON object it writes): how the environment was obtained, and what it holds.
 
     A release's: the plan, what the resolver chose and whether the environment
     was reused. An existing interpreter's: ``environment: existing``, the

@@ -17,9 +17,10 @@ import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from ..errors import UsageError
+from ..json_types import JsonObject
 from ..package_files import repro_root
 from ..records import packages_fingerprint
 from ..user_paths import file_problem
@@ -79,7 +80,7 @@ def inspect_interpreter(python: Path, timeout_s: float = PROBE_TIMEOUT_S) -> Int
         raise UsageError(f"{python}: import jax did not finish in {timeout_s:.0f} s (Python {first.get('python', '?')} "
                          "answered, then its JAX did not), so no check can run with it",
                          f"see where it hangs: {python} -X importtime -c 'import jax'")
-    report = lines[1] if len(lines) > 1 else {"error": f"it stopped before JAX answered ({said or 'no reason given'})"}
+    report: JsonObject = lines[1] if len(lines) > 1 else {"error": f"it stopped before JAX answered ({said or 'no reason given'})"}
     packages, backend, kind, count = (first.get("packages"), report.get("backend"), report.get("device_kind"),
                                       report.get("device_count"))
     return Interpreter(
@@ -116,8 +117,8 @@ def probe_env() -> dict[str, str]:
     return env
 
 
-def _probe(python: Path, timeout_s: float) -> tuple[list[dict[str, Any]], str]:
-    """The inventory's answer lines, and its last words when it said less than both lines."""
+def _probe(python: Path, timeout_s: float) -> tuple[list[JsonObject], str]:
+    """The inventory's answer lines (JSON objects, read into an `Interpreter` by the caller), and its last words when it said less than both lines."""
     try:
         proc = subprocess.Popen([str(python), "-m", "repro.inventory"], cwd=repro_root(), env=probe_env(),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -135,7 +136,7 @@ def _probe(python: Path, timeout_s: float) -> tuple[list[dict[str, Any]], str]:
         _kill_group(proc)  # Ctrl-C: the probe ends with the kit
         proc.communicate()
         raise
-    lines = []
+    lines: list[JsonObject] = []
     for line in out.splitlines():
         if line.startswith(PREFIX):
             try:
@@ -151,7 +152,7 @@ def _probe(python: Path, timeout_s: float) -> tuple[list[dict[str, Any]], str]:
     return lines, "; ".join(filter(None, [ended, last[:300]]))
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen[str]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:

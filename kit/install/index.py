@@ -26,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 from .. import http
 from ..atomic_files import atomic_write_text
 from ..errors import IndexUnreachable, PackageIndexError
+from ..json_types import JsonObject
 from .wheel_metadata import remote_metadata
 
 _T = TypeVar("_T")
@@ -159,7 +160,7 @@ class PackageIndex:
             atomic_write_text(cache, _read(file.url, lambda: remote_metadata(file.url, file.size, file.metadata)))
         return Parser().parsestr(cache.read_text(encoding="utf-8"))
 
-    def _fetch_json(self, name: str) -> dict:
+    def _fetch_json(self, name: str) -> JsonObject:
         cache = self.cache_dir / "simple" / f"{_cache_name(self.url)}-{name}.json"
         if cache.exists() and time.time() - cache.stat().st_mtime < _CACHE_TTL_S:
             try:
@@ -174,7 +175,7 @@ class PackageIndex:
         return data
 
 
-def json_page(url: str, body: bytes) -> dict:
+def json_page(url: str, body: bytes) -> JsonObject:
     """A project page of the JSON simple API (PEP 691), or `PackageIndexError` saying what came instead.
 
     An index that serves only the HTML pages (PEP 503) gives no upload
@@ -224,23 +225,26 @@ def _unreachable(url: str, why: str) -> IndexUnreachable:
     )
 
 
-def _parse_project(name: str, data: dict, page_url: str) -> Project:
+def _parse_project(name: str, data: JsonObject, page_url: str) -> Project:
     """The project's files; their URLs made absolute (PEP 691 lets a page give them relative to itself)."""
     files = []
-    for item in data.get("files", []):
-        parsed = _parse_filename(item.get("filename", ""))
+    listed = data.get("files", [])
+    for item in listed if isinstance(listed, list) else []:
+        filename = item.get("filename", "") if isinstance(item, dict) else ""
+        parsed = _parse_filename(filename) if isinstance(filename, str) else None
         if parsed is None:
-            continue
+            continue  # not a file of a release (or not a file entry at all)
         version, tags = parsed
+        url, uploaded, size = item.get("url", ""), item.get("upload-time"), item.get("size")
         files.append(
             DistFile(
-                filename=item["filename"],
+                filename=filename,
                 version=version,
-                url=urllib.parse.urljoin(page_url, item.get("url", "")),
-                upload_time=_parse_time(item.get("upload-time")),
+                url=urllib.parse.urljoin(page_url, url if isinstance(url, str) else ""),
+                upload_time=_parse_time(uploaded if isinstance(uploaded, str) else None),
                 yanked=bool(item.get("yanked")),
                 python_tags=tags,
-                size=item.get("size"),
+                size=size if isinstance(size, int) and not isinstance(size, bool) else None,
                 metadata=bool(item.get("core-metadata") or item.get("data-dist-info-metadata")),
                 yanked_reason=item["yanked"] if isinstance(item.get("yanked"), str) else "",
             )

@@ -16,10 +16,9 @@ Package names are in `packaging.utils.canonicalize_name`'s form
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from packaging.utils import canonicalize_name
 
+from ..json_types import JsonObject
 from ..targets import INSTALLED_FOR
 from ..errors import UsageError
 
@@ -46,13 +45,13 @@ class InstallKey:
         object.__setattr__(self, "pins", normal_pins(self.pins))
         object.__setattr__(self, "requires", tuple(sorted(set(self.requires))))
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JsonObject:
         """This key's part of the lock's settings (`kit.install.lockfile.install_settings`).
 
         Without pins or extra packages the settings are exactly what they were
         before either existed, so those locks still answer.
         """
-        settings: dict[str, Any] = {"backend": self.backend, "extra_find_links": list(self.find_links)}
+        settings: JsonObject = {"backend": self.backend, "extra_find_links": list(self.find_links)}
         if self.pins:
             settings["pins"] = list(self.pins)
         if self.requires:

@@ -19,12 +19,12 @@ import threading
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_text
 from ..config import Matrix, Release
+from ..json_types import JsonObject
 from ..records import JsonTextError, read_json
 from .key import InstallKey
 from .plan import InstallPlan, Resolution
@@ -50,14 +50,19 @@ class Lock:
     resolved_at: str
 
 
-def install_settings(matrix: Matrix, release: Release, key: InstallKey) -> dict[str, Any]:
+LockSettings = JsonObject
+"""The settings a lock is made under, as its file holds them: only ever hashed (its name), compared with a
+file's and written, so they stay the JSON object they are written as."""
+
+
+def install_settings(matrix: Matrix, release: Release, key: InstallKey) -> LockSettings:
     """Everything in matrix.toml and on the command line that decides how the release installs.
 
     The run's `InstallKey` (backend, extra find-links, packages held with
     ``--pin``, a check's extra packages) is one part: each pin set and
     requirement set has its own lock.
     """
-    settings: dict[str, Any] = {
+    settings: LockSettings = {
         "plan_format": PLAN_FORMAT,
         "jax": release.version,
         "release": {"python": release.python, "find_links": list(release.find_links),
@@ -68,27 +73,68 @@ def install_settings(matrix: Matrix, release: Release, key: InstallKey) -> dict[
     return settings
 
 
-def lock_path(envs_dir: Path, settings: dict[str, Any]) -> Path:
+def lock_path(envs_dir: Path, settings: LockSettings) -> Path:
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
     return Path(envs_dir) / "locks" / f"jax-{settings['jax']}-{settings['backend']}-{digest}.json"
 
 
-def read_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
+def read_lock(envs_dir: Path, settings: LockSettings) -> Lock | None:
     """The lock made under exactly these settings, or None (missing, torn, or other settings)."""
     path = lock_path(envs_dir, settings)
     try:
-        data = read_json(path)
-        if data.get("schema") not in _READ_SCHEMAS or data.get("settings") != settings:
+        data: object = read_json(path)
+        if not isinstance(data, dict):
             return None
-        fields: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
-                                  for key, value in data["plan"].items()}
-        plan = InstallPlan(**fields)
-        versions = dict(data[_READ_SCHEMAS[data["schema"]]])
-        resolution = Resolution(python=data["python"], ok=True, versions=versions,
-                                hashes={name: tuple(found) for name, found in data.get("hashes", {}).items()})
+        schema = data.get("schema")
+        if not isinstance(schema, int) or schema not in _READ_SCHEMAS or data.get("settings") != settings:
+            return None
+        plan = _plan(data["plan"])
+        hashes = data.get("hashes", {})
+        resolution = Resolution(python=_text(data["python"]), ok=True,
+                                versions=_text_map(data[_READ_SCHEMAS[schema]]),
+                                hashes={name: _texts(found) for name, found in _object(hashes).items()})
     except (JsonTextError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn or hand-edited: resolve again
     return Lock(path, plan, resolution, str(data.get("resolved_at", "")))
+
+
+_PLAN_LISTS = ("extra_index_urls", "find_links", "pythons", "notes", "pins", "requires")
+"""The plan's lists that a lock may leave out (their defaults); ``requirements`` it always holds."""
+
+
+def _plan(value: object) -> InstallPlan:
+    """The plan a lock holds, checked field by field; ValueError or KeyError where it is not one."""
+    data = _object(value)
+    unknown = set(data) - {"jax", "backend", "requirements", "exclude_newer", "index_url", *_PLAN_LISTS}
+    if unknown:
+        raise ValueError(f"not a plan's fields: {sorted(unknown)}")
+    cut = data["exclude_newer"]
+    return InstallPlan(jax=_text(data["jax"]), backend=_text(data["backend"]),
+                       requirements=_texts(data["requirements"]), exclude_newer=None if cut is None else _text(cut),
+                       index_url=_text(data["index_url"]),
+                       **{name: _texts(data[name]) for name in _PLAN_LISTS if name in data})
+
+
+def _object(value: object) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise ValueError("not a JSON object")
+    return {str(key): item for key, item in value.items()}
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError("not a string")
+    return value
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ValueError("not a list")
+    return tuple(_text(item) for item in value)
+
+
+def _text_map(value: object) -> dict[str, str]:
+    return {name: _text(item) for name, item in _object(value).items()}
 
 
 # What this process read of each lock, with the file's stamp then (see `current_lock`).
@@ -96,7 +142,7 @@ _READ: dict[Path, tuple[tuple[int, ...] | None, str, Lock | None]] = {}
 _READ_GUARD = threading.Lock()
 
 
-def current_lock(envs_dir: Path, settings: dict[str, Any]) -> Lock | None:
+def current_lock(envs_dir: Path, settings: LockSettings) -> Lock | None:
     """`read_lock`, read again only when the file changed since this process last read it.
 
     One bisect asks for a release's lock where it looks for a remembered probe,
@@ -131,7 +177,7 @@ def _stamp(path: Path) -> tuple[int, ...] | None:
     return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
-def write_lock(envs_dir: Path, settings: dict[str, Any], plan: InstallPlan, resolution: Resolution) -> Path:
+def write_lock(envs_dir: Path, settings: LockSettings, plan: InstallPlan, resolution: Resolution) -> Path:
     path = lock_path(envs_dir, settings)
     data = {
         "schema": LOCK_SCHEMA,

@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 
 from ..config import Matrix, Release
 from ..errors import IndexUnreachable, UsageError
+from ..json_types import JsonObject
 from ..requirements import package_name
 from .index import PackageIndex
 from .installer_env import uv_env
@@ -78,8 +79,8 @@ class InstallPlan:
     requires: tuple[str, ...] = ()
     """The check's extra packages (`kit.requirements`), also in ``requirements``: resolved as of the same era."""
 
-    def to_json(self) -> dict:
-        data = asdict(self)
+    def to_json(self) -> JsonObject:
+        data: JsonObject = asdict(self)
         # A plan without pins or extras keeps the exact form (so the fingerprint, the environment
         # folder and the lock) it had before either existed.
         for name in ("pins", "requires"):
@@ -245,18 +246,16 @@ def resolve(plan: InstallPlan, python: str, uv: str | None = None, platform: str
 def _kept_or_resolved(plan: InstallPlan, python: str, uv: str | None, platform: str | None, offline: bool,
                       store: ResolutionStore | None) -> Resolution:
     """The store's answer where it has one for this closed era; else uv's, kept when it installs."""
-    inputs = {"plan": plan.to_json(), "python": python, "platform": platform or ""}
+    inputs: JsonObject = {"plan": plan.to_json(), "python": python, "platform": platform or ""}
     keep = store is not None and era_closed(plan.exclude_newer)
     kept = store.get(inputs) if store is not None and keep else None
     if kept is not None:
-        answer = kept["answer"]
-        return Resolution(python, ok=True, versions=dict(answer["versions"]), kept=str(kept.get("resolved_at", "")),
-                          hashes={name: tuple(found) for name, found in answer.get("hashes", {}).items()})
+        return Resolution(python, ok=True, versions=dict(kept.versions), kept=kept.resolved_at,
+                          hashes=dict(kept.hashes))
     resolution = (_era_wheels(plan, python, uv, platform, offline) if plan.requires
                   else _resolve(plan, python, uv, platform, offline))
     if store is not None and keep and resolution.ok:
-        store.put(inputs, {"versions": resolution.versions, "hashes": resolution.hashes},
-                  "uv's cache, read after the era's cut-off" if offline else "the index")
+        store.put(inputs, resolution.versions, resolution.hashes, "uv's cache, read after the era's cut-off" if offline else "the index")
     return resolution
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from ..config import Matrix
 from .envs import Env, available_pythons, env_path, finished_env
@@ -20,8 +20,9 @@ from ..errors import ArchiveUnreachable, IndexUnreachable, UsageError
 from ..project import index_pages
 from .index import PackageIndex
 from .key import InstallKey
-from .pages import NETWORK_TIP, plan_pages, require_pages
+from .pages import plan_pages, require_pages
 from .plan import (
+    NETWORK_TIP,
     InstallPlan,
     Resolution,
     cache_gap,
@@ -33,7 +34,7 @@ from .plan import (
 )
 from .refusals import blamed_input, raise_if_offline
 from .resolutions import ResolutionStore
-from .lockfile import Lock, current_lock, install_settings, write_lock
+from .lockfile import Lock, LockSettings, current_lock, install_settings, write_lock
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class ResolvedRelease:
     resolution: Resolution | None
     attempts: tuple[Resolution, ...] = ()
     problem: str = ""
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: LockSettings = field(default_factory=dict)
     """The install settings that decided it (the lock's key)."""
     lock: Lock | None = None
     """The lock it was read from; None when it was resolved just now."""
@@ -186,7 +187,7 @@ def _lacks_jaxlib(attempts: Sequence[Resolution]) -> bool:
 
 
 def _from_archive(plan: InstallPlan, attempts: list[Resolution], archive: str,
-                  settings: dict[str, Any]) -> ResolvedRelease:
+                  settings: LockSettings) -> ResolvedRelease:
     """The index lacks the release's jaxlib: try JAX's archive of pruned jaxlibs as a find-links.
 
     The archive may well have it, so an archive out of reach leaves the

@@ -26,11 +26,13 @@ import json
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Generic, Hashable, TypeVar
+from dataclasses import dataclass
+from typing import Callable, Generic, Hashable, TypeVar
 
 from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_text
+from ..json_types import JsonObject
 from ..records import JsonTextError, read_json
 
 STORE_SCHEMA = 3
@@ -87,6 +89,15 @@ def era_closed(exclude_newer: str | None, now: datetime | None = None) -> bool:
     return cutoff < (now or datetime.now(timezone.utc))
 
 
+@dataclass(frozen=True)
+class KeptAnswer:
+    """An answer the store kept: every package's resolved version and its files' hashes, and when it was made."""
+
+    versions: dict[str, str]
+    hashes: dict[str, tuple[str, ...]]
+    resolved_at: str
+
+
 class ResolutionStore:
     """Answers of closed eras on disk, one file per question, each with its inputs and when it was made."""
 
@@ -95,27 +106,27 @@ class ResolutionStore:
         self.read = read
         """False for ``--refresh``: kept answers are not given back (and are replaced)."""
 
-    def path(self, inputs: dict[str, Any]) -> Path:
+    def path(self, inputs: JsonObject) -> Path:
         digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:20]
         return self.folder / f"{digest}.json"
 
-    def get(self, inputs: dict[str, Any]) -> dict[str, Any] | None:
-        """The kept answer to exactly these inputs (``answer`` and ``resolved_at``, ``source``), or None."""
+    def get(self, inputs: JsonObject) -> KeptAnswer | None:
+        """The kept answer to exactly these inputs, or None (none kept, torn, or not an answer)."""
         if not self.read:
             return None
         try:
-            data = read_json(self.path(inputs))
+            data: object = read_json(self.path(inputs))
         except JsonTextError:
             return None  # missing, torn or unreadable: ask again
         if not isinstance(data, dict) or data.get("schema") not in (2, STORE_SCHEMA) \
                 or data.get("inputs") != _plain(inputs):
             return None
-        if not isinstance(data.get("answer"), dict):
-            return None
-        return _migrated(data)
+        return _answer(data)
 
-    def put(self, inputs: dict[str, Any], answer: dict[str, Any], source: str) -> None:
-        """Keep ``answer``; a store that cannot be written costs the next run a resolve, never this one."""
+    def put(self, inputs: JsonObject, versions: dict[str, str], hashes: dict[str, tuple[str, ...]],
+            source: str) -> None:
+        """Keep the answer; a store that cannot be written costs the next run a resolve, never this one."""
+        answer = {"versions": versions, "hashes": hashes}
         data = {"schema": STORE_SCHEMA, "inputs": _plain(inputs), "answer": answer, "source": source,
                 "resolved_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
         try:
@@ -124,16 +135,24 @@ class ResolutionStore:
             pass
 
 
-def _migrated(data: dict[str, Any]) -> dict[str, Any] | None:
-    """A kept answer in this schema's form (schema 2's ``pins`` are the resolved ``versions``); None without them."""
-    answer = dict(data["answer"])
-    if data["schema"] == 2 and "pins" in answer:
-        answer["versions"] = answer.pop("pins")
-    if not isinstance(answer.get("versions"), dict):
+def _answer(data: JsonObject) -> KeptAnswer | None:
+    """A kept answer, read in this schema's form (schema 2's ``pins`` are the resolved ``versions``); None where
+    the file holds no versions, or values of other kinds than the kit writes."""
+    answer = data.get("answer")
+    if not isinstance(answer, dict):
         return None
-    return {**data, "schema": STORE_SCHEMA, "answer": answer}
+    versions = answer.get("pins") if data["schema"] == 2 and "pins" in answer else answer.get("versions")
+    hashes = answer.get("hashes", {})
+    if not isinstance(versions, dict) or not isinstance(hashes, dict):
+        return None
+    if not all(isinstance(name, str) and isinstance(version, str) for name, version in versions.items()):
+        return None
+    if not all(isinstance(found, list) and all(isinstance(h, str) for h in found) for found in hashes.values()):
+        return None
+    return KeptAnswer(dict(versions), {str(name): tuple(found) for name, found in hashes.items()},
+                      str(data.get("resolved_at", "")))
 
 
-def _plain(inputs: dict[str, Any]) -> Any:
+def _plain(inputs: JsonObject) -> object:
     """``inputs`` as they read back from JSON (tuples as lists), to compare with what a file holds."""
     return json.loads(json.dumps(inputs, sort_keys=True))

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
+from ..json_types import JsonObject
 from ..markdown_text import inert, text as md
 from .catalogue import Entry
 from .measured import Measurement, Outcome, compiled_not_run, load_measurements, ranges
@@ -37,7 +38,7 @@ class Finding:
         said = self.here.outcome.value if self.applies else f"not applicable on {self.here.backend}"
         return f"{said}, {compiled_not_run(self.here.target)}" if self.here.target else said
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         aimed = {"target": self.here.target, "compiled_not_run": compiled_not_run(self.here.target)} \
             if self.here.target else {}
         return {"id": self.entry.id, "title": self.entry.title, "kind": self.entry.kind, **aimed,

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 from itertools import groupby
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from ..config import Matrix, script_check
-from ..install import ExistingPython
+from ..install import Environment, ExistingPython
+from ..json_types import JsonObject
 from ..log_events import Log
 from ..records import JsonTextError, read_json
 from ..run.runner import RunRequest, prepare, run_child, scratch_dir, script_env
@@ -52,14 +53,14 @@ def _group_key(entry: Entry) -> tuple[bool, int, str]:
     return (entry.isolated, entry.host_devices or 0, entry.id if entry.isolated else "")
 
 
-def _batch(env: Any, entries: Sequence[Entry], backend: str, release: str, log: Log) -> dict[str, Measurement]:
+def _batch(env: Environment, entries: Sequence[Entry], backend: str, release: str, log: Log) -> dict[str, Measurement]:
     with scratch_dir() as tmp:
         out = tmp / "known-batch.json"
         cmd = [str(env.python), "-m", "repro.known_batch", "--out", str(out), *(str(e.check) for e in entries)]
         extra = script_env(tmp / "unused-result.json", backend, entries[0].host_devices)
         ended = run_child(cmd, sum(e.timeout_s for e in entries), log, extra, env.pythonpath, echo=False, cwd=tmp)
         try:
-            data = read_json(out)
+            data: object = read_json(out)
         except JsonTextError:
             return {}
     if not isinstance(data, dict):
@@ -69,8 +70,9 @@ def _batch(env: Any, entries: Sequence[Entry], backend: str, release: str, log: 
         return {e.id: Measurement(release, backend, Outcome.UNTESTED, reason) for e in entries}
     by_script = {str(e.check): e for e in entries}
     said = {}
-    for result in data.get("results", []):
-        entry = by_script.get(str(result.get("script")))
+    results = data.get("results", [])
+    for result in results if isinstance(results, list) else []:
+        entry = by_script.get(str(result.get("script"))) if isinstance(result, dict) else None
         if entry is not None:
             said[entry.id] = _measurement(result, release, backend)
     if ended.timed_out or ended.code not in (0, None):
@@ -79,10 +81,11 @@ def _batch(env: Any, entries: Sequence[Entry], backend: str, release: str, log: 
     return said
 
 
-def _measurement(result: dict[str, Any], release: str, backend: str) -> Measurement:
-    """The script protocol on a batch result: 0 absent, 125 cannot tell, other 1-127 present."""
-    code = result.get("exit")
-    tail = [str(line) for line in result.get("tail", [])]
+def _measurement(result: JsonObject, release: str, backend: str) -> Measurement:
+    """The script protocol on a batch result (a JSON object of repro/known_batch.py's answer): 0 absent, 125 cannot
+    tell, other 1-127 present."""
+    code, said = result.get("exit"), result.get("tail", [])
+    tail = [str(line) for line in said] if isinstance(said, list) else []
     last = tail[-1] if tail else ""
     if code == 0:
         return Measurement(release, backend, Outcome.ABSENT, f"the script exited 0 (unaffected): {last}")

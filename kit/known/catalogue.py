@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 from ..config import is_release_number
 from ..errors import ConfigError
 from ..package_files import default_file
 from ..errors import UsageError
+from ..json_types import JsonObject, TomlTable
 from ..target_files import looks_like_file
 from ..targets import BACKENDS, Target, parse_target
 from ..toml_tables import read_toml
@@ -85,7 +86,7 @@ class Entry:
     def compiles_for(self, target: Target) -> bool:
         return any(mine.name == target.name for mine in self.targets)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"id": self.id, "title": self.title, "kind": self.kind, "upstream": self.upstream,
                 "fix_commit": self.fix_commit, "fix_note": self.fix_note, "check": self.check.name,
                 "shows_on": list(self.shows_on), "workaround": self.workaround, "measure_on": list(self.measure_on),
@@ -135,7 +136,7 @@ def load_catalogues(folders: Sequence[Path]) -> list[Entry]:
 
 def read_entry(path: Path) -> Entry:
     """One ``ID.toml``, every value checked; ConfigError with the file and the key."""
-    table = read_toml(path)
+    table: TomlTable = read_toml(path)
     where = f"{path.name}"
     unknown = sorted(set(table) - _KEYS)
     if unknown:
@@ -181,7 +182,7 @@ def read_entry(path: Path) -> Entry:
                  workaround_measured=str(table.get("workaround_measured", "")).strip())
 
 
-def _targets(table: Mapping[str, Any], where: str, shows_on: list[str]) -> tuple[Target, ...]:
+def _targets(table: TomlTable, where: str, shows_on: list[str]) -> tuple[Target, ...]:
     """``targets``: chips the kit names (`kit.targets`), each of a platform the entry shows on."""
     if "targets" not in table:
         return ()
@@ -204,7 +205,7 @@ def _targets(table: Mapping[str, Any], where: str, shows_on: list[str]) -> tuple
     return tuple(found)
 
 
-def _fix(table: Any, commit: str, where: str) -> UpstreamFix | None:
+def _fix(table: object, commit: str, where: str) -> UpstreamFix | None:
     if table is None:
         return None
     if not isinstance(table, dict) or set(table) - _FIX_KEYS:
@@ -220,28 +221,28 @@ def _fix(table: Any, commit: str, where: str) -> UpstreamFix | None:
                        if "related" in table else ())
 
 
-def _text(table: Mapping[str, Any], key: str, where: str) -> str:
+def _text(table: TomlTable, key: str, where: str) -> str:
     value = table.get(key)
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{where}: {key} must be a line of text", f"add {key} = \"...\"")
     return value.strip()
 
 
-def _list(table: Mapping[str, Any], key: str, where: str) -> list[str]:
+def _list(table: TomlTable, key: str, where: str) -> list[str]:
     value = table.get(key)
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{where}: {key} must be a list of strings", f"e.g. {key} = [\"...\"]")
     return [item.strip() for item in value]
 
 
-def _flag(table: Mapping[str, Any], key: str, where: str) -> bool:
+def _flag(table: TomlTable, key: str, where: str) -> bool:
     value = table.get(key, False)
     if not isinstance(value, bool):
         raise ConfigError(f"{where}: {key} must be true or false", f"e.g. {key} = true")
     return value
 
 
-def _count(table: Mapping[str, Any], key: str, where: str) -> int | None:
+def _count(table: TomlTable, key: str, where: str) -> int | None:
     value = table.get(key)
     if value is None:
         return None

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
+from ..json_types import JsonObject
 from .catalogue import Entry
 from .measured import Range, load_measurements, ranges
 
 
-def entry_json(entry: Entry, catalogue: Path) -> dict[str, Any]:
+def entry_json(entry: Entry, catalogue: Path) -> JsonObject:
     """The entry, its measurements and the ranges they make, per backend."""
     measured = load_measurements(catalogue, entry.id)
     return {**entry.to_json(), "measurements": [m.to_json() for m in measured],

@@ -13,11 +13,12 @@ import enum
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ..atomic_files import atomic_write_text
 from ..errors import KitError
-from ..records import JsonTextError, Status, Verdict, read_json, release_key
+from ..json_types import JsonObject
+from ..records import JsonTextError, Record, Status, Verdict, read_json, release_key
 from ..targets import parse_target
 
 
@@ -45,16 +46,17 @@ class Measurement:
                 "reason": self.reason, "record": self.record, **({"target": self.target} if self.target else {})}
 
     @staticmethod
-    def from_json(data: Mapping[str, Any]) -> "Measurement":
+    def from_json(data: Mapping[str, object]) -> "Measurement":
         return Measurement(str(data["release"]), str(data["backend"]), Outcome(data["outcome"]),
                            str(data.get("reason", "")), str(data.get("record", "")), str(data.get("target", "")))
 
 
-def outcome_of(record: Mapping[str, Any]) -> Outcome:
+def outcome_of(record: Mapping[str, object]) -> Outcome:
     """A check's record as the catalogue counts it: affected holds the problem, unaffected does not."""
-    if Status.of(record.get("status")) is not Status.RAN:
+    kept = Record.of(record)
+    if kept.status is not Status.RAN:
         return Outcome.UNTESTED
-    verdict = Verdict.of(record.get("verdict"))
+    verdict = kept.verdict
     if verdict is Verdict.AFFECTED:
         return Outcome.PRESENT
     return Outcome.ABSENT if verdict is Verdict.UNAFFECTED else Outcome.UNTESTED
@@ -97,8 +99,8 @@ class Range:
             return below[-1]
         return None
 
-    def to_json(self) -> dict[str, Any]:
-        said = {"backend": self.backend, "present_in": list(self.present), "absent_in": list(self.absent),
+    def to_json(self) -> JsonObject:
+        said: JsonObject = {"backend": self.backend, "present_in": list(self.present), "absent_in": list(self.absent),
                 "untested_in": list(self.untested), "introduced_in": self.introduced_in, "fixed_in": self.fixed_in,
                 "open": self.open}
         if self.target:

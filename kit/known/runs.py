@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Mapping
 
 from ..config import Matrix, script_check
 from ..install import ExistingPython
 from ..log_events import Log
+from ..records import Record
 from ..run.runner import RunRequest, run_check
 from ..targets import Target
 from .catalogue import Entry
@@ -39,19 +40,19 @@ def run_entry(matrix: Matrix, entry: Entry, log: Log, records_dir: Path, *, vers
                          records_dir=records_dir, echo=echo,
                          reproduce=f"jax-kit audit {where}{aimed} --only {entry.id}")
     written, path = run_check(matrix, request, log, check=check)
-    record: dict[str, Any] = written  # the JSON object the record file holds, read as the catalogue's readers take it
-    release = str(record.get("requested", {}).get("jax") or version)
+    record = Record.of(written)
+    release = str(record.requested.get("jax") or version)
     if target is not None:
         return Measurement(release, target.platform, outcome_of(record), compiled_reason(record, target), path.name,
                            target=target.name)
-    backend = str(record.get("requested", {}).get("backend") or "cpu")
+    backend = str(record.requested.get("backend") or "cpu")
     return Measurement(release, backend, outcome_of(record), str(record.get("reason", "")), path.name)
 
 
-def compiled_reason(record: dict[str, Any], target: Target) -> str:
+def compiled_reason(record: Mapping[str, object], target: Target) -> str:
     """A target run's reason with what its check said last (which compile, which batch), and that nothing ran."""
     reason = str(record.get("reason", ""))
-    tail = (record.get("evidence") or {}).get("output_tail") or []
+    tail = Record.of(record).evidence.get("output_tail") or []
     said = str(tail[-1]) if tail else ""
     if target.compiled_not_run not in said:
         said = f"{said}; {target.compiled_not_run}" if said else target.compiled_not_run

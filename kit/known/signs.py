@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 from ..errors import ConfigError
 from ..hlo import Fingerprint
+from ..json_types import TomlTable
 from ..targets import JAX_PLATFORM
 
 _FINGERPRINT_KEYS = {"ops", "states", "fed_by"}
@@ -46,6 +47,14 @@ class DifferenceSign:
     exception: str = ""
     message: str = ""
     output: str = ""
+
+
+@dataclass(frozen=True)
+class Raised:
+    """An exception a run of a report's block raised, as a difference sign reads it: its class and first line."""
+
+    type: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -88,22 +97,21 @@ def fingerprint_match(entry: str, sign: FingerprintSign, shows_on: Sequence[str]
     return Match(entry, tuple(agreed), tuple(missed))
 
 
-def difference_match(entry: str, sign: DifferenceSign, bad: Mapping[str, Any], good: Mapping[str, Any],
+def difference_match(entry: str, sign: DifferenceSign, raised: Raised | None, other: Raised | None,
                      lines: Sequence[str]) -> Match | None:
-    """Two runs that differ against the sign: ``bad`` and ``good`` are their outcomes (`kit.triage.block_outcome`),
-    ``lines`` the bad run's printed lines that differ. None where no declared part agrees, or only the exception's
-    type where the entry gives its message too."""
-    raised = bad.get("exception") or {}
-    other = good.get("exception") or {}
+    """Two runs that differ against the sign: ``raised`` and ``other`` are what the bad and the good run raised
+    (None where it raised nothing; `kit.triage.block_outcome`'s outcomes), ``lines`` the bad run's printed lines
+    that differ. None where no declared part agrees, or only the exception's type where the entry gives its message
+    too."""
     agreed: list[str] = []
     missed: list[str] = []
     if sign.exception:
-        name = str(raised.get("type", ""))
-        ok = name == sign.exception.rpartition(".")[2] and other.get("type") != name
+        name = raised.type if raised is not None else ""
+        ok = name == sign.exception.rpartition(".")[2] and (other.type if other is not None else None) != name
         (agreed if ok else missed).append(f"exception {sign.exception}" + ("" if ok or not name else
                                                                            f" (it raised {name})"))
     if sign.message:
-        ok = bool(raised) and re.search(sign.message, str(raised.get("text", ""))) is not None
+        ok = raised is not None and re.search(sign.message, raised.text) is not None
         (agreed if ok else missed).append(f"message /{sign.message}/")
     if sign.output:
         ok = any(re.search(sign.output, line) for line in lines)
@@ -113,11 +121,11 @@ def difference_match(entry: str, sign: DifferenceSign, bad: Mapping[str, Any], g
     return Match(entry, tuple(agreed), tuple(missed)) if agreed else None
 
 
-def fingerprint_sign(table: Any, where: str) -> FingerprintSign | None:
+def fingerprint_sign(table: object, where: str) -> FingerprintSign | None:
     """``[fingerprint]`` of an entry's file, checked; None where there is none."""
     if table is None:
         return None
-    _table(table, _FINGERPRINT_KEYS, where, "fingerprint")
+    table = _table(table, _FINGERPRINT_KEYS, where, "fingerprint")
     ops = _strings(table, "ops", where)
     if not ops:
         raise ConfigError(f"{where}: [fingerprint] needs ops", 'e.g. ops = ["lu", "cholesky"]')
@@ -132,11 +140,11 @@ def fingerprint_sign(table: Any, where: str) -> FingerprintSign | None:
     return FingerprintSign(ops, states, fed_by.strip())
 
 
-def difference_sign(table: Any, where: str) -> DifferenceSign | None:
+def difference_sign(table: object, where: str) -> DifferenceSign | None:
     """``[difference]`` of an entry's file, checked (its patterns compile); None where there is none."""
     if table is None:
         return None
-    _table(table, _DIFFERENCE_KEYS, where, "difference")
+    table = _table(table, _DIFFERENCE_KEYS, where, "difference")
     values = {}
     for key in sorted(_DIFFERENCE_KEYS):
         value = table.get(key, "")
@@ -155,15 +163,16 @@ def difference_sign(table: Any, where: str) -> DifferenceSign | None:
     return DifferenceSign(**values)
 
 
-def _table(table: Any, allowed: set[str], where: str, name: str) -> None:
+def _table(table: object, allowed: set[str], where: str, name: str) -> TomlTable:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: {name} must be a table", f"write it as [{name}]")
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} in [{name}]", f"the keys are: {', '.join(sorted(allowed))}")
+    return table
 
 
-def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+def _strings(table: TomlTable, key: str, where: str) -> tuple[str, ...]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
         raise ConfigError(f"{where}: {key} must be a list of strings", f'e.g. {key} = ["..."]')

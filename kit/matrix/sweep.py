@@ -38,7 +38,7 @@ from ..log_events import Log
 from .. import records
 from . import slurm
 from ..arguments import Parser
-from ..config import BACKENDS, Matrix, configured_parameters, release_number, timeout_seconds
+from ..config import BACKENDS, Matrix, configured_processes, release_number, timeout_seconds
 from ..errors import ConfigError, KitError, StorageError, UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install import InstallKey, open_index, PackageIndex, Prefetch, Prepared, ResolvedRelease
@@ -348,8 +348,7 @@ class Sweep:
                 pending.append(cell)
         if not pending or self.unsaved is not None:
             return  # nothing to submit, or nowhere to keep what it would measure
-        tasks = [slurm.ArrayTask(c.check, c.version, int(configured_parameters(self.matrix, c.check)
-                                                          .get("processes") or 1)) for c in pending]
+        tasks = [slurm.ArrayTask(c.check, c.version, configured_processes(self.matrix, c.check)) for c in pending]
         flags = [*(["--backend", self.options.backend] if self.options.backend != "cpu" else []),
                  *(["--timeout", str(self.options.timeout_s)] if self.options.timeout_s else [])]
         landed = slurm.run_matrix(tasks, self.matrix.layout.slurm, self.matrix.results_dir, options,

@@ -191,7 +191,7 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     and is compiled for the target (`dumped_run`); the HLO judged is that compiler's, and the reason says so.
     """
     assert check.script is not None
-    target = Target.from_json(json.loads(check.parameters["target"])) if check.parameters.get("target") else None
+    target = Target.from_json(json.loads(str(check.parameters["target"]))) if check.parameters.get("target") else None
     root = check.script.parent
     # Only bisect's per-op probes share (an "op" set, "" for the bounds' look at every op): a matrix run or an
     # explain runs the program itself.

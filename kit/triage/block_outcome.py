@@ -25,7 +25,7 @@ import re
 import sys
 import sysconfig
 import traceback
-from typing import Any, Dict, List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple, TypedDict, Union
 
 RTOL, ATOL = 2e-6, 1e-9
 """Two printed numbers are the same value within these: a few float32 ulps of rounding (another summation order)
@@ -40,11 +40,91 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?
 _TIMING = re.compile(r"(?i)\b(?:time|took|elapsed|seconds?|secs?|ms|us|µs|per second|it/s)\b")
 """A line that reports a time differs from run to run: context, never a feature."""
 
+Number = Union[float, str]
+"""A printed number: a finite float, or ``"nan"``/``"inf"``/``"-inf"`` as the line wrote it."""
 
-def masked(text: str) -> Tuple[str, List[Any]]:
+
+class Line(NamedTuple):
+    """A printed line: its template (numbers masked) and its numbers. Written to JSON as ``[template, numbers]``."""
+
+    template: str
+    numbers: List[Number]
+
+
+class Raised(TypedDict):
+    """The block's exception: its class, its first line with numbers masked, and that line as printed."""
+
+    type: str
+    message: str
+    text: str
+
+
+class Outcome(TypedDict):
+    """What one run of the block did (the JSON a record keeps in ``evidence.summary.triage_outcome``)."""
+
+    exit: int
+    exception: Optional[Raised]
+    lines: List[Line]
+
+
+class Feature(TypedDict, total=False):
+    """One thing two runs differ in: ``{"what": "exception"}``, ``{"what": "exit"}`` or a printed line,
+    ``{"what": "line", "bad": i, "good": j}`` (either index None where that run has no such line)."""
+
+    what: str
+    bad: Optional[int]
+    good: Optional[int]
+
+
+def outcome_from_json(value: object) -> Optional[Outcome]:
+    """An outcome as JSON gave it back (a record's, a check's references), checked; None where it is not one."""
+    if not isinstance(value, dict) or not isinstance(value.get("exit"), int) or not isinstance(value.get("lines"), list):
+        return None
+    lines = [_line_from_json(line) for line in value["lines"]]
+    raised = value.get("exception")
+    exception = _raised_from_json(raised)
+    if any(line is None for line in lines) or (raised is not None and exception is None):
+        return None
+    return {"exit": value["exit"], "exception": exception, "lines": [line for line in lines if line is not None]}
+
+
+def _line_from_json(value: object) -> Optional[Line]:
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        return None
+    template, numbers = value
+    if not isinstance(template, str) or not isinstance(numbers, list):
+        return None
+    if not all(isinstance(n, (int, float, str)) and not isinstance(n, bool) for n in numbers):
+        return None
+    return Line(template, [n if isinstance(n, str) else float(n) for n in numbers])
+
+
+def _raised_from_json(value: object) -> Optional[Raised]:
+    if not isinstance(value, dict):
+        return None
+    kind, message, text = value.get("type"), value.get("message"), value.get("text")
+    if not isinstance(kind, str) or not isinstance(message, str) or not isinstance(text, str):
+        return None
+    return {"type": kind, "message": message, "text": text}
+
+
+def features_from_json(value: object) -> List[Feature]:
+    """The judged features as JSON gave them back (a check's references); those that are not one are left out."""
+    found: List[Feature] = []
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, dict) and item.get("what") in ("exception", "exit"):
+            found.append({"what": item["what"]})
+        elif isinstance(item, dict) and item.get("what") == "line":
+            bad, good = item.get("bad"), item.get("good")
+            if (bad is None or isinstance(bad, int)) and (good is None or isinstance(good, int)):
+                found.append({"what": "line", "bad": bad, "good": good})
+    return found
+
+
+def masked(text: str) -> Tuple[str, List[Number]]:
     """``text`` as a template with its numbers as ``#``, and the numbers (floats; ``"nan"``/``"inf"`` as text)."""
     text = _ADDRESS.sub("0x…", _VERSION.sub("<version>", text[:MAX_CHARS]))
-    numbers: List[Any] = []
+    numbers: List[Number] = []
 
     def take(found: "re.Match[str]") -> str:
         value = float(found.group(0))
@@ -54,10 +134,10 @@ def masked(text: str) -> Tuple[str, List[Any]]:
     return _NUMBER.sub(take, text), numbers[:MAX_NUMBERS]
 
 
-def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> Dict[str, Any]:
+def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> Outcome:
     """The outcome of one run: its exit code, its exception (or None), the lines it printed (see the docstring)."""
-    lines = [list(masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
-    raised = None
+    lines = [Line(*masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
+    raised: Optional[Raised] = None
     if error is not None:
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
         raised = {"type": type(error).__name__, "message": masked(first)[0], "text": first[:MAX_CHARS]}
@@ -71,7 +151,7 @@ class _Tee(io.StringIO):
         return super().write(text)
 
 
-def run_block(code: str, name: str) -> Dict[str, Any]:
+def run_block(code: str, name: str) -> Outcome:
     """Run the block as ``__main__``, its output shown and kept; its traceback printed as Python would."""
     kept, code_seen, error = _Tee(), 0, None
     with contextlib.redirect_stdout(kept):
@@ -100,24 +180,24 @@ def shown_traceback(raised: BaseException) -> str:
     return text
 
 
-def same_number(a: Any, b: Any) -> bool:
+def same_number(a: Number, b: Number) -> bool:
     if isinstance(a, str) or isinstance(b, str):
         return a == b
     return abs(a - b) <= ATOL + RTOL * max(abs(a), abs(b))
 
 
-def same_line(a: Optional[List[Any]], b: Optional[List[Any]]) -> bool:
+def same_line(a: Optional[Line], b: Optional[Line]) -> bool:
     if a is None or b is None:
         return a is b
     return a[0] == b[0] and len(a[1]) == len(b[1]) and all(same_number(x, y) for x, y in zip(a[1], b[1]))
 
 
-def _exception_key(run: Dict[str, Any]) -> Any:
+def _exception_key(run: Outcome) -> Optional[Tuple[str, str]]:
     raised = run.get("exception")
     return None if raised is None else (raised["type"], raised["message"])
 
 
-def _pairs(first: List[List[Any]], second: List[List[Any]]) -> List[Tuple[Optional[int], Optional[int]]]:
+def _pairs(first: List[Line], second: List[Line]) -> List[Tuple[Optional[int], Optional[int]]]:
     """The two runs' lines aligned by template: pairs of indices, None where one run has no such line."""
     matcher = difflib.SequenceMatcher(None, [t for t, _ in first], [t for t, _ in second], autojunk=False)
     pairs: List[Tuple[Optional[int], Optional[int]]] = []
@@ -128,9 +208,9 @@ def _pairs(first: List[List[Any]], second: List[List[Any]]) -> List[Tuple[Option
     return pairs
 
 
-def features(bad: Dict[str, Any], good: Dict[str, Any]) -> List[Dict[str, Any]]:
+def features(bad: Outcome, good: Outcome) -> List[Feature]:
     """Where the two runs differ: the exception, the exit code, each line that differs (timings are context)."""
-    found: List[Dict[str, Any]] = []
+    found: List[Feature] = []
     if _exception_key(bad) != _exception_key(good):
         found.append({"what": "exception"})
     if bad["exit"] != good["exit"]:
@@ -146,7 +226,7 @@ def features(bad: Dict[str, Any], good: Dict[str, Any]) -> List[Dict[str, Any]]:
     return found
 
 
-def _counterpart(run: Dict[str, Any], side: Dict[str, Any], index: Optional[int]) -> Optional[List[Any]]:
+def _counterpart(run: Outcome, side: Outcome, index: Optional[int]) -> Optional[Line]:
     if index is None:
         return None
     for mine, theirs in _pairs(run["lines"], side["lines"]):
@@ -155,23 +235,25 @@ def _counterpart(run: Dict[str, Any], side: Dict[str, Any], index: Optional[int]
     return None
 
 
-def _decide(run: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any], feature: Dict[str, Any]) -> str:
+def _decide(run: Outcome, bad: Outcome, good: Outcome, feature: Feature) -> str:
     """``bad``, ``good`` or ``neither``: which side the run matches on this one feature."""
     if feature["what"] == "exception":
-        seen, b, g = _exception_key(run), _exception_key(bad), _exception_key(good)
-    elif feature["what"] == "exit":
-        seen, b, g = run["exit"], bad["exit"], good["exit"]
-    else:
-        i, j = feature["bad"], feature["good"]
-        as_bad, as_good = _counterpart(run, bad, i), _counterpart(run, good, j)
-        is_bad = same_line(as_bad, bad["lines"][i]) if i is not None else as_good is None
-        is_good = same_line(as_good, good["lines"][j]) if j is not None else as_bad is None
-        return "bad" if is_bad and not is_good else "good" if is_good and not is_bad else "neither"
+        return _side(_exception_key(run), _exception_key(bad), _exception_key(good))
+    if feature["what"] == "exit":
+        return _side(run["exit"], bad["exit"], good["exit"])
+    i, j = feature["bad"], feature["good"]
+    as_bad, as_good = _counterpart(run, bad, i), _counterpart(run, good, j)
+    is_bad = same_line(as_bad, bad["lines"][i]) if i is not None else as_good is None
+    is_good = same_line(as_good, good["lines"][j]) if j is not None else as_bad is None
+    return "bad" if is_bad and not is_good else "good" if is_good and not is_bad else "neither"
+
+
+def _side(seen: object, b: object, g: object) -> str:
+    """``bad`` where the run's value is the bad run's and not the good's, ``good`` the other way, else ``neither``."""
     return "bad" if seen == b and seen != g else "good" if seen == g and seen != b else "neither"
 
 
-def side_of(run: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any],
-            judged: List[Dict[str, Any]]) -> Tuple[str, str]:
+def side_of(run: Outcome, bad: Outcome, good: Outcome, judged: List[Feature]) -> Tuple[str, str]:
     """Which side the run behaves as (``bad``, ``good``, ``neither``) on the judged features, and why in words."""
     decided = [(_decide(run, bad, good, feature), feature) for feature in judged]
     sides = {side for side, _ in decided}
@@ -180,7 +262,7 @@ def side_of(run: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any],
     return "neither", "; ".join(f"{describe(run, bad, good, feature)} ({side})" for side, feature in decided)
 
 
-def describe(run: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any], feature: Dict[str, Any]) -> str:
+def describe(run: Outcome, bad: Outcome, good: Outcome, feature: Feature) -> str:
     """What the run shows for one feature, in a few words."""
     if feature["what"] == "exception":
         raised = run.get("exception")
@@ -191,22 +273,24 @@ def describe(run: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any], fea
     return "no such line" if line is None else f"prints {filled(line)!r}"
 
 
-def filled(line: List[Any]) -> str:
+def filled(line: Line) -> str:
     """A line's template with its numbers put back (a whole number without its point, others as Python writes
     them: every digit the line printed)."""
     numbers = iter(line[1])
     return re.sub("#", lambda _m: _number_text(next(numbers, "#")), line[0])
 
 
-def _number_text(value: Any) -> str:
+def _number_text(value: Number) -> str:
     if isinstance(value, str):
         return value
     return "%d" % value if value.is_integer() and abs(value) < 1e16 else repr(value)
 
 
-def main(block: str, name: str, bad: Optional[Dict[str, Any]], good: Optional[Dict[str, Any]],
-         judged: List[Dict[str, Any]], releases: Tuple[str, str], line: str) -> None:
-    """The check: run the block, keep its outcome in KIT_RESULT; judged against ``bad``/``good`` when given."""
+def main(block: str, name: str, bad_json: object, good_json: object, judged_json: object,
+         releases: Tuple[str, str], line: str) -> None:
+    """The check: run the block, keep its outcome in KIT_RESULT; judged against ``bad``/``good`` when given (as
+    the check's text holds them: JSON values, checked here)."""
+    bad, good, judged = outcome_from_json(bad_json), outcome_from_json(good_json), features_from_json(judged_json)
     seen = run_block(block, name)
     if os.environ.get("KIT_RESULT"):
         with open(os.environ["KIT_RESULT"], "w", encoding="utf-8") as result:
@@ -218,8 +302,8 @@ def main(block: str, name: str, bad: Optional[Dict[str, Any]], good: Optional[Di
     sys.exit(code)
 
 
-def judgement(seen: Dict[str, Any], bad: Dict[str, Any], good: Dict[str, Any], judged: List[Dict[str, Any]],
-              releases: Tuple[str, str], line: str) -> Tuple[int, str]:
+def judgement(seen: Outcome, bad: Outcome, good: Outcome, judged: List[Feature], releases: Tuple[str, str],
+              line: str) -> Tuple[int, str]:
     """The check's verdict on one run's outcome: (exit code, the line it prints). 1 with ``line`` first as on the
     bad release, 0 as on the good one, 125 otherwise. The kit judges triage's captured runs with this function
     too (kit/triage/judged_runs.py): the same code the check carries."""

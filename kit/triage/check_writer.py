@@ -22,11 +22,11 @@ import string
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..atomic_files import atomic_write_texts
 from ..config import _CHECK_NAME
 from ..errors import UsageError
+from .block_outcome import Feature, Outcome
 from .issue_text import Block
 from .reported_failure import ReportedFailure, WrongValue
 
@@ -119,9 +119,9 @@ _OUTCOME_SOURCE = Path(__file__).with_name("block_outcome.py").read_text(encodin
 class Judged:
     """A difference check's references: the two runs' outcomes, the features that differ, and the releases."""
 
-    bad: dict[str, Any]
-    good: dict[str, Any]
-    features: tuple[dict[str, Any], ...]
+    bad: Outcome
+    good: Outcome
+    features: tuple[Feature, ...]
     bad_release: str
     good_release: str
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
-from ..records import Status
+from ..records import Record, Status
 from . import block_outcome
+from .block_outcome import Feature, Number, Outcome, Raised
 from .report_reading import Reading
 
 QUOTE_RTOL = 1e-3
@@ -38,9 +39,9 @@ class Run:
     status: str
     """The record's verdict or status (``affected``, ``unaffected``, ``inconclusive``, ``crashed``, ...)."""
     reason: str
-    outcome: dict[str, Any] | None
+    outcome: Outcome | None
     """What the block did; None where it could not run to say (not installable, JAX itself cannot run, timed out)."""
-    record: dict[str, Any] | None = None
+    record: Record | None = None
     """The run's record as the runner wrote it (its identity: what ran, where); None for a run stood in for."""
     record_path: str = ""
     log: str = ""
@@ -62,24 +63,26 @@ class Run:
         return said if len(said) <= limit else said[:limit - 1] + "…"
 
 
-def captured(version: str, record: dict[str, Any], record_path: str = "", log: str = "") -> Run:
+def captured(version: str, record: Mapping[str, object], record_path: str = "", log: str = "") -> Run:
     """The run as its record holds it: the outcome the check wrote, unless the run cannot speak for the block."""
-    status = str(record.get("verdict") or record.get("status"))
-    reason = str(record.get("reason") or "")
-    evidence: dict[str, Any] = record["evidence"] if isinstance(record.get("evidence"), dict) else {}
-    summary: dict[str, Any] = evidence["summary"] if isinstance(evidence.get("summary"), dict) else {}
-    text = summary.get("triage_outcome")
-    usable = record.get("status") == Status.RAN and not evidence.get("jax_cannot_run") and isinstance(text, str)
-    return Run(version, status, reason, _outcome(text) if usable else None, record, record_path, log)
+    kept = Record.of(record)
+    status = str(kept.get("verdict") or kept.get("status"))
+    reason = str(kept.get("reason") or "")
+    evidence = kept.evidence
+    summary = evidence.get("summary")
+    text = summary.get("triage_outcome") if isinstance(summary, dict) else None
+    usable = kept.get("status") == Status.RAN and not evidence.get("jax_cannot_run") and isinstance(text, str)
+    return Run(version, status, reason, _outcome(text) if usable and isinstance(text, str) else None, kept,
+               record_path, log)
 
 
-def _outcome(text: Any) -> dict[str, Any] | None:
+def _outcome(text: str) -> Outcome | None:
+    """The outcome a record keeps as JSON text: the JSON edge of an outcome the kit reads."""
     try:
-        value = json.loads(text)
+        value: object = json.loads(text)
     except ValueError:
         return None
-    ok = isinstance(value, dict) and isinstance(value.get("exit"), int) and isinstance(value.get("lines"), list)
-    return value if ok else None
+    return block_outcome.outcome_from_json(value)
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ class Difference:
 
     bad: Run
     good: Run
-    features: tuple[dict[str, Any], ...]
+    features: tuple[Feature, ...]
     noise: frozenset[str] = frozenset()
     """The shapes (numbers masked) of printed lines that differed between two runs of one release: never judged,
     and never matched against the report's quote either."""
@@ -96,20 +99,23 @@ class Difference:
     def lines(self) -> list[str]:
         """Each feature with both sides' values, in words: what the check judges."""
         out = []
+        bad, good = self.bad.outcome or _NOTHING, self.good.outcome or _NOTHING
         for feature in self.features:
-            bad_seen = block_outcome.describe(self.bad.outcome or {}, self.bad.outcome or {}, self.good.outcome or {},
-                                              feature)
-            good_seen = block_outcome.describe(self.good.outcome or {}, self.bad.outcome or {},
-                                               self.good.outcome or {}, feature)
+            bad_seen = block_outcome.describe(bad, bad, good, feature)
+            good_seen = block_outcome.describe(good, bad, good, feature)
             out.append(f"{feature_name(feature)}: {bad_seen} on {self.bad.version}, {good_seen} on {self.good.version}")
         return out
 
 
-def feature_name(feature: dict[str, Any]) -> str:
+_NOTHING: Outcome = {"exit": 0, "exception": None, "lines": []}
+"""Stands in for a side that has no outcome where the features are said (a `Difference` always has both)."""
+
+
+def feature_name(feature: Feature) -> str:
     if feature["what"] != "line":
         return str(feature["what"])
     at = feature["bad"] if feature["bad"] is not None else feature["good"]
-    return f"printed line {at + 1}"
+    return f"printed line {at + 1}" if at is not None else "printed line ?"
 
 
 def difference(bad: Run, good: Run) -> Difference | None:
@@ -120,7 +126,7 @@ def difference(bad: Run, good: Run) -> Difference | None:
     return Difference(bad, good, tuple(found)) if found else None
 
 
-def shows_reported(reading: Reading, outcome: dict[str, Any] | None, only: list[int] | None = None) -> bool | None:
+def shows_reported(reading: Reading, outcome: Outcome | None, only: list[int] | None = None) -> bool | None:
     """Does the run show what the report says went wrong? None when the report quotes nothing to match.
 
     ``only``: the indices of the lines that carry the bug (the others are context); all lines when None or empty.
@@ -138,7 +144,7 @@ def shows_reported(reading: Reading, outcome: dict[str, Any] | None, only: list[
     return None
 
 
-def same_exception(name: str, headline: str, raised: dict[str, Any]) -> bool:
+def same_exception(name: str, headline: str, raised: Raised) -> bool:
     """The reported exception and the run's: the same class and message, numbers compared with a tolerance."""
     if raised["type"] != name:
         return False
@@ -150,14 +156,14 @@ def same_exception(name: str, headline: str, raised: dict[str, Any]) -> bool:
     return seen_template.startswith(template.rstrip("…")) and _numbers_close(numbers, seen_numbers[:len(numbers)])
 
 
-def shows_value(outcome: dict[str, Any], quoted: str) -> bool:
+def shows_value(outcome: Outcome, quoted: str) -> bool:
     """Does the run print the quoted value? Line by line where the quote's lines have the run's lines' shape
     (the same words, numbers masked), else as a run of numbers anywhere; numbers within `QUOTE_RTOL` or to the
     digits the report writes, in any order where the report writes a set (``{...}``)."""
     return value_distance(outcome, quoted) is not None
 
 
-def value_distance(outcome: dict[str, Any], quoted: str) -> float | None:
+def value_distance(outcome: Outcome, quoted: str) -> float | None:
     """How far the run's printed numbers are from the quoted ones at best (the largest relative difference of a
     match), or None where the run does not show the quoted value (`shows_value`)."""
     printed = list(outcome["lines"])
@@ -183,21 +189,21 @@ def value_distance(outcome: dict[str, Any], quoted: str) -> float | None:
     return min(found) if found else None
 
 
-def _nearest(quoted: list[Any], seen: list[list[Any]]) -> float | None:
+def _nearest(quoted: list[Number], seen: list[list[Number]]) -> float | None:
     """The smallest gap between ``quoted`` and any of ``seen`` (None where none is within tolerance)."""
     gaps = [gap for gap in (_gap(quoted, numbers) for numbers in seen) if gap is not None]
     return min(gaps) if gaps else None
 
 
-def _ordered(numbers: list[Any], as_set: bool) -> list[Any]:
+def _ordered(numbers: list[Number], as_set: bool) -> list[Number]:
     return sorted(numbers, key=_key) if as_set else numbers
 
 
-def _key(value: Any) -> float:
+def _key(value: Number) -> float:
     return float("inf") if isinstance(value, str) else float(value)
 
 
-def _gap(quoted: list[Any], seen: list[Any]) -> float | None:
+def _gap(quoted: list[Number], seen: list[Number]) -> float | None:
     """The largest relative difference between the quoted numbers and the seen ones; None when one is out of
     tolerance (or they are not as many)."""
     if len(quoted) != len(seen):
@@ -214,7 +220,7 @@ def _gap(quoted: list[Any], seen: list[Any]) -> float | None:
     return gap
 
 
-def _numbers_close(quoted: list[Any], seen: list[Any]) -> bool:
+def _numbers_close(quoted: list[Number], seen: list[Number]) -> bool:
     return _gap(quoted, seen) is not None
 
 
@@ -225,7 +231,7 @@ def _written_precision(value: float) -> float:
     return 0.5 * 10.0 ** -places if places else 1e-12
 
 
-def confirmation(reading: Reading, bad: Run, good: Run, features: tuple[dict[str, Any], ...] = (),
+def confirmation(reading: Reading, bad: Run, good: Run, features: tuple[Feature, ...] = (),
                  noise: frozenset[str] = frozenset()) -> str:
     """What the report's quoted failure says of the two runs, in one sentence (it confirms; it does not decide).
 
@@ -269,7 +275,7 @@ def _confirmed(reading: Reading, bad: Run, good: Run) -> str:
         return "the report quotes no failure to match: the bug is taken as the reporter's release's behaviour"
     if on_bad and on_good and reading.failure.wrong_value is not None:
         # Both within the tolerance for another machine's digits: the side ten times closer is the one quoted.
-        near_bad, near_good = (value_distance(run.outcome or {"lines": []}, reading.failure.wrong_value.actual)
+        near_bad, near_good = (value_distance(run.outcome or _NOTHING, reading.failure.wrong_value.actual)
                                for run in (bad, good))
         if near_bad is not None and near_good is not None and near_bad * 10 < near_good:
             on_good = False

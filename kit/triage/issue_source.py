@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Mapping, Protocol
 
 from .. import http
 from ..errors import KitError, UsageError
@@ -22,7 +22,11 @@ from ..user_paths import file_problem, report_path
 GITHUB_API = "https://api.github.com"
 _REFERENCE = re.compile(r"^(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/(?P<repo>[A-Za-z0-9._-]+)#(?P<number>\d+)$")
 
-Get = Callable[..., http.Response]
+class Get(Protocol):
+    """How the issue is fetched: `kit.http.get`'s signature (tests hand in a stand-in)."""
+
+    def __call__(self, url: str, headers: Mapping[str, str] | None = None,
+                 timeout: float = http.DEFAULT_TIMEOUT_S) -> http.Response: ...
 
 
 class IssueUnreachable(KitError):

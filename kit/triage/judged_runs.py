@@ -22,9 +22,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..config import bad_if_pattern, script_check, script_parameters
+from ..json_types import JsonObject
 from ..records import Record
 from ..records import Verdict
 from ..user_paths import report_path
@@ -43,7 +43,7 @@ class JudgedRun:
     version: str
     record: Record
     """The capture run's record, as the runner wrote it: its identity says what ran, on which install."""
-    judged_by: dict[str, Any]
+    judged_by: JsonObject
     """The check whose judge gave the verdict, as a bisect's ``--script`` probe names what it runs (its sha256,
     host devices and bad_if: `kit.bisect.run_spec.RunSpec.subject`)."""
     verdict: str
@@ -55,7 +55,7 @@ class JudgedRun:
     """The run's whole output, relative to the project."""
 
 
-def check_subject(check: Path, bad_if: str, devices: int | None, project: Path) -> dict[str, Any]:
+def check_subject(check: Path, bad_if: str, devices: int | None, project: Path) -> JsonObject:
     """What a bisect's probe of ``--script CHECK --bad-if BAD_IF [--host-devices N]`` runs, as its identity holds it:
     the script's parameters less its path (kit.config.script_parameters, as `kit.bisect.probe.cache` keys them)."""
     as_check = script_check(check.stem, check, host_devices=devices, bad_if=bad_if_pattern(bad_if, "bad_if"))
@@ -74,7 +74,7 @@ def judged_runs(runs: dict[str, Run], judged: Judged, check: Path, bad_if: str, 
             continue
         code, said = block_outcome.judgement(run.outcome, judged.bad, judged.good, list(judged.features),
                                              (judged.bad_release, judged.good_release), BEHAVES_AS_REPORTED)
-        out.append(JudgedRun(version, Record(run.record), subject, VERDICTS[code], f"the check's judge on triage's run: {said}",
+        out.append(JudgedRun(version, Record.of(run.record), subject, VERDICTS[code], f"the check's judge on triage's run: {said}",
                              _what_ran(run, shown_check, check), run.log))
     return out
 
@@ -82,8 +82,7 @@ def judged_runs(runs: dict[str, Run], judged: Judged, check: Path, bad_if: str, 
 def _what_ran(run: Run, shown_check: str, check: Path) -> str:
     """One sentence: the script that ran (path, sha256), the record, the judge, and the command that reruns it."""
     assert run.record is not None
-    given = run.record.get("parameters")
-    parameters: dict[str, Any] = given if isinstance(given, dict) else {}
+    parameters = Record.of(run.record).parameters
     script, sha = str(parameters.get("script") or "?"), str(parameters.get("script_sha256") or "?")
     judge_sha = hashlib.sha256(check.read_bytes()).hexdigest()
     reproduce = str(run.record.get("reproduce") or "")

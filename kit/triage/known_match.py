@@ -16,7 +16,7 @@ from typing import Sequence
 from ..known.catalogue import Entry, load_catalogues
 from ..known.listing import range_text
 from ..known.measured import load_measurements, ranges
-from ..known.signs import Match, difference_match
+from ..known.signs import Match, Raised, difference_match
 from . import block_outcome
 from .check_writer import Judged
 
@@ -31,10 +31,15 @@ def matched_entries(folders: Sequence[Path], judged: Judged) -> list[tuple[Entry
     found = []
     for entry in load_catalogues(folders):
         if entry.difference is not None:
-            match = difference_match(entry.id, entry.difference, judged.bad, judged.good, lines)
+            match = difference_match(entry.id, entry.difference, _raised(judged.bad), _raised(judged.good), lines)
             if match is not None:
                 found.append((entry, match))
     return sorted(found, key=lambda pair: (pair[1].full, len(pair[1].agreed), pair[0].id), reverse=True)
+
+
+def _raised(outcome: block_outcome.Outcome) -> Raised | None:
+    raised = outcome["exception"]
+    return Raised(raised["type"], raised["text"]) if raised is not None else None
 
 
 def known_lines(folders: Sequence[Path], judged: Judged | None) -> list[str]:

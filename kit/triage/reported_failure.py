@@ -114,7 +114,7 @@ def _labelled_value(label: re.Pattern[str], text: str, blocks: list[Block], asid
         value = _PARENTHESIS.sub("", found.group("value").strip())
         quoted = _INLINE.findall(value)
         if quoted:
-            return quoted[0].strip()
+            return str(quoted[0]).strip()
         value = value.strip().rstrip(".")
         if _VALUE.match(value):
             return value

@@ -27,7 +27,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Protocol
 
 from ..log_events import Log
 from ..records import Verdict
@@ -49,6 +49,7 @@ from .check_writer import (
     write_check,
 )
 from . import block_outcome
+from .block_outcome import Feature
 from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
 from .judged_runs import JudgedRun, judged_runs
 from .known_match import known_lines
@@ -177,6 +178,12 @@ def devices_asked(code: str) -> int | None:
     return max(found) if found and max(found) > 1 else None
 
 
+class RunMore(Protocol):
+    """Runs the check on one more release (``keep``: count it among the triage's runs)."""
+
+    def __call__(self, version: str, keep: bool = True) -> Run: ...
+
+
 @dataclass(frozen=True)
 class Releases:
     reported: str
@@ -185,7 +192,7 @@ class Releases:
 
 
 def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[str, Run], releases: Releases,
-           run_more: Callable[..., Run] | None = None) -> None:
+           run_more: RunMore | None = None) -> None:
     """The check to keep, each release's verdict and the bisect: by the difference between the two runs where
     there is one (kit/triage/difference.py), else by the reported failure on each.
 
@@ -237,7 +244,7 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
     plan_bisect(result, matrix, options, reported, newest, verdicts)
 
 
-def _without_noise(result: Triage, found: Difference | None, run_more: Callable[..., Run] | None) -> Difference | None:
+def _without_noise(result: Triage, found: Difference | None, run_more: RunMore | None) -> Difference | None:
     """``found`` less the printed lines that differ between two runs of either side's release (randomness,
     seeded or not, an object's id, a time): those are noise, never the bug. Costs two more runs, and only where
     a printed line is among the features. (The good side alone was run twice: a line that varied only on the
@@ -253,8 +260,8 @@ def _without_noise(result: Triage, found: Difference | None, run_more: Callable[
                            if f["what"] == "line" and f["bad"] is not None}
             shapes |= {" ".join(run.outcome["lines"][at][0].split()) for at in noisy[side]}
     kept = tuple(f for f in found.features if f["what"] != "line"
-                 or not any(f[side] is not None and f[side] in lines for side, lines in noisy.items()))
-    dropped = [(f, [side for side, lines in noisy.items() if f[side] is not None and f[side] in lines])
+                 or not any(_line_at(f, side) in lines for side, lines in noisy.items()))
+    dropped = [(f, [side for side, lines in noisy.items() if _line_at(f, side) in lines])
                for f in found.features if f not in kept]
     if dropped:
         versions = {"good": found.good.version, "bad": found.bad.version}
@@ -264,10 +271,16 @@ def _without_noise(result: Triage, found: Difference | None, run_more: Callable[
     return Difference(found.bad, found.good, kept, frozenset(shapes)) if kept else None
 
 
+def _line_at(feature: Feature, side: str) -> int | None:
+    """The index of a line feature's line on ``side`` (``bad`` or ``good``); None where that run has none."""
+    return feature.get("bad") if side == "bad" else feature.get("good")
+
+
 def _by_difference(result: Triage, options: TriageOptions, runs: dict[str, Run], found: Difference) -> dict[str, str]:
     """Write the check that judges by ``found``; the verdicts of the two runs it was made from."""
     bad, good = found.bad, found.good
-    judged = Judged(bad.outcome or {}, good.outcome or {}, found.features, bad.version, good.version)
+    assert bad.outcome is not None and good.outcome is not None  # `difference` compares two outcomes only
+    judged = Judged(bad.outcome, good.outcome, found.features, bad.version, good.version)
     about = [f"Decided by difference: bad behaves as on jax {bad.version}, good as on jax {good.version}.",
              *found.lines(), "Exit 1 as on the bad release, 0 as on the good one, 125 otherwise."]
     result.check = write_check(result.check.path.parent, result.check.path.stem,
