@@ -41,9 +41,9 @@ def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good
     matrix = load_matrix(ROOT / "matrix.toml")
     options = parse_options(matrix, ["--check", "scaling", "--metric", "t_ms", "--good", good, "--bad", bad])
     candidates = [Candidate(v, (), None, "3.12", v) for v in VERSIONS]
-    judge = TableJudge(options, "test", lambda _m: None)
+    judge = TableJudge(options.specs.search, False, "test", lambda _m: None)
     judge.table, judge.runs = table, {}
-    prober: Any = release_prober(matrix, options, run_spec(matrix, options), candidates, ProbeCache(tmp_path / "probes"),
+    prober: Any = release_prober(matrix, options.specs, run_spec(matrix, options.specs.runs), candidates, ProbeCache(tmp_path / "probes"),
                                  "test", None, lambda _m: None, judge)  # type: ignore[arg-type]
     prober.runs = judge.runs
     return prober

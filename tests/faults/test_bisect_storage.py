@@ -35,7 +35,7 @@ def test_an_unwritable_reports_folder_prints_the_finding_then_one_error(
     reports = machine.matrix.results_dir.parent
     reports.mkdir(parents=True, exist_ok=True)
     (reports / "bisect").write_text("a file where the probe cache's folder goes")
-    name = bisect_name(parse_options(machine.matrix, ARGV), "0.4.35", "0.6.0")
+    name = bisect_name(parse_options(machine.matrix, ARGV).specs, "0.4.35", "0.6.0")
     (reports / f"bisect-{name}.md" / "blocked").mkdir(parents=True)
     lines: list[str] = []
     with pytest.raises(StorageError) as unsaved:

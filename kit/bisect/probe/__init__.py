@@ -14,7 +14,7 @@ The commit phase (:mod:`kit.bisect.commits`) probes commits through the same ``P
 """
 
 from .cache import ProbeCache
-from .cluster import ClusterProbes, run_task
+from .cluster import ClusterProbes, Task, read_task
 from .given import GivenProbe, HandedRun, given_by_release
 from .judges import release_prober
 from .metric import MetricJudge
@@ -24,5 +24,5 @@ from .release_subject import ReleaseSubject, resolved_python_and_jaxlib
 
 __all__ = [
     "ClusterProbes", "GivenProbe", "HandedRun", "MetricJudge", "MetricSamples", "ProbeCache", "Prober",
-    "ReleaseSubject", "given_by_release", "release_prober", "resolved_python_and_jaxlib", "run_task",
+    "ReleaseSubject", "Task", "given_by_release", "read_task", "release_prober", "resolved_python_and_jaxlib",
 ]

@@ -30,7 +30,7 @@ from ...user_paths import shown_path
 from ..bounds import Bounds
 from ..candidates import Candidate
 from .given import GivenProbe, taken, why_not_taken
-from ..options import Options
+from ..specs import Specs, WhatRuns
 from ..observation import Observation
 from ..outcomes import describe, observation_of, settle
 from .cache import ProbeCache
@@ -41,22 +41,24 @@ from ..run_spec import RunSpec
 from ..search import Outcome
 
 
-def release_prober(matrix: Matrix, options: Options, spec: RunSpec, candidates: Sequence[Candidate],
+def release_prober(matrix: Matrix, specs: Specs, spec: RunSpec, candidates: Sequence[Candidate],
                    cache: ProbeCache, name: str, index: PackageIndex, log: Log, judge: Judge | None = None,
                    given: Mapping[str, GivenProbe] | None = None) -> Prober[ReleaseSubject]:
     """Releases run as ``spec`` says, judged by verdict (or by ``judge``, e.g. a metric's); ``given``: runs made
-    before the bisect, by release, taken where they answer a probe (kit/bisect/probe/given.py)."""
-    subject = ReleaseSubject(matrix, options, spec, candidates, index, log)
-    judge = judge or VerdictJudge(options, cache, name, matrix.path.parent, spec.pins, given)
-    return Prober(subject, judge, options, log)
+    before the bisect, by release, taken where they answer a probe (kit/bisect/probe/given.py); ``specs``: the
+    driver's split of the command line, each part handed to what reads it."""
+    subject = ReleaseSubject(matrix, spec, specs.report, candidates, index, log)
+    judge = judge or VerdictJudge(specs.runs, specs.search.confirm, cache, name, matrix.path.parent, spec.pins, given)
+    return Prober(subject, judge, specs.search.crash, log)
 
 
 class VerdictJudge:
     """Good or bad by the run's verdict (a script's by its exit code), remembered in the probe cache."""
 
-    def __init__(self, options: Options, cache: ProbeCache, name: str, project: Path,
+    def __init__(self, runs: WhatRuns, confirm: int, cache: ProbeCache, name: str, project: Path,
                  pins: tuple[str, ...] = (), given: Mapping[str, GivenProbe] | None = None) -> None:
-        self.options, self.cache, self.name, self.project = options, cache, name, project
+        self.runs, self.confirm, self.cache, self.name, self.project = runs, confirm, cache, name, project
+        """``confirm``: how many more runs a clear verdict gets (``--confirm``); a flip makes it a skip."""
         self.pins = list(pins)
         """The packages the run spec holds (``--pin``), which each observation names."""
         self.given = dict(given or {})
@@ -71,7 +73,7 @@ class VerdictJudge:
         return None
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str:
-        return probe_line(name, observation, result, self.options)
+        return probe_line(name, observation, result, self.runs.script is not None)
 
     def observe(self, subject: Subject, candidate: Candidate) -> Look:
         """What the candidate does: known already under this identity, or measured now (and then remembered)."""
@@ -163,13 +165,13 @@ class VerdictJudge:
             return observation_of(subject.run(key, prepared, log_file))
 
         runs = [first or run()]
-        if (runs[0].found.verdict == Verdict.INCONCLUSIVE and self.options.check and not runs[0].found.exception
+        if (runs[0].found.verdict == Verdict.INCONCLUSIVE and self.runs.check and not runs[0].found.exception
                 and not runs[0].found.jax_cannot_run):
             # An inconclusive check is re-run once before it counts; a script that died of another
             # exception (an import, a failure bad_if does not match) would only die of it again.
             runs.append(run())
         if runs[-1].found.verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED):
-            runs += [run() for _ in range(self.options.confirm)]
+            runs += [run() for _ in range(self.confirm)]
         if not log_file.exists():
             return settle(runs)
         return settle(runs).with_came_from(output_tail=output_tail(log_file), log=shown_path(log_file, self.project))
@@ -181,13 +183,14 @@ def _installed(identity: Identity) -> dict[str, Any]:
             "era": identity.install.get("exclude_newer")}
 
 
-def probe_line(name: str, observation: Observation, result: Outcome, options: Options) -> str:
-    """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused."""
+def probe_line(name: str, observation: Observation, result: Outcome, script: bool) -> str:
+    """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused (``script``:
+    a ``--script``'s words, pass/fail, for good/bad)."""
     found, came, pins = observation.found, observation.came_from, observation.installed.pins
     flip = f" — flipped: {' → '.join(found.runs)}" if found.flipped else ""
     held = f" (holding {', '.join(pins)})" if pins else ""
     extras = f" · {observation.details}" if observation.details else ""
-    line = f"probe {name}{held}: {describe(result, bool(options.script))} [{came.source}" \
+    line = f"probe {name}{held}: {describe(result, script)} [{came.source}" \
            + (f", {came.job}" if came.job else "") + f"] {found.reason}{extras}{flip}"
     if came.matched:
         line += f"\n  reused: the same {came.matched}"

@@ -28,7 +28,7 @@ from ...log_events import Log
 from ..bounds import Bounds
 from ..candidates import Candidate
 from .metric_samples import MetricSamples
-from ..options import Options
+from ..specs import HowToSearch
 from ..observation import Found, Installed, Observation
 from ..outcomes import describe
 from .probes import Look, Subject, install_unknown
@@ -48,8 +48,9 @@ class MetricJudge:
     release, so the one judge serves both phases.
     """
 
-    def __init__(self, options: Options, name: str, log: Log, samples: MetricSamples | None = None) -> None:
-        self.options, self.name, self.log = options, name, log
+    def __init__(self, search: HowToSearch, script: bool, name: str, log: Log, samples: MetricSamples | None = None) -> None:
+        self.metric, self.factor, self.script, self.name, self.log = search.metric or "", search.factor, script, name, log
+        """``--metric`` and ``--factor``; ``script``: a ``--script``'s words (pass/fail) and not a check's."""
         self.samples = samples
         """Where measured samples are kept so an interrupted bisect resumes (None: nothing kept)."""
         self.base: metrics.Baseline | None = None
@@ -61,7 +62,7 @@ class MetricJudge:
         """Where the --good release is measured (the release subject of the bounds)."""
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str:
-        outcome = describe(result, bool(self.options.script))
+        outcome = describe(result, self.script)
         return f"probe {name}: {outcome} [{observation.came_from.source}] {observation.found.reason}"
 
     def remembered(self, subject: Subject, key: str) -> Observation | None:
@@ -139,11 +140,11 @@ class MetricJudge:
         python, jaxlib = (resolution.python, resolution.versions.get("jaxlib")) if resolution else (None, None)
         if not record.ran:
             return Observation(Found(record.status_text, None, record.reason), installed=Installed(python=python, jaxlib=jaxlib))
-        metric = record.metrics.get(self.options.metric or "")
+        metric = record.metrics.get(self.metric)
         if metric is None:
             known = ", ".join(sorted(record.metrics)) or "none"
-            raise UsageError(f"jax {candidate.version}: the {'script' if self.options.script else 'check'} "
-                             f"reported no metric {self.options.metric!r} (it reported: {known})",
+            raise UsageError(f"jax {candidate.version}: the {'script' if self.script else 'check'} "
+                             f"reported no metric {self.metric!r} (it reported: {known})",
                              "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")
         self.unit = str(metric.get("unit") or "")
         self.better = str(metric.get("better") or "lower")
@@ -170,10 +171,10 @@ class MetricJudge:
             if self.samples is not None:
                 self.samples.add_round(good_run, bad_run, good_s, bad_s, self.unit, self.better)
         try:
-            self.base = metrics.baseline_from_rounds(looks[good], looks[bad], self.options.factor,
+            self.base = metrics.baseline_from_rounds(looks[good], looks[bad], self.factor,
                                                      unit=f" {self.unit}")
         except metrics.NoStep as exc:
-            raise UsageError(f"{self.options.metric}: {exc} between --good {good} and --bad {bad}",
+            raise UsageError(f"{self.metric}: {exc} between --good {good} and --bad {bad}",
                              "nothing to bisect: choose bounds across the slowdown, or a smaller --factor") from None
         return self._bound_observations(subject, good, bad, looks, spent, kept, cache)
 
@@ -207,7 +208,7 @@ class MetricJudge:
             seen[version] = self._costed(subject, version, kept == BOUND_ROUNDS, spent[version],
                                          Observation(Found(Status.RAN, verdict, reason, samples=pooled[version])))
             cache[version] = wanted
-        self.log(f"{self.options.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
+        self.log(f"{self.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
                  f"--bad {bad} median {metrics.median(pooled[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
                  f"({self.base.worse} is worse), in each of {BOUND_ROUNDS} rounds")
         if self.base.worse == self.better:
@@ -236,10 +237,10 @@ def metric_summary(prober: MetricJudge, observations: Mapping[str, Observation])
     series = sorted(((v, o.found.samples) for v, o in observations.items() if o.found.samples),
                     key=lambda item: Version(item[0]))
     return {
-        "metric": prober.options.metric, "unit": prober.unit, "factor": prober.options.factor,
+        "metric": prober.metric, "unit": prober.unit, "factor": prober.factor,
         "worse": prober.base.worse, "step": round(prober.base.step, 3),
         "medians": {v: metrics.median(s) for v, s in series},
         "samples": {v: len(s) for v, s in series},
         "steps": [{"before": a, "after": b, "ratio": round(r, 3), "p": p}
-                  for a, b, r, p in metrics.steps(series, prober.options.factor, prober.base.alpha)],
+                  for a, b, r, p in metrics.steps(series, prober.factor, prober.base.alpha)],
     }

@@ -29,7 +29,6 @@ from ...log_events import Log
 from ...records import Identity, Record
 from ..bounds import Bounds
 from ..candidates import Candidate
-from ..options import Options
 from ..observation import CameFrom, Found, Installed, Observation
 from ..outcomes import classify
 from ..search import Outcome
@@ -94,8 +93,9 @@ S = TypeVar("S", bound=Subject)
 class Prober(Generic[S]):
     """Turns a candidate into an outcome; remembers every observation it made or found."""
 
-    def __init__(self, subject: S, judge: Judge, options: Options, log: Log) -> None:
-        self.subject, self.judge, self.options, self.log = subject, judge, options, log
+    def __init__(self, subject: S, judge: Judge, crash: str, log: Log) -> None:
+        self.subject, self.judge, self.crash, self.log = subject, judge, crash, log
+        """``crash``: how a crashed or timed-out probe counts (``--crash``; `kit.bisect.outcomes.CRASH_MODES`)."""
         self.observations: dict[str, Observation] = {}
         self.fold_index = False
         """Probes the index answers (nothing ran) are details: the commit search says how many and why in one line."""
@@ -120,12 +120,34 @@ class Prober(Generic[S]):
         return self.subject.name_of(key)
 
     def __call__(self, key: str) -> Outcome:
-        observation = self.observe(key)
+        return self.record(key, self.observe(key))
+
+    def record(self, key: str, observation: Observation, ran_now: bool = False) -> Outcome:
+        """An observation of ``key`` made anywhere (here, on a SLURM node): kept, counted and said, its outcome.
+
+        Every outcome of a bisect is recorded here, so the report's observations, the
+        runs made now and the probe lines cannot disagree with what the search was told.
+        """
         self.observations[key] = observation
-        result = classify(observation, self.options.crash)
+        if ran_now:
+            self.ran_now.append(key)
+        result = self.classify(observation)
         folded = self.fold_index and observation.came_from.source == Source.INDEX
         self.log(Event(self.judge.line(self.name_of(key), observation, result), Kind.DETAIL if folded else Kind.PROBE))
         return result
+
+    def remember(self, key: str, observation: Observation) -> Outcome:
+        """An observation known before the search (an earlier probe, the index): kept, not said; its outcome."""
+        self.observations[key] = observation
+        return self.classify(observation)
+
+    def classify(self, observation: Observation) -> Outcome:
+        """The search's outcome of ``observation`` under this bisect's ``--crash`` (`kit.bisect.outcomes.classify`)."""
+        return classify(observation, self.crash)
+
+    def outcomes(self) -> dict[str, Outcome]:
+        """The outcome of every observation recorded so far (a report of a search that stopped early)."""
+        return {key: self.classify(observation) for key, observation in self.observations.items()}
 
     def observe(self, key: str) -> Observation:
         """What the candidate does: from the index's metadata alone, or as the judge finds it."""
@@ -166,8 +188,7 @@ class Prober(Generic[S]):
                 continue
             remembered = self.remembered(candidate.version)
             if remembered is not None:
-                self.observations[candidate.version] = remembered
-                known[candidate.version] = classify(remembered, self.options.crash)
+                known[candidate.version] = self.remember(candidate.version, remembered)
         return known
 
     def ruled_out(self) -> dict[str, Outcome]:
@@ -180,8 +201,7 @@ class Prober(Generic[S]):
         for candidate in self.subject.candidates.values():
             observation = ruled_out_by_index(candidate)
             if observation is not None:
-                self.observations[candidate.version] = observation
-                ruled[candidate.version] = classify(observation, self.options.crash)
+                ruled[candidate.version] = self.remember(candidate.version, observation)
         return ruled
 
     def summary(self) -> dict[str, Any] | None:

@@ -19,7 +19,7 @@ from ...errors import StorageError
 from ..candidates import Candidate
 from ..commits import commit_section
 from .finding import Finding, cost_lines, to_json
-from ..options import Options
+from ..specs import HowToSearch
 from ..observation import Observation
 from ..outcomes import describe, label
 from ..search import Outcome, expected_probes, non_monotonic
@@ -28,10 +28,10 @@ from .what_changed import Changes, changes_between, changes_lines
 from ...user_paths import report_path, shown_path
 
 
-def candidate_table(candidates: Sequence[Candidate], options: Options, known: set[str]) -> str:
+def candidate_table(candidates: Sequence[Candidate], search: HowToSearch, known: set[str]) -> str:
     """The releases to search, what each would install here, and the plan, before any probe."""
     k = len(candidates)
-    plan = f"{k} probes (--all)" if options.scan else f"about {expected_probes(k)} probes"
+    plan = f"{k} probes (--all)" if search.scan else f"about {expected_probes(k)} probes"
     lines = [f"{k} candidate releases, oldest first; {plan}"
              + (f", {len(known)} already known" if known else "") + ":"]
     for c in candidates:
@@ -57,16 +57,16 @@ def release_versions(finding: Finding) -> list[str]:
 
 def render_markdown(finding: Finding, notes: Sequence[str], script: BisectedScript | None = None) -> str:
     """The report for the thread: the summary (at most 10 lines), the script, then each section folded."""
-    o = finding.options
+    runs = finding.specs.runs
     lo, hi = sorted((finding.good, finding.bad), key=Version)
-    what = f"check `{o.check}`" if o.check else f"script `{o.script_shown or o.script}`"
+    what = f"check `{runs.check}`" if runs.check else f"script `{finding.specs.report.script_shown or runs.script}`"
     searched = [f"Searched jax {lo} … {hi} ({len(finding.candidates)} releases) with {what}; "
                 f"given good = {finding.good}, bad = {finding.bad} "
                 f"({'hunting a fix' if finding.fix else 'hunting a regression'}).",
                 f"{finding.bounds_from}.", ""]
     if finding.stopped:
         searched += ["## Stopped", "", f"The bounds did not test as given, so nothing was searched: {finding.stopped}."]
-    elif finding.metric and o.scan:
+    elif finding.metric and finding.specs.search.scan:
         searched += _metric_lines(finding.metric)
     else:
         searched += _answer_lines(finding) if finding.result is not None else _transition_lines(finding)
@@ -77,7 +77,7 @@ def render_markdown(finding: Finding, notes: Sequence[str], script: BisectedScri
         lines += folded("What else changed", changes_lines(changes, _words(finding, changes),
                                                            shlex.split(finding.reproduce), held_by_commits(finding)))
     if finding.commits is not None:
-        lines += folded("Commits", commit_section(finding.commits, finding.fix, o.crash, bool(o.script)))
+        lines += folded("Commits", commit_section(finding.commits, finding.fix, finding.specs.search.crash, bool(runs.script)))
     lines += folded("Probes and their cost", ["## Probes", "", *cost_lines(finding), "", *_probe_table(finding),
                                               *_reuse_lines(finding)])
     output = _output_lines(finding)
@@ -164,7 +164,7 @@ def _version_key(version: str) -> tuple[int, Version | str]:
 
 def what_else_changed(finding: Finding) -> list[Changes]:
     """The packages and era dates that changed across each change found (the result, or each transition)."""
-    if finding.stopped or (finding.metric and finding.options.scan):
+    if finding.stopped or (finding.metric and finding.specs.search.scan):
         return []
     if finding.result is not None:
         pairs = [(finding.result.last_same, finding.result.first_different)]
@@ -181,10 +181,10 @@ def _probe_table(finding: Finding) -> list[str]:
         if out is None or seen is None:
             lines.append(f"| {c.version} | {c.uploaded or '—'} | {c.jaxlib or '—'} | {c.python or '—'} | not probed | | |")
             continue
-        text = label(out, seen, finding.options.crash, bool(finding.options.script))
+        text = label(out, seen, finding.specs.search.crash, bool(finding.specs.runs.script))
         text += f" (holding {', '.join(seen.installed.pins)})" if seen.installed.pins else ""
         reason = seen.found.reason.replace("|", "\\|").replace("\n", " ")
-        how = _how(seen, bool(finding.options.metric))
+        how = _how(seen, bool(finding.specs.search.metric))
         lines.append(f"| {c.version} | {c.uploaded or '—'} | {seen.installed.jaxlib or c.jaxlib or '—'} | "
                      f"{seen.installed.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
     skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is Outcome.SKIP]
@@ -248,7 +248,7 @@ def _answer_lines(finding: Finding) -> list[str]:
 def _transition_lines(finding: Finding) -> list[str]:
     """--all: every change of outcome, after saying whether each bound tested as it was given."""
     lines = ["## Transitions (--all)", ""]
-    script = bool(finding.options.script)
+    script = bool(finding.specs.runs.script)
     for flag, version, wanted, got in finding.bound_checks:
         if got is wanted:
             lines.append(f"- {flag} {version} tested {describe(wanted, script)}, as given.")
@@ -278,18 +278,18 @@ def publish_report(reports_dir: Path, finding: Finding, notes: Sequence[str],
     already) before the one `StorageError` sentence about them.
     """
     markdown = without_machine_paths(render_markdown(finding, notes, script), paths)
-    if finding.options.verbose:
+    if finding.specs.report.verbose:
         print(markdown, flush=True)
     try:
         _keep(reports_dir, finding, notes, markdown, paths)
     except StorageError:
-        if not finding.options.verbose:
+        if not finding.specs.report.verbose:
             print(markdown, flush=True)
         raise
-    if not finding.options.verbose:  # the summary, and the end of a deciding probe's failure: the rest is in the files
+    if not finding.specs.report.verbose:  # the summary, and the end of a deciding probe's failure: the rest is in the files
         print("\n".join([line for line in summary_lines(finding) if line] + console_tail(finding)), flush=True)
     where = shown_path(reports_dir / f"bisect-{finding.name}.md", Path.cwd())
-    print(f"report: {where} (and .json)" + ("" if finding.options.verbose else "; -v prints every step"),
+    print(f"report: {where} (and .json)" + ("" if finding.specs.report.verbose else "; -v prints every step"),
           flush=True)
 
 
