@@ -237,7 +237,7 @@ def test_a_conclusive_current_record_answers_and_an_inconclusive_one_is_a_first_
     first = ScriptedSubject({"0.5.0": [ran("unaffected")]}, recorded=observation_of(Record(ran("inconclusive")), "record"))
     seen = judge(cache, tmp_path).observe(first, candidate("0.5.0")).observation
     assert len(first.ran) == 1
-    assert (seen.found.verdict, seen.came_from.source) == ("unaffected", "record+run")
+    assert (seen.found.verdict, seen.came_from.shown) == ("unaffected", "record+run")  # the steps, one word
 
 
 def test_an_unreachable_archive_skips_the_one_release_and_keeps_nothing(cache: ProbeCache, tmp_path: Path) -> None:

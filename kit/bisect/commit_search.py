@@ -33,7 +33,7 @@ from typing import Callable, Iterable
 
 from packaging.version import Version
 
-from ..records import Source, sources
+from ..records import Source
 from ..config import Matrix
 from ..errors import UsageError
 from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag, within
@@ -234,7 +234,7 @@ class SkipBudget:
             self.unprobed.append(key)
             return Outcome.SKIP
         outcome = self.prober(key)
-        if outcome is Outcome.SKIP and Source.RUN in sources(self.prober.observations[key].came_from.source):
+        if outcome is Outcome.SKIP and Source.RUN in self.prober.observations[key].came_from.steps:
             self.skipped += 1  # only skips that cost a run: a commit no build accepts is skipped for free
         return outcome
 

@@ -10,7 +10,10 @@ change names the part it touches::
 
 On disk (a probe-cache entry, a cluster job's file, a bisect's JSON report)
 an observation is one object per part. Files written before the split hold
-one flat object; :meth:`Observation.from_json` reads both.
+one flat object; :meth:`Observation.from_json` reads both. A status and a
+source are enums (`kit.records.Status`, `kit.records.Source`) from where they
+are made: a word read from a file becomes its member there, and a word no
+member has is refused there, naming the field.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Callable, Mapping
 
-from ..records import Source
+from ..records import Source, Status, joined, sources
 from ..requirements import versions_text
 
 
@@ -26,7 +29,7 @@ from ..requirements import versions_text
 class Found:
     """What the probe found: the record's status and verdict, and how a failure ended."""
 
-    status: str
+    status: Status
     """``ran``, ``not-installable``, ``crashed`` or ``timed-out``, as in a record; or ``yanked`` (not probed)."""
     verdict: str | None
     """``affected``, ``unaffected`` or ``inconclusive`` (a script's 125 too); None when it did not run."""
@@ -46,14 +49,21 @@ class Found:
     kit_files_changed: bool = False
     """The kit's own files changed while it ran (`kit.run.kit_files`): no verdict, never kept in the probe cache."""
 
+    def __post_init__(self) -> None:
+        # A status given as its word (a record's, a file's) becomes its member here, once; an unknown word is refused.
+        object.__setattr__(self, "status", Status(self.status))
+
 
 @dataclass(frozen=True)
 class CameFrom:
     """Where the answer came from: which run, or why an earlier one counts as this one."""
 
-    source: str = Source.RUN
-    """``run`` (measured by this bisect), ``record`` (a current record), ``cache`` (an earlier bisect's probe) or
-    ``triage`` (a run triage made, judged by the check's judge: kit/bisect/probe/given.py)."""
+    source: Source = Source.RUN
+    """What the answer rests on: ``run`` (measured by this bisect), ``record`` (a current record), ``cache`` (an
+    earlier bisect's probe), ``triage`` (a run triage made, judged by the check's judge: kit/bisect/probe/given.py),
+    ``index`` or ``release``. Given as a word of several steps (``record+run``), the last step."""
+    earlier: tuple[Source, ...] = ()
+    """Steps before ``source`` that did not settle it (an inconclusive record, then a run: ``(record,)``)."""
     ran_at: str = ""
     """When it ran (UTC, ISO 8601)."""
     by: str = ""
@@ -71,6 +81,24 @@ class CameFrom:
     taken_from: str = ""
     """Answered by a run this bisect was handed (``source`` ``triage``): what ran where, how it was judged, and how
     to reproduce it, in words; "" for any other observation."""
+
+    def __post_init__(self) -> None:
+        # One word of several steps (``record+run``, as files and `joined` write it) is split here, once.
+        steps = (*self.earlier, *sources(self.source)) if "+" in self.source else (*self.earlier, Source(self.source))
+        if not steps:
+            raise ValueError(f"no source in {self.source!r}")
+        object.__setattr__(self, "source", steps[-1])
+        object.__setattr__(self, "earlier", tuple(Source(step) for step in steps[:-1]))
+
+    @property
+    def steps(self) -> tuple[Source, ...]:
+        """Every step the answer took, in order (``(record, run)``); the last is ``source``."""
+        return (*self.earlier, self.source)
+
+    @property
+    def shown(self) -> str:
+        """The steps as one word, as probe lines and files say them (``record+run``)."""
+        return joined(self.steps)
 
 
 @dataclass(frozen=True)
@@ -118,6 +146,8 @@ class Observation:
         return replace(self, found=replace(self.found, **changes))
 
     def with_came_from(self, **changes: Any) -> Observation:
+        if "source" in changes:  # a new source is the whole story of where it came from (a cache's answer: cache)
+            changes.setdefault("earlier", ())
         return replace(self, came_from=replace(self.came_from, **changes))
 
     def with_cost(self, **changes: Any) -> Observation:
@@ -133,7 +163,10 @@ class Observation:
         return " · ".join(filter(None, [versions_text(self.installed.extra_packages), self.cost.compiles]))
 
     def to_json(self) -> dict[str, Any]:
-        return {part: asdict(getattr(self, part)) for part in _PARTS}
+        data = {part: asdict(getattr(self, part)) for part in _PARTS}
+        data["came_from"].pop("earlier")
+        data["came_from"]["source"] = self.came_from.shown  # one word, as files before the enum held it
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> Observation:
@@ -194,6 +227,9 @@ def _mapping_to(fits: Callable[[Any], bool]) -> Callable[[Any], bool]:
 # type needs no entry (test_observation's test fails a field whose type is not here).
 _SHAPES: dict[str, Callable[[Any], bool]] = {
     "str": lambda v: isinstance(v, str),
+    "Status": lambda v: isinstance(v, str) and Status.of(v) is not None,
+    "Source": lambda v: isinstance(v, str) and all(Source.of(step) is not None for step in v.split("+")),
+    "tuple[Source, ...]": _list_of(lambda v: isinstance(v, str) and Source.of(v) is not None),
     "str | None": _text_or_none,
     "bool": lambda v: isinstance(v, bool),
     "float": _number,

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 from repro.compile_cache import summary as compile_summary
 
 from ..records import Record
-from ..records import Source, Status, Verdict, joined
+from ..records import Source, Status, Verdict
 from ..run import protocol
 from .observation import CameFrom, Cost, Found, Installed, Observation
 from .search import Outcome
@@ -24,7 +24,7 @@ from .search import Outcome
 CRASH_MODES = {"skip": Outcome.SKIP, "bad": Outcome.BAD, "good": Outcome.GOOD}
 
 
-def observation_of(record: Record, source: str = Source.RUN) -> Observation:
+def observation_of(record: Record, source: Source = Source.RUN) -> Observation:
     """What a record says a release did: its status, verdict and reason, and how a failure ended.
 
     One reading for a record the probe just wrote and one found current in
@@ -36,7 +36,7 @@ def observation_of(record: Record, source: str = Source.RUN) -> Observation:
     extras = _mapping(record.environment.get("packages"))
     jax_failed = _mapping(evidence.get("jax_cannot_run"))
     found = Found(
-        record.status_text, record.verdict, record.reason,
+        Status(record.status_text), record.verdict, record.reason,
         exception=f"{exception.get('type')}: {exception.get('message', '')}".splitlines()[0] if exception else None,
         missing_import=str(imported["package"]) if imported.get("package") and not imported.get("installed") else None,
         jax_cannot_run=str(jax_failed.get("error") or "JAX could not run") if jax_failed else None,
@@ -70,7 +70,7 @@ def classify(observation: Observation, crash: str) -> Outcome:
 def script_observation(code: int | None, timeout: int) -> Observation:
     """A script's exit code, as ``git bisect run`` reads it (None: it timed out); see kit.run.protocol."""
     status, verdict, reason = protocol.exit_observation(code, timeout)
-    return Observation(Found(status, verdict, reason), cost=Cost(timeout_s=timeout))
+    return Observation(Found(Status(status), verdict, reason), cost=Cost(timeout_s=timeout))
 
 
 def settle(runs: Sequence[Observation]) -> Observation:
@@ -86,22 +86,22 @@ def settle(runs: Sequence[Observation]) -> Observation:
 
 def _settled(runs: Sequence[Observation]) -> Observation:
     labels = [r.found.verdict or r.found.status for r in runs]
-    source = joined(r.came_from.source for r in runs)  # "record+run": a record, then a re-run
+    steps = tuple(dict.fromkeys(step for r in runs for step in r.came_from.steps))  # (record, run): a record, then a re-run
     conclusive = [r for r in runs if r.found.verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED)]
     if not conclusive:
         last = runs[-1]
-        return _told(last, last.found.status, last.found.verdict, last.found.reason, source,
+        return _told(last, last.found.status, last.found.verdict, last.found.reason, steps,
                      labels if len(runs) > 1 else [])
     counted = conclusive[0]
     if any(r.found.verdict != counted.found.verdict for r in conclusive[1:]):
         reason = f"the verdict changed between runs ({', '.join(labels)}): too noisy to count"
-        return _told(counted, Status.RAN, Verdict.INCONCLUSIVE, reason, source, labels, flipped=True)
+        return _told(counted, Status.RAN, Verdict.INCONCLUSIVE, reason, steps, labels, flipped=True)
     flipped = len(runs) > 1 and runs[0].found.verdict == Verdict.INCONCLUSIVE
-    return _told(counted, counted.found.status, counted.found.verdict, counted.found.reason, source,
+    return _told(counted, counted.found.status, counted.found.verdict, counted.found.reason, steps,
                  labels if len(runs) > 1 else [], flipped)
 
 
-def _told(run: Observation, status: str, verdict: str | None, reason: str, source: str, runs: list[str],
+def _told(run: Observation, status: Status, verdict: str | None, reason: str, steps: tuple[Source, ...], runs: list[str],
           flipped: bool = False) -> Observation:
     """The settled observation, keeping what the run it rests on showed (its exception, its extra packages, the
     compiles it reused); where it came from, what it cost and the rest of what was installed are the caller's."""
@@ -109,7 +109,7 @@ def _told(run: Observation, status: str, verdict: str | None, reason: str, sourc
     return Observation(
         Found(status, verdict, reason, runs, flipped, exception=found.exception, missing_import=found.missing_import,
               jax_cannot_run=found.jax_cannot_run, kit_files_changed=found.kit_files_changed),
-        CameFrom(source), Cost(compiles=run.cost.compiles),
+        CameFrom(steps[-1], earlier=steps[:-1]), Cost(compiles=run.cost.compiles),
         Installed(extra_packages=dict(run.installed.extra_packages)))
 
 

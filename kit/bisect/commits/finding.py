@@ -355,6 +355,6 @@ def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
             "laid": candidate.laid if candidate else None,
             "release_env": candidate.build.release if candidate and candidate.build else None,
             "status": seen.found.status, "verdict": seen.found.verdict, "reason": seen.found.reason,
-            "source": seen.came_from.source, "jax_cannot_run": seen.found.jax_cannot_run,
+            "source": seen.came_from.shown, "jax_cannot_run": seen.found.jax_cannot_run,
             "environment": seen.installed.environment,
             "seconds": seen.cost.seconds, "ran_at": seen.came_from.ran_at}

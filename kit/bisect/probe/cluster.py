@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 from repro.contract import strict_json
 
-from ...records import Source, Status, sources
+from ...records import Source, Status
 from ...atomic_files import atomic_write_text
 from ...errors import UsageError
 from ...log_events import Log
@@ -78,7 +78,7 @@ class ClusterProbes:
         for task, version in enumerate(versions):
             observation = self._landed(job_dir, job_id, task, version)
             answers[version] = self.prober.record(version, observation,
-                                                  ran_now=Source.RUN in sources(observation.came_from.source))
+                                                  ran_now=Source.RUN in observation.came_from.steps)
         return answers
 
     def submit(self, versions: Sequence[str], job_dir: Path) -> str:

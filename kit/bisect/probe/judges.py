@@ -190,7 +190,7 @@ def probe_line(name: str, observation: Observation, result: Outcome, script: boo
     flip = f" — flipped: {' → '.join(found.runs)}" if found.flipped else ""
     held = f" (holding {', '.join(pins)})" if pins else ""
     extras = f" · {observation.details}" if observation.details else ""
-    line = f"probe {name}{held}: {describe(result, script)} [{came.source}" \
+    line = f"probe {name}{held}: {describe(result, script)} [{came.shown}" \
            + (f", {came.job}" if came.job else "") + f"] {found.reason}{extras}{flip}"
     if came.matched:
         line += f"\n  reused: the same {came.matched}"

@@ -63,7 +63,7 @@ class MetricJudge:
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str:
         outcome = describe(result, self.script)
-        return f"probe {name}: {outcome} [{observation.came_from.source}] {observation.found.reason}"
+        return f"probe {name}: {outcome} [{observation.came_from.shown}] {observation.found.reason}"
 
     def remembered(self, subject: Subject, key: str) -> Observation | None:
         """None: a metric is judged against this run's bounds, so no earlier probe counts without a run."""
@@ -139,7 +139,7 @@ class MetricJudge:
         resolution = prepared.resolution
         python, jaxlib = (resolution.python, resolution.versions.get("jaxlib")) if resolution else (None, None)
         if not record.ran:
-            return Observation(Found(record.status_text, None, record.reason), installed=Installed(python=python, jaxlib=jaxlib))
+            return Observation(Found(Status(record.status_text), None, record.reason), installed=Installed(python=python, jaxlib=jaxlib))
         metric = record.metrics.get(self.metric)
         if metric is None:
             known = ", ".join(sorted(record.metrics)) or "none"
