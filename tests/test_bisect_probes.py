@@ -378,7 +378,7 @@ class _Judge:
     def remembered(self, subject: Any, key: str) -> Observation | None:
         return observed("ran", "unaffected", "kept", "cache") if key == "2.0" else None
 
-    def start(self, subject: Any, bounds: Any, cache: dict[str, Outcome]) -> dict[str, Any]:
+    def start(self, subject: Any, bounds: Any) -> dict[str, Any]:
         from kit.bisect.probe.probes import Look
         return {bounds.good: Look(observed("ran", "unaffected", "baseline", "run"), True)}
 
@@ -392,11 +392,10 @@ class _Judge:
 def test_a_prober_is_any_subject_judged_by_any_judge(machine: FakeReleases) -> None:
     from kit.bisect.bounds import Bounds
 
-    options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
     listed = [Candidate(v, (), None, "3.12", v) for v in ("1.0", "2.0", "3.0")]
     listed.append(Candidate("4.0", (), None, "3.12", "4.0", yanked="broken"))
     subject, judge, lines = _Subject(listed), _Judge(), []
-    probe = Prober(subject, judge, options, lines.append)  # type: ignore[arg-type]
+    probe = Prober(subject, judge, "skip", lines.append)  # type: ignore[arg-type]
     assert probe.ruled_out() == {"4.0": Outcome.SKIP}
     assert probe.known_outcomes() == {"2.0": Outcome.GOOD}
     assert probe("1.0") is Outcome.BAD
@@ -406,8 +405,10 @@ def test_a_prober_is_any_subject_judged_by_any_judge(machine: FakeReleases) -> N
     with pytest.raises(KeyboardInterrupt):
         probe("3.0")
     assert subject.finished == ["1.0", "3.0"]  # after every probe the judge saw, even one that was interrupted
-    probe.start(Bounds.of_releases("2.0", "1.0"), {})
+    started: dict[str, Outcome] = {}
+    probe.start(Bounds.of_releases("2.0", "1.0"), started)
     assert probe.ran_now == ["1.0", "2.0"]  # measured now: 1.0 by its probe, 2.0 by the judge's start
+    assert started == {"2.0": Outcome.GOOD}  # the judge's baseline, classified by the prober for the search
     assert probe.summary() == {"seen": ["1.0", "2.0", "4.0"]}
 
 

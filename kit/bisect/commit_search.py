@@ -257,8 +257,7 @@ def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCand
         if cached is None and seen is not None and candidate.build and candidate.build.release == release:
             cached = seen.with_came_from(source=Source.RELEASE)
         if cached is not None:
-            prober.observations[candidate.version] = cached
-            cache[candidate.version] = classify(cached, phase.finding.specs.search.crash)
+            cache[candidate.version] = prober.remember(candidate.version, cached)
 
 
 def _tag_commit(phase: CommitPhase, version: str) -> str | None:

@@ -33,13 +33,13 @@ from .bounds import recorded_verdicts
 from .specs import HowToSearch, Specs, bisect_name
 from ..user_paths import report_path
 from .observation import Observation
-from .outcomes import describe
+from .outcomes import describe, recorded_outcomes
 from .probe import (
     ClusterProbes, GivenProbe, HandedRun, MetricJudge, MetricSamples, ProbeCache, Prober, ReleaseSubject, given_by_release,
     read_task, release_prober,
 )
 from .report import (
-    Finding, bisected, candidate_table, publish_report, recorded_outcomes, release_notes, reports_dir, scan_tip, shown_paths,
+    Finding, bisected, candidate_table, publish_report, release_notes, reports_dir, scan_tip, shown_paths,
 )
 from .run_spec import RunSpec, run_spec
 from . import gallop

@@ -6,12 +6,17 @@ status and verdict, a script's exit code read the ``git bisect run`` way);
 several looks, and :func:`classify` maps it
 to the search's :class:`~kit.bisect.search.Outcome`. Every rule about what
 counts as good, bad or skip lives in that one function, so a new kind of
-evidence (a measured metric) adds a branch there and nowhere else.
+evidence (a measured metric) adds a branch there and nowhere else: a metric's
+step decision is told as the verdict it stands for (:func:`metric_verdict`),
+and a record's verdict read as evidence for a tip is classified by the same
+rule (:func:`recorded_outcomes`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
+
+from .. import metrics
 
 from repro.compile_cache import summary as compile_summary
 
@@ -63,8 +68,29 @@ def classify(observation: Observation, crash: str) -> Outcome:
         return CRASH_MODES[crash]
     if found.status != Status.RAN:
         return Outcome.SKIP
-    verdict = Verdict.of(found.verdict)
+    return _of_verdict(Verdict.of(found.verdict))
+
+
+def _of_verdict(verdict: Verdict | None) -> Outcome:
+    """A verdict that ran: unaffected → GOOD, affected → BAD, anything else (inconclusive, none) → SKIP."""
     return Outcome.GOOD if verdict is Verdict.UNAFFECTED else Outcome.BAD if verdict is Verdict.AFFECTED else Outcome.SKIP
+
+
+def recorded_outcomes(verdicts: Mapping[str, str]) -> dict[str, Outcome]:
+    """Records' verdicts, by release, as the outcomes `classify` gives a run with that verdict; a verdict that
+    decides nothing (inconclusive, unknown) says nothing here (it is left out, not counted a skip)."""
+    told = {version: _of_verdict(Verdict.of(verdict)) for version, verdict in verdicts.items()}
+    return {version: outcome for version, outcome in told.items() if outcome is not Outcome.SKIP}
+
+
+def metric_verdict(call: metrics.Call) -> Verdict:
+    """A metric probe's step decision as its verdict (a step: affected; none: unaffected; within noise:
+    inconclusive), so `classify` maps it like any other run's."""
+    return _METRIC_VERDICTS[call]
+
+
+_METRIC_VERDICTS = {metrics.Call.BAD: Verdict.AFFECTED, metrics.Call.GOOD: Verdict.UNAFFECTED,
+                    metrics.Call.UNDECIDED: Verdict.INCONCLUSIVE}
 
 
 def script_observation(code: int | None, timeout: int) -> Observation:

@@ -64,7 +64,7 @@ class VerdictJudge:
         self.given = dict(given or {})
         """Runs made before the bisect (triage's), by release: taken where one answers the probe, never cached."""
 
-    def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
+    def start(self, subject: Subject, bounds: Bounds) -> dict[str, Look]:
         """Nothing to set up: a verdict needs no baseline."""
         return {}
 

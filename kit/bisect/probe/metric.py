@@ -30,14 +30,13 @@ from ..candidates import Candidate
 from .metric_samples import MetricSamples
 from ..specs import HowToSearch
 from ..observation import Found, Installed, Observation
-from ..outcomes import describe
+from ..outcomes import describe, metric_verdict
 from .probes import Look, Subject, install_unknown
 from ..search import Outcome
 
 # Runs of each bound, taken in turns, and runs per probe: samples of one run share its moment's load.
 BOUND_ROUNDS = 3
 PROBE_RUNS = 2
-VERDICTS = {metrics.Call.BAD: Verdict.AFFECTED, metrics.Call.GOOD: Verdict.UNAFFECTED, metrics.Call.UNDECIDED: Verdict.INCONCLUSIVE}
 
 
 class MetricJudge:
@@ -110,7 +109,7 @@ class MetricJudge:
         if kept and last is not None:
             reason += f" ({min(len(kept), len(runs))} of them kept from an interrupted run)"
         return self._costed(subject, candidate.version, last is None, spent or reused_s,
-                            Observation(Found(Status.RAN, VERDICTS[decision.call], reason,
+                            Observation(Found(Status.RAN, metric_verdict(decision.call), reason,
                                               samples=[x for run in runs for x in run])))
 
     def _costed(self, subject: Subject, key: str, reused: bool, seconds: float, observation: Observation) -> Look:
@@ -152,7 +151,7 @@ class MetricJudge:
                            installed=Installed(python=python, jaxlib=jaxlib,
                                                environment=subject.environment_state(candidate.version)))
 
-    def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
+    def start(self, subject: Subject, bounds: Bounds) -> dict[str, Look]:
         """Measure the bounds in turns (good, bad, good, bad, ...); a step that does not hold → UsageError.
 
         Rounds kept by an interrupted run of this bisect count first; only the rest are measured.
@@ -176,7 +175,7 @@ class MetricJudge:
         except metrics.NoStep as exc:
             raise UsageError(f"{self.metric}: {exc} between --good {good} and --bad {bad}",
                              "nothing to bisect: choose bounds across the slowdown, or a smaller --factor") from None
-        return self._bound_observations(subject, good, bad, looks, spent, kept, cache)
+        return self._bound_observations(subject, good, bad, looks, spent, kept)
 
     def _kept_rounds(self, good: str, bad: str, looks: dict[str, list[list[float]]],
                      spent: dict[str, float]) -> int:
@@ -195,7 +194,7 @@ class MetricJudge:
         return len(rounds)
 
     def _bound_observations(self, subject: Subject, good: str, bad: str, looks: dict[str, list[list[float]]],
-                            spent: dict[str, float], kept: int, cache: dict[str, Outcome]) -> dict[str, Look]:
+                            spent: dict[str, float], kept: int) -> dict[str, Look]:
         assert self.base is not None
         seen: dict[str, Look] = {}
         pooled = {v: [x for run in runs for x in run] for v, runs in looks.items()}
@@ -207,7 +206,6 @@ class MetricJudge:
             verdict = Verdict.UNAFFECTED if wanted is Outcome.GOOD else Verdict.AFFECTED
             seen[version] = self._costed(subject, version, kept == BOUND_ROUNDS, spent[version],
                                          Observation(Found(Status.RAN, verdict, reason, samples=pooled[version])))
-            cache[version] = wanted
         self.log(f"{self.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
                  f"--bad {bad} median {metrics.median(pooled[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
                  f"({self.base.worse} is worse), in each of {BOUND_ROUNDS} rounds")

@@ -76,7 +76,7 @@ class Judge(Protocol):
     name: str
     """The bisect's name, which each observation it makes carries (``by``)."""
 
-    def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]: ...
+    def start(self, subject: Subject, bounds: Bounds) -> dict[str, Look]: ...
 
     def observe(self, subject: Subject, candidate: Candidate) -> Look: ...
 
@@ -164,9 +164,10 @@ class Prober(Generic[S]):
         return observation
 
     def start(self, bounds: Bounds, cache: dict[str, Outcome]) -> None:
-        """What the judge must know before the search (a metric's baseline); what that measured is kept."""
-        for key, (observation, ran_now) in self.judge.start(self.subject, bounds, cache).items():
-            self.observations[key] = observation
+        """What the judge must know before the search (a metric's baseline); what that measured is kept, and its
+        outcome (classified as every other) handed to the search's ``cache``."""
+        for key, (observation, ran_now) in self.judge.start(self.subject, bounds).items():
+            cache[key] = self.remember(key, observation)
             if ran_now:
                 self.ran_now.append(key)
 

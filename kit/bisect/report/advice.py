@@ -16,7 +16,6 @@ from typing import Mapping, Sequence
 from packaging.version import Version
 
 from ...reproduce_line import shell_join
-from ...records import Verdict
 from ..search import Outcome
 
 
@@ -60,9 +59,3 @@ def scan_argv(quoted_argv: Sequence[str]) -> Sequence[str]:
             continue
         argv.append(arg)
     return [*argv, "--all"] if "--all" not in argv else argv
-
-
-def recorded_outcomes(verdicts: Mapping[str, str]) -> dict[str, Outcome]:
-    """Records' verdicts (``affected``/``unaffected``) as outcomes; any other verdict says nothing here."""
-    return {v: Outcome.BAD if verdict == Verdict.AFFECTED else Outcome.GOOD
-            for v, verdict in verdicts.items() if verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED)}
