@@ -116,5 +116,5 @@ def test_all_lists_every_step_larger_than_the_factor(tmp_path: Path) -> None:
     cache: dict[str, Outcome] = {}
     prober.start(Bounds.of_releases("0.6.0", "0.4.35"), cache)
     scan_all(VERSIONS, prober, cache)
-    steps = [(s["before"], s["after"]) for s in prober.summary()["steps"]]
+    steps = [(s.before, s.after) for s in prober.summary().steps]
     assert steps == [("0.4.36", "0.4.37"), ("0.4.37", "0.4.38"), ("0.5.2", "0.5.3")]

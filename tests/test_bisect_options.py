@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kit.bisect.options import Options, bisect_name, parse_options, script_name, shown_argv
+from kit.bisect.options import Options, parse_options, script_name, shown_argv
+from kit.bisect.specs import bisect_name
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
 

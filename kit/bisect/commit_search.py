@@ -48,7 +48,6 @@ from .commits import (
 )
 from .probe import Prober, ReleaseSubject
 from .report import Finding
-from .outcomes import classify
 from ..run.jax_runs import extension_version
 from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 

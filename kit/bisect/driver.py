@@ -218,7 +218,7 @@ def _provenance(seen: Observation | None) -> str:
         return f" (answered by an earlier probe, {came.by or 'unnamed'} {came.ran_at}, under the same {came.matched})"
     if came.source == Source.RECORD:
         return f" (answered by a current record, {came.ran_at}, under the same {came.matched})"
-    if came.source == "triage":
+    if came.source == Source.TRIAGE:
         return f" (answered by {came.taken_from})"
     return f" (probed now; {came.not_reused})" if came.not_reused else ""
 

@@ -26,7 +26,6 @@ from repro.parameters import MAX_HOST_DEVICES
 
 from ..arguments import Parser
 from ..config import (
-    BACKENDS,
     DEFAULT_TIMEOUT_S,
     Check,
     Matrix,
@@ -37,14 +36,14 @@ from ..config import (
 )
 from ..checks import builtin
 from ..errors import UsageError
-from ..targets import Target, parse_target
+from ..targets import BACKENDS, Target, parse_target
 from ..requirements import requirements
 from ..slurm.jobs import SlurmOptions
 from ..project import bisect_command
 from ..user_paths import file_problem, find_links_argument, relative_to_what, report_path
 from ..reproduce_line import reproduce_argv
 from .outcomes import CRASH_MODES
-from .specs import HowToSearch, Specs, WhatRuns, WhatToReport, bisect_name, script_name
+from .specs import HowToSearch, Specs, WhatRuns, WhatToReport, script_name
 
 
 _HELP_EPILOG = """\

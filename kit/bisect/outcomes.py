@@ -14,7 +14,7 @@ rule (:func:`recorded_outcomes`).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from .. import metrics
 
@@ -23,6 +23,7 @@ from repro.compile_cache import summary as compile_summary
 from ..records import Record
 from ..records import Source, Status, Verdict
 from ..run import protocol
+from .json_edge import as_object
 from .observation import CameFrom, Cost, Found, Installed, Observation
 from .search import Outcome
 
@@ -51,9 +52,9 @@ def observation_of(record: Record, source: Source = Source.RUN) -> Observation:
                        Installed(extra_packages={str(k): (str(v) if v is not None else None) for k, v in extras.items()}))
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
+def _mapping(value: object) -> Mapping[str, object]:
     """A record's sub-object, or an empty one where a record (anyone can edit it) holds something else."""
-    return value if isinstance(value, Mapping) else {}
+    return as_object(value)
 
 
 def classify(observation: Observation, crash: str) -> Outcome:
@@ -167,5 +168,5 @@ def describe(outcome: Outcome, script: bool) -> str:
     if outcome is Outcome.SKIP:
         return "skip"
     if script:
-        return outcome.value
+        return str(outcome.value)
     return {Outcome.GOOD: "good (unaffected)", Outcome.BAD: "bad (affected)"}[outcome]

@@ -19,10 +19,11 @@ the versions a resolution chose are *versions* (an identity's ``packages``).
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
+
+from .json_edge import JsonObject, json_form
 
 from repro.parameters import untimed
 
@@ -42,14 +43,14 @@ class RunSpec:
     check: Check
     """matrix.toml's block, or the ``--script`` made a check (`kit.config.script_check`), its extra packages in it."""
     preset: str | None
-    parameters: Mapping[str, Any]
+    parameters: Mapping[str, object]
     """What each probe asks of the check, merged and judged once (`runner.parameters_for`), overrides applied."""
-    overrides: Mapping[str, Any]
+    overrides: Mapping[str, object]
     """What a probe leaves out because its verdict never reads it (`probe_overrides`; {} for none)."""
-    subject: Mapping[str, Any]
+    subject: Mapping[str, object]
     """What runs, apart from the release: the identity's subject (the check and its parameters, or a script's
     content and settings)."""
-    record_subject: Mapping[str, Any]
+    record_subject: Mapping[str, object]
     """The subject a matrix record of the same run holds (timings included): such a record answers a probe too."""
     install: InstallKey
     """How each probe installs (backend, ``--find-links``, the user's pins, the check's extra packages); a
@@ -96,7 +97,7 @@ def run_spec(matrix: Matrix, runs: WhatRuns) -> RunSpec:
     record_subject = subject
     if overrides:  # a record with timings answers an untimed probe: it read the same HLO
         timed = runner.check_subject(asked, runner.parameters_for(matrix, asked, check))
-        record_subject = json.loads(json.dumps(timed, sort_keys=True))
+        record_subject = json_form(timed)
     return RunSpec(
         name=runs.subject, check=check, preset=runs.preset, parameters=parameters, overrides=overrides,
         subject=subject, record_subject=record_subject,
@@ -106,7 +107,7 @@ def run_spec(matrix: Matrix, runs: WhatRuns) -> RunSpec:
         records_dir=matrix.layout.script_records if runs.script is not None else None, asked=runs)
 
 
-def _subject(runs: WhatRuns, asked: runner.RunRequest, parameters: Mapping[str, Any]) -> dict[str, Any]:
+def _subject(runs: WhatRuns, asked: runner.RunRequest, parameters: Mapping[str, object]) -> JsonObject:
     """What a probe runs, apart from the release: the check and its parameters, or the script's content.
 
     A check's subject is the one its records hold (`runner.check_subject`), so
@@ -116,10 +117,10 @@ def _subject(runs: WhatRuns, asked: runner.RunRequest, parameters: Mapping[str, 
     """
     if runs.check:
         return runner.check_subject(asked, parameters)
-    return json.loads(json.dumps({name: value for name, value in parameters.items() if name != "script"}))
+    return json_form({name: value for name, value in parameters.items() if name != "script"})
 
 
-def probe_overrides(runs: WhatRuns, check: Check) -> dict[str, Any]:
+def probe_overrides(runs: WhatRuns, check: Check) -> JsonObject:
     """What a probe of a built-in check leaves out of its run because its verdict never reads it ({} for none).
 
     A verdict bisect needs the verdict, not the timing table: where the check's

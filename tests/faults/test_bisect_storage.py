@@ -16,7 +16,8 @@ from packaging.version import Version
 
 from kit.bisect.report import changelog
 from kit.bisect import driver
-from kit.bisect.options import bisect_name, parse_options
+from kit.bisect.options import parse_options
+from kit.bisect.specs import bisect_name
 from kit.errors import StorageError
 from kit.exit_codes import EXIT_FAILED
 from tests.fake_releases import FakeReleases

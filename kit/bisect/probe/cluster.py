@@ -23,7 +23,7 @@ import dataclasses
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 from repro.contract import strict_json
 
@@ -37,8 +37,8 @@ from ...slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job
 from ...slurm.follow import follow
 from ...slurm.task_output import task_end
 from ..candidates import Candidate
+from ..json_edge import as_list, as_number, as_object
 from ..observation import CameFrom, Found, Observation
-from .cache import ProbeCache
 from .probes import Prober
 from .release_subject import ReleaseSubject
 from ..search import Outcome
@@ -121,7 +121,7 @@ class ClusterProbes:
     def _ntasks(self) -> int:
         """A check with processes > 1 gets that many tasks, started by srun inside the job (as the matrix does)."""
         subject = self.prober.subject.spec.subject
-        return int((subject.get("parameters") or {}).get("processes") or 1) if "check" in subject else 1
+        return int(as_number(as_object(subject.get("parameters")).get("processes"), 1) or 1) if "check" in subject else 1
 
 
 def batch_script(count: int, job_dir: Path, options: SlurmOptions, ntasks: int = 1,
@@ -165,5 +165,18 @@ def read_task(argv: Sequence[str]) -> Task | None:
                 _candidate(spec["candidates"][task]))
 
 
-def _candidate(saved: Mapping[str, Any]) -> Candidate:
-    return Candidate(**{**saved, "requirements": tuple(saved.get("requirements") or ())})
+def _candidate(saved: object) -> Candidate:
+    """A candidate as `ClusterProbes.submit` wrote it (``dataclasses.asdict``); a field of another shape is refused."""
+    fields = as_object(saved)
+
+    def text(name: str) -> str | None:
+        value = fields.get(name)
+        if value is not None and not isinstance(value, str):
+            raise UsageError(f"the bisect job's candidate has a {name} of the wrong kind", "resubmit with --slurm")
+        return value
+
+    version = text("version")
+    if version is None:
+        raise UsageError("the bisect job's candidate names no version", "resubmit with --slurm")
+    return Candidate(version, tuple(str(r) for r in as_list(fields.get("requirements"))), text("exclude_newer"),
+                     text("python"), text("jaxlib"), text("problem") or "", text("uploaded"), text("yanked"))

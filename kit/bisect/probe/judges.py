@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence, TypedDict
 
 from ...records import Source, Verdict
 from ... import records
@@ -39,6 +39,7 @@ from .probes import Judge, Look, Prober, Subject, install_unknown
 from .release_subject import ReleaseSubject
 from ..run_spec import RunSpec
 from ..search import Outcome
+from .metric_summary import MetricSummary
 
 
 def release_prober(matrix: Matrix, specs: Specs, spec: RunSpec, candidates: Sequence[Candidate],
@@ -68,7 +69,7 @@ class VerdictJudge:
         """Nothing to set up: a verdict needs no baseline."""
         return {}
 
-    def summary(self, observations: Mapping[str, Observation]) -> dict[str, Any] | None:
+    def summary(self, observations: Mapping[str, Observation]) -> MetricSummary | None:
         """Nothing beyond the outcomes to report."""
         return None
 
@@ -177,7 +178,16 @@ class VerdictJudge:
         return settle(runs).with_came_from(output_tail=output_tail(log_file), log=shown_path(log_file, self.project))
 
 
-def _installed(identity: Identity) -> dict[str, Any]:
+class _FromIdentity(TypedDict):
+    """The part of `kit.bisect.observation.Installed` an identity says."""
+
+    python: str | None
+    jaxlib: str | None
+    packages: dict[str, str]
+    era: str | None
+
+
+def _installed(identity: Identity) -> _FromIdentity:
     """What ``identity`` says was installed, for the observation's account: every package and the era cut-off."""
     return {"python": identity.python, "jaxlib": identity.packages.get("jaxlib"), "packages": dict(identity.packages),
             "era": identity.install.get("exclude_newer")}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Mapping
 
 from packaging.version import Version
 
@@ -28,6 +28,7 @@ from ...log_events import Log
 from ..bounds import Bounds
 from ..candidates import Candidate
 from .metric_samples import MetricSamples
+from .metric_summary import MetricStep, MetricSummary
 from ..specs import HowToSearch
 from ..observation import Found, Installed, Observation
 from ..outcomes import describe, metric_verdict
@@ -68,7 +69,7 @@ class MetricJudge:
         """None: a metric is judged against this run's bounds, so no earlier probe counts without a run."""
         return None
 
-    def summary(self, observations: Mapping[str, Observation]) -> dict[str, Any] | None:
+    def summary(self, observations: Mapping[str, Observation]) -> MetricSummary | None:
         return metric_summary(self, observations)
 
     def observe(self, subject: Subject, candidate: Candidate) -> Look:
@@ -229,16 +230,14 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def metric_summary(prober: MetricJudge, observations: Mapping[str, Observation]) -> dict[str, Any]:
+def metric_summary(prober: MetricJudge, observations: Mapping[str, Observation]) -> MetricSummary:
     """The baseline and every measured release's median, in version order, for the report."""
     assert prober.base is not None
     series = sorted(((v, o.found.samples) for v, o in observations.items() if o.found.samples),
                     key=lambda item: Version(item[0]))
-    return {
-        "metric": prober.metric, "unit": prober.unit, "factor": prober.factor,
-        "worse": prober.base.worse, "step": round(prober.base.step, 3),
-        "medians": {v: metrics.median(s) for v, s in series},
-        "samples": {v: len(s) for v, s in series},
-        "steps": [{"before": a, "after": b, "ratio": round(r, 3), "p": p}
-                  for a, b, r, p in metrics.steps(series, prober.factor, prober.base.alpha)],
-    }
+    return MetricSummary(
+        metric=prober.metric, unit=prober.unit, factor=prober.factor,
+        worse=prober.base.worse, step=round(prober.base.step, 3),
+        medians={v: metrics.median(s) for v, s in series},
+        samples={v: len(s) for v, s in series},
+        steps=[MetricStep(a, b, round(r, 3), p) for a, b, r, p in metrics.steps(series, prober.factor, prober.base.alpha)])

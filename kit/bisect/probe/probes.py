@@ -19,7 +19,7 @@ the observation counts as.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Generic, Mapping, NamedTuple, Protocol, TypeVar
+from typing import Generic, Mapping, NamedTuple, Protocol, TypeVar
 
 from ...log_events import Event, Kind
 from ...records import Source, Status
@@ -32,6 +32,7 @@ from ..candidates import Candidate
 from ..observation import CameFrom, Found, Installed, Observation
 from ..outcomes import classify
 from ..search import Outcome
+from .metric_summary import MetricSummary
 
 
 class Look(NamedTuple):
@@ -84,7 +85,7 @@ class Judge(Protocol):
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str: ...
 
-    def summary(self, observations: Mapping[str, Observation]) -> dict[str, Any] | None: ...
+    def summary(self, observations: Mapping[str, Observation]) -> MetricSummary | None: ...
 
 
 S = TypeVar("S", bound=Subject)
@@ -205,7 +206,7 @@ class Prober(Generic[S]):
                 ruled[candidate.version] = self.remember(candidate.version, observation)
         return ruled
 
-    def summary(self) -> dict[str, Any] | None:
+    def summary(self) -> MetricSummary | None:
         """What the judge adds to the report (a metric's baseline and medians); None for a verdict."""
         return self.judge.summary(self.observations)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from repro.parameters import to_flags, target_of
 
@@ -153,7 +153,7 @@ class ReleaseSubject:
 
 
 def reproduce_command(matrix: Matrix, runs: WhatRuns, report: WhatToReport, version: str,
-                      overrides: Mapping[str, Any]) -> str:
+                      overrides: Mapping[str, object]) -> str:
     """A command that reruns one probe's check as written: a nox session where matrix.toml has one.
 
     ``overrides``: what the probe left out of the check's run (the run spec's). A ``--script`` has no command of

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from ..json_edge import JsonObject
 
 from ...records import Source
 from ...reproduce_line import shell_join
@@ -13,6 +13,7 @@ from ..bounds import Bounds
 from ..candidates import Candidate
 from ..specs import Specs
 from ..observation import Observation
+from ..probe import MetricSummary
 from ..search import BisectResult, Outcome, Transition
 
 REPORT_SCHEMA = 3
@@ -35,7 +36,7 @@ class Finding:
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = field(default_factory=list)
     seconds: float = 0.0
-    metric: dict[str, Any] | None = None
+    metric: MetricSummary | None = None
     """``--metric``: the baseline, each measured release's median and every step over the factor."""
     stopped: str = ""
     """Why the search stopped before it began (the bounds did not test as given), in the error's words."""
@@ -161,9 +162,9 @@ def rounds_line(finding: Finding) -> str:
             + "; ".join(", ".join(batch) for batch in finding.rounds) + ".")
 
 
-def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
+def to_json(finding: Finding, notes: list[str]) -> JsonObject:
     """The JSON report (``schema`` names its layout)."""
-    data: dict[str, Any] = {
+    data: JsonObject = {
         "schema": REPORT_SCHEMA,
         "name": finding.name, "subject": finding.specs.runs.subject, "backend": finding.specs.runs.backend,
         "good": finding.good, "bad": finding.bad, "bounds_from": finding.bounds_from,
@@ -196,7 +197,7 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
                                for t in finding.transitions]
         data["non_monotonic"] = len(finding.transitions) > 1
     if finding.metric:
-        data["metric"] = finding.metric
+        data["metric"] = finding.metric.to_json()
     if finding.commits is not None:
         data["commits"] = commits_json(finding.commits)
     return data

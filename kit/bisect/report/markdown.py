@@ -6,7 +6,7 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
@@ -19,6 +19,7 @@ from ...errors import StorageError
 from ..candidates import Candidate
 from ..commits import commit_section
 from .finding import Finding, cost_lines, to_json
+from ..probe import MetricSummary
 from ..specs import HowToSearch
 from ..observation import Observation
 from ..outcomes import describe, label
@@ -122,7 +123,7 @@ def _reuse_lines(finding: Finding) -> list[str]:
         lines += ["", "Reused without a run, each under the same identity (what ran, the release, every installed "
                   "package, the hardware and the JAX/XLA variables set):", ""]
         lines += [f"- jax {v} ({_source_text(o)}): the same {o.came_from.matched}" for v, o in _in_order(reused)]
-    handed = [(v, o) for v, o in finding.observations.items() if o.came_from.source == "triage"]
+    handed = [(v, o) for v, o in finding.observations.items() if o.came_from.source == Source.TRIAGE]
     if handed:
         lines += ["", "Taken from triage's runs, not probed by this bisect (the same install; what ran was the "
                   "check's capture, judged by the check's judge; never kept in the probe cache):", ""]
@@ -215,17 +216,17 @@ def _how(seen: Observation, metric: bool = False) -> str:
     return how + (" (flipped: " + " → ".join(seen.found.runs) + ")" if seen.found.flipped else "")
 
 
-def _metric_lines(metric: Mapping[str, Any]) -> list[str]:
-    unit = metric["unit"]
-    lines = [f"## Metric `{metric['metric']}` ({metric['worse']} is worse, factor {metric['factor']:g})", "",
-             f"The bounds differ by {metric['step']:.2f}x. Medians measured, oldest first:", "",
+def _metric_lines(metric: MetricSummary) -> list[str]:
+    unit = metric.unit
+    lines = [f"## Metric `{metric.metric}` ({metric.worse} is worse, factor {metric.factor:g})", "",
+             f"The bounds differ by {metric.step:.2f}x. Medians measured, oldest first:", "",
              "| jax | median | samples |", "|---|---|---|"]
-    lines += [f"| {v} | {m:.4g} {unit} | {metric['samples'][v]} |" for v, m in metric["medians"].items()]
-    steps = metric["steps"]
-    lines += ["", f"Steps of at least {metric['factor']:g}x between neighbouring measured releases "
+    lines += [f"| {v} | {m:.4g} {unit} | {metric.samples[v]} |" for v, m in metric.medians.items()]
+    steps = metric.steps
+    lines += ["", f"Steps of at least {metric.factor:g}x between neighbouring measured releases "
               "(Mann-Whitney U, p < 0.01):" if steps else "No step of the factor between neighbouring measured releases."]
-    lines += [f"- jax {s['before']} → jax {s['after']}: {s['ratio']:.2f}x (p = {s['p']:.2g}): "
-              f"{changelog.compare_url(s['before'], s['after'])}" for s in steps]
+    lines += [f"- jax {s.before} → jax {s.after}: {s.ratio:.2f}x (p = {s.p:.2g}): "
+              f"{changelog.compare_url(s.before, s.after)}" for s in steps]
     return lines
 
 
