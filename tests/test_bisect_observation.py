@@ -119,3 +119,12 @@ def test_an_answer_of_several_steps_is_its_last_step_and_is_written_as_one_word(
     assert seen.with_came_from(source=Source.CACHE).came_from.steps == (Source.CACHE,)  # the cache's answer: all of it
     with pytest.raises(ValueError, match="'source'"):
         Observation.from_json({**saved, "came_from": {"source": "record+guess"}})
+
+
+def test_each_part_s_typed_changes_name_exactly_its_fields() -> None:
+    """`Observation.with_found` and the rest take typed keywords: a field added to a part must be added there too."""
+    from kit.bisect.observation import CameFromChanges, CostChanges, FoundChanges, InstalledChanges
+
+    for kind, changes in ((Found, FoundChanges), (CameFrom, CameFromChanges), (Cost, CostChanges),
+                          (Installed, InstalledChanges)):
+        assert set(changes.__annotations__) == {f.name for f in fields(kind)}, kind.__name__
