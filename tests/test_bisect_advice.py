@@ -27,15 +27,15 @@ def test_changes_are_counted_over_the_known_outcomes_inside_the_bounds_skips_lef
 
 
 def test_one_change_is_no_reason_for_all() -> None:
-    assert scan_tip({"0.4.35": B, "0.5.2": B, "0.5.3": G, "0.6.0": G}, "0.6.0", "0.4.35", OPTIONS) is None
+    assert scan_tip({"0.4.35": B, "0.5.2": B, "0.5.3": G, "0.6.0": G}, "0.6.0", "0.4.35", OPTIONS.quoted_argv) is None
 
 
 def test_two_changes_give_the_all_command_without_commits() -> None:
-    tip = scan_tip({"0.4.35": G, "0.5.0": B, "0.6.0": G}, "0.6.0", "0.4.35", OPTIONS)
+    tip = scan_tip({"0.4.35": G, "0.5.0": B, "0.6.0": G}, "0.6.0", "0.4.35", OPTIONS.quoted_argv)
     assert tip is not None
     assert "changing 2 times inside the bounds (jax 0.4.35 good → jax 0.5.0 bad → jax 0.6.0 good)" in tip
     assert tip.endswith("`nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35 --all`")
-    assert list(scan_argv(OPTIONS)) == ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35", "--all"]
+    assert list(scan_argv(OPTIONS.quoted_argv)) == ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35", "--all"]
 
 
 @pytest.fixture

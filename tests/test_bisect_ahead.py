@@ -22,7 +22,7 @@ from kit.install.key import InstallKey
 
 MATRIX = parse_matrix({"release": [{"version": "0.6.0"}], "checks": {"scaling": {}}})
 OPTIONS = Options(check="scaling", script=None, good=None, bad=None, backend="cuda", find_links=("wheels/",))
-SPEC = run_spec(MATRIX, OPTIONS)
+SPEC = run_spec(MATRIX, OPTIONS.specs.runs)
 
 
 @pytest.fixture

@@ -25,5 +25,5 @@ def test_the_direction_is_read_from_the_versions_once(good: str, bad: str, fix: 
 
 def test_both_flags_given_are_the_bounds_as_the_command_line_said() -> None:
     matrix = load_matrix(ROOT / "matrix.toml")
-    given = Bounds.given(parse_options(matrix, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"]))
+    given = Bounds.given(parse_options(matrix, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"]).specs.search)
     assert given == Bounds("0.6.0", "0.4.35", True, COMMAND_LINE, "bounds from the command line: good 0.6.0, bad 0.4.35")

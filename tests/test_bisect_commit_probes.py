@@ -36,8 +36,8 @@ class StandInReleases:
     """The release subject as a commit subject uses it: prepare a build, name its identity, make and run requests."""
 
     def __init__(self, prepared: Prepared, locked: bool = True) -> None:
-        self.options = Options(check="scaling", script=None, good="0.5.3", bad="0.5.2", commits=True,
-                               argv=("--check", "scaling", "--good", "0.5.3", "--bad", "0.5.2", "--commits"))
+        self.report = Options(check="scaling", script=None, good="0.5.3", bad="0.5.2", commits=True,
+                              argv=("--check", "scaling", "--good", "0.5.3", "--bad", "0.5.2", "--commits")).specs.report
         self.prepared: dict[str, Prepared] = {}
         self.answer, self.locked = prepared, locked
         self.asked: list[str] = []

@@ -648,7 +648,7 @@ def fake_cluster(monkeypatch: pytest.MonkeyPatch, matrix: Any) -> list[str]:
                 for name, value in (("SLURM_JOB_ID", f"{job_id}{task}"), ("SLURM_ARRAY_JOB_ID", job_id),
                                     ("SLURM_ARRAY_TASK_ID", str(task)), ("SLURMD_NODENAME", "node01")):
                     node.setenv(name, value)
-                cluster.run_task(matrix, [str(job_dir), str(task)], lambda line: None)
+                driver.run_task(matrix, [str(job_dir), str(task)], lambda line: None)
         return job_id
 
     monkeypatch.setattr(cluster, "sbatch", sbatch)
@@ -656,7 +656,6 @@ def fake_cluster(monkeypatch: pytest.MonkeyPatch, matrix: Any) -> list[str]:
     monkeypatch.setattr(driver, "require_sbatch", lambda: None)
     monkeypatch.setattr(driver, "require_controller", lambda: None)
     monkeypatch.setattr("kit.slurm.follow.queued_states", lambda job_id: {})
-    monkeypatch.setattr(cluster, "parse_options", lambda m, argv: driver.parse_options(matrix, argv))
     return submitted
 
 

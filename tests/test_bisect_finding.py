@@ -21,7 +21,7 @@ OPTIONS = Options(check=None, script=Path("repro.py"), good="0.6.0", bad="0.4.20
 def finding(observations: dict[str, Observation], now: list[str]) -> Finding:
     outcomes = {v: Outcome.BAD if o.found.verdict == "affected" else Outcome.GOOD for v, o in observations.items()}
     candidates = [Candidate(v, (), None, "3.12", v) for v in observations]
-    return Finding("script-repro", OPTIONS, BOUNDS, candidates, outcomes, observations, now,
+    return Finding("script-repro", OPTIONS.specs, BOUNDS, candidates, outcomes, observations, now,
                    seconds=2.5)
 
 
@@ -53,10 +53,10 @@ def test_the_rounds_line_says_how_many_ran_together_and_where() -> None:
     seen = {"0.4.20": observed("ran", "affected", "exit 1"), "0.6.0": observed("ran", "unaffected", "exit 0")}
     rounds = [["0.4.20", "0.6.0"], ["0.5.0"]]
     on_slurm = dataclasses.replace(finding(seen, ["0.4.20", "0.6.0"]), rounds=rounds,
-                                   options=dataclasses.replace(OPTIONS, jobs=3, slurm=SlurmOptions()))
+                                   specs=dataclasses.replace(OPTIONS, jobs=3, slurm=SlurmOptions()).specs)
     assert rounds_line(on_slurm) == ("The search waited for 2 rounds of probes (up to 3 per round, SLURM jobs): "
                                      "0.4.20, 0.6.0; 0.5.0.")
-    here = dataclasses.replace(on_slurm, options=dataclasses.replace(OPTIONS, jobs=3))
+    here = dataclasses.replace(on_slurm, specs=dataclasses.replace(OPTIONS, jobs=3).specs)
     assert rounds_line(here) == ("The search waited for 2 rounds of probes (up to 3 per round, side by side on this "
                                  "machine): 0.4.20, 0.6.0; 0.5.0.")
 

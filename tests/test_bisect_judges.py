@@ -109,7 +109,8 @@ def cache(tmp_path: Path) -> ProbeCache:
 
 
 def judge(cache: ProbeCache, project: Path, **settings: Any) -> VerdictJudge:
-    return VerdictJudge(options(**settings), cache, "test-bisect", project, settings.get("pins", ()))
+    asked = options(**settings)
+    return VerdictJudge(asked.specs.runs, asked.confirm, cache, "test-bisect", project, settings.get("pins", ()))
 
 
 def test_an_inconclusive_check_is_run_once_more_and_the_second_look_counts(cache: ProbeCache, tmp_path: Path) -> None:
@@ -236,7 +237,7 @@ def test_a_conclusive_current_record_answers_and_an_inconclusive_one_is_a_first_
     first = ScriptedSubject({"0.5.0": [ran("unaffected")]}, recorded=observation_of(Record(ran("inconclusive")), "record"))
     seen = judge(cache, tmp_path).observe(first, candidate("0.5.0")).observation
     assert len(first.ran) == 1
-    assert (seen.found.verdict, seen.came_from.source) == ("unaffected", "record+run")
+    assert (seen.found.verdict, seen.came_from.shown) == ("unaffected", "record+run")  # the steps, one word
 
 
 def test_an_unreachable_archive_skips_the_one_release_and_keeps_nothing(cache: ProbeCache, tmp_path: Path) -> None:
@@ -251,13 +252,13 @@ def test_an_unreachable_archive_skips_the_one_release_and_keeps_nothing(cache: P
 def test_the_probe_line_says_what_was_held_what_flipped_and_why_it_was_reused_or_not() -> None:
     seen = observed("ran", "inconclusive", "too noisy", "run", runs=["affected", "unaffected"], flipped=True,
                        pins=["numpy==2.2.1"], job="SLURM job 12_0 on node01", not_reused="jaxlib 0.5.0 → 0.5.1")
-    line = probe_line("jax 0.5.0", seen, Outcome.SKIP, options())
+    line = probe_line("jax 0.5.0", seen, Outcome.SKIP, script=False)
     first, second = line.split("\n")
     assert first == ("probe jax 0.5.0 (holding numpy==2.2.1): skip [run, SLURM job 12_0 on node01] too noisy"
                      " — flipped: affected → unaffected")
     assert second == "  ran again: jaxlib 0.5.0 → 0.5.1"
     reused = probe_line("jax 0.5.0", observed("ran", "affected", "bad", "cache", matched="check, release"),
-                        Outcome.BAD, options(check=None))
+                        Outcome.BAD, script=True)
     assert reused == "probe jax 0.5.0: bad [cache] bad\n  reused: the same check, release"  # a script: no verdict named
 
 
@@ -268,7 +269,7 @@ def test_the_judge_takes_it_without_a_run_and_keeps_nothing_in_the_probe_cache(
         cache: ProbeCache, tmp_path: Path) -> None:
     here = given_runs.identity("0.6.0", CHECK)
     subject = ScriptedSubject({"0.6.0": []}, locked={"0.6.0": here}, identity_of={"0.6.0": here})
-    judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)],
+    judge = VerdictJudge(options(check=None).specs.runs, 0, cache, "test-bisect", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)],
                                                                                            tmp_path))
     look = judge.observe(subject, candidate("0.6.0"))
     assert subject.ran == []
@@ -282,7 +283,7 @@ def test_the_judge_takes_it_without_a_run_and_keeps_nothing_in_the_probe_cache(
 def test_a_run_in_another_install_is_probed_again_saying_why(cache: ProbeCache, tmp_path: Path) -> None:
     here = given_runs.identity("0.6.0", CHECK, numpy="2.2.0")  # the bisect's environment resolved another numpy
     subject = ScriptedSubject({"0.6.0": [ran("affected")]}, identity_of={"0.6.0": here})
-    judge = VerdictJudge(options(check=None), cache, "test-bisect", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)],
+    judge = VerdictJudge(options(check=None).specs.runs, 0, cache, "test-bisect", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)],
                                                                                            tmp_path))
     look = judge.observe(subject, candidate("0.6.0"))
     assert subject.ran == ["0.6.0"]
@@ -295,5 +296,5 @@ def test_an_earlier_probe_of_the_check_itself_comes_first(cache: ProbeCache, tmp
     here = given_runs.identity("0.6.0", CHECK)
     cache.put(here, observed("ran", "affected", "kept", by="an earlier bisect"))
     subject = ScriptedSubject({"0.6.0": []}, locked={"0.6.0": here})
-    judge = VerdictJudge(options(check=None), cache, "b", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)], tmp_path))
+    judge = VerdictJudge(options(check=None).specs.runs, 0, cache, "b", tmp_path, given=given_by_release([handed("0.6.0", tmp_path)], tmp_path))
     assert judge.observe(subject, candidate("0.6.0")).observation.came_from.source == "cache"

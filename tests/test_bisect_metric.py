@@ -41,9 +41,9 @@ def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good
     matrix = load_matrix(ROOT / "matrix.toml")
     options = parse_options(matrix, ["--check", "scaling", "--metric", "t_ms", "--good", good, "--bad", bad])
     candidates = [Candidate(v, (), None, "3.12", v) for v in VERSIONS]
-    judge = TableJudge(options, "test", lambda _m: None)
+    judge = TableJudge(options.specs.search, False, "test", lambda _m: None)
     judge.table, judge.runs = table, {}
-    prober: Any = release_prober(matrix, options, run_spec(matrix, options), candidates, ProbeCache(tmp_path / "probes"),
+    prober: Any = release_prober(matrix, options.specs, run_spec(matrix, options.specs.runs), candidates, ProbeCache(tmp_path / "probes"),
                                  "test", None, lambda _m: None, judge)  # type: ignore[arg-type]
     prober.runs = judge.runs
     return prober
@@ -116,5 +116,5 @@ def test_all_lists_every_step_larger_than_the_factor(tmp_path: Path) -> None:
     cache: dict[str, Outcome] = {}
     prober.start(Bounds.of_releases("0.6.0", "0.4.35"), cache)
     scan_all(VERSIONS, prober, cache)
-    steps = [(s["before"], s["after"]) for s in prober.summary()["steps"]]
+    steps = [(s.before, s.after) for s in prober.summary().steps]
     assert steps == [("0.4.36", "0.4.37"), ("0.4.37", "0.4.38"), ("0.5.2", "0.5.3")]

@@ -11,7 +11,7 @@ import pytest
 
 from kit.bisect.observation import _PARTS, _SHAPES, CameFrom, Cost, Found, Installed, Observation
 from kit.bisect.probe.cache import ProbeCache
-from kit.records import Identity, run_identity
+from kit.records import Identity, Source, Status, run_identity
 from tests.observations import observed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,3 +97,34 @@ def test_a_part_that_is_not_an_object_or_a_missing_status_is_named() -> None:
 def test_every_declared_field_type_has_a_shape() -> None:
     declared = {str(f.type) for kind in _PARTS.values() for f in fields(kind)}
     assert declared <= set(_SHAPES), f"no JSON shape for {sorted(declared - set(_SHAPES))}"
+
+
+def test_a_status_and_a_source_are_their_members_from_where_they_are_made() -> None:
+    seen = observed("timed-out", None, "did not finish", "cache")
+    assert seen.found.status is Status.TIMED_OUT and seen.came_from.source is Source.CACHE
+    with pytest.raises(ValueError):
+        Found("exploded", None, "not a status")
+    with pytest.raises(ValueError):
+        CameFrom("guessed")
+
+
+def test_an_answer_of_several_steps_is_its_last_step_and_is_written_as_one_word() -> None:
+    came = CameFrom("record+run")  # an inconclusive record, then a run: as earlier files hold it
+    assert (came.source, came.earlier, came.steps, came.shown) == (Source.RUN, (Source.RECORD,),
+                                                                   (Source.RECORD, Source.RUN), "record+run")
+    seen = Observation(Found("ran", "affected", "exit 1"), came)
+    saved = json.loads(json.dumps(seen.to_json()))
+    assert saved["came_from"]["source"] == "record+run" and "earlier" not in saved["came_from"]
+    assert Observation.from_json(saved) == seen
+    assert seen.with_came_from(source=Source.CACHE).came_from.steps == (Source.CACHE,)  # the cache's answer: all of it
+    with pytest.raises(ValueError, match="'source'"):
+        Observation.from_json({**saved, "came_from": {"source": "record+guess"}})
+
+
+def test_each_part_s_typed_changes_name_exactly_its_fields() -> None:
+    """`Observation.with_found` and the rest take typed keywords: a field added to a part must be added there too."""
+    from kit.bisect.observation import CameFromChanges, CostChanges, FoundChanges, InstalledChanges
+
+    for kind, changes in ((Found, FoundChanges), (CameFrom, CameFromChanges), (Cost, CostChanges),
+                          (Installed, InstalledChanges)):
+        assert set(changes.__annotations__) == {f.name for f in fields(kind)}, kind.__name__

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kit.bisect.options import Options, bisect_name, parse_options, script_name, shown_argv
+from kit.bisect.options import Options, parse_options, script_name, shown_argv
+from kit.bisect.specs import bisect_name
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
 
@@ -164,19 +165,19 @@ def _options(**changes: object) -> Options:
 
 def test_bisect_name_names_every_setting_that_changes_the_answer() -> None:
     # Two bisects that can give different answers must not share files: each setting appears in the name.
-    plain = bisect_name(_options(), "0.6.0", "0.4.35")
+    plain = bisect_name(_options().specs, "0.6.0", "0.4.35")
     assert plain == "scaling-good0.6.0-bad0.4.35-cpu"
-    names = {bisect_name(_options(**change), "0.6.0", "0.4.35") for change in (
+    names = {bisect_name(_options(**change).specs, "0.6.0", "0.4.35") for change in (
         {}, {"preset": "big"}, {"scan": True}, {"metric": "t_ms"}, {"metric": "t_ms", "factor": 2.0},
         {"commits": True}, {"pins": ("numpy==2.2.1",)}, {"backend": "cuda"})}
     assert len(names) == 8
     full = bisect_name(_options(preset="big", scan=True, metric="t ms", factor=1.25, commits=True,
-                                pins=("numpy==2.2.1", "scipy==1.14.1")), "0.6.0", "0.4.35")
+                                pins=("numpy==2.2.1", "scipy==1.14.1")).specs, "0.6.0", "0.4.35")
     assert full == "scaling-good0.6.0-bad0.4.35-cpu-big-all-t_ms-x1.25-commits-pin-numpy-2.2.1-pin-scipy-1.14.1"
 
 
 def test_bisect_name_is_file_name_safe_whatever_the_metric_is_called() -> None:
-    name = bisect_name(_options(metric="../../etc/passwd"), "0.6.0", "0.4.35")
+    name = bisect_name(_options(metric="../../etc/passwd").specs, "0.6.0", "0.4.35")
     assert "/" not in name
     assert re.fullmatch(r"[A-Za-z0-9._-]+", name)
 
@@ -198,7 +199,7 @@ def test_target_installs_the_chips_compiler_and_each_probe_compiles_for_it_untim
 
     options = parse_options(matrix, ["--check", "scaling", "--target", "tpu:v5e:2x2", *BOUNDS])
     assert options.backend == "tpu" and json.loads(options.target)["name"] == "tpu:v5e:2x2"
-    spec = run_spec(matrix, options)
+    spec = run_spec(matrix, options.specs.runs)
     assert spec.install.backend == "tpu"
     assert json.loads(spec.overrides["target"])["title"] == "TPU v5e 2x2 (4 devices)"
     assert spec.overrides["repeats"] == 0
@@ -210,5 +211,5 @@ def test_target_installs_the_chips_compiler_and_each_probe_compiles_for_it_untim
             parse_options(matrix, argv)
     from kit.bisect.probe.release_subject import reproduce_command
 
-    said = reproduce_command(matrix, options, "0.6.0", spec.overrides)
+    said = reproduce_command(matrix, options.specs.runs, options.specs.report, "0.6.0", spec.overrides)
     assert said == "nox -s scaling-0.6.0 -- --repeats 0 --warmup 0 --target tpu:v5e:2x2"  # the name, not its JSON

@@ -69,17 +69,14 @@ def test_label_says_why(observation: Observation, crash: str, script: bool, text
 
 
 def test_the_probe_line_says_how_many_compiles_were_reused() -> None:
-    from kit.bisect.options import parse_options
     from kit.bisect.outcomes import observation_of
     from kit.bisect.probe.judges import probe_line
-    from tests.bisect_machine import PLAIN_MATRIX
 
     record = {"status": "ran", "verdict": "unaffected", "reason": "each device factorises its share",
               "evidence": {"compile_cache": {"used": True, "compiles": 33, "reused": 30, "written": 3}}}
     seen = settle([observation_of(Record(record))])  # as a probe settles its runs
     assert seen.cost.compiles == "compile cache: 30 of 33 compiles reused"
-    options = parse_options(PLAIN_MATRIX, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"])
-    assert probe_line("jax 0.5.3", seen, Outcome.GOOD, options).endswith(
+    assert probe_line("jax 0.5.3", seen, Outcome.GOOD, script=False).endswith(
         "each device factorises its share · compile cache: 30 of 33 compiles reused")
     unsupported = {**record, "evidence": {"compile_cache": {"used": False, "why": "not supported here: no cache"}}}
     assert observation_of(Record(unsupported)).cost.compiles == "compile cache: not supported here: no cache"

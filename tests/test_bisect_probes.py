@@ -52,7 +52,7 @@ def prober(machine: FakeReleases, *flags: str, candidates: list[Candidate] | Non
     index = open_index(machine.matrix)
     listed = candidates or list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index)
     cache = ProbeCache(machine.matrix.layout.probe_cache, read=not options.fresh)
-    return release_prober(machine.matrix, options, run_spec(machine.matrix, options), listed, cache, "test", index,
+    return release_prober(machine.matrix, options.specs, run_spec(machine.matrix, options.specs.runs), listed, cache, "test", index,
                           lambda line: None)
 
 
@@ -142,7 +142,7 @@ def test_a_script_without_a_limit_gets_the_default(machine: FakeReleases, tmp_pa
     script = tmp_path / "repro.py"
     script.write_text("raise SystemExit(0)\n")
     options = parse_options(machine.matrix, ["--script", str(script), "--good", "0.5.0", "--bad", "0.5.2"])
-    probe: Any = release_prober(machine.matrix, options, run_spec(machine.matrix, options), [], ProbeCache(tmp_path),
+    probe: Any = release_prober(machine.matrix, options.specs, run_spec(machine.matrix, options.specs.runs), [], ProbeCache(tmp_path),
                                 "test", open_index(machine.matrix), print)
     assert probe.subject.timeout == DEFAULT_TIMEOUT_S  # a check block's default, as the same script in one would get
 
@@ -151,7 +151,7 @@ def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeR
     lines: list[str] = []
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
     index = open_index(machine.matrix)
-    probe = release_prober(machine.matrix, options, run_spec(machine.matrix, options),
+    probe = release_prober(machine.matrix, options.specs, run_spec(machine.matrix, options.specs.runs),
                            list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index),
                            ProbeCache(machine.matrix.layout.probe_cache), "test", index, lines.append)
     machine.behave("0.5.0", "crash")
@@ -301,7 +301,7 @@ def test_a_script_and_the_same_file_as_a_check_give_equal_records(ten: Callable[
                                   "--bad-if", "argument 'f'", "--good", "0.4.34", "--bad", "0.4.36"])
     other = parse_options(matrix, ["--script", str(moved), "--host-devices", "2", "--requires", "flax",
                                    "--good", "0.4.34", "--bad", "0.4.36"])
-    assert run_spec(matrix, options).subject == run_spec(matrix, same).subject != run_spec(matrix, other).subject
+    assert run_spec(matrix, options.specs.runs).subject == run_spec(matrix, same.specs.runs).subject != run_spec(matrix, other.specs.runs).subject
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -378,7 +378,7 @@ class _Judge:
     def remembered(self, subject: Any, key: str) -> Observation | None:
         return observed("ran", "unaffected", "kept", "cache") if key == "2.0" else None
 
-    def start(self, subject: Any, bounds: Any, cache: dict[str, Outcome]) -> dict[str, Any]:
+    def start(self, subject: Any, bounds: Any) -> dict[str, Any]:
         from kit.bisect.probe.probes import Look
         return {bounds.good: Look(observed("ran", "unaffected", "baseline", "run"), True)}
 
@@ -392,11 +392,10 @@ class _Judge:
 def test_a_prober_is_any_subject_judged_by_any_judge(machine: FakeReleases) -> None:
     from kit.bisect.bounds import Bounds
 
-    options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2"])
     listed = [Candidate(v, (), None, "3.12", v) for v in ("1.0", "2.0", "3.0")]
     listed.append(Candidate("4.0", (), None, "3.12", "4.0", yanked="broken"))
     subject, judge, lines = _Subject(listed), _Judge(), []
-    probe = Prober(subject, judge, options, lines.append)  # type: ignore[arg-type]
+    probe = Prober(subject, judge, "skip", lines.append)  # type: ignore[arg-type]
     assert probe.ruled_out() == {"4.0": Outcome.SKIP}
     assert probe.known_outcomes() == {"2.0": Outcome.GOOD}
     assert probe("1.0") is Outcome.BAD
@@ -406,8 +405,10 @@ def test_a_prober_is_any_subject_judged_by_any_judge(machine: FakeReleases) -> N
     with pytest.raises(KeyboardInterrupt):
         probe("3.0")
     assert subject.finished == ["1.0", "3.0"]  # after every probe the judge saw, even one that was interrupted
-    probe.start(Bounds.of_releases("2.0", "1.0"), {})
+    started: dict[str, Outcome] = {}
+    probe.start(Bounds.of_releases("2.0", "1.0"), started)
     assert probe.ran_now == ["1.0", "2.0"]  # measured now: 1.0 by its probe, 2.0 by the judge's start
+    assert started == {"2.0": Outcome.GOOD}  # the judge's baseline, classified by the prober for the search
     assert probe.summary() == {"seen": ["1.0", "2.0", "4.0"]}
 
 
@@ -422,9 +423,9 @@ def test_a_scaling_probe_on_cpu_times_nothing_and_is_kept_apart_from_timed_runs(
     assert record["reproduce"].endswith(" --repeats 0 --warmup 0")  # it reruns what the probe ran
     timed = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2",
                                            "--metric", "slogdet_2dev_ms"])
-    assert "repeats" not in run_spec(machine.matrix, timed).subject["parameters"]  # the check's own (matrix.toml's)
+    assert "repeats" not in run_spec(machine.matrix, timed.specs.runs).subject["parameters"]  # the check's own (matrix.toml's)
     checked = probe.subject.spec.subject  # what runs, apart from the release
-    assert run_spec(machine.matrix, timed).subject != checked
+    assert run_spec(machine.matrix, timed.specs.runs).subject != checked
     assert checked["parameters"]["repeats"] == 0
     # A timed record of the same run still answers the untimed probe (it read the same HLO).
     machine.behave("0.5.0", "unaffected")
@@ -440,7 +441,7 @@ def test_a_probe_on_a_gpu_keeps_its_timings(machine: FakeReleases) -> None:
     """There timing can veto "unaffected": the probe measures what the verdict weighs."""
     options = parse_options(machine.matrix, ["--check", "scaling", "--good", "0.5.0", "--bad", "0.5.2",
                                              "--backend", "cuda"])
-    assert "repeats" not in run_spec(machine.matrix, options).subject["parameters"]
+    assert "repeats" not in run_spec(machine.matrix, options.specs.runs).subject["parameters"]
 
 
 def _records(folder: Path) -> list[dict[str, Any]]:

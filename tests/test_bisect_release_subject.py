@@ -35,9 +35,9 @@ def subject(matrix: Matrix, argv: list[str], records_dir: Path | None = None) ->
     options = parse_options(matrix, argv)
     candidates = [Candidate("0.5.0", ("jax==0.5.0",), None, "3.12", "0.5.0"),
                   Candidate("0.6.0", ("jax==0.6.0",), None, None, None)]
-    spec = run_spec(matrix, options)
+    spec = run_spec(matrix, options.specs.runs)
     spec = dataclasses.replace(spec, records_dir=records_dir) if records_dir is not None else spec
-    return ReleaseSubject(matrix, options, spec, candidates, None, lambda line: None)  # type: ignore[arg-type]
+    return ReleaseSubject(matrix, spec, options.specs.report, candidates, None, lambda line: None)  # type: ignore[arg-type]
 
 
 def test_the_time_limit_is_the_command_line_s_else_the_check_s(matrix: Matrix, tmp_path: Path) -> None:
@@ -112,13 +112,13 @@ def test_a_metric_probe_keeps_its_timings(matrix: Matrix) -> None:
 def test_the_reproduce_command_reruns_the_probe_as_it_ran(matrix: Matrix, argv: list[str], version: str,
                                                           command: str) -> None:
     options = parse_options(matrix, argv)
-    assert reproduce_command(matrix, options, version, probe_overrides(options, matrix.check("scaling"))) == command
+    assert reproduce_command(matrix, options.specs.runs, options.specs.report, version, probe_overrides(options.specs.runs, matrix.check("scaling"))) == command
 
 
 def test_a_script_s_probe_is_reproduced_by_the_bisect_quoted_for_a_shell(matrix: Matrix, tmp_path: Path) -> None:
     script = tmp_path / "r.py"
     script.write_text("print(1)\n")
     options = parse_options(matrix, ["--script", str(script), "--bad-if", "got multiple values", *BOUNDS])
-    command = reproduce_command(matrix, options, "0.5.0", {})
+    command = reproduce_command(matrix, options.specs.runs, options.specs.report, "0.5.0", {})
     assert command.startswith("nox -s bisect -- --script ")
     assert "--bad-if 'got multiple values'" in command

@@ -35,11 +35,11 @@ def test_out_puts_both_files_in_the_folder_given_and_none_in_reports(releases: F
 def test_a_built_in_check_is_quoted_by_its_repro_module_and_a_script_by_itself(releases: FakeReleases,
                                                                                tmp_path: Path) -> None:
     check = parse_options(releases.matrix, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"])
-    assert report_inputs.script_path(releases.matrix, check) == REPO_ROOT / "repro" / "scaling.py"
+    assert report_inputs.script_path(releases.matrix, check.specs.runs) == REPO_ROOT / "repro" / "scaling.py"
     script = tmp_path / "repro.py"
     script.write_text("import jax\n")
     given = parse_options(releases.matrix, ["--script", str(script), "--good", "0.6.0", "--bad", "0.4.35"])
-    quoted = report_inputs.bisected(releases.matrix, given)
+    quoted = report_inputs.bisected(releases.matrix, given.specs.runs)
     assert quoted is not None
     assert quoted.text == "import jax\n"
     assert not Path(quoted.shown).is_absolute()
@@ -47,4 +47,4 @@ def test_a_built_in_check_is_quoted_by_its_repro_module_and_a_script_by_itself(r
 
 def test_without_a_clone_named_the_notes_do_not_come_from_one(releases: FakeReleases) -> None:
     options = parse_options(releases.matrix, ["--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35"])
-    assert report_inputs.notes_history(releases.matrix, options) is None
+    assert report_inputs.notes_history(releases.matrix, options.specs.search) is None

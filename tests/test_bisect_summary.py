@@ -42,7 +42,7 @@ def made(observations: dict[str, Observation], *, good: str = "0.5.0", bad: str 
     opts = Options(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
                    argv=("--check", "scaling", "--good", good, "--bad", bad), **options)
     candidates = [Candidate(v, (f"jax=={v}",), None, "3.13", v) for v in VERSIONS]
-    return Finding("name", opts, Bounds.of_releases(good, bad, how="bounds from the command line"), candidates,
+    return Finding("name", opts.specs, Bounds.of_releases(good, bad, how="bounds from the command line"), candidates,
                    {}, observations, list(observations), result, list(transitions), stopped=stopped)
 
 
@@ -149,10 +149,12 @@ def test_a_check_is_quoted_by_its_reason_and_a_script_by_its_last_line_unless_it
 
 def test_the_environment_line_orders_versions_as_versions_and_names_pins_and_the_script() -> None:
     # Sorted as text, 0.10.0 would come before 0.9.0; a local build's version that is no PEP 440 one goes last.
-    last = ran("unaffected", python="3.13", packages={"jaxlib": "0.9.0", "numpy": "2.2.4"})
-    first = ran("affected", python="3.13", jaxlib="0.10.0", packages={"jaxlib": "", "numpy": "local-build"})
+    # The pins are the probes' own (each observation names what it held), not the command line's.
+    last = ran("unaffected", python="3.13", packages={"jaxlib": "0.9.0", "numpy": "2.2.4"}, pins=["numpy==2.2.4"])
+    first = ran("affected", python="3.13", jaxlib="0.10.0", packages={"jaxlib": "", "numpy": "local-build"},
+                pins=["numpy==2.2.4"])
     found = made({"0.5.2": last, "0.5.3": first}, result=BisectResult("0.5.2", "0.5.3", [], [], {}),
-                 check=None, script=Path("/abs/r.py"), script_shown="cases/r.py", pins=("numpy==2.2.4",))
+                 check=None, script=Path("/abs/r.py"), script_shown="cases/r.py")
     environment = next(line for line in summary_lines(found) if line.startswith("- **Environment:**"))
     assert environment == ("- **Environment:** cpu, python 3.13, jaxlib 0.9.0 / 0.10.0, numpy 2.2.4 / local-build; "
                            "script `cases/r.py`, holding numpy==2.2.4")

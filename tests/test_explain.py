@@ -316,7 +316,7 @@ def test_bisect_explain_without_op_bisects_each_op_that_changed_and_answers_one_
     program = _program(tmp_path, "0.6.0", "train_mixed")
     argv = ["--explain", str(program), "--good", "0.6.0", "--bad", "0.4.35", "--out", str(tmp_path / "out")]
     options = parse_options(matrix, argv)
-    assert per_op.wanted(options)
+    assert per_op.wanted(options.specs)
     asked = []
 
     def bisect(matrix, argv, log):  # type: ignore[no-untyped-def]
@@ -329,7 +329,7 @@ def test_bisect_explain_without_op_bisects_each_op_that_changed_and_answers_one_
             json.dumps({"summary": summary}))
         return 0
 
-    assert per_op.bisect_each_op(matrix, options, argv, lambda _: None, bisect) == 0
+    assert per_op.bisect_each_op(matrix, options.specs, argv, lambda _: None, bisect) == 0
     assert asked == ["train_mixed.py:40:lu", "train_mixed.py:40:triangular_solve", "train_mixed.py:42:cholesky",
                      "train_mixed.py:42:triangular_solve"]
     lines = capsys.readouterr().out.splitlines()

@@ -100,7 +100,7 @@ def commit_bisect() -> Finding:
     observations = {"0.5.0": ran("affected", "0.5.0", whole), "0.5.2": ran("affected", "0.5.1", whole),
                     "0.5.3": ran("unaffected", "0.5.3", share), "0.6.0": ran("unaffected", "0.6.0", share)}
     outcomes = {"0.5.0": Outcome.BAD, "0.5.2": Outcome.BAD, "0.5.3": Outcome.GOOD, "0.6.0": Outcome.GOOD}
-    found = Finding("scaling-good0.6.0-bad0.5.0-cpu-commits", options,
+    found = Finding("scaling-good0.6.0-bad0.5.0-cpu-commits", options.specs,
                     Bounds.of_releases("0.6.0", "0.5.0", how="bounds from the command line"), candidates, outcomes,
                     observations, list(observations), BisectResult("0.5.2", "0.5.3", [], [], {}, old_outcome=Outcome.BAD),
                     seconds=31.5, rounds=[["0.5.0"], ["0.6.0"], ["0.5.2"], ["0.5.3"]])

@@ -42,7 +42,7 @@ def test_a_script_prober_sends_its_records_apart_without_rewriting_the_matrix(tm
     for argv, records in ((["--script", str(script)], matrix.layout.script_records),
                           (["--check", "scaling"], matrix.layout.results)):
         options = parse_options(matrix, [*argv, "--good", "0.6.0", "--bad", "0.5.0"])
-        prober = release_prober(matrix, options, run_spec(matrix, options), [], ProbeCache(matrix.layout.probe_cache), "t",
+        prober = release_prober(matrix, options.specs, run_spec(matrix, options.specs.runs), [], ProbeCache(matrix.layout.probe_cache), "t",
                                 None, print)  # type: ignore[arg-type]
         assert prober.subject.matrix is matrix
         assert matrix.results_dir == tmp_path / "reports" / "results"

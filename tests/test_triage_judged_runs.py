@@ -64,7 +64,7 @@ def test_the_check_named_is_the_one_the_bisect_s_probe_runs(tmp_path: Path) -> N
     matrix, check = _matrix(tmp_path), _check(tmp_path, "jit: 0\n")
     argv = ["--script", str(check), "--bad-if", DIFFERENCE_BAD_IF, "--host-devices", "4", "--good", "0.9.0",
             "--bad", "0.6.0"]
-    assert check_subject(check, DIFFERENCE_BAD_IF, 4, tmp_path) == dict(run_spec(matrix, parse_options(matrix, argv)).subject)
+    assert check_subject(check, DIFFERENCE_BAD_IF, 4, tmp_path) == dict(run_spec(matrix, parse_options(matrix, argv).specs.runs).subject)
 
 
 def test_what_ran_is_said_with_its_record_and_how_to_rerun_it_and_runs_that_showed_nothing_are_left_out(

@@ -3,8 +3,9 @@
 The modules here are the search and the flow around it, in the order a bisect runs them:
 
 * :mod:`.options`: the command line, and the two ends (given, or from the records);
+* :mod:`.specs`: the command line split for the modules below the driver: what runs, how to search, what to report;
 * :mod:`.bounds`: good and bad as one value, made once, with where they came from;
-* :mod:`.run_spec`: what every probe runs, made once from the options (the check, its parameters, the install key);
+* :mod:`.run_spec`: what every probe runs, made once from what runs (the check, its parameters, the install key);
 * :mod:`.gallop`: one end given, the other found (the newest first, then doubling steps);
 * :mod:`.candidates`: the releases between them, and what installs each;
 * :mod:`.ahead`: the candidates the search will likely reach, resolved ahead;
@@ -22,7 +23,6 @@ Three sub-packages, each used only through the names in its ``__all__`` (tests/t
 commit candidates, builds, probes, pairs and finding) and :mod:`.report` (the finding written down).
 """
 
-from .driver import main
-from .probe import run_task
+from .driver import main, run_task
 
 __all__ = ["main", "run_task"]

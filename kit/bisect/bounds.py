@@ -5,7 +5,7 @@ where the search gets them (the command line, a gallop from one of them, or
 :meth:`Bounds.from_records`), and everything downstream (the search's
 direction, the report's "hunting a fix", which flag a failing end was) asks
 this value instead of comparing version strings again. ``--good`` and
-``--bad`` stay in :class:`~kit.bisect.options.Options` as the user gave them
+``--bad`` stay in :class:`~kit.bisect.specs.HowToSearch` as the user gave them
 (one may be missing: :mod:`kit.bisect.gallop` finds the other); the bounds
 are what the search then runs between, made once in the driver.
 """
@@ -19,7 +19,9 @@ from packaging.version import Version
 from ..records import Verdict
 from ..config import Matrix
 from ..errors import UsageError
-from .options import Options, recorded_verdicts
+from ..config import configured_parameters
+from ..records import newest_records_here
+from .specs import HowToSearch, WhatRuns
 from .search import Outcome
 
 COMMAND_LINE = "command line"
@@ -47,23 +49,23 @@ class Bounds:
         return cls(good, bad, Version(bad) < Version(good), source, how)
 
     @classmethod
-    def given(cls, options: Options) -> Bounds:
+    def given(cls, search: HowToSearch) -> Bounds:
         """Both ends from the command line."""
-        assert options.good is not None and options.bad is not None, "both --good and --bad"
-        return cls.of_releases(options.good, options.bad)
+        assert search.good is not None and search.bad is not None, "both --good and --bad"
+        return cls.of_releases(search.good, search.bad)
 
     @classmethod
-    def from_records(cls, matrix: Matrix, options: Options) -> Bounds:
+    def from_records(cls, matrix: Matrix, runs: WhatRuns) -> Bounds:
         """The ends from this machine's newest records of the check.
 
         Takes the newest release on each side and narrows the other end to the
         nearest release across the change, so the range is as short as the
         records allow.
         """
-        check, backend = options.check, options.backend
+        check, backend = runs.check, runs.backend
         if not check:
             raise UsageError("a script has no recorded matrix to take bounds from", "pass --good and --bad")
-        verdicts = recorded_verdicts(matrix, options)
+        verdicts = recorded_verdicts(matrix, runs)
         affected = sorted((v for v, verdict in verdicts.items() if verdict == Verdict.AFFECTED), key=Version)
         unaffected = sorted((v for v, verdict in verdicts.items() if verdict == Verdict.UNAFFECTED), key=Version)
         if not affected or not unaffected:
@@ -104,3 +106,10 @@ class Bounds:
         """The end that is not ``end``."""
         return self.bad if end == self.good else self.good
 
+
+
+def recorded_verdicts(matrix: Matrix, runs: WhatRuns) -> dict[str, str]:
+    """Per release, the verdict of this machine's newest record of the check's matrix.toml parameters."""
+    assert runs.check is not None
+    newest = newest_records_here(matrix.results_dir, runs.backend, {runs.check: configured_parameters(matrix, runs.check)})
+    return {jax: str(record.verdict) for (check, jax), record in newest.items() if check == runs.check and record.ran}

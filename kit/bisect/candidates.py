@@ -11,7 +11,7 @@ cut-off) only when it is probed, once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 from packaging.version import Version
 
@@ -34,10 +34,6 @@ class Candidate:
     uploaded: str | None = None
     yanked: str | None = None
     """The yanked reason (PEP 592), or None for a release the index still serves."""
-
-    @property
-    def fingerprint_args(self) -> dict[str, Any]:
-        return {"python": self.python, "requirements": self.requirements, "exclude_newer": self.exclude_newer}
 
 
 def release_versions(index: PackageIndex, good: str, bad: str) -> list[str]:

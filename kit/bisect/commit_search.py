@@ -33,7 +33,7 @@ from typing import Callable, Iterable
 
 from packaging.version import Version
 
-from ..records import Source, sources
+from ..records import Source
 from ..config import Matrix
 from ..errors import UsageError
 from ..history.commit_range import CommitRange, merged_branch, release_range, resolve, tag, within
@@ -48,7 +48,6 @@ from .commits import (
 )
 from .probe import Prober, ReleaseSubject
 from .report import Finding
-from .outcomes import classify
 from ..run.jax_runs import extension_version
 from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 
@@ -80,15 +79,15 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
     old, new = sorted((finding.result.last_same, finding.result.first_different), key=Version)
     ensure_tags(phase.history, [tag(old), tag(new)], log)
     commit_range = release_range(phase.history, old, new)
-    options = phase.finding.options
-    if options.good_commit or options.bad_commit:  # the older commit starts the search (the bad one, for a fix)
-        start, end = ((options.bad_commit, options.good_commit) if finding.fix
-                      else (options.good_commit, options.bad_commit))
+    search, runs = phase.finding.specs.search, phase.finding.specs.runs
+    if search.good_commit or search.bad_commit:  # the older commit starts the search (the bad one, for a fix)
+        start, end = ((search.bad_commit, search.good_commit) if finding.fix
+                      else (search.good_commit, search.bad_commit))
         commit_range = within(phase.history, commit_range, start, end)
         log(commit_range.shape)
     builds = release_builds(phase)
     prober = _prober(phase)
-    phase.runnable = Runnable(PairStore(phase.matrix.layout.runnable, options.backend, read=not options.fresh),
+    phase.runnable = Runnable(PairStore(phase.matrix.layout.runnable, runs.backend, read=not search.fresh),
                               prober.subject.pair_runs)
     try:
         level = _search_level(phase, prober, commit_range, builds, old_tag=tag(old))
@@ -101,7 +100,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
         result.commit_probes = [key for key in prober.ran_now if key in commits]
         result.observations = {k: v for k, v in prober.observations.items() if k in commits}
         result.probed_candidates = dict(commits)
-        describe_commits(phase.history, result, options.explained_op)
+        describe_commits(phase.history, result, runs.explained_op)
         result.seconds = time.monotonic() - started
         result.runnable_checks = (phase.runnable.asked, round(phase.runnable.seconds, 1))
         return result
@@ -138,7 +137,7 @@ def _prober(phase: CommitPhase) -> CommitProber:
     releases = phase.releases
     layout = phase.matrix.layout
     subject = CommitSubject(releases.subject, phase.history, layout.commit_records, layout.commit_bytecode)
-    prober = Prober(subject, releases.judge, releases.options, phase.log)
+    prober = Prober(subject, releases.judge, releases.crash, phase.log)
     prober.fold_index = True  # a commit no build runs is counted in one grouped line ("run on no build here")
     return prober
 
@@ -234,7 +233,7 @@ class SkipBudget:
             self.unprobed.append(key)
             return Outcome.SKIP
         outcome = self.prober(key)
-        if outcome is Outcome.SKIP and Source.RUN in sources(self.prober.observations[key].came_from.source):
+        if outcome is Outcome.SKIP and Source.RUN in self.prober.observations[key].came_from.steps:
             self.skipped += 1  # only skips that cost a run: a commit no build accepts is skipped for free
         return outcome
 
@@ -257,8 +256,7 @@ def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCand
         if cached is None and seen is not None and candidate.build and candidate.build.release == release:
             cached = seen.with_came_from(source=Source.RELEASE)
         if cached is not None:
-            prober.observations[candidate.version] = cached
-            cache[candidate.version] = classify(cached, phase.finding.options.crash)
+            cache[candidate.version] = prober.remember(candidate.version, cached)
 
 
 def _tag_commit(phase: CommitPhase, version: str) -> str | None:

@@ -30,9 +30,9 @@ from ..errors import UsageError
 from ..install import InstallKey, PackageIndex
 from ..log_events import Log
 from .candidates import Candidate, list_candidates, release_versions
-from .options import Options
+from .specs import HowToSearch
 from .outcomes import describe
-from .probe import Prober
+from .probe import Prober, ReleaseSubject
 from .search import Outcome
 
 T = TypeVar("T")
@@ -94,16 +94,16 @@ def gallop(side: Sequence[T], given: Outcome, probe: Callable[[T], Outcome], cac
         step *= 2
 
 
-def one_sided(options: Options) -> bool:
+def one_sided(search: HowToSearch) -> bool:
     """True when exactly one of --good and --bad was given."""
-    return (options.good is None) != (options.bad is None)
+    return (search.good is None) != (search.bad is None)
 
 
-def side_versions(index: PackageIndex, options: Options) -> tuple[list[str], bool]:
+def side_versions(index: PackageIndex, search: HowToSearch) -> tuple[list[str], bool]:
     """(the releases from the given bound away, the bound first; True when they run newer)."""
-    bound = options.good or options.bad
+    bound = search.good or search.bad
     assert bound is not None
-    flag = "--good" if options.good else "--bad"
+    flag = "--good" if search.good else "--bad"
     releases = [str(v) for v in index.jax_releases(include_yanked=True) if not v.is_devrelease]
     if bound not in releases:
         raise UsageError(f"{flag} {bound} is not a jax release on {index.url}",
@@ -114,17 +114,17 @@ def side_versions(index: PackageIndex, options: Options) -> tuple[list[str], boo
     return list(reversed(releases[max(0, at - OLDER_REACH):at + 1])), False
 
 
-def bounds_found(options: Options, versions: Sequence[str], newer: bool, result: Galloped[str],
+def bounds_found(search: HowToSearch, script: bool, versions: Sequence[str], newer: bool, result: Galloped[str],
                  seconds: float, known: int) -> tuple[str, str, str]:
-    """(good, bad, how they were found), or the UsageError that says no release shows the other outcome."""
-    given_flag, other_flag = ("--bad", "--good") if options.bad else ("--good", "--bad")
+    """(good, bad, how they were found), or the UsageError that says no release shows the other outcome (``script``:
+    said in a ``--script``'s words, pass/fail)."""
+    given_flag, other_flag = ("--bad", "--good") if search.bad else ("--good", "--bad")
     bound = versions[0]
-    given = Outcome.BAD if options.bad else Outcome.GOOD
+    given = Outcome.BAD if search.bad else Outcome.GOOD
     other = Outcome.GOOD if given is Outcome.BAD else Outcome.BAD
     probed = ", ".join(result.probed) or "none"
     cost = (f"{len(result.probed)} probe{'' if len(result.probed) == 1 else 's'} ({probed}), "
             f"{known} outcome{'' if known == 1 else 's'} known before, {seconds:.1f} s")
-    script = bool(options.script)
     if result.found is None:
         where = (f"the newest release, jax {result.far_end}, is {describe(given, script)} too"
                  if result.far_end is not None and newer else
@@ -143,15 +143,15 @@ def bounds_found(options: Options, versions: Sequence[str], newer: bool, result:
     return good, bad, how
 
 
-def find_bounds(matrix: Matrix, options: Options, key: InstallKey, index: PackageIndex,
-                make_prober: Callable[[list[Candidate]], Prober],
-                log: Log) -> tuple[str, str, str, list[Candidate], Prober, dict[str, Outcome]]:
+def find_bounds(matrix: Matrix, search: HowToSearch, script: bool, key: InstallKey, index: PackageIndex,
+                make_prober: Callable[[list[Candidate]], Prober[ReleaseSubject]],
+                log: Log) -> tuple[str, str, str, list[Candidate], Prober[ReleaseSubject], dict[str, Outcome]]:
     """(good, bad, how they were found, the candidates between them, the prober, every outcome the gallop knew).
 
     The prober is made for the releases from the given bound away, and the search that follows keeps it, so
     what the gallop probed is not probed again.
     """
-    side, newer = side_versions(index, options)
+    side, newer = side_versions(index, search)
     log(f"listing {len(side)} releases {'from' if newer else 'back from'} jax {side[0]} from the index's "
         "metadata, to find the other bound (nothing is resolved or downloaded)")
     wide = list_candidates(matrix, side, key, index)
@@ -159,8 +159,8 @@ def find_bounds(matrix: Matrix, options: Options, key: InstallKey, index: Packag
     known = {**prober.ruled_out(), **prober.known_outcomes()}
     started, before = time.monotonic(), len(known)
     # Older releases have no "is it there at all?" end: the oldest is no question anyone asks.
-    galloped = gallop(side[1:], Outcome.BAD if options.bad else Outcome.GOOD, prober, known, far_first=newer)
-    good, bad, how = bounds_found(options, side, newer, galloped, time.monotonic() - started, before)
+    galloped = gallop(side[1:], Outcome.BAD if search.bad else Outcome.GOOD, prober, known, far_first=newer)
+    good, bad, how = bounds_found(search, script, side, newer, galloped, time.monotonic() - started, before)
     log(how)
     by_version = {c.version: c for c in wide}  # oldest first, as the search walks them
     candidates = [by_version[v] for v in release_versions(index, good, bad) if v in by_version]

@@ -26,26 +26,24 @@ from repro.parameters import MAX_HOST_DEVICES
 
 from ..arguments import Parser
 from ..config import (
-    BACKENDS,
     DEFAULT_TIMEOUT_S,
     Check,
     Matrix,
     bad_if_pattern,
-    configured_parameters,
     release_number,
     script_check,
     timeout_seconds,
 )
 from ..checks import builtin
 from ..errors import UsageError
-from ..targets import Target, parse_target
-from ..records import newest_records_here
+from ..targets import BACKENDS, Target, parse_target
 from ..requirements import requirements
 from ..slurm.jobs import SlurmOptions
 from ..project import bisect_command
 from ..user_paths import file_problem, find_links_argument, relative_to_what, report_path
 from ..reproduce_line import reproduce_argv
 from .outcomes import CRASH_MODES
+from .specs import HowToSearch, Specs, WhatRuns, WhatToReport, script_name
 
 
 _HELP_EPILOG = """\
@@ -176,27 +174,33 @@ class Options:
     check it runs as: the same value a ``[checks.NAME]`` block with that script gives."""
 
     @property
+    def specs(self) -> Specs:
+        """The command line split for the modules below the driver: what runs, how to search, what to report."""
+        return Specs(
+            WhatRuns(check=self.check, script=self.script, script_check=self.script_check, backend=self.backend,
+                     preset=self.preset, target=self.target, timeout=self.timeout, find_links=self.find_links,
+                     pins=self.pins, timed=self.metric is not None),
+            HowToSearch(good=self.good, bad=self.bad, crash=self.crash, confirm=self.confirm, scan=self.scan,
+                        fresh=self.fresh, metric=self.metric, factor=self.factor, jobs=self.jobs, slurm=self.slurm,
+                        commits=self.commits, good_commit=self.good_commit, bad_commit=self.bad_commit,
+                        jax_repo=self.jax_repo, jax_repo_shown=self.jax_repo_shown),
+            WhatToReport(argv=self.argv, argv_shown=self.argv_shown, command=self.command,
+                         script_shown=self.script_shown, out=self.out, changelog=self.changelog, verbose=self.verbose))
+
+    @property
     def subject(self) -> str:
         """What is bisected, for file names and headings: the check or ``script-<stem>`` (``--op``'s line added)."""
-        op = str(self.script_check.parameters.get("op") or "") if self.script_check else ""
-        return self.check or script_name(self.script) + ("-op-" + re.sub(r"[^A-Za-z0-9_-]", "_", op) if op else "")
+        return self.specs.runs.subject
 
     @property
     def explained_op(self) -> str:
         """The OP of ``--op FILE:LINE:OP`` (``triangular_solve``), "" where none is named."""
-        op = str(self.script_check.parameters.get("op") or "") if self.script_check else ""
-        return op.split(":")[2] if op.count(":") >= 2 else ""
+        return self.specs.runs.explained_op
 
     @property
     def quoted_argv(self) -> tuple[str, ...]:
         """The command line as reports, records and TIPs quote it (`argv_shown`; ``argv`` where none was made)."""
         return self.argv_shown or self.argv
-
-
-def script_name(script: Path | None) -> str:
-    """``script-<stem>``: a ``--script``'s check name, spelled as a check name must be (it names record files)."""
-    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in (script.stem if script else "unknown"))
-    return f"script-{stem}"
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -422,30 +426,6 @@ def _jobs(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of probes per round, 1 or more, got {text!r}")
     return int(text)
-
-
-def recorded_verdicts(matrix: Matrix, options: Options) -> dict[str, str]:
-    """Per release, the verdict of this machine's newest record of the check's matrix.toml parameters."""
-    assert options.check is not None
-    newest = newest_records_here(matrix.results_dir, options.backend,
-                                 {options.check: configured_parameters(matrix, options.check)})
-    return {jax: str(record.verdict) for (check, jax), record in newest.items() if check == options.check and record.ran}
-
-
-def bisect_name(options: Options, good: str, bad: str) -> str:
-    """The file-name-safe name of one bisect: what, the ends, the backend and the mode."""
-    name = f"{options.subject}-good{good}-bad{bad}-{options.backend}"
-    if options.preset:
-        name += f"-{options.preset}"
-    if options.scan:
-        name += "-all"
-    if options.metric:
-        name += f"-{options.metric}-x{options.factor:g}"
-    if options.commits:
-        name += "-commits"
-    for pin in options.pins:
-        name += f"-pin-{pin.replace('==', '-')}"
-    return "".join(c if c.isalnum() or c in ".-_" else "_" for c in name)
 
 
 def _target(args: argparse.Namespace) -> Target | None:

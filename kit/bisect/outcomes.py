@@ -6,25 +6,31 @@ status and verdict, a script's exit code read the ``git bisect run`` way);
 several looks, and :func:`classify` maps it
 to the search's :class:`~kit.bisect.search.Outcome`. Every rule about what
 counts as good, bad or skip lives in that one function, so a new kind of
-evidence (a measured metric) adds a branch there and nowhere else.
+evidence (a measured metric) adds a branch there and nowhere else: a metric's
+step decision is told as the verdict it stands for (:func:`metric_verdict`),
+and a record's verdict read as evidence for a tip is classified by the same
+rule (:func:`recorded_outcomes`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
+
+from .. import metrics
 
 from repro.compile_cache import summary as compile_summary
 
 from ..records import Record
-from ..records import Source, Status, Verdict, joined
+from ..records import Source, Status, Verdict
 from ..run import protocol
+from .json_edge import as_object
 from .observation import CameFrom, Cost, Found, Installed, Observation
 from .search import Outcome
 
 CRASH_MODES = {"skip": Outcome.SKIP, "bad": Outcome.BAD, "good": Outcome.GOOD}
 
 
-def observation_of(record: Record, source: str = Source.RUN) -> Observation:
+def observation_of(record: Record, source: Source = Source.RUN) -> Observation:
     """What a record says a release did: its status, verdict and reason, and how a failure ended.
 
     One reading for a record the probe just wrote and one found current in
@@ -36,7 +42,7 @@ def observation_of(record: Record, source: str = Source.RUN) -> Observation:
     extras = _mapping(record.environment.get("packages"))
     jax_failed = _mapping(evidence.get("jax_cannot_run"))
     found = Found(
-        record.status_text, record.verdict, record.reason,
+        Status(record.status_text), record.verdict, record.reason,
         exception=f"{exception.get('type')}: {exception.get('message', '')}".splitlines()[0] if exception else None,
         missing_import=str(imported["package"]) if imported.get("package") and not imported.get("installed") else None,
         jax_cannot_run=str(jax_failed.get("error") or "JAX could not run") if jax_failed else None,
@@ -46,9 +52,9 @@ def observation_of(record: Record, source: str = Source.RUN) -> Observation:
                        Installed(extra_packages={str(k): (str(v) if v is not None else None) for k, v in extras.items()}))
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
+def _mapping(value: object) -> Mapping[str, object]:
     """A record's sub-object, or an empty one where a record (anyone can edit it) holds something else."""
-    return value if isinstance(value, Mapping) else {}
+    return as_object(value)
 
 
 def classify(observation: Observation, crash: str) -> Outcome:
@@ -63,14 +69,35 @@ def classify(observation: Observation, crash: str) -> Outcome:
         return CRASH_MODES[crash]
     if found.status != Status.RAN:
         return Outcome.SKIP
-    verdict = Verdict.of(found.verdict)
+    return _of_verdict(Verdict.of(found.verdict))
+
+
+def _of_verdict(verdict: Verdict | None) -> Outcome:
+    """A verdict that ran: unaffected → GOOD, affected → BAD, anything else (inconclusive, none) → SKIP."""
     return Outcome.GOOD if verdict is Verdict.UNAFFECTED else Outcome.BAD if verdict is Verdict.AFFECTED else Outcome.SKIP
+
+
+def recorded_outcomes(verdicts: Mapping[str, str]) -> dict[str, Outcome]:
+    """Records' verdicts, by release, as the outcomes `classify` gives a run with that verdict; a verdict that
+    decides nothing (inconclusive, unknown) says nothing here (it is left out, not counted a skip)."""
+    told = {version: _of_verdict(Verdict.of(verdict)) for version, verdict in verdicts.items()}
+    return {version: outcome for version, outcome in told.items() if outcome is not Outcome.SKIP}
+
+
+def metric_verdict(call: metrics.Call) -> Verdict:
+    """A metric probe's step decision as its verdict (a step: affected; none: unaffected; within noise:
+    inconclusive), so `classify` maps it like any other run's."""
+    return _METRIC_VERDICTS[call]
+
+
+_METRIC_VERDICTS = {metrics.Call.BAD: Verdict.AFFECTED, metrics.Call.GOOD: Verdict.UNAFFECTED,
+                    metrics.Call.UNDECIDED: Verdict.INCONCLUSIVE}
 
 
 def script_observation(code: int | None, timeout: int) -> Observation:
     """A script's exit code, as ``git bisect run`` reads it (None: it timed out); see kit.run.protocol."""
     status, verdict, reason = protocol.exit_observation(code, timeout)
-    return Observation(Found(status, verdict, reason), cost=Cost(timeout_s=timeout))
+    return Observation(Found(Status(status), verdict, reason), cost=Cost(timeout_s=timeout))
 
 
 def settle(runs: Sequence[Observation]) -> Observation:
@@ -86,22 +113,22 @@ def settle(runs: Sequence[Observation]) -> Observation:
 
 def _settled(runs: Sequence[Observation]) -> Observation:
     labels = [r.found.verdict or r.found.status for r in runs]
-    source = joined(r.came_from.source for r in runs)  # "record+run": a record, then a re-run
+    steps = tuple(dict.fromkeys(step for r in runs for step in r.came_from.steps))  # (record, run): a record, then a re-run
     conclusive = [r for r in runs if r.found.verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED)]
     if not conclusive:
         last = runs[-1]
-        return _told(last, last.found.status, last.found.verdict, last.found.reason, source,
+        return _told(last, last.found.status, last.found.verdict, last.found.reason, steps,
                      labels if len(runs) > 1 else [])
     counted = conclusive[0]
     if any(r.found.verdict != counted.found.verdict for r in conclusive[1:]):
         reason = f"the verdict changed between runs ({', '.join(labels)}): too noisy to count"
-        return _told(counted, Status.RAN, Verdict.INCONCLUSIVE, reason, source, labels, flipped=True)
+        return _told(counted, Status.RAN, Verdict.INCONCLUSIVE, reason, steps, labels, flipped=True)
     flipped = len(runs) > 1 and runs[0].found.verdict == Verdict.INCONCLUSIVE
-    return _told(counted, counted.found.status, counted.found.verdict, counted.found.reason, source,
+    return _told(counted, counted.found.status, counted.found.verdict, counted.found.reason, steps,
                  labels if len(runs) > 1 else [], flipped)
 
 
-def _told(run: Observation, status: str, verdict: str | None, reason: str, source: str, runs: list[str],
+def _told(run: Observation, status: Status, verdict: str | None, reason: str, steps: tuple[Source, ...], runs: list[str],
           flipped: bool = False) -> Observation:
     """The settled observation, keeping what the run it rests on showed (its exception, its extra packages, the
     compiles it reused); where it came from, what it cost and the rest of what was installed are the caller's."""
@@ -109,7 +136,7 @@ def _told(run: Observation, status: str, verdict: str | None, reason: str, sourc
     return Observation(
         Found(status, verdict, reason, runs, flipped, exception=found.exception, missing_import=found.missing_import,
               jax_cannot_run=found.jax_cannot_run, kit_files_changed=found.kit_files_changed),
-        CameFrom(source), Cost(compiles=run.cost.compiles),
+        CameFrom(steps[-1], earlier=steps[:-1]), Cost(compiles=run.cost.compiles),
         Installed(extra_packages=dict(run.installed.extra_packages)))
 
 
@@ -141,5 +168,5 @@ def describe(outcome: Outcome, script: bool) -> str:
     if outcome is Outcome.SKIP:
         return "skip"
     if script:
-        return outcome.value
+        return str(outcome.value)
     return {Outcome.GOOD: "good (unaffected)", Outcome.BAD: "bad (affected)"}[outcome]

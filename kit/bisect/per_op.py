@@ -14,54 +14,55 @@ import dataclasses
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from ..log_events import Log
 from ..records import Record
 from ..records import Verdict
-from ..config import Matrix
+from ..config import Check, Matrix
 from ..errors import UsageError
 from ..run import runner
-from .options import Options, parse_options
 from .report import reports_dir
 from .run_spec import run_spec
+from .specs import Specs, WhatRuns
 
 Bisect = Callable[[Matrix, Sequence[str], Log], int]
 _FLAGGED = ("whole", "gathered")
 
 
-def wanted(options: Options) -> bool:
+def wanted(specs: Specs) -> bool:
     """Is this a bisect of every changed op (``--explain`` with both bounds and no ``--op``)?"""
-    check = options.script_check
+    check = specs.runs.script_check
     return bool(check and check.parameters.get("explain") and "op" not in check.parameters
-                and options.good and options.bad)
+                and specs.search.good and specs.search.bad)
 
 
-def bisect_each_op(matrix: Matrix, options: Options, argv: Sequence[str], log: Log, bisect: Bisect) -> int:
+def bisect_each_op(matrix: Matrix, specs: Specs, argv: Sequence[str], log: Log, bisect: Bisect) -> int:
     """Explain both bounds, bisect each op that changed between them, print one line per op."""
-    assert options.script_check is not None and options.good and options.bad
-    check = dataclasses.replace(options.script_check, parameters={"explain": True, "op": ""})  # "": shared
-    states = {release: _states(matrix, options, check, release, log) for release in (options.good, options.bad)}
-    changed = sorted(op for op in set(states[options.good]) | set(states[options.bad])
-                     if (states[options.good].get(op) in _FLAGGED) != (states[options.bad].get(op) in _FLAGGED))
+    runs, good, bad = specs.runs, specs.search.good, specs.search.bad
+    assert runs.script_check is not None and good and bad
+    check = dataclasses.replace(runs.script_check, parameters={"explain": True, "op": ""})  # "": shared
+    states = {release: _states(matrix, runs, check, release, log) for release in (good, bad)}
+    changed = sorted(op for op in set(states[good]) | set(states[bad])
+                     if (states[good].get(op) in _FLAGGED) != (states[bad].get(op) in _FLAGGED))
     if not changed:
-        raise UsageError(f"no op of {options.script_shown} changes between {options.good} and {options.bad}: "
+        raise UsageError(f"no op of {specs.report.script_shown} changes between {good} and {bad}: "
                          "every op is split on both, or whole on both", "nox -s explain -- PROGRAM --releases "
-                         f"{options.good},{options.bad} shows each op's state")
-    log(f"{len(changed)} op(s) change between {options.good} and {options.bad}: {', '.join(changed)}; one bisect each")
+                         f"{good},{bad} shows each op's state")
+    log(f"{len(changed)} op(s) change between {good} and {bad}: {', '.join(changed)}; one bisect each")
     answers, code = [], 0
     for op in changed:
         code = max(code, bisect(matrix, [*argv, "--op", op], log))
-        answers.append(f"{op}: {_answer(matrix, parse_options(matrix, [*argv, '--op', op]))}")
+        answers.append(f"{op}: {_answer(matrix, specs, op)}")
     print("\n".join(["# Per op", *answers]), flush=True)
     return code
 
 
-def _states(matrix: Matrix, options: Options, check: Any, release: str, log: Log) -> dict[str, str]:
+def _states(matrix: Matrix, runs: WhatRuns, check: Check, release: str, log: Log) -> dict[str, str]:
     """``FILE:LINE:OP`` → its worst state on ``release``, from one run of the program there."""
-    request = runner.RunRequest(check=check.name, version=release, backend=options.backend, script=check,
-                                install=run_spec(matrix, options).install, echo=False,
-                                records_dir=matrix.layout.script_records, timeout_s=options.timeout)
+    request = runner.RunRequest(check=check.name, version=release, backend=runs.backend, script=check,
+                                install=run_spec(matrix, runs).install, echo=False,
+                                records_dir=matrix.layout.script_records, timeout_s=runs.timeout)
     written, _ = runner.run_check(matrix, request, log)
     record = Record(written)
     if not record.ran or record.verdict is Verdict.INCONCLUSIVE and not record.evidence.get("fingerprints"):
@@ -75,10 +76,15 @@ def _states(matrix: Matrix, options: Options, check: Any, release: str, log: Log
     return states
 
 
-def _answer(matrix: Matrix, options: Options) -> str:
-    """The op's bisect report's answer and commit lines, as one line."""
-    found = sorted(Path(reports_dir(matrix, options)).glob(f"bisect-{options.subject}-good{options.good}-bad"
-                                                           f"{options.bad}-*.json"), key=lambda p: p.stat().st_mtime)
+def _answer(matrix: Matrix, specs: Specs, op: str) -> str:
+    """The op's bisect report's answer and commit lines, as one line (its bisect is this one with ``--op OP``)."""
+    assert specs.runs.script_check is not None
+    asked = specs.runs.script_check
+    subject = dataclasses.replace(specs.runs, script_check=dataclasses.replace(
+        asked, parameters={**asked.parameters, "op": op})).subject
+    good, bad = specs.search.good, specs.search.bad
+    found = sorted(Path(reports_dir(matrix, specs.report)).glob(f"bisect-{subject}-good{good}-bad{bad}-*.json"),
+                   key=lambda p: p.stat().st_mtime)
     if not found:
         return "no report was written (see the bisect above)"
     try:

@@ -19,10 +19,11 @@ the versions a resolution chose are *versions* (an identity's ``packages``).
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
+
+from .json_edge import JsonObject, json_form
 
 from repro.parameters import untimed
 
@@ -30,7 +31,7 @@ from ..config import Check, Matrix
 from ..install import InstallKey, InstallPlan
 from ..records import Identity
 from ..run import runner
-from .options import Options
+from .specs import WhatRuns
 
 
 @dataclass(frozen=True)
@@ -42,14 +43,14 @@ class RunSpec:
     check: Check
     """matrix.toml's block, or the ``--script`` made a check (`kit.config.script_check`), its extra packages in it."""
     preset: str | None
-    parameters: Mapping[str, Any]
+    parameters: Mapping[str, object]
     """What each probe asks of the check, merged and judged once (`runner.parameters_for`), overrides applied."""
-    overrides: Mapping[str, Any]
+    overrides: Mapping[str, object]
     """What a probe leaves out because its verdict never reads it (`probe_overrides`; {} for none)."""
-    subject: Mapping[str, Any]
+    subject: Mapping[str, object]
     """What runs, apart from the release: the identity's subject (the check and its parameters, or a script's
     content and settings)."""
-    record_subject: Mapping[str, Any]
+    record_subject: Mapping[str, object]
     """The subject a matrix record of the same run holds (timings included): such a record answers a probe too."""
     install: InstallKey
     """How each probe installs (backend, ``--find-links``, the user's pins, the check's extra packages); a
@@ -58,6 +59,9 @@ class RunSpec:
     """A probe's time limit: ``--timeout``, else the check's (a script's default)."""
     records_dir: Path | None
     """Where the probes' records go (None: the matrix's own folder; a ``--script``'s stay apart)."""
+    asked: WhatRuns
+    """What the command line asked to run, as the driver split it: the check's name (None for a script), the
+    script, the target."""
 
     @property
     def backend(self) -> str:
@@ -82,28 +86,28 @@ class RunSpec:
         return runner.installed_identity(self.subject, version, self.backend, python, versions, plan)
 
 
-def run_spec(matrix: Matrix, options: Options) -> RunSpec:
-    """The run spec of a bisect with these options: the check asked for once, its parameters judged once."""
-    asked = runner.RunRequest(check=options.subject, version="", backend=options.backend, preset=options.preset,
-                              script=options.script_check)
+def run_spec(matrix: Matrix, runs: WhatRuns) -> RunSpec:
+    """The run spec of a bisect of what the command line asked to run: the check asked for once, its parameters judged once."""
+    asked = runner.RunRequest(check=runs.subject, version="", backend=runs.backend, preset=runs.preset,
+                              script=runs.script_check)
     check = runner.check_for(matrix, asked)
-    overrides = probe_overrides(options, check)
+    overrides = probe_overrides(runs, check)
     parameters = runner.parameters_for(matrix, dataclasses.replace(asked, overrides=overrides), check)
-    subject = _subject(options, asked, parameters)
+    subject = _subject(runs, asked, parameters)
     record_subject = subject
     if overrides:  # a record with timings answers an untimed probe: it read the same HLO
         timed = runner.check_subject(asked, runner.parameters_for(matrix, asked, check))
-        record_subject = json.loads(json.dumps(timed, sort_keys=True))
+        record_subject = json_form(timed)
     return RunSpec(
-        name=options.subject, check=check, preset=options.preset, parameters=parameters, overrides=overrides,
+        name=runs.subject, check=check, preset=runs.preset, parameters=parameters, overrides=overrides,
         subject=subject, record_subject=record_subject,
-        install=InstallKey(options.backend, options.find_links, options.pins, check.requires),
-        timeout=options.timeout or check.timeout_s,
+        install=InstallKey(runs.backend, runs.find_links, runs.pins, check.requires),
+        timeout=runs.timeout or check.timeout_s,
         # A --script's records stay out of the matrix's folder: it is no check of it.
-        records_dir=matrix.layout.script_records if options.script is not None else None)
+        records_dir=matrix.layout.script_records if runs.script is not None else None, asked=runs)
 
 
-def _subject(options: Options, asked: runner.RunRequest, parameters: Mapping[str, Any]) -> dict[str, Any]:
+def _subject(runs: WhatRuns, asked: runner.RunRequest, parameters: Mapping[str, object]) -> JsonObject:
     """What a probe runs, apart from the release: the check and its parameters, or the script's content.
 
     A check's subject is the one its records hold (`runner.check_subject`), so
@@ -111,12 +115,12 @@ def _subject(options: Options, asked: runner.RunRequest, parameters: Mapping[str
     by what decides its outcome: its content and its settings (devices, extra
     packages, bad_if), not its path: a copy of the script elsewhere is the same probe.
     """
-    if options.check:
+    if runs.check:
         return runner.check_subject(asked, parameters)
-    return json.loads(json.dumps({name: value for name, value in parameters.items() if name != "script"}))
+    return json_form({name: value for name, value in parameters.items() if name != "script"})
 
 
-def probe_overrides(options: Options, check: Check) -> dict[str, Any]:
+def probe_overrides(runs: WhatRuns, check: Check) -> JsonObject:
     """What a probe of a built-in check leaves out of its run because its verdict never reads it ({} for none).
 
     A verdict bisect needs the verdict, not the timing table: where the check's
@@ -125,8 +129,8 @@ def probe_overrides(options: Options, check: Check) -> dict[str, Any]:
     so such a probe has its own identity: it is never reused where timings are
     asked (``--metric``, the matrix), and its record is ad-hoc to the matrix.
     """
-    if not options.check or options.metric or check.script is not None:
+    if not runs.check or runs.timed or check.script is not None:
         return {}  # a script check's block: the script decides what it measures
-    if options.target:  # compiled for a chip, never run: nothing is timed, as a probe on CPU
-        return {**untimed(options.check, "cpu"), "target": options.target}
-    return untimed(options.check, options.backend)
+    if runs.target:  # compiled for a chip, never run: nothing is timed, as a probe on CPU
+        return {**untimed(runs.check, "cpu"), "target": runs.target}
+    return untimed(runs.check, runs.backend)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Mapping
 
 from ..records import Status, Verdict
 from .metric_series import render_metrics
@@ -191,28 +191,36 @@ def render_catalogue(report: Report) -> list[str]:
              "backend, and per chip its check was compiled for (nothing run there).",
              "", "| problem | kind | measured | fix |", "|---|---|---|---|"]
     for entry in report.catalogue:
-        spans = "; ".join(range_sentence(span) for span in entry.get("ranges", [])) or "never measured"
-        fix = f"commit {entry['fix_commit'][:10]}" if entry.get("fix_commit") else entry.get("fix_note", "")
+        ranges = entry.get("ranges")
+        spans = "; ".join(range_sentence(span) for span in (ranges if isinstance(ranges, list) else [])
+                          if isinstance(span, Mapping)) or "never measured"
+        fix = f"commit {str(entry['fix_commit'])[:10]}" if entry.get("fix_commit") else str(entry.get("fix_note", ""))
         lines.append(f"| {code(entry['id'], in_table=True)}: {text(entry['title'])} | {text(entry['kind'])} | "
                      f"{text(spans)} | {text(fix)} |")
     return lines + [""]
 
 
-def range_sentence(span: dict[str, Any]) -> str:
+def range_sentence(span: Mapping[str, object]) -> str:
     """A measured range from its JSON (`kit.known.measured.Range.to_json`): present in, absent in, fixed in; a
     target's says it was compiled for the chip, not run."""
     where = f"{span['target']} ({span.get('compiled_not_run', 'compiled, not run')})" if span.get("target") \
-        else span["backend"]
-    if not span["present_in"] and not span["absent_in"]:  # a GPU's or a TPU's problem, measured on CPU
-        return f"{where}: untested in {', '.join(span['untested_in'])} (its check cannot tell there)"
-    said = f"{where}: present in {', '.join(span['present_in']) or 'none measured'}"
-    if span["absent_in"]:
-        said += f", absent in {', '.join(span['absent_in'])}"
+        else str(span["backend"])
+    present, absent = _releases(span["present_in"]), _releases(span["absent_in"])
+    if not present and not absent:  # a GPU's or a TPU's problem, measured on CPU
+        return f"{where}: untested in {', '.join(_releases(span['untested_in']))} (its check cannot tell there)"
+    said = f"{where}: present in {', '.join(present) or 'none measured'}"
+    if absent:
+        said += f", absent in {', '.join(absent)}"
     if span["fixed_in"]:
         said += f" (fixed in {span['fixed_in']})"
-    elif span["present_in"]:
+    elif present:
         said += " (open on the newest measured)"
     return said
+
+
+def _releases(value: object) -> list[str]:
+    """A range's list of releases, as its JSON holds it (anything else: none)."""
+    return [str(release) for release in value] if isinstance(value, list) else []
 
 
 def _machines_text(report: Report) -> str:

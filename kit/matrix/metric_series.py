@@ -14,7 +14,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from ..records import Status
 from ..markdown_text import text
@@ -171,6 +171,7 @@ def _draw(one: MetricSeries, path: Path) -> bool:
     return True
 
 
-def to_json(series: list[MetricSeries]) -> list[dict[str, Any]]:
+def to_json(series: list[MetricSeries]) -> list[dict[str, object]]:
+    """The series as matrix.json holds them (the JSON edge)."""
     return [{**asdict(one), "points": [{**asdict(p), "spread_pct": round(p.spread_pct, 2)} for p in one.points]}
             for one in series]

@@ -151,10 +151,11 @@ class Report:
     targets: list[TargetCell] = field(default_factory=list)
     """Records compiled for a chip this machine lacks (``--target``), newest per target, check and release."""
     target_answers: list[TargetAnswer] = field(default_factory=list)
-    catalogue: list[dict[str, Any]] = field(default_factory=list)
+    catalogue: list[dict[str, object]] = field(default_factory=list)
     """The catalogue of known problems (``known/``), each with the ranges the kit measured (kit.known.listing)."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
+        """matrix.json's content (the JSON edge)."""
         data = asdict(self)
         data["kit_version"] = KIT_VERSION
         data["schema"] = SCHEMA

@@ -32,7 +32,8 @@ class Finding:
     created: str
     reproduce: str
     file: str
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: Mapping[str, object] = field(default_factory=dict)
+    """The record's summary figures (an open mapping: each check names its own), backfilled for older records."""
     ran_by: str = ""  # "SLURM job 12_1 on node01" for a record from a job array, else ""
     measured: bool = False
     """The check only measures (metrics, no verdict of its own): shown as measured, not in the answer."""
@@ -152,7 +153,7 @@ def _row(release: str, backend: str, machine: str, group: list[LoadedRecord], sh
     )
 
 
-def _backfilled(check: str, summary: dict[str, Any], evidence: Any) -> dict[str, Any]:
+def _backfilled(check: str, summary: Mapping[str, object], evidence: object) -> Mapping[str, object]:
     """The summary with the keys a record from before them lacks, rebuilt from its detail where the check says how."""
     builtin_check = builtin(check)
     if builtin_check is None:

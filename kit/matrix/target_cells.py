@@ -19,7 +19,7 @@ while the kit and the request are the same (`unplanned_identity`).
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Mapping, Sequence
 
 from repro import parameters as parameter_rules
 
@@ -34,7 +34,7 @@ def takes_target(check: Check) -> bool:
     return check.script is None and "target" in parameter_rules.RULES.get(check.name, {})
 
 
-def cell_parameters(matrix: Matrix, check: str, target: Target | None) -> dict[str, Any]:
+def cell_parameters(matrix: Matrix, check: str, target: Target | None) -> dict[str, object]:
     """What a cell's records must have run: matrix.toml's parameters, plus the target's JSON where there is one
     (in the repro's one spelling, as `kit.cli.target_parameter` writes it for a check session)."""
     configured = configured_parameters(matrix, check)
@@ -43,7 +43,7 @@ def cell_parameters(matrix: Matrix, check: str, target: Target | None) -> dict[s
     return {**configured, **target_override(check, target)}
 
 
-def target_override(check: str, target: Target) -> dict[str, Any]:
+def target_override(check: str, target: Target) -> dict[str, object]:
     """The ``target`` parameter a run for ``target`` is given (`kit.run.runner.RunRequest.overrides`)."""
     return {"target": parameter_rules.normalise(check, {"target": json.dumps(target.to_json())})["target"]}
 
@@ -60,8 +60,8 @@ def untested(matrix: Matrix, target: Target, checks: Sequence[str]) -> list[str]
     return said
 
 
-def unplanned_identity(subject: dict[str, Any], version: str, target: Target) -> Identity:
+def unplanned_identity(subject: Mapping[str, object], version: str, target: Target) -> Identity:
     """The identity of a release too old for ``target``: nothing resolved or installed, as its record was made
     (`kit.run.runner.run_check` with no environment), so a second sweep finds it current."""
-    return identity_here(subject=subject, jax=version, backend=target.install_extra, python=None, packages={},
+    return identity_here(subject=dict(subject), jax=version, backend=target.install_extra, python=None, packages={},
                          requirements=(), exclude_newer=None)

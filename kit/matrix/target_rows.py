@@ -13,7 +13,7 @@ for it, so a reader never takes a missing row for a pass.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Iterable, Mapping
+from typing import Collection, Iterable, Mapping
 
 from repro.parameters import target_of
 
@@ -48,7 +48,7 @@ class TargetAnswer:
     sentence: str
 
 
-def compiled_for(parameters: Mapping[str, Any]) -> dict[str, Any] | None:
+def compiled_for(parameters: Mapping[str, object]) -> Mapping[str, object] | None:
     """The target a record was compiled for (None: it ran where it says)."""
     try:
         return target_of(parameters.get("target"))

@@ -16,7 +16,8 @@ from packaging.version import Version
 
 from kit.bisect.report import changelog
 from kit.bisect import driver
-from kit.bisect.options import bisect_name, parse_options
+from kit.bisect.options import parse_options
+from kit.bisect.specs import bisect_name
 from kit.errors import StorageError
 from kit.exit_codes import EXIT_FAILED
 from tests.fake_releases import FakeReleases
@@ -35,7 +36,7 @@ def test_an_unwritable_reports_folder_prints_the_finding_then_one_error(
     reports = machine.matrix.results_dir.parent
     reports.mkdir(parents=True, exist_ok=True)
     (reports / "bisect").write_text("a file where the probe cache's folder goes")
-    name = bisect_name(parse_options(machine.matrix, ARGV), "0.4.35", "0.6.0")
+    name = bisect_name(parse_options(machine.matrix, ARGV).specs, "0.4.35", "0.6.0")
     (reports / f"bisect-{name}.md" / "blocked").mkdir(parents=True)
     lines: list[str] = []
     with pytest.raises(StorageError) as unsaved:

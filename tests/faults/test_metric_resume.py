@@ -57,9 +57,9 @@ def _prober(tmp_path: Path, machine: str = "this-machine", factor: str = "1.5",
     identity = {"subject": "table", "metric": "t_ms", "good": GOOD, "bad": BAD, "backend": "cpu"}
     samples = MetricSamples(tmp_path / "metric", identity, machine, {GOOD: ("3.12", GOOD), BAD: ("3.12", BAD)},
                             "test-bisect", read=not fresh, log=lines.append, clock=clock)
-    judge = CountingJudge(options, "test-bisect", lines.append, samples)
+    judge = CountingJudge(options.specs.search, False, "test-bisect", lines.append, samples)
     judge.table, judge.runs = _step_at("0.5.3"), {}
-    prober: Any = release_prober(matrix, options, run_spec(matrix, options), candidates, ProbeCache(tmp_path / "probes"),
+    prober: Any = release_prober(matrix, options.specs, run_spec(matrix, options.specs.runs), candidates, ProbeCache(tmp_path / "probes"),
                                  "test-bisect", None, lines.append, judge)  # type: ignore[arg-type]
     prober.runs, prober.lines = judge.runs, lines
     return prober

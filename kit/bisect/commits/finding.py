@@ -22,7 +22,7 @@ One verdict, from the user's side (:attr:`CommitFinding.verdict`):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from ..json_edge import JsonObject
 
 from ...history.commit_range import CommitRange
 from ...history.commits import CommitInfo, commit_info, compare_url, compiled_changes, xla_patches
@@ -290,11 +290,11 @@ def _compiled_change(history: History, found: CommitFinding) -> CompiledChange:
                           tuple(compiled_changes(history, old, new)), tuple(xla_patches(history, old, new)))
 
 
-def commits_json(found: CommitFinding) -> dict[str, Any]:
+def commits_json(found: CommitFinding) -> JsonObject:
     """The report's ``commits`` object."""
     first = found.levels[0].commit_range
     result = found.answer_level.result
-    data: dict[str, Any] = {
+    data: JsonObject = {
         "history": found.origin, "verdict": found.verdict,
         "range": {"old": first.old_name, "new": first.new_name, "old_end": first.old_end,
                   "new_end": first.commits[-1], "commits": len(first.commits), "shape": first.shape,
@@ -310,12 +310,14 @@ def commits_json(found: CommitFinding) -> dict[str, Any]:
         data.update(ambiguous=[_commit(found, k) for k in result.ambiguous],
                     compare=compare_url(_commit(found, result.last_same), _commit(found, result.first_different)))
     for name, info in (("last_same", found.last_same), ("first_different", found.first_different)):
-        if info is not None:
-            data[name] = {**info.to_json(), "jaxlib": found.answer_build(name)}
-    if found.main_line is not None and "first_different" in data:
-        data["first_different"]["main_line"] = {**found.main_line[0].to_json(), "how": found.main_line[1],
-                                                "first_release": found.released[1]}
-        data["first_different"]["first_release"] = found.released[0]
+        if info is None:
+            continue
+        answer: JsonObject = {**info.to_json(), "jaxlib": found.answer_build(name)}
+        if name == "first_different" and found.main_line is not None:
+            answer["main_line"] = {**found.main_line[0].to_json(), "how": found.main_line[1],
+                                   "first_release": found.released[1]}
+            answer["first_release"] = found.released[0]
+        data[name] = answer
     if found.tie_break is not None:
         tie = found.tie_break
         data["tie_break"] = {"kind": tie.kind, "probe": tie.probe.commit if tie.probe else None,
@@ -335,7 +337,7 @@ def commits_json(found: CommitFinding) -> dict[str, Any]:
     return data
 
 
-def _level_json(level: CommitLevel) -> dict[str, Any]:
+def _level_json(level: CommitLevel) -> JsonObject:
     return {"shape": level.commit_range.shape, "candidates": len(level.candidates),
             "problem": level.problem.message if level.problem else None,
             "last_same": level.result.last_same if level.result else None,
@@ -344,7 +346,7 @@ def _level_json(level: CommitLevel) -> dict[str, Any]:
             "outcomes": {k: o.value for k, o in level.outcomes.items()}}
 
 
-def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
+def _probe_json(found: CommitFinding, key: str) -> JsonObject:
     seen = found.observations[key]
     candidate = found.probed_candidates.get(key)
     outcome = found.outcome_of(key)
@@ -355,6 +357,6 @@ def _probe_json(found: CommitFinding, key: str) -> dict[str, Any]:
             "laid": candidate.laid if candidate else None,
             "release_env": candidate.build.release if candidate and candidate.build else None,
             "status": seen.found.status, "verdict": seen.found.verdict, "reason": seen.found.reason,
-            "source": seen.came_from.source, "jax_cannot_run": seen.found.jax_cannot_run,
+            "source": seen.came_from.shown, "jax_cannot_run": seen.found.jax_cannot_run,
             "environment": seen.installed.environment,
             "seconds": seen.cost.seconds, "ran_at": seen.came_from.ran_at}

@@ -144,7 +144,7 @@ class CommitSubject:
         candidate = self.commits[key]
         request = dataclasses.replace(self.releases.request(self._build_of(key), log_file),
                                       version=candidate.jax_version, records_dir=self.records_dir,
-                                      reproduce=f"{self.releases.options.command} {shell_join(self.releases.options.quoted_argv)}")
+                                      reproduce=f"{self.releases.report.command} {shell_join(self.releases.report.quoted_argv)}")
         return self.releases.run_request(request, prepared)
 
     def done(self, key: str) -> None:

@@ -7,22 +7,24 @@
 * :mod:`.output`: a probe's whole output in a log, and the bounded tail the report quotes;
 * :mod:`.given`: runs made before the bisect (``triage --run``'s), taken where they answer a probe;
 * :mod:`.metric`: ``--metric``, a step in a measured metric judged from repeated samples;
-  :mod:`.metric_samples` keeps those samples so an interrupted bisect resumes;
+  :mod:`.metric_samples` keeps those samples so an interrupted bisect resumes; :mod:`.metric_summary` is what the
+  report says of them;
 * :mod:`.cluster`: ``--slurm``, a round's probes as one SLURM job array.
 
 The commit phase (:mod:`kit.bisect.commits`) probes commits through the same ``Prober``.
 """
 
 from .cache import ProbeCache
-from .cluster import ClusterProbes, run_task
+from .cluster import ClusterProbes, Task, read_task
 from .given import GivenProbe, HandedRun, given_by_release
 from .judges import release_prober
 from .metric import MetricJudge
+from .metric_summary import MetricStep, MetricSummary
 from .metric_samples import MetricSamples
 from .probes import Prober
 from .release_subject import ReleaseSubject, resolved_python_and_jaxlib
 
 __all__ = [
-    "ClusterProbes", "GivenProbe", "HandedRun", "MetricJudge", "MetricSamples", "ProbeCache", "Prober",
-    "ReleaseSubject", "given_by_release", "release_prober", "resolved_python_and_jaxlib", "run_task",
+    "ClusterProbes", "GivenProbe", "HandedRun", "MetricJudge", "MetricSamples", "MetricStep", "MetricSummary", "ProbeCache", "Prober",
+    "ReleaseSubject", "Task", "given_by_release", "read_task", "release_prober", "resolved_python_and_jaxlib",
 ]

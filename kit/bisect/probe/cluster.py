@@ -23,15 +23,13 @@ import dataclasses
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 from repro.contract import strict_json
 
-from ...records import Source, Status, sources
+from ...records import Source, Status
 from ...atomic_files import atomic_write_text
-from ...config import Matrix
 from ...errors import UsageError
-from ...install import open_index
 from ...log_events import Log
 from ...records import JsonTextError, read_json
 from ...run.multiprocess import SRUN_ENV
@@ -39,12 +37,8 @@ from ...slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job
 from ...slurm.follow import follow
 from ...slurm.task_output import task_end
 from ..candidates import Candidate
-from ..options import parse_options
+from ..json_edge import as_list, as_number, as_object
 from ..observation import CameFrom, Found, Observation
-from ..outcomes import classify
-from .cache import ProbeCache
-from ..run_spec import run_spec
-from .judges import probe_line, release_prober
 from .probes import Prober
 from .release_subject import ReleaseSubject
 from ..search import Outcome
@@ -57,8 +51,10 @@ SPEC_SCHEMA = 1
 class ClusterProbes:
     """Answers a round of probes with one SLURM job array; what needs no job is answered here."""
 
-    def __init__(self, prober: Prober[ReleaseSubject], options: SlurmOptions, log: Log, poll_s: float = POLL_S) -> None:
-        self.prober, self.options, self.log, self.poll_s = prober, options, log, poll_s
+    def __init__(self, prober: Prober[ReleaseSubject], options: SlurmOptions, argv: Sequence[str], log: Log,
+                 poll_s: float = POLL_S) -> None:
+        self.prober, self.options, self.argv, self.log, self.poll_s = prober, options, tuple(argv), log, poll_s
+        """``argv``: the bisect's command line, which each task reads again on its node (`kit.bisect.driver.run_task`)."""
         self.jobs_dir = prober.subject.matrix.layout.slurm
 
     def many(self, batch: Sequence[str]) -> dict[str, Outcome]:
@@ -81,18 +77,15 @@ class ClusterProbes:
         answers = {}
         for task, version in enumerate(versions):
             observation = self._landed(job_dir, job_id, task, version)
-            self.prober.observations[version] = observation
-            if Source.RUN in sources(observation.came_from.source):
-                self.prober.ran_now.append(version)
-            answers[version] = classify(observation, self.prober.options.crash)
-            self.log(probe_line(self.prober.name_of(version), observation, answers[version], self.prober.options))
+            answers[version] = self.prober.record(version, observation,
+                                                  ran_now=Source.RUN in observation.came_from.steps)
         return answers
 
     def submit(self, versions: Sequence[str], job_dir: Path) -> str:
         """Write the round's probes and the job script into ``job_dir``, submit the array; its job id."""
         require_sbatch()
         job_dir.mkdir(parents=True, exist_ok=True)
-        spec = {"schema": SPEC_SCHEMA, "argv": list(self.prober.options.argv), "name": self.prober.name,
+        spec = {"schema": SPEC_SCHEMA, "argv": list(self.argv), "name": self.prober.name,
                 "candidates": [dataclasses.asdict(self.prober.candidates[v]) for v in versions]}
         atomic_write_text(job_dir / SPEC, strict_json(spec))
         script = job_dir / "job.sh"
@@ -128,7 +121,7 @@ class ClusterProbes:
     def _ntasks(self) -> int:
         """A check with processes > 1 gets that many tasks, started by srun inside the job (as the matrix does)."""
         subject = self.prober.subject.spec.subject
-        return int((subject.get("parameters") or {}).get("processes") or 1) if "check" in subject else 1
+        return int(as_number(as_object(subject.get("parameters")).get("processes"), 1) or 1) if "check" in subject else 1
 
 
 def batch_script(count: int, job_dir: Path, options: SlurmOptions, ntasks: int = 1,
@@ -141,29 +134,49 @@ def batch_script(count: int, job_dir: Path, options: SlurmOptions, ntasks: int =
     return "\n".join(lines) + "\n"
 
 
-def run_task(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
-    """``python -m kit probe JOB_DIR TASK``: one probe of a round, on a node; its observation into ``JOB_DIR/TASK.json``."""
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One task of a round's job array, as the bisect wrote it into ``JOB_DIR/probes.json``."""
+
+    job_dir: Path
+    task: int
+    argv: tuple[str, ...]
+    """The bisect's command line: the node reads it again, as the login node did (`kit.bisect.driver.run_task`)."""
+    name: str
+    candidate: Candidate
+
+    def keep(self, observation: Observation) -> None:
+        """The task's observation into ``JOB_DIR/TASK.json``, where the login node reads it."""
+        atomic_write_text(self.job_dir / f"{self.task}.json", strict_json(
+            {"schema": SPEC_SCHEMA, "version": self.candidate.version, "observation": observation.to_json()}))
+
+
+def read_task(argv: Sequence[str]) -> Task | None:
+    """``probe JOB_DIR TASK``'s task (None for ``--help``); a UsageError for anything the job script never writes."""
     if argv[:1] in (["-h"], ["--help"]):
-        print("usage: probe JOB_DIR TASK: one probe of a bisect --slurm round, run on a node by the job "
-              "script the bisect writes (not by hand)")
-        return 0
+        return None
     if len(argv) != 2 or not argv[1].isdigit():
         raise UsageError("probe needs a job folder and a task number", "it is run by the job script bisect --slurm writes")
     job_dir, task = Path(argv[0]), int(argv[1])
     spec = read_json(job_dir / SPEC)
     if not isinstance(spec, dict) or spec.get("schema") != SPEC_SCHEMA:
         raise UsageError(f"{job_dir / SPEC} is not a bisect job's probes", "resubmit with nox -s bisect -- --slurm")
-    options = parse_options(matrix, spec["argv"])
-    candidate = _candidate(spec["candidates"][task])
-    cache = ProbeCache(matrix.layout.probe_cache, read=not options.fresh, log=log)
-    prober = release_prober(matrix, options, run_spec(matrix, options), [candidate], cache, str(spec["name"]),
-                            open_index(matrix), log)
-    observation = prober.observe(candidate.version)
-    atomic_write_text(job_dir / f"{task}.json", strict_json({"schema": SPEC_SCHEMA, "version": candidate.version,
-                                                            "observation": observation.to_json()}))
-    log(probe_line(f"jax {candidate.version}", observation, classify(observation, options.crash), options))
-    return 0
+    return Task(job_dir, task, tuple(str(arg) for arg in spec["argv"]), str(spec["name"]),
+                _candidate(spec["candidates"][task]))
 
 
-def _candidate(saved: Mapping[str, Any]) -> Candidate:
-    return Candidate(**{**saved, "requirements": tuple(saved.get("requirements") or ())})
+def _candidate(saved: object) -> Candidate:
+    """A candidate as `ClusterProbes.submit` wrote it (``dataclasses.asdict``); a field of another shape is refused."""
+    fields = as_object(saved)
+
+    def text(name: str) -> str | None:
+        value = fields.get(name)
+        if value is not None and not isinstance(value, str):
+            raise UsageError(f"the bisect job's candidate has a {name} of the wrong kind", "resubmit with --slurm")
+        return value
+
+    version = text("version")
+    if version is None:
+        raise UsageError("the bisect job's candidate names no version", "resubmit with --slurm")
+    return Candidate(version, tuple(str(r) for r in as_list(fields.get("requirements"))), text("exclude_newer"),
+                     text("python"), text("jaxlib"), text("problem") or "", text("uploaded"), text("yanked"))

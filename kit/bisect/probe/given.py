@@ -23,10 +23,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 from ...records import Identity, Record, mismatch
-from ...records import Source, Status
+from ...records import Source, Status, as_text
 from ..observation import Observation
 from ..outcomes import observation_of
 from .output import output_tail
@@ -38,7 +38,7 @@ class GivenProbe:
 
     identity: Identity
     """What ran and where: the run's own identity, as its record holds it."""
-    judged_by: Mapping[str, Any]
+    judged_by: Mapping[str, object]
     """The check whose judge gave the verdict, as a probe's identity names what runs (`run_spec.RunSpec.subject`)."""
     observation: Observation
 
@@ -53,7 +53,7 @@ class HandedRun(Protocol):
     def record(self) -> Record: ...
 
     @property
-    def judged_by(self) -> Mapping[str, Any]: ...
+    def judged_by(self) -> Mapping[str, object]: ...
 
     @property
     def verdict(self) -> str: ...
@@ -74,7 +74,7 @@ def given_by_release(runs: Sequence[HandedRun], project: Path) -> dict[str, Give
             for run in runs}
 
 
-def given_probe(record: Record, judged_by: Mapping[str, Any], verdict: str, reason: str, ran: str,
+def given_probe(record: Record, judged_by: Mapping[str, object], verdict: str, reason: str, ran: str,
                 log: str, project: Path) -> GivenProbe:
     """The probe a record of another script's run stands for, judged ``verdict`` by the check ``judged_by``.
 
@@ -87,7 +87,7 @@ def given_probe(record: Record, judged_by: Mapping[str, Any], verdict: str, reas
         output_tail=output_tail(project / log) if log else []).with_cost(
         seconds=record.duration_s or 0.0).with_installed(
         python=identity.python, jaxlib=identity.packages.get("jaxlib"), packages=dict(identity.packages),
-        era=identity.install.get("exclude_newer"))
+        era=as_text(identity.install.get("exclude_newer")) or None)
     return GivenProbe(identity, dict(judged_by), observation)
 
 

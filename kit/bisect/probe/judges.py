@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence, TypedDict
 
 from ...records import Source, Verdict
 from ... import records
@@ -24,13 +24,13 @@ from ...config import Matrix
 from ...errors import ArchiveUnreachable
 from ...install import PackageIndex, Prepared
 from ...log_events import Log
-from ...records import Identity
+from ...records import Identity, as_text
 from ...run.facts import job_facts, job_label
 from ...user_paths import shown_path
 from ..bounds import Bounds
 from ..candidates import Candidate
 from .given import GivenProbe, taken, why_not_taken
-from ..options import Options
+from ..specs import Specs, WhatRuns
 from ..observation import Observation
 from ..outcomes import describe, observation_of, settle
 from .cache import ProbeCache
@@ -39,39 +39,42 @@ from .probes import Judge, Look, Prober, Subject, install_unknown
 from .release_subject import ReleaseSubject
 from ..run_spec import RunSpec
 from ..search import Outcome
+from .metric_summary import MetricSummary
 
 
-def release_prober(matrix: Matrix, options: Options, spec: RunSpec, candidates: Sequence[Candidate],
+def release_prober(matrix: Matrix, specs: Specs, spec: RunSpec, candidates: Sequence[Candidate],
                    cache: ProbeCache, name: str, index: PackageIndex, log: Log, judge: Judge | None = None,
                    given: Mapping[str, GivenProbe] | None = None) -> Prober[ReleaseSubject]:
     """Releases run as ``spec`` says, judged by verdict (or by ``judge``, e.g. a metric's); ``given``: runs made
-    before the bisect, by release, taken where they answer a probe (kit/bisect/probe/given.py)."""
-    subject = ReleaseSubject(matrix, options, spec, candidates, index, log)
-    judge = judge or VerdictJudge(options, cache, name, matrix.path.parent, spec.pins, given)
-    return Prober(subject, judge, options, log)
+    before the bisect, by release, taken where they answer a probe (kit/bisect/probe/given.py); ``specs``: the
+    driver's split of the command line, each part handed to what reads it."""
+    subject = ReleaseSubject(matrix, spec, specs.report, candidates, index, log)
+    judge = judge or VerdictJudge(specs.runs, specs.search.confirm, cache, name, matrix.path.parent, spec.pins, given)
+    return Prober(subject, judge, specs.search.crash, log)
 
 
 class VerdictJudge:
     """Good or bad by the run's verdict (a script's by its exit code), remembered in the probe cache."""
 
-    def __init__(self, options: Options, cache: ProbeCache, name: str, project: Path,
+    def __init__(self, runs: WhatRuns, confirm: int, cache: ProbeCache, name: str, project: Path,
                  pins: tuple[str, ...] = (), given: Mapping[str, GivenProbe] | None = None) -> None:
-        self.options, self.cache, self.name, self.project = options, cache, name, project
+        self.runs, self.confirm, self.cache, self.name, self.project = runs, confirm, cache, name, project
+        """``confirm``: how many more runs a clear verdict gets (``--confirm``); a flip makes it a skip."""
         self.pins = list(pins)
         """The packages the run spec holds (``--pin``), which each observation names."""
         self.given = dict(given or {})
         """Runs made before the bisect (triage's), by release: taken where one answers the probe, never cached."""
 
-    def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
+    def start(self, subject: Subject, bounds: Bounds) -> dict[str, Look]:
         """Nothing to set up: a verdict needs no baseline."""
         return {}
 
-    def summary(self, observations: Mapping[str, Observation]) -> dict[str, Any] | None:
+    def summary(self, observations: Mapping[str, Observation]) -> MetricSummary | None:
         """Nothing beyond the outcomes to report."""
         return None
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str:
-        return probe_line(name, observation, result, self.options)
+        return probe_line(name, observation, result, self.runs.script is not None)
 
     def observe(self, subject: Subject, candidate: Candidate) -> Look:
         """What the candidate does: known already under this identity, or measured now (and then remembered)."""
@@ -163,31 +166,41 @@ class VerdictJudge:
             return observation_of(subject.run(key, prepared, log_file))
 
         runs = [first or run()]
-        if (runs[0].found.verdict == Verdict.INCONCLUSIVE and self.options.check and not runs[0].found.exception
+        if (runs[0].found.verdict == Verdict.INCONCLUSIVE and self.runs.check and not runs[0].found.exception
                 and not runs[0].found.jax_cannot_run):
             # An inconclusive check is re-run once before it counts; a script that died of another
             # exception (an import, a failure bad_if does not match) would only die of it again.
             runs.append(run())
         if runs[-1].found.verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED):
-            runs += [run() for _ in range(self.options.confirm)]
+            runs += [run() for _ in range(self.confirm)]
         if not log_file.exists():
             return settle(runs)
         return settle(runs).with_came_from(output_tail=output_tail(log_file), log=shown_path(log_file, self.project))
 
 
-def _installed(identity: Identity) -> dict[str, Any]:
+class _FromIdentity(TypedDict):
+    """The part of `kit.bisect.observation.Installed` an identity says."""
+
+    python: str | None
+    jaxlib: str | None
+    packages: dict[str, str]
+    era: str | None
+
+
+def _installed(identity: Identity) -> _FromIdentity:
     """What ``identity`` says was installed, for the observation's account: every package and the era cut-off."""
     return {"python": identity.python, "jaxlib": identity.packages.get("jaxlib"), "packages": dict(identity.packages),
-            "era": identity.install.get("exclude_newer")}
+            "era": as_text(identity.install.get("exclude_newer")) or None}
 
 
-def probe_line(name: str, observation: Observation, result: Outcome, options: Options) -> str:
-    """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused."""
+def probe_line(name: str, observation: Observation, result: Outcome, script: bool) -> str:
+    """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused (``script``:
+    a ``--script``'s words, pass/fail, for good/bad)."""
     found, came, pins = observation.found, observation.came_from, observation.installed.pins
     flip = f" — flipped: {' → '.join(found.runs)}" if found.flipped else ""
     held = f" (holding {', '.join(pins)})" if pins else ""
     extras = f" · {observation.details}" if observation.details else ""
-    line = f"probe {name}{held}: {describe(result, bool(options.script))} [{came.source}" \
+    line = f"probe {name}{held}: {describe(result, script)} [{came.shown}" \
            + (f", {came.job}" if came.job else "") + f"] {found.reason}{extras}{flip}"
     if came.matched:
         line += f"\n  reused: the same {came.matched}"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Mapping
 
 from packaging.version import Version
 
@@ -28,16 +28,16 @@ from ...log_events import Log
 from ..bounds import Bounds
 from ..candidates import Candidate
 from .metric_samples import MetricSamples
-from ..options import Options
+from .metric_summary import MetricStep, MetricSummary
+from ..specs import HowToSearch
 from ..observation import Found, Installed, Observation
-from ..outcomes import describe
+from ..outcomes import describe, metric_verdict
 from .probes import Look, Subject, install_unknown
 from ..search import Outcome
 
 # Runs of each bound, taken in turns, and runs per probe: samples of one run share its moment's load.
 BOUND_ROUNDS = 3
 PROBE_RUNS = 2
-VERDICTS = {metrics.Call.BAD: Verdict.AFFECTED, metrics.Call.GOOD: Verdict.UNAFFECTED, metrics.Call.UNDECIDED: Verdict.INCONCLUSIVE}
 
 
 class MetricJudge:
@@ -48,8 +48,9 @@ class MetricJudge:
     release, so the one judge serves both phases.
     """
 
-    def __init__(self, options: Options, name: str, log: Log, samples: MetricSamples | None = None) -> None:
-        self.options, self.name, self.log = options, name, log
+    def __init__(self, search: HowToSearch, script: bool, name: str, log: Log, samples: MetricSamples | None = None) -> None:
+        self.metric, self.factor, self.script, self.name, self.log = search.metric or "", search.factor, script, name, log
+        """``--metric`` and ``--factor``; ``script``: a ``--script``'s words (pass/fail) and not a check's."""
         self.samples = samples
         """Where measured samples are kept so an interrupted bisect resumes (None: nothing kept)."""
         self.base: metrics.Baseline | None = None
@@ -61,14 +62,14 @@ class MetricJudge:
         """Where the --good release is measured (the release subject of the bounds)."""
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str:
-        outcome = describe(result, bool(self.options.script))
-        return f"probe {name}: {outcome} [{observation.came_from.source}] {observation.found.reason}"
+        outcome = describe(result, self.script)
+        return f"probe {name}: {outcome} [{observation.came_from.shown}] {observation.found.reason}"
 
     def remembered(self, subject: Subject, key: str) -> Observation | None:
         """None: a metric is judged against this run's bounds, so no earlier probe counts without a run."""
         return None
 
-    def summary(self, observations: Mapping[str, Observation]) -> dict[str, Any] | None:
+    def summary(self, observations: Mapping[str, Observation]) -> MetricSummary | None:
         return metric_summary(self, observations)
 
     def observe(self, subject: Subject, candidate: Candidate) -> Look:
@@ -109,7 +110,7 @@ class MetricJudge:
         if kept and last is not None:
             reason += f" ({min(len(kept), len(runs))} of them kept from an interrupted run)"
         return self._costed(subject, candidate.version, last is None, spent or reused_s,
-                            Observation(Found(Status.RAN, VERDICTS[decision.call], reason,
+                            Observation(Found(Status.RAN, metric_verdict(decision.call), reason,
                                               samples=[x for run in runs for x in run])))
 
     def _costed(self, subject: Subject, key: str, reused: bool, seconds: float, observation: Observation) -> Look:
@@ -138,12 +139,12 @@ class MetricJudge:
         resolution = prepared.resolution
         python, jaxlib = (resolution.python, resolution.versions.get("jaxlib")) if resolution else (None, None)
         if not record.ran:
-            return Observation(Found(record.status_text, None, record.reason), installed=Installed(python=python, jaxlib=jaxlib))
-        metric = record.metrics.get(self.options.metric or "")
+            return Observation(Found(Status(record.status_text), None, record.reason), installed=Installed(python=python, jaxlib=jaxlib))
+        metric = record.metrics.get(self.metric)
         if metric is None:
             known = ", ".join(sorted(record.metrics)) or "none"
-            raise UsageError(f"jax {candidate.version}: the {'script' if self.options.script else 'check'} "
-                             f"reported no metric {self.options.metric!r} (it reported: {known})",
+            raise UsageError(f"jax {candidate.version}: the {'script' if self.script else 'check'} "
+                             f"reported no metric {self.metric!r} (it reported: {known})",
                              "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")
         self.unit = str(metric.get("unit") or "")
         self.better = str(metric.get("better") or "lower")
@@ -151,7 +152,7 @@ class MetricJudge:
                            installed=Installed(python=python, jaxlib=jaxlib,
                                                environment=subject.environment_state(candidate.version)))
 
-    def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]:
+    def start(self, subject: Subject, bounds: Bounds) -> dict[str, Look]:
         """Measure the bounds in turns (good, bad, good, bad, ...); a step that does not hold → UsageError.
 
         Rounds kept by an interrupted run of this bisect count first; only the rest are measured.
@@ -170,12 +171,12 @@ class MetricJudge:
             if self.samples is not None:
                 self.samples.add_round(good_run, bad_run, good_s, bad_s, self.unit, self.better)
         try:
-            self.base = metrics.baseline_from_rounds(looks[good], looks[bad], self.options.factor,
+            self.base = metrics.baseline_from_rounds(looks[good], looks[bad], self.factor,
                                                      unit=f" {self.unit}")
         except metrics.NoStep as exc:
-            raise UsageError(f"{self.options.metric}: {exc} between --good {good} and --bad {bad}",
+            raise UsageError(f"{self.metric}: {exc} between --good {good} and --bad {bad}",
                              "nothing to bisect: choose bounds across the slowdown, or a smaller --factor") from None
-        return self._bound_observations(subject, good, bad, looks, spent, kept, cache)
+        return self._bound_observations(subject, good, bad, looks, spent, kept)
 
     def _kept_rounds(self, good: str, bad: str, looks: dict[str, list[list[float]]],
                      spent: dict[str, float]) -> int:
@@ -194,7 +195,7 @@ class MetricJudge:
         return len(rounds)
 
     def _bound_observations(self, subject: Subject, good: str, bad: str, looks: dict[str, list[list[float]]],
-                            spent: dict[str, float], kept: int, cache: dict[str, Outcome]) -> dict[str, Look]:
+                            spent: dict[str, float], kept: int) -> dict[str, Look]:
         assert self.base is not None
         seen: dict[str, Look] = {}
         pooled = {v: [x for run in runs for x in run] for v, runs in looks.items()}
@@ -206,8 +207,7 @@ class MetricJudge:
             verdict = Verdict.UNAFFECTED if wanted is Outcome.GOOD else Verdict.AFFECTED
             seen[version] = self._costed(subject, version, kept == BOUND_ROUNDS, spent[version],
                                          Observation(Found(Status.RAN, verdict, reason, samples=pooled[version])))
-            cache[version] = wanted
-        self.log(f"{self.options.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
+        self.log(f"{self.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "
                  f"--bad {bad} median {metrics.median(pooled[bad]):.4g} {self.unit}: a {self.base.step:.2f}x step "
                  f"({self.base.worse} is worse), in each of {BOUND_ROUNDS} rounds")
         if self.base.worse == self.better:
@@ -230,16 +230,14 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def metric_summary(prober: MetricJudge, observations: Mapping[str, Observation]) -> dict[str, Any]:
+def metric_summary(prober: MetricJudge, observations: Mapping[str, Observation]) -> MetricSummary:
     """The baseline and every measured release's median, in version order, for the report."""
     assert prober.base is not None
     series = sorted(((v, o.found.samples) for v, o in observations.items() if o.found.samples),
                     key=lambda item: Version(item[0]))
-    return {
-        "metric": prober.options.metric, "unit": prober.unit, "factor": prober.options.factor,
-        "worse": prober.base.worse, "step": round(prober.base.step, 3),
-        "medians": {v: metrics.median(s) for v, s in series},
-        "samples": {v: len(s) for v, s in series},
-        "steps": [{"before": a, "after": b, "ratio": round(r, 3), "p": p}
-                  for a, b, r, p in metrics.steps(series, prober.options.factor, prober.base.alpha)],
-    }
+    return MetricSummary(
+        metric=prober.metric, unit=prober.unit, factor=prober.factor,
+        worse=prober.base.worse, step=round(prober.base.step, 3),
+        medians={v: metrics.median(s) for v, s in series},
+        samples={v: len(s) for v, s in series},
+        steps=[MetricStep(a, b, round(r, 3), p) for a, b, r, p in metrics.steps(series, prober.factor, prober.base.alpha)])

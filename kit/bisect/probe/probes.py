@@ -19,7 +19,7 @@ the observation counts as.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Generic, Mapping, NamedTuple, Protocol, TypeVar
+from typing import Generic, Mapping, NamedTuple, Protocol, TypeVar
 
 from ...log_events import Event, Kind
 from ...records import Source, Status
@@ -29,10 +29,10 @@ from ...log_events import Log
 from ...records import Identity, Record
 from ..bounds import Bounds
 from ..candidates import Candidate
-from ..options import Options
 from ..observation import CameFrom, Found, Installed, Observation
 from ..outcomes import classify
 from ..search import Outcome
+from .metric_summary import MetricSummary
 
 
 class Look(NamedTuple):
@@ -77,7 +77,7 @@ class Judge(Protocol):
     name: str
     """The bisect's name, which each observation it makes carries (``by``)."""
 
-    def start(self, subject: Subject, bounds: Bounds, cache: dict[str, Outcome]) -> dict[str, Look]: ...
+    def start(self, subject: Subject, bounds: Bounds) -> dict[str, Look]: ...
 
     def observe(self, subject: Subject, candidate: Candidate) -> Look: ...
 
@@ -85,7 +85,7 @@ class Judge(Protocol):
 
     def line(self, name: str, observation: Observation, result: Outcome) -> str: ...
 
-    def summary(self, observations: Mapping[str, Observation]) -> dict[str, Any] | None: ...
+    def summary(self, observations: Mapping[str, Observation]) -> MetricSummary | None: ...
 
 
 S = TypeVar("S", bound=Subject)
@@ -94,8 +94,9 @@ S = TypeVar("S", bound=Subject)
 class Prober(Generic[S]):
     """Turns a candidate into an outcome; remembers every observation it made or found."""
 
-    def __init__(self, subject: S, judge: Judge, options: Options, log: Log) -> None:
-        self.subject, self.judge, self.options, self.log = subject, judge, options, log
+    def __init__(self, subject: S, judge: Judge, crash: str, log: Log) -> None:
+        self.subject, self.judge, self.crash, self.log = subject, judge, crash, log
+        """``crash``: how a crashed or timed-out probe counts (``--crash``; `kit.bisect.outcomes.CRASH_MODES`)."""
         self.observations: dict[str, Observation] = {}
         self.fold_index = False
         """Probes the index answers (nothing ran) are details: the commit search says how many and why in one line."""
@@ -120,12 +121,34 @@ class Prober(Generic[S]):
         return self.subject.name_of(key)
 
     def __call__(self, key: str) -> Outcome:
-        observation = self.observe(key)
+        return self.record(key, self.observe(key))
+
+    def record(self, key: str, observation: Observation, ran_now: bool = False) -> Outcome:
+        """An observation of ``key`` made anywhere (here, on a SLURM node): kept, counted and said, its outcome.
+
+        Every outcome of a bisect is recorded here, so the report's observations, the
+        runs made now and the probe lines cannot disagree with what the search was told.
+        """
         self.observations[key] = observation
-        result = classify(observation, self.options.crash)
+        if ran_now:
+            self.ran_now.append(key)
+        result = self.classify(observation)
         folded = self.fold_index and observation.came_from.source == Source.INDEX
         self.log(Event(self.judge.line(self.name_of(key), observation, result), Kind.DETAIL if folded else Kind.PROBE))
         return result
+
+    def remember(self, key: str, observation: Observation) -> Outcome:
+        """An observation known before the search (an earlier probe, the index): kept, not said; its outcome."""
+        self.observations[key] = observation
+        return self.classify(observation)
+
+    def classify(self, observation: Observation) -> Outcome:
+        """The search's outcome of ``observation`` under this bisect's ``--crash`` (`kit.bisect.outcomes.classify`)."""
+        return classify(observation, self.crash)
+
+    def outcomes(self) -> dict[str, Outcome]:
+        """The outcome of every observation recorded so far (a report of a search that stopped early)."""
+        return {key: self.classify(observation) for key, observation in self.observations.items()}
 
     def observe(self, key: str) -> Observation:
         """What the candidate does: from the index's metadata alone, or as the judge finds it."""
@@ -142,9 +165,10 @@ class Prober(Generic[S]):
         return observation
 
     def start(self, bounds: Bounds, cache: dict[str, Outcome]) -> None:
-        """What the judge must know before the search (a metric's baseline); what that measured is kept."""
-        for key, (observation, ran_now) in self.judge.start(self.subject, bounds, cache).items():
-            self.observations[key] = observation
+        """What the judge must know before the search (a metric's baseline); what that measured is kept, and its
+        outcome (classified as every other) handed to the search's ``cache``."""
+        for key, (observation, ran_now) in self.judge.start(self.subject, bounds).items():
+            cache[key] = self.remember(key, observation)
             if ran_now:
                 self.ran_now.append(key)
 
@@ -166,8 +190,7 @@ class Prober(Generic[S]):
                 continue
             remembered = self.remembered(candidate.version)
             if remembered is not None:
-                self.observations[candidate.version] = remembered
-                known[candidate.version] = classify(remembered, self.options.crash)
+                known[candidate.version] = self.remember(candidate.version, remembered)
         return known
 
     def ruled_out(self) -> dict[str, Outcome]:
@@ -180,11 +203,10 @@ class Prober(Generic[S]):
         for candidate in self.subject.candidates.values():
             observation = ruled_out_by_index(candidate)
             if observation is not None:
-                self.observations[candidate.version] = observation
-                ruled[candidate.version] = classify(observation, self.options.crash)
+                ruled[candidate.version] = self.remember(candidate.version, observation)
         return ruled
 
-    def summary(self) -> dict[str, Any] | None:
+    def summary(self) -> MetricSummary | None:
         """What the judge adds to the report (a metric's baseline and medians); None for a verdict."""
         return self.judge.summary(self.observations)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from repro.parameters import to_flags, target_of
 
@@ -31,7 +31,7 @@ from ...run import runner
 from ...run.facts import job_label
 from ...project import run_command
 from ..candidates import Candidate
-from ..options import Options
+from ..specs import WhatRuns, WhatToReport
 from ..observation import Observation
 from ..outcomes import observation_of
 from ..run_spec import RunSpec
@@ -40,9 +40,10 @@ from ..run_spec import RunSpec
 class ReleaseSubject:
     """A release: prepared once per bisect, keyed by what it installs, its records in the matrix's folder."""
 
-    def __init__(self, matrix: Matrix, options: Options, spec: RunSpec, candidates: Sequence[Candidate],
+    def __init__(self, matrix: Matrix, spec: RunSpec, report: WhatToReport, candidates: Sequence[Candidate],
                  index: PackageIndex, log: Log) -> None:
-        self.matrix, self.options, self.spec, self.index, self.log = matrix, options, spec, index, log
+        self.matrix, self.spec, self.report, self.index, self.log = matrix, spec, report, index, log
+        """``report``: how a probe's reproduce line quotes the command line, and whether its output is echoed."""
         self.candidates: dict[str, Candidate] = {c.version: c for c in candidates}
         self.locked: dict[str, ResolvedRelease | None] = {}
         """Each release's lock as this bisect read it (None: never built), read once per release."""
@@ -112,15 +113,16 @@ class ReleaseSubject:
 
     def recorded(self, here: Identity, key: str) -> Observation | None:
         """A check's current record of this identity among the matrix's records, as an observation."""
-        if not self.options.check:
+        check = self.spec.asked.check
+        if not check:
             return None
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
         if self.spec.overrides:  # a record with timings answers an untimed probe: it read the same HLO
             here = dataclasses.replace(here, subject=self.spec.record_subject)
         parameters = dict(here.subject.get("parameters") or {})
         newest = records.newest_records_here(self.matrix.results_dir, self.spec.backend,
-                                             {self.options.check: parameters}, self.spec.preset)
-        record = newest.get((self.options.check, key))
+                                             {check: parameters}, self.spec.preset)
+        record = newest.get((check, key))
         if record is None or not records.is_current(record, here):
             return None
         return observation_of(record, Source.RECORD).with_came_from(
@@ -135,9 +137,9 @@ class ReleaseSubject:
         spec = self.spec.for_release(candidate.python if candidate is not None else None)
         return runner.RunRequest(check=spec.name, version=key, script=spec.check, backend=spec.backend,
                                  preset=spec.preset, timeout_s=spec.timeout, install=spec.install,
-                                 reproduce=reproduce_command(self.matrix, self.options, key, spec.overrides),
+                                 reproduce=reproduce_command(self.matrix, spec.asked, self.report, key, spec.overrides),
                                  output_log=log_file, records_dir=spec.records_dir, overrides=dict(spec.overrides),
-                                 echo=self.options.verbose)  # quiet: the output is in the probe's log
+                                 echo=self.report.verbose)  # quiet: the output is in the probe's log
 
     def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> records.Record:
         """One run through the runner, which writes its record (where this subject's records go); the record."""
@@ -150,24 +152,26 @@ class ReleaseSubject:
         return records.Record(record)
 
 
-def reproduce_command(matrix: Matrix, options: Options, version: str, overrides: Mapping[str, Any]) -> str:
+def reproduce_command(matrix: Matrix, runs: WhatRuns, report: WhatToReport, version: str,
+                      overrides: Mapping[str, object]) -> str:
     """A command that reruns one probe's check as written: a nox session where matrix.toml has one.
 
     ``overrides``: what the probe left out of the check's run (the run spec's). A ``--script`` has no command of
     its own for one release: the bisect that ran it reruns it.
     """
-    if not options.check:
-        return f"{options.command} {shell_join(options.quoted_argv)}"
+    check = runs.check
+    if not check:
+        return f"{report.command} {shell_join(report.quoted_argv)}"
     if overrides.get("target"):  # the kit's --target takes the name; the repro, the JSON it stands for
         overrides = {**overrides, "target": (target_of(overrides["target"]) or {}).get("name", "")}
     untimed = " ".join(to_flags(overrides))  # the run as the probe made it
-    if options.check and any(release.version == version for release in matrix.releases) \
+    if any(release.version == version for release in matrix.releases) \
             and matrix.shared_dir is None:
-        return f"nox -s {options.check}-{version}" + (f" -- {untimed}" if untimed else "")
-    flags = f" --backend {options.backend}" if options.backend != "cpu" else ""
-    flags += f" --preset {options.preset}" if options.preset else ""
+        return f"nox -s {check}-{version}" + (f" -- {untimed}" if untimed else "")
+    flags = f" --backend {runs.backend}" if runs.backend != "cpu" else ""
+    flags += f" --preset {runs.preset}" if runs.preset else ""
     flags += f" {untimed}" if untimed else ""
-    return run_command(matrix, options.check, version) + flags
+    return run_command(matrix, check, version) + flags
 
 
 def resolved_python_and_jaxlib(prepared: Prepared | None, candidate: Candidate) -> tuple[str | None, str | None]:

@@ -9,12 +9,12 @@
 * :mod:`.advice`: the tip when the bounds do not hold, following what is already known.
 """
 
-from .advice import recorded_outcomes, scan_tip
+from .advice import scan_tip
 from .finding import Finding
 from .inputs import bisected, release_notes, reports_dir, shown_paths
 from .markdown import candidate_table, publish_report
 
 __all__ = [
-    "Finding", "bisected", "candidate_table", "publish_report", "recorded_outcomes", "release_notes",
+    "Finding", "bisected", "candidate_table", "publish_report", "release_notes",
     "reports_dir", "scan_tip", "shown_paths",
 ]

@@ -16,8 +16,6 @@ from typing import Mapping, Sequence
 from packaging.version import Version
 
 from ...reproduce_line import shell_join
-from ...records import Verdict
-from ..options import Options
 from ..search import Outcome
 
 
@@ -33,8 +31,9 @@ def changes_seen(outcomes: Mapping[str, Outcome], lo: str, hi: str) -> list[tupl
     return runs
 
 
-def scan_tip(outcomes: Mapping[str, Outcome], good: str, bad: str, options: Options) -> str | None:
-    """The tip when the known outcomes change at least twice between the bounds; None otherwise."""
+def scan_tip(outcomes: Mapping[str, Outcome], good: str, bad: str, argv: Sequence[str]) -> str | None:
+    """The tip when the known outcomes change at least twice between the bounds; None otherwise (``argv``: the
+    command line as reports quote it)."""
     lo, hi = sorted((good, bad), key=Version)
     runs = changes_seen(outcomes, lo, hi)
     if len(runs) < 3:
@@ -42,14 +41,14 @@ def scan_tip(outcomes: Mapping[str, Outcome], good: str, bad: str, options: Opti
     shown = " → ".join(f"jax {v} {o.value}" for v, o in runs)
     return (f"the records and probes already show the outcome changing {len(runs) - 1} times inside the bounds "
             f"({shown}): no bound placement makes one bisect of this range right; list every change with "
-            f"`nox -s bisect -- {shell_join(scan_argv(options))}`")
+            f"`nox -s bisect -- {shell_join(scan_argv(argv))}`")
 
 
-def scan_argv(options: Options) -> Sequence[str]:
+def scan_argv(quoted_argv: Sequence[str]) -> Sequence[str]:
     """The command line with --all, and without what --all does not go with (--commits, --jax-repo)."""
     argv: list[str] = []
     skip = False
-    for arg in options.quoted_argv:
+    for arg in quoted_argv:
         if skip:
             skip = False
             continue
@@ -60,9 +59,3 @@ def scan_argv(options: Options) -> Sequence[str]:
             continue
         argv.append(arg)
     return [*argv, "--all"] if "--all" not in argv else argv
-
-
-def recorded_outcomes(verdicts: Mapping[str, str]) -> dict[str, Outcome]:
-    """Records' verdicts (``affected``/``unaffected``) as outcomes; any other verdict says nothing here."""
-    return {v: Outcome.BAD if verdict == Verdict.AFFECTED else Outcome.GOOD
-            for v, verdict in verdicts.items() if verdict in (Verdict.AFFECTED, Verdict.UNAFFECTED)}

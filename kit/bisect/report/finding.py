@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from ..json_edge import JsonObject
 
 from ...records import Source
 from ...reproduce_line import shell_join
@@ -11,8 +11,9 @@ from . import changelog
 from ..commits import CommitFinding, commits_json
 from ..bounds import Bounds
 from ..candidates import Candidate
-from ..options import Options
+from ..specs import Specs
 from ..observation import Observation
+from ..probe import MetricSummary
 from ..search import BisectResult, Outcome, Transition
 
 REPORT_SCHEMA = 3
@@ -24,7 +25,8 @@ class Finding:
     """Everything the report says."""
 
     name: str
-    options: Options
+    specs: Specs
+    """What ran, how the search went and what the report quotes (the driver's split of the command line)."""
     bounds: Bounds
     candidates: list[Candidate]
     outcomes: dict[str, Outcome]
@@ -34,7 +36,7 @@ class Finding:
     result: BisectResult[str] | None = None
     transitions: list[Transition[str]] = field(default_factory=list)
     seconds: float = 0.0
-    metric: dict[str, Any] | None = None
+    metric: MetricSummary | None = None
     """``--metric``: the baseline, each measured release's median and every step over the factor."""
     stopped: str = ""
     """Why the search stopped before it began (the bounds did not test as given), in the error's words."""
@@ -78,12 +80,12 @@ class Finding:
     @property
     def reproduce(self) -> str:
         """The command line, with the bounds spelled out when they came from the records or a gallop (they move)."""
-        argv = list(self.options.quoted_argv)
-        if self.options.good is None:
+        argv = list(self.specs.report.quoted_argv)
+        if self.specs.search.good is None:
             argv += ["--good", self.good]
-        if self.options.bad is None:
+        if self.specs.search.bad is None:
             argv += ["--bad", self.bad]
-        return f"{self.options.command} {shell_join(argv)}"
+        return f"{self.specs.report.command} {shell_join(argv)}"
 
 
 def _count(n: int, word: str) -> str:
@@ -113,7 +115,7 @@ def cost_lines(finding: Finding) -> list[str]:
         runs = sorted({o.came_from.by for o in observed if o.came_from.by})
         times = sorted(o.came_from.ran_at for o in observed if o.came_from.ran_at)
         when = f", {times[0]} … {times[-1]}" if times else ""
-        kept = "their kept metric samples" if finding.options.metric else "the probe cache"
+        kept = "their kept metric samples" if finding.specs.search.metric else "the probe cache"
         lines.append(f"Earlier runs answered {len(earlier)} ({', '.join(earlier)}) from {kept}; "
                      f"they had built {_count(len(finding.environments(earlier, 'built')), 'environment')} and spent "
                      f"{sum(o.cost.seconds for o in observed):.0f} s probing them ({', '.join(runs) or 'unnamed'}{when}).")
@@ -153,18 +155,18 @@ def _commit_cost(found: CommitFinding) -> str:
 
 def rounds_line(finding: Finding) -> str:
     """How many rounds the search waited for, and how many probes ran together."""
-    o = finding.options
+    o = finding.specs.search
     where = "SLURM jobs" if o.slurm else "side by side on this machine" if o.jobs > 1 else "one at a time"
     jobs = f"up to {o.jobs} per round, " if o.jobs > 1 else ""
     return (f"The search waited for {_count(len(finding.rounds), 'round')} of probes ({jobs}{where}): "
             + "; ".join(", ".join(batch) for batch in finding.rounds) + ".")
 
 
-def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
+def to_json(finding: Finding, notes: list[str]) -> JsonObject:
     """The JSON report (``schema`` names its layout)."""
-    data: dict[str, Any] = {
+    data: JsonObject = {
         "schema": REPORT_SCHEMA,
-        "name": finding.name, "subject": finding.options.subject, "backend": finding.options.backend,
+        "name": finding.name, "subject": finding.specs.runs.subject, "backend": finding.specs.runs.backend,
         "good": finding.good, "bad": finding.bad, "bounds_from": finding.bounds_from,
         # Which way first_different points (a first good release when hunting a fix) and where the ends came from
         # (command line, gallop or records): what the sentences say, for a tool that should not parse them.
@@ -180,7 +182,7 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
         "environments_built_now": finding.environments(finding.probed_now, "built"),
         "environments_reused_now": finding.environments(finding.probed_now, "reused"),
         "seconds": round(finding.seconds, 1), "cost": cost_lines(finding),
-        "rounds": finding.rounds, "jobs": finding.options.jobs, "slurm": finding.options.slurm is not None,
+        "rounds": finding.rounds, "jobs": finding.specs.search.jobs, "slurm": finding.specs.search.slurm is not None,
         "release_notes": notes, "reproduce": finding.reproduce,
     }
     if finding.stopped:
@@ -195,7 +197,7 @@ def to_json(finding: Finding, notes: list[str]) -> dict[str, Any]:
                                for t in finding.transitions]
         data["non_monotonic"] = len(finding.transitions) > 1
     if finding.metric:
-        data["metric"] = finding.metric
+        data["metric"] = finding.metric.to_json()
     if finding.commits is not None:
         data["commits"] = commits_json(finding.commits)
     return data

@@ -6,7 +6,7 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
@@ -19,7 +19,8 @@ from ...errors import StorageError
 from ..candidates import Candidate
 from ..commits import commit_section
 from .finding import Finding, cost_lines, to_json
-from ..options import Options
+from ..probe import MetricSummary
+from ..specs import HowToSearch
 from ..observation import Observation
 from ..outcomes import describe, label
 from ..search import Outcome, expected_probes, non_monotonic
@@ -28,10 +29,10 @@ from .what_changed import Changes, changes_between, changes_lines
 from ...user_paths import report_path, shown_path
 
 
-def candidate_table(candidates: Sequence[Candidate], options: Options, known: set[str]) -> str:
+def candidate_table(candidates: Sequence[Candidate], search: HowToSearch, known: set[str]) -> str:
     """The releases to search, what each would install here, and the plan, before any probe."""
     k = len(candidates)
-    plan = f"{k} probes (--all)" if options.scan else f"about {expected_probes(k)} probes"
+    plan = f"{k} probes (--all)" if search.scan else f"about {expected_probes(k)} probes"
     lines = [f"{k} candidate releases, oldest first; {plan}"
              + (f", {len(known)} already known" if known else "") + ":"]
     for c in candidates:
@@ -57,16 +58,16 @@ def release_versions(finding: Finding) -> list[str]:
 
 def render_markdown(finding: Finding, notes: Sequence[str], script: BisectedScript | None = None) -> str:
     """The report for the thread: the summary (at most 10 lines), the script, then each section folded."""
-    o = finding.options
+    runs = finding.specs.runs
     lo, hi = sorted((finding.good, finding.bad), key=Version)
-    what = f"check `{o.check}`" if o.check else f"script `{o.script_shown or o.script}`"
+    what = f"check `{runs.check}`" if runs.check else f"script `{finding.specs.report.script_shown or runs.script}`"
     searched = [f"Searched jax {lo} … {hi} ({len(finding.candidates)} releases) with {what}; "
                 f"given good = {finding.good}, bad = {finding.bad} "
                 f"({'hunting a fix' if finding.fix else 'hunting a regression'}).",
                 f"{finding.bounds_from}.", ""]
     if finding.stopped:
         searched += ["## Stopped", "", f"The bounds did not test as given, so nothing was searched: {finding.stopped}."]
-    elif finding.metric and o.scan:
+    elif finding.metric and finding.specs.search.scan:
         searched += _metric_lines(finding.metric)
     else:
         searched += _answer_lines(finding) if finding.result is not None else _transition_lines(finding)
@@ -77,7 +78,7 @@ def render_markdown(finding: Finding, notes: Sequence[str], script: BisectedScri
         lines += folded("What else changed", changes_lines(changes, _words(finding, changes),
                                                            shlex.split(finding.reproduce), held_by_commits(finding)))
     if finding.commits is not None:
-        lines += folded("Commits", commit_section(finding.commits, finding.fix, o.crash, bool(o.script)))
+        lines += folded("Commits", commit_section(finding.commits, finding.fix, finding.specs.search.crash, bool(runs.script)))
     lines += folded("Probes and their cost", ["## Probes", "", *cost_lines(finding), "", *_probe_table(finding),
                                               *_reuse_lines(finding)])
     output = _output_lines(finding)
@@ -122,7 +123,7 @@ def _reuse_lines(finding: Finding) -> list[str]:
         lines += ["", "Reused without a run, each under the same identity (what ran, the release, every installed "
                   "package, the hardware and the JAX/XLA variables set):", ""]
         lines += [f"- jax {v} ({_source_text(o)}): the same {o.came_from.matched}" for v, o in _in_order(reused)]
-    handed = [(v, o) for v, o in finding.observations.items() if o.came_from.source == "triage"]
+    handed = [(v, o) for v, o in finding.observations.items() if o.came_from.source == Source.TRIAGE]
     if handed:
         lines += ["", "Taken from triage's runs, not probed by this bisect (the same install; what ran was the "
                   "check's capture, judged by the check's judge; never kept in the probe cache):", ""]
@@ -164,7 +165,7 @@ def _version_key(version: str) -> tuple[int, Version | str]:
 
 def what_else_changed(finding: Finding) -> list[Changes]:
     """The packages and era dates that changed across each change found (the result, or each transition)."""
-    if finding.stopped or (finding.metric and finding.options.scan):
+    if finding.stopped or (finding.metric and finding.specs.search.scan):
         return []
     if finding.result is not None:
         pairs = [(finding.result.last_same, finding.result.first_different)]
@@ -181,10 +182,10 @@ def _probe_table(finding: Finding) -> list[str]:
         if out is None or seen is None:
             lines.append(f"| {c.version} | {c.uploaded or '—'} | {c.jaxlib or '—'} | {c.python or '—'} | not probed | | |")
             continue
-        text = label(out, seen, finding.options.crash, bool(finding.options.script))
+        text = label(out, seen, finding.specs.search.crash, bool(finding.specs.runs.script))
         text += f" (holding {', '.join(seen.installed.pins)})" if seen.installed.pins else ""
         reason = seen.found.reason.replace("|", "\\|").replace("\n", " ")
-        how = _how(seen, bool(finding.options.metric))
+        how = _how(seen, bool(finding.specs.search.metric))
         lines.append(f"| {c.version} | {c.uploaded or '—'} | {seen.installed.jaxlib or c.jaxlib or '—'} | "
                      f"{seen.installed.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
     skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is Outcome.SKIP]
@@ -215,17 +216,17 @@ def _how(seen: Observation, metric: bool = False) -> str:
     return how + (" (flipped: " + " → ".join(seen.found.runs) + ")" if seen.found.flipped else "")
 
 
-def _metric_lines(metric: Mapping[str, Any]) -> list[str]:
-    unit = metric["unit"]
-    lines = [f"## Metric `{metric['metric']}` ({metric['worse']} is worse, factor {metric['factor']:g})", "",
-             f"The bounds differ by {metric['step']:.2f}x. Medians measured, oldest first:", "",
+def _metric_lines(metric: MetricSummary) -> list[str]:
+    unit = metric.unit
+    lines = [f"## Metric `{metric.metric}` ({metric.worse} is worse, factor {metric.factor:g})", "",
+             f"The bounds differ by {metric.step:.2f}x. Medians measured, oldest first:", "",
              "| jax | median | samples |", "|---|---|---|"]
-    lines += [f"| {v} | {m:.4g} {unit} | {metric['samples'][v]} |" for v, m in metric["medians"].items()]
-    steps = metric["steps"]
-    lines += ["", f"Steps of at least {metric['factor']:g}x between neighbouring measured releases "
+    lines += [f"| {v} | {m:.4g} {unit} | {metric.samples[v]} |" for v, m in metric.medians.items()]
+    steps = metric.steps
+    lines += ["", f"Steps of at least {metric.factor:g}x between neighbouring measured releases "
               "(Mann-Whitney U, p < 0.01):" if steps else "No step of the factor between neighbouring measured releases."]
-    lines += [f"- jax {s['before']} → jax {s['after']}: {s['ratio']:.2f}x (p = {s['p']:.2g}): "
-              f"{changelog.compare_url(s['before'], s['after'])}" for s in steps]
+    lines += [f"- jax {s.before} → jax {s.after}: {s.ratio:.2f}x (p = {s.p:.2g}): "
+              f"{changelog.compare_url(s.before, s.after)}" for s in steps]
     return lines
 
 
@@ -248,7 +249,7 @@ def _answer_lines(finding: Finding) -> list[str]:
 def _transition_lines(finding: Finding) -> list[str]:
     """--all: every change of outcome, after saying whether each bound tested as it was given."""
     lines = ["## Transitions (--all)", ""]
-    script = bool(finding.options.script)
+    script = bool(finding.specs.runs.script)
     for flag, version, wanted, got in finding.bound_checks:
         if got is wanted:
             lines.append(f"- {flag} {version} tested {describe(wanted, script)}, as given.")
@@ -278,18 +279,18 @@ def publish_report(reports_dir: Path, finding: Finding, notes: Sequence[str],
     already) before the one `StorageError` sentence about them.
     """
     markdown = without_machine_paths(render_markdown(finding, notes, script), paths)
-    if finding.options.verbose:
+    if finding.specs.report.verbose:
         print(markdown, flush=True)
     try:
         _keep(reports_dir, finding, notes, markdown, paths)
     except StorageError:
-        if not finding.options.verbose:
+        if not finding.specs.report.verbose:
             print(markdown, flush=True)
         raise
-    if not finding.options.verbose:  # the summary, and the end of a deciding probe's failure: the rest is in the files
+    if not finding.specs.report.verbose:  # the summary, and the end of a deciding probe's failure: the rest is in the files
         print("\n".join([line for line in summary_lines(finding) if line] + console_tail(finding)), flush=True)
     where = shown_path(reports_dir / f"bisect-{finding.name}.md", Path.cwd())
-    print(f"report: {where} (and .json)" + ("" if finding.options.verbose else "; -v prints every step"),
+    print(f"report: {where} (and .json)" + ("" if finding.specs.report.verbose else "; -v prints every step"),
           flush=True)
 
 

@@ -68,13 +68,13 @@ def script_lines(script: BisectedScript | None) -> list[str]:
 
 def summary_lines(finding: Finding) -> list[str]:
     """At most :data:`SUMMARY_LINES` lines, title first: the answer, how to reproduce it, where, the deciding probes."""
-    o = finding.options
-    title = f"# Bisect: {o.subject} ({o.backend}): {headline(finding)}"
+    runs = finding.specs.runs
+    title = f"# Bisect: {runs.subject} ({runs.backend}): {headline(finding)}"
     lines = [title, "", *_answer(finding), f"- **Reproduce:** {code(finding.reproduce)}"]
     deciding = deciding_probes(finding)
     lines.append(f"- **Environment:** {_environment(finding, [seen for _name, _word, seen in deciding])}")
     for name, word, seen in deciding:
-        lines.append(f"- **{word}** ({name}): {_quote(deciding_line(seen, bool(o.script)))}")
+        lines.append(f"- **{word}** ({name}): {_quote(deciding_line(seen, bool(runs.script)))}")
     return lines[:SUMMARY_LINES]
 
 
@@ -171,15 +171,17 @@ def _quote(text: str) -> str:
 
 def _environment(finding: Finding, seen: list[Observation]) -> str:
     """Backend, Python, and the versions of jaxlib, numpy and scipy the deciding probes ran with."""
-    parts = [finding.options.backend]
+    parts = [finding.specs.runs.backend]
     for name in ("python", "jaxlib", "numpy", "scipy"):
         values = {value for o in seen if (value := _installed(o, name))}
         if values:
             parts.append(f"{name} {' / '.join(sorted(values, key=_loose_version))}")
-    what = f"check `{finding.options.check}`" if finding.options.check else \
-        f"script `{finding.options.script_shown or finding.options.script}`"
-    if finding.options.pins:
-        what += f", holding {', '.join(finding.options.pins)}"
+    what = f"check `{finding.specs.runs.check}`" if finding.specs.runs.check else \
+        f"script `{finding.specs.report.script_shown or finding.specs.runs.script}`"
+    # What the probes held (--pin), as each observation says: a remembered probe was held the same (its identity)
+    pins = sorted({pin for o in finding.observations.values() for pin in o.installed.pins})
+    if pins:
+        what += f", holding {', '.join(pins)}"
     return f"{', '.join(parts)}; {what}"
 
 
@@ -201,7 +203,7 @@ def console_tail(finding: Finding, lines: int = 3) -> list[str]:
     """For a quiet console: the last ``lines`` lines of each deciding probe that failed (its traceback's end)."""
     shown: list[str] = []
     for name, word, seen in deciding_probes(finding):
-        failed = seen.found.exception or seen.found.status != Status.RAN or (finding.options.script and seen.found.verdict == Verdict.AFFECTED)
+        failed = seen.found.exception or seen.found.status != Status.RAN or (finding.specs.runs.script and seen.found.verdict == Verdict.AFFECTED)
         if failed and seen.came_from.output_tail:
             shown += [f"  {word.lower()} {name}, last lines{f' ({seen.came_from.log})' if seen.came_from.log else ''}:",
                       *(f"    {line}" for line in seen.came_from.output_tail[-lines:])]

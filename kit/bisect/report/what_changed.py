@@ -13,10 +13,11 @@ reads observations, nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ...reproduce_line import shell_join
 from ..candidates import Candidate
+from ..json_edge import JsonObject
 from ..observation import Observation
 
 
@@ -36,7 +37,7 @@ class Changes:
     known: bool = True
     """False when a probe did not say what it installed (answered by the index, or an older cache)."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"before": self.before, "after": self.after, "known": self.known, "held": self.held,
                 "packages": {name: {"before": a, "after": b} for name, (a, b) in self.packages.items()},
                 "uploaded": {"before": self.uploaded[0], "after": self.uploaded[1]},
