@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..log_events import Log
+from ..json_types import as_list, as_object, as_text
 from ..records import Record
 from ..records import Verdict
 from ..config import Check, Matrix
@@ -69,10 +70,10 @@ def _states(matrix: Matrix, runs: WhatRuns, check: Check, release: str, log: Log
         raise UsageError(f"the program did not compile on {release}: {record.reason}",
                          "nox -s explain -- PROGRAM --releases VERSION says why")
     states: dict[str, str] = {}
-    for f in record.evidence.get("fingerprints") or []:
+    for f in map(as_object, as_list(record.evidence.get("fingerprints"))):
         if f.get("location"):
-            key = f"{f['location']}:{f['op']}"
-            states[key] = f["state"] if f["state"] in _FLAGGED else states.get(key, f["state"])
+            key, state = f"{f['location']}:{f['op']}", as_text(f["state"])
+            states[key] = state if state in _FLAGGED else states.get(key, state)
     return states
 
 

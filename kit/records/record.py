@@ -15,13 +15,12 @@ import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .schema import RecordJson, UnusableFile, parse_record
 from .verdict import Status, Verdict
 
 
-class Record(Mapping[str, Any]):
+class Record(Mapping[str, object]):
     """One run's record: its typed fields, and the whole JSON object by name (read-only)."""
 
     __slots__ = ("_json",)
@@ -43,7 +42,7 @@ class Record(Mapping[str, Any]):
         """The object to write: a copy, so the caller's changes never reach this record."""
         return copy.deepcopy(self._json)
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         return self._json[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -102,35 +101,35 @@ class Record(Mapping[str, Any]):
 
     # The sub-objects: empty where absent, or where an edited file holds something else.
     @property
-    def requested(self) -> Mapping[str, Any]:
+    def requested(self) -> Mapping[str, object]:
         return _object(self._json.get("requested"))
 
     @property
-    def evidence(self) -> Mapping[str, Any]:
+    def evidence(self) -> Mapping[str, object]:
         return _object(self._json.get("evidence"))
 
     @property
-    def environment(self) -> Mapping[str, Any]:
+    def environment(self) -> Mapping[str, object]:
         return _object(self._json.get("environment"))
 
     @property
-    def install(self) -> Mapping[str, Any]:
+    def install(self) -> Mapping[str, object]:
         return _object(self._json.get("install"))
 
     @property
-    def parameters(self) -> Mapping[str, Any]:
+    def parameters(self) -> Mapping[str, object]:
         return _object(self._json.get("parameters"))
 
     @property
-    def host(self) -> Mapping[str, Any]:
+    def host(self) -> Mapping[str, object]:
         return _object(self._json.get("host"))
 
     @property
-    def slurm(self) -> Mapping[str, Any]:
+    def slurm(self) -> Mapping[str, object]:
         return _object(self._json.get("slurm"))
 
     @property
-    def metrics(self) -> Mapping[str, Any]:
+    def metrics(self) -> Mapping[str, object]:
         return _object(self._json.get("metrics"))
 
 
@@ -138,7 +137,7 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _object(value: object) -> Mapping[str, Any]:
+def _object(value: object) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
