@@ -22,13 +22,13 @@ from ..records import Record
 from ..records import Verdict
 from ..config import Check, Matrix
 from ..errors import UsageError
+from ..hlo import HOLDS_WHOLE
 from ..run import runner
 from .report import reports_dir
 from .run_spec import run_spec
 from .specs import Specs, WhatRuns
 
 Bisect = Callable[[Matrix, Sequence[str], Log], int]
-_FLAGGED = ("whole", "gathered")
 
 
 def wanted(specs: Specs) -> bool:
@@ -45,7 +45,7 @@ def bisect_each_op(matrix: Matrix, specs: Specs, argv: Sequence[str], log: Log, 
     check = dataclasses.replace(runs.script_check, parameters={"explain": True, "op": ""})  # "": shared
     states = {release: _states(matrix, runs, check, release, log) for release in (good, bad)}
     changed = sorted(op for op in set(states[good]) | set(states[bad])
-                     if (states[good].get(op) in _FLAGGED) != (states[bad].get(op) in _FLAGGED))
+                     if (states[good].get(op) in HOLDS_WHOLE) != (states[bad].get(op) in HOLDS_WHOLE))
     if not changed:
         raise UsageError(f"no op of {specs.report.script_shown} changes between {good} and {bad}: "
                          "every op is split on both, or whole on both", "nox -s explain -- PROGRAM --releases "
@@ -73,7 +73,7 @@ def _states(matrix: Matrix, runs: WhatRuns, check: Check, release: str, log: Log
     for f in map(as_object, as_list(record.evidence.get("fingerprints"))):
         if f.get("location"):
             key, state = f"{f['location']}:{f['op']}", as_text(f["state"])
-            states[key] = state if state in _FLAGGED else states.get(key, state)
+            states[key] = state if state in HOLDS_WHOLE else states.get(key, state)
     return states
 
 
