@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..records import Status
 from ..records import LoadedRecord, Record, cell_key, environment_cell, existing_interpreter, record_jax, release_key
@@ -71,7 +70,7 @@ class Row:
     """An environment's versions as found there (``jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1``)."""
 
 
-def record_environment(record: Record) -> Mapping[str, Any]:
+def record_environment(record: Record) -> Mapping[str, object]:
     return record.environment
 
 
@@ -128,7 +127,7 @@ def _row(release: str, backend: str, machine: str, group: list[LoadedRecord], sh
     envs = [record_environment(e.record) for e in group]
     installs = [e.record.install for e in group]
     kinds = sorted({str(env["device_kind"]) for env in envs if env.get("device_kind")})
-    counts = sorted({int(env["device_count"]) for env in envs if isinstance(env.get("device_count"), int)})
+    counts = sorted({int(count) for count in (env.get("device_count") for env in envs) if isinstance(count, int)})
     pythons = sorted({str(env.get("python") or inst.get("python") or "") for env, inst in zip(envs, installs)} - {""})
     # A resolved-but-never-installed jaxlib would mislead; only runs count.
     jaxlibs = sorted(
