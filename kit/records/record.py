@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..json_types import as_text
 from .schema import RecordJson, UnusableFile, parse_record
 from .verdict import Status, Verdict
 
@@ -57,16 +58,16 @@ class Record(Mapping[str, object]):
     # What was run where and when.
     @property
     def check(self) -> str:
-        return _text(self._json.get("check"))
+        return as_text(self._json.get("check"))
 
     @property
     def jax(self) -> str:
         """The release the record measures, as requested (``requested.jax``)."""
-        return _text(self.requested.get("jax"))
+        return as_text(self.requested.get("jax"))
 
     @property
     def created(self) -> str:
-        return _text(self._json.get("created"))
+        return as_text(self._json.get("created"))
 
     # What it found.
     @property
@@ -76,7 +77,7 @@ class Record(Mapping[str, object]):
     @property
     def status_text(self) -> str:
         """The status as the file says it, for a reader to see (a word this kit does not know included)."""
-        return _text(self._json.get("status"))
+        return as_text(self._json.get("status"))
 
     @property
     def ran(self) -> bool:
@@ -88,11 +89,11 @@ class Record(Mapping[str, object]):
 
     @property
     def reason(self) -> str:
-        return _text(self._json.get("reason"))
+        return as_text(self._json.get("reason"))
 
     @property
     def reproduce(self) -> str:
-        return _text(self._json.get("reproduce"))
+        return as_text(self._json.get("reproduce"))
 
     @property
     def duration_s(self) -> float | None:
@@ -133,11 +134,8 @@ class Record(Mapping[str, object]):
         return _object(self._json.get("metrics"))
 
 
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _object(value: object) -> Mapping[str, object]:
+    # Not `as_object`: a read-only view of the record's own sub-object, without a copy on every read.
     return value if isinstance(value, Mapping) else {}
 
 

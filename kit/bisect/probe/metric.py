@@ -149,7 +149,9 @@ class MetricJudge:
         metric = as_object(record.metrics[self.metric])
         self.unit = str(metric.get("unit") or "")
         self.better = str(metric.get("better") or "lower")
-        return Observation(Found(Status.RAN, None, "measured", samples=[float(x) for x in as_list(metric.get("samples")) if isinstance(x, (int, float))]),
+        # A null sample is a NaN or an infinity the run measured (records are strict JSON): not a time.
+        samples = [float(x) for x in as_list(metric.get("samples")) if isinstance(x, (int, float))]
+        return Observation(Found(Status.RAN, None, "measured", samples=samples),
                            installed=Installed(python=python, jaxlib=jaxlib,
                                                environment=subject.environment_state(candidate.version)))
 
