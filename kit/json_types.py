@@ -17,7 +17,8 @@ but one sentence, is `kit.records.json_text`.
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Mapping
+from collections.abc import Mapping
+from typing import Dict, List
 
 JsonObject = Dict[str, object]
 """A JSON object as ``json.loads`` gives it, or as it is about to be dumped: the one type for a value that crosses a
