@@ -136,6 +136,14 @@ def test_measurements_round_trip_and_a_torn_file_reads_as_never_measured(tmp_pat
     assert load_measurements(tmp_path, "one") == []
 
 
+@pytest.mark.parametrize("text", ['[1, 2]', '{"measurements": {"release": "0.6.0"}}', '{"measurements": "0.6.0"}',
+                                  '{"measurements": ["0.6.0"]}', '{"measurements": [{"release": "0.6.0"}]}'])
+def test_a_measured_file_of_another_shape_reads_as_never_measured(tmp_path: Path, text: str) -> None:
+    save_measurements(tmp_path, "one", [m("0.6.0", "absent")], "2026-12-05")
+    (tmp_path / "measured" / "one.json").write_text(text)
+    assert load_measurements(tmp_path, "one") == []
+
+
 @pytest.fixture()
 def catalogue(tmp_path: Path) -> Path:
     folder = tmp_path / "known"

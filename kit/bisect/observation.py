@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, TypedDict, cast
 
 from ..records import Source, Status, joined, sources
 from ..requirements import versions_text
-from .json_edge import JsonObject
+from ..json_types import JsonObject
 
 if TYPE_CHECKING:
     from typing import Unpack  # 3.11: only the checker reads it

@@ -23,7 +23,7 @@ from repro.compile_cache import summary as compile_summary
 from ..records import Record
 from ..records import Source, Status, Verdict
 from ..run import protocol
-from .json_edge import as_object
+from ..json_types import as_object
 from .observation import CameFrom, Cost, Found, Installed, Observation
 from .search import Outcome
 

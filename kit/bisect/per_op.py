@@ -17,17 +17,18 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..log_events import Log
+from ..json_types import as_list, as_object, as_text
 from ..records import Record
 from ..records import Verdict
 from ..config import Check, Matrix
 from ..errors import UsageError
+from ..hlo import HOLDS_WHOLE
 from ..run import runner
 from .report import reports_dir
 from .run_spec import run_spec
 from .specs import Specs, WhatRuns
 
 Bisect = Callable[[Matrix, Sequence[str], Log], int]
-_FLAGGED = ("whole", "gathered")
 
 
 def wanted(specs: Specs) -> bool:
@@ -44,7 +45,7 @@ def bisect_each_op(matrix: Matrix, specs: Specs, argv: Sequence[str], log: Log, 
     check = dataclasses.replace(runs.script_check, parameters={"explain": True, "op": ""})  # "": shared
     states = {release: _states(matrix, runs, check, release, log) for release in (good, bad)}
     changed = sorted(op for op in set(states[good]) | set(states[bad])
-                     if (states[good].get(op) in _FLAGGED) != (states[bad].get(op) in _FLAGGED))
+                     if (states[good].get(op) in HOLDS_WHOLE) != (states[bad].get(op) in HOLDS_WHOLE))
     if not changed:
         raise UsageError(f"no op of {specs.report.script_shown} changes between {good} and {bad}: "
                          "every op is split on both, or whole on both", "nox -s explain -- PROGRAM --releases "
@@ -69,10 +70,10 @@ def _states(matrix: Matrix, runs: WhatRuns, check: Check, release: str, log: Log
         raise UsageError(f"the program did not compile on {release}: {record.reason}",
                          "nox -s explain -- PROGRAM --releases VERSION says why")
     states: dict[str, str] = {}
-    for f in record.evidence.get("fingerprints") or []:
+    for f in map(as_object, as_list(record.evidence.get("fingerprints"))):
         if f.get("location"):
-            key = f"{f['location']}:{f['op']}"
-            states[key] = f["state"] if f["state"] in _FLAGGED else states.get(key, f["state"])
+            key, state = f"{f['location']}:{f['op']}", as_text(f["state"])
+            states[key] = state if state in HOLDS_WHOLE else states.get(key, state)
     return states
 
 

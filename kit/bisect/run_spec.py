@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from .json_edge import JsonObject, json_form
+from ..json_types import JsonObject, json_form
 
 from repro.parameters import untimed
 

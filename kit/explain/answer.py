@@ -90,7 +90,7 @@ def expected_sentence(captures: Sequence[Capture]) -> str:
     seen: dict[str, int] = {}
     releases = []
     for capture in captures:
-        mine = [f for f in capture.fingerprints if f.state == "expected"]
+        mine = [f for f in capture.fingerprints if f.state is FingerprintState.EXPECTED]
         if mine:
             releases.append(capture.release or "this interpreter")
         for f in mine:

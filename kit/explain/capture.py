@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from repro.contract import json_safe
 
 from ..log_events import Log
-from ..records import JsonObject, Outcome, RecordHead, Status, as_object, as_text, new_record
+from ..records import Outcome, RecordHead, Status, new_record
+from ..json_types import JsonObject, as_object, as_text
 from .. import __version__
 from ..config import Matrix, script_check
 from ..hlo import Fingerprint

@@ -16,7 +16,7 @@ from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_texts
 from ..markdown_text import fenced
-from ..records import JsonObject
+from ..json_types import JsonObject
 from ..hlo import Fingerprint, FingerprintState
 from .answer import size
 from .capture import Capture

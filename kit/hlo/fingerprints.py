@@ -28,10 +28,12 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from collections.abc import Mapping
-from typing import Any, Iterable
+from typing import Callable, Iterable
 
 from repro.hlo_text import COLLECTIVES as _COLLECTIVES
 from repro.hlo_text import Computation, Instruction, Module, collective_kind, delivered, linalg_kind
+
+from ..json_types import JsonObject
 
 LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "householder_product", "eigh", "eig",
                                "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3"})
@@ -120,7 +122,7 @@ class Fingerprint:
         del fields["pass"]
         return cls(**fields)  # type: ignore[arg-type]  # the JSON edge: a wrong field is the TypeError said above
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"module": self.module, "location": self.location, "function": self.function, "op": self.op,
                 "pass": self.pass_, "state": self.state, "op_path": self.op_path, "count": self.count,
                 "bytes_per_device": self.bytes_per_device, "global_batch": self.global_batch,
@@ -128,7 +130,8 @@ class Fingerprint:
                 "targets": self.targets, "in_loop": self.in_loop}
 
 
-def fingerprints(after: Module, before: Module | None = None, shown: Any = None) -> list[Fingerprint]:
+def fingerprints(after: Module, before: Module | None = None,
+                 shown: Callable[[str], str] | None = None) -> list[Fingerprint]:
     """Every linalg op and collective of ``after`` (partitioned), with ``before`` giving the global shapes.
 
     ``shown``: a callable making a source file the name people read (a path
@@ -150,7 +153,7 @@ def fingerprints(after: Module, before: Module | None = None, shown: Any = None)
 class _Context:
     """What judging one module's instructions needs: its users, its inputs' shardings, the global batches."""
 
-    def __init__(self, after: Module, before: Module | None, show: Any) -> None:
+    def __init__(self, after: Module, before: Module | None, show: Callable[[str], str]) -> None:
         self.after, self.show = after, show
         self.prefix = {f"jit({after.name.removeprefix('jit_')})", "jit(main)", "pjit(main)"}
         self.users = {c.name: _users(c) for c in after.computations.values()}
@@ -358,7 +361,7 @@ def _feeders(computation: Computation, instruction: Instruction) -> list[Instruc
     return found
 
 
-def _sourced(computation: Computation, start: Instruction, step: Any) -> Iterable[Instruction]:
+def _sourced(computation: Computation, start: Instruction, step: Callable[[str], Iterable[str]]) -> Iterable[Instruction]:
     """The instructions with a source line nearest ``start`` one ``step`` at a time (its operands, or its users),
     breadth first; the walk stops at each one it yields."""
     queue, seen = deque(step(start.name)), {start.name}

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 from ..atomic_files import atomic_write_text
 from ..errors import KitError
-from ..json_types import JsonObject
+from ..json_types import JsonObject, as_object
 from ..records import JsonTextError, Record, Status, Verdict, read_json, release_key
 from ..targets import parse_target
 
@@ -150,8 +150,10 @@ def load_measurements(folder: Path, entry_id: str) -> list[Measurement]:
     if not path.is_file():
         return []
     try:
-        data = read_json(path)
-        return [Measurement.from_json(item) for item in data["measurements"]]
+        measurements = as_object(read_json(path))["measurements"]
+        if not isinstance(measurements, list):
+            return []
+        return [Measurement.from_json(as_object(item)) for item in measurements]
     except (JsonTextError, KeyError, ValueError, TypeError):
         return []  # measured again by the next --measure
 

@@ -19,6 +19,7 @@ from ..config import Matrix, script_check
 from ..install import ExistingPython
 from ..log_events import Log
 from ..records import Record
+from ..json_types import as_list
 from ..run.runner import RunRequest, run_check
 from ..targets import Target
 from .catalogue import Entry
@@ -52,7 +53,7 @@ def run_entry(matrix: Matrix, entry: Entry, log: Log, records_dir: Path, *, vers
 def compiled_reason(record: Mapping[str, object], target: Target) -> str:
     """A target run's reason with what its check said last (which compile, which batch), and that nothing ran."""
     reason = str(record.get("reason", ""))
-    tail = Record.of(record).evidence.get("output_tail") or []
+    tail = as_list(Record.of(record).evidence.get("output_tail"))
     said = str(tail[-1]) if tail else ""
     if target.compiled_not_run not in said:
         said = f"{said}; {target.compiled_not_run}" if said else target.compiled_not_run

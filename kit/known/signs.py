@@ -20,13 +20,17 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ..errors import ConfigError
-from ..hlo import Fingerprint
+from ..hlo import Fingerprint, FingerprintState
 from ..json_types import TomlTable
 from ..targets import JAX_PLATFORM
 
 _FINGERPRINT_KEYS = {"ops", "states", "fed_by"}
 _DIFFERENCE_KEYS = {"exception", "message", "output"}
-_STATES = ("whole", "gathered", "split", "communication", "expected")
+_STATES = (FingerprintState.WHOLE, FingerprintState.GATHERED, FingerprintState.SPLIT, FingerprintState.COMMUNICATION,
+           FingerprintState.EXPECTED)
+"""The states a sign may name."""
+_HOLDS_WHOLE = (FingerprintState.WHOLE, FingerprintState.GATHERED)
+"""A sign's states where its file names none (`kit.hlo.HOLDS_WHOLE`, in the order a file would write them)."""
 _PATTERN_CHARS = 200
 
 
@@ -35,7 +39,7 @@ class FingerprintSign:
     """An op in one of ``states``, on a source line some op of which a ``fed_by`` collective feeds."""
 
     ops: tuple[str, ...]
-    states: tuple[str, ...] = ("whole", "gathered")
+    states: tuple[FingerprintState, ...] = _HOLDS_WHOLE
     fed_by: str = ""
 
 
@@ -129,11 +133,12 @@ def fingerprint_sign(table: object, where: str) -> FingerprintSign | None:
     ops = _strings(table, "ops", where)
     if not ops:
         raise ConfigError(f"{where}: [fingerprint] needs ops", 'e.g. ops = ["lu", "cholesky"]')
-    states = _strings(table, "states", where) or ("whole", "gathered")
-    unknown = [s for s in states if s not in _STATES]
+    named = _strings(table, "states", where)
+    unknown = [s for s in named if s not in _STATES]
     if unknown:
         raise ConfigError(f"{where}: [fingerprint] state {unknown[0]!r} is not one explain gives",
                           f"the states are: {', '.join(_STATES)}")
+    states = tuple(FingerprintState(s) for s in named) or _HOLDS_WHOLE
     fed_by = table.get("fed_by", "")
     if not isinstance(fed_by, str):
         raise ConfigError(f"{where}: [fingerprint] fed_by must be a collective's name", 'e.g. fed_by = "all-gather"')

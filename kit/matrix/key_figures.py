@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..checks import SPEEDUP_DEVICE_COUNTS, builtin
 from ..requirements import versions_text
@@ -13,7 +12,7 @@ from .plot_data import speedup_curves
 EXCEPTION_CHARS = 120
 
 
-def speedups(evidence: Any) -> dict[str, float]:
+def speedups(evidence: object) -> dict[str, float]:
     """``slogdet_speedup_N`` and ``control_speedup_N`` (jit forward) read from the detail (``evidence.scaling``,
     else the timings), for records whose summary predates those keys (it had only their ratio, ``efficiency_N``)."""
     if not isinstance(evidence, dict):
@@ -24,7 +23,7 @@ def speedups(evidence: Any) -> dict[str, float]:
             if devices in SPEEDUP_DEVICE_COUNTS}
 
 
-def key_figure(check: str, summary: Mapping[str, Any]) -> str:
+def key_figure(check: str, summary: Mapping[str, object]) -> str:
     """The few numbers that show a check's verdict, in words: the built-in check's own words, else the first keys."""
     builtin_check = builtin(check)
     if builtin_check is not None:
@@ -32,7 +31,7 @@ def key_figure(check: str, summary: Mapping[str, Any]) -> str:
     return "; ".join([f"{k}={v}" for k, v in sorted(summary.items())][:4])
 
 
-def failure_figure(evidence: Any) -> str:
+def failure_figure(evidence: object) -> str:
     """What a script died of, for its cell: the package it could not import, or the exception's first line."""
     if not isinstance(evidence, Mapping):
         return ""
@@ -48,7 +47,7 @@ def failure_figure(evidence: Any) -> str:
     return text if len(text) <= EXCEPTION_CHARS else text[: EXCEPTION_CHARS - 1] + "…"
 
 
-def packages_figure(environment: Any) -> str:
+def packages_figure(environment: object) -> str:
     """The extra packages a script check ran with (``flax 0.10.1``), from the record's environment."""
     packages = environment.get("packages") if isinstance(environment, Mapping) else None
     if not isinstance(packages, Mapping):

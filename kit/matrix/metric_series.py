@@ -23,6 +23,7 @@ from .plots import save_png
 from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_text
+from ..json_types import as_list, as_object
 from ..records import JsonTextError, LoadedRecord, read_json, record_backend, record_jax, release_key
 
 MANIFEST = "metrics.json"
@@ -71,8 +72,9 @@ def metric_series(newest: Iterable[LoadedRecord]) -> list[MetricSeries]:
         metrics = record.metrics
         if record.status != Status.RAN or not isinstance(metrics, Mapping):
             continue
-        for name, metric in metrics.items():
-            samples = metric.get("samples") if isinstance(metric, Mapping) else None
+        for name, value in metrics.items():
+            metric = as_object(value)
+            samples = metric.get("samples")
             # A null sample is a NaN or infinity the run measured (records are strict JSON): not a time.
             finite = [float(x) for x in samples if isinstance(x, (int, float))] if isinstance(samples, list) else []
             if not finite:
@@ -120,10 +122,10 @@ def plot_metrics(series: list[MetricSeries], out_dir: Path, md_dir: Path) -> lis
     """Draw one PNG per series (kept when its data has not changed); set each series' ``plot``."""
     manifest_path = out_dir / MANIFEST
     try:
-        manifest = read_json(manifest_path)
+        manifest = as_object(read_json(manifest_path))
     except JsonTextError:
         manifest = {}
-    ours = isinstance(manifest, dict) and manifest.get("schema") == MANIFEST_SCHEMA
+    ours = manifest.get("schema") == MANIFEST_SCHEMA
     drawn = manifest.get("images") if ours else {}
     if not isinstance(drawn, dict):
         drawn = {}  # not ours (any more): every plot is drawn again

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+
+from packaging.version import Version
 
 from ..records import Status, Verdict
 from .. import __version__ as KIT_VERSION
@@ -242,7 +244,7 @@ def _ad_hoc(entry: LoadedRecord, differs: str) -> AdHocRun:
     return AdHocRun(**asdict(_listed(entry)), differs=differs)
 
 
-def _sort_entry(entry: LoadedRecord) -> tuple[Any, ...]:
+def _sort_entry(entry: LoadedRecord) -> tuple[tuple[int, Version | str], str, str, str, datetime]:
     key = cell_key(entry.record)
     return (release_key(key.jax), key.backend, key.machine, key.check, created_at(entry.record))
 
@@ -312,7 +314,7 @@ def _known_problem_answer(problem: KnownProblem, current: list[LoadedRecord]) ->
             if cell_key(e.record).backend == backend:
                 by_release.setdefault(record_jax(e.record), set()).add(str(e.record.verdict))
         releases = _sorted_releases(by_release)
-        # Any machine measuring the release as affected makes it affected.
+        # object machine measuring the release as affected makes it affected.
         affected = [r for r in releases if Verdict.AFFECTED in by_release[r]]
         clean = [r for r in releases if by_release[r] == {Verdict.UNAFFECTED}]
         inconclusive = [r for r in releases if r not in affected and r not in clean]

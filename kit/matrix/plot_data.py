@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 
 
@@ -31,18 +30,18 @@ class ErrorSeries:
     boundary_index: float | None
 
 
-def objects(value: Any) -> list[Mapping[str, Any]]:
+def objects(value: object) -> list[Mapping[str, object]]:
     """The objects of an evidence list; [] for anything else (a record is a file anyone can edit)."""
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
-def number(value: Any) -> float | None:
+def number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(float(value)) else None
 
 
-def scaling_curves(evidence: Mapping[str, Any]) -> dict[tuple[str, str, str], list[TimingPoint]]:
+def scaling_curves(evidence: Mapping[str, object]) -> dict[tuple[str, str, str], list[TimingPoint]]:
     """Timing curves from ``evidence.timings`` as repro.scaling writes it.
 
     Each timing entry is ``{mode, pass, loss, devices, median_s, q1_s, q3_s,
@@ -69,7 +68,7 @@ def scaling_curves(evidence: Mapping[str, Any]) -> dict[tuple[str, str, str], li
     return curves
 
 
-def error_series(evidence: Mapping[str, Any]) -> ErrorSeries | None:
+def error_series(evidence: Mapping[str, object]) -> ErrorSeries | None:
     """Relative error per batch index from a correctness record's evidence, or None.
 
     Searches the evidence (three levels deep, the summary excepted) for
@@ -78,7 +77,7 @@ def error_series(evidence: Mapping[str, Any]) -> ErrorSeries | None:
     """
     found: list[ErrorSeries] = []
 
-    def visit(value: Any, depth: int) -> None:
+    def visit(value: object, depth: int) -> None:
         series = _series_from(value)
         if series is not None:
             found.append(series)
@@ -97,7 +96,7 @@ def error_series(evidence: Mapping[str, Any]) -> ErrorSeries | None:
     return max(found, key=lambda s: len(s.index)) if found else None
 
 
-def _series_from(value: Any) -> ErrorSeries | None:
+def _series_from(value: object) -> ErrorSeries | None:
     if isinstance(value, Mapping):
         index = value.get("index", value.get("indices", value.get("batch_index")))
         errors = value.get("rel_error", value.get("rel_errors", value.get("relative_error")))
@@ -133,7 +132,7 @@ class BoundaryWindow:
     bad: list[int]
 
 
-def boundary_windows(evidence: Mapping[str, Any]) -> list[BoundaryWindow]:
+def boundary_windows(evidence: Mapping[str, object]) -> list[BoundaryWindow]:
     """Checked windows and bad indices around the 2**31-byte index, from ``evidence.cases``.
 
     repro.correctness records, per case, ``boundaries`` (name, index,
@@ -157,7 +156,7 @@ def boundary_windows(evidence: Mapping[str, Any]) -> list[BoundaryWindow]:
     return windows
 
 
-def speedup_curves(evidence: Mapping[str, Any], loss: str = "slogdet") -> dict[str, list[tuple[int, float]]]:
+def speedup_curves(evidence: Mapping[str, object], loss: str = "slogdet") -> dict[str, list[tuple[int, float]]]:
     """``loss``'s speedup over one device (time on 1 ÷ time on N) against devices, per mode, forward pass.
 
     From ``evidence.scaling`` where the repro wrote it; otherwise computed

@@ -26,7 +26,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from repro.contract import strict_json
 
@@ -43,6 +43,10 @@ from .plot_data import (
 )
 from ..checks import SPEEDUP_DEVICE_COUNTS, builtin
 from .key_figures import speedups
+
+if TYPE_CHECKING:  # matplotlib is imported where a plot is drawn: a report without plots never loads it
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 from ..records import (
     JsonTextError,
     LoadedRecord,
@@ -180,11 +184,11 @@ def _verdict_color(record: Record) -> str:
     return colors.get(str(record.verdict), OTHER_COLOR)
 
 
-def _evidence(record: Record) -> Mapping[str, Any]:
+def _evidence(record: Record) -> Mapping[str, object]:
     return record.evidence
 
 
-def _summary(record: Record) -> Mapping[str, Any]:
+def _summary(record: Record) -> Mapping[str, object]:
     summary = _evidence(record).get("summary")
     return summary if isinstance(summary, Mapping) else {}
 
@@ -194,12 +198,12 @@ def _several_machines(entries: Sequence[LoadedRecord]) -> bool:
     return len(machines) > 1
 
 
-def _save(fig: Any, path: Path, title: str, outcome: PlotOutcome) -> None:
+def _save(fig: Figure, path: Path, title: str, outcome: PlotOutcome) -> None:
     save_png(fig, path)
     outcome.images.append(PlotImage(title, path))
 
 
-def save_png(fig: Any, path: Path) -> None:
+def save_png(fig: Figure, path: Path) -> None:
     """Write the figure atomically, so a reader never sees half a PNG."""
     png = io.BytesIO()
     fig.savefig(png, dpi=110, format="png")
@@ -244,7 +248,7 @@ def _plot_timing_panels(with_points: list[tuple[LoadedRecord, Curves]], backend:
     _save(fig, out_dir / f"scaling-{backend}.png", title, outcome)
 
 
-def _draw_timing_panel(ax: Any, entry: LoadedRecord, curves: Curves, several: bool) -> None:
+def _draw_timing_panel(ax: Axes, entry: LoadedRecord, curves: Curves, several: bool) -> None:
     color = _verdict_color(entry.record)
     all_devices: set[int] = set()
     for mode, style in (("jit", "-"), ("shard_map", "--")):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..records import Status
 from ..records import LoadedRecord, Record, cell_key, environment_cell, existing_interpreter, record_jax, release_key
@@ -19,6 +18,7 @@ from .key_figures import failure_figure, key_figure, packages_figure, speedups
 from .reproduce import working_command
 from ..run.facts import job_label
 from ..text_bounds import REASON_CHARS, cut
+from ..json_types import as_list, as_object
 
 @dataclass
 class Finding:
@@ -70,7 +70,7 @@ class Row:
     """An environment's versions as found there (``jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1``)."""
 
 
-def record_environment(record: Record) -> Mapping[str, Any]:
+def record_environment(record: Record) -> Mapping[str, object]:
     return record.environment
 
 
@@ -115,7 +115,7 @@ def _versions_found(group: list[LoadedRecord]) -> str:
     """``jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, scipy 1.14.1``: what the environment's records found installed."""
     found: dict[str, set[str]] = {}
     for entry in group:
-        packages = (entry.record.install).get("packages") or {}
+        packages = as_object(entry.record.install.get("packages"))
         for name in _ROW_PACKAGES:
             found.setdefault(name, set()).add(str(packages.get(name) or "absent"))
     return ", ".join(f"{name} {' / '.join(sorted(found[name]))}" for name in _ROW_PACKAGES if name in found)
@@ -127,12 +127,12 @@ def _row(release: str, backend: str, machine: str, group: list[LoadedRecord], sh
     envs = [record_environment(e.record) for e in group]
     installs = [e.record.install for e in group]
     kinds = sorted({str(env["device_kind"]) for env in envs if env.get("device_kind")})
-    counts = sorted({int(env["device_count"]) for env in envs if isinstance(env.get("device_count"), int)})
+    counts = sorted({int(count) for count in (env.get("device_count") for env in envs) if isinstance(count, int)})
     pythons = sorted({str(env.get("python") or inst.get("python") or "") for env, inst in zip(envs, installs)} - {""})
     # A resolved-but-never-installed jaxlib would mislead; only runs count.
     jaxlibs = sorted(
         {
-            str(env.get("jaxlib") or (inst.get("resolved") or {}).get("jaxlib") or "")
+            str(env.get("jaxlib") or as_object(inst.get("resolved")).get("jaxlib") or "")
             for env, inst, e in zip(envs, installs, group)
             if e.record.status != Status.NOT_INSTALLABLE
         }
@@ -170,7 +170,7 @@ def _install_status(group: list[LoadedRecord]) -> str:
                       for e in group if e.record.status == Status.NOT_INSTALLABLE})
     if not reasons:
         return "ok"
-    neighbours = sorted({n for e in group for n in (e.record.install).get("neighbours") or []},
+    neighbours = sorted({str(n) for e in group for n in as_list(e.record.install.get("neighbours"))},
                         key=release_key)
     if neighbours:
         reasons.append(f"installable neighbours: {', '.join(neighbours)}")

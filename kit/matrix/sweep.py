@@ -30,7 +30,7 @@ import dataclasses
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from packaging.version import Version
 
@@ -48,6 +48,7 @@ from ..targets import Target, parse_target
 from .target_cells import cell_parameters, takes_target, target_override, unplanned_identity, untested
 from .progress import Progress, clock_text
 from ..slurm.jobs import SlurmOptions, require_controller, require_sbatch
+from ..slurm.task_output import TaskEnd
 from .cell import Cell, CellResult
 from .closing_table import FAILED, count_cells, render_table
 from .release_plans import plan_releases
@@ -262,7 +263,7 @@ def _forced(cell: Cell, options: Options) -> bool:
     return options.rerun or cell.check in options.rerun_checks
 
 
-def _is_current(record: records.Record, parameters: Mapping[str, Any], release: ResolvedRelease | None,
+def _is_current(record: records.Record, parameters: Mapping[str, object], release: ResolvedRelease | None,
                 cell: Cell, options: Options) -> bool:
     """The record's identity is this run's: same check and parameters, install, hardware and JAX/XLA variables."""
     request = _request(cell, options)
@@ -360,7 +361,7 @@ class Sweep:
             elif record is None:
                 self.outcomes.append(CellResult(cell, "error", None, note="no record when the waiting stopped; "
                                                 "`nox -s report` merges it if it lands"))
-            elif isinstance(record, slurm.TaskEnd):  # cancelled by SLURM, or it ended on an error
+            elif isinstance(record, TaskEnd):  # cancelled by SLURM, or it ended on an error
                 self.outcomes.append(CellResult(cell, record.status, None, note=record.sentence))
             else:
                 rec = record[1]

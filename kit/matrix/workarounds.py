@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..markdown_text import text as escaped
 from .plot_data import objects
@@ -31,7 +30,7 @@ class ShardMapFigures:
     speedup_shard_map: float | None
 
 
-def shard_map_figures(release: str, evidence: Mapping[str, Any]) -> ShardMapFigures | None:
+def shard_map_figures(release: str, evidence: Mapping[str, object]) -> ShardMapFigures | None:
     """The figures when ``evidence`` shows shard_map giving each device only its share; else None."""
     structure = [s for s in objects(evidence.get("structure")) if s.get("loss") == "slogdet"
                  and s.get("pass", "forward") == "forward" and isinstance(s.get("mode"), str)
@@ -46,19 +45,19 @@ def shard_map_figures(release: str, evidence: Mapping[str, Any]) -> ShardMapFigu
     global_batch, share = single.get("lu_batch"), sharded.get("lu_batch")
     if not isinstance(global_batch, int) or not isinstance(share, int) or share * devices != global_batch:
         return None
-    jit = per_mode.get(("jit", devices)) or {}
+    jit_batch = (per_mode.get(("jit", devices)) or {}).get("lu_batch")
     return ShardMapFigures(
         release=release,
         devices=devices,
         global_batch=global_batch,
-        lu_batch_jit=jit.get("lu_batch") if isinstance(jit.get("lu_batch"), int) else None,
+        lu_batch_jit=jit_batch if isinstance(jit_batch, int) else None,
         lu_batch_shard_map=share,
         speedup_jit=_speedup(evidence, "jit", devices),
         speedup_shard_map=_speedup(evidence, "shard_map", devices),
     )
 
 
-def _speedup(evidence: Mapping[str, Any], mode: str, devices: int) -> float | None:
+def _speedup(evidence: Mapping[str, object], mode: str, devices: int) -> float | None:
     for item in objects(evidence.get("scaling")):
         if (item.get("mode") == mode and item.get("devices") == devices
                 and item.get("pass", "forward") == "forward"):

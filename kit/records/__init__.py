@@ -9,7 +9,7 @@ of them answers these questions on its own.
 * `record`: `Record`, a record's typed fields over its JSON object, which it owns;
 * `schema`: what a record is, its fields, migrations, and `parse_record`,
   which turns any file's text into a record or one sentence saying why not;
-* `json_text`: JSON read from files anyone can write, never raising; `JsonObject`, the one type of a JSON edge;
+* `json_text`: JSON read from files anyone can write, never raising (`kit.json_types` narrows what it gives);
 * `outcome`: `Outcome`, what became of one run (status, verdict, reason, evidence), and the named steps
   that override it;
 * `making`: `new_record`, the one constructor of every record (a check's and explain's), from its
@@ -69,7 +69,7 @@ from .schema import (
     parse_record,
     validate,
 )
-from .json_text import JsonObject, JsonTextError, as_object, as_text, decode, read_json
+from .json_text import JsonTextError, decode, read_json
 from .outcome import Outcome
 from .making import RecordHead, new_record, now, this_host
 from .verdict import EXPLAIN_STATUSES, Source, Status, Verdict, joined, sources
@@ -84,6 +84,6 @@ __all__ = [
     "newest_per_cell", "newest_records_here", "parse_record", "read_json", "record_backend", "record_filename",
     "record_identity", "record_jax", "record_machine", "release_key", "run_identity", "same", "same_install",
     "save_record", "split_ad_hoc", "staleness", "summary", "validate", "write_record",
-    "JsonObject", "Outcome", "RecordHead", "as_object", "as_text", "new_record", "now", "this_host",
+    "Outcome", "RecordHead", "new_record", "now", "this_host",
     "EXPLAIN_STATUSES", "Source", "Status", "Verdict", "decode", "joined", "sources",
 ]

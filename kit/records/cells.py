@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 
 from repro.environment import cpu_model  # stdlib-only: one reading of the CPU for both halves
 
-from .json_text import as_object
+from ..json_types import as_object
 from .record import LoadedRecord
 
 K = TypeVar("K", bound=Hashable)

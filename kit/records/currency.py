@@ -30,7 +30,7 @@ from .cells import backend_name, machine_id, newest_per_cell
 from .identity import Identity, mismatch, same, same_install
 from .origin import environment_name, existing_interpreter
 from .record import LoadedRecord, Record
-from .json_text import as_object
+from ..json_types import as_object
 from .store import load_records
 
 Configured = Mapping[str, Mapping[str, object]]

@@ -22,11 +22,10 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from .json_text import JsonObject, as_object
+from ..json_types import JsonObject, as_object
 
 IDENTITY_SCHEMA = 2
 """Bump when a field changes meaning: identities of another schema are never the same as this one's, unless
@@ -44,7 +43,7 @@ HEADLINE_PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "ml-dtypes")
 class Identity:
     """What one run's outcome depends on. Build it with `run_identity`; compare with `same` and `mismatch`."""
 
-    subject: Mapping[str, Any]  # kit/bisect reads its parameters as they were asked (typed there in a later step)
+    subject: Mapping[str, object]
     """What ran: ``{"check", "parameters", "preset", "kit_version"}`` or ``{"script_sha256"}``."""
     jax: str
     """The release asked for (a commit's own version for a commit)."""

@@ -16,22 +16,6 @@ import json
 import stat
 from pathlib import Path
 from collections.abc import Iterable
-from typing import Any
-
-JsonObject = dict[str, object]
-"""A JSON object as the kit reads or writes it: the one type for a value that crosses a JSON edge (a file, KIT_RESULT,
-the child's protocol) or stays open by design (a run's evidence); a reader narrows each value it uses."""
-
-
-def as_object(value: object) -> JsonObject:
-    """``value`` where it is a JSON object, else an empty one (a file anyone could edit may hold anything there)."""
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def as_text(value: object) -> str:
-    """``value`` where it is text, else ""."""
-    return value if isinstance(value, str) else ""
-
 
 MAX_DEPTH = 64
 """Deeper than any record the kit writes (about 6 levels) by a wide margin."""
@@ -44,12 +28,12 @@ class JsonTextError(ValueError):
     """The text is not usable JSON; the message says why in one sentence."""
 
 
-def decode(text: str) -> Any:
-    """The JSON value ``text`` holds, or `JsonTextError`."""
+def decode(text: str) -> object:
+    """The JSON value ``text`` holds, or `JsonTextError`: an ``object`` its reader narrows (`kit.json_types`)."""
     if not text.strip():
         raise JsonTextError("empty file")
     try:
-        data = json.loads(text, parse_constant=lambda _name: None)
+        data: object = json.loads(text, parse_constant=lambda _name: None)
     except json.JSONDecodeError as error:
         raise JsonTextError(
             f"not valid JSON (truncated or corrupt?): {error.msg} (line {error.lineno}, column {error.colno})"
@@ -81,7 +65,7 @@ def read_text(path: Path, limit: int = MAX_BYTES) -> str:
         raise JsonTextError(f"unreadable: {error.strerror or error}") from None
 
 
-def read_json(path: Path, limit: int = MAX_BYTES) -> Any:
+def read_json(path: Path, limit: int = MAX_BYTES) -> object:
     """The JSON value a file holds, or `JsonTextError`: `read_text`, then `decode`."""
     return decode(read_text(path, limit))
 

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 from .. import __version__
 from .cells import machine_id
-from .json_text import JsonObject
+from ..json_types import JsonObject
 from .outcome import Outcome
 from .schema import SCHEMA
 

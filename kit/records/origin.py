@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .cells import newest_by, record_backend, record_machine
 from .record import LoadedRecord
-from .json_text import as_object
+from ..json_types import as_object
 
 EXISTING = "existing"
 """``install.environment`` of a record made with an interpreter the kit did not build."""

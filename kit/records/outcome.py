@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from .json_text import JsonObject, as_object
+from ..json_types import JsonObject, as_object
 from .verdict import Status, Verdict
 
 

@@ -15,13 +15,13 @@ import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..json_types import as_text
 from .schema import RecordJson, UnusableFile, parse_record
 from .verdict import Status, Verdict
 
 
-class Record(Mapping[str, Any]):
+class Record(Mapping[str, object]):
     """One run's record: its typed fields, and the whole JSON object by name (read-only)."""
 
     __slots__ = ("_json",)
@@ -43,7 +43,7 @@ class Record(Mapping[str, Any]):
         """The object to write: a copy, so the caller's changes never reach this record."""
         return copy.deepcopy(self._json)
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         return self._json[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -58,16 +58,16 @@ class Record(Mapping[str, Any]):
     # What was run where and when.
     @property
     def check(self) -> str:
-        return _text(self._json.get("check"))
+        return as_text(self._json.get("check"))
 
     @property
     def jax(self) -> str:
         """The release the record measures, as requested (``requested.jax``)."""
-        return _text(self.requested.get("jax"))
+        return as_text(self.requested.get("jax"))
 
     @property
     def created(self) -> str:
-        return _text(self._json.get("created"))
+        return as_text(self._json.get("created"))
 
     # What it found.
     @property
@@ -77,7 +77,7 @@ class Record(Mapping[str, Any]):
     @property
     def status_text(self) -> str:
         """The status as the file says it, for a reader to see (a word this kit does not know included)."""
-        return _text(self._json.get("status"))
+        return as_text(self._json.get("status"))
 
     @property
     def ran(self) -> bool:
@@ -89,11 +89,11 @@ class Record(Mapping[str, Any]):
 
     @property
     def reason(self) -> str:
-        return _text(self._json.get("reason"))
+        return as_text(self._json.get("reason"))
 
     @property
     def reproduce(self) -> str:
-        return _text(self._json.get("reproduce"))
+        return as_text(self._json.get("reproduce"))
 
     @property
     def duration_s(self) -> float | None:
@@ -102,43 +102,40 @@ class Record(Mapping[str, Any]):
 
     # The sub-objects: empty where absent, or where an edited file holds something else.
     @property
-    def requested(self) -> Mapping[str, Any]:
+    def requested(self) -> Mapping[str, object]:
         return _object(self._json.get("requested"))
 
     @property
-    def evidence(self) -> Mapping[str, Any]:
+    def evidence(self) -> Mapping[str, object]:
         return _object(self._json.get("evidence"))
 
     @property
-    def environment(self) -> Mapping[str, Any]:
+    def environment(self) -> Mapping[str, object]:
         return _object(self._json.get("environment"))
 
     @property
-    def install(self) -> Mapping[str, Any]:
+    def install(self) -> Mapping[str, object]:
         return _object(self._json.get("install"))
 
     @property
-    def parameters(self) -> Mapping[str, Any]:
+    def parameters(self) -> Mapping[str, object]:
         return _object(self._json.get("parameters"))
 
     @property
-    def host(self) -> Mapping[str, Any]:
+    def host(self) -> Mapping[str, object]:
         return _object(self._json.get("host"))
 
     @property
-    def slurm(self) -> Mapping[str, Any]:
+    def slurm(self) -> Mapping[str, object]:
         return _object(self._json.get("slurm"))
 
     @property
-    def metrics(self) -> Mapping[str, Any]:
+    def metrics(self) -> Mapping[str, object]:
         return _object(self._json.get("metrics"))
 
 
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _object(value: object) -> Mapping[str, Any]:
+def _object(value: object) -> Mapping[str, object]:
+    # Not `as_object`: a read-only view of the record's own sub-object, without a copy on every read.
     return value if isinstance(value, Mapping) else {}
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from .verdict import STATUSES as STATUSES, VERDICTS as VERDICTS
 from ..file_names import name_part_problem
-from .json_text import JsonObject, JsonTextError, decode
+from .json_text import JsonTextError, decode
+from ..json_types import JsonObject
 
 SCHEMA = 1
 """The record schema this kit writes. Readers accept this and older ones."""

@@ -23,7 +23,8 @@ from repro.program_watch import DUMP_FLAGS_ENV, FACTS_ENV
 
 from ..errors import MachineUnwritable
 from ..log_events import Log
-from ..records import JsonObject, JsonTextError, Outcome, Verdict, as_text, read_json
+from ..records import JsonTextError, Outcome, Verdict, read_json
+from ..json_types import JsonObject, as_text
 from ..config import Check
 from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module
 from ..install import Environment

@@ -28,7 +28,8 @@ from ..config import Check
 from ..hlo import Fingerprint
 from ..install import Environment
 from ..log_events import Log, detail
-from ..records import JsonObject, Status, as_object
+from ..records import Status
+from ..json_types import JsonObject, as_object
 from . import child_processes, multiprocess, runner
 from .child_output import OutputLog
 from .explained import program_facts, read_dump, refuse_a_torn_dump, watch_env

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from repro.environment import cpu_model, gpu_facts, jax_variables  # stdlib-only: one reading for both halves
 
 from ..errors import UsageError
-from ..records import Identity, JsonObject, run_identity
+from ..records import Identity, run_identity
+from ..json_types import JsonObject
 
 
 _PLATFORM_NAMES = {"cpu": {"cpu"}, "cuda": {"cuda", "gpu"}}

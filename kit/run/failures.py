@@ -36,7 +36,8 @@ from typing import Mapping, Sequence
 
 from packaging.utils import canonicalize_name
 
-from ..records import JsonObject, Outcome, Verdict
+from ..records import Outcome, Verdict
+from ..json_types import JsonObject
 from ..requirements import package_for_module
 from . import bounded_match
 

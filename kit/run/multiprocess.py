@@ -26,7 +26,8 @@ from typing import Mapping, Sequence
 from .. import launch
 from ..checks import builtin
 from ..log_events import Log
-from ..records import JsonObject, Outcome, Status, Verdict, as_object, as_text
+from ..records import Outcome, Status, Verdict
+from ..json_types import JsonObject, as_object, as_text
 from ..package_files import repro_root
 from . import result_files
 from .child_output import Echo, Tail, echo_to_console

@@ -31,7 +31,8 @@ from pathlib import Path
 
 from repro.contract import EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
 
-from ..records import JsonObject, Outcome, Status, Verdict, as_object
+from ..records import Outcome, Status, Verdict
+from ..json_types import JsonObject, as_object
 from . import result_files
 
 VERDICTS = tuple(Verdict)

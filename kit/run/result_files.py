@@ -19,7 +19,8 @@ import stat
 from pathlib import Path
 
 from ..errors import out_of_files
-from ..records import JsonObject, JsonTextError, decode
+from ..records import JsonTextError, decode
+from ..json_types import JsonObject
 from ..text_bounds import human_size
 
 MAX_BYTES = 4_000_000

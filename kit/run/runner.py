@@ -31,7 +31,8 @@ from repro.parameters import flag, shown, target_of, to_flags
 
 from ..checks import builtin_repro
 from ..log_events import Log, detail
-from ..records import JsonObject, Outcome, RecordHead, Status, Verdict, as_object, as_text, new_record
+from ..records import Outcome, RecordHead, Status, Verdict, new_record
+from ..json_types import JsonObject, as_object, as_text
 from .. import __version__, records, scratch
 from . import child_processes, failures, multiprocess, protocol
 from .child_output import OutputLog

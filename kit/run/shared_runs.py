@@ -23,7 +23,8 @@ from ..atomic_files import atomic_write_text
 from ..config import Check
 from ..hlo import Fingerprint
 from ..install import Environment
-from ..records import EXISTING, JsonObject, Outcome, as_object
+from ..records import EXISTING, Outcome
+from ..json_types import JsonObject, as_object
 
 
 @dataclass

@@ -24,7 +24,7 @@ from typing import Mapping, Protocol
 from repro.target_export import EXPORTS_ENV, PLATFORM_ENV, manifest
 
 from ..install import Environment
-from ..records import JsonObject, as_object
+from ..json_types import JsonObject, as_object
 from .child_processes import Ended
 from ..log_events import Log, detail
 from ..package_files import repro_root

@@ -22,7 +22,7 @@ One verdict, from the user's side (:attr:`CommitFinding.verdict`):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from ..json_edge import JsonObject
+from ...json_types import JsonObject
 
 from ...history.commit_range import CommitRange
 from ...history.commits import CommitInfo, commit_info, compare_url, compiled_changes, xla_patches

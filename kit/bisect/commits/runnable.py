@@ -80,9 +80,7 @@ class PairStore:
             data = read_json(self.folder / f"{key}.json")
         except (OSError, JsonTextError):
             return None
-        if not _kept_pair(data):
-            return None  # not a pair this store wrote (a hand-edit, another tool): asked again
-        return JaxRuns(data["ok"], data.get("error") or "", (), float(data.get("seconds") or 0))
+        return _kept_pair(data)  # None: not a pair this store wrote (a hand-edit, another tool): asked again
 
     def put(self, candidate: CommitCandidate, runs: JaxRuns) -> None:
         key = self.key(candidate)
@@ -96,13 +94,16 @@ class PairStore:
             pass  # only a cache: the pair is asked again next time
 
 
-def _kept_pair(data: object) -> bool:
-    """Does ``data`` hold what `PairStore.put` writes: ``ok`` a boolean, ``error`` text, ``seconds`` a number?"""
-    if not isinstance(data, dict) or not isinstance(data.get("ok"), bool):
-        return False
-    seconds = data.get("seconds")
-    return isinstance(data.get("error") or "", str) and \
-        (seconds is None or (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)))
+def _kept_pair(data: object) -> JaxRuns | None:
+    """The pair `PairStore.put` wrote (``ok`` a boolean, ``error`` text, ``seconds`` a number), else None."""
+    if not isinstance(data, dict):
+        return None
+    ok, error, seconds = data.get("ok"), data.get("error") or "", data.get("seconds")
+    if not isinstance(ok, bool) or not isinstance(error, str):
+        return None
+    if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
+        return None
+    return JaxRuns(ok, error, (), float(seconds or 0))
 
 
 @dataclass

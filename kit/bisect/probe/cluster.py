@@ -37,7 +37,7 @@ from ...slurm.jobs import POLL_S, REPO_ROOT, SlurmOptions, array_header, new_job
 from ...slurm.follow import follow
 from ...slurm.task_output import task_end
 from ..candidates import Candidate
-from ..json_edge import as_list, as_number, as_object
+from ...json_types import as_list, as_number, as_object
 from ..observation import CameFrom, Found, Observation
 from .probes import Prober
 from .release_subject import ReleaseSubject

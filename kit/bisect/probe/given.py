@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Mapping, Protocol, Sequence
 
 from ...records import Identity, Record, mismatch
-from ...records import Source, Status, as_text
+from ...records import Source, Status
+from ...json_types import as_text
 from ..observation import Observation
 from ..outcomes import observation_of
 from .output import output_tail

@@ -24,7 +24,8 @@ from ...config import Matrix
 from ...errors import ArchiveUnreachable
 from ...install import PackageIndex, Prepared
 from ...log_events import Log
-from ...records import Identity, as_text
+from ...records import Identity
+from ...json_types import as_text
 from ...run.facts import job_facts, job_label
 from ...user_paths import shown_path
 from ..bounds import Bounds

@@ -24,6 +24,7 @@ from packaging.version import Version
 from ...records import Source, Status, Verdict
 from ... import metrics
 from ...errors import ArchiveUnreachable, UsageError
+from ...json_types import as_list, as_object
 from ...log_events import Log
 from ..bounds import Bounds
 from ..candidates import Candidate
@@ -140,15 +141,17 @@ class MetricJudge:
         python, jaxlib = (resolution.python, resolution.versions.get("jaxlib")) if resolution else (None, None)
         if not record.ran:
             return Observation(Found(Status(record.status_text), None, record.reason), installed=Installed(python=python, jaxlib=jaxlib))
-        metric = record.metrics.get(self.metric)
-        if metric is None:
+        if record.metrics.get(self.metric) is None:
             known = ", ".join(sorted(record.metrics)) or "none"
             raise UsageError(f"jax {candidate.version}: the {'script' if self.script else 'check'} "
                              f"reported no metric {self.metric!r} (it reported: {known})",
                              "name one of its metrics with --metric, or have it write the metric to KIT_RESULT")
+        metric = as_object(record.metrics[self.metric])
         self.unit = str(metric.get("unit") or "")
         self.better = str(metric.get("better") or "lower")
-        return Observation(Found(Status.RAN, None, "measured", samples=[float(x) for x in metric["samples"]]),
+        # A null sample is a NaN or an infinity the run measured (records are strict JSON): not a time.
+        samples = [float(x) for x in as_list(metric.get("samples")) if isinstance(x, (int, float))]
+        return Observation(Found(Status.RAN, None, "measured", samples=samples),
                            installed=Installed(python=python, jaxlib=jaxlib,
                                                environment=subject.environment_state(candidate.version)))
 

@@ -31,7 +31,7 @@ from ...log_events import Log
 from ... import __version__
 from ...atomic_files import atomic_write_text
 from ...records import JsonTextError, read_json
-from ..json_edge import JsonObject, as_list, as_number, as_object
+from ...json_types import JsonObject, as_list, as_number, as_object
 
 SCHEMA = 1
 MAX_AGE_H = 24.0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from ..json_edge import JsonObject
+from ...json_types import JsonObject
 
 
 @dataclass(frozen=True)

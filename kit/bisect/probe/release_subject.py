@@ -26,6 +26,7 @@ from ... import records
 from ...config import Matrix
 from ...install import Environment, locked_release, PackageIndex, Prepared, ResolvedRelease
 from ...log_events import Log
+from ...json_types import as_list, as_object
 from ...records import Identity
 from ...run import runner
 from ...run.facts import job_label
@@ -119,14 +120,15 @@ class ReleaseSubject:
         # Read afresh for every probe: a sweep running alongside may have just measured this release.
         if self.spec.overrides:  # a record with timings answers an untimed probe: it read the same HLO
             here = dataclasses.replace(here, subject=self.spec.record_subject)
-        parameters = dict(here.subject.get("parameters") or {})
+        parameters = as_object(here.subject.get("parameters"))
         newest = records.newest_records_here(self.matrix.results_dir, self.spec.backend,
                                              {check: parameters}, self.spec.preset)
         record = newest.get((check, key))
         if record is None or not records.is_current(record, here):
             return None
+        tail = [str(line) for line in as_list(record.evidence.get("output_tail"))]
         return observation_of(record, Source.RECORD).with_came_from(
-            ran_at=record.created, matched=records.summary(here), output_tail=list(record.evidence.get("output_tail") or []),
+            ran_at=record.created, matched=records.summary(here), output_tail=tail,
             job=job_label(record.slurm or None)).with_cost(seconds=record.duration_s or 0.0)
 
     # -- running

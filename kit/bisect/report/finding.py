@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from ..json_edge import JsonObject
+from ...json_types import JsonObject
 
 from ...records import Source
 from ...reproduce_line import shell_join

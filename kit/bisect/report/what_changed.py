@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 from ...reproduce_line import shell_join
 from ..candidates import Candidate
-from ..json_edge import JsonObject
+from ...json_types import JsonObject
 from ..observation import Observation
 
 
