@@ -36,12 +36,12 @@ class TableJudge(MetricJudge):
 
 
 def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good: str = "0.6.0",
-            bad: str = "0.4.35") -> Any:
+            bad: str = "0.4.35", pins: tuple[str, ...] = ()) -> Any:
     """A release prober judged by a :class:`TableJudge`; its ``runs`` are the judge's."""
     matrix = load_matrix(ROOT / "matrix.toml")
     options = parse_options(matrix, ["--check", "scaling", "--metric", "t_ms", "--good", good, "--bad", bad])
     candidates = [Candidate(v, (), None, "3.12", v) for v in VERSIONS]
-    judge = TableJudge(options.specs.search, False, "test", lambda _m: None)
+    judge = TableJudge(options.specs.search, False, "test", lambda _m: None, pins=pins)
     judge.table, judge.runs = table, {}
     prober: Any = release_prober(matrix, options.specs, run_spec(matrix, options.specs.runs), candidates, ProbeCache(tmp_path / "probes"),
                                  "test", None, lambda _m: None, judge)  # type: ignore[arg-type]
@@ -118,3 +118,11 @@ def test_all_lists_every_step_larger_than_the_factor(tmp_path: Path) -> None:
     scan_all(VERSIONS, prober, cache)
     steps = [(s.before, s.after) for s in prober.summary().steps]
     assert steps == [("0.4.36", "0.4.37"), ("0.4.37", "0.4.38"), ("0.5.2", "0.5.3")]
+
+
+def test_every_measured_release_says_the_pins_it_held(tmp_path: Path) -> None:
+    # Since the report reads pins off the observations (not the command line), a metric bisect's summary lost
+    # "holding numpy==1.26.4": only the verdict judge put them there.
+    prober = _prober(tmp_path, _step_at("0.5.3"), pins=("numpy==1.26.4",))
+    _search(prober)
+    assert prober.observations and all(o.installed.pins == ["numpy==1.26.4"] for o in prober.observations.values())

@@ -127,7 +127,8 @@ def _bounds_and_prober(matrix: Matrix, specs: Specs, index: PackageIndex, log: L
     name = bisect_name(specs, bounds.good, bounds.bad)
     # A metric's samples are kept so that Ctrl-C and a rerun do not measure everything again.
     judge = MetricJudge(search, runs.script is not None, name, log,
-                        metric_samples(matrix, search, spec, bounds, candidates, name, log)) if search.metric else None
+                        metric_samples(matrix, search, spec, bounds, candidates, name, log),
+                        spec.pins) if search.metric else None
     return bounds, candidates, release_prober(matrix, specs, spec, candidates, cache, name, index, log, judge,
                                               given), {}
 

@@ -49,9 +49,12 @@ class MetricJudge:
     release, so the one judge serves both phases.
     """
 
-    def __init__(self, search: HowToSearch, script: bool, name: str, log: Log, samples: MetricSamples | None = None) -> None:
+    def __init__(self, search: HowToSearch, script: bool, name: str, log: Log, samples: MetricSamples | None = None,
+                 pins: tuple[str, ...] = ()) -> None:
         self.metric, self.factor, self.script, self.name, self.log = search.metric or "", search.factor, script, name, log
         """``--metric`` and ``--factor``; ``script``: a ``--script``'s words (pass/fail) and not a check's."""
+        self.pins = list(pins)
+        """``--pin``s every run held: on each observation, where the report says what the bisect held."""
         self.samples = samples
         """Where measured samples are kept so an interrupted bisect resumes (None: nothing kept)."""
         self.base: metrics.Baseline | None = None
@@ -121,7 +124,7 @@ class MetricJudge:
         return Look(observation.with_came_from(source=Source.CACHE if reused else Source.RUN, by=by, ran_at=ran_at)
                     .with_cost(seconds=round(seconds, 1), timeout_s=subject.timeout)
                     .with_installed(environment=None if reused else subject.environment_state(key),
-                                    python=python, jaxlib=jaxlib), not reused)
+                                    python=python, jaxlib=jaxlib, pins=list(self.pins)), not reused)
 
     @property
     def base_or_fail(self) -> metrics.Baseline:
