@@ -3,7 +3,8 @@
 ``tests/fixtures/written-schema-1/`` holds what the kit at 2b0cfeb wrote (schema 1, before the run's
 outcome, explain's statuses and the fingerprint states were types): three records of the store (a
 script whose failure JAX's own could not vouch for, a ``bad_if`` match, a release that could not be installed) and one
-explained run kept for bisect's per-op probes (`kit.run.shared_runs`). The typed outcome did not
+explained run kept for bisect's per-op probes (`kit.run.shared_runs`); and one probe-cache entry a commit
+bisect wrote before (04bdf37). The typed outcome did not
 change what a file holds (every word is a `str` enum member that JSON writes as the word), so
 `SCHEMA` is still 1 and `MIGRATIONS` empty; these tests are what a schema bump must keep passing
 through its migration.
@@ -96,3 +97,22 @@ def test_a_kept_run_of_another_shape_is_run_again_not_misread(tmp_path: Path, ke
     kept = tmp_path / "kept.json"
     kept.write_text(json.dumps(written), encoding="utf-8")
     assert shared_runs.load(kept) is None
+
+
+def test_a_probe_kept_before_reads_back_from_the_cache_as_a_typed_observation(tmp_path: Path) -> None:
+    # A probe-cache entry (schema 3) that the kit wrote on 2026-12-06 before the outcome was typed (04bdf37, a
+    # commit probe of the dctn fix with `jax/` alone): found under its identity, its words now enums.
+    from kit.bisect.probe.cache import ProbeCache
+    from kit.records import Identity, Source
+
+    saved = json.loads((WRITTEN / "probe-commit-dctn-fix.json").read_text())
+    identity = Identity.from_json(saved["identity"])
+    cache = ProbeCache(tmp_path)
+    path = cache.path(identity)
+    path.parent.mkdir(parents=True)
+    shutil.copy(WRITTEN / "probe-commit-dctn-fix.json", path)
+    observation = cache.get(identity, timeout_s=1800)
+    assert observation is not None and cache.unusable == {}
+    assert observation.found.status is Status.RAN and observation.came_from.source is Source.RUN
+    assert observation.found.verdict == "unaffected"
+    assert identity.subject["overlay_laid"] == "jax/ alone"
