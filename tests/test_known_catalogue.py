@@ -157,7 +157,8 @@ def fake_runs(monkeypatch: pytest.MonkeyPatch, outcomes: dict[str, str]) -> list
     ran: list[str] = []
 
     def audit_runs(matrix: Any, entries: Any, log: Any, records: Path, *, version: str = "",
-                   existing: Any = None) -> list[Measurement]:
+                   existing: Any = None, ready: Any = lambda: None) -> list[Measurement]:
+        ready()
         ran.extend(entry.id for entry in entries)
         return [Measurement(version, "cpu", Outcome(outcomes[entry.id]), "the script exited 1", "")
                 for entry in entries]
@@ -198,6 +199,15 @@ def test_audit_with_nothing_present_exits_0_and_flags_a_run_that_contradicts_the
 def test_audit_refuses_what_it_cannot_run(catalogue: Path, argv: list[str], said: str) -> None:
     with pytest.raises(UsageError, match=said):
         audit_main(load_matrix(str(ROOT / "matrix.toml")), argv, print, catalogue)
+
+
+def test_audit_refuses_a_missing_interpreter_before_saying_it_runs_anything(
+        catalogue: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # It printed "running 34 checks, ..." and then the error (noticed 2026-12-05).
+    with pytest.raises(UsageError, match="does not exist"):
+        audit_main(load_matrix(str(ROOT / "matrix.toml")), ["--python", str(tmp_path / "nope" / "python")], print,
+                   catalogue)
+    assert "running" not in capsys.readouterr().out
 
 
 def test_known_json_has_one_object_per_entry_with_its_ranges(catalogue: Path,

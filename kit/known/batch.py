@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from itertools import groupby
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..config import Matrix, script_check
 from ..install import Environment, ExistingPython
@@ -27,8 +27,9 @@ from .runs import run_entry
 
 
 def audit_runs(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: Path, *, version: str = "",
-               existing: ExistingPython | None = None) -> list[Measurement]:
-    """Every entry's outcome on one installation, in the order given."""
+               existing: ExistingPython | None = None, ready: Callable[[], None] = lambda: None) -> list[Measurement]:
+    """Every entry's outcome on one installation, in the order given; ``ready`` is called once the installation is
+    prepared, before the first check runs."""
     if not entries:
         return []
     first = entries[0]
@@ -39,6 +40,7 @@ def audit_runs(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: 
     backend = prepared.backend or "cpu"
     if prepared.environment is None:
         return [Measurement(release, backend, Outcome.UNTESTED, prepared.problem) for _ in entries]
+    ready()
     answered: dict[str, Measurement] = {}
     for _key, group in groupby(sorted(entries, key=_group_key), key=_group_key):
         members = list(group)

@@ -106,8 +106,11 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
             runs.append(run_entry(matrix, entry, log, _audit_records(matrix), version=version, existing=existing))
             print(f"[{number}/{len(entries)}] {entry.id}: {runs[-1].outcome.value}", flush=True)
     else:
-        print(f"running {len(entries)} checks, those that need the same devices in one interpreter", flush=True)
-        runs = audit_runs(matrix, entries, log, _audit_records(matrix), version=version, existing=existing)
+        # Said once the installation is there: a release the index lacks or a --python that is no interpreter is
+        # refused first, without "running 34 checks" above the error.
+        runs = audit_runs(matrix, entries, log, _audit_records(matrix), version=version, existing=existing,
+                          ready=lambda: print(f"running {len(entries)} checks, those that need the same devices in "
+                                              "one interpreter", flush=True))
     findings = [finding(entry, here, folder) for entry, here in zip(entries, runs)]
     for f in findings:
         print(f"  {f.entry.id}: {f.here.outcome.value} ({shown(f.here.reason)})")
