@@ -95,12 +95,24 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
         except KeyboardInterrupt:
             # Each layer has cleaned up on the way here (a check's process group, its temp folder); a record
             # is written whole or not at all, so what was written stays. A sweep says more itself and returns.
-            print(INTERRUPTED, file=sys.stderr)
+            print(interrupted_line(argv), file=sys.stderr)
             return EXIT_INTERRUPTED
 
 
-INTERRUPTED = ("interrupted (Ctrl-C): every record written before it is kept, and the run it stopped wrote none; "
-               "the same command again carries on")
+INTERRUPTED = "interrupted (Ctrl-C): every record written before it is kept, and the run it stopped wrote none"
+RESUMING = ("matrix", "bisect")
+VALUED = ("--config", "--out")
+"""``jax-kit``'s own options that take a value before the command."""
+"""Commands that skip what is already answered (current cells, cached probes) when given again."""
+
+
+def interrupted_line(argv: Sequence[str]) -> str:
+    """The Ctrl-C sentence: whether the same command again carries on or starts over (an audit, a check, an
+    explain or a triage runs everything again; the matrix and a bisect skip what they answered)."""
+    words = [w for i, w in enumerate(argv) if not w.startswith("-") and (i == 0 or argv[i - 1] not in VALUED)]
+    command = words[0] if words else ""
+    again = "carries on from there" if command in RESUMING else "starts it over"
+    return f"{INTERRUPTED}; the same command again {again}"
 
 
 def entry() -> None:

@@ -382,7 +382,13 @@ def test_ctrl_c_in_a_kit_command_is_one_sentence_and_130_not_a_traceback(monkeyp
 
     monkeypatch.setattr(cli, "_main", interrupted)
     assert cli.main(["run", "scaling", "0.6.0"]) == exit_codes.EXIT_INTERRUPTED
-    assert capsys.readouterr().err.splitlines() == [cli.INTERRUPTED]
+    assert capsys.readouterr().err.splitlines() == [cli.INTERRUPTED + "; the same command again starts it over"]
+    # A bisect skips its cached probes when given again; an audit runs every check again (it said "carries on").
+    assert cli.main(["bisect", "--check", "scaling"]) == exit_codes.EXIT_INTERRUPTED
+    assert capsys.readouterr().err.endswith("the same command again carries on from there\n")
+    assert cli.main(["audit", "0.4.35"]) == exit_codes.EXIT_INTERRUPTED
+    assert capsys.readouterr().err.endswith("the same command again starts it over\n")
+    assert cli.interrupted_line(["--config", "kit.toml", "matrix"]).endswith("carries on from there")
 
 
 # --target: a chip compiled for, not run (kit/targets.py names them, repro/scaling_target.py compiles for them).
