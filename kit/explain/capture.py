@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from repro.contract import json_safe
 
 from ..log_events import Log
-from ..records import Outcome, RecordHead, Status, new_record
+from ..records import Outcome, Record, RecordHead, Status, new_record
 from ..json_types import JsonObject, as_object, as_text
 from .. import __version__
 from ..config import Matrix, script_check
@@ -58,11 +58,11 @@ class Capture:
 
     @property
     def status(self) -> Status | None:
-        return Status.of(self.record.get("status"))
+        return Record.of(self.record).status
 
     @property
     def reason(self) -> str:
-        return as_text(self.record.get("reason"))
+        return Record.of(self.record).reason
 
     @property
     def kit_files_changed(self) -> list[str]:
