@@ -10,9 +10,9 @@ from kit.config import parse_matrix
 from kit.errors import UsageError
 from kit.install import plan as install
 from kit.errors import IndexUnreachable
-from kit.install.plan import (JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_hashes, parse_versions, plan_install,
-                         raise_if_network_trouble)
+from kit.install.plan import JAX_CUDA_ARCHIVE_PAGE, InstallPlan, Resolution, parse_hashes, parse_versions, plan_install
 from kit.install.plan import unresolvable_reason
+from kit.install.uv_errors import raise_if_network_trouble, uv_error
 from kit.install.key import InstallKey
 from tests.metadata_index import TableIndex
 
@@ -129,7 +129,7 @@ def test_a_find_links_page_that_answered_with_an_error_is_named_in_the_reason() 
     uv_said = ("error: Failed to read `--find-links` URL: https://example.org/wheels.html\n"
                "  cause: HTTP status client error (404 Not Found) for url (https://example.org/wheels.html)\n")
     raise_if_network_trouble(uv_said)  # the page answered: not the network's
-    assert unresolvable_reason(plan, [Resolution("3.11", False, error=install._uv_error(uv_said))]) == (
+    assert unresolvable_reason(plan, [Resolution("3.11", False, error=uv_error(uv_said))]) == (
         "the find-links page https://example.org/wheels.html could not be read (HTTP status client error "
         "(404 Not Found) for url (https://example.org/wheels.html); tried Python 3.11)")
 

@@ -14,6 +14,7 @@ from kit.install import plan as install, lockfile, release
 from kit.config import parse_matrix
 from kit.errors import IndexUnreachable, UsageError
 from kit.install.plan import InstallPlan, Resolution
+from kit.install.uv_errors import CACHE_PREDATES_ERA
 from kit.install.key import InstallKey
 from tests.fake_index import refused_url, serve_index, wheel
 from tests.metadata_index import TableIndex
@@ -69,7 +70,7 @@ def test_uv_s_cache_is_asked_first_and_the_index_only_where_it_cannot_answer(
             gap = offline and cache == "lacks what 3.13 needs"
             return Resolution(python, ok=False, error="uv is offline: not in the cache: ml-dtypes" if gap else no_wheels)
         if offline and cache == "predates the era":
-            return Resolution(python, ok=False, error=install.CACHE_PREDATES_ERA)
+            return Resolution(python, ok=False, error=CACHE_PREDATES_ERA)
         return Resolution(python, ok=True)
 
     monkeypatch.setattr(install, "resolve", resolve)

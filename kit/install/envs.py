@@ -29,7 +29,8 @@ from ..errors import IndexUnreachable, MachineUnwritable, StorageError, UsageErr
 from ..requirements import package_name
 from .installed import missing_from
 from .installer_env import uv_env
-from .plan import InstallPlan, Resolution, find_uv, raise_if_network_trouble
+from .plan import InstallPlan, Resolution, find_uv
+from .uv_errors import raise_if_network_trouble
 from .uv_failures import WRITE_ERRNOS, raise_if_this_machine, unwritable
 
 

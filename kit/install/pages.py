@@ -24,7 +24,8 @@ from typing import Sequence
 
 from .. import http
 from ..errors import IndexUnreachable
-from .plan import JAX_ARCHIVE_PAGE, JAX_CUDA_ARCHIVE_PAGE, NETWORK_TIP, InstallPlan
+from .plan import JAX_ARCHIVE_PAGE, JAX_CUDA_ARCHIVE_PAGE, InstallPlan
+from .uv_errors import NETWORK_TIP
 
 _ANSWERED: set[str] = set()
 """Pages that answered in this process: a sweep or a bisect plans many releases against the same pages."""

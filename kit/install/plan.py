@@ -20,7 +20,7 @@ from typing import Collection, Sequence
 from packaging.utils import canonicalize_name
 
 from ..config import Matrix, Release
-from ..errors import IndexUnreachable, UsageError
+from ..errors import UsageError
 from ..json_types import JsonObject
 from ..requirements import package_name
 from .index import PackageIndex
@@ -28,6 +28,8 @@ from .installer_env import uv_env
 from .key import InstallKey, pinned_name
 from .resolutions import Once, ResolutionStore, era_closed
 from .uv_cache import holds_era
+from .uv_errors import (CACHE_PREDATES_ERA, FIND_LINKS_UNREADABLE, NONE_OF_ITS_ERA, NOT_ON_INDEX, RELEASE_MISSING,
+                        cache_gap, raise_if_network_trouble, uv_cause, uv_error)
 from .uv_failures import raise_if_this_machine
 
 # JAX's installation guide names these pages for wheels the index no longer has
@@ -312,7 +314,7 @@ def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | Non
         raise_if_this_machine(proc.stderr)  # a cut download, a cache uv cannot write: no answer about the release
         if not offline:
             raise_if_network_trouble(proc.stderr)
-        return Resolution(python=python, ok=False, error=_uv_error(proc.stderr))
+        return Resolution(python=python, ok=False, error=uv_error(proc.stderr))
     versions = parse_versions(proc.stdout)
     if passed_over:  # a version of the era was skipped for want of its metadata here: ask the index
         return Resolution(python=python, ok=False, error=CACHE_PREDATES_ERA)
@@ -324,49 +326,6 @@ def _resolve(plan: InstallPlan, python: str, uv: str | None, platform: str | Non
 
 _PASSED_OVER = re.compile(r"`([^`]+)` needs to be downloaded from a registry")
 """uv's log line (``-v``) for a version it passed over offline because its metadata is not in the cache."""
-
-CACHE_PREDATES_ERA = "uv's cache cannot tell: some page it read may predate the era's cut-off"
-"""An offline resolve that uv answered from pages not known to hold the whole era: no answer (ask the index)."""
-
-
-def cache_gap(error: str) -> bool:
-    """An offline resolve failed on what uv's cache lacks (or may lack), not on what the index says."""
-    return error == CACHE_PREDATES_ERA or _OFFLINE_WORDS.search(error) is not None
-
-
-_OFFLINE_WORDS = re.compile(r"not (?:found )?in the cache|network was disabled|network connectivity is disabled|offline",
-                            re.IGNORECASE)
-
-
-# What uv says when the network, not the index, failed it.
-_NETWORK_TROUBLE = re.compile(r"error sending request|tcp connect error|dns error|Connection refused|"
-                              r"operation timed out|failed to lookup address|tunnel error|Network is unreachable",
-                              re.IGNORECASE)
-
-
-NETWORK_TIP = ("check the network (and HTTPS_PROXY); an outage says nothing about the release, so nothing was "
-               "recorded; releases whose environment is already built run without it")
-
-_RELEASE_MISSING = re.compile(r"no version of (jaxlib|jax)==([\w.]+)")
-"""uv's words when the release's own jax or jaxlib pin has no version at all (group 1 the package, 2 the version)."""
-_FIND_LINKS_UNREADABLE = re.compile(r"Failed to read `--find-links` URL: (\S+)")
-
-
-def raise_if_network_trouble(stderr: str) -> None:
-    """`IndexUnreachable` when uv's failure was the network's, not an answer about the release.
-
-    A find-links page out of reach is the network's too: the pages are probed
-    before uv runs (`pages.require_pages`), and this catches one that went
-    away in between.
-    """
-    if not _NETWORK_TROUBLE.search(stderr):
-        return
-    causes = [ln.strip()[len("cause:"):].strip() for ln in stderr.splitlines() if ln.strip().startswith("cause:")]
-    page = _FIND_LINKS_UNREADABLE.search(stderr)
-    what = f"the find-links page {page.group(1)}" if page else "the package index"
-    raise IndexUnreachable(f"uv could not reach {what} over the network "
-                           f"({causes[-1] if causes else _uv_error(stderr)})", NETWORK_TIP)
-
 
 def choose_python(plan: InstallPlan, available: list[str], offline: bool = False, first: str | None = None,
                   store: ResolutionStore | None = None) -> tuple[Resolution | None, list[Resolution]]:
@@ -397,18 +356,12 @@ def choose_python(plan: InstallPlan, available: list[str], offline: bool = False
 def missing_everywhere(resolution: Resolution, requires: tuple[str, ...] = ()) -> bool:
     """uv found no version of the pinned jax or jaxlib at all (not merely none for this Python), or none of
     an extra package or ``--pin`` in ``requires`` (before the era's cut-off, for an extra package)."""
-    if _RELEASE_MISSING.search(resolution.error):
+    if RELEASE_MISSING.search(resolution.error):
         return True
     if "Python" in resolution.error or "wheel" in resolution.error:
         return False  # the interpreter may be what does not fit: another Python is worth a try
-    named = NOT_ON_INDEX.search(resolution.error) or _NONE_OF_ITS_ERA.search(resolution.error)
+    named = NOT_ON_INDEX.search(resolution.error) or NONE_OF_ITS_ERA.search(resolution.error)
     return named is not None and package_name(named.group(1)) in {package_name(text) for text in requires}
-
-
-# uv's words when a package does not exist at all, or has no release before the era's cut-off that
-# meets the requirement: for an extra package, no other Python changes either answer.
-NOT_ON_INDEX = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
-_NONE_OF_ITS_ERA = re.compile(r"Because (?:only |there (?:is|are) no versions? of )([A-Za-z0-9_.\-]+?)(?=[<>=!~ ]|$)")
 
 
 def parse_hashes(text: str) -> dict[str, tuple[str, ...]]:
@@ -441,11 +394,11 @@ def unresolvable_reason(plan: InstallPlan, attempts: list[Resolution] | tuple[Re
         return no_python(plan.pythons)
     tried = ", ".join(a.python for a in attempts)
     where = ", ".join((plan.index_url, *plan.extra_index_urls, *plan.find_links))
-    page = _FIND_LINKS_UNREADABLE.search(attempts[-1].error)
+    page = FIND_LINKS_UNREADABLE.search(attempts[-1].error)
     if page:  # it answered (a network failure stops at raise_if_network_trouble), with an error
         cause = attempts[-1].error.rsplit("cause:", 1)[-1].strip()
         return f"the find-links page {page.group(1)} could not be read ({cause}; tried Python {tried})"
-    missing = _RELEASE_MISSING.search(attempts[-1].error)
+    missing = RELEASE_MISSING.search(attempts[-1].error)
     if missing:
         return no_wheels(where, missing.group(1), missing.group(2), tried)
     extra = _unsatisfied_extra(plan, attempts[-1].error)
@@ -472,7 +425,7 @@ def _unsatisfied_extra(plan: InstallPlan, error: str) -> str | None:
 
 def unsatisfied_extra(plan: InstallPlan, attempts: Sequence[Resolution]) -> str | None:
     """The check's extra requirement that kept the plan from resolving, or None when the release itself did."""
-    if not plan.requires or not attempts or _RELEASE_MISSING.search(attempts[-1].error):
+    if not plan.requires or not attempts or RELEASE_MISSING.search(attempts[-1].error):
         return None
     return _unsatisfied_extra(plan, attempts[-1].error)
 
@@ -482,12 +435,6 @@ def how_to_supply_extra(plan: InstallPlan, requirement: str) -> str:
     era = f"uploaded by {plan.exclude_newer[:10]}" if plan.exclude_newer else "on the index"
     return (f"Ask for a {package_name(requirement)} {era} (loosen or drop the pin in requires / --requires), or run "
             f"a later jax release, whose era has the {package_name(requirement)} you need.")
-
-
-def uv_cause(error: str) -> str:
-    """uv's reason without its "No solution found" preamble and its hints."""
-    text = error.split("cause:", 1)[-1].split(" hint:", 1)[0].strip()
-    return text.removeprefix("error: ").strip()
 
 
 def how_to_supply(version: str) -> str:
@@ -509,11 +456,3 @@ def find_uv() -> str:
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
         raise UsageError("uv is not installed", "run: python3 -m pip install -r requirements.txt") from None
-
-
-def _uv_error(stderr: str) -> str:
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    keep = [ln for ln in lines if not ln.lower().startswith("warning")]
-    text = " ".join(keep or lines)
-    text = re.sub(r"\s+", " ", text)
-    return text[:600] or "uv could not resolve the requirements"

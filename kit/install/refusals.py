@@ -3,7 +3,7 @@
 `kit.install.release` asks these once no Python resolved a plan, before the
 refusal becomes "not installable" (a record that blames the release). uv's
 network failures are read earlier, as each call fails
-(`plan.raise_if_network_trouble`); the sentence for a release that truly
+(`uv_errors.raise_if_network_trouble`); the sentence for a release that truly
 does not install is `plan.unresolvable_reason`.
 """
 
@@ -17,7 +17,8 @@ from packaging.utils import canonicalize_name
 
 from ..errors import IndexUnreachable, UsageError
 from ..requirements import package_name
-from .plan import NOT_ON_INDEX, InstallPlan, Resolution, uv_cause
+from .plan import InstallPlan, Resolution
+from .uv_errors import NOT_ON_INDEX, uv_cause
 
 # The values uv reads as true in a boolean variable such as UV_OFFLINE (clap's "boolish" words).
 _TRUE_WORDS = ("1", "true", "yes", "on", "y", "t")

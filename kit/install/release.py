@@ -22,10 +22,8 @@ from .index import PackageIndex
 from .key import InstallKey
 from .pages import plan_pages, require_pages
 from .plan import (
-    NETWORK_TIP,
     InstallPlan,
     Resolution,
-    cache_gap,
     choose_python,
     how_to_supply,
     missing_everywhere,
@@ -33,6 +31,7 @@ from .plan import (
     unresolvable_reason,
 )
 from .refusals import blamed_input, raise_if_offline
+from .uv_errors import NETWORK_TIP, cache_gap
 from .resolutions import ResolutionStore
 from .lockfile import Lock, LockSettings, current_lock, install_settings, write_lock
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import kit.install.plan as install
-from kit.install.plan import CACHE_PREDATES_ERA
+from kit.install.uv_errors import CACHE_PREDATES_ERA
 from tests.resolution_fixtures import VERSIONS, PLAN, fake_uv_cache
 
 
