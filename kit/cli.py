@@ -61,8 +61,8 @@ from .config import (
     is_release_number,
     load_matrix,
     release_number,
-    timeout_seconds,
 )
+from .check_settings import timeout_seconds
 from .errors import ConfigError, KitError, UsageError, out_of_files, unusable_file
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_INSTALLABLE, EXIT_OK, EXIT_UNSUPPORTED
 from .inert_console import inert_log, inert_streams

@@ -1,4 +1,4 @@
-"""matrix.toml: which JAX releases to test, how to install them, how big each check is.
+"""matrix.toml: which JAX releases to test, how to install them, which checks to run (`kit.check_settings`).
 
 Read once, validated on load. Every mistake is reported as one sentence that
 names the key and the fix (``ConfigError``), never as a traceback: the people
@@ -7,10 +7,7 @@ editing this file are scientists adding the release they run on a cluster.
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import hashlib
-import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,27 +18,18 @@ from packaging.version import Version
 
 from repro import parameters as parameter_rules
 
-from . import requirements as extra_packages
+from .check_settings import BUILTIN_CHECKS, Check, parse_any_check, parse_check
 from .errors import ConfigError, KitError, UsageError
 from .json_types import JsonObject, TomlTable
 from .layout import Layout
 
 # The TOML table checks are shared with the catalogue's entries; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
-from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, results_outside, script_bytes, script_with_code
+from .toml_tables import whole_number as _whole
+from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, results_outside, script_bytes
 
-from .checks import Parameters, builtin, names as builtin_names
+from .check_settings import script_check as script_check  # where kit/known asks for it
 from .targets import BACKENDS as BACKENDS, Target, configured_targets  # BACKENDS: where the rest of the kit has always asked
-
-# The built-in checks, one module each under kit/checks/. The parameters each understands, their shapes, limits
-# and normal form are registered with repro/parameters.py, shared with the repros so that both halves accept and
-# refuse the same values. They are checked and normalised here, once, where matrix.toml enters; the command
-# line's go through the same functions.
-BUILTIN_CHECKS = builtin_names()
-
-# A check's name becomes a nox session name and part of every record's file
-# name: ASCII letters, digits, - and _ keep it the same in both.
-_CHECK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
 # A release as JAX numbers them: digits and dots, nothing around them.
 _RELEASE_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)+")
@@ -50,15 +38,6 @@ _RELEASE_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)+")
 # and record file names, and stands where a release number would
 # (`python -m kit run scaling <name>`): a letter first, so it never reads as one.
 _ENVIRONMENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-
-# The longest time limit a run can have: Python's waits overflow near 292 years,
-# and a limit past a human life means "no limit" anyway.
-MAX_TIMEOUT_S = 10**9
-
-
-def _whole(v: object) -> int | None:
-    """``v`` where it is a whole number (a bool is not one), else None."""
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def release_number(text: str, where: str, error: type[KitError] = UsageError) -> str:
@@ -81,30 +60,6 @@ def is_release_number(text: str) -> bool:
 def is_environment_name(text: str) -> bool:
     """Could ``text`` name an ``[[environment]]`` (a letter first, then letters, digits, - and _)?"""
     return bool(_ENVIRONMENT_NAME.fullmatch(text))
-
-
-def timeout_value(value: object) -> int | None:
-    """A time limit in whole seconds, or None when ``value`` is not one (1 to `MAX_TIMEOUT_S`)."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)  # 1e9 written as a float is still a whole number of seconds
-    seconds = _whole(value)
-    return seconds if seconds is not None and 1 <= seconds <= MAX_TIMEOUT_S else None
-
-
-_TIMEOUT_WORDS = f"a whole number of seconds from 1 to {MAX_TIMEOUT_S}"
-
-
-def timeout_seconds(text: str) -> int:
-    """``--timeout`` as argparse reads it, in every command: a whole number of seconds."""
-    value = timeout_value(parameter_rules.scalar(text))
-    if value is None:
-        raise argparse.ArgumentTypeError(f"must be {_TIMEOUT_WORDS}, got {text!r}")
-    return value
-
-
-def parameter_problems(check: str, parameters: Parameters) -> list[str]:
-    """What the repro would refuse in ``parameters`` (its defaults filled in), one sentence each."""
-    return parameter_rules.problems(check, {**parameter_rules.DEFAULTS.get(check, {}), **parameters})
 
 
 @dataclass(frozen=True)
@@ -136,58 +91,6 @@ class InstallSettings:
     # JAX's own page of jaxlib wheels the index pruned, tried as a find-links
     # when the index lacks a release's jaxlib ("" turns that off).
     jaxlib_archive: str = "https://storage.googleapis.com/jax-releases/jax_releases.html"
-
-
-SCRIPT_CHECK_KEYS = ("script", "explain", "description", "host_devices", "timeout_s", "requires", "bad_if")  # user checks
-
-DEFAULT_TIMEOUT_S = 1800
-"""A check's time limit when its block (or ``--script``'s ``--timeout``) names none."""
-
-
-def bad_if_pattern(text: object, where: str, error: type[KitError] = UsageError) -> re.Pattern[str]:
-    """``bad_if`` / ``--bad-if``: a regular expression, compiled once here; else ``error`` naming it."""
-    if not isinstance(text, str) or not text:
-        raise error(f"{where} must be a non-empty regular expression", 'e.g. bad_if = "TypeError: .*argument"')
-    try:
-        return re.compile(text)
-    except re.error as exc:
-        raise error(f"{where} {text!r} is not a regular expression ({exc})",
-                    r"escape what should match literally with a backslash, e.g. 'index\[0\]' or 'f\(x\)'") from None
-
-
-@dataclass(frozen=True)
-class Check:
-    """A built-in repro (``python -m repro.<name>``) or a user's script (``script`` is set)."""
-
-    name: str
-    parameters: Parameters
-    presets: Mapping[str, Parameters]
-    timeout_s: int
-    description: str
-    script: Path | None = None
-    """Absolute path of a user check's script; None for the built-in checks."""
-    host_devices: int | None = None
-    """CPU runs of a script check get this many forced host devices."""
-    requires: tuple[str, ...] = ()
-    """Extra packages the script imports, in normal form (`kit.requirements`), installed for each release's era."""
-    bad_if: re.Pattern[str] | None = None
-    """A script check is affected only when it fails and its output matches this; another failure is inconclusive."""
-
-    @property
-    def builtin(self) -> bool:
-        return self.script is None
-
-
-def script_check(name: str, script: Path, *, description: str = "", host_devices: int | None = None,
-                 timeout_s: int = DEFAULT_TIMEOUT_S, requires: tuple[str, ...] = (),
-                 bad_if: re.Pattern[str] | None = None, parameters: Parameters | None = None) -> Check:
-    """A user's script as a check, from matrix.toml or from the command line (``--script``): one shape for both.
-
-    Every value has been checked where it entered; ``script`` is made absolute.
-    """
-    return Check(name=name, parameters=dict(parameters or {}), presets={}, timeout_s=timeout_s,
-                 description=description or f"{name} check ({script.name})", script=script_with_code(script),
-                 host_devices=host_devices, requires=requires, bad_if=bad_if)
 
 
 @dataclass(frozen=True)
@@ -245,7 +148,7 @@ class Matrix:
     def runnable_checks(self) -> Mapping[str, Check]:
         """Every check a run may name: matrix.toml's (what `nox -s matrix` sweeps), then each built-in check it does
         not list, with the defaults its module declares (kit/checks)."""
-        unlisted = {name: _parse_check(name, dict(parameter_rules.DEFAULTS[name]))
+        unlisted = {name: parse_check(name, dict(parameter_rules.DEFAULTS[name]))
                     for name in BUILTIN_CHECKS if name not in self.checks}
         return {**self.checks, **unlisted}
 
@@ -273,7 +176,7 @@ def parse_matrix(raw: TomlTable, path: Path = Path("matrix.toml")) -> Matrix:
     checks_raw = _table(raw, "checks", "")
     if not checks_raw:
         raise ConfigError("matrix.toml has no [checks.*] tables", "add [checks.scaling] and [checks.correctness]")
-    checks = {name: _parse_any_check(name, _table(checks_raw, name, "checks"), path) for name in checks_raw}
+    checks = {name: parse_any_check(name, _table(checks_raw, name, "checks"), path) for name in checks_raw}
     results_dir = path.parent / _string(kit, "results_dir", "kit", "reports/results")  # relative to matrix.toml
     return Matrix(
         path=path,
@@ -394,93 +297,6 @@ def _no_session_clashes(environments: list[NamedEnvironment], releases: tuple[Re
                 raise ConfigError(f"environment {environment.name!r} would make session {session}, which is "
                                   f"already {sessions[session]}", "give the environment another name")
             sessions[session] = f"check {check} in environment {environment.name}"
-
-
-def _parse_any_check(name: str, table: TomlTable, path: Path) -> Check:
-    """A built-in check by its name, anything else by its ``script``."""
-    if name in BUILTIN_CHECKS:
-        if "script" in table:
-            raise ConfigError(f"checks.{name} is a built-in check and cannot have a script",
-                              f"give your check another name, e.g. [checks.my-{name}]")
-        return _parse_check(name, table)
-    if "script" not in table and "explain" not in table:
-        close = difflib.get_close_matches(name, sorted(BUILTIN_CHECKS), n=1)
-        hint = f"did you mean the built-in {close[0]!r}? " if close else ""
-        raise ConfigError(f"checks.{name} has no script (and is not a built-in check)",
-                          hint + f'add script = "checks/{name}.py" (relative to matrix.toml)')
-    return _parse_script_check(name, table, path)
-
-
-def _parse_script_check(name: str, table: TomlTable, path: Path) -> Check:
-    where = f"checks.{name}"
-    if not _CHECK_NAME.fullmatch(name):
-        raise ConfigError(f"check name {name!r} has characters a session or record file name cannot hold",
-                          "use ASCII letters, digits, - and _ (starting with a letter or digit)")
-    _known_keys(table, set(SCRIPT_CHECK_KEYS), where)
-    script = path.parent / _string(table, key := "explain" if "explain" in table else "script", where, "")
-    if not script.is_file():
-        raise ConfigError(f"{where}.{key} {str(table[key])!r} is not a file (looked at {script})",
-                          "the path is relative to matrix.toml; copy an example from examples/checks/")
-    given = table.get("host_devices")
-    devices = _whole(given)
-    if given is not None and not (devices is not None and 0 < devices <= parameter_rules.MAX_HOST_DEVICES):
-        raise ConfigError(f"{where}.host_devices must be 1 to {parameter_rules.MAX_HOST_DEVICES}", "e.g. host_devices = 4")
-    requires = extra_packages.requirements(_strings(table, "requires", where, ()), f"{where}.requires", ConfigError)
-    bad_if = bad_if_pattern(table["bad_if"], f"{where}.bad_if", ConfigError) if "bad_if" in table else None
-    return script_check(name, script, description=_string(table, "description", where, f"{name} check ({table[key]})"),
-                        host_devices=devices, timeout_s=_timeout(table, where), requires=requires, bad_if=bad_if,
-                        parameters={"explain": True} if key == "explain" else None)  # kit/run/explained.py
-
-
-def _timeout(table: TomlTable, where: str) -> int:
-    timeout = timeout_value(table.get("timeout_s", DEFAULT_TIMEOUT_S))
-    if timeout is None:
-        raise ConfigError(f"{where}.timeout_s = {table['timeout_s']!r} is not {_TIMEOUT_WORDS}",
-                          "e.g. timeout_s = 900")
-    return timeout
-
-
-def _parse_check(name: str, table: TomlTable) -> Check:
-    """A built-in check: its parameters and presets checked and put in their normal form, once."""
-    where = f"checks.{name}"
-    rules = parameter_rules.RULES[name]
-    meta = {"presets", "timeout_s", "description"}
-    _known_keys(table, set(rules) | meta, where)
-    parameters = _checked_parameters(name, {k: v for k, v in table.items() if k not in meta}, {}, where)
-    presets_raw = _table(table, "presets", where)
-    presets: dict[str, Parameters] = {}
-    for preset, values in presets_raw.items():
-        pwhere = f"{where}.presets.{preset}"
-        if not isinstance(values, dict):
-            raise ConfigError(f"{pwhere} must be a table", f"write it as [{pwhere}]")
-        _known_keys(values, set(rules), pwhere)
-        presets[preset] = _checked_parameters(name, values, parameters, pwhere)
-    return Check(
-        name=name,
-        parameters=parameters,
-        presets=presets,
-        timeout_s=_timeout(table, where),
-        description=_string(table, "description", where, _builtin_description(name)),
-    )
-
-
-def _builtin_description(name: str) -> str:
-    check = builtin(name)
-    return check.description if check is not None else f"{name} check"
-
-
-def _checked_parameters(check: str, values: TomlTable, under: Parameters, where: str) -> dict[str, object]:
-    """``values`` in their normal form, or ConfigError: a value of the wrong shape, or values fine alone but
-    not together with ``under`` (a batch that does not split over a device count)."""
-    rules = parameter_rules.RULES[check]
-    for key, value in values.items():
-        if not rules[key].valid(value):
-            raise ConfigError(f"{where}.{key} = {value!r} is not valid", f"{key} must be {rules[key].expected}")
-    normal = parameter_rules.normalise(check, values)
-    broken = parameter_problems(check, {**under, **normal})
-    if broken:
-        raise ConfigError(f"[{where}] in matrix.toml: {broken[0]}", "change the values named above")
-    return normal
 
 
 def configured_parameters(matrix: Matrix, name: str) -> JsonObject:

@@ -84,3 +84,8 @@ def strings(raw: TomlTable, key: str, where: str, default: tuple[str, ...] = ())
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{dotted(where, key)} must be a list of strings", f'e.g. {key} = ["..."]')
     return tuple(value)
+
+
+def whole_number(value: object) -> int | None:
+    """``value`` where it is a whole number (a bool is not one), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -17,7 +17,8 @@ import pytest
 
 from kit.bisect.options import parse_options
 from kit.records import Outcome, Status
-from kit.config import parse_matrix, script_check
+from kit.config import parse_matrix
+from kit.check_settings import script_check
 from kit.errors import UsageError
 from kit.install.environment import Environment
 from kit.run import explained, runner, shared_runs, targeted

@@ -29,7 +29,7 @@ from kit.bisect.run_spec import run_spec
 from kit.bisect.probe.judges import release_prober
 from kit.bisect.probe.probes import Prober
 from kit.bisect.search import Outcome
-from kit.config import DEFAULT_TIMEOUT_S
+from kit.check_settings import DEFAULT_TIMEOUT_S
 from kit.errors import UsageError
 from kit.install.environment import Prepared
 from kit.install.release import open_index

@@ -16,7 +16,8 @@ from kit.bisect.candidates import Candidate
 from kit.bisect.options import parse_options
 from kit.bisect.probe.release_subject import ReleaseSubject, reproduce_command
 from kit.bisect.run_spec import probe_overrides, run_spec
-from kit.config import DEFAULT_TIMEOUT_S, Matrix, parse_matrix
+from kit.config import Matrix, parse_matrix
+from kit.check_settings import DEFAULT_TIMEOUT_S
 from kit.records import Identity
 
 CHECKS = {"scaling": {"devices": [1, 2], "batch": 64, "timeout_s": 75}}

@@ -199,7 +199,7 @@ def test_a_built_in_check_cannot_be_replaced_by_a_script(tmp_path: Path) -> None
 def test_a_timeout_is_a_whole_number_of_seconds_in_every_command(text: str) -> None:
     import argparse
 
-    from kit.config import timeout_seconds
+    from kit.check_settings import timeout_seconds
 
     with pytest.raises(argparse.ArgumentTypeError, match="must be a whole number of seconds from 1 to 1000000000"):
         timeout_seconds(text)

@@ -259,7 +259,7 @@ def test_bisect_explain_makes_the_program_a_script_check_judged_by_its_hlo_and_o
 
 
 def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path) -> None:
-    from kit.config import script_check
+    from kit.check_settings import script_check
     from kit.run import runner
     from kit.run.explained import run_explained
 
@@ -279,7 +279,7 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
 
 
 def test_bisects_of_two_ops_of_one_program_read_one_run_of_each_release(tmp_path: Path) -> None:
-    from kit.config import script_check
+    from kit.check_settings import script_check
     from kit.run import runner
     from kit.run.explained import run_explained
 

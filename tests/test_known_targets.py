@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from kit.records import Outcome as RunOutcome, Status, Verdict
-from kit.config import load_matrix, script_check
+from kit.config import load_matrix
+from kit.check_settings import script_check
 from kit.errors import ConfigError, UsageError
 from kit.known import command, measure as measure_module
 from kit.known.catalogue import load_catalogue, read_entry

@@ -22,7 +22,7 @@ LAYERS: dict[str, int] = {
     # 0: what everything reads: errors, the kit's exit codes, config, the record store and currency,
     # whole-file writes, sample statistics, one HTTP helper, one TOML table checker, JAX's git history,
     # how much of a check's text is kept, a check's extra packages, what a path the user gave is.
-    "kit": 0, "kit.errors": 0, "kit.exit_codes": 0, "kit.config": 0, "kit.records": 0, "kit.atomic_files": 0,
+    "kit": 0, "kit.errors": 0, "kit.exit_codes": 0, "kit.config": 0, "kit.check_settings": 0, "kit.records": 0, "kit.atomic_files": 0,
     "kit.metrics": 0, "kit.http": 0, "kit.toml_tables": 0, "kit.json_types": 0, "kit.history": 0, "kit.text_bounds": 0,
     "kit.requirements": 0, "kit.user_paths": 0, "kit.layout": 0, "kit.arguments": 0,
     "kit.user_cache": 0, "kit.package_files": 0, "kit.project": 0,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kit.records import Outcome
-from kit.config import script_check
+from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
 from tests.fake_jax_package import write_fake_jax
 from kit.run import failures, protocol, runner

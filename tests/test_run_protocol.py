@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.config import script_check
+from kit.check_settings import script_check
 from tests.fake_jax_package import write_fake_jax
 from kit.run import protocol, runner
 from kit.install.environment import REUSED, Environment

@@ -25,15 +25,8 @@ from packaging.version import Version
 from repro.parameters import MAX_HOST_DEVICES
 
 from ..arguments import Parser
-from ..config import (
-    DEFAULT_TIMEOUT_S,
-    Check,
-    Matrix,
-    bad_if_pattern,
-    release_number,
-    script_check,
-    timeout_seconds,
-)
+from ..check_settings import DEFAULT_TIMEOUT_S, Check, bad_if_pattern, script_check, timeout_seconds
+from ..config import Matrix, release_number
 from ..checks import builtin
 from ..errors import UsageError
 from ..targets import BACKENDS, Target, parse_target

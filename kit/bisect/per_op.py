@@ -20,7 +20,8 @@ from ..log_events import Log
 from ..json_types import as_list, as_object, as_text
 from ..records import Record
 from ..records import Verdict
-from ..config import Check, Matrix
+from ..config import Matrix
+from ..check_settings import Check
 from ..errors import UsageError
 from ..hlo import HOLDS_WHOLE
 from ..run import runner

@@ -27,7 +27,9 @@ from ..json_types import JsonObject, json_form
 
 from repro.parameters import untimed
 
-from ..config import Check, Matrix
+from ..config import Matrix
+
+from ..check_settings import Check
 from ..install import InstallKey, InstallPlan
 from ..records import Identity
 from ..run import runner
@@ -41,7 +43,7 @@ class RunSpec:
     name: str
     """What records call the check: the check's name, or ``script-<stem>`` for a ``--script``."""
     check: Check
-    """matrix.toml's block, or the ``--script`` made a check (`kit.config.script_check`), its extra packages in it."""
+    """matrix.toml's block, or the ``--script`` made a check (`kit.check_settings.script_check`), its extra packages in it."""
     preset: str | None
     parameters: Mapping[str, object]
     """What each probe asks of the check, merged and judged once (`runner.parameters_for`), overrides applied."""

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Check
+from ..check_settings import Check
 from ..slurm.jobs import SlurmOptions
 
 
@@ -35,7 +35,7 @@ class WhatRuns:
     script: Path | None = None
     """``--script`` (or ``--explain``'s program), resolved."""
     script_check: Check | None = None
-    """``--script`` and its settings as the check it runs as (`kit.config.script_check`)."""
+    """``--script`` and its settings as the check it runs as (`kit.check_settings.script_check`)."""
     backend: str = "cpu"
     preset: str | None = None
     target: str = ""

@@ -23,7 +23,8 @@ from ..log_events import Log
 from ..records import Outcome, Record, RecordHead, Status, new_record
 from ..json_types import JsonObject, as_object, as_text
 from .. import __version__
-from ..config import Matrix, script_check
+from ..config import Matrix
+from ..check_settings import script_check
 from ..hlo import Fingerprint
 from ..install import ExistingPython, InstallKey, Prepared, install_facts, release_bytecode_env
 from .. import launch

@@ -16,7 +16,8 @@ from typing import Sequence
 
 from .. import launch
 from ..arguments import Parser
-from ..config import Matrix, release_number, timeout_seconds
+from ..config import Matrix, release_number
+from ..check_settings import timeout_seconds
 from ..targets import BACKENDS
 from ..errors import UsageError
 from ..install import inspect_interpreter

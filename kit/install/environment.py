@@ -43,7 +43,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..log_events import Event, Kind, Log, detail
-from ..config import Check, Matrix
+from ..config import Matrix
+from ..check_settings import Check
 from ..errors import UsageError
 from ..json_types import JsonObject
 from ..history.source import History

@@ -38,7 +38,8 @@ from ..log_events import Log
 from .. import records
 from . import slurm
 from ..arguments import Parser
-from ..config import BACKENDS, Matrix, configured_processes, release_number, timeout_seconds
+from ..config import BACKENDS, Matrix, configured_processes, release_number
+from ..check_settings import timeout_seconds
 from ..errors import ConfigError, KitError, StorageError, UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install import InstallKey, open_index, PackageIndex, Prefetch, Prepared, ResolvedRelease

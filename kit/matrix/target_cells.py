@@ -23,7 +23,9 @@ from typing import Mapping, Sequence
 
 from repro import parameters as parameter_rules
 
-from ..config import Check, Matrix, configured_parameters
+from ..config import Matrix, configured_parameters
+
+from ..check_settings import Check
 from ..records import Identity
 from ..run.facts import identity_here
 from ..targets import Target

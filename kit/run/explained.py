@@ -25,7 +25,7 @@ from ..errors import MachineUnwritable
 from ..log_events import Log
 from ..records import JsonTextError, Outcome, Verdict, read_json
 from ..json_types import JsonObject, as_text
-from ..config import Check
+from ..check_settings import Check
 from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module
 from ..install import Environment
 from ..package_files import repro_root

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from .. import launch
-from ..config import Check
+from ..check_settings import Check
 from ..hlo import Fingerprint
 from ..install import Environment
 from ..log_events import Log, detail

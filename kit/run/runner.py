@@ -42,7 +42,8 @@ from .explained import explain_runner
 from .jax_runs import jax_runs
 from .kit_files import watching
 from .child_output import echo_to_console
-from ..config import Check, Matrix, configured_parameters, parameter_problems, script_parameters
+from ..config import Matrix, configured_parameters, script_parameters
+from ..check_settings import Check, parameter_problems
 from ..text_bounds import bound_record
 from ..package_files import repro_root
 from ..user_paths import shown_path
@@ -93,7 +94,7 @@ class RunRequest:
     check's own ``requires``."""
     script: Check | None = None
     """The check as one value where the caller made it: a script given on the command line (bisect's
-    ``--script``, `kit.config.script_check`), a bisect's run spec; None: the check named ``check`` in matrix.toml."""
+    ``--script``, `kit.check_settings.script_check`), a bisect's run spec; None: the check named ``check`` in matrix.toml."""
     records_dir: Path | None = None
     """Where the record goes; None: the matrix's ``results_dir`` (bisect keeps scripts' and commits' apart)."""
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..atomic_files import atomic_write_text
-from ..config import Check
+from ..check_settings import Check
 from ..hlo import Fingerprint
 from ..install import Environment
 from ..records import EXISTING, Outcome

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..atomic_files import atomic_write_texts
-from ..config import _CHECK_NAME
+from ..check_settings import CHECK_NAME
 from ..errors import UsageError
 from .block_outcome import Feature, Outcome
 from .issue_text import Block
@@ -103,7 +103,7 @@ _WRONG_VALUE_TEMPLATE = string.Template(textwrap.dedent('''
 def is_check_name(text: str) -> bool:
     """Could ``text`` name a check: matrix.toml's one rule for a check's name (ASCII letters, digits, - and _, a
     letter or digit first), which every name that becomes ``checks/NAME.py`` follows: never a path."""
-    return bool(_CHECK_NAME.fullmatch(text))
+    return bool(CHECK_NAME.fullmatch(text))
 
 
 BEHAVES_AS_REPORTED = "BEHAVES AS REPORTED:"

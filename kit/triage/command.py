@@ -14,7 +14,8 @@ from typing import Sequence
 
 from ..log_events import Log
 from ..arguments import Parser
-from ..config import DEFAULT_TIMEOUT_S, Matrix, release_number, timeout_seconds
+from ..config import Matrix, release_number
+from ..check_settings import DEFAULT_TIMEOUT_S, timeout_seconds
 from ..errors import UsageError
 from ..reproduce_line import reproduce_text
 from ..exit_codes import EXIT_OK

@@ -23,7 +23,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import bad_if_pattern, script_check, script_parameters
+from ..config import script_parameters
+
+from ..check_settings import bad_if_pattern, script_check
 from ..json_types import JsonObject
 from ..records import Record
 from ..records import Verdict

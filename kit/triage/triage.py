@@ -31,7 +31,8 @@ from typing import Protocol
 
 from ..log_events import Log
 from ..records import Verdict
-from ..config import DEFAULT_TIMEOUT_S, Matrix, bad_if_pattern, script_check
+from ..config import Matrix
+from ..check_settings import DEFAULT_TIMEOUT_S, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
 from ..install import open_index, PackageIndex
 from ..project import bisect_command, catalogue_folders

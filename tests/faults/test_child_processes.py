@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.config import script_check
+from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
 from kit.run import child_processes, multiprocess, runner
 from tests.process_state import ended_soon, pids_written, running
@@ -127,7 +127,7 @@ DRIVER = """
 import sys
 from pathlib import Path
 from kit import cli
-from kit.config import script_check
+from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
 from kit.run import runner
 env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED)

@@ -32,7 +32,7 @@ KIT = """
 import sys
 from pathlib import Path
 from kit import cli
-from kit.config import script_check
+from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
 from kit.run import runner
 env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED)

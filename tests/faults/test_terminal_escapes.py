@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.config import script_check
+from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
 from kit.run import runner
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from kit.errors import UsageError
-from kit.config import DEFAULT_TIMEOUT_S, Matrix, parse_matrix
+from kit.config import Matrix, parse_matrix
+from kit.check_settings import DEFAULT_TIMEOUT_S
 from kit.triage import command, progress
 from kit.triage import triage as flow
 from kit.triage.check_writer import WrittenCheck
