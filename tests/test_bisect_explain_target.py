@@ -21,7 +21,7 @@ from kit.config import parse_matrix
 from kit.check_settings import script_check
 from kit.errors import UsageError
 from kit.install.environment import Environment
-from kit.run import explained, runner, shared_runs, targeted
+from kit.run import explained, runner, script_runs, shared_runs, targeted
 from kit.targets import parse_target
 
 DATA = Path(__file__).parent / "data" / "hlo"
@@ -44,14 +44,14 @@ def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[Ou
 
     def compile_exports(run_child: Any, env: Any, target: Any, exports: Path, scratch: Path, dump: Path,
                         timeout: int, log: Any) -> dict[str, Any]:
-        assert run_child is runner.run_child  # the runner hands its own down to the compile
+        assert run_child is script_runs.run_child  # the runner hands its own down to the compile
         for stage in ("before_optimizations", "after_optimizations"):
             shutil.copy(DATA / f"jax-0.12.0.1-tpu-train_slogdet.{stage}.txt", dump / f"module_0001.jit_loss.{stage}.txt")
         return {"modules": [{"number": 1, "name": "jit_loss"}], "failed": [], "devices": {"count": 4}}
 
     monkeypatch.setattr(targeted, "compile_exports", compile_exports)
     env = Environment(python=Path(sys.executable), versions={"jax": "0.12.0.1"}, obtained="reused")
-    probe = explained.explain_runner(run_script, runner.scratch_dir, None, runner.run_child)
+    probe = explained.explain_runner(run_script, script_runs.scratch_dir, None, script_runs.run_child)
     return probe(env, check, "tpu", 60, lambda line: None), runs
 
 

@@ -221,7 +221,7 @@ def test_the_known_problem_carries_its_fingerprint() -> None:
 
 
 def test_an_explain_check_of_matrix_toml_is_affected_where_an_op_holds_the_whole_batch(tmp_path: Path) -> None:
-    from kit.run import runner
+    from kit.run import runner, script_runs
 
     (tmp_path / "matrix.toml").write_text('[[release]]\nversion = "0.4.35"\n\n[[release]]\nversion = "0.6.0"\n\n'
                                           '[checks.mine]\nexplain = "train_slogdet.py"\nhost_devices = 4\n')
@@ -260,7 +260,7 @@ def test_bisect_explain_makes_the_program_a_script_check_judged_by_its_hlo_and_o
 
 def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path) -> None:
     from kit.check_settings import script_check
-    from kit.run import runner
+    from kit.run import runner, script_runs
     from kit.run.explained import run_explained
 
     env = Environment(python=Path(sys.executable), versions={"jax": "0.4.35"}, obtained="reused")
@@ -268,7 +268,7 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
     for op in ("train_mixed.py:42", "train_mixed.py:28", "train_mixed.py:99", "train_mixed.py:40:triangular_solve"):
         check = script_check("mine", _program(tmp_path, "0.4.35", "train_mixed"), host_devices=4,
                              parameters={"explain": True, "op": op})
-        fields = run_explained(runner.run_script, runner.scratch_dir, env, check, "cpu", 60, lambda _: None)
+        fields = run_explained(script_runs.run_script, script_runs.scratch_dir, env, check, "cpu", 60, lambda _: None)
         reasons[op] = (fields.verdict, fields.reason)
     assert reasons["train_mixed.py:42"][0] == "affected"
     assert "train_mixed.py:42 cholesky" in reasons["train_mixed.py:42"][1]
@@ -280,7 +280,7 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
 
 def test_bisects_of_two_ops_of_one_program_read_one_run_of_each_release(tmp_path: Path) -> None:
     from kit.check_settings import script_check
-    from kit.run import runner
+    from kit.run import runner, script_runs
     from kit.run.explained import run_explained
 
     counter = tmp_path / "runs.txt"
@@ -289,14 +289,14 @@ def test_bisects_of_two_ops_of_one_program_read_one_run_of_each_release(tmp_path
     verdicts = []
     for op in ("train_mixed.py:40:lu", "train_mixed.py:42:cholesky", "train_mixed.py:28"):
         check = script_check("mine", program, host_devices=4, parameters={"explain": True, "op": op})
-        fields = run_explained(runner.run_script, runner.scratch_dir, env, check, "cpu", 60, lambda _: None,
+        fields = run_explained(script_runs.run_script, script_runs.scratch_dir, env, check, "cpu", 60, lambda _: None,
                                shared=tmp_path / "shared")
         verdicts.append(fields.verdict)
     assert verdicts == ["affected", "affected", "unaffected"]
     assert counter.read_text() == "ran\n"
     overlaid = dataclasses.replace(env, pythonpath=(tmp_path,))  # a commit laid over: never shared
     check = script_check("mine", program, host_devices=4, parameters={"explain": True, "op": "train_mixed.py:40:lu"})
-    run_explained(runner.run_script, runner.scratch_dir, overlaid, check, "cpu", 60, lambda _: None,
+    run_explained(script_runs.run_script, script_runs.scratch_dir, overlaid, check, "cpu", 60, lambda _: None,
                   shared=tmp_path / "shared")
     assert counter.read_text() == "ran\nran\n"
 
@@ -305,7 +305,7 @@ def test_bisect_explain_without_op_bisects_each_op_that_changed_and_answers_one_
         monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     from kit.bisect import per_op
     from kit.bisect.options import parse_options
-    from kit.run import runner
+    from kit.run import runner, script_runs
 
     def prepare(matrix, request, log, index=None):  # type: ignore[no-untyped-def]
         _program(tmp_path, request.version, "train_mixed")

@@ -256,7 +256,7 @@ def test_a_target_runs_reason_carries_what_the_check_said_and_that_nothing_ran()
 
 def test_after_a_target_check_fails_jax_is_probed_on_cpu_with_libtpu_told_it_is_not_on_a_tpu_vm(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from kit.run import runner
+    from kit.run import runner, script_runs
 
     asked: list[dict[str, str]] = []
 
@@ -274,8 +274,8 @@ def test_after_a_target_check_fails_jax_is_probed_on_cpu_with_libtpu_told_it_is_
         def isolating_env(self) -> dict[str, str]:
             return {}
 
-    monkeypatch.setattr(runner, "jax_runs", jax_runs)
-    monkeypatch.setattr(runner, "release_bytecode_env", lambda env: {})
+    monkeypatch.setattr(script_runs, "jax_runs", jax_runs)
+    monkeypatch.setattr(script_runs, "release_bytecode_env", lambda env: {})
     fields = RunOutcome(Status.RAN, Verdict.AFFECTED)
-    assert runner.unless_jax_failed(fields, Env(), print, known_target.PROBE_ENV) == fields  # type: ignore[arg-type]
+    assert script_runs.unless_jax_failed(fields, Env(), print, known_target.PROBE_ENV) == fields  # type: ignore[arg-type]
     assert asked[-1]["JAX_PLATFORMS"] == "cpu" and asked[-1]["TPU_SKIP_MDS_QUERY"] == "1"

@@ -12,7 +12,7 @@ from kit.records import Outcome
 from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
 from tests.fake_jax_package import write_fake_jax
-from kit.run import failures, protocol, runner
+from kit.run import failures, protocol, script_runs
 
 TRACEBACKS = Path(__file__).resolve().parent / "fixtures" / "tracebacks"
 
@@ -181,7 +181,7 @@ def _run(tmp_path: Path, body: str, jax_broken: bool = False, **settings: object
     jax = write_fake_jax(tmp_path / "fake-jax", broken=jax_broken)
     env = Environment(python=Path(sys.executable), versions={"jax": "0.6.0", "optax": "0.2.4"}, obtained=REUSED,
                       pythonpath=(jax,))
-    return runner.run_script(env, script_check("c", script, **settings), "cpu", 60, lambda _m: None)  # type: ignore[arg-type]
+    return script_runs.run_script(env, script_check("c", script, **settings), "cpu", 60, lambda _m: None)  # type: ignore[arg-type]
 
 
 def test_the_runner_keeps_the_exception_in_the_record(tmp_path: Path) -> None:

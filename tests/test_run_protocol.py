@@ -10,7 +10,7 @@ import pytest
 
 from kit.check_settings import script_check
 from tests.fake_jax_package import write_fake_jax
-from kit.run import protocol, runner
+from kit.run import protocol, runner, script_runs
 from kit.install.environment import REUSED, Environment
 
 
@@ -57,7 +57,7 @@ def test_script_run_takes_the_result_file_and_forced_devices(tmp_path: Path) -> 
         "n = os.environ['XLA_FLAGS'].split('=')[-1]\n"
         "kitcheck.finish('affected', 'slow', summary={'devices': int(n)},\n"
         "                metrics={'t': kitcheck.metric([3.0, 2.0, 4.0])})\n"))
-    fields = runner.run_script(_env(tmp_path), script_check("c", script, host_devices=4), "cpu", 60, lambda _m: None)
+    fields = script_runs.run_script(_env(tmp_path), script_check("c", script, host_devices=4), "cpu", 60, lambda _m: None)
     assert (fields.status, fields.verdict, fields.reason) == ("ran", "affected", "slow")
     assert fields.evidence["summary"] == {"devices": 4}
     assert fields.metrics == {"t": {"unit": "ms", "samples": [3.0, 2.0, 4.0], "better": "lower"}}
@@ -65,21 +65,21 @@ def test_script_run_takes_the_result_file_and_forced_devices(tmp_path: Path) -> 
 
 
 def test_a_plain_script_with_an_exit_code_is_a_valid_check(tmp_path: Path) -> None:
-    fields = runner.run_script(_env(tmp_path), script_check("c", _script(tmp_path, "sys.exit(125)\n")), "cpu", 60,
+    fields = script_runs.run_script(_env(tmp_path), script_check("c", _script(tmp_path, "sys.exit(125)\n")), "cpu", 60,
                                lambda _m: None)
     assert (fields.status, fields.verdict) == ("ran", "inconclusive")
 
 
 @pytest.mark.real_time  # waits out a real time limit
 def test_a_script_past_its_timeout_is_timed_out(tmp_path: Path) -> None:
-    fields = runner.run_script(_env(tmp_path), script_check("c", _script(tmp_path, "time.sleep(30)\n")), "cpu", 1,
+    fields = script_runs.run_script(_env(tmp_path), script_check("c", _script(tmp_path, "time.sleep(30)\n")), "cpu", 1,
                                lambda _m: None)
     assert fields.status == "timed-out"
 
 
 def test_a_script_killed_by_a_signal_is_a_crash(tmp_path: Path) -> None:
     body = "import signal\nprint('about to die')\nos.kill(os.getpid(), signal.SIGKILL)\n"
-    fields = runner.run_script(_env(tmp_path), script_check("c", _script(tmp_path, body)), "cpu", 60, lambda _m: None)
+    fields = script_runs.run_script(_env(tmp_path), script_check("c", _script(tmp_path, body)), "cpu", 60, lambda _m: None)
     assert fields.status == "crashed"
     assert "signal 9" in fields.reason
     assert "about to die" in fields.reason
@@ -87,6 +87,6 @@ def test_a_script_killed_by_a_signal_is_a_crash(tmp_path: Path) -> None:
 
 def test_a_broken_result_file_is_a_crash_naming_it(tmp_path: Path) -> None:
     body = "open(os.environ['KIT_RESULT'], 'w').write(json.dumps({'verdict': 'maybe'}))\n"
-    fields = runner.run_script(_env(tmp_path), script_check("c", _script(tmp_path, body)), "cpu", 60, lambda _m: None)
+    fields = script_runs.run_script(_env(tmp_path), script_check("c", _script(tmp_path, body)), "cpu", 60, lambda _m: None)
     assert fields.status == "crashed"
     assert "verdict 'maybe'" in fields.reason

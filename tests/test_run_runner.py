@@ -17,7 +17,7 @@ import pytest
 from kit.install.bytecode import PYCACHE
 from kit.install.environment import REUSED, Environment, ExistingPython, Prepared
 from kit import records
-from kit.run import runner
+from kit.run import runner, script_runs
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
 from kit.install.plan import InstallPlan, Resolution
@@ -77,7 +77,7 @@ def test_an_extra_package_of_no_release_of_the_era_says_what_to_do_about_it(matr
 @pytest.mark.real_time  # waits out a real time limit
 def test_a_repro_that_overruns_its_timeout_is_killed(capsys: Any) -> None:
     started = time.monotonic()
-    ended = runner.run_child([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 2,
+    ended = script_runs.run_child([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 2,
                              lambda m: None)
     assert ended.code is None
     assert ended.tail == ["started"]
@@ -98,12 +98,12 @@ def test_a_size_the_repro_refuses_is_recorded_as_refused_not_crashed(tmp_path: P
 
 @pytest.mark.real_time  # waits out a real time limit
 def test_a_terminated_session_kills_its_repro_and_leaves_no_temp_folder(tmp_path: Path) -> None:
-    script = ("import sys; from kit import cli; from kit.run import runner\n"
+    script = ("import sys; from kit import cli; from kit.run import script_runs\n"
               "with cli.unwind_on_stop_signals():\n"
-              "    with runner.scratch_dir() as folder:\n"
+              "    with script_runs.scratch_dir() as folder:\n"
               "        print(folder, flush=True)\n"
-              "        runner.run_child([sys.executable, '-c', 'import time; print(\"child\", flush=True); time.sleep(60)'], 60,\n"
-              "                         print)\n")
+              "        script_runs.run_child([sys.executable, '-c', 'import time; print(\"child\", flush=True); time.sleep(60)'], 60,\n"
+              "                              print)\n")
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
                             cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert proc.stdout is not None

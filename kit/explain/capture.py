@@ -1,6 +1,6 @@
 """One release: run the program unmodified with XLA's dump on, read what it compiled, keep one record.
 
-The program runs the one way a script runs (`kit.run.runner.run_script`: the
+The program runs the one way a script runs (`kit.run.script_runs.run_script`: the
 release's environment as `kit run` / bisect ``--script`` resolve it, forced
 host devices on CPU, its process tree ended at exit or timeout), with its
 own arguments, in the folder it was called from, and the dump asked into a
@@ -28,7 +28,7 @@ from ..check_settings import script_check
 from ..hlo import Fingerprint
 from ..install import ExistingPython, InstallKey, Prepared, install_facts, release_bytecode_env
 from .. import launch
-from ..run import explained, explained_ranks, runner, targeted
+from ..run import explained, explained_ranks, runner, script_runs, targeted
 from ..run.kit_files import watching
 from ..run.shared_runs import DumpedRun, partitions
 from .options import Options
@@ -112,11 +112,11 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
                 launch.named(options.launcher), release_bytecode_env(env), args=options.args, cwd=options.cwd,
                 shown=lambda path: _shown_source(path, options)))
             return runs[-1].outcome
-        runs.append(explained.dumped_run(runner.run_script, runner.scratch_dir, env, check, options.backend,
+        runs.append(explained.dumped_run(script_runs.run_script, script_runs.scratch_dir, env, check, options.backend,
                                          options.timeout_s, log,
                                          release_bytecode_env(env), args=options.args, cwd=options.cwd,
                                          shown=lambda path: _shown_source(path, options), target=target,
-                                         run_child=runner.run_child))
+                                         run_child=script_runs.run_child))
         return runs[-1].outcome
 
     # A program is a stranger's code as a check is: one that rewrites the kit's files (a record, matrix.toml,

@@ -1,6 +1,6 @@
 """A program run with XLA's dump on, its compiles read into fingerprints; and the check that judges them.
 
-`dumped_run` is the one way a program runs to be explained: `kit.run.runner.run_script`
+`dumped_run` is the one way a program runs to be explained: `kit.run.script_runs.run_script`
 (the release's environment, forced host devices, the process tree) with the
 dump asked into the run's scratch folder and kept to what is read
 (`kit.run.hlo_dump`). `nox -s explain` reads its fingerprints into an answer
@@ -38,7 +38,7 @@ from . import targeted
 from ..targets import Target
 
 class ScriptRun(Protocol):
-    """`runner.run_script`, handed in by the runner (which imports this module: no import circle)."""
+    """`script_runs.run_script`, handed in by the runner (which imports this module: no import circle)."""
 
     def __call__(self, env: Environment, check: Check, backend: str, timeout: int, log: Log,
                  output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
@@ -46,7 +46,7 @@ class ScriptRun(Protocol):
 
 
 Scratch = Callable[[], ContextManager[Path]]
-"""`runner.scratch_dir`, likewise."""
+"""`script_runs.scratch_dir`, likewise."""
 FINGERPRINTS_KEPT = 200  # in a record; the explain report has them all
 
 
@@ -167,11 +167,11 @@ def program_facts(path: Path) -> JsonObject:
 
 def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | None = None,
                    run_child: targeted.RunChild | None = None) -> ScriptRun:
-    """What runs an ``explain`` check in the runner's place of `runner.run_script` (the same arguments).
+    """What runs an ``explain`` check in the runner's place of `script_runs.run_script` (the same arguments).
 
     ``shared``: a folder where a release's dumped run is kept, so that bisecting another op of the same
     program (``--op``, its own probes) reads the same compile instead of running the program again.
-    ``run_child``: `runner.run_child`, for a check compiled for a ``target`` (`bisect --explain --target`).
+    ``run_child``: `script_runs.run_child`, for a check compiled for a ``target`` (`bisect --explain --target`).
     """
     def run(env: Environment, check: Check, backend: str, timeout: int, log: Log, output_log: Path | None = None,
             echo: bool = True, extra_env: Mapping[str, str] | None = None, args: Sequence[str] = (),

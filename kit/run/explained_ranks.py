@@ -30,7 +30,7 @@ from ..install import Environment
 from ..log_events import Log, detail
 from ..records import Status
 from ..json_types import JsonObject, as_object
-from . import child_processes, multiprocess, runner
+from . import child_processes, multiprocess, script_runs
 from .child_output import OutputLog
 from .explained import program_facts, read_dump, refuse_a_torn_dump, watch_env
 from .hlo_dump import Dump, dump_flags
@@ -42,12 +42,12 @@ def dumped_ranks(env: Environment, check: Check, backend: str, timeout: int, log
                  cwd: Path | None = None, shown: Callable[[str], str] | None = None) -> DumpedRun:
     """Run ``check``'s program as ``spec.processes`` ranks with the dump on; rank 0's compile, and every rank's."""
     assert check.script is not None
-    with runner.scratch_dir() as tmp:
+    with script_runs.scratch_dir() as tmp:
         folders = [tmp / "dump" / f"rank-{rank}" for rank in range(spec.processes)]
         place = tmp / "dump" / f"rank-{launch.RANK}"
         result = tmp / f"kit-result-{launch.RANK}.json"
         base = (extra_env or {}).get("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
-        forced = runner.script_env(result, backend, spec.devices_per_process, base)  # each process's own devices
+        forced = script_runs.script_env(result, backend, spec.devices_per_process, base)  # each process's own devices
         extra = {**child_processes.with_site(extra_env, watch_env(place, tmp / f"program-facts-{launch.RANK}.json")),
                  **forced, "XLA_FLAGS": dump_flags(place, forced.get("XLA_FLAGS", base))}
         command = [str(env.python), str(check.script), *args]
@@ -85,7 +85,7 @@ def _rank(rank: int, env: Environment, check: Check, timeout: int, group: multip
     """One rank's outcome (its own process, or the one srun that started them all) and what it compiled."""
     child = rank if rank < len(codes) else 0
     ended = child_processes.Ended(None if group.timed_out else codes[child], group.tails[child].lines(), [])
-    outcome, _result = runner.script_fields(ended, tmp / f"kit-result-{rank}.json", timeout, check.bad_if, env)
+    outcome, _result = script_runs.script_fields(ended, tmp / f"kit-result-{rank}.json", timeout, check.bad_if, env)
     run = DumpedRun(outcome, output_tail=ended.tail[-15:], program=program_facts(tmp / f"program-facts-{rank}.json"))
     read_dump(dump, run, shown)
     return run

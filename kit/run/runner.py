@@ -14,38 +14,31 @@ for the record when it crashes; whatever it started ends with it
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Mapping
 
 from packaging.version import Version
 
 from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
-from repro.known_target import ENV as KNOWN_TARGET_ENV, PROBE_ENV as KNOWN_TARGET_PROBE_ENV
+from repro.known_target import ENV as KNOWN_TARGET_ENV
 from repro.parameters import flag, shown, target_of, to_flags
 
 from ..checks import builtin_repro
 from ..log_events import Log, detail
 from ..records import Outcome, RecordHead, Status, Verdict, new_record
 from ..json_types import JsonObject, as_object, as_text
-from .. import __version__, records, scratch
-from . import child_processes, failures, multiprocess, protocol
-from .child_output import OutputLog
+from .. import __version__, records
+from . import child_processes, multiprocess, protocol
 from .child_processes import repro_env
 from .compile_cache import compile_cache_env
 from .explained import explain_runner
-from .jax_runs import jax_runs
 from .kit_files import watching
-from .child_output import echo_to_console
 from ..config import Matrix, configured_parameters, script_parameters
 from ..check_settings import Check, parameter_problems
 from ..text_bounds import bound_record
-from ..package_files import repro_root
 from ..user_paths import shown_path
 from ..errors import UsageError, child_refused_write
 from ..install import (
@@ -53,14 +46,13 @@ from ..install import (
     InstallKey, InstallPlan, open_index, PackageIndex, Prepared, release_bytecode_env, unsatisfied_extra,
 )
 from ..install import prepare as prepare_environment
-from ..requirements import installed_versions, merged
+from ..requirements import merged
 from ..records import Identity
 from ..targets import LOWEST_RELEASE
 from .facts import host_facts, identity_here, job_facts, require_platform
-
-
-# A script that forks hundreds of helpers still gets a short record: the first few name the rest.
-LEFTOVERS_SHOWN = 10
+from .script_runs import last_line, leftover_evidence, run_script, unless_jax_failed
+# Imported from here by kit/known (another engineer's folder) and by the runner itself: exported by name.
+from .script_runs import run_child as run_child, scratch_dir as scratch_dir, script_env as script_env
 
 
 @dataclass
@@ -327,18 +319,18 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, objec
                           echo=request.echo)
         if ended.timed_out:
             return Outcome(Status.TIMED_OUT, reason=f"the repro did not finish within {timeout} s",
-                           evidence={"output_tail": ended.tail, **_leftover_evidence(ended)})
+                           evidence={"output_tail": ended.tail, **leftover_evidence(ended)})
         result, unusable = multiprocess.read_result(out, f"its {out.name}")
     code, tail = ended.code, ended.tail
     refused = child_refused_write(last_line(tail), out.parent) if code != 0 else None
     if refused is not None:
         raise refused
     if code != 0 or result is None:
-        failed = _repro_failure(code, tail, unusable, _leftover_evidence(ended))
+        failed = _repro_failure(code, tail, unusable, leftover_evidence(ended))
         # A repro that exited 0 ran JAX; one that crashed may never have got past `import jax`.
         return unless_jax_failed(failed, env, log) if failed.status is Status.CRASHED and code != 0 else failed
     outcome = Outcome(Status.RAN, Verdict.of(result.get("verdict")), as_text(result.get("reason")),
-                      {**as_object(result.get("evidence")), **_leftover_evidence(ended)},
+                      {**as_object(result.get("evidence")), **leftover_evidence(ended)},
                       environment={**host_facts(None), **as_object(result.get("environment"))},
                       parameters=as_object(result["parameters"]) if "parameters" in result else None)
     try:
@@ -361,168 +353,6 @@ def _repro_failure(code: int | None, tail: list[str], unusable: str, more: JsonO
         return Outcome(Status.CRASHED, reason=why, evidence=evidence)
     how = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
     return Outcome(Status.CRASHED, reason=f"the repro crashed ({how}): {unusable or last}", evidence=evidence)
-
-
-def unless_jax_failed(failed_run: Outcome, env: Environment, log: Log,
-                      told: Mapping[str, str] | None = None) -> Outcome:
-    """A failed run's outcome as it is, unless JAX itself cannot import and run here: then no verdict (a named step).
-
-    A failure inside ``import jax`` (a commit laid over a jaxlib it cannot
-    use, a damaged environment) is "cannot run here", never the script's
-    bad (`kit.run.jax_runs`); ``evidence.jax_cannot_run`` says what JAX died of.
-    ``told``: what the probe needs besides (a check compiled for a chip: `repro.known_target.PROBE_ENV`).
-    """
-    health = jax_runs(env, extra_env={**env.isolating_env(), **release_bytecode_env(env),  # as the run imported it
-                                      **(told or {})})
-    log(detail(f"after the failure, asked whether JAX itself runs here: {health.sentence()} ({health.seconds:.1f} s)"))
-    if health.ok:
-        return failed_run
-    return failed_run.inconclusive(f"JAX itself cannot import and run here ({health.error}), so the run's failure is "
-                                   f"not a verdict on the behaviour; it was: {failed_run.reason or 'no reason given'}",
-                                   jax_cannot_run=health.to_json())
-
-
-def _bad_if_matched(outcome: Outcome) -> bool:
-    """Did the user's bad_if match the failure? Then it is the verdict they asked for, whatever JAX did."""
-    return bool(outcome.evidence_object("bad_if").get("matched"))
-
-
-def script_env(result_path: Path, backend: str, host_devices: int | None, flags: str | None = None) -> dict[str, str]:
-    """The variables a script check runs with: KIT_RESULT, and forced host devices on CPU (added to ``flags``,
-    by default our XLA_FLAGS)."""
-    extra = {"KIT_RESULT": str(result_path)}
-    if backend == "cpu" and host_devices:
-        flags = os.environ.get("XLA_FLAGS", "") if flags is None else flags
-        flags = re.sub(r"--xla_force_host_platform_device_count=\S+", "", flags).strip()
-        extra["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={host_devices}".strip()
-    return extra
-
-
-def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log,
-               output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
-               args: Sequence[str] = (), cwd: Path | None = None) -> Outcome:
-    """Run a script check with the environment's python; the outcome its exit, KIT_RESULT and output give.
-
-    The one way a script runs, whether it came from a check block or from
-    ``--script``: KIT_RESULT, forced host devices on CPU, the environment's
-    paths and the repository root on PYTHONPATH. The exit code and KIT_RESULT
-    are read by kit/run/protocol.py, a failure is classed by
-    kit/run/failures.py (an exception, an import, ``bad_if``). ``args``, ``cwd``: a program as its user runs it.
-    """
-    assert check.script is not None
-    with scratch_dir() as tmp:
-        out = tmp / "kit-result.json"
-        cmd = [str(env.python), str(check.script), *args]
-        log(detail("running " + " ".join(cmd)))
-        extra = {**(extra_env or {}), **script_env(out, backend, check.host_devices, (extra_env or {}).get("XLA_FLAGS"))}
-        # A check runs in its scratch folder, not the project; a program to explain where its user called it.
-        ended = run_child(cmd, timeout, log, extra, env.pythonpath, output_log, echo=echo, cwd=cwd or tmp)
-        outcome, result = script_fields(ended, out, timeout, check.bad_if, env)
-    if failures.failed(ended.code) and (not_source := failures.source_problem(check.script)):
-        outcome = failures.not_source(outcome, not_source)  # Python says so without a traceback: a plain exit 1
-    if failures.failed(ended.code) and not _bad_if_matched(outcome):
-        compiling = dict(KNOWN_TARGET_PROBE_ENV) if KNOWN_TARGET_ENV in (extra_env or {}) else {}
-        outcome = unless_jax_failed(outcome, env, log, compiling)
-    env_facts: JsonObject = {**{k: env.versions.get(k) for k in ("jax", "jaxlib", "numpy", "scipy")},
-                             "python": env.python_version, "backend": backend,
-                             "device_count": check.host_devices or None}
-    if check.requires:
-        env_facts["packages"] = installed_versions(check.requires, env.versions)  # what the extra packages were
-    return outcome.ran_on({**host_facts(None), **env_facts, **as_object((result or {}).get("environment"))})
-
-
-def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if: re.Pattern[str] | None,
-                  env: Environment) -> tuple[Outcome, JsonObject | None]:
-    """A script run's outcome (and its KIT_RESULT): the exit code first, KIT_RESULT adds detail, and a failure is
-    classed by what it died of (kit/run/failures.py; ``env`` says what was installed).
-
-    KIT_RESULT is read only when the script ran to its end: after a timeout or
-    a signal, a torn result file says nothing the exit does not.
-    """
-    code = ended.code
-    result = None
-    try:
-        if protocol.exit_observation(code, timeout)[0] is Status.RAN:
-            result = protocol.read_result(out)
-    except protocol.ResultError as exc:
-        return Outcome(Status.CRASHED, None, f"{exc}", {"exit_code": code, "output_tail": ended.tail[-15:],
-                                                         **_leftover_evidence(ended)}), None
-    judged = failures.judge(protocol.observation(code, timeout, result), code, ended.tail, bad_if, env.versions,
-                            env.python_version)
-    # Whether KIT_RESULT stated the verdict or the exit code alone gave it (``verdict_from``): a script that only
-    # measures (metrics, exit 0, no verdict) is shown as measured, not unaffected (kit/matrix/measured.py).
-    outcome = judged.with_evidence(exit_code=code, **_leftover_evidence(ended))
-    if failures.failed(code) or outcome.status is not Status.RAN:
-        outcome = outcome.with_evidence(output_tail=ended.tail[-15:])
-        last = last_line(ended.tail)
-        if outcome.status is Status.CRASHED and last and "exception" not in judged.evidence:
-            outcome = outcome.with_reason(f"{outcome.reason}: {last}")
-    if ended.leftovers and not ended.timed_out:
-        outcome = outcome.with_reason(f"{outcome.reason}; {_leftover_sentence(ended)}")
-    return outcome, result
-
-
-def run_child(cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
-              pythonpath: tuple[Path, ...] = (), output_log: Path | None = None,
-              echo: bool = True, cwd: Path | None = None) -> child_processes.Ended:
-    """Run a check's process (kit/run/child_processes.py) in ``cwd``: output echoed, bounded; its whole tree ended.
-
-    ``output_log``: every line echoed is also appended there (a bisect probe's log, kept beside it).
-    ``echo=False`` with an ``output_log``: the lines go there only (a quiet bisect keeps the console short).
-    """
-    child_processes.end_abandoned_trees(log)
-    with kept_output(output_log, echo) as shown:
-        ended = child_processes.run(cmd, repro_env(extra_env, pythonpath), timeout, cwd=cwd or repro_root(),
-                                    echo=shown)
-    if isinstance(shown, OutputLog) and shown.sentence(output_log):
-        log(shown.sentence(output_log))
-    if ended.leftovers and not ended.timed_out:
-        log(f"{_leftover_sentence(ended)} ({', '.join(ended.leftovers[:LEFTOVERS_SHOWN])})")
-    return ended
-
-
-@contextmanager
-def kept_output(output_log: Path | None, console: bool = True) -> Iterator[Callable[[str], None]]:
-    """An echo that shows each line and, with ``output_log``, appends it there as it comes (a kill keeps the rest).
-
-    ``console=False`` shows nothing where a log keeps the lines; without a log the console is all there is.
-    """
-    if output_log is None:
-        yield echo_to_console
-        return
-    writer = OutputLog.opened(output_log, console)
-    try:
-        yield writer
-    finally:
-        writer.close()
-
-
-def _leftover_sentence(ended: child_processes.Ended) -> str:
-    count = len(ended.leftovers)
-    return f"it left {count} process{'' if count == 1 else 'es'} running when it exited, killed then"
-
-
-def _leftover_evidence(ended: child_processes.Ended) -> JsonObject:
-    if not ended.leftovers:
-        return {}
-    return {"left_running": ended.leftovers[:LEFTOVERS_SHOWN], "left_running_count": len(ended.leftovers)}
-
-
-def last_line(tail: list[str]) -> str:
-    """The last line of output that says something ("" for none)."""
-    return next((line for line in reversed(tail) if line.strip()), "")
-
-
-@contextmanager
-def scratch_dir() -> Iterator[Path]:
-    """A private folder for one run's result file (`kit.scratch`), removed when the run ends.
-
-    A session stopped by SIGTERM or SIGHUP unwinds through here (`cli.main`
-    turns those signals into SystemExit); one killed outright (SIGKILL) leaves
-    its folder, unlocked, which the next kit removes.
-    """
-    with scratch.folder("run") as path:
-        yield path
 
 
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],

@@ -30,7 +30,7 @@ from ..json_types import JsonObject, as_object
 @dataclass
 class DumpedRun:
     outcome: Outcome
-    """The run's outcome, as `runner.run_script` gives it."""
+    """The run's outcome, as `script_runs.run_script` gives it."""
     modules: list[JsonObject] = field(default_factory=list)
     fingerprints: list[Fingerprint] = field(default_factory=list)
     dump: JsonObject = field(default_factory=dict)

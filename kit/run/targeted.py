@@ -31,7 +31,7 @@ from ..package_files import repro_root
 from ..targets import LOWEST_RELEASE, Target
 
 class RunChild(Protocol):
-    """`runner.run_child`, handed in by the runner's side (which imports this module: no import circle)."""
+    """`script_runs.run_child`, handed in by the runner's side (which imports this module: no import circle)."""
 
     def __call__(self, cmd: list[str], timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
                  pythonpath: tuple[Path, ...] = (), output_log: Path | None = None, echo: bool = True,

@@ -17,7 +17,7 @@ import pytest
 
 from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
-from kit.run import child_processes, multiprocess, runner
+from kit.run import child_processes, multiprocess, script_runs
 from tests.process_state import ended_soon, pids_written, running
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the process tree is found through Linux's /proc")
@@ -80,7 +80,7 @@ def _run_script(tmp_path: Path, body: str, timeout: int) -> tuple[dict, float, P
     pid_file = tmp_path / "pids"
     script = _script(tmp_path, body.replace("sys.argv[1]", repr(str(pid_file))))
     started = time.monotonic()
-    fields = runner.run_script(_env(tmp_path), script_check("c", script), "cpu", timeout, lambda _m: None)
+    fields = script_runs.run_script(_env(tmp_path), script_check("c", script), "cpu", timeout, lambda _m: None)
     return fields, time.monotonic() - started, pid_file
 
 
@@ -129,10 +129,10 @@ from pathlib import Path
 from kit import cli
 from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
-from kit.run import runner
+from kit.run import script_runs
 env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED)
 with cli.unwind_on_stop_signals():
-    runner.run_script(env, script_check("c", Path(sys.argv[1])), "cpu", 600, print)
+    script_runs.run_script(env, script_check("c", Path(sys.argv[1])), "cpu", 600, print)
 """
 
 DETACH_THEN_SLEEP = DETACH + "time.sleep(600)\n"

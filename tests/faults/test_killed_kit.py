@@ -34,10 +34,10 @@ from pathlib import Path
 from kit import cli
 from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
-from kit.run import runner
+from kit.run import script_runs
 env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED)
 with cli.unwind_on_stop_signals():
-    runner.run_script(env, script_check("c", Path(sys.argv[1])), "cpu", 600, print)
+    script_runs.run_script(env, script_check("c", Path(sys.argv[1])), "cpu", 600, print)
 """
 
 # A check that starts a helper (a plain fork: same session, same group) and both wait for ten minutes.

@@ -26,7 +26,7 @@ import pytest
 from kit import scratch
 from kit.errors import StorageError
 from kit.install.overlay import new_overlay_folder, remove_overlay
-from kit.run import runner
+from kit.run import script_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,8 +35,8 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="flock and PID n
 # A second kit: it takes a scratch folder, says where it is and its pid, and holds it until its stdin closes.
 SECOND_KIT = """
 import os, sys
-from kit.run import runner
-with runner.scratch_dir() as path:
+from kit.run import script_runs
+with script_runs.scratch_dir() as path:
     print(path, os.getpid(), flush=True)
     sys.stdin.read()
 """
@@ -88,7 +88,7 @@ def test_a_users_folder_named_like_the_old_scratch_is_never_removed(tmpdir_here:
     notes = tmpdir_here / "kit-9999999-my-notes"  # digits no pid can be (pid_max is at most 4194304)
     notes.mkdir()
     (notes / "todo.txt").write_text("mine\n")
-    with runner.scratch_dir() as path:
+    with script_runs.scratch_dir() as path:
         assert (notes / "todo.txt").is_file()  # was: removed, "pid" 9999999 not being alive
         assert path.parent == tmpdir_here / f"jax-kit-{os.getuid()}"
         assert (path / scratch.LOCK_NAME).is_file()
@@ -106,7 +106,7 @@ def test_a_live_kit_in_another_pid_namespace_keeps_its_scratch(tmpdir_here: Path
         assert other.stdout is not None
         where, their_pid = other.stdout.readline().split()
         assert int(their_pid) == pid  # a pid that, seen from here, is nobody's
-        with runner.scratch_dir():  # this kit's cleanup, as every run starts
+        with script_runs.scratch_dir():  # this kit's cleanup, as every run starts
             pass
         assert Path(where).is_dir()  # was: removed under the other kit
     finally:
@@ -123,7 +123,7 @@ def test_a_killed_kits_scratch_is_removed_by_the_next_and_a_folder_without_the_l
     assert where.is_dir()  # nothing unwound in it
     unmarked = scratch.root() / "run-made-by-hand"
     unmarked.mkdir()
-    with runner.scratch_dir():
+    with script_runs.scratch_dir():
         assert not where.exists()  # its lock went with the kit
         assert unmarked.is_dir()  # not the kit's: no lock file in it
 
@@ -142,7 +142,7 @@ def test_a_link_at_the_kits_folder_is_refused_and_nothing_written_through_it(tmp
     theirs.mkdir()
     (tmpdir_here / f"jax-kit-{os.getuid()}").symlink_to(theirs)
     with pytest.raises(StorageError) as refused:
-        with runner.scratch_dir():
+        with script_runs.scratch_dir():
             pass
     assert refused.value.render().startswith(
         f"ERROR: the kit's scratch folder {tmpdir_here}/jax-kit-{os.getuid()} is a symbolic link: the kit makes it "

