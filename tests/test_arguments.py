@@ -8,7 +8,7 @@ import argparse
 
 import pytest
 
-from kit import cli
+from kit import commands
 from kit.arguments import Parser
 from kit.bisect.options import make_parser
 from kit.config import BACKENDS, parse_matrix
@@ -35,10 +35,10 @@ def _backend_choices(parser: argparse.ArgumentParser) -> tuple[str, ...]:
 
 
 def test_every_backend_option_offers_the_backends_config_knows() -> None:
-    parsers = [make_parser(), cli.run_parser("scaling")]
+    parsers = [make_parser(), commands.run_parser("scaling")]
     for parser in parsers:
         assert _backend_choices(parser) == BACKENDS
     with pytest.raises(UsageError, match="invalid choice: 'rocm'"):
         sweep.parse_options(matrix(), ["--backend", "rocm"])
     with pytest.raises(UsageError, match="invalid choice: 'rocm'"):
-        cli.cmd_plan(matrix(), ["0.4.35", "--backend", "rocm"], lambda line: None)
+        commands.cmd_plan(matrix(), ["0.4.35", "--backend", "rocm"], lambda line: None)

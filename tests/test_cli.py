@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import cli, exit_codes
+from kit import cli, commands, exit_codes, user_paths
 from kit.config import parse_matrix
 from kit.errors import UsageError
 from kit.install import plan as install_plan
@@ -40,7 +40,7 @@ NOT_INSTALLABLE = {
 
 
 def test_summary_of_a_run() -> None:
-    assert cli.summary(RAN, Path("reports/results/x.json")).splitlines() == [
+    assert commands.summary(RAN, Path("reports/results/x.json")).splitlines() == [
         "== scaling · jax 0.4.35 · cpu: AFFECTED",
         "   Every device factorises the whole batch.",
         "   ran on cpu × 4 (cpu), jax 0.4.35, jaxlib 0.4.35, numpy 2.1.3, python 3.13.0",
@@ -51,7 +51,7 @@ def test_summary_of_a_run() -> None:
 
 
 def test_summary_of_a_release_that_cannot_be_installed_says_what_to_do() -> None:
-    lines = cli.summary(NOT_INSTALLABLE, Path("r.json")).splitlines()
+    lines = commands.summary(NOT_INSTALLABLE, Path("r.json")).splitlines()
     assert lines[0] == "== scaling · jax 0.4.16 · cpu: NOT INSTALLABLE HERE"
     assert "installable neighbours: 0.4.13, 0.4.18 (e.g. nox -s scaling-0.4.13)" in lines[2]
     assert lines[3] == "   to supply wheels: Put a jaxlib 0.4.16 wheel in DIR."
@@ -69,11 +69,11 @@ def test_summary_of_a_release_that_cannot_be_installed_says_what_to_do() -> None
     ],
 )
 def test_exit_codes(record: dict, fail_on_affected: bool, code: int) -> None:
-    assert cli.exit_code(record, fail_on_affected) == code
+    assert commands.exit_code(record, fail_on_affected) == code
 
 
 def test_check_parameters_parse_into_matrix_shapes() -> None:
-    parser = cli.run_parser("scaling")
+    parser = commands.run_parser("scaling")
     args = parser.parse_args(["--devices", "2", "--batch", "8192", "--dtype", "float64", "--backend", "cuda"])
     assert (args.devices, args.batch, args.dtype, args.backend) == ([2], 8192, "float64", "cuda")
     # Parsed once, in the normal form the repro and the records use: device counts sorted, once each.
@@ -82,7 +82,7 @@ def test_check_parameters_parse_into_matrix_shapes() -> None:
 
 def test_unknown_option_is_a_usage_error_not_a_usage_dump() -> None:
     with pytest.raises(UsageError, match="unrecognized arguments: --devcies"):
-        cli.run_parser("scaling").parse_args(["--devcies", "4"])
+        commands.run_parser("scaling").parse_args(["--devcies", "4"])
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_unknown_option_is_a_usage_error_not_a_usage_dump() -> None:
 def test_bad_input_prints_one_error_and_a_tip(argv: list[str], message: str, capsys, monkeypatch) -> None:
     monkeypatch.chdir(Path(__file__).resolve().parent.parent)
     # The run itself must never start for bad input.
-    monkeypatch.setattr(cli, "run_check", lambda *a, **k: pytest.fail("ran despite bad input"))
+    monkeypatch.setattr(commands, "run_check", lambda *a, **k: pytest.fail("ran despite bad input"))
     monkeypatch.setattr("kit.run.runner.prepare", lambda *a, **k: pytest.fail("prepared despite bad input"))
     assert cli.main(argv, log=lambda m: None) == exit_codes.EXIT_USAGE
     err = capsys.readouterr().err.splitlines()
@@ -159,7 +159,7 @@ def test_a_single_value_for_a_list_parameter_is_a_one_element_list(monkeypatch) 
         seen.append(runner.parameters_for(matrix, request))  # type: ignore[arg-type]
         raise UsageError("stop here", "")
 
-    monkeypatch.setattr(cli, "run_check", stop)
+    monkeypatch.setattr(commands, "run_check", stop)
     cli.main(["run", "correctness", "0.6.0", "--batches", "200000000"], matrix_path=MATRIX_TOML)
     assert seen
     assert seen[0]["batches"] == [200000000]
@@ -233,7 +233,7 @@ def test_plan_says_which_of_the_callers_uv_settings_it_left_out(tmp_path: Path, 
     plan = InstallPlan(jax="0.6.0", backend="cpu", requirements=("jax[cpu]==0.6.0", "scipy"),
                        exclude_newer="2025-05-01T00:00:18Z", index_url="https://example.invalid/simple", pythons=("3.13",))
     resolved = ResolvedRelease(plan, Resolution("3.13", ok=True, versions={"jax": "0.6.0", "scipy": "1.15.2"}))
-    monkeypatch.setattr(cli, "resolve_release", lambda *a, **k: resolved)  # as resolved just now, not from a lock
+    monkeypatch.setattr(commands, "resolve_release", lambda *a, **k: resolved)  # as resolved just now, not from a lock
     monkeypatch.setenv("UV_RESOLUTION", "lowest")
     assert cli.main(["plan", "0.6.0"], log=lambda m: None, matrix_path=matrix_file(tmp_path, refused_url())) == (
         exit_codes.EXIT_OK)
@@ -257,7 +257,7 @@ def _environment_matrix(tmp_path: Path, python: Path) -> str:
 
 def _asked(monkeypatch: pytest.MonkeyPatch) -> list:
     asked: list = []
-    monkeypatch.setattr(cli, "run_check", lambda matrix, request, *a, **k: asked.append(request) or (RAN, Path("r")))
+    monkeypatch.setattr(commands, "run_check", lambda matrix, request, *a, **k: asked.append(request) or (RAN, Path("r")))
     return asked
 
 
@@ -304,9 +304,9 @@ def test_python_may_be_a_name_on_path(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "python3.42").write_text("#!/bin/sh\n")
     (tmp_path / "python3.42").chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert cli.interpreter_path("python3.42") == tmp_path / "python3.42"
+    assert user_paths.interpreter_path("python3.42") == tmp_path / "python3.42"
     monkeypatch.chdir(tmp_path)
-    assert cli.interpreter_path("venv/bin/python") == tmp_path / "venv" / "bin" / "python"  # absolute, links kept
+    assert user_paths.interpreter_path("venv/bin/python") == tmp_path / "venv" / "bin" / "python"  # absolute, links kept
 
 
 def test_a_session_for_an_environment_not_in_the_matrix_points_at_matrix_toml(tmp_path: Path) -> None:
@@ -324,11 +324,11 @@ EXISTING_INSTALL = {"environment": "existing", "interpreter": "/v/bin/python", "
 
 def test_summary_of_an_existing_interpreter_says_so() -> None:
     record = {**RAN, "install": EXISTING_INSTALL, "reproduce": "python -m kit run scaling --python /v/bin/python"}
-    lines = cli.summary(record, Path("r.json")).splitlines()
+    lines = commands.summary(record, Path("r.json")).splitlines()
     assert lines[0] == "== scaling · jax 0.4.35 · cpu · existing interpreter: AFFECTED"
     assert lines[-3] == ("   environment: existing, /v/bin/python as it is (Python 3.12.1, 2 packages, "
                          "fingerprint 0123456789abcdef)")
-    named = cli.summary({**record, "install": {**EXISTING_INSTALL, "name": "mine"}}, Path("r.json"))
+    named = commands.summary({**record, "install": {**EXISTING_INSTALL, "name": "mine"}}, Path("r.json"))
     assert named.splitlines()[0] == "== scaling · jax 0.4.35 · cpu · environment mine: AFFECTED"
 
 
@@ -336,24 +336,24 @@ def test_summary_of_an_interpreter_without_jax_or_scipy_is_its_sentence() -> Non
     no_jax = {"check": "scaling", "requested": {"jax": "", "backend": "unknown"}, "status": "not-installable",
               "reason": "/v/bin/python has no jax or jaxlib installed ...", "install": EXISTING_INSTALL,
               "environment": {"python": "3.12.1"}}
-    lines = cli.summary(no_jax, Path("r.json")).splitlines()
+    lines = commands.summary(no_jax, Path("r.json")).splitlines()
     assert lines[:2] == ["== scaling · jax (none) · unknown · existing interpreter: NO JAX RELEASE THERE",
                          "   /v/bin/python has no jax or jaxlib installed ..."]
-    assert cli.exit_code(no_jax, False) == exit_codes.EXIT_NOT_INSTALLABLE
+    assert commands.exit_code(no_jax, False) == exit_codes.EXIT_NOT_INSTALLABLE
     no_scipy = {**no_jax, "requested": {"jax": "0.4.35", "backend": "cpu"}, "status": "ran", "verdict": "inconclusive",
                 "reason": "/v/bin/python has no scipy installed ..."}
-    lines = cli.summary(no_scipy, Path("r.json")).splitlines()
+    lines = commands.summary(no_scipy, Path("r.json")).splitlines()
     assert lines[:3] == ["== scaling · jax 0.4.35 · cpu · existing interpreter: INCONCLUSIVE",
                          "   /v/bin/python has no scipy installed ...",
                          "   environment: existing, /v/bin/python as it is (Python 3.12.1, 2 packages, "
                          "fingerprint 0123456789abcdef)"]
-    assert cli.exit_code(no_scipy, False) == exit_codes.EXIT_OK
+    assert commands.exit_code(no_scipy, False) == exit_codes.EXIT_OK
 
 
 def test_a_script_that_reports_no_devices_is_not_said_to_run_on_none() -> None:
     from kit import cli
 
-    lines = cli._ran_lines({"environment": {"backend": "cpu", "jax": "0.6.0", "jaxlib": "0.6.0", "python": "3.12"}})
+    lines = commands._ran_lines({"environment": {"backend": "cpu", "jax": "0.6.0", "jaxlib": "0.6.0", "python": "3.12"}})
     assert lines[0].startswith("   ran on cpu, jax 0.6.0")
     assert "None" not in lines[0].split(", numpy")[0]
 
@@ -403,7 +403,7 @@ TARGET_RAN = {
 
 
 def test_summary_of_a_target_run_says_it_was_compiled_for_the_target_and_not_run() -> None:
-    lines = cli.summary(TARGET_RAN, Path("r.json")).splitlines()
+    lines = commands.summary(TARGET_RAN, Path("r.json")).splitlines()
     assert lines[0] == "== scaling · jax 0.12.0.1 · tpu · compiled for TPU v5e 2x2 (4 devices), not run: AFFECTED"
     assert lines[1].endswith("compiled for TPU v5e 2x2 (4 devices), not run.")
     assert lines[2].startswith("   compiled for TPU v5e 2x2 (4 devices) (TPU v5 lite), not run; compiled on cpu, "
@@ -412,11 +412,11 @@ def test_summary_of_a_target_run_says_it_was_compiled_for_the_target_and_not_run
 
 def test_a_target_name_becomes_the_targets_json_and_installs_its_compiler() -> None:
     overrides: dict = {"target": "TPU:v5e:2x2"}
-    target = cli.target_parameter("scaling", overrides, None)
+    target = commands.target_parameter("scaling", overrides, None)
     assert target is not None and target.install_extra == "tpu"
     assert json.loads(overrides["target"])["topology"] == "v5e:2x2"
-    assert cli.target_parameter("scaling", overrides, "tpu") == target  # a record's JSON reads back as itself
-    assert cli.target_parameter("scaling", {}, None) is None
+    assert commands.target_parameter("scaling", overrides, "tpu") == target  # a record's JSON reads back as itself
+    assert commands.target_parameter("scaling", {}, None) is None
 
 
 @pytest.mark.parametrize(("check", "name", "backend", "message", "tip"), [
@@ -427,7 +427,7 @@ def test_a_target_name_becomes_the_targets_json_and_installs_its_compiler() -> N
 def test_a_target_that_cannot_be_is_a_usage_error(check: str, name: str, backend: str | None, message: str,
                                                   tip: str) -> None:
     with pytest.raises(UsageError) as raised:
-        cli.target_parameter(check, {"target": name}, backend)
+        commands.target_parameter(check, {"target": name}, backend)
     assert message in raised.value.render() and tip in raised.value.render()
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kit import explain
-from kit.cli import interpreter_path as cli_interpreter_path
+from kit.commands import interpreter_path as cli_interpreter_path
 from kit.config import load_matrix
 from kit.errors import UsageError
 from kit.explain import capture as capture_module

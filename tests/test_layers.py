@@ -40,7 +40,7 @@ LAYERS: dict[str, int] = {
     "kit.known": 3,  # the catalogue of known problems, its measured ranges and the audit (a driver too)
     # ... whose entries and measured ranges are read by the report too: files only, the foundation.
     "kit.known.catalogue": 0, "kit.known.measured": 0, "kit.known.listing": 0, "kit.known.signs": 0,
-    "kit.cli": 4, "kit.__main__": 4,  # the entry point: it may import every driver
+    "kit.cli": 4, "kit.commands": 4, "kit.__main__": 4,  # the entry point: it may import every driver
 }
 BOTTOM, ENTRY = 0, 4
 

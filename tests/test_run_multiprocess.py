@@ -212,7 +212,7 @@ def test_the_launcher_named_on_the_command_line_starts_them(tmp_path: Path, monk
 
 
 def test_check_runs_take_a_launcher_and_refuse_an_unknown_one() -> None:
-    from kit.cli import run_parser
+    from kit.commands import run_parser
     from kit.errors import UsageError
 
     args = run_parser("scaling").parse_args(["--processes", "2", "--launcher", "srun"])

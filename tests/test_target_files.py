@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import cli, exit_codes
+from kit import cli, commands, exit_codes
 from kit.config import parse_matrix
 from kit.errors import ConfigError, KitError
 from kit.targets import Target, parse_target
@@ -111,7 +111,7 @@ def test_every_command_taking_target_takes_a_file(tmp_path: Path, monkeypatch) -
     assert matrix.targets == (mine,)  # [kit] targets, read from matrix.toml's folder
     assert sweep.parse_options(matrix, ["--target", "mychip.toml"]).targets == (mine,)
     overrides: dict = {"target": "mychip.toml"}
-    assert cli.target_parameter("scaling", overrides, None) == mine
+    assert commands.target_parameter("scaling", overrides, None) == mine
     assert json.loads(overrides["target"])["topology"] == "v5e:4x4"
     bisect = bisect_options(matrix, ["--check", "scaling", "--target", "mychip.toml", "--good", "0.5.3", "--bad", "0.6.0"])
     assert Target.from_json(json.loads(bisect.target)) == mine

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import cli
+from kit import commands
 from kit.config import Matrix, load_matrix
 
 pytestmark = pytest.mark.integration
@@ -29,7 +29,7 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
 
 def test_jax_0_12_0_1_compiled_for_tpu_v5e_2x2_replicates_the_lu_on_every_chip(matrix: Matrix, capsys) -> None:
     argv = ["scaling", "0.12.0.1", "--target", "tpu:v5e:2x2", "--batch", "1024", "--modes", "jit"]
-    code = cli.cmd_run(matrix, argv, log=lambda m: print(m, file=sys.stderr))
+    code = commands.cmd_run(matrix, argv, log=lambda m: print(m, file=sys.stderr))
     out = capsys.readouterr().out
     [path] = list(matrix.results_dir.glob("scaling-0.12.0.1-tpu-*.json"))
     record = json.loads(path.read_text())
@@ -87,7 +87,7 @@ def test_a_gpu_description_of_ones_own_is_what_the_plugin_compiles_for(matrix: M
     monkeypatch.chdir(tmp_path)
     mine = dataclasses.replace(matrix, results_dir=tmp_path / "results")
     argv = ["scaling", "0.12.0.1", "--target", "mygpu.toml", "--batch", "1024", "--modes", "jit", "--devices", "4"]
-    cli.cmd_run(mine, argv, log=lambda m: print(m, file=sys.stderr))
+    commands.cmd_run(mine, argv, log=lambda m: print(m, file=sys.stderr))
     [path] = list((tmp_path / "results").glob("scaling-0.12.0.1-*.json"))
     record = json.loads(path.read_text())
     assert (record["status"], record["verdict"]) == ("ran", "unaffected"), record["reason"]

@@ -38,7 +38,7 @@ def takes_target(check: Check) -> bool:
 
 def cell_parameters(matrix: Matrix, check: str, target: Target | None) -> dict[str, object]:
     """What a cell's records must have run: matrix.toml's parameters, plus the target's JSON where there is one
-    (in the repro's one spelling, as `kit.cli.target_parameter` writes it for a check session)."""
+    (in the repro's one spelling, as `kit.commands.target_parameter` writes it for a check session)."""
     configured = configured_parameters(matrix, check)
     if target is None:
         return configured
