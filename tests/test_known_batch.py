@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from kit.known.batch import _measurement
-from kit.known.measured import Outcome
+from kit.config import Matrix
+from kit.install.environment import Prepared
+from kit.known import batch
+from kit.known.batch import _measurement, audit_runs, measured_runs
+from kit.known.catalogue import Entry, read_entry
+from kit.known.measured import Measurement, Outcome
+from kit.known.runs import run_entry
+from kit.log_events import Log
+from kit.run import runner
+from kit.run.child_processes import Ended
 from repro.known_batch import run_one
+from tests.faults.script_checks import prepared_here, script_matrix
 
 
 @pytest.mark.parametrize(("body", "code"), [("x = 1\n", 0), ("import sys\nsys.exit(3)\n", 3),
@@ -35,3 +46,113 @@ def test_the_script_protocol_reads_a_batch_result(code: object, outcome: Outcome
     said = _measurement({"exit": code, "tail": ["last line"]}, "0.4.35", "cpu")
     assert said.outcome is outcome
     assert said.reason.endswith("last line")
+
+
+# known --measure and --verify: each batched answer is the record a run alone writes (kit/known/batch_records.py).
+
+ENTRY = """title = "t"
+kind = "wrong-values"
+upstream = "https://github.com/jax-ml/jax/issues/1"
+fix_note = "none yet"
+shows_on = ["cpu"]
+measure_on = ["0.6.0"]
+"""
+
+
+def entries(folder: Path, bodies: dict[str, str]) -> list[Entry]:
+    """Catalogue entries whose checks are ``bodies`` (by id)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, body in bodies.items():
+        (folder / f"{name}.py").write_text(body)
+        (folder / f"{name}.toml").write_text(ENTRY)
+    return [read_entry(folder / f"{name}.toml") for name in bodies]
+
+
+@pytest.fixture()
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Prepared:
+    """This interpreter with a stand-in jax as the release's environment, for the batch and for a run alone."""
+    prepared = prepared_here(tmp_path)
+    monkeypatch.setattr(batch, "prepare", lambda *_a, **_k: prepared)
+    monkeypatch.setattr(runner, "prepare", lambda *_a, **_k: prepared)
+    return prepared
+
+
+def record_of(folder: Path, name: str) -> dict[str, Any]:
+    """What a record says that does not depend on when or how fast it ran."""
+    record: dict[str, Any] = json.loads((folder / name).read_text())
+    for key in ("created", "duration_s"):
+        record.pop(key)
+    record["evidence"].pop("output_tail", None)  # a batch's tail lacks what JAX's import printed, and has runpy's frames
+    record["evidence"].get("exception", {}).pop("traceback", None)
+    return record
+
+
+@pytest.mark.parametrize("body", ["print('same')\n", "print('differs')\nraise SystemExit(1)\n",
+                                  "raise ValueError('wrong values')\n", "print('too old')\nraise SystemExit(125)\n",
+                                  "raise SystemExit(200)\n", "import jax.nonexistent\n", "def (:\n"])
+def test_a_batched_check_is_recorded_as_the_same_check_run_alone(tmp_path: Path, here: Prepared, body: str) -> None:
+    [entry] = entries(tmp_path / "known", {"one": body})
+    matrix = script_matrix(tmp_path, entry.check)
+    batched = measured_runs(matrix, [entry], print, tmp_path / "batched", version="0.6.0")[0]
+    alone = run_entry(matrix, entry, print, tmp_path / "alone", version="0.6.0")
+    assert (batched.release, batched.backend, batched.outcome, batched.reason) == \
+        (alone.release, alone.backend, alone.outcome, alone.reason)
+    assert record_of(tmp_path / "batched", batched.record) == record_of(tmp_path / "alone", alone.record)
+
+
+def test_the_checks_after_one_that_kills_the_batch_run_alone_each_with_its_record(
+        tmp_path: Path, here: Prepared, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = entries(tmp_path / "known", {"first": "raise SystemExit(1)\n",
+                                          "killer": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+                                          "last": "print('fine')\n"})
+    alone: list[str] = []
+
+    def counted(matrix: Matrix, entry: Entry, log: Log, records: Path, **kw: Any) -> Measurement:
+        alone.append(entry.id)
+        return run_entry(matrix, entry, log, records, **kw)
+
+    monkeypatch.setattr(batch, "run_entry", counted)
+    said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
+                         version="0.6.0")
+    assert alone == ["killer", "last"]  # the first was answered before the batch died
+    assert [m.outcome for m in said] == [Outcome.PRESENT, Outcome.UNTESTED, Outcome.ABSENT]
+    assert said[1].reason.startswith("the script was killed by signal 9")
+    assert all((tmp_path / "results" / m.record).is_file() for m in said)
+
+
+def test_a_check_past_its_own_timeout_in_the_batch_runs_alone(
+        tmp_path: Path, here: Prepared, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = entries(tmp_path / "known", {"quick": "print('fine')\n", "slow": "print('fine')\n"})
+
+    def batch_process(cmd: list[str], *_a: Any, **_k: Any) -> Ended:
+        """The batch as repro/known_batch.py answers, the second check having run longer than its timeout."""
+        answers = [{"script": cmd[-2], "exit": 0, "tail": ["fine"], "seconds": 1.0},
+                   {"script": cmd[-1], "exit": 0, "tail": ["fine"], "seconds": listed[1].timeout_s + 1.0}]
+        Path(cmd[cmd.index("--out") + 1]).write_text(json.dumps({"results": answers}))
+        return Ended(0)
+
+    monkeypatch.setattr(batch, "run_child", batch_process)
+    alone: list[str] = []
+    monkeypatch.setattr(batch, "run_entry", lambda matrix, entry, *a, **k: alone.append(entry.id) or
+                        Measurement("0.6.0", "cpu", Outcome.UNTESTED, "the script did not finish"))
+    said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
+                         version="0.6.0")
+    assert alone == ["slow"]  # alone, it would have timed out: the run alone says so
+    assert [m.outcome for m in said] == [Outcome.ABSENT, Outcome.UNTESTED]
+
+
+def test_a_release_that_does_not_install_runs_each_entry_alone_so_each_record_says_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = entries(tmp_path / "known", {"one": "print('fine')\n", "two": "print('fine')\n"})
+    monkeypatch.setattr(batch, "prepare", lambda *_a, **_k: Prepared(None, None, None, "no jaxlib 0.6.0 wheels"))
+    monkeypatch.setattr(batch, "_batch", lambda *_a: pytest.fail("nothing to batch without an installation"))
+    alone: list[str] = []
+    monkeypatch.setattr(batch, "run_entry", lambda matrix, entry, *a, **k: alone.append(entry.id) or
+                        Measurement("0.6.0", "cpu", Outcome.UNTESTED, "no jaxlib 0.6.0 wheels", f"{entry.id}.json"))
+    said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
+                         version="0.6.0")
+    assert alone == ["one", "two"] and [m.record for m in said] == ["one.json", "two.json"]
+    # An audit says the same without a record per check, as before.
+    assert [m.reason for m in audit_runs(script_matrix(tmp_path, listed[0].check), listed, print,
+                                         tmp_path / "results", version="0.6.0")] == ["no jaxlib 0.6.0 wheels"] * 2
+    assert alone == ["one", "two"]

@@ -5,12 +5,15 @@ Checks that need the same forced host devices share one process
 ``isolated`` gets a process of its own. A group whose process dies or runs out
 of time leaves the checks it answered; the rest run alone, each in its own
 process (`kit.known.runs.run_entry`), so one check that kills the interpreter
-costs only itself a second start.
+costs only itself a second start. ``known --measure`` and ``--verify`` group
+each release's entries the same way (`measured_runs`), each answer kept as the
+record a run alone writes (`kit.known.batch_records`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 from typing import Callable, Sequence
@@ -21,6 +24,7 @@ from ..json_types import JsonObject
 from ..log_events import Log
 from ..records import JsonTextError, read_json
 from ..run.runner import RunRequest, prepare, run_child, scratch_dir, script_env
+from .batch_records import BatchRecords
 from .catalogue import Entry
 from .measured import Measurement, Outcome
 from .runs import run_entry
@@ -30,6 +34,19 @@ def audit_runs(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: 
                existing: ExistingPython | None = None, ready: Callable[[], None] = lambda: None) -> list[Measurement]:
     """Every entry's outcome on one installation, in the order given; ``ready`` is called once the installation is
     prepared, before the first check runs."""
+    return _grouped(matrix, entries, log, records_dir, version, existing, ready, recorded=False)
+
+
+def measured_runs(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: Path, *, version: str,
+                  ready: Callable[[], None] = lambda: None) -> list[Measurement]:
+    """``known --measure`` and ``--verify`` on one release: grouped as `audit_runs` groups them, and each answer
+    what `run_entry` gives, its record written (`kit.known.batch_records`). Where the release does not install or
+    JAX itself does not import, each entry runs alone, so its record says why as a run alone would."""
+    return _grouped(matrix, entries, log, records_dir, version, None, ready, recorded=True)
+
+
+def _grouped(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: Path, version: str,
+             existing: ExistingPython | None, ready: Callable[[], None], *, recorded: bool) -> list[Measurement]:
     if not entries:
         return []
     first = entries[0]
@@ -38,14 +55,26 @@ def audit_runs(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: 
     prepared = prepare(matrix, request, log)
     release = prepared.jax or version
     backend = prepared.backend or "cpu"
-    if prepared.environment is None:
-        return [Measurement(release, backend, Outcome.UNTESTED, prepared.problem) for _ in entries]
+    alone = [run_entry(matrix, entry, log, records_dir, version=version, existing=existing)
+             for entry in entries] if recorded and (prepared.environment is None or prepared.cannot_test) else None
+    if alone is not None or prepared.environment is None:
+        return alone or [Measurement(release, backend, Outcome.UNTESTED, prepared.problem) for _ in entries]
+    env = prepared.environment
     ready()
+    read: Callable[[Entry, JsonObject], Measurement] = (
+        BatchRecords(matrix, prepared, env, records_dir, version, log).measurement if recorded
+        else lambda entry, result: _measurement(result, release, backend))
     answered: dict[str, Measurement] = {}
     for _key, group in groupby(sorted(entries, key=_group_key), key=_group_key):
         members = list(group)
-        answered.update(_batch(prepared.environment, members, backend, release, log))
+        said = _batch(env, members, backend, log)
+        if said.jax_error and not recorded:
+            reason = f"JAX itself cannot import and run here ({said.jax_error}), so no check decides anything"
+            answered.update({e.id: Measurement(release, backend, Outcome.UNTESTED, reason) for e in members})
         for entry in members:
+            result = said.results.get(entry.id)
+            if result is not None and entry.id not in answered:
+                answered[entry.id] = read(entry, result)
             if entry.id not in answered:  # the process died or timed out before it: alone, with a record
                 answered[entry.id] = run_entry(matrix, entry, log, records_dir, version=version, existing=existing)
     return [answered[entry.id] for entry in entries]
@@ -55,7 +84,16 @@ def _group_key(entry: Entry) -> tuple[bool, int, str]:
     return (entry.isolated, entry.host_devices or 0, entry.id if entry.isolated else "")
 
 
-def _batch(env: Environment, entries: Sequence[Entry], backend: str, release: str, log: Log) -> dict[str, Measurement]:
+@dataclass(frozen=True)
+class Batch:
+    """What one batch's process answered: each entry's result (`repro.known_batch.run_one`), by id; or why JAX
+    itself did not import there (then no entry's)."""
+
+    results: dict[str, JsonObject]
+    jax_error: str = ""
+
+
+def _batch(env: Environment, entries: Sequence[Entry], backend: str, log: Log) -> Batch:
     with scratch_dir() as tmp:
         out = tmp / "known-batch.json"
         cmd = [str(env.python), "-m", "repro.known_batch", "--out", str(out), *(str(e.check) for e in entries)]
@@ -64,23 +102,29 @@ def _batch(env: Environment, entries: Sequence[Entry], backend: str, release: st
         try:
             data: object = read_json(out)
         except JsonTextError:
-            return {}
+            return Batch({})
     if not isinstance(data, dict):
-        return {}
+        return Batch({})
     if data.get("jax_error"):
-        reason = f"JAX itself cannot import and run here ({data['jax_error']}), so no check decides anything"
-        return {e.id: Measurement(release, backend, Outcome.UNTESTED, reason) for e in entries}
+        return Batch({}, str(data["jax_error"]))
     by_script = {str(e.check): e for e in entries}
-    said = {}
+    said: dict[str, JsonObject] = {}
     results = data.get("results", [])
     for result in results if isinstance(results, list) else []:
         entry = by_script.get(str(result.get("script"))) if isinstance(result, dict) else None
-        if entry is not None:
-            said[entry.id] = _measurement(result, release, backend)
+        if entry is not None and isinstance(result, dict) and _in_time(result, entry):
+            said[entry.id] = result
     if ended.timed_out or ended.code not in (0, None):
         log(f"the batch of {len(entries)} checks ended early ({'timed out' if ended.timed_out else ended.code}): "
             f"{len(said)} answered, the rest run alone")
-    return said
+    return Batch(said)
+
+
+def _in_time(result: JsonObject, entry: Entry) -> bool:
+    """Did the check finish within its own timeout? One that ran longer in the batch would have timed out alone:
+    it runs alone, so its outcome is the one a run alone gives."""
+    seconds = result.get("seconds")
+    return not isinstance(seconds, (int, float)) or seconds <= entry.timeout_s
 
 
 def _measurement(result: JsonObject, release: str, backend: str) -> Measurement:

@@ -4,60 +4,118 @@
 and writes ``known/measured/ID.json``: the only source of a range. ``--verify``
 runs them again on the releases measured and fails where an outcome changed,
 so a range the catalogue shows is one that still re-measures (the integration
-lane runs it).
+lane runs it). Both go release by release: the entries that name a release
+share its installation and, as an audit's do, one interpreter per group of
+devices (`kit.known.batch`), each run still kept as its own record.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..config import Matrix
 from ..log_events import Log
+from ..records import release_key
+from ..targets import Target
+from .batch import measured_runs
 from .catalogue import Entry
 from .measured import Measurement, Outcome, compiled_not_run, load_measurements, save_measurements
 from .runs import run_entry
 
 
+@dataclass(frozen=True)
+class Job:
+    """One entry on one release (compiled for ``target`` where it names one)."""
+
+    entry: Entry
+    release: str
+    target: Target | None = None
+
+
 def measure(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log) -> int:
     """Every entry on every release it names; the measured files written. Returns how many runs decided nothing."""
-    undecided = 0
-    for entry in entries:
-        seen = []
-        for target in entry.targets or (None,):  # an entry that names targets is compiled for each, never run
-            for version in entry.measure_on:
-                seen.append(run_entry(matrix, entry, log, records_folder(matrix), version=version, target=target))
-                print(f"{entry.id} on jax {version}{_for(seen[-1])}: {_said(seen[-1])}", flush=True)
-        undecided += sum(m.outcome is Outcome.UNTESTED for m in seen)
-        path = save_measurements(catalogue, entry.id, seen, _today())
-        print(f"{entry.id}: written {path}", flush=True)
-    return undecided
+    jobs = [Job(entry, version, target) for entry in entries
+            for target in entry.targets or (None,)  # an entry that names targets is compiled for each, never run
+            for version in entry.measure_on]
+    left = Counter(job.entry.id for job in jobs)
+    seen: dict[str, list[Measurement]] = {entry.id: [] for entry in entries}
+
+    def said(number: int, now: Measurement) -> None:
+        job = jobs[number]
+        print(f"{job.entry.id} on jax {job.release}{_for(now)}: {_said(now)}", flush=True)
+        seen[job.entry.id].append(now)
+        left[job.entry.id] -= 1
+        if not left[job.entry.id]:  # the entry's last run: its file written now, not after every other entry's
+            path = save_measurements(catalogue, job.entry.id, seen[job.entry.id], _today())
+            print(f"{job.entry.id}: written {path}", flush=True)
+
+    runs = run_jobs(matrix, jobs, log, said)
+    return sum(m.outcome is Outcome.UNTESTED for m in runs)
 
 
 def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log) -> list[str]:
     """Each entry's measured outcomes measured again; one line per outcome that no longer holds."""
-    broken = []
-    for entry in entries:
+    broken: dict[tuple[int, int], str] = {}  # by the entry's place and the measurement's: as the catalogue reads
+    jobs: list[Job] = []
+    before: list[Measurement] = []
+    places: list[tuple[int, int]] = []
+    for entry_number, entry in enumerate(entries):
         stored = load_measurements(catalogue, entry.id)
         if not stored:
-            broken.append(f"{entry.id}: never measured (run known --measure --only {entry.id})")
+            broken[entry_number, 0] = f"{entry.id}: never measured (run known --measure --only {entry.id})"
             continue
-        for before in stored:
-            if before.outcome is Outcome.UNTESTED:
+        for place, measured in enumerate(stored):
+            if measured.outcome is Outcome.UNTESTED:
                 continue  # nothing was claimed there
-            target = next((t for t in entry.targets if t.name == before.target), None)
-            if before.target and target is None:
-                broken.append(f"{entry.id}: measured for {before.target}, which its targets no longer name "
-                              f"(run known --measure --only {entry.id})")
+            target = next((t for t in entry.targets if t.name == measured.target), None)
+            if measured.target and target is None:
+                broken[entry_number, place] = f"{entry.id}: measured for {measured.target}, which its targets " \
+                                              f"no longer name (run known --measure --only {entry.id})"
                 continue
-            now = run_entry(matrix, entry, log, records_folder(matrix), version=before.release, target=target)
-            line = f"{entry.id} on jax {before.release} ({_for(before).removeprefix(' for ') or before.backend}): measured " \
-                   f"{before.outcome.value}, now {_said(now)}"
-            print(line, flush=True)
-            if now.outcome is not before.outcome:
-                broken.append(line)
-    return broken
+            jobs.append(Job(entry, measured.release, target))
+            before.append(measured)
+            places.append((entry_number, place))
+
+    def said(number: int, now: Measurement) -> None:
+        job, then = jobs[number], before[number]
+        line = f"{job.entry.id} on jax {then.release} ({_for(then).removeprefix(' for ') or then.backend}): " \
+               f"measured {then.outcome.value}, now {_said(now)}"
+        print(line, flush=True)
+        if now.outcome is not then.outcome:
+            broken[places[number]] = line
+
+    run_jobs(matrix, jobs, log, said)
+    return [line for _, line in sorted(broken.items())]
+
+
+def run_jobs(matrix: Matrix, jobs: Sequence[Job], log: Log, said: Callable[[int, Measurement], None]) \
+        -> list[Measurement]:
+    """Each job's measurement, in the order given; ``said`` is told each (by its place in ``jobs``) as it comes.
+
+    The runs on each release share its installation and, where their checks need the same devices, one
+    interpreter (`kit.known.batch.measured_runs`): one line says each release's group as it starts. A run
+    compiled for a target runs alone (the compiler's settings are read before jax is imported).
+    """
+    answered: dict[int, Measurement] = {}
+    on_cpu = [(number, job) for number, job in enumerate(jobs) if job.target is None]
+    for release in sorted({job.release for _, job in on_cpu}, key=release_key):
+        group = [(number, job) for number, job in on_cpu if job.release == release]
+        print(f"jax {release}: {len(group)} checks, those that need the same devices in one interpreter "
+              f"({', '.join(job.entry.id for _, job in group)})", flush=True)
+        runs = measured_runs(matrix, [job.entry for _, job in group], log, records_folder(matrix), version=release)
+        for (number, job), now in zip(group, runs):
+            answered[number] = now
+            said(number, now)
+    for number, job in enumerate(jobs):
+        if job.target is not None:
+            answered[number] = run_entry(matrix, job.entry, log, records_folder(matrix), version=job.release,
+                                         target=job.target)
+            said(number, answered[number])
+    return [answered[number] for number in range(len(jobs))]
 
 
 def records_folder(matrix: Matrix) -> Path:

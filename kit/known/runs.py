@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path
 from typing import Mapping
 
-from ..config import Matrix, script_check
+from ..config import Check, Matrix, script_check
 from ..install import ExistingPython
 from ..log_events import Log
 from ..records import Record
@@ -30,17 +30,33 @@ def run_entry(matrix: Matrix, entry: Entry, log: Log, records_dir: Path, *, vers
               existing: ExistingPython | None = None, echo: bool = False, target: Target | None = None) -> Measurement:
     """The entry's check on ``version`` (installed) or on ``existing``, compiled for ``target`` where given; the
     outcome as the catalogue counts it."""
-    check = script_check(entry.id, entry.check, description=entry.title, host_devices=entry.host_devices,
-                         timeout_s=entry.timeout_s,
-                         parameters={"target": json.dumps(target.to_json())} if target else None)
+    check = entry_check(entry, target)
+    request = entry_request(entry, records_dir, version=version, existing=existing, echo=echo, target=target)
+    written, path = run_check(matrix, request, log, check=check)
+    return measurement_of(written, path, version, target)
+
+
+def entry_check(entry: Entry, target: Target | None = None) -> Check:
+    """The entry's script as a check: its devices, its timeout, the target it is compiled for."""
+    return script_check(entry.id, entry.check, description=entry.title, host_devices=entry.host_devices,
+                        timeout_s=entry.timeout_s,
+                        parameters={"target": json.dumps(target.to_json())} if target else None)
+
+
+def entry_request(entry: Entry, records_dir: Path, *, version: str = "", existing: ExistingPython | None = None,
+                  echo: bool = False, target: Target | None = None) -> RunRequest:
+    """What the runner is asked for the entry, and the command its record says reproduces it."""
     where = f"--python {shlex.quote(str(existing.python))}" if existing else version
     aimed = f" --target {target.name}" if target else ""
     # A target installs its compiler as the release's extra (jax[tpu]); JAX itself runs on CPU.
     backend = target.install_extra if target and existing is None else "cpu"
-    request = RunRequest(check=entry.id, version=version, backend=backend, script=check, existing=existing,
-                         records_dir=records_dir, echo=echo,
-                         reproduce=f"jax-kit audit {where}{aimed} --only {entry.id}")
-    written, path = run_check(matrix, request, log, check=check)
+    return RunRequest(check=entry.id, version=version, backend=backend, script=entry_check(entry, target),
+                      existing=existing, records_dir=records_dir, echo=echo,
+                      reproduce=f"jax-kit audit {where}{aimed} --only {entry.id}")
+
+
+def measurement_of(written: Mapping[str, object], path: Path, version: str, target: Target | None = None) -> Measurement:
+    """A record of the entry's run as the catalogue counts it: its outcome, its reason, its file's name."""
     record = Record.of(written)
     release = str(record.requested.get("jax") or version)
     if target is not None:
