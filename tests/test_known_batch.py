@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from kit.config import Matrix
-from kit.install.environment import Prepared
+from kit.install.bytecode import PYCACHE
+from kit.install.environment import REUSED, Environment, Prepared
 from kit.known import batch
 from kit.known.batch import _measurement, audit_runs, measured_runs
 from kit.known.catalogue import Entry, read_entry
@@ -156,3 +157,22 @@ def test_a_release_that_does_not_install_runs_each_entry_alone_so_each_record_sa
     assert [m.reason for m in audit_runs(script_matrix(tmp_path, listed[0].check), listed, print,
                                          tmp_path / "results", version="0.6.0")] == ["no jaxlib 0.6.0 wheels"] * 2
     assert alone == ["one", "two"]
+
+
+def test_a_batch_is_told_what_a_run_alone_is_told_its_release_s_imports_only_and_its_kept_bytecode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    env = Environment(tmp_path / "env" / "bin" / "python", {"jax": "0.6.0"}, REUSED)
+    [entry] = entries(tmp_path / "known", {"one": "print('fine')\n"})
+    told: dict[str, str] = {}
+
+    def batch_process(cmd: list[str], timeout: int, log: Log, extra: dict[str, str], *_a: Any, **_k: Any) -> Ended:
+        told.update(extra)
+        return Ended(0)
+
+    monkeypatch.setattr(batch, "run_child", batch_process)
+    assert batch._batch(env, [entry], "cpu", print) == batch.Batch({})  # it wrote nothing: nothing answered
+    assert told["PYTHONPATH"] == ""  # not the caller's: a jax there would be imported instead of the release's
+    assert told["PYTHONPYCACHEPREFIX"] == str((tmp_path / "env" / PYCACHE).absolute())
+    assert "KIT_RESULT" in told
