@@ -176,3 +176,11 @@ def test_a_batch_is_told_what_a_run_alone_is_told_its_release_s_imports_only_and
     assert told["PYTHONPATH"] == ""  # not the caller's: a jax there would be imported instead of the release's
     assert told["PYTHONPYCACHEPREFIX"] == str((tmp_path / "env" / PYCACHE).absolute())
     assert "KIT_RESULT" in told
+
+
+def test_no_shipped_check_writes_kit_result_which_a_batch_does_not_read() -> None:
+    """A batched check's record is read off its exit and output alone (kit/known/batch_records.py): a check that
+    wrote KIT_RESULT would say more run alone than batched. None of the catalogue's does."""
+    shipped = Path(__file__).resolve().parents[1] / "known"
+    assert [p.name for p in sorted(shipped.glob("*.py")) if "KIT_RESULT" in p.read_text() or "kitcheck" in p.read_text()] \
+        == []

@@ -12,7 +12,6 @@ record a run alone writes (`kit.known.batch_records`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
@@ -55,10 +54,10 @@ def _grouped(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: Pa
     prepared = prepare(matrix, request, log)
     release = prepared.jax or version
     backend = prepared.backend or "cpu"
-    alone = [run_entry(matrix, entry, log, records_dir, version=version, existing=existing)
-             for entry in entries] if recorded and (prepared.environment is None or prepared.cannot_test) else None
-    if alone is not None or prepared.environment is None:
-        return alone or [Measurement(release, backend, Outcome.UNTESTED, prepared.problem) for _ in entries]
+    if recorded and (prepared.environment is None or prepared.cannot_test):  # each alone: its record says why
+        return [run_entry(matrix, entry, log, records_dir, version=version, existing=existing) for entry in entries]
+    if prepared.environment is None:
+        return [Measurement(release, backend, Outcome.UNTESTED, prepared.problem) for _ in entries]
     env = prepared.environment
     ready()
     read: Callable[[Entry, JsonObject], Measurement] = (
@@ -75,7 +74,8 @@ def _grouped(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: Pa
             result = said.results.get(entry.id)
             if result is not None and entry.id not in answered:
                 answered[entry.id] = read(entry, result)
-            if entry.id not in answered:  # the process died or timed out before it: alone, with a record
+            if entry.id not in answered:  # the process died or timed out before it (or JAX did not import, for a
+                # measure: a run alone says so in its record): alone, with a record
                 answered[entry.id] = run_entry(matrix, entry, log, records_dir, version=version, existing=existing)
     return [answered[entry.id] for entry in entries]
 
