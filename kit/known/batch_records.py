@@ -26,7 +26,8 @@ from ..records import Outcome, new_record
 from ..run import failures
 from ..run.child_processes import Ended
 from ..run.facts import host_facts, job_facts
-from ..run.runner import parameters_for, record_head, scratch_dir, script_fields, unless_jax_failed
+from ..run.runner import parameters_for, record_head
+from ..run.script_runs import scratch_dir, script_fields, unless_jax_failed
 from ..text_bounds import bound_record
 from ..user_paths import shown_path
 from .catalogue import Entry

@@ -15,7 +15,8 @@ import shlex
 from pathlib import Path
 from typing import Mapping
 
-from ..config import Check, Matrix, script_check
+from ..check_settings import Check
+from ..config import Matrix, script_check
 from ..install import ExistingPython
 from ..log_events import Log
 from ..records import Record
