@@ -4,7 +4,7 @@
 interpreter (`kit.known.batch`), yet every entry on every release keeps its
 record under ``reports/known/results``, which ``known/measured/ID.json`` names.
 The exit code and the last lines a batch gives are read as the runner reads a
-script run alone (`kit.run.runner.script_fields`: the protocol's exit, then the
+script run alone (`kit.run.script_runs.script_fields`: the protocol's exit, then the
 failure classed), JAX is asked whether it runs after a failure (once per
 installation: the batch's interpreter is one), and the record is made from the
 same head, parameters and identity as `kit.run.runner.run_check` makes it.
@@ -67,7 +67,7 @@ class BatchRecords:
         return measurement_of(record, path, self.version)
 
     def _outcome(self, entry: Entry, result: JsonObject) -> Outcome:
-        """As `kit.run.runner.run_script` reads the same exit and output of the script run alone."""
+        """As `kit.run.script_runs.run_script` reads the same exit and output of the script run alone."""
         said, code = result.get("tail"), result.get("exit")
         ended = Ended(code if isinstance(code, int) else None, [str(line) for line in said] if isinstance(said, list)
                       else [])
