@@ -28,7 +28,6 @@ from .toml_tables import known_keys as _known_keys, read_toml, string as _string
 from .toml_tables import whole_number as _whole
 from .user_paths import checked_find_links, checked_index_url, folder_or_nothing_yet, results_outside, script_bytes
 
-from .check_settings import script_check as script_check  # where kit/known asks for it
 from .targets import BACKENDS as BACKENDS, Target, configured_targets  # BACKENDS: where the rest of the kit has always asked
 
 # A release as JAX numbers them: digits and dots, nothing around them.

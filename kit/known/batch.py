@@ -17,12 +17,14 @@ from itertools import groupby
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..config import Matrix, script_check
+from ..check_settings import script_check
+from ..config import Matrix
 from ..install import Environment, ExistingPython, release_bytecode_env
 from ..json_types import JsonObject
 from ..log_events import Log
 from ..records import JsonTextError, read_json
-from ..run.runner import RunRequest, prepare, run_child, scratch_dir, script_env
+from ..run.runner import RunRequest, prepare
+from ..run.script_runs import run_child, scratch_dir, script_env
 from .batch_records import BatchRecords
 from .catalogue import Entry
 from .measured import Measurement, Outcome

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Mapping
 
 from ..check_settings import Check
-from ..config import Matrix, script_check
+from ..check_settings import script_check
+from ..config import Matrix
 from ..install import ExistingPython
 from ..log_events import Log
 from ..records import Record

@@ -52,7 +52,7 @@ from ..targets import LOWEST_RELEASE
 from .facts import host_facts, identity_here, job_facts, require_platform
 from .script_runs import last_line, leftover_evidence, run_script, unless_jax_failed
 # Imported from here by kit/known (another engineer's folder) and by the runner itself: exported by name.
-from .script_runs import run_child as run_child, scratch_dir as scratch_dir, script_env as script_env
+from .script_runs import run_child, scratch_dir
 
 
 @dataclass
