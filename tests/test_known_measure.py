@@ -55,6 +55,9 @@ class Runs:
     def run_entry(self, matrix: Any, entry: Entry, log: Any, records: Path, *, version: str = "", target: Any = None,
                   **_: Any) -> Measurement:
         self.alone.append((entry.id, version))
+        if target is None:  # --isolated: a run on its backend, alone
+            return Measurement(version, "cpu", Outcome(self.said[entry.id, version]), "the script exited",
+                               f"{entry.id}-{version}")
         return Measurement(version, "tpu", Outcome(self.said[entry.id, version]), "compiled", f"{entry.id}-{version}",
                            target=target.name)
 
@@ -102,3 +105,17 @@ def test_verify_batches_the_measured_releases_and_lists_what_no_longer_holds_in_
                       "a on jax 0.6.0 (cpu): measured present, now absent (the script exited)",
                       "c: never measured (run known --measure --only c)"]
     assert "b on jax 0.6.0 (cpu): measured absent, now absent (the script exited)" in capsys.readouterr().out
+
+
+def test_isolated_runs_every_entry_alone_and_says_the_same(tmp_path: Path, runs: Runs) -> None:
+    # Checks batched in one interpreter can touch each other's state (negative-static-argnums failed with another
+    # message beside others on 0.4.13): --isolated gives each run a process and a record of its own.
+    folder = tmp_path / "known"
+    listed = catalogue(folder, {"a": '["0.4.35", "0.6.0"]', "b": '["0.6.0"]'})
+    save_measurements(folder, "a", [Measurement("0.4.35", "cpu", Outcome.PRESENT, ""),
+                                    Measurement("0.6.0", "cpu", Outcome.ABSENT, "")], "2026-12-05")
+    save_measurements(folder, "b", [Measurement("0.6.0", "cpu", Outcome.PRESENT, "")], "2026-12-05")  # now absent
+    broken = verify(load_matrix(str(ROOT / "matrix.toml")), listed, folder, print, isolated=True)
+    assert runs.batches == []
+    assert runs.alone == [("a", "0.4.35"), ("a", "0.6.0"), ("b", "0.6.0")]
+    assert broken == ["b on jax 0.6.0 (cpu): measured present, now absent (the script exited)"]

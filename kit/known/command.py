@@ -45,7 +45,12 @@ def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     what.add_argument("--measure", action="store_true", help="run each check on its measure_on releases, write "
                                                              "known/measured/ID.json")
     what.add_argument("--verify", action="store_true", help="measure again; exit 1 where an outcome changed")
+    parser.add_argument("--isolated", action="store_true",
+                        help="with --measure or --verify: each run in a process of its own (default: a release's "
+                             "checks that need the same devices share one interpreter)")
     args = parser.parse_args(list(argv))
+    if args.isolated and not (args.measure or args.verify):
+        raise UsageError("--isolated says how --measure and --verify run the checks", "add --measure or --verify")
     folder = catalogue or catalogue_folder()
     entries = chosen(load_catalogue(folder), args.only)
     if args.measure or args.verify:
@@ -53,9 +58,9 @@ def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
             raise UsageError("the catalogue's measurements are the repository's files",
                              "run known --measure or --verify from a clone of the kit (nox -s known -- --verify)")
         if args.measure:
-            undecided = measure(matrix, entries, folder, log)
+            undecided = measure(matrix, entries, folder, log, args.isolated)
             return EXIT_FAILED if undecided else EXIT_OK
-        broken = verify(matrix, entries, folder, log)
+        broken = verify(matrix, entries, folder, log, args.isolated)
         for line in broken:
             print(f"NO LONGER HOLDS: {line}")
         print(f"{len(entries) - len({b.split(':')[0] for b in broken})} of {len(entries)} entries re-measured true")

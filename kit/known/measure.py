@@ -36,7 +36,7 @@ class Job:
     target: Target | None = None
 
 
-def measure(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log) -> int:
+def measure(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log, isolated: bool = False) -> int:
     """Every entry on every release it names; the measured files written. Returns how many runs decided nothing."""
     jobs = [Job(entry, version, target) for entry in entries
             for target in entry.targets or (None,)  # an entry that names targets is compiled for each, never run
@@ -53,11 +53,11 @@ def measure(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log)
             path = save_measurements(catalogue, job.entry.id, seen[job.entry.id], _today())
             print(f"{job.entry.id}: written {path}", flush=True)
 
-    runs = run_jobs(matrix, jobs, log, said)
+    runs = run_jobs(matrix, jobs, log, said, isolated)
     return sum(m.outcome is Outcome.UNTESTED for m in runs)
 
 
-def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log) -> list[str]:
+def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log, isolated: bool = False) -> list[str]:
     """Each entry's measured outcomes measured again; one line per outcome that no longer holds."""
     broken: dict[tuple[int, int], str] = {}  # by the entry's place and the measurement's: as the catalogue reads
     jobs: list[Job] = []
@@ -88,20 +88,21 @@ def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log) 
         if now.outcome is not then.outcome:
             broken[places[number]] = line
 
-    run_jobs(matrix, jobs, log, said)
+    run_jobs(matrix, jobs, log, said, isolated)
     return [line for _, line in sorted(broken.items())]
 
 
-def run_jobs(matrix: Matrix, jobs: Sequence[Job], log: Log, said: Callable[[int, Measurement], None]) \
-        -> list[Measurement]:
+def run_jobs(matrix: Matrix, jobs: Sequence[Job], log: Log, said: Callable[[int, Measurement], None],
+             isolated: bool = False) -> list[Measurement]:
     """Each job's measurement, in the order given; ``said`` is told each (by its place in ``jobs``) as it comes.
 
     The runs on each release share its installation and, where their checks need the same devices, one
     interpreter (`kit.known.batch.measured_runs`): one line says each release's group as it starts. A run
-    compiled for a target runs alone (the compiler's settings are read before jax is imported).
+    compiled for a target runs alone (the compiler's settings are read before jax is imported), and so does every
+    run with ``isolated`` (``--isolated``: checks in one interpreter can touch each other's state).
     """
     answered: dict[int, Measurement] = {}
-    on_cpu = [(number, job) for number, job in enumerate(jobs) if job.target is None]
+    on_cpu = [] if isolated else [(number, job) for number, job in enumerate(jobs) if job.target is None]
     for release in sorted({job.release for _, job in on_cpu}, key=release_key):
         group = [(number, job) for number, job in on_cpu if job.release == release]
         print(f"jax {release}: {len(group)} checks, those that need the same devices in one interpreter "
@@ -111,7 +112,7 @@ def run_jobs(matrix: Matrix, jobs: Sequence[Job], log: Log, said: Callable[[int,
             answered[number] = now
             said(number, now)
     for number, job in enumerate(jobs):
-        if job.target is not None:
+        if job.target is not None or isolated:
             answered[number] = run_entry(matrix, job.entry, log, records_folder(matrix), version=job.release,
                                          target=job.target)
             said(number, answered[number])
