@@ -137,7 +137,8 @@ def _config_file(given: Path | None, here: Path) -> Path:
     if problem:
         relative = "" if given.is_absolute() else f" (relative to the current folder, {here})"
         raise UsageError(f"--config {str(given)!r} {problem}{relative}",
-                         "give a matrix.toml that adds releases, checks or environments (README: Your own check)")
+                         "give a matrix.toml that adds releases, checks or environments "
+                         "(README: Adding a release or a check)")
     return path
 
 

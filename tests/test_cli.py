@@ -207,7 +207,7 @@ def test_a_session_for_a_release_not_in_the_matrix_points_at_matrix_toml(argv: l
     matrix = parse_matrix({"release": [{"version": "0.6.0"}], "checks": {"scaling": {}, "correctness": {}}})
     assert cli.unknown_session_hints(matrix, argv) == [
         "kit: there is no session scaling-9.9.9: jax 9.9.9 is not a [[release]] in matrix.toml. Add one there "
-        "(README: Adding a release), or run it once without the matrix: python -m kit run scaling 9.9.9"]
+        "(README: Adding a release or a check), or run it once without the matrix: python -m kit run scaling 9.9.9"]
     assert cli.unknown_session_hints(matrix, ["-s", "scaling-0.6.0", "tests", "matrix"]) == []
 
 
@@ -315,7 +315,7 @@ def test_a_session_for_an_environment_not_in_the_matrix_points_at_matrix_toml(tm
     assert cli.unknown_session_hints(matrix, ["-s", "scaling-mine"]) == []
     assert cli.unknown_session_hints(matrix, ["-s", "scaling-theirs"]) == [
         "kit: there is no session scaling-theirs: theirs is not an [[environment]] in matrix.toml. Add one there "
-        "(README: Is my installation affected?), or run it once with python -m kit run scaling --python PATH"]
+        "(docs/tour.md: Is my installation affected?), or run it once with python -m kit run scaling --python PATH"]
 
 
 EXISTING_INSTALL = {"environment": "existing", "interpreter": "/v/bin/python", "name": None, "python": "3.12.1",

@@ -199,7 +199,7 @@ def _matrix_version(matrix: Matrix, version: str) -> str:
     # nox makes sessions only for matrix.toml's releases, so a one-off run of another goes through the kit itself.
     check = next(iter(matrix.checks), "scaling")
     raise UsageError(f"--only {version}: not a release in matrix.toml",
-                     f"use one of {', '.join(known)}, add a [[release]] for it (README: Adding a release), "
+                     f"use one of {', '.join(known)}, add a [[release]] for it (README: Adding a release or a check), "
                      f"or run it once without the matrix: python -m kit run {check} {version}")
 
 
