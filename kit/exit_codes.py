@@ -1,4 +1,4 @@
-"""The kit's own exit codes, one name and one value each (README's table says what each means).
+"""The kit's own exit codes, one name and one value each (docs/sessions.md's table says what each means).
 
 What the kit and the repros (or a user's check script) both name, such as a
 repro's "unsupported" or a script's "inconclusive" (125), is in
