@@ -28,7 +28,7 @@ from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_
 from .json_types import JsonObject
 from .launch import LAUNCHERS
 from .log_events import Log
-from .project import catalogue_folders, legacy_known_problems
+from .config import catalogue_folders, legacy_known_problems
 from .records import Record, Status, Verdict
 from .reproduce_line import reproduce_text
 from .requirements import requirements, versions_text

@@ -142,7 +142,7 @@ def test_the_matrix_report_of_the_fixture_records(tmp_path: Path, capsys: pytest
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """`nox -s report` over the fixture records, with a catalogue of four of this repository's entries to cite and
     list (tests/fixtures/known: the golden page must not change with each entry the catalogue gains)."""
-    monkeypatch.setattr("kit.project.catalogue_folder", lambda: CHECKOUT / "tests" / "fixtures" / "known")
+    monkeypatch.setattr("kit.config.catalogue_folder", lambda: CHECKOUT / "tests" / "fixtures" / "known")
     (tmp_path / "matrix.toml").write_text(FIXTURE_MATRIX)
     argv = ["report", "--results", str(FIXTURES), "--out", str(tmp_path / "out"), "--no-plots"]
     assert cli.main(argv, matrix_path=str(tmp_path / "matrix.toml")) == 0

@@ -26,13 +26,13 @@ from repro.parameters import MAX_HOST_DEVICES
 
 from ..arguments import Parser
 from ..check_settings import DEFAULT_TIMEOUT_S, Check, bad_if_pattern, script_check, timeout_seconds
-from ..config import Matrix, release_number
+from ..config import Matrix, bisect_command, release_number
 from ..checks import builtin
 from ..errors import UsageError
 from ..targets import BACKENDS, Target, parse_target
 from ..requirements import requirements
 from ..slurm.jobs import SlurmOptions
-from ..project import bisect_command
+
 from ..user_paths import file_problem, find_links_argument, relative_to_what, report_path
 from ..reproduce_line import reproduce_argv
 from .outcomes import CRASH_MODES
@@ -161,7 +161,7 @@ class Options:
     out: Path | None = None
     """``--out DIR``: where bisect-<name>.md and .json go (else the reports folder beside the records)."""
     command: str = "nox -s bisect --"
-    """How the command line begins where reports quote it (`kit.project.bisect_command`: ``jax-kit bisect`` too)."""
+    """How the command line begins where reports quote it (`kit.config.bisect_command`: ``jax-kit bisect`` too)."""
     script_check: Check | None = None
     """``--script`` and its settings (``--host-devices``, ``--timeout``, ``--requires``, ``--bad-if``) as the
     check it runs as: the same value a ``[checks.NAME]`` block with that script gives."""

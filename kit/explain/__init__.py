@@ -17,7 +17,7 @@ from ..records import Status
 from ..targets import JAX_PLATFORM
 from ..config import Matrix
 from ..hlo import HOLDS_WHOLE, FingerprintState
-from ..project import catalogue_folders, legacy_known_problems
+from ..config import catalogue_folders, legacy_known_problems
 from ..reproduce_line import reproduce_text
 from ..errors import StorageError
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK

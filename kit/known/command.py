@@ -30,7 +30,8 @@ from ..targets import Target, parse_target
 from ..user_paths import interpreter_path
 from .batch import audit_runs
 from .audit import finding, not_run_lines, present, shown, table, verdict_line
-from .catalogue import Entry, catalogue_folder, load_catalogue
+from ..package_files import catalogue_folder
+from .catalogue import Entry, load_catalogue
 from .listing import entry_json, listing
 from .measure import measure, records_folder, verify
 from .runs import run_entry

@@ -30,7 +30,7 @@ from ...json_types import as_list, as_object
 from ...records import Identity
 from ...run import runner
 from ...run.facts import job_label
-from ...project import run_command
+from ...config import run_command
 from ..candidates import Candidate
 from ..specs import WhatRuns, WhatToReport
 from ..observation import Observation
