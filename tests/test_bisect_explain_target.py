@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kit.bisect.options import parse_options
-from kit.records import Outcome, Status
+from kit.records import RunOutcome, Status
 from kit.config import parse_matrix
 from kit.check_settings import script_check
 from kit.errors import UsageError
@@ -29,7 +29,7 @@ TPU = json.dumps(parse_target("tpu:v5e:2x2").to_json())
 BOUNDS = ["--good", "0.12.0.1", "--bad", "0.5.3"]
 
 
-def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[Outcome, list[Any]]:
+def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[RunOutcome, list[Any]]:
     """One probe of jax 0.12.0.1's train_slogdet for ``op``, compiled for TPU v5e 2x2."""
     program = tmp_path / "train_slogdet.py"
     program.write_text("print('ran')\n")
@@ -38,9 +38,9 @@ def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[Ou
     runs: list[Any] = []
 
     def run_script(env: Any, check: Any, backend: str, timeout: int, log: Any, output_log: Any = None,
-                   echo: bool = True, extra_env: Any = None, args: Any = (), cwd: Any = None) -> Outcome:
+                   echo: bool = True, extra_env: Any = None, args: Any = (), cwd: Any = None) -> RunOutcome:
         runs.append((backend, dict(extra_env or {})))
-        return Outcome(Status.RAN)
+        return RunOutcome(Status.RAN)
 
     def compile_exports(run_child: Any, env: Any, target: Any, exports: Path, scratch: Path, dump: Path,
                         timeout: int, log: Any) -> dict[str, Any]:

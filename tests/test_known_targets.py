@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kit.records import Outcome as RunOutcome, Status, Verdict
+from kit.records import RunOutcome, Status, Verdict
 from kit.config import load_matrix
 from kit.check_settings import script_check
 from kit.errors import ConfigError, UsageError

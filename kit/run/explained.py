@@ -23,7 +23,7 @@ from repro.program_watch import DUMP_FLAGS_ENV, FACTS_ENV
 
 from ..errors import MachineUnwritable
 from ..log_events import Log
-from ..records import JsonTextError, Outcome, Verdict, read_json
+from ..records import JsonTextError, RunOutcome, Verdict, read_json
 from ..json_types import JsonObject, as_text
 from ..check_settings import Check
 from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module
@@ -42,7 +42,7 @@ class ScriptRun(Protocol):
 
     def __call__(self, env: Environment, check: Check, backend: str, timeout: int, log: Log,
                  output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
-                 args: Sequence[str] = (), cwd: Path | None = None) -> Outcome: ...
+                 args: Sequence[str] = (), cwd: Path | None = None) -> RunOutcome: ...
 
 
 Scratch = Callable[[], ContextManager[Path]]
@@ -175,7 +175,7 @@ def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | N
     """
     def run(env: Environment, check: Check, backend: str, timeout: int, log: Log, output_log: Path | None = None,
             echo: bool = True, extra_env: Mapping[str, str] | None = None, args: Sequence[str] = (),
-            cwd: Path | None = None) -> Outcome:
+            cwd: Path | None = None) -> RunOutcome:
         # A check's program runs as its check block says, without arguments of the command line's.
         return run_explained(run_script, scratch_dir, env, check, backend, timeout, log, extra_env, shared,
                              run_child)
@@ -185,7 +185,7 @@ def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | N
 
 def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
                   timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
-                  shared: Path | None = None, run_child: targeted.RunChild | None = None) -> Outcome:
+                  shared: Path | None = None, run_child: targeted.RunChild | None = None) -> RunOutcome:
     """An ``explain`` check's outcome: affected where an op is whole or gathered, from the program's HLO.
 
     A ``target`` among the check's parameters (`bisect --explain --target`, its JSON): the program runs on CPU
@@ -210,8 +210,8 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     return judged_by_fingerprints(run.outcome, run, op, target is not None)
 
 
-def judged_by_fingerprints(outcome: Outcome, run: DumpedRun, op: str = "", compiled_for_target: bool = False,
-                           ) -> Outcome:
+def judged_by_fingerprints(outcome: RunOutcome, run: DumpedRun, op: str = "", compiled_for_target: bool = False,
+                           ) -> RunOutcome:
     """The program's outcome judged by what it compiled (a named step): affected where an op (``op``'s, where
     one is named) holds the whole batch on every device, inconclusive where nothing of it compiled."""
     judged = [f for f in run.fingerprints if not op or _same_op(f, op)]

@@ -2,7 +2,7 @@
 
 Every path ends in exactly one record: ``ran``, ``not-installable``,
 ``crashed``, ``refused`` (the size does not fit this machine) or
-``timed-out``. Each step gives the run's `Outcome` (kit/records/outcome.py)
+``timed-out``. Each step gives the run's `RunOutcome` (kit/records/outcome.py)
 to the next: the exit read, a failure classed, JAX found unable to run, the
 kit's files changed under it; `run_check` makes the record of the last one
 with `records.new_record`. The repro's own output streams to the terminal as it comes
@@ -28,7 +28,7 @@ from repro.parameters import flag, shown, target_of, to_flags
 
 from ..checks import builtin_repro
 from ..log_events import Log, detail
-from ..records import Outcome, RecordHead, Status, Verdict, new_record
+from ..records import RunOutcome, RecordHead, Status, Verdict, new_record
 from ..json_types import JsonObject, as_object, as_text
 from .. import __version__, records
 from . import child_processes, multiprocess, protocol
@@ -190,12 +190,12 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
                             prepare(matrix, request, log, index))
     head = record_head(request, params, prepared)
     if prepared.environment is None:
-        outcome = Outcome(Status.NOT_INSTALLABLE, reason=prepared.problem)
+        outcome = RunOutcome(Status.NOT_INSTALLABLE, reason=prepared.problem)
         head = dataclasses.replace(head, install={**head.install, **_install_advice(request, params, prepared, index,
                                                                                       too_old)})
     elif prepared.cannot_test:
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
-        outcome = Outcome(Status.RAN).inconclusive(prepared.cannot_test)
+        outcome = RunOutcome(Status.RAN).inconclusive(prepared.cannot_test)
     else:
         env = prepared.environment
         outcome = watching(matrix, log, lambda: _run_in(env, matrix, request, check, params,  # kit files watched
@@ -257,7 +257,7 @@ def _lowest_for(params: Mapping[str, object]) -> str:
 
 
 def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check, params: Mapping[str, object],
-            backend: str, log: Log) -> Outcome:
+            backend: str, log: Log) -> RunOutcome:
     """The check's outcome: its script, or its repro, run in ``env`` on ``backend``."""
     timeout = request.timeout_s or check.timeout_s
     told = {**env.isolating_env(), **release_bytecode_env(env)}  # what every run in it is told besides
@@ -304,7 +304,7 @@ def record_head(request: RunRequest, params: Mapping[str, object], prepared: Pre
 
 
 def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, object], timeout: int,
-               log: Log, extra_env: Mapping[str, str] | None = None) -> Outcome:
+               log: Log, extra_env: Mapping[str, str] | None = None) -> RunOutcome:
     """The repro in ``env``; ``extra_env``: what it is told besides (where its compiles are kept)."""
     with scratch_dir() as tmp:
         out = tmp / "result.json"
@@ -318,7 +318,7 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, objec
         ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log,
                           echo=request.echo)
         if ended.timed_out:
-            return Outcome(Status.TIMED_OUT, reason=f"the repro did not finish within {timeout} s",
+            return RunOutcome(Status.TIMED_OUT, reason=f"the repro did not finish within {timeout} s",
                            evidence={"output_tail": ended.tail, **leftover_evidence(ended)})
         result, unusable = multiprocess.read_result(out, f"its {out.name}")
     code, tail = ended.code, ended.tail
@@ -329,7 +329,7 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, objec
         failed = _repro_failure(code, tail, unusable, leftover_evidence(ended))
         # A repro that exited 0 ran JAX; one that crashed may never have got past `import jax`.
         return unless_jax_failed(failed, env, log) if failed.status is Status.CRASHED and code != 0 else failed
-    outcome = Outcome(Status.RAN, Verdict.of(result.get("verdict")), as_text(result.get("reason")),
+    outcome = RunOutcome(Status.RAN, Verdict.of(result.get("verdict")), as_text(result.get("reason")),
                       {**as_object(result.get("evidence")), **leftover_evidence(ended)},
                       environment={**host_facts(None), **as_object(result.get("environment"))},
                       parameters=as_object(result["parameters"]) if "parameters" in result else None)
@@ -341,23 +341,23 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, objec
     return outcome
 
 
-def _repro_failure(code: int | None, tail: list[str], unusable: str, more: JsonObject) -> Outcome:
+def _repro_failure(code: int | None, tail: list[str], unusable: str, more: JsonObject) -> RunOutcome:
     """A repro that exited non-zero or left no usable result: refused (the size), else crashed, with why."""
     evidence: JsonObject = {"output_tail": tail, **more}
     last = last_line(tail) or "no output"
     if code == EXIT_REFUSED:  # a size this machine cannot hold: a fact about the machine, not a crash
-        return Outcome(Status.REFUSED, reason=f"the repro refused the size: {last}", evidence=evidence)
+        return RunOutcome(Status.REFUSED, reason=f"the repro refused the size: {last}", evidence=evidence)
     assert code is not None
     if code == 0:
         why = f"the repro exited 0, but {unusable}" if unusable else f"the repro exited 0 without a result: {last}"
-        return Outcome(Status.CRASHED, reason=why, evidence=evidence)
+        return RunOutcome(Status.CRASHED, reason=why, evidence=evidence)
     how = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
-    return Outcome(Status.CRASHED, reason=f"the repro crashed ({how}): {unusable or last}", evidence=evidence)
+    return RunOutcome(Status.CRASHED, reason=f"the repro crashed ({how}): {unusable or last}", evidence=evidence)
 
 
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],
                    log: Log, extra_env: Mapping[str, str] | None = None,
-                   request: RunRequest | None = None) -> Outcome:
+                   request: RunRequest | None = None) -> RunOutcome:
     """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one outcome."""
     child_processes.end_abandoned_trees(log)
     outcome = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log,
