@@ -17,11 +17,11 @@ from kit.bisect.report.finding import REPORT_SCHEMA, Finding
 from kit.bisect.options import Options
 from kit.user_paths import shown_path
 from kit.bisect.observation import Observation
-from kit.bisect.search import BisectResult, Outcome, Transition
+from kit.bisect.search import BisectResult, ProbeOutcome, Transition
 from tests.observations import observed
 
 VERSIONS = ["0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
-GOOD, BAD, SKIP = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
+GOOD, BAD, SKIP = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
 
 
 def candidate(version: str, **changes: Any) -> Candidate:
@@ -30,7 +30,7 @@ def candidate(version: str, **changes: Any) -> Candidate:
     return Candidate(version, **{**fields, **changes})
 
 
-def finding(outcomes: dict[str, Outcome], observations: dict[str, Observation], *, good: str = "0.6.0",
+def finding(outcomes: dict[str, ProbeOutcome], observations: dict[str, Observation], *, good: str = "0.6.0",
             bad: str = "0.5.0", result: BisectResult[str] | None = None, transitions: list[Transition[str]] = (),
             candidates: list[Candidate] | None = None, **options: Any) -> Finding:
     bounds = Bounds.of_releases(good, bad, how="bounds from the command line")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kit.bisect.search import (
-    Outcome,
+    ProbeOutcome,
     bisect,
     bisect_taking_old_end,
     expected_probes,
@@ -24,22 +24,22 @@ from kit.bisect.search import (
     verify_bounds,
 )
 
-G, B, S = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
+G, B, S = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
 
 
 class CountingProbe:
     """Answers from a fixed list and counts calls, so caching can be checked."""
 
-    def __init__(self, outcomes: Sequence[Outcome]) -> None:
+    def __init__(self, outcomes: Sequence[ProbeOutcome]) -> None:
         self.outcomes = list(outcomes)
         self.calls: List[int] = []
         self.rounds: List[List[int]] = []
 
-    def __call__(self, candidate: int) -> Outcome:
+    def __call__(self, candidate: int) -> ProbeOutcome:
         self.calls.append(candidate)
         return self.outcomes[candidate]
 
-    def many(self, batch: Sequence[int]) -> Dict[int, Outcome]:
+    def many(self, batch: Sequence[int]) -> Dict[int, ProbeOutcome]:
         """Several candidates at once, as SLURM jobs side by side would answer them."""
         self.rounds.append(list(batch))
         return {candidate: self(candidate) for candidate in batch}
@@ -49,13 +49,13 @@ class CountingProbe:
 class Case:
     id: str
     outcomes: str  # one letter per candidate: g, b or s
-    old: Outcome
+    old: ProbeOutcome
     last_same: int
     first_different: int
     ambiguous: List[int]
 
 
-def parse(letters: str) -> List[Outcome]:
+def parse(letters: str) -> List[ProbeOutcome]:
     return [{"g": G, "b": B, "s": S}[c] for c in letters]
 
 
@@ -101,7 +101,7 @@ def test_bisect_works_on_version_strings() -> None:
 def test_each_candidate_probed_at_most_once() -> None:
     outcomes = parse("gsgsgsbsbsbsbb")
     probe = CountingProbe(outcomes)
-    cache: Dict[int, Outcome] = {}
+    cache: Dict[int, ProbeOutcome] = {}
     candidates = list(range(len(outcomes)))
     assert verify_bounds(candidates, probe, cache) is None
     bisect(candidates, probe, cache=cache)
@@ -163,7 +163,7 @@ def test_bisect_rejects_contradicting_cache() -> None:
         ("g", G, "at least two"),
     ],
 )
-def test_verify_bounds(letters: str, old: Outcome, fragment: str | None) -> None:
+def test_verify_bounds(letters: str, old: ProbeOutcome, fragment: str | None) -> None:
     outcomes = parse(letters)
     problem = verify_bounds(list(range(len(outcomes))), CountingProbe(outcomes), old_outcome=old)
     if fragment is None:
@@ -189,7 +189,7 @@ def test_scan_all_monotonic() -> None:
 
 
 @st.composite
-def monotonic_with_skips(draw: st.DrawFn) -> tuple[List[Outcome], Outcome, int]:
+def monotonic_with_skips(draw: st.DrawFn) -> tuple[List[ProbeOutcome], ProbeOutcome, int]:
     """Ends testable, one true change at ``change``, any interior point may skip."""
     n = draw(st.integers(min_value=2, max_value=60))
     change = draw(st.integers(min_value=1, max_value=n - 1))
@@ -203,7 +203,7 @@ def monotonic_with_skips(draw: st.DrawFn) -> tuple[List[Outcome], Outcome, int]:
 
 @settings(deadline=None)
 @given(monotonic_with_skips())
-def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) -> None:
+def test_bisect_matches_linear_scan(data: tuple[List[ProbeOutcome], ProbeOutcome, int]) -> None:
     observed, old, change = data
     probe = CountingProbe(observed)
     candidates = list(range(len(observed)))
@@ -237,11 +237,11 @@ def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) ->
     ("bbbbbbbb", B, True, None, "end at a newer version"),  # a wrong newest end: the oldest is run to say why
     ("ggggbbbbbb", G, False, (3, 4), None),
 ])
-def test_bisect_taking_old_end(letters: str, old: Outcome, oldest_run: bool, answer: tuple[int, int] | None,
+def test_bisect_taking_old_end(letters: str, old: ProbeOutcome, oldest_run: bool, answer: tuple[int, int] | None,
                                fragment: str | None) -> None:
     outcomes = parse(letters)
     probe = CountingProbe(outcomes)
-    cache: Dict[int, Outcome] = {}
+    cache: Dict[int, ProbeOutcome] = {}
     problem, result, taken = bisect_taking_old_end(list(range(len(outcomes))), probe, cache, old_outcome=old)
     assert (0 in probe.calls) == oldest_run
     assert taken == (not oldest_run)
@@ -254,7 +254,7 @@ def test_bisect_taking_old_end(letters: str, old: Outcome, oldest_run: bool, ans
 def test_bisect_taking_old_end_runs_before_between_the_ends_and_the_search() -> None:
     outcomes = parse("bbbbbbbbbgg")
     probe = CountingProbe(outcomes)
-    cache: Dict[int, Outcome] = {}
+    cache: Dict[int, ProbeOutcome] = {}
     _problem, result, taken = bisect_taking_old_end(list(range(11)), probe, cache, old_outcome=B,
                                                     before=lambda: cache.setdefault(8, probe(8)))
     assert probe.calls[:2] == [10, 8]
@@ -265,7 +265,7 @@ def test_bisect_taking_old_end_runs_before_between_the_ends_and_the_search() -> 
 
 @settings(deadline=None)
 @given(monotonic_with_skips())
-def test_bisect_taking_old_end_answers_as_verify_then_bisect(data: tuple[List[Outcome], Outcome, int]) -> None:
+def test_bisect_taking_old_end_answers_as_verify_then_bisect(data: tuple[List[ProbeOutcome], ProbeOutcome, int]) -> None:
     observed, old, _change = data
     candidates = list(range(len(observed)))
     plain = bisect(candidates, CountingProbe(observed), old_outcome=old)
@@ -333,13 +333,13 @@ def test_probe_round_probes_only_the_unknown_and_checks_the_answers() -> None:
     assert probe.rounds == [[2, 3]]
     assert cache == {1: G, 2: G, 3: B}
     assert probes == [2, 3]
-    with pytest.raises(TypeError, match="not an Outcome"):
+    with pytest.raises(TypeError, match="not an ProbeOutcome"):
         probe_round([4], lambda batch: {}, cache, probes)
 
 
 @settings(deadline=None)
 @given(monotonic_with_skips(), st.integers(min_value=1, max_value=6))
-def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[Outcome], Outcome, int], k: int) -> None:
+def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[ProbeOutcome], ProbeOutcome, int], k: int) -> None:
     observed, old, change = data
     probe = CountingProbe(observed)
     result = ksect(list(range(len(observed))), probe.many, k, old_outcome=old)
@@ -367,5 +367,5 @@ def test_likely_probes_lists_each_candidate_once_ends_first_then_each_round_s_mi
         assert sorted(order) == list(range(n))
         # The first midpoint is the one bisect probes first, whatever the outcomes.
         probed: list[int] = []
-        bisect(list(range(n)), lambda c: (probed.append(c), Outcome.GOOD if c < n // 3 else Outcome.BAD)[1])
+        bisect(list(range(n)), lambda c: (probed.append(c), ProbeOutcome.GOOD if c < n // 3 else ProbeOutcome.BAD)[1])
         assert order[2] == probed[0]

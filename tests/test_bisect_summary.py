@@ -16,7 +16,7 @@ from kit.bisect.commits.finding import CommitFinding, CommitLevel, TieBreak
 from kit.bisect.report.finding import Finding
 from kit.bisect.options import Options
 from kit.bisect.observation import Observation
-from kit.bisect.search import BisectResult, Outcome, Transition
+from kit.bisect.search import BisectResult, ProbeOutcome, Transition
 from kit.bisect.report.summary import (
     SCRIPT_LINES,
     SUMMARY_LINES,
@@ -31,7 +31,7 @@ from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
 from tests.observations import observed
 
-GOOD, BAD, SKIP = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
+GOOD, BAD, SKIP = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
 VERSIONS = ["0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
 
 

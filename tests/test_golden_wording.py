@@ -31,7 +31,7 @@ from tests.observations import observed
 from kit.bisect.report import changelog
 from kit.bisect.report import markdown as bisect_markdown
 from kit.bisect.report.finding import Finding
-from kit.bisect.search import BisectResult, Outcome
+from kit.bisect.search import BisectResult, ProbeOutcome
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
 from repro.environment import jax_variables
@@ -99,10 +99,10 @@ def commit_bisect() -> Finding:
     whole, share = "every device factorises the whole batch", "each device factorises only its own share"
     observations = {"0.5.0": ran("affected", "0.5.0", whole), "0.5.2": ran("affected", "0.5.1", whole),
                     "0.5.3": ran("unaffected", "0.5.3", share), "0.6.0": ran("unaffected", "0.6.0", share)}
-    outcomes = {"0.5.0": Outcome.BAD, "0.5.2": Outcome.BAD, "0.5.3": Outcome.GOOD, "0.6.0": Outcome.GOOD}
+    outcomes = {"0.5.0": ProbeOutcome.BAD, "0.5.2": ProbeOutcome.BAD, "0.5.3": ProbeOutcome.GOOD, "0.6.0": ProbeOutcome.GOOD}
     found = Finding("scaling-good0.6.0-bad0.5.0-cpu-commits", options.specs,
                     Bounds.of_releases("0.6.0", "0.5.0", how="bounds from the command line"), candidates, outcomes,
-                    observations, list(observations), BisectResult("0.5.2", "0.5.3", [], [], {}, old_outcome=Outcome.BAD),
+                    observations, list(observations), BisectResult("0.5.2", "0.5.3", [], [], {}, old_outcome=ProbeOutcome.BAD),
                     seconds=31.5, rounds=[["0.5.0"], ["0.6.0"], ["0.5.2"], ["0.5.3"]])
     found.commits = commit_phase(whole, share)
     return found
@@ -115,8 +115,8 @@ def commit_phase(whole: str, share: str) -> CommitFinding:
                                date="2025-02-27") for key, title in ((LAST_BAD, "int4"), (FIRST_GOOD, "lax.linalg"))]
     level = CommitLevel(CommitRange("b" * 40, (LAST_BAD, FIRST_GOOD), "2 commits on the main line", "jax-v0.5.2",
                                     "jax-v0.5.3"), commits, None,
-                        BisectResult(LAST_BAD, FIRST_GOOD, [], [], {}, old_outcome=Outcome.BAD),
-                        outcomes={LAST_BAD: Outcome.BAD, FIRST_GOOD: Outcome.GOOD})
+                        BisectResult(LAST_BAD, FIRST_GOOD, [], [], {}, old_outcome=ProbeOutcome.BAD),
+                        outcomes={LAST_BAD: ProbeOutcome.BAD, FIRST_GOOD: ProbeOutcome.GOOD})
     packages = {"jax": "0.5.2.dev", "jaxlib": "0.5.1", "numpy": "2.2.4", "scipy": "1.15.2"}
     observations = {key: observed("ran", verdict, reason, environment="reused", seconds=2.5, jaxlib="0.5.1",
                                      python="3.13", packages=packages)

@@ -49,7 +49,7 @@ from .commits import (
 from .probe import Prober, ReleaseSubject
 from .report import Finding
 from ..run.jax_runs import extension_version
-from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
+from .search import ProbeOutcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 
 MIN_SKIP_BUDGET = 4
 """Skipped commit probes allowed per search at least; more for longer lists (log2 of their length)."""
@@ -66,7 +66,7 @@ class CommitPhase:
     releases: Prober[ReleaseSubject]
     history: History
     log: Log
-    cache: dict[str, Outcome] = field(default_factory=dict)
+    cache: dict[str, ProbeOutcome] = field(default_factory=dict)
     runnable: Runnable | None = None
     """Which (commit, build) pairs JAX itself runs on, asked once each (`kit.bisect.commits.runnable`)."""
 
@@ -228,18 +228,18 @@ class SkipBudget:
         self.skipped = 0
         self.unprobed: list[str] = []
 
-    def __call__(self, key: str) -> Outcome:
+    def __call__(self, key: str) -> ProbeOutcome:
         if self.skipped >= self.limit:
             self.unprobed.append(key)
-            return Outcome.SKIP
+            return ProbeOutcome.SKIP
         outcome = self.prober(key)
-        if outcome is Outcome.SKIP and Source.RUN in self.prober.observations[key].came_from.steps:
+        if outcome is ProbeOutcome.SKIP and Source.RUN in self.prober.observations[key].came_from.steps:
             self.skipped += 1  # only skips that cost a run: a commit no build accepts is skipped for free
         return outcome
 
 
 def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCandidate],
-           cache: dict[str, Outcome]) -> None:
+           cache: dict[str, ProbeOutcome]) -> None:
     """What is known before any commit runs: the probe cache, and each release tag on its own build.
 
     A release's wheel is built from its tag's tree, so "the tag's Python on
@@ -280,8 +280,8 @@ def _old_end_can_wait(candidates: list[CommitCandidate]) -> bool:
             and first.build.jaxlib != last.build.jaxlib)
 
 
-def _probe_old_build_end(prober: Callable[[str], Outcome], candidates: list[CommitCandidate],
-                         cache: dict[str, Outcome]) -> None:
+def _probe_old_build_end(prober: Callable[[str], ProbeOutcome], candidates: list[CommitCandidate],
+                         cache: dict[str, ProbeOutcome]) -> None:
     """The newest commit on the old end's build, probed first when the new end runs on another build."""
     first, last = candidates[0].build, candidates[-1].build
     if first is None or last is None or first.jaxlib == last.jaxlib:
@@ -369,7 +369,7 @@ def _ends_on_one_build(prober: CommitProber, level: CommitLevel, builds: list[Bu
     own = [b for b in builds
            if b.jaxlib != last.build.jaxlib and b.release == level.commit_range.new_name.removeprefix("jax-v")]
     if own and outcome is not None:
-        other = Outcome.GOOD if outcome is Outcome.BAD else Outcome.BAD
+        other = ProbeOutcome.GOOD if outcome is ProbeOutcome.BAD else ProbeOutcome.BAD
         evidence.append(PairProbe(last.commit, own[0].jaxlib, other.value, note="the release's own probe"))
     return TieBreak("binary", last, first.build, None, outcome, why, evidence=tuple(evidence))
 

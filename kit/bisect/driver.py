@@ -46,7 +46,7 @@ from . import gallop
 from . import per_op
 from .console import Console
 from .rounds import ProbeMany, Rounds, side_by_side
-from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
+from .search import BisectResult, ProbeOutcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
 
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedRun] = ()) -> int:
@@ -107,7 +107,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedR
 
 def _bounds_and_prober(matrix: Matrix, specs: Specs, index: PackageIndex, log: Log,
                        given: Mapping[str, GivenProbe]) -> tuple[Bounds, list[Candidate], Prober[ReleaseSubject],
-                                                                 dict[str, Outcome]]:
+                                                                 dict[str, ProbeOutcome]]:
     """(the bounds, the candidates between them, the prober, what a gallop probed): from the command line, a
     gallop from one bound alone, or the records."""
     runs, search = specs.runs, specs.search
@@ -178,8 +178,8 @@ def metric_samples(matrix: Matrix, search: HowToSearch, spec: RunSpec, bounds: B
 
 
 def search_between(specs: Specs, bounds: Bounds, name: str, candidates: list[Candidate],
-                   prober: Prober[ReleaseSubject], known: dict[str, Outcome], rounds: Rounds,
-                   evidence: Mapping[str, Outcome] | None = None) -> Finding:
+                   prober: Prober[ReleaseSubject], known: dict[str, ProbeOutcome], rounds: Rounds,
+                   evidence: Mapping[str, ProbeOutcome] | None = None) -> Finding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
 
     With ``--jobs K`` or ``--slurm`` the probes go in rounds of up to K at
@@ -224,8 +224,8 @@ def _provenance(seen: Observation | None) -> str:
     return f" (probed now; {came.not_reused})" if came.not_reused else ""
 
 
-def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome], prober: Prober[ReleaseSubject],
-           cache: dict[str, Outcome], specs: Specs, evidence: Mapping[str, Outcome] | None = None) -> None:
+def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], ProbeOutcome], prober: Prober[ReleaseSubject],
+           cache: dict[str, ProbeOutcome], specs: Specs, evidence: Mapping[str, ProbeOutcome] | None = None) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
 
     The search's :func:`verify_bounds` judges; this says it with the user's flags. ``evidence``: outcomes the
@@ -238,7 +238,7 @@ def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome],
         raise UsageError(problem.message, "widen the range between --good and --bad")
     version = problem.end
     flag, other = bounds.flag(version), bounds.other(version)
-    wanted = Outcome.GOOD if flag == "--good" else Outcome.BAD
+    wanted = ProbeOutcome.GOOD if flag == "--good" else ProbeOutcome.BAD
     seen = prober.observations.get(version)
     if seen is not None and seen.found.missing_import:
         raise missing_import_stop(seen.found.missing_import, flag, version, specs)

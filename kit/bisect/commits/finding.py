@@ -36,7 +36,7 @@ from ...install import JAX_ALONE
 from .builds import Build
 from .candidates import CommitCandidate
 from ..observation import Observation
-from ..search import BisectResult, BoundsProblem, Outcome
+from ..search import BisectResult, BoundsProblem, ProbeOutcome
 
 
 @dataclass
@@ -47,7 +47,7 @@ class CommitLevel:
     candidates: list[CommitCandidate]
     problem: BoundsProblem[str] | None = None
     result: BisectResult[str] | None = None
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    outcomes: dict[str, ProbeOutcome] = field(default_factory=dict)
     unprobed: list[str] = field(default_factory=list)
     """Commits left unrun once the search's skip budget was spent (they count as skipped)."""
     old_end_taken: str | None = None
@@ -109,7 +109,7 @@ class TieBreak:
     probe: CommitCandidate | None
     old_build: Build | None
     new_build: Build | None
-    outcome: Outcome | None
+    outcome: ProbeOutcome | None
     why: str = ""
     """The facts that decided it, in one sentence for the report."""
     gates: tuple[str, ...] = ()
@@ -208,7 +208,7 @@ class CommitFinding:
         candidate = self.probed_candidates.get(key)
         return candidate.laid if candidate is not None and candidate.laid == JAX_ALONE else ""
 
-    def outcome_of(self, key: str) -> Outcome | None:
+    def outcome_of(self, key: str) -> ProbeOutcome | None:
         """What the first search that judged ``key`` made of it."""
         return next((level.outcomes[key] for level in self.levels if key in level.outcomes), None)
 
@@ -270,10 +270,10 @@ def describe_commits(history: History, found: CommitFinding, op: str = "") -> No
 
 def failing_op_files(history: History, found: CommitFinding, commit: str, op: str = "") -> OpFiles | None:
     """The JAX files (at ``commit``) the failing op lives in, from ``op`` and every bad probe's output."""
-    def said(wanted: Outcome) -> list[str]:
+    def said(wanted: ProbeOutcome) -> list[str]:
         return ["\n".join(seen.came_from.output_tail + [seen.found.reason]) for key, seen in found.observations.items()
                 if found.outcome_of(key) is wanted]
-    return op_files(history, commit, said(Outcome.BAD), op, passing=said(Outcome.GOOD))
+    return op_files(history, commit, said(ProbeOutcome.BAD), op, passing=said(ProbeOutcome.GOOD))
 
 
 def _commit(found: CommitFinding, key: str) -> str:

@@ -14,7 +14,7 @@ from ..candidates import Candidate
 from ..specs import Specs
 from ..observation import Observation
 from ..probe import MetricSummary
-from ..search import BisectResult, Outcome, Transition
+from ..search import BisectResult, ProbeOutcome, Transition
 
 REPORT_SCHEMA = 3
 """Version of the bisect JSON report's layout (2: ``commits``, the ``--commits`` phase)."""
@@ -29,7 +29,7 @@ class Finding:
     """What ran, how the search went and what the report quotes (the driver's split of the command line)."""
     bounds: Bounds
     candidates: list[Candidate]
-    outcomes: dict[str, Outcome]
+    outcomes: dict[str, ProbeOutcome]
     observations: dict[str, Observation]
     probed_now: list[str]
     """Releases this run measured; every other observation was known before it started."""
@@ -72,10 +72,10 @@ class Finding:
         return self.bounds.fix
 
     @property
-    def bound_checks(self) -> list[tuple[str, str, Outcome, Outcome | None]]:
+    def bound_checks(self) -> list[tuple[str, str, ProbeOutcome, ProbeOutcome | None]]:
         """(flag, version, outcome wanted, outcome tested) for --good and --bad."""
         return [(flag, version, wanted, self.outcomes.get(version))
-                for flag, version, wanted in (("--good", self.good, Outcome.GOOD), ("--bad", self.bad, Outcome.BAD))]
+                for flag, version, wanted in (("--good", self.good, ProbeOutcome.GOOD), ("--bad", self.bad, ProbeOutcome.BAD))]
 
     @property
     def reproduce(self) -> str:

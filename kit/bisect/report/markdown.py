@@ -23,7 +23,7 @@ from ..probe import MetricSummary
 from ..specs import HowToSearch
 from ..observation import Observation
 from ..outcomes import describe, label
-from ..search import Outcome, expected_probes, non_monotonic
+from ..search import ProbeOutcome, expected_probes, non_monotonic
 from .summary import BisectedScript, console_tail, script_lines, summary_lines
 from .what_changed import Changes, changes_between, changes_lines
 from ...user_paths import report_path, shown_path
@@ -188,7 +188,7 @@ def _probe_table(finding: Finding) -> list[str]:
         how = _how(seen, bool(finding.specs.search.metric))
         lines.append(f"| {c.version} | {c.uploaded or '—'} | {seen.installed.jaxlib or c.jaxlib or '—'} | "
                      f"{seen.installed.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
-    skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is Outcome.SKIP]
+    skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is ProbeOutcome.SKIP]
     if skipped:
         lines += ["", "Skipped (yanked, not installable or unknown, crashed, inconclusive or exit 125): " + ", ".join(skipped) + "."]
     flipped = [v for v, seen in finding.observations.items() if seen.found.flipped]
