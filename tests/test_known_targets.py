@@ -21,7 +21,7 @@ from kit.known.catalogue import load_catalogue, read_entry
 from kit.known.command import audit_main, known_main
 from kit.known.listing import range_text
 from kit.known.measure import measure
-from kit.known.measured import Measurement, Outcome, load_measurements, ranges, save_measurements
+from kit.known.measured import Measurement, Presence, load_measurements, ranges, save_measurements
 from kit.matrix.markdown import range_sentence
 from kit.run.runner import target_env
 from repro import known_target
@@ -71,12 +71,12 @@ def test_a_bad_target_is_one_sentence_naming_the_file(tmp_path: Path, targets: s
 
 
 def aimed(release: str, outcome: str) -> Measurement:
-    return Measurement(release, "tpu", Outcome(outcome), f"{TPU}: LU on 1024", f"{release}.json", target="tpu:v5e:2x2")
+    return Measurement(release, "tpu", Presence(outcome), f"{TPU}: LU on 1024", f"{release}.json", target="tpu:v5e:2x2")
 
 
 def test_a_target_is_ranged_apart_from_the_backends_and_every_line_says_compiled_not_run(tmp_path: Path) -> None:
     measured = [aimed("0.5.3", "present"), aimed("0.12.0.1", "present"),
-                Measurement("0.6.0", "tpu", Outcome.ABSENT, "", "r.json")]
+                Measurement("0.6.0", "tpu", Presence.ABSENT, "", "r.json")]
     spans = ranges(measured)
     assert [(s.backend, s.target, s.open) for s in spans] == [("tpu", "", False), ("tpu", "tpu:v5e:2x2", True)]
     assert range_text(spans[1]) == f"tpu:v5e:2x2 ({TPU}): present in 0.5.3, 0.12.0.1: open on the newest measured"
@@ -157,7 +157,7 @@ def fake_target_runs(monkeypatch: pytest.MonkeyPatch, outcome: str) -> list[tupl
 
     def audit_runs(matrix: Any, entries: Any, *_: Any, **__: Any) -> list[Measurement]:
         ran.extend((e.id, "") for e in entries)
-        return [Measurement("0.12.0.1", "cpu", Outcome.ABSENT, "", "") for _e in entries]
+        return [Measurement("0.12.0.1", "cpu", Presence.ABSENT, "", "") for _e in entries]
 
     monkeypatch.setattr(command, "run_entry", run_entry)
     monkeypatch.setattr(command, "audit_runs", audit_runs)

@@ -17,7 +17,7 @@ from typing import Sequence
 from ..json_types import JsonObject
 from ..markdown_text import inert, text as md
 from .catalogue import Entry
-from .measured import Measurement, Outcome, compiled_not_run, load_measurements, ranges
+from .measured import Measurement, Presence, compiled_not_run, load_measurements, ranges
 
 @dataclass(frozen=True)
 class Finding:
@@ -59,12 +59,12 @@ def finding(entry: Entry, here: Measurement, catalogue: Path) -> Finding:
 
 
 def present(findings: Sequence[Finding]) -> list[Finding]:
-    return [f for f in findings if f.applies and f.here.outcome is Outcome.PRESENT]
+    return [f for f in findings if f.applies and f.here.outcome is Presence.PRESENT]
 
 
 def verdict_line(findings: Sequence[Finding], installation: str) -> str:
     found = present(findings)
-    untested = [f for f in findings if f.applies and f.here.outcome is Outcome.UNTESTED]
+    untested = [f for f in findings if f.applies and f.here.outcome is Presence.UNTESTED]
     said = f"; untested: {', '.join(f.entry.id for f in untested)}" if untested else ""
     if not found:
         return f"{installation}: none of the {len(findings)} known problems found{said}"
@@ -74,13 +74,13 @@ def verdict_line(findings: Sequence[Finding], installation: str) -> str:
 
 def table(findings: Sequence[Finding]) -> list[str]:
     """The markdown table, one row per problem (present first)."""
-    order = sorted(findings, key=lambda f: (f.here.outcome is not Outcome.PRESENT, f.entry.id))
+    order = sorted(findings, key=lambda f: (f.here.outcome is not Presence.PRESENT, f.entry.id))
     rows = ["| problem | here | measured range says | safe release | workaround |", "|---|---|---|---|---|"]
     for f in order:
         here = f.outcome_text
         says = {True: "present", False: "absent", None: "not measured near this release"}[f.expected]
-        if f.expected is not None and f.applies and f.here.outcome is not Outcome.UNTESTED \
-                and f.expected != (f.here.outcome is Outcome.PRESENT):
+        if f.expected is not None and f.applies and f.here.outcome is not Presence.UNTESTED \
+                and f.expected != (f.here.outcome is Presence.PRESENT):
             says += " (differs from this run: the run is the answer here)"
         safe = f"jax >= {f.fixed_in}" if f.fixed_in else ("none yet (open)" if f.open else "not measured")
         rows.append(f"| {md(f.entry.id)}: {md(f.entry.title)} | {md(here)} ({md(shown(f.here.reason))}) | {md(says)} "
