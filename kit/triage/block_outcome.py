@@ -44,7 +44,7 @@ Number = Union[float, str]
 """A printed number: a finite float, or ``"nan"``/``"inf"``/``"-inf"`` as the line wrote it."""
 
 
-class Line(NamedTuple):
+class PrintedLine(NamedTuple):
     """A printed line: its template (numbers masked) and its numbers. Written to JSON as ``[template, numbers]``."""
 
     template: str
@@ -64,7 +64,7 @@ class Outcome(TypedDict):
 
     exit: int
     exception: Optional[Raised]
-    lines: List[Line]
+    lines: List[PrintedLine]
 
 
 class Feature(TypedDict, total=False):
@@ -88,7 +88,7 @@ def outcome_from_json(value: object) -> Optional[Outcome]:
     return {"exit": value["exit"], "exception": exception, "lines": [line for line in lines if line is not None]}
 
 
-def _line_from_json(value: object) -> Optional[Line]:
+def _line_from_json(value: object) -> Optional[PrintedLine]:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         return None
     template, numbers = value
@@ -96,7 +96,7 @@ def _line_from_json(value: object) -> Optional[Line]:
         return None
     if not all(isinstance(n, (int, float, str)) and not isinstance(n, bool) for n in numbers):
         return None
-    return Line(template, [n if isinstance(n, str) else float(n) for n in numbers])
+    return PrintedLine(template, [n if isinstance(n, str) else float(n) for n in numbers])
 
 
 def _raised_from_json(value: object) -> Optional[Raised]:
@@ -136,7 +136,7 @@ def masked(text: str) -> Tuple[str, List[Number]]:
 
 def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> Outcome:
     """The outcome of one run: its exit code, its exception (or None), the lines it printed (see the docstring)."""
-    lines = [Line(*masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
+    lines = [PrintedLine(*masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
     raised: Optional[Raised] = None
     if error is not None:
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
@@ -186,7 +186,7 @@ def same_number(a: Number, b: Number) -> bool:
     return abs(a - b) <= ATOL + RTOL * max(abs(a), abs(b))
 
 
-def same_line(a: Optional[Line], b: Optional[Line]) -> bool:
+def same_line(a: Optional[PrintedLine], b: Optional[PrintedLine]) -> bool:
     if a is None or b is None:
         return a is b
     return a[0] == b[0] and len(a[1]) == len(b[1]) and all(same_number(x, y) for x, y in zip(a[1], b[1]))
@@ -197,7 +197,7 @@ def _exception_key(run: Outcome) -> Optional[Tuple[str, str]]:
     return None if raised is None else (raised["type"], raised["message"])
 
 
-def _pairs(first: List[Line], second: List[Line]) -> List[Tuple[Optional[int], Optional[int]]]:
+def _pairs(first: List[PrintedLine], second: List[PrintedLine]) -> List[Tuple[Optional[int], Optional[int]]]:
     """The two runs' lines aligned by template: pairs of indices, None where one run has no such line."""
     matcher = difflib.SequenceMatcher(None, [t for t, _ in first], [t for t, _ in second], autojunk=False)
     pairs: List[Tuple[Optional[int], Optional[int]]] = []
@@ -226,7 +226,7 @@ def features(bad: Outcome, good: Outcome) -> List[Feature]:
     return found
 
 
-def _counterpart(run: Outcome, side: Outcome, index: Optional[int]) -> Optional[Line]:
+def _counterpart(run: Outcome, side: Outcome, index: Optional[int]) -> Optional[PrintedLine]:
     if index is None:
         return None
     for mine, theirs in _pairs(run["lines"], side["lines"]):
@@ -273,7 +273,7 @@ def describe(run: Outcome, bad: Outcome, good: Outcome, feature: Feature) -> str
     return "no such line" if line is None else f"prints {filled(line)!r}"
 
 
-def filled(line: Line) -> str:
+def filled(line: PrintedLine) -> str:
     """A line's template with its numbers put back (a whole number without its point, others as Python writes
     them: every digit the line printed)."""
     numbers = iter(line[1])
