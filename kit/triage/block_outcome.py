@@ -51,7 +51,7 @@ class PrintedLine(NamedTuple):
     numbers: List[Number]
 
 
-class Raised(TypedDict):
+class BlockException(TypedDict):
     """The block's exception: its class, its first line with numbers masked, and that line as printed."""
 
     type: str
@@ -63,7 +63,7 @@ class Outcome(TypedDict):
     """What one run of the block did (the JSON a record keeps in ``evidence.summary.triage_outcome``)."""
 
     exit: int
-    exception: Optional[Raised]
+    exception: Optional[BlockException]
     lines: List[PrintedLine]
 
 
@@ -99,7 +99,7 @@ def _line_from_json(value: object) -> Optional[PrintedLine]:
     return PrintedLine(template, [n if isinstance(n, str) else float(n) for n in numbers])
 
 
-def _raised_from_json(value: object) -> Optional[Raised]:
+def _raised_from_json(value: object) -> Optional[BlockException]:
     if not isinstance(value, dict):
         return None
     kind, message, text = value.get("type"), value.get("message"), value.get("text")
@@ -137,7 +137,7 @@ def masked(text: str) -> Tuple[str, List[Number]]:
 def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> Outcome:
     """The outcome of one run: its exit code, its exception (or None), the lines it printed (see the docstring)."""
     lines = [PrintedLine(*masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
-    raised: Optional[Raised] = None
+    raised: Optional[BlockException] = None
     if error is not None:
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
         raised = {"type": type(error).__name__, "message": masked(first)[0], "text": first[:MAX_CHARS]}

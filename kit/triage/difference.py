@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from ..records import Record, Status
 from . import block_outcome
-from .block_outcome import Feature, Number, Outcome, Raised
+from .block_outcome import Feature, Number, Outcome, BlockException
 from .report_reading import Reading
 
 QUOTE_RTOL = 1e-3
@@ -144,7 +144,7 @@ def shows_reported(reading: Reading, outcome: Outcome | None, only: list[int] | 
     return None
 
 
-def same_exception(name: str, headline: str, raised: Raised) -> bool:
+def same_exception(name: str, headline: str, raised: BlockException) -> bool:
     """The reported exception and the run's: the same class and message, numbers compared with a tolerance."""
     if raised["type"] != name:
         return False
