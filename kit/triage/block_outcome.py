@@ -59,7 +59,7 @@ class BlockException(TypedDict):
     text: str
 
 
-class Outcome(TypedDict):
+class BlockOutcome(TypedDict):
     """What one run of the block did (the JSON a record keeps in ``evidence.summary.triage_outcome``)."""
 
     exit: int
@@ -76,7 +76,7 @@ class Feature(TypedDict, total=False):
     good: Optional[int]
 
 
-def outcome_from_json(value: object) -> Optional[Outcome]:
+def outcome_from_json(value: object) -> Optional[BlockOutcome]:
     """An outcome as JSON gave it back (a record's, a check's references), checked; None where it is not one."""
     if not isinstance(value, dict) or not isinstance(value.get("exit"), int) or not isinstance(value.get("lines"), list):
         return None
@@ -134,7 +134,7 @@ def masked(text: str) -> Tuple[str, List[Number]]:
     return _NUMBER.sub(take, text), numbers[:MAX_NUMBERS]
 
 
-def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> Outcome:
+def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> BlockOutcome:
     """The outcome of one run: its exit code, its exception (or None), the lines it printed (see the docstring)."""
     lines = [PrintedLine(*masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
     raised: Optional[BlockException] = None
@@ -151,7 +151,7 @@ class _Tee(io.StringIO):
         return super().write(text)
 
 
-def run_block(code: str, name: str) -> Outcome:
+def run_block(code: str, name: str) -> BlockOutcome:
     """Run the block as ``__main__``, its output shown and kept; its traceback printed as Python would."""
     kept, code_seen, error = _Tee(), 0, None
     with contextlib.redirect_stdout(kept):
@@ -192,7 +192,7 @@ def same_line(a: Optional[PrintedLine], b: Optional[PrintedLine]) -> bool:
     return a[0] == b[0] and len(a[1]) == len(b[1]) and all(same_number(x, y) for x, y in zip(a[1], b[1]))
 
 
-def _exception_key(run: Outcome) -> Optional[Tuple[str, str]]:
+def _exception_key(run: BlockOutcome) -> Optional[Tuple[str, str]]:
     raised = run.get("exception")
     return None if raised is None else (raised["type"], raised["message"])
 
@@ -208,7 +208,7 @@ def _pairs(first: List[PrintedLine], second: List[PrintedLine]) -> List[Tuple[Op
     return pairs
 
 
-def features(bad: Outcome, good: Outcome) -> List[Feature]:
+def features(bad: BlockOutcome, good: BlockOutcome) -> List[Feature]:
     """Where the two runs differ: the exception, the exit code, each line that differs (timings are context)."""
     found: List[Feature] = []
     if _exception_key(bad) != _exception_key(good):
@@ -226,7 +226,7 @@ def features(bad: Outcome, good: Outcome) -> List[Feature]:
     return found
 
 
-def _counterpart(run: Outcome, side: Outcome, index: Optional[int]) -> Optional[PrintedLine]:
+def _counterpart(run: BlockOutcome, side: BlockOutcome, index: Optional[int]) -> Optional[PrintedLine]:
     if index is None:
         return None
     for mine, theirs in _pairs(run["lines"], side["lines"]):
@@ -235,7 +235,7 @@ def _counterpart(run: Outcome, side: Outcome, index: Optional[int]) -> Optional[
     return None
 
 
-def _decide(run: Outcome, bad: Outcome, good: Outcome, feature: Feature) -> str:
+def _decide(run: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, feature: Feature) -> str:
     """``bad``, ``good`` or ``neither``: which side the run matches on this one feature."""
     if feature["what"] == "exception":
         return _side(_exception_key(run), _exception_key(bad), _exception_key(good))
@@ -253,7 +253,7 @@ def _side(seen: object, b: object, g: object) -> str:
     return "bad" if seen == b and seen != g else "good" if seen == g and seen != b else "neither"
 
 
-def side_of(run: Outcome, bad: Outcome, good: Outcome, judged: List[Feature]) -> Tuple[str, str]:
+def side_of(run: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, judged: List[Feature]) -> Tuple[str, str]:
     """Which side the run behaves as (``bad``, ``good``, ``neither``) on the judged features, and why in words."""
     decided = [(_decide(run, bad, good, feature), feature) for feature in judged]
     sides = {side for side, _ in decided}
@@ -262,7 +262,7 @@ def side_of(run: Outcome, bad: Outcome, good: Outcome, judged: List[Feature]) ->
     return "neither", "; ".join(f"{describe(run, bad, good, feature)} ({side})" for side, feature in decided)
 
 
-def describe(run: Outcome, bad: Outcome, good: Outcome, feature: Feature) -> str:
+def describe(run: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, feature: Feature) -> str:
     """What the run shows for one feature, in a few words."""
     if feature["what"] == "exception":
         raised = run.get("exception")
@@ -302,7 +302,7 @@ def main(block: str, name: str, bad_json: object, good_json: object, judged_json
     sys.exit(code)
 
 
-def judgement(seen: Outcome, bad: Outcome, good: Outcome, judged: List[Feature], releases: Tuple[str, str],
+def judgement(seen: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, judged: List[Feature], releases: Tuple[str, str],
               line: str) -> Tuple[int, str]:
     """The check's verdict on one run's outcome: (exit code, the line it prints). 1 with ``line`` first as on the
     bad release, 0 as on the good one, 125 otherwise. The kit judges triage's captured runs with this function
