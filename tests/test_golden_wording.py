@@ -30,7 +30,7 @@ from kit.bisect.observation import Observation
 from tests.observations import observed
 from kit.bisect.report import changelog
 from kit.bisect.report import markdown as bisect_markdown
-from kit.bisect.report.finding import Finding
+from kit.bisect.report.finding import BisectFinding
 from kit.bisect.search import BisectResult, ProbeOutcome
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
@@ -84,7 +84,7 @@ LAST_BAD = "de4d047852986aebc7fd1c0872fb4a11448d9278"
 FIRST_GOOD = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
 
 
-def commit_bisect() -> Finding:
+def commit_bisect() -> BisectFinding:
     """jax 0.5.3 fixed it; the commit phase over jax-v0.5.2 … jax-v0.5.3 named f93c2a1aa5 (PR 26839), exactly."""
     options = Options(check="scaling", script=None, good="0.6.0", bad="0.5.0", commits=True,
                       argv=("--check", "scaling", "--good", "0.6.0", "--bad", "0.5.0", "--commits"))
@@ -100,7 +100,7 @@ def commit_bisect() -> Finding:
     observations = {"0.5.0": ran("affected", "0.5.0", whole), "0.5.2": ran("affected", "0.5.1", whole),
                     "0.5.3": ran("unaffected", "0.5.3", share), "0.6.0": ran("unaffected", "0.6.0", share)}
     outcomes = {"0.5.0": ProbeOutcome.BAD, "0.5.2": ProbeOutcome.BAD, "0.5.3": ProbeOutcome.GOOD, "0.6.0": ProbeOutcome.GOOD}
-    found = Finding("scaling-good0.6.0-bad0.5.0-cpu-commits", options.specs,
+    found = BisectFinding("scaling-good0.6.0-bad0.5.0-cpu-commits", options.specs,
                     Bounds.of_releases("0.6.0", "0.5.0", how="bounds from the command line"), candidates, outcomes,
                     observations, list(observations), BisectResult("0.5.2", "0.5.3", [], [], {}, old_outcome=ProbeOutcome.BAD),
                     seconds=31.5, rounds=[["0.5.0"], ["0.6.0"], ["0.5.2"], ["0.5.3"]])

@@ -47,7 +47,7 @@ from .commits import (
     binary_only_from_four, pair_on_other_build, same_python_other_build, span_on, tag_as_old_end,
 )
 from .probe import Prober, ReleaseSubject
-from .report import Finding
+from .report import BisectFinding
 from ..run.jax_runs import extension_version
 from .search import ProbeOutcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 
@@ -62,7 +62,7 @@ class CommitPhase:
     """What the commit phase needs from the release phase."""
 
     matrix: Matrix
-    finding: Finding
+    finding: BisectFinding
     releases: Prober[ReleaseSubject]
     history: History
     log: Log

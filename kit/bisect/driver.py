@@ -39,7 +39,7 @@ from .probe import (
     read_task, release_prober,
 )
 from .report import (
-    Finding, bisected, candidate_table, publish_report, release_notes, reports_dir, scan_tip, shown_paths,
+    BisectFinding, bisected, candidate_table, publish_report, release_notes, reports_dir, scan_tip, shown_paths,
 )
 from .run_spec import RunSpec, run_spec
 from . import gallop
@@ -84,7 +84,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedR
     try:
         finding = search_between(specs, bounds, name, candidates, prober, known, rounds, evidence)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
-        finding = Finding(name, specs, bounds, candidates, prober.outcomes(), dict(prober.observations),
+        finding = BisectFinding(name, specs, bounds, candidates, prober.outcomes(), dict(prober.observations),
                           list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop),
                           rounds=rounds.rounds)
         finding.seconds = time.monotonic() - started
@@ -133,7 +133,7 @@ def _bounds_and_prober(matrix: Matrix, specs: Specs, index: PackageIndex, log: L
                                               given), {}
 
 
-def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
+def _publish(matrix: Matrix, finding: BisectFinding, index: PackageIndex, history: History | None, started: float) -> None:
     """The report, with the release notes: printed first; a StorageError after it."""
     finding.seconds = time.monotonic() - started
     notes = release_notes(matrix, finding, index, history)
@@ -179,7 +179,7 @@ def metric_samples(matrix: Matrix, search: HowToSearch, spec: RunSpec, bounds: B
 
 def search_between(specs: Specs, bounds: Bounds, name: str, candidates: list[Candidate],
                    prober: Prober[ReleaseSubject], known: dict[str, ProbeOutcome], rounds: Rounds,
-                   evidence: Mapping[str, ProbeOutcome] | None = None) -> Finding:
+                   evidence: Mapping[str, ProbeOutcome] | None = None) -> BisectFinding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
 
     With ``--jobs K`` or ``--slurm`` the probes go in rounds of up to K at
@@ -204,7 +204,7 @@ def search_between(specs: Specs, bounds: Bounds, name: str, candidates: list[Can
         old_outcome = bounds.old_outcome
         result = (ksect(versions, rounds.many, search.jobs, old_outcome=old_outcome, cache=cache) if search.together
                   else bisect(versions, rounds.one, old_outcome=old_outcome, cache=cache))
-    finding = Finding(name, specs, bounds, candidates, dict(cache), dict(prober.observations),
+    finding = BisectFinding(name, specs, bounds, candidates, dict(cache), dict(prober.observations),
                       list(prober.ran_now), result, transitions, rounds=rounds.rounds)
     finding.metric = prober.summary()
     return finding

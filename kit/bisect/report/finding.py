@@ -21,7 +21,7 @@ REPORT_SCHEMA = 3
 
 
 @dataclass
-class Finding:
+class BisectFinding:
     """Everything the report says."""
 
     name: str
@@ -92,7 +92,7 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def cost_lines(finding: Finding) -> list[str]:
+def cost_lines(finding: BisectFinding) -> list[str]:
     """What this run did, and what the earlier runs it reused did, each in one sentence."""
     now = finding.probed_now
     built_now = finding.environments(now, "built")
@@ -153,7 +153,7 @@ def _commit_cost(found: CommitFinding) -> str:
             f"{known} answered without a run (probe cache or the release's own probe); {found.seconds:.1f} s for the commit phase.")
 
 
-def rounds_line(finding: Finding) -> str:
+def rounds_line(finding: BisectFinding) -> str:
     """How many rounds the search waited for, and how many probes ran together."""
     o = finding.specs.search
     where = "SLURM jobs" if o.slurm else "side by side on this machine" if o.jobs > 1 else "one at a time"
@@ -162,7 +162,7 @@ def rounds_line(finding: Finding) -> str:
             + "; ".join(", ".join(batch) for batch in finding.rounds) + ".")
 
 
-def to_json(finding: Finding, notes: list[str]) -> JsonObject:
+def to_json(finding: BisectFinding, notes: list[str]) -> JsonObject:
     """The JSON report (``schema`` names its layout)."""
     data: JsonObject = {
         "schema": REPORT_SCHEMA,

@@ -19,7 +19,7 @@ from packaging.version import Version
 from ...records import Status, Verdict
 from ...markdown_text import code
 from . import changelog
-from .finding import Finding
+from .finding import BisectFinding
 from ..observation import Observation
 
 SUMMARY_LINES = 10
@@ -66,7 +66,7 @@ def script_lines(script: BisectedScript | None) -> list[str]:
     return lines + [f"`{script.shown}`: {script.lines} lines, sha256 {script.sha256} (too long to quote here)."]
 
 
-def summary_lines(finding: Finding) -> list[str]:
+def summary_lines(finding: BisectFinding) -> list[str]:
     """At most :data:`SUMMARY_LINES` lines, title first: the answer, how to reproduce it, where, the deciding probes."""
     runs = finding.specs.runs
     title = f"# Bisect: {runs.subject} ({runs.backend}): {headline(finding)}"
@@ -78,7 +78,7 @@ def summary_lines(finding: Finding) -> list[str]:
     return lines[:SUMMARY_LINES]
 
 
-def headline(finding: Finding) -> str:
+def headline(finding: BisectFinding) -> str:
     """The answer in a few words, for the title."""
     if finding.stopped:
         return "stopped, the bounds did not test as given"
@@ -96,7 +96,7 @@ def headline(finding: Finding) -> str:
     return release
 
 
-def _answer(finding: Finding) -> list[str]:
+def _answer(finding: BisectFinding) -> list[str]:
     if finding.stopped:
         return [f"- **Stopped:** {finding.stopped}"]
     result = finding.result
@@ -131,7 +131,7 @@ def _verdict_words(verdict: str) -> str:
         verdict, verdict)
 
 
-def deciding_probes(finding: Finding) -> list[tuple[str, str, Observation]]:
+def deciding_probes(finding: BisectFinding) -> list[tuple[str, str, Observation]]:
     """(what was probed, its role, its observation) for the probes the answer rests on: commits when named."""
     old_word, new_word = ("bad", "good") if finding.fix else ("good", "bad")
     found = finding.commits
@@ -169,7 +169,7 @@ def _quote(text: str) -> str:
     return "`" + text.replace("`", "'") + "`"
 
 
-def _environment(finding: Finding, seen: list[Observation]) -> str:
+def _environment(finding: BisectFinding, seen: list[Observation]) -> str:
     """Backend, Python, and the versions of jaxlib, numpy and scipy the deciding probes ran with."""
     parts = [finding.specs.runs.backend]
     for name in ("python", "jaxlib", "numpy", "scipy"):
@@ -199,7 +199,7 @@ def _loose_version(text: str) -> tuple[int, Version | str]:
         return (1, text)
 
 
-def console_tail(finding: Finding, lines: int = 3) -> list[str]:
+def console_tail(finding: BisectFinding, lines: int = 3) -> list[str]:
     """For a quiet console: the last ``lines`` lines of each deciding probe that failed (its traceback's end)."""
     shown: list[str] = []
     for name, word, seen in deciding_probes(finding):
