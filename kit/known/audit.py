@@ -20,7 +20,7 @@ from .catalogue import Entry
 from .measured import Measurement, Presence, compiled_not_run, load_measurements, ranges
 
 @dataclass(frozen=True)
-class Finding:
+class AuditFinding:
     entry: Entry
     here: Measurement
     expected: bool | None
@@ -49,20 +49,20 @@ class Finding:
                 "upstream": self.entry.upstream, "fix_commit": self.entry.fix_commit}
 
 
-def finding(entry: Entry, here: Measurement, catalogue: Path) -> Finding:
+def finding(entry: Entry, here: Measurement, catalogue: Path) -> AuditFinding:
     """The run beside the entry's measured range on the same backend (compiled for the same target)."""
     span = next((r for r in ranges(load_measurements(catalogue, entry.id))
                  if (r.backend, r.target) == (here.backend, here.target)), None)
     if span is None:
-        return Finding(entry, here, None, None, False)
-    return Finding(entry, here, span.holds(here.release), span.fixed_in, span.open)
+        return AuditFinding(entry, here, None, None, False)
+    return AuditFinding(entry, here, span.holds(here.release), span.fixed_in, span.open)
 
 
-def present(findings: Sequence[Finding]) -> list[Finding]:
+def present(findings: Sequence[AuditFinding]) -> list[AuditFinding]:
     return [f for f in findings if f.applies and f.here.outcome is Presence.PRESENT]
 
 
-def verdict_line(findings: Sequence[Finding], installation: str) -> str:
+def verdict_line(findings: Sequence[AuditFinding], installation: str) -> str:
     found = present(findings)
     untested = [f for f in findings if f.applies and f.here.outcome is Presence.UNTESTED]
     said = f"; untested: {', '.join(f.entry.id for f in untested)}" if untested else ""
@@ -72,7 +72,7 @@ def verdict_line(findings: Sequence[Finding], installation: str) -> str:
            f"{', '.join(f.entry.id for f in found)}{said}"
 
 
-def table(findings: Sequence[Finding]) -> list[str]:
+def table(findings: Sequence[AuditFinding]) -> list[str]:
     """The markdown table, one row per problem (present first)."""
     order = sorted(findings, key=lambda f: (f.here.outcome is not Presence.PRESENT, f.entry.id))
     rows = ["| problem | here | measured range says | safe release | workaround |", "|---|---|---|---|---|"]
