@@ -31,7 +31,7 @@ from .. import launch
 from ..run import explained, explained_ranks, runner, script_runs, targeted
 from ..run.kit_files import watching
 from ..run.shared_runs import DumpedRun, partitions
-from .options import Options
+from .options import ExplainOptions
 
 
 
@@ -76,7 +76,7 @@ def _objects(value: object) -> list[JsonObject]:
     return [as_object(item) for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def capture_release(matrix: Matrix, options: Options, release: str, log: Log, reproduce: str) -> Capture:
+def capture_release(matrix: Matrix, options: ExplainOptions, release: str, log: Log, reproduce: str) -> Capture:
     """Run the program on ``release`` ("" with ``--python``: that interpreter's) and read its compiles."""
     started = time.monotonic()
     target = options.target
@@ -133,7 +133,7 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
     return Capture(jax, json_safe(record), run.fingerprints)
 
 
-def _head(options: Options, jax: str, prepared: Prepared | None, reproduce: str) -> RecordHead:
+def _head(options: ExplainOptions, jax: str, prepared: Prepared | None, reproduce: str) -> RecordHead:
     """What an explain record says before the program runs: which program, asked of which release, how installed
     (nothing, for a release the target cannot be compiled on: ``prepared`` None)."""
     target: JsonObject = {"target": options.target.name} if options.target else {}
@@ -148,7 +148,7 @@ def _head(options: Options, jax: str, prepared: Prepared | None, reproduce: str)
     return RecordHead(program, requested, install_facts(prepared), identity.to_json(), reproduce)
 
 
-def _shown_source(path: str, options: Options) -> str:
+def _shown_source(path: str, options: ExplainOptions) -> str:
     """A source file as reports name it: relative to the folder the program was called from, never absolute."""
     if not os.path.isabs(path):
         return path
@@ -166,7 +166,7 @@ def _run_section(ran: RunOutcome, tail: list[str]) -> JsonObject:
     return run
 
 
-def explained_outcome(run: DumpedRun, changed: list[str], options: Options) -> RunOutcome:
+def explained_outcome(run: DumpedRun, changed: list[str], options: ExplainOptions) -> RunOutcome:
     """Explain's own states over the program's run (a named step): ``ran`` where it ran to its end, ``partial``
     where it compiled something and then failed or ran out of time, ``compiled-nothing``; one sentence on what
     was read of it, the environment as the run said it."""
@@ -205,7 +205,7 @@ def kit_files_sentence(changed: list[str]) -> str:
             "(restore them, e.g. git checkout / git status)")
 
 
-def _program_said(facts: JsonObject, options: Options) -> str:
+def _program_said(facts: JsonObject, options: ExplainOptions) -> str:
     """What the program did to the run that the reason must carry: XLA_FLAGS set by itself (the kit's dump flags
     were merged back in), and a device count other than the one the kit asked for."""
     said = ""
@@ -259,7 +259,7 @@ def devices_had(capture: Capture) -> int | None:
     return count if isinstance(count, int) else None
 
 
-def _how_it_ended(ran: RunOutcome, options: Options, tail: list[str]) -> str:
+def _how_it_ended(ran: RunOutcome, options: ExplainOptions, tail: list[str]) -> str:
     evidence = ran.evidence
     code = evidence.get("exit_code")
     running = evidence.get("left_running")
