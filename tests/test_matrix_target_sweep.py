@@ -77,7 +77,7 @@ def test_a_target_cell_installs_the_chips_compiler_and_hands_the_repro_the_targe
     assert request.backend == "tpu"  # jax[tpu]: libtpu compiles, nothing runs
     assert json.loads(request.overrides["target"])["name"] == "tpu:v5e:2x2"
     assert request.reproduce == "nox -s scaling-0.5.3 -- --target tpu:v5e:2x2"  # as the check session writes it
-    project = sweep._request(Cell("0.5.3", "scaling", TPU), sweep.Options(project=True, targets=(TPU,)))
+    project = sweep._request(Cell("0.5.3", "scaling", TPU), sweep.SweepOptions(project=True, targets=(TPU,)))
     assert project.reproduce == "jax-kit scaling 0.5.3 --target tpu:v5e:2x2"
 
 
