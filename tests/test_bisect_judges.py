@@ -15,7 +15,7 @@ import pytest
 from kit.bisect.candidates import Candidate
 from kit.bisect.probe.given import given_by_release
 from kit.bisect.probe.judges import VerdictJudge, probe_line
-from kit.bisect.options import Options
+from kit.bisect.options import BisectOptions
 from kit.bisect.observation import Observation
 from kit.bisect.outcomes import observation_of
 from kit.bisect.probe.cache import ProbeCache
@@ -94,8 +94,8 @@ def ran(verdict: str | None, status: str = "ran", **evidence: Any) -> dict[str, 
     return {"status": status, "verdict": verdict, "reason": f"it was {verdict}", "evidence": evidence}
 
 
-def options(check: str | None = "scaling", confirm: int = 0, pins: tuple[str, ...] = ()) -> Options:
-    return Options(check=check, script=None if check else Path("r.py"), good="0.4.35", bad="0.6.0", confirm=confirm,
+def options(check: str | None = "scaling", confirm: int = 0, pins: tuple[str, ...] = ()) -> BisectOptions:
+    return BisectOptions(check=check, script=None if check else Path("r.py"), good="0.4.35", bad="0.6.0", confirm=confirm,
                    pins=pins)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.bisect.options import Options, parse_options, script_name, shown_argv
+from kit.bisect.options import BisectOptions, parse_options, script_name, shown_argv
 from kit.bisect.specs import bisect_name
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
@@ -157,10 +157,10 @@ def test_shown_argv_leaves_a_path_flag_s_value_that_is_the_next_flag_alone(tmp_p
     assert shown_argv(["--out", "--fresh", "/abs"], tmp_path) == ("--out", "--fresh", "/abs")
 
 
-def _options(**changes: object) -> Options:
+def _options(**changes: object) -> BisectOptions:
     base: dict[str, object] = dict(check="scaling", script=None, good="0.6.0", bad="0.4.35")
     base.update(changes)
-    return Options(**base)  # type: ignore[arg-type]
+    return BisectOptions(**base)  # type: ignore[arg-type]
 
 
 def test_bisect_name_names_every_setting_that_changes_the_answer() -> None:

@@ -14,7 +14,7 @@ from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
 from kit.bisect.commits.finding import CommitFinding, CommitLevel, TieBreak
 from kit.bisect.report.finding import BisectFinding
-from kit.bisect.options import Options
+from kit.bisect.options import BisectOptions
 from kit.bisect.observation import Observation
 from kit.bisect.search import BisectResult, ProbeOutcome, Transition
 from kit.bisect.report.summary import (
@@ -39,7 +39,7 @@ def made(observations: dict[str, Observation], *, good: str = "0.5.0", bad: str 
          result: BisectResult[str] | None = None, transitions: tuple[Transition[str], ...] = (),
          stopped: str = "", **options: Any) -> BisectFinding:
     """A finding as the driver would hand it over; a regression (good older) unless ``good`` is the newer."""
-    opts = Options(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
+    opts = BisectOptions(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
                    argv=("--check", "scaling", "--good", good, "--bad", bad), **options)
     candidates = [Candidate(v, (f"jax=={v}",), None, "3.13", v) for v in VERSIONS]
     return BisectFinding("name", opts.specs, Bounds.of_releases(good, bad, how="bounds from the command line"), candidates,

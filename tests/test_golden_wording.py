@@ -25,7 +25,7 @@ from kit.bisect.candidates import Candidate
 from kit.bisect.commits.builds import Build
 from kit.bisect.commits.candidates import CommitCandidate
 from kit.bisect.commits.finding import CommitFinding, CommitLevel
-from kit.bisect.options import Options
+from kit.bisect.options import BisectOptions
 from kit.bisect.observation import Observation
 from tests.observations import observed
 from kit.bisect.report import changelog
@@ -86,7 +86,7 @@ FIRST_GOOD = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
 
 def commit_bisect() -> BisectFinding:
     """jax 0.5.3 fixed it; the commit phase over jax-v0.5.2 … jax-v0.5.3 named f93c2a1aa5 (PR 26839), exactly."""
-    options = Options(check="scaling", script=None, good="0.6.0", bad="0.5.0", commits=True,
+    options = BisectOptions(check="scaling", script=None, good="0.6.0", bad="0.5.0", commits=True,
                       argv=("--check", "scaling", "--good", "0.6.0", "--bad", "0.5.0", "--commits"))
     candidates = [Candidate(v, (f"jax[cpu]=={v}", "scipy"), None, "3.13", v, uploaded=f"2025-0{i + 1}-01")
                   for i, v in enumerate(FIVE)]

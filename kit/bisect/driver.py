@@ -2,7 +2,7 @@
 
 The driver is where the command line becomes the three values the modules below it take
 (`kit.bisect.specs`): what runs, how to search, what to report. Nothing below it reads the
-command line's `Options`; a SLURM node's task (`run_task`) reads it again here, as the login node did.
+command line's `BisectOptions`; a SLURM node's task (`run_task`) reads it again here, as the login node did.
 """
 
 from __future__ import annotations

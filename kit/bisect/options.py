@@ -116,7 +116,7 @@ metrics (--metric NAME):
 
 
 @dataclass(frozen=True)
-class Options:
+class BisectOptions:
     check: str | None
     script: Path | None
     good: str | None
@@ -262,7 +262,7 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
+def parse_options(matrix: Matrix, argv: Sequence[str]) -> BisectOptions:
     """Parse and validate; every mistake is a UsageError/ConfigError naming the fix."""
     args = make_parser().parse_args(list(argv))
     if args.op and not args.explain:
@@ -306,7 +306,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
                          "before it, on the same machine and under the same load",
                          "drop --slurm and --jobs, or bisect the verdict instead of the metric")
     script = args.script.resolve() if args.script else None
-    return Options(
+    return BisectOptions(
         check=args.check, script=script, good=args.good, bad=args.bad,
         target=json.dumps(target.to_json()) if target else "",
         # The release is installed with the target's compiler (jax[tpu]); nothing runs on its chip.
