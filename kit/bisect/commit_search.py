@@ -94,7 +94,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
         result = CommitFinding(phase.history.origin, builds, [level])
         _open_merges(phase, prober, result, builds)
         _tell_binary_from_python(phase, prober, result)
-        if result.verdict in ("not-in-python", "binary-may-be-the-cause", "build-matters"):
+        if result.verdict.about_the_build:
             result.extension_versions = _extension_versions(phase, builds)
         commits = prober.subject.commits
         result.commit_probes = [key for key in prober.ran_now if key in commits]

@@ -72,7 +72,7 @@ from .schema import (
 from .json_text import JsonTextError, decode, read_json
 from .outcome import RunOutcome
 from .making import RecordHead, new_record, now, this_host
-from .verdict import EXPLAIN_STATUSES, Source, Status, Verdict, joined, sources
+from .verdict import EXPLAIN_STATUSES, Source, Status, Verdict, Word, joined, sources
 from .store import UNSAVED_DIR_NAME, load_records, record_filename, save_record, write_record
 
 __all__ = [
@@ -85,5 +85,5 @@ __all__ = [
     "record_identity", "record_jax", "record_machine", "release_key", "run_identity", "same", "same_install",
     "save_record", "split_ad_hoc", "staleness", "summary", "validate", "write_record",
     "RunOutcome", "RecordHead", "new_record", "now", "this_host",
-    "EXPLAIN_STATUSES", "Source", "Status", "Verdict", "decode", "joined", "sources",
+    "EXPLAIN_STATUSES", "Source", "Status", "Verdict", "Word", "decode", "joined", "sources",
 ]

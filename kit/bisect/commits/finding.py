@@ -1,22 +1,7 @@
 """What the commit phase found and what it cost: the facts the report's commit section is written from.
 
-One verdict, from the user's side (:attr:`CommitFinding.verdict`):
-
-* ``commit``: the first changed commit, exactly (the report names it in full);
-* ``short-list``: skipped commits between the last unchanged and the first
-  changed one could each hold the change;
-* ``not-in-python``: the same Python gave both outcomes on two jaxlib builds,
-  or both ends of the range gave the same outcome on one build: the change
-  is in the compiled jaxlib (the report names both builds and the XLA range);
-* ``commit-with-newer-jaxlib``: the first changed commit, exactly, but it
-  changes the behaviour only on the newer jaxlib build (its Python takes
-  another path there; the gates its diff adds are named);
-* ``binary-may-be-the-cause``: the outcome changed exactly where the probes
-  switched builds, and no commit there runs on both to tell;
-* ``build-matters``: the same Python gave both outcomes on two builds, but
-  the commits before some X could not run on the newer build, so a Python
-  change that needs it was never ruled out (the untested span and leads);
-* ``stopped``: the range's ends did not behave as the releases did (the reason says how).
+One verdict, from the user's side (:attr:`CommitFinding.verdict`, a `CommitVerdict`: its words and what each
+means are in kit/bisect/commits/verdict.py).
 """
 
 from __future__ import annotations
@@ -35,6 +20,7 @@ from ...history.xla import xla_compare_url, xla_revision
 from ...install import JAX_ALONE
 from .builds import Build
 from .candidates import CommitCandidate
+from .verdict import CommitVerdict
 from ..observation import Observation
 from ..search import BisectResult, BoundsProblem, ProbeOutcome
 
@@ -177,19 +163,21 @@ class CommitFinding:
         return found[-1] if found else self.levels[0]
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> CommitVerdict:
         if self.tie_break is not None and self.tie_break.kind == "binary":
-            return "not-in-python"
+            return CommitVerdict.NOT_IN_PYTHON
         if self.tie_break is not None and self.tie_break.kind == "untested":
-            return "build-matters"
+            return CommitVerdict.BUILD_MATTERS
         if self.levels[0].problem is not None:
-            return "stopped"
+            return CommitVerdict.STOPPED
         if self.tie_break is not None and self.tie_break.kind == "unknown":
-            return "binary-may-be-the-cause"
+            return CommitVerdict.BINARY_MAY_BE_THE_CAUSE
         result = self.answer_level.result
         if result is None or not result.exact or self.laid_apart:
-            return "short-list"
-        return "commit-with-newer-jaxlib" if self.tie_break and self.tie_break.kind == "build-dependent" else "commit"
+            return CommitVerdict.SHORT_LIST
+        if self.tie_break and self.tie_break.kind == "build-dependent":
+            return CommitVerdict.COMMIT_WITH_NEWER_JAXLIB
+        return CommitVerdict.COMMIT
 
     @property
     def laid_apart(self) -> tuple[str, str] | None:
@@ -239,7 +227,7 @@ def describe_commits(history: History, found: CommitFinding, op: str = "") -> No
         found.main_line = (commit_info(history, twin.commit), twin.how) if twin else None
         if twin is not None:
             found.released = (first_release(history, found.first_different.hash), first_release(history, twin.commit))
-    if found.verdict in ("not-in-python", "binary-may-be-the-cause", "build-matters"):
+    if found.verdict.about_the_build:
         found.compiled = _compiled_change(history, found)
         commit_range = found.levels[0].commit_range
         versions = found.extension_versions

@@ -90,8 +90,7 @@ def headline(finding: BisectFinding) -> str:
     release = f"jax {result.first_different} {verb}" if result.exact else \
         f"jax {result.first_different} or a release just before it {verb}"
     found = finding.commits
-    if found is not None and found.first_different is not None and found.verdict in (
-            "commit", "commit-with-newer-jaxlib"):
+    if found is not None and found.first_different is not None and found.verdict.exact:
         return f"{release}, commit {found.first_different.hash[:10]}"
     return release
 
@@ -112,23 +111,14 @@ def _answer(finding: BisectFinding) -> list[str]:
     found = finding.commits
     # "Not in JAX's Python" names where the probes switched builds, no cause: no commit is named for it.
     # Nor where the binary and the Python were not told apart: a range, never a commit in bold (issue 49).
-    named = ("commit", "commit-with-newer-jaxlib", "short-list")
-    if found is not None and found.first_different is not None and found.verdict in named:
+    if found is not None and found.first_different is not None and found.verdict.names_commits:
         info = found.first_different
         pr = f", PR #{info.pr} {info.pr_url}" if info.pr else ""
-        lines.append(f"- **Commit** ({_verdict_words(found.verdict)}): **{info.hash[:10]}** \"{info.title[:90]}\" "
+        lines.append(f"- **Commit** ({found.verdict.short}): **{info.hash[:10]}** \"{info.title[:90]}\" "
                      f"({info.date[:10]}{pr}) {info.url}")
     elif found is not None:
-        lines.append(f"- **Commit:** {_verdict_words(found.verdict)} (see *Commits* below)")
+        lines.append(f"- **Commit:** {found.verdict.short} (see *Commits* below)")
     return lines
-
-
-def _verdict_words(verdict: str) -> str:
-    return {"commit": "exact", "commit-with-newer-jaxlib": "with the newer jaxlib only",
-            "short-list": "a short list", "not-in-python": "not in JAX's Python: the jaxlib binary",
-            "binary-may-be-the-cause": "a range: the binary and the Python not told apart", "stopped": "stopped at the ends",
-            "build-matters": "the build matters; whether the Python needs it is untested"}.get(
-        verdict, verdict)
 
 
 def deciding_probes(finding: BisectFinding) -> list[tuple[str, str, Observation]]:
