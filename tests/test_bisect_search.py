@@ -333,7 +333,7 @@ def test_probe_round_probes_only_the_unknown_and_checks_the_answers() -> None:
     assert probe.rounds == [[2, 3]]
     assert cache == {1: G, 2: G, 3: B}
     assert probes == [2, 3]
-    with pytest.raises(TypeError, match="not an ProbeOutcome"):
+    with pytest.raises(TypeError, match="not a ProbeOutcome"):
         probe_round([4], lambda batch: {}, cache, probes)
 
 

@@ -122,7 +122,7 @@ def _probe_cached(candidate: T, probe: Probe[T], cache: Dict[T, ProbeOutcome], p
     if candidate not in cache:
         outcome = probe(candidate)
         if not isinstance(outcome, ProbeOutcome):
-            raise TypeError(f"probe({candidate!r}) returned {outcome!r}, not an ProbeOutcome")
+            raise TypeError(f"probe({candidate!r}) returned {outcome!r}, not a ProbeOutcome")
         cache[candidate] = outcome
         probes.append(candidate)
     return cache[candidate]
@@ -365,7 +365,7 @@ def probe_round(batch: Sequence[T], probe_many: ProbeMany[T], cache: Dict[T, Pro
     for candidate in todo:
         outcome = got.get(candidate)
         if not isinstance(outcome, ProbeOutcome):
-            raise TypeError(f"probe_many gave {outcome!r} for {candidate!r}, not an ProbeOutcome")
+            raise TypeError(f"probe_many gave {outcome!r} for {candidate!r}, not a ProbeOutcome")
         cache[candidate] = outcome
         probes.append(candidate)
     return todo
