@@ -165,6 +165,3 @@ def configured_targets(names: tuple[str, ...], folder: Path) -> tuple[Target, ..
         raise ConfigError(f"kit.targets in matrix.toml: {exc.message}", exc.tip) from None
 
 
-def description_path(target: Target) -> Path:
-    """Where a GPU target's description file lies (repro/targets/, beside the compile script that reads it)."""
-    return Path(__file__).resolve().parent.parent / "repro" / "targets" / target.description

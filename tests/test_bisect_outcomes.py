@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kit.bisect.observation import Observation
-from kit.bisect.outcomes import classify, label, script_observation, settle
+from kit.bisect.outcomes import classify, label, settle
 from kit.bisect.search import ProbeOutcome
 from kit.records import Record
 from tests.observations import observed
@@ -26,16 +26,6 @@ from tests.observations import observed
 )
 def test_classify_table(status: str, verdict: str | None, crash: str, expected: ProbeOutcome) -> None:
     assert classify(observed(status, verdict, "why"), crash) is expected
-
-
-@pytest.mark.parametrize(
-    ("code", "status", "verdict"),
-    [(0, "ran", "unaffected"), (1, "ran", "affected"), (127, "ran", "affected"), (125, "ran", "inconclusive"),
-     (-9, "crashed", None), (137, "crashed", None), (None, "timed-out", None)],
-)
-def test_script_exit_codes(code: int | None, status: str, verdict: str | None) -> None:
-    observation = script_observation(code, 5)
-    assert (observation.found.status, observation.found.verdict) == (status, verdict)
 
 
 def test_settle_reports_a_flip_between_conclusive_runs() -> None:

@@ -15,7 +15,6 @@ from kit.bisect.search import (
     bisect,
     bisect_taking_old_end,
     expected_probes,
-    expected_rounds,
     ksect,
     non_monotonic,
     probe_round,
@@ -95,7 +94,7 @@ def test_bisect_works_on_version_strings() -> None:
     bad_from = versions.index("0.4.34")
     result = bisect(versions, lambda v: B if versions.index(v) >= bad_from else G)
     assert (result.last_same, result.first_different) == ("0.4.33", "0.4.34")
-    assert result.suspects == ["0.4.34"]
+    assert [*result.ambiguous, result.first_different] == ["0.4.34"]
 
 
 def test_each_candidate_probed_at_most_once() -> None:
@@ -215,7 +214,7 @@ def test_bisect_matches_linear_scan(data: tuple[List[ProbeOutcome], ProbeOutcome
     assert result.last_same == last_same
     assert result.ambiguous == list(range(last_same + 1, first_seen))
     assert all(observed[i] is S for i in result.ambiguous)
-    assert change in result.suspects
+    assert change in [*result.ambiguous, result.first_different]
     assert len(probe.calls) == len(set(probe.calls)) <= len(observed) - 2
     if S not in observed:
         assert result.exact
@@ -319,6 +318,18 @@ def test_ksect_with_one_job_probes_what_bisect_probes() -> None:
     assert one.calls == many.calls
 
 
+def expected_rounds(k: int, jobs: int) -> int:
+    """Rounds of ksect over ``k`` candidates with ``jobs`` probes per round, the bounds' round included: each round
+    cuts the range left into ``jobs + 1`` parts (an upper bound when nothing is skipped)."""
+    if k <= 1:
+        return k
+    length, rounds = k - 1, 1  # the round that tests both ends
+    while length > 1:
+        length = -(-length // (jobs + 1))  # the longest part left after one round
+        rounds += 1
+    return rounds
+
+
 @pytest.mark.parametrize(("k", "jobs", "expected"), [
     (0, 3, 0), (1, 3, 1), (2, 3, 1), (5, 1, 3), (24, 1, 6), (24, 3, 4), (24, 7, 3), (100, 3, 5)])
 def test_expected_rounds(k: int, jobs: int, expected: int) -> None:
@@ -347,7 +358,7 @@ def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[ProbeOutcome
     last_same = max(i for i in range(first_seen) if observed[i] is old)
     assert (result.last_same, result.first_different) == (last_same, first_seen)
     assert result.ambiguous == list(range(last_same + 1, first_seen))
-    assert change in result.suspects
+    assert change in [*result.ambiguous, result.first_different]
     assert len(probe.calls) == len(set(probe.calls)) <= len(observed) - 2
     if S not in observed:
         # Rounds, not probes, are what waiting costs: log_{k+1}, the bounds' round aside.

@@ -22,7 +22,6 @@ from repro.compile_cache import summary as compile_summary
 
 from ..records import Record
 from ..records import Source, Status, Verdict
-from ..run import protocol
 from ..json_types import as_object
 from .observation import CameFrom, Cost, Found, Installed, Observation
 from .search import ProbeOutcome
@@ -92,12 +91,6 @@ def metric_verdict(call: metrics.Call) -> Verdict:
 
 _METRIC_VERDICTS = {metrics.Call.BAD: Verdict.AFFECTED, metrics.Call.GOOD: Verdict.UNAFFECTED,
                     metrics.Call.UNDECIDED: Verdict.INCONCLUSIVE}
-
-
-def script_observation(code: int | None, timeout: int) -> Observation:
-    """A script's exit code, as ``git bisect run`` reads it (None: it timed out); see kit.run.protocol."""
-    status, verdict, reason = protocol.exit_observation(code, timeout)
-    return Observation(Found(Status(status), verdict, reason), cost=Cost(timeout_s=timeout))
 
 
 def settle(runs: Sequence[Observation]) -> Observation:

@@ -97,12 +97,6 @@ class BisectResult(Generic[T]):
         """True when no skipped candidate blurs the answer."""
         return not self.ambiguous
 
-    @property
-    def suspects(self) -> List[T]:
-        """Every candidate that could be the first with the new outcome."""
-        return [*self.ambiguous, self.first_different]
-
-
 @dataclass(frozen=True)
 class Transition(Generic[T]):
     """One change of outcome between two neighbouring tested candidates."""
@@ -320,22 +314,6 @@ def bisect_taking_old_end(
             problem = verify_bounds(candidates, probe, cache, old_outcome=old_outcome)
             result = result if problem is None else None
     return problem, result, taken
-
-
-def expected_rounds(k: int, jobs: int) -> int:
-    """Rounds of :func:`ksect` over ``k`` candidates with ``jobs`` probes per round, the bounds' round included.
-
-    Each round cuts the range left into ``jobs + 1`` parts, so about
-    ``log_{jobs+1}(k)`` rounds instead of ``log2(k)``; an upper bound when
-    nothing is skipped. ``jobs = 1`` is plain bisection.
-    """
-    if k <= 1:
-        return k
-    length, rounds = k - 1, 1  # the round that tests both ends
-    while length > 1:
-        length = -(-length // (jobs + 1))  # the longest part left after one round
-        rounds += 1
-    return rounds
 
 
 def section_points(lo: int, hi: int, k: int, skipped: Optional[set[int]] = None) -> List[int]:
