@@ -37,7 +37,6 @@ __all__ = [
     "bisect",
     "bisect_taking_old_end",
     "expected_probes",
-    "expected_rounds",
     "ksect",
     "likely_probes",
     "non_monotonic",

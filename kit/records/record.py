@@ -1,6 +1,6 @@
 """A record as the kit reads it: typed fields over the JSON object a run wrote.
 
-`Record` owns its JSON: `Record.from_text` decodes, migrates to the kit's
+`Record` owns its JSON: `Record(parse_record(text))` decodes, migrates to the kit's
 schema and validates (kit/records/schema.py), `to_json` gives the object back
 to be written. The fields the drivers read are properties with their types,
 so a record that anyone could have edited reads the same everywhere: a
