@@ -59,7 +59,7 @@ LAYERS: dict[str, int] = {module: level for level, (_, modules) in enumerate(LAY
 ENTRY = len(LAYER_TABLE) - 1
 
 # kit/ may import only these modules of repro/ (standard library only: they import in nox's process).
-REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment", "repro.compile_cache",
+REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment", "repro.compile_cache", "repro.tpu_slices",
                  "repro.target_export", "repro.hlo_text", "repro.known_target",
                  "repro.program_watch"}
 
