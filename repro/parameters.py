@@ -305,6 +305,13 @@ def register(check: str, rules: Mapping[str, Rule], defaults: Mapping[str, Any],
         CROSS_RULES[check] = cross
 
 
+# The cholesky check (repro/cholesky_scaling.py, kit/checks/cholesky.py): scaling's rules for the keys it shares
+# with it, registered here once, where both halves read every check's parameters.
+CHOLESKY_KEYS = ("devices", "batch", "matrix_size", "dtype", "repeats", "warmup", "seed")
+register("cholesky", {key: RULES["scaling"][key] for key in CHOLESKY_KEYS},
+         {"devices": [1, 2, 4], "batch": 4096, "matrix_size": 32, "dtype": "float32", "repeats": 5, "warmup": 1,
+          "seed": 0}, cross=even_split_problems)
+
 def parse_value(check: str, key: str, text: str) -> Any:
     """A flag's text as the value matrix.toml would hold, in its normal form: lists stay lists even with
     one item. Text that fits no shape is kept as it is, for `problems` to name."""
