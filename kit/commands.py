@@ -10,7 +10,6 @@ records alone. `kit.cli` reads the command line and hands each its arguments.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import time
 from pathlib import Path
@@ -70,6 +69,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         existing=existing,
         requires=requirements(args.requires, "--requires"),
         launcher=args.launcher, hosts=tuple(h for h in (args.hosts or "").split(",") if h),
+        target=compiled_for,
     )
     parameters = parameters_for(matrix, request)  # bad parameters stop here, before any install
     record, path = run_check(matrix, request, log, parameters=parameters)
@@ -78,9 +78,10 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
 
 
 def target_parameter(check: str, overrides: dict[str, object], backend: str | None) -> Target | None:
-    """``--target NAME`` (``tpu:v5e:2x2``) as the Target it names; ``overrides["target"]`` becomes its JSON, what
-    the repro reads (`repro.parameters.target_of`). None without ``--target``; UsageError naming the nearest name."""
-    name = overrides.get("target")
+    """``--target NAME`` (``tpu:v5e:2x2``) taken out of the parsed flags as the Target it names, which the run request
+    carries from here (`kit.run.runner.RunRequest.target`). None without ``--target``; UsageError naming the
+    nearest name."""
+    name = overrides.pop("target", None)
     if name is None:
         return None
     if isinstance(name, str) and name.lstrip().startswith("{"):  # already a target's JSON (a record's parameters)
@@ -94,7 +95,6 @@ def target_parameter(check: str, overrides: dict[str, object], backend: str | No
     if backend not in (None, target.install_extra):
         raise UsageError(f"--target {target.name} installs the release for {target.install_extra} (its compiler) "
                          f"and runs nothing on {backend}", "drop --backend")
-    overrides["target"] = parameter_rules.normalise(check, {"target": json.dumps(target.to_json())})["target"]
     return target
 
 

@@ -22,6 +22,7 @@ from typing import Mapping
 
 from packaging.version import Version
 
+from repro.parameters import target_text
 from repro.tpu_slices import TPU_SLICES, compiled_not_run, tpu_title  # the one table of slices, read by both halves
 
 from .errors import ConfigError, UsageError
@@ -103,6 +104,12 @@ class Target:
         return {"name": self.name, "platform": self.platform, "chip": self.chip, "devices": self.devices,
                 "topology": self.topology, "host_bounds": self.host_bounds, "description": self.description,
                 "title": self.title, **({"description_text": self.description_text} if self.description_text else {})}
+
+    @property
+    def as_parameter(self) -> str:
+        """The target as text, where it becomes text: the repro's ``--target`` and the record's ``parameters``
+        (`repro.parameters.target_text`'s one spelling). Everywhere before, it travels as this `Target`."""
+        return target_text(self.to_json())
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Target:

@@ -112,8 +112,13 @@ def _is_target(value: Any) -> bool:
 
 
 def _target_text(value: Any) -> str:
-    # One spelling (keys sorted, no spaces): the same target read from a record or a flag is one value.
-    return json.dumps(target_of(value), sort_keys=True, separators=(",", ":"))
+    return target_text(target_of(value) or {})
+
+
+def target_text(target: Mapping[str, Any]) -> str:
+    """A target's JSON as the ``target`` parameter spells it (a record's parameters, the repro's ``--target``): one
+    spelling (keys sorted, no spaces), so the same target read from a record or a flag is one value."""
+    return json.dumps(dict(target), sort_keys=True, separators=(",", ":"))
 
 
 RULES: Dict[str, Dict[str, Rule]] = {

@@ -51,7 +51,8 @@ def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[Ru
 
     monkeypatch.setattr(targeted, "compile_exports", compile_exports)
     env = Environment(python=Path(sys.executable), versions={"jax": "0.12.0.1"}, obtained="reused")
-    probe = explained.explain_runner(run_script, script_runs.scratch_dir, None, script_runs.run_child)
+    probe = explained.explain_runner(run_script, script_runs.scratch_dir, None, script_runs.run_child,
+                                     parse_target("tpu:v5e:2x2"))
     return probe(env, check, "tpu", 60, lambda line: None), runs
 
 
@@ -77,8 +78,8 @@ def test_bisect_explain_takes_a_target_and_installs_the_chips_compiler(tmp_path:
     assert options.backend == "tpu"  # jax[tpu]: libtpu compiles, nothing runs
     assert options.script_check is not None
     assert json.loads(options.script_check.parameters["target"])["name"] == "tpu:v5e:2x2"
-    assert runner.too_old_for_target(runner.RunRequest(check="script-train", version="0.5.0"),
-                                     options.script_check.parameters).startswith("jax 0.5.0 cannot compile for")
+    assert runner.too_old_for_target(runner.RunRequest(check="script-train", version="0.5.0", target=options.target)
+                                     ).startswith("jax 0.5.0 cannot compile for")
     with pytest.raises(UsageError, match="goes with --check scaling or --explain"):
         parse_options(matrix, ["--script", str(tmp_path / "train.py"), "--target", "tpu:v5e:2x2", *BOUNDS])
 

@@ -198,10 +198,12 @@ def test_target_installs_the_chips_compiler_and_each_probe_compiles_for_it_untim
     from kit.bisect.run_spec import run_spec
 
     options = parse_options(matrix, ["--check", "scaling", "--target", "tpu:v5e:2x2", *BOUNDS])
-    assert options.backend == "tpu" and json.loads(options.target)["name"] == "tpu:v5e:2x2"
+    assert options.backend == "tpu" and options.target is not None and options.target.name == "tpu:v5e:2x2"
     spec = run_spec(matrix, options.specs.runs)
     assert spec.install.backend == "tpu"
-    assert json.loads(spec.overrides["target"])["title"] == "TPU v5e 2x2 (4 devices)"
+    # The target travels typed; it is text only in the runs' parameters (the repro's --target, the record's).
+    assert "target" not in spec.overrides and spec.asked.target == options.target
+    assert json.loads(str(spec.parameters["target"]))["title"] == "TPU v5e 2x2 (4 devices)"
     assert spec.overrides["repeats"] == 0
     for argv, message in ((["--check", "scaling", "--target", "tpu:v5e:2x2", "--metric", "t_ms", *BOUNDS], "no metric"),
                           (["--check", "scaling", "--target", "tpu:v5e:2x2", "--backend", "cuda", *BOUNDS],

@@ -410,12 +410,13 @@ def test_summary_of_a_target_run_says_it_was_compiled_for_the_target_and_not_run
                                "jax 0.12.0.1")
 
 
-def test_a_target_name_becomes_the_targets_json_and_installs_its_compiler() -> None:
-    overrides: dict = {"target": "TPU:v5e:2x2"}
+def test_a_target_name_becomes_the_target_it_names_and_installs_its_compiler() -> None:
+    overrides: dict = {"target": "TPU:v5e:2x2", "devices": [1, 2]}
     target = commands.target_parameter("scaling", overrides, None)
-    assert target is not None and target.install_extra == "tpu"
-    assert json.loads(overrides["target"])["topology"] == "v5e:2x2"
-    assert commands.target_parameter("scaling", overrides, "tpu") == target  # a record's JSON reads back as itself
+    assert target is not None and target.install_extra == "tpu" and target.topology == "v5e:2x2"
+    assert overrides == {"devices": [1, 2]}  # the request carries the Target, not the parameters
+    # A record's reproduce line may give the target's JSON: it reads back as the same Target.
+    assert commands.target_parameter("scaling", {"target": target.as_parameter}, "tpu") == target
     assert commands.target_parameter("scaling", {}, None) is None
 
 

@@ -133,8 +133,8 @@ class BisectOptions:
     argv: tuple[str, ...] = ()
     metric: str | None = None
     """Bisect a measured metric (a step by ``factor``) instead of the verdict."""
-    target: str = ""
-    """``--target``: the chip each probe compiles for and never runs on, as its JSON (`kit.targets.Target`)."""
+    target: Target | None = None
+    """``--target``: the chip each probe compiles for and never runs on."""
     factor: float = 1.5
     commits: bool = False
     """After the releases, bisect JAX's commits between the two releases found (``--commits``)."""
@@ -308,7 +308,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> BisectOptions:
     script = args.script.resolve() if args.script else None
     return BisectOptions(
         check=args.check, script=script, good=args.good, bad=args.bad,
-        target=json.dumps(target.to_json()) if target else "",
+        target=target,
         # The release is installed with the target's compiler (jax[tpu]); nothing runs on its chip.
         backend=target.install_extra if target else args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,

@@ -46,7 +46,7 @@ from ..install import InstallKey, open_index, PackageIndex, Prefetch, Prepared, 
 from ..run.facts import identity_here, job_label
 from ..run.runner import RunRequest, check_for, check_subject, prepare, run_check
 from ..targets import Target, parse_target
-from .target_cells import cell_parameters, takes_target, target_override, unplanned_identity, untested
+from .target_cells import cell_parameters, takes_target, unplanned_identity, untested
 from .progress import Progress, clock_text
 from ..slurm.jobs import SlurmOptions, require_controller, require_sbatch
 from ..slurm.task_output import TaskEnd
@@ -412,7 +412,7 @@ def _request(cell: Cell, options: SweepOptions) -> RunRequest:
         check=cell.check,
         version=cell.version,
         backend=cell.backend or options.backend,
-        overrides=target_override(cell.check, cell.target) if cell.target else {},
+        target=cell.target,
         timeout_s=options.timeout_s,
         refresh=options.refresh,
         reproduce=f"jax-kit {cell.check} {cell.version}{backend_flag[3:]}" if options.project
