@@ -36,6 +36,12 @@ def fix_text(entry: Entry) -> str:
     return f"commit {entry.fix_commit[:10]}" if entry.fix_commit else entry.fix_note
 
 
+def _blur(after: str | None, unknown: Sequence[str]) -> str:
+    """`` (between 0.4.13 and it: 0.4.14, 0.4.15 untested)`` where releases between the two sides decided nothing;
+    "" where the step is between two neighbours measured."""
+    return f" (between {after} and it: {', '.join(unknown)} untested)" if unknown else ""
+
+
 def range_text(span: Range) -> str:
     """``cpu: present in 0.4.13, 0.4.30; absent in 0.4.35, 0.6.0: fixed in 0.4.35`` (untested releases named); a
     target's begins ``tpu:v5e:2x2 (compiled for TPU v5e 2x2 (4 devices), not run):``."""
@@ -44,9 +50,10 @@ def range_text(span: Range) -> str:
     if span.absent:
         said += f"; absent in {', '.join(span.absent)}"
     if span.introduced_in:
-        said += f": introduced in {span.introduced_in}"
+        said += f": introduced in {span.introduced_in}{_blur(span.introduced_after, span.introduced_unknown)}"
     if span.fixed_in:
-        said += f"{',' if span.introduced_in else ':'} fixed in {span.fixed_in}"
+        said += f"{',' if span.introduced_in else ':'} fixed in {span.fixed_in}" \
+                f"{_blur(span.fixed_after, span.fixed_unknown)}"
     elif span.present:
         said += ": open on the newest measured"
     if span.untested:
