@@ -66,7 +66,7 @@ def bisect_ranges(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log
     candidates = list(candidates) if candidates is not None else every_release(open_index(matrix))
     entries = [e for e in entries if searchable(e)]
     kept: dict[str, list[Measurement]] = {e.id: [] if fresh else load_measurements(catalogue, e.id) for e in entries}
-    searches = {e.id: search_range(candidates, known_outcomes(kept[e.id])) for e in entries}
+    searches = {e.id: search_range(candidates, known_outcomes(kept[e.id]), e.measure_on) for e in entries}
     for number in range(1, max_rounds + 1):
         jobs = [Job(e, release) for e in entries for release in searches[e.id].wanted]
         if not jobs:
@@ -77,14 +77,14 @@ def bisect_ranges(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log
 
         def said(job: Job, now: Measurement) -> None:
             kept[job.entry.id] = [m for m in kept[job.entry.id] if not _same_place(m, now)] + [now]
-            search = search_range(candidates, known_outcomes(kept[job.entry.id]))
+            search = search_range(candidates, known_outcomes(kept[job.entry.id]), job.entry.measure_on)
             save_measurements(catalogue, job.entry.id, kept[job.entry.id], today(),
                               bisection=bisection_json(candidates, search))
             print(f"  {job.entry.id} on jax {job.release}: {now.outcome.value} ({now.reason[:160]})", flush=True)
 
         for release in releases:
             measure_release(matrix, [job for job in jobs if job.release == release], log, said, isolated)
-        searches = {e.id: search_range(candidates, known_outcomes(kept[e.id])) for e in entries}
+        searches = {e.id: search_range(candidates, known_outcomes(kept[e.id]), e.measure_on) for e in entries}
     for entry in entries:
         print(f"{entry.id}: {summary(searches[entry.id])}", flush=True)
     return searches

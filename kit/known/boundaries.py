@@ -146,12 +146,14 @@ def _fixed(candidates: Sequence[str], known: Mapping[str, Outcome], last: int) -
     return Boundary("fixed", found[0], None, tuple(candidates[candidates.index(found[0]) + 1:]))
 
 
-def search_range(candidates: Sequence[str], known: Mapping[str, Outcome]) -> RangeSearch:
+def search_range(candidates: Sequence[str], known: Mapping[str, Outcome], seeds: Sequence[str] = ()) -> RangeSearch:
     """The next releases to measure, or the two boundaries, from the outcomes ``known`` so far.
 
     ``candidates``: every release to search, oldest first (not installable ones too: measured, they decide
     nothing and become a boundary's uncertainty). ``known``: each measured release's outcome (releases outside
-    ``candidates`` are ignored). Both ends are measured first; then each boundary is bisected on the side of
+    ``candidates`` are ignored). ``seeds``: releases to measure with the ends, where the problem was seen (an
+    entry's ``measure_on``, a report's release): the bisects need one release holding it. Both ends are measured
+    first; then each boundary is bisected on the side of
     the present releases known: *introduced* between the newest absent release below the oldest present one,
     *fixed* between the newest present one and the oldest absent release above it. A search with no present
     release known stops (the bisect needs one release on the problem's side): it says so in ``note``.
@@ -161,7 +163,8 @@ def search_range(candidates: Sequence[str], known: Mapping[str, Outcome]) -> Ran
     if not candidates:
         return RangeSearch((), note="no release to search")
     known = {c: known[c] for c in candidates if c in known}
-    ends = tuple(dict.fromkeys(c for c in (candidates[0], candidates[-1]) if c not in known))
+    first = [candidates[0], candidates[-1], *(c for c in seeds if c in candidates)]
+    ends = tuple(sorted(dict.fromkeys(c for c in first if c not in known), key=candidates.index))
     if ends:
         return RangeSearch(ends)
     present = [i for i, c in enumerate(candidates) if known.get(c) is Outcome.PRESENT]
