@@ -79,8 +79,8 @@ def test_the_ends_come_first_and_both_boundaries_are_searched_in_one_round() -> 
 def test_seeds_are_measured_with_the_ends_so_a_search_without_kept_outcomes_finds_its_present_release() -> None:
     candidates = releases(9)
     assert search_range(candidates, {}, seeds=["0.4.0", "0.9.9"]).wanted == ("0.0.0", "0.4.0", "0.8.0")
-    search = search_range(candidates, {"0.0.0": A, "0.4.0": P, "0.8.0": A}, seeds=["0.4.0"])
-    assert search.wanted == ("0.2.0", "0.6.0")
+    search = search_range(candidates, {"0.0.0": A, "0.4.0": P, "0.8.0": A}, seeds=["0.4.0", "0.5.0"])
+    assert search.wanted == ("0.2.0", "0.6.0")  # a release holding it is known: the other seeds are not needed
 
 
 def test_a_problem_present_nowhere_is_said_not_searched() -> None:

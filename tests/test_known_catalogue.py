@@ -14,7 +14,7 @@ from kit.known.command import audit_main, known_main
 from kit.known import command  # noqa: F401 (monkeypatched)
 from kit.known.catalogue import KINDS, load_catalogue, read_entry
 from kit.known.listing import range_text
-from kit.known.measured import Measurement, Outcome, load_measurements, ranges, save_measurements
+from kit.known.measured import Measurement, Outcome, load_measurements, measured_path, ranges, save_measurements
 
 ROOT = Path(__file__).resolve().parents[1]
 

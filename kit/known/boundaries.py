@@ -151,8 +151,8 @@ def search_range(candidates: Sequence[str], known: Mapping[str, Outcome], seeds:
 
     ``candidates``: every release to search, oldest first (not installable ones too: measured, they decide
     nothing and become a boundary's uncertainty). ``known``: each measured release's outcome (releases outside
-    ``candidates`` are ignored). ``seeds``: releases to measure with the ends, where the problem was seen (an
-    entry's ``measure_on``, a report's release): the bisects need one release holding it. Both ends are measured
+    ``candidates`` are ignored). ``seeds``: releases to measure with the ends while no release is known to hold the
+    problem (an entry's ``measure_on``, a report's release): the bisects need one. Both ends are measured
     first; then each boundary is bisected on the side of
     the present releases known: *introduced* between the newest absent release below the oldest present one,
     *fixed* between the newest present one and the oldest absent release above it. A search with no present
@@ -163,11 +163,12 @@ def search_range(candidates: Sequence[str], known: Mapping[str, Outcome], seeds:
     if not candidates:
         return RangeSearch((), note="no release to search")
     known = {c: known[c] for c in candidates if c in known}
-    first = [candidates[0], candidates[-1], *(c for c in seeds if c in candidates)]
+    present = [i for i, c in enumerate(candidates) if known.get(c) is Outcome.PRESENT]
+    # The seeds only while no release is known to hold the problem: one is all the two bisects need.
+    first = [candidates[0], candidates[-1], *(c for c in seeds if c in candidates and not present)]
     ends = tuple(sorted(dict.fromkeys(c for c in first if c not in known), key=candidates.index))
     if ends:
         return RangeSearch(ends)
-    present = [i for i, c in enumerate(candidates) if known.get(c) is Outcome.PRESENT]
     if not present:
         return RangeSearch((), note="present on no release measured: no boundary to search")
     introduced = _introduced(candidates, known, present[0])
