@@ -1,5 +1,8 @@
-"""The workaround of array-view-dtype-none: leave the dtype out, x.view() or x.view(x.dtype). Exit 0: both give the
-same int32 values; 1: not."""
+"""The workaround of array-view-dtype-none: name the dtype, x.view(x.dtype). Exit 0: the int32 values back; 1: not.
+
+x.view() with no dtype is not a workaround: it is the bug itself (dtype=None read as float32), measured on
+jax 0.4.13, 0.6.1 and 0.7.1; it is printed here beside, not counted.
+"""
 import sys
 
 import numpy as np
@@ -7,14 +10,7 @@ import jax.numpy as jnp
 
 x = np.array([1, 2, 3], dtype=np.int32)
 j = jnp.asarray(x)
-bad = []
-for name, view in (("view()", lambda: j.view()), ("view(x.dtype)", lambda: j.view(j.dtype))):
-    try:
-        got = view()
-    except Exception as exc:
-        bad.append(f"{name}: {type(exc).__name__}: {exc}")
-        continue
-    if got.dtype != x.dtype or not (np.asarray(got) == x).all():
-        bad.append(f"{name}: {got.dtype} {np.asarray(got).tolist()}")
-print(bad[0] if bad else "view() and view(x.dtype): int32 [1, 2, 3]")
-sys.exit(1 if bad else 0)
+named = j.view(j.dtype)
+bare = j.view()
+print(f"view(): {bare.dtype}; view(x.dtype): {named.dtype} {np.asarray(named).tolist()}")
+sys.exit(0 if named.dtype == x.dtype and (np.asarray(named) == x).all() else 1)
