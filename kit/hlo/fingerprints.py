@@ -56,6 +56,8 @@ class FingerprintState(str, enum.Enum):
     ONE_DEVICE = "one device"
     EXPECTED = "expected"
     COMMUNICATION = "communication"
+    CANNOT_TELL = "cannot tell"
+    """In a module that was not compiled (the target's compiler refused it): read before optimizations only."""
 
     def __str__(self) -> str:
         return str.__str__(self)
@@ -71,6 +73,8 @@ EXPORTED_CALL = "call_exported"  # the op path's step into a module compiled fro
 FEED_HOPS = 6  # how far up a linalg op's operands a collective still "feeds" it
 
 _JIT = re.compile(r"^p?jit\(([^()]*)\)$")
+_JIT_ANY = re.compile(r"^p?jit\(.*\)$")
+_MAIN = frozenset({"jit(main)", "pjit(main)"})
 _FUNCTION = re.compile(r"jit\(([A-Za-z_]\w*)\)")
 
 
@@ -100,6 +104,9 @@ class Fingerprint:
     targets: list[str] = field(default_factory=list)
     in_loop: bool = False
     """Some of its instructions sit in a loop or another called computation: they may run more than once."""
+    fed: dict[str, int] = field(default_factory=dict)
+    """For an op, each collective that fed it (``3/all-gather-start``: module 3's instruction) and the bytes it
+    delivered to each device: ops of one line fed by the same all-gather count it once."""
 
     def __post_init__(self) -> None:
         # The word a kept run, a record or a test hands in is read as its member here, once (ValueError for a
@@ -127,18 +134,20 @@ class Fingerprint:
                 "pass": self.pass_, "state": self.state, "op_path": self.op_path, "count": self.count,
                 "bytes_per_device": self.bytes_per_device, "global_batch": self.global_batch,
                 "device_batch": self.device_batch, "fed_by": self.fed_by, "dims": self.dims,
-                "targets": self.targets, "in_loop": self.in_loop}
+                "targets": self.targets, "in_loop": self.in_loop, "fed": dict(self.fed)}
 
 
 def fingerprints(after: Module, before: Module | None = None,
-                 shown: Callable[[str], str] | None = None) -> list[Fingerprint]:
+                 shown: Callable[[str], str] | None = None, number: int = 0) -> list[Fingerprint]:
     """Every linalg op and collective of ``after`` (partitioned), with ``before`` giving the global shapes.
 
     ``shown``: a callable making a source file the name people read (a path
     relative to the program's folder); the default keeps the file's base name.
+    ``number``: the module's number in the dump (modules of one name are told apart by it).
     """
     show = shown or (lambda path: path.rsplit("/", 1)[-1])
     context = _Context(after, before, show)
+    context.number = number
     found: dict[tuple[str, ...], Fingerprint] = {}
     for computation, instruction in after.instructions():
         if _is_linalg(instruction):
@@ -150,11 +159,30 @@ def fingerprints(after: Module, before: Module | None = None,
     return sorted(found.values(), key=lambda f: (f.location or "~", f.pass_ != "forward", f.op))
 
 
+def uncompiled(before: Module, shown: Callable[[str], str] | None = None) -> list[Fingerprint]:
+    """Each linalg op of a module that was lowered but not compiled (only its text before optimizations): what
+    it would do on the devices cannot be told, so its state says that, never split (issue 58: cuSOLVER's potrf,
+    compiled without a GPU on jax 0.5.x, "cuSolver internal error")."""
+    context = _Context(before, before, shown or (lambda path: path.rsplit("/", 1)[-1]))
+    found: dict[tuple[str, ...], Fingerprint] = {}
+    for _, instruction in before.instructions():
+        if not _is_linalg(instruction):
+            continue
+        location, function, path, pass_ = context.where(instruction)
+        op = _primitive(instruction)
+        fingerprint = found.setdefault((location or path, function, op, pass_), Fingerprint(
+            before.name, location, function, op, pass_, FingerprintState.CANNOT_TELL, path))
+        fingerprint.count += 1
+        fingerprint.global_batch = max(fingerprint.global_batch or 0, _batch(instruction))
+    return sorted(found.values(), key=lambda f: (f.location or "~", f.pass_ != "forward", f.op))
+
+
 class _Context:
     """What judging one module's instructions needs: its users, its inputs' shardings, the global batches."""
 
     def __init__(self, after: Module, before: Module | None, show: Callable[[str], str]) -> None:
         self.after, self.show = after, show
+        self.number = 0
         self.prefix = {f"jit({after.name.removeprefix('jit_')})", "jit(main)", "pjit(main)"}
         self.users = {c.name: _users(c) for c in after.computations.values()}
         self.sharded, self.replicated_sizes = _inputs(after, before)
@@ -175,7 +203,9 @@ class _Context:
 
     def op_path(self, op_name: str) -> str:
         parts = op_name.split("/")
-        while len(parts) > 1 and parts[0] in self.prefix:
+        while len(parts) > 1 and (parts[0] in self.prefix or parts[1] in _MAIN and _JIT_ANY.match(parts[0])):
+            # The program's outer jit, whatever it is called (``jit(<lambda>)`` of a jitted lambda, as the issue-58
+            # program's dict of losses has: its function was said as "main"), then JAX's own ``jit(main)``.
             parts = parts[1:]
         if len(parts) > 2 and parts[0] == EXPORTED_CALL:
             # Compiled for a target from an export (`repro.target_compile`): the program's own jit is one level down.
@@ -280,7 +310,10 @@ class _Context:
         fingerprint.global_batch = self.global_batches.get(key) or self.global_batches.get(("", "", key[2], ""))
         feeding = [c for comp, i in self.principal.get(_key(fingerprint), []) for c in _feeders(comp, i)]
         fingerprint.fed_by = sorted({_collective(c) for c in feeding})
-        fingerprint.bytes_per_device = sum(c.bytes for c in {c.name: c for c in feeding}.values())
+        # What each collective delivers (an async -start's results, not its operands too: 0.5.x on GPUs said
+        # 80 KiB for an all-gather of 64 KiB), each once.
+        fingerprint.fed = {f"{self.number}/{c.name}": sum(a.bytes for a in delivered(c)) for c in feeding}
+        fingerprint.bytes_per_device = sum(fingerprint.fed.values())
         fingerprint.state = _linalg_state(fingerprint, self.after.partitions, self.sharded)
 
 
