@@ -134,7 +134,7 @@ class Fingerprint:
                 "pass": self.pass_, "state": self.state, "op_path": self.op_path, "count": self.count,
                 "bytes_per_device": self.bytes_per_device, "global_batch": self.global_batch,
                 "device_batch": self.device_batch, "fed_by": self.fed_by, "dims": self.dims,
-                "targets": self.targets, "in_loop": self.in_loop, "fed": dict(self.fed)}
+                "targets": self.targets, "in_loop": self.in_loop, **({"fed": dict(self.fed)} if self.fed else {})}
 
 
 def fingerprints(after: Module, before: Module | None = None,
@@ -148,6 +148,7 @@ def fingerprints(after: Module, before: Module | None = None,
     show = shown or (lambda path: path.rsplit("/", 1)[-1])
     context = _Context(after, before, show)
     context.number = number
+    context.resolve_lines()
     found: dict[tuple[str, ...], Fingerprint] = {}
     for computation, instruction in after.instructions():
         if _is_linalg(instruction):
@@ -190,6 +191,11 @@ class _Context:
         self.loops = {name for c in after.computations.values() for i in c.instructions.values()
                       if i.opcode in ("while", "conditional", "call") for name in i.called}
         self.principal: dict[tuple[str, ...], list[tuple[Computation, Instruction]]] = {}
+        self.path_lines: dict[str, set[str]] = {}
+        for _, instruction in after.instructions():
+            if instruction.source is not None and instruction.op_name:
+                line = f"{show(instruction.source[0])}:{instruction.source[1]}"
+                _add_line(self.path_lines, self.op_path(instruction.op_name), line)
         self.twins: dict[str, list[Instruction]] = {}
         for _, instruction in before.instructions() if before else ():
             if instruction.source is not None and _is_linalg(instruction) and _family(instruction):
@@ -203,7 +209,8 @@ class _Context:
 
     def op_path(self, op_name: str) -> str:
         parts = op_name.split("/")
-        while len(parts) > 1 and (parts[0] in self.prefix or parts[1] in _MAIN and _JIT_ANY.match(parts[0])):
+        while len(parts) > 1 and (parts[0] in self.prefix
+                                  or parts[1] in (*_MAIN, EXPORTED_CALL) and _JIT_ANY.match(parts[0])):
             # The program's outer jit, whatever it is called (``jit(<lambda>)`` of a jitted lambda, as the issue-58
             # program's dict of losses has: its function was said as "main"), then JAX's own ``jit(main)``.
             parts = parts[1:]
@@ -218,6 +225,8 @@ class _Context:
         twin = None if instruction.op_name else self.twin(computation, instruction)
         named = instruction if instruction.op_name else twin or self.attributed(computation, instruction)
         location, function, path, pass_ = self.where(named)
+        if location is None and named.op_name:
+            location = self.line_of(computation, named)
         op = _primitive(twin or instruction)
         fingerprint = found.setdefault(("linalg", location or path, function, op, pass_), Fingerprint(
             self.after.name, location, function, op, pass_, FingerprintState.REPLICATED, path))  # judged below
@@ -261,6 +270,46 @@ class _Context:
                 return user
             queue += self.users[computation.name].get(user.name, ())
         return instruction
+
+    def resolve_lines(self) -> None:
+        """Each linalg op path whose instructions name no line, given the line one of them is found at
+        (`line_of`): the rest, in fused computations with no neighbour that names one, take it too."""
+        found: dict[str, set[str]] = {}
+        for computation, instruction in self.after.instructions():
+            if instruction.source is None and instruction.op_name and _is_linalg(instruction):
+                path = self.op_path(instruction.op_name)
+                if path not in self.path_lines:
+                    line = self.line_of(computation, instruction)
+                    if line is not None:
+                        found.setdefault(path, set()).add(line)
+        for path, lines in found.items():
+            for line in lines:
+                _add_line(self.path_lines, path, line)
+
+    def line_of(self, computation: Computation, instruction: Instruction) -> str | None:
+        """The source line of an op whose own metadata names none: the one line its op path (or the nearest path
+        it is within) has in the module, else the nearest instruction of the same JAX op that names one, else
+        its twin before optimizations. The TPU compiler of
+        jax 0.8.x keeps ``op_name`` on its LU custom call and drops the line, which the instructions XLA made
+        around it keep: without this the op was placed in "(JAX's own code)" and ``bisect --op FILE:LINE`` passed
+        over those releases (issue 58)."""
+        path = self.op_path(instruction.op_name)
+        for candidate in dict.fromkeys((path, _untransposed(path))):
+            parts = candidate.split("/")
+            for count in range(len(parts), 0, -1):  # the op path, then each path it is within, with one line only
+                lines = self.path_lines.get("/".join(parts[:count]), set())
+                if len(lines) == 1:
+                    return next(iter(lines))
+                if lines:
+                    break  # several lines call this op path (one function called twice): its neighbours decide
+        for step in (lambda name: computation.instructions[name].operands,
+                     lambda name: self.users[computation.name].get(name, ())):
+            for neighbour in _sourced(computation, instruction, step):
+                theirs = self.op_path(neighbour.op_name)
+                if theirs and (path.startswith(theirs + "/") or theirs.startswith(path + "/") or theirs == path):
+                    return self.where(neighbour)[0]
+        twin = self.twin(computation, instruction)
+        return self.where(twin)[0] if twin is not None else None
 
     def twin(self, computation: Computation, instruction: Instruction) -> Instruction | None:
         """The op before optimizations that a linalg call without metadata is: one of its kind, at the source line
@@ -315,6 +364,22 @@ class _Context:
         fingerprint.fed = {f"{self.number}/{c.name}": sum(a.bytes for a in delivered(c)) for c in feeding}
         fingerprint.bytes_per_device = sum(fingerprint.fed.values())
         fingerprint.state = _linalg_state(fingerprint, self.after.partitions, self.sharded)
+
+
+def _add_line(lines: dict[str, set[str]], path: str, line: str) -> None:
+    """``line`` for ``path`` and for every path it is within (``jvp(jit(qr))`` for ``jvp(jit(qr))/geqrf``)."""
+    parts = path.split("/")
+    for count in range(1, len(parts) + 1):
+        lines.setdefault("/".join(parts[:count]), set()).add(line)
+
+
+def _untransposed(path: str) -> str:
+    """The forward call a backward op path transposes: ``jvp(jit(inv))/x`` for ``transpose(jvp(jit(inv)))/x``
+    (the same line of the program)."""
+    head, _, rest = path.partition("/")
+    if head.startswith("transpose(") and head.endswith(")"):
+        return head[len("transpose("):-1] + ("/" + rest if rest else "")
+    return path
 
 
 def _linalg_state(fingerprint: Fingerprint, partitions: int, sharded: set[int]) -> FingerprintState:
