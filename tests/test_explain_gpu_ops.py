@@ -34,7 +34,8 @@ from kit.run import targeted
 ROOT = Path(__file__).resolve().parent.parent
 DUMPS = Path(__file__).parent / "data" / "hlo" / "ops_loop-gpu-a100-4"
 CATALOGUE = Path(__file__).parent / "fixtures" / "known"
-_PROGRAM = 'import os\nassert os.environ["KIT_TARGET_PLATFORM"] == "cuda"\nprint("ran on cpu", flush=True)\n'
+_PROGRAM = ('import os\nassert os.environ["KIT_TARGET_PLATFORM"] == "cuda"\n'
+            'assert os.environ["JAX_ENABLE_COMPILATION_CACHE"] == "false"\nprint("ran on cpu", flush=True)\n')
 
 
 def _prints(release: str, module: int) -> dict[tuple[str, str, str], Any]:

@@ -41,6 +41,7 @@ class RunChild(Protocol):
 def program_env(target: Target, exports: Path) -> dict[str, str]:
     """What the program's run is told besides: CPU only, and where its exports go."""
     return {"JAX_PLATFORMS": "cpu", EXPORTS_ENV: str(exports), PLATFORM_ENV: target.platform,
+            "JAX_ENABLE_COMPILATION_CACHE": "false",  # a compile loaded from a cache dumps no text to read
             # Added after the environment's own paths (`repro_env`): its sitecustomize arms the export.
             "PYTHONPATH": str(repro_root() / "repro" / "target_site")}
 
@@ -62,7 +63,8 @@ def compile_exports(run_child: RunChild, env: Environment, target: Target, expor
            "--dump", str(dump), "--out", str(out)]
     log(detail(f"compiling {len(exported)} exported computation(s) for {target.title}"))
     # Its output (libtpu's start-up warnings among it) goes to a log in the scratch folder, not the console.
-    ended = run_child(cmd, timeout, log, {"JAX_PLATFORMS": "cpu"}, env.pythonpath, scratch / "compile.log",
+    ended = run_child(cmd, timeout, log, {"JAX_PLATFORMS": "cpu", "JAX_ENABLE_COMPILATION_CACHE": "false"},
+                      env.pythonpath, scratch / "compile.log",
                       echo=False)
     try:
         result = json.loads(out.read_text(encoding="utf-8"))  # repro/target_compile.py's object: the JSON edge
