@@ -55,6 +55,8 @@ def test_no_release_the_tables_call_affected_is_ever_named_safe(drawn: tuple[rul
         assert not any(_affected(table, r) for r in table.releases if _order(r) >= _order(answer.pick))
     for picked in re.findall(r"pick jax >= ([\d.]+)", line):
         assert not any(_affected(table, r) for r in table.releases if _order(r) >= _order(picked)), line
+    for told in answer.split_where_told:
+        assert _affected(table, told) and told not in answer.clean
     for named in re.findall(r"every op is split on ([\d., ]+?)(?: \(|:|,? but|$|;)", line):
         for release in named.split(", "):
             assert release in answer.clean, line
@@ -102,6 +104,7 @@ def test_nothing_is_claimed_of_releases_not_measured(drawn: tuple[rule.Table, st
         assert re.search(rf"known fix (is )?in {re.escape(fix)}\b", line), line
     if not rule.derive(table).clean:
         assert f"releases after {table.releases[-1]} were not measured" in line
+        assert "pick" not in line
 
 
 def test_the_issue_58_gpu_tables_name_the_lu_from_0_5_3_and_claim_nothing_past_it() -> None:
@@ -121,3 +124,17 @@ def test_the_issue_58_gpu_tables_name_the_lu_from_0_5_3_and_claim_nothing_past_i
         rule.OpRow(row.name, {**row.states, "0.7.0": rule.SPLIT}) for row in table.rows))
     assert rule.answer_line(rule.derive(table)) == ("answer: every op is split on 0.7.0: pick jax >= 0.7.0 of those "
                                                     "measured")
+
+
+def test_a_release_split_as_far_as_it_compiled_is_said_so_and_never_picked() -> None:
+    # As explain measured for 4 A100s (2026-12-06): on 0.7.0 every op that compiled is split, and the cholesky's
+    # compile failed there too ("cuSolver internal error"): 0.7.0 is not called safe.
+    table = rule.Table(("0.5.3", "0.7.0"), (
+        rule.OpRow("train.py:15 lu", {"0.5.3": rule.SPLIT, "0.7.0": rule.SPLIT}),
+        rule.OpRow("train.py:15 triangular_solve (backward)", {"0.5.3": rule.WHOLE, "0.7.0": rule.SPLIT}),
+        rule.OpRow("train.py:19 cholesky", {"0.5.3": rule.UNTOLD, "0.7.0": rule.UNTOLD})), {"0.5.3": 1, "0.7.0": 1})
+    answer = rule.derive(table)
+    assert (answer.clean, answer.pick, answer.split_where_told) == ((), "", ("0.7.0",))
+    assert rule.answer_line(answer) == (
+        "answer: every op that compiled is split on 0.7.0, but what could not be compiled there cannot be told, so "
+        "no measured release of 0.5.3..0.7.0 is known to split every op; releases after 0.7.0 were not measured")

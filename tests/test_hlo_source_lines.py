@@ -40,6 +40,19 @@ def test_on_0_8_0_for_tpu_every_linalg_op_is_on_its_source_line(module: int, lin
     assert found == {(f"ops_loop.py:{line}", op, pass_): state for (op, pass_), state in expected.items()}
 
 
+def test_on_0_8_3_for_tpu_qr_is_on_its_line_not_on_the_kits_compile() -> None:
+    # jax 0.8.3 for tpu:v5e:2x2, module 4 (qr): its ops were said to be at "target_compile.py:65" (the kit's jit
+    # of the exported call), a line of the kit's, not the program's.
+    folder = DUMP.parent / "0.8.3"
+    after = read_module(folder / "module_0004.jit__lambda_.after_optimizations.txt")
+    before = read_module(folder / "module_0004.jit__lambda_.before_optimizations.txt")
+    found = {(f.location, f.op, f.pass_): f.state for f in fingerprints(after, before, number=4)}
+    assert found == {("ops_loop.py:18", "geqrf", "forward"): "split",
+                     ("ops_loop.py:18", "householder_product", "forward"): "split",
+                     ("ops_loop.py:18", "triangular_solve", "backward"): "split",
+                     ("ops_loop.py:18", "all-reduce", "forward"): "expected"}
+
+
 def test_on_0_12_an_all_gather_is_placed_on_the_programs_line_never_the_kits_compile() -> None:
     # jax 0.12.0.1 for tpu:v5e:2x2, module 6 (eigh): stack-frame tables. The all-gather the partitioner inserted is
     # used first by the Sharding call the kit's compile of the export made (its frames: repro/target_compile.py,

@@ -67,6 +67,8 @@ class Answer:
     """The lowest measured release from which every measured release is clean ("" where there is none)."""
     ops: tuple[OpAnswer, ...]
     releases: tuple[str, ...]
+    split_where_told: tuple[str, ...] = ()
+    """Releases where no op is whole and some is split, but something could not be told: never clean."""
 
 
 def derive(table: Table) -> Answer:
@@ -77,7 +79,13 @@ def derive(table: Table) -> Answer:
         if release not in clean:
             break
         pick = release
-    return Answer(clean, pick, tuple(_op(row, table.releases) for row in table.rows), table.releases)
+    told = tuple(r for r in table.releases if r not in clean and _split_where_told(table, r))
+    return Answer(clean, pick, tuple(_op(row, table.releases) for row in table.rows), table.releases, told)
+
+
+def _split_where_told(table: Table, release: str) -> bool:
+    held = [row.states[release] for row in table.rows if release in row.states]
+    return SPLIT in held and WHOLE not in held
 
 
 def _clean(table: Table, release: str) -> bool:
@@ -115,6 +123,11 @@ def answer_line(answer: Answer, on: str = "", fix: str = "") -> str:
                 f"it: of the measured releases only {', '.join(answer.clean)} can be picked")
     never = [op.name for op in answer.ops if not op.first_split and op.whole_on]
     said = f"answer:{where + ',' if on else ''} "
+    told = [r for r in releases if r in answer.split_where_told]
+    if told and not never:  # split as far as it could be told: said, and never picked
+        return (said + f"every op that compiled is split on {', '.join(told)}, but what could not be compiled there "
+                f"cannot be told, so no measured release of {span(releases)} is known to split every op; releases "
+                f"after {newest} were not measured")
     if never:
         more = f" and {len(never) - 3} more op(s)" if len(never) > 3 else ""
         ops = ", ".join(never[:3]) + more

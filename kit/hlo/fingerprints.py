@@ -192,6 +192,15 @@ class _Context:
                       if i.opcode in ("while", "conditional", "call") for name in i.called}
         self.principal: dict[tuple[str, ...], list[tuple[Computation, Instruction]]] = {}
         self.path_lines: dict[str, set[str]] = {}
+        # The module before optimizations, by op path: its paths start at the program's own jit (jit(<lambda>)),
+        # which the compiled module's paths are stripped of.
+        self.before_lines: dict[str, set[str]] = {}
+        for _, instruction in before.instructions() if before else ():
+            if instruction.source is not None and instruction.op_name:
+                line = f"{show(instruction.source[0])}:{instruction.source[1]}"
+                path = self.op_path(instruction.op_name)
+                for each in {path, path.partition("/")[2] if _JIT_ANY.match(path.partition("/")[0]) else path}:
+                    self.before_lines.setdefault(each, set()).add(line)
         for _, instruction in after.instructions():
             if instruction.source is not None and instruction.op_name:
                 line = f"{show(instruction.source[0])}:{instruction.source[1]}"
@@ -246,6 +255,8 @@ class _Context:
                        instruction: Instruction) -> None:
         named = self.attributed(computation, instruction)
         location, function, path, pass_ = self.where(named)
+        if location is None and named.op_name:
+            location = self.line_of(computation, named)
         kind = _collective(instruction)
         fingerprint = found.setdefault(("collective", location or path, function, kind, pass_), Fingerprint(
             self.after.name, location, function, kind, pass_, FingerprintState.EXPECTED, path))
@@ -309,7 +320,10 @@ class _Context:
                 if theirs and (path.startswith(theirs + "/") or theirs.startswith(path + "/") or theirs == path):
                     return self.where(neighbour)[0]
         twin = self.twin(computation, instruction)
-        return self.where(twin)[0] if twin is not None else None
+        if twin is not None:
+            return self.where(twin)[0]
+        lines = self.before_lines.get(path, set()) or self.before_lines.get(_untransposed(path), set())
+        return next(iter(lines)) if len(lines) == 1 else None
 
     def twin(self, computation: Computation, instruction: Instruction) -> Instruction | None:
         """The op before optimizations that a linalg call without metadata is: one of its kind, at the source line
