@@ -141,3 +141,16 @@ def test_a_release_whose_computation_could_not_be_compiled_is_never_said_to_spli
     assert ("6 jitted computation(s) called; 5 computation(s) compiled for 4 NVIDIA A100 GPUs, not run; 1 could not "
             "be compiled for it, so what they do there cannot be told (e.g. XlaRuntimeError: INTERNAL: cuSolver "
             "internal error)") in record["reason"]
+
+
+def test_the_table_across_releases_shows_cannot_tell_over_split() -> None:
+    from kit.explain.report import across_rows
+    from kit.hlo import Fingerprint
+
+    def op(state: str) -> Fingerprint:
+        return Fingerprint("jit_f", "train.py:19", "cholesky", "cholesky", "forward", state, "cholesky", count=1,
+                           device_batch=64 if state == "split" else None, global_batch=256)
+
+    # One release holding the op twice, once compiled and split, once in a module whose compile failed.
+    rows = across_rows([Capture("0.7.0", {}, [op("split"), op("cannot tell")])])
+    assert [row.states for row in rows] == [{"0.7.0": "cannot tell"}]
