@@ -184,8 +184,8 @@ def op_line(answer: Answer, shown: int = 4) -> str:
             groups.setdefault(f"split on none of {span(releases)}", []).append(op.name)
         if op.untold:
             groups.setdefault(f"cannot tell on {', '.join(op.untold)} (not compiled)", []).append(op.name)
-    if not groups:
-        return ""
+    if not groups or list(groups) == [f"split on none of {span(releases)}"]:
+        return ""  # nothing split anywhere: the answer line names those ops itself
     parts = [f"{how}: {', '.join(names[:shown])}" + (f" and {len(names) - shown} more" if len(names) > shown else "")
              for how, names in groups.items()]
     return "per op, the lowest measured release that splits it: " + "; ".join(parts)
