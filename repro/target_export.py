@@ -256,7 +256,8 @@ def counts(entries: Sequence[Dict[str, Any]]) -> Dict[str, int]:
     return {"called": sum(1 for e in entries if {"file", "same_as", "error", "over_limit"} & set(e)),
             "uncounted": sum(1 for e in entries if e.get("uncounted")),
             "exported": sum(1 for e in entries if "file" in e), "same": sum(1 for e in entries if "same_as" in e),
-            "failed": sum(1 for e in entries if "error" in e), "over_limit": sum(1 for e in entries if "over_limit" in e)}
+            "failed": sum(1 for e in entries if "error" in e),
+            "over_limit": sum(1 for e in entries if "over_limit" in e)}
 
 
 def manifest(folder: str) -> List[Dict[str, Any]]:

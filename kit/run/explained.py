@@ -89,7 +89,8 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
         run = DumpedRun(outcome, output_tail=_tail(tmp / "output.log"), program=program)
         if compiled is not None and target is not None:
             run.target = {**target.to_json(), "sentence": targeted.compile_sentence(target, compiled),
-                          **{k: compiled[k] for k in ("devices", "failed", "export_errors", "jax", "counts") if k in compiled}}
+                          **{k: compiled[k] for k in ("devices", "failed", "export_errors", "jax", "counts")
+                             if k in compiled}}
         read_dump(dump, run, shown)  # pruned a last time as the run ended; read before the folder goes
         said = outcome.evidence.get("output_tail")
         _refuse_a_torn_dump(run, [str(line) for line in said] if isinstance(said, list) else [], tmp)
