@@ -154,3 +154,16 @@ def test_the_table_across_releases_shows_cannot_tell_over_split() -> None:
     # One release holding the op twice, once compiled and split, once in a module whose compile failed.
     rows = across_rows([Capture("0.7.0", {}, [op("split"), op("cannot tell")])])
     assert [row.states for row in rows] == [{"0.7.0": "cannot tell"}]
+
+
+def test_a_module_dropped_whole_from_the_dump_keeps_its_release_from_being_called_clean() -> None:
+    from kit.explain.answer import unseen
+    from kit.hlo import Fingerprint
+
+    split = Fingerprint("jit_f", "train.py:15", "slogdet", "lu", "forward", "split", "lu", count=1, device_batch=64,
+                        global_batch=256)
+    record = {"modules": [{"number": 1, "name": "jit_f", "partitions": 4}],
+              "dump": {"dropped": ["module_0002.jit_g.before_optimizations.txt",
+                                   "module_0002.jit_g.cpu_after_optimizations.txt"], "dropped_count": 2}}
+    assert unseen(Capture("0.7.0", record, [split])) == 1
+    assert unseen(Capture("0.7.0", {**record, "dump": {"dropped": [], "dropped_count": 0}}, [split])) == 0

@@ -224,14 +224,25 @@ def table(measured: Sequence[Capture]) -> rule.Table:
 
 def unseen(capture: Capture) -> int:
     """The program's computations nothing was read of on this release: not compiled (the target's compiler
-    refused them), not exported, past the kit's bound."""
+    refused them), not exported, past the kit's bound, or dropped whole from a dump past its size limit (at
+    least one where the dump dropped files of modules it did not read)."""
     target = capture.section("target")
     failed = target.get("failed")
     counts = target.get("counts")
     gaps = len(failed) if isinstance(failed, list) else 0
     if isinstance(counts, dict):
         gaps += sum(n for key in ("failed", "over_limit") if isinstance(n := counts.get(key), int))
-    return gaps or capture.uncompiled  # a failed compile's module is among the uncompiled: counted once
+    return (gaps or capture.uncompiled) + _dropped_modules(capture)  # a failed compile's module: counted once
+
+
+def _dropped_modules(capture: Capture) -> int:
+    dump = capture.section("dump")
+    names = dump.get("dropped")
+    if not dump.get("dropped_count") or not isinstance(names, list):
+        return 0
+    read = {m.get("number") for m in capture.modules}
+    numbers = {int(found.group(1)) for name in names if (found := re.match(r"module_(\d+)\.", str(name)))}
+    return max(len(numbers - read), 0 if numbers else 1)
 
 
 def _device_counts(measured: Sequence[Capture]) -> list[int]:
