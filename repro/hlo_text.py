@@ -259,6 +259,7 @@ def parse_module(lines: Iterable[str]) -> Module:
             if root:
                 current.root = instruction.name
     _resolve_frames(module, tables)
+    drop_kit_sources(module)
     if not module.partitions:
         module.partitions = max(device_facts, 1)
     return module
@@ -409,20 +410,51 @@ def _called(attributes: str) -> tuple[str, ...]:
     return tuple(sys.intern(name) for name in names if name)
 
 
+# Frames that are not the program's: installed packages (jax's own, a library's), the interpreter's, and the kit's
+# compile of an export (its jit of the exported call: the SPMD partitioner's Sharding calls are made there).
+_KIT_COMPILE = re.compile(r"[/\\]repro[/\\]target_compile\.py$")
+_NOT_THE_PROGRAM = re.compile(r"(^<frozen |[/\\](site|dist)-packages[/\\]|[/\\]repro[/\\]target_compile\.py$)")
+
+
 def _resolve_frames(module: Module, tables: dict[str, dict[int, str]]) -> None:
-    """``stack_frame_id=N`` → (file, line): the frame's own location (the innermost frame of the program)."""
+    """``stack_frame_id=N`` → (file, line): the innermost frame of the program's own code, walking out from the
+    op's own frame past installed packages and the kit's compile; the innermost frame where every one is such."""
     frames, locations, files = tables["StackFrames"], tables["FileLocations"], tables["FileNames"]
     if not frames:
         return
     for _, instruction in module.instructions():
         if instruction.source is not None or instruction.frame_id is None:
             continue
-        frame = frames.get(instruction.frame_id, "")
-        location = locations.get(_field(frame, "file_location_id"), "")
-        file = files.get(_field(location, "file_name_id"))
-        line = _field(location, "line")
-        if file is not None and line:
-            instruction.source = (sys.intern(file), line)
+        chain = _frame_chain(frames, instruction.frame_id)
+        sources = [found for found in (_frame_source(frames, locations, files, frame) for frame in chain) if found]
+        mine = next((found for found in sources if not _NOT_THE_PROGRAM.search(found[0])), None)
+        instruction.source = mine or (sources[0] if sources else None)
+
+
+def _frame_chain(frames: dict[int, str], frame: int) -> list[int]:
+    """A frame and its callers, innermost first. XLA prints ``parent_frame_id`` one past the parent's id (1: none):
+    in 0.12's tables every frame's parent so read is an earlier frame of the caller's function."""
+    chain: list[int] = []
+    while frame in frames and frame not in chain and len(chain) < 256:
+        chain.append(frame)
+        frame = _field(frames[frame], "parent_frame_id") - 1
+    return chain
+
+
+def _frame_source(frames: dict[int, str], locations: dict[int, str], files: dict[int, str],
+                  frame: int) -> tuple[str, int] | None:
+    location = locations.get(_field(frames.get(frame, ""), "file_location_id"), "")
+    file = files.get(_field(location, "file_name_id"))
+    line = _field(location, "line")
+    return (sys.intern(file), line) if file is not None and line else None
+
+
+def drop_kit_sources(module: Module) -> None:
+    """Inline metadata naming the kit's compile of an export (``repro/target_compile.py``) is not the program's
+    line: dropped, so the op is placed by its users' lines as an SPMD-inserted one is."""
+    for _, instruction in module.instructions():
+        if instruction.source is not None and _KIT_COMPILE.search(instruction.source[0]):
+            instruction.source = None
 
 
 def _field(text: str, key: str) -> int:

@@ -58,13 +58,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     result["devices"] = target_devices.device_kind(devices)
     entries = target_export.manifest(args.exports)
     result["export_errors"] = [entry["error"] for entry in entries if "error" in entry][:20]
+    result["counts"] = target_export.counts(entries)
     os.makedirs(args.dump, exist_ok=True)
     for number, entry in enumerate((e for e in entries if "file" in e), 1):
         try:
             name = _compile(jax, devices, args.exports, entry, number, args.dump, raw)
             result["modules"].append({"number": number, "file": entry["file"], "name": name})
         except Exception as error:  # one computation the target cannot compile: named, the rest still count
-            result["failed"].append({"file": entry["file"], "function": entry.get("function", ""),
+            result["failed"].append({"number": number, "file": entry["file"], "function": entry.get("function", ""),
                                      "error": _said(error)})
         print(f"[target] {number} compiled for {target.get('title', target.get('name'))}", file=sys.stderr,
               flush=True)
@@ -82,15 +83,20 @@ def _compile(jax: Any, devices: List[Any], folder: str, entry: Dict[str, Any], n
     args, kwargs = jax.tree_util.tree_unflatten(exported.in_tree, specs)
     function = _named(exported.call, str(entry.get("function") or "exported"))
     lowered = jax.jit(function).lower(*args, **kwargs)
-    compiled = lowered.compile()
-    before, after = target_devices.compiled_texts(lowered, compiled, raw)
-    if after is None:
-        raise RuntimeError("the target's compiler gave no HLO text for it")
     name = "jit_" + re.sub(r"[^\w.\-]", "_", function.__name__)
     stem = os.path.join(dump, f"module_{number:04d}.{name}.")
-    _write_text(stem + "after_optimizations.txt", after)
+    # Before the compile: where it fails (cuSOLVER's potrf on jax 0.5.x without a GPU), the module's ops are
+    # still read, as ones the compile cannot tell about, never as split.
+    before = target_devices.before_text(lowered)
     if before:
         _write_text(stem + "before_optimizations.txt", before)
+    compiled = lowered.compile()
+    dumped_before, after = target_devices.compiled_texts(lowered, compiled, raw)
+    if after is None:
+        raise RuntimeError("the target's compiler gave no HLO text for it")
+    _write_text(stem + "after_optimizations.txt", after)
+    if dumped_before and not before:
+        _write_text(stem + "before_optimizations.txt", dumped_before)
     return name
 
 

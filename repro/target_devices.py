@@ -116,6 +116,18 @@ def without_fields(text: str, names: Tuple[str, ...]) -> str:
     return "".join(line for line in text.splitlines(keepends=True) if not pattern.match(line))
 
 
+def before_text(lowered: Any) -> Optional[str]:
+    """A lowering's HLO before optimizations (the global shapes), with each op's name where the release gives it;
+    None where it gives none."""
+    try:  # with each op's name (``lu``), so the reader finds its global batch; older releases lack debug_info
+        return str(lowered.as_text(dialect="hlo", debug_info=True))
+    except Exception:
+        try:
+            return str(lowered.compiler_ir("hlo").as_hlo_text())
+        except Exception:  # releases differ in what compiler_ir offers; the after text still decides
+            return None
+
+
 def compiled_texts(lowered: Any, compiled: Any,
                    dump_dir: Optional[str] = None) -> Tuple[Optional[str], Optional[str]]:
     """(before optimizations, after optimizations) HLO text of one compile; None where the release gives none.
@@ -123,14 +135,7 @@ def compiled_texts(lowered: Any, compiled: Any,
     ``dump_dir``: where `prepare_process` had XLA dump its texts, read where ``as_text()`` gives none (the CUDA
     plugin's compile-only devices up to jax 0.6).
     """
-    before: Optional[str] = None
-    try:  # with each op's name (``lu``), so the reader finds its global batch; older releases lack debug_info
-        before = lowered.as_text(dialect="hlo", debug_info=True)
-    except Exception:
-        try:
-            before = lowered.compiler_ir("hlo").as_hlo_text()
-        except Exception:  # releases differ in what compiler_ir offers; the after text still decides
-            before = None
+    before = before_text(lowered)
     try:
         after = compiled.as_text()
     except Exception:

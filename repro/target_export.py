@@ -17,11 +17,20 @@ Nothing here may change what the program does: every failure is written to
 the manifest and swallowed, calls inside a trace (a jitted function called
 from another one) are not exported, and the number of exports is bounded.
 Exporting traces the function once more, so a ``print`` inside it prints twice.
+
+Every computation the program calls is counted, each one a manifest line:
+exported (``file``), the same module as one exported before (``same_as``: a
+``jax.jit(f)`` rebuilt in a loop compiles once), not exported (``error``), or
+past the bound (``over_limit``). A jitted object is kept alive once seen: it
+is known by its ``id()``, and Python gives a freed object's id to the next
+one, so a program that builds ``jax.jit(jax.value_and_grad(f))`` for each of
+a dict of functions lost some of them as "already exported" (issue 58).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.abc
 import importlib.util
 import json
@@ -33,10 +42,17 @@ from typing import Any, Dict, List, Optional, Sequence
 EXPORTS_ENV = "KIT_TARGET_EXPORTS"
 PLATFORM_ENV = "KIT_TARGET_PLATFORM"
 MAX_EXPORTS = 64
+MAX_SEEN = 4 * MAX_EXPORTS  # computations counted (and their jitted objects kept alive) at most
+MAX_NOTES = 10_000  # manifest lines at most: a program that jits in an endless loop cannot fill the disk
 MANIFEST = "manifest.jsonl"
 
 _lock = threading.Lock()
-_seen: set = set()
+_seen: Dict[tuple, Any] = {}
+"""Each (jitted object's id, signature) seen, with the object: alive, so its id is never another's."""
+_digests: Dict[str, str] = {}
+"""Each exported module's SHA-256, with the file it went to."""
+_exported = [0]
+_notes = [0]
 
 
 def install() -> None:
@@ -97,7 +113,7 @@ class _Exporting:
         try:
             _export(self._jitted, args, kwargs, self._static_nums, self._static_names)
         except Exception as error:  # never the program's failure: written down, and the call goes on
-            _note({"error": f"{type(error).__name__}: {error}".splitlines()[0][:500]})
+            _note({"error": _said(error), "function": _function_name(self._jitted)})
         return self._jitted(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
@@ -120,20 +136,49 @@ def _export(jitted: Any, args: Sequence[Any], kwargs: Dict[str, Any], static_num
            tuple(_leaf_key(leaf) for leaf in leaves),
            repr([a for i, a in enumerate(args) if i in static_nums]))
     with _lock:
-        if key in _seen or len(_seen) >= MAX_EXPORTS:
+        if key in _seen or len(_seen) > MAX_SEEN:
             return
-        _seen.add(key)
-        number = len(_seen)
+        _seen[key] = jitted if len(_seen) < MAX_SEEN else None
+        over = _exported[0] >= MAX_EXPORTS
+        _exported[0] += 0 if over else 1
+    function = _function_name(jitted)
+    if len(_seen) > MAX_SEEN:  # no more kept alive, so no more counted: the record says "at least"
+        _note({"over_limit": True, "function": function, "uncounted": True})
+        return
+    if over:
+        _note({"over_limit": True, "function": function})
+        return
     platform = os.environ.get(PLATFORM_ENV, "tpu")
-    exported = export_module(jax).export(jitted, platforms=[platform])(*args, **kwargs)
-    name = f"{number:04d}"
+    try:
+        exported = export_module(jax).export(jitted, platforms=[platform])(*args, **kwargs)
+        blob = exported.serialize()
+    except Exception as error:  # counted, named, and the program's call goes on
+        _note({"error": _said(error), "function": function})
+        return
+    digest = hashlib.sha256(bytes(blob)).hexdigest()
+    with _lock:
+        first = _digests.get(digest)
+        name = f"{len(_digests) + 1:04d}"
+        if first is None:
+            _digests[digest] = name + ".bin"
+    if first is not None:  # the same module as one exported before: compiled once, counted as called
+        _note({"same_as": first, "function": function})
+        return
     folder = os.environ[EXPORTS_ENV]
     with open(os.path.join(folder, name + ".bin"), "wb") as out:
-        out.write(exported.serialize())
+        out.write(blob)
     arrays = [leaf for leaf in leaves if hasattr(leaf, "shape") and hasattr(leaf, "dtype")]
-    _note({"file": name + ".bin", "function": str(getattr(exported, "fun_name", "")),
+    _note({"file": name + ".bin", "function": str(getattr(exported, "fun_name", "")) or function,
            "shardings": [_sharding(leaf) for leaf in arrays] if len(arrays) == len(exported.in_avals) else None,
            "inputs": len(exported.in_avals)})
+
+
+def _function_name(jitted: Any) -> str:
+    return str(getattr(jitted, "__name__", "") or type(jitted).__name__)[:200]
+
+
+def _said(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".splitlines()[0][:500] if str(error) else type(error).__name__
 
 
 def _tracer(jax: Any) -> Any:
@@ -197,8 +242,22 @@ def _note(entry: Dict[str, Any]) -> None:
     folder = os.environ.get(EXPORTS_ENV)
     if not folder:
         return
+    with _lock:
+        _notes[0] += 1
+        if _notes[0] > MAX_NOTES:
+            return
     with _lock, open(os.path.join(folder, MANIFEST), "a", encoding="utf-8") as manifest:
         manifest.write(json.dumps(entry) + "\n")
+
+
+def counts(entries: Sequence[Dict[str, Any]]) -> Dict[str, int]:
+    """What a manifest says of the computations the program called: how many (``called``), exported to compile
+    (``exported``), the same as one exported (``same``), not exported (``failed``), past the bound (``over_limit``)."""
+    return {"called": sum(1 for e in entries if {"file", "same_as", "error", "over_limit"} & set(e)),
+            "uncounted": sum(1 for e in entries if e.get("uncounted")),
+            "exported": sum(1 for e in entries if "file" in e), "same": sum(1 for e in entries if "same_as" in e),
+            "failed": sum(1 for e in entries if "error" in e),
+            "over_limit": sum(1 for e in entries if "over_limit" in e)}
 
 
 def manifest(folder: str) -> List[Dict[str, Any]]:

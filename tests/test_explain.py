@@ -33,6 +33,8 @@ _FAKE_XLA = '''
 import os, re, shutil, sys, time
 folder = re.search(r"--xla_dump_to=(\\S+)", os.environ["XLA_FLAGS"]).group(1)
 assert "--xla_force_host_platform_device_count=4" in os.environ["XLA_FLAGS"]
+# A computation loaded from JAX's persistent cache is not compiled, so nothing of it would be dumped.
+assert os.environ["JAX_ENABLE_COMPILATION_CACHE"] == "false"
 os.makedirs(folder, exist_ok=True)
 data, release, program = {data!r}, {release!r}, {program!r}
 for stage, name in (("before_optimizations", "before_optimizations"), ("after_optimizations", "cpu_after_optimizations")):

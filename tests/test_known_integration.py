@@ -67,14 +67,15 @@ def test_audit_for_a_chip_compiles_its_entries_for_it_and_agrees_with_their_meas
 
 def test_verify_measures_an_entrys_range_again_on_every_release_it_names(
         matrix: Matrix, capsys: pytest.CaptureFixture[str]) -> None:
-    """`known --verify` on real releases: dctn-s-default-axes on 0.4.13, 0.4.35, 0.6.0 and 0.10.2 (the lane builds
-    them for other tests), each outcome as measured, exit 0; the repository's measured file is left as it is."""
-    measured = ROOT / "known" / "measured" / "dctn-s-default-axes.json"
+    """`known --verify` on real releases: while-loop-keyed-pytree on every release its bisect measured (0.4.13,
+    0.4.35, 0.4.36, 0.5.3 and 0.12.0.1 the lane builds for other tests; 0.4.37 besides), each outcome as measured,
+    exit 0; the repository's measured file is left as it is."""
+    measured = ROOT / "known" / "measured" / "while-loop-keyed-pytree.json"
     before = measured.read_text()
-    assert known_main(matrix, ["--verify", "--only", "dctn-s-default-axes"], _log) == 0
-    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("dctn-s-default-axes on jax")]
-    stored = load_measurements(ROOT / "known", "dctn-s-default-axes")
-    assert len(said) == len(stored) == 4, said
+    assert known_main(matrix, ["--verify", "--only", "while-loop-keyed-pytree"], _log) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("while-loop-keyed-pytree on jax")]
+    stored = load_measurements(ROOT / "known", "while-loop-keyed-pytree")
+    assert len(said) == len(stored) == 6, said
     for line, was in zip(said, stored):
         assert f"measured {was.outcome.value}, now {was.outcome.value}" in line, line
     assert measured.read_text() == before

@@ -47,7 +47,7 @@ def test_a_fingerprint_of_another_op_or_a_split_one_is_no_match() -> None:
 def test_explain_reads_the_fingerprints_of_a_catalogue_and_never_an_entry_without_one() -> None:
     known = {k.key: k for k in load_fingerprints([FIXTURES], "cpu")}
     # jit-argument-named-f carries a [difference], gpu-batched-det-overflow neither: explain never matches them.
-    assert list(known) == ["sharded-slogdet", "tpu-sharded-slogdet-lu"]
+    assert list(known) == ["gpu-sharded-slogdet-getrf", "sharded-slogdet", "tpu-sharded-slogdet-lu"]
     problem = known["sharded-slogdet"]
     match = problem.matches(_print(), [_print()], "cpu")
     assert match is not None

@@ -24,7 +24,9 @@ LAYER_TABLE: list[tuple[str, list[str]]] = [
     # file names, the layout of folders, log events, Markdown escaping, sample statistics, one HTTP helper,
     # the user cache's folder, how the kit names its commands
     ("values", ["kit", "kit.exit_codes", "kit.json_types", "kit.file_names", "kit.layout", "kit.log_events",
-                "kit.markdown_text", "kit.metrics", "kit.http", "kit.user_cache", "kit.wording"]),
+                "kit.markdown_text", "kit.metrics", "kit.http", "kit.user_cache", "kit.wording",
+                # the pure release search (no I/O): a bisect's, and the catalogue's boundaries are bisected with it
+                "kit.bisect.search"]),
     # mechanics over the values: the kit's errors, whole-file writes, bounded text, the console that makes text
     # inert, where the package's own files are, compiled HLO read into fingerprints (stdlib only), and the built-in
     # checks, one module each (what the kit asks of a check instead of its name)
@@ -224,7 +226,8 @@ def _through_the_front(path: Path, packages: dict[str, set[str]]) -> list[str]:
             if here == package or here.startswith(package + "."):
                 continue  # inside: its modules import each other directly
             target, line = _from_module(node, path), node.lineno
-            if target.startswith(package + "."):
+            if target.startswith(package + ".") and LAYERS.get(target, ENTRY) >= LAYERS.get(package, 0):
+                # (a module the table places below its package, kit.bisect.search, is imported directly)
                 wrong.append(f"line {line}: {target} is inside {package}: import from {package} itself")
             elif target == package:
                 wrong += [f"line {line}: {package} does not list {alias.name!r} in __all__"

@@ -115,6 +115,8 @@ TARGETS = {
     "QrDecompositionBlock": "qr", "ProductOfElementaryHouseholderReflectors": "householder_product", "Eigh": "eigh",
     "EighTpu": "eigh", "CompactWyHelper": "", "AllocateBuffer": "", "AsyncCollectiveStart": "",
     "AsyncCollectiveDone": "", "ConcatBitcast": "", "GatherScatterIndicesBitpacked": "", "Sharding": "",
+    "cusolver_geqrf_ffi": "qr", "cusolver_orgqr_ffi": "householder_product", "cusolver_syevd_ffi": "eigh",
+    "__cublas$gemm": "",
 }
 
 

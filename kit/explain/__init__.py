@@ -17,6 +17,7 @@ from ..records import Status
 from ..targets import JAX_PLATFORM
 from ..config import Matrix
 from ..hlo import HOLDS_WHOLE, FingerprintState
+from ..json_types import as_object
 from ..config import catalogue_folders, legacy_known_problems
 from ..reproduce_line import reproduce_text
 from ..errors import StorageError
@@ -47,8 +48,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         kept: list[str] = []  # the install's and the run's own lines go to the record, not the console
         captures.append(capture_release(matrix, options, release, kept.append, reproduce))
         captures[-1].record["log"] = paste_ready(kept[-40:], matrix)
-    platform = options.target.platform if options.target else JAX_PLATFORM.get(options.backend, options.backend)
-    known = load_known(catalogue_folders(matrix), platform)
+    known = load_known(catalogue_folders(matrix), _platform(options))
     if legacy_known_problems(matrix):
         log(legacy_known_problems(matrix))
     lines = short_answer(options, captures, known)
@@ -93,7 +93,7 @@ def short_answer(options: ExplainOptions, captures: Sequence[Capture], known: Se
         where += f" as {options.processes} processes ({options.launcher})"
     names = ", ".join(c.release or "(interpreter)" for c in captures)
     lines = [f"explain {options.shown} on jax {names} ({where})"]
-    budget = answers.MAX_LINES - 5  # header, expected, a known problem, the answer, the tables
+    budget = answers.MAX_LINES - 6  # header, expected, a known problem, the answer, per op, the tables
     # Releases that say the same are said once ("0.4.35, 0.4.36, 0.5.0: ..."), in release order.
     said: dict[tuple[str, ...], list[str]] = {}
     for capture in captures:
@@ -102,12 +102,21 @@ def short_answer(options: ExplainOptions, captures: Sequence[Capture], known: Se
     for body, releases in said.items():
         lines += [", ".join(releases) + body[0], *body[1:room]]
     expected = answers.expected_sentence(captures)
-    platform = options.target.platform if options.target else JAX_PLATFORM.get(options.backend, options.backend)
-    matched = answers.matched_problems(captures, known, platform)
+    matched = answers.matched_problems(captures, known, _platform(options),
+                                       options.target.name if options.target else "")
     tail = [expected] if expected else []
     tail += answers.known_sentence(matched)
+    per_op = answers.per_op(captures)
+    tail += [per_op] if per_op else []
     tail.append(answers.choice(captures, [p for p, m in matched if m.full], options.target))
     return lines[:answers.MAX_LINES - 1 - len(tail)] + tail
+
+
+def _platform(options: ExplainOptions) -> str:
+    """The platform compiled for, as jax and the catalogue's ``shows_on`` read it (``gpu`` for a CUDA target: issue
+    58's "not: on cuda (it shows on cpu, gpu)" held the backend's name against jax's)."""
+    backend = options.target.platform if options.target else options.backend
+    return JAX_PLATFORM.get(backend, backend)
 
 
 def _devices(options: ExplainOptions, captures: Sequence[Capture]) -> str:
@@ -136,12 +145,32 @@ def _release_lines(capture: Capture, options: ExplainOptions, room: int) -> list
         name += " (the program set XLA_FLAGS itself: the kit merged its dump flags into the program's)"
     flagged = answers.flagged_lines(capture, options.cwd)
     linalg = [f for f in capture.fingerprints if f.op not in answers.COLLECTIVE_KINDS]
+    untold = _untold(capture)
     if not flagged:
         split = sorted({f.op for f in linalg if f.state is FingerprintState.SPLIT})
         what = f"every linalg op split ({', '.join(split)})" if split else "no linalg op on a sharded batch"
-        return [f"{name}: {what}; no unexpected collective"]
+        if untold:
+            what = (f"every linalg op compiled is split ({', '.join(split)})" if split
+                    else "no linalg op compiled on a sharded batch")
+        return [f"{name}: {what}; no unexpected collective", *untold]
     whole = sum(1 for f in linalg if f.state in HOLDS_WHOLE)
     head = f"{name}: {whole} op(s) hold the whole batch on every device" if whole else f"{name}: unexpected collectives"
-    shown = [f"  {answers.sentence(line)}" for line in flagged[:max(1, room - 1)]]
+    shown = [f"  {answers.sentence(line)}" for line in flagged[:max(1, room - 1 - len(untold))]]
     more = len(flagged) - len(shown)
-    return [head + (f" ({more} more line(s) in the table)" if more > 0 else "")] + shown
+    return [head + (f" ({more} more line(s) in the table)" if more > 0 else "")] + untold + shown
+
+
+def _untold(capture: Capture) -> list[str]:
+    """The release's line of what could not be told: computations not compiled for the target (or not exported,
+    or past the kit's bound), and the ops they hold; [] where everything the program called was read."""
+    gaps = answers.unseen(capture)
+    if not gaps:
+        return []
+    ops = sorted({f"{f.location or f.op_path} {f.op}" for f in capture.fingerprints
+                  if f.state is FingerprintState.CANNOT_TELL})
+    target = capture.section("target")
+    failed = target.get("failed")
+    why = as_object(failed[0]).get("error") if isinstance(failed, list) and failed else ""
+    said = f"  cannot tell: {gaps} computation(s) of the program could not be compiled or examined"
+    said += f" ({why})" if why else ""
+    return [said + (f"; their ops: {', '.join(ops[:4])}" if ops else "")]

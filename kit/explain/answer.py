@@ -19,6 +19,7 @@ from ..hlo import COLLECTIVES
 from ..run.shared_runs import partitions
 from .capture import Capture, devices_had
 from .known import KnownFingerprint
+from . import rule
 from ..known.signs import Match
 from ..records import release_key
 from ..targets import Target
@@ -72,7 +73,13 @@ def sentence(line: SourceLine) -> str:
         batch = max((f.global_batch or f.device_batch or 0) for f in same)
         things = "matrices" if not parts else ""
         parts.append(f"{verb} all {batch} {things}".rstrip() + f" ({word}, {passes})")
-    gathered = sum(f.bytes_per_device for f in work if f.state is FingerprintState.GATHERED)
+    # Each collective once, however many of the line's ops it feeds (0.5.3 on GPUs: the forward and backward
+    # solves of one inv fed by the same two all-gathers were said as 320 KiB where they move 128 KiB).
+    fed: dict[str, int] = {}
+    for f in work:
+        if f.state is FingerprintState.GATHERED:
+            fed.update(f.fed or {f"{id(f)}": f.bytes_per_device})  # a record from before `fed` was kept
+    gathered = sum(fed.values())
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
     if parts:
         text += "every device " + " and ".join(parts)
@@ -103,9 +110,10 @@ def expected_sentence(captures: Sequence[Capture]) -> str:
 
 
 def matched_problems(captures: Sequence[Capture], known: Iterable[KnownFingerprint],
-                     platform: str) -> list[tuple[KnownFingerprint, Match]]:
+                     platform: str, target: str = "") -> list[tuple[KnownFingerprint, Match]]:
     """The catalogue entries a fingerprint matches that differs between releases (or is flagged on the only one),
-    each with its best match on ``platform``, full matches first, then by the parts that agreed."""
+    each with its best match on ``platform``, full matches first, then an entry naming the ``target`` compiled
+    for (the GPU entry on a GPU target, before the entry for CPUs and GPUs both), then by the parts that agreed."""
     states: dict[tuple[str, ...], set[str]] = {}
     for capture in captures:
         for f in capture.fingerprints:
@@ -125,7 +133,8 @@ def matched_problems(captures: Sequence[Capture], known: Iterable[KnownFingerpri
                         if m is not None]
         if matches:
             found.append((problem, max(matches, key=_strength)))
-    return sorted(found, key=lambda pair: _strength(pair[1]), reverse=True)
+    return sorted(found, key=lambda pair: (pair[1].full, bool(target) and target in pair[0].targets,
+                                           *_strength(pair[1])[1:], -len(pair[0].shows_on)), reverse=True)
 
 
 def _before_fix(release: str, fix_release: str) -> bool:
@@ -143,13 +152,17 @@ def known_sentence(matched: Sequence[tuple[KnownFingerprint, Match]]) -> list[st
     if not matched:
         return []
     problem, match = matched[0]
+    also = [p.key for p, m in matched[1:] if m.full]
     others = [f"{p.key} ({m.how_well().split(': ')[0]}; not: {', '.join(m.missed)})" for p, m in matched[1:]
               if not m.full]
-    return [problem.sentence(match) + (f"; in part: {'; '.join(others)}" if others else "")]
+    return [problem.sentence(match) + (f"; also matched in full: {', '.join(also)}" if also else "")
+            + (f"; in part: {'; '.join(others)}" if others else "")]
 
 
 def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], target: Target | None = None) -> str:
-    """Which release to pick: the lowest measured one where nothing is flagged, or a known fix at or below it."""
+    """Which release to pick, derived from the per-release tables by `rule.derive` alone: the lowest measured
+    release from which every measured one splits every op (or a known fix at or below it that no measured release
+    contradicts); where there is none, what was measured, and nothing of what was not."""
     measured = [c for c in captures if c.compiled]
     if not measured:
         return "answer: nothing compiled on any release, so there is nothing to explain (the records say why)"
@@ -159,46 +172,77 @@ def choice(captures: Sequence[Capture], problems: Sequence[KnownFingerprint], ta
         return (f"answer: {_unpartitioned(measured)}, so this run cannot show whether an op splits; "
                 + ("shard the batch the op reads (jax.device_put with a NamedSharding)" if _many_devices(measured)
                    else "run it on several devices, or compile for a slice with --target (e.g. tpu:v5e:2x2)"))
-    clean = [c for c in measured if not any(f.flagged for f in c.fingerprints)]
-    if clean and not any(f.state is FingerprintState.SPLIT for c in clean for f in c.fingerprints):
+    if not any(f.state in (FingerprintState.SPLIT, *HOLDS_WHOLE, FingerprintState.CANNOT_TELL)
+               for c in measured for f in c.fingerprints):
         # Something was partitioned (an elementwise step, a sum), but no linear-algebra op read a sharded batch:
         # "every op is split" would be said of ops that never were.
-        names = ", ".join(c.release or "this interpreter" for c in clean)
+        names = ", ".join(c.release or "this interpreter" for c in measured)
         return (f"answer: on {names} no linear-algebra op read a sharded batch (what was partitioned holds none), "
                 "so nothing there shows whether an op splits; shard the batch the op reads")
-    if not clean:
-        fix = next((p for p in problems if p.fix_release), None)
-        hint = f"; the known fix is in {fix.fix_release}: try jax >= {fix.fix_release}" if fix else ""
-        if target is not None:
-            unfixed = next((p for p in problems if not p.fix_release), None)
-            ops = sorted({f.op for c in measured for f in c.fingerprints if f.state in HOLDS_WHOLE})
-            said = (f"answer: on {target.title} no measured release splits {', '.join(ops) or 'every op'} "
-                    f"(compiled for it, not run): no release is safe to pick there")
-            if unfixed is not None:
-                said += f"; {unfixed.key} has no fix upstream" + (f": try {unfixed.workaround}"
-                                                                  if unfixed.workaround else "")
-            return said + hint
-        return f"answer: no measured release splits every op{hint or '; the lines above are where to look'}"
-    lowest = clean[0].release or "this interpreter"
-    on = f" for {target.title} (compiled for it, not run)" if target is not None else ""
-    flagged = [c.release for c in measured if c not in clean and c.release]
-    # A known fix is cited only where no measured release at or above it still holds an op whole: on GPUs
-    # 0.6.0 splits the LU (the fix, 0.5.3) but still solves the whole batch in the backward pass.
-    contradicted = [p.fix_release for p in problems if p.fix_release
-                    and any(_order(release) >= _order(p.fix_release) for release in flagged)]
-    fixes = [p.fix_release for p in problems if p.fix_release and _order(p.fix_release) <= _order(lowest)
-             and p.fix_release not in contradicted]
-    if contradicted and not fixes:
-        worst = max(flagged, key=_order)
-        return (f"answer: every op is split on {lowest}{on}; {worst}, above the known fix in "
-                f"{min(contradicted, key=_order)}, still holds ops whole: pick jax >= {lowest} of those measured")
-    if fixes and clean[0] is not measured[0]:
-        pick = max(fixes, key=_order)
-        return (f"answer: every op is split on {lowest} (the lowest measured){on}; the known fix is in {pick}: "
-                f"pick jax >= {pick}")
-    if clean[0] is measured[0] and len(measured) > 1:
-        return f"answer: every op is split on every measured release from {lowest}{on}"
-    return f"answer: every op is split on {lowest}{on}" + (f": pick jax >= {lowest}" if len(measured) > 1 else "")
+    answer = rule.derive(table(measured))
+    on = f"for {target.title} (compiled for it, not run)" if target is not None else ""
+    fix = max((p.fix_release for p in problems if p.fix_release), key=_order, default="")
+    said = rule.answer_line(answer, on, fix)
+    unfixed = next((p for p in problems if not p.fix_release), None)
+    if not answer.pick and unfixed is not None:
+        said += f"; {unfixed.key} has no fix upstream" + (f": try {unfixed.workaround}" if unfixed.workaround else "")
+    return said
+
+
+def per_op(captures: Sequence[Capture]) -> str:
+    """The per-op line under the answer: the lowest measured release that splits each op not split everywhere
+    ("" where there is nothing to say), from the same tables as `choice`."""
+    measured = [c for c in captures if c.compiled]
+    if not measured or not any(partitions(m) > 1 for c in measured for m in c.modules):
+        return ""
+    return rule.op_line(rule.derive(table(measured)))
+
+
+_RULE_STATES = {FingerprintState.SPLIT: rule.SPLIT, FingerprintState.WHOLE: rule.WHOLE,
+                FingerprintState.GATHERED: rule.WHOLE, FingerprintState.CANNOT_TELL: rule.UNTOLD}
+_WORST = (rule.WHOLE, rule.UNTOLD, rule.SPLIT)
+
+
+def table(measured: Sequence[Capture]) -> rule.Table:
+    """The per-release tables as the rule reads them: each linalg op's state per release (the worst, where a
+    release holds it more than once), releases oldest first, and what of each release could not be read."""
+    ordered = sorted(measured, key=lambda c: release_key(c.release) if c.release else (1 << 30, ""))
+    releases = tuple(c.release or "this interpreter" for c in ordered)
+    rows: dict[tuple[str, ...], tuple[str, dict[str, str]]] = {}
+    for release, capture in zip(releases, ordered):
+        for f in capture.fingerprints:
+            state = _RULE_STATES.get(f.state)
+            if state is None:
+                continue
+            name = f"{f.location or f.op_path} {f.op}" + (f" ({f.pass_})" if f.pass_ != "forward" else "")
+            states = rows.setdefault(f.key, (name, {}))[1]
+            states[release] = min(states.get(release, state), state, key=_WORST.index)
+    untold = {release: unseen(capture) for release, capture in zip(releases, ordered)}
+    return rule.Table(releases, tuple(rule.OpRow(name, states) for name, states in
+                                      (rows[key] for key in sorted(rows))), untold)
+
+
+def unseen(capture: Capture) -> int:
+    """The program's computations nothing was read of on this release: not compiled (the target's compiler
+    refused them), not exported, past the kit's bound, or dropped whole from a dump past its size limit (at
+    least one where the dump dropped files of modules it did not read)."""
+    target = capture.section("target")
+    failed = target.get("failed")
+    counts = target.get("counts")
+    gaps = len(failed) if isinstance(failed, list) else 0
+    if isinstance(counts, dict):
+        gaps += sum(n for key in ("failed", "over_limit") if isinstance(n := counts.get(key), int))
+    return (gaps or capture.uncompiled) + _dropped_modules(capture)  # a failed compile's module: counted once
+
+
+def _dropped_modules(capture: Capture) -> int:
+    dump = capture.section("dump")
+    names = dump.get("dropped")
+    if not dump.get("dropped_count") or not isinstance(names, list):
+        return 0
+    read = {m.get("number") for m in capture.modules}
+    numbers = {int(found.group(1)) for name in names if (found := re.match(r"module_(\d+)\.", str(name)))}
+    return max(len(numbers - read), 0 if numbers else 1)
 
 
 def _device_counts(measured: Sequence[Capture]) -> list[int]:

@@ -45,7 +45,13 @@ class Capture:
 
     @property
     def compiled(self) -> bool:
-        return bool(self.modules)
+        """Something compiled (a module read before optimizations alone, whose compile failed, is not)."""
+        return any(m.get("compiled") is not False for m in self.modules)
+
+    @property
+    def uncompiled(self) -> int:
+        """Modules lowered whose compile failed: their ops cannot be told about."""
+        return sum(1 for m in self.modules if m.get("compiled") is False)
 
     # The record read as the answer and the tables read it: each value narrowed once, here.
     def section(self, name: str) -> JsonObject:
@@ -174,15 +180,19 @@ def explained_outcome(run: DumpedRun, changed: list[str], options: ExplainOption
     partitioned = sum(1 for m in run.modules if partitions(m) > 1)
     ended = _how_it_ended(ran, options, run.output_tail)
     compiled_for = as_text((run.target or {}).get("sentence"))
-    if not run.modules:
+    compiled = [m for m in run.modules if m.get("compiled") is not False]
+    if not compiled:
         status, reason = Status.COMPILED_NOTHING, f"{ended}, and compiled nothing: there is no HLO to explain"
         if compiled_for:
             reason = f"{ended}; {compiled_for}: there is no HLO to explain"
     else:
         status = Status.RAN if ran.status is Status.RAN and ran.evidence.get("exit_code") == 0 else Status.PARTIAL
-        reason = f"{ended}; {len(run.modules)} module(s) compiled, {partitioned} of them partitioned over devices"
-        if compiled_for:
-            reason = f"{ended}; {compiled_for}, {partitioned} of them partitioned over devices"
+        reason = f"{ended}; {len(compiled)} module(s) compiled, {partitioned} of them partitioned over devices"
+        if compiled_for:  # what was called, compiled and not: the compile's own sentence
+            reason = f"{ended}; {compiled_for}; {partitioned} of them partitioned over devices"
+        elif len(compiled) < len(run.modules):
+            reason += (f"; {len(run.modules) - len(compiled)} module(s) read before optimizations only (not "
+                       "compiled): what their ops do on the devices cannot be told")
         if status is Status.PARTIAL:
             reason += " (what compiled before it ended counts)"
     reason += _program_said(run.program, options)

@@ -37,6 +37,8 @@ class KnownFingerprint:
     workaround_measured: str = ""
     measured: str = ""
     """The range the kit measured on this platform, in words ("" where it was never measured there)."""
+    targets: tuple[str, ...] = ()
+    """The chips the entry names (``gpu:a100:4``): for a compile for one of them, it is the entry to cite first."""
 
     def matches(self, fingerprint: Fingerprint, same_line: Iterable[Fingerprint], platform: str) -> Match | None:
         return fingerprint_match(self.key, self.sign, self.shows_on, fingerprint, same_line, platform)
@@ -59,7 +61,8 @@ class KnownFingerprint:
 
 def load(folders: Sequence[Path], platform: str) -> tuple[KnownFingerprint, ...]:
     """The entries of the catalogues ``folders`` that carry a fingerprint, with what was measured on ``platform``
-    (as jax names it: cpu, gpu, tpu)."""
+    (as jax names it: cpu, gpu, tpu; a backend's name, ``cuda``, is read as jax's)."""
+    platform = JAX_PLATFORM.get(platform, platform)
     return tuple(known(entry, platform) for entry in load_catalogues(folders) if entry.fingerprint is not None)
 
 
@@ -71,4 +74,5 @@ def known(entry: Entry, platform: str) -> KnownFingerprint:
     return KnownFingerprint(key=entry.id, title=entry.title, sign=entry.fingerprint, fix_release=fixed or "",
                             fix_commit=entry.fix_commit, workaround=entry.workaround, shows_on=entry.shows_on,
                             workaround_measured=entry.workaround_measured,
-                            measured="; ".join(range_text(r) for r in mine))
+                            measured="; ".join(range_text(r) for r in mine),
+                            targets=tuple(t.name for t in entry.targets))

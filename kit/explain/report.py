@@ -128,14 +128,15 @@ def cell(value: object) -> str:
 
 _RANK: dict[str, int] = {FingerprintState.GATHERED: 5, FingerprintState.WHOLE: 4, FingerprintState.COMMUNICATION: 3,
                         FingerprintState.REPLICATED: 2, FingerprintState.SPLIT: 1, FingerprintState.EXPECTED: 1,
-                        FingerprintState.ONE_DEVICE: 0}
+                        FingerprintState.ONE_DEVICE: 0, FingerprintState.CANNOT_TELL: 3}
 """Which state a row of the table across releases shows where one release has the op more than once: the worst."""
 
 
 def _worse(old: str | None, new: str) -> str:
     if old is None:
         return new
-    return old if _RANK.get(old.split(" ")[0], 0) >= _RANK.get(new.split(" ")[0], 0) else new
+    # The state is the words before a figure in parentheses: "cannot tell" and "one device" are two words.
+    return old if _RANK.get(old.split(" (")[0], 0) >= _RANK.get(new.split(" (")[0], 0) else new
 
 
 def _state(f: Fingerprint) -> str:

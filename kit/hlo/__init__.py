@@ -2,7 +2,7 @@
 
 from repro.hlo_text import Module, parse_module, read_module
 
-from .fingerprints import COLLECTIVES, FLAGGED, HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints
+from .fingerprints import COLLECTIVES, FLAGGED, HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, uncompiled
 
 __all__ = ["COLLECTIVES", "FLAGGED", "HOLDS_WHOLE", "Fingerprint", "FingerprintState", "Module", "fingerprints",
-           "parse_module", "read_module"]
+           "parse_module", "read_module", "uncompiled"]

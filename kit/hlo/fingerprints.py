@@ -56,6 +56,8 @@ class FingerprintState(str, enum.Enum):
     ONE_DEVICE = "one device"
     EXPECTED = "expected"
     COMMUNICATION = "communication"
+    CANNOT_TELL = "cannot tell"
+    """In a module that was not compiled (the target's compiler refused it): read before optimizations only."""
 
     def __str__(self) -> str:
         return str.__str__(self)
@@ -70,6 +72,8 @@ FLAGGED = frozenset({*HOLDS_WHOLE, FingerprintState.COMMUNICATION})
 EXPORTED_CALL = "call_exported"  # the op path's step into a module compiled from a jax.export
 FEED_HOPS = 6  # how far up a linalg op's operands a collective still "feeds" it
 
+_JIT_ANY = re.compile(r"^p?jit\(.*\)$")
+_MAIN = frozenset({"jit(main)", "pjit(main)"})
 _FUNCTION = re.compile(r"jit\(([A-Za-z_]\w*)\)")
 
 
@@ -99,6 +103,9 @@ class Fingerprint:
     targets: list[str] = field(default_factory=list)
     in_loop: bool = False
     """Some of its instructions sit in a loop or another called computation: they may run more than once."""
+    fed: dict[str, int] = field(default_factory=dict)
+    """For an op, each collective that fed it (``3/all-gather-start``: module 3's instruction) and the bytes it
+    delivered to each device: ops of one line fed by the same all-gather count it once."""
 
     def __post_init__(self) -> None:
         # The word a kept run, a record or a test hands in is read as its member here, once (ValueError for a
@@ -126,18 +133,21 @@ class Fingerprint:
                 "pass": self.pass_, "state": self.state, "op_path": self.op_path, "count": self.count,
                 "bytes_per_device": self.bytes_per_device, "global_batch": self.global_batch,
                 "device_batch": self.device_batch, "fed_by": self.fed_by, "dims": self.dims,
-                "targets": self.targets, "in_loop": self.in_loop}
+                "targets": self.targets, "in_loop": self.in_loop, **({"fed": dict(self.fed)} if self.fed else {})}
 
 
 def fingerprints(after: Module, before: Module | None = None,
-                 shown: Callable[[str], str] | None = None) -> list[Fingerprint]:
+                 shown: Callable[[str], str] | None = None, number: int = 0) -> list[Fingerprint]:
     """Every linalg op and collective of ``after`` (partitioned), with ``before`` giving the global shapes.
 
     ``shown``: a callable making a source file the name people read (a path
     relative to the program's folder); the default keeps the file's base name.
+    ``number``: the module's number in the dump (modules of one name are told apart by it).
     """
     show = shown or (lambda path: path.rsplit("/", 1)[-1])
     context = _Context(after, before, show)
+    context.number = number
+    context.resolve_lines()
     found: dict[tuple[str, ...], Fingerprint] = {}
     for computation, instruction in after.instructions():
         if _is_linalg(instruction):
@@ -149,11 +159,30 @@ def fingerprints(after: Module, before: Module | None = None,
     return sorted(found.values(), key=lambda f: (f.location or "~", f.pass_ != "forward", f.op))
 
 
+def uncompiled(before: Module, shown: Callable[[str], str] | None = None) -> list[Fingerprint]:
+    """Each linalg op of a module that was lowered but not compiled (only its text before optimizations): what
+    it would do on the devices cannot be told, so its state says that, never split (issue 58: cuSOLVER's potrf,
+    compiled without a GPU on jax 0.5.x, "cuSolver internal error")."""
+    context = _Context(before, before, shown or (lambda path: path.rsplit("/", 1)[-1]))
+    found: dict[tuple[str, ...], Fingerprint] = {}
+    for _, instruction in before.instructions():
+        if not _is_linalg(instruction):
+            continue
+        location, function, path, pass_ = context.where(instruction)
+        op = _primitive(instruction)
+        fingerprint = found.setdefault((location or path, function, op, pass_), Fingerprint(
+            before.name, location, function, op, pass_, FingerprintState.CANNOT_TELL, path))
+        fingerprint.count += 1
+        fingerprint.global_batch = max(fingerprint.global_batch or 0, _batch(instruction))
+    return sorted(found.values(), key=lambda f: (f.location or "~", f.pass_ != "forward", f.op))
+
+
 class _Context:
     """What judging one module's instructions needs: its users, its inputs' shardings, the global batches."""
 
     def __init__(self, after: Module, before: Module | None, show: Callable[[str], str]) -> None:
         self.after, self.show = after, show
+        self.number = 0
         self.prefix = {f"jit({after.name.removeprefix('jit_')})", "jit(main)", "pjit(main)"}
         self.users = {c.name: _users(c) for c in after.computations.values()}
         self.sharded, self.replicated_sizes = _inputs(after, before)
@@ -161,6 +190,20 @@ class _Context:
         self.loops = {name for c in after.computations.values() for i in c.instructions.values()
                       if i.opcode in ("while", "conditional", "call") for name in i.called}
         self.principal: dict[tuple[str, ...], list[tuple[Computation, Instruction]]] = {}
+        self.path_lines: dict[str, set[str]] = {}
+        # The module before optimizations, by op path: its paths start at the program's own jit (jit(<lambda>)),
+        # which the compiled module's paths are stripped of.
+        self.before_lines: dict[str, set[str]] = {}
+        for _, instruction in before.instructions() if before else ():
+            if instruction.source is not None and instruction.op_name:
+                line = f"{show(instruction.source[0])}:{instruction.source[1]}"
+                path = self.op_path(instruction.op_name)
+                for each in {path, path.partition("/")[2] if _JIT_ANY.match(path.partition("/")[0]) else path}:
+                    self.before_lines.setdefault(each, set()).add(line)
+        for _, instruction in after.instructions():
+            if instruction.source is not None and instruction.op_name:
+                line = f"{show(instruction.source[0])}:{instruction.source[1]}"
+                _add_line(self.path_lines, self.op_path(instruction.op_name), line)
         self.twins: dict[str, list[Instruction]] = {}
         for _, instruction in before.instructions() if before else ():
             if instruction.source is not None and _is_linalg(instruction) and _family(instruction):
@@ -174,7 +217,10 @@ class _Context:
 
     def op_path(self, op_name: str) -> str:
         parts = op_name.split("/")
-        while len(parts) > 1 and parts[0] in self.prefix:
+        while len(parts) > 1 and (parts[0] in self.prefix
+                                  or parts[1] in (*_MAIN, EXPORTED_CALL) and _JIT_ANY.match(parts[0])):
+            # The program's outer jit, whatever it is called (``jit(<lambda>)`` of a jitted lambda, as the issue-58
+            # program's dict of losses has: its function was said as "main"), then JAX's own ``jit(main)``.
             parts = parts[1:]
         if len(parts) > 2 and parts[0] == EXPORTED_CALL:
             # Compiled for a target from an export (`repro.target_compile`): the program's own jit is one level down.
@@ -187,6 +233,8 @@ class _Context:
         twin = None if instruction.op_name else self.twin(computation, instruction)
         named = instruction if instruction.op_name else twin or self.attributed(computation, instruction)
         location, function, path, pass_ = self.where(named)
+        if location is None and named.op_name:
+            location = self.line_of(computation, named)
         op = _primitive(twin or instruction)
         fingerprint = found.setdefault(("linalg", location or path, function, op, pass_), Fingerprint(
             self.after.name, location, function, op, pass_, FingerprintState.REPLICATED, path))  # judged below
@@ -206,6 +254,8 @@ class _Context:
                        instruction: Instruction) -> None:
         named = self.attributed(computation, instruction)
         location, function, path, pass_ = self.where(named)
+        if location is None and named.op_name:
+            location = self.line_of(computation, named)
         kind = _collective(instruction)
         fingerprint = found.setdefault(("collective", location or path, function, kind, pass_), Fingerprint(
             self.after.name, location, function, kind, pass_, FingerprintState.EXPECTED, path))
@@ -230,6 +280,49 @@ class _Context:
                 return user
             queue += self.users[computation.name].get(user.name, ())
         return instruction
+
+    def resolve_lines(self) -> None:
+        """Each linalg op path whose instructions name no line, given the line one of them is found at
+        (`line_of`): the rest, in fused computations with no neighbour that names one, take it too."""
+        found: dict[str, set[str]] = {}
+        for computation, instruction in self.after.instructions():
+            if instruction.source is None and instruction.op_name and _is_linalg(instruction):
+                path = self.op_path(instruction.op_name)
+                if path not in self.path_lines:
+                    line = self.line_of(computation, instruction)
+                    if line is not None:
+                        found.setdefault(path, set()).add(line)
+        for path, lines in found.items():
+            for line in lines:
+                _add_line(self.path_lines, path, line)
+
+    def line_of(self, computation: Computation, instruction: Instruction) -> str | None:
+        """The source line of an op whose own metadata names none: the one line its op path (or the nearest path
+        it is within) has in the module, else the nearest instruction of the same JAX op that names one, else
+        its twin before optimizations. The TPU compiler of
+        jax 0.8.x keeps ``op_name`` on its LU custom call and drops the line, which the instructions XLA made
+        around it keep: without this the op was placed in "(JAX's own code)" and ``bisect --op FILE:LINE`` passed
+        over those releases (issue 58)."""
+        path = self.op_path(instruction.op_name)
+        for candidate in dict.fromkeys((path, _untransposed(path))):
+            parts = candidate.split("/")
+            for count in range(len(parts), 0, -1):  # the op path, then each path it is within, with one line only
+                lines = self.path_lines.get("/".join(parts[:count]), set())
+                if len(lines) == 1:
+                    return next(iter(lines))
+                if lines:
+                    break  # several lines call this op path (one function called twice): its neighbours decide
+        for step in (lambda name: computation.instructions[name].operands,
+                     lambda name: self.users[computation.name].get(name, ())):
+            for neighbour in _sourced(computation, instruction, step):
+                theirs = self.op_path(neighbour.op_name)
+                if theirs and (path.startswith(theirs + "/") or theirs.startswith(path + "/") or theirs == path):
+                    return self.where(neighbour)[0]
+        twin = self.twin(computation, instruction)
+        if twin is not None:
+            return self.where(twin)[0]
+        lines = self.before_lines.get(path, set()) or self.before_lines.get(_untransposed(path), set())
+        return next(iter(lines)) if len(lines) == 1 else None
 
     def twin(self, computation: Computation, instruction: Instruction) -> Instruction | None:
         """The op before optimizations that a linalg call without metadata is: one of its kind, at the source line
@@ -279,8 +372,27 @@ class _Context:
         fingerprint.global_batch = self.global_batches.get(key) or self.global_batches.get(("", "", key[2], ""))
         feeding = [c for comp, i in self.principal.get(_key(fingerprint), []) for c in _feeders(comp, i)]
         fingerprint.fed_by = sorted({_collective(c) for c in feeding})
-        fingerprint.bytes_per_device = sum(c.bytes for c in {c.name: c for c in feeding}.values())
+        # What each collective delivers (an async -start's results, not its operands too: 0.5.x on GPUs said
+        # 80 KiB for an all-gather of 64 KiB), each once.
+        fingerprint.fed = {f"{self.number}/{c.name}": sum(a.bytes for a in delivered(c)) for c in feeding}
+        fingerprint.bytes_per_device = sum(fingerprint.fed.values())
         fingerprint.state = _linalg_state(fingerprint, self.after.partitions, self.sharded)
+
+
+def _add_line(lines: dict[str, set[str]], path: str, line: str) -> None:
+    """``line`` for ``path`` and for every path it is within (``jvp(jit(qr))`` for ``jvp(jit(qr))/geqrf``)."""
+    parts = path.split("/")
+    for count in range(1, len(parts) + 1):
+        lines.setdefault("/".join(parts[:count]), set()).add(line)
+
+
+def _untransposed(path: str) -> str:
+    """The forward call a backward op path transposes: ``jvp(jit(inv))/x`` for ``transpose(jvp(jit(inv)))/x``
+    (the same line of the program)."""
+    head, _, rest = path.partition("/")
+    if head.startswith("transpose(") and head.endswith(")"):
+        return head[len("transpose("):-1] + ("/" + rest if rest else "")
+    return path
 
 
 def _linalg_state(fingerprint: Fingerprint, partitions: int, sharded: set[int]) -> FingerprintState:

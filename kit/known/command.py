@@ -29,6 +29,8 @@ from ..target_files import looks_like_file
 from ..targets import Target, parse_target
 from ..user_paths import interpreter_path
 from .batch import audit_runs
+from .bisection import bisect_ranges
+from .workarounds import measure_workarounds
 from .audit import finding, not_run_lines, present, shown, table, verdict_line
 from ..package_files import catalogue_folder
 from .catalogue import Entry, load_catalogue
@@ -49,7 +51,18 @@ def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     parser.add_argument("--isolated", action="store_true",
                         help="with --measure or --verify: each run in a process of its own (default: a release's "
                              "checks that need the same devices share one interpreter)")
+    parser.add_argument("--bisect", action="store_true",
+                        help="with --measure: find each range's boundaries by release bisect over every release "
+                             "from 0.4.13, all entries measured together release by release (docs/known.md)")
+    parser.add_argument("--workarounds", action="store_true",
+                        help="with --measure: run each entry's known/workarounds/ID.py on the releases measured with "
+                             "its problem")
+    parser.add_argument("--fresh", action="store_true",
+                        help="with --bisect: start without the outcomes measured before (after a check changed)")
     args = parser.parse_args(list(argv))
+    if ((args.bisect or args.workarounds) and not args.measure) or (args.fresh and not args.bisect):
+        raise UsageError("--bisect says how --measure measures, and --fresh how --bisect starts",
+                         "e.g. known --measure --bisect --only sharded-cumsum")
     if args.isolated and not (args.measure or args.verify):
         raise UsageError("--isolated says how --measure and --verify run the checks", "add --measure or --verify")
     folder = catalogue or catalogue_folder()
@@ -58,6 +71,11 @@ def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
         if catalogue is None and not in_checkout():
             raise UsageError("the catalogue's measurements are the repository's files",
                              "run known --measure or --verify from a clone of the kit (nox -s known -- --verify)")
+        if args.workarounds:
+            return EXIT_FAILED if measure_workarounds(matrix, entries, folder, log, args.isolated) else EXIT_OK
+        if args.bisect:
+            searches = bisect_ranges(matrix, entries, folder, log, fresh=args.fresh, isolated=args.isolated)
+            return EXIT_OK if all(s.done for s in searches.values()) else EXIT_FAILED
         if args.measure:
             undecided = measure(matrix, entries, folder, log, args.isolated)
             return EXIT_FAILED if undecided else EXIT_OK

@@ -7,14 +7,15 @@ from typing import Sequence
 
 from ..json_types import JsonObject
 from .catalogue import Entry
-from .measured import Range, load_measurements, ranges
+from .measured import Range, load_measurements, measured_extra, ranges
 
 
 def entry_json(entry: Entry, catalogue: Path) -> JsonObject:
     """The entry, its measurements and the ranges they make, per backend."""
     measured = load_measurements(catalogue, entry.id)
     return {**entry.to_json(), "measurements": [m.to_json() for m in measured],
-            "ranges": [r.to_json() for r in ranges(measured)]}
+            "ranges": [r.to_json() for r in ranges(measured)],
+            "workaround_runs": measured_extra(catalogue, entry.id, "workaround")}
 
 
 def listing(entries: Sequence[Entry], catalogue: Path) -> list[str]:
@@ -29,11 +30,29 @@ def listing(entries: Sequence[Entry], catalogue: Path) -> list[str]:
         lines.extend(f"    {range_text(span)}" for span in spans)
         if not spans:
             lines.append("    never measured")
+        lines.extend(f"    {said}" for said in workaround_lines(measured_extra(catalogue, entry.id, "workaround")))
     return lines
+
+
+def workaround_lines(runs: object) -> list[str]:
+    """``workaround measured (known/workarounds/ID.py): works on 0.4.13, 0.6.1; fails on 0.7.1``; [] where it never
+    ran (``known --measure --workarounds``)."""
+    if not isinstance(runs, dict):
+        return []
+    said = [f"{word} on {', '.join(str(r) for r in runs.get(key) or [])}"
+            for word, key in (("works", "works_on"), ("fails", "fails_on"), ("untested", "untested_on"))
+            if runs.get(key)]
+    return [f"workaround measured (known/workarounds/ID.py): {'; '.join(said)}"] if said else []
 
 
 def fix_text(entry: Entry) -> str:
     return f"commit {entry.fix_commit[:10]}" if entry.fix_commit else entry.fix_note
+
+
+def _blur(after: str | None, unknown: Sequence[str]) -> str:
+    """`` (between 0.4.13 and it: 0.4.14, 0.4.15 untested)`` where releases between the two sides decided nothing;
+    "" where the step is between two neighbours measured."""
+    return f" (between {after} and it: {', '.join(unknown)} untested)" if unknown else ""
 
 
 def range_text(span: Range) -> str:
@@ -44,9 +63,10 @@ def range_text(span: Range) -> str:
     if span.absent:
         said += f"; absent in {', '.join(span.absent)}"
     if span.introduced_in:
-        said += f": introduced in {span.introduced_in}"
+        said += f": introduced in {span.introduced_in}{_blur(span.introduced_after, span.introduced_unknown)}"
     if span.fixed_in:
-        said += f"{',' if span.introduced_in else ':'} fixed in {span.fixed_in}"
+        said += f"{',' if span.introduced_in else ':'} fixed in {span.fixed_in}" \
+                f"{_blur(span.fixed_after, span.fixed_unknown)}"
     elif span.present:
         said += ": open on the newest measured"
     if span.untested:

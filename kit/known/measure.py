@@ -50,7 +50,7 @@ def measure(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log,
         seen[job.entry.id].append(now)
         left[job.entry.id] -= 1
         if not left[job.entry.id]:  # the entry's last run: its file written now, not after every other entry's
-            path = save_measurements(catalogue, job.entry.id, seen[job.entry.id], _today())
+            path = save_measurements(catalogue, job.entry.id, seen[job.entry.id], today())
             print(f"{job.entry.id}: written {path}", flush=True)
 
     runs = run_jobs(matrix, jobs, log, said, isolated)
@@ -134,5 +134,5 @@ def _said(measurement: Measurement) -> str:
     return f"{measurement.outcome.value}{reason}"
 
 
-def _today() -> str:
+def today() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d")

@@ -78,6 +78,16 @@ class Range:
     """The first release measured without it after the newest holding it; None: open on the newest measured."""
     target: str = ""
     """The chip its runs were compiled for, not run on ("" for runs on ``backend``)."""
+    introduced_after: str | None = None
+    """The newest release measured without it before ``introduced_in``: the introduction lies after it."""
+    fixed_after: str | None = None
+    """The newest release measured with it before ``fixed_in``: the fix lies after it, by ``fixed_in``."""
+    introduced_unknown: tuple[str, ...] = ()
+    """Releases measured between ``introduced_after`` and ``introduced_in`` that decided nothing (not installable,
+    untested): any of them may be the first with the problem. Releases never measured between are unknown too:
+    a release bisect (``known --measure --bisect``) leaves none."""
+    fixed_unknown: tuple[str, ...] = ()
+    """The same between ``fixed_after`` and ``fixed_in``: any may be the first without it."""
 
     @property
     def where(self) -> str:
@@ -107,6 +117,9 @@ class Range:
                 "open": self.open}
         if self.target:
             said.update(target=self.target, compiled_not_run=compiled_not_run(self.target))
+        # Where each step lies: after which release measured, and the releases between that decided nothing.
+        said.update(introduced_after=self.introduced_after, introduced_unknown=list(self.introduced_unknown),
+                    fixed_after=self.fixed_after, fixed_unknown=list(self.fixed_unknown))
         return said
 
 
@@ -131,15 +144,27 @@ def _range(backend: str, seen: list[Measurement], target: str = "") -> Range:
     present = tuple(m.release for m in decided if m.outcome is Presence.PRESENT)
     absent = tuple(m.release for m in decided if m.outcome is Presence.ABSENT)
     introduced = fixed = None
+    steps: dict[str, str] = {}  # the release after each step -> the release before it
     for before, after in zip(decided, decided[1:]):
         if before.outcome is Presence.ABSENT and after.outcome is Presence.PRESENT and introduced is None:
             introduced = after.release
+            steps[after.release] = before.release
         if before.outcome is Presence.PRESENT and after.outcome is Presence.ABSENT:
             fixed = after.release  # the last such step: a problem that came back is open again until fixed after
+            steps[after.release] = before.release
     if present and fixed is not None and release_key(fixed) < release_key(present[-1]):
         fixed = None
-    return Range(backend, present, absent, tuple(m.release for m in seen if m.outcome is Presence.UNTESTED),
-                 introduced, fixed, target)
+    untested = tuple(m.release for m in seen if m.outcome is Presence.UNTESTED)
+
+    def between(after: str | None) -> tuple[str | None, tuple[str, ...]]:
+        if after is None:
+            return None, ()
+        low, high = release_key(steps[after]), release_key(after)
+        return steps[after], tuple(r for r in untested if low < release_key(r) < high)
+
+    (introduced_after, introduced_unknown), (fixed_after, fixed_unknown) = between(introduced), between(fixed)
+    return Range(backend, present, absent, untested, introduced, fixed, target, introduced_after, fixed_after,
+                 introduced_unknown, fixed_unknown)
 
 
 def measured_path(folder: Path, entry_id: str) -> Path:
@@ -160,10 +185,38 @@ def load_measurements(folder: Path, entry_id: str) -> list[Measurement]:
         return []  # measured again by the next --measure
 
 
-def save_measurements(folder: Path, entry_id: str, measurements: Sequence[Measurement], date: str) -> Path:
+def save_measurements(folder: Path, entry_id: str, measurements: Sequence[Measurement], date: str,
+                      bisection: JsonObject | None = None) -> Path:
+    """``known/measured/ID.json``: the outcomes, the ranges they make and, where a release bisect found them
+    (`kit.known.bisection`), what it searched and each boundary it found."""
     path = measured_path(folder, entry_id)
     ordered = sorted(measurements, key=lambda m: (m.target, m.backend, release_key(m.release)))
-    text = json.dumps({"id": entry_id, "measured_on": date, "measurements": [m.to_json() for m in ordered],
-                       "ranges": [r.to_json() for r in ranges(ordered)]}, indent=1) + "\n"
+    document: JsonObject = {"id": entry_id, "measured_on": date, "measurements": [m.to_json() for m in ordered],
+                            "ranges": [r.to_json() for r in ranges(ordered)]}
+    if bisection is not None:
+        document["bisection"] = bisection
+    kept = measured_extra(folder, entry_id, "workaround")  # the workaround's runs stay until measured again
+    if kept is not None:
+        document["workaround"] = kept
+    text = json.dumps(document, indent=1) + "\n"
     atomic_write_text(path, text)
+    return path
+
+
+def measured_extra(folder: Path, entry_id: str, key: str) -> object:
+    """A part of ``known/measured/ID.json`` beside the measurements (``bisection``, ``workaround``); None when the
+    file or the part is not there (or the file is unusable)."""
+    path = measured_path(folder, entry_id)
+    try:
+        return as_object(read_json(path)).get(key) if path.is_file() else None
+    except (JsonTextError, ValueError, TypeError):
+        return None
+
+
+def save_extra(folder: Path, entry_id: str, key: str, value: object) -> Path:
+    """``known/measured/ID.json`` with one part beside the measurements replaced (the file must exist)."""
+    path = measured_path(folder, entry_id)
+    document = dict(as_object(read_json(path)))
+    document[key] = value
+    atomic_write_text(path, json.dumps(document, indent=1) + "\n")
     return path

@@ -25,7 +25,7 @@ from ..log_events import Log
 from ..records import JsonTextError, RunOutcome, Verdict, read_json
 from ..json_types import JsonObject, as_text
 from ..check_settings import Check
-from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module
+from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module, uncompiled
 from ..install import Environment
 from ..package_files import repro_root
 
@@ -47,6 +47,10 @@ class ScriptRun(Protocol):
 Scratch = Callable[[], ContextManager[Path]]
 """`script_runs.scratch_dir`, likewise."""
 FINGERPRINTS_KEPT = 200  # in a record; the explain report has them all
+NO_PERSISTENT_CACHE = {"JAX_ENABLE_COMPILATION_CACHE": "false"}
+"""JAX's persistent compilation cache off in the program explained: a computation it loads from there is not
+compiled, so XLA dumps nothing of it (jax 0.8.0 on CPU, issue 58's program with the user's JAX_COMPILATION_CACHE_DIR:
+6 of 6 modules dumped on the first run, 0 on the second; with the cache off, 6)."""
 
 
 def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
@@ -69,7 +73,7 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
                 outcome = run_script(env, check, backend, timeout, log, tmp / "output.log", echo=False,
                                     extra_env={**with_site(extra_env, watch_env(dump.folder,
                                                                                 tmp / "program-facts.json")),
-                                               "XLA_FLAGS": flags},
+                                               "XLA_FLAGS": flags, **NO_PERSISTENT_CACHE},
                                     args=args, cwd=cwd)
                 program = program_facts(tmp / "program-facts.json")
         else:
@@ -84,7 +88,8 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
         run = DumpedRun(outcome, output_tail=_tail(tmp / "output.log"), program=program)
         if compiled is not None and target is not None:
             run.target = {**target.to_json(), "sentence": targeted.compile_sentence(target, compiled),
-                          **{k: compiled[k] for k in ("devices", "failed", "export_errors", "jax") if k in compiled}}
+                          **{k: compiled[k] for k in ("devices", "failed", "export_errors", "jax", "counts")
+                             if k in compiled}}
         read_dump(dump, run, shown)  # pruned a last time as the run ended; read before the folder goes
         said = outcome.evidence.get("output_tail")
         _refuse_a_torn_dump(run, [str(line) for line in said] if isinstance(said, list) else [], tmp)
@@ -100,9 +105,19 @@ def read_dump(dump: Dump, run: DumpedRun, shown: Callable[[str], str] | None) ->
         except OSError as error:
             run.modules.append({"number": module.number, "name": module.name, "error": str(error)})
             continue
-        prints = fingerprints(after, before, shown=shown)
+        prints = fingerprints(after, before, shown=shown, number=module.number)
         run.modules.append({"number": module.number, "name": module.name, "partitions": after.partitions,
                             "fingerprints": len(prints), "cut": after.cut or None})
+        run.fingerprints += prints
+    for module in dump.uncompiled():  # its ops cannot be told about: said so, never split
+        try:
+            before = read_module(module.before or module.after)
+        except OSError as error:
+            run.modules.append({"number": module.number, "name": module.name, "error": str(error)})
+            continue
+        prints = uncompiled(before, shown=shown)
+        run.modules.append({"number": module.number, "name": module.name, "partitions": 0, "compiled": False,
+                            "fingerprints": len(prints), "cut": before.cut or None})
         run.fingerprints += prints
     run.dump = {"kept_bytes": dump.kept_bytes, "limit_bytes": dump.limit_bytes, "dropped": dump.dropped[:20],
                 "dropped_count": len(dump.dropped)}
@@ -217,6 +232,7 @@ def judged_by_fingerprints(outcome: RunOutcome, run: DumpedRun, op: str = "", co
     judged = [f for f in run.fingerprints if not op or _same_op(f, op)]
     flagged = [f for f in judged if f.state in HOLDS_WHOLE]
     split = [f for f in judged if f.state is FingerprintState.SPLIT]
+    untold = [f for f in judged if f.state is FingerprintState.CANNOT_TELL]
     if run.modules and op and not judged:
         outcome = outcome.inconclusive(f"no linear-algebra op or collective of {op} compiled, so it cannot be judged")
     elif not run.modules:
@@ -228,6 +244,11 @@ def judged_by_fingerprints(outcome: RunOutcome, run: DumpedRun, op: str = "", co
                                  f"{len(flagged)} op(s) hold the whole batch on every device, e.g. "
                                  f"{worst.location or worst.op_path} {worst.function} {worst.op} ({worst.pass_}, "
                                  f"{worst.state}, {worst.device_batch} of {worst.global_batch})")
+    elif untold:  # its module was not compiled (the target's compiler refused it): never called split
+        worst = untold[0]
+        outcome = outcome.inconclusive(f"{len(untold)} op(s) could not be compiled, so they cannot be judged, e.g. "
+                                       f"{worst.location or worst.op_path} {worst.function} {worst.op} "
+                                       f"({worst.pass_})")
     else:
         outcome = outcome.judged(Verdict.UNAFFECTED, f"every linalg op is split across devices ({len(split)} of them)"
                                  if split else "no linalg op holds a sharded batch whole")

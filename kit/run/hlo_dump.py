@@ -91,14 +91,23 @@ class Dump:
 
     def modules(self) -> list[DumpedModule]:
         """Each module that has an after-optimizations text, in the order XLA numbered them."""
+        return [DumpedModule(number, name, paths["after"], paths.get("before"))
+                for (number, name), paths in self._texts() if "after" in paths]
+
+    def uncompiled(self) -> list[DumpedModule]:
+        """Each module with a text before optimizations and none after: lowered, and then its compile failed (a
+        target's compiler refused it), or its text after was past the limit. ``after`` is its text before."""
+        return [DumpedModule(number, name, paths["before"], paths["before"])
+                for (number, name), paths in self._texts() if "after" not in paths]
+
+    def _texts(self) -> list[tuple[tuple[int, str], dict[str, Path]]]:
         found: dict[tuple[int, str], dict[str, Path]] = {}
         for name in self._kept:
             matched = _MODULE.match(name)
             if matched and (self.folder / name).is_file():
                 stage = "after" if name.endswith(AFTER) else "before"
                 found.setdefault((int(matched.group(1)), matched.group(2)), {})[stage] = self.folder / name
-        return [DumpedModule(number, name, paths["after"], paths.get("before"))
-                for (number, name), paths in sorted(found.items()) if "after" in paths]
+        return sorted(found.items())
 
 
 def _remove(path: Path) -> None:

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Mapping, Protocol
 
-from repro.target_export import EXPORTS_ENV, PLATFORM_ENV, manifest
+from repro.target_export import EXPORTS_ENV, MAX_EXPORTS, PLATFORM_ENV, manifest
 
 from ..install import Environment
 from ..json_types import JsonObject, as_object
@@ -41,6 +41,7 @@ class RunChild(Protocol):
 def program_env(target: Target, exports: Path) -> dict[str, str]:
     """What the program's run is told besides: CPU only, and where its exports go."""
     return {"JAX_PLATFORMS": "cpu", EXPORTS_ENV: str(exports), PLATFORM_ENV: target.platform,
+            "JAX_ENABLE_COMPILATION_CACHE": "false",  # a compile loaded from a cache dumps no text to read
             # Added after the environment's own paths (`repro_env`): its sitecustomize arms the export.
             "PYTHONPATH": str(repro_root() / "repro" / "target_site")}
 
@@ -62,7 +63,8 @@ def compile_exports(run_child: RunChild, env: Environment, target: Target, expor
            "--dump", str(dump), "--out", str(out)]
     log(detail(f"compiling {len(exported)} exported computation(s) for {target.title}"))
     # Its output (libtpu's start-up warnings among it) goes to a log in the scratch folder, not the console.
-    ended = run_child(cmd, timeout, log, {"JAX_PLATFORMS": "cpu"}, env.pythonpath, scratch / "compile.log",
+    ended = run_child(cmd, timeout, log, {"JAX_PLATFORMS": "cpu", "JAX_ENABLE_COMPILATION_CACHE": "false"},
+                      env.pythonpath, scratch / "compile.log",
                       echo=False)
     try:
         result = json.loads(out.read_text(encoding="utf-8"))  # repro/target_compile.py's object: the JSON edge
@@ -76,15 +78,40 @@ def compile_exports(run_child: RunChild, env: Environment, target: Target, expor
 
 
 def compile_sentence(target: Target, result: Mapping[str, object]) -> str:
-    """How the compile for the target went, in one clause for the record's reason."""
+    """How the compile for the target went, in one clause for the record's reason: how many computations the
+    program called, how many compiled, and every gap between them with its cause."""
     for key in ("no_devices", "none_exported", "compile_crashed"):
         if result.get(key):
             return f"nothing compiled for {target.title}: {result[key]}"
     failed, modules = result.get("failed"), result.get("modules")
-    said = f"{len(modules) if isinstance(modules, list) else 0} computation(s) {target.compiled_not_run}"
-    if isinstance(failed, list) and failed:
-        said += f"; {len(failed)} could not be compiled for it (e.g. {as_object(failed[0]).get('error')})"
-    return said
+    compiled = len(modules) if isinstance(modules, list) else 0
+    counts = as_object(result.get("counts"))
+    called = _count(counts, "called")
+    said = f"{compiled} computation(s) {target.compiled_not_run}"
+    if called:
+        same = _count(counts, "same")
+        said = (f"{'at least ' if _count(counts, 'uncounted') else ''}{called} jitted computation(s) called"
+                + (f" ({same} the same as another)" if same else "") + f"; {said}")
+    gaps = missing_sentences(counts, failed if isinstance(failed, list) else [])
+    return said + "".join(f"; {gap}" for gap in gaps)
+
+
+def missing_sentences(counts: Mapping[str, object], failed: list[object]) -> list[str]:
+    """Each reason a computation the program called was not compiled for the target, one clause each."""
+    gaps = []
+    if failed:
+        gaps.append(f"{len(failed)} could not be compiled for it, so what they do there cannot be told "
+                    f"(e.g. {as_object(failed[0]).get('error')})")
+    if _count(counts, "failed"):
+        gaps.append(f"{_count(counts, 'failed')} could not be exported for it (not examined)")
+    if _count(counts, "over_limit"):
+        gaps.append(f"{_count(counts, 'over_limit')} past the kit's {MAX_EXPORTS} exports were not examined")
+    return gaps
+
+
+def _count(counts: Mapping[str, object], key: str) -> int:
+    value = counts.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def release_too_old(target: Target, release: str) -> str:
