@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import signal
 import sys
 import sysconfig
 import traceback
@@ -134,6 +135,28 @@ def masked(text: str) -> Tuple[str, List[Number]]:
     return _NUMBER.sub(take, text), numbers[:MAX_NUMBERS]
 
 
+def crashed(exit_code: int) -> Outcome:
+    """The outcome of a run killed by a signal (``exit_code`` is minus its number, as subprocess gives it): no
+    exception, and no printed lines (the block's output was never handed back, so none is judged)."""
+    return {"exit": exit_code, "exception": None, "lines": []}
+
+
+def is_crash(run: Outcome) -> bool:
+    """Was the run killed by a signal (a segfault, an abort)?"""
+    return run["exit"] < 0
+
+
+def exit_words(code: int) -> str:
+    """``exit 1``, or ``killed by signal 11 (SIGSEGV)`` for a run a signal ended."""
+    if code >= 0:
+        return "exit %d" % code
+    try:
+        name = " (%s)" % signal.Signals(-code).name
+    except ValueError:
+        name = ""
+    return "killed by signal %d%s" % (-code, name)
+
+
 def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> Outcome:
     """The outcome of one run: its exit code, its exception (or None), the lines it printed (see the docstring)."""
     lines = [Line(*masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
@@ -223,6 +246,9 @@ def features(bad: Outcome, good: Outcome) -> List[Feature]:
     if found and found[0]["what"] == "exception":
         # What one side never printed because it raised is a consequence of the exception, not a feature of its own.
         found = [f for f in found if f["what"] != "line" or (f["bad"] is not None and f["good"] is not None)]
+    if is_crash(bad) or is_crash(good):
+        # A crashed run's printed lines never came back: the crash (its exit) is the feature, its lines are unknown.
+        found = [f for f in found if f["what"] != "line"]
     return found
 
 
@@ -266,9 +292,11 @@ def describe(run: Outcome, bad: Outcome, good: Outcome, feature: Feature) -> str
     """What the run shows for one feature, in a few words."""
     if feature["what"] == "exception":
         raised = run.get("exception")
-        return "no exception" if raised is None else f"{raised['type']}: {raised['text'][:120]}"
+        if raised is None:
+            return "no exception (%s)" % exit_words(run["exit"]) if is_crash(run) else "no exception"
+        return f"{raised['type']}: {raised['text'][:120]}"
     if feature["what"] == "exit":
-        return f"exit {run['exit']}"
+        return exit_words(run["exit"])
     line = _counterpart(run, bad, feature["bad"]) or _counterpart(run, good, feature["good"])
     return "no such line" if line is None else f"prints {filled(line)!r}"
 
