@@ -195,6 +195,19 @@ def test_an_end_that_could_not_run_is_said_to_have_not_run_never_to_have_behaved
     assert not any("did not behave" in line for line in lines)
 
 
+def test_an_end_where_jax_ran_and_the_check_could_not_tell_is_said_as_inconclusive_not_as_not_run() -> None:
+    # Issue 58: a check that matched the reported error word for word was inconclusive at the old end (another tracer
+    # repr), and the report said "could not run here" though JAX ran there.
+    stopped = found_commit()
+    stopped.levels[0].problem = BoundsProblem("untestable", OLD_END, Outcome.SKIP, GOOD, "the oldest version ... skip")
+    stopped.observations[OLD_END] = observed("ran", "inconclusive", "the script failed otherwise: it raised TypeError")
+    lines = commit_section(stopped, fix=False, crash="skip", script=False)
+    assert f"- The range's old end {OLD_END[:10]} ran, and the check was inconclusive there (the script failed " \
+           "otherwise: it raised TypeError), so no commit between the releases was searched from it: the check " \
+           "cannot tell the bug at that end, not JAX that could not run." in lines
+    assert not any("could not run here" in line for line in lines)
+
+
 def test_a_build_matters_answer_names_the_untested_span_with_its_probes_and_leads() -> None:
     probes = (PairProbe(LAST, "0.5.1", "bad"), PairProbe(LAST, "0.5.3", "good"),
               PairProbe(FIRST, "0.5.3", "good"))

@@ -156,8 +156,8 @@ def same_exception(name: str, headline: str, raised: Raised) -> bool:
     if raised["type"] != name:
         return False
     reported = headline.split(":", 1)[1].strip() if ":" in headline else ""
-    template, numbers = block_outcome.masked(reported)
-    seen_template, seen_numbers = block_outcome.masked(raised["text"])
+    template, numbers = block_outcome.masked(block_outcome.stable_message(reported))
+    seen_template, seen_numbers = block_outcome.masked(block_outcome.stable_message(raised["text"]))
     if not template:
         return True  # the report named the class only
     return seen_template.startswith(template.rstrip("…")) and _numbers_close(numbers, seen_numbers[:len(numbers)])

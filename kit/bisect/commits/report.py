@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...records import Source
+from ...records import Source, Status
 from ...history.commits import CommitInfo, commit_url, compare_url
 from .finding import CommitFinding, TieBreak
 from ..outcomes import label
@@ -107,11 +107,18 @@ def _stopped(found: CommitFinding) -> list[str]:
     candidate = found.probed_candidates.get(problem.end)
     seen = found.observations.get(problem.end)
     side = "old" if problem.end == found.levels[0].candidates[0].version else "new"
+    name = candidate.short if candidate else problem.end[:10]
+    if seen is not None and seen.found.status == Status.RAN and not seen.found.jax_cannot_run:
+        # JAX ran there and the check could not tell: that is the check's answer, not the end's fault (a check that
+        # matched the reported error word for word read "could not run here" on every commit printing another repr).
+        return [f"- The range's {side} end {name} ran, and the check was inconclusive there ({seen.found.reason}), "
+                "so no commit between the releases was searched from it: the check cannot tell the bug at that end, "
+                "not JAX that could not run."]
     if seen is not None:
         why = seen.found.jax_cannot_run or seen.found.reason
     else:
         why = candidate.problem if candidate else ""
-    return [f"- The range's {side} end {candidate.short if candidate else problem.end[:10]} could not run here"
+    return [f"- The range's {side} end {name} could not run here"
             f"{f' ({why})' if why else ''}, so no commit between the releases was searched from it."]
 
 
