@@ -15,7 +15,7 @@ from pathlib import Path
 from kit.triage import block_outcome as bo
 from kit.triage.check_writer import BEHAVES_AS_REPORTED, Judged, outcome_check_text
 from kit.triage.issue_text import Block
-from tests.test_triage_failure_pattern import ONE_FAILURE_FOUR_REPRS
+from tests.tracer_reprs import ONE_FAILURE_FOUR_REPRS
 
 
 def test_numbers_are_masked_and_parsed_but_names_versions_and_addresses_are_not_numbers() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from kit.run.failures import RaisedException, exception_chain
 from kit.triage.failure_pattern import MESSAGE_CHARS, bad_if_for
+from tests.tracer_reprs import ONE_FAILURE_FOUR_REPRS
 
 CASES = [
     # (reported type, reported message, the same failure elsewhere, another failure)
@@ -88,17 +89,6 @@ def test_an_assertion_quoting_the_reporters_floats_matches_this_machines_low_dig
     pattern = bad_if_for([RaisedException("AssertionError", "0.12345678 != 0.5 at step 3")])
     assert re.search(pattern, "AssertionError: 0.1234912 != 0.5 at step 3")  # another machine's low digits
     assert not re.search(pattern, "AssertionError: 0.1234912 != 0.5 at step 4")  # integers stay literal
-
-
-# One failure, as four real releases print it (`jax.jit(lambda x, n: x * jnp.zeros(n))(1.0, 3)`, run on each release's
-# environment on 2026-12-06): the tracer's repr changed three times.
-ONE_FAILURE_FOUR_REPRS = {
-    "0.4.36": "Shapes must be 1D sequences of concrete values of integer type, got "
-              "(Traced<ShapedArray(int32[], weak_type=True)>with<DynamicJaxprTrace>,).",
-    "0.6.2": "Shapes must be 1D sequences of concrete values of integer type, got (Traced<~int32[]>with<DynamicJaxprTrace>,).",
-    "0.7.0": "Shapes must be 1D sequences of concrete values of integer type, got (JitTracer<~int32[]>,).",
-    "0.9.2": "Shapes must be 1D sequences of concrete values of integer type, got (JitTracer(~int32[]),).",
-}
 
 
 @pytest.mark.parametrize("quoted", sorted(ONE_FAILURE_FOUR_REPRS))

@@ -48,6 +48,9 @@ def crash_said(text: str, blocks: list[Block]) -> str:
     return ""
 
 
+CRASH_COUNTS = "a crash is an outcome like any other here, so the bisect counts a probe that crashes as bad (--crash bad)"
+
+
 def crash_reason(said: str, outcomes: Mapping[str, Optional[Outcome]]) -> str:
     """Why triage takes the report as a crash, in words: what its text says (``said``), and which runs a signal
     killed; "" where neither."""

@@ -38,7 +38,7 @@ from ..install import open_index, PackageIndex
 from ..project import bisect_command, catalogue_folders
 from ..run.runner import RunRequest, run_check
 from ..user_paths import report_path
-from .crash_words import crash_reason
+from .crash_words import CRASH_COUNTS, crash_reason
 from .check_writer import (
     DIFFERENCE_BAD_IF,
     WRITTEN_BY,
@@ -57,7 +57,6 @@ from .judged_runs import JudgedRun, judged_runs
 from .known_match import known_lines
 from .progress import still_running
 from .report_reading import Reading, read_report
-
 
 
 @dataclass(frozen=True)
@@ -107,8 +106,7 @@ class Triage:
     judged_runs: list[JudgedRun] = field(default_factory=list)
     """Triage's runs judged by that check (kit/triage/judged_runs.py): with ``--run``, the bisect's probes of them."""
     crash: str = ""
-    """Why the report is a crash (its text's words for one, a run killed by a signal), or "": with a reason, the
-    bisect it proposes counts a probe that crashes as bad (``--crash bad``)."""
+    """Why the report is a crash (kit/triage/crash_words.py), or "": then the bisect takes ``--crash bad``."""
 
 
 def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex | None = None) -> Triage:
@@ -149,8 +147,7 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
     result.crash = crash_reason(reading.failure.crash, {version: run.outcome for version, run in runs.items()})
     decide(result, matrix, options, runs, Releases(reported, worked, newest), run_more)
     if result.crash:
-        result.details.insert(0, f"a crash: {result.crash}; a crash is an outcome like any other here, so the "
-                                 "bisect counts a probe that crashes as bad (--crash bad)")
+        result.details.insert(0, f"a crash: {result.crash}; {CRASH_COUNTS}")
     result.details += known_lines(catalogue_folders(matrix), result.judged)  # the catalogue's entries it matches
     if result.judged is not None:
         result.judged_runs = judged_runs(runs, result.judged, result.check.path, result.check.bad_if, devices,
@@ -228,8 +225,7 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
             result.bisect_argv = bisect_argv(result, matrix, options, good=worked, bad=reported)
             return
     good_failed = good.outcome is not None and good.outcome.get("exception") is not None
-    # Where the bad side crashed, the newest raising instead is no failure "of another kind" masking the bug: the
-    # crash is the bug, and the check by difference judges each probe against both sides (another exception: 125).
+    # A crash is the bug: the newest raising instead is no other failure masking it (another exception judges 125).
     crashed = bad.outcome is not None and block_outcome.is_crash(bad.outcome)
     if found is not None and good_failed and not shows_reported(result.reading, good.outcome) and not regression \
             and not crashed:
@@ -464,9 +460,7 @@ def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: st
         argv += ["--host-devices", str(result.host_devices)]
     if options.timeout_s != DEFAULT_TIMEOUT_S:
         argv += ["--timeout", str(options.timeout_s)]
-    if result.crash:
-        argv += ["--crash", "bad"]
-    argv += (["--good", good] if good else []) + ["--bad", bad]
+    argv += (["--crash", "bad"] if result.crash else []) + (["--good", good] if good else []) + ["--bad", bad]
     if options.commits:
         argv.append("--commits")
         if options.jax_repo is not None:
