@@ -24,6 +24,7 @@ def test_the_example_reports_blocks_are_classed_by_content() -> None:
         # the traceback is fenced as ```python: its label does not make it code
         "shapedtypestruct-immutable": ["python", "traceback"],
         "sharded-slogdet-collective": ["python", "output", "output"],
+        "tracer-arraylike-isinstance": ["python", "traceback"],  # unlabelled, read by what it holds
     }
 
 
