@@ -283,6 +283,17 @@ def test_a_branch_fix_is_named_with_its_twin_and_the_first_release_carrying_each
     assert text.split("a release branch's copy", 1)[1].split("\n", 1)[0].endswith("; in no release tagged here yet")
 
 
+def test_a_main_line_fix_is_named_with_its_release_branch_copy_which_reached_users_first() -> None:
+    # Issue 58, twins both ways: bd77a703fd on main (first in 0.4.38) has its copy 65b6088411 on 0.4.37's branch.
+    found = found_commit()
+    found.released = ("0.4.38", None)
+    found.branch_copies = [(info(NEWEST), "same title, author and author date", "0.4.37")]
+    text = section(found)
+    assert ("  - on the main line, first released in jax 0.4.38; a copy on a release branch (same title, author and "
+            f"author date): **{NEWEST}**") in text
+    assert text.split("a copy on a release branch", 1)[1].split("\n", 1)[0].endswith("; first released in jax 0.4.37")
+
+
 def test_a_pair_probe_says_when_only_jax_was_laid() -> None:
     probe = PairProbe(FIRST, "0.9.2", "good", laid=JAX_ALONE)
     assert probe.text() == f"{FIRST[:10]} on jaxlib 0.9.2 (jax/ alone): good"

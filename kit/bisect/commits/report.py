@@ -148,12 +148,21 @@ def _runnability_line(found: CommitFinding) -> list[str]:
 
 
 def _twin_lines(found: CommitFinding) -> list[str]:
-    """The cherry-pick's twin on the main line, where its pull request and review are."""
+    """The commit's twins, either way: a cherry-pick's on the main line (where its pull request and review are), a
+    main-line commit's copies on release branches (a release that holds the change sooner)."""
     if found.main_line is None:
-        return []
+        if not found.branch_copies:
+            return []
+        main = _released(found.released[0])
+        return [f"  - on the main line, {main}; a copy on a release branch ({how}): {_named(info, None)}; "
+                f"{_released(release)}" for info, how, release in found.branch_copies]
     info, how = found.main_line
-    branch, main = (f"first released in jax {v}" if v else "in no release tagged here yet" for v in found.released)
+    branch, main = (_released(v) for v in found.released)
     return [f"  - a release branch's copy, {branch}; on the main line ({how}): {_named(info, None)}; {main}"]
+
+
+def _released(version: str | None) -> str:
+    return f"first released in jax {version}" if version else "in no release tagged here yet"
 
 
 def _named(info: CommitInfo, jaxlib: str | None) -> str:
