@@ -37,6 +37,7 @@ from ..errors import IndexUnreachable
 from ..install import open_index, PackageIndex
 from ..project import bisect_command, catalogue_folders
 from ..run.runner import RunRequest, run_check
+from ..reproduce_line import reproduce_argv
 from ..user_paths import report_path
 from .crash_words import CRASH_COUNTS, crash_reason
 from .check_writer import (
@@ -468,16 +469,10 @@ def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: st
     return argv
 
 
-JAX_CLONE = "<a clone of jax-ml/jax>"
-"""How a printed command names a JAX clone outside the project: no machine's path in a pasted command."""
-
-
 def shown_clone(path: Path, project: Path) -> str:
-    """``path`` relative to the project when inside it, else `JAX_CLONE`."""
-    try:
-        return str(path.resolve().relative_to(project.resolve()))
-    except ValueError:
-        return JAX_CLONE
+    """``path`` relative to the project when inside it, ``~/...`` under home, else as given: the printed command
+    must run (`kit.reproduce_line`; a placeholder, ``'<a clone of jax-ml/jax>'``, made ``--commits`` refuse it)."""
+    return reproduce_argv(["--jax-repo", str(path)], project)[1]
 
 
 def command(argv: list[str], begins: str = "nox -s bisect --") -> str:
