@@ -140,3 +140,12 @@ def test_a_crashed_run_is_left_to_the_bisect_to_probe(tmp_path: Path) -> None:
     kept = judged_runs(runs, judged, check, "(?m)^BEHAVES AS REPORTED:", None, tmp_path)
     assert [run.version for run in kept] == ["0.10.0"]  # the judge never saw the crash: --crash bad counts it
 
+
+
+def test_a_crash_the_report_names_but_no_run_here_shows_is_said_untested(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _triage(tmp_path, monkeypatch, SEGFAULT.read_text(), {"0.9.2": CLEAN, "0.10.0": CLEAN}, newest="0.10.0")
+    assert result.bisect_argv == []
+    assert result.answer == "behaves the same on 0.9.2 and 0.10.0: no difference to bisect by"
+    assert result.details[0] == ("a crash: the report says 'Segmentation fault (core dumped)'; no run here was killed "
+                                 "by a signal: the crash is untested here (another platform or build?)")

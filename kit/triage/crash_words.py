@@ -48,7 +48,14 @@ def crash_said(text: str, blocks: list[Block]) -> str:
     return ""
 
 
-CRASH_COUNTS = "a crash is an outcome like any other here, so the bisect counts a probe that crashes as bad (--crash bad)"
+def crash_counts(reason: str, bisect: bool) -> str:
+    """What the crash means for the answer: the bisect's ``--crash bad``, or, where no run here crashed and none is
+    proposed, that the crash is untested here (another platform's or build's crash is not this machine's)."""
+    if bisect:
+        return "a crash is an outcome like any other here, so the bisect counts a probe that crashes as bad (--crash bad)"
+    if "killed by signal" not in reason:
+        return "no run here was killed by a signal: the crash is untested here (another platform or build?)"
+    return "no bisect to count it in"
 
 
 def crash_reason(said: str, outcomes: Mapping[str, Optional[Outcome]]) -> str:

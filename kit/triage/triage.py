@@ -39,7 +39,7 @@ from ..project import bisect_command, catalogue_folders
 from ..run.runner import RunRequest, run_check
 from ..reproduce_line import reproduce_argv
 from ..user_paths import report_path
-from .crash_words import CRASH_COUNTS, crash_reason
+from .crash_words import crash_counts, crash_reason
 from .check_writer import (
     DIFFERENCE_BAD_IF,
     WRITTEN_BY,
@@ -148,7 +148,7 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
     result.crash = crash_reason(reading.failure.crash, {version: run.outcome for version, run in runs.items()})
     decide(result, matrix, options, runs, Releases(reported, worked, newest), run_more)
     if result.crash:
-        result.details.insert(0, f"a crash: {result.crash}; {CRASH_COUNTS}")
+        result.details.insert(0, f"a crash: {result.crash}; {crash_counts(result.crash, bool(result.bisect_argv))}")
     result.details += known_lines(catalogue_folders(matrix), result.judged)  # the catalogue's entries it matches
     if result.judged is not None:
         result.judged_runs = judged_runs(runs, result.judged, result.check.path, result.check.bad_if, devices,
