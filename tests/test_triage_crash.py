@@ -86,6 +86,8 @@ def test_a_run_killed_by_a_signal_is_captured_as_a_crash() -> None:
     assert run.summary() == "killed by signal 11 (SIGSEGV)"
     timed_out = captured("0.9.2", {"status": Status.TIMED_OUT, "evidence": {"exit_code": None}})
     assert timed_out.outcome is None  # a timeout is not a crash
+    broken = {**record, "evidence": {**record["evidence"], "jax_cannot_run": {"error": "Segmentation fault at import"}}}
+    assert captured("0.9.2", broken).outcome is None  # JAX itself dies there: the block's crash it is not
 
 
 def test_a_crashed_side_is_told_by_its_exit_and_exception_never_by_lines_it_could_not_hand_back() -> None:
