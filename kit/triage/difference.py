@@ -76,7 +76,8 @@ def captured(version: str, record: Mapping[str, object], record_path: str = "", 
     usable = kept.get("status") == Status.RAN and not evidence.get("jax_cannot_run") and isinstance(text, str)
     outcome = _outcome(text) if usable and isinstance(text, str) else None
     code = evidence.get("exit_code")
-    if kept.get("status") == Status.CRASHED and isinstance(code, int) and code < 0 and not evidence.get("jax_cannot_run"):
+    signal_killed = kept.get("status") == Status.CRASHED and isinstance(code, int) and code < 0
+    if signal_killed and isinstance(code, int) and not evidence.get("jax_cannot_run"):
         outcome = block_outcome.crashed(code)  # killed by a signal: a crash is an outcome the block can have
     return Run(version, status, reason, outcome, kept, record_path, log)
 
