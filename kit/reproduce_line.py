@@ -6,9 +6,14 @@ program's arguments as they came, and pasting ``$(...)`` ran it), and each
 absolute path is written as the reader can use it: relative inside the
 project, ``~/...`` under the home folder (the ``~`` left unquoted, so the
 shell expands it), and otherwise a placeholder named for its option
-(``--jax-repo <JAX_REPO>``), never ``../../../`` climbing out of the project
-to where this machine keeps a clone. A path the user gave relative is kept
-as they gave it.
+(``--script <SCRIPT>``), never ``../../../`` climbing out of the project.
+A path the user gave relative is kept as they gave it.
+
+A JAX clone (``--jax-repo``) elsewhere is kept as the user gave it, quoted: a
+reproduce line must be a command that runs (issue 58), and the placeholder
+``'<JAX_REPO>'`` made ``--commits`` refuse it; left out, the kit would clone
+JAX from GitHub instead, which a machine that reaches only package indexes
+cannot. The report's prose names that clone already (relative to the project).
 """
 
 from __future__ import annotations
@@ -38,11 +43,17 @@ def reproduce_argv(argv: Sequence[str], project: Path) -> list[str]:
     return shown
 
 
+KEPT_AS_GIVEN = frozenset({"--jax-repo"})
+"""Path options kept as the user gave them when outside the project and home (see the module's docstring)."""
+
+
 def _shown(value: str, project: Path, option: str) -> str:
     path = Path(value).expanduser()
     shown = shown_path(path, project)
     if not os.path.isabs(shown):
         return shown
+    if option in KEPT_AS_GIVEN:
+        return value
     return f"<{option.lstrip('-').replace('-', '_').upper() or 'PATH'}>"
 
 

@@ -195,6 +195,19 @@ def test_an_end_that_could_not_run_is_said_to_have_not_run_never_to_have_behaved
     assert not any("did not behave" in line for line in lines)
 
 
+def test_an_end_where_jax_ran_and_the_check_could_not_tell_is_said_as_inconclusive_not_as_not_run() -> None:
+    # Issue 58: a check that matched the reported error word for word was inconclusive at the old end (another tracer
+    # repr), and the report said "could not run here" though JAX ran there.
+    stopped = found_commit()
+    stopped.levels[0].problem = BoundsProblem("untestable", OLD_END, ProbeOutcome.SKIP, GOOD, "the oldest version ... skip")
+    stopped.observations[OLD_END] = observed("ran", "inconclusive", "the script failed otherwise: it raised TypeError")
+    lines = commit_section(stopped, fix=False, crash="skip", script=False)
+    assert f"- The range's old end {OLD_END[:10]} ran, and the check was inconclusive there (the script failed " \
+           "otherwise: it raised TypeError), so no commit between the releases was searched from it: the check " \
+           "cannot tell the bug at that end, not JAX that could not run." in lines
+    assert not any("could not run here" in line for line in lines)
+
+
 def test_a_build_matters_answer_names_the_untested_span_with_its_probes_and_leads() -> None:
     probes = (PairProbe(LAST, "0.5.1", "bad"), PairProbe(LAST, "0.5.3", "good"),
               PairProbe(FIRST, "0.5.3", "good"))
@@ -268,6 +281,17 @@ def test_a_branch_fix_is_named_with_its_twin_and_the_first_release_carrying_each
     assert ("  - a release branch's copy, first released in jax 0.4.37; on the main line (same title, author and "
             f"author date): **{NEWEST}**") in text
     assert text.split("a release branch's copy", 1)[1].split("\n", 1)[0].endswith("; in no release tagged here yet")
+
+
+def test_a_main_line_fix_is_named_with_its_release_branch_copy_which_reached_users_first() -> None:
+    # Issue 58, twins both ways: bd77a703fd on main (first in 0.4.38) has its copy 65b6088411 on 0.4.37's branch.
+    found = found_commit()
+    found.released = ("0.4.38", None)
+    found.branch_copies = [(info(NEWEST), "same title, author and author date", "0.4.37")]
+    text = section(found)
+    assert ("  - on the main line, first released in jax 0.4.38; a copy on a release branch (same title, author and "
+            f"author date): **{NEWEST}**") in text
+    assert text.split("a copy on a release branch", 1)[1].split("\n", 1)[0].endswith("; first released in jax 0.4.37")
 
 
 def test_a_pair_probe_says_when_only_jax_was_laid() -> None:

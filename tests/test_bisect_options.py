@@ -147,7 +147,7 @@ def test_shown_argv_makes_only_path_flags_absolute_values_relative_or_placeholde
         "--out", "out", "--changelog=CHANGELOG.md",
         "--bad-if", "/no/such/path",  # a regex that looks like a path is the user's text: kept as written
         "--find-links", "https://example.org/wheels",  # a URL is not a path
-        "--jax-repo=<JAX_REPO>",  # outside the project and home: a placeholder, not ../ climbing out of it
+        f"--jax-repo={tmp_path / 'jax'}",  # outside the project and home: as given, so the line runs (issue 58)
         "--out=relative/dir")
 
 

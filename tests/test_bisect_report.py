@@ -319,3 +319,17 @@ def test_a_path_is_rewritten_where_it_starts_never_inside_one_already_relative()
     assert report.without_machine_paths(text, paths) == (
         "--out ../../tmp/out` and --out ../../tmp/out and \"../../tmp/out/x.md\" and /tmp/outer and a.py")
 
+
+
+def test_the_summary_names_the_commits_twin_either_way() -> None:
+    # Issue 58: 65b6088411 on 0.4.37's branch was named without bd77a703fd, its twin on main, and the other way.
+    twin = CommitInfo("bd77a703fd" + "0" * 30, "2024-12-09T10:44:28-08:00", "Ivy", "Avoid index out of range", None, ())
+    fixed = commit_fix()
+    assert fixed.commits is not None
+    fixed.commits.main_line, fixed.commits.released = (twin, "same title, author and author date"), ("0.4.37", "0.4.38")
+    line = next(x for x in report.render_markdown(fixed, []).splitlines() if x.startswith("- **Commit**"))
+    assert line.endswith("; on the main line: bd77a703fd (first in jax 0.4.38)")
+    fixed.commits.main_line, fixed.commits.released = None, ("0.4.38", None)
+    fixed.commits.branch_copies = [(twin, "same title, author and author date", "0.4.37")]
+    line = next(x for x in report.render_markdown(fixed, []).splitlines() if x.startswith("- **Commit**"))
+    assert line.endswith("; also on a release branch: bd77a703fd (first in jax 0.4.37)")

@@ -19,7 +19,8 @@ def test_each_path_is_relative_in_the_project_home_relative_under_home_else_a_pl
     argv = ["--script", str(project / "checks" / "c.py"), f"--jax-repo={elsewhere}", "--changelog", str(home / "n.md"),
             "--out", "../given/relative", "--bad-if", "/not/a/path/", str(elsewhere)]
     assert reproduce_argv(argv, project) == [
-        "--script", "checks/c.py", "--jax-repo=<JAX_REPO>", "--changelog", "~/n.md",
+        "--script", "checks/c.py", f"--jax-repo={elsewhere}",  # a clone: as given, so --commits runs (issue 58)
+        "--changelog", "~/n.md",
         "--out", "../given/relative",  # as the user gave it
         "--bad-if", "/not/a/path/",  # a regex, not a path of this machine's: as written
         "<PATH>"]  # a path of this machine's with no option to name it

@@ -1,4 +1,4 @@
-"""kit/triage/block_outcome.py: what a block did, as two runs are told apart by, and which side a third run is on.
+"""kit/triage/bo.py: what a block did, as two runs are told apart by, and which side a third run is on.
 
 The cases are the reports that a check built from the reporter's literal numbers could never decide: a block that
 prints eager and jit side by side, a control line beside the case, another machine's low digits.
@@ -15,6 +15,7 @@ from pathlib import Path
 from kit.triage import block_outcome as bo
 from kit.triage.check_writer import BEHAVES_AS_REPORTED, Judged, outcome_check_text
 from kit.triage.issue_text import Block
+from tests.tracer_reprs import ONE_FAILURE_FOUR_REPRS
 
 
 def test_numbers_are_masked_and_parsed_but_names_versions_and_addresses_are_not_numbers() -> None:
@@ -112,3 +113,28 @@ def test_an_outcome_reads_back_from_its_json_as_it_was_and_anything_else_is_no_o
     features = bo.features(seen, bo.outcome(0, "eager: 2.5\n"))
     assert bo.features_from_json(json.loads(json.dumps(features))) == features
     assert bo.features_from_json([{"what": "line", "bad": "1"}, {"what": "colour"}, "exit", None]) == []
+
+
+def test_an_exception_is_told_by_its_type_and_the_stable_part_of_its_message_never_by_a_tracers_repr() -> None:
+    runs = {v: bo.outcome(1, "", TypeError(m)) for v, m in ONE_FAILURE_FOUR_REPRS.items()}
+    clean = bo.outcome(0, "ok\n")
+    for version, run in runs.items():
+        # The same failure on every release: no difference between any two of them...
+        assert all(bo.features(run, other) == [] for other in runs.values()), version
+        # ... and a difference check whose bad side printed 0.9.2's repr judges each as bad (was: 125 on three).
+        judged = bo.features(runs["0.9.2"], clean)
+        assert bo.judgement(run, runs["0.9.2"], clean, judged, ("0.9.2", "0.10.0"), "BAD:")[0] == 1
+    other = bo.outcome(1, "", TypeError("Shapes must be 1D sequences of concrete values of float type, "
+                                                   "got (JitTracer(~int32[]),)."))
+    assert bo.features(other, runs["0.9.2"]) == [{"what": "exception"}]  # the words still tell apart
+
+
+def test_the_stable_message_keeps_the_words_and_makes_each_repr_one_word() -> None:
+    assert bo.stable_message("bad <function f at 0x7f00aa> and Traced<ShapedArray(float32[3])>with<"
+                                        "DynamicJaxprTrace(level=1/0)> here") == "bad <repr> and <repr> here"
+    assert bo.stable_message("traced array with shape ~int32[]") == "traced array with shape <aval>"
+    assert bo.stable_message("GradTracer(primal=1.0, typeof(tangent)=f16[]) is not hashable") == \
+        "<repr> is not hashable"
+    assert bo.stable_message("unbalanced JitTracer(float32[3]") == "unbalanced JitTracer(<aval>"
+    assert bo.stable_message("result_paths() got multiple values for argument 'f'") == \
+        "result_paths() got multiple values for argument 'f'"

@@ -108,6 +108,8 @@ def test_a_command_quoted_in_records_names_no_absolute_path(tmp_path: Path) -> N
     (tmp_path / "issues").mkdir()
     (tmp_path / "issues" / "slow.md").write_text("the report\n")  # a word is a path of this machine's where one is
     given = f"nox -s triage -- {tmp_path / 'issues' / 'slow.md'} --run --jax-repo={tmp_path.parent / 'jax'}"
-    assert command.shown_command(given, tmp_path) == "nox -s triage -- issues/slow.md --run '--jax-repo=<JAX_REPO>'"
+    # The clone is kept as given: a reproduce line must run (issue 58); a placeholder made --commits refuse it.
+    assert command.shown_command(given, tmp_path) == \
+        f"nox -s triage -- issues/slow.md --run --jax-repo={tmp_path.parent / 'jax'}"
     assert command.shown_command("nox -s triage -- 'my issue.md' --block 2", tmp_path) == (
         "nox -s triage -- 'my issue.md' --block 2")

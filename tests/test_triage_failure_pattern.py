@@ -13,6 +13,7 @@ import pytest
 
 from kit.run.failures import RaisedException, exception_chain
 from kit.triage.failure_pattern import MESSAGE_CHARS, bad_if_for
+from tests.tracer_reprs import ONE_FAILURE_FOUR_REPRS
 
 CASES = [
     # (reported type, reported message, the same failure elsewhere, another failure)
@@ -88,3 +89,13 @@ def test_an_assertion_quoting_the_reporters_floats_matches_this_machines_low_dig
     pattern = bad_if_for([RaisedException("AssertionError", "0.12345678 != 0.5 at step 3")])
     assert re.search(pattern, "AssertionError: 0.1234912 != 0.5 at step 3")  # another machine's low digits
     assert not re.search(pattern, "AssertionError: 0.1234912 != 0.5 at step 4")  # integers stay literal
+
+
+@pytest.mark.parametrize("quoted", sorted(ONE_FAILURE_FOUR_REPRS))
+def test_a_reported_tracer_repr_matches_the_same_failure_in_every_releases_repr(quoted: str) -> None:
+    pattern = bad_if_for([RaisedException("TypeError", ONE_FAILURE_FOUR_REPRS[quoted])])
+    # Was: each pattern matched its own release only, and a bisect skipped the others as "failed otherwise".
+    assert [v for v, message in ONE_FAILURE_FOUR_REPRS.items() if re.search(pattern, f"TypeError: {message}")] == \
+        sorted(ONE_FAILURE_FOUR_REPRS, key=lambda v: tuple(map(int, v.split("."))))
+    assert not re.search(pattern, "TypeError: Shapes must be 1D sequences of concrete values of float type, got (x,).")
+    assert not re.search(pattern, "ValueError: Shapes must be 1D sequences of concrete values of integer type, got (x,).")

@@ -15,6 +15,7 @@ def test_the_example_reports_blocks_are_classed_by_content() -> None:
     kinds = {path.stem: [b.kind for b in code_blocks(path.read_text())] for path in sorted(ISSUES.glob("*.md"))}
     assert kinds == {
         "custom-remat-random-line": ["python", "output"],
+        "device-put-none-segfault": ["python", "output", "environment"],  # the shell said "Segmentation fault"
         "jit-kwarg-named-f": ["python", "traceback", "python", "environment"],
         "normal-draws-assert": ["python", "traceback", "output"],
         "pad-eager-jit-numpy": ["python", "output", "output"],
@@ -23,6 +24,7 @@ def test_the_example_reports_blocks_are_classed_by_content() -> None:
         # the traceback is fenced as ```python: its label does not make it code
         "shapedtypestruct-immutable": ["python", "traceback"],
         "sharded-slogdet-collective": ["python", "output", "output"],
+        "tracer-arraylike-isinstance": ["python", "traceback"],  # unlabelled, read by what it holds
     }
 
 

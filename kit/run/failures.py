@@ -36,7 +36,7 @@ from typing import Mapping, Sequence
 
 from packaging.utils import canonicalize_name
 
-from ..records import RunOutcome, Verdict
+from ..records import RunOutcome, Status, Verdict
 from ..json_types import JsonObject
 from ..requirements import package_for_module
 from . import bounded_match
@@ -232,6 +232,12 @@ def judge(observed: RunOutcome, code: int | None, tail: Sequence[str], bad_if: r
             where = "its exception chain" if searched.matched_in else "its output"
             return observed.judged(Verdict.AFFECTED, f"the script {how}, and {where} matches bad_if {bad_if.pattern!r}",
                                    **evidence)
+        if observed.status is Status.CRASHED:
+            # Killed by a signal (or past exit 127): a crash stays one, and the bisect counts it as --crash says
+            # (skip by default). Made inconclusive here, a crash ignored --crash bad whenever a bad_if was given,
+            # and a segfault report's bisect stopped at its own bad end ("skip, not bad").
+            return observed.with_reason(f"the script {how}, and its output does not match bad_if "
+                                        f"{bad_if.pattern!r}").with_evidence(**evidence)
         return observed.inconclusive(f"the script failed otherwise: it {how}, and its output does not "
                                      f"match bad_if {bad_if.pattern!r}", **evidence)
     if exception is not None and observed.verdict is Verdict.AFFECTED:

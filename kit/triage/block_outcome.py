@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import signal
 import sys
 import sysconfig
 import traceback
@@ -121,6 +122,63 @@ def features_from_json(value: object) -> List[Feature]:
     return found
 
 
+_REPR_START = re.compile(r"\b(?:\w*Trac(?:er|ed)\w*|\w*(?:Shaped|Concrete)Array)\s*[<(]")
+"""Where an object's repr begins that JAX writes differently from release to release: a tracer
+(``Traced<ShapedArray(int32[], weak_type=True)>with<DynamicJaxprTrace>``, ``Traced<~int32[]>with<...>``,
+``JitTracer<~int32[]>``, ``JitTracer(~int32[])``: four forms of one tracer from 0.4.36 to 0.10.0) or an aval."""
+_OBJECT_AT = re.compile(r"<[^<>\n]*\bat 0x[0-9a-fA-F]+>")
+_AVAL = re.compile(r"(?<![\w~])~?[a-z]+(?:\d+|#)?\[[\d#, ]*\](?:\{[^}\n]*\})?")
+_PAIRS = {"<": ">", "(": ")", "[": "]", "{": "}"}
+REPR = "<repr>"
+"""What a varying object repr reads as in a message's stable form."""
+
+
+def repr_spans(text: str) -> List[Tuple[int, int]]:
+    """The spans of ``text`` holding object reprs that vary between releases (`_REPR_START`, ``<... at 0x...>``),
+    each with its balanced brackets and a trailing ``with<...>``."""
+    spans: List[Tuple[int, int]] = []
+    at = 0
+    while True:
+        found = _REPR_START.search(text, at)
+        if found is None:
+            break
+        end = _closing(text, found.end() - 1)
+        while end is not None and text.startswith("with<", end):
+            end = _closing(text, end + len("with"))
+        if end is None:
+            break  # unbalanced (a message cut short): left as it is
+        spans.append((found.start(), end))
+        at = end
+    spans += [(m.start(), m.end()) for m in _OBJECT_AT.finditer(text)
+              if not any(a <= m.start() < b for a, b in spans)]
+    return sorted(spans)
+
+
+def _closing(text: str, opening: int) -> Optional[int]:
+    """The index after the bracket that closes the one at ``opening``; None where it is never closed."""
+    stack = []
+    for at in range(opening, len(text)):
+        char = text[at]
+        if char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif stack and char == stack[-1]:
+            stack.pop()
+            if not stack:
+                return at + 1
+    return None
+
+
+def stable_message(text: str) -> str:
+    """An exception message with what varies between releases for the same failure made one word: object reprs
+    (tracers, avals, ``<... at 0x...>``) read `REPR`, bare avals (``~int32[]``, ``f32[3,4]``) ``<aval>``. The
+    words around them, the exception's own, stay."""
+    out, at = [], 0
+    for start, end in repr_spans(text):
+        out += [text[at:start], REPR]
+        at = end
+    return _AVAL.sub("<aval>", "".join(out) + text[at:])
+
+
 def masked(text: str) -> Tuple[str, List[Number]]:
     """``text`` as a template with its numbers as ``#``, and the numbers (floats; ``"nan"``/``"inf"`` as text)."""
     text = _ADDRESS.sub("0x…", _VERSION.sub("<version>", text[:MAX_CHARS]))
@@ -134,13 +192,35 @@ def masked(text: str) -> Tuple[str, List[Number]]:
     return _NUMBER.sub(take, text), numbers[:MAX_NUMBERS]
 
 
+def crashed(exit_code: int) -> BlockOutcome:
+    """The outcome of a run killed by a signal (``exit_code`` is minus its number, as subprocess gives it): no
+    exception, and no printed lines (the block's output was never handed back, so none is judged)."""
+    return {"exit": exit_code, "exception": None, "lines": []}
+
+
+def is_crash(run: BlockOutcome) -> bool:
+    """Was the run killed by a signal (a segfault, an abort)?"""
+    return run["exit"] < 0
+
+
+def exit_words(code: int) -> str:
+    """``exit 1``, or ``killed by signal 11 (SIGSEGV)`` for a run a signal ended."""
+    if code >= 0:
+        return "exit %d" % code
+    try:
+        name = " (%s)" % signal.Signals(-code).name
+    except ValueError:
+        name = ""
+    return "killed by signal %d%s" % (-code, name)
+
+
 def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> BlockOutcome:
     """The outcome of one run: its exit code, its exception (or None), the lines it printed (see the docstring)."""
     lines = [PrintedLine(*masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
     raised: Optional[BlockException] = None
     if error is not None:
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
-        raised = {"type": type(error).__name__, "message": masked(first)[0], "text": first[:MAX_CHARS]}
+        raised = {"type": type(error).__name__, "message": masked(stable_message(first))[0], "text": first[:MAX_CHARS]}
     return {"exit": exit_code, "exception": raised, "lines": lines}
 
 
@@ -193,8 +273,11 @@ def same_line(a: Optional[PrintedLine], b: Optional[PrintedLine]) -> bool:
 
 
 def _exception_key(run: BlockOutcome) -> Optional[Tuple[str, str]]:
+    """The exception by its type and the stable part of its message (`stable_message`: a tracer's repr, which
+    JAX writes four ways from 0.4.36 to 0.10.0, never tells two runs apart; a commit printing another form was
+    "neither" side, and a bisect skipped 13 of 16 probes on it)."""
     raised = run.get("exception")
-    return None if raised is None else (raised["type"], raised["message"])
+    return None if raised is None else (raised["type"], stable_message(raised["message"]))
 
 
 def _pairs(first: List[PrintedLine], second: List[PrintedLine]) -> List[Tuple[Optional[int], Optional[int]]]:
@@ -223,6 +306,9 @@ def features(bad: BlockOutcome, good: BlockOutcome) -> List[Feature]:
     if found and found[0]["what"] == "exception":
         # What one side never printed because it raised is a consequence of the exception, not a feature of its own.
         found = [f for f in found if f["what"] != "line" or (f["bad"] is not None and f["good"] is not None)]
+    if is_crash(bad) or is_crash(good):
+        # A crashed run's printed lines never came back: the crash (its exit) is the feature, its lines are unknown.
+        found = [f for f in found if f["what"] != "line"]
     return found
 
 
@@ -266,9 +352,11 @@ def describe(run: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, feature: 
     """What the run shows for one feature, in a few words."""
     if feature["what"] == "exception":
         raised = run.get("exception")
-        return "no exception" if raised is None else f"{raised['type']}: {raised['text'][:120]}"
+        if raised is None:
+            return "no exception (%s)" % exit_words(run["exit"]) if is_crash(run) else "no exception"
+        return f"{raised['type']}: {raised['text'][:120]}"
     if feature["what"] == "exit":
-        return f"exit {run['exit']}"
+        return exit_words(run["exit"])
     line = _counterpart(run, bad, feature["bad"]) or _counterpart(run, good, feature["good"])
     return "no such line" if line is None else f"prints {filled(line)!r}"
 

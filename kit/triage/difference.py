@@ -53,7 +53,9 @@ class Run:
             return f"{self.status.upper()}: {self.reason}"[:limit + 40]
         raised = self.outcome.get("exception")
         lines = self.outcome["lines"]
-        said = f"exit {self.outcome['exit']}"
+        said = block_outcome.exit_words(self.outcome["exit"])
+        if block_outcome.is_crash(self.outcome):
+            return said
         if raised:
             said += f", {raised['type']}: {raised['text']}"
         elif lines:
@@ -72,8 +74,12 @@ def captured(version: str, record: Mapping[str, object], record_path: str = "", 
     summary = evidence.get("summary")
     text = summary.get("triage_outcome") if isinstance(summary, dict) else None
     usable = kept.get("status") == Status.RAN and not evidence.get("jax_cannot_run") and isinstance(text, str)
-    return Run(version, status, reason, _outcome(text) if usable and isinstance(text, str) else None, kept,
-               record_path, log)
+    outcome = _outcome(text) if usable and isinstance(text, str) else None
+    code = evidence.get("exit_code")
+    signal_killed = kept.get("status") == Status.CRASHED and isinstance(code, int) and code < 0
+    if signal_killed and isinstance(code, int) and not evidence.get("jax_cannot_run"):
+        outcome = block_outcome.crashed(code)  # killed by a signal: a crash is an outcome the block can have
+    return Run(version, status, reason, outcome, kept, record_path, log)
 
 
 def _outcome(text: str) -> BlockOutcome | None:
@@ -136,6 +142,8 @@ def shows_reported(reading: Reading, outcome: BlockOutcome | None, only: list[in
     if only:
         outcome = {**outcome, "lines": [line for at, line in enumerate(outcome["lines"]) if at in only]}
     failure = reading.failure
+    if failure.crash and failure.exception is None:
+        return block_outcome.is_crash(outcome)  # a crash report: the bug is the process killed by a signal
     if failure.exception is not None:
         raised = outcome.get("exception")
         return raised is not None and same_exception(failure.exception.name, failure.exception.headline(), raised)
@@ -149,8 +157,8 @@ def same_exception(name: str, headline: str, raised: BlockException) -> bool:
     if raised["type"] != name:
         return False
     reported = headline.split(":", 1)[1].strip() if ":" in headline else ""
-    template, numbers = block_outcome.masked(reported)
-    seen_template, seen_numbers = block_outcome.masked(raised["text"])
+    template, numbers = block_outcome.masked(block_outcome.stable_message(reported))
+    seen_template, seen_numbers = block_outcome.masked(block_outcome.stable_message(raised["text"]))
     if not template:
         return True  # the report named the class only
     return seen_template.startswith(template.rstrip("…")) and _numbers_close(numbers, seen_numbers[:len(numbers)])
@@ -270,7 +278,8 @@ def _confirmed(reading: Reading, bad: Run, good: Run) -> str:
     on_good = shows_reported(reading, good.outcome)
     failure = reading.failure
     what = (failure.exception.headline(100) if failure.exception is not None else
-            f"quoted output {failure.wrong_value.actual[:60]!r}" if failure.wrong_value is not None else "")
+            f"quoted output {failure.wrong_value.actual[:60]!r}" if failure.wrong_value is not None else
+            f"crash ({failure.crash[:60]!r})" if failure.crash else "")
     if on_bad is None:
         return "the report quotes no failure to match: the bug is taken as the reporter's release's behaviour"
     if on_bad and on_good and reading.failure.wrong_value is not None:

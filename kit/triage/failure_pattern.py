@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ..run.failures import RaisedException
+from .block_outcome import repr_spans
 
 MESSAGE_CHARS = 160
 """How much of the message's first line the pattern keeps: enough to tell failures apart, short of release notes."""
@@ -31,7 +32,7 @@ _VARYING: list[tuple[str, str]] = [
     (r"0x[0-9a-fA-F]+", r"0x[0-9a-fA-F]+"),  # addresses
     # a computed float (an assert quoting the reporter's values): another machine writes other low digits
     (r"(?<![\w.])[-+]?\d+\.\d+(?:[eE][-+]?\d+)?(?![\w])", r"[-+]?[\d.]+(?:[eE][-+]?\d+)?"),
-    (r"\b[a-z]+\d*\[[\d, ]*\]", r"\w+\[[^\]]*\]"),  # avals and HLO shapes: f32[3,4], float32[], bool[]
+    (r"~?\b[a-z]+\d*\[[\d, ]*\]", r"~?\w+\[[^\]]*\]"),  # avals and HLO shapes: f32[3,4], float32[], ~int32[]
     (r"(?<![\w)\]])\((?:\d+, ?)*\d*,?\)", r"\([^)]*\)"),  # shapes: (3, 4), (7,), (); not a call's ()
     (r"\[(?:\d+, ?)+\d+\]", r"\[[^\]]*\]"),  # a shape written as a list: [3, 4]
     (r"'[^'\n]*\d[^'\n]*'", r"'[^']*'"),  # a quoted value holding a digit: an id, a generated name, a shape
@@ -60,8 +61,24 @@ def link_pattern(raised: RaisedException) -> str:
     return kind + ": " + message_pattern(_cut(first))
 
 
+REPR_WILDCARD = ".+?"
+"""What an object's repr in the message becomes: any text up to the words that follow it. A tracer is written
+four ways from jax 0.4.36 to 0.10.0 (``Traced<ShapedArray(int32[], weak_type=True)>with<DynamicJaxprTrace>``,
+``Traced<~int32[]>with<DynamicJaxprTrace>``, ``JitTracer<~int32[]>``, ``JitTracer(~int32[])``); a pattern that
+kept the reporter's form matched one era only, and a bisect skipped the others as another failure."""
+
+
 def message_pattern(message: str) -> str:
-    """The message with every varying value a wildcard and everything else literal."""
+    """The message with every varying value a wildcard (object reprs: `kit.triage.block_outcome.repr_spans`) and
+    everything else literal."""
+    parts, at = [], 0
+    for start, end in repr_spans(message):
+        parts += [_values_pattern(message[at:start]), REPR_WILDCARD]
+        at = end
+    return "".join(parts) + _values_pattern(message[at:])
+
+
+def _values_pattern(message: str) -> str:
     parts, at = [], 0
     for found in _VARYING_RE.finditer(message):
         parts.append(_literal(message[at:found.start()]))

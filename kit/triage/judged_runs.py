@@ -67,12 +67,14 @@ def check_subject(check: Path, bad_if: str, devices: int | None, project: Path) 
 def judged_runs(runs: dict[str, Run], judged: Judged, check: Path, bad_if: str, devices: int | None,
                 project: Path) -> list[JudgedRun]:
     """Each run that kept an outcome and a record, judged by the check's judge; runs that could not speak for the
-    block (not installable, timed out, JAX itself could not run) are left to the bisect to probe."""
+    block (not installable, timed out, JAX itself could not run) are left to the bisect to probe, and so are runs a
+    signal killed: the check's judge never saw a crash, which the bisect counts as ``--crash`` says."""
     subject = check_subject(check, bad_if, devices, project)
     shown_check = report_path(check, project)
     out = []
     for version, run in runs.items():
-        if run.outcome is None or run.record is None or not isinstance(run.record.get("identity"), dict):
+        if run.outcome is None or run.record is None or not isinstance(run.record.get("identity"), dict) \
+                or block_outcome.is_crash(run.outcome):
             continue
         code, said = block_outcome.judgement(run.outcome, judged.bad, judged.good, list(judged.features),
                                              (judged.bad_release, judged.good_release), BEHAVES_AS_REPORTED)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..run.failures import RaisedException
 from .block_choice import Choice, choose_block
+from .crash_words import CRASH_BAD_IF
 from .check_writer import WRONG_VALUE_BAD_IF
 from .failure_pattern import bad_if_for
 from .issue_text import Block, code_blocks, has_assert, visible_text
@@ -40,7 +41,7 @@ def read_report(text: str, block: int | None = None) -> Reading:
     failure = reported_failure(text, blocks)
     traceback_text = "\n".join(b.text for b in blocks if b.kind in ("traceback", "console")) or text
     choice = choose_block(blocks, traceback_text, block)
-    if not failure.chain and failure.wrong_value is None and has_assert(choice.block.code):
+    if not failure.chain and failure.wrong_value is None and not failure.crash and has_assert(choice.block.code):
         # "the assertion fails", without its traceback: the block's own assert is the failure it names
         failure = ReportedFailure((RaisedException("AssertionError", ""),),
                                   source=f"the assert in block {choice.block.number}")
@@ -48,6 +49,8 @@ def read_report(text: str, block: int | None = None) -> Reading:
         bad_if = bad_if_for(failure.chain)
     elif failure.wrong_value is not None:
         bad_if = WRONG_VALUE_BAD_IF
+    elif failure.crash:
+        bad_if = CRASH_BAD_IF  # a crash is the bug (--crash bad); an exception is another failure
     else:
         bad_if = ""
     return Reading(tuple(blocks), choice, failure, reported_versions(text, blocks), bad_if)

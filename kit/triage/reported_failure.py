@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..run.failures import RaisedException, exception_chain
+from .crash_words import crash_said
 from .issue_text import TRACEBACK_HEADER, Block, prose_lines
 
 # "Expected:", "Expected output", "I expected", "should be", "should print"; then "Got:", "Actual", "instead",
@@ -58,6 +59,8 @@ class ReportedFailure:
     wrong_value: WrongValue | None = None
     source: str = ""
     """Where in the report it was read: "block 3", "the prose"."""
+    crash: str = ""
+    """The report's line that says the process crashed (a segfault, an abort: kit/triage/crash_words.py), or ""."""
 
     @property
     def exception(self) -> RaisedException | None:
@@ -70,20 +73,30 @@ class ReportedFailure:
             return f"{self.exception.headline()}{cause}, from {self.source}"
         if self.wrong_value is not None:
             return f"{self.wrong_value.sentence()}, from {self.source}"
+        if self.crash:
+            return f"a crash: {self.crash!r}, from {self.source}"
         return "no failure found"
 
 
 def reported_failure(text: str, blocks: list[Block]) -> ReportedFailure:
-    """The exception of the report's last traceback; else the wrong value it states; else nothing."""
+    """The exception of the report's last traceback; else a crash the text names; else the wrong value it states;
+    else nothing. A crash is kept beside an exception too: the bisect then counts a crash as the bug as well.
+
+    A crash comes before a wrong value: a crash report's prose says what the code does ("the lookup gives
+    `None`") in words the wrong-value reader would take for a value that was got.
+    """
+    crash = crash_said(text, blocks)
     for block in reversed(blocks):
         if block.kind in ("traceback", "console"):
             chain = exception_chain(_traceback_lines(block.text))
             if chain:
-                return ReportedFailure(tuple(chain), source=f"block {block.number}")
+                return ReportedFailure(tuple(chain), source=f"block {block.number}", crash=crash)
     if TRACEBACK_HEADER in text:
         chain = exception_chain(_traceback_lines("\n".join(line for _, line in prose_lines(text, blocks))))
         if chain:
-            return ReportedFailure(tuple(chain), source="the prose")
+            return ReportedFailure(tuple(chain), source="the prose", crash=crash)
+    if crash:
+        return ReportedFailure(source="the report's text", crash=crash)
     wrong = wrong_value(text, blocks)
     return ReportedFailure(wrong_value=wrong, source="the prose") if wrong is not None else ReportedFailure()
 

@@ -37,7 +37,9 @@ from ..errors import IndexUnreachable
 from ..install import open_index, PackageIndex
 from ..config import bisect_command, catalogue_folders
 from ..run.runner import RunRequest, run_check
+from ..reproduce_line import reproduce_argv
 from ..user_paths import report_path
+from .crash_words import crash_counts, crash_reason
 from .check_writer import (
     DIFFERENCE_BAD_IF,
     WRITTEN_BY,
@@ -56,7 +58,6 @@ from .judged_runs import JudgedRun, judged_runs
 from .known_match import known_lines
 from .progress import still_running
 from .report_reading import Reading, read_report
-
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,8 @@ class Triage:
     """The references a check written by difference judges by (None for a check of the reported failure)."""
     judged_runs: list[JudgedRun] = field(default_factory=list)
     """Triage's runs judged by that check (kit/triage/judged_runs.py): with ``--run``, the bisect's probes of them."""
+    crash: str = ""
+    """Why the report is a crash (kit/triage/crash_words.py), or "": then the bisect takes ``--crash bad``."""
 
 
 def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex | None = None) -> Triage:
@@ -142,7 +145,10 @@ def triage(matrix: Matrix, options: TriageOptions, log: Log, index: PackageIndex
             runs[version] = again
         return again
 
+    result.crash = crash_reason(reading.failure.crash, {version: run.outcome for version, run in runs.items()})
     decide(result, matrix, options, runs, Releases(reported, worked, newest), run_more)
+    if result.crash:
+        result.details.insert(0, f"a crash: {result.crash}; {crash_counts(result.crash, bool(result.bisect_argv))}")
     result.details += known_lines(catalogue_folders(matrix), result.judged)  # the catalogue's entries it matches
     if result.judged is not None:
         result.judged_runs = judged_runs(runs, result.judged, result.check.path, result.check.bad_if, devices,
@@ -220,7 +226,10 @@ def decide(result: Triage, matrix: Matrix, options: TriageOptions, runs: dict[st
             result.bisect_argv = bisect_argv(result, matrix, options, good=worked, bad=reported)
             return
     good_failed = good.outcome is not None and good.outcome.get("exception") is not None
-    if found is not None and good_failed and not shows_reported(result.reading, good.outcome) and not regression:
+    # A crash is the bug: the newest raising instead is no other failure masking it (another exception judges 125).
+    crashed = bad.outcome is not None and block_outcome.is_crash(bad.outcome)
+    if found is not None and good_failed and not shows_reported(result.reading, good.outcome) and not regression \
+            and not crashed:
         result.details.append(f"the newest, {newest}, ended in another failure ({good.summary()}): it cannot say "
                               "whether the bug is there")
         if shows_reported(result.reading, bad.outcome) is None:  # nothing the report names to judge either by
@@ -452,7 +461,7 @@ def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: st
         argv += ["--host-devices", str(result.host_devices)]
     if options.timeout_s != DEFAULT_TIMEOUT_S:
         argv += ["--timeout", str(options.timeout_s)]
-    argv += (["--good", good] if good else []) + ["--bad", bad]
+    argv += (["--crash", "bad"] if result.crash else []) + (["--good", good] if good else []) + ["--bad", bad]
     if options.commits:
         argv.append("--commits")
         if options.jax_repo is not None:
@@ -460,16 +469,10 @@ def bisect_argv(result: Triage, matrix: Matrix, options: TriageOptions, good: st
     return argv
 
 
-JAX_CLONE = "<a clone of jax-ml/jax>"
-"""How a printed command names a JAX clone outside the project: no machine's path in a pasted command."""
-
-
 def shown_clone(path: Path, project: Path) -> str:
-    """``path`` relative to the project when inside it, else `JAX_CLONE`."""
-    try:
-        return str(path.resolve().relative_to(project.resolve()))
-    except ValueError:
-        return JAX_CLONE
+    """``path`` relative to the project when inside it, ``~/...`` under home, else as given: the printed command
+    must run (`kit.reproduce_line`; a placeholder, ``'<a clone of jax-ml/jax>'``, made ``--commits`` refuse it)."""
+    return reproduce_argv(["--jax-repo", str(path)], project)[1]
 
 
 def command(argv: list[str], begins: str = "nox -s bisect --") -> str:

@@ -102,8 +102,9 @@ def _four_probes(same: CommitCandidate, changed: CommitCandidate, a: Build, b: B
     missing = " and ".join(f"{c.short} on jaxlib {build.jaxlib}" for c, build, got in
                            ((changed, a, changed_on_a), (same, b, same_on_b)) if got is None)
     why = (f"the outcome changed where the probes switched from jaxlib {a.jaxlib} ({same.short}) to jaxlib "
-           f"{b.jaxlib} ({changed.short}), and {missing} could not run even forced: without both sides' Python "
-           "on both builds, neither the binary nor a commit is named")
+           f"{b.jaxlib} ({changed.short}), and {missing} gave no verdict even forced (the check was inconclusive "
+           "there, or JAX did not run: the probe table says which): without both sides' Python on both builds, "
+           "neither the binary nor a commit is named")
     return TieBreak("unknown", None, a, b, None, why, evidence=evidence)
 
 
@@ -112,9 +113,13 @@ def as_probe(commit: CommitCandidate, build: Build, crossed: Crossed) -> PairPro
     if crossed is not None:
         return PairProbe(commit.commit, build.jaxlib, crossed[1].value, forced=crossed[0].forced,
                          laid=alone_note(crossed[0]))
-    why = (f"JAX refuses jaxlib {build.jaxlib}: its jax/version.py accepts {commit.accepts}"
-           if on_build(commit, build) is None else "it ran and said neither good nor bad, or JAX itself does not run")
-    return PairProbe(commit.commit, build.jaxlib, f"could not run: {why}")
+    if on_build(commit, build) is None:
+        return PairProbe(commit.commit, build.jaxlib, f"could not run: JAX refuses jaxlib {build.jaxlib}: its "
+                                                      f"jax/version.py accepts {commit.accepts}")
+    # Not "could not run": a check that was inconclusive there is the check's answer (issue 58), and the probe table
+    # says which of the two it was.
+    return PairProbe(commit.commit, build.jaxlib, "no verdict: the check was inconclusive there, or JAX itself did "
+                                                  "not run (the probe table says which)")
 
 
 def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build, level: CommitLevel,

@@ -13,7 +13,7 @@ from ...history.commit_range import CommitRange
 from ...history.commits import CommitInfo, commit_info, compare_url, compiled_changes, xla_patches
 from ...history.leads import BuildPair, Lead, binary_leads, gated_leads
 from ...history.op_files import OpFiles, commits_touching, op_files
-from ...history.twins import first_release, main_line_twin
+from ...history.twins import branch_twins, first_release, main_line_twin
 from ...history.source import History
 from ...history.version_file import dotted
 from ...history.xla import xla_compare_url, xla_revision
@@ -155,6 +155,9 @@ class CommitFinding:
     it was recognised (`kit.history.twins`)."""
     released: tuple[str | None, str | None] = (None, None)
     """With a twin: the first release whose tag holds the branch's commit, and the twin (None: none here yet)."""
+    branch_copies: list[tuple[CommitInfo, str, str | None]] = field(default_factory=list)
+    """The other way round: a main-line first changed commit's copies on release branches, each with how it was
+    recognised and the first release holding it (the fix may reach users there first: `kit.history.twins`)."""
 
     @property
     def answer_level(self) -> CommitLevel:
@@ -227,6 +230,10 @@ def describe_commits(history: History, found: CommitFinding, op: str = "") -> No
         found.main_line = (commit_info(history, twin.commit), twin.how) if twin else None
         if twin is not None:
             found.released = (first_release(history, found.first_different.hash), first_release(history, twin.commit))
+        else:
+            found.released = (first_release(history, found.first_different.hash), None)
+            found.branch_copies = [(commit_info(history, copy.commit), copy.how, first_release(history, copy.commit))
+                                   for copy in branch_twins(history, found.first_different.hash)]
     if found.verdict.about_the_build:
         found.compiled = _compiled_change(history, found)
         commit_range = found.levels[0].commit_range
@@ -304,6 +311,10 @@ def commits_json(found: CommitFinding) -> JsonObject:
         if name == "first_different" and found.main_line is not None:
             answer["main_line"] = {**found.main_line[0].to_json(), "how": found.main_line[1],
                                    "first_release": found.released[1]}
+            answer["first_release"] = found.released[0]
+        if name == "first_different" and found.branch_copies:
+            answer["release_branches"] = [{**info.to_json(), "how": how, "first_release": release}
+                                          for info, how, release in found.branch_copies]
             answer["first_release"] = found.released[0]
         data[name] = answer
     if found.tie_break is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...records import Source
+from ...records import Source, Status
 from ...history.commits import CommitInfo, commit_url, compare_url
 from .finding import CommitFinding, TieBreak
 from .verdict import CommitVerdict
@@ -103,11 +103,18 @@ def _stopped(found: CommitFinding) -> list[str]:
     candidate = found.probed_candidates.get(problem.end)
     seen = found.observations.get(problem.end)
     side = "old" if problem.end == found.levels[0].candidates[0].version else "new"
+    name = candidate.short if candidate else problem.end[:10]
+    if seen is not None and seen.found.status == Status.RAN and not seen.found.jax_cannot_run:
+        # JAX ran there and the check could not tell: that is the check's answer, not the end's fault (a check that
+        # matched the reported error word for word read "could not run here" on every commit printing another repr).
+        return [f"- The range's {side} end {name} ran, and the check was inconclusive there ({seen.found.reason}), "
+                "so no commit between the releases was searched from it: the check cannot tell the bug at that end, "
+                "not JAX that could not run."]
     if seen is not None:
         why = seen.found.jax_cannot_run or seen.found.reason
     else:
         why = candidate.problem if candidate else ""
-    return [f"- The range's {side} end {candidate.short if candidate else problem.end[:10]} could not run here"
+    return [f"- The range's {side} end {name} could not run here"
             f"{f' ({why})' if why else ''}, so no commit between the releases was searched from it."]
 
 
@@ -137,12 +144,21 @@ def _runnability_line(found: CommitFinding) -> list[str]:
 
 
 def _twin_lines(found: CommitFinding) -> list[str]:
-    """The cherry-pick's twin on the main line, where its pull request and review are."""
+    """The commit's twins, either way: a cherry-pick's on the main line (where its pull request and review are), a
+    main-line commit's copies on release branches (a release that holds the change sooner)."""
     if found.main_line is None:
-        return []
+        if not found.branch_copies:
+            return []
+        main = _released(found.released[0])
+        return [f"  - on the main line, {main}; a copy on a release branch ({how}): {_named(info, None)}; "
+                f"{_released(release)}" for info, how, release in found.branch_copies]
     info, how = found.main_line
-    branch, main = (f"first released in jax {v}" if v else "in no release tagged here yet" for v in found.released)
+    branch, main = (_released(v) for v in found.released)
     return [f"  - a release branch's copy, {branch}; on the main line ({how}): {_named(info, None)}; {main}"]
+
+
+def _released(version: str | None) -> str:
+    return f"first released in jax {version}" if version else "in no release tagged here yet"
 
 
 def _named(info: CommitInfo, jaxlib: str | None) -> str:

@@ -116,6 +116,8 @@ class ProbeCache:
         observation = kept.observation
         if observation.found.status == Status.TIMED_OUT and (observation.cost.timeout_s or 0) < timeout_s:
             return None  # it only ran out of a shorter time
+        if observation.found.reason.startswith(_CRASH_MADE_INCONCLUSIVE):
+            return None  # an older kit's: a crash under bad_if made "inconclusive", which ignored --crash
         return observation
 
     def why_not(self, identity: Identity) -> str:
@@ -161,6 +163,11 @@ class ProbeCache:
                 self.unusable[path] = str(error)
                 self.log(f"skipped the probe cache file {path}: {error} (the release is probed again)")
             return None
+
+
+_CRASH_MADE_INCONCLUSIVE = "the script failed otherwise: it was killed by signal"
+"""How a kit before issue 58 said a crash whose output did not match bad_if; such a probe is run again, as a crash
+now stays one (kit/run/failures.py) and counts as --crash says."""
 
 
 def _newest_first(observation: Observation) -> str:

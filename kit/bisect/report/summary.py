@@ -19,6 +19,7 @@ from packaging.version import Version
 from ...records import Status, Verdict
 from ...markdown_text import code
 from . import changelog
+from ..commits import CommitFinding
 from .finding import BisectFinding
 from ..observation import Observation
 
@@ -115,10 +116,22 @@ def _answer(finding: BisectFinding) -> list[str]:
         info = found.first_different
         pr = f", PR #{info.pr} {info.pr_url}" if info.pr else ""
         lines.append(f"- **Commit** ({found.verdict.short}): **{info.hash[:10]}** \"{info.title[:90]}\" "
-                     f"({info.date[:10]}{pr}) {info.url}")
+                     f"({info.date[:10]}{pr}) {info.url}{_twin_words(found)}")
     elif found is not None:
         lines.append(f"- **Commit:** {found.verdict.short} (see *Commits* below)")
     return lines
+
+
+def _twin_words(found: CommitFinding) -> str:
+    """The named commit's twin, either way, in a clause (issue 58: a branch's fix was named without main's)."""
+    if found.main_line is not None:
+        return f"; on the main line: {found.main_line[0].hash[:10]} ({_first_in(found.released[1])})"
+    return "".join(f"; also on a release branch: {info.hash[:10]} ({_first_in(release)})"
+                   for info, _how, release in found.branch_copies)
+
+
+def _first_in(version: str | None) -> str:
+    return f"first in jax {version}" if version else "in no release tagged here yet"
 
 
 def deciding_probes(finding: BisectFinding) -> list[tuple[str, str, Observation]]:
