@@ -101,7 +101,7 @@ def test_a_batched_check_is_recorded_as_the_same_check_run_alone(tmp_path: Path,
     assert record_of(tmp_path / "batched", batched.record) == record_of(tmp_path / "alone", alone.record)
 
 
-def test_the_checks_after_one_that_kills_the_batch_run_alone_each_with_its_record(
+def test_a_check_that_kills_its_process_costs_only_itself_and_nothing_runs_alone(
         tmp_path: Path, here: Prepared, monkeypatch: pytest.MonkeyPatch) -> None:
     listed = entries(tmp_path / "known", {"first": "raise SystemExit(1)\n",
                                           "killer": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
@@ -115,10 +115,35 @@ def test_the_checks_after_one_that_kills_the_batch_run_alone_each_with_its_recor
     monkeypatch.setattr(batch, "run_entry", counted)
     said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
                          version="0.6.0")
-    assert alone == ["killer", "last"]  # the first was answered before the batch died
+    assert alone == []  # each check is a fork of the batch's interpreter: the kill ended that fork only
     assert [m.outcome for m in said] == [Outcome.PRESENT, Outcome.UNTESTED, Outcome.ABSENT]
     assert said[1].reason.startswith("the script was killed by signal 9")
     assert all((tmp_path / "results" / m.record).is_file() for m in said)
+
+
+def test_the_checks_after_a_batch_that_dies_run_alone_each_with_its_record(
+        tmp_path: Path, here: Prepared, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = entries(tmp_path / "known", {"first": "raise SystemExit(1)\n", "second": "print('fine')\n",
+                                          "last": "print('fine')\n"})
+
+    def batch_process(cmd: list[str], *_a: Any, **_k: Any) -> Ended:
+        """The batch's own process killed from outside after its first answer."""
+        answers = [{"script": str(listed[0].check), "exit": 1, "tail": ["x"], "seconds": 0.1}]
+        Path(cmd[cmd.index("--out") + 1]).write_text(json.dumps({"results": answers}))
+        return Ended(-9)
+
+    monkeypatch.setattr(batch, "run_child", batch_process)
+    alone: list[str] = []
+
+    def counted(matrix: Matrix, entry: Entry, log: Log, records: Path, **kw: Any) -> Measurement:
+        alone.append(entry.id)
+        return run_entry(matrix, entry, log, records, **kw)
+
+    monkeypatch.setattr(batch, "run_entry", counted)
+    said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
+                         version="0.6.0")
+    assert alone == ["second", "last"]
+    assert [m.outcome for m in said] == [Outcome.PRESENT, Outcome.ABSENT, Outcome.ABSENT]
 
 
 def test_a_check_past_its_own_timeout_in_the_batch_runs_alone(

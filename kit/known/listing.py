@@ -7,14 +7,16 @@ from typing import Sequence
 
 from ..json_types import JsonObject
 from .catalogue import Entry
-from .measured import Range, load_measurements, ranges
+from .measured import Range, load_measurements, measured_problem, ranges
 
 
 def entry_json(entry: Entry, catalogue: Path) -> JsonObject:
     """The entry, its measurements and the ranges they make, per backend."""
     measured = load_measurements(catalogue, entry.id)
+    unreadable = measured_problem(catalogue, entry.id)
     return {**entry.to_json(), "measurements": [m.to_json() for m in measured],
-            "ranges": [r.to_json() for r in ranges(measured)]}
+            "ranges": [r.to_json() for r in ranges(measured)], **({"measured_unreadable": unreadable}
+                                                                   if unreadable else {})}
 
 
 def listing(entries: Sequence[Entry], catalogue: Path) -> list[str]:
@@ -27,7 +29,10 @@ def listing(entries: Sequence[Entry], catalogue: Path) -> list[str]:
                          f"(jax-kit audit RELEASE --target {entry.targets[0].name})")
         spans = ranges(load_measurements(catalogue, entry.id))
         lines.extend(f"    {range_text(span)}" for span in spans)
-        if not spans:
+        unreadable = measured_problem(catalogue, entry.id)
+        if unreadable:
+            lines.append(f"    {unreadable}")
+        elif not spans:
             lines.append("    never measured")
     return lines
 
