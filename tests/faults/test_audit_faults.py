@@ -307,3 +307,27 @@ def test_a_check_prints_utf_8_whatever_the_callers_locale(tmp_path: Path, monkey
     script.write_text("print('\\u2026 caf\\u00e9')\n")  # the source is ASCII; what it prints is not
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True)
     assert done.returncode == 0 and done.stdout.decode() == "\u2026 caf\u00e9\n"  # was: UnicodeEncodeError, exit 1
+
+
+# uv kept offline with an empty cache: the network's absence, not the release's answer.
+
+OFFLINE_WORDS = ("Using Python 3.13.0 environment at: /x\nerror: No solution found when resolving dependencies\n"
+                 "  cause: Because jax was not found in the cache and you require jax==0.4.35, we can conclude that "
+                 "your requirements are unsatisfiable.\n\nhint: Packages were unavailable because the network was "
+                 "disabled. When the network is disabled, registry packages may only be read from the cache.\n")
+
+
+def test_an_offline_uv_with_an_empty_cache_is_exit_4_not_a_release_that_cannot_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from kit.errors import IndexUnreachable
+    from kit.exit_codes import EXIT_NETWORK
+    from kit.install import envs
+
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    speak = f"import sys; sys.stderr.write({OFFLINE_WORDS!r}); sys.exit(1)"
+    with pytest.raises(IndexUnreachable) as refused:  # was: InstallFailed, a NOT INSTALLABLE record
+        envs._run([sys.executable, "-c", speak])
+    assert refused.value.exit_code == EXIT_NETWORK
+    assert refused.value.render().splitlines()[0].startswith(
+        "ERROR: uv is offline (UV_OFFLINE is set) and its cache lacks what the release installs (Because jax was not "
+        "found in the cache")
