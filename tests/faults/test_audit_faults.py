@@ -331,3 +331,17 @@ def test_an_offline_uv_with_an_empty_cache_is_exit_4_not_a_release_that_cannot_i
     assert refused.value.render().splitlines()[0].startswith(
         "ERROR: uv is offline (UV_OFFLINE is set) and its cache lacks what the release installs (Because jax was not "
         "found in the cache")
+
+
+def test_sigterm_is_said_in_one_sentence_and_exits_143(tmp_path: Path) -> None:
+    body = ("import os, signal, sys, time\n"
+            "from kit import cli\n"
+            "def slow(*_a, **_k):\n"
+            "    os.kill(os.getpid(), signal.SIGTERM)\n"
+            "    time.sleep(30)\n"
+            "cli._main = slow\n"
+            "sys.exit(cli.main(['audit', '0.4.35']))\n")
+    done = subprocess.run([sys.executable, "-c", body], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 143
+    assert done.stderr.strip() == ("stopped by SIGTERM: every record written before it is kept, and the run it "
+                                   "stopped wrote none; the same command again starts it over")  # was: nothing
