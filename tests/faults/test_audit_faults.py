@@ -345,3 +345,35 @@ def test_sigterm_is_said_in_one_sentence_and_exits_143(tmp_path: Path) -> None:
     assert done.returncode == 143
     assert done.stderr.strip() == ("stopped by SIGTERM: every record written before it is kept, and the run it "
                                    "stopped wrote none; the same command again starts it over")  # was: nothing
+
+
+# HOME: a known listing needs no user cache, and a HOME that is not there is never made.
+
+def at_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("JAX_KIT_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_known_lists_the_catalogue_where_home_cannot_hold_a_cache(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from kit.errors import ConfigError
+    from kit.project import ProjectOptions, project_matrix
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".cache").write_text("a file where the cache folder goes: nothing can be made there, as in a read-only HOME")
+    at_home(monkeypatch, home)
+    project_matrix(ProjectOptions(None, None, ("known", "--json")), tmp_path)  # was: ConfigError
+    with pytest.raises(ConfigError, match="cannot be made"):
+        project_matrix(ProjectOptions(None, None, ("known", "--measure")), tmp_path)
+
+
+def test_a_home_that_does_not_exist_is_not_made_at_the_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kit.errors import ConfigError
+    from kit.project import ProjectOptions, project_matrix
+
+    at_home(monkeypatch, tmp_path / "nonexistent" / "home")
+    with pytest.raises(ConfigError, match="would be made under HOME=.*nonexistent/home, which is no folder here"):
+        project_matrix(ProjectOptions(None, None, ("audit", "0.4.35")), tmp_path)
+    assert not (tmp_path / "nonexistent").exists()  # was: nonexistent/home/.cache/jax-kit made
