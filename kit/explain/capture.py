@@ -174,7 +174,10 @@ def explained_outcome(run: DumpedRun, changed: list[str], options: Options) -> O
     partitioned = sum(1 for m in run.modules if partitions(m) > 1)
     ended = _how_it_ended(ran, options, run.output_tail)
     compiled_for = as_text((run.target or {}).get("sentence"))
-    if not run.modules:
+    cannot_tell = as_text(ran.evidence.get("cannot_tell"))
+    if cannot_tell:  # N processes that were not one program (a rank failed, ranks disagree): no answer from rank 0
+        status, reason = Status.PARTIAL, f"{ended}; {cannot_tell}"
+    elif not run.modules:
         status, reason = Status.COMPILED_NOTHING, f"{ended}, and compiled nothing: there is no HLO to explain"
         if compiled_for:
             reason = f"{ended}; {compiled_for}: there is no HLO to explain"
@@ -234,7 +237,7 @@ def processes_said(processes: Mapping[str, object]) -> str:
         return f"{said}; {problem}"
     ranks = _objects(processes.get("ranks"))
     return said + (f"; all {len(ranks)} ranks compiled the same modules, read as one program"
-                   if any(r.get("modules") for r in ranks) else "")
+                   if any(r.get("modules") for r in ranks) and not processes.get("cannot_tell") else "")
 
 
 def processes_problem(processes: Mapping[str, object]) -> str:
