@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
             return EXIT_INTERRUPTED
         except StopSignal as stop:  # SIGTERM or SIGHUP: unwound as Ctrl-C is, and said as it is (was: silent)
             print(interrupted_line(argv, stop.name), file=sys.stderr)
-            return int(stop.code)
+            return stop.status
 
 
 INTERRUPTED = "interrupted (Ctrl-C): every record written before it is kept, and the run it stopped wrote none"
@@ -99,6 +99,7 @@ class StopSignal(SystemExit):
 
     def __init__(self, signum: int) -> None:
         super().__init__(128 + signum)
+        self.status = 128 + signum
         self.name = signal.Signals(signum).name
 
 
