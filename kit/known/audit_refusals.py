@@ -13,8 +13,7 @@ from __future__ import annotations
 import os
 
 from ..errors import UsageError
-from ..install import ExistingPython
-from ..install.existing import Interpreter, inspect_interpreter
+from ..install import ExistingPython, Interpreter, inspect_interpreter
 from ..run.facts import require_platform
 from ..targets import Target
 

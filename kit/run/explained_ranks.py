@@ -34,7 +34,6 @@ from . import child_processes, multiprocess, script_runs
 from .child_output import OutputLog
 from .explained import program_facts, read_dump, refuse_a_torn_dump, watch_env
 from .hlo_dump import Dump, dump_flags
-from ..launch.ssh import NEVER_CONNECTED
 from .shared_runs import DumpedRun, partitions
 
 
@@ -123,7 +122,7 @@ def _one_program(ranks: list[DumpedRun], tail: list[str], timed_out: bool, timeo
         lines, host = rank_lines(rank)
         # The line that says why, in the failing rank's own output: not the partners' heartbeat and gRPC noise.
         telling = multiprocess.telling_line(lines or run.output_tail or tail)
-        never = NEVER_CONNECTED.search("\n".join(lines or run.output_tail)) if host else None
+        never = launch.NEVER_CONNECTED.search("\n".join(lines or run.output_tail)) if host else None
         reason = (f"rank {rank} of {len(ranks)}: ssh never connected to {host} ({never.group(0).strip()}), so the "
                   "program did not start there" if never is not None else
                   f"rank {rank} of {len(ranks)}: {run.outcome.reason or 'it failed'}")
