@@ -71,7 +71,7 @@ def _grouped(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: Pa
     ready()
     read: Callable[[Entry, JsonObject], Measurement] = (
         BatchRecords(matrix, prepared, env, records_dir, version, log).measurement if recorded
-        else lambda entry, result: _measurement(result, release, backend))
+        else lambda entry, result: _measurement(result, release, backend, entry.timeout_s))
     answered: dict[str, Measurement] = {}
     for _key, group in groupby(sorted(entries, key=_group_key), key=_group_key):
         members = list(group)
@@ -149,7 +149,7 @@ def _in_time(result: JsonObject, entry: Entry) -> bool:
     return not isinstance(seconds, (int, float)) or seconds <= entry.timeout_s
 
 
-def _measurement(result: JsonObject, release: str, backend: str) -> Measurement:
+def _measurement(result: JsonObject, release: str, backend: str, timeout_s: int = 0) -> Measurement:
     """The script protocol on a batch result (a JSON object of repro/known_batch.py's answer): 0 absent, 125 cannot
     tell, other 1-127 present; a signal or a timeout decides nothing."""
     code, said = result.get("exit"), result.get("tail", [])
@@ -157,7 +157,8 @@ def _measurement(result: JsonObject, release: str, backend: str) -> Measurement:
     last = tail[-1] if tail else ""
     if code is None and result.get("timed_out") is True:
         return Measurement(release, backend, Outcome.UNTESTED,
-                           f"the script did not finish within its timeout, so it decided nothing: {last}")
+                           f"the script did not finish within {f'{timeout_s} s' if timeout_s else 'its timeout'}, so "
+                           f"it decided nothing{f': {last}' if last else ''}")
     if isinstance(code, int) and code < 0:
         name = _signal_name(-code)
         return Measurement(release, backend, Outcome.UNTESTED,

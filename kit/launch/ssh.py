@@ -27,6 +27,7 @@ HOST = re.compile(r"(?:[A-Za-z0-9._-]+@)?(?:[A-Za-z0-9_][A-Za-z0-9._-]*|\[[0-9A-
 """A host ``--hosts`` may name: a name or an IPv4 address (``user@`` before it allowed), or an IPv6 one in
 brackets; never a word starting with ``-``."""
 NEVER_CONNECTED = re.compile(r"ssh: (?:connect to host|Could not resolve hostname)[^\n]*|"
+                             r"Connection to \S+ port \d+ timed out|"
                              r"Connection (?:timed out|refused)[^\n]*during banner exchange|"
                              r"Permission denied \(publickey[^\n]*|Host key verification failed\.", re.IGNORECASE)
 """What ssh prints when it never reached the program (it exits 255 then)."""

@@ -143,9 +143,11 @@ def _cannot_tell_where_not_one_program(run: DumpedRun, ranks: list[DumpedRun]) -
     differ = (run.processes or {}).get("agree") is False
     if not failed and not differ:
         return run
+    reason = run.outcome.reason
     why = (f"the ranks compiled different programs ({(run.processes or {}).get('difference')})" if differ else
-           f"rank {failed[0]} of {len(ranks)} did not run to its end ({run.outcome.reason})")
-    said = f"cannot tell: {why}, so what rank 0 compiled is not the program's answer"
+           reason if reason.startswith(f"rank {failed[0]} of ") else
+           f"rank {failed[0]} of {len(ranks)} did not run to its end ({reason})")
+    said = f"cannot tell: {why}; what rank 0 compiled is not the program's answer"
     if run.processes is not None:
         run.processes["cannot_tell"] = said
     return dataclasses.replace(run, modules=[], fingerprints=[],
