@@ -20,8 +20,10 @@ lacks, a broken jaxlib), no check's failure would be a verdict, and the batch
 says so and runs none; else the modules those ops imported are imported once
 in the parent, with tracing and MLIR's dialects warmed (never the backend).
 
-The results file is rewritten after every check, so a batch killed from
-outside leaves the ones before answered, and the kit runs the rest alone.
+Two checks run side by side (each fork pays its own first compiles, which a
+shared interpreter paid once); a check that reads the clock runs with nothing
+beside it. The results file is rewritten after every check, so a batch killed
+from outside leaves the ones before answered, and the kit runs the rest alone.
 Standard library only; runs on every release the kit supports (Python 3.9+).
 """
 
