@@ -11,6 +11,7 @@ next write into that folder. Files get the mode the umask gives, not mkstemp's
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -48,7 +49,11 @@ def atomic_write_texts(files: Mapping[Path, str | bytes]) -> None:
     written as UTF-8, bytes as they are; a markdown file's text made inert
     (`kit.markdown_text.inert`: a record's escape sequence is written out).
     """
+    for path in files:  # checked before any is written: a folder in the way must not leave half of a pair moved
+        if Path(path).is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     temps: dict[Path, str] = {}
+    journal: str | None = None
     try:
         for path, content in files.items():
             path = Path(path)
@@ -58,7 +63,8 @@ def atomic_write_texts(files: Mapping[Path, str | bytes]) -> None:
             fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".part")
             temps[path] = temp_name
             with os.fdopen(fd, "wb") as handle:
-                handle.write(content.encode("utf-8") if isinstance(content, str) else content)
+                # A name the C locale could not decode (a non-ASCII folder) holds surrogates: its own bytes again.
+                handle.write(content.encode("utf-8", "surrogateescape") if isinstance(content, str) else content)
                 handle.flush()
                 os.fchmod(handle.fileno(), 0o666 & ~file_mode_mask())
                 os.fsync(handle.fileno())
@@ -68,12 +74,10 @@ def atomic_write_texts(files: Mapping[Path, str | bytes]) -> None:
         journal = _journal(temps) if len(temps) > 1 else None
         for path, temp_name in temps.items():
             os.replace(temp_name, path)
-        if journal is not None:
-            os.unlink(journal)
         for folder in folders:
             remove_abandoned_temps(folder)
     finally:
-        for temp_name in temps.values():
+        for temp_name in [*temps.values(), *([journal] if journal else [])]:  # nothing of ours stays behind
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp_name)
 

@@ -72,6 +72,9 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
             # is written whole or not at all, so what was written stays. A sweep says more itself and returns.
             print(interrupted_line(argv), file=sys.stderr)
             return EXIT_INTERRUPTED
+        except StopSignal as stop:  # SIGTERM or SIGHUP: unwound as Ctrl-C is, and said as it is (was: silent)
+            print(interrupted_line(argv, stop.name), file=sys.stderr)
+            return stop.status
 
 
 INTERRUPTED = "interrupted (Ctrl-C): every record written before it is kept, and the run it stopped wrote none"
@@ -81,13 +84,23 @@ VALUED = ("--config", "--out")
 """Commands that skip what is already answered (current cells, cached probes) when given again."""
 
 
-def interrupted_line(argv: Sequence[str]) -> str:
-    """The Ctrl-C sentence: whether the same command again carries on or starts over (an audit, a check, an
-    explain or a triage runs everything again; the matrix and a bisect skip what they answered)."""
+def interrupted_line(argv: Sequence[str], signal_name: str = "") -> str:
+    """The Ctrl-C sentence (or SIGTERM's, SIGHUP's): whether the same command again carries on or starts over (an
+    audit, a check, an explain or a triage runs everything again; the matrix and a bisect skip what they answered)."""
     words = [w for i, w in enumerate(argv) if not w.startswith("-") and (i == 0 or argv[i - 1] not in VALUED)]
     command = words[0] if words else ""
     again = "carries on from there" if command in RESUMING else "starts it over"
-    return f"{INTERRUPTED}; the same command again {again}"
+    said = INTERRUPTED.replace("interrupted (Ctrl-C)", f"stopped by {signal_name}") if signal_name else INTERRUPTED
+    return f"{said}; the same command again {again}"
+
+
+class StopSignal(SystemExit):
+    """SIGTERM or SIGHUP, raised where the kit stands: it unwinds as Ctrl-C does, and exits 128 + the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.status = 128 + signum
+        self.name = signal.Signals(signum).name
 
 
 def entry() -> None:
@@ -201,7 +214,7 @@ def unwind_on_stop_signals() -> Iterator[None]:
         return
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
+        raise StopSignal(signum)
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:

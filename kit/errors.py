@@ -164,6 +164,11 @@ def unusable_file(exc: BaseException) -> MachineUnwritable | None:
 
     The command line's last resort: one sentence naming the file, exit 1, instead of a traceback.
     """
+    if isinstance(exc, IsADirectoryError) and exc.filename:  # a folder where the kit writes one of its files
+        named = os.fsdecode(exc.filename)
+        return MachineUnwritable(f"{named} is a folder, where the kit writes a file: nothing was written there, and "
+                                 "no file beside it was changed", f"move that folder away, then run the same command "
+                                 "again")
     if not isinstance(exc, OSError) or exc.errno not in _UNWRITABLE:
         return None
     if not exc.filename:  # a write to a file already open (a log in TMPDIR, a record half written): no name given

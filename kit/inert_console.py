@@ -28,11 +28,27 @@ class InertStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        return self._stream.write(inert(as_spoken(text), colours=True))
+        shown = inert(as_spoken(text), colours=True)
+        try:
+            return self._stream.write(shown)
+        except UnicodeEncodeError:  # a terminal in the C locale (LC_ALL=C, PYTHONUTF8=0): no traceback for a "…"
+            return self._stream.write(encodable(shown, getattr(self._stream, "encoding", None) or "ascii"))
 
     def __getattr__(self, name: str) -> object:
         # Only sys.stdout's readers reach these (flush, fileno, encoding, ...): nothing in the kit names them.
         return getattr(self._stream, name)
+
+
+def encodable(text: str, encoding: str) -> str:
+    """``text`` as ``encoding`` can write it: a character it lacks written out (``\\u2026``); a file name's
+    undecodable bytes (surrogates) kept, for the stream's surrogateescape to write back as they were."""
+    def one(char: str) -> str:
+        try:
+            char.encode(encoding, "surrogateescape")
+            return char
+        except UnicodeEncodeError:
+            return char.encode("ascii", "backslashreplace").decode("ascii")
+    return "".join(one(char) for char in text)
 
 
 def inert_log(log: Log) -> Log:

@@ -25,7 +25,7 @@ from .errors import ConfigError, UsageError
 from .json_types import TomlTable
 from .package_files import default_file
 from .toml_tables import read_toml
-from .user_cache import cache_dir, tagged
+from .user_cache import VARIABLE, cache_dir, tagged
 from .user_paths import file_problem, folder_or_nothing_yet, writable_folder
 
 REPORTS_FOLDER = "jax-kit-reports"
@@ -110,8 +110,8 @@ def project_matrix(options: ProjectOptions, here: Path | None = None,
     results = (here / options.out / "results" if options.out is not None
                else matrix.results_dir if "results_dir" in kit else here / REPORTS_FOLDER / "results")
     envs = matrix.envs_dir if "envs_dir" in kit else cache / "jax-envs"
-    if "envs_dir" not in kit:
-        _tag(cache)
+    if "envs_dir" not in kit and _uses_cache(options.argv):
+        _tag(cache, environ)
     where = "--out" if options.out is not None else "the project's reports folder"
     outside = matrix.results_outside if options.out is None and "results_dir" in kit else ""  # --out: asked
     return dataclasses.replace(matrix, results_dir=folder_or_nothing_yet(results, where, UsageError),
@@ -132,7 +132,19 @@ def _config_file(given: Path | None, here: Path) -> Path:
     return path
 
 
-def _tag(cache: Path) -> None:
+def _uses_cache(argv: tuple[str, ...]) -> bool:
+    """Whether the command builds or reads what the user cache keeps: ``known`` only lists the catalogue (a
+    read-only HOME blocked it), unless it measures."""
+    return not (argv[:1] == ("known",) and not {"--measure", "--verify"} & set(argv))
+
+
+def _tag(cache: Path, environ: Mapping[str, str] | None = None) -> None:
+    environ = os.environ if environ is None else environ
+    home = Path(environ.get("HOME") or Path.home())
+    if not environ.get(VARIABLE) and cache.is_relative_to(home) and not home.is_dir():
+        raise ConfigError(f"the user cache {cache} would be made under HOME={home}, which is no folder here: the kit "
+                          "does not make a home folder", "set HOME to this user's home, or JAX_KIT_CACHE to a folder "
+                          "this user can write")
     try:
         tagged(cache)
     except OSError as error:

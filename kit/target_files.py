@@ -90,6 +90,20 @@ def read_target_file(text: str, folder: Path | None, gpu_models: Collection[str]
                       'start the file with platform = "tpu" or platform = "gpu" (docs/targets.md)')
 
 
+def invented_slice(topology: str) -> str:
+    """A caution for a TPU topology no slice has ("" for one that may exist): libtpu compiles for any shape it is
+    given (``v5e:3x3`` compiles), while Cloud TPU slices have a power of two chips along each axis."""
+    shape = _TOPOLOGY.match(topology)
+    if shape is None:
+        return ""
+    dims = [int(part) for part in shape.group(2).split("x")]
+    if all(d >= 1 and d & (d - 1) == 0 for d in dims):
+        return ""
+    return (f"caution: topology {topology} is not the shape of any TPU slice (slices have a power of two chips along "
+            f"each axis, e.g. {shape.group(1)}:2x2 or {shape.group(1)}:4x4): libtpu compiles for it all the same, so "
+            "what is said is for a slice no machine has")
+
+
 def _tpu(raw: TomlTable, source: str) -> TargetFields:
     chip = raw.get("chip")
     if not isinstance(chip, str) or not _CHIP.match(chip):

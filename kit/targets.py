@@ -16,6 +16,7 @@ wording are repro/tpu_slices.py's, one table both halves read (repro/ never impo
 from __future__ import annotations
 
 import difflib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -27,7 +28,7 @@ from repro.tpu_slices import TPU_SLICES, compiled_not_run, tpu_title  # the one 
 
 from .errors import ConfigError, UsageError
 from .json_types import JsonObject
-from .target_files import looks_like_file, read_target_file
+from .target_files import invented_slice, looks_like_file, read_target_file
 
 BACKENDS = ("cpu", "cuda", "tpu")
 """What ``--backend`` takes: where the check runs."""
@@ -128,6 +129,9 @@ def named_targets() -> list[str]:
     return [f"tpu:{name}" for name in TPU_SLICES] + [f"gpu:{chip}:N" for chip in _GPUS]
 
 
+_CAUTIONED: set[str] = set()
+
+
 def parse_target(text: str, folder: Path | None = None) -> Target:
     """``tpu:v5e:2x2`` or ``gpu:a100:4`` as a Target; UsageError naming the nearest known one otherwise.
 
@@ -135,7 +139,12 @@ def parse_target(text: str, folder: Path | None = None) -> Target:
     the current one); ConfigError naming each mistake in it.
     """
     if looks_like_file(text):
-        return Target(**read_target_file(text, folder, tuple(_GPUS), MAX_GPUS))
+        target = Target(**read_target_file(text, folder, tuple(_GPUS), MAX_GPUS))
+        caution = invented_slice(target.topology) if target.platform == "tpu" else ""
+        if caution and caution not in _CAUTIONED:  # once per process: the file is read where each option enters
+            _CAUTIONED.add(caution)
+            print(f"kit: {text}: {caution}", file=sys.stderr, flush=True)
+        return target
     words = text.strip().lower().split(":")
     if words[0] == "tpu" and ":".join(words[1:]) in TPU_SLICES:
         chip, topology, bounds, devices = TPU_SLICES[":".join(words[1:])]

@@ -1,49 +1,226 @@
-"""Run several catalogue checks in one interpreter: JAX imported once, each check as its own ``__main__``.
+"""Run several catalogue checks from one warm interpreter: JAX imported once, each check in a fresh fork of it.
 
-``python -m repro.known_batch --out RESULTS.json SCRIPT...`` imports jax, then
-runs each script as ``python SCRIPT`` would (``runpy``, ``sys.argv`` its own,
-its output captured), and records its exit code as the script protocol reads
-it: ``sys.exit(n)`` is n, an uncaught exception 1, running off the end 0. The
-results file is rewritten after every check, so a check that kills the
-interpreter leaves the ones before it answered, and the kit runs the rest
-alone. Standard library only; runs on every release the kit supports.
+``python -m repro.known_batch --out RESULTS.json [--timeouts S,S,...] SCRIPT...``
+imports jax, then runs each script in a child forked from that interpreter, as
+``python SCRIPT`` would run it (``runpy``, ``__main__``, ``sys.argv`` and
+``sys.path[0]`` its own, its output captured at the file descriptors), and
+records its exit status exactly as the operating system reports that child's:
+``sys.exit(n)`` is ``n & 255``, an uncaught exception 1, running off the end 0, a
+KeyboardInterrupt the death by SIGINT that Python gives (negative: a signal).
+
+Each check starts from the state the import left, never from another check's:
+a check that patches a ``jnp`` function, sets a config flag or starts threads
+changes its own copy only. JAX's backend is not started in the parent (forking
+a started XLA client would deadlock its threads); each child starts its own.
+A check past its own timeout is killed with what it started (its process
+group) and recorded as timed out, so it is not run again. Before the first
+check, one child starts JAX's backend and runs the first ops every check runs:
+if JAX cannot start here (``JAX_PLATFORMS`` naming a platform this machine
+lacks, a broken jaxlib), no check's failure would be a verdict, and the batch
+says so and runs none; else the modules those ops imported are imported once
+in the parent, with tracing and MLIR's dialects warmed (never the backend).
+
+Two checks run side by side (each fork pays its own first compiles, which a
+shared interpreter paid once); a check that reads the clock runs with nothing
+beside it. The results file is rewritten after every check, so a batch killed
+from outside leaves the ones before answered, and the kit runs the rest alone.
+Standard library only; runs on every release the kit supports (Python 3.9+).
 """
 
 from __future__ import annotations
 
-import contextlib
+import gc
 import io
 import json
 import os
 import runpy
+import select
+import signal
 import sys
+import tempfile
 import time
 import traceback
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 TAIL_LINES = 15
+DEFAULT_TIMEOUT_S = 600.0
 
 
-def run_one(script: str) -> Dict[str, Any]:
-    """One script as its own program; its exit code, the last lines it printed and its seconds."""
-    output = io.StringIO()
+def run_one(script: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
+    """One script as its own program in a fork of this interpreter; its exit status, last lines and seconds.
+
+    ``exit`` is None when it ran past ``timeout_s`` (it was killed then)."""
     started = time.perf_counter()
-    saved_argv = sys.argv
-    sys.argv = [script]
+    with tempfile.TemporaryFile() as output:
+        code = _forked(lambda: _as_main(script), output, timeout_s)
+        output.seek(0)
+        said = output.read().decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
+    result = {"script": script, "exit": code, "tail": said, "seconds": round(time.perf_counter() - started, 3)}
+    if code is None:
+        result["timed_out"] = True
+    return result
+
+
+def first_child() -> "tuple[str, List[str]]":
+    """Start JAX's backend in a child, as a check would, and run the first ops every check runs: why it could not
+    ("" when it could), and the modules those ops imported (for the parent to import once, for every check)."""
+    with tempfile.TemporaryFile() as output:
+        code = _forked(_first_ops, output, DEFAULT_TIMEOUT_S)
+        output.seek(0)
+        said = [line for line in output.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    if code == 0:
+        return "", [line[len(_MODULE):] for line in said if line.startswith(_MODULE)]
+    last = next((line for line in reversed(said) if not line.startswith(_MODULE)), "")
+    return (last if code == 3 and last else f"exit status {code}: {last}"), []
+
+
+_MODULE = "kit-batch-module "
+
+
+def _first_ops() -> int:
+    before = set(sys.modules)
     try:
-        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            try:
-                runpy.run_path(script, run_name="__main__")
-                code = 0
-            except SystemExit as stop:
-                code = _exit_code(stop.code)
-            except BaseException:  # what `python SCRIPT` would print, and its exit status
-                traceback.print_exc(file=output)
-                code = 1
+        import jax
+        import jax.numpy as jnp
+
+        int((jnp.arange(3) + 1).sum())  # what the kit asks after a failure (kit/run/jax_runs.SMOKE)
+    except BaseException as exc:  # noqa: BLE001 (whatever it is, JAX did not start)
+        print(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip())
+        return 3
+    try:  # what most checks do next: their imports are the parent's to make once
+        jax.block_until_ready(jax.jit(jax.grad(lambda x: jnp.sum(jnp.sin(x) * x)))(jnp.ones(2)))
+        jax.block_until_ready(jnp.linalg.inv(jnp.eye(2)))
+    except Exception:  # noqa: BLE001 (a release without one of these: fewer modules warmed, nothing else)
+        pass
+    for name in sorted(set(sys.modules) - before):
+        print(f"{_MODULE}{name}")
+    return 0
+
+
+def _forked(body: Any, output: Any, timeout_s: float) -> Optional[int]:
+    """``body()`` in a child with its stdout and stderr on ``output``; its exit status as the OS reports it
+    (negative: the signal that ended it), None if it ran past ``timeout_s`` (then it and its group are killed)."""
+    return _wait(_spawn(body, output), timeout_s)
+
+
+def _spawn(body: Any, output: Any) -> int:
+    """``body()`` in a forked child, its output on ``output``; the child's pid."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.freeze()  # the child's collector leaves the parent's objects alone: their pages stay shared, not copied
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 70
+        try:
+            os.setpgid(0, 0)  # its own group: a timeout kills what it started too
+            os.dup2(output.fileno(), 1)
+            os.dup2(output.fileno(), 2)
+            _streams_on_descriptors()
+            code = body()
+        finally:
+            os._exit(code)
+    return pid
+
+
+def _streams_on_descriptors() -> None:
+    """sys.stdout and sys.stderr writing to descriptors 1 and 2, as in ``python SCRIPT`` (a caller may have put
+    other objects there, as pytest does), in the interpreter's own encoding."""
+    for number, name in ((1, "stdout"), (2, "stderr")):
+        stream = getattr(sys, name)
+        try:
+            if stream.fileno() == number:
+                continue
+        except (AttributeError, OSError, ValueError):
+            pass
+        original = getattr(sys, f"__{name}__", None)
+        setattr(sys, name, io.TextIOWrapper(io.FileIO(number, "w", closefd=False),
+                                            encoding=getattr(original, "encoding", None) or "utf-8",
+                                            errors=getattr(original, "errors", None) or "strict",
+                                            line_buffering=True))
+
+
+def _wait(pid: int, timeout_s: float) -> Optional[int]:
+    deadline = time.monotonic() + timeout_s
+    pidfd = _pidfd(pid)
+    try:
+        delay = 0.001
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                _kill_group(pid)
+                return None
+            if pidfd is not None:
+                select.select([pidfd], [], [], left)
+            else:
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 0.05)
+    except BaseException:  # Ctrl-C or SIGTERM of the batch: the check goes with it
+        _kill_group(pid)
+        raise
     finally:
-        sys.argv = saved_argv
-    return {"script": script, "exit": code, "tail": output.getvalue().splitlines()[-TAIL_LINES:],
-            "seconds": round(time.perf_counter() - started, 3)}
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _pidfd(pid: int) -> Optional[int]:
+    try:
+        return os.pidfd_open(pid)  # type: ignore[attr-defined,no-any-return]  # Linux 5.3+, Python 3.9+
+    except (AttributeError, OSError):
+        return None
+
+
+def _kill_group(pid: int) -> None:
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            target()
+        except OSError:
+            pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _as_main(script: str) -> int:
+    """In the child: run ``script`` as ``python SCRIPT`` runs it, and end as that interpreter would end."""
+    sys.argv = [script]
+    sys.path[0] = os.path.dirname(os.path.realpath(script))
+    try:
+        runpy.run_path(script, run_name="__main__")
+        code = 0
+    except SystemExit as stop:
+        code = _exit_code(stop.code)
+    except KeyboardInterrupt as stop:
+        _print_uncaught(stop, script)
+        _flush()
+        # As Python itself ends on an uncaught KeyboardInterrupt: killed by SIGINT, so the caller sees the signal.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        code = 130
+    except BaseException as error:  # noqa: BLE001 (what `python SCRIPT` prints, and its exit status)
+        _print_uncaught(error, script)
+        code = 1
+    _flush()
+    return code & 0xFF
+
+
+def _print_uncaught(error: BaseException, script: str) -> None:
+    """The traceback Python prints, from the script's own frame on (runpy's frames are not the script's)."""
+    tb = error.__traceback__
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != os.path.realpath(script):
+        tb = tb.tb_next
+    traceback.print_exception(type(error), error, tb)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def _exit_code(code: object) -> int:
@@ -56,18 +233,147 @@ def _exit_code(code: object) -> int:
 
 
 def main(argv: List[str]) -> int:
-    out = argv[argv.index("--out") + 1]
-    scripts = [a for i, a in enumerate(argv) if a != "--out" and (i == 0 or argv[i - 1] != "--out")]
+    out, timeouts, scripts = _arguments(argv)
     results: List[Dict[str, Any]] = []
     try:
         import jax  # noqa: F401  (once, for every check: what the batch saves)
-    except BaseException as exc:  # JAX itself cannot run: every check says so
+    except BaseException as exc:  # noqa: BLE001 (JAX itself cannot run: every check says so)
         _write(out, {"jax_error": f"{type(exc).__name__}: {exc}", "results": results})
         return 0
-    for script in scripts:
-        results.append(run_one(script))
-        _write(out, {"results": results})
+    problem, modules = first_child()
+    if problem:  # no failure here would be a verdict: the kit is told why, and no check runs
+        _write(out, {"jax_error": f"JAX cannot start its backend here ({problem})", "results": results})
+        return 0
+    if "--cold" not in argv and not _warmed(jax, modules):  # a backend started: a fork would not survive it
+        os.execv(sys.executable, [sys.executable, "-m", "repro.known_batch", "--cold", *argv])
+    _run_all(out, scripts, timeouts, results)
     return 0
+
+
+def _warmed(jax: Any, modules: List[str]) -> bool:
+    """Warm what every check's first op pays for and no backend needs: the modules JAX imports on its first ops
+    (``first_child`` lists them), tracing, and MLIR's dialects (about half a second a check on this 2-core machine,
+    which a shared interpreter paid once). A cache, not a change a check can see. False where a backend started
+    after all (the batch is then started again without the warm-up, never forked with it)."""
+    for name in modules:
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 (one that imports only after a backend: the checks import it themselves)
+            pass
+    try:
+        import jax.numpy as jnp
+
+        jax.make_jaxpr(lambda x: (x + 1).sum())(jax.ShapeDtypeStruct((3,), jnp.float32))
+        from jax._src.interpreters import mlir
+
+        _first_op(mlir)
+    except Exception:  # noqa: BLE001 (a release without these: its checks pay it themselves)
+        pass
+    return not _backend_started()
+
+
+def _first_op(mlir: Any) -> None:
+    """One StableHLO op built in an MLIR context, as every lowering builds them: the dialect's first op costs
+    a quarter of a second on this machine, once per process."""
+    import numpy as np
+    from jax._src.lib.mlir import ir
+    from jax._src.lib.mlir.dialects import hlo
+
+    with mlir.make_ir_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            hlo.ConstantOp(ir.DenseElementsAttr.get(np.zeros(2, np.float32)))
+
+
+def _backend_started() -> bool:
+    try:
+        from jax._src import xla_bridge
+
+        return bool(getattr(xla_bridge, "_backends", {}))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+JOBS = 2
+"""Checks run side by side, each in its own fork (at most the machine's processors): each pays its own first
+compiles, which a shared interpreter paid once, and two at a time win that back on a machine of two cores or more.
+A check that reads the clock runs with nothing beside it (`reads_the_clock`)."""
+
+
+def reads_the_clock(script: str) -> bool:
+    """A check that times something (its verdict a ratio of timings): run alone, so no sibling shares its CPU."""
+    try:
+        with open(script, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return True
+    return any(word in text for word in ("perf_counter", "time.time", "monotonic", "timeit", "process_time"))
+
+
+def _run_all(out: str, scripts: List[str], timeouts: List[float], results: List[Dict[str, Any]]) -> None:
+    """Every script, up to `JOBS` at once (a clock-reading one alone), the results file rewritten after each."""
+    jobs = max(1, min(JOBS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else JOBS))
+    waiting = list(zip(scripts, timeouts))
+    running: Dict[int, Dict[str, Any]] = {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs and not any(r["alone"] for r in running.values()):
+                script, timeout_s = waiting[0]
+                alone = reads_the_clock(script)
+                if alone and running:
+                    break  # it waits for the others to end
+                waiting.pop(0)
+                output = tempfile.TemporaryFile()
+                pid = _spawn(lambda script=script: _as_main(script), output)
+                running[pid] = {"script": script, "output": output, "started": time.perf_counter(),
+                                "deadline": time.monotonic() + timeout_s, "alone": alone}
+            pid, code = _next_ended(running)
+            job = running.pop(pid)
+            job["output"].seek(0)
+            said = job["output"].read().decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
+            job["output"].close()
+            result = {"script": job["script"], "exit": code, "tail": said,
+                      "seconds": round(time.perf_counter() - job["started"], 3)}
+            if code is None:
+                result["timed_out"] = True
+            results.append(result)
+            _write(out, {"results": results})
+    finally:
+        for pid in list(running):  # Ctrl-C or SIGTERM of the batch: its checks go with it
+            _kill_group(pid)
+
+
+def _next_ended(running: Dict[int, Dict[str, Any]]) -> "tuple[int, Optional[int]]":
+    """The first of ``running`` to end (its exit status), or to pass its deadline (killed, None)."""
+    delay = 0.001
+    while True:
+        for pid in running:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return pid, os.waitstatus_to_exitcode(status)
+        now = time.monotonic()
+        late = next((pid for pid, job in running.items() if job["deadline"] <= now), None)
+        if late is not None:
+            _kill_group(late)
+            return late, None
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+
+
+def _arguments(argv: List[str]) -> "tuple[str, List[float], List[str]]":
+    taken = {"--out": "", "--timeouts": ""}
+    scripts: List[str] = []
+    rest = iter(argv)
+    for arg in rest:
+        if arg == "--cold":
+            continue
+        if arg in taken:
+            taken[arg] = next(rest)
+        else:
+            scripts.append(arg)
+    given = [float(t) for t in taken["--timeouts"].split(",") if t.strip()]
+    timeouts = given if len(given) == len(scripts) else [DEFAULT_TIMEOUT_S] * len(scripts)
+    return taken["--out"], timeouts, scripts
 
 
 def _write(path: str, data: Dict[str, Any]) -> None:

@@ -91,14 +91,16 @@ def test_ranks_that_compile_different_programs_are_said_to_differ_with_the_first
         monkeypatch: pytest.MonkeyPatch, matrix: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, lines, record = _explain(monkeypatch, matrix, tmp_path, ["--processes", "2"], capsys,
                                    releases=("0.6.0", "0.4.35"))
-    assert code == 0
+    print("\n".join(lines))
+    assert code == 1  # no answer: rank 0's modules are not the program's (was 0, "every linalg op split")
+    assert "every" not in lines[-1] and "cannot tell: the ranks compiled different programs" in lines[1]
     assert record["processes"]["agree"] is False
     difference = record["processes"]["difference"]
     # 0.4.35 gathers the batch before its LU; 0.6.0 splits it: rank 1's first op is the gather.
     assert difference.startswith("rank 1 compiled all-gather (forward) at train_slogdet.py:39")
     assert difference.endswith("where rank 0 compiled lu (forward) at train_slogdet.py:39 in jit_loss_det: "
                                "split, 256 of 1024")
-    assert f"(the ranks compiled different programs: {difference})" in lines[1]
+    assert f"the ranks compiled different programs ({difference})" in lines[1]
 
 
 @pytest.mark.real_time  # waits out the grace a failed rank gives its partners
@@ -113,8 +115,10 @@ def test_a_rank_that_fails_takes_the_hung_one_down_and_is_the_one_said(
     code, lines, record = _explain(monkeypatch, matrix, tmp_path, ["--processes", "2", "--timeout", "300"], capsys,
                                    ending=ending)
     assert time.monotonic() - started < 120  # not the timeout: the grace after rank 1 failed
-    assert code == 0  # what compiled before it ended counts
+    print("\n".join(lines))
+    assert code == 1  # no answer from rank 0's modules when rank 1 failed (was 0, "every linalg op split")
     assert "the program exited 1 ([p1] rank 1 lost its data)" in lines[1]
+    assert "cannot tell: rank 1 of 2: " in lines[1] and "every" not in lines[-1]
     assert record["run"]["reason"].startswith("rank 1 of 2: ")
     ranks = {r["rank"]: r for r in record["processes"]["ranks"]}
     assert ranks[1]["exit_code"] == 1 and ranks[0]["exit_code"] < 0  # rank 0 was killed, not failed
@@ -152,3 +156,35 @@ def test_hosts_alone_mean_ssh_and_one_process_stays_the_plain_run(matrix: Any, t
     assert (options.launcher, options.hosts, options.launch_spec.devices_per_process) == ("ssh", ("a", "b"), 2)
     plain = explain_options.parse(matrix, ["train.py"], cwd=tmp_path)
     assert plain.processes == 1
+
+
+def _ranked(code: int, tail: list[str]) -> Any:
+    from kit.records import RunOutcome, Status
+    from kit.run.shared_runs import DumpedRun
+
+    return DumpedRun(RunOutcome(Status.RAN if code == 0 else Status.CRASHED, None, f"the script exited {code}",
+                             {"exit_code": code}), modules=[{"name": "jit_loss", "partitions": 4}], output_tail=tail)
+
+
+def test_the_failing_ranks_own_line_is_quoted_not_a_partners_that_came_first() -> None:
+    from kit.run.explained_ranks import _one_program
+
+    tail = ["[p0] RuntimeError: Gloo connection reset by peer while waiting for rank 1",
+            "[p1] ValueError: rank 1 lost its shard"]
+    ranks = [_ranked(-15, ["RuntimeError: Gloo connection reset by peer while waiting for rank 1"]),
+             _ranked(1, ["ValueError: rank 1 lost its shard"])]
+    run = _one_program(ranks, tail, False, 60, lambda rank: ([line for line in tail if line.startswith(f"[p{rank}]")],
+                                                             ""))
+    assert run.outcome.reason.startswith("rank 1 of 2: ")
+    assert run.outcome.evidence["telling_line"] == "[p1] ValueError: rank 1 lost its shard"  # was rank 0's line
+
+
+def test_an_ssh_that_never_connected_is_said_as_that_not_as_the_program_failing() -> None:
+    from kit.run.explained_ranks import _one_program
+
+    said = "ssh: connect to host node2 port 22: Connection timed out"
+    tail = ["[p0] waiting for the coordinator's peers", f"[p1] {said}"]
+    ranks = [_ranked(-15, []), _ranked(255, [said])]
+    run = _one_program(ranks, tail, False, 60, lambda rank: ([line for line in tail if line.startswith(f"[p{rank}]")],
+                                                             "node2" if rank else "node1"))
+    assert run.outcome.reason == f"rank 1 of 2: ssh never connected to node2 ({said}), so the program did not start there"

@@ -101,7 +101,7 @@ def test_a_batched_check_is_recorded_as_the_same_check_run_alone(tmp_path: Path,
     assert record_of(tmp_path / "batched", batched.record) == record_of(tmp_path / "alone", alone.record)
 
 
-def test_the_checks_after_one_that_kills_the_batch_run_alone_each_with_its_record(
+def test_a_check_that_kills_its_process_costs_only_itself_and_nothing_runs_alone(
         tmp_path: Path, here: Prepared, monkeypatch: pytest.MonkeyPatch) -> None:
     listed = entries(tmp_path / "known", {"first": "raise SystemExit(1)\n",
                                           "killer": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
@@ -115,10 +115,35 @@ def test_the_checks_after_one_that_kills_the_batch_run_alone_each_with_its_recor
     monkeypatch.setattr(batch, "run_entry", counted)
     said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
                          version="0.6.0")
-    assert alone == ["killer", "last"]  # the first was answered before the batch died
+    assert alone == []  # each check is a fork of the batch's interpreter: the kill ended that fork only
     assert [m.outcome for m in said] == [Presence.PRESENT, Presence.UNTESTED, Presence.ABSENT]
     assert said[1].reason.startswith("the script was killed by signal 9")
     assert all((tmp_path / "results" / m.record).is_file() for m in said)
+
+
+def test_the_checks_after_a_batch_that_dies_run_alone_each_with_its_record(
+        tmp_path: Path, here: Prepared, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = entries(tmp_path / "known", {"first": "raise SystemExit(1)\n", "second": "print('fine')\n",
+                                          "last": "print('fine')\n"})
+
+    def batch_process(cmd: list[str], *_a: Any, **_k: Any) -> Ended:
+        """The batch's own process killed from outside after its first answer."""
+        answers = [{"script": str(listed[0].check), "exit": 1, "tail": ["x"], "seconds": 0.1}]
+        Path(cmd[cmd.index("--out") + 1]).write_text(json.dumps({"results": answers}))
+        return Ended(-9)
+
+    monkeypatch.setattr(batch, "run_child", batch_process)
+    alone: list[str] = []
+
+    def counted(matrix: Matrix, entry: Entry, log: Log, records: Path, **kw: Any) -> Measurement:
+        alone.append(entry.id)
+        return run_entry(matrix, entry, log, records, **kw)
+
+    monkeypatch.setattr(batch, "run_entry", counted)
+    said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
+                         version="0.6.0")
+    assert alone == ["second", "last"]
+    assert [m.outcome for m in said] == [Presence.PRESENT, Presence.ABSENT, Presence.ABSENT]
 
 
 def test_a_check_past_its_own_timeout_in_the_batch_runs_alone(
@@ -184,3 +209,44 @@ def test_no_shipped_check_writes_kit_result_which_a_batch_does_not_read() -> Non
     shipped = Path(__file__).resolve().parents[1] / "known"
     assert [p.name for p in sorted(shipped.glob("*.py")) if "KIT_RESULT" in p.read_text() or "kitcheck" in p.read_text()] \
         == []
+
+
+# Two checks side by side, each in its own fork; one that reads the clock with nothing beside it.
+
+SIDE_BY_SIDE = """import os, sys, time
+mine, theirs = sys.argv[0] + ".started", {other!r}
+open(mine, "w").close()
+for _ in range(6000):  # a minute at most, in sleeps: a check that reads no clock
+    if os.path.exists(theirs):
+        break
+    time.sleep(0.01)
+sys.exit(0 if os.path.exists(theirs) else 1)
+"""
+
+
+def test_two_checks_run_side_by_side(tmp_path: Path) -> None:
+    from repro.known_batch import _run_all
+
+    first, second = tmp_path / "first.py", tmp_path / "second.py"
+    first.write_text(SIDE_BY_SIDE.format(other=f"{second}.started"))
+    second.write_text(SIDE_BY_SIDE.format(other=f"{first}.started"))
+    results: list[dict[str, Any]] = []
+    _run_all(str(tmp_path / "out.json"), [str(first), str(second)], [120.0, 120.0], results)
+    assert sorted(r["exit"] for r in results) == [0, 0]  # each saw the other start: they ran at once
+
+
+def test_a_check_that_reads_the_clock_runs_with_nothing_beside_it(tmp_path: Path) -> None:
+    from repro.known_batch import _run_all, reads_the_clock
+
+    log = tmp_path / "log"
+    body = ("import sys, time\nopen({log!r}, 'a').write(sys.argv[0] + ' start\\n')\n"
+            "t = time.perf_counter()\ntime.sleep(0.5)\nopen({log!r}, 'a').write(sys.argv[0] + ' end\\n')\n")
+    quiet = body.replace("t = time.perf_counter()\n", "")
+    scripts = [tmp_path / "a.py", tmp_path / "timed.py", tmp_path / "c.py"]
+    for script, text in zip(scripts, (quiet, body, quiet)):
+        script.write_text(text.format(log=str(log)))
+    assert [reads_the_clock(str(s)) for s in scripts] == [False, True, False]
+    _run_all(str(tmp_path / "out.json"), [str(s) for s in scripts], [60.0] * 3, [])
+    lines = [line.split()[1] + " " + Path(line.split()[0]).stem for line in log.read_text().splitlines()]
+    at = lines.index("start timed")
+    assert lines[at + 1] == "end timed"  # nothing started or ended while it ran

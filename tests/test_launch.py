@@ -63,10 +63,12 @@ def test_ssh_spreads_the_ranks_over_the_hosts_and_sends_only_what_the_kit_set(
            "EVIL": "$(touch /tmp/owned)"}
     started = launch.checked("ssh", launch.LaunchSpec(4, 2, ("node1", "node2"))).launch(
         launch.LaunchSpec(4, 2, ("node1", "node2")), COMMAND, env, "/shared/project dir")
-    hosts = [command[4] for command in started.commands]
+    hosts = [command[command.index("--") + 1] for command in started.commands]
     assert hosts == ["node1", "node1", "node2", "node2"]
-    assert all(command[:4] == ("ssh", "-tt", "-o", "BatchMode=yes") for command in started.commands)
-    remote = shlex.split(started.commands[3][5])
+    # "--" before the host: a host word is never read as an option; a host that never answers ends in 20 s.
+    assert all(command[:8] == ("ssh", "-tt", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", "--",
+                               command[7]) for command in started.commands)
+    remote = shlex.split(started.commands[3][8])
     assert remote[:4] == ["cd", "/shared/project dir", "&&", "exec"]
     sent = dict(word.split("=", 1) for word in remote[5:remote.index(COMMAND[0])])
     assert sent[launch.PROCESS_ID_ENV] == "3" and sent[launch.COORDINATOR_ENV] == "node1:45678"
@@ -80,6 +82,9 @@ def test_ssh_spreads_the_ranks_over_the_hosts_and_sends_only_what_the_kit_set(
     ("ssh", launch.LaunchSpec(2), "ssh needs the hosts"),
     ("ssh", launch.LaunchSpec(1, None, ("a", "b")), "2 hosts for 1 processes"),
     ("local", launch.LaunchSpec(2, None, ("a",)), "--hosts is for --launcher ssh"),
+    ("ssh", launch.LaunchSpec(2, None, ("-oProxyCommand=touch /tmp/owned", "b")), "is not a host name"),
+    ("ssh", launch.LaunchSpec(2, None, ("a b", "c")), "'a b' is not a host name"),
+    ("ssh", launch.LaunchSpec(2, None, ("node1", "$(id)")), "is not a host name"),
 ])
 def test_a_launcher_refuses_what_it_cannot_start_in_one_sentence(name: str, spec: launch.LaunchSpec,
                                                                   said: str) -> None:
@@ -93,3 +98,8 @@ def test_an_unknown_launcher_is_refused_with_the_nearest_name() -> None:
     assert "local, srun, ssh" in str(caught.value)
     with pytest.raises(UsageError, match="1 or more"):
         launch.LaunchSpec(0)
+
+
+@pytest.mark.parametrize("host", ["node1", "user@node-2.example.org", "10.0.0.7", "[fe80::1]", "gpu_07"])
+def test_a_host_name_or_address_is_taken(host: str) -> None:
+    launch.checked("ssh", launch.LaunchSpec(2, None, (host,)))

@@ -127,3 +127,17 @@ def test_a_bad_target_file_in_matrix_toml_is_a_config_error(tmp_path: Path) -> N
     with pytest.raises(KitError, match="kit.targets in matrix.toml: mychip.toml: chip must be a TPU kind such as \"v5e\", and it is missing"):
         parse_matrix({"kit": {"targets": ["mychip.toml"]}, "release": [{"version": "0.6.0"}],
                       "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
+
+
+def test_an_invented_slice_is_compiled_with_a_caution(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    _file(tmp_path, TPU_FILE.replace('"v5e:4x4"', '"v5e:3x3"'))
+    target = parse_target("./mychip.toml")
+    assert (target.topology, target.devices) == ("v5e:3x3", 9)  # libtpu compiles for it: taken
+    assert capsys.readouterr().err.strip() == (
+        "kit: ./mychip.toml: caution: topology v5e:3x3 is not the shape of any TPU slice (slices have a power of two "
+        "chips along each axis, e.g. v5e:2x2 or v5e:4x4): libtpu compiles for it all the same, so what is said is "
+        "for a slice no machine has")  # was: nothing said
+    _file(tmp_path, TPU_FILE)
+    parse_target("./mychip.toml")
+    assert capsys.readouterr().err == ""  # v5e:4x4 is a slice

@@ -181,7 +181,10 @@ def explained_outcome(run: DumpedRun, changed: list[str], options: ExplainOption
     ended = _how_it_ended(ran, options, run.output_tail)
     compiled_for = as_text((run.target or {}).get("sentence"))
     compiled = [m for m in run.modules if m.get("compiled") is not False]
-    if not compiled:
+    cannot_tell = as_text(ran.evidence.get("cannot_tell"))
+    if cannot_tell:  # N processes that were not one program (a rank failed, ranks disagree): no answer from rank 0
+        status, reason = Status.PARTIAL, f"{ended}; {cannot_tell}"
+    elif not compiled:
         status, reason = Status.COMPILED_NOTHING, f"{ended}, and compiled nothing: there is no HLO to explain"
         if compiled_for:
             reason = f"{ended}; {compiled_for}: there is no HLO to explain"
@@ -244,7 +247,7 @@ def processes_said(processes: Mapping[str, object]) -> str:
         return f"{said}; {problem}"
     ranks = _objects(processes.get("ranks"))
     return said + (f"; all {len(ranks)} ranks compiled the same modules, read as one program"
-                   if any(r.get("modules") for r in ranks) else "")
+                   if any(r.get("modules") for r in ranks) and not processes.get("cannot_tell") else "")
 
 
 def processes_problem(processes: Mapping[str, object]) -> str:

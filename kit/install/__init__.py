@@ -26,7 +26,7 @@ from .bytecode import (bytecode_kept_under, compile_environment, drop_damaged_by
                        release_bytecode_env)
 from .environment import Environment, ExistingPython, Prepared, install_facts, over_release, prepare
 from .envs import find_interpreter
-from .existing import inspect_interpreter
+from .existing import Interpreter, inspect_interpreter
 from .index import PackageIndex, versions_between
 from .installer_env import ignored_settings_note
 from .key import InstallKey
@@ -37,7 +37,7 @@ from .prefetch import Prefetch
 from .release import ResolvedRelease, built_env, locked_release, open_index, resolve_release
 
 __all__ = [
-    "Environment", "ExistingPython", "InstallKey", "InstallPlan", "JAX_ALONE", "LAID_FORMS", "OVERLAY_FORMAT", "WITH_JAXLIB", "PackageIndex", "Prefetch",
+    "Environment", "ExistingPython", "InstallKey", "Interpreter", "InstallPlan", "JAX_ALONE", "LAID_FORMS", "OVERLAY_FORMAT", "WITH_JAXLIB", "PackageIndex", "Prefetch",
     "Prepared", "ResolvedRelease", "built_env", "bytecode_kept_under", "commit_version", "compile_environment", "drop_damaged_bytecode",
     "fill_bytecode", "find_interpreter", "how_to_supply", "how_to_supply_extra", "ignored_settings_note",
     "inspect_interpreter", "install_facts", "locked_release", "new_overlay_folder", "open_index", "over_release", "predict", "prepare", "release_bytecode_env",

@@ -30,7 +30,7 @@ from ..requirements import package_name
 from .installed import missing_from
 from .installer_env import uv_env
 from .plan import InstallPlan, Resolution, find_uv
-from .uv_errors import raise_if_network_trouble
+from .uv_errors import raise_if_network_trouble, raise_if_offline_cache_gap
 from .uv_failures import WRITE_ERRNOS, raise_if_this_machine, unwritable
 
 
@@ -371,6 +371,7 @@ def _raise_if_not_the_release(version: str, stderr: str) -> None:
     try:
         raise_if_this_machine(stderr)
         raise_if_network_trouble(stderr)
+        raise_if_offline_cache_gap(stderr)
     except IndexUnreachable as exc:
         raise IndexUnreachable(f"this release needs Python {version}, which is not installed here, and uv could not "
                                f"download it over the network ({_last_cause(stderr)})", exc.tip) from None
@@ -401,5 +402,6 @@ def _run(cmd: list[str], folder: Path | None = None) -> None:
     if proc.returncode != 0:
         raise_if_this_machine(proc.stderr or proc.stdout, folder)
         raise_if_network_trouble(proc.stderr)  # a download cut off says nothing about the release
+        raise_if_offline_cache_gap(proc.stderr)
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
         raise InstallFailed("\n".join(tail) or f"{cmd[0]} exited with {proc.returncode}")

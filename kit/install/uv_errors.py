@@ -11,6 +11,7 @@ read before any of these, by `uv_failures`.
 
 from __future__ import annotations
 
+import os
 import re
 
 from ..errors import IndexUnreachable
@@ -56,6 +57,20 @@ def raise_if_network_trouble(stderr: str) -> None:
     what = f"the find-links page {page.group(1)}" if page else "the package index"
     raise IndexUnreachable(f"uv could not reach {what} over the network "
                            f"({causes[-1] if causes else uv_error(stderr)})", NETWORK_TIP)
+
+
+def raise_if_offline_cache_gap(stderr: str) -> None:
+    """`IndexUnreachable` when uv, kept offline (``UV_OFFLINE``, ``--offline``), failed an install on what its
+    cache lacks: a locked release whose wheels were never downloaded here was recorded NOT INSTALLABLE."""
+    if not re.search(r"network (?:was|is) disabled|network connectivity is disabled|not found in the cache", stderr,
+                     re.IGNORECASE):
+        return
+    offline = " (UV_OFFLINE is set)" if os.environ.get("UV_OFFLINE", "").strip() not in ("", "0", "false") else ""
+    raise IndexUnreachable(f"uv is offline{offline} and its cache lacks what the release installs "
+                           f"({uv_cause(uv_error(stderr))}): the index was never asked, so nothing was built or "
+                           "recorded",
+                           "let uv reach the index (unset UV_OFFLINE), or fill its cache first on a machine that can "
+                           "(the same command there); releases whose environment is already built run offline")
 
 
 # uv's words when a package does not exist at all, or has no release before the era's cut-off that

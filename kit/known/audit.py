@@ -10,6 +10,7 @@ untested, never as absent.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -17,7 +18,7 @@ from typing import Sequence
 from ..json_types import JsonObject
 from ..markdown_text import inert, text as md
 from .catalogue import Entry
-from .measured import Measurement, Presence, compiled_not_run, load_measurements, ranges
+from .measured import Measurement, Presence, compiled_not_run, load_measurements, measured_problem, ranges
 
 @dataclass(frozen=True)
 class AuditFinding:
@@ -27,6 +28,8 @@ class AuditFinding:
     """What the measured range says of this release (None: it does not reach it, or nothing measured)."""
     fixed_in: str | None
     open: bool
+    unreadable: str = ""
+    """Why the entry's known/measured/ID.json could not be read ("" when it could, or was never written)."""
 
     @property
     def applies(self) -> bool:
@@ -44,17 +47,19 @@ class AuditFinding:
         return {"id": self.entry.id, "title": self.entry.title, "kind": self.entry.kind, **aimed,
                 "outcome": self.here.outcome.value if self.applies else "not-applicable",
                 "reason": self.here.reason, "record": self.here.record, "measured_range_says":
-                {True: "present", False: "absent", None: "unmeasured"}[self.expected],
+                "unreadable" if self.unreadable else {True: "present", False: "absent", None: "unmeasured"}[self.expected],
+                **({"measured_unreadable": self.unreadable} if self.unreadable else {}),
                 "fixed_in": self.fixed_in, "open_upstream": self.open, "workaround": self.entry.workaround,
                 "upstream": self.entry.upstream, "fix_commit": self.entry.fix_commit}
 
 
 def finding(entry: Entry, here: Measurement, catalogue: Path) -> AuditFinding:
     """The run beside the entry's measured range on the same backend (compiled for the same target)."""
+    unreadable = measured_problem(catalogue, entry.id)
     span = next((r for r in ranges(load_measurements(catalogue, entry.id))
                  if (r.backend, r.target) == (here.backend, here.target)), None)
     if span is None:
-        return AuditFinding(entry, here, None, None, False)
+        return AuditFinding(entry, here, None, None, False, unreadable)
     return AuditFinding(entry, here, span.holds(here.release), span.fixed_in, span.open)
 
 
@@ -62,10 +67,20 @@ def present(findings: Sequence[AuditFinding]) -> list[AuditFinding]:
     return [f for f in findings if f.applies and f.here.outcome is Presence.PRESENT]
 
 
+def nothing_tested(findings: Sequence[AuditFinding]) -> bool:
+    """No check that applies here decided anything (each untested): "none found" would be a verdict never made."""
+    applies = [f for f in findings if f.applies]
+    return bool(applies) and all(f.here.outcome is Presence.UNTESTED for f in applies)
+
+
 def verdict_line(findings: Sequence[AuditFinding], installation: str) -> str:
     found = present(findings)
     untested = [f for f in findings if f.applies and f.here.outcome is Presence.UNTESTED]
     said = f"; untested: {', '.join(f.entry.id for f in untested)}" if untested else ""
+    if nothing_tested(findings):
+        reasons = Counter(shown(f.here.reason) for f in untested).most_common(1)
+        return (f"{installation}: nothing tested: none of the {len(untested)} checks decided anything here, so no "
+                f"problem is known present or absent ({reasons[0][0]})")
     if not found:
         return f"{installation}: none of the {len(findings)} known problems found{said}"
     return f"{installation}: {len(found)} of {len(findings)} known problems present: " \
@@ -78,14 +93,35 @@ def table(findings: Sequence[AuditFinding]) -> list[str]:
     rows = ["| problem | here | measured range says | safe release | workaround |", "|---|---|---|---|---|"]
     for f in order:
         here = f.outcome_text
-        says = {True: "present", False: "absent", None: "not measured near this release"}[f.expected]
+        says = f.unreadable or {True: "present", False: "absent", None: "not measured near this release"}[f.expected]
         if f.expected is not None and f.applies and f.here.outcome is not Presence.UNTESTED \
                 and f.expected != (f.here.outcome is Presence.PRESENT):
             says += " (differs from this run: the run is the answer here)"
-        safe = f"jax >= {f.fixed_in}" if f.fixed_in else ("none yet (open)" if f.open else "not measured")
+        safe = safe_release(f)
         rows.append(f"| {md(f.entry.id)}: {md(f.entry.title)} | {md(here)} ({md(shown(f.here.reason))}) | {md(says)} "
                     f"| {md(safe)} | {md(f.entry.workaround or '-')} |")
     return rows
+
+
+def safe_release(f: AuditFinding) -> str:
+    """``jax >= 0.4.36``, ``none yet (open)``, or why the kit cannot say."""
+    if f.fixed_in:
+        return f"jax >= {f.fixed_in}"
+    if f.open:
+        return "none yet (open)"
+    return "cannot tell (its measurements cannot be read)" if f.unreadable else "not measured"
+
+
+def console_table(findings: Sequence[AuditFinding]) -> list[str]:
+    """The problems present, as pip-audit prints its table: each with the safe release and the workaround."""
+    found = present(findings)
+    if not found:
+        return []
+    rows = [(f.entry.id, safe_release(f), shown(f.entry.workaround or "-", 200)) for f in found]
+    wide = [max(len(row[i]) for row in [("problem", "safe release", ""), *rows]) for i in (0, 1)]
+    return [f"{'problem':<{wide[0]}}  {'safe release':<{wide[1]}}  workaround",
+            f"{'-' * wide[0]}  {'-' * wide[1]}  {'-' * 10}",
+            *(f"{name:<{wide[0]}}  {safe:<{wide[1]}}  {workaround}" for name, safe, workaround in rows)]
 
 
 def shown(reason: str, limit: int = 160) -> str:

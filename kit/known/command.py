@@ -12,18 +12,17 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence, TextIO
 
 from ..arguments import Parser
-from ..atomic_files import atomic_write_texts
 from ..config import Matrix, release_number
 from ..errors import UsageError
-from ..exit_codes import EXIT_FAILED, EXIT_OK
+from ..exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED
 from ..install import ExistingPython
 from ..log_events import Log
-from ..markdown_text import text as md
 from ..package_files import in_checkout
 from ..target_files import looks_like_file
 from ..targets import Target, parse_target
@@ -31,7 +30,10 @@ from ..user_paths import interpreter_path
 from .batch import audit_runs
 from .bisection import bisect_ranges
 from .workarounds import measure_workarounds
-from .audit import finding, not_run_lines, present, shown, table, verdict_line
+from .audit import finding, not_run_lines, nothing_tested, present, shown, verdict_line
+from .audit_report import Audited, answer_lines, document, markdown, write_report
+from .audit_refusals import refuse_what_cannot_run
+from .measured import Measurement
 from ..package_files import catalogue_folder
 from .catalogue import Entry, load_catalogue
 from .listing import entry_json, listing
@@ -100,9 +102,11 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     parser.add_argument("--only", default="", help="entry ids, comma-separated (default: all)")
     parser.add_argument("--isolated", action="store_true",
                         help="each check in a process of its own, with its record (default: checks that need the "
-                             "same devices share one interpreter)")
+                             "same devices share one warm interpreter, each check in a fresh fork of it)")
     parser.add_argument("--target", help="the entries compiled for this chip (tpu:v5e:2x2, gpu:a100:4): compiled for "
                                          "it, nothing run (docs/targets.md)")
+    parser.add_argument("--json", action="store_true", help="the report's JSON on standard output (progress on "
+                                                            "standard error); the files are written as well")
     args = parser.parse_args(list(argv))
     if (args.release is None) == (args.python is None):
         raise UsageError("audit needs a release or --python PATH (one of them)",
@@ -119,50 +123,60 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
         named = sorted({t.name for e in every for t in e.targets})
         raise UsageError(f"no catalogue entry{' of --only' if args.only.strip() else ''} is compiled for "
                          f"{target.name}", f"entries are compiled for: {', '.join(named) or 'no chip'} (jax-kit known)")
+    refuse_what_cannot_run(version, existing, target)
+    say = _speaker(sys.stderr if args.json else sys.stdout)
     started = time.monotonic()
-    if target is not None:  # one process each: the compiler's settings are read before jax is imported
-        print(f"running {len(entries)} checks compiled for {target.name} ({target.compiled_not_run})", flush=True)
-        runs = [run_entry(matrix, entry, log, _audit_records(matrix), version=version, existing=existing,
-                          target=target) for entry in entries]
-    elif args.isolated:
-        runs = []
-        for number, entry in enumerate(entries, 1):
-            runs.append(run_entry(matrix, entry, log, _audit_records(matrix), version=version, existing=existing))
-            print(f"[{number}/{len(entries)}] {entry.id}: {runs[-1].outcome.value}", flush=True)
-    else:
-        # Said once the installation is there: a release the index lacks or a --python that is no interpreter is
-        # refused first, without "running 34 checks" above the error.
-        runs = audit_runs(matrix, entries, log, _audit_records(matrix), version=version, existing=existing,
-                          ready=lambda: print(f"running {len(entries)} checks, those that need the same devices in "
-                                              "one interpreter", flush=True))
+    runs = _runs(matrix, entries, log, version, existing, target, args.isolated, say)
     findings = [finding(entry, here, folder) for entry, here in zip(entries, runs)]
     for f in findings:
-        print(f"  {f.entry.id}: {f.here.outcome.value} ({shown(f.here.reason)})")
-    print(f"{len(entries)} checks in {time.monotonic() - started:.1f} s")
+        say(f"  {f.entry.id}: {f.here.outcome.value} ({shown(f.here.reason)})")
+    say(f"{len(entries)} checks in {time.monotonic() - started:.1f} s")
     skipped_lines = not_run_lines(skipped, target.name if target else "", where)
-    for said in skipped_lines:
-        print(said)
-    release = findings[0].here.release if findings else version
-    backend = findings[0].here.backend if findings else "cpu"
-    how = "--python " + str(args.python) if args.python else "installed"
-    installation = (f"jax {release} ({target.compiled_not_run}, {how})" if target else
-                    f"jax {release} ({backend}, {how})")
-    line = verdict_line(findings, installation)
-    print(line)  # the answer first: writing the files below can fail
-    name = f"audit-jax-{release}-{target.name.replace(':', '-') if target else backend}" \
-           f"{'-python' if args.python else ''}"
-    out = matrix.results_dir.parent
-    aimed = {"target": target.to_json(), "compiled_not_run": target.compiled_not_run} if target else {}
-    document = {"installation": {"jax": release, "backend": backend, "python": str(args.python or ""), **aimed},
-                "verdict": line, "present": [f.entry.id for f in present(findings)],
-                "findings": [f.to_json() for f in findings], "not_run": skipped_lines}
-    markdown = "\n".join([f"# Audit: {installation}", "", f"**{line}**", "", *table(findings), "",
-                          *(f"- {md(said)}" for said in skipped_lines), *([""] if skipped_lines else []),
-                          "Each row is one catalogue check run on this installation (its record is under "
-                          f"`{_audit_records(matrix)}`); the measured range is what `known --measure` found.", ""])
-    atomic_write_texts({out / f"{name}.md": markdown, out / f"{name}.json": json.dumps(document, indent=1) + "\n"})
-    print(f"report: {out / name}.md (and .json)")
+    for line in skipped_lines:
+        say(line)
+    audited = Audited(findings[0].here.release if findings else version,
+                      findings[0].here.backend if findings else "cpu", str(args.python or ""), target,
+                      tuple(e.id for e in every) if args.only.strip() else ())
+    line = verdict_line(findings, audited.installation)
+    for shown_line in answer_lines(findings, line):  # the answer first: writing the files below can fail
+        say(shown_line)
+    blank = nothing_tested(findings)
+    written = document(audited, findings, line, skipped_lines, blank)
+    write_report(matrix.results_dir.parent, audited, written,
+                 markdown(audited, findings, line, skipped_lines, _audit_records(matrix)), say)
+    if args.json:
+        print(json.dumps(written, indent=1), flush=True)
+    if blank:  # a CI gate on the exit code must not pass with nothing tested
+        return EXIT_UNSUPPORTED
     return EXIT_FAILED if present(findings) else EXIT_OK
+
+
+def _speaker(stream: TextIO) -> Callable[[str], None]:
+    def say(line: str) -> None:
+        print(line, file=stream, flush=True)
+    return say
+
+
+def _runs(matrix: Matrix, entries: Sequence[Entry], log: Log, version: str, existing: ExistingPython | None,
+          target: Target | None, isolated: bool, say: Callable[[str], None]) -> list[Measurement]:
+    """Each entry's outcome: compiled for ``target`` (one process each), one process each (``--isolated``), or
+    the checks that need the same devices in one warm interpreter, each in a fresh fork of it."""
+    records = _audit_records(matrix)
+    if target is not None:  # one process each: the compiler's settings are read before jax is imported
+        say(f"running {len(entries)} checks compiled for {target.name} ({target.compiled_not_run})")
+        return [run_entry(matrix, entry, log, records, version=version, existing=existing, target=target)
+                for entry in entries]
+    if isolated:
+        runs = []
+        for number, entry in enumerate(entries, 1):
+            runs.append(run_entry(matrix, entry, log, records, version=version, existing=existing))
+            say(f"[{number}/{len(entries)}] {entry.id}: {runs[-1].outcome.value}")
+        return runs
+    # Said once the installation is there: a release the index lacks or a --python that is no interpreter is
+    # refused first, without "running 34 checks" above the error.
+    return audit_runs(matrix, entries, log, records, version=version, existing=existing,
+                      ready=lambda: say(f"running {len(entries)} checks, those that need the same devices from one "
+                                        "interpreter, each in a fresh fork of it"))
 
 
 def audited_target(name: str | None) -> Target | None:
@@ -181,6 +195,9 @@ def chosen(entries: list[Entry], only: str) -> list[Entry]:
     if not only.strip():
         return entries
     wanted = [name.strip() for name in only.split(",") if name.strip()]
+    if not wanted:  # --only ",," (a list of unset shell variables): not the whole catalogue, and not nothing tested
+        raise UsageError(f"--only {only!r} names nothing", "give entry ids, e.g. --only cumsum-bool-dtype "
+                                                           "(jax-kit known lists them), or leave --only out for all")
     ids = {e.id for e in entries}
     unknown = [name for name in wanted if name not in ids]
     if unknown:

@@ -7,15 +7,17 @@ from typing import Sequence
 
 from ..json_types import JsonObject
 from .catalogue import Entry
-from .measured import Range, load_measurements, measured_extra, ranges
+from .measured import Range, load_measurements, measured_extra, measured_problem, ranges
 
 
 def entry_json(entry: Entry, catalogue: Path) -> JsonObject:
     """The entry, its measurements and the ranges they make, per backend."""
     measured = load_measurements(catalogue, entry.id)
+    unreadable = measured_problem(catalogue, entry.id)
     return {**entry.to_json(), "measurements": [m.to_json() for m in measured],
             "ranges": [r.to_json() for r in ranges(measured)],
-            "workaround_runs": measured_extra(catalogue, entry.id, "workaround")}
+            "workaround_runs": measured_extra(catalogue, entry.id, "workaround"),
+            **({"measured_unreadable": unreadable} if unreadable else {})}
 
 
 def listing(entries: Sequence[Entry], catalogue: Path) -> list[str]:
@@ -28,7 +30,10 @@ def listing(entries: Sequence[Entry], catalogue: Path) -> list[str]:
                          f"(jax-kit audit RELEASE --target {entry.targets[0].name})")
         spans = ranges(load_measurements(catalogue, entry.id))
         lines.extend(f"    {range_text(span)}" for span in spans)
-        if not spans:
+        unreadable = measured_problem(catalogue, entry.id)
+        if unreadable:
+            lines.append(f"    {unreadable}")
+        elif not spans:
             lines.append("    never measured")
         lines.extend(f"    {said}" for said in workaround_lines(measured_extra(catalogue, entry.id, "workaround")))
     return lines

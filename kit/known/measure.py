@@ -23,7 +23,7 @@ from ..records import release_key
 from ..targets import Target
 from .batch import measured_runs
 from .catalogue import Entry
-from .measured import Measurement, Presence, compiled_not_run, load_measurements, save_measurements
+from .measured import Measurement, Presence, compiled_not_run, load_measurements, measured_problem, save_measurements
 from .runs import run_entry
 
 
@@ -66,7 +66,8 @@ def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log, 
     for entry_number, entry in enumerate(entries):
         stored = load_measurements(catalogue, entry.id)
         if not stored:
-            broken[entry_number, 0] = f"{entry.id}: never measured (run known --measure --only {entry.id})"
+            broken[entry_number, 0] = f"{entry.id}: " + (measured_problem(catalogue, entry.id) or
+                                                         f"never measured (run known --measure --only {entry.id})")
             continue
         for place, measured in enumerate(stored):
             if measured.outcome is Presence.UNTESTED:

@@ -172,17 +172,34 @@ def measured_path(folder: Path, entry_id: str) -> Path:
 
 
 def load_measurements(folder: Path, entry_id: str) -> list[Measurement]:
-    """What ``known --measure`` wrote for the entry; [] when it was never measured (or the file is unusable)."""
-    path = measured_path(folder, entry_id)
-    if not path.is_file():
-        return []
+    """What ``known --measure`` wrote for the entry; [] when it was never measured or the file is unusable
+    (`measured_problem` says which)."""
     try:
-        measurements = as_object(read_json(path))["measurements"]
-        if not isinstance(measurements, list):
-            return []
-        return [Measurement.from_json(as_object(item)) for item in measurements]
+        return _read_measurements(folder, entry_id)
     except (JsonTextError, KeyError, ValueError, TypeError):
         return []  # measured again by the next --measure
+
+
+def measured_problem(folder: Path, entry_id: str) -> str:
+    """Why the entry's ``known/measured/ID.json`` cannot be read ("" when it reads, or was never written): a torn
+    or hand-edited file is said, never taken for "never measured"."""
+    try:
+        _read_measurements(folder, entry_id)
+    except (JsonTextError, KeyError, ValueError, TypeError) as error:
+        why = str(error) if isinstance(error, JsonTextError) else f"not the shape known --measure writes ({error!r})"
+        return (f"{measured_path(folder, entry_id).name} cannot be read ({why}): its range is unknown until "
+                f"known --measure --only {entry_id} writes it again")
+    return ""
+
+
+def _read_measurements(folder: Path, entry_id: str) -> list[Measurement]:
+    path = measured_path(folder, entry_id)
+    if not path.exists() and not path.is_symlink():
+        return []
+    measurements = as_object(read_json(path))["measurements"]
+    if not isinstance(measurements, list):
+        raise TypeError("measurements is not a list")
+    return [Measurement.from_json(as_object(item)) for item in measurements]
 
 
 def save_measurements(folder: Path, entry_id: str, measurements: Sequence[Measurement], date: str,

@@ -16,9 +16,9 @@ from .local import LOCAL
 from .spec import (COORDINATOR_ENV, LAUNCHER_ENV, PROCESS_ID_ENV, PROCESSES_ENV, RANK, Launch, Launcher,
                    LaunchSpec, free_port)
 from .srun import SRUN
-from .ssh import SSH
+from .ssh import NEVER_CONNECTED, SSH
 
-__all__ = ["LAUNCHERS", "named", "checked", "Launch", "Launcher", "LaunchSpec", "free_port", "RANK",
+__all__ = ["LAUNCHERS", "NEVER_CONNECTED", "named", "checked", "Launch", "Launcher", "LaunchSpec", "free_port", "RANK",
            "COORDINATOR_ENV", "PROCESSES_ENV", "PROCESS_ID_ENV", "LAUNCHER_ENV"]
 
 LAUNCHERS: dict[str, Launcher] = {launcher.name: launcher for launcher in (LOCAL, SRUN, SSH)}

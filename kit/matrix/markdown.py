@@ -193,7 +193,7 @@ def render_catalogue(report: Report) -> list[str]:
     for entry in report.catalogue:
         ranges = entry.get("ranges")
         spans = "; ".join(range_sentence(span) for span in (ranges if isinstance(ranges, list) else [])
-                          if isinstance(span, Mapping)) or "never measured"
+                          if isinstance(span, Mapping)) or str(entry.get("measured_unreadable") or "never measured")
         fix = f"commit {str(entry['fix_commit'])[:10]}" if entry.get("fix_commit") else str(entry.get("fix_note", ""))
         lines.append(f"| {code(entry['id'], in_table=True)}: {text(entry['title'])} | {text(entry['kind'])} | "
                      f"{text(spans)} | {text(fix)} |")

@@ -253,4 +253,7 @@ def repro_env(extra_env: Mapping[str, str] | None = None, pythonpath: tuple[Path
     inherited = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
     env["PYTHONPATH"] = os.pathsep.join([*(str(path) for path in pythonpath), str(repro_root()), *inherited])
     env["PYTHONUNBUFFERED"] = "1"
+    # The kit reads a child's output as UTF-8: under LC_ALL=C (PYTHONUTF8=0) a child's print of one non-ASCII
+    # character died of UnicodeEncodeError, a crash recorded against the release.
+    env.setdefault("PYTHONIOENCODING", "utf-8")
     return env

@@ -64,7 +64,7 @@ def dumped_ranks(env: Environment, check: Check, backend: str, timeout: int, log
             codes, tail = group.wait(timeout, multiprocess.GRACE_S)
         ranks = [_rank(rank, env, check, timeout, group, codes, tmp, dumps[rank], shown)
                  for rank in range(spec.processes)]
-        run = _one_program(ranks, tail, group.timed_out, timeout)
+        run = _one_program(ranks, tail, group.timed_out, timeout, _rank_lines(tail, started.prefixes, spec, launcher))
         how = started.how
         if group.timed_out and any(_WAITING in line for line in tail):
             how += (f" that waited for its resources until the timeout (the cluster has fewer CPUs free than "
@@ -73,7 +73,7 @@ def dumped_ranks(env: Environment, check: Check, backend: str, timeout: int, log
                          "devices_per_process": spec.devices_per_process, **_agreement(ranks),
                          "ranks": [_rank_facts(rank, run_) for rank, run_ in enumerate(ranks)]}
         refuse_a_torn_dump(run, tail, tmp)
-    return run
+    return _cannot_tell_where_not_one_program(run, ranks)
 
 
 _WAITING = "queued and waiting for resources"
@@ -91,8 +91,22 @@ def _rank(rank: int, env: Environment, check: Check, timeout: int, group: multip
     return run
 
 
-def _one_program(ranks: list[DumpedRun], tail: list[str], timed_out: bool, timeout: int) -> DumpedRun:
-    """Rank 0's compile as the program's; the run's outcome is the first rank that failed on its own.
+def _rank_lines(tail: list[str], prefixes: Sequence[str], spec: launch.LaunchSpec,
+                launcher: launch.Launcher) -> Callable[[int], tuple[list[str], str]]:
+    """Each rank's own lines of the interleaved output (by its prefix: ``[p1] ``, srun's ``1: ``), and the host
+    it was started on where ssh started it ("" elsewhere)."""
+    def own(rank: int) -> tuple[list[str], str]:
+        mark = prefixes[rank] if rank < len(prefixes) and prefixes[rank] else f"{rank}: "
+        lines = [line for line in tail if line.startswith(mark)]
+        host = spec.hosts[rank * len(spec.hosts) // spec.processes] if launcher.name == "ssh" and spec.hosts else ""
+        return lines, host
+    return own
+
+
+def _one_program(ranks: list[DumpedRun], tail: list[str], timed_out: bool, timeout: int,
+                 rank_lines: Callable[[int], tuple[list[str], str]] = lambda _rank: ([], "")) -> DumpedRun:
+    """Rank 0's compile as the program's; the run's outcome is the first rank that failed on its own, said in
+    that rank's own line (not a partner's that came first in the interleaved output).
 
     A rank killed by a signal after a partner failed is the kit's doing, so the partner's exit is what is said.
     """
@@ -105,12 +119,39 @@ def _one_program(ranks: list[DumpedRun], tail: list[str], timed_out: bool, timeo
                                       f"finish within {timeout} s; all were killed").with_evidence(exit_code=None)
     elif own:
         rank, run = own[0]
-        # The line that says why, not the partners' heartbeat and gRPC noise that comes after it.
-        outcome = run.outcome.with_reason(f"rank {rank} of {len(ranks)}: {run.outcome.reason or 'it failed'}"
-                                          ).with_evidence(telling_line=multiprocess.telling_line(tail))
+        lines, host = rank_lines(rank)
+        # The line that says why, in the failing rank's own output: not the partners' heartbeat and gRPC noise.
+        telling = multiprocess.telling_line(lines or run.output_tail or tail)
+        never = launch.NEVER_CONNECTED.search("\n".join(lines or run.output_tail)) if host else None
+        reason = (f"rank {rank} of {len(ranks)}: ssh never connected to {host} ({never.group(0).strip()}), so the "
+                  "program did not start there" if never is not None else
+                  f"rank {rank} of {len(ranks)}: {run.outcome.reason or 'it failed'}")
+        outcome = run.outcome.with_reason(reason).with_evidence(telling_line=telling)
     outcome = outcome.with_evidence(output_tail=tail[-30:])
     return DumpedRun(outcome, modules=list(first.modules), fingerprints=list(first.fingerprints), dump=first.dump,
                      output_tail=tail[-30:], program=first.program)
+
+
+def _cannot_tell_where_not_one_program(run: DumpedRun, ranks: list[DumpedRun]) -> DumpedRun:
+    """Rank 0's modules stand for the program only where every rank ran to its end and compiled the same: a rank
+    that failed (rank 0's compile is then one side of a program that did not run) or ranks that disagree leave
+    no answer, said as that, never "every op is split" read off rank 0 alone."""
+    # A rank that failed on its own first (a positive exit), then one killed: None is a rank stopped at the
+    # timeout with every other, where what every rank compiled before it counts, as for one process.
+    failed = sorted((rank for rank, one in enumerate(ranks) if (_exit_code(one) or 0) != 0),
+                    key=lambda rank: (_exit_code(ranks[rank]) or 0) < 0)
+    differ = (run.processes or {}).get("agree") is False
+    if not failed and not differ:
+        return run
+    reason = run.outcome.reason
+    why = (f"the ranks compiled different programs ({(run.processes or {}).get('difference')})" if differ else
+           reason if reason.startswith(f"rank {failed[0]} of ") else
+           f"rank {failed[0]} of {len(ranks)} did not run to its end ({reason})")
+    said = f"cannot tell: {why}; what rank 0 compiled is not the program's answer"
+    if run.processes is not None:
+        run.processes["cannot_tell"] = said
+    return dataclasses.replace(run, modules=[], fingerprints=[],
+                               outcome=run.outcome.with_evidence(cannot_tell=said, rank0_modules=len(run.modules)))
 
 
 def _exit_code(run: DumpedRun) -> int | None:
