@@ -35,7 +35,7 @@ def test_the_line_that_differs_is_the_feature_and_the_others_are_context() -> No
     assert bo.side_of(bo.outcome(0, "eager: [1. 2.]\njit: [1. 2.]\n"), bad, good, features)[0] == "good"
     side, why = bo.side_of(bo.outcome(0, "eager: [1. 2.]\njit: [1. 7.]\n"), bad, good, features)
     assert side == "neither"
-    assert why == "prints 'jit: [1 7]' (neither)"
+    assert why == "prints 'jit: [1. 7.]' (neither)"
 
 
 def test_an_exception_is_compared_by_type_and_message_with_its_numbers_masked() -> None:
@@ -68,10 +68,10 @@ def test_the_written_check_runs_the_block_and_decides_with_the_same_rule(tmp_pat
                               env={"KIT_RESULT": str(result), "PATH": "/usr/bin:/bin"})
         codes[value] = done.returncode
         if value == "0.0":
-            assert f"{BEHAVES_AS_REPORTED} behaves as on jax 0.4.36: prints 'jit 0'" in done.stdout
+            assert f"{BEHAVES_AS_REPORTED} behaves as on jax 0.4.36: prints 'jit 0.0'" in done.stdout
     assert codes == {"0.0": 1, "1.0": 0, "5.0": 125}
     kept = json.loads(json.loads(result.read_text())["summary"]["triage_outcome"])
-    assert kept["lines"] == [["eager #", [1.0]], ["jit #", [5.0]]]
+    assert kept["lines"] == [["eager #", [1.0], "eager 1.0"], ["jit #", [5.0], "jit 5.0"]]
 
 
 def test_a_capture_exits_as_the_block_did_and_keeps_its_exception(tmp_path: Path) -> None:
@@ -138,3 +138,19 @@ def test_the_stable_message_keeps_the_words_and_makes_each_repr_one_word() -> No
     assert bo.stable_message("unbalanced JitTracer(float32[3]") == "unbalanced JitTracer(<aval>"
     assert bo.stable_message("result_paths() got multiple values for argument 'f'") == \
         "result_paths() got multiple values for argument 'f'"
+
+
+def test_a_printed_line_is_quoted_as_printed() -> None:
+    # A held-out trial (jnp.floor_divide by zero) quoted '[-2 nan nan nan  2]' for '[-2. nan nan nan  2.]':
+    # the line rebuilt from its numbers lost the float points, so the quote was not what the run printed.
+    printed = "jax //: [-2. nan nan nan  2.]\n [  0.   0.   0.   0.]]\n"
+    seen = bo.outcome(0, printed)
+    assert [bo.filled(line) for line in seen["lines"]] == printed.splitlines()
+    again = bo.outcome_from_json(json.loads(json.dumps(seen)))
+    assert again is not None and [bo.filled(line) for line in again["lines"]] == printed.splitlines()
+
+
+def test_an_outcome_kept_before_the_text_reads_back_and_is_rebuilt_from_its_numbers() -> None:
+    kept = {"exit": 0, "exception": None, "lines": [["x = #", [2.5]]]}
+    seen = bo.outcome_from_json(kept)
+    assert seen is not None and bo.filled(seen["lines"][0]) == "x = 2.5"

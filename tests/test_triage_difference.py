@@ -57,7 +57,7 @@ def test_eager_and_jit_side_by_side_judge_the_line_that_differs(tmp_path: Path,
         "0.6.0": "eager: [0. 2. 4.]\njit:   [0. 0. 0.]\n", "0.9.0": "eager: [0. 2. 4.]\njit:   [0. 2. 4.]\n"})
     assert ran == ["0.6.0", "0.9.0", "0.9.0", "0.6.0"]  # a printed line differs: each side runs again, for noise
     assert result.answer == "reproduced on the reporter's release 0.6.0; fixed by the newest release, 0.9.0"
-    assert result.details[0] == ("differs: printed line 2: prints 'jit:   [0 0 0]' on 0.6.0, prints 'jit:   [0 2 4]' "
+    assert result.details[0] == ("differs: printed line 2: prints 'jit:   [0. 0. 0.]' on 0.6.0, prints 'jit:   [0. 2. 4.]' "
                                  "on 0.9.0")  # the eager line is context: the same on both
     assert result.details[1].startswith("confirmed: the report's quoted output")
     assert result.check.bad_if == DIFFERENCE_BAD_IF
@@ -172,7 +172,7 @@ def test_a_line_that_differs_between_two_runs_of_one_release_is_noise_not_the_bu
                                                         "0.9.0": ["noise 0.7\n2.0\n", "noise 0.4\n2.0\n"]})
     assert ran == ["0.6.0", "0.9.0", "0.9.0", "0.6.0"]  # each side run twice
     assert result.details[0] == "noise, not judged: printed line 1 (differs between two runs of 0.9.0)"
-    assert result.details[1] == "differs: printed line 2: prints '3' on 0.6.0, prints '2' on 0.9.0"
+    assert result.details[1] == "differs: printed line 2: prints '3.0' on 0.6.0, prints '2.0' on 0.9.0"
     only_noise, _ = _triage(tmp_path, monkeypatch, text.replace("3.0", "2.0"), {
         "0.6.0": "noise 0.1\n2.0\n", "0.9.0": ["noise 0.7\n2.0\n", "noise 0.4\n2.0\n"]})
     assert only_noise.answer == "behaves the same on 0.6.0 and 0.9.0: no difference to bisect by"
@@ -227,7 +227,7 @@ def test_a_line_that_varies_only_on_the_reporter_s_release_is_noise_too(
     result, ran = _triage(tmp_path, monkeypatch, text, {"0.6.0": ["noise 0.1\n3.0\n", "noise 0.5\n3.0\n"],
                                                         "0.9.0": "noise 0.7\n2.0\n"})
     assert result.details[0] == "noise, not judged: printed line 1 (differs between two runs of 0.6.0)"
-    assert result.details[1] == "differs: printed line 2: prints '3' on 0.6.0, prints '2' on 0.9.0"
+    assert result.details[1] == "differs: printed line 2: prints '3.0' on 0.6.0, prints '2.0' on 0.9.0"
 
 
 def test_a_quoted_line_that_varies_between_runs_is_left_out_of_the_confirmation_too(

@@ -46,10 +46,13 @@ Number = Union[float, str]
 
 
 class PrintedLine(NamedTuple):
-    """A printed line: its template (numbers masked) and its numbers. Written to JSON as ``[template, numbers]``."""
+    """A printed line: its template (numbers masked), its numbers, and the line as it was printed (cut to
+    `MAX_CHARS`). Written to JSON as ``[template, numbers, text]``; an outcome written before the text was kept
+    reads back with ``text`` empty."""
 
     template: str
     numbers: List[Number]
+    text: str = ""
 
 
 class BlockException(TypedDict):
@@ -90,14 +93,14 @@ def outcome_from_json(value: object) -> Optional[BlockOutcome]:
 
 
 def _line_from_json(value: object) -> Optional[PrintedLine]:
-    if not isinstance(value, (list, tuple)) or len(value) != 2:
+    if not isinstance(value, (list, tuple)) or len(value) not in (2, 3):
         return None
-    template, numbers = value
-    if not isinstance(template, str) or not isinstance(numbers, list):
+    template, numbers, text = (*value, "") if len(value) == 2 else value
+    if not isinstance(template, str) or not isinstance(numbers, list) or not isinstance(text, str):
         return None
     if not all(isinstance(n, (int, float, str)) and not isinstance(n, bool) for n in numbers):
         return None
-    return PrintedLine(template, [n if isinstance(n, str) else float(n) for n in numbers])
+    return PrintedLine(template, [n if isinstance(n, str) else float(n) for n in numbers], text[:MAX_CHARS])
 
 
 def _raised_from_json(value: object) -> Optional[BlockException]:
@@ -216,7 +219,8 @@ def exit_words(code: int) -> str:
 
 def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> BlockOutcome:
     """The outcome of one run: its exit code, its exception (or None), the lines it printed (see the docstring)."""
-    lines = [PrintedLine(*masked(line.rstrip())) for line in printed.splitlines() if line.strip()][-MAX_LINES:]
+    lines = [PrintedLine(*masked(line.rstrip()), line.rstrip()[:MAX_CHARS])
+             for line in printed.splitlines() if line.strip()][-MAX_LINES:]
     raised: Optional[BlockException] = None
     if error is not None:
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
@@ -282,7 +286,7 @@ def _exception_key(run: BlockOutcome) -> Optional[Tuple[str, str]]:
 
 def _pairs(first: List[PrintedLine], second: List[PrintedLine]) -> List[Tuple[Optional[int], Optional[int]]]:
     """The two runs' lines aligned by template: pairs of indices, None where one run has no such line."""
-    matcher = difflib.SequenceMatcher(None, [t for t, _ in first], [t for t, _ in second], autojunk=False)
+    matcher = difflib.SequenceMatcher(None, [line[0] for line in first], [line[0] for line in second], autojunk=False)
     pairs: List[Tuple[Optional[int], Optional[int]]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         common = min(i2 - i1, j2 - j1) if tag in ("equal", "replace") else 0
@@ -362,8 +366,10 @@ def describe(run: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, feature: 
 
 
 def filled(line: PrintedLine) -> str:
-    """A line's template with its numbers put back (a whole number without its point, others as Python writes
-    them: every digit the line printed)."""
+    """The line as it was printed; for an outcome kept before the text was (a cached probe's), its template with
+    its numbers put back (a whole number without its point, others as Python writes them)."""
+    if line.text:  # quoted as printed: ``2.`` stays ``2.``, aligned columns keep their spaces
+        return line.text
     numbers = iter(line[1])
     return re.sub("#", lambda _m: _number_text(next(numbers, "#")), line[0])
 
