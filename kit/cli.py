@@ -238,11 +238,11 @@ def unknown_session_hints(matrix: Matrix, argv: Sequence[str]) -> list[str]:
             continue
         if is_release_number(version):
             hints.append(f"kit: there is no session {name}: jax {version} is not a [[release]] in matrix.toml. "
-                         f"Add one there (README: Adding a release), or run it once without the matrix: "
+                         f"Add one there (README: Adding a release or a check), or run it once without the matrix: "
                          f"python -m kit run {check} {version}")
         else:
             hints.append(f"kit: there is no session {name}: {version} is not an [[environment]] in matrix.toml. "
-                         f"Add one there (README: Is my installation affected?), or run it once with "
+                         f"Add one there (docs/tour.md: Is my installation affected?), or run it once with "
                          f"python -m kit run {check} --python PATH")
     return hints
 

@@ -10,7 +10,6 @@ records alone. `kit.cli` reads the command line and hands each its arguments.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from .install import ExistingPython, InstallKey, ignored_settings_note, resolve_
 from .json_types import JsonObject
 from .launch import LAUNCHERS
 from .log_events import Log
-from .project import catalogue_folders, legacy_known_problems
+from .config import catalogue_folders, legacy_known_problems
 from .records import Record, Status, Verdict
 from .reproduce_line import reproduce_text
 from .requirements import requirements, versions_text
@@ -51,9 +50,9 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         raise UsageError("run needs a check", _RUN_TIP)
     check_name = argv[0]
     matrix.check(check_name)  # ConfigError naming the known checks
-    target = argv[1] if len(argv) > 1 and not argv[1].startswith("-") else None
-    args = run_parser(check_name).parse_args(list(argv[2 if target is not None else 1:]))
-    version, existing = run_target(matrix, target, args)
+    release_or_environment = argv[1] if len(argv) > 1 and not argv[1].startswith("-") else None
+    args = run_parser(check_name).parse_args(list(argv[2 if release_or_environment is not None else 1:]))
+    version, existing = run_where(matrix, release_or_environment, args)
     overrides = parameter_rules.given(check_name, args)  # parsed and in normal form
     compiled_for = target_parameter(check_name, overrides, args.backend)
     request = RunRequest(
@@ -70,6 +69,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
         existing=existing,
         requires=requirements(args.requires, "--requires"),
         launcher=args.launcher, hosts=tuple(h for h in (args.hosts or "").split(",") if h),
+        target=compiled_for,
     )
     parameters = parameters_for(matrix, request)  # bad parameters stop here, before any install
     record, path = run_check(matrix, request, log, parameters=parameters)
@@ -78,9 +78,10 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
 
 
 def target_parameter(check: str, overrides: dict[str, object], backend: str | None) -> Target | None:
-    """``--target NAME`` (``tpu:v5e:2x2``) as the Target it names; ``overrides["target"]`` becomes its JSON, what
-    the repro reads (`repro.parameters.target_of`). None without ``--target``; UsageError naming the nearest name."""
-    name = overrides.get("target")
+    """``--target NAME`` (``tpu:v5e:2x2``) taken out of the parsed flags as the Target it names, which the run request
+    carries from here (`kit.run.runner.RunRequest.target`). None without ``--target``; UsageError naming the
+    nearest name."""
+    name = overrides.pop("target", None)
     if name is None:
         return None
     if isinstance(name, str) and name.lstrip().startswith("{"):  # already a target's JSON (a record's parameters)
@@ -94,11 +95,10 @@ def target_parameter(check: str, overrides: dict[str, object], backend: str | No
     if backend not in (None, target.install_extra):
         raise UsageError(f"--target {target.name} installs the release for {target.install_extra} (its compiler) "
                          f"and runs nothing on {backend}", "drop --backend")
-    overrides["target"] = parameter_rules.normalise(check, {"target": json.dumps(target.to_json())})["target"]
     return target
 
 
-def run_target(matrix: Matrix, target: str | None, args: argparse.Namespace) -> tuple[str, ExistingPython | None]:
+def run_where(matrix: Matrix, given: str | None, args: argparse.Namespace) -> tuple[str, ExistingPython | None]:
     """What ``run`` runs in: a release (its number), or an existing interpreter (and the release it must hold, or "").
 
     A name (a letter first) is an ``[[environment]]`` of matrix.toml; anything
@@ -107,19 +107,19 @@ def run_target(matrix: Matrix, target: str | None, args: argparse.Namespace) -> 
     shape an install (``--refresh``, ``--find-links``) mean nothing there and are refused.
     """
     python: Path | None = args.python
-    if target is not None and is_environment_name(target):  # a letter first: never a release number
-        named = matrix.environment(target)  # ConfigError: neither a release nor an environment
+    if given is not None and is_environment_name(given):  # a letter first: never a release number
+        named = matrix.environment(given)  # ConfigError: neither a release nor an environment
         if python is not None:
             raise UsageError(f"environment {named.name} already names its interpreter ({named.python})",
                              f"drop --python, or run python -m kit run CHECK --python {python} without the name")
         version, existing = "", ExistingPython(named.python, named.name, args.backend)
     elif python is not None:
-        version = release_number(target, "version") if target is not None else ""
+        version = release_number(given, "version") if given is not None else ""
         existing = ExistingPython(python, None, args.backend)
-    elif target is None:
+    elif given is None:
         raise UsageError("run needs a check and a version, an [[environment]] name or --python PATH", _RUN_TIP)
     else:
-        return release_number(target, "version"), None
+        return release_number(given, "version"), None
     if args.refresh or args.find_links:
         raise UsageError(f"{'--refresh' if args.refresh else '--find-links'} shapes an install, and an existing "
                          "interpreter is used as it is", "drop it (nothing is resolved or installed there)")

@@ -1,6 +1,7 @@
 """matrix.toml: which JAX releases to test, how to install them, which checks to run (`kit.check_settings`).
 
-Read once, validated on load. Every mistake is reported as one sentence that
+Read once, validated on load; then the questions every command asks of it, at the end: where a project's pages
+and catalogues are, how its commands are spelt. Every mistake is reported as one sentence that
 names the key and the fix (``ConfigError``), never as a traceback: the people
 editing this file are scientists adding the release they run on a cluster.
 """
@@ -8,6 +9,7 @@ editing this file are scientists adding the release they run on a cluster.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,6 +24,7 @@ from .check_settings import BUILTIN_CHECKS, Check, parse_any_check, parse_check
 from .errors import ConfigError, KitError, UsageError
 from .json_types import JsonObject, TomlTable
 from .layout import Layout
+from .package_files import catalogue_folder
 
 # The TOML table checks are shared with the catalogue's entries; the short names keep this module's calls as they read.
 from .toml_tables import known_keys as _known_keys, read_toml, string as _string, strings as _strings, table as _table
@@ -343,3 +346,49 @@ def script_parameters(check: Check, root: Path) -> JsonObject:
 def _looks_like_python(text: str) -> bool:
     parts = text.split(".")
     return len(parts) == 2 and all(p.isdigit() for p in parts)
+
+
+# The questions asked of a loaded matrix: where its project keeps things, how its front door spells commands.
+
+
+def index_pages(matrix: Matrix, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Where jax-kit keeps the package index's pages and JAX's changelog: in the user cache, not in the user's
+    folder (kit/install/index.py's default, ``./.cache/kit``). None: that default, or ``KIT_CACHE_DIR`` if set."""
+    environ = os.environ if environ is None else environ
+    if matrix.shared_dir is None or environ.get("KIT_CACHE_DIR"):
+        return None
+    return matrix.shared_dir / "index-pages"
+
+
+def bisect_command(matrix: Matrix) -> str:
+    """How a bisect's command line begins where reports and records quote it: ``jax-kit bisect`` in a project,
+    the repository's session otherwise."""
+    return "jax-kit bisect" if matrix.shared_dir is not None else "nox -s bisect --"
+
+
+def run_command(matrix: Matrix, check: str, version: str) -> str:
+    """The command that runs ``check`` on ``version`` as the front door in use spells it (before its flags)."""
+    if matrix.shared_dir is not None:
+        return f"jax-kit {check} {version}"
+    return f"python -m kit run {check} {version}"
+
+
+def catalogue_folders(matrix: Matrix) -> list[Path]:
+    """The catalogues of known problems explain, triage, the report and audit read: the package's ``known/``, then
+    the project's own ``known/`` beside matrix.toml (its entries added, one of the same id replacing the kit's)."""
+    folders = [catalogue_folder()]
+    beside = matrix.path.parent / "known"
+    if beside.is_dir() and beside.resolve() != folders[0].resolve():
+        folders.append(beside)
+    return folders
+
+
+def legacy_known_problems(matrix: Matrix) -> str:
+    """A sentence for a project's ``known_problems.toml``, no longer read ("" where there is none): its problems are
+    catalogue entries now, each a file of ``known/`` (docs/known.md, "Moving known_problems.toml")."""
+    beside = matrix.path.parent / "known_problems.toml"
+    if not beside.is_file():
+        return ""
+    return (f"note: {beside.name} beside {matrix.path.name} is no longer read: known problems are entries of the "
+            "catalogue now; move each [[problem]] into known/KEY.toml beside a check KEY.py (docs/known.md, "
+            "'Moving known_problems.toml')")

@@ -71,10 +71,6 @@ class Summary:
     n: int
 
     @property
-    def iqr(self) -> float:
-        return self.q3 - self.q1
-
-    @property
     def spread_pct(self) -> float:
         return spread_pct(self.median, self.q1, self.q3)
 

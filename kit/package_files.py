@@ -42,6 +42,13 @@ def default_file(name: str) -> Path:
     return shipped if shipped.is_file() else PACKAGE_ROOT / name
 
 
+def catalogue_folder() -> Path:
+    """The package's catalogue: the copy a wheel carries in ``kit/defaults/known``, else the repository's ``known/``."""
+    shipped = default_file("known")  # a folder: default_file's is_file() test never picks the wheel's copy
+    carried = Path(__file__).resolve().parent / "defaults" / "known"
+    return carried if carried.is_dir() else shipped
+
+
 @functools.lru_cache(maxsize=None)
 def repro_root() -> Path:
     """The folder a JAX environment's child gets on PYTHONPATH and runs in: it holds ``repro/``.

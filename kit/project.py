@@ -23,7 +23,6 @@ from typing import Mapping, Sequence
 from .config import Matrix, parse_matrix
 from .errors import ConfigError, UsageError
 from .json_types import TomlTable
-from .known.catalogue import catalogue_folder
 from .package_files import default_file
 from .toml_tables import read_toml
 from .user_cache import VARIABLE, cache_dir, tagged
@@ -119,15 +118,6 @@ def project_matrix(options: ProjectOptions, here: Path | None = None,
                                envs_dir=envs, shared_dir=cache, results_outside=outside)
 
 
-def index_pages(matrix: Matrix, environ: Mapping[str, str] | None = None) -> Path | None:
-    """Where jax-kit keeps the package index's pages and JAX's changelog: in the user cache, not in the user's
-    folder (kit/install/index.py's default, ``./.cache/kit``). None: that default, or ``KIT_CACHE_DIR`` if set."""
-    environ = os.environ if environ is None else environ
-    if matrix.shared_dir is None or environ.get("KIT_CACHE_DIR"):
-        return None
-    return matrix.shared_dir / "index-pages"
-
-
 def _config_file(given: Path | None, here: Path) -> Path:
     """``--config`` (relative to ``here``), else ``here/matrix.toml``, which need not exist."""
     if given is None:
@@ -137,7 +127,8 @@ def _config_file(given: Path | None, here: Path) -> Path:
     if problem:
         relative = "" if given.is_absolute() else f" (relative to the current folder, {here})"
         raise UsageError(f"--config {str(given)!r} {problem}{relative}",
-                         "give a matrix.toml that adds releases, checks or environments (README: Your own check)")
+                         "give a matrix.toml that adds releases, checks or environments "
+                         "(README: Adding a release or a check)")
     return path
 
 
@@ -187,37 +178,3 @@ def _over(base: object, top: object, depth: int = 1) -> object:
     for key, value in top.items():
         merged[key] = _over(base.get(key), value, depth - 1) if depth > 0 and key in base else value
     return merged
-
-
-def bisect_command(matrix: Matrix) -> str:
-    """How a bisect's command line begins where reports and records quote it: ``jax-kit bisect`` in a project,
-    the repository's session otherwise."""
-    return "jax-kit bisect" if matrix.shared_dir is not None else "nox -s bisect --"
-
-
-def run_command(matrix: Matrix, check: str, version: str) -> str:
-    """The command that runs ``check`` on ``version`` as the front door in use spells it (before its flags)."""
-    if matrix.shared_dir is not None:
-        return f"jax-kit {check} {version}"
-    return f"python -m kit run {check} {version}"
-
-
-def catalogue_folders(matrix: Matrix) -> list[Path]:
-    """The catalogues of known problems explain, triage, the report and audit read: the package's ``known/``, then
-    the project's own ``known/`` beside matrix.toml (its entries added, one of the same id replacing the kit's)."""
-    folders = [catalogue_folder()]
-    beside = matrix.path.parent / "known"
-    if beside.is_dir() and beside.resolve() != folders[0].resolve():
-        folders.append(beside)
-    return folders
-
-
-def legacy_known_problems(matrix: Matrix) -> str:
-    """A sentence for a project's ``known_problems.toml``, no longer read ("" where there is none): its problems are
-    catalogue entries now, each a file of ``known/`` (docs/known.md, "Moving known_problems.toml")."""
-    beside = matrix.path.parent / "known_problems.toml"
-    if not beside.is_file():
-        return ""
-    return (f"note: {beside.name} beside {matrix.path.name} is no longer read: known problems are entries of the "
-            "catalogue now; move each [[problem]] into known/KEY.toml beside a check KEY.py (docs/known.md, "
-            "'Moving known_problems.toml')")

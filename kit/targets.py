@@ -7,9 +7,10 @@ devices, to find what it compiles, and each compiled computation is compiled
 again by the target's own compiler (libtpu, or XLA's GPU compiler in the CUDA
 plugin) over the target's compile-only devices (``jax.experimental.topologies``);
 the kit reads that compiler's HLO. A verdict for a target says so: "compiled for
-TPU v5e 2x2 (4 chips), not run".
+TPU v5e 2x2 (4 devices), not run".
 
-This module is the one place that knows the names; everything else asks it.
+This module is the one place in the kit that knows the names; everything else asks it. The TPU slices and their
+wording are repro/tpu_slices.py's, one table both halves read (repro/ never imports the kit).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from pathlib import Path
 from typing import Mapping
 
 from packaging.version import Version
+
+from repro.parameters import target_text
+from repro.tpu_slices import TPU_SLICES, compiled_not_run, tpu_title  # the one table of slices, read by both halves
 
 from .errors import ConfigError, UsageError
 from .json_types import JsonObject
@@ -45,19 +49,6 @@ TARGET_EXTRAS = {"tpu": "tpu", "cuda": "cuda-compile"}
 # sides of the sharded slogdet's fix (0.4.38 and 0.5.0: getrf on all 1024 matrices after an all-gather; 0.5.3:
 # 256 a device on 4 A100s).
 LOWEST_RELEASE = {"tpu": "0.5.3", "cuda": "0.4.38"}
-
-# Named TPU slices: chip, topology as libtpu names it, and the devices JAX shows for it (read off libtpu 0.0.50.1
-# on 2026-12-05: a v4 chip shows as two devices).
-_TPUS: dict[str, tuple[str, str, str, int]] = {
-    # name: (chip kind as people say it, topology_name, chips_per_host_bounds, devices)
-    "v5e:1x1": ("v5e", "v5e:1x1", "1,1,1", 1),
-    "v5e:2x2": ("v5e", "v5e:2x2", "2,2,1", 4),
-    "v5e:2x4": ("v5e", "v5e:2x4", "2,2,1", 8),
-    "v6e:2x2": ("v6e", "v6e:2x2", "2,2,1", 4),
-    "v6e:2x4": ("v6e", "v6e:2x4", "2,2,1", 8),
-    "v5p:2x2x1": ("v5p", "v5p:2x2x1", "2,2,1", 4),
-    "v4:2x2x1": ("v4", "v4:2x2x1", "2,2,1", 8),
-}
 
 # GPU models whose target description ships with the kit (repro/targets/*.txtpb: public hardware figures).
 _GPUS = {"a100": "NVIDIA A100", "h100": "NVIDIA H100"}
@@ -88,14 +79,13 @@ class Target:
     def title(self) -> str:
         """``TPU v5e 2x2 (4 chips)``, ``4 NVIDIA A100 GPUs``."""
         if self.platform == "tpu":
-            shape = self.topology.split(":", 1)[-1]
-            return f"TPU {self.chip} {shape} ({self.devices} devices)"
+            return tpu_title(self.chip, self.topology, self.devices)
         return f"{self.devices} {_GPUS.get(self.chip, self.chip.upper())} GPU{'s' if self.devices > 1 else ''}"
 
     @property
     def compiled_not_run(self) -> str:
         """What every verdict for it says about where it came from."""
-        return f"compiled for {self.title}, not run"
+        return compiled_not_run(self.title)
 
     @property
     def install_extra(self) -> str:
@@ -116,6 +106,12 @@ class Target:
                 "topology": self.topology, "host_bounds": self.host_bounds, "description": self.description,
                 "title": self.title, **({"description_text": self.description_text} if self.description_text else {})}
 
+    @property
+    def as_parameter(self) -> str:
+        """The target as text, where it becomes text: the repro's ``--target`` and the record's ``parameters``
+        (`repro.parameters.target_text`'s one spelling). Everywhere before, it travels as this `Target`."""
+        return target_text(self.to_json())
+
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Target:
         """The target `to_json` wrote (a record's, a check's parameter); KeyError, TypeError or ValueError else."""
@@ -130,7 +126,7 @@ class Target:
 
 def named_targets() -> list[str]:
     """Every name `parse_target` knows, as ``--help`` lists them."""
-    return [f"tpu:{name}" for name in _TPUS] + [f"gpu:{chip}:N" for chip in _GPUS]
+    return [f"tpu:{name}" for name in TPU_SLICES] + [f"gpu:{chip}:N" for chip in _GPUS]
 
 
 _CAUTIONED: set[str] = set()
@@ -150,8 +146,8 @@ def parse_target(text: str, folder: Path | None = None) -> Target:
             print(f"kit: {text}: {caution}", file=sys.stderr, flush=True)
         return target
     words = text.strip().lower().split(":")
-    if words[0] == "tpu" and ":".join(words[1:]) in _TPUS:
-        chip, topology, bounds, devices = _TPUS[":".join(words[1:])]
+    if words[0] == "tpu" and ":".join(words[1:]) in TPU_SLICES:
+        chip, topology, bounds, devices = TPU_SLICES[":".join(words[1:])]
         return Target(text.strip().lower(), "tpu", chip, devices, topology, host_bounds=bounds)
     if words[0] in ("gpu", "cuda") and len(words) == 3 and words[1] in _GPUS:
         count = int(words[2]) if words[2].isdigit() else 0
@@ -174,6 +170,3 @@ def configured_targets(names: tuple[str, ...], folder: Path) -> tuple[Target, ..
         raise ConfigError(f"kit.targets in matrix.toml: {exc.message}", exc.tip) from None
 
 
-def description_path(target: Target) -> Path:
-    """Where a GPU target's description file lies (repro/targets/, beside the compile script that reads it)."""
-    return Path(__file__).resolve().parent.parent / "repro" / "targets" / target.description

@@ -70,14 +70,6 @@ def string(raw: TomlTable, key: str, where: str, default: str) -> str:
     return value
 
 
-def required_string(raw: TomlTable, key: str, where: str) -> str:
-    """The string ``key``, which must be present and not empty."""
-    value = raw.get(key)
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where} needs {key} as a non-empty string", f'add {key} = "..."')
-    return value
-
-
 def strings(raw: TomlTable, key: str, where: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The list of strings ``key``, or ``default`` when absent."""
     value = raw.get(key, list(default))

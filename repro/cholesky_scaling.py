@@ -13,8 +13,7 @@ detector is not trusted. Timings are shown beside, never weighed: forced host
 CPU devices share the same cores. Progress goes to stderr, a summary to stdout.
 
 Its parameters are scaling's rules for the keys it shares with it, registered
-with `repro.parameters` here (the kit's `kit.checks.cholesky` registers the
-same). jax is imported only inside `run`, after the host devices are forced, so
+once in `repro.parameters`, where the kit reads them too. jax is imported only inside `run`, after the host devices are forced, so
 this module imports with the standard library alone.
 """
 
@@ -32,11 +31,7 @@ from repro.cli import UsageError, checked_parameters, exit_now, parser, write_re
 from repro.contract import EXIT_USAGE
 
 CHECK = "cholesky"
-KEYS = ("devices", "batch", "matrix_size", "dtype", "repeats", "warmup", "seed")
-DEFAULTS: Dict[str, Any] = {"devices": [1, 2, 4], "batch": 4096, "matrix_size": 32, "dtype": "float32",
-                            "repeats": 5, "warmup": 1, "seed": 0}
-parameter_rules.register(CHECK, {key: parameter_rules.RULES["scaling"][key] for key in KEYS}, DEFAULTS,
-                         cross=parameter_rules.even_split_problems)
+DEFAULTS: Dict[str, Any] = parameter_rules.DEFAULTS[CHECK]  # registered once, in repro/parameters.py
 
 
 def _progress(message: str) -> None:

@@ -8,14 +8,31 @@ import json
 import math
 from typing import Any, Callable, Optional
 
+# The one table of exit codes, for both halves: a value means one thing whichever process exits with it. The kit's
+# command exits with the first six (kit/exit_codes.py names them for the kit), a repro with OK, USAGE, UNSUPPORTED
+# and REFUSED (the runner reads them, kit/run/runner.py and kit/run/multiprocess.py). Records keep the words a
+# code was read into (a status, a reason), never a code to be read again, so a value moved here leaves every
+# record readable: UNSUPPORTED was 4 in the repros (the kit's NETWORK) and REFUSED 3 (the kit's NOT_INSTALLABLE).
 EXIT_OK = 0
-"""The check ran, whatever its verdict; RESULT.json is written."""
+"""The command did its work; a check ran, whatever its verdict (a repro: RESULT.json is written)."""
+EXIT_FAILED = 1
+"""The kit: a check crashed, timed out or refused a size; ``--fail-on-affected`` and affected; a record went
+elsewhere."""
 EXIT_USAGE = 2
-"""Bad arguments: one ``error:`` line, no RESULT.json."""
-EXIT_REFUSED = 3
-"""The requested size does not fit this machine's memory: refused before any work, no RESULT.json."""
-EXIT_UNSUPPORTED = 4
-"""This release cannot run what was asked (e.g. N processes without CPU collectives): RESULT.json says why."""
+"""Bad input: one ERROR line and a TIP (the kit, `kit.errors.KitError`); one ``error:`` line, no RESULT.json (a
+repro)."""
+EXIT_NOT_INSTALLABLE = 3
+"""The kit: the index answered and has no usable wheels for the release (a record says why)."""
+EXIT_NETWORK = 4
+"""The kit: the index could not be reached and the release's environment is not built yet (no record)."""
+EXIT_UNSUPPORTED = 5
+"""This release cannot run what was asked here, e.g. N processes without CPU collectives (a repro: RESULT.json
+says why; the kit: a record)."""
+EXIT_REFUSED = 6
+"""A repro: the requested size does not fit this machine's memory, refused before any work, no RESULT.json (the
+kit's command then exits EXIT_FAILED, with a record of status refused)."""
+EXIT_INTERRUPTED = 130
+"""The kit: Ctrl-C (128 + SIGINT); everything finished before it is kept."""
 
 # A check script's exit code, as `git bisect run` reads it (kit/run/protocol.py; repro/kitcheck.py).
 EXIT_UNAFFECTED = 0

@@ -112,8 +112,13 @@ def _is_target(value: Any) -> bool:
 
 
 def _target_text(value: Any) -> str:
-    # One spelling (keys sorted, no spaces): the same target read from a record or a flag is one value.
-    return json.dumps(target_of(value), sort_keys=True, separators=(",", ":"))
+    return target_text(target_of(value) or {})
+
+
+def target_text(target: Mapping[str, Any]) -> str:
+    """A target's JSON as the ``target`` parameter spells it (a record's parameters, the repro's ``--target``): one
+    spelling (keys sorted, no spaces), so the same target read from a record or a flag is one value."""
+    return json.dumps(dict(target), sort_keys=True, separators=(",", ":"))
 
 
 RULES: Dict[str, Dict[str, Rule]] = {
@@ -304,6 +309,13 @@ def register(check: str, rules: Mapping[str, Rule], defaults: Mapping[str, Any],
     if cross is not None:
         CROSS_RULES[check] = cross
 
+
+# The cholesky check (repro/cholesky_scaling.py, kit/checks/cholesky.py): scaling's rules for the keys it shares
+# with it, registered here once, where both halves read every check's parameters.
+CHOLESKY_KEYS = ("devices", "batch", "matrix_size", "dtype", "repeats", "warmup", "seed")
+register("cholesky", {key: RULES["scaling"][key] for key in CHOLESKY_KEYS},
+         {"devices": [1, 2, 4], "batch": 4096, "matrix_size": 32, "dtype": "float32", "repeats": 5, "warmup": 1,
+          "seed": 0}, cross=even_split_problems)
 
 def parse_value(check: str, key: str, text: str) -> Any:
     """A flag's text as the value matrix.toml would hold, in its normal form: lists stay lists even with

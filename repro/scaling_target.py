@@ -16,26 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from repro.tpu_slices import SLICE_OF_KIND, compiled_not_run as _compiled_not_run, slice_json
 from repro.verdicts import INCONCLUSIVE
-
-
-def _tpu(name: str, chip: str, devices: int, title_shape: str) -> Dict[str, Any]:
-    """A TPU slice as `kit.targets.Target.to_json` writes it (tests/test_scaling_target.py checks they agree)."""
-    return {"name": f"tpu:{name}", "platform": "tpu", "chip": chip, "devices": devices, "topology": name,
-            "host_bounds": "2,2,1", "description": "", "title": f"TPU {chip} {title_shape} ({devices} devices)"}
-
-
-# A single chip's ``device_kind`` as JAX reports it → the slice of 4 chips of that kind (a v4 chip shows two
-# devices, so its 2x2x1 has 8). "TPU v5 lite" is a v5e, "TPU v5" (or "TPU v5p") a v5p.
-SLICE_OF_KIND: Dict[str, Dict[str, Any]] = {
-    "TPU v5 lite": _tpu("v5e:2x2", "v5e", 4, "2x2"),
-    "TPU v5e": _tpu("v5e:2x2", "v5e", 4, "2x2"),
-    "TPU v6 lite": _tpu("v6e:2x2", "v6e", 4, "2x2"),
-    "TPU v6e": _tpu("v6e:2x2", "v6e", 4, "2x2"),
-    "TPU v4": _tpu("v4:2x2x1", "v4", 8, "2x2x1"),
-    "TPU v5": _tpu("v5p:2x2x1", "v5p", 4, "2x2x1"),
-    "TPU v5p": _tpu("v5p:2x2x1", "v5p", 4, "2x2x1"),
-}
 
 
 def single_chip_slice(backend: Optional[str], device_kind: Optional[str], device_count: Optional[int]
@@ -47,13 +29,13 @@ def single_chip_slice(backend: Optional[str], device_kind: Optional[str], device
     """
     if backend != "tpu" or device_count is None or device_count >= 2:
         return None
-    found = SLICE_OF_KIND.get((device_kind or "").strip())
-    return dict(found) if found is not None else None
+    name = SLICE_OF_KIND.get((device_kind or "").strip())
+    return slice_json(name) if name is not None else None
 
 
 def compiled_not_run(target: Dict[str, Any]) -> str:
     """``compiled for TPU v5e 2x2 (4 devices), not run``: what every verdict for a target says."""
-    return f"compiled for {target['title']}, not run"
+    return _compiled_not_run(target["title"])
 
 
 def why_this_target(target: Dict[str, Any], device_kind: Optional[str]) -> str:

@@ -9,14 +9,14 @@ import pytest
 from kit.bisect.report import changelog
 from kit.bisect import driver
 from kit.bisect.report.advice import changes_seen, scan_argv, scan_tip
-from kit.bisect.options import Options
-from kit.bisect.search import Outcome
+from kit.bisect.options import BisectOptions
+from kit.bisect.search import ProbeOutcome
 from kit.errors import UsageError
 from tests.fake_releases import FakeReleases
 from tests.bisect_machine import CHECKS, RELEASES, record_run
 
-G, B, S = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
-OPTIONS = Options(check="scaling", script=None, good="0.6.0", bad="0.4.35",
+G, B, S = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
+OPTIONS = BisectOptions(check="scaling", script=None, good="0.6.0", bad="0.4.35",
                   argv=("--check", "scaling", "--good", "0.6.0", "--bad", "0.4.35", "--commits",
                         "--jax-repo", "../jax"))
 

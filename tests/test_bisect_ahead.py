@@ -15,13 +15,13 @@ import pytest
 
 from kit.bisect import ahead
 from kit.bisect.candidates import Candidate
-from kit.bisect.options import Options
+from kit.bisect.options import BisectOptions
 from kit.bisect.run_spec import run_spec
 from kit.config import parse_matrix
 from kit.install.key import InstallKey
 
 MATRIX = parse_matrix({"release": [{"version": "0.6.0"}], "checks": {"scaling": {}}})
-OPTIONS = Options(check="scaling", script=None, good=None, bad=None, backend="cuda", find_links=("wheels/",))
+OPTIONS = BisectOptions(check="scaling", script=None, good=None, bad=None, backend="cuda", find_links=("wheels/",))
 SPEC = run_spec(MATRIX, OPTIONS.specs.runs)
 
 

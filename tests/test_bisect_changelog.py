@@ -11,12 +11,9 @@ from kit.bisect.report.changelog import (
     fetch_changelog,
     release_notes,
     ReleaseSection,
-    changelog_sections,
     changelog_url,
     compare_url,
-    find_changelog,
     parse_changelog,
-    render_changes,
     select_sections,
 )
 
@@ -84,37 +81,6 @@ def test_select_joins_jax_and_jaxlib_and_flags_missing(sections: List[ReleaseSec
 def test_links_use_jax_v_tags() -> None:
     assert compare_url("0.4.35", "0.4.36") == "https://github.com/jax-ml/jax/compare/jax-v0.4.35...jax-v0.4.36"
     assert changelog_url("0.4.36") == "https://github.com/jax-ml/jax/blob/jax-v0.4.36/CHANGELOG.md"
-
-
-def test_no_changelog_at_hand_says_so_with_links(tmp_path: Path) -> None:
-    chosen = changelog_sections(["0.4.35", "0.4.36"], tmp_path)
-    assert set(chosen) == {"0.4.35", "0.4.36"}
-    assert "sdists on PyPI do not include CHANGELOG.md" in chosen["0.4.36"]
-    assert str(tmp_path / "CHANGELOG.md") in chosen["0.4.36"]
-    assert changelog_url("0.4.36") in chosen["0.4.36"]
-
-
-def test_changelog_saved_in_cache_dir_is_used(tmp_path: Path) -> None:
-    (tmp_path / "CHANGELOG.md").write_text(ALL_ERAS.read_text(encoding="utf-8"), encoding="utf-8")
-    chosen = changelog_sections(["0.5.3", "0.6.0"], tmp_path)
-    assert chosen["0.5.3"].startswith("## jax 0.5.3 (Mar 19, 2025)")
-    assert chosen["0.6.0"].startswith("## JAX 0.6.0 (April 16, 2025)")
-
-
-def test_explicit_changelog_wins_over_cache_dir(tmp_path: Path) -> None:
-    (tmp_path / "CHANGELOG.md").write_text("## jax 0.6.0 (stale)\n", encoding="utf-8")
-    assert find_changelog(tmp_path, ALL_ERAS) == ALL_ERAS
-    assert find_changelog(tmp_path / "missing", None) is None
-    assert changelog_sections(["0.6.0"], tmp_path, ALL_ERAS)["0.6.0"].startswith("## JAX 0.6.0 (April 16")
-
-
-def test_render_changes_starts_with_compare_link(sections: List[ReleaseSection]) -> None:
-    block = render_changes("0.5.3", "0.6.0", select_sections(sections, ["0.6.0"]))
-    assert block.splitlines()[0] == (
-        "Changes from jax 0.5.3 to 0.6.0: https://github.com/jax-ml/jax/compare/jax-v0.5.3...jax-v0.6.0"
-    )
-    assert "## JAX 0.6.0" in block
-    assert block.endswith("\n")
 
 
 # --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from kit.bisect.commits.builds import Build
 from kit.bisect.commits.candidates import CommitCandidate
 from kit.bisect.commits.crossed import binary_only_from_four, same_python_other_build
 from kit.bisect.commits.finding import CommitFinding, CommitLevel
-from kit.bisect.search import BisectResult, Outcome
+from kit.bisect.search import BisectResult, ProbeOutcome
 from kit.history.commit_range import CommitRange
 from kit.history.version_file import JaxlibRange
 from kit.install import JAX_ALONE
@@ -34,10 +34,10 @@ class Subject:
 class Prober:
     """Answers a probe by ``answer(candidate)``."""
 
-    def __init__(self, candidates: list[CommitCandidate], answer: Callable[[CommitCandidate], Outcome]) -> None:
+    def __init__(self, candidates: list[CommitCandidate], answer: Callable[[CommitCandidate], ProbeOutcome]) -> None:
         self.subject, self.answer = Subject(candidates), answer
 
-    def __call__(self, key: str) -> Outcome:
+    def __call__(self, key: str) -> ProbeOutcome:
         return self.answer(self.subject.commits[key])
 
 
@@ -46,15 +46,15 @@ def _level() -> tuple[CommitLevel, CommitCandidate, CommitCandidate]:
                            accepts=JaxlibRange("0.10.0", "0.10.1"), title="before the bump", date="2026-05-01")
     changed = CommitCandidate(BUMP, (), None, "3.12", NEW.jaxlib, commit=BUMP, build=NEW,
                               accepts=JaxlibRange("0.10.2", "0.10.2"), title="the bump", date="2026-05-02")
-    result = BisectResult(PARENT, BUMP, [], [PARENT, BUMP], {PARENT: Outcome.GOOD, BUMP: Outcome.BAD})
+    result = BisectResult(PARENT, BUMP, [], [PARENT, BUMP], {PARENT: ProbeOutcome.GOOD, BUMP: ProbeOutcome.BAD})
     level = CommitLevel(CommitRange(PARENT, (BUMP,), "test"), [same, changed], result=result,
-                        outcomes={PARENT: Outcome.GOOD, BUMP: Outcome.BAD})
+                        outcomes={PARENT: ProbeOutcome.GOOD, BUMP: ProbeOutcome.BAD})
     return level, same, changed
 
 
-def by_build(runs: Callable[[CommitCandidate], bool] = lambda c: True) -> Callable[[CommitCandidate], Outcome]:
+def by_build(runs: Callable[[CommitCandidate], bool] = lambda c: True) -> Callable[[CommitCandidate], ProbeOutcome]:
     """The binary decides: good on jaxlib 0.10.1, bad on 0.10.2, whatever Python; SKIP where ``runs`` says no."""
-    return lambda c: (Outcome.GOOD if c.jaxlib == OLD.jaxlib else Outcome.BAD) if runs(c) else Outcome.SKIP
+    return lambda c: (ProbeOutcome.GOOD if c.jaxlib == OLD.jaxlib else ProbeOutcome.BAD) if runs(c) else ProbeOutcome.SKIP
 
 
 def test_the_binary_is_named_from_the_four_probes_each_side_forced_onto_the_other_build() -> None:
@@ -86,7 +86,7 @@ def test_a_python_change_seen_on_the_older_build_unforced_stays_the_commit() -> 
     level, same, changed = _level()
     both = dict(accepts=JaxlibRange("0.10.1", "0.10.2"))
     same, changed = (CommitCandidate(**{**c.__dict__, **both}) for c in (same, changed))  # type: ignore[arg-type]
-    prober = Prober([same, changed], lambda c: Outcome.GOOD if c.commit == PARENT else Outcome.BAD)
+    prober = Prober([same, changed], lambda c: ProbeOutcome.GOOD if c.commit == PARENT else ProbeOutcome.BAD)
     tie = same_python_other_build(prober, same, changed, level)  # type: ignore[arg-type]
     assert tie.kind == "python"
     assert not any(p.forced for p in tie.evidence)
@@ -97,7 +97,7 @@ def test_a_binary_resting_on_the_parents_python_alone_is_provisional_and_then_a_
     prober = Prober([same, changed], by_build(lambda c: not (c.forced and c.commit == BUMP)))
     tie = same_python_other_build(prober, same, changed, level)  # type: ignore[arg-type]
     assert tie.kind == "binary"  # provisional: the newer build alone is asked next (a build-dependent commit)
-    after = binary_only_from_four(tie, changed, OLD, Outcome.GOOD)
+    after = binary_only_from_four(tie, changed, OLD, ProbeOutcome.GOOD)
     assert after.kind == "unknown"
     assert after.probe is None
     assert after.why.endswith("without both sides' Python on both builds, neither the binary nor a commit is named")

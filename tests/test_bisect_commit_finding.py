@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kit.bisect.commits.finding import CommitFinding, CommitLevel, TieBreak
-from kit.bisect.search import BisectResult, BoundsProblem, Outcome
+from kit.bisect.search import BisectResult, BoundsProblem, ProbeOutcome
 from kit.history.commit_range import CommitRange
 from kit.bisect.commits.builds import Build
 
@@ -21,16 +21,16 @@ def result(ambiguous: list[str]) -> BisectResult[str]:
     return BisectResult("a", "c", ambiguous, [], {})
 
 
-UNCHANGED = BoundsProblem("unchanged", "c", Outcome.BAD, Outcome.GOOD, "still bad")
+UNCHANGED = BoundsProblem("unchanged", "c", ProbeOutcome.BAD, ProbeOutcome.GOOD, "still bad")
 
 
 @pytest.mark.parametrize(("levels", "tie", "verdict"), [
     ([level(result([]))], None, "commit"),
     ([level(result(["b"]))], None, "short-list"),
-    ([level(result([]))], TieBreak("python", None, A, B, Outcome.GOOD), "commit"),
-    ([level(result([]))], TieBreak("binary", None, A, B, Outcome.BAD), "not-in-python"),
+    ([level(result([]))], TieBreak("python", None, A, B, ProbeOutcome.GOOD), "commit"),
+    ([level(result([]))], TieBreak("binary", None, A, B, ProbeOutcome.BAD), "not-in-python"),
     ([level(result([]))], TieBreak("unknown", None, A, B, None), "binary-may-be-the-cause"),
-    ([level(problem=UNCHANGED)], TieBreak("binary", None, A, None, Outcome.BAD), "not-in-python"),
+    ([level(problem=UNCHANGED)], TieBreak("binary", None, A, None, ProbeOutcome.BAD), "not-in-python"),
     ([level(problem=UNCHANGED)], None, "stopped"),
     ([level(result([])), level(problem=UNCHANGED)], None, "commit"),  # a merge whose branch cannot say: the merge
 ])

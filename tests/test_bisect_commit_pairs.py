@@ -9,7 +9,7 @@ from kit.bisect.commits.builds import Build
 from kit.bisect.commits.candidates import CommitCandidate
 from kit.bisect.commits.finding import CommitLevel
 from kit.bisect.commits.pairs import pair_on_other_build
-from kit.bisect.search import BisectResult, Outcome
+from kit.bisect.search import BisectResult, ProbeOutcome
 from kit.history.commit_range import CommitRange
 from kit.history.version_file import JaxlibRange
 from kit.run.jax_runs import JaxRuns
@@ -30,10 +30,10 @@ class Subject:
 class Prober:
     """Answers a probe by ``answer(candidate)``, and records which ran."""
 
-    def __init__(self, candidates: list[CommitCandidate], answer: Callable[[CommitCandidate], Outcome]) -> None:
+    def __init__(self, candidates: list[CommitCandidate], answer: Callable[[CommitCandidate], ProbeOutcome]) -> None:
         self.subject, self.answer, self.ran = Subject(candidates), answer, list[str]()
 
-    def __call__(self, key: str) -> Outcome:
+    def __call__(self, key: str) -> ProbeOutcome:
         self.ran.append(key)
         return self.answer(self.subject.commits[key])
 
@@ -46,9 +46,9 @@ def candidate(commit: str, accepts: JaxlibRange) -> CommitCandidate:
 def level_found_on_old(accepts: JaxlibRange) -> tuple[CommitLevel, list[CommitCandidate]]:
     """PARENT good, FOUND bad, both on jaxlib 0.5.1 (a regression found on the older build)."""
     candidates = [candidate(PARENT, accepts), candidate(FOUND, accepts)]
-    result = BisectResult(PARENT, FOUND, [], [PARENT, FOUND], {PARENT: Outcome.GOOD, FOUND: Outcome.BAD})
+    result = BisectResult(PARENT, FOUND, [], [PARENT, FOUND], {PARENT: ProbeOutcome.GOOD, FOUND: ProbeOutcome.BAD})
     level = CommitLevel(CommitRange(PARENT, (FOUND,), "test"), candidates, result=result,
-                        outcomes={PARENT: Outcome.GOOD, FOUND: Outcome.BAD})
+                        outcomes={PARENT: ProbeOutcome.GOOD, FOUND: ProbeOutcome.BAD})
     return level, candidates
 
 
@@ -58,7 +58,7 @@ def runs_everywhere(_candidate: Any) -> JaxRuns:
 
 def test_the_pair_refused_only_by_jax_s_version_check_is_probed_forced_and_stays_a_lead() -> None:
     level, candidates = level_found_on_old(JaxlibRange("0.5.0", "0.5.2"))  # main's jax 0.5.2.dev: refuses 0.5.3
-    prober = Prober(candidates, lambda c: Outcome.GOOD if c.commit == PARENT else Outcome.BAD)
+    prober = Prober(candidates, lambda c: ProbeOutcome.GOOD if c.commit == PARENT else ProbeOutcome.BAD)
     tie = pair_on_other_build(prober, level, [OLD, NEW], runs_everywhere)  # type: ignore[arg-type]
     assert tie is not None
     assert tie.kind == "untested-elsewhere"  # a forced pair never carries the answer alone
@@ -73,7 +73,7 @@ def test_the_pair_refused_only_by_jax_s_version_check_is_probed_forced_and_stays
 
 def test_a_forced_pair_that_shows_no_change_is_a_lead_that_the_commit_needs_its_build() -> None:
     level, candidates = level_found_on_old(JaxlibRange("0.5.0", "0.5.2"))
-    prober = Prober(candidates, lambda c: Outcome.GOOD if c.forced or c.commit == PARENT else Outcome.BAD)
+    prober = Prober(candidates, lambda c: ProbeOutcome.GOOD if c.forced or c.commit == PARENT else ProbeOutcome.BAD)
     tie = pair_on_other_build(prober, level, [OLD, NEW], runs_everywhere)  # type: ignore[arg-type]
     assert tie is not None
     assert tie.kind == "untested-elsewhere"
@@ -82,7 +82,7 @@ def test_a_forced_pair_that_shows_no_change_is_a_lead_that_the_commit_needs_its_
 
 def test_an_unforced_pair_decides_and_nothing_is_forced() -> None:
     level, candidates = level_found_on_old(JaxlibRange("0.5.0", "0.5.3"))  # accepts both builds
-    prober = Prober(candidates, lambda c: Outcome.GOOD if c.commit == PARENT else Outcome.BAD)
+    prober = Prober(candidates, lambda c: ProbeOutcome.GOOD if c.commit == PARENT else ProbeOutcome.BAD)
     tie = pair_on_other_build(prober, level, [OLD, NEW], runs_everywhere)  # type: ignore[arg-type]
     assert tie is not None
     assert tie.kind == "python-both"
@@ -91,7 +91,7 @@ def test_an_unforced_pair_decides_and_nothing_is_forced() -> None:
 
 def test_where_more_than_the_version_check_refuses_nothing_is_forced() -> None:
     level, candidates = level_found_on_old(JaxlibRange("0.5.0", "0.5.2"))
-    prober = Prober(candidates, lambda c: Outcome.GOOD)
+    prober = Prober(candidates, lambda c: ProbeOutcome.GOOD)
 
     def dies_forced(c: CommitCandidate) -> JaxRuns:
         return JaxRuns(not c.forced, "AttributeError: module 'jax._src.named_sharding' has no attribute 'check_pspec'")

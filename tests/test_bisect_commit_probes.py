@@ -16,7 +16,7 @@ import pytest
 from kit.bisect.commits.builds import Build
 from kit.bisect.commits.candidates import CommitCandidate
 from kit.bisect.commits.probes import CommitSubject
-from kit.bisect.options import Options
+from kit.bisect.options import BisectOptions
 from kit.install.environment import Prepared
 from kit.records import Identity
 from kit.run import runner
@@ -36,7 +36,7 @@ class StandInReleases:
     """The release subject as a commit subject uses it: prepare a build, name its identity, make and run requests."""
 
     def __init__(self, prepared: Prepared, locked: bool = True) -> None:
-        self.report = Options(check="scaling", script=None, good="0.5.3", bad="0.5.2", commits=True,
+        self.report = BisectOptions(check="scaling", script=None, good="0.5.3", bad="0.5.2", commits=True,
                               argv=("--check", "scaling", "--good", "0.5.3", "--bad", "0.5.2", "--commits")).specs.report
         self.prepared: dict[str, Prepared] = {}
         self.answer, self.locked = prepared, locked

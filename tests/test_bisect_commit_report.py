@@ -12,14 +12,14 @@ from kit.bisect.commits.builds import Build
 from kit.bisect.commits.candidates import CommitCandidate
 from kit.bisect.commits.finding import CommitFinding, CommitLevel, CompiledChange, PairProbe, TieBreak, Untested
 from kit.bisect.commits.report import commit_section
-from kit.bisect.search import BisectResult, BoundsProblem, Outcome
+from kit.bisect.search import BisectResult, BoundsProblem, ProbeOutcome
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
 from kit.history.leads import Lead
 from kit.install import JAX_ALONE
 from tests.observations import observed
 
-GOOD, BAD = Outcome.GOOD, Outcome.BAD
+GOOD, BAD = ProbeOutcome.GOOD, ProbeOutcome.BAD
 OLD_END, LAST, FIRST, NEWEST = "a" * 40, "b" * 40, "c" * 40, "d" * 40
 BUILT = Build("0.5.2", "0.5.1", "3.13", True, "bad")
 FRESH = Build("0.5.3", "0.5.3", "3.13", False, "good")
@@ -187,7 +187,7 @@ def test_the_probe_table_has_the_probes_run_now_and_the_framing_ones_and_counts_
 
 def test_an_end_that_could_not_run_is_said_to_have_not_run_never_to_have_behaved_otherwise() -> None:
     stopped = found_commit()
-    stopped.levels[0].problem = BoundsProblem("untestable", OLD_END, Outcome.SKIP, GOOD, "the oldest version ... skip")
+    stopped.levels[0].problem = BoundsProblem("untestable", OLD_END, ProbeOutcome.SKIP, GOOD, "the oldest version ... skip")
     stopped.observations[OLD_END] = observed("ran", "inconclusive", "r", jax_cannot_run="ImportError: no _jax")
     lines = commit_section(stopped, fix=False, crash="skip", script=False)
     assert f"- The range's old end {OLD_END[:10]} could not run here (ImportError: no _jax), so no commit between " \
@@ -199,7 +199,7 @@ def test_an_end_where_jax_ran_and_the_check_could_not_tell_is_said_as_inconclusi
     # Issue 58: a check that matched the reported error word for word was inconclusive at the old end (another tracer
     # repr), and the report said "could not run here" though JAX ran there.
     stopped = found_commit()
-    stopped.levels[0].problem = BoundsProblem("untestable", OLD_END, Outcome.SKIP, GOOD, "the oldest version ... skip")
+    stopped.levels[0].problem = BoundsProblem("untestable", OLD_END, ProbeOutcome.SKIP, GOOD, "the oldest version ... skip")
     stopped.observations[OLD_END] = observed("ran", "inconclusive", "the script failed otherwise: it raised TypeError")
     lines = commit_section(stopped, fix=False, crash="skip", script=False)
     assert f"- The range's old end {OLD_END[:10]} ran, and the check was inconclusive there (the script failed " \

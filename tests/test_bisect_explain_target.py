@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kit.bisect.options import parse_options
-from kit.records import Outcome, Status
+from kit.records import RunOutcome, Status
 from kit.config import parse_matrix
 from kit.check_settings import script_check
 from kit.errors import UsageError
@@ -29,7 +29,7 @@ TPU = json.dumps(parse_target("tpu:v5e:2x2").to_json())
 BOUNDS = ["--good", "0.12.0.1", "--bad", "0.5.3"]
 
 
-def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[Outcome, list[Any]]:
+def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[RunOutcome, list[Any]]:
     """One probe of jax 0.12.0.1's train_slogdet for ``op``, compiled for TPU v5e 2x2."""
     program = tmp_path / "train_slogdet.py"
     program.write_text("print('ran')\n")
@@ -38,9 +38,9 @@ def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[Ou
     runs: list[Any] = []
 
     def run_script(env: Any, check: Any, backend: str, timeout: int, log: Any, output_log: Any = None,
-                   echo: bool = True, extra_env: Any = None, args: Any = (), cwd: Any = None) -> Outcome:
+                   echo: bool = True, extra_env: Any = None, args: Any = (), cwd: Any = None) -> RunOutcome:
         runs.append((backend, dict(extra_env or {})))
-        return Outcome(Status.RAN)
+        return RunOutcome(Status.RAN)
 
     def compile_exports(run_child: Any, env: Any, target: Any, exports: Path, scratch: Path, dump: Path,
                         timeout: int, log: Any) -> dict[str, Any]:
@@ -51,7 +51,8 @@ def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[Ou
 
     monkeypatch.setattr(targeted, "compile_exports", compile_exports)
     env = Environment(python=Path(sys.executable), versions={"jax": "0.12.0.1"}, obtained="reused")
-    probe = explained.explain_runner(run_script, script_runs.scratch_dir, None, script_runs.run_child)
+    probe = explained.explain_runner(run_script, script_runs.scratch_dir, None, script_runs.run_child,
+                                     parse_target("tpu:v5e:2x2"))
     return probe(env, check, "tpu", 60, lambda line: None), runs
 
 
@@ -77,8 +78,8 @@ def test_bisect_explain_takes_a_target_and_installs_the_chips_compiler(tmp_path:
     assert options.backend == "tpu"  # jax[tpu]: libtpu compiles, nothing runs
     assert options.script_check is not None
     assert json.loads(options.script_check.parameters["target"])["name"] == "tpu:v5e:2x2"
-    assert runner.too_old_for_target(runner.RunRequest(check="script-train", version="0.5.0"),
-                                     options.script_check.parameters).startswith("jax 0.5.0 cannot compile for")
+    assert runner.too_old_for_target(runner.RunRequest(check="script-train", version="0.5.0", target=options.target)
+                                     ).startswith("jax 0.5.0 cannot compile for")
     with pytest.raises(UsageError, match="goes with --check scaling or --explain"):
         parse_options(matrix, ["--script", str(tmp_path / "train.py"), "--target", "tpu:v5e:2x2", *BOUNDS])
 

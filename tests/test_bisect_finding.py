@@ -7,21 +7,21 @@ from pathlib import Path
 
 from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
-from kit.bisect.report.finding import REPORT_SCHEMA, Finding, cost_lines, rounds_line, to_json
-from kit.bisect.options import Options
+from kit.bisect.report.finding import REPORT_SCHEMA, BisectFinding, cost_lines, rounds_line, to_json
+from kit.bisect.options import BisectOptions
 from kit.bisect.observation import Observation
-from kit.bisect.search import Outcome
+from kit.bisect.search import ProbeOutcome
 from kit.slurm.jobs import SlurmOptions
 from tests.observations import observed
 
 BOUNDS = Bounds.of_releases("0.6.0", "0.4.20", how="given")
-OPTIONS = Options(check=None, script=Path("repro.py"), good="0.6.0", bad="0.4.20", argv=("--script", "repro.py"))
+OPTIONS = BisectOptions(check=None, script=Path("repro.py"), good="0.6.0", bad="0.4.20", argv=("--script", "repro.py"))
 
 
-def finding(observations: dict[str, Observation], now: list[str]) -> Finding:
-    outcomes = {v: Outcome.BAD if o.found.verdict == "affected" else Outcome.GOOD for v, o in observations.items()}
+def finding(observations: dict[str, Observation], now: list[str]) -> BisectFinding:
+    outcomes = {v: ProbeOutcome.BAD if o.found.verdict == "affected" else ProbeOutcome.GOOD for v, o in observations.items()}
     candidates = [Candidate(v, (), None, "3.12", v) for v in observations]
-    return Finding("script-repro", OPTIONS.specs, BOUNDS, candidates, outcomes, observations, now,
+    return BisectFinding("script-repro", OPTIONS.specs, BOUNDS, candidates, outcomes, observations, now,
                    seconds=2.5)
 
 

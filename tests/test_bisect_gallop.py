@@ -11,26 +11,26 @@ from hypothesis import strategies as st
 from kit.bisect.report import changelog
 from kit.bisect import driver
 from kit.bisect.gallop import Galloped, gallop
-from kit.bisect.search import Outcome
+from kit.bisect.search import ProbeOutcome
 from kit.errors import UsageError
 from tests.fake_releases import FakeReleases
 from tests.bisect_machine import CHECKS, RELEASES, report_json, verdicts
 
-G, B, S = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
+G, B, S = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
 
 
 class Probe:
     """Answers from a list by index and records every call."""
 
-    def __init__(self, outcomes: Sequence[Outcome]) -> None:
+    def __init__(self, outcomes: Sequence[ProbeOutcome]) -> None:
         self.outcomes, self.calls = list(outcomes), []  # type: ignore[var-annotated]
 
-    def __call__(self, index: int) -> Outcome:
+    def __call__(self, index: int) -> ProbeOutcome:
         self.calls.append(index)
         return self.outcomes[index]
 
 
-def run_gallop(outcomes: Sequence[Outcome], given_outcome: Outcome = B, known: Dict[int, Outcome] | None = None,
+def run_gallop(outcomes: Sequence[ProbeOutcome], given_outcome: ProbeOutcome = B, known: Dict[int, ProbeOutcome] | None = None,
                far_first: bool = True) -> tuple[Galloped[int], List[int]]:
     probe = Probe(outcomes)
     return gallop(list(range(len(outcomes))), given_outcome, probe, dict(known or {}), far_first), probe.calls

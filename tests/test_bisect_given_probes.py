@@ -14,7 +14,7 @@ from kit.records import Record
 from kit.bisect.probe.given import given_by_release, given_probe, why_not_taken
 from kit.bisect.probe.judges import probe_line
 from kit.bisect.observation import Observation
-from kit.bisect.search import Outcome
+from kit.bisect.search import ProbeOutcome
 from tests.given_runs import CAPTURE, CHECK, capture_record, handed, identity
 
 
@@ -43,7 +43,7 @@ def test_it_answers_only_the_check_it_was_judged_for_in_the_same_install(tmp_pat
 
 def test_the_probe_line_names_triage_and_keeps_what_ran_for_the_report(tmp_path: Path) -> None:
     seen = given_by_release([handed("0.6.0", tmp_path)], tmp_path)["0.6.0"].observation
-    first, second = probe_line("jax 0.6.0", seen, Outcome.BAD, script=True).split("\n")
+    first, second = probe_line("jax 0.6.0", seen, ProbeOutcome.BAD, script=True).split("\n")
     assert first.startswith("probe jax 0.6.0: bad [triage] the check's judge on triage's run: BEHAVES AS REPORTED")
     assert second.startswith("  taken from: triage ran reports/triage/captures/issue-1a2b3c.py")
 

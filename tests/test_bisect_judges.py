@@ -15,11 +15,11 @@ import pytest
 from kit.bisect.candidates import Candidate
 from kit.bisect.probe.given import given_by_release
 from kit.bisect.probe.judges import VerdictJudge, probe_line
-from kit.bisect.options import Options
+from kit.bisect.options import BisectOptions
 from kit.bisect.observation import Observation
 from kit.bisect.outcomes import observation_of
 from kit.bisect.probe.cache import ProbeCache
-from kit.bisect.search import Outcome
+from kit.bisect.search import ProbeOutcome
 from kit.errors import ArchiveUnreachable
 from kit.install.environment import Prepared
 from kit.records import Identity, Record
@@ -94,8 +94,8 @@ def ran(verdict: str | None, status: str = "ran", **evidence: Any) -> dict[str, 
     return {"status": status, "verdict": verdict, "reason": f"it was {verdict}", "evidence": evidence}
 
 
-def options(check: str | None = "scaling", confirm: int = 0, pins: tuple[str, ...] = ()) -> Options:
-    return Options(check=check, script=None if check else Path("r.py"), good="0.4.35", bad="0.6.0", confirm=confirm,
+def options(check: str | None = "scaling", confirm: int = 0, pins: tuple[str, ...] = ()) -> BisectOptions:
+    return BisectOptions(check=check, script=None if check else Path("r.py"), good="0.4.35", bad="0.6.0", confirm=confirm,
                    pins=pins)
 
 
@@ -252,13 +252,13 @@ def test_an_unreachable_archive_skips_the_one_release_and_keeps_nothing(cache: P
 def test_the_probe_line_says_what_was_held_what_flipped_and_why_it_was_reused_or_not() -> None:
     seen = observed("ran", "inconclusive", "too noisy", "run", runs=["affected", "unaffected"], flipped=True,
                        pins=["numpy==2.2.1"], job="SLURM job 12_0 on node01", not_reused="jaxlib 0.5.0 → 0.5.1")
-    line = probe_line("jax 0.5.0", seen, Outcome.SKIP, script=False)
+    line = probe_line("jax 0.5.0", seen, ProbeOutcome.SKIP, script=False)
     first, second = line.split("\n")
     assert first == ("probe jax 0.5.0 (holding numpy==2.2.1): skip [run, SLURM job 12_0 on node01] too noisy"
                      " — flipped: affected → unaffected")
     assert second == "  ran again: jaxlib 0.5.0 → 0.5.1"
     reused = probe_line("jax 0.5.0", observed("ran", "affected", "bad", "cache", matched="check, release"),
-                        Outcome.BAD, script=True)
+                        ProbeOutcome.BAD, script=True)
     assert reused == "probe jax 0.5.0: bad [cache] bad\n  reused: the same check, release"  # a script: no verdict named
 
 

@@ -15,7 +15,7 @@ from kit.bisect.probe.metric import MetricJudge
 from kit.bisect.options import parse_options
 from kit.bisect.observation import Observation
 from kit.bisect.probe.probes import Subject
-from kit.bisect.search import Outcome, bisect
+from kit.bisect.search import ProbeOutcome, bisect
 from kit.bisect.probe.cache import ProbeCache
 from kit.config import load_matrix
 from kit.errors import UsageError
@@ -50,9 +50,9 @@ def _prober(tmp_path: Path, table: dict[str, Callable[[int], list[float]]], good
 
 
 def _search(prober: Any, good: str = "0.6.0", bad: str = "0.4.35"):
-    cache: dict[str, Outcome] = {}
+    cache: dict[str, ProbeOutcome] = {}
     prober.start(Bounds.of_releases(good, bad), cache)
-    return bisect(VERSIONS, prober, old_outcome=Outcome.BAD, cache=cache)
+    return bisect(VERSIONS, prober, old_outcome=ProbeOutcome.BAD, cache=cache)
 
 
 def test_a_clean_2x_step_is_found_in_log2_probes(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_all_lists_every_step_larger_than_the_factor(tmp_path: Path) -> None:
     table = _step_at("0.5.3")
     table["0.4.37"] = lambda run: noisy(60, seed=run)  # a second, 3x step up and back down
     prober = _prober(tmp_path, table)
-    cache: dict[str, Outcome] = {}
+    cache: dict[str, ProbeOutcome] = {}
     prober.start(Bounds.of_releases("0.6.0", "0.4.35"), cache)
     scan_all(VERSIONS, prober, cache)
     steps = [(s.before, s.after) for s in prober.summary().steps]

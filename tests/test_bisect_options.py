@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.bisect.options import Options, parse_options, script_name, shown_argv
+from kit.bisect.options import BisectOptions, parse_options, script_name, shown_argv
 from kit.bisect.specs import bisect_name
 from kit.config import Matrix, parse_matrix
 from kit.errors import UsageError
@@ -157,10 +157,10 @@ def test_shown_argv_leaves_a_path_flag_s_value_that_is_the_next_flag_alone(tmp_p
     assert shown_argv(["--out", "--fresh", "/abs"], tmp_path) == ("--out", "--fresh", "/abs")
 
 
-def _options(**changes: object) -> Options:
+def _options(**changes: object) -> BisectOptions:
     base: dict[str, object] = dict(check="scaling", script=None, good="0.6.0", bad="0.4.35")
     base.update(changes)
-    return Options(**base)  # type: ignore[arg-type]
+    return BisectOptions(**base)  # type: ignore[arg-type]
 
 
 def test_bisect_name_names_every_setting_that_changes_the_answer() -> None:
@@ -198,10 +198,12 @@ def test_target_installs_the_chips_compiler_and_each_probe_compiles_for_it_untim
     from kit.bisect.run_spec import run_spec
 
     options = parse_options(matrix, ["--check", "scaling", "--target", "tpu:v5e:2x2", *BOUNDS])
-    assert options.backend == "tpu" and json.loads(options.target)["name"] == "tpu:v5e:2x2"
+    assert options.backend == "tpu" and options.target is not None and options.target.name == "tpu:v5e:2x2"
     spec = run_spec(matrix, options.specs.runs)
     assert spec.install.backend == "tpu"
-    assert json.loads(spec.overrides["target"])["title"] == "TPU v5e 2x2 (4 devices)"
+    # The target travels typed; it is text only in the runs' parameters (the repro's --target, the record's).
+    assert "target" not in spec.overrides and spec.asked.target == options.target
+    assert json.loads(str(spec.parameters["target"]))["title"] == "TPU v5e 2x2 (4 devices)"
     assert spec.overrides["repeats"] == 0
     for argv, message in ((["--check", "scaling", "--target", "tpu:v5e:2x2", "--metric", "t_ms", *BOUNDS], "no metric"),
                           (["--check", "scaling", "--target", "tpu:v5e:2x2", "--backend", "cuda", *BOUNDS],

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kit.bisect.observation import Observation
-from kit.bisect.outcomes import classify, label, script_observation, settle
-from kit.bisect.search import Outcome
+from kit.bisect.outcomes import classify, label, settle
+from kit.bisect.search import ProbeOutcome
 from kit.records import Record
 from tests.observations import observed
 
@@ -14,28 +14,18 @@ from tests.observations import observed
 @pytest.mark.parametrize(
     ("status", "verdict", "crash", "expected"),
     [
-        ("ran", "unaffected", "skip", Outcome.GOOD),
-        ("ran", "affected", "skip", Outcome.BAD),
-        ("ran", "inconclusive", "bad", Outcome.SKIP),
-        ("yanked", None, "bad", Outcome.SKIP),
-        ("not-installable", None, "bad", Outcome.SKIP),
-        ("timed-out", None, "bad", Outcome.BAD),
-        ("crashed", None, "good", Outcome.GOOD),
-        ("crashed", None, "skip", Outcome.SKIP),
+        ("ran", "unaffected", "skip", ProbeOutcome.GOOD),
+        ("ran", "affected", "skip", ProbeOutcome.BAD),
+        ("ran", "inconclusive", "bad", ProbeOutcome.SKIP),
+        ("yanked", None, "bad", ProbeOutcome.SKIP),
+        ("not-installable", None, "bad", ProbeOutcome.SKIP),
+        ("timed-out", None, "bad", ProbeOutcome.BAD),
+        ("crashed", None, "good", ProbeOutcome.GOOD),
+        ("crashed", None, "skip", ProbeOutcome.SKIP),
     ],
 )
-def test_classify_table(status: str, verdict: str | None, crash: str, expected: Outcome) -> None:
+def test_classify_table(status: str, verdict: str | None, crash: str, expected: ProbeOutcome) -> None:
     assert classify(observed(status, verdict, "why"), crash) is expected
-
-
-@pytest.mark.parametrize(
-    ("code", "status", "verdict"),
-    [(0, "ran", "unaffected"), (1, "ran", "affected"), (127, "ran", "affected"), (125, "ran", "inconclusive"),
-     (-9, "crashed", None), (137, "crashed", None), (None, "timed-out", None)],
-)
-def test_script_exit_codes(code: int | None, status: str, verdict: str | None) -> None:
-    observation = script_observation(code, 5)
-    assert (observation.found.status, observation.found.verdict) == (status, verdict)
 
 
 def test_settle_reports_a_flip_between_conclusive_runs() -> None:
@@ -76,7 +66,7 @@ def test_the_probe_line_says_how_many_compiles_were_reused() -> None:
               "evidence": {"compile_cache": {"used": True, "compiles": 33, "reused": 30, "written": 3}}}
     seen = settle([observation_of(Record(record))])  # as a probe settles its runs
     assert seen.cost.compiles == "compile cache: 30 of 33 compiles reused"
-    assert probe_line("jax 0.5.3", seen, Outcome.GOOD, script=False).endswith(
+    assert probe_line("jax 0.5.3", seen, ProbeOutcome.GOOD, script=False).endswith(
         "each device factorises its share · compile cache: 30 of 33 compiles reused")
     unsupported = {**record, "evidence": {"compile_cache": {"used": False, "why": "not supported here: no cache"}}}
     assert observation_of(Record(unsupported)).cost.compiles == "compile cache: not supported here: no cache"

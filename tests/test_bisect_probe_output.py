@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kit.bisect.probe.output import output_tail, project_path
-from kit.config import parse_matrix
+from kit.bisect.probe.output import output_tail
 
 
 def test_the_tail_is_the_last_lines_each_bounded(tmp_path: Path) -> None:
@@ -15,8 +14,3 @@ def test_the_tail_is_the_last_lines_each_bounded(tmp_path: Path) -> None:
     assert tail == ["line 38", "line 39", "xxxxxxxxxx… [cut 990 bytes]"]  # blank lines say nothing
     assert output_tail(tmp_path / "missing.log") == []
 
-
-def test_paths_are_named_relative_to_the_project(tmp_path: Path) -> None:
-    matrix = parse_matrix({"release": [{"version": "0.6.0"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
-    assert project_path(tmp_path / "reports" / "x.log", matrix) == "reports/x.log"
-    assert project_path(Path("/elsewhere/x.log"), matrix) == "/elsewhere/x.log"

@@ -28,7 +28,7 @@ from kit.bisect.probe.cache import ProbeCache
 from kit.bisect.run_spec import run_spec
 from kit.bisect.probe.judges import release_prober
 from kit.bisect.probe.probes import Prober
-from kit.bisect.search import Outcome
+from kit.bisect.search import ProbeOutcome
 from kit.check_settings import DEFAULT_TIMEOUT_S
 from kit.errors import UsageError
 from kit.install.environment import Prepared
@@ -58,17 +58,17 @@ def prober(machine: FakeReleases, *flags: str, candidates: list[Candidate] | Non
 
 def test_a_release_runs_once_and_its_observation_is_kept_for_every_later_bisect(machine: FakeReleases) -> None:
     machine.behave("0.5.1", "affected")
-    assert prober(machine)("0.5.1") is Outcome.BAD
+    assert prober(machine)("0.5.1") is ProbeOutcome.BAD
     assert machine.versions_run == ["0.5.1"]
     assert machine.prepared == ["0.5.1"]
     machine.forget()
     again = prober(machine)
-    assert again("0.5.1") is Outcome.BAD
+    assert again("0.5.1") is ProbeOutcome.BAD
     assert machine.runs == []
     assert machine.prepared == []  # known: nothing resolved, nothing run
     assert again.observations["0.5.1"].came_from.source == "cache"
     assert again.ran_now == []
-    assert prober(machine).known_outcomes() == {"0.5.1": Outcome.BAD}  # handed to the search before it starts
+    assert prober(machine).known_outcomes() == {"0.5.1": ProbeOutcome.BAD}  # handed to the search before it starts
 
 
 def test_fresh_measures_again(machine: FakeReleases) -> None:
@@ -77,7 +77,7 @@ def test_fresh_measures_again(machine: FakeReleases) -> None:
     machine.behave("0.5.1", "affected")
     fresh = prober(machine, "--fresh")
     assert fresh.known_outcomes() == {}
-    assert fresh("0.5.1") is Outcome.BAD
+    assert fresh("0.5.1") is ProbeOutcome.BAD
     assert machine.versions_run == ["0.5.1"]
 
 
@@ -86,7 +86,7 @@ def test_a_current_record_of_the_matrix_answers_without_a_run(machine: FakeRelea
     runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version="0.5.0"), lambda line: None)
     machine.forget()
     probe = prober(machine)
-    assert probe("0.5.0") is Outcome.GOOD
+    assert probe("0.5.0") is ProbeOutcome.GOOD
     assert machine.runs == []
     assert machine.prepared == []
     assert probe.observations["0.5.0"].came_from.source == "record"
@@ -98,8 +98,8 @@ def test_what_the_index_already_says_is_not_installed_or_run(machine: FakeReleas
     yanked = dataclasses.replace(listed[0], yanked="broken wheel")
     missing = dataclasses.replace(listed[1], problem="the index has no jaxlib 0.5.1 wheels", python=None)
     probe = prober(machine, candidates=[yanked, missing, listed[2]])
-    assert probe("0.5.0") is Outcome.SKIP
-    assert probe("0.5.1") is Outcome.SKIP
+    assert probe("0.5.0") is ProbeOutcome.SKIP
+    assert probe("0.5.1") is ProbeOutcome.SKIP
     assert machine.runs == []
     assert machine.prepared == []
     assert [probe.observations[v].came_from.source for v in ("0.5.0", "0.5.1")] == ["index", "index"]
@@ -114,7 +114,7 @@ def test_a_release_without_a_lock_is_looked_up_once_it_is_prepared(machine: Fake
         lock.unlink()  # the environment is there, but nothing says what it installs without resolving
     probe = prober(machine)
     assert probe.known_outcomes() == {}  # nothing to know it by before the search starts
-    assert probe("0.5.2") is Outcome.GOOD
+    assert probe("0.5.2") is ProbeOutcome.GOOD
     assert machine.prepared == ["0.5.2"]
     assert machine.runs == []  # resolved (uv, the index), then found: not run
     assert probe.observations["0.5.2"].came_from.source == "cache"
@@ -123,7 +123,7 @@ def test_a_release_without_a_lock_is_looked_up_once_it_is_prepared(machine: Fake
 def test_an_inconclusive_run_is_run_once_more_in_the_same_environment(machine: FakeReleases) -> None:
     machine.behave("0.5.1", "inconclusive", "affected")
     probe = prober(machine)
-    assert probe("0.5.1") is Outcome.BAD
+    assert probe("0.5.1") is ProbeOutcome.BAD
     assert machine.versions_run == ["0.5.1", "0.5.1"]
     assert machine.prepared == ["0.5.1"]
     seen = probe.observations["0.5.1"]
@@ -155,7 +155,7 @@ def test_every_observation_made_is_logged_with_where_it_came_from(machine: FakeR
                            list_candidates(machine.matrix, RELEASES, InstallKey("cpu"), index),
                            ProbeCache(machine.matrix.layout.probe_cache), "test", index, lines.append)
     machine.behave("0.5.0", "crash")
-    assert probe("0.5.0") is Outcome.SKIP  # --crash skip, the default
+    assert probe("0.5.0") is ProbeOutcome.SKIP  # --crash skip, the default
     assert lines[-1] == ("probe jax 0.5.0: skip [run] the repro crashed (exit code 1): "
                          "RuntimeError: fake crash of scaling on jax 0.5.0")
     assert isinstance(probe.observations["0.5.0"], Observation)
@@ -382,7 +382,7 @@ class _Judge:
         from kit.bisect.probe.probes import Look
         return {bounds.good: Look(observed("ran", "unaffected", "baseline", "run"), True)}
 
-    def line(self, name: str, observation: Observation, result: Outcome) -> str:
+    def line(self, name: str, observation: Observation, result: ProbeOutcome) -> str:
         return f"{name}: {result.value}"
 
     def summary(self, observations: Any) -> dict[str, Any]:
@@ -396,19 +396,19 @@ def test_a_prober_is_any_subject_judged_by_any_judge(machine: FakeReleases) -> N
     listed.append(Candidate("4.0", (), None, "3.12", "4.0", yanked="broken"))
     subject, judge, lines = _Subject(listed), _Judge(), []
     probe = Prober(subject, judge, "skip", lines.append)  # type: ignore[arg-type]
-    assert probe.ruled_out() == {"4.0": Outcome.SKIP}
-    assert probe.known_outcomes() == {"2.0": Outcome.GOOD}
-    assert probe("1.0") is Outcome.BAD
+    assert probe.ruled_out() == {"4.0": ProbeOutcome.SKIP}
+    assert probe.known_outcomes() == {"2.0": ProbeOutcome.GOOD}
+    assert probe("1.0") is ProbeOutcome.BAD
     assert lines == ["thing 1.0: bad"]
-    assert probe("4.0") is Outcome.SKIP
+    assert probe("4.0") is ProbeOutcome.SKIP
     assert "4.0" not in judge.asked  # the index's metadata answered it
     with pytest.raises(KeyboardInterrupt):
         probe("3.0")
     assert subject.finished == ["1.0", "3.0"]  # after every probe the judge saw, even one that was interrupted
-    started: dict[str, Outcome] = {}
+    started: dict[str, ProbeOutcome] = {}
     probe.start(Bounds.of_releases("2.0", "1.0"), started)
     assert probe.ran_now == ["1.0", "2.0"]  # measured now: 1.0 by its probe, 2.0 by the judge's start
-    assert started == {"2.0": Outcome.GOOD}  # the judge's baseline, classified by the prober for the search
+    assert started == {"2.0": ProbeOutcome.GOOD}  # the judge's baseline, classified by the prober for the search
     assert probe.summary() == {"seen": ["1.0", "2.0", "4.0"]}
 
 
@@ -417,7 +417,7 @@ def test_a_scaling_probe_on_cpu_times_nothing_and_is_kept_apart_from_timed_runs(
     and neither its cache entry nor its record stands for a run with timings (--metric, the matrix)."""
     machine.behave("0.5.1", "affected")
     probe = prober(machine)
-    assert probe("0.5.1") is Outcome.BAD
+    assert probe("0.5.1") is ProbeOutcome.BAD
     record = next(r for r in _records(machine.matrix.results_dir) if r["requested"]["jax"] == "0.5.1")
     assert (record["parameters"]["repeats"], record["parameters"]["warmup"]) == (0, 0)
     assert record["reproduce"].endswith(" --repeats 0 --warmup 0")  # it reruns what the probe ran
@@ -432,7 +432,7 @@ def test_a_scaling_probe_on_cpu_times_nothing_and_is_kept_apart_from_timed_runs(
     runner.run_check(machine.matrix, runner.RunRequest(check="scaling", version="0.5.0"), lambda line: None)
     machine.forget()
     again = prober(machine)
-    assert again("0.5.0") is Outcome.GOOD
+    assert again("0.5.0") is ProbeOutcome.GOOD
     assert again.observations["0.5.0"].came_from.source == "record"
     assert machine.runs == []
 

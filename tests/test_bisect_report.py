@@ -13,15 +13,15 @@ import pytest
 from kit.bisect.report import markdown as report
 from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
-from kit.bisect.report.finding import REPORT_SCHEMA, Finding
-from kit.bisect.options import Options
+from kit.bisect.report.finding import REPORT_SCHEMA, BisectFinding
+from kit.bisect.options import BisectOptions
 from kit.user_paths import shown_path
 from kit.bisect.observation import Observation
-from kit.bisect.search import BisectResult, Outcome, Transition
+from kit.bisect.search import BisectResult, ProbeOutcome, Transition
 from tests.observations import observed
 
 VERSIONS = ["0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
-GOOD, BAD, SKIP = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
+GOOD, BAD, SKIP = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
 
 
 def candidate(version: str, **changes: Any) -> Candidate:
@@ -30,13 +30,13 @@ def candidate(version: str, **changes: Any) -> Candidate:
     return Candidate(version, **{**fields, **changes})
 
 
-def finding(outcomes: dict[str, Outcome], observations: dict[str, Observation], *, good: str = "0.6.0",
+def finding(outcomes: dict[str, ProbeOutcome], observations: dict[str, Observation], *, good: str = "0.6.0",
             bad: str = "0.5.0", result: BisectResult[str] | None = None, transitions: list[Transition[str]] = (),
-            candidates: list[Candidate] | None = None, **options: Any) -> Finding:
+            candidates: list[Candidate] | None = None, **options: Any) -> BisectFinding:
     bounds = Bounds.of_releases(good, bad, how="bounds from the command line")
-    opts = Options(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
+    opts = BisectOptions(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
                    argv=("--check", "scaling", "--good", good, "--bad", bad), **options)
-    return Finding("scaling-good0.6.0-bad0.5.0-cpu", opts.specs, bounds,
+    return BisectFinding("scaling-good0.6.0-bad0.5.0-cpu", opts.specs, bounds,
                    candidates or [candidate(v) for v in VERSIONS], outcomes, observations,
                    [v for v, o in observations.items() if o.came_from.source == "run"], result, list(transitions), seconds=12.3)
 
@@ -111,7 +111,7 @@ def test_the_candidate_table_says_what_each_release_would_install_before_any_pro
     candidates = [candidate("0.5.0"), candidate("0.5.1", yanked="broken wheel"),
                   candidate("0.5.2", problem="https://pypi.org/simple has no jaxlib 0.5.2 wheels", python=None),
                   candidate("0.5.3", python=None)]
-    table = report.candidate_table(candidates, Options("scaling", None, "0.5.3", "0.5.0").specs.search, {"0.5.0"})
+    table = report.candidate_table(candidates, BisectOptions("scaling", None, "0.5.3", "0.5.0").specs.search, {"0.5.0"})
     assert table.splitlines() == [
         "4 candidate releases, oldest first; about 4 probes, 1 already known:",
         "  jax 0.5.0      2025-03-01  jaxlib 0.5.0, python 3.13  (known)",
@@ -119,7 +119,7 @@ def test_the_candidate_table_says_what_each_release_would_install_before_any_pro
         "  jax 0.5.2      2025-03-01  NOT INSTALLABLE: https://pypi.org/simple has no jaxlib 0.5.2 wheels",
         "  jax 0.5.3      2025-03-01  jaxlib 0.5.3, python chosen when probed",
     ]
-    scan = report.candidate_table(candidates, Options("scaling", None, "0.5.3", "0.5.0", scan=True).specs.search, set())
+    scan = report.candidate_table(candidates, BisectOptions("scaling", None, "0.5.3", "0.5.0", scan=True).specs.search, set())
     assert scan.splitlines()[0] == "4 candidate releases, oldest first; 4 probes (--all):"
 
 
@@ -189,7 +189,7 @@ FIRST_GOOD = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
 LAST_BAD = "de4d047852986aebc7fd1c0872fb4a11448d9278"
 
 
-def with_commits(base: Finding) -> Finding:
+def with_commits(base: BisectFinding) -> BisectFinding:
     """``base`` with a commit phase that named f93c2a1aa5 (PR 26839), both deciding commits on one build."""
     packages = {"jax": "0.5.2.dev", "jaxlib": "0.5.1", "numpy": "2.2.4", "scipy": "1.15.2"}
     build = Build("0.5.2", "0.5.1", "3.13", True, "bad")
@@ -211,7 +211,7 @@ def with_commits(base: Finding) -> Finding:
     return base
 
 
-def commit_fix() -> Finding:
+def commit_fix() -> BisectFinding:
     packages = {"jax": "", "jaxlib": "", "numpy": "2.2.4"}
     return with_commits(finding(
         {"0.5.0": BAD, "0.5.2": BAD, "0.5.3": GOOD, "0.6.0": GOOD},

@@ -13,23 +13,23 @@ from typing import Mapping, Sequence
 import pytest
 
 from kit.bisect.rounds import Rounds, side_by_side
-from kit.bisect.search import Outcome
+from kit.bisect.search import ProbeOutcome
 
 
-def _judge(version: str) -> Outcome:
-    return Outcome.BAD if version >= "0.5" else Outcome.GOOD
+def _judge(version: str) -> ProbeOutcome:
+    return ProbeOutcome.BAD if version >= "0.5" else ProbeOutcome.GOOD
 
 
 def test_each_round_is_remembered_in_the_order_it_was_asked() -> None:
     asked: list[str] = []
 
-    def probe(version: str) -> Outcome:
+    def probe(version: str) -> ProbeOutcome:
         asked.append(version)
         return _judge(version)
 
     rounds = Rounds(probe)
-    assert rounds.one("0.4") is Outcome.GOOD
-    assert dict(rounds.many(["0.5", "0.45"])) == {"0.5": Outcome.BAD, "0.45": Outcome.GOOD}
+    assert rounds.one("0.4") is ProbeOutcome.GOOD
+    assert dict(rounds.many(["0.5", "0.45"])) == {"0.5": ProbeOutcome.BAD, "0.45": ProbeOutcome.GOOD}
     assert rounds.rounds == [["0.4"], ["0.5", "0.45"]]
     assert asked == ["0.4", "0.5", "0.45"]
 
@@ -47,20 +47,20 @@ def test_a_parallel_prober_answers_a_whole_round_even_a_round_of_one() -> None:
     # Under --slurm a round of one is still a job: it must go to the batch prober, not the single one.
     batches: list[list[str]] = []
 
-    def many(batch: Sequence[str]) -> Mapping[str, Outcome]:
+    def many(batch: Sequence[str]) -> Mapping[str, ProbeOutcome]:
         batches.append(list(batch))
-        return {version: Outcome.SKIP for version in batch}
+        return {version: ProbeOutcome.SKIP for version in batch}
 
     rounds = Rounds(_judge, many)
-    assert rounds.many(["0.7"]) == {"0.7": Outcome.SKIP}
-    assert rounds.one("0.4") is Outcome.GOOD  # the bounds' single probes stay one at a time
+    assert rounds.many(["0.7"]) == {"0.7": ProbeOutcome.SKIP}
+    assert rounds.one("0.4") is ProbeOutcome.GOOD  # the bounds' single probes stay one at a time
     assert batches == [["0.7"]]
 
 
 def test_side_by_side_runs_up_to_jobs_probes_at_once_and_keeps_each_answer_with_its_candidate() -> None:
     running, peak, lock = [0], [0], threading.Lock()
 
-    def probe(version: str) -> Outcome:
+    def probe(version: str) -> ProbeOutcome:
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
@@ -72,8 +72,8 @@ def test_side_by_side_runs_up_to_jobs_probes_at_once_and_keeps_each_answer_with_
     said: list[str] = []
     many = side_by_side(probe, 3, said.append)
     answers = many(["0.41", "0.42", "0.51", "0.52", "0.61"])
-    assert answers == {"0.41": Outcome.GOOD, "0.42": Outcome.GOOD, "0.51": Outcome.BAD, "0.52": Outcome.BAD,
-                       "0.61": Outcome.BAD}
+    assert answers == {"0.41": ProbeOutcome.GOOD, "0.42": ProbeOutcome.GOOD, "0.51": ProbeOutcome.BAD, "0.52": ProbeOutcome.BAD,
+                       "0.61": ProbeOutcome.BAD}
     assert list(answers) == ["0.41", "0.42", "0.51", "0.52", "0.61"]
     assert peak[0] == 3
     assert len(said) == 1
@@ -82,10 +82,10 @@ def test_side_by_side_runs_up_to_jobs_probes_at_once_and_keeps_each_answer_with_
 
 def test_a_probe_that_raises_stops_the_round_with_its_error() -> None:
     # A KitError in one thread (a full disk) must reach the command line, not vanish into the pool.
-    def probe(version: str) -> Outcome:
+    def probe(version: str) -> ProbeOutcome:
         if version == "0.5":
             raise RuntimeError("disk full")
-        return Outcome.GOOD
+        return ProbeOutcome.GOOD
 
     many = side_by_side(probe, 2, lambda _line: None)
     with pytest.raises(RuntimeError, match="^disk full$"):

@@ -11,11 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kit.bisect.search import (
-    Outcome,
+    ProbeOutcome,
     bisect,
     bisect_taking_old_end,
     expected_probes,
-    expected_rounds,
     ksect,
     non_monotonic,
     probe_round,
@@ -24,22 +23,22 @@ from kit.bisect.search import (
     verify_bounds,
 )
 
-G, B, S = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
+G, B, S = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
 
 
 class CountingProbe:
     """Answers from a fixed list and counts calls, so caching can be checked."""
 
-    def __init__(self, outcomes: Sequence[Outcome]) -> None:
+    def __init__(self, outcomes: Sequence[ProbeOutcome]) -> None:
         self.outcomes = list(outcomes)
         self.calls: List[int] = []
         self.rounds: List[List[int]] = []
 
-    def __call__(self, candidate: int) -> Outcome:
+    def __call__(self, candidate: int) -> ProbeOutcome:
         self.calls.append(candidate)
         return self.outcomes[candidate]
 
-    def many(self, batch: Sequence[int]) -> Dict[int, Outcome]:
+    def many(self, batch: Sequence[int]) -> Dict[int, ProbeOutcome]:
         """Several candidates at once, as SLURM jobs side by side would answer them."""
         self.rounds.append(list(batch))
         return {candidate: self(candidate) for candidate in batch}
@@ -49,13 +48,13 @@ class CountingProbe:
 class Case:
     id: str
     outcomes: str  # one letter per candidate: g, b or s
-    old: Outcome
+    old: ProbeOutcome
     last_same: int
     first_different: int
     ambiguous: List[int]
 
 
-def parse(letters: str) -> List[Outcome]:
+def parse(letters: str) -> List[ProbeOutcome]:
     return [{"g": G, "b": B, "s": S}[c] for c in letters]
 
 
@@ -95,13 +94,13 @@ def test_bisect_works_on_version_strings() -> None:
     bad_from = versions.index("0.4.34")
     result = bisect(versions, lambda v: B if versions.index(v) >= bad_from else G)
     assert (result.last_same, result.first_different) == ("0.4.33", "0.4.34")
-    assert result.suspects == ["0.4.34"]
+    assert [*result.ambiguous, result.first_different] == ["0.4.34"]
 
 
 def test_each_candidate_probed_at_most_once() -> None:
     outcomes = parse("gsgsgsbsbsbsbb")
     probe = CountingProbe(outcomes)
-    cache: Dict[int, Outcome] = {}
+    cache: Dict[int, ProbeOutcome] = {}
     candidates = list(range(len(outcomes)))
     assert verify_bounds(candidates, probe, cache) is None
     bisect(candidates, probe, cache=cache)
@@ -163,7 +162,7 @@ def test_bisect_rejects_contradicting_cache() -> None:
         ("g", G, "at least two"),
     ],
 )
-def test_verify_bounds(letters: str, old: Outcome, fragment: str | None) -> None:
+def test_verify_bounds(letters: str, old: ProbeOutcome, fragment: str | None) -> None:
     outcomes = parse(letters)
     problem = verify_bounds(list(range(len(outcomes))), CountingProbe(outcomes), old_outcome=old)
     if fragment is None:
@@ -189,7 +188,7 @@ def test_scan_all_monotonic() -> None:
 
 
 @st.composite
-def monotonic_with_skips(draw: st.DrawFn) -> tuple[List[Outcome], Outcome, int]:
+def monotonic_with_skips(draw: st.DrawFn) -> tuple[List[ProbeOutcome], ProbeOutcome, int]:
     """Ends testable, one true change at ``change``, any interior point may skip."""
     n = draw(st.integers(min_value=2, max_value=60))
     change = draw(st.integers(min_value=1, max_value=n - 1))
@@ -203,7 +202,7 @@ def monotonic_with_skips(draw: st.DrawFn) -> tuple[List[Outcome], Outcome, int]:
 
 @settings(deadline=None)
 @given(monotonic_with_skips())
-def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) -> None:
+def test_bisect_matches_linear_scan(data: tuple[List[ProbeOutcome], ProbeOutcome, int]) -> None:
     observed, old, change = data
     probe = CountingProbe(observed)
     candidates = list(range(len(observed)))
@@ -215,7 +214,7 @@ def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) ->
     assert result.last_same == last_same
     assert result.ambiguous == list(range(last_same + 1, first_seen))
     assert all(observed[i] is S for i in result.ambiguous)
-    assert change in result.suspects
+    assert change in [*result.ambiguous, result.first_different]
     assert len(probe.calls) == len(set(probe.calls)) <= len(observed) - 2
     if S not in observed:
         assert result.exact
@@ -237,11 +236,11 @@ def test_bisect_matches_linear_scan(data: tuple[List[Outcome], Outcome, int]) ->
     ("bbbbbbbb", B, True, None, "end at a newer version"),  # a wrong newest end: the oldest is run to say why
     ("ggggbbbbbb", G, False, (3, 4), None),
 ])
-def test_bisect_taking_old_end(letters: str, old: Outcome, oldest_run: bool, answer: tuple[int, int] | None,
+def test_bisect_taking_old_end(letters: str, old: ProbeOutcome, oldest_run: bool, answer: tuple[int, int] | None,
                                fragment: str | None) -> None:
     outcomes = parse(letters)
     probe = CountingProbe(outcomes)
-    cache: Dict[int, Outcome] = {}
+    cache: Dict[int, ProbeOutcome] = {}
     problem, result, taken = bisect_taking_old_end(list(range(len(outcomes))), probe, cache, old_outcome=old)
     assert (0 in probe.calls) == oldest_run
     assert taken == (not oldest_run)
@@ -254,7 +253,7 @@ def test_bisect_taking_old_end(letters: str, old: Outcome, oldest_run: bool, ans
 def test_bisect_taking_old_end_runs_before_between_the_ends_and_the_search() -> None:
     outcomes = parse("bbbbbbbbbgg")
     probe = CountingProbe(outcomes)
-    cache: Dict[int, Outcome] = {}
+    cache: Dict[int, ProbeOutcome] = {}
     _problem, result, taken = bisect_taking_old_end(list(range(11)), probe, cache, old_outcome=B,
                                                     before=lambda: cache.setdefault(8, probe(8)))
     assert probe.calls[:2] == [10, 8]
@@ -265,7 +264,7 @@ def test_bisect_taking_old_end_runs_before_between_the_ends_and_the_search() -> 
 
 @settings(deadline=None)
 @given(monotonic_with_skips())
-def test_bisect_taking_old_end_answers_as_verify_then_bisect(data: tuple[List[Outcome], Outcome, int]) -> None:
+def test_bisect_taking_old_end_answers_as_verify_then_bisect(data: tuple[List[ProbeOutcome], ProbeOutcome, int]) -> None:
     observed, old, _change = data
     candidates = list(range(len(observed)))
     plain = bisect(candidates, CountingProbe(observed), old_outcome=old)
@@ -319,6 +318,18 @@ def test_ksect_with_one_job_probes_what_bisect_probes() -> None:
     assert one.calls == many.calls
 
 
+def expected_rounds(k: int, jobs: int) -> int:
+    """Rounds of ksect over ``k`` candidates with ``jobs`` probes per round, the bounds' round included: each round
+    cuts the range left into ``jobs + 1`` parts (an upper bound when nothing is skipped)."""
+    if k <= 1:
+        return k
+    length, rounds = k - 1, 1  # the round that tests both ends
+    while length > 1:
+        length = -(-length // (jobs + 1))  # the longest part left after one round
+        rounds += 1
+    return rounds
+
+
 @pytest.mark.parametrize(("k", "jobs", "expected"), [
     (0, 3, 0), (1, 3, 1), (2, 3, 1), (5, 1, 3), (24, 1, 6), (24, 3, 4), (24, 7, 3), (100, 3, 5)])
 def test_expected_rounds(k: int, jobs: int, expected: int) -> None:
@@ -333,13 +344,13 @@ def test_probe_round_probes_only_the_unknown_and_checks_the_answers() -> None:
     assert probe.rounds == [[2, 3]]
     assert cache == {1: G, 2: G, 3: B}
     assert probes == [2, 3]
-    with pytest.raises(TypeError, match="not an Outcome"):
+    with pytest.raises(TypeError, match="not a ProbeOutcome"):
         probe_round([4], lambda batch: {}, cache, probes)
 
 
 @settings(deadline=None)
 @given(monotonic_with_skips(), st.integers(min_value=1, max_value=6))
-def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[Outcome], Outcome, int], k: int) -> None:
+def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[ProbeOutcome], ProbeOutcome, int], k: int) -> None:
     observed, old, change = data
     probe = CountingProbe(observed)
     result = ksect(list(range(len(observed))), probe.many, k, old_outcome=old)
@@ -347,7 +358,7 @@ def test_ksect_matches_linear_scan_in_fewer_rounds(data: tuple[List[Outcome], Ou
     last_same = max(i for i in range(first_seen) if observed[i] is old)
     assert (result.last_same, result.first_different) == (last_same, first_seen)
     assert result.ambiguous == list(range(last_same + 1, first_seen))
-    assert change in result.suspects
+    assert change in [*result.ambiguous, result.first_different]
     assert len(probe.calls) == len(set(probe.calls)) <= len(observed) - 2
     if S not in observed:
         # Rounds, not probes, are what waiting costs: log_{k+1}, the bounds' round aside.
@@ -367,5 +378,5 @@ def test_likely_probes_lists_each_candidate_once_ends_first_then_each_round_s_mi
         assert sorted(order) == list(range(n))
         # The first midpoint is the one bisect probes first, whatever the outcomes.
         probed: list[int] = []
-        bisect(list(range(n)), lambda c: (probed.append(c), Outcome.GOOD if c < n // 3 else Outcome.BAD)[1])
+        bisect(list(range(n)), lambda c: (probed.append(c), ProbeOutcome.GOOD if c < n // 3 else ProbeOutcome.BAD)[1])
         assert order[2] == probed[0]

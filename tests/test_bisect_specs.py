@@ -9,7 +9,7 @@ import ast
 import dataclasses
 from pathlib import Path
 
-from kit.bisect.options import Options, parse_options
+from kit.bisect.options import BisectOptions, parse_options
 from kit.bisect.specs import HowToSearch, Specs, WhatRuns, WhatToReport, bisect_name
 from kit.slurm.jobs import SlurmOptions
 from tests.bisect_machine import PLAIN_MATRIX
@@ -25,13 +25,13 @@ def _fields(cls: type) -> set[str]:
 
 def test_every_setting_of_the_command_line_lands_in_exactly_one_part() -> None:
     parts = [_fields(WhatRuns), _fields(HowToSearch), _fields(WhatToReport)]
-    for name in _fields(Options):
+    for name in _fields(BisectOptions):
         assert sum(name in part for part in parts) == 1, name
-    assert _fields(WhatRuns) - _fields(Options) == {"timed"}  # what --metric asks of a run, said as such
+    assert _fields(WhatRuns) - _fields(BisectOptions) == {"timed"}  # what --metric asks of a run, said as such
 
 
 def test_the_split_carries_each_value_through() -> None:
-    options = Options(check="scaling", script=None, good="0.6.0", bad="0.4.35", backend="cuda", preset="big",
+    options = BisectOptions(check="scaling", script=None, good="0.6.0", bad="0.4.35", backend="cuda", preset="big",
                       crash="bad", confirm=2, scan=True, timeout=30, find_links=("wheels/",), fresh=True,
                       argv=("--check", "scaling"), metric="t_ms", factor=2.0, jobs=3, slurm=SlurmOptions("gpu"),
                       pins=("numpy==2.2.1",), verbose=True, out=Path("/tmp/out"), command="jax-kit bisect")
@@ -43,7 +43,7 @@ def test_the_split_carries_each_value_through() -> None:
     assert (specs.search.scan, specs.search.fresh, specs.search.factor, specs.search.together) == (True, True, 2.0, True)
     assert (specs.report.verbose, specs.report.out, specs.report.command) == (True, Path("/tmp/out"), "jax-kit bisect")
     assert specs.report.quoted_argv == ("--check", "scaling")
-    assert not Options(check="scaling", script=None, good=None, bad=None).specs.runs.timed
+    assert not BisectOptions(check="scaling", script=None, good=None, bad=None).specs.runs.timed
 
 
 def test_a_script_s_subject_and_op_come_from_what_runs(tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ def test_a_script_s_subject_and_op_come_from_what_runs(tmp_path: Path) -> None:
 
 
 def test_nothing_below_the_driver_imports_the_command_line() -> None:
-    """A module below the driver takes the part it reads (a spec), never `Options` (docs/architecture.md)."""
+    """A module below the driver takes the part it reads (a spec), never `BisectOptions` (docs/architecture.md)."""
     readers = []
     for path in sorted((KIT / "bisect").rglob("*.py")):
         shown = str(path.relative_to(KIT.parent))
@@ -66,7 +66,7 @@ def test_nothing_below_the_driver_imports_the_command_line() -> None:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "options" \
-                    and any(alias.name in ("Options", "parse_options") for alias in node.names):
+                    and any(alias.name in ("BisectOptions", "parse_options") for alias in node.names):
                 readers.append(shown)
     assert readers == []
 

@@ -13,10 +13,10 @@ from typing import Any
 from kit.bisect.bounds import Bounds
 from kit.bisect.candidates import Candidate
 from kit.bisect.commits.finding import CommitFinding, CommitLevel, TieBreak
-from kit.bisect.report.finding import Finding
-from kit.bisect.options import Options
+from kit.bisect.report.finding import BisectFinding
+from kit.bisect.options import BisectOptions
 from kit.bisect.observation import Observation
-from kit.bisect.search import BisectResult, Outcome, Transition
+from kit.bisect.search import BisectResult, ProbeOutcome, Transition
 from kit.bisect.report.summary import (
     SCRIPT_LINES,
     SUMMARY_LINES,
@@ -31,18 +31,18 @@ from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
 from tests.observations import observed
 
-GOOD, BAD, SKIP = Outcome.GOOD, Outcome.BAD, Outcome.SKIP
+GOOD, BAD, SKIP = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
 VERSIONS = ["0.5.0", "0.5.1", "0.5.2", "0.5.3", "0.6.0"]
 
 
 def made(observations: dict[str, Observation], *, good: str = "0.5.0", bad: str = "0.6.0",
          result: BisectResult[str] | None = None, transitions: tuple[Transition[str], ...] = (),
-         stopped: str = "", **options: Any) -> Finding:
+         stopped: str = "", **options: Any) -> BisectFinding:
     """A finding as the driver would hand it over; a regression (good older) unless ``good`` is the newer."""
-    opts = Options(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
+    opts = BisectOptions(check=options.pop("check", "scaling"), script=options.pop("script", None), good=good, bad=bad,
                    argv=("--check", "scaling", "--good", good, "--bad", bad), **options)
     candidates = [Candidate(v, (f"jax=={v}",), None, "3.13", v) for v in VERSIONS]
-    return Finding("name", opts.specs, Bounds.of_releases(good, bad, how="bounds from the command line"), candidates,
+    return BisectFinding("name", opts.specs, Bounds.of_releases(good, bad, how="bounds from the command line"), candidates,
                    {}, observations, list(observations), result, list(transitions), stopped=stopped)
 
 

@@ -207,7 +207,7 @@ def test_a_session_for_a_release_not_in_the_matrix_points_at_matrix_toml(argv: l
     matrix = parse_matrix({"release": [{"version": "0.6.0"}], "checks": {"scaling": {}, "correctness": {}}})
     assert cli.unknown_session_hints(matrix, argv) == [
         "kit: there is no session scaling-9.9.9: jax 9.9.9 is not a [[release]] in matrix.toml. Add one there "
-        "(README: Adding a release), or run it once without the matrix: python -m kit run scaling 9.9.9"]
+        "(README: Adding a release or a check), or run it once without the matrix: python -m kit run scaling 9.9.9"]
     assert cli.unknown_session_hints(matrix, ["-s", "scaling-0.6.0", "tests", "matrix"]) == []
 
 
@@ -315,7 +315,7 @@ def test_a_session_for_an_environment_not_in_the_matrix_points_at_matrix_toml(tm
     assert cli.unknown_session_hints(matrix, ["-s", "scaling-mine"]) == []
     assert cli.unknown_session_hints(matrix, ["-s", "scaling-theirs"]) == [
         "kit: there is no session scaling-theirs: theirs is not an [[environment]] in matrix.toml. Add one there "
-        "(README: Is my installation affected?), or run it once with python -m kit run scaling --python PATH"]
+        "(docs/tour.md: Is my installation affected?), or run it once with python -m kit run scaling --python PATH"]
 
 
 EXISTING_INSTALL = {"environment": "existing", "interpreter": "/v/bin/python", "name": None, "python": "3.12.1",
@@ -410,12 +410,13 @@ def test_summary_of_a_target_run_says_it_was_compiled_for_the_target_and_not_run
                                "jax 0.12.0.1")
 
 
-def test_a_target_name_becomes_the_targets_json_and_installs_its_compiler() -> None:
-    overrides: dict = {"target": "TPU:v5e:2x2"}
+def test_a_target_name_becomes_the_target_it_names_and_installs_its_compiler() -> None:
+    overrides: dict = {"target": "TPU:v5e:2x2", "devices": [1, 2]}
     target = commands.target_parameter("scaling", overrides, None)
-    assert target is not None and target.install_extra == "tpu"
-    assert json.loads(overrides["target"])["topology"] == "v5e:2x2"
-    assert commands.target_parameter("scaling", overrides, "tpu") == target  # a record's JSON reads back as itself
+    assert target is not None and target.install_extra == "tpu" and target.topology == "v5e:2x2"
+    assert overrides == {"devices": [1, 2]}  # the request carries the Target, not the parameters
+    # A record's reproduce line may give the target's JSON: it reads back as the same Target.
+    assert commands.target_parameter("scaling", {"target": target.as_parameter}, "tpu") == target
     assert commands.target_parameter("scaling", {}, None) is None
 
 

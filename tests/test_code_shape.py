@@ -55,3 +55,14 @@ def test_no_test_module_imports_another() -> None:
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1].startswith("test_"):
                 importing[str(path.relative_to(ROOT))] = node.module
     assert importing == {}
+
+
+def test_no_two_classes_of_kit_share_a_name() -> None:
+    # One name per concept: four classes were called Outcome and three Finding, and a reader had to find out
+    # which one a module meant (issue 61).
+    where: dict[str, list[str]] = {}
+    for path in sorted(ROOT.joinpath("kit").rglob("*.py")):
+        for node in nodes(path):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}

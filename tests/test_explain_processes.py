@@ -159,10 +159,10 @@ def test_hosts_alone_mean_ssh_and_one_process_stays_the_plain_run(matrix: Any, t
 
 
 def _ranked(code: int, tail: list[str]) -> Any:
-    from kit.records import Outcome, Status
+    from kit.records import RunOutcome, Status
     from kit.run.shared_runs import DumpedRun
 
-    return DumpedRun(Outcome(Status.RAN if code == 0 else Status.CRASHED, None, f"the script exited {code}",
+    return DumpedRun(RunOutcome(Status.RAN if code == 0 else Status.CRASHED, None, f"the script exited {code}",
                              {"exit_code": code}), modules=[{"name": "jit_loss", "partitions": 4}], output_tail=tail)
 
 

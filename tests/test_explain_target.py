@@ -155,7 +155,7 @@ def test_the_tpu_compilers_hlo_reads_per_source_line_on_both_forms_of_metadata()
 def test_target_options_are_checked_where_they_enter(matrix: Any, tmp_path: Path) -> None:
     (tmp_path / "p.py").write_text("pass\n")
 
-    def parse(*words: str) -> explain_options.Options:
+    def parse(*words: str) -> explain_options.ExplainOptions:
         return explain_options.parse(matrix, ["p.py", *words], cwd=tmp_path)
 
     options = parse("--target", "tpu:v5e:2x4")

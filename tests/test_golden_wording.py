@@ -25,13 +25,13 @@ from kit.bisect.candidates import Candidate
 from kit.bisect.commits.builds import Build
 from kit.bisect.commits.candidates import CommitCandidate
 from kit.bisect.commits.finding import CommitFinding, CommitLevel
-from kit.bisect.options import Options
+from kit.bisect.options import BisectOptions
 from kit.bisect.observation import Observation
 from tests.observations import observed
 from kit.bisect.report import changelog
 from kit.bisect.report import markdown as bisect_markdown
-from kit.bisect.report.finding import Finding
-from kit.bisect.search import BisectResult, Outcome
+from kit.bisect.report.finding import BisectFinding
+from kit.bisect.search import BisectResult, ProbeOutcome
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
 from repro.environment import jax_variables
@@ -84,9 +84,9 @@ LAST_BAD = "de4d047852986aebc7fd1c0872fb4a11448d9278"
 FIRST_GOOD = "f93c2a1aa51d0d124bf0632eacbe95c261dacd57"
 
 
-def commit_bisect() -> Finding:
+def commit_bisect() -> BisectFinding:
     """jax 0.5.3 fixed it; the commit phase over jax-v0.5.2 … jax-v0.5.3 named f93c2a1aa5 (PR 26839), exactly."""
-    options = Options(check="scaling", script=None, good="0.6.0", bad="0.5.0", commits=True,
+    options = BisectOptions(check="scaling", script=None, good="0.6.0", bad="0.5.0", commits=True,
                       argv=("--check", "scaling", "--good", "0.6.0", "--bad", "0.5.0", "--commits"))
     candidates = [Candidate(v, (f"jax[cpu]=={v}", "scipy"), None, "3.13", v, uploaded=f"2025-0{i + 1}-01")
                   for i, v in enumerate(FIVE)]
@@ -99,10 +99,10 @@ def commit_bisect() -> Finding:
     whole, share = "every device factorises the whole batch", "each device factorises only its own share"
     observations = {"0.5.0": ran("affected", "0.5.0", whole), "0.5.2": ran("affected", "0.5.1", whole),
                     "0.5.3": ran("unaffected", "0.5.3", share), "0.6.0": ran("unaffected", "0.6.0", share)}
-    outcomes = {"0.5.0": Outcome.BAD, "0.5.2": Outcome.BAD, "0.5.3": Outcome.GOOD, "0.6.0": Outcome.GOOD}
-    found = Finding("scaling-good0.6.0-bad0.5.0-cpu-commits", options.specs,
+    outcomes = {"0.5.0": ProbeOutcome.BAD, "0.5.2": ProbeOutcome.BAD, "0.5.3": ProbeOutcome.GOOD, "0.6.0": ProbeOutcome.GOOD}
+    found = BisectFinding("scaling-good0.6.0-bad0.5.0-cpu-commits", options.specs,
                     Bounds.of_releases("0.6.0", "0.5.0", how="bounds from the command line"), candidates, outcomes,
-                    observations, list(observations), BisectResult("0.5.2", "0.5.3", [], [], {}, old_outcome=Outcome.BAD),
+                    observations, list(observations), BisectResult("0.5.2", "0.5.3", [], [], {}, old_outcome=ProbeOutcome.BAD),
                     seconds=31.5, rounds=[["0.5.0"], ["0.6.0"], ["0.5.2"], ["0.5.3"]])
     found.commits = commit_phase(whole, share)
     return found
@@ -115,8 +115,8 @@ def commit_phase(whole: str, share: str) -> CommitFinding:
                                date="2025-02-27") for key, title in ((LAST_BAD, "int4"), (FIRST_GOOD, "lax.linalg"))]
     level = CommitLevel(CommitRange("b" * 40, (LAST_BAD, FIRST_GOOD), "2 commits on the main line", "jax-v0.5.2",
                                     "jax-v0.5.3"), commits, None,
-                        BisectResult(LAST_BAD, FIRST_GOOD, [], [], {}, old_outcome=Outcome.BAD),
-                        outcomes={LAST_BAD: Outcome.BAD, FIRST_GOOD: Outcome.GOOD})
+                        BisectResult(LAST_BAD, FIRST_GOOD, [], [], {}, old_outcome=ProbeOutcome.BAD),
+                        outcomes={LAST_BAD: ProbeOutcome.BAD, FIRST_GOOD: ProbeOutcome.GOOD})
     packages = {"jax": "0.5.2.dev", "jaxlib": "0.5.1", "numpy": "2.2.4", "scipy": "1.15.2"}
     observations = {key: observed("ran", verdict, reason, environment="reused", seconds=2.5, jaxlib="0.5.1",
                                      python="3.13", packages=packages)
@@ -142,7 +142,7 @@ def test_the_matrix_report_of_the_fixture_records(tmp_path: Path, capsys: pytest
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """`nox -s report` over the fixture records, with a catalogue of four of this repository's entries to cite and
     list (tests/fixtures/known: the golden page must not change with each entry the catalogue gains)."""
-    monkeypatch.setattr("kit.project.catalogue_folder", lambda: CHECKOUT / "tests" / "fixtures" / "known")
+    monkeypatch.setattr("kit.config.catalogue_folder", lambda: CHECKOUT / "tests" / "fixtures" / "known")
     (tmp_path / "matrix.toml").write_text(FIXTURE_MATRIX)
     argv = ["report", "--results", str(FIXTURES), "--out", str(tmp_path / "out"), "--no-plots"]
     assert cli.main(argv, matrix_path=str(tmp_path / "matrix.toml")) == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -224,8 +223,7 @@ def test_an_interpreter_without_jaxlib_holds_no_release(tmp_path: Path, monkeypa
 
 def test_a_check_needs_the_kit_s_packages_and_its_own_requires(tmp_path: Path) -> None:
     matrix = parse_matrix({"release": [{"version": "0.4.35"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
-    assert environment.needed_packages(matrix.check("scaling")) == ("jax", "jaxlib", "numpy", "scipy")
+    assert environment.needed_packages(matrix.check("scaling").requires) == ("jax", "jaxlib", "numpy", "scipy")
     # A check's `requires` are looked for by name in an existing interpreter, never installed there.
-    with_requires = SimpleNamespace(requires=("optax>=0.1.7", "Flax", "numpy<2"))
-    assert environment.needed_packages(with_requires) == (  # type: ignore[arg-type]
+    assert environment.needed_packages(("optax>=0.1.7", "Flax", "numpy<2")) == (
         "jax", "jaxlib", "numpy", "scipy", "optax", "flax")

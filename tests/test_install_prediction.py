@@ -12,7 +12,7 @@ from kit.errors import UsageError
 from kit.install import release
 from kit.install.index import DistFile, Project
 from kit.install.plan import Resolution, unresolvable_reason
-from kit.install.prediction import pinned_jaxlib, predict
+from kit.install.prediction import predict
 from kit.install.key import InstallKey
 from tests.metadata_index import UPLOADED, MetadataIndex, candidates_matrix
 
@@ -25,13 +25,6 @@ def matrix() -> Any:
 @pytest.fixture(autouse=True)
 def only_python_312_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(release, "available_pythons", lambda wanted: [p for p in wanted if p == "3.12"])
-
-
-@pytest.mark.parametrize(("version", "backend", "jaxlib"),
-                         [("0.4.31", "cpu", "0.4.31"), ("0.4.37", "cpu", "0.4.36"), ("0.4.31", "cuda", "0.4.31"),
-                          ("0.4.32", "cuda", None), ("0.5.2", "cpu", "0.5.1"), ("0.4.32", "cpu", "0.4.32")])
-def test_pinned_jaxlib_follows_the_backends_extra(version: str, backend: str, jaxlib: str | None) -> None:
-    assert pinned_jaxlib(MetadataIndex(), version, backend) == jaxlib  # type: ignore[arg-type]
 
 
 def test_metadata_and_the_resolver_say_why_in_the_same_words(matrix: Any) -> None:

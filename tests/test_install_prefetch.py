@@ -87,7 +87,7 @@ def test_a_bisect_resolves_ahead_only_the_ends_and_the_first_rounds_midpoints_it
     from types import SimpleNamespace
 
     from kit.bisect import ahead
-    from kit.bisect.search import Outcome
+    from kit.bisect.search import ProbeOutcome
 
     started: list[list[tuple[str, InstallKey]]] = []
     monkeypatch.setattr(ahead.Prefetch, "start", lambda self, wanted: started.append(list(wanted)))
@@ -96,7 +96,7 @@ def test_a_bisect_resolves_ahead_only_the_ends_and_the_first_rounds_midpoints_it
                                   problem="") for v in versions]
     spec = SimpleNamespace(for_release=lambda python: SimpleNamespace(
         install=InstallKey("cpu", pins=("numpy==2.1.3",), requires=("flax",), python=python)))
-    ahead.resolve_ahead(MATRIX, spec, candidates, {"0.4.30": Outcome.GOOD}, index=None)  # type: ignore[arg-type]
+    ahead.resolve_ahead(MATRIX, spec, candidates, {"0.4.30": ProbeOutcome.GOOD}, index=None)  # type: ignore[arg-type]
     (wanted,) = started
     # The ends, the midpoint, the quarter points (0.4.32 and 0.4.36): the known end and the yanked one left out.
     assert [version for version, _ in wanted] == ["0.4.38", "0.4.34", "0.4.32"]

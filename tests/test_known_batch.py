@@ -14,7 +14,7 @@ from kit.install.environment import REUSED, Environment, Prepared
 from kit.known import batch
 from kit.known.batch import _measurement, audit_runs, measured_runs
 from kit.known.catalogue import Entry, read_entry
-from kit.known.measured import Measurement, Outcome
+from kit.known.measured import Measurement, Presence
 from kit.known.runs import run_entry
 from kit.log_events import Log
 from kit.run import runner
@@ -41,9 +41,9 @@ def test_a_script_runs_as_main_with_its_own_argv_and_its_output_is_kept(tmp_path
     assert result["exit"] == 1
 
 
-@pytest.mark.parametrize(("code", "outcome"), [(0, Outcome.ABSENT), (1, Outcome.PRESENT), (125, Outcome.UNTESTED),
-                                               (127, Outcome.PRESENT), (200, Outcome.UNTESTED), (None, Outcome.UNTESTED)])
-def test_the_script_protocol_reads_a_batch_result(code: object, outcome: Outcome) -> None:
+@pytest.mark.parametrize(("code", "outcome"), [(0, Presence.ABSENT), (1, Presence.PRESENT), (125, Presence.UNTESTED),
+                                               (127, Presence.PRESENT), (200, Presence.UNTESTED), (None, Presence.UNTESTED)])
+def test_the_script_protocol_reads_a_batch_result(code: object, outcome: Presence) -> None:
     said = _measurement({"exit": code, "tail": ["last line"]}, "0.4.35", "cpu")
     assert said.outcome is outcome
     assert said.reason.endswith("last line")
@@ -116,7 +116,7 @@ def test_a_check_that_kills_its_process_costs_only_itself_and_nothing_runs_alone
     said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
                          version="0.6.0")
     assert alone == []  # each check is a fork of the batch's interpreter: the kill ended that fork only
-    assert [m.outcome for m in said] == [Outcome.PRESENT, Outcome.UNTESTED, Outcome.ABSENT]
+    assert [m.outcome for m in said] == [Presence.PRESENT, Presence.UNTESTED, Presence.ABSENT]
     assert said[1].reason.startswith("the script was killed by signal 9")
     assert all((tmp_path / "results" / m.record).is_file() for m in said)
 
@@ -143,7 +143,7 @@ def test_the_checks_after_a_batch_that_dies_run_alone_each_with_its_record(
     said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
                          version="0.6.0")
     assert alone == ["second", "last"]
-    assert [m.outcome for m in said] == [Outcome.PRESENT, Outcome.ABSENT, Outcome.ABSENT]
+    assert [m.outcome for m in said] == [Presence.PRESENT, Presence.ABSENT, Presence.ABSENT]
 
 
 def test_a_check_past_its_own_timeout_in_the_batch_runs_alone(
@@ -160,11 +160,11 @@ def test_a_check_past_its_own_timeout_in_the_batch_runs_alone(
     monkeypatch.setattr(batch, "run_child", batch_process)
     alone: list[str] = []
     monkeypatch.setattr(batch, "run_entry", lambda matrix, entry, *a, **k: alone.append(entry.id) or
-                        Measurement("0.6.0", "cpu", Outcome.UNTESTED, "the script did not finish"))
+                        Measurement("0.6.0", "cpu", Presence.UNTESTED, "the script did not finish"))
     said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
                          version="0.6.0")
     assert alone == ["slow"]  # alone, it would have timed out: the run alone says so
-    assert [m.outcome for m in said] == [Outcome.ABSENT, Outcome.UNTESTED]
+    assert [m.outcome for m in said] == [Presence.ABSENT, Presence.UNTESTED]
 
 
 def test_a_release_that_does_not_install_runs_each_entry_alone_so_each_record_says_why(
@@ -174,7 +174,7 @@ def test_a_release_that_does_not_install_runs_each_entry_alone_so_each_record_sa
     monkeypatch.setattr(batch, "_batch", lambda *_a: pytest.fail("nothing to batch without an installation"))
     alone: list[str] = []
     monkeypatch.setattr(batch, "run_entry", lambda matrix, entry, *a, **k: alone.append(entry.id) or
-                        Measurement("0.6.0", "cpu", Outcome.UNTESTED, "no jaxlib 0.6.0 wheels", f"{entry.id}.json"))
+                        Measurement("0.6.0", "cpu", Presence.UNTESTED, "no jaxlib 0.6.0 wheels", f"{entry.id}.json"))
     said = measured_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "results",
                          version="0.6.0")
     assert alone == ["one", "two"] and [m.record for m in said] == ["one.json", "two.json"]

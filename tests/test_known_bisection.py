@@ -17,7 +17,7 @@ from kit.known import measure as measure_module
 from kit.known.bisection import bisect_ranges, every_release
 from kit.known.catalogue import Entry, load_catalogue
 from kit.known.listing import listing
-from kit.known.measured import Measurement, Outcome, load_measurements, save_measurements
+from kit.known.measured import Measurement, Presence, load_measurements, save_measurements
 from kit.known.workarounds import measure_workarounds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ class Truth:
         if version in self.unreachable:
             raise ArchiveUnreachable(f"jax {version} needs the archive", "check the network")
         self.batches.append((version, [e.id for e in entries]))
-        outcome = {"P": Outcome.PRESENT, "A": Outcome.ABSENT, "U": Outcome.UNTESTED}
+        outcome = {"P": Presence.PRESENT, "A": Presence.ABSENT, "U": Presence.UNTESTED}
         return [Measurement(version, "cpu", outcome[self.truths[e.id.removesuffix("-workaround")][
             RELEASES.index(version)]], "the script exited", f"{e.id}-{version}.json") for e in entries]
 
@@ -60,9 +60,9 @@ def test_all_entries_are_bisected_together_release_by_release(tmp_path: Path, mo
     entries = catalogue(tmp_path / "known", ["one", "two"])
     truth = Truth({"one": "AAAPPPPPPPPAAAAA", "two": "PPPPAAAAAAAAAAAA"}, unreachable=["0.4.0"])
     monkeypatch.setattr(measure_module, "measured_runs", truth.measured_runs)
-    save_measurements(tmp_path / "known", "one", [Measurement("0.5.0", "cpu", Outcome.PRESENT, "kept", "r.json")],
+    save_measurements(tmp_path / "known", "one", [Measurement("0.5.0", "cpu", Presence.PRESENT, "kept", "r.json")],
                       "2026-12-05")  # a kept outcome: the search starts from it
-    save_measurements(tmp_path / "known", "two", [Measurement("0.1.0", "cpu", Outcome.PRESENT, "kept", "r.json")],
+    save_measurements(tmp_path / "known", "two", [Measurement("0.1.0", "cpu", Presence.PRESENT, "kept", "r.json")],
                       "2026-12-05")
     searches = bisect_ranges(load_matrix(str(ROOT / "matrix.toml")), entries, tmp_path / "known", print,
                              candidates=RELEASES)
@@ -79,7 +79,7 @@ def test_all_entries_are_bisected_together_release_by_release(tmp_path: Path, mo
     assert kept["bisection"]["done"] and kept["bisection"]["fixed"] == {"kind": "fixed", "before": "0.3.0",
                                                                         "after": "0.5.0", "unknown": ["0.4.0"]}
     unreachable = [m for m in load_measurements(tmp_path / "known", "two") if m.release == "0.4.0"]
-    assert unreachable[0].outcome is Outcome.UNTESTED and "not installable here" in unreachable[0].reason
+    assert unreachable[0].outcome is Presence.UNTESTED and "not installable here" in unreachable[0].reason
     said = "\n".join(listing(entries, tmp_path / "known"))
     assert "fixed in 0.5.0 (between 0.3.0 and it: 0.4.0 untested)" in said
     assert "introduced in 0.3.0, fixed in 0.11.0" in said  # neighbours: nothing between to name
@@ -103,8 +103,8 @@ def test_workarounds_run_on_the_affected_releases_and_say_where_they_fail(tmp_pa
     (tmp_path / "known" / "workarounds").mkdir()
     (tmp_path / "known" / "workarounds" / "one.py").write_text("raise SystemExit(0)\n")
     save_measurements(tmp_path / "known", "one", [Measurement(r, "cpu", o, "", f"{r}.json") for r, o in
-                                                  (("0.1.0", Outcome.PRESENT), ("0.2.0", Outcome.PRESENT),
-                                                   ("0.3.0", Outcome.ABSENT))], "2026-12-05")
+                                                  (("0.1.0", Presence.PRESENT), ("0.2.0", Presence.PRESENT),
+                                                   ("0.3.0", Presence.ABSENT))], "2026-12-05")
     truth = Truth({"one": "AAP" + "A" * 13})  # the workaround works on 0.1.0, not on 0.2.0
     monkeypatch.setattr(measure_module, "measured_runs", truth.measured_runs)
     undecided = measure_workarounds(load_matrix(str(ROOT / "matrix.toml")), entries, tmp_path / "known", print)

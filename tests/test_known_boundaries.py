@@ -16,16 +16,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kit.known.boundaries import Boundary, RangeSearch, search_range
-from kit.known.measured import Outcome
+from kit.known.measured import Presence
 
-P, A, U = Outcome.PRESENT, Outcome.ABSENT, Outcome.UNTESTED
+P, A, U = Presence.PRESENT, Presence.ABSENT, Presence.UNTESTED
 
 
 def releases(n: int) -> list[str]:
     return [f"0.{i}.0" for i in range(n)]
 
 
-def run(truth: Sequence[Outcome], known: Mapping[int, Outcome] | None = None
+def run(truth: Sequence[Presence], known: Mapping[int, Presence] | None = None
         ) -> tuple[RangeSearch, list[list[str]]]:
     """The search stepped to its end over ``truth``, measuring what it wants each round; its rounds."""
     candidates = releases(len(truth))
@@ -62,7 +62,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("truth, seed, introduced, fixed", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_each_boundary_is_found(truth: list[Outcome], seed: dict[int, Outcome], introduced: Boundary,
+def test_each_boundary_is_found(truth: list[Presence], seed: dict[int, Presence], introduced: Boundary,
                                 fixed: Boundary) -> None:
     search, _ = run(truth, seed)
     assert (search.introduced, search.fixed, search.note) == (introduced, fixed, "")
@@ -101,7 +101,7 @@ def test_outcomes_outside_the_candidates_are_ignored_and_duplicates_refused() ->
 
 
 @st.composite
-def truths(draw: st.DrawFn) -> tuple[list[Outcome], int]:
+def truths(draw: st.DrawFn) -> tuple[list[Presence], int]:
     """A monotone truth (absent, present, absent: each part possibly empty, present not) with undecided releases
     sprinkled in (releases that do not install, a check that cannot tell there), and one present release to seed the search with (as a stored measurement or a report gives)."""
     before, during, after = draw(st.integers(0, 25)), draw(st.integers(1, 25)), draw(st.integers(0, 25))
@@ -113,7 +113,7 @@ def truths(draw: st.DrawFn) -> tuple[list[Outcome], int]:
     return truth, seed
 
 
-def _truth_boundary(truth: Sequence[Outcome], kind: str) -> tuple[int | None, int | None]:
+def _truth_boundary(truth: Sequence[Presence], kind: str) -> tuple[int | None, int | None]:
     """The truth's (last old-side, first new-side) decided indices around the present block."""
     decided = [i for i, o in enumerate(truth) if o is not U]
     present = [i for i in decided if truth[i] is P]
@@ -125,7 +125,7 @@ def _truth_boundary(truth: Sequence[Outcome], kind: str) -> tuple[int | None, in
 
 
 @given(truths())
-def test_the_search_finds_the_truths_boundaries_and_names_its_unknowns(case: tuple[list[Outcome], int]) -> None:
+def test_the_search_finds_the_truths_boundaries_and_names_its_unknowns(case: tuple[list[Presence], int]) -> None:
     truth, seed = case
     search, rounds = run(truth, {seed: P})
     candidates = releases(len(truth))

@@ -14,7 +14,7 @@ from kit.known.command import audit_main, known_main
 from kit.known import command  # noqa: F401 (monkeypatched)
 from kit.known.catalogue import KINDS, load_catalogue, read_entry
 from kit.known.listing import range_text
-from kit.known.measured import Measurement, Outcome, load_measurements, measured_path, ranges, save_measurements
+from kit.known.measured import Measurement, Presence, load_measurements, measured_path, ranges, save_measurements
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,7 @@ def test_every_shipped_entry_was_measured_by_the_kit() -> None:
             assert bisected["done"] and set(entry.measure_on) <= {m.release for m in measured}, entry.id
         else:
             assert {m.release for m in measured} == set(entry.measure_on), entry.id
-        assert all(m.record for m in measured if m.outcome is not Outcome.UNTESTED), entry.id
+        assert all(m.record for m in measured if m.outcome is not Presence.UNTESTED), entry.id
 
 
 @pytest.mark.parametrize(("change", "said"), [
@@ -104,7 +104,7 @@ def test_a_catalogue_folder_holds_plain_files_of_its_own(tmp_path: Path) -> None
 
 
 def m(release: str, outcome: str, backend: str = "cpu") -> Measurement:
-    return Measurement(release, backend, Outcome(outcome), "", f"{release}.json")
+    return Measurement(release, backend, Presence(outcome), "", f"{release}.json")
 
 
 def test_the_range_is_read_off_the_outcomes_alone() -> None:
@@ -164,7 +164,7 @@ def fake_runs(monkeypatch: pytest.MonkeyPatch, outcomes: dict[str, str]) -> list
                    existing: Any = None, ready: Any = lambda: None) -> list[Measurement]:
         ready()
         ran.extend(entry.id for entry in entries)
-        return [Measurement(version, "cpu", Outcome(outcomes[entry.id]), "the script exited 1", "")
+        return [Measurement(version, "cpu", Presence(outcomes[entry.id]), "the script exited 1", "")
                 for entry in entries]
 
     monkeypatch.setattr(command, "audit_runs", audit_runs)

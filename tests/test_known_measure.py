@@ -16,7 +16,7 @@ from kit.config import load_matrix
 from kit.known import measure as measure_module
 from kit.known.catalogue import Entry, load_catalogue
 from kit.known.measure import measure, verify
-from kit.known.measured import Measurement, Outcome, load_measurements, save_measurements
+from kit.known.measured import Measurement, Presence, load_measurements, save_measurements
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,16 +49,16 @@ class Runs:
     def measured_runs(self, matrix: Any, entries: Sequence[Entry], log: Any, records: Path, *, version: str,
                       **_: Any) -> list[Measurement]:
         self.batches.append((version, [e.id for e in entries]))
-        return [Measurement(version, "cpu", Outcome(self.said[e.id, version]), "the script exited", f"{e.id}-{version}")
+        return [Measurement(version, "cpu", Presence(self.said[e.id, version]), "the script exited", f"{e.id}-{version}")
                 for e in entries]
 
     def run_entry(self, matrix: Any, entry: Entry, log: Any, records: Path, *, version: str = "", target: Any = None,
                   **_: Any) -> Measurement:
         self.alone.append((entry.id, version))
         if target is None:  # --isolated: a run on its backend, alone
-            return Measurement(version, "cpu", Outcome(self.said[entry.id, version]), "the script exited",
+            return Measurement(version, "cpu", Presence(self.said[entry.id, version]), "the script exited",
                                f"{entry.id}-{version}")
-        return Measurement(version, "tpu", Outcome(self.said[entry.id, version]), "compiled", f"{entry.id}-{version}",
+        return Measurement(version, "tpu", Presence(self.said[entry.id, version]), "compiled", f"{entry.id}-{version}",
                            target=target.name)
 
 
@@ -95,10 +95,10 @@ def test_verify_batches_the_measured_releases_and_lists_what_no_longer_holds_in_
         tmp_path: Path, runs: Runs, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "known"
     listed = catalogue(folder, {"a": '["0.4.35", "0.6.0"]', "b": '["0.4.13", "0.6.0"]', "c": '["0.6.0"]'})
-    save_measurements(folder, "a", [Measurement("0.4.35", "cpu", Outcome.ABSENT, ""),  # now present: broken
-                                    Measurement("0.6.0", "cpu", Outcome.PRESENT, "")], "2026-12-05")  # now absent
-    save_measurements(folder, "b", [Measurement("0.4.13", "cpu", Outcome.UNTESTED, ""),  # claimed nothing: not run
-                                    Measurement("0.6.0", "cpu", Outcome.ABSENT, "")], "2026-12-05")
+    save_measurements(folder, "a", [Measurement("0.4.35", "cpu", Presence.ABSENT, ""),  # now present: broken
+                                    Measurement("0.6.0", "cpu", Presence.PRESENT, "")], "2026-12-05")  # now absent
+    save_measurements(folder, "b", [Measurement("0.4.13", "cpu", Presence.UNTESTED, ""),  # claimed nothing: not run
+                                    Measurement("0.6.0", "cpu", Presence.ABSENT, "")], "2026-12-05")
     broken = verify(load_matrix(str(ROOT / "matrix.toml")), listed, folder, print)
     assert runs.batches == [("0.4.35", ["a"]), ("0.6.0", ["a", "b"])]
     assert broken == ["a on jax 0.4.35 (cpu): measured absent, now present (the script exited)",
@@ -112,9 +112,9 @@ def test_isolated_runs_every_entry_alone_and_says_the_same(tmp_path: Path, runs:
     # message beside others on 0.4.13): --isolated gives each run a process and a record of its own.
     folder = tmp_path / "known"
     listed = catalogue(folder, {"a": '["0.4.35", "0.6.0"]', "b": '["0.6.0"]'})
-    save_measurements(folder, "a", [Measurement("0.4.35", "cpu", Outcome.PRESENT, ""),
-                                    Measurement("0.6.0", "cpu", Outcome.ABSENT, "")], "2026-12-05")
-    save_measurements(folder, "b", [Measurement("0.6.0", "cpu", Outcome.PRESENT, "")], "2026-12-05")  # now absent
+    save_measurements(folder, "a", [Measurement("0.4.35", "cpu", Presence.PRESENT, ""),
+                                    Measurement("0.6.0", "cpu", Presence.ABSENT, "")], "2026-12-05")
+    save_measurements(folder, "b", [Measurement("0.6.0", "cpu", Presence.PRESENT, "")], "2026-12-05")  # now absent
     broken = verify(load_matrix(str(ROOT / "matrix.toml")), listed, folder, print, isolated=True)
     assert runs.batches == []
     assert runs.alone == [("a", "0.4.35"), ("a", "0.6.0"), ("b", "0.6.0")]

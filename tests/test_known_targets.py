@@ -12,16 +12,17 @@ from typing import Any
 
 import pytest
 
-from kit.records import Outcome as RunOutcome, Status, Verdict
+from kit.records import RunOutcome, Status, Verdict
 from kit.config import load_matrix
 from kit.check_settings import script_check
+from kit.targets import parse_target
 from kit.errors import ConfigError, UsageError
 from kit.known import command, measure as measure_module
 from kit.known.catalogue import load_catalogue, read_entry
 from kit.known.command import audit_main, known_main
 from kit.known.listing import range_text
 from kit.known.measure import measure
-from kit.known.measured import Measurement, Outcome, load_measurements, ranges, save_measurements
+from kit.known.measured import Measurement, Presence, load_measurements, ranges, save_measurements
 from kit.matrix.markdown import range_sentence
 from kit.run.runner import target_env
 from repro import known_target
@@ -71,12 +72,12 @@ def test_a_bad_target_is_one_sentence_naming_the_file(tmp_path: Path, targets: s
 
 
 def aimed(release: str, outcome: str) -> Measurement:
-    return Measurement(release, "tpu", Outcome(outcome), f"{TPU}: LU on 1024", f"{release}.json", target="tpu:v5e:2x2")
+    return Measurement(release, "tpu", Presence(outcome), f"{TPU}: LU on 1024", f"{release}.json", target="tpu:v5e:2x2")
 
 
 def test_a_target_is_ranged_apart_from_the_backends_and_every_line_says_compiled_not_run(tmp_path: Path) -> None:
     measured = [aimed("0.5.3", "present"), aimed("0.12.0.1", "present"),
-                Measurement("0.6.0", "tpu", Outcome.ABSENT, "", "r.json")]
+                Measurement("0.6.0", "tpu", Presence.ABSENT, "", "r.json")]
     spans = ranges(measured)
     assert [(s.backend, s.target, s.open) for s in spans] == [("tpu", "", False), ("tpu", "tpu:v5e:2x2", True)]
     assert range_text(spans[1]) == f"tpu:v5e:2x2 ({TPU}): present in 0.5.3, 0.12.0.1: open on the newest measured"
@@ -157,7 +158,7 @@ def fake_target_runs(monkeypatch: pytest.MonkeyPatch, outcome: str) -> list[tupl
 
     def audit_runs(matrix: Any, entries: Any, *_: Any, **__: Any) -> list[Measurement]:
         ran.extend((e.id, "") for e in entries)
-        return [Measurement("0.12.0.1", "cpu", Outcome.ABSENT, "", "") for _e in entries]
+        return [Measurement("0.12.0.1", "cpu", Presence.ABSENT, "", "") for _e in entries]
 
     monkeypatch.setattr(command, "run_entry", run_entry)
     monkeypatch.setattr(command, "audit_runs", audit_runs)
@@ -209,10 +210,11 @@ def test_audit_target_refuses_what_it_cannot_compile(catalogue: Path, argv: list
 
 def test_a_script_compiled_for_a_target_is_told_it_and_only_such_a_script() -> None:
     script = ROOT / "known" / "tpu-sharded-slogdet-lu.py"
-    told = target_env(script_check("x", script, parameters={"target": '{"name": "tpu:v5e:2x2"}'}))
-    assert told == {known_target.ENV: '{"name": "tpu:v5e:2x2"}'}
-    assert target_env(script_check("x", script)) == {}
-    assert target_env(script_check("x", script, parameters={"target": "{}", "explain": "p.py"})) == {}
+    v5e = parse_target("tpu:v5e:2x2")
+    told = target_env(script_check("x", script), v5e)
+    assert json.loads(told[known_target.ENV])["name"] == "tpu:v5e:2x2" and list(told) == [known_target.ENV]
+    assert target_env(script_check("x", script), None) == {}
+    assert target_env(script_check("x", script, parameters={"explain": "p.py"}), v5e) == {}
 
 
 def test_a_target_check_run_without_a_target_cannot_tell(monkeypatch: pytest.MonkeyPatch,

@@ -16,38 +16,52 @@ from tests.source_trees import nodes
 
 KIT = Path(__file__).resolve().parent.parent / "kit"
 
-# Lower numbers are lower layers; a module may import its own layer only inside its own package
-# (the bottom layer's modules are one foundation and may import each other, and so may the entry's).
-LAYERS: dict[str, int] = {
-    # 0: what everything reads: errors, the kit's exit codes, config, the record store and currency,
-    # whole-file writes, sample statistics, one HTTP helper, one TOML table checker, JAX's git history,
-    # how much of a check's text is kept, a check's extra packages, what a path the user gave is.
-    "kit": 0, "kit.errors": 0, "kit.exit_codes": 0, "kit.config": 0, "kit.check_settings": 0, "kit.records": 0, "kit.atomic_files": 0,
-    "kit.metrics": 0, "kit.http": 0, "kit.toml_tables": 0, "kit.json_types": 0, "kit.history": 0, "kit.text_bounds": 0,
-    "kit.requirements": 0, "kit.user_paths": 0, "kit.layout": 0, "kit.arguments": 0,
-    "kit.user_cache": 0, "kit.package_files": 0, "kit.project": 0,
-    "kit.file_names": 0, "kit.markdown_text": 0, "kit.log_events": 0, "kit.scratch": 0,
-    "kit.inert_console": 0, "kit.reproduce_line": 0, "kit.wording": 0,
-    "kit.targets": 0,  # the backends and the chips compiled for without them: one named table
-    "kit.checks": 0,  # the built-in checks, one module each: what the kit asks of a check instead of its name
-    "kit.hlo": 0,  # compiled HLO text read into each op's fingerprint (stdlib only: every layer may read it)
-    "kit.install": 1,  # how does this run get its Python
-    "kit.launch": 1,  # how N processes of one program start: local, srun, ssh (pure: commands and environments)
-    "kit.run": 2,  # run one check in one environment -> one record
-    "kit.slurm": 2,  # SLURM job arrays, as both drivers submit and follow them
-    "kit.matrix": 3, "kit.bisect": 3, "kit.triage": 3,  # the drivers; they do not import each other
-    "kit.explain": 3,  # which op of a program is not split, per release (a driver too)
-    "kit.known": 3,  # the catalogue of known problems, its measured ranges and the audit (a driver too)
-    # ... whose entries and measured ranges are read by the report too: files only, the foundation.
-    "kit.known.catalogue": 0, "kit.known.measured": 0, "kit.known.listing": 0, "kit.known.signs": 0,
-    # The pure release search (no I/O) the catalogue's boundaries are bisected with, as a bisect's are.
-    "kit.bisect.search": 0,
-    "kit.cli": 4, "kit.commands": 4, "kit.__main__": 4,  # the entry point: it may import every driver
-}
-BOTTOM, ENTRY = 0, 4
+# Lower layers first; a module imports only from layers below its own, and from its own layer only inside its own
+# package (kit.install.plan may import kit.install.index; kit.config may not import kit.targets: it stands higher).
+# Only the entry point on top may import anything. Each layer says what it holds.
+LAYER_TABLE: list[tuple[str, list[str]]] = [
+    # values and words that import no other kit module: the version (kit/__init__), exit codes, JSON's types,
+    # file names, the layout of folders, log events, Markdown escaping, sample statistics, one HTTP helper,
+    # the user cache's folder, how the kit names its commands
+    ("values", ["kit", "kit.exit_codes", "kit.json_types", "kit.file_names", "kit.layout", "kit.log_events",
+                "kit.markdown_text", "kit.metrics", "kit.http", "kit.user_cache", "kit.wording",
+                # the pure release search (no I/O): a bisect's, and the catalogue's boundaries are bisected with it
+                "kit.bisect.search"]),
+    # mechanics over the values: the kit's errors, whole-file writes, bounded text, the console that makes text
+    # inert, where the package's own files are, compiled HLO read into fingerprints (stdlib only), and the built-in
+    # checks, one module each (what the kit asks of a check instead of its name)
+    ("mechanics", ["kit.errors", "kit.atomic_files", "kit.text_bounds", "kit.inert_console", "kit.package_files",
+                   "kit.hlo", "kit.checks"]),
+    # input checked where it enters, and the stores read and written: a path the user gave, a TOML table, a
+    # check's extra packages, scratch folders, the commands' parser; the record store; JAX's git history
+    ("input", ["kit.user_paths", "kit.toml_tables", "kit.requirements", "kit.scratch", "kit.arguments",
+               "kit.records", "kit.history"]),
+    # what a run is asked, as the user wrote it: a check's settings, a target file, a reproduce line
+    ("request", ["kit.check_settings", "kit.target_files", "kit.reproduce_line"]),
+    # the backends and the chips compiled for without them: one named table (a target file read in)
+    ("targets", ["kit.targets"]),
+    # matrix.toml read and checked once, and the questions asked of it; a catalogue entry's signs and the
+    # ranges the kit measured (files only, read by the report and the drivers alike)
+    ("matrix", ["kit.config", "kit.known.signs", "kit.known.measured"]),
+    # the catalogue's entries, read from their files (they name matrix checks and targets)
+    ("catalogue", ["kit.known.catalogue"]),
+    # the catalogue listed: entries beside their measured ranges
+    ("listing", ["kit.known.listing"]),
+    # how this run gets its Python; how N processes of one program start (pure: commands and environments)
+    ("install", ["kit.install", "kit.launch"]),
+    # run one check in one environment -> one record; SLURM job arrays, as both drivers submit and follow them
+    ("run", ["kit.run", "kit.slurm"]),
+    # the drivers: they do not import each other (explain: which op; known: the catalogue measured and audited)
+    ("drivers", ["kit.matrix", "kit.bisect", "kit.triage", "kit.explain", "kit.known"]),
+    # the entry point: it may import every driver; the jax-kit command's project (its folder, its matrix) is the
+    # entry's alone
+    ("entry", ["kit.cli", "kit.commands", "kit.__main__", "kit.project"]),
+]
+LAYERS: dict[str, int] = {module: level for level, (_, modules) in enumerate(LAYER_TABLE) for module in modules}
+ENTRY = len(LAYER_TABLE) - 1
 
 # kit/ may import only these modules of repro/ (standard library only: they import in nox's process).
-REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment", "repro.compile_cache",
+REPRO_FOR_KIT = {"repro", "repro.parameters", "repro.contract", "repro.environment", "repro.compile_cache", "repro.tpu_slices",
                  "repro.target_export", "repro.hlo_text", "repro.known_target",
                  "repro.program_watch"}
 
@@ -84,11 +98,12 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 def _layer(module: str) -> tuple[str, int] | None:
     """The table's entry for ``module``: its longest prefix in LAYERS."""
     parts = module.split(".")
-    for end in range(len(parts), 0, -1):
+    for end in range(len(parts), 1, -1):
         prefix = ".".join(parts[:end])
         if prefix in LAYERS:
             return prefix, LAYERS[prefix]
-    return None
+    # kit itself holds only the version: every other module of kit/ must be placed, not fall to it
+    return ("kit", LAYERS["kit"]) if module in ("kit", "kit.__version__") else None
 
 
 def _group(module: str) -> str:
@@ -119,7 +134,7 @@ def _violations(path: Path) -> list[str]:
         theirs, their_level = entry
         if their_level > level:
             wrong.append(f"line {line}: {target} is above {here} (layer {their_level} > {level})")
-        elif their_level == level and level not in (BOTTOM, ENTRY) and theirs != mine:
+        elif their_level == level and level != ENTRY and theirs != mine:
             wrong.append(f"line {line}: {target} is beside {here} (both layer {level}, different packages)")
     return wrong
 
@@ -132,9 +147,11 @@ def test_imports_run_down_the_layers(path: Path) -> None:
 
 def test_the_table_is_checked_against_known_mistakes(tmp_path: Path) -> None:
     # The rule itself can fail: the two imports that used to run up, and matrix beside bisect.
-    assert _layer("kit.run.records") == ("kit.run", 2)
-    assert _layer("kit.records.store") == ("kit.records", 0)
-    assert LAYERS["kit.matrix"] == LAYERS["kit.bisect"] > LAYERS["kit.run"] > LAYERS["kit.install"] > BOTTOM
+    assert _layer("kit.run.records") == ("kit.run", LAYERS["kit.run"])
+    assert _layer("kit.records.store") == ("kit.records", LAYERS["kit.records"])
+    assert _layer("kit.unplaced") is None  # a new top-level module is named until it is placed
+    assert LAYERS["kit.matrix"] == LAYERS["kit.bisect"] > LAYERS["kit.run"] > LAYERS["kit.install"] > LAYERS["kit"]
+    assert LAYERS["kit.config"] > LAYERS["kit.targets"] > LAYERS["kit.target_files"] > LAYERS["kit.errors"]
     assert _group("kit.matrix.slurm") != _group("kit.bisect.probe.probes")
     fake = tmp_path / "kit" / "install" / "release.py"
     fake.parent.mkdir(parents=True)
@@ -147,6 +164,9 @@ def test_the_table_is_checked_against_known_mistakes(tmp_path: Path) -> None:
     sideways.parent.mkdir(parents=True)
     sideways.write_text("from ..bisect.options import Options\n")
     assert "beside" in _violations(sideways)[0]
+    below = tmp_path / "kit" / "targets.py"  # the bottom layers are layers too: the table of chips reads no matrix
+    below.write_text("from .config import Matrix\nfrom .errors import UsageError\n")
+    assert [why.split(":")[0] for why in _violations(below)] == ["line 1"]
 
 
 def _cycle(graph: dict[str, list[str]]) -> list[str]:
@@ -206,8 +226,8 @@ def _through_the_front(path: Path, packages: dict[str, set[str]]) -> list[str]:
             if here == package or here.startswith(package + "."):
                 continue  # inside: its modules import each other directly
             target, line = _from_module(node, path), node.lineno
-            if target.startswith(package + ".") and LAYERS.get(target) != BOTTOM:  # a foundation inside it (the
-                # table places it at the bottom: kit.bisect.search) is imported directly, as any foundation is
+            if target.startswith(package + ".") and LAYERS.get(target, ENTRY) >= LAYERS.get(package, 0):
+                # (a module the table places below its package, kit.bisect.search, is imported directly)
                 wrong.append(f"line {line}: {target} is inside {package}: import from {package} itself")
             elif target == package:
                 wrong += [f"line {line}: {package} does not list {alias.name!r} in __all__"

@@ -13,7 +13,7 @@ from kit.known.catalogue import read_entry
 from kit.matrix.known_problems import load_known_problems
 from kit.matrix.markdown import render_markdown
 from kit.matrix.model import build_report
-from kit.project import catalogue_folders, legacy_known_problems
+from kit.config import catalogue_folders, legacy_known_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = """title = "Sharded QR gathers the batch"

@@ -10,7 +10,7 @@ from typing import Any
 
 from kit.matrix.markdown import render_answer, render_markdown, render_rows
 from kit.matrix.model import AdHocRun, AffectedRange, BackendAnswer, KnownProblemAnswer, Machine, Report
-from kit.matrix.rows import Finding, Row
+from kit.matrix.rows import CellFinding, Row
 from kit.text_bounds import CELL_CHARS
 
 
@@ -37,14 +37,14 @@ def _problem(*ranges: AffectedRange, **fields: Any) -> KnownProblemAnswer:
     return KnownProblemAnswer(**base)
 
 
-def _finding(**fields: Any) -> Finding:
+def _finding(**fields: Any) -> CellFinding:
     base: dict[str, Any] = {"check": "scaling", "status": "ran", "verdict": "unaffected", "figure": "", "reason": "",
                             "created": "", "reproduce": "", "file": ""}
     base.update(fields)
-    return Finding(**base)
+    return CellFinding(**base)
 
 
-def _row(findings: dict[str, Finding], **fields: Any) -> Row:
+def _row(findings: dict[str, CellFinding], **fields: Any) -> Row:
     base: dict[str, Any] = {"release": "0.6.0", "backend": "cpu", "machine": "m", "host": "h", "device_kind": "cpu",
                             "device_count": "4", "python": "3.12", "jaxlib": "0.6.0", "install": "built",
                             "findings": findings, "reproduce": ["nox -s scaling-0.6.0"]}

@@ -300,7 +300,7 @@ def test_unknown_release_or_check_is_one_usage_error(machine: FakeReleases) -> N
 
 
 def test_cuda_cells_reproduce_with_the_backend_flag() -> None:
-    request = sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.Options(backend="cuda"))
+    request = sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.SweepOptions(backend="cuda"))
     assert request.reproduce == "nox -s scaling-0.6.2 -- --backend cuda"
 
 
@@ -367,7 +367,7 @@ def test_refresh_resolves_every_release_again_instead_of_reading_locks(
     assert "6 of 6 cells are current" in "\n".join(lines)
     assert machine.runs == []
     # and a cell that runs prepares its release afresh too
-    assert sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.Options(refresh=True)).refresh
+    assert sweep._request(sweep.Cell("0.6.2", "scaling"), sweep.SweepOptions(refresh=True)).refresh
 
 
 # --------------------------------------------------------------------------

@@ -75,9 +75,9 @@ def test_a_target_cell_installs_the_chips_compiler_and_hands_the_repro_the_targe
     matrix = _matrix(tmp_path)
     request = sweep._request(Cell("0.5.3", "scaling", TPU), sweep.parse_options(matrix, ["--target", "tpu:v5e:2x2"]))
     assert request.backend == "tpu"  # jax[tpu]: libtpu compiles, nothing runs
-    assert json.loads(request.overrides["target"])["name"] == "tpu:v5e:2x2"
+    assert request.target == TPU and "target" not in request.overrides  # typed until the run's parameters
     assert request.reproduce == "nox -s scaling-0.5.3 -- --target tpu:v5e:2x2"  # as the check session writes it
-    project = sweep._request(Cell("0.5.3", "scaling", TPU), sweep.Options(project=True, targets=(TPU,)))
+    project = sweep._request(Cell("0.5.3", "scaling", TPU), sweep.SweepOptions(project=True, targets=(TPU,)))
     assert project.reproduce == "jax-kit scaling 0.5.3 --target tpu:v5e:2x2"
 
 

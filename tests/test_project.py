@@ -18,20 +18,9 @@ from kit import __version__, cli
 from kit.config import load_matrix
 from kit.errors import UsageError
 from kit.layout import Layout
-from kit.package_files import PACKAGE_ROOT, default_file, in_checkout, lay_repro
-from kit.known.catalogue import catalogue_folder
-from kit.project import (
-    REPORTS_FOLDER,
-    ProjectOptions,
-    USAGE,
-    bisect_command,
-    index_pages,
-    catalogue_folders,
-    merged_tables,
-    project_matrix,
-    project_options,
-    run_command,
-)
+from kit.config import bisect_command, catalogue_folders, index_pages, run_command
+from kit.package_files import PACKAGE_ROOT, catalogue_folder, default_file, in_checkout, lay_repro
+from kit.project import REPORTS_FOLDER, USAGE, ProjectOptions, merged_tables, project_matrix, project_options
 from kit.toml_tables import read_toml
 from kit.user_cache import cache_dir, tagged
 from kit.user_paths import relative_to_what

@@ -34,14 +34,14 @@ def test_the_stored_shape_is_still_schema_1_with_nothing_to_migrate() -> None:
 @pytest.mark.parametrize("name", RECORDS)
 def test_a_record_written_before_reads_back_as_a_typed_record(name: str) -> None:
     text = (WRITTEN / name).read_text(encoding="utf-8")
-    record = Record.from_text(text)
+    record = Record(parse_record(text))
     assert record.to_json() == json.loads(text)  # nothing rewritten on the way in
     assert isinstance(record.status, Status)
     assert record.verdict is None or isinstance(record.verdict, Verdict)
 
 
 def test_each_record_s_outcome_is_read_as_it_was_written() -> None:
-    outcomes = {name: Record.from_text((WRITTEN / name).read_text(encoding="utf-8")) for name in RECORDS}
+    outcomes = {name: Record(parse_record((WRITTEN / name).read_text(encoding="utf-8"))) for name in RECORDS}
     script = outcomes["script-jax-cannot-run.json"]  # it said affected, then `import jax.numpy` failed
     assert (script.status, script.verdict) == (Status.RAN, Verdict.INCONCLUSIVE)
     assert script.reason.endswith("it was: the batch is whole")

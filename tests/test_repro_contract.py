@@ -13,11 +13,17 @@ from repro import contract
 from repro.contract import json_safe, strict_json
 
 
-def test_the_repros_exit_codes_are_distinct_and_none_is_a_script_checks_skip() -> None:
-    # A repro code equal to 125 would read as "cannot test" to git-bisect-style readers of the same run.
-    codes = [contract.EXIT_OK, contract.EXIT_USAGE, contract.EXIT_REFUSED, contract.EXIT_UNSUPPORTED]
-    assert len(set(codes)) == len(codes)
+def test_the_exit_codes_are_distinct_and_none_is_a_script_checks_skip() -> None:
+    # One table for both halves: a value means one thing whichever process exits with it (the repros' UNSUPPORTED
+    # was 4, the kit's NETWORK). A code equal to 125 would read as "cannot test" to git-bisect-style readers.
+    codes = [value for name, value in vars(contract).items()
+             if name.startswith("EXIT_") and name not in ("EXIT_UNAFFECTED", "EXIT_AFFECTED", "EXIT_INCONCLUSIVE")]
+    assert len(codes) == 8 and len(set(codes)) == len(codes)
     assert contract.EXIT_INCONCLUSIVE not in codes
+    from kit import exit_codes  # the kit's command exits with the table's values, not a table of its own
+    assert {name: value for name, value in vars(exit_codes).items() if name.startswith("EXIT_")} == {
+        name: getattr(contract, name) for name in ("EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_NOT_INSTALLABLE",
+                                                   "EXIT_NETWORK", "EXIT_UNSUPPORTED", "EXIT_INTERRUPTED")}
     assert (contract.EXIT_UNAFFECTED, contract.EXIT_AFFECTED, contract.EXIT_INCONCLUSIVE) == (0, 1, 125)
 
 

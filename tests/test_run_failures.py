@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.records import Outcome
+from kit.records import RunOutcome
 from kit.check_settings import script_check
 from kit.install.environment import REUSED, Environment
 from tests.fake_jax_package import write_fake_jax
@@ -115,7 +115,7 @@ def test_an_import_of_jax_itself_is_not_an_import_failure(message: str) -> None:
 
 
 def _judge(lines: list[str], code: int | None = 1, bad_if: str | None = None,
-           pins: dict[str, str] | None = None) -> Outcome:
+           pins: dict[str, str] | None = None) -> RunOutcome:
     fields = protocol.observation(code, 60, None)
     return failures.judge(fields, code, lines, re.compile(bad_if) if bad_if else None, pins or {}, "3.13")
 

@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from kit.targets import _GPUS, description_path, parse_target
+from kit.targets import _GPUS, parse_target
 from repro import target_devices
 from repro.target_devices import (NEWER_GPU_FIELDS, compile_only_devices, compiled_texts, description_text,
                                   dump_files, dumped_texts, prepare_process, with_dump_flags, without_fields)
+
+TARGETS = Path(target_devices.__file__).resolve().parent / "targets"  # a GPU target's description files
 
 
 class OldPlugin:
@@ -48,7 +50,7 @@ def with_plugin(monkeypatch: pytest.MonkeyPatch, plugin: Any) -> None:
 def test_every_named_gpu_has_its_description_beside_the_compile_script(chip: str) -> None:
     target = parse_target(f"gpu:{chip}:4")
     text = description_text(target.to_json())
-    assert text == description_path(target).read_text(encoding="utf-8")
+    assert text == (TARGETS / target.description).read_text(encoding="utf-8")  # beside repro/target_compile.py
     assert 'platform_name: "CUDA"' in text and "core_count:" in text and "cuda_compute_capability" in text
 
 

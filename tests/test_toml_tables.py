@@ -34,8 +34,6 @@ def test_a_top_level_key_is_named_bare() -> None:
     (lambda: toml_tables.string({"note": 3}, "note", "release 0.6.0", ""), r"^release 0\.6\.0\.note must be a string$"),
     (lambda: toml_tables.strings({"links": "u"}, "links", "problem[0]"), r"^problem\[0\]\.links must be a list of strings$"),
     (lambda: toml_tables.strings({"links": [1]}, "links", "problem[0]"), r"must be a list of strings"),
-    (lambda: toml_tables.required_string({"key": ""}, "key", "problem[0]"), r"^problem\[0\] needs key as a non-empty string$"),
-    (lambda: toml_tables.required_string({}, "title", "problem[0]"), r"needs title"),
 ])
 def test_a_value_of_the_wrong_kind_is_named(read: Callable[[], object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

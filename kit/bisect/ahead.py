@@ -16,7 +16,7 @@ from ..config import Matrix
 from ..install import PackageIndex, Prefetch
 from .candidates import Candidate
 from .run_spec import RunSpec
-from .search import Outcome, likely_probes
+from .search import ProbeOutcome, likely_probes
 
 
 AHEAD_ROUNDS = 2
@@ -25,7 +25,7 @@ search probes one, so deeper rounds cost resolves (a second of uv's CPU each, be
 cores) that mostly go unused; the few probes past them resolve when they come."""
 
 
-def resolve_ahead(matrix: Matrix, spec: RunSpec, candidates: Sequence[Candidate], known: Mapping[str, Outcome],
+def resolve_ahead(matrix: Matrix, spec: RunSpec, candidates: Sequence[Candidate], known: Mapping[str, ProbeOutcome],
                   index: PackageIndex, rounds: int = AHEAD_ROUNDS) -> Prefetch:
     """Start resolving the candidates the search may need; `Prefetch.close` when it is done with releases."""
     likely = likely_probes(list(candidates))[:2 + 2 ** rounds - 1]

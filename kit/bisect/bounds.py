@@ -22,7 +22,7 @@ from ..errors import UsageError
 from ..config import configured_parameters
 from ..records import newest_records_here
 from .specs import HowToSearch, WhatRuns
-from .search import Outcome
+from .search import ProbeOutcome
 
 COMMAND_LINE = "command line"
 RECORDS = "records"
@@ -89,9 +89,9 @@ class Bounds:
         return not self.fix
 
     @property
-    def old_outcome(self) -> Outcome:
+    def old_outcome(self) -> ProbeOutcome:
         """What the older end is: the outcome the search walks away from."""
-        return Outcome.BAD if self.fix else Outcome.GOOD
+        return ProbeOutcome.BAD if self.fix else ProbeOutcome.GOOD
 
     @property
     def older(self) -> str:

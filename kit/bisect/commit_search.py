@@ -47,9 +47,9 @@ from .commits import (
     binary_only_from_four, pair_on_other_build, same_python_other_build, span_on, tag_as_old_end,
 )
 from .probe import Prober, ReleaseSubject
-from .report import Finding
+from .report import BisectFinding
 from ..run.jax_runs import extension_version
-from .search import Outcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
+from .search import ProbeOutcome, bisect, bisect_taking_old_end, expected_probes, verify_bounds
 
 MIN_SKIP_BUDGET = 4
 """Skipped commit probes allowed per search at least; more for longer lists (log2 of their length)."""
@@ -62,11 +62,11 @@ class CommitPhase:
     """What the commit phase needs from the release phase."""
 
     matrix: Matrix
-    finding: Finding
+    finding: BisectFinding
     releases: Prober[ReleaseSubject]
     history: History
     log: Log
-    cache: dict[str, Outcome] = field(default_factory=dict)
+    cache: dict[str, ProbeOutcome] = field(default_factory=dict)
     runnable: Runnable | None = None
     """Which (commit, build) pairs JAX itself runs on, asked once each (`kit.bisect.commits.runnable`)."""
 
@@ -94,7 +94,7 @@ def narrow_to_commits(phase: CommitPhase) -> CommitFinding:
         result = CommitFinding(phase.history.origin, builds, [level])
         _open_merges(phase, prober, result, builds)
         _tell_binary_from_python(phase, prober, result)
-        if result.verdict in ("not-in-python", "binary-may-be-the-cause", "build-matters"):
+        if result.verdict.about_the_build:
             result.extension_versions = _extension_versions(phase, builds)
         commits = prober.subject.commits
         result.commit_probes = [key for key in prober.ran_now if key in commits]
@@ -228,18 +228,18 @@ class SkipBudget:
         self.skipped = 0
         self.unprobed: list[str] = []
 
-    def __call__(self, key: str) -> Outcome:
+    def __call__(self, key: str) -> ProbeOutcome:
         if self.skipped >= self.limit:
             self.unprobed.append(key)
-            return Outcome.SKIP
+            return ProbeOutcome.SKIP
         outcome = self.prober(key)
-        if outcome is Outcome.SKIP and Source.RUN in self.prober.observations[key].came_from.steps:
+        if outcome is ProbeOutcome.SKIP and Source.RUN in self.prober.observations[key].came_from.steps:
             self.skipped += 1  # only skips that cost a run: a commit no build accepts is skipped for free
         return outcome
 
 
 def _known(phase: CommitPhase, prober: CommitProber, candidates: list[CommitCandidate],
-           cache: dict[str, Outcome]) -> None:
+           cache: dict[str, ProbeOutcome]) -> None:
     """What is known before any commit runs: the probe cache, and each release tag on its own build.
 
     A release's wheel is built from its tag's tree, so "the tag's Python on
@@ -280,8 +280,8 @@ def _old_end_can_wait(candidates: list[CommitCandidate]) -> bool:
             and first.build.jaxlib != last.build.jaxlib)
 
 
-def _probe_old_build_end(prober: Callable[[str], Outcome], candidates: list[CommitCandidate],
-                         cache: dict[str, Outcome]) -> None:
+def _probe_old_build_end(prober: Callable[[str], ProbeOutcome], candidates: list[CommitCandidate],
+                         cache: dict[str, ProbeOutcome]) -> None:
     """The newest commit on the old end's build, probed first when the new end runs on another build."""
     first, last = candidates[0].build, candidates[-1].build
     if first is None or last is None or first.jaxlib == last.jaxlib:
@@ -369,7 +369,7 @@ def _ends_on_one_build(prober: CommitProber, level: CommitLevel, builds: list[Bu
     own = [b for b in builds
            if b.jaxlib != last.build.jaxlib and b.release == level.commit_range.new_name.removeprefix("jax-v")]
     if own and outcome is not None:
-        other = Outcome.GOOD if outcome is Outcome.BAD else Outcome.BAD
+        other = ProbeOutcome.GOOD if outcome is ProbeOutcome.BAD else ProbeOutcome.BAD
         evidence.append(PairProbe(last.commit, own[0].jaxlib, other.value, note="the release's own probe"))
     return TieBreak("binary", last, first.build, None, outcome, why, evidence=tuple(evidence))
 

@@ -2,7 +2,7 @@
 
 The driver is where the command line becomes the three values the modules below it take
 (`kit.bisect.specs`): what runs, how to search, what to report. Nothing below it reads the
-command line's `Options`; a SLURM node's task (`run_task`) reads it again here, as the login node did.
+command line's `BisectOptions`; a SLURM node's task (`run_task`) reads it again here, as the login node did.
 """
 
 from __future__ import annotations
@@ -39,14 +39,14 @@ from .probe import (
     read_task, release_prober,
 )
 from .report import (
-    Finding, bisected, candidate_table, publish_report, release_notes, reports_dir, scan_tip, shown_paths,
+    BisectFinding, bisected, candidate_table, publish_report, release_notes, reports_dir, scan_tip, shown_paths,
 )
 from .run_spec import RunSpec, run_spec
 from . import gallop
 from . import per_op
 from .console import Console
 from .rounds import ProbeMany, Rounds, side_by_side
-from .search import BisectResult, Outcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
+from .search import BisectResult, ProbeOutcome, Transition, bisect, ksect, probe_round, scan_all, verify_bounds
 
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedRun] = ()) -> int:
@@ -84,7 +84,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedR
     try:
         finding = search_between(specs, bounds, name, candidates, prober, known, rounds, evidence)
     except UsageError as stop:  # the bounds do not hold: the probes that showed it are still worth a report
-        finding = Finding(name, specs, bounds, candidates, prober.outcomes(), dict(prober.observations),
+        finding = BisectFinding(name, specs, bounds, candidates, prober.outcomes(), dict(prober.observations),
                           list(prober.ran_now), stopped=f"{stop} ({stop.tip})" if stop.tip else str(stop),
                           rounds=rounds.rounds)
         finding.seconds = time.monotonic() - started
@@ -107,7 +107,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, handed: Sequence[HandedR
 
 def _bounds_and_prober(matrix: Matrix, specs: Specs, index: PackageIndex, log: Log,
                        given: Mapping[str, GivenProbe]) -> tuple[Bounds, list[Candidate], Prober[ReleaseSubject],
-                                                                 dict[str, Outcome]]:
+                                                                 dict[str, ProbeOutcome]]:
     """(the bounds, the candidates between them, the prober, what a gallop probed): from the command line, a
     gallop from one bound alone, or the records."""
     runs, search = specs.runs, specs.search
@@ -133,7 +133,7 @@ def _bounds_and_prober(matrix: Matrix, specs: Specs, index: PackageIndex, log: L
                                               given), {}
 
 
-def _publish(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None, started: float) -> None:
+def _publish(matrix: Matrix, finding: BisectFinding, index: PackageIndex, history: History | None, started: float) -> None:
     """The report, with the release notes: printed first; a StorageError after it."""
     finding.seconds = time.monotonic() - started
     notes = release_notes(matrix, finding, index, history)
@@ -178,8 +178,8 @@ def metric_samples(matrix: Matrix, search: HowToSearch, spec: RunSpec, bounds: B
 
 
 def search_between(specs: Specs, bounds: Bounds, name: str, candidates: list[Candidate],
-                   prober: Prober[ReleaseSubject], known: dict[str, Outcome], rounds: Rounds,
-                   evidence: Mapping[str, Outcome] | None = None) -> Finding:
+                   prober: Prober[ReleaseSubject], known: dict[str, ProbeOutcome], rounds: Rounds,
+                   evidence: Mapping[str, ProbeOutcome] | None = None) -> BisectFinding:
     """Verify the bounds, then bisect (or scan every candidate with --all), starting from what is known.
 
     With ``--jobs K`` or ``--slurm`` the probes go in rounds of up to K at
@@ -204,7 +204,7 @@ def search_between(specs: Specs, bounds: Bounds, name: str, candidates: list[Can
         old_outcome = bounds.old_outcome
         result = (ksect(versions, rounds.many, search.jobs, old_outcome=old_outcome, cache=cache) if search.together
                   else bisect(versions, rounds.one, old_outcome=old_outcome, cache=cache))
-    finding = Finding(name, specs, bounds, candidates, dict(cache), dict(prober.observations),
+    finding = BisectFinding(name, specs, bounds, candidates, dict(cache), dict(prober.observations),
                       list(prober.ran_now), result, transitions, rounds=rounds.rounds)
     finding.metric = prober.summary()
     return finding
@@ -224,8 +224,8 @@ def _provenance(seen: Observation | None) -> str:
     return f" (probed now; {came.not_reused})" if came.not_reused else ""
 
 
-def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome], prober: Prober[ReleaseSubject],
-           cache: dict[str, Outcome], specs: Specs, evidence: Mapping[str, Outcome] | None = None) -> None:
+def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], ProbeOutcome], prober: Prober[ReleaseSubject],
+           cache: dict[str, ProbeOutcome], specs: Specs, evidence: Mapping[str, ProbeOutcome] | None = None) -> None:
     """Good must be good and bad bad before halving trusts them; else one clear UsageError.
 
     The search's :func:`verify_bounds` judges; this says it with the user's flags. ``evidence``: outcomes the
@@ -238,7 +238,7 @@ def verify(bounds: Bounds, versions: list[str], probe: Callable[[str], Outcome],
         raise UsageError(problem.message, "widen the range between --good and --bad")
     version = problem.end
     flag, other = bounds.flag(version), bounds.other(version)
-    wanted = Outcome.GOOD if flag == "--good" else Outcome.BAD
+    wanted = ProbeOutcome.GOOD if flag == "--good" else ProbeOutcome.BAD
     seen = prober.observations.get(version)
     if seen is not None and seen.found.missing_import:
         raise missing_import_stop(seen.found.missing_import, flag, version, specs)

@@ -33,7 +33,7 @@ from .candidates import Candidate, list_candidates, release_versions
 from .specs import HowToSearch
 from .outcomes import describe
 from .probe import Prober, ReleaseSubject
-from .search import Outcome
+from .search import ProbeOutcome
 
 T = TypeVar("T")
 
@@ -58,17 +58,17 @@ class Galloped(Generic[T]):
     """The far-end candidate that answered "is it there at all?" (when the gallop went newer)."""
 
 
-def gallop(side: Sequence[T], given: Outcome, probe: Callable[[T], Outcome], cache: MutableMapping[T, Outcome],
+def gallop(side: Sequence[T], given: ProbeOutcome, probe: Callable[[T], ProbeOutcome], cache: MutableMapping[T, ProbeOutcome],
            far_first: bool = True) -> Galloped[T]:
     """Find the nearest candidate of ``side`` (ordered from the known bound away) with the other outcome.
 
     ``cache`` holds what is known (it gains every probe). ``far_first``: the
     far end is probed first, and a given outcome there ends the gallop at once.
     """
-    other = Outcome.GOOD if given is Outcome.BAD else Outcome.BAD
+    other = ProbeOutcome.GOOD if given is ProbeOutcome.BAD else ProbeOutcome.BAD
     probed: list[T] = []
 
-    def look(index: int) -> Outcome:
+    def look(index: int) -> ProbeOutcome:
         if side[index] not in cache:
             cache[side[index]] = probe(side[index])
             probed.append(side[index])
@@ -77,7 +77,7 @@ def gallop(side: Sequence[T], given: Outcome, probe: Callable[[T], Outcome], cac
     far_end = None
     if far_first and side:
         for index in range(len(side) - 1, max(-1, len(side) - 1 - FAR_END_TRIES), -1):
-            if look(index) is not Outcome.SKIP:
+            if look(index) is not ProbeOutcome.SKIP:
                 far_end = side[index]
                 break
         if far_end is not None and cache[far_end] is given:
@@ -120,8 +120,8 @@ def bounds_found(search: HowToSearch, script: bool, versions: Sequence[str], new
     said in a ``--script``'s words, pass/fail)."""
     given_flag, other_flag = ("--bad", "--good") if search.bad else ("--good", "--bad")
     bound = versions[0]
-    given = Outcome.BAD if search.bad else Outcome.GOOD
-    other = Outcome.GOOD if given is Outcome.BAD else Outcome.BAD
+    given = ProbeOutcome.BAD if search.bad else ProbeOutcome.GOOD
+    other = ProbeOutcome.GOOD if given is ProbeOutcome.BAD else ProbeOutcome.BAD
     probed = ", ".join(result.probed) or "none"
     cost = (f"{len(result.probed)} probe{'' if len(result.probed) == 1 else 's'} ({probed}), "
             f"{known} outcome{'' if known == 1 else 's'} known before, {seconds:.1f} s")
@@ -132,9 +132,9 @@ def bounds_found(search: HowToSearch, script: bool, versions: Sequence[str], new
                  f"{describe(other, script)}")
         raise UsageError(f"{given_flag} {bound} alone: {where}; nothing to bisect ({cost})",
                          f"give {other_flag} with a release you know is {other.value}"
-                         + (": the bug is not fixed in any release yet" if given is Outcome.BAD and newer else ""))
+                         + (": the bug is not fixed in any release yet" if given is ProbeOutcome.BAD and newer else ""))
     near = result.near or bound
-    good, bad = (result.found, near) if given is Outcome.BAD else (near, result.found)
+    good, bad = (result.found, near) if given is ProbeOutcome.BAD else (near, result.found)
     moved = f"; {given_flag} moved to jax {near}, the nearest release that still tested {given.value}" \
         if near != bound else ""
     how = (f"{given_flag} {bound} given; {other_flag} found by galloping {'newer' if newer else 'older'}"
@@ -145,7 +145,7 @@ def bounds_found(search: HowToSearch, script: bool, versions: Sequence[str], new
 
 def find_bounds(matrix: Matrix, search: HowToSearch, script: bool, key: InstallKey, index: PackageIndex,
                 make_prober: Callable[[list[Candidate]], Prober[ReleaseSubject]],
-                log: Log) -> tuple[str, str, str, list[Candidate], Prober[ReleaseSubject], dict[str, Outcome]]:
+                log: Log) -> tuple[str, str, str, list[Candidate], Prober[ReleaseSubject], dict[str, ProbeOutcome]]:
     """(good, bad, how they were found, the candidates between them, the prober, every outcome the gallop knew).
 
     The prober is made for the releases from the given bound away, and the search that follows keeps it, so
@@ -159,7 +159,7 @@ def find_bounds(matrix: Matrix, search: HowToSearch, script: bool, key: InstallK
     known = {**prober.ruled_out(), **prober.known_outcomes()}
     started, before = time.monotonic(), len(known)
     # Older releases have no "is it there at all?" end: the oldest is no question anyone asks.
-    galloped = gallop(side[1:], Outcome.BAD if search.bad else Outcome.GOOD, prober, known, far_first=newer)
+    galloped = gallop(side[1:], ProbeOutcome.BAD if search.bad else ProbeOutcome.GOOD, prober, known, far_first=newer)
     good, bad, how = bounds_found(search, script, side, newer, galloped, time.monotonic() - started, before)
     log(how)
     by_version = {c.version: c for c in wide}  # oldest first, as the search walks them

@@ -26,13 +26,13 @@ from repro.parameters import MAX_HOST_DEVICES
 
 from ..arguments import Parser
 from ..check_settings import DEFAULT_TIMEOUT_S, Check, bad_if_pattern, script_check, timeout_seconds
-from ..config import Matrix, release_number
+from ..config import Matrix, bisect_command, release_number
 from ..checks import builtin
 from ..errors import UsageError
 from ..targets import BACKENDS, Target, parse_target
 from ..requirements import requirements
 from ..slurm.jobs import SlurmOptions
-from ..project import bisect_command
+
 from ..user_paths import file_problem, find_links_argument, relative_to_what, report_path
 from ..reproduce_line import reproduce_argv
 from .outcomes import CRASH_MODES
@@ -116,7 +116,7 @@ metrics (--metric NAME):
 
 
 @dataclass(frozen=True)
-class Options:
+class BisectOptions:
     check: str | None
     script: Path | None
     good: str | None
@@ -133,8 +133,8 @@ class Options:
     argv: tuple[str, ...] = ()
     metric: str | None = None
     """Bisect a measured metric (a step by ``factor``) instead of the verdict."""
-    target: str = ""
-    """``--target``: the chip each probe compiles for and never runs on, as its JSON (`kit.targets.Target`)."""
+    target: Target | None = None
+    """``--target``: the chip each probe compiles for and never runs on."""
     factor: float = 1.5
     commits: bool = False
     """After the releases, bisect JAX's commits between the two releases found (``--commits``)."""
@@ -161,7 +161,7 @@ class Options:
     out: Path | None = None
     """``--out DIR``: where bisect-<name>.md and .json go (else the reports folder beside the records)."""
     command: str = "nox -s bisect --"
-    """How the command line begins where reports quote it (`kit.project.bisect_command`: ``jax-kit bisect`` too)."""
+    """How the command line begins where reports quote it (`kit.config.bisect_command`: ``jax-kit bisect`` too)."""
     script_check: Check | None = None
     """``--script`` and its settings (``--host-devices``, ``--timeout``, ``--requires``, ``--bad-if``) as the
     check it runs as: the same value a ``[checks.NAME]`` block with that script gives."""
@@ -262,7 +262,7 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
+def parse_options(matrix: Matrix, argv: Sequence[str]) -> BisectOptions:
     """Parse and validate; every mistake is a UsageError/ConfigError naming the fix."""
     args = make_parser().parse_args(list(argv))
     if args.op and not args.explain:
@@ -306,9 +306,9 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
                          "before it, on the same machine and under the same load",
                          "drop --slurm and --jobs, or bisect the verdict instead of the metric")
     script = args.script.resolve() if args.script else None
-    return Options(
+    return BisectOptions(
         check=args.check, script=script, good=args.good, bad=args.bad,
-        target=json.dumps(target.to_json()) if target else "",
+        target=target,
         # The release is installed with the target's compiler (jax[tpu]); nothing runs on its chip.
         backend=target.install_extra if target else args.backend, preset=args.preset, crash=args.crash, confirm=args.confirm, scan=args.scan,
         timeout=args.timeout, find_links=tuple(args.find_links), changelog=args.changelog, fresh=args.fresh,

@@ -4,7 +4,7 @@ An :class:`~kit.bisect.observation.Observation` is the raw fact (a record's
 status and verdict, a script's exit code read the ``git bisect run`` way);
 :func:`observation_of` reads one from a record, :func:`settle` makes one of
 several looks, and :func:`classify` maps it
-to the search's :class:`~kit.bisect.search.Outcome`. Every rule about what
+to the search's :class:`~kit.bisect.search.ProbeOutcome`. Every rule about what
 counts as good, bad or skip lives in that one function, so a new kind of
 evidence (a measured metric) adds a branch there and nowhere else: a metric's
 step decision is told as the verdict it stands for (:func:`metric_verdict`),
@@ -22,12 +22,11 @@ from repro.compile_cache import summary as compile_summary
 
 from ..records import Record
 from ..records import Source, Status, Verdict
-from ..run import protocol
 from ..json_types import as_object
 from .observation import CameFrom, Cost, Found, Installed, Observation
-from .search import Outcome
+from .search import ProbeOutcome
 
-CRASH_MODES = {"skip": Outcome.SKIP, "bad": Outcome.BAD, "good": Outcome.GOOD}
+CRASH_MODES = {"skip": ProbeOutcome.SKIP, "bad": ProbeOutcome.BAD, "good": ProbeOutcome.GOOD}
 
 
 def observation_of(record: Record, source: Source = Source.RUN) -> Observation:
@@ -57,7 +56,7 @@ def _mapping(value: object) -> Mapping[str, object]:
     return as_object(value)
 
 
-def classify(observation: Observation, crash: str) -> Outcome:
+def classify(observation: Observation, crash: str) -> ProbeOutcome:
     """Map one observation to the search's outcome.
 
     unaffected → GOOD, affected → BAD, inconclusive (a check's, after its
@@ -68,20 +67,20 @@ def classify(observation: Observation, crash: str) -> Outcome:
     if found.status in (Status.CRASHED, Status.TIMED_OUT):
         return CRASH_MODES[crash]
     if found.status != Status.RAN:
-        return Outcome.SKIP
+        return ProbeOutcome.SKIP
     return _of_verdict(Verdict.of(found.verdict))
 
 
-def _of_verdict(verdict: Verdict | None) -> Outcome:
+def _of_verdict(verdict: Verdict | None) -> ProbeOutcome:
     """A verdict that ran: unaffected → GOOD, affected → BAD, anything else (inconclusive, none) → SKIP."""
-    return Outcome.GOOD if verdict is Verdict.UNAFFECTED else Outcome.BAD if verdict is Verdict.AFFECTED else Outcome.SKIP
+    return ProbeOutcome.GOOD if verdict is Verdict.UNAFFECTED else ProbeOutcome.BAD if verdict is Verdict.AFFECTED else ProbeOutcome.SKIP
 
 
-def recorded_outcomes(verdicts: Mapping[str, str]) -> dict[str, Outcome]:
+def recorded_outcomes(verdicts: Mapping[str, str]) -> dict[str, ProbeOutcome]:
     """Records' verdicts, by release, as the outcomes `classify` gives a run with that verdict; a verdict that
     decides nothing (inconclusive, unknown) says nothing here (it is left out, not counted a skip)."""
     told = {version: _of_verdict(Verdict.of(verdict)) for version, verdict in verdicts.items()}
-    return {version: outcome for version, outcome in told.items() if outcome is not Outcome.SKIP}
+    return {version: outcome for version, outcome in told.items() if outcome is not ProbeOutcome.SKIP}
 
 
 def metric_verdict(call: metrics.Call) -> Verdict:
@@ -92,12 +91,6 @@ def metric_verdict(call: metrics.Call) -> Verdict:
 
 _METRIC_VERDICTS = {metrics.Call.BAD: Verdict.AFFECTED, metrics.Call.GOOD: Verdict.UNAFFECTED,
                     metrics.Call.UNDECIDED: Verdict.INCONCLUSIVE}
-
-
-def script_observation(code: int | None, timeout: int) -> Observation:
-    """A script's exit code, as ``git bisect run`` reads it (None: it timed out); see kit.run.protocol."""
-    status, verdict, reason = protocol.exit_observation(code, timeout)
-    return Observation(Found(Status(status), verdict, reason), cost=Cost(timeout_s=timeout))
 
 
 def settle(runs: Sequence[Observation]) -> Observation:
@@ -140,7 +133,7 @@ def _told(run: Observation, status: Status, verdict: str | None, reason: str, st
         Installed(extra_packages=dict(run.installed.extra_packages)))
 
 
-def label(outcome: Outcome, observation: Observation, crash: str, script: bool) -> str:
+def label(outcome: ProbeOutcome, observation: Observation, crash: str, script: bool) -> str:
     """The outcome with why, for the probes table: a timeout or a crash never reads as a plain bad."""
     counted = f"counted {outcome.value} by --crash {crash}"
     found = observation.found
@@ -152,9 +145,9 @@ def label(outcome: Outcome, observation: Observation, crash: str, script: bool) 
         return f"skip (JAX itself cannot run here: {found.jax_cannot_run})"
     if found.status != Status.RAN:
         return f"skip ({found.status.replace('-', ' ')})"
-    if found.flipped and outcome is Outcome.SKIP:
+    if found.flipped and outcome is ProbeOutcome.SKIP:
         return "skip (flipped between runs)"
-    if outcome is Outcome.SKIP:
+    if outcome is ProbeOutcome.SKIP:
         if found.missing_import:
             return f"skip (could not import {found.missing_import})"
         if found.exception:
@@ -163,10 +156,10 @@ def label(outcome: Outcome, observation: Observation, crash: str, script: bool) 
     return describe(outcome, script)
 
 
-def describe(outcome: Outcome, script: bool) -> str:
+def describe(outcome: ProbeOutcome, script: bool) -> str:
     """The outcome in the user's words: a check's verdict is named too."""
-    if outcome is Outcome.SKIP:
+    if outcome is ProbeOutcome.SKIP:
         return "skip"
     if script:
         return str(outcome.value)
-    return {Outcome.GOOD: "good (unaffected)", Outcome.BAD: "bad (affected)"}[outcome]
+    return {ProbeOutcome.GOOD: "good (unaffected)", ProbeOutcome.BAD: "bad (affected)"}[outcome]

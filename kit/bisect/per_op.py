@@ -64,7 +64,7 @@ def _states(matrix: Matrix, runs: WhatRuns, check: Check, release: str, log: Log
     """``FILE:LINE:OP`` → its worst state on ``release``, from one run of the program there."""
     request = runner.RunRequest(check=check.name, version=release, backend=runs.backend, script=check,
                                 install=run_spec(matrix, runs).install, echo=False,
-                                records_dir=matrix.layout.script_records, timeout_s=runs.timeout)
+                                records_dir=matrix.layout.script_records, timeout_s=runs.timeout, target=runs.target)
     written, _ = runner.run_check(matrix, request, log)
     record = Record(written)
     if not record.ran or record.verdict is Verdict.INCONCLUSIVE and not record.evidence.get("fingerprints"):

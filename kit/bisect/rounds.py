@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Mapping, Sequence
 
 from ..log_events import Log
-from .search import Outcome
+from .search import ProbeOutcome
 
-ProbeOne = Callable[[str], Outcome]
-ProbeMany = Callable[[Sequence[str]], Mapping[str, Outcome]]
+ProbeOne = Callable[[str], ProbeOutcome]
+ProbeMany = Callable[[Sequence[str]], Mapping[str, ProbeOutcome]]
 
 
 class Rounds:
@@ -28,12 +28,12 @@ class Rounds:
         self._many = many
         self.rounds: list[list[str]] = []
 
-    def one(self, candidate: str) -> Outcome:
+    def one(self, candidate: str) -> ProbeOutcome:
         """A round of one (the plain bisection, the bounds of a sequential search)."""
         self.rounds.append([candidate])
         return self._one(candidate)
 
-    def many(self, batch: Sequence[str]) -> Mapping[str, Outcome]:
+    def many(self, batch: Sequence[str]) -> Mapping[str, ProbeOutcome]:
         """A round of several at once (one at a time when no parallel prober was given)."""
         self.rounds.append(list(batch))
         if self._many is None:
@@ -47,7 +47,7 @@ def side_by_side(probe: ProbeOne, jobs: int, log: Log) -> ProbeMany:
         "and running its script. That pays while builds wait on downloads (a 2-core machine with a slow index); "
         "probes that need the cores, and any timing, compete with each other. --slurm runs them as cluster jobs.")
 
-    def many(batch: Sequence[str]) -> Mapping[str, Outcome]:
+    def many(batch: Sequence[str]) -> Mapping[str, ProbeOutcome]:
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="probe") as pool:
             return dict(zip(batch, pool.map(probe, batch)))
 

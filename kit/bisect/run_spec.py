@@ -94,7 +94,8 @@ def run_spec(matrix: Matrix, runs: WhatRuns) -> RunSpec:
                               script=runs.script_check)
     check = runner.check_for(matrix, asked)
     overrides = probe_overrides(runs, check)
-    parameters = runner.parameters_for(matrix, dataclasses.replace(asked, overrides=overrides), check)
+    parameters = runner.parameters_for(matrix, dataclasses.replace(asked, overrides=overrides, target=runs.target),
+                                       check)
     subject = _subject(runs, asked, parameters)
     record_subject = subject
     if overrides:  # a record with timings answers an untimed probe: it read the same HLO
@@ -134,5 +135,5 @@ def probe_overrides(runs: WhatRuns, check: Check) -> JsonObject:
     if not runs.check or runs.timed or check.script is not None:
         return {}  # a script check's block: the script decides what it measures
     if runs.target:  # compiled for a chip, never run: nothing is timed, as a probe on CPU
-        return {**untimed(runs.check, "cpu"), "target": runs.target}
+        return untimed(runs.check, "cpu")
     return untimed(runs.check, runs.backend)

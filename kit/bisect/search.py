@@ -3,8 +3,8 @@
 Modelled on cargo-bisect-rustc's ``least_satisfying``. The caller hands in an
 ordered list of candidates (JAX versions, oldest first) and a *probe*: a
 callable that says, for one candidate, whether the bug shows
-(``Outcome.BAD``), does not (``Outcome.GOOD``), or could not be tested
-(``Outcome.SKIP``: not installable, crashed, inconclusive). Everything that
+(``ProbeOutcome.BAD``), does not (``ProbeOutcome.GOOD``), or could not be tested
+(``ProbeOutcome.SKIP``: not installable, crashed, inconclusive). Everything that
 installs and runs lives in the rest of ``kit.bisect``; keeping this module free of I/O is
 what lets the tests drive it with plain lists and a property test.
 
@@ -16,11 +16,11 @@ direction is just ``old_outcome``.
 Typical use by the driver::
 
     cache = load_previous_probes()          # resume: finished probes are free
-    problem = verify_bounds(versions, probe, cache, old_outcome=Outcome.GOOD)
+    problem = verify_bounds(versions, probe, cache, old_outcome=ProbeOutcome.GOOD)
     if problem:
         raise SomeUserError(problem.message)
     log(f"about {expected_probes(len(versions))} probes")
-    result = bisect(versions, probe, old_outcome=Outcome.GOOD, cache=cache)
+    result = bisect(versions, probe, old_outcome=ProbeOutcome.GOOD, cache=cache)
 """
 
 from __future__ import annotations
@@ -30,14 +30,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Generic, Hashable, List, Mapping, Optional, Sequence, TypeVar
 
 __all__ = [
-    "Outcome",
+    "ProbeOutcome",
     "BisectResult",
     "BoundsProblem",
     "Transition",
     "bisect",
     "bisect_taking_old_end",
     "expected_probes",
-    "expected_rounds",
     "ksect",
     "likely_probes",
     "non_monotonic",
@@ -50,7 +49,7 @@ __all__ = [
 T = TypeVar("T", bound=Hashable)
 
 
-class Outcome(enum.Enum):
+class ProbeOutcome(enum.Enum):
     """What one probe of one candidate found."""
 
     GOOD = "good"
@@ -61,10 +60,10 @@ class Outcome(enum.Enum):
     """No answer: the candidate could not be installed or its run was inconclusive."""
 
 
-Probe = Callable[[T], Outcome]
+Probe = Callable[[T], ProbeOutcome]
 """Tests one candidate. May be slow (installs a JAX release), so it is cached."""
 
-ProbeMany = Callable[[Sequence[T]], Mapping[T, Outcome]]
+ProbeMany = Callable[[Sequence[T]], Mapping[T, ProbeOutcome]]
 """Tests several candidates at once (SLURM jobs side by side, or local processes); an outcome for each."""
 
 
@@ -85,10 +84,10 @@ class BisectResult(Generic[T]):
     """Skipped candidates strictly between the two; empty when the answer is exact."""
     probes: List[T]
     """Candidates probed by this call, in order (cache hits are not listed)."""
-    cache: Dict[T, Outcome]
+    cache: Dict[T, ProbeOutcome]
     """Every outcome known, including those passed in: save it to resume later."""
-    old_outcome: Outcome = Outcome.GOOD
-    """Outcome of the oldest end: GOOD for a regression hunt, BAD for a fix hunt."""
+    old_outcome: ProbeOutcome = ProbeOutcome.GOOD
+    """ProbeOutcome of the oldest end: GOOD for a regression hunt, BAD for a fix hunt."""
     rounds: List[List[T]] = field(default_factory=list)
     """:func:`ksect`: the candidates probed together, round by round (one each in :func:`bisect`)."""
 
@@ -96,12 +95,6 @@ class BisectResult(Generic[T]):
     def exact(self) -> bool:
         """True when no skipped candidate blurs the answer."""
         return not self.ambiguous
-
-    @property
-    def suspects(self) -> List[T]:
-        """Every candidate that could be the first with the new outcome."""
-        return [*self.ambiguous, self.first_different]
-
 
 @dataclass(frozen=True)
 class Transition(Generic[T]):
@@ -111,27 +104,27 @@ class Transition(Generic[T]):
     """Last tested candidate with the old outcome."""
     after: T
     """First tested candidate with the new outcome."""
-    outcome_before: Outcome
-    outcome_after: Outcome
+    outcome_before: ProbeOutcome
+    outcome_after: ProbeOutcome
     skipped_between: List[T] = field(default_factory=list)
     """Untestable candidates between the two; any of them could hold the change."""
 
 
-def _probe_cached(candidate: T, probe: Probe[T], cache: Dict[T, Outcome], probes: List[T]) -> Outcome:
+def _probe_cached(candidate: T, probe: Probe[T], cache: Dict[T, ProbeOutcome], probes: List[T]) -> ProbeOutcome:
     """Probe once per candidate, ever: installs are minutes long."""
     if candidate not in cache:
         outcome = probe(candidate)
-        if not isinstance(outcome, Outcome):
-            raise TypeError(f"probe({candidate!r}) returned {outcome!r}, not an Outcome")
+        if not isinstance(outcome, ProbeOutcome):
+            raise TypeError(f"probe({candidate!r}) returned {outcome!r}, not a ProbeOutcome")
         cache[candidate] = outcome
         probes.append(candidate)
     return cache[candidate]
 
 
-def _other(outcome: Outcome) -> Outcome:
-    if outcome is Outcome.SKIP:
-        raise ValueError("old_outcome must be Outcome.GOOD or Outcome.BAD, not SKIP")
-    return Outcome.BAD if outcome is Outcome.GOOD else Outcome.GOOD
+def _other(outcome: ProbeOutcome) -> ProbeOutcome:
+    if outcome is ProbeOutcome.SKIP:
+        raise ValueError("old_outcome must be ProbeOutcome.GOOD or ProbeOutcome.BAD, not SKIP")
+    return ProbeOutcome.BAD if outcome is ProbeOutcome.GOOD else ProbeOutcome.GOOD
 
 
 def expected_probes(k: int) -> int:
@@ -156,8 +149,8 @@ class BoundsProblem(Generic[T]):
     """``too-few``, ``reversed`` (both ends the other way round), ``untestable`` or ``unchanged``."""
     end: Optional[T]
     """The end at fault (the oldest when both are), None for ``too-few``."""
-    got: Optional[Outcome]
-    wanted: Optional[Outcome]
+    got: Optional[ProbeOutcome]
+    wanted: Optional[ProbeOutcome]
     message: str
     """One sentence in the search's words (oldest / newest); drivers may say it in theirs."""
 
@@ -165,9 +158,9 @@ class BoundsProblem(Generic[T]):
 def verify_bounds(
     candidates: Sequence[T],
     probe: Probe[T],
-    cache: Optional[Dict[T, Outcome]] = None,
+    cache: Optional[Dict[T, ProbeOutcome]] = None,
     *,
-    old_outcome: Outcome = Outcome.GOOD,
+    old_outcome: ProbeOutcome = ProbeOutcome.GOOD,
 ) -> Optional[BoundsProblem[T]]:
     """Probe both ends and say why bisecting would mislead; None when the range is fine.
 
@@ -184,10 +177,10 @@ def verify_bounds(
     first, last = candidates[0], candidates[-1]
     got_first = _probe_cached(first, probe, cache, [])
     got_last = _probe_cached(last, probe, cache, [])
-    if got_first is Outcome.SKIP:
+    if got_first is ProbeOutcome.SKIP:
         return BoundsProblem("untestable", first, got_first, old_outcome,
                              f"the oldest version {first} could not be tested (skip): choose another start")
-    if got_last is Outcome.SKIP:
+    if got_last is ProbeOutcome.SKIP:
         return BoundsProblem("untestable", last, got_last, new_outcome,
                              f"the newest version {last} could not be tested (skip): choose another end")
     if got_first is not old_outcome and got_last is not new_outcome:
@@ -195,7 +188,7 @@ def verify_bounds(
             "reversed", first, got_first, old_outcome,
             f"the oldest version {first} is {got_first.value} and the newest {last} is "
             f"{got_last.value}, the reverse of what was asked: swap the direction "
-            f"(look for a {'fix' if old_outcome is Outcome.GOOD else 'regression'})",
+            f"(look for a {'fix' if old_outcome is ProbeOutcome.GOOD else 'regression'})",
         )
     if got_first is not old_outcome:
         return BoundsProblem("unchanged", first, got_first, old_outcome,
@@ -208,10 +201,10 @@ def verify_bounds(
     return None
 
 
-def _tighten(candidates: Sequence[T], cache: Dict[T, Outcome], old: Outcome, lo: int, hi: int) -> tuple[int, int]:
+def _tighten(candidates: Sequence[T], cache: Dict[T, ProbeOutcome], old: ProbeOutcome, lo: int, hi: int) -> tuple[int, int]:
     """Narrow [lo, hi] with outcomes already cached (a resumed bisect)."""
     for i in range(lo + 1, hi):
-        if cache.get(candidates[i]) is not None and cache[candidates[i]] not in (old, Outcome.SKIP):
+        if cache.get(candidates[i]) is not None and cache[candidates[i]] not in (old, ProbeOutcome.SKIP):
             hi = i
             break
     for i in range(hi - 1, lo, -1):
@@ -221,8 +214,8 @@ def _tighten(candidates: Sequence[T], cache: Dict[T, Outcome], old: Outcome, lo:
     return lo, hi
 
 
-def _known_ends(candidates: Sequence[T], cache: Optional[Dict[T, Outcome]], old_outcome: Outcome,
-                search: str) -> Dict[T, Outcome]:
+def _known_ends(candidates: Sequence[T], cache: Optional[Dict[T, ProbeOutcome]], old_outcome: ProbeOutcome,
+                search: str) -> Dict[T, ProbeOutcome]:
     """The search's cache, after checking that the ends are as the search takes them (the oldest ``old_outcome``)."""
     if len(candidates) < 2:
         raise ValueError(f"need at least two candidates to bisect, got {len(candidates)}")
@@ -240,8 +233,8 @@ def bisect(
     candidates: Sequence[T],
     probe: Probe[T],
     *,
-    old_outcome: Outcome = Outcome.GOOD,
-    cache: Optional[Dict[T, Outcome]] = None,
+    old_outcome: ProbeOutcome = ProbeOutcome.GOOD,
+    cache: Optional[Dict[T, ProbeOutcome]] = None,
 ) -> BisectResult[T]:
     """Find the first candidate whose outcome differs from the oldest one's.
 
@@ -259,7 +252,7 @@ def bisect(
     probes: List[T] = []
     lo, hi = _tighten(candidates, cache, old_outcome, 0, len(candidates) - 1)
     while hi - lo > 1:
-        untested = [i for i in range(lo + 1, hi) if cache.get(candidates[i]) is not Outcome.SKIP]
+        untested = [i for i in range(lo + 1, hi) if cache.get(candidates[i]) is not ProbeOutcome.SKIP]
         if not untested:
             break  # only skipped candidates are left between the ends: ambiguous
         mid = (lo + hi) // 2
@@ -285,9 +278,9 @@ def bisect(
 def bisect_taking_old_end(
     candidates: Sequence[T],
     probe: Probe[T],
-    cache: Dict[T, Outcome],
+    cache: Dict[T, ProbeOutcome],
     *,
-    old_outcome: Outcome = Outcome.GOOD,
+    old_outcome: ProbeOutcome = ProbeOutcome.GOOD,
     before: Callable[[], None] = lambda: None,
 ) -> tuple[Optional[BoundsProblem[T]], Optional[BisectResult[T]], bool]:
     """:func:`verify_bounds` then :func:`bisect`, probing the oldest end only if the answer rests on it.
@@ -322,22 +315,6 @@ def bisect_taking_old_end(
     return problem, result, taken
 
 
-def expected_rounds(k: int, jobs: int) -> int:
-    """Rounds of :func:`ksect` over ``k`` candidates with ``jobs`` probes per round, the bounds' round included.
-
-    Each round cuts the range left into ``jobs + 1`` parts, so about
-    ``log_{jobs+1}(k)`` rounds instead of ``log2(k)``; an upper bound when
-    nothing is skipped. ``jobs = 1`` is plain bisection.
-    """
-    if k <= 1:
-        return k
-    length, rounds = k - 1, 1  # the round that tests both ends
-    while length > 1:
-        length = -(-length // (jobs + 1))  # the longest part left after one round
-        rounds += 1
-    return rounds
-
-
 def section_points(lo: int, hi: int, k: int, skipped: Optional[set[int]] = None) -> List[int]:
     """Up to ``k`` indices strictly between ``lo`` and ``hi`` that cut it into ``k + 1`` near-equal parts.
 
@@ -356,7 +333,7 @@ def section_points(lo: int, hi: int, k: int, skipped: Optional[set[int]] = None)
     return sorted(chosen)
 
 
-def probe_round(batch: Sequence[T], probe_many: ProbeMany[T], cache: Dict[T, Outcome], probes: List[T]) -> List[T]:
+def probe_round(batch: Sequence[T], probe_many: ProbeMany[T], cache: Dict[T, ProbeOutcome], probes: List[T]) -> List[T]:
     """Probe, in one call, every candidate of ``batch`` not known yet; return those probed."""
     todo = [candidate for candidate in dict.fromkeys(batch) if candidate not in cache]
     if not todo:
@@ -364,8 +341,8 @@ def probe_round(batch: Sequence[T], probe_many: ProbeMany[T], cache: Dict[T, Out
     got = probe_many(todo)
     for candidate in todo:
         outcome = got.get(candidate)
-        if not isinstance(outcome, Outcome):
-            raise TypeError(f"probe_many gave {outcome!r} for {candidate!r}, not an Outcome")
+        if not isinstance(outcome, ProbeOutcome):
+            raise TypeError(f"probe_many gave {outcome!r} for {candidate!r}, not a ProbeOutcome")
         cache[candidate] = outcome
         probes.append(candidate)
     return todo
@@ -376,8 +353,8 @@ def ksect(
     probe_many: ProbeMany[T],
     k: int,
     *,
-    old_outcome: Outcome = Outcome.GOOD,
-    cache: Optional[Dict[T, Outcome]] = None,
+    old_outcome: ProbeOutcome = ProbeOutcome.GOOD,
+    cache: Optional[Dict[T, ProbeOutcome]] = None,
 ) -> BisectResult[T]:
     """:func:`bisect` with ``k`` probes per round, run together: (k+1)-section.
 
@@ -398,7 +375,7 @@ def ksect(
     rounds: List[List[T]] = []
     lo, hi = _tighten(candidates, cache, old_outcome, 0, len(candidates) - 1)
     while hi - lo > 1:
-        skipped = {i for i in range(lo + 1, hi) if cache.get(candidates[i]) is Outcome.SKIP}
+        skipped = {i for i in range(lo + 1, hi) if cache.get(candidates[i]) is ProbeOutcome.SKIP}
         points = section_points(lo, hi, k, skipped)
         if not points:
             break  # only skipped candidates are left between the ends: ambiguous
@@ -411,7 +388,7 @@ def ksect(
 def scan_all(
     candidates: Sequence[T],
     probe: Probe[T],
-    cache: Optional[Dict[T, Outcome]] = None,
+    cache: Optional[Dict[T, ProbeOutcome]] = None,
 ) -> List[Transition[T]]:
     """Probe every candidate and list every change of outcome, oldest first.
 
@@ -428,7 +405,7 @@ def scan_all(
     skipped: List[T] = []
     for candidate in candidates:
         outcome = _probe_cached(candidate, probe, cache, probes)
-        if outcome is Outcome.SKIP:
+        if outcome is ProbeOutcome.SKIP:
             if previous is not None:
                 skipped.append(candidate)
             continue

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..check_settings import Check
 from ..slurm.jobs import SlurmOptions
+from ..targets import Target
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class WhatRuns:
     """``--script`` and its settings as the check it runs as (`kit.check_settings.script_check`)."""
     backend: str = "cpu"
     preset: str | None = None
-    target: str = ""
-    """``--target``: the chip each probe compiles for and never runs on, as its JSON (`kit.targets.Target`)."""
+    target: Target | None = None
+    """``--target``: the chip each probe compiles for and never runs on (text only in its runs' parameters)."""
     timeout: int | None = None
     """``--timeout`` (None: the check's own)."""
     find_links: tuple[str, ...] = ()

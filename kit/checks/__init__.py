@@ -1,8 +1,8 @@
 """The built-in checks, one module each: what the kit asks of a check instead of branching on its name.
 
 Each module of this package with a ``CHECK`` (a `BuiltinCheck`) is a built-in check; adding one is adding its
-module here and its repro (docs/checks.md, "A built-in check"). A check whose parameters are not yet among
-`repro.parameters`' registers them in its own module, as its repro does when it starts.
+module here, its repro, and its parameters' one registration in `repro/parameters.py`, which both halves read
+(docs/checks.md, "A built-in check").
 """
 
 from __future__ import annotations

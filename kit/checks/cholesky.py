@@ -1,21 +1,15 @@
 """The cholesky check: does a batch-sharded jnp.linalg.cholesky split across devices? (`repro.cholesky_scaling`)
 
 The scaling check's question for another op, as one module: its parameters (scaling's rules for the keys it
-shares, registered here as its repro registers them when it starts), its key figure, and the summary figures
+shares, registered once in `repro.parameters`), its key figure, and the summary figures
 read off the compiled HLO.
 """
 
 from __future__ import annotations
 
-from repro import parameters as parameter_rules
 
 from .builtin import SPEEDUP_DEVICE_COUNTS, BuiltinCheck, Summary, batch_words, number_text
 
-KEYS = ("devices", "batch", "matrix_size", "dtype", "repeats", "warmup", "seed")
-DEFAULTS: dict[str, object] = {"devices": [1, 2, 4], "batch": 4096, "matrix_size": 32, "dtype": "float32",
-                            "repeats": 5, "warmup": 1, "seed": 0}
-parameter_rules.register("cholesky", {key: parameter_rules.RULES["scaling"][key] for key in KEYS}, DEFAULTS,
-                         cross=parameter_rules.even_split_problems)
 
 
 def key_figure(summary: Summary) -> str:

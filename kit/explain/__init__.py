@@ -18,18 +18,18 @@ from ..targets import JAX_PLATFORM
 from ..config import Matrix
 from ..hlo import HOLDS_WHOLE, FingerprintState
 from ..json_types import as_object
-from ..project import catalogue_folders, legacy_known_problems
+from ..config import catalogue_folders, legacy_known_problems
 from ..reproduce_line import reproduce_text
 from ..errors import StorageError
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
 from . import answer as answers
 from .capture import Capture, capture_release, devices_had, kit_files_sentence, processes_problem
 from .known import KnownFingerprint, load as load_known
-from .options import HELP, Options, parse
+from .options import HELP, ExplainOptions, parse
 from .report import write_reports
 
 
-__all__ = ["main", "short_answer", "Options", "Capture"]
+__all__ = ["main", "short_answer", "ExplainOptions", "Capture"]
 
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> int:
@@ -84,7 +84,7 @@ def paste_ready(lines: Sequence[str], matrix: Matrix) -> list[str]:
     return shown
 
 
-def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[KnownFingerprint]) -> list[str]:
+def short_answer(options: ExplainOptions, captures: Sequence[Capture], known: Sequence[KnownFingerprint]) -> list[str]:
     """The console's answer, at most MAX_LINES - 1 lines (the last is where the tables went)."""
     where = f"{options.backend}" + (f", {_devices(options, captures)}" if options.devices else "")
     if options.target:
@@ -112,14 +112,14 @@ def short_answer(options: Options, captures: Sequence[Capture], known: Sequence[
     return lines[:answers.MAX_LINES - 1 - len(tail)] + tail
 
 
-def _platform(options: Options) -> str:
+def _platform(options: ExplainOptions) -> str:
     """The platform compiled for, as jax and the catalogue's ``shows_on`` read it (``gpu`` for a CUDA target: issue
     58's "not: on cuda (it shows on cpu, gpu)" held the backend's name against jax's)."""
     backend = options.target.platform if options.target else options.backend
     return JAX_PLATFORM.get(backend, backend)
 
 
-def _devices(options: Options, captures: Sequence[Capture]) -> str:
+def _devices(options: ExplainOptions, captures: Sequence[Capture]) -> str:
     """The host devices as JAX had them: the kit's ``--devices``, or what the program made of them
     (``jax_num_cpu_devices``, its own XLA_FLAGS), per release where they differ."""
     had = {n for n in (devices_had(c) for c in captures) if n is not None}
@@ -128,7 +128,7 @@ def _devices(options: Options, captures: Sequence[Capture]) -> str:
     return "/".join(str(n) for n in sorted(had)) + f" host devices (the program's own; the kit asked for {options.devices})"
 
 
-def _release_lines(capture: Capture, options: Options, room: int) -> list[str]:
+def _release_lines(capture: Capture, options: ExplainOptions, room: int) -> list[str]:
     """What one release says, its first line without the release's name (`short_answer` puts the names)."""
     name = ""
     if not capture.compiled:

@@ -36,7 +36,7 @@ _VERBS = {"lu": ("factorises", "LU"), "cholesky": ("factorises", "Cholesky"), "q
 
 
 @dataclass(frozen=True)
-class Line:
+class SourceLine:
     """One source line's flagged fingerprints on one release, and what they cost."""
 
     location: str
@@ -52,17 +52,17 @@ class Line:
         return sum((f.global_batch or 0) for f in self.prints if f.state in HOLDS_WHOLE)
 
 
-def flagged_lines(capture: Capture, cwd: Path) -> list[Line]:
+def flagged_lines(capture: Capture, cwd: Path) -> list[SourceLine]:
     """The release's source lines with a whole, gathered or communication fingerprint, worst first."""
     by_line: dict[str, list[Fingerprint]] = {}
     for fingerprint in capture.fingerprints:
         if fingerprint.flagged:
             by_line.setdefault(fingerprint.location or fingerprint.op_path or UNNAMED, []).append(fingerprint)
-    lines = [Line(where, _call(where, prints[0].function, cwd), tuple(prints)) for where, prints in by_line.items()]
+    lines = [SourceLine(where, _call(where, prints[0].function, cwd), tuple(prints)) for where, prints in by_line.items()]
     return sorted(lines, key=lambda line: (-line.bytes_moved, -line.repeated, line.location))
 
 
-def sentence(line: Line) -> str:
+def sentence(line: SourceLine) -> str:
     """``train.py:37 `jnp.linalg.slogdet`: every device factorises all 1024 matrices (LU, forward), ...``."""
     work = [f for f in line.prints if f.state in HOLDS_WHOLE]
     parts: list[str] = []

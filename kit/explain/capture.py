@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from repro.contract import json_safe
 
 from ..log_events import Log
-from ..records import Outcome, Record, RecordHead, Status, new_record
+from ..records import RunOutcome, Record, RecordHead, Status, new_record
 from ..json_types import JsonObject, as_object, as_text
 from .. import __version__
 from ..config import Matrix
@@ -31,7 +31,7 @@ from .. import launch
 from ..run import explained, explained_ranks, runner, script_runs, targeted
 from ..run.kit_files import watching
 from ..run.shared_runs import DumpedRun, partitions
-from .options import Options
+from .options import ExplainOptions
 
 
 
@@ -82,14 +82,14 @@ def _objects(value: object) -> list[JsonObject]:
     return [as_object(item) for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def capture_release(matrix: Matrix, options: Options, release: str, log: Log, reproduce: str) -> Capture:
+def capture_release(matrix: Matrix, options: ExplainOptions, release: str, log: Log, reproduce: str) -> Capture:
     """Run the program on ``release`` ("" with ``--python``: that interpreter's) and read its compiles."""
     started = time.monotonic()
     target = options.target
     too_old = targeted.release_too_old(target, release) if target else ""
     if too_old:  # said before anything is resolved or downloaded
         assert target is not None
-        unbuilt = Outcome(Status.NOT_INSTALLABLE, reason=too_old)
+        unbuilt = RunOutcome(Status.NOT_INSTALLABLE, reason=too_old)
         return Capture(release, json_safe(new_record(_head(options, release, None, reproduce), unbuilt,
                                                      target=target.to_json())))
     check = script_check("explain", options.program, host_devices=options.devices, timeout_s=options.timeout_s)
@@ -105,13 +105,13 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
     jax = prepared.jax or release
     head = _head(options, jax, prepared, reproduce)
     if prepared.environment is None or prepared.cannot_test:
-        unbuilt = Outcome(Status.NOT_INSTALLABLE, reason=prepared.problem or prepared.cannot_test or "")
+        unbuilt = RunOutcome(Status.NOT_INSTALLABLE, reason=prepared.problem or prepared.cannot_test or "")
         record = new_record(head, unbuilt, duration_s=round(time.monotonic() - started, 2), fingerprints=[])
         return Capture(jax, json_safe(record))
     env = prepared.environment
     runs: list[DumpedRun] = []
 
-    def dumped() -> Outcome:
+    def dumped() -> RunOutcome:
         if options.processes > 1:  # one program as N processes: every rank's compile read (docs/cluster.md)
             runs.append(explained_ranks.dumped_ranks(
                 env, check, options.backend, options.timeout_s, log, options.launch_spec,
@@ -139,7 +139,7 @@ def capture_release(matrix: Matrix, options: Options, release: str, log: Log, re
     return Capture(jax, json_safe(record), run.fingerprints)
 
 
-def _head(options: Options, jax: str, prepared: Prepared | None, reproduce: str) -> RecordHead:
+def _head(options: ExplainOptions, jax: str, prepared: Prepared | None, reproduce: str) -> RecordHead:
     """What an explain record says before the program runs: which program, asked of which release, how installed
     (nothing, for a release the target cannot be compiled on: ``prepared`` None)."""
     target: JsonObject = {"target": options.target.name} if options.target else {}
@@ -154,7 +154,7 @@ def _head(options: Options, jax: str, prepared: Prepared | None, reproduce: str)
     return RecordHead(program, requested, install_facts(prepared), identity.to_json(), reproduce)
 
 
-def _shown_source(path: str, options: Options) -> str:
+def _shown_source(path: str, options: ExplainOptions) -> str:
     """A source file as reports name it: relative to the folder the program was called from, never absolute."""
     if not os.path.isabs(path):
         return path
@@ -162,7 +162,7 @@ def _shown_source(path: str, options: Options) -> str:
     return path.rsplit("/", 1)[-1] if relative.startswith("..") else relative
 
 
-def _run_section(ran: Outcome, tail: list[str]) -> JsonObject:
+def _run_section(ran: RunOutcome, tail: list[str]) -> JsonObject:
     """The program's own run, as a script check's: its status, exit, reason and last lines."""
     said = ran.evidence.get("output_tail")
     run: JsonObject = {"status": ran.status, "exit_code": ran.evidence.get("exit_code"), "reason": ran.reason,
@@ -172,7 +172,7 @@ def _run_section(ran: Outcome, tail: list[str]) -> JsonObject:
     return run
 
 
-def explained_outcome(run: DumpedRun, changed: list[str], options: Options) -> Outcome:
+def explained_outcome(run: DumpedRun, changed: list[str], options: ExplainOptions) -> RunOutcome:
     """Explain's own states over the program's run (a named step): ``ran`` where it ran to its end, ``partial``
     where it compiled something and then failed or ran out of time, ``compiled-nothing``; one sentence on what
     was read of it, the environment as the run said it."""
@@ -206,7 +206,7 @@ def explained_outcome(run: DumpedRun, changed: list[str], options: Options) -> O
     if isinstance(dropped, int) and dropped and isinstance(limit, int):
         reason += (f"; the dump passed {limit // 2**20} MiB, so "
                    f"{dropped} file(s) compiled after that were not read")
-    return Outcome(status, None, reason, environment=dict(ran.environment or {}))
+    return RunOutcome(status, None, reason, environment=dict(ran.environment or {}))
 
 
 def kit_files_sentence(changed: list[str]) -> str:
@@ -218,7 +218,7 @@ def kit_files_sentence(changed: list[str]) -> str:
             "(restore them, e.g. git checkout / git status)")
 
 
-def _program_said(facts: JsonObject, options: Options) -> str:
+def _program_said(facts: JsonObject, options: ExplainOptions) -> str:
     """What the program did to the run that the reason must carry: XLA_FLAGS set by itself (the kit's dump flags
     were merged back in), and a device count other than the one the kit asked for."""
     said = ""
@@ -272,7 +272,7 @@ def devices_had(capture: Capture) -> int | None:
     return count if isinstance(count, int) else None
 
 
-def _how_it_ended(ran: Outcome, options: Options, tail: list[str]) -> str:
+def _how_it_ended(ran: RunOutcome, options: ExplainOptions, tail: list[str]) -> str:
     evidence = ran.evidence
     code = evidence.get("exit_code")
     running = evidence.get("left_running")

@@ -1,4 +1,4 @@
-"""``explain PROGRAM [ARGS...]``'s command line, read once into `Options`.
+"""``explain PROGRAM [ARGS...]``'s command line, read once into `ExplainOptions`.
 
 The kit's own options are taken wherever they stand; every other word after
 PROGRAM is the program's, and everything after ``--`` is the program's even
@@ -33,7 +33,7 @@ _TIP = "e.g. nox -s explain -- examples/programs/train_slogdet.py --releases 0.4
 
 
 @dataclass(frozen=True)
-class Options:
+class ExplainOptions:
     program: Path
     """Absolute; the program runs as ``python PROGRAM ARGS`` in ``cwd``."""
     args: tuple[str, ...]
@@ -61,7 +61,7 @@ class Options:
         return launch.LaunchSpec(self.processes, per_process, self.hosts)
 
 
-def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Options:
+def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> ExplainOptions:
     """The options, each checked where it enters; UsageError with one sentence and a tip otherwise."""
     words = list(argv)
     tail = words[words.index("--") + 1:] if "--" in words else []
@@ -96,13 +96,13 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
     releases = _releases(matrix, known.releases, known.python is not None)
     python = _interpreter(known.python, folder)
     backend = "cpu" if target else _backend(known.backend, python)
-    options = Options(program=program, args=tuple(rest[1:] + tail), cwd=folder, releases=releases,
+    options = ExplainOptions(program=program, args=tuple(rest[1:] + tail), cwd=folder, releases=releases,
                       python=python, devices=devices if backend == "cpu" else None,
                       backend=backend, timeout_s=known.timeout, target=target, shown=_shown(program, folder))
     return _processes(options, known.processes, known.launcher, known.hosts)
 
 
-def _processes(options: Options, processes: int, launcher: str | None, hosts: str | None) -> Options:
+def _processes(options: ExplainOptions, processes: int, launcher: str | None, hosts: str | None) -> ExplainOptions:
     """``--processes N [--launcher NAME] [--hosts A,B]``: checked before anything is built."""
     if processes < 1:
         raise UsageError(f"--processes must be 1 or more, got {processes}", "e.g. --processes 2")

@@ -72,7 +72,6 @@ FLAGGED = frozenset({*HOLDS_WHOLE, FingerprintState.COMMUNICATION})
 EXPORTED_CALL = "call_exported"  # the op path's step into a module compiled from a jax.export
 FEED_HOPS = 6  # how far up a linalg op's operands a collective still "feeds" it
 
-_JIT = re.compile(r"^p?jit\(([^()]*)\)$")
 _JIT_ANY = re.compile(r"^p?jit\(.*\)$")
 _MAIN = frozenset({"jit(main)", "pjit(main)"})
 _FUNCTION = re.compile(r"jit\(([A-Za-z_]\w*)\)")

@@ -44,7 +44,6 @@ from packaging.version import InvalidVersion, Version
 
 from ..log_events import Event, Kind, Log, detail
 from ..config import Matrix
-from ..check_settings import Check
 from ..errors import UsageError
 from ..json_types import JsonObject
 from ..history.source import History
@@ -213,7 +212,7 @@ def prepare_existing(matrix: Matrix, existing: ExistingPython, check: str, log: 
     (not an interpreter, a release or backend other than asked) is `UsageError`.
     """
     interpreter = inspect_interpreter(existing.python)
-    needed = _needed(requires)  # the check's own, and any --requires, as the runner merged them
+    needed = needed_packages(requires)  # the check's own, and any --requires, as the runner merged them
     log(f"{existing.python}: Python {interpreter.python_version}, used as it is "
         "(nothing is resolved or installed, no index is asked)")
     log(f"found {interpreter.versions(needed)}; {interpreter.report()}; "
@@ -242,12 +241,8 @@ def prepare_existing(matrix: Matrix, existing: ExistingPython, check: str, log: 
     return prepared
 
 
-def needed_packages(check: Check) -> tuple[str, ...]:
-    """What ``check`` must be able to import: `NEEDED`, then its own ``requires`` by name."""
-    return _needed(check.requires)
-
-
-def _needed(requires: tuple[str, ...]) -> tuple[str, ...]:
+def needed_packages(requires: tuple[str, ...]) -> tuple[str, ...]:
+    """What a check must be able to import: `NEEDED`, then its ``requires`` by name (looked for, never installed)."""
     names = list(NEEDED)
     for requirement in requires:
         try:

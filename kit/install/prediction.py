@@ -100,15 +100,6 @@ def jaxlib_requirement(index: PackageIndex, version: str, backend: str) -> Speci
     return spec
 
 
-def pinned_jaxlib(index: PackageIndex, version: str, backend: str) -> str | None:
-    """The newest jaxlib on the index that ``jax[<extra>]==version`` accepts (what a resolver picks)."""
-    spec = jaxlib_requirement(index, version, backend)
-    if spec is None:
-        return None
-    accepted = [v for v in index.project("jaxlib").versions() if spec.contains(v)]
-    return str(accepted[-1]) if accepted else _pinned(spec)
-
-
 def _pinned(spec: SpecifierSet) -> str | None:
     """The one version ``==X`` or ``<=X,>=X`` names, if it names one."""
     exact = [s.version for s in spec if s.operator == "=="]

@@ -17,7 +17,7 @@ from typing import Sequence
 from ..config import Matrix
 from .envs import Env, available_pythons, env_path, finished_env
 from ..errors import ArchiveUnreachable, IndexUnreachable, UsageError
-from ..project import index_pages
+from ..config import index_pages
 from .index import PackageIndex
 from .key import InstallKey
 from .pages import plan_pages, require_pages
@@ -66,7 +66,7 @@ class ResolvedRelease:
 
 def open_index(matrix: Matrix) -> PackageIndex:
     """The package index matrix.toml names (one per driver, so its pages are read once); for jax-kit, its pages
-    kept in the user cache (`kit.project.index_pages`)."""
+    kept in the user cache (`kit.config.index_pages`)."""
     return PackageIndex(matrix.install.index_url, index_pages(matrix))
 
 

@@ -18,10 +18,10 @@ from typing import Sequence
 from ..json_types import JsonObject
 from ..markdown_text import inert, text as md
 from .catalogue import Entry
-from .measured import Measurement, Outcome, compiled_not_run, load_measurements, measured_problem, ranges
+from .measured import Measurement, Presence, compiled_not_run, load_measurements, measured_problem, ranges
 
 @dataclass(frozen=True)
-class Finding:
+class AuditFinding:
     entry: Entry
     here: Measurement
     expected: bool | None
@@ -53,29 +53,29 @@ class Finding:
                 "upstream": self.entry.upstream, "fix_commit": self.entry.fix_commit}
 
 
-def finding(entry: Entry, here: Measurement, catalogue: Path) -> Finding:
+def finding(entry: Entry, here: Measurement, catalogue: Path) -> AuditFinding:
     """The run beside the entry's measured range on the same backend (compiled for the same target)."""
     unreadable = measured_problem(catalogue, entry.id)
     span = next((r for r in ranges(load_measurements(catalogue, entry.id))
                  if (r.backend, r.target) == (here.backend, here.target)), None)
     if span is None:
-        return Finding(entry, here, None, None, False, unreadable)
-    return Finding(entry, here, span.holds(here.release), span.fixed_in, span.open)
+        return AuditFinding(entry, here, None, None, False, unreadable)
+    return AuditFinding(entry, here, span.holds(here.release), span.fixed_in, span.open)
 
 
-def present(findings: Sequence[Finding]) -> list[Finding]:
-    return [f for f in findings if f.applies and f.here.outcome is Outcome.PRESENT]
+def present(findings: Sequence[AuditFinding]) -> list[AuditFinding]:
+    return [f for f in findings if f.applies and f.here.outcome is Presence.PRESENT]
 
 
-def nothing_tested(findings: Sequence[Finding]) -> bool:
+def nothing_tested(findings: Sequence[AuditFinding]) -> bool:
     """No check that applies here decided anything (each untested): "none found" would be a verdict never made."""
     applies = [f for f in findings if f.applies]
-    return bool(applies) and all(f.here.outcome is Outcome.UNTESTED for f in applies)
+    return bool(applies) and all(f.here.outcome is Presence.UNTESTED for f in applies)
 
 
-def verdict_line(findings: Sequence[Finding], installation: str) -> str:
+def verdict_line(findings: Sequence[AuditFinding], installation: str) -> str:
     found = present(findings)
-    untested = [f for f in findings if f.applies and f.here.outcome is Outcome.UNTESTED]
+    untested = [f for f in findings if f.applies and f.here.outcome is Presence.UNTESTED]
     said = f"; untested: {', '.join(f.entry.id for f in untested)}" if untested else ""
     if nothing_tested(findings):
         reasons = Counter(shown(f.here.reason) for f in untested).most_common(1)
@@ -87,15 +87,15 @@ def verdict_line(findings: Sequence[Finding], installation: str) -> str:
            f"{', '.join(f.entry.id for f in found)}{said}"
 
 
-def table(findings: Sequence[Finding]) -> list[str]:
+def table(findings: Sequence[AuditFinding]) -> list[str]:
     """The markdown table, one row per problem (present first)."""
-    order = sorted(findings, key=lambda f: (f.here.outcome is not Outcome.PRESENT, f.entry.id))
+    order = sorted(findings, key=lambda f: (f.here.outcome is not Presence.PRESENT, f.entry.id))
     rows = ["| problem | here | measured range says | safe release | workaround |", "|---|---|---|---|---|"]
     for f in order:
         here = f.outcome_text
         says = f.unreadable or {True: "present", False: "absent", None: "not measured near this release"}[f.expected]
-        if f.expected is not None and f.applies and f.here.outcome is not Outcome.UNTESTED \
-                and f.expected != (f.here.outcome is Outcome.PRESENT):
+        if f.expected is not None and f.applies and f.here.outcome is not Presence.UNTESTED \
+                and f.expected != (f.here.outcome is Presence.PRESENT):
             says += " (differs from this run: the run is the answer here)"
         safe = safe_release(f)
         rows.append(f"| {md(f.entry.id)}: {md(f.entry.title)} | {md(here)} ({md(shown(f.here.reason))}) | {md(says)} "
@@ -103,7 +103,7 @@ def table(findings: Sequence[Finding]) -> list[str]:
     return rows
 
 
-def safe_release(f: Finding) -> str:
+def safe_release(f: AuditFinding) -> str:
     """``jax >= 0.4.36``, ``none yet (open)``, or why the kit cannot say."""
     if f.fixed_in:
         return f"jax >= {f.fixed_in}"
@@ -112,7 +112,7 @@ def safe_release(f: Finding) -> str:
     return "cannot tell (its measurements cannot be read)" if f.unreadable else "not measured"
 
 
-def console_table(findings: Sequence[Finding]) -> list[str]:
+def console_table(findings: Sequence[AuditFinding]) -> list[str]:
     """The problems present, as pip-audit prints its table: each with the safe release and the workaround."""
     found = present(findings)
     if not found:

@@ -20,7 +20,7 @@ from ..atomic_files import atomic_write_texts
 from ..json_types import JsonObject
 from ..markdown_text import text as md
 from ..targets import Target
-from .audit import Finding, console_table, present, table
+from .audit import AuditFinding, console_table, present, table
 
 SCHEMA = "jax-kit-audit/1"
 """The audit JSON's ``schema``: a program reading it checks it (a change of meaning gets a new number)."""
@@ -58,13 +58,13 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
 
 
-def answer_lines(findings: Sequence[Finding], line: str) -> list[str]:
+def answer_lines(findings: Sequence[AuditFinding], line: str) -> list[str]:
     """The verdict, then the table of problems present (safe release, workaround)."""
     rows = console_table(findings)
     return [line, *([""] + rows if rows else [])]
 
 
-def document(audited: Audited, findings: Sequence[Finding], line: str, skipped: Sequence[str],
+def document(audited: Audited, findings: Sequence[AuditFinding], line: str, skipped: Sequence[str],
              nothing_tested: bool) -> JsonObject:
     aimed: JsonObject = ({"target": audited.target.to_json(), "compiled_not_run": audited.target.compiled_not_run}
                          if audited.target else {})
@@ -75,7 +75,7 @@ def document(audited: Audited, findings: Sequence[Finding], line: str, skipped: 
             "findings": [f.to_json() for f in findings], "not_run": list(skipped)}
 
 
-def markdown(audited: Audited, findings: Sequence[Finding], line: str, skipped: Sequence[str],
+def markdown(audited: Audited, findings: Sequence[AuditFinding], line: str, skipped: Sequence[str],
              records: Path) -> str:
     return "\n".join([f"# Audit: {audited.installation}", "", f"**{line}**", "", *table(findings), "",
                       *(f"- {md(said)}" for said in skipped), *([""] if skipped else []),

@@ -32,7 +32,7 @@ from ..run.runner import RunRequest, prepare
 from ..run.script_runs import run_child, scratch_dir, script_env
 from .batch_records import BatchRecords
 from .catalogue import Entry
-from .measured import Measurement, Outcome
+from .measured import Measurement, Presence
 from .runs import run_entry
 
 
@@ -66,7 +66,7 @@ def _grouped(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: Pa
     if recorded and (prepared.environment is None or prepared.cannot_test):  # each alone: its record says why
         return [run_entry(matrix, entry, log, records_dir, version=version, existing=existing) for entry in entries]
     if prepared.environment is None:
-        return [Measurement(release, backend, Outcome.UNTESTED, prepared.problem) for _ in entries]
+        return [Measurement(release, backend, Presence.UNTESTED, prepared.problem) for _ in entries]
     env = prepared.environment
     ready()
     read: Callable[[Entry, JsonObject], Measurement] = (
@@ -78,7 +78,7 @@ def _grouped(matrix: Matrix, entries: Sequence[Entry], log: Log, records_dir: Pa
         said = _batch(env, members, backend, log)
         if said.jax_error and not recorded:
             reason = f"JAX itself cannot import and run here ({said.jax_error}), so no check decides anything"
-            answered.update({e.id: Measurement(release, backend, Outcome.UNTESTED, reason) for e in members})
+            answered.update({e.id: Measurement(release, backend, Presence.UNTESTED, reason) for e in members})
         for entry in members:
             result = said.results.get(entry.id)
             if result is not None and entry.id not in answered:
@@ -156,21 +156,21 @@ def _measurement(result: JsonObject, release: str, backend: str, timeout_s: int 
     tail = [str(line) for line in said] if isinstance(said, list) else []
     last = tail[-1] if tail else ""
     if code is None and result.get("timed_out") is True:
-        return Measurement(release, backend, Outcome.UNTESTED,
+        return Measurement(release, backend, Presence.UNTESTED,
                            f"the script did not finish within {f'{timeout_s} s' if timeout_s else 'its timeout'}, so "
                            f"it decided nothing{f': {last}' if last else ''}")
     if isinstance(code, int) and code < 0:
         name = _signal_name(-code)
-        return Measurement(release, backend, Outcome.UNTESTED,
+        return Measurement(release, backend, Presence.UNTESTED,
                            f"the script was killed by signal {-code}{f' ({name})' if name else ''}, so it decided "
                            f"nothing: {last}")
     if code == 0:
-        return Measurement(release, backend, Outcome.ABSENT, f"the script exited 0 (unaffected): {last}")
+        return Measurement(release, backend, Presence.ABSENT, f"the script exited 0 (unaffected): {last}")
     if code == 125:
-        return Measurement(release, backend, Outcome.UNTESTED, f"the script exited 125 (cannot tell here): {last}")
+        return Measurement(release, backend, Presence.UNTESTED, f"the script exited 125 (cannot tell here): {last}")
     if isinstance(code, int) and 1 <= code <= 127:
-        return Measurement(release, backend, Outcome.PRESENT, f"the script exited {code} (affected): {last}")
-    return Measurement(release, backend, Outcome.UNTESTED, f"the script exited {code!r}: {last}")
+        return Measurement(release, backend, Presence.PRESENT, f"the script exited {code} (affected): {last}")
+    return Measurement(release, backend, Presence.UNTESTED, f"the script exited {code!r}: {last}")
 
 
 def _signal_name(number: int) -> str:

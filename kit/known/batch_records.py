@@ -22,7 +22,7 @@ from ..config import Matrix
 from ..install import Environment, Prepared
 from ..json_types import JsonObject
 from ..log_events import Log
-from ..records import Outcome, new_record
+from ..records import RunOutcome, new_record
 from ..run import failures
 from ..run.child_processes import Ended
 from ..run.facts import host_facts, job_facts
@@ -66,7 +66,7 @@ class BatchRecords:
         path = records.save_record(record, self.records_dir)
         return measurement_of(record, path, self.version)
 
-    def _outcome(self, entry: Entry, result: JsonObject) -> Outcome:
+    def _outcome(self, entry: Entry, result: JsonObject) -> RunOutcome:
         """As `kit.run.script_runs.run_script` reads the same exit and output of the script run alone."""
         said, code = result.get("tail"), result.get("exit")
         ended = Ended(code if isinstance(code, int) else None, [str(line) for line in said] if isinstance(said, list)

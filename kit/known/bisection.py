@@ -26,7 +26,7 @@ from ..records import release_key
 from .boundaries import RangeSearch, search_range
 from .catalogue import Entry
 from .measure import Job, run_jobs, today
-from .measured import Measurement, Outcome, load_measurements, save_measurements
+from .measured import Measurement, Presence, load_measurements, save_measurements
 
 OLDEST = "0.4.13"
 """The oldest release the catalogue's checks are written for (repro/ runs from 0.4.13 on)."""
@@ -46,7 +46,7 @@ def searchable(entry: Entry) -> bool:
     return not entry.targets and "cpu" in entry.shows_on
 
 
-def known_outcomes(measurements: Sequence[Measurement]) -> dict[str, Outcome]:
+def known_outcomes(measurements: Sequence[Measurement]) -> dict[str, Presence]:
     """Each release's outcome on CPU, the newest measurement of a release counting (a later run replaces one)."""
     return {m.release: m.outcome for m in measurements if not m.target and m.backend == "cpu"}
 
@@ -98,7 +98,7 @@ def measure_release(matrix: Matrix, jobs: Sequence[Job], log: Log, said: Callabl
         run_jobs(matrix, jobs, log, lambda place, now: said(jobs[place], now), isolated)
     except ArchiveUnreachable as unreachable:
         for job in jobs:
-            said(job, Measurement(job.release, "cpu", Outcome.UNTESTED, f"not installable here: {unreachable}"))
+            said(job, Measurement(job.release, "cpu", Presence.UNTESTED, f"not installable here: {unreachable}"))
 
 
 def _same_place(a: Measurement, b: Measurement) -> bool:

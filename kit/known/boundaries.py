@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from ..bisect.search import Outcome as Side
+from ..bisect.search import ProbeOutcome as Side
 from ..bisect.search import bisect
-from .measured import Outcome
+from .measured import Presence
 
 __all__ = ["Boundary", "RangeSearch", "search_range"]
 
@@ -71,30 +71,30 @@ class _Wanted(Exception):
         self.release = release
 
 
-Classify = Callable[[Outcome], Side]
+Classify = Callable[[Presence], Side]
 
 
-def _present_new(outcome: Outcome) -> Side:
+def _present_new(outcome: Presence) -> Side:
     """Introduced: absent is the old side, present the new; untested is a skip."""
-    return {Outcome.ABSENT: Side.GOOD, Outcome.PRESENT: Side.BAD}.get(outcome, Side.SKIP)
+    return {Presence.ABSENT: Side.GOOD, Presence.PRESENT: Side.BAD}.get(outcome, Side.SKIP)
 
 
-def _absent_new(outcome: Outcome) -> Side:
+def _absent_new(outcome: Presence) -> Side:
     """Fixed: present is the old side, absent the new; untested is a skip."""
-    return {Outcome.PRESENT: Side.BAD, Outcome.ABSENT: Side.GOOD}.get(outcome, Side.SKIP)
+    return {Presence.PRESENT: Side.BAD, Presence.ABSENT: Side.GOOD}.get(outcome, Side.SKIP)
 
 
-def _decided_new(outcome: Outcome) -> Side:
+def _decided_new(outcome: Presence) -> Side:
     """Where the check starts to decide (older releases lack what it calls): untested old, decided new."""
-    return Side.GOOD if outcome is Outcome.UNTESTED else Side.BAD
+    return Side.GOOD if outcome is Presence.UNTESTED else Side.BAD
 
 
-def _untested_new(outcome: Outcome) -> Side:
+def _untested_new(outcome: Presence) -> Side:
     """Where the check stops deciding (newer releases removed what it calls): decided old, untested new."""
-    return Side.GOOD if outcome is Outcome.UNTESTED else Side.BAD
+    return Side.GOOD if outcome is Presence.UNTESTED else Side.BAD
 
 
-def _split(candidates: Sequence[str], known: Mapping[str, Outcome], classify: Classify, old: Side
+def _split(candidates: Sequence[str], known: Mapping[str, Presence], classify: Classify, old: Side
            ) -> tuple[str, str, tuple[str, ...]] | str:
     """`bisect` over ``candidates`` (their ends known, on the two sides): (last old, first new, unknown between),
     or the release it needs measured next."""
@@ -110,9 +110,9 @@ def _split(candidates: Sequence[str], known: Mapping[str, Outcome], classify: Cl
     return found.last_same, found.first_different, tuple(found.ambiguous)
 
 
-def _introduced(candidates: Sequence[str], known: Mapping[str, Outcome], first: int) -> Boundary | str:
+def _introduced(candidates: Sequence[str], known: Mapping[str, Presence], first: int) -> Boundary | str:
     """The boundary below the oldest present release (index ``first``), or the release to measure next."""
-    below = [i for i in range(first) if known.get(candidates[i]) is Outcome.ABSENT]
+    below = [i for i in range(first) if known.get(candidates[i]) is Presence.ABSENT]
     if below:  # absent, then present: bisect between the newest absent and the oldest present
         found = _split(candidates[below[-1]:first + 1], known, _present_new, Side.GOOD)
         return found if isinstance(found, str) else Boundary("introduced", *found)
@@ -128,9 +128,9 @@ def _introduced(candidates: Sequence[str], known: Mapping[str, Outcome], first: 
     return Boundary("introduced", None, found[1], tuple(candidates[:candidates.index(found[1])]))
 
 
-def _fixed(candidates: Sequence[str], known: Mapping[str, Outcome], last: int) -> Boundary | str:
+def _fixed(candidates: Sequence[str], known: Mapping[str, Presence], last: int) -> Boundary | str:
     """The boundary above the newest present release (index ``last``), or the release to measure next."""
-    above = [i for i in range(last + 1, len(candidates)) if known.get(candidates[i]) is Outcome.ABSENT]
+    above = [i for i in range(last + 1, len(candidates)) if known.get(candidates[i]) is Presence.ABSENT]
     if above:  # present, then absent: bisect between the newest present and the oldest absent after it
         found = _split(candidates[last:above[0] + 1], known, _absent_new, Side.BAD)
         return found if isinstance(found, str) else Boundary("fixed", *found)
@@ -146,7 +146,7 @@ def _fixed(candidates: Sequence[str], known: Mapping[str, Outcome], last: int) -
     return Boundary("fixed", found[0], None, tuple(candidates[candidates.index(found[0]) + 1:]))
 
 
-def search_range(candidates: Sequence[str], known: Mapping[str, Outcome], seeds: Sequence[str] = ()) -> RangeSearch:
+def search_range(candidates: Sequence[str], known: Mapping[str, Presence], seeds: Sequence[str] = ()) -> RangeSearch:
     """The next releases to measure, or the two boundaries, from the outcomes ``known`` so far.
 
     ``candidates``: every release to search, oldest first (not installable ones too: measured, they decide
@@ -163,7 +163,7 @@ def search_range(candidates: Sequence[str], known: Mapping[str, Outcome], seeds:
     if not candidates:
         return RangeSearch((), note="no release to search")
     known = {c: known[c] for c in candidates if c in known}
-    present = [i for i, c in enumerate(candidates) if known.get(c) is Outcome.PRESENT]
+    present = [i for i, c in enumerate(candidates) if known.get(c) is Presence.PRESENT]
     # The seeds only while no release is known to hold the problem: one is all the two bisects need.
     first = [candidates[0], candidates[-1], *(c for c in seeds if c in candidates and not present)]
     ends = tuple(sorted(dict.fromkeys(c for c in first if c not in known), key=candidates.index))

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from ..config import is_release_number
 from ..errors import ConfigError
-from ..package_files import default_file
+from ..package_files import catalogue_folder
 from ..errors import UsageError
 from ..json_types import JsonObject, TomlTable
 from ..target_files import looks_like_file
@@ -95,13 +95,6 @@ class Entry:
                 "difference": asdict(self.difference) if self.difference else None,
                 "matrix_check": self.matrix_check or None,
                 **({"targets": [t.name for t in self.targets]} if self.targets else {})}
-
-
-def catalogue_folder() -> Path:
-    """The package's catalogue: the copy a wheel carries in ``kit/defaults/known``, else the repository's ``known/``."""
-    shipped = default_file("known")  # a folder: default_file's is_file() test never picks the wheel's copy
-    carried = Path(__file__).resolve().parents[1] / "defaults" / "known"
-    return carried if carried.is_dir() else shipped
 
 
 def load_catalogue(folder: Path | None = None) -> list[Entry]:

@@ -34,7 +34,8 @@ from .audit import finding, not_run_lines, nothing_tested, present, shown, verdi
 from .audit_report import Audited, answer_lines, document, markdown, write_report
 from .audit_refusals import refuse_what_cannot_run
 from .measured import Measurement
-from .catalogue import Entry, catalogue_folder, load_catalogue
+from ..package_files import catalogue_folder
+from .catalogue import Entry, load_catalogue
 from .listing import entry_json, listing
 from .measure import measure, records_folder, verify
 from .runs import run_entry

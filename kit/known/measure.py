@@ -23,7 +23,7 @@ from ..records import release_key
 from ..targets import Target
 from .batch import measured_runs
 from .catalogue import Entry
-from .measured import Measurement, Outcome, compiled_not_run, load_measurements, measured_problem, save_measurements
+from .measured import Measurement, Presence, compiled_not_run, load_measurements, measured_problem, save_measurements
 from .runs import run_entry
 
 
@@ -54,7 +54,7 @@ def measure(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log,
             print(f"{job.entry.id}: written {path}", flush=True)
 
     runs = run_jobs(matrix, jobs, log, said, isolated)
-    return sum(m.outcome is Outcome.UNTESTED for m in runs)
+    return sum(m.outcome is Presence.UNTESTED for m in runs)
 
 
 def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log, isolated: bool = False) -> list[str]:
@@ -70,7 +70,7 @@ def verify(matrix: Matrix, entries: Sequence[Entry], catalogue: Path, log: Log, 
                                                          f"never measured (run known --measure --only {entry.id})")
             continue
         for place, measured in enumerate(stored):
-            if measured.outcome is Outcome.UNTESTED:
+            if measured.outcome is Presence.UNTESTED:
                 continue  # nothing was claimed there
             target = next((t for t in entry.targets if t.name == measured.target), None)
             if measured.target and target is None:

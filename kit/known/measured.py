@@ -22,7 +22,9 @@ from ..records import JsonTextError, Record, Status, Verdict, read_json, release
 from ..targets import parse_target
 
 
-class Outcome(str, enum.Enum):
+class Presence(str, enum.Enum):
+    """Was a known problem there in one measured run: present, absent, or untested."""
+
     PRESENT = "present"
     ABSENT = "absent"
     UNTESTED = "untested"
@@ -33,7 +35,7 @@ class Outcome(str, enum.Enum):
 class Measurement:
     release: str
     backend: str
-    outcome: Outcome
+    outcome: Presence
     reason: str
     """The record's reason: what the check printed or why nothing was decided."""
     record: str = ""
@@ -47,19 +49,19 @@ class Measurement:
 
     @staticmethod
     def from_json(data: Mapping[str, object]) -> "Measurement":
-        return Measurement(str(data["release"]), str(data["backend"]), Outcome(data["outcome"]),
+        return Measurement(str(data["release"]), str(data["backend"]), Presence(data["outcome"]),
                            str(data.get("reason", "")), str(data.get("record", "")), str(data.get("target", "")))
 
 
-def outcome_of(record: Mapping[str, object]) -> Outcome:
+def outcome_of(record: Mapping[str, object]) -> Presence:
     """A check's record as the catalogue counts it: affected holds the problem, unaffected does not."""
     kept = Record.of(record)
     if kept.status is not Status.RAN:
-        return Outcome.UNTESTED
+        return Presence.UNTESTED
     verdict = kept.verdict
     if verdict is Verdict.AFFECTED:
-        return Outcome.PRESENT
-    return Outcome.ABSENT if verdict is Verdict.UNAFFECTED else Outcome.UNTESTED
+        return Presence.PRESENT
+    return Presence.ABSENT if verdict is Verdict.UNAFFECTED else Presence.UNTESTED
 
 
 @dataclass(frozen=True)
@@ -138,21 +140,21 @@ def ranges(measurements: Sequence[Measurement]) -> list[Range]:
 
 def _range(backend: str, seen: list[Measurement], target: str = "") -> Range:
     seen = sorted(seen, key=lambda m: release_key(m.release))
-    decided = [m for m in seen if m.outcome is not Outcome.UNTESTED]
-    present = tuple(m.release for m in decided if m.outcome is Outcome.PRESENT)
-    absent = tuple(m.release for m in decided if m.outcome is Outcome.ABSENT)
+    decided = [m for m in seen if m.outcome is not Presence.UNTESTED]
+    present = tuple(m.release for m in decided if m.outcome is Presence.PRESENT)
+    absent = tuple(m.release for m in decided if m.outcome is Presence.ABSENT)
     introduced = fixed = None
     steps: dict[str, str] = {}  # the release after each step -> the release before it
     for before, after in zip(decided, decided[1:]):
-        if before.outcome is Outcome.ABSENT and after.outcome is Outcome.PRESENT and introduced is None:
+        if before.outcome is Presence.ABSENT and after.outcome is Presence.PRESENT and introduced is None:
             introduced = after.release
             steps[after.release] = before.release
-        if before.outcome is Outcome.PRESENT and after.outcome is Outcome.ABSENT:
+        if before.outcome is Presence.PRESENT and after.outcome is Presence.ABSENT:
             fixed = after.release  # the last such step: a problem that came back is open again until fixed after
             steps[after.release] = before.release
     if present and fixed is not None and release_key(fixed) < release_key(present[-1]):
         fixed = None
-    untested = tuple(m.release for m in seen if m.outcome is Outcome.UNTESTED)
+    untested = tuple(m.release for m in seen if m.outcome is Presence.UNTESTED)
 
     def between(after: str | None) -> tuple[str | None, tuple[str, ...]]:
         if after is None:

@@ -53,7 +53,7 @@ def entry_request(entry: Entry, records_dir: Path, *, version: str = "", existin
     # A target installs its compiler as the release's extra (jax[tpu]); JAX itself runs on CPU.
     backend = target.install_extra if target and existing is None else "cpu"
     return RunRequest(check=entry.id, version=version, backend=backend, script=entry_check(entry, target),
-                      existing=existing, records_dir=records_dir, echo=echo,
+                      existing=existing, records_dir=records_dir, echo=echo, target=target,
                       reproduce=f"jax-kit audit {where}{aimed} --only {entry.id}")
 
 

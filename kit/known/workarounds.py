@@ -19,9 +19,9 @@ from ..json_types import JsonObject
 from ..log_events import Log
 from .catalogue import Entry
 from .measure import Job, run_jobs, today
-from .measured import Measurement, Outcome, load_measurements, ranges, save_extra
+from .measured import Measurement, Presence, load_measurements, ranges, save_extra
 
-WORDS = {Outcome.ABSENT: "works", Outcome.PRESENT: "fails", Outcome.UNTESTED: "untested"}
+WORDS = {Presence.ABSENT: "works", Presence.PRESENT: "fails", Presence.UNTESTED: "untested"}
 """A workaround script's outcome in the catalogue's words: exit 0 (the problem gone with it) is *works*."""
 
 
@@ -56,13 +56,13 @@ def measure_workarounds(matrix: Matrix, entries: Sequence[Entry], catalogue: Pat
     runs = run_jobs(matrix, jobs, log, said, isolated)
     for entry_id, got in answers.items():
         save_extra(catalogue, entry_id, "workaround", workaround_json(got))
-    return sum(m.outcome is Outcome.UNTESTED for m in runs)
+    return sum(m.outcome is Presence.UNTESTED for m in runs)
 
 
 def workaround_json(runs: Sequence[Measurement]) -> JsonObject:
     """What ``known/measured/ID.json`` keeps: each run, and the releases it works and fails on."""
     return {"measured_on": today(),
-            "works_on": [m.release for m in runs if m.outcome is Outcome.ABSENT],
-            "fails_on": [m.release for m in runs if m.outcome is Outcome.PRESENT],
-            "untested_on": [m.release for m in runs if m.outcome is Outcome.UNTESTED],
+            "works_on": [m.release for m in runs if m.outcome is Presence.ABSENT],
+            "fails_on": [m.release for m in runs if m.outcome is Presence.PRESENT],
+            "untested_on": [m.release for m in runs if m.outcome is Presence.UNTESTED],
             "runs": [{**m.to_json(), "workaround": WORDS[m.outcome]} for m in runs]}

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..known.catalogue import Entry, UpstreamFix, catalogue_folder, load_catalogues
+from ..known.catalogue import Entry, UpstreamFix, load_catalogues
+from ..package_files import catalogue_folder
 from ..targets import JAX_PLATFORM
 
 UpstreamChange = UpstreamFix

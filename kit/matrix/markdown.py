@@ -7,7 +7,7 @@ from typing import Mapping
 from ..records import Status, Verdict
 from .metric_series import render_metrics
 from .model import AffectedRange, Report
-from .rows import Finding
+from .rows import CellFinding
 from ..markdown_text import code, text
 from ..text_bounds import CELL_CHARS, cut
 
@@ -88,7 +88,7 @@ def render_answer(report: Report) -> list[str]:
     return lines
 
 
-def _finding_text(cell: Finding | None) -> str:
+def _finding_text(cell: CellFinding | None) -> str:
     if cell is None:
         return "—"
     if cell.status == Status.NOT_INSTALLABLE:

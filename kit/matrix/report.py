@@ -20,7 +20,8 @@ from repro.contract import strict_json
 
 from ..atomic_files import atomic_write_texts
 from ..errors import StorageError
-from ..known.catalogue import catalogue_folder, load_catalogues
+from ..known.catalogue import load_catalogues
+from ..package_files import catalogue_folder
 from ..known.listing import entry_json
 from .known_problems import cited
 from .markdown import render_markdown

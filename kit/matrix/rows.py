@@ -1,7 +1,7 @@
 """The matrix's rows: one per release (and backend, machine), one per named environment, each check's finding.
 
 A row is what the newest record of each check there says, in a few words
-(`Finding`), and what those records say about where they ran. A named
+(`CellFinding`), and what those records say about where they ran. A named
 ``[[environment]]`` (a user's own installation) gets rows of its own, shown
 under the releases, labelled with its name and the versions found there.
 """
@@ -21,7 +21,7 @@ from ..text_bounds import REASON_CHARS, cut
 from ..json_types import as_list, as_object
 
 @dataclass
-class Finding:
+class CellFinding:
     """What one check found in one row: its newest record there, in a few words."""
 
     check: str
@@ -62,7 +62,7 @@ class Row:
     python: str
     jaxlib: str
     install: str
-    findings: dict[str, Finding]
+    findings: dict[str, CellFinding]
     reproduce: list[str]
     environment: str = ""
     """The ``[[environment]]`` of a user's own installation; "" for a release the kit built."""
@@ -179,7 +179,7 @@ def _install_status(group: list[LoadedRecord]) -> str:
     return "partly: " + "; ".join(reasons)
 
 
-def finding(entry: LoadedRecord, shown: Shown = Shown()) -> Finding:
+def finding(entry: LoadedRecord, shown: Shown = Shown()) -> CellFinding:
     """What one record says, as its cell shows it (with a Reproduce command that runs as written)."""
     record = entry.record
     check = str(record.check)
@@ -190,7 +190,7 @@ def finding(entry: LoadedRecord, shown: Shown = Shown()) -> Finding:
     summary = _backfilled(check, summary, evidence)
     figures = [key_figure(check, summary), failure_figure(evidence), packages_figure(record.environment)]
     figure = "; ".join(text for text in figures if text) if status == Status.RAN else ""
-    return Finding(
+    return CellFinding(
         check=check,
         status=status,
         verdict=record.verdict,

@@ -46,7 +46,7 @@ from ..install import InstallKey, open_index, PackageIndex, Prefetch, Prepared, 
 from ..run.facts import identity_here, job_label
 from ..run.runner import RunRequest, check_for, check_subject, prepare, run_check
 from ..targets import Target, parse_target
-from .target_cells import cell_parameters, takes_target, target_override, unplanned_identity, untested
+from .target_cells import cell_parameters, takes_target, unplanned_identity, untested
 from .progress import Progress, clock_text
 from ..slurm.jobs import SlurmOptions, require_controller, require_sbatch
 from ..slurm.task_output import TaskEnd
@@ -56,7 +56,7 @@ from .release_plans import plan_releases
 
 
 @dataclass(frozen=True)
-class Options:
+class SweepOptions:
     backend: str = "cpu"
     only: tuple[str, ...] = ()
     checks: tuple[str, ...] = ()
@@ -126,10 +126,10 @@ def exit_code(outcomes: Sequence[CellResult], strict: bool) -> int:
 
 
 # --------------------------------------------------------------------------
-# Options and cells
+# SweepOptions and cells
 
 
-def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
+def parse_options(matrix: Matrix, argv: Sequence[str]) -> SweepOptions:
     """The command line, checked against matrix.toml (unknown names are usage errors)."""
     parser = Parser(prog="nox -s matrix --", tip="see `nox -s matrix -- --help` for the options", description="Every check on every release in matrix.toml.")
     parser.add_argument("--backend", default=None, choices=BACKENDS)
@@ -169,7 +169,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> Options:
         raise UsageError("--slurm does not take targets yet: a target's compiles take seconds here",
                          "drop --slurm for the target's sweep" + ("" if args.target else
                                                                  " (matrix.toml's [kit] targets are swept too)"))
-    return Options(
+    return SweepOptions(
         backend=args.backend or "cpu",
         only=tuple(_matrix_version(matrix, v) for v in _split(args.only)),
         checks=checks,
@@ -199,11 +199,11 @@ def _matrix_version(matrix: Matrix, version: str) -> str:
     # nox makes sessions only for matrix.toml's releases, so a one-off run of another goes through the kit itself.
     check = next(iter(matrix.checks), "scaling")
     raise UsageError(f"--only {version}: not a release in matrix.toml",
-                     f"use one of {', '.join(known)}, add a [[release]] for it (README: Adding a release), "
+                     f"use one of {', '.join(known)}, add a [[release]] for it (README: Adding a release or a check), "
                      f"or run it once without the matrix: python -m kit run {check} {version}")
 
 
-def select_cells(matrix: Matrix, options: Options) -> list[Cell]:
+def select_cells(matrix: Matrix, options: SweepOptions) -> list[Cell]:
     """Releases oldest first, each release's checks together (they share one environment); the backend's
     cells, then each target's, of the checks that compile for it (`target_notes` says what the rest leave)."""
     lanes: list[Target | None] = [None] if options.on_backend else []
@@ -218,7 +218,7 @@ def select_cells(matrix: Matrix, options: Options) -> list[Cell]:
     ]
 
 
-def target_notes(matrix: Matrix, options: Options) -> list[str]:
+def target_notes(matrix: Matrix, options: SweepOptions) -> list[str]:
     """Per target, what its cells answer and which checks stay untested there (they need the chip to run)."""
     checks = [check for check in matrix.checks if not options.checks or check in options.checks]
     return [f"{target.name}: {said}" for target in options.targets for said in untested(matrix, target, checks)]
@@ -228,7 +228,7 @@ def target_notes(matrix: Matrix, options: Options) -> list[str]:
 # Which cells are current
 
 
-def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index: PackageIndex,
+def current_cells(matrix: Matrix, cells: Sequence[Cell], options: SweepOptions, index: PackageIndex,
                   log: Log) -> dict[Cell, records.Record]:
     """The cells whose newest record of matrix.toml's parameters on this machine would not change if run
     again, with it (an ad-hoc record of the same cell neither counts nor gets in the way)."""
@@ -240,7 +240,7 @@ def current_cells(matrix: Matrix, cells: Sequence[Cell], options: Options, index
     return current
 
 
-def _current_for(matrix: Matrix, wanted: Sequence[Cell], target: Target | None, options: Options,
+def _current_for(matrix: Matrix, wanted: Sequence[Cell], target: Target | None, options: SweepOptions,
                  index: PackageIndex, log: Log) -> dict[Cell, records.Record]:
     """`current_cells` of the backend's cells (``target`` None) or of one target's: its records alone count."""
     backend = target.install_extra if target else options.backend
@@ -260,12 +260,12 @@ def _current_for(matrix: Matrix, wanted: Sequence[Cell], target: Target | None, 
                            plans[matrix.check(cell.check).requires].get(cell.version), cell, options)}
 
 
-def _forced(cell: Cell, options: Options) -> bool:
+def _forced(cell: Cell, options: SweepOptions) -> bool:
     return options.rerun or cell.check in options.rerun_checks
 
 
 def _is_current(record: records.Record, parameters: Mapping[str, object], release: ResolvedRelease | None,
-                cell: Cell, options: Options) -> bool:
+                cell: Cell, options: SweepOptions) -> bool:
     """The record's identity is this run's: same check and parameters, install, hardware and JAX/XLA variables."""
     request = _request(cell, options)
     if cell.too_old and cell.target is not None:
@@ -290,7 +290,7 @@ def _is_current(record: records.Record, parameters: Mapping[str, object], releas
 class Sweep:
     """Runs the cells that are not current, one environment per release."""
 
-    def __init__(self, matrix: Matrix, options: Options, index: PackageIndex, log: Log) -> None:
+    def __init__(self, matrix: Matrix, options: SweepOptions, index: PackageIndex, log: Log) -> None:
         self.matrix = matrix
         self.options = options
         self.index = index
@@ -404,7 +404,7 @@ class Sweep:
         return self._prepared[key]
 
 
-def _request(cell: Cell, options: Options) -> RunRequest:
+def _request(cell: Cell, options: SweepOptions) -> RunRequest:
     backend_flag = f" -- --backend {options.backend}" if options.backend != "cpu" else ""
     if cell.target is not None:  # as `nox -s scaling-V -- --target T` writes it: the same record, current for both
         backend_flag = f" -- --target {cell.target.name}"
@@ -412,7 +412,7 @@ def _request(cell: Cell, options: Options) -> RunRequest:
         check=cell.check,
         version=cell.version,
         backend=cell.backend or options.backend,
-        overrides=target_override(cell.check, cell.target) if cell.target else {},
+        target=cell.target,
         timeout_s=options.timeout_s,
         refresh=options.refresh,
         reproduce=f"jax-kit {cell.check} {cell.version}{backend_flag[3:]}" if options.project

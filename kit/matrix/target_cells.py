@@ -18,7 +18,6 @@ while the kit and the request are the same (`unplanned_identity`).
 
 from __future__ import annotations
 
-import json
 from typing import Mapping, Sequence
 
 from repro import parameters as parameter_rules
@@ -37,17 +36,12 @@ def takes_target(check: Check) -> bool:
 
 
 def cell_parameters(matrix: Matrix, check: str, target: Target | None) -> dict[str, object]:
-    """What a cell's records must have run: matrix.toml's parameters, plus the target's JSON where there is one
-    (in the repro's one spelling, as `kit.commands.target_parameter` writes it for a check session)."""
+    """What a cell's records must have run: matrix.toml's parameters, plus the target as a record holds it (the
+    text `kit.run.runner.parameters_for` writes for a run's ``RunRequest.target``)."""
     configured = configured_parameters(matrix, check)
     if target is None:
         return configured
-    return {**configured, **target_override(check, target)}
-
-
-def target_override(check: str, target: Target) -> dict[str, object]:
-    """The ``target`` parameter a run for ``target`` is given (`kit.run.runner.RunRequest.overrides`)."""
-    return {"target": parameter_rules.normalise(check, {"target": json.dumps(target.to_json())})["target"]}
+    return {**configured, "target": target.as_parameter}
 
 
 def untested(matrix: Matrix, target: Target, checks: Sequence[str]) -> list[str]:

@@ -10,10 +10,10 @@ of them answers these questions on its own.
 * `schema`: what a record is, its fields, migrations, and `parse_record`,
   which turns any file's text into a record or one sentence saying why not;
 * `json_text`: JSON read from files anyone can write, never raising (`kit.json_types` narrows what it gives);
-* `outcome`: `Outcome`, what became of one run (status, verdict, reason, evidence), and the named steps
+* `outcome`: `RunOutcome`, what became of one run (status, verdict, reason, evidence), and the named steps
   that override it;
 * `making`: `new_record`, the one constructor of every record (a check's and explain's), from its
-  `RecordHead` and its `Outcome`;
+  `RecordHead` and its `RunOutcome`;
 * `cells`: which cell a record measures and on which machine; the newest per cell;
 * `origin`: whose environment a record ran in (the kit's build, or a user's
   own interpreter), and a named environment's cells;
@@ -70,9 +70,9 @@ from .schema import (
     validate,
 )
 from .json_text import JsonTextError, decode, read_json
-from .outcome import Outcome
+from .outcome import RunOutcome
 from .making import RecordHead, new_record, now, this_host
-from .verdict import EXPLAIN_STATUSES, Source, Status, Verdict, joined, sources
+from .verdict import EXPLAIN_STATUSES, Source, Status, Verdict, Word, joined, sources
 from .store import UNSAVED_DIR_NAME, load_records, record_filename, save_record, write_record
 
 __all__ = [
@@ -84,6 +84,6 @@ __all__ = [
     "newest_per_cell", "newest_records_here", "parse_record", "read_json", "record_backend", "record_filename",
     "record_identity", "record_jax", "record_machine", "release_key", "run_identity", "same", "same_install",
     "save_record", "split_ad_hoc", "staleness", "summary", "validate", "write_record",
-    "Outcome", "RecordHead", "new_record", "now", "this_host",
-    "EXPLAIN_STATUSES", "Source", "Status", "Verdict", "decode", "joined", "sources",
+    "RunOutcome", "RecordHead", "new_record", "now", "this_host",
+    "EXPLAIN_STATUSES", "Source", "Status", "Verdict", "Word", "decode", "joined", "sources",
 ]

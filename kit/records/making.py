@@ -1,7 +1,7 @@
 """The one constructor every record is made with: a check's run (`kit.run.runner`) and explain's (`kit.explain`).
 
 A record is its head (what was asked of which release, how it was installed,
-its identity, where and when: known before the run), the run's `Outcome`,
+its identity, where and when: known before the run), the run's `RunOutcome`,
 and the sections only some runs have (``install``'s advice on a release the
 index lacks, a SLURM job, explain's modules and fingerprints). `new_record`
 puts them in one JSON object of this kit's `SCHEMA`, so the schema's
@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from .. import __version__
 from .cells import machine_id
 from ..json_types import JsonObject
-from .outcome import Outcome
+from .outcome import RunOutcome
 from .schema import SCHEMA
 
 
@@ -48,7 +48,7 @@ class RecordHead:
     host: JsonObject = field(default_factory=this_host)
 
 
-def new_record(head: RecordHead, outcome: Outcome, **sections: object) -> JsonObject:
+def new_record(head: RecordHead, outcome: RunOutcome, **sections: object) -> JsonObject:
     """One record: ``head``, then ``outcome``'s fields, then ``sections`` (each a top-level field; None leaves it out).
 
     What the run said of itself (``outcome.environment``, ``metrics``, ``parameters``) wins over a section of the

@@ -2,7 +2,7 @@
 
 Every step of a run (the exit code read, a failure classed, KIT_RESULT
 added, JAX found unable to run, the kit's own files changed under it,
-explain's fingerprints judged) takes an `Outcome` and gives one back; an
+explain's fingerprints judged) takes an `RunOutcome` and gives one back; an
 override is a named step (a function from outcome to outcome), never a
 rewrite of a record's fields. The record is made from the last one
 (`kit.records.making.new_record`). Evidence stays an open mapping: a check
@@ -19,7 +19,7 @@ from .verdict import Status, Verdict
 
 
 @dataclass(frozen=True)
-class Outcome:
+class RunOutcome:
     """One run's outcome; ``environment``, ``metrics`` and ``parameters`` are what the run said of itself
     (None: it said nothing, and the record keeps what the kit knew before it ran)."""
 
@@ -33,22 +33,22 @@ class Outcome:
     parameters: JsonObject | None = None
 
     # The named steps every override is made of.
-    def with_evidence(self, **more: object) -> Outcome:
+    def with_evidence(self, **more: object) -> RunOutcome:
         """The same outcome with ``more`` added to its evidence (a later step's word wins)."""
         return replace(self, evidence={**self.evidence, **more})
 
-    def judged(self, verdict: Verdict, reason: str, **evidence: object) -> Outcome:
+    def judged(self, verdict: Verdict, reason: str, **evidence: object) -> RunOutcome:
         """It ran, and ``verdict`` is what it found; ``reason`` says why."""
         return replace(self, status=Status.RAN, verdict=verdict, reason=reason, evidence={**self.evidence, **evidence})
 
-    def inconclusive(self, reason: str, **evidence: object) -> Outcome:
+    def inconclusive(self, reason: str, **evidence: object) -> RunOutcome:
         """It ran as far as it could, and what it found decides nothing (`Verdict.INCONCLUSIVE`)."""
         return self.judged(Verdict.INCONCLUSIVE, reason, **evidence)
 
-    def with_reason(self, reason: str) -> Outcome:
+    def with_reason(self, reason: str) -> RunOutcome:
         return replace(self, reason=reason)
 
-    def ran_on(self, environment: Mapping[str, object]) -> Outcome:
+    def ran_on(self, environment: Mapping[str, object]) -> RunOutcome:
         """The same outcome, with what the run says of the machine it ran on."""
         return replace(self, environment=dict(environment))
 
@@ -69,7 +69,7 @@ class Outcome:
         return fields
 
     @classmethod
-    def from_json(cls, data: Mapping[str, object]) -> Outcome:
+    def from_json(cls, data: Mapping[str, object]) -> RunOutcome:
         """`to_json`'s object back (a run kept on disk); ValueError where its status or verdict is no word of the
         kit's."""
         status, verdict, reason = Status(data.get("status")), data.get("verdict"), data.get("reason")

@@ -1,6 +1,6 @@
 """A record as the kit reads it: typed fields over the JSON object a run wrote.
 
-`Record` owns its JSON: `Record.from_text` decodes, migrates to the kit's
+`Record` owns its JSON: `Record(parse_record(text))` decodes, migrates to the kit's
 schema and validates (kit/records/schema.py), `to_json` gives the object back
 to be written. The fields the drivers read are properties with their types,
 so a record that anyone could have edited reads the same everywhere: a
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..json_types import as_text
-from .schema import RecordJson, UnusableFile, parse_record
+from .schema import RecordJson, UnusableFile
 from .verdict import Status, Verdict
 
 
@@ -33,11 +33,6 @@ class Record(Mapping[str, object]):
     def of(cls, record: Mapping[str, object]) -> Record:
         """``record`` itself where it is one, else the object a run just wrote, read as a record."""
         return record if isinstance(record, Record) else cls(record)
-
-    @classmethod
-    def from_text(cls, text: str) -> Record:
-        """A file's text as a record of this kit's schema; `RecordError` (one sentence) when it is not one."""
-        return cls(parse_record(text))
 
     def to_json(self) -> RecordJson:
         """The object to write: a copy, so the caller's changes never reach this record."""

@@ -12,7 +12,6 @@ matrix shows a user's program across releases.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -23,7 +22,7 @@ from repro.program_watch import DUMP_FLAGS_ENV, FACTS_ENV
 
 from ..errors import MachineUnwritable
 from ..log_events import Log
-from ..records import JsonTextError, Outcome, Verdict, read_json
+from ..records import JsonTextError, RunOutcome, Verdict, read_json
 from ..json_types import JsonObject, as_text
 from ..check_settings import Check
 from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module, uncompiled
@@ -42,7 +41,7 @@ class ScriptRun(Protocol):
 
     def __call__(self, env: Environment, check: Check, backend: str, timeout: int, log: Log,
                  output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
-                 args: Sequence[str] = (), cwd: Path | None = None) -> Outcome: ...
+                 args: Sequence[str] = (), cwd: Path | None = None) -> RunOutcome: ...
 
 
 Scratch = Callable[[], ContextManager[Path]]
@@ -181,33 +180,34 @@ def program_facts(path: Path) -> JsonObject:
 
 
 def explain_runner(run_script: ScriptRun, scratch_dir: Scratch, shared: Path | None = None,
-                   run_child: targeted.RunChild | None = None) -> ScriptRun:
+                   run_child: targeted.RunChild | None = None, target: Target | None = None) -> ScriptRun:
     """What runs an ``explain`` check in the runner's place of `script_runs.run_script` (the same arguments).
 
     ``shared``: a folder where a release's dumped run is kept, so that bisecting another op of the same
     program (``--op``, its own probes) reads the same compile instead of running the program again.
     ``run_child``: `script_runs.run_child`, for a check compiled for a ``target`` (`bisect --explain --target`).
+    ``target``: the run request's (`kit.run.runner.RunRequest.target`), as a value.
     """
     def run(env: Environment, check: Check, backend: str, timeout: int, log: Log, output_log: Path | None = None,
             echo: bool = True, extra_env: Mapping[str, str] | None = None, args: Sequence[str] = (),
-            cwd: Path | None = None) -> Outcome:
+            cwd: Path | None = None) -> RunOutcome:
         # A check's program runs as its check block says, without arguments of the command line's.
         return run_explained(run_script, scratch_dir, env, check, backend, timeout, log, extra_env, shared,
-                             run_child)
+                             run_child, target)
 
     return run
 
 
 def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, check: Check, backend: str,
                   timeout: int, log: Log, extra_env: Mapping[str, str] | None = None,
-                  shared: Path | None = None, run_child: targeted.RunChild | None = None) -> Outcome:
+                  shared: Path | None = None, run_child: targeted.RunChild | None = None,
+                  target: Target | None = None) -> RunOutcome:
     """An ``explain`` check's outcome: affected where an op is whole or gathered, from the program's HLO.
 
-    A ``target`` among the check's parameters (`bisect --explain --target`, its JSON): the program runs on CPU
-    and is compiled for the target (`dumped_run`); the HLO judged is that compiler's, and the reason says so.
+    With a ``target`` (`bisect --explain --target`) the program runs on CPU and is compiled for the target
+    (`dumped_run`); the HLO judged is that compiler's, and the reason says so.
     """
     assert check.script is not None
-    target = Target.from_json(json.loads(str(check.parameters["target"]))) if check.parameters.get("target") else None
     root = check.script.parent
     # Only bisect's per-op probes share (an "op" set, "" for the bounds' look at every op): a matrix run or an
     # explain runs the program itself.
@@ -225,8 +225,8 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     return judged_by_fingerprints(run.outcome, run, op, target is not None)
 
 
-def judged_by_fingerprints(outcome: Outcome, run: DumpedRun, op: str = "", compiled_for_target: bool = False,
-                           ) -> Outcome:
+def judged_by_fingerprints(outcome: RunOutcome, run: DumpedRun, op: str = "", compiled_for_target: bool = False,
+                           ) -> RunOutcome:
     """The program's outcome judged by what it compiled (a named step): affected where an op (``op``'s, where
     one is named) holds the whole batch on every device, inconclusive where nothing of it compiled."""
     judged = [f for f in run.fingerprints if not op or _same_op(f, op)]

@@ -36,7 +36,7 @@ from typing import Mapping, Sequence
 
 from packaging.utils import canonicalize_name
 
-from ..records import Outcome, Status, Verdict
+from ..records import RunOutcome, Status, Verdict
 from ..json_types import JsonObject
 from ..requirements import package_for_module
 from . import bounded_match
@@ -198,8 +198,8 @@ def failed(code: int | None) -> bool:
     return code is not None and code not in (0, 125)
 
 
-def judge(observed: Outcome, code: int | None, tail: Sequence[str], bad_if: re.Pattern[str] | None,
-          versions: Mapping[str, str], python: str | None = None) -> Outcome:
+def judge(observed: RunOutcome, code: int | None, tail: Sequence[str], bad_if: re.Pattern[str] | None,
+          versions: Mapping[str, str], python: str | None = None) -> RunOutcome:
     """A script run's outcome once its failure is classed (see the module's docstring): a named step.
 
     ``observed`` is `protocol.observation`'s for exit ``code``; ``tail`` the
@@ -310,7 +310,7 @@ def source_problem(script: Path) -> str | None:
     return None
 
 
-def not_source(failed_run: Outcome, problem: str) -> Outcome:
+def not_source(failed_run: RunOutcome, problem: str) -> RunOutcome:
     """A failed run once its script proved not to be Python source (`source_problem`): a named step, inconclusive,
     as a script that does not compile is, never a verdict on the release."""
     return failed_run.inconclusive(f"the script does not compile: {problem}", not_source=problem)

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from ..records import Outcome
+from ..records import RunOutcome
 from ..config import Matrix
 from ..user_paths import shown_path
 from ..package_files import repro_root
@@ -29,7 +29,7 @@ SHOWN = 5
 """How many changed files a sentence names (the record's evidence has them all)."""
 
 
-def watching(matrix: Matrix, log: Callable[[str], None], run: Callable[[], Outcome]) -> Outcome:
+def watching(matrix: Matrix, log: Callable[[str], None], run: Callable[[], RunOutcome]) -> RunOutcome:
     """``run()``'s outcome; made inconclusive, with one sentence, where the kit's files changed meanwhile."""
     before = _stamps(matrix)
     outcome = run()
@@ -40,7 +40,7 @@ def watching(matrix: Matrix, log: Callable[[str], None], run: Callable[[], Outco
     return kit_files_changed(outcome, changed)
 
 
-def kit_files_changed(outcome: Outcome, changed: list[str]) -> Outcome:
+def kit_files_changed(outcome: RunOutcome, changed: list[str]) -> RunOutcome:
     """A run that changed the kit's own files (``changed``, as the sentence names them): a named step. Its verdict
     is not trusted (inconclusive, where it ran), its reason says so first, its evidence lists them all."""
     reason = _sentence(changed) + (f"; it said: {outcome.reason}" if outcome.reason else "")

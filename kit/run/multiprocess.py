@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 from .. import launch
 from ..checks import builtin
 from ..log_events import Log
-from ..records import Outcome, Status, Verdict
+from ..records import RunOutcome, Status, Verdict
 from ..json_types import JsonObject, as_object, as_text
 from ..package_files import repro_root
 from . import result_files
@@ -60,7 +60,7 @@ def result_path(out: Path, rank: int) -> Path:
 
 
 def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, env: dict[str, str],
-                  log: Log, launcher: str | None = None, hosts: tuple[str, ...] = ()) -> Outcome:
+                  log: Log, launcher: str | None = None, hosts: tuple[str, ...] = ()) -> RunOutcome:
     """Run the repro as ``processes`` processes; their one outcome.
 
     ``launcher``: the one the command line named; by default srun inside the kit's SLURM tasks, else local.
@@ -72,23 +72,23 @@ def run_processes(cmd: Sequence[str], out: Path, processes: int, timeout: int, e
     group = ProcessGroup(started.commands, started.envs, started.prefixes)
     codes, tail = group.wait(timeout)
     if group.timed_out:
-        return Outcome(Status.TIMED_OUT, reason=f"the {processes} processes did not finish within {timeout} s; "
+        return RunOutcome(Status.TIMED_OUT, reason=f"the {processes} processes did not finish within {timeout} s; "
                        "all were killed", evidence={"output_tail": tail, "exit_codes": list(codes)})
     return merge(out, processes, codes, tail)
 
 
-def merge(out: Path, processes: int, codes: Sequence[int | None], tail: list[str]) -> Outcome:
+def merge(out: Path, processes: int, codes: Sequence[int | None], tail: list[str]) -> RunOutcome:
     """One outcome from the N result files (or why there is no result)."""
     read = [read_result(result_path(out, rank)) for rank in range(processes)]
     results = [result for result, _why in read]
     unsupported = [r["unsupported"] for r in results if r and r.get("unsupported")]
     if unsupported:
-        return Outcome(Status.UNSUPPORTED, reason=f"{processes} processes cannot run here: {unsupported[0]}",
+        return RunOutcome(Status.UNSUPPORTED, reason=f"{processes} processes cannot run here: {unsupported[0]}",
                        evidence={"exit_codes": list(codes), "per_process": unsupported})
     missing = [rank for rank, r in enumerate(results) if r is None]
     if missing or any(code != 0 for code in codes):
         unusable = next((why for _result, why in read if why), "")
-        return Outcome(Status.CRASHED, reason=f"process(es) {missing or 'all'} of {processes} gave no result "
+        return RunOutcome(Status.CRASHED, reason=f"process(es) {missing or 'all'} of {processes} gave no result "
                        f"(exit codes {list(codes)}): {unusable or telling_line(tail)}",
                        evidence={"output_tail": tail, "exit_codes": list(codes)})
     return _agreed([r for r in results if r is not None], processes)
@@ -113,7 +113,7 @@ def telling_line(tail: Sequence[str]) -> str:
     return next((line for line in reversed(tail) if line.strip()), "no output")
 
 
-def _agreed(results: list[JsonObject], processes: int) -> Outcome:
+def _agreed(results: list[JsonObject], processes: int) -> RunOutcome:
     """Process 0's result, each process's facts, and whether they all read the same evidence."""
     first = results[0]
     verdict, reason = Verdict.of(first.get("verdict")), as_text(first.get("reason"))
@@ -131,7 +131,7 @@ def _agreed(results: list[JsonObject], processes: int) -> Outcome:
     environment = as_object(first.get("environment"))
     environment["process_count"] = processes
     environment["device_count"] = as_object(first.get("process")).get("global_devices", environment.get("device_count"))
-    return Outcome(Status.RAN, verdict, reason, evidence, environment=environment,
+    return RunOutcome(Status.RAN, verdict, reason, evidence, environment=environment,
                    parameters=as_object(first.get("parameters")))
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from repro.contract import EXIT_INCONCLUSIVE, EXIT_UNAFFECTED
 
-from ..records import Outcome, Status, Verdict
+from ..records import RunOutcome, Status, Verdict
 from ..json_types import JsonObject, as_object
 from . import result_files
 
@@ -109,7 +109,7 @@ def check_metrics(metrics: object) -> None:
             raise ResultError(f"metric {name!r}: unit must be a string")
 
 
-def observation(code: int | None, timeout: int, result: Mapping[str, object] | None) -> Outcome:
+def observation(code: int | None, timeout: int, result: Mapping[str, object] | None) -> RunOutcome:
     """One script run's outcome: exit code first, KIT_RESULT adds detail.
 
     Its evidence says where the verdict came from (``verdict_from``: "result" where KIT_RESULT stated it) and
@@ -117,12 +117,12 @@ def observation(code: int | None, timeout: int, result: Mapping[str, object] | N
     unaffected (kit/matrix/measured.py).
     """
     status, verdict, reason = exit_observation(code, timeout)
-    told = Outcome(status, verdict, reason, {"summary": {}, "verdict_from": "exit code"})
+    told = RunOutcome(status, verdict, reason, {"summary": {}, "verdict_from": "exit code"})
     if result is None or status is not Status.RAN:
         return told
     claimed = result.get("verdict")
     if claimed is not None and claimed != verdict:
-        return Outcome(Status.CRASHED, None, f"the script exited {code} ({verdict}) but its KIT_RESULT says {claimed}",
+        return RunOutcome(Status.CRASHED, None, f"the script exited {code} ({verdict}) but its KIT_RESULT says {claimed}",
                        told.evidence)
     said = result.get("reason")
     return replace(told, reason=said if isinstance(said, str) and said else reason,

@@ -2,7 +2,7 @@
 
 Every path ends in exactly one record: ``ran``, ``not-installable``,
 ``crashed``, ``refused`` (the size does not fit this machine) or
-``timed-out``. Each step gives the run's `Outcome` (kit/records/outcome.py)
+``timed-out``. Each step gives the run's `RunOutcome` (kit/records/outcome.py)
 to the next: the exit read, a failure classed, JAX found unable to run, the
 kit's files changed under it; `run_check` makes the record of the last one
 with `records.new_record`. The repro's own output streams to the terminal as it comes
@@ -19,16 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from packaging.version import Version
 
 from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 from repro.contract import EXIT_REFUSED, json_safe
 from repro.known_target import ENV as KNOWN_TARGET_ENV
-from repro.parameters import flag, shown, target_of, to_flags
+from repro.parameters import flag, shown, to_flags
 
 from ..checks import builtin_repro
 from ..log_events import Log, detail
-from ..records import Outcome, RecordHead, Status, Verdict, new_record
+from ..records import RunOutcome, RecordHead, Status, Verdict, new_record
 from ..json_types import JsonObject, as_object, as_text
 from .. import __version__, records
 from . import child_processes, multiprocess, protocol
@@ -48,7 +47,7 @@ from ..install import (
 from ..install import prepare as prepare_environment
 from ..requirements import merged
 from ..records import Identity
-from ..targets import LOWEST_RELEASE
+from ..targets import Target
 from .facts import host_facts, identity_here, job_facts, require_platform
 from .script_runs import last_line, leftover_evidence, run_script, unless_jax_failed
 # Imported from here by kit/known (another engineer's folder) and by the runner itself: exported by name.
@@ -89,6 +88,10 @@ class RunRequest:
     ``--script``, `kit.check_settings.script_check`), a bisect's run spec; None: the check named ``check`` in matrix.toml."""
     records_dir: Path | None = None
     """Where the record goes; None: the matrix's ``results_dir`` (bisect keeps scripts' and commits' apart)."""
+    target: Target | None = None
+    """``--target``: the chip a built-in check compiles for and never runs on. It travels as this value from the
+    command line (a session, the sweep, a bisect) and becomes text only in the run's parameters, which are the
+    repro's argv and the record's (`parameters_for`)."""
 
 
 def check_for(matrix: Matrix, request: RunRequest) -> Check:
@@ -128,6 +131,8 @@ def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = No
             raise UsageError(f"{request.check} has no preset {request.preset!r}", f"presets: {known}")
         params.update(check.presets[request.preset])
     params.update(request.overrides)
+    if request.target is not None:  # where the target becomes text: the repro's --target, the record's parameters
+        params["target"] = request.target.as_parameter
     broken = parameter_problems(request.check, params)
     if broken:
         given = " ".join(f"{flag(k)} {shown(v)}" for k, v in request.overrides.items()) or "no overrides"
@@ -183,19 +188,19 @@ def run_check(matrix: Matrix, request: RunRequest, log: Log, index: PackageIndex
     require_platform(request.backend if request.existing is None else request.existing.backend)
     check = check or check_for(matrix, request)
     params = parameters if parameters is not None else parameters_for(matrix, request, check)
-    too_old = too_old_for_target(request, params)
+    too_old = too_old_for_target(request)
     if request.existing is None and not too_old:  # an existing interpreter is never resolved: no index to open
         index = index or open_index(matrix)
     prepared = prepared or (Prepared(None, None, None, problem=too_old) if too_old else
                             prepare(matrix, request, log, index))
     head = record_head(request, params, prepared)
     if prepared.environment is None:
-        outcome = Outcome(Status.NOT_INSTALLABLE, reason=prepared.problem)
+        outcome = RunOutcome(Status.NOT_INSTALLABLE, reason=prepared.problem)
         head = dataclasses.replace(head, install={**head.install, **_install_advice(request, params, prepared, index,
                                                                                       too_old)})
     elif prepared.cannot_test:
         # As a script's exit 125 ("cannot test here"): it ran as far as it could, and the evidence decides nothing.
-        outcome = Outcome(Status.RAN).inconclusive(prepared.cannot_test)
+        outcome = RunOutcome(Status.RAN).inconclusive(prepared.cannot_test)
     else:
         env = prepared.environment
         outcome = watching(matrix, log, lambda: _run_in(env, matrix, request, check, params,  # kit files watched
@@ -228,7 +233,8 @@ def _install_advice(request: RunRequest, params: Mapping[str, object], prepared:
         advice["how_to_supply"] = (how_to_supply_extra(prepared.plan, extra) if extra
                                    else how_to_supply(request.version))
     if too_old:
-        advice["how_to_supply"] = f"compile for it with jax {_lowest_for(params)} or later"
+        lowest = request.target.lowest_release if request.target else "?"
+        advice["how_to_supply"] = f"compile for it with jax {lowest} or later"
     return advice
 
 
@@ -238,26 +244,19 @@ def _python(prepared: Prepared) -> str | None:
     return prepared.interpreter.python_version if prepared.interpreter else resolution.python if resolution else None
 
 
-def too_old_for_target(request: RunRequest, params: Mapping[str, object]) -> str:
+def too_old_for_target(request: RunRequest) -> str:
     """Why ``request``'s release cannot compile for its ``--target`` at all ("" where it may): said before anything
     is installed. jax[tpu] before 0.5.3 names libtpu-nightly, which the index does not serve (`kit.targets`)."""
-    target = target_of(params.get("target"))
-    if target is None or request.existing is not None or not request.version:
+    target = request.target
+    if target is None or request.existing is not None or not request.version or target.compiles_on(request.version):
         return ""
-    lowest = LOWEST_RELEASE.get(str(target["platform"]))
-    if lowest is None or Version(request.version) >= Version(lowest):
-        return ""
-    return (f"jax {request.version} cannot compile for {target['title']}: the kit compiles for "
-            f"{target['platform']} targets from jax {lowest} on (kit.targets.LOWEST_RELEASE), so nothing was installed")
-
-
-def _lowest_for(params: Mapping[str, object]) -> str:
-    target = target_of(params.get("target")) or {}
-    return LOWEST_RELEASE.get(str(target.get("platform")), "?")
+    return (f"jax {request.version} cannot compile for {target.title}: the kit compiles for "
+            f"{target.platform} targets from jax {target.lowest_release} on (kit.targets.LOWEST_RELEASE), "
+            "so nothing was installed")
 
 
 def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check, params: Mapping[str, object],
-            backend: str, log: Log) -> Outcome:
+            backend: str, log: Log) -> RunOutcome:
     """The check's outcome: its script, or its repro, run in ``env`` on ``backend``."""
     timeout = request.timeout_s or check.timeout_s
     told = {**env.isolating_env(), **release_bytecode_env(env)}  # what every run in it is told besides
@@ -266,10 +265,10 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
     for _ in range(2):
         if check.script is not None:  # a program to explain (explain = ..., bisect --explain) reads its HLO too
             shared = matrix.layout.probe_cache.parent / "explained-runs"  # bisect --explain --op: shared by the ops
-            run = (explain_runner(run_script, scratch_dir, shared, run_child) if check.parameters.get("explain")
-                   else run_script)
+            run = (explain_runner(run_script, scratch_dir, shared, run_child, request.target)
+                   if check.parameters.get("explain") else run_script)
             outcome = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
-                          extra_env={**told, **target_env(check)})
+                          extra_env={**told, **target_env(check, request.target)})
         else:
             outcome = _run_repro(env, request, params, timeout, log,
                                  {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
@@ -280,12 +279,13 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
     return outcome
 
 
-def target_env(check: Check) -> dict[str, str]:
+def target_env(check: Check, target: Target | None) -> dict[str, str]:
     """What a script compiled for a chip is told (a catalogue entry's ``targets``, `repro.known_target`): the
-    target's JSON. A program explained for a target is compiled for it by the kit instead (`kit.run.targeted`)."""
-    if check.script is None or not check.parameters.get("target") or check.parameters.get("explain"):
+    target as text, where it leaves the kit for the child. A program explained for a target is compiled for it by
+    the kit instead (`kit.run.targeted`)."""
+    if check.script is None or target is None or check.parameters.get("explain"):
         return {}
-    return {KNOWN_TARGET_ENV: str(check.parameters["target"])}
+    return {KNOWN_TARGET_ENV: target.as_parameter}
 
 
 def record_head(request: RunRequest, params: Mapping[str, object], prepared: Prepared) -> RecordHead:
@@ -294,9 +294,8 @@ def record_head(request: RunRequest, params: Mapping[str, object], prepared: Pre
                              "backend": prepared.backend or request.backend, "preset": request.preset}
     if request.existing is not None:  # what was asked was an interpreter, not a release
         requested.update(python=str(request.existing.python), environment=request.existing.name)
-    target = target_of(params.get("target"))
-    if target is not None:  # compiled for, not run: `kit.targets.Target.to_json`
-        requested["target"] = target
+    if request.target is not None:  # compiled for, not run
+        requested["target"] = request.target.to_json()
     identity = prepared_identity(check_subject(request, params), str(requested["jax"]), str(requested["backend"]),
                                  prepared)
     return RecordHead({"check": request.check}, requested, install_facts(prepared), identity.to_json(),
@@ -304,7 +303,7 @@ def record_head(request: RunRequest, params: Mapping[str, object], prepared: Pre
 
 
 def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, object], timeout: int,
-               log: Log, extra_env: Mapping[str, str] | None = None) -> Outcome:
+               log: Log, extra_env: Mapping[str, str] | None = None) -> RunOutcome:
     """The repro in ``env``; ``extra_env``: what it is told besides (where its compiles are kept)."""
     with scratch_dir() as tmp:
         out = tmp / "result.json"
@@ -318,7 +317,7 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, objec
         ended = run_child(cmd, timeout, log, extra_env, pythonpath=env.pythonpath, output_log=request.output_log,
                           echo=request.echo)
         if ended.timed_out:
-            return Outcome(Status.TIMED_OUT, reason=f"the repro did not finish within {timeout} s",
+            return RunOutcome(Status.TIMED_OUT, reason=f"the repro did not finish within {timeout} s",
                            evidence={"output_tail": ended.tail, **leftover_evidence(ended)})
         result, unusable = multiprocess.read_result(out, f"its {out.name}")
     code, tail = ended.code, ended.tail
@@ -329,7 +328,7 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, objec
         failed = _repro_failure(code, tail, unusable, leftover_evidence(ended))
         # A repro that exited 0 ran JAX; one that crashed may never have got past `import jax`.
         return unless_jax_failed(failed, env, log) if failed.status is Status.CRASHED and code != 0 else failed
-    outcome = Outcome(Status.RAN, Verdict.of(result.get("verdict")), as_text(result.get("reason")),
+    outcome = RunOutcome(Status.RAN, Verdict.of(result.get("verdict")), as_text(result.get("reason")),
                       {**as_object(result.get("evidence")), **leftover_evidence(ended)},
                       environment={**host_facts(None), **as_object(result.get("environment"))},
                       parameters=as_object(result["parameters"]) if "parameters" in result else None)
@@ -341,23 +340,23 @@ def _run_repro(env: Environment, request: RunRequest, params: Mapping[str, objec
     return outcome
 
 
-def _repro_failure(code: int | None, tail: list[str], unusable: str, more: JsonObject) -> Outcome:
+def _repro_failure(code: int | None, tail: list[str], unusable: str, more: JsonObject) -> RunOutcome:
     """A repro that exited non-zero or left no usable result: refused (the size), else crashed, with why."""
     evidence: JsonObject = {"output_tail": tail, **more}
     last = last_line(tail) or "no output"
     if code == EXIT_REFUSED:  # a size this machine cannot hold: a fact about the machine, not a crash
-        return Outcome(Status.REFUSED, reason=f"the repro refused the size: {last}", evidence=evidence)
+        return RunOutcome(Status.REFUSED, reason=f"the repro refused the size: {last}", evidence=evidence)
     assert code is not None
     if code == 0:
         why = f"the repro exited 0, but {unusable}" if unusable else f"the repro exited 0 without a result: {last}"
-        return Outcome(Status.CRASHED, reason=why, evidence=evidence)
+        return RunOutcome(Status.CRASHED, reason=why, evidence=evidence)
     how = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
-    return Outcome(Status.CRASHED, reason=f"the repro crashed ({how}): {unusable or last}", evidence=evidence)
+    return RunOutcome(Status.CRASHED, reason=f"the repro crashed ({how}): {unusable or last}", evidence=evidence)
 
 
 def _run_processes(cmd: list[str], out: Path, processes: int, timeout: int, pythonpath: tuple[Path, ...],
                    log: Log, extra_env: Mapping[str, str] | None = None,
-                   request: RunRequest | None = None) -> Outcome:
+                   request: RunRequest | None = None) -> RunOutcome:
     """The repro as N processes joined by jax.distributed (kit/run/multiprocess.py), merged into one outcome."""
     child_processes.end_abandoned_trees(log)
     outcome = multiprocess.run_processes(cmd, out, processes, timeout, repro_env(extra_env, pythonpath), log,

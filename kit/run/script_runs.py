@@ -24,7 +24,7 @@ from ..install import Environment, release_bytecode_env
 from ..json_types import JsonObject, as_object
 from ..log_events import Log, detail
 from ..package_files import repro_root
-from ..records import Outcome, Status
+from ..records import RunOutcome, Status
 from ..requirements import installed_versions
 from . import child_processes, failures, protocol
 from .child_output import OutputLog, echo_to_console
@@ -37,8 +37,8 @@ LEFTOVERS_SHOWN = 10
 
 
 
-def unless_jax_failed(failed_run: Outcome, env: Environment, log: Log,
-                      told: Mapping[str, str] | None = None) -> Outcome:
+def unless_jax_failed(failed_run: RunOutcome, env: Environment, log: Log,
+                      told: Mapping[str, str] | None = None) -> RunOutcome:
     """A failed run's outcome as it is, unless JAX itself cannot import and run here: then no verdict (a named step).
 
     A failure inside ``import jax`` (a commit laid over a jaxlib it cannot
@@ -56,7 +56,7 @@ def unless_jax_failed(failed_run: Outcome, env: Environment, log: Log,
                                    jax_cannot_run=health.to_json())
 
 
-def _bad_if_matched(outcome: Outcome) -> bool:
+def _bad_if_matched(outcome: RunOutcome) -> bool:
     """Did the user's bad_if match the failure? Then it is the verdict they asked for, whatever JAX did."""
     return bool(outcome.evidence_object("bad_if").get("matched"))
 
@@ -74,7 +74,7 @@ def script_env(result_path: Path, backend: str, host_devices: int | None, flags:
 
 def run_script(env: Environment, check: Check, backend: str, timeout: int, log: Log,
                output_log: Path | None = None, echo: bool = True, extra_env: Mapping[str, str] | None = None,
-               args: Sequence[str] = (), cwd: Path | None = None) -> Outcome:
+               args: Sequence[str] = (), cwd: Path | None = None) -> RunOutcome:
     """Run a script check with the environment's python; the outcome its exit, KIT_RESULT and output give.
 
     The one way a script runs, whether it came from a check block or from
@@ -106,7 +106,7 @@ def run_script(env: Environment, check: Check, backend: str, timeout: int, log: 
 
 
 def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if: re.Pattern[str] | None,
-                  env: Environment) -> tuple[Outcome, JsonObject | None]:
+                  env: Environment) -> tuple[RunOutcome, JsonObject | None]:
     """A script run's outcome (and its KIT_RESULT): the exit code first, KIT_RESULT adds detail, and a failure is
     classed by what it died of (kit/run/failures.py; ``env`` says what was installed).
 
@@ -119,7 +119,7 @@ def script_fields(ended: child_processes.Ended, out: Path, timeout: int, bad_if:
         if protocol.exit_observation(code, timeout)[0] is Status.RAN:
             result = protocol.read_result(out)
     except protocol.ResultError as exc:
-        return Outcome(Status.CRASHED, None, f"{exc}", {"exit_code": code, "output_tail": ended.tail[-15:],
+        return RunOutcome(Status.CRASHED, None, f"{exc}", {"exit_code": code, "output_tail": ended.tail[-15:],
                                                          **leftover_evidence(ended)}), None
     judged = failures.judge(protocol.observation(code, timeout, result), code, ended.tail, bad_if, env.versions,
                             env.python_version)

@@ -23,13 +23,13 @@ from ..atomic_files import atomic_write_text
 from ..check_settings import Check
 from ..hlo import Fingerprint
 from ..install import Environment
-from ..records import EXISTING, Outcome
+from ..records import EXISTING, RunOutcome
 from ..json_types import JsonObject, as_object
 
 
 @dataclass
 class DumpedRun:
-    outcome: Outcome
+    outcome: RunOutcome
     """The run's outcome, as `script_runs.run_script` gives it."""
     modules: list[JsonObject] = field(default_factory=list)
     fingerprints: list[Fingerprint] = field(default_factory=list)
@@ -88,7 +88,7 @@ def load(where: Path) -> DumpedRun | None:
         modules, tail, prints = data["modules"], data["output_tail"], data["fingerprints"]
         if not (isinstance(modules, list) and isinstance(tail, list) and isinstance(prints, list)):
             raise TypeError("not a kept run")
-        return DumpedRun(outcome=Outcome.from_json(as_object(data["fields"])), modules=[as_object(m) for m in modules],
+        return DumpedRun(outcome=RunOutcome.from_json(as_object(data["fields"])), modules=[as_object(m) for m in modules],
                          dump=as_object(data["dump"]), output_tail=[str(line) for line in tail],
                          program=as_object(data.get("program")),
                          fingerprints=[Fingerprint.from_json(as_object(f)) for f in prints])

@@ -45,7 +45,7 @@ Number = Union[float, str]
 """A printed number: a finite float, or ``"nan"``/``"inf"``/``"-inf"`` as the line wrote it."""
 
 
-class Line(NamedTuple):
+class PrintedLine(NamedTuple):
     """A printed line: its template (numbers masked), its numbers, and the line as it was printed (cut to
     `MAX_CHARS`). Written to JSON as ``[template, numbers, text]``; an outcome written before the text was kept
     reads back with ``text`` empty."""
@@ -55,7 +55,7 @@ class Line(NamedTuple):
     text: str = ""
 
 
-class Raised(TypedDict):
+class BlockException(TypedDict):
     """The block's exception: its class, its first line with numbers masked, and that line as printed."""
 
     type: str
@@ -63,12 +63,12 @@ class Raised(TypedDict):
     text: str
 
 
-class Outcome(TypedDict):
+class BlockOutcome(TypedDict):
     """What one run of the block did (the JSON a record keeps in ``evidence.summary.triage_outcome``)."""
 
     exit: int
-    exception: Optional[Raised]
-    lines: List[Line]
+    exception: Optional[BlockException]
+    lines: List[PrintedLine]
 
 
 class Feature(TypedDict, total=False):
@@ -80,7 +80,7 @@ class Feature(TypedDict, total=False):
     good: Optional[int]
 
 
-def outcome_from_json(value: object) -> Optional[Outcome]:
+def outcome_from_json(value: object) -> Optional[BlockOutcome]:
     """An outcome as JSON gave it back (a record's, a check's references), checked; None where it is not one."""
     if not isinstance(value, dict) or not isinstance(value.get("exit"), int) or not isinstance(value.get("lines"), list):
         return None
@@ -92,7 +92,7 @@ def outcome_from_json(value: object) -> Optional[Outcome]:
     return {"exit": value["exit"], "exception": exception, "lines": [line for line in lines if line is not None]}
 
 
-def _line_from_json(value: object) -> Optional[Line]:
+def _line_from_json(value: object) -> Optional[PrintedLine]:
     if not isinstance(value, (list, tuple)) or len(value) not in (2, 3):
         return None
     template, numbers, text = (*value, "") if len(value) == 2 else value
@@ -100,10 +100,10 @@ def _line_from_json(value: object) -> Optional[Line]:
         return None
     if not all(isinstance(n, (int, float, str)) and not isinstance(n, bool) for n in numbers):
         return None
-    return Line(template, [n if isinstance(n, str) else float(n) for n in numbers], text[:MAX_CHARS])
+    return PrintedLine(template, [n if isinstance(n, str) else float(n) for n in numbers], text[:MAX_CHARS])
 
 
-def _raised_from_json(value: object) -> Optional[Raised]:
+def _raised_from_json(value: object) -> Optional[BlockException]:
     if not isinstance(value, dict):
         return None
     kind, message, text = value.get("type"), value.get("message"), value.get("text")
@@ -195,13 +195,13 @@ def masked(text: str) -> Tuple[str, List[Number]]:
     return _NUMBER.sub(take, text), numbers[:MAX_NUMBERS]
 
 
-def crashed(exit_code: int) -> Outcome:
+def crashed(exit_code: int) -> BlockOutcome:
     """The outcome of a run killed by a signal (``exit_code`` is minus its number, as subprocess gives it): no
     exception, and no printed lines (the block's output was never handed back, so none is judged)."""
     return {"exit": exit_code, "exception": None, "lines": []}
 
 
-def is_crash(run: Outcome) -> bool:
+def is_crash(run: BlockOutcome) -> bool:
     """Was the run killed by a signal (a segfault, an abort)?"""
     return run["exit"] < 0
 
@@ -217,11 +217,11 @@ def exit_words(code: int) -> str:
     return "killed by signal %d%s" % (-code, name)
 
 
-def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> Outcome:
+def outcome(exit_code: int, printed: str, error: Optional[BaseException] = None) -> BlockOutcome:
     """The outcome of one run: its exit code, its exception (or None), the lines it printed (see the docstring)."""
-    lines = [Line(*masked(line.rstrip()), line.rstrip()[:MAX_CHARS])
+    lines = [PrintedLine(*masked(line.rstrip()), line.rstrip()[:MAX_CHARS])
              for line in printed.splitlines() if line.strip()][-MAX_LINES:]
-    raised: Optional[Raised] = None
+    raised: Optional[BlockException] = None
     if error is not None:
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
         raised = {"type": type(error).__name__, "message": masked(stable_message(first))[0], "text": first[:MAX_CHARS]}
@@ -235,7 +235,7 @@ class _Tee(io.StringIO):
         return super().write(text)
 
 
-def run_block(code: str, name: str) -> Outcome:
+def run_block(code: str, name: str) -> BlockOutcome:
     """Run the block as ``__main__``, its output shown and kept; its traceback printed as Python would."""
     kept, code_seen, error = _Tee(), 0, None
     with contextlib.redirect_stdout(kept):
@@ -270,13 +270,13 @@ def same_number(a: Number, b: Number) -> bool:
     return abs(a - b) <= ATOL + RTOL * max(abs(a), abs(b))
 
 
-def same_line(a: Optional[Line], b: Optional[Line]) -> bool:
+def same_line(a: Optional[PrintedLine], b: Optional[PrintedLine]) -> bool:
     if a is None or b is None:
         return a is b
     return a[0] == b[0] and len(a[1]) == len(b[1]) and all(same_number(x, y) for x, y in zip(a[1], b[1]))
 
 
-def _exception_key(run: Outcome) -> Optional[Tuple[str, str]]:
+def _exception_key(run: BlockOutcome) -> Optional[Tuple[str, str]]:
     """The exception by its type and the stable part of its message (`stable_message`: a tracer's repr, which
     JAX writes four ways from 0.4.36 to 0.10.0, never tells two runs apart; a commit printing another form was
     "neither" side, and a bisect skipped 13 of 16 probes on it)."""
@@ -284,7 +284,7 @@ def _exception_key(run: Outcome) -> Optional[Tuple[str, str]]:
     return None if raised is None else (raised["type"], stable_message(raised["message"]))
 
 
-def _pairs(first: List[Line], second: List[Line]) -> List[Tuple[Optional[int], Optional[int]]]:
+def _pairs(first: List[PrintedLine], second: List[PrintedLine]) -> List[Tuple[Optional[int], Optional[int]]]:
     """The two runs' lines aligned by template: pairs of indices, None where one run has no such line."""
     matcher = difflib.SequenceMatcher(None, [line[0] for line in first], [line[0] for line in second], autojunk=False)
     pairs: List[Tuple[Optional[int], Optional[int]]] = []
@@ -295,7 +295,7 @@ def _pairs(first: List[Line], second: List[Line]) -> List[Tuple[Optional[int], O
     return pairs
 
 
-def features(bad: Outcome, good: Outcome) -> List[Feature]:
+def features(bad: BlockOutcome, good: BlockOutcome) -> List[Feature]:
     """Where the two runs differ: the exception, the exit code, each line that differs (timings are context)."""
     found: List[Feature] = []
     if _exception_key(bad) != _exception_key(good):
@@ -316,7 +316,7 @@ def features(bad: Outcome, good: Outcome) -> List[Feature]:
     return found
 
 
-def _counterpart(run: Outcome, side: Outcome, index: Optional[int]) -> Optional[Line]:
+def _counterpart(run: BlockOutcome, side: BlockOutcome, index: Optional[int]) -> Optional[PrintedLine]:
     if index is None:
         return None
     for mine, theirs in _pairs(run["lines"], side["lines"]):
@@ -325,7 +325,7 @@ def _counterpart(run: Outcome, side: Outcome, index: Optional[int]) -> Optional[
     return None
 
 
-def _decide(run: Outcome, bad: Outcome, good: Outcome, feature: Feature) -> str:
+def _decide(run: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, feature: Feature) -> str:
     """``bad``, ``good`` or ``neither``: which side the run matches on this one feature."""
     if feature["what"] == "exception":
         return _side(_exception_key(run), _exception_key(bad), _exception_key(good))
@@ -343,7 +343,7 @@ def _side(seen: object, b: object, g: object) -> str:
     return "bad" if seen == b and seen != g else "good" if seen == g and seen != b else "neither"
 
 
-def side_of(run: Outcome, bad: Outcome, good: Outcome, judged: List[Feature]) -> Tuple[str, str]:
+def side_of(run: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, judged: List[Feature]) -> Tuple[str, str]:
     """Which side the run behaves as (``bad``, ``good``, ``neither``) on the judged features, and why in words."""
     decided = [(_decide(run, bad, good, feature), feature) for feature in judged]
     sides = {side for side, _ in decided}
@@ -352,7 +352,7 @@ def side_of(run: Outcome, bad: Outcome, good: Outcome, judged: List[Feature]) ->
     return "neither", "; ".join(f"{describe(run, bad, good, feature)} ({side})" for side, feature in decided)
 
 
-def describe(run: Outcome, bad: Outcome, good: Outcome, feature: Feature) -> str:
+def describe(run: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, feature: Feature) -> str:
     """What the run shows for one feature, in a few words."""
     if feature["what"] == "exception":
         raised = run.get("exception")
@@ -365,7 +365,7 @@ def describe(run: Outcome, bad: Outcome, good: Outcome, feature: Feature) -> str
     return "no such line" if line is None else f"prints {filled(line)!r}"
 
 
-def filled(line: Line) -> str:
+def filled(line: PrintedLine) -> str:
     """The line as it was printed; for an outcome kept before the text was (a cached probe's), its template with
     its numbers put back (a whole number without its point, others as Python writes them)."""
     if line.text:  # quoted as printed: ``2.`` stays ``2.``, aligned columns keep their spaces
@@ -396,7 +396,7 @@ def main(block: str, name: str, bad_json: object, good_json: object, judged_json
     sys.exit(code)
 
 
-def judgement(seen: Outcome, bad: Outcome, good: Outcome, judged: List[Feature], releases: Tuple[str, str],
+def judgement(seen: BlockOutcome, bad: BlockOutcome, good: BlockOutcome, judged: List[Feature], releases: Tuple[str, str],
               line: str) -> Tuple[int, str]:
     """The check's verdict on one run's outcome: (exit code, the line it prints). 1 with ``line`` first as on the
     bad release, 0 as on the good one, 125 otherwise. The kit judges triage's captured runs with this function

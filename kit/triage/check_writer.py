@@ -26,7 +26,7 @@ from pathlib import Path
 from ..atomic_files import atomic_write_texts
 from ..check_settings import CHECK_NAME
 from ..errors import UsageError
-from .block_outcome import Feature, Outcome
+from .block_outcome import Feature, BlockOutcome
 from .issue_text import Block
 from .reported_failure import ReportedFailure, WrongValue
 
@@ -119,8 +119,8 @@ _OUTCOME_SOURCE = Path(__file__).with_name("block_outcome.py").read_text(encodin
 class Judged:
     """A difference check's references: the two runs' outcomes, the features that differ, and the releases."""
 
-    bad: Outcome
-    good: Outcome
+    bad: BlockOutcome
+    good: BlockOutcome
     features: tuple[Feature, ...]
     bad_release: str
     good_release: str

@@ -18,7 +18,7 @@ import re
 from typing import Mapping, Optional
 
 from . import block_outcome
-from .block_outcome import Outcome
+from .block_outcome import BlockOutcome
 from .issue_text import Block, prose_lines
 
 CRASH_WORDS = re.compile(
@@ -58,7 +58,7 @@ def crash_counts(reason: str, bisect: bool) -> str:
     return "no bisect to count it in"
 
 
-def crash_reason(said: str, outcomes: Mapping[str, Optional[Outcome]]) -> str:
+def crash_reason(said: str, outcomes: Mapping[str, Optional[BlockOutcome]]) -> str:
     """Why triage takes the report as a crash, in words: what its text says (``said``), and which runs a signal
     killed; "" where neither."""
     reasons = [f"the report says {said!r}"] if said else []

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from ..records import Record, Status
 from . import block_outcome
-from .block_outcome import Feature, Number, Outcome, Raised
+from .block_outcome import Feature, Number, BlockOutcome, BlockException
 from .report_reading import Reading
 
 QUOTE_RTOL = 1e-3
@@ -39,7 +39,7 @@ class Run:
     status: str
     """The record's verdict or status (``affected``, ``unaffected``, ``inconclusive``, ``crashed``, ...)."""
     reason: str
-    outcome: Outcome | None
+    outcome: BlockOutcome | None
     """What the block did; None where it could not run to say (not installable, JAX itself cannot run, timed out)."""
     record: Record | None = None
     """The run's record as the runner wrote it (its identity: what ran, where); None for a run stood in for."""
@@ -82,7 +82,7 @@ def captured(version: str, record: Mapping[str, object], record_path: str = "", 
     return Run(version, status, reason, outcome, kept, record_path, log)
 
 
-def _outcome(text: str) -> Outcome | None:
+def _outcome(text: str) -> BlockOutcome | None:
     """The outcome a record keeps as JSON text: the JSON edge of an outcome the kit reads."""
     try:
         value: object = json.loads(text)
@@ -113,7 +113,7 @@ class Difference:
         return out
 
 
-_NOTHING: Outcome = {"exit": 0, "exception": None, "lines": []}
+_NOTHING: BlockOutcome = {"exit": 0, "exception": None, "lines": []}
 """Stands in for a side that has no outcome where the features are said (a `Difference` always has both)."""
 
 
@@ -132,7 +132,7 @@ def difference(bad: Run, good: Run) -> Difference | None:
     return Difference(bad, good, tuple(found)) if found else None
 
 
-def shows_reported(reading: Reading, outcome: Outcome | None, only: list[int] | None = None) -> bool | None:
+def shows_reported(reading: Reading, outcome: BlockOutcome | None, only: list[int] | None = None) -> bool | None:
     """Does the run show what the report says went wrong? None when the report quotes nothing to match.
 
     ``only``: the indices of the lines that carry the bug (the others are context); all lines when None or empty.
@@ -152,7 +152,7 @@ def shows_reported(reading: Reading, outcome: Outcome | None, only: list[int] | 
     return None
 
 
-def same_exception(name: str, headline: str, raised: Raised) -> bool:
+def same_exception(name: str, headline: str, raised: BlockException) -> bool:
     """The reported exception and the run's: the same class and message, numbers compared with a tolerance."""
     if raised["type"] != name:
         return False
@@ -164,14 +164,14 @@ def same_exception(name: str, headline: str, raised: Raised) -> bool:
     return seen_template.startswith(template.rstrip("…")) and _numbers_close(numbers, seen_numbers[:len(numbers)])
 
 
-def shows_value(outcome: Outcome, quoted: str) -> bool:
+def shows_value(outcome: BlockOutcome, quoted: str) -> bool:
     """Does the run print the quoted value? Line by line where the quote's lines have the run's lines' shape
     (the same words, numbers masked), else as a run of numbers anywhere; numbers within `QUOTE_RTOL` or to the
     digits the report writes, in any order where the report writes a set (``{...}``)."""
     return value_distance(outcome, quoted) is not None
 
 
-def value_distance(outcome: Outcome, quoted: str) -> float | None:
+def value_distance(outcome: BlockOutcome, quoted: str) -> float | None:
     """How far the run's printed numbers are from the quoted ones at best (the largest relative difference of a
     match), or None where the run does not show the quoted value (`shows_value`)."""
     printed = list(outcome["lines"])

@@ -37,7 +37,7 @@ def matched_entries(folders: Sequence[Path], judged: Judged) -> list[tuple[Entry
     return sorted(found, key=lambda pair: (pair[1].full, len(pair[1].agreed), pair[0].id), reverse=True)
 
 
-def _raised(outcome: block_outcome.Outcome) -> Raised | None:
+def _raised(outcome: block_outcome.BlockOutcome) -> Raised | None:
     raised = outcome["exception"]
     return Raised(raised["type"], raised["text"]) if raised is not None else None
 

@@ -35,7 +35,7 @@ from ..config import Matrix
 from ..check_settings import DEFAULT_TIMEOUT_S, bad_if_pattern, script_check
 from ..errors import IndexUnreachable
 from ..install import open_index, PackageIndex
-from ..project import bisect_command, catalogue_folders
+from ..config import bisect_command, catalogue_folders
 from ..run.runner import RunRequest, run_check
 from ..reproduce_line import reproduce_argv
 from ..user_paths import report_path
@@ -98,7 +98,7 @@ class Triage:
     answer: str = ""
     other_command: list[str] = field(default_factory=list)
     """A second bisect worth running (what fixed it, when the first finds what broke it)."""
-    command: str = "nox -s bisect --"  # how a bisect command begins here (`kit.project.bisect_command`)
+    command: str = "nox -s bisect --"  # how a bisect command begins here (`kit.config.bisect_command`)
     details: list[str] = field(default_factory=list)
     """What the answer rests on: the difference the check judges, the report's confirmation, what to try next."""
     host_devices: int | None = None

@@ -25,7 +25,7 @@ from kit.known import batch, command
 from kit.known.batch import audit_runs
 from kit.known.catalogue import Entry, read_entry
 from kit.known.command import audit_main
-from kit.known.measured import Measurement, Outcome
+from kit.known.measured import Measurement, Presence
 from repro.known_batch import run_one
 from tests.fake_interpreter import RELEASE, fake_interpreter
 from tests.faults.script_checks import prepared_here, script_matrix
@@ -67,7 +67,7 @@ READER = "import jax.numpy as jnp\nimport sys\nsys.exit(0 if list(jnp.arange(3))
 def test_a_check_that_patches_jnp_does_not_decide_the_next_entry(tmp_path: Path, here: Prepared) -> None:
     listed = entries(tmp_path / "known", {"a-patcher": PATCHER, "b-reader": READER})
     said = audit_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "audits", version="0.6.0")
-    assert [m.outcome for m in said] == [Outcome.PRESENT, Outcome.ABSENT]  # was: PRESENT, PRESENT
+    assert [m.outcome for m in said] == [Presence.PRESENT, Presence.ABSENT]  # was: PRESENT, PRESENT
 
 
 @pytest.mark.parametrize("body", ["raise KeyboardInterrupt\n", "import sys\nsys.exit(256)\n",
@@ -86,7 +86,7 @@ def test_a_check_ending_in_keyboard_interrupt_is_untested_batched_as_alone(tmp_p
     listed = entries(tmp_path / "known", {"stopped": "raise KeyboardInterrupt\n"})
     [said] = audit_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "audits",
                         version="0.6.0")
-    assert said.outcome is Outcome.UNTESTED  # was: present (the batch read it as exit 1)
+    assert said.outcome is Presence.UNTESTED  # was: present (the batch read it as exit 1)
     assert "signal 2 (SIGINT)" in said.reason
 
 
@@ -98,7 +98,7 @@ def test_a_hanging_check_costs_its_timeout_once_and_is_not_run_again(
     started = time.monotonic()
     said = audit_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "audits", version="0.6.0")
     assert time.monotonic() - started < 3 * 2 + 20  # once, not three times (was: the batch's, then alone, ...)
-    assert [m.outcome for m in said] == [Outcome.UNTESTED, Outcome.ABSENT]
+    assert [m.outcome for m in said] == [Presence.UNTESTED, Presence.ABSENT]
     assert "did not finish within 3 s" in said[0].reason
 
 
@@ -112,7 +112,7 @@ def test_a_backend_jax_cannot_start_makes_no_failure_a_verdict(
     listed = entries(tmp_path / "known", {"fails": "import jax.numpy as jnp\njnp.arange(3)\n",
                                           "passes": "print('fine')\n"})
     said = audit_runs(script_matrix(tmp_path, listed[0].check), listed, print, tmp_path / "audits", version="0.6.0")
-    assert [m.outcome for m in said] == [Outcome.UNTESTED, Outcome.UNTESTED]  # was: PRESENT for "fails"
+    assert [m.outcome for m in said] == [Presence.UNTESTED, Presence.UNTESTED]  # was: PRESENT for "fails"
     assert "Unable to initialize backend 'tpu'" in said[0].reason
 
 
@@ -134,7 +134,7 @@ def fake_runs(monkeypatch: pytest.MonkeyPatch, outcomes: dict[str, str]) -> None
     def audit_runs(matrix: Any, listed: Any, log: Any, records: Path, *, version: str = "", existing: Any = None,
                    ready: Any = lambda: None) -> list[Measurement]:
         ready()
-        return [Measurement(version, "cpu", Outcome(outcomes[e.id]), "the script exited 125: no jax here", "")
+        return [Measurement(version, "cpu", Presence(outcomes[e.id]), "the script exited 125: no jax here", "")
                 for e in listed]
 
     monkeypatch.setattr(command, "audit_runs", audit_runs)
@@ -258,7 +258,7 @@ def test_a_truncated_measured_file_is_said_in_known_audit_and_verify(catalogue: 
     from kit.known.command import known_main
     from kit.known.measured import save_measurements
 
-    save_measurements(catalogue, "one", [Measurement("0.4.35", "cpu", Outcome.PRESENT, "x")], "2026-12-06")
+    save_measurements(catalogue, "one", [Measurement("0.4.35", "cpu", Presence.PRESENT, "x")], "2026-12-06")
     path = catalogue / "measured" / "one.json"
     path.write_text(path.read_text()[:40])
     assert known_main(matrix_at(tmp_path), [], print, catalogue) == 0

@@ -14,10 +14,10 @@ import time
 import pytest
 
 from kit.run import bounded_match
-from kit.records import Outcome, Status, Verdict
+from kit.records import RunOutcome, Status, Verdict
 from kit.run.failures import judge
 
-FAILED = Outcome(Status.RAN, Verdict.AFFECTED, "the script exited 1 (affected)")
+FAILED = RunOutcome(Status.RAN, Verdict.AFFECTED, "the script exited 1 (affected)")
 
 
 @pytest.mark.real_time  # waits out a real time limit

@@ -21,7 +21,7 @@ from kit.bisect.options import parse_options
 from kit.bisect.observation import Observation
 from kit.bisect.probe.cache import ProbeCache
 from kit.bisect.probe.probes import Subject
-from kit.bisect.search import Outcome, bisect
+from kit.bisect.search import ProbeOutcome, bisect
 from kit.config import load_matrix
 from tests.bisect_machine import METRIC_VERSIONS as VERSIONS, step_at as _step_at
 from tests.observations import observed
@@ -66,9 +66,9 @@ def _prober(tmp_path: Path, machine: str = "this-machine", factor: str = "1.5",
 
 
 def _search(prober: Any) -> tuple[str, list[str]]:
-    cache: dict[str, Outcome] = {}
+    cache: dict[str, ProbeOutcome] = {}
     prober.start(Bounds.of_releases(GOOD, BAD), cache)
-    result = bisect(VERSIONS, prober, old_outcome=Outcome.BAD, cache=cache)
+    result = bisect(VERSIONS, prober, old_outcome=ProbeOutcome.BAD, cache=cache)
     return result.first_different, result.ambiguous
 
 

@@ -6,6 +6,7 @@
 * :mod:`.probes`: the commit subject, a commit's Python laid over its build;
 * :mod:`.crossed`: each side's Python on the other's build at a build switch (forced where refused);
 * :mod:`.pairs`: the probe pairs an answer rests on, run where the search's own probes left them out;
+* :mod:`.verdict`: the verdict's words, one table of how each is said;
 * :mod:`.finding`: the verdict and what it cost, and the report's JSON ``commits``;
 * :mod:`.report`: the report's commit section.
 
@@ -20,9 +21,10 @@ from .pairs import old_end_on_newer_build, pair_on_other_build
 from .probes import CommitProber, CommitSubject
 from .report import commit_section
 from .runnable import PairStore, Runnable, assign_builds, span_on
+from .verdict import CommitVerdict
 
 __all__ = [
-    "Build", "binary_only_from_four", "CommitCandidate", "CommitFinding", "CommitLevel", "CommitProber", "CommitSubject", "PairProbe",
+    "Build", "binary_only_from_four", "CommitCandidate", "CommitVerdict", "CommitFinding", "CommitLevel", "CommitProber", "CommitSubject", "PairProbe",
     "PairStore", "Runnable", "TieBreak", "assign_builds", "commit_candidates", "commit_section", "commits_json",
     "describe_commits", "old_end_on_newer_build", "on_build", "pair_on_other_build", "same_python_other_build", "span_on", "tag_as_old_end",
 ]

@@ -25,9 +25,9 @@ from .builds import Build
 from .candidates import CommitCandidate, forced_on, on_build
 from .finding import CommitLevel, PairProbe, TieBreak, alone_note
 from .probes import CommitProber
-from ..search import Outcome
+from ..search import ProbeOutcome
 
-Crossed = Optional[Tuple[CommitCandidate, Outcome]]  # a runtime alias: typing spells it on Python 3.9
+Crossed = Optional[Tuple[CommitCandidate, ProbeOutcome]]  # a runtime alias: typing spells it on Python 3.9
 """A commit run on the other build (moved or forced there) and its outcome; None where JAX did not run it."""
 
 
@@ -45,7 +45,7 @@ def same_python_other_build(prober: CommitProber, same: CommitCandidate, changed
     """
     assert same.build is not None and changed.build is not None and level.result is not None
     old = level.result.old_outcome
-    new = Outcome.BAD if old is Outcome.GOOD else Outcome.GOOD
+    new = ProbeOutcome.BAD if old is ProbeOutcome.GOOD else ProbeOutcome.GOOD
     a, b = same.build, changed.build
     changed_on_a = _crossed(prober, changed, a, level)
     four = [PairProbe(same.commit, a.jaxlib, old.value, laid=alone_note(same)),
@@ -71,7 +71,7 @@ def same_python_other_build(prober: CommitProber, same: CommitCandidate, changed
     return _four_probes(same, changed, a, b, old, changed_on_a, same_on_b, evidence)
 
 
-def _four_probes(same: CommitCandidate, changed: CommitCandidate, a: Build, b: Build, old: Outcome,
+def _four_probes(same: CommitCandidate, changed: CommitCandidate, a: Build, b: Build, old: ProbeOutcome,
                  changed_on_a: Crossed, same_on_b: Crossed, evidence: tuple[PairProbe, ...]) -> TieBreak:
     """"binary" where each side's Python gave the old outcome on A and the new one on B; else the range.
 
@@ -140,12 +140,12 @@ def _crossed(prober: CommitProber, commit: CommitCandidate, build: Build, level:
         prober.subject.add(tried)
         outcome = level.outcomes.get(tried.version) or prober(tried.version)
         level.outcomes[tried.version] = outcome
-        if outcome is not Outcome.SKIP:
+        if outcome is not ProbeOutcome.SKIP:
             return tried, outcome
     return None
 
 
-def binary_only_from_four(tie: TieBreak, changed: CommitCandidate, a: Build, old: Outcome) -> TieBreak:
+def binary_only_from_four(tie: TieBreak, changed: CommitCandidate, a: Build, old: ProbeOutcome) -> TieBreak:
     """A "binary" that still lacks the changed side's Python on the older build becomes the range (unknown)."""
     ran = [p for p in tie.evidence if p.commit == changed.commit and p.jaxlib == a.jaxlib and p.outcome == old.value]
     if tie.kind != "binary" or ran:

@@ -1,22 +1,7 @@
 """What the commit phase found and what it cost: the facts the report's commit section is written from.
 
-One verdict, from the user's side (:attr:`CommitFinding.verdict`):
-
-* ``commit``: the first changed commit, exactly (the report names it in full);
-* ``short-list``: skipped commits between the last unchanged and the first
-  changed one could each hold the change;
-* ``not-in-python``: the same Python gave both outcomes on two jaxlib builds,
-  or both ends of the range gave the same outcome on one build: the change
-  is in the compiled jaxlib (the report names both builds and the XLA range);
-* ``commit-with-newer-jaxlib``: the first changed commit, exactly, but it
-  changes the behaviour only on the newer jaxlib build (its Python takes
-  another path there; the gates its diff adds are named);
-* ``binary-may-be-the-cause``: the outcome changed exactly where the probes
-  switched builds, and no commit there runs on both to tell;
-* ``build-matters``: the same Python gave both outcomes on two builds, but
-  the commits before some X could not run on the newer build, so a Python
-  change that needs it was never ruled out (the untested span and leads);
-* ``stopped``: the range's ends did not behave as the releases did (the reason says how).
+One verdict, from the user's side (:attr:`CommitFinding.verdict`, a `CommitVerdict`: its words and what each
+means are in kit/bisect/commits/verdict.py).
 """
 
 from __future__ import annotations
@@ -35,8 +20,9 @@ from ...history.xla import xla_compare_url, xla_revision
 from ...install import JAX_ALONE
 from .builds import Build
 from .candidates import CommitCandidate
+from .verdict import CommitVerdict
 from ..observation import Observation
-from ..search import BisectResult, BoundsProblem, Outcome
+from ..search import BisectResult, BoundsProblem, ProbeOutcome
 
 
 @dataclass
@@ -47,7 +33,7 @@ class CommitLevel:
     candidates: list[CommitCandidate]
     problem: BoundsProblem[str] | None = None
     result: BisectResult[str] | None = None
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    outcomes: dict[str, ProbeOutcome] = field(default_factory=dict)
     unprobed: list[str] = field(default_factory=list)
     """Commits left unrun once the search's skip budget was spent (they count as skipped)."""
     old_end_taken: str | None = None
@@ -109,7 +95,7 @@ class TieBreak:
     probe: CommitCandidate | None
     old_build: Build | None
     new_build: Build | None
-    outcome: Outcome | None
+    outcome: ProbeOutcome | None
     why: str = ""
     """The facts that decided it, in one sentence for the report."""
     gates: tuple[str, ...] = ()
@@ -180,19 +166,21 @@ class CommitFinding:
         return found[-1] if found else self.levels[0]
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> CommitVerdict:
         if self.tie_break is not None and self.tie_break.kind == "binary":
-            return "not-in-python"
+            return CommitVerdict.NOT_IN_PYTHON
         if self.tie_break is not None and self.tie_break.kind == "untested":
-            return "build-matters"
+            return CommitVerdict.BUILD_MATTERS
         if self.levels[0].problem is not None:
-            return "stopped"
+            return CommitVerdict.STOPPED
         if self.tie_break is not None and self.tie_break.kind == "unknown":
-            return "binary-may-be-the-cause"
+            return CommitVerdict.BINARY_MAY_BE_THE_CAUSE
         result = self.answer_level.result
         if result is None or not result.exact or self.laid_apart:
-            return "short-list"
-        return "commit-with-newer-jaxlib" if self.tie_break and self.tie_break.kind == "build-dependent" else "commit"
+            return CommitVerdict.SHORT_LIST
+        if self.tie_break and self.tie_break.kind == "build-dependent":
+            return CommitVerdict.COMMIT_WITH_NEWER_JAXLIB
+        return CommitVerdict.COMMIT
 
     @property
     def laid_apart(self) -> tuple[str, str] | None:
@@ -211,7 +199,7 @@ class CommitFinding:
         candidate = self.probed_candidates.get(key)
         return candidate.laid if candidate is not None and candidate.laid == JAX_ALONE else ""
 
-    def outcome_of(self, key: str) -> Outcome | None:
+    def outcome_of(self, key: str) -> ProbeOutcome | None:
         """What the first search that judged ``key`` made of it."""
         return next((level.outcomes[key] for level in self.levels if key in level.outcomes), None)
 
@@ -246,7 +234,7 @@ def describe_commits(history: History, found: CommitFinding, op: str = "") -> No
             found.released = (first_release(history, found.first_different.hash), None)
             found.branch_copies = [(commit_info(history, copy.commit), copy.how, first_release(history, copy.commit))
                                    for copy in branch_twins(history, found.first_different.hash)]
-    if found.verdict in ("not-in-python", "binary-may-be-the-cause", "build-matters"):
+    if found.verdict.about_the_build:
         found.compiled = _compiled_change(history, found)
         commit_range = found.levels[0].commit_range
         versions = found.extension_versions
@@ -277,10 +265,10 @@ def describe_commits(history: History, found: CommitFinding, op: str = "") -> No
 
 def failing_op_files(history: History, found: CommitFinding, commit: str, op: str = "") -> OpFiles | None:
     """The JAX files (at ``commit``) the failing op lives in, from ``op`` and every bad probe's output."""
-    def said(wanted: Outcome) -> list[str]:
+    def said(wanted: ProbeOutcome) -> list[str]:
         return ["\n".join(seen.came_from.output_tail + [seen.found.reason]) for key, seen in found.observations.items()
                 if found.outcome_of(key) is wanted]
-    return op_files(history, commit, said(Outcome.BAD), op, passing=said(Outcome.GOOD))
+    return op_files(history, commit, said(ProbeOutcome.BAD), op, passing=said(ProbeOutcome.GOOD))
 
 
 def _commit(found: CommitFinding, key: str) -> str:

@@ -28,7 +28,7 @@ from .candidates import CommitCandidate, forced_on, on_build
 from .finding import CommitLevel, PairProbe, TieBreak, Untested, alone_note
 from .probes import CommitProber
 from .runnable import Runnable
-from ..search import Outcome, bisect
+from ..search import ProbeOutcome, bisect
 
 
 def refusal(candidate: CommitCandidate, build: Build, runnable: Runnable) -> str:
@@ -43,7 +43,7 @@ def refusal(candidate: CommitCandidate, build: Build, runnable: Runnable) -> str
 
 
 def probe_on(prober: CommitProber, level: CommitLevel, candidate: CommitCandidate, build: Build,
-             runnable: Runnable) -> tuple[PairProbe, Outcome | None]:
+             runnable: Runnable) -> tuple[PairProbe, ProbeOutcome | None]:
     """``candidate`` run on ``build`` where JAX runs it there; the probe as the report prints it, and its outcome."""
     why = refusal(candidate, build, runnable)
     if why:
@@ -54,7 +54,7 @@ def probe_on(prober: CommitProber, level: CommitLevel, candidate: CommitCandidat
     outcome = level.outcomes.get(moved.version) or prober(moved.version)
     level.outcomes[moved.version] = outcome
     return (PairProbe(candidate.commit, build.jaxlib, outcome.value, laid=alone_note(moved)),
-            None if outcome is Outcome.SKIP else outcome)
+            None if outcome is ProbeOutcome.SKIP else outcome)
 
 
 def pair_on_other_build(prober: CommitProber, level: CommitLevel, builds: list[Build],
@@ -96,14 +96,14 @@ def pair_on_other_build(prober: CommitProber, level: CommitLevel, builds: list[B
 
 
 def _forced_pair(prober: CommitProber, level: CommitLevel, pair: tuple[CommitCandidate, CommitCandidate],
-                 got: tuple[Outcome | None, Outcome | None], build: Build, found_on: Build, old: Outcome,
+                 got: tuple[ProbeOutcome | None, ProbeOutcome | None], build: Build, found_on: Build, old: ProbeOutcome,
                  runnable: Runnable) -> tuple[tuple[PairProbe, ...], str]:
     """The found pair on ``build`` with JAX's version check relaxed where that check alone refused it.
 
     A lead on whether the commit needs its build, said as one: the answer
     stays "untested" there (a forced probe never carries an answer alone).
     """
-    outcomes: list[Outcome | None] = list(got)
+    outcomes: list[ProbeOutcome | None] = list(got)
     probes: list[PairProbe] = []
     for index, candidate in enumerate(pair):
         if outcomes[index] is not None or on_build(candidate, build) is not None:
@@ -127,7 +127,7 @@ def _forced_pair(prober: CommitProber, level: CommitLevel, pair: tuple[CommitCan
 
 
 def old_end_on_newer_build(prober: CommitProber, level: CommitLevel, tie: TieBreak, newer: Build,
-                           old: Outcome, runnable: Runnable) -> TieBreak:
+                           old: ProbeOutcome, runnable: Runnable) -> TieBreak:
     """Keep "not in JAX's Python" only where the old end's Python gave the new outcome on ``newer``.
 
     Else the oldest commit that runs on ``newer`` stands in, and the commits
@@ -178,7 +178,7 @@ def old_end_on_newer_build(prober: CommitProber, level: CommitLevel, tie: TieBre
 
 
 def probe_forced(prober: CommitProber, level: CommitLevel, candidate: CommitCandidate, build: Build,
-                 runnable: Runnable) -> tuple[PairProbe | None, Outcome | None]:
+                 runnable: Runnable) -> tuple[PairProbe | None, ProbeOutcome | None]:
     """``candidate`` on ``build`` past JAX's "jaxlib newer than jax" check; (None, None) where that is not the refusal."""
     forced = forced_on(candidate, build)
     if forced is None:
@@ -191,10 +191,10 @@ def probe_forced(prober: CommitProber, level: CommitLevel, candidate: CommitCand
     outcome = level.outcomes.get(forced.version) or prober(forced.version)
     level.outcomes[forced.version] = outcome
     return (PairProbe(candidate.commit, build.jaxlib, outcome.value, forced=True),
-            None if outcome is Outcome.SKIP else outcome)
+            None if outcome is ProbeOutcome.SKIP else outcome)
 
 
-def _forced_bisect(prober: CommitProber, level: CommitLevel, oldest: int, build: Build, old: Outcome,
+def _forced_bisect(prober: CommitProber, level: CommitLevel, oldest: int, build: Build, old: ProbeOutcome,
                    runnable: Runnable) -> tuple[str, str] | None:
     """Where the outcome changes on ``build`` across the untested span, forced: (commit, title), a lead only."""
     span = [forced_on(c, build) for c in level.candidates[:oldest]]
@@ -235,5 +235,5 @@ def _oldest_running_on(candidates: list[CommitCandidate], build: Build, runnable
     return accepted[high]
 
 
-def _other(outcome: Outcome) -> Outcome:
-    return Outcome.BAD if outcome is Outcome.GOOD else Outcome.GOOD
+def _other(outcome: ProbeOutcome) -> ProbeOutcome:
+    return ProbeOutcome.BAD if outcome is ProbeOutcome.GOOD else ProbeOutcome.GOOD

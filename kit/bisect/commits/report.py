@@ -7,12 +7,8 @@ from typing import Sequence
 from ...records import Source, Status
 from ...history.commits import CommitInfo, commit_url, compare_url
 from .finding import CommitFinding, TieBreak
+from .verdict import CommitVerdict
 from ..outcomes import label
-
-_WHAT = {"commit": "the commit", "commit-with-newer-jaxlib": "the commit, with the newer jaxlib only",
-         "short-list": "a short list of commits", "not-in-python": "not in JAX's Python",
-         "binary-may-be-the-cause": "a range: the jaxlib binary and JAX's Python not told apart", "stopped": "stopped at the ends",
-         "build-matters": "the build matters; whether JAX's Python needs the newer jaxlib is untested"}
 
 
 def commit_section(found: CommitFinding, fix: bool, crash: str, script: bool) -> list[str]:
@@ -23,7 +19,7 @@ def commit_section(found: CommitFinding, fix: bool, crash: str, script: bool) ->
     lines = ["## Commits", "",
              f"Searched {first.commit_range.old_name} … {first.commit_range.new_name} in {found.origin}: "
              f"{first.commit_range.shape}. Builds: {builds or 'none'}.", "",
-             f"**Answer: {_WHAT[found.verdict]}.**", ""]
+             f"**Answer: {found.verdict.answer}.**", ""]
     lines += _answer(found, fix)
     lines += ["", f"### Commit probes, in the order they ran ({len(found.commit_probes)} run now, "
                   f"{found.seconds:.0f} s)", "",
@@ -35,17 +31,17 @@ def commit_section(found: CommitFinding, fix: bool, crash: str, script: bool) ->
 def _answer(found: CommitFinding, fix: bool) -> list[str]:
     old_word, new_word = ("bad", "good") if fix else ("good", "bad")
     verdict = found.verdict
-    if verdict == "stopped":
+    if verdict is CommitVerdict.STOPPED:
         return _stopped(found)
-    if verdict in ("build-matters", "not-in-python"):
+    if verdict in (CommitVerdict.BUILD_MATTERS, CommitVerdict.NOT_IN_PYTHON):
         return _binary_answer(found, old_word, new_word)
     lines: list[str] = []
-    if verdict == "binary-may-be-the-cause":
+    if verdict is CommitVerdict.BINARY_MAY_BE_THE_CAUSE:
         lines += _undecided(found, old_word, new_word)
     elif found.last_same is not None and found.first_different is not None:
         lines += [f"- last {old_word} commit: {_named(found.last_same, found.answer_build('last_same'))}",
                   f"- first {new_word} commit: {_named(found.first_different, found.answer_build('first_different'))}"
-                  + (" (exact)" if verdict in ("commit", "commit-with-newer-jaxlib") else ""),
+                  + (" (exact)" if verdict.exact else ""),
                   *_twin_lines(found),
                   f"  - files changed: {', '.join(found.first_different.files[:25]) or 'none'}"
                   + (" …" if len(found.first_different.files) > 25 else ""),
@@ -81,7 +77,7 @@ def _answer(found: CommitFinding, fix: bool) -> list[str]:
         lines.append(f"- {len(cannot)} probes where JAX itself could not run were counted as neither good nor bad: "
                      + "; ".join(f"{k[:10]}: {found.observations[k].found.jax_cannot_run}" for k in cannot[:3]))
     lines += _runnability_line(found)
-    if found.compiled is not None and verdict != "not-in-python":
+    if found.compiled is not None:  # (not-in-python returned above, with its own compiled lines)
         lines += [*_compiled_lines(found), *_lead_lines(found)]
     return lines
 
@@ -125,7 +121,7 @@ def _stopped(found: CommitFinding) -> list[str]:
 def _binary_answer(found: CommitFinding, old_word: str, new_word: str) -> list[str]:
     """Not in JAX's Python, or the build matters with a span untested: each with the probes it rests on."""
     tie = found.tie_break
-    if found.verdict == "build-matters":
+    if found.verdict is CommitVerdict.BUILD_MATTERS:
         assert tie is not None
         return [f"- {tie.why[0].upper()}{tie.why[1:]}.", *_evidence_lines(tie), *_compiled_lines(found),
                 *_lead_lines(found)]

@@ -41,7 +41,7 @@ from ...json_types import as_list, as_number, as_object
 from ..observation import CameFrom, Found, Observation
 from .probes import Prober
 from .release_subject import ReleaseSubject
-from ..search import Outcome
+from ..search import ProbeOutcome
 
 JOB_NAME = "jax-kit-bisect"
 SPEC = "probes.json"
@@ -57,8 +57,8 @@ class ClusterProbes:
         """``argv``: the bisect's command line, which each task reads again on its node (`kit.bisect.driver.run_task`)."""
         self.jobs_dir = prober.subject.matrix.layout.slurm
 
-    def many(self, batch: Sequence[str]) -> dict[str, Outcome]:
-        answers: dict[str, Outcome] = {}
+    def many(self, batch: Sequence[str]) -> dict[str, ProbeOutcome]:
+        answers: dict[str, ProbeOutcome] = {}
         remote: list[str] = []
         for version in batch:
             candidate = self.prober.candidates[version]
@@ -70,7 +70,7 @@ class ClusterProbes:
             answers.update(self._on_the_cluster(remote))
         return answers
 
-    def _on_the_cluster(self, versions: list[str]) -> dict[str, Outcome]:
+    def _on_the_cluster(self, versions: list[str]) -> dict[str, ProbeOutcome]:
         job_dir = new_job_dir(self.jobs_dir)
         job_id = self.submit(versions, job_dir)
         self.follow(job_id, versions)

@@ -39,7 +39,7 @@ from .output import output_tail
 from .probes import Judge, Look, Prober, Subject, install_unknown
 from .release_subject import ReleaseSubject
 from ..run_spec import RunSpec
-from ..search import Outcome
+from ..search import ProbeOutcome
 from .metric_summary import MetricSummary
 
 
@@ -74,7 +74,7 @@ class VerdictJudge:
         """Nothing beyond the outcomes to report."""
         return None
 
-    def line(self, name: str, observation: Observation, result: Outcome) -> str:
+    def line(self, name: str, observation: Observation, result: ProbeOutcome) -> str:
         return probe_line(name, observation, result, self.runs.script is not None)
 
     def observe(self, subject: Subject, candidate: Candidate) -> Look:
@@ -194,7 +194,7 @@ def _installed(identity: Identity) -> _FromIdentity:
             "era": as_text(identity.install.get("exclude_newer")) or None}
 
 
-def probe_line(name: str, observation: Observation, result: Outcome, script: bool) -> str:
+def probe_line(name: str, observation: Observation, result: ProbeOutcome, script: bool) -> str:
     """One line per probe: the outcome, where it came from, what was held, and why it was (not) reused (``script``:
     a ``--script``'s words, pass/fail, for good/bad)."""
     found, came, pins = observation.found, observation.came_from, observation.installed.pins

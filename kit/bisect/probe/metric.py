@@ -34,7 +34,7 @@ from ..specs import HowToSearch
 from ..observation import Found, Installed, Observation
 from ..outcomes import describe, metric_verdict
 from .probes import Look, Subject, install_unknown
-from ..search import Outcome
+from ..search import ProbeOutcome
 
 # Runs of each bound, taken in turns, and runs per probe: samples of one run share its moment's load.
 BOUND_ROUNDS = 3
@@ -65,7 +65,7 @@ class MetricJudge:
         self.bounds_subject: Subject | None = None
         """Where the --good release is measured (the release subject of the bounds)."""
 
-    def line(self, name: str, observation: Observation, result: Outcome) -> str:
+    def line(self, name: str, observation: Observation, result: ProbeOutcome) -> str:
         outcome = describe(result, self.script)
         return f"probe {name}: {outcome} [{observation.came_from.shown}] {observation.found.reason}"
 
@@ -205,12 +205,12 @@ class MetricJudge:
         assert self.base is not None
         seen: dict[str, Look] = {}
         pooled = {v: [x for run in runs for x in run] for v, runs in looks.items()}
-        for version, wanted in ((good, Outcome.GOOD), (bad, Outcome.BAD)):
+        for version, wanted in ((good, ProbeOutcome.GOOD), (bad, ProbeOutcome.BAD)):
             reason = (f"bound: median {metrics.median(pooled[version]):.4g} {self.unit}, {BOUND_ROUNDS} runs, "
                       f"{len(pooled[version])} samples; step {self.base.step:.2f}x, worse = {self.base.worse}")
             if 0 < kept < BOUND_ROUNDS:
                 reason += f" ({kept} of the runs kept from an interrupted run)"
-            verdict = Verdict.UNAFFECTED if wanted is Outcome.GOOD else Verdict.AFFECTED
+            verdict = Verdict.UNAFFECTED if wanted is ProbeOutcome.GOOD else Verdict.AFFECTED
             seen[version] = self._costed(subject, version, kept == BOUND_ROUNDS, spent[version],
                                          Observation(Found(Status.RAN, verdict, reason, samples=pooled[version])))
         self.log(f"{self.metric}: --good {good} median {metrics.median(pooled[good]):.4g} {self.unit}, "

@@ -14,9 +14,7 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
-from ...config import Matrix
 from ...text_bounds import cut
-from ...user_paths import shown_path
 
 TAIL_LINES = 15
 """Lines of a probe's output the report and the JSON quote (the log has them all)."""
@@ -39,6 +37,3 @@ def output_tail(log_file: Path, lines: int = TAIL_LINES, width: int = TAIL_LINE_
     return list(kept)
 
 
-def project_path(path: Path, matrix: Matrix) -> str:
-    """``path`` as a report shows it: relative to the project (where matrix.toml is) when it is inside it."""
-    return shown_path(path, matrix.path.parent)

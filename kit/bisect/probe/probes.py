@@ -31,7 +31,7 @@ from ..bounds import Bounds
 from ..candidates import Candidate
 from ..observation import CameFrom, Found, Installed, Observation
 from ..outcomes import classify
-from ..search import Outcome
+from ..search import ProbeOutcome
 from .metric_summary import MetricSummary
 
 
@@ -83,7 +83,7 @@ class Judge(Protocol):
 
     def remembered(self, subject: Subject, key: str) -> Observation | None: ...
 
-    def line(self, name: str, observation: Observation, result: Outcome) -> str: ...
+    def line(self, name: str, observation: Observation, result: ProbeOutcome) -> str: ...
 
     def summary(self, observations: Mapping[str, Observation]) -> MetricSummary | None: ...
 
@@ -120,10 +120,10 @@ class Prober(Generic[S]):
         """How a log line names what is probed: ``jax 0.5.3``, or a commit and its build."""
         return self.subject.name_of(key)
 
-    def __call__(self, key: str) -> Outcome:
+    def __call__(self, key: str) -> ProbeOutcome:
         return self.record(key, self.observe(key))
 
-    def record(self, key: str, observation: Observation, ran_now: bool = False) -> Outcome:
+    def record(self, key: str, observation: Observation, ran_now: bool = False) -> ProbeOutcome:
         """An observation of ``key`` made anywhere (here, on a SLURM node): kept, counted and said, its outcome.
 
         Every outcome of a bisect is recorded here, so the report's observations, the
@@ -137,16 +137,16 @@ class Prober(Generic[S]):
         self.log(Event(self.judge.line(self.name_of(key), observation, result), Kind.DETAIL if folded else Kind.PROBE))
         return result
 
-    def remember(self, key: str, observation: Observation) -> Outcome:
+    def remember(self, key: str, observation: Observation) -> ProbeOutcome:
         """An observation known before the search (an earlier probe, the index): kept, not said; its outcome."""
         self.observations[key] = observation
         return self.classify(observation)
 
-    def classify(self, observation: Observation) -> Outcome:
+    def classify(self, observation: Observation) -> ProbeOutcome:
         """The search's outcome of ``observation`` under this bisect's ``--crash`` (`kit.bisect.outcomes.classify`)."""
         return classify(observation, self.crash)
 
-    def outcomes(self) -> dict[str, Outcome]:
+    def outcomes(self) -> dict[str, ProbeOutcome]:
         """The outcome of every observation recorded so far (a report of a search that stopped early)."""
         return {key: self.classify(observation) for key, observation in self.observations.items()}
 
@@ -164,7 +164,7 @@ class Prober(Generic[S]):
             self.ran_now.append(key)
         return observation
 
-    def start(self, bounds: Bounds, cache: dict[str, Outcome]) -> None:
+    def start(self, bounds: Bounds, cache: dict[str, ProbeOutcome]) -> None:
         """What the judge must know before the search (a metric's baseline); what that measured is kept, and its
         outcome (classified as every other) handed to the search's ``cache``."""
         for key, (observation, ran_now) in self.judge.start(self.subject, bounds).items():
@@ -176,7 +176,7 @@ class Prober(Generic[S]):
         """An earlier probe's answer for ``key`` that the judge accepts without a run (None: run it)."""
         return self.judge.remembered(self.subject, key)
 
-    def known_outcomes(self) -> dict[str, Outcome]:
+    def known_outcomes(self) -> dict[str, ProbeOutcome]:
         """What is already known about these candidates, as the search's starting cache.
 
         Handed to the search before it starts, so it narrows straight to the
@@ -184,7 +184,7 @@ class Prober(Generic[S]):
         Only candidates whose environment was built here can be known this way
         (their lock says what they install); the others are asked when probed.
         """
-        known: dict[str, Outcome] = {}
+        known: dict[str, ProbeOutcome] = {}
         for candidate in self.subject.candidates.values():
             if ruled_out_by_index(candidate) is not None:
                 continue
@@ -193,13 +193,13 @@ class Prober(Generic[S]):
                 known[candidate.version] = self.remember(candidate.version, remembered)
         return known
 
-    def ruled_out(self) -> dict[str, Outcome]:
+    def ruled_out(self) -> dict[str, ProbeOutcome]:
         """The candidates the index's metadata already rules out (yanked, or no wheels here): skips, known at once.
 
         Handed to the search too, so a round of ``--jobs K`` never spends a
         place on a release that needs no probe.
         """
-        ruled: dict[str, Outcome] = {}
+        ruled: dict[str, ProbeOutcome] = {}
         for candidate in self.subject.candidates.values():
             observation = ruled_out_by_index(candidate)
             if observation is not None:

@@ -18,7 +18,7 @@ import dataclasses
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from repro.parameters import to_flags, target_of
+from repro.parameters import to_flags
 
 from ...records import Source
 from ...reproduce_line import shell_join
@@ -30,7 +30,7 @@ from ...json_types import as_list, as_object
 from ...records import Identity
 from ...run import runner
 from ...run.facts import job_label
-from ...project import run_command
+from ...config import run_command
 from ..candidates import Candidate
 from ..specs import WhatRuns, WhatToReport
 from ..observation import Observation
@@ -141,6 +141,7 @@ class ReleaseSubject:
                                  preset=spec.preset, timeout_s=spec.timeout, install=spec.install,
                                  reproduce=reproduce_command(self.matrix, spec.asked, self.report, key, spec.overrides),
                                  output_log=log_file, records_dir=spec.records_dir, overrides=dict(spec.overrides),
+                                 target=spec.asked.target,
                                  echo=self.report.verbose)  # quiet: the output is in the probe's log
 
     def run(self, key: str, prepared: Prepared, log_file: Path | None = None) -> records.Record:
@@ -164,8 +165,8 @@ def reproduce_command(matrix: Matrix, runs: WhatRuns, report: WhatToReport, vers
     check = runs.check
     if not check:
         return f"{report.command} {shell_join(report.quoted_argv)}"
-    if overrides.get("target"):  # the kit's --target takes the name; the repro, the JSON it stands for
-        overrides = {**overrides, "target": (target_of(overrides["target"]) or {}).get("name", "")}
+    if runs.target is not None:  # the kit's --target takes the name
+        overrides = {**overrides, "target": runs.target.name}
     untimed = " ".join(to_flags(overrides))  # the run as the probe made it
     if any(release.version == version for release in matrix.releases) \
             and matrix.shared_dir is None:

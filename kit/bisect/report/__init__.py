@@ -10,11 +10,11 @@
 """
 
 from .advice import scan_tip
-from .finding import Finding
+from .finding import BisectFinding
 from .inputs import bisected, release_notes, reports_dir, shown_paths
 from .markdown import candidate_table, publish_report
 
 __all__ = [
-    "Finding", "bisected", "candidate_table", "publish_report", "release_notes",
+    "BisectFinding", "bisected", "candidate_table", "publish_report", "release_notes",
     "reports_dir", "scan_tip", "shown_paths",
 ]

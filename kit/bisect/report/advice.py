@@ -16,22 +16,22 @@ from typing import Mapping, Sequence
 from packaging.version import Version
 
 from ...reproduce_line import shell_join
-from ..search import Outcome
+from ..search import ProbeOutcome
 
 
-def changes_seen(outcomes: Mapping[str, Outcome], lo: str, hi: str) -> list[tuple[str, Outcome]]:
+def changes_seen(outcomes: Mapping[str, ProbeOutcome], lo: str, hi: str) -> list[tuple[str, ProbeOutcome]]:
     """The known outcomes from ``lo`` to ``hi`` (inclusive), oldest first, where each differs from the one
     before it (skips left out): ``[(lo, good), (v, bad), (w, good)]`` means two changes."""
-    inside = sorted(((v, o) for v, o in outcomes.items() if o is not Outcome.SKIP
+    inside = sorted(((v, o) for v, o in outcomes.items() if o is not ProbeOutcome.SKIP
                      and Version(lo) <= Version(v) <= Version(hi)), key=lambda item: Version(item[0]))
-    runs: list[tuple[str, Outcome]] = []
+    runs: list[tuple[str, ProbeOutcome]] = []
     for version, outcome in inside:
         if not runs or runs[-1][1] is not outcome:
             runs.append((version, outcome))
     return runs
 
 
-def scan_tip(outcomes: Mapping[str, Outcome], good: str, bad: str, argv: Sequence[str]) -> str | None:
+def scan_tip(outcomes: Mapping[str, ProbeOutcome], good: str, bad: str, argv: Sequence[str]) -> str | None:
     """The tip when the known outcomes change at least twice between the bounds; None otherwise (``argv``: the
     command line as reports quote it)."""
     lo, hi = sorted((good, bad), key=Version)

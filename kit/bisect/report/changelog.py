@@ -34,7 +34,7 @@ the changelog itself links ``compare/jax-v0.1.77...jax-v0.2.0``. Separate
 ``jaxlib-v`` tags stop at 0.4.32, so compare links always use ``jax-v``.
 
 Parsing (:func:`parse_changelog`, :func:`select_sections`) is pure; only
-:func:`find_changelog` touches the file system.
+:func:`fetch_changelog` touches the file system and the network.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
 
 from ... import http
 from . import changelog_entries
@@ -56,15 +56,12 @@ __all__ = [
     "DOCS_CHANGELOG_URL",
     "JAX_REPOSITORY",
     "ReleaseSection",
-    "changelog_sections",
     "changelog_url",
     "compare_url",
-    "find_changelog",
     "not_available_text",
     "parse_changelog",
     "fetch_changelog",
     "release_notes",
-    "render_changes",
     "select_sections",
     "tag",
 ]
@@ -181,49 +178,6 @@ def select_sections(sections: Iterable[ReleaseSection], versions: Sequence[str])
         else:
             result[version] = not_available_text(version, "the changelog at hand has no section for it")
     return result
-
-
-def find_changelog(cache_dir: Path, changelog: Optional[Path] = None) -> Optional[Path]:
-    """The CHANGELOG.md to read: the one given, else ``<cache_dir>/CHANGELOG.md``, else None."""
-    for candidate in (changelog, cache_dir / CHANGELOG_NAME):
-        if candidate is not None and candidate.is_file():
-            return candidate
-    return None
-
-
-def changelog_sections(
-    versions: Sequence[str], cache_dir: Path, changelog: Optional[Path] = None
-) -> Dict[str, str]:
-    """Release notes per version, for the releases a bisect report spans.
-
-    Never fails: when no CHANGELOG.md is at hand (PyPI, the only index
-    reachable at run time, does not carry it) each version gets a sentence
-    saying so, with links.
-    """
-    path = find_changelog(cache_dir, changelog)
-    if path is None:
-        why = (
-            "JAX's sdists on PyPI do not include CHANGELOG.md; "
-            f"save a copy as {cache_dir / CHANGELOG_NAME} to include the notes"
-        )
-        return {version: not_available_text(version, why) for version in versions}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        return {version: not_available_text(version, f"{path} could not be read ({error})") for version in versions}
-    return select_sections(parse_changelog(text), versions)
-
-
-def render_changes(good: str, bad: str, sections: Mapping[str, str]) -> str:
-    """The report block: compare link, then each release's notes.
-
-    ``sections`` is :func:`changelog_sections` for the releases after ``good``
-    up to and including ``bad``; they are shown in its order.
-    """
-    lines = [f"Changes from jax {good} to {bad}: {compare_url(good, bad)}", ""]
-    for markdown in sections.values():
-        lines += [markdown, ""]
-    return "\n".join(lines).rstrip() + "\n"
 
 
 def fetch_changelog(cache_dir: Path, url: str = RAW_CHANGELOG_URL, timeout_s: float = 5.0) -> tuple[Optional[Path], str]:

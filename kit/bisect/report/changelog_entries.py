@@ -41,7 +41,7 @@ MIN_LENGTH = 4
 
 
 @dataclass(frozen=True)
-class Entry:
+class ChangelogEntry:
     """One leaf bullet of a release section, with the group bullet above it (``Bug fixes``), if any."""
 
     group: str
@@ -72,7 +72,7 @@ def error_terms(exception: str | None) -> list[str]:
     return [t for t in dict.fromkeys(terms) if re.fullmatch(r"[\w.#]+", t)]
 
 
-def entries(section: str) -> list[Entry]:
+def entries(section: str) -> list[ChangelogEntry]:
     """The leaf entries of a section's bullet lists (a bullet with no deeper bullet under it)."""
     bullets: list[tuple[int, list[str]]] = []  # (indent, lines)
     for line in section.splitlines()[1:]:  # the heading is not an entry
@@ -81,17 +81,17 @@ def entries(section: str) -> list[Entry]:
             bullets.append((len(bullet.group("indent").expandtabs()), [line]))
         elif bullets and line.strip():
             bullets[-1][1].append(line)
-    found: list[Entry] = []
+    found: list[ChangelogEntry] = []
     for i, (indent, lines) in enumerate(bullets):
         if i + 1 < len(bullets) and bullets[i + 1][0] > indent:
             continue  # a group: its children are the entries
         group = next((_BULLET.match(b[1][0]).group("text")  # type: ignore[union-attr]
                       for b in reversed(bullets[:i]) if b[0] < indent), "")
-        found.append(Entry(group.strip().rstrip(":"), tuple(lines)))
+        found.append(ChangelogEntry(group.strip().rstrip(":"), tuple(lines)))
     return found
 
 
-def matching(section: str, terms: Sequence[str]) -> list[Entry]:
+def matching(section: str, terms: Sequence[str]) -> list[ChangelogEntry]:
     """The entries that mention any term (a whole word, case-insensitive)."""
     patterns = [re.compile(rf"(?<![\w#]){re.escape(t)}(?!\w)", re.IGNORECASE) for t in terms]
     return [e for e in entries(section) if any(p.search("\n".join(e.lines)) for p in patterns)]
@@ -124,8 +124,8 @@ def first_lines(markdown: str, link: str) -> list[str]:
     return [*lines[:MAX_LINES + 1], "", f"_{len(lines) - MAX_LINES - 1} more lines: {link}_"]
 
 
-def _grouped(chosen: Iterable[Entry]) -> list[tuple[str, list[Entry]]]:
-    groups: dict[str, list[Entry]] = {}
+def _grouped(chosen: Iterable[ChangelogEntry]) -> list[tuple[str, list[ChangelogEntry]]]:
+    groups: dict[str, list[ChangelogEntry]] = {}
     for entry in chosen:
         groups.setdefault(entry.group, []).append(entry)
     return list(groups.items())

@@ -14,14 +14,14 @@ from ..candidates import Candidate
 from ..specs import Specs
 from ..observation import Observation
 from ..probe import MetricSummary
-from ..search import BisectResult, Outcome, Transition
+from ..search import BisectResult, ProbeOutcome, Transition
 
 REPORT_SCHEMA = 3
 """Version of the bisect JSON report's layout (2: ``commits``, the ``--commits`` phase)."""
 
 
 @dataclass
-class Finding:
+class BisectFinding:
     """Everything the report says."""
 
     name: str
@@ -29,7 +29,7 @@ class Finding:
     """What ran, how the search went and what the report quotes (the driver's split of the command line)."""
     bounds: Bounds
     candidates: list[Candidate]
-    outcomes: dict[str, Outcome]
+    outcomes: dict[str, ProbeOutcome]
     observations: dict[str, Observation]
     probed_now: list[str]
     """Releases this run measured; every other observation was known before it started."""
@@ -72,10 +72,10 @@ class Finding:
         return self.bounds.fix
 
     @property
-    def bound_checks(self) -> list[tuple[str, str, Outcome, Outcome | None]]:
+    def bound_checks(self) -> list[tuple[str, str, ProbeOutcome, ProbeOutcome | None]]:
         """(flag, version, outcome wanted, outcome tested) for --good and --bad."""
         return [(flag, version, wanted, self.outcomes.get(version))
-                for flag, version, wanted in (("--good", self.good, Outcome.GOOD), ("--bad", self.bad, Outcome.BAD))]
+                for flag, version, wanted in (("--good", self.good, ProbeOutcome.GOOD), ("--bad", self.bad, ProbeOutcome.BAD))]
 
     @property
     def reproduce(self) -> str:
@@ -92,7 +92,7 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def cost_lines(finding: Finding) -> list[str]:
+def cost_lines(finding: BisectFinding) -> list[str]:
     """What this run did, and what the earlier runs it reused did, each in one sentence."""
     now = finding.probed_now
     built_now = finding.environments(now, "built")
@@ -153,7 +153,7 @@ def _commit_cost(found: CommitFinding) -> str:
             f"{known} answered without a run (probe cache or the release's own probe); {found.seconds:.1f} s for the commit phase.")
 
 
-def rounds_line(finding: Finding) -> str:
+def rounds_line(finding: BisectFinding) -> str:
     """How many rounds the search waited for, and how many probes ran together."""
     o = finding.specs.search
     where = "SLURM jobs" if o.slurm else "side by side on this machine" if o.jobs > 1 else "one at a time"
@@ -162,7 +162,7 @@ def rounds_line(finding: Finding) -> str:
             + "; ".join(", ".join(batch) for batch in finding.rounds) + ".")
 
 
-def to_json(finding: Finding, notes: list[str]) -> JsonObject:
+def to_json(finding: BisectFinding, notes: list[str]) -> JsonObject:
     """The JSON report (``schema`` names its layout)."""
     data: JsonObject = {
         "schema": REPORT_SCHEMA,

@@ -26,7 +26,7 @@ from ...user_paths import report_path
 from . import changelog
 from .changelog import CHANGELOG_NAME
 from .changelog_entries import error_terms, script_terms
-from .finding import Finding
+from .finding import BisectFinding
 from ..specs import HowToSearch, Specs, WhatRuns, WhatToReport
 from .markdown import machine_paths, release_versions
 from .summary import BisectedScript, bisected_script, deciding_probes
@@ -58,7 +58,7 @@ def bisected(matrix: Matrix, runs: WhatRuns) -> BisectedScript | None:
     return bisected_script(path, report_path(path, matrix.path.parent)) if path is not None else None
 
 
-def release_notes(matrix: Matrix, finding: Finding, index: PackageIndex, history: History | None) -> list[str]:
+def release_notes(matrix: Matrix, finding: BisectFinding, index: PackageIndex, history: History | None) -> list[str]:
     """The notes of the releases the change can lie in: from the clone when there is one (--commits, --jax-repo or
     [install] jax_repo), else --changelog, else fetched; only the entries that mention the terms."""
     versions = release_versions(finding)
@@ -98,7 +98,7 @@ def unreleased_as(text: str | None, version: str) -> str | None:
     return re.sub(r"(?m)^## Unreleased\s*$", f"## jax {version}", text, count=1)
 
 
-def notes_terms(matrix: Matrix, runs: WhatRuns, finding: Finding) -> list[str]:
+def notes_terms(matrix: Matrix, runs: WhatRuns, finding: BisectFinding) -> list[str]:
     """What the release notes are searched for: the script's JAX names, the issues it cites, the error."""
     path = script_path(matrix, runs)
     text = _read(path) if path is not None else ""

@@ -18,12 +18,12 @@ from ...atomic_files import atomic_write_texts
 from ...errors import StorageError
 from ..candidates import Candidate
 from ..commits import commit_section
-from .finding import Finding, cost_lines, to_json
+from .finding import BisectFinding, cost_lines, to_json
 from ..probe import MetricSummary
 from ..specs import HowToSearch
 from ..observation import Observation
 from ..outcomes import describe, label
-from ..search import Outcome, expected_probes, non_monotonic
+from ..search import ProbeOutcome, expected_probes, non_monotonic
 from .summary import BisectedScript, console_tail, script_lines, summary_lines
 from .what_changed import Changes, changes_between, changes_lines
 from ...user_paths import report_path, shown_path
@@ -47,7 +47,7 @@ def candidate_table(candidates: Sequence[Candidate], search: HowToSearch, known:
     return "\n".join(lines)
 
 
-def release_versions(finding: Finding) -> list[str]:
+def release_versions(finding: BisectFinding) -> list[str]:
     """The releases whose notes explain the change: after the last old-side release up to the first new one."""
     if finding.result is not None:
         versions = [*finding.result.ambiguous, finding.result.first_different]
@@ -56,7 +56,7 @@ def release_versions(finding: Finding) -> list[str]:
     return sorted(set(versions), key=Version)
 
 
-def render_markdown(finding: Finding, notes: Sequence[str], script: BisectedScript | None = None) -> str:
+def render_markdown(finding: BisectFinding, notes: Sequence[str], script: BisectedScript | None = None) -> str:
     """The report for the thread: the summary (at most 10 lines), the script, then each section folded."""
     runs = finding.specs.runs
     lo, hi = sorted((finding.good, finding.bad), key=Version)
@@ -93,7 +93,7 @@ def folded(title: str, body: Sequence[str]) -> list[str]:
     return ["<details>", f"<summary>{title}</summary>", "", *body, "", "</details>", ""]
 
 
-def held_by_commits(finding: Finding) -> dict[str, str]:
+def held_by_commits(finding: BisectFinding) -> dict[str, str]:
     """Package → version, for each package the commit phase's two deciding probes ran with at the same version
     (jaxlib included): the commit phase held them fixed, so they cannot be what changed."""
     found = finding.commits
@@ -107,14 +107,14 @@ def held_by_commits(finding: Finding) -> dict[str, str]:
             if name != "jax" and two.installed.packages.get(name) == version}
 
 
-def _words(finding: Finding, changes: Changes) -> tuple[str, str]:
+def _words(finding: BisectFinding, changes: Changes) -> tuple[str, str]:
     """How the two ends of a change are called: (last good, first bad) for a regression, the other way for a fix."""
     before = finding.outcomes.get(changes.before)
     after = finding.outcomes.get(changes.after)
     return (f"last {before.value if before else 'old'}", f"first {after.value if after else 'new'}")
 
 
-def _reuse_lines(finding: Finding) -> list[str]:
+def _reuse_lines(finding: BisectFinding) -> list[str]:
     """What was answered without a run and why it matched; what was run although an earlier probe existed, and why."""
     reused = [(v, o) for v, o in finding.observations.items() if o.came_from.matched]
     again = [(v, o) for v, o in finding.observations.items() if o.came_from.not_reused]
@@ -134,7 +134,7 @@ def _reuse_lines(finding: Finding) -> list[str]:
     return lines
 
 
-def _output_lines(finding: Finding) -> list[str]:
+def _output_lines(finding: BisectFinding) -> list[str]:
     """Each probe's last lines of output, and where its whole log is."""
     shown = [(v, o) for v, o in _in_order(list(finding.observations.items())) if o.came_from.output_tail or o.came_from.log]
     if not shown:
@@ -163,7 +163,7 @@ def _version_key(version: str) -> tuple[int, Version | str]:
         return (1, version)
 
 
-def what_else_changed(finding: Finding) -> list[Changes]:
+def what_else_changed(finding: BisectFinding) -> list[Changes]:
     """The packages and era dates that changed across each change found (the result, or each transition)."""
     if finding.stopped or (finding.metric and finding.specs.search.scan):
         return []
@@ -174,7 +174,7 @@ def what_else_changed(finding: Finding) -> list[Changes]:
     return [changes_between(a, b, finding.observations, finding.candidates) for a, b in pairs]
 
 
-def _probe_table(finding: Finding) -> list[str]:
+def _probe_table(finding: BisectFinding) -> list[str]:
     lines = ["| jax | uploaded | jaxlib | python | outcome | how | reason |", "|---|---|---|---|---|---|---|"]
     for c in finding.candidates:
         out = finding.outcomes.get(c.version)
@@ -188,7 +188,7 @@ def _probe_table(finding: Finding) -> list[str]:
         how = _how(seen, bool(finding.specs.search.metric))
         lines.append(f"| {c.version} | {c.uploaded or '—'} | {seen.installed.jaxlib or c.jaxlib or '—'} | "
                      f"{seen.installed.python or c.python or '—'} | {text} | {how} | {reason[:200]} |")
-    skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is Outcome.SKIP]
+    skipped = [_skipped(v, finding.observations.get(v)) for v, out in finding.outcomes.items() if out is ProbeOutcome.SKIP]
     if skipped:
         lines += ["", "Skipped (yanked, not installable or unknown, crashed, inconclusive or exit 125): " + ", ".join(skipped) + "."]
     flipped = [v for v, seen in finding.observations.items() if seen.found.flipped]
@@ -230,7 +230,7 @@ def _metric_lines(metric: MetricSummary) -> list[str]:
     return lines
 
 
-def _answer_lines(finding: Finding) -> list[str]:
+def _answer_lines(finding: BisectFinding) -> list[str]:
     assert finding.result is not None
     last_same, first_different, ambiguous = (finding.result.last_same, finding.result.first_different,
                                              finding.result.ambiguous)
@@ -246,7 +246,7 @@ def _answer_lines(finding: Finding) -> list[str]:
     return lines
 
 
-def _transition_lines(finding: Finding) -> list[str]:
+def _transition_lines(finding: BisectFinding) -> list[str]:
     """--all: every change of outcome, after saying whether each bound tested as it was given."""
     lines = ["## Transitions (--all)", ""]
     script = bool(finding.specs.runs.script)
@@ -270,7 +270,7 @@ def _transition_lines(finding: Finding) -> list[str]:
     return lines
 
 
-def publish_report(reports_dir: Path, finding: Finding, notes: Sequence[str],
+def publish_report(reports_dir: Path, finding: BisectFinding, notes: Sequence[str],
                    script: BisectedScript | None = None, paths: Mapping[str, str] | None = None) -> None:
     """Print the report (``-v``: all of it; else its summary), and write bisect-<name>.md and .json.
 
@@ -294,7 +294,7 @@ def publish_report(reports_dir: Path, finding: Finding, notes: Sequence[str],
           flush=True)
 
 
-def write_report(reports_dir: Path, finding: Finding, notes: Sequence[str],
+def write_report(reports_dir: Path, finding: BisectFinding, notes: Sequence[str],
                  script: BisectedScript | None = None, paths: Mapping[str, str] | None = None) -> str:
     """Write bisect-<name>.md and .json; return the markdown."""
     markdown = without_machine_paths(render_markdown(finding, notes, script), paths)
@@ -329,7 +329,7 @@ def machine_paths(project: Path, given: Sequence[Path] = ()) -> dict[str, str]:
     return paths
 
 
-def _keep(reports_dir: Path, finding: Finding, notes: Sequence[str], markdown: str,
+def _keep(reports_dir: Path, finding: BisectFinding, notes: Sequence[str], markdown: str,
           paths: Mapping[str, str] | None) -> None:
     """bisect-<name>.md and .json, written together; a `StorageError` when the folder cannot take them."""
     data = to_json(finding, list(notes))

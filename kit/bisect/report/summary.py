@@ -20,7 +20,7 @@ from ...records import Status, Verdict
 from ...markdown_text import code
 from . import changelog
 from ..commits import CommitFinding
-from .finding import Finding
+from .finding import BisectFinding
 from ..observation import Observation
 
 SUMMARY_LINES = 10
@@ -67,7 +67,7 @@ def script_lines(script: BisectedScript | None) -> list[str]:
     return lines + [f"`{script.shown}`: {script.lines} lines, sha256 {script.sha256} (too long to quote here)."]
 
 
-def summary_lines(finding: Finding) -> list[str]:
+def summary_lines(finding: BisectFinding) -> list[str]:
     """At most :data:`SUMMARY_LINES` lines, title first: the answer, how to reproduce it, where, the deciding probes."""
     runs = finding.specs.runs
     title = f"# Bisect: {runs.subject} ({runs.backend}): {headline(finding)}"
@@ -79,7 +79,7 @@ def summary_lines(finding: Finding) -> list[str]:
     return lines[:SUMMARY_LINES]
 
 
-def headline(finding: Finding) -> str:
+def headline(finding: BisectFinding) -> str:
     """The answer in a few words, for the title."""
     if finding.stopped:
         return "stopped, the bounds did not test as given"
@@ -91,13 +91,12 @@ def headline(finding: Finding) -> str:
     release = f"jax {result.first_different} {verb}" if result.exact else \
         f"jax {result.first_different} or a release just before it {verb}"
     found = finding.commits
-    if found is not None and found.first_different is not None and found.verdict in (
-            "commit", "commit-with-newer-jaxlib"):
+    if found is not None and found.first_different is not None and found.verdict.exact:
         return f"{release}, commit {found.first_different.hash[:10]}"
     return release
 
 
-def _answer(finding: Finding) -> list[str]:
+def _answer(finding: BisectFinding) -> list[str]:
     if finding.stopped:
         return [f"- **Stopped:** {finding.stopped}"]
     result = finding.result
@@ -113,14 +112,13 @@ def _answer(finding: Finding) -> list[str]:
     found = finding.commits
     # "Not in JAX's Python" names where the probes switched builds, no cause: no commit is named for it.
     # Nor where the binary and the Python were not told apart: a range, never a commit in bold (issue 49).
-    named = ("commit", "commit-with-newer-jaxlib", "short-list")
-    if found is not None and found.first_different is not None and found.verdict in named:
+    if found is not None and found.first_different is not None and found.verdict.names_commits:
         info = found.first_different
         pr = f", PR #{info.pr} {info.pr_url}" if info.pr else ""
-        lines.append(f"- **Commit** ({_verdict_words(found.verdict)}): **{info.hash[:10]}** \"{info.title[:90]}\" "
+        lines.append(f"- **Commit** ({found.verdict.short}): **{info.hash[:10]}** \"{info.title[:90]}\" "
                      f"({info.date[:10]}{pr}) {info.url}{_twin_words(found)}")
     elif found is not None:
-        lines.append(f"- **Commit:** {_verdict_words(found.verdict)} (see *Commits* below)")
+        lines.append(f"- **Commit:** {found.verdict.short} (see *Commits* below)")
     return lines
 
 
@@ -136,15 +134,7 @@ def _first_in(version: str | None) -> str:
     return f"first in jax {version}" if version else "in no release tagged here yet"
 
 
-def _verdict_words(verdict: str) -> str:
-    return {"commit": "exact", "commit-with-newer-jaxlib": "with the newer jaxlib only",
-            "short-list": "a short list", "not-in-python": "not in JAX's Python: the jaxlib binary",
-            "binary-may-be-the-cause": "a range: the binary and the Python not told apart", "stopped": "stopped at the ends",
-            "build-matters": "the build matters; whether the Python needs it is untested"}.get(
-        verdict, verdict)
-
-
-def deciding_probes(finding: Finding) -> list[tuple[str, str, Observation]]:
+def deciding_probes(finding: BisectFinding) -> list[tuple[str, str, Observation]]:
     """(what was probed, its role, its observation) for the probes the answer rests on: commits when named."""
     old_word, new_word = ("bad", "good") if finding.fix else ("good", "bad")
     found = finding.commits
@@ -182,7 +172,7 @@ def _quote(text: str) -> str:
     return "`" + text.replace("`", "'") + "`"
 
 
-def _environment(finding: Finding, seen: list[Observation]) -> str:
+def _environment(finding: BisectFinding, seen: list[Observation]) -> str:
     """Backend, Python, and the versions of jaxlib, numpy and scipy the deciding probes ran with."""
     parts = [finding.specs.runs.backend]
     for name in ("python", "jaxlib", "numpy", "scipy"):
@@ -212,7 +202,7 @@ def _loose_version(text: str) -> tuple[int, Version | str]:
         return (1, text)
 
 
-def console_tail(finding: Finding, lines: int = 3) -> list[str]:
+def console_tail(finding: BisectFinding, lines: int = 3) -> list[str]:
     """For a quiet console: the last ``lines`` lines of each deciding probe that failed (its traceback's end)."""
     shown: list[str] = []
     for name, word, seen in deciding_probes(finding):
