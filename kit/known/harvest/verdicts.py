@@ -1,0 +1,61 @@
+"""What a confirming pair shows, per test and per commit, and the entry a commit becomes.
+
+Per test, the fix's outcome and the parent's on one build:
+
+* ``confirmed``: fails at the parent, passes at the fix (a failed case; a
+  file that does not import at the parent is not a failure of the test);
+* ``binary``: passes at both: the overlay does not show the bug, so the fix
+  is in the compiled jaxlib or elsewhere the overlay does not reach (binary,
+  unconfirmed by overlay, with what was seen);
+* ``unrun``: the fix's own test did not pass here (skipped on CPU, fails on
+  this build, or not collected), or the parent could not import the test file.
+
+A commit is an entry when one of its tests is confirmed (status
+``confirmed``) or else one is binary (``binary``); otherwise it is ``unrun``
+with each test's reason, kept so that the yield can say why.
+"""
+
+from __future__ import annotations
+
+from ...json_types import JsonObject
+from ...markdown_text import inert
+from .candidates import Candidate
+from .pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
+
+CONFIRMED, BINARY, UNRUN = "confirmed", "binary", "unrun"
+
+
+def test_verdict(fix: TestOutcome, parent: TestOutcome) -> tuple[str, str]:
+    """``(verdict, why)`` for one test function (see the module's docstring)."""
+    if fix.outcome == SKIPPED:
+        return UNRUN, f"skipped at the fix here: {fix.message}"
+    if fix.outcome == UNCOLLECTED:
+        return UNRUN, f"not collected at the fix: {fix.message}"
+    if fix.outcome == FAILED:
+        return UNRUN, f"fails at the fix on this build: {fix.message}"
+    if parent.outcome == FAILED:
+        return CONFIRMED, parent.message
+    if parent.outcome == PASSED:
+        return BINARY, "passes at the parent too on this build: binary, unconfirmed by overlay"
+    if parent.outcome == UNCOLLECTED:
+        return UNRUN, f"the fix's test file does not import at the parent: {parent.message}"
+    return UNRUN, f"skipped at the parent here: {parent.message}"
+
+
+def commit_status(verdicts: list[str]) -> str:
+    return CONFIRMED if CONFIRMED in verdicts else BINARY if BINARY in verdicts else UNRUN
+
+
+def entry_id(candidate: Candidate) -> str:
+    return f"harvest-{candidate.commit[:10]}"
+
+
+def commit_result(candidate: Candidate, build: JsonObject, laid: str, tests: list[JsonObject], seconds: float,
+                  problem: str = "") -> JsonObject:
+    """What the harvest keeps of one commit: the entry (or why none), with its provenance and its pair."""
+    status = commit_status([str(t["verdict"]) for t in tests]) if not problem else UNRUN
+    return {"id": entry_id(candidate), "harvested": True, "status": status,
+            "title": inert(candidate.title)[:300], "commit": candidate.commit, "parent": candidate.parent,
+            "date": candidate.date, "upstream": candidate.issue, "fix_commit": candidate.commit,
+            "tests": tests, "build": build, "laid": laid, "problem": problem, "seconds": round(seconds, 1),
+            "ranges": None}
