@@ -37,6 +37,8 @@ class Candidate:
     title: str
     """The message's first line (from outside: shown only through `kit.markdown_text.inert`)."""
     test_files: tuple[str, ...]
+    python_code: bool = True
+    """Whether it changes Python under ``jax/`` or ``jaxlib/`` (False: only the compiled part, which no overlay lays)."""
     issue: str = ""
     """The upstream issue the message names as fixed (``https://github.com/jax-ml/jax/issues/N``), else empty."""
 
@@ -66,7 +68,8 @@ def parse_record(record: str) -> Candidate | None:
     if not (tests and code and (_FIX_WORD.search(message) or issue)):
         return None
     title = message.strip().splitlines()[0] if message.strip() else ""
-    return Candidate(commit, parent_list[0], date, title, tests, issue)
+    python_code = any(path.startswith(CODE_ROOTS) and path.endswith(".py") for path in files)
+    return Candidate(commit, parent_list[0], date, title, tests, python_code, issue)
 
 
 def issue_of(message: str) -> str:

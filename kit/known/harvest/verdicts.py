@@ -56,6 +56,6 @@ def commit_result(candidate: Candidate, build: JsonObject, laid: str, tests: lis
     status = commit_status([str(t["verdict"]) for t in tests]) if not problem else UNRUN
     return {"id": entry_id(candidate), "harvested": True, "status": status,
             "title": inert(candidate.title)[:300], "commit": candidate.commit, "parent": candidate.parent,
-            "date": candidate.date, "upstream": candidate.issue, "fix_commit": candidate.commit,
+            "date": candidate.date, "upstream": candidate.issue, "changes_python": candidate.python_code, "fix_commit": candidate.commit,
             "tests": tests, "build": build, "laid": laid, "problem": problem, "seconds": round(seconds, 1),
             "ranges": None}
