@@ -21,6 +21,8 @@ from ...history.source import History
 class TestFunction:
     """One test function of a file: where it is, its class ('' at module level), its name."""
 
+    __test__ = False  # a name pytest would otherwise try to collect
+
     path: str
     cls: str
     name: str

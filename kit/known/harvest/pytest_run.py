@@ -38,6 +38,8 @@ PASSED, FAILED, SKIPPED, UNCOLLECTED = "passed", "failed", "skipped", "uncollect
 class TestOutcome:
     """What one test function did on one side: its outcome, how many cases, the first message that explains it."""
 
+    __test__ = False  # a name pytest would otherwise try to collect
+
     outcome: str
     cases: int = 0
     message: str = ""
