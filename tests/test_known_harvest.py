@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kit.history.source import History
-from kit.install.environment import Environment
+from kit.install import Environment, Prepared
 from kit.known.harvest import confirm as confirm_module
 from kit.known.harvest.candidates import issue_of, list_candidates
 from kit.known.harvest.changed_tests import TestFunction, changed_functions, changed_tests
@@ -21,7 +21,6 @@ from kit.known.harvest.listing import harvested_entries
 from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome, run_side, summarised
 from kit.known.harvest.store import FIX, PARENT, BuildKey, Store
 from kit.known.harvest.verdicts import BINARY, CONFIRMED, UNRUN, test_verdict as verdict_of
-from kit.install.environment import Prepared
 
 VERSION = '_version = "0.2.0"\n_minimum_jaxlib_version = "0.1.0"\n'
 TEST_BEFORE = '''

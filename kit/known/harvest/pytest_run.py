@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ...install.environment import Environment
+from ...install import Environment
 from ...json_types import JsonObject, as_list
 from ...records import JsonTextError, read_json
 from ...run.child_processes import repro_env

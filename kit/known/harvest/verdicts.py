@@ -5,8 +5,9 @@ Per test, the fix's outcome and the parent's on one build:
 * ``confirmed``: fails at the parent, passes at the fix (a failed case; a
   file that does not import at the parent is not a failure of the test);
 * ``binary``: passes at both: the overlay does not show the bug, so the fix
-  is in the compiled jaxlib or elsewhere the overlay does not reach (binary,
-  unconfirmed by overlay, with what was seen);
+  is in the compiled jaxlib or elsewhere the overlay does not reach, or the
+  test does not tell the two apart on CPU (binary, unconfirmed by overlay,
+  with what was seen; ``changes_python`` false says the fix is compiled only);
 * ``unrun``: the fix's own test did not pass here (skipped on CPU, fails on
   this build, or not collected), or the parent could not import the test file.
 
@@ -36,7 +37,8 @@ def test_verdict(fix: TestOutcome, parent: TestOutcome) -> tuple[str, str]:
     if parent.outcome == FAILED:
         return CONFIRMED, parent.message
     if parent.outcome == PASSED:
-        return BINARY, "passes at the parent too on this build: binary, unconfirmed by overlay"
+        return BINARY, ("passes at the parent too on this build: binary, unconfirmed by overlay (the fix is in the "
+                        "compiled part, or the test does not tell the parent from the fix here)")
     if parent.outcome == UNCOLLECTED:
         return UNRUN, f"the fix's test file does not import at the parent: {parent.message}"
     return UNRUN, f"skipped at the parent here: {parent.message}"
