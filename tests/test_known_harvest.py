@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kit.history.source import History
+from kit.json_types import as_list, as_object
 from kit.install import Environment, Prepared
 from kit.known.harvest import confirm as confirm_module
 from kit.known.harvest.candidates import issue_of, list_candidates
@@ -20,7 +21,7 @@ from kit.known.harvest.harness import era_specifiers
 from kit.known.harvest.listing import harvested_entries
 from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome, run_side, summarised
 from kit.known.harvest.store import FIX, PARENT, BuildKey, Store
-from kit.known.harvest.verdicts import BINARY, CONFIRMED, UNRUN, test_verdict as verdict_of
+from kit.known.harvest.verdicts import BINARY, CONFIRMED, UNRUN, test_verdict as verdict_of, unrun_reasons
 
 VERSION = '_version = "0.2.0"\n_minimum_jaxlib_version = "0.1.0"\n'
 TEST_BEFORE = '''
@@ -223,8 +224,8 @@ def test_a_commit_whose_two_sides_are_kept_runs_nothing_again(tiny: tuple[Histor
     monkeypatch.setattr(confirm_module, "new_overlay_folder", never)
     build = Build(Prepared(None, None, None), KEY, tmp_path / "bytecode")  # type: ignore[arg-type]
     result = confirm(history, candidate, build, store)
-    assert result["status"] == CONFIRMED and result["upstream"].endswith("/1234")  # type: ignore[union-attr]
-    assert [row["verdict"] for row in result["tests"]] == [CONFIRMED, CONFIRMED, BINARY]  # type: ignore[index, union-attr]
+    assert result["status"] == CONFIRMED and str(result["upstream"]).endswith("/1234")
+    assert [as_object(row)["verdict"] for row in as_list(result["tests"])] == [CONFIRMED, CONFIRMED, BINARY]
     kept = json.loads(store.result_path(candidate.commit).read_text())
     assert kept["build_tag"] == KEY.tag and kept["title"] == "Fix foo for empty inputs."
     assert [e["id"] for e in harvested_entries(tmp_path / "known")] == [f"harvest-{candidate.commit[:10]}"]
@@ -238,3 +239,14 @@ def test_a_commit_whose_jax_does_not_accept_the_build_is_unrun(tiny: tuple[Histo
     result = confirm(history, candidate, Build(Prepared(None, None, None), other, tmp_path), Store(tmp_path / "s"))  # type: ignore[arg-type]
     assert result["status"] == UNRUN and "does not accept jaxlib 0.3.0" in str(result["problem"])
     assert harvested_entries(tmp_path) == []
+
+
+def test_the_unrun_are_counted_by_why() -> None:
+    rows = [{"status": UNRUN, "problem": "", "tests": [{"why": "skipped at the fix here: Skipped: Only works on a GPU"}]},
+            {"status": UNRUN, "problem": "", "tests": [{"why": "skipped at the fix here: Test requires jaxlib v0.11.1"}]},
+            {"status": UNRUN, "problem": "it adds or changes no test function (only helpers)", "tests": []},
+            {"status": UNRUN, "problem": "", "tests": [{"why": "fails at the fix on this build: E boom"}]},
+            {"status": CONFIRMED, "problem": "", "tests": []}]
+    assert unrun_reasons(rows) == {"skipped on CPU (needs a GPU or TPU)": 1,  # type: ignore[arg-type]
+                                   "skipped: needs a newer jaxlib than the build": 1, "no test function changed": 1,
+                                   "fails at the fix on this build": 1}

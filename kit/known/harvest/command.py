@@ -31,7 +31,7 @@ from .candidates import Candidate, list_candidates
 from .confirm import Build, confirm
 from .harness import harness_requirements
 from .store import BuildKey, Store
-from .verdicts import BINARY, CONFIRMED, UNRUN
+from .verdicts import BINARY, CONFIRMED, UNRUN, unrun_reasons
 
 _RELEASE_TAG = re.compile(r"^jax-v(\d+(?:\.\d+)+)$")
 
@@ -68,7 +68,10 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
           f"({store.folder}); confirming {len(todo)} on {build.key.jaxlib and 'jaxlib ' + build.key.jaxlib} "
           f"with {args.jobs} at a time", flush=True)
     _run_all(history, todo, build, store, args.jobs)
-    print(summary_line([r for r in store.results() if r["commit"] in {c.commit for c in candidates}]))
+    results = [r for r in store.results() if r["commit"] in {c.commit for c in candidates}]
+    print(summary_line(results))
+    for kind, count in unrun_reasons(results).items():
+        print(f"  unrun: {count} {kind}")
     return EXIT_OK
 
 
@@ -143,5 +146,5 @@ def progress_line(finished: int, total: int, candidate: Candidate, result: JsonO
 
 def summary_line(results: Sequence[JsonObject]) -> str:
     counts = {status: sum(1 for r in results if r.get("status") == status) for status in (CONFIRMED, BINARY, UNRUN)}
-    return (f"harvest: {len(results)} commits confirmed on this build: {counts[CONFIRMED]} confirmed, "
+    return (f"harvest: {len(results)} commits tried on this build: {counts[CONFIRMED]} confirmed, "
             f"{counts[BINARY]} binary (unconfirmed by overlay), {counts[UNRUN]} unrun")

@@ -18,7 +18,7 @@ with each test's reason, kept so that the yield can say why.
 
 from __future__ import annotations
 
-from ...json_types import JsonObject
+from ...json_types import JsonObject, as_list, as_object
 from ...markdown_text import inert
 from .candidates import Candidate
 from .pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
@@ -61,3 +61,31 @@ def commit_result(candidate: Candidate, build: JsonObject, laid: str, tests: lis
             "date": candidate.date, "upstream": candidate.issue, "changes_python": candidate.python_code, "fix_commit": candidate.commit,
             "tests": tests, "build": build, "laid": laid, "problem": problem, "seconds": round(seconds, 1),
             "ranges": None}
+
+
+def unrun_reasons(results: list[JsonObject]) -> dict[str, int]:
+    """Why the unrun commits came to nothing, counted by kind: the yield's "unrun and why"."""
+    counted: dict[str, int] = {}
+    for result in results:
+        if result.get("status") != UNRUN:
+            continue
+        problem = str(result.get("problem") or "")
+        whys = [str(as_object(row).get("why", "")) for row in as_list(result.get("tests"))]
+        kind = _kind(problem) if problem else _kind(whys[0] if whys else "no test")
+        counted[kind] = counted.get(kind, 0) + 1
+    return dict(sorted(counted.items(), key=lambda item: -item[1]))
+
+
+def _kind(why: str) -> str:
+    if "GPU" in why or "TPU" in why or "gpu" in why or "tpu" in why:
+        return "skipped on CPU (needs a GPU or TPU)"
+    if "requires jaxlib" in why or "jaxlib v" in why:
+        return "skipped: needs a newer jaxlib than the build"
+    for start, kind in (("skipped", "skipped here (other reason)"), ("fails at the fix", "fails at the fix on this build"),
+                        ("not collected", "not collected at the fix"),
+                        ("the fix's test file does not import", "the test file does not import at the parent"),
+                        ("it adds or changes no test", "no test function changed"),
+                        ("JAX cannot run", "JAX cannot run on the build")):
+        if why.startswith(start):
+            return kind
+    return "does not accept the build's jaxlib" if "does not accept jaxlib" in why else "other"
