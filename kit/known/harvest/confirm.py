@@ -96,7 +96,7 @@ def _both_sides(history: History, candidate: Candidate, build: Build, store: Sto
             remove_overlay(folder)
         sides[side] = ran.outcomes
         store.put_probe(candidate.commit, side, build.key, {
-            "ran": commit, "laid": laid, "seconds": round(ran.seconds, 1), "exit_code": ran.exit_code,
+            "commit_run": commit, "laid": laid, "seconds": round(ran.seconds, 1), "exit_code": ran.exit_code,
             "problem": ran.problem, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "tests": {node: outcome.to_json() for node, outcome in ran.outcomes.items()}})
     return laid, sides, ""
