@@ -14,7 +14,8 @@ from kit.history.source import History
 from kit.json_types import as_list, as_object
 from kit.install import Environment, Prepared
 from kit.known.harvest import confirm as confirm_module
-from kit.known.harvest.candidates import issue_of, list_candidates
+from kit.known.harvest.candidates import Candidate, issue_of, list_candidates
+from kit.known.harvest.command import progress_line, summary_line, time_line
 from kit.known.harvest.changed_tests import TestFunction, changed_functions, changed_tests
 from kit.known.harvest.confirm import Build, confirm
 from kit.known.harvest.harness import era_specifiers
@@ -250,3 +251,15 @@ def test_the_unrun_are_counted_by_why() -> None:
     assert unrun_reasons(rows) == {"skipped on CPU (needs a GPU or TPU)": 1,  # type: ignore[arg-type]
                                    "skipped: needs a newer jaxlib than the build": 1, "no test function changed": 1,
                                    "fails at the fix on this build": 1}
+
+
+def test_progress_says_the_commit_what_it_came_to_and_the_time_left() -> None:
+    candidate = Candidate("c" * 40, "p" * 40, "2026-07-01", "Fix it", ("tests/a_test.py",))
+    result: dict[str, object] = {"status": CONFIRMED, "seconds": 50.0,
+                                 "tests": [{"verdict": CONFIRMED}, {"verdict": BINARY}]}
+    line = progress_line(2, 6, candidate, result, elapsed=240.0, jobs=2)
+    assert line == "[2/6] cccccccccc confirmed: 1 confirmed, 1 binary (50.0 s); about 8 min left"
+    assert summary_line([result, {"status": UNRUN}]) == \
+        "harvest: 2 commits tried on this build: 1 confirmed, 0 binary (unconfirmed by overlay), 1 unrun"
+    assert time_line([result, {"status": UNRUN, "seconds": 3.0, "tests": []}, {**result, "seconds": 70.0}]) == \
+        "time per commit that ran its tests: median 60 s, mean 60 s, 50 to 70 s (2 commits)"

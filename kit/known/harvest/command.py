@@ -11,6 +11,7 @@ long the rest should take at the pace so far.
 from __future__ import annotations
 
 import re
+import statistics
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -22,7 +23,7 @@ from ...errors import UsageError
 from ...exit_codes import EXIT_OK
 from ...history.source import History, open_history
 from ...install import OVERLAY_FORMAT, InstallKey, prepare
-from ...json_types import JsonObject, as_list, as_object
+from ...json_types import JsonObject, as_list, as_number, as_object
 from ...log_events import Log
 from ...markdown_text import inert
 from ...requirements import package_name
@@ -72,6 +73,7 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
     print(summary_line(results))
     for kind, count in unrun_reasons(results).items():
         print(f"  unrun: {count} {kind}")
+    print(time_line(results))
     return EXIT_OK
 
 
@@ -148,3 +150,12 @@ def summary_line(results: Sequence[JsonObject]) -> str:
     counts = {status: sum(1 for r in results if r.get("status") == status) for status in (CONFIRMED, BINARY, UNRUN)}
     return (f"harvest: {len(results)} commits tried on this build: {counts[CONFIRMED]} confirmed, "
             f"{counts[BINARY]} binary (unconfirmed by overlay), {counts[UNRUN]} unrun")
+
+
+def time_line(results: Sequence[JsonObject]) -> str:
+    """The time per commit its results kept (each commit's own wall time, both sides and the overlays)."""
+    seconds = sorted(as_number(r.get("seconds")) for r in results if r.get("tests"))
+    if not seconds:
+        return "time per commit: no commit ran a test"
+    return (f"time per commit that ran its tests: median {statistics.median(seconds):.0f} s, "
+            f"mean {statistics.mean(seconds):.0f} s, {seconds[0]:.0f} to {seconds[-1]:.0f} s ({len(seconds)} commits)")
