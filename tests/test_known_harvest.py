@@ -13,7 +13,7 @@ import pytest
 from kit.history.source import History
 from kit.json_types import as_list, as_object
 from kit.install import Environment, Prepared
-from kit.known.harvest import confirm as confirm_module
+from kit.known.harvest import command as command_module, confirm as confirm_module
 from kit.known.harvest.candidates import Candidate, issue_of, list_candidates
 from kit.known.harvest.command import progress_line, summary_line, time_line
 from kit.known.harvest.changed_tests import TestFunction, changed_functions, changed_tests
@@ -263,3 +263,18 @@ def test_progress_says_the_commit_what_it_came_to_and_the_time_left() -> None:
         "harvest: 2 commits tried on this build: 1 confirmed, 0 binary (unconfirmed by overlay), 1 unrun"
     assert time_line([result, {"status": UNRUN, "seconds": 3.0, "tests": []}, {**result, "seconds": 70.0}]) == \
         "time per commit that ran its tests: median 60 s, mean 60 s, 50 to 70 s (2 commits)"
+
+
+def test_one_commits_trouble_is_said_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = (Candidate(c * 40, "p" * 40, "2026-07-01", "Fix", ("tests/a_test.py",)) for c in "ab")
+
+    def confirm_one(_history: object, candidate: Candidate, *_rest: object) -> dict[str, object]:
+        if candidate is first:
+            raise OSError(28, "No space left on device")
+        return {"status": UNRUN, "seconds": 1.0, "tests": [], "problem": "it adds or changes no test function"}
+    monkeypatch.setattr(command_module, "confirm", confirm_one)
+    command_module._run_all(None, [first, second], None, None, jobs=2)  # type: ignore[arg-type]
+    said = capsys.readouterr().out
+    assert "aaaaaaaaaa: not confirmed now, tried again next time: [Errno 28] No space left on device" in said
+    assert "bbbbbbbbbb unrun: it adds or changes no test function" in said

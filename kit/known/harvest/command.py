@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import subprocess
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -19,8 +20,9 @@ from typing import Sequence
 
 from ...arguments import Parser
 from ...config import Matrix, release_number
-from ...errors import UsageError
+from ...errors import KitError, UsageError
 from ...exit_codes import EXIT_OK
+from ...history.git import GitFailed
 from ...history.source import History, open_history
 from ...install import OVERLAY_FORMAT, InstallKey, prepare
 from ...json_types import JsonObject, as_list, as_number, as_object
@@ -124,8 +126,16 @@ def _run_all(history: History, todo: list[Candidate], build: Build, store: Store
                 for future in ready:
                     candidate = waiting.pop(future)
                     finished += 1
-                    print(progress_line(finished, len(todo), candidate, future.result(),
-                                        time.monotonic() - started, jobs), flush=True)
+                    try:
+                        result = future.result()
+                    except (KitError, GitFailed, OSError, subprocess.SubprocessError) as error:
+                        # One commit's trouble (a full disk, an unreadable object) is said and the rest go on;
+                        # nothing is kept for it, so the next harvest tries it again.
+                        print(f"[{finished}/{len(todo)}] {candidate.short}: not confirmed now, tried again next "
+                              f"time: {inert(str(error))[:300]}", flush=True)
+                        continue
+                    print(progress_line(finished, len(todo), candidate, result, time.monotonic() - started, jobs),
+                          flush=True)
         except KeyboardInterrupt:
             for future in waiting:
                 future.cancel()
