@@ -278,3 +278,16 @@ def test_one_commits_trouble_is_said_and_the_others_go_on(monkeypatch: pytest.Mo
     said = capsys.readouterr().out
     assert "aaaaaaaaaa: not confirmed now, tried again next time: [Errno 28] No space left on device" in said
     assert "bbbbbbbbbb unrun: it adds or changes no test function" in said
+
+
+def test_a_range_the_clone_lacks_is_a_usage_error(tiny: tuple[History, dict[str, str]], tmp_path: Path) -> None:
+    history, commits = tiny
+    _git(history.path, "tag", "jax-v0.1.0", commits["base"])  # a clone of JAX has release tags
+    from kit.config import load_matrix
+    from kit.errors import UsageError
+    matrix = load_matrix(Path(__file__).resolve().parent.parent / "matrix.toml")
+    with pytest.raises(UsageError, match="'nonexist' .. --until 'HEAD' is not a range"):
+        command_module.harvest_main(matrix, ["--harvest", "--since", "nonexist", "--build", "0.11.0", "--jax-repo",
+                                             str(history.path)], print, tmp_path)
+    with pytest.raises(UsageError, match="is not a release tag"):
+        command_module.harvest_main(matrix, ["--harvest", "--since", "abc"], print, tmp_path)

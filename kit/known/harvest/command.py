@@ -59,7 +59,12 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
     release = _build_release(args.build, args.since)
     history = _history(matrix, args.jax_repo, log)
     store = Store(args.store or catalogue / "harvested")
-    candidates = list_candidates(history, args.since, args.until)
+    try:
+        candidates = list_candidates(history, args.since, args.until)
+    except GitFailed as error:
+        raise UsageError(f"--since {args.since!r} .. --until {args.until!r} is not a range of {history.path}: "
+                         f"{inert(str(error))[:300]}", "give commits or tags of that clone (jax-v0.11.0, a hash)") \
+            from None
     print(f"{len(candidates)} candidates in {inert(args.since)}..{inert(args.until)} (a change to jax/ or jaxlib/ "
           "and to a test, a message that says fix)", flush=True)
     build = _build(matrix, history, release, args.since, log)
