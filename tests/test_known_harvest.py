@@ -245,10 +245,11 @@ def test_a_commit_whose_jax_does_not_accept_the_build_is_unrun(tiny: tuple[Histo
 def test_the_unrun_are_counted_by_why() -> None:
     rows = [{"status": UNRUN, "problem": "", "tests": [{"why": "skipped at the fix here: Skipped: Only works on a GPU"}]},
             {"status": UNRUN, "problem": "", "tests": [{"why": "skipped at the fix here: Test requires jaxlib v0.11.1"}]},
+            {"status": UNRUN, "problem": "", "tests": [{"why": "skipped at the fix here: Memories do not work on CPU"}]},
             {"status": UNRUN, "problem": "it adds or changes no test function (only helpers)", "tests": []},
             {"status": UNRUN, "problem": "", "tests": [{"why": "fails at the fix on this build: E boom"}]},
             {"status": CONFIRMED, "problem": "", "tests": []}]
-    assert unrun_reasons(rows) == {"skipped on CPU (needs a GPU or TPU)": 1,  # type: ignore[arg-type]
+    assert unrun_reasons(rows) == {"skipped on CPU (needs a GPU or TPU)": 2,  # type: ignore[arg-type]
                                    "skipped: needs a newer jaxlib than the build": 1, "no test function changed": 1,
                                    "fails at the fix on this build": 1}
 

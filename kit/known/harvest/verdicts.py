@@ -77,7 +77,7 @@ def unrun_reasons(results: list[JsonObject]) -> dict[str, int]:
 
 
 def _kind(why: str) -> str:
-    if "GPU" in why or "TPU" in why or "gpu" in why or "tpu" in why:
+    if why.startswith("skipped") and any(word in why.lower() for word in ("gpu", "tpu", "cpu", "mosaic", "backend")):
         return "skipped on CPU (needs a GPU or TPU)"
     if "requires jaxlib" in why or "jaxlib v" in why:
         return "skipped: needs a newer jaxlib than the build"
