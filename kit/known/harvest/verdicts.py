@@ -25,6 +25,9 @@ from .pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
 
 CONFIRMED, BINARY, UNRUN = "confirmed", "binary", "unrun"
 
+ACCELERATOR_WORDS = ("gpu", "tpu", "cpu", "mosaic", "backend", "cudnn", "ampere", "interpret mode")
+"""A skip that names one of these is a test for a chip this CPU build is not (JAX's own skip messages, 2026)."""
+
 
 def test_verdict(fix: TestOutcome, parent: TestOutcome) -> tuple[str, str]:
     """``(verdict, why)`` for one test function (see the module's docstring)."""
@@ -77,7 +80,7 @@ def unrun_reasons(results: list[JsonObject]) -> dict[str, int]:
 
 
 def _kind(why: str) -> str:
-    if why.startswith("skipped") and any(word in why.lower() for word in ("gpu", "tpu", "cpu", "mosaic", "backend")):
+    if why.startswith("skipped") and any(word in why.lower() for word in ACCELERATOR_WORDS):
         return "skipped on CPU (needs a GPU or TPU)"
     if "requires jaxlib" in why or "jaxlib v" in why:
         return "skipped: needs a newer jaxlib than the build"
