@@ -20,7 +20,8 @@ from kit.known.harvest.changed_tests import TestFunction, changed_functions, cha
 from kit.known.harvest.confirm import Build, confirm
 from kit.known.harvest.harness import era_specifiers
 from kit.known.harvest.listing import harvested_entries
-from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome, run_side, summarised
+from kit.known.harvest.pytest_run import (FAILED, PASSED, SKIPPED, UNCOLLECTED, SideInterrupted, TestOutcome, run_side,
+                                         summarised)
 from kit.known.harvest.store import FIX, PARENT, BuildKey, Store
 from kit.known.harvest.verdicts import BINARY, CONFIRMED, UNRUN, test_verdict as verdict_of, unrun_reasons
 
@@ -292,3 +293,12 @@ def test_a_range_the_clone_lacks_is_a_usage_error(tiny: tuple[History, dict[str,
                                              str(history.path)], print, tmp_path)
     with pytest.raises(UsageError, match="is not a release tag"):
         command_module.harvest_main(matrix, ["--harvest", "--since", "abc"], print, tmp_path)
+
+
+def test_a_side_stopped_by_ctrl_c_is_not_an_outcome(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "stop_test.py").write_text(
+        "import os, signal\n\ndef test_stopped():\n    os.kill(os.getpid(), signal.SIGINT)\n")
+    with pytest.raises(SideInterrupted, match="pytest was stopped"):
+        run_side(Environment(Path(sys.executable), {}, "existing"), tmp_path,
+                 [TestFunction("tests/stop_test.py", "", "test_stopped")])

@@ -33,6 +33,7 @@ from ...user_paths import report_path
 from .candidates import Candidate, list_candidates
 from .confirm import Build, confirm
 from .harness import harness_requirements
+from .pytest_run import SideInterrupted
 from .store import BuildKey, Store
 from .verdicts import BINARY, CONFIRMED, UNRUN, unrun_reasons
 
@@ -133,7 +134,7 @@ def _run_all(history: History, todo: list[Candidate], build: Build, store: Store
                     finished += 1
                     try:
                         result = future.result()
-                    except (KitError, GitFailed, OSError, subprocess.SubprocessError) as error:
+                    except (KitError, GitFailed, OSError, subprocess.SubprocessError, SideInterrupted) as error:
                         # One commit's trouble (a full disk, an unreadable object) is said and the rest go on;
                         # nothing is kept for it, so the next harvest tries it again.
                         print(f"[{finished}/{len(todo)}] {candidate.short}: not confirmed now, tried again next "

@@ -34,6 +34,10 @@ TIMEOUT_S = 1200
 PASSED, FAILED, SKIPPED, UNCOLLECTED = "passed", "failed", "skipped", "uncollected"
 
 
+class SideInterrupted(Exception):
+    """The side's pytest was stopped (Ctrl-C, a signal): nothing of it is kept, so a resumed harvest runs it again."""
+
+
 @dataclass(frozen=True)
 class TestOutcome:
     """What one test function did on one side: its outcome, how many cases, the first message that explains it."""
@@ -95,6 +99,8 @@ def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFuncti
     except (OSError, JsonTextError):
         side.problem = side.problem or f"pytest wrote no results (exit {side.exit_code}): {' | '.join(tail)}"[:600]
         data = {}
+    if (side.exit_code is not None and side.exit_code < 0) or (isinstance(data, dict) and data.get("interrupted")):
+        raise SideInterrupted(f"pytest was stopped (exit {side.exit_code}) after {side.seconds:.0f} s")
     side.outcomes = summarised(tests, data if isinstance(data, dict) else {}, side.problem)
     return side
 

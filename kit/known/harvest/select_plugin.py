@@ -9,7 +9,7 @@ function; a parametrised test's cases are generated methods whose
 ``__wrapped__`` chain ends at the function the file defines, so a case is
 kept when its unwrapped name is the one asked for.
 ``KIT_HARVEST_RESULTS``: where the outcomes go: ``{"cases": [[path, class,
-name, case, outcome, message]], "collect_errors": [[path, message]]}``.
+name, case, outcome, message]], "collect_errors": [[path, message]], "interrupted": bool}``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ _CASES: list[list[str]] = []
 _COLLECT_ERRORS: list[list[str]] = []
 _WANTED: set[tuple[str, str, str]] = set()
 _KEPT: dict[str, tuple[str, str, str]] = {}
+_INTERRUPTED: list[bool] = []
+
+
+def pytest_keyboard_interrupt(excinfo: object) -> None:
+    _INTERRUPTED.append(True)  # Ctrl-C reached this pytest too: what it ran so far is not an outcome
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -84,4 +89,4 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = os.environ.get("KIT_HARVEST_RESULTS")
     if path:
         with open(path, "w", encoding="utf-8") as out:
-            json.dump({"cases": _CASES, "collect_errors": _COLLECT_ERRORS}, out)
+            json.dump({"cases": _CASES, "collect_errors": _COLLECT_ERRORS, "interrupted": bool(_INTERRUPTED)}, out)
