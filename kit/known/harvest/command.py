@@ -142,7 +142,7 @@ def _run_all(history: History, todo: list[Candidate], build: Build, store: Store
                         continue
                     print(progress_line(finished, len(todo), candidate, result, time.monotonic() - started, jobs),
                           flush=True)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or SIGTERM and SIGHUP as the kit takes them (cli)
             for future in waiting:
                 future.cancel()
             print(f"stopped: {finished} of {len(todo)} commits confirmed and kept in {store.folder}; the same command "
