@@ -37,11 +37,15 @@ from .measured import Measurement
 from ..package_files import catalogue_folder
 from .catalogue import Entry, load_catalogue
 from .listing import entry_json, listing
+from .harvest.listing import harvested_entries, harvested_line
 from .measure import measure, records_folder, verify
 from .runs import run_entry
 
 
 def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | None = None) -> int:
+    if "--harvest" in argv:  # the harvest's own options (kit.known.harvest.command, docs/known.md "The harvest")
+        from .harvest.command import harvest_main
+        return harvest_main(matrix, argv, log, catalogue or catalogue_folder())
     parser = Parser(prog="nox -s known --", tip="see docs/known.md",
                     description="The catalogue of known JAX problems, with the ranges the kit measured.")
     parser.add_argument("--json", action="store_true", help="one JSON object per entry, on one list")
@@ -86,10 +90,11 @@ def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
             print(f"NO LONGER HOLDS: {line}")
         print(f"{len(entries) - len({b.split(':')[0] for b in broken})} of {len(entries)} entries re-measured true")
         return EXIT_FAILED if broken else EXIT_OK
+    harvested = [] if args.only.strip() else harvested_entries(folder)  # marked "harvested": true
     if args.json:
-        print(json.dumps([entry_json(e, folder) for e in entries], indent=1))
+        print(json.dumps([entry_json(e, folder) for e in entries] + harvested, indent=1))
     else:
-        print("\n".join(listing(entries, folder)))
+        print("\n".join(listing(entries, folder) + ([harvested_line(harvested)] if harvested else [])))
     return EXIT_OK
 
 

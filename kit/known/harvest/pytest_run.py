@@ -1,0 +1,127 @@
+"""One side of a confirming pair: a commit's tests run by pytest, in one process, in an environment laid over.
+
+The test files come from the fix commit (both sides run the fix's version of
+the test); the environment is the build with the commit's or the parent's
+Python laid over it. `select_plugin` keeps the asked test functions only and
+writes each case's outcome; a test function's outcome is its cases': failed
+where any failed, passed where any passed and none failed, skipped where all
+were skipped, ``uncollected`` where pytest found none (its file did not import).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from ...install import Environment
+from ...json_types import JsonObject, as_list
+from ...records import JsonTextError, read_json
+from ...run.child_processes import repro_env
+from .changed_tests import TestFunction
+
+PLUGIN = "kit_harvest_select"
+GENERATED_CASES = 4
+"""``JAX_NUM_GENERATED_CASES``: how many cases each of JAX's sampled parametrisations runs (JAX's CI: 10 to 25)."""
+HOST_DEVICES = 8
+"""CPU devices, as JAX's CPU CI forces them: a sharding test skips with fewer."""
+TIMEOUT_S = 1200
+
+PASSED, FAILED, SKIPPED, UNCOLLECTED = "passed", "failed", "skipped", "uncollected"
+
+
+class SideInterrupted(Exception):
+    """The side's pytest was stopped (Ctrl-C, a signal): nothing of it is kept, so a resumed harvest runs it again."""
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """What one test function did on one side: its outcome, how many cases, the first message that explains it."""
+
+    __test__ = False  # a name pytest would otherwise try to collect
+
+    outcome: str
+    cases: int = 0
+    message: str = ""
+
+    def to_json(self) -> JsonObject:
+        return {"outcome": self.outcome, "cases": self.cases, "message": self.message}
+
+    @staticmethod
+    def of(data: object) -> TestOutcome:
+        if not isinstance(data, dict):
+            return TestOutcome(UNCOLLECTED, 0, "no record")
+        return TestOutcome(str(data.get("outcome", UNCOLLECTED)), int(data.get("cases", 0) or 0),
+                           str(data.get("message", "")))
+
+
+@dataclass
+class SideRun:
+    """One pytest process: each asked test function's outcome, and what the process said when it ended badly."""
+
+    outcomes: dict[str, TestOutcome] = field(default_factory=dict)
+    seconds: float = 0.0
+    exit_code: int | None = None
+    problem: str = ""
+
+
+def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFunction],
+             timeout: int = TIMEOUT_S) -> SideRun:
+    """Run ``tests`` (files under ``workdir``) with ``environment``'s Python and path, one pytest process."""
+    results = workdir / f"results-{time.monotonic_ns()}.json"
+    plugin_dir = workdir / "kit-plugin"
+    plugin_dir.mkdir(exist_ok=True)
+    shutil.copyfile(Path(__file__).with_name("select_plugin.py"), plugin_dir / f"{PLUGIN}.py")
+    files = sorted({test.path for test in tests})
+    told = {**environment.isolating_env(), "KIT_HARVEST_SELECT": json.dumps([t.to_json() for t in tests]),
+            "KIT_HARVEST_RESULTS": str(results), "JAX_NUM_GENERATED_CASES": str(GENERATED_CASES),
+            "JAX_PLATFORMS": "cpu", "XLA_FLAGS": f"--xla_force_host_platform_device_count={HOST_DEVICES}",
+            "PYTHONPYCACHEPREFIX": str(workdir / "pycache")}
+    env = repro_env(told, (*environment.pythonpath, plugin_dir))
+    command = [str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN,
+               "--rootdir", str(workdir), *files]
+    started = time.monotonic()
+    side = SideRun()
+    try:
+        done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, errors="replace",
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+        side.exit_code = done.returncode
+        tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+    except subprocess.TimeoutExpired:
+        side.problem, tail = f"pytest did not finish in {timeout} s", []
+    side.seconds = time.monotonic() - started
+    try:
+        data = read_json(results)
+    except (OSError, JsonTextError):
+        side.problem = side.problem or f"pytest wrote no results (exit {side.exit_code}): {' | '.join(tail)}"[:600]
+        data = {}
+    if (side.exit_code is not None and side.exit_code < 0) or (isinstance(data, dict) and data.get("interrupted")):
+        raise SideInterrupted(f"pytest was stopped (exit {side.exit_code}) after {side.seconds:.0f} s")
+    side.outcomes = summarised(tests, data if isinstance(data, dict) else {}, side.problem)
+    return side
+
+
+def summarised(tests: Sequence[TestFunction], data: dict[str, object], problem: str = "") -> dict[str, TestOutcome]:
+    """Each test function's outcome from the plugin's cases (see the module's docstring)."""
+    cases = [c for c in as_list(data.get("cases")) if isinstance(c, list) and len(c) == 6]
+    errors = [e for e in as_list(data.get("collect_errors")) if isinstance(e, list) and len(e) == 2]
+    out: dict[str, TestOutcome] = {}
+    for test in tests:
+        own = [c for c in cases if (c[0], c[1], c[2]) == (test.path, test.cls, test.name)]
+        failed = [c for c in own if c[4] in (FAILED, "error")]
+        if failed:
+            out[test.node_id] = TestOutcome(FAILED, len(own), str(failed[0][5]))
+        elif any(c[4] == PASSED for c in own):
+            out[test.node_id] = TestOutcome(PASSED, len(own))
+        elif own:
+            out[test.node_id] = TestOutcome(SKIPPED, len(own), str(own[0][5]))
+        else:
+            said = next((str(e[1]) for e in errors if str(e[0]).startswith(test.path)), problem)
+            out[test.node_id] = TestOutcome(UNCOLLECTED, 0, said or "pytest collected no case of it")
+    return out
+
+

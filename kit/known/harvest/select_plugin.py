@@ -1,0 +1,92 @@
+"""A pytest plugin the harvest loads into a release's Python (``-p kit_harvest_select``): never imports the kit.
+
+It keeps only the test functions the harvest asked for and writes each
+case's outcome to a JSON file, so one pytest process runs every test of a
+commit and the kit reads a result per test function, not a console.
+
+``KIT_HARVEST_SELECT``: a JSON list of ``[path, class, name]``, one per test
+function; a parametrised test's cases are generated methods whose
+``__wrapped__`` chain ends at the function the file defines, so a case is
+kept when its unwrapped name is the one asked for.
+``KIT_HARVEST_RESULTS``: where the outcomes go: ``{"cases": [[path, class,
+name, case, outcome, message]], "collect_errors": [[path, message]], "interrupted": bool}``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the release's pytest is imported by pytest itself; the kit's only for its types
+    import pytest
+
+_CASES: list[list[str]] = []
+_COLLECT_ERRORS: list[list[str]] = []
+_WANTED: set[tuple[str, str, str]] = set()
+_KEPT: dict[str, tuple[str, str, str]] = {}
+_INTERRUPTED: list[bool] = []
+
+
+def pytest_keyboard_interrupt(excinfo: object) -> None:
+    _INTERRUPTED.append(True)  # Ctrl-C reached this pytest too: what it ran so far is not an outcome
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _WANTED.update(tuple(item) for item in json.loads(os.environ.get("KIT_HARVEST_SELECT", "[]")))
+
+
+def _asked(item: pytest.Item) -> tuple[str, str, str] | None:
+    path = item.nodeid.split("::", 1)[0]
+    owner = getattr(item, "cls", None)
+    cls = owner.__name__ if owner is not None else ""
+    function = getattr(item, "function", None) or getattr(item, "obj", None)
+    name = getattr(inspect.unwrap(function), "__name__", "") if function is not None else ""
+    for candidate in (name, getattr(item, "originalname", ""), item.name):
+        if (path, cls, candidate) in _WANTED:
+            return path, cls, candidate
+    return None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    kept, dropped = [], []
+    for item in items:
+        asked = _asked(item)
+        if asked is None:
+            dropped.append(item)
+        else:
+            _KEPT[item.nodeid] = asked
+            kept.append(item)
+    items[:] = kept
+    config.hook.pytest_deselected(items=dropped)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        _COLLECT_ERRORS.append([report.nodeid, _message(report)])
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    asked = _KEPT.get(report.nodeid)
+    if asked is None:
+        return
+    if report.when == "call" or (report.when == "setup" and (report.failed or report.skipped)) \
+            or (report.when == "teardown" and report.failed):
+        outcome = "error" if report.when != "call" and report.failed else report.outcome
+        _CASES.append([*asked, report.nodeid, outcome, _message(report)])
+
+
+def _message(report: pytest.TestReport | pytest.CollectReport) -> str:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2])[:400]
+    text = str(getattr(report, "longreprtext", "") or "")
+    lines = [line for line in text.splitlines() if line.startswith("E ")] or text.splitlines()[-1:]
+    return "\n".join(lines[-6:])[:1000]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = os.environ.get("KIT_HARVEST_RESULTS")
+    if path:
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump({"cases": _CASES, "collect_errors": _COLLECT_ERRORS, "interrupted": bool(_INTERRUPTED)}, out)
