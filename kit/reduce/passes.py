@@ -1,0 +1,351 @@
+"""The reductions that know Python and JAX: each gives a program's one-step smaller variants, in order.
+
+Pure: no program runs here (`kit.reduce.search` tests the variants). Coarse first:
+
+* `unwrapped`: a compound statement replaced by its body (``if __name__ == "__main__":``, a ``with``, a
+  ``try``, a branch; a loop by one iteration: its variable set to the first value where the kit can say
+  it, ``range(...)``'s start);
+* `inlined_calls`: a call of the program's own function replaced by the function's body (its parameters
+  assigned the arguments, its last ``return`` the call's value);
+* `body_variants` (for ddmin, `kit.reduce.search`): a statement list with only some of its statements;
+* `inlined_variables`: ``name = value`` dropped and ``value`` written where ``name`` was read;
+* `simpler_expressions`: ``jax.grad(f)`` and its kin replaced by ``f`` (the forward shows it), a random
+  draw by an array of ones of its shape, a call by one of its arguments (``jnp.asarray(x)`` by ``x``,
+  ``x.astype(t)`` by ``x``), a keyword argument dropped, a list or tuple cut, an integer made smaller
+  (shapes, batches, device counts: a sharding the program needs refuses what does not divide).
+
+`plausible` refuses, without running it, a variant that cannot be the program sought: one that does not
+compile, reads a name nothing binds, or lost the ``--op`` statement.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+from typing import Callable, Iterator
+
+from .program import Program, carry, marked
+
+GRADS = {"grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jacobian"}
+RANDOM_DRAWS = {"normal", "uniform", "standard_normal", "randn", "rand", "random", "integers", "randint",
+                "truncated_normal", "bernoulli", "choice", "permutation", "gumbel", "laplace", "exponential",
+                "gamma", "beta", "multivariate_normal", "orthogonal", "ball", "rademacher", "cauchy", "logistic"}
+MAX_USES_INLINED = 3
+"""A variable read more often than this stays: its value written out each time reads worse than the name."""
+
+
+def plausible(program: Program, need_mark: bool) -> bool:
+    """Could this variant be the program sought? (It compiles, every name it reads is bound, the op is kept.)"""
+    if need_mark and not program.has_mark:
+        return False
+    try:
+        compile(program.text, "<candidate>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return not unbound_names(program.tree)
+
+
+def unbound_names(tree: ast.Module) -> set[str]:
+    """The names read and bound nowhere in the program (nor builtins); empty where a star import hides them."""
+    bound, read = set(dir(builtins)) | {"__file__", "__name__"}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(alias.name == "*" for alias in node.names):
+                return set()
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound |= set(node.names)
+    return read - bound
+
+
+def _bodies(tree: ast.AST) -> list[tuple[ast.AST, str]]:
+    from .program import bodies
+    return list(bodies(tree))
+
+
+def with_body(program: Program, which: int, statements: list[ast.stmt]) -> Program:
+    """A copy of ``program`` whose ``which``-th statement list (`program.bodies` order) is ``statements``."""
+    out = program.copy()
+    owner, name = _bodies(out.tree)[which]
+    setattr(owner, name, [copy.deepcopy(s) for s in statements] or ([] if name != "body" else [ast.Pass()]))
+    return out
+
+
+def body_count(program: Program) -> int:
+    return len(_bodies(program.tree))
+
+
+def body_at(program: Program, which: int) -> list[ast.stmt]:
+    owner, name = _bodies(program.tree)[which]
+    value = getattr(owner, name)
+    return list(value) if isinstance(value, list) else []
+
+
+def _spliced(program: Program, which: int, at: int, replacement: list[ast.stmt]) -> Program:
+    statements = body_at(program, which)
+    return with_body(program, which, statements[:at] + replacement + statements[at + 1:])
+
+
+def unwrapped(program: Program) -> Iterator[Program]:
+    """Each compound statement replaced by what it runs once (see the module's docstring)."""
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            for replacement in _unwrappings(statement):
+                if replacement:
+                    yield _spliced(program, which, at, replacement)
+
+
+def _unwrappings(statement: ast.stmt) -> list[list[ast.stmt]]:
+    if isinstance(statement, ast.If):
+        return [statement.body, statement.orelse]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [statement.body]
+    if isinstance(statement, ast.Try):
+        return [statement.body + statement.finalbody]
+    if isinstance(statement, ast.While):
+        return [statement.body]
+    if isinstance(statement, ast.For):
+        first = _first_value(statement.iter)
+        start = [ast.Assign(targets=[statement.target], value=first)] if first is not None else []
+        return [start + statement.body] if first is not None or _names(statement.target).isdisjoint(
+            _read_names(statement.body)) else []
+    return []
+
+
+def _first_value(iterable: ast.expr) -> ast.expr | None:
+    """The first value a loop over ``iterable`` takes, where the kit can write it: ``range``'s start, a literal's
+    first element, else ``next(iter(...))``."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+        return iterable.args[0] if len(iterable.args) >= 2 else ast.Constant(0)
+    if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts and not isinstance(iterable.elts[0], ast.Starred):
+        return iterable.elts[0]
+    return ast.Call(ast.Name("next", ast.Load()), [ast.Call(ast.Name("iter", ast.Load()), [iterable], [])], [])
+
+
+def _names(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _read_names(statements: list[ast.stmt]) -> set[str]:
+    return {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def inlined_calls(program: Program) -> Iterator[Program]:
+    """Each call statement (``f(...)``, ``x = f(...)``) of the program's own simple function, as its body."""
+    functions = {s.name: s for s in program.tree.body if isinstance(s, ast.FunctionDef) and _inlinable(s)}
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            call = _called(statement)
+            if call is None or not isinstance(call.func, ast.Name) or call.func.id not in functions:
+                continue
+            body = _inlined(functions[call.func.id], call, statement)
+            if body is not None:
+                yield _spliced(program, which, at, body)
+
+
+def _inlinable(function: ast.FunctionDef) -> bool:
+    arguments = function.args
+    if function.decorator_list or arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
+        return False
+    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+    last_returns = isinstance(function.body[-1], ast.Return)
+    nested = any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal))
+                 or isinstance(n, ast.Name) and n.id == function.name for n in ast.walk(function))
+    return not nested and len(returns) == (1 if last_returns else 0)
+
+
+def _called(statement: ast.stmt) -> ast.Call | None:
+    if isinstance(statement, (ast.Expr, ast.Assign)) and isinstance(statement.value, ast.Call):
+        return statement.value
+    return None
+
+
+def _inlined(function: ast.FunctionDef, call: ast.Call, statement: ast.stmt) -> list[ast.stmt] | None:
+    params = [a.arg for a in function.args.args]
+    defaults = dict(zip(params[len(params) - len(function.args.defaults):], function.args.defaults))
+    given: dict[str, ast.expr] = dict(zip(params, call.args))
+    if len(call.args) > len(params) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    for keyword in call.keywords:
+        if keyword.arg is None or keyword.arg not in params or keyword.arg in given:
+            return None
+        given[keyword.arg] = keyword.value
+    values = {p: given.get(p, defaults.get(p)) for p in params}
+    if any(v is None for v in values.values()):
+        return None
+    out: list[ast.stmt] = [ast.Assign(targets=[ast.Name(p, ast.Store())], value=v) for p, v in values.items()
+                           if v is not None]
+    body = copy.deepcopy(function.body)
+    last = body[-1]
+    if isinstance(last, ast.Return):
+        body = body[:-1]
+        if last.value is not None and isinstance(statement, ast.Assign):
+            body.append(carry(last, ast.Assign(targets=statement.targets, value=last.value)))
+        elif last.value is not None:
+            body.append(carry(last, ast.Expr(last.value)))
+    return out + body
+
+
+def inlined_variables(program: Program) -> Iterator[Program]:
+    """Each ``name = value`` bound once and read a few times: dropped, ``value`` written where it was read."""
+    stores: dict[str, int] = {}
+    loads: dict[str, int] = {}
+    for node in ast.walk(program.tree):
+        if isinstance(node, ast.Name):
+            table = loads if isinstance(node.ctx, ast.Load) else stores
+            table[node.id] = table.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            stores[node.arg] = stores.get(node.arg, 0) + 2  # a parameter is never inlined
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name)) or marked(statement):
+                continue
+            name = statement.targets[0].id
+            if stores.get(name) == 1 and 1 <= loads.get(name, 0) <= MAX_USES_INLINED:
+                yield _substituted(program, which, at, name)
+
+
+def _substituted(program: Program, which: int, at: int, name: str) -> Program:
+    out = _spliced(program, which, at, [])
+    value = body_at(program, which)[at]
+    assert isinstance(value, ast.Assign)
+
+    class Substitute(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id == name and isinstance(node.ctx, ast.Load):
+                return copy.deepcopy(value.value)
+            return node
+
+    out.tree = Substitute().visit(out.tree)
+    return out
+
+
+def simpler_expressions(program: Program, numpy: str | None, integers: bool = True) -> Iterator[Program]:
+    """Each expression replaced by a simpler one (see the module's docstring); ``numpy``: the name the program
+    imports numpy (or jax.numpy) as, for arrays of ones."""
+    count = sum(1 for _ in ast.walk(program.tree))
+    for index in range(count):
+        node = _walked(program.tree, index)
+        for make in _simplifications(node, numpy, integers):
+            yield _replaced(program, index, make)
+
+
+def _walked(tree: ast.AST, index: int) -> ast.AST:
+    for at, node in enumerate(ast.walk(tree)):
+        if at == index:
+            return node
+    raise IndexError(index)
+
+
+def _replaced(program: Program, index: int, make: Callable[[ast.AST], ast.AST]) -> Program:
+    out = program.copy()
+    target = _walked(out.tree, index)
+    for parent in ast.walk(out.tree):
+        for name, value in ast.iter_fields(parent):
+            if value is target:
+                setattr(parent, name, make(target))
+                return out
+            if isinstance(value, list) and any(item is target for item in value):
+                setattr(parent, name, [make(item) if item is target else item for item in value])
+                return out
+    return out
+
+
+def _simplifications(node: ast.AST, numpy: str | None, integers: bool) -> list[Callable[[ast.AST], ast.AST]]:
+    out: list[Callable[[ast.AST], ast.AST]] = []
+    if isinstance(node, ast.Call):
+        name = _dotted(node.func)
+        last = name.rsplit(".", 1)[-1]
+        if last in GRADS and node.args:
+            out.append(lambda n: copy.deepcopy(n.args[0]))  # type: ignore[attr-defined]
+        shape = _drawn_shape(node, name, last)
+        if shape is not None and numpy:
+            out.append(lambda n, s=shape: _ones(numpy, s))  # type: ignore[misc]
+        for k, argument in enumerate(node.args):
+            if not isinstance(argument, ast.Starred):
+                out.append(lambda n, k=k: copy.deepcopy(n.args[k]))  # type: ignore[attr-defined, misc]
+        if isinstance(node.func, ast.Attribute) and not _is_module_path(node.func.value):
+            out.append(lambda n: copy.deepcopy(n.func.value))  # type: ignore[attr-defined]
+        for k in range(len(node.keywords)):
+            out.append(lambda n, k=k: _without_keyword(n, k))  # type: ignore[misc]
+    elif isinstance(node, (ast.List, ast.Tuple)) and isinstance(node.ctx, ast.Load) and len(node.elts) >= 2:
+        out.append(lambda n: _cut(n, 1))
+        out.append(lambda n: _cut(n, len(n.elts) - 1))  # type: ignore[attr-defined]
+    elif integers and isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 2:
+        for smaller in sorted({1, 2, node.value // 2} - {node.value}):
+            if smaller < node.value:
+                out.append(lambda n, v=smaller: ast.Constant(v))  # type: ignore[misc]
+    return out
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return _dotted(node.value) + "." + node.attr
+    if isinstance(node, ast.Call):
+        return _dotted(node.func) + "()"
+    return "?"
+
+
+def _is_module_path(node: ast.AST) -> bool:
+    """``jax.numpy`` in ``jax.numpy.ones(...)``: a module, never a value to keep in the call's place."""
+    return isinstance(node, (ast.Name, ast.Attribute)) and all(
+        isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(node)) and (
+        _dotted(node).split(".")[0] in {"jax", "jnp", "np", "numpy", "lax", "scipy", "jsp", "random", "math"})
+
+
+def _drawn_shape(call: ast.Call, name: str, last: str) -> ast.expr | None:
+    """The shape a random draw makes, where the call says it (None: not a draw, or no shape to read)."""
+    if last not in RANDOM_DRAWS or not any(part in name for part in ("random", "rng", "default_rng", "key")):
+        return None
+    for keyword in call.keywords:
+        if keyword.arg in ("shape", "size"):
+            return keyword.value
+    if name.startswith(("jax.random.", "random.", "jr.")):
+        return call.args[1] if len(call.args) >= 2 else ast.Tuple([], ast.Load())
+    if last in ("randn", "rand"):
+        return ast.Tuple(list(call.args), ast.Load())
+    position = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2, "randint": 2}.get(last)
+    if position is not None and len(call.args) > position:
+        return call.args[position]
+    return None
+
+
+def _ones(numpy: str, shape: ast.expr) -> ast.expr:
+    ones = ast.Attribute(ast.Name(numpy, ast.Load()), "ones", ast.Load())
+    float32 = ast.Attribute(ast.Name(numpy, ast.Load()), "float32", ast.Load())
+    return ast.Call(ones, [copy.deepcopy(shape), float32], [])
+
+
+def _without_keyword(node: ast.AST, k: int) -> ast.AST:
+    assert isinstance(node, ast.Call)
+    return ast.Call(node.func, node.args, node.keywords[:k] + node.keywords[k + 1:])
+
+
+def _cut(node: ast.AST, keep: int) -> ast.AST:
+    assert isinstance(node, (ast.List, ast.Tuple))
+    return type(node)(node.elts[:keep], node.ctx)
+
+
+def numpy_name(program: Program) -> str | None:
+    """The name the program imports numpy as (else jax.numpy's), for arrays of ones; None where neither."""
+    found: dict[str, str] = {}
+    for node in ast.walk(program.tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in ("numpy", "jax.numpy") and alias.asname:
+                    found.setdefault(alias.name, alias.asname)
+                elif alias.name == "numpy":
+                    found.setdefault("numpy", "numpy")
+    return found.get("numpy") or found.get("jax.numpy")
