@@ -13,7 +13,8 @@ descriptors themselves, so what C++ prints is kept too), and what it raised in `
 (``{"type", "text"}``: the class and the first line of its message). A child that outlives ``timeout``
 is killed with its process group. With ``KIT_XLA_DUMP_FLAGS`` among the request's variables, the
 child arms `repro.program_watch` as an explained run does: XLA's dump flags kept in any XLA_FLAGS the
-program assigns.
+program assigns. With ``KIT_COMPILE_CACHE`` set for the worker, JAX's persistent compilation cache is on
+(`repro.compile_cache`): most candidates compile what the one before compiled.
 
 Forking after ``import jax`` is safe where the import starts no thread that holds a lock: the kit checks
 it once per release (the first candidate's run is compared with a plain ``python SCRIPT``, docs/reduce.md).
@@ -35,7 +36,10 @@ from typing import Any, Dict, Optional
 def main() -> int:
     started = time.perf_counter()
     try:
-        import jax  # noqa: F401  (once, for every candidate: what the worker saves)
+        import jax  # once, for every candidate: what the worker saves
+        if os.environ.get("KIT_COMPILE_CACHE"):  # the candidates' compiles kept for the next (repro.compile_cache)
+            from repro import compile_cache
+            compile_cache.enable(jax)
     except BaseException as exc:  # JAX itself cannot import: every request says so
         _say({"ready": False, "error": f"{type(exc).__name__}: {exc}"[:500]})
         return 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import shlex
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
@@ -37,7 +38,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     envs = {release: _environment(matrix, options, release, log) for release in (options.bad, options.good)}
     start = starting_program(options)
     with scratch.folder("reduce") as folder:
-        pool = Pool(envs, folder, options.jobs)
+        # The compile cache saves most of a candidate's compile; with --op, XLA must compile to dump what it read.
+        pool = Pool(envs, folder, options.jobs, cache=not options.op)
         try:
             return _reduce(matrix, options, envs, start, pool, folder, log)
         finally:
@@ -83,7 +85,7 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
     log(f"the problem kept: {problem.sentence()}")
     log(f"reducing {start.statements} statements (--time-limit {options.time_limit_s} s, --jobs {options.jobs})")
     reducer = Reducer(start, tester, began + options.time_limit_s,
-                      progress=lambda p: log(_progress(tester, p, start, began)))
+                      progress=lambda p, how: log(_progress(tester, p, how, start, began)))
     stopped = False
     try:
         best = reducer.reduce()
@@ -106,10 +108,10 @@ def _problem(options: Options, tester: Tester, start: Program) -> Problem:
     return found_problem((first[0], again[0]), (first[1], again[1]))
 
 
-def _progress(tester: Tester, program: Program, start: Program, began: float) -> str:
+def _progress(tester: Tester, program: Program, how: str, start: Program, began: float) -> str:
     counts = tester.counts
     return (f"  {time.monotonic() - began:5.0f} s  {program.statements:3d} statements left (from {start.statements}); "
-            f"{counts.tried} candidates tried, {counts.run} run")
+            f"{counts.tried} candidates tried, {counts.run} run; best so far by {how}")
 
 
 def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], problem: Problem, start: Program,
@@ -118,13 +120,16 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
     options.out.mkdir(parents=True, exist_ok=True)
     files.write_program(best)
     log(f"the reduced program runs as python {files.minimal.name} on each release (plain, as a user runs it)")
-    plain = {release: plain_run(envs[release], release, files.minimal, options.timeout_s) for release in envs}
+    with ThreadPoolExecutor(max_workers=4) as side_by_side:  # each release's run and its environment at once
+        runs = {r: side_by_side.submit(plain_run, envs[r], r, files.minimal, options.timeout_s) for r in envs}
+        infos = {r: side_by_side.submit(environment_info, envs[r]) for r in envs}
+        plain = {release: ran.result() for release, ran in runs.items()}
+        environments = {release: info.result() for release, info in infos.items()}
     confirmed = problem.holds(plain[options.bad], plain[options.good], best.marked_lines()) if not options.op \
         else None
     explained = issue.explained_runs(matrix, options, envs, files, log) if options.op else None
     if explained is not None:
         confirmed = problem.holds(explained[0], explained[1], best.marked_lines())
-    environments = {release: environment_info(envs[release]) for release in envs}
     said = issue.Report(options, problem, start, best, plain, environments, explained, tester.counts, seconds,
                         stopped, bool(confirmed))
     files.write_check(said)

@@ -18,7 +18,7 @@ from ..user_paths import file_problem
 
 DEFAULT_JOBS = 2
 DEFAULT_TIMEOUT_S = 120
-DEFAULT_TIME_LIMIT_S = 270
+DEFAULT_TIME_LIMIT_S = 200
 DEFAULT_OP_DEVICES = 4
 USAGE = ("nox -s reduce -- PROGRAM --bad R1 --good R2 --out DIR [--op FILE:LINE] [--devices N] [--jobs N] "
          "[--timeout S] [--time-limit S] [--bisect [--commits --jax-repo DIR]]")

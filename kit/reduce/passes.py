@@ -25,7 +25,7 @@ import builtins
 import copy
 from typing import Callable, Iterator
 
-from .program import Program, carry, marked
+from .program import Program, bodies, carry, marked
 
 GRADS = {"grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jacobian"}
 RANDOM_DRAWS = {"normal", "uniform", "standard_normal", "randn", "rand", "random", "integers", "randint",
@@ -68,7 +68,6 @@ def unbound_names(tree: ast.Module) -> set[str]:
 
 
 def _bodies(tree: ast.AST) -> list[tuple[ast.AST, str]]:
-    from .program import bodies
     return list(bodies(tree))
 
 
@@ -107,8 +106,10 @@ def unwrapped(program: Program) -> Iterator[Program]:
 def _unwrappings(statement: ast.stmt) -> list[list[ast.stmt]]:
     if isinstance(statement, ast.If):
         return [statement.body, statement.orelse]
-    if isinstance(statement, (ast.With, ast.AsyncWith)):
-        return [statement.body]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):  # what ``as`` named is still bound
+        bound: list[ast.stmt] = [ast.Assign(targets=[item.optional_vars], value=item.context_expr)
+                                 for item in statement.items if item.optional_vars is not None]
+        return [bound + statement.body]
     if isinstance(statement, ast.Try):
         return [statement.body + statement.finalbody]
     if isinstance(statement, ast.While):
@@ -139,6 +140,74 @@ def _read_names(statements: list[ast.stmt]) -> set[str]:
     return {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
+def without_unused(program: Program) -> Iterator[Program]:
+    """One variant: every definition nothing reads dropped (a function, a class, an import, an assignment), again
+    until none is left; a statement holding the op is kept."""
+    out = program.copy()
+    while True:
+        read = {n.id for n in ast.walk(out.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        read |= {n.attr for n in ast.walk(out.tree) if isinstance(n, ast.Attribute)}  # a module's attribute
+        dropped = False
+        for owner, name in list(bodies(out.tree)):
+            statements = getattr(owner, name)
+            kept = [s for s in statements if marked(s) or not _unused(s, read)]
+            if len(kept) < len(statements):
+                setattr(owner, name, kept or [ast.Pass()])
+                dropped = True
+        if not dropped:
+            break
+        out = Program(out.tree)
+    if out.text != program.text:
+        yield out
+
+
+def _unused(statement: ast.stmt, read: set[str]) -> bool:
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return True  # a docstring, a bare constant: nothing runs
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return statement.name not in read
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return all((alias.asname or alias.name).split(".")[0] not in read for alias in statement.names)
+    if isinstance(statement, ast.Assign) and not any(isinstance(n, ast.Call) for n in ast.walk(statement.value)):
+        return all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) and not _names(t) & read for t in statement.targets)
+    return False
+
+
+def argparse_defaults(program: Program) -> Iterator[Program]:
+    """One variant: each ``args.NAME`` of ``args = parser.parse_args()`` replaced by that option's default (the
+    program as run without arguments)."""
+    defaults: dict[str, ast.expr] = {}
+    holders: set[str] = set()
+    for node in ast.walk(program.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            dest = keywords.get("dest")
+            name = (dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) else
+                    next((f.lstrip("-") for f in flags if f.startswith("--")), flags[0] if flags else ""))
+            action = keywords.get("action")
+            flag_default = ast.Constant(isinstance(action, ast.Constant) and action.value == "store_false")
+            default = keywords.get("default", flag_default if action is not None else ast.Constant(None))
+            defaults[name.replace("-", "_")] = default
+        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+              and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("parse_args",
+                                                                                        "parse_known_args")):
+            holders |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if not defaults or not holders:
+        return
+
+    class Defaults(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+            if isinstance(node.value, ast.Name) and node.value.id in holders and node.attr in defaults:
+                return copy.deepcopy(defaults[node.attr])
+            self.generic_visit(node)
+            return node
+
+    out = program.copy()
+    out.tree = Defaults().visit(out.tree)
+    yield Program(out.tree)
+
+
 def inlined_calls(program: Program) -> Iterator[Program]:
     """Each call statement (``f(...)``, ``x = f(...)``) of the program's own simple function, as its body."""
     functions = {s.name: s for s in program.tree.body if isinstance(s, ast.FunctionDef) and _inlinable(s)}
@@ -149,7 +218,16 @@ def inlined_calls(program: Program) -> Iterator[Program]:
                 continue
             body = _inlined(functions[call.func.id], call, statement)
             if body is not None:
-                yield _spliced(program, which, at, body)
+                yield _without_function(_spliced(program, which, at, body), call.func.id)
+
+
+def _without_function(program: Program, name: str) -> Program:
+    """``program`` without the module's ``def name`` where nothing calls it any more."""
+    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(program.tree)):
+        return program
+    out = program.copy()
+    out.tree.body = [s for s in out.tree.body if not (isinstance(s, ast.FunctionDef) and s.name == name)]
+    return Program(out.tree)
 
 
 def _inlinable(function: ast.FunctionDef) -> bool:
@@ -211,8 +289,58 @@ def inlined_variables(program: Program) -> Iterator[Program]:
                     and isinstance(statement.targets[0], ast.Name)) or marked(statement):
                 continue
             name = statement.targets[0].id
-            if stores.get(name) == 1 and 1 <= loads.get(name, 0) <= MAX_USES_INLINED:
+            uses = loads.get(name, 0)
+            if stores.get(name) == 1 and 1 <= uses and (uses <= MAX_USES_INLINED or _simple(statement.value)):
                 yield _substituted(program, which, at, name)
+
+
+def _simple(value: ast.expr) -> bool:
+    """A constant, a name or a module's attribute, or a tuple of them: written out anywhere, it reads as well."""
+    return all(isinstance(n, (ast.Constant, ast.Name, ast.Attribute, ast.Tuple, ast.Load, ast.UnaryOp, ast.USub))
+               for n in ast.walk(value))
+
+
+def as_lambdas(program: Program) -> Iterator[Program]:
+    """Each ``def f(...): return EXPR`` as ``f = lambda ...: EXPR`` (then inlined where it is passed)."""
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            if (isinstance(statement, ast.FunctionDef) and not statement.decorator_list and len(statement.body) == 1
+                    and isinstance(statement.body[0], ast.Return) and statement.body[0].value is not None
+                    and not marked(statement.body[0])):
+                function = ast.Lambda(args=statement.args, body=statement.body[0].value)
+                yield _spliced(program, which, at, [ast.Assign(targets=[ast.Name(statement.name, ast.Store())],
+                                                               value=function)])
+
+
+def imports_folded(program: Program) -> Iterator[Program]:
+    """Each ``import a.b as c`` or ``from a.b import c`` dropped where ``import a`` is there, its names written
+    out (``c.f`` as ``a.b.f``): one statement less where the package imports its parts itself, as jax does."""
+    top = {alias.name for node in program.tree.body if isinstance(node, ast.Import) for alias in node.names
+           if alias.asname is None and "." not in alias.name}
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            renames = _import_renames(statement, top)
+            if renames:
+                yield _renamed(_spliced(program, which, at, []), renames)
+
+
+def _import_renames(statement: ast.stmt, top: set[str]) -> dict[str, str]:
+    if isinstance(statement, ast.Import) and all(a.asname and a.name.split(".")[0] in top for a in statement.names):
+        return {str(a.asname): a.name for a in statement.names}
+    if (isinstance(statement, ast.ImportFrom) and statement.module and not statement.level
+            and statement.module.split(".")[0] in top and all(a.name != "*" for a in statement.names)):
+        return {a.asname or a.name: f"{statement.module}.{a.name}" for a in statement.names}
+    return {}
+
+
+def _renamed(program: Program, renames: dict[str, str]) -> Program:
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in renames and isinstance(node.ctx, ast.Load):
+                return ast.parse(renames[node.id], mode="eval").body
+            return node
+
+    return Program(Rename().visit(program.tree))
 
 
 def _substituted(program: Program, which: int, at: int, name: str) -> Program:
@@ -278,6 +406,9 @@ def _simplifications(node: ast.AST, numpy: str | None, integers: bool) -> list[C
             out.append(lambda n: copy.deepcopy(n.func.value))  # type: ignore[attr-defined]
         for k in range(len(node.keywords)):
             out.append(lambda n, k=k: _without_keyword(n, k))  # type: ignore[misc]
+    elif isinstance(node, ast.BinOp):
+        out.append(lambda n: copy.deepcopy(n.left))  # type: ignore[attr-defined]
+        out.append(lambda n: copy.deepcopy(n.right))  # type: ignore[attr-defined]
     elif isinstance(node, (ast.List, ast.Tuple)) and isinstance(node.ctx, ast.Load) and len(node.elts) >= 2:
         out.append(lambda n: _cut(n, 1))
         out.append(lambda n: _cut(n, len(n.elts) - 1))  # type: ignore[attr-defined]
@@ -323,9 +454,10 @@ def _drawn_shape(call: ast.Call, name: str, last: str) -> ast.expr | None:
 
 
 def _ones(numpy: str, shape: ast.expr) -> ast.expr:
-    ones = ast.Attribute(ast.Name(numpy, ast.Load()), "ones", ast.Load())
-    float32 = ast.Attribute(ast.Name(numpy, ast.Load()), "float32", ast.Load())
-    return ast.Call(ones, [copy.deepcopy(shape), float32], [])
+    call = ast.parse(f"{numpy}.ones(0, {numpy}.float32)", mode="eval").body
+    assert isinstance(call, ast.Call)
+    call.args[0] = copy.deepcopy(shape)
+    return call
 
 
 def _without_keyword(node: ast.AST, k: int) -> ast.AST:
@@ -339,7 +471,8 @@ def _cut(node: ast.AST, keep: int) -> ast.AST:
 
 
 def numpy_name(program: Program) -> str | None:
-    """The name the program imports numpy as (else jax.numpy's), for arrays of ones; None where neither."""
+    """The name the program imports jax.numpy as (else numpy's), for arrays of ones; None where neither. JAX's
+    first: a reproducer that needs no numpy import is a statement shorter."""
     found: dict[str, str] = {}
     for node in ast.walk(program.tree):
         if isinstance(node, ast.Import):
@@ -348,4 +481,6 @@ def numpy_name(program: Program) -> str | None:
                     found.setdefault(alias.name, alias.asname)
                 elif alias.name == "numpy":
                     found.setdefault("numpy", "numpy")
-    return found.get("numpy") or found.get("jax.numpy")
+    plain_jax = any(isinstance(node, ast.Import) and any(a.name == "jax" and not a.asname for a in node.names)
+                    for node in program.tree.body)
+    return found.get("jax.numpy") or ("jax.numpy" if plain_jax else None) or found.get("numpy")

@@ -79,8 +79,15 @@ class Tester:
             self.counts.seconds_running += time.monotonic() - started
         return seen
 
-    def __call__(self, batch: list[Program]) -> int | None:
-        """The index of the first program of ``batch`` that keeps the problem (None: none does)."""
+    def __call__(self, batch: list[Program], likely: bool = False) -> int | None:
+        """The index of the first program of ``batch`` that keeps the problem (None: none does). ``likely``: the
+        first is probably kept, so each is judged alone with both releases side by side (the fastest answer);
+        else ``jobs`` at a time, the good release asked only where the bad one shows the problem (the fewest runs)."""
+        if likely:
+            for at, program in enumerate(batch):
+                if self.keeps(program, together=True):
+                    return at
+            return None
         for start in range(0, len(batch), self.jobs):
             group = batch[start:start + self.jobs]
             if len(group) == 1:
@@ -93,19 +100,19 @@ class Tester:
                     return start + at
         return None
 
-    def keeps(self, program: Program) -> bool:
+    def keeps(self, program: Program, together: bool = False) -> bool:
         digest = program.digest
         with self.counts.lock:
             self.counts.tried += 1
             if digest in self.cache:
                 self.counts.cached += 1
                 return self.cache[digest]
-        kept = self._judged(program)
+        kept = self._judged(program, together)
         with self.counts.lock:
             self.cache[digest] = kept
         return kept
 
-    def _judged(self, program: Program) -> bool:
+    def _judged(self, program: Program, together: bool) -> bool:
         assert self.problem is not None
         if not passes.plausible(program, self.sides.dump):
             with self.counts.lock:
@@ -114,10 +121,13 @@ class Tester:
         with self.counts.lock:
             self.counts.run += 1
         lines = program.marked_lines()
-        bad = self._run(self.sides.bad, program)
-        if not self.problem.shown_on_bad(bad, lines):
-            return False
-        good = self._run(self.sides.good, program)
+        if together:
+            bad, good = self.run_both(program)
+        else:
+            bad = self._run(self.sides.bad, program)
+            if not self.problem.shown_on_bad(bad, lines):
+                return False
+            good = self._run(self.sides.good, program)
         kept = self.problem.holds(bad, good, lines)
         if kept:
             self.last[program.digest] = (bad, good)

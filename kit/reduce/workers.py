@@ -22,6 +22,7 @@ from ..errors import KitError
 from ..install import Environment, release_bytecode_env
 from ..package_files import repro_root
 from ..run.child_processes import repro_env
+from repro.compile_cache import ENV as COMPILE_CACHE_ENV
 
 
 @dataclass(frozen=True)
@@ -38,14 +39,18 @@ class WorkerFailed(KitError):
 
 
 class Worker:
-    def __init__(self, env: Environment, scratch: Path) -> None:
+    def __init__(self, env: Environment, scratch: Path, cache: Path | None = None) -> None:
         self.env = env
         self.scratch = scratch
+        self.cache = cache
         self.process: subprocess.Popen[str] | None = None
         self.import_s = 0.0
 
     def start(self) -> None:
         extra = {**self.env.isolating_env(), **release_bytecode_env(self.env)}
+        if self.cache is not None:
+            self.cache.mkdir(parents=True, exist_ok=True)
+            extra[COMPILE_CACHE_ENV] = str(self.cache)
         log = open(self.scratch / f"worker-{os.getpid()}-{id(self)}.log", "w", encoding="utf-8")
         self.process = subprocess.Popen([str(self.env.python), "-m", "repro.reduce_worker"], cwd=repro_root(),
                                         env=repro_env(extra, self.env.pythonpath), stdin=subprocess.PIPE,
@@ -104,13 +109,14 @@ class Worker:
 class Pool:
     """The warm workers of each release, handed out one run at a time (``jobs`` per release at most)."""
 
-    def __init__(self, envs: Mapping[str, Environment], scratch: Path, jobs: int) -> None:
+    def __init__(self, envs: Mapping[str, Environment], scratch: Path, jobs: int, cache: bool = False) -> None:
         self._idle: dict[str, list[Worker]] = {release: [] for release in envs}
         self._all: list[Worker] = []
         self._envs = dict(envs)
         self._scratch = scratch
         self._lock = threading.Lock()
         self.jobs = jobs
+        self.cache = cache
 
     def warm(self, release: str) -> float:
         """Start one worker of ``release`` now (so its import is paid before the first candidate); its seconds."""
@@ -129,7 +135,8 @@ class Pool:
         with self._lock:
             if self._idle[release]:
                 return self._idle[release].pop()
-            worker = Worker(self._envs[release], self._scratch)
+            cache = self._scratch / "compile-cache" / release if self.cache else None
+            worker = Worker(self._envs[release], self._scratch, cache)
             self._all.append(worker)
         started = time.monotonic()
         worker.start()
