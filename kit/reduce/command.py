@@ -62,7 +62,9 @@ def starting_program(options: Options) -> Program:
     needs set inside it (before JAX is imported) where it does not set them itself."""
     text = options.program.read_text(encoding="utf-8")
     program = Program.parse(text, options.op_line)
-    if options.devices and DEVICES_FLAG not in text:
+    # Always with --op: the kit's dump flags are in XLA_FLAGS, so a program's own os.environ.setdefault would
+    # find it set; an assignment of the program's own, further down, still wins.
+    if options.devices and (options.op or DEVICES_FLAG not in text):
         settings = ast.parse(f"import os\nos.environ['XLA_FLAGS'] = '{DEVICES_FLAG}={options.devices}'\n").body
         program.tree.body[:0] = settings
         program = program.copy()
