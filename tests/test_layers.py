@@ -37,6 +37,9 @@ LAYERS: dict[str, int] = {
     "kit.slurm": 2,  # SLURM job arrays, as both drivers submit and follow them
     "kit.matrix": 3, "kit.bisect": 3, "kit.triage": 3,  # the drivers; they do not import each other
     "kit.explain": 3,  # which op of a program is not split, per release (a driver too)
+    "kit.reduce": 3,  # the smallest program that still shows a problem, and its issue text (a driver too)
+    # ... which judges runs as triage does: its outcome reader is stdlib only, the foundation's to share.
+    "kit.triage.block_outcome": 0,
     "kit.known": 3,  # the catalogue of known problems, its measured ranges and the audit (a driver too)
     # ... whose entries and measured ranges are read by the report too: files only, the foundation.
     "kit.known.catalogue": 0, "kit.known.measured": 0, "kit.known.listing": 0, "kit.known.signs": 0,

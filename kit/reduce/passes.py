@@ -9,10 +9,9 @@ Pure: no program runs here (`kit.reduce.search` tests the variants). Coarse firs
   assigned the arguments, its last ``return`` the call's value);
 * `body_variants` (for ddmin, `kit.reduce.search`): a statement list with only some of its statements;
 * `inlined_variables`: ``name = value`` dropped and ``value`` written where ``name`` was read;
-* `simpler_expressions`: ``jax.grad(f)`` and its kin replaced by ``f`` (the forward shows it), a random
-  draw by an array of ones of its shape, a call by one of its arguments (``jnp.asarray(x)`` by ``x``,
-  ``x.astype(t)`` by ``x``), a keyword argument dropped, a list or tuple cut, an integer made smaller
-  (shapes, batches, device counts: a sharding the program needs refuses what does not divide).
+* `without_unused`, `argparse_defaults`, `as_lambdas`, `imports_folded`: what nothing reads dropped, the
+  command line's defaults read, one-line functions as lambdas, an alias import written out;
+* expressions made simpler: `kit.reduce.expressions`.
 
 `plausible` refuses, without running it, a variant that cannot be the program sought: one that does not
 compile, reads a name nothing binds, or lost the ``--op`` statement.
@@ -23,14 +22,10 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
-from typing import Callable, Iterator
+from typing import Iterator
 
 from .program import Program, bodies, carry, marked
 
-GRADS = {"grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jacobian"}
-RANDOM_DRAWS = {"normal", "uniform", "standard_normal", "randn", "rand", "random", "integers", "randint",
-                "truncated_normal", "bernoulli", "choice", "permutation", "gumbel", "laplace", "exponential",
-                "gamma", "beta", "multivariate_normal", "orthogonal", "ball", "rademacher", "cauchy", "logistic"}
 MAX_USES_INLINED = 3
 """A variable read more often than this stays: its value written out each time reads worse than the name."""
 
@@ -48,7 +43,8 @@ def plausible(program: Program, need_mark: bool) -> bool:
 
 def unbound_names(tree: ast.Module) -> set[str]:
     """The names read and bound nowhere in the program (nor builtins); empty where a star import hides them."""
-    bound, read = set(dir(builtins)) | {"__file__", "__name__"}, set()
+    bound: set[str] = set(dir(builtins)) | {"__file__", "__name__"}
+    read: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
@@ -230,6 +226,11 @@ def _without_function(program: Program, name: str) -> Program:
     return Program(out.tree)
 
 
+def _carried(old: ast.stmt, new: ast.stmt) -> ast.stmt:
+    carry(old, new)
+    return new
+
+
 def _inlinable(function: ast.FunctionDef) -> bool:
     arguments = function.args
     if function.decorator_list or arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
@@ -262,14 +263,14 @@ def _inlined(function: ast.FunctionDef, call: ast.Call, statement: ast.stmt) -> 
         return None
     out: list[ast.stmt] = [ast.Assign(targets=[ast.Name(p, ast.Store())], value=v) for p, v in values.items()
                            if v is not None]
-    body = copy.deepcopy(function.body)
+    body: list[ast.stmt] = copy.deepcopy(function.body)
     last = body[-1]
     if isinstance(last, ast.Return):
         body = body[:-1]
         if last.value is not None and isinstance(statement, ast.Assign):
-            body.append(carry(last, ast.Assign(targets=statement.targets, value=last.value)))
+            body.append(_carried(last, ast.Assign(targets=statement.targets, value=last.value)))
         elif last.value is not None:
-            body.append(carry(last, ast.Expr(last.value)))
+            body.append(_carried(last, ast.Expr(last.value)))
     return out + body
 
 
@@ -345,142 +346,15 @@ def _renamed(program: Program, renames: dict[str, str]) -> Program:
 
 def _substituted(program: Program, which: int, at: int, name: str) -> Program:
     out = _spliced(program, which, at, [])
-    value = body_at(program, which)[at]
-    assert isinstance(value, ast.Assign)
+    assignment = body_at(program, which)[at]
+    assert isinstance(assignment, ast.Assign)
+    value: ast.expr = assignment.value
 
     class Substitute(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.expr:
             if node.id == name and isinstance(node.ctx, ast.Load):
-                return copy.deepcopy(value.value)
+                return copy.deepcopy(value)
             return node
 
     out.tree = Substitute().visit(out.tree)
     return out
-
-
-def simpler_expressions(program: Program, numpy: str | None, integers: bool = True) -> Iterator[Program]:
-    """Each expression replaced by a simpler one (see the module's docstring); ``numpy``: the name the program
-    imports numpy (or jax.numpy) as, for arrays of ones."""
-    count = sum(1 for _ in ast.walk(program.tree))
-    for index in range(count):
-        node = _walked(program.tree, index)
-        for make in _simplifications(node, numpy, integers):
-            yield _replaced(program, index, make)
-
-
-def _walked(tree: ast.AST, index: int) -> ast.AST:
-    for at, node in enumerate(ast.walk(tree)):
-        if at == index:
-            return node
-    raise IndexError(index)
-
-
-def _replaced(program: Program, index: int, make: Callable[[ast.AST], ast.AST]) -> Program:
-    out = program.copy()
-    target = _walked(out.tree, index)
-    for parent in ast.walk(out.tree):
-        for name, value in ast.iter_fields(parent):
-            if value is target:
-                setattr(parent, name, make(target))
-                return out
-            if isinstance(value, list) and any(item is target for item in value):
-                setattr(parent, name, [make(item) if item is target else item for item in value])
-                return out
-    return out
-
-
-def _simplifications(node: ast.AST, numpy: str | None, integers: bool) -> list[Callable[[ast.AST], ast.AST]]:
-    out: list[Callable[[ast.AST], ast.AST]] = []
-    if isinstance(node, ast.Call):
-        name = _dotted(node.func)
-        last = name.rsplit(".", 1)[-1]
-        if last in GRADS and node.args:
-            out.append(lambda n: copy.deepcopy(n.args[0]))  # type: ignore[attr-defined]
-        shape = _drawn_shape(node, name, last)
-        if shape is not None and numpy:
-            out.append(lambda n, s=shape: _ones(numpy, s))  # type: ignore[misc]
-        for k, argument in enumerate(node.args):
-            if not isinstance(argument, ast.Starred):
-                out.append(lambda n, k=k: copy.deepcopy(n.args[k]))  # type: ignore[attr-defined, misc]
-        if isinstance(node.func, ast.Attribute) and not _is_module_path(node.func.value):
-            out.append(lambda n: copy.deepcopy(n.func.value))  # type: ignore[attr-defined]
-        for k in range(len(node.keywords)):
-            out.append(lambda n, k=k: _without_keyword(n, k))  # type: ignore[misc]
-    elif isinstance(node, ast.BinOp):
-        out.append(lambda n: copy.deepcopy(n.left))  # type: ignore[attr-defined]
-        out.append(lambda n: copy.deepcopy(n.right))  # type: ignore[attr-defined]
-    elif isinstance(node, (ast.List, ast.Tuple)) and isinstance(node.ctx, ast.Load) and len(node.elts) >= 2:
-        out.append(lambda n: _cut(n, 1))
-        out.append(lambda n: _cut(n, len(n.elts) - 1))  # type: ignore[attr-defined]
-    elif integers and isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 2:
-        for smaller in sorted({1, 2, node.value // 2} - {node.value}):
-            if smaller < node.value:
-                out.append(lambda n, v=smaller: ast.Constant(v))  # type: ignore[misc]
-    return out
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return _dotted(node.value) + "." + node.attr
-    if isinstance(node, ast.Call):
-        return _dotted(node.func) + "()"
-    return "?"
-
-
-def _is_module_path(node: ast.AST) -> bool:
-    """``jax.numpy`` in ``jax.numpy.ones(...)``: a module, never a value to keep in the call's place."""
-    return isinstance(node, (ast.Name, ast.Attribute)) and all(
-        isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(node)) and (
-        _dotted(node).split(".")[0] in {"jax", "jnp", "np", "numpy", "lax", "scipy", "jsp", "random", "math"})
-
-
-def _drawn_shape(call: ast.Call, name: str, last: str) -> ast.expr | None:
-    """The shape a random draw makes, where the call says it (None: not a draw, or no shape to read)."""
-    if last not in RANDOM_DRAWS or not any(part in name for part in ("random", "rng", "default_rng", "key")):
-        return None
-    for keyword in call.keywords:
-        if keyword.arg in ("shape", "size"):
-            return keyword.value
-    if name.startswith(("jax.random.", "random.", "jr.")):
-        return call.args[1] if len(call.args) >= 2 else ast.Tuple([], ast.Load())
-    if last in ("randn", "rand"):
-        return ast.Tuple(list(call.args), ast.Load())
-    position = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2, "randint": 2}.get(last)
-    if position is not None and len(call.args) > position:
-        return call.args[position]
-    return None
-
-
-def _ones(numpy: str, shape: ast.expr) -> ast.expr:
-    call = ast.parse(f"{numpy}.ones(0, {numpy}.float32)", mode="eval").body
-    assert isinstance(call, ast.Call)
-    call.args[0] = copy.deepcopy(shape)
-    return call
-
-
-def _without_keyword(node: ast.AST, k: int) -> ast.AST:
-    assert isinstance(node, ast.Call)
-    return ast.Call(node.func, node.args, node.keywords[:k] + node.keywords[k + 1:])
-
-
-def _cut(node: ast.AST, keep: int) -> ast.AST:
-    assert isinstance(node, (ast.List, ast.Tuple))
-    return type(node)(node.elts[:keep], node.ctx)
-
-
-def numpy_name(program: Program) -> str | None:
-    """The name the program imports jax.numpy as (else numpy's), for arrays of ones; None where neither. JAX's
-    first: a reproducer that needs no numpy import is a statement shorter."""
-    found: dict[str, str] = {}
-    for node in ast.walk(program.tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name in ("numpy", "jax.numpy") and alias.asname:
-                    found.setdefault(alias.name, alias.asname)
-                elif alias.name == "numpy":
-                    found.setdefault("numpy", "numpy")
-    plain_jax = any(isinstance(node, ast.Import) and any(a.name == "jax" and not a.asname for a in node.names)
-                    for node in program.tree.body)
-    return found.get("jax.numpy") or ("jax.numpy" if plain_jax else None) or found.get("numpy")

@@ -184,9 +184,9 @@ def found_problem(bad: tuple[Seen, Seen], good: tuple[Seen, Seen]) -> Problem:
     if first.timed_out or second.timed_out:
         which = first if first.timed_out else second
         raise Refused(f"the program did not end within the time limit on jax {which.release}: raise --timeout")
-    noise = {shape(run.outcome["lines"][f["bad"]][0]) for run, again in (bad, good)
+    noise = {shape(run.outcome["lines"][at][0]) for run, again in (bad, good)
              for f in block_outcome.features(run.outcome, again.outcome)
-             if f["what"] == "line" and f.get("bad") is not None}
+             if f["what"] == "line" for at in [f.get("bad")] if at is not None}
     if _key(first.outcome) != _key(second.outcome) and _key(bad[1].outcome) == _key(first.outcome):
         return Problem("exception", first, second, noise=tuple(sorted(noise)))
     if first.outcome["exit"] != second.outcome["exit"]:

@@ -13,7 +13,7 @@ import time
 from typing import Callable, Iterable, Iterator
 
 from .ddmin import ddmin
-from . import passes
+from . import expressions, passes
 from .program import Program
 
 Judge = Callable[[list[Program], bool], "int | None"]
@@ -51,14 +51,15 @@ class Reducer:
     def reduce(self) -> Program:
         """The smallest program the passes reach (the best so far where time runs out)."""
         try:
+            self._check_time()
             self._structure()
             before = None
             while before != self.best.text:  # statements, then a few expressions, until neither takes a step
                 before = self.best.text
                 self._statements()
-                self._greedy(lambda p: passes.simpler_expressions(p, passes.numpy_name(p), integers=False), False,
+                self._greedy(lambda p: expressions.simpler_expressions(p, expressions.numpy_name(p), integers=False), False,
                              steps=EXPRESSION_STEPS)
-            self._greedy(lambda p: passes.simpler_expressions(p, passes.numpy_name(p), integers=True), False)
+            self._greedy(lambda p: expressions.simpler_expressions(p, expressions.numpy_name(p), integers=True), False)
             self._statements()
         except OutOfTime:
             pass
