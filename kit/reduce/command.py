@@ -35,7 +35,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
         print(HELP)
         return EXIT_OK
     options = parse(matrix, argv)
-    envs = {release: _environment(matrix, options, release, log) for release in (options.bad, options.good)}
+    envs = {release: environment(matrix, options, release, log) for release in (options.bad, options.good)}
     start = starting_program(options)
     with scratch.folder("reduce") as folder:
         # The compile cache saves most of a candidate's compile; with --op, XLA must compile to dump what it read.
@@ -46,7 +46,7 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
             pool.close()
 
 
-def _environment(matrix: Matrix, options: Options, release: str, log: Log) -> Environment:
+def environment(matrix: Matrix, options: Options, release: str, log: Log) -> Environment:
     check = script_check("reduce", options.program, timeout_s=options.timeout_s)
     request = runner.RunRequest(check="reduce", version=release, script=check, timeout_s=options.timeout_s)
     log(f"jax {release}: its environment (a release not built yet is built first: minutes)")
@@ -79,7 +79,7 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
     sides = Sides(options.bad, options.good, options.program.name, folder, options.timeout_s, bool(options.op))
     tester = Tester(None, pool, sides, options.jobs)
     try:
-        problem = _problem(options, tester, start)
+        problem = problem_of(options, tester, start)
     except Refused as refused:
         log(f"refused: {refused}")
         return EXIT_FAILED
@@ -101,7 +101,7 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
     return _written(matrix, options, envs, problem, start, best, tester, seconds, stopped, log)
 
 
-def _problem(options: Options, tester: Tester, start: Program) -> Problem:
+def problem_of(options: Options, tester: Tester, start: Program) -> Problem:
     """What the original shows: explain's evidence for ``--op``, else the difference of two runs a side."""
     first = tester.run_both(start)
     if options.op:

@@ -28,7 +28,7 @@ from ..log_events import Log
 from ..markdown_text import code, fenced, inert
 from ..project import catalogue_folders
 from ..run import explained, script_runs
-from ..triage import block_outcome
+import kit.triage.block_outcome as block_outcome  # the foundation's reader of outcomes (tests/test_layers.py)
 from .options import Options
 from .problem import Problem, at_lines
 from .program import Program

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from ..hlo import HOLDS_WHOLE, Fingerprint
-from ..triage import block_outcome
+import kit.triage.block_outcome as block_outcome  # the foundation's reader of outcomes (tests/test_layers.py)
 from .runs import Seen
 
 _RUN_OF_NUMBERS = re.compile(r"[\[\](){},\s]*#[\[\](){},#\s]*")

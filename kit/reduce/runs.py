@@ -18,7 +18,7 @@ from ..records import Outcome as RunOutcome, Status
 from ..run.explained import read_dump
 from ..run.hlo_dump import Dump, dump_flags
 from ..run.shared_runs import DumpedRun
-from ..triage import block_outcome
+import kit.triage.block_outcome as block_outcome  # the foundation's reader of outcomes (tests/test_layers.py)
 from .program import Program
 from .workers import Pool
 
