@@ -157,9 +157,7 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
 
             return explain_main(matrix, rest, log, reproduce or "")
         if command == "reduce":  # the smallest program that still shows a problem, and its issue (docs/reduce.md)
-            from .reduce import main as reduce_main
-
-            return reduce_main(matrix, rest, log)
+            return cmd_reduce(matrix, rest, log)
         if command in ("known", "audit"):  # the catalogue of known problems (docs/known.md)
             from .known.command import audit_main, known_main
 
@@ -179,6 +177,22 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
             raise
         print(fault.render(), file=sys.stderr)
         return fault.exit_code
+
+
+def cmd_reduce(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
+    """``reduce PROGRAM``: the minimal reproducer and its issue; ``--bisect`` bisects its check next (the drivers do
+    not import each other) and the bisect's summary is added to the issue text."""
+    from .reduce import add_bisect, main as reduce_main
+
+    code, bisect_argv, issue = reduce_main(matrix, argv, log)
+    if bisect_argv is None or issue is None:
+        return code
+    from .bisect import main as bisect_main
+
+    folder = issue.parent / "bisect"
+    bisected = bisect_main(matrix, [*bisect_argv, "--out", str(folder)], log)
+    add_bisect(issue, folder, bisect_argv)
+    return code or bisected
 
 
 def cmd_triage(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None) -> int:

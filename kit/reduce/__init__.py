@@ -7,5 +7,6 @@ one run read), `issue` writes the three files; `command` is the flow.
 """
 
 from .command import main
+from .issue import add_bisect
 
-__all__ = ["main"]
+__all__ = ["add_bisect", "main"]

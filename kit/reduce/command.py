@@ -30,10 +30,15 @@ from .workers import Pool
 DEVICES_FLAG = "--xla_force_host_platform_device_count"
 
 
-def main(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
+Handed = tuple[int, "list[str] | None", "Path | None"]
+"""The exit code, and with ``--bisect`` (the reduced program confirmed) the bisect's command line and the issue
+file its summary goes into: `kit.cli` runs the bisect (the drivers do not import each other)."""
+
+
+def main(matrix: Matrix, argv: Sequence[str], log: Log) -> Handed:
     if list(argv[:1]) in (["-h"], ["--help"]):
         print(HELP)
-        return EXIT_OK
+        return EXIT_OK, None, None
     options = parse(matrix, argv)
     envs = {release: environment(matrix, options, release, log) for release in (options.bad, options.good)}
     start = starting_program(options)
@@ -72,7 +77,7 @@ def starting_program(options: Options) -> Program:
 
 
 def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], start: Program, pool: Pool,
-            folder: Path, log: Log) -> int:
+            folder: Path, log: Log) -> Handed:
     began = time.monotonic()
     for release in envs:
         log(f"jax {release}: a warm interpreter imported JAX in {pool.warm(release):.1f} s")
@@ -82,7 +87,7 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
         problem = problem_of(options, tester, start)
     except Refused as refused:
         log(f"refused: {refused}")
-        return EXIT_FAILED
+        return EXIT_FAILED, None, None
     tester.problem = problem
     log(f"the problem kept: {problem.sentence()}")
     log(f"reducing {start.statements} statements (--time-limit {options.time_limit_s} s, --jobs {options.jobs})")
@@ -117,7 +122,7 @@ def _progress(tester: Tester, program: Program, how: str, start: Program, began:
 
 
 def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], problem: Problem, start: Program,
-             best: Program, tester: Tester, seconds: float, stopped: bool, log: Log) -> int:
+             best: Program, tester: Tester, seconds: float, stopped: bool, log: Log) -> Handed:
     files = issue.Files.of(options.out, options.program.stem)
     options.out.mkdir(parents=True, exist_ok=True)
     files.write_program(best)
@@ -141,14 +146,20 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
            "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)"))
     for path in (files.minimal, files.check, files.issue):
         log(f"wrote {path}")
+    if not confirmed:
+        return EXIT_FAILED, None, None
     if options.bisect:
-        log("bisect it: " + shlex.join(bisect_argv(options, files)))
-    return EXIT_OK if confirmed else EXIT_FAILED
+        log("bisecting the reduced program's check: " + shlex.join(bisect_argv(options, files, best)))
+        return EXIT_OK, bisect_argv(options, files, best), files.issue
+    return EXIT_OK, None, None
 
 
-def bisect_argv(options: Options, files: issue.Files) -> list[str]:
+def bisect_argv(options: Options, files: issue.Files, best: Program) -> list[str]:
     """The bisect of the reduced program's check between the two releases."""
-    argv = ["bisect", "--script", str(files.check), "--good", options.good, "--bad", options.bad]
+    argv = ["--script", str(files.check), "--good", options.good, "--bad", options.bad]
+    if options.op:  # the op's evidence itself, as explain reads it
+        argv = ["--explain", str(files.minimal), "--op", f"{files.minimal.name}:{(best.marked_lines() or (0, 0))[0]}",
+                "--good", options.good, "--bad", options.bad]
     if options.commits:
         argv += ["--commits"] + (["--jax-repo", options.jax_repo] if options.jax_repo else [])
     return argv

@@ -165,7 +165,7 @@ def title(report: Report) -> str:
 
 def issue_lines(report: Report, files: Files, known: list[str]) -> list[str]:
     options = report.options
-    out = [f"# {inert(title(report))}", "", "## What happens", "", _happens(report, options.bad, report.bad), "",
+    out = [f"# {inert(title(report))}", "", "## What happens", "", f"On jax {options.bad}, " + _happens(report, options.bad, report.bad), "",
            "## What was expected", "", f"As on jax {options.good}: " + _happens(report, options.good, report.good),
            "", "## Minimal reproducer", "", *_python(report.best.text.rstrip()), "",
            f"Run as `python {files.minimal.name}` ({report.best.statements} statements; no other file, no setting "
@@ -289,3 +289,16 @@ def known_match(matrix: Matrix, problem: Problem, plain: dict[str, Seen],
 def _raised(outcome: block_outcome.Outcome) -> Raised | None:
     raised = outcome["exception"]
     return Raised(raised["type"], raised["text"]) if raised is not None else None
+
+
+def add_bisect(issue: Path, folder: Path, argv: list[str]) -> None:
+    """The kit's bisect of the reduced program, added to the issue text: its report's summary as it wrote it."""
+    reports = sorted(folder.glob("bisect-*.md"), key=lambda p: p.stat().st_mtime)
+    if not reports:
+        said = ["The bisect wrote no report (its output above says why)."]
+    else:
+        lines = [line for line in reports[-1].read_text(encoding="utf-8").splitlines() if line.strip()]
+        said = [f"`jax-kit bisect {shlex.join(argv)}` (its report: `{reports[-1].name}`):", "",
+                *(f"> {inert(line)}" for line in lines[:14])]
+    text = issue.read_text(encoding="utf-8").rstrip() + "\n\n## Bisect\n\n" + "\n".join(said) + "\n"
+    atomic_write_texts({issue: text})

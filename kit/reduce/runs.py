@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,9 +46,8 @@ class Seen:
 def run_candidate(pool: Pool, release: str, program: Program, name: str, scratch: Path, timeout: int,
                   dump: bool) -> Seen:
     """``program`` as ``name`` in a folder of its own under ``scratch``, run on ``release``; the folder removed."""
-    folder = scratch / f"{release}-{program.digest[:16]}"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    # A folder of its own per run: two variants of one batch may be the same text, run at once.
+    folder = Path(tempfile.mkdtemp(prefix=f"{release}-{program.digest[:12]}-", dir=scratch))
     script = folder / name
     script.write_text(program.text, encoding="utf-8")
     env: dict[str, str] = {}
