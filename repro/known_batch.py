@@ -36,7 +36,7 @@ def run_one(script: str) -> Dict[str, Any]:
                 runpy.run_path(script, run_name="__main__")
                 code = 0
             except SystemExit as stop:
-                code = _exit_code(stop.code)
+                code = exit_code(stop.code)
             except BaseException:  # what `python SCRIPT` would print, and its exit status
                 traceback.print_exc(file=output)
                 code = 1
@@ -46,7 +46,9 @@ def run_one(script: str) -> Dict[str, Any]:
             "seconds": round(time.perf_counter() - started, 3)}
 
 
-def _exit_code(code: object) -> int:
+def exit_code(code: object) -> int:
+    """The exit status ``python SCRIPT`` gives for what ``sys.exit`` was called with (shared with
+    `repro.reduce_worker`)."""
     if code is None:
         return 0
     if isinstance(code, int):

@@ -32,6 +32,8 @@ import time
 import traceback
 from typing import Any, Dict, Optional
 
+from repro.known_batch import exit_code
+
 
 def main() -> int:
     started = time.perf_counter()
@@ -108,7 +110,7 @@ def _child(script: str, folder: str, env: Dict[str, str]) -> None:
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as stop:
-        code = _exit_code(stop.code)
+        code = exit_code(stop.code)
     except BaseException as raised:  # what `python SCRIPT` prints, and its exit status
         traceback.print_exc()
         first = next((line.strip() for line in str(raised).splitlines() if line.strip()), "")
@@ -120,15 +122,6 @@ def _child(script: str, folder: str, env: Dict[str, str]) -> None:
         sys.stderr.flush()
     finally:
         os._exit(code)
-
-
-def _exit_code(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)  # sys.exit("message") prints it and exits 1
-    return 1
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import warnings
 from typing import Iterator
 
 from .program import Program, bodies, carry, marked
@@ -35,7 +36,9 @@ def plausible(program: Program, need_mark: bool) -> bool:
     if need_mark and not program.has_mark:
         return False
     try:
-        compile(program.text, "<candidate>", "exec")
+        with warnings.catch_warnings():  # a candidate's oddities ("'int' object is not callable") are its own
+            warnings.simplefilter("ignore")
+            compile(program.text, "<candidate>", "exec")
     except (SyntaxError, ValueError):
         return False
     return not unbound_names(program.tree)
