@@ -156,8 +156,18 @@ def main() -> int:
                                                                args.jobs))]
                 for name, tool in tools:
                     tester = Tester(problem, pool, sides, args.jobs)
+                    if not keeps(tester, start.text, float("inf")):  # the tool's first question, asked here
+                        bad, good = tester.run_both(start)
+                        print(f"  {name}: the original no longer keeps the problem: {bad.said(4)!r} / "
+                              f"{good.said(4)!r}", flush=True)
+                        continue
+                    tester = Tester(problem, pool, sides, args.jobs)
                     began = time.monotonic()
-                    text = tool(tester)
+                    try:
+                        text = tool(tester)
+                    except Exception as error:  # a tool that gives up says so; the others still run
+                        print(f"  {name}: stopped: {type(error).__name__}: {error}", flush=True)
+                        continue
                     seconds = time.monotonic() - began
                     again = Tester(problem, pool, sides, args.jobs)
                     result = Result(name, statements(text), seconds, tester.counts.tried, tester.counts.run,

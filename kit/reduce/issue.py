@@ -230,6 +230,7 @@ def _evidence(report: Report) -> list[str]:
 def _shown_output(seen: Seen, files: Files) -> str:
     text = (seen.stdout.rstrip() + ("\n" + seen.stderr.rstrip() if seen.stderr.strip() else "")).strip()
     text = text.replace(str(files.out) + "/", "")
+    text = re.sub(r'"/[^"\n]*/site-packages/', '"<site-packages>/', text)  # no machine's folders in an issue
     lines = text.splitlines()
     return "\n".join(lines[-40:]) or "(nothing)"
 
