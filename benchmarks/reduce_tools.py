@@ -3,9 +3,11 @@
     python benchmarks/reduce_tools.py --tools-venv DIR [--time-limit S] [CASE ...]
 
 CASE is ``PROGRAM:BAD:GOOD`` (default: the two output cases of tests/data/reduce/, an exception under jit and
-a wrong printed value). DIR is a virtual environment holding ``shrinkray`` and ``pysource-minimize`` (they
-are not the kit's requirements): ``uv venv DIR --python 3.13 && uv pip install --python DIR/bin/python
-"shrinkray<26" pysource-minimize`` (shrinkray 26 needs llama-cpp-python built from source).
+a wrong printed value). DIR is a virtual environment holding ``shrinkray`` (not the kit's requirements): ``uv venv DIR --python 3.13
+&& uv pip install --python DIR/bin/python "shrinkray<26"`` (shrinkray 26 needs llama-cpp-python built from
+source). pysource-minimize is imported into this process, so ``--pysource-venv DIR2`` is a venv of this
+Python's version holding it (``uv venv DIR2 --python "$(which python)" && uv pip install --python
+DIR2/bin/python pysource-minimize``; run under another version its AST handling refuses every candidate).
 
 Per case, in one run: the releases' environments and one pool of warm workers (`kit.reduce.workers`), the
 problem read off the original's runs as `reduce` reads it, then each tool from the same starting text with the
@@ -84,13 +86,17 @@ def run_kit(tester: Tester, start: Program, limit: float) -> str:
 
 
 def run_pysource_minimize(tester: Tester, start: Program, limit: float, venv: Path) -> str:
-    sys.path.append(str(next(venv.glob("lib/python3*/site-packages"))))
+    # Imported into this process: its site-packages must be this Python's version (its AST code is per version).
+    sys.path.append(str(venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"))
     from pysource_minimize import minimize  # type: ignore[import-not-found]
     deadline = time.monotonic() + limit
     best = [start.text]
 
     def checker(text: str) -> bool:
         kept = keeps(tester, text, deadline)
+        if not kept and text.strip() == start.text.strip():  # its first question: say what the runs showed
+            bad, good = tester.run_both(Program(ast.parse(text)))
+            print(f"  pysource-minimize's start judged not kept: {bad.outcome} / {good.outcome}", flush=True)
         if kept and statements(text) <= statements(best[0]):
             best[0] = text
         return kept
@@ -132,7 +138,9 @@ def run_shrinkray(tester: Tester, start: Program, limit: float, venv: Path, fold
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("cases", nargs="*", default=CASES)
-    parser.add_argument("--tools-venv", required=True, type=Path)
+    parser.add_argument("--tools-venv", required=True, type=Path, help="holds shrinkray (its command)")
+    parser.add_argument("--pysource-venv", type=Path, default=None,
+                        help="holds pysource-minimize for this Python's version (default: --tools-venv)")
     parser.add_argument("--time-limit", type=float, default=200.0)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
@@ -151,7 +159,7 @@ def main() -> int:
                 print(f"{program}: {problem.sentence()}", flush=True)
                 tools = [("jax-kit reduce", lambda t: run_kit(t, start, args.time_limit)),
                          ("pysource-minimize", lambda t: run_pysource_minimize(t, start, args.time_limit,
-                                                                                args.tools_venv)),
+                                                                                args.pysource_venv or args.tools_venv)),
                          ("shrinkray", lambda t: run_shrinkray(t, start, args.time_limit, args.tools_venv, folder,
                                                                args.jobs))]
                 for name, tool in tools:
