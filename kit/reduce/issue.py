@@ -178,7 +178,7 @@ def issue_lines(report: Report, files: Files, known: list[str]) -> list[str]:
     for release in (options.bad, options.good):
         out += [f"## Environment: jax {release}", "", "`jax.print_environment_info()`:", "",
                 *fenced(_machine_neutral(report.environments.get(release, "")) or "(it printed nothing)"), ""]
-    out += ["## How this was made", ""] + _made(report, files)
+    out += ["## How this was made", ""] + [f"* {line}" for line in _made(report, files)]
     return out
 
 
