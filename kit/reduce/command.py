@@ -31,8 +31,8 @@ DEVICES_FLAG = "--xla_force_host_platform_device_count"
 
 
 Handed = tuple[int, "list[str] | None", "Path | None"]
-"""The exit code, and with ``--bisect`` (the reduced program confirmed) the bisect's command line and the issue
-file its summary goes into: `kit.cli` runs the bisect (the drivers do not import each other)."""
+"""The exit code, with ``--bisect`` (the reduced program confirmed) the bisect's command line, and the issue file
+written (where the bisect's summary goes): `kit.cli` runs the bisect (the drivers do not import each other)."""
 
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log) -> Handed:
@@ -147,11 +147,11 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
     for path in (files.minimal, files.check, files.issue):
         log(f"wrote {path}")
     if not confirmed:
-        return EXIT_FAILED, None, None
+        return EXIT_FAILED, None, files.issue
     if options.bisect:
         log("bisecting the reduced program's check: " + shlex.join(bisect_argv(options, files, best)))
         return EXIT_OK, bisect_argv(options, files, best), files.issue
-    return EXIT_OK, None, None
+    return EXIT_OK, None, files.issue
 
 
 def bisect_argv(options: Options, files: issue.Files, best: Program) -> list[str]:
