@@ -9,6 +9,7 @@
     nox -s bisect -- --check scaling --good 0.6.0 --bad 0.4.35
     nox -s triage -- issue.md       # a bug report's code as a check: where it reproduces, and the bisect
     nox -s explain -- train.py      # which op of your program is not split across devices, per release
+    nox -s reduce -- train.py --bad 0.4.35 --good 0.5.3 --out min/   # the minimal repro and its issue text
     nox -s tests                    # the kit's own tests: the unit lane (Python 3.9 and 3.13)
     nox -s tests-machine            # the kit end to end on a fake machine
     nox -s tests-integration        # the rest: real releases, a real SLURM
@@ -130,6 +131,12 @@ def explain(session: nox.Session) -> None:
     """Which op of a program is not split across devices (`-- PROGRAM [ARGS...] --releases A,B`)."""
     # The program runs in the folder nox was called from, as `python PROGRAM` would (nox moves to this one).
     _run(session, ["explain", "--called-from", session.invoked_from, *session.posargs])
+
+
+@nox.session(python=False, default=False)
+def reduce(session: nox.Session) -> None:
+    """The smallest program that still shows a problem on one release and not another (`-- PROGRAM --bad R1 --good R2 --out DIR`)."""
+    _run(session, ["reduce", "--called-from", session.invoked_from, *session.posargs])
 
 
 @nox.session(python=False, default=False)

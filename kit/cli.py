@@ -22,6 +22,7 @@ session does can also be run (and tested) without nox. Exit codes:
 
 ``explain PROGRAM [ARGS...] [--releases A,B]`` says which op of a program is not split across devices (docs/explain.md).
 ``triage REPORT [--run]`` writes a check from a bug report and says where it reproduces (docs/triage.md).
+``reduce PROGRAM --bad R1 --good R2 --out DIR`` cuts a program down to the smallest that still shows its problem (docs/reduce.md).
 ``probe JOB_DIR TASK`` is one probe of ``bisect --slurm``, run by its job script on a node.
 ``plan VERSION [--backend cuda]`` shows the install plan, resolved without
 downloading wheels. ``report [--results DIR] [--out DIR] [--no-plots]``
@@ -168,6 +169,8 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
             from .explain import main as explain_main
 
             return explain_main(matrix, rest, log, reproduce or "")
+        if command == "reduce":  # the smallest program that still shows a problem, and its issue (docs/reduce.md)
+            return cmd_reduce(matrix, rest, log)
         if command in ("known", "audit"):  # the catalogue of known problems (docs/known.md)
             from .known.command import audit_main, known_main
 
@@ -176,7 +179,7 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
             from .bisect import run_task
 
             return run_task(matrix, rest, log)
-        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, explain, matrix, report, known or audit")
+        raise UsageError(f"unknown command {command!r}", "use: run, plan, bisect, triage, explain, reduce, matrix, report, known or audit")
     except KitError as exc:
         print(as_spoken(exc.render()), file=sys.stderr)
         return exc.exit_code
@@ -187,6 +190,22 @@ def _main(argv: list[str], log: Log, matrix_path: str, reproduce: str | None, gi
             raise
         print(fault.render(), file=sys.stderr)
         return fault.exit_code
+
+
+def cmd_reduce(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
+    """``reduce PROGRAM``: the minimal reproducer and its issue; ``--bisect`` bisects its check next (the drivers do
+    not import each other) and the bisect's summary is added to the issue text."""
+    from .reduce import add_bisect, main as reduce_main
+
+    code, bisect_argv, issue = reduce_main(matrix, argv, log)
+    if bisect_argv is None or issue is None:
+        return code
+    from .bisect import main as bisect_main
+
+    folder = issue.parent / "bisect"
+    bisected = bisect_main(matrix, [*bisect_argv, "--out", str(folder)], log)
+    add_bisect(issue, folder, bisect_argv)
+    return code or bisected
 
 
 def cmd_triage(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None) -> int:

@@ -192,7 +192,7 @@ def _as_main(script: str) -> int:
         runpy.run_path(script, run_name="__main__")
         code = 0
     except SystemExit as stop:
-        code = _exit_code(stop.code)
+        code = exit_code(stop.code)
     except KeyboardInterrupt as stop:
         _print_uncaught(stop, script)
         _flush()
@@ -223,7 +223,9 @@ def _flush() -> None:
             pass
 
 
-def _exit_code(code: object) -> int:
+def exit_code(code: object) -> int:
+    """The exit status ``python SCRIPT`` gives for what ``sys.exit`` was called with (shared with
+    `repro.reduce_worker`)."""
     if code is None:
         return 0
     if isinstance(code, int):

@@ -31,7 +31,10 @@ LAYER_TABLE: list[tuple[str, list[str]]] = [
     # inert, where the package's own files are, compiled HLO read into fingerprints (stdlib only), and the built-in
     # checks, one module each (what the kit asks of a check instead of its name)
     ("mechanics", ["kit.errors", "kit.atomic_files", "kit.text_bounds", "kit.inert_console", "kit.package_files",
-                   "kit.hlo", "kit.checks"]),
+                   "kit.hlo", "kit.checks",
+                   # how a run is told apart from another by what it printed and raised (stdlib only): triage's
+                   # and reduce's to share
+                   "kit.triage.block_outcome"]),
     # input checked where it enters, and the stores read and written: a path the user gave, a TOML table, a
     # check's extra packages, scratch folders, the commands' parser; the record store; JAX's git history
     ("input", ["kit.user_paths", "kit.toml_tables", "kit.requirements", "kit.scratch", "kit.arguments",
@@ -52,7 +55,8 @@ LAYER_TABLE: list[tuple[str, list[str]]] = [
     # run one check in one environment -> one record; SLURM job arrays, as both drivers submit and follow them
     ("run", ["kit.run", "kit.slurm"]),
     # the drivers: they do not import each other (explain: which op; known: the catalogue measured and audited)
-    ("drivers", ["kit.matrix", "kit.bisect", "kit.triage", "kit.explain", "kit.known"]),
+    # (reduce: the smallest program that still shows a problem, and its issue text)
+    ("drivers", ["kit.matrix", "kit.bisect", "kit.triage", "kit.explain", "kit.known", "kit.reduce"]),
     # the entry point: it may import every driver; the jax-kit command's project (its folder, its matrix) is the
     # entry's alone
     ("entry", ["kit.cli", "kit.commands", "kit.__main__", "kit.project"]),

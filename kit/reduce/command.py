@@ -1,0 +1,165 @@
+"""The flow of ``reduce``: options, both releases' environments, the original's runs and the problem they
+show (or the one-sentence refusal), the reduction with its progress, the result run as a user runs it, the
+files written. Ctrl-C during the reduction keeps the best program so far and says so."""
+
+from __future__ import annotations
+
+import ast
+import shlex
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Sequence
+
+from .. import scratch
+from ..check_settings import script_check
+from ..config import Matrix
+from ..errors import KitError
+from ..exit_codes import EXIT_FAILED, EXIT_OK
+from ..install import Environment
+from ..log_events import Log
+from ..run import runner
+from . import issue
+from .options import HELP, Options, parse
+from .problem import Problem, Refused, found_problem, op_problem
+from .program import Program
+from .search import Reducer
+from .trials import Sides, Tester, environment_info, plain_run
+from .workers import Pool
+
+DEVICES_FLAG = "--xla_force_host_platform_device_count"
+
+
+Handed = tuple[int, "list[str] | None", "Path | None"]
+"""The exit code, with ``--bisect`` (the reduced program confirmed) the bisect's command line, and the issue file
+written (where the bisect's summary goes): `kit.cli` runs the bisect (the drivers do not import each other)."""
+
+
+def main(matrix: Matrix, argv: Sequence[str], log: Log) -> Handed:
+    if list(argv[:1]) in (["-h"], ["--help"]):
+        print(HELP)
+        return EXIT_OK, None, None
+    options = parse(matrix, argv)
+    envs = {release: environment(matrix, options, release, log) for release in (options.bad, options.good)}
+    start = starting_program(options)
+    with scratch.folder("reduce") as folder:
+        # The compile cache saves most of a candidate's compile; with --op, XLA must compile to dump what it read.
+        pool = Pool(envs, folder, options.jobs, cache=not options.op)
+        try:
+            return _reduce(matrix, options, envs, start, pool, folder, log)
+        finally:
+            pool.close()
+
+
+def environment(matrix: Matrix, options: Options, release: str, log: Log) -> Environment:
+    check = script_check("reduce", options.program, timeout_s=options.timeout_s)
+    request = runner.RunRequest(check="reduce", version=release, script=check, timeout_s=options.timeout_s)
+    log(f"jax {release}: its environment (a release not built yet is built first: minutes)")
+    prepared = runner.prepare(matrix, request, lambda _line: None)
+    if prepared.environment is None or prepared.cannot_test:
+        raise KitError(f"jax {release} cannot be installed here: {prepared.problem or prepared.cannot_test}",
+                       "pick another release (nox -s plan -- VERSION says why)")
+    return prepared.environment
+
+
+def starting_program(options: Options) -> Program:
+    """The program as the reduction starts from it: parsed, the op's statement marked, and the host devices it
+    needs set inside it (before JAX is imported) where it does not set them itself."""
+    text = options.program.read_text(encoding="utf-8")
+    program = Program.parse(text, options.op_line)
+    # Always with --op: the kit's dump flags are in XLA_FLAGS, so a program's own os.environ.setdefault would
+    # find it set; an assignment of the program's own, further down, still wins.
+    if options.devices and (options.op or DEVICES_FLAG not in text):
+        settings = ast.parse(f"import os\nos.environ['XLA_FLAGS'] = '{DEVICES_FLAG}={options.devices}'\n").body
+        program.tree.body[:0] = settings
+        program = program.copy()
+    return program
+
+
+def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], start: Program, pool: Pool,
+            folder: Path, log: Log) -> Handed:
+    began = time.monotonic()
+    for release in envs:
+        log(f"jax {release}: a warm interpreter imported JAX in {pool.warm(release):.1f} s")
+    sides = Sides(options.bad, options.good, options.program.name, folder, options.timeout_s, bool(options.op))
+    tester = Tester(None, pool, sides, options.jobs)
+    try:
+        problem = problem_of(options, tester, start)
+    except Refused as refused:
+        log(f"refused: {refused}")
+        return EXIT_FAILED, None, None
+    tester.problem = problem
+    log(f"the problem kept: {problem.sentence()}")
+    log(f"reducing {start.statements} statements (--time-limit {options.time_limit_s} s, --jobs {options.jobs})")
+    reducer = Reducer(start, tester, began + options.time_limit_s,
+                      progress=lambda p, how: log(_progress(tester, p, how, start, began)))
+    stopped = False
+    try:
+        best = reducer.reduce()
+    except KeyboardInterrupt:
+        stopped, best = True, reducer.best
+        log(f"stopped (Ctrl-C): keeping the best so far, {best.statements} statements")
+    seconds = time.monotonic() - began
+    log(f"reduced {start.statements} -> {best.statements} statements in {seconds:.0f} s: "
+        f"{tester.counts.tried} candidates tried, {tester.counts.run} run ({tester.counts.runs} runs of a release), "
+        f"{tester.counts.refused} refused unrun, {tester.counts.cached} cached")
+    return _written(matrix, options, envs, problem, start, best, tester, seconds, stopped, log)
+
+
+def problem_of(options: Options, tester: Tester, start: Program) -> Problem:
+    """What the original shows: explain's evidence for ``--op``, else the difference of two runs a side."""
+    first = tester.run_both(start)
+    if options.op:
+        return op_problem(first[0], first[1], start.marked_lines(), options.op)
+    again = tester.run_both(start)
+    return found_problem((first[0], again[0]), (first[1], again[1]))
+
+
+def _progress(tester: Tester, program: Program, how: str, start: Program, began: float) -> str:
+    counts = tester.counts
+    return (f"  {time.monotonic() - began:5.0f} s  {program.statements:3d} statements left (from {start.statements}); "
+            f"{counts.tried} candidates tried, {counts.run} run; best so far by {how}")
+
+
+def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], problem: Problem, start: Program,
+             best: Program, tester: Tester, seconds: float, stopped: bool, log: Log) -> Handed:
+    files = issue.Files.of(options.out, options.program.stem)
+    options.out.mkdir(parents=True, exist_ok=True)
+    files.write_program(best)
+    log(f"the reduced program runs as python {files.minimal.name} on each release (plain, as a user runs it)")
+    with ThreadPoolExecutor(max_workers=4) as side_by_side:  # each release's run and its environment at once
+        runs = {r: side_by_side.submit(plain_run, envs[r], r, files.minimal, options.timeout_s) for r in envs}
+        infos = {r: side_by_side.submit(environment_info, envs[r]) for r in envs}
+        plain = {release: ran.result() for release, ran in runs.items()}
+        environments = {release: info.result() for release, info in infos.items()}
+    confirmed = problem.holds(plain[options.bad], plain[options.good], best.marked_lines()) if not options.op \
+        else None
+    explained = issue.explained_runs(matrix, options, envs, files, log) if options.op else None
+    if explained is not None:
+        confirmed = problem.holds(explained[0], explained[1], best.marked_lines())
+    said = issue.ReductionReport(options, problem, start, best, plain, environments, explained, tester.counts, seconds,
+                        stopped, bool(confirmed))
+    files.write_check(said)
+    files.write_issue(said, issue.known_match(matrix, problem, plain, explained))
+    log(("confirmed" if confirmed else "NOT confirmed") + f": as python {files.minimal.name}, jax {options.bad} "
+        + ("shows the problem and jax " + options.good + " does not" if confirmed else
+           "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)"))
+    for path in (files.minimal, files.check, files.issue):
+        log(f"wrote {path}")
+    if not confirmed:
+        return EXIT_FAILED, None, files.issue
+    if options.bisect:
+        log("bisecting the reduced program's check: " + shlex.join(bisect_argv(options, files, best)))
+        return EXIT_OK, bisect_argv(options, files, best), files.issue
+    return EXIT_OK, None, files.issue
+
+
+def bisect_argv(options: Options, files: issue.Files, best: Program) -> list[str]:
+    """The bisect of the reduced program's check between the two releases."""
+    argv = ["--script", str(files.check), "--good", options.good, "--bad", options.bad]
+    if options.op:  # the op's evidence itself, as explain reads it
+        argv = ["--explain", str(files.minimal), "--op", f"{files.minimal.name}:{(best.marked_lines() or (0, 0))[0]}",
+                "--good", options.good, "--bad", options.bad]
+    if options.commits:
+        argv += ["--commits"] + (["--jax-repo", options.jax_repo] if options.jax_repo else [])
+    return argv

@@ -1,0 +1,363 @@
+"""The reductions that know Python and JAX: each gives a program's one-step smaller variants, in order.
+
+Pure: no program runs here (`kit.reduce.search` tests the variants). Coarse first:
+
+* `unwrapped`: a compound statement replaced by its body (``if __name__ == "__main__":``, a ``with``, a
+  ``try``, a branch; a loop by one iteration: its variable set to the first value where the kit can say
+  it, ``range(...)``'s start);
+* `inlined_calls`: a call of the program's own function replaced by the function's body (its parameters
+  assigned the arguments, its last ``return`` the call's value);
+* `body_variants` (for ddmin, `kit.reduce.search`): a statement list with only some of its statements;
+* `inlined_variables`: ``name = value`` dropped and ``value`` written where ``name`` was read;
+* `without_unused`, `argparse_defaults`, `as_lambdas`, `imports_folded`: what nothing reads dropped, the
+  command line's defaults read, one-line functions as lambdas, an alias import written out;
+* expressions made simpler: `kit.reduce.expressions`.
+
+`plausible` refuses, without running it, a variant that cannot be the program sought: one that does not
+compile, reads a name nothing binds, or lost the ``--op`` statement.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import warnings
+from typing import Iterator
+
+from .program import Program, bodies, carry, marked
+
+MAX_USES_INLINED = 3
+"""A variable read more often than this stays: its value written out each time reads worse than the name."""
+
+
+def plausible(program: Program, need_mark: bool) -> bool:
+    """Could this variant be the program sought? (It compiles, every name it reads is bound, the op is kept.)"""
+    if need_mark and not program.has_mark:
+        return False
+    try:
+        with warnings.catch_warnings():  # a candidate's oddities ("'int' object is not callable") are its own
+            warnings.simplefilter("ignore")
+            compile(program.text, "<candidate>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return not unbound_names(program.tree)
+
+
+def unbound_names(tree: ast.Module) -> set[str]:
+    """The names read and bound nowhere in the program (nor builtins); empty where a star import hides them."""
+    bound: set[str] = set(dir(builtins)) | {"__file__", "__name__"}
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(alias.name == "*" for alias in node.names):
+                return set()
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound |= set(node.names)
+    return read - bound
+
+
+def _bodies(tree: ast.AST) -> list[tuple[ast.AST, str]]:
+    return list(bodies(tree))
+
+
+def with_body(program: Program, which: int, statements: list[ast.stmt]) -> Program:
+    """A copy of ``program`` whose ``which``-th statement list (`program.bodies` order) is ``statements``."""
+    out = program.copy()
+    owner, name = _bodies(out.tree)[which]
+    setattr(owner, name, [copy.deepcopy(s) for s in statements] or ([] if name != "body" else [ast.Pass()]))
+    return out
+
+
+def body_count(program: Program) -> int:
+    return len(_bodies(program.tree))
+
+
+def body_at(program: Program, which: int) -> list[ast.stmt]:
+    owner, name = _bodies(program.tree)[which]
+    value = getattr(owner, name)
+    return list(value) if isinstance(value, list) else []
+
+
+def _spliced(program: Program, which: int, at: int, replacement: list[ast.stmt]) -> Program:
+    statements = body_at(program, which)
+    return with_body(program, which, statements[:at] + replacement + statements[at + 1:])
+
+
+def unwrapped(program: Program) -> Iterator[Program]:
+    """Each compound statement replaced by what it runs once (see the module's docstring)."""
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            for replacement in _unwrappings(statement):
+                if replacement:
+                    yield _spliced(program, which, at, replacement)
+
+
+def _unwrappings(statement: ast.stmt) -> list[list[ast.stmt]]:
+    if isinstance(statement, ast.If):
+        return [statement.body, statement.orelse]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):  # what ``as`` named is still bound
+        bound: list[ast.stmt] = [ast.Assign(targets=[item.optional_vars], value=item.context_expr)
+                                 for item in statement.items if item.optional_vars is not None]
+        return [bound + statement.body]
+    if isinstance(statement, ast.Try):
+        return [statement.body + statement.finalbody]
+    if isinstance(statement, ast.While):
+        return [statement.body]
+    if isinstance(statement, ast.For):
+        first = _first_value(statement.iter)
+        start = [ast.Assign(targets=[statement.target], value=first)] if first is not None else []
+        return [start + statement.body] if first is not None or _names(statement.target).isdisjoint(
+            _read_names(statement.body)) else []
+    return []
+
+
+def _first_value(iterable: ast.expr) -> ast.expr | None:
+    """The first value a loop over ``iterable`` takes, where the kit can write it: ``range``'s start, a literal's
+    first element, else ``next(iter(...))``."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+        return iterable.args[0] if len(iterable.args) >= 2 else ast.Constant(0)
+    if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts and not isinstance(iterable.elts[0], ast.Starred):
+        return iterable.elts[0]
+    return ast.Call(ast.Name("next", ast.Load()), [ast.Call(ast.Name("iter", ast.Load()), [iterable], [])], [])
+
+
+def _names(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _read_names(statements: list[ast.stmt]) -> set[str]:
+    return {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def without_unused(program: Program) -> Iterator[Program]:
+    """One variant: every definition nothing reads dropped (a function, a class, an import, an assignment), again
+    until none is left; a statement holding the op is kept."""
+    out = program.copy()
+    while True:
+        read = {n.id for n in ast.walk(out.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        read |= {n.attr for n in ast.walk(out.tree) if isinstance(n, ast.Attribute)}  # a module's attribute
+        dropped = False
+        for owner, name in list(bodies(out.tree)):
+            statements = getattr(owner, name)
+            kept = [s for s in statements if marked(s) or not _unused(s, read)]
+            if len(kept) < len(statements):
+                setattr(owner, name, kept or [ast.Pass()])
+                dropped = True
+        if not dropped:
+            break
+        out = Program(out.tree)
+    if out.text != program.text:
+        yield out
+
+
+def _unused(statement: ast.stmt, read: set[str]) -> bool:
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return True  # a docstring, a bare constant: nothing runs
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return statement.name not in read
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return all((alias.asname or alias.name).split(".")[0] not in read for alias in statement.names)
+    if isinstance(statement, ast.Assign) and not any(isinstance(n, ast.Call) for n in ast.walk(statement.value)):
+        return all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) and not _names(t) & read for t in statement.targets)
+    return False
+
+
+def argparse_defaults(program: Program) -> Iterator[Program]:
+    """One variant: each ``args.NAME`` of ``args = parser.parse_args()`` replaced by that option's default (the
+    program as run without arguments)."""
+    defaults: dict[str, ast.expr] = {}
+    holders: set[str] = set()
+    for node in ast.walk(program.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            dest = keywords.get("dest")
+            name = (dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) else
+                    next((f.lstrip("-") for f in flags if f.startswith("--")), flags[0] if flags else ""))
+            action = keywords.get("action")
+            flag_default = ast.Constant(isinstance(action, ast.Constant) and action.value == "store_false")
+            default = keywords.get("default", flag_default if action is not None else ast.Constant(None))
+            defaults[name.replace("-", "_")] = default
+        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+              and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("parse_args",
+                                                                                        "parse_known_args")):
+            holders |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if not defaults or not holders:
+        return
+
+    class Defaults(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+            if isinstance(node.value, ast.Name) and node.value.id in holders and node.attr in defaults:
+                return copy.deepcopy(defaults[node.attr])
+            self.generic_visit(node)
+            return node
+
+    out = program.copy()
+    out.tree = Defaults().visit(out.tree)
+    yield Program(out.tree)
+
+
+def inlined_calls(program: Program) -> Iterator[Program]:
+    """Each call statement (``f(...)``, ``x = f(...)``) of the program's own simple function, as its body."""
+    functions = {s.name: s for s in program.tree.body if isinstance(s, ast.FunctionDef) and _inlinable(s)}
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            call = _called(statement)
+            if call is None or not isinstance(call.func, ast.Name) or call.func.id not in functions:
+                continue
+            body = _inlined(functions[call.func.id], call, statement)
+            if body is not None:
+                yield _without_function(_spliced(program, which, at, body), call.func.id)
+
+
+def _without_function(program: Program, name: str) -> Program:
+    """``program`` without the module's ``def name`` where nothing calls it any more."""
+    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(program.tree)):
+        return program
+    out = program.copy()
+    out.tree.body = [s for s in out.tree.body if not (isinstance(s, ast.FunctionDef) and s.name == name)]
+    return Program(out.tree)
+
+
+def _carried(old: ast.stmt, new: ast.stmt) -> ast.stmt:
+    carry(old, new)
+    return new
+
+
+def _inlinable(function: ast.FunctionDef) -> bool:
+    arguments = function.args
+    if function.decorator_list or arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
+        return False
+    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+    last_returns = isinstance(function.body[-1], ast.Return)
+    nested = any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal))
+                 or isinstance(n, ast.Name) and n.id == function.name for n in ast.walk(function))
+    return not nested and len(returns) == (1 if last_returns else 0)
+
+
+def _called(statement: ast.stmt) -> ast.Call | None:
+    if isinstance(statement, (ast.Expr, ast.Assign)) and isinstance(statement.value, ast.Call):
+        return statement.value
+    return None
+
+
+def _inlined(function: ast.FunctionDef, call: ast.Call, statement: ast.stmt) -> list[ast.stmt] | None:
+    params = [a.arg for a in function.args.args]
+    defaults = dict(zip(params[len(params) - len(function.args.defaults):], function.args.defaults))
+    given: dict[str, ast.expr] = dict(zip(params, call.args))
+    if len(call.args) > len(params) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    for keyword in call.keywords:
+        if keyword.arg is None or keyword.arg not in params or keyword.arg in given:
+            return None
+        given[keyword.arg] = keyword.value
+    values = {p: given.get(p, defaults.get(p)) for p in params}
+    if any(v is None for v in values.values()):
+        return None
+    out: list[ast.stmt] = [ast.Assign(targets=[ast.Name(p, ast.Store())], value=v) for p, v in values.items()
+                           if v is not None]
+    body: list[ast.stmt] = copy.deepcopy(function.body)
+    last = body[-1]
+    if isinstance(last, ast.Return):
+        body = body[:-1]
+        if last.value is not None and isinstance(statement, ast.Assign):
+            body.append(_carried(last, ast.Assign(targets=statement.targets, value=last.value)))
+        elif last.value is not None:
+            body.append(_carried(last, ast.Expr(last.value)))
+    return out + body
+
+
+def inlined_variables(program: Program) -> Iterator[Program]:
+    """Each ``name = value`` bound once and read a few times: dropped, ``value`` written where it was read."""
+    stores: dict[str, int] = {}
+    loads: dict[str, int] = {}
+    for node in ast.walk(program.tree):
+        if isinstance(node, ast.Name):
+            table = loads if isinstance(node.ctx, ast.Load) else stores
+            table[node.id] = table.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            stores[node.arg] = stores.get(node.arg, 0) + 2  # a parameter is never inlined
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name)) or marked(statement):
+                continue
+            name = statement.targets[0].id
+            uses = loads.get(name, 0)
+            if stores.get(name) == 1 and 1 <= uses and (uses <= MAX_USES_INLINED or _simple(statement.value)):
+                yield _substituted(program, which, at, name)
+
+
+def _simple(value: ast.expr) -> bool:
+    """A constant, a name or a module's attribute, or a tuple of them: written out anywhere, it reads as well."""
+    return all(isinstance(n, (ast.Constant, ast.Name, ast.Attribute, ast.Tuple, ast.Load, ast.UnaryOp, ast.USub))
+               for n in ast.walk(value))
+
+
+def as_lambdas(program: Program) -> Iterator[Program]:
+    """Each ``def f(...): return EXPR`` as ``f = lambda ...: EXPR`` (then inlined where it is passed)."""
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            if (isinstance(statement, ast.FunctionDef) and not statement.decorator_list and len(statement.body) == 1
+                    and isinstance(statement.body[0], ast.Return) and statement.body[0].value is not None
+                    and not marked(statement.body[0])):
+                function = ast.Lambda(args=statement.args, body=statement.body[0].value)
+                yield _spliced(program, which, at, [ast.Assign(targets=[ast.Name(statement.name, ast.Store())],
+                                                               value=function)])
+
+
+def imports_folded(program: Program) -> Iterator[Program]:
+    """Each ``import a.b as c`` or ``from a.b import c`` dropped where ``import a`` is there, its names written
+    out (``c.f`` as ``a.b.f``): one statement less where the package imports its parts itself, as jax does."""
+    top = {alias.name for node in program.tree.body if isinstance(node, ast.Import) for alias in node.names
+           if alias.asname is None and "." not in alias.name}
+    for which in range(body_count(program)):
+        for at, statement in enumerate(body_at(program, which)):
+            renames = _import_renames(statement, top)
+            if renames:
+                yield _renamed(_spliced(program, which, at, []), renames)
+
+
+def _import_renames(statement: ast.stmt, top: set[str]) -> dict[str, str]:
+    if isinstance(statement, ast.Import) and all(a.asname and a.name.split(".")[0] in top for a in statement.names):
+        return {str(a.asname): a.name for a in statement.names}
+    if (isinstance(statement, ast.ImportFrom) and statement.module and not statement.level
+            and statement.module.split(".")[0] in top and all(a.name != "*" for a in statement.names)):
+        return {a.asname or a.name: f"{statement.module}.{a.name}" for a in statement.names}
+    return {}
+
+
+def _renamed(program: Program, renames: dict[str, str]) -> Program:
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in renames and isinstance(node.ctx, ast.Load):
+                return ast.parse(renames[node.id], mode="eval").body
+            return node
+
+    return Program(Rename().visit(program.tree))
+
+
+def _substituted(program: Program, which: int, at: int, name: str) -> Program:
+    out = _spliced(program, which, at, [])
+    assignment = body_at(program, which)[at]
+    assert isinstance(assignment, ast.Assign)
+    value: ast.expr = assignment.value
+
+    class Substitute(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id == name and isinstance(node.ctx, ast.Load):
+                return copy.deepcopy(value)
+            return node
+
+    out.tree = Substitute().visit(out.tree)
+    return out

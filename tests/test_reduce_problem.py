@@ -1,0 +1,75 @@
+"""The problem a reduction keeps, read off two runs a side, and judged both ways on a candidate's runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from kit.hlo import Fingerprint, FingerprintState
+from kit.reduce.problem import Refused, found_problem, op_problem, shape
+from kit.reduce.runs import Seen
+from kit.triage import block_outcome
+
+
+def seen(release: str, printed: str = "", exit_code: int = 0, raised: tuple[str, str] | None = None) -> Seen:
+    outcome = block_outcome.outcome(exit_code, printed)
+    if raised:
+        outcome["exception"] = {"type": raised[0], "message": block_outcome.masked(raised[1])[0], "text": raised[1]}
+    return Seen(release, outcome, printed, "", 0.1)
+
+
+def test_an_array_printed_is_one_shape_whatever_its_length() -> None:
+    assert shape("volume # : features (#, #, #)") == shape("volume # : features (#, #)") == "volume # : features #"
+
+
+def test_an_exception_on_the_bad_side_only_is_kept_both_ways() -> None:
+    error = ("ValueError", "shapes (4, 4) and (16, 1, 4)")
+    problem = found_problem((seen("0.4.35", exit_code=1, raised=error),) * 2, (seen("0.5.3", "ok 1.0"),) * 2)
+    assert problem.kind == "exception"
+    smaller = ("ValueError", "shapes (2, 2) and (3, 1, 2)")  # numbers masked: the same problem
+    assert problem.holds(seen("a", exit_code=1, raised=smaller), seen("b", "ok"), None)
+    assert not problem.holds(seen("a", exit_code=1, raised=smaller), seen("b", exit_code=1, raised=smaller), None)
+    assert not problem.holds(seen("a", exit_code=1, raised=("TypeError", "other")), seen("b"), None)
+
+
+def test_a_printed_value_that_differs_is_kept_and_rounding_is_not() -> None:
+    problem = found_problem((seen("0.9.2", "features (4, 6, 5)\nchecksum 195.68"),) * 2,
+                            (seen("0.10.0", "features (3, 4, 6)\nchecksum 157.00"),) * 2)
+    assert problem.kind == "value"
+    assert problem.holds(seen("a", "features (4, 6)"), seen("b", "features (1, 4, 6)"), None)
+    assert not problem.holds(seen("a", "checksum 1.0000001"), seen("b", "checksum 1.0000002"), None)
+    assert not problem.holds(seen("a", "features (4, 6)"), seen("b", "features (4, 6)"), None)
+
+
+def test_a_line_that_varies_between_runs_of_one_release_is_noise() -> None:
+    with pytest.raises(Refused, match="vary from run to run"):
+        found_problem((seen("1", "draw 0.25"), seen("1", "draw 0.75")), (seen("2", "draw 0.5"), seen("2", "draw 0.1")))
+
+
+def test_the_same_behaviour_on_both_is_refused() -> None:
+    with pytest.raises(Refused, match="behaves the same"):
+        found_problem((seen("1", "x 1"),) * 2, (seen("2", "x 1"),) * 2)
+
+
+def fingerprint(line: int, state: FingerprintState, batch: int) -> Fingerprint:
+    return Fingerprint(module="m", location=f"prog.py:{line}", function="slogdet", op="lu", pass_="forward",
+                       state=state, op_path="jit(f)/slogdet/lu", global_batch=256, device_batch=batch)
+
+
+def test_explains_evidence_for_the_op_line_is_kept_both_ways() -> None:
+    bad, good = seen("0.4.35"), seen("0.5.3")
+    bad.fingerprints = [fingerprint(7, FingerprintState.GATHERED, 256)]
+    good.fingerprints = [fingerprint(7, FingerprintState.SPLIT, 64)]
+    problem = op_problem(bad, good, (7, 7), "prog.py:7")
+    moved_bad, moved_good = seen("a"), seen("b")
+    moved_bad.fingerprints = [fingerprint(3, FingerprintState.GATHERED, 8)]
+    moved_good.fingerprints = [fingerprint(3, FingerprintState.SPLIT, 2)]
+    assert problem.holds(moved_bad, moved_good, (3, 3))
+    assert not problem.holds(moved_bad, moved_good, (4, 9))  # the op's statement is elsewhere
+    assert not problem.holds(moved_bad, moved_bad, (3, 3))  # the good release shows it too
+
+
+def test_an_op_line_nothing_holds_whole_is_refused() -> None:
+    bad = seen("0.4.35")
+    bad.fingerprints = [fingerprint(7, FingerprintState.SPLIT, 64)]
+    with pytest.raises(Refused, match="nothing of prog.py:7 holds a sharded batch whole"):
+        op_problem(bad, seen("0.5.3"), (7, 7), "prog.py:7")
