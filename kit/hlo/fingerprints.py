@@ -186,7 +186,7 @@ class _Context:
         self.number = 0
         self.prefix = {f"jit({after.name.removeprefix('jit_')})", "jit(main)", "pjit(main)"}
         self.users = {c.name: _users(c) for c in after.computations.values()}
-        self.sharded, self.replicated_sizes = _inputs(after, before)
+        self.sharded, self.replicated_sizes, self.shares = _inputs(after, before)
         self.global_batches = _global_batches(before, self) if before else {}
         self.loops = {name for c in after.computations.values() for i in c.instructions.values()
                       if i.opcode in ("while", "conditional", "call") for name in i.called}
@@ -253,7 +253,11 @@ class _Context:
 
     def add_collective(self, found: dict[tuple[str, ...], Fingerprint], computation: Computation,
                        instruction: Instruction) -> None:
-        named = self.attributed(computation, instruction)
+        expected = self.expected(instruction, computation)
+        # A combined all-reduce is named for its first part (the loss sum, forward): where another part holds the
+        # batch, that part's own op says the pass and the call (0.8.0's det backward was said to be "forward").
+        named = (None if expected else self.batch_part(computation, instruction)) or self.attributed(
+            computation, instruction)
         location, function, path, pass_ = self.where(named)
         if location is None and named.op_name:
             location = self.line_of(computation, named)
@@ -264,8 +268,21 @@ class _Context:
         fingerprint.bytes_per_device += sum(a.bytes for a in delivered(instruction))
         fingerprint.dims = sorted(set(fingerprint.dims) | set(instruction.dimensions))
         fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
-        if not self.expected(instruction, computation):
+        if not expected:
             fingerprint.state = FingerprintState.COMMUNICATION
+
+    def batch_part(self, computation: Computation, instruction: Instruction) -> Instruction | None:
+        """Of a combined (tuple) collective, the get-tuple-element that takes a part holding the batch, where
+        it names its source; None for one array, or none such."""
+        extents = self.sharded | self.shares
+        if len(instruction.arrays) < 2 or not extents:
+            return None
+        for name in self.users[computation.name].get(instruction.name, ()):
+            user = computation.instructions.get(name)
+            if (user is not None and user.opcode == "get-tuple-element" and user.source is not None
+                    and any(extent in extents for array in user.arrays for extent in array.dims)):
+                return user
+        return None
 
     def attributed(self, computation: Computation, instruction: Instruction) -> Instruction:
         """The instruction whose source names a collective: its own, or its first user's (SPMD-inserted)."""
@@ -346,13 +363,22 @@ class _Context:
         return twins[0] if len(lines) == 1 else None
 
     def expected(self, instruction: Instruction, computation: Computation) -> bool:
-        """A sum over the devices of partial gradients of replicated parameters, or of a scalar: data parallelism."""
+        """A sum over the devices of partial gradients of replicated parameters, or of a scalar: data parallelism.
+
+        XLA may combine the gradient and loss sums into one all-reduce: a tuple ``(f32[], f32[], f32[3],
+        f32[8,8])`` on the CPU (jax 0.8), one concatenated f32[65] on GPUs (0.5.3 to 0.7). Where the batch is what
+        is sharded, any sum over the devices that holds no batch dimension is a sum over the batch, the
+        data-parallel sum; one that holds the batch (f32[256,6,6] of a det's backward) combines whole batches,
+        which is the communication to flag (the trial of issue 58 flagged the combined sums as unexpected)."""
         if _collective(instruction) not in ("all-reduce", "reduce-scatter"):
             return False
         if _primitive(instruction) in LINALG_PRIMITIVES:
             return False
         if all(self._replicated_size(array.dims) for array in instruction.arrays):
             return True
+        if self.sharded:
+            extents = self.sharded | self.shares
+            return not any(extent in extents for array in instruction.arrays for extent in array.dims)
         # XLA's GPU compiler concatenates the gradients into one buffer, sums it once and slices it apart again
         # (f32[10432] for six parameters on 0.12): then each slice its users take is a parameter's.
         users = [computation.instructions.get(name) for name in self.users[computation.name].get(instruction.name, ())]
@@ -426,8 +452,9 @@ def _global_batches(before: Module, context: _Context) -> dict[tuple[str, ...], 
     return batches
 
 
-def _inputs(after: Module, before: Module | None) -> tuple[set[int], set[int]]:
-    """The global extents of the dimensions the partitioner split, and the element counts of replicated inputs.
+def _inputs(after: Module, before: Module | None) -> tuple[set[int], set[int], set[int]]:
+    """The global extents of the dimensions the partitioner split, the element counts of replicated inputs, and
+    the extents each device holds of the split dimensions.
 
     An entry parameter is sharded where its partitioned shape is smaller than
     its global one (no sharding syntax to parse: XLA's changed between releases).
@@ -436,15 +463,17 @@ def _inputs(after: Module, before: Module | None) -> tuple[set[int], set[int]]:
     global_ = _parameters(before) if before else local
     sharded: set[int] = set()
     replicated: set[int] = set()
+    shares: set[int] = set()
     for number, dims in global_.items():
         mine = local.get(number)
         if mine is None or len(mine) != len(dims):
             continue
         shrunk = [g for g, m in zip(dims, mine) if m < g]
         sharded |= set(shrunk)
+        shares |= {m for g, m in zip(dims, mine) if m < g}
         if not shrunk:
             replicated.add(_elements(dims))
-    return sharded, replicated
+    return sharded, replicated, shares
 
 
 def _parameters(module: Module) -> dict[int, tuple[int, ...]]:

@@ -1,0 +1,79 @@
+"""Data-parallel sums XLA combines into one all-reduce are expected; a sum that holds the batch is not (issue 58).
+
+tests/data/hlo/trial-t1: modules of the held-out trial of ``jax-kit explain`` (ground truth compiled by hand, not
+by the kit), paths made /home/user/. Each program keeps its parameters replicated and shards its batch:
+
+* A1-0.8.0-cholesky: gp_objectives.py on jax 0.8.0, 4 CPU devices, batch 512. XLA sums the loss, two parameter
+  gradients and an f32[8,8] partial gradient in ONE tuple all-reduce ``(f32[], f32[], f32[3], f32[8,8])`` at :26;
+  the kit called it "communication (276 B)" and the release "unexpected collectives".
+* B-gpu-a100-4-0.7.0-lu: group_regression.py compiled for 4 A100s by jax 0.7.0, batch 1024: the sums
+  concatenated into one f32[65] all-reduce-start.
+* A2-0.8.0-det: spectral_windows.py on jax 0.8.0, batch 256: det's backward all-reduces the whole batch
+  ``(f32[], f32[256,6,6])`` (36 KiB per device): unexpected, as the truth says.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from kit import explain
+from kit.explain.capture import Capture
+from kit.hlo import Fingerprint, fingerprints, read_module
+
+DATA = Path(__file__).parent / "data" / "hlo" / "trial-t1"
+
+
+def _prints(name: str, number: int = 1) -> list[Fingerprint]:
+    after = read_module(DATA / f"{name}.after.txt")
+    before = read_module(DATA / f"{name}.before.txt")
+    return fingerprints(after, before, number=number)
+
+
+def _collectives(name: str) -> dict[tuple[str | None, str], tuple[str, int]]:
+    return {(f.location, f.op): (f.state, f.bytes_per_device) for f in _prints(name) if f.op.startswith("all-")}
+
+
+def _release_lines(prints: list[Fingerprint]) -> list[str]:
+    capture = Capture("0.8.0", {"status": "ran", "modules": [{"name": "m", "compiled": True}]}, prints)
+    return explain._release_lines(capture, SimpleNamespace(cwd=DATA), 8)  # type: ignore[arg-type]
+
+
+def test_a_tuple_all_reduce_of_gradient_and_loss_sums_is_expected() -> None:
+    assert _collectives("A1-0.8.0-cholesky") == {("gp_objectives.py:26", "all-reduce"): ("expected", 276)}
+
+
+def test_a_concatenated_all_reduce_of_the_sums_on_gpus_is_expected() -> None:
+    found = _collectives("B-gpu-a100-4-0.7.0-lu")
+    assert [state for state, _ in found.values()] == ["expected"]
+    assert [size for _, size in found.values()] == [65 * 4]
+
+
+def test_an_all_reduce_that_holds_the_batch_stays_unexpected_beside_a_parameter_sum() -> None:
+    found = _collectives("A2-0.8.0-det")
+    assert found[("spectral_windows.py:38", "all-reduce")] == ("communication", 4 + 256 * 6 * 6 * 4)
+    assert found[("spectral_windows.py:17", "all-reduce")] == ("expected", 6 * 6 * 4)
+
+
+def test_the_batch_part_of_a_combined_all_reduce_is_said_with_its_own_pass() -> None:
+    # The tuple is named for its first part, the loss sum (jvp()/reduce_sum, forward); the f32[256,6,6] part is
+    # det's backward (transpose(jvp(jit(det)))/scatter-add): the trial's 0.8.0 line said "forward".
+    prints = [f for f in _prints("A2-0.8.0-det") if f.state == "communication"]
+    assert [(f.location, f.op, f.pass_, f.function) for f in prints] == [
+        ("spectral_windows.py:38", "all-reduce", "backward", "det")]
+
+
+def test_a_release_whose_ops_are_all_split_says_so_beside_its_unexpected_collective() -> None:
+    # The trial's 0.8.0 said only "unexpected collectives", leaving out that every linalg op was split there.
+    lines = _release_lines(_prints("A2-0.8.0-det"))
+    assert lines[0] == ": every linalg op split (lu, triangular_solve); unexpected collectives"
+    assert lines[1] == ("  spectral_windows.py:38 `det`: all-reduce of 36 KiB per device (1x, backward)")
+
+
+def test_an_op_of_a_function_compiled_twice_is_counted_once() -> None:
+    # A program that rebuilds its jitted functions each epoch compiles each module twice: the same ops, said once.
+    folder = DATA.parent
+    after = read_module(folder / "jax-0.4.35-train_slogdet.after_optimizations.txt")
+    before = read_module(folder / "jax-0.4.35-train_slogdet.before_optimizations.txt")
+    twice = fingerprints(after, before, number=1) + fingerprints(after, before, number=2)
+    assert _release_lines(twice)[0] == ": 2 op(s) hold the whole batch on every device"
