@@ -166,10 +166,12 @@ def uncompiled(before: Module, shown: Callable[[str], str] | None = None) -> lis
     compiled without a GPU on jax 0.5.x, "cuSolver internal error")."""
     context = _Context(before, before, shown or (lambda path: path.rsplit("/", 1)[-1]))
     found: dict[tuple[str, ...], Fingerprint] = {}
-    for _, instruction in before.instructions():
+    for computation, instruction in before.instructions():
         if not _is_linalg(instruction):
             continue
         location, function, path, pass_ = context.where(instruction)
+        if location is None and instruction.op_name:  # a line of the kit's own, dropped: placed as line-less ops are
+            location = context.line_of(computation, instruction)
         op = _primitive(instruction)
         fingerprint = found.setdefault((location or path, function, op, pass_), Fingerprint(
             before.name, location, function, op, pass_, FingerprintState.CANNOT_TELL, path))
@@ -330,6 +332,10 @@ class _Context:
                     return next(iter(lines))
                 if lines:
                     break  # several lines call this op path (one function called twice): its neighbours decide
+        if instruction.inside_kit:
+            # Named by the kit's export wrapper (a jit of JAX's own, jax.scipy's solve_triangular): its neighbours
+            # are other lines' ops (the cholesky before it, one line up), so the line is said to be unknown.
+            return None
         for step in (lambda name: computation.instructions[name].operands,
                      lambda name: self.users[computation.name].get(name, ())):
             for neighbour in _sourced(computation, instruction, step):
