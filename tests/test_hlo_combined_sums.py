@@ -92,3 +92,18 @@ def test_an_op_named_by_the_kits_export_wrapper_is_never_on_the_kits_line_nor_a_
         assert placed == {("jvp(jit(_solve_triangular))", "forward"): None,
                           ("transpose(jvp(jit(_solve_triangular)))", "backward"): None,
                           ("transpose(jvp(jit(cholesky)))", "backward"): "group_regression.py:26"}
+
+
+def test_the_expected_sums_say_each_lines_own_size_on_its_own_releases() -> None:
+    # jit_nll_cholesky: 0.4.35 sums each gradient in its own all-reduce (:16 f32[3], :18 f32[] and f32[8,8]);
+    # 0.8.0 sums them and the loss in one of 276 B at :26. The trial's line said ":16 (12 B per device) ... on
+    # 0.4.35, 0.5.3" beside an 0.8.0 that had none at :16, and would say "on every release" of these two.
+    from kit.explain.answer import expected_sentence
+
+    old, new = (Capture(release, {"status": "ran"}, _prints(f"A1-{release}-cholesky")) for release in ("0.4.35", "0.8.0"))
+    assert expected_sentence([old, new]) == (
+        "expected, not flagged: the all-reduce of data-parallel gradients and sums at gp_objectives.py:16 (12 B per "
+        "device on 0.4.35), gp_objectives.py:18 (260 B per device on 0.4.35), gp_objectives.py:26 (276 B per device "
+        "on 0.8.0)")
+    same = Capture("0.4.36", {"status": "ran"}, old.fingerprints)
+    assert expected_sentence([old, same]).endswith("gp_objectives.py:18 (260 B per device), on every release")
