@@ -52,6 +52,7 @@ COLLECTIVES: tuple[str, ...] = ("all-gather", "all-reduce", "all-to-all", "colle
 # libtpu's: LuDecomposition before optimizations, LuDecompositionBlock after (LuRealDecompositionBlock from 0.12),
 # the triangular solves as InvertDiagBlocks*, Qr / QrDecompositionBlock, Eigh / EighTpu, Svd.
 LINALG_TARGETS: tuple[tuple[str, str], ...] = (
+    ("pivots_to_permutation", "lu_pivots_to_permutation"),  # cuSOLVER's permutation of LU's pivots (GPUs)
     ("getrf", "lu"), ("LuRealDecomposition", "lu"), ("LuDecomposition", "lu"), ("getrs", "lu_solve"),
     ("cholesky", "cholesky"), ("potrf", "cholesky"),
     ("InvertDiagBlocks", "triangular_solve"), ("trsm", "triangular_solve"), ("triangularSolve", "triangular_solve"),

@@ -107,3 +107,28 @@ def test_the_expected_sums_say_each_lines_own_size_on_its_own_releases() -> None
         "on 0.8.0)")
     same = Capture("0.4.36", {"status": "ran"}, old.fingerprints)
     assert expected_sentence([old, same]).endswith("gp_objectives.py:18 (260 B per device), on every release")
+
+
+def test_a_backward_solve_xla_expanded_to_one_column_per_matrix_is_in_the_table() -> None:
+    # jax 0.4.35 on CPU expands triangular solves into loops; of solve_triangular's backward (rhs f32[512,8,1])
+    # only a dynamic-update-slice f32[512,8] keeps its op name. The trial's 0.4.35 table left it out; the truth
+    # has it whole, 512 of 512 on every device.
+    found = {(f.location, f.pass_): (f.state, f.device_batch, f.global_batch)
+             for f in _prints("A1-0.4.35-cholesky") if f.op == "triangular_solve"}
+    assert found == {("gp_objectives.py:23", "backward"): ("whole", 512, 512),
+                     ("gp_objectives.py:24", "forward"): ("whole", 512, 512),
+                     ("gp_objectives.py:24", "backward"): ("whole", 512, 512)}
+
+
+def test_cusolvers_pivots_to_permutation_is_in_the_table_whole_then_split() -> None:
+    # group_regression.py:20's slogdet compiled for 4 A100s: the cu_lu_pivots_to_permutation custom call holds
+    # s32[1024,8] on every GPU on 0.5.1 (whole), s32[256,8] from 0.5.3 (split); the trial's tables left it out.
+    def pivots(release: str) -> tuple[str, int | None, int | None]:
+        found = [(f.state, f.device_batch, f.global_batch) for f in _prints(f"B-gpu-a100-4-{release}-lu")
+                 if f.op == "lu_pivots_to_permutation" and f.location == "group_regression.py:20"]
+        assert len(found) == 1, found
+        return found[0]
+
+    assert pivots("0.5.1") == ("whole", 1024, 1024)
+    assert pivots("0.5.3") == ("split", 256, 1024)
+    assert pivots("0.7.0") == ("split", 256, 1024)

@@ -36,7 +36,8 @@ from repro.hlo_text import Computation, Instruction, Module, collective_kind, de
 from ..json_types import JsonObject
 
 LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "householder_product", "eigh", "eig",
-                               "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3"})
+                               "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3",
+                               "lu_pivots_to_permutation"})
 LINALG_OPCODES = frozenset({"triangular-solve", "cholesky"})
 COLLECTIVES = frozenset(_COLLECTIVES)
 
@@ -151,7 +152,7 @@ def fingerprints(after: Module, before: Module | None = None,
     context.resolve_lines()
     found: dict[tuple[str, ...], Fingerprint] = {}
     for computation, instruction in after.instructions():
-        if _is_linalg(instruction):
+        if _is_linalg(instruction) or context.expanded_on_batch(instruction):
             context.add_linalg(found, computation, instruction)
         elif _collective(instruction):
             context.add_collective(found, computation, instruction)
@@ -242,6 +243,8 @@ class _Context:
         fingerprint = found.setdefault(("linalg", location or path, function, op, pass_), Fingerprint(
             self.after.name, location, function, op, pass_, FingerprintState.REPLICATED, path))  # judged below
         batch = _batch(instruction)
+        if not _is_linalg(instruction):  # expanded on the batch: a column per matrix, the batch its leading extent
+            batch = next(a.dims[0] for a in instruction.arrays if len(a.dims) == 2)
         if instruction.target or instruction.opcode in LINALG_OPCODES:
             # The op itself says what each device holds; what XLA expanded it into only where it was expanded.
             fingerprint.device_batch = max(fingerprint.device_batch or 0, batch) if fingerprint.count else batch
@@ -252,6 +255,15 @@ class _Context:
             fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
         elif not fingerprint.count:
             fingerprint.device_batch = max(fingerprint.device_batch or 0, batch)
+
+    def expanded_on_batch(self, instruction: Instruction) -> bool:
+        """What XLA expanded a batched linalg op into, where it holds a matrix's column per batch element: the
+        CPU backend of 0.4.35 left of ``solve_triangular``'s backward (rhs f32[512,8,1]) only a
+        dynamic-update-slice f32[512,8], so the op was missing from the tables (the trial of issue 58). Rank 2
+        counts only where its leading extent is the sharded batch (global or a device's share)."""
+        return (_primitive(instruction) in LINALG_PRIMITIVES - {"lu_pivots_to_permutation"}
+                and not _collective(instruction)
+                and any(len(a.dims) == 2 and a.dims[0] in self.sharded | self.shares for a in instruction.arrays))
 
     def add_collective(self, found: dict[tuple[str, ...], Fingerprint], computation: Computation,
                        instruction: Instruction) -> None:
@@ -565,6 +577,8 @@ def _collective(instruction: Instruction) -> str:
 
 def _batch(instruction: Instruction) -> int:
     """The batch of matrices an instruction holds: its first array of rank 3 or more, all but the last two dims."""
+    if linalg_kind(instruction.target) == "lu_pivots_to_permutation" and instruction.arrays:
+        return _elements(instruction.arrays[0].dims[:-1])  # one permutation (a vector) per matrix
     for array in instruction.arrays:
         if len(array.dims) >= 3:
             return _elements(array.dims[:-2])
