@@ -77,6 +77,9 @@ def test_an_op_of_a_function_compiled_twice_is_counted_once() -> None:
     before = read_module(folder / "jax-0.4.35-train_slogdet.before_optimizations.txt")
     twice = fingerprints(after, before, number=1) + fingerprints(after, before, number=2)
     assert _release_lines(twice)[0] == ": 2 op(s) hold the whole batch on every device"
+    det = _prints("A2-0.8.0-det", 1) + _prints("A2-0.8.0-det", 2)  # and its collective said once (A2 said it twice)
+    assert _release_lines(det)[1] == ("  spectral_windows.py:38 `det`: all-reduce of 36 KiB per device (1x, backward; "
+                                      "the same in 2 modules)")
 
 
 def test_an_op_named_by_the_kits_export_wrapper_is_never_on_the_kits_line_nor_a_neighbours() -> None:
@@ -132,3 +135,14 @@ def test_cusolvers_pivots_to_permutation_is_in_the_table_whole_then_split() -> N
     assert pivots("0.5.1") == ("whole", 1024, 1024)
     assert pivots("0.5.3") == ("split", 256, 1024)
     assert pivots("0.7.0") == ("split", 256, 1024)
+
+
+def test_a_combined_sum_the_compiler_left_without_a_line_is_said_as_such() -> None:
+    # 0.7.0 for A100s: the f32[65] all-reduce-start and its users name no source line; the trial's line read
+    # "sums at  (260 B per device on 0.7.0)".
+    from kit.explain.answer import UNNAMED, expected_sentence
+
+    captures = [Capture(v, {"status": "ran"}, _prints(f"B-gpu-a100-4-{v}-lu")) for v in ("0.5.3", "0.7.0")]
+    assert expected_sentence(captures) == (
+        f"expected, not flagged: the all-reduce of data-parallel gradients and sums at {UNNAMED} (260 B per device "
+        "on 0.7.0), group_regression.py:21 (260 B per device on 0.5.3)")

@@ -86,9 +86,15 @@ def sentence(line: Line) -> str:
         if gathered:
             text += f", fed by an {_fed_kind(work)} of {size(gathered)}"
     else:
-        moves = [f for f in line.prints if f.state is FingerprintState.COMMUNICATION]
-        text += "; ".join(f"{f.op} of {size(f.bytes_per_device)} per device ({f.count}x"
-                          f"{', in a loop' if f.in_loop else ''}, {f.pass_})" for f in moves)
+        # A function compiled again (a program that rebuilds its jitted functions each epoch) moves the same in
+        # each module: said once, with how many modules (the trial's A2 said one all-reduce twice).
+        moves: dict[str, int] = {}
+        for f in line.prints:
+            if f.state is FingerprintState.COMMUNICATION:
+                said = (f"{f.op} of {size(f.bytes_per_device)} per device ({f.count}x"
+                        f"{', in a loop' if f.in_loop else ''}, {f.pass_}")
+                moves[said] = moves.get(said, 0) + 1
+        text += "; ".join(said + (f"; the same in {n} modules)" if n > 1 else ")") for said, n in moves.items())
     return text
 
 
@@ -101,7 +107,7 @@ def expected_sentence(captures: Sequence[Capture]) -> str:
         release = capture.release or "this interpreter"
         for f in capture.fingerprints:
             if f.state is FingerprintState.EXPECTED:
-                mine = sizes.setdefault(f.location or f.op_path, {})
+                mine = sizes.setdefault(f.location or f.op_path or UNNAMED, {})
                 mine[release] = max(mine.get(release, 0), f.bytes_per_device)
     if not sizes:
         return ""
