@@ -118,7 +118,9 @@ def expected_sentence(captures: Sequence[Capture]) -> str:
         groups: dict[int, list[str]] = {}
         for release, count in by.items():
             groups.setdefault(count, []).append(release)
-        said = "; ".join(f"{size(count)} per device" + ("" if alike else f" on {', '.join(releases)}")
+        everywhere = len(by) == len(captures) and len(groups) == 1
+        said = "; ".join(f"{size(count)} per device" + ("" if alike else " on every release" if everywhere
+                                                         else f" on {', '.join(releases)}")
                          for count, releases in groups.items())
         parts.append(f"{location} ({said})")
     return ("expected, not flagged: the all-reduce of data-parallel gradients and sums at " + ", ".join(parts)
