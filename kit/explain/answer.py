@@ -78,7 +78,11 @@ def sentence(line: Line) -> str:
     fed: dict[str, int] = {}
     for f in work:
         if f.state is FingerprintState.GATHERED:
-            fed.update(f.fed or {f"{id(f)}": f.bytes_per_device})  # a record from before `fed` was kept
+            # One module compiled again (a program rebuilding its jitted functions each epoch) gathers the same per
+            # call: its collectives are told apart by the module's name, not its number in the dump (the trial's A1
+            # said 256 KiB where each call gathers 128 KiB).
+            fed.update({f"{f.module}/{key.partition('/')[2]}": count for key, count in f.fed.items()}
+                       or {f"{id(f)}": f.bytes_per_device})  # a record from before `fed` was kept
     gathered = sum(fed.values())
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
     if parts:
