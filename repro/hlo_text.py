@@ -52,6 +52,7 @@ COLLECTIVES: tuple[str, ...] = ("all-gather", "all-reduce", "all-to-all", "colle
 # libtpu's: LuDecomposition before optimizations, LuDecompositionBlock after (LuRealDecompositionBlock from 0.12),
 # the triangular solves as InvertDiagBlocks*, Qr / QrDecompositionBlock, Eigh / EighTpu, Svd.
 LINALG_TARGETS: tuple[tuple[str, str], ...] = (
+    ("pivots_to_permutation", "lu_pivots_to_permutation"),  # cuSOLVER's permutation of LU's pivots (GPUs)
     ("getrf", "lu"), ("LuRealDecomposition", "lu"), ("LuDecomposition", "lu"), ("getrs", "lu_solve"),
     ("cholesky", "cholesky"), ("potrf", "cholesky"),
     ("InvertDiagBlocks", "triangular_solve"), ("trsm", "triangular_solve"), ("triangularSolve", "triangular_solve"),
@@ -131,6 +132,9 @@ class Instruction:
     """Computations it calls (a fusion's, a while loop's body and condition, a reduction's, a conditional's)."""
     parameter: int | None = None
     """Its number, for a parameter."""
+    inside_kit: bool = False
+    """Its metadata named the kit's export wrapper, a jit JAX applies inside itself (dropped): the program's line
+    is not in this module, and no neighbour's line may stand in for it."""
 
     @cached_property
     def arrays(self) -> tuple[Array, ...]:
@@ -411,9 +415,13 @@ def _called(attributes: str) -> tuple[str, ...]:
 
 
 # Frames that are not the program's: installed packages (jax's own, a library's), the interpreter's, and the kit's
-# compile of an export (its jit of the exported call: the SPMD partitioner's Sharding calls are made there).
-_KIT_COMPILE = re.compile(r"[/\\]repro[/\\]target_compile\.py$")
-_NOT_THE_PROGRAM = re.compile(r"(^<frozen |[/\\](site|dist)-packages[/\\]|[/\\]repro[/\\]target_compile\.py$)")
+# own files that run inside the program: its compile of an export (its jit of the exported call: the SPMD
+# partitioner's Sharding calls are made there), its export wrapper of jax.jit (``return self._jitted(...)``: the
+# frame JAX named a jit of its own by, issue 58's "target_export.py:117"), and its sitecustomize files.
+_KIT_FILE = (r"[/\\]repro[/\\](target_compile\.py|target_export\.py|target_devices\.py"
+             r"|(target|explain)_site[/\\]sitecustomize\.py)$")
+_KIT_COMPILE = re.compile(_KIT_FILE)
+_NOT_THE_PROGRAM = re.compile(rf"(^<frozen |[/\\](site|dist)-packages[/\\]|{_KIT_FILE})")
 
 
 def _resolve_frames(module: Module, tables: dict[str, dict[int, str]]) -> None:
@@ -450,10 +458,12 @@ def _frame_source(frames: dict[int, str], locations: dict[int, str], files: dict
 
 
 def drop_kit_sources(module: Module) -> None:
-    """Inline metadata naming the kit's compile of an export (``repro/target_compile.py``) is not the program's
-    line: dropped, so the op is placed by its users' lines as an SPMD-inserted one is."""
+    """Inline metadata naming one of the kit's own files (``repro/target_compile.py``, ``repro/target_export.py``)
+    is not the program's line: dropped, so the op is placed as a line-less one is (by its op path's line, its
+    neighbours', its users'), else said to be on no known line."""
     for _, instruction in module.instructions():
         if instruction.source is not None and _KIT_COMPILE.search(instruction.source[0]):
+            instruction.inside_kit = not instruction.source[0].endswith("target_compile.py")
             instruction.source = None
 
 

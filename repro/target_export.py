@@ -97,7 +97,21 @@ def _patch(jax: Any) -> None:
 
     jit._kit_target_export = True  # type: ignore[attr-defined]
     functools.update_wrapper(jit, real)
+    _exclude_own_frames()
     jax.jit = jit
+
+
+def _exclude_own_frames() -> None:
+    """JAX names each op by the innermost frame not its own: a jit JAX applies inside itself (``solve_triangular``'s
+    ``jit(_solve_triangular)``, built with the patched ``jax.jit``) is called from `_Exporting.__call__`, so its ops
+    were said to be at "target_export.py:117", the kit's line, not the program's (the trial of issue 58). This
+    file is excluded from that search as JAX's own files are (``register_exclusion``, jax 0.4.13 on)."""
+    try:
+        from jax._src import source_info_util
+
+        source_info_util.register_exclusion(os.path.abspath(__file__))
+    except Exception:  # a release without it: the kit drops this file's lines when it reads the HLO
+        pass
 
 
 class _Exporting:

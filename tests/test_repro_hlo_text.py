@@ -40,7 +40,8 @@ ERAS = {
         "custom-call.17": ("triangular_solve", 39, "frame", ()), "all-gather.5": ("all-gather", 38, "frame", ())}),
     "data/hlo/jax-0.12.0.1-gpu-train_slogdet.after_optimizations.txt": ("jit_loss_det", 4, True, {
         "custom-call": ("lu", 39, "frame", ()), "triangular-solve": ("triangular_solve", 39, "frame", ()),
-        "custom-call.1": ("", 39, "frame", ()), "all-reduce.10": ("all-reduce", 30, "frame", ())}),
+        "custom-call.1": ("lu_pivots_to_permutation", 39, "frame", ()),
+        "all-reduce.10": ("all-reduce", 30, "frame", ())}),
     "data/hlo/jax-0.5.3-tpu-qr_eigh_svd.after_optimizations.txt": ("jit_loss", 4, True, {
         "custom-call.88": ("qr", None, "none", ()), "custom-call.90": ("eigh", None, "none", ()),
         "custom-call.91": ("eigh", None, "none", ()), "all-reduce.1": ("all-reduce", 8, "inline", ())}),
@@ -109,7 +110,7 @@ def test_a_combined_all_reduce_delivers_every_operand_and_its_elements_lead_back
 TARGETS = {
     "lapack_sgetrf": "lu", "lapack_sgetrf_ffi": "lu", "lapack_strsm_ffi": "triangular_solve",
     "lapack_spotrf_ffi": "cholesky", "cusolver_getrf_ffi": "lu", "__cublas$triangularSolve": "triangular_solve",
-    "cu_lu_pivots_to_permutation": "", "LuDecomposition": "lu", "LuDecompositionBlock": "lu",
+    "cu_lu_pivots_to_permutation": "lu_pivots_to_permutation", "LuDecomposition": "lu", "LuDecompositionBlock": "lu",
     "LuRealDecompositionBlock": "lu", "InvertDiagBlocksLowerTriangular": "triangular_solve",
     "InvertDiagBlocksUpperTriangular": "triangular_solve", "Cholesky": "cholesky", "Qr": "qr",
     "QrDecompositionBlock": "qr", "ProductOfElementaryHouseholderReflectors": "householder_product", "Eigh": "eigh",

@@ -119,3 +119,25 @@ def test_past_the_bound_computations_are_counted_not_exported(exporting: tuple[A
         jax.jit(_value_and_grad((lambda n: (lambda m: n))(number)))(_Array((4, 2, 2)))
     counted = module.counts(module.manifest(str(tmp_path)))
     assert (counted["called"], counted["exported"], counted["over_limit"]) == (5, 2, 3), counted
+
+
+def test_the_wrapper_is_excluded_from_the_frames_jax_names_ops_by(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # A jit JAX applies inside itself (jax.scipy's jit(_solve_triangular)) is built with the wrapped jax.jit and
+    # called from the wrapper: without the exclusion JAX named its ops "target_export.py:117" (issue 58's trial;
+    # tests/test_hlo_combined_sums.py has that module). jax 0.4.13 on has `register_exclusion`.
+    jax = _fake_jax()
+    excluded: list[str] = []
+    source_info = types.ModuleType("jax._src.source_info_util")
+    source_info.register_exclusion = excluded.append  # type: ignore[attr-defined]
+    internal = types.ModuleType("jax._src")
+    internal.source_info_util = source_info  # type: ignore[attr-defined]
+    for name, module in (("jax", jax), ("jax._src", internal), ("jax._src.source_info_util", source_info)):
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setenv("KIT_TARGET_EXPORTS", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("fresh_target_export", ROOT / "repro" / "target_export.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module._patch(jax)
+    assert excluded == [str((ROOT / "repro" / "target_export.py").resolve())]

@@ -153,8 +153,11 @@ def _release_lines(capture: Capture, options: ExplainOptions, room: int) -> list
             what = (f"every linalg op compiled is split ({', '.join(split)})" if split
                     else "no linalg op compiled on a sharded batch")
         return [f"{name}: {what}; no unexpected collective", *untold]
-    whole = sum(1 for f in linalg if f.state in HOLDS_WHOLE)
+    whole = len({(f.location or f.op_path, f.op, f.pass_) for f in linalg if f.state in HOLDS_WHOLE})
     head = f"{name}: {whole} op(s) hold the whole batch on every device" if whole else f"{name}: unexpected collectives"
+    split = sorted({f.op for f in linalg if f.state is FingerprintState.SPLIT})
+    if not whole and split and not untold:  # the trial's 0.8.0 said only "unexpected collectives" of a split release
+        head = f"{name}: every linalg op split ({', '.join(split)}); unexpected collectives"
     shown = [f"  {answers.sentence(line)}" for line in flagged[:max(1, room - 1 - len(untold))]]
     more = len(flagged) - len(shown)
     return [head + (f" ({more} more line(s) in the table)" if more > 0 else "")] + untold + shown

@@ -36,7 +36,8 @@ from repro.hlo_text import Computation, Instruction, Module, collective_kind, de
 from ..json_types import JsonObject
 
 LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "householder_product", "eigh", "eig",
-                               "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3"})
+                               "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3",
+                               "lu_pivots_to_permutation"})
 LINALG_OPCODES = frozenset({"triangular-solve", "cholesky"})
 COLLECTIVES = frozenset(_COLLECTIVES)
 
@@ -150,7 +151,7 @@ def fingerprints(after: Module, before: Module | None = None,
     context.resolve_lines()
     found: dict[tuple[str, ...], Fingerprint] = {}
     for computation, instruction in after.instructions():
-        if _is_linalg(instruction):
+        if _is_linalg(instruction) or context.expanded_on_batch(instruction):
             context.add_linalg(found, computation, instruction)
         elif _collective(instruction):
             context.add_collective(found, computation, instruction)
@@ -165,10 +166,12 @@ def uncompiled(before: Module, shown: Callable[[str], str] | None = None) -> lis
     compiled without a GPU on jax 0.5.x, "cuSolver internal error")."""
     context = _Context(before, before, shown or (lambda path: path.rsplit("/", 1)[-1]))
     found: dict[tuple[str, ...], Fingerprint] = {}
-    for _, instruction in before.instructions():
+    for computation, instruction in before.instructions():
         if not _is_linalg(instruction):
             continue
         location, function, path, pass_ = context.where(instruction)
+        if location is None and instruction.op_name:  # a line of the kit's own, dropped: placed as line-less ops are
+            location = context.line_of(computation, instruction)
         op = _primitive(instruction)
         fingerprint = found.setdefault((location or path, function, op, pass_), Fingerprint(
             before.name, location, function, op, pass_, FingerprintState.CANNOT_TELL, path))
@@ -185,7 +188,7 @@ class _Context:
         self.number = 0
         self.prefix = {f"jit({after.name.removeprefix('jit_')})", "jit(main)", "pjit(main)"}
         self.users = {c.name: _users(c) for c in after.computations.values()}
-        self.sharded, self.replicated_sizes = _inputs(after, before)
+        self.sharded, self.replicated_sizes, self.shares = _inputs(after, before)
         self.global_batches = _global_batches(before, self) if before else {}
         self.loops = {name for c in after.computations.values() for i in c.instructions.values()
                       if i.opcode in ("while", "conditional", "call") for name in i.called}
@@ -239,6 +242,8 @@ class _Context:
         fingerprint = found.setdefault(("linalg", location or path, function, op, pass_), Fingerprint(
             self.after.name, location, function, op, pass_, FingerprintState.REPLICATED, path))  # judged below
         batch = _batch(instruction)
+        if not _is_linalg(instruction):  # expanded on the batch: a column per matrix, the batch its leading extent
+            batch = next(a.dims[0] for a in instruction.arrays if len(a.dims) == 2)
         if instruction.target or instruction.opcode in LINALG_OPCODES:
             # The op itself says what each device holds; what XLA expanded it into only where it was expanded.
             fingerprint.device_batch = max(fingerprint.device_batch or 0, batch) if fingerprint.count else batch
@@ -250,9 +255,22 @@ class _Context:
         elif not fingerprint.count:
             fingerprint.device_batch = max(fingerprint.device_batch or 0, batch)
 
+    def expanded_on_batch(self, instruction: Instruction) -> bool:
+        """What XLA expanded a batched linalg op into, where it holds a matrix's column per batch element: the
+        CPU backend of 0.4.35 left of ``solve_triangular``'s backward (rhs f32[512,8,1]) only a
+        dynamic-update-slice f32[512,8], so the op was missing from the tables (the trial of issue 58). Rank 2
+        counts only where its leading extent is the sharded batch (global or a device's share)."""
+        return (_primitive(instruction) in LINALG_PRIMITIVES - {"lu_pivots_to_permutation"}
+                and not _collective(instruction)
+                and any(len(a.dims) == 2 and a.dims[0] in self.sharded | self.shares for a in instruction.arrays))
+
     def add_collective(self, found: dict[tuple[str, ...], Fingerprint], computation: Computation,
                        instruction: Instruction) -> None:
-        named = self.attributed(computation, instruction)
+        expected = self.expected(instruction, computation)
+        # A combined all-reduce is named for its first part (the loss sum, forward): where another part holds the
+        # batch, that part's own op says the pass and the call (0.8.0's det backward was said to be "forward").
+        named = (None if expected else self.batch_part(computation, instruction)) or self.attributed(
+            computation, instruction)
         location, function, path, pass_ = self.where(named)
         if location is None and named.op_name:
             location = self.line_of(computation, named)
@@ -263,8 +281,21 @@ class _Context:
         fingerprint.bytes_per_device += sum(a.bytes for a in delivered(instruction))
         fingerprint.dims = sorted(set(fingerprint.dims) | set(instruction.dimensions))
         fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
-        if not self.expected(instruction, computation):
+        if not expected:
             fingerprint.state = FingerprintState.COMMUNICATION
+
+    def batch_part(self, computation: Computation, instruction: Instruction) -> Instruction | None:
+        """Of a combined (tuple) collective, the get-tuple-element that takes a part holding the batch, where
+        it names its source; None for one array, or none such."""
+        extents = self.sharded | self.shares
+        if len(instruction.arrays) < 2 or not extents:
+            return None
+        for name in self.users[computation.name].get(instruction.name, ()):
+            user = computation.instructions.get(name)
+            if (user is not None and user.opcode == "get-tuple-element" and user.source is not None
+                    and any(extent in extents for array in user.arrays for extent in array.dims)):
+                return user
+        return None
 
     def attributed(self, computation: Computation, instruction: Instruction) -> Instruction:
         """The instruction whose source names a collective: its own, or its first user's (SPMD-inserted)."""
@@ -312,6 +343,10 @@ class _Context:
                     return next(iter(lines))
                 if lines:
                     break  # several lines call this op path (one function called twice): its neighbours decide
+        if instruction.inside_kit:
+            # Named by the kit's export wrapper (a jit of JAX's own, jax.scipy's solve_triangular): its neighbours
+            # are other lines' ops (the cholesky before it, one line up), so the line is said to be unknown.
+            return None
         for step in (lambda name: computation.instructions[name].operands,
                      lambda name: self.users[computation.name].get(name, ())):
             for neighbour in _sourced(computation, instruction, step):
@@ -345,13 +380,22 @@ class _Context:
         return twins[0] if len(lines) == 1 else None
 
     def expected(self, instruction: Instruction, computation: Computation) -> bool:
-        """A sum over the devices of partial gradients of replicated parameters, or of a scalar: data parallelism."""
+        """A sum over the devices of partial gradients of replicated parameters, or of a scalar: data parallelism.
+
+        XLA may combine the gradient and loss sums into one all-reduce: a tuple ``(f32[], f32[], f32[3],
+        f32[8,8])`` on the CPU (jax 0.8), one concatenated f32[65] on GPUs (0.5.3 to 0.7). Where the batch is what
+        is sharded, any sum over the devices that holds no batch dimension is a sum over the batch, the
+        data-parallel sum; one that holds the batch (f32[256,6,6] of a det's backward) combines whole batches,
+        which is the communication to flag (the trial of issue 58 flagged the combined sums as unexpected)."""
         if _collective(instruction) not in ("all-reduce", "reduce-scatter"):
             return False
         if _primitive(instruction) in LINALG_PRIMITIVES:
             return False
         if all(self._replicated_size(array.dims) for array in instruction.arrays):
             return True
+        if self.sharded:
+            extents = self.sharded | self.shares
+            return not any(extent in extents for array in instruction.arrays for extent in array.dims)
         # XLA's GPU compiler concatenates the gradients into one buffer, sums it once and slices it apart again
         # (f32[10432] for six parameters on 0.12): then each slice its users take is a parameter's.
         users = [computation.instructions.get(name) for name in self.users[computation.name].get(instruction.name, ())]
@@ -425,8 +469,9 @@ def _global_batches(before: Module, context: _Context) -> dict[tuple[str, ...], 
     return batches
 
 
-def _inputs(after: Module, before: Module | None) -> tuple[set[int], set[int]]:
-    """The global extents of the dimensions the partitioner split, and the element counts of replicated inputs.
+def _inputs(after: Module, before: Module | None) -> tuple[set[int], set[int], set[int]]:
+    """The global extents of the dimensions the partitioner split, the element counts of replicated inputs, and
+    the extents each device holds of the split dimensions.
 
     An entry parameter is sharded where its partitioned shape is smaller than
     its global one (no sharding syntax to parse: XLA's changed between releases).
@@ -435,15 +480,17 @@ def _inputs(after: Module, before: Module | None) -> tuple[set[int], set[int]]:
     global_ = _parameters(before) if before else local
     sharded: set[int] = set()
     replicated: set[int] = set()
+    shares: set[int] = set()
     for number, dims in global_.items():
         mine = local.get(number)
         if mine is None or len(mine) != len(dims):
             continue
         shrunk = [g for g, m in zip(dims, mine) if m < g]
         sharded |= set(shrunk)
+        shares |= {m for g, m in zip(dims, mine) if m < g}
         if not shrunk:
             replicated.add(_elements(dims))
-    return sharded, replicated
+    return sharded, replicated, shares
 
 
 def _parameters(module: Module) -> dict[int, tuple[int, ...]]:
@@ -529,6 +576,8 @@ def _collective(instruction: Instruction) -> str:
 
 def _batch(instruction: Instruction) -> int:
     """The batch of matrices an instruction holds: its first array of rank 3 or more, all but the last two dims."""
+    if linalg_kind(instruction.target) == "lu_pivots_to_permutation" and instruction.arrays:
+        return _elements(instruction.arrays[0].dims[:-1])  # one permutation (a vector) per matrix
     for array in instruction.arrays:
         if len(array.dims) >= 3:
             return _elements(array.dims[:-2])

@@ -1,0 +1,149 @@
+"""Data-parallel sums XLA combines into one all-reduce are expected; a sum that holds the batch is not (issue 58).
+
+tests/data/hlo/trial-t1: modules of the held-out trial of ``jax-kit explain`` (ground truth compiled by hand, not
+by the kit), paths made /home/user/. Each program keeps its parameters replicated and shards its batch:
+
+* A1-0.8.0-cholesky: gp_objectives.py on jax 0.8.0, 4 CPU devices, batch 512. XLA sums the loss, two parameter
+  gradients and an f32[8,8] partial gradient in ONE tuple all-reduce ``(f32[], f32[], f32[3], f32[8,8])`` at :26;
+  the kit called it "communication (276 B)" and the release "unexpected collectives".
+* B-gpu-a100-4-0.7.0-lu: group_regression.py compiled for 4 A100s by jax 0.7.0, batch 1024: the sums
+  concatenated into one f32[65] all-reduce-start.
+* A2-0.8.0-det: spectral_windows.py on jax 0.8.0, batch 256: det's backward all-reduces the whole batch
+  ``(f32[], f32[256,6,6])`` (36 KiB per device): unexpected, as the truth says.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from kit import explain
+from kit.explain.capture import Capture
+from kit.hlo import Fingerprint, fingerprints, read_module
+
+DATA = Path(__file__).parent / "data" / "hlo" / "trial-t1"
+
+
+def _prints(name: str, number: int = 1) -> list[Fingerprint]:
+    after = read_module(DATA / f"{name}.after.txt")
+    before = read_module(DATA / f"{name}.before.txt")
+    return fingerprints(after, before, number=number)
+
+
+def _collectives(name: str) -> dict[tuple[str | None, str], tuple[str, int]]:
+    return {(f.location, f.op): (f.state, f.bytes_per_device) for f in _prints(name) if f.op.startswith("all-")}
+
+
+def _release_lines(prints: list[Fingerprint]) -> list[str]:
+    capture = Capture("0.8.0", {"status": "ran", "modules": [{"name": "m", "compiled": True}]}, prints)
+    return explain._release_lines(capture, SimpleNamespace(cwd=DATA), 8)  # type: ignore[arg-type]
+
+
+def test_a_tuple_all_reduce_of_gradient_and_loss_sums_is_expected() -> None:
+    assert _collectives("A1-0.8.0-cholesky") == {("gp_objectives.py:26", "all-reduce"): ("expected", 276)}
+
+
+def test_a_concatenated_all_reduce_of_the_sums_on_gpus_is_expected() -> None:
+    found = _collectives("B-gpu-a100-4-0.7.0-lu")
+    assert [state for state, _ in found.values()] == ["expected"]
+    assert [size for _, size in found.values()] == [65 * 4]
+
+
+def test_an_all_reduce_that_holds_the_batch_stays_unexpected_beside_a_parameter_sum() -> None:
+    found = _collectives("A2-0.8.0-det")
+    assert found[("spectral_windows.py:38", "all-reduce")] == ("communication", 4 + 256 * 6 * 6 * 4)
+    assert found[("spectral_windows.py:17", "all-reduce")] == ("expected", 6 * 6 * 4)
+
+
+def test_the_batch_part_of_a_combined_all_reduce_is_said_with_its_own_pass() -> None:
+    # The tuple is named for its first part, the loss sum (jvp()/reduce_sum, forward); the f32[256,6,6] part is
+    # det's backward (transpose(jvp(jit(det)))/scatter-add): the trial's 0.8.0 line said "forward".
+    prints = [f for f in _prints("A2-0.8.0-det") if f.state == "communication"]
+    assert [(f.location, f.op, f.pass_, f.function) for f in prints] == [
+        ("spectral_windows.py:38", "all-reduce", "backward", "det")]
+
+
+def test_a_release_whose_ops_are_all_split_says_so_beside_its_unexpected_collective() -> None:
+    # The trial's 0.8.0 said only "unexpected collectives", leaving out that every linalg op was split there.
+    lines = _release_lines(_prints("A2-0.8.0-det"))
+    assert lines[0] == ": every linalg op split (lu, triangular_solve); unexpected collectives"
+    assert lines[1] == ("  spectral_windows.py:38 `det`: all-reduce of 36 KiB per device (1x, backward)")
+
+
+def test_an_op_of_a_function_compiled_twice_is_counted_once() -> None:
+    # A program that rebuilds its jitted functions each epoch compiles each module twice: the same ops, said once.
+    folder = DATA.parent
+    after = read_module(folder / "jax-0.4.35-train_slogdet.after_optimizations.txt")
+    before = read_module(folder / "jax-0.4.35-train_slogdet.before_optimizations.txt")
+    twice = fingerprints(after, before, number=1) + fingerprints(after, before, number=2)
+    assert _release_lines(twice)[0] == ": 2 op(s) hold the whole batch on every device"
+    assert _release_lines(twice)[1].endswith("fed by an all-gather of 256 KiB")  # each call's, not 512 KiB
+    det = _prints("A2-0.8.0-det", 1) + _prints("A2-0.8.0-det", 2)  # and its collective said once (A2 said it twice)
+    assert _release_lines(det)[1] == ("  spectral_windows.py:38 `det`: all-reduce of 36 KiB per device (1x, backward; "
+                                      "the same in 2 modules)")
+
+
+def test_an_op_named_by_the_kits_export_wrapper_is_never_on_the_kits_line_nor_a_neighbours() -> None:
+    # B's group_regression.py run on jax 0.5.3 (4 CPU devices) with the kit's target export armed as it was before
+    # the fix: jax.scipy's jit(_solve_triangular), built with the wrapped jax.jit, was called from the wrapper, and
+    # JAX named its ops "target_export.py:117". The line is not in the module: said unknown, not the cholesky's :26.
+    from kit.hlo.fingerprints import uncompiled
+
+    name = "B-cpu-0.5.3-kit-export-cholesky"
+    before = read_module(DATA / f"{name}.before.txt")
+    for prints in (_prints(name), uncompiled(before)):
+        placed = {(f.op_path.rsplit("/", 2)[0], f.pass_): f.location for f in prints if f.op == "triangular_solve"}
+        assert placed == {("jvp(jit(_solve_triangular))", "forward"): None,
+                          ("transpose(jvp(jit(_solve_triangular)))", "backward"): None,
+                          ("transpose(jvp(jit(cholesky)))", "backward"): "group_regression.py:26"}
+
+
+def test_the_expected_sums_say_each_lines_own_size_on_its_own_releases() -> None:
+    # jit_nll_cholesky: 0.4.35 sums each gradient in its own all-reduce (:16 f32[3], :18 f32[] and f32[8,8]);
+    # 0.8.0 sums them and the loss in one of 276 B at :26. The trial's line said ":16 (12 B per device) ... on
+    # 0.4.35, 0.5.3" beside an 0.8.0 that had none at :16, and would say "on every release" of these two.
+    from kit.explain.answer import expected_sentence
+
+    old, new = (Capture(release, {"status": "ran"}, _prints(f"A1-{release}-cholesky")) for release in ("0.4.35", "0.8.0"))
+    assert expected_sentence([old, new]) == (
+        "expected, not flagged: the all-reduce of data-parallel gradients and sums at gp_objectives.py:16 (12 B per "
+        "device on 0.4.35), gp_objectives.py:18 (260 B per device on 0.4.35), gp_objectives.py:26 (276 B per device "
+        "on 0.8.0)")
+    same = Capture("0.4.36", {"status": "ran"}, old.fingerprints)
+    assert expected_sentence([old, same]).endswith("gp_objectives.py:18 (260 B per device), on every release")
+
+
+def test_a_backward_solve_xla_expanded_to_one_column_per_matrix_is_in_the_table() -> None:
+    # jax 0.4.35 on CPU expands triangular solves into loops; of solve_triangular's backward (rhs f32[512,8,1])
+    # only a dynamic-update-slice f32[512,8] keeps its op name. The trial's 0.4.35 table left it out; the truth
+    # has it whole, 512 of 512 on every device.
+    found = {(f.location, f.pass_): (f.state, f.device_batch, f.global_batch)
+             for f in _prints("A1-0.4.35-cholesky") if f.op == "triangular_solve"}
+    assert found == {("gp_objectives.py:23", "backward"): ("whole", 512, 512),
+                     ("gp_objectives.py:24", "forward"): ("whole", 512, 512),
+                     ("gp_objectives.py:24", "backward"): ("whole", 512, 512)}
+
+
+def test_cusolvers_pivots_to_permutation_is_in_the_table_whole_then_split() -> None:
+    # group_regression.py:20's slogdet compiled for 4 A100s: the cu_lu_pivots_to_permutation custom call holds
+    # s32[1024,8] on every GPU on 0.5.1 (whole), s32[256,8] from 0.5.3 (split); the trial's tables left it out.
+    def pivots(release: str) -> tuple[str, int | None, int | None]:
+        found = [(f.state, f.device_batch, f.global_batch) for f in _prints(f"B-gpu-a100-4-{release}-lu")
+                 if f.op == "lu_pivots_to_permutation" and f.location == "group_regression.py:20"]
+        assert len(found) == 1, found
+        return found[0]
+
+    assert pivots("0.5.1") == ("whole", 1024, 1024)
+    assert pivots("0.5.3") == ("split", 256, 1024)
+    assert pivots("0.7.0") == ("split", 256, 1024)
+
+
+def test_a_combined_sum_the_compiler_left_without_a_line_is_said_as_such() -> None:
+    # 0.7.0 for A100s: the f32[65] all-reduce-start and its users name no source line; the trial's line read
+    # "sums at  (260 B per device on 0.7.0)".
+    from kit.explain.answer import UNNAMED, expected_sentence
+
+    captures = [Capture(v, {"status": "ran"}, _prints(f"B-gpu-a100-4-{v}-lu")) for v in ("0.5.3", "0.7.0")]
+    assert expected_sentence(captures) == (
+        f"expected, not flagged: the all-reduce of data-parallel gradients and sums at {UNNAMED} (260 B per device "
+        "on 0.7.0), group_regression.py:21 (260 B per device on 0.5.3)")
