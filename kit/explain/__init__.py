@@ -22,6 +22,7 @@ from ..config import catalogue_folders, legacy_known_problems
 from ..reproduce_line import reproduce_text
 from ..errors import StorageError
 from ..exit_codes import EXIT_FAILED, EXIT_NOT_INSTALLABLE, EXIT_OK
+from ..run.facts import require_platform
 from . import answer as answers
 from .capture import Capture, capture_release, devices_had, kit_files_sentence, processes_problem
 from .known import KnownFingerprint, load as load_known
@@ -38,6 +39,8 @@ def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> 
         print(HELP)
         return EXIT_OK
     options = parse(matrix, argv)
+    if options.target is None and any(options.releases):  # a run for the target sets JAX_PLATFORMS=cpu itself
+        require_platform(options.backend)  # a JAX_PLATFORMS that keeps JAX off the backend: refused, as a check is
     # Pasted into a shell by someone else: every word quoted (a program's "$(...)" argument ran), no machine path.
     said = [word for at, word in enumerate(argv) if "--called-from" not in (word, argv[at - 1] if at else "")]
     reproduce = reproduce_text(reproduce or "python -m kit explain " + shlex.join(said), matrix.path.parent)

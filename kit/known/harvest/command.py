@@ -21,8 +21,8 @@ from typing import Sequence
 from ...arguments import Parser
 from ...config import Matrix, release_number
 from ...errors import KitError, UsageError
-from ...exit_codes import EXIT_OK
-from ...history.git import GitFailed
+from ...exit_codes import EXIT_OK, EXIT_UNSUPPORTED
+from ...history.git import GitFailed, git
 from ...history.source import History, open_history
 from ...install import OVERLAY_FORMAT, InstallKey, prepare
 from ...json_types import JsonObject, as_list, as_number, as_object
@@ -68,6 +68,10 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
             from None
     print(f"{len(candidates)} candidates in {inert(args.since)}..{inert(args.until)} (a change to jax/ or jaxlib/ "
           "and to a test, a message that says fix)", flush=True)
+    if not candidates:  # nothing to confirm: no build is made, and a CI gate on the exit code does not pass
+        _refuse_an_empty_range(history, args.since, args.until)
+        print("harvest: nothing tested: no commit of the range is a candidate")
+        return EXIT_UNSUPPORTED
     build = _build(matrix, history, release, args.since, log)
     done = {str(r["commit"]) for r in store.results() if r.get("build_tag") == build.key.tag}
     todo = [c for c in candidates if c.commit not in done]
@@ -83,6 +87,16 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
         print(f"  unrun: {count} {kind}")
     print(time_line(results))
     return EXIT_OK
+
+
+def _refuse_an_empty_range(history: History, since: str, until: str) -> None:
+    """`UsageError` when ``since..until`` holds no commit at all: the two ends swapped, or the same commit."""
+    if git(history.path, "rev-list", "--count", f"{since}..{until}").strip() != "0":
+        return
+    swapped = git(history.path, "rev-list", "--count", f"{until}..{since}").strip() != "0"
+    raise UsageError(f"--since {inert(since)} .. --until {inert(until)} holds no commit"
+                     + (": --since is newer than --until" if swapped else ": both name the same commit"),
+                     "give the older commit or tag as --since and the newer as --until (default HEAD)")
 
 
 def _build_release(given: str | None, since: str) -> str:
