@@ -244,15 +244,21 @@ def _made(report: ReductionReport, files: Files) -> list[str]:
     options, counts = report.options, report.counts
     command = ["jax-kit", "reduce", options.shown, "--bad", options.bad, "--good", options.good, "--out",
                files.out.name] + (["--op", options.op] if options.op else [])
-    said = [f"Reduced by `{shlex.join(command)}` from {report.start.statements} statements to "
+    given = Program.parse(options.program.read_text(encoding="utf-8")).statements
+    added = report.start.statements - given  # the host-device setting the kit put at the top, where it did
+    start = f"{given} statements" + (f" (and the {added} the kit added to set its host devices)" if added > 0 else "")
+    said = [f"Reduced by `{shlex.join(command)}` from {start} to "
             f"{report.best.statements} in {report.seconds:.0f} s: {counts.tried} candidates tried, {counts.run} run "
             f"({counts.runs} runs of a release), {counts.refused} refused without a run, {counts.cached} cached.",
             f"The problem kept, both ways (jax {options.bad} shows it AND jax {options.good} does not): "
             f"{inert(report.problem.sentence())}."]
     if report.stopped:
         said.append("The reduction was stopped (Ctrl-C) before its end: this is the best program found until then.")
+    # With --op the program's output says nothing of the op: what confirms it is explain's HLO of that run.
+    how = "with explain's compiled HLO of" if report.problem.kind == "op" else "with"
+    shown = "the evidence above" if report.problem.kind == "op" else "the outputs above"
     said.append(("Confirmed" if report.confirmed else "NOT confirmed")
-                + f" with `python {files.minimal.name}` in each release's environment (the outputs above).")
+                + f" {how} `python {files.minimal.name}` in each release's environment ({shown}).")
     if report.problem.kind != "op":
         said.append(f"`{files.check.name}` is the reproducer as a check: "
                     f"`jax-kit bisect --script {files.check.name} --good {options.good} --bad {options.bad}`.")
