@@ -15,7 +15,7 @@ from .. import scratch
 from ..check_settings import script_check
 from ..config import Matrix
 from ..errors import KitError
-from ..exit_codes import EXIT_FAILED, EXIT_OK
+from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install import Environment
 from ..log_events import Log
 from ..run import runner
@@ -92,13 +92,16 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
     log(f"the problem kept: {problem.sentence()}")
     log(f"reducing {start.statements} statements (--time-limit {options.time_limit_s} s, --jobs {options.jobs})")
     reducer = Reducer(start, tester, began + options.time_limit_s,
-                      progress=lambda p, how: log(_progress(tester, p, how, start, began)))
+                      progress=lambda p, how: log(_progress(tester, p, "best so far by " + how, start, began)))
+    reducer.batch = lambda doing, size, kept: log(_progress(tester, reducer.best, _batch_said(doing, size, kept),
+                                                            start, began))
     stopped = False
     try:
         best = reducer.reduce()
     except KeyboardInterrupt:
         stopped, best = True, reducer.best
-        log(f"stopped (Ctrl-C): keeping the best so far, {best.statements} statements")
+        log(f"stopped (Ctrl-C): keeping the best so far, {best.statements} statements; its files are written next "
+            f"and the command exits {EXIT_INTERRUPTED}")
     seconds = time.monotonic() - began
     log(f"reduced {start.statements} -> {best.statements} statements in {seconds:.0f} s: "
         f"{tester.counts.tried} candidates tried, {tester.counts.run} run ({tester.counts.runs} runs of a release), "
@@ -115,10 +118,14 @@ def problem_of(options: Options, tester: Tester, start: Program) -> Problem:
     return found_problem((first[0], again[0]), (first[1], again[1]))
 
 
-def _progress(tester: Tester, program: Program, how: str, start: Program, began: float) -> str:
+def _progress(tester: Tester, program: Program, said: str, start: Program, began: float) -> str:
     counts = tester.counts
     return (f"  {time.monotonic() - began:5.0f} s  {program.statements:3d} statements left (from {start.statements}); "
-            f"{counts.tried} candidates tried, {counts.run} run; best so far by {how}")
+            f"{counts.tried} candidates tried, {counts.run} run; {said}")
+
+
+def _batch_said(doing: str, size: int, kept: bool) -> str:
+    return f"{doing}: {size} judged, " + ("one kept" if kept else "none kept")
 
 
 def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], problem: Problem, start: Program,
@@ -146,6 +153,10 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
            "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)"))
     for path in (files.minimal, files.check, files.issue):
         log(f"wrote {path}")
+    if stopped:  # the files hold the best so far; a stopped command never reads as a finished one
+        log(f"interrupted: {files.minimal.name} is the best so far ({best.statements} statements), not the end "
+            "of the reduction")
+        return EXIT_INTERRUPTED, None, files.issue
     if not confirmed:
         return EXIT_FAILED, None, files.issue
     if options.bisect:
