@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from kit.reduce import flatten, search
+from kit.reduce import flatten, rewrites, search
 from kit.reduce.program import Program
 
 
@@ -121,7 +121,7 @@ def test_a_decorator_is_dropped_one_at_a_time_and_staticmethod_stays() -> None:
         def f(x):
             return x
     ''')
-    assert texts(flatten.undecorated(p)) == ["import jax\n\ndef f(x):\n    return x\n"]
+    assert texts(rewrites.undecorated(p)) == ["import jax\n\ndef f(x):\n    return x\n"]
 
 
 def test_a_config_dictionarys_entries_are_written_out() -> None:
@@ -130,23 +130,23 @@ def test_a_config_dictionarys_entries_are_written_out() -> None:
         cfg = dict(CONFIG, n=8)
         print(cfg["n"], cfg["name"], CONFIG["n"], cfg[k])
     ''')
-    assert texts(flatten.dict_lookups(p)) == [
+    assert texts(rewrites.dict_lookups(p)) == [
         "CONFIG = {'n': 4, 'name': 'a'}\ncfg = dict(CONFIG, n=8)\nprint(8, 'a', 4, cfg[k])\n"]
 
 
 def test_a_dictionary_assigned_twice_is_not_read_as_either() -> None:
     p = program("d = {'n': 1}\nd = {'n': 2}\nprint(d['n'])\n")
-    assert texts(flatten.dict_lookups(p)) == []
+    assert texts(rewrites.dict_lookups(p)) == []
 
 
 def test_a_lambda_applied_to_variables_is_its_body() -> None:
     p = program("y = (lambda a, b: a * b + 1)(x, 2)\n")
-    assert texts(flatten.applied_lambdas(p)) == ["y = x * 2 + 1\n"]
+    assert texts(rewrites.applied_lambdas(p)) == ["y = x * 2 + 1\n"]
 
 
 def test_a_tuple_assignment_is_split_where_the_order_does_not_matter() -> None:
     p = program("a, b = (f(x), g(y))\nc, d = (d, c)\n")
-    assert texts(flatten.split_assignments(p)) == ["a = f(x)\nb = g(y)\nc, d = (d, c)\n"]
+    assert texts(rewrites.split_assignments(p)) == ["a = f(x)\nb = g(y)\nc, d = (d, c)\n"]
 
 
 def test_the_op_mark_follows_an_inlined_method() -> None:
@@ -168,3 +168,11 @@ def test_binding_counts_see_definitions_parameters_and_imports() -> None:
     p = program("import numpy as np\ndef f(x):\n    return x\nclass C:\n    pass\nf = 1\n")
     counts = flatten.binding_counts(p.tree)
     assert counts["np"] == 1 and counts["f"] == 2 and counts["C"] == 1 and counts["x"] == 2
+
+
+def test_each_printed_value_becomes_a_zero_one_at_a_time() -> None:
+    p = program("print(f'loss {loss:.3f} t {time.time() - t0:.1f}', x, 'done')\n")
+    assert texts(rewrites.printed_constants(p)) == [
+        "print(f'loss {loss:.3f} t {time.time() - t0:.1f}', 0, 'done')\n",
+        "print(f'loss {0:.3f} t {time.time() - t0:.1f}', x, 'done')\n",
+        "print(f'loss {loss:.3f} t {0:.1f}', x, 'done')\n"]

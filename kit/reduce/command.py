@@ -93,8 +93,8 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
     log(f"reducing {start.statements} statements (--time-limit {options.time_limit_s} s, --jobs {options.jobs})")
     reducer = Reducer(start, tester, began + options.time_limit_s,
                       progress=lambda p, how: log(_progress(tester, p, "best so far by " + how, start, began)))
-    reducer.batch = lambda doing, size, kept: log(_progress(tester, reducer.best, _batch_said(doing, size, kept),
-                                                            start, began))
+    reducer.batch = lambda doing, size, kept: None if kept else log(  # a kept one is said as the best so far
+        _progress(tester, reducer.best, _batch_said(doing, size), start, began))
     stopped = False
     try:
         best = reducer.reduce()
@@ -124,8 +124,8 @@ def _progress(tester: Tester, program: Program, said: str, start: Program, began
             f"{counts.tried} candidates tried, {counts.run} run; {said}")
 
 
-def _batch_said(doing: str, size: int, kept: bool) -> str:
-    return f"{doing}: {size} judged, " + ("one kept" if kept else "none kept")
+def _batch_said(doing: str, size: int) -> str:
+    return f"{doing}: {size} judged, none kept"
 
 
 def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], problem: Problem, start: Program,

@@ -10,9 +10,10 @@ what a reproducer is not:
   name, so no ``p = p`` is left.
 * `attributes_as_names`: an object made by an inlined constructor, used only through its attributes
   (``pop.freq``), as one variable per attribute (``freq``).
-* `undecorated`: a decorator dropped (``@jax.jit``: the problem shows without it more often than not, and
-  the function can then be inlined).
-* `dict_lookups`: ``CONFIG["key"]`` read from the dictionary a variable is bound to once, written out.
+* `methods_as_functions`: a method read through one variable (passed to ``jax.jit``) as a function of the
+  module.
+
+The smaller rewrites that free these (a decorator dropped, a config dictionary read): `kit.reduce.rewrites`.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def binding_counts(tree: ast.AST) -> dict[str, int]:
     return counts
 
 
-def _names_in(nodes: list[ast.stmt] | ast.AST) -> set[str]:
+def names_in(nodes: list[ast.stmt] | ast.AST) -> set[str]:
     roots = nodes if isinstance(nodes, list) else [nodes]
     out: set[str] = set()
     for root in roots:
@@ -186,13 +187,13 @@ def _bound_parameters(function: ast.FunctionDef, call: ast.Call, skip_self: bool
 
 
 def _renamed(statements: list[ast.stmt], renames: dict[str, str]) -> list[ast.stmt]:
-    class Rename(ast.NodeTransformer):
+    class NameRenamer(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if node.id in renames:
                 return ast.copy_location(ast.Name(renames[node.id], node.ctx), node)
             return node
 
-    return [Rename().visit(s) for s in statements]
+    return [NameRenamer().visit(s) for s in statements]
 
 
 def inlined_body(function: ast.FunctionDef, call: ast.Call, self_name: str | None) -> tuple[list[ast.stmt], ast.expr] | None:
@@ -207,7 +208,7 @@ def inlined_body(function: ast.FunctionDef, call: ast.Call, self_name: str | Non
         assert isinstance(last, ast.Return)
         result = last.value if last.value is not None else ast.Constant(None)
     holder = ast.Expr(result)
-    stored, used = _stored_in(body), _names_in(body + [holder])
+    stored, used = _stored_in(body), names_in(body + [holder])
     renames: dict[str, str] = {}
     if self_name is not None:
         renames[function.args.args[0].arg] = self_name
@@ -242,7 +243,7 @@ def _replace_node(statement: ast.stmt, old: ast.AST, new: ast.AST) -> ast.stmt:
     return out
 
 
-def _spliced(program: Program, which: int, at: int, replacement: list[ast.stmt]) -> Program:
+def spliced(program: Program, which: int, at: int, replacement: list[ast.stmt]) -> Program:
     out = program.copy()
     owner, name = body_lists(out.tree)[which]
     statements = getattr(owner, name)
@@ -275,7 +276,7 @@ def inlined_calls(program: Program) -> Iterator[Program]:
                 inlined = inlined_body(found[0], call, found[1])
                 if inlined is not None:
                     body, result = inlined
-                    yield _without_unread_defs(_spliced(program, which, at, body + _call_replaced(statement, call, result)))
+                    yield _without_unread_defs(spliced(program, which, at, body + _call_replaced(statement, call, result)))
 
 
 def _constructed(program: Program, which: int, at: int, statement: ast.stmt,
@@ -286,7 +287,7 @@ def _constructed(program: Program, which: int, at: int, statement: ast.stmt,
     inlined = inlined_body(init, statement.value, variable)
     if inlined is None:
         return program
-    return _spliced(program, which, at, [carry(statement, made)] + inlined[0])
+    return spliced(program, which, at, [carry(statement, made)] + inlined[0])
 
 
 def _without_unread_defs(program: Program) -> Program:
@@ -318,7 +319,7 @@ def attributes_as_names(program: Program) -> Iterator[Program]:
             if every != len(uses) + 1:
                 continue  # the object itself is passed on or read whole
             renames = {use.attr: use.attr if use.attr not in counts else f"{variable}_{use.attr}" for use in uses}
-            yield _attributes_renamed(_spliced(program, which, at, []), variable, renames)
+            yield _attributes_renamed(spliced(program, which, at, []), variable, renames)
 
 
 def _made_object(statement: ast.stmt) -> str | None:
@@ -330,7 +331,7 @@ def _made_object(statement: ast.stmt) -> str | None:
 
 
 def _attributes_renamed(program: Program, variable: str, renames: dict[str, str]) -> Program:
-    class Rename(ast.NodeTransformer):
+    class AttributesAsNames(ast.NodeTransformer):
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
             if isinstance(node.value, ast.Name) and node.value.id == variable and node.attr in renames:
                 return ast.copy_location(ast.Name(renames[node.attr], node.ctx), node)
@@ -338,76 +339,7 @@ def _attributes_renamed(program: Program, variable: str, renames: dict[str, str]
             return node
 
     out = program.copy()
-    return Program(Rename().visit(out.tree))
-
-
-def undecorated(program: Program) -> Iterator[Program]:
-    """Each decorator of a function dropped (``@jax.jit``, ``@partial(...)``; ``@staticmethod`` stays)."""
-    for which, (owner, name) in enumerate(body_lists(program.tree)):
-        for at, statement in enumerate(getattr(owner, name)):
-            if not isinstance(statement, ast.FunctionDef):
-                continue
-            for k, decorator in enumerate(statement.decorator_list):
-                if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
-                    continue
-                bare = copy.deepcopy(statement)
-                bare.decorator_list = bare.decorator_list[:k] + bare.decorator_list[k + 1:]
-                yield _spliced(program, which, at, [carry(statement, bare)])
-
-
-def dict_lookups(program: Program) -> Iterator[Program]:
-    """One variant: each ``d["key"]`` of a dictionary ``d`` is bound to once (a literal, or ``dict(D, k=v)``)
-    written out, where the value is simple enough to write twice (a constant, a name)."""
-    counts = binding_counts(program.tree)
-    known: dict[str, dict[str, ast.expr]] = {}
-    for node in ast.walk(program.tree):
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and counts.get(node.targets[0].id) == 1):
-            entries = _dict_entries(node.value, known)
-            if entries is not None:
-                known[node.targets[0].id] = entries
-
-    class Lookup(ast.NodeTransformer):
-        def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-            self.generic_visit(node)
-            if not (isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant)):
-                return node
-            entries = (known.get(node.value.id) if isinstance(node.value, ast.Name)
-                       else _dict_entries(node.value, known))  # ``{"n": 4}["n"]``, ``dict(D, n=8)["n"]``
-            if entries is not None and node.slice.value in entries:
-                return copy.deepcopy(entries[node.slice.value])
-            return node
-
-    out = program.copy()
-    changed = Program(Lookup().visit(out.tree))
-    if changed.text != program.text:
-        yield changed
-
-
-def _dict_entries(value: ast.expr, known: dict[str, dict[str, ast.expr]]) -> dict[str, ast.expr] | None:
-    if isinstance(value, ast.Dict):
-        if not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys):
-            return None
-        entries = {str(k.value): v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant)}
-    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
-        if len(value.args) > 1 or any(k.arg is None for k in value.keywords):
-            return None
-        base: dict[str, ast.expr] = {}
-        if value.args:
-            first = value.args[0]
-            inner = known.get(first.id) if isinstance(first, ast.Name) else _dict_entries(first, known)
-            if inner is None:
-                return None
-            base = dict(inner)
-        entries = {**base, **{str(k.arg): k.value for k in value.keywords}}
-    else:
-        return None
-    return {key: v for key, v in entries.items() if _writable_twice(v)}
-
-
-def _writable_twice(value: ast.expr) -> bool:
-    return all(isinstance(n, (ast.Constant, ast.Name, ast.Attribute, ast.Load, ast.UnaryOp, ast.USub, ast.Tuple,
-                              ast.Subscript)) for n in ast.walk(value))
+    return Program(AttributesAsNames().visit(out.tree))
 
 
 def methods_as_functions(program: Program) -> Iterator[Program]:
@@ -441,70 +373,13 @@ def _method_moved(program: Program, at: int, method: ast.FunctionDef, receiver: 
     assert isinstance(cls, ast.ClassDef)
     cls.body = [s for s in cls.body if not (isinstance(s, ast.FunctionDef) and s.name == method.name)] or [ast.Pass()]
 
-    class Read(ast.NodeTransformer):
+    class MethodReads(ast.NodeTransformer):
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
             if node.attr == method.name and isinstance(node.value, ast.Name) and node.value.id == receiver:
                 return ast.copy_location(ast.Name(method.name, ast.Load()), node)
             self.generic_visit(node)
             return node
 
-    tree = Read().visit(out.tree)
+    tree = MethodReads().visit(out.tree)
     tree.body.insert(at + 1, function)
     return Program(tree)
-
-
-def applied_lambdas(program: Program) -> Iterator[Program]:
-    """One variant: each ``(lambda a, b: E)(x, y)`` whose arguments are variables or constants as ``E`` with them
-    written in (what a function inlined as a lambda leaves)."""
-
-    class Apply(ast.NodeTransformer):
-        def visit_Call(self, node: ast.Call) -> ast.AST:
-            self.generic_visit(node)
-            function = node.func
-            if not isinstance(function, ast.Lambda) or node.keywords:
-                return node
-            params = function.args
-            if (params.vararg or params.kwarg or params.kwonlyargs or params.posonlyargs or params.defaults
-                    or len(params.args) != len(node.args)
-                    or not all(isinstance(a, (ast.Name, ast.Constant)) for a in node.args)):
-                return node
-            values = {p.arg: a for p, a in zip(params.args, node.args)}
-
-            class Substitute(ast.NodeTransformer):
-                def visit_Name(self, name: ast.Name) -> ast.AST:
-                    return copy.deepcopy(values[name.id]) if name.id in values else name
-
-                def visit_Lambda(self, inner: ast.Lambda) -> ast.AST:
-                    return inner if {a.arg for a in inner.args.args} & set(values) else self.generic_visit(inner)
-
-            body: ast.AST = Substitute().visit(copy.deepcopy(function.body))
-            return body
-
-    out = program.copy()
-    changed = Program(Apply().visit(out.tree))
-    if changed.text != program.text:
-        yield changed
-
-
-def split_assignments(program: Program) -> Iterator[Program]:
-    """One variant: each ``a, b = (x, y)`` as ``a = x`` and ``b = y`` (where ``y`` does not read ``a``), so each
-    can go on its own."""
-
-    class Split(ast.NodeTransformer):
-        def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.stmt]:
-            target, value = node.targets[0], node.value
-            if (len(node.targets) != 1 or not isinstance(target, (ast.Tuple, ast.List))
-                    or not isinstance(value, (ast.Tuple, ast.List)) or len(target.elts) != len(value.elts)
-                    or not all(isinstance(t, ast.Name) for t in target.elts)
-                    or any(isinstance(v, ast.Starred) for v in value.elts)):
-                return node
-            names = [t.id for t in target.elts if isinstance(t, ast.Name)]
-            if any(set(names[:k]) & _names_in(v) for k, v in enumerate(value.elts)):
-                return node
-            return [carry(node, ast.Assign(targets=[ast.Name(n, ast.Store())], value=v))
-                    for n, v in zip(names, value.elts)]
-
-    out = program.copy()
-    changed = Program(Split().visit(out.tree))
-    if changed.text != program.text:
-        yield changed

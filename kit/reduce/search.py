@@ -13,7 +13,7 @@ import time
 from typing import Callable, Iterable, Iterator
 
 from .ddmin import ddmin
-from . import expressions, flatten, passes
+from . import expressions, flatten, passes, rewrites, slicing
 from .program import Program
 
 Judge = Callable[[list[Program], bool], "int | None"]
@@ -27,8 +27,8 @@ releases side by side, rather than several variants at once."""
 
 STRUCTURAL = (passes.argparse_defaults, passes.unwrapped, flatten.inlined_calls, flatten.methods_as_functions,
               flatten.attributes_as_names,
-              flatten.dict_lookups, passes.without_unused, passes.as_lambdas, passes.inlined_variables,
-              flatten.applied_lambdas, flatten.split_assignments, passes.imports_folded)
+              rewrites.dict_lookups, passes.without_unused, passes.as_lambdas, passes.inlined_variables,
+              rewrites.applied_lambdas, rewrites.split_assignments, passes.imports_folded)
 """The passes that flatten a program without cutting what it computes."""
 
 FLAT_ROUNDS = 30
@@ -84,7 +84,7 @@ class Reducer:
         as ``@jax.jit``, where that one is not kept): a program that is a few calls and objects deep is flat
         after one or two runs where that holds."""
         self.doing = "every structural pass at once"
-        for steps in (STRUCTURAL + (flatten.undecorated,), STRUCTURAL):
+        for steps in (STRUCTURAL + (rewrites.undecorated,), STRUCTURAL):
             flat = flattened(self.best, steps)
             if flat.text not in self.accepted and self.judge([flat], True) == 0:
                 self._accept(flat, "every structural pass at once")
@@ -96,19 +96,22 @@ class Reducer:
             before = self.best.text
             self._greedy(passes.without_unused)
             self._greedy(passes.argparse_defaults)
+            if self.best.has_mark:
+                self._greedy(slicing.sliced)
             self._bodies()
+            self._greedy(rewrites.printed_constants, False)
             self._greedy(passes.unwrapped)
-            self._greedy(flatten.dict_lookups)
+            self._greedy(rewrites.dict_lookups)
             self._greedy(flatten.inlined_calls)
-            self._greedy(flatten.undecorated)
+            self._greedy(rewrites.undecorated)
             self._greedy(flatten.inlined_calls)
             self._greedy(flatten.methods_as_functions)
             self._greedy(flatten.attributes_as_names)
             self._greedy(passes.without_unused)
             self._greedy(passes.as_lambdas)
             self._greedy(passes.inlined_variables, False)
-            self._greedy(flatten.applied_lambdas)
-            self._greedy(flatten.split_assignments)
+            self._greedy(rewrites.applied_lambdas)
+            self._greedy(rewrites.split_assignments)
             self._greedy(passes.imports_folded)
 
     def _accept(self, program: Program, how: str) -> None:
