@@ -153,7 +153,13 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
            "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)"))
     for path in (files.minimal, files.check, files.issue):
         log(f"wrote {path}")
-    if stopped:  # the files hold the best so far; a stopped command never reads as a finished one
+    return ending(options, files, best, stopped, bool(confirmed), log)
+
+
+def ending(options: Options, files: issue.Files, best: Program, stopped: bool, confirmed: bool, log: Log) -> Handed:
+    """The exit once the files are written: 130 where Ctrl-C stopped the reduction (the files hold the best so
+    far, never read as a finished reduction), 1 where the plain runs did not confirm it, else 0 (and the bisect)."""
+    if stopped:
         log(f"interrupted: {files.minimal.name} is the best so far ({best.statements} statements), not the end "
             "of the reduction")
         return EXIT_INTERRUPTED, None, files.issue
