@@ -34,7 +34,8 @@ class StoppedReducer:
 def test_ctrl_c_keeps_the_best_so_far_says_so_and_the_files_are_written_from_it(monkeypatch: pytest.MonkeyPatch,
                                                                                  tmp_path: Path) -> None:
     written: dict[str, Any] = {}
-    problem = SimpleNamespace(sentence=lambda: "TypeError on jax 0.5.0; no exception on jax 0.5.1")
+    problem = SimpleNamespace(sentence=lambda: "TypeError on jax 0.5.0; no exception on jax 0.5.1",
+                              bad=SimpleNamespace(seconds=2.0), good=SimpleNamespace(seconds=9.5))
     monkeypatch.setattr(command, "problem_of", lambda options, tester, start: problem)
     monkeypatch.setattr(command, "Reducer", StoppedReducer)
 
@@ -51,6 +52,7 @@ def test_ctrl_c_keeps_the_best_so_far_says_so_and_the_files_are_written_from_it(
     code, _, _ = command._reduce(None, options, {}, START, pool, tmp_path,  # type: ignore[arg-type]
                                  said.append)
     assert code == EXIT_INTERRUPTED
+    assert any(line.startswith("a candidate's run is stopped after 38 s") for line in said)
     assert written == {"best": "import jax\nprint(1)\n", "stopped": True}
     assert any("ddmin: 4 judged, none kept" in line and "4 statements left" in line for line in said)
     assert any(line.startswith("stopped (Ctrl-C): keeping the best so far, 2 statements") for line in said)
@@ -65,3 +67,11 @@ def test_a_stopped_reduction_exits_130_even_where_its_best_is_confirmed(tmp_path
     assert said == ["interrupted: prog_min.py is the best so far (1 statements), not the end of the reduction"]
     code, bisect, _ = command.ending(options, files, best, False, True, said.append)  # type: ignore[arg-type]
     assert code == EXIT_OK and bisect is not None and bisect[:2] == ["--script", str(files.check)]
+
+
+@pytest.mark.parametrize(("bad", "good", "limit", "seconds"), [(2.0, 9.5, 120, 38), (0.5, 0.4, 120, 20),
+                                                               (50.0, 10.0, 120, 120), (1.0, 1.0, 10, 10)])
+def test_a_candidate_may_take_a_few_times_the_originals_slowest_run(bad: float, good: float, limit: int,
+                                                                     seconds: int) -> None:
+    problem = SimpleNamespace(bad=SimpleNamespace(seconds=bad), good=SimpleNamespace(seconds=good))
+    assert command.candidate_timeout(limit, problem) == seconds  # type: ignore[arg-type]

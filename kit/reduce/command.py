@@ -5,6 +5,7 @@ files written. Ctrl-C during the reduction keeps the best program so far and say
 from __future__ import annotations
 
 import ast
+import math
 import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -90,6 +91,9 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
         return EXIT_FAILED, None, None
     tester.problem = problem
     log(f"the problem kept: {problem.sentence()}")
+    sides.timeout = candidate_timeout(options.timeout_s, problem)
+    log(f"a candidate's run is stopped after {sides.timeout} s ({SLOWER}x the original's slowest run, "
+        f"{CANDIDATE_FLOOR_S} s at least; --timeout {options.timeout_s} at most)")
     log(f"reducing {start.statements} statements (--time-limit {options.time_limit_s} s, --jobs {options.jobs})")
     reducer = Reducer(start, tester, began + options.time_limit_s,
                       progress=lambda p, how: log(_progress(tester, p, "best so far by " + how, start, began)))
@@ -107,6 +111,17 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
         f"{tester.counts.tried} candidates tried, {tester.counts.run} run ({tester.counts.runs} runs of a release), "
         f"{tester.counts.refused} refused unrun, {tester.counts.cached} cached")
     return _written(matrix, options, envs, problem, start, best, tester, seconds, stopped, log)
+
+
+SLOWER = 4
+"""How many times the original's slowest run a candidate may take: a cut that loses a loop's ``break`` would
+otherwise hold a worker for the whole ``--timeout`` (two minutes of a five-minute reduction)."""
+CANDIDATE_FLOOR_S = 20
+
+
+def candidate_timeout(timeout_s: int, problem: Problem) -> int:
+    slowest = max(problem.bad.seconds, problem.good.seconds)
+    return min(timeout_s, max(CANDIDATE_FLOOR_S, math.ceil(SLOWER * slowest)))
 
 
 def problem_of(options: Options, tester: Tester, start: Program) -> Problem:

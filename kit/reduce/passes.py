@@ -118,9 +118,9 @@ def _unwrappings(statement: ast.stmt) -> list[list[ast.stmt]]:
         first = _first_value(statement.iter)
         start = [ast.Assign(targets=[statement.target], value=first)] if first is not None else []
         # The last value too: what a program prints after its loop is often of the last iteration.
-        last = ast.Assign(targets=[statement.target], value=ast.Subscript(
-            ast.List([ast.Starred(statement.iter, ast.Load())], ast.Load()), ast.Constant(-1), ast.Load()))
-        return [start + statement.body, [last] + statement.body]
+        last = _last_value(statement.iter)
+        ends = [[ast.Assign(targets=[statement.target], value=last)] + statement.body] if last is not None else []
+        return [start + statement.body] + ends
     return []
 
 
@@ -132,6 +132,16 @@ def _first_value(iterable: ast.expr) -> ast.expr | None:
     if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts and not isinstance(iterable.elts[0], ast.Starred):
         return iterable.elts[0]
     return ast.Call(ast.Name("next", ast.Load()), [ast.Call(ast.Name("iter", ast.Load()), [iterable], [])], [])
+
+
+def _last_value(iterable: ast.expr) -> ast.expr | None:
+    """The last value a loop over ``iterable`` takes, where the kit can write it without running the loop:
+    ``range(...)[-1]``, a literal's last element (never an iterator listed: it may not end)."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+        return ast.Subscript(copy.deepcopy(iterable), ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Load())
+    if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts and not isinstance(iterable.elts[-1], ast.Starred):
+        return iterable.elts[-1]
+    return None
 
 
 def _names(target: ast.AST) -> set[str]:
