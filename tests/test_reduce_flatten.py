@@ -197,3 +197,16 @@ def test_the_held_out_trials_programs_are_flat_after_the_structural_passes(name:
     if op_line is not None:
         first, _ = flat.marked_lines() or (0, 0)
         assert "jax.numpy.linalg.solve" in flat.text.splitlines()[first - 1]
+
+
+def test_a_method_read_only_through_self_stays_in_its_class() -> None:
+    p = program('''
+        class M:
+            def helper(self, x):
+                return x + 1
+            def run(self, x):
+                return self.helper(x)
+        m = M()
+        print(m.run(1))
+    ''')
+    assert all("def helper(x)" not in text for text in texts(flatten.methods_as_functions(p)))

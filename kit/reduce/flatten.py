@@ -347,6 +347,8 @@ def methods_as_functions(program: Program) -> Iterator[Program]:
     (``Class.f``, a static method) as a function of the module: ``self`` is that variable, the class is left
     with less, and the object can become plain variables (`attributes_as_names`)."""
     counts = binding_counts(program.tree)
+    module_names = {n.id for s in program.tree.body if not isinstance(s, (ast.FunctionDef, ast.ClassDef))
+                    for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     for at, cls in enumerate(program.tree.body):
         if not isinstance(cls, ast.ClassDef):
             continue
@@ -358,6 +360,8 @@ def methods_as_functions(program: Program) -> Iterator[Program]:
             static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
             if len(receivers) != 1 or (next(iter(receivers)) == cls.name) != static or not static and not method.args.args:
                 continue
+            if not static and next(iter(receivers)) not in module_names:
+                continue  # ``self.f`` inside another method: the object is no variable of the module
             yield _method_moved(program, at, method, next(iter(receivers)), static)
 
 

@@ -31,7 +31,7 @@ STRUCTURAL = (passes.argparse_defaults, passes.unwrapped, flatten.inlined_calls,
               rewrites.applied_lambdas, rewrites.split_assignments, passes.imports_folded)
 """The passes that flatten a program without cutting what it computes."""
 
-FLAT_ROUNDS = 30
+FLAT_ROUNDS = 60
 """Rounds of every structural pass before the flat program is judged (each round one step of each)."""
 
 
