@@ -210,3 +210,23 @@ def test_a_method_read_only_through_self_stays_in_its_class() -> None:
         print(m.run(1))
     ''')
     assert all("def helper(x)" not in text for text in texts(flatten.methods_as_functions(p)))
+
+
+def test_a_settings_class_is_read_as_its_defaults_and_what_its_one_instance_was_given() -> None:
+    p = program('''
+        from dataclasses import dataclass
+        @dataclass
+        class Config:
+            """Settings."""
+            n: int = 4
+            scale: float = 0.5
+            name = "run"
+        cfg = Config(n=8)
+        print(cfg.n, cfg.scale, Config.name, cfg.other)
+    ''')
+    assert texts(rewrites.class_defaults(p))[0].endswith("print(8, 0.5, 'run', cfg.other)\n")
+
+
+def test_a_class_that_does_more_than_hold_values_is_not_read_as_defaults() -> None:
+    p = program("class C:\n    n = 4\n    def f(self):\n        return 1\nc = C()\nprint(c.n)\n")
+    assert texts(rewrites.class_defaults(p)) == []

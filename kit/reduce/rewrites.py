@@ -3,6 +3,7 @@
 * `undecorated`: a decorator dropped (``@jax.jit``: the problem shows without it more often than not, and
   the function can then be inlined, `kit.reduce.flatten`).
 * `dict_lookups`: ``CONFIG["key"]`` read from the dictionary a variable is bound to once, written out.
+* `class_defaults`: ``cfg.n`` of a settings class (a ``@dataclass``) written out.
 * `applied_lambdas`: ``(lambda a: E)(x)`` as ``E`` with ``x`` for ``a``.
 * `split_assignments`: ``a, b = (x, y)`` as two assignments, each free to go.
 * `printed_constants`: a value a ``print`` writes as ``0`` (the line keeps its shape).
@@ -165,3 +166,60 @@ def _printed_zero(program: Program, index: int, argument: int | None = None) -> 
     elif isinstance(node, ast.Call) and argument is not None:
         node.args[argument] = ast.Constant(0)
     return Program(out.tree)
+
+
+def class_defaults(program: Program) -> Iterator[Program]:
+    """One variant: each attribute read of a settings class (a ``@dataclass`` or a plain class whose body only
+    assigns values) written out: ``cfg.n`` as the ``n=`` the one ``cfg = Config(n=8)`` passed, else the
+    class's default; ``Config.n`` as the default."""
+    counts = binding_counts(program.tree)
+    holders = {s.name: _defaults(s) for s in program.tree.body if isinstance(s, ast.ClassDef)}
+    values: dict[str, dict[str, ast.expr]] = {name: d for name, d in holders.items() if d is not None}
+    for node in ast.walk(program.tree):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and counts.get(node.targets[0].id) == 1 and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name) and node.value.func.id in holders
+                and holders[node.value.func.id] is not None and not node.value.args
+                and all(k.arg for k in node.value.keywords)):
+            given = {str(k.arg): k.value for k in node.value.keywords if _writable_twice(k.value)}
+            values[node.targets[0].id] = {**(holders[node.value.func.id] or {}), **given}
+
+    class Defaults(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            self.generic_visit(node)
+            if (isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id in values
+                    and node.attr in values[node.value.id]):
+                return copy.deepcopy(values[node.value.id][node.attr])
+            return node
+
+    out = program.copy()
+    changed = Program(Defaults().visit(out.tree))
+    if changed.text != program.text:
+        yield changed
+
+
+def _defaults(cls: ast.ClassDef) -> dict[str, ast.expr] | None:
+    """A settings class's defaults (None: the class does more than hold values, or one is not simple)."""
+    if cls.bases or any(not _dataclass_decorator(d) for d in cls.decorator_list):
+        return None
+    found: dict[str, ast.expr] = {}
+    for statement in cls.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value:
+            target, value = statement.target.id, statement.value
+        elif (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+              and isinstance(statement.targets[0], ast.Name)):
+            target, value = statement.targets[0].id, statement.value
+        else:
+            return None
+        if not _writable_twice(value):
+            return None
+        found[target] = value
+    return found
+
+
+def _dataclass_decorator(decorator: ast.expr) -> bool:
+    called = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(called, ast.Name) and called.id == "dataclass"
+            or isinstance(called, ast.Attribute) and called.attr == "dataclass")

@@ -26,9 +26,9 @@ releases side by side, rather than several variants at once."""
 
 
 STRUCTURAL = (passes.argparse_defaults, passes.unwrapped, flatten.inlined_calls, flatten.methods_as_functions,
-              flatten.attributes_as_names,
-              rewrites.dict_lookups, passes.without_unused, passes.as_lambdas, passes.inlined_variables,
-              rewrites.applied_lambdas, rewrites.split_assignments, passes.imports_folded)
+              flatten.attributes_as_names, rewrites.dict_lookups, rewrites.class_defaults, passes.without_unused,
+              passes.as_lambdas, passes.inlined_variables, rewrites.applied_lambdas, rewrites.split_assignments,
+              passes.imports_folded)
 """The passes that flatten a program without cutting what it computes."""
 
 FLAT_ROUNDS = 60
@@ -102,6 +102,7 @@ class Reducer:
             self._greedy(rewrites.printed_constants, False)
             self._greedy(passes.unwrapped)
             self._greedy(rewrites.dict_lookups)
+            self._greedy(rewrites.class_defaults)
             self._greedy(flatten.inlined_calls)
             self._greedy(rewrites.undecorated)
             self._greedy(flatten.inlined_calls)
