@@ -184,7 +184,7 @@ def class_defaults(program: Program) -> Iterator[Program]:
             given = {str(k.arg): k.value for k in node.value.keywords if _writable_twice(k.value)}
             values[node.targets[0].id] = {**(holders[node.value.func.id] or {}), **given}
 
-    class Defaults(ast.NodeTransformer):
+    class SettingsRead(ast.NodeTransformer):
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
             self.generic_visit(node)
             if (isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id in values
@@ -193,7 +193,7 @@ def class_defaults(program: Program) -> Iterator[Program]:
             return node
 
     out = program.copy()
-    changed = Program(Defaults().visit(out.tree))
+    changed = Program(SettingsRead().visit(out.tree))
     if changed.text != program.text:
         yield changed
 
