@@ -2,8 +2,8 @@
 
     python benchmarks/reduce_tools.py --tools-venv DIR [--time-limit S] [CASE ...]
 
-CASE is ``PROGRAM:BAD:GOOD`` (default: the two output cases of tests/data/reduce/, an exception under jit and
-a wrong printed value). DIR is a virtual environment holding ``shrinkray`` (not the kit's requirements): ``uv venv DIR --python 3.13
+CASE is ``PROGRAM:BAD:GOOD`` (default: the two output cases of the held-out trial in tests/data/reduce/, an
+exception under jit and a wrong printed value). DIR is a virtual environment holding ``shrinkray`` (not the kit's requirements): ``uv venv DIR --python 3.13
 && uv pip install --python DIR/bin/python "shrinkray<26"`` (shrinkray 26 needs llama-cpp-python built from
 source). pysource-minimize is imported into this process, so ``--pysource-venv DIR2`` is a venv of this
 Python's version holding it (``uv venv DIR2 --python "$(which python)" && uv pip install --python
@@ -44,7 +44,7 @@ from kit.reduce.search import Reducer  # noqa: E402
 from kit.reduce.trials import Sides, Tester  # noqa: E402
 from kit.reduce.workers import Pool  # noqa: E402
 
-CASES = ["tests/data/reduce/eigh_training.py:0.4.35:0.5.3", "tests/data/reduce/spectral_features.py:0.9.2:0.10.0"]
+CASES = ["tests/data/reduce/wright_fisher.py:0.5.0:0.5.1", "tests/data/reduce/mlp_dead_units.py:0.4.33:0.4.34"]
 CLIENT = '''import socket, sys
 text = open(sys.argv[1], "rb").read()
 with socket.socket(socket.AF_UNIX) as s:
@@ -149,6 +149,7 @@ def main() -> int:
     parser.add_argument("--time-limit", type=float, default=200.0)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     matrix = load_matrix(str(ROOT / "matrix.toml"))
     rows = []
     for case in args.cases:
@@ -161,6 +162,7 @@ def main() -> int:
             try:
                 sides = Sides(bad, good, options.program.name, folder, options.timeout_s, False)
                 problem = command.problem_of(options, Tester(None, pool, sides, args.jobs), start)
+                sides.timeout = command.candidate_timeout(options.timeout_s, problem)  # as reduce itself sets it
                 print(f"{program}: {problem.sentence()}", flush=True)
                 tools = [("jax-kit reduce", lambda t: run_kit(t, start, args.time_limit)),
                          ("pysource-minimize", lambda t: run_pysource_minimize(t, start, args.time_limit,
@@ -196,7 +198,7 @@ def main() -> int:
         print(f"| {Path(program).name} | {before} | {r.tool} | {r.statements} | {r.seconds:.0f} | {r.judged} ({r.run}) "
               f"| {'yes' if r.holds else 'NO'} |")
     print(f"\n(time limit {args.time_limit:.0f} s each, --jobs {args.jobs}, {time.strftime('%Y-%m-%d')}, "
-          f"load average {os.getloadavg()[0]:.1f})")
+          f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)")
     return 0
 
 

@@ -29,18 +29,14 @@ Standard library only; runs on every release the kit supports (Python 3.9+).
 
 from __future__ import annotations
 
-import gc
-import io
 import json
 import os
-import runpy
-import select
-import signal
 import sys
 import tempfile
 import time
-import traceback
 from typing import Any, Dict, List, Optional
+
+from repro import forked
 
 TAIL_LINES = 15
 DEFAULT_TIMEOUT_S = 600.0
@@ -52,7 +48,7 @@ def run_one(script: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]
     ``exit`` is None when it ran past ``timeout_s`` (it was killed then)."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as output:
-        code = _forked(lambda: _as_main(script), output, timeout_s)
+        code = _forked(lambda: forked.as_main(script), output, timeout_s)
         output.seek(0)
         said = output.read().decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
     result = {"script": script, "exit": code, "tail": said, "seconds": round(time.perf_counter() - started, 3)}
@@ -100,138 +96,12 @@ def _first_ops() -> int:
 def _forked(body: Any, output: Any, timeout_s: float) -> Optional[int]:
     """``body()`` in a child with its stdout and stderr on ``output``; its exit status as the OS reports it
     (negative: the signal that ended it), None if it ran past ``timeout_s`` (then it and its group are killed)."""
-    return _wait(_spawn(body, output), timeout_s)
+    return forked.wait(_spawn(body, output), timeout_s)
 
 
 def _spawn(body: Any, output: Any) -> int:
     """``body()`` in a forked child, its output on ``output``; the child's pid."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    gc.freeze()  # the child's collector leaves the parent's objects alone: their pages stay shared, not copied
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        code = 70
-        try:
-            os.setpgid(0, 0)  # its own group: a timeout kills what it started too
-            os.dup2(output.fileno(), 1)
-            os.dup2(output.fileno(), 2)
-            _streams_on_descriptors()
-            code = body()
-        finally:
-            os._exit(code)
-    return pid
-
-
-def _streams_on_descriptors() -> None:
-    """sys.stdout and sys.stderr writing to descriptors 1 and 2, as in ``python SCRIPT`` (a caller may have put
-    other objects there, as pytest does), in the interpreter's own encoding."""
-    for number, name in ((1, "stdout"), (2, "stderr")):
-        stream = getattr(sys, name)
-        try:
-            if stream.fileno() == number:
-                continue
-        except (AttributeError, OSError, ValueError):
-            pass
-        original = getattr(sys, f"__{name}__", None)
-        setattr(sys, name, io.TextIOWrapper(io.FileIO(number, "w", closefd=False),
-                                            encoding=getattr(original, "encoding", None) or "utf-8",
-                                            errors=getattr(original, "errors", None) or "strict",
-                                            line_buffering=True))
-
-
-def _wait(pid: int, timeout_s: float) -> Optional[int]:
-    deadline = time.monotonic() + timeout_s
-    pidfd = _pidfd(pid)
-    try:
-        delay = 0.001
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return os.waitstatus_to_exitcode(status)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                _kill_group(pid)
-                return None
-            if pidfd is not None:
-                select.select([pidfd], [], [], left)
-            else:
-                time.sleep(min(delay, left))
-                delay = min(delay * 2, 0.05)
-    except BaseException:  # Ctrl-C or SIGTERM of the batch: the check goes with it
-        _kill_group(pid)
-        raise
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
-
-
-def _pidfd(pid: int) -> Optional[int]:
-    try:
-        return os.pidfd_open(pid)  # type: ignore[attr-defined,no-any-return]  # Linux 5.3+, Python 3.9+
-    except (AttributeError, OSError):
-        return None
-
-
-def _kill_group(pid: int) -> None:
-    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-        try:
-            target()
-        except OSError:
-            pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-
-
-def _as_main(script: str) -> int:
-    """In the child: run ``script`` as ``python SCRIPT`` runs it, and end as that interpreter would end."""
-    sys.argv = [script]
-    sys.path[0] = os.path.dirname(os.path.realpath(script))
-    try:
-        runpy.run_path(script, run_name="__main__")
-        code = 0
-    except SystemExit as stop:
-        code = exit_code(stop.code)
-    except KeyboardInterrupt as stop:
-        _print_uncaught(stop, script)
-        _flush()
-        # As Python itself ends on an uncaught KeyboardInterrupt: killed by SIGINT, so the caller sees the signal.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        code = 130
-    except BaseException as error:  # noqa: BLE001 (what `python SCRIPT` prints, and its exit status)
-        _print_uncaught(error, script)
-        code = 1
-    _flush()
-    return code & 0xFF
-
-
-def _print_uncaught(error: BaseException, script: str) -> None:
-    """The traceback Python prints, from the script's own frame on (runpy's frames are not the script's)."""
-    tb = error.__traceback__
-    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != os.path.realpath(script):
-        tb = tb.tb_next
-    traceback.print_exception(type(error), error, tb)
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-
-
-def exit_code(code: object) -> int:
-    """The exit status ``python SCRIPT`` gives for what ``sys.exit`` was called with (shared with
-    `repro.reduce_worker`)."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)  # sys.exit("message") prints it and exits 1
-    return 1
+    return forked.spawn(body, output.fileno(), output.fileno())
 
 
 def main(argv: List[str]) -> int:
@@ -326,7 +196,7 @@ def _run_all(out: str, scripts: List[str], timeouts: List[float], results: List[
                     break  # it waits for the others to end
                 waiting.pop(0)
                 output = tempfile.TemporaryFile()
-                pid = _spawn(lambda script=script: _as_main(script), output)
+                pid = _spawn(lambda script=script: forked.as_main(script), output)
                 running[pid] = {"script": script, "output": output, "started": time.perf_counter(),
                                 "deadline": time.monotonic() + timeout_s, "alone": alone}
             pid, code = _next_ended(running)
@@ -342,7 +212,7 @@ def _run_all(out: str, scripts: List[str], timeouts: List[float], results: List[
             _write(out, {"results": results})
     finally:
         for pid in list(running):  # Ctrl-C or SIGTERM of the batch: its checks go with it
-            _kill_group(pid)
+            forked.kill_group(pid)
 
 
 def _next_ended(running: Dict[int, Dict[str, Any]]) -> "tuple[int, Optional[int]]":
@@ -356,7 +226,7 @@ def _next_ended(running: Dict[int, Dict[str, Any]]) -> "tuple[int, Optional[int]
         now = time.monotonic()
         late = next((pid for pid, job in running.items() if job["deadline"] <= now), None)
         if late is not None:
-            _kill_group(late)
+            forked.kill_group(late)
             return late, None
         time.sleep(delay)
         delay = min(delay * 2, 0.02)

@@ -7,9 +7,10 @@ then reads one JSON request a line on stdin::
     {"script": "/abs/cand/prog.py", "folder": "/abs/cand", "timeout": 60, "env": {"NAME": "value"}}
 
 and answers each with one JSON line ``{"exit": N | null, "timed_out": bool, "seconds": S}``. The child
-runs the script as ``python SCRIPT`` would (``runpy`` as ``__main__``, ``sys.argv`` its own, in
-``folder``), its stdout and stderr in ``folder/stdout.txt`` and ``folder/stderr.txt`` (the file
-descriptors themselves, so what C++ prints is kept too), and what it raised in ``folder/raised.json``
+runs the script as ``python SCRIPT`` would (`repro.forked`, shared with `repro.known_batch`: ``runpy``
+as ``__main__``, ``sys.argv`` its own, in ``folder``), its stdout and stderr in ``folder/stdout.txt`` and
+``folder/stderr.txt`` (the file descriptors themselves, so what C++ prints is kept too), and what it
+raised in ``folder/raised.json``
 (``{"type", "text"}``: the class and the first line of its message). A child that outlives ``timeout``
 is killed with its process group. With ``KIT_XLA_DUMP_FLAGS`` among the request's variables, the
 child arms `repro.program_watch` as an explained run does: XLA's dump flags kept in any XLA_FLAGS the
@@ -25,14 +26,11 @@ from __future__ import annotations
 
 import json
 import os
-import runpy
-import signal
 import sys
 import time
-import traceback
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
-from repro.known_batch import exit_code
+from repro import forked
 
 
 def main() -> int:
@@ -61,67 +59,34 @@ def _say(answer: Dict[str, Any]) -> None:
 
 def _run(request: Dict[str, Any]) -> Dict[str, Any]:
     started = time.perf_counter()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        try:
-            os.setsid()
-            _child(request["script"], request["folder"], request.get("env") or {})
-        finally:
-            os._exit(70)
-    deadline = started + float(request.get("timeout", 60))
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            code: Optional[int] = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") \
-                else (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status))
-            return {"exit": code, "timed_out": False, "seconds": round(time.perf_counter() - started, 3)}
-        if time.perf_counter() > deadline:
-            _kill_group(pid)
-            os.waitpid(pid, 0)
-            return {"exit": None, "timed_out": True, "seconds": round(time.perf_counter() - started, 3)}
-        time.sleep(0.01)
-
-
-def _kill_group(pid: int) -> None:
-    for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-        try:
-            kill()
-        except OSError:
-            pass
-
-
-def _child(script: str, folder: str, env: Dict[str, str]) -> None:
-    os.chdir(folder)
-    os.environ.update(env)
+    folder = request["folder"]
     out = os.open(os.path.join(folder, "stdout.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     err = os.open(os.path.join(folder, "stderr.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(out, 1)
-    os.dup2(err, 2)
+    try:
+        pid = forked.spawn(lambda: _child(request["script"], folder, request.get("env") or {}), out, err)
+    finally:
+        os.close(out)
+        os.close(err)
+    code = forked.wait(pid, float(request.get("timeout", 60)))
+    return {"exit": code, "timed_out": code is None, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _child(script: str, folder: str, env: Dict[str, str]) -> int:
+    """In the forked child: the candidate as ``python SCRIPT``, in its folder, what it raised written down."""
+    os.chdir(folder)
+    os.environ.update(env)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     if env.get("KIT_XLA_DUMP_FLAGS"):
         from repro import program_watch
         program_watch.install()
-    sys.argv = [script]
-    sys.path[0] = os.path.dirname(script)
-    code = 0
-    try:
-        runpy.run_path(script, run_name="__main__")
-    except SystemExit as stop:
-        code = exit_code(stop.code)
-    except BaseException as raised:  # what `python SCRIPT` prints, and its exit status
-        traceback.print_exc()
-        first = next((line.strip() for line in str(raised).splitlines() if line.strip()), "")
+
+    def raised(error: BaseException) -> None:
+        first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
         with open(os.path.join(folder, "raised.json"), "w", encoding="utf-8") as handle:
-            json.dump({"type": type(raised).__name__, "text": first[:300]}, handle)
-        code = 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    finally:
-        os._exit(code)
+            json.dump({"type": type(error).__name__, "text": first[:300]}, handle)
+
+    return forked.as_main(script, raised)
 
 
 if __name__ == "__main__":

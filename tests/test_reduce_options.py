@@ -39,6 +39,8 @@ def test_a_whole_command_line_reads(program: Path) -> None:
     (["train.py", "--bad", "0.4.35", "--good", "0.5.3", "--out", "o", "--op", "other.py:2"], "another file"),
     (["train.py", "--bad", "0.4.35", "--good", "0.5.3", "--out", "o", "--op", "train.py:99"], "has 2 lines"),
     (["train.py", "--bad", "0.4.35", "--good", "0.5.3", "--out", "o", "--jobs", "0"], "1 or more"),
+    (["train.py", "--bad", "0.4.35", "--good", "0.5.3", "--out", "o", "--target", "tpu:v5e:2x2"],
+     r"reduce does not take --target \(tpu:v5e:2x2\)"),
 ])
 def test_each_mistake_is_one_sentence(program: Path, argv: list[str], said: str) -> None:
     with pytest.raises(UsageError, match=said) as raised:

@@ -26,9 +26,11 @@ def test_main_guard_is_unwrapped() -> None:
     assert "def main():\n    print(1)\nmain()\n" in texts(passes.unwrapped(p))
 
 
-def test_a_loop_runs_once_with_its_first_value() -> None:
+def test_a_loop_runs_once_with_its_first_value_or_its_last() -> None:
     p = program("for i in range(3, 9):\n    print(i)\n")
-    assert texts(passes.unwrapped(p)) == ["i = 3\nprint(i)\n"]
+    assert texts(passes.unwrapped(p)) == ["i = 3\nprint(i)\n", "i = range(3, 9)[-1]\nprint(i)\n"]
+    endless = program("import itertools\nfor i in itertools.count():\n    print(i)\n")
+    assert len(texts(passes.unwrapped(endless))) == 1  # its first value only: listing it would never end
 
 
 def test_with_keeps_what_as_named() -> None:

@@ -79,3 +79,67 @@ def test_an_expired_time_limit_keeps_the_start() -> None:
     start = Program.parse(USER_PROGRAM)
     best = Reducer(start, lambda batch, likely: 0, deadline=0.0).reduce()
     assert best.text == start.text
+
+
+OBJECT_PROGRAM = textwrap.dedent('''
+    """A user's script built of a class, a config dictionary and a closure under a decorator."""
+    import functools
+
+    CONFIG = {"n": 6, "seed": 3, "label": "run"}
+
+
+    class Model:
+        def __init__(self, cfg):
+            self.cfg = cfg
+            self.scale = cfg["seed"] * 2
+
+        def apply(self, x):
+            return [v * self.scale for v in x]
+
+
+    def make_step(model):
+        @functools.lru_cache(maxsize=None)
+        def step(k):
+            return sum(model.apply(range(k))) % 11
+        return step
+
+
+    def main():
+        cfg = dict(CONFIG, n=5)
+        model = Model(cfg)
+        step = make_step(model)
+        print("start", cfg["label"])
+        for i in range(cfg["n"]):
+            value = step(i + 2)
+        print("bad", value)
+
+
+    if __name__ == "__main__":
+        main()
+''')
+
+
+def test_a_program_of_objects_and_closures_is_flattened_to_a_few_statements() -> None:
+    def judge(batch: list[Program], likely: bool) -> int | None:
+        return next((i for i, p in enumerate(batch) if prints_bad(p)), None)
+
+    start = Program.parse(OBJECT_PROGRAM)
+    assert prints_bad(start)
+    best = Reducer(start, judge).reduce()
+    assert prints_bad(best)
+    assert best.statements <= 2, best.text
+    assert "class" not in best.text and "def " not in best.text
+
+
+def test_every_batch_judged_is_told_with_what_was_tried() -> None:
+    told: list[tuple[str, int, bool]] = []
+    judged: list[int] = []
+
+    def judge(batch: list[Program], likely: bool) -> int | None:
+        judged.append(len(batch))
+        return next((i for i, p in enumerate(batch) if prints_bad(p)), None)
+
+    Reducer(Program.parse(USER_PROGRAM), judge, batch=lambda doing, size, kept: told.append((doing, size, kept))).reduce()
+    assert [size for _, size, _ in told] == judged
+    assert {doing for doing, _, _ in told} >= {"every structural pass at once", "ddmin"}
+    assert any(kept for _, _, kept in told) and any(not kept for _, _, kept in told)

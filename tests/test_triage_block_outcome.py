@@ -53,6 +53,27 @@ def test_a_timing_line_is_context_not_a_difference() -> None:
     assert bo.features(bo.outcome(0, "took 0.52 s\n"), bo.outcome(0, "took 0.61 s\n")) == []
 
 
+def test_a_value_printed_with_its_time_is_compared_and_the_time_is_not() -> None:
+    # the held-out wrong-value program: its one line of interest also printed the epoch's time, and the whole line
+    # was context, so the check judged neither side (exit 125 on both)
+    bad = bo.outcome(0, "epoch 0: loss 5.389  dead hidden units 16.16%  (862.5 ms)\n")
+    bad_again = bo.outcome(0, "epoch 0: loss 5.389  dead hidden units 16.16%  (-0.4 ms)\n")
+    good = bo.outcome(0, "epoch 0: loss 5.389  dead hidden units 1.36%  (1260.8 ms)\n")
+    assert bad["lines"][0].template == "epoch #: loss #  dead hidden units #%  (<time>)"
+    assert bo.features(bad, bad_again) == []
+    assert bo.features(bad, good) == [{"what": "line", "bad": 0, "good": 0}]
+
+
+def test_times_are_masked_by_their_unit_or_the_word_before_them() -> None:
+    assert bo.masked("done in 10.16 s, 3 it/s, time: 0.5 loss 2")[0] == "done in <time>, <time>, time: <time> loss #"
+    assert bo.masked("elapsed 12 and took 3e-3")[0] == "elapsed <time> and took <time>"
+    assert bo.masked("12 samples, 4 steps, ms5")[0] == "# samples, # steps, ms5"
+
+
+def test_a_timing_line_whose_time_is_not_found_is_still_context() -> None:
+    assert bo.features(bo.outcome(0, "time per step: fast (3)\n"), bo.outcome(0, "time per step: fast (4)\n")) == []
+
+
 def test_the_written_check_runs_the_block_and_decides_with_the_same_rule(tmp_path: Path) -> None:
     block = Block(1, "python", "import sys\nprint('eager', 1.0)\nprint('jit', float(sys.argv[1]))\n", 1)
     bad, good = bo.outcome(0, "eager 1.0\njit 0.0\n"), bo.outcome(0, "eager 1.0\njit 1.0\n")

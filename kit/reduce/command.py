@@ -5,6 +5,7 @@ files written. Ctrl-C during the reduction keeps the best program so far and say
 from __future__ import annotations
 
 import ast
+import math
 import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +17,7 @@ from ..arguments import asks_help
 from ..check_settings import script_check
 from ..config import Matrix
 from ..errors import KitError
-from ..exit_codes import EXIT_FAILED, EXIT_OK
+from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install import Environment
 from ..log_events import Log
 from ..run import runner
@@ -91,20 +92,37 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
         return EXIT_FAILED, None, None
     tester.problem = problem
     log(f"the problem kept: {problem.sentence()}")
+    sides.timeout = candidate_timeout(options.timeout_s, problem)
+    log(f"a candidate's run is stopped after {sides.timeout} s ({SLOWER}x the original's slowest run, "
+        f"{CANDIDATE_FLOOR_S} s at least; --timeout {options.timeout_s} at most)")
     log(f"reducing {start.statements} statements (--time-limit {options.time_limit_s} s, --jobs {options.jobs})")
     reducer = Reducer(start, tester, began + options.time_limit_s,
-                      progress=lambda p, how: log(_progress(tester, p, how, start, began)))
+                      progress=lambda p, how: log(_progress(tester, p, "best so far by " + how, start, began)))
+    reducer.batch = lambda doing, size, kept: None if kept else log(  # a kept one is said as the best so far
+        _progress(tester, reducer.best, _batch_said(doing, size), start, began))
     stopped = False
     try:
         best = reducer.reduce()
     except KeyboardInterrupt:
         stopped, best = True, reducer.best
-        log(f"stopped (Ctrl-C): keeping the best so far, {best.statements} statements")
+        log(f"stopped (Ctrl-C): keeping the best so far, {best.statements} statements; its files are written next "
+            f"and the command exits {EXIT_INTERRUPTED}")
     seconds = time.monotonic() - began
     log(f"reduced {start.statements} -> {best.statements} statements in {seconds:.0f} s: "
         f"{tester.counts.tried} candidates tried, {tester.counts.run} run ({tester.counts.runs} runs of a release), "
         f"{tester.counts.refused} refused unrun, {tester.counts.cached} cached")
     return _written(matrix, options, envs, problem, start, best, tester, seconds, stopped, log)
+
+
+SLOWER = 4
+"""How many times the original's slowest run a candidate may take: a cut that loses a loop's ``break`` would
+otherwise hold a worker for the whole ``--timeout`` (two minutes of a five-minute reduction)."""
+CANDIDATE_FLOOR_S = 20
+
+
+def candidate_timeout(timeout_s: int, problem: Problem) -> int:
+    slowest = max(problem.bad.seconds, problem.good.seconds)
+    return min(timeout_s, max(CANDIDATE_FLOOR_S, math.ceil(SLOWER * slowest)))
 
 
 def problem_of(options: Options, tester: Tester, start: Program) -> Problem:
@@ -116,10 +134,14 @@ def problem_of(options: Options, tester: Tester, start: Program) -> Problem:
     return found_problem((first[0], again[0]), (first[1], again[1]))
 
 
-def _progress(tester: Tester, program: Program, how: str, start: Program, began: float) -> str:
+def _progress(tester: Tester, program: Program, said: str, start: Program, began: float) -> str:
     counts = tester.counts
     return (f"  {time.monotonic() - began:5.0f} s  {program.statements:3d} statements left (from {start.statements}); "
-            f"{counts.tried} candidates tried, {counts.run} run; best so far by {how}")
+            f"{counts.tried} candidates tried, {counts.run} run; {said}")
+
+
+def _batch_said(doing: str, size: int) -> str:
+    return f"{doing}: {size} judged, none kept"
 
 
 def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], problem: Problem, start: Program,
@@ -147,6 +169,16 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
            "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)"))
     for path in (files.minimal, files.check, files.issue):
         log(f"wrote {path}")
+    return ending(options, files, best, stopped, bool(confirmed), log)
+
+
+def ending(options: Options, files: issue.Files, best: Program, stopped: bool, confirmed: bool, log: Log) -> Handed:
+    """The exit once the files are written: 130 where Ctrl-C stopped the reduction (the files hold the best so
+    far, never read as a finished reduction), 1 where the plain runs did not confirm it, else 0 (and the bisect)."""
+    if stopped:
+        log(f"interrupted: {files.minimal.name} is the best so far ({best.statements} statements), not the end "
+            "of the reduction")
+        return EXIT_INTERRUPTED, None, files.issue
     if not confirmed:
         return EXIT_FAILED, None, files.issue
     if options.bisect:

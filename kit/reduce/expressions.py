@@ -66,6 +66,8 @@ def _simplifications(node: ast.AST, numpy: str | None, integers: bool) -> list[C
         if isinstance(node.func, ast.Attribute) and not _is_module_path(node.func.value):
             out.append(_receiver)
         out += [partial(_without_keyword, k) for k in range(len(node.keywords))]
+    elif isinstance(node, ast.FormattedValue) and not isinstance(node.value, ast.Constant):
+        out.append(_printed_constant)  # the line printed keeps its shape, what the value needed can go
     elif isinstance(node, ast.BinOp):
         out += [partial(_operand, "left"), partial(_operand, "right")]
     elif isinstance(node, (ast.List, ast.Tuple)) and isinstance(node.ctx, ast.Load) and len(node.elts) >= 2:
@@ -73,6 +75,11 @@ def _simplifications(node: ast.AST, numpy: str | None, integers: bool) -> list[C
     elif integers and isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 2:
         out += [partial(_constant, smaller) for smaller in sorted({1, 2, node.value // 2}) if smaller < node.value]
     return out
+
+
+def _printed_constant(node: ast.AST) -> ast.AST:
+    assert isinstance(node, ast.FormattedValue)
+    return ast.FormattedValue(ast.Constant(0), node.conversion, node.format_spec)
 
 
 def _argument(k: int, node: ast.AST) -> ast.AST:

@@ -78,10 +78,16 @@ def parse(matrix: Matrix, argv: Sequence[str], cwd: Path | None = None) -> Optio
     parser.add_argument("--commits", action="store_true")
     parser.add_argument("--jax-repo", default=None, metavar="DIR")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--target", default=None, help=argparse.SUPPRESS)  # refused below, in one sentence
     parser.add_argument("--called-from", default=None, help=argparse.SUPPRESS)
     known = parser.parse_args(list(argv))
     if not known.program:
         raise UsageError("reduce needs a program", f"use: {USAGE}")
+    if known.target:
+        raise UsageError(f"reduce does not take --target ({known.target}): each candidate is judged by real runs, "
+                         "and a chip this machine lacks runs nothing", "reduce on this machine's CPU (with --op for a "
+                         "sharded op), then explain the reduced program for the chip: nox -s explain -- "
+                         f"PROGRAM_min.py --releases R1,R2 --target {known.target}")
     folder = Path(known.called_from or cwd or os.getcwd())
     program = Path(os.path.abspath(folder / os.path.expanduser(known.program)))
     problem = file_problem(program)

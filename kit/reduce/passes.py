@@ -25,7 +25,8 @@ import copy
 import warnings
 from typing import Iterator
 
-from .program import Program, bodies, carry, marked
+from .flatten import binding_counts, inlined_calls  # noqa: F401 (one of the passes, built there)
+from .program import Program, bodies, marked
 
 MAX_USES_INLINED = 3
 """A variable read more often than this stays: its value written out each time reads worse than the name."""
@@ -116,8 +117,10 @@ def _unwrappings(statement: ast.stmt) -> list[list[ast.stmt]]:
     if isinstance(statement, ast.For):
         first = _first_value(statement.iter)
         start = [ast.Assign(targets=[statement.target], value=first)] if first is not None else []
-        return [start + statement.body] if first is not None or _names(statement.target).isdisjoint(
-            _read_names(statement.body)) else []
+        # The last value too: what a program prints after its loop is often of the last iteration.
+        last = _last_value(statement.iter)
+        ends = [[ast.Assign(targets=[statement.target], value=last)] + statement.body] if last is not None else []
+        return [start + statement.body] + ends
     return []
 
 
@@ -129,6 +132,16 @@ def _first_value(iterable: ast.expr) -> ast.expr | None:
     if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts and not isinstance(iterable.elts[0], ast.Starred):
         return iterable.elts[0]
     return ast.Call(ast.Name("next", ast.Load()), [ast.Call(ast.Name("iter", ast.Load()), [iterable], [])], [])
+
+
+def _last_value(iterable: ast.expr) -> ast.expr | None:
+    """The last value a loop over ``iterable`` takes, where the kit can write it without running the loop:
+    ``range(...)[-1]``, a literal's last element (never an iterator listed: it may not end)."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+        return ast.Subscript(copy.deepcopy(iterable), ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Load())
+    if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts and not isinstance(iterable.elts[-1], ast.Starred):
+        return iterable.elts[-1]
+    return None
 
 
 def _names(target: ast.AST) -> set[str]:
@@ -149,7 +162,8 @@ def without_unused(program: Program) -> Iterator[Program]:
         dropped = False
         for owner, name in list(bodies(out.tree)):
             statements = getattr(owner, name)
-            kept = [s for s in statements if marked(s) or not _unused(s, read)]
+            in_class = isinstance(owner, ast.ClassDef)
+            kept = [s for s in statements if marked(s) or not _unused(s, read, in_class)]
             if len(kept) < len(statements):
                 setattr(owner, name, kept or [ast.Pass()])
                 dropped = True
@@ -160,16 +174,36 @@ def without_unused(program: Program) -> Iterator[Program]:
         yield out
 
 
-def _unused(statement: ast.stmt, read: set[str]) -> bool:
+def _unused(statement: ast.stmt, read: set[str], in_class: bool = False) -> bool:
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
         return True  # a docstring, a bare constant: nothing runs
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return statement.name not in read
+        # A method Python calls itself (``__init__``, ``__call__``) is read by no name.
+        return statement.name not in read and not (in_class and statement.name.startswith("__"))
+    if (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.Name)
+            and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == statement.value.id):
+        return True  # ``loss = loss``: nothing happens
+    if isinstance(statement, ast.Assign) and _made_bare(statement.value):
+        return all(isinstance(t, ast.Name) and t.id not in read for t in statement.targets)
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return all((alias.asname or alias.name).split(".")[0] not in read for alias in statement.names)
-    if isinstance(statement, ast.Assign) and not any(isinstance(n, ast.Call) for n in ast.walk(statement.value)):
+    if isinstance(statement, ast.Assign) and all(_pure_call(n) for n in ast.walk(statement.value)
+                                                 if isinstance(n, ast.Call)):
         return all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) and not _names(t) & read for t in statement.targets)
     return False
+
+
+PURE_BUILTINS = {"dict", "list", "tuple", "set", "frozenset", "range", "len", "int", "float", "str", "bool"}
+"""Calls that make a value and do nothing else: an assignment of what only they make, read by nothing, can go."""
+
+
+def _pure_call(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id in PURE_BUILTINS
+
+
+def _made_bare(value: ast.expr) -> bool:
+    """``Class.__new__(Class)``: an object an inlined constructor made, nothing run."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "__new__"
 
 
 def argparse_defaults(program: Program) -> Iterator[Program]:
@@ -204,89 +238,32 @@ def argparse_defaults(program: Program) -> Iterator[Program]:
 
     out = program.copy()
     out.tree = Defaults().visit(out.tree)
-    yield Program(out.tree)
+    read = {n.id for n in ast.walk(out.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for owner, name in list(bodies(out.tree)):  # the parser itself, once nothing reads what it parsed
+        kept = [s for s in getattr(owner, name) if not _parser_statement(s, holders - read)]
+        setattr(owner, name, kept or [ast.Pass()])
+    changed = Program(out.tree)
+    if changed.text != program.text:
+        yield changed
 
 
-def inlined_calls(program: Program) -> Iterator[Program]:
-    """Each call statement (``f(...)``, ``x = f(...)``) of the program's own simple function, as its body."""
-    functions = {s.name: s for s in program.tree.body if isinstance(s, ast.FunctionDef) and _inlinable(s)}
-    for which in range(body_count(program)):
-        for at, statement in enumerate(body_at(program, which)):
-            call = _called(statement)
-            if call is None or not isinstance(call.func, ast.Name) or call.func.id not in functions:
-                continue
-            body = _inlined(functions[call.func.id], call, statement)
-            if body is not None:
-                yield _without_function(_spliced(program, which, at, body), call.func.id)
-
-
-def _without_function(program: Program, name: str) -> Program:
-    """``program`` without the module's ``def name`` where nothing calls it any more."""
-    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(program.tree)):
-        return program
-    out = program.copy()
-    out.tree.body = [s for s in out.tree.body if not (isinstance(s, ast.FunctionDef) and s.name == name)]
-    return Program(out.tree)
-
-
-def _carried(old: ast.stmt, new: ast.stmt) -> ast.stmt:
-    carry(old, new)
-    return new
-
-
-def _inlinable(function: ast.FunctionDef) -> bool:
-    arguments = function.args
-    if function.decorator_list or arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
+def _parser_statement(statement: ast.stmt, unread: set[str]) -> bool:
+    """A statement that builds or runs an ``argparse`` parser whose result nothing reads any more."""
+    if not isinstance(statement, (ast.Expr, ast.Assign)) or not unread:
         return False
-    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
-    last_returns = isinstance(function.body[-1], ast.Return)
-    nested = any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal))
-                 or isinstance(n, ast.Name) and n.id == function.name for n in ast.walk(function))
-    return not nested and len(returns) == (1 if last_returns else 0)
-
-
-def _called(statement: ast.stmt) -> ast.Call | None:
-    if isinstance(statement, (ast.Expr, ast.Assign)) and isinstance(statement.value, ast.Call):
-        return statement.value
-    return None
-
-
-def _inlined(function: ast.FunctionDef, call: ast.Call, statement: ast.stmt) -> list[ast.stmt] | None:
-    params = [a.arg for a in function.args.args]
-    defaults = dict(zip(params[len(params) - len(function.args.defaults):], function.args.defaults))
-    given: dict[str, ast.expr] = dict(zip(params, call.args))
-    if len(call.args) > len(params) or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    for keyword in call.keywords:
-        if keyword.arg is None or keyword.arg not in params or keyword.arg in given:
-            return None
-        given[keyword.arg] = keyword.value
-    values = {p: given.get(p, defaults.get(p)) for p in params}
-    if any(v is None for v in values.values()):
-        return None
-    out: list[ast.stmt] = [ast.Assign(targets=[ast.Name(p, ast.Store())], value=v) for p, v in values.items()
-                           if v is not None]
-    body: list[ast.stmt] = copy.deepcopy(function.body)
-    last = body[-1]
-    if isinstance(last, ast.Return):
-        body = body[:-1]
-        if last.value is not None and isinstance(statement, ast.Assign):
-            body.append(_carried(last, ast.Assign(targets=statement.targets, value=last.value)))
-        elif last.value is not None:
-            body.append(_carried(last, ast.Expr(last.value)))
-    return out + body
+    calls = {n.func.attr for n in ast.walk(statement.value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    return bool(calls & {"ArgumentParser", "add_argument", "parse_args", "parse_known_args"}) and calls <= {
+        "ArgumentParser", "add_argument", "parse_args", "parse_known_args", "add_argument_group",
+        "add_mutually_exclusive_group"}
 
 
 def inlined_variables(program: Program) -> Iterator[Program]:
     """Each ``name = value`` bound once and read a few times: dropped, ``value`` written where it was read."""
-    stores: dict[str, int] = {}
+    stores = binding_counts(program.tree)  # a def, a parameter, an import bind a name too
     loads: dict[str, int] = {}
     for node in ast.walk(program.tree):
-        if isinstance(node, ast.Name):
-            table = loads if isinstance(node.ctx, ast.Load) else stores
-            table[node.id] = table.get(node.id, 0) + 1
-        elif isinstance(node, ast.arg):
-            stores[node.arg] = stores.get(node.arg, 0) + 2  # a parameter is never inlined
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads[node.id] = loads.get(node.id, 0) + 1
     for which in range(body_count(program)):
         for at, statement in enumerate(body_at(program, which)):
             if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1

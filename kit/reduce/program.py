@@ -12,7 +12,9 @@ import ast
 import copy
 import hashlib
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, TypeVar
+
+NodeT = TypeVar("NodeT", bound=ast.AST)
 
 MARK = "_kit_reduce_op"
 """The attribute a statement holding ``--op``'s line carries through every copy."""
@@ -22,7 +24,7 @@ def marked(node: ast.AST) -> bool:
     return bool(getattr(node, MARK, False))
 
 
-def carry(old: ast.AST, new: ast.AST) -> ast.AST:
+def carry(old: ast.AST, new: NodeT) -> NodeT:
     """``new`` marked as ``old`` was (a statement rebuilt from another keeps the op)."""
     if marked(old):
         setattr(new, MARK, True)

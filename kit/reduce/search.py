@@ -13,7 +13,7 @@ import time
 from typing import Callable, Iterable, Iterator
 
 from .ddmin import ddmin
-from . import expressions, passes
+from . import expressions, flatten, passes, rewrites, slicing
 from .program import Program
 
 Judge = Callable[[list[Program], bool], "int | None"]
@@ -25,9 +25,14 @@ LIKELY = 8
 releases side by side, rather than several variants at once."""
 
 
-STRUCTURAL = (passes.argparse_defaults, passes.unwrapped, passes.inlined_calls, passes.without_unused,
-              passes.as_lambdas, passes.inlined_variables, passes.imports_folded, passes.without_unused)
+STRUCTURAL = (passes.argparse_defaults, passes.unwrapped, flatten.inlined_calls, flatten.methods_as_functions,
+              flatten.attributes_as_names, rewrites.dict_lookups, rewrites.class_defaults, passes.without_unused,
+              passes.as_lambdas, passes.inlined_variables, rewrites.applied_lambdas, rewrites.split_assignments,
+              passes.imports_folded)
 """The passes that flatten a program without cutting what it computes."""
+
+FLAT_ROUNDS = 60
+"""Rounds of every structural pass before the flat program is judged (each round one step of each)."""
 
 
 EXPRESSION_STEPS = 3
@@ -41,12 +46,21 @@ class OutOfTime(Exception):
 
 class Reducer:
     def __init__(self, start: Program, judge: Judge, deadline: float | None = None,
-                 progress: Callable[[Program, str], None] = lambda _p, _w: None) -> None:
+                 progress: Callable[[Program, str], None] = lambda _p, _w: None,
+                 batch: Callable[[str, int, bool], None] = lambda _w, _n, _k: None) -> None:
         self.best = start
-        self.judge = judge
+        self._judge = judge
         self.deadline = deadline
         self.progress = progress
+        self.batch = batch
+        """Told after each batch judged: what was tried, how many variants, whether one was kept."""
+        self.doing = "every structural pass at once"
         self.accepted = {start.text}
+
+    def judge(self, batch: list[Program], likely: bool) -> int | None:
+        kept = self._judge(batch, likely)
+        self.batch(self.doing, len(batch), kept is not None)
+        return kept
 
     def reduce(self) -> Program:
         """The smallest program the passes reach (the best so far where time runs out)."""
@@ -66,13 +80,15 @@ class Reducer:
         return self.best
 
     def _structure(self) -> None:
-        """Every structural pass applied everywhere, as one variant: a program that is a few calls deep is flat
-        after one run where that holds."""
-        flat = self.best
-        for step in STRUCTURAL:
-            flat = exhausted(step, flat)
-        if flat.text not in self.accepted and self.judge([flat], True) == 0:
-            self._accept(flat, "every structural pass at once")
+        """Every structural pass applied everywhere, as one variant (and again without dropping decorators such
+        as ``@jax.jit``, where that one is not kept): a program that is a few calls and objects deep is flat
+        after one or two runs where that holds."""
+        self.doing = "every structural pass at once"
+        for steps in (STRUCTURAL + (rewrites.undecorated,), STRUCTURAL):
+            flat = flattened(self.best, steps)
+            if flat.text not in self.accepted and self.judge([flat], True) == 0:
+                self._accept(flat, "every structural pass at once")
+                return
 
     def _statements(self) -> None:
         before = None
@@ -80,12 +96,23 @@ class Reducer:
             before = self.best.text
             self._greedy(passes.without_unused)
             self._greedy(passes.argparse_defaults)
+            if self.best.has_mark:
+                self._greedy(slicing.sliced)
             self._bodies()
+            self._greedy(rewrites.printed_constants, False)
             self._greedy(passes.unwrapped)
-            self._greedy(passes.inlined_calls)
+            self._greedy(rewrites.dict_lookups)
+            self._greedy(rewrites.class_defaults)
+            self._greedy(flatten.inlined_calls)
+            self._greedy(rewrites.undecorated)
+            self._greedy(flatten.inlined_calls)
+            self._greedy(flatten.methods_as_functions)
+            self._greedy(flatten.attributes_as_names)
             self._greedy(passes.without_unused)
             self._greedy(passes.as_lambdas)
             self._greedy(passes.inlined_variables, False)
+            self._greedy(rewrites.applied_lambdas)
+            self._greedy(rewrites.split_assignments)
             self._greedy(passes.imports_folded)
 
     def _accept(self, program: Program, how: str) -> None:
@@ -101,7 +128,8 @@ class Reducer:
                 steps: int | None = None) -> None:
         """Take the first variant that keeps the problem, again and again, until none does; the pass applied
         everywhere at once is tried first (one run where it holds, instead of one a step)."""
-        whole = exhausted(variants, self.best)
+        self.doing = getattr(variants, "__name__", "expressions").replace("<lambda>", "expressions")
+        whole = tidy(exhausted(variants, self.best))
         if whole.text != self.best.text and whole.text not in self.accepted and self.judge([whole], True) == 0:
             self._accept(whole, getattr(variants, "__name__", "expressions") + " everywhere")
         taken = 0
@@ -131,6 +159,7 @@ class Reducer:
     def _bodies(self) -> None:
         """Each statement list cut by ddmin, the module's first, then the nested ones."""
         which = 0
+        self.doing = "ddmin"
         while which < passes.body_count(self.best):
             self._check_time()
             statements = passes.body_at(self.best, which)
@@ -139,13 +168,30 @@ class Reducer:
 
             def first_kept(subsets: list[list[int]]) -> int | None:
                 self._check_time()
-                programs = [passes.with_body(base, at, [statements[i] for i in subset]) for subset in subsets]
+                programs = [tidy(passes.with_body(base, at, [statements[i] for i in subset])) for subset in subsets]
                 return self.judge(programs, False)
 
             kept = ddmin(list(range(len(statements))), first_kept)
             if len(kept) < len(statements):
-                self._accept(passes.with_body(base, at, [statements[i] for i in kept]), "ddmin")
+                self._accept(tidy(passes.with_body(base, at, [statements[i] for i in kept])), "ddmin")
             which += 1
+
+
+def flattened(program: Program, steps: tuple[Callable[[Program], Iterable[Program]], ...]) -> Program:
+    """``program`` with each pass's first variant taken in turn, round after round, until none changes it."""
+    for _ in range(FLAT_ROUNDS):
+        before = program.text
+        for step in steps:
+            program = next(iter(step(program)), program)
+        if program.text == before:
+            break
+    return program
+
+
+def tidy(program: Program) -> Program:
+    """``program`` without the definitions nothing reads (an import, a function, a class, an assignment of a
+    value no call makes): made with every variant, never a variant of its own to run."""
+    return next(iter(passes.without_unused(program)), program)
 
 
 def exhausted(variants: Callable[[Program], Iterable[Program]], program: Program, steps: int = 100) -> Program:
@@ -161,5 +207,6 @@ def exhausted(variants: Callable[[Program], Iterable[Program]], program: Program
 def _new(variants: Iterable[Program], accepted: set[str]) -> Iterator[Program]:
     """The variants never taken before (a pass that undoes another's step would go round for ever)."""
     for variant in variants:
+        variant = tidy(variant)
         if variant.text not in accepted:
             yield variant

@@ -39,7 +39,13 @@ _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?:\.\d+)*(?:\.dev\d+|rc\d+|\+[
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w])")
 _TIMING = re.compile(r"(?i)\b(?:time|took|elapsed|seconds?|secs?|ms|us|µs|per second|it/s)\b")
-"""A line that reports a time differs from run to run: context, never a feature."""
+"""A line that reports a time differs from run to run: context, never a feature (where its time is not found)."""
+_TIMED = re.compile(r"(?i)(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:e[-+]?\d+)?\s?(?:ms|us|µs|ns|s|secs?|seconds?|it/s)(?![\w/])"
+                    r"|(?<=time)(?:\s*[:=]\s*|\s+)(?:\d+\.\d*|\.\d+|\d+)(?:e[-+]?\d+)?(?![\w.])"
+                    r"|(?<=took|psed)\s+(?:\d+\.\d*|\.\d+|\d+)(?:e[-+]?\d+)?(?![\w.])")
+TIME = "<time>"
+"""A time a line printed (``12.3 ms``, ``time: 0.52``): masked as this, so the rest of the line is still compared
+(a line printing a value and its time kept the value out of every judgement)."""
 
 Number = Union[float, str]
 """A printed number: a finite float, or ``"nan"``/``"inf"``/``"-inf"`` as the line wrote it."""
@@ -185,6 +191,7 @@ def stable_message(text: str) -> str:
 def masked(text: str) -> Tuple[str, List[Number]]:
     """``text`` as a template with its numbers as ``#``, and the numbers (floats; ``"nan"``/``"inf"`` as text)."""
     text = _ADDRESS.sub("0x…", _VERSION.sub("<version>", text[:MAX_CHARS]))
+    text = _TIMED.sub(_time_masked, text)
     numbers: List[Number] = []
 
     def take(found: "re.Match[str]") -> str:
@@ -193,6 +200,12 @@ def masked(text: str) -> Tuple[str, List[Number]]:
         return "#"
 
     return _NUMBER.sub(take, text), numbers[:MAX_NUMBERS]
+
+
+def _time_masked(found: "re.Match[str]") -> str:
+    """A time as `TIME`, what led to it (``time: ``) kept."""
+    said = found.group(0)
+    return said[:len(said) - len(said.lstrip(" \t:="))] + TIME
 
 
 def crashed(exit_code: int) -> BlockOutcome:
@@ -264,6 +277,11 @@ def shown_traceback(raised: BaseException) -> str:
     return text
 
 
+def timing_only(line: PrintedLine) -> bool:
+    """A line that reports a time where the time itself was not found (``elapsed: fast``): context as a whole."""
+    return bool(_TIMING.search(line[0])) and TIME not in line[0]
+
+
 def same_number(a: Number, b: Number) -> bool:
     if isinstance(a, str) or isinstance(b, str):
         return a == b
@@ -305,7 +323,7 @@ def features(bad: BlockOutcome, good: BlockOutcome) -> List[Feature]:
     for i, j in _pairs(bad["lines"], good["lines"]):
         b = bad["lines"][i] if i is not None else None
         g = good["lines"][j] if j is not None else None
-        if not same_line(b, g) and not any(_TIMING.search(line[0]) for line in (b, g) if line is not None):
+        if not same_line(b, g) and not any(timing_only(line) for line in (b, g) if line is not None):
             found.append({"what": "line", "bad": i, "good": j})
     if found and found[0]["what"] == "exception":
         # What one side never printed because it raised is a consequence of the exception, not a feature of its own.

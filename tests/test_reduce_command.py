@@ -1,0 +1,77 @@
+"""reduce's flow around the reduction, with the releases' runs stood in for: Ctrl-C keeps the best so far, says so
+and exits 130; the progress is said after every batch judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kit.exit_codes import EXIT_INTERRUPTED, EXIT_OK
+from kit.reduce import command, issue
+from kit.reduce.program import Program
+
+START = Program.parse("import jax\nx = 1\ny = 2\nprint(x)\n")
+
+
+class StoppedReducer:
+    """Takes one step, tells one batch, then is stopped as Ctrl-C stops it."""
+
+    def __init__(self, start: Program, judge: Any, deadline: float, progress: Any) -> None:
+        self.best = start
+        self.progress = progress
+        self.batch: Any = None
+
+    def reduce(self) -> Program:
+        self.batch("ddmin", 4, False)
+        self.best = Program.parse("import jax\nprint(1)\n")
+        self.progress(self.best, "ddmin")
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_keeps_the_best_so_far_says_so_and_the_files_are_written_from_it(monkeypatch: pytest.MonkeyPatch,
+                                                                                 tmp_path: Path) -> None:
+    written: dict[str, Any] = {}
+    problem = SimpleNamespace(sentence=lambda: "TypeError on jax 0.5.0; no exception on jax 0.5.1",
+                              bad=SimpleNamespace(seconds=2.0), good=SimpleNamespace(seconds=9.5))
+    monkeypatch.setattr(command, "problem_of", lambda options, tester, start: problem)
+    monkeypatch.setattr(command, "Reducer", StoppedReducer)
+
+    def fake_written(matrix: Any, options: Any, envs: Any, problem: Any, start: Program, best: Program, tester: Any,
+                     seconds: float, stopped: bool, log: Any) -> command.Handed:
+        written.update(best=best.text, stopped=stopped)
+        return EXIT_INTERRUPTED, None, None
+
+    monkeypatch.setattr(command, "_written", fake_written)
+    said: list[str] = []
+    options = SimpleNamespace(bad="0.5.0", good="0.5.1", program=tmp_path / "prog.py", timeout_s=60, op="", jobs=2,
+                              time_limit_s=200)
+    pool = SimpleNamespace(warm=lambda release: 1.0)
+    code, _, _ = command._reduce(None, options, {}, START, pool, tmp_path,  # type: ignore[arg-type]
+                                 said.append)
+    assert code == EXIT_INTERRUPTED
+    assert any(line.startswith("a candidate's run is stopped after 38 s") for line in said)
+    assert written == {"best": "import jax\nprint(1)\n", "stopped": True}
+    assert any("ddmin: 4 judged, none kept" in line and "4 statements left" in line for line in said)
+    assert any(line.startswith("stopped (Ctrl-C): keeping the best so far, 2 statements") for line in said)
+
+
+def test_a_stopped_reduction_exits_130_even_where_its_best_is_confirmed(tmp_path: Path) -> None:
+    files = issue.Files.of(tmp_path, "prog")
+    options = SimpleNamespace(bisect=True, op="", good="0.5.1", bad="0.5.0", commits=False)
+    said: list[str] = []
+    best = Program.parse("print(1)\n")
+    assert command.ending(options, files, best, True, True, said.append)[0] == EXIT_INTERRUPTED  # type: ignore[arg-type]
+    assert said == ["interrupted: prog_min.py is the best so far (1 statements), not the end of the reduction"]
+    code, bisect, _ = command.ending(options, files, best, False, True, said.append)  # type: ignore[arg-type]
+    assert code == EXIT_OK and bisect is not None and bisect[:2] == ["--script", str(files.check)]
+
+
+@pytest.mark.parametrize(("bad", "good", "limit", "seconds"), [(2.0, 9.5, 120, 38), (0.5, 0.4, 120, 20),
+                                                               (50.0, 10.0, 120, 120), (1.0, 1.0, 10, 10)])
+def test_a_candidate_may_take_a_few_times_the_originals_slowest_run(bad: float, good: float, limit: int,
+                                                                     seconds: int) -> None:
+    problem = SimpleNamespace(bad=SimpleNamespace(seconds=bad), good=SimpleNamespace(seconds=good))
+    assert command.candidate_timeout(limit, problem) == seconds  # type: ignore[arg-type]
