@@ -2,8 +2,9 @@
 
 ``python -m repro.known_batch --out RESULTS.json [--timeouts S,S,...] SCRIPT...``
 imports jax, then runs each script in a child forked from that interpreter, as
-``python SCRIPT`` would run it (``runpy``, ``__main__``, ``sys.argv`` and
-``sys.path[0]`` its own, its output captured at the file descriptors), and
+``python SCRIPT`` would run it (`repro.forked`, shared with `repro.reduce_worker`:
+``runpy``, ``__main__``, ``sys.argv`` and ``sys.path[0]`` its own, its output
+captured at the file descriptors), and
 records its exit status exactly as the operating system reports that child's:
 ``sys.exit(n)`` is ``n & 255``, an uncaught exception 1, running off the end 0, a
 KeyboardInterrupt the death by SIGINT that Python gives (negative: a signal).

@@ -1,8 +1,11 @@
 """The reduction loop: the passes, coarse first, each variant judged, until no pass makes the program smaller.
 
-Statements first (compound statements unwrapped, calls inlined, each statement list cut by ddmin,
-variables inlined), then expressions (``grad`` dropped, random draws as ones, calls by an argument),
-then statements again; integers last, while time is left. A variant is judged by ``judge`` (`Tester`:
+The structure first, as one variant (every structural pass, `kit.reduce.flatten` and `kit.reduce.rewrites`,
+applied until none changes the program: calls, methods and constructors inlined, objects as variables,
+config lookups read); then statements (with ``--op`` the op's slice, `kit.reduce.slicing`; each statement
+list cut by ddmin; the structural passes one at a time), then expressions (``grad`` dropped, random draws
+as ones, calls by an argument), then statements again; integers last, while time is left. Every variant is
+tidied before it is judged (`tidy`: what nothing reads dropped, never a run of its own). A variant is judged by ``judge`` (`Tester`:
 a batch of variants, the index of the first that keeps the problem), which never runs one twice. The
 best program so far is kept on `Reducer.best` as it improves, so a stop (Ctrl-C, the time limit) keeps it.
 """
