@@ -147,3 +147,20 @@ def test_a_combined_sum_the_compiler_left_without_a_line_is_said_as_such() -> No
     assert expected_sentence(captures) == (
         f"expected, not flagged: the all-reduce of data-parallel gradients and sums at {UNNAMED} (260 B per device "
         "on 0.7.0), group_regression.py:21 (260 B per device on 0.5.3)")
+
+
+def test_a_combined_all_reduce_is_named_for_its_first_part_not_split_inside_its_parentheses() -> None:
+    # jax 0.12.0 names the tuple all-reduce of the loss sum and W's gradient
+    # "jit(qr_penalty)/(jvp()/reduce_sum:transpose(jvp(btc,dc->btd))/dot_general)": split at "/", the trial's table
+    # had a function "dot_general)" on the backward pass, a row apart from 0.8.0's reduce_sum of the same line.
+    sums = [f for f in _prints("A2-0.12.0-qr") if f.op == "all-reduce"]
+    assert [(f.location, f.function, f.pass_, f.op_path, f.state, f.bytes_per_device) for f in sums] == [
+        ("spectral_windows.py:24", "reduce_sum", "forward", "jvp()/reduce_sum", "expected", 4 + 6 * 6 * 4)]
+
+
+def test_first_combined_keeps_names_that_combine_nothing() -> None:
+    from kit.hlo.fingerprints import first_combined
+
+    assert first_combined("jit(f)/(jvp()/reduce_sum:transpose(jvp(jit(det)))/scatter-add)") == "jit(f)/jvp()/reduce_sum"
+    for name in ("jit(f)/jvp(jit(det))/lu", "jit(f)/jit(main)", "jit(f)/(b)", "(a)/b:c", ""):
+        assert first_combined(name) == name

@@ -117,7 +117,7 @@ TARGETS = {
     "EighTpu": "eigh", "CompactWyHelper": "", "AllocateBuffer": "", "AsyncCollectiveStart": "",
     "AsyncCollectiveDone": "", "ConcatBitcast": "", "GatherScatterIndicesBitpacked": "", "Sharding": "",
     "cusolver_geqrf_ffi": "qr", "cusolver_orgqr_ffi": "householder_product", "cusolver_syevd_ffi": "eigh",
-    "__cublas$gemm": "",
+    "__cublas$gemm": "", "lapack_sgeqrf_ffi": "qr", "lapack_sorgqr_ffi": "householder_product",
 }
 
 

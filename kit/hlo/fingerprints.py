@@ -219,7 +219,7 @@ class _Context:
         return location, function, path, "backward" if "transpose(" in path else "forward"
 
     def op_path(self, op_name: str) -> str:
-        parts = op_name.split("/")
+        parts = first_combined(op_name).split("/")
         while len(parts) > 1 and (parts[0] in self.prefix
                                   or parts[1] in (*_MAIN, EXPORTED_CALL) and _JIT_ANY.match(parts[0])):
             # The program's outer jit, whatever it is called (``jit(<lambda>)`` of a jitted lambda, as the issue-58
@@ -423,6 +423,30 @@ class _Context:
         fingerprint.state = _linalg_state(fingerprint, self.after.partitions, self.sharded)
 
 
+def first_combined(op_name: str) -> str:
+    """The op name of the first op an instruction XLA combined from several stands for, the name itself otherwise.
+
+    jax 0.12 names a combined all-reduce by its parts in parentheses, ``:`` between them:
+    ``jit(f)/(jvp()/reduce_sum:transpose(jvp(btc,dc->btd))/dot_general)``; split at ``/`` that was read as the
+    function ``dot_general)`` on the backward pass (the trial's spectral_windows.py:24 on 0.12.0), a row of its own
+    beside 0.8.0's ``reduce_sum`` (forward) of the same line. Its source line is the first part's."""
+    start = op_name.find("/(") + 1 if not op_name.startswith("(") else 0
+    if not op_name.endswith(")") or (start == 0 and not op_name.startswith("(")):
+        return op_name
+    depth, parts, begun = 0, [], start + 1
+    for index in range(start, len(op_name)):
+        char = op_name[index]
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and index < len(op_name) - 1:
+            return op_name  # the parenthesis closes before the end: not one combined name
+        if depth == 1 and char == ":":
+            parts.append(op_name[begun:index])
+            begun = index + 1
+    if not parts:
+        return op_name  # one part in parentheses: nothing was combined
+    return op_name[:start] + parts[0]
+
+
 def _add_line(lines: dict[str, set[str]], path: str, line: str) -> None:
     """``line`` for ``path`` and for every path it is within (``jvp(jit(qr))`` for ``jvp(jit(qr))/geqrf``)."""
     parts = path.split("/")
@@ -562,7 +586,7 @@ def _family(instruction: Instruction) -> str:
 
 
 def _primitive(instruction: Instruction) -> str:
-    last = instruction.op_name.rsplit("/", 1)[-1]
+    last = first_combined(instruction.op_name).rsplit("/", 1)[-1]
     if last in LINALG_PRIMITIVES or not (instruction.target or instruction.opcode in LINALG_OPCODES):
         return last
     # No op name says it (the TPU compiler's custom calls of some releases, or their own name): what it computes.
