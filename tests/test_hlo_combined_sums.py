@@ -107,8 +107,8 @@ def test_the_expected_sums_say_each_lines_own_size_on_its_own_releases() -> None
     old, new = (Capture(release, {"status": "ran"}, _prints(f"A1-{release}-cholesky")) for release in ("0.4.35", "0.8.0"))
     assert expected_sentence([old, new]) == (
         "expected, not flagged: the all-reduce of data-parallel gradients and sums at gp_objectives.py:16 (12 B per "
-        "device on 0.4.35), gp_objectives.py:18 (260 B per device on 0.4.35), gp_objectives.py:26 (276 B per device "
-        "on 0.8.0)")
+        "device on 0.4.35; none on 0.8.0), gp_objectives.py:18 (260 B per device on 0.4.35; none on 0.8.0), "
+        "gp_objectives.py:26 (none on 0.4.35; 276 B per device on 0.8.0)")
     same = Capture("0.4.36", {"status": "ran"}, old.fingerprints)
     assert expected_sentence([old, same]).endswith("gp_objectives.py:18 (260 B per device), on every release")
 
@@ -145,8 +145,8 @@ def test_a_combined_sum_the_compiler_left_without_a_line_is_said_as_such() -> No
 
     captures = [Capture(v, {"status": "ran"}, _prints(f"B-gpu-a100-4-{v}-lu")) for v in ("0.5.3", "0.7.0")]
     assert expected_sentence(captures) == (
-        f"expected, not flagged: the all-reduce of data-parallel gradients and sums at {UNNAMED} (260 B per device "
-        "on 0.7.0), group_regression.py:21 (260 B per device on 0.5.3)")
+        f"expected, not flagged: the all-reduce of data-parallel gradients and sums at {UNNAMED} (none on 0.5.3; 260 B "
+        "per device on 0.7.0), group_regression.py:21 (260 B per device on 0.5.3; none on 0.7.0)")
 
 
 def test_a_combined_all_reduce_is_named_for_its_first_part_not_split_inside_its_parentheses() -> None:
@@ -164,3 +164,21 @@ def test_first_combined_keeps_names_that_combine_nothing() -> None:
     assert first_combined("jit(f)/(jvp()/reduce_sum:transpose(jvp(jit(det)))/scatter-add)") == "jit(f)/jvp()/reduce_sum"
     for name in ("jit(f)/jvp(jit(det))/lu", "jit(f)/jit(main)", "jit(f)/(b)", "(a)/b:c", ""):
         assert first_combined(name) == name
+
+
+def test_the_expected_line_names_every_release_read_those_without_the_sum_too() -> None:
+    # spectral_windows.py's QR penalty: 0.4.35 factorises the whole gathered batch on every device, so its loss
+    # (:24) is summed on each device and no all-reduce is there; 0.12.0 sums it with W's gradient in one tuple. The
+    # trial's line said ":24 (4 B per device on 0.5.3; 148 B per device on 0.8.0, 0.12.0)": 0.4.35, a column of
+    # the tables, left out.
+    from kit.explain.answer import expected_sentence
+
+    old, new = (Capture(release, {"status": "ran"}, _prints(f"A2-{release}-qr")) for release in ("0.4.35", "0.12.0"))
+    assert expected_sentence([old, new]) == (
+        "expected, not flagged: the all-reduce of data-parallel gradients and sums at spectral_windows.py:17 (144 B "
+        "per device on 0.4.35; none on 0.12.0), spectral_windows.py:24 (none on 0.4.35; 148 B per device on 0.12.0)")
+    many = [Capture(release, {"status": "ran"}, _prints("A2-0.4.35-det")) for release in ("0.4.35", "0.4.36")]
+    many[1].fingerprints.extend(_prints("A2-0.12.0-qr") + _prints("A1-0.8.0-cholesky"))  # a fourth line, first
+    said = expected_sentence(many)
+    assert said.endswith("spectral_windows.py:24 (none on 0.4.35; 148 B per device on 0.4.36); "
+                         "and 1 more line(s) in the tables"), said
