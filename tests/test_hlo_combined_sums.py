@@ -116,11 +116,12 @@ def test_the_expected_sums_say_each_lines_own_size_on_its_own_releases() -> None
 def test_a_backward_solve_xla_expanded_to_one_column_per_matrix_is_in_the_table() -> None:
     # jax 0.4.35 on CPU expands triangular solves into loops; of solve_triangular's backward (rhs f32[512,8,1])
     # only a dynamic-update-slice f32[512,8] keeps its op name. The trial's 0.4.35 table left it out; the truth
-    # has it whole, 512 of 512 on every device.
+    # has it whole, 512 of 512 on every device, the forward solve's rhs fed by an all-gather f32[128,8,1] ->
+    # f32[512,8,1] named for that solve (gathered).
     found = {(f.location, f.pass_): (f.state, f.device_batch, f.global_batch)
              for f in _prints("A1-0.4.35-cholesky") if f.op == "triangular_solve"}
     assert found == {("gp_objectives.py:23", "backward"): ("whole", 512, 512),
-                     ("gp_objectives.py:24", "forward"): ("whole", 512, 512),
+                     ("gp_objectives.py:24", "forward"): ("gathered", 512, 512),
                      ("gp_objectives.py:24", "backward"): ("whole", 512, 512)}
 
 
@@ -182,3 +183,20 @@ def test_the_expected_line_names_every_release_read_those_without_the_sum_too() 
     said = expected_sentence(many)
     assert said.endswith("spectral_windows.py:24 (none on 0.4.35; 148 B per device on 0.4.36); "
                          "and 1 more line(s) in the tables"), said
+
+
+def test_an_op_xla_expanded_is_fed_by_the_all_gathers_named_for_it_each_at_its_delivered_size() -> None:
+    # spectral_windows.py:38 on jax 0.4.35 (CPU): det's LU is fed by all-gather.3, its forward triangular solve by
+    # all-gather.4 and its backward solves by .5, .6, .7, each f32[64,6,6] -> f32[256,6,6], 36 KiB a device (the
+    # sixth, .8, feeds the backward scatter-add, no linalg op). The CPU backend expands the solves into loops, so
+    # nothing of them walks up to their gathers: the trial's line said "fed by an all-gather of 36 KiB".
+    prints = _prints("A2-0.4.35-det")
+    fed = {(f.op, f.pass_): (f.state, sorted(f.fed.values())) for f in prints if f.location == "spectral_windows.py:38"
+           and f.op in ("lu", "triangular_solve")}
+    gather = 256 * 6 * 6 * 4
+    assert fed == {("lu", "forward"): ("gathered", [gather]), ("triangular_solve", "forward"): ("gathered", [gather]),
+                   ("triangular_solve", "backward"): ("gathered", [gather] * 3)}
+    line = next(text for text in _release_lines(prints) if "spectral_windows.py:38" in text)
+    assert line.endswith("every device factorises all 256 matrices (LU, forward) and solves all 256 (triangular "
+                         "solves, forward and backward), fed by an all-gather of 36 KiB to the LU and 4 all-gathers "
+                         "of 144 KiB in all to the triangular solves"), line

@@ -67,6 +67,8 @@ def sentence(line: SourceLine) -> str:
     """``train.py:37 `jnp.linalg.slogdet`: every device factorises all 1024 matrices (LU, forward), ...``."""
     work = [f for f in line.prints if f.state in HOLDS_WHOLE]
     parts: list[str] = []
+    feeds: list[tuple[str, int, int, str]] = []  # per op fed: its word, how many collectives, their bytes, their kind
+    fed_sets: list[frozenset[str]] = []
     for op in dict.fromkeys(f.op for f in work):
         same = [f for f in work if f.op == op]
         verb, word = _VERBS.get(op, ("runs", op))
@@ -74,22 +76,22 @@ def sentence(line: SourceLine) -> str:
         batch = max((f.global_batch or f.device_batch or 0) for f in same)
         things = "matrices" if not parts else ""
         parts.append(f"{verb} all {batch} {things}".rstrip() + f" ({word}, {passes})")
-    # Each collective once, however many of the line's ops it feeds (0.5.3 on GPUs: the forward and backward
-    # solves of one inv fed by the same two all-gathers were said as 320 KiB where they move 128 KiB).
-    fed: dict[str, int] = {}
-    for f in work:
-        if f.state is FingerprintState.GATHERED:
-            # One module compiled again (a program rebuilding its jitted functions each epoch) gathers the same per
-            # call: its collectives are told apart by the module's name, not its number in the dump (the trial's A1
-            # said 256 KiB where each call gathers 128 KiB).
-            fed.update({f"{f.module}/{key.partition('/')[2]}": count for key, count in f.fed.items()}
-                       or {f"{id(f)}": f.bytes_per_device})  # a record from before `fed` was kept
-    gathered = sum(fed.values())
+        fed = _fed(same)
+        if fed:
+            feeds.append((word, len(fed), sum(fed.values()), _fed_kind(same)))
+            fed_sets.append(frozenset(fed))
+    if len(set(fed_sets)) == 1:
+        feeds = feeds[:1]  # the same collectives feed every op of the line (GPU 0.5.3: inv's solves): said once
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
     if parts:
         text += "every device " + " and ".join(parts)
-        if gathered:
-            text += f", fed by an {_fed_kind(work)} of {size(gathered)}"
+        if len(feeds) == 1:
+            _, count, moved, kind = feeds[0]
+            text += f", fed by {_collectives(count, kind)} of {size(moved)}" + (" in all" if count > 1 else "")
+        elif feeds:  # each op its own: the trial's A2 said det's LU and three solves were "fed by an all-gather of 36 KiB"
+            text += ", fed by " + " and ".join(f"{_collectives(count, kind)} of {size(moved)}"
+                                               + (" in all" if count > 1 else "") + f" to the {word}"
+                                               for word, count, moved, kind in feeds)
     else:
         # A function compiled again (a program that rebuilds its jitted functions each epoch) moves the same in
         # each module: said once, with how many modules (the trial's A2 said one all-reduce twice).
@@ -101,6 +103,29 @@ def sentence(line: SourceLine) -> str:
                 moves[said] = moves.get(said, 0) + 1
         text += "; ".join(said + (f"; the same in {n} modules)" if n > 1 else ")") for said, n in moves.items())
     return text
+
+
+def _fed(work: Sequence[Fingerprint]) -> dict[str, int]:
+    """Each collective feeding the gathered ones of ``work`` once, however many of them it feeds (0.5.3 on GPUs:
+    the forward and backward solves of one inv fed by the same two all-gathers were said as 320 KiB where they
+    move 128 KiB), with the bytes it delivers to each device.
+
+    One module compiled again (a program rebuilding its jitted functions each epoch) gathers the same per call:
+    its collectives are told apart by the module's name, not its number in the dump (the trial's A1 said 256 KiB
+    where each call gathers 128 KiB)."""
+    fed: dict[str, int] = {}
+    for f in work:
+        if f.state is FingerprintState.GATHERED:
+            fed.update({f"{f.module}/{key.partition('/')[2]}": count for key, count in f.fed.items()}
+                       or {f"{id(f)}": f.bytes_per_device})  # a record from before `fed` was kept
+    return fed
+
+
+def _collectives(count: int, kind: str) -> str:
+    """``an all-gather``, ``a reduce-scatter``, ``4 all-gathers``."""
+    if count > 1:
+        return f"{count} {kind}s" if " " not in kind else f"{count} collectives ({kind})"
+    return ("an " if kind[:1] in "aeiou" else "a ") + kind
 
 
 def expected_sentence(captures: Sequence[Capture]) -> str:

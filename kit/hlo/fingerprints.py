@@ -193,6 +193,9 @@ class _Context:
         self.loops = {name for c in after.computations.values() for i in c.instructions.values()
                       if i.opcode in ("while", "conditional", "call") for name in i.called}
         self.principal: dict[tuple[str, ...], list[tuple[Computation, Instruction]]] = {}
+        # Collectives the partitioner inserted for a linalg op's operands, which carry that op's own name: what
+        # feeds an op XLA expanded into loops, where no instruction of the op is left to walk up from.
+        self.named_for: dict[tuple[str, ...], list[Instruction]] = {}
         self.path_lines: dict[str, set[str]] = {}
         # The module before optimizations, by op path: its paths start at the program's own jit (jit(<lambda>)),
         # which the compiled module's paths are stripped of.
@@ -283,6 +286,8 @@ class _Context:
         fingerprint.in_loop = fingerprint.in_loop or computation.name in self.loops
         if not expected:
             fingerprint.state = FingerprintState.COMMUNICATION
+        if _primitive(named) in LINALG_PRIMITIVES:
+            self.named_for.setdefault((location or path, function, _primitive(named), pass_), []).append(instruction)
 
     def batch_part(self, computation: Computation, instruction: Instruction) -> Instruction | None:
         """Of a combined (tuple) collective, the get-tuple-element that takes a part holding the batch, where
@@ -415,6 +420,10 @@ class _Context:
         # line or the function (jax 0.12's "vmap()/lu"): the op alone then finds its global batch.
         fingerprint.global_batch = self.global_batches.get(key) or self.global_batches.get(("", "", key[2], ""))
         feeding = [c for comp, i in self.principal.get(_key(fingerprint), []) for c in _feeders(comp, i)]
+        # And each collective named for the op itself: 0.4.35's CPU backend expands a triangular solve into loops,
+        # whose all-gathers (f32[64,6,6] -> f32[256,6,6]) the trial's A2 left out ("fed by an all-gather of
+        # 36 KiB" of det's LU and its three solves, each fed by one of 36 KiB).
+        feeding = list({c.name: c for c in feeding + self.named_for.get(key, [])}.values())
         fingerprint.fed_by = sorted({_collective(c) for c in feeding})
         # What each collective delivers (an async -start's results, not its operands too: 0.5.x on GPUs said
         # 80 KiB for an all-gather of 64 KiB), each once.
