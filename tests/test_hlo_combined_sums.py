@@ -160,7 +160,7 @@ def test_a_combined_all_reduce_is_named_for_its_first_part_not_split_inside_its_
 
 
 def test_first_combined_keeps_names_that_combine_nothing() -> None:
-    from kit.hlo.fingerprints import first_combined
+    from kit.hlo.op_names import first_combined
 
     assert first_combined("jit(f)/(jvp()/reduce_sum:transpose(jvp(jit(det)))/scatter-add)") == "jit(f)/jvp()/reduce_sum"
     for name in ("jit(f)/jvp(jit(det))/lu", "jit(f)/jit(main)", "jit(f)/(b)", "(a)/b:c", ""):

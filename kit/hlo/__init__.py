@@ -2,7 +2,9 @@
 
 from repro.hlo_text import Module, parse_module, read_module
 
-from .fingerprints import COLLECTIVES, FLAGGED, HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, uncompiled
+from .fingerprint import FLAGGED, HOLDS_WHOLE, Fingerprint, FingerprintState
+from .fingerprints import fingerprints, uncompiled
+from .instructions import COLLECTIVES
 
 __all__ = ["COLLECTIVES", "FLAGGED", "HOLDS_WHOLE", "Fingerprint", "FingerprintState", "Module", "fingerprints",
            "parse_module", "read_module", "uncompiled"]

@@ -1,0 +1,145 @@
+"""Where in the program an instruction of a compiled module stands: its source line, JAX function, op path and
+pass, also where the compiler dropped them.
+
+A collective the SPMD partitioner inserts may carry no source line (only a
+parameter's name): it is attributed to the first of its users that has one.
+The TPU compiler of some releases (libtpu 0.0.11, jax 0.5.3) drops a linalg
+custom call's metadata: the call is then named by its twin before
+optimizations (the same op, with its source line), chosen by where its
+operands come from, else where its users go (`SourceLines.twin`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from repro.hlo_text import Computation, Instruction, Module
+
+from .dataflow import sourced, users_of
+from .instructions import family, is_linalg
+from .op_names import function_of, module_jits, op_path, untransposed, without_outer_jit
+
+
+class SourceLines:
+    """One module's instructions placed on the program's lines (``show`` makes a file the name people read)."""
+
+    def __init__(self, after: Module, before: Module | None, show: Callable[[str], str]) -> None:
+        self.after, self.show = after, show
+        self.jits = module_jits(after.name)
+        self.users = {c.name: users_of(c) for c in after.computations.values()}
+        self.path_lines: dict[str, set[str]] = {}
+        # The module before optimizations, by op path: its paths start at the program's own jit (jit(<lambda>)),
+        # which the compiled module's paths are stripped of.
+        self.before_lines: dict[str, set[str]] = {}
+        for _, instruction in before.instructions() if before else ():
+            if instruction.source is not None and instruction.op_name:
+                line = f"{show(instruction.source[0])}:{instruction.source[1]}"
+                path = self.op_path(instruction.op_name)
+                for each in {path, without_outer_jit(path)}:
+                    self.before_lines.setdefault(each, set()).add(line)
+        for _, instruction in after.instructions():
+            if instruction.source is not None and instruction.op_name:
+                line = f"{show(instruction.source[0])}:{instruction.source[1]}"
+                add_line(self.path_lines, self.op_path(instruction.op_name), line)
+        self.twins: dict[str, list[Instruction]] = {}
+        for _, instruction in before.instructions() if before else ():
+            if instruction.source is not None and is_linalg(instruction) and family(instruction):
+                self.twins.setdefault(family(instruction), []).append(instruction)
+
+    def where(self, instruction: Instruction) -> tuple[str | None, str, str, str]:
+        """(``file:line`` or None, the JAX function, the op path, ``forward`` or ``backward``)."""
+        location = f"{self.show(instruction.source[0])}:{instruction.source[1]}" if instruction.source else None
+        path = self.op_path(instruction.op_name)
+        return location, function_of(path), path, "backward" if "transpose(" in path else "forward"
+
+    def op_path(self, op_name: str) -> str:
+        return op_path(op_name, self.jits)
+
+    def attributed(self, computation: Computation, instruction: Instruction) -> Instruction:
+        """The instruction whose source names a collective: its own, or its first user's (SPMD-inserted)."""
+        if instruction.source is not None and "/" in instruction.op_name:
+            return instruction
+        queue, seen = list(self.users[computation.name].get(instruction.name, ())), set()
+        while queue:
+            user = computation.instructions.get(queue.pop(0))
+            if user is None or user.name in seen:
+                continue
+            seen.add(user.name)
+            if user.source is not None:
+                return user
+            queue += self.users[computation.name].get(user.name, ())
+        return instruction
+
+    def resolve_lines(self) -> None:
+        """Each linalg op path whose instructions name no line, given the line one of them is found at
+        (`line_of`): the rest, in fused computations with no neighbour that names one, take it too."""
+        found: dict[str, set[str]] = {}
+        for computation, instruction in self.after.instructions():
+            if instruction.source is None and instruction.op_name and is_linalg(instruction):
+                path = self.op_path(instruction.op_name)
+                if path not in self.path_lines:
+                    line = self.line_of(computation, instruction)
+                    if line is not None:
+                        found.setdefault(path, set()).add(line)
+        for path, lines in found.items():
+            for line in lines:
+                add_line(self.path_lines, path, line)
+
+    def line_of(self, computation: Computation, instruction: Instruction) -> str | None:
+        """The source line of an op whose own metadata names none: the one line its op path (or the nearest path
+        it is within) has in the module, else the nearest instruction of the same JAX op that names one, else
+        its twin before optimizations. The TPU compiler of
+        jax 0.8.x keeps ``op_name`` on its LU custom call and drops the line, which the instructions XLA made
+        around it keep: without this the op was placed in "(JAX's own code)" and ``bisect --op FILE:LINE`` passed
+        over those releases (issue 58)."""
+        path = self.op_path(instruction.op_name)
+        for candidate in dict.fromkeys((path, untransposed(path))):
+            parts = candidate.split("/")
+            for count in range(len(parts), 0, -1):  # the op path, then each path it is within, with one line only
+                lines = self.path_lines.get("/".join(parts[:count]), set())
+                if len(lines) == 1:
+                    return next(iter(lines))
+                if lines:
+                    break  # several lines call this op path (one function called twice): its neighbours decide
+        if instruction.inside_kit:
+            # Named by the kit's export wrapper (a jit of JAX's own, jax.scipy's solve_triangular): its neighbours
+            # are other lines' ops (the cholesky before it, one line up), so the line is said to be unknown.
+            return None
+        for step in (lambda name: computation.instructions[name].operands,
+                     lambda name: self.users[computation.name].get(name, ())):
+            for neighbour in sourced(computation, instruction, step):
+                theirs = self.op_path(neighbour.op_name)
+                if theirs and (path.startswith(theirs + "/") or theirs.startswith(path + "/") or theirs == path):
+                    return self.where(neighbour)[0]
+        twin = self.twin(computation, instruction)
+        if twin is not None:
+            return self.where(twin)[0]
+        lines = self.before_lines.get(path, set()) or self.before_lines.get(untransposed(path), set())
+        return next(iter(lines)) if len(lines) == 1 else None
+
+    def twin(self, computation: Computation, instruction: Instruction) -> Instruction | None:
+        """The op before optimizations that a linalg call without metadata is: one of its kind, at the source line
+        its operands come from, nearest first, else the line its users go to, else the one line such ops have.
+
+        Its operands first: XLA may fuse what follows two ops into one instruction named for the later line
+        (jax 0.5.3 for TPU: the sort after eigh on line 6 and svd's on line 7, one fusion of line 7).
+        """
+        twins = self.twins.get(family(instruction), [])
+        lines = {self.where(each)[0] for each in twins}
+        if not twins:
+            return None
+        for step in (lambda name: computation.instructions[name].operands,
+                     lambda name: self.users[computation.name].get(name, ())):
+            for neighbour in sourced(computation, instruction, step):
+                location, _, _, pass_ = self.where(neighbour)
+                if location in lines:
+                    there = [each for each in twins if self.where(each)[0] == location]
+                    return next((each for each in there if self.where(each)[3] == pass_), there[0])
+        return twins[0] if len(lines) == 1 else None
+
+
+def add_line(lines: dict[str, set[str]], path: str, line: str) -> None:
+    """``line`` for ``path`` and for every path it is within (``jvp(jit(qr))`` for ``jvp(jit(qr))/geqrf``)."""
+    parts = path.split("/")
+    for count in range(1, len(parts) + 1):
+        lines.setdefault("/".join(parts[:count]), set()).add(line)
