@@ -159,8 +159,22 @@ def test_a_combined_all_reduce_is_named_for_its_first_part_not_split_inside_its_
         ("spectral_windows.py:24", "reduce_sum", "forward", "jvp()/reduce_sum", "expected", 4 + 6 * 6 * 4)]
 
 
+def test_the_batch_part_of_a_combined_all_reduce_is_named_by_its_part_where_no_tuple_element_names_it() -> None:
+    # XLA's dump of jax 0.12.0 (what explain reads, not compiled.as_text()) writes the users of det's tuple
+    # all-reduce as "%all-reduce.3#1": no get-tuple-element names the f32[256,6,6] part. Its name lists the parts
+    # in the tuple's order, "(jvp()/reduce_sum:transpose(jvp(jit(det)))/scatter-add)": the second holds the batch.
+    # Read as its first part alone, the trial's 0.12.0 line said det's backward sum was a "forward" reduce_sum.
+    prints = [f for f in _prints("A2-0.12.0-det-dump") if f.state == "communication"]
+    assert [(f.location, f.op, f.pass_, f.function, f.bytes_per_device) for f in prints] == [
+        ("spectral_windows.py:38", "all-reduce", "backward", "det", 4 + 256 * 6 * 6 * 4)]
+
+
 def test_first_combined_keeps_names_that_combine_nothing() -> None:
-    from kit.hlo.op_names import first_combined
+    from kit.hlo.op_names import combined_parts, first_combined
+
+    assert combined_parts("jit(f)/(jvp()/reduce_sum:transpose(jvp(jit(det)))/scatter-add)") == [
+        "jit(f)/jvp()/reduce_sum", "jit(f)/transpose(jvp(jit(det)))/scatter-add"]
+    assert combined_parts("jit(f)/(a:b(c:d):e)") == ["jit(f)/a", "jit(f)/b(c:d)", "jit(f)/e"]
 
     assert first_combined("jit(f)/(jvp()/reduce_sum:transpose(jvp(jit(det)))/scatter-add)") == "jit(f)/jvp()/reduce_sum"
     for name in ("jit(f)/jvp(jit(det))/lu", "jit(f)/jit(main)", "jit(f)/(b)", "(a)/b:c", ""):

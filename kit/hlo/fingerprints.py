@@ -27,6 +27,7 @@ from .dataflow import feeders
 from .fingerprint import Fingerprint, FingerprintState
 from .instructions import COLLECTIVES, LINALG_OPCODES, LINALG_PRIMITIVES, batch_of, collective, elements, is_linalg
 from .instructions import primitive
+from .op_names import combined_parts
 from .sharding import inputs, linalg_state
 from .source_lines import SourceLines
 
@@ -135,6 +136,9 @@ class _Context:
         location, function, path, pass_ = self.lines.where(named)
         if location is None and named.op_name:
             location = self.lines.line_of(computation, named)
+        part = None if expected or named is not instruction else self.batch_part_name(instruction)
+        if part is not None:  # no get-tuple-element to read (0.12 dumps write its users' operands as %all-reduce.3#1)
+            location, function, path, pass_ = self.lines.where_named(part, location)
         kind = collective(instruction)
         fingerprint = found.setdefault(("collective", location or path, function, kind, pass_), Fingerprint(
             self.after.name, location, function, kind, pass_, FingerprintState.EXPECTED, path))
@@ -146,6 +150,17 @@ class _Context:
             fingerprint.state = FingerprintState.COMMUNICATION
         if primitive(named) in LINALG_PRIMITIVES:
             self.named_for.setdefault((location or path, function, primitive(named), pass_), []).append(instruction)
+
+    def batch_part_name(self, instruction: Instruction) -> str | None:
+        """Of a combined collective whose name lists its parts (jax 0.12: ``jit(f)/(jvp()/reduce_sum:transpose(
+        jvp(jit(det)))/scatter-add)``, one per element of its tuple, in order), the part holding the batch; None for
+        one array, or none such. The trial's A2 on 0.12.0 said det's backward sum "forward", named for the loss."""
+        parts, arrays = combined_parts(instruction.op_name), delivered(instruction)
+        extents = self.sharded | self.shares
+        if len(parts) < 2 or len(parts) != len(arrays) or not extents:
+            return None
+        return next((part for part, array in zip(parts, arrays) if any(extent in extents for extent in array.dims)),
+                    None)
 
     def batch_part(self, computation: Computation, instruction: Instruction) -> Instruction | None:
         """Of a combined (tuple) collective, the get-tuple-element that takes a part holding the batch, where

@@ -48,21 +48,28 @@ def first_combined(op_name: str) -> str:
     ``jit(f)/(jvp()/reduce_sum:transpose(jvp(btc,dc->btd))/dot_general)``; split at ``/`` that was read as the
     function ``dot_general)`` on the backward pass (the trial's spectral_windows.py:24 on 0.12.0), a row of its own
     beside 0.8.0's ``reduce_sum`` (forward) of the same line. Its source line is the first part's."""
+    return combined_parts(op_name)[0]
+
+
+def combined_parts(op_name: str) -> list[str]:
+    """Each op a combined instruction's name stands for, in the order of its tuple's elements (``jit(f)/a/b`` and
+    ``jit(f)/c`` of ``jit(f)/(a/b:c)``); the name alone where it combines nothing."""
     start = op_name.find("/(") + 1 if not op_name.startswith("(") else 0
     if not op_name.endswith(")") or (start == 0 and not op_name.startswith("(")):
-        return op_name
-    depth, parts, begun = 0, [], start + 1
-    for index in range(start, len(op_name)):
-        char = op_name[index]
+        return [op_name]
+    inner = op_name[start + 1:-1]
+    depth, parts, begun = 0, [], 0
+    for index, char in enumerate(inner):
         depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and index < len(op_name) - 1:
-            return op_name  # the parenthesis closes before the end: not one combined name
-        if depth == 1 and char == ":":
-            parts.append(op_name[begun:index])
+        if depth < 0:
+            return [op_name]  # the first parenthesis closes before the end: not one combined name
+        if depth == 0 and char == ":":
+            parts.append(inner[begun:index])
             begun = index + 1
-    if not parts:
-        return op_name  # one part in parentheses: nothing was combined
-    return op_name[:start] + parts[0]
+    parts.append(inner[begun:])
+    if len(parts) < 2 or depth:
+        return [op_name]  # one part in parentheses: nothing was combined
+    return [op_name[:start] + part for part in parts]
 
 
 def untransposed(path: str) -> str:

@@ -52,6 +52,14 @@ class SourceLines:
         path = self.op_path(instruction.op_name)
         return location, function_of(path), path, "backward" if "transpose(" in path else "forward"
 
+    def where_named(self, op_name: str, otherwise: str | None) -> tuple[str | None, str, str, str]:
+        """`where` for an op known by its name alone (a part of a combined instruction): its line the one its op
+        path has in the module, else ``otherwise`` (the instruction's own)."""
+        path = self.op_path(op_name)
+        lines = self.path_lines.get(path, set())
+        location = next(iter(lines)) if len(lines) == 1 else otherwise
+        return location, function_of(path), path, "backward" if "transpose(" in path else "forward"
+
     def op_path(self, op_name: str) -> str:
         return op_path(op_name, self.jits)
 
