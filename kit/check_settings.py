@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import enum
 import math
 import re
 from dataclasses import dataclass
@@ -88,12 +89,40 @@ def bad_if_pattern(text: object, where: str, error: type[KitError] = UsageError)
                     r"escape what should match literally with a backslash, e.g. 'index\[0\]' or 'f\(x\)'") from None
 
 
+class CheckKind(enum.Enum):
+    """What a check is, the tag the kit branches on (never a check's name, nor a key of its parameters)."""
+
+    BUILTIN = "built-in"
+    """A repro of ``repro/``, run as ``python -m MODULE`` with its parameters as flags."""
+    SCRIPT = "script"
+    """A user's script, run as ``python SCRIPT``: its exit status (and ``$KIT_RESULT``) is the verdict."""
+    EXPLAIN = "explain"
+    """A user's program judged by the HLO it compiled (``explain = ...``, bisect's ``--explain``: kit/run/explained.py)."""
+
+
+@dataclass(frozen=True)
+class ExplainedProgram:
+    """What makes a script check an explain check: its program is judged by the HLO it compiled."""
+
+    op: str | None = None
+    """bisect's ``--op FILE:LINE[:OP]``: that line's (op's) fingerprints alone decide, and the release's compile is
+    kept for the other ops' probes; "" every op, kept alike (the bounds' look); None every op, nothing kept (a
+    matrix check, an explain run)."""
+
+    def as_parameters(self) -> dict[str, object]:
+        """How a record says it (``{"explain": true, "op": ...}``), the words records have held from the first."""
+        return {"explain": True, **({"op": self.op} if self.op is not None else {})}
+
+
 @dataclass(frozen=True)
 class Check:
-    """A built-in repro (``python -m repro.<name>``) or a user's script (``script`` is set)."""
+    """A built-in repro (``python -m repro.<name>``), a user's script (``script`` is set), or a program explained
+    (``script`` and ``explain`` set): `kind` tells which."""
 
     name: str
     parameters: Parameters
+    """A built-in check's parameters in their normal form; a script's: none (what identifies it is
+    `kit.config.script_parameters`'s)."""
     presets: Mapping[str, Parameters]
     timeout_s: int
     description: str
@@ -105,22 +134,31 @@ class Check:
     """Extra packages the script imports, in normal form (`kit.requirements`), installed for each release's era."""
     bad_if: re.Pattern[str] | None = None
     """A script check is affected only when it fails and its output matches this; another failure is inconclusive."""
+    explain: ExplainedProgram | None = None
+    """Set where the script is a program judged by its compiled HLO."""
+
+    @property
+    def kind(self) -> CheckKind:
+        if self.script is None:
+            return CheckKind.BUILTIN
+        return CheckKind.EXPLAIN if self.explain is not None else CheckKind.SCRIPT
 
     @property
     def builtin(self) -> bool:
-        return self.script is None
+        return self.kind is CheckKind.BUILTIN
 
 
 def script_check(name: str, script: Path, *, description: str = "", host_devices: int | None = None,
                  timeout_s: int = DEFAULT_TIMEOUT_S, requires: tuple[str, ...] = (),
-                 bad_if: re.Pattern[str] | None = None, parameters: Parameters | None = None) -> Check:
-    """A user's script as a check, from matrix.toml or from the command line (``--script``): one shape for both.
+                 bad_if: re.Pattern[str] | None = None, explain: ExplainedProgram | None = None) -> Check:
+    """A user's script as a check, from matrix.toml or from the command line (``--script``, ``--explain``): one
+    shape for both.
 
     Every value has been checked where it entered; ``script`` is made absolute.
     """
-    return Check(name=name, parameters=dict(parameters or {}), presets={}, timeout_s=timeout_s,
+    return Check(name=name, parameters={}, presets={}, timeout_s=timeout_s,
                  description=description or f"{name} check ({script.name})", script=script_with_code(script),
-                 host_devices=host_devices, requires=requires, bad_if=bad_if)
+                 host_devices=host_devices, requires=requires, bad_if=bad_if, explain=explain)
 
 
 
@@ -157,7 +195,7 @@ def _parse_script_check(name: str, table: TomlTable, path: Path) -> Check:
     bad_if = bad_if_pattern(table["bad_if"], f"{where}.bad_if", ConfigError) if "bad_if" in table else None
     return script_check(name, script, description=_string(table, "description", where, f"{name} check ({table[key]})"),
                         host_devices=devices, timeout_s=_timeout(table, where), requires=requires, bad_if=bad_if,
-                        parameters={"explain": True} if key == "explain" else None)  # kit/run/explained.py
+                        explain=ExplainedProgram() if key == "explain" else None)  # kit/run/explained.py
 
 
 def _timeout(table: TomlTable, where: str) -> int:

@@ -335,7 +335,8 @@ def script_parameters(check: Check, root: Path) -> JsonObject:
     except ValueError:
         shown = str(check.script)
     parameters: JsonObject = {"script": shown, "script_sha256": hashlib.sha256(script_bytes(check.script, check.name)).hexdigest(),
-                                  "host_devices": check.host_devices, **check.parameters}
+                              "host_devices": check.host_devices,
+                              **(check.explain.as_parameters() if check.explain is not None else {})}
     if check.requires:
         parameters["requires"] = list(check.requires)
     if check.bad_if is not None:

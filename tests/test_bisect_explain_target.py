@@ -18,14 +18,13 @@ import pytest
 from kit.bisect.options import parse_options
 from kit.records import RunOutcome, Status
 from kit.config import parse_matrix
-from kit.check_settings import script_check
+from kit.check_settings import CheckKind, ExplainedProgram, script_check
 from kit.errors import UsageError
 from kit.install.environment import Environment
 from kit.run import explained, runner, script_runs, shared_runs, targeted
 from kit.targets import parse_target
 
 DATA = Path(__file__).parent / "data" / "hlo"
-TPU = json.dumps(parse_target("tpu:v5e:2x2").to_json())
 BOUNDS = ["--good", "0.12.0.1", "--bad", "0.5.3"]
 
 
@@ -33,8 +32,7 @@ def _judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, op: str) -> tuple[Ru
     """One probe of jax 0.12.0.1's train_slogdet for ``op``, compiled for TPU v5e 2x2."""
     program = tmp_path / "train_slogdet.py"
     program.write_text("print('ran')\n")
-    check = script_check("script-train_slogdet", program, host_devices=4,
-                         parameters={"explain": True, "op": op, "target": TPU})
+    check = script_check("script-train_slogdet", program, host_devices=4, explain=ExplainedProgram(op=op))
     runs: list[Any] = []
 
     def run_script(env: Any, check: Any, backend: str, timeout: int, log: Any, output_log: Any = None,
@@ -76,8 +74,16 @@ def test_bisect_explain_takes_a_target_and_installs_the_chips_compiler(tmp_path:
     options = parse_options(matrix, ["--explain", str(tmp_path / "train.py"), "--op", "train.py:39",
                                      "--target", "tpu:v5e:2x2", *BOUNDS])
     assert options.backend == "tpu"  # jax[tpu]: libtpu compiles, nothing runs
-    assert options.script_check is not None
-    assert json.loads(options.script_check.parameters["target"])["name"] == "tpu:v5e:2x2"
+    assert options.script_check is not None and options.script_check.kind is CheckKind.EXPLAIN
+    # The target is the probes' typed value, never the check's text: it becomes text in each probe's record alone.
+    assert options.script_check.explain == ExplainedProgram(op="train.py:39")
+    assert options.script_check.parameters == {}
+    assert options.target == parse_target("tpu:v5e:2x2")
+    request = runner.RunRequest(check="script-train", version="0.12.0.1", script=options.script_check,
+                                target=options.target)
+    said = runner.parameters_for(matrix, request)
+    assert json.loads(str(said["target"]))["name"] == "tpu:v5e:2x2"
+    assert said["target"] == options.target.as_parameter and {"explain": True, "op": "train.py:39"}.items() <= said.items()
     assert runner.too_old_for_target(runner.RunRequest(check="script-train", version="0.5.0", target=options.target)
                                      ).startswith("jax 0.5.0 cannot compile for")
     with pytest.raises(UsageError, match="goes with --check scaling or --explain"):
@@ -90,8 +96,7 @@ def test_a_kept_run_of_a_program_is_one_per_target(tmp_path: Path) -> None:
     env = Environment(python=Path(sys.executable), versions={"jax": "0.12.0.1"}, obtained="reused")
 
     def kept(target: str) -> Path | None:
-        parameters = {"explain": True, "op": "train.py:39", **({"target": target} if target else {})}
-        return shared_runs.path(tmp_path, env, script_check("s", tmp_path / "train.py", parameters=parameters), "tpu")
+        check = script_check("s", tmp_path / "train.py", explain=ExplainedProgram(op="train.py:39"))
+        return shared_runs.path(tmp_path, env, check, "tpu", parse_target(target) if target else None)
 
-    wider = json.dumps(parse_target("tpu:v5e:2x4").to_json())
-    assert len({kept(TPU), kept(wider), kept("")}) == 3
+    assert len({kept("tpu:v5e:2x2"), kept("tpu:v5e:2x4"), kept("")}) == 3

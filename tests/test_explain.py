@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kit.check_settings import CheckKind, ExplainedProgram
 from kit import explain
 from kit.commands import interpreter_path as cli_interpreter_path
 from kit.config import load_matrix
@@ -229,7 +230,7 @@ def test_an_explain_check_of_matrix_toml_is_affected_where_an_op_holds_the_whole
                                           '[checks.mine]\nexplain = "train_slogdet.py"\nhost_devices = 4\n')
     _program(tmp_path, "0.4.35")
     matrix = load_matrix(tmp_path / "matrix.toml")
-    assert matrix.checks["mine"].parameters == {"explain": True}
+    assert matrix.checks["mine"].explain == ExplainedProgram() and matrix.checks["mine"].kind is CheckKind.EXPLAIN
     verdicts = {}
     for release in ("0.4.35", "0.6.0"):
         _program(tmp_path, release)
@@ -255,7 +256,7 @@ def test_bisect_explain_makes_the_program_a_script_check_judged_by_its_hlo_and_o
     assert check is not None
     assert check.script == program
     assert check.host_devices == 4
-    assert check.parameters == {"explain": True, "op": "train_mixed.py:42"}
+    assert check.explain == ExplainedProgram(op="train_mixed.py:42") and check.kind is CheckKind.EXPLAIN
     with pytest.raises(UsageError, match="--op applies to --explain"):
         parse_options(matrix, ["--script", str(program), "--op", "x.py:1", "--good", "0.6.0", "--bad", "0.4.35"])
 
@@ -269,7 +270,7 @@ def test_an_explain_check_with_an_op_is_judged_by_that_line_alone(tmp_path: Path
     reasons = {}
     for op in ("train_mixed.py:42", "train_mixed.py:28", "train_mixed.py:99", "train_mixed.py:40:triangular_solve"):
         check = script_check("mine", _program(tmp_path, "0.4.35", "train_mixed"), host_devices=4,
-                             parameters={"explain": True, "op": op})
+                             explain=ExplainedProgram(op=op))
         fields = run_explained(script_runs.run_script, script_runs.scratch_dir, env, check, "cpu", 60, lambda _: None)
         reasons[op] = (fields.verdict, fields.reason)
     assert reasons["train_mixed.py:42"][0] == "affected"
@@ -290,14 +291,14 @@ def test_bisects_of_two_ops_of_one_program_read_one_run_of_each_release(tmp_path
     env = Environment(python=Path(sys.executable), versions={"jax": "0.4.35"}, obtained="reused")
     verdicts = []
     for op in ("train_mixed.py:40:lu", "train_mixed.py:42:cholesky", "train_mixed.py:28"):
-        check = script_check("mine", program, host_devices=4, parameters={"explain": True, "op": op})
+        check = script_check("mine", program, host_devices=4, explain=ExplainedProgram(op=op))
         fields = run_explained(script_runs.run_script, script_runs.scratch_dir, env, check, "cpu", 60, lambda _: None,
                                shared=tmp_path / "shared")
         verdicts.append(fields.verdict)
     assert verdicts == ["affected", "affected", "unaffected"]
     assert counter.read_text() == "ran\n"
     overlaid = dataclasses.replace(env, pythonpath=(tmp_path,))  # a commit laid over: never shared
-    check = script_check("mine", program, host_devices=4, parameters={"explain": True, "op": "train_mixed.py:40:lu"})
+    check = script_check("mine", program, host_devices=4, explain=ExplainedProgram(op="train_mixed.py:40:lu"))
     run_explained(script_runs.run_script, script_runs.scratch_dir, overlaid, check, "cpu", 60, lambda _: None,
                   shared=tmp_path / "shared")
     assert counter.read_text() == "ran\nran\n"

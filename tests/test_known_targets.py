@@ -14,7 +14,7 @@ import pytest
 
 from kit.records import RunOutcome, Status, Verdict
 from kit.config import load_matrix
-from kit.check_settings import script_check
+from kit.check_settings import ExplainedProgram, script_check
 from kit.targets import parse_target
 from kit.errors import ConfigError, UsageError
 from kit.known import command, measure as measure_module
@@ -214,7 +214,7 @@ def test_a_script_compiled_for_a_target_is_told_it_and_only_such_a_script() -> N
     told = target_env(script_check("x", script), v5e)
     assert json.loads(told[known_target.ENV])["name"] == "tpu:v5e:2x2" and list(told) == [known_target.ENV]
     assert target_env(script_check("x", script), None) == {}
-    assert target_env(script_check("x", script, parameters={"explain": "p.py"}), v5e) == {}
+    assert target_env(script_check("x", script, explain=ExplainedProgram()), v5e) == {}
 
 
 def test_a_target_check_run_without_a_target_cannot_tell(monkeypatch: pytest.MonkeyPatch,

@@ -11,7 +11,6 @@ by galloping (`kit.bisect.gallop`).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from packaging.version import Version
 from repro.parameters import MAX_HOST_DEVICES
 
 from ..arguments import Parser
-from ..check_settings import DEFAULT_TIMEOUT_S, Check, bad_if_pattern, script_check, timeout_seconds
+from ..check_settings import DEFAULT_TIMEOUT_S, Check, ExplainedProgram, bad_if_pattern, script_check, timeout_seconds
 from ..config import Matrix, bisect_command, release_number
 from ..checks import builtin
 from ..errors import UsageError
@@ -268,8 +267,8 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> BisectOptions:
     if args.op and not args.explain:
         raise UsageError("--op applies to --explain", "e.g. --explain train.py --op train.py:37")
     target = _target(args)
-    explained = {"explain": True, **({"op": args.op} if args.op else {}),
-                 **({"target": json.dumps(target.to_json())} if target else {})} if args.explain else None
+    # The target stays out of the check: it travels as the probes' `Target` and becomes text in their records.
+    explained = ExplainedProgram(op=args.op or None) if args.explain else None
     args.script, args.host_devices = args.script or args.explain, args.host_devices or (4 if args.explain else None)
     if not args.check and not args.script:
         raise UsageError("say what to bisect", "pass --check scaling, --check correctness or --script path/to/repro.py")
@@ -324,7 +323,7 @@ def parse_options(matrix: Matrix, argv: Sequence[str]) -> BisectOptions:
                                   timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
                                   requires=requirements(args.requires, "--requires"),
                                   bad_if=bad_if_pattern(args.bad_if, "--bad-if") if args.bad_if is not None else None,
-                                  parameters=explained)
+                                  explain=explained)
         if script else None,
     )
 

@@ -21,7 +21,7 @@ from ..json_types import as_list, as_object, as_text
 from ..records import Record
 from ..records import Verdict
 from ..config import Matrix
-from ..check_settings import Check
+from ..check_settings import Check, ExplainedProgram
 from ..errors import UsageError
 from ..hlo import HOLDS_WHOLE
 from ..run import runner
@@ -35,7 +35,7 @@ Bisect = Callable[[Matrix, Sequence[str], Log], int]
 def wanted(specs: Specs) -> bool:
     """Is this a bisect of every changed op (``--explain`` with both bounds and no ``--op``)?"""
     check = specs.runs.script_check
-    return bool(check and check.parameters.get("explain") and "op" not in check.parameters
+    return bool(check and check.explain is not None and check.explain.op is None
                 and specs.search.good and specs.search.bad)
 
 
@@ -43,7 +43,7 @@ def bisect_each_op(matrix: Matrix, specs: Specs, argv: Sequence[str], log: Log, 
     """Explain both bounds, bisect each op that changed between them, print one line per op."""
     runs, good, bad = specs.runs, specs.search.good, specs.search.bad
     assert runs.script_check is not None and good and bad
-    check = dataclasses.replace(runs.script_check, parameters={"explain": True, "op": ""})  # "": shared
+    check = dataclasses.replace(runs.script_check, explain=ExplainedProgram(op=""))  # "": every op, kept for theirs
     states = {release: _states(matrix, runs, check, release, log) for release in (good, bad)}
     changed = sorted(op for op in set(states[good]) | set(states[bad])
                      if (states[good].get(op) in HOLDS_WHOLE) != (states[bad].get(op) in HOLDS_WHOLE))
@@ -83,7 +83,7 @@ def _answer(matrix: Matrix, specs: Specs, op: str) -> str:
     assert specs.runs.script_check is not None
     asked = specs.runs.script_check
     subject = dataclasses.replace(specs.runs, script_check=dataclasses.replace(
-        asked, parameters={**asked.parameters, "op": op})).subject
+        asked, explain=ExplainedProgram(op=op))).subject
     good, bad = specs.search.good, specs.search.bad
     found = sorted(Path(reports_dir(matrix, specs.report)).glob(f"bisect-{subject}-good{good}-bad{bad}-*.json"),
                    key=lambda p: p.stat().st_mtime)

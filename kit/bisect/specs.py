@@ -58,7 +58,8 @@ class WhatRuns:
     @property
     def op(self) -> str:
         """``--op FILE:LINE[:OP]`` as given ("" where none is)."""
-        return str(self.script_check.parameters.get("op") or "") if self.script_check else ""
+        explained = self.script_check.explain if self.script_check else None
+        return explained.op or "" if explained is not None else ""
 
     @property
     def explained_op(self) -> str:

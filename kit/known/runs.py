@@ -10,7 +10,6 @@ target (``KIT_TARGET``, `repro.known_target`): nothing runs on the chip.
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Mapping
@@ -32,17 +31,17 @@ def run_entry(matrix: Matrix, entry: Entry, log: Log, records_dir: Path, *, vers
               existing: ExistingPython | None = None, echo: bool = False, target: Target | None = None) -> Measurement:
     """The entry's check on ``version`` (installed) or on ``existing``, compiled for ``target`` where given; the
     outcome as the catalogue counts it."""
-    check = entry_check(entry, target)
+    check = entry_check(entry)
     request = entry_request(entry, records_dir, version=version, existing=existing, echo=echo, target=target)
     written, path = run_check(matrix, request, log, check=check)
     return measurement_of(written, path, version, target)
 
 
-def entry_check(entry: Entry, target: Target | None = None) -> Check:
-    """The entry's script as a check: its devices, its timeout, the target it is compiled for."""
+def entry_check(entry: Entry) -> Check:
+    """The entry's script as a check: its devices, its timeout (the target it is compiled for travels in the run
+    request, `entry_request`, and becomes text in its record)."""
     return script_check(entry.id, entry.check, description=entry.title, host_devices=entry.host_devices,
-                        timeout_s=entry.timeout_s,
-                        parameters={"target": json.dumps(target.to_json())} if target else None)
+                        timeout_s=entry.timeout_s)
 
 
 def entry_request(entry: Entry, records_dir: Path, *, version: str = "", existing: ExistingPython | None = None,
@@ -52,7 +51,7 @@ def entry_request(entry: Entry, records_dir: Path, *, version: str = "", existin
     aimed = f" --target {target.name}" if target else ""
     # A target installs its compiler as the release's extra (jax[tpu]); JAX itself runs on CPU.
     backend = target.install_extra if target and existing is None else "cpu"
-    return RunRequest(check=entry.id, version=version, backend=backend, script=entry_check(entry, target),
+    return RunRequest(check=entry.id, version=version, backend=backend, script=entry_check(entry),
                       existing=existing, records_dir=records_dir, echo=echo, target=target,
                       reproduce=f"jax-kit audit {where}{aimed} --only {entry.id}")
 

@@ -211,7 +211,8 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
     root = check.script.parent
     # Only bisect's per-op probes share (an "op" set, "" for the bounds' look at every op): a matrix run or an
     # explain runs the program itself.
-    kept = shared_runs.path(shared, env, check, backend) if shared is not None and "op" in check.parameters else None
+    op = check.explain.op if check.explain is not None else None  # bisect's --op FILE:LINE[:OP] ("" every op)
+    kept = shared_runs.path(shared, env, check, backend, target) if shared is not None and op is not None else None
     run = shared_runs.load(kept) if kept is not None else None
     if run is not None:
         log(f"read the compile this release made of {check.script.name} for another op's probe "
@@ -221,8 +222,7 @@ def run_explained(run_script: ScriptRun, scratch_dir: Scratch, env: Environment,
                          shown=lambda path: _shown_source(path, root), target=target, run_child=run_child)
         if kept is not None:
             shared_runs.save(kept, run)
-    op = str(check.parameters.get("op") or "")  # bisect's --op FILE:LINE[:OP]: that line's (op's) alone decide
-    return judged_by_fingerprints(run.outcome, run, op, target is not None)
+    return judged_by_fingerprints(run.outcome, run, op or "", target is not None)  # that line's (op's) alone decide
 
 
 def judged_by_fingerprints(outcome: RunOutcome, run: DumpedRun, op: str = "", compiled_for_target: bool = False,

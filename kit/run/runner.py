@@ -36,7 +36,7 @@ from .compile_cache import compile_cache_env
 from .explained import explain_runner
 from .kit_files import watching
 from ..config import Matrix, configured_parameters, script_parameters
-from ..check_settings import Check, parameter_problems
+from ..check_settings import Check, CheckKind, parameter_problems
 from ..text_bounds import bound_record
 from ..user_paths import shown_path
 from ..errors import UsageError, child_refused_write
@@ -123,7 +123,7 @@ def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = No
         if request.preset or request.overrides:
             raise UsageError(f"{request.check} is a script check: it takes no preset or parameters",
                              "put the script's settings in the script itself")
-        return script_parameters(check, matrix.path.parent)
+        return {**script_parameters(check, matrix.path.parent), **target_parameter(request.target)}
     params = configured_parameters(matrix, request.check)
     if request.preset:
         if request.preset not in check.presets:
@@ -131,14 +131,19 @@ def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = No
             raise UsageError(f"{request.check} has no preset {request.preset!r}", f"presets: {known}")
         params.update(check.presets[request.preset])
     params.update(request.overrides)
-    if request.target is not None:  # where the target becomes text: the repro's --target, the record's parameters
-        params["target"] = request.target.as_parameter
+    params.update(target_parameter(request.target))
     broken = parameter_problems(request.check, params)
     if broken:
         given = " ".join(f"{flag(k)} {shown(v)}" for k, v in request.overrides.items()) or "no overrides"
         raise UsageError(broken[0], f"the repro would refuse it after the install; you gave {given}, "
                                     f"the rest is [checks.{request.check}] in matrix.toml")
     return params
+
+
+def target_parameter(target: Target | None) -> JsonObject:
+    """Where the target becomes text, for every kind of check: a built-in repro's ``--target`` and every record's
+    ``parameters`` (a probe compiled for another chip is another measurement). Before here it is a `Target`."""
+    return {"target": target.as_parameter} if target is not None else {}
 
 
 def check_subject(request: RunRequest, parameters: Mapping[str, object]) -> JsonObject:
@@ -266,7 +271,7 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
         if check.script is not None:  # a program to explain (explain = ..., bisect --explain) reads its HLO too
             shared = matrix.layout.probe_cache.parent / "explained-runs"  # bisect --explain --op: shared by the ops
             run = (explain_runner(run_script, scratch_dir, shared, run_child, request.target)
-                   if check.parameters.get("explain") else run_script)
+                   if check.kind is CheckKind.EXPLAIN else run_script)
             outcome = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
                           extra_env={**told, **target_env(check, request.target)})
         else:
@@ -283,7 +288,7 @@ def target_env(check: Check, target: Target | None) -> dict[str, str]:
     """What a script compiled for a chip is told (a catalogue entry's ``targets``, `repro.known_target`): the
     target as text, where it leaves the kit for the child. A program explained for a target is compiled for it by
     the kit instead (`kit.run.targeted`)."""
-    if check.script is None or target is None or check.parameters.get("explain"):
+    if check.kind is not CheckKind.SCRIPT or target is None:
         return {}
     return {KNOWN_TARGET_ENV: target.as_parameter}
 

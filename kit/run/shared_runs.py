@@ -24,6 +24,7 @@ from ..check_settings import Check
 from ..hlo import Fingerprint
 from ..install import Environment
 from ..records import EXISTING, RunOutcome
+from ..targets import Target
 from ..json_types import JsonObject, as_object
 
 
@@ -50,7 +51,7 @@ def partitions(module: JsonObject) -> int:
     return count if isinstance(count, int) and count > 0 else 1
 
 
-def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | None:
+def path(folder: Path, env: Environment, check: Check, backend: str, target: Target | None = None) -> Path | None:
     """Where this run is kept, or None where it must not be (a commit overlaid, a user's own interpreter)."""
     if env.pythonpath or env.obtained == EXISTING or check.script is None:
         return None
@@ -63,7 +64,7 @@ def path(folder: Path, env: Environment, check: Check, backend: str) -> Path | N
                       "devices": check.host_devices, "backend": backend, "kit": __version__,
                       "xla_flags": os.environ.get("XLA_FLAGS", ""),
                       # Compiled for a chip: one per target (two TPU slices share an environment).
-                      **({"target": check.parameters["target"]} if check.parameters.get("target") else {})},
+                      **({"target": target.as_parameter} if target is not None else {})},
                      sort_keys=True)
     return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
