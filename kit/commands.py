@@ -54,7 +54,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
     args = run_parser(check_name).parse_args(list(argv[2 if release_or_environment is not None else 1:]))
     version, existing = run_where(matrix, release_or_environment, args)
     overrides = parameter_rules.given(check_name, args)  # parsed and in normal form
-    compiled_for = target_parameter(check_name, overrides, args.backend)
+    compiled_for = target_from_flags(check_name, overrides, args.backend)
     request = RunRequest(
         check=check_name,
         version=version,
@@ -77,7 +77,7 @@ def cmd_run(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str | None
     return exit_code(record, args.fail_on_affected)
 
 
-def target_parameter(check: str, overrides: dict[str, object], backend: str | None) -> Target | None:
+def target_from_flags(check: str, overrides: dict[str, object], backend: str | None) -> Target | None:
     """``--target NAME`` (``tpu:v5e:2x2``) taken out of the parsed flags as the Target it names, which the run request
     carries from here (`kit.run.runner.RunRequest.target`). None without ``--target``; UsageError naming the
     nearest name."""

@@ -20,7 +20,7 @@ from packaging.version import Version
 
 from repro import parameters as parameter_rules
 
-from .check_settings import BUILTIN_CHECKS, Check, parse_any_check, parse_check
+from .check_settings import BUILTIN_CHECKS, Check, CheckKind, parse_any_check, parse_check
 from .errors import ConfigError, KitError, UsageError
 from .json_types import JsonObject, TomlTable
 from .layout import Layout
@@ -309,7 +309,7 @@ def configured_parameters(matrix: Matrix, name: str) -> JsonObject:
     makes its records stale. ConfigError when the script went missing since load.
     """
     check = matrix.check(name)
-    if check.script is None:
+    if check.kind is CheckKind.BUILTIN:
         return dict(check.parameters)
     return script_parameters(check, matrix.path.parent)
 

@@ -124,6 +124,13 @@ class Target:
                    description_text=str(data.get("description_text") or ""))
 
 
+def target_parameter(target: Target | None) -> JsonObject:
+    """Where the target becomes text, for every kind of check: a built-in repro's ``--target`` and every record's
+    ``parameters`` (a probe compiled for another chip is another measurement), and the key a program's kept
+    compile is found by. Before here it is a `Target`, from the command line on."""
+    return {"target": target.as_parameter} if target is not None else {}
+
+
 def named_targets() -> list[str]:
     """Every name `parse_target` knows, as ``--help`` lists them."""
     return [f"tpu:{name}" for name in TPU_SLICES] + [f"gpu:{chip}:N" for chip in _GPUS]

@@ -77,3 +77,21 @@ def test_a_built_in_check_that_matrix_toml_does_not_list_still_runs_with_its_dec
     assert scaling.builtin and scaling.parameters == parameter_rules.DEFAULTS["scaling"]
     assert scaling.description == builtin_checks()["scaling"].description
     assert matrix.check("correctness").parameters == {"matrix_size": 8}
+
+
+def test_a_check_says_what_it_is_by_its_kind_never_by_a_key_of_its_parameters(tmp_path: Path) -> None:
+    # Issue 61: an explain check was a script check whose parameters held {"explain": True, "op": ...} (and the
+    # target's JSON), read back by six modules as a dict; its kind and its op are now typed fields.
+    from kit.check_settings import CheckKind, ExplainedProgram, parse_any_check
+
+    (tmp_path / "train.py").write_text("pass\n")
+    matrix = tmp_path / "matrix.toml"
+    kinds = {name: parse_any_check(name, table, matrix) for name, table in
+             (("scaling", {}), ("mine", {"script": "train.py"}), ("why", {"explain": "train.py", "host_devices": 4}))}
+    assert {name: check.kind for name, check in kinds.items()} == {
+        "scaling": CheckKind.BUILTIN, "mine": CheckKind.SCRIPT, "why": CheckKind.EXPLAIN}
+    assert kinds["why"].explain == ExplainedProgram() and kinds["why"].parameters == {}
+    assert [check.builtin for check in kinds.values()] == [True, False, False]
+    # The record says it as records always have: the explain key, and the op only where one is named.
+    assert ExplainedProgram().as_parameters() == {"explain": True}
+    assert ExplainedProgram(op="").as_parameters() == {"explain": True, "op": ""}

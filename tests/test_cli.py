@@ -412,12 +412,12 @@ def test_summary_of_a_target_run_says_it_was_compiled_for_the_target_and_not_run
 
 def test_a_target_name_becomes_the_target_it_names_and_installs_its_compiler() -> None:
     overrides: dict = {"target": "TPU:v5e:2x2", "devices": [1, 2]}
-    target = commands.target_parameter("scaling", overrides, None)
+    target = commands.target_from_flags("scaling", overrides, None)
     assert target is not None and target.install_extra == "tpu" and target.topology == "v5e:2x2"
     assert overrides == {"devices": [1, 2]}  # the request carries the Target, not the parameters
     # A record's reproduce line may give the target's JSON: it reads back as the same Target.
-    assert commands.target_parameter("scaling", {"target": target.as_parameter}, "tpu") == target
-    assert commands.target_parameter("scaling", {}, None) is None
+    assert commands.target_from_flags("scaling", {"target": target.as_parameter}, "tpu") == target
+    assert commands.target_from_flags("scaling", {}, None) is None
 
 
 @pytest.mark.parametrize(("check", "name", "backend", "message", "tip"), [
@@ -428,7 +428,7 @@ def test_a_target_name_becomes_the_target_it_names_and_installs_its_compiler() -
 def test_a_target_that_cannot_be_is_a_usage_error(check: str, name: str, backend: str | None, message: str,
                                                   tip: str) -> None:
     with pytest.raises(UsageError) as raised:
-        commands.target_parameter(check, {"target": name}, backend)
+        commands.target_from_flags(check, {"target": name}, backend)
     assert message in raised.value.render() and tip in raised.value.render()
 
 

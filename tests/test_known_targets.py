@@ -15,7 +15,7 @@ import pytest
 from kit.records import RunOutcome, Status, Verdict
 from kit.config import load_matrix
 from kit.check_settings import ExplainedProgram, script_check
-from kit.targets import parse_target
+from kit.targets import Target, parse_target
 from kit.errors import ConfigError, UsageError
 from kit.known import command, measure as measure_module
 from kit.known.catalogue import load_catalogue, read_entry
@@ -24,7 +24,7 @@ from kit.known.listing import range_text
 from kit.known.measure import measure
 from kit.known.measured import Measurement, Presence, load_measurements, ranges, save_measurements
 from kit.matrix.markdown import range_sentence
-from kit.run.runner import target_env
+from kit.run.runner import RunRequest, target_env
 from repro import known_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -281,3 +281,25 @@ def test_after_a_target_check_fails_jax_is_probed_on_cpu_with_libtpu_told_it_is_
     fields = RunOutcome(Status.RAN, Verdict.AFFECTED)
     assert script_runs.unless_jax_failed(fields, Env(), print, known_target.PROBE_ENV) == fields  # type: ignore[arg-type]
     assert asked[-1]["JAX_PLATFORMS"] == "cpu" and asked[-1]["TPU_SKIP_MDS_QUERY"] == "1"
+
+
+def test_the_target_becomes_text_in_one_place_for_every_kind_of_check(tmp_path: Path) -> None:
+    # Issue 61: the catalogue's checks carried the target as JSON in Check.parameters (json.dumps of to_json, a
+    # spelling of their own) beside the built-in repros' as_parameter; now the check holds none, the run request
+    # holds the Target, and `kit.targets.target_parameter` writes it for the record and the repro's argv alike.
+    from kit.config import parse_matrix
+    from kit.known.catalogue import load_catalogue
+    from kit.known.runs import entry_check, entry_request
+    from kit.run.runner import parameters_for
+    from kit.targets import target_parameter
+
+    v5e = parse_target("tpu:v5e:2x2")
+    entry = next(e for e in load_catalogue(ROOT / "known") if e.targets)
+    matrix = parse_matrix({"release": [{"version": "0.12.0.1"}], "checks": {"scaling": {}}}, tmp_path / "matrix.toml")
+    assert entry_check(entry).parameters == {}
+    request = entry_request(entry, tmp_path, version="0.12.0.1", target=v5e)
+    assert request.target == v5e
+    script = parameters_for(matrix, request)
+    builtin = parameters_for(matrix, RunRequest(check="scaling", version="0.12.0.1", target=v5e))
+    assert script["target"] == builtin["target"] == target_parameter(v5e)["target"] == v5e.as_parameter
+    assert Target.from_json(json.loads(str(script["target"]))) == v5e

@@ -111,7 +111,7 @@ def test_every_command_taking_target_takes_a_file(tmp_path: Path, monkeypatch) -
     assert matrix.targets == (mine,)  # [kit] targets, read from matrix.toml's folder
     assert sweep.parse_options(matrix, ["--target", "mychip.toml"]).targets == (mine,)
     overrides: dict = {"target": "mychip.toml"}
-    assert commands.target_parameter("scaling", overrides, None) == mine and mine.topology == "v5e:4x4"
+    assert commands.target_from_flags("scaling", overrides, None) == mine and mine.topology == "v5e:4x4"
     assert Target.from_json(json.loads(mine.as_parameter)) == mine  # the text a record holds reads back as itself
     bisect = bisect_options(matrix, ["--check", "scaling", "--target", "mychip.toml", "--good", "0.5.3", "--bad", "0.6.0"])
     assert bisect.target == mine

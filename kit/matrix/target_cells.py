@@ -24,24 +24,21 @@ from repro import parameters as parameter_rules
 
 from ..config import Matrix, configured_parameters
 
-from ..check_settings import Check
+from ..check_settings import Check, CheckKind
 from ..records import Identity
 from ..run.facts import identity_here
-from ..targets import Target
+from ..targets import Target, target_parameter
 
 
 def takes_target(check: Check) -> bool:
     """Whether a check can be compiled for a target: a built-in one whose repro takes ``target``."""
-    return check.script is None and "target" in parameter_rules.RULES.get(check.name, {})
+    return check.kind is CheckKind.BUILTIN and "target" in parameter_rules.RULES.get(check.name, {})
 
 
 def cell_parameters(matrix: Matrix, check: str, target: Target | None) -> dict[str, object]:
     """What a cell's records must have run: matrix.toml's parameters, plus the target as a record holds it (the
     text `kit.run.runner.parameters_for` writes for a run's ``RunRequest.target``)."""
-    configured = configured_parameters(matrix, check)
-    if target is None:
-        return configured
-    return {**configured, "target": target.as_parameter}
+    return {**configured_parameters(matrix, check), **target_parameter(target)}
 
 
 def untested(matrix: Matrix, target: Target, checks: Sequence[str]) -> list[str]:

@@ -47,7 +47,7 @@ from ..install import (
 from ..install import prepare as prepare_environment
 from ..requirements import merged
 from ..records import Identity
-from ..targets import Target
+from ..targets import Target, target_parameter
 from .facts import host_facts, identity_here, job_facts, require_platform
 from .script_runs import last_line, leftover_evidence, run_script, unless_jax_failed
 # Imported from here by kit/known (another engineer's folder) and by the runner itself: exported by name.
@@ -104,7 +104,7 @@ def check_for(matrix: Matrix, request: RunRequest) -> Check:
     check = request.script if request.script is not None else matrix.check(request.check)
     if not request.requires:
         return check
-    if check.script is None:
+    if check.kind is CheckKind.BUILTIN:
         raise UsageError(f"{request.check} is a built-in check: it imports only jax, numpy and scipy",
                          "--requires is for script checks (docs/checks.md)")
     return dataclasses.replace(check, requires=merged(check.requires, request.requires))
@@ -138,12 +138,6 @@ def parameters_for(matrix: Matrix, request: RunRequest, check: Check | None = No
         raise UsageError(broken[0], f"the repro would refuse it after the install; you gave {given}, "
                                     f"the rest is [checks.{request.check}] in matrix.toml")
     return params
-
-
-def target_parameter(target: Target | None) -> JsonObject:
-    """Where the target becomes text, for every kind of check: a built-in repro's ``--target`` and every record's
-    ``parameters`` (a probe compiled for another chip is another measurement). Before here it is a `Target`."""
-    return {"target": target.as_parameter} if target is not None else {}
 
 
 def check_subject(request: RunRequest, parameters: Mapping[str, object]) -> JsonObject:
@@ -268,15 +262,15 @@ def _run_in(env: Environment, matrix: Matrix, request: RunRequest, check: Check,
     for line in child_processes.dropped_variables(told):
         log(line)
     for _ in range(2):
-        if check.script is not None:  # a program to explain (explain = ..., bisect --explain) reads its HLO too
+        if check.kind is CheckKind.BUILTIN:
+            outcome = _run_repro(env, request, params, timeout, log,
+                                 {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
+        else:  # a program to explain (explain = ..., bisect --explain) reads its HLO too
             shared = matrix.layout.probe_cache.parent / "explained-runs"  # bisect --explain --op: shared by the ops
             run = (explain_runner(run_script, scratch_dir, shared, run_child, request.target)
                    if check.kind is CheckKind.EXPLAIN else run_script)
             outcome = run(env, check, backend, timeout, log, request.output_log, echo=request.echo,
                           extra_env={**told, **target_env(check, request.target)})
-        else:
-            outcome = _run_repro(env, request, params, timeout, log,
-                                 {**told, **compile_cache_env(matrix.envs_dir, env, backend)})
         died_of = as_text(outcome.evidence_object("jax_cannot_run").get("error"))
         if not drop_damaged_bytecode(env, died_of):  # a cache that fails is dropped, and the run made again
             return outcome

@@ -24,7 +24,7 @@ from ..check_settings import Check
 from ..hlo import Fingerprint
 from ..install import Environment
 from ..records import EXISTING, RunOutcome
-from ..targets import Target
+from ..targets import Target, target_parameter
 from ..json_types import JsonObject, as_object
 
 
@@ -64,7 +64,7 @@ def path(folder: Path, env: Environment, check: Check, backend: str, target: Tar
                       "devices": check.host_devices, "backend": backend, "kit": __version__,
                       "xla_flags": os.environ.get("XLA_FLAGS", ""),
                       # Compiled for a chip: one per target (two TPU slices share an environment).
-                      **({"target": target.as_parameter} if target is not None else {})},
+                      **target_parameter(target)},
                      sort_keys=True)
     return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
