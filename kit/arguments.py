@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from typing import NoReturn
+from typing import NoReturn, Sequence
 
 from .errors import UsageError
 from .wording import as_spoken
@@ -47,3 +47,11 @@ class Parser(argparse.ArgumentParser):
 
 def _spoken(text: str | None) -> str | None:
     return as_spoken(text) if text is not None else None
+
+
+def asks_help(argv: Sequence[str]) -> bool:
+    """Whether the command's first word is ``-h`` or ``--help``, once the ``--called-from DIR`` its nox session
+    puts first (explain's and reduce's) is set aside: README's ``nox -s explain -- --help`` said "explain needs a
+    program (not '--help')"."""
+    words = list(argv[2:] if argv[:1] == ["--called-from"] else argv)
+    return words[:1] in (["-h"], ["--help"])

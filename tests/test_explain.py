@@ -343,6 +343,14 @@ def test_help_exits_0_and_a_near_miss_of_an_option_is_refused_not_passed_to_the_
         matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     assert explain.main(matrix, ["--help"], log=lambda line: None) == 0
     assert "--target T" in capsys.readouterr().out
+    # As README says it: `nox -s explain -- --help`, whose session puts --called-from DIR first (it said "explain
+    # needs a program (not '--help')"); reduce's session alike.
+    assert explain.main(matrix, ["--called-from", str(tmp_path), "--help"], log=lambda line: None) == 0
+    assert "--target T" in capsys.readouterr().out
+    from kit.reduce.command import main as reduce_main
+
+    reduce_main(matrix, ["--called-from", str(tmp_path), "--help"], lambda line: None)
+    assert "--bad" in capsys.readouterr().out
     (tmp_path / "p.py").write_text("pass\n")
     with pytest.raises(UsageError, match="did you mean --releases") as typo:
         explain_options.parse(matrix, ["p.py", "--relases", "0.6.0"], cwd=tmp_path)

@@ -12,6 +12,7 @@ import shlex
 from pathlib import Path
 from typing import Sequence
 
+from ..arguments import asks_help
 from ..log_events import Log
 from ..records import Status
 from ..targets import JAX_PLATFORM
@@ -35,7 +36,7 @@ __all__ = ["main", "short_answer", "ExplainOptions", "Capture"]
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log, reproduce: str = "") -> int:
     """Explain the program on each release; print the short answer; write the reports. Exit 0 when it compiled."""
-    if argv[:1] in (["-h"], ["--help"]):
+    if asks_help(argv):
         print(HELP)
         return EXIT_OK
     options = parse(matrix, argv)

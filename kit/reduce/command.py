@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import scratch
+from ..arguments import asks_help
 from ..check_settings import script_check
 from ..config import Matrix
 from ..errors import KitError
@@ -36,7 +37,7 @@ written (where the bisect's summary goes): `kit.cli` runs the bisect (the driver
 
 
 def main(matrix: Matrix, argv: Sequence[str], log: Log) -> Handed:
-    if list(argv[:1]) in (["-h"], ["--help"]):
+    if asks_help(argv):
         print(HELP)
         return EXIT_OK, None, None
     options = parse(matrix, argv)
