@@ -67,6 +67,7 @@ def _explain(monkeypatch: pytest.MonkeyPatch, matrix, folder: Path, programs: di
     """Run ``explain`` where each release's "environment" is this Python and its program copies that release's HLO
     (or, for a release in ``hlo_of``, the HLO of the release it names)."""
     def prepare(matrix, request, log):  # type: ignore[no-untyped-def]
+        assert request.script.kind is CheckKind.EXPLAIN  # the command's program is an explain check, by its tag
         _program(folder, (hlo_of or {}).get(request.version, request.version), programs.get("name", "train_slogdet"),
                  programs.get(request.version, ""))
         env = Environment(python=Path(sys.executable), versions={"jax": request.version}, obtained="reused")

@@ -24,7 +24,7 @@ from ..records import RunOutcome, Record, RecordHead, Status, new_record
 from ..json_types import JsonObject, as_object, as_text
 from .. import __version__
 from ..config import Matrix
-from ..check_settings import script_check
+from ..check_settings import ExplainedProgram, script_check
 from ..hlo import Fingerprint
 from ..install import ExistingPython, InstallKey, Prepared, install_facts, release_bytecode_env
 from .. import launch
@@ -92,7 +92,8 @@ def capture_release(matrix: Matrix, options: ExplainOptions, release: str, log: 
         unbuilt = RunOutcome(Status.NOT_INSTALLABLE, reason=too_old)
         return Capture(release, json_safe(new_record(_head(options, release, None, reproduce), unbuilt,
                                                      target=target.to_json())))
-    check = script_check("explain", options.program, host_devices=options.devices, timeout_s=options.timeout_s)
+    check = script_check("explain", options.program, host_devices=options.devices, timeout_s=options.timeout_s,
+                         explain=ExplainedProgram())
     # With a target the program runs on CPU host devices whatever that JAX would pick (a TPU machine's own
     # interpreter reports tpu): its backend is not asked to agree, the run's environment says cpu.
     asked = None if target else options.backend
