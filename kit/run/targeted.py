@@ -57,7 +57,7 @@ def compile_exports(run_child: RunChild, env: Environment, target: Target, expor
                else "the program called no jitted function on arrays")
         return {"modules": [], "failed": [], "none_exported": why}
     described = scratch / "target.json"
-    described.write_text(json.dumps(target.to_json()), encoding="utf-8")
+    described.write_text(target.as_parameter, encoding="utf-8")  # the one spelling, where it leaves the kit
     out = scratch / "target-result.json"
     cmd = [str(env.python), "-m", "repro.target_compile", "--exports", str(exports), "--target", str(described),
            "--dump", str(dump), "--out", str(out)]
