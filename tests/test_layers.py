@@ -28,8 +28,10 @@ LAYER_TABLE: list[tuple[str, list[str]]] = [
                 # the pure release search (no I/O): a bisect's, and the catalogue's boundaries are bisected with it
                 "kit.bisect.search"]),
     # mechanics over the values: the kit's errors, whole-file writes, bounded text, the console that makes text
-    # inert, where the package's own files are, compiled HLO read into fingerprints (stdlib only), and the built-in
-    # checks, one module each (what the kit asks of a check instead of its name)
+    # inert, where the package's own files are, compiled HLO read into fingerprints (stdlib only: kit.hlo's modules,
+    # fingerprint, instructions, op_names, dataflow, sharding, source_lines and fingerprints, are one concept each,
+    # seen from outside through kit.hlo's __all__), and the built-in checks, one module each (what the kit asks of a
+    # check instead of its name)
     ("mechanics", ["kit.errors", "kit.atomic_files", "kit.text_bounds", "kit.inert_console", "kit.package_files",
                    "kit.hlo", "kit.checks",
                    # how a run is told apart from another by what it printed and raised (stdlib only): triage's
