@@ -138,6 +138,9 @@ _REPR_START = re.compile(r"\b(?:\w*Trac(?:er|ed)\w*|\w*(?:Shaped|Concrete)Array)
 _OBJECT_AT = re.compile(r"<[^<>\n]*\bat 0x[0-9a-fA-F]+>")
 _AVAL = re.compile(r"(?<![\w~])~?[a-z]+(?:\d+|#)?\[[\d#, ]*\](?:\{[^}\n]*\})?")
 _PAIRS = {"<": ">", "(": ")", "[": "]", "{": "}"}
+_QUALIFIED = re.compile(r"'(?:[A-Za-z_]\w*\.)+([A-Za-z_]\w*)'")
+"""A quoted dotted name: CPython >= 3.12 writes a C extension's type with its module (``'jaxlib._jax.pytree.GetAttrKey'``
+where 3.11 wrote ``'GetAttrKey'``), so the stable form keeps its last component."""
 REPR = "<repr>"
 """What a varying object repr reads as in a message's stable form."""
 
@@ -179,13 +182,13 @@ def _closing(text: str, opening: int) -> Optional[int]:
 
 def stable_message(text: str) -> str:
     """An exception message with what varies between releases for the same failure made one word: object reprs
-    (tracers, avals, ``<... at 0x...>``) read `REPR`, bare avals (``~int32[]``, ``f32[3,4]``) ``<aval>``. The
-    words around them, the exception's own, stay."""
+    (tracers, avals, ``<... at 0x...>``) read `REPR`, bare avals (``~int32[]``, ``f32[3,4]``) ``<aval>``, a quoted
+    dotted name its last component (`_QUALIFIED`). The words around them, the exception's own, stay."""
     out, at = [], 0
     for start, end in repr_spans(text):
         out += [text[at:start], REPR]
         at = end
-    return _AVAL.sub("<aval>", "".join(out) + text[at:])
+    return _QUALIFIED.sub(r"'\1'", _AVAL.sub("<aval>", "".join(out) + text[at:]))
 
 
 def masked(text: str) -> Tuple[str, List[Number]]:

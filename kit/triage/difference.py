@@ -152,6 +152,24 @@ def shows_reported(reading: Reading, outcome: BlockOutcome | None, only: list[in
     return None
 
 
+def chain_shows_reported(reading: Reading, run: Run) -> bool:
+    """Does a link of the run's exception chain show a link of the reported chain? A check's ``bad_if`` is matched
+    against each link (docs/checks.md), so the triage's verdict is too: the block's outcome keeps only the exception
+    that ended the run, the record (`kit.run.failures.judge`) keeps every link ("During handling of the above
+    exception ...", "The above exception was the direct cause ...")."""
+    evidence = run.record.get("evidence") if run.record is not None else None
+    links = evidence.get("exception_chain") if isinstance(evidence, Mapping) else None
+    if not isinstance(links, list):
+        return False
+    seen: list[BlockException] = []
+    for link in links:
+        if isinstance(link, Mapping) and isinstance(link.get("type"), str) and isinstance(link.get("message"), str):
+            first = next((line.strip() for line in link["message"].splitlines() if line.strip()), "")
+            seen.append({"type": link["type"].rsplit(".", 1)[-1], "message": first, "text": first})
+    return any(same_exception(reported.name, reported.headline(), raised)
+               for reported in reading.failure.chain for raised in seen)
+
+
 def same_exception(name: str, headline: str, raised: BlockException) -> bool:
     """The reported exception and the run's: the same class and message, numbers compared with a tolerance."""
     if raised["type"] != name:

@@ -5,8 +5,9 @@ release to release: object addresses (``at 0x7f3a...``), ids and generated
 names (``'jit__lambda_12'``), shapes and avals (``(3, 4)``, ``f32[3,4]``,
 ``ShapedArray(float32[3])``), tracer levels (``level=1/0``). Those become
 wildcards, and so do computed floats (``0.1234567``: the reporter's machine writes other low
-digits, so a literal would never match here); the words around them, and quoted names without digits (``'f'``,
-``'squareplus'``), stay literal. Only the message's first line is used (JAX
+digits, so a literal would never match here); the words around them stay literal, and so do quoted names
+without digits (``'f'``, ``'squareplus'``) but for a module prefix: ``'GetAttrKey'`` also matches
+``'jaxlib._jax.pytree.GetAttrKey'`` (CPython >= 3.12 qualifies a C extension type's name). Only the message's first line is used (JAX
 appends notes and links that change between releases), cut at a word near
 `MESSAGE_CHARS`. The exception's module path differs too
 (``jax.errors.X``, ``jax._src.errors.X``, ``X``): any prefix matches.
@@ -38,6 +39,9 @@ _VARYING: list[tuple[str, str]] = [
     (r"'[^'\n]*\d[^'\n]*'", r"'[^']*'"),  # a quoted value holding a digit: an id, a generated name, a shape
     (r'"[^"\n]*\d[^"\n]*"', r'"[^"]*"'),
     (r"<[^<>\n]*\b(?:at|object at)\b[^<>\n]*>", r"<[^>]*>"),  # <function f at 0x...>, <object at ...>
+    # a quoted (dotted) name: CPython >= 3.12 writes a C extension's type by its module too ('GetAttrKey' on 3.11,
+    # 'jaxlib._jax.pytree.GetAttrKey' on 3.13): matched by its last component, any prefix (`_quoted_name`)
+    (r"'(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*'|'[A-Z]\w*'", ""),  # a dotted name or a class's CapWords name
     (r"level=\d+/\d+", r"level=\d+/\d+"),  # a tracer's trace level
     (r"\bline \d+", r"line \d+"),
 ]
@@ -82,10 +86,16 @@ def _values_pattern(message: str) -> str:
     parts, at = [], 0
     for found in _VARYING_RE.finditer(message):
         parts.append(_literal(message[at:found.start()]))
-        parts.append(_VARYING[found.lastindex - 1][1] if found.lastindex else _literal(found.group(0)))
+        wildcard = _VARYING[found.lastindex - 1][1] if found.lastindex else ""
+        parts.append(wildcard or _quoted_name(found.group(0)))
         at = found.end()
     parts.append(_literal(message[at:]))
     return "".join(parts)
+
+
+def _quoted_name(quoted: str) -> str:
+    """``'a.b.Name'`` (or ``'Name'``) as a pattern: the last component literal, any dotted prefix inside the quotes."""
+    return "'" + r"(?:[\w.]+\.)?" + _literal(quoted.strip("'").rsplit(".", 1)[-1]) + "'"
 
 
 def _literal(text: str) -> str:

@@ -53,7 +53,8 @@ from .check_writer import (
 )
 from . import block_outcome
 from .block_outcome import Feature
-from .difference import Difference, Run, captured, confirmation, difference, feature_name, shows_reported
+from .difference import (Difference, Run, captured, chain_shows_reported, confirmation, difference, feature_name,
+                         shows_reported)
 from .judged_runs import JudgedRun, judged_runs
 from .known_match import known_lines
 from .progress import still_running
@@ -344,6 +345,8 @@ def _reported_verdict(reading: Reading, run: Run) -> str:
         return run.status
     shown = shows_reported(reading, run.outcome)
     failed = run.outcome["exit"] != 0
+    if shown is False and failed and chain_shows_reported(reading, run):
+        shown = True  # an earlier link of its chain is the reported one (docs/triage.md: each link is judged)
     if shown is None:
         return Verdict.AFFECTED if failed else Verdict.UNAFFECTED
     return Verdict.AFFECTED if shown else Verdict.INCONCLUSIVE if failed else Verdict.UNAFFECTED
