@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Callable, Dict, List, Sequence
 
 import pytest
@@ -10,7 +11,8 @@ from hypothesis import strategies as st
 
 from kit.bisect.report import changelog
 from kit.bisect import driver
-from kit.bisect.gallop import Galloped, gallop
+from kit.bisect.gallop import Galloped, _first_skip, bounds_found, gallop
+from kit.bisect.specs import HowToSearch
 from kit.bisect.search import ProbeOutcome
 from kit.errors import UsageError
 from tests.fake_releases import FakeReleases
@@ -166,3 +168,31 @@ def test_good_alone_at_the_newest_release_gallops_back(machine: Callable[..., Fa
     assert "galloping older" in data["bounds_from"]
     assert "newest first" not in data["bounds_from"]
     assert "0.4.34" not in {version for version, _check in releases.runs}  # the oldest end is not asked first
+
+
+# Issue 58's trial (W3): report C from Python 3.13, `--bad 0.10.2` alone; every release after it raised the fix's
+# better error (a ValueError), each a skip. The probes, the order and the skip reason are the trial's own.
+TRIAL_PROBED = ["0.12.1", "0.12.0.1", "0.12.0", "0.11.0", "0.11.1"]
+TRIAL_SKIP = ("the script failed otherwise: it raised ValueError: vmap in_axes specification must be a tree prefix "
+              "of the corresponding value;, and its output does not match bad_if '(?m)^(?:...)'")
+
+
+def test_bad_alone_where_every_later_release_failed_otherwise_says_nothing_was_judged_not_unfixed() -> None:
+    known = {version: ProbeOutcome.SKIP for version in TRIAL_PROBED}
+    prober = SimpleNamespace(observations={version: SimpleNamespace(found=SimpleNamespace(reason=TRIAL_SKIP))
+                                             for version in TRIAL_PROBED})
+    unjudged = _first_skip(TRIAL_PROBED, known, prober)  # type: ignore[arg-type]
+    assert unjudged == ("jax 0.12.1: the script failed otherwise: it raised ValueError: vmap in_axes specification "
+                        "must be a tree prefix of the corresponding value;")
+    search = HowToSearch(good=None, bad="0.10.2")
+    with pytest.raises(UsageError) as stop:
+        bounds_found(search, True, ["0.10.2", *TRIAL_PROBED], True, Galloped(None, None, TRIAL_PROBED, None), 39.1, 0,
+                     unjudged)
+    assert "no release after jax 0.10.2 could be judged" in str(stop.value)
+    assert "jax 0.12.1: the script failed otherwise: it raised ValueError: vmap in_axes" in str(stop.value)
+    tip = stop.value.tip or ""
+    assert "not fixed" not in tip
+    assert "whether and where it was fixed cannot be told by this check" in tip and "--good" in tip
+    # where one of them was judged (bad), the far end's answer stands
+    known["0.12.1"] = ProbeOutcome.BAD
+    assert _first_skip(TRIAL_PROBED, known, prober) == ""  # type: ignore[arg-type]

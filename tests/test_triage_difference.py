@@ -102,8 +102,8 @@ def test_a_newest_release_that_fails_otherwise_bisects_back_from_the_reporter_s(
             "recent call last):\n  File \"x.py\", line 2, in <module>\nValueError: bad sum\n```\n")
     result, _ = _triage(tmp_path, monkeypatch, text, {"0.6.0": ValueError("bad sum"),
                                                       "0.9.0": AttributeError("module 'jax' has no attribute 'x'")})
-    assert result.answer.endswith("the newest cannot tell, so the bisect looks for a release where it worked, going "
-                                  "back from 0.6.0")
+    assert result.answer.endswith("the newest cannot tell, so the bisect looks for a later release where it works, "
+                                  "going forward from 0.6.0")
     assert result.bisect_argv[-2:] == ["--bad", "0.6.0"]
     assert "--good" not in result.bisect_argv
     assert result.details[0].startswith("the newest, 0.9.0, ended in another failure (exit 1, AttributeError")
@@ -209,7 +209,7 @@ def test_a_newest_that_could_not_run_the_block_is_named_with_why_and_the_bisect_
     result = flow.triage(_matrix(tmp_path), flow.TriageOptions(source="issue.md", text=RAISES.format(worked=worked),
                                                                newest="0.9.0"), lambda _m: None)
     toward = "goes toward 0.5.0, where the report says it worked" if worked else \
-        "looks for a release where it worked, going back from 0.6.0"
+        "looks for a later release where it works, going forward from 0.6.0"
     assert result.answer == ("reproduced on the reporter's release 0.6.0; timed-out on the newest release, 0.9.0; "
                              f"the newest cannot tell, so the bisect {toward}")
     assert result.bisect_argv[-len(bounds):] == bounds

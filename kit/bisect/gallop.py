@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Generic, MutableMapping, Sequence, TypeVar
+from typing import Callable, Generic, Mapping, MutableMapping, Sequence, TypeVar
 
 from ..config import Matrix
 from ..errors import UsageError
@@ -115,9 +115,10 @@ def side_versions(index: PackageIndex, search: HowToSearch) -> tuple[list[str], 
 
 
 def bounds_found(search: HowToSearch, script: bool, versions: Sequence[str], newer: bool, result: Galloped[str],
-                 seconds: float, known: int) -> tuple[str, str, str]:
+                 seconds: float, known: int, unjudged: str = "") -> tuple[str, str, str]:
     """(good, bad, how they were found), or the UsageError that says no release shows the other outcome (``script``:
-    said in a ``--script``'s words, pass/fail)."""
+    said in a ``--script``'s words, pass/fail). ``unjudged``: where every release probed was skipped, the first
+    one's reason (``jax 0.12.1: the script failed otherwise: ...``): then nothing past the bound was judged at all."""
     given_flag, other_flag = ("--bad", "--good") if search.bad else ("--good", "--bad")
     bound = versions[0]
     given = ProbeOutcome.BAD if search.bad else ProbeOutcome.GOOD
@@ -125,6 +126,14 @@ def bounds_found(search: HowToSearch, script: bool, versions: Sequence[str], new
     probed = ", ".join(result.probed) or "none"
     cost = (f"{len(result.probed)} probe{'' if len(result.probed) == 1 else 's'} ({probed}), "
             f"{known} outcome{'' if known == 1 else 's'} known before, {seconds:.1f} s")
+    if result.found is None and unjudged:
+        # Every release probed failed otherwise (a fix that raises a better error is one): none says good or bad,
+        # so whether and where it changed is not known; "not fixed in any release" would be a claim no probe made.
+        raise UsageError(f"{given_flag} {bound} alone: no release {'after' if newer else 'before'} jax {bound} could "
+                         f"be judged, each probed one was skipped (the first, {unjudged}); nothing to bisect ({cost})",
+                         f"whether and where it {'was fixed' if given is ProbeOutcome.BAD and newer else 'changed'} "
+                         f"cannot be told by this check: give {other_flag} with a release you know is {other.value}, "
+                         "or edit the check so that such a release's failure is judged")
     if result.found is None:
         where = (f"the newest release, jax {result.far_end}, is {describe(given, script)} too"
                  if result.far_end is not None and newer else
@@ -132,7 +141,8 @@ def bounds_found(search: HowToSearch, script: bool, versions: Sequence[str], new
                  f"{describe(other, script)}")
         raise UsageError(f"{given_flag} {bound} alone: {where}; nothing to bisect ({cost})",
                          f"give {other_flag} with a release you know is {other.value}"
-                         + (": the bug is not fixed in any release yet" if given is ProbeOutcome.BAD and newer else ""))
+                         + (": the bug is not fixed in any release yet" if given is ProbeOutcome.BAD and newer
+                            and result.far_end is not None else ""))
     near = result.near or bound
     good, bad = (result.found, near) if given is ProbeOutcome.BAD else (near, result.found)
     moved = f"; {given_flag} moved to jax {near}, the nearest release that still tested {given.value}" \
@@ -141,6 +151,15 @@ def bounds_found(search: HowToSearch, script: bool, versions: Sequence[str], new
            + (f" (newest first: jax {result.far_end} is {other.value})" if result.far_end else "")
            + f": jax {result.found} is {describe(other, script)}{moved}; cost {cost}")
     return good, bad, how
+
+
+def _first_skip(probed: Sequence[str], known: Mapping[str, ProbeOutcome], prober: Prober[ReleaseSubject]) -> str:
+    """``jax V: why`` for the first release probed, where every release probed was skipped; else empty."""
+    if not probed or any(known.get(version) is not ProbeOutcome.SKIP for version in probed):
+        return ""
+    seen = prober.observations.get(probed[0])
+    why = seen.found.reason.split(", and its output does not match bad_if")[0] if seen is not None else "skipped"
+    return f"jax {probed[0]}: {why if len(why) <= 160 else why[:159] + '…'}"
 
 
 def find_bounds(matrix: Matrix, search: HowToSearch, script: bool, key: InstallKey, index: PackageIndex,
@@ -160,7 +179,8 @@ def find_bounds(matrix: Matrix, search: HowToSearch, script: bool, key: InstallK
     started, before = time.monotonic(), len(known)
     # Older releases have no "is it there at all?" end: the oldest is no question anyone asks.
     galloped = gallop(side[1:], ProbeOutcome.BAD if search.bad else ProbeOutcome.GOOD, prober, known, far_first=newer)
-    good, bad, how = bounds_found(search, script, side, newer, galloped, time.monotonic() - started, before)
+    good, bad, how = bounds_found(search, script, side, newer, galloped, time.monotonic() - started, before,
+                                  _first_skip(galloped.probed, known, prober))
     log(how)
     by_version = {c.version: c for c in wide}  # oldest first, as the search walks them
     candidates = [by_version[v] for v in release_versions(index, good, bad) if v in by_version]

@@ -439,9 +439,9 @@ def plan_bisect(result: Triage, matrix: Matrix, options: TriageOptions, reported
         result.bisect_argv = bisect_argv(result, matrix, options, good=None, bad=newest)
     else:
         # The newest cannot say (it failed otherwise, or could not run): what is known is the reporter's release,
-        # so the bisect gallops back from there to a release where it worked.
-        result.answer += (f"; the newest cannot tell, so the bisect looks for a release where it worked, going "
-                          f"back from {reported}")
+        # so the bisect gallops from there to the newer releases (`--bad` alone, not the newest) for one that works.
+        result.answer += (f"; the newest cannot tell, so the bisect looks for a later release where it works, going "
+                          f"forward from {reported}")
         result.bisect_argv = bisect_argv(result, matrix, options, good=None, bad=reported)
 
 
