@@ -18,7 +18,8 @@ from typing import Sequence
 from ..json_types import JsonObject
 from ..markdown_text import inert, text as md
 from .catalogue import Entry
-from .measured import Measurement, Presence, compiled_not_run, load_measurements, measured_problem, ranges
+from .measured import (Measurement, Presence, compiled_not_run, load_measurements, measured_extra, measured_problem,
+                       ranges)
 
 @dataclass(frozen=True)
 class AuditFinding:
@@ -30,6 +31,20 @@ class AuditFinding:
     open: bool
     unreadable: str = ""
     """Why the entry's known/measured/ID.json could not be read ("" when it could, or was never written)."""
+    workaround_runs: object = None
+    """known/measured/ID.json's ``workaround`` (``known --measure --workarounds``); None where it never ran."""
+
+    @property
+    def workaround(self) -> str:
+        """The entry's workaround where something measured it working (its runs, or the entry's
+        ``workaround_measured`` note); an unmeasured one is a claim no run made, said as that and not offered
+        (frexp-sharded-jacobian's, offered unmeasured, does not work)."""
+        if not self.entry.workaround:
+            return "-"
+        runs = self.workaround_runs if isinstance(self.workaround_runs, dict) else {}
+        if runs.get("works_on") or self.entry.workaround_measured:
+            return self.entry.workaround
+        return "(workaround did not work where measured)" if runs.get("fails_on") else "(workaround not measured)"
 
     @property
     def applies(self) -> bool:
@@ -50,6 +65,7 @@ class AuditFinding:
                 "unreadable" if self.unreadable else {True: "present", False: "absent", None: "unmeasured"}[self.expected],
                 **({"measured_unreadable": self.unreadable} if self.unreadable else {}),
                 "fixed_in": self.fixed_in, "open_upstream": self.open, "workaround": self.entry.workaround,
+                "workaround_shown": self.workaround,
                 "upstream": self.entry.upstream, "fix_commit": self.entry.fix_commit}
 
 
@@ -58,9 +74,10 @@ def finding(entry: Entry, here: Measurement, catalogue: Path) -> AuditFinding:
     unreadable = measured_problem(catalogue, entry.id)
     span = next((r for r in ranges(load_measurements(catalogue, entry.id))
                  if (r.backend, r.target) == (here.backend, here.target)), None)
+    runs = measured_extra(catalogue, entry.id, "workaround")
     if span is None:
-        return AuditFinding(entry, here, None, None, False, unreadable)
-    return AuditFinding(entry, here, span.holds(here.release), span.fixed_in, span.open)
+        return AuditFinding(entry, here, None, None, False, unreadable, runs)
+    return AuditFinding(entry, here, span.holds(here.release), span.fixed_in, span.open, workaround_runs=runs)
 
 
 def present(findings: Sequence[AuditFinding]) -> list[AuditFinding]:
@@ -99,7 +116,7 @@ def table(findings: Sequence[AuditFinding]) -> list[str]:
             says += " (differs from this run: the run is the answer here)"
         safe = safe_release(f)
         rows.append(f"| {md(f.entry.id)}: {md(f.entry.title)} | {md(here)} ({md(shown(f.here.reason))}) | {md(says)} "
-                    f"| {md(safe)} | {md(f.entry.workaround or '-')} |")
+                    f"| {md(safe)} | {md(f.workaround)} |")
     return rows
 
 
@@ -117,7 +134,7 @@ def console_table(findings: Sequence[AuditFinding]) -> list[str]:
     found = present(findings)
     if not found:
         return []
-    rows = [(f.entry.id, safe_release(f), shown(f.entry.workaround or "-", 200)) for f in found]
+    rows = [(f.entry.id, safe_release(f), shown(f.workaround, 200)) for f in found]
     wide = [max(len(row[i]) for row in [("problem", "safe release", ""), *rows]) for i in (0, 1)]
     return [f"{'problem':<{wide[0]}}  {'safe release':<{wide[1]}}  workaround",
             f"{'-' * wide[0]}  {'-' * wide[1]}  {'-' * 10}",
