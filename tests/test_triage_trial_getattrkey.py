@@ -84,3 +84,12 @@ def test_the_triage_says_reproduced_on_0_10_2(tmp_path: Path, monkeypatch: pytes
                          lambda _m: None)
     assert result.answer.startswith("reproduced on the reporter's release 0.10.2"), result.answer
     assert result.verdicts["0.10.2"].startswith("AFFECTED")
+
+
+def test_an_implicit_chain_is_said_while_handling_not_raised_from() -> None:
+    # The report's traceback joins its links by "During handling of the above exception, another exception
+    # occurred" (__context__): the trial's console said "raised from", which is `raise ... from` (__cause__).
+    said = read_report(REPORT).failure.sentence()
+    assert said.startswith("AttributeError: 'GetAttrKey' object has no attribute 'key' (while handling ValueError: "
+                           "expected (<class '__main__.Params'>, ('w', 'b'))"), said
+    assert "raised from" not in said

@@ -30,7 +30,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -70,6 +70,9 @@ class RaisedException:
     """As printed: ``TypeError``, ``jax.errors.ConcretizationTypeError``, ``__main__.MyError``."""
     message: str
     """Every line of the message, up to the notes printed after it."""
+    led_to: str = field(default="", compare=False)
+    """How the next link of its chain came of it: ``cause`` ("The above exception was the direct cause ...",
+    ``raise ... from``), ``context`` ("During handling of the above exception ..."), "" for the last link."""
 
     @property
     def name(self) -> str:
@@ -134,13 +137,16 @@ def exception_chain(lines: Sequence[str]) -> list[RaisedException]:
         last = uncaught_exception(lines)
         return [last] if last is not None else []
     chain: list[RaisedException] = []
+    led_to = ""
     for k in range(len(headers) - 1, -1, -1):
         raised = _exception_at(lines[:headers[k + 1]] if k + 1 < len(headers) else lines, headers[k] + 1)
         if raised is not None:
-            chain.insert(0, raised)
-        joined = k > 0 and any(line.startswith(_CHAINED) for line in lines[headers[k - 1] + 1:headers[k]])
-        if not joined:
+            chain.insert(0, replace(raised, led_to=led_to))
+        between = lines[headers[k - 1] + 1:headers[k]] if k > 0 else []
+        joined = next((line for line in between if line.startswith(_CHAINED)), None)
+        if joined is None:
             break
+        led_to = "cause" if joined.startswith(_CHAINED[1]) else "context"
     return chain
 
 

@@ -68,8 +68,11 @@ class ReportedFailure:
 
     def sentence(self) -> str:
         if self.exception is not None:
-            causes = [link.headline(80) for link in self.chain[:-1]]
-            cause = f" (raised from {'; '.join(causes)})" if causes else ""
+            # "raised from" only for ``raise ... from`` (__cause__); an exception raised while another was being
+            # handled (__context__, "During handling of the above exception") is said as that
+            causes = [f"{'raised from' if link.led_to == 'cause' else 'while handling'} {link.headline(80)}"
+                      for link in self.chain[:-1]]
+            cause = f" ({'; '.join(causes)})" if causes else ""
             return f"{self.exception.headline()}{cause}, from {self.source}"
         if self.wrong_value is not None:
             return f"{self.wrong_value.sentence()}, from {self.source}"
