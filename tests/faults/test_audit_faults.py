@@ -158,7 +158,8 @@ def test_the_console_ends_with_the_table_of_problems_present(monkeypatch: pytest
     lines = capsys.readouterr().out.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("problem "))
     assert lines[head].split() == ["problem", "safe", "release", "workaround"]
-    assert lines[head + 2].split(None, 1) == ["one", "not measured  cast it first"]
+    # "cast it first" was never run (no known/workarounds/one.py): a claim, not offered (issue 58, W2)
+    assert lines[head + 2].split(None, 1) == ["one", "not measured  (workaround not measured)"]
     assert not any(line.startswith("two ") for line in lines[head:])
 
 
