@@ -19,7 +19,7 @@ import pytest
 
 from kit.config import Matrix, parse_matrix
 from kit.records import Record
-from kit.run.failures import exception_chain
+from kit.run.failures import RaisedException, exception_chain
 from kit.triage import block_outcome
 from kit.triage import triage as flow
 from kit.triage.difference import Run, chain_shows_reported, shows_reported
@@ -50,6 +50,10 @@ def test_the_reported_exception_matches_the_same_exception_under_python_3_13_by_
     assert re.search("(?m)^" + link_pattern(run_3_13), f"{reported.exception.type}: {reported.exception.message}")
     # a quoted name is still literal in its last component: another class is another failure
     assert not re.search(bad_if_for([reported.exception]), line.replace("GetAttrKey", "DictKey"))
+    # only a class's name loses its prefix: a file's name is no class ('model.py' is not 'data.py')
+    assert block_outcome.stable_message("no file 'model.py'") != block_outcome.stable_message("no file 'data.py'")
+    model = link_pattern(RaisedException("OSError", "no file 'model.py'"))
+    assert not re.search("^" + model, "OSError: no file 'data.py'")
 
 
 def test_the_triage_verdict_on_the_reporters_release_is_affected() -> None:

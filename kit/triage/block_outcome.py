@@ -138,9 +138,10 @@ _REPR_START = re.compile(r"\b(?:\w*Trac(?:er|ed)\w*|\w*(?:Shaped|Concrete)Array)
 _OBJECT_AT = re.compile(r"<[^<>\n]*\bat 0x[0-9a-fA-F]+>")
 _AVAL = re.compile(r"(?<![\w~])~?[a-z]+(?:\d+|#)?\[[\d#, ]*\](?:\{[^}\n]*\})?")
 _PAIRS = {"<": ">", "(": ")", "[": "]", "{": "}"}
-_QUALIFIED = re.compile(r"'(?:[A-Za-z_]\w*\.)+([A-Za-z_]\w*)'")
-"""A quoted dotted name: CPython >= 3.12 writes a C extension's type with its module (``'jaxlib._jax.pytree.GetAttrKey'``
-where 3.11 wrote ``'GetAttrKey'``), so the stable form keeps its last component."""
+_QUALIFIED = re.compile(r"'(?:[A-Za-z_]\w*\.)+([A-Z]\w*)'")
+"""A quoted dotted class name: CPython >= 3.12 writes a C extension's type with its module
+(``'jaxlib._jax.pytree.GetAttrKey'`` where 3.11 wrote ``'GetAttrKey'``), so the stable form keeps its last
+component. Only a CapWords one, a class's: ``'model.py'`` and ``'data.py'`` stay apart."""
 REPR = "<repr>"
 """What a varying object repr reads as in a message's stable form."""
 

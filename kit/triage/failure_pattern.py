@@ -6,9 +6,9 @@ names (``'jit__lambda_12'``), shapes and avals (``(3, 4)``, ``f32[3,4]``,
 ``ShapedArray(float32[3])``), tracer levels (``level=1/0``). Those become
 wildcards, and so do computed floats (``0.1234567``: the reporter's machine writes other low
 digits, so a literal would never match here); the words around them stay literal, and so do quoted names
-without digits (``'f'``, ``'squareplus'``) but for a module prefix: ``'GetAttrKey'`` also matches
-``'jaxlib._jax.pytree.GetAttrKey'`` (CPython >= 3.12 qualifies a C extension type's name). Only the message's first line is used (JAX
-appends notes and links that change between releases), cut at a word near
+without digits (``'f'``, ``'squareplus'``) but for a class's module prefix: ``'GetAttrKey'`` also matches
+``'jaxlib._jax.pytree.GetAttrKey'`` (CPython >= 3.12 qualifies a C extension type's name). Only the
+message's first line is used (JAX appends notes and links that change between releases), cut at a word near
 `MESSAGE_CHARS`. The exception's module path differs too
 (``jax.errors.X``, ``jax._src.errors.X``, ``X``): any prefix matches.
 
@@ -41,7 +41,7 @@ _VARYING: list[tuple[str, str]] = [
     (r"<[^<>\n]*\b(?:at|object at)\b[^<>\n]*>", r"<[^>]*>"),  # <function f at 0x...>, <object at ...>
     # a quoted (dotted) name: CPython >= 3.12 writes a C extension's type by its module too ('GetAttrKey' on 3.11,
     # 'jaxlib._jax.pytree.GetAttrKey' on 3.13): matched by its last component, any prefix (`_quoted_name`)
-    (r"'(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*'|'[A-Z]\w*'", ""),  # a dotted name or a class's CapWords name
+    (r"'(?:[A-Za-z_]\w*\.)*[A-Z]\w*'", ""),  # a class's CapWords name, dotted or not (not 'model.py')
     (r"level=\d+/\d+", r"level=\d+/\d+"),  # a tracer's trace level
     (r"\bline \d+", r"line \d+"),
 ]
