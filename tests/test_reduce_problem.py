@@ -73,3 +73,13 @@ def test_an_op_line_nothing_holds_whole_is_refused() -> None:
     bad.fingerprints = [fingerprint(7, FingerprintState.SPLIT, 64)]
     with pytest.raises(Refused, match="nothing of prog.py:7 holds a sharded batch whole"):
         op_problem(bad, seen("0.5.3"), (7, 7), "prog.py:7")
+
+
+def test_the_sentence_names_the_lines_the_reduced_runs_differ_in_and_never_cuts_a_list_unsaid() -> None:
+    original_bad = "jax 0.6.0: smoothed 3 traces\npeaks at 4\nmean 0.5\nnoise after smoothing: [1. 1.]"
+    original_good = "jax 0.6.1: smoothed 4 traces\npeaks at 5\nmean 0.7\nnoise after smoothing: [1.]"
+    problem = found_problem((seen("0.6.0", original_bad),) * 2, (seen("0.6.1", original_good),) * 2)
+    assert problem.sentence().endswith("in `jax <version>: smoothed # traces`; `peaks at #`; `mean #` and 1 more")
+    reduced = (seen("0.6.0", "noise after smoothing: [1. 1.]"), seen("0.6.1", "noise after smoothing: [1.]"))
+    said = problem.sentence(reduced)
+    assert said == "printed values differ between jax 0.6.0 and jax 0.6.1 in `noise after smoothing: #`"

@@ -166,7 +166,8 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
     files.write_issue(said, issue.known_match(matrix, problem, plain, explained))
     log(("confirmed" if confirmed else "NOT confirmed") + f": as python {files.minimal.name}, jax {options.bad} "
         + ("shows the problem and jax " + options.good + " does not" if confirmed else
-           "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)"))
+           "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)")
+        + f"; its runs: {problem.sentence((plain[options.bad], plain[options.good]))}")
     for path in (files.minimal, files.check, files.issue):
         log(f"wrote {path}")
     return ending(options, files, best, stopped, bool(confirmed), log)

@@ -251,7 +251,7 @@ def _made(report: ReductionReport, files: Files) -> list[str]:
             f"{report.best.statements} in {report.seconds:.0f} s: {counts.tried} candidates tried, {counts.run} run "
             f"({counts.runs} runs of a release), {counts.refused} refused without a run, {counts.cached} cached.",
             f"The problem kept, both ways (jax {options.bad} shows it AND jax {options.good} does not): "
-            f"{inert(report.problem.sentence())}."]
+            f"{inert(report.problem.sentence((report.bad, report.good)))}."]
     if report.stopped:
         said.append("The reduction was stopped (Ctrl-C) before its end: this is the best program found until then.")
     # With --op the program's output says nothing of the op: what confirms it is explain's HLO of that run.
