@@ -107,11 +107,18 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
         stopped, best = True, reducer.best
         log(f"stopped (Ctrl-C): keeping the best so far, {best.statements} statements; its files are written next "
             f"and the command exits {EXIT_INTERRUPTED}")
+    if reducer.out_of_time:
+        log(time_limit_said(options.time_limit_s))
     seconds = time.monotonic() - began
     log(f"reduced {start.statements} -> {best.statements} statements in {seconds:.0f} s: "
         f"{tester.counts.tried} candidates tried, {tester.counts.run} run ({tester.counts.runs} runs of a release), "
         f"{tester.counts.refused} refused unrun, {tester.counts.cached} cached")
-    return _written(matrix, options, envs, problem, start, best, tester, seconds, stopped, log)
+    return _written(matrix, options, envs, problem, start, best, tester, seconds, stopped, log,
+                    out_of_time=reducer.out_of_time)
+
+
+def time_limit_said(limit_s: int) -> str:
+    return f"stopped by the time limit ({limit_s} s) with the best so far: more time (--time-limit) may cut further"
 
 
 SLOWER = 4
@@ -145,7 +152,8 @@ def _batch_said(doing: str, size: int) -> str:
 
 
 def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], problem: Problem, start: Program,
-             best: Program, tester: Tester, seconds: float, stopped: bool, log: Log) -> Handed:
+             best: Program, tester: Tester, seconds: float, stopped: bool, log: Log,
+             out_of_time: bool = False) -> Handed:
     files = issue.Files.of(options.out, options.program.stem)
     options.out.mkdir(parents=True, exist_ok=True)
     files.write_program(best)
@@ -161,7 +169,7 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
     if explained is not None:
         confirmed = problem.holds(explained[0], explained[1], best.marked_lines())
     said = issue.ReductionReport(options, problem, start, best, plain, environments, explained, tester.counts, seconds,
-                        stopped, bool(confirmed))
+                        stopped, bool(confirmed), out_of_time)
     files.write_check(said)
     files.write_issue(said, issue.known_match(matrix, problem, plain, explained))
     log(("confirmed" if confirmed else "NOT confirmed") + f": as python {files.minimal.name}, jax {options.bad} "

@@ -85,6 +85,8 @@ class ReductionReport:
     seconds: float
     stopped: bool
     confirmed: bool
+    out_of_time: bool = False
+    """Whether ``--time-limit`` ended the reduction (said in the issue text: more time may cut further)."""
 
     @property
     def bad(self) -> Seen:
@@ -254,6 +256,9 @@ def _made(report: ReductionReport, files: Files) -> list[str]:
             f"{inert(report.problem.sentence((report.bad, report.good)))}."]
     if report.stopped:
         said.append("The reduction was stopped (Ctrl-C) before its end: this is the best program found until then.")
+    if report.out_of_time:
+        said.append(f"The reduction was stopped by the time limit ({options.time_limit_s} s) with the best so far: "
+                    "more time may cut further.")
     # With --op the program's output says nothing of the op: what confirms it is explain's HLO of that run.
     how = "with explain's compiled HLO of" if report.problem.kind == "op" else "with"
     shown = "the evidence above" if report.problem.kind == "op" else "the outputs above"
