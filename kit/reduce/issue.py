@@ -30,7 +30,7 @@ from ..config import catalogue_folders
 from ..run import explained, script_runs
 import kit.triage.block_outcome as block_outcome  # the foundation's reader of outcomes (tests/test_layers.py)
 from .options import Options
-from .problem import Problem, at_lines
+from .problem import Problem, at_lines, op_named
 from .program import Program
 from .runs import Seen
 from .trials import Counts
@@ -209,7 +209,7 @@ def _op_sentences(prints: list[Fingerprint]) -> list[str]:
     for f in prints:
         batch = (f"{f.device_batch} of {f.global_batch} per device" if f.device_batch is not None
                  and f.global_batch is not None else "")
-        said = f"{f.function} {f.op} ({f.pass_}) {f.state.value}" + (f", {batch}" if batch else "")
+        said = f"{op_named(f.function, f.op)} ({f.pass_}) {f.state.value}" + (f", {batch}" if batch else "")
         if f.targets:
             said += f", custom call {', '.join(f.targets[:2])}"
         if f.fed_by:

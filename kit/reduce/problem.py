@@ -157,8 +157,8 @@ class Problem:
         bad, good = runs or (self.bad, self.good)
         if self.kind == "op":
             assert self.op is not None
-            said = ", ".join(f"{function} {op} {state}" for function, op, state in self.op.bad)
-            other = ", ".join(f"{function} {op} {state}" for function, op, state in self.op.good)
+            said = ", ".join(f"{op_named(function, op)} {state}" for function, op, state in self.op.bad)
+            other = ", ".join(f"{op_named(function, op)} {state}" for function, op, state in self.op.good)
             return f"the op's line compiles as {said} on jax {bad.release}, {other or 'otherwise'} on jax {good.release}"
         if self.kind == "exception":
             return f"{_raised(bad)} on jax {bad.release}; {_raised(good)} on jax {good.release}"
@@ -167,6 +167,11 @@ class Problem:
         kinds = [f"`{v.kind}`" for v in self.values if runs is None or v.kept(bad.outcome, good.outcome)]
         return (f"printed values differ between jax {bad.release} and jax {good.release} in "
                 + (listed(kinds) if kinds else "none of the lines the original's runs differed in"))
+
+
+def op_named(function: str, op: str) -> str:
+    """The function and the op it compiles to, once where they share a name (``eigh``, not ``eigh eigh``)."""
+    return op if function == op else f"{function} {op}"
 
 
 SHOWN = 3
