@@ -117,3 +117,16 @@ def test_a_reduction_ended_by_the_time_limit_says_so_and_the_issue_text_too(monk
                                    False, True, out_of_time=True)
     made = issue._made(report, issue.Files.of(tmp_path, "prog"))
     assert "The reduction was stopped by the time limit (200 s) with the best so far: more time may cut further." in made
+
+
+def test_the_environment_is_printed_under_the_host_device_count_the_reproducer_sets(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    from kit.reduce import trials
+    sharded = Program.parse("import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=4'\n"
+                            "import jax\nprint(jax.devices())\n")
+    assert command.devices_set(sharded) == 4 and command.devices_set(START) is None
+    monkeypatch.setattr(trials, "ENVIRONMENT_INFO", "import os; print(os.environ.get('XLA_FLAGS'))")
+    env = SimpleNamespace(python=sys.executable)
+    assert trials.environment_info(env, 4) == "--xla_force_host_platform_device_count=4"  # type: ignore[arg-type]
+    assert trials.environment_info(env) == "None"  # type: ignore[arg-type]

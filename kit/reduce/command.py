@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -132,6 +133,12 @@ def candidate_timeout(timeout_s: int, problem: Problem) -> int:
     return min(timeout_s, max(CANDIDATE_FLOOR_S, math.ceil(SLOWER * slowest)))
 
 
+def devices_set(program: Program) -> int | None:
+    """The host device count the program sets itself (the last it sets), if it sets one."""
+    counts = re.findall(DEVICES_FLAG + r"=(\d+)", program.text)
+    return int(counts[-1]) if counts else None
+
+
 def problem_of(options: Options, tester: Tester, start: Program) -> Problem:
     """What the original shows: explain's evidence for ``--op``, else the difference of two runs a side."""
     first = tester.run_both(start)
@@ -160,7 +167,7 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
     log(f"the reduced program runs as python {files.minimal.name} on each release (plain, as a user runs it)")
     with ThreadPoolExecutor(max_workers=4) as side_by_side:  # each release's run and its environment at once
         runs = {r: side_by_side.submit(plain_run, envs[r], r, files.minimal, options.timeout_s) for r in envs}
-        infos = {r: side_by_side.submit(environment_info, envs[r]) for r in envs}
+        infos = {r: side_by_side.submit(environment_info, envs[r], devices_set(best)) for r in envs}
         plain = {release: ran.result() for release, ran in runs.items()}
         environments = {release: info.result() for release, info in infos.items()}
     confirmed = problem.holds(plain[options.bad], plain[options.good], best.marked_lines()) if not options.op \
