@@ -14,7 +14,12 @@ from kit.reduce import command, issue
 from kit.reduce.problem import found_problem
 from kit.reduce.program import Program
 from kit.reduce.trials import Counts
-from tests.test_reduce_problem import seen
+from kit.reduce.runs import Seen
+from kit.triage import block_outcome
+
+def seen(release: str, printed: str) -> Seen:
+    return Seen(release, block_outcome.outcome(0, printed), printed, "", 0.1)
+
 
 START = Program.parse("import jax\nx = 1\ny = 2\nprint(x)\n")
 
