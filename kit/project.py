@@ -43,6 +43,9 @@ USAGE = f"""jax-kit: which JAX releases carry a bug, where did it change, and wh
   jax-kit explain ./train.py [ARGS]   which op of your program is not split across devices, per release
                                       (--releases A,B, --devices N: jax-kit explain --help)
   jax-kit triage ISSUE.md [--run]     a bug report's code as a check: where it reproduces, and the bisect
+  jax-kit reduce ./x.py --bad R1 --good R2 --out DIR
+                                      the smallest program still showing its problem, and its issue text
+                                      (--op FILE:LINE, --time-limit S: jax-kit reduce --help)
   jax-kit matrix                      every check on every release, then the report
   jax-kit report                      matrix.md and matrix.json again from the records alone
   jax-kit audit VERSION               which known JAX problems a release has (--python PATH: your own)

@@ -18,9 +18,9 @@ import re
 AS_JAX_KIT = contextvars.ContextVar("AS_JAX_KIT", default=False)
 """True while the ``jax-kit`` command runs (kit/cli.py): usage lines and tips name its commands, not nox's."""
 
-_SESSION = re.compile(r"nox -s (?:(?P<driver>bisect|matrix|report|plan|triage|explain|audit|known)|(?P<check>[\w-]+?)-"
+_SESSION = re.compile(r"nox -s (?:(?P<driver>bisect|matrix|report|plan|triage|explain|reduce|audit|known)|(?P<check>[\w-]+?)-"
                       r"(?P<version>VERSION|[0-9]+(?:\.[0-9]+)+))(?: --)?(?=[\s`),;:'\"]|\.\s|\.$|$)")
-_MODULE = re.compile(r"python -m kit (?:run (?=[\w-]+ )|(?=bisect|matrix|report|plan|triage|explain|audit|known|run)\b)")
+_MODULE = re.compile(r"python -m kit (?:run (?=[\w-]+ )|(?=bisect|matrix|report|plan|triage|explain|reduce|audit|known|run)\b)")
 """``python -m kit run CHECK ...`` (``jax-kit CHECK ...``) and ``python -m kit COMMAND``."""
 
 

@@ -63,7 +63,7 @@ def test_version_and_help_need_no_matrix(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_the_usage_names_every_session_of_the_repository() -> None:
     for command in ("scaling VERSION", "correctness VERSION", "run CHECK --python PATH", "bisect", "triage",
-                    "matrix", "report", "plan VERSION", "--out DIR", "--config FILE", "--version"):
+                    "explain", "reduce", "matrix", "report", "plan VERSION", "--out DIR", "--config FILE", "--version"):
         assert command in USAGE
 
 
@@ -71,12 +71,13 @@ def test_usage_lines_and_tips_name_jax_kit_s_commands_while_it_runs() -> None:
     from kit.wording import AS_JAX_KIT, as_spoken
 
     text = ("nox -s bisect -- --check scaling; `nox -s scaling-VERSION -- --help`; see `nox -l`; nox -s tests; "
-            "(e.g. nox -s qr-0.4.13), nox -s report.")
+            "(e.g. nox -s qr-0.4.13), nox -s report.\nusage: nox -s reduce -- PROGRAM")
     assert as_spoken(text) == text
     token = AS_JAX_KIT.set(True)
     try:
         assert as_spoken(text) == ("jax-kit bisect --check scaling; `jax-kit scaling VERSION --help`; "
-                                   "see `jax-kit --help`; nox -s tests; (e.g. jax-kit qr 0.4.13), jax-kit report.")
+                                   "see `jax-kit --help`; nox -s tests; (e.g. jax-kit qr 0.4.13), jax-kit report."
+                                   "\nusage: jax-kit reduce PROGRAM")
     finally:
         AS_JAX_KIT.reset(token)
 

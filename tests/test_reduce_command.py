@@ -11,7 +11,15 @@ import pytest
 
 from kit.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from kit.reduce import command, issue
+from kit.reduce.problem import found_problem
 from kit.reduce.program import Program
+from kit.reduce.trials import Counts
+from kit.reduce.runs import Seen
+from kit.triage import block_outcome
+
+def seen(release: str, printed: str) -> Seen:
+    return Seen(release, block_outcome.outcome(0, printed), printed, "", 0.1)
+
 
 START = Program.parse("import jax\nx = 1\ny = 2\nprint(x)\n")
 
@@ -23,6 +31,7 @@ class StoppedReducer:
         self.best = start
         self.progress = progress
         self.batch: Any = None
+        self.out_of_time = False
 
     def reduce(self) -> Program:
         self.batch("ddmin", 4, False)
@@ -40,7 +49,7 @@ def test_ctrl_c_keeps_the_best_so_far_says_so_and_the_files_are_written_from_it(
     monkeypatch.setattr(command, "Reducer", StoppedReducer)
 
     def fake_written(matrix: Any, options: Any, envs: Any, problem: Any, start: Program, best: Program, tester: Any,
-                     seconds: float, stopped: bool, log: Any) -> command.Handed:
+                     seconds: float, stopped: bool, log: Any, out_of_time: bool = False) -> command.Handed:
         written.update(best=best.text, stopped=stopped)
         return EXIT_INTERRUPTED, None, None
 
@@ -75,3 +84,54 @@ def test_a_candidate_may_take_a_few_times_the_originals_slowest_run(bad: float, 
                                                                      seconds: int) -> None:
     problem = SimpleNamespace(bad=SimpleNamespace(seconds=bad), good=SimpleNamespace(seconds=good))
     assert command.candidate_timeout(limit, problem) == seconds  # type: ignore[arg-type]
+
+
+class OutOfTimeReducer(StoppedReducer):
+    """Takes one step, then runs out of time as the time limit ends a reduction."""
+
+    def reduce(self) -> Program:
+        self.best = Program.parse("import jax\nprint(1)\n")
+        self.out_of_time = True
+        return self.best
+
+
+def test_a_reduction_ended_by_the_time_limit_says_so_and_the_issue_text_too(monkeypatch: pytest.MonkeyPatch,
+                                                                           tmp_path: Path) -> None:
+    problem = found_problem((seen("0.5.0", "x 1"),) * 2, (seen("0.5.1", "x 2"),) * 2)
+    monkeypatch.setattr(command, "problem_of", lambda options, tester, start: problem)
+    monkeypatch.setattr(command, "Reducer", OutOfTimeReducer)
+    handed: dict[str, Any] = {}
+
+    def fake_written(*args: Any, out_of_time: bool = False) -> command.Handed:
+        handed.update(out_of_time=out_of_time, stopped=args[8])
+        return EXIT_OK, None, None
+
+    monkeypatch.setattr(command, "_written", fake_written)
+    said: list[str] = []
+    options = SimpleNamespace(bad="0.5.0", good="0.5.1", program=tmp_path / "prog.py", timeout_s=60, op="", jobs=2,
+                              time_limit_s=200, shown="prog.py")
+    pool = SimpleNamespace(warm=lambda release: 1.0)
+    command._reduce(None, options, {}, START, pool, tmp_path, said.append)  # type: ignore[arg-type]
+    assert "stopped by the time limit (200 s) with the best so far: more time (--time-limit) may cut further" in said
+    assert handed == {"out_of_time": True, "stopped": False}
+
+    (tmp_path / "prog.py").write_text(START.text)
+    best = Program.parse("import jax\nprint(1)\n")
+    runs = {"0.5.0": seen("0.5.0", "x 1"), "0.5.1": seen("0.5.1", "x 2")}
+    report = issue.ReductionReport(options, problem, START, best, runs, {}, None, Counts(), 201.0,  # type: ignore[arg-type]
+                                   False, True, out_of_time=True)
+    made = issue._made(report, issue.Files.of(tmp_path, "prog"))
+    assert "The reduction was stopped by the time limit (200 s) with the best so far: more time may cut further." in made
+
+
+def test_the_environment_is_printed_under_the_host_device_count_the_reproducer_sets(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    from kit.reduce import trials
+    sharded = Program.parse("import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=4'\n"
+                            "import jax\nprint(jax.devices())\n")
+    assert command.devices_set(sharded) == 4 and command.devices_set(START) is None
+    monkeypatch.setattr(trials, "ENVIRONMENT_INFO", "import os; print(os.environ.get('XLA_FLAGS'))")
+    env = SimpleNamespace(python=sys.executable)
+    assert trials.environment_info(env, 4) == "--xla_force_host_platform_device_count=4"  # type: ignore[arg-type]
+    assert trials.environment_info(env) == "None"  # type: ignore[arg-type]

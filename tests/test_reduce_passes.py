@@ -143,3 +143,19 @@ def test_the_op_statement_is_found_again_after_inlining() -> None:
     again = next(iter(passes.inlined_calls(p)))
     first, last = again.marked_lines() or (0, 0)
     assert "slogdet" in again.text.splitlines()[first - 1]
+
+
+def test_a_module_variable_is_inlined_past_a_function_that_binds_its_name_as_its_own() -> None:
+    p = program("def smooth(traces, window):\n    traces = window\n    return traces\n"
+                "traces = (1,)\nprint(smooth(traces, 2), traces)\n")
+    assert ("def smooth(traces, window):\n    traces = window\n    return traces\nprint(smooth((1,), 2), (1,))\n"
+            in texts(passes.inlined_variables(p)))
+    reads = program("def f():\n    return x\ndef g(x):\n    return x\nx = 3\nprint(f(), g(4))\n")
+    assert "def f():\n    return 3\n\ndef g(x):\n    return x\nprint(f(), g(4))\n" in texts(passes.inlined_variables(reads))
+
+
+def test_a_value_assigned_then_returned_is_returned() -> None:
+    p = program("def smooth(traces):\n    traces = traces * 2\n    return traces\nprint(smooth(1))\n")
+    assert "def smooth(traces):\n    return traces * 2\nprint(smooth(1))\n" in texts(passes.inlined_variables(p))
+    declared = program("def f():\n    global y\n    y = 2\n    return y\ny = 1\nprint(f(), y)\n")
+    assert not any("return 2" in text for text in texts(passes.inlined_variables(declared)))

@@ -73,3 +73,26 @@ def test_an_op_line_nothing_holds_whole_is_refused() -> None:
     bad.fingerprints = [fingerprint(7, FingerprintState.SPLIT, 64)]
     with pytest.raises(Refused, match="nothing of prog.py:7 holds a sharded batch whole"):
         op_problem(bad, seen("0.5.3"), (7, 7), "prog.py:7")
+
+
+def test_the_sentence_names_the_lines_the_reduced_runs_differ_in_and_never_cuts_a_list_unsaid() -> None:
+    original_bad = "jax 0.6.0: smoothed 3 traces\npeaks at 4\nmean 0.5\nnoise after smoothing: [1. 1.]"
+    original_good = "jax 0.6.1: smoothed 4 traces\npeaks at 5\nmean 0.7\nnoise after smoothing: [1.]"
+    problem = found_problem((seen("0.6.0", original_bad),) * 2, (seen("0.6.1", original_good),) * 2)
+    assert problem.sentence().endswith("in `jax <version>: smoothed # traces`; `peaks at #`; `mean #` and 1 more")
+    reduced = (seen("0.6.0", "noise after smoothing: [1. 1.]"), seen("0.6.1", "noise after smoothing: [1.]"))
+    said = problem.sentence(reduced)
+    assert said == "printed values differ between jax 0.6.0 and jax 0.6.1 in `noise after smoothing: #`"
+
+
+def test_an_op_named_as_its_function_is_said_once() -> None:
+    from dataclasses import replace
+    from kit.reduce.issue import _op_sentences
+    bad, good = seen("0.5.0"), seen("0.5.3")
+    eigh = [replace(fingerprint(7, state, batch), function="eigh", op="eigh", op_path="jit(f)/eigh")
+            for state, batch in ((FingerprintState.GATHERED, 256), (FingerprintState.SPLIT, 64))]
+    bad.fingerprints, good.fingerprints = eigh[:1], eigh[1:]
+    said = op_problem(bad, good, (7, 7), "prog.py:7").sentence()
+    assert said == "the op's line compiles as eigh gathered on jax 0.5.0, eigh split on jax 0.5.3"
+    assert _op_sentences(eigh[:1]) == ["eigh (forward) gathered, 256 of 256 per device"]
+    assert _op_sentences([fingerprint(7, FingerprintState.SPLIT, 64)])[0].startswith("slogdet lu (forward) split")

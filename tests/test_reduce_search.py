@@ -143,3 +143,13 @@ def test_every_batch_judged_is_told_with_what_was_tried() -> None:
     assert [size for _, size, _ in told] == judged
     assert {doing for doing, _, _ in told} >= {"every structural pass at once", "ddmin"}
     assert any(kept for _, _, kept in told) and any(not kept for _, _, kept in told)
+
+
+def test_the_reducer_says_whether_the_time_limit_ended_it() -> None:
+    start = Program.parse(USER_PROGRAM)
+    stopped = Reducer(start, lambda batch, likely: None, deadline=0.0)
+    stopped.reduce()
+    assert stopped.out_of_time
+    ended = Reducer(start, lambda batch, likely: None)
+    ended.reduce()
+    assert not ended.out_of_time

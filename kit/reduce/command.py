@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -107,11 +108,18 @@ def _reduce(matrix: Matrix, options: Options, envs: dict[str, Environment], star
         stopped, best = True, reducer.best
         log(f"stopped (Ctrl-C): keeping the best so far, {best.statements} statements; its files are written next "
             f"and the command exits {EXIT_INTERRUPTED}")
+    if reducer.out_of_time:
+        log(time_limit_said(options.time_limit_s))
     seconds = time.monotonic() - began
     log(f"reduced {start.statements} -> {best.statements} statements in {seconds:.0f} s: "
         f"{tester.counts.tried} candidates tried, {tester.counts.run} run ({tester.counts.runs} runs of a release), "
         f"{tester.counts.refused} refused unrun, {tester.counts.cached} cached")
-    return _written(matrix, options, envs, problem, start, best, tester, seconds, stopped, log)
+    return _written(matrix, options, envs, problem, start, best, tester, seconds, stopped, log,
+                    out_of_time=reducer.out_of_time)
+
+
+def time_limit_said(limit_s: int) -> str:
+    return f"stopped by the time limit ({limit_s} s) with the best so far: more time (--time-limit) may cut further"
 
 
 SLOWER = 4
@@ -123,6 +131,12 @@ CANDIDATE_FLOOR_S = 20
 def candidate_timeout(timeout_s: int, problem: Problem) -> int:
     slowest = max(problem.bad.seconds, problem.good.seconds)
     return min(timeout_s, max(CANDIDATE_FLOOR_S, math.ceil(SLOWER * slowest)))
+
+
+def devices_set(program: Program) -> int | None:
+    """The host device count the program sets itself (the last it sets), if it sets one."""
+    counts = re.findall(DEVICES_FLAG + r"=(\d+)", program.text)
+    return int(counts[-1]) if counts else None
 
 
 def problem_of(options: Options, tester: Tester, start: Program) -> Problem:
@@ -145,14 +159,15 @@ def _batch_said(doing: str, size: int) -> str:
 
 
 def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], problem: Problem, start: Program,
-             best: Program, tester: Tester, seconds: float, stopped: bool, log: Log) -> Handed:
+             best: Program, tester: Tester, seconds: float, stopped: bool, log: Log,
+             out_of_time: bool = False) -> Handed:
     files = issue.Files.of(options.out, options.program.stem)
     options.out.mkdir(parents=True, exist_ok=True)
     files.write_program(best)
     log(f"the reduced program runs as python {files.minimal.name} on each release (plain, as a user runs it)")
     with ThreadPoolExecutor(max_workers=4) as side_by_side:  # each release's run and its environment at once
         runs = {r: side_by_side.submit(plain_run, envs[r], r, files.minimal, options.timeout_s) for r in envs}
-        infos = {r: side_by_side.submit(environment_info, envs[r]) for r in envs}
+        infos = {r: side_by_side.submit(environment_info, envs[r], devices_set(best)) for r in envs}
         plain = {release: ran.result() for release, ran in runs.items()}
         environments = {release: info.result() for release, info in infos.items()}
     confirmed = problem.holds(plain[options.bad], plain[options.good], best.marked_lines()) if not options.op \
@@ -161,12 +176,13 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
     if explained is not None:
         confirmed = problem.holds(explained[0], explained[1], best.marked_lines())
     said = issue.ReductionReport(options, problem, start, best, plain, environments, explained, tester.counts, seconds,
-                        stopped, bool(confirmed))
+                        stopped, bool(confirmed), out_of_time)
     files.write_check(said)
     files.write_issue(said, issue.known_match(matrix, problem, plain, explained))
     log(("confirmed" if confirmed else "NOT confirmed") + f": as python {files.minimal.name}, jax {options.bad} "
         + ("shows the problem and jax " + options.good + " does not" if confirmed else
-           "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)"))
+           "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)")
+        + f"; its runs: {problem.sentence((plain[options.bad], plain[options.good]))}")
     for path in (files.minimal, files.check, files.issue):
         log(f"wrote {path}")
     return ending(options, files, best, stopped, bool(confirmed), log)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from .program import Program, bodies, carry
 
@@ -31,14 +31,15 @@ def body_lists(tree: ast.AST) -> list[tuple[ast.AST, str]]:
     return list(bodies(tree))
 
 
-def binding_counts(tree: ast.AST) -> dict[str, int]:
-    """How often each name is bound anywhere (assigned, a parameter, a def, a class, an import, a loop's variable)."""
+def binding_counts(tree: ast.AST, nodes: Iterable[ast.AST] | None = None) -> dict[str, int]:
+    """How often each name is bound anywhere (assigned, a parameter, a def, a class, an import, a loop's variable);
+    among ``nodes`` only, where given."""
     counts: dict[str, int] = {}
 
     def bound(name: str, times: int = 1) -> None:
         counts[name] = counts.get(name, 0) + times
 
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if nodes is None else nodes:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bound(node.id)
         elif isinstance(node, ast.arg):

@@ -30,7 +30,7 @@ from ..config import catalogue_folders
 from ..run import explained, script_runs
 import kit.triage.block_outcome as block_outcome  # the foundation's reader of outcomes (tests/test_layers.py)
 from .options import Options
-from .problem import Problem, at_lines
+from .problem import Problem, at_lines, op_named
 from .program import Program
 from .runs import Seen
 from .trials import Counts
@@ -85,6 +85,8 @@ class ReductionReport:
     seconds: float
     stopped: bool
     confirmed: bool
+    out_of_time: bool = False
+    """Whether ``--time-limit`` ended the reduction (said in the issue text: more time may cut further)."""
 
     @property
     def bad(self) -> Seen:
@@ -207,7 +209,7 @@ def _op_sentences(prints: list[Fingerprint]) -> list[str]:
     for f in prints:
         batch = (f"{f.device_batch} of {f.global_batch} per device" if f.device_batch is not None
                  and f.global_batch is not None else "")
-        said = f"{f.function} {f.op} ({f.pass_}) {f.state.value}" + (f", {batch}" if batch else "")
+        said = f"{op_named(f.function, f.op)} ({f.pass_}) {f.state.value}" + (f", {batch}" if batch else "")
         if f.targets:
             said += f", custom call {', '.join(f.targets[:2])}"
         if f.fed_by:
@@ -251,9 +253,12 @@ def _made(report: ReductionReport, files: Files) -> list[str]:
             f"{report.best.statements} in {report.seconds:.0f} s: {counts.tried} candidates tried, {counts.run} run "
             f"({counts.runs} runs of a release), {counts.refused} refused without a run, {counts.cached} cached.",
             f"The problem kept, both ways (jax {options.bad} shows it AND jax {options.good} does not): "
-            f"{inert(report.problem.sentence())}."]
+            f"{inert(report.problem.sentence((report.bad, report.good)))}."]
     if report.stopped:
         said.append("The reduction was stopped (Ctrl-C) before its end: this is the best program found until then.")
+    if report.out_of_time:
+        said.append(f"The reduction was stopped by the time limit ({options.time_limit_s} s) with the best so far: "
+                    "more time may cut further.")
     # With --op the program's output says nothing of the op: what confirms it is explain's HLO of that run.
     how = "with explain's compiled HLO of" if report.problem.kind == "op" else "with"
     shown = "the evidence above" if report.problem.kind == "op" else "the outputs above"

@@ -258,21 +258,67 @@ def _parser_statement(statement: ast.stmt, unread: set[str]) -> bool:
 
 
 def inlined_variables(program: Program) -> Iterator[Program]:
-    """Each ``name = value`` bound once and read a few times: dropped, ``value`` written where it was read."""
-    stores = binding_counts(program.tree)  # a def, a parameter, an import bind a name too
-    loads: dict[str, int] = {}
-    for node in ast.walk(program.tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            loads[node.id] = loads.get(node.id, 0) + 1
+    """Each ``name = value`` bound once and read a few times: dropped, ``value`` written where it was read. A
+    module's name is counted outside the functions that bind the same name as their own (a parameter ``x`` does
+    not keep a module's ``x = (1,)`` from being inlined); ``x = value`` then ``return x`` is ``return value``."""
     for which in range(body_count(program)):
-        for at, statement in enumerate(body_at(program, which)):
+        statements = body_at(program, which)
+        at_module = which == 0 and isinstance(program.tree, ast.Module)
+        for at, statement in enumerate(statements):
             if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                     and isinstance(statement.targets[0], ast.Name)) or marked(statement):
                 continue
             name = statement.targets[0].id
-            uses = loads.get(name, 0)
+            if _returned_next(statements, at, name) and not at_module:
+                returned = ast.Return(value=statement.value)
+                yield with_body(program, which, statements[:at] + [returned] + statements[at + 2:])
+                continue
+            seen = list(_outside(program.tree, _shadowing(program.tree, name) if at_module else set()))
+            stores = binding_counts(ast.Module(body=[], type_ignores=[]), seen)  # a def, a parameter bind it too
+            uses = sum(1 for node in seen if isinstance(node, ast.Name) and node.id == name
+                       and isinstance(node.ctx, ast.Load))
             if stores.get(name) == 1 and 1 <= uses and (uses <= MAX_USES_INLINED or _simple(statement.value)):
-                yield _substituted(program, which, at, name)
+                yield _substituted(program, which, at, name, at_module)
+
+
+def _returned_next(statements: list[ast.stmt], at: int, name: str) -> bool:
+    following = statements[at + 1] if at + 1 < len(statements) else None
+    return (isinstance(following, ast.Return) and isinstance(following.value, ast.Name)
+            and following.value.id == name and not marked(following)
+            and not any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in statements))
+
+
+def _shadowing(tree: ast.AST, name: str) -> set[int]:
+    """The functions and lambdas (their ids) that bind ``name`` as their own: there it is not the module's."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            inside = [*ast.walk(node.args), *(n for part in _parts(node) for n in ast.walk(part))]
+            if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in inside):
+                continue
+            if any(isinstance(n, ast.arg) and n.arg == name or isinstance(n, ast.Name) and n.id == name
+                   and not isinstance(n.ctx, ast.Load) for n in inside):
+                out.add(id(node))
+    return out
+
+
+def _parts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.AST]:
+    return [node.body] if isinstance(node, ast.Lambda) else list(node.body)
+
+
+def _outside(node: ast.AST, shadowing: set[int]) -> Iterator[ast.AST]:
+    """Every node of ``node`` but the parameters and bodies of the ``shadowing`` functions (their decorators
+    and defaults are the module's)."""
+    yield node
+    if id(node) in shadowing:
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        outer: list[ast.AST] = [*getattr(node, "decorator_list", []), *node.args.defaults,
+                                *(d for d in node.args.kw_defaults if d is not None)]
+        for child in outer:
+            yield from _outside(child, shadowing)
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _outside(child, shadowing)
 
 
 def _simple(value: ast.expr) -> bool:
@@ -324,15 +370,16 @@ def _renamed(program: Program, renames: dict[str, str]) -> Program:
     return Program(Rename().visit(program.tree))
 
 
-def _substituted(program: Program, which: int, at: int, name: str) -> Program:
+def _substituted(program: Program, which: int, at: int, name: str, at_module: bool = False) -> Program:
     out = _spliced(program, which, at, [])
     assignment = body_at(program, which)[at]
     assert isinstance(assignment, ast.Assign)
     value: ast.expr = assignment.value
+    reads = {id(node) for node in _outside(out.tree, _shadowing(out.tree, name) if at_module else set())}
 
     class Substitute(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.expr:
-            if node.id == name and isinstance(node.ctx, ast.Load):
+            if node.id == name and isinstance(node.ctx, ast.Load) and id(node) in reads:
                 return copy.deepcopy(value)
             return node
 

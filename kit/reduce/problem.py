@@ -151,20 +151,37 @@ class Problem:
             return good.outcome["exit"] == self.good.outcome["exit"]
         return any(v.kept(bad.outcome, good.outcome) for v in self.values)
 
-    def sentence(self) -> str:
-        """What differs, in words, as the original's runs showed it."""
-        bad, good = self.bad, self.good
+    def sentence(self, runs: tuple[Seen, Seen] | None = None) -> str:
+        """What differs, in words: as ``runs`` (the reduced program's, bad then good) show it, else as the
+        original's runs did. A printed difference names the lines those runs differ in, every one."""
+        bad, good = runs or (self.bad, self.good)
         if self.kind == "op":
             assert self.op is not None
-            said = ", ".join(f"{function} {op} {state}" for function, op, state in self.op.bad)
-            other = ", ".join(f"{function} {op} {state}" for function, op, state in self.op.good)
+            said = ", ".join(f"{op_named(function, op)} {state}" for function, op, state in self.op.bad)
+            other = ", ".join(f"{op_named(function, op)} {state}" for function, op, state in self.op.good)
             return f"the op's line compiles as {said} on jax {bad.release}, {other or 'otherwise'} on jax {good.release}"
         if self.kind == "exception":
             return f"{_raised(bad)} on jax {bad.release}; {_raised(good)} on jax {good.release}"
         if self.kind == "exit":
             return f"exit {bad.outcome['exit']} on jax {bad.release}; exit {good.outcome['exit']} on jax {good.release}"
-        kinds = "; ".join(f"`{v.kind}`" for v in self.values[:3])
-        return f"printed values differ between jax {bad.release} and jax {good.release} in {kinds}"
+        kinds = [f"`{v.kind}`" for v in self.values if runs is None or v.kept(bad.outcome, good.outcome)]
+        return (f"printed values differ between jax {bad.release} and jax {good.release} in "
+                + (listed(kinds) if kinds else "none of the lines the original's runs differed in"))
+
+
+def op_named(function: str, op: str) -> str:
+    """The function and the op it compiles to, once where they share a name (``eigh``, not ``eigh eigh``)."""
+    return op if function == op else f"{function} {op}"
+
+
+SHOWN = 3
+"""Lines named in a sentence before the rest are counted."""
+
+
+def listed(items: list[str]) -> str:
+    """The first few of ``items``, and how many more where it is cut (a list is never cut unsaid)."""
+    more = len(items) - SHOWN
+    return "; ".join(items[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 def _key(outcome: block_outcome.BlockOutcome) -> tuple[str, str] | None:

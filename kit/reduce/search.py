@@ -59,6 +59,8 @@ class Reducer:
         """Told after each batch judged: what was tried, how many variants, whether one was kept."""
         self.doing = "every structural pass at once"
         self.accepted = {start.text}
+        self.out_of_time = False
+        """Whether the time limit ended the reduction (the best so far, not the passes' end, is the answer)."""
 
     def judge(self, batch: list[Program], likely: bool) -> int | None:
         kept = self._judge(batch, likely)
@@ -79,7 +81,7 @@ class Reducer:
             self._greedy(lambda p: expressions.simpler_expressions(p, expressions.numpy_name(p), integers=True), False)
             self._statements()
         except OutOfTime:
-            pass
+            self.out_of_time = True
         return self.best
 
     def _structure(self) -> None:

@@ -176,8 +176,11 @@ def raised_from_traceback(stderr: str) -> block_outcome.BlockException | None:
 ENVIRONMENT_INFO = "import jax; jax.print_environment_info()"
 
 
-def environment_info(env: Environment, timeout: int = 120) -> str:
-    """What ``jax.print_environment_info()`` prints in the release's environment (JAX's bug template asks for it)."""
+def environment_info(env: Environment, devices: int | None = None, timeout: int = 120) -> str:
+    """What ``jax.print_environment_info()`` prints in the release's environment (JAX's bug template asks for it),
+    with the host device count the reproducer sets where it sets one (its device info then says what it ran on)."""
     plain = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "TMPDIR") if name in os.environ}
+    if devices is not None:
+        plain["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     ended = child_processes.run([str(env.python), "-c", ENVIRONMENT_INFO], plain, timeout, echo=None)
     return "\n".join(ended.tail).rstrip()
