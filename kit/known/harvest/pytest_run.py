@@ -32,6 +32,8 @@ HOST_DEVICES = 8
 TIMEOUT_S = 1200
 
 PASSED, FAILED, SKIPPED, UNCOLLECTED = "passed", "failed", "skipped", "uncollected"
+NOT_RUN = "not run"
+"""A parent's side left out because no test passed at the fix (`kit.known.harvest.confirm`)."""
 
 
 class SideInterrupted(Exception):
