@@ -41,6 +41,12 @@ _RELEASE_TAG = re.compile(r"^jax-v(\d+(?:\.\d+)+)$")
 
 
 def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path) -> int:
+    if "--ranges" in argv:  # the confirmed entries' ranges over the releases (kit.known.harvest.ranges)
+        from .ranges import ranges_main
+        given = _option(argv, "--jax-repo")
+        store_given = _option(argv, "--store")
+        return ranges_main(matrix, argv, log, Store(Path(store_given) if store_given else catalogue / "harvested"),
+                           _history(matrix, Path(given) if given else None, log))
     parser = Parser(prog="nox -s known -- --harvest", tip="see docs/known.md (The harvest)",
                     description="Known problems from the regression tests JAX's fixes added, each confirmed by its "
                                 "test failing at the parent and passing at the fix.")
@@ -87,6 +93,16 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
         print(f"  unrun: {count} {kind}")
     print(time_line(results))
     return EXIT_OK
+
+
+def _option(argv: Sequence[str], name: str) -> str | None:
+    """The value of ``name VALUE`` or ``name=VALUE`` in ``argv`` (the ranges' parser checks the rest)."""
+    for number, word in enumerate(argv):
+        if word == name and number + 1 < len(argv):
+            return argv[number + 1]
+        if word.startswith(name + "="):
+            return word.split("=", 1)[1]
+    return None
 
 
 def _refuse_an_empty_range(history: History, since: str, until: str) -> None:

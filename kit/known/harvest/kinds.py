@@ -1,0 +1,66 @@
+"""What kind of problem a harvested entry is, read from how its confirmed tests failed at the parent.
+
+The parent's failure is the bug as a user met it, so its message says the
+kind: a *crash* (the process died), an *exception* raised where none belongs
+(a ``TypeError`` out of JAX), an *error message* that is missing or says the
+wrong thing (``assertRaisesRegex`` that did not match, ``Exception not
+raised``), a *performance* problem (what the test counts is compilations,
+traces or cache hits), else *wrong values* (an assertion on a result). An
+entry's kind is the gravest of its confirmed tests'; a binary entry has none:
+no failure was seen at its parent.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...json_types import JsonObject, as_list, as_object
+from .verdicts import CONFIRMED
+
+CRASH, EXCEPTION, ERROR_MESSAGE, PERFORMANCE, WRONG_VALUE = (
+    "crash", "exception", "error-message", "performance", "wrong-values")
+"""The hand catalogue's words where it has them (`kit.known.catalogue.KINDS`), and two it lacks."""
+KINDS = (CRASH, EXCEPTION, WRONG_VALUE, ERROR_MESSAGE, PERFORMANCE)
+"""Gravest first: an entry whose tests show two kinds is the first of them."""
+
+_EXCEPTION = re.compile(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b", re.MULTILINE)
+_BARE_ASSERT = re.compile(r"^E\s+assert\b", re.MULTILINE)
+_CRASH_WORDS = ("fatal python error", "segmentation fault", "core dumped", "aborted", "check failed")
+_MESSAGE_WORDS = ("does not match", "not found in", "exception not raised", "not raised", "error message")
+_PERFORMANCE_WORDS = ("compil", "cache", "retrac", "trace_count", "num_traces", "cache_miss", "memory")
+
+
+def exception_name(message: str) -> str:
+    """The exception a failure's ``E`` lines name (``AssertionError``, ``jax.errors.X``: its last part), or ""."""
+    found = _EXCEPTION.search(message)
+    if found:
+        return found.group(1).rsplit(".", 1)[-1]
+    return "AssertionError" if _BARE_ASSERT.search(message) else ""  # pytest shows a plain assert as its expression
+
+
+def failure_kind(test: str, message: str) -> str:
+    """One test's kind from its node id and its failure message at the parent."""
+    lowered = message.lower()
+    if any(word in lowered for word in _CRASH_WORDS):
+        return CRASH
+    name = exception_name(message)
+    if name and name != "AssertionError":
+        return EXCEPTION
+    if any(word in lowered for word in _MESSAGE_WORDS):
+        return ERROR_MESSAGE
+    if any(word in test.lower() for word in _PERFORMANCE_WORDS):
+        return PERFORMANCE
+    return WRONG_VALUE
+
+
+def entry_kind(result: JsonObject) -> tuple[str | None, str]:
+    """``(kind, why)`` of a harvested entry: the gravest of its confirmed tests' kinds; None for a binary one."""
+    kinds = []
+    for row in (as_object(r) for r in as_list(result.get("tests"))):
+        if row.get("verdict") == CONFIRMED:
+            message = str(as_object(row.get("at_parent")).get("message", ""))
+            kinds.append((failure_kind(str(row.get("node_id", "")), message), str(row.get("node_id", ""))))
+    if not kinds:
+        return None, "binary: no test failed at the parent on this build, so no failure says its kind"
+    kind, node = min(kinds, key=lambda pair: KINDS.index(pair[0]))
+    return kind, f"{node} at the parent"
