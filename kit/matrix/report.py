@@ -1,12 +1,10 @@
-"""Write reports/matrix.md and reports/matrix.json (and the plots) from records alone, and reports/known.md.
+"""Write reports/matrix.md and reports/matrix.json (and the plots) from records alone.
 
 No installs and no JAX: the report reads ``reports/results/`` and answers the
 question users ask ("which release can I use?") before showing the evidence.
 `kit.matrix.model` builds what the records say, `kit.matrix.markdown` renders
 it; this module writes both files so that they always describe the same
 records: both are written to temp files first and only then put in place.
-Beside them, known.md: the catalogue's timeline from its kept measurements
-(`kit.known.timeline`).
 
 Run through the command line: ``python -m kit report [--results DIR] [--out DIR] [--no-plots]``
 (``nox -s report`` does that).
@@ -25,7 +23,6 @@ from ..errors import StorageError
 from ..known.catalogue import load_catalogues
 from ..package_files import catalogue_folder
 from ..known.listing import entry_json
-from ..known.timeline import render as render_timeline
 from .known_problems import cited
 from .markdown import render_markdown
 from .metric_series import plot_metrics
@@ -81,7 +78,7 @@ def write_report(
         except ValueError:
             pass
     try:
-        written = _write_files(report, in_matrix, out_dir, plots, render_timeline(entries, folders))
+        written = _write_files(report, in_matrix, out_dir, plots)
     except OSError as error:
         raise StorageError(
             f"could not write the report into {out_dir} ({error.strerror or error}); "
@@ -92,9 +89,8 @@ def write_report(
     return WriteResult(markdown, data, written, loaded.unusable, report)
 
 
-def _write_files(report: Report, in_matrix: list[LoadedRecord], out_dir: Path, plots: bool,
-                 timeline: str) -> list[Path]:
-    """The plots, then matrix.md, matrix.json and known.md together; the images written."""
+def _write_files(report: Report, in_matrix: list[LoadedRecord], out_dir: Path, plots: bool) -> list[Path]:
+    """The plots, then matrix.md and matrix.json together; the images written."""
     written: list[Path] = []
     if plots:
         from .plots import make_plots
@@ -111,6 +107,5 @@ def _write_files(report: Report, in_matrix: list[LoadedRecord], out_dir: Path, p
     atomic_write_texts({
         out_dir / "matrix.md": render_markdown(report),
         out_dir / "matrix.json": strict_json(report.to_json(), default=str),
-        out_dir / "known.md": timeline,
     })
     return written

@@ -46,7 +46,7 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
         given = _option(argv, "--jax-repo")
         store_given = _option(argv, "--store")
         return ranges_main(matrix, argv, log, Store(Path(store_given) if store_given else catalogue / "harvested"),
-                           _history(matrix, Path(given) if given else None, log))
+                           jax_history(matrix, Path(given) if given else None, log))
     parser = Parser(prog="nox -s known -- --harvest", tip="see docs/known.md (The harvest)",
                     description="Known problems from the regression tests JAX's fixes added, each confirmed by its "
                                 "test failing at the parent and passing at the fix.")
@@ -64,7 +64,7 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: at least one commit runs at a time", "e.g. --jobs 2")
     release = _build_release(args.build, args.since)
-    history = _history(matrix, args.jax_repo, log)
+    history = jax_history(matrix, args.jax_repo, log)
     store = Store(args.store or catalogue / "harvested")
     try:
         candidates = list_candidates(history, args.since, args.until)
@@ -125,7 +125,7 @@ def _build_release(given: str | None, since: str) -> str:
     return tag.group(1)
 
 
-def _history(matrix: Matrix, given: Path | None, log: Log) -> History:
+def jax_history(matrix: Matrix, given: Path | None, log: Log) -> History:
     given_by = "--jax-repo"
     if given is None and matrix.jax_repo is not None:
         given, given_by = matrix.jax_repo, "matrix.toml's [install] jax_repo"

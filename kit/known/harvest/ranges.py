@@ -86,15 +86,12 @@ def _test_of(node_id: str) -> TestFunction:
 
 def newest_before(history: History, commit: str, candidates: Sequence[str]) -> str | None:
     """The newest release of ``candidates`` whose tag the fix is not in: the problem's last release, to seed."""
-    older = []
-    for release in candidates:
-        try:
-            git(history.path, "merge-base", "--is-ancestor", commit, f"jax-v{release}")
-        except GitFailed:  # not an ancestor (or no such tag in the clone)
-            if _tagged(history, release):
-                older.append(release)
-            continue
-        break  # the first release holding the fix: every later one holds it too
+    try:
+        listed = git(history.path, "tag", "--no-contains", commit, "--list", "jax-v*").split()
+    except GitFailed:
+        return None
+    without = {tag.removeprefix("jax-v") for tag in listed}
+    older = [release for release in candidates if release in without]
     return older[-1] if older else None
 
 
