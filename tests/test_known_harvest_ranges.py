@@ -12,10 +12,10 @@ import pytest
 from kit.history.source import History
 from kit.install import Environment
 from kit.known.harvest.changed_tests import TestFunction
-from kit.known.harvest.kinds import entry_kind, exception_name, failure_kind
+from kit.known.harvest.kinds import entry_kind, exception_name, failure_kind, failure_signature
 from kit.known.harvest.listing import harvested_entries
 from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
-from kit.known.harvest.ranges import newest_before, range_entries
+from kit.known.harvest.ranges import judged, newest_before, range_entries
 from kit.known.harvest.release_runs import RangeEntry, entry_presence, probe_release
 from kit.known.harvest.release_runs import test_presence as presence_of
 from kit.known.harvest.store import Store
@@ -54,6 +54,25 @@ def test_a_release_counts_present_only_where_the_test_fails_as_at_the_parent() -
     assert other[0] is Presence.UNTESTED and "AttributeError, not AssertionError" in other[1]
     for outcome in (SKIPPED, UNCOLLECTED):
         assert presence_of(TestOutcome(outcome, 0, "why"), parent)[0] is Presence.UNTESTED
+
+
+def test_a_later_assertion_of_the_same_message_test_is_not_the_same_failure() -> None:
+    parent = "E     AssertionError: 'static start/stop/step' not found in 'Slice entries must be static integers'"
+    later = "E     AssertionError: 'BatchTracer' not found in 'Array slice indices must have static start/stop/step'"
+    same = "E     AssertionError: 'static start/stop/step' not found in 'Slice entries must be static'"
+    assert presence_of(TestOutcome(FAILED, 1, later), parent)[0] is Presence.UNTESTED
+    assert presence_of(TestOutcome(FAILED, 1, same), parent)[0] is Presence.PRESENT
+    assert failure_signature(later) == ("AssertionError", "'BatchTracer'")
+
+
+def test_a_kept_probe_is_judged_again_by_todays_rule() -> None:
+    test = TestFunction("a.py", "", "test_1")
+    entry = RangeEntry("harvest-x", "c" * 40, (test,), ("E   AssertionError: 'a' not found in 'b'",))
+    kept = {"release": "0.2.0", "outcome": "present", "reason": "old rule", "copy": "fix",
+            "tests": {"a.py::test_1": {"outcome": "failed", "cases": 1, "message": "E  AssertionError: 'z' not found in 'b'"}}}
+    assert judged(entry, kept)["outcome"] == "untested"
+    ran_nothing = {"release": "0.3.0", "outcome": "untested", "reason": "not installable", "copy": "", "tests": {}}
+    assert judged(entry, ran_nothing) == ran_nothing
 
 
 def test_an_entry_is_present_where_one_test_is_and_absent_only_where_all_are() -> None:

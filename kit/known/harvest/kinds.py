@@ -38,6 +38,17 @@ def exception_name(message: str) -> str:
     return "AssertionError" if _BARE_ASSERT.search(message) else ""  # pytest shows a plain assert as its expression
 
 
+_EXPECTED = re.compile(r"^E\s+(?:AssertionError: )?(.+?) (?:not found in|does not match) ", re.MULTILINE)
+
+
+def failure_signature(message: str) -> tuple[str, str]:
+    """What two failures of one test must share to be the same problem: the exception, and for a message check
+    (``X not found in Y``, ``X does not match Y``) the X that was expected: the same assertion, not a later one
+    of the same test that a newer release fails for its own reasons."""
+    expected = _EXPECTED.search(message)
+    return exception_name(message), expected.group(1).strip() if expected else ""
+
+
 def failure_kind(test: str, message: str) -> str:
     """One test's kind from its node id and its failure message at the parent."""
     lowered = message.lower()

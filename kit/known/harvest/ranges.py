@@ -31,7 +31,8 @@ from ..boundaries import RangeSearch, search_range
 from ..measured import Presence
 from .changed_tests import TestFunction
 from .harness import harness_requirements
-from .release_runs import ReleaseProbe, RangeEntry, probe_release
+from .pytest_run import TestOutcome
+from .release_runs import RangeEntry, ReleaseProbe, entry_presence, probe_release
 from .store import Store
 from .verdicts import CONFIRMED
 
@@ -115,6 +116,16 @@ def load_probes(store: Store, commit: str) -> list[JsonObject]:
     return [as_object(p) for p in as_list(as_object(data).get("probes"))] if isinstance(data, dict) else []
 
 
+def judged(entry: RangeEntry, probe: JsonObject) -> JsonObject:
+    """A kept probe judged again by today's rule (`kit.known.harvest.release_runs.entry_presence`) from the tests'
+    outcomes it kept: a sharper rule needs no run again. A probe that ran nothing stays as it was."""
+    tests = as_object(probe.get("tests"))
+    if not tests or not probe.get("copy"):
+        return probe
+    presence, why = entry_presence(entry, {node: TestOutcome.of(data) for node, data in tests.items()})
+    return {**probe, "outcome": presence.value, "reason": f"{probe['copy']} copy: {why}"}
+
+
 def known_of(probes: Sequence[JsonObject]) -> dict[str, Presence]:
     return {str(p["release"]): Presence(str(p["outcome"])) for p in probes}
 
@@ -122,11 +133,15 @@ def known_of(probes: Sequence[JsonObject]) -> dict[str, Presence]:
 def bisect_harvested(matrix: Matrix, history: History, store: Store, entries: Sequence[RangeEntry],
                      candidates: Sequence[str], log: Log, max_rounds: int = 40) -> dict[str, RangeSearch]:
     """Every entry's search run to its end (or ``max_rounds``); each entry's file written after each release."""
-    probes = {e.id: load_probes(store, e.commit) for e in entries}
+    probes = {e.id: [judged(e, p) for p in load_probes(store, e.commit)] for e in entries}
     seeds = {e.id: tuple(s for s in [newest_before(history, e.commit, candidates)] if s) for e in entries}
 
     def search(entry: RangeEntry) -> RangeSearch:
         return search_range(candidates, known_of(probes[entry.id]), seeds[entry.id])
+
+    for entry in entries:  # what was kept, judged again, is written back before anything runs
+        if probes[entry.id]:
+            _save(store, entry, probes[entry.id], candidates, search(entry))
 
     for number in range(1, max_rounds + 1):
         wanted = {e.id: search(e).wanted for e in entries}

@@ -12,7 +12,8 @@ that is not the fix's version of the test (the test as it was before the fix
 changed it) decides nothing.
 
 A test says *present* where it fails as it failed at the fix's parent (the
-same exception), *absent* where it passes, and nothing otherwise: skipped,
+same exception and, for a message check, the same expected text:
+`kit.known.harvest.kinds.failure_signature`), *absent* where it passes, and nothing otherwise: skipped,
 not collected, or a failure of another kind (an API the release lacks) is
 *untested*, never counted either way. An entry is present where one of its
 confirmed tests is, absent where all of them are.
@@ -33,7 +34,7 @@ from ...install import Environment
 from ...json_types import JsonObject
 from ..measured import Presence
 from .changed_tests import TestFunction, test_functions
-from .kinds import exception_name
+from .kinds import failure_signature
 from .pytest_run import FAILED, PASSED, UNCOLLECTED, TestOutcome, run_side
 
 FIX_COPY, RELEASE_COPY = "fix", "release"
@@ -77,11 +78,12 @@ def test_presence(outcome: TestOutcome, parent_message: str) -> tuple[Presence, 
     if outcome.outcome == PASSED:
         return Presence.ABSENT, "passes"
     if outcome.outcome == FAILED:
-        then, now = exception_name(parent_message), exception_name(outcome.message)
+        then, now = failure_signature(parent_message), failure_signature(outcome.message)
         if then == now:
             return Presence.PRESENT, f"fails as at the fix's parent: {outcome.message[:200]}"
-        return Presence.UNTESTED, (f"fails otherwise than at the fix's parent ({now or 'no exception named'}, "
-                                   f"not {then or 'no exception named'}): {outcome.message[:200]}")
+        said = f"{now[0] or 'no exception named'}, not {then[0] or 'no exception named'}" if now[0] != then[0] \
+            else f"expected {now[1][:80]!r}, not {then[1][:80]!r}"
+        return Presence.UNTESTED, f"fails otherwise than at the fix's parent ({said}): {outcome.message[:200]}"
     return Presence.UNTESTED, f"{outcome.outcome}: {outcome.message[:200]}"
 
 
@@ -157,7 +159,9 @@ def _run(history: History, environment: Environment, release: str, entries: Sequ
             # A file the copy lacks is left out (pytest refuses a missing path): its tests are not collected.
             asked += [TestFunction(f"{entry.folder}/{t.path}", t.cls, t.name) for t in entry.tests
                       if (workdir / entry.folder / t.path).is_file()]
-        ran = run_side(environment, workdir, asked, extra_args=("--import-mode=importlib",)) if asked else None
+        # A marker that the release's settings do not register (a newer fix's test) is no failure of the test.
+        extra = ("--import-mode=importlib", "-W", "ignore::pytest.PytestUnknownMarkWarning")
+        ran = run_side(environment, workdir, asked, extra_args=extra) if asked else None
     found = ran.outcomes if ran is not None else {}
     problem = ran.problem if ran is not None else f"{tag} has none of the test files"
     return {entry.id: {t.node_id: found.get(f"{entry.folder}/{t.node_id}",
