@@ -57,6 +57,8 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
                                         "release, where it is a jax-vX.Y.Z tag)")
     parser.add_argument("--jobs", type=int, default=1, help="commits confirmed at once (default 1)")
     parser.add_argument("--limit", type=int, default=0, help="confirm at most this many commits not yet harvested")
+    parser.add_argument("--commits", default="", help="only these candidates of the range (hash prefixes, "
+                                                      "comma-separated): held-out fixes first, on the range's build")
     parser.add_argument("--jax-repo", type=Path, help="a clone of JAX (default: matrix.toml's, else the kit's own)")
     parser.add_argument("--store", type=Path, help="where probes and results are kept (default: the catalogue's "
                                                    "harvested/)")
@@ -81,6 +83,9 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
     build = _build(matrix, history, release, args.since, log)
     done = {str(r["commit"]) for r in store.results() if r.get("build_tag") == build.key.tag}
     todo = [c for c in candidates if c.commit not in done]
+    wanted = [prefix.strip() for prefix in args.commits.split(",") if prefix.strip()]
+    if wanted:
+        todo = [c for c in todo if any(c.commit.startswith(prefix) for prefix in wanted)]
     if args.limit:
         todo = todo[:args.limit]
     print(f"{len(candidates) - len([c for c in candidates if c.commit not in done])} already harvested on this build "
