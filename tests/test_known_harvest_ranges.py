@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from kit.config import load_matrix
+from kit.errors import UsageError
 from kit.history.source import History
 from kit.install import Environment
 from kit.known.harvest.changed_tests import TestFunction
@@ -20,7 +23,10 @@ from kit.known.harvest.release_runs import RangeEntry, entry_presence, probe_rel
 from kit.known.harvest.release_runs import test_presence as presence_of
 from kit.known.harvest.store import Store
 from kit.known.measured import Presence
+from kit.known.command import audit_main
 from kit.known.timeline import ranking, render
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize(("node", "message", "kind"), [
@@ -191,3 +197,24 @@ def test_the_ranges_bisect_only_the_confirmed_entries(tmp_path: Path) -> None:
     found = range_entries(store)
     assert [(e.id, e.tests) for e in found] == [(f"harvest-{'a' * 10}", (TestFunction("tests/a_test.py", "A",
                                                                                        "test_x"),))]
+
+
+def test_audit_ranks_the_releases_from_what_was_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    catalogue = tmp_path / "known"
+    store = Store(catalogue / "harvested")
+    store.put_result("a" * 40, _confirmed("a" * 40))
+    (store.folder / "ranges").mkdir()
+    (store.folder / "ranges" / f"{'a' * 12}.json").write_text(json.dumps({"probes": [
+        {"release": "0.1.0", "outcome": "present"}, {"release": "0.2.0", "outcome": "absent"}]}))
+    assert audit_main(load_matrix(ROOT / "matrix.toml"), ["--rank"], print, catalogue=catalogue) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[1:] == ["  0.2.0: 0 present, 1 absent, 0 untested", "  0.1.0: 1 present, 0 absent, 0 untested"]
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["0.4.35", "--kind", "wrong-value"], "--kind 'wrong-value' is not a kind"),
+    (["--python", "/usr/bin/python3", "--harvested"], "--harvested runs JAX's tests in a release's environment"),
+])
+def test_audit_refuses_a_kind_it_lacks_and_harvested_entries_without_a_release(argv: list[str], said: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(said)):
+        audit_main(load_matrix(ROOT / "matrix.toml"), argv, print)
