@@ -49,6 +49,13 @@ def test_an_entrys_kind_is_its_gravest_confirmed_tests_and_a_binary_one_has_none
     assert entry_kind({"tests": rows}) == ("exception", "a.py::test_e at the parent")
     assert entry_kind({"tests": rows[2:]})[0] is None
     assert exception_name("E   jax.errors.ConcretizationTypeError: x") == "ConcretizationTypeError"
+    wrapped = "E   jax._src.source_info_util.JaxStackTraceBeforeTransformation: NotImplementedError: no rule"
+    assert exception_name(wrapped) == "NotImplementedError"
+    helper = {"node_id": "a.py::test_h", "verdict": "confirmed",
+              "at_parent": {"message": "E   AttributeError: module 'jax._src.cache_key' has no attribute '_new'"}}
+    counted = {"node_id": "a.py::CacheTest::test_c", "verdict": "confirmed",
+               "at_parent": {"message": "E   AssertionError: 0 != 1"}}
+    assert entry_kind({"tests": [helper, counted]})[0] == "performance"
     assert exception_name("E       assert (1 + 1) == 3") == "AssertionError" and exception_name("E  5 != 2") == ""
 
 

@@ -6,8 +6,9 @@ kind: a *crash* (the process died), an *exception* raised where none belongs
 wrong thing (``assertRaisesRegex`` that did not match, ``Exception not
 raised``), a *performance* problem (what the test counts is compilations,
 traces or cache hits), else *wrong values* (an assertion on a result). An
-entry's kind is the gravest of its confirmed tests'; a binary entry has none:
-no failure was seen at its parent.
+entry's kind is the gravest of its confirmed tests' (a test that failed only
+for lack of a helper the fix added counts last); a binary entry has none: no
+failure was seen at its parent.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ CRASH, EXCEPTION, ERROR_MESSAGE, PERFORMANCE, WRONG_VALUE = (
 KINDS = (CRASH, EXCEPTION, WRONG_VALUE, ERROR_MESSAGE, PERFORMANCE)
 """Gravest first: an entry whose tests show two kinds is the first of them."""
 
-_EXCEPTION = re.compile(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b", re.MULTILINE)
+_EXCEPTION = re.compile(r"^E\s+(?:[\w.]*JaxStackTraceBeforeTransformation: )?"  # JAX's traceback filtering's wrapper
+                        r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b", re.MULTILINE)
+_NEW_HELPER = re.compile(r"module 'jax[\w.]*' has no attribute")
+"""A parent that lacks a helper the fix added and its test calls: its failure says nothing of the bug's kind."""
 _BARE_ASSERT = re.compile(r"^E\s+assert\b", re.MULTILINE)
 _CRASH_WORDS = ("fatal python error", "segmentation fault", "core dumped", "aborted", "check failed")
 _MESSAGE_WORDS = ("does not match", "not found in", "exception not raised", "not raised", "error message")
@@ -66,12 +70,14 @@ def failure_kind(test: str, message: str) -> str:
 
 def entry_kind(result: JsonObject) -> tuple[str | None, str]:
     """``(kind, why)`` of a harvested entry: the gravest of its confirmed tests' kinds; None for a binary one."""
-    kinds = []
+    kinds, messages = [], {}
     for row in (as_object(r) for r in as_list(result.get("tests"))):
         if row.get("verdict") == CONFIRMED:
-            message = str(as_object(row.get("at_parent")).get("message", ""))
-            kinds.append((failure_kind(str(row.get("node_id", "")), message), str(row.get("node_id", ""))))
+            node = str(row.get("node_id", ""))
+            messages[node] = str(as_object(row.get("at_parent")).get("message", ""))
+            kinds.append((failure_kind(node, messages[node]), node))
     if not kinds:
         return None, "binary: no test failed at the parent on this build, so no failure says its kind"
-    kind, node = min(kinds, key=lambda pair: KINDS.index(pair[0]))
+    kind, node = min(kinds, key=lambda pair: (_NEW_HELPER.search(messages[pair[1]]) is not None,
+                                              KINDS.index(pair[0])))
     return kind, f"{node} at the parent"

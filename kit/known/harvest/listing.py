@@ -58,5 +58,12 @@ def measured_range(store: Store, commit: str) -> JsonObject | None:
 def harvested_line(entries: list[JsonObject]) -> str:
     """One line for the text listing: how many, of which kind, and where they are listed in full."""
     confirmed = sum(1 for e in entries if e.get("status") == CONFIRMED)
+    ranged = sum(1 for e in entries if as_object(e.get("ranges")).get("done"))
+    kinds: dict[str, int] = {}
+    for entry in entries:
+        if entry.get("kind"):
+            kinds[str(entry["kind"])] = kinds.get(str(entry["kind"]), 0) + 1
+    said = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda item: -item[1]))
     return (f"{len(entries)} harvested entries ({confirmed} confirmed by their test at the fix and its parent, "
-            f"{len(entries) - confirmed} binary, unconfirmed by overlay): known --json lists them")
+            f"{len(entries) - confirmed} binary, unconfirmed by overlay; {ranged} with their range bisected over "
+            f"the releases; kinds: {said or 'none'}): known --json lists them")
