@@ -19,7 +19,7 @@ from kit.known.harvest.kinds import entry_kind, exception_name, failure_kind, fa
 from kit.known.harvest.listing import harvested_entries
 from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
 from kit.known.harvest.ranges import judged, newest_before, range_entries
-from kit.known.harvest.release_runs import RangeEntry, entry_presence, probe_release
+from kit.known.harvest.release_runs import RangeEntry, _placement, entry_presence, probe_release
 from kit.known.harvest.release_runs import test_presence as presence_of
 from kit.known.harvest.store import Store
 from kit.known.measured import Presence
@@ -225,3 +225,21 @@ def test_audit_ranks_the_releases_from_what_was_kept(tmp_path: Path, capsys: pyt
 def test_audit_refuses_a_kind_it_lacks_and_harvested_entries_without_a_release(argv: list[str], said: str) -> None:
     with pytest.raises(UsageError, match=re.escape(said)):
         audit_main(load_matrix(ROOT / "matrix.toml"), argv, print)
+
+
+def test_an_audit_lays_a_test_file_out_once_for_the_entries_whose_test_it_holds_unchanged(
+        history: tuple[History, dict[str, str]]) -> None:
+    clone, commits = history
+    later = _commit(clone.path, "Fix b.", {"tests/a_test.py": NEW_TEST.replace("[5] == [2, 5]", "[5] == [3, 5]")
+                                           + "\ndef test_later():\n    assert False, 'later'\n"})
+    kept, changed = TestFunction("tests/a_test.py", "", "test_kept"), TestFunction("tests/a_test.py", "", "test_changed")
+    entries = [RangeEntry("harvest-fix", commits["fix"], (kept, changed), ("E   AssertionError", "E   AssertionError")),
+               RangeEntry("harvest-later", later, (TestFunction("tests/a_test.py", "", "test_later"),),
+                          ("E   AssertionError: later",))]
+    placed = _placement(clone, entries, "", shared=True)
+    assert placed["harvest-fix", kept.node_id][0] == later  # the same function in the newer copy
+    assert placed["harvest-fix", changed.node_id][0] == commits["fix"]  # changed since: its own copy
+    assert {source for source, _ in _placement(clone, entries, "", shared=False).values()} == {commits["fix"], later}
+    environment = Environment(Path(sys.executable), {}, "existing")
+    probes = probe_release(clone, environment, "0.1.0", entries, shared=True)
+    assert [p.outcome for p in probes] == [Presence.PRESENT, Presence.PRESENT]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
@@ -151,6 +152,10 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     refuse_what_cannot_run(version, existing, target)
     say = _speaker(sys.stderr if args.json else sys.stdout)
     started = time.monotonic()
+    # The harvested entries' pytest runs in its own environment beside the hand checks' interpreter: two
+    # processes on two cores, the audit's wall the longer of the two, not their sum.
+    pending = _start(lambda: _audit_harvested(matrix, version, folder, kinds, args.jax_repo, log, say)) \
+        if args.harvested else None
     runs = _runs(matrix, entries, log, version, existing, target, args.isolated, say)
     findings = [finding(entry, here, folder) for entry, here in zip(entries, runs)]
     for f in findings:
@@ -165,7 +170,7 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     line = verdict_line(findings, audited.installation)
     for shown_line in answer_lines(findings, line):  # the answer first: writing the files below can fail
         say(shown_line)
-    harvested = _audit_harvested(matrix, version, folder, kinds, args.jax_repo, log, say) if args.harvested else []
+    harvested = pending.result() if pending is not None else []
     blank = nothing_tested(findings) and not any(p.outcome is not Presence.UNTESTED for p in harvested)
     written = document(audited, findings, line, skipped_lines, blank)
     write_report(matrix.results_dir.parent, audited, written,
@@ -193,6 +198,15 @@ def _rank(folder: Path) -> int:
     for release, present_here, absent, untested in ranking(found):
         print(f"  {release}: {present_here} present, {absent} absent, {untested} untested")
     return EXIT_OK
+
+
+def _start(work: Callable[[], list[ReleaseProbe]]) -> Future[list[ReleaseProbe]]:
+    """``work()`` begun on a thread of its own (its pytest is a process of its own: the GIL is not shared)."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harvested-audit")
+    try:
+        return pool.submit(work)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with its work; the result is waited for where it is needed
 
 
 def _audit_harvested(matrix: Matrix, version: str, folder: Path, kinds: Sequence[str], jax_repo: Path | None,

@@ -47,7 +47,7 @@ def audit_harvested(matrix: Matrix, release: str, history: History, entries: Seq
         raise UsageError(f"jax {release}'s environment with JAX's test harness could not be prepared: "
                          f"{prepared.problem}", "audit another release, or leave --harvested out")
     say(f"running the tests of {len(entries)} harvested entries in one pytest process (jax {release})")
-    probes = probe_release(history, prepared.environment, release, entries)
+    probes = probe_release(history, prepared.environment, release, entries, shared=True)
     for entry, probe in zip(entries, probes):
         say(f"  {entry.id}: {probe.outcome.value} ({probe.reason[:160]})")
     counts = {p: sum(1 for probe in probes if probe.outcome is p) for p in Presence}

@@ -21,6 +21,7 @@ confirmed tests is, absent where all of them are.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,10 +51,6 @@ class RangeEntry:
     commit: str
     tests: tuple[TestFunction, ...]
     parent_messages: tuple[str, ...]
-
-    @property
-    def folder(self) -> str:
-        return self.commit[:12]
 
 
 @dataclass(frozen=True)
@@ -98,13 +95,17 @@ def entry_presence(entry: RangeEntry, outcomes: dict[str, TestOutcome]) -> tuple
     return Presence.UNTESTED, next((why for p, why in said if p is Presence.UNTESTED), "no test")
 
 
-def probe_release(history: History, environment: Environment, release: str,
-                  entries: Sequence[RangeEntry]) -> list[ReleaseProbe]:
+def probe_release(history: History, environment: Environment, release: str, entries: Sequence[RangeEntry],
+                  shared: bool = False) -> list[ReleaseProbe]:
     """Every entry's tests on ``release`` in one pytest process; the release's own copies where the fix's fail
-    to import, in a second one."""
+    to import, in a second one. ``shared`` (an audit's): a test file laid out once for the entries whose test it
+    holds unchanged (`_placement`), those it fails to serve given their own copies in a process between."""
     started = time.monotonic()
-    first = _run(history, environment, release, entries, FIX_COPY)
-    uncollected = [e for e in entries if all(first[e.id][t.node_id].outcome == UNCOLLECTED for t in e.tests)]
+    first = _run(history, environment, release, entries, FIX_COPY, shared)
+    if shared:
+        retry = [e for e in entries if _uncollected(first[e.id])]
+        first.update(_run(history, environment, release, retry, FIX_COPY) if retry else {})
+    uncollected = [e for e in entries if _uncollected(first[e.id])]
     second = _run(history, environment, release, uncollected, RELEASE_COPY) if uncollected else {}
     seconds = (time.monotonic() - started) / max(len(entries), 1)
     probes = []
@@ -118,6 +119,10 @@ def probe_release(history: History, environment: Environment, release: str,
         presence, why = entry_presence(entry, outcomes)
         probes.append(ReleaseProbe(release, presence, f"{copy} copy: {why}", copy, outcomes, seconds))
     return probes
+
+
+def _uncollected(outcomes: dict[str, TestOutcome]) -> bool:
+    return all(outcome.outcome == UNCOLLECTED for outcome in outcomes.values())
 
 
 def _as_evidence(history: History, entry: RangeEntry, tag: str,
@@ -135,38 +140,86 @@ def _as_evidence(history: History, entry: RangeEntry, tag: str,
 
 
 def _tree(history: History, ref: str, test: TestFunction) -> str | None:
+    return _functions(history.path, ref, test.path).get(test)
+
+
+@functools.lru_cache(maxsize=128)
+def _functions(clone: Path, ref: str, path: str) -> dict[TestFunction, str]:
+    """The test functions of ``path`` at ``ref`` and their trees (a big test file parsed once per audit)."""
     try:
-        source = git(history.path, "show", f"{ref}:{test.path}")
+        return test_functions(git(clone, "show", f"{ref}:{path}"), path)
     except GitFailed:
-        return None
-    return test_functions(source, test.path).get(test)
+        return {}
 
 
 def _run(history: History, environment: Environment, release: str, entries: Sequence[RangeEntry],
-         copy: str) -> dict[str, dict[str, TestOutcome]]:
-    """``{entry id: {node id: outcome}}`` for ``entries``' tests as of their fixes (or the release's own copies)."""
+         copy: str, shared: bool = False) -> dict[str, dict[str, TestOutcome]]:
+    """``{entry id: {node id: outcome}}`` for ``entries``' tests as of their fixes (or the release's own copies).
+
+    ``shared``: a file is laid out once per version that runs: an entry's test runs from the newest entry's copy
+    of its file where that copy's function is the same (a test file mostly changes elsewhere), from its own fix's
+    copy otherwise. JAX's big test modules cost their import, so one import of ``api_test.py`` serves a dozen
+    entries. Without it (the ranges' bisect, on old releases a newer copy may not import), each its own.
+    """
     tag = f"jax-v{release}"
+    placed = _placement(history, entries, tag if copy == RELEASE_COPY else "", shared)
     with scratch.folder("harvest-range") as workdir:
         _export_pyproject(history, (tag, *(e.commit for e in reversed(entries))), workdir)
-        asked: list[TestFunction] = []
-        for entry in entries:
-            source = entry.commit if copy == FIX_COPY else tag
-            files = sorted({t.path for t in entry.tests})
+        for source in sorted({source for source, _test in placed.values()}):
+            paths = sorted({test.path for s, test in placed.values() if s == source})
             try:
-                export_files(history, source, [*files, "conftest.py"], workdir / entry.folder)
+                export_files(history, source, [*paths, "conftest.py"], workdir / _folder(source))
             except GitFailed:
                 continue  # the release has none of these files: each test is not collected
-            # A file the copy lacks is left out (pytest refuses a missing path): its tests are not collected.
-            asked += [TestFunction(f"{entry.folder}/{t.path}", t.cls, t.name) for t in entry.tests
-                      if (workdir / entry.folder / t.path).is_file()]
+        # A file the copy lacks is left out (pytest refuses a missing path): its tests are not collected.
+        asked = sorted({TestFunction(f"{_folder(source)}/{test.path}", test.cls, test.name)
+                        for source, test in placed.values() if (workdir / _folder(source) / test.path).is_file()})
         # A marker that the release's settings do not register (a newer fix's test) is no failure of the test.
         extra = ("--import-mode=importlib", "-W", "ignore::pytest.PytestUnknownMarkWarning")
         ran = run_side(environment, workdir, asked, extra_args=extra) if asked else None
     found = ran.outcomes if ran is not None else {}
     problem = ran.problem if ran is not None else f"{tag} has none of the test files"
-    return {entry.id: {t.node_id: found.get(f"{entry.folder}/{t.node_id}",
-                                            TestOutcome(UNCOLLECTED, 0, problem or "not collected"))
+    missing = TestOutcome(UNCOLLECTED, 0, problem or "not collected")
+    return {entry.id: {t.node_id: found.get(f"{_folder(placed[entry.id, t.node_id][0])}/{t.node_id}", missing)
                        for t in entry.tests} for entry in entries}
+
+
+def _placement(history: History, entries: Sequence[RangeEntry], tag: str,
+               shared: bool) -> dict[tuple[str, str], tuple[str, TestFunction]]:
+    """``(entry id, node id) -> (the commit or tag whose copy of the file runs the test, the test)``: the release's
+    own copy where ``tag`` is given, else (``shared``) the newest entry's copy where its function is the entry's
+    fix's, else the entry's own."""
+    newest: dict[str, str] = {}
+    for entry in entries:  # oldest fix first (the store's order): the last one with a file is its newest
+        for test in entry.tests:
+            newest[test.path] = entry.commit
+    placed = {}
+    for entry in entries:
+        for test in entry.tests:
+            source = tag or (newest[test.path] if shared else entry.commit)
+            if not tag and source != entry.commit and not _same_test(history, source, entry.commit, test):
+                source = entry.commit
+            placed[entry.id, test.node_id] = (source, test)
+    return placed
+
+
+def _same_test(history: History, one: str, other: str, test: TestFunction) -> bool:
+    """Whether two commits' copies of ``test`` are the same: the same file, or the same function's syntax tree."""
+    if _blob(history.path, one, test.path) == _blob(history.path, other, test.path):
+        return True
+    return _tree(history, one, test) == _tree(history, other, test) is not None
+
+
+def _folder(source: str) -> str:
+    return source if source.startswith("jax-v") else source[:12]
+
+
+@functools.lru_cache(maxsize=512)
+def _blob(clone: Path, ref: str, path: str) -> str:
+    try:
+        return git(clone, "rev-parse", f"{ref}:{path}").strip()
+    except GitFailed:
+        return f"none at {ref}"
 
 
 def _export_pyproject(history: History, refs: Sequence[str], workdir: Path) -> None:
