@@ -13,7 +13,8 @@ changed it) decides nothing.
 
 A test says *present* where it fails as it failed at the fix's parent (the
 same exception and, for a message check, the same expected text:
-`kit.known.harvest.kinds.failure_signature`), *absent* where it passes, and nothing otherwise: skipped,
+`kit.known.harvest.kinds.failure_signature`; never a test whose parent lacked
+only a helper the fix added), *absent* where it passes, and nothing otherwise: skipped,
 not collected, or a failure of another kind (an API the release lacks) is
 *untested*, never counted either way. An entry is present where one of its
 confirmed tests is, absent where all of them are.
@@ -35,7 +36,7 @@ from ...install import Environment
 from ...json_types import JsonObject
 from ..measured import Presence
 from .changed_tests import TestFunction, test_functions
-from .kinds import failure_signature
+from .kinds import failure_signature, lacks_new_helper
 from .pytest_run import FAILED, PASSED, UNCOLLECTED, TestOutcome, run_side
 
 FIX_COPY, RELEASE_COPY = "fix", "release"
@@ -74,6 +75,9 @@ def test_presence(outcome: TestOutcome, parent_message: str) -> tuple[Presence, 
     """One test's presence on a release (see the module's docstring), and why."""
     if outcome.outcome == PASSED:
         return Presence.ABSENT, "passes"
+    if outcome.outcome == FAILED and lacks_new_helper(parent_message):
+        return Presence.UNTESTED, ("fails, but at the parent it failed only for lack of a helper the fix added, "
+                                   f"so a failure says nothing of the bug: {outcome.message[:160]}")
     if outcome.outcome == FAILED:
         then, now = failure_signature(parent_message), failure_signature(outcome.message)
         if then == now:
