@@ -218,7 +218,8 @@ def test_audit_ranks_the_releases_from_what_was_kept(tmp_path: Path, capsys: pyt
         {"release": "0.1.0", "outcome": "present"}, {"release": "0.2.0", "outcome": "absent"}]}))
     assert audit_main(load_matrix(ROOT / "matrix.toml"), ["--rank"], print, catalogue=catalogue) == 0
     said = capsys.readouterr().out.splitlines()
-    assert said[1:] == ["  0.2.0: 0 present, 1 absent, 0 untested", "  0.1.0: 1 present, 0 absent, 0 untested"]
+    assert said[1:] == ["  0.2.0: 0 present, 1 absent, 0 untested, 0 never measured",
+                        "  0.1.0: 1 present, 0 absent, 0 untested, 0 never measured"]
 
 
 @pytest.mark.parametrize(("argv", "said"), [

@@ -194,9 +194,11 @@ def chosen_kinds(given: str) -> list[str]:
 def _rank(folder: Path) -> int:
     """``audit --rank``: reports/known.md's ranking, from the kept measurements."""
     found = timeline_rows(load_catalogue(folder), [folder])
-    print("releases ranked by the known problems measured present on each (fewest first; untested: not known):")
+    print(f"releases ranked by the known problems measured present on each, of {len(found)} entries (fewest first, "
+          "then most absent; untested and never measured: not known):")
     for release, present_here, absent, untested in ranking(found):
-        print(f"  {release}: {present_here} present, {absent} absent, {untested} untested")
+        print(f"  {release}: {present_here} present, {absent} absent, {untested} untested, "
+              f"{len(found) - present_here - absent - untested} never measured")
     return EXIT_OK
 
 

@@ -67,9 +67,10 @@ def render(entries: Sequence[Entry], folders: Sequence[Path]) -> str:
              f"{len(found)} entries ({measured} with a measured release), {len(releases)} releases measured. "
              + LEGEND, "",
              "## Releases ranked by the known problems they still have", "",
-             "Fewest present first; a release's untested count is what its rank does not know.", "",
-             "| release | present | absent | untested |", "|---|---|---|---|"]
-    lines += [f"| {r} | {p} | {a} | {u} |" for r, p, a, u in ranking(found)]
+             "Fewest present first, then most absent; what a release's rank does not know is its untested and "
+             "never measured entries (a release measured for few entries ranks high on little).", "",
+             "| release | present | absent | untested | never measured |", "|---|---|---|---|---|"]
+    lines += [f"| {r} | {p} | {a} | {u} | {len(found) - p - a - u} |" for r, p, a, u in ranking(found)]
     lines += ["", "## Timeline", "", "| entry | kind | " + " | ".join(releases) + " |",
               "|---|---|" + "---|" * len(releases)]
     for entry_id, kind, title, seen in found:
