@@ -18,6 +18,7 @@ from typing import Mapping, Sequence
 from repro import parameters as parameter_rules
 
 from .arguments import Parser
+from .atomic_files import atomic_write_text
 from .check_settings import timeout_seconds
 from .checks import builtin, builtin_checks
 from .config import Matrix, configured_parameters, is_environment_name, release_number
@@ -186,6 +187,7 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
                                                  + [environment.name for environment in matrix.environments]))
     print(f"wrote {result.markdown} and {result.json} from {result.report.record_count} records "
           f"in {time.perf_counter() - start:.1f} s")
+    print(f"wrote {write_timeline(catalogue_folders(matrix), args.out)}: the catalogue across releases")
     for path in result.plots:
         print(f"wrote {path}")
     for note in result.report.plot_notes:
@@ -196,6 +198,16 @@ def cmd_report(matrix: Matrix, argv: Sequence[str], log: Log) -> int:
     for unusable in result.unusable:
         log(f"skipped {unusable.path}: {unusable.reason}")
     return EXIT_OK
+
+
+def write_timeline(folders: Sequence[Path], out: Path) -> Path:
+    """known.md beside matrix.md: the catalogue's entries across the releases, from their kept measurements."""
+    from .known.catalogue import load_catalogues
+    from .known.timeline import render
+
+    path = out / "known.md"
+    atomic_write_text(path, render(load_catalogues(folders), folders))
+    return path
 
 
 def _records_folder(text: str) -> Path:

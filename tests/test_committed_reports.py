@@ -60,6 +60,10 @@ def test_the_committed_matrix_json_is_what_the_records_give(rebuilt: Path) -> No
     assert _plots_unnamed(json.loads((rebuilt / "matrix.json").read_text(encoding="utf-8"))) == committed
 
 
+def test_the_committed_known_md_is_what_the_catalogue_gives(rebuilt: Path) -> None:
+    assert (rebuilt / "known.md").read_text(encoding="utf-8") == (REPORTS / "known.md").read_text(encoding="utf-8")
+
+
 def test_leaving_out_the_plots_leaves_out_nothing_else() -> None:
     drawn = "x\n\n![Scaling](plots/scaling-cpu.png)\n\nlower is better. Plots across releases: [a](plots/a.png).\nend\n"
     skipped = "x\n\n- Plots skipped (--no-plots).\n\nlower is better. \nend\n"

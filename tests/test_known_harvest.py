@@ -233,6 +233,26 @@ def test_a_commit_whose_two_sides_are_kept_runs_nothing_again(tiny: tuple[Histor
     assert [e["id"] for e in harvested_entries(tmp_path / "known")] == [f"harvest-{candidate.commit[:10]}"]
 
 
+def test_the_parent_is_not_run_where_no_test_passed_at_the_fix(tiny: tuple[History, dict[str, str]], tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    history, commits = tiny
+    candidate = list_candidates(history, commits["base"], "main")[0]
+    store = Store(tmp_path / "known" / "harvested")
+    nodes = ["tests/foo_test.py::test_top", "tests/foo_test.py::FooTest::test_b", "tests/foo_test.py::FooTest::test_c"]
+    store.put_probe(candidate.commit, FIX, KEY, {"laid": "jax/ alone", "tests": {
+        node: TestOutcome(SKIPPED, 1, "Test requires a GPU").to_json() for node in nodes}})
+
+    def never(*_args: object) -> Path:
+        raise AssertionError("the parent was laid over though nothing passed at the fix")
+    monkeypatch.setattr(confirm_module, "new_overlay_folder", never)
+    build = HarvestBuild(Prepared(None, None, None), KEY, tmp_path / "bytecode")  # type: ignore[arg-type]
+    result = confirm(history, candidate, build, store)
+    assert result["status"] == UNRUN and store.probe(candidate.commit, PARENT, KEY) is None
+    rows = [as_object(row) for row in as_list(result["tests"])]
+    assert [as_object(row["at_parent"])["outcome"] for row in rows] == ["not run"] * 3
+    assert all("skipped at the fix" in str(row["why"]) for row in rows)
+
+
 def test_a_commit_whose_jax_does_not_accept_the_build_is_unrun(tiny: tuple[History, dict[str, str]],
                                                                 tmp_path: Path) -> None:
     history, commits = tiny

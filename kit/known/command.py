@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
@@ -33,11 +34,18 @@ from .workarounds import measure_workarounds
 from .audit import finding, not_run_lines, nothing_tested, present, shown, verdict_line
 from .audit_report import Audited, answer_lines, document, markdown, write_report
 from .audit_refusals import refuse_what_cannot_run
-from .measured import Measurement
+from .measured import Measurement, Presence
 from ..package_files import catalogue_folder
 from .catalogue import Entry, load_catalogue
 from .listing import entry_json, listing
+from .harvest.kinds import KINDS as HARVESTED_KINDS
 from .harvest.listing import harvested_entries, harvested_line
+from .harvest.release_runs import ReleaseProbe
+from .catalogue import KINDS as HAND_KINDS
+from .timeline import ranking, rows as timeline_rows
+
+ALL_KINDS = tuple(dict.fromkeys((*HAND_KINDS, *HARVESTED_KINDS)))
+"""What ``--kind`` takes: the hand catalogue's kinds and the harvest's."""
 from .measure import measure, records_folder, verify
 from .runs import run_entry
 
@@ -112,7 +120,20 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
                                          "it, nothing run (docs/targets.md)")
     parser.add_argument("--json", action="store_true", help="the report's JSON on standard output (progress on "
                                                             "standard error); the files are written as well")
+    parser.add_argument("--kind", default="", help="only entries of these kinds, comma-separated "
+                                                   f"({', '.join(ALL_KINDS)})")
+    parser.add_argument("--harvested", action="store_true",
+                        help="also the confirmed harvested entries, their tests in one pytest process (a release)")
+    parser.add_argument("--jax-repo", type=Path, help="with --harvested: a clone of JAX (the tests' files)")
+    parser.add_argument("--rank", action="store_true", help="rank the releases by the known problems measured "
+                                                            "present on each, from what was kept; nothing run")
     args = parser.parse_args(list(argv))
+    kinds = chosen_kinds(args.kind)
+    if args.rank:
+        return _rank(catalogue or catalogue_folder())
+    if args.harvested and args.release is None:
+        raise UsageError("--harvested runs JAX's tests in a release's environment with JAX's test harness",
+                         "give a release: audit 0.11.0 --harvested")
     if (args.release is None) == (args.python is None):
         raise UsageError("audit needs a release or --python PATH (one of them)",
                          "e.g. audit 0.4.35, or audit --python .venv/bin/python")
@@ -121,7 +142,7 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     version = release_number(args.release, "release") if args.release else ""
     existing = ExistingPython(interpreter_path(args.python)) if args.python else None
     where = f"--python {args.python}" if args.python else version
-    every = chosen(load_catalogue(folder), args.only)
+    every = [e for e in chosen(load_catalogue(folder), args.only) if not kinds or e.kind in kinds]
     entries = [e for e in every if (e.compiles_for(target) if target else not e.targets)]
     skipped = [e for e in every if e not in entries]
     if target is not None and not entries:
@@ -131,6 +152,10 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     refuse_what_cannot_run(version, existing, target)
     say = _speaker(sys.stderr if args.json else sys.stdout)
     started = time.monotonic()
+    # The harvested entries' pytest runs in its own environment beside the hand checks' interpreter: two
+    # processes on two cores, the audit's wall the longer of the two, not their sum.
+    pending = _start(lambda: _audit_harvested(matrix, version, folder, kinds, args.jax_repo, log, say)) \
+        if args.harvested else None
     runs = _runs(matrix, entries, log, version, existing, target, args.isolated, say)
     findings = [finding(entry, here, folder) for entry, here in zip(entries, runs)]
     for f in findings:
@@ -145,7 +170,8 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     line = verdict_line(findings, audited.installation)
     for shown_line in answer_lines(findings, line):  # the answer first: writing the files below can fail
         say(shown_line)
-    blank = nothing_tested(findings)
+    harvested = pending.result() if pending is not None else []
+    blank = nothing_tested(findings) and not any(p.outcome is not Presence.UNTESTED for p in harvested)
     written = document(audited, findings, line, skipped_lines, blank)
     write_report(matrix.results_dir.parent, audited, written,
                  markdown(audited, findings, line, skipped_lines, _audit_records(matrix)), say)
@@ -153,7 +179,48 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
         print(json.dumps(written, indent=1), flush=True)
     if blank:  # a CI gate on the exit code must not pass with nothing tested
         return EXIT_UNSUPPORTED
-    return EXIT_FAILED if present(findings) else EXIT_OK
+    return EXIT_FAILED if present(findings) or any(p.outcome is Presence.PRESENT for p in harvested) else EXIT_OK
+
+
+def chosen_kinds(given: str) -> list[str]:
+    """``--kind``: the kinds named (none: every kind); UsageError naming the known ones."""
+    kinds = [k.strip() for k in given.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in ALL_KINDS]
+    if unknown:
+        raise UsageError(f"--kind {unknown[0]!r} is not a kind of the catalogue", f"kinds: {', '.join(ALL_KINDS)}")
+    return kinds
+
+
+def _rank(folder: Path) -> int:
+    """``audit --rank``: reports/known.md's ranking, from the kept measurements."""
+    found = timeline_rows(load_catalogue(folder), [folder])
+    print(f"releases ranked by the known problems measured present on each, of {len(found)} entries (fewest first, "
+          "then most absent; untested and never measured: not known):")
+    for release, present_here, absent, untested in ranking(found):
+        print(f"  {release}: {present_here} present, {absent} absent, {untested} untested, "
+              f"{len(found) - present_here - absent - untested} never measured")
+    return EXIT_OK
+
+
+def _start(work: Callable[[], list[ReleaseProbe]]) -> Future[list[ReleaseProbe]]:
+    """``work()`` begun on a thread of its own (its pytest is a process of its own: the GIL is not shared)."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harvested-audit")
+    try:
+        return pool.submit(work)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with its work; the result is waited for where it is needed
+
+
+def _audit_harvested(matrix: Matrix, version: str, folder: Path, kinds: Sequence[str], jax_repo: Path | None,
+                     log: Log, say: Callable[[str], None]) -> list[ReleaseProbe]:
+    from .harvest.audit import audit_harvested, harvested_to_audit
+    from .harvest.command import jax_history
+
+    entries = harvested_to_audit(folder, kinds)
+    if not entries:
+        say("no confirmed harvested entry to audit")
+        return []
+    return audit_harvested(matrix, version, jax_history(matrix, jax_repo, log), entries, log, say)
 
 
 def _speaker(stream: TextIO) -> Callable[[str], None]:

@@ -41,6 +41,12 @@ _RELEASE_TAG = re.compile(r"^jax-v(\d+(?:\.\d+)+)$")
 
 
 def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path) -> int:
+    if "--ranges" in argv:  # the confirmed entries' ranges over the releases (kit.known.harvest.ranges)
+        from .ranges import ranges_main
+        given = _option(argv, "--jax-repo")
+        store_given = _option(argv, "--store")
+        return ranges_main(matrix, argv, log, Store(Path(store_given) if store_given else catalogue / "harvested"),
+                           jax_history(matrix, Path(given) if given else None, log))
     parser = Parser(prog="nox -s known -- --harvest", tip="see docs/known.md (The harvest)",
                     description="Known problems from the regression tests JAX's fixes added, each confirmed by its "
                                 "test failing at the parent and passing at the fix.")
@@ -51,6 +57,8 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
                                         "release, where it is a jax-vX.Y.Z tag)")
     parser.add_argument("--jobs", type=int, default=1, help="commits confirmed at once (default 1)")
     parser.add_argument("--limit", type=int, default=0, help="confirm at most this many commits not yet harvested")
+    parser.add_argument("--commits", default="", help="only these candidates of the range (hash prefixes, "
+                                                      "comma-separated): held-out fixes first, on the range's build")
     parser.add_argument("--jax-repo", type=Path, help="a clone of JAX (default: matrix.toml's, else the kit's own)")
     parser.add_argument("--store", type=Path, help="where probes and results are kept (default: the catalogue's "
                                                    "harvested/)")
@@ -58,7 +66,7 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: at least one commit runs at a time", "e.g. --jobs 2")
     release = _build_release(args.build, args.since)
-    history = _history(matrix, args.jax_repo, log)
+    history = jax_history(matrix, args.jax_repo, log)
     store = Store(args.store or catalogue / "harvested")
     try:
         candidates = list_candidates(history, args.since, args.until)
@@ -75,6 +83,9 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
     build = _build(matrix, history, release, args.since, log)
     done = {str(r["commit"]) for r in store.results() if r.get("build_tag") == build.key.tag}
     todo = [c for c in candidates if c.commit not in done]
+    wanted = [prefix.strip() for prefix in args.commits.split(",") if prefix.strip()]
+    if wanted:
+        todo = [c for c in todo if any(c.commit.startswith(prefix) for prefix in wanted)]
     if args.limit:
         todo = todo[:args.limit]
     print(f"{len(candidates) - len([c for c in candidates if c.commit not in done])} already harvested on this build "
@@ -87,6 +98,16 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
         print(f"  unrun: {count} {kind}")
     print(time_line(results))
     return EXIT_OK
+
+
+def _option(argv: Sequence[str], name: str) -> str | None:
+    """The value of ``name VALUE`` or ``name=VALUE`` in ``argv`` (the ranges' parser checks the rest)."""
+    for number, word in enumerate(argv):
+        if word == name and number + 1 < len(argv):
+            return argv[number + 1]
+        if word.startswith(name + "="):
+            return word.split("=", 1)[1]
+    return None
 
 
 def _refuse_an_empty_range(history: History, since: str, until: str) -> None:
@@ -109,7 +130,7 @@ def _build_release(given: str | None, since: str) -> str:
     return tag.group(1)
 
 
-def _history(matrix: Matrix, given: Path | None, log: Log) -> History:
+def jax_history(matrix: Matrix, given: Path | None, log: Log) -> History:
     given_by = "--jax-repo"
     if given is None and matrix.jax_repo is not None:
         given, given_by = matrix.jax_repo, "matrix.toml's [install] jax_repo"

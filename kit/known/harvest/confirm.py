@@ -6,7 +6,8 @@ errors included); what differs is the Python laid over the build
 (`kit.install.overlay`): the fix's, then the parent's, in the same form. The
 form is the commit search's (`kit.install.overlay.LAID_FORMS`): the commit's
 jaxlib Python with its ``jax/`` where JAX imports and runs so, else ``jax/``
-alone. Each side is kept in the store as soon as its process ends.
+alone. Each side is kept in the store as soon as its process ends; the parent's is not run where
+no test passed at the fix (its outcome could confirm none of them).
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ from ...json_types import JsonObject, as_object
 from ...run.jax_runs import jax_runs
 from .candidates import HarvestCandidate
 from .changed_tests import TestFunction, changed_tests
-from .pytest_run import TestOutcome, run_side
+from .pytest_run import NOT_RUN, PASSED, UNCOLLECTED, TestOutcome, run_side
 from .store import FIX, PARENT, BuildKey, Store
 from .verdicts import commit_result, test_verdict
+
+PARENT_SKIPPED = "not run: no test passed at the fix, so the parent could not confirm any"
+"""Why a parent's side is absent: its outcome would change no verdict (each test is unrun by the fix's outcome)."""
 
 HARNESS_FILES = ("tests", "conftest.py", "pyproject.toml")
 """What of the fix commit the tests run from: the tests, and JAX's pytest configuration beside them."""
@@ -79,6 +83,8 @@ def _both_sides(history: History, candidate: HarvestCandidate, build: HarvestBui
     sides: dict[str, dict[str, TestOutcome]] = {}
     laid = ""
     for side, commit in ((FIX, candidate.commit), (PARENT, candidate.parent)):
+        if side == PARENT and not any(o.outcome == PASSED for o in sides[FIX].values()):
+            break  # no test passed at the fix: the parent's outcome cannot make any of them an entry
         kept = store.probe(candidate.commit, side, build.key)
         shown = as_object(kept.get("tests")) if kept is not None else {}
         if kept is not None and all(t.node_id in shown for t in tests):
@@ -87,7 +93,9 @@ def _both_sides(history: History, candidate: HarvestCandidate, build: HarvestBui
             continue
         folder = new_overlay_folder()
         try:
+            laying = time.monotonic()
             laid, prepared, why = _laid(history, commit, candidate.date, build, folder, laid)
+            lay_seconds = time.monotonic() - laying
             if prepared is None:
                 return laid, {}, f"JAX cannot run at {side} {commit[:10]} on jaxlib {build.key.jaxlib}: {why}"
             assert prepared.environment is not None
@@ -97,6 +105,7 @@ def _both_sides(history: History, candidate: HarvestCandidate, build: HarvestBui
         sides[side] = ran.outcomes
         store.put_probe(candidate.commit, side, build.key, {
             "commit_run": commit, "laid": laid, "seconds": round(ran.seconds, 1), "exit_code": ran.exit_code,
+            "lay_seconds": round(lay_seconds, 1),
             "problem": ran.problem, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "tests": {node: outcome.to_json() for node, outcome in ran.outcomes.items()}})
     return laid, sides, ""
@@ -133,8 +142,9 @@ def scratch_clear(entry: Path) -> None:
 
 
 def _row(test: TestFunction, sides: dict[str, dict[str, TestOutcome]]) -> JsonObject:
-    fix = sides.get(FIX, {}).get(test.node_id, TestOutcome("uncollected", 0, "not run"))
-    parent = sides.get(PARENT, {}).get(test.node_id, TestOutcome("uncollected", 0, "not run"))
+    fix = sides.get(FIX, {}).get(test.node_id, TestOutcome(UNCOLLECTED, 0, "not run"))
+    parent = sides.get(PARENT, {}).get(test.node_id, TestOutcome(NOT_RUN, 0, PARENT_SKIPPED) if FIX in sides
+                                       else TestOutcome(UNCOLLECTED, 0, "not run"))
     verdict, why = test_verdict(fix, parent)
     return {"node_id": test.node_id, "verdict": verdict, "why": why[:1000],
             "at_fix": fix.to_json(), "at_parent": parent.to_json()}

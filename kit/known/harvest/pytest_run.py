@@ -32,6 +32,8 @@ HOST_DEVICES = 8
 TIMEOUT_S = 1200
 
 PASSED, FAILED, SKIPPED, UNCOLLECTED = "passed", "failed", "skipped", "uncollected"
+NOT_RUN = "not run"
+"""A parent's side left out because no test passed at the fix (`kit.known.harvest.confirm`)."""
 
 
 class SideInterrupted(Exception):
@@ -70,8 +72,9 @@ class SideRun:
 
 
 def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFunction],
-             timeout: int = TIMEOUT_S) -> SideRun:
-    """Run ``tests`` (files under ``workdir``) with ``environment``'s Python and path, one pytest process."""
+             timeout: int = TIMEOUT_S, extra_args: Sequence[str] = ()) -> SideRun:
+    """Run ``tests`` (files under ``workdir``) with ``environment``'s Python and path, one pytest process
+    (``extra_args`` before the files: ``--import-mode=importlib`` where two copies of one file run together)."""
     results = workdir / f"results-{time.monotonic_ns()}.json"
     plugin_dir = workdir / "kit-plugin"
     plugin_dir.mkdir(exist_ok=True)
@@ -82,8 +85,10 @@ def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFuncti
             "JAX_PLATFORMS": "cpu", "XLA_FLAGS": f"--xla_force_host_platform_device_count={HOST_DEVICES}",
             "PYTHONPYCACHEPREFIX": str(workdir / "pycache")}
     env = repro_env(told, (*environment.pythonpath, plugin_dir))
+    # A file that does not import is its tests' outcome (not collected), not the end of the others' run.
     command = [str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN,
-               "--rootdir", str(workdir), *files]
+               "--continue-on-collection-errors",
+               "--rootdir", str(workdir), *extra_args, *files]
     started = time.monotonic()
     side = SideRun()
     try:

@@ -35,6 +35,33 @@ def pytest_keyboard_interrupt(excinfo: object) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _WANTED.update(tuple(item) for item in json.loads(os.environ.get("KIT_HARVEST_SELECT", "[]")))
+    _narrow_unittest_collection()
+
+
+def _narrow_unittest_collection() -> None:
+    """pytest makes an item of every method of a ``unittest.TestCase`` (JAX's tests: thousands per module, all
+    dropped after); its loader is told to name only the methods asked for (by class name and unwrapped function
+    name: `pytest_collection_modifyitems` still keeps exactly the asked ones), so a big module costs its import."""
+    import unittest
+
+    asked: dict[str, set[str]] = {}
+    for _path, cls, name in _WANTED:
+        asked.setdefault(cls, set()).add(name)
+    listed = unittest.TestLoader.getTestCaseNames
+
+    def names(loader: unittest.TestLoader, case_class: type) -> list[str]:
+        wanted = asked.get(case_class.__name__, set())
+        return [name for name in listed(loader, case_class) if name in wanted or _defined_as(case_class, name) in wanted]
+
+    setattr(unittest.TestLoader, "getTestCaseNames", names)
+
+
+def _defined_as(case_class: type, name: str) -> str:
+    """The name of the function a (generated) method unwraps to: absl's parameterized cases wrap the defined one."""
+    try:
+        return str(getattr(inspect.unwrap(getattr(case_class, name)), "__name__", name))
+    except (AttributeError, ValueError):  # no such attribute, or a __wrapped__ cycle
+        return name
 
 
 def _asked(item: pytest.Item) -> tuple[str, str, str] | None:

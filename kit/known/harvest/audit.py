@@ -1,0 +1,56 @@
+"""``audit RELEASE --harvested``: the confirmed harvested entries on one installation, in one pytest process.
+
+The release's environment with JAX's test harness of its era runs every
+confirmed entry's tests as of its fix, each entry from its own folder
+(`kit.known.harvest.release_runs.probe_release`: the release's own copies
+in a second process only where the fix's do not import): so the audit's
+cost is one interpreter and one collection, not one per entry. What each
+test did decides present, absent or untested as the ranges' bisect does.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ...config import Matrix
+from ...errors import UsageError
+from ...history.source import History
+from ...install import InstallKey, prepare
+from ...log_events import Log
+from ..measured import Presence
+from .harness import harness_requirements
+from .kinds import entry_kind
+from .listing import HARVESTED
+from .ranges import range_entries
+from .release_runs import RangeEntry, ReleaseProbe, probe_release
+from .store import Store
+
+
+def harvested_to_audit(catalogue: Path, kinds: Sequence[str]) -> list[RangeEntry]:
+    """The confirmed harvested entries of ``catalogue`` (only those of ``kinds`` where given)."""
+    store = Store(catalogue / HARVESTED)
+    if not kinds:
+        return range_entries(store)
+    of_kind = {str(r["id"]) for r in store.results() if entry_kind(r)[0] in kinds}
+    return [e for e in range_entries(store) if e.id in of_kind]
+
+
+def audit_harvested(matrix: Matrix, release: str, history: History, entries: Sequence[RangeEntry], log: Log,
+                    say: Callable[[str], None]) -> list[ReleaseProbe]:
+    """Each entry's probe on ``release``; said as it comes, with the seconds the whole took."""
+    started = time.monotonic()
+    tag = f"jax-v{release}"
+    prepared = prepare(matrix, release, InstallKey(requires=harness_requirements(history, tag)), log)
+    if prepared.environment is None:
+        raise UsageError(f"jax {release}'s environment with JAX's test harness could not be prepared: "
+                         f"{prepared.problem}", "audit another release, or leave --harvested out")
+    say(f"running the tests of {len(entries)} harvested entries in one pytest process (jax {release})")
+    probes = probe_release(history, prepared.environment, release, entries, shared=True)
+    for entry, probe in zip(entries, probes):
+        say(f"  {entry.id}: {probe.outcome.value} ({probe.reason[:160]})")
+    counts = {p: sum(1 for probe in probes if probe.outcome is p) for p in Presence}
+    say(f"{len(entries)} harvested entries in {time.monotonic() - started:.1f} s: "
+        + ", ".join(f"{n} {p.value}" for p, n in counts.items()))
+    return probes

@@ -1,0 +1,89 @@
+"""What kind of problem a harvested entry is, read from how its confirmed tests failed at the parent.
+
+The parent's failure is the bug as a user met it, so its message says the
+kind: a *crash* (the process died), an *exception* raised where none belongs
+(a ``TypeError`` out of JAX), an *error message* that is missing or says the
+wrong thing (``assertRaisesRegex`` that did not match, ``Exception not
+raised``), a *performance* problem (what the test counts is compilations,
+traces or cache hits), else *wrong values* (an assertion on a result). An
+entry's kind is the gravest of its confirmed tests' (a test that failed only
+for lack of a helper the fix added counts last); a binary entry has none: no
+failure was seen at its parent.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...json_types import JsonObject, as_list, as_object
+from .verdicts import CONFIRMED
+
+CRASH, EXCEPTION, ERROR_MESSAGE, PERFORMANCE, WRONG_VALUE = (
+    "crash", "exception", "error-message", "performance", "wrong-values")
+"""The hand catalogue's words where it has them (`kit.known.catalogue.KINDS`), and two it lacks."""
+KINDS = (CRASH, EXCEPTION, WRONG_VALUE, ERROR_MESSAGE, PERFORMANCE)
+"""Gravest first: an entry whose tests show two kinds is the first of them."""
+
+_EXCEPTION = re.compile(r"^E\s+(?:[\w.]*JaxStackTraceBeforeTransformation: )?"  # JAX's traceback filtering's wrapper
+                        r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b", re.MULTILINE)
+_NEW_HELPER = re.compile(r"module 'jax[\w.]*' has no attribute")
+"""A parent that lacks a helper the fix added and its test calls: its failure says nothing of the bug's kind."""
+_BARE_ASSERT = re.compile(r"^E\s+assert\b", re.MULTILINE)
+_CRASH_WORDS = ("fatal python error", "segmentation fault", "core dumped", "aborted", "check failed")
+_MESSAGE_WORDS = ("does not match", "not found in", "exception not raised", "not raised", "error message")
+_PERFORMANCE_WORDS = ("compil", "cache", "retrac", "trace_count", "num_traces", "cache_miss", "memory")
+
+
+def exception_name(message: str) -> str:
+    """The exception a failure's ``E`` lines name (``AssertionError``, ``jax.errors.X``: its last part), or ""."""
+    found = _EXCEPTION.search(message)
+    if found:
+        return found.group(1).rsplit(".", 1)[-1]
+    return "AssertionError" if _BARE_ASSERT.search(message) else ""  # pytest shows a plain assert as its expression
+
+
+_EXPECTED = re.compile(r"^E\s+(?:AssertionError: )?(.+?) (?:not found in|does not match) ", re.MULTILINE)
+
+
+def failure_signature(message: str) -> tuple[str, str]:
+    """What two failures of one test must share to be the same problem: the exception, and for a message check
+    (``X not found in Y``, ``X does not match Y``) the X that was expected: the same assertion, not a later one
+    of the same test that a newer release fails for its own reasons."""
+    expected = _EXPECTED.search(message)
+    return exception_name(message), expected.group(1).strip() if expected else ""
+
+
+def lacks_new_helper(message: str) -> bool:
+    """Whether a failure at the parent was only the test calling what the fix added (``module 'jax._src.compiler'
+    has no attribute '_add_disabled_hlo_pass'``): every older release fails so too, bug or none."""
+    return _NEW_HELPER.search(message) is not None
+
+
+def failure_kind(test: str, message: str) -> str:
+    """One test's kind from its node id and its failure message at the parent."""
+    lowered = message.lower()
+    if any(word in lowered for word in _CRASH_WORDS):
+        return CRASH
+    name = exception_name(message)
+    if name and name != "AssertionError":
+        return EXCEPTION
+    if any(word in lowered for word in _MESSAGE_WORDS):
+        return ERROR_MESSAGE
+    if any(word in test.lower() for word in _PERFORMANCE_WORDS):
+        return PERFORMANCE
+    return WRONG_VALUE
+
+
+def entry_kind(result: JsonObject) -> tuple[str | None, str]:
+    """``(kind, why)`` of a harvested entry: the gravest of its confirmed tests' kinds; None for a binary one."""
+    kinds, messages = [], {}
+    for row in (as_object(r) for r in as_list(result.get("tests"))):
+        if row.get("verdict") == CONFIRMED:
+            node = str(row.get("node_id", ""))
+            messages[node] = str(as_object(row.get("at_parent")).get("message", ""))
+            kinds.append((failure_kind(node, messages[node]), node))
+    if not kinds:
+        return None, "binary: no test failed at the parent on this build, so no failure says its kind"
+    kind, node = min(kinds, key=lambda pair: (lacks_new_helper(messages[pair[1]]),
+                                              KINDS.index(pair[0])))
+    return kind, f"{node} at the parent"

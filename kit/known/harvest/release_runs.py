@@ -1,0 +1,238 @@
+"""Harvested entries' confirmed tests on one release: one pytest process for all of them, no overlay.
+
+Each entry's test files are taken as of its fix commit (with that commit's
+``conftest.py``) into a folder of their own, so two entries' versions of one
+file sit side by side (pytest's ``importlib`` import mode keeps them apart);
+the release's own ``pyproject.toml`` gives pytest its settings, and the
+release's environment with JAX's test harness of its era runs them
+(`kit.known.harvest.harness`). Where the fix's copy of a file does not import
+on the release (a helper it lacks), that release's own copy of the file runs
+instead, where the release has it: the probe says which copy ran, and a copy
+that is not the fix's version of the test (the test as it was before the fix
+changed it) decides nothing.
+
+A test says *present* where it fails as it failed at the fix's parent (the
+same exception and, for a message check, the same expected text:
+`kit.known.harvest.kinds.failure_signature`; never a test whose parent lacked
+only a helper the fix added), *absent* where it passes, and nothing otherwise: skipped,
+not collected, or a failure of another kind (an API the release lacks) is
+*untested*, never counted either way. An entry is present where one of its
+confirmed tests is, absent where all of them are.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ... import scratch
+from ...history.export import export_files
+from ...history.git import GitFailed, git
+from ...history.source import History
+from ...install import Environment
+from ...json_types import JsonObject
+from ..measured import Presence
+from .changed_tests import TestFunction, test_functions
+from .kinds import failure_signature, lacks_new_helper
+from .pytest_run import FAILED, PASSED, UNCOLLECTED, TestOutcome, run_side
+
+FIX_COPY, RELEASE_COPY = "fix", "release"
+OTHER_TEST = "another test"
+"""A release's own copy of a test that is not the fix's version of it: its outcome decides nothing."""
+
+
+@dataclass(frozen=True)
+class RangeEntry:
+    """What a release probe needs of a confirmed entry: its fix, its tests and how each failed at the parent."""
+
+    id: str
+    commit: str
+    tests: tuple[TestFunction, ...]
+    parent_messages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReleaseProbe:
+    """One entry on one release: the presence, why, the copy of the tests that ran, each test's outcome."""
+
+    release: str
+    outcome: Presence
+    reason: str
+    copy: str
+    tests: dict[str, TestOutcome]
+    seconds: float
+
+    def to_json(self) -> JsonObject:
+        return {"release": self.release, "outcome": self.outcome.value, "reason": self.reason, "copy": self.copy,
+                "tests": {node: outcome.to_json() for node, outcome in self.tests.items()},
+                "seconds": round(self.seconds, 1), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def test_presence(outcome: TestOutcome, parent_message: str) -> tuple[Presence, str]:
+    """One test's presence on a release (see the module's docstring), and why."""
+    if outcome.outcome == PASSED:
+        return Presence.ABSENT, "passes"
+    if outcome.outcome == FAILED and lacks_new_helper(parent_message):
+        return Presence.UNTESTED, ("fails, but at the parent it failed only for lack of a helper the fix added, "
+                                   f"so a failure says nothing of the bug: {outcome.message[:160]}")
+    if outcome.outcome == FAILED:
+        then, now = failure_signature(parent_message), failure_signature(outcome.message)
+        if then == now:
+            return Presence.PRESENT, f"fails as at the fix's parent: {outcome.message[:200]}"
+        said = f"{now[0] or 'no exception named'}, not {then[0] or 'no exception named'}" if now[0] != then[0] \
+            else f"expected {now[1][:80]!r}, not {then[1][:80]!r}"
+        return Presence.UNTESTED, f"fails otherwise than at the fix's parent ({said}): {outcome.message[:200]}"
+    return Presence.UNTESTED, f"{outcome.outcome}: {outcome.message[:200]}"
+
+
+def entry_presence(entry: RangeEntry, outcomes: dict[str, TestOutcome]) -> tuple[Presence, str]:
+    """Present where one test is, absent where all are, else untested; with the first test's reason that decided."""
+    said = [test_presence(outcomes.get(t.node_id, TestOutcome(UNCOLLECTED, 0, "not run")), message)
+            for t, message in zip(entry.tests, entry.parent_messages)]
+    for presence in (Presence.PRESENT, Presence.ABSENT):
+        found = [why for p, why in said if p is presence]
+        if found and (presence is Presence.PRESENT or len(found) == len(said)):
+            return presence, found[0]
+    return Presence.UNTESTED, next((why for p, why in said if p is Presence.UNTESTED), "no test")
+
+
+def probe_release(history: History, environment: Environment, release: str, entries: Sequence[RangeEntry],
+                  shared: bool = False) -> list[ReleaseProbe]:
+    """Every entry's tests on ``release`` in one pytest process; the release's own copies where the fix's fail
+    to import, in a second one. ``shared`` (an audit's): a test file laid out once for the entries whose test it
+    holds unchanged (`_placement`), those it fails to serve given their own copies in a process between."""
+    started = time.monotonic()
+    first = _run(history, environment, release, entries, FIX_COPY, shared)
+    if shared:
+        retry = [e for e in entries if _uncollected(first[e.id])]
+        first.update(_run(history, environment, release, retry, FIX_COPY) if retry else {})
+    uncollected = [e for e in entries if _uncollected(first[e.id])]
+    second = _run(history, environment, release, uncollected, RELEASE_COPY) if uncollected else {}
+    seconds = (time.monotonic() - started) / max(len(entries), 1)
+    probes = []
+    for entry in entries:
+        copy = RELEASE_COPY if entry.id in second else FIX_COPY
+        outcomes = second.get(entry.id) or first[entry.id]
+        if copy == RELEASE_COPY and all(o.outcome == UNCOLLECTED for o in outcomes.values()):
+            copy, outcomes = FIX_COPY, first[entry.id]  # the release lacks them too: the fix's failure to import is why
+        elif copy == RELEASE_COPY:
+            outcomes = _as_evidence(history, entry, f"jax-v{release}", outcomes)
+        presence, why = entry_presence(entry, outcomes)
+        probes.append(ReleaseProbe(release, presence, f"{copy} copy: {why}", copy, outcomes, seconds))
+    return probes
+
+
+def _uncollected(outcomes: dict[str, TestOutcome]) -> bool:
+    return all(outcome.outcome == UNCOLLECTED for outcome in outcomes.values())
+
+
+def _as_evidence(history: History, entry: RangeEntry, tag: str,
+                 outcomes: dict[str, TestOutcome]) -> dict[str, TestOutcome]:
+    """The release's own copies' outcomes, less those of a test whose copy there is not the fix's: the test as it
+    was before the fix changed it passed with the bug at the parent, so what it does there is no evidence."""
+    kept = {}
+    for test in entry.tests:
+        outcome = outcomes[test.node_id]
+        if outcome.outcome in (PASSED, FAILED) and _tree(history, tag, test) != _tree(history, entry.commit, test):
+            outcome = TestOutcome(OTHER_TEST, outcome.cases, f"{outcome.outcome} there, but the release's copy of "
+                                  "the test is not the fix's (the test before the fix changed it): no evidence")
+        kept[test.node_id] = outcome
+    return kept
+
+
+def _tree(history: History, ref: str, test: TestFunction) -> str | None:
+    return _functions(history.path, ref, test.path).get(test)
+
+
+@functools.lru_cache(maxsize=128)
+def _functions(clone: Path, ref: str, path: str) -> dict[TestFunction, str]:
+    """The test functions of ``path`` at ``ref`` and their trees (a big test file parsed once per audit)."""
+    try:
+        return test_functions(git(clone, "show", f"{ref}:{path}"), path)
+    except GitFailed:
+        return {}
+
+
+def _run(history: History, environment: Environment, release: str, entries: Sequence[RangeEntry],
+         copy: str, shared: bool = False) -> dict[str, dict[str, TestOutcome]]:
+    """``{entry id: {node id: outcome}}`` for ``entries``' tests as of their fixes (or the release's own copies).
+
+    ``shared``: a file is laid out once per version that runs: an entry's test runs from the newest entry's copy
+    of its file where that copy's function is the same (a test file mostly changes elsewhere), from its own fix's
+    copy otherwise. JAX's big test modules cost their import, so one import of ``api_test.py`` serves a dozen
+    entries. Without it (the ranges' bisect, on old releases a newer copy may not import), each its own.
+    """
+    tag = f"jax-v{release}"
+    placed = _placement(history, entries, tag if copy == RELEASE_COPY else "", shared)
+    with scratch.folder("harvest-range") as workdir:
+        _export_pyproject(history, (tag, *(e.commit for e in reversed(entries))), workdir)
+        for source in sorted({source for source, _test in placed.values()}):
+            paths = sorted({test.path for s, test in placed.values() if s == source})
+            try:
+                export_files(history, source, [*paths, "conftest.py"], workdir / _folder(source))
+            except GitFailed:
+                continue  # the release has none of these files: each test is not collected
+        # A file the copy lacks is left out (pytest refuses a missing path): its tests are not collected.
+        asked = sorted({TestFunction(f"{_folder(source)}/{test.path}", test.cls, test.name)
+                        for source, test in placed.values() if (workdir / _folder(source) / test.path).is_file()})
+        # A marker that the release's settings do not register (a newer fix's test) is no failure of the test.
+        extra = ("--import-mode=importlib", "-W", "ignore::pytest.PytestUnknownMarkWarning")
+        ran = run_side(environment, workdir, asked, extra_args=extra) if asked else None
+    found = ran.outcomes if ran is not None else {}
+    problem = ran.problem if ran is not None else f"{tag} has none of the test files"
+    missing = TestOutcome(UNCOLLECTED, 0, problem or "not collected")
+    return {entry.id: {t.node_id: found.get(f"{_folder(placed[entry.id, t.node_id][0])}/{t.node_id}", missing)
+                       for t in entry.tests} for entry in entries}
+
+
+def _placement(history: History, entries: Sequence[RangeEntry], tag: str,
+               shared: bool) -> dict[tuple[str, str], tuple[str, TestFunction]]:
+    """``(entry id, node id) -> (the commit or tag whose copy of the file runs the test, the test)``: the release's
+    own copy where ``tag`` is given, else (``shared``) the newest entry's copy where its function is the entry's
+    fix's, else the entry's own."""
+    newest: dict[str, str] = {}
+    for entry in entries:  # oldest fix first (the store's order): the last one with a file is its newest
+        for test in entry.tests:
+            newest[test.path] = entry.commit
+    placed = {}
+    for entry in entries:
+        for test in entry.tests:
+            source = tag or (newest[test.path] if shared else entry.commit)
+            if not tag and source != entry.commit and not _same_test(history, source, entry.commit, test):
+                source = entry.commit
+            placed[entry.id, test.node_id] = (source, test)
+    return placed
+
+
+def _same_test(history: History, one: str, other: str, test: TestFunction) -> bool:
+    """Whether two commits' copies of ``test`` are the same: the same file, or the same function's syntax tree."""
+    if _blob(history.path, one, test.path) == _blob(history.path, other, test.path):
+        return True
+    return _tree(history, one, test) == _tree(history, other, test) is not None
+
+
+def _folder(source: str) -> str:
+    return source if source.startswith("jax-v") else source[:12]
+
+
+@functools.lru_cache(maxsize=512)
+def _blob(clone: Path, ref: str, path: str) -> str:
+    try:
+        return git(clone, "rev-parse", f"{ref}:{path}").strip()
+    except GitFailed:
+        return f"none at {ref}"
+
+
+def _export_pyproject(history: History, refs: Sequence[str], workdir: Path) -> None:
+    """The release's own pytest settings (its warning filters are its era's), where the clone has its tag; else
+    the newest fix's."""
+    for ref in refs:
+        try:
+            text = git(history.path, "show", f"{ref}:pyproject.toml")
+        except GitFailed:
+            continue
+        (workdir / "pyproject.toml").write_text(text, encoding="utf-8")
+        return

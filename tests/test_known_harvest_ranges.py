@@ -1,0 +1,249 @@
+"""The harvested entries' ranges over releases, their kinds, and the catalogue's timeline (issue 59)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.config import load_matrix
+from kit.errors import UsageError
+from kit.history.source import History
+from kit.install import Environment
+from kit.known.harvest.changed_tests import TestFunction
+from kit.known.harvest.kinds import entry_kind, exception_name, failure_kind, failure_signature
+from kit.known.harvest.listing import harvested_entries
+from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
+from kit.known.harvest.ranges import judged, newest_before, range_entries
+from kit.known.harvest.release_runs import RangeEntry, _placement, entry_presence, probe_release
+from kit.known.harvest.release_runs import test_presence as presence_of
+from kit.known.harvest.store import Store
+from kit.known.measured import Presence
+from kit.known.command import audit_main
+from kit.known.timeline import ranking, render
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(("node", "message", "kind"), [
+    ("t.py::A::test_x", "E   AssertionError: \nE   Not equal to tolerance rtol=1e-06", "wrong-values"),
+    ("t.py::A::test_x", "E     TypeError: custom_jvp.__new__() missing 1 required positional argument", "exception"),
+    ("t.py::A::test_x", "E   jax.errors.TracerBoolConversionError: Attempted boolean conversion", "exception"),
+    ("t.py::A::test_x", "E     AssertionError: 'static start' not found in 'Slice entries must be'", "error-message"),
+    ("t.py::A::test_x", "E       AssertionError: Exception not raised", "error-message"),
+    ("t.py::CompilationCacheTest::test_hits", "E     AssertionError: 0 != 1", "performance"),
+    ("t.py::A::test_x", "Fatal Python error: Segmentation fault", "crash"),
+])
+def test_a_tests_kind_is_read_from_its_failure_at_the_parent(node: str, message: str, kind: str) -> None:
+    assert failure_kind(node, message) == kind
+
+
+def test_an_entrys_kind_is_its_gravest_confirmed_tests_and_a_binary_one_has_none() -> None:
+    rows = [{"node_id": "a.py::test_v", "verdict": "confirmed", "at_parent": {"message": "E   AssertionError: 1 != 2"}},
+            {"node_id": "a.py::test_e", "verdict": "confirmed", "at_parent": {"message": "E   ValueError: bad"}},
+            {"node_id": "a.py::test_b", "verdict": "binary", "at_parent": {"message": "E   SystemExit"}}]
+    assert entry_kind({"tests": rows}) == ("exception", "a.py::test_e at the parent")
+    assert entry_kind({"tests": rows[2:]})[0] is None
+    assert exception_name("E   jax.errors.ConcretizationTypeError: x") == "ConcretizationTypeError"
+    wrapped = "E   jax._src.source_info_util.JaxStackTraceBeforeTransformation: NotImplementedError: no rule"
+    assert exception_name(wrapped) == "NotImplementedError"
+    helper = {"node_id": "a.py::test_h", "verdict": "confirmed",
+              "at_parent": {"message": "E   AttributeError: module 'jax._src.cache_key' has no attribute '_new'"}}
+    counted = {"node_id": "a.py::CacheTest::test_c", "verdict": "confirmed",
+               "at_parent": {"message": "E   AssertionError: 0 != 1"}}
+    assert entry_kind({"tests": [helper, counted]})[0] == "performance"
+    assert exception_name("E       assert (1 + 1) == 3") == "AssertionError" and exception_name("E  5 != 2") == ""
+
+
+def test_a_release_counts_present_only_where_the_test_fails_as_at_the_parent() -> None:
+    parent = "E   AssertionError: [5] != [2, 5]"
+    assert presence_of(TestOutcome(PASSED, 2), parent)[0] is Presence.ABSENT
+    assert presence_of(TestOutcome(FAILED, 1, "E   AssertionError: [3] != [2]"), parent)[0] is Presence.PRESENT
+    other = presence_of(TestOutcome(FAILED, 1, "E   AttributeError: no attribute 'Mesh'"), parent)
+    assert other[0] is Presence.UNTESTED and "AttributeError, not AssertionError" in other[1]
+    for outcome in (SKIPPED, UNCOLLECTED):
+        assert presence_of(TestOutcome(outcome, 0, "why"), parent)[0] is Presence.UNTESTED
+    helper = "E     AttributeError: module 'jax._src.compiler' has no attribute '_add_disabled_hlo_pass'"
+    assert presence_of(TestOutcome(FAILED, 1, helper), helper)[0] is Presence.UNTESTED  # older releases lack it too
+    assert presence_of(TestOutcome(PASSED, 1), helper)[0] is Presence.ABSENT
+
+
+def test_a_later_assertion_of_the_same_message_test_is_not_the_same_failure() -> None:
+    parent = "E     AssertionError: 'static start/stop/step' not found in 'Slice entries must be static integers'"
+    later = "E     AssertionError: 'BatchTracer' not found in 'Array slice indices must have static start/stop/step'"
+    same = "E     AssertionError: 'static start/stop/step' not found in 'Slice entries must be static'"
+    assert presence_of(TestOutcome(FAILED, 1, later), parent)[0] is Presence.UNTESTED
+    assert presence_of(TestOutcome(FAILED, 1, same), parent)[0] is Presence.PRESENT
+    assert failure_signature(later) == ("AssertionError", "'BatchTracer'")
+
+
+def test_a_kept_probe_is_judged_again_by_todays_rule() -> None:
+    test = TestFunction("a.py", "", "test_1")
+    entry = RangeEntry("harvest-x", "c" * 40, (test,), ("E   AssertionError: 'a' not found in 'b'",))
+    kept = {"release": "0.2.0", "outcome": "present", "reason": "old rule", "copy": "fix",
+            "tests": {"a.py::test_1": {"outcome": "failed", "cases": 1, "message": "E  AssertionError: 'z' not found in 'b'"}}}
+    assert judged(entry, kept)["outcome"] == "untested"
+    ran_nothing = {"release": "0.3.0", "outcome": "untested", "reason": "not installable", "copy": "", "tests": {}}
+    assert judged(entry, ran_nothing) == ran_nothing
+
+
+def test_an_entry_is_present_where_one_test_is_and_absent_only_where_all_are() -> None:
+    tests = (TestFunction("a.py", "", "test_1"), TestFunction("a.py", "", "test_2"))
+    entry = RangeEntry("harvest-x", "c" * 40, tests, ("E   ValueError: x", "E   ValueError: y"))
+    failed, passed, skipped = TestOutcome(FAILED, 1, "E   ValueError: z"), TestOutcome(PASSED, 1), TestOutcome(SKIPPED)
+    assert entry_presence(entry, {"a.py::test_1": passed, "a.py::test_2": failed})[0] is Presence.PRESENT
+    assert entry_presence(entry, {"a.py::test_1": passed, "a.py::test_2": passed})[0] is Presence.ABSENT
+    assert entry_presence(entry, {"a.py::test_1": passed, "a.py::test_2": skipped})[0] is Presence.UNTESTED
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                               "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(repo)}).stdout.strip()
+
+
+def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+OLD_TEST = "import foo_missing_helper\n" \
+           "def test_kept():\n    assert 1 + 1 == 3\n\ndef test_changed():\n    assert True\n"
+NEW_TEST = "def test_kept():\n    assert 1 + 1 == 3\n\ndef test_changed():\n    assert [5] == [2, 5]\n" \
+           "\ndef test_new():\n    assert False, 'new'\n"
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> tuple[History, dict[str, str]]:
+    repo = tmp_path / "jax"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    commits = {"old": _commit(repo, "Start", {"tests/a_test.py": OLD_TEST.replace("import foo_missing_helper\n", ""),
+                                              "pyproject.toml": "[tool.pytest.ini_options]\n"})}
+    _git(repo, "tag", "jax-v0.1.0")
+    commits["fix"] = _commit(repo, "Fix a.\n\nFixes #7", {"tests/a_test.py": NEW_TEST,
+                                                         "tests/b_test.py": "import not_there\n"
+                                                         "def test_b():\n    pass\n"})
+    return History(repo, "made by the test"), commits
+
+
+def test_a_release_runs_every_entrys_tests_in_one_process_each_from_its_own_folder(
+        history: tuple[History, dict[str, str]]) -> None:
+    clone, commits = history
+    changed = TestFunction("tests/a_test.py", "", "test_changed")
+    kept = TestFunction("tests/a_test.py", "", "test_kept")
+    broken = TestFunction("tests/b_test.py", "", "test_b")
+    entries = [RangeEntry("harvest-changed", commits["fix"], (changed,), ("E   AssertionError: [5] != [2, 5]",)),
+               RangeEntry("harvest-kept", commits["fix"], (kept,), ("E   AssertionError: assert 2 == 3",)),
+               RangeEntry("harvest-broken", commits["fix"], (broken,), ("E   AssertionError",))]
+    environment = Environment(Path(sys.executable), {}, "existing")
+    probes = {entry.id: probe for entry, probe in zip(entries, probe_release(clone, environment, "0.1.0", entries))}
+    assert probes["harvest-changed"].outcome is Presence.PRESENT and probes["harvest-changed"].copy == "fix"
+    assert probes["harvest-kept"].outcome is Presence.PRESENT
+    # Not importable as of the fix, and the release has no copy of it: untested, from the fix's copy.
+    assert probes["harvest-broken"].outcome is Presence.UNTESTED and probes["harvest-broken"].copy == "fix"
+    assert "not_there" in probes["harvest-broken"].tests["tests/b_test.py::test_b"].message
+
+
+def test_a_releases_own_copy_decides_only_where_it_is_the_fixs_test(history: tuple[History, dict[str, str]],
+                                                                   tmp_path: Path) -> None:
+    clone, commits = history
+    repo = clone.path
+    _git(repo, "checkout", "-q", "jax-v0.1.0")
+    _commit(repo, "0.2.0", {"jax/x.py": "v = 2\n"})
+    _git(repo, "tag", "jax-v0.2.0")
+    fix = _commit(repo, "Fix again", {"tests/a_test.py": "import foo_missing_helper\n" + NEW_TEST})
+    changed, kept = TestFunction("tests/a_test.py", "", "test_changed"), TestFunction("tests/a_test.py", "", "test_kept")
+    entries = [RangeEntry("harvest-changed", fix, (changed,), ("E   AssertionError: [5] != [2, 5]",)),
+               RangeEntry("harvest-kept", fix, (kept,), ("E   AssertionError: assert 2 == 3",))]
+    environment = Environment(Path(sys.executable), {}, "existing")
+    probes = probe_release(clone, environment, "0.2.0", entries)
+    assert [p.copy for p in probes] == ["release", "release"]  # the fix's copy does not import there
+    assert probes[0].outcome is Presence.UNTESTED and "not the fix's" in probes[0].reason  # its old version passed
+    assert probes[1].outcome is Presence.PRESENT  # the same test there: its failure counts
+    assert newest_before(clone, fix, ["0.1.0", "0.2.0", "0.3.0"]) == "0.2.0"
+    assert newest_before(clone, commits["fix"], ["0.1.0", "0.2.0"]) == "0.2.0"  # 0.2.0 is on a branch without it
+
+
+def _confirmed(commit: str) -> dict[str, object]:
+    return {"id": f"harvest-{commit[:10]}", "status": "confirmed", "title": "Fix | a thing", "commit": commit,
+            "date": "2026-01-01", "tests": [{"node_id": "tests/a_test.py::A::test_x", "verdict": "confirmed",
+                                             "at_parent": {"message": "E   ValueError: x"}}]}
+
+
+def test_the_timeline_shows_each_probe_and_ranks_the_releases(tmp_path: Path) -> None:
+    catalogue = tmp_path / "known"
+    store = Store(catalogue / "harvested")
+    for commit in ("a" * 40, "b" * 40):
+        store.put_result(commit, _confirmed(commit))
+    (store.folder / "ranges").mkdir()
+    probes = [{"release": "0.1.0", "outcome": "untested"}, {"release": "0.2.0", "outcome": "present"},
+              {"release": "0.3.0", "outcome": "absent"}]
+    (store.folder / "ranges" / f"{'a' * 12}.json").write_text(json.dumps({
+        "summary": "fixed in 0.3.0 (after 0.2.0)", "bisection": {"fixed": {"after": "0.3.0"}}, "probes": probes}))
+    listed = {e["id"]: e for e in harvested_entries(catalogue)}
+    assert listed[f"harvest-{'a' * 10}"]["kind"] == "exception"
+    assert listed[f"harvest-{'a' * 10}"]["ranges"]["present"] == ["0.2.0"]  # type: ignore[index]
+    assert listed[f"harvest-{'b' * 10}"]["ranges"] is None
+    page = render([], [catalogue])
+    assert "| harvest-aaaaaaaaaa: Fix \\| a thing | exception | ? | ✗ | ✓ |" in page
+    assert "| harvest-bbbbbbbbbb: Fix \\| a thing | exception |  |  |  |" in page
+    found = [("x", "k", "t", {"0.1.0": "present", "0.2.0": "absent"}), ("y", "k", "t", {"0.1.0": "present"})]
+    assert ranking(found) == [("0.2.0", 0, 1, 0), ("0.1.0", 2, 0, 0)]
+
+
+def test_the_ranges_bisect_only_the_confirmed_entries(tmp_path: Path) -> None:
+    store = Store(tmp_path / "harvested")
+    store.put_result("a" * 40, _confirmed("a" * 40))
+    store.put_result("b" * 40, {**_confirmed("b" * 40), "status": "binary"})
+    found = range_entries(store)
+    assert [(e.id, e.tests) for e in found] == [(f"harvest-{'a' * 10}", (TestFunction("tests/a_test.py", "A",
+                                                                                       "test_x"),))]
+
+
+def test_audit_ranks_the_releases_from_what_was_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    catalogue = tmp_path / "known"
+    store = Store(catalogue / "harvested")
+    store.put_result("a" * 40, _confirmed("a" * 40))
+    (store.folder / "ranges").mkdir()
+    (store.folder / "ranges" / f"{'a' * 12}.json").write_text(json.dumps({"probes": [
+        {"release": "0.1.0", "outcome": "present"}, {"release": "0.2.0", "outcome": "absent"}]}))
+    assert audit_main(load_matrix(ROOT / "matrix.toml"), ["--rank"], print, catalogue=catalogue) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[1:] == ["  0.2.0: 0 present, 1 absent, 0 untested, 0 never measured",
+                        "  0.1.0: 1 present, 0 absent, 0 untested, 0 never measured"]
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["0.4.35", "--kind", "wrong-value"], "--kind 'wrong-value' is not a kind"),
+    (["--python", "/usr/bin/python3", "--harvested"], "--harvested runs JAX's tests in a release's environment"),
+])
+def test_audit_refuses_a_kind_it_lacks_and_harvested_entries_without_a_release(argv: list[str], said: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(said)):
+        audit_main(load_matrix(ROOT / "matrix.toml"), argv, print)
+
+
+def test_an_audit_lays_a_test_file_out_once_for_the_entries_whose_test_it_holds_unchanged(
+        history: tuple[History, dict[str, str]]) -> None:
+    clone, commits = history
+    later = _commit(clone.path, "Fix b.", {"tests/a_test.py": NEW_TEST.replace("[5] == [2, 5]", "[5] == [3, 5]")
+                                           + "\ndef test_later():\n    assert False, 'later'\n"})
+    kept, changed = TestFunction("tests/a_test.py", "", "test_kept"), TestFunction("tests/a_test.py", "", "test_changed")
+    entries = [RangeEntry("harvest-fix", commits["fix"], (kept, changed), ("E   AssertionError", "E   AssertionError")),
+               RangeEntry("harvest-later", later, (TestFunction("tests/a_test.py", "", "test_later"),),
+                          ("E   AssertionError: later",))]
+    placed = _placement(clone, entries, "", shared=True)
+    assert placed["harvest-fix", kept.node_id][0] == later  # the same function in the newer copy
+    assert placed["harvest-fix", changed.node_id][0] == commits["fix"]  # changed since: its own copy
+    assert {source for source, _ in _placement(clone, entries, "", shared=False).values()} == {commits["fix"], later}
+    environment = Environment(Path(sys.executable), {}, "existing")
+    probes = probe_release(clone, environment, "0.1.0", entries, shared=True)
+    assert [p.outcome for p in probes] == [Presence.PRESENT, Presence.PRESENT]
