@@ -33,15 +33,17 @@ from .source_lines import SourceLines
 
 
 def fingerprints(after: Module, before: Module | None = None,
-                 shown: Callable[[str], str] | None = None, number: int = 0) -> list[Fingerprint]:
+                 shown: Callable[[str], str] | None = None, number: int = 0,
+                 read_line: Callable[[str, int], str | None] | None = None) -> list[Fingerprint]:
     """Every linalg op and collective of ``after`` (partitioned), with ``before`` giving the global shapes.
 
     ``shown``: a callable making a source file the name people read (a path
     relative to the program's folder); the default keeps the file's base name.
     ``number``: the module's number in the dump (modules of one name are told apart by it).
+    ``read_line``: the text of a line of the program (the file as the module names it, by default).
     """
     show = shown or (lambda path: path.rsplit("/", 1)[-1])
-    context = _Context(after, before, show)
+    context = _Context(after, before, show, read_line)
     context.number = number
     context.lines.resolve_lines()
     found: dict[tuple[str, ...], Fingerprint] = {}
@@ -78,10 +80,11 @@ def uncompiled(before: Module, shown: Callable[[str], str] | None = None) -> lis
 class _Context:
     """What judging one module's instructions needs: where they stand, its inputs' shardings, the global batches."""
 
-    def __init__(self, after: Module, before: Module | None, show: Callable[[str], str]) -> None:
+    def __init__(self, after: Module, before: Module | None, show: Callable[[str], str],
+                 read_line: Callable[[str, int], str | None] | None = None) -> None:
         self.after = after
         self.number = 0
-        self.lines = SourceLines(after, before, show)
+        self.lines = SourceLines(after, before, show, read_line)
         self.users = self.lines.users
         self.sharded, self.replicated_sizes, self.shares = inputs(after, before)
         self.global_batches = _global_batches(before, self.lines) if before else {}
