@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kit.hlo import fingerprints, read_module
-from kit.hlo.source_lines import UNTOLD, SourceLines
+from kit.hlo.source_lines import UNTOLD, SourceLines, backward_call
 
 DUMP = Path(__file__).parent / "data" / "hlo" / "ops_loop-tpu-v5e-2x2" / "0.8.0"
 
@@ -137,12 +137,21 @@ def test_on_0_10_2_for_tpu_every_line_checks_out_and_stays() -> None:
 
 def test_a_line_that_calls_another_function_is_never_an_ops_line() -> None:
     # 0.8.0 for TPU: inline lines, right for the ops that carry one; `jit(_solve_triangular)`'s forward solve
-    # carries none, and the line one up (cholesky's, 15) is no evidence of it.
+    # carries none, and the line one up (cholesky's, 15) is no evidence of it: its backward ops' line (16) is.
     found = _portfolio("0.8.0", "nll")
     assert ("portfolio_risk.py:15", "cholesky", "cholesky", "forward") in found
     assert ("portfolio_risk.py:28", "slogdet", "lu", "forward") in found
+    assert ("portfolio_risk.py:16", "_solve_triangular", "triangular_solve", "forward") in found
     assert not any(location == "portfolio_risk.py:15" and function == "_solve_triangular"
                    for location, function, *_ in found)
+
+
+def test_the_backward_call_of_an_op_path() -> None:
+    assert backward_call("jvp(jit(_solve_triangular))/triangular_solve") == "transpose(jvp(jit(_solve_triangular)))"
+    assert (backward_call("jvp()/while/body/closed_call/jit(_solve_triangular)/triangular_solve")
+            == "transpose(jvp())/while/body/closed_call/jit(_solve_triangular)")
+    assert backward_call("transpose(jvp(jit(inv)))/lu") == ""  # already the backward pass
+    assert backward_call("jvp()/add") == ""  # names no call
 
 
 def test_an_ops_line_borrowed_by_its_op_path_must_call_what_the_path_names() -> None:

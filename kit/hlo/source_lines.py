@@ -157,6 +157,11 @@ class SourceLines:
                     return next(iter(lines))
                 if lines:
                     break  # several lines call this op path (one function called twice): its neighbours decide
+        transposed = backward_call(path)
+        if transposed:  # the backward ops of the same call (0.7.0, 0.8.0 for TPU: they keep its line)
+            lines = self.path_lines.get(transposed, set())
+            if len(lines) == 1:
+                return next(iter(lines))
         if instruction.inside_kit:
             # Named by the kit's export wrapper (a jit of JAX's own, jax.scipy's solve_triangular): its neighbours
             # are other lines' ops (the cholesky before it, one line up), so the line is said to be unknown.
@@ -199,6 +204,16 @@ def add_line(lines: dict[str, set[str]], path: str, line: str) -> None:
     parts = path.split("/")
     for count in range(1, len(parts) + 1):
         lines.setdefault("/".join(parts[:count]), set()).add(line)
+
+
+def backward_call(path: str) -> str:
+    """The op path of the backward pass of the innermost function call ``path`` names, "" where it names none:
+    ``transpose(jvp())/while/body/closed_call/jit(_solve_triangular)`` for the forward solve in a scan's body."""
+    parts = path.split("/")
+    called = [index for index, part in enumerate(parts) if _CALLED.search(part)]
+    if not called or parts[0].startswith("transpose("):
+        return ""
+    return "/".join([f"transpose({parts[0]})", *parts[1:called[-1] + 1]])
 
 
 def located(instruction: Instruction, show: Callable[[str], str]) -> str | None:
