@@ -87,6 +87,8 @@ _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
 _SOURCE_FILE = re.compile(r'source_file="((?:[^"\\]|\\.)*)"')
 _SOURCE_LINE = re.compile(r"source_line=(\d+)")
 _FRAME_ID = re.compile(r"stack_frame_id=(\d+)")
+_CHAIN = re.compile(r'chain_id="([^"]*)"')
+_CHANNEL = re.compile(r"channel_id=(\d+)")
 _TARGET = re.compile(r'custom_call_target="([^"]*)"')
 _DIMENSIONS = re.compile(r"(?<![\w_])dimensions=\{([\d,]*)\}")
 _CALLS = re.compile(r"\b(?:calls|to_apply|body|condition|true_computation|false_computation)=%?([\w.\-]+)")
@@ -132,6 +134,9 @@ class Instruction:
     """Computations it calls (a fusion's, a while loop's body and condition, a reduction's, a conditional's)."""
     parameter: int | None = None
     """Its number, for a parameter."""
+    chain: str = ""
+    """``channel_id/chain_id`` of a collective libtpu split into chained instructions (one logical all-gather as
+    8, each printing the whole result): the chain moves its result once."""
     inside_kit: bool = False
     """Its metadata named the kit's export wrapper, a jit JAX applies inside itself (dropped): the program's line
     is not in this module, and no neighbour's line may stand in for it."""
@@ -309,6 +314,8 @@ def parse_instruction(line: str) -> tuple[Instruction | None, bool]:
     source_file = _SOURCE_FILE.search(attributes) if source_line else None
     frame = _FRAME_ID.search(attributes) if "stack_frame_id=" in attributes else None
     target = _TARGET.search(attributes) if code == "custom-call" else None
+    chain = _CHAIN.search(attributes) if "chain_id=" in attributes else None
+    channel = _CHANNEL.search(attributes) if chain else None
     dims = _DIMENSIONS.search(attributes) if "dimensions=" in attributes else None
     return Instruction(
         name=sys.intern(head.group(2)), opcode=code, shape=shape, operands=names, operand_shapes=shapes,
@@ -316,6 +323,7 @@ def parse_instruction(line: str) -> tuple[Instruction | None, bool]:
         source=(sys.intern(source_file.group(1)), int(source_line.group(1))) if source_file and source_line else None,
         frame_id=int(frame.group(1)) if frame else None,
         target=target.group(1) if target else "",
+        chain=f"{channel.group(1) if channel else ''}/{chain.group(1)}" if chain else "",
         dimensions=tuple(int(d) for d in dims.group(1).split(",") if d) if dims else (),
         called=_called(attributes) if ("calls=" in attributes or "to_apply=" in attributes or "body=" in attributes
                                        or "_computation" in attributes) else (),  # a while's condition= has a body=

@@ -11,6 +11,8 @@ operands come from, else where its users go (`SourceLines.twin`).
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from typing import Callable
 
 from repro.hlo_text import Computation, Instruction, Module
@@ -19,36 +21,73 @@ from .dataflow import sourced, users_of
 from .instructions import family, is_linalg
 from .op_names import function_of, module_jits, op_path, untransposed, without_outer_jit
 
+UNTOLD = "(line cannot be told)"
+"""An op's location where the module's own evidence disagrees about its line (see `SourceLines.checked`)."""
+_CALLED = re.compile(r"jit\(([A-Za-z_]\w*)\)")
+
 
 class SourceLines:
     """One module's instructions placed on the program's lines (``show`` makes a file the name people read)."""
 
-    def __init__(self, after: Module, before: Module | None, show: Callable[[str], str]) -> None:
+    def __init__(self, after: Module, before: Module | None, show: Callable[[str], str],
+                 read_line: Callable[[str, int], str | None] | None = None) -> None:
         self.after, self.show = after, show
         self.jits = module_jits(after.name)
+        self.read_line = read_line or source_line_text
+        self.sources: dict[str, tuple[str, int]] = {}  # each line as shown → as the module names it
+        for module in (after, before) if before else (after,):
+            self.checked(module)
         self.users = {c.name: users_of(c) for c in after.computations.values()}
         self.path_lines: dict[str, set[str]] = {}
         # The module before optimizations, by op path: its paths start at the program's own jit (jit(<lambda>)),
         # which the compiled module's paths are stripped of.
         self.before_lines: dict[str, set[str]] = {}
         for _, instruction in before.instructions() if before else ():
-            if instruction.source is not None and instruction.op_name:
-                line = f"{show(instruction.source[0])}:{instruction.source[1]}"
+            line = located(instruction, show)
+            if line is not None and instruction.op_name:
+                self.sources[line] = instruction.source or (UNTOLD, 0)
                 path = self.op_path(instruction.op_name)
                 for each in {path, without_outer_jit(path)}:
                     self.before_lines.setdefault(each, set()).add(line)
         for _, instruction in after.instructions():
-            if instruction.source is not None and instruction.op_name:
-                line = f"{show(instruction.source[0])}:{instruction.source[1]}"
+            line = located(instruction, show)
+            if line is not None and instruction.op_name:
+                self.sources[line] = instruction.source or (UNTOLD, 0)
                 add_line(self.path_lines, self.op_path(instruction.op_name), line)
         self.twins: dict[str, list[Instruction]] = {}
         for _, instruction in before.instructions() if before else ():
             if instruction.source is not None and is_linalg(instruction) and family(instruction):
                 self.twins.setdefault(family(instruction), []).append(instruction)
 
+    def checked(self, module: Module) -> None:
+        """Each line read from the stack-frame tables kept only where that line calls what the op path names.
+
+        libtpu 0.0.32.1 (jax 0.8.3, compiled for TPU) writes stack-frame ids that point at wrong rows of the
+        module's own tables: eigh's, solve's and cholesky's ops resolved to a line of ``shrunk_cov`` that calls
+        none of them (the held-out trial of issue 58). An op whose path names JAX functions (``jvp(jit(eigh))``)
+        on a line whose text calls none of them is said to be on a line that cannot be told, never on that line;
+        where the text cannot be read or the path names no function, the tables are all there is. A linalg op's
+        inline line (0.7.0, 0.8.0) is held to the same rule: ``jit(_solve_triangular)`` was placed at the
+        cholesky one line above it."""
+        for _, instruction in module.instructions():
+            if instruction.source is None or not instruction.op_name:
+                continue
+            if instruction.frame_id is None and not is_linalg(instruction):
+                continue  # an inline line (0.8.0 and older) is vetted on the linalg ops the answer names alone
+            if self.calls(instruction.source, self.op_path(instruction.op_name)) is False:
+                instruction.source = (UNTOLD, 0)
+
+    def calls(self, source: tuple[str, int], path: str) -> bool | None:
+        """Whether the line ``source`` calls a JAX function ``path`` names (None: no evidence either way)."""
+        names = {name.lstrip("_") for name in _CALLED.findall(path)} - {""}
+        text = self.read_line(source[0], source[1]) if names and source[0] != UNTOLD else None
+        if text is None:
+            return None
+        return any(re.search(rf"\b{re.escape(name)}\b", text) for name in names)
+
     def where(self, instruction: Instruction) -> tuple[str | None, str, str, str]:
         """(``file:line`` or None, the JAX function, the op path, ``forward`` or ``backward``)."""
-        location = f"{self.show(instruction.source[0])}:{instruction.source[1]}" if instruction.source else None
+        location = located(instruction, self.show)
         path = self.op_path(instruction.op_name)
         return location, function_of(path), path, "backward" if "transpose(" in path else "forward"
 
@@ -94,6 +133,15 @@ class SourceLines:
                 add_line(self.path_lines, path, line)
 
     def line_of(self, computation: Computation, instruction: Instruction) -> str | None:
+        """`found_line`, kept only where that line calls what the op path names: another op's line (the cholesky
+        one line up, for ``jit(_solve_triangular)`` on 0.7.0 and 0.8.0 for TPU) is no evidence of this op's."""
+        line = self.found_line(computation, instruction)
+        source = self.sources.get(line or "")
+        if source is not None and self.calls(source, self.op_path(instruction.op_name)) is False:
+            return UNTOLD
+        return line
+
+    def found_line(self, computation: Computation, instruction: Instruction) -> str | None:
         """The source line of an op whose own metadata names none: the one line its op path (or the nearest path
         it is within) has in the module, else the nearest instruction of the same JAX op that names one, else
         its twin before optimizations. The TPU compiler of
@@ -109,6 +157,11 @@ class SourceLines:
                     return next(iter(lines))
                 if lines:
                     break  # several lines call this op path (one function called twice): its neighbours decide
+        transposed = backward_call(path)
+        if transposed:  # the backward ops of the same call (0.7.0, 0.8.0 for TPU: they keep its line)
+            lines = self.path_lines.get(transposed, set())
+            if len(lines) == 1:
+                return next(iter(lines))
         if instruction.inside_kit:
             # Named by the kit's export wrapper (a jit of JAX's own, jax.scipy's solve_triangular): its neighbours
             # are other lines' ops (the cholesky before it, one line up), so the line is said to be unknown.
@@ -151,3 +204,35 @@ def add_line(lines: dict[str, set[str]], path: str, line: str) -> None:
     parts = path.split("/")
     for count in range(1, len(parts) + 1):
         lines.setdefault("/".join(parts[:count]), set()).add(line)
+
+
+def backward_call(path: str) -> str:
+    """The op path of the backward pass of the innermost function call ``path`` names, "" where it names none:
+    ``transpose(jvp())/while/body/closed_call/jit(_solve_triangular)`` for the forward solve in a scan's body."""
+    parts = path.split("/")
+    called = [index for index, part in enumerate(parts) if _CALLED.search(part)]
+    if not called or parts[0].startswith("transpose("):
+        return ""
+    return "/".join([f"transpose({parts[0]})", *parts[1:called[-1] + 1]])
+
+
+def located(instruction: Instruction, show: Callable[[str], str]) -> str | None:
+    """``file:line`` of an instruction, `UNTOLD` where its evidence disagrees, None where it names no line."""
+    if instruction.source is None:
+        return None
+    return UNTOLD if instruction.source[0] == UNTOLD else f"{show(instruction.source[0])}:{instruction.source[1]}"
+
+
+@lru_cache(maxsize=64)
+def _source_lines(file: str) -> tuple[str, ...] | None:
+    try:
+        with open(file, encoding="utf-8", errors="replace") as source:
+            return tuple(source.read(4_000_000).splitlines())
+    except OSError:
+        return None
+
+
+def source_line_text(file: str, number: int) -> str | None:
+    """The text of line ``number`` of the program's file as the module names it (None: unreadable)."""
+    lines = _source_lines(file)
+    return lines[number - 1] if lines is not None and 0 < number <= len(lines) else None
