@@ -247,3 +247,33 @@ def test_an_audit_lays_a_test_file_out_once_for_the_entries_whose_test_it_holds_
     environment = Environment(Path(sys.executable), {}, "existing")
     probes = probe_release(clone, environment, "0.1.0", entries, shared=True)
     assert [p.outcome for p in probes] == [Presence.PRESENT, Presence.PRESENT]
+
+
+def test_a_failure_on_a_release_that_holds_the_fix_decides_nothing() -> None:
+    """A test that fails "as at the parent" on a release whose tag holds the fix fails there for another cause
+    (seven entries of the first ranges said "open: present on 0.12.1" for fixes 0.11.0 already held)."""
+    from kit.known.harvest.ranges import fix_held
+    probe = {"release": "0.11.0", "outcome": "present", "reason": "fix copy: fails as at the fix's parent: E"}
+    held = fix_held(probe, frozenset({"0.11.0", "0.12.1"}), "6204db0b0d2f")
+    assert held["outcome"] == "untested" and "holds the fix 6204db0b0d" in str(held["reason"])
+    assert fix_held(probe, frozenset({"0.12.1"}), "6204db0b0d2f") == probe
+    absent = {**probe, "outcome": "absent"}
+    assert fix_held(absent, frozenset({"0.11.0"}), "6204db0b0d2f") == absent
+
+
+def test_the_releases_holding_a_fix_are_its_tags_and_the_untagged_ones_after_them(tmp_path: Path) -> None:
+    from kit.known.harvest.ranges import holding_fix
+    repo = tmp_path / "jax"
+    run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, text=True)  # noqa: E731
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "old")
+    run("tag", "jax-v0.4.30")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "fix")
+    fix = run("rev-parse", "HEAD").stdout.strip()
+    run("tag", "jax-v0.4.31")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "later fix")
+    later = run("rev-parse", "HEAD").stdout.strip()
+    history = History(repo, "test")
+    releases = ["0.4.30", "0.4.31", "0.4.32"]
+    assert holding_fix(history, fix, releases) == {"0.4.31", "0.4.32"}
+    assert holding_fix(history, later, releases) == frozenset()

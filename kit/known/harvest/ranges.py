@@ -49,7 +49,11 @@ def ranges_main(matrix: Matrix, argv: Sequence[str], log: Log, store: Store, his
     parser.add_argument("--oldest", default=OLDEST, help=f"the oldest release searched (default {OLDEST})")
     parser.add_argument("--jax-repo", type=Path, help="a clone of JAX (default: matrix.toml's, else the kit's own)")
     parser.add_argument("--store", type=Path, help="the harvest's store (default: the catalogue's harvested/)")
+    parser.add_argument("--rounds", type=int, default=40,
+                        help="bisection rounds at most (default 40; 0 judges what was kept again and runs nothing)")
     args = parser.parse_args(list(argv))
+    if args.rounds < 0:
+        raise UsageError(f"--rounds {args.rounds}: give 0 or more", "0 judges what was kept again, runs nothing")
     entries = range_entries(store)
     if args.only.strip():
         wanted = {part.strip() for part in args.only.split(",") if part.strip()}
@@ -61,7 +65,7 @@ def ranges_main(matrix: Matrix, argv: Sequence[str], log: Log, store: Store, his
     candidates = every_release(open_index(matrix), args.oldest)
     print(f"{len(entries)} confirmed entries, bisected over {len(candidates)} releases "
           f"({candidates[0]} to {candidates[-1]})", flush=True)
-    searches = bisect_harvested(matrix, history, store, entries, candidates, log)
+    searches = bisect_harvested(matrix, history, store, entries, candidates, log, args.rounds)
     for entry in entries:
         print(f"{entry.id}: {summary(searches[entry.id])}", flush=True)
     return EXIT_OK
@@ -94,6 +98,31 @@ def newest_before(history: History, commit: str, candidates: Sequence[str]) -> s
     without = {tag.removeprefix("jax-v") for tag in listed}
     older = [release for release in candidates if release in without]
     return older[-1] if older else None
+
+
+def holding_fix(history: History, commit: str, candidates: Sequence[str]) -> frozenset[str]:
+    """The releases of ``candidates`` that hold the fix: those whose tag contains it, and those the clone has no
+    tag for that come after one that does (JAX's releases descend from the one before; a fix no tag holds yet
+    is not assumed in a release the clone cannot show)."""
+    try:
+        containing = git(history.path, "tag", "--contains", commit, "--list", "jax-v*").split()
+    except GitFailed:
+        return frozenset()
+    holding = {t.removeprefix("jax-v") for t in containing}
+    if not holding:
+        return frozenset()
+    first = min(release_key(r) for r in holding)
+    return frozenset(r for r in candidates if r in holding or (not _tagged(history, r) and release_key(r) > first))
+
+
+def fix_held(probe: JsonObject, holding: frozenset[str], commit: str) -> JsonObject:
+    """A failure "as at the parent" on a release that holds the fix is not the bug's (the test's check is looser
+    than the fix: it fails there for another cause): the probe decides nothing, and says why."""
+    if probe.get("outcome") != Presence.PRESENT.value or str(probe.get("release")) not in holding:
+        return probe
+    why = (f"fails as at the parent, but jax {probe['release']} holds the fix {commit[:10]}: this failure is not "
+           f"the bug's, so it decides nothing ({str(probe.get('reason', ''))[:200]})")
+    return {**probe, "outcome": Presence.UNTESTED.value, "reason": why}
 
 
 def _tagged(history: History, release: str) -> bool:
@@ -133,7 +162,9 @@ def known_of(probes: Sequence[JsonObject]) -> dict[str, Presence]:
 def bisect_harvested(matrix: Matrix, history: History, store: Store, entries: Sequence[RangeEntry],
                      candidates: Sequence[str], log: Log, max_rounds: int = 40) -> dict[str, RangeSearch]:
     """Every entry's search run to its end (or ``max_rounds``); each entry's file written after each release."""
-    probes = {e.id: [judged(e, p) for p in load_probes(store, e.commit)] for e in entries}
+    holding = {e.id: holding_fix(history, e.commit, candidates) for e in entries}
+    probes = {e.id: [fix_held(judged(e, p), holding[e.id], e.commit) for p in load_probes(store, e.commit)]
+              for e in entries}
     seeds = {e.id: tuple(s for s in [newest_before(history, e.commit, candidates)] if s) for e in entries}
 
     def search(entry: RangeEntry) -> RangeSearch:
@@ -153,9 +184,10 @@ def bisect_harvested(matrix: Matrix, history: History, store: Store, entries: Se
         for release in releases:
             group = [e for e in entries if release in wanted[e.id]]
             for entry, probe in zip(group, _probe(matrix, history, release, group, log)):
-                probes[entry.id] = [p for p in probes[entry.id] if p.get("release") != release] + [probe.to_json()]
+                kept = fix_held(probe.to_json(), holding[entry.id], entry.commit)
+                probes[entry.id] = [p for p in probes[entry.id] if p.get("release") != release] + [kept]
                 _save(store, entry, probes[entry.id], candidates, search(entry))
-                print(f"  {entry.id} on jax {release}: {probe.outcome.value} ({probe.reason[:160]})", flush=True)
+                print(f"  {entry.id} on jax {release}: {kept['outcome']} ({str(kept['reason'])[:160]})", flush=True)
     return {e.id: search(e) for e in entries}
 
 
