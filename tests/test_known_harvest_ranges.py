@@ -277,3 +277,15 @@ def test_the_releases_holding_a_fix_are_its_tags_and_the_untagged_ones_after_the
     releases = ["0.4.30", "0.4.31", "0.4.32"]
     assert holding_fix(history, fix, releases) == {"0.4.31", "0.4.32"}
     assert holding_fix(history, later, releases) == frozenset()
+
+
+def test_a_range_whose_newer_releases_were_not_decided_is_not_called_open() -> None:
+    from kit.known.boundaries import search_range
+    from kit.known.bisection import summary
+    releases = ["0.10.0", "0.10.1", "0.10.2"]
+    undecided = search_range(releases, {"0.10.0": Presence.PRESENT, "0.10.1": Presence.UNTESTED,
+                                         "0.10.2": Presence.UNTESTED}, ())
+    said = summary(undecided)
+    assert "open" not in said and "not decided after it (unknown: 0.10.1, 0.10.2)" in said
+    decided = search_range(releases, {r: Presence.PRESENT for r in releases}, ())
+    assert "open: present on the newest decided, 0.10.2" in summary(decided)

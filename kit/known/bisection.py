@@ -115,6 +115,11 @@ def summary(search: RangeSearch) -> str:
     for boundary in (search.introduced, search.fixed):
         if boundary is None:
             continue
+        if boundary.kind == "fixed" and boundary.after is None and boundary.unknown:
+            # "open" would claim the newer releases still have it, which no probe there said
+            parts.append(f"present on {boundary.before}, the newest decided; not decided after it "
+                         f"(unknown: {', '.join(boundary.unknown)})")
+            continue
         if boundary.kind == "fixed" and boundary.after is None:
             parts.append(f"open: present on the newest decided, {boundary.before}")
             continue
