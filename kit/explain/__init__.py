@@ -17,7 +17,7 @@ from ..log_events import Log
 from ..records import Status
 from ..targets import JAX_PLATFORM
 from ..config import Matrix
-from ..hlo import HOLDS_WHOLE, FingerprintState
+from ..hlo import HOLDS_WHOLE, UNTOLD, FingerprintState
 from ..json_types import as_object
 from ..config import catalogue_folders, legacy_known_problems
 from ..reproduce_line import reproduce_text
@@ -157,7 +157,9 @@ def _release_lines(capture: Capture, options: ExplainOptions, room: int) -> list
             what = (f"every linalg op compiled is split ({', '.join(split)})" if split
                     else "no linalg op compiled on a sharded batch")
         return [f"{name}: {what}; no unexpected collective", *untold]
-    whole = len({(f.location or f.op_path, f.op, f.pass_) for f in linalg if f.state in HOLDS_WHOLE})
+    # ops whose line cannot be told are told apart by their JAX function (0.8.3 for TPU: slogdet's and solve's LU)
+    whole = len({(f.location or f.op_path, f.function if f.location == UNTOLD else "", f.op, f.pass_)
+                 for f in linalg if f.state in HOLDS_WHOLE})
     head = f"{name}: {whole} op(s) hold the whole batch on every device" if whole else f"{name}: unexpected collectives"
     split = sorted({f.op for f in linalg if f.state is FingerprintState.SPLIT})
     if not whole and split and not untold:  # the trial's 0.8.0 said only "unexpected collectives" of a split release

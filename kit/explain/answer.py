@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState
-from ..hlo import COLLECTIVES
+from ..hlo import COLLECTIVES, UNTOLD
 from ..run.shared_runs import partitions
 from .capture import Capture, devices_had
 from .known import KnownFingerprint
@@ -58,9 +58,17 @@ def flagged_lines(capture: Capture, cwd: Path) -> list[SourceLine]:
     by_line: dict[str, list[Fingerprint]] = {}
     for fingerprint in capture.fingerprints:
         if fingerprint.flagged:
-            by_line.setdefault(fingerprint.location or fingerprint.op_path or UNNAMED, []).append(fingerprint)
-    lines = [SourceLine(where, _call(where, prints[0].function, cwd), tuple(prints)) for where, prints in by_line.items()]
+            by_line.setdefault(_line_of(fingerprint), []).append(fingerprint)
+    lines = [SourceLine(UNTOLD if where.startswith(UNTOLD) else where,
+                        _call(where, prints[0].function, cwd), tuple(prints)) for where, prints in by_line.items()]
     return sorted(lines, key=lambda line: (-line.bytes_moved, -line.repeated, line.location))
+
+
+def _line_of(fingerprint: Fingerprint) -> str:
+    """Where a fingerprint is said: its source line; ops whose line cannot be told, one group per JAX function
+    (jax 0.8.3's TPU module: eigh's, solve's and slogdet's untold ops were said as one call, `slogdet`)."""
+    where = fingerprint.location or fingerprint.op_path or UNNAMED
+    return f"{UNTOLD} {fingerprint.function}" if where == UNTOLD else where
 
 
 def sentence(line: SourceLine) -> str:
@@ -261,17 +269,33 @@ def table(measured: Sequence[Capture]) -> rule.Table:
     ordered = sorted(measured, key=lambda c: release_key(c.release) if c.release else (1 << 30, ""))
     releases = tuple(c.release or "this interpreter" for c in ordered)
     rows: dict[tuple[str, ...], tuple[str, dict[str, str]]] = {}
+    told = _told_lines(ordered)
     for release, capture in zip(releases, ordered):
         for f in capture.fingerprints:
             state = _RULE_STATES.get(f.state)
             if state is None:
                 continue
-            name = f"{f.location or f.op_path} {f.op}" + (f" ({f.pass_})" if f.pass_ != "forward" else "")
-            states = rows.setdefault(f.key, (name, {}))[1]
+            where = f.location or f.op_path
+            if where == UNTOLD and len(told.get(f.key[1:], ())) == 1:
+                # the same JAX function's op on the one line other releases place it: one op, not two (jax
+                # 0.8.3's TPU module has no line for it; the answer counted :28's lu and an untold lu apart)
+                where = next(iter(told[f.key[1:]]))
+            name = f"{where} {f.op}" + (f" ({f.pass_})" if f.pass_ != "forward" else "")
+            states = rows.setdefault((where, *f.key[1:]), (name, {}))[1]
             states[release] = min(states.get(release, state), state, key=_WORST.index)
     untold = {release: unseen(capture) for release, capture in zip(releases, ordered)}
     return rule.Table(releases, tuple(rule.OpRow(name, states) for name, states in
                                       (rows[key] for key in sorted(rows))), untold)
+
+
+def _told_lines(captures: Sequence[Capture]) -> dict[tuple[str, ...], set[str]]:
+    """Per (function, op, pass): the source lines the releases that could tell place it on."""
+    told: dict[tuple[str, ...], set[str]] = {}
+    for capture in captures:
+        for f in capture.fingerprints:
+            if f.location and f.location != UNTOLD:
+                told.setdefault(f.key[1:], set()).add(f.location)
+    return told
 
 
 def unseen(capture: Capture) -> int:
