@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kit.exit_codes import EXIT_INTERRUPTED, EXIT_OK
+from kit.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from kit.reduce import command, issue
 from kit.reduce.problem import found_problem
 from kit.reduce.program import Program
@@ -135,3 +135,34 @@ def test_the_environment_is_printed_under_the_host_device_count_the_reproducer_s
     env = SimpleNamespace(python=sys.executable)
     assert trials.environment_info(env, 4) == "--xla_force_host_platform_device_count=4"  # type: ignore[arg-type]
     assert trials.environment_info(env) == "None"  # type: ignore[arg-type]
+
+
+def test_a_reduced_program_not_confirmed_is_never_said_kept_and_the_command_fails(monkeypatch: pytest.MonkeyPatch,
+                                                                                  tmp_path: Path) -> None:
+    # The held-out trial's `acct` (t4, case b, run 2): the reduced program printed the same line on both releases.
+    problem = found_problem((seen("0.4.33", "active by day 90: 5/0"),) * 2, (seen("0.4.34", "active by day 90: 7/0"),) * 2)
+    same = "Q1: accounts active by day 90: 3917859687/1 (0.0 ms)"
+    monkeypatch.setattr(command, "plain_run", lambda env, release, file, timeout: seen(release, same))
+    monkeypatch.setattr(command, "environment_info", lambda env, devices: "jax: x")
+    monkeypatch.setattr(issue, "known_match", lambda matrix, problem, plain, explained: [])
+    (tmp_path / "acct.py").write_text(START.text)
+    options = SimpleNamespace(bad="0.4.33", good="0.4.34", program=tmp_path / "acct.py", timeout_s=60, op="",
+                              shown="acct.py", out=tmp_path / "out", bisect=True, commits=False, time_limit_s=200)
+    tester = SimpleNamespace(counts=Counts())
+    said: list[str] = []
+    code, bisect, written = command._written(None, options, {"0.4.33": None, "0.4.34": None},  # type: ignore[arg-type]
+                                             problem, START, Program.parse("import jax\nprint(1)\n"), tester,
+                                             55.0, False, said.append)
+    assert code == EXIT_FAILED and code != EXIT_OK and bisect is None
+    assert written is not None
+    text = written.read_text()
+    assert text.startswith("# NOT confirmed: the reduced acct_min.py does not show the difference between jax 0.4.33 "
+                           "and jax 0.4.34\n")
+    assert "The problem kept" not in text and "different values printed" not in text
+    assert ("The problem was NOT confirmed: the reduced program's confirming runs do not show jax 0.4.33 behave as "
+            "the original did and jax 0.4.34 not; they ran alike on jax 0.4.33 and jax 0.4.34 (the same exit code "
+            "and printed lines)") in text
+    told = [line for line in said if "confirmed" in line]
+    assert len(told) == 1 and told[0].startswith("NOT confirmed: as python acct_min.py, the reduced program's "
+                                                 "confirming runs do not show")
+    assert "they ran alike" in told[0] and "differ" not in told[0].split("the original's runs showed")[0]

@@ -41,8 +41,20 @@ def test_a_printed_value_that_differs_is_kept_and_rounding_is_not() -> None:
 
 
 def test_a_line_that_varies_between_runs_of_one_release_is_noise() -> None:
-    with pytest.raises(Refused, match="vary from run to run"):
+    with pytest.raises(Refused, match="cannot tell a problem from run-to-run noise"):
         found_problem((seen("1", "draw 0.25"), seen("1", "draw 0.75")), (seen("2", "draw 0.5"), seen("2", "draw 0.1")))
+
+
+def test_a_time_seeded_draw_that_varies_on_one_release_only_is_not_called_the_same_on_both() -> None:
+    # The held-out trial's `acct` (t4, case b): 0.4.33's runs differ (time-seeded draw), 0.4.34 prints 64/64 each time.
+    with pytest.raises(Refused) as refused:
+        found_problem((seen("0.4.33", "active by day 90: 59/64"), seen("0.4.33", "active by day 90: 62/64")),
+                      (seen("0.4.34", "active by day 90: 64/64"),) * 2)
+    said = str(refused.value)
+    assert "behaves the same" not in said and "no problem" not in said
+    assert said == ("the lines that differ between jax 0.4.33 and jax 0.4.34 also differ between two runs of "
+                    "jax 0.4.33, so the kit cannot tell a problem from run-to-run noise: fix the program's random "
+                    "seed (or its time-dependent input) and run again")
 
 
 def test_the_same_behaviour_on_both_is_refused() -> None:

@@ -179,10 +179,13 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
                         stopped, bool(confirmed), out_of_time)
     files.write_check(said)
     files.write_issue(said, issue.known_match(matrix, problem, plain, explained))
-    log(("confirmed" if confirmed else "NOT confirmed") + f": as python {files.minimal.name}, jax {options.bad} "
-        + ("shows the problem and jax " + options.good + " does not" if confirmed else
-           "and jax " + options.good + " do not show the problem as the reduction's runs did (see the issue text)")
-        + f"; its runs: {problem.sentence((plain[options.bad], plain[options.good]))}")
+    if confirmed:
+        log(f"confirmed: as python {files.minimal.name}, jax {options.bad} shows the problem and jax {options.good} "
+            f"does not; its runs: {problem.sentence((plain[options.bad], plain[options.good]))}")
+    else:
+        seen = (explained if explained is not None else (plain[options.bad], plain[options.good]))
+        log(f"NOT confirmed: as python {files.minimal.name}, "
+            + issue.not_confirmed(problem, seen[0], seen[1]) + " (see the issue text)")
     for path in (files.minimal, files.check, files.issue):
         log(f"wrote {path}")
     return ending(options, files, best, stopped, bool(confirmed), log)

@@ -153,6 +153,9 @@ def _feature_lines(bad: block_outcome.BlockOutcome, good: block_outcome.BlockOut
 
 def title(report: ReductionReport) -> str:
     problem, options = report.problem, report.options
+    if not report.confirmed:
+        return (f"NOT confirmed: the reduced {options.program.stem}_min.py does not show the difference between "
+                f"jax {options.bad} and jax {options.good}")
     if problem.kind == "op" and problem.op is not None:
         function, op, state = problem.op.bad[0]
         return (f"{function}: {op} is {state} on every device of a sharded batch on jax {options.bad} "
@@ -253,7 +256,8 @@ def _made(report: ReductionReport, files: Files) -> list[str]:
             f"{report.best.statements} in {report.seconds:.0f} s: {counts.tried} candidates tried, {counts.run} run "
             f"({counts.runs} runs of a release), {counts.refused} refused without a run, {counts.cached} cached.",
             f"The problem kept, both ways (jax {options.bad} shows it AND jax {options.good} does not): "
-            f"{inert(report.problem.sentence((report.bad, report.good)))}."]
+            f"{inert(report.problem.sentence((report.bad, report.good)))}." if report.confirmed else
+            f"The problem was NOT confirmed: {inert(not_confirmed(report.problem, report.bad, report.good))}."]
     if report.stopped:
         said.append("The reduction was stopped (Ctrl-C) before its end: this is the best program found until then.")
     if report.out_of_time:
@@ -272,6 +276,18 @@ def _made(report: ReductionReport, files: Files) -> list[str]:
         said.append(f"Bisect by the evidence: `jax-kit bisect --explain {files.minimal.name} --op "
                     f"{files.minimal.name}:{line} --good {options.good} --bad {options.bad}`.")
     return said
+
+
+def not_confirmed(problem: Problem, bad: Seen, good: Seen) -> str:
+    """What the reduced program's confirming runs showed where they do not show the problem both ways."""
+    if problem.kind == "op":  # the op's sign is the original's: what the reduced program compiled is explain's
+        seen = "explain's reading of its compile on each release is in the evidence"
+    elif not block_outcome.features(bad.outcome, good.outcome):
+        seen = f"they ran alike on jax {bad.release} and jax {good.release} (the same exit code and printed lines)"
+    else:
+        seen = f"they showed: {problem.sentence((bad, good))}"
+    return (f"the reduced program's confirming runs do not show jax {bad.release} behave as the original did "
+            f"and jax {good.release} not; {seen}; the original's runs showed: {problem.sentence()}")
 
 
 def known_match(matrix: Matrix, problem: Problem, plain: dict[str, Seen],

@@ -196,7 +196,8 @@ def _raised(seen: Seen) -> str:
 
 def found_problem(bad: tuple[Seen, Seen], good: tuple[Seen, Seen]) -> Problem:
     """The difference between the releases' runs (each run twice), as a `Problem`; `Refused` where there is none
-    to keep (a program that fails the same way on both, or differs only in what varies from run to run)."""
+    to keep (a program that fails the same way on both), or none the kit can tell from noise (what differs
+    between the releases also varies between runs of one)."""
     first, second = bad[0], good[0]
     if first.timed_out or second.timed_out:
         which = first if first.timed_out else second
@@ -216,9 +217,14 @@ def found_problem(bad: tuple[Seen, Seen], good: tuple[Seen, Seen]) -> Problem:
         apart = gap(a, b)
         if apart > 0:
             values.append(ValueSign(kind, apart, (_finite(a), _finite(b))))
+    if not values and noise:  # sameness not measured: what differs between the releases varies within one
+        varied = [run.release for run, again in (bad, good) if block_outcome.features(run.outcome, again.outcome)]
+        raise Refused(f"the lines that differ between jax {first.release} and jax {second.release} also differ "
+                      f"between two runs of jax {' and of jax '.join(varied)}, so the kit cannot tell a problem "
+                      "from run-to-run noise: fix the program's random seed (or its time-dependent input) and "
+                      "run again")
     if not values:
-        said = " (only lines that vary from run to run differ)" if noise else ""
-        raise Refused(f"the program behaves the same on jax {first.release} and jax {second.release}{said}: "
+        raise Refused(f"the program behaves the same on jax {first.release} and jax {second.release}: "
                       "there is no problem to keep")
     return Problem("value", first, second, tuple(values), noise=tuple(sorted(noise)))
 
