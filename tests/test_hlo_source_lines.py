@@ -125,6 +125,25 @@ def test_on_0_8_3_for_tpu_a_line_the_frames_misplace_is_said_unknown_never_wrong
     assert ("(line cannot be told)", "eigh", "eigh", "forward") in found or name != "spectrum"
 
 
+@pytest.mark.parametrize("name, misplaced", [("spectrum", "portfolio_risk.py:41"), ("nll", "portfolio_risk.py:15")])
+def test_on_0_8_3_a_sum_the_wrong_tables_place_is_not_told_either(name: str, misplaced: str) -> None:
+    # The tables that put eigh and slogdet on lines calling neither also placed the loss's all-reduce
+    # (`jvp()/reduce_sum`, which names no function to check) on cholesky's line 15 (held-out trial t3, minor).
+    after = read_module(PORTFOLIO / "0.8.3" / f"{name}.after.hlo.txt")
+    before = read_module(PORTFOLIO / "0.8.3" / f"{name}.before.hlo.txt")
+    as_written = {(f.location, f.op) for f in fingerprints(after, before)}
+    assert (misplaced, "all-reduce") in as_written
+    told = {(f.location, f.op) for f in fingerprints(after, before, read_line=_program_line)}
+    assert (misplaced, "all-reduce") not in told and (UNTOLD, "all-reduce") in told
+
+
+def test_on_0_10_2_a_sum_keeps_its_line() -> None:
+    after = read_module(PORTFOLIO / "0.10.2" / "nll.after.hlo.txt")
+    before = read_module(PORTFOLIO / "0.10.2" / "nll.before.hlo.txt")
+    told = {(f.location, f.op) for f in fingerprints(after, before, read_line=_program_line)}
+    assert UNTOLD not in {location for location, _op in told}
+
+
 def test_on_0_10_2_for_tpu_every_line_checks_out_and_stays() -> None:
     assert _portfolio("0.10.2", "spectrum") == {("portfolio_risk.py:40", "eigh", "eigh", "forward"): "gathered"}
     assert _portfolio("0.10.2", "nll") == {

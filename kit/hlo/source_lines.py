@@ -68,13 +68,25 @@ class SourceLines:
         on a line whose text calls none of them is said to be on a line that cannot be told, never on that line;
         where the text cannot be read or the path names no function, the tables are all there is. A linalg op's
         inline line (0.7.0, 0.8.0) is held to the same rule: ``jit(_solve_triangular)`` was placed at the
-        cholesky one line above it."""
+        cholesky one line above it.
+
+        Where at least two of a module's stack-frame lines are shown wrong and no more are shown right, the
+        tables themselves are wrong, so a line they give that nothing can vet (a sum's ``jvp()/reduce_sum``
+        names no function) is not told either: on 0.8.3 the loss's all-reduce was placed on the cholesky line."""
+        unvetted, wrong, right = [], 0, 0
         for _, instruction in module.instructions():
             if instruction.source is None or not instruction.op_name:
                 continue
             if instruction.frame_id is None and not is_linalg(instruction):
                 continue  # an inline line (0.8.0 and older) is vetted on the linalg ops the answer names alone
-            if self.calls(instruction.source, self.op_path(instruction.op_name)) is False:
+            verdict = self.calls(instruction.source, self.op_path(instruction.op_name))
+            if verdict is False:
+                instruction.source = (UNTOLD, 0)
+            if instruction.frame_id is not None:
+                wrong, right = wrong + (verdict is False), right + (verdict is True)
+                unvetted += [instruction] if verdict is None else []
+        if wrong >= 2 and wrong >= right:
+            for instruction in unvetted:
                 instruction.source = (UNTOLD, 0)
 
     def calls(self, source: tuple[str, int], path: str) -> bool | None:
