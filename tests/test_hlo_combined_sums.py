@@ -228,3 +228,23 @@ def test_an_all_gather_libtpu_split_into_a_chain_moves_its_result_once() -> None
         gathers = [f for f in fingerprints(after, read_module(folder / release / "nll.before.hlo.txt"))
                    if f.op == "all-gather"]
         assert [(f.count, f.bytes_per_device) for f in gathers] == [(8, 256 * 12 * 12 * 4)]
+
+
+def test_an_all_gather_that_reaches_two_ops_of_a_line_is_said_once_at_the_first() -> None:
+    # sensor_calib.py:17 (held-out trial t3, jax 0.4.35 CPU): one all-gather of 512 KiB feeds geqrf, whose result
+    # the Householder product takes; the line said "an all-gather of 512 KiB to the QR and an all-gather of
+    # 512 KiB to the Householder product", two where the module has one.
+    from kit.explain.answer import SourceLine, sentence
+    from kit.hlo.fingerprint import FingerprintState
+
+    def op(name: str, pass_: str, fed: dict[str, int]) -> Fingerprint:
+        return Fingerprint("1", "fit.py:17", "qr", name, pass_, FingerprintState.GATHERED, "jit(fit)/qr",
+                           global_batch=512, device_batch=512, fed_by=["all-gather"], fed=fed)
+
+    gather, solve = {"1/all-gather.1": 512 * 1024}, {"1/all-gather.2": 512 * 1024, "1/all-gather.3": 512 * 1024}
+    text = sentence(SourceLine("fit.py:17", "jnp.linalg.qr", (
+        op("geqrf", "forward", gather), op("householder_product", "forward", gather),
+        op("triangular_solve", "backward", solve))))
+    assert text.count("512 KiB") == 1 and "to the Householder product" not in text, text
+    assert text.endswith("fed by an all-gather of 512 KiB to the QR and 2 all-gathers of 1.0 MiB in all to the "
+                         "triangular solves"), text

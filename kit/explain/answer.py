@@ -84,12 +84,12 @@ def sentence(line: SourceLine) -> str:
         batch = max((f.global_batch or f.device_batch or 0) for f in same)
         things = "matrices" if not parts else ""
         parts.append(f"{verb} all {batch} {things}".rstrip() + f" ({word}, {passes})")
-        fed = _fed(same)
+        # Each collective is said once, at the first op it feeds: geqrf's all-gather also reaches the Householder
+        # product through geqrf's result (t3's sensor_calib: one 512 KiB all-gather was said twice).
+        fed = {name: moved for name, moved in _fed(same).items() if not any(name in said for said in fed_sets)}
         if fed:
             feeds.append((word, len(fed), sum(fed.values()), _fed_kind(same)))
             fed_sets.append(frozenset(fed))
-    if len(set(fed_sets)) == 1:
-        feeds = feeds[:1]  # the same collectives feed every op of the line (GPU 0.5.3: inv's solves): said once
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
     if parts:
         text += "every device " + " and ".join(parts)
