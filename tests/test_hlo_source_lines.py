@@ -150,8 +150,12 @@ def test_on_0_10_2_for_tpu_every_line_checks_out_and_stays() -> None:
         ("portfolio_risk.py:15", "cholesky", "cholesky", "forward"): "split",
         ("portfolio_risk.py:15", "cholesky", "triangular_solve", "backward"): "split",
         ("portfolio_risk.py:16", "_solve_triangular", "triangular_solve", "forward"): "split",
-        ("portfolio_risk.py:28", "slogdet", "lu", "forward"): "whole",
+        ("portfolio_risk.py:28", "slogdet", "lu", "forward"): "gathered",  # the async all-gather fusion feeds it
         ("portfolio_risk.py:28", "slogdet", "triangular_solve", "backward"): "split"}
+    after = read_module(PORTFOLIO / "0.10.2" / "nll.after.hlo.txt")
+    before = read_module(PORTFOLIO / "0.10.2" / "nll.before.hlo.txt")
+    lu = next(f for f in fingerprints(after, before, read_line=_program_line) if f.op == "lu")
+    assert lu.bytes_per_device == 256 * 12 * 12 * 4  # one chained all-gather of 144 KiB, counted once
 
 
 def test_a_line_that_calls_another_function_is_never_an_ops_line() -> None:

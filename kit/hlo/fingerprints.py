@@ -216,7 +216,7 @@ class _Context:
         # A release that keeps an inner jit as a called computation names its ops there without the source
         # line or the function (jax 0.12's "vmap()/lu"): the op alone then finds its global batch.
         fingerprint.global_batch = self.global_batches.get(key) or self.global_batches.get(("", "", key[2], ""))
-        feeding = [c for comp, i in self.principal.get(_key(fingerprint), []) for c in feeders(comp, i)]
+        feeding = [c for comp, i in self.principal.get(_key(fingerprint), []) for c in feeders(comp, i, self.after.computations)]
         # And each collective named for the op itself: 0.4.35's CPU backend expands a triangular solve into loops,
         # whose all-gathers (f32[64,6,6] -> f32[256,6,6]) the trial's A2 left out ("fed by an all-gather of
         # 36 KiB" of det's LU and its three solves, each fed by one of 36 KiB).
