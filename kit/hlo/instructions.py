@@ -3,6 +3,7 @@ holds) or a collective."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from repro.hlo_text import COLLECTIVES as _COLLECTIVES
@@ -14,6 +15,8 @@ LINALG_PRIMITIVES = frozenset({"lu", "cholesky", "triangular_solve", "qr", "hous
                                "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve", "geqrf", "geqp3",
                                "lu_pivots_to_permutation"})
 LINALG_OPCODES = frozenset({"triangular-solve", "cholesky"})
+_XLA_NAME = re.compile(r"^[a-z][\w-]*\.\d+$")
+"""An instruction's own name (``custom-call.2``), which some compilers append to the op path."""
 COLLECTIVES = frozenset(_COLLECTIVES)
 
 
@@ -36,9 +39,14 @@ def family(instruction: Instruction) -> str:
 
 
 def primitive(instruction: Instruction) -> str:
-    last = first_combined(instruction.op_name).rsplit("/", 1)[-1]
+    parts = first_combined(instruction.op_name).rsplit("/", 2)
+    last = parts[-1]
     if last in LINALG_PRIMITIVES or not (instruction.target or instruction.opcode in LINALG_OPCODES):
         return last
+    if len(parts) > 1 and parts[-2] in LINALG_PRIMITIVES and _XLA_NAME.match(last):
+        # libtpu 0.0.42 (jax 0.10.2) names geqrf's call "jvp(jit(qr))/geqrf/custom-call.2": the primitive is the
+        # part before XLA's own instruction name; read from the target, it was a second op, "qr", with no batch.
+        return parts[-2]
     # No op name says it (the TPU compiler's custom calls of some releases, or their own name): what it computes.
     return family(instruction) or instruction.target
 
