@@ -35,13 +35,19 @@ class SourceLines:
         self.jits = module_jits(after.name)
         self.read_line = read_line or source_line_text
         self.sources: dict[str, tuple[str, int]] = {}  # each line as shown → as the module names it
-        for module in (after, before) if before else (after,):
-            self.checked(module)
-        self.users = {c.name: users_of(c) for c in after.computations.values()}
-        self.path_lines: dict[str, set[str]] = {}
+        # The JAX functions the linalg ops' paths name: a line that calls one of them is another op's line.
+        self.linalg_names = {name for module in (after, before) if module for _, i in module.instructions()
+                             if is_linalg(i) for name in self.names(self.op_path(i.op_name))}
+        self.before_lines: dict[str, set[str]] = {}
+        self.before_families: dict[str, set[str]] = {}  # each linalg family → the lines the module before has it on
+        if before:
+            self.checked(before)
+            for _, instruction in before.instructions():
+                line = located(instruction, show)
+                if line not in (None, UNTOLD) and is_linalg(instruction) and family(instruction):
+                    self.before_families.setdefault(family(instruction), set()).add(str(line))
         # The module before optimizations, by op path: its paths start at the program's own jit (jit(<lambda>)),
         # which the compiled module's paths are stripped of.
-        self.before_lines: dict[str, set[str]] = {}
         for _, instruction in before.instructions() if before else ():
             line = located(instruction, show)
             if line is not None and instruction.op_name:
@@ -49,6 +55,9 @@ class SourceLines:
                 path = self.op_path(instruction.op_name)
                 for each in {path, without_outer_jit(path)}:
                     self.before_lines.setdefault(each, set()).add(line)
+        self.checked(after)
+        self.users = {c.name: users_of(c) for c in after.computations.values()}
+        self.path_lines: dict[str, set[str]] = {}
         for _, instruction in after.instructions():
             line = located(instruction, show)
             if line is not None and instruction.op_name:
@@ -73,29 +82,59 @@ class SourceLines:
         Where at least two of a module's stack-frame lines are shown wrong and no more are shown right, the
         tables themselves are wrong, so a line they give that nothing can vet (a sum's ``jvp()/reduce_sum``
         names no function) is not told either: on 0.8.3 the loss's all-reduce was placed on the cholesky line."""
-        unvetted, wrong, right = [], 0, 0
+        unvetted, wrong, another = [], [], []
+        right: set[tuple[tuple[str, int], frozenset[str]]] = set()
         for _, instruction in module.instructions():
             if instruction.source is None or not instruction.op_name:
                 continue
             if instruction.frame_id is None and not is_linalg(instruction):
                 continue  # an inline line (0.8.0 and older) is vetted on the linalg ops the answer names alone
-            verdict = self.calls(instruction.source, self.op_path(instruction.op_name))
-            if verdict is False:
-                instruction.source = (UNTOLD, 0)
-            if instruction.frame_id is not None:
-                wrong, right = wrong + (verdict is False), right + (verdict is True)
-                unvetted += [instruction] if verdict is None else []
-        if wrong >= 2 and wrong >= right:
-            for instruction in unvetted:
-                instruction.source = (UNTOLD, 0)
+            path = self.op_path(instruction.op_name)
+            verdict = self.calls(instruction.source, path)
+            if verdict is False and (self.calls_another(instruction.source, path) or
+                                     self.contradicted(instruction, path)):
+                another.append(instruction)
+            elif verdict is False and instruction.frame_id is not None:
+                wrong.append(instruction)
+            if verdict is True and instruction.frame_id is not None:
+                right.add((instruction.source, frozenset(self.names(path))))
+            unvetted += [instruction] if verdict is None and instruction.frame_id is not None else []
+        # A line that names none of the op's functions may still be its line: a wrapper (cho_factor's line for
+        # jit(_cholesky)) calls it by another name (t5: cholesky's line was lost on every release). So it is
+        # doubted only where it calls another op's function, or where the module's tables are shown wrong.
+        # Counted by distinct (line, functions): one op's many instructions on one line are one piece of evidence.
+        shown_wrong = {(i.source, frozenset(self.names(self.op_path(i.op_name)))) for i in another + wrong}
+        doubted = another + (wrong + unvetted if len(shown_wrong) >= 2 and len(shown_wrong) >= len(right) else [])
+        for instruction in doubted:
+            instruction.source = (UNTOLD, 0)
 
     def calls(self, source: tuple[str, int], path: str) -> bool | None:
         """Whether the line ``source`` calls a JAX function ``path`` names (None: no evidence either way)."""
-        names = {name.lstrip("_") for name in _CALLED.findall(path)} - {""}
+        return self.names_any(source, self.names(path))
+
+    def contradicted(self, instruction: Instruction, path: str) -> bool:
+        """Whether the module before optimizations places this op path, or the linalg op a function of the path
+        is named for, on other lines only. It is read first, and libtpu 0.8.3's fault is in the compiled
+        module's tables: ``jvp(jit(eigh))/...`` at :22 there, where the module before names its Eigh at :40."""
+        here = located(instruction, self.show)
+        lines = self.before_lines.get(path, set()) - {UNTOLD}
+        if lines and here not in lines:
+            return True
+        return any(here not in self.before_families[name] for name in self.names(path) if name in self.before_families)
+
+    def calls_another(self, source: tuple[str, int], path: str) -> bool:
+        """Whether the line calls a JAX function another linalg op's path names and this one's does not."""
+        return bool(self.names_any(source, self.linalg_names - self.names(path)))
+
+    def names_any(self, source: tuple[str, int], names: set[str]) -> bool | None:
         text = self.read_line(source[0], source[1]) if names and source[0] != UNTOLD else None
         if text is None:
             return None
         return any(re.search(rf"\b{re.escape(name)}\b", text) for name in names)
+
+    @staticmethod
+    def names(path: str) -> set[str]:
+        return {name.lstrip("_") for name in _CALLED.findall(path)} - {""}
 
     def where(self, instruction: Instruction) -> tuple[str | None, str, str, str]:
         """(``file:line`` or None, the JAX function, the op path, ``forward`` or ``backward``)."""
@@ -149,7 +188,7 @@ class SourceLines:
         one line up, for ``jit(_solve_triangular)`` on 0.7.0 and 0.8.0 for TPU) is no evidence of this op's."""
         line = self.found_line(computation, instruction)
         source = self.sources.get(line or "")
-        if source is not None and self.calls(source, self.op_path(instruction.op_name)) is False:
+        if source is not None and self.calls_another(source, self.op_path(instruction.op_name)):
             return UNTOLD
         return line
 
