@@ -248,3 +248,26 @@ def test_an_all_gather_that_reaches_two_ops_of_a_line_is_said_once_at_the_first(
     assert text.count("512 KiB") == 1 and "to the Householder product" not in text, text
     assert text.endswith("fed by an all-gather of 512 KiB to the QR and 2 all-gathers of 1.0 MiB in all to the "
                          "triangular solves"), text
+
+
+def test_the_console_counts_the_lines_it_leaves_out_in_the_room_each_release_has() -> None:
+    # t5's thermal_implicit on CPU: its release said "(1 more line(s) in the table)" where 3 were left out, and
+    # modal_tuning's :42 det was left out unsaid: the count was made with the room one release has alone, then
+    # the lines were cut again to the room of each group of releases.
+    from kit.explain import answer as answers
+    from kit.hlo.fingerprint import FingerprintState
+
+    def capture(release: str, first: int) -> Capture:
+        prints = [Fingerprint("1", f"p.py:{line}", "det", "lu", "forward", FingerprintState.GATHERED, "jit(f)/lu",
+                              global_batch=64, device_batch=64) for line in range(first, first + 6)]
+        return Capture(release, {"status": "ran", "modules": [{"name": "m", "compiled": True}]}, prints)
+
+    captures = [capture(release, 10 * n) for n, release in enumerate(("0.4.35", "0.4.36", "0.4.37"), start=1)]
+    options = SimpleNamespace(cwd=DATA, backend="cpu", devices=4, target=None, processes=1, shown="p.py")
+    lines = explain.short_answer(options, captures, [])  # type: ignore[arg-type]
+    for release in ("0.4.35", "0.4.36", "0.4.37"):
+        head = next(i for i, line in enumerate(lines) if line.startswith(release))
+        shown = [line for line in lines[head + 1:] if line.startswith("  ")]
+        shown = shown[:next((i for i, line in enumerate(lines[head + 1:]) if not line.startswith("  ")), len(shown))]
+        assert f"({6 - len(shown)} more line(s) in the table)" in lines[head], (lines[head], shown)
+    assert len(lines) <= answers.MAX_LINES

@@ -99,12 +99,15 @@ def short_answer(options: ExplainOptions, captures: Sequence[Capture], known: Se
     lines = [f"explain {options.shown} on jax {names} ({where})"]
     budget = answers.MAX_LINES - 6  # header, expected, a known problem, the answer, per op, the tables
     # Releases that say the same are said once ("0.4.35, 0.4.36, 0.5.0: ..."), in release order.
-    said: dict[tuple[str, ...], list[str]] = {}
+    said: dict[tuple[str, ...], list[Capture]] = {}
     for capture in captures:
-        said.setdefault(tuple(_release_lines(capture, options, budget)), []).append(capture.release or "(interpreter)")
+        said.setdefault(tuple(_release_lines(capture, options, budget)), []).append(capture)
     room = max(1, budget // len(said))
-    for body, releases in said.items():
-        lines += [", ".join(releases) + body[0], *body[1:room]]
+    for alike in said.values():
+        # Said again in the room each group has, so that "(N more line(s) in the table)" counts what is left
+        # out here (t5: a line cut after it was counted went unsaid, and "1 more" stood for 3).
+        body = _release_lines(alike[0], options, room)
+        lines += [", ".join(c.release or "(interpreter)" for c in alike) + body[0], *body[1:]]
     expected = answers.expected_sentence(captures)
     matched = answers.matched_problems(captures, known, _platform(options),
                                        options.target.name if options.target else "")
