@@ -247,3 +247,26 @@ def test_an_op_whose_line_cannot_be_told_is_the_same_op_other_releases_place_and
     untold = [line for line in flagged_lines(capture("0.8.3"), PORTFOLIO) if line.location == UNTOLD]
     assert sorted(line.call for line in untold) == sorted({line.call for line in untold})  # one call per line
     assert {"eigh", "slogdet"} <= {line.call for line in untold}
+
+
+def test_a_collective_that_names_its_op_path_and_no_line_is_placed_by_that_path() -> None:
+    # libtpu 0.7.0 (t5's thermal_implicit.py): the all-gather feeding lu_factor's LU names
+    # "jit(advance)/jit(lu_factor)/lu" and no line; its first user is on the fori_loop's line 25, where the
+    # table put it ("thermal_implicit.py:25 | while | all-gather"), where the module places that path on :22.
+    from repro.hlo_text import read_text
+
+    def meta(path: str, line: int | None) -> str:
+        return f'metadata={{op_name="{path}"' + (f' source_file="/home/user/t.py" source_line={line}}}' if line else "}")
+
+    module = read_text("\n".join([
+        "HloModule jit_advance, num_partitions=4", "", "ENTRY %main {",
+        "  %p = f32[32,8,8]{2,1,0} parameter(0)",
+        "  %ag = f32[128,8,8]{2,1,0} all-gather(%p), channel_id=1, replica_groups=[1,4]<=[4], dimensions={0}, "
+        + meta("jit(advance)/jit(lu_factor)/lu", None),
+        "  %add = f32[128,8,8]{2,1,0} add(%ag, %ag), " + meta("jit(advance)/while/body/add", 25),
+        '  %lu = (f32[128,8,8]{2,1,0}, s32[128,8]{1,0}) custom-call(%ag), custom_call_target="LuDecompositionBlock", '
+        + meta("jit(advance)/jit(lu_factor)/lu", 22),
+        "  ROOT %t = (f32[128,8,8]{2,1,0}, (f32[128,8,8]{2,1,0}, s32[128,8]{1,0})) tuple(%add, %lu)",
+        "}"]))
+    found = {(f.location, f.function, f.op, f.pass_) for f in fingerprints(module, None) if f.op == "all-gather"}
+    assert found == {("t.py:22", "lu_factor", "all-gather", "forward")}, found

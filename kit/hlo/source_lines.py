@@ -154,8 +154,13 @@ class SourceLines:
         return op_path(op_name, self.jits)
 
     def attributed(self, computation: Computation, instruction: Instruction) -> Instruction:
-        """The instruction whose source names a collective: its own, or its first user's (SPMD-inserted)."""
-        if instruction.source is not None and "/" in instruction.op_name:
+        """The instruction whose source names a collective: its own, or its first user's (SPMD-inserted).
+
+        One that names its op path and no line (``jit(advance)/jit(lu_factor)/lu``: libtpu 0.7.0) is placed by
+        that path where the module places it: its first user was the ``fori_loop`` on the next line, or a ``mul``
+        (t5), and its pass that user's."""
+        if "/" in instruction.op_name and (instruction.source is not None or
+                                           self.line_of(computation, instruction) is not None):
             return instruction
         queue, seen = list(self.users[computation.name].get(instruction.name, ())), set()
         while queue:
