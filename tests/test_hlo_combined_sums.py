@@ -106,7 +106,7 @@ def test_the_expected_sums_say_each_lines_own_size_on_its_own_releases() -> None
 
     old, new = (Capture(release, {"status": "ran"}, _prints(f"A1-{release}-cholesky")) for release in ("0.4.35", "0.8.0"))
     assert expected_sentence([old, new]) == (
-        "expected, not flagged: the all-reduce of data-parallel gradients and sums at gp_objectives.py:16 (12 B per "
+        "expected, not flagged: the all-reduces that sum (gradients, losses, a loop's trip count) at gp_objectives.py:16 (12 B per "
         "device on 0.4.35; none on 0.8.0), gp_objectives.py:18 (260 B per device on 0.4.35; none on 0.8.0), "
         "gp_objectives.py:26 (none on 0.4.35; 276 B per device on 0.8.0)")
     same = Capture("0.4.36", {"status": "ran"}, old.fingerprints)
@@ -146,7 +146,7 @@ def test_a_combined_sum_the_compiler_left_without_a_line_is_said_as_such() -> No
 
     captures = [Capture(v, {"status": "ran"}, _prints(f"B-gpu-a100-4-{v}-lu")) for v in ("0.5.3", "0.7.0")]
     assert expected_sentence(captures) == (
-        f"expected, not flagged: the all-reduce of data-parallel gradients and sums at {UNNAMED} (none on 0.5.3; 260 B "
+        f"expected, not flagged: the all-reduces that sum (gradients, losses, a loop's trip count) at {UNNAMED} (none on 0.5.3; 260 B "
         "per device on 0.7.0), group_regression.py:21 (260 B per device on 0.5.3; none on 0.7.0)")
 
 
@@ -190,7 +190,7 @@ def test_the_expected_line_names_every_release_read_those_without_the_sum_too() 
 
     old, new = (Capture(release, {"status": "ran"}, _prints(f"A2-{release}-qr")) for release in ("0.4.35", "0.12.0"))
     assert expected_sentence([old, new]) == (
-        "expected, not flagged: the all-reduce of data-parallel gradients and sums at spectral_windows.py:17 (144 B "
+        "expected, not flagged: the all-reduces that sum (gradients, losses, a loop's trip count) at spectral_windows.py:17 (144 B "
         "per device on 0.4.35; none on 0.12.0), spectral_windows.py:24 (none on 0.4.35; 148 B per device on 0.12.0)")
     many = [Capture(release, {"status": "ran"}, _prints("A2-0.4.35-det")) for release in ("0.4.35", "0.4.36")]
     many[1].fingerprints.extend(_prints("A2-0.12.0-qr") + _prints("A1-0.8.0-cholesky"))  # a fourth line, first

@@ -165,7 +165,9 @@ def expected_sentence(captures: Sequence[Capture]) -> str:
                          for how, on in groups.items())
         parts.append(f"{location} ({said})")
     more = len(sizes) - len(shown)
-    return ("expected, not flagged: the all-reduce of data-parallel gradients and sums at " + ", ".join(parts)
+    # A TPU svd's QDWH loop sums its u32 trip count over the devices too: not only gradients (t5's wording).
+    return ("expected, not flagged: the all-reduces that sum (gradients, losses, a loop's trip count) at "
+            + ", ".join(parts)
             + (", on every release" if alike else "") + (f"; and {more} more line(s) in the tables" if more else ""))
 
 
