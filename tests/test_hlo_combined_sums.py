@@ -77,7 +77,9 @@ def test_an_op_of_a_function_compiled_twice_is_counted_once() -> None:
     before = read_module(folder / "jax-0.4.35-train_slogdet.before_optimizations.txt")
     twice = fingerprints(after, before, number=1) + fingerprints(after, before, number=2)
     assert _release_lines(twice)[0] == ": 2 op(s) hold the whole batch on every device"
-    assert _release_lines(twice)[1].endswith("fed by an all-gather of 256 KiB")  # each call's, not 512 KiB
+    # each call's, not 512 KiB, and in how many modules (t5 read a call's 128 KiB as the whole program's)
+    assert _release_lines(twice)[1].endswith("fed by an all-gather of 256 KiB, in each of the 2 modules compiled from it")
+    assert _release_lines(fingerprints(after, before, number=1))[1].endswith("fed by an all-gather of 256 KiB")
     det = _prints("A2-0.8.0-det", 1) + _prints("A2-0.8.0-det", 2)  # and its collective said once (A2 said it twice)
     assert _release_lines(det)[1] == ("  spectral_windows.py:38 `det`: all-reduce of 36 KiB per device (1x, backward; "
                                       "the same in 2 modules)")

@@ -91,15 +91,19 @@ def sentence(line: SourceLine) -> str:
             feeds.append((word, len(fed), sum(fed.values()), _fed_kind(same)))
             fed_sets.append(frozenset(fed))
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
+    modules = {key.partition("/")[0] for f in work if f.state is FingerprintState.GATHERED for key in f.fed}
+    # One function compiled into several modules (a jitted method of two instances, a function rebuilt per epoch)
+    # gathers its share in each: the size is a call's, and how many modules is said (t5 read 128 KiB as the total).
+    each = f", in each of the {len(modules)} modules compiled from it" if len(modules) > 1 and feeds else ""
     if parts:
         text += "every device " + " and ".join(parts)
         if len(feeds) == 1:
             _, count, moved, kind = feeds[0]
-            text += f", fed by {_collectives(count, kind)} of {size(moved)}" + (" in all" if count > 1 else "")
+            text += f", fed by {_collectives(count, kind)} of {size(moved)}" + (" in all" if count > 1 else "") + each
         elif feeds:  # each op its own: the trial's A2 said det's LU and three solves were "fed by an all-gather of 36 KiB"
             text += ", fed by " + " and ".join(f"{_collectives(count, kind)} of {size(moved)}"
                                                + (" in all" if count > 1 else "") + f" to the {word}"
-                                               for word, count, moved, kind in feeds)
+                                               for word, count, moved, kind in feeds) + each
     else:
         # A function compiled again (a program that rebuilds its jitted functions each epoch) moves the same in
         # each module: said once, with how many modules (the trial's A2 said one all-reduce twice).
