@@ -273,3 +273,17 @@ def test_the_console_counts_the_lines_it_leaves_out_in_the_room_each_release_has
         shown = shown[:next((i for i, line in enumerate(lines[head + 1:]) if not line.startswith("  ")), len(shown))]
         assert f"({6 - len(shown)} more line(s) in the table)" in lines[head], (lines[head], shown)
     assert len(lines) <= answers.MAX_LINES
+
+
+def test_the_table_across_releases_says_how_many_modules_a_cell_stands_for() -> None:
+    # t5's modal_tuning: eigh's all-gather cell said 144 KiB, one module's, where the console said the two's 288 KiB.
+    from kit.explain.report import across_rows
+
+    folder = DATA.parent
+    after = read_module(folder / "jax-0.4.35-train_slogdet.after_optimizations.txt")
+    before = read_module(folder / "jax-0.4.35-train_slogdet.before_optimizations.txt")
+    twice = Capture("0.4.35", {}, fingerprints(after, before, number=1) + fingerprints(after, before, number=2))
+    once = Capture("0.4.36", {}, fingerprints(after, before, number=1))
+    gathers = [row for row in across_rows([twice, once]) if row.op == "all-gather"]
+    assert gathers and all(row.states["0.4.35"].endswith("; each of 2 modules)") for row in gathers)
+    assert all(not row.states["0.4.36"].endswith("modules)") for row in gathers)
