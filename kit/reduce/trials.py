@@ -129,6 +129,9 @@ class Tester:
                 return False
             good = self._run(self.sides.good, program)
         kept = self.problem.holds(bad, good, lines)
+        if kept and self.problem.repeats > 1:  # one pair of runs could be noise that happened to differ
+            more = [self.run_both(program) for _ in range(self.problem.repeats - 1)]
+            kept = self.problem.holds_over([bad] + [b for b, _ in more], [good] + [g for _, g in more], lines)
         if kept:
             self.last[program.digest] = (bad, good)
         return kept
