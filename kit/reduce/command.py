@@ -189,7 +189,7 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
     said = issue.ReductionReport(options, problem, start, best, plain, environments, explained, tester.counts, seconds,
                         stopped, bool(confirmed), out_of_time)
     files.write_check(said)
-    files.write_issue(said, issue.known_match(matrix, problem, plain, explained))
+    files.write_issue(said, issue.known_match(matrix, problem, plain, explained, best.text))
     if confirmed:
         log(f"confirmed: as python {files.minimal.name}, jax {options.bad} shows the problem and jax {options.good} "
             f"does not; its runs: {problem.sentence((plain[options.bad], plain[options.good]))}")

@@ -198,6 +198,14 @@ def listed(items: list[str]) -> str:
     return "; ".join(items[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters at the end of a word, ``…`` where it was cut (never mid-word)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit + 1].rsplit(None, 1)[0] if " " in text[:limit + 1] else text[:limit]
+    return head.rstrip(" ,;:") + "…"
+
+
 def _key(outcome: block_outcome.BlockOutcome) -> tuple[str, str] | None:
     raised = outcome.get("exception")
     return None if raised is None else (raised["type"], raised["message"])
@@ -205,7 +213,7 @@ def _key(outcome: block_outcome.BlockOutcome) -> tuple[str, str] | None:
 
 def _raised(seen: Seen) -> str:
     raised = seen.outcome.get("exception")
-    return "no exception" if raised is None else f"{raised['type']}: {raised['text'][:200]}"
+    return "no exception" if raised is None else f"{raised['type']}: {cut(raised['text'], 200)}"
 
 
 def found_problem(bad: Sequence[Seen], good: Sequence[Seen]) -> Problem:
