@@ -23,7 +23,7 @@ from ..install import Environment
 from ..log_events import Log
 from ..run import runner
 import kit.triage.block_outcome as block_outcome  # the foundation's reader of outcomes (tests/test_layers.py)
-from . import issue
+from . import evidence, issue
 from .options import HELP, Options, parse
 from .problem import Problem, Refused, found_problem, op_problem
 from .program import Program
@@ -172,6 +172,8 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
              out_of_time: bool = False) -> Handed:
     files = issue.Files.of(options.out, options.program.stem)
     options.out.mkdir(parents=True, exist_ok=True)
+    if options.op:  # plain python then shows the op's evidence, and the check judges it
+        best = evidence.printing_evidence(best)
     files.write_program(best)
     log(f"the reduced program runs as python {files.minimal.name} on each release (plain, as a user runs it)")
     with ThreadPoolExecutor(max_workers=4) as side_by_side:  # each release's runs and its environment at once

@@ -29,7 +29,7 @@ from ..markdown_text import code, fenced, inert
 from ..config import catalogue_folders
 from ..run import explained, script_runs
 import kit.triage.block_outcome as block_outcome  # the foundation's reader of outcomes (tests/test_layers.py)
-from . import same_call
+from . import evidence, same_call
 from .options import Options
 from .problem import Problem, at_lines, cut, op_named
 from .program import Program
@@ -131,8 +131,9 @@ def check_text(report: ReductionReport) -> str:
            f"Exit 1 where it behaves as on jax {options.bad}, 0 as on jax {options.good}, 125 otherwise, judged on:\n"
            + "\n".join(f"  {line}" for line in _feature_lines(bad, good, features, options)))
     if options.op:
-        doc += (f"\n\nThe problem kept is explain's evidence for --op; this check judges the program's output only. "
-                f"Bisect by the evidence itself with: jax-kit bisect --explain {report_file(options)}_min.py "
+        doc += (f"\n\nThe problem kept is explain's evidence for --op; the reproducer prints what XLA compiled (each "
+                "custom call's shape on one device, the all-gathers), and this check judges what it printed. "
+                f"Bisect by explain's own reading with: jax-kit bisect --explain {report_file(options)}_min.py "
                 f"--op {report_file(options)}_min.py:{(report.best.marked_lines() or (0, 0))[0]}")
     docstring = '"""' + doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '\n"""\n'
     references = (f"json.loads({json.dumps(bad)!r}), json.loads({json.dumps(good)!r}), "
@@ -275,9 +276,18 @@ def _made(report: ReductionReport, files: Files) -> list[str]:
                     f"`jax-kit bisect --script {files.check.name} --good {options.good} --bad {options.bad}`.")
     else:
         line = (report.best.marked_lines() or (0, 0))[0]
-        said.append(f"Bisect by the evidence: `jax-kit bisect --explain {files.minimal.name} --op "
-                    f"{files.minimal.name}:{line} --good {options.good} --bad {options.bad}`.")
+        said.append(f"The reproducer's dump folder and last {evidence.ADDED - 1} statements print what XLA compiled "
+                    "(added by the kit, not reduced)"
+                    + (f"; `{files.check.name}` judges that line: `jax-kit bisect --script {files.check.name} --good "
+                       f"{options.good} --bad {options.bad}`" if _printed_differs(report) else
+                       f"; the two releases printed it alike, so `{files.check.name}` cannot judge it")
+                    + f". Bisect by explain's reading of the evidence: `jax-kit bisect --explain {files.minimal.name} "
+                    f"--op {files.minimal.name}:{line} --good {options.good} --bad {options.bad}`.")
     return said
+
+
+def _printed_differs(report: ReductionReport) -> bool:
+    return bool(block_outcome.features(report.bad.outcome, report.good.outcome))
 
 
 def not_confirmed(problem: Problem, bad: Seen, good: Seen) -> str:
