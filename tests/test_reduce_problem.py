@@ -151,3 +151,45 @@ def test_an_op_named_as_its_function_is_said_once() -> None:
     assert said == "the op's line compiles as eigh gathered on jax 0.5.0, eigh split on jax 0.5.3"
     assert _op_sentences(eigh[:1]) == ["eigh (forward) gathered, 256 of 256 per device"]
     assert _op_sentences([fingerprint(7, FingerprintState.SPLIT, 64)])[0].startswith("slogdet lu (forward) split")
+
+
+def test_a_varying_original_runs_four_times_a_side_and_a_steady_one_twice() -> None:
+    from types import SimpleNamespace
+    from kit.reduce import command
+    from kit.reduce.program import Program
+    for texts, pairs in (((ACCT_BAD, ACCT_GOOD), 4), ((["x 1"] * 4, ["x 2"] * 4), 2)):
+        asked: list[int] = []
+
+        def run_both(program: object, texts: tuple[list[str], list[str]] = texts) -> tuple[object, object]:
+            asked.append(1)
+            return seen("0.4.33", texts[0][len(asked) - 1]), seen("0.4.34", texts[1][len(asked) - 1])
+
+        options = SimpleNamespace(op="")
+        problem = command.problem_of(options, SimpleNamespace(run_both=run_both), Program.parse("print(1)\n"))  # type: ignore[arg-type]
+        assert len(asked) == pairs and problem.kind == "value"
+        assert problem.repeats == (2 if pairs == 4 else 1)
+
+
+def test_the_tester_runs_a_second_pair_only_for_a_candidate_the_first_pair_keeps(monkeypatch: pytest.MonkeyPatch,
+                                                                               tmp_path: object) -> None:
+    from kit.reduce import trials
+    from kit.reduce.program import Program
+    problem = found_problem([seen("0.4.33", t) for t in ACCT_BAD], [seen("0.4.34", t) for t in ACCT_GOOD])
+    line = "Q1: accounts active by day 90: {}/1 (0.0 ms)"
+    scripted = {"noise": {"0.4.33": [1, 2], "0.4.34": [3, 4]}, "fixed": {"0.4.33": [3, 3], "0.4.34": [4, 4]},
+                "same": {"0.4.33": [4, 4], "0.4.34": [4, 4]}}
+    runs: list[tuple[str, str]] = []
+
+    def run_candidate(pool: object, release: str, program: Program, *rest: object) -> Seen:
+        name = program.text.split("'")[1]
+        runs.append((name, release))
+        return seen(release, line.format(scripted[name][release][sum(1 for r in runs if r == (name, release)) - 1]))
+
+    monkeypatch.setattr(trials, "run_candidate", run_candidate)
+    sides = trials.Sides("0.4.33", "0.4.34", "acct.py", tmp_path, 20, False)  # type: ignore[arg-type]
+    tester = trials.Tester(problem, None, sides, 2)  # type: ignore[arg-type]
+    assert not tester.keeps(Program.parse("print('noise')\n"))  # differs on one pair, the good side varies after
+    assert tester.keeps(Program.parse("print('fixed')\n"))
+    assert not tester.keeps(Program.parse("print('same')\n"))
+    assert [r for r in runs if r[0] == "same"] == [("same", "0.4.33"), ("same", "0.4.34")]  # one pair: refused
+    assert len([r for r in runs if r[0] == "noise"]) == 4 and len([r for r in runs if r[0] == "fixed"]) == 4
