@@ -276,8 +276,8 @@ def _made(report: ReductionReport, files: Files) -> list[str]:
                     f"`jax-kit bisect --script {files.check.name} --good {options.good} --bad {options.bad}`.")
     else:
         line = (report.best.marked_lines() or (0, 0))[0]
-        said.append(f"The reproducer's dump folder and last {evidence.ADDED - 1} statements print what XLA compiled "
-                    "(added by the kit, not reduced)"
+        said.append(f"The reproducer's dump folder (`{evidence.DUMP}`) and its last statement print what XLA "
+                    f"compiled (those {evidence.ADDED} statements added by the kit, not reduced)"
                     + (f"; `{files.check.name}` judges that line: `jax-kit bisect --script {files.check.name} --good "
                        f"{options.good} --bad {options.bad}`" if _printed_differs(report) else
                        f"; the two releases printed it alike, so `{files.check.name}` cannot judge it")
