@@ -26,6 +26,8 @@ def test_the_clock_is_read_as_a_constant_and_an_unseeded_generator_is_seeded() -
     assert "seed = int(1 * 1000) % 2 ** 31" in fixed and "t0 = 1" in fixed
     assert "default_rng(0)" in fixed and "default_rng(5)" in fixed
     assert list(inputs.times_fixed(Program.parse(fixed))) == []  # nothing left to fix: no variant
+    waiting = "import time\nt0 = time.time()\nwhile time.time() - t0 < 5:\n    pass\n"
+    assert next(inputs.times_fixed(Program.parse(waiting))).text == waiting.replace("t0 = time.time()", "t0 = 1")
 
 
 def test_a_draw_becomes_a_fixed_array_of_both_signs_in_its_own_range_and_its_key_chain_goes() -> None:
