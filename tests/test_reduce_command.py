@@ -144,7 +144,7 @@ def test_a_reduced_program_not_confirmed_is_never_said_kept_and_the_command_fail
     same = "Q1: accounts active by day 90: 3917859687/1 (0.0 ms)"
     monkeypatch.setattr(command, "plain_run", lambda env, release, file, timeout: seen(release, same))
     monkeypatch.setattr(command, "environment_info", lambda env, devices: "jax: x")
-    monkeypatch.setattr(issue, "known_match", lambda matrix, problem, plain, explained: [])
+    monkeypatch.setattr(issue, "known_match", lambda matrix, problem, plain, explained, reproducer: [])
     (tmp_path / "acct.py").write_text(START.text)
     options = SimpleNamespace(bad="0.4.33", good="0.4.34", program=tmp_path / "acct.py", timeout_s=60, op="",
                               shown="acct.py", out=tmp_path / "out", bisect=True, commits=False, time_limit_s=200)
@@ -166,3 +166,26 @@ def test_a_reduced_program_not_confirmed_is_never_said_kept_and_the_command_fail
     assert len(told) == 1 and told[0].startswith("NOT confirmed: as python acct_min.py, the reduced program's "
                                                  "confirming runs do not show")
     assert "they ran alike" in told[0] and "differ" not in told[0].split("the original's runs showed")[0]
+
+
+def test_a_title_is_cut_at_a_word_and_an_output_keeps_its_leading_spaces(tmp_path: Path) -> None:
+    from kit.reduce.problem import cut
+    message = "Checking for NaNs in the output of jit(log) and/or config.jax_debug_nans is True, at the line below"
+    assert cut(message, 60) == "Checking for NaNs in the output of jit(log) and/or…"
+    assert cut("short", 60) == "short" and cut("x" * 80, 10) == "x" * 10 + "…"
+    indented = seen("0.4.33", "   active fraction day 30/60/90: 0.00 0.00 0.75")
+    assert issue._shown_output(indented, issue.Files.of(tmp_path, "acct")) == (
+        "   active fraction day 30/60/90: 0.00 0.00 0.75")
+
+
+def test_a_reproducer_calling_a_catalogued_function_as_its_check_does_names_that_entry() -> None:
+    from kit.reduce import same_call
+    root = Path(__file__).resolve().parent.parent
+    reproducer = ("import numpy as np\nimport jax\n"
+                  "print(jax.numpy.sum(jax.numpy.cumsum(jax.numpy.array([1, -1]), dtype=np.bool_)))\n")
+    entry = root / "known" / "cumsum-bool-dtype.py"
+    assert same_call.matching(reproducer, entry) == "jax.numpy.cumsum(dtype=bool)"
+    assert same_call.matching(reproducer.replace("np.bool_", "np.int32"), entry) is None  # another dtype: no match
+    assert same_call.matching("import jax.numpy as jnp\nprint(jnp.cumsum(jnp.ones(3)))\n", entry) is None
+    assert same_call.matching("import jax.numpy as jnp\nprint(jnp.sum(jnp.ones(3)))\n",
+                              root / "known" / "gamma-pdf-debug-nans.py") is None  # a common call names nothing

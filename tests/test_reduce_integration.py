@@ -38,3 +38,28 @@ def test_the_exception_under_jit_is_kept_in_a_far_smaller_program(tmp_path: Path
                    "jax:    0.5.3", "ValueError", "## Known problem"):
         assert needed in text, needed
     assert any("statements left" in line for line in said)  # progress while it ran
+
+
+TIME_SEEDED = ROOT / "tests" / "data" / "reduce" / "time_seeded_accounts.py"
+
+
+def test_a_time_seeded_wrong_value_on_one_release_is_reduced_not_refused_and_runs_alike_each_time(
+        tmp_path: Path) -> None:
+    pythons = {release: release_python(release) for release in ("0.4.33", "0.4.34")}
+    matrix = dataclasses.replace(load_matrix(ROOT / "matrix.toml"), results_dir=tmp_path / "reports" / "results")
+    said: list[str] = []
+    code, _, issue = reduce.main(matrix, ["--called-from", str(ROOT), str(TIME_SEEDED.relative_to(ROOT)), "--bad",
+                                          "0.4.33", "--good", "0.4.34", "--out", str(tmp_path / "out"),
+                                          "--time-limit", "200"], log=said.append)
+    assert code == 0 and issue is not None, said
+    reduced = (tmp_path / "out" / "time_seeded_accounts_min.py").read_text()
+    assert Program.parse(reduced).statements <= 5 and "time" not in reduced, reduced
+    printed = {}
+    for release, python in pythons.items():  # plain python, twice: the reproducer prints the same each run
+        runs = [subprocess.run([str(python), "time_seeded_accounts_min.py"], cwd=tmp_path / "out",
+                               capture_output=True, text=True, timeout=300, env={"PATH": "/usr/bin:/bin"})
+                for _ in range(2)]
+        assert all(r.returncode == 0 for r in runs) and runs[0].stdout == runs[1].stdout, (release, runs)
+        printed[release] = runs[0].stdout
+    assert printed["0.4.33"] != printed["0.4.34"]
+    assert "`cumsum-bool-dtype`" in issue.read_text()

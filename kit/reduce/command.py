@@ -22,7 +22,8 @@ from ..exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from ..install import Environment
 from ..log_events import Log
 from ..run import runner
-from . import issue
+import kit.triage.block_outcome as block_outcome  # the foundation's reader of outcomes (tests/test_layers.py)
+from . import evidence, issue
 from .options import HELP, Options, parse
 from .problem import Problem, Refused, found_problem, op_problem
 from .program import Program
@@ -144,8 +145,16 @@ def problem_of(options: Options, tester: Tester, start: Program) -> Problem:
     first = tester.run_both(start)
     if options.op:
         return op_problem(first[0], first[1], start.marked_lines(), options.op)
-    again = tester.run_both(start)
-    return found_problem((first[0], again[0]), (first[1], again[1]))
+    runs = [first, tester.run_both(start)]
+    if any(block_outcome.features(a.outcome, b.outcome) for a, b in zip(*runs)):
+        # A line varies between runs of one release: more runs a side, so that what is kept is what every
+        # run shows (a time-seeded draw) and the same program gets the same answer whatever its draws.
+        runs += [tester.run_both(start) for _ in range(NOISY_RUNS - len(runs))]
+    return found_problem([bad for bad, _ in runs], [good for _, good in runs])
+
+
+NOISY_RUNS = 4
+"""Runs a side of an original whose printed lines vary between two runs of one release."""
 
 
 def _progress(tester: Tester, program: Program, said: str, start: Program, began: float) -> str:
@@ -163,22 +172,26 @@ def _written(matrix: Matrix, options: Options, envs: dict[str, Environment], pro
              out_of_time: bool = False) -> Handed:
     files = issue.Files.of(options.out, options.program.stem)
     options.out.mkdir(parents=True, exist_ok=True)
+    if options.op:  # plain python then shows the op's evidence, and the check judges it
+        best = evidence.printing_evidence(best)
     files.write_program(best)
     log(f"the reduced program runs as python {files.minimal.name} on each release (plain, as a user runs it)")
-    with ThreadPoolExecutor(max_workers=4) as side_by_side:  # each release's run and its environment at once
-        runs = {r: side_by_side.submit(plain_run, envs[r], r, files.minimal, options.timeout_s) for r in envs}
+    with ThreadPoolExecutor(max_workers=4) as side_by_side:  # each release's runs and its environment at once
+        runs = {r: [side_by_side.submit(plain_run, envs[r], r, files.minimal, options.timeout_s)
+                    for _ in range(problem.repeats)] for r in envs}
         infos = {r: side_by_side.submit(environment_info, envs[r], devices_set(best)) for r in envs}
-        plain = {release: ran.result() for release, ran in runs.items()}
+        every = {release: [ran.result() for ran in ran_all] for release, ran_all in runs.items()}
+        plain = {release: seen[0] for release, seen in every.items()}
         environments = {release: info.result() for release, info in infos.items()}
-    confirmed = problem.holds(plain[options.bad], plain[options.good], best.marked_lines()) if not options.op \
-        else None
+    confirmed = problem.holds_over(every[options.bad], every[options.good], best.marked_lines()) \
+        if not options.op else None
     explained = issue.explained_runs(matrix, options, envs, files, log) if options.op else None
     if explained is not None:
         confirmed = problem.holds(explained[0], explained[1], best.marked_lines())
     said = issue.ReductionReport(options, problem, start, best, plain, environments, explained, tester.counts, seconds,
                         stopped, bool(confirmed), out_of_time)
     files.write_check(said)
-    files.write_issue(said, issue.known_match(matrix, problem, plain, explained))
+    files.write_issue(said, issue.known_match(matrix, problem, plain, explained, best.text))
     if confirmed:
         log(f"confirmed: as python {files.minimal.name}, jax {options.bad} shows the problem and jax {options.good} "
             f"does not; its runs: {problem.sentence((plain[options.bad], plain[options.good]))}")

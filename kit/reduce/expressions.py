@@ -1,7 +1,7 @@
 """Expressions made simpler, one at a time (pure: nothing runs here).
 
 ``jax.grad(f)`` and its kin replaced by ``f`` (the forward shows it), a random draw by an array of ones of
-its shape, a call by one of its arguments (``jnp.asarray(x)`` by ``x``, ``x.astype(t)`` by ``x``), a binary
+its shape or by a fixed array of small values of both signs (`kit.reduce.inputs.patterned`), a call by one of its arguments (``jnp.asarray(x)`` by ``x``, ``x.astype(t)`` by ``x``), a binary
 operation by one side, a keyword argument dropped, a list or tuple cut, an integer made smaller (shapes,
 batches, device counts: a sharding the program needs refuses what does not divide).
 """
@@ -13,6 +13,7 @@ import copy
 from functools import partial
 from typing import Callable, Iterator
 
+from . import inputs
 from .program import Program
 
 GRADS = {"grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jacobian"}
@@ -62,6 +63,8 @@ def _simplifications(node: ast.AST, numpy: str | None, integers: bool) -> list[C
         shape = _drawn_shape(node, name, last)
         if shape is not None and numpy:
             out.append(partial(_ones_for, numpy, shape))
+            low, span, floats = inputs.draw_range(node, last)
+            out.append(partial(_patterned_for, numpy, shape, low, span, floats))
         out += [partial(_argument, k) for k, a in enumerate(node.args) if not isinstance(a, ast.Starred)]
         if isinstance(node.func, ast.Attribute) and not _is_module_path(node.func.value):
             out.append(_receiver)
@@ -103,6 +106,10 @@ def _constant(value: int, _node: ast.AST) -> ast.AST:
 
 def _ones_for(numpy: str, shape: ast.expr, _node: ast.AST) -> ast.AST:
     return _ones(numpy, shape)
+
+
+def _patterned_for(numpy: str, shape: ast.expr, low: int, span: int, floats: bool, _node: ast.AST) -> ast.AST:
+    return inputs.patterned(numpy, shape, low, span, floats)
 
 
 def _dotted(node: ast.AST) -> str:

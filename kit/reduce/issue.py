@@ -20,7 +20,7 @@ from ..check_settings import script_check
 from ..config import Matrix
 from ..hlo import Fingerprint
 from ..install import Environment, release_bytecode_env
-from ..known.catalogue import load_catalogues
+from ..known.catalogue import Entry, load_catalogues
 from ..known.listing import range_text
 from ..known.measured import load_measurements, ranges
 from ..known.signs import Raised, difference_match, fingerprint_match
@@ -29,8 +29,9 @@ from ..markdown_text import code, fenced, inert
 from ..config import catalogue_folders
 from ..run import explained, script_runs
 import kit.triage.block_outcome as block_outcome  # the foundation's reader of outcomes (tests/test_layers.py)
+from . import evidence, same_call
 from .options import Options
-from .problem import Problem, at_lines, op_named
+from .problem import Problem, at_lines, cut, op_named
 from .program import Program
 from .runs import Seen
 from .trials import Counts
@@ -130,8 +131,9 @@ def check_text(report: ReductionReport) -> str:
            f"Exit 1 where it behaves as on jax {options.bad}, 0 as on jax {options.good}, 125 otherwise, judged on:\n"
            + "\n".join(f"  {line}" for line in _feature_lines(bad, good, features, options)))
     if options.op:
-        doc += (f"\n\nThe problem kept is explain's evidence for --op; this check judges the program's output only. "
-                f"Bisect by the evidence itself with: jax-kit bisect --explain {report_file(options)}_min.py "
+        doc += (f"\n\nThe problem kept is explain's evidence for --op; the reproducer prints what XLA compiled (each "
+                "custom call's shape on one device, the all-gathers), and this check judges what it printed. "
+                f"Bisect by explain's own reading with: jax-kit bisect --explain {report_file(options)}_min.py "
                 f"--op {report_file(options)}_min.py:{(report.best.marked_lines() or (0, 0))[0]}")
     docstring = '"""' + doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '\n"""\n'
     references = (f"json.loads({json.dumps(bad)!r}), json.loads({json.dumps(good)!r}), "
@@ -162,7 +164,7 @@ def title(report: ReductionReport) -> str:
                 f"(split on jax {options.good})")
     raised = report.bad.outcome.get("exception")
     if problem.kind == "exception" and raised is not None:
-        return f"{raised['type']} on jax {options.bad}, not on jax {options.good}: {raised['text'][:100]}"
+        return f"{raised['type']} on jax {options.bad}, not on jax {options.good}: {cut(raised['text'], 100)}"
     if problem.kind == "exit":
         return f"exit {report.bad.outcome['exit']} on jax {options.bad}, {report.good.outcome['exit']} on jax {options.good}"
     return f"different values printed on jax {options.bad} than on jax {options.good}"
@@ -195,11 +197,11 @@ def _python(text: str) -> list[str]:
 def _happens(report: ReductionReport, release: str, seen: Seen) -> str:
     raised = seen.outcome.get("exception")
     if raised is not None:
-        return f"the program raises {code(raised['type'] + ': ' + raised['text'][:300])} (exit {seen.outcome['exit']})."
+        return f"the program raises {code(raised['type'] + ': ' + cut(raised['text'], 300))} (exit {seen.outcome['exit']})."
     lines = seen.outcome["lines"]
     last = block_outcome.filled(lines[-1]) if lines else ""
     said = f"the program exits {seen.outcome['exit']}"
-    said += f" and prints {code(last[:300])}" if last else " and prints nothing"
+    said += f" and prints {code(cut(last, 300))}" if last else " and prints nothing"
     if report.explained is not None:
         side = report.explained[0] if release == report.options.bad else report.explained[1]
         found = _op_sentences(at_lines(side.fingerprints, report.best.marked_lines()))
@@ -233,7 +235,8 @@ def _evidence(report: ReductionReport) -> list[str]:
 
 
 def _shown_output(seen: Seen, files: Files) -> str:
-    text = (seen.stdout.rstrip() + ("\n" + seen.stderr.rstrip() if seen.stderr.strip() else "")).strip()
+    # Leading spaces are the program's own (an indented line): only blank lines around the output go.
+    text = (seen.stdout.rstrip() + ("\n" + seen.stderr.rstrip() if seen.stderr.strip() else "")).strip("\n")
     text = text.replace(str(files.out) + "/", "")
     text = re.sub(r'"/[^"\n]*/site-packages/', '"<site-packages>/', text)  # no machine's folders in an issue
     lines = text.splitlines()
@@ -273,9 +276,18 @@ def _made(report: ReductionReport, files: Files) -> list[str]:
                     f"`jax-kit bisect --script {files.check.name} --good {options.good} --bad {options.bad}`.")
     else:
         line = (report.best.marked_lines() or (0, 0))[0]
-        said.append(f"Bisect by the evidence: `jax-kit bisect --explain {files.minimal.name} --op "
-                    f"{files.minimal.name}:{line} --good {options.good} --bad {options.bad}`.")
+        said.append(f"The reproducer's dump folder (`{evidence.DUMP}`) and its last statement print what XLA "
+                    f"compiled (those {evidence.ADDED} statements added by the kit, not reduced)"
+                    + (f"; `{files.check.name}` judges that line: `jax-kit bisect --script {files.check.name} --good "
+                       f"{options.good} --bad {options.bad}`" if _printed_differs(report) else
+                       f"; the two releases printed it alike, so `{files.check.name}` cannot judge it")
+                    + f". Bisect by explain's reading of the evidence: `jax-kit bisect --explain {files.minimal.name} "
+                    f"--op {files.minimal.name}:{line} --good {options.good} --bad {options.bad}`.")
     return said
+
+
+def _printed_differs(report: ReductionReport) -> bool:
+    return bool(block_outcome.features(report.bad.outcome, report.good.outcome))
 
 
 def not_confirmed(problem: Problem, bad: Seen, good: Seen) -> str:
@@ -290,12 +302,38 @@ def not_confirmed(problem: Problem, bad: Seen, good: Seen) -> str:
             f"and jax {good.release} not; {seen}; the original's runs showed: {problem.sentence()}")
 
 
+KINDS_BY_CALL = {"value": ("wrong-values",), "exception": ("exception", "compile"), "exit": ("exception", "compile")}
+"""The catalogue's kinds a problem of each kind may be matched to by the call (`kit.reduce.same_call`)."""
+
+
 def known_match(matrix: Matrix, problem: Problem, plain: dict[str, Seen],
-                explained_seen: tuple[Seen, Seen] | None) -> list[str]:
-    """The catalogue's entries the reduced program's runs show, each with how well, its range and workaround."""
+                explained_seen: tuple[Seen, Seen] | None, reproducer: str = "") -> list[str]:
+    """The catalogue's entries the reduced program's runs show, each with how well, its range and workaround; then
+    those whose check calls the JAX function the reproducer calls, as it calls it (said as a match by the call)."""
+    entries = load_catalogues(catalogue_folders(matrix))
+    out = _matched_by_runs(entries, problem, plain, explained_seen)
+    for entry in entries:
+        if entry.kind not in KINDS_BY_CALL.get(problem.kind, ()) or any(f"`{entry.id}`" in line for line in out):
+            continue
+        call = same_call.matching(reproducer, entry.check) if reproducer else None
+        if call is not None:
+            out.append(f"* may be known problem {code(entry.id)}: {inert(entry.title)} (a match by the call, not by "
+                       f"a run: its check calls {code(call)} as the reproducer does); measured "
+                       f"{inert(_measured(entry))}" + (f"; workaround: {inert(entry.workaround)}" if entry.workaround
+                                                       else "") + (f"; upstream: {entry.upstream}" if entry.upstream else ""))
+    return out
+
+
+def _measured(entry: Entry) -> str:
+    spans = ranges(load_measurements(entry.check.parent, entry.id))
+    return "; ".join(range_text(span) for span in spans) if spans else "never measured"
+
+
+def _matched_by_runs(entries: list[Entry], problem: Problem, plain: dict[str, Seen],
+                     explained_seen: tuple[Seen, Seen] | None) -> list[str]:
     bad, good = problem.bad.release, problem.good.release
     out = []
-    for entry in load_catalogues(catalogue_folders(matrix)):
+    for entry in entries:
         match = None
         if explained_seen is not None and entry.fingerprint is not None:
             for finding in explained_seen[0].fingerprints:
@@ -306,10 +344,8 @@ def known_match(matrix: Matrix, problem: Problem, plain: dict[str, Seen],
             printed = [block_outcome.filled(line) for line in plain[bad].outcome["lines"]]
             match = difference_match(entry.id, entry.difference, raised, other, printed)
         if match is not None and match.full:
-            spans = ranges(load_measurements(entry.check.parent, entry.id))
-            measured = "; ".join(range_text(span) for span in spans) if spans else "never measured"
             out.append(f"* known problem {code(entry.id)}: {inert(entry.title)} ({match.how_well()}); measured "
-                       f"{inert(measured)}" + (f"; workaround: {inert(entry.workaround)}" if entry.workaround else "")
+                       f"{inert(_measured(entry))}" + (f"; workaround: {inert(entry.workaround)}" if entry.workaround else "")
                        + (f"; upstream: {entry.upstream}" if entry.upstream else ""))
     return out
 

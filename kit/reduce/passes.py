@@ -23,6 +23,7 @@ import ast
 import builtins
 import copy
 import warnings
+from collections import Counter
 from typing import Iterator
 
 from .flatten import binding_counts, inlined_calls  # noqa: F401 (one of the passes, built there)
@@ -157,13 +158,13 @@ def without_unused(program: Program) -> Iterator[Program]:
     until none is left; a statement holding the op is kept."""
     out = program.copy()
     while True:
-        read = {n.id for n in ast.walk(out.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        read |= {n.attr for n in ast.walk(out.tree) if isinstance(n, ast.Attribute)}  # a module's attribute
+        loads = Counter(n.id for n in ast.walk(out.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+        read = set(loads) | {n.attr for n in ast.walk(out.tree) if isinstance(n, ast.Attribute)}  # a module's attribute
         dropped = False
         for owner, name in list(bodies(out.tree)):
             statements = getattr(owner, name)
             in_class = isinstance(owner, ast.ClassDef)
-            kept = [s for s in statements if marked(s) or not _unused(s, read, in_class)]
+            kept = [s for s in statements if marked(s) or not _unused(s, read, in_class, loads)]
             if len(kept) < len(statements):
                 setattr(owner, name, kept or [ast.Pass()])
                 dropped = True
@@ -174,7 +175,7 @@ def without_unused(program: Program) -> Iterator[Program]:
         yield out
 
 
-def _unused(statement: ast.stmt, read: set[str], in_class: bool = False) -> bool:
+def _unused(statement: ast.stmt, read: set[str], in_class: bool = False, loads: Counter[str] | None = None) -> bool:
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
         return True  # a docstring, a bare constant: nothing runs
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -189,7 +190,11 @@ def _unused(statement: ast.stmt, read: set[str], in_class: bool = False) -> bool
         return all((alias.asname or alias.name).split(".")[0] not in read for alias in statement.names)
     if isinstance(statement, ast.Assign) and all(_pure_call(n) for n in ast.walk(statement.value)
                                                  if isinstance(n, ast.Call)):
-        return all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) and not _names(t) & read for t in statement.targets)
+        # A name its own value reads (``key, sub = split(key)``) is read by nothing else where that is all.
+        own = Counter(n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+        elsewhere = read if loads is None else {n for n in read if loads.get(n, 0) > own.get(n, 0) or n not in loads}
+        return all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) and not _names(t) & elsewhere
+                   for t in statement.targets)
     return False
 
 
@@ -197,7 +202,14 @@ PURE_BUILTINS = {"dict", "list", "tuple", "set", "frozenset", "range", "len", "i
 """Calls that make a value and do nothing else: an assignment of what only they make, read by nothing, can go."""
 
 
+PURE_KEYS = {"PRNGKey", "key", "split", "fold_in"}
+"""``jax.random``'s key makers: a key nothing reads, or the ``split`` chain of a draw that is gone, can go."""
+
+
 def _pure_call(call: ast.Call) -> bool:
+    if isinstance(call.func, ast.Attribute) and call.func.attr in PURE_KEYS:
+        return isinstance(call.func.value, (ast.Name, ast.Attribute)) and ast.unparse(call.func.value).endswith(
+            ("jax.random", "jr", "random"))
     return isinstance(call.func, ast.Name) and call.func.id in PURE_BUILTINS
 
 

@@ -223,3 +223,44 @@ def _dataclass_decorator(decorator: ast.expr) -> bool:
     called = decorator.func if isinstance(decorator, ast.Call) else decorator
     return (isinstance(called, ast.Name) and called.id == "dataclass"
             or isinstance(called, ast.Attribute) and called.attr == "dataclass")
+
+
+def folded_fields(program: Program) -> Iterator[Program]:
+    """One variant: each f-string field of a constant (``{0:.2f}``, as `printed_constants` leaves it) written
+    into the string as it prints (``0.00``): the same line, read at a glance."""
+
+    class Fold(ast.NodeTransformer):
+        def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+            parts: list[ast.expr] = []
+            for value in node.values:
+                text = _constant_field(value)
+                if text is not None:
+                    value = ast.Constant(text)
+                if isinstance(value, ast.Constant) and parts and isinstance(parts[-1], ast.Constant):
+                    parts[-1] = ast.Constant(str(parts[-1].value) + str(value.value))
+                else:
+                    parts.append(value)
+            if len(parts) == 1 and isinstance(parts[0], ast.Constant):
+                return ast.copy_location(parts[0], node)
+            return ast.copy_location(ast.JoinedStr(parts), node)
+
+    out = program.copy()
+    changed = Program(Fold().visit(out.tree))
+    if changed.text != program.text:
+        yield changed
+
+
+def _constant_field(value: ast.expr) -> str | None:
+    """What a field of a constant number prints (None: not one, or a format the kit does not write itself)."""
+    if not (isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Constant)
+            and type(value.value.value) in (int, float) and value.conversion == -1):
+        return None
+    spec = value.format_spec
+    if spec is None:
+        return str(value.value.value)
+    if isinstance(spec, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in spec.values):
+        try:
+            return format(value.value.value, "".join(str(v.value) for v in spec.values if isinstance(v, ast.Constant)))
+        except ValueError:
+            return None
+    return None

@@ -16,7 +16,7 @@ import time
 from typing import Callable, Iterable, Iterator
 
 from .ddmin import ddmin
-from . import expressions, flatten, passes, rewrites, slicing
+from . import expressions, flatten, inputs, passes, rewrites, slicing
 from .program import Program
 
 Judge = Callable[[list[Program], bool], "int | None"]
@@ -31,7 +31,7 @@ releases side by side, rather than several variants at once."""
 STRUCTURAL = (passes.argparse_defaults, passes.unwrapped, flatten.inlined_calls, flatten.methods_as_functions,
               flatten.attributes_as_names, rewrites.dict_lookups, rewrites.class_defaults, passes.without_unused,
               passes.as_lambdas, passes.inlined_variables, rewrites.applied_lambdas, rewrites.split_assignments,
-              passes.imports_folded)
+              passes.imports_folded, inputs.times_fixed)
 """The passes that flatten a program without cutting what it computes."""
 
 FLAT_ROUNDS = 60
@@ -101,6 +101,7 @@ class Reducer:
             before = self.best.text
             self._greedy(passes.without_unused)
             self._greedy(passes.argparse_defaults)
+            self._greedy(inputs.times_fixed)
             if self.best.has_mark:
                 self._greedy(slicing.sliced)
             self._bodies()
@@ -195,7 +196,9 @@ def flattened(program: Program, steps: tuple[Callable[[Program], Iterable[Progra
 
 def tidy(program: Program) -> Program:
     """``program`` without the definitions nothing reads (an import, a function, a class, an assignment of a
-    value no call makes): made with every variant, never a variant of its own to run."""
+    value no call makes, a key nothing draws from) and each f-string field of a constant written as it prints:
+    made with every variant, never a variant of its own to run."""
+    program = next(iter(rewrites.folded_fields(program)), program)
     return next(iter(passes.without_unused(program)), program)
 
 

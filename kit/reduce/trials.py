@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -129,6 +130,9 @@ class Tester:
                 return False
             good = self._run(self.sides.good, program)
         kept = self.problem.holds(bad, good, lines)
+        if kept and self.problem.repeats > 1:  # one pair of runs could be noise that happened to differ
+            more = [self.run_both(program) for _ in range(self.problem.repeats - 1)]
+            kept = self.problem.holds_over([bad] + [b for b, _ in more], [good] + [g for _, g in more], lines)
         if kept:
             self.last[program.digest] = (bad, good)
         return kept
@@ -140,7 +144,10 @@ _RAISED_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|
 def plain_run(env: Environment, release: str, file: Path, timeout: int) -> Seen:
     """``python FILE`` in the release's environment, as a user runs it: nothing of the kit on its path, no
     variable of the kit's, in the file's folder; its stdout and stderr kept apart."""
-    stderr = file.parent / f".{file.name}.{release}.stderr"
+    # A name of its own: the same release may run the file twice at once (a problem judged over several runs).
+    handle, name = tempfile.mkstemp(prefix=f".{file.name}.{release}.", suffix=".stderr", dir=file.parent)
+    os.close(handle)
+    stderr = Path(name)
     plain = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
              if name in os.environ}
     started = time.monotonic()
