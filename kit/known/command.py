@@ -23,6 +23,7 @@ from ..config import Matrix, release_number
 from ..errors import UsageError
 from ..exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED
 from ..install import ExistingPython
+from ..json_types import JsonObject
 from ..log_events import Log
 from ..package_files import in_checkout
 from ..target_files import looks_like_file
@@ -39,7 +40,9 @@ from ..package_files import catalogue_folder
 from .catalogue import Entry, load_catalogue
 from .listing import entry_json, listing
 from .harvest.kinds import KINDS as HARVESTED_KINDS
-from .harvest.listing import harvested_entries, harvested_line
+from .harvest.listing import harvested_entries, harvested_entry_lines, harvested_line
+from .harvest.audit_rows import (HarvestedVerdict, console_rows, harvested_json, harvested_verdicts, markdown_rows,
+                                 verdict_sentence)
 from .harvest.release_runs import ReleaseProbe
 from .catalogue import KINDS as HAND_KINDS
 from .timeline import ranking, rows as timeline_rows
@@ -80,7 +83,10 @@ def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     if args.isolated and not (args.measure or args.verify):
         raise UsageError("--isolated says how --measure and --verify run the checks", "add --measure or --verify")
     folder = catalogue or catalogue_folder()
-    entries = chosen(load_catalogue(folder), args.only)
+    if args.measure or args.verify:
+        entries = chosen(load_catalogue(folder), args.only)
+    else:  # a listing: --only may name harvested entries too (t5: "harvest-4603e66f1f is not a known problem")
+        entries, harvested = _chosen_listed(folder, args.only)
     if args.measure or args.verify:
         if catalogue is None and not in_checkout():
             raise UsageError("the catalogue's measurements are the repository's files",
@@ -98,12 +104,28 @@ def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
             print(f"NO LONGER HOLDS: {line}")
         print(f"{len(entries) - len({b.split(':')[0] for b in broken})} of {len(entries)} entries re-measured true")
         return EXIT_FAILED if broken else EXIT_OK
-    harvested = [] if args.only.strip() else harvested_entries(folder)  # marked "harvested": true
     if args.json:
         print(json.dumps([entry_json(e, folder) for e in entries] + harvested, indent=1))
+    elif args.only.strip():
+        print("\n".join(listing(entries, folder) + [line for h in harvested for line in harvested_entry_lines(h)]))
     else:
         print("\n".join(listing(entries, folder) + ([harvested_line(harvested)] if harvested else [])))
     return EXIT_OK
+
+
+def _chosen_listed(folder: Path, only: str) -> tuple[list[Entry], list[JsonObject]]:
+    """The hand and harvested entries ``--only`` names (all when empty); UsageError for an id neither has."""
+    hand = load_catalogue(folder)
+    harvested = harvested_entries(folder)  # marked "harvested": true
+    if not only.strip():
+        return hand, harvested
+    wanted = [name.strip() for name in only.split(",") if name.strip()]
+    harvested_ids = {str(h["id"]) for h in harvested}
+    hand_wanted = [name for name in wanted if name not in harvested_ids]
+    entries = chosen(hand, ",".join(hand_wanted)) if hand_wanted else []
+    if not wanted:
+        chosen(hand, only)  # says that --only names nothing
+    return entries, [h for h in harvested if str(h["id"]) in wanted]
 
 
 def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | None = None) -> int:
@@ -170,16 +192,19 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     line = verdict_line(findings, audited.installation)
     for shown_line in answer_lines(findings, line):  # the answer first: writing the files below can fail
         say(shown_line)
-    harvested = pending.result() if pending is not None else []
-    blank = nothing_tested(findings) and not any(p.outcome is not Presence.UNTESTED for p in harvested)
+    harvested = _harvested_said(folder, pending, say)
+    blank = nothing_tested(findings) and not any(v.outcome is not Presence.UNTESTED for v in harvested)
     written = document(audited, findings, line, skipped_lines, blank)
+    if pending is not None:
+        written["harvested"] = harvested_json(harvested)
     write_report(matrix.results_dir.parent, audited, written,
-                 markdown(audited, findings, line, skipped_lines, _audit_records(matrix)), say)
+                 markdown(audited, findings, line, skipped_lines, _audit_records(matrix)) + markdown_rows(harvested),
+                 say)
     if args.json:
         print(json.dumps(written, indent=1), flush=True)
     if blank:  # a CI gate on the exit code must not pass with nothing tested
         return EXIT_UNSUPPORTED
-    return EXIT_FAILED if present(findings) or any(p.outcome is Presence.PRESENT for p in harvested) else EXIT_OK
+    return EXIT_FAILED if present(findings) or any(v.outcome is Presence.PRESENT for v in harvested) else EXIT_OK
 
 
 def chosen_kinds(given: str) -> list[str]:
@@ -202,7 +227,7 @@ def _rank(folder: Path) -> int:
     return EXIT_OK
 
 
-def _start(work: Callable[[], list[ReleaseProbe]]) -> Future[list[ReleaseProbe]]:
+def _start(work: Callable[[], list[tuple[str, ReleaseProbe]]]) -> Future[list[tuple[str, ReleaseProbe]]]:
     """``work()`` begun on a thread of its own (its pytest is a process of its own: the GIL is not shared)."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harvested-audit")
     try:
@@ -211,8 +236,19 @@ def _start(work: Callable[[], list[ReleaseProbe]]) -> Future[list[ReleaseProbe]]
         pool.shutdown(wait=False)  # the thread ends with its work; the result is waited for where it is needed
 
 
+def _harvested_said(folder: Path, pending: Future[list[tuple[str, ReleaseProbe]]] | None,
+                    say: Callable[[str], None]) -> list[HarvestedVerdict]:
+    """The harvested entries' verdicts, the problems present said with their safe releases as the hand table is
+    (t5: the report and the table held the hand entries only, "13 of 34 present" where 26 harvested ones were
+    present too)."""
+    harvested = harvested_verdicts(folder, pending.result()) if pending is not None else []
+    for shown_line in ([verdict_sentence(harvested), *console_rows(harvested)] if harvested else []):
+        say(shown_line)
+    return harvested
+
+
 def _audit_harvested(matrix: Matrix, version: str, folder: Path, kinds: Sequence[str], jax_repo: Path | None,
-                     log: Log, say: Callable[[str], None]) -> list[ReleaseProbe]:
+                     log: Log, say: Callable[[str], None]) -> list[tuple[str, ReleaseProbe]]:
     from .harvest.audit import audit_harvested, harvested_to_audit
     from .harvest.command import jax_history
 
@@ -220,7 +256,8 @@ def _audit_harvested(matrix: Matrix, version: str, folder: Path, kinds: Sequence
     if not entries:
         say("no confirmed harvested entry to audit")
         return []
-    return audit_harvested(matrix, version, jax_history(matrix, jax_repo, log), entries, log, say)
+    probes = audit_harvested(matrix, version, jax_history(matrix, jax_repo, log), entries, log, say)
+    return [(entry.id, probe) for entry, probe in zip(entries, probes)]
 
 
 def _speaker(stream: TextIO) -> Callable[[str], None]:

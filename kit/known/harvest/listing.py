@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...markdown_text import inert
 from ...json_types import JsonObject
 from ...json_types import as_list, as_object
 from ...records import JsonTextError, read_json
@@ -67,3 +68,16 @@ def harvested_line(entries: list[JsonObject]) -> str:
     return (f"{len(entries)} harvested entries ({confirmed} confirmed by their test at the fix and its parent, "
             f"{len(entries) - confirmed} binary, unconfirmed by overlay; {ranged} with their range bisected over "
             f"the releases; kinds: {said or 'none'}): known --json lists them")
+
+
+def harvested_entry_lines(entry: JsonObject) -> list[str]:
+    """One harvested entry for ``known --only harvest-ID``: its fix, kind, test and measured range (inert)."""
+    ranges = as_object(entry.get("ranges"))
+    tests = [str(as_object(t).get("node_id", "")) for t in as_list(entry.get("tests"))
+             if as_object(t).get("verdict") == CONFIRMED]
+    return [f"{entry.get('id')}: {inert(str(entry.get('title', '')))}",
+            f"  fix {str(entry.get('fix_commit') or entry.get('commit', ''))[:10]}"
+            + (f" ({inert(str(entry['upstream']))})" if entry.get("upstream") else "")
+            + f"; kind {entry.get('kind') or 'binary (none seen)'}; {entry.get('status')}",
+            *(f"  test {inert(node)}" for node in tests[:3]),
+            f"  range: {inert(str(ranges.get('summary') or 'not bisected yet (known --harvest --ranges)'))}"]
