@@ -18,13 +18,14 @@ from kit.known.harvest.store import Store
 from kit.known.measured import Presence
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXED, OPEN = "a" * 40, "b" * 40
+FIXED, OPEN, FEATURE = "a" * 40, "b" * 40, "c" * 40
 
 
 def _catalogue(tmp_path: Path) -> Path:
     catalogue = tmp_path / "known"
     store = Store(catalogue / "harvested")
-    for commit, title in ((FIXED, "Fix spurious KeyReuseError \x1b[31m under vmap"), (OPEN, "Fix b")):
+    for commit, title in ((FIXED, "Fix spurious KeyReuseError \x1b[31m under vmap"), (OPEN, "Fix b"),
+                          (FEATURE, "Adds a PYTORCH_CUBIC interpolation to jax.image.resize.")):
         store.put_result(commit, {
             "id": f"harvest-{commit[:10]}", "commit": commit, "status": "confirmed", "title": title,
             "date": "2026-01-01", "tests": [{"node_id": "tests/a_test.py::A::test_x", "verdict": "confirmed",
@@ -55,7 +56,8 @@ def test_an_audit_with_harvested_writes_them_in_its_report_and_table(tmp_path: P
     catalogue = _catalogue(tmp_path)
     written: dict[str, Any] = {}
     monkeypatch.setattr(command, "_audit_harvested", lambda *_a, **_k: [
-        (f"harvest-{FIXED[:10]}", _probe(Presence.PRESENT)), (f"harvest-{OPEN[:10]}", _probe(Presence.ABSENT))])
+        (f"harvest-{FIXED[:10]}", _probe(Presence.PRESENT)), (f"harvest-{OPEN[:10]}", _probe(Presence.ABSENT)),
+        (f"harvest-{FEATURE[:10]}", _probe(Presence.PRESENT))])
     monkeypatch.setattr(command, "_runs", lambda *_a, **_k: [])
     monkeypatch.setattr(command, "write_report", lambda _folder, _audited, data, text, _say: written.update(
         data=data, text=text))
@@ -64,12 +66,15 @@ def test_an_audit_with_harvested_writes_them_in_its_report_and_table(tmp_path: P
                       catalogue=catalogue)
     out = capsys.readouterr().out
     assert code == 1  # a harvested problem present fails the gate
-    assert "harvested: 1 of 2 present, 1 absent, 0 untested" in out
+    # t5 (m3): a feature the fix added is said lacking, never a problem present
+    assert "harvested: 1 of 3 present, 1 features added later lacking, 1 absent, 0 untested" in out
+    assert not any(line.startswith(f"harvest-{FEATURE[:10]}") for line in out.splitlines())
     row = next(line for line in out.splitlines() if line.startswith(f"harvest-{FIXED[:10]}"))
     assert "jax >= 0.10.2" in row and "Fix spurious KeyReuseError" in row and "\x1b" not in row
     assert written["data"]["harvested"]["present"] == [f"harvest-{FIXED[:10]}"]
     assert written["data"]["harvested"]["entries"][0]["safe_release"] == "jax >= 0.10.2"
     assert f"| harvest-{FIXED[:10]} | present | jax &gt;= 0.10.2 |" in written["text"]
+    assert f"| harvest-{FEATURE[:10]} | lacks the feature |" in written["text"]
 
 
 def test_known_only_names_a_harvested_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,3 +84,16 @@ def test_known_only_names_a_harvested_entry(tmp_path: Path, capsys: pytest.Captu
                       catalogue=catalogue) == 0
     out = capsys.readouterr().out
     assert f"harvest-{FIXED[:10]}: Fix spurious KeyReuseError" in out and "fixed in 0.10.2" in out
+
+
+@pytest.mark.parametrize(("title", "kind"), [("Adds a PYTORCH_CUBIC interpolation to jax.image.resize.", "feature"),
+                                             ("[export] Add support for serializing PRNG keys", "feature"),
+                                             ("Add missing `__len__` to MutableArray", "exception"),
+                                             ("Add tests for uneven axis index groups in collectives.", "exception"),
+                                             ("Fix spurious KeyReuseError", "exception")])
+def test_an_entry_whose_fix_adds_a_feature_is_of_that_kind(title: str, kind: str) -> None:
+    from kit.known.harvest.kinds import entry_kind
+
+    result = {"title": title, "tests": [{"node_id": "tests/a_test.py::A::test_x", "verdict": "confirmed",
+                                         "at_parent": {"message": "E   ValueError: x"}}]}
+    assert entry_kind(result)[0] == kind

@@ -204,7 +204,7 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
         print(json.dumps(written, indent=1), flush=True)
     if blank:  # a CI gate on the exit code must not pass with nothing tested
         return EXIT_UNSUPPORTED
-    return EXIT_FAILED if present(findings) or any(v.outcome is Presence.PRESENT for v in harvested) else EXIT_OK
+    return EXIT_FAILED if present(findings) or any(v.problem for v in harvested) else EXIT_OK
 
 
 def chosen_kinds(given: str) -> list[str]:

@@ -16,6 +16,7 @@ from ...json_types import JsonObject, as_object
 from ...markdown_text import inert
 from ...markdown_text import text as md
 from ..measured import Presence
+from .kinds import FEATURE
 from .listing import harvested_entries
 from .release_runs import ReleaseProbe
 
@@ -31,10 +32,16 @@ class HarvestedVerdict:
     """``jax >= 0.10.2`` where the entry's bisected range found the fix, else why none is said."""
     title: str
     commit: str
+    kind: str = ""
+
+    @property
+    def problem(self) -> bool:
+        """Present here, and a problem: a feature the fix added is only lacking (`kinds.FEATURE`)."""
+        return self.outcome is Presence.PRESENT and self.kind != FEATURE
 
     def to_json(self) -> JsonObject:
         return {"id": self.id, "outcome": self.outcome.value, "reason": self.reason, "safe_release": self.safe,
-                "title": self.title, "fix_commit": self.commit}
+                "title": self.title, "fix_commit": self.commit, "kind": self.kind}
 
 
 def harvested_verdicts(catalogue: Path, probes: Sequence[tuple[str, ReleaseProbe]]) -> list[HarvestedVerdict]:
@@ -45,7 +52,8 @@ def harvested_verdicts(catalogue: Path, probes: Sequence[tuple[str, ReleaseProbe
         entry = known.get(entry_id, {})
         verdicts.append(HarvestedVerdict(entry_id, probe.outcome, probe.reason, safe_release(entry),
                                          str(entry.get("title", "")),
-                                         str(entry.get("fix_commit") or entry.get("commit", ""))))
+                                         str(entry.get("fix_commit") or entry.get("commit", "")),
+                                         str(entry.get("kind") or "")))
     order = {Presence.PRESENT: 0, Presence.UNTESTED: 1, Presence.ABSENT: 2}
     return sorted(verdicts, key=lambda v: (order.get(v.outcome, 3), v.id))
 
@@ -64,13 +72,15 @@ def safe_release(entry: JsonObject) -> str:
 def verdict_sentence(verdicts: Sequence[HarvestedVerdict]) -> str:
     """``harvested: 26 of 103 present, 1 absent, 76 untested`` (the hand entries' verdict line says theirs)."""
     counts = {p: sum(1 for v in verdicts if v.outcome is p) for p in Presence}
-    return (f"harvested: {counts[Presence.PRESENT]} of {len(verdicts)} present, {counts[Presence.ABSENT]} absent, "
-            f"{counts[Presence.UNTESTED]} untested")
+    lacking = sum(1 for v in verdicts if v.outcome is Presence.PRESENT and not v.problem)
+    return (f"harvested: {counts[Presence.PRESENT] - lacking} of {len(verdicts)} present, "
+            + (f"{lacking} features added later lacking, " if lacking else "")
+            + f"{counts[Presence.ABSENT]} absent, {counts[Presence.UNTESTED]} untested")
 
 
 def console_rows(verdicts: Sequence[HarvestedVerdict], width: int = 100) -> list[str]:
     """The harvested problems present, as the hand table prints them: the id, the safe release, the fix's title."""
-    found = [v for v in verdicts if v.outcome is Presence.PRESENT]
+    found = [v for v in verdicts if v.problem]
     if not found:
         return []
     wide = [max(len(row[i]) for row in [("harvested problem", "safe release"), *((v.id, v.safe) for v in found)])
@@ -82,7 +92,7 @@ def console_rows(verdicts: Sequence[HarvestedVerdict], width: int = 100) -> list
 
 def harvested_json(verdicts: Sequence[HarvestedVerdict]) -> JsonObject:
     """The audit JSON's ``harvested``: the verdict, the ids present, each entry's row."""
-    return {"verdict": verdict_sentence(verdicts), "present": [v.id for v in verdicts if v.outcome is Presence.PRESENT],
+    return {"verdict": verdict_sentence(verdicts), "present": [v.id for v in verdicts if v.problem],
             "entries": [v.to_json() for v in verdicts]}
 
 
@@ -92,8 +102,12 @@ def markdown_rows(verdicts: Sequence[HarvestedVerdict]) -> str:
         return ""
     return "\n".join(["", f"## Harvested entries ({verdict_sentence(verdicts)})", "",
                       "| entry | here | safe release | fixed by | why |", "|---|---|---|---|---|",
-                      *(f"| {v.id} | {v.outcome.value} | {md(v.safe)} | {md(_short(v.title, 100))} | "
+                      *(f"| {v.id} | {_said(v)} | {md(v.safe)} | {md(_short(v.title, 100))} | "
                         f"{md(_short(v.reason, 160))} |" for v in verdicts), ""])
+
+
+def _said(verdict: HarvestedVerdict) -> str:
+    return "lacks the feature" if verdict.outcome is Presence.PRESENT and not verdict.problem else verdict.outcome.value
 
 
 def _short(text: str, limit: int) -> str:

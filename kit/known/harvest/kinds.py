@@ -8,7 +8,8 @@ raised``), a *performance* problem (what the test counts is compilations,
 traces or cache hits), else *wrong values* (an assertion on a result). An
 entry's kind is the gravest of its confirmed tests' (a test that failed only
 for lack of a helper the fix added counts last); a binary entry has none: no
-failure was seen at its parent.
+failure was seen at its parent. An entry whose fix's title says it adds a feature, and no fix, is a
+*feature*: an audit says a release lacks it, never that the release has a problem.
 """
 
 from __future__ import annotations
@@ -18,11 +19,16 @@ import re
 from ...json_types import JsonObject, as_list, as_object
 from .verdicts import CONFIRMED
 
-CRASH, EXCEPTION, ERROR_MESSAGE, PERFORMANCE, WRONG_VALUE = (
-    "crash", "exception", "error-message", "performance", "wrong-values")
-"""The hand catalogue's words where it has them (`kit.known.catalogue.KINDS`), and two it lacks."""
-KINDS = (CRASH, EXCEPTION, WRONG_VALUE, ERROR_MESSAGE, PERFORMANCE)
+CRASH, EXCEPTION, ERROR_MESSAGE, PERFORMANCE, WRONG_VALUE, FEATURE = (
+    "crash", "exception", "error-message", "performance", "wrong-values", "feature")
+"""The hand catalogue's words where it has them (`kit.known.catalogue.KINDS`), and those it lacks."""
+KINDS = (CRASH, EXCEPTION, WRONG_VALUE, ERROR_MESSAGE, PERFORMANCE, FEATURE)
 """Gravest first: an entry whose tests show two kinds is the first of them."""
+_ADDS = re.compile(r"^(?:\[[^\]]*\]\s*)?(?:adds?|added|implement(?:s|ed)?|support(?:s|ed)?|introduces?|enables?)"
+                   r"\b(?!\s+tests?\b)", re.IGNORECASE)
+_FIXES = re.compile(r"\b(?:fix\w*|bug|missing|wrong|incorrect|crash\w*|regression)\b", re.IGNORECASE)
+"""A fix's title that says it adds what was not there, and no fix: its test failed at the parent because the
+feature was not yet written (t5: "Adds a PYTORCH_CUBIC interpolation to jax.image.resize" audited as a problem)."""
 
 _EXCEPTION = re.compile(r"^E\s+(?:[\w.]*JaxStackTraceBeforeTransformation: )?"  # JAX's traceback filtering's wrapper
                         r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b", re.MULTILINE)
@@ -82,6 +88,9 @@ def entry_kind(result: JsonObject) -> tuple[str | None, str]:
             node = str(row.get("node_id", ""))
             messages[node] = str(as_object(row.get("at_parent")).get("message", ""))
             kinds.append((failure_kind(node, messages[node]), node))
+    title = str(result.get("title", ""))
+    if _ADDS.search(title) and not _FIXES.search(title):
+        return FEATURE, "the fix's title says it adds what the parent lacked, and no fix: a feature, not a problem"
     if not kinds:
         return None, "binary: no test failed at the parent on this build, so no failure says its kind"
     kind, node = min(kinds, key=lambda pair: (lacks_new_helper(messages[pair[1]]),
