@@ -37,6 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
     ("t.py::A::test_x", "E       AssertionError: Exception not raised", "error-message"),
     ("t.py::CompilationCacheTest::test_hits", "E     AssertionError: 0 != 1", "performance"),
     ("t.py::A::test_x", "Fatal Python error: Segmentation fault", "crash"),
+    # JAX's own assert inside a transformation (t5: harvest-719d18dafd's checkify assert), not the test's
+    ("t.py::A::test_x", "E   jax._src.source_info_util.JaxStackTraceBeforeTransformation: AssertionError: (3, "
+                        "DebugInfo(", "exception"),
 ])
 def test_a_tests_kind_is_read_from_its_failure_at_the_parent(node: str, message: str, kind: str) -> None:
     assert failure_kind(node, message) == kind
