@@ -93,7 +93,7 @@ def _patch(jax: Any) -> None:
     def jit(fun: Any = None, *args: Any, **kwargs: Any) -> Any:
         if fun is None:  # @jax.jit(static_argnums=...) on releases that allow it
             return lambda f: jit(f, *args, **kwargs)
-        return _Exporting(real(fun, *args, **kwargs), kwargs)
+        return _Exporting(real(fun, *args, **kwargs), kwargs, fun)
 
     jit._kit_target_export = True  # type: ignore[attr-defined]
     functools.update_wrapper(jit, real)
@@ -117,10 +117,10 @@ def _exclude_own_frames() -> None:
 class _Exporting:
     """A jitted function that also exports itself on each new signature; everything else is the jitted one's."""
 
-    def __init__(self, jitted: Any, options: Dict[str, Any]) -> None:
+    def __init__(self, jitted: Any, options: Dict[str, Any], fun: Any = None) -> None:
         self._jitted = jitted
-        self._static_nums = _as_tuple(options.get("static_argnums"))
-        self._static_names = _as_tuple(options.get("static_argnames"))
+        self._static_nums, self._static_names = _statics(fun, _as_tuple(options.get("static_argnums")),
+                                                         _as_tuple(options.get("static_argnames")))
         functools.update_wrapper(self, jitted)  # type: ignore[arg-type]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -138,6 +138,21 @@ class _Exporting:
         return self if instance is None else functools.partial(self, instance)
 
 
+def _statics(fun: Any, nums: tuple, names: tuple) -> tuple:
+    """The static arguments as jax.jit takes them: by position and by name, each found from the other through the
+    function's signature (a ``static_argnames`` argument passed by position is static too)."""
+    try:
+        import inspect
+
+        params = [p.name for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):  # no signature to read (a builtin, a callable object without one)
+        return nums, names
+    nums = tuple(dict.fromkeys(nums + tuple(params.index(n) for n in names if n in params)))
+    names = tuple(dict.fromkeys(names + tuple(params[i] for i in nums if -len(params) <= i < len(params))))
+    return nums, names
+
+
 def _export(jitted: Any, args: Sequence[Any], kwargs: Dict[str, Any], static_nums: tuple, static_names: tuple) -> None:
     import jax
 
@@ -148,7 +163,10 @@ def _export(jitted: Any, args: Sequence[Any], kwargs: Dict[str, Any], static_num
         return  # called inside another trace: the outer computation is the one compiled
     key = (id(jitted), repr(jax.tree_util.tree_structure(dynamic)),
            tuple(_leaf_key(leaf) for leaf in leaves),
-           repr([a for i, a in enumerate(args) if i in static_nums]))
+           repr([a for i, a in enumerate(args) if i in static_nums or i - len(args) in static_nums]),
+           # a static keyword's value makes a computation of its own (t7: conditioning(x, ridge=1e-3) after
+           # ridge=1e-1 was "already seen" and never examined)
+           repr(sorted((k, v) for k, v in kwargs.items() if k in static_names)))
     with _lock:
         if key in _seen or len(_seen) > MAX_SEEN:
             return

@@ -28,19 +28,20 @@ class _Jitted:
     def __init__(self, fun: Callable[..., Any]) -> None:
         self.fun, self.__name__ = fun, getattr(fun, "__name__", "f")
 
-    def __call__(self, *args: Any) -> Any:
-        return self.fun(*args)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fun(*args, **kwargs)
 
 
 class _Exported:
-    def __init__(self, jitted: _Jitted, args: tuple[Any, ...]) -> None:
+    def __init__(self, jitted: _Jitted, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> None:
         self.fun_name, self.in_avals, self.jitted = jitted.__name__, [a for a in args], jitted
+        self.statics = sorted((kwargs or {}).items())  # a static keyword's value makes another module
 
     def serialize(self) -> bytes:
         # What the function computes, as a module's bytes would say it: the code and the constants it closes over.
         fun = getattr(self.jitted.fun, "inner", self.jitted.fun)
         cells = [c.cell_contents for c in (fun.__closure__ or ())]
-        return repr((fun.__code__.co_code, fun.__code__.co_consts, cells)).encode()
+        return repr((fun.__code__.co_code, fun.__code__.co_consts, cells, self.statics)).encode()
 
 
 def _fake_jax() -> types.ModuleType:
@@ -52,7 +53,8 @@ def _fake_jax() -> types.ModuleType:
     jax.tree_util = tree  # type: ignore[attr-defined]
     jax.core = types.SimpleNamespace(Tracer=type("Tracer", (), {}))  # type: ignore[attr-defined]
     export = types.ModuleType("jax.export")
-    export.export = lambda jitted, platforms: (lambda *args: _Exported(jitted, args))  # type: ignore[attr-defined]
+    export.export = lambda jitted, platforms: (  # type: ignore[attr-defined]
+        lambda *args, **kwargs: _Exported(jitted, args, kwargs))
     jax.export = export  # type: ignore[attr-defined]
     return jax
 
@@ -141,3 +143,32 @@ def test_the_wrapper_is_excluded_from_the_frames_jax_names_ops_by(tmp_path: Path
     spec.loader.exec_module(module)
     module._patch(jax)
     assert excluded == [str((ROOT / "repro" / "target_export.py").resolve())]
+
+
+def test_a_static_keyword_makes_a_computation_of_its_own(exporting: tuple[Any, Any], tmp_path: Path) -> None:
+    # t7: `conditioning(x, ridge=1e-3)` after `ridge=1e-1` (static_argnames) was "already seen": one computation
+    # never examined, and a function called with method="cholesky" then "eigh" answered "every op split" from the
+    # cholesky alone.
+    module, jax = exporting
+    x = _Array((256, 6, 6))
+
+    def spectrum_bound(gram: Any, method: str) -> str:
+        return method
+
+    jitted = jax.jit(spectrum_bound, static_argnames=("method",))
+    jitted(x, method="cholesky")
+    jitted(x, method="eigh")
+    jitted(x, method="eigh")  # the same again: not a new computation
+    counted = module.counts(module.manifest(str(tmp_path)))
+    assert (counted["called"], counted["exported"]) == (2, 2), counted
+
+
+def test_statics_are_read_by_name_and_by_position_from_the_signature(exporting: tuple[Any, Any]) -> None:
+    module, _jax = exporting
+
+    def f(x: Any, ridge: float, *, scale: float = 1.0) -> None:
+        pass
+
+    assert module._statics(f, (), ("ridge",)) == ((1,), ("ridge",))
+    assert module._statics(f, (1,), ()) == ((1,), ("ridge",))
+    assert module._statics(f, (), ("scale",)) == ((), ("scale",))  # keyword-only: by name alone
