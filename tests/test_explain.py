@@ -129,7 +129,7 @@ def test_the_mixed_program_names_both_lines_and_labels_the_gradient_all_reduce_e
     text = "\n".join(lines)
     assert "train_mixed.py:40 `slogdet`" in text
     assert "train_mixed.py:42 `cholesky`" in text
-    assert "expected, not flagged: the all-reduces that sum (gradients, losses, a loop's trip count) at train_mixed.py:28" in text
+    assert "expected, not flagged: the all-reduces that combine the devices' parts (sums, gradients, maxima, a loop's trip count) at train_mixed.py:28" in text
     table = (tmp_path / "reports" / "explain-train_mixed.md").read_text()
     assert "| train_mixed.py:42 | cholesky | cholesky | forward | gathered (1024/1024) | split (256/1024) |" in table
 

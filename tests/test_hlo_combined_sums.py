@@ -108,7 +108,7 @@ def test_the_expected_sums_say_each_lines_own_size_on_its_own_releases() -> None
 
     old, new = (Capture(release, {"status": "ran"}, _prints(f"A1-{release}-cholesky")) for release in ("0.4.35", "0.8.0"))
     assert expected_sentence([old, new]) == (
-        "expected, not flagged: the all-reduces that sum (gradients, losses, a loop's trip count) at gp_objectives.py:16 (12 B per "
+        "expected, not flagged: the all-reduces that combine the devices' parts (sums, gradients, maxima, a loop's trip count) at gp_objectives.py:16 (12 B per "
         "device on 0.4.35; none on 0.8.0), gp_objectives.py:18 (260 B per device on 0.4.35; none on 0.8.0), "
         "gp_objectives.py:26 (none on 0.4.35; 276 B per device on 0.8.0)")
     same = Capture("0.4.36", {"status": "ran"}, old.fingerprints)
@@ -148,7 +148,7 @@ def test_a_combined_sum_the_compiler_left_without_a_line_is_said_as_such() -> No
 
     captures = [Capture(v, {"status": "ran"}, _prints(f"B-gpu-a100-4-{v}-lu")) for v in ("0.5.3", "0.7.0")]
     assert expected_sentence(captures) == (
-        f"expected, not flagged: the all-reduces that sum (gradients, losses, a loop's trip count) at {UNNAMED} (none on 0.5.3; 260 B "
+        f"expected, not flagged: the all-reduces that combine the devices' parts (sums, gradients, maxima, a loop's trip count) at {UNNAMED} (none on 0.5.3; 260 B "
         "per device on 0.7.0), group_regression.py:21 (260 B per device on 0.5.3; none on 0.7.0)")
 
 
@@ -192,7 +192,7 @@ def test_the_expected_line_names_every_release_read_those_without_the_sum_too() 
 
     old, new = (Capture(release, {"status": "ran"}, _prints(f"A2-{release}-qr")) for release in ("0.4.35", "0.12.0"))
     assert expected_sentence([old, new]) == (
-        "expected, not flagged: the all-reduces that sum (gradients, losses, a loop's trip count) at spectral_windows.py:17 (144 B "
+        "expected, not flagged: the all-reduces that combine the devices' parts (sums, gradients, maxima, a loop's trip count) at spectral_windows.py:17 (144 B "
         "per device on 0.4.35; none on 0.12.0), spectral_windows.py:24 (none on 0.4.35; 148 B per device on 0.12.0)")
     many = [Capture(release, {"status": "ran"}, _prints("A2-0.4.35-det")) for release in ("0.4.35", "0.4.36")]
     many[1].fingerprints.extend(_prints("A2-0.12.0-qr") + _prints("A1-0.8.0-cholesky"))  # a fourth line, first
@@ -287,3 +287,19 @@ def test_the_table_across_releases_says_how_many_modules_a_cell_stands_for() -> 
     gathers = [row for row in across_rows([twice, once]) if row.op == "all-gather"]
     assert gathers and all(row.states["0.4.35"].endswith("; each of 2 modules)") for row in gathers)
     assert all(not row.states["0.4.36"].endswith("modules)") for row in gathers)
+
+
+def test_modules_of_one_function_whose_shapes_differ_are_said_with_their_range() -> None:
+    # t7's sensor_fit.py:19: three `fit` modules gather 48, 64 and 96 KiB; the console said "96 KiB, in each".
+    from kit.explain.answer import SourceLine, sentence
+    from kit.hlo.fingerprint import FingerprintState
+
+    def lu(module: int, kib: int) -> Fingerprint:
+        return Fingerprint("jit_fit", "fit.py:19", "lstsq", "svd", "forward", FingerprintState.GATHERED,
+                           "jit(lstsq)/svd", global_batch=64, device_batch=64, fed_by=["all-gather"],
+                           fed={f"{module}/all-gather.1": kib * 1024})
+
+    text = sentence(SourceLine("fit.py:19", "jnp.linalg.lstsq", (lu(1, 48), lu(2, 64), lu(3, 96))))
+    assert text.endswith("in one of the 3 modules compiled from it (48 KiB to 96 KiB in each)"), text
+    text = sentence(SourceLine("fit.py:19", "jnp.linalg.lstsq", (lu(1, 48), lu(2, 48))))
+    assert text.endswith("fed by an all-gather of 48 KiB, in each of the 2 modules compiled from it"), text

@@ -91,10 +91,18 @@ def sentence(line: SourceLine) -> str:
             feeds.append((word, len(fed), sum(fed.values()), _fed_kind(same)))
             fed_sets.append(frozenset(fed))
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
-    modules = {key.partition("/")[0] for f in work if f.state is FingerprintState.GATHERED for key in f.fed}
+    moved_in: dict[str, int] = {}  # each module's bytes fed to the line's gathered ops
+    for f in work:
+        for key, moved in (f.fed.items() if f.state is FingerprintState.GATHERED else ()):
+            moved_in[key.partition("/")[0]] = moved_in.get(key.partition("/")[0], 0) + moved
     # One function compiled into several modules (a jitted method of two instances, a function rebuilt per epoch)
-    # gathers its share in each: the size is a call's, and how many modules is said (t5 read 128 KiB as the total).
-    each = f", in each of the {len(modules)} modules compiled from it" if len(modules) > 1 and feeds else ""
+    # gathers its share in each: the size is a call's, and how many modules is said (t5 read 128 KiB as the total);
+    # where the modules' shapes differ, so do their sizes (t7: 48, 64 and 96 KiB said "96 KiB in each").
+    each = ""
+    if len(moved_in) > 1 and feeds:
+        low, high = min(moved_in.values()), max(moved_in.values())
+        each = (f", in each of the {len(moved_in)} modules compiled from it" if low == high else
+                f", in one of the {len(moved_in)} modules compiled from it ({size(low)} to {size(high)} in each)")
     if parts:
         text += "every device " + " and ".join(parts)
         if len(feeds) == 1:
@@ -170,8 +178,8 @@ def expected_sentence(captures: Sequence[Capture]) -> str:
         parts.append(f"{location} ({said})")
     more = len(sizes) - len(shown)
     # A TPU svd's QDWH loop sums its u32 trip count over the devices too: not only gradients (t5's wording).
-    return ("expected, not flagged: the all-reduces that sum (gradients, losses, a loop's trip count) at "
-            + ", ".join(parts)
+    return ("expected, not flagged: the all-reduces that combine the devices' parts (sums, gradients, maxima, "
+            "a loop's trip count) at " + ", ".join(parts)
             + (", on every release" if alike else "") + (f"; and {more} more line(s) in the tables" if more else ""))
 
 

@@ -112,7 +112,7 @@ def across_rows(captures: Sequence[Capture]) -> list[AcrossRow]:
             said = rows[key].states[capture.release]
             if count > 1 and said.endswith(")"):
                 rows[key].states[capture.release] = said[:-1] + (f"; each of {count} modules)" if len(states) == 1
-                                                                  else f"; the worst of {count} modules)")
+                                                                  else f"; one of {count} modules, which differ)")
     return [rows[key] for key in sorted(rows)]
 
 
