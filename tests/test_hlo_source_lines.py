@@ -270,3 +270,30 @@ def test_a_collective_that_names_its_op_path_and_no_line_is_placed_by_that_path(
         "}"]))
     found = {(f.location, f.function, f.op, f.pass_) for f in fingerprints(module, None) if f.op == "all-gather"}
     assert found == {("t.py:22", "lu_factor", "all-gather", "forward")}, found
+
+
+def test_jaxs_own_inner_jits_are_no_evidence_that_good_tables_are_wrong() -> None:
+    # rolling's scan body on 0.10.2 for TPU (hand compile, t3): `jnp.roll` makes ops of `jit(_roll_dynamic)` and
+    # `jit(remainder)`, the scan `jit(dynamic_index_in_dim)`: no word of their lines. Counted as wrong lines they
+    # made the module's right tables look wrong, and the loss's sums at :22 and :48 went untold.
+    after = read_module(PORTFOLIO / "0.10.2" / "rolling.after.hlo.txt")
+    before = read_module(PORTFOLIO / "0.10.2" / "rolling.before.hlo.txt")
+    told = {(f.location, f.op) for f in fingerprints(after, before, read_line=_program_line)}
+    assert not {location for location, _op in told} & {UNTOLD}, told
+    assert ("portfolio_risk.py:22", "all-reduce") in told
+
+
+def test_a_line_that_calls_another_jax_linalg_function_is_not_the_ops() -> None:
+    # t7's sensor_fit.py on TPU 0.7.0: svd's ops inside `norm(ord=2)` of `conditioning` carried line 19, the lstsq
+    # line of another function (JAX reused a cached svd trace), and the table put them there.
+    from repro.hlo_text import read_text
+
+    module = read_text("\n".join([
+        "HloModule jit_conditioning, num_partitions=4", "", "ENTRY %main {",
+        "  %p = f32[64,8,8]{2,1,0} parameter(0)",
+        '  ROOT %c = f32[64,8,8]{2,1,0} custom-call(%p), custom_call_target="Cholesky", metadata={op_name='
+        '"jit(conditioning)/jit(norm)/jit(svd)/jit(_svd_tall_and_square_input)/jit(qdwh)/cholesky" '
+        'source_file="/home/user/s.py" source_line=19}', "}"]))
+    program = {19: "        coef = jax.vmap(lambda ai, yi: jnp.linalg.lstsq(ai, yi)[0])(a, y)"}
+    lines = SourceLines(module, module, lambda f: Path(f).name, lambda _f, n: program.get(n))
+    assert lines.after.computations["main"].instructions["c"].source == (UNTOLD, 0)
