@@ -303,3 +303,18 @@ def test_modules_of_one_function_whose_shapes_differ_are_said_with_their_range()
     assert text.endswith("in one of the 3 modules compiled from it (48 KiB to 96 KiB in each)"), text
     text = sentence(SourceLine("fit.py:19", "jnp.linalg.lstsq", (lu(1, 48), lu(2, 48))))
     assert text.endswith("fed by an all-gather of 48 KiB, in each of the 2 modules compiled from it"), text
+
+
+def test_two_functions_calling_one_helper_are_summed_not_said_in_each() -> None:
+    # The chip run of t5's modal_tuning (0.10.2): gap_loss and participation both call eigh on line 23; the
+    # console said "8 all-gathers of 288 KiB in all, in each of the 2 modules", where 288 KiB is the two's sum.
+    from kit.explain.answer import SourceLine, sentence
+    from kit.hlo.fingerprint import FingerprintState
+
+    def eigh(module: str, number: int) -> Fingerprint:
+        return Fingerprint(module, "modal.py:23", "eigh", "eigh", "forward", FingerprintState.GATHERED,
+                           "jit(eigh)/eigh", global_batch=64, device_batch=64, fed_by=["all-gather"],
+                           fed={f"{number}/all-gather.{n}": 36 * 1024 for n in range(4)})
+
+    text = sentence(SourceLine("modal.py:23", "eigh", (eigh("jit_gap_loss", 1), eigh("jit_participation", 2))))
+    assert text.endswith("fed by 8 all-gathers of 288 KiB in all"), text

@@ -92,8 +92,9 @@ def sentence(line: SourceLine) -> str:
             fed_sets.append(frozenset(fed))
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
     moved_in: dict[str, int] = {}  # each module's bytes fed to the line's gathered ops
-    for f in work:
-        for key, moved in (f.fed.items() if f.state is FingerprintState.GATHERED else ()):
+    gathered = [f for f in work if f.state is FingerprintState.GATHERED]
+    for f in gathered if len({f.module for f in gathered}) == 1 else ():  # copies of one function's module only:
+        for key, moved in f.fed.items():  # two functions calling one helper are summed by `_fed` (t5's modal :23)
             moved_in[key.partition("/")[0]] = moved_in.get(key.partition("/")[0], 0) + moved
     # One function compiled into several modules (a jitted method of two instances, a function rebuilt per epoch)
     # gathers its share in each: the size is a call's, and how many modules is said (t5 read 128 KiB as the total);
