@@ -297,3 +297,17 @@ def test_a_line_that_calls_another_jax_linalg_function_is_not_the_ops() -> None:
     program = {19: "        coef = jax.vmap(lambda ai, yi: jnp.linalg.lstsq(ai, yi)[0])(a, y)"}
     lines = SourceLines(module, module, lambda f: Path(f).name, lambda _f, n: program.get(n))
     assert lines.after.computations["main"].instructions["c"].source == (UNTOLD, 0)
+
+
+def test_a_line_in_pythons_own_frozen_modules_is_never_the_programs() -> None:
+    # t8's stiffness_audit.py on 0.8.3 for TPU, as the kit's explain dumped it: the wrong stack-frame ids lead out
+    # of the program into the kit's compile under runpy, and the LU of line 14 was said at `<frozen runpy>:88`.
+    folder = Path(__file__).parent / "data" / "hlo" / "stiffness_audit-tpu-v5e-2x2-0.8.3"
+    after = read_module(folder / "pivot_growth.after.hlo.txt")
+    before = read_module(folder / "pivot_growth.before.hlo.txt")
+    assert any(i.source and i.source[0] == "<frozen runpy>" for _, i in after.instructions())  # the trap is real
+    program = (folder / "stiffness_audit.py").read_text(encoding="utf-8").splitlines()
+    told = fingerprints(after, before, read_line=lambda file, n: program[n - 1] if file.endswith(
+        "/stiffness_audit.py") and 0 < n <= len(program) else None)
+    assert not any(f.location and "<frozen" in f.location for f in told)
+    assert {f.location for f in told if f.op == "lu"} <= {UNTOLD, "stiffness_audit.py:14"}

@@ -99,8 +99,12 @@ class SourceLines:
                 continue  # an inline line (0.8.0 and older) is vetted on the linalg ops the answer names alone
             path = self.op_path(instruction.op_name)
             verdict = self.calls(instruction.source, path)
-            if verdict is False and (self.calls_another(instruction.source, path) or
-                                     self.contradicted(instruction, path)):
+            if instruction.source[0].startswith("<frozen "):
+                # Python's own machinery (the kit's compile runs under runpy): never the program's line, and
+                # where the frames lead there the tables are wrong (t8: 0.8.3 placed lu at `<frozen runpy>:88`)
+                another.append(instruction)
+            elif verdict is False and (self.calls_another(instruction.source, path) or
+                                       self.contradicted(instruction, path)):
                 another.append(instruction)
             elif verdict is False and instruction.frame_id is not None and self.names(path) & self.vetted_names:
                 # only a linalg function's name is evidence: JAX's inner jits (`_roll_dynamic`, `remainder`) are
