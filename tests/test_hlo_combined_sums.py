@@ -318,3 +318,14 @@ def test_two_functions_calling_one_helper_are_summed_not_said_in_each() -> None:
 
     text = sentence(SourceLine("modal.py:23", "eigh", (eigh("jit_gap_loss", 1), eigh("jit_participation", 2))))
     assert text.endswith("fed by 8 all-gathers of 288 KiB in all"), text
+
+
+def test_a_computation_export_refused_is_said_with_why_on_the_console() -> None:
+    # t8: an unregistered pytree class (export refused it) was "cannot tell: 1 computation(s)" on the console, the
+    # reason in the .json only.
+    capture = Capture("0.12.0.1", {"status": "ran", "modules": [{"name": "m", "compiled": True}], "target": {
+        "counts": {"called": 5, "exported": 4, "failed": 1}, "failed": [],
+        "export_errors": ["ValueError: Cannot serialize PyTreeDef containing an unregistered type `Preconditioner`"]}},
+        [])
+    said = explain._untold(capture)
+    assert said and "not exported: ValueError: Cannot serialize PyTreeDef" in said[0], said

@@ -19,6 +19,7 @@ from ..targets import JAX_PLATFORM
 from ..config import Matrix
 from ..hlo import HOLDS_WHOLE, UNTOLD, FingerprintState
 from ..json_types import as_object
+from ..markdown_text import inert
 from ..config import catalogue_folders, legacy_known_problems
 from ..reproduce_line import reproduce_text
 from ..errors import StorageError
@@ -183,6 +184,9 @@ def _untold(capture: Capture) -> list[str]:
     target = capture.section("target")
     failed = target.get("failed")
     why = as_object(failed[0]).get("error") if isinstance(failed, list) and failed else ""
+    exported = target.get("export_errors")  # t8: an unregistered pytree class refused by export, said only in .json
+    if not why and isinstance(exported, list) and exported:
+        why = f"not exported: {inert(str(exported[0]))[:160]}"
     said = f"  cannot tell: {gaps} computation(s) of the program could not be compiled or examined"
     said += f" ({why})" if why else ""
     return [said + (f"; their ops: {', '.join(ops[:4])}" if ops else "")]
