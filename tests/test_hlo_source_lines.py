@@ -311,3 +311,19 @@ def test_a_line_in_pythons_own_frozen_modules_is_never_the_programs() -> None:
         "/stiffness_audit.py") and 0 < n <= len(program) else None)
     assert not any(f.location and "<frozen" in f.location for f in told)
     assert {f.location for f in told if f.op == "lu"} <= {UNTOLD, "stiffness_audit.py:14"}
+
+
+def test_an_inline_collective_on_another_linalg_functions_line_is_not_told_there() -> None:
+    # t8 on CPU 0.4.35: apply's solve gathers carried `source_line=14`, the `jax.vmap(jsl.lu)` line of another
+    # function, and the table put "stiffness_audit.py:14 | solve | all-gather" there.
+    from repro.hlo_text import read_text
+
+    module = read_text("\n".join([
+        "HloModule jit_apply, num_partitions=4", "", "ENTRY %main {",
+        "  %p = f32[128,8]{1,0} parameter(0)",
+        "  ROOT %ag = f32[512,8]{1,0} all-gather(%p), channel_id=1, replica_groups=[1,4]<=[4], dimensions={0}, "
+        'metadata={op_name="jit(apply)/jit(main)/jit(solve)/vmap(while)/body/gather" source_file="/home/user/s.py" '
+        "source_line=14}", "}"]))
+    program = {14: "    p, l, u = jax.vmap(jsl.lu)(k)"}
+    lines = SourceLines(module, module, lambda f: Path(f).name, lambda _f, n: program.get(n))
+    assert lines.after.computations["main"].instructions["ag"].source == (UNTOLD, 0)

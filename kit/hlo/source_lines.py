@@ -18,12 +18,12 @@ from typing import Callable
 from repro.hlo_text import Computation, Instruction, Module
 
 from .dataflow import sourced, users_of
-from .instructions import family, is_linalg
+from .instructions import collective, family, is_linalg
 from .op_names import function_of, module_jits, op_path, untransposed, without_outer_jit
 
 JAX_LINALG_JITS = frozenset({"lstsq", "slogdet", "det", "inv", "solve", "eigh", "eigvalsh", "svd", "qr", "cholesky",
                              "pinv", "lu_factor", "lu_solve", "cho_solve", "solve_triangular", "expm", "eig",
-                             "eigvals", "matrix_power", "tensorsolve", "schur", "hessenberg", "norm"})
+                             "eigvals", "matrix_power", "tensorsolve", "schur", "hessenberg", "norm", "lu"})
 """JAX's linear-algebra functions that JAX jits (their ops' paths name them, ``jit(_lstsq)``): a line that calls
 one the op's path does not name is another op's line (t7: TPU 0.7.0 stamped svd's ops of ``norm`` with the
 ``lstsq`` line of another function, from a cached trace). A wrapper that is no jit of its own (``cho_factor``
@@ -95,8 +95,8 @@ class SourceLines:
         for _, instruction in module.instructions():
             if instruction.source is None or not instruction.op_name:
                 continue
-            if instruction.frame_id is None and not is_linalg(instruction):
-                continue  # an inline line (0.8.0 and older) is vetted on the linalg ops the answer names alone
+            if instruction.frame_id is None and not (is_linalg(instruction) or collective(instruction)):
+                continue  # an inline line (0.8.0 and older) is vetted on the linalg ops and the collectives alone
             path = self.op_path(instruction.op_name)
             verdict = self.calls(instruction.source, path)
             if instruction.source[0].startswith("<frozen "):
