@@ -55,6 +55,11 @@ def test_explain_reads_the_fingerprints_of_a_catalogue_and_never_an_entry_withou
     assert said.startswith("known problem sharded-slogdet (matches all 4 parts: op lu, state gathered, fed by "
                            "all-gather, on cpu): measured cpu: present in 0.4.13, 0.4.35; absent in 0.5.3")
     assert "; upstream fix f93c2a1aa5 (first in 0.5.3); workaround shard_map" in said
+    # Never measured on GPUs: the CPU fix's release is not the GPU's (t9: the solves split from 0.7.0 there).
+    on_gpu = {k.key: k for k in load_fingerprints([FIXTURES], "gpu")}["sharded-slogdet"]
+    said = on_gpu.sentence(on_gpu.matches(_print(), [_print()], "gpu"))  # type: ignore[arg-type]
+    assert "not measured on this platform" in said and "first in" not in said
+    assert "upstream fix f93c2a1aa5 for the platforms measured, untested on this one" in said
 
 
 def _judged(bad_error: BaseException | None, printed: str = "", good_printed: str = "ok 3\n") -> Judged:

@@ -47,7 +47,11 @@ class KnownFingerprint:
         """``known problem sharded-slogdet (matches all 4 parts: ...): measured cpu: ...; upstream fix f93c2a1aa5 ...``."""
         said = f"known problem {self.key} ({match.how_well()})"
         said += f": measured {self.measured}" if self.measured else ": not measured on this platform"
-        if self.fix_commit:  # the measured range says where it was fixed; this is the change that did
+        if self.fix_commit and not self.measured:
+            # Measured elsewhere only: the fix is not known to fix it here (t9: on 4 A100s f93c2a1aa5, CPU's fix of
+            # the batch-sharded LU and solves, was named "first in 0.5.3" where the solves split from 0.7.0).
+            said += f"; upstream fix {self.fix_commit[:10]} for the platforms measured, untested on this one"
+        elif self.fix_commit:  # the measured range says where it was fixed; this is the change that did
             said += f"; upstream fix {self.fix_commit[:10]}" + (f" (first in {self.fix_release})"
                                                                 if self.fix_release else "")
         elif not self.fix_release:
