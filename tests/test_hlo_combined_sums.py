@@ -329,3 +329,14 @@ def test_a_computation_export_refused_is_said_with_why_on_the_console() -> None:
         [])
     said = explain._untold(capture)
     assert said and "not exported: ValueError: Cannot serialize PyTreeDef" in said[0], said
+
+
+def test_an_op_of_one_matrix_in_a_loop_is_not_said_as_all_1_matrices() -> None:
+    # t9: an svd inside `lax.map` over a gathered batch of 256 was "every device decomposes all 1 matrices".
+    from kit.explain.answer import SourceLine, sentence
+    from kit.hlo.fingerprint import FingerprintState
+
+    svd = Fingerprint("jit_compress", "c.py:28", "svd", "svd", "forward", FingerprintState.WHOLE, "jit(svd)/svd",
+                      global_batch=1, device_batch=1, in_loop=True)
+    text = sentence(SourceLine("c.py:28", "jnp.linalg.svd", (svd,)))
+    assert "all 1" not in text and "one matrix per iteration of a loop (SVD, forward)" in text, text

@@ -83,7 +83,12 @@ def sentence(line: SourceLine) -> str:
         passes = " and ".join(dict.fromkeys(f.pass_ for f in same))
         batch = max((f.global_batch or f.device_batch or 0) for f in same)
         things = "matrices" if not parts else ""
-        parts.append(f"{verb} all {batch} {things}".rstrip() + f" ({word}, {passes})")
+        if batch <= 1 and any(f.in_loop for f in same):
+            # One matrix an iteration of a loop (`lax.map` over the gathered batch): "all 1 matrices" was 256 times
+            # too few (t9); the loop's trip count is not read, so how many is not said.
+            parts.append(f"{verb} one matrix per iteration of a loop ({word}, {passes})")
+        else:
+            parts.append(f"{verb} all {batch} {things}".rstrip() + f" ({word}, {passes})")
         # Each collective is said once, at the first op it feeds: geqrf's all-gather also reaches the Householder
         # product through geqrf's result (t3's sensor_calib: one 512 KiB all-gather was said twice).
         fed = {name: moved for name, moved in _fed(same).items() if not any(name in said for said in fed_sets)}
