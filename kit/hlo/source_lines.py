@@ -11,7 +11,9 @@ operands come from, else where its users go (`SourceLines.twin`).
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from functools import lru_cache
 from typing import Callable
 
@@ -295,7 +297,11 @@ def located(instruction: Instruction, show: Callable[[str], str]) -> str | None:
 
 @lru_cache(maxsize=64)
 def _source_lines(file: str) -> tuple[str, ...] | None:
+    """The lines of a file the module names, where it is a regular file: a FIFO or a device named in the
+    metadata would block the read or never end, and says nothing of the program's lines."""
     try:
+        if not stat.S_ISREG(os.stat(file).st_mode):
+            return None
         with open(file, encoding="utf-8", errors="replace") as source:
             return tuple(source.read(4_000_000).splitlines())
     except OSError:
