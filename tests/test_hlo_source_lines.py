@@ -286,17 +286,11 @@ def test_jaxs_own_inner_jits_are_no_evidence_that_good_tables_are_wrong() -> Non
 def test_a_line_that_calls_another_jax_linalg_function_is_not_the_ops() -> None:
     # t7's sensor_fit.py on TPU 0.7.0: svd's ops inside `norm(ord=2)` of `conditioning` carried line 19, the lstsq
     # line of another function (JAX reused a cached svd trace), and the table put them there.
-    from repro.hlo_text import read_text
-
-    module = read_text("\n".join([
-        "HloModule jit_conditioning, num_partitions=4", "", "ENTRY %main {",
-        "  %p = f32[64,8,8]{2,1,0} parameter(0)",
-        '  ROOT %c = f32[64,8,8]{2,1,0} custom-call(%p), custom_call_target="Cholesky", metadata={op_name='
-        '"jit(conditioning)/jit(norm)/jit(svd)/jit(_svd_tall_and_square_input)/jit(qdwh)/cholesky" '
-        'source_file="/home/user/s.py" source_line=19}', "}"]))
+    root = ('f32[64,8,8]{2,1,0} custom-call(%p), custom_call_target="Cholesky", metadata={op_name='
+            '"jit(conditioning)/jit(norm)/jit(svd)/jit(_svd_tall_and_square_input)/jit(qdwh)/cholesky" '
+            'source_file="/home/user/s.py" source_line=19}')
     program = {19: "        coef = jax.vmap(lambda ai, yi: jnp.linalg.lstsq(ai, yi)[0])(a, y)"}
-    lines = SourceLines(module, module, lambda f: Path(f).name, lambda _f, n: program.get(n))
-    assert lines.after.computations["main"].instructions["c"].source == (UNTOLD, 0)
+    assert _one_op_source("jit_conditioning", "f32[64,8,8]{2,1,0}", root, program) == (UNTOLD, 0)
 
 
 def test_a_line_in_pythons_own_frozen_modules_is_never_the_programs() -> None:
@@ -316,14 +310,31 @@ def test_a_line_in_pythons_own_frozen_modules_is_never_the_programs() -> None:
 def test_an_inline_collective_on_another_linalg_functions_line_is_not_told_there() -> None:
     # t8 on CPU 0.4.35: apply's solve gathers carried `source_line=14`, the `jax.vmap(jsl.lu)` line of another
     # function, and the table put "stiffness_audit.py:14 | solve | all-gather" there.
+    root = ("f32[512,8]{1,0} all-gather(%p), channel_id=1, replica_groups=[1,4]<=[4], dimensions={0}, "
+            'metadata={op_name="jit(apply)/jit(main)/jit(solve)/vmap(while)/body/gather" source_file="/home/user/s.py" '
+            "source_line=14}")
+    program = {14: "    p, l, u = jax.vmap(jsl.lu)(k)"}
+    assert _one_op_source("jit_apply", "f32[128,8]{1,0}", root, program) == (UNTOLD, 0)
+
+
+def _one_op_source(jit: str, parameter: str, root: str, program: dict[int, str]) -> tuple[str, int] | None:
+    """The source SourceLines leaves on the one op (``ROOT %c = root``) of a module of one parameter, the program's
+    lines as ``program`` holds them."""
     from repro.hlo_text import read_text
 
-    module = read_text("\n".join([
-        "HloModule jit_apply, num_partitions=4", "", "ENTRY %main {",
-        "  %p = f32[128,8]{1,0} parameter(0)",
-        "  ROOT %ag = f32[512,8]{1,0} all-gather(%p), channel_id=1, replica_groups=[1,4]<=[4], dimensions={0}, "
-        'metadata={op_name="jit(apply)/jit(main)/jit(solve)/vmap(while)/body/gather" source_file="/home/user/s.py" '
-        "source_line=14}", "}"]))
-    program = {14: "    p, l, u = jax.vmap(jsl.lu)(k)"}
+    module = read_text("\n".join([f"HloModule {jit}, num_partitions=4", "", "ENTRY %main {",
+                                  f"  %p = {parameter} parameter(0)", f"  ROOT %c = {root}", "}"]))
     lines = SourceLines(module, module, lambda f: Path(f).name, lambda _f, n: program.get(n))
-    assert lines.after.computations["main"].instructions["ag"].source == (UNTOLD, 0)
+    return lines.after.computations["main"].instructions["c"].source
+
+
+def test_a_fifo_named_in_the_metadata_is_never_read(tmp_path: Path) -> None:
+    # Reading a line to vet it must not block on a FIFO (or read a device) that a module's metadata names.
+    import os
+
+    from kit.hlo.source_lines import source_line_text
+
+    fifo = tmp_path / "program.py"
+    os.mkfifo(fifo)
+    assert source_line_text(str(fifo), 1) is None
+    assert source_line_text("/dev/zero", 1) is None

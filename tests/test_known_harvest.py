@@ -4,7 +4,6 @@ changed, what a pair's outcomes mean, the store a harvest resumes from, and the 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from kit.known.harvest.pytest_run import (FAILED, PASSED, SKIPPED, UNCOLLECTED, 
                                          summarised)
 from kit.known.harvest.store import FIX, PARENT, BuildKey, Store
 from kit.known.harvest.verdicts import BINARY, CONFIRMED, UNRUN, test_verdict as verdict_of, unrun_reasons
+from tests.git_repo import commit as _commit
+from tests.git_repo import git as _git
 
 VERSION = '_version = "0.2.0"\n_minimum_jaxlib_version = "0.1.0"\n'
 TEST_BEFORE = '''
@@ -58,19 +59,6 @@ def test_top():
 '''
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                               "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(repo)}).stdout.strip()
-
-
-def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", message)
-    return _git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture

@@ -25,6 +25,8 @@ from kit.known.harvest.store import Store
 from kit.known.measured import Presence
 from kit.known.command import audit_main
 from kit.known.timeline import ranking, render
+from tests.git_repo import commit as _commit
+from tests.git_repo import git as _git
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,19 +105,6 @@ def test_an_entry_is_present_where_one_test_is_and_absent_only_where_all_are() -
     assert entry_presence(entry, {"a.py::test_1": passed, "a.py::test_2": skipped})[0] is Presence.UNTESTED
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                               "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(repo)}).stdout.strip()
-
-
-def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", message)
-    return _git(repo, "rev-parse", "HEAD")
 
 
 OLD_TEST = "import foo_missing_helper\n" \
