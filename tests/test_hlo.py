@@ -125,3 +125,15 @@ def test_a_call_named_for_its_primitive_and_then_its_own_name_is_that_primitive(
     assert primitive(call("jit(fit)/jvp(jit(qr))/geqrf/custom-call.2")) == "geqrf"
     assert primitive(call("jit(fit)/jvp(jit(qr))/geqrf")) == "geqrf"
     assert primitive(call("jit(fit)/jvp(jit(qr))/custom-call.2")) == "qr"  # nothing names it: what it computes
+
+
+def test_an_op_fed_the_whole_batch_by_an_all_gather_is_gathered_though_no_parameter_looks_sharded() -> None:
+    # kernel_ridge.py (tests/data/hlo/README.md) as the kit's explain compiled it for tpu:v5e:2x2 on jax 0.12.0.1:
+    # the export's arguments come in replicated and a `Sharding` call splits them inside, so no entry parameter
+    # looks sharded; inv's LuRealDecompositionBlock takes %all-gather.5, f32[128,10,10], the whole batch, and was
+    # said "replicated": the answer read "every op is split on 0.12.0.1".
+    folder = DATA / "kernel_ridge-tpu-v5e-2x2-0.12.0.1"
+    found = {f.op: f for f in fingerprints(read_module(folder / "leverage.after.hlo.txt"),
+                                           read_module(folder / "leverage.before.hlo.txt"))}
+    assert (found["lu"].state, found["lu"].device_batch, found["lu"].global_batch) == ("gathered", 128, 128)
+    assert found["triangular_solve"].state == "split"

@@ -16,7 +16,10 @@ def linalg_state(fingerprint: Fingerprint, partitions: int, sharded: set[int]) -
     if device is not None and global_ is not None and device < global_:
         return FingerprintState.SPLIT
     whole = device is not None and (device == global_ or (global_ is None and device in sharded))
-    if whole and sharded:
+    # An all-gather feeding the op is itself the proof that the batch was split: the kit's compile of an export
+    # for a chip can take every argument replicated and split it inside (a `Sharding` call), so no parameter
+    # looks sharded; the LU of the whole gathered batch was then "replicated" and the answer "every op split".
+    if whole and (sharded or fingerprint.fed_by):
         return FingerprintState.GATHERED if fingerprint.fed_by else FingerprintState.WHOLE
     return FingerprintState.REPLICATED
 
