@@ -137,3 +137,15 @@ def test_an_op_fed_the_whole_batch_by_an_all_gather_is_gathered_though_no_parame
                                            read_module(folder / "leverage.before.hlo.txt"))}
     assert (found["lu"].state, found["lu"].device_batch, found["lu"].global_batch) == ("gathered", 128, 128)
     assert found["triangular_solve"].state == "split"
+
+
+def test_a_lines_sentence_is_named_for_its_linalg_op_not_the_gather_before_it() -> None:
+    from pathlib import Path as _Path
+
+    from kit.explain.answer import flagged_lines
+    from kit.explain.capture import Capture
+
+    folder = DATA / "kernel_ridge-tpu-v5e-2x2-0.12.0.1"
+    prints = fingerprints(read_module(folder / "leverage.after.hlo.txt"), read_module(folder / "leverage.before.hlo.txt"))
+    line = next(line for line in flagged_lines(Capture("0.12.0.1", {}, prints), _Path("/nonexistent")))
+    assert line.call != "add", line.call

@@ -60,8 +60,14 @@ def flagged_lines(capture: Capture, cwd: Path) -> list[SourceLine]:
         if fingerprint.flagged:
             by_line.setdefault(_line_of(fingerprint), []).append(fingerprint)
     lines = [SourceLine(UNTOLD if where.startswith(UNTOLD) else where,
-                        _call(where, prints[0].function, cwd), tuple(prints)) for where, prints in by_line.items()]
+                        _call(where, _named_by(prints), cwd), tuple(prints)) for where, prints in by_line.items()]
     return sorted(lines, key=lambda line: (-line.bytes_moved, -line.repeated, line.location))
+
+
+def _named_by(prints: Sequence[Fingerprint]) -> str:
+    """The function a line's sentence is named for: its linalg op's, not an all-gather's (kernel_ridge.py:27 on
+    TPU 0.12.0.1 read "`add`: every device factorises ... (LU)", named for the add the gather was placed at)."""
+    return next((f.function for f in prints if f.op not in COLLECTIVE_KINDS), prints[0].function)
 
 
 def _line_of(fingerprint: Fingerprint) -> str:
