@@ -102,19 +102,7 @@ def sentence(line: SourceLine) -> str:
             feeds.append((word, len(fed), sum(fed.values()), _fed_kind(same)))
             fed_sets.append(frozenset(fed))
     text = f"{line.location} `{line.call}`: " if line.call else f"{line.location}: "
-    moved_in: dict[str, int] = {}  # each module's bytes fed to the line's gathered ops
-    gathered = [f for f in work if f.state is FingerprintState.GATHERED]
-    for f in gathered if len({f.module for f in gathered}) == 1 else ():  # copies of one function's module only:
-        for key, moved in f.fed.items():  # two functions calling one helper are summed by `_fed` (t5's modal :23)
-            moved_in[key.partition("/")[0]] = moved_in.get(key.partition("/")[0], 0) + moved
-    # One function compiled into several modules (a jitted method of two instances, a function rebuilt per epoch)
-    # gathers its share in each: the size is a call's, and how many modules is said (t5 read 128 KiB as the total);
-    # where the modules' shapes differ, so do their sizes (t7: 48, 64 and 96 KiB said "96 KiB in each").
-    each = ""
-    if len(moved_in) > 1 and feeds:
-        low, high = min(moved_in.values()), max(moved_in.values())
-        each = (f", in each of the {len(moved_in)} modules compiled from it" if low == high else
-                f", in one of the {len(moved_in)} modules compiled from it ({size(low)} to {size(high)} in each)")
+    each = _in_modules(work) if feeds else ""
     if parts:
         text += "every device " + " and ".join(parts)
         if len(feeds) == 1:
@@ -135,6 +123,27 @@ def sentence(line: SourceLine) -> str:
                 moves[said] = moves.get(said, 0) + 1
         text += "; ".join(said + (f"; the same in {n} modules)" if n > 1 else ")") for said, n in moves.items())
     return text
+
+
+def _in_modules(work: Sequence[Fingerprint]) -> str:
+    """How many modules a line's feed stands for, where one function was compiled into several ("" for one).
+
+    One function compiled into several modules (a jitted method of two instances, a function rebuilt per epoch)
+    gathers its share in each: the size is a call's, and how many modules is said (t5 read 128 KiB as the total);
+    where the modules' shapes differ, so do their sizes (t7: 48, 64 and 96 KiB said "96 KiB in each"). Two
+    functions calling one helper are summed by `_fed` instead (t5's modal :23)."""
+    gathered = [f for f in work if f.state is FingerprintState.GATHERED]
+    if len({f.module for f in gathered}) != 1:
+        return ""
+    moved_in: dict[str, int] = {}  # each module's bytes fed to the line's gathered ops
+    for f in gathered:
+        for key, moved in f.fed.items():
+            moved_in[key.partition("/")[0]] = moved_in.get(key.partition("/")[0], 0) + moved
+    if len(moved_in) <= 1:
+        return ""
+    low, high = min(moved_in.values()), max(moved_in.values())
+    return (f", in each of the {len(moved_in)} modules compiled from it" if low == high else
+            f", in one of the {len(moved_in)} modules compiled from it ({size(low)} to {size(high)} in each)")
 
 
 def _fed(work: Sequence[Fingerprint]) -> dict[str, int]:
