@@ -13,6 +13,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -59,3 +61,22 @@ def test_a_real_fix_fails_at_its_parent_and_passes_at_the_fix(tmp_path: Path) ->
     with redirect_stdout(listed):
         known_main(load_matrix(REPO / "matrix.toml"), ["--json"], print, catalogue)
     assert [e["id"] for e in json.loads(listed.getvalue()) if e.get("harvested")] == [f"harvest-{FIX[:10]}"]
+
+
+@pytest.mark.integration
+@pytest.mark.slurm
+def test_the_same_fix_confirmed_by_a_slurm_array_task(local_slurm: dict[str, str], tmp_path: Path) -> None:
+    clone = os.environ.get("KIT_JAX_REPO")
+    if not clone:
+        pytest.skip("KIT_JAX_REPO does not name a clone of https://github.com/jax-ml/jax")
+    store = tmp_path / "harvested"
+    argv = [sys.executable, "-m", "kit", "known", "--harvest", "--since", f"{FIX}^", "--until", FIX, "--build",
+            "0.11.0", "--jax-repo", clone, "--store", str(store), "--slurm"]
+    done = subprocess.run(argv, cwd=REPO, env=local_slurm, capture_output=True, text=True, timeout=1800)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said[-3000:]
+    assert "submitted SLURM job array" in said and f"[1/1] {FIX[:10]} confirmed: 1 confirmed" in said, said[-3000:]
+    result = json.loads((store / f"{FIX[:12]}.json").read_text())
+    assert result["status"] == "confirmed" and result["tests"][0]["node_id"] == NODE
+    again = subprocess.run(argv, cwd=REPO, env=local_slurm, capture_output=True, text=True, timeout=600)
+    assert "1 already harvested on this build" in again.stdout and "submitted" not in again.stdout + again.stderr

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import statistics
 import subprocess
+import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -27,6 +28,7 @@ from ...history.source import History, open_history
 from ...install import OVERLAY_FORMAT, InstallKey, prepare
 from ...json_types import JsonObject, as_list, as_number, as_object
 from ...log_events import Log
+from ...slurm.jobs import SlurmOptions
 from ...markdown_text import inert
 from ...requirements import package_name
 from ...user_paths import report_path
@@ -34,6 +36,7 @@ from .candidates import HarvestCandidate, list_candidates
 from .confirm import HarvestBuild, confirm
 from .harness import harness_requirements
 from .pytest_run import SideInterrupted
+from .slurm import harvest_on_slurm, task_command
 from .store import BuildKey, Store
 from .verdicts import BINARY, CONFIRMED, UNRUN, unrun_reasons
 
@@ -55,15 +58,22 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
     parser.add_argument("--until", default="HEAD", help="the last commit of the stretch (default: HEAD)")
     parser.add_argument("--build", help="the release whose environment both sides run on (default: --since's "
                                         "release, where it is a jax-vX.Y.Z tag)")
-    parser.add_argument("--jobs", type=int, default=1, help="commits confirmed at once (default 1)")
+    parser.add_argument("--jobs", type=int, default=None, help="commits confirmed at once (default 1; with --slurm, "
+                                                               "array tasks running at once: default no cap)")
     parser.add_argument("--limit", type=int, default=0, help="confirm at most this many commits not yet harvested")
     parser.add_argument("--commits", default="", help="only these candidates of the range (hash prefixes, "
                                                       "comma-separated): held-out fixes first, on the range's build")
     parser.add_argument("--jax-repo", type=Path, help="a clone of JAX (default: matrix.toml's, else the kit's own)")
     parser.add_argument("--store", type=Path, help="where probes and results are kept (default: the catalogue's "
                                                    "harvested/)")
+    parser.add_argument("--slurm", action="store_true", help="one SLURM array task per commit (docs/cluster.md)")
+    parser.add_argument("--partition", default=None, help="--slurm: the partition to submit to")
+    parser.add_argument("--time", default=None, metavar="LIMIT", help="--slurm: time limit per array task")
+    parser.add_argument("--no-wait", action="store_true", help="--slurm: print the job id and return")
     args = parser.parse_args(list(argv))
-    if args.jobs < 1:
+    if not args.slurm and (args.partition or args.time or args.no_wait):
+        raise UsageError("--partition, --time and --no-wait go with --slurm", "add --slurm, or drop them")
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: at least one commit runs at a time", "e.g. --jobs 2")
     release = _build_release(args.build, args.since)
     history = jax_history(matrix, args.jax_repo, log)
@@ -88,16 +98,29 @@ def harvest_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path)
         todo = [c for c in todo if any(c.commit.startswith(prefix) for prefix in wanted)]
     if args.limit:
         todo = todo[:args.limit]
+    at_once = "one per SLURM array task" if args.slurm else f"with {args.jobs or 1} at a time"
     print(f"{len(candidates) - len([c for c in candidates if c.commit not in done])} already harvested on this build "
           f"({store.folder}); confirming {len(todo)} on {build.key.jaxlib and 'jaxlib ' + build.key.jaxlib} "
-          f"with {args.jobs} at a time", flush=True)
-    _run_all(history, todo, build, store, args.jobs)
+          f"{at_once}", flush=True)
+    if args.slurm and todo:
+        command = task_command(sys.executable, args.since, _commit(history, args.until), release, history.path,
+                               store.folder.resolve())
+        if not harvest_on_slurm(todo, command, matrix.path.parent.resolve(), matrix.layout.slurm / "harvest", store,
+                                build.key, SlurmOptions(args.partition, args.time, not args.no_wait), args.jobs, log):
+            return EXIT_OK
+    elif todo:
+        _run_all(history, todo, build, store, args.jobs or 1)
     results = [r for r in store.results() if r["commit"] in {c.commit for c in candidates}]
     print(summary_line(results))
     for kind, count in unrun_reasons(results).items():
         print(f"  unrun: {count} {kind}")
     print(time_line(results))
     return EXIT_OK
+
+
+def _commit(history: History, ref: str) -> str:
+    """``ref`` as the commit it names now: the tasks list the same stretch even if a branch such as main moves."""
+    return git(history.path, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
 
 
 def _option(argv: Sequence[str], name: str) -> str | None:
