@@ -56,3 +56,24 @@ def test_a_collective_whose_path_names_no_function_takes_the_line_the_module_bef
     assert {("lowrank_sgd.py:17", "triangular_solve", "forward"),
             ("lowrank_sgd.py:17", "triangular_solve", "backward")} <= told
     assert UNTOLD not in {location for location, *_ in told}
+
+
+def test_a_line_the_module_before_borrowed_from_jaxs_trace_cache_is_not_taken_from_it() -> None:
+    # t7's sensor_fit.py on 0.7.0 for TPU, `conditioning`'s module: norm(ord=2)'s svd runs a QDWH loop whose ops
+    # (`while/body/cholesky`, named for no function) carry lstsq's line :19 in both modules, a trace JAX cached
+    # from another function; the truth is :33. The module before is no evidence where its line calls another
+    # linalg function than the path names; where it names the op's own function (`jit(norm)/.../geqrf` at :33),
+    # it is, and the QR that went untold takes its line.
+    told = _told("sensor_fit-tpu-v5e-2x2-0.7.0", "conditioning", "sensor_fit.py")
+    assert not any(location == "sensor_fit.py:19" and op in ("cholesky", "geqrf", "householder_product",
+                                                             "triangular_solve") for location, op, _ in told)
+    assert ("sensor_fit.py:33", "geqrf", "forward") in told and ("sensor_fit.py:33", "eigh", "forward") in told
+    # one QR at :33, split as its custom call is (64 of 256 a device): a broadcast of its taus placed apart from
+    # it read "whole (256/256)" when the call itself stayed untold
+    here = DATA / "sensor_fit-tpu-v5e-2x2-0.7.0"
+    lines = (here / "sensor_fit.py").read_text(encoding="utf-8").splitlines()
+    prints = fingerprints(read_module(here / "conditioning.after.hlo.txt"),
+                          read_module(here / "conditioning.before.hlo.txt"),
+                          read_line=lambda file, n: lines[n - 1] if file.endswith("/sensor_fit.py") else None)
+    assert [(f.state, f.device_batch) for f in prints if (f.location, f.op) == ("sensor_fit.py:33", "geqrf")] == [
+        ("split", 64)]

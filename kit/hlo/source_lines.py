@@ -112,13 +112,13 @@ class SourceLines:
             elif verdict is False and self.contradicted(instruction, path):
                 # the module before optimizations has this op path on one line that calls what it names: that
                 # line (t7: 0.8.3 put spd_step's cholesky on its caller's :21; the module before has it at :15)
-                moved.append((instruction, self.line_before(path)))
+                moved.append((instruction, self.line_before(path, is_linalg(instruction))))
             elif verdict is None and (is_linalg(instruction) or collective(instruction)) and \
                     self.contradicted(instruction, path):
                 # a path that names no function (``transpose(jvp(vmap()))/dot_general``) has no words to check
                 # on the line, but the module before may place it elsewhere (t9: 0.8.3's gradient all-reduce at
                 # :15, which calls no dot_general; the module before has that path at :17 alone)
-                moved.append((instruction, self.line_before(path)))
+                moved.append((instruction, self.line_before(path, is_linalg(instruction))))
             elif verdict is False and instruction.frame_id is not None and self.names(path) & self.vetted_names:
                 # only a linalg function's name is evidence: JAX's inner jits (`_roll_dynamic`, `remainder`) are
                 # no words of the program's line, and counted they made good tables (0.10.2) look wrong
@@ -139,13 +139,19 @@ class SourceLines:
         for instruction, line in moved:
             instruction.source = line or (UNTOLD, 0)
 
-    def line_before(self, path: str) -> tuple[str, int] | None:
+    def line_before(self, path: str, linalg: bool = True) -> tuple[str, int] | None:
         """The one line the module before optimizations has ``path`` (or its forward call) on, unless that line
-        calls none of what the path names; None otherwise (no line, several, or one the path's names deny)."""
+        calls none of what the path names (or, for a linalg op, calls another linalg op's function); None
+        otherwise."""
         lines = self.before_lines.get(path, set()) or self.before_lines.get(untransposed(path), set())
         lines = lines - {UNTOLD}
         source = self.sources.get(next(iter(lines))) if len(lines) == 1 else None
-        return source if source is not None and self.calls(source, path) is not False else None
+        if source is None or self.calls(source, path) is False or (linalg and self.calls_another(source, path)):
+            # no evidence, or a linalg op on another linalg function's line: the module before borrowed it too
+            # (JAX's trace cache: t7's norm QDWH loop at lstsq's :19). A collective of a line's other op (the
+            # gradient sum of `b_ @ w` beside solve_triangular on t9's :17) may share the line.
+            return None
+        return source
 
     def calls(self, source: tuple[str, int], path: str) -> bool | None:
         """Whether the line ``source`` calls a JAX function ``path`` names (None: no evidence either way)."""
@@ -232,8 +238,12 @@ class SourceLines:
         one line up, for ``jit(_solve_triangular)`` on 0.7.0 and 0.8.0 for TPU) is no evidence of this op's."""
         line = self.found_line(computation, instruction)
         source = self.sources.get(line or "")
-        if source is not None and self.calls_another(source, self.op_path(instruction.op_name)):
-            return UNTOLD
+        path = self.op_path(instruction.op_name)
+        if source is not None and self.calls_another(source, path):
+            # the module before optimizations may still have this path on one line (t7 on 0.7.0: norm's QR
+            # borrowed lstsq's :19 from a neighbour; the module before has it at :33, its own)
+            before = self.line_before(path, is_linalg(instruction))
+            return f"{self.show(before[0])}:{before[1]}" if before else UNTOLD
         return line
 
     def found_line(self, computation: Computation, instruction: Instruction) -> str | None:
