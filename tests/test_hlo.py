@@ -38,7 +38,8 @@ def test_the_mixed_program_names_its_slogdet_and_its_cholesky_lines_and_the_grad
     assert states[("train_mixed.py:40", "slogdet", "lu", "forward")] == "gathered"
     assert states[("train_mixed.py:42", "cholesky", "cholesky", "forward")] == "gathered"
     assert states[("train_mixed.py:42", "cholesky", "triangular_solve", "backward")] == "whole"
-    assert states[("train_mixed.py:28", "dot_general", "all-reduce", "forward")] == "expected"
+    # W's gradient sum: backward, as 0.12.0.1's `transpose(jvp())/dot_general` says (0.4.35 names no pass there)
+    assert states[("train_mixed.py:28", "dot_general", "all-reduce", "backward")] == "expected"
 
 
 def test_stack_frame_tables_of_newer_releases_give_the_source_line() -> None:

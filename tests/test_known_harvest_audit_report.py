@@ -86,6 +86,19 @@ def test_known_only_names_a_harvested_entry(tmp_path: Path, capsys: pytest.Captu
     assert f"harvest-{FIXED[:10]}: Fix spurious KeyReuseError" in out and "fixed in 0.10.2" in out
 
 
+def test_known_only_an_unknown_id_says_the_nearest_of_every_id_and_how_to_list_them_all(tmp_path: Path) -> None:
+    # Its tip listed the hand-written ids alone, as if they were the catalogue: a harvested id one letter short
+    # was never offered, and the harvested ones were not said to exist.
+    from kit.errors import UsageError
+
+    catalogue = _catalogue(tmp_path)
+    with pytest.raises(UsageError) as raised:
+        known_main(load_matrix(ROOT / "matrix.toml"), ["--only", f"harvest-{FIXED[:9]}"], print, catalogue=catalogue)
+    assert f"did you mean harvest-{FIXED[:10]}" in str(raised.value.tip)
+    assert "jax-kit known --json lists every id" in str(raised.value.tip) and "harvested ones included" in str(
+        raised.value.tip)
+
+
 @pytest.mark.parametrize(("title", "kind"), [("Adds a PYTORCH_CUBIC interpolation to jax.image.resize.", "feature"),
                                              ("[export] Add support for serializing PRNG keys", "feature"),
                                              ("Add missing `__len__` to MutableArray", "exception"),

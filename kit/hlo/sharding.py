@@ -24,6 +24,28 @@ def linalg_state(fingerprint: Fingerprint, partitions: int, sharded: set[int]) -
     return FingerprintState.REPLICATED
 
 
+def extents(after: Module, before: Module | None) -> tuple[set[int], set[int]]:
+    """The global extents a module's partitioner split, and every extent of its entry parameters' global shapes."""
+    return inputs(after, before)[0], {d for dims in _parameters(before or after).values() for d in dims}
+
+
+def whole_where_the_program_shards(modules: list[tuple[tuple[set[int], set[int]], list[Fingerprint]]]) -> None:
+    """A "replicated" op made "whole" where its module takes an extent another module of the program splits.
+
+    Each module is given as its `extents` and its fingerprints. A module whose inputs came in replicated (its
+    caller gathered them) computes the whole batch on every device as surely as one that gathers inside: t9's
+    ``compress`` on 0.4.35 took ``step``'s output f32[256,8,4] whole, so its svd was "replicated" there and "whole"
+    on 0.5.3, and the console's list of ops that hold the whole batch left it out. An op of a program that splits
+    nothing stays replicated, and so does one of a module whose inputs hold no extent the program splits."""
+    split = {extent for (sharded, _), _ in modules for extent in sharded}
+    for (sharded, held), prints in modules:
+        if sharded or not split & held:
+            continue
+        for fingerprint in prints:
+            if fingerprint.state == FingerprintState.REPLICATED:
+                fingerprint.state = FingerprintState.WHOLE
+
+
 def inputs(after: Module, before: Module | None) -> tuple[set[int], set[int], set[int]]:
     """The global extents of the dimensions the partitioner split, the element counts of replicated inputs, and
     the extents each device holds of the split dimensions.

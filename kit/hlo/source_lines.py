@@ -51,6 +51,7 @@ class SourceLines:
         self.before_lines: dict[str, set[str]] = {}
         self.before_families: dict[str, set[str]] = {}  # each linalg family → the lines the module before has it on
         if before:
+            named_in_full(before)
             self.checked(before)
             for _, instruction in before.instructions():
                 line = located(instruction, show)
@@ -93,6 +94,7 @@ class SourceLines:
         tables themselves are wrong, so a line they give that nothing can vet (a sum's ``jvp()/reduce_sum``
         names no function) is not told either: on 0.8.3 the loss's all-reduce was placed on the cholesky line."""
         unvetted, wrong, another = [], [], []
+        moved: list[tuple[Instruction, tuple[str, int] | None]] = []
         right: set[tuple[tuple[str, int], frozenset[str]]] = set()
         for _, instruction in module.instructions():
             if instruction.source is None or not instruction.op_name:
@@ -105,9 +107,18 @@ class SourceLines:
                 # Python's own machinery (the kit's compile runs under runpy): never the program's line, and
                 # where the frames lead there the tables are wrong (t8: 0.8.3 placed lu at `<frozen runpy>:88`)
                 another.append(instruction)
-            elif verdict is False and (self.calls_another(instruction.source, path) or
-                                       self.contradicted(instruction, path)):
+            elif verdict is False and self.calls_another(instruction.source, path):
                 another.append(instruction)
+            elif verdict is False and self.contradicted(instruction, path):
+                # the module before optimizations has this op path on one line that calls what it names: that
+                # line (t7: 0.8.3 put spd_step's cholesky on its caller's :21; the module before has it at :15)
+                moved.append((instruction, self.line_before(path, is_linalg(instruction))))
+            elif verdict is None and (is_linalg(instruction) or collective(instruction)) and \
+                    self.contradicted(instruction, path):
+                # a path that names no function (``transpose(jvp(vmap()))/dot_general``) has no words to check
+                # on the line, but the module before may place it elsewhere (t9: 0.8.3's gradient all-reduce at
+                # :15, which calls no dot_general; the module before has that path at :17 alone)
+                moved.append((instruction, self.line_before(path, is_linalg(instruction))))
             elif verdict is False and instruction.frame_id is not None and self.names(path) & self.vetted_names:
                 # only a linalg function's name is evidence: JAX's inner jits (`_roll_dynamic`, `remainder`) are
                 # no words of the program's line, and counted they made good tables (0.10.2) look wrong
@@ -119,10 +130,28 @@ class SourceLines:
         # jit(_cholesky)) calls it by another name (t5: cholesky's line was lost on every release). So it is
         # doubted only where it calls another op's function, or where the module's tables are shown wrong.
         # Counted by distinct (line, functions): one op's many instructions on one line are one piece of evidence.
-        shown_wrong = {(i.source, frozenset(self.names(self.op_path(i.op_name)))) for i in another + wrong}
+        another += [instruction for instruction, line in moved if line is None]
+        shown_wrong = {(i.source, frozenset(self.names(self.op_path(i.op_name))))
+                       for i in another + wrong + [instruction for instruction, _ in moved]}
         doubted = another + (wrong + unvetted if len(shown_wrong) >= 2 and len(shown_wrong) >= len(right) else [])
         for instruction in doubted:
             instruction.source = (UNTOLD, 0)
+        for instruction, line in moved:
+            instruction.source = line or (UNTOLD, 0)
+
+    def line_before(self, path: str, linalg: bool = True) -> tuple[str, int] | None:
+        """The one line the module before optimizations has ``path`` (or its forward call) on, unless that line
+        calls none of what the path names (or, for a linalg op, calls another linalg op's function); None
+        otherwise."""
+        lines = self.before_lines.get(path, set()) or self.before_lines.get(untransposed(path), set())
+        lines = lines - {UNTOLD}
+        source = self.sources.get(next(iter(lines))) if len(lines) == 1 else None
+        if source is None or self.calls(source, path) is False or (linalg and self.calls_another(source, path)):
+            # no evidence, or a linalg op on another linalg function's line: the module before borrowed it too
+            # (JAX's trace cache: t7's norm QDWH loop at lstsq's :19). A collective of a line's other op (the
+            # gradient sum of `b_ @ w` beside solve_triangular on t9's :17) may share the line.
+            return None
+        return source
 
     def calls(self, source: tuple[str, int], path: str) -> bool | None:
         """Whether the line ``source`` calls a JAX function ``path`` names (None: no evidence either way)."""
@@ -209,8 +238,12 @@ class SourceLines:
         one line up, for ``jit(_solve_triangular)`` on 0.7.0 and 0.8.0 for TPU) is no evidence of this op's."""
         line = self.found_line(computation, instruction)
         source = self.sources.get(line or "")
-        if source is not None and self.calls_another(source, self.op_path(instruction.op_name)):
-            return UNTOLD
+        path = self.op_path(instruction.op_name)
+        if source is not None and self.calls_another(source, path):
+            # the module before optimizations may still have this path on one line (t7 on 0.7.0: norm's QR
+            # borrowed lstsq's :19 from a neighbour; the module before has it at :33, its own)
+            before = self.line_before(path, is_linalg(instruction))
+            return f"{self.show(before[0])}:{before[1]}" if before else UNTOLD
         return line
 
     def found_line(self, computation: Computation, instruction: Instruction) -> str | None:
@@ -269,6 +302,42 @@ class SourceLines:
                     there = [each for each in twins if self.where(each)[0] == location]
                     return next((each for each in there if self.where(each)[3] == pass_), there[0])
         return twins[0] if len(lines) == 1 else None
+
+
+def named_in_full(module: Module) -> None:
+    """Each op name of a called computation made whole: the module before optimizations (0.8.x) names the ops of a
+    nested jit relative to its call (``cholesky`` in ``_cholesky``, called as ``jit(_cholesky)`` from ``_solve``),
+    so ``jit(_cholesky)`` at :15 read as a line that calls no ``cholesky``, and :15 (``jsl.solve``, t7) was doubted.
+    A computation called under one name only is given it; its ops' names then read as the compiled module's do."""
+    callers: dict[str, set[tuple[str, str]]] = {}  # a called computation → (the caller's computation, op name)
+    for computation, instruction in module.instructions():
+        if instruction.opcode == "call" and instruction.op_name:
+            for called in instruction.called:
+                callers.setdefault(called, set()).add((computation.name, instruction.op_name))
+    prefixes: dict[str, str | None] = {}
+
+    def prefix(name: str) -> str | None:
+        if name not in prefixes:
+            prefixes[name] = None  # a cycle (none in a well-formed module) ends here
+            ways = callers.get(name, set())
+            if len(ways) == 1:
+                caller, own = next(iter(ways))
+                prefixes[name] = joined(prefix(caller), own)
+        return prefixes[name]
+
+    for name in list(module.computations):
+        prefix(name)
+    for computation, instruction in module.instructions():
+        outer = prefixes.get(computation.name)
+        if outer is not None and instruction.op_name:
+            instruction.op_name = joined(outer, instruction.op_name)
+
+
+def joined(outer: str | None, name: str) -> str:
+    """``name`` within ``outer`` where it is relative to it (its first step not ``outer``'s), else as it is."""
+    if outer is None or name == outer or name.split("/")[0] == outer.split("/")[0]:
+        return name
+    return f"{outer}/{name}"
 
 
 def add_line(lines: dict[str, set[str]], path: str, line: str) -> None:

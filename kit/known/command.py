@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 import time
@@ -122,7 +123,7 @@ def _chosen_listed(folder: Path, only: str) -> tuple[list[Entry], list[JsonObjec
     wanted = [name.strip() for name in only.split(",") if name.strip()]
     harvested_ids = {str(h["id"]) for h in harvested}
     hand_wanted = [name for name in wanted if name not in harvested_ids]
-    entries = chosen(hand, ",".join(hand_wanted)) if hand_wanted else []
+    entries = chosen(hand, ",".join(hand_wanted), sorted(harvested_ids)) if hand_wanted else []
     if not wanted:
         chosen(hand, only)  # says that --only names nothing
     return entries, [h for h in harvested if str(h["id"]) in wanted]
@@ -299,8 +300,10 @@ def audited_target(name: str | None) -> Target | None:
     return parse_target(name)
 
 
-def chosen(entries: list[Entry], only: str) -> list[Entry]:
-    """The entries ``--only`` names (all when empty); UsageError naming an unknown id and the known ones."""
+def chosen(entries: list[Entry], only: str, harvested: Sequence[str] = ()) -> list[Entry]:
+    """The entries ``--only`` names (all when empty); UsageError for an unknown id, with the ids nearest it of all
+    the catalogue's (``harvested`` too, where the command takes them) and how to list every one: a tip that listed
+    the hand-written ids alone read as the whole catalogue, and the harvested ones are hundreds."""
     if not only.strip():
         return entries
     wanted = [name.strip() for name in only.split(",") if name.strip()]
@@ -310,7 +313,12 @@ def chosen(entries: list[Entry], only: str) -> list[Entry]:
     ids = {e.id for e in entries}
     unknown = [name for name in wanted if name not in ids]
     if unknown:
-        raise UsageError(f"--only {unknown[0]!r} is not a known problem", f"known: {', '.join(sorted(ids))}")
+        every = sorted(ids | set(harvested))
+        near = difflib.get_close_matches(unknown[0], every, n=5, cutoff=0.6)
+        listed = (f"jax-kit known --json lists every id ({len(every)}, the harvested ones included)" if harvested
+                  else f"jax-kit known lists every id ({len(every)})")
+        raise UsageError(f"--only {unknown[0]!r} is not a known problem",
+                         (f"did you mean {', '.join(near)}? " if near else "") + listed)
     return [e for e in entries if e.id in wanted]
 
 

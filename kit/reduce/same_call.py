@@ -5,7 +5,10 @@ reproducer of a catalogued bug matched none (the held-out trial's ``jnp.cumsum(x
 catalogue's ``cumsum-bool-dtype``). The reproducer is small by then: the JAX function it calls is the bug's. An
 entry matches by the call where its check calls the same ``jax.*`` function (not a common one: an array made,
 a sum, a jit) with each keyword the check passes given the same value in the reproducer (a dtype by its name:
-``bool``, ``np.bool_`` and ``jnp.bool_`` are one). Nothing runs here: the issue says it is a match by the call.
+``bool``, ``np.bool_`` and ``jnp.bool_`` are one). A value the reproducer passes through its own variables (a
+halo stencil's ``lambda a: jnp.pad(a, 1, constant_values=(l, r))``, ``l`` and ``r`` its function's parameters)
+is not in its text: it agrees with the check's literal of the same form (a pair for a pair), so the call still
+matches. Nothing runs here: the issue says it is a match by the call.
 """
 
 from __future__ import annotations
@@ -48,12 +51,45 @@ def matching(reproducer: str, check: Path) -> str | None:
         theirs = calls(check.read_text(encoding="utf-8"))
     except OSError:
         return None
-    mine = calls(reproducer)
+    mine, variables = calls(reproducer), _bound(reproducer)
     for name, keywords in sorted(theirs):
-        if any(name == other and keywords <= given for other, given in mine):
+        if any(name == other and all(any(key == k and _agrees(value, v, variables) for k, v in given)
+                                     for key, value in keywords) for other, given in mine):
             shown = ", ".join(f"{k}={v}" for k, v in sorted(keywords))
             return f"{name}({shown})"
     return None
+
+
+def _bound(text: str) -> set[str]:
+    """The names the program binds itself (parameters of its functions and lambdas, assignment targets)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    names = {arg.arg for node in ast.walk(tree) if isinstance(node, ast.arguments)
+             for arg in [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg] if arg}
+    return names | {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+
+
+def _agrees(theirs: str, mine: str, variables: set[str]) -> bool:
+    """Whether the reproducer's keyword value ``mine`` may be the check's ``theirs``: the same text, or the same form
+    where the reproducer's value is its own variable (``(l, r)`` for ``(-1.0, 9.0)``)."""
+    if theirs == mine:
+        return True
+    try:
+        literal, given = ast.parse(theirs, mode="eval").body, ast.parse(mine, mode="eval").body
+    except SyntaxError:
+        return False
+    return _fits(literal, given, variables)
+
+
+def _fits(literal: ast.expr, given: ast.expr, variables: set[str]) -> bool:
+    if isinstance(given, ast.Name) and given.id in variables:
+        return True
+    if isinstance(given, (ast.Tuple, ast.List)) and isinstance(literal, (ast.Tuple, ast.List)):
+        return len(given.elts) == len(literal.elts) and all(
+            _fits(one, other, variables) for one, other in zip(literal.elts, given.elts))
+    return ast.dump(literal) == ast.dump(given)
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:

@@ -25,7 +25,8 @@ from ..log_events import Log
 from ..records import JsonTextError, RunOutcome, Verdict, read_json
 from ..json_types import JsonObject, as_text
 from ..check_settings import Check
-from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, fingerprints, read_module, uncompiled
+from ..hlo import HOLDS_WHOLE, Fingerprint, FingerprintState, extents, fingerprints, read_module, uncompiled
+from ..hlo import whole_where_the_program_shards
 from ..install import Environment
 from ..package_files import repro_root
 
@@ -98,6 +99,7 @@ def dumped_run(run_script: ScriptRun, scratch_dir: Scratch, env: Environment, ch
 
 def read_dump(dump: Dump, run: DumpedRun, shown: Callable[[str], str] | None) -> None:
     """Every module of ``dump`` read into ``run``: its modules (name, partitions) and their fingerprints."""
+    read: list[tuple[tuple[set[int], set[int]], list[Fingerprint]]] = []  # each module's extents, fingerprints
     for module in dump.modules():
         try:
             after = read_module(module.after)
@@ -109,6 +111,8 @@ def read_dump(dump: Dump, run: DumpedRun, shown: Callable[[str], str] | None) ->
         run.modules.append({"number": module.number, "name": module.name, "partitions": after.partitions,
                             "fingerprints": len(prints), "cut": after.cut or None})
         run.fingerprints += prints
+        read.append((extents(after, before), prints))
+    whole_where_the_program_shards(read)
     for module in dump.uncompiled():  # its ops cannot be told about: said so, never split
         try:
             before = read_module(module.before or module.after)
