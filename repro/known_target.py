@@ -97,20 +97,25 @@ def batches(jax: Any, function: Any, argument: Any, kind: str) -> Tuple[List[int
 
 def held_by_calls(jax: Any, function: Any, arguments: Sequence[Any], kinds: Sequence[str]
                   ) -> Tuple[List[Tuple[str, str, int]], int]:
-    """``function`` jitted and compiled for ``arguments``' (sharded) layouts: each custom call computing one of
-    ``kinds``, once per (kind, target, batch) in the module's order, with the batch it holds per device (its first
-    result's leading dimension: EighTpu's first result is ``[batch, 4]``, InvertDiagBlocks' ``[batch, 1, n, n]``),
-    and how many all-gathers the module has."""
+    """``function`` jitted and compiled for ``arguments``' (sharded) layouts: its `calls_held` of ``kinds`` and
+    how many all-gathers the module has."""
+    text = compiled_text(jax.jit(function).lower(*arguments).compile())
+    return calls_held(text, kinds), collectives(text).count("all-gather")
+
+
+def calls_held(text: str, kinds: Sequence[str]) -> List[Tuple[str, str, int]]:
+    """Each custom call of the compiled module computing one of ``kinds``, once per (kind, target, batch) in the
+    module's order, with the batch it holds per device: its first result's leading dimension, whatever the rank
+    (EighTpu's first result is ``[batch, 4]``, InvertDiagBlocks' ``[batch, 1, n, n]``, getrf's ``[batch, n, n]``)."""
     from repro import hlo_text
 
-    text = compiled_text(jax.jit(function).lower(*arguments).compile())
     found: List[Tuple[str, str, int]] = []
     for _computation, instruction in hlo_text.read_text(text).instructions():
         kind = hlo_text.linalg_kind(instruction.target) if instruction.opcode == "custom-call" else ""
         dims = instruction.arrays[0].dims if instruction.arrays else ()
         if kind in kinds and len(dims) >= 2 and (kind, instruction.target, dims[0]) not in found:
             found.append((kind, instruction.target, dims[0]))
-    return found, collectives(text).count("all-gather")
+    return found
 
 
 def said_calls(calls: Sequence[Tuple[str, str, int]], batch: int) -> str:
