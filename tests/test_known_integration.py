@@ -2,8 +2,9 @@
 
 Uses environments the rest of the integration lane builds (0.4.35 and 0.6.0 on CPU); three of the
 catalogue's checks, about 20 s; and the entries compiled for a chip (jax[tpu] 0.12.0.1, the CUDA plugin's 0.5.1,
-0.5.3 and 0.7.0: each side of both GPU fixes), TIMING with those environments built. The whole catalogue's re-measure is `nox -s known -- --verify`
-(minutes); one entry's, on releases this lane builds anyway, is below.
+0.5.3 and 0.7.0: each side of both GPU fixes), about 60 s with those environments built (58 s on 2026-12-06).
+The whole catalogue's re-measure is `nox -s known -- --verify` (minutes); one entry's, on releases this lane
+builds anyway, is below.
 """
 
 from __future__ import annotations
