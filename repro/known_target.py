@@ -21,7 +21,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 ENV = "KIT_TARGET"
 """The target's JSON, set by the kit (`kit.known.runs`) for an entry's run compiled for it."""
@@ -93,6 +93,34 @@ def batches(jax: Any, function: Any, argument: Any, kind: str) -> Tuple[List[int
     calls = linalg_calls(text, kind)
     held = sorted({dims[0] for _target, dims in calls if len(dims) == 3})
     return held, sorted({target for target, _dims in calls}), collectives(text).count("all-gather")
+
+
+def held_by_calls(jax: Any, function: Any, arguments: Sequence[Any], kinds: Sequence[str]
+                  ) -> Tuple[List[Tuple[str, str, int]], int]:
+    """``function`` jitted and compiled for ``arguments``' (sharded) layouts: its `calls_held` of ``kinds`` and
+    how many all-gathers the module has."""
+    text = compiled_text(jax.jit(function).lower(*arguments).compile())
+    return calls_held(text, kinds), collectives(text).count("all-gather")
+
+
+def calls_held(text: str, kinds: Sequence[str]) -> List[Tuple[str, str, int]]:
+    """Each custom call of the compiled module computing one of ``kinds``, once per (kind, target, batch) in the
+    module's order, with the batch it holds per device: its first result's leading dimension, whatever the rank
+    (EighTpu's first result is ``[batch, 4]``, InvertDiagBlocks' ``[batch, 1, n, n]``, getrf's ``[batch, n, n]``)."""
+    from repro import hlo_text
+
+    found: List[Tuple[str, str, int]] = []
+    for _computation, instruction in hlo_text.read_text(text).instructions():
+        kind = hlo_text.linalg_kind(instruction.target) if instruction.opcode == "custom-call" else ""
+        dims = instruction.arrays[0].dims if instruction.arrays else ()
+        if kind in kinds and len(dims) >= 2 and (kind, instruction.target, dims[0]) not in found:
+            found.append((kind, instruction.target, dims[0]))
+    return found
+
+
+def said_calls(calls: Sequence[Tuple[str, str, int]], batch: int) -> str:
+    """``EighTpu on 1024 of 1024, InvertDiagBlocksUpperTriangular on 256 of 1024``: what `held_by_calls` found."""
+    return ", ".join(f"{target} on {held} of {batch}" for _kind, target, held in calls)
 
 
 def collectives(text: str) -> List[str]:

@@ -237,6 +237,22 @@ def test_the_checks_read_each_devices_lu_batch_off_the_target_compilers_hlo(
     assert known_target.collectives(text).count("all-gather") == gathers
 
 
+@pytest.mark.parametrize(("fixture", "kinds", "calls"), [
+    # EighTpu's first result is [batch, 4], after four all-gathers of the 256 a chip holds (issue 59 item 8).
+    ("jax-0.12.0.1-tpu-v5e-2x2-eigh_1024", ("eigh",), [("eigh", "EighTpu", 1024)]),
+    # solve on 4 A100s, 0.5.3: the getrf split, the two triangular solves after it on the gathered batch.
+    ("jax-0.5.3-gpu-a100-4-solve_1024", ("lu", "triangular_solve"),
+     [("lu", "cusolver_getrf_ffi", 256), ("triangular_solve", "__cublas$triangularSolve", 1024)]),
+    ("jax-0.12.0.1-tpu-v5e-2x2-slogdet_1024", ("lu",), [("lu", "LuRealDecompositionBlock", 1024)]),
+    ("jax-0.12.0.1-tpu-v5e-2x2-slogdet_1024", ("eigh",), []),
+])
+def test_the_checks_read_each_calls_batch_whatever_its_rank(fixture: str, kinds: tuple[str, ...],
+                                                              calls: list[tuple[str, str, int]]) -> None:
+    text = (HLO / f"{fixture}.after_optimizations.txt").read_text()
+    assert known_target.calls_held(text, kinds) == calls
+    assert known_target.said_calls(calls, 1024) == ", ".join(f"{t} on {n} of 1024" for _k, t, n in calls)
+
+
 def test_the_shipped_target_entries_are_measured_for_their_chips() -> None:
     for entry in [e for e in load_catalogue(ROOT / "known") if e.targets]:
         measured = load_measurements(ROOT / "known", entry.id)

@@ -1,0 +1,54 @@
+"""On TPU a batch-sharded eigh, and svd through its eigh step, is all-gathered: every chip's EighTpu diagonalises
+the whole batch. Compiled for the target's compile-only devices, not run (repro.known_target).
+
+1024 8x8 matrices sharded over the chips; each eigh custom call (EighTpu) must hold 1024 / chips, not 1024. Both
+ops are compiled, and for each the batch every eigh call holds per chip and the module's all-gathers are printed
+(svd's QR steps split: only its eigh step is gathered). The workaround, shard_map (each chip's op on its own
+part), is compiled beside each and its eigh batch printed.
+Exit 0: split; 1: an eigh call holds more than its chip's part; 125: no TPU compiler, or no eigh call compiled.
+"""
+import sys
+
+from repro import known_target
+
+target = known_target.begin()  # before jax: libtpu reads its settings at import
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from repro import compat
+
+BATCH = 1024
+devices = known_target.devices(jax, target)
+mesh = Mesh(np.array(devices), ("batch",))
+x = jax.ShapeDtypeStruct((BATCH, 8, 8), jnp.float32, sharding=NamedSharding(mesh, PartitionSpec("batch")))
+where = known_target.not_run(target)
+PART = BATCH // len(devices)
+
+
+def eigh(a):
+    return jnp.linalg.eigh(a)[0]
+
+
+def svd(a):  # the singular values only: on TPU, QDWH's polar factor then an eigh of it
+    return jnp.linalg.svd(a, compute_uv=False)
+
+
+said, held = [], []
+for name, function in (("eigh", eigh), ("svd", svd)):
+    calls, gathers = known_target.held_by_calls(jax, function, [x], ("eigh",))
+    if not calls:
+        said.append(f"{name}: no eigh call compiled")
+        continue
+    mapped = compat.shard_map(function, mesh, PartitionSpec("batch"), PartitionSpec("batch"))
+    workaround, _ = known_target.held_by_calls(jax, mapped, [x], ("eigh",))
+    held += [batch for _kind, _target, batch in calls]
+    said.append(f"{name}: {known_target.said_calls(calls, BATCH)} per chip ({gathers} all-gather(s)); under "
+                f"shard_map (the workaround): {', '.join(str(batch) for _k, _t, batch in workaround)} per chip")
+if not held:
+    print(f"{where}: {'; '.join(said)}, so this check cannot tell")
+    sys.exit(125)
+print(f"{where}: {'; '.join(said)}")
+sys.exit(0 if set(held) == {PART} else 1)
