@@ -51,6 +51,15 @@ def test_each_harvested_verdict_carries_its_safe_release_and_title(tmp_path: Pat
     assert safe_release({"ranges": {"summary": "present on 0.12.1, the newest decided"}}).startswith("not known")
 
 
+def test_a_safe_release_names_the_untested_releases_before_it_that_may_be_fixed() -> None:
+    # t11: harvest-672ee47b0f, fixed in 0.6.1 by hand, measured fixed on 0.7.2 with 0.6.1 to 0.7.1 undecided
+    ranges = {"fixed": {"kind": "fixed", "before": "0.6.0", "after": "0.7.2",
+                        "unknown": ["0.6.1", "0.6.2", "0.7.0", "0.7.1"]}}
+    assert safe_release({"ranges": ranges}) == "jax >= 0.7.2 (measured; 0.6.1 to 0.7.1 untested, may be fixed)"
+    ranges["fixed"]["unknown"] = ["0.7.1"]
+    assert safe_release({"ranges": ranges}) == "jax >= 0.7.2 (measured; 0.7.1 untested, may be fixed)"
+
+
 def test_an_audit_with_harvested_writes_them_in_its_report_and_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     catalogue = _catalogue(tmp_path)

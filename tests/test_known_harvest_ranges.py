@@ -86,6 +86,21 @@ def test_a_later_assertion_of_the_same_message_test_is_not_the_same_failure() ->
     assert failure_signature(later) == ("AssertionError", "'BatchTracer'")
 
 
+def test_a_missing_attribute_is_the_same_failure_only_for_the_same_attribute() -> None:
+    # t11: harvest-6204db0b0d's parent lacked `_invars` (a refactor's); 0.6.1 lacks `_dedup_consts`, another era's
+    parent = ("E     AttributeError: 'Jaxpr' object has no attribute '_invars' and no __dict__ for setting new "
+              "attributes. Did you mean: 'invars'?")
+    other = "E     AttributeError: module 'jax._src.lax.control_flow.common' has no attribute '_dedup_consts'"
+    said = presence_of(TestOutcome(FAILED, 1, other), parent)
+    assert said[0] is Presence.UNTESTED and "no attribute '_dedup_consts', not no attribute '_invars'" in said[1]
+    assert presence_of(TestOutcome(FAILED, 1, parent), parent)[0] is Presence.PRESENT
+    # 120f0b4132: the bug's own missing `accum` (a tracer's) against a release without the API (`new_ref`)
+    accum = "E       AttributeError: DynamicJaxprTracer has no attribute accum"
+    assert failure_signature(accum) == ("AttributeError", "no attribute 'accum'")
+    api = "E       AttributeError: module 'jax' has no attribute 'new_ref'"
+    assert presence_of(TestOutcome(FAILED, 1, api), accum)[0] is Presence.UNTESTED
+
+
 def test_a_kept_probe_is_judged_again_by_todays_rule() -> None:
     test = TestFunction("a.py", "", "test_1")
     entry = RangeEntry("harvest-x", "c" * 40, (test,), ("E   AssertionError: 'a' not found in 'b'",))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ...json_types import JsonObject, as_object
+from ...json_types import JsonObject, as_list, as_object
 from ...markdown_text import inert
 from ...markdown_text import text as md
 from ..measured import Presence
@@ -63,8 +63,15 @@ def safe_release(entry: JsonObject) -> str:
     ranges = as_object(entry.get("ranges"))
     if not ranges:
         return "not measured (its range is not bisected yet)"
-    after = as_object(ranges.get("fixed")).get("after")
+    fixed = as_object(ranges.get("fixed"))
+    after = fixed.get("after")
     if isinstance(after, str) and after:
+        # Releases between the last present and the first fixed that no probe decided may hold the fix already
+        # (t11: harvest-672ee47b0f fixed in 0.6.1, said "jax >= 0.7.2" to a user on 0.6.1, untested there).
+        unknown = [str(v) for v in as_list(fixed.get("unknown"))]
+        if unknown:
+            between = unknown[0] if len(unknown) == 1 else f"{unknown[0]} to {unknown[-1]}"
+            return f"jax >= {after} (measured; {between} untested, may be fixed)"
         return f"jax >= {after}"
     return f"not known ({ranges.get('summary') or 'no release measured fixed'})"
 

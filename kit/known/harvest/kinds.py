@@ -48,6 +48,7 @@ def exception_name(message: str) -> str:
     return "AssertionError" if _BARE_ASSERT.search(message) else ""  # pytest shows a plain assert as its expression
 
 
+_MISSING_ATTRIBUTE = re.compile(r"has no attribute '?([A-Za-z_][\w.]*)'?")
 _EXPECTED = re.compile(r"^E\s+(?:AssertionError: )?(.+?) (?:not found in|does not match) ", re.MULTILINE)
 
 
@@ -56,7 +57,12 @@ def failure_signature(message: str) -> tuple[str, str]:
     (``X not found in Y``, ``X does not match Y``) the X that was expected: the same assertion, not a later one
     of the same test that a newer release fails for its own reasons."""
     expected = _EXPECTED.search(message)
-    return exception_name(message), expected.group(1).strip() if expected else ""
+    if expected:
+        return exception_name(message), expected.group(1).strip()
+    # A missing attribute is the same failure only where the same attribute is missing (t11: harvest-6204db0b0d's
+    # parent lacked `cache_keys` and `_invars`, 0.6.1 `_dedup_consts`, a helper of another era, said "present").
+    missing = _MISSING_ATTRIBUTE.findall(message)
+    return exception_name(message), f"no attribute {missing[-1]!r}" if missing else ""
 
 
 def lacks_new_helper(message: str) -> bool:

@@ -83,6 +83,8 @@ def test_presence(outcome: TestOutcome, parent_message: str) -> tuple[Presence, 
         if then == now:
             return Presence.PRESENT, f"fails as at the fix's parent: {outcome.message[:200]}"
         said = f"{now[0] or 'no exception named'}, not {then[0] or 'no exception named'}" if now[0] != then[0] \
+            else f"{now[1][:80] or 'another message'}, not {then[1][:80] or 'another message'}" \
+            if now[1].startswith("no attribute") or then[1].startswith("no attribute") \
             else f"expected {now[1][:80]!r}, not {then[1][:80]!r}"
         return Presence.UNTESTED, f"fails otherwise than at the fix's parent ({said}): {outcome.message[:200]}"
     return Presence.UNTESTED, f"{outcome.outcome}: {outcome.message[:200]}"
