@@ -81,6 +81,22 @@ def test_bad_if_matches_a_link_of_the_chain_the_last_line_does_not_show() -> Non
     assert "exception_chain" not in bare.evidence
 
 
+def test_a_link_a_later_exception_of_its_class_replaced_is_not_what_the_run_ended_in() -> None:
+    """t11: the fix raises an informative ValueError from the reported one; the reported one's pattern matched its
+    printed line and its link, and a bisect called the fixed 0.12.1 bad where triage said "another failure"."""
+    lines = _lines("jax-0.12.1-pytree-metadata-chained.txt")
+    chain = failures.exception_chain(lines)
+    assert [link.name for link in chain] == ["ValueError", "ValueError"]
+    assert failures.replaced_links(chain) == chain[:1]
+    reported = r"(?m)^(?:[\w.]+\.)?ValueError: The truth value of an array with more than one element is ambiguous"
+    judged = _judge(lines, bad_if=reported)
+    assert judged.verdict == "inconclusive" and "failed otherwise" in judged.reason
+    fixed = _judge(lines, bad_if=r"(?m)^ValueError: Exception raised while checking equality")
+    assert fixed.verdict == "affected"
+    # a cause of another class is the same failure in another link (the StopIteration test above), and stays
+    assert failures.replaced_links(failures.exception_chain(_lines("python-3.11-stopiteration-chain.txt"))) == []
+
+
 def test_bad_if_matches_a_link_under_its_bare_class_name() -> None:
     judged = _judge(_lines("jax-0.6.0-concretization.txt"), bad_if=r"^TracerBoolConversionError: Attempted")
     assert judged.verdict == "affected"

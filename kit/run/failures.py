@@ -278,12 +278,28 @@ def _bad_if_evidence(bad_if: re.Pattern[str], tail: Sequence[str]) -> BadIfSearc
     class name (``jax.errors.X`` and ``X``), so a pattern written for one
     link matches whichever link a release or an overlay ends with.
     """
-    links = [form for raised in exception_chain(tail) for form in _link_forms(raised)]
-    searched = bounded_match.bounded_search(bad_if, ["\n".join(tail), *links])  # a runaway pattern gives up
+    chain = exception_chain(tail)
+    replaced = replaced_links(chain)
+    links = [form for raised in chain if raised not in replaced for form in _link_forms(raised)]
+    printed = {f"{link.type}: {link.message.splitlines()[0]}" if link.message else link.type for link in replaced}
+    shown = [line for line in tail if line.rstrip() not in printed]  # their exception lines: not what it ended in
+    searched = bounded_match.bounded_search(bad_if, ["\n".join(shown), *links])  # a runaway pattern gives up
     matched = searched.matched[:HEADLINE_CHARS] if searched.matched is not None else None
     within = (f"exception chain: {links[searched.text - 1][:HEADLINE_CHARS]}"
               if searched.matched is not None and searched.text > 0 else "")
     return BadIfSearch(bad_if.pattern, matched, within, searched.gave_up or "")
+
+
+def replaced_links(chain: Sequence[RaisedException]) -> list[RaisedException]:
+    """The links of a chain that a later exception of the same class with another message replaced: the release
+    raises its own error *from* the old one (jaxlib 0.6.2's informative ``ValueError: Exception raised while
+    checking equality of metadata fields ...`` from the ``ValueError: The truth value ... is ambiguous`` a report
+    named: the fix, t11), so the old one is not the failure the run ended in. A cause of another class (a
+    generator's ``StopIteration`` under ``RuntimeError``) is the same failure in another link, and stays."""
+    if len(chain) < 2:
+        return []
+    last = chain[-1]
+    return [link for link in chain[:-1] if link.name == last.name and link.message != last.message]
 
 
 def _link_forms(raised: RaisedException) -> list[str]:

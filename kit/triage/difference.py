@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ..records import Record, Status
+from ..run.failures import RaisedException, replaced_links
 from . import block_outcome
 from .block_outcome import Feature, Number, BlockOutcome, BlockException
 from .report_reading import Reading
@@ -161,11 +162,14 @@ def chain_shows_reported(reading: Reading, run: Run) -> bool:
     links = evidence.get("exception_chain") if isinstance(evidence, Mapping) else None
     if not isinstance(links, list):
         return False
+    chain = [RaisedException(link["type"], link["message"]) for link in links if isinstance(link, Mapping)
+             and isinstance(link.get("type"), str) and isinstance(link.get("message"), str)]
+    replaced = replaced_links(chain)  # the release's own error raised from the reported one: not what it ended in
     seen: list[BlockException] = []
-    for link in links:
-        if isinstance(link, Mapping) and isinstance(link.get("type"), str) and isinstance(link.get("message"), str):
-            first = next((line.strip() for line in link["message"].splitlines() if line.strip()), "")
-            seen.append({"type": link["type"].rsplit(".", 1)[-1], "message": first, "text": first})
+    for raised in chain:
+        if raised not in replaced:
+            first = next((line.strip() for line in raised.message.splitlines() if line.strip()), "")
+            seen.append({"type": raised.name, "message": first, "text": first})
     return any(same_exception(reported.name, reported.headline(), raised)
                for reported in reading.failure.chain for raised in seen)
 
