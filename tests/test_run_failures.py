@@ -248,3 +248,11 @@ def test_what_jax_died_of_does_not_name_the_overlays_temporary_folder(tmp_path: 
     assert str(overlay) not in health.error
     assert "<the commit's overlay>/jaxlib" in health.error
     assert not any(str(overlay) in line for line in health.output_tail)  # the tail is kept under reports/ too
+
+
+def test_a_script_probe_kept_under_another_bad_if_rule_is_another_probe() -> None:
+    """t11: a bisect read 0.12.1 "bad" from a probe the cache kept before the replaced-link rule, where the same
+    run is now "failed otherwise": the rule is in the probe's identity, so such a probe runs again."""
+    judged = failures.script_probe_subject({"script": "/p/check.py", "script_sha256": "ab", "bad_if": "^X"})
+    assert judged == {"script_sha256": "ab", "bad_if": "^X", "bad_if_rules": failures.BAD_IF_RULES}
+    assert failures.script_probe_subject({"script": "/p/check.py", "script_sha256": "ab"}) == {"script_sha256": "ab"}

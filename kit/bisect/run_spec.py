@@ -33,6 +33,7 @@ from ..check_settings import Check
 from ..install import InstallKey, InstallPlan
 from ..records import Identity
 from ..run import runner
+from ..run.failures import script_probe_subject
 from .specs import WhatRuns
 
 
@@ -120,7 +121,7 @@ def _subject(runs: WhatRuns, asked: runner.RunRequest, parameters: Mapping[str, 
     """
     if runs.check:
         return runner.check_subject(asked, parameters)
-    return json_form({name: value for name, value in parameters.items() if name != "script"})
+    return json_form(script_probe_subject(parameters))
 
 
 def probe_overrides(runs: WhatRuns, check: Check) -> JsonObject:

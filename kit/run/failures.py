@@ -58,6 +58,21 @@ _SYNTAX_TYPES = ("SyntaxError", "IndentationError", "TabError")
 _NO_MODULE = re.compile(r"No module named '([^']+)'")
 _CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from (?:partially initialized module )?'([^']+)'")
 
+BAD_IF_RULES = 2
+"""How ``bad_if`` is judged, in a script probe's identity: 2 since a chain link replaced by a later exception of its
+class is no match (`replaced_links`). A probe kept under another rule is run again, never read as this one's."""
+
+
+
+def script_probe_subject(parameters: Mapping[str, object]) -> dict[str, object]:
+    """What a ``--script`` probe's identity holds of it: its parameters less its path, and, where a ``bad_if``
+    judges it, the rule that judged it (`BAD_IF_RULES`): a bisect and a triage that hands its runs on key alike."""
+    subject = {name: value for name, value in parameters.items() if name != "script"}
+    if subject.get("bad_if"):
+        subject["bad_if_rules"] = BAD_IF_RULES
+    return subject
+
+
 HEADLINE_CHARS = 200
 """How much of an exception a matrix cell, a probe line or a reason shows (the record keeps the message)."""
 

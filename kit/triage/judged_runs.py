@@ -26,9 +26,10 @@ from pathlib import Path
 from ..config import script_parameters
 
 from ..check_settings import bad_if_pattern, script_check
-from ..json_types import JsonObject
+from ..json_types import JsonObject, json_form
 from ..records import Record
 from ..records import Verdict
+from ..run.failures import script_probe_subject
 from ..user_paths import report_path
 from . import block_outcome
 from .check_writer import BEHAVES_AS_REPORTED, Judged
@@ -61,7 +62,7 @@ def check_subject(check: Path, bad_if: str, devices: int | None, project: Path) 
     """What a bisect's probe of ``--script CHECK --bad-if BAD_IF [--host-devices N]`` runs, as its identity holds it:
     the script's parameters less its path (kit.config.script_parameters, as `kit.bisect.probe.cache` keys them)."""
     as_check = script_check(check.stem, check, host_devices=devices, bad_if=bad_if_pattern(bad_if, "bad_if"))
-    return {k: v for k, v in script_parameters(as_check, project).items() if k != "script"}
+    return json_form(script_probe_subject(script_parameters(as_check, project)))
 
 
 def judged_runs(runs: dict[str, Run], judged: Judged, check: Path, bad_if: str, devices: int | None,
