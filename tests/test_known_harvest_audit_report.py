@@ -93,6 +93,7 @@ def test_known_only_names_a_harvested_entry(tmp_path: Path, capsys: pytest.Captu
                       catalogue=catalogue) == 0
     out = capsys.readouterr().out
     assert f"harvest-{FIXED[:10]}: Fix spurious KeyReuseError" in out and "fixed in 0.10.2" in out
+    assert "0 known problems" not in out  # t11: the hand listing's header said so above the entry it then showed
 
 
 def test_known_only_an_unknown_id_says_the_nearest_of_every_id_and_how_to_list_them_all(tmp_path: Path) -> None:

@@ -108,7 +108,9 @@ def known_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     if args.json:
         print(json.dumps([entry_json(e, folder) for e in entries] + harvested, indent=1))
     elif args.only.strip():
-        print("\n".join(listing(entries, folder) + [line for h in harvested for line in harvested_entry_lines(h)]))
+        # Only the harvested ones named: no "0 known problems" header above them (t11)
+        hand = listing(entries, folder) if entries or not harvested else []
+        print("\n".join(hand + [line for h in harvested for line in harvested_entry_lines(h)]))
     else:
         print("\n".join(listing(entries, folder) + ([harvested_line(harvested)] if harvested else [])))
     return EXIT_OK
