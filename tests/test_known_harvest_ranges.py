@@ -42,6 +42,9 @@ ROOT = Path(__file__).resolve().parent.parent
     # JAX's own assert inside a transformation (t5: harvest-719d18dafd's checkify assert), not the test's
     ("t.py::A::test_x", "E   jax._src.source_info_util.JaxStackTraceBeforeTransformation: AssertionError: (3, "
                         "DebugInfo(", "exception"),
+    # raised only under the tests' strict rank promotion; silently the wrong shape with JAX's default (t11)
+    ("t.py::A::testPolyfit", "E       ValueError: Operands could not be broadcast together for true_divide on shapes "
+                             "(5, 2) (2,) and with the config option jax_numpy_rank_promotion='raise'.", "wrong-values"),
 ])
 def test_a_tests_kind_is_read_from_its_failure_at_the_parent(node: str, message: str, kind: str) -> None:
     assert failure_kind(node, message) == kind
