@@ -34,6 +34,7 @@ user's own folder (kit/project.py): ``jax-kit scaling 0.6.0`` for ``run scaling 
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
 import sys
@@ -76,7 +77,15 @@ def main(argv: Sequence[str] | None = None, log: Log = _log, matrix_path: str = 
         except StopSignal as stop:  # SIGTERM or SIGHUP: unwound as Ctrl-C is, and said as it is (was: silent)
             print(interrupted_line(argv, stop.name), file=sys.stderr)
             return stop.status
+        except BrokenPipeError:
+            # The reader went away (`jax-kit known | head`): as a shell tool does, stop quietly; Python's own
+            # flush at exit would print a second traceback, so standard output goes to /dev/null first.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_BROKEN_PIPE
 
+
+EXIT_BROKEN_PIPE = 128 + 13
+"""Killed by SIGPIPE, as a shell says it: what ``head`` leaves a writer."""
 
 INTERRUPTED = "interrupted (Ctrl-C): every record written before it is kept, and the run it stopped wrote none"
 RESUMING = ("matrix", "bisect")
