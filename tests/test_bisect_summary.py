@@ -29,6 +29,7 @@ from kit.bisect.report.summary import (
 )
 from kit.history.commit_range import CommitRange
 from kit.history.commits import CommitInfo
+from kit.records import Source
 from tests.observations import observed
 
 GOOD, BAD, SKIP = ProbeOutcome.GOOD, ProbeOutcome.BAD, ProbeOutcome.SKIP
@@ -145,6 +146,12 @@ def test_a_check_is_quoted_by_its_reason_and_a_script_by_its_last_line_unless_it
     assert deciding_line(ran("affected", "r", output_tail=[]), script=True) == "r"  # silent script: the reason
     died = ran("affected", "r", output_tail=["x"], exception="ValueError: boom")
     assert deciding_line(died, script=True) == "ValueError: boom"
+    # t11: a run triage handed on was judged by the check's judge from a capture that prints no verdict line; its
+    # last printed line was the same on every release
+    handed = ran("affected", "behaves as on jax 0.7.2: prints 'round(x, 100) = [nan nan nan]'",
+                 output_tail=["round(x, 100) = [nan nan nan]", "round(x, 2)   = [ 1.5   2.25 -3.12]"])
+    handed = handed.with_came_from(source=Source.TRIAGE)
+    assert deciding_line(handed, script=True).startswith("behaves as on jax 0.7.2")
 
 
 def test_the_environment_line_orders_versions_as_versions_and_names_pins_and_the_script() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from ...records import Status, Verdict
+from ...records import Source, Status, Verdict
 from ...markdown_text import code
 from . import changelog
 from ..commits import CommitFinding
@@ -161,6 +161,10 @@ def deciding_line(seen: Observation, script: bool) -> str:
     """What a deciding probe ended with: the exception it died of, a script's last line, or the check's reason."""
     if seen.found.exception:
         return seen.found.exception
+    if seen.came_from.source is Source.TRIAGE:
+        # Judged by the check's judge from triage's capture, whose output holds no verdict line: the judge's
+        # words say what decided it (t11: the last printed line quoted, the same on every release).
+        return seen.found.reason
     if script and seen.came_from.output_tail:
         return seen.came_from.output_tail[-1]
     return seen.found.reason
