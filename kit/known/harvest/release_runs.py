@@ -22,6 +22,7 @@ confirmed tests is, absent where all of them are.
 
 from __future__ import annotations
 
+import ast
 import functools
 import time
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from ...history.source import History
 from ...install import Environment
 from ...json_types import JsonObject
 from ..measured import Presence
-from .changed_tests import TestFunction, test_functions
+from .changed_tests import TestFunction, test_nodes
 from .kinds import failure_signature, lacks_new_helper
 from .pytest_run import FAILED, PASSED, UNCOLLECTED, TestOutcome, run_side
 
@@ -144,14 +145,24 @@ def _as_evidence(history: History, entry: RangeEntry, tag: str,
 
 
 def _tree(history: History, ref: str, test: TestFunction) -> str | None:
-    return _functions(history.path, ref, test.path).get(test)
+    """The dump of ``test``'s tree in ``ref``'s copy of its file (None: not there): keyed by the file's blob, so
+    the refs that share a version of the file parse it once."""
+    return _function_tree(history.path, _blob(history.path, ref, test.path), test)
 
 
-@functools.lru_cache(maxsize=128)
-def _functions(clone: Path, ref: str, path: str) -> dict[TestFunction, str]:
-    """The test functions of ``path`` at ``ref`` and their trees (a big test file parsed once per audit)."""
+@functools.lru_cache(maxsize=4096)
+def _function_tree(clone: Path, blob: str, test: TestFunction) -> str | None:
+    node = _nodes(clone, blob, test.path).get(test)
+    return ast.dump(node) if node is not None else None
+
+
+@functools.lru_cache(maxsize=8)
+def _nodes(clone: Path, blob: str, path: str) -> dict[TestFunction, ast.AST]:
+    """The test functions of one version of a file (a few kept: a big test module's tree is tens of MB)."""
+    if blob.startswith(_NO_BLOB):
+        return {}
     try:
-        return test_functions(git(clone, "show", f"{ref}:{path}"), path)
+        return test_nodes(git(clone, "cat-file", "blob", blob), path)
     except GitFailed:
         return {}
 
@@ -218,12 +229,15 @@ def _folder(source: str) -> str:
     return source if source.startswith("jax-v") else source[:12]
 
 
+_NO_BLOB = "none at "
+
+
 @functools.lru_cache(maxsize=512)
 def _blob(clone: Path, ref: str, path: str) -> str:
     try:
         return git(clone, "rev-parse", f"{ref}:{path}").strip()
     except GitFailed:
-        return f"none at {ref}"
+        return f"{_NO_BLOB}{ref}"
 
 
 def _export_pyproject(history: History, refs: Sequence[str], workdir: Path) -> None:
