@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the release's pytest is imported by pytest itself; the kit's only for its types
     import pytest
@@ -57,8 +57,9 @@ def _share_parsed_sources() -> None:
     if original is None or "astcache" not in inspect.signature(original).parameters:
         return
 
-    def getsource(entry: Any, astcache: dict[object, object] | None = None) -> object:
-        on_disk = astcache is not None and not isinstance(getattr(entry.frame.code, "path", ""), str)
+    def getsource(entry: object, astcache: dict[object, object] | None = None) -> object:
+        path = getattr(getattr(getattr(entry, "frame", None), "code", None), "path", "")
+        on_disk = astcache is not None and not isinstance(path, str)
         return original(entry, _PARSED if on_disk else astcache)
 
     setattr(code.TracebackEntry, "getsource", getsource)
