@@ -30,14 +30,21 @@ from ...install import Environment, release_bytecode_env
 KEPT = ".kit-harvest-tests"
 
 
-def kept_root(environment: Environment, settings: str | None) -> Path | None:
-    """The folder an audit's test files are kept in for ``environment`` and the pytest ``settings`` text (its
-    ``pyproject.toml``, written there; None: no settings file); None where the environment keeps no bytecode
-    (not one the kit built)."""
+def kept_home(environment: Environment) -> Path | None:
+    """Where ``environment`` keeps an audit's test files: a folder of its own (None: it keeps no bytecode, not
+    being one the kit built)."""
     if not release_bytecode_env(environment):
         return None
-    named = hashlib.sha256(settings.encode()).hexdigest()[:16] if settings is not None else "no-settings"
-    root = environment.python.parent.parent / KEPT / named
+    return environment.python.parent.parent / KEPT
+
+
+def kept_root(environment: Environment, settings: str | None) -> Path | None:
+    """The folder an audit's test files are kept in for ``environment`` and the pytest ``settings`` text (its
+    ``pyproject.toml``, written there; None: no settings file); None where nothing is kept (`kept_home`)."""
+    home = kept_home(environment)
+    if home is None:
+        return None
+    root = home / (hashlib.sha256(settings.encode()).hexdigest()[:16] if settings is not None else "no-settings")
     root.mkdir(parents=True, exist_ok=True)
     if settings is not None and not (root / "pyproject.toml").is_file():
         atomic_write_text(root / "pyproject.toml", settings)
@@ -45,12 +52,12 @@ def kept_root(environment: Environment, settings: str | None) -> Path | None:
 
 
 def kept_file(environment: Environment, name: str) -> Path | None:
-    """A file of that folder's parent, shared by every settings text (``function-trees.json``), where kept."""
-    if not release_bytecode_env(environment):
+    """A file of `kept_home`, shared by every settings text (``function-trees.json``); None where nothing is kept."""
+    home = kept_home(environment)
+    if home is None:
         return None
-    folder = environment.python.parent.parent / KEPT
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / name
+    home.mkdir(parents=True, exist_ok=True)
+    return home / name
 
 
 def lay_out(history: History, source: str, paths: Sequence[str], folder: Path) -> None:
