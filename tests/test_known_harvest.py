@@ -12,7 +12,7 @@ import pytest
 from kit.history.source import History
 from kit.json_types import as_list, as_object
 from kit.install import Environment, Prepared
-from kit.known.harvest import command as command_module, confirm as confirm_module
+from kit.known.harvest import command as command_module, confirm as confirm_module, select_plugin
 from kit.known.harvest.candidates import HarvestCandidate, issue_of, list_candidates
 from kit.known.harvest.command import progress_line, summary_line, time_line
 from kit.known.harvest.changed_tests import TestFunction, changed_functions, changed_tests
@@ -181,6 +181,27 @@ def test_the_plugin_runs_only_the_asked_functions_and_their_generated_cases(tmp_
     assert "case fails" in ran.outcomes["tests/foo_test.py::FooTest::test_param"].message
     assert ran.outcomes["tests/foo_test.py::test_skipped"] == TestOutcome(SKIPPED, 1, "Skipped: not on this machine")
     assert summarised(asked[3:], {})["tests/missing_test.py::test_none"].outcome == UNCOLLECTED
+
+
+def _fails_over_two_lines() -> None:
+    total = (1 +
+             0)
+    raise ValueError(f"bad {total}")
+
+
+def test_the_plugins_one_source_tree_cache_leaves_a_failures_report_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    from _pytest._code import code
+
+    try:
+        _fails_over_two_lines()
+    except ValueError:
+        info = code.ExceptionInfo.from_current()
+    before = str(info.getrepr(style="long"))
+    monkeypatch.setattr(code.TracebackEntry, "getsource", code.TracebackEntry.getsource)  # undone after the test
+    monkeypatch.setattr(select_plugin, "_PARSED", {})
+    select_plugin._share_parsed_sources()
+    assert str(info.getrepr(style="long")) == before == str(info.getrepr(style="long"))
+    assert Path(__file__) in select_plugin._PARSED  # this file's tree, parsed once for both reports
 
 
 KEY = BuildKey("0.1.0", "0.1.0", "3.13.0", ("pytest==9",), 4)

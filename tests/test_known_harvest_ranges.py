@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from kit.errors import UsageError
 from kit.history.source import History
 from kit.install import Environment
 from kit.known.harvest.changed_tests import TestFunction
+from kit.known.harvest import function_trees, kept_tests
+from kit.known.harvest.function_trees import FunctionTrees
 from kit.known.harvest.kinds import entry_kind, exception_name, failure_kind, failure_signature
 from kit.known.harvest.listing import harvested_entries
 from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
@@ -252,10 +255,11 @@ def test_an_audit_lays_a_test_file_out_once_for_the_entries_whose_test_it_holds_
     entries = [RangeEntry("harvest-fix", commits["fix"], (kept, changed), ("E   AssertionError", "E   AssertionError")),
                RangeEntry("harvest-later", later, (TestFunction("tests/a_test.py", "", "test_later"),),
                           ("E   AssertionError: later",))]
-    placed = _placement(clone, entries, "", shared=True)
+    trees = FunctionTrees(clone, [t for e in entries for t in e.tests])
+    placed = _placement(trees, entries, "", shared=True)
     assert placed["harvest-fix", kept.node_id][0] == later  # the same function in the newer copy
     assert placed["harvest-fix", changed.node_id][0] == commits["fix"]  # changed since: its own copy
-    assert {source for source, _ in _placement(clone, entries, "", shared=False).values()} == {commits["fix"], later}
+    assert {source for source, _ in _placement(trees, entries, "", shared=False).values()} == {commits["fix"], later}
     environment = Environment(Path(sys.executable), {}, "existing")
     probes = probe_release(clone, environment, "0.1.0", entries, shared=True)
     assert [p.outcome for p in probes] == [Presence.PRESENT, Presence.PRESENT]
@@ -301,3 +305,54 @@ def test_a_range_whose_newer_releases_were_not_decided_is_not_called_open() -> N
     assert "open" not in said and "not decided after it (unknown: 0.10.1, 0.10.2)" in said
     decided = search_range(releases, {r: Presence.PRESENT for r in releases}, ())
     assert "open: present on the newest decided, 0.10.2" in summary(decided)
+
+
+def test_an_audit_keeps_its_test_files_and_tree_digests_and_never_rewrites_a_kept_file(
+        history: tuple[History, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Kept files keep their time stamps (their bytecode stays valid) and the digests spare a second parse; what
+    # each test did, and so each verdict, is what a fresh layout gives.
+    clone, commits = history
+    later = _commit(clone.path, "Fix b.", {"tests/a_test.py": NEW_TEST + "\ndef test_later():\n    assert False\n"})
+    kept, changed = TestFunction("tests/a_test.py", "", "test_kept"), TestFunction("tests/a_test.py", "", "test_changed")
+    entries = [RangeEntry("harvest-fix", commits["fix"], (kept, changed), ("E   AssertionError", "E   AssertionError")),
+               RangeEntry("harvest-broken", commits["fix"], (TestFunction("tests/b_test.py", "", "test_b"),),
+                          ("E   AssertionError",)),
+               RangeEntry("harvest-later", later, (TestFunction("tests/a_test.py", "", "test_later"),),
+                          ("E   AssertionError",))]
+    environment = Environment(Path(sys.executable), {}, "existing")
+    fresh = probe_release(clone, environment, "0.1.0", entries, shared=True)
+    home = tmp_path / "kept"
+    monkeypatch.setattr(kept_tests, "kept_home", lambda _environment: home)
+    first = probe_release(clone, environment, "0.1.0", entries, shared=True)
+    laid = sorted(home.rglob("*_test.py"))
+    assert laid and (home / "function-trees.json").is_file()
+    for path in laid:
+        os.utime(path, (1_000_000, 1_000_000))
+    monkeypatch.setattr(function_trees, "test_nodes", _no_parse)  # a second audit reads the kept digests
+    function_trees.blob_at.cache_clear()
+    second = probe_release(clone, environment, "0.1.0", entries, shared=True)
+    assert all(path.stat().st_mtime == 1_000_000 for path in laid)
+    outcomes = [[(p.outcome, p.copy, {n: o.outcome for n, o in p.tests.items()}) for p in run]
+                for run in (fresh, first, second)]
+    assert outcomes[0] == outcomes[1] == outcomes[2]
+    assert [p.outcome for p in fresh] == [Presence.PRESENT, Presence.UNTESTED, Presence.PRESENT]
+
+
+def _no_parse(source: str, path: str) -> dict[TestFunction, object]:
+    raise AssertionError(f"{path} parsed again")
+
+
+def test_a_test_functions_tree_digest_ignores_the_rest_of_its_file_and_is_none_where_the_file_lacks_it(
+        history: tuple[History, dict[str, str]], tmp_path: Path) -> None:
+    clone, commits = history
+    moved = _commit(clone.path, "Elsewhere", {"tests/a_test.py": "# a comment\n" + NEW_TEST + "\nX = 1\n"})
+    trees = FunctionTrees(clone, [], tmp_path / "trees.json")
+    kept, changed = TestFunction("tests/a_test.py", "", "test_kept"), TestFunction("tests/a_test.py", "", "test_changed")
+    new = TestFunction("tests/a_test.py", "", "test_new")
+    assert trees.tree(moved, kept) == trees.tree(commits["old"], kept) is not None
+    assert trees.tree(moved, changed) != trees.tree(commits["old"], changed)
+    assert trees.tree(commits["old"], new) is None and trees.tree(moved, new) is not None
+    assert trees.tree(commits["old"], TestFunction("tests/none_test.py", "", "test_x")) is None
+    trees.save()
+    again = FunctionTrees(clone, [], tmp_path / "trees.json")
+    assert again.digests == trees.digests and again.tree(moved, kept) == trees.tree(moved, kept)

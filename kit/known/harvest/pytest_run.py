@@ -16,7 +16,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ...install import Environment
 from ...json_types import JsonObject, as_list
@@ -75,18 +75,22 @@ _CALLER_PYTEST_SETTINGS = ("CI", "BUILD_NUMBER", "PYTEST_ADDOPTS", "PYTEST_PLUGI
 
 
 def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFunction],
-             timeout: int = TIMEOUT_S, extra_args: Sequence[str] = ()) -> SideRun:
+             timeout: int = TIMEOUT_S, extra_args: Sequence[str] = (), own: Path | None = None,
+             bytecode: Mapping[str, str] | None = None) -> SideRun:
     """Run ``tests`` (files under ``workdir``) with ``environment``'s Python and path, one pytest process
-    (``extra_args`` before the files: ``--import-mode=importlib`` where two copies of one file run together)."""
-    results = workdir / f"results-{time.monotonic_ns()}.json"
-    plugin_dir = workdir / "kit-plugin"
+    (``extra_args`` before the files: ``--import-mode=importlib`` where two copies of one file run together).
+    ``own``: the run's own folder for its results and plugin, where ``workdir`` is shared (default: ``workdir``);
+    ``bytecode``: where the imports' bytecode goes (default: a folder of ``own``, thrown away with it)."""
+    own = own or workdir
+    results = own / f"results-{time.monotonic_ns()}.json"
+    plugin_dir = own / "kit-plugin"
     plugin_dir.mkdir(exist_ok=True)
     shutil.copyfile(Path(__file__).with_name("select_plugin.py"), plugin_dir / f"{PLUGIN}.py")
     files = sorted({test.path for test in tests})
     told = {**environment.isolating_env(), "KIT_HARVEST_SELECT": json.dumps([t.to_json() for t in tests]),
             "KIT_HARVEST_RESULTS": str(results), "JAX_NUM_GENERATED_CASES": str(GENERATED_CASES),
             "JAX_PLATFORMS": "cpu", "XLA_FLAGS": f"--xla_force_host_platform_device_count={HOST_DEVICES}",
-            "PYTHONPYCACHEPREFIX": str(workdir / "pycache")}
+            **(bytecode if bytecode is not None else {"PYTHONPYCACHEPREFIX": str(own / "pycache")})}
     env = repro_env(told, (*environment.pythonpath, plugin_dir))
     # pytest prints whole diffs where CI or BUILD_NUMBER is set, and the caller's PYTEST_ADDOPTS changes what it
     # prints too: the failure messages kept (their last E lines) are compared with those recorded elsewhere, so

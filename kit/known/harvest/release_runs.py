@@ -22,7 +22,6 @@ confirmed tests is, absent where all of them are.
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +31,12 @@ from ... import scratch
 from ...history.export import export_files
 from ...history.git import GitFailed, git
 from ...history.source import History
-from ...install import Environment
+from ...install import Environment, release_bytecode_env
 from ...json_types import JsonObject
 from ..measured import Presence
-from .changed_tests import TestFunction, test_functions
+from .changed_tests import TestFunction
+from .function_trees import FunctionTrees, blob_at
+from .kept_tests import kept_file, kept_root, lay_out
 from .kinds import failure_signature, lacks_new_helper
 from .pytest_run import FAILED, PASSED, UNCOLLECTED, TestOutcome, run_side
 
@@ -107,12 +108,14 @@ def probe_release(history: History, environment: Environment, release: str, entr
     to import, in a second one. ``shared`` (an audit's): a test file laid out once for the entries whose test it
     holds unchanged (`_placement`), those it fails to serve given their own copies in a process between."""
     started = time.monotonic()
-    first = _run(history, environment, release, entries, FIX_COPY, shared)
+    trees = FunctionTrees(history, [t for e in entries for t in e.tests],
+                          kept_file(environment, "function-trees.json") if shared else None)
+    first = _run(trees, environment, release, entries, FIX_COPY, shared, kept=shared)
     if shared:
         retry = [e for e in entries if _uncollected(first[e.id])]
-        first.update(_run(history, environment, release, retry, FIX_COPY) if retry else {})
+        first.update(_run(trees, environment, release, retry, FIX_COPY, kept=shared) if retry else {})
     uncollected = [e for e in entries if _uncollected(first[e.id])]
-    second = _run(history, environment, release, uncollected, RELEASE_COPY) if uncollected else {}
+    second = _run(trees, environment, release, uncollected, RELEASE_COPY, kept=shared) if uncollected else {}
     seconds = (time.monotonic() - started) / max(len(entries), 1)
     probes = []
     for entry in entries:
@@ -121,9 +124,10 @@ def probe_release(history: History, environment: Environment, release: str, entr
         if copy == RELEASE_COPY and all(o.outcome == UNCOLLECTED for o in outcomes.values()):
             copy, outcomes = FIX_COPY, first[entry.id]  # the release lacks them too: the fix's failure to import is why
         elif copy == RELEASE_COPY:
-            outcomes = _as_evidence(history, entry, f"jax-v{release}", outcomes)
+            outcomes = _as_evidence(trees, entry, f"jax-v{release}", outcomes)
         presence, why = entry_presence(entry, outcomes)
         probes.append(ReleaseProbe(release, presence, f"{copy} copy: {why}", copy, outcomes, seconds))
+    trees.save()
     return probes
 
 
@@ -131,58 +135,56 @@ def _uncollected(outcomes: dict[str, TestOutcome]) -> bool:
     return all(outcome.outcome == UNCOLLECTED for outcome in outcomes.values())
 
 
-def _as_evidence(history: History, entry: RangeEntry, tag: str,
+def _as_evidence(trees: FunctionTrees, entry: RangeEntry, tag: str,
                  outcomes: dict[str, TestOutcome]) -> dict[str, TestOutcome]:
     """The release's own copies' outcomes, less those of a test whose copy there is not the fix's: the test as it
     was before the fix changed it passed with the bug at the parent, so what it does there is no evidence."""
     kept = {}
     for test in entry.tests:
         outcome = outcomes[test.node_id]
-        if outcome.outcome in (PASSED, FAILED) and _tree(history, tag, test) != _tree(history, entry.commit, test):
+        if outcome.outcome in (PASSED, FAILED) and trees.tree(tag, test) != trees.tree(entry.commit, test):
             outcome = TestOutcome(OTHER_TEST, outcome.cases, f"{outcome.outcome} there, but the release's copy of "
                                   "the test is not the fix's (the test before the fix changed it): no evidence")
         kept[test.node_id] = outcome
     return kept
 
 
-def _tree(history: History, ref: str, test: TestFunction) -> str | None:
-    return _functions(history.path, ref, test.path).get(test)
-
-
-@functools.lru_cache(maxsize=128)
-def _functions(clone: Path, ref: str, path: str) -> dict[TestFunction, str]:
-    """The test functions of ``path`` at ``ref`` and their trees (a big test file parsed once per audit)."""
-    try:
-        return test_functions(git(clone, "show", f"{ref}:{path}"), path)
-    except GitFailed:
-        return {}
-
-
-def _run(history: History, environment: Environment, release: str, entries: Sequence[RangeEntry],
-         copy: str, shared: bool = False) -> dict[str, dict[str, TestOutcome]]:
+def _run(trees: FunctionTrees, environment: Environment, release: str, entries: Sequence[RangeEntry],
+         copy: str, shared: bool = False, kept: bool = False) -> dict[str, dict[str, TestOutcome]]:
     """``{entry id: {node id: outcome}}`` for ``entries``' tests as of their fixes (or the release's own copies).
 
     ``shared``: a file is laid out once per version that runs: an entry's test runs from the newest entry's copy
     of its file where that copy's function is the same (a test file mostly changes elsewhere), from its own fix's
     copy otherwise. JAX's big test modules cost their import, so one import of ``api_test.py`` serves a dozen
     entries. Without it (the ranges' bisect, on old releases a newer copy may not import), each its own.
+    ``kept`` (an audit's): the files are kept beside the environment, their bytecode with them
+    (`kit.known.harvest.kept_tests`); the ranges' bisect probes each release once and keeps nothing.
     """
     tag = f"jax-v{release}"
-    placed = _placement(history, entries, tag if copy == RELEASE_COPY else "", shared)
+    history = trees.history
+    placed = _placement(trees, entries, tag if copy == RELEASE_COPY else "", shared)
     with scratch.folder("harvest-range") as workdir:
-        _export_pyproject(history, (tag, *(e.commit for e in reversed(entries))), workdir)
+        settings = _pyproject(history, (tag, *(e.commit for e in reversed(entries))))
+        root = kept_root(environment, settings) if kept else None
+        files = root or workdir
+        if root is None and settings is not None:
+            (workdir / "pyproject.toml").write_text(settings, encoding="utf-8")
         for source in sorted({source for source, _test in placed.values()}):
             paths = sorted({test.path for s, test in placed.values() if s == source})
             try:
-                export_files(history, source, [*paths, "conftest.py"], workdir / _folder(source))
+                if root is not None:
+                    lay_out(history, source, paths, root / _folder(source))
+                else:
+                    export_files(history, source, [*paths, "conftest.py"], workdir / _folder(source))
             except GitFailed:
                 continue  # the release has none of these files: each test is not collected
         # A file the copy lacks is left out (pytest refuses a missing path): its tests are not collected.
         asked = sorted({TestFunction(f"{_folder(source)}/{test.path}", test.cls, test.name)
-                        for source, test in placed.values() if (workdir / _folder(source) / test.path).is_file()})
+                        for source, test in placed.values() if (files / _folder(source) / test.path).is_file()})
         # A marker that the release's settings do not register (a newer fix's test) is no failure of the test.
         extra = ("--import-mode=importlib", "-W", "ignore::pytest.PytestUnknownMarkWarning")
-        ran = run_side(environment, workdir, asked, extra_args=extra) if asked else None
+        ran = run_side(environment, files, asked, extra_args=extra, own=workdir,
+                       bytecode=release_bytecode_env(environment) if root is not None else None) if asked else None
     found = ran.outcomes if ran is not None else {}
     problem = ran.problem if ran is not None else f"{tag} has none of the test files"
     missing = TestOutcome(UNCOLLECTED, 0, problem or "not collected")
@@ -190,7 +192,7 @@ def _run(history: History, environment: Environment, release: str, entries: Sequ
                        for t in entry.tests} for entry in entries}
 
 
-def _placement(history: History, entries: Sequence[RangeEntry], tag: str,
+def _placement(trees: FunctionTrees, entries: Sequence[RangeEntry], tag: str,
                shared: bool) -> dict[tuple[str, str], tuple[str, TestFunction]]:
     """``(entry id, node id) -> (the commit or tag whose copy of the file runs the test, the test)``: the release's
     own copy where ``tag`` is given, else (``shared``) the newest entry's copy where its function is the entry's
@@ -203,38 +205,30 @@ def _placement(history: History, entries: Sequence[RangeEntry], tag: str,
     for entry in entries:
         for test in entry.tests:
             source = tag or (newest[test.path] if shared else entry.commit)
-            if not tag and source != entry.commit and not _same_test(history, source, entry.commit, test):
+            if not tag and source != entry.commit and not _same_test(trees, source, entry.commit, test):
                 source = entry.commit
             placed[entry.id, test.node_id] = (source, test)
     return placed
 
 
-def _same_test(history: History, one: str, other: str, test: TestFunction) -> bool:
+def _same_test(trees: FunctionTrees, one: str, other: str, test: TestFunction) -> bool:
     """Whether two commits' copies of ``test`` are the same: the same file, or the same function's syntax tree."""
-    if _blob(history.path, one, test.path) == _blob(history.path, other, test.path):
+    clone = trees.history.path
+    if blob_at(clone, one, test.path) == blob_at(clone, other, test.path):
         return True
-    return _tree(history, one, test) == _tree(history, other, test) is not None
+    return trees.tree(one, test) == trees.tree(other, test) is not None
 
 
 def _folder(source: str) -> str:
     return source if source.startswith("jax-v") else source[:12]
 
 
-@functools.lru_cache(maxsize=512)
-def _blob(clone: Path, ref: str, path: str) -> str:
-    try:
-        return git(clone, "rev-parse", f"{ref}:{path}").strip()
-    except GitFailed:
-        return f"none at {ref}"
-
-
-def _export_pyproject(history: History, refs: Sequence[str], workdir: Path) -> None:
+def _pyproject(history: History, refs: Sequence[str]) -> str | None:
     """The release's own pytest settings (its warning filters are its era's), where the clone has its tag; else
-    the newest fix's."""
+    the newest fix's; None where none has a ``pyproject.toml``."""
     for ref in refs:
         try:
-            text = git(history.path, "show", f"{ref}:pyproject.toml")
+            return git(history.path, "show", f"{ref}:pyproject.toml")
         except GitFailed:
             continue
-        (workdir / "pyproject.toml").write_text(text, encoding="utf-8")
-        return
+    return None
