@@ -112,6 +112,12 @@ class _Context:
         batch = batch_of(instruction)
         if not is_linalg(instruction):  # expanded on the batch: a column per matrix, the batch its leading extent
             batch = next(a.dims[0] for a in instruction.arrays if len(a.dims) == 2)
+        elif not (instruction.target or instruction.opcode in LINALG_OPCODES):
+            # A piece of an expanded op holds the batch in its leading extent, other extents beside it: inv's solves
+            # on 0.4.35's CPU, vmapped over the identity's columns, f32[512,12,1,12], read "6144 of 512" (t12).
+            lead = next((a.dims[0] for a in instruction.arrays if len(a.dims) >= 2), None)
+            if lead is not None and lead in self.sharded | self.shares:
+                batch = min(batch, lead)
         if instruction.target or instruction.opcode in LINALG_OPCODES:
             # The op itself says what each device holds; what XLA expanded it into only where it was expanded.
             fingerprint.device_batch = max(fingerprint.device_batch or 0, batch) if fingerprint.count else batch
