@@ -346,3 +346,21 @@ def test_a_range_with_no_commit_is_refused_in_words(tiny: tuple[History, dict[st
     with pytest.raises(UsageError, match="both name the same commit"):
         _refuse_an_empty_range(history, last, last)
     _refuse_an_empty_range(history, first, last)  # a range with commits: no refusal
+
+
+def test_a_message_names_this_machines_folders_by_what_they_are(tmp_path: Path) -> None:
+    from kit.known.harvest.pytest_run import named_folders
+    env, tests = tmp_path / "envs" / "jax-0.5.3-cpu", tmp_path / "harvest-x"
+    said = (f"E   ImportError: cannot import name 'prng' from 'jax._src' ({env}/lib/python3.13/site-packages/jax/_src/"
+            f"__init__.py)\n{tests}/tests/api_test.py:12: in <module>")
+    named = named_folders(said, {env: "<env>", tests: "<tests>"})
+    assert named == ("E   ImportError: cannot import name 'prng' from 'jax._src' (<env>/lib/python3.13/site-packages/"
+                     "jax/_src/__init__.py)\n<tests>/tests/api_test.py:12: in <module>")
+
+
+def test_the_catalogues_data_holds_no_folder_of_the_machine_that_harvested_it() -> None:
+    # Its messages are shown in audits and `known`, which are pasted into bug threads.
+    catalogue = Path(__file__).resolve().parent.parent / "known"
+    found = [path.name for path in catalogue.rglob("*.json")
+             if any(folder in path.read_text(encoding="utf-8") for folder in ("/root/", "/tmp/", "/work/", "/home/"))]
+    assert found == []

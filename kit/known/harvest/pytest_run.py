@@ -14,7 +14,7 @@ import json
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -119,7 +119,20 @@ def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFuncti
     if (side.exit_code is not None and side.exit_code < 0) or (isinstance(data, dict) and data.get("interrupted")):
         raise SideInterrupted(f"pytest was stopped (exit {side.exit_code}) after {side.seconds:.0f} s")
     side.outcomes = summarised(tests, data if isinstance(data, dict) else {}, side.problem)
+    folders = {environment.python.parent.parent: "<env>", workdir: "<tests>", own: "<tests>",
+               **{path: "<overlay>" for path in environment.pythonpath}}
+    side.outcomes = {node: replace(outcome, message=named_folders(outcome.message, folders))
+                     for node, outcome in side.outcomes.items()}
     return side
+
+
+def named_folders(text: str, folders: Mapping[Path, str]) -> str:
+    """``text`` with this machine's folders named by what they are (``<env>/lib/...``): the messages are kept in
+    the catalogue's data and shown in audit reports pasted into bug threads (the data held /root/... and /tmp/...)."""
+    for folder, name in sorted(folders.items(), key=lambda pair: -len(str(pair[0]))):
+        for form in dict.fromkeys((str(folder), str(folder.resolve()))):
+            text = text.replace(form, name)
+    return text
 
 
 def summarised(tests: Sequence[TestFunction], data: dict[str, object], problem: str = "") -> dict[str, TestOutcome]:
