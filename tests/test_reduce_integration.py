@@ -11,6 +11,7 @@ import pytest
 
 from kit import reduce
 from kit.config import load_matrix
+from kit.reduce.command import Handed
 from kit.reduce.program import Program
 
 from tests.real_releases import ROOT, release_python
@@ -19,13 +20,17 @@ pytestmark = pytest.mark.integration
 PROGRAM = ROOT / "tests" / "data" / "reduce" / "eigh_training.py"
 
 
+def _reduce(tmp_path: Path, program: Path, bad: str, good: str, limit: str, said: list[str]) -> Handed:
+    """``reduce PROGRAM --bad BAD --good GOOD --out tmp_path/out --time-limit LIMIT`` as the command runs it."""
+    matrix = dataclasses.replace(load_matrix(ROOT / "matrix.toml"), results_dir=tmp_path / "reports" / "results")
+    return reduce.main(matrix, ["--called-from", str(ROOT), str(program.relative_to(ROOT)), "--bad", bad, "--good",
+                                good, "--out", str(tmp_path / "out"), "--time-limit", limit], log=said.append)
+
+
 def test_the_exception_under_jit_is_kept_in_a_far_smaller_program(tmp_path: Path) -> None:
     pythons = {release: release_python(release) for release in ("0.4.35", "0.5.3")}
-    matrix = dataclasses.replace(load_matrix(ROOT / "matrix.toml"), results_dir=tmp_path / "reports" / "results")
     said: list[str] = []
-    code, bisect, issue = reduce.main(matrix, ["--called-from", str(ROOT), str(PROGRAM.relative_to(ROOT)), "--bad",
-                                               "0.4.35", "--good", "0.5.3", "--out", str(tmp_path / "out"),
-                                               "--time-limit", "90"], log=said.append)
+    code, bisect, issue = _reduce(tmp_path, PROGRAM, "0.4.35", "0.5.3", "90", said)
     assert code == 0 and bisect is None and issue is not None, said
     reduced = (tmp_path / "out" / "eigh_training_min.py").read_text()
     assert Program.parse(reduced).statements < Program.parse(PROGRAM.read_text()).statements // 2, reduced
@@ -46,11 +51,8 @@ TIME_SEEDED = ROOT / "tests" / "data" / "reduce" / "time_seeded_accounts.py"
 def test_a_time_seeded_wrong_value_on_one_release_is_reduced_not_refused_and_runs_alike_each_time(
         tmp_path: Path) -> None:
     pythons = {release: release_python(release) for release in ("0.4.33", "0.4.34")}
-    matrix = dataclasses.replace(load_matrix(ROOT / "matrix.toml"), results_dir=tmp_path / "reports" / "results")
     said: list[str] = []
-    code, _, issue = reduce.main(matrix, ["--called-from", str(ROOT), str(TIME_SEEDED.relative_to(ROOT)), "--bad",
-                                          "0.4.33", "--good", "0.4.34", "--out", str(tmp_path / "out"),
-                                          "--time-limit", "200"], log=said.append)
+    code, _, issue = _reduce(tmp_path, TIME_SEEDED, "0.4.33", "0.4.34", "200", said)
     assert code == 0 and issue is not None, said
     reduced = (tmp_path / "out" / "time_seeded_accounts_min.py").read_text()
     assert Program.parse(reduced).statements <= 5 and "time" not in reduced, reduced
