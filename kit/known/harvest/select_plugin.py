@@ -9,7 +9,12 @@ function; a parametrised test's cases are generated methods whose
 ``__wrapped__`` chain ends at the function the file defines, so a case is
 kept when its unwrapped name is the one asked for.
 ``KIT_HARVEST_RESULTS``: where the outcomes go: ``{"cases": [[path, class,
-name, case, outcome, message]], "collect_errors": [[path, message]], "interrupted": bool}``.
+name, case, outcome, message]], "collect_errors": [[path, message]], "seconds": {path: s},
+"interrupted": bool}``: ``seconds`` what each file's import and cases took (to share files out
+among processes next time).
+
+A test function's outcome is its first failing case's (`kit.known.harvest.pytest_run.summarised`),
+so once a case failed the function's later cases are skipped unrun: they could not change it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the release's pytest is imported by pytest itself; the kit's only for its types
@@ -27,6 +33,9 @@ _COLLECT_ERRORS: list[list[str]] = []
 _WANTED: set[tuple[str, str, str]] = set()
 _KEPT: dict[str, tuple[str, str, str]] = {}
 _INTERRUPTED: list[bool] = []
+_FAILED: set[tuple[str, str, str]] = set()
+_SECONDS: dict[str, float] = {}
+AFTER_A_FAILURE = "not run: an earlier case of this test function failed, which is its outcome"
 
 
 def pytest_keyboard_interrupt(excinfo: object) -> None:
@@ -37,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _WANTED.update(tuple(item) for item in json.loads(os.environ.get("KIT_HARVEST_SELECT", "[]")))
     _narrow_unittest_collection()
     _share_parsed_sources()
+    _read_source_only_for_messages()
 
 
 _PARSED: dict[object, object] = {}
@@ -63,6 +73,43 @@ def _share_parsed_sources() -> None:
         return original(entry, _PARSED if on_disk else astcache)
 
     setattr(code.TracebackEntry, "getsource", getsource)
+
+
+_SOURCE_NEEDED = [True]
+
+
+def _read_source_only_for_messages() -> None:
+    """pytest shows each frame of a traceback with its statement, found by walking its file's whole syntax tree;
+    only the last frame's statement shapes the lines the kit keeps (in the long style its indent is the ``E``
+    lines'), the others' show code nobody reads. A file that fails to import walks the chain of JAX modules it
+    imported: the walks were 32 of 53 s of an audit's second pytest on 0.5.3 (87 files failing to import). So a
+    frame whose ``E`` lines do not depend on its source (not the last, or in the short style: collection errors,
+    indent 4) is shown as pytest shows a frame without source (``???``); the kept lines stay the same. Where this
+    pytest lacks the methods (another era's), nothing changes."""
+    try:
+        from _pytest._code import code
+    except ImportError:
+        return
+    # pytest 9.2 renamed the class
+    formatter = getattr(code, "ExceptionInfoFormatter", None) or getattr(code, "FormattedExcinfo", None)
+    entry_repr = getattr(formatter, "repr_traceback_entry", None)
+    entry_source = getattr(formatter, "_getentrysource", None)
+    if entry_repr is None or entry_source is None:
+        return
+
+    def repr_traceback_entry(self: object, entry: object = None, excinfo: object = None) -> object:
+        style = getattr(entry, "_repr_style", None) or getattr(self, "style", None)
+        _SOURCE_NEEDED.append(excinfo is not None and style == "long")
+        try:
+            return entry_repr(self, entry, excinfo)
+        finally:
+            _SOURCE_NEEDED.pop()
+
+    def getentrysource(self: object, entry: object) -> object:
+        return entry_source(self, entry) if _SOURCE_NEEDED[-1] else None
+
+    setattr(formatter, "repr_traceback_entry", repr_traceback_entry)
+    setattr(formatter, "_getentrysource", getentrysource)
 
 
 def _narrow_unittest_collection() -> None:
@@ -116,19 +163,39 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     config.hook.pytest_deselected(items=dropped)
 
 
+_COLLECTING: dict[str, float] = {}
+
+
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    _COLLECTING[collector.nodeid] = time.perf_counter()
+
+
 def pytest_collectreport(report: pytest.CollectReport) -> None:
+    started = _COLLECTING.pop(report.nodeid, None)
+    if started is not None and "::" not in report.nodeid and report.nodeid.endswith(".py"):
+        _SECONDS[report.nodeid] = _SECONDS.get(report.nodeid, 0.0) + time.perf_counter() - started  # its import
     if report.failed:
         _COLLECT_ERRORS.append([report.nodeid, _message(report)])
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _KEPT.get(item.nodeid) in _FAILED:
+        import pytest
+
+        pytest.skip(AFTER_A_FAILURE)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     asked = _KEPT.get(report.nodeid)
     if asked is None:
         return
+    _SECONDS[asked[0]] = _SECONDS.get(asked[0], 0.0) + float(getattr(report, "duration", 0.0) or 0.0)
     if report.when == "call" or (report.when == "setup" and (report.failed or report.skipped)) \
             or (report.when == "teardown" and report.failed):
         outcome = "error" if report.when != "call" and report.failed else report.outcome
         _CASES.append([*asked, report.nodeid, outcome, _message(report)])
+        if outcome in ("failed", "error"):
+            _FAILED.add(asked)
 
 
 def _message(report: pytest.TestReport | pytest.CollectReport) -> str:
@@ -143,4 +210,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = os.environ.get("KIT_HARVEST_RESULTS")
     if path:
         with open(path, "w", encoding="utf-8") as out:
-            json.dump({"cases": _CASES, "collect_errors": _COLLECT_ERRORS, "interrupted": bool(_INTERRUPTED)}, out)
+            json.dump({"cases": _CASES, "collect_errors": _COLLECT_ERRORS, "seconds": _SECONDS,
+                       "interrupted": bool(_INTERRUPTED)}, out)
