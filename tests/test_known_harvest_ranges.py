@@ -181,8 +181,10 @@ def test_a_releases_own_copy_decides_only_where_it_is_the_fixs_test(history: tup
                RangeEntry("harvest-kept", fix, (kept,), ("E   AssertionError: assert 2 == 3",))]
     environment = Environment(Path(sys.executable), {}, "existing")
     probes = probe_release(clone, environment, "0.2.0", entries)
-    assert [p.copy for p in probes] == ["release", "release"]  # the fix's copy does not import there
-    assert probes[0].outcome is Presence.UNTESTED and "not the fix's" in probes[0].reason  # its old version passed
+    # the fix's copy does not import there; the release's test_changed is its old version: not run, untested
+    assert [p.copy for p in probes] == ["fix", "release"]
+    assert probes[0].outcome is Presence.UNTESTED and "own copy is another test: not run" in probes[0].reason
+    assert probes[0].tests["tests/a_test.py::test_changed"].outcome == "uncollected"
     assert probes[1].outcome is Presence.PRESENT  # the same test there: its failure counts
     assert newest_before(clone, fix, ["0.1.0", "0.2.0", "0.3.0"]) == "0.2.0"
     assert newest_before(clone, commits["fix"], ["0.1.0", "0.2.0"]) == "0.2.0"  # 0.2.0 is on a branch without it

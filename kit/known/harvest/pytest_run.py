@@ -63,12 +63,14 @@ class TestOutcome:
 
 @dataclass
 class SideRun:
-    """One pytest process: each asked test function's outcome, and what the process said when it ended badly."""
+    """One pytest process: each asked test function's outcome, what the process said when it ended badly, and
+    the seconds each test file's cases took (``file_seconds``)."""
 
     outcomes: dict[str, TestOutcome] = field(default_factory=dict)
     seconds: float = 0.0
     exit_code: int | None = None
     problem: str = ""
+    file_seconds: dict[str, float] = field(default_factory=dict)
 
 
 _CALLER_PYTEST_SETTINGS = ("CI", "BUILD_NUMBER", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DEBUG")
@@ -119,6 +121,9 @@ def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFuncti
     if (side.exit_code is not None and side.exit_code < 0) or (isinstance(data, dict) and data.get("interrupted")):
         raise SideInterrupted(f"pytest was stopped (exit {side.exit_code}) after {side.seconds:.0f} s")
     side.outcomes = summarised(tests, data if isinstance(data, dict) else {}, side.problem)
+    timed = data.get("seconds") if isinstance(data, dict) else None
+    side.file_seconds = {str(k): float(v) for k, v in timed.items()
+                         if isinstance(v, (int, float))} if isinstance(timed, dict) else {}
     folders = {environment.python.parent.parent: "<env>", workdir: "<tests>", own: "<tests>",
                **{path: "<overlay>" for path in environment.pythonpath}}
     side.outcomes = {node: replace(outcome, message=named_folders(outcome.message, folders))
