@@ -4,7 +4,7 @@
 
 Runs ``jax-kit audit RELEASE --harvested`` (the hand entries' checks from one
 warm interpreter, each in a fresh fork of it; the confirmed harvested entries'
-tests in one pytest process: one process per environment) once to build or
+tests in one pytest process per core) once to build or
 reuse the release's two environments (not timed), then ``--repeats`` times,
 timing each whole command from outside (wall, and the CPU it and its
 children used: what the load does not stretch), and reading the two parts'

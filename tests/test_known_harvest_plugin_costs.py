@@ -1,5 +1,6 @@
 """What the harvest's pytest plugin leaves out to save time, and that what it keeps is what it kept before: a test
-function's cases after its first failure are not run, and frames whose source no kept line depends on are not read."""
+function's cases after its first failure are not run, nor an entry's tests once one shows it present, and frames
+whose source no kept line depends on are not read."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from kit.install import Environment
 from kit.known.harvest import select_plugin
 from kit.known.harvest.changed_tests import TestFunction
-from kit.known.harvest.pytest_run import FAILED, TestOutcome, run_side
+from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, TestOutcome, run_side
 
 CASES = '''
 import functools
@@ -82,3 +83,35 @@ def test_frames_shown_without_source_keep_every_line_the_kit_keeps(style: str, m
     assert "return _inner([1," in before and "return _inner([1," not in after  # a frame before the last: not read
     if style != "short":
         assert 'raise ValueError(f"bad {len(values)}")' in after  # the last frame's source sets the E lines' indent
+
+
+ENTRY = '''
+import pathlib
+
+
+def test_first():
+    raise ValueError("the bug")
+
+
+def test_second():
+    pathlib.Path("ran-second").write_text("")
+
+
+def test_third():
+    pathlib.Path("ran-third").write_text("")
+'''
+
+
+def test_an_entrys_tests_stop_once_one_fails_as_at_the_parent_unless_another_entry_still_needs_them(
+        tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "entry_test.py").write_text(ENTRY)
+    first, second, third = (TestFunction("tests/entry_test.py", "", name)
+                            for name in ("test_first", "test_second", "test_third"))
+    entries = [[(first, "E   ValueError: the bug"), (second, "E   AssertionError")],  # present through test_first
+               [(first, "E   TypeError: another bug"), (third, "E   AssertionError")]]  # not present: third runs
+    ran = run_side(Environment(Path(sys.executable), {}, "existing"), tmp_path, [first, second, third],
+                   entries=entries)
+    assert ran.outcomes[second.node_id] == TestOutcome(SKIPPED, 1, "Skipped: " + select_plugin.ENTRY_PRESENT)
+    assert ran.outcomes[third.node_id].outcome == PASSED
+    assert sorted(p.name for p in tmp_path.glob("ran-*")) == ["ran-third"]

@@ -18,7 +18,8 @@ from kit.install import Environment
 from kit.known.harvest.changed_tests import TestFunction
 from kit.known.harvest import function_trees, kept_tests
 from kit.known.harvest.function_trees import FunctionTrees
-from kit.known.harvest.kinds import entry_kind, exception_name, failure_kind, failure_signature
+from kit.known.harvest.failure_signatures import exception_name, failure_signature
+from kit.known.harvest.kinds import entry_kind, failure_kind
 from kit.known.harvest.listing import harvested_entries
 from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
 from kit.known.harvest.ranges import judged, newest_before, range_entries

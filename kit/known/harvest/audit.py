@@ -1,10 +1,12 @@
-"""``audit RELEASE --harvested``: the confirmed harvested entries on one installation, in one pytest process.
+"""``audit RELEASE --harvested``: the confirmed harvested entries on one installation, one pytest process per core.
 
 The release's environment with JAX's test harness of its era runs every
 confirmed entry's tests as of its fix, each entry from its own folder
 (`kit.known.harvest.release_runs.probe_release`: the release's own copies
-in a second process only where the fix's do not import): so the audit's
-cost is one interpreter and one collection, not one per entry. What each
+in a second process only where the fix's do not import), the files shared
+out among one process per core (`kit.known.harvest.shared_out`): so the
+audit's cost is an interpreter per core and one import per file, not one
+per entry. What each
 test did decides present, absent or untested as the ranges' bisect does.
 """
 
@@ -46,7 +48,7 @@ def audit_harvested(matrix: Matrix, release: str, history: History, entries: Seq
     if prepared.environment is None:
         raise UsageError(f"jax {release}'s environment with JAX's test harness could not be prepared: "
                          f"{prepared.problem}", "audit another release, or leave --harvested out")
-    say(f"running the tests of {len(entries)} harvested entries in one pytest process (jax {release})")
+    say(f"running the tests of {len(entries)} harvested entries, one pytest process per core (jax {release})")
     probes = probe_release(history, prepared.environment, release, entries, shared=True)
     for entry, probe in zip(entries, probes):
         say(f"  {entry.id}: {probe.outcome.value} ({probe.reason[:160]})")

@@ -73,24 +73,32 @@ class SideRun:
     file_seconds: dict[str, float] = field(default_factory=dict)
 
 
+Entry = Sequence[tuple[TestFunction, str]]
+"""A harvested entry as a release probe runs it: each of its tests, with its message at the fix's parent."""
+
 _CALLER_PYTEST_SETTINGS = ("CI", "BUILD_NUMBER", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DEBUG")
 
 
 def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFunction],
              timeout: int = TIMEOUT_S, extra_args: Sequence[str] = (), own: Path | None = None,
-             bytecode: Mapping[str, str] | None = None) -> SideRun:
+             bytecode: Mapping[str, str] | None = None, entries: Sequence[Entry] = ()) -> SideRun:
     """Run ``tests`` (files under ``workdir``) with ``environment``'s Python and path, one pytest process
     (``extra_args`` before the files: ``--import-mode=importlib`` where two copies of one file run together).
     ``own``: the run's own folder for its results and plugin, where ``workdir`` is shared (default: ``workdir``);
-    ``bytecode``: where the imports' bytecode goes (default: a folder of ``own``, thrown away with it)."""
+    ``bytecode``: where the imports' bytecode goes (default: a folder of ``own``, thrown away with it);
+    ``entries`` (a release probe's): each entry's tests with their messages at the fix's parent, so that an
+    entry's tests stop once one shows it present (`select_plugin`)."""
     own = own or workdir
     results = own / f"results-{time.monotonic_ns()}.json"
     plugin_dir = own / "kit-plugin"
     plugin_dir.mkdir(exist_ok=True)
     shutil.copyfile(Path(__file__).with_name("select_plugin.py"), plugin_dir / f"{PLUGIN}.py")
+    shutil.copyfile(Path(__file__).with_name("failure_signatures.py"), plugin_dir / "kit_harvest_signatures.py")
     files = sorted({test.path for test in tests})
     told = {**environment.isolating_env(), "KIT_HARVEST_SELECT": json.dumps([t.to_json() for t in tests]),
             "KIT_HARVEST_RESULTS": str(results), "JAX_NUM_GENERATED_CASES": str(GENERATED_CASES),
+            "KIT_HARVEST_ENTRIES": json.dumps([[[*test.to_json(), parent] for test, parent in entry]
+                                               for entry in entries]),
             "JAX_PLATFORMS": "cpu", "XLA_FLAGS": f"--xla_force_host_platform_device_count={HOST_DEVICES}",
             **(bytecode if bytecode is not None else {"PYTHONPYCACHEPREFIX": str(own / "pycache")})}
     env = repro_env(told, (*environment.pythonpath, plugin_dir))

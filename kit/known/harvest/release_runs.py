@@ -1,4 +1,4 @@
-"""Harvested entries' confirmed tests on one release: one pytest process for all of them, no overlay.
+"""Harvested entries' confirmed tests on one release, no overlay: one pytest process (an audit's: one per core).
 
 Each entry's test files are taken as of its fix commit (with that commit's
 ``conftest.py``) into a folder of their own, so two entries' versions of one
@@ -13,7 +13,7 @@ changed it) decides nothing.
 
 A test says *present* where it fails as it failed at the fix's parent (the
 same exception and, for a message check, the same expected text:
-`kit.known.harvest.kinds.failure_signature`; never a test whose parent lacked
+`kit.known.harvest.failure_signatures.failure_signature`; never a test whose parent lacked
 only a helper the fix added), *absent* where it passes, and nothing otherwise: skipped,
 not collected, or a failure of another kind (an API the release lacks) is
 *untested*, never counted either way. An entry is present where one of its
@@ -37,8 +37,8 @@ from ..measured import Presence
 from .changed_tests import TestFunction
 from .function_trees import FunctionTrees, blob_at
 from .kept_tests import kept_file, kept_root, lay_out
-from .kinds import failure_signature, lacks_new_helper
-from .pytest_run import FAILED, PASSED, UNCOLLECTED, SideRun, TestOutcome, run_side
+from .failure_signatures import failure_signature, lacks_new_helper
+from .pytest_run import FAILED, PASSED, UNCOLLECTED, Entry, SideRun, TestOutcome, run_side
 from .shared_out import cores, run_shared_out
 
 FIX_COPY, RELEASE_COPY = "fix", "release"
@@ -196,7 +196,11 @@ def _run(trees: FunctionTrees, environment: Environment, release: str, entries: 
                         for source, test in placed.values() if (files / _folder(source) / test.path).is_file()})
         # A marker that the release's settings do not register (a newer fix's test) is no failure of the test.
         extra = ("--import-mode=importlib", "-W", "ignore::pytest.PytestUnknownMarkWarning")
-        ran = _run_asked(environment, files, asked, extra, workdir, root is not None) if asked else None
+        # An entry's tests stop once one shows it present; not where a release's copy runs, whose outcome counts
+        # only where that copy is the fix's (`_as_evidence`).
+        stops = [[(TestFunction(f"{_folder(placed[e.id, t.node_id][0])}/{t.path}", t.cls, t.name), message)
+                  for t, message in zip(e.tests, e.parent_messages)] for e in entries] if copy == FIX_COPY else []
+        ran = _run_asked(environment, files, asked, extra, workdir, root is not None, stops) if asked else None
     found = ran.outcomes if ran is not None else {}
     problem = ran.problem if ran is not None else f"{tag} has none of the test files"
     missing = TestOutcome(UNCOLLECTED, 0, problem or "not collected")
@@ -205,14 +209,16 @@ def _run(trees: FunctionTrees, environment: Environment, release: str, entries: 
 
 
 def _run_asked(environment: Environment, files: Path, asked: Sequence[TestFunction], extra: Sequence[str],
-               workdir: Path, kept: bool) -> SideRun:
+               workdir: Path, kept: bool, entries: Sequence[Entry]) -> SideRun:
     """The asked tests in one pytest process; an audit's (``kept``) shared out among one process per core."""
     if not kept:
-        return run_side(environment, files, asked, extra_args=extra, own=workdir)
+        return run_side(environment, files, asked, extra_args=extra, own=workdir, entries=entries)
     bytecode = release_bytecode_env(environment)
-    return run_shared_out(asked, workdir, lambda group, own: run_side(environment, files, group, extra_args=extra,
-                                                                     own=own, bytecode=bytecode),
-                          cores(), kept_file(environment, "test-seconds.json"))
+
+    def run_one(group: Sequence[TestFunction], own: Path) -> SideRun:
+        return run_side(environment, files, group, extra_args=extra, own=own, bytecode=bytecode, entries=entries)
+
+    return run_shared_out(asked, workdir, run_one, cores(), kept_file(environment, "test-seconds.json"))
 
 
 def _placement(trees: FunctionTrees, entries: Sequence[RangeEntry], tag: str,

@@ -15,6 +15,10 @@ among processes next time).
 
 A test function's outcome is its first failing case's (`kit.known.harvest.pytest_run.summarised`),
 so once a case failed the function's later cases are skipped unrun: they could not change it.
+``KIT_HARVEST_ENTRIES`` (a release probe's): a JSON list of entries, each a list of ``[path,
+class, name, message at the fix's parent]``; an entry is present once one of its tests fails as
+at the parent (``kit_harvest_signatures``, copied beside this file), so a test whose every entry
+is present by then is skipped unrun: it could not change their presence.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ _INTERRUPTED: list[bool] = []
 _FAILED: set[tuple[str, str, str]] = set()
 _SECONDS: dict[str, float] = {}
 AFTER_A_FAILURE = "not run: an earlier case of this test function failed, which is its outcome"
+ENTRY_PRESENT = "not run: its entry's problem is present already (another of its tests fails as at the fix's parent)"
+_SERVES: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
+_PRESENT: set[int] = set()
 
 
 def pytest_keyboard_interrupt(excinfo: object) -> None:
@@ -44,6 +51,9 @@ def pytest_keyboard_interrupt(excinfo: object) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _WANTED.update(tuple(item) for item in json.loads(os.environ.get("KIT_HARVEST_SELECT", "[]")))
+    for n, entry in enumerate(json.loads(os.environ.get("KIT_HARVEST_ENTRIES", "[]"))):
+        for path, cls, name, parent_message in entry:
+            _SERVES.setdefault((path, cls, name), []).append((n, parent_message))
     _narrow_unittest_collection()
     _share_parsed_sources()
     _read_source_only_for_messages()
@@ -179,10 +189,23 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if _KEPT.get(item.nodeid) in _FAILED:
+    asked = _KEPT.get(item.nodeid)
+    if asked is None:
+        return
+    serves = _SERVES.get(asked)
+    if asked in _FAILED or (serves and all(n in _PRESENT for n, _parent in serves)):
         import pytest
 
-        pytest.skip(AFTER_A_FAILURE)
+        pytest.skip(AFTER_A_FAILURE if asked in _FAILED else ENTRY_PRESENT)
+
+
+def _failed_first(asked: tuple[str, str, str], message: str) -> None:
+    """A test function's first failure, its outcome: the entries it shows present as at the fix's parent."""
+    serves = _SERVES.get(asked)
+    if serves:
+        from kit_harvest_signatures import same_problem  # copied beside this file where entries are given
+
+        _PRESENT.update(n for n, parent_message in serves if same_problem(parent_message, message))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -193,9 +216,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when == "call" or (report.when == "setup" and (report.failed or report.skipped)) \
             or (report.when == "teardown" and report.failed):
         outcome = "error" if report.when != "call" and report.failed else report.outcome
-        _CASES.append([*asked, report.nodeid, outcome, _message(report)])
-        if outcome in ("failed", "error"):
+        message = _message(report)
+        _CASES.append([*asked, report.nodeid, outcome, message])
+        if outcome in ("failed", "error") and asked not in _FAILED:
             _FAILED.add(asked)
+            _failed_first(asked, message)
 
 
 def _message(report: pytest.TestReport | pytest.CollectReport) -> str:
