@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from kit.known.harvest.kinds import entry_kind, failure_kind
 from kit.known.harvest.listing import harvested_entries
 from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
 from kit.known.harvest.ranges import judged, newest_before, range_entries
-from kit.known.harvest.release_runs import RangeEntry, _placement, entry_presence, probe_release
+from kit.known.harvest.release_runs import FIX_COPY, RangeEntry, ReleaseProbe, _placement, entry_presence, probe_release
 from kit.known.harvest.release_runs import test_presence as presence_of
 from kit.known.harvest.store import Store
 from kit.known.measured import Presence
@@ -278,6 +279,21 @@ def test_a_failure_on_a_release_that_holds_the_fix_decides_nothing() -> None:
     assert fix_held(probe, frozenset({"0.12.1"}), "6204db0b0d2f") == probe
     absent = {**probe, "outcome": "absent"}
     assert fix_held(absent, frozenset({"0.11.0"}), "6204db0b0d2f") == absent
+
+
+def test_an_audit_on_a_release_holding_the_fix_reads_a_failure_as_at_the_parent_as_deciding_nothing(
+        history: tuple[History, dict[str, str]]) -> None:
+    from kit.known.harvest.audit import _fix_held
+    clone, commits = history
+    _git(clone.path, "tag", "jax-v0.2.0", commits["fix"])
+    entry = RangeEntry("harvest-fix", commits["fix"], (TestFunction("tests/a_test.py", "", "test_changed"),),
+                       ("E   AssertionError",))
+    present = ReleaseProbe("0.2.0", Presence.PRESENT, "fix copy: fails as at the fix's parent", FIX_COPY, {}, 1.0)
+    held = _fix_held(clone, "0.2.0", entry, present)
+    assert held.outcome is Presence.UNTESTED and "holds the fix" in held.reason  # t13: c77c877054 on 0.12.1
+    assert _fix_held(clone, "0.1.0", entry, replace(present, release="0.1.0")).outcome is Presence.PRESENT
+    absent = replace(present, outcome=Presence.ABSENT)
+    assert _fix_held(clone, "0.2.0", entry, absent) == absent
 
 
 def test_the_releases_holding_a_fix_are_its_tags_and_the_untagged_ones_after_them(tmp_path: Path) -> None:
