@@ -60,17 +60,26 @@ def _outer() -> int:
                    2])
 
 
+def _chained() -> int:
+    try:
+        return _outer()
+    except ValueError as error:
+        raise RuntimeError("while chaining") from error
+
+
 def _kept(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("E ")]
 
 
 @pytest.mark.parametrize("style", ["long", "short"])
-def test_frames_shown_without_source_keep_every_line_the_kit_keeps(style: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("raising", [_outer, _chained])
+def test_frames_shown_without_source_keep_every_line_the_kit_keeps(style: str, raising: object,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from _pytest._code import code
 
     try:
-        _outer()
-    except ValueError:
+        raising()  # type: ignore[operator]
+    except (ValueError, RuntimeError):
         info = code.ExceptionInfo.from_current()
     before = str(info.getrepr(style=style))
     formatter = getattr(code, "ExceptionInfoFormatter", None) or getattr(code, "FormattedExcinfo")

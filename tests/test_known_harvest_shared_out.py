@@ -52,6 +52,8 @@ def test_the_processes_run_side_by_side_into_one_run_and_their_files_seconds_are
 
 def test_a_half_written_timings_file_is_no_obstacle(tmp_path: Path) -> None:
     timings = tmp_path / "test-seconds.json"
-    timings.write_text('{"a.py": 1')
-    run = run_shared_out(_tests({"a.py": 1}), tmp_path, lambda group, own: SideRun(), 2, timings)
-    assert run.outcomes == {} and run.problem == ""
+    timings.write_text('{"a.py": 100, "b.py": 1')  # were it read, a.py and b.py would be worth two processes
+    groups: list[list[str]] = []
+    run = run_shared_out(_tests({"a.py": 1, "b.py": 1}), tmp_path,
+                         lambda group, own: groups.append([t.path for t in group]) or SideRun(), 2, timings)
+    assert groups == [["a.py", "b.py"]] and run.problem == ""  # the guesses: one process

@@ -97,8 +97,7 @@ def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFuncti
     files = sorted({test.path for test in tests})
     told = {**environment.isolating_env(), "KIT_HARVEST_SELECT": json.dumps([t.to_json() for t in tests]),
             "KIT_HARVEST_RESULTS": str(results), "JAX_NUM_GENERATED_CASES": str(GENERATED_CASES),
-            "KIT_HARVEST_ENTRIES": json.dumps([[[*test.to_json(), parent] for test, parent in entry]
-                                               for entry in entries]),
+            "KIT_HARVEST_ENTRIES": str(_entries_file(own, entries)),
             "JAX_PLATFORMS": "cpu", "XLA_FLAGS": f"--xla_force_host_platform_device_count={HOST_DEVICES}",
             **(bytecode if bytecode is not None else {"PYTHONPYCACHEPREFIX": str(own / "pycache")})}
     env = repro_env(told, (*environment.pythonpath, plugin_dir))
@@ -137,6 +136,15 @@ def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFuncti
     side.outcomes = {node: replace(outcome, message=named_folders(outcome.message, folders))
                      for node, outcome in side.outcomes.items()}
     return side
+
+
+def _entries_file(own: Path, entries: Sequence[Entry]) -> Path:
+    """The entries written where the plugin reads them: a file, not a variable (one variable is at most 128 KiB
+    on Linux, and each test's message at the parent is up to 1,000 characters: 79 KB for today's 136 entries)."""
+    path = own / f"entries-{time.monotonic_ns()}.json"
+    path.write_text(json.dumps([[[*test.to_json(), parent] for test, parent in entry] for entry in entries]),
+                    encoding="utf-8")
+    return path
 
 
 def named_folders(text: str, folders: Mapping[Path, str]) -> str:

@@ -35,9 +35,9 @@ from ...install import Environment, release_bytecode_env
 from ...json_types import JsonObject
 from ..measured import Presence
 from .changed_tests import TestFunction
+from .failure_signatures import failure_signature, lacks_new_helper
 from .function_trees import FunctionTrees, blob_at
 from .kept_tests import kept_file, kept_root, lay_out
-from .failure_signatures import failure_signature, lacks_new_helper
 from .pytest_run import FAILED, PASSED, UNCOLLECTED, Entry, SideRun, TestOutcome, run_side
 from .shared_out import cores, run_shared_out
 
@@ -142,7 +142,7 @@ def probe_release(history: History, environment: Environment, release: str, entr
 
 
 def _same_as_fix(trees: FunctionTrees, tag: str, entry: RangeEntry, test: TestFunction) -> bool:
-    return trees.tree(tag, test) == trees.tree(entry.commit, test) is not None
+    return trees.tree(tag, test) == trees.tree(entry.commit, test)  # as `_as_evidence` counts it
 
 
 def _uncollected(outcomes: dict[str, TestOutcome]) -> bool:
@@ -197,16 +197,22 @@ def _run(trees: FunctionTrees, environment: Environment, release: str, entries: 
                         for source, test in placed.values() if (files / _folder(source) / test.path).is_file()})
         # A marker that the release's settings do not register (a newer fix's test) is no failure of the test.
         extra = ("--import-mode=importlib", "-W", "ignore::pytest.PytestUnknownMarkWarning")
-        # An entry's tests stop once one shows it present; not where a release's copy runs, whose outcome counts
-        # only where that copy is the fix's (`_as_evidence`).
-        stops = [[(TestFunction(f"{_folder(placed[e.id, t.node_id][0])}/{t.path}", t.cls, t.name), message)
-                  for t, message in zip(e.tests, e.parent_messages)] for e in entries] if copy == FIX_COPY else []
+        stops = _stops(entries, placed) if kept and copy == FIX_COPY else []
         ran = _run_asked(environment, files, asked, extra, workdir, root is not None, stops) if asked else None
     found = ran.outcomes if ran is not None else {}
     problem = ran.problem if ran is not None else f"{tag} has none of the test files"
     missing = TestOutcome(UNCOLLECTED, 0, problem or "not collected")
     return {entry.id: {t.node_id: found.get(f"{_folder(placed[entry.id, t.node_id][0])}/{t.node_id}", missing)
                        for t in entry.tests} for entry in entries}
+
+
+def _stops(entries: Sequence[RangeEntry], placed: dict[tuple[str, str], tuple[str, TestFunction]]) -> list[Entry]:
+    """Each entry's tests as laid out, with their messages at the parent: an audit's tests of an entry stop once one
+    shows it present. Not the ranges' bisect, whose kept probes are judged again by later rules without a run (a
+    test skipped there would be no evidence then); not where a release's copy runs, whose outcome counts only where
+    that copy is the fix's (`_as_evidence`)."""
+    return [[(TestFunction(f"{_folder(placed[e.id, t.node_id][0])}/{t.path}", t.cls, t.name), message)
+             for t, message in zip(e.tests, e.parent_messages)] for e in entries]
 
 
 def _run_asked(environment: Environment, files: Path, asked: Sequence[TestFunction], extra: Sequence[str],

@@ -15,7 +15,7 @@ among processes next time).
 
 A test function's outcome is its first failing case's (`kit.known.harvest.pytest_run.summarised`),
 so once a case failed the function's later cases are skipped unrun: they could not change it.
-``KIT_HARVEST_ENTRIES`` (a release probe's): a JSON list of entries, each a list of ``[path,
+``KIT_HARVEST_ENTRIES`` (an audit's): a JSON file of a list of entries, each a list of ``[path,
 class, name, message at the fix's parent]``; an entry is present once one of its tests fails as
 at the parent (``kit_harvest_signatures``, copied beside this file), so a test whose every entry
 is present by then is skipped unrun: it could not change their presence.
@@ -51,12 +51,19 @@ def pytest_keyboard_interrupt(excinfo: object) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _WANTED.update(tuple(item) for item in json.loads(os.environ.get("KIT_HARVEST_SELECT", "[]")))
-    for n, entry in enumerate(json.loads(os.environ.get("KIT_HARVEST_ENTRIES", "[]"))):
+    for n, entry in enumerate(_read_json_file(os.environ.get("KIT_HARVEST_ENTRIES", ""))):
         for path, cls, name, parent_message in entry:
             _SERVES.setdefault((path, cls, name), []).append((n, parent_message))
     _narrow_unittest_collection()
     _share_parsed_sources()
     _read_source_only_for_messages()
+
+
+def _read_json_file(path: str) -> list[list[list[str]]]:
+    if not path:
+        return []
+    with open(path, encoding="utf-8") as given:
+        return list(json.load(given))
 
 
 _PARSED: dict[object, object] = {}
@@ -100,7 +107,7 @@ def _read_source_only_for_messages() -> None:
         from _pytest._code import code
     except ImportError:
         return
-    # pytest 9.2 renamed the class
+    # pytest 9.1 renamed the class
     formatter = getattr(code, "ExceptionInfoFormatter", None) or getattr(code, "FormattedExcinfo", None)
     entry_repr = getattr(formatter, "repr_traceback_entry", None)
     entry_source = getattr(formatter, "_getentrysource", None)

@@ -36,10 +36,16 @@ SHARE_S = 15.0
 RunOne = Callable[[Sequence[TestFunction], Path], SideRun]
 
 
+MOST_PROCESSES = 4
+"""Each process holds JAX with 8 host devices and XLA's threads (some 700 MB at its peak): a big node's cores are
+not all worth a process."""
+
+
 def cores() -> int:
-    """The cores this process may run on (the affinity a cluster's job gives it, where the system says)."""
+    """The cores this process may run on (the affinity a cluster's job gives it, where the system says), at most
+    `MOST_PROCESSES`."""
     affinity = getattr(os, "sched_getaffinity", None)
-    return max(1, len(affinity(0)) if affinity is not None else (os.cpu_count() or 1))
+    return max(1, min(MOST_PROCESSES, len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)))
 
 
 def shared_out(tests: Sequence[TestFunction], seconds: dict[str, float], processes: int) -> list[list[TestFunction]]:
