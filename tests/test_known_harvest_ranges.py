@@ -267,6 +267,8 @@ def test_an_audit_lays_a_test_file_out_once_for_the_entries_whose_test_it_holds_
     environment = Environment(Path(sys.executable), {}, "existing")
     probes = probe_release(clone, environment, "0.1.0", entries, shared=True)
     assert [p.outcome for p in probes] == [Presence.PRESENT, Presence.PRESENT]
+    assert probes[0].reason.startswith(f"fix copy (the fix's test in {later[:10]}'s copy of its file): ")  # t13
+    assert probes[1].reason.startswith("fix copy: ")
 
 
 def test_a_failure_on_a_release_that_holds_the_fix_decides_nothing() -> None:

@@ -113,9 +113,11 @@ def probe_release(history: History, environment: Environment, release: str, entr
     trees = FunctionTrees(history, [t for e in entries for t in e.tests],
                           kept_file(environment, "function-trees.json") if shared else None)
     first = _run(trees, environment, release, entries, FIX_COPY, shared, kept=shared)
+    borrowed: dict[str, str] = {}
     if shared:
         retry = [e for e in entries if _uncollected(first[e.id])]
         first.update(_run(trees, environment, release, retry, FIX_COPY, kept=shared) if retry else {})
+        borrowed = _borrowed(_placement(trees, entries, "", shared), entries, {e.id for e in retry})
     tag = f"jax-v{release}"
     uncollected = [e for e in entries if _uncollected(first[e.id])]
     # A release's copy decides only where one of the entry's tests there is the fix's (`_as_evidence`): the others
@@ -136,9 +138,23 @@ def probe_release(history: History, environment: Environment, release: str, entr
         presence, why = entry_presence(entry, outcomes)
         if entry.id in not_run:
             why += f" ({NOT_THE_FIXS})"
-        probes.append(ReleaseProbe(release, presence, f"{copy} copy: {why}", copy, outcomes, seconds))
+        label = f"fix copy (the fix's test in {borrowed[entry.id]}'s copy of its file)" \
+            if copy == FIX_COPY and entry.id in borrowed else f"{copy} copy"
+        probes.append(ReleaseProbe(release, presence, f"{label}: {why}", copy, outcomes, seconds))
     trees.save()
     return probes
+
+
+def _borrowed(placed: dict[tuple[str, str], tuple[str, TestFunction]], entries: Sequence[RangeEntry],
+              retried: set[str]) -> dict[str, str]:
+    """``{entry id: the later fix}`` whose copy of a file ran one of the entry's tests (the same function), so a
+    reason says which file ran (t13: "fix copy" where the fix's own file did not import on 0.12.1)."""
+    borrowed = {}
+    for entry in entries:
+        later = sorted({placed[entry.id, t.node_id][0] for t in entry.tests} - {entry.commit})
+        if later and entry.id not in retried:
+            borrowed[entry.id] = later[0][:10]
+    return borrowed
 
 
 def _same_as_fix(trees: FunctionTrees, tag: str, entry: RangeEntry, test: TestFunction) -> bool:
