@@ -6,7 +6,8 @@ confirmed entry's tests as of its fix, each entry from its own folder
 in a second process only where the fix's do not import), the files shared
 out among one process per core (`kit.known.harvest.shared_out`): so the
 audit's cost is an interpreter per core and one import per file, not one
-per entry. What each
+per entry; compiles are reused from the last audit where that cannot change
+an answer (`kit.known.harvest.reused_compiles`). What each
 test did decides present, absent or untested as the ranges' bisect does.
 """
 
@@ -28,6 +29,7 @@ from .kinds import entry_kind
 from .listing import HARVESTED
 from .ranges import fix_held, holding_fix, range_entries
 from .release_runs import RangeEntry, ReleaseProbe, probe_release
+from .reused_compiles import cache_folder
 from .store import Store
 
 
@@ -49,10 +51,13 @@ def audit_harvested(matrix: Matrix, release: str, history: History, entries: Seq
     if prepared.environment is None:
         raise UsageError(f"jax {release}'s environment with JAX's test harness could not be prepared: "
                          f"{prepared.problem}", "audit another release, or leave --harvested out")
-    say(f"running the tests of {len(entries)} harvested entries, one pytest process per core (jax {release})")
+    cache = cache_folder(matrix.envs_dir, prepared.environment)
+    say(f"running the tests of {len(entries)} harvested entries, one pytest process per core (jax {release})"
+        + (", compiles reused from the last audit; an entry not passing every test with them, or whose tests look "
+           "at compiling, runs again without them" if cache is not None else ""))
     probes = [_fix_held(history, release, entry, probe)
               for entry, probe in zip(entries, probe_release(history, prepared.environment, release, entries,
-                                                             shared=True))]
+                                                             shared=True, compile_cache=cache))]
     for entry, probe in zip(entries, probes):
         say(f"  {entry.id}: {probe.outcome.value} ({probe.reason[:160]})")
     counts = {p: sum(1 for probe in probes if probe.outcome is p) for p in Presence}

@@ -23,10 +23,13 @@ from ...history.git import GitFailed, git
 from ...history.source import History
 from ...records import JsonTextError, read_json
 from .changed_tests import TestFunction, test_nodes
+from .reused_compiles import looks_at_compiling as _looks_at_compiling
 
 NO_BLOB = "none at "
 ABSENT = ""
 """The digest said of a test that a version of its file lacks."""
+COMPILING, LOOKS = "compiling:", "looks"
+"""The kept key of whether a test looks at compiling (its digest's key after it), and its value where it does."""
 
 
 class FunctionTrees:
@@ -50,6 +53,18 @@ class FunctionTrees:
             self._parse(blob, test)
         return self.digests[key] or None
 
+    def looks_at_compiling(self, ref: str, test: TestFunction) -> bool:
+        """Whether ``ref``'s copy of ``test`` names anything that sees XLA's compile
+        (`kit.known.harvest.reused_compiles.looks_at_compiling`); False where that copy lacks it. Kept beside the
+        digests, found in the same parse."""
+        blob = blob_at(self.history.path, ref, test.path)
+        if blob.startswith(NO_BLOB):
+            return False
+        key = COMPILING + _key(blob, test)
+        if key not in self.digests:
+            self._parse(blob, test)
+        return self.digests.get(key) == LOOKS
+
     def save(self) -> None:
         if self.kept is not None and self.changed:
             atomic_write_text(self.kept, json.dumps(self.digests, sort_keys=True))
@@ -62,6 +77,7 @@ class FunctionTrees:
         for test in self.wanted.get(asked.path, set()) | {asked}:
             node = nodes.get(test)
             self.digests[_key(blob, test)] = hashlib.sha256(ast.dump(node).encode()).hexdigest() if node else ABSENT
+            self.digests[COMPILING + _key(blob, test)] = LOOKS if node and _looks_at_compiling(node) else ""
         self.changed = True
 
 

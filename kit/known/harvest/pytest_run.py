@@ -23,6 +23,7 @@ from ...json_types import JsonObject, as_list
 from ...records import JsonTextError, read_json
 from ...run.child_processes import repro_env
 from .changed_tests import TestFunction
+from .reused_compiles import CALLERS_CACHE, cache_env
 
 PLUGIN = "kit_harvest_select"
 GENERATED_CASES = 4
@@ -81,13 +82,15 @@ _CALLER_PYTEST_SETTINGS = ("CI", "BUILD_NUMBER", "PYTEST_ADDOPTS", "PYTEST_PLUGI
 
 def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFunction],
              timeout: int = TIMEOUT_S, extra_args: Sequence[str] = (), own: Path | None = None,
-             bytecode: Mapping[str, str] | None = None, entries: Sequence[Entry] = ()) -> SideRun:
+             bytecode: Mapping[str, str] | None = None, entries: Sequence[Entry] = (),
+             compile_cache: Path | None = None) -> SideRun:
     """Run ``tests`` (files under ``workdir``) with ``environment``'s Python and path, one pytest process
     (``extra_args`` before the files: ``--import-mode=importlib`` where two copies of one file run together).
     ``own``: the run's own folder for its results and plugin, where ``workdir`` is shared (default: ``workdir``);
     ``bytecode``: where the imports' bytecode goes (default: a folder of ``own``, thrown away with it);
     ``entries`` (a release probe's): each entry's tests with their messages at the fix's parent, so that an
-    entry's tests stop once one shows it present (`select_plugin`)."""
+    entry's tests stop once one shows it present (`select_plugin`); ``compile_cache``: the folder of compiles
+    reused (`kit.known.harvest.reused_compiles`; None: every compile is the process's own)."""
     own = own or workdir
     results = own / f"results-{time.monotonic_ns()}.json"
     plugin_dir = own / "kit-plugin"
@@ -104,8 +107,10 @@ def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFuncti
     # pytest prints whole diffs where CI or BUILD_NUMBER is set, and the caller's PYTEST_ADDOPTS changes what it
     # prints too: the failure messages kept (their last E lines) are compared with those recorded elsewhere, so
     # they must not depend on who runs the kit (under CI the assert line fell out and a present bug read untested).
-    for name in _CALLER_PYTEST_SETTINGS:
+    # Nor the caller's compilation cache: a run reuses the kit's compiles where asked, none otherwise.
+    for name in (*_CALLER_PYTEST_SETTINGS, *CALLERS_CACHE):
         env.pop(name, None)
+    env.update(cache_env(compile_cache))
     # A file that does not import is its tests' outcome (not collected), not the end of the others' run.
     command = [str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN,
                "--continue-on-collection-errors",

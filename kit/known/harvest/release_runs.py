@@ -23,6 +23,7 @@ confirmed tests is, absent where all of them are.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -39,12 +40,21 @@ from .failure_signatures import failure_signature, lacks_new_helper
 from .function_trees import FunctionTrees, blob_at
 from .kept_tests import kept_file, kept_root, lay_out
 from .pytest_run import FAILED, PASSED, UNCOLLECTED, Entry, SideRun, TestOutcome, run_side
+from .reused_compiles import keep_not_passing, not_passing_before
 from .shared_out import cores, run_shared_out
 
 FIX_COPY, RELEASE_COPY = "fix", "release"
 NOT_THE_FIXS = "the release's own copy is another test: not run"
 OTHER_TEST = "another test"
 """A release's own copy of a test that is not the fix's version of it: its outcome decides nothing."""
+
+
+Placement = dict[tuple[str, str], tuple[str, TestFunction]]
+"""``(entry id, node id) -> (the commit or tag whose copy of the file runs the test, the test)``."""
+FIRST_SECONDS, PLAIN_SECONDS, AGAIN_SECONDS = "test-seconds.json", "test-seconds-plain.json", "test-seconds-again.json"
+"""Where an audit keeps its files' seconds: of its first run with reused compiles, of its first run without, and
+of the runs after them (one file's seconds differ among them: with reused compiles or not, all its tests or a
+few)."""
 
 
 @dataclass(frozen=True)
@@ -105,25 +115,35 @@ def entry_presence(entry: RangeEntry, outcomes: dict[str, TestOutcome]) -> tuple
 
 
 def probe_release(history: History, environment: Environment, release: str, entries: Sequence[RangeEntry],
-                  shared: bool = False) -> list[ReleaseProbe]:
+                  shared: bool = False, compile_cache: Path | None = None) -> list[ReleaseProbe]:
     """Every entry's tests on ``release`` in one pytest process; the release's own copies where the fix's fail
     to import, in a second one. ``shared`` (an audit's): a test file laid out once for the entries whose test it
-    holds unchanged (`_placement`), those it fails to serve given their own copies in a process between."""
+    holds unchanged (`_placement`), those it fails to serve given their own copies in a process between;
+    ``compile_cache`` (an audit's): compiles reused from that folder where no test of the entry looks at
+    compiling, and an entry that does not pass every test with them runs again without them
+    (`kit.known.harvest.reused_compiles`), its answer that run's."""
     started = time.monotonic()
     trees = FunctionTrees(history, [t for e in entries for t in e.tests],
                           kept_file(environment, "function-trees.json") if shared else None)
-    first = _run(trees, environment, release, entries, FIX_COPY, shared, kept=shared)
-    borrowed: dict[str, str] = {}
+    placed = _placement(trees, entries, "", shared)
+    first, reused = _first_runs(trees, environment, release, entries, placed, shared, compile_cache)
+    retried: set[str] = set()
     if shared:
-        retry = [e for e in entries if _uncollected(first[e.id])]
-        first.update(_run(trees, environment, release, retry, FIX_COPY, kept=shared) if retry else {})
-        borrowed = _borrowed(_placement(trees, entries, "", shared), entries, {e.id for e in retry})
+        retried = {e.id for e in entries if _uncollected(first[e.id])}
+        again = [e for e in entries if e.id in retried or (e.id in reused and not _passed(first[e.id]))]
+        mixed = {**_of(placed, again), **_placement(trees, [e for e in again if e.id in retried], "", False)}
+        first.update(_run(trees, environment, release, again, mixed, FIX_COPY, kept=shared,
+                          timings=AGAIN_SECONDS) if again else {})
+    if compile_cache is not None:
+        keep_not_passing(environment, {e.id for e in entries}, {e.id for e in entries if not _passed(first[e.id])})
+    borrowed = _borrowed(placed, entries, retried) if shared else {}
     tag = f"jax-v{release}"
     uncollected = [e for e in entries if _uncollected(first[e.id])]
     # A release's copy decides only where one of the entry's tests there is the fix's (`_as_evidence`): the others
     # are not run (on 0.11.0, shard_map's 20 cases in 11 s whose outcomes counted for nothing).
     deciding = [e for e in uncollected if any(_same_as_fix(trees, tag, e, t) for t in e.tests)]
-    second = _run(trees, environment, release, deciding, RELEASE_COPY, kept=shared) if deciding else {}
+    second = _run(trees, environment, release, deciding, _placement(trees, deciding, tag, False), RELEASE_COPY,
+                  kept=shared, timings=AGAIN_SECONDS) if deciding else {}
     # said only where the release has a copy at all (t13: said of 96 entries whose release had none of the tests)
     not_run = {e.id for e in uncollected if e not in deciding and any(trees.tree(tag, t) for t in e.tests)}
     seconds = (time.monotonic() - started) / max(len(entries), 1)
@@ -145,7 +165,7 @@ def probe_release(history: History, environment: Environment, release: str, entr
     return probes
 
 
-def _borrowed(placed: dict[tuple[str, str], tuple[str, TestFunction]], entries: Sequence[RangeEntry],
+def _borrowed(placed: Placement, entries: Sequence[RangeEntry],
               retried: set[str]) -> dict[str, str]:
     """``{entry id: the later fix}`` whose copy of a file ran one of the entry's tests (the same function), so a
     reason says which file ran (t13: "fix copy" where the fix's own file did not import on 0.12.1)."""
@@ -155,6 +175,38 @@ def _borrowed(placed: dict[tuple[str, str], tuple[str, TestFunction]], entries: 
         if later and entry.id not in retried:
             borrowed[entry.id] = later[0][:10]
     return borrowed
+
+
+def _first_runs(trees: FunctionTrees, environment: Environment, release: str, entries: Sequence[RangeEntry],
+                placed: Placement, kept: bool, cache: Path | None) -> tuple[dict[str, dict[str, TestOutcome]], set[str]]:
+    """Every entry's tests, and the entries whose run reused compiles (`kit.known.harvest.reused_compiles`): not
+    those whose tests look at compiling, nor those that did not pass every test in the last audit here (they
+    would run again without the cache): those run without it, beside the others, each kind in its own processes."""
+    if cache is None:
+        return _run(trees, environment, release, entries, placed, FIX_COPY, kept=kept), set()
+    failing = not_passing_before(environment)
+    plain = [e for e in entries if e.id in failing or _looks_at_compiling(trees, placed, e)]
+    reused = [e for e in entries if e not in plain]
+    with ThreadPoolExecutor(2, thread_name_prefix="audit-kind") as pool:
+        with_cache = pool.submit(_run, trees, environment, release, reused, _of(placed, reused), FIX_COPY, kept, cache)
+        without = pool.submit(_run, trees, environment, release, plain, _of(placed, plain), FIX_COPY, kept, None,
+                              PLAIN_SECONDS)
+        return {**with_cache.result(), **without.result()}, {e.id for e in reused}
+
+
+def _passed(outcomes: dict[str, TestOutcome]) -> bool:
+    return all(outcome.outcome == PASSED for outcome in outcomes.values())
+
+
+def _looks_at_compiling(trees: FunctionTrees, placed: Placement, entry: RangeEntry) -> bool:
+    """Whether a test of ``entry``, in the copy of its file that runs it, looks at compiling: its run with reused
+    compiles decides nothing (`kit.known.harvest.reused_compiles`)."""
+    return any(trees.looks_at_compiling(placed[entry.id, t.node_id][0], t) for t in entry.tests)
+
+
+def _of(placed: Placement, entries: Sequence[RangeEntry]) -> Placement:
+    ids = {e.id for e in entries}
+    return {key: where for key, where in placed.items() if key[0] in ids}
 
 
 def _same_as_fix(trees: FunctionTrees, tag: str, entry: RangeEntry, test: TestFunction) -> bool:
@@ -180,19 +232,18 @@ def _as_evidence(trees: FunctionTrees, entry: RangeEntry, tag: str,
 
 
 def _run(trees: FunctionTrees, environment: Environment, release: str, entries: Sequence[RangeEntry],
-         copy: str, shared: bool = False, kept: bool = False) -> dict[str, dict[str, TestOutcome]]:
-    """``{entry id: {node id: outcome}}`` for ``entries``' tests as of their fixes (or the release's own copies).
+         placed: Placement, copy: str, kept: bool = False, cache: Path | None = None,
+         timings: str = FIRST_SECONDS) -> dict[str, dict[str, TestOutcome]]:
+    """``{entry id: {node id: outcome}}`` for ``entries``' tests, each from the copy of its file ``placed`` names
+    (`_placement`): as of their fixes, or the release's own copies (``copy``).
 
-    ``shared``: a file is laid out once per version that runs: an entry's test runs from the newest entry's copy
-    of its file where that copy's function is the same (a test file mostly changes elsewhere), from its own fix's
-    copy otherwise. JAX's big test modules cost their import, so one import of ``api_test.py`` serves a dozen
-    entries. Without it (the ranges' bisect, on old releases a newer copy may not import), each its own.
     ``kept`` (an audit's): the files are kept beside the environment, their bytecode with them
-    (`kit.known.harvest.kept_tests`); the ranges' bisect probes each release once and keeps nothing.
+    (`kit.known.harvest.kept_tests`), and shared out among one process per core by what each took in the last
+    audit's run of this kind (``timings``); the ranges' bisect probes each release once and keeps nothing.
+    ``cache``: the folder of compiles reused (`kit.known.harvest.reused_compiles`).
     """
     tag = f"jax-v{release}"
     history = trees.history
-    placed = _placement(trees, entries, tag if copy == RELEASE_COPY else "", shared)
     with scratch.folder("harvest-range") as workdir:
         settings = _pyproject(history, (tag, *(e.commit for e in reversed(entries))))
         root = kept_root(environment, settings) if kept else None
@@ -214,7 +265,8 @@ def _run(trees: FunctionTrees, environment: Environment, release: str, entries: 
         # A marker that the release's settings do not register (a newer fix's test) is no failure of the test.
         extra = ("--import-mode=importlib", "-W", "ignore::pytest.PytestUnknownMarkWarning")
         stops = _stops(entries, placed) if kept and copy == FIX_COPY else []
-        ran = _run_asked(environment, files, asked, extra, workdir, root is not None, stops) if asked else None
+        ran = _run_asked(environment, files, asked, extra, workdir, stops, cache,
+                         kept_file(environment, timings) if root is not None else None) if asked else None
     found = ran.outcomes if ran is not None else {}
     problem = ran.problem if ran is not None else f"{tag} has none of the test files"
     missing = TestOutcome(UNCOLLECTED, 0, problem or "not collected")
@@ -222,7 +274,7 @@ def _run(trees: FunctionTrees, environment: Environment, release: str, entries: 
                        for t in entry.tests} for entry in entries}
 
 
-def _stops(entries: Sequence[RangeEntry], placed: dict[tuple[str, str], tuple[str, TestFunction]]) -> list[Entry]:
+def _stops(entries: Sequence[RangeEntry], placed: Placement) -> list[Entry]:
     """Each entry's tests as laid out, with their messages at the parent: an audit's tests of an entry stop once one
     shows it present. Not the ranges' bisect, whose kept probes are judged again by later rules without a run (a
     test skipped there would be no evidence then); not where a release's copy runs, whose outcome counts only where
@@ -232,20 +284,22 @@ def _stops(entries: Sequence[RangeEntry], placed: dict[tuple[str, str], tuple[st
 
 
 def _run_asked(environment: Environment, files: Path, asked: Sequence[TestFunction], extra: Sequence[str],
-               workdir: Path, kept: bool, entries: Sequence[Entry]) -> SideRun:
-    """The asked tests in one pytest process; an audit's (``kept``) shared out among one process per core."""
-    if not kept:
-        return run_side(environment, files, asked, extra_args=extra, own=workdir, entries=entries)
+               workdir: Path, entries: Sequence[Entry], cache: Path | None, timings: Path | None) -> SideRun:
+    """The asked tests in one pytest process; an audit's (``timings``: where its files' seconds are kept) shared
+    out among one process per core."""
+    if timings is None:
+        return run_side(environment, files, asked, extra_args=extra, own=workdir, entries=entries,
+                        compile_cache=cache)
     bytecode = release_bytecode_env(environment)
 
     def run_one(group: Sequence[TestFunction], own: Path) -> SideRun:
-        return run_side(environment, files, group, extra_args=extra, own=own, bytecode=bytecode, entries=entries)
+        return run_side(environment, files, group, extra_args=extra, own=own, bytecode=bytecode, entries=entries,
+                        compile_cache=cache)
 
-    return run_shared_out(asked, workdir, run_one, cores(), kept_file(environment, "test-seconds.json"))
+    return run_shared_out(asked, workdir, run_one, cores(), timings)
 
 
-def _placement(trees: FunctionTrees, entries: Sequence[RangeEntry], tag: str,
-               shared: bool) -> dict[tuple[str, str], tuple[str, TestFunction]]:
+def _placement(trees: FunctionTrees, entries: Sequence[RangeEntry], tag: str, shared: bool) -> Placement:
     """``(entry id, node id) -> (the commit or tag whose copy of the file runs the test, the test)``: the release's
     own copy where ``tag`` is given, else (``shared``) the newest entry's copy where its function is the entry's
     fix's, else the entry's own."""

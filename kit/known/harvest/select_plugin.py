@@ -15,6 +15,7 @@ among processes next time).
 
 A test function's outcome is its first failing case's (`kit.known.harvest.pytest_run.summarised`),
 so once a case failed the function's later cases are skipped unrun: they could not change it.
+``KIT_HARVEST_COMPILE_CACHE`` (an audit's): JAX's persistent cache is made before the first test.
 ``KIT_HARVEST_ENTRIES`` (an audit's): a JSON file of a list of entries, each a list of ``[path,
 class, name, message at the fix's parent]``; an entry is present once one of its tests fails as
 at the parent (``kit_harvest_signatures``, copied beside this file), so a test whose every entry
@@ -26,6 +27,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -178,6 +180,25 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             kept.append(item)
     items[:] = kept
     config.hook.pytest_deselected(items=dropped)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if os.environ.get("KIT_HARVEST_COMPILE_CACHE"):
+        _make_the_compile_cache_now()
+
+
+def _make_the_compile_cache_now() -> None:
+    """JAX makes its persistent cache's object at a process's first compile, inside whichever test compiles first,
+    and JAX's harness fails a test under which that object changed ("Test changed the compilation cache object"):
+    made before the first test, it is one object for all of them (a test that resets it still fails, and its entry
+    runs again without the cache: `kit.known.harvest.reused_compiles`). Where this JAX has no such function (or
+    no test imported JAX), nothing is done."""
+    make = getattr(sys.modules.get("jax._src.compilation_cache"), "_initialize_cache", None)
+    if callable(make):
+        try:
+            make()
+        except Exception:  # noqa: BLE001 -- the cache is only a speed: its first compile makes it as before
+            pass
 
 
 _COLLECTING: dict[str, float] = {}
