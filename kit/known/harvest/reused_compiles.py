@@ -70,14 +70,17 @@ _ONLY_TRACE = frozenset({"_CompileAndCheck", "compiler_ir", "ensure_compile_time
 
 
 def cache_folder(envs_dir: Path, environment: Environment) -> Path | None:
-    """Where an audit in ``environment`` keeps its compiles (None: no jaxlib to key it by); emptied first where
-    it has grown past `LARGEST_BYTES`."""
+    """Where an audit in ``environment`` keeps its compiles (None: no jaxlib to key it by, or no folder it can
+    make); emptied first where it has grown past `LARGEST_BYTES`."""
     folder = compile_cache_dir(envs_dir, environment, "cpu")
     if folder is None:
         return None
-    if folder.is_dir() and _size(folder) > LARGEST_BYTES:
-        shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        if folder.is_dir() and _size(folder) > LARGEST_BYTES:
+            shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # a folder it cannot write (read-only, full): every compile is the audit's own, as before
     return folder
 
 
@@ -122,4 +125,10 @@ def keep_not_passing(environment: Environment, audited: set[str], not_passing: s
 
 
 def _size(folder: Path) -> int:
-    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+    total = 0
+    for path in folder.rglob("*"):
+        try:
+            total += path.stat().st_size if path.is_file() else 0
+        except OSError:
+            continue  # removed meanwhile by a run that shares the folder
+    return total
