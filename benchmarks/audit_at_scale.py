@@ -4,8 +4,10 @@
 
 Runs ``jax-kit audit RELEASE --harvested`` (the hand entries' checks from one
 warm interpreter, each in a fresh fork of it; the confirmed harvested entries'
-tests in one pytest process per core) once to build or
-reuse the release's two environments (not timed), then ``--repeats`` times,
+tests in one pytest process per core, compiles reused from the last audit
+where that cannot change an answer) once to build or
+reuse the release's two environments and fill the compile cache (timed and
+printed as the warm-up: an audit's first run here), then ``--repeats`` times,
 timing each whole command from outside (wall, and the CPU it and its
 children used: what the load does not stretch), and reading the two parts'
 own seconds from its lines (``N checks in X s``, ``N harvested entries in X s``).

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Sequence
 
 import pytest
 
@@ -17,12 +18,12 @@ from kit.errors import UsageError
 from kit.history.source import History
 from kit.install import Environment
 from kit.known.harvest.changed_tests import TestFunction
-from kit.known.harvest import function_trees, kept_tests
+from kit.known.harvest import function_trees, kept_tests, release_runs
 from kit.known.harvest.function_trees import FunctionTrees
 from kit.known.harvest.failure_signatures import exception_name, failure_signature
 from kit.known.harvest.kinds import entry_kind, failure_kind
 from kit.known.harvest.listing import harvested_entries
-from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, TestOutcome
+from kit.known.harvest.pytest_run import FAILED, PASSED, SKIPPED, UNCOLLECTED, SideRun, TestOutcome
 from kit.known.harvest.ranges import judged, newest_before, range_entries
 from kit.known.harvest.release_runs import FIX_COPY, RangeEntry, ReleaseProbe, _placement, entry_presence, probe_release
 from kit.known.harvest.release_runs import test_presence as presence_of
@@ -377,3 +378,31 @@ def test_a_test_functions_tree_digest_ignores_the_rest_of_its_file_and_is_none_w
     trees.save()
     again = FunctionTrees(clone, [], tmp_path / "trees.json")
     assert again.digests == trees.digests and again.tree(moved, kept) == trees.tree(moved, kept)
+
+
+def test_an_audit_runs_a_file_that_did_not_import_again_only_from_another_copy(
+        history: tuple[History, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same file in the same environment fails to import the same way: on 0.11.0, 33 of the 38 files of the
+    # second process were the first's again, each a second of JAX's import for nothing.
+    clone, commits = history
+    later = _commit(clone.path, "Fix c.", {"tests/a_test.py": "import not_there_either\n" + NEW_TEST})
+    kept = TestFunction("tests/a_test.py", "", "test_kept")
+    entries = [RangeEntry("harvest-fix", commits["fix"], (kept,), ("E   AssertionError: assert 2 == 3",)),
+               RangeEntry("harvest-broken", commits["fix"], (TestFunction("tests/b_test.py", "", "test_b"),),
+                          ("E   AssertionError",)),
+               RangeEntry("harvest-later", later, (kept,), ("E   AssertionError: assert 2 == 3",))]
+    runs: list[list[str]] = []
+    real = release_runs.run_side
+
+    def spied(environment: Environment, workdir: Path, tests: Sequence[TestFunction], **kwargs: object) -> SideRun:
+        runs.append(sorted(t.path for t in tests))
+        return real(environment, workdir, tests, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(release_runs, "run_side", spied)
+    probes = probe_release(clone, Environment(Path(sys.executable), {}, "existing"), "0.1.0", entries, shared=True)
+    # harvest-fix's test ran first from the later copy (it does not import), then from its own; harvest-broken's
+    # own copy and harvest-later's did not import and ran once (harvest-later's then from the release's copy)
+    assert runs[0] == sorted([f"{later[:12]}/tests/a_test.py", f"{commits['fix'][:12]}/tests/b_test.py"])
+    assert runs[1:] == [[f"{commits['fix'][:12]}/tests/a_test.py"], ["jax-v0.1.0/tests/a_test.py"]]
+    assert [(p.outcome, p.copy) for p in probes] == [(Presence.PRESENT, "fix"), (Presence.UNTESTED, "fix"),
+                                                     (Presence.PRESENT, "release")]

@@ -129,7 +129,9 @@ def probe_release(history: History, environment: Environment, release: str, entr
     first, reused = _first_runs(trees, environment, release, entries, placed, shared, compile_cache)
     retried: set[str] = set()
     if shared:
-        retried = {e.id for e in entries if _uncollected(first[e.id])}
+        # a test file that did not import runs again only from another copy: the same file would fail the same way
+        retried = {e.id for e in entries if _uncollected(first[e.id])
+                   and any(placed[e.id, t.node_id][0] != e.commit for t in e.tests)}
         again = [e for e in entries if e.id in retried or (e.id in reused and not _passed(first[e.id]))]
         mixed = {**_of(placed, again), **_placement(trees, [e for e in again if e.id in retried], "", False)}
         first.update(_run(trees, environment, release, again, mixed, FIX_COPY, kept=shared,
