@@ -145,3 +145,15 @@ def test_the_plugin_makes_jaxs_cache_before_the_first_test_where_asked(monkeypat
     monkeypatch.setitem(sys.modules, "jax._src.compilation_cache", types.SimpleNamespace())  # another era's JAX
     plugin.pytest_collection_finish(None)
     assert made == [True]
+
+
+def test_a_cache_jax_could_not_read_is_emptied_for_the_next_audit_to_fill(tmp_path: Path) -> None:
+    # JAX never replaces an entry it cannot read: every later audit failed those tests and ran them twice.
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / "jit_stage-0e4d-cache").write_bytes(b"garbage")
+    assert not reused_compiles.emptied_if_unreadable(folder, ["E   AssertionError: 1 != 2"])
+    assert (folder / "jit_stage-0e4d-cache").is_file()
+    said = "E       UserWarning: Error reading persistent compilation cache entry for 'jit_stage': error: Error -3"
+    assert reused_compiles.emptied_if_unreadable(folder, ["E   AssertionError", said])
+    assert folder.is_dir() and not any(folder.iterdir())

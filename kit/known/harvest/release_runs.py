@@ -40,7 +40,7 @@ from .failure_signatures import failure_signature, lacks_new_helper
 from .function_trees import FunctionTrees, blob_at
 from .kept_tests import kept_file, kept_root, lay_out
 from .pytest_run import FAILED, PASSED, UNCOLLECTED, Entry, SideRun, TestOutcome, run_side
-from .reused_compiles import keep_not_passing, not_passing_before
+from .reused_compiles import emptied_if_unreadable, keep_not_passing, not_passing_before
 from .shared_out import cores, run_shared_out
 
 FIX_COPY, RELEASE_COPY = "fix", "release"
@@ -193,7 +193,9 @@ def _first_runs(trees: FunctionTrees, environment: Environment, release: str, en
         with_cache = pool.submit(_run, trees, environment, release, reused, _of(placed, reused), FIX_COPY, kept, cache)
         without = pool.submit(_run, trees, environment, release, plain, _of(placed, plain), FIX_COPY, kept, None,
                               PLAIN_SECONDS)
-        return {**with_cache.result(), **without.result()}, {e.id for e in reused}
+        first = {**with_cache.result(), **without.result()}
+    emptied_if_unreadable(cache, (o.message for e in reused for o in first[e.id].values()))
+    return first, {e.id for e in reused}
 
 
 def _passed(outcomes: dict[str, TestOutcome]) -> bool:
