@@ -101,7 +101,8 @@ def enable(jax: Any, environ: Optional[Dict[str, str]] = None) -> CompileCache:
 
 # JAX's words when an entry will not load (compiler.py): it compiles again, and then keeps its old entry, since one
 # is there; so a damaged entry warned on every run and was never replaced.
-_UNREADABLE = re.compile(r"Error reading persistent compilation cache entry for '([^']+)'")
+UNREADABLE = re.compile(r"Error reading persistent compilation cache entry for '([^']+)'")
+"""JAX's warning for an entry it cannot read (torn, overwritten), naming the program."""
 
 
 def _drop_what_jax_cannot_read(cache: CompileCache) -> None:
@@ -109,15 +110,15 @@ def _drop_what_jax_cannot_read(cache: CompileCache) -> None:
     shown = warnings.showwarning
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-        unreadable = _UNREADABLE.search(str(message))
+        unreadable = UNREADABLE.search(str(message))
         if unreadable and cache.folder:
-            cache.dropped += _remove_entries(cache.folder, unreadable.group(1))
+            cache.dropped += remove_entries(cache.folder, unreadable.group(1))
         shown(message, category, filename, lineno, file, line)
 
     warnings.showwarning = show
 
 
-def _remove_entries(folder: str, program: str) -> List[str]:
+def remove_entries(folder: str, program: str) -> List[str]:
     """Every entry of ``program`` (JAX files them as ``<program>-<key>-cache``, and ``-atime`` beside): a bad one
     cannot be told from the good by its name."""
     removed = []

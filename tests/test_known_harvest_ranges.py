@@ -350,7 +350,7 @@ def test_an_audit_keeps_its_test_files_and_tree_digests_and_never_rewrites_a_kep
     assert laid and (home / "function-trees.json").is_file()
     for path in laid:
         os.utime(path, (1_000_000, 1_000_000))
-    monkeypatch.setattr(function_trees, "test_nodes", _no_parse)  # a second audit reads the kept digests
+    monkeypatch.setattr(function_trees, "parsed_tests", _no_parse)  # a second audit reads the kept digests
     function_trees.blob_at.cache_clear()
     second = probe_release(clone, environment, "0.1.0", entries, shared=True)
     assert all(path.stat().st_mtime == 1_000_000 for path in laid)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import base64
 import importlib.util
 import json
 import sys
@@ -14,8 +15,8 @@ import pytest
 
 from kit.history.source import History
 from kit.install import Environment
-from kit.known.harvest import kept_tests, release_runs, reused_compiles
-from kit.known.harvest.changed_tests import TestFunction
+from kit.known.harvest import compiling_tests, kept_tests, release_runs, reused_compiles
+from kit.known.harvest.changed_tests import TestFunction, parsed_tests
 from kit.known.harvest.pytest_run import SideRun
 from kit.known.harvest.release_runs import RangeEntry, probe_release
 from kit.known.measured import Presence
@@ -31,17 +32,38 @@ ROOT = Path(__file__).resolve().parent.parent
     ("text = jax.jit(f).lower(x).compile().as_text()\nself.assertNotIn('all-gather', text)", True),
     ("with config.log_compiles(True), self.assertLogs(level='WARNING'):\n    f(1)", True),
     ("self.assertIn('xla_dump_to', os.environ['XLA_FLAGS'])", True),  # a flag named in a string
-    ("subprocess.run([sys.executable, '-c', 'import jax; jax.clear_caches()'])", True),  # a child inherits the cache
+    ("out = subprocess.run([sys.executable, '-c', SCRIPT], capture_output=True)", True),  # a child inherits it
+    ("start = time.perf_counter()\nf(x)\nself.assertLess(time.perf_counter() - start, 1.0)", True),  # a clock
+    ("with contextlib.redirect_stderr(io.StringIO()) as err:\n    f(x)", True),
+    ("register_event_duration_secs_listener(seen.append)", True),
     # JAX's helpers that jit and compare, or lower only, and plain numerics: not compiling itself
     ("self._CompileAndCheck(jnp.heaviside, args_maker)", False),
     ("ir = jax.jit(f).lower(1.).compiler_ir('stablehlo')\nself.assertIn('loc(', str(ir))", False),
     ("self.assertAllClose(jnp.linalg.slogdet(x)[1], expected, rtol=1e-6)", False),
+    ("self.assertAllClose(jax.nn.log_softmax(x), expected)", False),
     ("with jax.ensure_compile_time_eval():\n    y = jnp.ones(3)", False),
 ])
 def test_a_test_looks_at_compiling_where_its_source_names_what_sees_the_compile(body: str, looks: bool) -> None:
     # The one way reused compiles could turn a failure into a pass: a test that sees the compile itself.
     function = ast.parse("def test_x(self):\n" + "".join(f"    {line}\n" for line in body.splitlines())).body[0]
-    assert reused_compiles.looks_at_compiling(function) is looks
+    assert compiling_tests.looks_at_compiling(function) is looks
+
+
+def test_what_a_test_calls_in_its_file_and_its_class_set_up_count_too() -> None:
+    source = ("def _hlo(f, x):\n    return jax.jit(f).lower(x).compile().as_text()\n\n"
+              "def _close(a, b):\n    np.testing.assert_allclose(a, b)\n\n"
+              "class A(jtu.JaxTestCase):\n"
+              "  def _no_gather(self, f):\n    self.assertNotIn('all-gather', _hlo(f, 1))\n"
+              "  def test_calls_a_method(self):\n    self._no_gather(jnp.sin)\n"
+              "  def test_calls_a_function(self):\n    _hlo(jnp.sin, 1)\n"
+              "  def test_plain(self):\n    _close(jnp.sin(0.), 0.)\n\n"
+              "@jtu.with_config(jax_log_compiles=True)\nclass B(jtu.JaxTestCase):\n"
+              "  def test_plain_but_logged(self):\n    _close(jnp.sin(0.), 0.)\n")
+    nodes, module = parsed_tests(source, "tests/x_test.py")
+    said = {test.name: compiling_tests.looks_at_compiling(node, module) for test, node in nodes.items()}
+    # test_calls_a_method reaches _hlo through _no_gather; test_plain's helper reads nothing of the compile
+    assert said == {"test_calls_a_method": True, "test_calls_a_function": True, "test_plain": False,
+                    "test_plain_but_logged": True}
 
 
 CACHE_SHY = "import base64, os\n\ndef test_fix():\n" \
@@ -147,13 +169,58 @@ def test_the_plugin_makes_jaxs_cache_before_the_first_test_where_asked(monkeypat
     assert made == [True]
 
 
-def test_a_cache_jax_could_not_read_is_emptied_for_the_next_audit_to_fill(tmp_path: Path) -> None:
+def test_the_entries_of_a_program_jax_could_not_read_are_dropped_for_the_next_audit_to_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # JAX never replaces an entry it cannot read: every later audit failed those tests and ran them twice.
-    folder = tmp_path / "cache"
-    folder.mkdir()
-    (folder / "jit_stage-0e4d-cache").write_bytes(b"garbage")
-    assert not reused_compiles.emptied_if_unreadable(folder, ["E   AssertionError: 1 != 2"])
-    assert (folder / "jit_stage-0e4d-cache").is_file()
-    said = "E       UserWarning: Error reading persistent compilation cache entry for 'jit_stage': error: Error -3"
-    assert reused_compiles.emptied_if_unreadable(folder, ["E   AssertionError", said])
-    assert folder.is_dir() and not any(folder.iterdir())
+    repo = tmp_path / "jax"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _commit(repo, "Start", {"pyproject.toml": "[tool.pytest.ini_options]\n", "jax/x.py": "v = 1\n"})
+    _git(repo, "tag", "jax-v0.1.0")
+    said = "Error reading persistent compilation cache entry for 'jit_stage': error: Error -3 while decompressing"
+    hidden = base64.b64encode(said.encode()).decode()  # its source silent on the cache: it runs with it
+    fix = _commit(repo, "Fix a.", {"tests/a_test.py": "import base64, os\n\ndef test_a():\n    if os.environ.get("
+                                  "base64.b64decode('SkFYX0NPTVBJTEFUSU9OX0NBQ0hFX0RJUg==').decode()):\n"
+                                  f"        raise UserWarning(base64.b64decode('{hidden}').decode())\n"})
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for name in ("jit_stage-0e4d-cache", "jit_stage-0e4d-atime", "jit_other-77aa-cache"):
+        (cache / name).write_bytes(b"garbage")
+    monkeypatch.setattr(kept_tests, "kept_home", lambda _environment: tmp_path / "kept")
+    entry = RangeEntry("harvest-a", fix, (TestFunction("tests/a_test.py", "", "test_a"),), ("E   ValueError",))
+    probes = probe_release(History(repo, "made by the test"), Environment(Path(sys.executable), {}, "existing"),
+                           "0.1.0", [entry], shared=True, compile_cache=cache)
+    assert probes[0].outcome is Presence.ABSENT  # its run without the cache
+    assert sorted(path.name for path in cache.iterdir()) == ["jit_other-77aa-cache"]
+    assert reused_compiles.drop_unreadable(tmp_path / "gone", [said]) == []  # a folder gone: nothing, no error
+
+
+def test_a_file_that_does_not_import_with_reused_compiles_runs_again_from_the_same_copy_without_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The review's case: a later fix's copy failing to import with the cache only (a damaged entry read at import)
+    # was retried from the entry's own copy, which does not import on the release: untested where a run without the
+    # cache says absent.
+    repo = tmp_path / "jax"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _commit(repo, "Start", {"pyproject.toml": "[tool.pytest.ini_options]\n", "jax/x.py": "v = 1\n"})
+    _git(repo, "tag", "jax-v0.1.0")
+    test = "def test_t():\n    assert 1 == 1\n"
+    fix = _commit(repo, "Fix a.", {"tests/a_test.py": "import not_there\n" + test})
+    later = _commit(repo, "Fix b.", {"tests/a_test.py": "import os\nassert not os.environ.get("
+                                    "'JAX_COMPILATION_CACHE_DIR')\n" + test})
+    monkeypatch.setattr(kept_tests, "kept_home", lambda _environment: tmp_path / "kept")
+    t = TestFunction("tests/a_test.py", "", "test_t")
+    entries = [RangeEntry("harvest-a", fix, (t,), ("E   AssertionError",)),
+               RangeEntry("harvest-b", later, (t,), ("E   AssertionError",))]
+    answers = [[(p.outcome, p.reason) for p in probe_release(
+        History(repo, "made by the test"), Environment(Path(sys.executable), {}, "existing"), "0.1.0", entries,
+        shared=True, compile_cache=cache)] for cache in (None, tmp_path / "cache")]
+    assert answers[0] == answers[1]
+    assert answers[1][0] == (Presence.ABSENT, f"fix copy (the fix's test in {later[:10]}'s copy of its file): passes")
+
+
+def test_no_cache_where_its_folder_cannot_be_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "compile-cache").write_text("a file where the folder would be")
+    monkeypatch.setattr(reused_compiles, "compile_cache_dir", lambda *_args: tmp_path / "compile-cache" / "cpu-x")
+    assert reused_compiles.cache_folder(tmp_path, Environment(Path(sys.executable), {}, "existing")) is None

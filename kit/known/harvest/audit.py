@@ -52,9 +52,10 @@ def audit_harvested(matrix: Matrix, release: str, history: History, entries: Seq
         raise UsageError(f"jax {release}'s environment with JAX's test harness could not be prepared: "
                          f"{prepared.problem}", "audit another release, or leave --harvested out")
     cache = cache_folder(matrix.envs_dir, prepared.environment)
-    say(f"running the tests of {len(entries)} harvested entries, one pytest process per core (jax {release})"
-        + (", compiles reused from the last audit; an entry not passing every test with them, or whose tests look "
-           "at compiling, runs again without them" if cache is not None else ""))
+    say(f"running the tests of {len(entries)} harvested entries, pytest processes side by side on every core "
+        f"(jax {release})" + (", compiles reused from the last audit where that cannot change an answer (an entry "
+                              "whose tests look at compiling, or that did not pass every test, runs without them)"
+                              if cache is not None else ""))
     probes = [_fix_held(history, release, entry, probe)
               for entry, probe in zip(entries, probe_release(history, prepared.environment, release, entries,
                                                              shared=True, compile_cache=cache))]

@@ -43,10 +43,15 @@ def test_functions(source: str, path: str) -> dict[TestFunction, str]:
 def test_nodes(source: str, path: str) -> dict[TestFunction, ast.AST]:
     """Each test function of ``source`` and its tree, not dumped: a caller comparing a few of a big file's
     functions dumps those only (an audit dumped all of api_test.py's thousand for one: 2/3 of its own CPU)."""
+    return parsed_tests(source, path)[0]
+
+
+def parsed_tests(source: str, path: str) -> tuple[dict[TestFunction, ast.AST], ast.Module | None]:
+    """`test_nodes`, and the file's whole tree (None where it does not parse): for what a test calls in it."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return {}
+        return {}, None
     found: dict[TestFunction, ast.AST] = {}
     for node in tree.body:
         if _is_test(node):
@@ -55,7 +60,7 @@ def test_nodes(source: str, path: str) -> dict[TestFunction, ast.AST]:
             for member in node.body:
                 if _is_test(member):
                     found[TestFunction(path, node.name, member.name)] = member  # type: ignore[attr-defined]
-    return found
+    return found, tree
 
 
 def _is_test(node: ast.AST) -> bool:

@@ -22,14 +22,16 @@ from ...atomic_files import atomic_write_text
 from ...history.git import GitFailed, git
 from ...history.source import History
 from ...records import JsonTextError, read_json
-from .changed_tests import TestFunction, test_nodes
-from .reused_compiles import looks_at_compiling as _looks_at_compiling
+from .changed_tests import TestFunction, parsed_tests
+from .compiling_tests import RULES
+from .compiling_tests import looks_at_compiling as _looks_at_compiling
 
 NO_BLOB = "none at "
 ABSENT = ""
 """The digest said of a test that a version of its file lacks."""
-COMPILING, LOOKS = "compiling:", "looks"
-"""The kept key of whether a test looks at compiling (its digest's key after it), and its value where it does."""
+COMPILING, LOOKS = f"compiling-{RULES}:", "looks"
+"""The kept key of whether a test looks at compiling by today's rules (its digest's key after it), and its value
+where it does."""
 
 
 class FunctionTrees:
@@ -55,7 +57,7 @@ class FunctionTrees:
 
     def looks_at_compiling(self, ref: str, test: TestFunction) -> bool:
         """Whether ``ref``'s copy of ``test`` names anything that sees XLA's compile
-        (`kit.known.harvest.reused_compiles.looks_at_compiling`); False where that copy lacks it. Kept beside the
+        (`kit.known.harvest.compiling_tests`); False where that copy lacks it. Kept beside the
         digests, found in the same parse."""
         blob = blob_at(self.history.path, ref, test.path)
         if blob.startswith(NO_BLOB):
@@ -71,13 +73,13 @@ class FunctionTrees:
 
     def _parse(self, blob: str, asked: TestFunction) -> None:
         try:
-            nodes = test_nodes(git(self.history.path, "cat-file", "blob", blob), asked.path)
+            nodes, module = parsed_tests(git(self.history.path, "cat-file", "blob", blob), asked.path)
         except GitFailed:
-            nodes = {}
+            nodes, module = {}, None
         for test in self.wanted.get(asked.path, set()) | {asked}:
             node = nodes.get(test)
             self.digests[_key(blob, test)] = hashlib.sha256(ast.dump(node).encode()).hexdigest() if node else ABSENT
-            self.digests[COMPILING + _key(blob, test)] = LOOKS if node and _looks_at_compiling(node) else ""
+            self.digests[COMPILING + _key(blob, test)] = LOOKS if node and _looks_at_compiling(node, module) else ""
         self.changed = True
 
 

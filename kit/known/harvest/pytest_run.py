@@ -37,6 +37,16 @@ NOT_RUN = "not run"
 """A parent's side left out because no test passed at the fix (`kit.known.harvest.confirm`)."""
 
 
+UNFINISHED, NO_RESULTS = "pytest did not finish in", "pytest wrote no results"
+"""How a test's message begins where its process ended before it: no outcome of the test itself."""
+
+
+def ended_early(message: str) -> bool:
+    """Whether a test not collected was not collected because its process ended early (`UNFINISHED`, `NO_RESULTS`),
+    not because its file did not import."""
+    return message.startswith((UNFINISHED, NO_RESULTS))
+
+
 class SideInterrupted(Exception):
     """The side's pytest was stopped (Ctrl-C, a signal): nothing of it is kept, so a resumed harvest runs it again."""
 
@@ -123,12 +133,12 @@ def run_side(environment: Environment, workdir: Path, tests: Sequence[TestFuncti
         side.exit_code = done.returncode
         tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
     except subprocess.TimeoutExpired:
-        side.problem, tail = f"pytest did not finish in {timeout} s", []
+        side.problem, tail = f"{UNFINISHED} {timeout} s", []
     side.seconds = time.monotonic() - started
     try:
         data = read_json(results)
     except (OSError, JsonTextError):
-        side.problem = side.problem or f"pytest wrote no results (exit {side.exit_code}): {' | '.join(tail)}"[:600]
+        side.problem = side.problem or f"{NO_RESULTS} (exit {side.exit_code}): {' | '.join(tail)}"[:600]
         data = {}
     if (side.exit_code is not None and side.exit_code < 0) or (isinstance(data, dict) and data.get("interrupted")):
         raise SideInterrupted(f"pytest was stopped (exit {side.exit_code}) after {side.seconds:.0f} s")

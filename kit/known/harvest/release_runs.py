@@ -39,8 +39,8 @@ from .changed_tests import TestFunction
 from .failure_signatures import failure_signature, lacks_new_helper
 from .function_trees import FunctionTrees, blob_at
 from .kept_tests import kept_file, kept_root, lay_out
-from .pytest_run import FAILED, PASSED, UNCOLLECTED, Entry, SideRun, TestOutcome, run_side
-from .reused_compiles import emptied_if_unreadable, keep_not_passing, not_passing_before
+from .pytest_run import FAILED, PASSED, UNCOLLECTED, Entry, SideRun, TestOutcome, ended_early, run_side
+from .reused_compiles import drop_unreadable, keep_not_passing, not_passing_before
 from .shared_out import cores, run_shared_out
 
 FIX_COPY, RELEASE_COPY = "fix", "release"
@@ -51,6 +51,8 @@ OTHER_TEST = "another test"
 
 Placement = dict[tuple[str, str], tuple[str, TestFunction]]
 """``(entry id, node id) -> (the commit or tag whose copy of the file runs the test, the test)``."""
+Outcomes = dict[str, dict[str, TestOutcome]]
+"""``{entry id: {node id: outcome}}``."""
 FIRST_SECONDS, PLAIN_SECONDS, AGAIN_SECONDS = "test-seconds.json", "test-seconds-plain.json", "test-seconds-again.json"
 """Where an audit keeps its files' seconds: of its first run with reused compiles, of its first run without, and
 of the runs after them (one file's seconds differ among them: with reused compiles or not, all its tests or a
@@ -127,16 +129,8 @@ def probe_release(history: History, environment: Environment, release: str, entr
                           kept_file(environment, "function-trees.json") if shared else None)
     placed = _placement(trees, entries, "", shared)
     first, reused = _first_runs(trees, environment, release, entries, placed, shared, compile_cache)
-    retried: set[str] = set()
-    if shared:
-        # a test file that did not import runs again only from another copy: the same file would fail the same way
-        retried = {e.id for e in entries if _uncollected(first[e.id])
-                   and any(placed[e.id, t.node_id][0] != e.commit for t in e.tests)}
-        again = [e for e in entries if e.id in retried or (e.id in reused and not _passed(first[e.id]))]
-        mixed = {**_of(placed, again), **_placement(trees, [e for e in again if e.id in retried], "", False)}
-        first.update(_run(trees, environment, release, again, mixed, FIX_COPY, kept=shared,
-                          timings=AGAIN_SECONDS) if again else {})
-    if compile_cache is not None:
+    retried = _runs_again(trees, environment, release, entries, placed, first, reused) if shared else set()
+    if compile_cache is not None and shared:
         keep_not_passing(environment, {e.id for e in entries}, {e.id for e in entries if not _passed(first[e.id])})
     borrowed = _borrowed(placed, entries, retried) if shared else {}
     tag = f"jax-v{release}"
@@ -180,22 +174,52 @@ def _borrowed(placed: Placement, entries: Sequence[RangeEntry],
 
 
 def _first_runs(trees: FunctionTrees, environment: Environment, release: str, entries: Sequence[RangeEntry],
-                placed: Placement, kept: bool, cache: Path | None) -> tuple[dict[str, dict[str, TestOutcome]], set[str]]:
-    """Every entry's tests, and the entries whose run reused compiles (`kit.known.harvest.reused_compiles`): not
-    those whose tests look at compiling, nor those that did not pass every test in the last audit here (they
-    would run again without the cache): those run without it, beside the others, each kind in its own processes."""
-    if cache is None:
+                placed: Placement, kept: bool, cache: Path | None) -> tuple[Outcomes, set[str]]:
+    """Every entry's tests, and the entries whose run reused compiles (`kit.known.harvest.reused_compiles`; an
+    audit's only): not those whose tests look at compiling, nor those that did not pass every test in the last
+    audit here (they would run twice): those run without the cache, beside the others, in processes of their own."""
+    if cache is None or not kept:
         return _run(trees, environment, release, entries, placed, FIX_COPY, kept=kept), set()
     failing = not_passing_before(environment)
     plain = [e for e in entries if e.id in failing or _looks_at_compiling(trees, placed, e)]
     reused = [e for e in entries if e not in plain]
     with ThreadPoolExecutor(2, thread_name_prefix="audit-kind") as pool:
-        with_cache = pool.submit(_run, trees, environment, release, reused, _of(placed, reused), FIX_COPY, kept, cache)
-        without = pool.submit(_run, trees, environment, release, plain, _of(placed, plain), FIX_COPY, kept, None,
-                              PLAIN_SECONDS)
+        with_cache = pool.submit(_run, trees, environment, release, reused, _of(placed, reused), FIX_COPY,
+                                 kept=kept, cache=cache)
+        without = pool.submit(_run, trees, environment, release, plain, _of(placed, plain), FIX_COPY,
+                              kept=kept, timings=PLAIN_SECONDS, processes=max(1, cores() // 2))
         first = {**with_cache.result(), **without.result()}
-    emptied_if_unreadable(cache, (o.message for e in reused for o in first[e.id].values()))
+    drop_unreadable(cache, (o.message for e in reused for o in first[e.id].values()))
     return first, {e.id for e in reused}
+
+
+def _runs_again(trees: FunctionTrees, environment: Environment, release: str, entries: Sequence[RangeEntry],
+                placed: Placement, first: Outcomes, reused: set[str]) -> set[str]:
+    """An audit's second runs, their outcomes written into ``first``: an entry that reused compiles and did not
+    pass every test, from the same copies without them; an entry whose copy of a file did not import, from its own
+    fix's copy (the same file would fail the same way: on 0.11.0, 33 of 38 files), once it ran without the cache.
+    The entries that ran from their own copies instead."""
+    redo = [e for e in entries if e.id in reused and not _passed(first[e.id])]
+    own = [e for e in entries if e.id not in reused and _import_again(placed, e, first[e.id])]
+    _again(trees, environment, release, placed, first, redo + own, own)
+    later = [e for e in redo if _import_again(placed, e, first[e.id])]  # rare: its file failed to import twice
+    _again(trees, environment, release, placed, first, later, later)
+    return {e.id for e in own + later}
+
+
+def _again(trees: FunctionTrees, environment: Environment, release: str, placed: Placement,
+           first: Outcomes, again: Sequence[RangeEntry], own: Sequence[RangeEntry]) -> None:
+    """``again`` run without reused compiles, ``own`` of them from their own fix's copies, the rest as placed."""
+    if again:
+        laid = {**_of(placed, again), **_placement(trees, own, "", False)}
+        first.update(_run(trees, environment, release, again, laid, FIX_COPY, kept=True, timings=AGAIN_SECONDS))
+
+
+def _import_again(placed: Placement, entry: RangeEntry, outcomes: dict[str, TestOutcome]) -> bool:
+    """Whether an entry none of whose tests was collected runs again from its own copy: where another copy ran
+    it, or where its process ended before it (a timeout, no results: not the file's own failure to import)."""
+    return _uncollected(outcomes) and (any(placed[entry.id, t.node_id][0] != entry.commit for t in entry.tests)
+                                       or any(ended_early(o.message) for o in outcomes.values()))
 
 
 def _passed(outcomes: dict[str, TestOutcome]) -> bool:
@@ -237,14 +261,15 @@ def _as_evidence(trees: FunctionTrees, entry: RangeEntry, tag: str,
 
 def _run(trees: FunctionTrees, environment: Environment, release: str, entries: Sequence[RangeEntry],
          placed: Placement, copy: str, kept: bool = False, cache: Path | None = None,
-         timings: str = FIRST_SECONDS) -> dict[str, dict[str, TestOutcome]]:
+         timings: str = FIRST_SECONDS, processes: int = 0) -> dict[str, dict[str, TestOutcome]]:
     """``{entry id: {node id: outcome}}`` for ``entries``' tests, each from the copy of its file ``placed`` names
     (`_placement`): as of their fixes, or the release's own copies (``copy``).
 
     ``kept`` (an audit's): the files are kept beside the environment, their bytecode with them
     (`kit.known.harvest.kept_tests`), and shared out among one process per core by what each took in the last
     audit's run of this kind (``timings``); the ranges' bisect probes each release once and keeps nothing.
-    ``cache``: the folder of compiles reused (`kit.known.harvest.reused_compiles`).
+    ``cache``: the folder of compiles reused (`kit.known.harvest.reused_compiles`); ``processes``: at most so
+    many side by side (0: one per core).
     """
     tag = f"jax-v{release}"
     history = trees.history
@@ -270,7 +295,8 @@ def _run(trees: FunctionTrees, environment: Environment, release: str, entries: 
         extra = ("--import-mode=importlib", "-W", "ignore::pytest.PytestUnknownMarkWarning")
         stops = _stops(entries, placed) if kept and copy == FIX_COPY else []
         ran = _run_asked(environment, files, asked, extra, workdir, stops, cache,
-                         kept_file(environment, timings) if root is not None else None) if asked else None
+                         kept_file(environment, timings) if root is not None else None,
+                         processes or cores()) if asked else None
     found = ran.outcomes if ran is not None else {}
     problem = ran.problem if ran is not None else f"{tag} has none of the test files"
     missing = TestOutcome(UNCOLLECTED, 0, problem or "not collected")
@@ -288,7 +314,8 @@ def _stops(entries: Sequence[RangeEntry], placed: Placement) -> list[Entry]:
 
 
 def _run_asked(environment: Environment, files: Path, asked: Sequence[TestFunction], extra: Sequence[str],
-               workdir: Path, entries: Sequence[Entry], cache: Path | None, timings: Path | None) -> SideRun:
+               workdir: Path, entries: Sequence[Entry], cache: Path | None, timings: Path | None,
+               processes: int) -> SideRun:
     """The asked tests in one pytest process; an audit's (``timings``: where its files' seconds are kept) shared
     out among one process per core."""
     if timings is None:
@@ -300,7 +327,7 @@ def _run_asked(environment: Environment, files: Path, asked: Sequence[TestFuncti
         return run_side(environment, files, group, extra_args=extra, own=own, bytecode=bytecode, entries=entries,
                         compile_cache=cache)
 
-    return run_shared_out(asked, workdir, run_one, cores(), timings)
+    return run_shared_out(asked, workdir, run_one, processes, timings)
 
 
 def _placement(trees: FunctionTrees, entries: Sequence[RangeEntry], tag: str, shared: bool) -> Placement:

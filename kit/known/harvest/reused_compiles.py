@@ -18,8 +18,8 @@ The cache changes what a test can see of compiling, so its use is bounded:
   filters), and an entry's other tests stop once one fails;
 * the one way the cache could turn a failure into a pass is a test that looks
   at compiling (counts compiles, reads compile logs, warnings or the compiled
-  text): a test whose source names any of that (`looks_at_compiling`) never
-  runs with the cache. Of the 244 confirmed tests 20 entries' tests do.
+  text, times a call): a test whose source names any of that
+  (`kit.known.harvest.compiling_tests`) never runs with the cache.
 
 So an entry said absent passed every test with reused compiles where no test
 looks at compiling, and every other answer is a run without them.
@@ -27,12 +27,12 @@ looks at compiling, and every other answer is a run without them.
 
 from __future__ import annotations
 
-import ast
 import json
-import re
 import shutil
 from pathlib import Path
 from typing import Iterable
+
+from repro.compile_cache import UNREADABLE, remove_entries
 
 from ...atomic_files import atomic_write_text
 from ...install import Environment
@@ -42,33 +42,6 @@ from .kept_tests import kept_file
 
 LARGEST_BYTES = 1 << 30
 """Past this, the folder is emptied before an audit (a cache: what it held is compiled again)."""
-
-_NAMED = frozenset({
-    "assertLogs", "assertNoLogs", "assertWarns", "assertWarnsRegex", "catch_warnings", "warns", "filterwarnings",
-    "simplefilter", "capture_stderr", "capture_stdout", "monitoring", "register_event_listener", "record_event",
-    "as_text", "hlo_modules", "cost_analysis", "memory_analysis", "runtime_executable", "xla_extension_executable"})
-"""Names of what reads compile logs, warnings, events or the compiled program."""
-_NAMING = re.compile(r"^count_|cache|dump|persistent|compil", re.IGNORECASE)
-"""Compile counters and caches, XLA dumps, an ahead-of-time compile (its executable may come from the cache)."""
-_SAYING = re.compile(r"compil|dump|cache", re.IGNORECASE)
-"""A string that names them (a flag, or a script run in a subprocess, which inherits the cache)."""
-
-
-def looks_at_compiling(function: ast.AST) -> bool:
-    """Whether a test function's source names anything that sees XLA's compile itself; JAX's helpers that only
-    jit and compare (``_CompileAndCheck``) or lower (``compiler_ir``) do not."""
-    for node in ast.walk(function):
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) \
-            else node.arg if isinstance(node, ast.keyword) else None
-        if name and (name in _NAMED or (_NAMING.search(name) and name not in _ONLY_TRACE)):
-            return True
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _SAYING.search(node.value):
-            return True
-    return False
-
-
-_ONLY_TRACE = frozenset({"_CompileAndCheck", "compiler_ir", "ensure_compile_time_eval"})
-
 
 def cache_folder(envs_dir: Path, environment: Environment) -> Path | None:
     """Where an audit in ``environment`` keeps its compiles (None: no jaxlib to key it by, or no folder it can
@@ -95,25 +68,25 @@ def cache_env(folder: Path | None) -> dict[str, str]:
             "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "none", "KIT_HARVEST_COMPILE_CACHE": "1"}
 
 
-CALLERS_CACHE = ("JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
-                 "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES",
-                 "JAX_COMPILATION_CACHE_MAX_SIZE", "KIT_HARVEST_COMPILE_CACHE")
+CALLERS_CACHE = ("JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE",
+                 "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES",
+                 "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES", "JAX_COMPILATION_CACHE_MAX_SIZE", "KIT_HARVEST_COMPILE_CACHE")
 """The caller's cache settings, never passed on: a run without the kit's cache runs without any."""
 
 
-_UNREADABLE = re.compile(r"Error (reading|writing) persistent compilation cache entry")
-"""JAX's warning for an entry it cannot read (torn, overwritten) or write: an error under JAX's warning filters."""
-
-
-def emptied_if_unreadable(folder: Path, messages: Iterable[str]) -> bool:
-    """Empty ``folder`` where a test failed on an entry JAX could not read or write. JAX never replaces an entry
-    it cannot read, so each audit would fail those tests again and run their entries twice (0.11.0 with every
-    entry damaged: 169 s instead of 55, every answer the same); emptied, the next audit fills it again."""
-    if not any(_UNREADABLE.search(message) for message in messages):
-        return False
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True, exist_ok=True)
-    return True
+def drop_unreadable(folder: Path, messages: Iterable[str]) -> list[str]:
+    """Remove the entries of each program a test failed to read from ``folder`` (JAX's warning names it, an error
+    under JAX's warning filters), as `repro.compile_cache` does for a check: JAX never replaces an entry it cannot
+    read, so every later audit failed those tests and ran their entries twice (0.11.0 with every entry damaged:
+    169 s instead of 55, every answer the same). The entries removed (none where the folder cannot be written)."""
+    programs = sorted({found.group(1) for message in messages for found in UNREADABLE.finditer(message)})
+    removed: list[str] = []
+    for program in programs:
+        try:
+            removed += remove_entries(str(folder), program)
+        except OSError:
+            continue  # a folder gone or not writable: those tests run again without the cache each time, as before
+    return removed
 
 
 NOT_PASSING = "not-passing.json"
