@@ -70,7 +70,8 @@ def cache_env(folder: Path | None) -> dict[str, str]:
 
 CALLERS_CACHE = ("JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE",
                  "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES",
-                 "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES", "JAX_COMPILATION_CACHE_MAX_SIZE", "KIT_HARVEST_COMPILE_CACHE")
+                 "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES", "JAX_COMPILATION_CACHE_MAX_SIZE",
+                 "KIT_HARVEST_COMPILE_CACHE")
 """The caller's cache settings, never passed on: a run without the kit's cache runs without any."""
 
 
