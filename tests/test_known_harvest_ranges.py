@@ -406,3 +406,25 @@ def test_an_audit_runs_a_file_that_did_not_import_again_only_from_another_copy(
     assert runs[1:] == [[f"{commits['fix'][:12]}/tests/a_test.py"], ["jax-v0.1.0/tests/a_test.py"]]
     assert [(p.outcome, p.copy) for p in probes] == [(Presence.PRESENT, "fix"), (Presence.UNTESTED, "fix"),
                                                      (Presence.PRESENT, "release")]
+
+
+def test_a_file_whose_import_failed_on_another_files_runs_again_from_its_own_copy(tmp_path: Path) -> None:
+    # t14: 65c14a2cb0's file did not import on 0.7.2 in one audit ("partially initialized module"), after another
+    # file of its process; in the next its 3 cases passed. Not the file's own failure: it runs again.
+    repo = tmp_path / "jax"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _commit(repo, "Start", {"pyproject.toml": "[tool.pytest.ini_options]\n"})
+    _git(repo, "tag", "jax-v0.1.0")
+    fix = _commit(repo, "Fix", {
+        "tests/a_first_test.py": "import sys, types\nsys.modules['kit_marker'] = types.ModuleType('kit_marker')\n"
+                                 "def test_first():\n    assert True\n",
+        "tests/b_test.py": "import sys\nif 'kit_marker' in sys.modules:\n    raise AttributeError(\"partially "
+                           "initialized module 'jax._src.x' has no attribute 'y' (a circular import)\")\n"
+                           "def test_b():\n    assert True\n"})
+    entries = [RangeEntry("harvest-first", fix, (TestFunction("tests/a_first_test.py", "", "test_first"),),
+                          ("E   AssertionError",)),
+               RangeEntry("harvest-b", fix, (TestFunction("tests/b_test.py", "", "test_b"),), ("E   AssertionError",))]
+    probes = probe_release(History(repo, "made by the test"), Environment(Path(sys.executable), {}, "existing"),
+                           "0.1.0", entries, shared=True)
+    assert [(p.outcome, p.reason) for p in probes] == [(Presence.ABSENT, "fix copy: passes")] * 2
