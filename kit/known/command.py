@@ -148,7 +148,8 @@ def audit_main(matrix: Matrix, argv: Sequence[str], log: Log, catalogue: Path | 
     parser.add_argument("--kind", default="", help="only entries of these kinds, comma-separated "
                                                    f"({', '.join(ALL_KINDS)})")
     parser.add_argument("--harvested", action="store_true",
-                        help="also the confirmed harvested entries (their tests: a pytest process per core)")
+                        help="also the confirmed harvested entries (their tests: pytest processes on every core, "
+                             "compiles reused from the last audit where that cannot change an answer)")
     parser.add_argument("--jax-repo", type=Path, help="with --harvested: a clone of JAX (the tests' files)")
     parser.add_argument("--rank", action="store_true", help="rank the releases by the known problems measured "
                                                             "present on each, from what was kept; nothing run")

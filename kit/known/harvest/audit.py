@@ -1,4 +1,4 @@
-"""``audit RELEASE --harvested``: the confirmed harvested entries on one installation, one pytest process per core.
+"""``audit RELEASE --harvested``: the confirmed harvested entries on one installation, pytest processes side by side.
 
 The release's environment with JAX's test harness of its era runs every
 confirmed entry's tests as of its fix, each entry from its own folder
