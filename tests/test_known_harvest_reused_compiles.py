@@ -75,13 +75,19 @@ CACHE_READER = "import os\n\ndef test_reads():\n    assert os.environ.get('JAX_C
 PLAIN = "def test_plain():\n    assert True\n"
 
 
-@pytest.fixture
-def history(tmp_path: Path) -> tuple[History, str]:
+def _released(tmp_path: Path) -> Path:
+    """A clone of "JAX" with a release, jax-v0.1.0, and pytest settings."""
     repo = tmp_path / "jax"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
     _commit(repo, "Start", {"pyproject.toml": "[tool.pytest.ini_options]\n", "jax/x.py": "v = 1\n"})
     _git(repo, "tag", "jax-v0.1.0")
+    return repo
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> tuple[History, str]:
+    repo = _released(tmp_path)
     fix = _commit(repo, "Fix a.", {"tests/shy_test.py": CACHE_SHY, "tests/reader_test.py": CACHE_READER,
                                   "tests/plain_test.py": PLAIN})
     return History(repo, "made by the test"), fix
@@ -172,11 +178,7 @@ def test_the_plugin_makes_jaxs_cache_before_the_first_test_where_asked(monkeypat
 def test_the_entries_of_a_program_jax_could_not_read_are_dropped_for_the_next_audit_to_write(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # JAX never replaces an entry it cannot read: every later audit failed those tests and ran them twice.
-    repo = tmp_path / "jax"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _commit(repo, "Start", {"pyproject.toml": "[tool.pytest.ini_options]\n", "jax/x.py": "v = 1\n"})
-    _git(repo, "tag", "jax-v0.1.0")
+    repo = _released(tmp_path)
     said = "Error reading persistent compilation cache entry for 'jit_stage': error: Error -3 while decompressing"
     hidden = base64.b64encode(said.encode()).decode()  # its source silent on the cache: it runs with it
     fix = _commit(repo, "Fix a.", {"tests/a_test.py": "import base64, os\n\ndef test_a():\n    if os.environ.get("
@@ -200,11 +202,7 @@ def test_a_file_that_does_not_import_with_reused_compiles_runs_again_from_the_sa
     # The review's case: a later fix's copy failing to import with the cache only (a damaged entry read at import)
     # was retried from the entry's own copy, which does not import on the release: untested where a run without the
     # cache says absent.
-    repo = tmp_path / "jax"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _commit(repo, "Start", {"pyproject.toml": "[tool.pytest.ini_options]\n", "jax/x.py": "v = 1\n"})
-    _git(repo, "tag", "jax-v0.1.0")
+    repo = _released(tmp_path)
     test = "def test_t():\n    assert 1 == 1\n"
     fix = _commit(repo, "Fix a.", {"tests/a_test.py": "import not_there\n" + test})
     later = _commit(repo, "Fix b.", {"tests/a_test.py": "import os\nassert not os.environ.get("
