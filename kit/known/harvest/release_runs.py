@@ -191,7 +191,7 @@ def _first_runs(trees: FunctionTrees, environment: Environment, release: str, en
         with_cache = pool.submit(_run, trees, environment, release, reused, _of(placed, reused), FIX_COPY,
                                  kept=kept, cache=cache)
         without = pool.submit(_run, trees, environment, release, plain, _of(placed, plain), FIX_COPY,
-                              kept=kept, timings=PLAIN_SECONDS, processes=max(1, cores() // 2))
+                              kept=kept, timings=PLAIN_SECONDS)
         first = {**with_cache.result(), **without.result()}
     drop_unreadable(cache, (o.message for e in reused for o in first[e.id].values()))
     return first, {e.id for e in reused}
