@@ -37,7 +37,7 @@ _HITS = "/jax/compilation_cache/cache_hits"
 
 # No threshold: a check's programs compile in a fraction of a second, below JAX's default minimum (1 s).
 # XLA's own autotuning caches (a GPU's) stay off: only whole executables are reused.
-_SETTINGS = (("jax_persistent_cache_min_compile_time_secs", 0.0),
+SETTINGS = (("jax_persistent_cache_min_compile_time_secs", 0.0),
              ("jax_persistent_cache_min_entry_size_bytes", -1),
              ("jax_persistent_cache_enable_xla_caches", "none"))
 
@@ -92,7 +92,7 @@ def enable(jax: Any, environ: Optional[Dict[str, str]] = None) -> CompileCache:
     if not _point_at(jax, folder):
         cache.problem = "not supported here: this jax has no persistent compilation cache to point at a folder"
         return cache
-    for name, value in _SETTINGS:
+    for name, value in SETTINGS:
         _update(jax, name, value)  # a release without the setting has no such threshold to lift
     cache.counting = _listen(jax, cache)
     _drop_what_jax_cannot_read(cache)

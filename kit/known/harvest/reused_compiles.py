@@ -32,7 +32,7 @@ import shutil
 from pathlib import Path
 from typing import Iterable
 
-from repro.compile_cache import UNREADABLE, remove_entries
+from repro.compile_cache import SETTINGS, UNREADABLE, remove_entries
 
 from ...atomic_files import atomic_write_text
 from ...install import Environment
@@ -63,15 +63,15 @@ def cache_env(folder: Path | None) -> dict[str, str]:
     compile in a fraction of a second, below JAX's 1 s); XLA's own autotuning caches stay off."""
     if folder is None:
         return {}
-    return {"JAX_COMPILATION_CACHE_DIR": str(folder.absolute()), "JAX_ENABLE_COMPILATION_CACHE": "true",
-            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
-            "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "none", "KIT_HARVEST_COMPILE_CACHE": "1"}
+    # the check's own settings (`repro.compile_cache.SETTINGS`), as the variables JAX reads each config from
+    settings = {name.upper(): format(value, "g") if isinstance(value, float) else str(value)
+                for name, value in SETTINGS}
+    return {"JAX_COMPILATION_CACHE_DIR": str(folder.absolute()), "JAX_ENABLE_COMPILATION_CACHE": "true", **settings,
+            "KIT_HARVEST_COMPILE_CACHE": "1"}
 
 
-CALLERS_CACHE = ("JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE",
-                 "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES",
-                 "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES", "JAX_COMPILATION_CACHE_MAX_SIZE",
-                 "KIT_HARVEST_COMPILE_CACHE")
+CALLERS_CACHE = ("JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE", *(n.upper() for n, _ in SETTINGS),
+                 "JAX_COMPILATION_CACHE_MAX_SIZE", "KIT_HARVEST_COMPILE_CACHE")
 """The caller's cache settings, never passed on: a run without the kit's cache runs without any."""
 
 
